@@ -1,0 +1,78 @@
+#pragma once
+
+// What a node may ask about itself and about the program it belongs to.
+
+#include <chrono>
+#include <functional>
+#include <launchpad/detail/runtime.hpp>
+#include <launchpad/error.hpp>
+#include <string>
+
+namespace lp {
+
+struct node_context {
+  std::string label;    // "counter", "actors/3"
+  std::string group;    // "actors"; empty outside a group
+  int index = -1;       // 3 in "actors/3"; -1 outside a group
+  std::string program;  // the name given to lp::program
+  std::string launch;   // the launch policy: "test_mt", "local_mt", ...
+};
+
+namespace detail {
+// The program the calling thread belongs to: its node's, else the only one
+// running in this process.
+inline std::shared_ptr<launch_state> launch_of_caller(const char* function) {
+  if (auto* launch = this_thread_node().launch) {
+    for (auto& running : launch_registry::get().all())
+      if (running.get() == launch) return running;
+  }
+  auto all = launch_registry::get().all();
+  if (all.size() == 1) return all.front();
+  throw usage_error(std::string(function) +
+                    (all.empty() ? " needs a running program, and none runs in this process"
+                                 : " was called outside a node while several programs run; "
+                                   "call it from a node, or use the launch's controller"));
+}
+}  // namespace detail
+
+// The identity of the node whose code calls it (from run(), a handler or the
+// node's constructor). Throws lp::usage_error elsewhere.
+inline node_context context() {
+  const auto* identity = detail::this_thread_node().identity;
+  if (!identity)
+    throw usage_error(
+        "lp::context() was called outside a node; call it from a node's run(), one of its "
+        "methods or its constructor");
+  return {identity->label, identity->group, identity->index, identity->program,
+          identity->launch};
+}
+
+// Stops the whole program: from a node, its own program; from elsewhere (main,
+// a signal handler thread), every program running in this process.
+inline void stop() {
+  if (auto* launch = detail::this_thread_node().launch) {
+    launch->request_stop();
+    return;
+  }
+  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
+}
+
+inline bool stop_requested() { return detail::launch_of_caller("lp::stop_requested()")->stop_requested(); }
+
+// Waits until the program is asked to stop, at most `timeout`. Returns true
+// if it was.
+template <class Rep, class Period>
+bool wait_for_stop(std::chrono::duration<Rep, Period> timeout) {
+  return detail::launch_of_caller("lp::wait_for_stop()")
+      ->wait_for_stop(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+}
+
+inline void wait_for_stop() { detail::launch_of_caller("lp::wait_for_stop()")->wait_for_stop(); }
+
+// Runs `callback` once when the program is asked to stop (at once if it
+// already is), before the servers close: the place to flush and save.
+inline void on_stop(std::function<void()> callback) {
+  detail::launch_of_caller("lp::on_stop()")->on_stop(std::move(callback));
+}
+
+}  // namespace lp

@@ -1,0 +1,171 @@
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <launchpad/detail/channel.hpp>
+#include <launchpad/detail/http_server.hpp>
+#include <launchpad/detail/protocol.hpp>
+#include <launchpad/error.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+// Where each node of a launch serves. A call to a node that does not serve
+// yet waits here for its address instead of failing.
+class address_book {
+ public:
+  struct address {
+    std::string host;
+    int port = 0;
+  };
+
+  void publish(const std::string& label, address where) {
+    {
+      std::lock_guard lock(mutex_);
+      addresses_[label] = std::move(where);
+    }
+    changed_.notify_all();
+  }
+
+  // Calls fail from now on, rather than wait for a node that never comes.
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mutex_);
+    bool known = changed_.wait_for(lock, timeout, [&] {
+      return closed_ || addresses_.count(label) != 0;
+    });
+    if (closed_) throw transport_error(label, method, "the program has stopped");
+    if (!known)
+      throw transport_error(label, method, "the node did not start serving in time");
+    return addresses_[label];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, address> addresses_;
+  bool closed_ = false;
+};
+
+// A channel over HTTP keep-alive connections, pooled: concurrent calls each
+// take a connection of their own, and a finished call gives its connection
+// back for the next one, so steady traffic never reconnects.
+class http_channel final : public channel {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A pooled connection idle longer than this is dropped before the server
+  // drops it, so a call never races the server's keep-alive timeout.
+  static constexpr auto max_idle = std::chrono::milliseconds(http_server::keep_alive_seconds * 500);
+
+  struct options {
+    std::chrono::seconds connect_timeout{5};
+    std::chrono::seconds call_timeout{120};
+  };
+
+  http_channel(std::string node, std::shared_ptr<address_book> book, options settings)
+      : node_(std::move(node)), book_(std::move(book)), options_(settings) {}
+
+  const std::string& node() const override { return node_; }
+
+  json call(const std::string& method, const json& args) override {
+    auto where = book_->lookup(node_, method, options_.connect_timeout);
+    auto connection = acquire(where);
+    auto body = protocol::encode(args, protocol::format::cbor);
+    httplib::Headers headers{{"Accept", protocol::cbor_type}};
+    auto result = connection->Post(std::string(protocol::call_prefix) + method, headers,
+                                   body.data(), body.size(), protocol::cbor_type);
+    if (!result)
+      throw transport_error(node_, method,
+                            "no answer from http://" + where.host + ":" +
+                                std::to_string(where.port) + " (" +
+                                httplib::to_string(result.error()) + ")");
+    release(std::move(connection));
+    return interpret(method, *result);
+  }
+
+  // Drops every idle connection; calls after this fail.
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    idle_.clear();
+  }
+
+ private:
+  struct pooled {
+    std::unique_ptr<httplib::Client> client;
+    clock::time_point idle_since;
+  };
+
+  std::unique_ptr<httplib::Client> acquire(const address_book::address& where) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw transport_error(node_, "", "the program has stopped");
+      auto now = clock::now();
+      while (!idle_.empty()) {
+        auto connection = std::move(idle_.back());
+        idle_.pop_back();
+        if (now - connection.idle_since < max_idle) return std::move(connection.client);
+      }
+    }
+    auto client = std::make_unique<httplib::Client>(where.host, where.port);
+    client->set_keep_alive(true);
+    client->set_tcp_nodelay(true);
+    client->set_connection_timeout(options_.connect_timeout);
+    client->set_read_timeout(options_.call_timeout);
+    client->set_write_timeout(options_.call_timeout);
+    return client;
+  }
+
+  void release(std::unique_ptr<httplib::Client> client) {
+    std::lock_guard lock(mutex_);
+    if (!closed_) idle_.push_back({std::move(client), clock::now()});
+  }
+
+  json interpret(const std::string& method, const httplib::Response& response) {
+    auto format = protocol::format_of(response.get_header_value("Content-Type"));
+    json reply;
+    try {
+      if (!format) throw std::runtime_error("unexpected Content-Type");
+      reply = protocol::decode(response.body, *format);
+    } catch (const std::exception& e) {
+      throw remote_error(node_, method, "http_" + std::to_string(response.status),
+                         "an unreadable reply (" + std::string(e.what()) + ")", response.status);
+    }
+    if (response.status == 200 && reply.is_object() && reply.contains("result"))
+      return std::move(reply["result"]);
+    const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+    auto text = [&](const char* key, const std::string& fallback) {
+      return error && error->contains(key) && (*error)[key].is_string()
+                 ? (*error)[key].get<std::string>()
+                 : fallback;
+    };
+    throw remote_error(node_, method, text("code", "http_" + std::to_string(response.status)),
+                       text("message", "HTTP status " + std::to_string(response.status)),
+                       response.status);
+  }
+
+  const std::string node_;
+  const std::shared_ptr<address_book> book_;
+  const options options_;
+  std::mutex mutex_;
+  std::vector<pooled> idle_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail

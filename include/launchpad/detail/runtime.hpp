@@ -1,0 +1,166 @@
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+// What a node can ask about itself through lp::context().
+struct node_identity {
+  std::string label;
+  std::string group;
+  int index = -1;
+  std::string program;
+  std::string launch;  // the launch policy's flag name, e.g. "local_mt"
+};
+
+// The stop state of one running program in this process, shared by its
+// nodes, its launcher and lp::stop().
+class launch_state {
+ public:
+  launch_state(std::string program, std::string policy)
+      : program_(std::move(program)), policy_(std::move(policy)) {}
+
+  const std::string& program() const noexcept { return program_; }
+  const std::string& policy() const noexcept { return policy_; }
+
+  // Asks every node to stop. The on_stop callbacks run once, here, on the
+  // thread that asked first.
+  void request_stop() {
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::lock_guard lock(mutex_);
+      if (stop_requested_) return;
+      stop_requested_ = true;
+      callbacks.swap(on_stop_);
+    }
+    changed_.notify_all();
+    for (auto& callback : callbacks) {
+      try {
+        callback();
+      } catch (...) {
+        fail("on_stop", std::current_exception());
+      }
+    }
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stop_requested_;
+  }
+
+  bool wait_for_stop(std::chrono::nanoseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
+  }
+
+  void wait_for_stop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_requested_; });
+  }
+
+  // Runs now if the program is already stopping.
+  void on_stop(std::function<void()> callback) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stop_requested_) {
+        on_stop_.push_back(std::move(callback));
+        return;
+      }
+    }
+    callback();
+  }
+
+  // A node failed: the first failure is kept for the launcher to report, and
+  // the program stops.
+  void fail(const std::string& label, std::exception_ptr error) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_) {
+        failure_ = error;
+        failed_node_ = label;
+      }
+    }
+    request_stop();
+  }
+
+  std::exception_ptr failure() const {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+  std::string failed_node() const {
+    std::lock_guard lock(mutex_);
+    return failed_node_;
+  }
+
+ private:
+  const std::string program_, policy_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_requested_ = false;
+  std::vector<std::function<void()>> on_stop_;
+  std::exception_ptr failure_;
+  std::string failed_node_;
+};
+
+// The node whose code this thread is running (its run(), a handler, its
+// constructor), if any.
+struct current_node {
+  const node_identity* identity = nullptr;
+  launch_state* launch = nullptr;
+};
+
+inline current_node& this_thread_node() {
+  thread_local current_node current;
+  return current;
+}
+
+class node_scope {
+ public:
+  node_scope(const node_identity& identity, launch_state& launch)
+      : saved_(this_thread_node()) {
+    this_thread_node() = {&identity, &launch};
+  }
+  node_scope(const node_scope&) = delete;
+  node_scope& operator=(const node_scope&) = delete;
+  ~node_scope() { this_thread_node() = saved_; }
+
+ private:
+  current_node saved_;
+};
+
+// Every program running in this process, so that lp::stop() from main or a
+// signal reaches them all.
+class launch_registry {
+ public:
+  static launch_registry& get() {
+    static launch_registry registry;
+    return registry;
+  }
+  void add(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    launches_.push_back(launch);
+  }
+  void remove(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    std::erase(launches_, launch);
+  }
+  std::vector<std::shared_ptr<launch_state>> all() const {
+    std::lock_guard lock(mutex_);
+    return launches_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<launch_state>> launches_;
+};
+
+}  // namespace lp::detail

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace lp {
+
+// Root of every exception the library throws. what() reads
+// "[lp.<id>] <message>", where the id is stable and documented in
+// docs/troubleshooting.md, so users and scripts can match on it.
+class error : public std::runtime_error {
+ public:
+  error(const std::string& id, const std::string& message)
+      : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+  const std::string& id() const noexcept { return id_; }
+
+ private:
+  std::string id_;
+};
+
+// The program graph was built wrongly: an empty or duplicate label, a handle
+// from another program, ...
+class graph_error : public error {
+ public:
+  explicit graph_error(const std::string& message) : error("graph_error", message) {}
+};
+
+// The library was used wrongly at run time: an unknown --lp_ flag,
+// lp::context() outside a node, ...
+class usage_error : public error {
+ public:
+  explicit usage_error(const std::string& message) : error("usage_error", message) {}
+};
+
+// A call could not reach its node or got no answer: connection refused, the
+// connection dropped, the program is stopping, the deadline passed.
+class transport_error : public error {
+ public:
+  transport_error(const std::string& node, const std::string& method,
+                  const std::string& message)
+      : error("transport_error",
+              "calling " + node + "." + method + ": " + message),
+        node_(node),
+        method_(method) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+
+ private:
+  std::string node_, method_;
+};
+
+// The node answered with an error: the method threw (code "remote_exception"),
+// the request was bad ("bad_request"), no such method ("no_such_method"), the
+// node is stopping ("stopping"). message() is the node's own text.
+class remote_error : public error {
+ public:
+  remote_error(const std::string& node, const std::string& method, const std::string& code,
+               const std::string& message, int status)
+      : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
+        node_(node),
+        method_(method),
+        code_(code),
+        message_(message),
+        status_(status) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+  const std::string& code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+  int status() const noexcept { return status_; }
+
+ private:
+  std::string node_, method_, code_, message_;
+  int status_;
+};
+
+}  // namespace lp

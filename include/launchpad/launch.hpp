@@ -1,0 +1,52 @@
+#pragma once
+
+// lp::launch runs a program under a launch policy:
+//
+//   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
+//   return lp::launch<lp::local_multi_threading>(p, argc, argv);
+//   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
+//
+// The policy named as a template argument is the default; --lp_launch on the
+// command line overrides it, so one binary runs every way.
+
+#include <concepts>
+#include <iostream>
+#include <launchpad/detail/flags.hpp>
+#include <launchpad/launch/local_multi_threading.hpp>
+#include <launchpad/launch/test_multi_threading.hpp>
+#include <launchpad/program.hpp>
+#include <string>
+#include <string_view>
+
+namespace lp {
+
+template <class Policy>
+  requires std::same_as<Policy, test_multi_threading>
+test_controller launch(const program& graph) {
+  return test_controller(graph);
+}
+
+// Returns the program's exit status: 0 when it stopped cleanly, 1 when a node
+// failed, 2 for a usage error such as an unknown --lp_ flag.
+template <class Policy = local_multi_threading>
+int launch(const program& graph, int argc, char** argv) {
+  try {
+    auto flags = detail::parse_flags(argc, argv);
+    if (flags.help) {
+      std::cout << detail::flags_help;
+      return 0;
+    }
+    std::string policy = flags.launch.value_or(std::string(Policy::flag));
+    if (policy == test_multi_threading::flag)
+      return detail::run_in_process(graph, policy, /*handle_signals=*/false);
+    if (policy == local_multi_threading::flag)
+      return detail::run_in_process(graph, policy, /*handle_signals=*/true);
+    throw usage_error("--lp_launch=" + policy +
+                      " is not a launch policy; choose test_mt or local_mt");
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << std::endl;
+    return 2;
+  }
+}
+
+}  // namespace lp

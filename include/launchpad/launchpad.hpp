@@ -1,0 +1,15 @@
+#pragma once
+
+// Launchpad for C++: write services as plain structs, wire them into a
+// program graph, launch it as threads, processes or a cluster job.
+// See README.md and docs/.
+
+#include <launchpad/client.hpp>
+#include <launchpad/context.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/handle.hpp>
+#include <launchpad/launch.hpp>
+#include <launchpad/program.hpp>
+#include <launchpad/service.hpp>
+#include <launchpad/version.hpp>
+#include <launchpad/wire.hpp>

@@ -1,0 +1,132 @@
+#pragma once
+
+// LP_SERVICE(T, methods...) makes the struct T a service: a node of a program
+// that other nodes call through lp::client<T>. Write it once, at global scope,
+// after T is complete:
+//
+//   struct Counter { long add(long x) { return total += x; } long total = 0; };
+//   LP_SERVICE(Counter, add);
+//
+// It builds, at compile time, the table of T's remote methods (a Boost.Hana
+// tuple of method descriptors) and the proxy that gives lp::client<T> members
+// of the same names. A struct with a `void run()` and no remote methods is
+// written LP_SERVICE(T).
+
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
+#include <launchpad/detail/preprocessor.hpp>
+#include <launchpad/detail/signature.hpp>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace lp {
+
+// Specialized by LP_SERVICE; never write it by hand.
+template <class T>
+struct service_definition;
+
+template <class T>
+concept service = requires {
+  typename service_definition<T>::service_type;
+  requires std::is_same_v<typename service_definition<T>::service_type, T>;
+};
+
+// A node's run() is called on its own thread once every node serves.
+template <class T>
+concept runnable = requires(T& node) { node.run(); };
+
+// A service opts into concurrent handlers with
+//   static constexpr bool lp_concurrent_handlers = true;
+// Otherwise calls to one node run one at a time, like an actor's messages.
+template <class T>
+concept concurrent_handlers = requires {
+  requires static_cast<bool>(T::lp_concurrent_handlers);
+};
+
+}  // namespace lp
+
+#define LP_SERVICE(T, ...)                                                                \
+  template <>                                                                             \
+  struct lp::service_definition<T> {                                                      \
+    using service_type = T;                                                               \
+    static_assert(std::is_class_v<T>,                                                     \
+                  "LP_SERVICE(" #T ", ...): a service must be a struct or class");        \
+    static constexpr std::string_view name = #T;                                          \
+    LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                          \
+    static constexpr auto methods =                                                       \
+        boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,   \
+                                                      __VA_ARGS__)>;                      \
+    template <class Caller>                                                               \
+    struct proxy : Caller {                                                               \
+      using Caller::Caller;                                                               \
+      LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY, T, __VA_ARGS__)                         \
+    };                                                                                    \
+  }
+
+#define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
+
+// One method descriptor. The probes tell "no such member" from "overloaded"
+// so each mistake gets its own message instead of a page of template errors:
+// a probe class that adds a member `m` makes `&probe::m` ambiguous exactly
+// when T has a member of that name too.
+#define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
+  struct lp_method_##m {                                                                  \
+    static constexpr std::string_view name = #m;                                          \
+    struct probe_base {                                                                   \
+      int m;                                                                              \
+    };                                                                                    \
+    template <class U>                                                                    \
+    struct probe : U, probe_base {};                                                      \
+    template <class U>                                                                    \
+    static constexpr bool named = std::is_final_v<U> || !requires { &probe<U>::m; };      \
+    template <class U>                                                                    \
+    static constexpr bool addressable = requires { &U::m; };                              \
+    static constexpr auto pointer = [] {                                                  \
+      if constexpr (addressable<T>) return &T::m;                                         \
+      else return nullptr;                                                                \
+    }();                                                                                  \
+    using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
+    using traits = ::lp::detail::member_function<pointer_type>;                           \
+    static_assert(named<T>, "LP_SERVICE(" #T ", " #m "): " #T                             \
+                            " has no member named '" #m                                   \
+                            "'; list only member functions of " #T);                      \
+    static_assert(!named<T> || addressable<T>,                                            \
+                  "LP_SERVICE(" #T ", " #m "): '" #m                                      \
+                  "' is overloaded, a template or not public; a service method needs "    \
+                  "exactly one public signature: give each overload its own name");       \
+    static_assert(!addressable<T> || traits::valid,                                       \
+                  "LP_SERVICE(" #T ", " #m "): '" #m                                      \
+                  "' is not a non-static member function of " #T                          \
+                  "; list only member functions");                                        \
+    static_assert(!traits::valid || traits::wire_ok,                                      \
+                  "LP_SERVICE(" #T ", " #m "): a parameter or the return type of " #T     \
+                  "::" #m " has no wire form; give that type to_json/from_json "          \
+                  "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE) or declare it with "         \
+                  "BOOST_HANA_DEFINE_STRUCT");                                            \
+    static_assert(!traits::valid || traits::params_by_value,                              \
+                  "LP_SERVICE(" #T ", " #m "): " #T "::" #m                               \
+                  " takes a parameter by non-const reference, but a remote caller's "     \
+                  "argument is a copy; take it by value or const reference and return "   \
+                  "the result");                                                          \
+    static_assert(std::string_view(#m) != "async" && std::string_view(#m) != "node",     \
+                  "LP_SERVICE(" #T ", " #m "): lp::client uses the name '" #m             \
+                  "' itself; rename the method");                                         \
+  };
+
+// One member of the client proxy, checking the call as the compiler would
+// check a local one, with messages that name the service and the method.
+#define LP_DETAIL_SERVICE_PROXY(T, m)                                                     \
+  template <class... Args>                                                                \
+  typename Caller::template result<lp_method_##m> m(Args&&... args) const {               \
+    using lp_traits = typename lp_method_##m::traits;                                     \
+    static_assert(lp_traits::arity == sizeof...(Args),                                    \
+                  "lp::client<" #T ">::" #m                                               \
+                  ": wrong number of arguments; pass exactly the parameters " #T          \
+                  "::" #m " declares");                                                   \
+    static_assert(lp_traits::template accepts<Args...>,                                   \
+                  "lp::client<" #T ">::" #m                                               \
+                  ": an argument does not convert to the parameter type " #T "::" #m      \
+                  " declares; pass what a local call would accept");                      \
+    return this->template lp_invoke<lp_method_##m>(std::forward<Args>(args)...);          \
+  }

@@ -15,6 +15,7 @@ struct Producer {
     return sum;
   }
 };
+LP_SERVICE(Producer, work);
 
 struct Consumer {
   std::vector<lp::client<Producer>> producers;
@@ -35,6 +36,7 @@ struct Consumer {
     lp::stop();
   }
 };
+LP_SERVICE(Consumer);
 
 inline void make_program(lp::program& p, int num_producers, long items,
                          std::function<void(long)> report) {
@@ -44,5 +46,3 @@ inline void make_program(lp::program& p, int num_producers, long items,
   p.add_node<Consumer>("consumer", producers, items, std::move(report));
 }
 }  // namespace consumer_producers
-LP_SERVICE(consumer_producers::Producer, work);
-LP_SERVICE(consumer_producers::Consumer);

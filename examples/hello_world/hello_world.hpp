@@ -13,9 +13,9 @@ struct Greeter {
     lp::stop();
   }
 };
+LP_SERVICE(Greeter);
 
 inline void make_program(lp::program& p, std::string greeting) {
   p.add_node<Greeter>("greeter", std::move(greeting));
 }
 }  // namespace hello_world
-LP_SERVICE(hello_world::Greeter);

@@ -33,7 +33,7 @@ template <class T>
 class client : public detail::proxy_of<T, detail::sync_caller>::type {
   static_assert(service<T>,
                 "lp::client<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
-                "at global scope after T's definition");
+                "right after T, in T's namespace or at global scope");
   using sync_proxy = typename detail::proxy_of<T, detail::sync_caller>::type;
   using async_proxy = typename detail::proxy_of<T, detail::async_caller>::type;
 

@@ -87,7 +87,7 @@ class program {
   handle<T> add(std::string label, std::string group, int index, Args&&... args) {
     static_assert(service<T>,
                   "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
-                  "at global scope after T's definition");
+                  "right after T, in T's namespace or at global scope");
     static_assert(
         !service<T> || detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>,
         "add_node<T>(label, args...): T cannot be built from these arguments. Each "

@@ -1,8 +1,8 @@
 #pragma once
 
 // LP_SERVICE(T, methods...) makes the struct T a service: a node of a program
-// that other nodes call through lp::client<T>. Write it once, at global scope,
-// after T is complete:
+// that other nodes call through lp::client<T>. Write it right after T, in T's
+// namespace (or at global scope), before any lp::client<T> is used:
 //
 //   struct Counter { long add(long x) { return total += x; } long total = 0; };
 //   LP_SERVICE(Counter, add);
@@ -10,7 +10,8 @@
 // It builds, at compile time, the table of T's remote methods (a Boost.Hana
 // tuple of method descriptors) and the proxy that gives lp::client<T> members
 // of the same names. A struct with a `void run()` and no remote methods is
-// written LP_SERVICE(T).
+// written LP_SERVICE(T). For a class template, name an alias:
+// `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
 
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
@@ -20,17 +21,29 @@
 #include <type_traits>
 #include <utility>
 
+// LP_SERVICE declares `lp_service_lookup(lp_service_tag<T>)` where it stands.
+// Argument-dependent lookup finds it in T's namespace, or, because this tag
+// lives in the global namespace, at global scope: so the macro works in
+// either place, unlike a specialization of a template of namespace lp.
+template <class T>
+struct lp_service_tag {};
+
 namespace lp {
 
-// Specialized by LP_SERVICE; never write it by hand.
+namespace detail {
 template <class T>
-struct service_definition;
+using definition_of = decltype(lp_service_lookup(lp_service_tag<T>{}));
+}  // namespace detail
 
 template <class T>
 concept service = requires {
-  typename service_definition<T>::service_type;
-  requires std::is_same_v<typename service_definition<T>::service_type, T>;
+  lp_service_lookup(lp_service_tag<T>{});
+  requires std::is_same_v<typename detail::definition_of<T>::service_type, T>;
 };
+
+// The compile-time description of service T that LP_SERVICE wrote.
+template <service T>
+using service_definition = detail::definition_of<T>;
 
 // A node's run() is called on its own thread once every node serves.
 template <class T>
@@ -47,8 +60,10 @@ concept concurrent_handlers = requires {
 }  // namespace lp
 
 #define LP_SERVICE(T, ...)                                                                \
+  template <class>                                                                        \
+  struct lp_service_definition;                                                           \
   template <>                                                                             \
-  struct lp::service_definition<T> {                                                      \
+  struct lp_service_definition<T> {                                                       \
     using service_type = T;                                                               \
     static_assert(std::is_class_v<T>,                                                     \
                   "LP_SERVICE(" #T ", ...): a service must be a struct or class");        \
@@ -62,7 +77,8 @@ concept concurrent_handlers = requires {
       using Caller::Caller;                                                               \
       LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY, T, __VA_ARGS__)                         \
     };                                                                                    \
-  }
+  };                                                                                      \
+  lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
 
 #define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
 

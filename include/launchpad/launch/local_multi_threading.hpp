@@ -1,10 +1,11 @@
 #pragma once
 
 #include <signal.h>
+#include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
 #include <cstdlib>
-#include <ctime>
+#include <launchpad/error.hpp>
 #include <exception>
 #include <iostream>
 #include <launchpad/context.hpp>
@@ -25,36 +26,50 @@ struct local_multi_threading {
 
 namespace detail {
 
-// Takes SIGINT and SIGTERM away from every thread started while it lives and
-// turns them into lp::stop(). Blocking them before any node thread starts is
-// what makes this work: the threads inherit the mask, and one thread waits.
+// Turns SIGINT and SIGTERM into lp::stop() while it lives. The handler only
+// writes the signal's number to a pipe (about all a signal handler may
+// safely do); a thread of its own reads the pipe and stops the program. A
+// second signal exits at once. The previous handlers come back afterwards.
 class stop_on_signals {
  public:
   stop_on_signals() {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+    if (::pipe(pipe_) != 0) throw usage_error("cannot create a pipe for signal handling");
+    write_end() = pipe_[1];
+    struct sigaction action {};
+    action.sa_handler = [](int signal) {
+      char byte = static_cast<char>(signal);
+      [[maybe_unused]] auto written = ::write(write_end(), &byte, 1);
+    };
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
     watcher_ = std::thread([this] { watch(); });
   }
   stop_on_signals(const stop_on_signals&) = delete;
   stop_on_signals& operator=(const stop_on_signals&) = delete;
   ~stop_on_signals() {
-    done_ = true;
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+    char done = 0;
+    [[maybe_unused]] auto written = ::write(pipe_[1], &done, 1);
     watcher_.join();
-    timespec none{0, 0};
-    while (sigtimedwait(&signals_, nullptr, &none) > 0) {
-    }
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+    ::close(pipe_[0]);
+    ::close(pipe_[1]);
   }
 
  private:
+  static int& write_end() {
+    static int fd = -1;
+    return fd;
+  }
+
   void watch() {
-    timespec tick{0, 50'000'000};
     int received = 0;
-    while (!done_) {
-      int signal = sigtimedwait(&signals_, nullptr, &tick);
-      if (signal <= 0) continue;
+    char signal = 0;
+    for (;;) {
+      auto got = ::read(pipe_[0], &signal, 1);
+      if (got < 0 && errno == EINTR) continue;
+      if (got != 1 || signal == 0) return;
       if (++received == 1) {
         std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
                   << ": stopping the program (again to exit at once)" << std::endl;
@@ -66,9 +81,8 @@ class stop_on_signals {
     }
   }
 
-  sigset_t signals_{};
-  sigset_t previous_{};
-  std::atomic<bool> done_{false};
+  int pipe_[2] = {-1, -1};
+  struct sigaction previous_int_ {}, previous_term_ {};
   std::thread watcher_;
 };
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Runs one compile-fail case and reports whether it failed for the right reason.
+
+Usage: check.py <compiler> <source> [extra flags...]
+
+<compiler> may be several arguments (meson's cmd_array(), e.g. `ccache g++`):
+the source is the first argument ending in .cpp, .cc or .cxx; the arguments
+before it are the compiler command and those after it extra flags.
+
+A compile-fail case is a small .cpp file under tests/compile_fail/ that must
+NOT compile. Its first lines hold a comment
+
+    // expect: <substring>
+
+naming text that the compiler's diagnostics must contain, usually the
+library's static_assert message (g++ and clang++ both print it verbatim).
+This script runs
+
+    <compiler> -std=c++20 -fsyntax-only -I<repo>/include [extra flags...] <source>
+
+where <repo> is two directories above this script.
+
+The exit status is inverted on purpose. meson registers each case with
+`should_fail: true`, so meson counts a case as passing exactly when this
+script exits non-zero. Therefore:
+
+  * the source fails to compile and the output contains the expected text
+    -> the case works as intended: print a confirmation, exit 1 (meson: OK);
+  * the source compiles -> the library accepts a mistake it should reject:
+    print "compiled, but must not", exit 0 (meson: FAIL);
+  * the source fails to compile but the expected text is absent -> it broke
+    for another reason (a typo in the case, a changed message, a cascade of
+    unrelated errors): print the start of the compiler's output and
+    "failed for another reason than expected: <text>", exit 0 (meson: FAIL).
+
+Problems with the script's own invocation (missing arguments, no expect
+line, compiler not found) exit 0 as well, so that they too show up as
+failures rather than as passes.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+SHOWN_LINES = 40
+SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx")
+EXPECT = re.compile(r"^\s*//\s*expect:\s*(.*?)\s*$")
+
+
+def expected_text(source):
+    with open(source, encoding="utf-8") as f:
+        for line in f:
+            match = EXPECT.match(line)
+            if match and match.group(1):
+                return match.group(1)
+    return None
+
+
+def main(argv):
+    at = next((i for i, a in enumerate(argv) if i >= 2 and a.endswith(SOURCE_SUFFIXES)), None)
+    if at is None:
+        print("usage: check.py <compiler> <source> [extra flags...]")
+        return 0  # a misuse must not pass as an expected failure
+    compiler, source, extra = argv[1:at], argv[at], argv[at + 1:]
+    name = os.path.basename(source)
+
+    try:
+        expected = expected_text(source)
+    except OSError as e:
+        print(f"{name}: cannot read the case: {e}")
+        return 0
+    if expected is None:
+        print(f"{name}: no '// expect: <text>' line")
+        return 0
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    command = compiler + ["-std=c++20", "-fsyntax-only", "-I" + os.path.join(repo, "include")]
+    command += extra + [source]
+    try:
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")
+    except OSError as e:
+        print(f"{name}: cannot run {' '.join(compiler)}: {e}")
+        return 0
+
+    if result.returncode == 0:
+        print(f"{name}: compiled, but must not")
+        return 0
+    if expected in result.stdout:
+        print(f"{name}: fails to compile as expected: {expected}")
+        return 1
+    lines = result.stdout.splitlines()
+    print("\n".join(lines[:SHOWN_LINES]))
+    if len(lines) > SHOWN_LINES:
+        print(f"... ({len(lines) - SHOWN_LINES} more lines)")
+    print(f"{name}: failed for another reason than expected: {expected}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,11 @@
+// expect: lp::client<Counter>::add: wrong number of arguments
+// add declares one parameter; a call with two is rejected.
+#include <launchpad/launchpad.hpp>
+
+struct Counter {
+  long add(long x) { return total += x; }
+  long total = 0;
+};
+LP_SERVICE(Counter, add);
+
+long call(const lp::client<Counter>& counter) { return counter.add(1, 2); }

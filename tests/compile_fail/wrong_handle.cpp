@@ -1,0 +1,25 @@
+// expect: add_node<T>(label, args...): T cannot be built from these arguments
+// A handle<A> becomes a client<A>, which cannot fill Producer's client<B>.
+#include <launchpad/launchpad.hpp>
+
+struct A {
+  long get() const { return 1; }
+};
+LP_SERVICE(A, get);
+
+struct B {
+  long get() const { return 2; }
+};
+LP_SERVICE(B, get);
+
+struct Producer {
+  lp::client<B> target;
+  void run() { target.get(); }
+};
+LP_SERVICE(Producer);
+
+void build(lp::program& p) {
+  auto a = p.add_node<A>("a");
+  p.add_node<B>("b");
+  p.add_node<Producer>("producer", a);
+}

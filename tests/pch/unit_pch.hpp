@@ -1,0 +1,5 @@
+// Precompiled for the unit tests: the library and doctest are most of every
+// test file's compile time.
+#include <doctest/doctest.h>
+
+#include <launchpad/launchpad.hpp>

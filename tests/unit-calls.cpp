@@ -1,0 +1,180 @@
+// Typed calls over real loopback HTTP: every wire type, futures, void and
+// const methods, remote exceptions, concurrency.
+#include <future>
+
+#include "services.hpp"
+
+namespace {
+using BoxBool = t::Box<bool>;
+using BoxInt = t::Box<int>;
+using BoxInt64 = t::Box<std::int64_t>;
+using BoxUint64 = t::Box<std::uint64_t>;
+using BoxDouble = t::Box<double>;
+using BoxFloat = t::Box<float>;
+using BoxString = t::Box<std::string>;
+using BoxVector = t::Box<std::vector<int>>;
+using BoxNested = t::Box<std::vector<std::vector<std::string>>>;
+using BoxMap = t::Box<std::map<std::string, double>>;
+using BoxOptional = t::Box<std::optional<int>>;
+using BoxPair = t::Box<std::pair<int, std::string>>;
+using BoxTuple = t::Box<std::tuple<int, double, std::string>>;
+using BoxPoint = t::Box<t::Point>;
+using BoxPixel = t::Box<t::Pixel>;
+using BoxPoints = t::Box<std::vector<t::Point>>;
+}  // namespace
+
+LP_SERVICE(BoxBool, echo);
+LP_SERVICE(BoxInt, echo);
+LP_SERVICE(BoxInt64, echo);
+LP_SERVICE(BoxUint64, echo);
+LP_SERVICE(BoxDouble, echo);
+LP_SERVICE(BoxFloat, echo);
+LP_SERVICE(BoxString, echo);
+LP_SERVICE(BoxVector, echo);
+LP_SERVICE(BoxNested, echo);
+LP_SERVICE(BoxMap, echo);
+LP_SERVICE(BoxOptional, echo);
+LP_SERVICE(BoxPair, echo);
+LP_SERVICE(BoxTuple, echo);
+LP_SERVICE(BoxPoint, echo);
+LP_SERVICE(BoxPixel, echo);
+LP_SERVICE(BoxPoints, echo);
+
+TEST_SUITE("calls") {
+  template <class B, class V>
+  void check_round_trip(lp::program& p, lp::test_controller*& running,
+                        std::vector<std::function<void()>>& checks, const std::string& label,
+                        V value) {
+    auto node = p.add_node<B>(label);
+    checks.push_back([&running, node, value, label] {
+      INFO("type " << label);
+      auto echoed = running->client(node).echo(value);
+      CHECK((echoed == value));
+      CHECK((running->client(node).async.echo(value).get() == value));
+    });
+  }
+
+  TEST_CASE("every supported type crosses the wire and comes back equal") {
+    lp::program p("types");
+    lp::test_controller* running = nullptr;
+    std::vector<std::function<void()>> checks;
+    check_round_trip<BoxBool>(p, running, checks, "bool", true);
+    check_round_trip<BoxInt>(p, running, checks, "int", -123456);
+    check_round_trip<BoxInt64>(p, running, checks, "int64", std::int64_t{-9'000'000'000'000'000'000});
+    check_round_trip<BoxUint64>(p, running, checks, "uint64", std::uint64_t{18'000'000'000'000'000'000u});
+    check_round_trip<BoxDouble>(p, running, checks, "double", 3.141592653589793);
+    check_round_trip<BoxFloat>(p, running, checks, "float", 1.5f);
+    check_round_trip<BoxString>(p, running, checks, "string", std::string("héllo \"wire\"\n\0x", 17));
+    check_round_trip<BoxVector>(p, running, checks, "vector", std::vector<int>{1, 2, 3});
+    check_round_trip<BoxNested>(p, running, checks, "nested",
+                                std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}});
+    check_round_trip<BoxMap>(p, running, checks, "map",
+                             std::map<std::string, double>{{"x", 1.0}, {"y", -2.5}});
+    check_round_trip<BoxOptional>(p, running, checks, "optional", std::optional<int>(7));
+    check_round_trip<BoxOptional>(p, running, checks, "nullopt", std::optional<int>());
+    check_round_trip<BoxPair>(p, running, checks, "pair", std::pair<int, std::string>(1, "one"));
+    check_round_trip<BoxTuple>(p, running, checks, "tuple",
+                               std::tuple<int, double, std::string>(1, 2.5, "three"));
+    check_round_trip<BoxPoint>(p, running, checks, "hana_struct", t::Point{1.5, -2});
+    check_round_trip<BoxPixel>(p, running, checks, "nlohmann_struct", t::Pixel{1, 2, 3, "px"});
+    check_round_trip<BoxPoints>(p, running, checks, "vector_of_structs",
+                                std::vector<t::Point>{{0, 0}, {1, 1}});
+    auto controller = lp::launch<lp::test_multi_threading>(p);
+    running = &controller;
+    for (auto& check : checks) check();
+  }
+
+  TEST_CASE("void and const methods, arguments converted as for a local call") {
+    lp::program p("void_const");
+    auto c = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto counter = running.client(c);
+    short small = 5;
+    CHECK(counter.add(small) == 5);  // short -> long, as locally
+    CHECK(counter.add(2) == 7);
+    CHECK(counter.get() == 7);  // const method
+    counter.reset();            // void method
+    CHECK(counter.get() == 0);
+    static_assert(std::is_void_v<decltype(counter.reset())>);
+    static_assert(std::is_same_v<decltype(counter.async.get()), std::future<long>>);
+    CHECK(counter.node() == "counter");
+  }
+
+  TEST_CASE("futures: many outstanding calls, each answered") {
+    lp::program p("futures");
+    auto c = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto counter = running.client(c);
+    std::vector<std::future<long>> pending;
+    for (int i = 0; i < 500; ++i) pending.push_back(counter.async.add(1));
+    std::vector<long> seen;
+    for (auto& f : pending) seen.push_back(f.get());
+    std::sort(seen.begin(), seen.end());
+    for (int i = 0; i < 500; ++i) CHECK(seen[static_cast<std::size_t>(i)] == i + 1);
+    counter.async.reset().get();
+    CHECK(counter.get() == 0);
+  }
+
+  TEST_CASE("a remote exception reaches the caller as lp::remote_error") {
+    lp::program p("remote_exception");
+    auto thrower = p.add_node<t::Thrower>("thrower");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto client = running.client(thrower);
+    try {
+      client.fail("the disk is full");
+      FAIL("no exception");
+    } catch (const lp::remote_error& e) {
+      CHECK(e.node() == "thrower");
+      CHECK(e.method() == "fail");
+      CHECK(e.code() == "remote_exception");
+      CHECK(e.message() == "the disk is full");
+      CHECK(e.status() == 500);
+      CHECK(std::string(e.what()).find("thrower.fail") != std::string::npos);
+      CHECK(e.id() == "remote_error");
+    }
+    CHECK_THROWS_AS(client.async.fail("later").get(), lp::remote_error);
+    CHECK_THROWS_WITH_AS(client.fail_oddly(), doctest::Contains("not derived from std::exception"),
+                         lp::remote_error);
+  }
+
+  TEST_CASE("8 threads x 1000 calls on one node: an exact count, one call at a time") {
+    lp::program p("concurrency");
+    auto c = p.add_node<t::Counter>("counter");
+    auto o = p.add_node<t::Overlap>("overlap");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto counter = running.client(c);
+    auto overlap = running.client(o);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i)
+      threads.emplace_back([&] {
+        for (int k = 0; k < 1000; ++k) counter.add(1);
+        for (int k = 0; k < 20; ++k) overlap.enter();
+      });
+    for (auto& thread : threads) thread.join();
+    CHECK(counter.get() == 8000);
+    CHECK(overlap.max_seen() == 1);  // actor semantics: handlers never overlap
+  }
+
+  TEST_CASE("a service can opt into concurrent handlers") {
+    lp::program p("concurrent_handlers");
+    auto m = p.add_node<t::Meeting>("meeting");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto meeting = running.client(m);
+    std::vector<std::future<bool>> met;
+    for (int i = 0; i < 4; ++i) met.push_back(meeting.async.meet(4));
+    for (auto& f : met) CHECK(f.get());
+  }
+
+  TEST_CASE("a client that is not bound, or whose program stopped, throws lp errors") {
+    lp::client<t::Counter> unbound;
+    CHECK_THROWS_AS(unbound.get(), lp::usage_error);
+
+    lp::program p("stopped");
+    auto c = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto counter = running.client(c);
+    CHECK(counter.add(1) == 1);
+    running.stop();
+    CHECK_THROWS_AS(counter.add(1), lp::transport_error);
+  }
+}

@@ -1,0 +1,175 @@
+// Protocol v1 as a foreign peer sees it: raw HTTP requests, as curl would
+// send them, for every reply the protocol defines.
+#include <httplib.h>
+
+#include "services.hpp"
+
+namespace raw {
+std::atomic<bool> release{false}, entered{false};
+struct Slow {
+  int wait() {
+    entered = true;
+    for (int i = 0; i < 2000 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return 1;
+  }
+};
+
+struct peer {
+  explicit peer(const std::string& url) : http(url) { http.set_read_timeout(std::chrono::seconds(10)); }
+  httplib::Result call(const std::string& method, const std::string& body,
+                       const std::string& type = "application/json") {
+    return http.Post("/lp/v1/call/" + method, body, type);
+  }
+  httplib::Client http;
+};
+
+lp::json body_of(const httplib::Result& result) {
+  REQUIRE(result);
+  auto type = result->get_header_value("Content-Type");
+  return type == "application/cbor" ? lp::json::from_cbor(result->body) : lp::json::parse(result->body);
+}
+
+void check_error(const httplib::Result& result, int status, const std::string& code,
+                 const std::string& message_part) {
+  REQUIRE(result);
+  CHECK(result->status == status);
+  auto body = body_of(result);
+  CHECK(body["error"]["code"] == code);
+  CHECK(body["error"]["node"] == "counter");
+  INFO("message: " << body["error"]["message"]);
+  CHECK(body["error"]["message"].get<std::string>().find(message_part) != std::string::npos);
+}
+}  // namespace raw
+LP_SERVICE(raw::Slow, wait);
+
+TEST_SUITE("http") {
+  TEST_CASE("every error code of protocol v1, and the node keeps serving") {
+    lp::program p("raw");
+    p.add_node<t::Counter>("counter");
+    auto t = p.add_node<t::Thrower>("thrower");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    raw::peer counter(running.urls().at("counter"));
+
+    auto ok = counter.call("add", "[2]");
+    REQUIRE(ok);
+    CHECK(ok->status == 200);
+    CHECK(ok->get_header_value("Content-Type") == "application/json");
+    CHECK(raw::body_of(ok) == lp::json{{"result", 2}});
+
+    // curl -d sends application/x-www-form-urlencoded; it is read as JSON.
+    auto curl_like = counter.call("add", "[1]", "application/x-www-form-urlencoded");
+    CHECK(raw::body_of(curl_like)["result"] == 3);
+
+    raw::check_error(counter.call("add", "[1"), 400, "bad_request", "not valid JSON");
+    raw::check_error(counter.call("add", R"({"x":1})"), 400, "bad_request", "must be an array");
+    raw::check_error(counter.call("add", "[1,2]"), 400, "bad_request", "add takes 1 argument(s), got 2");
+    raw::check_error(counter.call("add", R"(["one"])"), 400, "bad_request", "argument 1 of add");
+    raw::check_error(counter.call("add", "[1.5]"), 400, "bad_request", "expected an integer");
+    raw::check_error(counter.call("add", "[1e300]"), 400, "bad_request", "expected an integer");
+    raw::check_error(counter.call("add", "[99999999999999999999]"), 400, "bad_request", "argument 1");
+    raw::check_error(counter.call("add", "[1]", "text/xml"), 415, "unsupported_media_type", "text/xml");
+    raw::check_error(counter.call("launch_missiles", "[]"), 404, "no_such_method", "add, get, reset");
+    raw::check_error(counter.call("add", std::string("\x82\x01", 2), "application/cbor"), 400,
+                     "bad_request", "not valid CBOR");
+
+    auto unknown_route = counter.http.Get("/nothing/here");
+    raw::check_error(unknown_route, 404, "no_such_route", "POST /lp/v1/call/<method>");
+
+    raw::peer thrower(running.urls().at("thrower"));
+    auto thrown = thrower.call("fail", R"(["no more space"])");
+    REQUIRE(thrown);
+    CHECK(thrown->status == 500);
+    auto error = raw::body_of(thrown)["error"];
+    CHECK(error == lp::json{{"code", "remote_exception"}, {"message", "no more space"},
+                            {"node", "thrower"}, {"method", "fail"}});
+
+    // Still serving after all that.
+    CHECK(raw::body_of(counter.call("get", "[]"))["result"] == 3);
+    CHECK(running.client(t).async.fail("x").wait_for(std::chrono::seconds(10)) ==
+          std::future_status::ready);
+  }
+
+  TEST_CASE("CBOR in, CBOR out; Accept chooses the reply's format") {
+    lp::program p("cbor");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    raw::peer counter(running.urls().at("counter"));
+    auto request = lp::json::to_cbor(lp::json::array({5}));
+    auto reply = counter.http.Post("/lp/v1/call/add", std::string(request.begin(), request.end()),
+                                   "application/cbor");
+    REQUIRE(reply);
+    CHECK(reply->get_header_value("Content-Type") == "application/cbor");
+    CHECK(raw::body_of(reply)["result"] == 5);
+    auto as_json = counter.http.Post("/lp/v1/call/add", {{"Accept", "application/json"}},
+                                     std::string(request.begin(), request.end()), "application/cbor");
+    REQUIRE(as_json);
+    CHECK(as_json->get_header_value("Content-Type") == "application/json");
+    CHECK(lp::json::parse(as_json->body)["result"] == 10);
+  }
+
+  TEST_CASE("describe and health") {
+    lp::program p("introspection");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    raw::peer counter(running.urls().at("counter"));
+    auto health = raw::body_of(counter.http.Get("/lp/v1/health"));
+    CHECK(health == lp::json{{"status", "serving"}});
+    auto describe = raw::body_of(counter.http.Get("/lp/v1/describe"));
+    CHECK(describe["program"] == "introspection");
+    CHECK(describe["node"] == "counter");
+    CHECK(describe["service"] == "t::Counter");
+    REQUIRE(describe["methods"].size() == 3);
+    CHECK(describe["methods"][0]["name"] == "add");
+    CHECK(describe["methods"][0]["arity"] == 1);
+    auto signature = describe["methods"][0]["signature"].get<std::string>();
+    CHECK(signature.find("add(long") != std::string::npos);
+    CHECK(describe["methods"][2]["signature"] == "void reset()");
+  }
+
+  TEST_CASE("a stopping node answers 503 to new calls and finishes the running one") {
+    raw::release = false;
+    raw::entered = false;
+    lp::program p("draining");
+    auto s = p.add_node<raw::Slow>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto url = running.urls().at("counter");
+    auto in_flight = running.client(s).async.wait();
+    for (int i = 0; i < 2000 && !raw::entered; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(raw::entered);
+    std::jthread stopper([&] { running.stop(); });
+    raw::peer late(url);
+    bool stopping = false;
+    for (int i = 0; i < 400 && !stopping; ++i) {
+      auto health = late.http.Get("/lp/v1/health");
+      stopping = health && health->status == 503;
+      if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(stopping);
+    raw::check_error(late.call("wait", "[]"), 503, "stopping", "is stopping");
+    late.http.stop();
+    raw::release = true;
+    CHECK(in_flight.get() == 1);
+  }
+
+  TEST_CASE("256 open keep-alive connections do not stall the next caller") {
+    lp::program p("connections");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto url = running.urls().at("counter");
+    std::vector<std::unique_ptr<raw::peer>> open;
+    for (int i = 0; i < 256; ++i) {
+      open.push_back(std::make_unique<raw::peer>(url));
+      open.back()->http.set_keep_alive(true);
+      auto reply = open.back()->call("add", "[1]");
+      REQUIRE(reply);
+      REQUIRE(reply->status == 200);
+    }
+    raw::peer next(url);
+    // httplib's fixed pool of 8 made this wait ~5 s; a second is plenty.
+    next.http.set_read_timeout(std::chrono::seconds(1));
+    auto reply = next.call("get", "[]");
+    REQUIRE(reply);
+    CHECK(raw::body_of(reply)["result"] == 256);
+    for (auto& peer : open) peer->http.stop();
+  }
+}

@@ -1,0 +1,146 @@
+// Node lifecycle: run(), stop from anywhere, waiting, on_stop, context, and
+// how each launch policy ends.
+#include <signal.h>
+#include <unistd.h>
+
+#include "services.hpp"
+
+namespace life {
+std::atomic<int> stops_seen{0};
+
+struct Stopper {
+  void run() { lp::stop(); }
+};
+struct Waiter {
+  std::atomic<bool>* woke;
+  void run() {
+    while (!lp::wait_for_stop(std::chrono::milliseconds(5))) {
+    }
+    CHECK(lp::stop_requested());
+    *woke = true;
+  }
+};
+struct Failer {
+  void run() { throw std::runtime_error("boom in run"); }
+};
+struct Listener {
+  explicit Listener(std::atomic<int>* count) {
+    lp::on_stop([count] { ++*count; });
+  }
+  int ping() { return 1; }
+};
+struct Reporter {
+  std::vector<lp::node_context>* seen;
+  std::mutex* mutex;
+  void run() {
+    std::lock_guard lock(*mutex);
+    seen->push_back(lp::context());
+  }
+};
+struct Quick {
+  std::atomic<int>* finished;
+  void run() { ++*finished; }
+};
+struct SelfSignal {
+  void run() {
+    ::kill(::getpid(), SIGINT);
+    CHECK(lp::wait_for_stop(std::chrono::seconds(10)));
+  }
+};
+}  // namespace life
+LP_SERVICE(life::Stopper);
+LP_SERVICE(life::Waiter);
+LP_SERVICE(life::Failer);
+LP_SERVICE(life::Listener, ping);
+LP_SERVICE(life::Reporter);
+LP_SERVICE(life::Quick);
+LP_SERVICE(life::SelfSignal);
+
+TEST_SUITE("lifecycle") {
+  TEST_CASE("lp::stop() from a node stops the program; wait_for_stop wakes; on_stop runs") {
+    std::atomic<bool> woke{false};
+    std::atomic<int> stops{0};
+    lp::program p("stop_from_node");
+    p.add_node<life::Waiter>("waiter", &woke);
+    p.add_node<life::Listener>("listener", &stops);
+    p.add_node<life::Stopper>("stopper");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    running.wait();
+    CHECK(woke);
+    CHECK(stops == 1);
+    CHECK(running.stop_requested());
+  }
+
+  TEST_CASE("lp::stop() from main stops a program that only serves") {
+    std::atomic<int> stops{0};
+    lp::program p("stop_from_main");
+    auto l = p.add_node<life::Listener>("listener", &stops);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK(running.client(l).ping() == 1);
+    CHECK_FALSE(running.wait_for(std::chrono::milliseconds(20)));  // serves until stopped
+    lp::stop();
+    CHECK(running.wait_for(std::chrono::seconds(10)));
+    CHECK(stops == 1);
+  }
+
+  TEST_CASE("wait() rethrows the first exception a node threw, and the program stops") {
+    std::atomic<bool> woke{false};
+    lp::program p("failing");
+    p.add_node<life::Waiter>("waiter", &woke);
+    p.add_node<life::Failer>("failer");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK_THROWS_WITH_AS(running.wait(), "boom in run", std::runtime_error);
+    CHECK(woke);
+  }
+
+  TEST_CASE("the program stops when every run() has returned") {
+    std::atomic<int> finished{0};
+    lp::program p("all_done");
+    p.add_node<t::Counter>("counter");  // serves, has no run()
+    for (int i = 0; i < 3; ++i) p.group("quick").add_node<life::Quick>(&finished);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK(running.wait_for(std::chrono::seconds(10)));
+    CHECK(finished == 3);
+  }
+
+  TEST_CASE("lp::context() tells a node who it is; outside a node it throws") {
+    std::vector<lp::node_context> seen;
+    std::mutex mutex;
+    lp::program p("ctx");
+    p.add_node<life::Reporter>("solo", &seen, &mutex);
+    p.group("team").add_node<life::Reporter>(&seen, &mutex);
+    p.group("team").add_node<life::Reporter>(&seen, &mutex);
+    lp::launch<lp::test_multi_threading>(p).wait();
+    REQUIRE(seen.size() == 3);
+    std::sort(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.label < b.label; });
+    CHECK(seen[0].label == "solo");
+    CHECK(seen[0].group == "");
+    CHECK(seen[0].index == -1);
+    CHECK(seen[2].label == "team/1");
+    CHECK(seen[2].group == "team");
+    CHECK(seen[2].index == 1);
+    CHECK(seen[2].program == "ctx");
+    CHECK(seen[2].launch == "test_mt");
+    CHECK_THROWS_AS(lp::context(), lp::usage_error);
+    CHECK_THROWS_AS(lp::on_stop([] {}), lp::usage_error);  // no program runs now
+  }
+
+  TEST_CASE("lp::launch with argv: exit status 0 when stopped cleanly, 1 when a node failed") {
+    lp::program ok("ok");
+    ok.add_node<life::Stopper>("stopper");
+    std::string flag = "--lp_launch=local_mt";
+    std::vector<char*> argv{const_cast<char*>("prog"), flag.data(), nullptr};
+    CHECK(lp::launch(ok, 2, argv.data()) == 0);
+
+    lp::program bad("bad");
+    bad.add_node<life::Failer>("failer");
+    CHECK(lp::launch<lp::local_multi_threading>(bad, 1, argv.data()) == 1);
+  }
+
+  TEST_CASE("local_multi_threading stops gracefully on SIGINT") {
+    lp::program p("sigint");
+    p.add_node<life::SelfSignal>("self_signal");
+    std::vector<char*> argv{const_cast<char*>("prog"), nullptr};
+    CHECK(lp::launch<lp::local_multi_threading>(p, 1, argv.data()) == 0);
+  }
+}

@@ -98,8 +98,9 @@ concept concurrent_handlers = requires {
     static constexpr bool named = std::is_final_v<U> || !requires { &probe<U>::m; };      \
     template <class U>                                                                    \
     static constexpr bool addressable = requires { &U::m; };                              \
-    static constexpr auto pointer = [] {                                                  \
-      if constexpr (addressable<T>) return &T::m;                                         \
+    /* A template, so that the branch not taken is never checked. */                    \
+    static constexpr auto pointer = []<class U = T>() {                                   \
+      if constexpr (addressable<U>) return &U::m;                                         \
       else return nullptr;                                                                \
     }();                                                                                  \
     using pointer_type = std::remove_const_t<decltype(pointer)>;                          \

@@ -14,6 +14,8 @@ NOT compile. Its first lines hold a comment
 
 naming text that the compiler's diagnostics must contain, usually the
 library's static_assert message (g++ and clang++ both print it verbatim).
+The compiler runs in the C locale, and typographic quotes in its output are
+read as ASCII ones, so `'name'` matches what g++ and clang++ both print.
 This script runs
 
     <compiler> -std=c++20 -fsyntax-only -I<repo>/include [extra flags...] <source>
@@ -45,6 +47,9 @@ import sys
 
 SHOWN_LINES = 40
 SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx")
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# g++ quotes names with typographic quotes in a UTF-8 locale; clang++ uses '.
+TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 EXPECT = re.compile(r"^\s*//\s*expect:\s*(.*?)\s*$")
 
 
@@ -74,23 +79,27 @@ def main(argv):
         print(f"{name}: no '// expect: <text>' line")
         return 0
 
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     command = compiler + ["-std=c++20", "-fsyntax-only", "-I" + os.path.join(repo, "include")]
     command += extra + [source]
+    # English, ASCII diagnostics: the expected texts are English, and in a
+    # UTF-8 locale g++ quotes names with U+2018/U+2019 instead of '.
+    env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C")
     try:
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace")
+                                text=True, errors="replace", env=env)
     except OSError as e:
         print(f"{name}: cannot run {' '.join(compiler)}: {e}")
         return 0
+    output = ANSI_ESCAPE.sub("", result.stdout).translate(TYPOGRAPHIC_QUOTES)
 
     if result.returncode == 0:
         print(f"{name}: compiled, but must not")
         return 0
-    if expected in result.stdout:
+    if expected in output:
         print(f"{name}: fails to compile as expected: {expected}")
         return 1
-    lines = result.stdout.splitlines()
+    lines = output.splitlines()
     print("\n".join(lines[:SHOWN_LINES]))
     if len(lines) > SHOWN_LINES:
         print(f"... ({len(lines) - SHOWN_LINES} more lines)")

@@ -8,6 +8,7 @@ class Worker {
  public:
   explicit Worker(int n) : n_(n) {}
   void run() {}
+  int n() const { return n_; }
 
  private:
   int n_;

@@ -62,10 +62,11 @@ class caller {
 class sync_caller : public caller {
  public:
   using caller::caller;
+
+ protected:
   template <class Method>
   using result = typename signature<Method>::result;
 
- protected:
   template <class Method, class... Args>
   result<Method> lp_invoke(Args&&... args) const {
     if constexpr (signature<Method>::template accepts<Args...> &&
@@ -83,10 +84,11 @@ class sync_caller : public caller {
 class async_caller : public caller {
  public:
   using caller::caller;
+
+ protected:
   template <class Method>
   using result = std::future<typename signature<Method>::result>;
 
- protected:
   // The arguments are encoded here, on the caller's thread, so the future
   // never refers to the caller's variables. The round trip runs on the
   // shared call pool: no thread per call.

@@ -25,6 +25,8 @@ class http_server {
   // connections well before this (see http_channel), and a stopping server
   // waits at most this long for connections its clients forgot to close.
   static constexpr int keep_alive_seconds = 2;
+  // A larger request body is refused with 413 before it is read.
+  static constexpr std::size_t max_body_bytes = std::size_t{256} << 20;
 
   http_server(node_instance& node, const node_identity& identity, launch_state& launch)
       : node_(node), identity_(identity), launch_(launch) {
@@ -79,6 +81,7 @@ class http_server {
     server_.set_tcp_nodelay(true);
     server_.set_keep_alive_max_count(std::size_t{1} << 30);
     server_.set_keep_alive_timeout(keep_alive_seconds);
+    server_.set_payload_max_length(max_body_bytes);
     server_.Post(R"(/lp/v1/call/([^/]*))",
                  [this](const httplib::Request& req, httplib::Response& res) { call(req, res); });
     server_.Get(protocol::describe_path,

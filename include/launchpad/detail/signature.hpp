@@ -10,9 +10,18 @@
 namespace lp::detail {
 
 // What a service method looks like on the wire, from its member pointer.
+// Not a method: LP_SERVICE has already said why. The neutral answers below
+// keep that one message from being followed by a cascade of others.
 template <class Pointer>
 struct member_function {
   static constexpr bool valid = false;
+  using result = void;
+  using params = std::tuple<>;
+  static constexpr std::size_t arity = 0;
+  static constexpr bool params_by_value = true;
+  static constexpr bool wire_ok = true;
+  template <class... Args>
+  static constexpr bool accepts = true;
 };
 
 template <class C, class R, class... P, bool NoExcept>

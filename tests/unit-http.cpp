@@ -15,7 +15,10 @@ struct Slow {
 };
 
 struct peer {
-  explicit peer(const std::string& url) : http(url) { http.set_read_timeout(std::chrono::seconds(10)); }
+  peer(const std::string& url, const std::string& secret) : http(url) {
+    http.set_read_timeout(std::chrono::seconds(10));
+    http.set_default_headers({{"Authorization", "Bearer " + secret}});
+  }
   httplib::Result call(const std::string& method, const std::string& body,
                        const std::string& type = "application/json") {
     return http.Post("/lp/v1/call/" + method, body, type);
@@ -48,7 +51,7 @@ TEST_SUITE("http") {
     p.add_node<t::Counter>("counter");
     auto t = p.add_node<t::Thrower>("thrower");
     auto running = lp::launch<lp::test_multi_threading>(p);
-    raw::peer counter(running.urls().at("counter"));
+    raw::peer counter(running.urls().at("counter"), running.secret());
 
     auto ok = counter.call("add", "[2]");
     REQUIRE(ok);
@@ -75,7 +78,7 @@ TEST_SUITE("http") {
     auto unknown_route = counter.http.Get("/nothing/here");
     raw::check_error(unknown_route, 404, "no_such_route", "POST /lp/v1/call/<method>");
 
-    raw::peer thrower(running.urls().at("thrower"));
+    raw::peer thrower(running.urls().at("thrower"), running.secret());
     auto thrown = thrower.call("fail", R"(["no more space"])");
     REQUIRE(thrown);
     CHECK(thrown->status == 500);
@@ -89,11 +92,29 @@ TEST_SUITE("http") {
           std::future_status::ready);
   }
 
+  TEST_CASE("without the launch's secret: 401, except for health") {
+    lp::program p("secret");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK(running.secret().size() == 32);
+    raw::peer stranger(running.urls().at("counter"), "0123456789abcdef0123456789abcdef");
+    raw::check_error(stranger.call("add", "[1]"), 401, "unauthenticated", "not this launch's secret");
+    raw::check_error(stranger.http.Get("/lp/v1/describe"), 401, "unauthenticated", "secret");
+    httplib::Client anonymous(running.urls().at("counter"));
+    raw::check_error(anonymous.Post("/lp/v1/call/add", "[1]", "application/json"), 401,
+                     "unauthenticated", "Authorization: Bearer");
+    auto health = anonymous.Get("/lp/v1/health");
+    REQUIRE(health);
+    CHECK(health->status == 200);
+    raw::peer friend_(running.urls().at("counter"), running.secret());
+    CHECK(raw::body_of(friend_.call("get", "[]"))["result"] == 0);  // nothing was added
+  }
+
   TEST_CASE("CBOR in, CBOR out; Accept chooses the reply's format") {
     lp::program p("cbor");
     p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p);
-    raw::peer counter(running.urls().at("counter"));
+    raw::peer counter(running.urls().at("counter"), running.secret());
     auto request = lp::json::to_cbor(lp::json::array({5}));
     auto reply = counter.http.Post("/lp/v1/call/add", std::string(request.begin(), request.end()),
                                    "application/cbor");
@@ -111,7 +132,7 @@ TEST_SUITE("http") {
     lp::program p("introspection");
     p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p);
-    raw::peer counter(running.urls().at("counter"));
+    raw::peer counter(running.urls().at("counter"), running.secret());
     auto health = raw::body_of(counter.http.Get("/lp/v1/health"));
     CHECK(health == lp::json{{"status", "serving"}});
     auto describe = raw::body_of(counter.http.Get("/lp/v1/describe"));
@@ -137,7 +158,7 @@ TEST_SUITE("http") {
     for (int i = 0; i < 2000 && !raw::entered; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     REQUIRE(raw::entered);
     std::jthread stopper([&] { running.stop(); });
-    raw::peer late(url);
+    raw::peer late(url, running.secret());
     bool stopping = false;
     for (int i = 0; i < 400 && !stopping; ++i) {
       auto health = late.http.Get("/lp/v1/health");
@@ -158,13 +179,13 @@ TEST_SUITE("http") {
     auto url = running.urls().at("counter");
     std::vector<std::unique_ptr<raw::peer>> open;
     for (int i = 0; i < 256; ++i) {
-      open.push_back(std::make_unique<raw::peer>(url));
+      open.push_back(std::make_unique<raw::peer>(url, running.secret()));
       open.back()->http.set_keep_alive(true);
       auto reply = open.back()->call("add", "[1]");
       REQUIRE(reply);
       REQUIRE(reply->status == 200);
     }
-    raw::peer next(url);
+    raw::peer next(url, running.secret());
     // httplib's fixed pool of 8 made this wait ~5 s; a second is plenty.
     next.http.set_read_timeout(std::chrono::seconds(1));
     auto reply = next.call("get", "[]");

@@ -93,14 +93,21 @@ TEST_SUITE("lifecycle") {
     CHECK(woke);
   }
 
-  TEST_CASE("the program stops when every run() has returned") {
+  TEST_CASE("a launched program stops when every run() has returned; a test decides itself") {
     std::atomic<int> finished{0};
     lp::program p("all_done");
-    p.add_node<t::Counter>("counter");  // serves, has no run()
+    auto c = p.add_node<t::Counter>("counter");  // serves, has no run()
     for (int i = 0; i < 3; ++i) p.group("quick").add_node<life::Quick>(&finished);
-    auto running = lp::launch<lp::test_multi_threading>(p);
-    CHECK(running.wait_for(std::chrono::seconds(10)));
+    std::vector<char*> argv{const_cast<char*>("prog"), nullptr};
+    CHECK(lp::launch<lp::test_multi_threading>(p, 1, argv.data()) == 0);
     CHECK(finished == 3);
+
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK(running.wait({"quick"}));
+    CHECK(finished == 6);
+    CHECK(running.client(c).get() == 0);  // still serving
+    CHECK_FALSE(running.stop_requested());
+    CHECK_THROWS_AS(running.wait({"nobody"}), lp::graph_error);
   }
 
   TEST_CASE("lp::context() tells a node who it is; outside a node it throws") {
@@ -110,7 +117,9 @@ TEST_SUITE("lifecycle") {
     p.add_node<life::Reporter>("solo", &seen, &mutex);
     p.group("team").add_node<life::Reporter>(&seen, &mutex);
     p.group("team").add_node<life::Reporter>(&seen, &mutex);
-    lp::launch<lp::test_multi_threading>(p).wait();
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK(running.wait({"solo", "team"}));
+    running.stop();
     REQUIRE(seen.size() == 3);
     std::sort(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.label < b.label; });
     CHECK(seen[0].label == "solo");

@@ -5,6 +5,7 @@
 //   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
 //   return lp::launch<lp::local_multi_threading>(p, argc, argv);
 //   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
+//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
 //
 // The policy named as a template argument is the default; --lp_launch on the
 // command line overrides it, so one binary runs every way.
@@ -12,7 +13,9 @@
 #include <concepts>
 #include <iostream>
 #include <launchpad/detail/flags.hpp>
+#include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
+#include <launchpad/launch/test_multi_processing.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
 #include <launchpad/program.hpp>
 #include <string>
@@ -26,6 +29,12 @@ test_controller launch(const program& graph) {
   return test_controller(graph);
 }
 
+template <class Policy>
+  requires std::same_as<Policy, test_multi_processing>
+process_controller launch(const program& graph, const process_test_options& options) {
+  return process_controller(graph, options);
+}
+
 // Returns the program's exit status: 0 when it stopped cleanly, 1 when a node
 // failed, 2 for a usage error such as an unknown --lp_ flag.
 template <class Policy = local_multi_threading>
@@ -36,13 +45,14 @@ int launch(const program& graph, int argc, char** argv) {
       std::cout << detail::flags_help;
       return 0;
     }
+    // Started by a multi-processing launcher: whatever the policy, be a node.
+    if (detail::is_node_process()) return detail::run_node_process(graph);
     std::string policy = flags.launch.value_or(std::string(Policy::flag));
-    if (policy == test_multi_threading::flag)
-      return detail::run_in_process(graph, policy, /*handle_signals=*/false);
-    if (policy == local_multi_threading::flag)
-      return detail::run_in_process(graph, policy, /*handle_signals=*/true);
+    if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
+    if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);
+    if (policy == local_multi_processing::flag) return local_multi_processing::run(graph, flags);
     throw usage_error("--lp_launch=" + policy +
-                      " is not a launch policy; choose test_mt or local_mt");
+                      " is not a launch policy; choose test_mt, local_mt or local_mp");
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

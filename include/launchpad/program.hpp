@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <launchpad/detail/node.hpp>
@@ -8,6 +9,7 @@
 #include <launchpad/handle.hpp>
 #include <launchpad/service.hpp>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +31,13 @@ struct node_spec {
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
   std::function<std::unique_ptr<node_instance>(const connector&)> build;
+};
+
+// What a group asks of the launch policies that run processes.
+struct group_settings {
+  int max_restarts = 0;                            // restarts of a failed node
+  std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
+  bool colocated = false;                          // all its nodes in one process
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -73,6 +82,25 @@ class program {
 
   const std::string& name() const noexcept { return name_; }
   const std::vector<detail::node_spec>& nodes() const noexcept { return nodes_; }
+
+  // A group's settings; a node outside any group (group "") has the defaults.
+  detail::group_settings settings_of(const std::string& group) const {
+    auto found = groups_.find(group);
+    return found == groups_.end() ? detail::group_settings{} : found->second.settings;
+  }
+
+  // The handle of an existing node, for code that did not keep the one
+  // add_node returned. Throws lp::graph_error if there is no such node or it
+  // serves another service.
+  template <class T>
+  handle<T> find(std::string_view label) const {
+    static_assert(service<T>, "program::find<T>: T is not a service");
+    const auto& spec = node(label);
+    if (spec.service != service_definition<T>::name)
+      throw graph_error("node '" + spec.label + "' serves " + spec.service + ", not " +
+                        std::string(service_definition<T>::name));
+    return handle<T>(this, spec.label);
+  }
 
   const detail::node_spec& node(std::string_view label) const {
     for (const auto& spec : nodes_)
@@ -134,9 +162,14 @@ class program {
     return groups_.count(label) != 0;
   }
 
+  struct group_state {
+    int size = 0;
+    detail::group_settings settings;
+  };
+
   std::string name_;
   std::vector<detail::node_spec> nodes_;
-  std::map<std::string, int> groups_;  // group name -> nodes added so far
+  std::map<std::string, group_state> groups_;
 };
 
 // A named set of nodes of one program, labelled "<group>/<index>".
@@ -145,11 +178,32 @@ class node_group {
  public:
   template <class T, class... Args>
   handle<T> add_node(Args&&... args) {
-    int index = program_->groups_[name_]++;
+    int index = program_->groups_[name_].size++;
     return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
                             std::forward<Args>(args)...);
   }
   const std::string& name() const noexcept { return name_; }
+
+  // When a node of this group fails (exits non-zero or is killed), start it
+  // again, at most max_restarts times, waiting `backoff` and twice as long
+  // each time after. Callers reach the new process through the launch's
+  // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
+  // launches that run processes; in the multi-threading ones a failure stops
+  // the program.
+  node_group& restart_on_failure(int max_restarts,
+                                 std::chrono::milliseconds backoff = std::chrono::milliseconds(200)) {
+    auto& settings = program_->groups_[name_].settings;
+    settings.max_restarts = max_restarts;
+    settings.restart_backoff = backoff;
+    return *this;
+  }
+
+  // Runs every node of this group as threads of one process, instead of a
+  // process each: less isolation, fewer processes.
+  node_group& colocate() {
+    program_->groups_[name_].settings.colocated = true;
+    return *this;
+  }
 
  private:
   friend class program;
@@ -158,6 +212,25 @@ class node_group {
   std::string name_;
 };
 
+namespace detail {
+// The labels of the nodes with a run() among `names` (labels or group names).
+inline std::set<std::string> runnable_labels(const program& graph,
+                                             const std::vector<std::string>& names) {
+  std::set<std::string> labels;
+  for (const auto& name : names) {
+    bool known = false;
+    for (const auto& spec : graph.nodes()) {
+      if (spec.label != name && spec.group != name) continue;
+      known = true;
+      if (spec.has_run) labels.insert(spec.label);
+    }
+    if (!known)
+      throw graph_error("program '" + graph.name() + "' has no node or group '" + name + "'");
+  }
+  return labels;
+}
+}  // namespace detail
+
 inline node_group program::group(std::string name) {
   detail::check_name(name, "a group name");
   if (!groups_.count(name)) {
@@ -165,7 +238,7 @@ inline node_group program::group(std::string name) {
       if (spec.label == name)
         throw graph_error("program '" + name_ + "' already has a node named '" + name +
                           "'; a group cannot take its name");
-    groups_[name] = 0;
+    groups_[name] = {};
   }
   return node_group(this, std::move(name));
 }

@@ -1012,6 +1012,7 @@ class handle {
 //   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
 //   return lp::launch<lp::local_multi_threading>(p, argc, argv);
 //   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
+//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
 //
 // The policy named as a template argument is the default; --lp_launch on the
 // command line overrides it, so one binary runs every way.
@@ -1027,18 +1028,32 @@ namespace lp::detail {
 // The --lp_* flags of a launch. Every other argument belongs to the user and
 // is left alone.
 struct launch_flags {
-  std::optional<std::string> launch;  // --lp_launch=<policy>
-  bool help = false;                  // --lp_help
+  std::optional<std::string> launch;      // --lp_launch=<policy>
+  bool help = false;                      // --lp_help
+  bool insecure = false;                  // --lp_insecure
+  int termination_notice_secs = 10;       // --lp_termination_notice_secs
+  std::string terminal = "current";       // --lp_terminal=current|files
+  std::string log_dir;                    // --lp_log_dir
+  std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
 
 inline constexpr std::string_view flags_help =
     "Launchpad flags (every other argument is left to the program):\n"
-    "  --lp_launch=<policy>  how to run the program: test_mt or local_mt\n"
+    "  --lp_launch=<policy>  how to run the program: test_mt, local_mt or local_mp\n"
     "                        (default: the policy main() names, else local_mt)\n"
+    "  --lp_terminal=<where> local_mp: where node output goes: current (this\n"
+    "                        terminal, each line prefixed) or files (one log per node)\n"
+    "  --lp_log_dir=<dir>    local_mp with --lp_terminal=files: the log directory\n"
+    "                        (default: logs/ in the launch's run directory)\n"
+    "  --lp_termination_notice_secs=<n>\n"
+    "                        local_mp: seconds a node has to stop before it is\n"
+    "                        killed (default 10)\n"
+    "  --lp_insecure         accept calls without the launch's secret (warns)\n"
     "  --lp_help             print this help and exit\n";
 
 inline launch_flags parse_flags(int argc, char** argv) {
   launch_flags flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
@@ -1055,6 +1070,24 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.launch = value();
     } else if (name == "--lp_help") {
       flags.help = true;
+    } else if (name == "--lp_insecure") {
+      flags.insecure = true;
+    } else if (name == "--lp_terminal") {
+      flags.terminal = value();
+      if (flags.terminal != "current" && flags.terminal != "files")
+        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current or files");
+    } else if (name == "--lp_log_dir") {
+      flags.log_dir = value();
+    } else if (name == "--lp_termination_notice_secs") {
+      auto text = value();
+      try {
+        std::size_t used = 0;
+        flags.termination_notice_secs = std::stoi(text, &used);
+        if (used != text.size() || flags.termination_notice_secs < 0) throw std::invalid_argument(text);
+      } catch (const std::exception&) {
+        throw usage_error("--lp_termination_notice_secs=" + text +
+                          ": give a whole number of seconds, 0 or more");
+      }
     } else {
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
@@ -1065,22 +1098,98 @@ inline launch_flags parse_flags(int argc, char** argv) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/launch/local_multi_threading.hpp ----
+// ---- launchpad/launch/local_multi_processing.hpp ----
 
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
-// ---- launchpad/detail/in_process.hpp ----
+// ---- launchpad/detail/node_host.hpp ----
+
+// ---- launchpad/detail/directory.hpp ----
+
+#include <map>
+
+namespace lp::detail {
+
+struct address {
+  std::string host;
+  int port = 0;
+  std::string url() const { return "http://" + host + ":" + std::to_string(port); }
+  bool operator==(const address&) const = default;
+};
+
+// Where the nodes of a launch serve. Nodes publish their address once they
+// serve; callers look addresses up, waiting for a node that does not serve
+// yet. In one process this is a map; across processes the launcher keeps
+// it (rendezvous.hpp).
+class directory {
+ public:
+  virtual ~directory() = default;
+  virtual void publish(const std::string& label, const address& where) = 0;
+  // Waits up to `timeout` for the node's address. Throws transport_error,
+  // naming the node and the method being called, when the node is gone or
+  // does not serve in time.
+  virtual address lookup(const std::string& label, const std::string& method,
+                         std::chrono::steady_clock::duration timeout) = 0;
+  // A call to this address failed to connect: the node may have restarted
+  // elsewhere, so look it up afresh next time.
+  virtual void forget(const std::string& label, const address& where) = 0;
+  // Lookups fail from now on, rather than wait for a node that never comes.
+  virtual void close() = 0;
+};
+
+// The directory of a launch whose nodes all run in this process.
+class local_directory final : public directory {
+ public:
+  void publish(const std::string& label, const address& where) override {
+    {
+      std::lock_guard lock(mutex_);
+      addresses_[label] = where;
+    }
+    changed_.notify_all();
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    std::unique_lock lock(mutex_);
+    bool known = changed_.wait_for(lock, timeout,
+                                   [&] { return closed_ || addresses_.count(label) != 0; });
+    if (closed_) throw transport_error(label, method, "the program has stopped");
+    if (!known) throw transport_error(label, method, "the node did not start serving in time");
+    return addresses_[label];
+  }
+
+  void forget(const std::string&, const address&) override {}
+
+  void close() override {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, address> addresses_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/http_channel.hpp ----
 
 
 // ---- launchpad/detail/http_server.hpp ----
 
+#include <dirent.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <cstring>
 
@@ -1255,6 +1364,104 @@ inline json error_body(std::string_view code, std::string_view message, std::str
 
 }  // namespace lp::detail::protocol
 
+// ---- launchpad/detail/secret.hpp ----
+
+#include <sys/random.h>
+
+
+namespace lp::detail {
+
+// 128 random bits from the kernel's CSPRNG, as 32 hex digits: the bearer
+// token every call of a launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  std::size_t filled = 0;
+  while (filled < sizeof bytes) {
+    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
+    if (got < 0) throw error("secret_error", "getrandom() failed; cannot make the launch's secret");
+    filled += static_cast<std::size_t>(got);
+  }
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : bytes) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
+  }
+  return hex;
+}
+
+// Compares in time independent of where the strings differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/listener.hpp ----
+
+
+
+namespace lp::detail {
+
+// An httplib server set up the way every server of a launch needs it, and
+// run on a thread of its own.
+class listener {
+ public:
+  explicit listener(std::size_t max_threads) {
+    server_.new_task_queue = [max_threads] { return new thread_pool(max_threads); };
+    server_.set_tcp_nodelay(true);
+  }
+  listener(const listener&) = delete;
+  listener& operator=(const listener&) = delete;
+  ~listener() { stop(); }
+
+  httplib::Server& server() { return server_; }
+
+  // Binds host:port (port 0: any free port) and serves; returns the port,
+  // or -1 if it cannot bind. Connections are accepted once it returns.
+  int start(const std::string& host, int port) {
+    int bound = port;
+    if (port == 0) bound = server_.bind_to_any_port(host);
+    else if (!server_.bind_to_port(host, port)) bound = -1;
+    if (bound < 0) return -1;
+    // Debian's libcpp-httplib was built with a listen backlog of 5, so a
+    // burst of new connections (64 node processes starting) would wait for
+    // SYN retries; widen it.
+    server_.widen_backlog();
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // httplib's stop() does nothing until the listener runs, so wait for it.
+    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return bound;
+  }
+
+  // Stops accepting; `before_join` runs between closing the listening socket
+  // and waiting for the connection threads.
+  template <class F = void (*)()>
+  void stop(F before_join = [] {}) {
+    if (!thread_.joinable()) return;
+    server_.stop();
+    before_join();
+    thread_.join();
+  }
+
+  bool running() const { return thread_.joinable(); }
+
+ private:
+  struct server_with_backlog : httplib::Server {
+    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  };
+
+  server_with_backlog server_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+
 namespace lp::detail {
 
 // Serves one node over HTTP (protocol v1, docs/protocol.md).
@@ -1267,8 +1474,10 @@ class http_server {
   // A larger request body is refused with 413 before it is read.
   static constexpr std::size_t max_body_bytes = std::size_t{256} << 20;
 
-  http_server(node_instance& node, const node_identity& identity, launch_state& launch)
-      : node_(node), identity_(identity), launch_(launch) {
+  // An empty secret serves everyone (an --lp_insecure launch).
+  http_server(node_instance& node, const node_identity& identity, launch_state& launch,
+              std::string secret)
+      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)) {
     configure();
   }
   http_server(const http_server&) = delete;
@@ -1278,67 +1487,92 @@ class http_server {
   // Binds host:port (port 0: any free port), serves on a thread of its own,
   // and returns the URL once connections are accepted.
   std::string start(const std::string& host, int port) {
-    int bound = port == 0 ? server_.bind_to_any_port(host) : port;
-    if (bound < 0 || (port != 0 && !server_.bind_to_port(host, port)))
+    int bound = listener_.start(host, port);
+    if (bound < 0)
       throw error("bind_error", "node '" + identity_.label + "' cannot listen on " + host + ":" +
                                     std::to_string(port) + ": " + std::strerror(errno));
-    // Debian's libcpp-httplib was built with a listen backlog of 5, so a
-    // burst of new connections would wait for SYN retries; widen it.
-    server_.widen_backlog();
-    url_ = "http://" + host + ":" + std::to_string(bound);
-    listener_ = std::thread([this] { server_.listen_after_bind(); });
-    // httplib's stop() does nothing until the listener runs, so wait for it.
-    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    bound_ = {host, bound};
+    url_ = bound_.url();
     return url_;
   }
 
   const std::string& url() const noexcept { return url_; }
+  const address& bound() const noexcept { return bound_; }
 
-  // From now on new calls get 503 "stopping"; calls already running finish.
+  // From now on new calls get 503 "stopping"; calls already running finish,
+  // and their replies are written (httplib writes a reply after the handler
+  // returns; one whose client has gone is given up after a second).
   void drain() {
     std::unique_lock lock(mutex_);
     draining_ = true;
     idle_.wait(lock, [&] { return in_flight_ == 0; });
+    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
   }
 
   void stop() {
-    if (listener_.joinable()) {
-      drain();
-      server_.stop();
-      listener_.join();
-    }
+    if (!listener_.running()) return;
+    drain();
+    listener_.stop([this] { hang_up(bound_.port); });
   }
 
  private:
-  struct server : httplib::Server {
-    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
-  };
+  // httplib keeps an idle keep-alive connection open for its whole timeout
+  // and offers no way to close it, so a stopping node would wait for peers
+  // that have not hung up. Every socket of this process whose local port is
+  // the node's, once the listener is closed, is such a connection: shutting
+  // it down (not closing: its fd stays httplib's) ends it at once.
+  static void hang_up(int port) {
+    DIR* fds = ::opendir("/proc/self/fd");
+    if (!fds) return;
+    while (auto* entry = ::readdir(fds)) {
+      int fd = std::atoi(entry->d_name);
+      struct stat info {};
+      sockaddr_storage local{};
+      socklen_t length = sizeof local;
+      if (fd <= 2 || ::fstat(fd, &info) != 0 || !S_ISSOCK(info.st_mode) ||
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0)
+        continue;
+      int local_port = local.ss_family == AF_INET
+                           ? ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port)
+                       : local.ss_family == AF_INET6
+                           ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                           : -1;
+      if (local_port == port) ::shutdown(fd, SHUT_RDWR);
+    }
+    ::closedir(fds);
+  }
 
   void configure() {
-    server_.new_task_queue = [] { return new thread_pool(4096); };
-    server_.set_tcp_nodelay(true);
-    server_.set_keep_alive_max_count(std::size_t{1} << 30);
-    server_.set_keep_alive_timeout(keep_alive_seconds);
-    server_.set_payload_max_length(max_body_bytes);
-    server_.Post(R"(/lp/v1/call/([^/]*))",
+    auto& server = listener_.server();
+    // httplib calls the logger on the handler's thread once the reply is written.
+    server.set_logger([this](const httplib::Request&, const httplib::Response&) {
+      if (!reply_pending()) return;
+      reply_pending() = false;
+      std::lock_guard lock(mutex_);
+      if (--unwritten_ == 0) idle_.notify_all();
+    });
+    server.set_keep_alive_max_count(std::size_t{1} << 30);
+    server.set_keep_alive_timeout(keep_alive_seconds);
+    server.set_payload_max_length(max_body_bytes);
+    server.Post(R"(/lp/v1/call/([^/]*))",
                  [this](const httplib::Request& req, httplib::Response& res) { call(req, res); });
-    server_.Get(protocol::describe_path,
+    server.Get(protocol::describe_path,
                 [this](const httplib::Request& req, httplib::Response& res) {
+                  if (!authorized(req, res, "")) return;
                   json body = node_.describe();
                   body["program"] = identity_.program;
                   body["node"] = identity_.label;
                   body["protocol"] = 1;
                   reply(req, res, 200, body, protocol::format::json);
                 });
-    server_.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
+    server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !draining();
       reply(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
             protocol::format::json);
     });
     // httplib calls this for every status >= 400; only its own bare errors
     // (unknown route, unreadable request) still need a body.
-    server_.set_error_handler(httplib::Server::HandlerWithResponse(
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
       auto code = res.status == 404   ? "no_such_route"
@@ -1353,6 +1587,31 @@ class http_server {
             protocol::format::json);
       return httplib::Server::HandlerResponse::Handled;
     }));
+  }
+
+  // Every route but health needs the launch's secret as a bearer token.
+  bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
+    if (secret_.empty()) return true;
+    auto given = req.get_header_value("Authorization");
+    constexpr std::string_view scheme = "Bearer ";
+    if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
+        same_secret(std::string_view(given).substr(scheme.size()), secret_))
+      return true;
+    reply(req, res, 401,
+          protocol::error_body("unauthenticated",
+                               given.empty()
+                                   ? "this node needs 'Authorization: Bearer <secret>'; the "
+                                     "secret is in the launch's run directory (docs/protocol.md)"
+                                   : "the bearer token is not this launch's secret",
+                               identity_.label, method),
+          protocol::format::json);
+    return false;
+  }
+
+  // Whether this thread's current request is a call whose reply is unwritten.
+  static bool& reply_pending() {
+    thread_local bool pending = false;
+    return pending;
   }
 
   bool draining() {
@@ -1378,6 +1637,7 @@ class http_server {
       reply(req, res, status, protocol::error_body(code, message, identity_.label, method),
             format);
     };
+    if (!authorized(req, res, method)) return;
     auto format = protocol::format_of(req.get_header_value("Content-Type"));
     if (!format)
       return fail(415, "unsupported_media_type",
@@ -1389,6 +1649,8 @@ class http_server {
       if (draining_)
         return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
       ++in_flight_;
+      ++unwritten_;
+      reply_pending() = true;
     }
     struct done {
       http_server& self;
@@ -1428,64 +1690,20 @@ class http_server {
   node_instance& node_;
   const node_identity& identity_;
   launch_state& launch_;
-  server server_;
-  std::thread listener_;
+  const std::string secret_;
+  address bound_;
   std::string url_;
   std::mutex mutex_;
   std::condition_variable idle_;
-  int in_flight_ = 0;
+  int in_flight_ = 0;  // calls whose handler runs
+  int unwritten_ = 0;  // calls whose reply is not written yet
+  listener listener_{4096};  // last: it stops before what its handlers use
   bool draining_ = false;
 };
 
 }  // namespace lp::detail
-#include <map>
 
 namespace lp::detail {
-
-// Where each node of a launch serves. A call to a node that does not serve
-// yet waits here for its address instead of failing.
-class address_book {
- public:
-  struct address {
-    std::string host;
-    int port = 0;
-  };
-
-  void publish(const std::string& label, address where) {
-    {
-      std::lock_guard lock(mutex_);
-      addresses_[label] = std::move(where);
-    }
-    changed_.notify_all();
-  }
-
-  // Calls fail from now on, rather than wait for a node that never comes.
-  void close() {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  address lookup(const std::string& label, const std::string& method,
-                 std::chrono::steady_clock::duration timeout) {
-    std::unique_lock lock(mutex_);
-    bool known = changed_.wait_for(lock, timeout, [&] {
-      return closed_ || addresses_.count(label) != 0;
-    });
-    if (closed_) throw transport_error(label, method, "the program has stopped");
-    if (!known)
-      throw transport_error(label, method, "the node did not start serving in time");
-    return addresses_[label];
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, address> addresses_;
-  bool closed_ = false;
-};
 
 // A channel over HTTP keep-alive connections, pooled: concurrent calls each
 // take a connection of their own, and a finished call gives its connection
@@ -1500,26 +1718,30 @@ class http_channel final : public channel {
 
   struct options {
     std::chrono::seconds connect_timeout{5};
+    // Also bounds the wait for a node that does not serve yet.
     std::chrono::seconds call_timeout{120};
+    std::string secret;  // empty: an --lp_insecure launch
   };
 
-  http_channel(std::string node, std::shared_ptr<address_book> book, options settings)
-      : node_(std::move(node)), book_(std::move(book)), options_(settings) {}
+  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
+      : node_(std::move(node)), directory_(std::move(nodes)), options_(std::move(settings)) {}
 
   const std::string& node() const override { return node_; }
 
   json call(const std::string& method, const json& args) override {
-    auto where = book_->lookup(node_, method, options_.connect_timeout);
+    auto where = directory_->lookup(node_, method, options_.call_timeout);
     auto connection = acquire(where);
     auto body = protocol::encode(args, protocol::format::cbor);
     httplib::Headers headers{{"Accept", protocol::cbor_type}};
+    if (!options_.secret.empty()) headers.emplace("Authorization", "Bearer " + options_.secret);
     auto result = connection->Post(std::string(protocol::call_prefix) + method, headers,
                                    body.data(), body.size(), protocol::cbor_type);
-    if (!result)
+    if (!result) {
+      directory_->forget(node_, where);
       throw transport_error(node_, method,
-                            "no answer from http://" + where.host + ":" +
-                                std::to_string(where.port) + " (" +
+                            "no answer from " + where.url() + " (" +
                                 httplib::to_string(result.error()) + ")");
+    }
     release(std::move(connection));
     return interpret(method, *result);
   }
@@ -1537,7 +1759,7 @@ class http_channel final : public channel {
     clock::time_point idle_since;
   };
 
-  std::unique_ptr<httplib::Client> acquire(const address_book::address& where) {
+  std::unique_ptr<httplib::Client> acquire(const address& where) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) throw transport_error(node_, "", "the program has stopped");
@@ -1586,7 +1808,7 @@ class http_channel final : public channel {
   }
 
   const std::string node_;
-  const std::shared_ptr<address_book> book_;
+  const std::shared_ptr<directory> directory_;
   const options options_;
   std::mutex mutex_;
   std::vector<pooled> idle_;
@@ -1654,6 +1876,7 @@ std::unique_ptr<T> build(A&&... args) {
 }
 
 }  // namespace lp::detail
+#include <set>
 
 namespace lp {
 
@@ -1669,6 +1892,13 @@ struct node_spec {
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
   std::function<std::unique_ptr<node_instance>(const connector&)> build;
+};
+
+// What a group asks of the launch policies that run processes.
+struct group_settings {
+  int max_restarts = 0;                            // restarts of a failed node
+  std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
+  bool colocated = false;                          // all its nodes in one process
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -1713,6 +1943,25 @@ class program {
 
   const std::string& name() const noexcept { return name_; }
   const std::vector<detail::node_spec>& nodes() const noexcept { return nodes_; }
+
+  // A group's settings; a node outside any group (group "") has the defaults.
+  detail::group_settings settings_of(const std::string& group) const {
+    auto found = groups_.find(group);
+    return found == groups_.end() ? detail::group_settings{} : found->second.settings;
+  }
+
+  // The handle of an existing node, for code that did not keep the one
+  // add_node returned. Throws lp::graph_error if there is no such node or it
+  // serves another service.
+  template <class T>
+  handle<T> find(std::string_view label) const {
+    static_assert(service<T>, "program::find<T>: T is not a service");
+    const auto& spec = node(label);
+    if (spec.service != service_definition<T>::name)
+      throw graph_error("node '" + spec.label + "' serves " + spec.service + ", not " +
+                        std::string(service_definition<T>::name));
+    return handle<T>(this, spec.label);
+  }
 
   const detail::node_spec& node(std::string_view label) const {
     for (const auto& spec : nodes_)
@@ -1774,9 +2023,14 @@ class program {
     return groups_.count(label) != 0;
   }
 
+  struct group_state {
+    int size = 0;
+    detail::group_settings settings;
+  };
+
   std::string name_;
   std::vector<detail::node_spec> nodes_;
-  std::map<std::string, int> groups_;  // group name -> nodes added so far
+  std::map<std::string, group_state> groups_;
 };
 
 // A named set of nodes of one program, labelled "<group>/<index>".
@@ -1785,11 +2039,32 @@ class node_group {
  public:
   template <class T, class... Args>
   handle<T> add_node(Args&&... args) {
-    int index = program_->groups_[name_]++;
+    int index = program_->groups_[name_].size++;
     return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
                             std::forward<Args>(args)...);
   }
   const std::string& name() const noexcept { return name_; }
+
+  // When a node of this group fails (exits non-zero or is killed), start it
+  // again, at most max_restarts times, waiting `backoff` and twice as long
+  // each time after. Callers reach the new process through the launch's
+  // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
+  // launches that run processes; in the multi-threading ones a failure stops
+  // the program.
+  node_group& restart_on_failure(int max_restarts,
+                                 std::chrono::milliseconds backoff = std::chrono::milliseconds(200)) {
+    auto& settings = program_->groups_[name_].settings;
+    settings.max_restarts = max_restarts;
+    settings.restart_backoff = backoff;
+    return *this;
+  }
+
+  // Runs every node of this group as threads of one process, instead of a
+  // process each: less isolation, fewer processes.
+  node_group& colocate() {
+    program_->groups_[name_].settings.colocated = true;
+    return *this;
+  }
 
  private:
   friend class program;
@@ -1798,6 +2073,25 @@ class node_group {
   std::string name_;
 };
 
+namespace detail {
+// The labels of the nodes with a run() among `names` (labels or group names).
+inline std::set<std::string> runnable_labels(const program& graph,
+                                             const std::vector<std::string>& names) {
+  std::set<std::string> labels;
+  for (const auto& name : names) {
+    bool known = false;
+    for (const auto& spec : graph.nodes()) {
+      if (spec.label != name && spec.group != name) continue;
+      known = true;
+      if (spec.has_run) labels.insert(spec.label);
+    }
+    if (!known)
+      throw graph_error("program '" + graph.name() + "' has no node or group '" + name + "'");
+  }
+  return labels;
+}
+}  // namespace detail
+
 inline node_group program::group(std::string name) {
   detail::check_name(name, "a group name");
   if (!groups_.count(name)) {
@@ -1805,7 +2099,7 @@ inline node_group program::group(std::string name) {
       if (spec.label == name)
         throw graph_error("program '" + name_ + "' already has a node named '" + name +
                           "'; a group cannot take its name");
-    groups_[name] = 0;
+    groups_[name] = {};
   }
   return node_group(this, std::move(name));
 }
@@ -1814,14 +2108,28 @@ inline node_group program::group(std::string name) {
 
 namespace lp::detail {
 
-// Runs every node of a program in this process: each its own loopback HTTP
-// server, each run() its own thread. Both multi-threading launch policies
-// are this, with different ways to wait and to stop.
-class in_process_launch {
+struct host_options {
+  std::string policy;               // the launch policy's flag name
+  std::vector<std::string> labels;  // the nodes to run here; empty: all of them
+  std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
+  std::string secret;  // empty: serve and call without one (--lp_insecure)
+  std::string bind_host = "127.0.0.1";
+  // Told when a node's run() returns (a launcher in another process).
+  std::function<void(const std::string& label)> run_finished;
+  // Stop once every run() here has returned: right when this process hosts
+  // the whole program and no test wants to look at it afterwards.
+  bool stop_when_runs_finish = true;
+};
+
+// Runs some nodes of a program in this process: each its own HTTP server,
+// each run() its own thread. Every launch policy hosts its nodes with this:
+// all of them in one process (multi-threading), or a few per process.
+class node_host {
  public:
-  in_process_launch(const program& graph, std::string policy)
-      : state_(std::make_shared<launch_state>(graph.name(), std::move(policy))),
-        book_(std::make_shared<address_book>()) {
+  node_host(const program& graph, host_options options)
+      : graph_(graph),
+        options_(std::move(options)),
+        state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
     launch_registry::get().add(state_);
     try {
       start(graph);
@@ -1830,20 +2138,35 @@ class in_process_launch {
       throw;
     }
   }
-  in_process_launch(const in_process_launch&) = delete;
-  in_process_launch& operator=(const in_process_launch&) = delete;
-  ~in_process_launch() { shutdown(); }
+  node_host(const node_host&) = delete;
+  node_host& operator=(const node_host&) = delete;
+  ~node_host() { shutdown(); }
 
   launch_state& state() { return *state_; }
+  const std::string& secret() const { return options_.secret; }
 
   // A channel to the node with this label; one per node, shared.
   std::shared_ptr<channel> connect(const std::string& label) {
     std::lock_guard lock(mutex_);
     auto& slot = channels_[label];
-    if (!slot) slot = std::make_shared<http_channel>(label, book_, http_channel::options{});
+    if (!slot)
+      slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
     return slot;
   }
 
+  // Waits until the run() of every node named (labels or group names) has
+  // returned, or the program stops. True in the first case.
+  bool wait_finished(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end());
+    };
+    std::unique_lock lock(mutex_);
+    finished_changed_.wait(lock, [&] { return done() || state_->stop_requested(); });
+    return done();
+  }
+
+  // Label -> URL of the nodes hosted here.
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
     for (const auto& node : nodes_) out[node->identity.label] = node->server->url();
@@ -1851,8 +2174,8 @@ class in_process_launch {
   }
 
   // Stops the program (if nobody has yet) and waits until everything it
-  // started is gone: run() threads joined, calls drained, servers closed,
-  // nodes destroyed. Safe to call twice.
+  // started here is gone: run() threads joined, calls drained, servers
+  // closed, nodes destroyed. Safe to call twice.
   void shutdown() {
     std::lock_guard once(shutdown_mutex_);
     if (done_) return;
@@ -1861,9 +2184,9 @@ class in_process_launch {
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
     for (auto& node : nodes_) node->server->drain();
-    // Our own idle connections would keep server threads waiting out their
+    // Our own idle connections would keep servers' threads waiting out their
     // keep-alive; close them first so the servers stop at once.
-    book_->close();
+    options_.nodes->close();
     {
       std::lock_guard lock(mutex_);
       for (auto& [label, channel] : channels_) channel->close();
@@ -1874,54 +2197,86 @@ class in_process_launch {
   }
 
  private:
-  struct running_node {
+  struct hosted_node {
     node_identity identity;
+    bool has_run = false;
     std::unique_ptr<node_instance> instance;
     std::unique_ptr<http_server> server;
     std::thread runner;
   };
 
+  http_channel::options channel_options() const {
+    http_channel::options settings;
+    settings.secret = options_.secret;
+    return settings;
+  }
+
+  bool hosts(const std::string& label) const {
+    if (options_.labels.empty()) return true;
+    for (const auto& wanted : options_.labels)
+      if (wanted == label) return true;
+    return false;
+  }
+
   void start(const program& graph) {
     auto connector = [this](const std::string& label) { return connect(label); };
     for (const auto& spec : graph.nodes()) {
-      auto node = std::make_unique<running_node>();
+      if (!hosts(spec.label)) continue;
+      auto node = std::make_unique<hosted_node>();
       node->identity = {spec.label, spec.group, spec.index, graph.name(), state_->policy()};
+      node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
       node->instance = spec.build(connector);
-      node->server = std::make_unique<http_server>(*node->instance, node->identity, *state_);
+      node->server = std::make_unique<http_server>(*node->instance, node->identity, *state_,
+                                                   options_.secret);
       nodes_.push_back(std::move(node));
     }
+    for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
-      node->server->start("127.0.0.1", 0);
-      auto port = node->server->url().substr(node->server->url().rfind(':') + 1);
-      book_->publish(node->identity.label, {"127.0.0.1", std::stoi(port)});
+      node->server->start(options_.bind_host, 0);
+      options_.nodes->publish(node->identity.label, node->server->bound());
       std::cerr << "[lp] " << node->identity.label << " serving at " << node->server->url()
                 << std::endl;
     }
     std::size_t runnable = 0;
-    for (const auto& spec : graph.nodes()) runnable += spec.has_run;
-    remaining_runs_ = runnable;
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      if (!graph.nodes()[i].has_run) continue;
-      auto* node = nodes_[i].get();
-      node->runner = std::thread([this, node] {
+    for (const auto& node : nodes_) runnable += node->has_run;
+    // wait_finished also wakes when the program stops.
+    state_->on_stop([this] {
+      std::lock_guard lock(mutex_);
+      finished_changed_.notify_all();
+    });
+    for (auto& node : nodes_) {
+      if (!node->has_run) continue;
+      node->runner = std::thread([this, node = node.get(), runnable] {
         node_scope scope(node->identity, *state_);
         try {
           node->instance->run();
         } catch (...) {
           state_->fail(node->identity.label, std::current_exception());
+          return;
+        }
+        if (options_.run_finished) options_.run_finished(node->identity.label);
+        bool all_done;
+        {
+          std::lock_guard lock(mutex_);
+          finished_.insert(node->identity.label);
+          all_done = finished_.size() == runnable;
+          finished_changed_.notify_all();
         }
         // A program whose run() nodes have all returned has nothing left to do.
-        if (--remaining_runs_ == 0) state_->request_stop();
+        if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
+          state_->request_stop();
       });
     }
   }
 
+  const program& graph_;
+  host_options options_;
   std::shared_ptr<launch_state> state_;
-  std::shared_ptr<address_book> book_;
-  std::vector<std::unique_ptr<running_node>> nodes_;
-  std::atomic<std::size_t> remaining_runs_{0};
+  std::vector<std::unique_ptr<hosted_node>> nodes_;
   std::mutex mutex_;
+  std::condition_variable finished_changed_;
+  std::set<std::string> finished_;
   std::map<std::string, std::shared_ptr<http_channel>> channels_;
   std::mutex shutdown_mutex_;
   bool done_ = false;
@@ -1929,24 +2284,895 @@ class in_process_launch {
 
 }  // namespace lp::detail
 
-namespace lp {
+// ---- launchpad/detail/process_launch.hpp ----
 
-// Every node a thread of one process, each serving on its own loopback HTTP
-// port. Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second
-// one exits at once.
-struct local_multi_threading {
-  static constexpr std::string_view flag = "local_mt";
+// The launcher of a program whose nodes are processes: it starts them, keeps
+// the rendezvous, restarts the failed ones its groups allow, stops them all
+// in order, and says how each ended.
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <fstream>
+
+// ---- launchpad/detail/output.hpp ----
+
+// The lines node processes print, as the launcher shows them.
+
+#include <poll.h>
+
+#include <cerrno>
+
+namespace lp::detail {
+
+inline void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Reads every node's stdout and stderr through pipes and writes each whole
+// line to the launcher's own stdout or stderr, behind a "[label] " prefix
+// (coloured on a terminal). Lines are never cut into one another, and the
+// last lines of each node are kept for the failure summary.
+class output_pump {
+ public:
+  static constexpr std::size_t kept_lines = 20;
+
+  output_pump() {
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw error("launch_error", "cannot create a pipe");
+    colour_ = ::isatty(1) && ::isatty(2);
+    thread_ = std::thread([this] { pump(); });
+  }
+  output_pump(const output_pump&) = delete;
+  output_pump& operator=(const output_pump&) = delete;
+  ~output_pump() { close(); }
+
+  // A pipe for the node's stream `target` (1 or 2); the child gets the
+  // returned write end, which the launcher closes once the child has it.
+  int open(const std::string& label, int target) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw error("launch_error", "cannot create a pipe");
+    {
+      std::lock_guard lock(mutex_);
+      auto colour = colours_.emplace(label, colours_.size() % 6 + 1).first->second;
+      std::string prefix = "[" + label + "] ";
+      if (colour_) prefix = "\033[1;3" + std::to_string(colour) + "m" + prefix + "\033[0m";
+      streams_.push_back({ends[0], target, label, prefix, {}});
+    }
+    wake();
+    return ends[1];
+  }
+
+  // The last lines a node printed, oldest first.
+  std::vector<std::string> last_lines(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    auto& lines = recent_[label];
+    return {lines.begin(), lines.end()};
+  }
+
+  // Waits until every pipe is at its end (all writers gone), then stops; a
+  // pipe some stray grandchild still holds open is given up after 2 s.
+  void close() {
+    if (!thread_.joinable()) return;
+    closing_ = true;
+    wake();
+    thread_.join();
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+
+ private:
+  struct stream {
+    int fd;
+    int target;
+    std::string label, prefix, partial;
+  };
+
+  void wake() {
+    char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
+  }
+
+  void pump() {
+    std::vector<char> buffer(65536);
+    std::chrono::steady_clock::time_point give_up{};
+    for (;;) {
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
+          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+          for (auto& s : streams_) {
+            emit(s, true);
+            ::close(s.fd);
+          }
+          streams_.clear();
+          return;
+        }
+        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
+      if (fds[0].revents) {
+        char drain[64];
+        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        std::lock_guard lock(mutex_);
+        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+          if (it->fd != fds[i].fd) continue;
+          if (n > 0) {
+            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
+            emit(*it, false);
+          } else {
+            emit(*it, true);
+            ::close(it->fd);
+            streams_.erase(it);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Writes the complete lines of s (and, at its end, what is left).
+  void emit(stream& s, bool at_end) {
+    std::size_t start = 0;
+    std::string out;
+    for (auto newline = s.partial.find('\n'); newline != std::string::npos;
+         newline = s.partial.find('\n', start)) {
+      add(s, s.partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    s.partial.erase(0, start);
+    if (at_end && !s.partial.empty()) {
+      add(s, s.partial, out);
+      s.partial.clear();
+    }
+    if (!out.empty()) write_all(s.target, out);
+  }
+
+  void add(const stream& s, const std::string& line, std::string& out) {
+    out += s.prefix + line + "\n";
+    auto& lines = recent_[s.label];
+    lines.push_back(line);
+    if (lines.size() > kept_lines) lines.pop_front();
+  }
+
+  int wake_[2] = {-1, -1};
+  bool colour_ = false;
+  std::atomic<bool> closing_{false};
+  std::mutex mutex_;
+  std::vector<stream> streams_;
+  std::map<std::string, std::size_t> colours_;
+  std::map<std::string, std::deque<std::string>> recent_;
+  std::thread thread_;
 };
 
-namespace detail {
+}  // namespace lp::detail
 
-// Turns SIGINT and SIGTERM into lp::stop() while it lives. The handler only
-// writes the signal's number to a pipe (about all a signal handler may
-// safely do); a thread of its own reads the pipe and stops the program. A
-// second signal exits at once. The previous handlers come back afterwards.
+// ---- launchpad/detail/process.hpp ----
+
+// Starting and ending the node processes of a launch.
+
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+
+extern char** environ;
+
+namespace lp::detail {
+
+// The path of the running executable, so a launch can start it again.
+inline std::string this_executable() {
+  std::string path(4096, '\0');
+  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0) throw error("launch_error", "cannot find this program's executable");
+  path.resize(static_cast<std::size_t>(length));
+  return path;
+}
+
+struct child_process {
+  std::string executable;
+  std::vector<std::string> arguments;    // argv, from argv[0]
+  std::vector<std::string> environment;  // added to this process's, "NAME=value"
+  int output_fd = -1;                    // becomes the child's stdout
+  int error_fd = -1;                     // becomes the child's stderr
+};
+
+// Starts the child in a process group of its own, so a Ctrl+C at the
+// terminal reaches only the launcher, which stops the nodes in order. The
+// child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
+// thread alive for as long as the launch runs.
+inline pid_t spawn(const child_process& child) {
+  // Everything the child needs is prepared here: between fork and exec it
+  // may only make async-signal-safe calls.
+  std::vector<char*> argv, envp;
+  for (const auto& argument : child.arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  for (char** variable = environ; *variable; ++variable) envp.push_back(*variable);
+  for (const auto& variable : child.environment) envp.push_back(const_cast<char*>(variable.c_str()));
+  envp.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  sigset_t none;
+  sigemptyset(&none);
+
+  pid_t pid = ::fork();
+  if (pid < 0) throw error("launch_error", std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
+    ::dup2(child.output_fd, 1);
+    ::dup2(child.error_fd, 2);
+    // Nothing of the launcher's leaks in: not its other pipes, not its
+    // listening sockets, not its blocked signals.
+    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(child.executable.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
+  return pid;
+}
+
+// How a child ended, in words for the launch's summary.
+inline std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = ::sigabbrev_np(WTERMSIG(status));
+    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/rendezvous.hpp ----
+
+// How the node processes of a launch find each other. The launcher serves
+// a small HTTP directory on loopback; each node publishes its address there
+// once it serves, and callers look addresses up there, waiting for nodes
+// that do not serve yet. Nodes bind port 0, so no port is ever picked in
+// advance and raced for.
+
+
+
+namespace lp::detail {
+
+// The launcher's side.
+class rendezvous_server {
+ public:
+  struct callbacks {
+    std::function<void(const std::string& label)> stop_requested;
+    std::function<void(const std::string& label)> run_finished;
+  };
+
+  rendezvous_server(std::string secret, callbacks on) : secret_(std::move(secret)), on_(std::move(on)) {
+    auto& server = listener_.server();
+    server.set_keep_alive_timeout(2);
+    auto guarded = [this](auto handler) {
+      return [this, handler](const httplib::Request& req, httplib::Response& res) {
+        auto given = req.get_header_value("Authorization");
+        if (!secret_.empty() && !same_secret(given, "Bearer " + secret_)) {
+          res.status = 401;
+          res.set_content(R"({"error":"unauthenticated"})", "application/json");
+          return;
+        }
+        try {
+          handler(req, res);
+        } catch (const std::exception& e) {
+          res.status = 400;
+          res.set_content(json{{"error", e.what()}}.dump(), "application/json");
+        }
+      };
+    };
+    server.Post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
+      auto body = json::parse(req.body);
+      publish(body.at("label").template get<std::string>(),
+              {body.at("host").template get<std::string>(), body.at("port").template get<int>()});
+      res.set_content("{}", "application/json");
+    }));
+    server.Get("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+      auto label = req.get_param_value("label");
+      auto wait = std::chrono::milliseconds(
+          std::clamp(std::stol(req.get_param_value("wait_ms")), 0L, 10'000L));
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, wait, [&] {
+        return closed_ || nodes_[label].where || nodes_[label].gone;
+      });
+      auto& entry = nodes_[label];
+      if (entry.where) {
+        res.set_content(json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
+                        "application/json");
+      } else {
+        res.status = entry.gone || closed_ ? 410 : 404;
+        res.set_content(
+            json{{"error", entry.gone ? *entry.gone : closed_ ? "the program has stopped"
+                                                              : "not serving yet"}}
+                .dump(),
+            "application/json");
+      }
+    }));
+    server.Post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
+      on_.stop_requested(json::parse(req.body).at("label").template get<std::string>());
+      res.set_content("{}", "application/json");
+    }));
+    server.Post("/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
+      on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
+      res.set_content("{}", "application/json");
+    }));
+    int port = listener_.start("127.0.0.1", 0);
+    if (port < 0) throw error("launch_error", "the launcher cannot listen on 127.0.0.1");
+    url_ = "http://127.0.0.1:" + std::to_string(port);
+  }
+  rendezvous_server(const rendezvous_server&) = delete;
+  rendezvous_server& operator=(const rendezvous_server&) = delete;
+  ~rendezvous_server() {
+    close();
+    listener_.stop();
+  }
+
+  const std::string& url() const { return url_; }
+
+  void publish(const std::string& label, const address& where) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where = where;
+      nodes_[label].gone.reset();
+    }
+    changed_.notify_all();
+  }
+
+  // The node's process ended; `restarting` keeps callers waiting for the
+  // next one, otherwise they fail at once with `reason`.
+  void withdraw(const std::string& label, bool restarting, const std::string& reason) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where.reset();
+      if (!restarting) nodes_[label].gone = reason;
+    }
+    changed_.notify_all();
+  }
+
+  std::optional<address> find(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    return nodes_[label].where;
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  struct entry {
+    std::optional<address> where;
+    std::optional<std::string> gone;
+  };
+
+  const std::string secret_;
+  const callbacks on_;
+  std::string url_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, entry> nodes_;
+  bool closed_ = false;
+  listener listener_{1024};  // last: it stops before what its handlers use
+};
+
+// A node process's side: a directory that asks the launcher, and remembers.
+class rendezvous_directory final : public directory {
+ public:
+  rendezvous_directory(std::string url, std::string secret)
+      : url_(std::move(url)), secret_(std::move(secret)) {}
+
+  void publish(const std::string& label, const address& where) override {
+    post("/lp/v1/rendezvous/publish", {{"label", label}, {"host", where.host}, {"port", where.port}});
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw transport_error(label, method, "the program has stopped");
+      if (auto known = cache_.find(label); known != cache_.end()) return known->second;
+    }
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        throw transport_error(label, method, "the node did not start serving in time");
+      auto client = connect();
+      client.set_read_timeout(std::chrono::seconds(15));
+      auto reply = client.Get("/lp/v1/rendezvous/lookup?label=" + label + "&wait_ms=" +
+                              std::to_string(std::min<long>(left.count(), 5000)));
+      if (!reply)
+        throw transport_error(label, method, "the launcher does not answer; it may have stopped");
+      if (reply->status == 200) {
+        auto body = json::parse(reply->body);
+        address where{body.at("host").get<std::string>(), body.at("port").get<int>()};
+        std::lock_guard lock(mutex_);
+        cache_[label] = where;
+        return where;
+      }
+      if (reply->status != 404) {
+        auto body = json::parse(reply->body, nullptr, false);
+        throw transport_error(label, method,
+                              body.is_object() && body.contains("error")
+                                  ? "the node is gone: " + body["error"].get<std::string>()
+                                  : "the launcher answered HTTP " + std::to_string(reply->status));
+      }
+    }
+  }
+
+  void forget(const std::string& label, const address& where) override {
+    std::lock_guard lock(mutex_);
+    if (auto known = cache_.find(label); known != cache_.end() && known->second == where)
+      cache_.erase(known);
+  }
+
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+
+  // Best effort: during a stop the launcher may already be gone.
+  void tell(const std::string& what, const std::string& label) {
+    try {
+      post("/lp/v1/rendezvous/" + what, {{"label", label}});
+    } catch (const std::exception&) {
+    }
+  }
+
+ private:
+  httplib::Client connect() const {
+    httplib::Client client(url_);
+    client.set_tcp_nodelay(true);
+    client.set_connection_timeout(std::chrono::seconds(5));
+    if (!secret_.empty()) client.set_default_headers({{"Authorization", "Bearer " + secret_}});
+    return client;
+  }
+
+  void post(const std::string& path, const json& body) {
+    auto client = connect();
+    auto reply = client.Post(path, body.dump(), "application/json");
+    if (!reply || reply->status != 200)
+      throw error("launch_error", "the launcher's rendezvous at " + url_ + " did not take " + path +
+                                      " (" + (reply ? "HTTP " + std::to_string(reply->status)
+                                                    : httplib::to_string(reply.error())) +
+                                      ")");
+  }
+
+  const std::string url_, secret_;
+  std::mutex mutex_;
+  std::map<std::string, address> cache_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// What a node process learns from its launcher, through the environment
+// (never argv, which every user of the machine can read).
+namespace child_env {
+inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
+inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
+inline constexpr const char* secret = "LP_SECRET";
+inline constexpr const char* launcher = "LP_LAUNCHER_PID";
+inline constexpr const char* policy = "LP_POLICY";
+inline constexpr const char* run_dir = "LP_RUN_DIR";
+}  // namespace child_env
+
+struct process_options {
+  std::string policy = "local_mp";
+  std::string executable;              // default: this program
+  std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
+  std::chrono::seconds termination_notice{10};
+  bool log_files = false;  // one file per node instead of prefixed lines
+  std::string log_dir;     // default: logs/ in the run directory
+  bool insecure = false;
+  // Stop once every run() has returned; a test controller leaves that to the
+  // test, which may still want to ask the nodes that serve.
+  bool stop_when_runs_finish = true;
+};
+
+class process_launch {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  struct failure {
+    std::string unit;  // the process: a node's label, or a colocated group's name
+    std::string how;
+    std::vector<std::string> last_lines;
+  };
+
+  process_launch(const program& graph, process_options options)
+      : graph_(graph), options_(std::move(options)) {
+    if (options_.executable.empty()) options_.executable = this_executable();
+    if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
+    secret_ = options_.insecure ? "" : make_secret();
+    make_run_dir();
+    plan_units();
+    rendezvous_ = std::make_unique<rendezvous_server>(
+        secret_, rendezvous_server::callbacks{
+                     [this](const std::string& label) {
+                       std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
+                       request_stop();
+                     },
+                     [this](const std::string& label) { run_finished(label); }});
+    supervisor_ = std::thread([this] { supervise(); });
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return started_ || ended_; });
+    if (start_error_) std::rethrow_exception(start_error_);
+  }
+  process_launch(const process_launch&) = delete;
+  process_launch& operator=(const process_launch&) = delete;
+  ~process_launch() {
+    request_stop();
+    if (supervisor_.joinable()) supervisor_.join();
+    rendezvous_.reset();
+    output_.close();
+    if (!options_.insecure) ::unlink((run_dir_ + "/secret").c_str());
+    if (!options_.log_files) ::rmdir(run_dir_.c_str());
+  }
+
+  // Asks every node process to stop (SIGTERM), then kills those still there
+  // after the termination notice.
+  void request_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_requested_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  // Kills every node process at once (a second Ctrl+C).
+  void kill_now() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_requested_ = kill_now_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  // Waits until every node process has ended; true if all ended cleanly.
+  bool wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return ended_; });
+    return failures_.empty();
+  }
+
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return ended_; });
+  }
+
+  // Waits until the run() of every node named (a label or a group's name)
+  // has returned, or the program has stopped. True in the first case.
+  bool wait_finished(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] { return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end()); };
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_requested_ || done(); });
+    return done();
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stop_requested_;
+  }
+
+  std::vector<failure> failures() const {
+    std::lock_guard lock(mutex_);
+    return failures_;
+  }
+
+  // One line per failed node with its last output, for the user.
+  std::string summary() const {
+    std::string text;
+    for (const auto& f : failures()) {
+      text += "[lp] node " + f.unit + " failed: " + f.how + "\n";
+      if (!f.last_lines.empty()) text += "[lp]   its last lines:\n";
+      for (const auto& line : f.last_lines) text += "[lp]   | " + line + "\n";
+    }
+    return text;
+  }
+
+  const std::string& secret() const { return secret_; }
+  const std::string& run_dir() const { return run_dir_; }
+  const std::string& rendezvous_url() const { return rendezvous_->url(); }
+
+  // The process ids of the node processes now running.
+  std::vector<pid_t> pids() const {
+    std::lock_guard lock(mutex_);
+    std::vector<pid_t> out;
+    for (const auto& u : units_)
+      if (u.pid > 0 && !u.ended) out.push_back(u.pid);
+    return out;
+  }
+
+ private:
+  // One process: a node, or a colocated group's nodes.
+  struct unit {
+    unit(std::string process_name, group_settings group)
+        : name(std::move(process_name)), settings(group) {}
+    std::string name;
+    std::vector<std::string> labels;
+    group_settings settings;
+    pid_t pid = -1;
+    int restarts = 0;
+    std::optional<clock::time_point> restart_at;
+    bool ended = false;
+    bool killed = false;  // by us, after the termination notice
+    std::string log_path;
+  };
+
+  void make_run_dir() {
+    std::string pattern = "/tmp/lp-" + graph_.name() + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw error("launch_error", "cannot create a run directory under /tmp");
+    run_dir_ = pattern;
+    if (!secret_.empty()) {
+      // For users who call nodes with curl; only this user can read it.
+      auto path = run_dir_ + "/secret";
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0) throw error("launch_error", "cannot write " + path);
+      write_all(fd, secret_ + "\n");
+      ::close(fd);
+    }
+    if (options_.log_files) {
+      if (options_.log_dir.empty()) options_.log_dir = run_dir_ + "/logs";
+      ::mkdir(options_.log_dir.c_str(), 0700);
+      std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
+    }
+  }
+
+  void plan_units() {
+    std::map<std::string, std::size_t> colocated;
+    for (const auto& spec : graph_.nodes()) {
+      auto settings = graph_.settings_of(spec.group);
+      if (settings.colocated) {
+        auto [it, added] = colocated.emplace(spec.group, units_.size());
+        if (added) units_.push_back(unit{spec.group, settings});
+        units_[it->second].labels.push_back(spec.label);
+      } else {
+        units_.push_back(unit{spec.label, settings});
+        units_.back().labels.push_back(spec.label);
+      }
+      if (spec.has_run) runnable_.insert(spec.label);
+    }
+  }
+
+  void run_finished(const std::string& label) {
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      // A program whose run() nodes have all returned has nothing left to do.
+      if (options_.stop_when_runs_finish && !runnable_.empty() && finished_ == runnable_)
+        stop_requested_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  void start(unit& u) {
+    child_process child{options_.executable, options_.arguments, {}, -1, -1};
+    std::string labels;
+    for (const auto& label : u.labels) labels += (labels.empty() ? "" : ",") + label;
+    child.environment = {
+        std::string(child_env::nodes) + "=" + labels,
+        std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
+        std::string(child_env::secret) + "=" + secret_,
+        std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
+        std::string(child_env::policy) + "=" + options_.policy,
+        std::string(child_env::run_dir) + "=" + run_dir_,
+    };
+    if (options_.log_files) {
+      std::string file = u.name;
+      std::replace(file.begin(), file.end(), '/', '_');
+      u.log_path = options_.log_dir + "/" + file + ".log";
+      int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0) throw error("launch_error", "cannot open the log file " + u.log_path);
+      child.output_fd = child.error_fd = fd;
+      auto pid = spawn(child);
+      ::close(fd);
+      std::lock_guard lock(mutex_);
+      u.pid = pid;
+    } else {
+      child.output_fd = output_.open(u.name, 1);
+      child.error_fd = output_.open(u.name, 2);
+      auto pid = spawn(child);
+      ::close(child.output_fd);
+      ::close(child.error_fd);
+      std::lock_guard lock(mutex_);
+      u.pid = pid;
+    }
+    std::lock_guard lock(mutex_);
+    u.ended = false;
+    u.restart_at.reset();
+  }
+
+  std::vector<std::string> last_lines(const unit& u) {
+    if (!options_.log_files) {
+      // The pump may still hold the dead process's last bytes: give it a moment.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return output_.last_lines(u.name);
+    }
+    std::ifstream file(u.log_path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(file, line);) {
+      lines.push_back(line);
+      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+    }
+    return lines;
+  }
+
+  // Runs on one thread from start to end: the node processes die with the
+  // thread that started them (PR_SET_PDEATHSIG), so it must outlive them.
+  void supervise() {
+    try {
+      for (auto& u : units_) start(u);
+      {
+        std::lock_guard lock(mutex_);
+        started_ = true;
+      }
+      changed_.notify_all();
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      start_error_ = std::current_exception();
+      stop_requested_ = true;
+    }
+    bool stopping = false;
+    bool killed_all = false;
+    clock::time_point notice_ends{};
+    for (;;) {
+      reap(stopping);
+      bool stop, kill;
+      {
+        std::unique_lock lock(mutex_);
+        stop = stop_requested_;
+        kill = kill_now_;
+      }
+      if (stop && !stopping) {
+        stopping = true;
+        notice_ends = clock::now() + options_.termination_notice;
+        rendezvous_->close();
+        for (auto& u : units_)
+          if (!u.ended && u.pid > 0) ::kill(-u.pid, SIGTERM);
+      }
+      if (stopping && !killed_all && (kill || clock::now() >= notice_ends)) {
+        killed_all = true;
+        for (auto& u : units_)
+          if (!u.ended && u.pid > 0) {
+            u.killed = !kill;
+            ::kill(-u.pid, SIGKILL);
+          }
+      }
+      if (!stopping) restart_due();
+      if (std::all_of(units_.begin(), units_.end(), [](auto& u) { return u.ended || u.pid <= 0; }) &&
+          stopping)
+        break;
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    std::lock_guard lock(mutex_);
+    ended_ = true;
+    changed_.notify_all();
+  }
+
+  void reap(bool stopping) {
+    for (auto& u : units_) {
+      if (u.ended || u.pid <= 0) continue;
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+          info.si_pid != u.pid)
+        continue;
+      // Whatever the node left in its process group goes too; the group id
+      // cannot be reused yet, as the node is not reaped until the next line.
+      ::kill(-u.pid, SIGKILL);
+      int status = 0;
+      ::waitpid(u.pid, &status, 0);
+      {
+        std::lock_guard lock(mutex_);
+        u.ended = true;
+      }
+      bool clean = stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                                (WIFSIGNALED(status) && !u.killed &&
+                                 (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
+      if (clean) continue;
+      std::string how = u.killed ? "did not stop within the termination notice of " +
+                                       std::to_string(options_.termination_notice.count()) +
+                                       " s, and was killed"
+                                 : describe_status(status);
+      if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        how = "exited before the program stopped";
+      if (!stopping && u.restarts < u.settings.max_restarts) {
+        auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
+        ++u.restarts;
+        std::cerr << "[lp] node " << u.name << " " << how << "; restarting it in "
+                  << backoff.count() << " ms (restart " << u.restarts << " of "
+                  << u.settings.max_restarts << ")" << std::endl;
+        for (const auto& label : u.labels) rendezvous_->withdraw(label, true, how);
+        u.restart_at = clock::now() + backoff;
+        continue;
+      }
+      for (const auto& label : u.labels) rendezvous_->withdraw(label, false, how);
+      auto lines = last_lines(u);
+      std::lock_guard lock(mutex_);
+      failures_.push_back({u.name, how, std::move(lines)});
+      stop_requested_ = true;
+    }
+  }
+
+  void restart_due() {
+    for (auto& u : units_) {
+      if (!u.ended || !u.restart_at || clock::now() < *u.restart_at) continue;
+      try {
+        start(u);
+      } catch (const std::exception& e) {
+        u.restart_at.reset();
+        std::lock_guard lock(mutex_);
+        failures_.push_back({u.name, std::string("could not be restarted: ") + e.what(), {}});
+        stop_requested_ = true;
+      }
+    }
+  }
+
+  const program& graph_;
+  process_options options_;
+  std::string secret_;
+  std::string run_dir_;
+  std::vector<unit> units_;
+  std::set<std::string> runnable_;
+  output_pump output_;
+  std::unique_ptr<rendezvous_server> rendezvous_;
+  std::thread supervisor_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool started_ = false;
+  bool ended_ = false;
+  bool stop_requested_ = false;
+  bool kill_now_ = false;
+  std::exception_ptr start_error_;
+  std::set<std::string> finished_;
+  std::vector<failure> failures_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/signals.hpp ----
+
+
+
+namespace lp::detail {
+
+// Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
+// gracefully), a second one `second` (end at once). The handler only writes
+// the signal's number to a pipe, about all a signal handler may safely do;
+// a thread of its own reads the pipe and acts. The previous handlers come
+// back afterwards.
 class stop_on_signals {
  public:
-  stop_on_signals() {
+  using action = std::function<void(int signal)>;
+
+  stop_on_signals(action first, action second)
+      : first_(std::move(first)), second_(std::move(second)) {
     if (::pipe(pipe_) != 0) throw usage_error("cannot create a pipe for signal handling");
     write_end() = pipe_[1];
     struct sigaction action {};
@@ -1984,28 +3210,190 @@ class stop_on_signals {
       auto got = ::read(pipe_[0], &signal, 1);
       if (got < 0 && errno == EINTR) continue;
       if (got != 1 || signal == 0) return;
-      if (++received == 1) {
-        std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                  << ": stopping the program (again to exit at once)" << std::endl;
-        lp::stop();
-      } else {
-        std::cerr << "[lp] second signal: exiting at once" << std::endl;
-        std::_Exit(128 + signal);
-      }
+      if (++received == 1) first_(signal);
+      else second_(signal);
     }
   }
 
+  action first_, second_;
   int pipe_[2] = {-1, -1};
   struct sigaction previous_int_ {}, previous_term_ {};
   std::thread watcher_;
 };
 
-// Runs the program to its end in this process; returns the exit status.
-inline int run_in_process(const program& graph, std::string_view policy, bool handle_signals) {
-  std::unique_ptr<stop_on_signals> signals;
-  if (handle_signals) signals = std::make_unique<stop_on_signals>();
+}  // namespace lp::detail
+
+namespace lp {
+
+namespace detail {
+
+inline std::optional<std::string> take_env(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value) return std::nullopt;
+  std::string copy = value;
+  // The node's own child processes must not take themselves for nodes,
+  // nor see the secret.
+  ::unsetenv(name);
+  return copy;
+}
+
+// True in a process that a multi-processing launcher started as a node.
+inline bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
+
+// The life of a node process: host its nodes, publish them, stop when the
+// launcher says so (SIGTERM) or when one of them calls lp::stop(), which
+// the launcher then passes on to every other process.
+inline int run_node_process(const program& graph) {
+  auto labels_text = take_env(child_env::nodes).value_or("");
+  auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
+  auto secret = take_env(child_env::secret).value_or("");
+  auto launcher = take_env(child_env::launcher).value_or("");
+  auto policy = take_env(child_env::policy).value_or("local_mp");
+  take_env(child_env::run_dir);
+  if (launcher != std::to_string(::getppid())) {
+    std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
+    return 1;
+  }
+  // Output goes through a pipe: make each line leave when it is written.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::vector<std::string> labels;
+  for (std::size_t start = 0; start <= labels_text.size();) {
+    auto comma = labels_text.find(',', start);
+    if (comma == std::string::npos) comma = labels_text.size();
+    labels.push_back(labels_text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
+  auto told_by_launcher = std::make_shared<std::atomic<bool>>(false);
+  stop_on_signals signals(
+      [told_by_launcher](int) {
+        *told_by_launcher = true;
+        lp::stop();
+      },
+      [](int signal) { std::_Exit(128 + signal); });
   try {
-    in_process_launch launch(graph, std::string(policy));
+    host_options options;
+    options.policy = policy;
+    options.labels = labels;
+    options.nodes = rendezvous;
+    options.secret = secret;
+    options.run_finished = [rendezvous](const std::string& label) {
+      rendezvous->tell("finished", label);
+    };
+    node_host host(graph, std::move(options));
+    // A stop asked here is passed to the launcher, which stops every other
+    // process. A failure is not: the launcher sees this process exit non-zero
+    // and decides, by the group's restart policy, what happens next.
+    host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
+      if (!*told_by_launcher && !host.state().failure()) rendezvous->tell("stop", label);
+    });
+    host.state().wait_for_stop();
+    host.shutdown();
+    if (auto failure = host.state().failure()) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        std::cerr << "[lp] node " << host.state().failed_node() << " failed: " << e.what()
+                  << std::endl;
+      } catch (...) {
+        std::cerr << "[lp] node " << host.state().failed_node()
+                  << " failed with an exception not derived from std::exception" << std::endl;
+      }
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+inline process_options process_options_from(const launch_flags& flags, std::string_view policy) {
+  process_options options;
+  options.policy = policy;
+  options.arguments = flags.arguments;
+  options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
+  options.log_files = flags.terminal == "files";
+  options.log_dir = flags.log_dir;
+  options.insecure = flags.insecure;
+  return options;
+}
+
+}  // namespace detail
+
+// Every node its own process: the launcher starts this same program again
+// once per node (or per colocated group), with the same arguments; each
+// process builds the same program graph and runs only its own nodes. The
+// nodes find each other through the launcher (a rendezvous on loopback), so
+// no port is chosen in advance. Ctrl+C or SIGTERM stops every node (each
+// gets SIGTERM, and is killed after --lp_termination_notice_secs); a second
+// Ctrl+C kills them at once. When the launcher dies, even by SIGKILL, its
+// node processes die with it.
+struct local_multi_processing {
+  static constexpr std::string_view flag = "local_mp";
+
+  static int run(const program& graph, const detail::launch_flags& flags) {
+    if (flags.insecure)
+      std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+                << std::endl;
+    try {
+      detail::process_launch launch(graph, detail::process_options_from(flags, flag));
+      if (!flags.insecure)
+        std::cerr << "[lp] the launch's secret is in " << launch.run_dir() << "/secret"
+                  << std::endl;
+      detail::stop_on_signals signals(
+          [&](int signal) {
+            std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                      << ": stopping every node (again to kill them at once)" << std::endl;
+            launch.request_stop();
+          },
+          [&](int) {
+            std::cerr << "[lp] second signal: killing every node" << std::endl;
+            launch.kill_now();
+          });
+      if (launch.wait()) return 0;
+      std::cerr << launch.summary() << std::flush;
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+      return 1;
+    }
+  }
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/local_multi_threading.hpp ----
+
+
+
+namespace lp {
+
+namespace detail {
+
+// Runs the program to its end in this process; returns the exit status.
+inline int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
+                          const launch_flags& flags) {
+  std::unique_ptr<stop_on_signals> signals;
+  if (handle_signals)
+    signals = std::make_unique<stop_on_signals>(
+        [](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping the program (again to exit at once)" << std::endl;
+          lp::stop();
+        },
+        [](int signal) {
+          std::cerr << "[lp] second signal: exiting at once" << std::endl;
+          std::_Exit(128 + signal);
+        });
+  if (flags.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    host_options options;
+    options.policy = policy;
+    options.secret = flags.insecure ? "" : make_secret();
+    node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();
     if (auto failure = launch.state().failure()) {
@@ -2028,6 +3416,111 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
 }
 
 }  // namespace detail
+
+// Every node a thread of one process, each serving on its own loopback HTTP
+// port. Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second
+// one exits at once.
+struct local_multi_threading {
+  static constexpr std::string_view flag = "local_mt";
+  static int run(const program& graph, const detail::launch_flags& flags) {
+    return detail::run_in_process(graph, flag, /*handle_signals=*/true, flags);
+  }
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/test_multi_processing.hpp ----
+
+
+namespace lp {
+
+// For tests of a program as processes, like local_multi_processing. The test
+// process is the launcher; each node runs in a process of `executable`, a
+// program whose main() builds the same graph and calls lp::launch (usually
+// the program's own binary; build the graph in a function both share).
+//
+//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+//   running.wait({"producers"});
+//   CHECK(running.client(counter).get() == 4000);
+struct test_multi_processing {
+  static constexpr std::string_view flag = "test_mp";
+};
+
+struct process_test_options {
+  std::string executable;              // the nodes' program
+  std::vector<std::string> arguments;  // its arguments after argv[0]
+  std::chrono::seconds termination_notice{10};
+  bool log_files = false;
+};
+
+// A program launched as processes by a test. Destroying it stops the program
+// and waits until every process it started is gone.
+class process_controller {
+ public:
+  process_controller(const program& graph, const process_test_options& options) : graph_(&graph) {
+    if (options.executable.empty())
+      throw usage_error(
+          "test_multi_processing needs process_test_options::executable: a program whose main() "
+          "builds the same graph and calls lp::launch");
+    detail::process_options settings;
+    settings.policy = test_multi_processing::flag;
+    settings.executable = options.executable;
+    settings.arguments.push_back(options.executable);
+    for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
+    settings.termination_notice = options.termination_notice;
+    settings.log_files = options.log_files;
+    settings.stop_when_runs_finish = false;
+    launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
+    nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),
+                                                            launch_->secret());
+  }
+  process_controller(const process_controller&) = delete;
+  process_controller& operator=(const process_controller&) = delete;
+  process_controller(process_controller&&) = default;
+  ~process_controller() {
+    if (launch_) stop();
+  }
+
+  // A client for any node; calls wait for a node that does not serve yet.
+  template <class T>
+  lp::client<T> client(const handle<T>& node) {
+    if (node.owner() != graph_)
+      throw graph_error("process_controller::client: the handle to '" + node.label() +
+                        "' belongs to another program");
+    detail::http_channel::options settings;
+    settings.secret = launch_->secret();
+    return lp::client<T>(std::make_shared<detail::http_channel>(node.label(), nodes_, settings));
+  }
+
+  // Waits until the run() of every node named (labels or group names) has
+  // returned. False if the program stopped first.
+  bool wait(const std::vector<std::string>& names) { return launch_->wait_finished(names); }
+
+  // Waits until every process has ended: a node called lp::stop() or failed,
+  // or stop() was called (a program under test does not stop by itself when
+  // every run() has returned). True if all ended cleanly.
+  bool wait() { return launch_->wait(); }
+
+  // Stops every node process (SIGTERM, then SIGKILL after the notice) and
+  // waits for them. True if all ended cleanly.
+  bool stop() {
+    launch_->request_stop();
+    nodes_->close();
+    return launch_->wait();
+  }
+
+  // What failed, one node per line with its last output; empty if nothing.
+  std::string summary() const { return launch_->summary(); }
+  std::vector<pid_t> pids() const { return launch_->pids(); }
+  const std::string& secret() const { return launch_->secret(); }
+  const std::string& run_dir() const { return launch_->run_dir(); }
+
+ private:
+  const program* graph_;
+  std::unique_ptr<detail::process_launch> launch_;
+  std::shared_ptr<detail::rendezvous_directory> nodes_;
+};
+
 }  // namespace lp
 
 // ---- launchpad/launch/test_multi_threading.hpp ----
@@ -2043,16 +3536,24 @@ namespace lp {
 //   running.wait();  // rethrows the first exception a node threw
 struct test_multi_threading {
   static constexpr std::string_view flag = "test_mt";
+  // From the command line (--lp_launch=test_mt): like local_mt, without
+  // signal handlers.
+  static int run(const program& graph, const detail::launch_flags& flags) {
+    return detail::run_in_process(graph, flag, /*handle_signals=*/false, flags);
+  }
 };
 
 // A program launched by a test. Destroying it stops the program and waits
 // until every thread and server it started is gone.
 class test_controller {
  public:
-  explicit test_controller(const program& graph)
-      : launch_(std::make_unique<detail::in_process_launch>(graph,
-                                                            std::string(test_multi_threading::flag))),
-        graph_(&graph) {}
+  explicit test_controller(const program& graph) : graph_(&graph) {
+    detail::host_options options;
+    options.policy = test_multi_threading::flag;
+    options.secret = detail::make_secret();
+    options.stop_when_runs_finish = false;
+    launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
+  }
 
   // A client for any node of the program.
   template <class T>
@@ -2066,9 +3567,19 @@ class test_controller {
   // Label -> URL of every node, for raw HTTP or curl.
   std::map<std::string, std::string> urls() const { return launch_->urls(); }
 
-  // Waits until the program stops: a node called lp::stop(), every run()
-  // returned, a node threw, or stop() was called. Then shuts it down and
-  // rethrows the first exception a node threw.
+  // The bearer token every request to the nodes must carry
+  // (`Authorization: Bearer <secret>`).
+  const std::string& secret() const { return launch_->secret(); }
+
+  // Waits until the run() of every node named (labels or group names) has
+  // returned; the other nodes go on serving. False if the program stopped
+  // first (then wait() tells why).
+  bool wait(const std::vector<std::string>& names) { return launch_->wait_finished(names); }
+
+  // Waits until the program stops: a node called lp::stop() or threw, or
+  // stop() was called. (Under a test controller a program does not stop by
+  // itself when every run() has returned: the test may still want to look.)
+  // Then shuts it down and rethrows the first exception a node threw.
   void wait() {
     launch_->state().wait_for_stop();
     finish();
@@ -2095,8 +3606,8 @@ class test_controller {
     if (auto failure = launch_->state().failure()) std::rethrow_exception(failure);
   }
 
-  std::unique_ptr<detail::in_process_launch> launch_;
   const program* graph_;
+  std::unique_ptr<detail::node_host> launch_;
 };
 
 }  // namespace lp
@@ -2109,6 +3620,12 @@ test_controller launch(const program& graph) {
   return test_controller(graph);
 }
 
+template <class Policy>
+  requires std::same_as<Policy, test_multi_processing>
+process_controller launch(const program& graph, const process_test_options& options) {
+  return process_controller(graph, options);
+}
+
 // Returns the program's exit status: 0 when it stopped cleanly, 1 when a node
 // failed, 2 for a usage error such as an unknown --lp_ flag.
 template <class Policy = local_multi_threading>
@@ -2119,13 +3636,14 @@ int launch(const program& graph, int argc, char** argv) {
       std::cout << detail::flags_help;
       return 0;
     }
+    // Started by a multi-processing launcher: whatever the policy, be a node.
+    if (detail::is_node_process()) return detail::run_node_process(graph);
     std::string policy = flags.launch.value_or(std::string(Policy::flag));
-    if (policy == test_multi_threading::flag)
-      return detail::run_in_process(graph, policy, /*handle_signals=*/false);
-    if (policy == local_multi_threading::flag)
-      return detail::run_in_process(graph, policy, /*handle_signals=*/true);
+    if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
+    if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);
+    if (policy == local_multi_processing::flag) return local_multi_processing::run(graph, flags);
     throw usage_error("--lp_launch=" + policy +
-                      " is not a launch policy; choose test_mt or local_mt");
+                      " is not a launch policy; choose test_mt, local_mt or local_mp");
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

@@ -4,24 +4,40 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <stdexcept>
+#include <vector>
 
 namespace lp::detail {
 
 // The --lp_* flags of a launch. Every other argument belongs to the user and
 // is left alone.
 struct launch_flags {
-  std::optional<std::string> launch;  // --lp_launch=<policy>
-  bool help = false;                  // --lp_help
+  std::optional<std::string> launch;      // --lp_launch=<policy>
+  bool help = false;                      // --lp_help
+  bool insecure = false;                  // --lp_insecure
+  int termination_notice_secs = 10;       // --lp_termination_notice_secs
+  std::string terminal = "current";       // --lp_terminal=current|files
+  std::string log_dir;                    // --lp_log_dir
+  std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
 
 inline constexpr std::string_view flags_help =
     "Launchpad flags (every other argument is left to the program):\n"
-    "  --lp_launch=<policy>  how to run the program: test_mt or local_mt\n"
+    "  --lp_launch=<policy>  how to run the program: test_mt, local_mt or local_mp\n"
     "                        (default: the policy main() names, else local_mt)\n"
+    "  --lp_terminal=<where> local_mp: where node output goes: current (this\n"
+    "                        terminal, each line prefixed) or files (one log per node)\n"
+    "  --lp_log_dir=<dir>    local_mp with --lp_terminal=files: the log directory\n"
+    "                        (default: logs/ in the launch's run directory)\n"
+    "  --lp_termination_notice_secs=<n>\n"
+    "                        local_mp: seconds a node has to stop before it is\n"
+    "                        killed (default 10)\n"
+    "  --lp_insecure         accept calls without the launch's secret (warns)\n"
     "  --lp_help             print this help and exit\n";
 
 inline launch_flags parse_flags(int argc, char** argv) {
   launch_flags flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
@@ -38,6 +54,24 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.launch = value();
     } else if (name == "--lp_help") {
       flags.help = true;
+    } else if (name == "--lp_insecure") {
+      flags.insecure = true;
+    } else if (name == "--lp_terminal") {
+      flags.terminal = value();
+      if (flags.terminal != "current" && flags.terminal != "files")
+        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current or files");
+    } else if (name == "--lp_log_dir") {
+      flags.log_dir = value();
+    } else if (name == "--lp_termination_notice_secs") {
+      auto text = value();
+      try {
+        std::size_t used = 0;
+        flags.termination_notice_secs = std::stoi(text, &used);
+        if (used != text.size() || flags.termination_notice_secs < 0) throw std::invalid_argument(text);
+      } catch (const std::exception&) {
+        throw usage_error("--lp_termination_notice_secs=" + text +
+                          ": give a whole number of seconds, 0 or more");
+      }
     } else {
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");

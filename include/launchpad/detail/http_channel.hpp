@@ -3,12 +3,11 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <launchpad/detail/channel.hpp>
+#include <launchpad/detail/directory.hpp>
 #include <launchpad/detail/http_server.hpp>
 #include <launchpad/detail/protocol.hpp>
 #include <launchpad/error.hpp>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,51 +15,6 @@
 #include <vector>
 
 namespace lp::detail {
-
-// Where each node of a launch serves. A call to a node that does not serve
-// yet waits here for its address instead of failing.
-class address_book {
- public:
-  struct address {
-    std::string host;
-    int port = 0;
-  };
-
-  void publish(const std::string& label, address where) {
-    {
-      std::lock_guard lock(mutex_);
-      addresses_[label] = std::move(where);
-    }
-    changed_.notify_all();
-  }
-
-  // Calls fail from now on, rather than wait for a node that never comes.
-  void close() {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  address lookup(const std::string& label, const std::string& method,
-                 std::chrono::steady_clock::duration timeout) {
-    std::unique_lock lock(mutex_);
-    bool known = changed_.wait_for(lock, timeout, [&] {
-      return closed_ || addresses_.count(label) != 0;
-    });
-    if (closed_) throw transport_error(label, method, "the program has stopped");
-    if (!known)
-      throw transport_error(label, method, "the node did not start serving in time");
-    return addresses_[label];
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, address> addresses_;
-  bool closed_ = false;
-};
 
 // A channel over HTTP keep-alive connections, pooled: concurrent calls each
 // take a connection of their own, and a finished call gives its connection
@@ -75,26 +29,30 @@ class http_channel final : public channel {
 
   struct options {
     std::chrono::seconds connect_timeout{5};
+    // Also bounds the wait for a node that does not serve yet.
     std::chrono::seconds call_timeout{120};
+    std::string secret;  // empty: an --lp_insecure launch
   };
 
-  http_channel(std::string node, std::shared_ptr<address_book> book, options settings)
-      : node_(std::move(node)), book_(std::move(book)), options_(settings) {}
+  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
+      : node_(std::move(node)), directory_(std::move(nodes)), options_(std::move(settings)) {}
 
   const std::string& node() const override { return node_; }
 
   json call(const std::string& method, const json& args) override {
-    auto where = book_->lookup(node_, method, options_.connect_timeout);
+    auto where = directory_->lookup(node_, method, options_.call_timeout);
     auto connection = acquire(where);
     auto body = protocol::encode(args, protocol::format::cbor);
     httplib::Headers headers{{"Accept", protocol::cbor_type}};
+    if (!options_.secret.empty()) headers.emplace("Authorization", "Bearer " + options_.secret);
     auto result = connection->Post(std::string(protocol::call_prefix) + method, headers,
                                    body.data(), body.size(), protocol::cbor_type);
-    if (!result)
+    if (!result) {
+      directory_->forget(node_, where);
       throw transport_error(node_, method,
-                            "no answer from http://" + where.host + ":" +
-                                std::to_string(where.port) + " (" +
+                            "no answer from " + where.url() + " (" +
                                 httplib::to_string(result.error()) + ")");
+    }
     release(std::move(connection));
     return interpret(method, *result);
   }
@@ -112,7 +70,7 @@ class http_channel final : public channel {
     clock::time_point idle_since;
   };
 
-  std::unique_ptr<httplib::Client> acquire(const address_book::address& where) {
+  std::unique_ptr<httplib::Client> acquire(const address& where) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) throw transport_error(node_, "", "the program has stopped");
@@ -161,7 +119,7 @@ class http_channel final : public channel {
   }
 
   const std::string node_;
-  const std::shared_ptr<address_book> book_;
+  const std::shared_ptr<directory> directory_;
   const options options_;
   std::mutex mutex_;
   std::vector<pooled> idle_;

@@ -1,16 +1,22 @@
 #pragma once
 
+#include <dirent.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <launchpad/detail/directory.hpp>
 #include <launchpad/detail/node.hpp>
 #include <launchpad/detail/protocol.hpp>
 #include <launchpad/detail/runtime.hpp>
-#include <launchpad/detail/thread_pool.hpp>
+#include <launchpad/detail/secret.hpp>
+#include <launchpad/detail/listener.hpp>
 #include <launchpad/error.hpp>
 #include <mutex>
 #include <string>
@@ -28,8 +34,10 @@ class http_server {
   // A larger request body is refused with 413 before it is read.
   static constexpr std::size_t max_body_bytes = std::size_t{256} << 20;
 
-  http_server(node_instance& node, const node_identity& identity, launch_state& launch)
-      : node_(node), identity_(identity), launch_(launch) {
+  // An empty secret serves everyone (an --lp_insecure launch).
+  http_server(node_instance& node, const node_identity& identity, launch_state& launch,
+              std::string secret)
+      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)) {
     configure();
   }
   http_server(const http_server&) = delete;
@@ -39,67 +47,92 @@ class http_server {
   // Binds host:port (port 0: any free port), serves on a thread of its own,
   // and returns the URL once connections are accepted.
   std::string start(const std::string& host, int port) {
-    int bound = port == 0 ? server_.bind_to_any_port(host) : port;
-    if (bound < 0 || (port != 0 && !server_.bind_to_port(host, port)))
+    int bound = listener_.start(host, port);
+    if (bound < 0)
       throw error("bind_error", "node '" + identity_.label + "' cannot listen on " + host + ":" +
                                     std::to_string(port) + ": " + std::strerror(errno));
-    // Debian's libcpp-httplib was built with a listen backlog of 5, so a
-    // burst of new connections would wait for SYN retries; widen it.
-    server_.widen_backlog();
-    url_ = "http://" + host + ":" + std::to_string(bound);
-    listener_ = std::thread([this] { server_.listen_after_bind(); });
-    // httplib's stop() does nothing until the listener runs, so wait for it.
-    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    bound_ = {host, bound};
+    url_ = bound_.url();
     return url_;
   }
 
   const std::string& url() const noexcept { return url_; }
+  const address& bound() const noexcept { return bound_; }
 
-  // From now on new calls get 503 "stopping"; calls already running finish.
+  // From now on new calls get 503 "stopping"; calls already running finish,
+  // and their replies are written (httplib writes a reply after the handler
+  // returns; one whose client has gone is given up after a second).
   void drain() {
     std::unique_lock lock(mutex_);
     draining_ = true;
     idle_.wait(lock, [&] { return in_flight_ == 0; });
+    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
   }
 
   void stop() {
-    if (listener_.joinable()) {
-      drain();
-      server_.stop();
-      listener_.join();
-    }
+    if (!listener_.running()) return;
+    drain();
+    listener_.stop([this] { hang_up(bound_.port); });
   }
 
  private:
-  struct server : httplib::Server {
-    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
-  };
+  // httplib keeps an idle keep-alive connection open for its whole timeout
+  // and offers no way to close it, so a stopping node would wait for peers
+  // that have not hung up. Every socket of this process whose local port is
+  // the node's, once the listener is closed, is such a connection: shutting
+  // it down (not closing: its fd stays httplib's) ends it at once.
+  static void hang_up(int port) {
+    DIR* fds = ::opendir("/proc/self/fd");
+    if (!fds) return;
+    while (auto* entry = ::readdir(fds)) {
+      int fd = std::atoi(entry->d_name);
+      struct stat info {};
+      sockaddr_storage local{};
+      socklen_t length = sizeof local;
+      if (fd <= 2 || ::fstat(fd, &info) != 0 || !S_ISSOCK(info.st_mode) ||
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0)
+        continue;
+      int local_port = local.ss_family == AF_INET
+                           ? ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port)
+                       : local.ss_family == AF_INET6
+                           ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
+                           : -1;
+      if (local_port == port) ::shutdown(fd, SHUT_RDWR);
+    }
+    ::closedir(fds);
+  }
 
   void configure() {
-    server_.new_task_queue = [] { return new thread_pool(4096); };
-    server_.set_tcp_nodelay(true);
-    server_.set_keep_alive_max_count(std::size_t{1} << 30);
-    server_.set_keep_alive_timeout(keep_alive_seconds);
-    server_.set_payload_max_length(max_body_bytes);
-    server_.Post(R"(/lp/v1/call/([^/]*))",
+    auto& server = listener_.server();
+    // httplib calls the logger on the handler's thread once the reply is written.
+    server.set_logger([this](const httplib::Request&, const httplib::Response&) {
+      if (!reply_pending()) return;
+      reply_pending() = false;
+      std::lock_guard lock(mutex_);
+      if (--unwritten_ == 0) idle_.notify_all();
+    });
+    server.set_keep_alive_max_count(std::size_t{1} << 30);
+    server.set_keep_alive_timeout(keep_alive_seconds);
+    server.set_payload_max_length(max_body_bytes);
+    server.Post(R"(/lp/v1/call/([^/]*))",
                  [this](const httplib::Request& req, httplib::Response& res) { call(req, res); });
-    server_.Get(protocol::describe_path,
+    server.Get(protocol::describe_path,
                 [this](const httplib::Request& req, httplib::Response& res) {
+                  if (!authorized(req, res, "")) return;
                   json body = node_.describe();
                   body["program"] = identity_.program;
                   body["node"] = identity_.label;
                   body["protocol"] = 1;
                   reply(req, res, 200, body, protocol::format::json);
                 });
-    server_.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
+    server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !draining();
       reply(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
             protocol::format::json);
     });
     // httplib calls this for every status >= 400; only its own bare errors
     // (unknown route, unreadable request) still need a body.
-    server_.set_error_handler(httplib::Server::HandlerWithResponse(
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
       auto code = res.status == 404   ? "no_such_route"
@@ -114,6 +147,31 @@ class http_server {
             protocol::format::json);
       return httplib::Server::HandlerResponse::Handled;
     }));
+  }
+
+  // Every route but health needs the launch's secret as a bearer token.
+  bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
+    if (secret_.empty()) return true;
+    auto given = req.get_header_value("Authorization");
+    constexpr std::string_view scheme = "Bearer ";
+    if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
+        same_secret(std::string_view(given).substr(scheme.size()), secret_))
+      return true;
+    reply(req, res, 401,
+          protocol::error_body("unauthenticated",
+                               given.empty()
+                                   ? "this node needs 'Authorization: Bearer <secret>'; the "
+                                     "secret is in the launch's run directory (docs/protocol.md)"
+                                   : "the bearer token is not this launch's secret",
+                               identity_.label, method),
+          protocol::format::json);
+    return false;
+  }
+
+  // Whether this thread's current request is a call whose reply is unwritten.
+  static bool& reply_pending() {
+    thread_local bool pending = false;
+    return pending;
   }
 
   bool draining() {
@@ -139,6 +197,7 @@ class http_server {
       reply(req, res, status, protocol::error_body(code, message, identity_.label, method),
             format);
     };
+    if (!authorized(req, res, method)) return;
     auto format = protocol::format_of(req.get_header_value("Content-Type"));
     if (!format)
       return fail(415, "unsupported_media_type",
@@ -150,6 +209,8 @@ class http_server {
       if (draining_)
         return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
       ++in_flight_;
+      ++unwritten_;
+      reply_pending() = true;
     }
     struct done {
       http_server& self;
@@ -189,12 +250,14 @@ class http_server {
   node_instance& node_;
   const node_identity& identity_;
   launch_state& launch_;
-  server server_;
-  std::thread listener_;
+  const std::string secret_;
+  address bound_;
   std::string url_;
   std::mutex mutex_;
   std::condition_variable idle_;
-  int in_flight_ = 0;
+  int in_flight_ = 0;  // calls whose handler runs
+  int unwritten_ = 0;  // calls whose reply is not written yet
+  listener listener_{4096};  // last: it stops before what its handlers use
   bool draining_ = false;
 };
 

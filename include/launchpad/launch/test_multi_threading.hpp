@@ -3,7 +3,9 @@
 #include <chrono>
 #include <exception>
 #include <launchpad/client.hpp>
-#include <launchpad/detail/in_process.hpp>
+#include <launchpad/detail/node_host.hpp>
+#include <launchpad/launch/local_multi_threading.hpp>
+#include <launchpad/detail/secret.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/program.hpp>
@@ -11,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp {
 
@@ -22,16 +25,24 @@ namespace lp {
 //   running.wait();  // rethrows the first exception a node threw
 struct test_multi_threading {
   static constexpr std::string_view flag = "test_mt";
+  // From the command line (--lp_launch=test_mt): like local_mt, without
+  // signal handlers.
+  static int run(const program& graph, const detail::launch_flags& flags) {
+    return detail::run_in_process(graph, flag, /*handle_signals=*/false, flags);
+  }
 };
 
 // A program launched by a test. Destroying it stops the program and waits
 // until every thread and server it started is gone.
 class test_controller {
  public:
-  explicit test_controller(const program& graph)
-      : launch_(std::make_unique<detail::in_process_launch>(graph,
-                                                            std::string(test_multi_threading::flag))),
-        graph_(&graph) {}
+  explicit test_controller(const program& graph) : graph_(&graph) {
+    detail::host_options options;
+    options.policy = test_multi_threading::flag;
+    options.secret = detail::make_secret();
+    options.stop_when_runs_finish = false;
+    launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
+  }
 
   // A client for any node of the program.
   template <class T>
@@ -45,9 +56,19 @@ class test_controller {
   // Label -> URL of every node, for raw HTTP or curl.
   std::map<std::string, std::string> urls() const { return launch_->urls(); }
 
-  // Waits until the program stops: a node called lp::stop(), every run()
-  // returned, a node threw, or stop() was called. Then shuts it down and
-  // rethrows the first exception a node threw.
+  // The bearer token every request to the nodes must carry
+  // (`Authorization: Bearer <secret>`).
+  const std::string& secret() const { return launch_->secret(); }
+
+  // Waits until the run() of every node named (labels or group names) has
+  // returned; the other nodes go on serving. False if the program stopped
+  // first (then wait() tells why).
+  bool wait(const std::vector<std::string>& names) { return launch_->wait_finished(names); }
+
+  // Waits until the program stops: a node called lp::stop() or threw, or
+  // stop() was called. (Under a test controller a program does not stop by
+  // itself when every run() has returned: the test may still want to look.)
+  // Then shuts it down and rethrows the first exception a node threw.
   void wait() {
     launch_->state().wait_for_stop();
     finish();
@@ -74,8 +95,8 @@ class test_controller {
     if (auto failure = launch_->state().failure()) std::rethrow_exception(failure);
   }
 
-  std::unique_ptr<detail::in_process_launch> launch_;
   const program* graph_;
+  std::unique_ptr<detail::node_host> launch_;
 };
 
 }  // namespace lp

@@ -1,0 +1,589 @@
+// Call benchmarks of launchpad against baselines measured in the same run.
+//
+//   bench_calls [--quick]
+//
+// 1. one small sync call (long add(long)) through lp::client, against a raw
+//    cpp-httplib server + client doing the same with JSON (nlohmann);
+// 2. the same call from 8 client threads at once, against the raw server with
+//    8 httplib clients;
+// 3. a round trip of 1M float32 (std::vector<float> echo), against a raw TCP
+//    echo of the same 4 MB over loopback;
+// 4. 1000 client.async.add(1) issued at once, then every .get(), against
+//    1000 sequential sync calls.
+//
+// The machine these run on is usually shared, so absolute figures drift from
+// run to run; the ratios, measured side by side and interleaved, are what to
+// compare. --quick cuts every iteration count by 10x (a smoke test).
+// See benchmarks/README.md.
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <future>
+#include <latch>
+#include <launchpad/launchpad.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+struct Bench {
+  long add(long x) { return total += x; }
+  std::vector<float> echo(const std::vector<float>& values) { return values; }
+  long total = 0;
+};
+LP_SERVICE(Bench, add, echo);
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double micros(steady::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+double millis(steady::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+double seconds(steady::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// CPU time of the whole process (every thread: clients and servers alike,
+// since they all run here). Less sensitive than wall time to other programs
+// competing for the cores.
+double cpu_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  if (values.size() % 2 == 1) return *middle;
+  double upper = *middle;
+  double lower = *std::max_element(values.begin(), middle);
+  return (lower + upper) / 2;
+}
+
+// A failure of a baseline (or of a check) ends the run: the figures would lie.
+struct bench_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string& what) {
+  throw bench_failure(what);
+}
+
+// --- Baseline for 1 and 2: cpp-httplib + nlohmann, JSON ------------------
+
+class raw_http_server {
+ public:
+  raw_http_server() {
+    // httplib's default pool has max(8, nproc - 1) threads, and every open
+    // keep-alive connection holds one; leave room for 8 hammering clients
+    // plus the latency client.
+    server_.new_task_queue = [] { return new httplib::ThreadPool(32); };
+    server_.set_tcp_nodelay(true);
+    server_.set_keep_alive_max_count(std::size_t{1} << 30);  // default: 5 calls
+    server_.set_keep_alive_timeout(5);
+    server_.Post("/add", [this](const httplib::Request& req, httplib::Response& res) {
+      try {
+        auto args = nlohmann::json::parse(req.body);
+        long x = args.at(0).get<long>();
+        long result = total_.fetch_add(x) + x;
+        res.set_content(nlohmann::json{{"result", result}}.dump(), "application/json");
+      } catch (const std::exception& e) {
+        res.status = 400;
+        res.set_content(e.what(), "text/plain");
+      }
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    if (port_ < 0) fail("raw HTTP server: cannot bind 127.0.0.1");
+    listener_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (!server_.is_running()) fail("raw HTTP server: did not start listening");
+  }
+  raw_http_server(const raw_http_server&) = delete;
+  raw_http_server& operator=(const raw_http_server&) = delete;
+  ~raw_http_server() {
+    server_.stop();
+    if (listener_.joinable()) listener_.join();
+  }
+
+  int port() const { return port_; }
+
+ private:
+  httplib::Server server_;
+  std::thread listener_;
+  std::atomic<long> total_{0};
+  int port_ = -1;
+};
+
+class raw_http_client {
+ public:
+  explicit raw_http_client(int port) : client_("127.0.0.1", port) {
+    client_.set_keep_alive(true);
+    client_.set_tcp_nodelay(true);
+  }
+
+  long add(long x) {
+    auto body = nlohmann::json::array({x}).dump();
+    auto result = client_.Post("/add", body, "application/json");
+    if (!result) fail("raw HTTP call failed: " + httplib::to_string(result.error()));
+    if (result->status != 200)
+      fail("raw HTTP call: status " + std::to_string(result->status) + ": " +
+           result->body);
+    return nlohmann::json::parse(result->body).at("result").get<long>();
+  }
+
+ private:
+  httplib::Client client_;
+};
+
+// --- Baseline for 3: a plain TCP echo of N bytes --------------------------
+
+void set_nodelay(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Returns false on EOF before the first byte; throws on errors or a short read.
+bool read_exactly(int fd, char* data, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    auto got = ::recv(fd, data + done, size - done, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(std::string("raw TCP recv: ") + std::strerror(errno));
+    if (got == 0) {
+      if (done == 0) return false;
+      fail("raw TCP recv: connection closed mid-message");
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+void write_exactly(int fd, const char* data, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    auto sent = ::send(fd, data + done, size - done, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0) fail(std::string("raw TCP send: ") + std::strerror(errno));
+    done += static_cast<std::size_t>(sent);
+  }
+}
+
+// One connection: reads `size` bytes and writes them back, until EOF.
+class raw_tcp_echo {
+ public:
+  explicit raw_tcp_echo(std::size_t size) : size_(size) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    client_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (listen_fd_ < 0 || client_fd_ < 0) {
+      close_fds();
+      fail(std::string("raw TCP socket: ") + std::strerror(errno));
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    socklen_t length = sizeof address;
+    auto* generic = reinterpret_cast<sockaddr*>(&address);
+    // The kernel completes the connection before accept(), so the server
+    // thread starts only once nothing here can fail.
+    if (::bind(listen_fd_, generic, sizeof address) != 0 ||
+        ::listen(listen_fd_, 1) != 0 ||
+        ::getsockname(listen_fd_, generic, &length) != 0 ||
+        ::connect(client_fd_, generic, sizeof address) != 0) {
+      std::string why = std::strerror(errno);
+      close_fds();
+      fail("raw TCP echo: cannot connect over loopback: " + why);
+    }
+    set_nodelay(client_fd_);
+    server_ = std::thread([this] { serve(); });
+  }
+  raw_tcp_echo(const raw_tcp_echo&) = delete;
+  raw_tcp_echo& operator=(const raw_tcp_echo&) = delete;
+  ~raw_tcp_echo() { finish(); }
+
+  // One round trip: writes `out`, reads as many bytes into `in`.
+  void round_trip(const char* out, char* in) {
+    write_exactly(client_fd_, out, size_);
+    if (!read_exactly(client_fd_, in, size_)) fail("raw TCP echo: the server closed");
+  }
+
+  // Closes the connection, joins the server thread and returns its error,
+  // if it had one.
+  std::string finish() {
+    if (client_fd_ >= 0) ::shutdown(client_fd_, SHUT_RDWR);
+    if (server_.joinable()) server_.join();
+    close_fds();
+    return error_;
+  }
+
+ private:
+  void close_fds() {
+    if (client_fd_ >= 0) ::close(client_fd_);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    client_fd_ = listen_fd_ = -1;
+  }
+
+  void serve() {
+    int fd = ::accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) {
+      error_ = std::string("accept: ") + std::strerror(errno);
+      return;
+    }
+    set_nodelay(fd);
+    std::vector<char> buffer(size_);
+    try {
+      while (read_exactly(fd, buffer.data(), size_))
+        write_exactly(fd, buffer.data(), size_);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+    ::close(fd);
+  }
+
+  std::size_t size_;
+  int listen_fd_ = -1;
+  int client_fd_ = -1;
+  std::thread server_;
+  std::string error_;  // written by the server thread; read after join
+};
+
+// --- Benchmarks -----------------------------------------------------------
+
+struct counts {
+  int latency_rounds;     // 1: rounds, each a block of lp calls and a block of raw calls
+  int latency_block;      //    calls per block
+  int throughput_trials;  // 2: trials per system, alternating
+  double throughput_seconds;  //    length of one trial
+  int echo_rounds;            // 3: rounds, each one lp and three raw round trips
+  int async_reps;             // 4: repetitions of the 1000-future burst
+};
+
+struct row {
+  std::string name;
+  double lp;
+  double base;
+  std::string goal;  // "<= 1.10", ">= 1.00" or ""
+};
+
+// 1. Median latency of one sync call; short blocks of lp and raw calls
+// alternate, so both see the same competition for the cores. Also the
+// process CPU time per call of each, and, in the same rounds, a 64-byte
+// ping-pong over a plain TCP socket: the floor that any call over loopback
+// pays on this machine.
+std::vector<row> bench_latency(lp::client<Bench>& client, raw_http_client& raw,
+                               const counts& n, double& floor_us) {
+  raw_tcp_echo ping(64);
+  char out[64] = {}, in[64];
+  for (int i = 0; i < 500; ++i)
+    client.add(0), raw.add(0), ping.round_trip(out, in);  // warm up
+  std::vector<double> lp_us, raw_us, floor;
+  lp_us.reserve(static_cast<std::size_t>(n.latency_rounds * n.latency_block));
+  raw_us.reserve(lp_us.capacity());
+  double lp_cpu = 0, raw_cpu = 0;
+  auto block_lp = [&] {
+    auto cpu = cpu_seconds();
+    for (int i = 0; i < n.latency_block; ++i) {
+      auto start = steady::now();
+      long r = client.add(0);
+      lp_us.push_back(micros(steady::now() - start));
+      if (r < 0) fail("lp add: negative total");
+    }
+    lp_cpu += cpu_seconds() - cpu;
+  };
+  auto block_raw = [&] {
+    auto cpu = cpu_seconds();
+    for (int i = 0; i < n.latency_block; ++i) {
+      auto start = steady::now();
+      long r = raw.add(0);
+      raw_us.push_back(micros(steady::now() - start));
+      if (r < 0) fail("raw add: negative total");
+    }
+    raw_cpu += cpu_seconds() - cpu;
+  };
+  auto block_floor = [&] {
+    for (int i = 0; i < n.latency_block; ++i) {
+      auto start = steady::now();
+      ping.round_trip(out, in);
+      floor.push_back(micros(steady::now() - start));
+    }
+  };
+  for (int round = 0; round < n.latency_rounds; ++round) {
+    if (round % 2 == 0)
+      block_lp(), block_raw();
+    else
+      block_raw(), block_lp();
+    if (round % 8 == 0) block_floor();
+  }
+  if (auto error = ping.finish(); !error.empty())
+    fail("raw TCP ping-pong server: " + error);
+  floor_us = median(floor);
+  double calls = static_cast<double>(lp_us.size());
+  return {{"1 sync add(long), median us/call", median(lp_us), median(raw_us), "<= 1.10"},
+          {"  process CPU us/call", lp_cpu / calls * 1e6, raw_cpu / calls * 1e6, ""}};
+}
+
+struct rate {
+  double calls_per_second;
+  double cpu_us_per_call;
+  double cores_busy;  // process CPU time / wall time
+};
+
+// Runs `call(thread)` on `threads` threads for `length` seconds.
+rate hammer(int threads, double length, const std::function<void(int)>& call) {
+  std::atomic<long> calls{0};
+  std::atomic<bool> failed{false};
+  std::string error;
+  std::latch ready(threads + 1);
+  std::atomic<bool> go{false};
+  steady::time_point deadline;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      ready.count_down();
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      long mine = 0;
+      try {
+        while (steady::now() < deadline) call(t), ++mine;
+      } catch (const std::exception& e) {
+        if (!failed.exchange(true)) error = e.what();
+      }
+      calls += mine;
+    });
+  ready.arrive_and_wait();
+  auto cpu = cpu_seconds();
+  auto start = steady::now();
+  deadline = start + std::chrono::duration_cast<steady::duration>(
+                         std::chrono::duration<double>(length));
+  go.store(true, std::memory_order_release);
+  for (auto& worker : workers) worker.join();
+  auto elapsed = steady::now() - start;
+  cpu = cpu_seconds() - cpu;
+  if (failed) fail(error);
+  auto total = static_cast<double>(calls);
+  return {total / seconds(elapsed), cpu / total * 1e6, cpu / seconds(elapsed)};
+}
+
+// 2. Throughput of 8 threads calling one node; lp and raw trials alternate.
+std::vector<row> bench_throughput(lp::client<Bench>& client, int raw_port,
+                                  const counts& n, double& lp_cores, double& raw_cores) {
+  constexpr int threads = 8;
+  std::vector<std::unique_ptr<raw_http_client>> raws;
+  for (int t = 0; t < threads; ++t)
+    raws.push_back(std::make_unique<raw_http_client>(raw_port));
+  auto lp_call = [&](int) { client.add(1); };
+  auto raw_call = [&](int t) { raws[static_cast<std::size_t>(t)]->add(1); };
+  // Warm up: open the pooled and the raw connections.
+  hammer(threads, n.throughput_seconds / 2, lp_call);
+  hammer(threads, n.throughput_seconds / 2, raw_call);
+  std::vector<double> lp_rate, raw_rate, lp_cpu, raw_cpu, lp_busy, raw_busy;
+  auto trial_lp = [&] {
+    auto r = hammer(threads, n.throughput_seconds, lp_call);
+    lp_rate.push_back(r.calls_per_second);
+    lp_cpu.push_back(r.cpu_us_per_call);
+    lp_busy.push_back(r.cores_busy);
+  };
+  auto trial_raw = [&] {
+    auto r = hammer(threads, n.throughput_seconds, raw_call);
+    raw_rate.push_back(r.calls_per_second);
+    raw_cpu.push_back(r.cpu_us_per_call);
+    raw_busy.push_back(r.cores_busy);
+  };
+  for (int trial = 0; trial < n.throughput_trials; ++trial) {
+    if (trial % 2 == 0)
+      trial_lp(), trial_raw();
+    else
+      trial_raw(), trial_lp();
+  }
+  lp_cores = median(lp_busy);
+  raw_cores = median(raw_busy);
+  return {{"2 add x 8 threads, calls/s", median(lp_rate), median(raw_rate), ">= 1.00"},
+          {"  process CPU us/call", median(lp_cpu), median(raw_cpu), ""}};
+}
+
+// 3. Round trip of 1M float32; each round one lp echo and three raw TCP echoes.
+row bench_echo(lp::client<Bench>& client, const counts& n) {
+  constexpr std::size_t count = 1u << 20;
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i)
+    values[i] = static_cast<float>(i) * 0.001f - 17.25f;
+  const std::size_t bytes = count * sizeof(float);
+  raw_tcp_echo raw(bytes);
+  std::vector<char> back(bytes);
+  auto raw_trip = [&] {
+    raw.round_trip(reinterpret_cast<const char*>(values.data()), back.data());
+  };
+  // Warm up, and check both echo faithfully.
+  if (client.echo(values) != values) fail("lp echo: the vector came back different");
+  raw_trip();
+  if (std::memcmp(back.data(), values.data(), bytes) != 0)
+    fail("raw TCP echo: the bytes came back different");
+  std::vector<double> lp_ms, raw_ms;
+  for (int round = 0; round < n.echo_rounds; ++round) {
+    auto start = steady::now();
+    auto echoed = client.echo(values);
+    lp_ms.push_back(millis(steady::now() - start));
+    if (echoed.size() != count) fail("lp echo: wrong size");
+    // Several raw trips per round: they are short, and their median steadies.
+    for (int k = 0; k < 3; ++k) {
+      start = steady::now();
+      raw_trip();
+      raw_ms.push_back(millis(steady::now() - start));
+    }
+  }
+  if (auto error = raw.finish(); !error.empty()) fail("raw TCP echo server: " + error);
+  return {"3 echo 1M float32, median ms/trip", median(lp_ms), median(raw_ms), "<= 4.50"};
+}
+
+// 4. 1000 async calls issued at once, then every get(); against 1000
+// sequential sync calls. Returns the row and the first (cold) burst's ms.
+row bench_async(lp::client<Bench>& client, const counts& n, double& cold_ms) {
+  constexpr int calls = 1000;
+  auto burst = [&] {
+    std::vector<std::future<long>> futures;
+    futures.reserve(calls);
+    auto start = steady::now();
+    for (int i = 0; i < calls; ++i) futures.push_back(client.async.add(1));
+    std::vector<long> results;
+    results.reserve(calls);
+    for (auto& future : futures) results.push_back(future.get());
+    auto elapsed = millis(steady::now() - start);
+    // Calls to a node run one at a time: the totals must be distinct, 1 apart.
+    std::sort(results.begin(), results.end());
+    if (std::adjacent_find(results.begin(), results.end()) != results.end() ||
+        results.back() - results.front() != calls - 1)
+      fail("async add: results are not 1000 consecutive totals");
+    return elapsed;
+  };
+  auto sequential = [&] {
+    auto start = steady::now();
+    for (int i = 0; i < calls; ++i) client.add(1);
+    return millis(steady::now() - start);
+  };
+  cold_ms = burst();  // also the warm-up: the pool threads and connections
+  sequential();
+  std::vector<double> async_ms, sync_ms;
+  for (int rep = 0; rep < n.async_reps; ++rep) {
+    async_ms.push_back(burst());
+    sync_ms.push_back(sequential());
+  }
+  return {"4 1000 async add at once, total ms", median(async_ms), median(sync_ms), ""};
+}
+
+void print_table(const std::vector<row>& rows) {
+  std::printf("%-36s %12s %12s %9s  %s\n", "benchmark", "launchpad", "baseline", "ratio",
+              "goal");
+  for (const auto& r : rows) {
+    double ratio = r.base > 0 ? r.lp / r.base : 0;
+    std::string verdict;
+    if (r.goal.size() > 3) {
+      double target = std::stod(r.goal.substr(3));
+      bool ok = r.goal.starts_with("<=") ? ratio <= target : ratio >= target;
+      verdict = ok ? "ok" : "MISSED";
+    }
+    std::printf("%-36s %12.1f %12.1f %9.2f  %s%s%s\n", r.name.c_str(), r.lp, r.base,
+                ratio, r.goal.empty() ? "-" : r.goal.c_str(), verdict.empty() ? "" : "  ",
+                verdict.c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--quick") {
+      quick = true;
+    } else {
+      std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+      return arg == "--help" || arg == "-h" ? 0 : 2;
+    }
+  }
+  counts n{1000, 20, 24, 0.25, 15, 10};
+  if (quick) n = {100, 20, 4, 0.15, 2, 1};
+
+  try {
+    lp::program p("bench");
+    auto node = p.add_node<Bench>("bench");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto client = running.client(node);
+    raw_http_server raw_server;
+    raw_http_client raw(raw_server.port());
+
+    auto begin = steady::now();
+    auto progress = [](const char* what) {
+      std::fprintf(stderr, "bench_calls: %s\n", what);
+    };
+    std::vector<row> rows;
+    double floor_us = 0;
+    progress("1/4 sync latency");
+    for (auto& r : bench_latency(client, raw, n, floor_us)) rows.push_back(r);
+    double lp_cores = 0, raw_cores = 0;
+    progress("2/4 8-thread throughput");
+    for (auto& r : bench_throughput(client, raw_server.port(), n, lp_cores, raw_cores))
+      rows.push_back(r);
+    progress("3/4 1M float32 echo");
+    auto echo = bench_echo(client, n);
+    rows.push_back(echo);
+    double cold_ms = 0;
+    progress("4/4 1000 async calls");
+    auto async = bench_async(client, n, cold_ms);
+    rows.push_back(async);
+    running.stop();
+
+#ifdef __OPTIMIZE__
+    const char* build = "optimized";
+#else
+    const char* build =
+        "NOT OPTIMIZED (-O0): figures are meaningless, see benchmarks/README.md";
+#endif
+    std::printf("\nlaunchpad %s call benchmarks: %u cores, %s build%s\n\n",
+                lp::version.string, std::thread::hardware_concurrency(), build,
+                quick ? ", --quick" : "");
+    print_table(rows);
+    std::printf(
+        "\nratio = launchpad / baseline; both measured in this run, interleaved.\n"
+        "1: baseline = cpp-httplib Server + Client, keep-alive, TCP_NODELAY, JSON via "
+        "nlohmann;\n"
+        "   loopback floor (64-byte TCP ping-pong) %.1f us/round trip\n"
+        "2: baseline = the same server, 8 threads each with its own httplib::Client;\n"
+        "   cores busy (process CPU / wall): launchpad %.2f, baseline %.2f\n"
+        "3: baseline = raw TCP echo of 4 MB on loopback; goal also <= 8 ms/trip: %s "
+        "(%.1f ms)\n"
+        "4: baseline = 1000 sequential sync add; async %.0f calls/s, first (cold) burst "
+        "%.1f ms\n"
+        "total measured time %.1f s\n",
+        floor_us, lp_cores, raw_cores, echo.lp <= 8.0 ? "ok" : "MISSED", echo.lp,
+        1000.0 / (async.lp / 1000.0), cold_ms, seconds(steady::now() - begin));
+    return 0;
+  } catch (const std::exception& e) {  // bench_failure, lp::error, std::system_error...
+    std::fprintf(stderr, "bench_calls: %s\n", e.what());
+    return 1;
+  }
+}

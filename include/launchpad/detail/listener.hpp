@@ -1,0 +1,66 @@
+#pragma once
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <launchpad/detail/thread_pool.hpp>
+#include <string>
+#include <thread>
+
+namespace lp::detail {
+
+// An httplib server set up the way every server of a launch needs it, and
+// run on a thread of its own.
+class listener {
+ public:
+  explicit listener(std::size_t max_threads) {
+    server_.new_task_queue = [max_threads] { return new thread_pool(max_threads); };
+    server_.set_tcp_nodelay(true);
+  }
+  listener(const listener&) = delete;
+  listener& operator=(const listener&) = delete;
+  ~listener() { stop(); }
+
+  httplib::Server& server() { return server_; }
+
+  // Binds host:port (port 0: any free port) and serves; returns the port,
+  // or -1 if it cannot bind. Connections are accepted once it returns.
+  int start(const std::string& host, int port) {
+    int bound = port;
+    if (port == 0) bound = server_.bind_to_any_port(host);
+    else if (!server_.bind_to_port(host, port)) bound = -1;
+    if (bound < 0) return -1;
+    // Debian's libcpp-httplib was built with a listen backlog of 5, so a
+    // burst of new connections (64 node processes starting) would wait for
+    // SYN retries; widen it.
+    server_.widen_backlog();
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // httplib's stop() does nothing until the listener runs, so wait for it.
+    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return bound;
+  }
+
+  // Stops accepting; `before_join` runs between closing the listening socket
+  // and waiting for the connection threads.
+  template <class F = void (*)()>
+  void stop(F before_join = [] {}) {
+    if (!thread_.joinable()) return;
+    server_.stop();
+    before_join();
+    thread_.join();
+  }
+
+  bool running() const { return thread_.joinable(); }
+
+ private:
+  struct server_with_backlog : httplib::Server {
+    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  };
+
+  server_with_backlog server_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail

@@ -1,0 +1,100 @@
+#pragma once
+// Programs for the end-to-end tests of multi-processing launches. The test
+// and tests/processes/program.cpp build them alike, as a real program and
+// its launcher must.
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <launchpad/launchpad.hpp>
+#include <string>
+#include <thread>
+
+namespace scenarios {
+
+inline void touch(const std::string& path, const std::string& text = "") { std::ofstream(path) << text; }
+
+struct Counter {
+  long add(long x) { return total += x; }
+  long get() const { return total; }
+  long total = 0;
+};
+LP_SERVICE(Counter, add, get);
+
+struct Producer {
+  lp::client<Counter> counter;
+  int n;
+  void run() {
+    for (int i = 0; i < n; ++i) counter.add(1);
+    std::cout << "produced " << n << std::endl;
+  }
+};
+LP_SERVICE(Producer);
+
+// Serves until stopped; leaves a file behind when its on_stop ran.
+struct Sleeper {
+  explicit Sleeper(std::string dir) : marker(dir + "/" + lp::context().group + "-" +
+                                             std::to_string(lp::context().index) + ".stopped") {
+    lp::on_stop([path = marker] { touch(path); });
+  }
+  int ping() { return ::getpid(); }
+  std::string marker;
+};
+LP_SERVICE(Sleeper, ping);
+
+// Crashes the first `crashes` times it starts, counting starts in a file.
+struct Flaky {
+  Flaky(std::string dir, int crashes) {
+    std::string path = dir + "/flaky.starts";
+    int starts = 0;
+    std::ifstream(path) >> starts;
+    touch(path, std::to_string(++starts));
+    if (starts <= crashes) {
+      std::cerr << "crashing on start " << starts << std::endl;
+      std::_Exit(3);
+    }
+  }
+  std::string ping() { return "pong"; }
+};
+LP_SERVICE(Flaky, ping);
+
+// Takes a while before it serves.
+struct Late {
+  Late() { std::this_thread::sleep_for(std::chrono::milliseconds(1500)); }
+  int ping() { return 7; }
+};
+LP_SERVICE(Late, ping);
+
+struct Stopper {
+  void run() { lp::stop(); }
+};
+LP_SERVICE(Stopper);
+
+// The graph named `name`; `dir` is a directory the nodes may write to.
+inline void make(lp::program& p, const std::string& name, const std::string& dir) {
+  if (name == "counter") {
+    auto c = p.add_node<Counter>("counter");
+    auto producers = p.group("producers");
+    for (int i = 0; i < 3; ++i) producers.add_node<Producer>(c, 100);
+  } else if (name == "sleepers") {
+    for (int i = 0; i < 3; ++i) p.group("sleepers").add_node<Sleeper>(dir);
+  } else if (name == "flaky") {
+    p.group("flaky").restart_on_failure(3, std::chrono::milliseconds(50)).add_node<Flaky>(dir, 2);
+  } else if (name == "flaky_no_restart") {
+    p.group("flaky").add_node<Flaky>(dir, 1);
+    p.add_node<Counter>("counter");
+  } else if (name == "late") {
+    p.add_node<Late>("late");
+  } else if (name == "stopper") {
+    p.group("sleepers").add_node<Sleeper>(dir);
+    p.add_node<Stopper>("stopper");
+  } else if (name == "many" || name == "many_colocated") {
+    auto many = p.group("many");
+    if (name == "many_colocated") many.colocate();
+    for (int i = 0; i < 64; ++i) many.add_node<Counter>();
+  } else {
+    throw lp::usage_error("no scenario named " + name);
+  }
+}
+
+}  // namespace scenarios

@@ -1,0 +1,289 @@
+// End to end: programs launched as real processes (local_mp and
+// test_multi_processing), on loopback, every wait bounded.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "processes/scenarios.hpp"
+#include "services.hpp"
+
+namespace mp {
+using clock = std::chrono::steady_clock;
+
+std::string program_path() {
+  const char* path = std::getenv("LP_TEST_PROGRAM");
+  REQUIRE_MESSAGE(path, "meson sets LP_TEST_PROGRAM to tests/processes/program");
+  return path;
+}
+
+// A scratch directory, removed afterwards.
+struct scratch {
+  scratch() {
+    std::string pattern = "/tmp/lp-test-XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()));
+    path = pattern;
+  }
+  ~scratch() { std::filesystem::remove_all(path); }
+  bool has(const std::string& name) const { return std::filesystem::exists(path + "/" + name); }
+  std::string path;
+};
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_text, name, state;
+  return stat >> pid_text >> name >> state && state != "Z";
+}
+
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit) {
+  auto deadline = clock::now() + limit;
+  while (!done()) {
+    if (clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// A launcher run as a command would be: its stdout and stderr captured, and
+// killed with its process group if the test ends first.
+struct command {
+  explicit command(std::vector<std::string> args) {
+    int ends[2];
+    REQUIRE(::pipe(ends) == 0);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::dup2(ends[1], 1);
+      ::dup2(ends[1], 2);
+      ::close(ends[0]);
+      std::vector<char*> argv;
+      for (auto& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(ends[1]);
+    reader = std::thread([this, fd = ends[0]] {
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+        std::lock_guard lock(mutex);
+        text.append(buffer, static_cast<std::size_t>(n));
+      }
+      ::close(fd);
+    });
+  }
+  ~command() {
+    if (!status) {
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    reader.join();
+  }
+  std::string output() {
+    std::lock_guard lock(mutex);
+    return text;
+  }
+  std::size_t count(const std::string& part) {
+    auto all = output();
+    std::size_t n = 0;
+    for (auto at = all.find(part); at != std::string::npos; at = all.find(part, at + 1)) ++n;
+    return n;
+  }
+  // The exit status, or nothing if it did not end in time.
+  std::optional<int> wait(std::chrono::milliseconds limit) {
+    eventually([&] {
+      int raw = 0;
+      if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
+      return status.has_value();
+    }, limit);
+    return status;
+  }
+  // The launcher's children: its node processes.
+  std::vector<pid_t> children() {
+    std::vector<pid_t> out;
+    DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+    if (!tasks) return out;
+    while (auto* task = ::readdir(tasks)) {
+      std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + task->d_name + "/children");
+      for (pid_t child; list >> child;) out.push_back(child);
+    }
+    ::closedir(tasks);
+    return out;
+  }
+
+  pid_t pid = -1;
+  std::optional<int> status;
+  std::mutex mutex;
+  std::string text;
+  std::thread reader;
+};
+
+lp::process_test_options options_for(const std::string& scenario, const scratch& dir) {
+  lp::process_test_options options;
+  options.executable = program_path();
+  options.arguments = {"--scenario=" + scenario, "--dir=" + dir.path};
+  options.termination_notice = std::chrono::seconds(5);
+  return options;
+}
+}  // namespace mp
+
+TEST_SUITE("processes") {
+  TEST_CASE("a launched program: its groups finish, its nodes answer, it stops cleanly") {
+    mp::scratch dir;
+    lp::program p("scenario_counter");
+    scenarios::make(p, "counter", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("counter", dir));
+    CHECK(running.pids().size() == 4);
+    CHECK(running.wait({"producers"}));
+    CHECK(running.client(p.find<scenarios::Counter>("counter")).get() == 300);
+    CHECK(running.stop());
+    CHECK(running.summary().empty());
+  }
+
+  TEST_CASE("consumer_producers as local_mp: exit 0, every node's output behind its label") {
+    const char* example = std::getenv("LP_EXAMPLE_CONSUMER_PRODUCERS");
+    REQUIRE(example);
+    mp::command launcher({example, "--lp_launch=local_mp"});
+    auto status = launcher.wait(std::chrono::seconds(60));
+    INFO(launcher.output());
+    REQUIRE(status);
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 0);
+    CHECK(launcher.count("[consumer] sum of squares below 1000: 332833500") == 1);
+    for (int i = 0; i < 4; ++i) {
+      auto label = "producers/" + std::to_string(i);
+      CHECK(launcher.count("[" + label + "] [lp] " + label + " serving at http://127.0.0.1:") == 1);
+    }
+  }
+
+  TEST_CASE("kill -9 of a node: the launch fails at once, naming it, and nothing remains") {
+    mp::scratch dir;
+    lp::program p("scenario_sleepers");
+    scenarios::make(p, "sleepers", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("sleepers", dir));
+    auto victim = running.client(p.find<scenarios::Sleeper>("sleepers/1")).ping();
+    auto pids = running.pids();
+    REQUIRE(pids.size() == 3);
+    auto killed_at = mp::clock::now();
+    ::kill(victim, SIGKILL);
+    CHECK_FALSE(running.wait());
+    CHECK(mp::clock::now() - killed_at < std::chrono::seconds(2));
+    CHECK(running.summary().find("node sleepers/1 failed: killed by signal SIGKILL") !=
+          std::string::npos);
+    for (auto pid : pids) CHECK_FALSE(mp::alive(pid));
+    CHECK(dir.has("sleepers-0.stopped"));  // the others stopped in order
+    CHECK(dir.has("sleepers-2.stopped"));
+    auto sleeper = running.client(p.find<scenarios::Sleeper>("sleepers/0"));
+    CHECK_THROWS_WITH_AS(sleeper.ping(), doctest::Contains("sleepers/0"), lp::transport_error);
+  }
+
+  TEST_CASE("SIGKILL of the launcher: every node process dies with it") {
+    mp::scratch dir;
+    mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(30)));
+    auto nodes = launcher.children();
+    REQUIRE(nodes.size() == 3);
+    ::kill(launcher.pid, SIGKILL);
+    CHECK(mp::eventually([&] {
+      for (auto pid : nodes)
+        if (mp::alive(pid)) return false;
+      return true;
+    }, std::chrono::seconds(2)));
+    // A launcher killed so cannot tidy up its run directory; the test does.
+    auto output = launcher.output();
+    auto at = output.find("secret is in ");
+    REQUIRE(at != std::string::npos);
+    auto path = output.substr(at + 13, output.find("/secret", at) - at - 13);
+    CHECK(path.rfind("/tmp/lp-scenario_sleepers-", 0) == 0);
+    std::filesystem::remove_all(path);
+  }
+
+  TEST_CASE("SIGINT to the launcher: every node stops in order, on_stop runs, exit 0") {
+    mp::scratch dir;
+    mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(30)));
+    ::kill(launcher.pid, SIGINT);
+    auto status = launcher.wait(std::chrono::seconds(30));
+    INFO(launcher.output());
+    REQUIRE(status);
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 0);
+    for (int i = 0; i < 3; ++i) CHECK(dir.has("sleepers-" + std::to_string(i) + ".stopped"));
+  }
+
+  TEST_CASE("lp::stop() in one node process stops them all") {
+    mp::scratch dir;
+    lp::program p("scenario_stopper");
+    scenarios::make(p, "stopper", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("stopper", dir));
+    CHECK(running.wait());
+    CHECK(dir.has("sleepers-0.stopped"));
+  }
+
+  TEST_CASE("a group's restart policy: a node that crashes twice, then serves") {
+    mp::scratch dir;
+    lp::program p("scenario_flaky");
+    scenarios::make(p, "flaky", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky", dir));
+    auto flaky = running.client(p.find<scenarios::Flaky>("flaky/0"));
+    std::string answer;
+    CHECK(mp::eventually([&] {
+      try {
+        answer = flaky.ping();  // a caller retries an idempotent call, nothing more
+        return true;
+      } catch (const lp::transport_error&) {
+        return false;
+      }
+    }, std::chrono::seconds(20)));
+    CHECK(answer == "pong");
+    std::ifstream starts(dir.path + "/flaky.starts");
+    int count = 0;
+    starts >> count;
+    CHECK(count == 3);
+    CHECK(running.stop());
+  }
+
+  TEST_CASE("without a restart policy a crash stops the program, with the node's last words") {
+    mp::scratch dir;
+    lp::program p("scenario_flaky_no_restart");
+    scenarios::make(p, "flaky_no_restart", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky_no_restart", dir));
+    CHECK_FALSE(running.wait());
+    auto summary = running.summary();
+    CHECK(summary.find("node flaky/0 failed: exited with status 3") != std::string::npos);
+    CHECK(summary.find("crashing on start 1") != std::string::npos);
+    auto counter = running.client(p.find<scenarios::Counter>("counter"));
+    CHECK_THROWS_WITH_AS(counter.get(), doctest::Contains("counter.get"), lp::transport_error);
+  }
+
+  TEST_CASE("a call issued before its node serves waits for it") {
+    mp::scratch dir;
+    lp::program p("scenario_late");
+    scenarios::make(p, "late", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("late", dir));
+    CHECK(running.client(p.find<scenarios::Late>("late")).ping() == 7);
+  }
+
+  TEST_CASE("64 nodes, as 64 processes and colocated in one, launch and stop cleanly") {
+    for (std::string scenario : {"many", "many_colocated"}) {
+      INFO(scenario);
+      mp::scratch dir;
+      lp::program p("scenario_" + scenario);
+      scenarios::make(p, scenario, dir.path);
+      auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for(scenario, dir));
+      CHECK(running.pids().size() == (scenario == "many" ? 64 : 1));
+      auto last = running.client(p.find<scenarios::Counter>("many/63"));
+      CHECK(last.add(5) == 5);
+      CHECK(running.stop());
+      INFO(running.summary());
+      CHECK(running.summary().empty());
+    }
+  }
+}

@@ -171,6 +171,9 @@ TEST_SUITE("processes") {
     auto victim = running.client(p.find<scenarios::Sleeper>("sleepers/1")).ping();
     auto pids = running.pids();
     REQUIRE(pids.size() == 3);
+    auto me = running.client(p.find<scenarios::Sleeper>("sleepers/1")).whoami();
+    CHECK(me == std::vector<std::string>{"sleepers/1", "test_mp", running.run_dir(),
+                                         std::to_string(victim)});
     auto killed_at = mp::clock::now();
     ::kill(victim, SIGKILL);
     CHECK_FALSE(running.wait());
@@ -216,6 +219,22 @@ TEST_SUITE("processes") {
     CHECK(WIFEXITED(*status));
     CHECK(WEXITSTATUS(*status) == 0);
     for (int i = 0; i < 3; ++i) CHECK(dir.has("sleepers-" + std::to_string(i) + ".stopped"));
+  }
+
+  TEST_CASE("--lp_terminal=files: one log file per node, named by its label") {
+    mp::scratch dir, logs;
+    mp::command launcher({mp::program_path(), "--scenario=stopper", "--dir=" + dir.path,
+                          "--lp_terminal=files", "--lp_log_dir=" + logs.path});
+    auto status = launcher.wait(std::chrono::seconds(30));
+    INFO(launcher.output());
+    REQUIRE(status);
+    CHECK(WEXITSTATUS(*status) == 0);
+    CHECK(launcher.count("node logs in " + logs.path) == 1);
+    CHECK(launcher.count("serving at") == 0);  // not on the terminal
+    std::ifstream log(logs.path + "/sleepers_0.log");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK(text.find("[lp] sleepers/0 serving at http://127.0.0.1:") != std::string::npos);
+    CHECK(logs.has("stopper.log"));
   }
 
   TEST_CASE("lp::stop() in one node process stops them all") {

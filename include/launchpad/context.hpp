@@ -2,6 +2,8 @@
 
 // What a node may ask about itself and about the program it belongs to.
 
+#include <unistd.h>
+
 #include <chrono>
 #include <functional>
 #include <launchpad/detail/runtime.hpp>
@@ -15,7 +17,10 @@ struct node_context {
   std::string group;    // "actors"; empty outside a group
   int index = -1;       // 3 in "actors/3"; -1 outside a group
   std::string program;  // the name given to lp::program
-  std::string launch;   // the launch policy: "test_mt", "local_mt", ...
+  std::string launch;   // the launch policy: "test_mt", "local_mt", "local_mp", ...
+  std::string run_dir;  // processes: the launch's run directory (its secret,
+                        // its logs); empty when every node is a thread
+  int pid = 0;          // the node's process
 };
 
 namespace detail {
@@ -43,8 +48,8 @@ inline node_context context() {
     throw usage_error(
         "lp::context() was called outside a node; call it from a node's run(), one of its "
         "methods or its constructor");
-  return {identity->label, identity->group, identity->index, identity->program,
-          identity->launch};
+  return {identity->label,   identity->group,   identity->index, identity->program,
+          identity->launch,  identity->run_dir, ::getpid()};
 }
 
 // Stops the whole program: from a node, its own program; from elsewhere (main,

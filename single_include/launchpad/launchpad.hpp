@@ -744,6 +744,8 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 
 // What a node may ask about itself and about the program it belongs to.
 
+#include <unistd.h>
+
 #include <chrono>
 
 // ---- launchpad/detail/runtime.hpp ----
@@ -760,7 +762,8 @@ struct node_identity {
   std::string group;
   int index = -1;
   std::string program;
-  std::string launch;  // the launch policy's flag name, e.g. "local_mt"
+  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
+  std::string run_dir;  // the launch's run directory; empty in-process
 };
 
 // The stop state of one running program in this process, shared by its
@@ -913,7 +916,10 @@ struct node_context {
   std::string group;    // "actors"; empty outside a group
   int index = -1;       // 3 in "actors/3"; -1 outside a group
   std::string program;  // the name given to lp::program
-  std::string launch;   // the launch policy: "test_mt", "local_mt", ...
+  std::string launch;   // the launch policy: "test_mt", "local_mt", "local_mp", ...
+  std::string run_dir;  // processes: the launch's run directory (its secret,
+                        // its logs); empty when every node is a thread
+  int pid = 0;          // the node's process
 };
 
 namespace detail {
@@ -941,8 +947,8 @@ inline node_context context() {
     throw usage_error(
         "lp::context() was called outside a node; call it from a node's run(), one of its "
         "methods or its constructor");
-  return {identity->label, identity->group, identity->index, identity->program,
-          identity->launch};
+  return {identity->label,   identity->group,   identity->index, identity->program,
+          identity->launch,  identity->run_dir, ::getpid()};
 }
 
 // Stops the whole program: from a node, its own program; from elsewhere (main,
@@ -1101,7 +1107,6 @@ inline launch_flags parse_flags(int argc, char** argv) {
 // ---- launchpad/launch/local_multi_processing.hpp ----
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -2114,6 +2119,7 @@ struct host_options {
   std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
   std::string secret;  // empty: serve and call without one (--lp_insecure)
   std::string bind_host = "127.0.0.1";
+  std::string run_dir;  // the launch's run directory, if it has one
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
   // Stop once every run() here has returned: right when this process hosts
@@ -2223,7 +2229,8 @@ class node_host {
     for (const auto& spec : graph.nodes()) {
       if (!hosts(spec.label)) continue;
       auto node = std::make_unique<hosted_node>();
-      node->identity = {spec.label, spec.group, spec.index, graph.name(), state_->policy()};
+      node->identity = {spec.label,      spec.group,      spec.index,
+                        graph.name(),    state_->policy(), options_.run_dir};
       node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
       node->instance = spec.build(connector);
@@ -3249,7 +3256,7 @@ inline int run_node_process(const program& graph) {
   auto secret = take_env(child_env::secret).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
-  take_env(child_env::run_dir);
+  auto run_dir = take_env(child_env::run_dir).value_or("");
   if (launcher != std::to_string(::getppid())) {
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
@@ -3277,6 +3284,7 @@ inline int run_node_process(const program& graph) {
     options.labels = labels;
     options.nodes = rendezvous;
     options.secret = secret;
+    options.run_dir = run_dir;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -3287,6 +3295,9 @@ inline int run_node_process(const program& graph) {
     host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
       if (!*told_by_launcher && !host.state().failure()) rendezvous->tell("stop", label);
     });
+    // A SIGTERM that came while the nodes were being built found no program
+    // to stop; it is not lost.
+    if (*told_by_launcher) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
     if (auto failure = host.state().failure()) {

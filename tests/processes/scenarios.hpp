@@ -9,6 +9,7 @@
 #include <launchpad/launchpad.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace scenarios {
 
@@ -38,9 +39,14 @@ struct Sleeper {
     lp::on_stop([path = marker] { touch(path); });
   }
   int ping() { return ::getpid(); }
+  // What lp::context() says in this node's process.
+  std::vector<std::string> whoami() const {
+    auto me = lp::context();
+    return {me.label, me.launch, me.run_dir, std::to_string(me.pid)};
+  }
   std::string marker;
 };
-LP_SERVICE(Sleeper, ping);
+LP_SERVICE(Sleeper, ping, whoami);
 
 // Crashes the first `crashes` times it starts, counting starts in a file.
 struct Flaky {
@@ -65,8 +71,13 @@ struct Late {
 };
 LP_SERVICE(Late, ping);
 
+// Stops the program once the sleeper serves.
 struct Stopper {
-  void run() { lp::stop(); }
+  lp::client<Sleeper> sleeper;
+  void run() {
+    sleeper.ping();
+    lp::stop();
+  }
 };
 LP_SERVICE(Stopper);
 
@@ -86,8 +97,8 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
   } else if (name == "late") {
     p.add_node<Late>("late");
   } else if (name == "stopper") {
-    p.group("sleepers").add_node<Sleeper>(dir);
-    p.add_node<Stopper>("stopper");
+    auto sleeper = p.group("sleepers").add_node<Sleeper>(dir);
+    p.add_node<Stopper>("stopper", sleeper);
   } else if (name == "many" || name == "many_colocated") {
     auto many = p.group("many");
     if (name == "many_colocated") many.colocate();

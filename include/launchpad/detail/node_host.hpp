@@ -27,6 +27,7 @@ struct host_options {
   std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
   std::string secret;  // empty: serve and call without one (--lp_insecure)
   std::string bind_host = "127.0.0.1";
+  std::string run_dir;  // the launch's run directory, if it has one
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
   // Stop once every run() here has returned: right when this process hosts
@@ -136,7 +137,8 @@ class node_host {
     for (const auto& spec : graph.nodes()) {
       if (!hosts(spec.label)) continue;
       auto node = std::make_unique<hosted_node>();
-      node->identity = {spec.label, spec.group, spec.index, graph.name(), state_->policy()};
+      node->identity = {spec.label,      spec.group,      spec.index,
+                        graph.name(),    state_->policy(), options_.run_dir};
       node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
       node->instance = spec.build(connector);

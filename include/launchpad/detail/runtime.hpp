@@ -19,7 +19,8 @@ struct node_identity {
   std::string group;
   int index = -1;
   std::string program;
-  std::string launch;  // the launch policy's flag name, e.g. "local_mt"
+  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
+  std::string run_dir;  // the launch's run directory; empty in-process
 };
 
 // The stop state of one running program in this process, shared by its

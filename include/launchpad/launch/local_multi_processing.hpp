@@ -46,7 +46,7 @@ inline int run_node_process(const program& graph) {
   auto secret = take_env(child_env::secret).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
-  take_env(child_env::run_dir);
+  auto run_dir = take_env(child_env::run_dir).value_or("");
   if (launcher != std::to_string(::getppid())) {
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
@@ -74,6 +74,7 @@ inline int run_node_process(const program& graph) {
     options.labels = labels;
     options.nodes = rendezvous;
     options.secret = secret;
+    options.run_dir = run_dir;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -84,6 +85,9 @@ inline int run_node_process(const program& graph) {
     host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
       if (!*told_by_launcher && !host.state().failure()) rendezvous->tell("stop", label);
     });
+    // A SIGTERM that came while the nodes were being built found no program
+    // to stop; it is not lost.
+    if (*told_by_launcher) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
     if (auto failure = host.state().failure()) {

@@ -237,6 +237,31 @@ TEST_SUITE("processes") {
     CHECK(logs.has("stopper.log"));
   }
 
+  TEST_CASE("--lp_terminal=tmux: a tmux window per node, gone when the program stops") {
+    if (lp::detail::run_tool({"tmux", "-V"}) != 0) {
+      MESSAGE("tmux is not installed; skipped");
+      return;
+    }
+    mp::scratch dir;
+    mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path,
+                          "--lp_terminal=tmux"});
+    REQUIRE(mp::eventually([&] { return launcher.count("tmux attach -t ") == 1; },
+                           std::chrono::seconds(30)));
+    auto output = launcher.output();
+    auto at = output.find("tmux attach -t ") + 15;
+    auto session = output.substr(at, output.find('\n', at) - at);
+    CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", session}) == 0);
+    for (auto window : {"sleepers/0", "sleepers/1", "sleepers/2"})
+      CHECK(lp::detail::run_tool({"tmux", "select-window", "-t", session + ":" + window}) == 0);
+    ::kill(launcher.pid, SIGINT);
+    auto status = launcher.wait(std::chrono::seconds(30));
+    REQUIRE(status);
+    CHECK(WEXITSTATUS(*status) == 0);
+    CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", session}) != 0);
+    auto secret_at = output.find("secret is in ");
+    std::filesystem::remove_all(output.substr(secret_at + 13, output.find("/secret", secret_at) - secret_at - 13));
+  }
+
   TEST_CASE("lp::stop() in one node process stops them all") {
     mp::scratch dir;
     lp::program p("scenario_stopper");

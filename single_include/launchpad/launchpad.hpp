@@ -1038,7 +1038,7 @@ struct launch_flags {
   bool help = false;                      // --lp_help
   bool insecure = false;                  // --lp_insecure
   int termination_notice_secs = 10;       // --lp_termination_notice_secs
-  std::string terminal = "current";       // --lp_terminal=current|files
+  std::string terminal = "current";       // --lp_terminal=current|files|tmux
   std::string log_dir;                    // --lp_log_dir
   std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
@@ -1048,8 +1048,9 @@ inline constexpr std::string_view flags_help =
     "  --lp_launch=<policy>  how to run the program: test_mt, local_mt or local_mp\n"
     "                        (default: the policy main() names, else local_mt)\n"
     "  --lp_terminal=<where> local_mp: where node output goes: current (this\n"
-    "                        terminal, each line prefixed) or files (one log per node)\n"
-    "  --lp_log_dir=<dir>    local_mp with --lp_terminal=files: the log directory\n"
+    "                        terminal, each line prefixed), files (one log per\n"
+    "                        node) or tmux (logs, and a tmux window following each)\n"
+    "  --lp_log_dir=<dir>    local_mp with files or tmux: the log directory\n"
     "                        (default: logs/ in the launch's run directory)\n"
     "  --lp_termination_notice_secs=<n>\n"
     "                        local_mp: seconds a node has to stop before it is\n"
@@ -1080,8 +1081,8 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.insecure = true;
     } else if (name == "--lp_terminal") {
       flags.terminal = value();
-      if (flags.terminal != "current" && flags.terminal != "files")
-        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current or files");
+      if (flags.terminal != "current" && flags.terminal != "files" && flags.terminal != "tmux")
+        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current, files or tmux");
     } else if (name == "--lp_log_dir") {
       flags.log_dir = value();
     } else if (name == "--lp_termination_notice_secs") {
@@ -2470,6 +2471,7 @@ class output_pump {
 
 // Starting and ending the node processes of a launch.
 
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -2530,6 +2532,25 @@ inline pid_t spawn(const child_process& child) {
   }
   ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
   return pid;
+}
+
+// Runs a helper program (argv[0] looked up in PATH) to its end, its output
+// discarded; returns its exit status, or -1 if it could not run.
+inline int run_tool(const std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int failed = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed) return -1;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // How a child ended, in words for the launch's summary.
@@ -2790,7 +2811,10 @@ struct process_options {
   std::string executable;              // default: this program
   std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
   std::chrono::seconds termination_notice{10};
-  bool log_files = false;  // one file per node instead of prefixed lines
+  // Where node output goes: "current" (prefixed lines on the launcher's own
+  // stdout and stderr), "files" (one log per node), "tmux" (one log per node,
+  // and a tmux session with a window following each).
+  std::string terminal = "current";
   std::string log_dir;     // default: logs/ in the run directory
   bool insecure = false;
   // Stop once every run() has returned; a test controller leaves that to the
@@ -2835,7 +2859,7 @@ class process_launch {
     rendezvous_.reset();
     output_.close();
     if (!options_.insecure) ::unlink((run_dir_ + "/secret").c_str());
-    if (!options_.log_files) ::rmdir(run_dir_.c_str());
+    ::rmdir(run_dir_.c_str());  // unless it keeps the logs
   }
 
   // Asks every node process to stop (SIGTERM), then kills those still there
@@ -2930,6 +2954,33 @@ class process_launch {
     std::string log_path;
   };
 
+  bool log_files() const { return options_.terminal != "current"; }
+
+  // One tmux window per node, each following the node's log; the launcher
+  // keeps the processes themselves, so it still sees how each ends.
+  void open_tmux() {
+    tmux_session_ = "lp-" + graph_.name() + "-" + std::to_string(::getpid());
+    bool first = true;
+    for (const auto& u : units_) {
+      // --pid: the window closes when the launcher dies, however it dies,
+      // and tmux ends with its last window.
+      std::string follow = "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " '" +
+                           u.log_path + "'";
+      std::vector<std::string> command =
+          first ? std::vector<std::string>{"tmux", "new-session", "-d", "-s", tmux_session_,
+                                           "-n", u.name, follow}
+                : std::vector<std::string>{"tmux", "new-window", "-d", "-t", tmux_session_,
+                                           "-n", u.name, follow};
+      if (run_tool(command) != 0)
+        throw error("launch_error",
+                    "tmux could not open a window for " + u.name +
+                        "; is tmux installed? (--lp_terminal=files writes the same logs)");
+      first = false;
+    }
+    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << tmux_session_
+              << std::endl;
+  }
+
   void make_run_dir() {
     std::string pattern = "/tmp/lp-" + graph_.name() + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
@@ -2943,7 +2994,7 @@ class process_launch {
       write_all(fd, secret_ + "\n");
       ::close(fd);
     }
-    if (options_.log_files) {
+    if (log_files()) {
       if (options_.log_dir.empty()) options_.log_dir = run_dir_ + "/logs";
       ::mkdir(options_.log_dir.c_str(), 0700);
       std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
@@ -2989,7 +3040,7 @@ class process_launch {
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir_,
     };
-    if (options_.log_files) {
+    if (log_files()) {
       std::string file = u.name;
       std::replace(file.begin(), file.end(), '/', '_');
       u.log_path = options_.log_dir + "/" + file + ".log";
@@ -3015,7 +3066,7 @@ class process_launch {
   }
 
   std::vector<std::string> last_lines(const unit& u) {
-    if (!options_.log_files) {
+    if (!log_files()) {
       // The pump may still hold the dead process's last bytes: give it a moment.
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       return output_.last_lines(u.name);
@@ -3034,6 +3085,7 @@ class process_launch {
   void supervise() {
     try {
       for (auto& u : units_) start(u);
+      if (options_.terminal == "tmux") open_tmux();
       {
         std::lock_guard lock(mutex_);
         started_ = true;
@@ -3077,6 +3129,7 @@ class process_launch {
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::milliseconds(10));
     }
+    if (!tmux_session_.empty()) run_tool({"tmux", "kill-session", "-t", tmux_session_});
     std::lock_guard lock(mutex_);
     ended_ = true;
     changed_.notify_all();
@@ -3149,6 +3202,7 @@ class process_launch {
   output_pump output_;
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::thread supervisor_;
+  std::string tmux_session_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -3324,7 +3378,7 @@ inline process_options process_options_from(const launch_flags& flags, std::stri
   options.policy = policy;
   options.arguments = flags.arguments;
   options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
-  options.log_files = flags.terminal == "files";
+  options.terminal = flags.terminal;
   options.log_dir = flags.log_dir;
   options.insecure = flags.insecure;
   return options;
@@ -3461,7 +3515,7 @@ struct process_test_options {
   std::string executable;              // the nodes' program
   std::vector<std::string> arguments;  // its arguments after argv[0]
   std::chrono::seconds termination_notice{10};
-  bool log_files = false;
+  std::string terminal = "current";  // or "files", "tmux"
 };
 
 // A program launched as processes by a test. Destroying it stops the program
@@ -3479,7 +3533,7 @@ class process_controller {
     settings.arguments.push_back(options.executable);
     for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
     settings.termination_notice = options.termination_notice;
-    settings.log_files = options.log_files;
+    settings.terminal = options.terminal;
     settings.stop_when_runs_finish = false;
     launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
     nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),

@@ -16,7 +16,7 @@ struct launch_flags {
   bool help = false;                      // --lp_help
   bool insecure = false;                  // --lp_insecure
   int termination_notice_secs = 10;       // --lp_termination_notice_secs
-  std::string terminal = "current";       // --lp_terminal=current|files
+  std::string terminal = "current";       // --lp_terminal=current|files|tmux
   std::string log_dir;                    // --lp_log_dir
   std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
@@ -26,8 +26,9 @@ inline constexpr std::string_view flags_help =
     "  --lp_launch=<policy>  how to run the program: test_mt, local_mt or local_mp\n"
     "                        (default: the policy main() names, else local_mt)\n"
     "  --lp_terminal=<where> local_mp: where node output goes: current (this\n"
-    "                        terminal, each line prefixed) or files (one log per node)\n"
-    "  --lp_log_dir=<dir>    local_mp with --lp_terminal=files: the log directory\n"
+    "                        terminal, each line prefixed), files (one log per\n"
+    "                        node) or tmux (logs, and a tmux window following each)\n"
+    "  --lp_log_dir=<dir>    local_mp with files or tmux: the log directory\n"
     "                        (default: logs/ in the launch's run directory)\n"
     "  --lp_termination_notice_secs=<n>\n"
     "                        local_mp: seconds a node has to stop before it is\n"
@@ -58,8 +59,8 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.insecure = true;
     } else if (name == "--lp_terminal") {
       flags.terminal = value();
-      if (flags.terminal != "current" && flags.terminal != "files")
-        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current or files");
+      if (flags.terminal != "current" && flags.terminal != "files" && flags.terminal != "tmux")
+        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current, files or tmux");
     } else if (name == "--lp_log_dir") {
       flags.log_dir = value();
     } else if (name == "--lp_termination_notice_secs") {

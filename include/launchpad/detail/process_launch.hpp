@@ -50,7 +50,10 @@ struct process_options {
   std::string executable;              // default: this program
   std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
   std::chrono::seconds termination_notice{10};
-  bool log_files = false;  // one file per node instead of prefixed lines
+  // Where node output goes: "current" (prefixed lines on the launcher's own
+  // stdout and stderr), "files" (one log per node), "tmux" (one log per node,
+  // and a tmux session with a window following each).
+  std::string terminal = "current";
   std::string log_dir;     // default: logs/ in the run directory
   bool insecure = false;
   // Stop once every run() has returned; a test controller leaves that to the
@@ -95,7 +98,7 @@ class process_launch {
     rendezvous_.reset();
     output_.close();
     if (!options_.insecure) ::unlink((run_dir_ + "/secret").c_str());
-    if (!options_.log_files) ::rmdir(run_dir_.c_str());
+    ::rmdir(run_dir_.c_str());  // unless it keeps the logs
   }
 
   // Asks every node process to stop (SIGTERM), then kills those still there
@@ -190,6 +193,33 @@ class process_launch {
     std::string log_path;
   };
 
+  bool log_files() const { return options_.terminal != "current"; }
+
+  // One tmux window per node, each following the node's log; the launcher
+  // keeps the processes themselves, so it still sees how each ends.
+  void open_tmux() {
+    tmux_session_ = "lp-" + graph_.name() + "-" + std::to_string(::getpid());
+    bool first = true;
+    for (const auto& u : units_) {
+      // --pid: the window closes when the launcher dies, however it dies,
+      // and tmux ends with its last window.
+      std::string follow = "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " '" +
+                           u.log_path + "'";
+      std::vector<std::string> command =
+          first ? std::vector<std::string>{"tmux", "new-session", "-d", "-s", tmux_session_,
+                                           "-n", u.name, follow}
+                : std::vector<std::string>{"tmux", "new-window", "-d", "-t", tmux_session_,
+                                           "-n", u.name, follow};
+      if (run_tool(command) != 0)
+        throw error("launch_error",
+                    "tmux could not open a window for " + u.name +
+                        "; is tmux installed? (--lp_terminal=files writes the same logs)");
+      first = false;
+    }
+    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << tmux_session_
+              << std::endl;
+  }
+
   void make_run_dir() {
     std::string pattern = "/tmp/lp-" + graph_.name() + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
@@ -203,7 +233,7 @@ class process_launch {
       write_all(fd, secret_ + "\n");
       ::close(fd);
     }
-    if (options_.log_files) {
+    if (log_files()) {
       if (options_.log_dir.empty()) options_.log_dir = run_dir_ + "/logs";
       ::mkdir(options_.log_dir.c_str(), 0700);
       std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
@@ -249,7 +279,7 @@ class process_launch {
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir_,
     };
-    if (options_.log_files) {
+    if (log_files()) {
       std::string file = u.name;
       std::replace(file.begin(), file.end(), '/', '_');
       u.log_path = options_.log_dir + "/" + file + ".log";
@@ -275,7 +305,7 @@ class process_launch {
   }
 
   std::vector<std::string> last_lines(const unit& u) {
-    if (!options_.log_files) {
+    if (!log_files()) {
       // The pump may still hold the dead process's last bytes: give it a moment.
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       return output_.last_lines(u.name);
@@ -294,6 +324,7 @@ class process_launch {
   void supervise() {
     try {
       for (auto& u : units_) start(u);
+      if (options_.terminal == "tmux") open_tmux();
       {
         std::lock_guard lock(mutex_);
         started_ = true;
@@ -337,6 +368,7 @@ class process_launch {
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::milliseconds(10));
     }
+    if (!tmux_session_.empty()) run_tool({"tmux", "kill-session", "-t", tmux_session_});
     std::lock_guard lock(mutex_);
     ended_ = true;
     changed_.notify_all();
@@ -409,6 +441,7 @@ class process_launch {
   output_pump output_;
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::thread supervisor_;
+  std::string tmux_session_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

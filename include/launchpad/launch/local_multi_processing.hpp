@@ -114,7 +114,7 @@ inline process_options process_options_from(const launch_flags& flags, std::stri
   options.policy = policy;
   options.arguments = flags.arguments;
   options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
-  options.log_files = flags.terminal == "files";
+  options.terminal = flags.terminal;
   options.log_dir = flags.log_dir;
   options.insecure = flags.insecure;
   return options;

@@ -31,7 +31,7 @@ struct process_test_options {
   std::string executable;              // the nodes' program
   std::vector<std::string> arguments;  // its arguments after argv[0]
   std::chrono::seconds termination_notice{10};
-  bool log_files = false;
+  std::string terminal = "current";  // or "files", "tmux"
 };
 
 // A program launched as processes by a test. Destroying it stops the program
@@ -49,7 +49,7 @@ class process_controller {
     settings.arguments.push_back(options.executable);
     for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
     settings.termination_notice = options.termination_notice;
-    settings.log_files = options.log_files;
+    settings.terminal = options.terminal;
     settings.stop_when_runs_finish = false;
     launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
     nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),

@@ -71,6 +71,15 @@ struct Meeting {
   int arrived = 0;
 };
 
+// Sleeps as long as asked; calls may overlap.
+struct Sleepy {
+  static constexpr bool lp_concurrent_handlers = true;
+  int sleep(int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return ms;
+  }
+};
+
 template <class V>
 struct Box {
   V echo(const V& value) const { return value; }
@@ -82,3 +91,4 @@ LP_SERVICE(t::Counter, add, get, reset);
 LP_SERVICE(t::Thrower, fail, fail_oddly);
 LP_SERVICE(t::Overlap, enter, max_seen);
 LP_SERVICE(t::Meeting, meet);
+LP_SERVICE(t::Sleepy, sleep);

@@ -165,6 +165,30 @@ TEST_SUITE("calls") {
     for (auto& f : met) CHECK(f.get());
   }
 
+  TEST_CASE("deadlines: per client and per call; an expired call raises lp::deadline_exceeded") {
+    lp::program p("deadlines");
+    auto s = p.add_node<t::Sleepy>("sleepy");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto sleepy = running.client(s);
+    auto impatient = sleepy.with_deadline(std::chrono::milliseconds(100));
+    auto started = std::chrono::steady_clock::now();
+    try {
+      impatient.sleep(3000);
+      FAIL("no deadline_exceeded");
+    } catch (const lp::deadline_exceeded& e) {
+      CHECK(e.node() == "sleepy");
+      CHECK(e.method() == "sleep");
+      CHECK(e.id() == "deadline_exceeded");
+      CHECK(std::string(e.what()).find("100 ms") != std::string::npos);
+    }
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
+    CHECK_THROWS_AS(impatient.async.sleep(3000).get(), lp::deadline_exceeded);
+    CHECK(impatient.sleep(1) == 1);  // in time
+    CHECK(sleepy.sleep(200) == 200);  // the original keeps its generous default
+    // Futures nobody waits for end with their deadline; nothing hangs on them.
+    for (int i = 0; i < 20; ++i) (void)impatient.async.sleep(2000);
+  }
+
   TEST_CASE("a client that is not bound, or whose program stopped, throws lp errors") {
     lp::client<t::Counter> unbound;
     CHECK_THROWS_AS(unbound.get(), lp::usage_error);

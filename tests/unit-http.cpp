@@ -1,6 +1,9 @@
 // Protocol v1 as a foreign peer sees it: raw HTTP requests, as curl would
 // send them, for every reply the protocol defines.
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "services.hpp"
 
@@ -108,6 +111,69 @@ TEST_SUITE("http") {
     CHECK(health->status == 200);
     raw::peer friend_(running.urls().at("counter"), running.secret());
     CHECK(raw::body_of(friend_.call("get", "[]"))["result"] == 0);  // nothing was added
+  }
+
+  TEST_CASE("hostile bodies: depth bombs, bad UTF-8, huge numbers, oversized; the node serves on") {
+    lp::program p("hostile");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p, {"--lp_max_body_mb=1"});
+    raw::peer counter(running.urls().at("counter"), running.secret());
+    std::string deep_json = "[" + std::string(100000, '[') + std::string(100000, ']') + "]";
+    raw::check_error(counter.call("add", deep_json), 400, "bad_request", "deeper than 128");
+    std::string deep_cbor(100000, '\x81');  // arrays of one array of one array...
+    deep_cbor += '\x01';
+    raw::check_error(counter.call("add", deep_cbor, "application/cbor"), 400, "bad_request",
+                     "deeper than 128");
+    raw::check_error(counter.call("add", "[\"\xff\xfe\"]"), 400, "bad_request", "not valid JSON");
+    // Invalid UTF-8 inside CBOR text parses; it must not break the error reply.
+    std::string bad_text = "\x81\x62\xff\xfe";  // [ text(2) ff fe ]
+    raw::check_error(counter.call("add", bad_text, "application/cbor"), 400, "bad_request",
+                     "argument 1 of add");
+    raw::check_error(counter.call("add", "[1e400]"), 400, "bad_request", "not valid JSON");
+    raw::check_error(counter.call("add", "[-99999999999999999999999]"), 400, "bad_request", "");
+    auto big = counter.call("add", "[" + std::string(2 << 20, ' ') + "1]");
+    REQUIRE(big);
+    CHECK(big->status == 413);
+    CHECK(raw::body_of(big)["error"]["code"] == "payload_too_large");
+    CHECK(raw::body_of(counter.call("add", "[1]"))["result"] == 1);
+  }
+
+  TEST_CASE("a slow or half-closed connection holds nothing up") {
+    lp::program p("slow_peer");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto url = running.urls().at("counter");
+    auto port = std::stoi(url.substr(url.rfind(':') + 1));
+    // A peer that sends half a request and then nothing, and one that
+    // closes its writing side mid-body.
+    std::vector<int> sockets;
+    for (int i = 0; i < 2; ++i) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_port = htons(static_cast<std::uint16_t>(port));
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+      std::string partial = "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
+                            "Authorization: Bearer " + running.secret() + "\r\n\r\n[1";
+      REQUIRE(::send(fd, partial.data(), partial.size(), 0) == static_cast<ssize_t>(partial.size()));
+      if (i == 1) ::shutdown(fd, SHUT_WR);
+      sockets.push_back(fd);
+    }
+    raw::peer counter(url, running.secret());
+    CHECK(raw::body_of(counter.call("add", "[1]"))["result"] == 1);  // served meanwhile
+    // The server gives up on both (read timeout 5 s) and closes them.
+    for (int fd : sockets) {
+      timeval limit{15, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+      char buffer[512];
+      ssize_t n;
+      while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) {
+      }
+      CHECK(n == 0);  // closed by the server, not timed out here
+      ::close(fd);
+    }
+    CHECK(raw::body_of(counter.call("get", "[]"))["result"] == 1);
   }
 
   TEST_CASE("CBOR in, CBOR out; Accept chooses the reply's format") {

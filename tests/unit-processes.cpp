@@ -262,6 +262,40 @@ TEST_SUITE("processes") {
     std::filesystem::remove_all(output.substr(secret_at + 13, output.find("/secret", secret_at) - secret_at - 13));
   }
 
+  TEST_CASE("a node that does not stop in time is killed after the termination notice") {
+    mp::scratch dir;
+    mp::command launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path,
+                          "--lp_termination_notice_secs=1"});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; }, std::chrono::seconds(30)));
+    auto nodes = launcher.children();
+    ::kill(launcher.pid, SIGTERM);
+    auto status = launcher.wait(std::chrono::seconds(10));
+    INFO(launcher.output());
+    REQUIRE(status);
+    CHECK(WEXITSTATUS(*status) == 1);
+    CHECK(launcher.count("node stubborn failed: did not stop within the termination notice of 1 s") == 1);
+    for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
+  }
+
+  TEST_CASE("a second Ctrl+C kills every node at once") {
+    mp::scratch dir;
+    mp::command launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; }, std::chrono::seconds(30)));
+    auto nodes = launcher.children();
+    ::kill(launcher.pid, SIGINT);
+    REQUIRE(mp::eventually([&] { return launcher.count("stopping every node") == 1; },
+                           std::chrono::seconds(10)));
+    auto second_at = mp::clock::now();
+    ::kill(launcher.pid, SIGINT);
+    auto status = launcher.wait(std::chrono::seconds(10));
+    INFO(launcher.output());
+    REQUIRE(status);
+    CHECK(mp::clock::now() - second_at < std::chrono::seconds(2));  // not the 10 s notice
+    CHECK(WEXITSTATUS(*status) == 1);
+    CHECK(launcher.count("killing every node") == 1);
+    for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
+  }
+
   TEST_CASE("lp::stop() in one node process stops them all") {
     mp::scratch dir;
     lp::program p("scenario_stopper");

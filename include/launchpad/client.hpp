@@ -49,6 +49,18 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 
   // The label of the node this client calls.
   const std::string& node() const { return this->lp_target().node(); }
+
+  // A copy of this client (sharing its connections) whose calls, sync and
+  // async, give up after `deadline` with lp::deadline_exceeded. Keep the
+  // copy for a client-wide default, or use it for one call:
+  //   counter.with_deadline(std::chrono::milliseconds(50)).add(1);
+  // Without it a call waits up to two minutes.
+  client with_deadline(std::chrono::milliseconds deadline) const {
+    client copy = *this;
+    copy.lp_set_deadline(deadline);
+    copy.async.lp_set_deadline(deadline);
+    return copy;
+  }
 };
 
 }  // namespace lp

@@ -38,15 +38,25 @@ class transport_error : public error {
  public:
   transport_error(const std::string& node, const std::string& method,
                   const std::string& message)
-      : error("transport_error",
-              "calling " + node + "." + method + ": " + message),
-        node_(node),
-        method_(method) {}
+      : transport_error("transport_error", node, method, message) {}
   const std::string& node() const noexcept { return node_; }
   const std::string& method() const noexcept { return method_; }
 
+ protected:
+  transport_error(const std::string& id, const std::string& node, const std::string& method,
+                  const std::string& message)
+      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+
  private:
   std::string node_, method_;
+};
+
+// The call's deadline passed before its reply came. The method may still
+// run, or have run, on the node: retry only what is safe to repeat.
+class deadline_exceeded : public transport_error {
+ public:
+  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("deadline_exceeded", node, method, message) {}
 };
 
 // The node answered with an error: the method threw (code "remote_exception"),

@@ -25,8 +25,8 @@ namespace lp {
 
 template <class Policy>
   requires std::same_as<Policy, test_multi_threading>
-test_controller launch(const program& graph) {
-  return test_controller(graph);
+test_controller launch(const program& graph, const std::vector<std::string>& flags = {}) {
+  return test_controller(graph, flags);
 }
 
 template <class Policy>
@@ -46,7 +46,7 @@ int launch(const program& graph, int argc, char** argv) {
       return 0;
     }
     // Started by a multi-processing launcher: whatever the policy, be a node.
-    if (detail::is_node_process()) return detail::run_node_process(graph);
+    if (detail::is_node_process()) return detail::run_node_process(graph, flags);
     std::string policy = flags.launch.value_or(std::string(Policy::flag));
     if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
     if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);

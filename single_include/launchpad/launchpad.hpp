@@ -17,6 +17,7 @@
 
 // ---- launchpad/detail/caller.hpp ----
 
+#include <chrono>
 #include <cstddef>
 #include <future>
 
@@ -97,14 +98,20 @@ struct adl_serializer<std::optional<T>> {
 
 namespace lp::detail {
 
+// How long a call may take unless its client says otherwise
+// (client::with_deadline): generous, as a method may have real work to do.
+inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
+
 // How a client reaches one node. The launch policy picks the implementation
 // (HTTP today); clients and the reflection code never know which.
 class channel {
  public:
   virtual ~channel() = default;
   // Sends the positional arguments and returns the method's result, or
-  // throws lp::remote_error / lp::transport_error.
-  virtual json call(const std::string& method, const json& args) = 0;
+  // throws lp::remote_error / lp::transport_error / lp::deadline_exceeded
+  // (when no reply came within `deadline`).
+  virtual json call(const std::string& method, const json& args,
+                    std::chrono::milliseconds deadline) = 0;
   virtual const std::string& node() const = 0;
 };
 
@@ -381,15 +388,25 @@ class transport_error : public error {
  public:
   transport_error(const std::string& node, const std::string& method,
                   const std::string& message)
-      : error("transport_error",
-              "calling " + node + "." + method + ": " + message),
-        node_(node),
-        method_(method) {}
+      : transport_error("transport_error", node, method, message) {}
   const std::string& node() const noexcept { return node_; }
   const std::string& method() const noexcept { return method_; }
 
+ protected:
+  transport_error(const std::string& id, const std::string& node, const std::string& method,
+                  const std::string& message)
+      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+
  private:
   std::string node_, method_;
+};
+
+// The call's deadline passed before its reply came. The method may still
+// run, or have run, on the node: retry only what is safe to repeat.
+class deadline_exceeded : public transport_error {
+ public:
+  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("deadline_exceeded", node, method, message) {}
 };
 
 // The node answered with an error: the method threw (code "remote_exception"),
@@ -431,6 +448,8 @@ class caller {
   caller() = default;
   explicit caller(std::shared_ptr<channel> target) : lp_channel_(std::move(target)) {}
 
+  void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
+
  protected:
   template <class Method, class... Args>
   static json lp_encode(Args&&... args) {
@@ -465,6 +484,7 @@ class caller {
   }
 
   std::shared_ptr<channel> lp_channel_;
+  std::chrono::milliseconds lp_deadline_ = default_deadline;
 };
 
 class sync_caller : public caller {
@@ -482,7 +502,7 @@ class sync_caller : public caller {
       auto& target = lp_target();
       return lp_decode<Method>(
           target, target.call(std::string(Method::name),
-                              lp_encode<Method>(std::forward<Args>(args)...)));
+                              lp_encode<Method>(std::forward<Args>(args)...), lp_deadline_));
     } else {
       throw usage_error("unreachable: the call was rejected at compile time");
     }
@@ -499,7 +519,8 @@ class async_caller : public caller {
 
   // The arguments are encoded here, on the caller's thread, so the future
   // never refers to the caller's variables. The round trip runs on the
-  // shared call pool: no thread per call.
+  // shared call pool: no thread per call. A future nobody waits for ends
+  // with its call, at the latest when the deadline passes.
   template <class Method, class... Args>
   result<Method> lp_invoke(Args&&... args) const {
     if constexpr (signature<Method>::template accepts<Args...> &&
@@ -507,8 +528,10 @@ class async_caller : public caller {
       auto target = lp_channel_;
       lp_target();
       auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
-          [target, encoded = lp_encode<Method>(std::forward<Args>(args)...)] {
-            return lp_decode<Method>(*target, target->call(std::string(Method::name), encoded));
+          [target, deadline = lp_deadline_,
+           encoded = lp_encode<Method>(std::forward<Args>(args)...)] {
+            return lp_decode<Method>(*target,
+                                     target->call(std::string(Method::name), encoded, deadline));
           });
       auto future = task->get_future();
       call_pool().enqueue([task] { (*task)(); });
@@ -736,6 +759,18 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 
   // The label of the node this client calls.
   const std::string& node() const { return this->lp_target().node(); }
+
+  // A copy of this client (sharing its connections) whose calls, sync and
+  // async, give up after `deadline` with lp::deadline_exceeded. Keep the
+  // copy for a client-wide default, or use it for one call:
+  //   counter.with_deadline(std::chrono::milliseconds(50)).add(1);
+  // Without it a call waits up to two minutes.
+  client with_deadline(std::chrono::milliseconds deadline) const {
+    client copy = *this;
+    copy.lp_set_deadline(deadline);
+    copy.async.lp_set_deadline(deadline);
+    return copy;
+  }
 };
 
 }  // namespace lp
@@ -745,8 +780,6 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 // What a node may ask about itself and about the program it belongs to.
 
 #include <unistd.h>
-
-#include <chrono>
 
 // ---- launchpad/detail/runtime.hpp ----
 
@@ -1040,6 +1073,7 @@ struct launch_flags {
   int termination_notice_secs = 10;       // --lp_termination_notice_secs
   std::string terminal = "current";       // --lp_terminal=current|files|tmux
   std::string log_dir;                    // --lp_log_dir
+  std::size_t max_body_mb = 256;          // --lp_max_body_mb
   std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
 
@@ -1055,8 +1089,21 @@ inline constexpr std::string_view flags_help =
     "  --lp_termination_notice_secs=<n>\n"
     "                        local_mp: seconds a node has to stop before it is\n"
     "                        killed (default 10)\n"
+    "  --lp_max_body_mb=<n>  the largest request body a node accepts, in MiB;\n"
+    "                        larger ones get 413 (default 256)\n"
     "  --lp_insecure         accept calls without the launch's secret (warns)\n"
     "  --lp_help             print this help and exit\n";
+
+inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
+  try {
+    std::size_t used = 0;
+    long number = std::stol(text, &used);
+    if (used == text.size() && number >= low && number <= high) return number;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
+                    std::to_string(low) + " to " + std::to_string(high));
+}
 
 inline launch_flags parse_flags(int argc, char** argv) {
   launch_flags flags;
@@ -1086,15 +1133,9 @@ inline launch_flags parse_flags(int argc, char** argv) {
     } else if (name == "--lp_log_dir") {
       flags.log_dir = value();
     } else if (name == "--lp_termination_notice_secs") {
-      auto text = value();
-      try {
-        std::size_t used = 0;
-        flags.termination_notice_secs = std::stoi(text, &used);
-        if (used != text.size() || flags.termination_notice_secs < 0) throw std::invalid_argument(text);
-      } catch (const std::exception&) {
-        throw usage_error("--lp_termination_notice_secs=" + text +
-                          ": give a whole number of seconds, 0 or more");
-      }
+      flags.termination_notice_secs = static_cast<int>(whole_number(name, value(), 0, 86400));
+    } else if (name == "--lp_max_body_mb") {
+      flags.max_body_mb = static_cast<std::size_t>(whole_number(name, value(), 1, 1 << 20));
     } else {
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
@@ -1192,12 +1233,14 @@ class local_directory final : public directory {
 
 // ---- launchpad/detail/http_server.hpp ----
 
-#include <dirent.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <cstring>
+
+// ---- launchpad/detail/dispatch.hpp ----
+
+// What a node does with a call, from the request's bytes to the reply's
+// bytes, with no socket in the way: the whole path a hostile or buggy peer
+// can reach (tests/fuzz drives it directly).
 
 // ---- launchpad/detail/node.hpp ----
 
@@ -1357,11 +1400,73 @@ inline std::string encode(const json& value, format f) {
   return out;
 }
 
-// Throws json::exception when the bytes are not a value in that format.
-inline json decode(std::string_view body, format f) {
-  if (f == format::json) return json::parse(body);
-  return json::from_cbor(body);
+// Deeper values are refused before they are built: nlohmann reads CBOR
+// recursively and prints JSON recursively, so a few kilobytes of nesting
+// would otherwise overflow the stack.
+inline constexpr std::size_t max_depth = 128;
+
+// Whether a CBOR body nests deeper than max_depth, found without recursion
+// and without reading past its end. Malformed bytes are left for the parser
+// to report.
+inline bool cbor_too_deep(std::string_view body) {
+  std::vector<std::uint64_t> open;  // items left in each open container
+  constexpr std::uint64_t indefinite = ~std::uint64_t{0};
+  std::size_t at = 0;
+  auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(body[i]); };
+  while (at < body.size()) {
+    auto initial = byte(at++);
+    unsigned major = initial >> 5, info = initial & 0x1f;
+    std::uint64_t argument = info;
+    if (info >= 24 && info <= 27) {
+      std::size_t width = std::size_t{1} << (info - 24);
+      if (body.size() - at < width) return false;
+      argument = 0;
+      for (std::size_t i = 0; i < width; ++i) argument = (argument << 8) | byte(at++);
+    } else if (info >= 28 && info <= 30) {
+      return false;
+    }
+    bool is_break = initial == 0xff;
+    if (is_break) {
+      if (open.empty() || open.back() != indefinite) return false;
+      open.pop_back();
+    } else if (major == 2 || major == 3) {
+      if (info == 31) {
+        open.push_back(indefinite);  // chunks until a break
+      } else {
+        if (body.size() - at < argument) return false;
+        at += static_cast<std::size_t>(argument);
+      }
+    } else if (major == 4 || major == 5) {
+      std::uint64_t items = info == 31 ? indefinite : major == 5 ? argument * 2 : argument;
+      if (items != 0) open.push_back(items);
+      if (open.size() > max_depth) return true;
+      if (items != 0) continue;  // the container's own items come next
+    } else if (major == 6) {
+      continue;  // a tag: the item it tags follows
+    }
+    // One item done (a break ends one too): close every container it completes.
+    while (!open.empty() && open.back() != indefinite && --open.back() == 0) open.pop_back();
+  }
+  return false;
 }
+
+// Parses a body, refusing what nests deeper than max_depth. Throws
+// json::exception for bytes that are not a value in that format, and
+// std::length_error for a value nested too deep.
+inline json decode(std::string_view body, format f) {
+  if (f == format::cbor) {
+    if (cbor_too_deep(body))
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+    return json::from_cbor(body);
+  }
+  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > max_depth)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+    return true;
+  };
+  return json::parse(body, limit);
+}
+
 
 inline json error_body(std::string_view code, std::string_view message, std::string_view node,
                        std::string_view method) {
@@ -1369,6 +1474,46 @@ inline json error_body(std::string_view code, std::string_view message, std::str
 }
 
 }  // namespace lp::detail::protocol
+
+namespace lp::detail {
+
+struct reply {
+  int status = 200;
+  json body;
+  protocol::format format = protocol::format::json;
+};
+
+// Decodes the positional arguments, calls the method and encodes the
+// result or the error (docs/protocol.md lists every status).
+inline reply dispatch(node_instance& node, const std::string& label, const std::string& method,
+                      protocol::format format, std::string_view body) {
+  auto fail = [&](int status, std::string_view code, const std::string& message) {
+    return reply{status, protocol::error_body(code, message, label, method), format};
+  };
+  json args;
+  try {
+    args = protocol::decode(body, format);
+  } catch (const std::exception& e) {
+    return fail(400, "bad_request",
+                std::string("the body is not valid ") +
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what());
+  }
+  if (!args.is_array())
+    return fail(400, "bad_request",
+                std::string("the body must be an array of the positional arguments, got ") +
+                    args.type_name());
+  try {
+    return reply{200, {{"result", node.call(method, args)}}, format};
+  } catch (const call_failure& e) {
+    return fail(e.status, e.code, e.what());
+  } catch (const std::exception& e) {
+    return fail(500, "remote_exception", e.what());
+  } catch (...) {
+    return fail(500, "remote_exception", "an exception not derived from std::exception");
+  }
+}
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/secret.hpp ----
 
@@ -1409,6 +1554,7 @@ inline bool same_secret(std::string_view a, std::string_view b) {
 
 // ---- launchpad/detail/listener.hpp ----
 
+#include <sys/socket.h>
 
 
 namespace lp::detail {
@@ -1445,13 +1591,10 @@ class listener {
     return bound;
   }
 
-  // Stops accepting; `before_join` runs between closing the listening socket
-  // and waiting for the connection threads.
-  template <class F = void (*)()>
-  void stop(F before_join = [] {}) {
+  // Stops accepting and waits for the connection threads.
+  void stop() {
     if (!thread_.joinable()) return;
     server_.stop();
-    before_join();
     thread_.join();
   }
 
@@ -1474,17 +1617,17 @@ namespace lp::detail {
 class http_server {
  public:
   // Seconds an idle keep-alive connection stays open. Clients drop pooled
-  // connections well before this (see http_channel), and a stopping server
-  // waits at most this long for connections its clients forgot to close.
-  static constexpr int keep_alive_seconds = 2;
-  // A larger request body is refused with 413 before it is read.
-  static constexpr std::size_t max_body_bytes = std::size_t{256} << 20;
+  // connections before this (see http_channel). httplib offers no way to
+  // close an idle connection, so a stopping node waits this long at most
+  // for peers that have not hung up: hence short.
+  static constexpr int keep_alive_seconds = 1;
 
-  // An empty secret serves everyone (an --lp_insecure launch).
+  // An empty secret serves everyone (an --lp_insecure launch). A request
+  // body larger than max_body_bytes is refused with 413.
   http_server(node_instance& node, const node_identity& identity, launch_state& launch,
-              std::string secret)
+              std::string secret, std::size_t max_body_bytes)
       : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)) {
-    configure();
+    configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
@@ -1518,37 +1661,11 @@ class http_server {
   void stop() {
     if (!listener_.running()) return;
     drain();
-    listener_.stop([this] { hang_up(bound_.port); });
+    listener_.stop();
   }
 
  private:
-  // httplib keeps an idle keep-alive connection open for its whole timeout
-  // and offers no way to close it, so a stopping node would wait for peers
-  // that have not hung up. Every socket of this process whose local port is
-  // the node's, once the listener is closed, is such a connection: shutting
-  // it down (not closing: its fd stays httplib's) ends it at once.
-  static void hang_up(int port) {
-    DIR* fds = ::opendir("/proc/self/fd");
-    if (!fds) return;
-    while (auto* entry = ::readdir(fds)) {
-      int fd = std::atoi(entry->d_name);
-      struct stat info {};
-      sockaddr_storage local{};
-      socklen_t length = sizeof local;
-      if (fd <= 2 || ::fstat(fd, &info) != 0 || !S_ISSOCK(info.st_mode) ||
-          ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0)
-        continue;
-      int local_port = local.ss_family == AF_INET
-                           ? ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port)
-                       : local.ss_family == AF_INET6
-                           ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
-                           : -1;
-      if (local_port == port) ::shutdown(fd, SHUT_RDWR);
-    }
-    ::closedir(fds);
-  }
-
-  void configure() {
+  void configure(std::size_t max_body_bytes) {
     auto& server = listener_.server();
     // httplib calls the logger on the handler's thread once the reply is written.
     server.set_logger([this](const httplib::Request&, const httplib::Response&) {
@@ -1666,31 +1783,9 @@ class http_server {
       }
     } guard{*this};
 
-    json args;
-    try {
-      args = protocol::decode(req.body, *format);
-    } catch (const json::exception& e) {
-      return fail(400, "bad_request",
-                  std::string("the body is not valid ") +
-                      (*format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
-                  *format);
-    }
-    if (!args.is_array())
-      return fail(400, "bad_request",
-                  std::string("the body must be an array of the positional arguments, got ") +
-                      args.type_name(),
-                  *format);
-    try {
-      node_scope scope(identity_, launch_);
-      json result = node_.call(method, args);
-      reply(req, res, 200, {{"result", std::move(result)}}, *format);
-    } catch (const call_failure& e) {
-      fail(e.status, e.code, e.what(), *format);
-    } catch (const std::exception& e) {
-      fail(500, "remote_exception", e.what(), *format);
-    } catch (...) {
-      fail(500, "remote_exception", "an exception not derived from std::exception", *format);
-    }
+    node_scope scope(identity_, launch_);
+    auto answer = dispatch(node_, identity_.label, method, *format, req.body);
+    reply(req, res, answer.status, answer.body, answer.format);
   }
 
   node_instance& node_;
@@ -1723,9 +1818,6 @@ class http_channel final : public channel {
   static constexpr auto max_idle = std::chrono::milliseconds(http_server::keep_alive_seconds * 500);
 
   struct options {
-    std::chrono::seconds connect_timeout{5};
-    // Also bounds the wait for a node that does not serve yet.
-    std::chrono::seconds call_timeout{120};
     std::string secret;  // empty: an --lp_insecure launch
   };
 
@@ -1734,15 +1826,33 @@ class http_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  json call(const std::string& method, const json& args) override {
-    auto where = directory_->lookup(node_, method, options_.call_timeout);
+  json call(const std::string& method, const json& args,
+            std::chrono::milliseconds deadline) override {
+    auto start = clock::now();
+    auto left = [&] {
+      return std::max(std::chrono::milliseconds(1),
+                      deadline - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     clock::now() - start));
+    };
+    // The wait for a node that does not serve yet counts against the deadline.
+    address where;
+    try {
+      where = directory_->lookup(node_, method, deadline);
+    } catch (const transport_error& e) {
+      if (clock::now() - start >= deadline) throw expired(method, deadline);
+      throw;
+    }
     auto connection = acquire(where);
+    connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
+    connection->set_read_timeout(left());
+    connection->set_write_timeout(left());
     auto body = protocol::encode(args, protocol::format::cbor);
     httplib::Headers headers{{"Accept", protocol::cbor_type}};
     if (!options_.secret.empty()) headers.emplace("Authorization", "Bearer " + options_.secret);
     auto result = connection->Post(std::string(protocol::call_prefix) + method, headers,
                                    body.data(), body.size(), protocol::cbor_type);
     if (!result) {
+      if (clock::now() - start >= deadline) throw expired(method, deadline);
       directory_->forget(node_, where);
       throw transport_error(node_, method,
                             "no answer from " + where.url() + " (" +
@@ -1760,6 +1870,12 @@ class http_channel final : public channel {
   }
 
  private:
+  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
+    return deadline_exceeded(node_, method,
+                             "no reply within the deadline of " + std::to_string(deadline.count()) +
+                                 " ms; the method may still run on the node");
+  }
+
   struct pooled {
     std::unique_ptr<httplib::Client> client;
     clock::time_point idle_since;
@@ -1779,9 +1895,6 @@ class http_channel final : public channel {
     auto client = std::make_unique<httplib::Client>(where.host, where.port);
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);
-    client->set_connection_timeout(options_.connect_timeout);
-    client->set_read_timeout(options_.call_timeout);
-    client->set_write_timeout(options_.call_timeout);
     return client;
   }
 
@@ -2114,6 +2227,7 @@ inline node_group program::group(std::string name) {
 
 namespace lp::detail {
 
+// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
 struct host_options {
   std::string policy;               // the launch policy's flag name
   std::vector<std::string> labels;  // the nodes to run here; empty: all of them
@@ -2121,6 +2235,7 @@ struct host_options {
   std::string secret;  // empty: serve and call without one (--lp_insecure)
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
+  std::size_t max_body_bytes = std::size_t{256} << 20;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
   // Stop once every run() here has returned: right when this process hosts
@@ -2236,7 +2351,7 @@ class node_host {
       node_scope scope(node->identity, *state_);
       node->instance = spec.build(connector);
       node->server = std::make_unique<http_server>(*node->instance, node->identity, *state_,
-                                                   options_.secret);
+                                                   options_.secret, options_.max_body_bytes);
       nodes_.push_back(std::move(node));
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
@@ -2299,6 +2414,7 @@ class node_host {
 // in order, and says how each ended.
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fstream>
@@ -3304,7 +3420,7 @@ inline bool is_node_process() { return std::getenv(child_env::nodes) != nullptr;
 // The life of a node process: host its nodes, publish them, stop when the
 // launcher says so (SIGTERM) or when one of them calls lp::stop(), which
 // the launcher then passes on to every other process.
-inline int run_node_process(const program& graph) {
+inline int run_node_process(const program& graph, const launch_flags& flags) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto secret = take_env(child_env::secret).value_or("");
@@ -3339,6 +3455,7 @@ inline int run_node_process(const program& graph) {
     options.nodes = rendezvous;
     options.secret = secret;
     options.run_dir = run_dir;
+    options.max_body_bytes = flags.max_body_mb << 20;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -3458,6 +3575,7 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
     host_options options;
     options.policy = policy;
     options.secret = flags.insecure ? "" : make_secret();
+    options.max_body_bytes = flags.max_body_mb << 20;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();
@@ -3612,10 +3730,19 @@ struct test_multi_threading {
 // until every thread and server it started is gone.
 class test_controller {
  public:
-  explicit test_controller(const program& graph) : graph_(&graph) {
+  // `flags` are --lp_ flags, as on a command line: --lp_max_body_mb,
+  // --lp_insecure.
+  explicit test_controller(const program& graph, const std::vector<std::string>& flags = {})
+      : graph_(&graph) {
+    std::vector<std::string> words{"test"};
+    words.insert(words.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (auto& word : words) argv.push_back(word.data());
+    auto parsed = detail::parse_flags(static_cast<int>(argv.size()), argv.data());
     detail::host_options options;
     options.policy = test_multi_threading::flag;
-    options.secret = detail::make_secret();
+    options.secret = parsed.insecure ? "" : detail::make_secret();
+    options.max_body_bytes = parsed.max_body_mb << 20;
     options.stop_when_runs_finish = false;
     launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
   }
@@ -3681,8 +3808,8 @@ namespace lp {
 
 template <class Policy>
   requires std::same_as<Policy, test_multi_threading>
-test_controller launch(const program& graph) {
-  return test_controller(graph);
+test_controller launch(const program& graph, const std::vector<std::string>& flags = {}) {
+  return test_controller(graph, flags);
 }
 
 template <class Policy>
@@ -3702,7 +3829,7 @@ int launch(const program& graph, int argc, char** argv) {
       return 0;
     }
     // Started by a multi-processing launcher: whatever the policy, be a node.
-    if (detail::is_node_process()) return detail::run_node_process(graph);
+    if (detail::is_node_process()) return detail::run_node_process(graph, flags);
     std::string policy = flags.launch.value_or(std::string(Policy::flag));
     if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
     if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);

@@ -81,6 +81,15 @@ struct Stopper {
 };
 LP_SERVICE(Stopper);
 
+// Takes its time to stop: its on_stop callback sleeps.
+struct Stubborn {
+  Stubborn() {
+    lp::on_stop([] { std::this_thread::sleep_for(std::chrono::seconds(30)); });
+  }
+  int ping() { return ::getpid(); }
+};
+LP_SERVICE(Stubborn, ping);
+
 // The graph named `name`; `dir` is a directory the nodes may write to.
 inline void make(lp::program& p, const std::string& name, const std::string& dir) {
   if (name == "counter") {
@@ -94,6 +103,8 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
   } else if (name == "flaky_no_restart") {
     p.group("flaky").add_node<Flaky>(dir, 1);
     p.add_node<Counter>("counter");
+  } else if (name == "stubborn") {
+    p.add_node<Stubborn>("stubborn");
   } else if (name == "late") {
     p.add_node<Late>("late");
   } else if (name == "stopper") {

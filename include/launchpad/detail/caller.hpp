@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <future>
 #include <launchpad/detail/channel.hpp>
@@ -22,6 +23,8 @@ class caller {
  public:
   caller() = default;
   explicit caller(std::shared_ptr<channel> target) : lp_channel_(std::move(target)) {}
+
+  void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
 
  protected:
   template <class Method, class... Args>
@@ -57,6 +60,7 @@ class caller {
   }
 
   std::shared_ptr<channel> lp_channel_;
+  std::chrono::milliseconds lp_deadline_ = default_deadline;
 };
 
 class sync_caller : public caller {
@@ -74,7 +78,7 @@ class sync_caller : public caller {
       auto& target = lp_target();
       return lp_decode<Method>(
           target, target.call(std::string(Method::name),
-                              lp_encode<Method>(std::forward<Args>(args)...)));
+                              lp_encode<Method>(std::forward<Args>(args)...), lp_deadline_));
     } else {
       throw usage_error("unreachable: the call was rejected at compile time");
     }
@@ -91,7 +95,8 @@ class async_caller : public caller {
 
   // The arguments are encoded here, on the caller's thread, so the future
   // never refers to the caller's variables. The round trip runs on the
-  // shared call pool: no thread per call.
+  // shared call pool: no thread per call. A future nobody waits for ends
+  // with its call, at the latest when the deadline passes.
   template <class Method, class... Args>
   result<Method> lp_invoke(Args&&... args) const {
     if constexpr (signature<Method>::template accepts<Args...> &&
@@ -99,8 +104,10 @@ class async_caller : public caller {
       auto target = lp_channel_;
       lp_target();
       auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
-          [target, encoded = lp_encode<Method>(std::forward<Args>(args)...)] {
-            return lp_decode<Method>(*target, target->call(std::string(Method::name), encoded));
+          [target, deadline = lp_deadline_,
+           encoded = lp_encode<Method>(std::forward<Args>(args)...)] {
+            return lp_decode<Method>(*target,
+                                     target->call(std::string(Method::name), encoded, deadline));
           });
       auto future = task->get_future();
       call_pool().enqueue([task] { (*task)(); });

@@ -1,9 +1,14 @@
 #pragma once
 
+#include <chrono>
 #include <launchpad/wire.hpp>
 #include <string>
 
 namespace lp::detail {
+
+// How long a call may take unless its client says otherwise
+// (client::with_deadline): generous, as a method may have real work to do.
+inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
 
 // How a client reaches one node. The launch policy picks the implementation
 // (HTTP today); clients and the reflection code never know which.
@@ -11,8 +16,10 @@ class channel {
  public:
   virtual ~channel() = default;
   // Sends the positional arguments and returns the method's result, or
-  // throws lp::remote_error / lp::transport_error.
-  virtual json call(const std::string& method, const json& args) = 0;
+  // throws lp::remote_error / lp::transport_error / lp::deadline_exceeded
+  // (when no reply came within `deadline`).
+  virtual json call(const std::string& method, const json& args,
+                    std::chrono::milliseconds deadline) = 0;
   virtual const std::string& node() const = 0;
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <launchpad/error.hpp>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@ struct launch_flags {
   int termination_notice_secs = 10;       // --lp_termination_notice_secs
   std::string terminal = "current";       // --lp_terminal=current|files|tmux
   std::string log_dir;                    // --lp_log_dir
+  std::size_t max_body_mb = 256;          // --lp_max_body_mb
   std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
 
@@ -33,8 +35,21 @@ inline constexpr std::string_view flags_help =
     "  --lp_termination_notice_secs=<n>\n"
     "                        local_mp: seconds a node has to stop before it is\n"
     "                        killed (default 10)\n"
+    "  --lp_max_body_mb=<n>  the largest request body a node accepts, in MiB;\n"
+    "                        larger ones get 413 (default 256)\n"
     "  --lp_insecure         accept calls without the launch's secret (warns)\n"
     "  --lp_help             print this help and exit\n";
+
+inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
+  try {
+    std::size_t used = 0;
+    long number = std::stol(text, &used);
+    if (used == text.size() && number >= low && number <= high) return number;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
+                    std::to_string(low) + " to " + std::to_string(high));
+}
 
 inline launch_flags parse_flags(int argc, char** argv) {
   launch_flags flags;
@@ -64,15 +79,9 @@ inline launch_flags parse_flags(int argc, char** argv) {
     } else if (name == "--lp_log_dir") {
       flags.log_dir = value();
     } else if (name == "--lp_termination_notice_secs") {
-      auto text = value();
-      try {
-        std::size_t used = 0;
-        flags.termination_notice_secs = std::stoi(text, &used);
-        if (used != text.size() || flags.termination_notice_secs < 0) throw std::invalid_argument(text);
-      } catch (const std::exception&) {
-        throw usage_error("--lp_termination_notice_secs=" + text +
-                          ": give a whole number of seconds, 0 or more");
-      }
+      flags.termination_notice_secs = static_cast<int>(whole_number(name, value(), 0, 86400));
+    } else if (name == "--lp_max_body_mb") {
+      flags.max_body_mb = static_cast<std::size_t>(whole_number(name, value(), 1, 1 << 20));
     } else {
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <launchpad/detail/channel.hpp>
 #include <launchpad/detail/directory.hpp>
@@ -28,9 +29,6 @@ class http_channel final : public channel {
   static constexpr auto max_idle = std::chrono::milliseconds(http_server::keep_alive_seconds * 500);
 
   struct options {
-    std::chrono::seconds connect_timeout{5};
-    // Also bounds the wait for a node that does not serve yet.
-    std::chrono::seconds call_timeout{120};
     std::string secret;  // empty: an --lp_insecure launch
   };
 
@@ -39,15 +37,33 @@ class http_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  json call(const std::string& method, const json& args) override {
-    auto where = directory_->lookup(node_, method, options_.call_timeout);
+  json call(const std::string& method, const json& args,
+            std::chrono::milliseconds deadline) override {
+    auto start = clock::now();
+    auto left = [&] {
+      return std::max(std::chrono::milliseconds(1),
+                      deadline - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     clock::now() - start));
+    };
+    // The wait for a node that does not serve yet counts against the deadline.
+    address where;
+    try {
+      where = directory_->lookup(node_, method, deadline);
+    } catch (const transport_error& e) {
+      if (clock::now() - start >= deadline) throw expired(method, deadline);
+      throw;
+    }
     auto connection = acquire(where);
+    connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
+    connection->set_read_timeout(left());
+    connection->set_write_timeout(left());
     auto body = protocol::encode(args, protocol::format::cbor);
     httplib::Headers headers{{"Accept", protocol::cbor_type}};
     if (!options_.secret.empty()) headers.emplace("Authorization", "Bearer " + options_.secret);
     auto result = connection->Post(std::string(protocol::call_prefix) + method, headers,
                                    body.data(), body.size(), protocol::cbor_type);
     if (!result) {
+      if (clock::now() - start >= deadline) throw expired(method, deadline);
       directory_->forget(node_, where);
       throw transport_error(node_, method,
                             "no answer from " + where.url() + " (" +
@@ -65,6 +81,12 @@ class http_channel final : public channel {
   }
 
  private:
+  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
+    return deadline_exceeded(node_, method,
+                             "no reply within the deadline of " + std::to_string(deadline.count()) +
+                                 " ms; the method may still run on the node");
+  }
+
   struct pooled {
     std::unique_ptr<httplib::Client> client;
     clock::time_point idle_since;
@@ -84,9 +106,6 @@ class http_channel final : public channel {
     auto client = std::make_unique<httplib::Client>(where.host, where.port);
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);
-    client->set_connection_timeout(options_.connect_timeout);
-    client->set_read_timeout(options_.call_timeout);
-    client->set_write_timeout(options_.call_timeout);
     return client;
   }
 

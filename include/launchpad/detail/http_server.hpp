@@ -1,17 +1,13 @@
 #pragma once
 
-#include <dirent.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <launchpad/detail/directory.hpp>
+#include <launchpad/detail/dispatch.hpp>
 #include <launchpad/detail/node.hpp>
 #include <launchpad/detail/protocol.hpp>
 #include <launchpad/detail/runtime.hpp>
@@ -28,17 +24,17 @@ namespace lp::detail {
 class http_server {
  public:
   // Seconds an idle keep-alive connection stays open. Clients drop pooled
-  // connections well before this (see http_channel), and a stopping server
-  // waits at most this long for connections its clients forgot to close.
-  static constexpr int keep_alive_seconds = 2;
-  // A larger request body is refused with 413 before it is read.
-  static constexpr std::size_t max_body_bytes = std::size_t{256} << 20;
+  // connections before this (see http_channel). httplib offers no way to
+  // close an idle connection, so a stopping node waits this long at most
+  // for peers that have not hung up: hence short.
+  static constexpr int keep_alive_seconds = 1;
 
-  // An empty secret serves everyone (an --lp_insecure launch).
+  // An empty secret serves everyone (an --lp_insecure launch). A request
+  // body larger than max_body_bytes is refused with 413.
   http_server(node_instance& node, const node_identity& identity, launch_state& launch,
-              std::string secret)
+              std::string secret, std::size_t max_body_bytes)
       : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)) {
-    configure();
+    configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
@@ -72,37 +68,11 @@ class http_server {
   void stop() {
     if (!listener_.running()) return;
     drain();
-    listener_.stop([this] { hang_up(bound_.port); });
+    listener_.stop();
   }
 
  private:
-  // httplib keeps an idle keep-alive connection open for its whole timeout
-  // and offers no way to close it, so a stopping node would wait for peers
-  // that have not hung up. Every socket of this process whose local port is
-  // the node's, once the listener is closed, is such a connection: shutting
-  // it down (not closing: its fd stays httplib's) ends it at once.
-  static void hang_up(int port) {
-    DIR* fds = ::opendir("/proc/self/fd");
-    if (!fds) return;
-    while (auto* entry = ::readdir(fds)) {
-      int fd = std::atoi(entry->d_name);
-      struct stat info {};
-      sockaddr_storage local{};
-      socklen_t length = sizeof local;
-      if (fd <= 2 || ::fstat(fd, &info) != 0 || !S_ISSOCK(info.st_mode) ||
-          ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0)
-        continue;
-      int local_port = local.ss_family == AF_INET
-                           ? ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port)
-                       : local.ss_family == AF_INET6
-                           ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
-                           : -1;
-      if (local_port == port) ::shutdown(fd, SHUT_RDWR);
-    }
-    ::closedir(fds);
-  }
-
-  void configure() {
+  void configure(std::size_t max_body_bytes) {
     auto& server = listener_.server();
     // httplib calls the logger on the handler's thread once the reply is written.
     server.set_logger([this](const httplib::Request&, const httplib::Response&) {
@@ -220,31 +190,9 @@ class http_server {
       }
     } guard{*this};
 
-    json args;
-    try {
-      args = protocol::decode(req.body, *format);
-    } catch (const json::exception& e) {
-      return fail(400, "bad_request",
-                  std::string("the body is not valid ") +
-                      (*format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
-                  *format);
-    }
-    if (!args.is_array())
-      return fail(400, "bad_request",
-                  std::string("the body must be an array of the positional arguments, got ") +
-                      args.type_name(),
-                  *format);
-    try {
-      node_scope scope(identity_, launch_);
-      json result = node_.call(method, args);
-      reply(req, res, 200, {{"result", std::move(result)}}, *format);
-    } catch (const call_failure& e) {
-      fail(e.status, e.code, e.what(), *format);
-    } catch (const std::exception& e) {
-      fail(500, "remote_exception", e.what(), *format);
-    } catch (...) {
-      fail(500, "remote_exception", "an exception not derived from std::exception", *format);
-    }
+    node_scope scope(identity_, launch_);
+    auto answer = dispatch(node_, identity_.label, method, *format, req.body);
+    reply(req, res, answer.status, answer.body, answer.format);
   }
 
   node_instance& node_;

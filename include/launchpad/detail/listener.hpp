@@ -42,13 +42,10 @@ class listener {
     return bound;
   }
 
-  // Stops accepting; `before_join` runs between closing the listening socket
-  // and waiting for the connection threads.
-  template <class F = void (*)()>
-  void stop(F before_join = [] {}) {
+  // Stops accepting and waits for the connection threads.
+  void stop() {
     if (!thread_.joinable()) return;
     server_.stop();
-    before_join();
     thread_.join();
   }
 

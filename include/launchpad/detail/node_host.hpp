@@ -21,6 +21,7 @@
 
 namespace lp::detail {
 
+// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
 struct host_options {
   std::string policy;               // the launch policy's flag name
   std::vector<std::string> labels;  // the nodes to run here; empty: all of them
@@ -28,6 +29,7 @@ struct host_options {
   std::string secret;  // empty: serve and call without one (--lp_insecure)
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
+  std::size_t max_body_bytes = std::size_t{256} << 20;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
   // Stop once every run() here has returned: right when this process hosts
@@ -143,7 +145,7 @@ class node_host {
       node_scope scope(node->identity, *state_);
       node->instance = spec.build(connector);
       node->server = std::make_unique<http_server>(*node->instance, node->identity, *state_,
-                                                   options_.secret);
+                                                   options_.secret, options_.max_body_bytes);
       nodes_.push_back(std::move(node));
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger

@@ -40,7 +40,7 @@ inline bool is_node_process() { return std::getenv(child_env::nodes) != nullptr;
 // The life of a node process: host its nodes, publish them, stop when the
 // launcher says so (SIGTERM) or when one of them calls lp::stop(), which
 // the launcher then passes on to every other process.
-inline int run_node_process(const program& graph) {
+inline int run_node_process(const program& graph, const launch_flags& flags) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto secret = take_env(child_env::secret).value_or("");
@@ -75,6 +75,7 @@ inline int run_node_process(const program& graph) {
     options.nodes = rendezvous;
     options.secret = secret;
     options.run_dir = run_dir;
+    options.max_body_bytes = flags.max_body_mb << 20;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };

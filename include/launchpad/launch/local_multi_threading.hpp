@@ -45,6 +45,7 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
     host_options options;
     options.policy = policy;
     options.secret = flags.insecure ? "" : make_secret();
+    options.max_body_bytes = flags.max_body_mb << 20;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <exception>
 #include <launchpad/client.hpp>
+#include <launchpad/detail/flags.hpp>
 #include <launchpad/detail/node_host.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/detail/secret.hpp>
@@ -36,10 +37,19 @@ struct test_multi_threading {
 // until every thread and server it started is gone.
 class test_controller {
  public:
-  explicit test_controller(const program& graph) : graph_(&graph) {
+  // `flags` are --lp_ flags, as on a command line: --lp_max_body_mb,
+  // --lp_insecure.
+  explicit test_controller(const program& graph, const std::vector<std::string>& flags = {})
+      : graph_(&graph) {
+    std::vector<std::string> words{"test"};
+    words.insert(words.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (auto& word : words) argv.push_back(word.data());
+    auto parsed = detail::parse_flags(static_cast<int>(argv.size()), argv.data());
     detail::host_options options;
     options.policy = test_multi_threading::flag;
-    options.secret = detail::make_secret();
+    options.secret = parsed.insecure ? "" : detail::make_secret();
+    options.max_body_bytes = parsed.max_body_mb << 20;
     options.stop_when_runs_finish = false;
     launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
   }

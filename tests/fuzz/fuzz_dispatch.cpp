@@ -1,0 +1,272 @@
+// libFuzzer target on lp::detail::dispatch: the whole request path of a node
+// minus the socket (body bytes -> protocol::decode -> method routing ->
+// argument decoding -> invocation -> reply).
+//
+// An input is
+//
+//   <format byte> <method name> '\n' <body>
+//
+// The format byte's low bit picks the body's format: even is JSON, odd is
+// CBOR (so the seeds can start with 'j' = 0x6a or 'c' = 0x63). The method name
+// runs up to the first '\n'; with no '\n' the whole rest is the method name
+// and the body is empty.
+//
+// For ANY input, dispatch must not throw, and its reply must be one the
+// protocol (docs/protocol.md) allows: see check_reply below. A violation
+// traps (__builtin_trap), which libFuzzer reports as a crash.
+//
+// Build and run: see tests/fuzz/README.md.
+
+#include <boost/hana/define_struct.hpp>
+#include <launchpad/detail/dispatch.hpp>
+#include <launchpad/detail/node.hpp>
+#include <launchpad/detail/protocol.hpp>
+#include <launchpad/service.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fz {
+
+// A user struct with nlohmann's own conversions.
+struct Point {
+  int x = 0;
+  int y = 0;
+  std::string label;
+  NLOHMANN_DEFINE_TYPE_INTRUSIVE(Point, x, y, label)
+};
+
+// A user struct declared for Boost.Hana, which launchpad's wire.hpp converts.
+struct Box {
+  BOOST_HANA_DEFINE_STRUCT(Box, (double, width), (double, height), (std::vector<int>, tags),
+                           (std::optional<std::string>, note));
+};
+
+// The service under test. Its methods are deterministic and cheap, so that
+// the fuzzer's inputs replay the same way whatever ran before them, and they
+// never run into undefined behaviour of their own (overflow throws instead).
+struct Fuzzed {
+  std::int64_t add(std::int64_t a, std::int32_t b) {
+    std::int64_t sum;
+    if (__builtin_add_overflow(a, b, &sum)) throw std::overflow_error("add overflows");
+    return sum;
+  }
+  std::uint64_t mix(std::uint8_t a, std::uint16_t b, std::uint64_t c, short d) {
+    return (std::uint64_t{a} << 48) ^ (std::uint64_t{b} << 16) ^ c ^ static_cast<std::uint16_t>(d);
+  }
+  double scale(double x, float factor) { return x * static_cast<double>(factor); }
+  bool negate(bool b) { return !b; }
+  std::string echo(const std::string& s) { return s; }
+  std::string repeat(std::string s, int times) {
+    if (times < 0 || times > 8) throw std::invalid_argument("repeat: times must be 0..8");
+    std::string out;
+    for (int i = 0; i < times; ++i) out += s;
+    return out;
+  }
+  std::vector<std::string> split(const std::string& s, char separator) {
+    std::vector<std::string> parts(1);
+    for (char c : s) {
+      if (c == separator) parts.emplace_back();
+      else parts.back() += c;
+    }
+    return parts;
+  }
+  std::int64_t sum(const std::vector<int>& values) {
+    std::int64_t total = 0;
+    for (int v : values) total += v;  // at most ~2^20 values of 2^31: no overflow
+    return total;
+  }
+  std::map<std::string, int> tally(std::map<std::string, int> counts) {
+    counts["_size"] = static_cast<int>(counts.size());
+    return counts;
+  }
+  std::optional<int> halve(std::optional<int> value) {
+    if (!value) return std::nullopt;
+    return *value / 2;
+  }
+  Point move(Point p, int dx, int dy) {
+    if (__builtin_add_overflow(p.x, dx, &p.x) || __builtin_add_overflow(p.y, dy, &p.y))
+      throw std::out_of_range("move: off the plane");
+    return p;
+  }
+  Box grow(const Box& box, double by) {
+    Box out = box;
+    out.width *= by;
+    out.height *= by;
+    out.tags.push_back(static_cast<int>(out.tags.size()));
+    return out;
+  }
+  void forget() { remembered.clear(); }
+  void remember(const std::string& s) {
+    if (remembered.size() < 64) remembered.push_back(s);
+  }
+  int fail(const std::string& how) {
+    if (how == "int") throw 42;
+    if (how == "logic") throw std::logic_error("a logic error");
+    throw std::runtime_error(how);
+  }
+
+  std::vector<std::string> remembered;
+};
+
+}  // namespace fz
+
+LP_SERVICE(fz::Fuzzed, add, mix, scale, negate, echo, repeat, split, sum, tally, halve, move,
+           grow, forget, remember, fail);
+
+namespace {
+
+using lp::json;
+namespace protocol = lp::detail::protocol;
+
+constexpr std::string_view methods[] = {"add",   "mix",  "scale", "negate", "echo",
+                                        "repeat", "split", "sum",  "tally",  "halve",
+                                        "move",  "grow", "forget", "remember", "fail"};
+
+// Set LP_FUZZ_VERBOSE=1 to have each violation say what it is before it traps.
+bool verbose() {
+  static const bool on = std::getenv("LP_FUZZ_VERBOSE") != nullptr;
+  return on;
+}
+
+// Set LP_FUZZ_TOLERATE_LOSSY_JSON=1 to accept, while fuzzing for other bugs,
+// a JSON reply that changes on the wire only because it holds a string that
+// is not UTF-8 (sent with U+FFFD) or a NaN or infinity (sent as null): see
+// tests/fuzz/README.md, "Known findings".
+bool tolerate_lossy_json() {
+  static const bool on = std::getenv("LP_FUZZ_TOLERATE_LOSSY_JSON") != nullptr;
+  return on;
+}
+
+[[noreturn]] void violated(const char* what, const lp::detail::reply* r) {
+  if (verbose()) {
+    std::fprintf(stderr, "lp fuzz: invariant violated: %s\n", what);
+    if (r) {
+      std::fprintf(stderr, "lp fuzz: status %d, body %s\n", r->status,
+                   r->body.dump(-1, ' ', true, json::error_handler_t::replace).c_str());
+    }
+  }
+  __builtin_trap();
+}
+
+#define LP_FUZZ_CHECK(condition, reply)                         \
+  do {                                                          \
+    if (!(condition)) violated(#condition, reply);              \
+  } while (0)
+
+// Equality as the wire should keep it: json's operator== is IEEE, so a NaN
+// that went through CBOR and came back unchanged would compare unequal.
+bool same(const json& a, const json& b) {
+  if (a.is_number_float() && b.is_number_float()) {
+    double x = a.get<double>(), y = b.get<double>();
+    return (std::isnan(x) && std::isnan(y)) || x == y;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(), jt = b.begin(); it != a.end(); ++it, ++jt)
+      if (it.key() != jt.key() || !same(it.value(), jt.value())) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// What a JSON reply becomes on the wire when encoding replaces what JSON
+// cannot hold: each string as nlohmann's dump with error_handler_t::replace
+// prints it, each NaN or infinity as null.
+json as_lossy_json(const json& value) {
+  if (value.is_string())
+    return json::parse(value.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) return nullptr;
+  if (value.is_array()) {
+    json out = json::array();
+    for (const auto& item : value) out.push_back(as_lossy_json(item));
+    return out;
+  }
+  if (value.is_object()) {
+    json out = json::object();
+    for (auto it = value.begin(); it != value.end(); ++it)
+      out[as_lossy_json(json(it.key())).get<std::string>()] = as_lossy_json(it.value());
+    return out;
+  }
+  return value;
+}
+
+bool is_known_method(std::string_view method) {
+  for (auto m : methods)
+    if (m == method) return true;
+  return false;
+}
+
+void check_reply(const lp::detail::reply& r, const std::string& method, protocol::format format) {
+  const auto* rp = &r;
+  LP_FUZZ_CHECK(r.status == 200 || r.status == 400 || r.status == 404 || r.status == 500, rp);
+  LP_FUZZ_CHECK(r.format == format, rp);
+  LP_FUZZ_CHECK(r.body.is_object() && r.body.size() == 1, rp);
+  if (r.status == 200) {
+    LP_FUZZ_CHECK(r.body.contains("result"), rp);
+    LP_FUZZ_CHECK(is_known_method(method), rp);
+  } else {
+    LP_FUZZ_CHECK(r.body.contains("error"), rp);
+    const json& error = r.body["error"];
+    LP_FUZZ_CHECK(error.is_object() && error.size() == 4, rp);
+    for (const char* field : {"code", "message", "node", "method"})
+      LP_FUZZ_CHECK(error.contains(field) && error[field].is_string(), rp);
+    LP_FUZZ_CHECK(error["node"] == "fuzz", rp);
+    LP_FUZZ_CHECK(error["method"].get<std::string>() == method, rp);
+    const auto code = error["code"].get<std::string>();
+    if (r.status == 400) LP_FUZZ_CHECK(code == "bad_request", rp);
+    if (r.status == 404) {
+      LP_FUZZ_CHECK(code == "no_such_method", rp);
+      LP_FUZZ_CHECK(!is_known_method(method), rp);
+    }
+    if (r.status == 500) LP_FUZZ_CHECK(code == "remote_exception", rp);
+  }
+  // What the client receives must be what the node meant to send: the reply
+  // encodes (without throwing: an exception escapes to libFuzzer) and decodes
+  // back to the same value.
+  std::string bytes = protocol::encode(r.body, r.format);
+  json back;
+  try {
+    back = protocol::decode(bytes, r.format);
+  } catch (const std::exception& e) {
+    if (verbose()) std::fprintf(stderr, "lp fuzz: the reply does not decode: %s\n", e.what());
+    violated("the encoded reply decodes", rp);
+  }
+  if (r.format == protocol::format::json && tolerate_lossy_json())
+    LP_FUZZ_CHECK(same(back, as_lossy_json(r.body)), rp);
+  else
+    LP_FUZZ_CHECK(same(back, r.body), rp);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static lp::detail::typed_node<fz::Fuzzed> node(std::make_unique<fz::Fuzzed>());
+  if (size == 0) return 0;
+  const auto format = (data[0] & 1) ? protocol::format::cbor : protocol::format::json;
+  std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+  auto separator = rest.find('\n');
+  std::string method(rest.substr(0, separator));
+  std::string_view body = separator == std::string_view::npos ? std::string_view{}
+                                                              : rest.substr(separator + 1);
+  // Not caught: dispatch must never throw, and libFuzzer reports what escapes.
+  lp::detail::reply r = lp::detail::dispatch(node, "fuzz", method, format, body);
+  check_reply(r, method, format);
+  return 0;
+}

@@ -1,0 +1,230 @@
+// Load without loss: many client threads and many outstanding futures
+// against one node. Every call is answered exactly once, with its own
+// answer, and the node's memory stays flat from one burst to the next.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "services.hpp"
+
+namespace load {
+
+// Records every call by the id its caller chose. Calls to one node run one
+// at a time, so the members need no lock.
+struct Ledger {
+  explicit Ledger(long ids) : seen(static_cast<std::size_t>(ids), 0) {}
+
+  // Answers ticket * ids + id, where ticket is 1, 2, 3, ... in the order the
+  // calls ran: the id shows the reply is this call's own, the ticket that
+  // the call ran once (no two replies may carry the same ticket).
+  long add(long id) {
+    if (id < 0 || id >= size()) {
+      ++strays;
+      return -1;
+    }
+    auto& mark = seen[static_cast<std::size_t>(id)];
+    if (mark) ++duplicates;
+    mark = 1;
+    ++calls;
+    return calls * size() + id;
+  }
+  long total() const { return calls; }
+  long duplicate_calls() const { return duplicates; }
+  long stray_calls() const { return strays; }
+  long missing() const { return static_cast<long>(std::count(seen.begin(), seen.end(), 0)); }
+
+  long size() const { return static_cast<long>(seen.size()); }
+
+  std::vector<std::uint8_t> seen;
+  long calls = 0, duplicates = 0, strays = 0;
+};
+LP_SERVICE(Ledger, add, total, duplicate_calls, stray_calls, missing);
+
+// Checks the replies of one batch of calls: each carries its caller's id and
+// a ticket no other reply carries.
+class replies {
+ public:
+  explicit replies(long ids) : ids_(ids), tickets_(static_cast<std::size_t>(ids) + 1, 0) {}
+
+  void record(long id, long answer) {
+    if (answer < 0 || answer % ids_ != id) {
+      ++wrong_;
+      return;
+    }
+    long ticket = answer / ids_;
+    if (ticket < 1 || ticket > ids_) ++wrong_;
+    else if (tickets_[static_cast<std::size_t>(ticket)]++) ++repeated_;
+    ++answered_;
+  }
+  void failed(const std::string& why) {
+    if (failures_++ == 0) first_failure_ = why;
+  }
+  void merge(const replies& other) {
+    for (std::size_t i = 0; i < tickets_.size(); ++i) {
+      if (tickets_[i] && other.tickets_[i]) ++repeated_;
+      tickets_[i] = static_cast<std::uint8_t>(tickets_[i] | other.tickets_[i]);
+    }
+    answered_ += other.answered_;
+    wrong_ += other.wrong_;
+    repeated_ += other.repeated_;
+    if (failures_ == 0) first_failure_ = other.first_failure_;
+    failures_ += other.failures_;
+  }
+
+  // Every one of `expected` calls answered, rightly, with distinct tickets.
+  void check(long expected) const {
+    INFO("first failure: " << first_failure_);
+    CHECK(failures_ == 0);
+    CHECK(wrong_ == 0);
+    CHECK(repeated_ == 0);
+    CHECK(answered_ == expected);
+  }
+
+ private:
+  long ids_;
+  std::vector<std::uint8_t> tickets_;
+  long answered_ = 0, wrong_ = 0, repeated_ = 0, failures_ = 0;
+  std::string first_failure_;
+};
+
+// What the node's tally says: every id in [0, ids) seen exactly once.
+void check_ledger(lp::client<Ledger>& ledger, long expected) {
+  CHECK(ledger.total() == expected);
+  CHECK(ledger.duplicate_calls() == 0);
+  CHECK(ledger.stray_calls() == 0);
+  CHECK(ledger.missing() == 0);
+}
+
+// Issues `count` calls as futures from this thread, ids [first, first +
+// count), all outstanding at once, then waits for every one.
+void burst(lp::client<Ledger>& ledger, long first, long count, replies& answers) {
+  std::vector<std::future<long>> pending;
+  pending.reserve(static_cast<std::size_t>(count));
+  for (long id = first; id < first + count; ++id) pending.push_back(ledger.async.add(id));
+  for (long i = 0; i < count; ++i) {
+    try {
+      answers.record(first + i, pending[static_cast<std::size_t>(i)].get());
+    } catch (const std::exception& e) {
+      answers.failed(e.what());
+    }
+  }
+}
+
+// The process's resident set, in bytes: the node's and the clients'.
+double resident_mib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
+         (1024.0 * 1024.0);
+}
+
+long threads_now() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::stol(line.substr(8));
+  return -1;
+}
+
+long sockets_now() {
+  long sockets = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    struct stat info {};
+    if (::stat(entry.path().c_str(), &info) == 0 && S_ISSOCK(info.st_mode)) ++sockets;
+  }
+  return sockets;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace load
+
+TEST_SUITE("load") {
+  TEST_CASE("8 threads x 10,000 calls: each answered once, the count exact") {
+    constexpr long threads = 8, per_thread = 10'000, ids = threads * per_thread;
+    lp::program p("load_threads");
+    auto l = p.add_node<load::Ledger>("ledger", ids);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto ledger = running.client(l);
+
+    auto start = std::chrono::steady_clock::now();
+    std::vector<load::replies> answers(threads, load::replies(ids));
+    std::vector<std::thread> callers;
+    for (long t = 0; t < threads; ++t)
+      callers.emplace_back([&, t] {
+        auto& mine = answers[static_cast<std::size_t>(t)];
+        for (long id = t * per_thread; id < (t + 1) * per_thread; ++id) {
+          try {
+            mine.record(id, ledger.add(id));
+          } catch (const std::exception& e) {
+            mine.failed(e.what());
+          }
+        }
+      });
+    for (auto& caller : callers) caller.join();
+    MESSAGE(ids << " sync calls in " << load::seconds_since(start) << " s; threads "
+                << load::threads_now() << ", sockets " << load::sockets_now());
+
+    for (long t = 1; t < threads; ++t) answers[0].merge(answers[static_cast<std::size_t>(t)]);
+    answers[0].check(ids);
+    load::check_ledger(ledger, ids);
+  }
+
+  TEST_CASE("10,000 futures outstanding at once: each answered once") {
+    constexpr long ids = 10'000;
+    lp::program p("load_futures");
+    auto l = p.add_node<load::Ledger>("ledger", ids);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto ledger = running.client(l);
+
+    auto start = std::chrono::steady_clock::now();
+    load::replies answers(ids);
+    load::burst(ledger, 0, ids, answers);
+    MESSAGE(ids << " futures in " << load::seconds_since(start) << " s; threads "
+                << load::threads_now() << ", sockets " << load::sockets_now());
+
+    answers.check(ids);
+    load::check_ledger(ledger, ids);
+  }
+
+  TEST_CASE("the resident set stays flat from one burst of 10,000 futures to the next") {
+    constexpr long per_burst = 10'000, bursts = 3, ids = per_burst * bursts;
+    lp::program p("load_memory");
+    auto l = p.add_node<load::Ledger>("ledger", ids);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto ledger = running.client(l);
+
+    // The first burst warms up: connections, threads, allocator arenas.
+    load::replies answers(ids);
+    std::vector<double> mib;
+    double before = load::resident_mib();
+    for (long b = 0; b < bursts; ++b) {
+      auto start = std::chrono::steady_clock::now();
+      load::burst(ledger, b * per_burst, per_burst, answers);
+      mib.push_back(load::resident_mib());
+      MESSAGE("burst " << b + 1 << ": " << load::seconds_since(start) << " s, RSS " << mib.back()
+                       << " MiB (before the first: " << before << " MiB); threads "
+                       << load::threads_now() << ", sockets " << load::sockets_now());
+    }
+    answers.check(ids);
+    load::check_ledger(ledger, ids);
+
+    double growth = mib[2] - mib[1];
+    MESSAGE("RSS after bursts 1, 2, 3: " << mib[0] << ", " << mib[1] << ", " << mib[2]
+                                         << " MiB; growth from 2 to 3: " << growth << " MiB");
+    CHECK(growth < 32.0);
+  }
+}

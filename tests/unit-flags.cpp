@@ -1,6 +1,14 @@
 // --lp_* flags: which are ours, which are the user's.
 #include "services.hpp"
 
+namespace life_like {
+struct User {
+  lp::client<t::Counter> counter;
+  int use() { return static_cast<int>(counter.get()); }
+};
+LP_SERVICE(User, use);
+}  // namespace life_like
+
 namespace {
 struct args {
   explicit args(std::vector<std::string> words) : storage(std::move(words)) {
@@ -31,6 +39,25 @@ TEST_SUITE("flags") {
     args b({"prog", "--lp_launch"});
     CHECK_THROWS_WITH_AS(lp::detail::parse_flags(b.argc(), b.argv()),
                          doctest::Contains("needs a value"), lp::usage_error);
+  }
+
+  TEST_CASE("--lp_graph draws the graph: groups, nodes with their service, edges from handles") {
+    lp::program q("edges");
+    auto target = q.add_node<t::Counter>("counter");
+    q.group("users").add_node<life_like::User>(target);
+    auto dot = lp::detail::graph_picture(q, "dot");
+    CHECK(dot.find("digraph \"edges\"") != std::string::npos);
+    CHECK(dot.find("subgraph \"cluster_users\"") != std::string::npos);
+    CHECK(dot.find("\"users/0\" -> \"counter\" [label=\"t::Counter\"]") != std::string::npos);
+    CHECK(dot.find("\"counter\" [label=\"counter\\nt::Counter\"]") != std::string::npos);
+    auto mermaid = lp::detail::graph_picture(q, "mermaid");
+    CHECK(mermaid.rfind("flowchart LR\n", 0) == 0);
+    CHECK(mermaid.find("subgraph users") != std::string::npos);
+    CHECK(mermaid.find("n1 -- t::Counter --> n0") != std::string::npos);
+    args graph({"prog", "--lp_graph=mermaid"});
+    CHECK(lp::launch(q, graph.argc(), graph.argv()) == 0);  // printed, nothing launched
+    args bad({"prog", "--lp_graph=png"});
+    CHECK(lp::launch(q, bad.argc(), bad.argv()) == 2);
   }
 
   TEST_CASE("lp::launch: --lp_help exits 0, a bad flag or policy exits 2, nothing runs") {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +17,24 @@
 
 #include "services.hpp"
 
+// Under a sanitizer the resident set says little about the program: ASan
+// quarantines freed memory and TSan keeps shadow and history per thread.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LOAD_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define LOAD_UNDER_SANITIZER 1
+#endif
+#endif
+
 namespace load {
+
+#ifdef LOAD_UNDER_SANITIZER
+constexpr bool under_sanitizer = true;
+#else
+constexpr bool under_sanitizer = false;
+#endif
 
 // Records every call by the id its caller chose. Calls to one node run one
 // at a time, so the members need no lock.
@@ -162,20 +178,25 @@ TEST_SUITE("load") {
 
     auto start = std::chrono::steady_clock::now();
     std::vector<load::replies> answers(threads, load::replies(ids));
+    std::vector<double> slowest(threads, 0.0);  // seconds, per thread
     std::vector<std::thread> callers;
     for (long t = 0; t < threads; ++t)
       callers.emplace_back([&, t] {
         auto& mine = answers[static_cast<std::size_t>(t)];
+        auto& worst = slowest[static_cast<std::size_t>(t)];
         for (long id = t * per_thread; id < (t + 1) * per_thread; ++id) {
+          auto sent = std::chrono::steady_clock::now();
           try {
             mine.record(id, ledger.add(id));
           } catch (const std::exception& e) {
             mine.failed(e.what());
           }
+          worst = std::max(worst, load::seconds_since(sent));
         }
       });
     for (auto& caller : callers) caller.join();
-    MESSAGE(ids << " sync calls in " << load::seconds_since(start) << " s; threads "
+    MESSAGE(ids << " sync calls in " << load::seconds_since(start) << " s, the slowest "
+                << *std::max_element(slowest.begin(), slowest.end()) * 1000 << " ms; threads "
                 << load::threads_now() << ", sockets " << load::sockets_now());
 
     for (long t = 1; t < threads; ++t) answers[0].merge(answers[static_cast<std::size_t>(t)]);
@@ -225,6 +246,9 @@ TEST_SUITE("load") {
     double growth = mib[2] - mib[1];
     MESSAGE("RSS after bursts 1, 2, 3: " << mib[0] << ", " << mib[1] << ", " << mib[2]
                                          << " MiB; growth from 2 to 3: " << growth << " MiB");
-    CHECK(growth < 32.0);
+    if (load::under_sanitizer)
+      MESSAGE("the RSS bound is not checked under a sanitizer");
+    else
+      CHECK(growth < 32.0);
   }
 }

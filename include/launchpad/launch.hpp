@@ -13,6 +13,7 @@
 #include <concepts>
 #include <iostream>
 #include <launchpad/detail/flags.hpp>
+#include <launchpad/detail/graph_picture.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>
@@ -43,6 +44,10 @@ int launch(const program& graph, int argc, char** argv) {
     auto flags = detail::parse_flags(argc, argv);
     if (flags.help) {
       std::cout << detail::flags_help;
+      return 0;
+    }
+    if (!flags.graph.empty()) {
+      std::cout << detail::graph_picture(graph, flags.graph);
       return 0;
     }
     // Started by a multi-processing launcher: whatever the policy, be a node.

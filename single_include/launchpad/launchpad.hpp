@@ -809,14 +809,21 @@ class launch_state {
   const std::string& program() const noexcept { return program_; }
   const std::string& policy() const noexcept { return policy_; }
 
-  // Asks every node to stop. The on_stop callbacks run once, here, on the
-  // thread that asked first.
+  // Asks every node to stop. The on_stop callbacks run once, on the thread
+  // that asked first; any other thread that asks meanwhile waits for them,
+  // so that when this returns they have all run (and a launch may shut its
+  // nodes down).
   void request_stop() {
     std::vector<std::function<void()>> callbacks;
     {
-      std::lock_guard lock(mutex_);
-      if (stop_requested_) return;
+      std::unique_lock lock(mutex_);
+      if (stop_requested_) {
+        if (callbacks_runner_ != std::this_thread::get_id())
+          changed_.wait(lock, [&] { return callbacks_done_; });
+        return;
+      }
       stop_requested_ = true;
+      callbacks_runner_ = std::this_thread::get_id();
       callbacks.swap(on_stop_);
     }
     changed_.notify_all();
@@ -827,6 +834,11 @@ class launch_state {
         fail("on_stop", std::current_exception());
       }
     }
+    {
+      std::lock_guard lock(mutex_);
+      callbacks_done_ = true;
+    }
+    changed_.notify_all();
   }
 
   bool stop_requested() const {
@@ -883,6 +895,8 @@ class launch_state {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool stop_requested_ = false;
+  bool callbacks_done_ = false;
+  std::thread::id callbacks_runner_;
   std::vector<std::function<void()>> on_stop_;
   std::exception_ptr failure_;
   std::string failed_node_;
@@ -1074,6 +1088,7 @@ struct launch_flags {
   std::string terminal = "current";       // --lp_terminal=current|files|tmux
   std::string log_dir;                    // --lp_log_dir
   std::size_t max_body_mb = 256;          // --lp_max_body_mb
+  std::string graph;                      // --lp_graph=dot|mermaid
   std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
 
@@ -1092,6 +1107,7 @@ inline constexpr std::string_view flags_help =
     "  --lp_max_body_mb=<n>  the largest request body a node accepts, in MiB;\n"
     "                        larger ones get 413 (default 256)\n"
     "  --lp_insecure         accept calls without the launch's secret (warns)\n"
+    "  --lp_graph=<format>   print the program graph (dot or mermaid) and exit\n"
     "  --lp_help             print this help and exit\n";
 
 inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
@@ -1130,6 +1146,10 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.terminal = value();
       if (flags.terminal != "current" && flags.terminal != "files" && flags.terminal != "tmux")
         throw usage_error("--lp_terminal=" + flags.terminal + ": choose current, files or tmux");
+    } else if (name == "--lp_graph") {
+      flags.graph = value();
+      if (flags.graph != "dot" && flags.graph != "mermaid")
+        throw usage_error("--lp_graph=" + flags.graph + ": choose dot or mermaid");
     } else if (name == "--lp_log_dir") {
       flags.log_dir = value();
     } else if (name == "--lp_termination_notice_secs") {
@@ -1146,101 +1166,13 @@ inline launch_flags parse_flags(int argc, char** argv) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/launch/local_multi_processing.hpp ----
+// ---- launchpad/detail/graph_picture.hpp ----
 
-#include <signal.h>
+// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
+// Nodes are grouped by their group; an edge goes from each node to every
+// node it was given a handle to, labelled with that node's service.
 
-#include <cstdio>
-#include <cstdlib>
-
-// ---- launchpad/detail/node_host.hpp ----
-
-// ---- launchpad/detail/directory.hpp ----
-
-#include <map>
-
-namespace lp::detail {
-
-struct address {
-  std::string host;
-  int port = 0;
-  std::string url() const { return "http://" + host + ":" + std::to_string(port); }
-  bool operator==(const address&) const = default;
-};
-
-// Where the nodes of a launch serve. Nodes publish their address once they
-// serve; callers look addresses up, waiting for a node that does not serve
-// yet. In one process this is a map; across processes the launcher keeps
-// it (rendezvous.hpp).
-class directory {
- public:
-  virtual ~directory() = default;
-  virtual void publish(const std::string& label, const address& where) = 0;
-  // Waits up to `timeout` for the node's address. Throws transport_error,
-  // naming the node and the method being called, when the node is gone or
-  // does not serve in time.
-  virtual address lookup(const std::string& label, const std::string& method,
-                         std::chrono::steady_clock::duration timeout) = 0;
-  // A call to this address failed to connect: the node may have restarted
-  // elsewhere, so look it up afresh next time.
-  virtual void forget(const std::string& label, const address& where) = 0;
-  // Lookups fail from now on, rather than wait for a node that never comes.
-  virtual void close() = 0;
-};
-
-// The directory of a launch whose nodes all run in this process.
-class local_directory final : public directory {
- public:
-  void publish(const std::string& label, const address& where) override {
-    {
-      std::lock_guard lock(mutex_);
-      addresses_[label] = where;
-    }
-    changed_.notify_all();
-  }
-
-  address lookup(const std::string& label, const std::string& method,
-                 std::chrono::steady_clock::duration timeout) override {
-    std::unique_lock lock(mutex_);
-    bool known = changed_.wait_for(lock, timeout,
-                                   [&] { return closed_ || addresses_.count(label) != 0; });
-    if (closed_) throw transport_error(label, method, "the program has stopped");
-    if (!known) throw transport_error(label, method, "the node did not start serving in time");
-    return addresses_[label];
-  }
-
-  void forget(const std::string&, const address&) override {}
-
-  void close() override {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, address> addresses_;
-  bool closed_ = false;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/http_channel.hpp ----
-
-
-// ---- launchpad/detail/http_server.hpp ----
-
-
-#include <cstring>
-
-// ---- launchpad/detail/dispatch.hpp ----
-
-// What a node does with a call, from the request's bytes to the reply's
-// bytes, with no socket in the way: the whole path a hostile or buggy peer
-// can reach (tests/fuzz drives it directly).
+// ---- launchpad/program.hpp ----
 
 // ---- launchpad/detail/node.hpp ----
 
@@ -1363,6 +1295,440 @@ class typed_node final : public node_instance {
 };
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/resolve.hpp ----
+
+
+namespace lp::detail {
+
+// Given by the launch policy: a channel to the node with this label.
+using connector = std::function<std::shared_ptr<channel>(const std::string& label)>;
+
+template <class A>
+inline constexpr bool is_handle = false;
+template <class T>
+inline constexpr bool is_handle<handle<T>> = true;
+
+template <class A>
+inline constexpr bool is_vector = false;
+template <class E, class Alloc>
+inline constexpr bool is_vector<std::vector<E, Alloc>> = true;
+
+// Calls f on every handle in a node argument.
+template <class A, class F>
+void for_each_handle(const A& argument, F&& f) {
+  if constexpr (is_handle<A>) {
+    f(argument.label(), argument.owner());
+  } else if constexpr (is_vector<A>) {
+    for (const auto& element : argument) for_each_handle(element, f);
+  }
+}
+
+// A node argument as the node receives it: handles become clients.
+template <class A>
+auto resolve(const A& argument, const connector& connect) {
+  if constexpr (is_handle<A>) {
+    return client<typename A::service_type>(connect(argument.label()));
+  } else if constexpr (is_vector<A>) {
+    std::vector<decltype(resolve(argument.front(), connect))> out;
+    out.reserve(argument.size());
+    for (const auto& element : argument) out.push_back(resolve(element, connect));
+    return out;
+  } else {
+    return argument;
+  }
+}
+
+template <class A>
+using resolved_t = decltype(resolve(std::declval<const A&>(), std::declval<const connector&>()));
+
+template <class T, class... A>
+concept buildable_from =
+    std::is_constructible_v<T, A...> || requires(A&&... args) { T{std::forward<A>(args)...}; };
+
+template <class T, class... A>
+std::unique_ptr<T> build(A&&... args) {
+  if constexpr (std::is_constructible_v<T, A...>) return std::make_unique<T>(std::forward<A>(args)...);
+  else return std::unique_ptr<T>(new T{std::forward<A>(args)...});
+}
+
+}  // namespace lp::detail
+#include <map>
+#include <set>
+
+namespace lp {
+
+namespace detail {
+// Everything a launch needs to know about one node, and how to build it.
+// Building the graph only records these; no node object exists until a
+// launch builds the nodes its process runs.
+struct node_spec {
+  std::string label;
+  std::string group;  // empty for a node outside any group
+  int index = -1;     // its place in the group
+  std::string service;
+  std::vector<std::string> edges;  // labels of the nodes it was given handles to
+  bool has_run = false;
+  std::function<std::unique_ptr<node_instance>(const connector&)> build;
+};
+
+// What a group asks of the launch policies that run processes.
+struct group_settings {
+  int max_restarts = 0;                            // restarts of a failed node
+  std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
+  bool colocated = false;                          // all its nodes in one process
+};
+
+inline void check_name(std::string_view name, std::string_view what) {
+  auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  };
+  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
+  for (char c : name)
+    if (!allowed(c))
+      throw graph_error(std::string(what) + " '" + std::string(name) +
+                        "' may hold only letters, digits, '_', '-' and '.'");
+}
+}  // namespace detail
+
+class node_group;
+
+// The graph of a distributed program: its nodes, their services, and which
+// node was given a handle to which. main() builds it the same way in every
+// process of a launch, so building must be cheap and deterministic.
+class program {
+ public:
+  explicit program(std::string name) : name_(std::move(name)) {
+    detail::check_name(name_, "a program name");
+  }
+  // Handles point at their program, so it stays where it was made.
+  program(const program&) = delete;
+  program& operator=(const program&) = delete;
+
+  // Adds a node serving T, built from args when the program launches. Every
+  // lp::handle<S> among args (also inside a std::vector) becomes an
+  // lp::client<S> first; T is then built as T(args...) or, for an aggregate,
+  // T{args...}.
+  template <class T, class... Args>
+  handle<T> add_node(std::string label, Args&&... args) {
+    detail::check_name(label, "a node label");
+    return add<T>(std::move(label), "", -1, std::forward<Args>(args)...);
+  }
+
+  // A group of nodes labelled "<name>/0", "<name>/1", ...
+  node_group group(std::string name);
+
+  const std::string& name() const noexcept { return name_; }
+  const std::vector<detail::node_spec>& nodes() const noexcept { return nodes_; }
+
+  // A group's settings; a node outside any group (group "") has the defaults.
+  detail::group_settings settings_of(const std::string& group) const {
+    auto found = groups_.find(group);
+    return found == groups_.end() ? detail::group_settings{} : found->second.settings;
+  }
+
+  // The handle of an existing node, for code that did not keep the one
+  // add_node returned. Throws lp::graph_error if there is no such node or it
+  // serves another service.
+  template <class T>
+  handle<T> find(std::string_view label) const {
+    static_assert(service<T>, "program::find<T>: T is not a service");
+    const auto& spec = node(label);
+    if (spec.service != service_definition<T>::name)
+      throw graph_error("node '" + spec.label + "' serves " + spec.service + ", not " +
+                        std::string(service_definition<T>::name));
+    return handle<T>(this, spec.label);
+  }
+
+  const detail::node_spec& node(std::string_view label) const {
+    for (const auto& spec : nodes_)
+      if (spec.label == label) return spec;
+    throw graph_error("program '" + name_ + "' has no node '" + std::string(label) + "'");
+  }
+
+ private:
+  friend class node_group;
+
+  template <class T, class... Args>
+  handle<T> add(std::string label, std::string group, int index, Args&&... args) {
+    static_assert(service<T>,
+                  "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
+                  "right after T, in T's namespace or at global scope");
+    static_assert(
+        !service<T> || detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>,
+        "add_node<T>(label, args...): T cannot be built from these arguments. Each "
+        "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); check "
+        "the arguments' number, order and types against T's constructor or members");
+    if constexpr (service<T> &&
+                  detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
+      if (taken(label))
+        throw graph_error("program '" + name_ + "' already has a node or group named '" +
+                          label + "'; labels must be unique");
+      detail::node_spec spec;
+      spec.label = label;
+      spec.group = std::move(group);
+      spec.index = index;
+      spec.service = std::string(service_definition<T>::name);
+      spec.has_run = runnable<T>;
+      auto check = [&](const std::string& target, const program* owner) {
+        if (owner != this)
+          throw graph_error("node '" + label + "' was given a handle to '" + target +
+                            "' from another program; handles work only in the program "
+                            "that made them");
+        spec.edges.push_back(target);
+      };
+      (detail::for_each_handle(args, check), ...);
+      spec.build = [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
+                       const detail::connector& connect) {
+        return std::apply(
+            [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
+              return std::make_unique<detail::typed_node<T>>(
+                  detail::build<T>(detail::resolve(arg, connect)...));
+            },
+            stored);
+      };
+      nodes_.push_back(std::move(spec));
+      return handle<T>(this, std::move(label));
+    } else {
+      throw graph_error("unreachable: rejected at compile time");
+    }
+  }
+
+  bool taken(const std::string& label) const {
+    for (const auto& spec : nodes_)
+      if (spec.label == label || spec.group == label) return true;
+    return groups_.count(label) != 0;
+  }
+
+  struct group_state {
+    int size = 0;
+    detail::group_settings settings;
+  };
+
+  std::string name_;
+  std::vector<detail::node_spec> nodes_;
+  std::map<std::string, group_state> groups_;
+};
+
+// A named set of nodes of one program, labelled "<group>/<index>".
+// Launch policies may apply per-group settings (resources, restarts).
+class node_group {
+ public:
+  template <class T, class... Args>
+  handle<T> add_node(Args&&... args) {
+    int index = program_->groups_[name_].size++;
+    return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
+                            std::forward<Args>(args)...);
+  }
+  const std::string& name() const noexcept { return name_; }
+
+  // When a node of this group fails (exits non-zero or is killed), start it
+  // again, at most max_restarts times, waiting `backoff` and twice as long
+  // each time after. Callers reach the new process through the launch's
+  // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
+  // launches that run processes; in the multi-threading ones a failure stops
+  // the program.
+  node_group& restart_on_failure(int max_restarts,
+                                 std::chrono::milliseconds backoff = std::chrono::milliseconds(200)) {
+    auto& settings = program_->groups_[name_].settings;
+    settings.max_restarts = max_restarts;
+    settings.restart_backoff = backoff;
+    return *this;
+  }
+
+  // Runs every node of this group as threads of one process, instead of a
+  // process each: less isolation, fewer processes.
+  node_group& colocate() {
+    program_->groups_[name_].settings.colocated = true;
+    return *this;
+  }
+
+ private:
+  friend class program;
+  node_group(program* owner, std::string name) : program_(owner), name_(std::move(name)) {}
+  program* program_;
+  std::string name_;
+};
+
+namespace detail {
+// The labels of the nodes with a run() among `names` (labels or group names).
+inline std::set<std::string> runnable_labels(const program& graph,
+                                             const std::vector<std::string>& names) {
+  std::set<std::string> labels;
+  for (const auto& name : names) {
+    bool known = false;
+    for (const auto& spec : graph.nodes()) {
+      if (spec.label != name && spec.group != name) continue;
+      known = true;
+      if (spec.has_run) labels.insert(spec.label);
+    }
+    if (!known)
+      throw graph_error("program '" + graph.name() + "' has no node or group '" + name + "'");
+  }
+  return labels;
+}
+}  // namespace detail
+
+inline node_group program::group(std::string name) {
+  detail::check_name(name, "a group name");
+  if (!groups_.count(name)) {
+    for (const auto& spec : nodes_)
+      if (spec.label == name)
+        throw graph_error("program '" + name_ + "' already has a node named '" + name +
+                          "'; a group cannot take its name");
+    groups_[name] = {};
+  }
+  return node_group(this, std::move(name));
+}
+
+}  // namespace lp
+
+namespace lp::detail {
+
+inline std::string graph_dot(const program& graph) {
+  auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
+  std::map<std::string, std::vector<const node_spec*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+  for (const auto& [group, members] : groups) {
+    std::string indent = group.empty() ? "  " : "    ";
+    if (!group.empty())
+      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
+    for (const auto* spec : members)
+      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + spec->service) +
+             "];\n";
+    if (!group.empty()) out += "  }\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + quoted(spec.label) + " -> " + quoted(target) +
+             " [label=" + quoted(graph.node(target).service) + "];\n";
+  return out + "}\n";
+}
+
+inline std::string graph_mermaid(const program& graph) {
+  std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
+  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
+  auto box = [&](const node_spec& spec) {
+    return ids[spec.label] + "[\"" + spec.label + "<br/>" + spec.service + "\"]";
+  };
+  std::map<std::string, std::vector<const node_spec*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "flowchart LR\n";
+  for (const auto& [group, members] : groups) {
+    if (!group.empty()) out += "  subgraph " + group + "\n";
+    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
+    if (!group.empty()) out += "  end\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
+  return out;
+}
+
+inline std::string graph_picture(const program& graph, const std::string& format) {
+  if (format == "dot") return graph_dot(graph);
+  if (format == "mermaid") return graph_mermaid(graph);
+  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/launch/local_multi_processing.hpp ----
+
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+// ---- launchpad/detail/node_host.hpp ----
+
+// ---- launchpad/detail/directory.hpp ----
+
+
+namespace lp::detail {
+
+struct address {
+  std::string host;
+  int port = 0;
+  std::string url() const { return "http://" + host + ":" + std::to_string(port); }
+  bool operator==(const address&) const = default;
+};
+
+// Where the nodes of a launch serve. Nodes publish their address once they
+// serve; callers look addresses up, waiting for a node that does not serve
+// yet. In one process this is a map; across processes the launcher keeps
+// it (rendezvous.hpp).
+class directory {
+ public:
+  virtual ~directory() = default;
+  virtual void publish(const std::string& label, const address& where) = 0;
+  // Waits up to `timeout` for the node's address. Throws transport_error,
+  // naming the node and the method being called, when the node is gone or
+  // does not serve in time.
+  virtual address lookup(const std::string& label, const std::string& method,
+                         std::chrono::steady_clock::duration timeout) = 0;
+  // A call to this address failed to connect: the node may have restarted
+  // elsewhere, so look it up afresh next time.
+  virtual void forget(const std::string& label, const address& where) = 0;
+  // Lookups fail from now on, rather than wait for a node that never comes.
+  virtual void close() = 0;
+};
+
+// The directory of a launch whose nodes all run in this process.
+class local_directory final : public directory {
+ public:
+  void publish(const std::string& label, const address& where) override {
+    {
+      std::lock_guard lock(mutex_);
+      addresses_[label] = where;
+    }
+    changed_.notify_all();
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    std::unique_lock lock(mutex_);
+    bool known = changed_.wait_for(lock, timeout,
+                                   [&] { return closed_ || addresses_.count(label) != 0; });
+    if (closed_) throw transport_error(label, method, "the program has stopped");
+    if (!known) throw transport_error(label, method, "the node did not start serving in time");
+    return addresses_[label];
+  }
+
+  void forget(const std::string&, const address&) override {}
+
+  void close() override {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, address> addresses_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/http_channel.hpp ----
+
+
+// ---- launchpad/detail/http_server.hpp ----
+
+
+#include <cstring>
+
+// ---- launchpad/detail/dispatch.hpp ----
+
+// What a node does with a call, from the request's bytes to the reply's
+// bytes, with no socket in the way: the whole path a hostile or buggy peer
+// can reach (tests/fuzz drives it directly).
 
 // ---- launchpad/detail/protocol.hpp ----
 
@@ -1935,295 +2301,6 @@ class http_channel final : public channel {
 };
 
 }  // namespace lp::detail
-
-// ---- launchpad/program.hpp ----
-
-// ---- launchpad/detail/resolve.hpp ----
-
-
-namespace lp::detail {
-
-// Given by the launch policy: a channel to the node with this label.
-using connector = std::function<std::shared_ptr<channel>(const std::string& label)>;
-
-template <class A>
-inline constexpr bool is_handle = false;
-template <class T>
-inline constexpr bool is_handle<handle<T>> = true;
-
-template <class A>
-inline constexpr bool is_vector = false;
-template <class E, class Alloc>
-inline constexpr bool is_vector<std::vector<E, Alloc>> = true;
-
-// Calls f on every handle in a node argument.
-template <class A, class F>
-void for_each_handle(const A& argument, F&& f) {
-  if constexpr (is_handle<A>) {
-    f(argument.label(), argument.owner());
-  } else if constexpr (is_vector<A>) {
-    for (const auto& element : argument) for_each_handle(element, f);
-  }
-}
-
-// A node argument as the node receives it: handles become clients.
-template <class A>
-auto resolve(const A& argument, const connector& connect) {
-  if constexpr (is_handle<A>) {
-    return client<typename A::service_type>(connect(argument.label()));
-  } else if constexpr (is_vector<A>) {
-    std::vector<decltype(resolve(argument.front(), connect))> out;
-    out.reserve(argument.size());
-    for (const auto& element : argument) out.push_back(resolve(element, connect));
-    return out;
-  } else {
-    return argument;
-  }
-}
-
-template <class A>
-using resolved_t = decltype(resolve(std::declval<const A&>(), std::declval<const connector&>()));
-
-template <class T, class... A>
-concept buildable_from =
-    std::is_constructible_v<T, A...> || requires(A&&... args) { T{std::forward<A>(args)...}; };
-
-template <class T, class... A>
-std::unique_ptr<T> build(A&&... args) {
-  if constexpr (std::is_constructible_v<T, A...>) return std::make_unique<T>(std::forward<A>(args)...);
-  else return std::unique_ptr<T>(new T{std::forward<A>(args)...});
-}
-
-}  // namespace lp::detail
-#include <set>
-
-namespace lp {
-
-namespace detail {
-// Everything a launch needs to know about one node, and how to build it.
-// Building the graph only records these; no node object exists until a
-// launch builds the nodes its process runs.
-struct node_spec {
-  std::string label;
-  std::string group;  // empty for a node outside any group
-  int index = -1;     // its place in the group
-  std::string service;
-  std::vector<std::string> edges;  // labels of the nodes it was given handles to
-  bool has_run = false;
-  std::function<std::unique_ptr<node_instance>(const connector&)> build;
-};
-
-// What a group asks of the launch policies that run processes.
-struct group_settings {
-  int max_restarts = 0;                            // restarts of a failed node
-  std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
-  bool colocated = false;                          // all its nodes in one process
-};
-
-inline void check_name(std::string_view name, std::string_view what) {
-  auto allowed = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
-  };
-  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
-  for (char c : name)
-    if (!allowed(c))
-      throw graph_error(std::string(what) + " '" + std::string(name) +
-                        "' may hold only letters, digits, '_', '-' and '.'");
-}
-}  // namespace detail
-
-class node_group;
-
-// The graph of a distributed program: its nodes, their services, and which
-// node was given a handle to which. main() builds it the same way in every
-// process of a launch, so building must be cheap and deterministic.
-class program {
- public:
-  explicit program(std::string name) : name_(std::move(name)) {
-    detail::check_name(name_, "a program name");
-  }
-  // Handles point at their program, so it stays where it was made.
-  program(const program&) = delete;
-  program& operator=(const program&) = delete;
-
-  // Adds a node serving T, built from args when the program launches. Every
-  // lp::handle<S> among args (also inside a std::vector) becomes an
-  // lp::client<S> first; T is then built as T(args...) or, for an aggregate,
-  // T{args...}.
-  template <class T, class... Args>
-  handle<T> add_node(std::string label, Args&&... args) {
-    detail::check_name(label, "a node label");
-    return add<T>(std::move(label), "", -1, std::forward<Args>(args)...);
-  }
-
-  // A group of nodes labelled "<name>/0", "<name>/1", ...
-  node_group group(std::string name);
-
-  const std::string& name() const noexcept { return name_; }
-  const std::vector<detail::node_spec>& nodes() const noexcept { return nodes_; }
-
-  // A group's settings; a node outside any group (group "") has the defaults.
-  detail::group_settings settings_of(const std::string& group) const {
-    auto found = groups_.find(group);
-    return found == groups_.end() ? detail::group_settings{} : found->second.settings;
-  }
-
-  // The handle of an existing node, for code that did not keep the one
-  // add_node returned. Throws lp::graph_error if there is no such node or it
-  // serves another service.
-  template <class T>
-  handle<T> find(std::string_view label) const {
-    static_assert(service<T>, "program::find<T>: T is not a service");
-    const auto& spec = node(label);
-    if (spec.service != service_definition<T>::name)
-      throw graph_error("node '" + spec.label + "' serves " + spec.service + ", not " +
-                        std::string(service_definition<T>::name));
-    return handle<T>(this, spec.label);
-  }
-
-  const detail::node_spec& node(std::string_view label) const {
-    for (const auto& spec : nodes_)
-      if (spec.label == label) return spec;
-    throw graph_error("program '" + name_ + "' has no node '" + std::string(label) + "'");
-  }
-
- private:
-  friend class node_group;
-
-  template <class T, class... Args>
-  handle<T> add(std::string label, std::string group, int index, Args&&... args) {
-    static_assert(service<T>,
-                  "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
-                  "right after T, in T's namespace or at global scope");
-    static_assert(
-        !service<T> || detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>,
-        "add_node<T>(label, args...): T cannot be built from these arguments. Each "
-        "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); check "
-        "the arguments' number, order and types against T's constructor or members");
-    if constexpr (service<T> &&
-                  detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
-      if (taken(label))
-        throw graph_error("program '" + name_ + "' already has a node or group named '" +
-                          label + "'; labels must be unique");
-      detail::node_spec spec;
-      spec.label = label;
-      spec.group = std::move(group);
-      spec.index = index;
-      spec.service = std::string(service_definition<T>::name);
-      spec.has_run = runnable<T>;
-      auto check = [&](const std::string& target, const program* owner) {
-        if (owner != this)
-          throw graph_error("node '" + label + "' was given a handle to '" + target +
-                            "' from another program; handles work only in the program "
-                            "that made them");
-        spec.edges.push_back(target);
-      };
-      (detail::for_each_handle(args, check), ...);
-      spec.build = [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
-                       const detail::connector& connect) {
-        return std::apply(
-            [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
-              return std::make_unique<detail::typed_node<T>>(
-                  detail::build<T>(detail::resolve(arg, connect)...));
-            },
-            stored);
-      };
-      nodes_.push_back(std::move(spec));
-      return handle<T>(this, std::move(label));
-    } else {
-      throw graph_error("unreachable: rejected at compile time");
-    }
-  }
-
-  bool taken(const std::string& label) const {
-    for (const auto& spec : nodes_)
-      if (spec.label == label || spec.group == label) return true;
-    return groups_.count(label) != 0;
-  }
-
-  struct group_state {
-    int size = 0;
-    detail::group_settings settings;
-  };
-
-  std::string name_;
-  std::vector<detail::node_spec> nodes_;
-  std::map<std::string, group_state> groups_;
-};
-
-// A named set of nodes of one program, labelled "<group>/<index>".
-// Launch policies may apply per-group settings (resources, restarts).
-class node_group {
- public:
-  template <class T, class... Args>
-  handle<T> add_node(Args&&... args) {
-    int index = program_->groups_[name_].size++;
-    return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
-                            std::forward<Args>(args)...);
-  }
-  const std::string& name() const noexcept { return name_; }
-
-  // When a node of this group fails (exits non-zero or is killed), start it
-  // again, at most max_restarts times, waiting `backoff` and twice as long
-  // each time after. Callers reach the new process through the launch's
-  // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
-  // launches that run processes; in the multi-threading ones a failure stops
-  // the program.
-  node_group& restart_on_failure(int max_restarts,
-                                 std::chrono::milliseconds backoff = std::chrono::milliseconds(200)) {
-    auto& settings = program_->groups_[name_].settings;
-    settings.max_restarts = max_restarts;
-    settings.restart_backoff = backoff;
-    return *this;
-  }
-
-  // Runs every node of this group as threads of one process, instead of a
-  // process each: less isolation, fewer processes.
-  node_group& colocate() {
-    program_->groups_[name_].settings.colocated = true;
-    return *this;
-  }
-
- private:
-  friend class program;
-  node_group(program* owner, std::string name) : program_(owner), name_(std::move(name)) {}
-  program* program_;
-  std::string name_;
-};
-
-namespace detail {
-// The labels of the nodes with a run() among `names` (labels or group names).
-inline std::set<std::string> runnable_labels(const program& graph,
-                                             const std::vector<std::string>& names) {
-  std::set<std::string> labels;
-  for (const auto& name : names) {
-    bool known = false;
-    for (const auto& spec : graph.nodes()) {
-      if (spec.label != name && spec.group != name) continue;
-      known = true;
-      if (spec.has_run) labels.insert(spec.label);
-    }
-    if (!known)
-      throw graph_error("program '" + graph.name() + "' has no node or group '" + name + "'");
-  }
-  return labels;
-}
-}  // namespace detail
-
-inline node_group program::group(std::string name) {
-  detail::check_name(name, "a group name");
-  if (!groups_.count(name)) {
-    for (const auto& spec : nodes_)
-      if (spec.label == name)
-        throw graph_error("program '" + name_ + "' already has a node named '" + name +
-                          "'; a group cannot take its name");
-    groups_[name] = {};
-  }
-  return node_group(this, std::move(name));
-}
-
-}  // namespace lp
 
 namespace lp::detail {
 
@@ -3826,6 +3903,10 @@ int launch(const program& graph, int argc, char** argv) {
     auto flags = detail::parse_flags(argc, argv);
     if (flags.help) {
       std::cout << detail::flags_help;
+      return 0;
+    }
+    if (!flags.graph.empty()) {
+      std::cout << detail::graph_picture(graph, flags.graph);
       return 0;
     }
     // Started by a multi-processing launcher: whatever the policy, be a node.

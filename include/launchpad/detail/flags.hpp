@@ -20,6 +20,7 @@ struct launch_flags {
   std::string terminal = "current";       // --lp_terminal=current|files|tmux
   std::string log_dir;                    // --lp_log_dir
   std::size_t max_body_mb = 256;          // --lp_max_body_mb
+  std::string graph;                      // --lp_graph=dot|mermaid
   std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
 
@@ -38,6 +39,7 @@ inline constexpr std::string_view flags_help =
     "  --lp_max_body_mb=<n>  the largest request body a node accepts, in MiB;\n"
     "                        larger ones get 413 (default 256)\n"
     "  --lp_insecure         accept calls without the launch's secret (warns)\n"
+    "  --lp_graph=<format>   print the program graph (dot or mermaid) and exit\n"
     "  --lp_help             print this help and exit\n";
 
 inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
@@ -76,6 +78,10 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.terminal = value();
       if (flags.terminal != "current" && flags.terminal != "files" && flags.terminal != "tmux")
         throw usage_error("--lp_terminal=" + flags.terminal + ": choose current, files or tmux");
+    } else if (name == "--lp_graph") {
+      flags.graph = value();
+      if (flags.graph != "dot" && flags.graph != "mermaid")
+        throw usage_error("--lp_graph=" + flags.graph + ": choose dot or mermaid");
     } else if (name == "--lp_log_dir") {
       flags.log_dir = value();
     } else if (name == "--lp_termination_notice_secs") {

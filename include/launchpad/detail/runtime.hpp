@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace lp::detail {
@@ -33,14 +34,21 @@ class launch_state {
   const std::string& program() const noexcept { return program_; }
   const std::string& policy() const noexcept { return policy_; }
 
-  // Asks every node to stop. The on_stop callbacks run once, here, on the
-  // thread that asked first.
+  // Asks every node to stop. The on_stop callbacks run once, on the thread
+  // that asked first; any other thread that asks meanwhile waits for them,
+  // so that when this returns they have all run (and a launch may shut its
+  // nodes down).
   void request_stop() {
     std::vector<std::function<void()>> callbacks;
     {
-      std::lock_guard lock(mutex_);
-      if (stop_requested_) return;
+      std::unique_lock lock(mutex_);
+      if (stop_requested_) {
+        if (callbacks_runner_ != std::this_thread::get_id())
+          changed_.wait(lock, [&] { return callbacks_done_; });
+        return;
+      }
       stop_requested_ = true;
+      callbacks_runner_ = std::this_thread::get_id();
       callbacks.swap(on_stop_);
     }
     changed_.notify_all();
@@ -51,6 +59,11 @@ class launch_state {
         fail("on_stop", std::current_exception());
       }
     }
+    {
+      std::lock_guard lock(mutex_);
+      callbacks_done_ = true;
+    }
+    changed_.notify_all();
   }
 
   bool stop_requested() const {
@@ -107,6 +120,8 @@ class launch_state {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool stop_requested_ = false;
+  bool callbacks_done_ = false;
+  std::thread::id callbacks_runner_;
   std::vector<std::function<void()>> on_stop_;
   std::exception_ptr failure_;
   std::string failed_node_;

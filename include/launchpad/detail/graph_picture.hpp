@@ -1,0 +1,62 @@
+#pragma once
+
+// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
+// Nodes are grouped by their group; an edge goes from each node to every
+// node it was given a handle to, labelled with that node's service.
+
+#include <launchpad/error.hpp>
+#include <launchpad/program.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+inline std::string graph_dot(const program& graph) {
+  auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
+  std::map<std::string, std::vector<const node_spec*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+  for (const auto& [group, members] : groups) {
+    std::string indent = group.empty() ? "  " : "    ";
+    if (!group.empty())
+      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
+    for (const auto* spec : members)
+      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + spec->service) +
+             "];\n";
+    if (!group.empty()) out += "  }\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + quoted(spec.label) + " -> " + quoted(target) +
+             " [label=" + quoted(graph.node(target).service) + "];\n";
+  return out + "}\n";
+}
+
+inline std::string graph_mermaid(const program& graph) {
+  std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
+  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
+  auto box = [&](const node_spec& spec) {
+    return ids[spec.label] + "[\"" + spec.label + "<br/>" + spec.service + "\"]";
+  };
+  std::map<std::string, std::vector<const node_spec*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "flowchart LR\n";
+  for (const auto& [group, members] : groups) {
+    if (!group.empty()) out += "  subgraph " + group + "\n";
+    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
+    if (!group.empty()) out += "  end\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
+  return out;
+}
+
+inline std::string graph_picture(const program& graph, const std::string& format) {
+  if (format == "dot") return graph_dot(graph);
+  if (format == "mermaid") return graph_mermaid(graph);
+  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
+}
+
+}  // namespace lp::detail

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds tests/consumer/main.cpp the three ways a user can consume launchpad,
+# each in a fresh temporary directory, and runs every program (it must exit 0
+# on its own, under local_mt and under local_mp):
+#   (a) a meson project with the library as a subproject: dependency('launchpad')
+#       finds subprojects/launchpad (a symlink to the repository root), whose
+#       meson.build overrides the 'launchpad' dependency;
+#   (b) the library installed by `meson install` into a temporary prefix, the
+#       same meson project finding it through the installed launchpad.pc;
+#   (c) plain g++ on the single header, as the README shows it:
+#         g++ -std=c++20 -I single_include $(pkg-config --cflags nlohmann_json cpp-httplib) \
+#             main.cpp -o main $(pkg-config --libs cpp-httplib) -pthread
+# Usage: tests/consumer/check.sh [a|b|c ...]   (default: all three)
+# Set LP_KEEP_TMP=1 to keep the temporary directory. Needs meson, ninja,
+# pkg-config, g++ and the Debian packages the README lists.
+set -Eeuo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+consumer=$root/tests/consumer
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lp-consumer-check.XXXXXX")
+start=$SECONDS
+current=""
+log=$tmp/current.log
+
+cleanup() {
+  if [[ -n ${LP_KEEP_TMP:-} ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+}
+on_error() {
+  local status=$?
+  echo >&2
+  local why="exit $status"
+  ((status == 124 || status == 137)) && why="timed out"
+  echo "FAILED ($why): $current" >&2
+  if [[ -s $log ]]; then
+    echo "---- last lines of its output ----" >&2
+    tail -n 60 "$log" >&2
+  fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap on_error ERR
+
+step() { echo; echo "== $* ($((SECONDS - start)) s)"; }
+
+# quiet SECONDS CMD...: runs CMD with a time limit, its output in $log
+# (shown only on failure).
+quiet() {
+  local limit=$1; shift
+  current="$*"
+  echo "+ $*"
+  : >"$log"
+  timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+}
+
+# check_runs BINARY: the program must exit 0 by itself, threads and processes.
+check_runs() {
+  local binary=$1 mode
+  for mode in local_mt local_mp; do
+    current="$binary --lp_launch=$mode"
+    echo "+ $current"
+    : >"$log"
+    timeout --kill-after=5 60 "$binary" --lp_launch="$mode" 2>&1 | tee "$log"
+    grep -q "Hello, consumer" "$log" || {
+      echo "the program exited 0 without its greeting" >&2; false; }
+  done
+}
+
+# Nothing from the environment may stand in for the library under test.
+unset PKG_CONFIG_PATH
+
+if (($#)); then want=" $* "; else want=" a b c "; fi
+for part in $want; do
+  [[ $part == [abc] ]] || { echo "usage: $0 [a|b|c ...]" >&2; exit 2; }
+done
+
+if [[ $want == *" a "* ]]; then
+  step "(a) meson subproject: dependency('launchpad') from tests/consumer/subprojects/launchpad"
+  [[ -f $consumer/subprojects/launchpad/meson.build ]] || {
+    echo "tests/consumer/subprojects/launchpad must be a symlink to ../../.. (the repository root)" >&2
+    exit 1; }
+  quiet 300 meson setup "$tmp/a" "$consumer" --force-fallback-for=launchpad
+  grep -q "Dependency launchpad found: YES .*(overridden)" "$log" || {
+    current="(a) dependency('launchpad') did not come from the subproject's override"; false; }
+  quiet 900 meson compile -C "$tmp/a"
+  check_runs "$tmp/a/consumer"
+fi
+
+if [[ $want == *" b "* ]]; then
+  step "(b) meson install into $tmp/prefix, then dependency('launchpad') from launchpad.pc"
+  # Only headers and launchpad.pc are installed, so nothing needs building:
+  # --no-rebuild keeps `meson install` from compiling the tests and examples.
+  quiet 300 meson setup "$tmp/lib" "$root" --prefix="$tmp/prefix"
+  quiet 300 meson install -C "$tmp/lib" --no-rebuild
+  pc=$(find "$tmp/prefix" -name launchpad.pc -print -quit)
+  [[ -n $pc ]] || { current="(b) meson install wrote no launchpad.pc under $tmp/prefix"; false; }
+  [[ -f $tmp/prefix/include/launchpad/launchpad.hpp ]] || {
+    current="(b) meson install wrote no include/launchpad/launchpad.hpp"; false; }
+  echo "launchpad.pc: ${pc#"$tmp/"}"
+  sed 's/^/  | /' "$pc"
+  export PKG_CONFIG_PATH=${pc%/*}
+  quiet 60 pkg-config --print-errors --exists launchpad
+  # nofallback: the subproject must not stand in for the installed copy.
+  quiet 300 meson setup "$tmp/b" "$consumer" --wrap-mode=nofallback
+  grep -q "Run-time dependency launchpad found: YES" "$log" || {
+    current="(b) dependency('launchpad') was not found through pkg-config"; false; }
+  quiet 900 meson compile -C "$tmp/b"
+  check_runs "$tmp/b/consumer"
+  unset PKG_CONFIG_PATH
+fi
+
+if [[ $want == *" c "* ]]; then
+  step "(c) g++ with single_include/ and the dependencies' pkg-config flags"
+  cd "$root"
+  # shellcheck disable=SC2046  # pkg-config's output is meant to split into words
+  quiet 900 g++ -std=c++20 -I single_include $(pkg-config --cflags nlohmann_json cpp-httplib) \
+    tests/consumer/main.cpp -o "$tmp/c" $(pkg-config --libs cpp-httplib) -pthread
+  check_runs "$tmp/c"
+fi
+
+step "consumers OK"

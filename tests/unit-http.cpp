@@ -125,10 +125,10 @@ TEST_SUITE("http") {
     raw::check_error(counter.call("add", deep_cbor, "application/cbor"), 400, "bad_request",
                      "deeper than 128");
     raw::check_error(counter.call("add", "[\"\xff\xfe\"]"), 400, "bad_request", "not valid JSON");
-    // Invalid UTF-8 inside CBOR text parses; it must not break the error reply.
+    // CBOR text may hold any bytes; text that is not UTF-8 is refused.
     std::string bad_text = "\x81\x62\xff\xfe";  // [ text(2) ff fe ]
     raw::check_error(counter.call("add", bad_text, "application/cbor"), 400, "bad_request",
-                     "argument 1 of add");
+                     "not valid UTF-8");
     raw::check_error(counter.call("add", "[1e400]"), 400, "bad_request", "not valid JSON");
     raw::check_error(counter.call("add", "[-99999999999999999999999]"), 400, "bad_request", "");
     auto big = counter.call("add", "[" + std::string(2 << 20, ' ') + "1]");
@@ -136,6 +136,29 @@ TEST_SUITE("http") {
     CHECK(big->status == 413);
     CHECK(raw::body_of(big)["error"]["code"] == "payload_too_large");
     CHECK(raw::body_of(counter.call("add", "[1]"))["result"] == 1);
+  }
+
+  TEST_CASE("decoding is as strict inside containers as for a parameter (fuzzing found these)") {
+    using lp::detail::decode_error;
+    using lp::detail::from_wire;
+    auto j = [](const char* text) { return lp::json::parse(text); };
+    CHECK(from_wire<std::vector<int>>(j("[1, 2]")) == std::vector<int>{1, 2});
+    CHECK_THROWS_AS(from_wire<std::vector<int>>(j("[1.5]")), decode_error);
+    CHECK_THROWS_AS(from_wire<std::vector<int>>(j("[1e30]")), decode_error);
+    CHECK_THROWS_AS(from_wire<std::optional<int>>(j("1e30")), decode_error);
+    CHECK_THROWS_AS((from_wire<std::map<std::string, short>>(j(R"({"a": 70000})"))), decode_error);
+    CHECK_THROWS_AS((from_wire<std::pair<int, int>>(j("[1, 2.5]"))), decode_error);
+    CHECK_THROWS_AS((from_wire<std::tuple<int>>(j("[1, 2]"))), decode_error);
+    CHECK_THROWS_AS(from_wire<t::Point>(j(R"({"x": 1})")), decode_error);  // no member y
+    CHECK(from_wire<t::Point>(j(R"({"x": 1, "y": 2.5})")) == t::Point{1, 2.5});
+    CHECK_THROWS_AS(from_wire<float>(j("1e300")), decode_error);
+    CHECK(lp::detail::protocol::to_utf8("a\xff" "b") == "a\xEF\xBF\xBD" "b");
+    CHECK(lp::detail::protocol::valid_utf8("h\xC3\xA9"));
+    CHECK_FALSE(lp::detail::protocol::valid_utf8("\xC0\x80"));  // overlong
+    CHECK_FALSE(lp::detail::protocol::valid_utf8("\xED\xA0\x80"));  // a surrogate
+    // A map "of 2^64 - 1 entries" is read until a break: its nesting counts.
+    std::string bypass = "\x82\xbb" + std::string(8, '\xff') + "\xff" + std::string(5000, '\x9f');
+    CHECK(lp::detail::protocol::cbor_too_deep(bypass));
   }
 
   TEST_CASE("a slow or half-closed connection holds nothing up") {

@@ -144,9 +144,14 @@ std::string type_name() {
 }
 
 }  // namespace lp::detail
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace lp::detail {
 
@@ -158,8 +163,78 @@ struct decode_error : std::runtime_error {
 
 inline std::string describe_value(const json& value) {
   auto text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  if (text.size() > 40) {
+    std::size_t cut = 37;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not mid-character
+    text = text.substr(0, cut) + "...";
+  }
   return std::string(value.type_name()) + " " + text;
+}
+
+template <class T>
+T from_wire(const json& value);
+
+template <class T>
+inline constexpr bool is_optional = false;
+template <class T>
+inline constexpr bool is_optional<std::optional<T>> = true;
+
+template <class T>
+inline constexpr bool is_string_map = false;
+template <class V, class C, class A>
+inline constexpr bool is_string_map<std::map<std::string, V, C, A>> = true;
+
+template <class T>
+inline constexpr bool is_std_vector = false;
+template <class E, class A>
+inline constexpr bool is_std_vector<std::vector<E, A>> = true;
+
+template <class T>
+inline constexpr bool is_tuple_like = false;
+template <class... E>
+inline constexpr bool is_tuple_like<std::tuple<E...>> = true;
+template <class A, class B>
+inline constexpr bool is_tuple_like<std::pair<A, B>> = true;
+
+// Each element of a container goes through from_wire too, so a number
+// nested in a vector, a map, an optional, a tuple or a Hana struct is
+// checked as strictly as a parameter. (A NLOHMANN_DEFINE_TYPE_* struct
+// converts its members with nlohmann's own, laxer, rules.)
+template <class T>
+T from_wire_container(const json& value, auto fail) {
+  if constexpr (is_optional<T>) {
+    if (value.is_null()) return std::nullopt;
+    return from_wire<typename T::value_type>(value);
+  } else if constexpr (is_std_vector<T>) {
+    if (!value.is_array()) throw fail("an array");
+    T out;
+    out.reserve(value.size());
+    for (const auto& element : value) out.push_back(from_wire<typename T::value_type>(element));
+    return out;
+  } else if constexpr (is_string_map<T>) {
+    if (!value.is_object()) throw fail("an object");
+    T out;
+    for (const auto& [key, element] : value.items())
+      out.emplace(key, from_wire<typename T::mapped_type>(element));
+    return out;
+  } else if constexpr (is_tuple_like<T>) {
+    constexpr auto size = std::tuple_size_v<T>;
+    if (!value.is_array() || value.size() != size) throw fail("an array of the tuple's size");
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return T{from_wire<std::tuple_element_t<I, T>>(value[I])...};
+    }(std::make_index_sequence<size>{});
+  } else {
+    static_assert(hana_struct<T>);
+    if (!value.is_object()) throw fail("an object");
+    T out{};
+    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
+      const char* name = boost::hana::to<const char*>(boost::hana::first(member));
+      if (!value.contains(name)) throw fail((std::string("an object with member '") + name + "'").c_str());
+      auto& field = boost::hana::second(member)(out);
+      field = from_wire<std::remove_cvref_t<decltype(field)>>(value[name]);
+    });
+    return out;
+  }
 }
 
 // Converts like a local call would, but refuses what a local call could not
@@ -194,10 +269,16 @@ T from_wire(const json& value) {
     return static_cast<T>(v);
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number()) throw fail("a number");
-    return value.get<T>();
+    auto v = value.get<double>();
+    if (std::isfinite(v) && std::abs(v) > static_cast<double>(std::numeric_limits<T>::max()))
+      throw fail("a number in range");
+    return static_cast<T>(v);
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!value.is_string()) throw fail("a string");
     return value.get<std::string>();
+  } else if constexpr (is_optional<T> || is_std_vector<T> || is_string_map<T> ||
+                       is_tuple_like<T> || hana_struct<T>) {
+    return from_wire_container<T>(value, fail);
   } else {
     try {
       return value.get<T>();
@@ -212,7 +293,6 @@ T from_wire(const json& value) {
 
 // ---- launchpad/detail/signature.hpp ----
 
-#include <tuple>
 
 namespace lp::detail {
 
@@ -278,7 +358,6 @@ using signature = member_function<typename Method::pointer_type>;
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace lp::detail {
 
@@ -435,7 +514,6 @@ class remote_error : public error {
 
 }  // namespace lp
 #include <memory>
-#include <utility>
 
 namespace lp::detail {
 
@@ -1353,7 +1431,6 @@ std::unique_ptr<T> build(A&&... args) {
 }
 
 }  // namespace lp::detail
-#include <map>
 #include <set>
 
 namespace lp {
@@ -1803,7 +1880,10 @@ inline bool cbor_too_deep(std::string_view body) {
         at += static_cast<std::size_t>(argument);
       }
     } else if (major == 4 || major == 5) {
-      std::uint64_t items = info == 31 ? indefinite : major == 5 ? argument * 2 : argument;
+      // A count larger than the bytes left cannot be met; nlohmann reads the
+      // largest one (2^64 - 1) as "until a break", so treat all such as that.
+      bool open_ended = info == 31 || argument > body.size() - at;
+      std::uint64_t items = open_ended ? indefinite : major == 5 ? argument * 2 : argument;
       if (items != 0) open.push_back(items);
       if (open.size() > max_depth) return true;
       if (items != 0) continue;  // the container's own items come next
@@ -1818,12 +1898,15 @@ inline bool cbor_too_deep(std::string_view body) {
 
 // Parses a body, refusing what nests deeper than max_depth. Throws
 // json::exception for bytes that are not a value in that format, and
-// std::length_error for a value nested too deep.
+// std::length_error / std::domain_error for a value nested too deep or a
+// CBOR text string that is not UTF-8.
 inline json decode(std::string_view body, format f) {
   if (f == format::cbor) {
     if (cbor_too_deep(body))
       throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
-    return json::from_cbor(body);
+    auto value = json::from_cbor(body);
+    if (!all_text_valid(value)) throw std::domain_error("a text string is not valid UTF-8");
+    return value;
   }
   json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
     if (static_cast<std::size_t>(depth) > max_depth)
@@ -1834,14 +1917,77 @@ inline json decode(std::string_view body, format f) {
 }
 
 
+// The length of the valid UTF-8 sequence at the start of `text`, or 0.
+inline std::size_t utf8_sequence(std::string_view text) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(0);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
+                                      : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || length > text.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i)
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
+  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
+  bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
+  return shortest && scalar ? length : 0;
+}
+
+inline bool valid_utf8(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) return false;
+    at += length;
+  }
+  return true;
+}
+
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
+// for messages that quote what a peer sent.
+inline std::string to_utf8(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
+
+// Whether every string (and object key) in `value` is valid UTF-8: CBOR text
+// strings may hold any bytes, and JSON cannot carry them on.
+inline bool all_text_valid(const json& value) {
+  if (value.is_string()) return valid_utf8(value.get_ref<const std::string&>());
+  if (value.is_array())
+    return std::all_of(value.begin(), value.end(), [](const json& v) { return all_text_valid(v); });
+  if (value.is_object())
+    for (const auto& [key, element] : value.items())
+      if (!valid_utf8(key) || !all_text_valid(element)) return false;
+  return true;
+}
+
 inline json error_body(std::string_view code, std::string_view message, std::string_view node,
                        std::string_view method) {
-  return {{"error", {{"code", code}, {"message", message}, {"node", node}, {"method", method}}}};
+  return {{"error",
+           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
 }
 
 }  // namespace lp::detail::protocol
 
 namespace lp::detail {
+
+// Whether every floating-point number in `value` is finite.
+inline bool finite_numbers(const json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    return std::all_of(value.begin(), value.end(), [](const json& v) { return finite_numbers(v); });
+  return true;
+}
 
 struct reply {
   int status = 200;
@@ -1849,12 +1995,14 @@ struct reply {
   protocol::format format = protocol::format::json;
 };
 
-// Decodes the positional arguments, calls the method and encodes the
-// result or the error (docs/protocol.md lists every status).
+// Decodes the positional arguments (in `format`), calls the method and
+// returns the result or the error for a reply in `reply_format`
+// (docs/protocol.md lists every status).
 inline reply dispatch(node_instance& node, const std::string& label, const std::string& method,
-                      protocol::format format, std::string_view body) {
+                      protocol::format format, protocol::format reply_format,
+                      std::string_view body) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
-    return reply{status, protocol::error_body(code, message, label, method), format};
+    return reply{status, protocol::error_body(code, message, label, method), reply_format};
   };
   json args;
   try {
@@ -1869,7 +2017,12 @@ inline reply dispatch(node_instance& node, const std::string& label, const std::
                 std::string("the body must be an array of the positional arguments, got ") +
                     args.type_name());
   try {
-    return reply{200, {{"result", node.call(method, args)}}, format};
+    json result = node.call(method, args);
+    if (reply_format == protocol::format::json && !finite_numbers(result))
+      return fail(500, "remote_exception",
+                  "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+                  "(Accept: application/cbor)");
+    return reply{200, {{"result", std::move(result)}}, reply_format};
   } catch (const call_failure& e) {
     return fail(e.status, e.code, e.what());
   } catch (const std::exception& e) {
@@ -2109,12 +2262,17 @@ class http_server {
   }
 
   // The reply's format: what Accept asks for, else the request's own.
+  static protocol::format reply_format(const httplib::Request& req,
+                                       protocol::format request_format) {
+    auto accept = req.get_header_value("Accept");
+    return accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
+           : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
+                                                                   : request_format;
+  }
+
   static void reply(const httplib::Request& req, httplib::Response& res, int status,
                     const json& body, protocol::format request_format) {
-    auto accept = req.get_header_value("Accept");
-    auto format = accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
-                  : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
-                                                                          : request_format;
+    auto format = reply_format(req, request_format);
     res.status = status;
     res.set_content(protocol::encode(body, format), protocol::content_type(format));
   }
@@ -2150,7 +2308,8 @@ class http_server {
     } guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto answer = dispatch(node_, identity_.label, method, *format, req.body);
+    auto answer =
+        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), req.body);
     reply(req, res, answer.status, answer.body, answer.format);
   }
 
@@ -2174,7 +2333,8 @@ namespace lp::detail {
 
 // A channel over HTTP keep-alive connections, pooled: concurrent calls each
 // take a connection of their own, and a finished call gives its connection
-// back for the next one, so steady traffic never reconnects.
+// back for the next one (the most recent first), so steady traffic seldom
+// reconnects.
 class http_channel final : public channel {
  public:
   using clock = std::chrono::steady_clock;
@@ -2266,7 +2426,14 @@ class http_channel final : public channel {
 
   void release(std::unique_ptr<httplib::Client> client) {
     std::lock_guard lock(mutex_);
-    if (!closed_) idle_.push_back({std::move(client), clock::now()});
+    if (closed_) return;
+    auto now = clock::now();
+    idle_.push_back({std::move(client), now});
+    // The oldest come first: drop those the server will have closed, so the
+    // pool holds no dead sockets after a burst.
+    auto fresh = std::find_if(idle_.begin(), idle_.end(),
+                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
+    idle_.erase(idle_.begin(), fresh);
   }
 
   json interpret(const std::string& method, const httplib::Response& response) {

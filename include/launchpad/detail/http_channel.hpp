@@ -19,7 +19,8 @@ namespace lp::detail {
 
 // A channel over HTTP keep-alive connections, pooled: concurrent calls each
 // take a connection of their own, and a finished call gives its connection
-// back for the next one, so steady traffic never reconnects.
+// back for the next one (the most recent first), so steady traffic seldom
+// reconnects.
 class http_channel final : public channel {
  public:
   using clock = std::chrono::steady_clock;
@@ -111,7 +112,14 @@ class http_channel final : public channel {
 
   void release(std::unique_ptr<httplib::Client> client) {
     std::lock_guard lock(mutex_);
-    if (!closed_) idle_.push_back({std::move(client), clock::now()});
+    if (closed_) return;
+    auto now = clock::now();
+    idle_.push_back({std::move(client), now});
+    // The oldest come first: drop those the server will have closed, so the
+    // pool holds no dead sockets after a burst.
+    auto fresh = std::find_if(idle_.begin(), idle_.end(),
+                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
+    idle_.erase(idle_.begin(), fresh);
   }
 
   json interpret(const std::string& method, const httplib::Response& response) {

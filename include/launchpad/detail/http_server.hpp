@@ -150,12 +150,17 @@ class http_server {
   }
 
   // The reply's format: what Accept asks for, else the request's own.
+  static protocol::format reply_format(const httplib::Request& req,
+                                       protocol::format request_format) {
+    auto accept = req.get_header_value("Accept");
+    return accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
+           : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
+                                                                   : request_format;
+  }
+
   static void reply(const httplib::Request& req, httplib::Response& res, int status,
                     const json& body, protocol::format request_format) {
-    auto accept = req.get_header_value("Accept");
-    auto format = accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
-                  : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
-                                                                          : request_format;
+    auto format = reply_format(req, request_format);
     res.status = status;
     res.set_content(protocol::encode(body, format), protocol::content_type(format));
   }
@@ -191,7 +196,8 @@ class http_server {
     } guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto answer = dispatch(node_, identity_.label, method, *format, req.body);
+    auto answer =
+        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), req.body);
     reply(req, res, answer.status, answer.body, answer.format);
   }
 

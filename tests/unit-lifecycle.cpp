@@ -1,7 +1,10 @@
 // Node lifecycle: run(), stop from anywhere, waiting, on_stop, context, and
 // how each launch policy ends.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include "services.hpp"
 
@@ -41,6 +44,19 @@ struct Quick {
   std::atomic<int>* finished;
   void run() { ++*finished; }
 };
+// Looks for the launch's secret where curl users are told to find it.
+struct SecretReader {
+  std::string* found;
+  void run() {
+    auto path = lp::context().run_dir + "/secret";
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && (info.st_mode & 0777) == 0600) {
+      std::ifstream file(path);
+      std::getline(file, *found);
+    }
+    lp::stop();
+  }
+};
 struct SelfSignal {
   void run() {
     ::kill(::getpid(), SIGINT);
@@ -55,6 +71,7 @@ LP_SERVICE(life::Listener, ping);
 LP_SERVICE(life::Reporter);
 LP_SERVICE(life::Quick);
 LP_SERVICE(life::SelfSignal);
+LP_SERVICE(life::SecretReader);
 
 TEST_SUITE("lifecycle") {
   TEST_CASE("lp::stop() from a node stops the program; wait_for_stop wakes; on_stop runs") {
@@ -144,6 +161,22 @@ TEST_SUITE("lifecycle") {
     lp::program bad("bad");
     bad.add_node<life::Failer>("failer");
     CHECK(lp::launch<lp::local_multi_threading>(bad, 1, argv.data()) == 1);
+  }
+
+  TEST_CASE("local_mt keeps its secret in a 0600 file of its run directory, gone afterwards") {
+    std::string secret;
+    lp::program p("secret_file");
+    p.add_node<life::SecretReader>("reader", &secret);
+    std::vector<char*> argv{const_cast<char*>("prog"), nullptr};
+    CHECK(lp::launch<lp::local_multi_threading>(p, 1, argv.data()) == 0);
+    CHECK(secret.size() == 32);
+    std::string insecure = "--lp_insecure";
+    std::vector<char*> argv2{const_cast<char*>("prog"), insecure.data(), nullptr};
+    std::string none = "unset";
+    lp::program q("no_secret_file");
+    q.add_node<life::SecretReader>("reader", &none);
+    CHECK(lp::launch<lp::local_multi_threading>(q, 2, argv2.data()) == 0);
+    CHECK(none == "unset");  // no file to read
   }
 
   TEST_CASE("local_multi_threading stops gracefully on SIGINT") {

@@ -18,8 +18,8 @@ struct node_context {
   int index = -1;       // 3 in "actors/3"; -1 outside a group
   std::string program;  // the name given to lp::program
   std::string launch;   // the launch policy: "test_mt", "local_mt", "local_mp", ...
-  std::string run_dir;  // processes: the launch's run directory (its secret,
-                        // its logs); empty when every node is a thread
+  std::string run_dir;  // the launch's run directory (its secret, its logs);
+                        // empty under a test_multi_threading controller
   int pid = 0;          // the node's process
 };
 

@@ -864,6 +864,7 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <ostream>
 
 namespace lp::detail {
 
@@ -959,6 +960,22 @@ class launch_state {
     request_stop();
   }
 
+  // Says which node failed and how, if one did; returns the exit status
+  // a launch gives for it (1, or 0 when no node failed).
+  int report_failure(std::ostream& out) const {
+    auto failed = failure();
+    if (!failed) return 0;
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception& e) {
+      out << "[lp] node " << failed_node() << " failed: " << e.what() << std::endl;
+    } catch (...) {
+      out << "[lp] node " << failed_node()
+          << " failed with an exception not derived from std::exception" << std::endl;
+    }
+    return 1;
+  }
+
   std::exception_ptr failure() const {
     std::lock_guard lock(mutex_);
     return failure_;
@@ -1042,8 +1059,8 @@ struct node_context {
   int index = -1;       // 3 in "actors/3"; -1 outside a group
   std::string program;  // the name given to lp::program
   std::string launch;   // the launch policy: "test_mt", "local_mt", "local_mp", ...
-  std::string run_dir;  // processes: the launch's run directory (its secret,
-                        // its logs); empty when every node is a thread
+  std::string run_dir;  // the launch's run directory (its secret, its logs);
+                        // empty under a test_multi_threading controller
   int pid = 0;          // the node's process
 };
 
@@ -1843,6 +1860,60 @@ inline std::string encode(const json& value, format f) {
   return out;
 }
 
+// The length of the valid UTF-8 sequence at the start of `text`, or 0.
+inline std::size_t utf8_sequence(std::string_view text) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(0);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
+                                      : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || length > text.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i)
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
+  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
+  bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
+  return shortest && scalar ? length : 0;
+}
+
+inline bool valid_utf8(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) return false;
+    at += length;
+  }
+  return true;
+}
+
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
+// for messages that quote what a peer sent.
+inline std::string to_utf8(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
+
+// Whether every string (and object key) in `value` is valid UTF-8: CBOR text
+// strings may hold any bytes, and JSON cannot carry them on.
+inline bool all_text_valid(const json& value) {
+  if (value.is_string()) return valid_utf8(value.get_ref<const std::string&>());
+  if (value.is_array())
+    return std::all_of(value.begin(), value.end(), [](const json& v) { return all_text_valid(v); });
+  if (value.is_object())
+    for (const auto& [key, element] : value.items())
+      if (!valid_utf8(key) || !all_text_valid(element)) return false;
+  return true;
+}
+
 // Deeper values are refused before they are built: nlohmann reads CBOR
 // recursively and prints JSON recursively, so a few kilobytes of nesting
 // would otherwise overflow the stack.
@@ -1916,60 +1987,6 @@ inline json decode(std::string_view body, format f) {
   return json::parse(body, limit);
 }
 
-
-// The length of the valid UTF-8 sequence at the start of `text`, or 0.
-inline std::size_t utf8_sequence(std::string_view text) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(0);
-  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
-                                      : (lead >> 3) == 0x1E ? 4 : 0;
-  if (length == 0 || length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i)
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-  std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
-  for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
-  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
-  bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
-  return shortest && scalar ? length : 0;
-}
-
-inline bool valid_utf8(std::string_view text) {
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) return false;
-    at += length;
-  }
-  return true;
-}
-
-// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
-// for messages that quote what a peer sent.
-inline std::string to_utf8(std::string_view text) {
-  std::string out;
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      ++at;
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
-}
-
-// Whether every string (and object key) in `value` is valid UTF-8: CBOR text
-// strings may hold any bytes, and JSON cannot carry them on.
-inline bool all_text_valid(const json& value) {
-  if (value.is_string()) return valid_utf8(value.get_ref<const std::string&>());
-  if (value.is_array())
-    return std::all_of(value.begin(), value.end(), [](const json& v) { return all_text_valid(v); });
-  if (value.is_object())
-    for (const auto& [key, element] : value.items())
-      if (!valid_utf8(key) || !all_text_valid(element)) return false;
-  return true;
-}
 
 inline json error_body(std::string_view code, std::string_view message, std::string_view node,
                        std::string_view method) {
@@ -3153,6 +3170,53 @@ class rendezvous_directory final : public directory {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/run_directory.hpp ----
+
+
+
+namespace lp::detail {
+
+// A launch's own directory under /tmp, readable only by its user: it holds
+// the launch's secret (the file `secret`, for curl) and, when asked, the
+// nodes' logs. The secret goes with the launch; the directory too, unless
+// logs are left in it.
+class run_directory {
+ public:
+  // An empty secret (an --lp_insecure launch) writes no file.
+  run_directory(const std::string& program, std::string secret) : secret_(std::move(secret)) {
+    std::string pattern = "/tmp/lp-" + program + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw error("launch_error", "cannot create a run directory under /tmp");
+    path_ = pattern;
+    if (secret_.empty()) return;
+    auto file = path_ + "/secret";
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw error("launch_error", "cannot write " + file);
+    write_all(fd, secret_ + "\n");
+    ::close(fd);
+  }
+  run_directory(const run_directory&) = delete;
+  run_directory& operator=(const run_directory&) = delete;
+  ~run_directory() {
+    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
+  }
+
+  const std::string& path() const { return path_; }
+  const std::string& secret() const { return secret_; }
+
+  // Tells the user where the secret is (never the secret itself).
+  void announce(std::ostream& out) const {
+    if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+  }
+
+ private:
+  std::string secret_;
+  std::string path_;
+};
+
+}  // namespace lp::detail
+
 namespace lp::detail {
 
 // What a node process learns from its launcher, through the environment
@@ -3193,14 +3257,15 @@ class process_launch {
   };
 
   process_launch(const program& graph, process_options options)
-      : graph_(graph), options_(std::move(options)) {
+      : graph_(graph),
+        options_(std::move(options)),
+        run_dir_(graph.name(), options_.insecure ? "" : make_secret()) {
     if (options_.executable.empty()) options_.executable = this_executable();
     if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
-    secret_ = options_.insecure ? "" : make_secret();
-    make_run_dir();
+    make_log_dir();
     plan_units();
     rendezvous_ = std::make_unique<rendezvous_server>(
-        secret_, rendezvous_server::callbacks{
+        secret(), rendezvous_server::callbacks{
                      [this](const std::string& label) {
                        std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
                        request_stop();
@@ -3218,8 +3283,6 @@ class process_launch {
     if (supervisor_.joinable()) supervisor_.join();
     rendezvous_.reset();
     output_.close();
-    if (!options_.insecure) ::unlink((run_dir_ + "/secret").c_str());
-    ::rmdir(run_dir_.c_str());  // unless it keeps the logs
   }
 
   // Asks every node process to stop (SIGTERM), then kills those still there
@@ -3285,8 +3348,9 @@ class process_launch {
     return text;
   }
 
-  const std::string& secret() const { return secret_; }
-  const std::string& run_dir() const { return run_dir_; }
+  const std::string& secret() const { return run_dir_.secret(); }
+  const std::string& run_dir() const { return run_dir_.path(); }
+  const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
 
   // The process ids of the node processes now running.
@@ -3341,24 +3405,11 @@ class process_launch {
               << std::endl;
   }
 
-  void make_run_dir() {
-    std::string pattern = "/tmp/lp-" + graph_.name() + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw error("launch_error", "cannot create a run directory under /tmp");
-    run_dir_ = pattern;
-    if (!secret_.empty()) {
-      // For users who call nodes with curl; only this user can read it.
-      auto path = run_dir_ + "/secret";
-      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0) throw error("launch_error", "cannot write " + path);
-      write_all(fd, secret_ + "\n");
-      ::close(fd);
-    }
-    if (log_files()) {
-      if (options_.log_dir.empty()) options_.log_dir = run_dir_ + "/logs";
-      ::mkdir(options_.log_dir.c_str(), 0700);
-      std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
-    }
+  void make_log_dir() {
+    if (!log_files()) return;
+    if (options_.log_dir.empty()) options_.log_dir = run_dir_.path() + "/logs";
+    ::mkdir(options_.log_dir.c_str(), 0700);
+    std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
   }
 
   void plan_units() {
@@ -3395,10 +3446,10 @@ class process_launch {
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
-        std::string(child_env::secret) + "=" + secret_,
+        std::string(child_env::secret) + "=" + secret(),
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
-        std::string(child_env::run_dir) + "=" + run_dir_,
+        std::string(child_env::run_dir) + "=" + run_dir(),
     };
     if (log_files()) {
       std::string file = u.name;
@@ -3555,8 +3606,7 @@ class process_launch {
 
   const program& graph_;
   process_options options_;
-  std::string secret_;
-  std::string run_dir_;
+  run_directory run_dir_;
   std::vector<unit> units_;
   std::set<std::string> runnable_;
   output_pump output_;
@@ -3715,19 +3765,7 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
     if (*told_by_launcher) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
-    if (auto failure = host.state().failure()) {
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& e) {
-        std::cerr << "[lp] node " << host.state().failed_node() << " failed: " << e.what()
-                  << std::endl;
-      } catch (...) {
-        std::cerr << "[lp] node " << host.state().failed_node()
-                  << " failed with an exception not derived from std::exception" << std::endl;
-      }
-      return 1;
-    }
-    return 0;
+    return host.state().report_failure(std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
     return 1;
@@ -3764,9 +3802,7 @@ struct local_multi_processing {
                 << std::endl;
     try {
       detail::process_launch launch(graph, detail::process_options_from(flags, flag));
-      if (!flags.insecure)
-        std::cerr << "[lp] the launch's secret is in " << launch.run_dir() << "/secret"
-                  << std::endl;
+      launch.directory().announce(std::cerr);
       detail::stop_on_signals signals(
           [&](int signal) {
             std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
@@ -3816,26 +3852,17 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
+    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret());
+    run_dir.announce(std::cerr);
     host_options options;
     options.policy = policy;
-    options.secret = flags.insecure ? "" : make_secret();
+    options.secret = run_dir.secret();
+    options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();
-    if (auto failure = launch.state().failure()) {
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& e) {
-        std::cerr << "[lp] node " << launch.state().failed_node() << " failed: " << e.what()
-                  << std::endl;
-      } catch (...) {
-        std::cerr << "[lp] node " << launch.state().failed_node()
-                  << " failed with an exception not derived from std::exception" << std::endl;
-      }
-      return 1;
-    }
-    return 0;
+    return launch.state().report_failure(std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;

@@ -20,6 +20,7 @@
 #include <launchpad/detail/output.hpp>
 #include <launchpad/detail/process.hpp>
 #include <launchpad/detail/rendezvous.hpp>
+#include <launchpad/detail/run_directory.hpp>
 #include <launchpad/detail/secret.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
@@ -72,14 +73,15 @@ class process_launch {
   };
 
   process_launch(const program& graph, process_options options)
-      : graph_(graph), options_(std::move(options)) {
+      : graph_(graph),
+        options_(std::move(options)),
+        run_dir_(graph.name(), options_.insecure ? "" : make_secret()) {
     if (options_.executable.empty()) options_.executable = this_executable();
     if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
-    secret_ = options_.insecure ? "" : make_secret();
-    make_run_dir();
+    make_log_dir();
     plan_units();
     rendezvous_ = std::make_unique<rendezvous_server>(
-        secret_, rendezvous_server::callbacks{
+        secret(), rendezvous_server::callbacks{
                      [this](const std::string& label) {
                        std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
                        request_stop();
@@ -97,8 +99,6 @@ class process_launch {
     if (supervisor_.joinable()) supervisor_.join();
     rendezvous_.reset();
     output_.close();
-    if (!options_.insecure) ::unlink((run_dir_ + "/secret").c_str());
-    ::rmdir(run_dir_.c_str());  // unless it keeps the logs
   }
 
   // Asks every node process to stop (SIGTERM), then kills those still there
@@ -164,8 +164,9 @@ class process_launch {
     return text;
   }
 
-  const std::string& secret() const { return secret_; }
-  const std::string& run_dir() const { return run_dir_; }
+  const std::string& secret() const { return run_dir_.secret(); }
+  const std::string& run_dir() const { return run_dir_.path(); }
+  const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
 
   // The process ids of the node processes now running.
@@ -220,24 +221,11 @@ class process_launch {
               << std::endl;
   }
 
-  void make_run_dir() {
-    std::string pattern = "/tmp/lp-" + graph_.name() + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw error("launch_error", "cannot create a run directory under /tmp");
-    run_dir_ = pattern;
-    if (!secret_.empty()) {
-      // For users who call nodes with curl; only this user can read it.
-      auto path = run_dir_ + "/secret";
-      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0) throw error("launch_error", "cannot write " + path);
-      write_all(fd, secret_ + "\n");
-      ::close(fd);
-    }
-    if (log_files()) {
-      if (options_.log_dir.empty()) options_.log_dir = run_dir_ + "/logs";
-      ::mkdir(options_.log_dir.c_str(), 0700);
-      std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
-    }
+  void make_log_dir() {
+    if (!log_files()) return;
+    if (options_.log_dir.empty()) options_.log_dir = run_dir_.path() + "/logs";
+    ::mkdir(options_.log_dir.c_str(), 0700);
+    std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
   }
 
   void plan_units() {
@@ -274,10 +262,10 @@ class process_launch {
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
-        std::string(child_env::secret) + "=" + secret_,
+        std::string(child_env::secret) + "=" + secret(),
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
-        std::string(child_env::run_dir) + "=" + run_dir_,
+        std::string(child_env::run_dir) + "=" + run_dir(),
     };
     if (log_files()) {
       std::string file = u.name;
@@ -434,8 +422,7 @@ class process_launch {
 
   const program& graph_;
   process_options options_;
-  std::string secret_;
-  std::string run_dir_;
+  run_directory run_dir_;
   std::vector<unit> units_;
   std::set<std::string> runnable_;
   output_pump output_;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,6 +105,22 @@ class launch_state {
       }
     }
     request_stop();
+  }
+
+  // Says which node failed and how, if one did; returns the exit status
+  // a launch gives for it (1, or 0 when no node failed).
+  int report_failure(std::ostream& out) const {
+    auto failed = failure();
+    if (!failed) return 0;
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception& e) {
+      out << "[lp] node " << failed_node() << " failed: " << e.what() << std::endl;
+    } catch (...) {
+      out << "[lp] node " << failed_node()
+          << " failed with an exception not derived from std::exception" << std::endl;
+    }
+    return 1;
   }
 
   std::exception_ptr failure() const {

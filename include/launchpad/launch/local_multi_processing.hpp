@@ -91,19 +91,7 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
     if (*told_by_launcher) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
-    if (auto failure = host.state().failure()) {
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& e) {
-        std::cerr << "[lp] node " << host.state().failed_node() << " failed: " << e.what()
-                  << std::endl;
-      } catch (...) {
-        std::cerr << "[lp] node " << host.state().failed_node()
-                  << " failed with an exception not derived from std::exception" << std::endl;
-      }
-      return 1;
-    }
-    return 0;
+    return host.state().report_failure(std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
     return 1;
@@ -140,9 +128,7 @@ struct local_multi_processing {
                 << std::endl;
     try {
       detail::process_launch launch(graph, detail::process_options_from(flags, flag));
-      if (!flags.insecure)
-        std::cerr << "[lp] the launch's secret is in " << launch.run_dir() << "/secret"
-                  << std::endl;
+      launch.directory().announce(std::cerr);
       detail::stop_on_signals signals(
           [&](int signal) {
             std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")

@@ -12,6 +12,7 @@
 #include <launchpad/context.hpp>
 #include <launchpad/detail/flags.hpp>
 #include <launchpad/detail/node_host.hpp>
+#include <launchpad/detail/run_directory.hpp>
 #include <launchpad/detail/signals.hpp>
 #include <launchpad/detail/secret.hpp>
 #include <launchpad/program.hpp>
@@ -42,26 +43,17 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
+    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret());
+    run_dir.announce(std::cerr);
     host_options options;
     options.policy = policy;
-    options.secret = flags.insecure ? "" : make_secret();
+    options.secret = run_dir.secret();
+    options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();
-    if (auto failure = launch.state().failure()) {
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& e) {
-        std::cerr << "[lp] node " << launch.state().failed_node() << " failed: " << e.what()
-                  << std::endl;
-      } catch (...) {
-        std::cerr << "[lp] node " << launch.state().failed_node()
-                  << " failed with an exception not derived from std::exception" << std::endl;
-      }
-      return 1;
-    }
-    return 0;
+    return launch.state().report_failure(std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;

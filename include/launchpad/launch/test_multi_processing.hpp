@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <launchpad/client.hpp>
+#include <launchpad/detail/http_channel.hpp>
 #include <launchpad/detail/process_launch.hpp>
 #include <launchpad/detail/rendezvous.hpp>
 #include <launchpad/error.hpp>

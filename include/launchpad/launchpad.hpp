@@ -1,7 +1,7 @@
 #pragma once
 
 // Launchpad for C++: write services as plain structs, wire them into a
-// program graph, launch it as threads, processes or a cluster job.
+// program graph, launch it as threads or as processes.
 // See README.md and docs/.
 
 #include <launchpad/client.hpp>

@@ -126,7 +126,8 @@ concept concurrent_handlers = requires {
                   " takes a parameter by non-const reference, but a remote caller's "     \
                   "argument is a copy; take it by value or const reference and return "   \
                   "the result");                                                          \
-    static_assert(std::string_view(#m) != "async" && std::string_view(#m) != "node",     \
+    static_assert(std::string_view(#m) != "async" && std::string_view(#m) != "node" &&   \
+                      std::string_view(#m) != "with_deadline",                            \
                   "LP_SERVICE(" #T ", " #m "): lp::client uses the name '" #m             \
                   "' itself; rename the method");                                         \
   };

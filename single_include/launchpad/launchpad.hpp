@@ -10,7 +10,7 @@
 // ---- launchpad/launchpad.hpp ----
 
 // Launchpad for C++: write services as plain structs, wire them into a
-// program graph, launch it as threads, processes or a cluster job.
+// program graph, launch it as threads or as processes.
 // See README.md and docs/.
 
 // ---- launchpad/client.hpp ----
@@ -771,7 +771,8 @@ concept concurrent_handlers = requires {
                   " takes a parameter by non-const reference, but a remote caller's "     \
                   "argument is a copy; take it by value or const reference and return "   \
                   "the result");                                                          \
-    static_assert(std::string_view(#m) != "async" && std::string_view(#m) != "node",     \
+    static_assert(std::string_view(#m) != "async" && std::string_view(#m) != "node" &&   \
+                      std::string_view(#m) != "with_deadline",                            \
                   "LP_SERVICE(" #T ", " #m "): lp::client uses the name '" #m             \
                   "' itself; rename the method");                                         \
   };
@@ -875,7 +876,7 @@ struct node_identity {
   int index = -1;
   std::string program;
   std::string launch;   // the launch policy's flag name, e.g. "local_mt"
-  std::string run_dir;  // the launch's run directory; empty in-process
+  std::string run_dir;  // the launch's run directory; empty under a test controller
 };
 
 // The stop state of one running program in this process, shared by its

@@ -22,7 +22,7 @@ struct node_identity {
   int index = -1;
   std::string program;
   std::string launch;   // the launch policy's flag name, e.g. "local_mt"
-  std::string run_dir;  // the launch's run directory; empty in-process
+  std::string run_dir;  // the launch's run directory; empty under a test controller
 };
 
 // The stop state of one running program in this process, shared by its

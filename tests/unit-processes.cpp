@@ -125,6 +125,18 @@ struct command {
   std::thread reader;
 };
 
+// Removes the run directory a launcher announced (its first line), which a
+// killed launcher, or one that kept logs there, leaves behind.
+void remove_run_dir(const std::string& output, const std::string& expected_prefix) {
+  auto at = output.find("secret is in ");
+  REQUIRE(at != std::string::npos);
+  auto end = output.find("/secret", at);
+  REQUIRE(end != std::string::npos);
+  auto path = output.substr(at + 13, end - at - 13);
+  REQUIRE(path.rfind(expected_prefix, 0) == 0);
+  std::filesystem::remove_all(path);
+}
+
 lp::process_test_options options_for(const std::string& scenario, const scratch& dir) {
   lp::process_test_options options;
   options.executable = program_path();
@@ -200,12 +212,7 @@ TEST_SUITE("processes") {
       return true;
     }, std::chrono::seconds(2)));
     // A launcher killed so cannot tidy up its run directory; the test does.
-    auto output = launcher.output();
-    auto at = output.find("secret is in ");
-    REQUIRE(at != std::string::npos);
-    auto path = output.substr(at + 13, output.find("/secret", at) - at - 13);
-    CHECK(path.rfind("/tmp/lp-scenario_sleepers-", 0) == 0);
-    std::filesystem::remove_all(path);
+    mp::remove_run_dir(launcher.output(), "/tmp/lp-scenario_sleepers-");
   }
 
   TEST_CASE("SIGINT to the launcher: every node stops in order, on_stop runs, exit 0") {
@@ -258,8 +265,7 @@ TEST_SUITE("processes") {
     REQUIRE(status);
     CHECK(WEXITSTATUS(*status) == 0);
     CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", session}) != 0);
-    auto secret_at = output.find("secret is in ");
-    std::filesystem::remove_all(output.substr(secret_at + 13, output.find("/secret", secret_at) - secret_at - 13));
+    mp::remove_run_dir(output, "/tmp/lp-scenario_sleepers-");
   }
 
   TEST_CASE("a node that does not stop in time is killed after the termination notice") {

@@ -3261,6 +3261,7 @@ class process_launch {
       : graph_(graph),
         options_(std::move(options)),
         run_dir_(graph.name(), options_.insecure ? "" : make_secret()) {
+    run_dir_.announce(std::cerr);  // before any node can print
     if (options_.executable.empty()) options_.executable = this_executable();
     if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
     make_log_dir();
@@ -3803,7 +3804,6 @@ struct local_multi_processing {
                 << std::endl;
     try {
       detail::process_launch launch(graph, detail::process_options_from(flags, flag));
-      launch.directory().announce(std::cerr);
       detail::stop_on_signals signals(
           [&](int signal) {
             std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")

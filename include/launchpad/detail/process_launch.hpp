@@ -76,6 +76,7 @@ class process_launch {
       : graph_(graph),
         options_(std::move(options)),
         run_dir_(graph.name(), options_.insecure ? "" : make_secret()) {
+    run_dir_.announce(std::cerr);  // before any node can print
     if (options_.executable.empty()) options_.executable = this_executable();
     if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
     make_log_dir();

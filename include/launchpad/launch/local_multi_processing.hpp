@@ -128,7 +128,6 @@ struct local_multi_processing {
                 << std::endl;
     try {
       detail::process_launch launch(graph, detail::process_options_from(flags, flag));
-      launch.directory().announce(std::cerr);
       detail::stop_on_signals signals(
           [&](int signal) {
             std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")

@@ -9,7 +9,10 @@
 // 3. a round trip of 1M float32 (std::vector<float> echo), against a raw TCP
 //    echo of the same 4 MB over loopback;
 // 4. 1000 client.async.add(1) issued at once, then every .get(), against
-//    1000 sequential sync calls.
+//    1000 sequential sync calls;
+// 5. 64 threads calling a batched method (LP_BATCHED) whose invocation costs
+//    200 us, against the same method unbatched;
+// 6. a small call without HTTP (--lp_direct_calls), against it over HTTP.
 //
 // The machine these run on is usually shared, so absolute figures drift from
 // run to run; the ratios, measured side by side and interleaved, are what to
@@ -51,6 +54,27 @@ struct Bench {
   long total = 0;
 };
 LP_SERVICE(Bench, add, echo);
+
+// A model whose every invocation has a fixed cost (a kernel launch, a
+// forward pass over a batch), offered batched and unbatched.
+struct Model {
+  static void invocation_cost() {
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+  long infer(long x) {
+    invocation_cost();
+    return x + 1;
+  }
+  std::vector<long> infer_batched(std::vector<long> xs) {
+    invocation_cost();
+    for (auto& x : xs) ++x;
+    return xs;
+  }
+};
+LP_SERVICE(Model, infer, infer_batched);
+LP_BATCHED(Model, infer_batched, 64, std::chrono::milliseconds(2));
 
 namespace {
 
@@ -495,6 +519,55 @@ row bench_async(lp::client<Bench>& client, const counts& n, double& cold_ms) {
   return {"4 1000 async add at once, total ms", median(async_ms), median(sync_ms), ""};
 }
 
+// 5. 64 threads calling a model with a 200 us cost per invocation: calls/s
+// batched (up to 64 per invocation) against unbatched, trials alternating.
+row bench_batching(lp::client<Model>& model, const counts& n) {
+  constexpr int callers = 64;
+  auto trial = [&](bool batched) {
+    std::atomic<bool> go{false}, done{false}, mixed_up{false};
+    std::atomic<long> calls{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < callers; ++t)
+      threads.emplace_back([&, t] {
+        while (!go) std::this_thread::yield();
+        while (!done) {
+          long r = batched ? model.infer_batched(t) : model.infer(t);
+          if (r != t + 1) mixed_up = true;
+          ++calls;
+        }
+      });
+    auto start = steady::now();
+    go = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(n.throughput_seconds * 2));
+    done = true;
+    for (auto& thread : threads) thread.join();
+    if (mixed_up) fail("model: a caller got another caller's result");
+    return static_cast<double>(calls) / seconds(steady::now() - start);
+  };
+  trial(true), trial(false);  // warm up: 64 connections each
+  std::vector<double> batched, unbatched;
+  for (int i = 0; i < std::max(2, n.throughput_trials / 4); ++i) {
+    batched.push_back(trial(true));
+    unbatched.push_back(trial(false));
+  }
+  return {"5 64 callers, batched, calls/s", median(batched), median(unbatched), ""};
+}
+
+// 6. One small sync call to a node in the same process without HTTP
+// (--lp_direct_calls) against the same call over HTTP.
+row bench_direct(lp::client<Bench>& direct, lp::client<Bench>& http, const counts& n) {
+  for (int i = 0; i < 500; ++i) direct.add(0), http.add(0);
+  std::vector<double> direct_us, http_us;
+  for (int round = 0; round < n.latency_rounds / 4; ++round)
+    for (auto* client : {&direct, &http})
+      for (int i = 0; i < n.latency_block; ++i) {
+        auto start = steady::now();
+        client->add(0);
+        (client == &direct ? direct_us : http_us).push_back(micros(steady::now() - start));
+      }
+  return {"6 direct add(long), median us/call", median(direct_us), median(http_us), ""};
+}
+
 void print_table(const std::vector<row>& rows) {
   std::printf("%-36s %12s %12s %9s  %s\n", "benchmark", "launchpad", "baseline", "ratio",
               "goal");
@@ -531,8 +604,14 @@ int main(int argc, char** argv) {
   try {
     lp::program p("bench");
     auto node = p.add_node<Bench>("bench");
+    auto model_node = p.add_node<Model>("model");
     auto running = lp::launch<lp::test_multi_threading>(p);
     auto client = running.client(node);
+    auto model = running.client(model_node);
+    lp::program direct_program("bench_direct");
+    auto direct_node = direct_program.add_node<Bench>("bench");
+    auto direct_running = lp::launch<lp::test_multi_threading>(direct_program, {"--lp_direct_calls"});
+    auto direct = direct_running.client(direct_node);
     raw_http_server raw_server;
     raw_http_client raw(raw_server.port());
 
@@ -542,20 +621,27 @@ int main(int argc, char** argv) {
     };
     std::vector<row> rows;
     double floor_us = 0;
-    progress("1/4 sync latency");
+    progress("1/6 sync latency");
     for (auto& r : bench_latency(client, raw, n, floor_us)) rows.push_back(r);
     double lp_cores = 0, raw_cores = 0;
-    progress("2/4 8-thread throughput");
+    progress("2/6 8-thread throughput");
     for (auto& r : bench_throughput(client, raw_server.port(), n, lp_cores, raw_cores))
       rows.push_back(r);
-    progress("3/4 1M float32 echo");
+    progress("3/6 1M float32 echo");
     auto echo = bench_echo(client, n);
     rows.push_back(echo);
     double cold_ms = 0;
-    progress("4/4 1000 async calls");
+    progress("4/6 1000 async calls");
     auto async = bench_async(client, n, cold_ms);
     rows.push_back(async);
+    progress("5/6 batched handler");
+    auto batching = bench_batching(model, n);
+    rows.push_back(batching);
+    progress("6/6 direct calls");
+    auto direct_row = bench_direct(direct, client, n);
+    rows.push_back(direct_row);
     running.stop();
+    direct_running.stop();
 
 #ifdef __OPTIMIZE__
     const char* build = "optimized";
@@ -578,6 +664,8 @@ int main(int argc, char** argv) {
         "(%.1f ms)\n"
         "4: baseline = 1000 sequential sync add; async %.0f calls/s, first (cold) burst "
         "%.1f ms\n"
+        "5: baseline = the same 64 callers, unbatched; each invocation costs 200 us\n"
+        "6: baseline = the same call over HTTP (row 1's launchpad side)\n"
         "total measured time %.1f s\n",
         floor_us, lp_cores, raw_cores, echo.lp <= 8.0 ? "ok" : "MISSED", echo.lp,
         1000.0 / (async.lp / 1000.0), cold_ms, seconds(steady::now() - begin));

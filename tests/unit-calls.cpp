@@ -202,3 +202,40 @@ TEST_SUITE("calls") {
     CHECK_THROWS_AS(counter.add(1), lp::transport_error);
   }
 }
+
+TEST_SUITE("calls") {
+  TEST_CASE("--lp_direct_calls: the same results and errors without HTTP, on the caller's thread") {
+    lp::program p("direct");
+    auto counter = p.add_node<t::Counter>("counter");
+    auto thrower = p.add_node<t::Thrower>("thrower");
+    auto sleepy = p.add_node<t::Sleepy>("sleepy");
+    auto points = p.add_node<BoxPoints>("points");
+    auto running = lp::launch<lp::test_multi_threading>(p, {"--lp_direct_calls"});
+    auto count = running.client(counter);
+    CHECK(count.add(2) == 2);
+    CHECK(count.async.add(3).get() == 5);
+    std::vector<t::Point> sent{{1, 2}, {3, 4}};
+    CHECK(running.client(points).echo(sent) == sent);
+    try {
+      running.client(thrower).fail("direct disk full");
+      FAIL("no exception");
+    } catch (const lp::remote_error& e) {
+      CHECK(e.node() == "thrower");
+      CHECK(e.code() == "remote_exception");
+      CHECK(e.message() == "direct disk full");
+      CHECK(e.status() == 500);
+    }
+    CHECK_THROWS_AS(running.client(sleepy).with_deadline(std::chrono::milliseconds(10)).sleep(50),
+                    lp::deadline_exceeded);
+    // 8 threads, one node: still one call at a time, the count exact.
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i)
+      threads.emplace_back([&] {
+        for (int j = 0; j < 500; ++j) count.add(1);
+      });
+    for (auto& thread : threads) thread.join();
+    CHECK(count.get() == 5 + 8 * 500);
+    running.stop();
+    CHECK_THROWS_AS(count.add(1), lp::transport_error);
+  }
+}

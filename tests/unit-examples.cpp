@@ -1,7 +1,14 @@
 // Each example's program, launched under test_multi_threading, with its result
 // checked. The examples' main()s are run by meson too (examples/meson.build).
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "../examples/actor_learner/actor_learner.hpp"
+#include "../examples/batching/batching.hpp"
 #include "../examples/consumer_producers/consumer_producers.hpp"
 #include "../examples/hello_world/hello_world.hpp"
+#include "../examples/mapreduce/mapreduce.hpp"
 #include "../examples/program_wait/program_wait.hpp"
 #include "services.hpp"
 
@@ -42,6 +49,17 @@ TEST_SUITE("examples") {
     CHECK(running.wait_for(std::chrono::seconds(10)));
   }
 
+  TEST_CASE("batching: every actor gets its own action, from fewer invocations than calls") {
+    batching::Summary summary;
+    lp::program p("batching");
+    batching::make_program(p, 16, 20, [&](const batching::Summary& s) { summary = s; });
+    CHECK(lp::launch<lp::test_multi_threading>(p).wait_for(std::chrono::seconds(60)));
+    CHECK(summary.calls == 16 * 20);
+    CHECK(summary.wrong == 0);
+    CHECK(summary.batches > 0);
+    CHECK(summary.batches < summary.calls);  // 16 actors at once: batches formed
+  }
+
   TEST_CASE("consumer_producers sums what every producer computed") {
     std::atomic<long> total{-1};
     lp::program p("consumer_producers");
@@ -49,5 +67,107 @@ TEST_SUITE("examples") {
     CHECK(p.nodes().size() == 5);
     lp::launch<lp::test_multi_threading>(p).wait();
     CHECK(total == 999L * 1000 * 1999 / 6);  // sum of i*i for i < 1000
+  }
+
+  TEST_CASE("mapreduce counts every word as one thread would") {
+    // Seeded random text, so that every word turns up in many shards and the
+    // reducers see many partial counts of it.
+    const std::vector<std::string> vocabulary = {"map", "reduce", "node", "graph", "Word",
+                                                 "shard", "count", "it's", "a", "the"};
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::size_t> pick(0, vocabulary.size() - 1);
+    std::vector<std::string> shards;
+    std::string text;
+    for (int s = 0; s < 40; ++s) {
+      std::string shard;
+      for (int w = 0; w < 50; ++w) shard += vocabulary[pick(rng)] + (w % 7 ? " " : ", ");
+      shards.push_back(shard);
+      text += shard + "\n";
+    }
+
+    std::mutex mutex;
+    mapreduce::counts result;
+    lp::program p("mapreduce");
+    mapreduce::make_program(p, shards, 3, 2, [&](const mapreduce::counts& counts) {
+      std::lock_guard lock(mutex);
+      result = counts;
+    });
+    CHECK(p.nodes().size() == 6);
+    lp::launch<lp::test_multi_threading>(p).wait();
+    std::lock_guard lock(mutex);
+    CHECK(result == mapreduce::count_words(text));
+    CHECK(result.size() == vocabulary.size());
+    CHECK(result.count("word") == 1);  // lower-cased
+  }
+
+  TEST_CASE("mapreduce of main's shards: more mappers and reducers than needed") {
+    std::mutex mutex;
+    mapreduce::counts result;
+    std::string text;
+    for (const auto& shard : mapreduce::sample_shards()) text += shard + "\n";
+    lp::program p("mapreduce");
+    auto keep = [&](const mapreduce::counts& counts) {
+      std::lock_guard lock(mutex);
+      result = counts;
+    };
+    mapreduce::make_program(p, mapreduce::sample_shards(), 8, 5, keep);
+    lp::launch<lp::test_multi_threading>(p).wait();
+    std::lock_guard lock(mutex);
+    CHECK(result == mapreduce::count_words(text));
+    CHECK(result.at("the") == 11);
+  }
+
+  TEST_CASE("actor_learner: what the actors saw teaches the learner to beat chance") {
+    lp::program p("actor_learner");
+    auto nodes = actor_learner::make_program(p, 3, {}, [](const actor_learner::parameters&) {});
+    CHECK(p.nodes().size() == 5);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    // The learner returns after its updates, and the actors when it is done.
+    REQUIRE(running.wait({"learner", "actors"}));
+    auto learner = running.client(nodes.learner);
+    CHECK(learner.done());
+    auto score = actor_learner::evaluate(learner.get_parameters());
+    MESSAGE("average return: learned ", score.learned, ", random ", score.random);
+    CHECK(score.learned == 1.0);  // reaches the goal, every time
+    CHECK(score.learned > score.random + 1.0);
+    // Full: the rate limiter let the learner finish only after 500 + 400 * 64 / 8.
+    CHECK(running.client(nodes.replay).size() == 2000);
+    running.stop();
+  }
+
+  TEST_CASE("actor_learner: a full replay buffer drops its oldest transitions") {
+    lp::program p("replay");
+    auto handle = p.add_node<actor_learner::ReplayBuffer>("replay", 3L, 0L, 1000.0, 1u);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto replay = running.client(handle);
+    CHECK(replay.sample(4).empty());
+    std::vector<actor_learner::transition> episode;
+    for (int i = 0; i < 5; ++i) episode.push_back({i, 0, 0.0f, i + 1, false});
+    replay.insert(episode);
+    CHECK(replay.size() == 3);
+    std::set<int> sampled;
+    auto batch = replay.sample(100);
+    CHECK(batch.size() == 100);
+    for (const auto& t : batch) sampled.insert(t.state);
+    CHECK(sampled == std::set<int>{2, 3, 4});
+    running.stop();
+  }
+
+  TEST_CASE("actor_learner: the replay buffer's rate limiter holds the learner back") {
+    lp::program p("replay");
+    // Sampling from 2 transitions on, then 1 sampled per inserted.
+    auto handle = p.add_node<actor_learner::ReplayBuffer>("replay", 100L, 2L, 1.0, 1u);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto replay = running.client(handle);
+    actor_learner::transition step{0, 1, 0.0f, 1, false};
+    using steps = std::vector<actor_learner::transition>;
+    replay.insert(steps{step});
+    CHECK(replay.sample(2).empty());  // fewer than 2 so far
+    replay.insert(steps{step});
+    CHECK(replay.sample(2).size() == 2);
+    CHECK(replay.sample(2).empty());  // 2 sampled, none inserted since
+    replay.insert(steps{step, step});
+    CHECK(replay.sample(2).size() == 2);
+    running.stop();
   }
 }

@@ -175,6 +175,21 @@ TEST_SUITE("processes") {
     }
   }
 
+  TEST_CASE("actor_learner as local_mp: every node a process, and the policy learned") {
+    const char* example = std::getenv("LP_EXAMPLE_ACTOR_LEARNER");
+    REQUIRE(example);
+    mp::command launcher({example, "--lp_launch=local_mp"});
+    // A few seconds, but learning is slow under a sanitizer on a busy machine.
+    auto status = launcher.wait(std::chrono::seconds(180));
+    INFO(launcher.output());
+    REQUIRE(status);
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 0);  // the example fails unless it beat a random policy
+    CHECK(launcher.count("[learner] average return: learned policy 1.00, random policy ") == 1);
+    for (std::string label : {"replay", "learner", "actors/0", "actors/1", "actors/2"})
+      CHECK(launcher.count("[" + label + "] [lp] " + label + " serving at") == 1);
+  }
+
   TEST_CASE("kill -9 of a node: the launch fails at once, naming it, and nothing remains") {
     mp::scratch dir;
     lp::program p("scenario_sleepers");

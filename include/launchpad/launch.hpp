@@ -6,6 +6,7 @@
 //   return lp::launch<lp::local_multi_threading>(p, argc, argv);
 //   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
 //   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
 //
 // The policy named as a template argument is the default; --lp_launch on the
 // command line overrides it, so one binary runs every way.
@@ -16,6 +17,7 @@
 #include <launchpad/detail/graph_picture.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
+#include <launchpad/launch/slurm.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
 #include <launchpad/program.hpp>
@@ -53,11 +55,14 @@ int launch(const program& graph, int argc, char** argv) {
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (detail::is_node_process()) return detail::run_node_process(graph, flags);
     std::string policy = flags.launch.value_or(std::string(Policy::flag));
+    if (flags.dry_run && policy != slurm::flag)
+      throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
     if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
     if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);
     if (policy == local_multi_processing::flag) return local_multi_processing::run(graph, flags);
+    if (policy == slurm::flag) return slurm::run(graph, flags);
     throw usage_error("--lp_launch=" + policy +
-                      " is not a launch policy; choose test_mt, local_mt or local_mp");
+                      " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

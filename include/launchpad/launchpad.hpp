@@ -11,5 +11,6 @@
 #include <launchpad/launch.hpp>
 #include <launchpad/program.hpp>
 #include <launchpad/service.hpp>
+#include <launchpad/tensor.hpp>
 #include <launchpad/version.hpp>
 #include <launchpad/wire.hpp>

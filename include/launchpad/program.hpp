@@ -19,6 +19,15 @@
 
 namespace lp {
 
+// What each process of a group needs from a cluster: one node's process, or
+// a colocated group's one process. Only the Slurm launch uses it, e.g.
+// p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1}).
+struct resources {
+  int cpus = 1;
+  long memory_mb = 0;  // 0: the partition's default
+  int gpus = 0;
+};
+
 namespace detail {
 // Everything a launch needs to know about one node, and how to build it.
 // Building the graph only records these; no node object exists until a
@@ -38,6 +47,7 @@ struct group_settings {
   int max_restarts = 0;                            // restarts of a failed node
   std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
   bool colocated = false;                          // all its nodes in one process
+  lp::resources resources;                         // per process, for cluster launches
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -202,6 +212,16 @@ class node_group {
   // process each: less isolation, fewer processes.
   node_group& colocate() {
     program_->groups_[name_].settings.colocated = true;
+    return *this;
+  }
+
+  // What each process of this group asks of a cluster (see docs/slurm.md);
+  // a colocated group asks it once, for its one process.
+  node_group& resources(lp::resources needs) {
+    if (needs.cpus < 1 || needs.memory_mb < 0 || needs.gpus < 0)
+      throw graph_error("group '" + name_ + "': resources need at least 1 CPU, and no negative "
+                        "memory or GPUs");
+    program_->groups_[name_].settings.resources = needs;
     return *this;
   }
 

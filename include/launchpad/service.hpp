@@ -14,6 +14,8 @@
 // `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
 
 #include <boost/hana/tuple.hpp>
+#include <chrono>
+#include <cstddef>
 #include <boost/hana/type.hpp>
 #include <launchpad/detail/preprocessor.hpp>
 #include <launchpad/detail/signature.hpp>
@@ -137,7 +139,7 @@ concept concurrent_handlers = requires {
 #define LP_DETAIL_SERVICE_PROXY(T, m)                                                     \
   template <class... Args>                                                                \
   typename Caller::template result<lp_method_##m> m(Args&&... args) const {               \
-    using lp_traits = typename lp_method_##m::traits;                                     \
+    using lp_traits = typename ::lp::detail::signature_for_call<lp_method_##m, Args...>::type; \
     static_assert(lp_traits::arity == sizeof...(Args),                                    \
                   "lp::client<" #T ">::" #m                                               \
                   ": wrong number of arguments; pass exactly the parameters " #T          \
@@ -148,3 +150,31 @@ concept concurrent_handlers = requires {
                   " declares; pass what a local call would accept");                      \
     return this->template lp_invoke<lp_method_##m>(std::forward<Args>(args)...);          \
   }
+
+// LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
+// node gathers concurrent calls, up to max_batch of them or as many as came
+// within max_wait of the first, and invokes m once with them all. T::m takes
+// a std::vector for each parameter (one element per call) and returns a
+// std::vector with one result per call, in the same order (or void). Callers
+// see single elements:
+//
+//   struct Policy { std::vector<int> act(std::vector<lp::tensor<float>> observations); };
+//   LP_SERVICE(Policy, act);
+//   LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
+//   ...
+//   int action = policy.act(observation);  // one observation, one action
+//
+// Write it right after LP_SERVICE, in the same namespace.
+#define LP_BATCHED(T, m, max_batch, max_wait)                                             \
+  constexpr ::lp::batch_limits lp_batch_limits(                                           \
+      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
+    return {static_cast<std::size_t>(max_batch),                                          \
+            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
+  }                                                                                       \
+  static_assert((max_batch) >= 1, "LP_BATCHED(" #T ", " #m ", ...): max_batch must be "   \
+                                  "at least 1");                                          \
+  static_assert(::lp::detail::batched_function<                                           \
+                    lp_service_definition<T>::lp_method_##m::pointer_type>::shape_ok,      \
+                "LP_BATCHED(" #T ", " #m ", ...): a batched method takes a std::vector "  \
+                "for every parameter (one element per call) and returns a std::vector "   \
+                "with one result per call, or void")

@@ -113,6 +113,8 @@ class channel {
   virtual json call(const std::string& method, const json& args,
                     std::chrono::milliseconds deadline) = 0;
   virtual const std::string& node() const = 0;
+  // The program is stopping: calls from now on fail with transport_error.
+  virtual void close() = 0;
 };
 
 }  // namespace lp::detail
@@ -144,14 +146,152 @@ std::string type_name() {
 }
 
 }  // namespace lp::detail
-#include <cmath>
+
+// ---- launchpad/detail/typed_array.hpp ----
+
+// Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
+// names the element type and byte order, then one byte string. Packing and
+// unpacking is a memcpy (a byte swap for the other byte order), where an
+// array of CBOR numbers costs a parse per element. In JSON they are arrays
+// of numbers, so curl and other languages read them as before.
+
+#include <algorithm>
+#include <bit>
+#include <concepts>
 #include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace lp::detail {
+
+// The element types that pack into a typed array: every arithmetic type but
+// bool, whose std::vector is not contiguous.
+template <class T>
+concept packable = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+                   (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) &&
+                   (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>);
+
+namespace typed_array {
+
+// RFC 8746 section 2.1: tag = 0b010_f_s_e_ll (float, signed, little-endian,
+// log2 of the element size for integers, 1 or 2 for float32 or float64).
+template <packable T>
+constexpr std::uint8_t tag(bool little_endian) {
+  if constexpr (sizeof(T) == 1) return std::is_signed_v<T> ? 72 : 64;  // no byte order
+  std::uint8_t ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<std::uint8_t>(0x50 | (little_endian ? 4 : 0) | (sizeof(T) == 4 ? 1 : 2));
+  else
+    return static_cast<std::uint8_t>(0x40 | (std::is_signed_v<T> ? 8 : 0) |
+                                     (little_endian ? 4 : 0) | ll);
+}
+
+template <packable T>
+constexpr std::uint8_t native_tag = tag<T>(std::endian::native == std::endian::little);
+
+// The element size and kind a typed-array tag stands for, for JSON output.
+struct element {
+  std::size_t size;
+  bool is_float;
+  bool is_signed;
+  bool little_endian;
+};
+
+inline std::optional<element> element_of(std::uint64_t tag) {
+  if (tag < 64 || tag > 87) return std::nullopt;
+  bool little = tag & 0x04;
+  auto ll = tag & 0x03;
+  if (tag & 0x10) {
+    if (ll == 0 || ll == 3) return std::nullopt;  // float16 and float128: no C++ type here
+    return element{ll == 1 ? 4u : 8u, true, true, little};
+  }
+  bool is_signed = tag & 0x08;
+  if (ll == 0 && tag == 76) return std::nullopt;  // reserved
+  return element{std::size_t{1} << ll, false, is_signed, little};
+}
+
+template <packable T>
+json pack(const T* data, std::size_t count) {
+  auto* first = reinterpret_cast<const std::uint8_t*>(data);  // bytes may alias anything
+  return json::binary(std::vector<std::uint8_t>(first, first + count * sizeof(T)), native_tag<T>);
+}
+
+template <class T>
+T byte_swapped(T value) {
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  std::reverse(bytes, bytes + sizeof(T));
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+// Unpacks a typed array of T (either byte order) into `out`; false when the
+// tag is not T's or the length is not a whole number of elements.
+template <packable T>
+bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
+  if (!bytes.has_subtype()) return false;
+  bool native = bytes.subtype() == native_tag<T>;
+  bool swapped = bytes.subtype() == tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || bytes.size() % sizeof(T) != 0) return false;
+  out.resize(bytes.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  if (!native)
+    for (auto& value : out) value = byte_swapped(value);
+  return true;
+}
+
+// The value with every typed array turned into an array of numbers, for a
+// JSON reader. Values of a tag that is not a typed array stay as they are.
+inline void expand(json& value);
+
+template <class T>
+json numbers(const json::binary_t& bytes, bool little_endian) {
+  json out = json::array();
+  out.get_ref<json::array_t&>().reserve(bytes.size() / sizeof(T));
+  for (std::size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
+    T element;
+    std::memcpy(&element, bytes.data() + at, sizeof(T));
+    if (little_endian != (std::endian::native == std::endian::little)) element = byte_swapped(element);
+    out.push_back(element);
+  }
+  return out;
+}
+
+inline json numbers_of(const json::binary_t& bytes, const element& e) {
+  if (e.is_float) return e.size == 4 ? numbers<float>(bytes, e.little_endian) : numbers<double>(bytes, e.little_endian);
+  switch (e.size) {
+    case 1: return e.is_signed ? numbers<std::int8_t>(bytes, true) : numbers<std::uint8_t>(bytes, true);
+    case 2: return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian) : numbers<std::uint16_t>(bytes, e.little_endian);
+    case 4: return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian) : numbers<std::uint32_t>(bytes, e.little_endian);
+    default: return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian) : numbers<std::uint64_t>(bytes, e.little_endian);
+  }
+}
+
+inline void expand(json& value) {
+  if (value.is_binary()) {
+    const auto& bytes = value.get_binary();
+    if (!bytes.has_subtype()) return;
+    if (auto e = element_of(bytes.subtype())) value = numbers_of(bytes, *e);
+  } else if (value.is_structured()) {
+    for (auto& element : value) expand(element);
+  }
+}
+
+// Whether `value` holds a byte string anywhere (only then is expand needed).
+inline bool has_binary(const json& value) {
+  if (value.is_binary()) return true;
+  if (!value.is_structured()) return false;
+  return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
+}
+
+}  // namespace typed_array
+}  // namespace lp::detail
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <map>
 #include <tuple>
 #include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -162,6 +302,11 @@ struct decode_error : std::runtime_error {
 };
 
 inline std::string describe_value(const json& value) {
+  if (value.is_binary()) {
+    const auto& bytes = value.get_binary();
+    return "byte string of " + std::to_string(bytes.size()) + " bytes" +
+           (bytes.has_subtype() ? " tagged " + std::to_string(bytes.subtype()) : "");
+  }
   auto text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > 40) {
     std::size_t cut = 37;
@@ -206,6 +351,15 @@ T from_wire_container(const json& value, auto fail) {
     if (value.is_null()) return std::nullopt;
     return from_wire<typename T::value_type>(value);
   } else if constexpr (is_std_vector<T>) {
+    using element = typename T::value_type;
+    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
+      if (value.is_binary()) {
+        T out;
+        if (!typed_array::unpack(value.get_binary(), out))
+          throw fail("an array, or a typed array of this element type");
+        return out;
+      }
+    }
     if (!value.is_array()) throw fail("an array");
     T out;
     out.reserve(value.size());
@@ -291,6 +445,52 @@ T from_wire(const json& value) {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/encode.hpp ----
+
+// to_wire: a C++ value as it goes on the wire, the mirror of from_wire
+// (decode.hpp). nlohmann's own conversion (`json j = value`) is used for
+// everything but what must look different: vectors of numbers become typed
+// arrays, and containers are walked so that those inside them do too.
+
+
+namespace lp::detail {
+
+template <class T>
+json to_wire(const T& value) {
+  if constexpr (is_std_vector<T>) {
+    using element = typename T::value_type;
+    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
+      return typed_array::pack(value.data(), value.size());
+    } else {
+      json out = json::array();
+      out.get_ref<json::array_t&>().reserve(value.size());
+      for (const auto& item : value) out.push_back(to_wire<element>(item));
+      return out;
+    }
+  } else if constexpr (is_optional<T>) {
+    return value ? to_wire(*value) : json(nullptr);
+  } else if constexpr (is_string_map<T>) {
+    json out = json::object();
+    for (const auto& [key, item] : value) out[key] = to_wire(item);
+    return out;
+  } else if constexpr (is_tuple_like<T>) {
+    json out = json::array();
+    std::apply([&](const auto&... item) { (out.push_back(to_wire(item)), ...); }, value);
+    return out;
+  } else if constexpr (hana_struct<T>) {
+    json out = json::object();
+    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
+      out[boost::hana::to<const char*>(boost::hana::first(member))] =
+          to_wire(boost::hana::second(member)(value));
+    });
+    return out;
+  } else {
+    return json(value);
+  }
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/signature.hpp ----
 
 
@@ -343,11 +543,108 @@ template <class C, class R, class... P, bool NoExcept>
 struct member_function<R (C::*)(P...) const noexcept(NoExcept)>
     : member_function<R (C::*)(P...) noexcept(NoExcept)> {};
 
-// The traits of a method descriptor that LP_SERVICE generates.
-template <class Method>
-using signature = member_function<typename Method::pointer_type>;
+// A std::vector parameter or result of a batched method, and its element.
+template <class T>
+struct batch_column {
+  static constexpr bool is_vector = false;
+  using type = void;  // a batched method returning void answers each caller with void
+};
+template <class E>
+struct batch_column<std::vector<E>> {
+  static constexpr bool is_vector = true;
+  using type = E;
+};
+
+// A batched method as its callers see it: each caller passes one element of
+// every vector parameter and gets one element of the vector result.
+template <class Pointer>
+struct batched_function;
+
+template <class C, class R, class... P, bool NoExcept>
+struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
+  using whole = member_function<R (C::*)(P...) noexcept(NoExcept)>;
+  static constexpr bool valid = whole::valid;
+  static constexpr bool shape_ok = (std::is_void_v<R> || batch_column<std::remove_cvref_t<R>>::is_vector) &&
+                                  (batch_column<std::remove_cvref_t<P>>::is_vector && ...) &&
+                                  sizeof...(P) > 0;
+  using result = typename batch_column<std::remove_cvref_t<R>>::type;
+  using params = std::tuple<typename batch_column<std::remove_cvref_t<P>>::type...>;
+  using batch_params = std::tuple<std::remove_cvref_t<P>...>;
+  static constexpr std::size_t arity = sizeof...(P);
+  static constexpr bool params_by_value = whole::params_by_value;
+  static constexpr bool wire_ok = whole::wire_ok;
+
+  template <class... Args>
+  static constexpr bool accepts = [] {
+    if constexpr (sizeof...(Args) != arity) return true;  // reported by the arity check
+    else return (std::is_convertible_v<Args, typename batch_column<std::remove_cvref_t<P>>::type> && ...);
+  }();
+
+  static std::string describe(std::string_view name) {
+    std::string text = (std::is_void_v<result> ? std::string("void") : type_name<result>()) + " " +
+                       std::string(name) + "(";
+    std::size_t i = 0;
+    ((text += (i++ ? ", " : "") + type_name<typename batch_column<std::remove_cvref_t<P>>::type>()), ...);
+    return text + ")";
+  }
+};
+
+template <class C, class R, class... P, bool NoExcept>
+struct batched_function<R (C::*)(P...) const noexcept(NoExcept)>
+    : batched_function<R (C::*)(P...) noexcept(NoExcept)> {};
+
+template <class Pointer>
+struct batched_function : member_function<Pointer> {  // not a method: LP_SERVICE said so
+  static constexpr bool shape_ok = true;
+  using batch_params = std::tuple<>;
+};
 
 }  // namespace lp::detail
+
+// LP_BATCHED declares `lp_batch_limits(lp_batch_tag<Method>)` beside the
+// service; argument-dependent lookup finds it, as for lp_service_tag.
+template <class Method>
+struct lp_batch_tag {};
+
+namespace lp {
+
+// How a batched method gathers its callers (see LP_BATCHED).
+struct batch_limits {
+  std::size_t max_batch;
+  std::chrono::microseconds max_wait;
+};
+
+namespace detail {
+
+template <class Method>
+concept batched_method = requires {
+  { lp_batch_limits(lp_batch_tag<Method>{}) } -> std::same_as<batch_limits>;
+};
+
+template <class Method>
+struct signature_of {
+  using type = member_function<typename Method::pointer_type>;
+};
+template <class Method>
+  requires batched_method<Method>
+struct signature_of<Method> {
+  using type = batched_function<typename Method::pointer_type>;
+};
+
+// The traits of a method descriptor that LP_SERVICE generates, as callers
+// see the method: a batched method takes and returns single elements.
+template <class Method>
+using signature = typename signature_of<Method>::type;
+
+// The same, looked up only when a call is compiled (Args makes it
+// dependent), so that an LP_BATCHED after LP_SERVICE is seen.
+template <class Method, class... Args>
+struct signature_for_call {
+  using type = typename signature_of<Method>::type;
+};
+
+}  // namespace detail
+}  // namespace lp
 
 // ---- launchpad/detail/thread_pool.hpp ----
 
@@ -535,7 +832,7 @@ class caller {
     // as a local call, before anything is sent.
     typename signature<Method>::params values(std::forward<Args>(args)...);
     json array = json::array();
-    std::apply([&](const auto&... value) { (array.push_back(json(value)), ...); }, values);
+    std::apply([&](const auto&... value) { (array.push_back(to_wire(value)), ...); }, values);
     return array;
   }
 
@@ -782,7 +1079,7 @@ concept concurrent_handlers = requires {
 #define LP_DETAIL_SERVICE_PROXY(T, m)                                                     \
   template <class... Args>                                                                \
   typename Caller::template result<lp_method_##m> m(Args&&... args) const {               \
-    using lp_traits = typename lp_method_##m::traits;                                     \
+    using lp_traits = typename ::lp::detail::signature_for_call<lp_method_##m, Args...>::type; \
     static_assert(lp_traits::arity == sizeof...(Args),                                    \
                   "lp::client<" #T ">::" #m                                               \
                   ": wrong number of arguments; pass exactly the parameters " #T          \
@@ -793,6 +1090,34 @@ concept concurrent_handlers = requires {
                   " declares; pass what a local call would accept");                      \
     return this->template lp_invoke<lp_method_##m>(std::forward<Args>(args)...);          \
   }
+
+// LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
+// node gathers concurrent calls, up to max_batch of them or as many as came
+// within max_wait of the first, and invokes m once with them all. T::m takes
+// a std::vector for each parameter (one element per call) and returns a
+// std::vector with one result per call, in the same order (or void). Callers
+// see single elements:
+//
+//   struct Policy { std::vector<int> act(std::vector<lp::tensor<float>> observations); };
+//   LP_SERVICE(Policy, act);
+//   LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
+//   ...
+//   int action = policy.act(observation);  // one observation, one action
+//
+// Write it right after LP_SERVICE, in the same namespace.
+#define LP_BATCHED(T, m, max_batch, max_wait)                                             \
+  constexpr ::lp::batch_limits lp_batch_limits(                                           \
+      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
+    return {static_cast<std::size_t>(max_batch),                                          \
+            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
+  }                                                                                       \
+  static_assert((max_batch) >= 1, "LP_BATCHED(" #T ", " #m ", ...): max_batch must be "   \
+                                  "at least 1");                                          \
+  static_assert(::lp::detail::batched_function<                                           \
+                    lp_service_definition<T>::lp_method_##m::pointer_type>::shape_ok,      \
+                "LP_BATCHED(" #T ", " #m ", ...): a batched method takes a std::vector "  \
+                "for every parameter (one element per call) and returns a std::vector "   \
+                "with one result per call, or void")
 
 namespace lp {
 
@@ -862,7 +1187,6 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 
 // ---- launchpad/detail/runtime.hpp ----
 
-#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <ostream>
@@ -1162,11 +1486,11 @@ class handle {
 //   return lp::launch<lp::local_multi_threading>(p, argc, argv);
 //   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
 //   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
 //
 // The policy named as a template argument is the default; --lp_launch on the
 // command line overrides it, so one binary runs every way.
 
-#include <concepts>
 #include <iostream>
 
 // ---- launchpad/detail/flags.hpp ----
@@ -1180,17 +1504,28 @@ struct launch_flags {
   std::optional<std::string> launch;      // --lp_launch=<policy>
   bool help = false;                      // --lp_help
   bool insecure = false;                  // --lp_insecure
+  bool direct_calls = false;              // --lp_direct_calls
   int termination_notice_secs = 10;       // --lp_termination_notice_secs
   std::string terminal = "current";       // --lp_terminal=current|files|tmux
   std::string log_dir;                    // --lp_log_dir
   std::size_t max_body_mb = 256;          // --lp_max_body_mb
   std::string graph;                      // --lp_graph=dot|mermaid
+  // --lp_launch=slurm (docs/slurm.md)
+  std::string slurm_partition;            // --lp_slurm_partition
+  std::string slurm_time;                 // --lp_slurm_time
+  std::string slurm_account;              // --lp_slurm_account
+  std::vector<std::string> slurm_sbatch;  // --lp_slurm_sbatch, each an sbatch option
+  std::string slurm_dir = "lp-slurm";     // --lp_slurm_dir, shared with the compute hosts
+  std::string slurm_host = "auto";        // --lp_slurm_host: address, interface or auto
+  bool slurm_detach = false;              // --lp_slurm_detach
+  bool dry_run = false;                   // --lp_dry_run
   std::vector<std::string> arguments;     // the whole command line, argv[0] first
 };
 
 inline constexpr std::string_view flags_help =
     "Launchpad flags (every other argument is left to the program):\n"
-    "  --lp_launch=<policy>  how to run the program: test_mt, local_mt or local_mp\n"
+    "  --lp_launch=<policy>  how to run the program: test_mt, local_mt, local_mp\n"
+    "                        or slurm\n"
     "                        (default: the policy main() names, else local_mt)\n"
     "  --lp_terminal=<where> local_mp: where node output goes: current (this\n"
     "                        terminal, each line prefixed), files (one log per\n"
@@ -1202,8 +1537,22 @@ inline constexpr std::string_view flags_help =
     "                        killed (default 10)\n"
     "  --lp_max_body_mb=<n>  the largest request body a node accepts, in MiB;\n"
     "                        larger ones get 413 (default 256)\n"
+    "  --lp_direct_calls     calls between nodes of one process skip HTTP\n"
+    "                        (arguments are still copied); for fast tests\n"
     "  --lp_insecure         accept calls without the launch's secret (warns)\n"
     "  --lp_graph=<format>   print the program graph (dot or mermaid) and exit\n"
+    "  --lp_slurm_partition=<p>, --lp_slurm_time=<limit>, --lp_slurm_account=<a>\n"
+    "                        slurm: the job's partition, time limit and account\n"
+    "  --lp_slurm_sbatch=<option>\n"
+    "                        slurm: one more sbatch option, e.g. --qos=high (repeat\n"
+    "                        the flag for more)\n"
+    "  --lp_slurm_dir=<dir>  slurm: where run directories go; the compute hosts\n"
+    "                        must see it at the same path (default: ./lp-slurm)\n"
+    "  --lp_slurm_host=<h>   slurm: the address nodes listen on: auto (the host's\n"
+    "                        own), an interface (ib0) or an address\n"
+    "  --lp_slurm_detach     slurm: submit, print the job id and return\n"
+    "  --lp_dry_run          slurm: print the batch script and each node's command\n"
+    "                        line, and submit nothing\n"
     "  --lp_help             print this help and exit\n";
 
 inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
@@ -1215,6 +1564,42 @@ inline long whole_number(std::string_view flag, const std::string& text, long lo
   }
   throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
                     std::to_string(low) + " to " + std::to_string(high));
+}
+
+// A value that goes into a batch script line: one line, nothing a shell
+// would expand there.
+inline std::string script_safe(std::string_view flag, std::string value) {
+  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
+    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+template <class Value>
+void parse_slurm_flag(launch_flags& flags, std::string_view name, Value value) {
+  if (name == "--lp_slurm_partition") {
+    flags.slurm_partition = script_safe(name, value());
+  } else if (name == "--lp_slurm_time") {
+    flags.slurm_time = script_safe(name, value());
+  } else if (name == "--lp_slurm_account") {
+    flags.slurm_account = script_safe(name, value());
+  } else if (name == "--lp_slurm_sbatch") {
+    auto option = script_safe(name, value());
+    if (!option.starts_with("--"))
+      throw usage_error("--lp_slurm_sbatch=" + option + ": give one sbatch option, e.g. "
+                        "--lp_slurm_sbatch=--qos=high");
+    flags.slurm_sbatch.push_back(option);
+  } else if (name == "--lp_slurm_dir") {
+    flags.slurm_dir = script_safe(name, value());
+  } else if (name == "--lp_slurm_host") {
+    flags.slurm_host = script_safe(name, value());
+  } else if (name == "--lp_slurm_detach") {
+    flags.slurm_detach = true;
+  } else if (name == "--lp_dry_run") {
+    flags.dry_run = true;
+  } else {
+    throw usage_error("unknown flag " + std::string(name) +
+                      "; run with --lp_help to list Launchpad's flags");
+  }
 }
 
 inline launch_flags parse_flags(int argc, char** argv) {
@@ -1238,6 +1623,8 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.help = true;
     } else if (name == "--lp_insecure") {
       flags.insecure = true;
+    } else if (name == "--lp_direct_calls") {
+      flags.direct_calls = true;
     } else if (name == "--lp_terminal") {
       flags.terminal = value();
       if (flags.terminal != "current" && flags.terminal != "files" && flags.terminal != "tmux")
@@ -1252,6 +1639,8 @@ inline launch_flags parse_flags(int argc, char** argv) {
       flags.termination_notice_secs = static_cast<int>(whole_number(name, value(), 0, 86400));
     } else if (name == "--lp_max_body_mb") {
       flags.max_body_mb = static_cast<std::size_t>(whole_number(name, value(), 1, 1 << 20));
+    } else if (name.starts_with("--lp_slurm_") || name == "--lp_dry_run") {
+      parse_slurm_flag(flags, name, value);
     } else {
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
@@ -1272,6 +1661,113 @@ inline launch_flags parse_flags(int argc, char** argv) {
 
 // ---- launchpad/detail/node.hpp ----
 
+// ---- launchpad/detail/batch_queue.hpp ----
+
+// The callers of a batched method wait here until a batch forms: max_batch
+// of them, or whoever came within max_wait of the oldest. One of the waiting
+// threads then runs the method once for the whole batch and hands each
+// caller its own result. No thread of its own: the batch runs on a caller's.
+
+
+namespace lp::detail {
+
+struct batch_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What a node keeps for each batched method.
+class batch_queue_base {
+ public:
+  virtual ~batch_queue_base() = default;
+};
+
+template <class T, class Method>
+class batch_queue final : public batch_queue_base {
+  using traits = signature<Method>;
+  using element_args = typename traits::params;
+  using clock = std::chrono::steady_clock;
+
+  struct pending {
+    element_args args;
+    clock::time_point arrived;
+    json result;
+    std::exception_ptr error;
+    bool done = false;
+  };
+
+ public:
+  // Returns this caller's result (encoded), or rethrows what the batch threw.
+  json call(T& object, element_args args, std::mutex* serial) {
+    pending me{std::move(args), clock::now(), nullptr, nullptr, false};
+    std::unique_lock lock(mutex_);
+    waiting_.push_back(&me);
+    changed_.notify_all();
+    while (!me.done) {
+      if (!running_ && !waiting_.empty() &&
+          (waiting_.size() >= limits().max_batch || clock::now() >= due())) {
+        std::vector<pending*> batch;
+        while (!waiting_.empty() && batch.size() < limits().max_batch) {
+          batch.push_back(waiting_.front());
+          waiting_.pop_front();
+        }
+        running_ = true;
+        lock.unlock();
+        run(object, batch, serial);
+        lock.lock();
+        running_ = false;
+        for (auto* caller : batch) caller->done = true;
+        changed_.notify_all();
+      } else if (running_ || waiting_.empty()) {
+        changed_.wait(lock);
+      } else {
+        changed_.wait_until(lock, due());
+      }
+    }
+    if (me.error) std::rethrow_exception(me.error);
+    return std::move(me.result);
+  }
+
+ private:
+  static constexpr batch_limits limits() { return lp_batch_limits(lp_batch_tag<Method>{}); }
+
+  clock::time_point due() const { return waiting_.front()->arrived + limits().max_wait; }
+
+  static void run(T& object, const std::vector<pending*>& batch, std::mutex* serial) {
+    try {
+      auto columns = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        typename traits::batch_params out;
+        ((std::get<I>(out).reserve(batch.size())), ...);
+        for (auto* caller : batch) ((std::get<I>(out).push_back(std::move(std::get<I>(caller->args)))), ...);
+        return out;
+      }(std::make_index_sequence<traits::arity>{});
+      std::unique_lock<std::mutex> turn;
+      if (serial) turn = std::unique_lock(*serial);
+      auto apply = [&](auto&... column) -> decltype(auto) {
+        return (object.*Method::pointer)(std::move(column)...);
+      };
+      if constexpr (std::is_void_v<typename traits::result>) {
+        std::apply(apply, columns);
+        for (auto* caller : batch) caller->result = nullptr;
+      } else {
+        auto results = std::apply(apply, columns);
+        if (results.size() != batch.size())
+          throw batch_failure(std::string(Method::name) + " returned " + std::to_string(results.size()) +
+                              " results for a batch of " + std::to_string(batch.size()) +
+                              " calls; a batched method returns one result per call, in order");
+        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = to_wire(results[i]);
+      }
+    } catch (...) {
+      for (auto* caller : batch) caller->error = std::current_exception();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<pending*> waiting_;
+  bool running_ = false;
+};
+
+}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -1301,7 +1797,11 @@ struct method_entry {
   std::string_view name;
   std::size_t arity;
   std::string signature;
-  json (*invoke)(T&, const json&, std::mutex*);
+  // `serial` is null for a service with concurrent handlers; `queue` is the
+  // node's queue for this method if it is batched.
+  json (*invoke)(T&, const json&, std::mutex* serial, batch_queue_base* queue);
+  std::unique_ptr<batch_queue_base> (*make_queue)();
+  json batching;  // null, or the limits of a batched method
 };
 
 template <class Method, std::size_t I>
@@ -1316,8 +1816,24 @@ auto decode_argument(const json& args) {
   }
 }
 
+// One call of an unbatched method with its decoded arguments.
 template <class T, class Method>
-json invoke(T& object, const json& args, std::mutex* serial) {
+json call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
+  std::unique_lock<std::mutex> turn;
+  if (serial) turn = std::unique_lock(*serial);
+  auto apply = [&](auto&... value) -> decltype(auto) {
+    return (object.*Method::pointer)(std::move(value)...);
+  };
+  if constexpr (std::is_void_v<typename signature<Method>::result>) {
+    std::apply(apply, values);
+    return nullptr;
+  } else {
+    return to_wire(std::apply(apply, values));
+  }
+}
+
+template <class T, class Method>
+json invoke(T& object, const json& args, std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
   if (args.size() != traits::arity)
     throw call_failure(400, "bad_request",
@@ -1327,17 +1843,26 @@ json invoke(T& object, const json& args, std::mutex* serial) {
     // Braces evaluate in order, so the first bad argument is the one named.
     return typename traits::params{decode_argument<Method, I>(args)...};
   }(std::make_index_sequence<traits::arity>{});
-  std::unique_lock<std::mutex> turn;
-  if (serial) turn = std::unique_lock(*serial);
-  auto apply = [&](auto&... value) -> decltype(auto) {
-    return (object.*Method::pointer)(std::move(value)...);
-  };
-  if constexpr (std::is_void_v<typename traits::result>) {
-    std::apply(apply, values);
-    return nullptr;
+  if constexpr (batched_method<Method>)
+    return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
+  else
+    return call_once<T, Method>(object, values, serial);
+}
+
+template <class Method>
+json batching_of() {
+  if constexpr (batched_method<Method>) {
+    constexpr auto limits = lp_batch_limits(lp_batch_tag<Method>{});
+    return {{"max_batch", limits.max_batch}, {"max_wait_us", limits.max_wait.count()}};
   } else {
-    return json(std::apply(apply, values));
+    return nullptr;
   }
+}
+
+template <class T, class Method>
+std::unique_ptr<batch_queue_base> make_queue() {
+  if constexpr (batched_method<Method>) return std::make_unique<batch_queue<T, Method>>();
+  else return nullptr;
 }
 
 // The service's methods in LP_SERVICE order, built once per type.
@@ -1348,7 +1873,7 @@ const std::vector<method_entry<T>>& method_table() {
     boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
       using M = typename decltype(method)::type;
       entries.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name),
-                         &invoke<T, M>});
+                         &invoke<T, M>, &make_queue<T, M>, batching_of<M>()});
     });
     return entries;
   }();
@@ -1358,16 +1883,20 @@ const std::vector<method_entry<T>>& method_table() {
 template <class T>
 class typed_node final : public node_instance {
  public:
-  explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {}
+  explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {
+    for (const auto& entry : method_table<T>()) queues_.push_back(entry.make_queue());
+  }
 
   void run() override {
     if constexpr (runnable<T>) object_->run();
   }
 
   json call(std::string_view method, const json& args) override {
-    for (const auto& entry : method_table<T>())
-      if (entry.name == method)
-        return entry.invoke(*object_, args, concurrent_handlers<T> ? nullptr : &serial_);
+    const auto& table = method_table<T>();
+    for (std::size_t i = 0; i < table.size(); ++i)
+      if (table[i].name == method)
+        return table[i].invoke(*object_, args, concurrent_handlers<T> ? nullptr : &serial_,
+                               queues_[i].get());
     std::string known;
     for (const auto& entry : method_table<T>())
       known += (known.empty() ? "" : ", ") + std::string(entry.name);
@@ -1379,15 +1908,18 @@ class typed_node final : public node_instance {
 
   json describe() const override {
     json methods = json::array();
-    for (const auto& entry : method_table<T>())
-      methods.push_back(
-          {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}});
+    for (const auto& entry : method_table<T>()) {
+      json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+      if (!entry.batching.is_null()) method["batched"] = entry.batching;
+      methods.push_back(std::move(method));
+    }
     return {{"service", service_definition<T>::name}, {"methods", methods}};
   }
 
  private:
   std::unique_ptr<T> object_;
   std::mutex serial_;
+  std::vector<std::unique_ptr<batch_queue_base>> queues_;  // by method, for batched ones
 };
 
 }  // namespace lp::detail
@@ -1453,6 +1985,15 @@ std::unique_ptr<T> build(A&&... args) {
 
 namespace lp {
 
+// What each process of a group needs from a cluster: one node's process, or
+// a colocated group's one process. Only the Slurm launch uses it, e.g.
+// p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1}).
+struct resources {
+  int cpus = 1;
+  long memory_mb = 0;  // 0: the partition's default
+  int gpus = 0;
+};
+
 namespace detail {
 // Everything a launch needs to know about one node, and how to build it.
 // Building the graph only records these; no node object exists until a
@@ -1472,6 +2013,7 @@ struct group_settings {
   int max_restarts = 0;                            // restarts of a failed node
   std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
   bool colocated = false;                          // all its nodes in one process
+  lp::resources resources;                         // per process, for cluster launches
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -1636,6 +2178,16 @@ class node_group {
   // process each: less isolation, fewer processes.
   node_group& colocate() {
     program_->groups_[name_].settings.colocated = true;
+    return *this;
+  }
+
+  // What each process of this group asks of a cluster (see docs/slurm.md);
+  // a colocated group asks it once, for its one process.
+  node_group& resources(lp::resources needs) {
+    if (needs.cpus < 1 || needs.memory_mb < 0 || needs.gpus < 0)
+      throw graph_error("group '" + name_ + "': resources need at least 1 CPU, and no negative "
+                        "memory or GPUs");
+    program_->groups_[name_].settings.resources = needs;
     return *this;
   }
 
@@ -1811,13 +2363,73 @@ class local_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/http_channel.hpp ----
+// ---- launchpad/detail/buffers.hpp ----
+
+// Bodies are read and written through buffers that each thread keeps from
+// one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
+// a VM the first touch of a page costs microseconds: a 4 MB tensor in new
+// buffers on every call spent more time in page faults than on the wire.
+
+#include <sys/socket.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 
-// ---- launchpad/detail/http_server.hpp ----
+namespace lp::detail {
 
+// A thread keeps buffers up to this size; a larger body gets a buffer of its
+// own, freed after use, so one huge call does not pin its memory forever.
+inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
 
-#include <cstring>
+// An empty buffer of this thread, one per `Use` (request, reply, ...),
+// holding at least `expected` bytes of capacity.
+template <class Use>
+std::string& thread_buffer(std::size_t expected = 0) {
+  thread_local std::string buffer;
+  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
+  buffer.clear();
+  buffer.reserve(expected);
+  return buffer;
+}
+
+// glibc gives every block over a threshold (128 KiB, then as large as the
+// largest block freed so far) fresh pages from the kernel and returns them on
+// free, so each large body, value and copy of a call costs its page faults
+// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
+// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
+// the kernel only past 128 MiB. Setting MALLOC_MMAP_THRESHOLD_,
+// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user.
+inline void keep_large_blocks() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* chosen : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
+      if (std::getenv(chosen)) return;
+    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
+  });
+#endif
+}
+
+// Bodies up to this size go out with their headers in one write, as
+// httplib sends them by default: a copy costs less than a second packet.
+// Larger ones are written straight from their buffer.
+inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
+
+// Socket buffers large enough for a 4 MB body to be in flight at once on
+// loopback; the kernel's defaults make a sender wait for the reader many
+// times per megabyte.
+inline void large_socket_buffers(socket_t socket) {
+  httplib::default_socket_options(socket);
+  int size = 4 << 20;
+  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/direct_channel.hpp ----
 
 // ---- launchpad/detail/dispatch.hpp ----
 
@@ -1829,37 +2441,27 @@ class local_directory final : public directory {
 
 // Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
 
+// ---- launchpad/detail/cbor_reader.hpp ----
 
-namespace lp::detail::protocol {
+// Reads a CBOR body (RFC 8949) into a json value. Ours rather than
+// nlohmann's from_cbor, which copies a byte string one byte at a time (15-20
+// ms for 4 MB here, where this takes a memcpy) and recurses without a limit.
+// It accepts what nlohmann's to_cbor writes and what other languages' CBOR
+// libraries commonly send, and refuses the rest with a message:
+// - nesting deeper than max_depth (std::length_error);
+// - text strings and map keys that are not UTF-8 (std::domain_error);
+// - tags on anything but a byte string (the only tags we give meaning to are
+//   RFC 8746 typed arrays, kept as the byte string's subtype);
+// - map keys that are not text, simple values other than false/true/null,
+//   truncated items and trailing bytes (cbor::malformed).
 
-inline constexpr std::string_view call_prefix = "/lp/v1/call/";
-inline constexpr const char* describe_path = "/lp/v1/describe";
-inline constexpr const char* health_path = "/lp/v1/health";
-inline constexpr const char* json_type = "application/json";
-inline constexpr const char* cbor_type = "application/cbor";
+// ---- launchpad/detail/utf8.hpp ----
 
-enum class format { json, cbor };
+// UTF-8 checks for what a peer sends: JSON must be UTF-8, CBOR text strings
+// should be, and messages that quote a peer must stay printable.
 
-// The format of a body with this Content-Type, or nothing if unsupported.
-// No Content-Type means JSON, so `curl -d '[1]'` works.
-inline std::optional<format> format_of(std::string_view content_type) {
-  auto base = content_type.substr(0, content_type.find(';'));
-  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
-  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
-      base == "text/plain")
-    return format::json;
-  if (base == cbor_type) return format::cbor;
-  return std::nullopt;
-}
 
-inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
-
-inline std::string encode(const json& value, format f) {
-  if (f == format::json) return value.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::string out;
-  json::to_cbor(value, out);
-  return out;
-}
+namespace lp::detail {
 
 // The length of the valid UTF-8 sequence at the start of `text`, or 0.
 inline std::size_t utf8_sequence(std::string_view text) {
@@ -1903,83 +2505,245 @@ inline std::string to_utf8(std::string_view text) {
   return out;
 }
 
-// Whether every string (and object key) in `value` is valid UTF-8: CBOR text
-// strings may hold any bytes, and JSON cannot carry them on.
-inline bool all_text_valid(const json& value) {
-  if (value.is_string()) return valid_utf8(value.get_ref<const std::string&>());
-  if (value.is_array())
-    return std::all_of(value.begin(), value.end(), [](const json& v) { return all_text_valid(v); });
-  if (value.is_object())
-    for (const auto& [key, element] : value.items())
-      if (!valid_utf8(key) || !all_text_valid(element)) return false;
-  return true;
+}  // namespace lp::detail
+
+namespace lp::detail::cbor {
+
+struct malformed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class reader {
+ public:
+  reader(std::string_view bytes, std::size_t max_depth) : in_(bytes), max_depth_(max_depth) {}
+
+  json read_all() {
+    json value = read(0);
+    if (at_ != in_.size())
+      fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
+    return value;
+  }
+
+ private:
+  // A length, or none for an indefinite-length item (additional information
+  // 31), which ends at a break.
+  using length = std::optional<std::uint64_t>;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw malformed(what + " (at byte " + std::to_string(at_) + ")");
+  }
+
+  std::uint8_t next() {
+    if (at_ >= in_.size()) fail("the body ends in the middle of a value");
+    return static_cast<std::uint8_t>(in_[at_++]);
+  }
+
+  std::string_view take(std::uint64_t count) {
+    if (count > in_.size() - at_) fail("a string is longer than the bytes left");
+    auto out = in_.substr(at_, static_cast<std::size_t>(count));
+    at_ += static_cast<std::size_t>(count);
+    return out;
+  }
+
+  // The argument of an initial byte: a count, a value or a tag number.
+  std::uint64_t argument(std::uint8_t info) {
+    if (info < 24) return info;
+    if (info > 27) fail("reserved additional information " + std::to_string(info));
+    std::uint64_t value = 0;
+    for (int i = 0, width = 1 << (info - 24); i < width; ++i) value = (value << 8) | next();
+    return value;
+  }
+
+  // The length that follows a string's, array's or map's initial byte.
+  length size_of(std::uint8_t initial) {
+    if ((initial & 0x1f) == 31) return std::nullopt;
+    return argument(initial & 0x1f);
+  }
+
+  // The bytes of a byte or text string (major type 2 or 3), chunks joined.
+  std::string string_bytes(std::uint8_t major, length size) {
+    if (size) return std::string(take(*size));
+    std::string out;
+    for (;;) {
+      auto initial = next();
+      if (initial == 0xff) return out;
+      if (initial >> 5 != major || (initial & 0x1f) == 31)
+        fail("an indefinite-length string holds a chunk of another kind");
+      out += take(argument(initial & 0x1f));
+    }
+  }
+
+  json binary(length size, std::optional<std::uint64_t> tag) {
+    // Pointers of the same type make assign one memcpy.
+    auto as_bytes = [](std::string_view view) {
+      auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
+      return std::vector<std::uint8_t>(first, first + view.size());
+    };
+    auto bytes = size ? as_bytes(take(*size)) : as_bytes(string_bytes(2, size));
+    return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
+  }
+
+  json text(length size) {
+    std::string out = string_bytes(3, size);
+    if (!valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
+    return out;
+  }
+
+  static double half(std::uint16_t bits) {
+    int exponent = (bits >> 10) & 0x1f;
+    double mantissa = bits & 0x3ff;
+    double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                       : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                                         : std::numeric_limits<double>::quiet_NaN())
+                                        : std::ldexp(mantissa + 1024, exponent - 25);
+    return bits & 0x8000 ? -magnitude : magnitude;
+  }
+
+  json simple(std::uint8_t info) {
+    switch (info) {
+      case 20: return false;
+      case 21: return true;
+      case 22: return nullptr;
+      case 25: return half(static_cast<std::uint16_t>(argument(info)));
+      case 26: {
+        auto bits = static_cast<std::uint32_t>(argument(info));
+        float value;
+        std::memcpy(&value, &bits, sizeof value);
+        return static_cast<double>(value);
+      }
+      case 27: {
+        auto bits = argument(info);
+        double value;
+        std::memcpy(&value, &bits, sizeof value);
+        return value;
+      }
+      case 31: fail("a break outside an indefinite-length item");
+      default: fail("simple value " + std::to_string(info) + " is not supported");
+    }
+  }
+
+  bool at_break() {
+    if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xff) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+
+  json array(length count, std::size_t depth) {
+    // Each item takes a byte at least, so a count larger than the bytes
+    // left is malformed: refused before any memory is reserved for it.
+    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
+    json out = json::array();
+    auto& items = out.get_ref<json::array_t&>();
+    if (count) items.reserve(static_cast<std::size_t>(*count));
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i)
+      items.push_back(read(depth + 1));
+    return out;
+  }
+
+  json map(length count, std::size_t depth) {
+    if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
+    json out = json::object();
+    auto& members = out.get_ref<json::object_t&>();
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+      auto initial = next();
+      if (initial >> 5 != 3) fail("a map key is not a text string");
+      auto key = text(size_of(initial));
+      members[key.get_ref<const std::string&>()] = read(depth + 1);
+    }
+    return out;
+  }
+
+  json read(std::size_t depth) {
+    if (depth > max_depth_)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+    auto initial = next();
+    std::uint8_t major = initial >> 5, info = initial & 0x1f;
+    if (major == 7) return simple(info);
+    if (major >= 2 && major <= 5) {
+      auto size = size_of(initial);
+      if (major == 2) return binary(size, std::nullopt);
+      if (major == 3) return text(size);
+      return major == 4 ? array(size, depth) : map(size, depth);
+    }
+    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
+    auto arg = argument(info);
+    if (major == 0) return arg;
+    if (major == 1) {
+      if (arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        fail("a negative integer below -2^63");
+      return -1 - static_cast<std::int64_t>(arg);
+    }
+    auto tagged = next();
+    if (tagged >> 5 != 2)
+      fail("tag " + std::to_string(arg) +
+           " on something other than a byte string; the only tags understood are RFC 8746 "
+           "typed arrays");
+    return binary(size_of(tagged), arg);
+  }
+
+  std::string_view in_;
+  std::size_t at_ = 0;
+  std::size_t max_depth_;
+};
+
+inline json read(std::string_view bytes, std::size_t max_depth) {
+  return reader(bytes, max_depth).read_all();
 }
 
-// Deeper values are refused before they are built: nlohmann reads CBOR
-// recursively and prints JSON recursively, so a few kilobytes of nesting
-// would otherwise overflow the stack.
+}  // namespace lp::detail::cbor
+
+namespace lp::detail::protocol {
+
+inline constexpr std::string_view call_prefix = "/lp/v1/call/";
+inline constexpr const char* describe_path = "/lp/v1/describe";
+inline constexpr const char* health_path = "/lp/v1/health";
+inline constexpr const char* json_type = "application/json";
+inline constexpr const char* cbor_type = "application/cbor";
+
+enum class format { json, cbor };
+
+// The format of a body with this Content-Type, or nothing if unsupported.
+// No Content-Type means JSON, so `curl -d '[1]'` works.
+inline std::optional<format> format_of(std::string_view content_type) {
+  auto base = content_type.substr(0, content_type.find(';'));
+  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
+  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
+      base == "text/plain")
+    return format::json;
+  if (base == cbor_type) return format::cbor;
+  return std::nullopt;
+}
+
+inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
+
+// Deeper values are refused before they are built: nlohmann prints JSON
+// recursively, so a few kilobytes of nesting would otherwise overflow the
+// stack.
 inline constexpr std::size_t max_depth = 128;
 
-// Whether a CBOR body nests deeper than max_depth, found without recursion
-// and without reading past its end. Malformed bytes are left for the parser
-// to report.
-inline bool cbor_too_deep(std::string_view body) {
-  std::vector<std::uint64_t> open;  // items left in each open container
-  constexpr std::uint64_t indefinite = ~std::uint64_t{0};
-  std::size_t at = 0;
-  auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(body[i]); };
-  while (at < body.size()) {
-    auto initial = byte(at++);
-    unsigned major = initial >> 5, info = initial & 0x1f;
-    std::uint64_t argument = info;
-    if (info >= 24 && info <= 27) {
-      std::size_t width = std::size_t{1} << (info - 24);
-      if (body.size() - at < width) return false;
-      argument = 0;
-      for (std::size_t i = 0; i < width; ++i) argument = (argument << 8) | byte(at++);
-    } else if (info >= 28 && info <= 30) {
-      return false;
-    }
-    bool is_break = initial == 0xff;
-    if (is_break) {
-      if (open.empty() || open.back() != indefinite) return false;
-      open.pop_back();
-    } else if (major == 2 || major == 3) {
-      if (info == 31) {
-        open.push_back(indefinite);  // chunks until a break
-      } else {
-        if (body.size() - at < argument) return false;
-        at += static_cast<std::size_t>(argument);
-      }
-    } else if (major == 4 || major == 5) {
-      // A count larger than the bytes left cannot be met; nlohmann reads the
-      // largest one (2^64 - 1) as "until a break", so treat all such as that.
-      bool open_ended = info == 31 || argument > body.size() - at;
-      std::uint64_t items = open_ended ? indefinite : major == 5 ? argument * 2 : argument;
-      if (items != 0) open.push_back(items);
-      if (open.size() > max_depth) return true;
-      if (items != 0) continue;  // the container's own items come next
-    } else if (major == 6) {
-      continue;  // a tag: the item it tags follows
-    }
-    // One item done (a break ends one too): close every container it completes.
-    while (!open.empty() && open.back() != indefinite && --open.back() == 0) open.pop_back();
+// The body of a value in format f. Typed arrays become arrays of numbers in
+// JSON (typed_array.hpp).
+inline std::string encode(const json& value, format f) {
+  if (f == format::cbor) {
+    std::string out;
+    json::to_cbor(value, out);
+    return out;
   }
-  return false;
+  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  if (!typed_array::has_binary(value)) return text(value);
+  json expanded = value;
+  typed_array::expand(expanded);
+  return text(expanded);
 }
 
 // Parses a body, refusing what nests deeper than max_depth. Throws
-// json::exception for bytes that are not a value in that format, and
-// std::length_error / std::domain_error for a value nested too deep or a
-// CBOR text string that is not UTF-8.
+// json::exception or cbor::malformed for bytes that are not a value in that
+// format, std::length_error for a value nested too deep and
+// std::domain_error for text that is not UTF-8.
 inline json decode(std::string_view body, format f) {
-  if (f == format::cbor) {
-    if (cbor_too_deep(body))
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
-    auto value = json::from_cbor(body);
-    if (!all_text_valid(value)) throw std::domain_error("a text string is not valid UTF-8");
-    return value;
-  }
+  if (f == format::cbor) return cbor::read(body, max_depth);
   json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
     if (static_cast<std::size_t>(depth) > max_depth)
       throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
@@ -1987,7 +2751,6 @@ inline json decode(std::string_view body, format f) {
   };
   return json::parse(body, limit);
 }
-
 
 inline json error_body(std::string_view code, std::string_view message, std::string_view node,
                        std::string_view method) {
@@ -2013,23 +2776,14 @@ struct reply {
   protocol::format format = protocol::format::json;
 };
 
-// Decodes the positional arguments (in `format`), calls the method and
-// returns the result or the error for a reply in `reply_format`
-// (docs/protocol.md lists every status).
-inline reply dispatch(node_instance& node, const std::string& label, const std::string& method,
-                      protocol::format format, protocol::format reply_format,
-                      std::string_view body) {
+// Calls the method with decoded positional arguments and returns the result,
+// or the error, as a reply in `reply_format` (docs/protocol.md lists every
+// status). The path of every call, over HTTP or direct.
+inline reply answer(node_instance& node, const std::string& label, const std::string& method,
+                    const json& args, protocol::format reply_format) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
     return reply{status, protocol::error_body(code, message, label, method), reply_format};
   };
-  json args;
-  try {
-    args = protocol::decode(body, format);
-  } catch (const std::exception& e) {
-    return fail(400, "bad_request",
-                std::string("the body is not valid ") +
-                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what());
-  }
   if (!args.is_array())
     return fail(400, "bad_request",
                 std::string("the body must be an array of the positional arguments, got ") +
@@ -2050,7 +2804,42 @@ inline reply dispatch(node_instance& node, const std::string& label, const std::
   }
 }
 
+// Decodes the body (in `format`) into the positional arguments and answers.
+inline reply dispatch(node_instance& node, const std::string& label, const std::string& method,
+                      protocol::format format, protocol::format reply_format,
+                      std::string_view body) {
+  json args;
+  try {
+    args = protocol::decode(body, format);
+  } catch (const std::exception& e) {
+    return reply{400,
+                 protocol::error_body("bad_request",
+                                      std::string("the body is not valid ") +
+                                          (format == protocol::format::cbor ? "CBOR" : "JSON") +
+                                          ": " + e.what(),
+                                      label, method),
+                 reply_format};
+  }
+  return answer(node, label, method, args, reply_format);
+}
+
+// The result in a reply, or the lp::remote_error it stands for: what a
+// client makes of any reply.
+inline json result_of(const std::string& node, const std::string& method, int status, json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result")) return std::move(reply["result"]);
+  const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+  auto text = [&](const char* key, const std::string& fallback) {
+    return error && error->contains(key) && (*error)[key].is_string() ? (*error)[key].get<std::string>()
+                                                                      : fallback;
+  };
+  throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
+                     text("message", "HTTP status " + std::to_string(status)), status);
+}
+
 }  // namespace lp::detail
+
+// ---- launchpad/detail/http_server.hpp ----
+
 
 // ---- launchpad/detail/secret.hpp ----
 
@@ -2091,7 +2880,6 @@ inline bool same_secret(std::string_view a, std::string_view b) {
 
 // ---- launchpad/detail/listener.hpp ----
 
-#include <sys/socket.h>
 
 
 namespace lp::detail {
@@ -2103,6 +2891,8 @@ class listener {
   explicit listener(std::size_t max_threads) {
     server_.new_task_queue = [max_threads] { return new thread_pool(max_threads); };
     server_.set_tcp_nodelay(true);
+    // Accepted connections inherit the listening socket's buffer sizes.
+    server_.set_socket_options(large_socket_buffers);
   }
   listener(const listener&) = delete;
   listener& operator=(const listener&) = delete;
@@ -2163,7 +2953,8 @@ class http_server {
   // body larger than max_body_bytes is refused with 413.
   http_server(node_instance& node, const node_identity& identity, launch_state& launch,
               std::string secret, std::size_t max_body_bytes)
-      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)) {
+      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)),
+        max_body_bytes_(max_body_bytes) {
     configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
@@ -2195,6 +2986,24 @@ class http_server {
     idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
   }
 
+  // A call from a client in this process that skips HTTP (--lp_direct_calls):
+  // the same answers as over HTTP, from the arguments as the client encoded
+  // them, on the caller's thread.
+  reply call_direct(const std::string& method, const json& args) {
+    {
+      std::lock_guard lock(mutex_);
+      if (draining_)
+        return reply{503,
+                     protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
+                                          identity_.label, method),
+                     protocol::format::cbor};
+      ++in_flight_;
+    }
+    in_flight_guard guard{*this};
+    node_scope scope(identity_, launch_);
+    return answer(node_, identity_.label, method, args, protocol::format::cbor);
+  }
+
   void stop() {
     if (!listener_.running()) return;
     drain();
@@ -2215,7 +3024,8 @@ class http_server {
     server.set_keep_alive_timeout(keep_alive_seconds);
     server.set_payload_max_length(max_body_bytes);
     server.Post(R"(/lp/v1/call/([^/]*))",
-                 [this](const httplib::Request& req, httplib::Response& res) { call(req, res); });
+                [this](const httplib::Request& req, httplib::Response& res,
+                       const httplib::ContentReader& read) { call(req, res, read); });
     server.Get(protocol::describe_path,
                 [this](const httplib::Request& req, httplib::Response& res) {
                   if (!authorized(req, res, "")) return;
@@ -2223,18 +3033,19 @@ class http_server {
                   body["program"] = identity_.program;
                   body["node"] = identity_.label;
                   body["protocol"] = 1;
-                  reply(req, res, 200, body, protocol::format::json);
+                  respond(req, res, 200, body, protocol::format::json);
                 });
     server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !draining();
-      reply(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
+      respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
             protocol::format::json);
     });
     // httplib calls this for every status >= 400; only its own bare errors
     // (unknown route, unreadable request) still need a body.
     server.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      bool answered = !res.body.empty() || res.content_length_ > 0;
+      if (answered) return httplib::Server::HandlerResponse::Unhandled;
       auto code = res.status == 404   ? "no_such_route"
                   : res.status == 413 ? "payload_too_large"
                                       : "bad_request";
@@ -2243,7 +3054,7 @@ class http_server {
                                "; call a method with POST /lp/v1/call/<method>, see GET " +
                                protocol::describe_path
                          : "the request could not be read (HTTP " + std::to_string(res.status) + ")";
-      reply(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
+      respond(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
             protocol::format::json);
       return httplib::Server::HandlerResponse::Handled;
     }));
@@ -2257,7 +3068,7 @@ class http_server {
     if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
         same_secret(std::string_view(given).substr(scheme.size()), secret_))
       return true;
-    reply(req, res, 401,
+    respond(req, res, 401,
           protocol::error_body("unauthenticated",
                                given.empty()
                                    ? "this node needs 'Authorization: Bearer <secret>'; the "
@@ -2267,6 +3078,14 @@ class http_server {
           protocol::format::json);
     return false;
   }
+
+  struct in_flight_guard {
+    http_server& self;
+    ~in_flight_guard() {
+      std::lock_guard lock(self.mutex_);
+      if (--self.in_flight_ == 0) self.idle_.notify_all();
+    }
+  };
 
   // Whether this thread's current request is a call whose reply is unwritten.
   static bool& reply_pending() {
@@ -2288,18 +3107,58 @@ class http_server {
                                                                    : request_format;
   }
 
-  static void reply(const httplib::Request& req, httplib::Response& res, int status,
+  // A large reply is written straight from this thread's reply buffer,
+  // after the handler returns and before the thread takes its next request.
+  static void respond(const httplib::Request& req, httplib::Response& res, int status,
                     const json& body, protocol::format request_format) {
+    struct reply_body {};
     auto format = reply_format(req, request_format);
+    auto& bytes = thread_buffer<reply_body>();
+    if (format == protocol::format::cbor) json::to_cbor(body, bytes);
+    else bytes = protocol::encode(body, format);
     res.status = status;
-    res.set_content(protocol::encode(body, format), protocol::content_type(format));
+    if (bytes.size() <= streamed_body) return res.set_content(bytes, protocol::content_type(format));
+    res.set_content_provider(bytes.size(), protocol::content_type(format),
+                             [&bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                               return sink.write(bytes.data() + offset, length);
+                             });
   }
 
-  void call(const httplib::Request& req, httplib::Response& res) {
+  // The request's body, read into this thread's request buffer; nothing if
+  // it could not be read (httplib has set the status: 413 for a body over
+  // the limit, 400 otherwise).
+  std::optional<std::string_view> read_body(const httplib::Request& req,
+                                            const httplib::ContentReader& read) {
+    struct request_body {};
+    auto declared = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    auto& body = thread_buffer<request_body>(
+        static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
+    bool complete = read([&body](const char* data, std::size_t length) {
+      body.append(data, length);
+      return true;
+    });
+    if (!complete) return std::nullopt;
+    return body;
+  }
+
+  void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     const std::string method = req.matches[1];
+    // Read first, whatever the answer: a body left unread would be taken
+    // for the connection's next request.
+    auto body = read_body(req, read);
+    if (!body) {
+      bool too_large = res.status == 413;
+      return respond(req, res, too_large ? 413 : 400,
+                   protocol::error_body(too_large ? "payload_too_large" : "bad_request",
+                                        too_large ? "the body is larger than this node accepts "
+                                                    "(--lp_max_body_mb)"
+                                                  : "the body could not be read",
+                                        identity_.label, method),
+                   protocol::format::json);
+    }
     auto fail = [&](int status, std::string_view code, const std::string& message,
                     protocol::format format) {
-      reply(req, res, status, protocol::error_body(code, message, identity_.label, method),
+      respond(req, res, status, protocol::error_body(code, message, identity_.label, method),
             format);
     };
     if (!authorized(req, res, method)) return;
@@ -2317,24 +3176,19 @@ class http_server {
       ++unwritten_;
       reply_pending() = true;
     }
-    struct done {
-      http_server& self;
-      ~done() {
-        std::lock_guard lock(self.mutex_);
-        if (--self.in_flight_ == 0) self.idle_.notify_all();
-      }
-    } guard{*this};
+    in_flight_guard guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto answer =
-        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), req.body);
-    reply(req, res, answer.status, answer.body, answer.format);
+    auto answered =
+        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), *body);
+    respond(req, res, answered.status, answered.body, answered.format);
   }
 
   node_instance& node_;
   const node_identity& identity_;
   launch_state& launch_;
   const std::string secret_;
+  const std::size_t max_body_bytes_;
   address bound_;
   std::string url_;
   std::mutex mutex_;
@@ -2346,6 +3200,53 @@ class http_server {
 };
 
 }  // namespace lp::detail
+#include <shared_mutex>
+
+namespace lp::detail {
+
+// A channel to a node in this process that calls it without HTTP, on the
+// caller's thread (--lp_direct_calls): for unit tests of big programs, and
+// colocated nodes. Arguments and results are still encoded and decoded, so a
+// method sees copies and fails the same ways; a call cannot be cut short,
+// so one that overruns its deadline raises lp::deadline_exceeded when it
+// returns.
+class direct_channel final : public channel {
+ public:
+  direct_channel(std::string node, http_server& server) : node_(std::move(node)), server_(&server) {}
+
+  const std::string& node() const override { return node_; }
+
+  json call(const std::string& method, const json& args, std::chrono::milliseconds deadline) override {
+    auto start = std::chrono::steady_clock::now();
+    // Held through the call, so close() waits for calls that found the node
+    // before its server goes away.
+    std::shared_lock lock(mutex_);
+    if (!server_) throw transport_error(node_, method, "the program has stopped");
+    auto answered = server_->call_direct(method, args);
+    lock.unlock();
+    if (std::chrono::steady_clock::now() - start > deadline)
+      throw deadline_exceeded(node_, method,
+                              "no reply within the deadline of " + std::to_string(deadline.count()) +
+                                  " ms (a direct call, which ran to its end)");
+    return result_of(node_, method, answered.status, std::move(answered.body));
+  }
+
+  void close() override {
+    std::unique_lock lock(mutex_);
+    server_ = nullptr;
+  }
+
+ private:
+  const std::string node_;
+  std::shared_mutex mutex_;
+  http_server* server_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/http_channel.hpp ----
+
+
 
 namespace lp::detail {
 
@@ -2390,24 +3291,51 @@ class http_channel final : public channel {
     connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
     connection->set_read_timeout(left());
     connection->set_write_timeout(left());
-    auto body = protocol::encode(args, protocol::format::cbor);
-    httplib::Headers headers{{"Accept", protocol::cbor_type}};
-    if (!options_.secret.empty()) headers.emplace("Authorization", "Bearer " + options_.secret);
-    auto result = connection->Post(std::string(protocol::call_prefix) + method, headers,
-                                   body.data(), body.size(), protocol::cbor_type);
-    if (!result) {
+    struct request_body {};
+    struct reply_body {};
+    auto& body = thread_buffer<request_body>();
+    json::to_cbor(args, body);
+    // The body goes out straight from the buffer and the reply comes into
+    // one: httplib's own path copies a large body several times over.
+    httplib::Request request;
+    request.method = "POST";
+    request.path = std::string(protocol::call_prefix) + method;
+    request.headers = {{"Accept", protocol::cbor_type}, {"Content-Type", protocol::cbor_type}};
+    if (!options_.secret.empty()) request.headers.emplace("Authorization", "Bearer " + options_.secret);
+    if (body.size() <= streamed_body) {
+      request.body = body;
+    } else {
+      request.content_length_ = body.size();
+      request.content_provider_ = [&body](std::size_t offset, std::size_t length,
+                                          httplib::DataSink& sink) {
+        return sink.write(body.data() + offset, length);
+      };
+    }
+    std::string* reply = nullptr;
+    request.content_receiver = [&reply](const char* data, std::size_t length, std::uint64_t,
+                                        std::uint64_t total) {
+      // The reply's Content-Length sizes the buffer, within reason.
+      if (!reply) reply = &thread_buffer<reply_body>(static_cast<std::size_t>(std::min<std::uint64_t>(total, 1u << 30)));
+      reply->append(data, length);
+      return true;
+    };
+    httplib::Response response;
+    auto error = httplib::Error::Success;
+    if (!connection->send(request, response, error)) {
       if (clock::now() - start >= deadline) throw expired(method, deadline);
       directory_->forget(node_, where);
       throw transport_error(node_, method,
-                            "no answer from " + where.url() + " (" +
-                                httplib::to_string(result.error()) + ")");
+                            "no answer from " + where.url() + " (" + httplib::to_string(error) + ")");
     }
+    if (reply) response.body.swap(*reply);
     release(std::move(connection));
-    return interpret(method, *result);
+    auto value = interpret(method, response);
+    if (reply) response.body.swap(*reply);  // the buffer goes back to this thread
+    return value;
   }
 
   // Drops every idle connection; calls after this fail.
-  void close() {
+  void close() override {
     std::lock_guard lock(mutex_);
     closed_ = true;
     idle_.clear();
@@ -2439,6 +3367,7 @@ class http_channel final : public channel {
     auto client = std::make_unique<httplib::Client>(where.host, where.port);
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);
+    client->set_socket_options(large_socket_buffers);
     return client;
   }
 
@@ -2464,17 +3393,7 @@ class http_channel final : public channel {
       throw remote_error(node_, method, "http_" + std::to_string(response.status),
                          "an unreadable reply (" + std::string(e.what()) + ")", response.status);
     }
-    if (response.status == 200 && reply.is_object() && reply.contains("result"))
-      return std::move(reply["result"]);
-    const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
-    auto text = [&](const char* key, const std::string& fallback) {
-      return error && error->contains(key) && (*error)[key].is_string()
-                 ? (*error)[key].get<std::string>()
-                 : fallback;
-    };
-    throw remote_error(node_, method, text("code", "http_" + std::to_string(response.status)),
-                       text("message", "HTTP status " + std::to_string(response.status)),
-                       response.status);
+    return result_of(node_, method, response.status, std::move(reply));
   }
 
   const std::string node_;
@@ -2498,6 +3417,8 @@ struct host_options {
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
+  // Clients call nodes of this process without HTTP (--lp_direct_calls).
+  bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
   // Stop once every run() here has returned: right when this process hosts
@@ -2515,6 +3436,7 @@ class node_host {
         options_(std::move(options)),
         state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
     launch_registry::get().add(state_);
+    keep_large_blocks();
     try {
       start(graph);
     } catch (...) {
@@ -2533,9 +3455,11 @@ class node_host {
   std::shared_ptr<channel> connect(const std::string& label) {
     std::lock_guard lock(mutex_);
     auto& slot = channels_[label];
-    if (!slot)
-      slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
-    return slot;
+    if (slot) return slot;
+    if (options_.direct_calls)
+      for (auto& node : nodes_)
+        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->server);
+    return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
   // Waits until the run() of every node named (labels or group names) has
@@ -2662,7 +3586,7 @@ class node_host {
   std::mutex mutex_;
   std::condition_variable finished_changed_;
   std::set<std::string> finished_;
-  std::map<std::string, std::shared_ptr<http_channel>> channels_;
+  std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex shutdown_mutex_;
   bool done_ = false;
 };
@@ -2963,7 +3887,9 @@ class rendezvous_server {
     std::function<void(const std::string& label)> run_finished;
   };
 
-  rendezvous_server(std::string secret, callbacks on) : secret_(std::move(secret)), on_(std::move(on)) {
+  // `host`: loopback, unless the nodes run on other hosts (Slurm).
+  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1")
+      : secret_(std::move(secret)), on_(std::move(on)) {
     auto& server = listener_.server();
     server.set_keep_alive_timeout(2);
     auto guarded = [this](auto handler) {
@@ -3017,9 +3943,9 @@ class rendezvous_server {
       on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
       res.set_content("{}", "application/json");
     }));
-    int port = listener_.start("127.0.0.1", 0);
-    if (port < 0) throw error("launch_error", "the launcher cannot listen on 127.0.0.1");
-    url_ = "http://127.0.0.1:" + std::to_string(port);
+    int port = listener_.start(host, 0);
+    if (port < 0) throw error("launch_error", "the launcher cannot listen on " + host);
+    url_ = "http://" + host + ":" + std::to_string(port);
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;
@@ -3183,11 +4109,14 @@ namespace lp::detail {
 // logs are left in it.
 class run_directory {
  public:
-  // An empty secret (an --lp_insecure launch) writes no file.
-  run_directory(const std::string& program, std::string secret) : secret_(std::move(secret)) {
-    std::string pattern = "/tmp/lp-" + program + "-XXXXXX";
+  // An empty secret (an --lp_insecure launch) writes no file. A Slurm
+  // launch makes it in a directory the compute hosts share.
+  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp")
+      : secret_(std::move(secret)) {
+    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
-      throw error("launch_error", "cannot create a run directory under /tmp");
+      throw error("launch_error", "cannot create a run directory under " + parent +
+                                      "; is it there, and writable?");
     path_ = pattern;
     if (secret_.empty()) return;
     auto file = path_ + "/secret";
@@ -3196,14 +4125,24 @@ class run_directory {
     write_all(fd, secret_ + "\n");
     ::close(fd);
   }
+  // The run directory another process made (a Slurm job's, made by the
+  // command that submitted it), with the secret in it, if any.
+  struct adopt {};
+  run_directory(adopt, std::string path) : path_(std::move(path)) {
+    std::ifstream(path_ + "/secret") >> secret_;
+  }
   run_directory(const run_directory&) = delete;
   run_directory& operator=(const run_directory&) = delete;
   ~run_directory() {
+    if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 
   const std::string& path() const { return path_; }
+  // Leaves the directory and its secret to whoever goes on using them (a
+  // submitted Slurm job).
+  void keep() { kept_ = true; }
   const std::string& secret() const { return secret_; }
 
   // Tells the user where the secret is (never the secret itself).
@@ -3214,6 +4153,7 @@ class run_directory {
  private:
   std::string secret_;
   std::string path_;
+  bool kept_ = false;
 };
 
 }  // namespace lp::detail
@@ -3231,6 +4171,41 @@ inline constexpr const char* policy = "LP_POLICY";
 inline constexpr const char* run_dir = "LP_RUN_DIR";
 }  // namespace child_env
 
+// How a launch starts its units and signals them. Left empty (local_mp), a
+// unit is the binary itself, in a process group of its own; the Slurm
+// launch runs it as a job step, through srun.
+struct unit_runner {
+  // Rewrites the command that runs `unit`.
+  std::function<void(const std::string& unit, child_process& command)> wrap;
+  // Sends `signal` to what runs `unit`; `pid` is the process started for it.
+  std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
+  // How the unit ended, in words, from the wait status of that process.
+  std::function<std::string(int status)> describe;
+};
+
+// A process of a launch: a node, or a colocated group's nodes.
+struct unit_plan {
+  std::string name;  // the node's label, or the colocated group's name
+  std::vector<std::string> labels;
+  group_settings settings;
+};
+
+inline std::vector<unit_plan> plan_units(const program& graph) {
+  std::vector<unit_plan> units;
+  std::map<std::string, std::size_t> colocated;
+  for (const auto& spec : graph.nodes()) {
+    auto settings = graph.settings_of(spec.group);
+    if (settings.colocated) {
+      auto [it, added] = colocated.emplace(spec.group, units.size());
+      if (added) units.push_back({spec.group, {}, settings});
+      units[it->second].labels.push_back(spec.label);
+    } else {
+      units.push_back({spec.label, {spec.label}, settings});
+    }
+  }
+  return units;
+}
+
 struct process_options {
   std::string policy = "local_mp";
   std::string executable;              // default: this program
@@ -3245,6 +4220,9 @@ struct process_options {
   // Stop once every run() has returned; a test controller leaves that to the
   // test, which may still want to ask the nodes that serve.
   bool stop_when_runs_finish = true;
+  std::string run_dir;  // adopt this run directory; default: make one under /tmp
+  std::string bind_host = "127.0.0.1";  // where the rendezvous listens
+  unit_runner runner;
 };
 
 class process_launch {
@@ -3260,8 +4238,11 @@ class process_launch {
   process_launch(const program& graph, process_options options)
       : graph_(graph),
         options_(std::move(options)),
-        run_dir_(graph.name(), options_.insecure ? "" : make_secret()) {
-    run_dir_.announce(std::cerr);  // before any node can print
+        run_dir_(options_.run_dir.empty()
+                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret())
+                     : run_directory(run_directory::adopt{}, options_.run_dir)) {
+    // Before any node can print; an adopted directory's maker told already.
+    if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
     if (options_.executable.empty()) options_.executable = this_executable();
     if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
     make_log_dir();
@@ -3272,7 +4253,8 @@ class process_launch {
                        std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
                        request_stop();
                      },
-                     [this](const std::string& label) { run_finished(label); }});
+                     [this](const std::string& label) { run_finished(label); }},
+        options_.bind_host);
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return started_ || ended_; });
@@ -3415,19 +4397,17 @@ class process_launch {
   }
 
   void plan_units() {
-    std::map<std::string, std::size_t> colocated;
-    for (const auto& spec : graph_.nodes()) {
-      auto settings = graph_.settings_of(spec.group);
-      if (settings.colocated) {
-        auto [it, added] = colocated.emplace(spec.group, units_.size());
-        if (added) units_.push_back(unit{spec.group, settings});
-        units_[it->second].labels.push_back(spec.label);
-      } else {
-        units_.push_back(unit{spec.label, settings});
-        units_.back().labels.push_back(spec.label);
-      }
-      if (spec.has_run) runnable_.insert(spec.label);
+    for (auto& planned : detail::plan_units(graph_)) {
+      units_.push_back(unit{planned.name, planned.settings});
+      units_.back().labels = std::move(planned.labels);
     }
+    for (const auto& spec : graph_.nodes())
+      if (spec.has_run) runnable_.insert(spec.label);
+  }
+
+  void signal(const unit& u, int signal) {
+    if (options_.runner.signal) options_.runner.signal(u.name, u.pid, signal);
+    else ::kill(-u.pid, signal);
   }
 
   void run_finished(const std::string& label) {
@@ -3445,6 +4425,7 @@ class process_launch {
     child_process child{options_.executable, options_.arguments, {}, -1, -1};
     std::string labels;
     for (const auto& label : u.labels) labels += (labels.empty() ? "" : ",") + label;
+    if (options_.runner.wrap) options_.runner.wrap(u.name, child);
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
@@ -3525,14 +4506,14 @@ class process_launch {
         notice_ends = clock::now() + options_.termination_notice;
         rendezvous_->close();
         for (auto& u : units_)
-          if (!u.ended && u.pid > 0) ::kill(-u.pid, SIGTERM);
+          if (!u.ended && u.pid > 0) signal(u, SIGTERM);
       }
       if (stopping && !killed_all && (kill || clock::now() >= notice_ends)) {
         killed_all = true;
         for (auto& u : units_)
           if (!u.ended && u.pid > 0) {
             u.killed = !kill;
-            ::kill(-u.pid, SIGKILL);
+            signal(u, SIGKILL);
           }
       }
       if (!stopping) restart_due();
@@ -3571,7 +4552,8 @@ class process_launch {
       std::string how = u.killed ? "did not stop within the termination notice of " +
                                        std::to_string(options_.termination_notice.count()) +
                                        " s, and was killed"
-                                 : describe_status(status);
+                                 : options_.runner.describe ? options_.runner.describe(status)
+                                                            : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
       if (!stopping && u.restarts < u.settings.max_restarts) {
@@ -3696,6 +4678,80 @@ class stop_on_signals {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/slurm_host.hpp ----
+
+// Where a node of a Slurm launch listens: the nodes of one program run on
+// several hosts, so loopback will not do. Each host works out its own
+// address from --lp_slurm_host.
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
+
+namespace lp::detail {
+
+inline constexpr std::string_view slurm_policy = "slurm";
+
+inline std::string ipv4_text(const sockaddr* address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  return text;
+}
+
+// The IPv4 address of the interface `name`, or of the first interface that is
+// up and not loopback if `name` is empty; empty if there is none.
+inline std::string interface_address(const std::string& name) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string address;
+  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
+                               : name == i->ifa_name;
+    if (wanted) address = ipv4_text(i->ifa_addr);
+  }
+  ::freeifaddrs(interfaces);
+  return address;
+}
+
+// The address of the host's name, unless it is loopback, as Debian's
+// /etc/hosts makes it (127.0.1.1); empty then.
+inline std::string host_name_address() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
+  std::string address;
+  for (auto* a = found; a && address.empty(); a = a->ai_next)
+    if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127.")) address = text;
+  ::freeaddrinfo(found);
+  return address;
+}
+
+// `choice` is "auto" (the address of the host's name, else of its first
+// network interface that is not loopback), the name of an interface (its
+// IPv4 address), or an address, used as it is.
+inline std::string slurm_host_address(const std::string& choice) {
+  if (choice == "auto") {
+    auto address = host_name_address();
+    if (address.empty()) address = interface_address("");
+    if (address.empty())
+      throw error("launch_error", "this host has no IPv4 address other hosts could reach; pass "
+                                  "--lp_slurm_host=<interface or address>");
+    return address;
+  }
+  auto address = interface_address(choice);
+  return address.empty() ? choice : address;
+}
+
+}  // namespace lp::detail
+
 namespace lp {
 
 namespace detail {
@@ -3723,7 +4779,8 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
   auto run_dir = take_env(child_env::run_dir).value_or("");
-  if (launcher != std::to_string(::getppid())) {
+  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
+  if (policy != slurm_policy && launcher != std::to_string(::getppid())) {
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
   }
@@ -3751,7 +4808,9 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
     options.nodes = rendezvous;
     options.secret = secret;
     options.run_dir = run_dir;
+    if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.direct_calls = flags.direct_calls;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -3860,6 +4919,7 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
     options.secret = run_dir.secret();
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.direct_calls = flags.direct_calls;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();
@@ -3879,6 +4939,716 @@ struct local_multi_threading {
   static constexpr std::string_view flag = "local_mt";
   static int run(const program& graph, const detail::launch_flags& flags) {
     return detail::run_in_process(graph, flag, /*handle_signals=*/true, flags);
+  }
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/slurm.hpp ----
+
+// ---- launchpad/detail/slurm_submit.hpp ----
+
+// The command a user runs on a login host: it submits the program as one
+// Slurm job, then follows the job (its state, its logs) to its end, and
+// cancels it on Ctrl+C.
+
+
+#include <filesystem>
+
+// ---- launchpad/detail/slurm_follow.hpp ----
+
+// The submitting command shows what the job writes: the supervisor's log
+// as it is, each node's log behind "[label] ", as local_mp shows them.
+
+
+namespace lp::detail {
+
+class log_follower {
+ public:
+  void follow(std::string path, std::string prefix, std::ostream& out) {
+    files_.push_back({std::move(path), std::move(prefix), &out, 0, {}});
+  }
+
+  // Prints the lines written since the last call; at the end, also what
+  // is left of unfinished lines.
+  void poll(bool at_end = false) {
+    for (auto& f : files_) {
+      std::ifstream in(f.path, std::ios::binary);
+      if (!in) continue;
+      in.seekg(0, std::ios::end);
+      auto size = static_cast<std::size_t>(in.tellg());
+      if (size <= f.offset) continue;
+      in.seekg(static_cast<std::streamoff>(f.offset));
+      std::string chunk(size - f.offset, '\0');
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      f.offset += static_cast<std::size_t>(in.gcount());
+      f.partial.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+      std::size_t start = 0;
+      for (auto newline = f.partial.find('\n'); newline != std::string::npos;
+           newline = f.partial.find('\n', start)) {
+        *f.out << f.prefix << f.partial.substr(start, newline - start) << "\n";
+        start = newline + 1;
+      }
+      f.partial.erase(0, start);
+    }
+    for (auto& f : files_) {
+      if (at_end && !f.partial.empty()) *f.out << f.prefix << f.partial << "\n";
+      if (at_end) f.partial.clear();
+      f.out->flush();
+    }
+  }
+
+ private:
+  struct file {
+    std::string path, prefix;
+    std::ostream* out;
+    std::size_t offset;
+    std::string partial;
+  };
+  std::vector<file> files_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm_partition.hpp ----
+
+// A job that asks more of one host than any host of its partition has is
+// left pending for ever by Slurm; the launch refuses it before submitting.
+
+// ---- launchpad/detail/slurm_tools.hpp ----
+
+// Running Slurm's commands (sbatch, squeue, scancel, sinfo) and reading
+// what they print.
+
+
+#include <cctype>
+
+extern char** environ;
+
+namespace lp::detail {
+
+struct tool_output {
+  int status = -1;     // the exit status; -1 if it could not run or was killed
+  std::string text;    // stdout and stderr, interleaved
+};
+
+// Runs `command` (argv[0] looked up in PATH) and collects what it prints.
+// Slurm's commands retry an unreachable controller for minutes; a command
+// still running after `limit` is killed and reported as failed.
+inline tool_output capture_tool(const std::vector<std::string>& command,
+                                std::chrono::seconds limit = std::chrono::seconds(60)) {
+  tool_output out;
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) return out;
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
+  pid_t pid = -1;
+  int failed = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ends[1]);
+  if (failed) {
+    ::close(ends[0]);
+    out.text = command[0] + " is not on PATH";
+    return out;
+  }
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  char buffer[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(pid, SIGKILL);
+      out.text += "\n" + command[0] + " did not answer within " +
+                  std::to_string(limit.count()) + " s";
+      break;
+    }
+    pollfd fd{ends[0], POLLIN, 0};
+    int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    auto n = ::read(ends[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(ends[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// The absolute path of a program in PATH, for starting it with execve.
+inline std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    auto colon = dirs.find(':', start);
+    if (colon == std::string_view::npos) colon = dirs.size();
+    auto candidate = std::string(dirs.substr(start, colon - start)) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = colon + 1;
+  }
+  throw error("launch_error", name + " is not on PATH; is this a host of a Slurm cluster?");
+}
+
+// One word for sh, whatever it holds.
+inline std::string shell_quote(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
+                                                             std::string_view::npos))
+      plain = false;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// What the tools print, in pieces: squeue's and sinfo's rows and fields.
+inline std::string tool_trim(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  std::size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  return text.substr(start);
+}
+
+inline std::vector<std::string> tool_split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0; start <= text.size();) {
+    auto at = text.find(separator, start);
+    if (at == std::string_view::npos) at = text.size();
+    parts.emplace_back(text.substr(start, at - start));
+    start = at + 1;
+  }
+  return parts;
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+struct partition_hosts {
+  std::string name;
+  int cpus = 0;      // of its largest host
+  long memory_mb = 0;
+  int gpus = 0;
+};
+
+// sinfo's "gpu:2", "gpu:a100:4(S:0-1)" or "(null)", as a count of GPUs.
+inline int gpus_in(const std::string& gres) {
+  int total = 0;
+  for (const auto& item : tool_split(gres, ',')) {
+    auto text = item.substr(0, item.find('('));
+    if (!text.starts_with("gpu")) continue;
+    auto colon = text.rfind(':');
+    if (colon == std::string::npos) continue;
+    try {
+      total += std::stoi(text.substr(colon + 1));
+    } catch (const std::exception&) {
+    }
+  }
+  return total;
+}
+
+// The partition `wanted`, or the cluster's default one if empty.
+inline partition_hosts find_partition(const std::string& wanted) {
+  auto listed = capture_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"});
+  if (listed.status != 0)
+    throw error("launch_error", "sinfo failed, so Slurm cannot be asked about its partitions: " +
+                                    tool_trim(listed.text));
+  partition_hosts found;
+  std::vector<std::string> names;
+  for (const auto& row : tool_split(listed.text, '\n')) {
+    auto fields = tool_split(row, '|');
+    if (fields.size() != 4) continue;
+    auto name = tool_trim(fields[0]);
+    bool is_default = name.ends_with('*');
+    if (is_default) name.pop_back();
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    if (wanted.empty() ? !is_default : name != wanted) continue;
+    found.name = name;
+    try {
+      found.cpus = std::max(found.cpus, std::stoi(fields[1]));
+      found.memory_mb = std::max(found.memory_mb, std::stol(fields[2]));
+    } catch (const std::exception&) {
+    }
+    found.gpus = std::max(found.gpus, gpus_in(tool_trim(fields[3])));
+  }
+  if (found.name.empty()) {
+    std::string known;
+    for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
+    throw error("launch_error",
+                (wanted.empty() ? std::string("this cluster has no default partition")
+                                : "there is no partition " + wanted) +
+                    "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
+  }
+  return found;
+}
+
+inline void check_fits(const std::vector<unit_plan>& units, const partition_hosts& hosts) {
+  for (const auto& u : units) {
+    const auto& needs = u.settings.resources;
+    auto refuse = [&](const std::string& what, long asked, long largest) {
+      throw error("launch_error",
+                  "the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
+                      ", but the largest host of partition " + hosts.name + " has " +
+                      std::to_string(largest) + "; lower its group's resources() or choose " +
+                      "another partition with --lp_slurm_partition. Nothing was submitted.");
+    };
+    if (needs.cpus > hosts.cpus) refuse("CPUs", needs.cpus, hosts.cpus);
+    if (needs.memory_mb > hosts.memory_mb) refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
+    if (needs.gpus > hosts.gpus) refuse("GPUs", needs.gpus, hosts.gpus);
+  }
+}
+
+// Pending reasons that no amount of waiting changes.
+inline bool hopeless(const std::string& reason) {
+  for (const char* never : {"PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig",
+                            "BadConstraints", "InvalidAccount", "InvalidQOS",
+                            "AccountNotAllowed", "QOSNotAllowed"})
+    if (reason == never) return true;
+  return false;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm_script.hpp ----
+
+// What a Slurm launch asks of Slurm: the batch script of the job, and the
+// srun command that runs each process of the program as a job step.
+
+
+namespace lp::detail {
+
+// The run directory of a job, as its batch script tells the in-job
+// supervisor.
+inline constexpr const char* slurm_run_dir_env = "LP_SLURM_RUN_DIR";
+
+// The job is homogeneous: one task slot per process, each slot as large as
+// the largest request in each dimension, so any process fits any slot. Each
+// step then asks for exactly its own resources. (Heterogeneous jobs would fit
+// tighter, but Slurm 22.05 does not let their components share a node.)
+struct slurm_slots {
+  std::size_t count = 0;
+  int cpus = 1;
+  long memory_mb = 0;  // 0: nobody asked; the partition's default applies
+  int gpus = 0;
+};
+
+inline slurm_slots slurm_slots_for(const std::vector<unit_plan>& units) {
+  slurm_slots slots;
+  slots.count = units.size();
+  for (const auto& u : units) {
+    slots.cpus = std::max(slots.cpus, u.settings.resources.cpus);
+    slots.memory_mb = std::max(slots.memory_mb, u.settings.resources.memory_mb);
+    slots.gpus = std::max(slots.gpus, u.settings.resources.gpus);
+  }
+  return slots;
+}
+
+// srun's options for one process's job step. -N1 always: a step without it
+// waits for nodes that the other steps hold. --exact: only what the step
+// asks, so the other steps fit beside it.
+inline std::vector<std::string> srun_options(const unit_plan& u) {
+  const auto& needs = u.settings.resources;
+  std::vector<std::string> options{"--nodes=1", "--ntasks=1", "--exact", "--job-name=" + u.name,
+                                   "--export=ALL", "--cpus-per-task=" + std::to_string(needs.cpus)};
+  if (needs.memory_mb > 0) options.push_back("--mem=" + std::to_string(needs.memory_mb) + "M");
+  if (needs.gpus > 0) options.push_back("--gres=gpu:" + std::to_string(needs.gpus));
+  return options;
+}
+
+// The command line of a process's step: srun, its options, then the program
+// with the arguments it was launched with.
+inline std::vector<std::string> srun_command(const std::string& srun, const unit_plan& u,
+                                             const std::string& executable,
+                                             const std::vector<std::string>& arguments) {
+  std::vector<std::string> command{srun};
+  for (auto& option : srun_options(u)) command.push_back(std::move(option));
+  command.push_back(executable);
+  command.insert(command.end(), arguments.begin() + (arguments.empty() ? 0 : 1), arguments.end());
+  return command;
+}
+
+// The command line the job runs: the submitter's, without the flags that
+// tell only the submitter what to do.
+inline std::vector<std::string> job_arguments(const launch_flags& flags) {
+  std::vector<std::string> arguments;
+  bool user_arguments = false;
+  for (const auto& argument : flags.arguments) {
+    if (argument == "--") user_arguments = true;
+    if (user_arguments || (argument != "--lp_dry_run" && argument != "--lp_slurm_detach"))
+      arguments.push_back(argument);
+  }
+  return arguments;
+}
+
+inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
+                                      const slurm_slots& slots, const std::string& run_dir,
+                                      const std::string& executable) {
+  std::string script = "#!/bin/sh\n";
+  auto line = [&](const std::string& option) { script += "#SBATCH " + option + "\n"; };
+  line("--job-name=lp-" + graph.name());
+  line("--output=" + run_dir + "/job.log");
+  line("--ntasks=" + std::to_string(slots.count));
+  line("--cpus-per-task=" + std::to_string(slots.cpus));
+  if (slots.memory_mb > 0)
+    line("--mem-per-cpu=" + std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
+  if (slots.gpus > 0) line("--gpus-per-task=" + std::to_string(slots.gpus));
+  if (!flags.slurm_partition.empty()) line("--partition=" + flags.slurm_partition);
+  if (!flags.slurm_time.empty()) line("--time=" + flags.slurm_time);
+  if (!flags.slurm_account.empty()) line("--account=" + flags.slurm_account);
+  // Before the time limit, Slurm signals every process of the job, and srun
+  // kills its step at once on SIGTERM; warned first, the supervisor stops
+  // the nodes in order.
+  line("--signal=B:TERM@" + std::to_string(flags.termination_notice_secs + 30));
+  for (const auto& option : flags.slurm_sbatch) line(option);
+  script += "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
+            "# of the program as a job step (srun), restarts and stops them, and writes\n"
+            "# how the program ended to " + run_dir + "/result.\n";
+  script += std::string(slurm_run_dir_env) + "=" + shell_quote(run_dir) + "\n";
+  script += "export " + std::string(slurm_run_dir_env) + "\n";
+  script += "exec " + shell_quote(executable);
+  auto arguments = job_arguments(flags);
+  for (std::size_t i = 1; i < arguments.size(); ++i) script += " " + shell_quote(arguments[i]);
+  return script + "\n";
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+inline void print_dry_run(const program& graph, const launch_flags& flags, std::ostream& out) {
+  auto units = plan_units(graph);
+  auto run_dir = (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
+                     .string();
+  auto executable = this_executable();
+  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir << "/job.sh:\n"
+      << slurm_batch_script(graph, flags, slurm_slots_for(units), run_dir, executable)
+      << "\n# The job step of each process, started by the supervisor in the job, with\n"
+         "# LP_NODES (its labels), LP_RENDEZVOUS, LP_SECRET and LP_RUN_DIR in its\n"
+         "# environment; its output goes to "
+      << run_dir << "/logs/<label>.log:\n";
+  for (const auto& u : units) {
+    out << u.name << ":";
+    for (const auto& word : srun_command("srun", u, executable, job_arguments(flags)))
+      out << " " << shell_quote(word);
+    out << "\n";
+  }
+}
+
+// One line of squeue about the job; state is empty once Slurm forgot it.
+struct job_state {
+  std::string state, reason, nodes;
+  bool ended() const {
+    if (state.empty()) return true;
+    for (const char* final : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
+                              "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
+      if (state == final) return true;
+    return false;
+  }
+};
+
+inline job_state query_job(const std::string& job) {
+  auto listed = capture_tool(
+      {"squeue", "--noheader", "--jobs=" + job, "--states=all", "--format=%T|%r|%N"},
+      std::chrono::seconds(20));
+  job_state now;
+  auto fields = tool_split(tool_trim(listed.text), '|');
+  if (listed.status == 0 && fields.size() == 3) {
+    now.state = fields[0];
+    now.reason = fields[1];
+    now.nodes = fields[2];
+  } else if (listed.status != 0 && listed.text.find("Invalid job id") == std::string::npos) {
+    now.state = "UNKNOWN";  // squeue failed for a while: ask again
+  }
+  return now;
+}
+
+class slurm_submission {
+ public:
+  slurm_submission(const program& graph, const launch_flags& flags)
+      : graph_(graph), flags_(flags), units_(plan_units(graph)) {}
+
+  int run() {
+    auto parent = std::filesystem::absolute(flags_.slurm_dir).string();
+    if (parent.find_first_of(" \t") != std::string::npos)
+      throw usage_error("--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
+                        " holds a space, which #SBATCH lines cannot; choose another directory");
+    check_fits(units_, find_partition(flags_.slurm_partition));
+    std::filesystem::create_directories(parent);
+    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent);
+    dir.announce(std::cerr);
+    // From before the job exists: a Ctrl+C during sbatch must still cancel it.
+    stop_on_signals handler(
+        [this](int signal) {
+          last_signal_ = signal;
+          ++signals_;
+        },
+        [this](int) { ++signals_; });
+    std::string job;
+    try {
+      job = submit(dir.path());
+    } catch (...) {
+      std::filesystem::remove(dir.path() + "/job.sh");
+      throw;
+    }
+    dir.keep();  // the job reads the secret, and removes it when it ends
+    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in " << dir.path()
+              << "/job.log, node logs in " << dir.path() << "/logs" << std::endl;
+    if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
+      std::cerr << "[lp] follow it with: squeue --jobs=" << job
+                << "; stop it in order with: scancel --batch --signal=TERM " << job << std::endl;
+      std::cout << job << std::endl;
+      return 0;
+    }
+    int status = follow(job, dir.path());
+    ::unlink((dir.path() + "/secret").c_str());  // gone already, unless the job never ran
+    return status;
+  }
+
+ private:
+  std::string submit(const std::string& run_dir) {
+    auto script_path = run_dir + "/job.sh";
+    {
+      std::ofstream script(script_path);
+      script << slurm_batch_script(graph_, flags_, slurm_slots_for(units_), run_dir,
+                                   this_executable());
+      if (!script) throw error("launch_error", "cannot write " + script_path);
+    }
+    ::chmod(script_path.c_str(), 0700);
+    auto submitted = capture_tool({"sbatch", "--parsable", script_path});
+    auto job = tool_trim(submitted.text.substr(0, submitted.text.find(';')));
+    if (submitted.status != 0 || job.empty() ||
+        job.find_first_not_of("0123456789") != std::string::npos)
+      throw error("launch_error", "sbatch refused the job: " + tool_trim(submitted.text) +
+                                      " (the batch script is " + script_path + ")");
+    return job;
+  }
+
+  // Follows the job to its end; returns the program's exit status.
+  int follow(const std::string& job, const std::string& run_dir) {
+    using clock = std::chrono::steady_clock;
+    log_follower logs;
+    for (const auto& u : units_) {
+      std::string file = u.name;
+      std::replace(file.begin(), file.end(), '/', '_');
+      logs.follow(run_dir + "/logs/" + file + ".log", "[" + u.name + "] ", std::cout);
+    }
+    // Last: a failure summary there comes after the lines it quotes.
+    logs.follow(run_dir + "/job.log", "", std::cerr);
+    int acted_on = 0;
+    std::optional<clock::time_point> give_up_at;  // of the orderly stop
+    bool cancelled_hard = false;
+    std::optional<clock::time_point> forget_at;   // of a job that will not end
+    job_state last;
+    for (;;) {
+      auto now = query_job(job);
+      logs.poll();
+      if (now.state != last.state || now.reason != last.reason) report(job, now);
+      last = now;
+      if (now.ended()) break;
+      if (now.state == "PENDING" && hopeless(now.reason)) {
+        capture_tool({"scancel", job});
+        std::cerr << "[lp] job " << job << " can never start (" << now.reason
+                  << "); it was cancelled. Check --lp_slurm_partition, --lp_slurm_time, "
+                     "--lp_slurm_account and the groups' resources()"
+                  << std::endl;
+        return 1;
+      }
+      int seen = signals_;
+      if (seen >= 1 && acted_on == 0) {
+        acted_on = 1;
+        std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
+                  << ": stopping job " << job << " (again to cancel it at once)" << std::endl;
+        if (now.state == "PENDING") {
+          capture_tool({"scancel", job});
+        } else {
+          // To the supervisor only: it stops the nodes in order. A plain
+          // scancel would also signal each srun, which kills its step at once.
+          capture_tool({"scancel", "--batch", "--signal=TERM", job});
+          give_up_at = clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
+        }
+      }
+      if (!cancelled_hard && ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
+        cancelled_hard = true;
+        std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
+        capture_tool({"scancel", job});
+        forget_at = clock::now() + std::chrono::seconds(120);
+      }
+      if (forget_at && clock::now() > *forget_at) {
+        std::cerr << "[lp] job " << job << " was cancelled but is still " << now.state
+                  << "; see squeue --jobs=" << job << std::endl;
+        return 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    // The job's last words may still be on their way through the shared
+    // directory.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    logs.poll(true);
+    int status = -1;
+    std::ifstream(run_dir + "/result") >> status;
+    if (status == 0 && !cancelled_hard) return 0;
+    if (status < 0)
+      std::cerr << "[lp] job " << job << " ended (" << (last.state.empty() ? "gone" : last.state)
+                << ") before its supervisor could say how the program ended; see " << run_dir
+                << "/job.log" << std::endl;
+    return 1;
+  }
+
+  static void report(const std::string& job, const job_state& now) {
+    if (now.state == "PENDING")
+      std::cerr << "[lp] job " << job << " is pending"
+                << (now.reason == "None" ? "" : " (" + now.reason + ")") << std::endl;
+    else if (now.state == "RUNNING")
+      std::cerr << "[lp] job " << job << " runs on " << now.nodes << std::endl;
+    else if (!now.state.empty() && now.state != "UNKNOWN")
+      std::cerr << "[lp] job " << job << " is " << now.state << std::endl;
+  }
+
+  const program& graph_;
+  const launch_flags& flags_;
+  std::vector<unit_plan> units_;
+  std::atomic<int> signals_{0};
+  std::atomic<int> last_signal_{SIGINT};
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm_supervisor.hpp ----
+
+// Inside a Slurm job: the batch script runs the program as the supervisor,
+// which does what local_mp's launcher does (rendezvous, restarts, ordered
+// stop, failure summary), with each process of the program a job step.
+
+
+
+namespace lp::detail {
+
+// Runs each process as a step of the job `job`, through srun. Its calls all
+// come from the launch's one supervising thread.
+inline unit_runner srun_runner(const program& graph, const std::string& job) {
+  std::map<std::string, unit_plan> units;
+  for (auto& u : plan_units(graph)) units.emplace(u.name, u);
+  unit_runner runner;
+  runner.wrap = [units, srun = find_program("srun")](const std::string& unit, child_process& child) {
+    child.arguments = srun_command(srun, units.at(unit), child.executable, child.arguments);
+    child.executable = srun;
+  };
+  // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
+  // once, with no time to stop. scancel signals the step's tasks.
+  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit, pid_t pid,
+                                                           int signal) {
+    // A step shows in squeue a moment after its srun starts.
+    std::string step;
+    for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
+                                 "--format=%i|%j"},
+                                std::chrono::seconds(20));
+      for (const auto& row : tool_split(steps.text, '\n')) {
+        auto fields = tool_split(row, '|');
+        if (fields.size() == 2 && tool_trim(fields[1]) == unit) step = tool_trim(fields[0]);
+      }
+    }
+    if (step.empty()) {
+      // srun still waits for its step: no task runs that could stop in order.
+      ::kill(-pid, SIGKILL);
+      return;
+    }
+    // The nodes stop in order on SIGINT as on SIGTERM; slurmstepd notes a
+    // SIGTERM in the node's log as a cancelled step, which this was not.
+    capture_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
+                 std::chrono::seconds(20));
+  };
+  // srun exits with 128 + the signal that killed its task.
+  runner.describe = [](int status) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32) {
+      const char* name = ::sigabbrev_np(WEXITSTATUS(status) - 128);
+      if (name) return std::string("killed by signal SIG") + name;
+    }
+    return describe_status(status);
+  };
+  return runner;
+}
+
+inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
+                                process_options options, const std::string& run_dir) {
+  int status = 1;
+  try {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    if (!job)
+      throw error("launch_error", std::string(slurm_run_dir_env) +
+                                      " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
+    options.terminal = "files";
+    options.log_dir = run_dir + "/logs";
+    options.run_dir = run_dir;
+    options.bind_host = slurm_host_address(flags.slurm_host);
+    options.runner = srun_runner(graph, job);
+    process_launch launch(graph, std::move(options));
+    stop_on_signals signals(
+        [&](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping every node (again to kill them at once)" << std::endl;
+          launch.request_stop();
+        },
+        [&](int) {
+          std::cerr << "[lp] second signal: killing every node" << std::endl;
+          launch.kill_now();
+        });
+    status = launch.wait() ? 0 : 1;
+    std::cerr << launch.summary() << std::flush;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+  }
+  // The submitting command, or whoever looks later, reads how it ended here.
+  std::ofstream(run_dir + "/result") << status << "\n";
+  return status;
+}
+
+}  // namespace lp::detail
+
+namespace lp {
+
+// The program as one Slurm job (docs/slurm.md). The command you run submits
+// it with sbatch and follows it; in the job, the same binary runs as the
+// supervisor, which starts every node (or colocated group) as its own job
+// step with srun, with the resources of its group, and does what local_mp's
+// launcher does: rendezvous, restarts, ordered stop, failure summary.
+struct slurm {
+  static constexpr std::string_view flag = detail::slurm_policy;
+
+  static int run(const program& graph, const detail::launch_flags& flags) {
+    if (flags.insecure)
+      std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+                << std::endl;
+    if (const char* run_dir = std::getenv(detail::slurm_run_dir_env)) {
+      std::string path = run_dir;
+      ::unsetenv(detail::slurm_run_dir_env);  // the nodes are not supervisors
+      return detail::run_slurm_supervisor(graph, flags,
+                                          detail::process_options_from(flags, flag), path);
+    }
+    try {
+      if (flags.dry_run) {
+        detail::print_dry_run(graph, flags, std::cout);
+        return 0;
+      }
+      return detail::slurm_submission(graph, flags).run();
+    } catch (const usage_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+      return 1;
+    }
   }
 };
 
@@ -4003,7 +5773,7 @@ struct test_multi_threading {
 class test_controller {
  public:
   // `flags` are --lp_ flags, as on a command line: --lp_max_body_mb,
-  // --lp_insecure.
+  // --lp_insecure, --lp_direct_calls (clients call the nodes without HTTP).
   explicit test_controller(const program& graph, const std::vector<std::string>& flags = {})
       : graph_(&graph) {
     std::vector<std::string> words{"test"};
@@ -4015,6 +5785,7 @@ class test_controller {
     options.policy = test_multi_threading::flag;
     options.secret = parsed.insecure ? "" : detail::make_secret();
     options.max_body_bytes = parsed.max_body_mb << 20;
+    options.direct_calls = parsed.direct_calls;
     options.stop_when_runs_finish = false;
     launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
   }
@@ -4107,16 +5878,135 @@ int launch(const program& graph, int argc, char** argv) {
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (detail::is_node_process()) return detail::run_node_process(graph, flags);
     std::string policy = flags.launch.value_or(std::string(Policy::flag));
+    if (flags.dry_run && policy != slurm::flag)
+      throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
     if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
     if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);
     if (policy == local_multi_processing::flag) return local_multi_processing::run(graph, flags);
+    if (policy == slurm::flag) return slurm::run(graph, flags);
     throw usage_error("--lp_launch=" + policy +
-                      " is not a launch policy; choose test_mt, local_mt or local_mp");
+                      " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;
   }
 }
+
+}  // namespace lp
+
+// ---- launchpad/tensor.hpp ----
+
+// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
+// parameters, observations and batches. It travels as
+//   {"shape": [d0, d1, ...], "data": <the values>}
+// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
+// large) and an array of numbers in JSON (so curl still reads it).
+//
+//   lp::tensor<float> weights({2, 3});       // zeros
+//   weights(1, 2) = 0.5f;
+//   float* raw = weights.data();             // 6 contiguous floats
+//
+// A std::vector<float> (or of any other number type) travels as a typed
+// array too; a tensor adds the shape.
+
+#include <initializer_list>
+
+namespace lp {
+
+template <class T>
+class tensor {
+  static_assert(detail::packable<T>,
+                "lp::tensor<T>: T must be a number type other than bool (float, double, "
+                "std::int32_t, ...)");
+
+ public:
+  using value_type = T;
+  using shape_type = std::vector<std::size_t>;
+
+  tensor() = default;
+
+  // A tensor of this shape, every value zero.
+  explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
+
+  // A tensor of this shape holding `values` (row-major); throws
+  // lp::usage_error if their number is not the product of the shape.
+  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
+    if (values_.size() != count(shape_))
+      throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
+                        std::to_string(count(shape_)) + " values, not " +
+                        std::to_string(values_.size()));
+  }
+
+  const shape_type& shape() const noexcept { return shape_; }
+  std::size_t rank() const noexcept { return shape_.size(); }
+  std::size_t size() const noexcept { return values_.size(); }
+
+  T* data() noexcept { return values_.data(); }
+  const T* data() const noexcept { return values_.data(); }
+
+  // The values in row-major order.
+  std::vector<T>& values() noexcept { return values_; }
+  const std::vector<T>& values() const noexcept { return values_; }
+
+  T& operator[](std::size_t flat) { return values_[flat]; }
+  const T& operator[](std::size_t flat) const { return values_[flat]; }
+
+  // The value at one index per dimension, unchecked like operator[].
+  template <class... Index>
+  T& operator()(Index... index) {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+  template <class... Index>
+  const T& operator()(Index... index) const {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+
+  bool operator==(const tensor&) const = default;
+
+  friend void to_json(json& j, const tensor& t) {
+    j = json::object();
+    j["shape"] = t.shape_;
+    j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
+  }
+
+  friend void from_json(const json& j, tensor& t) {
+    if (!j.is_object() || !j.contains("shape") || !j.contains("data"))
+      throw detail::decode_error("expected a tensor, an object with 'shape' and 'data', got " +
+                                 detail::describe_value(j));
+    auto shape = detail::from_wire<shape_type>(j["shape"]);
+    auto values = detail::from_wire<std::vector<T>>(j["data"]);
+    if (values.size() != count(shape))
+      throw detail::decode_error("a tensor of shape " + shape_text(shape) + " needs " +
+                                 std::to_string(count(shape)) + " values, got " +
+                                 std::to_string(values.size()));
+    t.shape_ = std::move(shape);
+    t.values_ = std::move(values);
+  }
+
+ private:
+  // The number of values of a shape; SIZE_MAX for one too large to hold.
+  static std::size_t count(const shape_type& shape) {
+    std::size_t total = 1;
+    for (auto dimension : shape)
+      if (__builtin_mul_overflow(total, dimension, &total)) return SIZE_MAX;
+    return total;
+  }
+
+  static std::string shape_text(const shape_type& shape) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+  }
+
+  std::size_t offset(std::initializer_list<std::size_t> index) const {
+    std::size_t flat = 0, dimension = 0;
+    for (auto i : index) flat = flat * shape_[dimension++] + i;
+    return flat;
+  }
+
+  shape_type shape_;
+  std::vector<T> values_;
+};
 
 }  // namespace lp
 

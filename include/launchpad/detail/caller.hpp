@@ -5,6 +5,7 @@
 #include <future>
 #include <launchpad/detail/channel.hpp>
 #include <launchpad/detail/decode.hpp>
+#include <launchpad/detail/encode.hpp>
 #include <launchpad/detail/signature.hpp>
 #include <launchpad/detail/thread_pool.hpp>
 #include <launchpad/error.hpp>
@@ -33,7 +34,7 @@ class caller {
     // as a local call, before anything is sent.
     typename signature<Method>::params values(std::forward<Args>(args)...);
     json array = json::array();
-    std::apply([&](const auto&... value) { (array.push_back(json(value)), ...); }, values);
+    std::apply([&](const auto&... value) { (array.push_back(to_wire(value)), ...); }, values);
     return array;
   }
 

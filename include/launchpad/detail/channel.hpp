@@ -21,6 +21,8 @@ class channel {
   virtual json call(const std::string& method, const json& args,
                     std::chrono::milliseconds deadline) = 0;
   virtual const std::string& node() const = 0;
+  // The program is stopping: calls from now on fail with transport_error.
+  virtual void close() = 0;
 };
 
 }  // namespace lp::detail

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <launchpad/detail/type_name.hpp>
+#include <launchpad/detail/typed_array.hpp>
 #include <launchpad/wire.hpp>
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/first.hpp>
@@ -28,6 +29,11 @@ struct decode_error : std::runtime_error {
 };
 
 inline std::string describe_value(const json& value) {
+  if (value.is_binary()) {
+    const auto& bytes = value.get_binary();
+    return "byte string of " + std::to_string(bytes.size()) + " bytes" +
+           (bytes.has_subtype() ? " tagged " + std::to_string(bytes.subtype()) : "");
+  }
   auto text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > 40) {
     std::size_t cut = 37;
@@ -72,6 +78,15 @@ T from_wire_container(const json& value, auto fail) {
     if (value.is_null()) return std::nullopt;
     return from_wire<typename T::value_type>(value);
   } else if constexpr (is_std_vector<T>) {
+    using element = typename T::value_type;
+    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
+      if (value.is_binary()) {
+        T out;
+        if (!typed_array::unpack(value.get_binary(), out))
+          throw fail("an array, or a typed array of this element type");
+        return out;
+      }
+    }
     if (!value.is_array()) throw fail("an array");
     T out;
     out.reserve(value.size());

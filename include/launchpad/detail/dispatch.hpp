@@ -8,6 +8,7 @@
 #include <cmath>
 #include <launchpad/detail/node.hpp>
 #include <launchpad/detail/protocol.hpp>
+#include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
 #include <string>
 #include <string_view>
@@ -28,23 +29,14 @@ struct reply {
   protocol::format format = protocol::format::json;
 };
 
-// Decodes the positional arguments (in `format`), calls the method and
-// returns the result or the error for a reply in `reply_format`
-// (docs/protocol.md lists every status).
-inline reply dispatch(node_instance& node, const std::string& label, const std::string& method,
-                      protocol::format format, protocol::format reply_format,
-                      std::string_view body) {
+// Calls the method with decoded positional arguments and returns the result,
+// or the error, as a reply in `reply_format` (docs/protocol.md lists every
+// status). The path of every call, over HTTP or direct.
+inline reply answer(node_instance& node, const std::string& label, const std::string& method,
+                    const json& args, protocol::format reply_format) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
     return reply{status, protocol::error_body(code, message, label, method), reply_format};
   };
-  json args;
-  try {
-    args = protocol::decode(body, format);
-  } catch (const std::exception& e) {
-    return fail(400, "bad_request",
-                std::string("the body is not valid ") +
-                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what());
-  }
   if (!args.is_array())
     return fail(400, "bad_request",
                 std::string("the body must be an array of the positional arguments, got ") +
@@ -63,6 +55,38 @@ inline reply dispatch(node_instance& node, const std::string& label, const std::
   } catch (...) {
     return fail(500, "remote_exception", "an exception not derived from std::exception");
   }
+}
+
+// Decodes the body (in `format`) into the positional arguments and answers.
+inline reply dispatch(node_instance& node, const std::string& label, const std::string& method,
+                      protocol::format format, protocol::format reply_format,
+                      std::string_view body) {
+  json args;
+  try {
+    args = protocol::decode(body, format);
+  } catch (const std::exception& e) {
+    return reply{400,
+                 protocol::error_body("bad_request",
+                                      std::string("the body is not valid ") +
+                                          (format == protocol::format::cbor ? "CBOR" : "JSON") +
+                                          ": " + e.what(),
+                                      label, method),
+                 reply_format};
+  }
+  return answer(node, label, method, args, reply_format);
+}
+
+// The result in a reply, or the lp::remote_error it stands for: what a
+// client makes of any reply.
+inline json result_of(const std::string& node, const std::string& method, int status, json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result")) return std::move(reply["result"]);
+  const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+  auto text = [&](const char* key, const std::string& fallback) {
+    return error && error->contains(key) && (*error)[key].is_string() ? (*error)[key].get<std::string>()
+                                                                      : fallback;
+  };
+  throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
+                     text("message", "HTTP status " + std::to_string(status)), status);
 }
 
 }  // namespace lp::detail

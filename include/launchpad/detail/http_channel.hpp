@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <launchpad/detail/buffers.hpp>
 #include <launchpad/detail/channel.hpp>
 #include <launchpad/detail/directory.hpp>
+#include <launchpad/detail/dispatch.hpp>
 #include <launchpad/detail/http_server.hpp>
 #include <launchpad/detail/protocol.hpp>
 #include <launchpad/error.hpp>
@@ -58,24 +61,51 @@ class http_channel final : public channel {
     connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
     connection->set_read_timeout(left());
     connection->set_write_timeout(left());
-    auto body = protocol::encode(args, protocol::format::cbor);
-    httplib::Headers headers{{"Accept", protocol::cbor_type}};
-    if (!options_.secret.empty()) headers.emplace("Authorization", "Bearer " + options_.secret);
-    auto result = connection->Post(std::string(protocol::call_prefix) + method, headers,
-                                   body.data(), body.size(), protocol::cbor_type);
-    if (!result) {
+    struct request_body {};
+    struct reply_body {};
+    auto& body = thread_buffer<request_body>();
+    json::to_cbor(args, body);
+    // The body goes out straight from the buffer and the reply comes into
+    // one: httplib's own path copies a large body several times over.
+    httplib::Request request;
+    request.method = "POST";
+    request.path = std::string(protocol::call_prefix) + method;
+    request.headers = {{"Accept", protocol::cbor_type}, {"Content-Type", protocol::cbor_type}};
+    if (!options_.secret.empty()) request.headers.emplace("Authorization", "Bearer " + options_.secret);
+    if (body.size() <= streamed_body) {
+      request.body = body;
+    } else {
+      request.content_length_ = body.size();
+      request.content_provider_ = [&body](std::size_t offset, std::size_t length,
+                                          httplib::DataSink& sink) {
+        return sink.write(body.data() + offset, length);
+      };
+    }
+    std::string* reply = nullptr;
+    request.content_receiver = [&reply](const char* data, std::size_t length, std::uint64_t,
+                                        std::uint64_t total) {
+      // The reply's Content-Length sizes the buffer, within reason.
+      if (!reply) reply = &thread_buffer<reply_body>(static_cast<std::size_t>(std::min<std::uint64_t>(total, 1u << 30)));
+      reply->append(data, length);
+      return true;
+    };
+    httplib::Response response;
+    auto error = httplib::Error::Success;
+    if (!connection->send(request, response, error)) {
       if (clock::now() - start >= deadline) throw expired(method, deadline);
       directory_->forget(node_, where);
       throw transport_error(node_, method,
-                            "no answer from " + where.url() + " (" +
-                                httplib::to_string(result.error()) + ")");
+                            "no answer from " + where.url() + " (" + httplib::to_string(error) + ")");
     }
+    if (reply) response.body.swap(*reply);
     release(std::move(connection));
-    return interpret(method, *result);
+    auto value = interpret(method, response);
+    if (reply) response.body.swap(*reply);  // the buffer goes back to this thread
+    return value;
   }
 
   // Drops every idle connection; calls after this fail.
-  void close() {
+  void close() override {
     std::lock_guard lock(mutex_);
     closed_ = true;
     idle_.clear();
@@ -107,6 +137,7 @@ class http_channel final : public channel {
     auto client = std::make_unique<httplib::Client>(where.host, where.port);
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);
+    client->set_socket_options(large_socket_buffers);
     return client;
   }
 
@@ -132,17 +163,7 @@ class http_channel final : public channel {
       throw remote_error(node_, method, "http_" + std::to_string(response.status),
                          "an unreadable reply (" + std::string(e.what()) + ")", response.status);
     }
-    if (response.status == 200 && reply.is_object() && reply.contains("result"))
-      return std::move(reply["result"]);
-    const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
-    auto text = [&](const char* key, const std::string& fallback) {
-      return error && error->contains(key) && (*error)[key].is_string()
-                 ? (*error)[key].get<std::string>()
-                 : fallback;
-    };
-    throw remote_error(node_, method, text("code", "http_" + std::to_string(response.status)),
-                       text("message", "HTTP status " + std::to_string(response.status)),
-                       response.status);
+    return result_of(node_, method, response.status, std::move(reply));
   }
 
   const std::string node_;

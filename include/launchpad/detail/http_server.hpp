@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <launchpad/detail/buffers.hpp>
 #include <launchpad/detail/directory.hpp>
 #include <launchpad/detail/dispatch.hpp>
 #include <launchpad/detail/node.hpp>
@@ -15,7 +18,9 @@
 #include <launchpad/detail/listener.hpp>
 #include <launchpad/error.hpp>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace lp::detail {
@@ -33,7 +38,8 @@ class http_server {
   // body larger than max_body_bytes is refused with 413.
   http_server(node_instance& node, const node_identity& identity, launch_state& launch,
               std::string secret, std::size_t max_body_bytes)
-      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)) {
+      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)),
+        max_body_bytes_(max_body_bytes) {
     configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
@@ -65,6 +71,24 @@ class http_server {
     idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
   }
 
+  // A call from a client in this process that skips HTTP (--lp_direct_calls):
+  // the same answers as over HTTP, from the arguments as the client encoded
+  // them, on the caller's thread.
+  reply call_direct(const std::string& method, const json& args) {
+    {
+      std::lock_guard lock(mutex_);
+      if (draining_)
+        return reply{503,
+                     protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
+                                          identity_.label, method),
+                     protocol::format::cbor};
+      ++in_flight_;
+    }
+    in_flight_guard guard{*this};
+    node_scope scope(identity_, launch_);
+    return answer(node_, identity_.label, method, args, protocol::format::cbor);
+  }
+
   void stop() {
     if (!listener_.running()) return;
     drain();
@@ -85,7 +109,8 @@ class http_server {
     server.set_keep_alive_timeout(keep_alive_seconds);
     server.set_payload_max_length(max_body_bytes);
     server.Post(R"(/lp/v1/call/([^/]*))",
-                 [this](const httplib::Request& req, httplib::Response& res) { call(req, res); });
+                [this](const httplib::Request& req, httplib::Response& res,
+                       const httplib::ContentReader& read) { call(req, res, read); });
     server.Get(protocol::describe_path,
                 [this](const httplib::Request& req, httplib::Response& res) {
                   if (!authorized(req, res, "")) return;
@@ -93,18 +118,19 @@ class http_server {
                   body["program"] = identity_.program;
                   body["node"] = identity_.label;
                   body["protocol"] = 1;
-                  reply(req, res, 200, body, protocol::format::json);
+                  respond(req, res, 200, body, protocol::format::json);
                 });
     server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !draining();
-      reply(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
+      respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
             protocol::format::json);
     });
     // httplib calls this for every status >= 400; only its own bare errors
     // (unknown route, unreadable request) still need a body.
     server.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      bool answered = !res.body.empty() || res.content_length_ > 0;
+      if (answered) return httplib::Server::HandlerResponse::Unhandled;
       auto code = res.status == 404   ? "no_such_route"
                   : res.status == 413 ? "payload_too_large"
                                       : "bad_request";
@@ -113,7 +139,7 @@ class http_server {
                                "; call a method with POST /lp/v1/call/<method>, see GET " +
                                protocol::describe_path
                          : "the request could not be read (HTTP " + std::to_string(res.status) + ")";
-      reply(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
+      respond(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
             protocol::format::json);
       return httplib::Server::HandlerResponse::Handled;
     }));
@@ -127,7 +153,7 @@ class http_server {
     if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
         same_secret(std::string_view(given).substr(scheme.size()), secret_))
       return true;
-    reply(req, res, 401,
+    respond(req, res, 401,
           protocol::error_body("unauthenticated",
                                given.empty()
                                    ? "this node needs 'Authorization: Bearer <secret>'; the "
@@ -137,6 +163,14 @@ class http_server {
           protocol::format::json);
     return false;
   }
+
+  struct in_flight_guard {
+    http_server& self;
+    ~in_flight_guard() {
+      std::lock_guard lock(self.mutex_);
+      if (--self.in_flight_ == 0) self.idle_.notify_all();
+    }
+  };
 
   // Whether this thread's current request is a call whose reply is unwritten.
   static bool& reply_pending() {
@@ -158,18 +192,58 @@ class http_server {
                                                                    : request_format;
   }
 
-  static void reply(const httplib::Request& req, httplib::Response& res, int status,
+  // A large reply is written straight from this thread's reply buffer,
+  // after the handler returns and before the thread takes its next request.
+  static void respond(const httplib::Request& req, httplib::Response& res, int status,
                     const json& body, protocol::format request_format) {
+    struct reply_body {};
     auto format = reply_format(req, request_format);
+    auto& bytes = thread_buffer<reply_body>();
+    if (format == protocol::format::cbor) json::to_cbor(body, bytes);
+    else bytes = protocol::encode(body, format);
     res.status = status;
-    res.set_content(protocol::encode(body, format), protocol::content_type(format));
+    if (bytes.size() <= streamed_body) return res.set_content(bytes, protocol::content_type(format));
+    res.set_content_provider(bytes.size(), protocol::content_type(format),
+                             [&bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                               return sink.write(bytes.data() + offset, length);
+                             });
   }
 
-  void call(const httplib::Request& req, httplib::Response& res) {
+  // The request's body, read into this thread's request buffer; nothing if
+  // it could not be read (httplib has set the status: 413 for a body over
+  // the limit, 400 otherwise).
+  std::optional<std::string_view> read_body(const httplib::Request& req,
+                                            const httplib::ContentReader& read) {
+    struct request_body {};
+    auto declared = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    auto& body = thread_buffer<request_body>(
+        static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
+    bool complete = read([&body](const char* data, std::size_t length) {
+      body.append(data, length);
+      return true;
+    });
+    if (!complete) return std::nullopt;
+    return body;
+  }
+
+  void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     const std::string method = req.matches[1];
+    // Read first, whatever the answer: a body left unread would be taken
+    // for the connection's next request.
+    auto body = read_body(req, read);
+    if (!body) {
+      bool too_large = res.status == 413;
+      return respond(req, res, too_large ? 413 : 400,
+                   protocol::error_body(too_large ? "payload_too_large" : "bad_request",
+                                        too_large ? "the body is larger than this node accepts "
+                                                    "(--lp_max_body_mb)"
+                                                  : "the body could not be read",
+                                        identity_.label, method),
+                   protocol::format::json);
+    }
     auto fail = [&](int status, std::string_view code, const std::string& message,
                     protocol::format format) {
-      reply(req, res, status, protocol::error_body(code, message, identity_.label, method),
+      respond(req, res, status, protocol::error_body(code, message, identity_.label, method),
             format);
     };
     if (!authorized(req, res, method)) return;
@@ -187,24 +261,19 @@ class http_server {
       ++unwritten_;
       reply_pending() = true;
     }
-    struct done {
-      http_server& self;
-      ~done() {
-        std::lock_guard lock(self.mutex_);
-        if (--self.in_flight_ == 0) self.idle_.notify_all();
-      }
-    } guard{*this};
+    in_flight_guard guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto answer =
-        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), req.body);
-    reply(req, res, answer.status, answer.body, answer.format);
+    auto answered =
+        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), *body);
+    respond(req, res, answered.status, answered.body, answered.format);
   }
 
   node_instance& node_;
   const node_identity& identity_;
   launch_state& launch_;
   const std::string secret_;
+  const std::size_t max_body_bytes_;
   address bound_;
   std::string url_;
   std::mutex mutex_;

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <launchpad/detail/buffers.hpp>
 #include <launchpad/detail/thread_pool.hpp>
 #include <string>
 #include <thread>
@@ -17,6 +18,8 @@ class listener {
   explicit listener(std::size_t max_threads) {
     server_.new_task_queue = [max_threads] { return new thread_pool(max_threads); };
     server_.set_tcp_nodelay(true);
+    // Accepted connections inherit the listening socket's buffer sizes.
+    server_.set_socket_options(large_socket_buffers);
   }
   listener(const listener&) = delete;
   listener& operator=(const listener&) = delete;

@@ -2,7 +2,9 @@
 
 #include <boost/hana/for_each.hpp>
 #include <cstddef>
+#include <launchpad/detail/batch_queue.hpp>
 #include <launchpad/detail/decode.hpp>
+#include <launchpad/detail/encode.hpp>
 #include <launchpad/detail/signature.hpp>
 #include <launchpad/service.hpp>
 #include <memory>
@@ -42,7 +44,11 @@ struct method_entry {
   std::string_view name;
   std::size_t arity;
   std::string signature;
-  json (*invoke)(T&, const json&, std::mutex*);
+  // `serial` is null for a service with concurrent handlers; `queue` is the
+  // node's queue for this method if it is batched.
+  json (*invoke)(T&, const json&, std::mutex* serial, batch_queue_base* queue);
+  std::unique_ptr<batch_queue_base> (*make_queue)();
+  json batching;  // null, or the limits of a batched method
 };
 
 template <class Method, std::size_t I>
@@ -57,8 +63,24 @@ auto decode_argument(const json& args) {
   }
 }
 
+// One call of an unbatched method with its decoded arguments.
 template <class T, class Method>
-json invoke(T& object, const json& args, std::mutex* serial) {
+json call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
+  std::unique_lock<std::mutex> turn;
+  if (serial) turn = std::unique_lock(*serial);
+  auto apply = [&](auto&... value) -> decltype(auto) {
+    return (object.*Method::pointer)(std::move(value)...);
+  };
+  if constexpr (std::is_void_v<typename signature<Method>::result>) {
+    std::apply(apply, values);
+    return nullptr;
+  } else {
+    return to_wire(std::apply(apply, values));
+  }
+}
+
+template <class T, class Method>
+json invoke(T& object, const json& args, std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
   if (args.size() != traits::arity)
     throw call_failure(400, "bad_request",
@@ -68,17 +90,26 @@ json invoke(T& object, const json& args, std::mutex* serial) {
     // Braces evaluate in order, so the first bad argument is the one named.
     return typename traits::params{decode_argument<Method, I>(args)...};
   }(std::make_index_sequence<traits::arity>{});
-  std::unique_lock<std::mutex> turn;
-  if (serial) turn = std::unique_lock(*serial);
-  auto apply = [&](auto&... value) -> decltype(auto) {
-    return (object.*Method::pointer)(std::move(value)...);
-  };
-  if constexpr (std::is_void_v<typename traits::result>) {
-    std::apply(apply, values);
-    return nullptr;
+  if constexpr (batched_method<Method>)
+    return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
+  else
+    return call_once<T, Method>(object, values, serial);
+}
+
+template <class Method>
+json batching_of() {
+  if constexpr (batched_method<Method>) {
+    constexpr auto limits = lp_batch_limits(lp_batch_tag<Method>{});
+    return {{"max_batch", limits.max_batch}, {"max_wait_us", limits.max_wait.count()}};
   } else {
-    return json(std::apply(apply, values));
+    return nullptr;
   }
+}
+
+template <class T, class Method>
+std::unique_ptr<batch_queue_base> make_queue() {
+  if constexpr (batched_method<Method>) return std::make_unique<batch_queue<T, Method>>();
+  else return nullptr;
 }
 
 // The service's methods in LP_SERVICE order, built once per type.
@@ -89,7 +120,7 @@ const std::vector<method_entry<T>>& method_table() {
     boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
       using M = typename decltype(method)::type;
       entries.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name),
-                         &invoke<T, M>});
+                         &invoke<T, M>, &make_queue<T, M>, batching_of<M>()});
     });
     return entries;
   }();
@@ -99,16 +130,20 @@ const std::vector<method_entry<T>>& method_table() {
 template <class T>
 class typed_node final : public node_instance {
  public:
-  explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {}
+  explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {
+    for (const auto& entry : method_table<T>()) queues_.push_back(entry.make_queue());
+  }
 
   void run() override {
     if constexpr (runnable<T>) object_->run();
   }
 
   json call(std::string_view method, const json& args) override {
-    for (const auto& entry : method_table<T>())
-      if (entry.name == method)
-        return entry.invoke(*object_, args, concurrent_handlers<T> ? nullptr : &serial_);
+    const auto& table = method_table<T>();
+    for (std::size_t i = 0; i < table.size(); ++i)
+      if (table[i].name == method)
+        return table[i].invoke(*object_, args, concurrent_handlers<T> ? nullptr : &serial_,
+                               queues_[i].get());
     std::string known;
     for (const auto& entry : method_table<T>())
       known += (known.empty() ? "" : ", ") + std::string(entry.name);
@@ -120,15 +155,18 @@ class typed_node final : public node_instance {
 
   json describe() const override {
     json methods = json::array();
-    for (const auto& entry : method_table<T>())
-      methods.push_back(
-          {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}});
+    for (const auto& entry : method_table<T>()) {
+      json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+      if (!entry.batching.is_null()) method["batched"] = entry.batching;
+      methods.push_back(std::move(method));
+    }
     return {{"service", service_definition<T>::name}, {"methods", methods}};
   }
 
  private:
   std::unique_ptr<T> object_;
   std::mutex serial_;
+  std::vector<std::unique_ptr<batch_queue_base>> queues_;  // by method, for batched ones
 };
 
 }  // namespace lp::detail

@@ -7,6 +7,8 @@
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/directory.hpp>
+#include <launchpad/detail/buffers.hpp>
+#include <launchpad/detail/direct_channel.hpp>
 #include <launchpad/detail/http_channel.hpp>
 #include <launchpad/detail/http_server.hpp>
 #include <launchpad/detail/runtime.hpp>
@@ -30,6 +32,8 @@ struct host_options {
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
+  // Clients call nodes of this process without HTTP (--lp_direct_calls).
+  bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
   // Stop once every run() here has returned: right when this process hosts
@@ -47,6 +51,7 @@ class node_host {
         options_(std::move(options)),
         state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
     launch_registry::get().add(state_);
+    keep_large_blocks();
     try {
       start(graph);
     } catch (...) {
@@ -65,9 +70,11 @@ class node_host {
   std::shared_ptr<channel> connect(const std::string& label) {
     std::lock_guard lock(mutex_);
     auto& slot = channels_[label];
-    if (!slot)
-      slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
-    return slot;
+    if (slot) return slot;
+    if (options_.direct_calls)
+      for (auto& node : nodes_)
+        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->server);
+    return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
   // Waits until the run() of every node named (labels or group names) has
@@ -194,7 +201,7 @@ class node_host {
   std::mutex mutex_;
   std::condition_variable finished_changed_;
   std::set<std::string> finished_;
-  std::map<std::string, std::shared_ptr<http_channel>> channels_;
+  std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex shutdown_mutex_;
   bool done_ = false;
 };

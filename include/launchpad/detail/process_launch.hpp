@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <launchpad/detail/output.hpp>
 #include <launchpad/detail/process.hpp>
@@ -46,6 +47,41 @@ inline constexpr const char* policy = "LP_POLICY";
 inline constexpr const char* run_dir = "LP_RUN_DIR";
 }  // namespace child_env
 
+// How a launch starts its units and signals them. Left empty (local_mp), a
+// unit is the binary itself, in a process group of its own; the Slurm
+// launch runs it as a job step, through srun.
+struct unit_runner {
+  // Rewrites the command that runs `unit`.
+  std::function<void(const std::string& unit, child_process& command)> wrap;
+  // Sends `signal` to what runs `unit`; `pid` is the process started for it.
+  std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
+  // How the unit ended, in words, from the wait status of that process.
+  std::function<std::string(int status)> describe;
+};
+
+// A process of a launch: a node, or a colocated group's nodes.
+struct unit_plan {
+  std::string name;  // the node's label, or the colocated group's name
+  std::vector<std::string> labels;
+  group_settings settings;
+};
+
+inline std::vector<unit_plan> plan_units(const program& graph) {
+  std::vector<unit_plan> units;
+  std::map<std::string, std::size_t> colocated;
+  for (const auto& spec : graph.nodes()) {
+    auto settings = graph.settings_of(spec.group);
+    if (settings.colocated) {
+      auto [it, added] = colocated.emplace(spec.group, units.size());
+      if (added) units.push_back({spec.group, {}, settings});
+      units[it->second].labels.push_back(spec.label);
+    } else {
+      units.push_back({spec.label, {spec.label}, settings});
+    }
+  }
+  return units;
+}
+
 struct process_options {
   std::string policy = "local_mp";
   std::string executable;              // default: this program
@@ -60,6 +96,9 @@ struct process_options {
   // Stop once every run() has returned; a test controller leaves that to the
   // test, which may still want to ask the nodes that serve.
   bool stop_when_runs_finish = true;
+  std::string run_dir;  // adopt this run directory; default: make one under /tmp
+  std::string bind_host = "127.0.0.1";  // where the rendezvous listens
+  unit_runner runner;
 };
 
 class process_launch {
@@ -75,8 +114,11 @@ class process_launch {
   process_launch(const program& graph, process_options options)
       : graph_(graph),
         options_(std::move(options)),
-        run_dir_(graph.name(), options_.insecure ? "" : make_secret()) {
-    run_dir_.announce(std::cerr);  // before any node can print
+        run_dir_(options_.run_dir.empty()
+                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret())
+                     : run_directory(run_directory::adopt{}, options_.run_dir)) {
+    // Before any node can print; an adopted directory's maker told already.
+    if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
     if (options_.executable.empty()) options_.executable = this_executable();
     if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
     make_log_dir();
@@ -87,7 +129,8 @@ class process_launch {
                        std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
                        request_stop();
                      },
-                     [this](const std::string& label) { run_finished(label); }});
+                     [this](const std::string& label) { run_finished(label); }},
+        options_.bind_host);
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return started_ || ended_; });
@@ -230,19 +273,17 @@ class process_launch {
   }
 
   void plan_units() {
-    std::map<std::string, std::size_t> colocated;
-    for (const auto& spec : graph_.nodes()) {
-      auto settings = graph_.settings_of(spec.group);
-      if (settings.colocated) {
-        auto [it, added] = colocated.emplace(spec.group, units_.size());
-        if (added) units_.push_back(unit{spec.group, settings});
-        units_[it->second].labels.push_back(spec.label);
-      } else {
-        units_.push_back(unit{spec.label, settings});
-        units_.back().labels.push_back(spec.label);
-      }
-      if (spec.has_run) runnable_.insert(spec.label);
+    for (auto& planned : detail::plan_units(graph_)) {
+      units_.push_back(unit{planned.name, planned.settings});
+      units_.back().labels = std::move(planned.labels);
     }
+    for (const auto& spec : graph_.nodes())
+      if (spec.has_run) runnable_.insert(spec.label);
+  }
+
+  void signal(const unit& u, int signal) {
+    if (options_.runner.signal) options_.runner.signal(u.name, u.pid, signal);
+    else ::kill(-u.pid, signal);
   }
 
   void run_finished(const std::string& label) {
@@ -260,6 +301,7 @@ class process_launch {
     child_process child{options_.executable, options_.arguments, {}, -1, -1};
     std::string labels;
     for (const auto& label : u.labels) labels += (labels.empty() ? "" : ",") + label;
+    if (options_.runner.wrap) options_.runner.wrap(u.name, child);
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
@@ -340,14 +382,14 @@ class process_launch {
         notice_ends = clock::now() + options_.termination_notice;
         rendezvous_->close();
         for (auto& u : units_)
-          if (!u.ended && u.pid > 0) ::kill(-u.pid, SIGTERM);
+          if (!u.ended && u.pid > 0) signal(u, SIGTERM);
       }
       if (stopping && !killed_all && (kill || clock::now() >= notice_ends)) {
         killed_all = true;
         for (auto& u : units_)
           if (!u.ended && u.pid > 0) {
             u.killed = !kill;
-            ::kill(-u.pid, SIGKILL);
+            signal(u, SIGKILL);
           }
       }
       if (!stopping) restart_due();
@@ -386,7 +428,8 @@ class process_launch {
       std::string how = u.killed ? "did not stop within the termination notice of " +
                                        std::to_string(options_.termination_notice.count()) +
                                        " s, and was killed"
-                                 : describe_status(status);
+                                 : options_.runner.describe ? options_.runner.describe(status)
+                                                            : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
       if (!stopping && u.restarts < u.settings.max_restarts) {

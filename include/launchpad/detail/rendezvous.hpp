@@ -33,7 +33,9 @@ class rendezvous_server {
     std::function<void(const std::string& label)> run_finished;
   };
 
-  rendezvous_server(std::string secret, callbacks on) : secret_(std::move(secret)), on_(std::move(on)) {
+  // `host`: loopback, unless the nodes run on other hosts (Slurm).
+  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1")
+      : secret_(std::move(secret)), on_(std::move(on)) {
     auto& server = listener_.server();
     server.set_keep_alive_timeout(2);
     auto guarded = [this](auto handler) {
@@ -87,9 +89,9 @@ class rendezvous_server {
       on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
       res.set_content("{}", "application/json");
     }));
-    int port = listener_.start("127.0.0.1", 0);
-    if (port < 0) throw error("launch_error", "the launcher cannot listen on 127.0.0.1");
-    url_ = "http://127.0.0.1:" + std::to_string(port);
+    int port = listener_.start(host, 0);
+    if (port < 0) throw error("launch_error", "the launcher cannot listen on " + host);
+    url_ = "http://" + host + ":" + std::to_string(port);
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;

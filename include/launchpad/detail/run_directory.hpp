@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <launchpad/detail/output.hpp>
 #include <launchpad/detail/secret.hpp>
 #include <launchpad/error.hpp>
@@ -17,11 +18,14 @@ namespace lp::detail {
 // logs are left in it.
 class run_directory {
  public:
-  // An empty secret (an --lp_insecure launch) writes no file.
-  run_directory(const std::string& program, std::string secret) : secret_(std::move(secret)) {
-    std::string pattern = "/tmp/lp-" + program + "-XXXXXX";
+  // An empty secret (an --lp_insecure launch) writes no file. A Slurm
+  // launch makes it in a directory the compute hosts share.
+  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp")
+      : secret_(std::move(secret)) {
+    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
-      throw error("launch_error", "cannot create a run directory under /tmp");
+      throw error("launch_error", "cannot create a run directory under " + parent +
+                                      "; is it there, and writable?");
     path_ = pattern;
     if (secret_.empty()) return;
     auto file = path_ + "/secret";
@@ -30,14 +34,24 @@ class run_directory {
     write_all(fd, secret_ + "\n");
     ::close(fd);
   }
+  // The run directory another process made (a Slurm job's, made by the
+  // command that submitted it), with the secret in it, if any.
+  struct adopt {};
+  run_directory(adopt, std::string path) : path_(std::move(path)) {
+    std::ifstream(path_ + "/secret") >> secret_;
+  }
   run_directory(const run_directory&) = delete;
   run_directory& operator=(const run_directory&) = delete;
   ~run_directory() {
+    if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 
   const std::string& path() const { return path_; }
+  // Leaves the directory and its secret to whoever goes on using them (a
+  // submitted Slurm job).
+  void keep() { kept_ = true; }
   const std::string& secret() const { return secret_; }
 
   // Tells the user where the secret is (never the secret itself).
@@ -48,6 +62,7 @@ class run_directory {
  private:
   std::string secret_;
   std::string path_;
+  bool kept_ = false;
 };
 
 }  // namespace lp::detail

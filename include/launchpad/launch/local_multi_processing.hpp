@@ -14,6 +14,7 @@
 #include <launchpad/detail/process_launch.hpp>
 #include <launchpad/detail/rendezvous.hpp>
 #include <launchpad/detail/signals.hpp>
+#include <launchpad/detail/slurm_host.hpp>
 #include <launchpad/program.hpp>
 #include <memory>
 #include <string>
@@ -47,7 +48,8 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
   auto run_dir = take_env(child_env::run_dir).value_or("");
-  if (launcher != std::to_string(::getppid())) {
+  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
+  if (policy != slurm_policy && launcher != std::to_string(::getppid())) {
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
   }
@@ -75,7 +77,9 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
     options.nodes = rendezvous;
     options.secret = secret;
     options.run_dir = run_dir;
+    if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.direct_calls = flags.direct_calls;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };

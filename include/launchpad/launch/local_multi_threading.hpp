@@ -50,6 +50,7 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
     options.secret = run_dir.secret();
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.direct_calls = flags.direct_calls;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();

@@ -38,7 +38,7 @@ struct test_multi_threading {
 class test_controller {
  public:
   // `flags` are --lp_ flags, as on a command line: --lp_max_body_mb,
-  // --lp_insecure.
+  // --lp_insecure, --lp_direct_calls (clients call the nodes without HTTP).
   explicit test_controller(const program& graph, const std::vector<std::string>& flags = {})
       : graph_(&graph) {
     std::vector<std::string> words{"test"};
@@ -50,6 +50,7 @@ class test_controller {
     options.policy = test_multi_threading::flag;
     options.secret = parsed.insecure ? "" : detail::make_secret();
     options.max_body_bytes = parsed.max_body_mb << 20;
+    options.direct_calls = parsed.direct_calls;
     options.stop_when_runs_finish = false;
     launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
   }

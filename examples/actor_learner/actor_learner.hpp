@@ -1,0 +1,274 @@
+#pragma once
+// The shape of a distributed RL agent (as in Ape-X or R2D2), small enough to
+// read: actors play a grid world and insert what they saw into a replay
+// buffer; a learner samples the buffer, improves a Q-table and serves it;
+// actors fetch the latest table now and then. Here the "network" is a table
+// of 100 floats and the learner is tabular Q-learning, but the graph is the
+// one a deep-RL agent has.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <launchpad/launchpad.hpp>
+#include <mutex>
+#include <random>
+#include <vector>
+
+namespace actor_learner {
+
+// What moves between learner and actors: a Q-table as a tensor of
+// [state, action] values, which travels as raw float32 bytes (CBOR typed
+// array), however large the network behind it grows.
+using parameters = lp::tensor<float>;
+
+// --- The environment: plain C++, no Launchpad. -------------------------------
+//
+//   S . . . .     S: start        G: goal, reward +1, the episode ends
+//   . . . X .     X: pit, reward -1, the episode ends
+//   . . . . .     A move into the border stays put. After 50 moves the
+//   . X . . .     episode ends with reward 0. A random walk falls into a
+//   . . . . G     pit 9 times in 10.
+struct grid_world {
+  static constexpr int side = 5, num_states = side * side, num_actions = 4,
+                       max_steps = 50;
+
+  struct outcome {
+    int state;
+    float reward;
+    bool done;
+  };
+
+  int reset() {
+    row = col = steps = 0;
+    return 0;
+  }
+  outcome step(int action) {  // 0 up, 1 right, 2 down, 3 left
+    static constexpr int drow[] = {-1, 0, 1, 0}, dcol[] = {0, 1, 0, -1};
+    row = std::clamp(row + drow[action], 0, side - 1);
+    col = std::clamp(col + dcol[action], 0, side - 1);
+    ++steps;
+    int state = row * side + col;
+    if (row == side - 1 && col == side - 1) return {state, 1.0f, true};
+    if ((row == 1 && col == 3) || (row == 3 && col == 1)) return {state, -1.0f, true};
+    return {state, 0.0f, steps == max_steps};
+  }
+
+  int row = 0, col = 0, steps = 0;
+};
+
+// The action with the highest value in `state` (the first one on a tie).
+inline int greedy(const parameters& q, int state) {
+  const float* first = &q(state, 0);  // a row: the values of every action
+  return static_cast<int>(std::max_element(first, first + grid_world::num_actions) - first);
+}
+
+// What an actor does: explore (a random action) with probability `epsilon`,
+// else the best action, with ties broken at random: at first every value is
+// 0, and "always the first action" would explore nothing.
+inline int epsilon_greedy(const parameters& q, int state, double epsilon,
+                          std::mt19937& rng) {
+  if (std::bernoulli_distribution(epsilon)(rng))
+    return std::uniform_int_distribution<int>(0, grid_world::num_actions - 1)(rng);
+  float best = q(state, greedy(q, state));
+  std::vector<int> ties;
+  for (int action = 0; action < grid_world::num_actions; ++action)
+    if (q(state, action) == best) ties.push_back(action);
+  return ties[std::uniform_int_distribution<std::size_t>(0, ties.size() - 1)(rng)];
+}
+
+// The average return of `policy(state, rng)` over `episodes` episodes.
+template <class Policy>
+double average_return(Policy policy, int episodes, unsigned seed) {
+  std::mt19937 rng(seed);
+  grid_world env;
+  double total = 0;
+  for (int e = 0; e < episodes; ++e) {
+    int state = env.reset();
+    for (bool done = false; !done;) {
+      auto next = env.step(policy(state, rng));
+      total += next.reward;
+      state = next.state;
+      done = next.done;
+    }
+  }
+  return total / episodes;
+}
+
+// How the greedy policy of `q` does, next to a policy that picks at random.
+struct evaluation {
+  double learned;
+  double random;
+};
+inline evaluation evaluate(const parameters& q) {
+  std::uniform_int_distribution<int> any_action(0, grid_world::num_actions - 1);
+  return {
+      average_return([&](int state, std::mt19937&) { return greedy(q, state); }, 100, 1),
+      average_return([&](int, std::mt19937& rng) { return any_action(rng); }, 1000, 1)};
+}
+
+// One step of experience.
+struct transition {
+  int state = 0;
+  int action = 0;
+  float reward = 0;
+  int next_state = 0;
+  bool done = false;
+  NLOHMANN_DEFINE_TYPE_INTRUSIVE(transition, state, action, reward, next_state, done)
+};
+
+// --- The nodes. ---------------------------------------------------------------
+
+// A stand-in for Launchpad's ReverbNode: a bounded buffer of transitions,
+// sampled uniformly. When full, the oldest transitions make room, so the
+// learner trains on what the recent policies did.
+struct ReplayBuffer {
+  long capacity;
+  // A rate limiter, as Reverb's SampleToInsertRatio: no samples before
+  // `min_size` transitions came in, then at most `samples_per_insert` sampled
+  // per inserted one. A learner that outran the actors would fit the first
+  // few episodes over and over; with the limit, what is learned depends on
+  // the data and not on how fast each thread happens to run.
+  long min_size;
+  double samples_per_insert;
+  unsigned seed;
+
+  std::vector<transition> items{};  // a ring: once full, `oldest` is the next to go
+  std::size_t oldest = 0;
+  long inserted = 0, sampled = 0;
+  std::mt19937 rng{seed};
+
+  // Takes a whole episode: one call instead of one per step.
+  void insert(const std::vector<transition>& episode) {
+    for (const auto& t : episode) {
+      if (size() < capacity) {
+        items.push_back(t);
+      } else {
+        items[oldest] = t;
+        oldest = (oldest + 1) % items.size();
+      }
+    }
+    inserted += static_cast<long>(episode.size());
+  }
+  // `n` transitions drawn with replacement, or none when the rate limiter
+  // says wait (the caller tries again later: a call that blocked here would
+  // hold up every insert, since this node takes one call at a time).
+  std::vector<transition> sample(int n) {
+    std::vector<transition> batch;
+    if (items.empty() || inserted < min_size ||
+        sampled > samples_per_insert * static_cast<double>(inserted - min_size))
+      return batch;
+    std::uniform_int_distribution<std::size_t> pick(0, items.size() - 1);
+    for (int i = 0; i < n; ++i) batch.push_back(items[pick(rng)]);
+    sampled += n;
+    return batch;
+  }
+  long size() const { return static_cast<long>(items.size()); }
+};
+LP_SERVICE(ReplayBuffer, insert, sample, size);
+
+struct learner_config {
+  long updates = 400;  // batches to learn from, then stop
+  int batch = 64;      // transitions per batch
+  float learning_rate = 0.2f;
+  float discount = 0.9f;
+};
+
+// Learns from the replay buffer and serves the latest Q-table to the actors.
+struct Learner {
+  lp::client<ReplayBuffer> replay;
+  learner_config config;
+  // Called with the final parameters once learning is done (on the learner's
+  // node, in the learner's process).
+  std::function<void(const parameters&)> report;
+
+  // run() writes what get_parameters() and done() read, on other threads:
+  // unlike the calls among themselves, these need a lock.
+  mutable std::mutex mutex{};
+  parameters q = parameters({grid_world::num_states, grid_world::num_actions});  // zeros
+  long updates_done = 0;
+
+  parameters get_parameters() const {
+    std::lock_guard lock(mutex);
+    return q;
+  }
+  bool done() const {
+    std::lock_guard lock(mutex);
+    return updates_done == config.updates;
+  }
+
+  void run() {
+    for (long u = 0; u < config.updates;) {
+      auto batch = replay.sample(config.batch);  // no lock held while calling
+      if (batch.empty()) {                       // rate limited: wait for the actors
+        if (lp::wait_for_stop(std::chrono::milliseconds(2))) return;
+        continue;
+      }
+      if (lp::stop_requested()) return;
+      std::lock_guard lock(mutex);
+      for (const auto& t : batch) {
+        // Q-learning: move Q(s, a) towards r + discount * max over a' of Q(s', a').
+        float target = t.reward;
+        if (!t.done)
+          target += config.discount * q(t.next_state, greedy(q, t.next_state));
+        float& value = q(t.state, t.action);
+        value += config.learning_rate * (target - value);
+      }
+      updates_done = ++u;
+    }
+    // done() now answers true: the actors finish their episode and return,
+    // and once every run() has returned the program stops by itself.
+    report(get_parameters());
+  }
+};
+LP_SERVICE(Learner, get_parameters, done);
+
+// Plays epsilon-greedy episodes with the latest parameters it fetched.
+struct Actor {
+  lp::client<Learner> learner;
+  lp::client<ReplayBuffer> replay;
+  double epsilon;  // how often to explore: each actor its own, as in Ape-X
+  unsigned seed;   // seeded, so that a run can be repeated
+  // Episodes between calls to the learner: fresh enough, and fewer calls.
+  int fetch_every = 4;
+
+  void run() {
+    std::mt19937 rng(seed);
+    grid_world env;
+    parameters q;
+    for (long episode = 0; !lp::stop_requested(); ++episode) {
+      if (episode % fetch_every == 0) {
+        if (learner.done()) return;
+        q = learner.get_parameters();
+      }
+      std::vector<transition> seen;
+      int state = env.reset();
+      for (bool done = false; !done;) {
+        int action = epsilon_greedy(q, state, epsilon, rng);
+        auto next = env.step(action);
+        seen.push_back({state, action, next.reward, next.state, next.done});
+        state = next.state;
+        done = next.done;
+      }
+      replay.insert(seen);
+    }
+  }
+};
+LP_SERVICE(Actor);
+
+struct handles {
+  lp::handle<Learner> learner;
+  lp::handle<ReplayBuffer> replay;
+};
+
+inline handles make_program(lp::program& p, int num_actors, learner_config config,
+                            std::function<void(const parameters&)> report) {
+  // Room for 2000 transitions; sampling starts at 500, then 8 per insert.
+  auto replay = p.add_node<ReplayBuffer>("replay", 2000L, 500L, 8.0, 1u);
+  auto learner = p.add_node<Learner>("learner", replay, config, std::move(report));
+  auto actors = p.group("actors");
+  for (int i = 0; i < num_actors; ++i)
+    actors.add_node<Actor>(learner, replay, 0.5 / (1 + i),
+                           static_cast<unsigned>(100 + i));
+  return {learner, replay};
+}
+
+}  // namespace actor_learner

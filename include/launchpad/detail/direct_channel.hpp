@@ -1,0 +1,53 @@
+#pragma once
+
+#include <chrono>
+#include <launchpad/detail/channel.hpp>
+#include <launchpad/detail/dispatch.hpp>
+#include <launchpad/detail/http_server.hpp>
+#include <launchpad/error.hpp>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+
+namespace lp::detail {
+
+// A channel to a node in this process that calls it without HTTP, on the
+// caller's thread (--lp_direct_calls): for unit tests of big programs, and
+// colocated nodes. Arguments and results are still encoded and decoded, so a
+// method sees copies and fails the same ways; a call cannot be cut short,
+// so one that overruns its deadline raises lp::deadline_exceeded when it
+// returns.
+class direct_channel final : public channel {
+ public:
+  direct_channel(std::string node, http_server& server) : node_(std::move(node)), server_(&server) {}
+
+  const std::string& node() const override { return node_; }
+
+  json call(const std::string& method, const json& args, std::chrono::milliseconds deadline) override {
+    auto start = std::chrono::steady_clock::now();
+    // Held through the call, so close() waits for calls that found the node
+    // before its server goes away.
+    std::shared_lock lock(mutex_);
+    if (!server_) throw transport_error(node_, method, "the program has stopped");
+    auto answered = server_->call_direct(method, args);
+    lock.unlock();
+    if (std::chrono::steady_clock::now() - start > deadline)
+      throw deadline_exceeded(node_, method,
+                              "no reply within the deadline of " + std::to_string(deadline.count()) +
+                                  " ms (a direct call, which ran to its end)");
+    return result_of(node_, method, answered.status, std::move(answered.body));
+  }
+
+  void close() override {
+    std::unique_lock lock(mutex_);
+    server_ = nullptr;
+  }
+
+ private:
+  const std::string node_;
+  std::shared_mutex mutex_;
+  http_server* server_;
+};
+
+}  // namespace lp::detail

@@ -1,0 +1,144 @@
+#pragma once
+
+// Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
+// names the element type and byte order, then one byte string. Packing and
+// unpacking is a memcpy (a byte swap for the other byte order), where an
+// array of CBOR numbers costs a parse per element. In JSON they are arrays
+// of numbers, so curl and other languages read them as before.
+
+#include <algorithm>
+#include <bit>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <launchpad/wire.hpp>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace lp::detail {
+
+// The element types that pack into a typed array: every arithmetic type but
+// bool, whose std::vector is not contiguous.
+template <class T>
+concept packable = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+                   (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) &&
+                   (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>);
+
+namespace typed_array {
+
+// RFC 8746 section 2.1: tag = 0b010_f_s_e_ll (float, signed, little-endian,
+// log2 of the element size for integers, 1 or 2 for float32 or float64).
+template <packable T>
+constexpr std::uint8_t tag(bool little_endian) {
+  if constexpr (sizeof(T) == 1) return std::is_signed_v<T> ? 72 : 64;  // no byte order
+  std::uint8_t ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<std::uint8_t>(0x50 | (little_endian ? 4 : 0) | (sizeof(T) == 4 ? 1 : 2));
+  else
+    return static_cast<std::uint8_t>(0x40 | (std::is_signed_v<T> ? 8 : 0) |
+                                     (little_endian ? 4 : 0) | ll);
+}
+
+template <packable T>
+constexpr std::uint8_t native_tag = tag<T>(std::endian::native == std::endian::little);
+
+// The element size and kind a typed-array tag stands for, for JSON output.
+struct element {
+  std::size_t size;
+  bool is_float;
+  bool is_signed;
+  bool little_endian;
+};
+
+inline std::optional<element> element_of(std::uint64_t tag) {
+  if (tag < 64 || tag > 87) return std::nullopt;
+  bool little = tag & 0x04;
+  auto ll = tag & 0x03;
+  if (tag & 0x10) {
+    if (ll == 0 || ll == 3) return std::nullopt;  // float16 and float128: no C++ type here
+    return element{ll == 1 ? 4u : 8u, true, true, little};
+  }
+  bool is_signed = tag & 0x08;
+  if (ll == 0 && tag == 76) return std::nullopt;  // reserved
+  return element{std::size_t{1} << ll, false, is_signed, little};
+}
+
+template <packable T>
+json pack(const T* data, std::size_t count) {
+  auto* first = reinterpret_cast<const std::uint8_t*>(data);  // bytes may alias anything
+  return json::binary(std::vector<std::uint8_t>(first, first + count * sizeof(T)), native_tag<T>);
+}
+
+template <class T>
+T byte_swapped(T value) {
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  std::reverse(bytes, bytes + sizeof(T));
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+// Unpacks a typed array of T (either byte order) into `out`; false when the
+// tag is not T's or the length is not a whole number of elements.
+template <packable T>
+bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
+  if (!bytes.has_subtype()) return false;
+  bool native = bytes.subtype() == native_tag<T>;
+  bool swapped = bytes.subtype() == tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || bytes.size() % sizeof(T) != 0) return false;
+  out.resize(bytes.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  if (!native)
+    for (auto& value : out) value = byte_swapped(value);
+  return true;
+}
+
+// The value with every typed array turned into an array of numbers, for a
+// JSON reader. Values of a tag that is not a typed array stay as they are.
+inline void expand(json& value);
+
+template <class T>
+json numbers(const json::binary_t& bytes, bool little_endian) {
+  json out = json::array();
+  out.get_ref<json::array_t&>().reserve(bytes.size() / sizeof(T));
+  for (std::size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
+    T element;
+    std::memcpy(&element, bytes.data() + at, sizeof(T));
+    if (little_endian != (std::endian::native == std::endian::little)) element = byte_swapped(element);
+    out.push_back(element);
+  }
+  return out;
+}
+
+inline json numbers_of(const json::binary_t& bytes, const element& e) {
+  if (e.is_float) return e.size == 4 ? numbers<float>(bytes, e.little_endian) : numbers<double>(bytes, e.little_endian);
+  switch (e.size) {
+    case 1: return e.is_signed ? numbers<std::int8_t>(bytes, true) : numbers<std::uint8_t>(bytes, true);
+    case 2: return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian) : numbers<std::uint16_t>(bytes, e.little_endian);
+    case 4: return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian) : numbers<std::uint32_t>(bytes, e.little_endian);
+    default: return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian) : numbers<std::uint64_t>(bytes, e.little_endian);
+  }
+}
+
+inline void expand(json& value) {
+  if (value.is_binary()) {
+    const auto& bytes = value.get_binary();
+    if (!bytes.has_subtype()) return;
+    if (auto e = element_of(bytes.subtype())) value = numbers_of(bytes, *e);
+  } else if (value.is_structured()) {
+    for (auto& element : value) expand(element);
+  }
+}
+
+// Whether `value` holds a byte string anywhere (only then is expand needed).
+inline bool has_binary(const json& value) {
+  if (value.is_binary()) return true;
+  if (!value.is_structured()) return false;
+  return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
+}
+
+}  // namespace typed_array
+}  // namespace lp::detail

@@ -1,0 +1,411 @@
+// End to end: programs launched with --lp_launch=slurm as jobs of a real
+// Slurm (tools/local-slurm.sh start: four fake nodes on this machine), on
+// loopback, every wait bounded, every job cancelled and every process killed
+// on every path.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <dirent.h>
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::string env_path(const char* name) {
+  const char* path = std::getenv(name);
+  REQUIRE_MESSAGE(path, "meson sets ", name);
+  return path;
+}
+
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit) {
+  auto deadline = clock_type::now() + limit;
+  while (!done()) {
+    if (clock_type::now() > deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+// Runs a shell command line; its output, and whether it exited 0.
+std::pair<bool, std::string> shell(const std::string& line) {
+  std::string text;
+  FILE* pipe = ::popen((line + " 2>&1").c_str(), "r");
+  if (!pipe) return {false, ""};
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  return {::pclose(pipe) == 0, text};
+}
+
+bool slurm_answers() { return shell("timeout 10 sinfo --noheader").first; }
+
+// A scratch directory, which is also the jobs' --lp_slurm_dir.
+struct scratch {
+  scratch() {
+    std::string pattern = "/tmp/lp-slurm-test-XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()));
+    path = pattern;
+  }
+  ~scratch() { std::filesystem::remove_all(path); }
+  // The run directory of the one job submitted from here.
+  std::string run_dir() const {
+    for (const auto& entry : std::filesystem::directory_iterator(path))
+      if (entry.is_directory() && entry.path().filename().string().starts_with("lp-"))
+        return entry.path().string();
+    return "";
+  }
+  std::string path;
+};
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A process's environment variable, from /proc (as the process started).
+std::string environ_of(pid_t pid, const std::string& name) {
+  auto all = file_text("/proc/" + std::to_string(pid) + "/environ");
+  for (std::size_t start = 0; start < all.size();) {
+    auto end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    auto entry = all.substr(start, end - start);
+    if (entry.starts_with(name + "=")) return entry.substr(name.size() + 1);
+    start = end + 1;
+  }
+  return "";
+}
+
+// Every process whose command line holds `part`, by pid.
+std::vector<pid_t> processes_with(const std::string& part) {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto command = file_text(entry.path().string() + "/cmdline");
+    std::replace(command.begin(), command.end(), '\0', ' ');
+    if (command.find(part) != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+// The node processes of a job submitted from `dir`: started by slurmstepd
+// with LP_NODES, and not srun, whose environment has it too.
+std::vector<pid_t> node_processes(const scratch& dir) {
+  std::vector<pid_t> nodes;
+  for (pid_t pid : processes_with("--dir=" + dir.path)) {
+    auto comm = file_text("/proc/" + std::to_string(pid) + "/comm");
+    if (comm.starts_with("srun") || environ_of(pid, "LP_NODES").empty()) continue;
+    nodes.push_back(pid);
+  }
+  return nodes;
+}
+
+// A launcher run as a command: its output captured; killed with its process
+// group, and its job cancelled, if the test ends first.
+struct command {
+  explicit command(std::vector<std::string> args) {
+    int ends[2];
+    REQUIRE(::pipe(ends) == 0);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::dup2(ends[1], 1);
+      ::dup2(ends[1], 2);
+      ::close(ends[0]);
+      std::vector<char*> argv;
+      for (auto& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(ends[1]);
+    reader = std::thread([this, fd = ends[0]] {
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+        std::lock_guard lock(mutex);
+        text.append(buffer, static_cast<std::size_t>(n));
+      }
+      ::close(fd);
+    });
+  }
+  ~command() {
+    if (!status) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    reader.join();
+    auto id = job();
+    if (!id.empty()) {
+      shell("scancel " + id);
+      eventually([&] { return job_gone(id); }, 30s);
+    }
+  }
+  std::string output() {
+    std::lock_guard lock(mutex);
+    return text;
+  }
+  // The id of the job it submitted, once it said so.
+  std::string job() {
+    auto all = output();
+    auto at = all.find("[lp] submitted job ");
+    if (at == std::string::npos) return "";
+    at += 19;
+    return all.substr(at, all.find_first_not_of("0123456789", at) - at);
+  }
+  std::optional<int> wait(std::chrono::milliseconds limit) {
+    eventually([&] {
+      int raw = 0;
+      if (::waitpid(pid, &raw, WNOHANG) == pid) status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+      return status.has_value();
+    }, limit);
+    return status;
+  }
+  // Neither pending nor running: Slurm forgot it, or it ended.
+  static bool job_gone(const std::string& id) {
+    auto [ok, text] = shell("squeue --noheader --jobs=" + id + " --format=%T");
+    return !ok || text.empty() ||
+           (text.find("PENDING") == std::string::npos && text.find("RUNNING") == std::string::npos &&
+            text.find("COMPLETING") == std::string::npos);
+  }
+
+  pid_t pid = -1;
+  std::optional<int> status;
+  std::mutex mutex;
+  std::string text;
+  std::thread reader;
+};
+
+// The flags every test launch passes: its run directory under the scratch
+// directory, its nodes on loopback.
+std::vector<std::string> slurm_flags(const scratch& dir) {
+  return {"--lp_launch=slurm", "--lp_slurm_dir=" + dir.path, "--lp_slurm_host=127.0.0.1",
+          "--lp_termination_notice_secs=5"};
+}
+
+std::vector<std::string> sleepers(const scratch& dir, std::vector<std::string> more = {}) {
+  std::vector<std::string> args{env_path("LP_SLURM_PROGRAM"), "--scenario=sleepers",
+                                "--dir=" + dir.path};
+  for (auto& flag : slurm_flags(dir)) args.push_back(flag);
+  for (auto& flag : more) args.push_back(flag);
+  return args;
+}
+
+}  // namespace
+
+TEST_SUITE("slurm") {
+  TEST_CASE("consumer_producers as a Slurm job across fake nodes: exit 0, a log per node") {
+    scratch dir;
+    std::vector<std::string> args{env_path("LP_EXAMPLE_CONSUMER_PRODUCERS")};
+    for (auto& flag : slurm_flags(dir)) args.push_back(flag);
+    // Two task slots per host: the five processes take three hosts.
+    args.push_back("--lp_slurm_sbatch=--ntasks-per-node=2");
+    command launcher(args);
+    auto status = launcher.wait(120s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    CHECK(output.find("[consumer] sum of squares below 1000: 332833500") != std::string::npos);
+    CHECK(output.find(" runs on n[") != std::string::npos);  // more than one host
+    auto run_dir = dir.run_dir();
+    REQUIRE(!run_dir.empty());
+    for (std::string log : {"consumer", "producers_0", "producers_1", "producers_2", "producers_3"})
+      CHECK_MESSAGE(std::filesystem::exists(run_dir + "/logs/" + log + ".log"), log);
+    CHECK(file_text(run_dir + "/result") == "0\n");
+    CHECK_FALSE(std::filesystem::exists(run_dir + "/secret"));
+    CHECK(command::job_gone(launcher.job()));
+  }
+
+  TEST_CASE("--lp_slurm_detach returns the job id; the job has the group's resources and partition") {
+    scratch dir;
+    command launcher(sleepers(dir, {"--group=sleepers", "--cpus=2", "--memory_mb=300",
+                                    "--lp_slurm_partition=debug", "--lp_slurm_detach"}));
+    auto status = launcher.wait(30s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status == 0);
+    auto job = launcher.job();
+    REQUIRE(!job.empty());
+    CHECK(output.find("\n" + job + "\n") != std::string::npos);  // the bare id on stdout
+    auto job_shown = shell("scontrol show job " + job);
+    auto shown = job_shown.second;  // INFO cannot take a structured binding (clang 14)
+    INFO(shown);
+    CHECK(job_shown.first);
+    CHECK(shown.find("Partition=debug") != std::string::npos);
+    CHECK(shown.find("NumTasks=3") != std::string::npos);
+    CHECK(shown.find("CPUs/Task=2") != std::string::npos);
+    CHECK(shown.find("MinMemoryCPU=150M") != std::string::npos);
+    // Each node's step asks for exactly its group's resources.
+    REQUIRE(eventually([&] { return node_processes(dir).size() == 3; }, 60s));
+    auto steps = shell("scontrol show step " + job).second;
+    INFO(steps);
+    CHECK(steps.find("Name=sleepers/0 ") != std::string::npos);
+    CHECK(steps.find("TRES=cpu=2,mem=300M,node=1") != std::string::npos);
+    // The orderly stop the detached launcher advises: every node's on_stop runs.
+    CHECK(shell("scancel --batch --signal=TERM " + job).first);
+    CHECK(eventually([&] { return command::job_gone(job); }, 60s));
+    auto run_dir = dir.run_dir();
+    CHECK(file_text(run_dir + "/result") == "0\n");
+    for (int i = 0; i < 3; ++i)
+      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
+  }
+
+  TEST_CASE("kill -9 of one node's task: the job ends, and the launcher names the node") {
+    scratch dir;
+    command launcher(sleepers(dir));
+    std::vector<pid_t> nodes;
+    REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 3; }, 60s));
+    auto victim = environ_of(nodes[1], "LP_NODES");
+    REQUIRE(!victim.empty());
+    ::kill(nodes[1], SIGKILL);
+    auto status = launcher.wait(60s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+    CHECK(output.find("[lp] node " + victim + " failed: killed by signal SIGKILL") !=
+          std::string::npos);
+    CHECK(command::job_gone(launcher.job()));
+    CHECK(eventually([&] { return node_processes(dir).empty(); }, 10s));
+  }
+
+  TEST_CASE("Ctrl+C of the submitting launcher: the job stops in order, and nothing is left") {
+    scratch dir;
+    command launcher(sleepers(dir));
+    std::vector<pid_t> nodes;
+    REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 3; }, 60s));
+    ::kill(launcher.pid, SIGINT);
+    auto status = launcher.wait(60s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    CHECK(output.find("[lp] SIGINT: stopping job " + launcher.job()) != std::string::npos);
+    CHECK(command::job_gone(launcher.job()));
+    for (pid_t pid : nodes) CHECK(::kill(pid, 0) != 0);
+    CHECK(eventually([&] { return processes_with("--dir=" + dir.path).empty(); }, 10s));
+    for (int i = 0; i < 3; ++i)
+      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
+  }
+
+  TEST_CASE("a group's restart policy: each restart is a new job step") {
+    scratch dir;
+    std::vector<std::string> args{env_path("LP_SLURM_PROGRAM"), "--scenario=flaky",
+                                  "--dir=" + dir.path};
+    for (auto& flag : slurm_flags(dir)) args.push_back(flag);
+    command launcher(args);
+    // Crashes twice, then serves.
+    REQUIRE(eventually(
+        [&] {
+          return launcher.output().find("[flaky/0] [lp] flaky/0 serving at") != std::string::npos;
+        },
+        60s));
+    auto output = launcher.output();
+    CHECK(output.find("[lp] node flaky/0 exited with status 3; restarting it in 50 ms (restart 1 "
+                      "of 3)") != std::string::npos);
+    CHECK(output.find("(restart 2 of 3)") != std::string::npos);
+    ::kill(launcher.pid, SIGINT);
+    auto status = launcher.wait(60s);
+    INFO(launcher.output());
+    CHECK(status == 0);
+    CHECK(command::job_gone(launcher.job()));
+  }
+
+  TEST_CASE("a bad --lp_slurm_ flag is a usage error") {
+    scratch dir;
+    command launcher(sleepers(dir, {"--lp_slurm_sbatch=qos=high"}));
+    auto status = launcher.wait(30s);
+    auto output = launcher.output();
+    INFO(output);
+    CHECK(status == 2);
+    CHECK(output.find("--lp_slurm_sbatch=qos=high: give one sbatch option, e.g. "
+                      "--lp_slurm_sbatch=--qos=high") != std::string::npos);
+    CHECK(launcher.job().empty());
+  }
+
+  TEST_CASE("a request larger than any host of the partition: a clear error, nothing pending") {
+    scratch dir;
+    command launcher(sleepers(dir, {"--group=sleepers", "--cpus=64"}));
+    auto status = launcher.wait(30s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+    CHECK(output.find("the process of sleepers/0 asks for 64 CPUs, but the largest host of "
+                      "partition debug has 4") != std::string::npos);
+    CHECK(output.find("Nothing was submitted") != std::string::npos);
+    CHECK(launcher.job().empty());
+    CHECK(shell("squeue --noheader --name=lp-scenario_sleepers").second.empty());
+    CHECK(dir.run_dir().empty());
+  }
+
+  TEST_CASE("a partition that does not exist: a clear error naming the ones that do") {
+    scratch dir;
+    command launcher(sleepers(dir, {"--lp_slurm_partition=nope"}));
+    auto status = launcher.wait(30s);
+    auto output = launcher.output();
+    INFO(output);
+    CHECK(status == 1);
+    CHECK(output.find("there is no partition nope; choose one with --lp_slurm_partition "
+                      "(sinfo lists: debug)") != std::string::npos);
+  }
+
+  TEST_CASE("--lp_dry_run prints the batch script and each node's step, and submits nothing") {
+    scratch dir;
+    command launcher(sleepers(dir, {"--group=sleepers", "--cpus=2", "--memory_mb=300",
+                                    "--lp_slurm_partition=debug", "--lp_slurm_time=10:00",
+                                    "--lp_slurm_sbatch=--qos=normal", "--lp_dry_run"}));
+    auto status = launcher.wait(30s);
+    auto output = launcher.output();
+    INFO(output);
+    CHECK(status == 0);
+    for (std::string line :
+         {"#SBATCH --job-name=lp-scenario_sleepers\n", "#SBATCH --ntasks=3\n",
+          "#SBATCH --cpus-per-task=2\n", "#SBATCH --mem-per-cpu=150M\n",
+          "#SBATCH --partition=debug\n", "#SBATCH --time=10:00\n", "#SBATCH --qos=normal\n",
+          "#SBATCH --signal=B:TERM@35\n", "export LP_SLURM_RUN_DIR\n",
+          "sleepers/2: srun --nodes=1 --ntasks=1 --exact --job-name=sleepers/2 --export=ALL "
+          "--cpus-per-task=2 --mem=300M "})
+      CHECK_MESSAGE(output.find(line) != std::string::npos, line);
+    CHECK(launcher.job().empty());
+    CHECK(dir.run_dir().empty());
+    CHECK(shell("squeue --noheader --name=lp-scenario_sleepers").second.empty());
+  }
+}
+
+// Skipped (77, as meson counts it) without a Slurm to talk to, unless
+// LP_REQUIRE_SLURM says this run is meant to test against one.
+int main(int argc, char** argv) {
+  if (!slurm_answers()) {
+    if (std::getenv("LP_REQUIRE_SLURM")) {
+      std::cerr << "no Slurm answers (sinfo failed), but LP_REQUIRE_SLURM is set; start one with "
+                   "tools/local-slurm.sh start"
+                << std::endl;
+      return 1;
+    }
+    std::cerr << "skipped: no Slurm answers (sinfo failed); start a local one with "
+                 "tools/local-slurm.sh start"
+              << std::endl;
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}

@@ -1,0 +1,199 @@
+// The wire forms: every supported type through JSON and CBOR, typed arrays
+// and tensors, a 64 MB payload, and many threads of futures on one node.
+#include <httplib.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <future>
+#include <limits>
+
+#include "services.hpp"
+
+namespace w {
+struct Sample {
+  BOOST_HANA_DEFINE_STRUCT(Sample, (std::vector<float>, observation), (int, action));
+  bool operator==(const Sample&) const = default;
+};
+
+using Floats = t::Box<std::vector<float>>;
+using Tensor = t::Box<lp::tensor<float>>;
+
+struct Pure {
+  static constexpr bool lp_concurrent_handlers = true;
+  long twice(long x) const { return 2 * x; }
+};
+}  // namespace w
+
+LP_SERVICE(w::Floats, echo);
+LP_SERVICE(w::Tensor, echo);
+LP_SERVICE(w::Pure, twice);
+
+namespace {
+using lp::detail::from_wire;
+using lp::detail::to_wire;
+namespace protocol = lp::detail::protocol;
+
+// The value after to_wire -> bytes in `format` -> decode -> from_wire.
+template <class T>
+T through(const T& value, protocol::format format) {
+  auto bytes = protocol::encode(to_wire(value), format);
+  return from_wire<T>(protocol::decode(bytes, format));
+}
+
+template <class T>
+void check_both(const T& value) {
+  CHECK((through(value, protocol::format::cbor) == value));
+  CHECK((through(value, protocol::format::json) == value));
+}
+
+template <class T>
+std::vector<T> ramp(std::size_t n) {
+  std::vector<T> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(i * 37 % 251) - static_cast<T>(std::is_signed_v<T> ? 100 : 0);
+  return out;
+}
+}  // namespace
+
+TEST_SUITE("wire") {
+  TEST_CASE("every supported type round-trips through JSON and through CBOR") {
+    check_both(true);
+    check_both(-123456);
+    check_both(std::int64_t{-9'000'000'000'000'000'000});
+    check_both(std::uint64_t{18'000'000'000'000'000'000u});
+    check_both(3.141592653589793);
+    check_both(0.1f);
+    check_both(std::string("héllo \"wire\"\n\0x", 17));
+    check_both(std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}});
+    check_both(std::map<std::string, double>{{"x", 1.0}, {"y", -2.5}});
+    check_both(std::optional<int>(7));
+    check_both(std::optional<int>());
+    check_both(std::pair<int, std::string>(1, "one"));
+    check_both(std::tuple<int, double, std::string>(1, 2.5, "three"));
+    check_both(t::Point{1.5, -2});
+    check_both(t::Pixel{1, 2, 3, "px"});
+    check_both(std::vector<bool>{true, false, true});
+    // Every number type that packs into a typed array, also nested.
+    check_both(ramp<std::int8_t>(300));
+    check_both(ramp<std::uint8_t>(300));
+    check_both(ramp<std::int16_t>(300));
+    check_both(ramp<std::uint16_t>(300));
+    check_both(ramp<std::int32_t>(300));
+    check_both(ramp<std::uint32_t>(300));
+    check_both(ramp<std::int64_t>(300));
+    check_both(ramp<std::uint64_t>(300));
+    check_both(std::vector<float>{0.1f, -1e30f, 3.5f});
+    check_both(std::vector<double>{0.1, -1e300, 3.5});
+    check_both(std::vector<float>{});
+    check_both(std::vector<std::vector<float>>{{1, 2}, {}, {3}});
+    check_both(std::map<std::string, std::vector<double>>{{"w", {1, 2}}, {"b", {}}});
+    check_both(std::optional<std::vector<int>>(std::vector<int>{4, 5}));
+    check_both(w::Sample{{0.5f, 1.5f}, 3});
+    check_both(lp::tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+    check_both(lp::tensor<std::int64_t>({4}, {-1, 0, 1, std::numeric_limits<std::int64_t>::max()}));
+    check_both(lp::tensor<std::uint8_t>({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+    check_both(lp::tensor<double>({0}));
+    check_both(std::vector<lp::tensor<float>>{lp::tensor<float>({1}, {1}), lp::tensor<float>({2, 1}, {2, 3})});
+  }
+
+  TEST_CASE("numbers travel as RFC 8746 typed arrays in CBOR and as arrays in JSON") {
+    auto cbor = protocol::encode(to_wire(std::vector<float>{1, 2}), protocol::format::cbor);
+    // Tag 85 (float32, little-endian) on a byte string of 8 bytes.
+    CHECK(cbor.substr(0, 3) == std::string("\xd8\x55\x48", 3));
+    CHECK(cbor.size() == 3 + 8);
+    CHECK(protocol::encode(to_wire(std::vector<float>{1, 2}), protocol::format::json) == "[1.0,2.0]");
+    CHECK(protocol::encode(to_wire(lp::tensor<int>({1, 2}, {7, 8})), protocol::format::json) ==
+          R"({"data":[7,8],"shape":[1,2]})");
+    // Big-endian typed arrays from another machine are read too.
+    std::string big_endian("\xd8\x51\x44\x3f\x80\x00\x00", 7);  // tag 81: float32 BE, 1.0f
+    CHECK(from_wire<std::vector<float>>(protocol::decode(big_endian, protocol::format::cbor)) ==
+          std::vector<float>{1.0f});
+    // A typed array of another element type is refused, not reinterpreted.
+    auto ints = protocol::decode(protocol::encode(to_wire(std::vector<std::int32_t>{1}), protocol::format::cbor),
+                                 protocol::format::cbor);
+    CHECK_THROWS_WITH_AS(from_wire<std::vector<float>>(ints), doctest::Contains("typed array"),
+                         lp::detail::decode_error);
+    // NaN and infinities keep their bits in CBOR.
+    auto odd = through(std::vector<double>{std::nan(""), -std::numeric_limits<double>::infinity()},
+                       protocol::format::cbor);
+    CHECK(std::isnan(odd[0]));
+    CHECK(odd[1] == -std::numeric_limits<double>::infinity());
+  }
+
+  TEST_CASE("tensors: shape, access, and what a bad one gets") {
+    lp::tensor<float> m({2, 3});
+    m(1, 2) = 5;
+    CHECK(m[5] == 5);
+    CHECK(m.rank() == 2);
+    CHECK(m.size() == 6);
+    CHECK_THROWS_AS(lp::tensor<float>({2, 2}, {1, 2, 3}), lp::usage_error);
+    auto bad = lp::json::parse(R"({"shape": [2, 2], "data": [1, 2, 3]})");
+    CHECK_THROWS_WITH_AS(from_wire<lp::tensor<float>>(bad), doctest::Contains("needs 4 values, got 3"),
+                         lp::detail::decode_error);
+    auto overflow = lp::json::parse(R"({"shape": [4294967296, 4294967296], "data": []})");
+    CHECK_THROWS_AS(from_wire<lp::tensor<float>>(overflow), lp::detail::decode_error);
+    CHECK_THROWS_AS(from_wire<lp::tensor<float>>(lp::json::parse("[1]")), lp::detail::decode_error);
+  }
+
+  TEST_CASE("over HTTP: curl's JSON gets arrays back; a bad tensor gets 400 naming the argument") {
+    lp::program p("wire_http");
+    auto floats = p.add_node<w::Floats>("floats");
+    auto tensor = p.add_node<w::Tensor>("tensor");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK(running.client(floats).echo(std::vector<float>{1.5f, 2.5f}) == std::vector<float>{1.5f, 2.5f});
+    httplib::Client http(running.urls().at("floats"));
+    http.set_default_headers({{"Authorization", "Bearer " + running.secret()}});
+    auto reply = http.Post("/lp/v1/call/echo", "[[1.5, 2.5]]", "application/json");
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(reply->body == R"({"result":[1.5,2.5]})");
+    httplib::Client tensor_http(running.urls().at("tensor"));
+    tensor_http.set_default_headers({{"Authorization", "Bearer " + running.secret()}});
+    auto bad = tensor_http.Post("/lp/v1/call/echo", R"([{"shape": [3], "data": [1]}])", "application/json");
+    REQUIRE(bad);
+    CHECK(bad->status == 400);
+    CHECK(bad->body.find("argument 1 of echo") != std::string::npos);
+    CHECK(bad->body.find("needs 3 values, got 1") != std::string::npos);
+    lp::tensor<float> image({3, 4, 5});
+    for (std::size_t i = 0; i < image.size(); ++i) image[i] = static_cast<float>(i) / 7;
+    CHECK(running.client(tensor).echo(image) == image);
+  }
+
+  TEST_CASE("a 64 MB payload crosses and comes back equal") {
+    lp::program p("big");
+    auto floats = p.add_node<w::Floats>("floats");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    std::vector<float> big(16u << 20);  // 16 Mi floats: 64 MiB
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 65521) * 0.5f;
+    auto echoed = running.client(floats).echo(big);
+    REQUIRE(echoed.size() == big.size());
+    CHECK(std::memcmp(echoed.data(), big.data(), big.size() * sizeof(float)) == 0);
+  }
+
+  TEST_CASE("64 threads x 32 futures on one node: every result exact") {
+    lp::program p("futures64");
+    auto pure = p.add_node<w::Pure>("pure");
+    auto counter = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto twice = running.client(pure);
+    auto count = running.client(counter);
+    std::atomic<int> wrong{0}, right{0};
+    std::vector<std::thread> threads;
+    for (int thread = 0; thread < 64; ++thread)
+      threads.emplace_back([&, thread] {
+        std::vector<std::future<long>> doubled, added;
+        for (long i = 0; i < 32; ++i) {
+          doubled.push_back(twice.async.twice(thread * 1000 + i));
+          added.push_back(count.async.add(1));
+        }
+        for (long i = 0; i < 32; ++i) {
+          (doubled[i].get() == 2 * (thread * 1000 + i) ? right : wrong)++;
+          added[i].get();
+        }
+      });
+    for (auto& thread : threads) thread.join();
+    CHECK(wrong == 0);
+    CHECK(right == 64 * 32);
+    CHECK(count.get() == 64 * 32);  // each add counted once
+  }
+}

@@ -3653,14 +3653,19 @@ class output_pump {
       std::string prefix = "[" + label + "] ";
       if (colour_) prefix = "\033[1;3" + std::to_string(colour) + "m" + prefix + "\033[0m";
       streams_.push_back({ends[0], target, label, prefix, {}});
+      ++open_[label];
     }
     wake();
     return ends[1];
   }
 
-  // The last lines a node printed, oldest first.
-  std::vector<std::string> last_lines(const std::string& label) {
-    std::lock_guard lock(mutex_);
+  // The last lines a node printed, oldest first. For a node that has just
+  // died, waits (up to `drain`) until its pipes are at their end, so that
+  // its last words, still in flight, are among them.
+  std::vector<std::string> last_lines(const std::string& label,
+                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+    std::unique_lock lock(mutex_);
+    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
     auto& lines = recent_[label];
     return {lines.begin(), lines.end()};
   }
@@ -3725,6 +3730,7 @@ class output_pump {
           } else {
             emit(*it, true);
             ::close(it->fd);
+            if (--open_[it->label] == 0) drained_.notify_all();
             streams_.erase(it);
           }
           break;
@@ -3764,6 +3770,8 @@ class output_pump {
   std::vector<stream> streams_;
   std::map<std::string, std::size_t> colours_;
   std::map<std::string, std::deque<std::string>> recent_;
+  std::map<std::string, int> open_;  // pipes not at their end, by label
+  std::condition_variable drained_;
   std::thread thread_;
 };
 
@@ -4075,6 +4083,10 @@ class rendezvous_directory final : public directory {
     httplib::Client client(url_);
     client.set_tcp_nodelay(true);
     client.set_connection_timeout(std::chrono::seconds(5));
+    // A launcher busy starting 64 processes (under a sanitizer, on 2 cores)
+    // may take more than httplib's 5 s to answer; one that is gone kills its
+    // nodes anyway.
+    client.set_read_timeout(std::chrono::seconds(30));
     if (!secret_.empty()) client.set_default_headers({{"Authorization", "Bearer " + secret_}});
     return client;
   }
@@ -4461,9 +4473,8 @@ class process_launch {
 
   std::vector<std::string> last_lines(const unit& u) {
     if (!log_files()) {
-      // The pump may still hold the dead process's last bytes: give it a moment.
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      return output_.last_lines(u.name);
+      // A pipe some stray grandchild still holds open is not waited for long.
+      return output_.last_lines(u.name, std::chrono::seconds(2));
     }
     std::ifstream file(u.log_path);
     std::vector<std::string> lines;

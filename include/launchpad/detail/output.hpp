@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <launchpad/error.hpp>
 #include <map>
@@ -57,14 +58,19 @@ class output_pump {
       std::string prefix = "[" + label + "] ";
       if (colour_) prefix = "\033[1;3" + std::to_string(colour) + "m" + prefix + "\033[0m";
       streams_.push_back({ends[0], target, label, prefix, {}});
+      ++open_[label];
     }
     wake();
     return ends[1];
   }
 
-  // The last lines a node printed, oldest first.
-  std::vector<std::string> last_lines(const std::string& label) {
-    std::lock_guard lock(mutex_);
+  // The last lines a node printed, oldest first. For a node that has just
+  // died, waits (up to `drain`) until its pipes are at their end, so that
+  // its last words, still in flight, are among them.
+  std::vector<std::string> last_lines(const std::string& label,
+                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+    std::unique_lock lock(mutex_);
+    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
     auto& lines = recent_[label];
     return {lines.begin(), lines.end()};
   }
@@ -129,6 +135,7 @@ class output_pump {
           } else {
             emit(*it, true);
             ::close(it->fd);
+            if (--open_[it->label] == 0) drained_.notify_all();
             streams_.erase(it);
           }
           break;
@@ -168,6 +175,8 @@ class output_pump {
   std::vector<stream> streams_;
   std::map<std::string, std::size_t> colours_;
   std::map<std::string, std::deque<std::string>> recent_;
+  std::map<std::string, int> open_;  // pipes not at their end, by label
+  std::condition_variable drained_;
   std::thread thread_;
 };
 

@@ -337,9 +337,8 @@ class process_launch {
 
   std::vector<std::string> last_lines(const unit& u) {
     if (!log_files()) {
-      // The pump may still hold the dead process's last bytes: give it a moment.
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      return output_.last_lines(u.name);
+      // A pipe some stray grandchild still holds open is not waited for long.
+      return output_.last_lines(u.name, std::chrono::seconds(2));
     }
     std::ifstream file(u.log_path);
     std::vector<std::string> lines;

@@ -221,6 +221,10 @@ class rendezvous_directory final : public directory {
     httplib::Client client(url_);
     client.set_tcp_nodelay(true);
     client.set_connection_timeout(std::chrono::seconds(5));
+    // A launcher busy starting 64 processes (under a sanitizer, on 2 cores)
+    // may take more than httplib's 5 s to answer; one that is gone kills its
+    // nodes anyway.
+    client.set_read_timeout(std::chrono::seconds(30));
     if (!secret_.empty()) client.set_default_headers({{"Authorization", "Bearer " + secret_}});
     return client;
   }

@@ -4,7 +4,6 @@
 // on every path.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <dirent.h>
-#include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "command.hpp"
+
 namespace {
 using clock_type = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -32,15 +33,7 @@ std::string env_path(const char* name) {
   return path;
 }
 
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit) {
-  auto deadline = clock_type::now() + limit;
-  while (!done()) {
-    if (clock_type::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
-}
+using test_process::eventually;
 
 // Runs a shell command line; its output, and whether it exited 0.
 std::pair<bool, std::string> shell(const std::string& line) {
@@ -117,50 +110,16 @@ std::vector<pid_t> node_processes(const scratch& dir) {
   return nodes;
 }
 
-// A launcher run as a command: its output captured; killed with its process
-// group, and its job cancelled, if the test ends first.
-struct command {
-  explicit command(std::vector<std::string> args) {
-    int ends[2];
-    REQUIRE(::pipe(ends) == 0);
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::setpgid(0, 0);
-      ::dup2(ends[1], 1);
-      ::dup2(ends[1], 2);
-      ::close(ends[0]);
-      std::vector<char*> argv;
-      for (auto& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(ends[1]);
-    reader = std::thread([this, fd = ends[0]] {
-      char buffer[4096];
-      for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
-        std::lock_guard lock(mutex);
-        text.append(buffer, static_cast<std::size_t>(n));
-      }
-      ::close(fd);
-    });
-  }
+// A launcher run as a command (see command.hpp) whose job, if it submitted
+// one, is cancelled when the test ends.
+struct command : test_process::command {
+  using test_process::command::command;
   ~command() {
-    if (!status) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-    reader.join();
     auto id = job();
     if (!id.empty()) {
       shell("scancel " + id);
       eventually([&] { return job_gone(id); }, 30s);
     }
-  }
-  std::string output() {
-    std::lock_guard lock(mutex);
-    return text;
   }
   // The id of the job it submitted, once it said so.
   std::string job() {
@@ -170,14 +129,6 @@ struct command {
     at += 19;
     return all.substr(at, all.find_first_not_of("0123456789", at) - at);
   }
-  std::optional<int> wait(std::chrono::milliseconds limit) {
-    eventually([&] {
-      int raw = 0;
-      if (::waitpid(pid, &raw, WNOHANG) == pid) status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-      return status.has_value();
-    }, limit);
-    return status;
-  }
   // Neither pending nor running: Slurm forgot it, or it ended.
   static bool job_gone(const std::string& id) {
     auto [ok, text] = shell("squeue --noheader --jobs=" + id + " --format=%T");
@@ -185,12 +136,6 @@ struct command {
            (text.find("PENDING") == std::string::npos && text.find("RUNNING") == std::string::npos &&
             text.find("COMPLETING") == std::string::npos);
   }
-
-  pid_t pid = -1;
-  std::optional<int> status;
-  std::mutex mutex;
-  std::string text;
-  std::thread reader;
 };
 
 // The flags every test launch passes: its run directory under the scratch
@@ -218,7 +163,7 @@ TEST_SUITE("slurm") {
     // Two task slots per host: the five processes take three hosts.
     args.push_back("--lp_slurm_sbatch=--ntasks-per-node=2");
     command launcher(args);
-    auto status = launcher.wait(120s);
+    auto status = launcher.exit_code(120s);
     auto output = launcher.output();
     INFO(output);
     REQUIRE(status.has_value());
@@ -238,7 +183,7 @@ TEST_SUITE("slurm") {
     scratch dir;
     command launcher(sleepers(dir, {"--group=sleepers", "--cpus=2", "--memory_mb=300",
                                     "--lp_slurm_partition=debug", "--lp_slurm_detach"}));
-    auto status = launcher.wait(30s);
+    auto status = launcher.exit_code(30s);
     auto output = launcher.output();
     INFO(output);
     REQUIRE(status == 0);
@@ -276,7 +221,7 @@ TEST_SUITE("slurm") {
     auto victim = environ_of(nodes[1], "LP_NODES");
     REQUIRE(!victim.empty());
     ::kill(nodes[1], SIGKILL);
-    auto status = launcher.wait(60s);
+    auto status = launcher.exit_code(60s);
     auto output = launcher.output();
     INFO(output);
     REQUIRE(status.has_value());
@@ -293,7 +238,7 @@ TEST_SUITE("slurm") {
     std::vector<pid_t> nodes;
     REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 3; }, 60s));
     ::kill(launcher.pid, SIGINT);
-    auto status = launcher.wait(60s);
+    auto status = launcher.exit_code(60s);
     auto output = launcher.output();
     INFO(output);
     REQUIRE(status.has_value());
@@ -323,7 +268,7 @@ TEST_SUITE("slurm") {
                       "of 3)") != std::string::npos);
     CHECK(output.find("(restart 2 of 3)") != std::string::npos);
     ::kill(launcher.pid, SIGINT);
-    auto status = launcher.wait(60s);
+    auto status = launcher.exit_code(60s);
     INFO(launcher.output());
     CHECK(status == 0);
     CHECK(command::job_gone(launcher.job()));
@@ -332,7 +277,7 @@ TEST_SUITE("slurm") {
   TEST_CASE("a bad --lp_slurm_ flag is a usage error") {
     scratch dir;
     command launcher(sleepers(dir, {"--lp_slurm_sbatch=qos=high"}));
-    auto status = launcher.wait(30s);
+    auto status = launcher.exit_code(30s);
     auto output = launcher.output();
     INFO(output);
     CHECK(status == 2);
@@ -344,7 +289,7 @@ TEST_SUITE("slurm") {
   TEST_CASE("a request larger than any host of the partition: a clear error, nothing pending") {
     scratch dir;
     command launcher(sleepers(dir, {"--group=sleepers", "--cpus=64"}));
-    auto status = launcher.wait(30s);
+    auto status = launcher.exit_code(30s);
     auto output = launcher.output();
     INFO(output);
     REQUIRE(status.has_value());
@@ -357,10 +302,25 @@ TEST_SUITE("slurm") {
     CHECK(dir.run_dir().empty());
   }
 
+  TEST_CASE("more processes than the partition holds at once: a clear error, nothing pending") {
+    scratch dir;
+    std::vector<std::string> args{env_path("LP_SLURM_PROGRAM"), "--scenario=many", "--dir=" + dir.path};
+    for (auto& flag : slurm_flags(dir)) args.push_back(flag);
+    command launcher(args);
+    auto status = launcher.exit_code(30s);
+    auto output = launcher.output();
+    INFO(output);
+    CHECK(status == 1);
+    CHECK(output.find("the program runs 64 processes of 1 CPU(s) each, but partition debug holds "
+                      "at most 16 at once") != std::string::npos);
+    CHECK(launcher.job().empty());
+    CHECK(dir.run_dir().empty());
+  }
+
   TEST_CASE("a partition that does not exist: a clear error naming the ones that do") {
     scratch dir;
     command launcher(sleepers(dir, {"--lp_slurm_partition=nope"}));
-    auto status = launcher.wait(30s);
+    auto status = launcher.exit_code(30s);
     auto output = launcher.output();
     INFO(output);
     CHECK(status == 1);
@@ -373,7 +333,7 @@ TEST_SUITE("slurm") {
     command launcher(sleepers(dir, {"--group=sleepers", "--cpus=2", "--memory_mb=300",
                                     "--lp_slurm_partition=debug", "--lp_slurm_time=10:00",
                                     "--lp_slurm_sbatch=--qos=normal", "--lp_dry_run"}));
-    auto status = launcher.wait(30s);
+    auto status = launcher.exit_code(30s);
     auto output = launcher.output();
     INFO(output);
     CHECK(status == 0);

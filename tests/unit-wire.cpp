@@ -178,20 +178,29 @@ TEST_SUITE("wire") {
     auto twice = running.client(pure);
     auto count = running.client(counter);
     std::atomic<int> wrong{0}, right{0};
+    std::mutex mutex;
+    std::string first_error;
     std::vector<std::thread> threads;
     for (int thread = 0; thread < 64; ++thread)
       threads.emplace_back([&, thread] {
-        std::vector<std::future<long>> doubled, added;
-        for (long i = 0; i < 32; ++i) {
-          doubled.push_back(twice.async.twice(thread * 1000 + i));
-          added.push_back(count.async.add(1));
-        }
-        for (long i = 0; i < 32; ++i) {
-          (doubled[i].get() == 2 * (thread * 1000 + i) ? right : wrong)++;
-          added[i].get();
+        try {
+          std::vector<std::future<long>> doubled, added;
+          for (long i = 0; i < 32; ++i) {
+            doubled.push_back(twice.async.twice(thread * 1000 + i));
+            added.push_back(count.async.add(1));
+          }
+          for (std::size_t i = 0; i < 32; ++i) {
+            (doubled[i].get() == 2 * (thread * 1000 + static_cast<long>(i)) ? right : wrong)++;
+            added[i].get();
+          }
+        } catch (const std::exception& e) {
+          ++wrong;
+          std::lock_guard lock(mutex);
+          if (first_error.empty()) first_error = e.what();
         }
       });
     for (auto& thread : threads) thread.join();
+    INFO(first_error);
     CHECK(wrong == 0);
     CHECK(right == 64 * 32);
     CHECK(count.get() == 64 * 32);  // each add counted once

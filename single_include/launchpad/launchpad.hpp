@@ -3287,10 +3287,6 @@ class http_channel final : public channel {
       if (clock::now() - start >= deadline) throw expired(method, deadline);
       throw;
     }
-    auto connection = acquire(where);
-    connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
-    connection->set_read_timeout(left());
-    connection->set_write_timeout(left());
     struct request_body {};
     struct reply_body {};
     auto& body = thread_buffer<request_body>();
@@ -3319,9 +3315,28 @@ class http_channel final : public channel {
       reply->append(data, length);
       return true;
     };
+    auto acquired = acquire(where);
+    auto connection = std::move(acquired.first);
+    bool reused = acquired.second;
     httplib::Response response;
     auto error = httplib::Error::Success;
-    if (!connection->send(request, response, error)) {
+    auto send = [&] {
+      connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
+      connection->set_read_timeout(left());
+      connection->set_write_timeout(left());
+      return connection->send(request, response, error);
+    };
+    bool sent = send();
+    if (!sent && reused && error == httplib::Error::Write) {
+      // The server closed this pooled connection just before the call (its
+      // keep-alive ran out), so the request never reached it: send it again
+      // on a new connection.
+      connection = connect(where);
+      reply = nullptr;
+      response = httplib::Response();
+      sent = send();
+    }
+    if (!sent) {
       if (clock::now() - start >= deadline) throw expired(method, deadline);
       directory_->forget(node_, where);
       throw transport_error(node_, method,
@@ -3353,7 +3368,8 @@ class http_channel final : public channel {
     clock::time_point idle_since;
   };
 
-  std::unique_ptr<httplib::Client> acquire(const address& where) {
+  // A pooled connection (and true), or a new one.
+  std::pair<std::unique_ptr<httplib::Client>, bool> acquire(const address& where) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) throw transport_error(node_, "", "the program has stopped");
@@ -3361,9 +3377,13 @@ class http_channel final : public channel {
       while (!idle_.empty()) {
         auto connection = std::move(idle_.back());
         idle_.pop_back();
-        if (now - connection.idle_since < max_idle) return std::move(connection.client);
+        if (now - connection.idle_since < max_idle) return {std::move(connection.client), true};
       }
     }
+    return {connect(where), false};
+  }
+
+  static std::unique_ptr<httplib::Client> connect(const address& where) {
     auto client = std::make_unique<httplib::Client>(where.host, where.port);
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);
@@ -4170,6 +4190,73 @@ class run_directory {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/signals.hpp ----
+
+
+
+namespace lp::detail {
+
+// Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
+// gracefully), a second one `second` (end at once). The handler only writes
+// the signal's number to a pipe, about all a signal handler may safely do;
+// a thread of its own reads the pipe and acts. The previous handlers come
+// back afterwards.
+class stop_on_signals {
+ public:
+  using action = std::function<void(int signal)>;
+
+  stop_on_signals(action first, action second)
+      : first_(std::move(first)), second_(std::move(second)) {
+    if (::pipe(pipe_) != 0) throw usage_error("cannot create a pipe for signal handling");
+    write_end() = pipe_[1];
+    struct sigaction action {};
+    action.sa_handler = [](int signal) {
+      char byte = static_cast<char>(signal);
+      [[maybe_unused]] auto written = ::write(write_end(), &byte, 1);
+    };
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
+    watcher_ = std::thread([this] { watch(); });
+  }
+  stop_on_signals(const stop_on_signals&) = delete;
+  stop_on_signals& operator=(const stop_on_signals&) = delete;
+  ~stop_on_signals() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+    char done = 0;
+    [[maybe_unused]] auto written = ::write(pipe_[1], &done, 1);
+    watcher_.join();
+    ::close(pipe_[0]);
+    ::close(pipe_[1]);
+  }
+
+ private:
+  static int& write_end() {
+    static int fd = -1;
+    return fd;
+  }
+
+  void watch() {
+    int received = 0;
+    char signal = 0;
+    for (;;) {
+      auto got = ::read(pipe_[0], &signal, 1);
+      if (got < 0 && errno == EINTR) continue;
+      if (got != 1 || signal == 0) return;
+      if (++received == 1) first_(signal);
+      else second_(signal);
+    }
+  }
+
+  action first_, second_;
+  int pipe_[2] = {-1, -1};
+  struct sigaction previous_int_ {}, previous_term_ {};
+  std::thread watcher_;
+};
+
+}  // namespace lp::detail
+
 namespace lp::detail {
 
 // What a node process learns from its launcher, through the environment
@@ -4305,6 +4392,22 @@ class process_launch {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return ended_; });
     return failures_.empty();
+  }
+
+  // As wait(), for a launcher run from a terminal: Ctrl+C or SIGTERM stops
+  // every node (each gets SIGTERM), a second one kills them at once.
+  bool wait_stopping_on_signals() {
+    stop_on_signals signals(
+        [this](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping every node (again to kill them at once)" << std::endl;
+          request_stop();
+        },
+        [this](int) {
+          std::cerr << "[lp] second signal: killing every node" << std::endl;
+          kill_now();
+        });
+    return wait();
   }
 
   template <class Rep, class Period>
@@ -4622,73 +4725,6 @@ class process_launch {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/signals.hpp ----
-
-
-
-namespace lp::detail {
-
-// Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
-// gracefully), a second one `second` (end at once). The handler only writes
-// the signal's number to a pipe, about all a signal handler may safely do;
-// a thread of its own reads the pipe and acts. The previous handlers come
-// back afterwards.
-class stop_on_signals {
- public:
-  using action = std::function<void(int signal)>;
-
-  stop_on_signals(action first, action second)
-      : first_(std::move(first)), second_(std::move(second)) {
-    if (::pipe(pipe_) != 0) throw usage_error("cannot create a pipe for signal handling");
-    write_end() = pipe_[1];
-    struct sigaction action {};
-    action.sa_handler = [](int signal) {
-      char byte = static_cast<char>(signal);
-      [[maybe_unused]] auto written = ::write(write_end(), &byte, 1);
-    };
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous_int_);
-    ::sigaction(SIGTERM, &action, &previous_term_);
-    watcher_ = std::thread([this] { watch(); });
-  }
-  stop_on_signals(const stop_on_signals&) = delete;
-  stop_on_signals& operator=(const stop_on_signals&) = delete;
-  ~stop_on_signals() {
-    ::sigaction(SIGINT, &previous_int_, nullptr);
-    ::sigaction(SIGTERM, &previous_term_, nullptr);
-    char done = 0;
-    [[maybe_unused]] auto written = ::write(pipe_[1], &done, 1);
-    watcher_.join();
-    ::close(pipe_[0]);
-    ::close(pipe_[1]);
-  }
-
- private:
-  static int& write_end() {
-    static int fd = -1;
-    return fd;
-  }
-
-  void watch() {
-    int received = 0;
-    char signal = 0;
-    for (;;) {
-      auto got = ::read(pipe_[0], &signal, 1);
-      if (got < 0 && errno == EINTR) continue;
-      if (got != 1 || signal == 0) return;
-      if (++received == 1) first_(signal);
-      else second_(signal);
-    }
-  }
-
-  action first_, second_;
-  int pipe_[2] = {-1, -1};
-  struct sigaction previous_int_ {}, previous_term_ {};
-  std::thread watcher_;
-};
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/slurm_host.hpp ----
 
 // Where a node of a Slurm launch listens: the nodes of one program run on
@@ -4874,17 +4910,7 @@ struct local_multi_processing {
                 << std::endl;
     try {
       detail::process_launch launch(graph, detail::process_options_from(flags, flag));
-      detail::stop_on_signals signals(
-          [&](int signal) {
-            std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                      << ": stopping every node (again to kill them at once)" << std::endl;
-            launch.request_stop();
-          },
-          [&](int) {
-            std::cerr << "[lp] second signal: killing every node" << std::endl;
-            launch.kill_now();
-          });
-      if (launch.wait()) return 0;
+      if (launch.wait_stopping_on_signals()) return 0;
       std::cerr << launch.summary() << std::flush;
       return 1;
     } catch (const std::exception& e) {
@@ -5151,6 +5177,7 @@ struct partition_hosts {
   int cpus = 0;      // of its largest host
   long memory_mb = 0;
   int gpus = 0;
+  std::vector<int> host_cpus;  // of each host
 };
 
 // sinfo's "gpu:2", "gpu:a100:4(S:0-1)" or "(null)", as a count of GPUs.
@@ -5187,7 +5214,8 @@ inline partition_hosts find_partition(const std::string& wanted) {
     if (wanted.empty() ? !is_default : name != wanted) continue;
     found.name = name;
     try {
-      found.cpus = std::max(found.cpus, std::stoi(fields[1]));
+      found.host_cpus.push_back(std::stoi(fields[1]));
+      found.cpus = std::max(found.cpus, found.host_cpus.back());
       found.memory_mb = std::max(found.memory_mb, std::stol(fields[2]));
     } catch (const std::exception&) {
     }
@@ -5218,6 +5246,19 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
     if (needs.memory_mb > hosts.memory_mb) refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
     if (needs.gpus > hosts.gpus) refuse("GPUs", needs.gpus, hosts.gpus);
   }
+  // The job is one task per process, each sized for the largest request:
+  // the partition must hold that many such tasks at once.
+  int task_cpus = 1;
+  for (const auto& u : units) task_cpus = std::max(task_cpus, u.settings.resources.cpus);
+  std::size_t room = 0;
+  for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
+  if (units.size() > room)
+    throw error("launch_error",
+                "the program runs " + std::to_string(units.size()) + " processes of " +
+                    std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
+                    " holds at most " + std::to_string(room) +
+                    " at once; colocate groups (p.group(...).colocate()), lower resources() or "
+                    "choose another partition with --lp_slurm_partition. Nothing was submitted.");
 }
 
 // Pending reasons that no amount of waiting changes.
@@ -5606,17 +5647,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     options.bind_host = slurm_host_address(flags.slurm_host);
     options.runner = srun_runner(graph, job);
     process_launch launch(graph, std::move(options));
-    stop_on_signals signals(
-        [&](int signal) {
-          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                    << ": stopping every node (again to kill them at once)" << std::endl;
-          launch.request_stop();
-        },
-        [&](int) {
-          std::cerr << "[lp] second signal: killing every node" << std::endl;
-          launch.kill_now();
-        });
-    status = launch.wait() ? 0 : 1;
+    status = launch.wait_stopping_on_signals() ? 0 : 1;
     std::cerr << launch.summary() << std::flush;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;

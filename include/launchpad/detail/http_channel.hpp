@@ -57,10 +57,6 @@ class http_channel final : public channel {
       if (clock::now() - start >= deadline) throw expired(method, deadline);
       throw;
     }
-    auto connection = acquire(where);
-    connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
-    connection->set_read_timeout(left());
-    connection->set_write_timeout(left());
     struct request_body {};
     struct reply_body {};
     auto& body = thread_buffer<request_body>();
@@ -89,9 +85,28 @@ class http_channel final : public channel {
       reply->append(data, length);
       return true;
     };
+    auto acquired = acquire(where);
+    auto connection = std::move(acquired.first);
+    bool reused = acquired.second;
     httplib::Response response;
     auto error = httplib::Error::Success;
-    if (!connection->send(request, response, error)) {
+    auto send = [&] {
+      connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
+      connection->set_read_timeout(left());
+      connection->set_write_timeout(left());
+      return connection->send(request, response, error);
+    };
+    bool sent = send();
+    if (!sent && reused && error == httplib::Error::Write) {
+      // The server closed this pooled connection just before the call (its
+      // keep-alive ran out), so the request never reached it: send it again
+      // on a new connection.
+      connection = connect(where);
+      reply = nullptr;
+      response = httplib::Response();
+      sent = send();
+    }
+    if (!sent) {
       if (clock::now() - start >= deadline) throw expired(method, deadline);
       directory_->forget(node_, where);
       throw transport_error(node_, method,
@@ -123,7 +138,8 @@ class http_channel final : public channel {
     clock::time_point idle_since;
   };
 
-  std::unique_ptr<httplib::Client> acquire(const address& where) {
+  // A pooled connection (and true), or a new one.
+  std::pair<std::unique_ptr<httplib::Client>, bool> acquire(const address& where) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) throw transport_error(node_, "", "the program has stopped");
@@ -131,9 +147,13 @@ class http_channel final : public channel {
       while (!idle_.empty()) {
         auto connection = std::move(idle_.back());
         idle_.pop_back();
-        if (now - connection.idle_since < max_idle) return std::move(connection.client);
+        if (now - connection.idle_since < max_idle) return {std::move(connection.client), true};
       }
     }
+    return {connect(where), false};
+  }
+
+  static std::unique_ptr<httplib::Client> connect(const address& where) {
     auto client = std::make_unique<httplib::Client>(where.host, where.port);
     client->set_keep_alive(true);
     client->set_tcp_nodelay(true);

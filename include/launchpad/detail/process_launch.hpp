@@ -23,6 +23,7 @@
 #include <launchpad/detail/rendezvous.hpp>
 #include <launchpad/detail/run_directory.hpp>
 #include <launchpad/detail/secret.hpp>
+#include <launchpad/detail/signals.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
 #include <map>
@@ -169,6 +170,22 @@ class process_launch {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return ended_; });
     return failures_.empty();
+  }
+
+  // As wait(), for a launcher run from a terminal: Ctrl+C or SIGTERM stops
+  // every node (each gets SIGTERM), a second one kills them at once.
+  bool wait_stopping_on_signals() {
+    stop_on_signals signals(
+        [this](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping every node (again to kill them at once)" << std::endl;
+          request_stop();
+        },
+        [this](int) {
+          std::cerr << "[lp] second signal: killing every node" << std::endl;
+          kill_now();
+        });
+    return wait();
   }
 
   template <class Rep, class Period>

@@ -17,6 +17,7 @@ struct partition_hosts {
   int cpus = 0;      // of its largest host
   long memory_mb = 0;
   int gpus = 0;
+  std::vector<int> host_cpus;  // of each host
 };
 
 // sinfo's "gpu:2", "gpu:a100:4(S:0-1)" or "(null)", as a count of GPUs.
@@ -53,7 +54,8 @@ inline partition_hosts find_partition(const std::string& wanted) {
     if (wanted.empty() ? !is_default : name != wanted) continue;
     found.name = name;
     try {
-      found.cpus = std::max(found.cpus, std::stoi(fields[1]));
+      found.host_cpus.push_back(std::stoi(fields[1]));
+      found.cpus = std::max(found.cpus, found.host_cpus.back());
       found.memory_mb = std::max(found.memory_mb, std::stol(fields[2]));
     } catch (const std::exception&) {
     }
@@ -84,6 +86,19 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
     if (needs.memory_mb > hosts.memory_mb) refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
     if (needs.gpus > hosts.gpus) refuse("GPUs", needs.gpus, hosts.gpus);
   }
+  // The job is one task per process, each sized for the largest request:
+  // the partition must hold that many such tasks at once.
+  int task_cpus = 1;
+  for (const auto& u : units) task_cpus = std::max(task_cpus, u.settings.resources.cpus);
+  std::size_t room = 0;
+  for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
+  if (units.size() > room)
+    throw error("launch_error",
+                "the program runs " + std::to_string(units.size()) + " processes of " +
+                    std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
+                    " holds at most " + std::to_string(room) +
+                    " at once; colocate groups (p.group(...).colocate()), lower resources() or "
+                    "choose another partition with --lp_slurm_partition. Nothing was submitted.");
 }
 
 // Pending reasons that no amount of waiting changes.

@@ -12,7 +12,6 @@
 #include <iostream>
 #include <launchpad/detail/flags.hpp>
 #include <launchpad/detail/process_launch.hpp>
-#include <launchpad/detail/signals.hpp>
 #include <launchpad/detail/slurm_host.hpp>
 #include <launchpad/detail/slurm_script.hpp>
 #include <launchpad/detail/slurm_tools.hpp>
@@ -83,17 +82,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     options.bind_host = slurm_host_address(flags.slurm_host);
     options.runner = srun_runner(graph, job);
     process_launch launch(graph, std::move(options));
-    stop_on_signals signals(
-        [&](int signal) {
-          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                    << ": stopping every node (again to kill them at once)" << std::endl;
-          launch.request_stop();
-        },
-        [&](int) {
-          std::cerr << "[lp] second signal: killing every node" << std::endl;
-          launch.kill_now();
-        });
-    status = launch.wait() ? 0 : 1;
+    status = launch.wait_stopping_on_signals() ? 0 : 1;
     std::cerr << launch.summary() << std::flush;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;

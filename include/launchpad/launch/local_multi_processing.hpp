@@ -132,17 +132,7 @@ struct local_multi_processing {
                 << std::endl;
     try {
       detail::process_launch launch(graph, detail::process_options_from(flags, flag));
-      detail::stop_on_signals signals(
-          [&](int signal) {
-            std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                      << ": stopping every node (again to kill them at once)" << std::endl;
-            launch.request_stop();
-          },
-          [&](int) {
-            std::cerr << "[lp] second signal: killing every node" << std::endl;
-            launch.kill_now();
-          });
-      if (launch.wait()) return 0;
+      if (launch.wait_stopping_on_signals()) return 0;
       std::cerr << launch.summary() << std::flush;
       return 1;
     } catch (const std::exception& e) {

@@ -114,6 +114,9 @@ TEST_SUITE("processes") {
     scenarios::make(p, "sleepers", dir.path);
     auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("sleepers", dir));
     auto victim = running.client(p.find<scenarios::Sleeper>("sleepers/1")).ping();
+    // The others serve too (their on_stop is registered) before the kill.
+    for (const char* other : {"sleepers/0", "sleepers/2"})
+      CHECK(running.client(p.find<scenarios::Sleeper>(other)).ping() > 0);
     auto pids = running.pids();
     REQUIRE(pids.size() == 3);
     auto me = running.client(p.find<scenarios::Sleeper>("sleepers/1")).whoami();

@@ -79,9 +79,10 @@ struct Reporter {
     lp::stop();
   }
 
-  std::mutex mutex;
-  std::condition_variable changed;
-  Summary tally;
+  // Not given by add_node: the aggregate's remaining members start empty.
+  std::mutex mutex{};
+  std::condition_variable changed{};
+  Summary tally{};
   long finished = 0;
 };
 LP_SERVICE(Reporter, done);

@@ -193,14 +193,15 @@ TEST_SUITE("processes") {
     auto output = launcher.output();
     auto at = output.find("tmux attach -t ") + 15;
     auto session = output.substr(at, output.find('\n', at) - at);
-    CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", session}) == 0);
+    // "=": this session exactly; a bare name also matches longer ones by prefix.
+    CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", "=" + session}) == 0);
     for (auto window : {"sleepers/0", "sleepers/1", "sleepers/2"})
-      CHECK(lp::detail::run_tool({"tmux", "select-window", "-t", session + ":" + window}) == 0);
+      CHECK(lp::detail::run_tool({"tmux", "select-window", "-t", "=" + session + ":" + window}) == 0);
     ::kill(launcher.pid, SIGINT);
     auto status = launcher.wait(std::chrono::seconds(30));
     REQUIRE(status);
     CHECK(WEXITSTATUS(*status) == 0);
-    CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", session}) != 0);
+    CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", "=" + session}) != 0);
     mp::remove_run_dir(output, "/tmp/lp-scenario_sleepers-");
   }
 

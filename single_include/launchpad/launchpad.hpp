@@ -4492,7 +4492,7 @@ class process_launch {
       std::vector<std::string> command =
           first ? std::vector<std::string>{"tmux", "new-session", "-d", "-s", tmux_session_,
                                            "-n", u.name, follow}
-                : std::vector<std::string>{"tmux", "new-window", "-d", "-t", tmux_session_,
+                : std::vector<std::string>{"tmux", "new-window", "-d", "-t", "=" + tmux_session_,
                                            "-n", u.name, follow};
       if (run_tool(command) != 0)
         throw error("launch_error",
@@ -4637,7 +4637,8 @@ class process_launch {
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::milliseconds(10));
     }
-    if (!tmux_session_.empty()) run_tool({"tmux", "kill-session", "-t", tmux_session_});
+    // "=": this session exactly; a bare name also matches longer ones by prefix.
+    if (!tmux_session_.empty()) run_tool({"tmux", "kill-session", "-t", "=" + tmux_session_});
     std::lock_guard lock(mutex_);
     ended_ = true;
     changed_.notify_all();

@@ -23,6 +23,93 @@
 
 // ---- launchpad/detail/channel.hpp ----
 
+// ---- launchpad/error.hpp ----
+
+#include <stdexcept>
+#include <string>
+
+namespace lp {
+
+// Root of every exception the library throws. what() reads
+// "[lp.<id>] <message>", where the id is stable and documented in
+// docs/troubleshooting.md, so users and scripts can match on it.
+class error : public std::runtime_error {
+ public:
+  error(const std::string& id, const std::string& message)
+      : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+  const std::string& id() const noexcept { return id_; }
+
+ private:
+  std::string id_;
+};
+
+// The program graph was built wrongly: an empty or duplicate label, a handle
+// from another program, ...
+class graph_error : public error {
+ public:
+  explicit graph_error(const std::string& message) : error("graph_error", message) {}
+};
+
+// The library was used wrongly at run time: an unknown --lp_ flag,
+// lp::context() outside a node, ...
+class usage_error : public error {
+ public:
+  explicit usage_error(const std::string& message) : error("usage_error", message) {}
+};
+
+// A call could not reach its node or got no answer: connection refused, the
+// connection dropped, the program is stopping, the deadline passed.
+class transport_error : public error {
+ public:
+  transport_error(const std::string& node, const std::string& method,
+                  const std::string& message)
+      : transport_error("transport_error", node, method, message) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+
+ protected:
+  transport_error(const std::string& id, const std::string& node, const std::string& method,
+                  const std::string& message)
+      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+
+ private:
+  std::string node_, method_;
+};
+
+// The call's deadline passed before its reply came. The method may still
+// run, or have run, on the node: retry only what is safe to repeat.
+class deadline_exceeded : public transport_error {
+ public:
+  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("deadline_exceeded", node, method, message) {}
+};
+
+// The node answered with an error: the method threw (code "remote_exception"),
+// the request was bad ("bad_request"), no such method ("no_such_method"), the
+// node is stopping ("stopping"). message() is the node's own text.
+class remote_error : public error {
+ public:
+  remote_error(const std::string& node, const std::string& method, const std::string& code,
+               const std::string& message, int status)
+      : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
+        node_(node),
+        method_(method),
+        code_(code),
+        message_(message),
+        status_(status) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+  const std::string& code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+  int status() const noexcept { return status_; }
+
+ private:
+  std::string node_, method_, code_, message_;
+  int status_;
+};
+
+}  // namespace lp
+
 // ---- launchpad/wire.hpp ----
 
 // What may cross the wire: every method parameter and return type of a
@@ -94,13 +181,21 @@ struct adl_serializer<std::optional<T>> {
 };
 #endif
 }  // namespace nlohmann
-#include <string>
 
 namespace lp::detail {
 
 // How long a call may take unless its client says otherwise
 // (client::with_deadline): generous, as a method may have real work to do.
 inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
+
+// What a call that got no reply within its deadline raises; `why` adds what
+// became of the call.
+inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
+                                      std::chrono::milliseconds deadline, const std::string& why) {
+  return deadline_exceeded(node, method,
+                           "no reply within the deadline of " + std::to_string(deadline.count()) +
+                               " ms" + why);
+}
 
 // How a client reaches one node. The launch policy picks the implementation
 // (HTTP today); clients and the reflection code never know which.
@@ -288,7 +383,6 @@ inline bool has_binary(const json& value) {
 }  // namespace lp::detail
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -725,91 +819,6 @@ inline thread_pool& call_pool() {
 }
 
 }  // namespace lp::detail
-
-// ---- launchpad/error.hpp ----
-
-
-namespace lp {
-
-// Root of every exception the library throws. what() reads
-// "[lp.<id>] <message>", where the id is stable and documented in
-// docs/troubleshooting.md, so users and scripts can match on it.
-class error : public std::runtime_error {
- public:
-  error(const std::string& id, const std::string& message)
-      : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
-  const std::string& id() const noexcept { return id_; }
-
- private:
-  std::string id_;
-};
-
-// The program graph was built wrongly: an empty or duplicate label, a handle
-// from another program, ...
-class graph_error : public error {
- public:
-  explicit graph_error(const std::string& message) : error("graph_error", message) {}
-};
-
-// The library was used wrongly at run time: an unknown --lp_ flag,
-// lp::context() outside a node, ...
-class usage_error : public error {
- public:
-  explicit usage_error(const std::string& message) : error("usage_error", message) {}
-};
-
-// A call could not reach its node or got no answer: connection refused, the
-// connection dropped, the program is stopping, the deadline passed.
-class transport_error : public error {
- public:
-  transport_error(const std::string& node, const std::string& method,
-                  const std::string& message)
-      : transport_error("transport_error", node, method, message) {}
-  const std::string& node() const noexcept { return node_; }
-  const std::string& method() const noexcept { return method_; }
-
- protected:
-  transport_error(const std::string& id, const std::string& node, const std::string& method,
-                  const std::string& message)
-      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
-
- private:
-  std::string node_, method_;
-};
-
-// The call's deadline passed before its reply came. The method may still
-// run, or have run, on the node: retry only what is safe to repeat.
-class deadline_exceeded : public transport_error {
- public:
-  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
-      : transport_error("deadline_exceeded", node, method, message) {}
-};
-
-// The node answered with an error: the method threw (code "remote_exception"),
-// the request was bad ("bad_request"), no such method ("no_such_method"), the
-// node is stopping ("stopping"). message() is the node's own text.
-class remote_error : public error {
- public:
-  remote_error(const std::string& node, const std::string& method, const std::string& code,
-               const std::string& message, int status)
-      : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
-        node_(node),
-        method_(method),
-        code_(code),
-        message_(message),
-        status_(status) {}
-  const std::string& node() const noexcept { return node_; }
-  const std::string& method() const noexcept { return method_; }
-  const std::string& code() const noexcept { return code_; }
-  const std::string& message() const noexcept { return message_; }
-  int status() const noexcept { return status_; }
-
- private:
-  std::string node_, method_, code_, message_;
-  int status_;
-};
-
-}  // namespace lp
 #include <memory>
 
 namespace lp::detail {
@@ -3225,9 +3234,7 @@ class direct_channel final : public channel {
     auto answered = server_->call_direct(method, args);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
-      throw deadline_exceeded(node_, method,
-                              "no reply within the deadline of " + std::to_string(deadline.count()) +
-                                  " ms (a direct call, which ran to its end)");
+      throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
     return result_of(node_, method, answered.status, std::move(answered.body));
   }
 
@@ -3358,9 +3365,7 @@ class http_channel final : public channel {
 
  private:
   deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
-    return deadline_exceeded(node_, method,
-                             "no reply within the deadline of " + std::to_string(deadline.count()) +
-                                 " ms; the method may still run on the node");
+    return expired_call(node_, method, deadline, "; the method may still run on the node");
   }
 
   struct pooled {

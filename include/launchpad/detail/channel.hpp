@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
 #include <string>
 
@@ -9,6 +10,15 @@ namespace lp::detail {
 // How long a call may take unless its client says otherwise
 // (client::with_deadline): generous, as a method may have real work to do.
 inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
+
+// What a call that got no reply within its deadline raises; `why` adds what
+// became of the call.
+inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
+                                      std::chrono::milliseconds deadline, const std::string& why) {
+  return deadline_exceeded(node, method,
+                           "no reply within the deadline of " + std::to_string(deadline.count()) +
+                               " ms" + why);
+}
 
 // How a client reaches one node. The launch policy picks the implementation
 // (HTTP today); clients and the reflection code never know which.

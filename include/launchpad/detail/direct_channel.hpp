@@ -33,9 +33,7 @@ class direct_channel final : public channel {
     auto answered = server_->call_direct(method, args);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
-      throw deadline_exceeded(node_, method,
-                              "no reply within the deadline of " + std::to_string(deadline.count()) +
-                                  " ms (a direct call, which ran to its end)");
+      throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
     return result_of(node_, method, answered.status, std::move(answered.body));
   }
 

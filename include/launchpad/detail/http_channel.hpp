@@ -128,9 +128,7 @@ class http_channel final : public channel {
 
  private:
   deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
-    return deadline_exceeded(node_, method,
-                             "no reply within the deadline of " + std::to_string(deadline.count()) +
-                                 " ms; the method may still run on the node");
+    return expired_call(node_, method, deadline, "; the method may still run on the node");
   }
 
   struct pooled {

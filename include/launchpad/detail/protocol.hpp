@@ -6,14 +6,11 @@
 #include <launchpad/detail/typed_array.hpp>
 #include <launchpad/detail/utf8.hpp>
 #include <launchpad/wire.hpp>
-#include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace lp::detail::protocol {
 

@@ -41,10 +41,34 @@ T through(const T& value, protocol::format format) {
   return from_wire<T>(protocol::decode(bytes, format));
 }
 
+// The bytes lp::detail::cbor::write gives for a value.
+template <class T>
+std::string written(const T& value) {
+  std::string bytes;
+  lp::detail::cbor::write(bytes, value);
+  return bytes;
+}
+
+// CBOR bytes read as a T the way a node reads an argument, checking the
+// whole item was read.
+template <class T>
+T read_as(const std::string& bytes) {
+  std::size_t at = 0;
+  T value = lp::detail::cbor::read_as<T>(bytes, at, protocol::max_depth);
+  CHECK(at == bytes.size());
+  return value;
+}
+
+// Through JSON, through CBOR, and across the two CBOR paths: the values the
+// typed writer and reader give are the json route's.
 template <class T>
 void check_both(const T& value) {
   CHECK((through(value, protocol::format::cbor) == value));
   CHECK((through(value, protocol::format::json) == value));
+  auto bytes = written(value);
+  CHECK((read_as<T>(bytes) == value));
+  CHECK((from_wire<T>(protocol::decode(bytes, protocol::format::cbor)) == value));
+  CHECK((read_as<T>(protocol::encode(to_wire(value), protocol::format::cbor)) == value));
 }
 
 template <class T>
@@ -118,6 +142,55 @@ TEST_SUITE("wire") {
                        protocol::format::cbor);
     CHECK(std::isnan(odd[0]));
     CHECK(odd[1] == -std::numeric_limits<double>::infinity());
+  }
+
+  TEST_CASE("the typed CBOR reader: other encodings read as the json route reads them, same errors") {
+    // What other CBOR writers send: a float32 for a double, big-endian and
+    // indefinite-length items, a struct's members in another order with an
+    // unknown one, a repeated map key (the last wins).
+    auto same = [](const std::string& bytes, const auto& expected) {
+      using T = std::decay_t<decltype(expected)>;
+      CHECK((read_as<T>(bytes) == expected));
+      CHECK((from_wire<T>(protocol::decode(bytes, protocol::format::cbor)) == expected));
+    };
+    same(std::string("\xfa\x3f\xc0\x00\x00", 5), 1.5);
+    same(std::string("\x02", 1), 2.0);
+    same(std::string("\xd8\x51\x48\x3f\x80\x00\x00\x40\x00\x00\x00", 11), std::vector<float>{1, 2});
+    same(std::string("\x9f\x01\x02\xff", 4), std::vector<int>{1, 2});
+    same(std::string("\x7f\x61\x61\x61\x62\xff", 6), std::string("ab"));
+    same(written(std::map<std::string, lp::json>{{"y", -2}, {"x", 1.5}, {"z", "unknown"}}), t::Point{1.5, -2});
+    same(std::string("\xa2\x61\x6b\x01\x61\x6b\x02", 7), std::map<std::string, int>{{"k", 2}});
+    same(written(std::vector<double>{1, 2}), std::vector<double>{1, 2});
+    // A value that does not fit gets from_wire's message, whichever route.
+    auto same_error = [](const std::string& bytes, auto type) {
+      using T = typename decltype(type)::type;
+      std::string direct, via_json;
+      try {
+        read_as<T>(bytes);
+      } catch (const lp::detail::decode_error& e) {
+        direct = e.what();
+      }
+      try {
+        from_wire<T>(protocol::decode(bytes, protocol::format::cbor));
+      } catch (const lp::detail::decode_error& e) {
+        via_json = e.what();
+      }
+      CHECK(!direct.empty());
+      CHECK(direct == via_json);
+    };
+    same_error(written(300), boost::hana::type_c<std::int8_t>);
+    same_error(written(-1), boost::hana::type_c<unsigned>);
+    same_error(written(std::string("7")), boost::hana::type_c<int>);
+    same_error(written(1e300), boost::hana::type_c<float>);
+    same_error(written(std::vector<std::int32_t>{1}), boost::hana::type_c<std::vector<float>>);
+    same_error(written(std::map<std::string, double>{{"x", 1}}), boost::hana::type_c<t::Point>);
+    same_error(protocol::encode(lp::json::parse(R"({"shape": [2, 2], "data": [1, 2, 3]})"),
+                                protocol::format::cbor),
+               boost::hana::type_c<lp::tensor<float>>);
+    same_error(written(std::vector<int>{1, 2, 3}), boost::hana::type_c<std::tuple<int, int>>);
+    // Bytes that are not CBOR are refused as such, not read past.
+    std::string truncated = written(std::vector<float>{1, 2}).substr(0, 6);
+    CHECK_THROWS_AS(read_as<std::vector<float>>(truncated), lp::detail::cbor::malformed);
   }
 
   TEST_CASE("tensors: shape, access, and what a bad one gets") {

@@ -122,3 +122,10 @@ class tensor {
 };
 
 }  // namespace lp
+
+namespace lp::detail {
+template <class T>
+inline constexpr bool is_tensor = false;
+template <class T>
+inline constexpr bool is_tensor<tensor<T>> = true;
+}  // namespace lp::detail

@@ -21,94 +21,124 @@
 #include <cstddef>
 #include <future>
 
-// ---- launchpad/detail/channel.hpp ----
+// ---- launchpad/detail/buffers.hpp ----
 
-// ---- launchpad/error.hpp ----
+// Bodies are read and written through buffers that each thread keeps from
+// one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
+// a VM the first touch of a page costs microseconds: a 4 MB tensor in new
+// buffers on every call spent more time in page faults than on the wire.
 
-#include <stdexcept>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <cstdlib>
+#include <mutex>
 #include <string>
 
-namespace lp {
+namespace lp::detail {
 
-// Root of every exception the library throws. what() reads
-// "[lp.<id>] <message>", where the id is stable and documented in
-// docs/troubleshooting.md, so users and scripts can match on it.
-class error : public std::runtime_error {
- public:
-  error(const std::string& id, const std::string& message)
-      : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
-  const std::string& id() const noexcept { return id_; }
+// A thread keeps buffers up to this size; a larger body gets a buffer of its
+// own, freed after use, so one huge call does not pin its memory forever.
+inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
 
- private:
-  std::string id_;
-};
+// An empty buffer of this thread, one per `Use` (request, reply, ...),
+// holding at least `expected` bytes of capacity.
+template <class Use>
+std::string& thread_buffer(std::size_t expected = 0) {
+  thread_local std::string buffer;
+  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
+  buffer.clear();
+  buffer.reserve(expected);
+  return buffer;
+}
 
-// The program graph was built wrongly: an empty or duplicate label, a handle
-// from another program, ...
-class graph_error : public error {
- public:
-  explicit graph_error(const std::string& message) : error("graph_error", message) {}
-};
+// glibc gives every block over a threshold (128 KiB, then as large as the
+// largest block freed so far) fresh pages from the kernel and returns them on
+// free, so each large body, value and copy of a call costs its page faults
+// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
+// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
+// the kernel only past 128 MiB. Setting MALLOC_MMAP_THRESHOLD_,
+// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user.
+inline void keep_large_blocks() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* chosen : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
+      if (std::getenv(chosen)) return;
+    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
+  });
+#endif
+}
 
-// The library was used wrongly at run time: an unknown --lp_ flag,
-// lp::context() outside a node, ...
-class usage_error : public error {
- public:
-  explicit usage_error(const std::string& message) : error("usage_error", message) {}
-};
+// Bodies up to this size are copied next to their headers, to go out in one
+// write: a copy costs less than a second packet. Larger ones are written
+// straight from their buffer.
+inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
 
-// A call could not reach its node or got no answer: connection refused, the
-// connection dropped, the program is stopping, the deadline passed.
-class transport_error : public error {
- public:
-  transport_error(const std::string& node, const std::string& method,
-                  const std::string& message)
-      : transport_error("transport_error", node, method, message) {}
-  const std::string& node() const noexcept { return node_; }
-  const std::string& method() const noexcept { return method_; }
+// Socket buffers (SO_SNDBUF, SO_RCVBUF) large enough for a 4 MB body to be
+// in flight at once on loopback; the kernel's defaults make a sender wait for
+// the reader many times per megabyte.
+inline constexpr int socket_buffer_bytes = 4 << 20;
 
- protected:
-  transport_error(const std::string& id, const std::string& node, const std::string& method,
-                  const std::string& message)
-      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+}  // namespace lp::detail
 
- private:
-  std::string node_, method_;
-};
+// ---- launchpad/detail/cbor_encode.hpp ----
 
-// The call's deadline passed before its reply came. The method may still
-// run, or have run, on the node: retry only what is safe to repeat.
-class deadline_exceeded : public transport_error {
- public:
-  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
-      : transport_error("deadline_exceeded", node, method, message) {}
-};
+// cbor::write: a C++ value appended to a body as CBOR, the value that
+// to_wire (encode.hpp) gives written without building it first. A vector of
+// numbers or a tensor is then one memcpy into the body, where building the
+// json value and writing that copies it twice. A type this file does not
+// know is written through its json value.
 
-// The node answered with an error: the method threw (code "remote_exception"),
-// the request was bad ("bad_request"), no such method ("no_such_method"), the
-// node is stopping ("stopping"). message() is the node's own text.
-class remote_error : public error {
- public:
-  remote_error(const std::string& node, const std::string& method, const std::string& code,
-               const std::string& message, int status)
-      : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
-        node_(node),
-        method_(method),
-        code_(code),
-        message_(message),
-        status_(status) {}
-  const std::string& node() const noexcept { return node_; }
-  const std::string& method() const noexcept { return method_; }
-  const std::string& code() const noexcept { return code_; }
-  const std::string& message() const noexcept { return message_; }
-  int status() const noexcept { return status_; }
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/first.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/second.hpp>
+#include <cstdint>
+#include <cstring>
 
- private:
-  std::string node_, method_, code_, message_;
-  int status_;
-};
+// ---- launchpad/detail/decode.hpp ----
 
-}  // namespace lp
+// ---- launchpad/detail/type_name.hpp ----
+
+#include <string_view>
+
+namespace lp::detail {
+
+// A readable name for T, for /lp/v1/describe and error messages.
+template <class T>
+std::string type_name() {
+  std::string_view f = __PRETTY_FUNCTION__;
+  auto start = f.find("T = ") + 4;
+  auto end = f.find_first_of(";]", start);
+  std::string name(f.substr(start, end - start));
+  // The standard library's spelling of std::string helps nobody.
+  for (std::string_view verbose :
+       {"std::__cxx11::basic_string<char>", "std::basic_string<char>",
+        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+        "std::basic_string<char, std::char_traits<char>, std::allocator<char>>"}) {
+    for (auto pos = name.find(verbose); pos != std::string::npos; pos = name.find(verbose))
+      name.replace(pos, verbose.size(), "std::string");
+  }
+  return name;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/typed_array.hpp ----
+
+// Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
+// names the element type and byte order, then one byte string. Packing and
+// unpacking is a memcpy (a byte swap for the other byte order), where an
+// array of CBOR numbers costs a parse per element. In JSON they are arrays
+// of numbers, so curl and other languages read them as before.
+
+#include <algorithm>
+#include <bit>
+#include <concepts>
 
 // ---- launchpad/wire.hpp ----
 
@@ -119,11 +149,7 @@ class remote_error : public error {
 // BOOST_HANA_DEFINE_STRUCT are wire types too, as JSON objects keyed by member,
 // and so is std::optional (null when empty), which nlohmann only learnt in 3.12.
 
-#include <boost/hana/accessors.hpp>
 #include <boost/hana/concept/struct.hpp>
-#include <boost/hana/first.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -181,80 +207,6 @@ struct adl_serializer<std::optional<T>> {
 };
 #endif
 }  // namespace nlohmann
-
-namespace lp::detail {
-
-// How long a call may take unless its client says otherwise
-// (client::with_deadline): generous, as a method may have real work to do.
-inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
-
-// What a call that got no reply within its deadline raises; `why` adds what
-// became of the call.
-inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
-                                      std::chrono::milliseconds deadline, const std::string& why) {
-  return deadline_exceeded(node, method,
-                           "no reply within the deadline of " + std::to_string(deadline.count()) +
-                               " ms" + why);
-}
-
-// How a client reaches one node. The launch policy picks the implementation
-// (HTTP today); clients and the reflection code never know which.
-class channel {
- public:
-  virtual ~channel() = default;
-  // Sends the positional arguments and returns the method's result, or
-  // throws lp::remote_error / lp::transport_error / lp::deadline_exceeded
-  // (when no reply came within `deadline`).
-  virtual json call(const std::string& method, const json& args,
-                    std::chrono::milliseconds deadline) = 0;
-  virtual const std::string& node() const = 0;
-  // The program is stopping: calls from now on fail with transport_error.
-  virtual void close() = 0;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/decode.hpp ----
-
-// ---- launchpad/detail/type_name.hpp ----
-
-#include <string_view>
-
-namespace lp::detail {
-
-// A readable name for T, for /lp/v1/describe and error messages.
-template <class T>
-std::string type_name() {
-  std::string_view f = __PRETTY_FUNCTION__;
-  auto start = f.find("T = ") + 4;
-  auto end = f.find_first_of(";]", start);
-  std::string name(f.substr(start, end - start));
-  // The standard library's spelling of std::string helps nobody.
-  for (std::string_view verbose :
-       {"std::__cxx11::basic_string<char>", "std::basic_string<char>",
-        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
-        "std::basic_string<char, std::char_traits<char>, std::allocator<char>>"}) {
-    for (auto pos = name.find(verbose); pos != std::string::npos; pos = name.find(verbose))
-      name.replace(pos, verbose.size(), "std::string");
-  }
-  return name;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/typed_array.hpp ----
-
-// Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
-// names the element type and byte order, then one byte string. Packing and
-// unpacking is a memcpy (a byte swap for the other byte order), where an
-// array of CBOR numbers costs a parse per element. In JSON they are arrays
-// of numbers, so curl and other languages read them as before.
-
-#include <algorithm>
-#include <bit>
-#include <concepts>
-#include <cstdint>
-#include <cstring>
 #include <vector>
 
 namespace lp::detail {
@@ -320,19 +272,24 @@ T byte_swapped(T value) {
   return value;
 }
 
-// Unpacks a typed array of T (either byte order) into `out`; false when the
-// tag is not T's or the length is not a whole number of elements.
+// Unpacks the bytes of a typed array tagged `tag` into `out` (either byte
+// order); false when the tag is not T's or the length is not a whole number
+// of elements.
 template <packable T>
-bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
-  if (!bytes.has_subtype()) return false;
-  bool native = bytes.subtype() == native_tag<T>;
-  bool swapped = bytes.subtype() == tag<T>(std::endian::native != std::endian::little);
-  if ((!native && !swapped) || bytes.size() % sizeof(T) != 0) return false;
-  out.resize(bytes.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T>& out) {
+  bool native = tag == native_tag<T>;
+  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || size % sizeof(T) != 0) return false;
+  out.resize(size / sizeof(T));
+  if (size != 0) std::memcpy(out.data(), data, size);
   if (!native)
     for (auto& value : out) value = byte_swapped(value);
   return true;
+}
+
+template <packable T>
+bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
+  return bytes.has_subtype() && unpack(bytes.subtype(), bytes.data(), bytes.size(), out);
 }
 
 // The value with every typed array turned into an array of numbers, for a
@@ -383,6 +340,7 @@ inline bool has_binary(const json& value) {
 }  // namespace lp::detail
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -585,6 +543,1091 @@ json to_wire(const T& value) {
 
 }  // namespace lp::detail
 
+// ---- launchpad/tensor.hpp ----
+
+// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
+// parameters, observations and batches. It travels as
+//   {"shape": [d0, d1, ...], "data": <the values>}
+// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
+// large) and an array of numbers in JSON (so curl still reads it).
+//
+//   lp::tensor<float> weights({2, 3});       // zeros
+//   weights(1, 2) = 0.5f;
+//   float* raw = weights.data();             // 6 contiguous floats
+//
+// A std::vector<float> (or of any other number type) travels as a typed
+// array too; a tensor adds the shape.
+
+#include <initializer_list>
+
+// ---- launchpad/error.hpp ----
+
+
+namespace lp {
+
+// Root of every exception the library throws. what() reads
+// "[lp.<id>] <message>", where the id is stable and documented in
+// docs/troubleshooting.md, so users and scripts can match on it.
+class error : public std::runtime_error {
+ public:
+  error(const std::string& id, const std::string& message)
+      : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+  const std::string& id() const noexcept { return id_; }
+
+ private:
+  std::string id_;
+};
+
+// The program graph was built wrongly: an empty or duplicate label, a handle
+// from another program, ...
+class graph_error : public error {
+ public:
+  explicit graph_error(const std::string& message) : error("graph_error", message) {}
+};
+
+// The library was used wrongly at run time: an unknown --lp_ flag,
+// lp::context() outside a node, ...
+class usage_error : public error {
+ public:
+  explicit usage_error(const std::string& message) : error("usage_error", message) {}
+};
+
+// A call could not reach its node or got no answer: connection refused, the
+// connection dropped, the program is stopping, the deadline passed.
+class transport_error : public error {
+ public:
+  transport_error(const std::string& node, const std::string& method,
+                  const std::string& message)
+      : transport_error("transport_error", node, method, message) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+
+ protected:
+  transport_error(const std::string& id, const std::string& node, const std::string& method,
+                  const std::string& message)
+      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+
+ private:
+  std::string node_, method_;
+};
+
+// The call's deadline passed before its reply came. The method may still
+// run, or have run, on the node: retry only what is safe to repeat.
+class deadline_exceeded : public transport_error {
+ public:
+  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("deadline_exceeded", node, method, message) {}
+};
+
+// The node answered with an error: the method threw (code "remote_exception"),
+// the request was bad ("bad_request"), no such method ("no_such_method"), the
+// node is stopping ("stopping"). message() is the node's own text.
+class remote_error : public error {
+ public:
+  remote_error(const std::string& node, const std::string& method, const std::string& code,
+               const std::string& message, int status)
+      : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
+        node_(node),
+        method_(method),
+        code_(code),
+        message_(message),
+        status_(status) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+  const std::string& code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+  int status() const noexcept { return status_; }
+
+ private:
+  std::string node_, method_, code_, message_;
+  int status_;
+};
+
+}  // namespace lp
+
+namespace lp {
+
+template <class T>
+class tensor {
+  static_assert(detail::packable<T>,
+                "lp::tensor<T>: T must be a number type other than bool (float, double, "
+                "std::int32_t, ...)");
+
+ public:
+  using value_type = T;
+  using shape_type = std::vector<std::size_t>;
+
+  tensor() = default;
+
+  // A tensor of this shape, every value zero.
+  explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
+
+  // A tensor of this shape holding `values` (row-major); throws
+  // lp::usage_error if their number is not the product of the shape.
+  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
+    if (values_.size() != count(shape_))
+      throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
+                        std::to_string(count(shape_)) + " values, not " +
+                        std::to_string(values_.size()));
+  }
+
+  const shape_type& shape() const noexcept { return shape_; }
+  std::size_t rank() const noexcept { return shape_.size(); }
+  std::size_t size() const noexcept { return values_.size(); }
+
+  T* data() noexcept { return values_.data(); }
+  const T* data() const noexcept { return values_.data(); }
+
+  // The values in row-major order.
+  std::vector<T>& values() noexcept { return values_; }
+  const std::vector<T>& values() const noexcept { return values_; }
+
+  T& operator[](std::size_t flat) { return values_[flat]; }
+  const T& operator[](std::size_t flat) const { return values_[flat]; }
+
+  // The value at one index per dimension, unchecked like operator[].
+  template <class... Index>
+  T& operator()(Index... index) {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+  template <class... Index>
+  const T& operator()(Index... index) const {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+
+  bool operator==(const tensor&) const = default;
+
+  friend void to_json(json& j, const tensor& t) {
+    j = json::object();
+    j["shape"] = t.shape_;
+    j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
+  }
+
+  friend void from_json(const json& j, tensor& t) {
+    if (!j.is_object() || !j.contains("shape") || !j.contains("data"))
+      throw detail::decode_error("expected a tensor, an object with 'shape' and 'data', got " +
+                                 detail::describe_value(j));
+    auto shape = detail::from_wire<shape_type>(j["shape"]);
+    auto values = detail::from_wire<std::vector<T>>(j["data"]);
+    if (values.size() != count(shape))
+      throw detail::decode_error("a tensor of shape " + shape_text(shape) + " needs " +
+                                 std::to_string(count(shape)) + " values, got " +
+                                 std::to_string(values.size()));
+    t.shape_ = std::move(shape);
+    t.values_ = std::move(values);
+  }
+
+ private:
+  // The number of values of a shape; SIZE_MAX for one too large to hold.
+  static std::size_t count(const shape_type& shape) {
+    std::size_t total = 1;
+    for (auto dimension : shape)
+      if (__builtin_mul_overflow(total, dimension, &total)) return SIZE_MAX;
+    return total;
+  }
+
+  static std::string shape_text(const shape_type& shape) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+  }
+
+  std::size_t offset(std::initializer_list<std::size_t> index) const {
+    std::size_t flat = 0, dimension = 0;
+    for (auto i : index) flat = flat * shape_[dimension++] + i;
+    return flat;
+  }
+
+  shape_type shape_;
+  std::vector<T> values_;
+};
+
+}  // namespace lp
+
+namespace lp::detail {
+template <class T>
+inline constexpr bool is_tensor = false;
+template <class T>
+inline constexpr bool is_tensor<tensor<T>> = true;
+}  // namespace lp::detail
+
+namespace lp::detail::cbor {
+
+// The integer types that travel as CBOR integers; character types go as
+// nlohmann has them.
+template <class T>
+concept plain_integer = std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+                        !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
+                        !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> &&
+                        !std::is_same_v<T, char32_t>;
+
+// An item's initial byte and its argument, in the shortest form.
+inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
+  auto initial = static_cast<std::uint8_t>(major << 5);
+  if (argument < 24) {
+    out += static_cast<char>(initial | argument);
+    return;
+  }
+  int width = argument <= 0xff ? 1 : argument <= 0xffff ? 2 : argument <= 0xffffffff ? 4 : 8;
+  out += static_cast<char>(initial | (width == 1 ? 24 : width == 2 ? 25 : width == 4 ? 26 : 27));
+  for (int shift = (width - 1) * 8; shift >= 0; shift -= 8)
+    out += static_cast<char>((argument >> shift) & 0xff);
+}
+
+inline void text(std::string& out, std::string_view value) {
+  head(out, 3, value.size());
+  out += value;
+}
+
+template <packable T>
+void numbers(std::string& out, const T* data, std::size_t count) {
+  head(out, 6, typed_array::native_tag<T>);
+  head(out, 2, count * sizeof(T));
+  out.append(reinterpret_cast<const char*>(data), count * sizeof(T));
+}
+
+template <class T>
+void write(std::string& out, const T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    out += static_cast<char>(value ? 0xf5 : 0xf4);
+  } else if constexpr (plain_integer<T>) {
+    if constexpr (std::is_signed_v<T>) {
+      if (value < 0) return head(out, 1, static_cast<std::uint64_t>(-(value + 1)));
+    }
+    head(out, 0, static_cast<std::uint64_t>(value));
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    auto wide = static_cast<double>(value);
+    std::uint64_t bits;
+    std::memcpy(&bits, &wide, sizeof bits);
+    out += static_cast<char>(0xfb);
+    for (int shift = 56; shift >= 0; shift -= 8) out += static_cast<char>((bits >> shift) & 0xff);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    text(out, value);
+  } else if constexpr (is_tensor<T>) {
+    head(out, 5, 2);  // the keys in the order a json object has them
+    text(out, "data");
+    numbers(out, value.data(), value.values().size());
+    text(out, "shape");
+    write(out, value.shape());
+  } else if constexpr (is_std_vector<T>) {
+    using element = typename T::value_type;
+    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
+      numbers(out, value.data(), value.size());
+    } else {
+      head(out, 4, value.size());
+      for (const auto& item : value) write<element>(out, item);
+    }
+  } else if constexpr (is_optional<T>) {
+    if (value) write(out, *value);
+    else out += static_cast<char>(0xf6);
+  } else if constexpr (is_string_map<T>) {
+    head(out, 5, value.size());
+    for (const auto& [key, item] : value) {
+      text(out, key);
+      write(out, item);
+    }
+  } else if constexpr (is_tuple_like<T>) {
+    head(out, 4, std::tuple_size_v<T>);
+    std::apply([&](const auto&... item) { (write(out, item), ...); }, value);
+  } else if constexpr (hana_struct<T>) {
+    auto members = boost::hana::accessors<T>();
+    head(out, 5, boost::hana::length(members));
+    boost::hana::for_each(members, [&](auto member) {
+      text(out, boost::hana::to<const char*>(boost::hana::first(member)));
+      write(out, boost::hana::second(member)(value));
+    });
+  } else {
+    json::to_cbor(to_wire(value), out);
+  }
+}
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/channel.hpp ----
+
+// ---- launchpad/detail/result.hpp ----
+
+// A call's result on the wire: {"result": value} in a reply with status 200,
+// {"error": {...}} in any other (docs/protocol.md). The node writes the first
+// with write_result; the client turns any reply into the result or the
+// lp::remote_error it stands for with read_result.
+
+// ---- launchpad/detail/cbor_decode.hpp ----
+
+// cbor::read_as<T>: the item at a position of a CBOR body as a T. An item in
+// the form cbor::write gives a T is read straight into the T, so a typed
+// array costs one memcpy. Any other item, and any value that does not fit,
+// goes through its json value and from_wire (decode.hpp): the result and
+// every error are from_wire's, only faster when the peer wrote what we write.
+
+#include <array>
+
+// ---- launchpad/detail/cbor_reader.hpp ----
+
+// Reads a CBOR body (RFC 8949) into a json value. Ours rather than
+// nlohmann's from_cbor, which copies a byte string one byte at a time (15-20
+// ms for 4 MB here, where this takes a memcpy) and recurses without a limit.
+// It accepts what nlohmann's to_cbor writes and what other languages' CBOR
+// libraries commonly send, and refuses the rest with a message:
+// - nesting deeper than max_depth (std::length_error);
+// - text strings and map keys that are not UTF-8 (std::domain_error);
+// - tags on anything but a byte string (the only tags we give meaning to are
+//   RFC 8746 typed arrays, kept as the byte string's subtype);
+// - map keys that are not text, simple values other than false/true/null,
+//   truncated items and trailing bytes (cbor::malformed).
+
+// ---- launchpad/detail/utf8.hpp ----
+
+// UTF-8 checks for what a peer sends: JSON must be UTF-8, CBOR text strings
+// should be, and messages that quote a peer must stay printable.
+
+
+namespace lp::detail {
+
+// The length of the valid UTF-8 sequence at the start of `text`, or 0.
+inline std::size_t utf8_sequence(std::string_view text) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(0);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
+                                      : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || length > text.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i)
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
+  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
+  bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
+  return shortest && scalar ? length : 0;
+}
+
+inline bool valid_utf8(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) return false;
+    at += length;
+  }
+  return true;
+}
+
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
+// for messages that quote what a peer sent.
+inline std::string to_utf8(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail::cbor {
+
+struct malformed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class reader {
+ public:
+  reader(std::string_view bytes, std::size_t max_depth) : in_(bytes), max_depth_(max_depth) {}
+
+  json read_all() {
+    json value = read(0);
+    at_end();
+    return value;
+  }
+
+  // The item that starts at `at`, which is moved past it.
+  json read_at(std::size_t& at) {
+    at_ = at;
+    json value = read(0);
+    at = at_;
+    return value;
+  }
+
+  // Checks the whole body as read_all does, without building a value, and
+  // returns where each item of the array it holds starts; nothing if the
+  // body is not an array.
+  std::optional<std::vector<std::size_t>> array_items() {
+    auto initial = next();
+    if (initial >> 5 != 4) {
+      at_ = 0;
+      skip(0);
+      at_end();
+      return std::nullopt;
+    }
+    auto count = size_of(initial);
+    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
+    std::vector<std::size_t> starts;
+    if (count) starts.reserve(static_cast<std::size_t>(*count));
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+      starts.push_back(at_);
+      skip(1);
+    }
+    at_end();
+    return starts;
+  }
+
+ private:
+  // A length, or none for an indefinite-length item (additional information
+  // 31), which ends at a break.
+  using length = std::optional<std::uint64_t>;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw malformed(what + " (at byte " + std::to_string(at_) + ")");
+  }
+
+  void at_end() const {
+    if (at_ != in_.size())
+      fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
+  }
+
+  std::uint8_t next() {
+    if (at_ >= in_.size()) fail("the body ends in the middle of a value");
+    return static_cast<std::uint8_t>(in_[at_++]);
+  }
+
+  std::string_view take(std::uint64_t count) {
+    if (count > in_.size() - at_) fail("a string is longer than the bytes left");
+    auto out = in_.substr(at_, static_cast<std::size_t>(count));
+    at_ += static_cast<std::size_t>(count);
+    return out;
+  }
+
+  // The argument of an initial byte: a count, a value or a tag number.
+  std::uint64_t argument(std::uint8_t info) {
+    if (info < 24) return info;
+    if (info > 27) fail("reserved additional information " + std::to_string(info));
+    std::uint64_t value = 0;
+    for (int i = 0, width = 1 << (info - 24); i < width; ++i) value = (value << 8) | next();
+    return value;
+  }
+
+  // The length that follows a string's, array's or map's initial byte.
+  length size_of(std::uint8_t initial) {
+    if ((initial & 0x1f) == 31) return std::nullopt;
+    return argument(initial & 0x1f);
+  }
+
+  // The bytes of a byte or text string (major type 2 or 3), chunks joined.
+  std::string string_bytes(std::uint8_t major, length size) {
+    if (size) return std::string(take(*size));
+    std::string out;
+    for (;;) {
+      auto initial = next();
+      if (initial == 0xff) return out;
+      if (initial >> 5 != major || (initial & 0x1f) == 31)
+        fail("an indefinite-length string holds a chunk of another kind");
+      out += take(argument(initial & 0x1f));
+    }
+  }
+
+  json binary(length size, std::optional<std::uint64_t> tag) {
+    // Pointers of the same type make assign one memcpy.
+    auto as_bytes = [](std::string_view view) {
+      auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
+      return std::vector<std::uint8_t>(first, first + view.size());
+    };
+    auto bytes = size ? as_bytes(take(*size)) : as_bytes(string_bytes(2, size));
+    return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
+  }
+
+  json text(length size) {
+    std::string out = string_bytes(3, size);
+    if (!valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
+    return out;
+  }
+
+  static double half(std::uint16_t bits) {
+    int exponent = (bits >> 10) & 0x1f;
+    double mantissa = bits & 0x3ff;
+    double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                       : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                                         : std::numeric_limits<double>::quiet_NaN())
+                                        : std::ldexp(mantissa + 1024, exponent - 25);
+    return bits & 0x8000 ? -magnitude : magnitude;
+  }
+
+  json simple(std::uint8_t info) {
+    switch (info) {
+      case 20: return false;
+      case 21: return true;
+      case 22: return nullptr;
+      case 25: return half(static_cast<std::uint16_t>(argument(info)));
+      case 26: {
+        auto bits = static_cast<std::uint32_t>(argument(info));
+        float value;
+        std::memcpy(&value, &bits, sizeof value);
+        return static_cast<double>(value);
+      }
+      case 27: {
+        auto bits = argument(info);
+        double value;
+        std::memcpy(&value, &bits, sizeof value);
+        return value;
+      }
+      case 31: fail("a break outside an indefinite-length item");
+      default: fail("simple value " + std::to_string(info) + " is not supported");
+    }
+  }
+
+  bool at_break() {
+    if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xff) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+
+  json array(length count, std::size_t depth) {
+    // Each item takes a byte at least, so a count larger than the bytes
+    // left is malformed: refused before any memory is reserved for it.
+    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
+    json out = json::array();
+    auto& items = out.get_ref<json::array_t&>();
+    if (count) items.reserve(static_cast<std::size_t>(*count));
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i)
+      items.push_back(read(depth + 1));
+    return out;
+  }
+
+  json map(length count, std::size_t depth) {
+    if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
+    json out = json::object();
+    auto& members = out.get_ref<json::object_t&>();
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+      auto initial = next();
+      if (initial >> 5 != 3) fail("a map key is not a text string");
+      auto key = text(size_of(initial));
+      members[key.get_ref<const std::string&>()] = read(depth + 1);
+    }
+    return out;
+  }
+
+  json read(std::size_t depth) {
+    if (depth > max_depth_)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+    auto initial = next();
+    std::uint8_t major = initial >> 5, info = initial & 0x1f;
+    if (major == 7) return simple(info);
+    if (major >= 2 && major <= 5) {
+      auto size = size_of(initial);
+      if (major == 2) return binary(size, std::nullopt);
+      if (major == 3) return text(size);
+      return major == 4 ? array(size, depth) : map(size, depth);
+    }
+    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
+    auto arg = argument(info);
+    if (major == 0) return arg;
+    if (major == 1) {
+      if (arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        fail("a negative integer below -2^63");
+      return -1 - static_cast<std::int64_t>(arg);
+    }
+    auto tagged = next();
+    if (tagged >> 5 != 2)
+      fail("tag " + std::to_string(arg) +
+           " on something other than a byte string; the only tags understood are RFC 8746 "
+           "typed arrays");
+    return binary(size_of(tagged), arg);
+  }
+
+  // What read does, but keeping nothing: byte strings are passed over, text
+  // strings only checked.
+  void skip(std::size_t depth) {
+    if (depth > max_depth_)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+    auto initial = next();
+    std::uint8_t major = initial >> 5, info = initial & 0x1f;
+    if (major == 7) {
+      simple(info);
+      return;
+    }
+    if (major == 2 || major == 3) {
+      auto size = size_of(initial);
+      if (major == 3) text(size);
+      else if (size) take(*size);
+      else string_bytes(2, size);
+      return;
+    }
+    if (major == 4 || major == 5) {
+      auto count = size_of(initial);
+      if (count && *count > (in_.size() - at_) / (major == 5 ? 2 : 1))
+        fail(major == 5 ? "a map is longer than the bytes left" : "an array is longer than the bytes left");
+      for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+        if (major == 5) {
+          auto key = next();
+          if (key >> 5 != 3) fail("a map key is not a text string");
+          text(size_of(key));
+        }
+        skip(depth + 1);
+      }
+      return;
+    }
+    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
+    auto arg = argument(info);
+    if (major == 1 && arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail("a negative integer below -2^63");
+    if (major == 6) {
+      auto tagged = next();
+      if (tagged >> 5 != 2)
+        fail("tag " + std::to_string(arg) +
+             " on something other than a byte string; the only tags understood are RFC 8746 "
+             "typed arrays");
+      auto size = size_of(tagged);
+      if (size) take(*size);
+      else string_bytes(2, size);
+    }
+  }
+
+  std::string_view in_;
+  std::size_t at_ = 0;
+  std::size_t max_depth_;
+};
+
+inline json read(std::string_view bytes, std::size_t max_depth) {
+  return reader(bytes, max_depth).read_all();
+}
+
+}  // namespace lp::detail::cbor
+
+namespace lp::detail::cbor {
+
+// Reads the items a fast read understands; each step either consumes what
+// it read or reports that the item is not of that form.
+class cursor {
+ public:
+  cursor(std::string_view in, std::size_t at) : in_(in), at_(at) {}
+
+  std::size_t at() const { return at_; }
+
+  bool byte(std::uint8_t value) {
+    if (at_ >= in_.size() || static_cast<std::uint8_t>(in_[at_]) != value) return false;
+    ++at_;
+    return true;
+  }
+
+  // The argument of an item of this major type with a definite argument.
+  std::optional<std::uint64_t> head(std::uint8_t major) {
+    if (at_ >= in_.size()) return std::nullopt;
+    auto initial = static_cast<std::uint8_t>(in_[at_]);
+    std::uint8_t info = initial & 0x1f;
+    if (initial >> 5 != major || info > 27) return std::nullopt;
+    std::size_t width = info < 24 ? 0 : std::size_t{1} << (info - 24);
+    if (width > in_.size() - at_ - 1) return std::nullopt;
+    auto value = width ? big_endian(at_ + 1, width) : info;
+    at_ += 1 + width;
+    return value;
+  }
+
+  std::optional<std::string_view> take(std::uint64_t count) {
+    if (count > in_.size() - at_) return std::nullopt;
+    auto out = in_.substr(at_, static_cast<std::size_t>(count));
+    at_ += static_cast<std::size_t>(count);
+    return out;
+  }
+
+  std::optional<std::string_view> text() {
+    auto size = head(3);
+    if (!size) return std::nullopt;
+    auto out = take(*size);
+    if (!out || !valid_utf8(*out)) return std::nullopt;
+    return out;
+  }
+
+  std::optional<double> floating() {
+    for (std::size_t width : {8, 4}) {
+      if (!byte(width == 8 ? 0xfb : 0xfa)) continue;
+      if (width > in_.size() - at_) return std::nullopt;
+      auto bits = big_endian(at_, width);
+      at_ += width;
+      if (width == 4) {
+        float narrow;
+        auto bits32 = static_cast<std::uint32_t>(bits);
+        std::memcpy(&narrow, &bits32, sizeof narrow);
+        return narrow;
+      }
+      double wide;
+      std::memcpy(&wide, &bits, sizeof wide);
+      return wide;
+    }
+    return std::nullopt;
+  }
+
+  std::size_t left() const { return in_.size() - at_; }
+
+ private:
+  std::uint64_t big_endian(std::size_t from, std::size_t width) const {
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < width; ++i) value = (value << 8) | static_cast<std::uint8_t>(in_[from + i]);
+    return value;
+  }
+
+  std::string_view in_;
+  std::size_t at_;
+};
+
+template <class T>
+std::optional<T> fast(cursor& in);
+
+template <packable E>
+std::optional<std::vector<E>> fast_numbers(cursor& in) {
+  auto tag = in.head(6);
+  auto size = tag ? in.head(2) : std::nullopt;
+  auto bytes = size ? in.take(*size) : std::nullopt;
+  std::vector<E> out;
+  if (!bytes || !typed_array::unpack(*tag, bytes->data(), bytes->size(), out)) return std::nullopt;
+  return out;
+}
+
+template <class T>
+std::optional<T> fast_tensor(cursor& in) {
+  using element = typename T::value_type;
+  if (in.head(5) != 2u) return std::nullopt;
+  std::optional<std::vector<element>> data;
+  std::optional<typename T::shape_type> shape;
+  for (int i = 0; i < 2; ++i) {
+    auto key = in.text();
+    if (key == "data" && !data) data = fast_numbers<element>(in);
+    else if (key == "shape" && !shape) shape = fast<typename T::shape_type>(in);
+    else return std::nullopt;
+  }
+  if (!data || !shape) return std::nullopt;
+  try {
+    return T(std::move(*shape), std::move(*data));
+  } catch (const usage_error&) {
+    return std::nullopt;  // a shape that does not hold the values: from_wire says so
+  }
+}
+
+template <class T>
+std::optional<T> fast_struct(cursor& in) {
+  auto members = boost::hana::accessors<T>();
+  constexpr std::size_t count = decltype(boost::hana::length(members))::value;
+  if (in.head(5) != count) return std::nullopt;
+  T out{};
+  std::array<bool, count> seen{};
+  for (std::size_t entry = 0; entry < count; ++entry) {
+    auto key = in.text();
+    if (!key) return std::nullopt;
+    bool read = false;
+    std::size_t index = 0;
+    boost::hana::for_each(members, [&](auto member) {
+      auto i = index++;
+      if (seen[i] || *key != boost::hana::to<const char*>(boost::hana::first(member))) return;
+      auto& field = boost::hana::second(member)(out);
+      auto value = fast<std::remove_cvref_t<decltype(field)>>(in);
+      if (!value) return;
+      field = std::move(*value);
+      seen[i] = read = true;
+    });
+    if (!read) return std::nullopt;
+  }
+  return out;
+}
+
+template <class T>
+std::optional<T> fast(cursor& in) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (in.byte(0xf5)) return true;
+    if (in.byte(0xf4)) return false;
+    return std::nullopt;
+  } else if constexpr (plain_integer<T>) {
+    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    if (auto n = in.head(0)) return *n <= max ? std::optional<T>(static_cast<T>(*n)) : std::nullopt;
+    if constexpr (std::is_signed_v<T>) {
+      if (auto n = in.head(1))
+        return *n <= max ? std::optional<T>(static_cast<T>(-1 - static_cast<std::int64_t>(*n)))
+                         : std::nullopt;
+    }
+    return std::nullopt;
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    auto value = in.floating();
+    if (!value || (std::isfinite(*value) &&
+                   std::abs(*value) > static_cast<double>(std::numeric_limits<T>::max())))
+      return std::nullopt;
+    return static_cast<T>(*value);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    auto value = in.text();
+    return value ? std::optional<T>(std::string(*value)) : std::nullopt;
+  } else if constexpr (is_tensor<T>) {
+    return fast_tensor<T>(in);
+  } else if constexpr (is_std_vector<T>) {
+    using element = typename T::value_type;
+    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
+      return fast_numbers<element>(in);
+    } else {
+      auto size = in.head(4);
+      if (!size || *size > in.left()) return std::nullopt;
+      T out;
+      out.reserve(static_cast<std::size_t>(*size));
+      for (std::uint64_t i = 0; i < *size; ++i) {
+        auto item = fast<element>(in);
+        if (!item) return std::nullopt;
+        out.push_back(std::move(*item));
+      }
+      return out;
+    }
+  } else if constexpr (is_optional<T>) {
+    if (in.byte(0xf6)) return T{};
+    auto value = fast<typename T::value_type>(in);
+    return value ? std::optional<T>(T(std::move(*value))) : std::nullopt;
+  } else if constexpr (is_string_map<T>) {
+    auto size = in.head(5);
+    if (!size) return std::nullopt;
+    T out;
+    for (std::uint64_t i = 0; i < *size; ++i) {
+      auto key = in.text();
+      auto value = key ? fast<typename T::mapped_type>(in) : std::nullopt;
+      if (!value) return std::nullopt;
+      out.insert_or_assign(std::string(*key), std::move(*value));
+    }
+    return out;
+  } else if constexpr (is_tuple_like<T>) {
+    constexpr auto size = std::tuple_size_v<T>;
+    if (in.head(4) != size) return std::nullopt;
+    return [&]<std::size_t... I>(std::index_sequence<I...>) -> std::optional<T> {
+      std::tuple<std::optional<std::tuple_element_t<I, T>>...> items;
+      bool all = ((std::get<I>(items) = fast<std::tuple_element_t<I, T>>(in)).has_value() && ...);
+      if (!all) return std::nullopt;
+      return T{std::move(*std::get<I>(items))...};
+    }(std::make_index_sequence<size>{});
+  } else if constexpr (hana_struct<T>) {
+    return fast_struct<T>(in);
+  } else {
+    return std::nullopt;
+  }
+}
+
+// The item at `at` as a T; `at` moves past it. Throws decode_error for a
+// value that does not fit T, and what cbor::reader throws for bytes that
+// are not a CBOR item.
+template <class T>
+T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
+  cursor in(bytes, at);
+  if (auto value = fast<T>(in)) {
+    at = in.at();
+    return std::move(*value);
+  }
+  json item = reader(bytes, max_depth).read_at(at);
+  return from_wire<T>(item);
+}
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/protocol.hpp ----
+
+// Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
+
+
+namespace lp::detail::protocol {
+
+inline constexpr std::string_view call_prefix = "/lp/v1/call/";
+inline constexpr const char* describe_path = "/lp/v1/describe";
+inline constexpr const char* health_path = "/lp/v1/health";
+inline constexpr const char* json_type = "application/json";
+inline constexpr const char* cbor_type = "application/cbor";
+
+enum class format { json, cbor };
+
+// The format of a body with this Content-Type, or nothing if unsupported.
+// No Content-Type means JSON, so `curl -d '[1]'` works.
+inline std::optional<format> format_of(std::string_view content_type) {
+  auto base = content_type.substr(0, content_type.find(';'));
+  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
+  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
+      base == "text/plain")
+    return format::json;
+  if (base == cbor_type) return format::cbor;
+  return std::nullopt;
+}
+
+inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
+
+// Deeper values are refused before they are built: nlohmann prints JSON
+// recursively, so a few kilobytes of nesting would otherwise overflow the
+// stack.
+inline constexpr std::size_t max_depth = 128;
+
+// The body of a value in format f. Typed arrays become arrays of numbers in
+// JSON (typed_array.hpp).
+inline std::string encode(const json& value, format f) {
+  if (f == format::cbor) {
+    std::string out;
+    json::to_cbor(value, out);
+    return out;
+  }
+  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  if (!typed_array::has_binary(value)) return text(value);
+  json expanded = value;
+  typed_array::expand(expanded);
+  return text(expanded);
+}
+
+// Parses a body, refusing what nests deeper than max_depth. Throws
+// json::exception or cbor::malformed for bytes that are not a value in that
+// format, std::length_error for a value nested too deep and
+// std::domain_error for text that is not UTF-8.
+inline json decode(std::string_view body, format f) {
+  if (f == format::cbor) return cbor::read(body, max_depth);
+  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > max_depth)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+    return true;
+  };
+  return json::parse(body, limit);
+}
+
+inline json error_body(std::string_view code, std::string_view message, std::string_view node,
+                       std::string_view method) {
+  return {{"error",
+           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
+}
+
+}  // namespace lp::detail::protocol
+
+namespace lp::detail {
+
+// A refusal of the node's: an HTTP status and a stable error code on the
+// wire (docs/protocol.md).
+struct call_failure : std::runtime_error {
+  call_failure(int status, std::string code, const std::string& message)
+      : std::runtime_error(message), status(status), code(std::move(code)) {}
+  int status;
+  std::string code;
+};
+
+// A reply as it came: its status and its body in `format`. The body is the
+// calling thread's buffer, valid until the thread's next call.
+struct raw_reply {
+  int status = 0;
+  protocol::format format = protocol::format::cbor;
+  std::string_view body;
+};
+
+// Whether every floating-point number in `value` is finite.
+inline bool finite_numbers(const json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    return std::all_of(value.begin(), value.end(), [](const json& v) { return finite_numbers(v); });
+  return true;
+}
+
+// The body of a reply that carries `value` (nullptr for a void method) in
+// format f, written over `out`.
+template <class R>
+void write_result(std::string& out, const R& value, protocol::format f) {
+  out.clear();
+  if (f == protocol::format::cbor) {
+    cbor::head(out, 5, 1);
+    cbor::text(out, "result");
+    cbor::write(out, value);
+    return;
+  }
+  json body = {{"result", to_wire(value)}};
+  if (!finite_numbers(body))
+    throw call_failure(500, "remote_exception",
+                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+                       "(Accept: application/cbor)");
+  out = protocol::encode(body, f);
+}
+
+// The result in a parsed reply, or the lp::remote_error it stands for.
+inline json result_of(const std::string& node, const std::string& method, int status, json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result")) return std::move(reply["result"]);
+  const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+  auto text = [&](const char* key, const std::string& fallback) {
+    return error && error->contains(key) && (*error)[key].is_string() ? (*error)[key].get<std::string>()
+                                                                      : fallback;
+  };
+  throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
+                     text("message", "HTTP status " + std::to_string(status)), status);
+}
+
+// The result a reply carries as an R (void: none), or the error it stands
+// for: lp::remote_error for an error reply or an unreadable one,
+// lp::transport_error for a result that does not fit R.
+template <class R>
+R read_result(const std::string& node, const std::string& method, const raw_reply& reply) {
+  auto misfit = [&](const decode_error& e) {
+    return transport_error(node, method,
+                           std::string("the node's reply does not fit the result type: ") + e.what());
+  };
+  if constexpr (!std::is_void_v<R>) {
+    // What a node writes: {"result": value}, read straight into an R.
+    constexpr std::string_view prefix = "\xa1\x66result";
+    if (reply.status == 200 && reply.format == protocol::format::cbor &&
+        reply.body.substr(0, prefix.size()) == prefix) {
+      std::size_t at = prefix.size();
+      try {
+        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
+        if (at == reply.body.size()) return value;
+      } catch (const decode_error& e) {
+        throw misfit(e);
+      } catch (const std::exception&) {
+        // Unreadable: said below, as for any reply.
+      }
+    }
+  }
+  json parsed;
+  try {
+    parsed = protocol::decode(reply.body, reply.format);
+  } catch (const std::exception& e) {
+    throw remote_error(node, method, "http_" + std::to_string(reply.status),
+                       "an unreadable reply (" + std::string(e.what()) + ")", reply.status);
+  }
+  json result = result_of(node, method, reply.status, std::move(parsed));
+  if constexpr (!std::is_void_v<R>) {
+    try {
+      return from_wire<R>(result);
+    } catch (const decode_error& e) {
+      throw misfit(e);
+    }
+  }
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// How long a call may take unless its client says otherwise
+// (client::with_deadline): generous, as a method may have real work to do.
+inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
+
+// What a call that got no reply within its deadline raises; `why` adds what
+// became of the call.
+inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
+                                      std::chrono::milliseconds deadline, const std::string& why) {
+  return deadline_exceeded(node, method,
+                           "no reply within the deadline of " + std::to_string(deadline.count()) +
+                               " ms" + why);
+}
+
+// How a client reaches one node. The launch policy picks the implementation
+// (HTTP today); clients and the reflection code never know which.
+class channel {
+ public:
+  virtual ~channel() = default;
+  // Sends the positional arguments, a CBOR array, and returns the reply
+  // (read_result makes it the result or the error), or throws
+  // lp::transport_error / lp::deadline_exceeded (when no reply came within
+  // `deadline`).
+  virtual raw_reply call(const std::string& method, std::string_view args,
+                         std::chrono::milliseconds deadline) = 0;
+  virtual const std::string& node() const = 0;
+  // The program is stopping: calls from now on fail with transport_error.
+  virtual void close() = 0;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/signature.hpp ----
 
 
@@ -747,7 +1790,6 @@ struct signature_for_call {
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 namespace lp::detail {
@@ -835,28 +1877,36 @@ class caller {
   void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
 
  protected:
+  // The arguments as the body of a call: a CBOR array, written over `out`.
   template <class Method, class... Args>
-  static json lp_encode(Args&&... args) {
-    // Converting into the parameter types first gives the same conversions
-    // as a local call, before anything is sent.
-    typename signature<Method>::params values(std::forward<Args>(args)...);
-    json array = json::array();
-    std::apply([&](const auto&... value) { (array.push_back(to_wire(value)), ...); }, values);
-    return array;
+  static void lp_encode(std::string& out, Args&&... args) {
+    out.clear();
+    cbor::head(out, 4, signature<Method>::arity);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (lp_write<std::tuple_element_t<I, typename signature<Method>::params>>(
+           out, std::forward<Args>(args)),
+       ...);
+    }(std::index_sequence_for<Args...>{});
+  }
+
+  // An argument of its parameter's type is written as it is; any other is
+  // converted first, as a local call would convert it.
+  template <class Param, class Arg>
+  static void lp_write(std::string& out, Arg&& arg) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, Param>) {
+      cbor::write(out, arg);
+    } else {
+      Param converted(std::forward<Arg>(arg));
+      cbor::write(out, converted);
+    }
   }
 
   template <class Method>
-  static typename signature<Method>::result lp_decode(const channel& target, json&& reply) {
-    using result = typename signature<Method>::result;
-    if constexpr (!std::is_void_v<result>) {
-      try {
-        return from_wire<result>(reply);
-      } catch (const decode_error& e) {
-        throw transport_error(target.node(), std::string(Method::name),
-                              std::string("the node's reply does not fit the result type: ") +
-                                  e.what());
-      }
-    }
+  static typename signature<Method>::result lp_call(channel& target, std::string_view args,
+                                                    std::chrono::milliseconds deadline) {
+    std::string method(Method::name);
+    return read_result<typename signature<Method>::result>(
+        target.node(), method, target.call(method, args, deadline));
   }
 
   channel& lp_target() const {
@@ -883,10 +1933,10 @@ class sync_caller : public caller {
   result<Method> lp_invoke(Args&&... args) const {
     if constexpr (signature<Method>::template accepts<Args...> &&
                   signature<Method>::arity == sizeof...(Args)) {
-      auto& target = lp_target();
-      return lp_decode<Method>(
-          target, target.call(std::string(Method::name),
-                              lp_encode<Method>(std::forward<Args>(args)...), lp_deadline_));
+      struct arguments_body {};
+      auto& body = thread_buffer<arguments_body>();
+      lp_encode<Method>(body, std::forward<Args>(args)...);
+      return lp_call<Method>(lp_target(), body, lp_deadline_);
     } else {
       throw usage_error("unreachable: the call was rejected at compile time");
     }
@@ -911,11 +1961,11 @@ class async_caller : public caller {
                   signature<Method>::arity == sizeof...(Args)) {
       auto target = lp_channel_;
       lp_target();
+      std::string body;
+      lp_encode<Method>(body, std::forward<Args>(args)...);
       auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
-          [target, deadline = lp_deadline_,
-           encoded = lp_encode<Method>(std::forward<Args>(args)...)] {
-            return lp_decode<Method>(*target,
-                                     target->call(std::string(Method::name), encoded, deadline));
+          [target, deadline = lp_deadline_, body = std::move(body)] {
+            return lp_call<Method>(*target, body, deadline);
           });
       auto future = task->get_future();
       call_pool().enqueue([task] { (*task)(); });
@@ -1670,6 +2720,53 @@ inline launch_flags parse_flags(int argc, char** argv) {
 
 // ---- launchpad/detail/node.hpp ----
 
+// ---- launchpad/detail/arguments.hpp ----
+
+
+namespace lp::detail {
+
+// The positional arguments of a call, as its body carried them. A JSON body
+// is parsed whole. A CBOR body is checked whole, so a malformed one is
+// refused before any method runs, and each argument is read once its
+// parameter's type is known, straight into that type (cbor::read_as). The
+// body must outlive the arguments.
+class arguments {
+ public:
+  // Throws what protocol::decode throws for a body that is not a value in
+  // its format.
+  arguments(std::string_view body, protocol::format format) {
+    if (format == protocol::format::cbor) {
+      if (auto starts = cbor::reader(body, protocol::max_depth).array_items()) {
+        cbor_ = body;
+        starts_ = std::move(*starts);
+        return;
+      }
+    }
+    parsed_ = protocol::decode(body, format);
+  }
+
+  bool is_array() const { return !cbor_.empty() || parsed_.is_array(); }
+  // The JSON type of a body that is not an array, for the caller's error.
+  const char* type_name() const { return parsed_.type_name(); }
+
+  std::size_t size() const { return cbor_.empty() ? parsed_.size() : starts_.size(); }
+
+  // Argument i (< size()) as a T; throws decode_error if it does not fit.
+  template <class T>
+  T get(std::size_t i) const {
+    if (cbor_.empty()) return from_wire<T>(parsed_[i]);
+    auto at = starts_[i];
+    return cbor::read_as<T>(cbor_, at, protocol::max_depth);
+  }
+
+ private:
+  json parsed_;
+  std::string_view cbor_;  // empty unless a CBOR array
+  std::vector<std::size_t> starts_;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/batch_queue.hpp ----
 
 // The callers of a batched method wait here until a batch forms: max_batch
@@ -1677,6 +2774,7 @@ inline launch_flags parse_flags(int argc, char** argv) {
 // threads then runs the method once for the whole batch and hands each
 // caller its own result. No thread of its own: the batch runs on a caller's.
 
+#include <variant>
 
 namespace lp::detail {
 
@@ -1695,19 +2793,22 @@ class batch_queue final : public batch_queue_base {
   using traits = signature<Method>;
   using element_args = typename traits::params;
   using clock = std::chrono::steady_clock;
+  // What one caller gets: std::monostate for a void method.
+  using result_type = std::conditional_t<std::is_void_v<typename traits::result>, std::monostate,
+                                         typename traits::result>;
 
   struct pending {
     element_args args;
     clock::time_point arrived;
-    json result;
+    std::optional<result_type> result;
     std::exception_ptr error;
     bool done = false;
   };
 
  public:
-  // Returns this caller's result (encoded), or rethrows what the batch threw.
-  json call(T& object, element_args args, std::mutex* serial) {
-    pending me{std::move(args), clock::now(), nullptr, nullptr, false};
+  // Returns this caller's result, or rethrows what the batch threw.
+  result_type call(T& object, element_args args, std::mutex* serial) {
+    pending me{std::move(args), clock::now(), std::nullopt, nullptr, false};
     std::unique_lock lock(mutex_);
     waiting_.push_back(&me);
     changed_.notify_all();
@@ -1733,7 +2834,7 @@ class batch_queue final : public batch_queue_base {
       }
     }
     if (me.error) std::rethrow_exception(me.error);
-    return std::move(me.result);
+    return std::move(*me.result);
   }
 
  private:
@@ -1756,14 +2857,14 @@ class batch_queue final : public batch_queue_base {
       };
       if constexpr (std::is_void_v<typename traits::result>) {
         std::apply(apply, columns);
-        for (auto* caller : batch) caller->result = nullptr;
+        for (auto* caller : batch) caller->result.emplace();
       } else {
         auto results = std::apply(apply, columns);
         if (results.size() != batch.size())
           throw batch_failure(std::string(Method::name) + " returned " + std::to_string(results.size()) +
                               " results for a batch of " + std::to_string(batch.size()) +
                               " calls; a batched method returns one result per call, in order");
-        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = to_wire(results[i]);
+        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
       }
     } catch (...) {
       for (auto* caller : batch) caller->error = std::current_exception();
@@ -1780,23 +2881,16 @@ class batch_queue final : public batch_queue_base {
 
 namespace lp::detail {
 
-// A call the node refuses before running any user code: it becomes an HTTP
-// status and a stable error code on the wire (see docs/protocol.md).
-struct call_failure : std::runtime_error {
-  call_failure(int status, std::string code, const std::string& message)
-      : std::runtime_error(message), status(status), code(std::move(code)) {}
-  int status;
-  std::string code;
-};
-
 // A node of a running program, whatever its service type.
 class node_instance {
  public:
   virtual ~node_instance() = default;
   virtual void run() = 0;
-  // Decodes the positional arguments, invokes the method and encodes its
-  // result. Throws call_failure, or whatever the method throws.
-  virtual json call(std::string_view method, const json& args) = 0;
+  // Decodes the positional arguments, invokes the method and writes the
+  // reply that carries its result, in `format`, over `out`. Throws
+  // call_failure, or whatever the method throws.
+  virtual void call(std::string_view method, const arguments& args, protocol::format format,
+                    std::string& out) = 0;
   // The service's name and methods, for /lp/v1/describe.
   virtual json describe() const = 0;
 };
@@ -1808,16 +2902,17 @@ struct method_entry {
   std::string signature;
   // `serial` is null for a service with concurrent handlers; `queue` is the
   // node's queue for this method if it is batched.
-  json (*invoke)(T&, const json&, std::mutex* serial, batch_queue_base* queue);
+  void (*invoke)(T&, const arguments&, protocol::format, std::string& out, std::mutex* serial,
+                 batch_queue_base* queue);
   std::unique_ptr<batch_queue_base> (*make_queue)();
   json batching;  // null, or the limits of a batched method
 };
 
 template <class Method, std::size_t I>
-auto decode_argument(const json& args) {
+auto decode_argument(const arguments& args) {
   using param = std::tuple_element_t<I, typename signature<Method>::params>;
   try {
-    return from_wire<param>(args[I]);
+    return args.get<param>(I);
   } catch (const decode_error& e) {
     throw call_failure(400, "bad_request",
                        "argument " + std::to_string(I + 1) + " of " + std::string(Method::name) +
@@ -1825,9 +2920,10 @@ auto decode_argument(const json& args) {
   }
 }
 
-// One call of an unbatched method with its decoded arguments.
+// One call of an unbatched method with its decoded arguments: its result,
+// or std::monostate for a void method.
 template <class T, class Method>
-json call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
+auto call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
   std::unique_lock<std::mutex> turn;
   if (serial) turn = std::unique_lock(*serial);
   auto apply = [&](auto&... value) -> decltype(auto) {
@@ -1835,14 +2931,15 @@ json call_once(T& object, typename signature<Method>::params& values, std::mutex
   };
   if constexpr (std::is_void_v<typename signature<Method>::result>) {
     std::apply(apply, values);
-    return nullptr;
+    return std::monostate{};
   } else {
-    return to_wire(std::apply(apply, values));
+    return std::apply(apply, values);
   }
 }
 
 template <class T, class Method>
-json invoke(T& object, const json& args, std::mutex* serial, batch_queue_base* queue) {
+void invoke(T& object, const arguments& args, protocol::format format, std::string& out,
+            std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
   if (args.size() != traits::arity)
     throw call_failure(400, "bad_request",
@@ -1852,10 +2949,16 @@ json invoke(T& object, const json& args, std::mutex* serial, batch_queue_base* q
     // Braces evaluate in order, so the first bad argument is the one named.
     return typename traits::params{decode_argument<Method, I>(args)...};
   }(std::make_index_sequence<traits::arity>{});
-  if constexpr (batched_method<Method>)
-    return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
+  auto result = [&] {
+    if constexpr (batched_method<Method>)
+      return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
+    else
+      return call_once<T, Method>(object, values, serial);
+  }();
+  if constexpr (std::is_same_v<decltype(result), std::monostate>)
+    write_result(out, nullptr, format);
   else
-    return call_once<T, Method>(object, values, serial);
+    write_result(out, result, format);
 }
 
 template <class Method>
@@ -1900,12 +3003,13 @@ class typed_node final : public node_instance {
     if constexpr (runnable<T>) object_->run();
   }
 
-  json call(std::string_view method, const json& args) override {
+  void call(std::string_view method, const arguments& args, protocol::format format,
+            std::string& out) override {
     const auto& table = method_table<T>();
     for (std::size_t i = 0; i < table.size(); ++i)
       if (table[i].name == method)
-        return table[i].invoke(*object_, args, concurrent_handlers<T> ? nullptr : &serial_,
-                               queues_[i].get());
+        return table[i].invoke(*object_, args, format, out,
+                               concurrent_handlers<T> ? nullptr : &serial_, queues_[i].get());
     std::string known;
     for (const auto& entry : method_table<T>())
       known += (known.empty() ? "" : ", ") + std::string(entry.name);
@@ -2296,7 +3400,6 @@ inline std::string graph_picture(const program& graph, const std::string& format
 #include <signal.h>
 
 #include <cstdio>
-#include <cstdlib>
 
 // ---- launchpad/detail/node_host.hpp ----
 
@@ -2372,72 +3475,6 @@ class local_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/buffers.hpp ----
-
-// Bodies are read and written through buffers that each thread keeps from
-// one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
-// a VM the first touch of a page costs microseconds: a 4 MB tensor in new
-// buffers on every call spent more time in page faults than on the wire.
-
-#include <sys/socket.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
-
-namespace lp::detail {
-
-// A thread keeps buffers up to this size; a larger body gets a buffer of its
-// own, freed after use, so one huge call does not pin its memory forever.
-inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
-
-// An empty buffer of this thread, one per `Use` (request, reply, ...),
-// holding at least `expected` bytes of capacity.
-template <class Use>
-std::string& thread_buffer(std::size_t expected = 0) {
-  thread_local std::string buffer;
-  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
-  buffer.clear();
-  buffer.reserve(expected);
-  return buffer;
-}
-
-// glibc gives every block over a threshold (128 KiB, then as large as the
-// largest block freed so far) fresh pages from the kernel and returns them on
-// free, so each large body, value and copy of a call costs its page faults
-// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
-// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB. Setting MALLOC_MMAP_THRESHOLD_,
-// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user.
-inline void keep_large_blocks() {
-#if defined(__GLIBC__)
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const char* chosen : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
-      if (std::getenv(chosen)) return;
-    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  });
-#endif
-}
-
-// Bodies up to this size go out with their headers in one write, as
-// httplib sends them by default: a copy costs less than a second packet.
-// Larger ones are written straight from their buffer.
-inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
-
-// Socket buffers large enough for a 4 MB body to be in flight at once on
-// loopback; the kernel's defaults make a sender wait for the reader many
-// times per megabyte.
-inline void large_socket_buffers(socket_t socket) {
-  httplib::default_socket_options(socket);
-  int size = 4 << 20;
-  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-}
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/direct_channel.hpp ----
 
 // ---- launchpad/detail/dispatch.hpp ----
@@ -2446,364 +3483,26 @@ inline void large_socket_buffers(socket_t socket) {
 // bytes, with no socket in the way: the whole path a hostile or buggy peer
 // can reach (tests/fuzz drives it directly).
 
-// ---- launchpad/detail/protocol.hpp ----
-
-// Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
-
-// ---- launchpad/detail/cbor_reader.hpp ----
-
-// Reads a CBOR body (RFC 8949) into a json value. Ours rather than
-// nlohmann's from_cbor, which copies a byte string one byte at a time (15-20
-// ms for 4 MB here, where this takes a memcpy) and recurses without a limit.
-// It accepts what nlohmann's to_cbor writes and what other languages' CBOR
-// libraries commonly send, and refuses the rest with a message:
-// - nesting deeper than max_depth (std::length_error);
-// - text strings and map keys that are not UTF-8 (std::domain_error);
-// - tags on anything but a byte string (the only tags we give meaning to are
-//   RFC 8746 typed arrays, kept as the byte string's subtype);
-// - map keys that are not text, simple values other than false/true/null,
-//   truncated items and trailing bytes (cbor::malformed).
-
-// ---- launchpad/detail/utf8.hpp ----
-
-// UTF-8 checks for what a peer sends: JSON must be UTF-8, CBOR text strings
-// should be, and messages that quote a peer must stay printable.
-
 
 namespace lp::detail {
 
-// The length of the valid UTF-8 sequence at the start of `text`, or 0.
-inline std::size_t utf8_sequence(std::string_view text) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(0);
-  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
-                                      : (lead >> 3) == 0x1E ? 4 : 0;
-  if (length == 0 || length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i)
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-  std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
-  for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
-  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
-  bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
-  return shortest && scalar ? length : 0;
-}
-
-inline bool valid_utf8(std::string_view text) {
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) return false;
-    at += length;
-  }
-  return true;
-}
-
-// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
-// for messages that quote what a peer sent.
-inline std::string to_utf8(std::string_view text) {
-  std::string out;
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      ++at;
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail::cbor {
-
-struct malformed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-class reader {
- public:
-  reader(std::string_view bytes, std::size_t max_depth) : in_(bytes), max_depth_(max_depth) {}
-
-  json read_all() {
-    json value = read(0);
-    if (at_ != in_.size())
-      fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
-    return value;
-  }
-
- private:
-  // A length, or none for an indefinite-length item (additional information
-  // 31), which ends at a break.
-  using length = std::optional<std::uint64_t>;
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw malformed(what + " (at byte " + std::to_string(at_) + ")");
-  }
-
-  std::uint8_t next() {
-    if (at_ >= in_.size()) fail("the body ends in the middle of a value");
-    return static_cast<std::uint8_t>(in_[at_++]);
-  }
-
-  std::string_view take(std::uint64_t count) {
-    if (count > in_.size() - at_) fail("a string is longer than the bytes left");
-    auto out = in_.substr(at_, static_cast<std::size_t>(count));
-    at_ += static_cast<std::size_t>(count);
-    return out;
-  }
-
-  // The argument of an initial byte: a count, a value or a tag number.
-  std::uint64_t argument(std::uint8_t info) {
-    if (info < 24) return info;
-    if (info > 27) fail("reserved additional information " + std::to_string(info));
-    std::uint64_t value = 0;
-    for (int i = 0, width = 1 << (info - 24); i < width; ++i) value = (value << 8) | next();
-    return value;
-  }
-
-  // The length that follows a string's, array's or map's initial byte.
-  length size_of(std::uint8_t initial) {
-    if ((initial & 0x1f) == 31) return std::nullopt;
-    return argument(initial & 0x1f);
-  }
-
-  // The bytes of a byte or text string (major type 2 or 3), chunks joined.
-  std::string string_bytes(std::uint8_t major, length size) {
-    if (size) return std::string(take(*size));
-    std::string out;
-    for (;;) {
-      auto initial = next();
-      if (initial == 0xff) return out;
-      if (initial >> 5 != major || (initial & 0x1f) == 31)
-        fail("an indefinite-length string holds a chunk of another kind");
-      out += take(argument(initial & 0x1f));
-    }
-  }
-
-  json binary(length size, std::optional<std::uint64_t> tag) {
-    // Pointers of the same type make assign one memcpy.
-    auto as_bytes = [](std::string_view view) {
-      auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
-      return std::vector<std::uint8_t>(first, first + view.size());
-    };
-    auto bytes = size ? as_bytes(take(*size)) : as_bytes(string_bytes(2, size));
-    return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
-  }
-
-  json text(length size) {
-    std::string out = string_bytes(3, size);
-    if (!valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
-    return out;
-  }
-
-  static double half(std::uint16_t bits) {
-    int exponent = (bits >> 10) & 0x1f;
-    double mantissa = bits & 0x3ff;
-    double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                       : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
-                                                         : std::numeric_limits<double>::quiet_NaN())
-                                        : std::ldexp(mantissa + 1024, exponent - 25);
-    return bits & 0x8000 ? -magnitude : magnitude;
-  }
-
-  json simple(std::uint8_t info) {
-    switch (info) {
-      case 20: return false;
-      case 21: return true;
-      case 22: return nullptr;
-      case 25: return half(static_cast<std::uint16_t>(argument(info)));
-      case 26: {
-        auto bits = static_cast<std::uint32_t>(argument(info));
-        float value;
-        std::memcpy(&value, &bits, sizeof value);
-        return static_cast<double>(value);
-      }
-      case 27: {
-        auto bits = argument(info);
-        double value;
-        std::memcpy(&value, &bits, sizeof value);
-        return value;
-      }
-      case 31: fail("a break outside an indefinite-length item");
-      default: fail("simple value " + std::to_string(info) + " is not supported");
-    }
-  }
-
-  bool at_break() {
-    if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xff) {
-      ++at_;
-      return true;
-    }
-    return false;
-  }
-
-  json array(length count, std::size_t depth) {
-    // Each item takes a byte at least, so a count larger than the bytes
-    // left is malformed: refused before any memory is reserved for it.
-    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
-    json out = json::array();
-    auto& items = out.get_ref<json::array_t&>();
-    if (count) items.reserve(static_cast<std::size_t>(*count));
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i)
-      items.push_back(read(depth + 1));
-    return out;
-  }
-
-  json map(length count, std::size_t depth) {
-    if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
-    json out = json::object();
-    auto& members = out.get_ref<json::object_t&>();
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-      auto initial = next();
-      if (initial >> 5 != 3) fail("a map key is not a text string");
-      auto key = text(size_of(initial));
-      members[key.get_ref<const std::string&>()] = read(depth + 1);
-    }
-    return out;
-  }
-
-  json read(std::size_t depth) {
-    if (depth > max_depth_)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
-    auto initial = next();
-    std::uint8_t major = initial >> 5, info = initial & 0x1f;
-    if (major == 7) return simple(info);
-    if (major >= 2 && major <= 5) {
-      auto size = size_of(initial);
-      if (major == 2) return binary(size, std::nullopt);
-      if (major == 3) return text(size);
-      return major == 4 ? array(size, depth) : map(size, depth);
-    }
-    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
-    auto arg = argument(info);
-    if (major == 0) return arg;
-    if (major == 1) {
-      if (arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        fail("a negative integer below -2^63");
-      return -1 - static_cast<std::int64_t>(arg);
-    }
-    auto tagged = next();
-    if (tagged >> 5 != 2)
-      fail("tag " + std::to_string(arg) +
-           " on something other than a byte string; the only tags understood are RFC 8746 "
-           "typed arrays");
-    return binary(size_of(tagged), arg);
-  }
-
-  std::string_view in_;
-  std::size_t at_ = 0;
-  std::size_t max_depth_;
-};
-
-inline json read(std::string_view bytes, std::size_t max_depth) {
-  return reader(bytes, max_depth).read_all();
-}
-
-}  // namespace lp::detail::cbor
-
-namespace lp::detail::protocol {
-
-inline constexpr std::string_view call_prefix = "/lp/v1/call/";
-inline constexpr const char* describe_path = "/lp/v1/describe";
-inline constexpr const char* health_path = "/lp/v1/health";
-inline constexpr const char* json_type = "application/json";
-inline constexpr const char* cbor_type = "application/cbor";
-
-enum class format { json, cbor };
-
-// The format of a body with this Content-Type, or nothing if unsupported.
-// No Content-Type means JSON, so `curl -d '[1]'` works.
-inline std::optional<format> format_of(std::string_view content_type) {
-  auto base = content_type.substr(0, content_type.find(';'));
-  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
-  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
-      base == "text/plain")
-    return format::json;
-  if (base == cbor_type) return format::cbor;
-  return std::nullopt;
-}
-
-inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
-
-// Deeper values are refused before they are built: nlohmann prints JSON
-// recursively, so a few kilobytes of nesting would otherwise overflow the
-// stack.
-inline constexpr std::size_t max_depth = 128;
-
-// The body of a value in format f. Typed arrays become arrays of numbers in
-// JSON (typed_array.hpp).
-inline std::string encode(const json& value, format f) {
-  if (f == format::cbor) {
-    std::string out;
-    json::to_cbor(value, out);
-    return out;
-  }
-  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
-  if (!typed_array::has_binary(value)) return text(value);
-  json expanded = value;
-  typed_array::expand(expanded);
-  return text(expanded);
-}
-
-// Parses a body, refusing what nests deeper than max_depth. Throws
-// json::exception or cbor::malformed for bytes that are not a value in that
-// format, std::length_error for a value nested too deep and
-// std::domain_error for text that is not UTF-8.
-inline json decode(std::string_view body, format f) {
-  if (f == format::cbor) return cbor::read(body, max_depth);
-  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
-    if (static_cast<std::size_t>(depth) > max_depth)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
-    return true;
-  };
-  return json::parse(body, limit);
-}
-
-inline json error_body(std::string_view code, std::string_view message, std::string_view node,
-                       std::string_view method) {
-  return {{"error",
-           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
-}
-
-}  // namespace lp::detail::protocol
-
-namespace lp::detail {
-
-// Whether every floating-point number in `value` is finite.
-inline bool finite_numbers(const json& value) {
-  if (value.is_number_float()) return std::isfinite(value.get<double>());
-  if (value.is_structured())
-    return std::all_of(value.begin(), value.end(), [](const json& v) { return finite_numbers(v); });
-  return true;
-}
-
-struct reply {
-  int status = 200;
-  json body;
-  protocol::format format = protocol::format::json;
-};
-
-// Calls the method with decoded positional arguments and returns the result,
-// or the error, as a reply in `reply_format` (docs/protocol.md lists every
-// status). The path of every call, over HTTP or direct.
-inline reply answer(node_instance& node, const std::string& label, const std::string& method,
-                    const json& args, protocol::format reply_format) {
+// Calls the method with the positional arguments and writes the reply, the
+// result or the error, in `reply_format` over `out`; returns its status
+// (docs/protocol.md lists every one). The path of every call, over HTTP or
+// direct.
+inline int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, std::string& out) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
-    return reply{status, protocol::error_body(code, message, label, method), reply_format};
+    out = protocol::encode(protocol::error_body(code, message, label, method), reply_format);
+    return status;
   };
   if (!args.is_array())
     return fail(400, "bad_request",
                 std::string("the body must be an array of the positional arguments, got ") +
                     args.type_name());
   try {
-    json result = node.call(method, args);
-    if (reply_format == protocol::format::json && !finite_numbers(result))
-      return fail(500, "remote_exception",
-                  "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-                  "(Accept: application/cbor)");
-    return reply{200, {{"result", std::move(result)}}, reply_format};
+    node.call(method, args, reply_format, out);
+    return 200;
   } catch (const call_failure& e) {
     return fail(e.status, e.code, e.what());
   } catch (const std::exception& e) {
@@ -2813,36 +3512,24 @@ inline reply answer(node_instance& node, const std::string& label, const std::st
   }
 }
 
-// Decodes the body (in `format`) into the positional arguments and answers.
-inline reply dispatch(node_instance& node, const std::string& label, const std::string& method,
-                      protocol::format format, protocol::format reply_format,
-                      std::string_view body) {
-  json args;
+// Answers a call whose body (in `format`) holds the positional arguments.
+inline int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, std::string& out) {
+  std::optional<arguments> args;
   try {
-    args = protocol::decode(body, format);
+    args.emplace(body, format);
   } catch (const std::exception& e) {
-    return reply{400,
-                 protocol::error_body("bad_request",
-                                      std::string("the body is not valid ") +
-                                          (format == protocol::format::cbor ? "CBOR" : "JSON") +
-                                          ": " + e.what(),
-                                      label, method),
-                 reply_format};
+    out = protocol::encode(
+        protocol::error_body("bad_request",
+                             std::string("the body is not valid ") +
+                                 (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " +
+                                 e.what(),
+                             label, method),
+        reply_format);
+    return 400;
   }
-  return answer(node, label, method, args, reply_format);
-}
-
-// The result in a reply, or the lp::remote_error it stands for: what a
-// client makes of any reply.
-inline json result_of(const std::string& node, const std::string& method, int status, json&& reply) {
-  if (status == 200 && reply.is_object() && reply.contains("result")) return std::move(reply["result"]);
-  const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
-  auto text = [&](const char* key, const std::string& fallback) {
-    return error && error->contains(key) && (*error)[key].is_string() ? (*error)[key].get<std::string>()
-                                                                      : fallback;
-  };
-  throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
-                     text("message", "HTTP status " + std::to_string(status)), status);
+  return answer(node, label, method, *args, reply_format, out);
 }
 
 }  // namespace lp::detail
@@ -2889,9 +3576,17 @@ inline bool same_secret(std::string_view a, std::string_view b) {
 
 // ---- launchpad/detail/listener.hpp ----
 
+#include <sys/socket.h>
 
 
 namespace lp::detail {
+
+// httplib's socket options, with buffers of socket_buffer_bytes.
+inline void large_socket_buffers(socket_t socket) {
+  httplib::default_socket_options(socket);
+  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+}
 
 // An httplib server set up the way every server of a launch needs it, and
 // run on a thread of its own.
@@ -2997,20 +3692,23 @@ class http_server {
 
   // A call from a client in this process that skips HTTP (--lp_direct_calls):
   // the same answers as over HTTP, from the arguments as the client encoded
-  // them, on the caller's thread.
-  reply call_direct(const std::string& method, const json& args) {
+  // them (CBOR), on the caller's thread. Writes the CBOR reply over `out`
+  // and returns its status.
+  int call_direct(const std::string& method, std::string_view args, std::string& out) {
     {
       std::lock_guard lock(mutex_);
-      if (draining_)
-        return reply{503,
-                     protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
-                                          identity_.label, method),
-                     protocol::format::cbor};
+      if (draining_) {
+        out = protocol::encode(protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
+                                                    identity_.label, method),
+                               protocol::format::cbor);
+        return 503;
+      }
       ++in_flight_;
     }
     in_flight_guard guard{*this};
     node_scope scope(identity_, launch_);
-    return answer(node_, identity_.label, method, args, protocol::format::cbor);
+    return dispatch(node_, identity_.label, method, protocol::format::cbor, protocol::format::cbor,
+                    args, out);
   }
 
   void stop() {
@@ -3116,15 +3814,21 @@ class http_server {
                                                                    : request_format;
   }
 
-  // A large reply is written straight from this thread's reply buffer,
-  // after the handler returns and before the thread takes its next request.
+  // A reply's body is written into this thread's reply buffer, and a large
+  // one is sent straight from it, after the handler returns and before the
+  // thread takes its next request.
+  struct reply_body {};
+
   static void respond(const httplib::Request& req, httplib::Response& res, int status,
-                    const json& body, protocol::format request_format) {
-    struct reply_body {};
+                      const json& body, protocol::format request_format) {
     auto format = reply_format(req, request_format);
     auto& bytes = thread_buffer<reply_body>();
-    if (format == protocol::format::cbor) json::to_cbor(body, bytes);
-    else bytes = protocol::encode(body, format);
+    bytes = protocol::encode(body, format);
+    send(res, status, bytes, format);
+  }
+
+  static void send(httplib::Response& res, int status, const std::string& bytes,
+                   protocol::format format) {
     res.status = status;
     if (bytes.size() <= streamed_body) return res.set_content(bytes, protocol::content_type(format));
     res.set_content_provider(bytes.size(), protocol::content_type(format),
@@ -3188,9 +3892,10 @@ class http_server {
     in_flight_guard guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto answered =
-        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), *body);
-    respond(req, res, answered.status, answered.body, answered.format);
+    auto& bytes = thread_buffer<reply_body>();
+    auto replying = reply_format(req, *format);
+    int status = dispatch(node_, identity_.label, method, *format, replying, *body, bytes);
+    send(res, status, bytes, replying);
   }
 
   node_instance& node_;
@@ -3225,17 +3930,20 @@ class direct_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  json call(const std::string& method, const json& args, std::chrono::milliseconds deadline) override {
+  raw_reply call(const std::string& method, std::string_view args,
+                 std::chrono::milliseconds deadline) override {
     auto start = std::chrono::steady_clock::now();
     // Held through the call, so close() waits for calls that found the node
     // before its server goes away.
     std::shared_lock lock(mutex_);
     if (!server_) throw transport_error(node_, method, "the program has stopped");
-    auto answered = server_->call_direct(method, args);
+    struct reply_body {};
+    auto& body = thread_buffer<reply_body>();
+    int status = server_->call_direct(method, args, body);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
       throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
-    return result_of(node_, method, answered.status, std::move(answered.body));
+    return {status, protocol::format::cbor, body};
   }
 
   void close() override {
@@ -3253,107 +3961,608 @@ class direct_channel final : public channel {
 
 // ---- launchpad/detail/http_channel.hpp ----
 
+// ---- launchpad/detail/http_connection.hpp ----
 
+// One HTTP/1.1 client connection, for the call path only: a POST and its
+// response. httplib's client reads a body 4 KB at a time with a poll()
+// before each recv, writes headers and body as two segments and copies the
+// body on its way in; here a small request is one send, a small reply one
+// poll and one recv, and a large body goes between the socket and the
+// caller's buffer without a copy in either direction.
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <climits>
+#include <system_error>
+
+namespace lp::detail {
+
+class http_connection {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // Why an exchange failed. `stale`: a connection that had served earlier
+  // requests was found closed by the server before any byte of the response
+  // arrived: the request never ran, the caller may retry once on a new
+  // connection. `timeout`: the deadline passed. `refused`: connect failed.
+  // `broken`: anything else (malformed response, reply too large, reset
+  // mid-response...).
+  struct failure : std::runtime_error {
+    enum kind_t { refused, stale, timeout, broken } kind;
+    failure(kind_t k, const std::string& what) : std::runtime_error(what), kind(k) {}
+  };
+
+  struct response {
+    int status = 0;
+    std::string content_type;   // empty if absent
+    std::size_t body_size = 0;  // the body is body_buffer[0, body_size)
+  };
+
+  // Connects to host:port (numeric address or name) by `deadline`.
+  // Throws failure{refused} or failure{timeout}.
+  static std::unique_ptr<http_connection> open(const std::string& host, int port,
+                                               clock::time_point deadline) {
+    bool literal_v6 = host.find(':') != std::string::npos;
+    std::string peer =
+        (literal_v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    int resolved =
+        ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+    if (resolved != 0) {
+      std::string why =
+          resolved == EAI_SYSTEM ? error_text(errno) : ::gai_strerror(resolved);
+      throw failure(failure::refused, "cannot resolve " + host + ": " + why);
+    }
+    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, ::freeaddrinfo);
+    std::string why = "no address";
+    for (const addrinfo* a = found; a; a = a->ai_next) {
+      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                        a->ai_protocol);
+      if (fd < 0) {
+        why = error_text(errno);
+        continue;
+      }
+      std::unique_ptr<http_connection> connection(new http_connection(fd, peer));
+      if (connection->connect_to(*a, deadline, why)) return connection;
+    }
+    throw failure(failure::refused, "cannot connect to " + peer + ": " + why);
+  }
+
+  ~http_connection() { ::close(fd_); }
+  http_connection(const http_connection&) = delete;
+  http_connection& operator=(const http_connection&) = delete;
+
+  // POSTs `body` to `path` with the extra header lines `headers` (each
+  // "Name: value\r\n"; Host and Content-Length are added here) and reads the
+  // response body into body_buffer, which grows when too small and is never
+  // shrunk or cleared: a buffer kept by the caller is not rewritten on every
+  // call. A body over `max_body` bytes fails without being read.
+  response post(std::string_view path, std::string_view headers, std::string_view body,
+                clock::time_point deadline, std::string& body_buffer,
+                std::size_t max_body) {
+    if (!reusable_) fail("this connection to " + peer_ + " cannot carry another request");
+    // Any failure below leaves the connection unusable; success decides anew.
+    reusable_ = false;
+    answered_ = false;
+    in_begin_ = in_end_ = 0;
+    if (clock::now() >= deadline) time_out("before sending a request to");
+    if (std::any_of(path.begin(), path.end(), [](char c) {
+          return static_cast<unsigned char>(c) <= ' ' || c == 127;
+        }))
+      fail("request path '" + printable(path) + "' has a space or control character");
+    bool sent = send_request(path, headers, body, deadline);
+
+    head h;
+    for (;;) {
+      h = parse_head(read_head(deadline));
+      if (h.status >= 200) break;
+      if (h.status == 101) fail(peer_ + " switched protocols, unasked");
+      compact();  // 100 Continue and other interim responses
+    }
+    response r;
+    r.status = h.status;
+    r.content_type = h.content_type;
+    bool keep = sent && h.keep_alive;
+    if (h.status == 204 || h.status == 304) {
+      r.body_size = 0;
+    } else if (h.chunked) {
+      r.body_size = read_chunked(body_buffer, max_body, deadline);
+    } else if (h.length) {
+      if (*h.length > max_body) too_large(std::to_string(*h.length) + " bytes", max_body);
+      if (body_buffer.size() < *h.length) body_buffer.resize(*h.length);
+      read_exact(body_buffer.data(), *h.length, deadline);
+      r.body_size = *h.length;
+    } else {
+      r.body_size = read_to_close(body_buffer, max_body, deadline);
+      keep = false;
+    }
+    // Without pipelining nothing may follow a response; bytes that do mean
+    // the framing was misread, and the next response would be wrong.
+    if (in_end_ != in_begin_)
+      fail(peer_ + " sent " + std::to_string(in_end_ - in_begin_) +
+           " bytes after the end of its response");
+    served_ = true;
+    reusable_ = keep;
+    return r;
+  }
+
+  // False after `Connection: close`, an HTTP/1.0 response without
+  // keep-alive, a body that ended with the connection, or any failure.
+  bool reusable() const { return reusable_; }
+
+ private:
+  // Response head, chunk-size line and trailer section limit; also the most
+  // asked of one recv into the connection's own buffer.
+  static constexpr std::size_t head_limit = std::size_t{64} << 10;
+
+  struct head {
+    int status = 0;
+    std::string_view content_type;
+    std::optional<std::size_t> length;
+    bool chunked = false;
+    bool keep_alive = true;
+  };
+
+  http_connection(int fd, std::string peer)
+      : fd_(fd), peer_(std::move(peer)), host_line_("Host: " + peer_ + "\r\n") {
+    int on = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    // Set before connect(): the receive buffer decides the window scale
+    // offered in the SYN.
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+  }
+
+  static std::string error_text(int error) {
+    return std::system_category().message(error);
+  }
+
+  // At most 60 bytes of what a peer sent, fit for an error message.
+  static std::string printable(std::string_view text) {
+    std::string out(text.substr(0, 60));
+    for (char& c : out)
+      if (c < ' ' || c > '~') c = '?';
+    return text.size() > 60 ? out + "..." : out;
+  }
+
+  [[noreturn]] static void fail(const std::string& what) {
+    throw failure(failure::broken, what);
+  }
+  [[noreturn]] void time_out(const char* doing) const {
+    throw failure(failure::timeout,
+                  "deadline passed " + std::string(doing) + " " + peer_);
+  }
+  [[noreturn]] void too_large(const std::string& size, std::size_t max_body) const {
+    fail("the response body from " + peer_ + " (" + size +
+         ") is larger than the limit of " + std::to_string(max_body) + " bytes");
+  }
+  // The server hung up where a response should start. On a connection that
+  // served before, that is its idle timeout racing this request, which it
+  // never read.
+  [[noreturn]] void hung_up(const std::string& how) const {
+    if (served_ && !answered_)
+      throw failure(failure::stale,
+                    peer_ + " " + how + " an idle connection; the request did not run");
+    fail(peer_ + " " + how + " the connection " +
+         (answered_ ? "in the middle of the response" : "before responding"));
+  }
+
+  // Waits for `events` until the deadline; returns the events that came.
+  short wait(short events, clock::time_point deadline, const char* doing) const {
+    for (;;) {
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
+      if (left <= 0) time_out(doing);
+      pollfd p{fd_, events, 0};
+      int ready =
+          ::poll(&p, 1, static_cast<int>(std::min<decltype(left)>(left, INT_MAX)));
+      if (ready > 0) {
+        if (p.revents & POLLNVAL)
+          fail("poll on the connection to " + peer_ + ": not a socket");
+        return p.revents;
+      }
+      if (ready < 0 && errno != EINTR) fail("poll: " + error_text(errno));
+    }
+  }
+
+  bool connect_to(const addrinfo& address, clock::time_point deadline, std::string& why) {
+    if (::connect(fd_, address.ai_addr, address.ai_addrlen) == 0) return true;
+    // EINTR leaves a non-blocking connect going on, as EINPROGRESS does.
+    if (errno != EINPROGRESS && errno != EINTR) {
+      why = error_text(errno);
+      return false;
+    }
+    wait(POLLOUT, deadline, "connecting to");
+    int error = 0;
+    socklen_t size = sizeof error;
+    if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &size) != 0) error = errno;
+    if (error != 0) why = error_text(error);
+    return error == 0;
+  }
+
+  // False when the server answered or hung up before taking the whole
+  // request. A server may refuse a body too large (413) and close without
+  // reading it; its response is then what the caller needs to see.
+  bool send_request(std::string_view path, std::string_view headers,
+                    std::string_view body, clock::time_point deadline) {
+    out_.clear();
+    out_.append("POST ").append(path).append(" HTTP/1.1\r\n").append(host_line_);
+    out_.append(headers).append("Content-Length: ").append(std::to_string(body.size()));
+    out_.append("\r\n\r\n");
+    if (out_.size() + body.size() <= streamed_body) {
+      out_.append(body);
+      body = {};
+    }
+    iovec parts[2] = {{out_.data(), out_.size()},
+                      {const_cast<char*>(body.data()), body.size()}};
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = body.empty() ? 1 : 2;
+    for (;;) {
+      ssize_t sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
+      if (sent < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EPIPE || errno == ECONNRESET) return false;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+          fail("sending to " + peer_ + ": " + error_text(errno));
+      }
+      for (auto left = static_cast<std::size_t>(std::max<ssize_t>(sent, 0)); left > 0;) {
+        std::size_t taken = std::min(left, message.msg_iov->iov_len);
+        message.msg_iov->iov_base = static_cast<char*>(message.msg_iov->iov_base) + taken;
+        message.msg_iov->iov_len -= taken;
+        left -= taken;
+        if (message.msg_iov->iov_len == 0) {
+          ++message.msg_iov;
+          --message.msg_iovlen;
+        }
+      }
+      if (message.msg_iovlen == 0) return true;
+      // A short write, as EAGAIN, means the socket buffer is full: retrying
+      // at once would only fail.
+      if (wait(POLLOUT | POLLIN, deadline, "sending a request to") &
+          (POLLIN | POLLERR | POLLHUP))
+        return false;
+    }
+  }
+
+  // Up to `size` bytes into `into`; 0 when the server closed the connection.
+  std::size_t receive(char* into, std::size_t size, clock::time_point deadline) {
+    for (;;) {
+      wait(POLLIN, deadline, "waiting for the response from");
+      ssize_t got = ::recv(fd_, into, size, 0);
+      if (got > 0) {
+        answered_ = true;
+        return static_cast<std::size_t>(got);
+      }
+      if (got == 0) return 0;
+      if (errno == ECONNRESET) hung_up("reset");
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        fail("receiving from " + peer_ + ": " + error_text(errno));
+    }
+  }
+
+  // Reads until in_ holds a whole response head; returns it up to and
+  // including the CRLF of its last header line.
+  std::string_view read_head(clock::time_point deadline) {
+    if (in_.size() < head_limit) in_.resize(head_limit);
+    for (std::size_t searched = in_begin_;;) {
+      auto end = std::string_view(in_.data(), in_end_).find("\r\n\r\n", searched);
+      if (end != std::string_view::npos) {
+        std::string_view text(in_.data() + in_begin_, end + 2 - in_begin_);
+        in_begin_ = end + 4;
+        return text;
+      }
+      searched = std::max(in_begin_, in_end_ < 3 ? 0 : in_end_ - 3);
+      if (in_end_ == in_.size())
+        fail("the response head from " + peer_ + " exceeds 64 KiB");
+      std::size_t got = receive(in_.data() + in_end_, in_.size() - in_end_, deadline);
+      if (got == 0) {
+        if (in_end_ == in_begin_) hung_up("closed");
+        fail(peer_ + " closed the connection in the middle of the response head");
+      }
+      in_end_ += got;
+    }
+  }
+
+  // Moves in_'s unread bytes to its front, making room to read more.
+  void compact() {
+    std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+    in_end_ -= in_begin_;
+    in_begin_ = 0;
+  }
+
+  static bool iequals(std::string_view a, std::string_view b) {
+    auto lower = [](char c) {
+      return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+    };
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(),
+                      [&](char x, char y) { return lower(x) == lower(y); });
+  }
+
+  static std::string_view trim(std::string_view s) {
+    auto first = s.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+  }
+
+  // Whether a comma-separated header value lists `token`.
+  static bool lists(std::string_view value, std::string_view token) {
+    for (std::size_t start = 0; start <= value.size();) {
+      auto comma = std::min(value.find(',', start), value.size());
+      if (iequals(trim(value.substr(start, comma - start)), token)) return true;
+      start = comma + 1;
+    }
+    return false;
+  }
+
+  static bool all_digits(std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  }
+
+  // A decimal number, or nothing if it has other characters or overflows.
+  static std::optional<std::size_t> decimal(std::string_view s) {
+    if (!all_digits(s)) return std::nullopt;
+    std::size_t n = 0;
+    for (char c : s) {
+      auto digit = static_cast<std::size_t>(c - '0');
+      if (n > (std::numeric_limits<std::size_t>::max() - digit) / 10) return std::nullopt;
+      n = n * 10 + digit;
+    }
+    return n;
+  }
+
+  head parse_head(std::string_view text) const {
+    auto eol = text.find("\r\n");
+    auto line = text.substr(0, eol);
+    // "HTTP/1.1 200 OK"; the reason phrase may be empty or missing.
+    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." ||
+        (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
+        !all_digits(line.substr(9, 3)) || (line.size() > 12 && line[12] != ' '))
+      fail("malformed status line from " + peer_ + ": '" + printable(line) + "'");
+    head h;
+    h.status = static_cast<int>(*decimal(line.substr(9, 3)));
+    bool http10 = line[7] == '0';
+    bool close = false, keep_alive = false;
+    for (text.remove_prefix(eol + 2); !text.empty(); text.remove_prefix(eol + 2)) {
+      eol = text.find("\r\n");
+      line = text.substr(0, eol);
+      auto colon = line.find(':');
+      if (colon == std::string_view::npos || colon == 0 || line[0] == ' ' ||
+          line[0] == '\t')
+        fail("malformed header line from " + peer_ + ": '" + printable(line) + "'");
+      auto name = line.substr(0, colon);
+      auto value = trim(line.substr(colon + 1));
+      if (iequals(name, "Content-Length")) {
+        auto length = decimal(value);
+        if (!length)
+          fail("bad Content-Length from " + peer_ + ": '" + printable(value) +
+               "' (not a number, or too large)");
+        if (h.length && *h.length != *length)
+          fail(peer_ + " sent two different Content-Length headers");
+        h.length = length;
+      } else if (iequals(name, "Transfer-Encoding")) {
+        // Only chunked: this client asks for no other coding.
+        if (!iequals(value, "chunked"))
+          fail("unsupported Transfer-Encoding from " + peer_ + ": '" + printable(value) +
+               "'");
+        h.chunked = true;
+      } else if (iequals(name, "Connection")) {
+        close = close || lists(value, "close");
+        keep_alive = keep_alive || lists(value, "keep-alive");
+      } else if (iequals(name, "Content-Type")) {
+        h.content_type = value;
+      }
+    }
+    h.keep_alive = !close && (!http10 || keep_alive);
+    return h;
+  }
+
+  // Fills into[0, size): what in_ holds already, the rest straight from the
+  // socket in as few recv calls as the kernel allows.
+  void read_exact(char* into, std::size_t size, clock::time_point deadline) {
+    std::size_t got = std::min(size, in_end_ - in_begin_);
+    std::memcpy(into, in_.data() + in_begin_, got);
+    in_begin_ += got;
+    while (got < size) {
+      std::size_t more = receive(into + got, size - got, deadline);
+      if (more == 0)
+        fail(peer_ + " closed the connection " + std::to_string(size - got) +
+             " bytes before the end of the response");
+      got += more;
+    }
+  }
+
+  // One CRLF-terminated line of chunk framing, without the CRLF; valid
+  // until the next read.
+  std::string_view read_line(clock::time_point deadline) {
+    for (;;) {
+      std::string_view pending(in_.data() + in_begin_, in_end_ - in_begin_);
+      auto eol = pending.find("\r\n");
+      if (eol != std::string_view::npos) {
+        in_begin_ += eol + 2;
+        return pending.substr(0, eol);
+      }
+      compact();
+      if (in_end_ == in_.size()) fail("a chunk line from " + peer_ + " exceeds 64 KiB");
+      std::size_t got = receive(in_.data() + in_end_, in_.size() - in_end_, deadline);
+      if (got == 0)
+        fail(peer_ + " closed the connection in the middle of a chunked body");
+      in_end_ += got;
+    }
+  }
+
+  std::size_t chunk_size(std::string_view line) const {
+    std::size_t size = 0, i = 0;
+    for (; i < line.size(); ++i) {
+      char c = line[i];
+      int digit = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+      if (digit < 0) break;
+      if (size > (std::numeric_limits<std::size_t>::max() >> 4))
+        fail("chunk size from " + peer_ + " overflows: '" + printable(line) + "'");
+      size = size * 16 + static_cast<std::size_t>(digit);
+    }
+    auto rest = trim(line.substr(i));
+    if (i == 0 || (!rest.empty() && rest[0] != ';'))  // ";name=value" extensions: unused
+      fail("bad chunk size line from " + peer_ + ": '" + printable(line) + "'");
+    return size;
+  }
+
+  // Geometric growth for bodies of unknown length, so many small chunks do
+  // not each resize the buffer.
+  static void grow(std::string& buffer, std::size_t needed, std::size_t max_body) {
+    if (buffer.size() >= needed) return;
+    buffer.resize(std::max(
+        needed, buffer.size() + std::min(buffer.size(), max_body - buffer.size())));
+  }
+
+  std::size_t read_chunked(std::string& body, std::size_t max_body,
+                           clock::time_point deadline) {
+    std::size_t size = 0;
+    for (;;) {
+      std::size_t chunk = chunk_size(read_line(deadline));
+      if (chunk == 0) break;
+      if (chunk > max_body - size)
+        too_large("at least " + std::to_string(size + chunk) + " bytes, chunked",
+                  max_body);
+      grow(body, size + chunk, max_body);
+      read_exact(body.data() + size, chunk, deadline);
+      size += chunk;
+      if (!read_line(deadline).empty())
+        fail("a chunk from " + peer_ + " is longer than its declared size");
+    }
+    // Trailer fields carry nothing this client uses.
+    for (std::size_t trailers = 0;;) {
+      auto line = read_line(deadline);
+      if (line.empty()) return size;
+      if ((trailers += line.size() + 2) > head_limit)
+        fail("the trailer section from " + peer_ + " exceeds 64 KiB");
+    }
+  }
+
+  std::size_t read_to_close(std::string& body, std::size_t max_body,
+                            clock::time_point deadline) {
+    std::size_t size = in_end_ - in_begin_;
+    if (size > max_body)
+      too_large("over " + std::to_string(max_body) + " bytes", max_body);
+    grow(body, size, max_body);
+    read_exact(body.data(), size, deadline);
+    for (;;) {
+      if (size == max_body) {
+        char probe;
+        if (receive(&probe, 1, deadline) == 0) return size;
+        too_large("over " + std::to_string(max_body) + " bytes", max_body);
+      }
+      grow(body, std::min(max_body, size + head_limit), max_body);
+      std::size_t room = std::min(body.size(), max_body) - size;
+      std::size_t got = receive(body.data() + size, room, deadline);
+      if (got == 0) return size;
+      size += got;
+    }
+  }
+
+  const int fd_;
+  const std::string peer_;                 // host:port, for messages
+  const std::string host_line_;            // "Host: host:port\r\n"
+  std::string out_;                        // the request head, and a small body after it
+  std::string in_;                         // response head and chunk framing
+  std::size_t in_begin_ = 0, in_end_ = 0;  // in_'s bytes not consumed yet
+  bool reusable_ = true;
+  bool served_ = false;    // a whole response came before on this connection
+  bool answered_ = false;  // a byte of the current response came
+};
+
+}  // namespace lp::detail
 
 namespace lp::detail {
 
 // A channel over HTTP keep-alive connections, pooled: concurrent calls each
 // take a connection of their own, and a finished call gives its connection
 // back for the next one (the most recent first), so steady traffic seldom
-// reconnects.
+// reconnects. The connections are our own (http_connection.hpp), not
+// httplib's client: one write per request, one read per reply, and a body
+// read straight into the buffer it is decoded from.
 class http_channel final : public channel {
  public:
   using clock = std::chrono::steady_clock;
 
   // A pooled connection idle longer than this is dropped before the server
-  // drops it, so a call never races the server's keep-alive timeout.
+  // drops it, so a call seldom races the server's keep-alive timeout.
   static constexpr auto max_idle = std::chrono::milliseconds(http_server::keep_alive_seconds * 500);
+  // The longest a connect may take, within the call's deadline.
+  static constexpr auto connect_timeout = std::chrono::seconds(5);
+  // Replies up to this size are read; a larger one fails the call.
+  static constexpr std::size_t max_reply = std::size_t{1} << 34;
 
   struct options {
     std::string secret;  // empty: an --lp_insecure launch
   };
 
   http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)), directory_(std::move(nodes)), options_(std::move(settings)) {}
+      : node_(std::move(node)), directory_(std::move(nodes)) {
+    headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
+               protocol::cbor_type + "\r\n";
+    if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
+  }
 
   const std::string& node() const override { return node_; }
 
-  json call(const std::string& method, const json& args,
-            std::chrono::milliseconds deadline) override {
+  raw_reply call(const std::string& method, std::string_view args,
+                 std::chrono::milliseconds deadline) override {
     auto start = clock::now();
-    auto left = [&] {
-      return std::max(std::chrono::milliseconds(1),
-                      deadline - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     clock::now() - start));
-    };
+    auto until = start + deadline;
     // The wait for a node that does not serve yet counts against the deadline.
     address where;
     try {
       where = directory_->lookup(node_, method, deadline);
-    } catch (const transport_error& e) {
-      if (clock::now() - start >= deadline) throw expired(method, deadline);
+    } catch (const transport_error&) {
+      if (clock::now() >= until) throw expired(method, deadline);
       throw;
     }
-    struct request_body {};
-    struct reply_body {};
-    auto& body = thread_buffer<request_body>();
-    json::to_cbor(args, body);
-    // The body goes out straight from the buffer and the reply comes into
-    // one: httplib's own path copies a large body several times over.
-    httplib::Request request;
-    request.method = "POST";
-    request.path = std::string(protocol::call_prefix) + method;
-    request.headers = {{"Accept", protocol::cbor_type}, {"Content-Type", protocol::cbor_type}};
-    if (!options_.secret.empty()) request.headers.emplace("Authorization", "Bearer " + options_.secret);
-    if (body.size() <= streamed_body) {
-      request.body = body;
-    } else {
-      request.content_length_ = body.size();
-      request.content_provider_ = [&body](std::size_t offset, std::size_t length,
-                                          httplib::DataSink& sink) {
-        return sink.write(body.data() + offset, length);
-      };
-    }
-    std::string* reply = nullptr;
-    request.content_receiver = [&reply](const char* data, std::size_t length, std::uint64_t,
-                                        std::uint64_t total) {
-      // The reply's Content-Length sizes the buffer, within reason.
-      if (!reply) reply = &thread_buffer<reply_body>(static_cast<std::size_t>(std::min<std::uint64_t>(total, 1u << 30)));
-      reply->append(data, length);
-      return true;
-    };
-    auto acquired = acquire(where);
-    auto connection = std::move(acquired.first);
-    bool reused = acquired.second;
-    httplib::Response response;
-    auto error = httplib::Error::Success;
-    auto send = [&] {
-      connection->set_connection_timeout(std::min<std::chrono::milliseconds>(left(), std::chrono::seconds(5)));
-      connection->set_read_timeout(left());
-      connection->set_write_timeout(left());
-      return connection->send(request, response, error);
-    };
-    bool sent = send();
-    if (!sent && reused && error == httplib::Error::Write) {
-      // The server closed this pooled connection just before the call (its
-      // keep-alive ran out), so the request never reached it: send it again
-      // on a new connection.
-      connection = connect(where);
-      reply = nullptr;
-      response = httplib::Response();
-      sent = send();
-    }
-    if (!sent) {
-      if (clock::now() - start >= deadline) throw expired(method, deadline);
+    auto& reply = reply_buffer();
+    auto path = std::string(protocol::call_prefix) + method;
+    try {
+      auto [connection, reused] = acquire(where, until);
+      for (;;) {
+        try {
+          auto response = connection->post(path, headers_, args, until, reply, max_reply);
+          if (connection->reusable()) release(std::move(connection));
+          auto format = protocol::format_of(response.content_type);
+          if (!format)
+            throw remote_error(node_, method, "http_" + std::to_string(response.status),
+                               "an unreadable reply (unexpected Content-Type '" +
+                                   response.content_type + "')",
+                               response.status);
+          return {response.status, *format, std::string_view(reply.data(), response.body_size)};
+        } catch (const http_connection::failure& e) {
+          // The server closed this pooled connection just before the call
+          // (its keep-alive ran out), so the request never ran: send it again
+          // on a new connection.
+          if (e.kind != http_connection::failure::stale || !reused) throw;
+          connection = connect(where, until);
+          reused = false;
+        }
+      }
+    } catch (const http_connection::failure& e) {
+      if (e.kind == http_connection::failure::timeout || clock::now() >= until)
+        throw expired(method, deadline);
       directory_->forget(node_, where);
-      throw transport_error(node_, method,
-                            "no answer from " + where.url() + " (" + httplib::to_string(error) + ")");
+      throw transport_error(node_, method, "no answer from " + where.url() + " (" + e.what() + ")");
     }
-    if (reply) response.body.swap(*reply);
-    release(std::move(connection));
-    auto value = interpret(method, response);
-    if (reply) response.body.swap(*reply);  // the buffer goes back to this thread
-    return value;
   }
 
   // Drops every idle connection; calls after this fail.
@@ -3368,13 +4577,23 @@ class http_channel final : public channel {
     return expired_call(node_, method, deadline, "; the method may still run on the node");
   }
 
+  // This thread's reply buffer, which only grows (a reply is written over
+  // it, so a large one is not zeroed first on every call), up to a size
+  // kept between calls.
+  static std::string& reply_buffer() {
+    thread_local std::string buffer;
+    if (buffer.size() > max_kept_buffer) std::string().swap(buffer);
+    return buffer;
+  }
+
   struct pooled {
-    std::unique_ptr<httplib::Client> client;
+    std::unique_ptr<http_connection> connection;
     clock::time_point idle_since;
   };
 
   // A pooled connection (and true), or a new one.
-  std::pair<std::unique_ptr<httplib::Client>, bool> acquire(const address& where) {
+  std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
+                                                            clock::time_point until) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) throw transport_error(node_, "", "the program has stopped");
@@ -3382,25 +4601,21 @@ class http_channel final : public channel {
       while (!idle_.empty()) {
         auto connection = std::move(idle_.back());
         idle_.pop_back();
-        if (now - connection.idle_since < max_idle) return {std::move(connection.client), true};
+        if (now - connection.idle_since < max_idle) return {std::move(connection.connection), true};
       }
     }
-    return {connect(where), false};
+    return {connect(where, until), false};
   }
 
-  static std::unique_ptr<httplib::Client> connect(const address& where) {
-    auto client = std::make_unique<httplib::Client>(where.host, where.port);
-    client->set_keep_alive(true);
-    client->set_tcp_nodelay(true);
-    client->set_socket_options(large_socket_buffers);
-    return client;
+  static std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) {
+    return http_connection::open(where.host, where.port, std::min(until, clock::now() + connect_timeout));
   }
 
-  void release(std::unique_ptr<httplib::Client> client) {
+  void release(std::unique_ptr<http_connection> connection) {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     auto now = clock::now();
-    idle_.push_back({std::move(client), now});
+    idle_.push_back({std::move(connection), now});
     // The oldest come first: drop those the server will have closed, so the
     // pool holds no dead sockets after a burst.
     auto fresh = std::find_if(idle_.begin(), idle_.end(),
@@ -3408,22 +4623,9 @@ class http_channel final : public channel {
     idle_.erase(idle_.begin(), fresh);
   }
 
-  json interpret(const std::string& method, const httplib::Response& response) {
-    auto format = protocol::format_of(response.get_header_value("Content-Type"));
-    json reply;
-    try {
-      if (!format) throw std::runtime_error("unexpected Content-Type");
-      reply = protocol::decode(response.body, *format);
-    } catch (const std::exception& e) {
-      throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                         "an unreadable reply (" + std::string(e.what()) + ")", response.status);
-    }
-    return result_of(node_, method, response.status, std::move(reply));
-  }
-
   const std::string node_;
   const std::shared_ptr<directory> directory_;
-  const options options_;
+  std::string headers_;  // Content-Type, Accept and the secret, as header lines
   std::mutex mutex_;
   std::vector<pooled> idle_;
   bool closed_ = false;
@@ -3634,9 +4836,7 @@ class node_host {
 
 // The lines node processes print, as the launcher shows them.
 
-#include <poll.h>
 
-#include <cerrno>
 
 namespace lp::detail {
 
@@ -4740,8 +5940,6 @@ class process_launch {
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <netdb.h>
-#include <netinet/in.h>
 
 
 namespace lp::detail {
@@ -5939,122 +7137,6 @@ int launch(const program& graph, int argc, char** argv) {
     return 2;
   }
 }
-
-}  // namespace lp
-
-// ---- launchpad/tensor.hpp ----
-
-// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
-// parameters, observations and batches. It travels as
-//   {"shape": [d0, d1, ...], "data": <the values>}
-// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
-// large) and an array of numbers in JSON (so curl still reads it).
-//
-//   lp::tensor<float> weights({2, 3});       // zeros
-//   weights(1, 2) = 0.5f;
-//   float* raw = weights.data();             // 6 contiguous floats
-//
-// A std::vector<float> (or of any other number type) travels as a typed
-// array too; a tensor adds the shape.
-
-#include <initializer_list>
-
-namespace lp {
-
-template <class T>
-class tensor {
-  static_assert(detail::packable<T>,
-                "lp::tensor<T>: T must be a number type other than bool (float, double, "
-                "std::int32_t, ...)");
-
- public:
-  using value_type = T;
-  using shape_type = std::vector<std::size_t>;
-
-  tensor() = default;
-
-  // A tensor of this shape, every value zero.
-  explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
-
-  // A tensor of this shape holding `values` (row-major); throws
-  // lp::usage_error if their number is not the product of the shape.
-  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
-    if (values_.size() != count(shape_))
-      throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
-                        std::to_string(count(shape_)) + " values, not " +
-                        std::to_string(values_.size()));
-  }
-
-  const shape_type& shape() const noexcept { return shape_; }
-  std::size_t rank() const noexcept { return shape_.size(); }
-  std::size_t size() const noexcept { return values_.size(); }
-
-  T* data() noexcept { return values_.data(); }
-  const T* data() const noexcept { return values_.data(); }
-
-  // The values in row-major order.
-  std::vector<T>& values() noexcept { return values_; }
-  const std::vector<T>& values() const noexcept { return values_; }
-
-  T& operator[](std::size_t flat) { return values_[flat]; }
-  const T& operator[](std::size_t flat) const { return values_[flat]; }
-
-  // The value at one index per dimension, unchecked like operator[].
-  template <class... Index>
-  T& operator()(Index... index) {
-    return values_[offset({static_cast<std::size_t>(index)...})];
-  }
-  template <class... Index>
-  const T& operator()(Index... index) const {
-    return values_[offset({static_cast<std::size_t>(index)...})];
-  }
-
-  bool operator==(const tensor&) const = default;
-
-  friend void to_json(json& j, const tensor& t) {
-    j = json::object();
-    j["shape"] = t.shape_;
-    j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
-  }
-
-  friend void from_json(const json& j, tensor& t) {
-    if (!j.is_object() || !j.contains("shape") || !j.contains("data"))
-      throw detail::decode_error("expected a tensor, an object with 'shape' and 'data', got " +
-                                 detail::describe_value(j));
-    auto shape = detail::from_wire<shape_type>(j["shape"]);
-    auto values = detail::from_wire<std::vector<T>>(j["data"]);
-    if (values.size() != count(shape))
-      throw detail::decode_error("a tensor of shape " + shape_text(shape) + " needs " +
-                                 std::to_string(count(shape)) + " values, got " +
-                                 std::to_string(values.size()));
-    t.shape_ = std::move(shape);
-    t.values_ = std::move(values);
-  }
-
- private:
-  // The number of values of a shape; SIZE_MAX for one too large to hold.
-  static std::size_t count(const shape_type& shape) {
-    std::size_t total = 1;
-    for (auto dimension : shape)
-      if (__builtin_mul_overflow(total, dimension, &total)) return SIZE_MAX;
-    return total;
-  }
-
-  static std::string shape_text(const shape_type& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-  }
-
-  std::size_t offset(std::initializer_list<std::size_t> index) const {
-    std::size_t flat = 0, dimension = 0;
-    for (auto i : index) flat = flat * shape_[dimension++] + i;
-    return flat;
-  }
-
-  shape_type shape_;
-  std::vector<T> values_;
-};
 
 }  // namespace lp
 

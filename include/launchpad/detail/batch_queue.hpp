@@ -10,12 +10,15 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
-#include <launchpad/detail/encode.hpp>
 #include <launchpad/detail/signature.hpp>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace lp::detail {
@@ -35,19 +38,22 @@ class batch_queue final : public batch_queue_base {
   using traits = signature<Method>;
   using element_args = typename traits::params;
   using clock = std::chrono::steady_clock;
+  // What one caller gets: std::monostate for a void method.
+  using result_type = std::conditional_t<std::is_void_v<typename traits::result>, std::monostate,
+                                         typename traits::result>;
 
   struct pending {
     element_args args;
     clock::time_point arrived;
-    json result;
+    std::optional<result_type> result;
     std::exception_ptr error;
     bool done = false;
   };
 
  public:
-  // Returns this caller's result (encoded), or rethrows what the batch threw.
-  json call(T& object, element_args args, std::mutex* serial) {
-    pending me{std::move(args), clock::now(), nullptr, nullptr, false};
+  // Returns this caller's result, or rethrows what the batch threw.
+  result_type call(T& object, element_args args, std::mutex* serial) {
+    pending me{std::move(args), clock::now(), std::nullopt, nullptr, false};
     std::unique_lock lock(mutex_);
     waiting_.push_back(&me);
     changed_.notify_all();
@@ -73,7 +79,7 @@ class batch_queue final : public batch_queue_base {
       }
     }
     if (me.error) std::rethrow_exception(me.error);
-    return std::move(me.result);
+    return std::move(*me.result);
   }
 
  private:
@@ -96,14 +102,14 @@ class batch_queue final : public batch_queue_base {
       };
       if constexpr (std::is_void_v<typename traits::result>) {
         std::apply(apply, columns);
-        for (auto* caller : batch) caller->result = nullptr;
+        for (auto* caller : batch) caller->result.emplace();
       } else {
         auto results = std::apply(apply, columns);
         if (results.size() != batch.size())
           throw batch_failure(std::string(Method::name) + " returned " + std::to_string(results.size()) +
                               " results for a batch of " + std::to_string(batch.size()) +
                               " calls; a batched method returns one result per call, in order");
-        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = to_wire(results[i]);
+        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
       }
     } catch (...) {
       for (auto* caller : batch) caller->error = std::current_exception();

@@ -5,8 +5,6 @@
 // a VM the first touch of a page costs microseconds: a 4 MB tensor in new
 // buffers on every call spent more time in page faults than on the wire.
 
-#include <httplib.h>
-#include <sys/socket.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -52,19 +50,14 @@ inline void keep_large_blocks() {
 #endif
 }
 
-// Bodies up to this size go out with their headers in one write, as
-// httplib sends them by default: a copy costs less than a second packet.
-// Larger ones are written straight from their buffer.
+// Bodies up to this size are copied next to their headers, to go out in one
+// write: a copy costs less than a second packet. Larger ones are written
+// straight from their buffer.
 inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
 
-// Socket buffers large enough for a 4 MB body to be in flight at once on
-// loopback; the kernel's defaults make a sender wait for the reader many
-// times per megabyte.
-inline void large_socket_buffers(socket_t socket) {
-  httplib::default_socket_options(socket);
-  int size = 4 << 20;
-  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-}
+// Socket buffers (SO_SNDBUF, SO_RCVBUF) large enough for a 4 MB body to be
+// in flight at once on loopback; the kernel's defaults make a sender wait for
+// the reader many times per megabyte.
+inline constexpr int socket_buffer_bytes = 4 << 20;
 
 }  // namespace lp::detail

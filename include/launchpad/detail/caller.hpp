@@ -3,15 +3,18 @@
 #include <chrono>
 #include <cstddef>
 #include <future>
+#include <launchpad/detail/buffers.hpp>
+#include <launchpad/detail/cbor_encode.hpp>
 #include <launchpad/detail/channel.hpp>
-#include <launchpad/detail/decode.hpp>
-#include <launchpad/detail/encode.hpp>
+#include <launchpad/detail/result.hpp>
 #include <launchpad/detail/signature.hpp>
 #include <launchpad/detail/thread_pool.hpp>
 #include <launchpad/error.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace lp::detail {
@@ -28,28 +31,36 @@ class caller {
   void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
 
  protected:
+  // The arguments as the body of a call: a CBOR array, written over `out`.
   template <class Method, class... Args>
-  static json lp_encode(Args&&... args) {
-    // Converting into the parameter types first gives the same conversions
-    // as a local call, before anything is sent.
-    typename signature<Method>::params values(std::forward<Args>(args)...);
-    json array = json::array();
-    std::apply([&](const auto&... value) { (array.push_back(to_wire(value)), ...); }, values);
-    return array;
+  static void lp_encode(std::string& out, Args&&... args) {
+    out.clear();
+    cbor::head(out, 4, signature<Method>::arity);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (lp_write<std::tuple_element_t<I, typename signature<Method>::params>>(
+           out, std::forward<Args>(args)),
+       ...);
+    }(std::index_sequence_for<Args...>{});
+  }
+
+  // An argument of its parameter's type is written as it is; any other is
+  // converted first, as a local call would convert it.
+  template <class Param, class Arg>
+  static void lp_write(std::string& out, Arg&& arg) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, Param>) {
+      cbor::write(out, arg);
+    } else {
+      Param converted(std::forward<Arg>(arg));
+      cbor::write(out, converted);
+    }
   }
 
   template <class Method>
-  static typename signature<Method>::result lp_decode(const channel& target, json&& reply) {
-    using result = typename signature<Method>::result;
-    if constexpr (!std::is_void_v<result>) {
-      try {
-        return from_wire<result>(reply);
-      } catch (const decode_error& e) {
-        throw transport_error(target.node(), std::string(Method::name),
-                              std::string("the node's reply does not fit the result type: ") +
-                                  e.what());
-      }
-    }
+  static typename signature<Method>::result lp_call(channel& target, std::string_view args,
+                                                    std::chrono::milliseconds deadline) {
+    std::string method(Method::name);
+    return read_result<typename signature<Method>::result>(
+        target.node(), method, target.call(method, args, deadline));
   }
 
   channel& lp_target() const {
@@ -76,10 +87,10 @@ class sync_caller : public caller {
   result<Method> lp_invoke(Args&&... args) const {
     if constexpr (signature<Method>::template accepts<Args...> &&
                   signature<Method>::arity == sizeof...(Args)) {
-      auto& target = lp_target();
-      return lp_decode<Method>(
-          target, target.call(std::string(Method::name),
-                              lp_encode<Method>(std::forward<Args>(args)...), lp_deadline_));
+      struct arguments_body {};
+      auto& body = thread_buffer<arguments_body>();
+      lp_encode<Method>(body, std::forward<Args>(args)...);
+      return lp_call<Method>(lp_target(), body, lp_deadline_);
     } else {
       throw usage_error("unreachable: the call was rejected at compile time");
     }
@@ -104,11 +115,11 @@ class async_caller : public caller {
                   signature<Method>::arity == sizeof...(Args)) {
       auto target = lp_channel_;
       lp_target();
+      std::string body;
+      lp_encode<Method>(body, std::forward<Args>(args)...);
       auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
-          [target, deadline = lp_deadline_,
-           encoded = lp_encode<Method>(std::forward<Args>(args)...)] {
-            return lp_decode<Method>(*target,
-                                     target->call(std::string(Method::name), encoded, deadline));
+          [target, deadline = lp_deadline_, body = std::move(body)] {
+            return lp_call<Method>(*target, body, deadline);
           });
       auto future = task->get_future();
       call_pool().enqueue([task] { (*task)(); });

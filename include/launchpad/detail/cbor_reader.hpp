@@ -37,9 +37,39 @@ class reader {
 
   json read_all() {
     json value = read(0);
-    if (at_ != in_.size())
-      fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
+    at_end();
     return value;
+  }
+
+  // The item that starts at `at`, which is moved past it.
+  json read_at(std::size_t& at) {
+    at_ = at;
+    json value = read(0);
+    at = at_;
+    return value;
+  }
+
+  // Checks the whole body as read_all does, without building a value, and
+  // returns where each item of the array it holds starts; nothing if the
+  // body is not an array.
+  std::optional<std::vector<std::size_t>> array_items() {
+    auto initial = next();
+    if (initial >> 5 != 4) {
+      at_ = 0;
+      skip(0);
+      at_end();
+      return std::nullopt;
+    }
+    auto count = size_of(initial);
+    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
+    std::vector<std::size_t> starts;
+    if (count) starts.reserve(static_cast<std::size_t>(*count));
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+      starts.push_back(at_);
+      skip(1);
+    }
+    at_end();
+    return starts;
   }
 
  private:
@@ -49,6 +79,11 @@ class reader {
 
   [[noreturn]] void fail(const std::string& what) const {
     throw malformed(what + " (at byte " + std::to_string(at_) + ")");
+  }
+
+  void at_end() const {
+    if (at_ != in_.size())
+      fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
   }
 
   std::uint8_t next() {
@@ -199,6 +234,54 @@ class reader {
            " on something other than a byte string; the only tags understood are RFC 8746 "
            "typed arrays");
     return binary(size_of(tagged), arg);
+  }
+
+  // What read does, but keeping nothing: byte strings are passed over, text
+  // strings only checked.
+  void skip(std::size_t depth) {
+    if (depth > max_depth_)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+    auto initial = next();
+    std::uint8_t major = initial >> 5, info = initial & 0x1f;
+    if (major == 7) {
+      simple(info);
+      return;
+    }
+    if (major == 2 || major == 3) {
+      auto size = size_of(initial);
+      if (major == 3) text(size);
+      else if (size) take(*size);
+      else string_bytes(2, size);
+      return;
+    }
+    if (major == 4 || major == 5) {
+      auto count = size_of(initial);
+      if (count && *count > (in_.size() - at_) / (major == 5 ? 2 : 1))
+        fail(major == 5 ? "a map is longer than the bytes left" : "an array is longer than the bytes left");
+      for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+        if (major == 5) {
+          auto key = next();
+          if (key >> 5 != 3) fail("a map key is not a text string");
+          text(size_of(key));
+        }
+        skip(depth + 1);
+      }
+      return;
+    }
+    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
+    auto arg = argument(info);
+    if (major == 1 && arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail("a negative integer below -2^63");
+    if (major == 6) {
+      auto tagged = next();
+      if (tagged >> 5 != 2)
+        fail("tag " + std::to_string(arg) +
+             " on something other than a byte string; the only tags understood are RFC 8746 "
+             "typed arrays");
+      auto size = size_of(tagged);
+      if (size) take(*size);
+      else string_bytes(2, size);
+    }
   }
 
   std::string_view in_;

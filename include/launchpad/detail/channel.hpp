@@ -1,9 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <launchpad/detail/result.hpp>
 #include <launchpad/error.hpp>
-#include <launchpad/wire.hpp>
 #include <string>
+#include <string_view>
 
 namespace lp::detail {
 
@@ -25,11 +26,12 @@ inline deadline_exceeded expired_call(const std::string& node, const std::string
 class channel {
  public:
   virtual ~channel() = default;
-  // Sends the positional arguments and returns the method's result, or
-  // throws lp::remote_error / lp::transport_error / lp::deadline_exceeded
-  // (when no reply came within `deadline`).
-  virtual json call(const std::string& method, const json& args,
-                    std::chrono::milliseconds deadline) = 0;
+  // Sends the positional arguments, a CBOR array, and returns the reply
+  // (read_result makes it the result or the error), or throws
+  // lp::transport_error / lp::deadline_exceeded (when no reply came within
+  // `deadline`).
+  virtual raw_reply call(const std::string& method, std::string_view args,
+                         std::chrono::milliseconds deadline) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.
   virtual void close() = 0;

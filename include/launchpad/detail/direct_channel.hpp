@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <launchpad/detail/buffers.hpp>
 #include <launchpad/detail/channel.hpp>
 #include <launchpad/detail/dispatch.hpp>
 #include <launchpad/detail/http_server.hpp>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace lp::detail {
@@ -24,17 +26,20 @@ class direct_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  json call(const std::string& method, const json& args, std::chrono::milliseconds deadline) override {
+  raw_reply call(const std::string& method, std::string_view args,
+                 std::chrono::milliseconds deadline) override {
     auto start = std::chrono::steady_clock::now();
     // Held through the call, so close() waits for calls that found the node
     // before its server goes away.
     std::shared_lock lock(mutex_);
     if (!server_) throw transport_error(node_, method, "the program has stopped");
-    auto answered = server_->call_direct(method, args);
+    struct reply_body {};
+    auto& body = thread_buffer<reply_body>();
+    int status = server_->call_direct(method, args, body);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
       throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
-    return result_of(node_, method, answered.status, std::move(answered.body));
+    return {status, protocol::format::cbor, body};
   }
 
   void close() override {

@@ -73,20 +73,23 @@ class http_server {
 
   // A call from a client in this process that skips HTTP (--lp_direct_calls):
   // the same answers as over HTTP, from the arguments as the client encoded
-  // them, on the caller's thread.
-  reply call_direct(const std::string& method, const json& args) {
+  // them (CBOR), on the caller's thread. Writes the CBOR reply over `out`
+  // and returns its status.
+  int call_direct(const std::string& method, std::string_view args, std::string& out) {
     {
       std::lock_guard lock(mutex_);
-      if (draining_)
-        return reply{503,
-                     protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
-                                          identity_.label, method),
-                     protocol::format::cbor};
+      if (draining_) {
+        out = protocol::encode(protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
+                                                    identity_.label, method),
+                               protocol::format::cbor);
+        return 503;
+      }
       ++in_flight_;
     }
     in_flight_guard guard{*this};
     node_scope scope(identity_, launch_);
-    return answer(node_, identity_.label, method, args, protocol::format::cbor);
+    return dispatch(node_, identity_.label, method, protocol::format::cbor, protocol::format::cbor,
+                    args, out);
   }
 
   void stop() {
@@ -192,15 +195,21 @@ class http_server {
                                                                    : request_format;
   }
 
-  // A large reply is written straight from this thread's reply buffer,
-  // after the handler returns and before the thread takes its next request.
+  // A reply's body is written into this thread's reply buffer, and a large
+  // one is sent straight from it, after the handler returns and before the
+  // thread takes its next request.
+  struct reply_body {};
+
   static void respond(const httplib::Request& req, httplib::Response& res, int status,
-                    const json& body, protocol::format request_format) {
-    struct reply_body {};
+                      const json& body, protocol::format request_format) {
     auto format = reply_format(req, request_format);
     auto& bytes = thread_buffer<reply_body>();
-    if (format == protocol::format::cbor) json::to_cbor(body, bytes);
-    else bytes = protocol::encode(body, format);
+    bytes = protocol::encode(body, format);
+    send(res, status, bytes, format);
+  }
+
+  static void send(httplib::Response& res, int status, const std::string& bytes,
+                   protocol::format format) {
     res.status = status;
     if (bytes.size() <= streamed_body) return res.set_content(bytes, protocol::content_type(format));
     res.set_content_provider(bytes.size(), protocol::content_type(format),
@@ -264,9 +273,10 @@ class http_server {
     in_flight_guard guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto answered =
-        dispatch(node_, identity_.label, method, *format, reply_format(req, *format), *body);
-    respond(req, res, answered.status, answered.body, answered.format);
+    auto& bytes = thread_buffer<reply_body>();
+    auto replying = reply_format(req, *format);
+    int status = dispatch(node_, identity_.label, method, *format, replying, *body, bytes);
+    send(res, status, bytes, replying);
   }
 
   node_instance& node_;

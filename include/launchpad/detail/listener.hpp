@@ -11,6 +11,13 @@
 
 namespace lp::detail {
 
+// httplib's socket options, with buffers of socket_buffer_bytes.
+inline void large_socket_buffers(socket_t socket) {
+  httplib::default_socket_options(socket);
+  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+}
+
 // An httplib server set up the way every server of a launch needs it, and
 // run on a thread of its own.
 class listener {

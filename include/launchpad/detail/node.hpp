@@ -2,9 +2,10 @@
 
 #include <boost/hana/for_each.hpp>
 #include <cstddef>
+#include <launchpad/detail/arguments.hpp>
 #include <launchpad/detail/batch_queue.hpp>
-#include <launchpad/detail/decode.hpp>
-#include <launchpad/detail/encode.hpp>
+#include <launchpad/detail/protocol.hpp>
+#include <launchpad/detail/result.hpp>
 #include <launchpad/detail/signature.hpp>
 #include <launchpad/service.hpp>
 #include <memory>
@@ -14,27 +15,21 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace lp::detail {
-
-// A call the node refuses before running any user code: it becomes an HTTP
-// status and a stable error code on the wire (see docs/protocol.md).
-struct call_failure : std::runtime_error {
-  call_failure(int status, std::string code, const std::string& message)
-      : std::runtime_error(message), status(status), code(std::move(code)) {}
-  int status;
-  std::string code;
-};
 
 // A node of a running program, whatever its service type.
 class node_instance {
  public:
   virtual ~node_instance() = default;
   virtual void run() = 0;
-  // Decodes the positional arguments, invokes the method and encodes its
-  // result. Throws call_failure, or whatever the method throws.
-  virtual json call(std::string_view method, const json& args) = 0;
+  // Decodes the positional arguments, invokes the method and writes the
+  // reply that carries its result, in `format`, over `out`. Throws
+  // call_failure, or whatever the method throws.
+  virtual void call(std::string_view method, const arguments& args, protocol::format format,
+                    std::string& out) = 0;
   // The service's name and methods, for /lp/v1/describe.
   virtual json describe() const = 0;
 };
@@ -46,16 +41,17 @@ struct method_entry {
   std::string signature;
   // `serial` is null for a service with concurrent handlers; `queue` is the
   // node's queue for this method if it is batched.
-  json (*invoke)(T&, const json&, std::mutex* serial, batch_queue_base* queue);
+  void (*invoke)(T&, const arguments&, protocol::format, std::string& out, std::mutex* serial,
+                 batch_queue_base* queue);
   std::unique_ptr<batch_queue_base> (*make_queue)();
   json batching;  // null, or the limits of a batched method
 };
 
 template <class Method, std::size_t I>
-auto decode_argument(const json& args) {
+auto decode_argument(const arguments& args) {
   using param = std::tuple_element_t<I, typename signature<Method>::params>;
   try {
-    return from_wire<param>(args[I]);
+    return args.get<param>(I);
   } catch (const decode_error& e) {
     throw call_failure(400, "bad_request",
                        "argument " + std::to_string(I + 1) + " of " + std::string(Method::name) +
@@ -63,9 +59,10 @@ auto decode_argument(const json& args) {
   }
 }
 
-// One call of an unbatched method with its decoded arguments.
+// One call of an unbatched method with its decoded arguments: its result,
+// or std::monostate for a void method.
 template <class T, class Method>
-json call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
+auto call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
   std::unique_lock<std::mutex> turn;
   if (serial) turn = std::unique_lock(*serial);
   auto apply = [&](auto&... value) -> decltype(auto) {
@@ -73,14 +70,15 @@ json call_once(T& object, typename signature<Method>::params& values, std::mutex
   };
   if constexpr (std::is_void_v<typename signature<Method>::result>) {
     std::apply(apply, values);
-    return nullptr;
+    return std::monostate{};
   } else {
-    return to_wire(std::apply(apply, values));
+    return std::apply(apply, values);
   }
 }
 
 template <class T, class Method>
-json invoke(T& object, const json& args, std::mutex* serial, batch_queue_base* queue) {
+void invoke(T& object, const arguments& args, protocol::format format, std::string& out,
+            std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
   if (args.size() != traits::arity)
     throw call_failure(400, "bad_request",
@@ -90,10 +88,16 @@ json invoke(T& object, const json& args, std::mutex* serial, batch_queue_base* q
     // Braces evaluate in order, so the first bad argument is the one named.
     return typename traits::params{decode_argument<Method, I>(args)...};
   }(std::make_index_sequence<traits::arity>{});
-  if constexpr (batched_method<Method>)
-    return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
+  auto result = [&] {
+    if constexpr (batched_method<Method>)
+      return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
+    else
+      return call_once<T, Method>(object, values, serial);
+  }();
+  if constexpr (std::is_same_v<decltype(result), std::monostate>)
+    write_result(out, nullptr, format);
   else
-    return call_once<T, Method>(object, values, serial);
+    write_result(out, result, format);
 }
 
 template <class Method>
@@ -138,12 +142,13 @@ class typed_node final : public node_instance {
     if constexpr (runnable<T>) object_->run();
   }
 
-  json call(std::string_view method, const json& args) override {
+  void call(std::string_view method, const arguments& args, protocol::format format,
+            std::string& out) override {
     const auto& table = method_table<T>();
     for (std::size_t i = 0; i < table.size(); ++i)
       if (table[i].name == method)
-        return table[i].invoke(*object_, args, concurrent_handlers<T> ? nullptr : &serial_,
-                               queues_[i].get());
+        return table[i].invoke(*object_, args, format, out,
+                               concurrent_handlers<T> ? nullptr : &serial_, queues_[i].get());
     std::string known;
     for (const auto& entry : method_table<T>())
       known += (known.empty() ? "" : ", ") + std::string(entry.name);

@@ -81,19 +81,24 @@ T byte_swapped(T value) {
   return value;
 }
 
-// Unpacks a typed array of T (either byte order) into `out`; false when the
-// tag is not T's or the length is not a whole number of elements.
+// Unpacks the bytes of a typed array tagged `tag` into `out` (either byte
+// order); false when the tag is not T's or the length is not a whole number
+// of elements.
 template <packable T>
-bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
-  if (!bytes.has_subtype()) return false;
-  bool native = bytes.subtype() == native_tag<T>;
-  bool swapped = bytes.subtype() == tag<T>(std::endian::native != std::endian::little);
-  if ((!native && !swapped) || bytes.size() % sizeof(T) != 0) return false;
-  out.resize(bytes.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T>& out) {
+  bool native = tag == native_tag<T>;
+  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || size % sizeof(T) != 0) return false;
+  out.resize(size / sizeof(T));
+  if (size != 0) std::memcpy(out.data(), data, size);
   if (!native)
     for (auto& value : out) value = byte_swapped(value);
   return true;
+}
+
+template <packable T>
+bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
+  return bytes.has_subtype() && unpack(bytes.subtype(), bytes.data(), bytes.size(), out);
 }
 
 // The value with every typed array turned into an array of numbers, for a

@@ -221,6 +221,26 @@ TEST_SUITE("connection") {
     }
   }
 
+  TEST_CASE("a body in pieces arrives whole, small or large") {
+    server s;
+    s.start();
+    auto c = s.connect();
+    std::string body;
+    auto large = pattern(std::size_t{3} << 20);
+    for (std::size_t middle : {std::size_t{10}, large.size()}) {
+      CAPTURE(middle);
+      std::string_view pieces[] = {"head-", std::string_view(large).substr(0, middle), "",
+                                   "-tail"};
+      auto r = c->post("/echo", "Content-Type: application/octet-stream\r\n", pieces, in(60s),
+                       body, unlimited);
+      CHECK(r.status == 200);
+      REQUIRE(r.body_size == middle + 10);
+      CHECK(std::string_view(body).substr(0, r.body_size) ==
+            "head-" + large.substr(0, middle) + "-tail");
+      CHECK(c->reusable());
+    }
+  }
+
   TEST_CASE("one connection serves 100 requests in a row") {
     std::vector<int> ports;
     server s;

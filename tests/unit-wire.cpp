@@ -193,6 +193,29 @@ TEST_SUITE("wire") {
     CHECK_THROWS_AS(read_as<std::vector<float>>(truncated), lp::detail::cbor::malformed);
   }
 
+  TEST_CASE("a gathered body refers to large arrays and reads as the copied one") {
+    auto whole = [](lp::detail::cbor::gathered& body) {
+      std::string out;
+      for (auto piece : body.pieces()) out += piece;
+      return out;
+    };
+    std::vector<float> big(100'000, 0.5f);
+    auto sample = std::make_tuple(1, big, std::string("between"), std::vector<float>{1, 2}, big);
+    lp::detail::cbor::gathered body;
+    lp::detail::cbor::write(body, sample);
+    CHECK(body.pieces().size() == 5);  // bytes, big, bytes, big, bytes
+    CHECK(body.pieces()[1].data() == reinterpret_cast<const char*>(std::get<1>(sample).data()));
+    CHECK(whole(body) == written(sample));
+    CHECK((read_as<decltype(sample)>(whole(body)) == sample));
+    // Past max_borrowed arrays, the rest are copied.
+    std::vector<std::vector<float>> many(lp::detail::cbor::gathered::max_borrowed + 6,
+                                         std::vector<float>(20'000, 1.5f));
+    body.clear();
+    lp::detail::cbor::write(body, many);
+    CHECK(body.pieces().size() == 2 * lp::detail::cbor::gathered::max_borrowed + 1);
+    CHECK(whole(body) == written(many));
+  }
+
   TEST_CASE("tensors: shape, access, and what a bad one gets") {
     lp::tensor<float> m({2, 3});
     m(1, 2) = 5;

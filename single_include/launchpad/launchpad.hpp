@@ -21,6 +21,22 @@
 #include <cstddef>
 #include <future>
 
+// ---- launchpad/detail/cbor_encode.hpp ----
+
+// cbor::write: a C++ value appended to a body as CBOR, the value that
+// to_wire (encode.hpp) gives written without building it first. A vector of
+// numbers or a tensor is then one memcpy into the body, where building the
+// json value and writing that copies it twice. A type this file does not
+// know is written through its json value.
+
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/first.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/second.hpp>
+#include <cstdint>
+#include <cstring>
+
 // ---- launchpad/detail/buffers.hpp ----
 
 // Bodies are read and written through buffers that each thread keeps from
@@ -83,22 +99,6 @@ inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
 inline constexpr int socket_buffer_bytes = 4 << 20;
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/cbor_encode.hpp ----
-
-// cbor::write: a C++ value appended to a body as CBOR, the value that
-// to_wire (encode.hpp) gives written without building it first. A vector of
-// numbers or a tensor is then one memcpy into the body, where building the
-// json value and writing that copies it twice. A type this file does not
-// know is written through its json value.
-
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/first.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/length.hpp>
-#include <boost/hana/second.hpp>
-#include <cstdint>
-#include <cstring>
 
 // ---- launchpad/detail/decode.hpp ----
 
@@ -750,6 +750,7 @@ inline constexpr bool is_tensor = false;
 template <class T>
 inline constexpr bool is_tensor<tensor<T>> = true;
 }  // namespace lp::detail
+#include <span>
 
 namespace lp::detail::cbor {
 
@@ -779,65 +780,133 @@ inline void text(std::string& out, std::string_view value) {
   out += value;
 }
 
-template <packable T>
-void numbers(std::string& out, const T* data, std::size_t count) {
-  head(out, 6, typed_array::native_tag<T>);
-  head(out, 2, count * sizeof(T));
-  out.append(reinterpret_cast<const char*>(data), count * sizeof(T));
+// A body that refers to the numbers of its large typed arrays instead of
+// copying them, for a call whose arguments outlive the sending of its
+// request (a blocking call): it is sent in pieces, the large arrays from
+// where they are.
+class gathered {
+ public:
+  // Smaller arrays are copied, as are all after the first max_borrowed.
+  static constexpr std::size_t borrow_from = std::size_t{64} << 10;
+  static constexpr std::size_t max_borrowed = 64;
+
+  // This thread's, emptied, for the request of a blocking call; a thread
+  // keeps its capacity up to max_kept_buffer.
+  static gathered& of_this_thread() {
+    thread_local gathered body;
+    if (body.bytes_.capacity() > max_kept_buffer) std::string().swap(body.bytes_);
+    body.clear();
+    return body;
+  }
+
+  void clear() {
+    bytes_.clear();
+    borrowed_.clear();
+  }
+
+  std::string& bytes() { return bytes_; }
+
+  void numbers(const char* data, std::size_t size) {
+    if (size < borrow_from || borrowed_.size() == max_borrowed) {
+      bytes_.append(data, size);
+      return;
+    }
+    borrowed_.push_back({bytes_.size(), std::string_view(data, size)});
+  }
+
+  // The body, as consecutive pieces; valid until the next change.
+  std::span<const std::string_view> pieces() {
+    pieces_.clear();
+    std::size_t at = 0;
+    for (const auto& b : borrowed_) {
+      pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
+      pieces_.push_back(b.data);
+      at = b.at;
+    }
+    pieces_.push_back(std::string_view(bytes_).substr(at));
+    return pieces_;
+  }
+
+ private:
+  struct borrowed {
+    std::size_t at;  // where in bytes_ they go
+    std::string_view data;
+  };
+  std::string bytes_;
+  std::vector<borrowed> borrowed_;
+  std::vector<std::string_view> pieces_;
+};
+
+// Where cbor::write puts what it writes: a string, or a gathered body.
+inline std::string& bytes_of(std::string& out) { return out; }
+inline std::string& bytes_of(gathered& out) { return out.bytes(); }
+inline void numbers_into(std::string& out, const char* data, std::size_t size) {
+  out.append(data, size);
+}
+inline void numbers_into(gathered& out, const char* data, std::size_t size) {
+  out.numbers(data, size);
 }
 
-template <class T>
-void write(std::string& out, const T& value) {
+template <class Out, packable T>
+void numbers(Out& out, const T* data, std::size_t count) {
+  head(bytes_of(out), 6, typed_array::native_tag<T>);
+  head(bytes_of(out), 2, count * sizeof(T));
+  numbers_into(out, reinterpret_cast<const char*>(data), count * sizeof(T));
+}
+
+template <class Out, class T>
+void write(Out& out, const T& value) {
+  auto& bytes = bytes_of(out);
   if constexpr (std::is_same_v<T, bool>) {
-    out += static_cast<char>(value ? 0xf5 : 0xf4);
+    bytes += static_cast<char>(value ? 0xf5 : 0xf4);
   } else if constexpr (plain_integer<T>) {
     if constexpr (std::is_signed_v<T>) {
-      if (value < 0) return head(out, 1, static_cast<std::uint64_t>(-(value + 1)));
+      if (value < 0) return head(bytes, 1, static_cast<std::uint64_t>(-(value + 1)));
     }
-    head(out, 0, static_cast<std::uint64_t>(value));
+    head(bytes, 0, static_cast<std::uint64_t>(value));
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     auto wide = static_cast<double>(value);
     std::uint64_t bits;
     std::memcpy(&bits, &wide, sizeof bits);
-    out += static_cast<char>(0xfb);
-    for (int shift = 56; shift >= 0; shift -= 8) out += static_cast<char>((bits >> shift) & 0xff);
+    bytes += static_cast<char>(0xfb);
+    for (int shift = 56; shift >= 0; shift -= 8) bytes += static_cast<char>((bits >> shift) & 0xff);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    text(out, value);
+    text(bytes, value);
   } else if constexpr (is_tensor<T>) {
-    head(out, 5, 2);  // the keys in the order a json object has them
-    text(out, "data");
+    head(bytes, 5, 2);  // the keys in the order a json object has them
+    text(bytes, "data");
     numbers(out, value.data(), value.values().size());
-    text(out, "shape");
+    text(bytes, "shape");
     write(out, value.shape());
   } else if constexpr (is_std_vector<T>) {
     using element = typename T::value_type;
     if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
       numbers(out, value.data(), value.size());
     } else {
-      head(out, 4, value.size());
-      for (const auto& item : value) write<element>(out, item);
+      head(bytes, 4, value.size());
+      for (const auto& item : value) write<Out, element>(out, item);
     }
   } else if constexpr (is_optional<T>) {
     if (value) write(out, *value);
-    else out += static_cast<char>(0xf6);
+    else bytes += static_cast<char>(0xf6);
   } else if constexpr (is_string_map<T>) {
-    head(out, 5, value.size());
+    head(bytes, 5, value.size());
     for (const auto& [key, item] : value) {
-      text(out, key);
+      text(bytes, key);
       write(out, item);
     }
   } else if constexpr (is_tuple_like<T>) {
-    head(out, 4, std::tuple_size_v<T>);
+    head(bytes, 4, std::tuple_size_v<T>);
     std::apply([&](const auto&... item) { (write(out, item), ...); }, value);
   } else if constexpr (hana_struct<T>) {
     auto members = boost::hana::accessors<T>();
-    head(out, 5, boost::hana::length(members));
+    head(bytes, 5, boost::hana::length(members));
     boost::hana::for_each(members, [&](auto member) {
-      text(out, boost::hana::to<const char*>(boost::hana::first(member)));
+      text(bytes, boost::hana::to<const char*>(boost::hana::first(member)));
       write(out, boost::hana::second(member)(value));
     });
   } else {
-    json::to_cbor(to_wire(value), out);
+    json::to_cbor(to_wire(value), bytes);
   }
 }
 
@@ -1615,11 +1684,11 @@ inline deadline_exceeded expired_call(const std::string& node, const std::string
 class channel {
  public:
   virtual ~channel() = default;
-  // Sends the positional arguments, a CBOR array, and returns the reply
-  // (read_result makes it the result or the error), or throws
-  // lp::transport_error / lp::deadline_exceeded (when no reply came within
-  // `deadline`).
-  virtual raw_reply call(const std::string& method, std::string_view args,
+  // Sends the positional arguments, a CBOR array in consecutive pieces, and
+  // returns the reply (read_result makes it the result or the error), or
+  // throws lp::transport_error / lp::deadline_exceeded (when no reply came
+  // within `deadline`).
+  virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
                          std::chrono::milliseconds deadline) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.
@@ -1877,11 +1946,12 @@ class caller {
   void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
 
  protected:
-  // The arguments as the body of a call: a CBOR array, written over `out`.
-  template <class Method, class... Args>
-  static void lp_encode(std::string& out, Args&&... args) {
+  // The arguments as the body of a call: a CBOR array, written over `out`
+  // (a string, or a gathered body that may refer to the arguments).
+  template <class Method, class Out, class... Args>
+  static void lp_encode(Out& out, Args&&... args) {
     out.clear();
-    cbor::head(out, 4, signature<Method>::arity);
+    cbor::head(cbor::bytes_of(out), 4, signature<Method>::arity);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (lp_write<std::tuple_element_t<I, typename signature<Method>::params>>(
            out, std::forward<Args>(args)),
@@ -1891,18 +1961,19 @@ class caller {
 
   // An argument of its parameter's type is written as it is; any other is
   // converted first, as a local call would convert it.
-  template <class Param, class Arg>
-  static void lp_write(std::string& out, Arg&& arg) {
+  template <class Param, class Out, class Arg>
+  static void lp_write(Out& out, Arg&& arg) {
     if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, Param>) {
       cbor::write(out, arg);
     } else {
       Param converted(std::forward<Arg>(arg));
-      cbor::write(out, converted);
+      cbor::write(cbor::bytes_of(out), converted);  // copied: `converted` dies here
     }
   }
 
   template <class Method>
-  static typename signature<Method>::result lp_call(channel& target, std::string_view args,
+  static typename signature<Method>::result lp_call(channel& target,
+                                                    std::span<const std::string_view> args,
                                                     std::chrono::milliseconds deadline) {
     std::string method(Method::name);
     return read_result<typename signature<Method>::result>(
@@ -1933,10 +2004,11 @@ class sync_caller : public caller {
   result<Method> lp_invoke(Args&&... args) const {
     if constexpr (signature<Method>::template accepts<Args...> &&
                   signature<Method>::arity == sizeof...(Args)) {
-      struct arguments_body {};
-      auto& body = thread_buffer<arguments_body>();
+      // The arguments live until the call returns, so the body may refer to
+      // their large arrays rather than copy them.
+      auto& body = cbor::gathered::of_this_thread();
       lp_encode<Method>(body, std::forward<Args>(args)...);
-      return lp_call<Method>(lp_target(), body, lp_deadline_);
+      return lp_call<Method>(lp_target(), body.pieces(), lp_deadline_);
     } else {
       throw usage_error("unreachable: the call was rejected at compile time");
     }
@@ -1965,7 +2037,8 @@ class async_caller : public caller {
       lp_encode<Method>(body, std::forward<Args>(args)...);
       auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
           [target, deadline = lp_deadline_, body = std::move(body)] {
-            return lp_call<Method>(*target, body, deadline);
+            std::string_view whole = body;
+            return lp_call<Method>(*target, {&whole, 1}, deadline);
           });
       auto future = task->get_future();
       call_pool().enqueue([task] { (*task)(); });
@@ -3930,16 +4003,23 @@ class direct_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  raw_reply call(const std::string& method, std::string_view args,
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
                  std::chrono::milliseconds deadline) override {
     auto start = std::chrono::steady_clock::now();
     // Held through the call, so close() waits for calls that found the node
     // before its server goes away.
     std::shared_lock lock(mutex_);
     if (!server_) throw transport_error(node_, method, "the program has stopped");
+    struct request_body {};
     struct reply_body {};
+    std::string_view request = args.empty() ? std::string_view() : args[0];
+    if (args.size() > 1) {
+      auto& joined = thread_buffer<request_body>();
+      for (auto piece : args) joined += piece;
+      request = joined;
+    }
     auto& body = thread_buffer<reply_body>();
-    int status = server_->call_direct(method, args, body);
+    int status = server_->call_direct(method, request, body);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
       throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
@@ -4050,6 +4130,15 @@ class http_connection {
   response post(std::string_view path, std::string_view headers, std::string_view body,
                 clock::time_point deadline, std::string& body_buffer,
                 std::size_t max_body) {
+    return post(path, headers, std::span<const std::string_view>(&body, 1), deadline,
+                body_buffer, max_body);
+  }
+
+  // The same with a body in pieces, sent one after the other: a large
+  // piece goes out from where it is.
+  response post(std::string_view path, std::string_view headers,
+                std::span<const std::string_view> body, clock::time_point deadline,
+                std::string& body_buffer, std::size_t max_body) {
     if (!reusable_) fail("this connection to " + peer_ + " cannot carry another request");
     // Any failure below leaves the connection unusable; success decides anew.
     reusable_ = false;
@@ -4194,20 +4283,24 @@ class http_connection {
   // request. A server may refuse a body too large (413) and close without
   // reading it; its response is then what the caller needs to see.
   bool send_request(std::string_view path, std::string_view headers,
-                    std::string_view body, clock::time_point deadline) {
+                    std::span<const std::string_view> body, clock::time_point deadline) {
+    std::size_t length = 0;
+    for (auto piece : body) length += piece.size();
     out_.clear();
     out_.append("POST ").append(path).append(" HTTP/1.1\r\n").append(host_line_);
-    out_.append(headers).append("Content-Length: ").append(std::to_string(body.size()));
+    out_.append(headers).append("Content-Length: ").append(std::to_string(length));
     out_.append("\r\n\r\n");
-    if (out_.size() + body.size() <= streamed_body) {
-      out_.append(body);
-      body = {};
+    parts_.assign(1, iovec{});
+    if (out_.size() + length <= streamed_body) {
+      for (auto piece : body) out_.append(piece);
+    } else {
+      for (auto piece : body)
+        if (!piece.empty()) parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
     }
-    iovec parts[2] = {{out_.data(), out_.size()},
-                      {const_cast<char*>(body.data()), body.size()}};
+    parts_[0] = {out_.data(), out_.size()};
     msghdr message{};
-    message.msg_iov = parts;
-    message.msg_iovlen = body.empty() ? 1 : 2;
+    message.msg_iov = parts_.data();
+    message.msg_iovlen = parts_.size();
     for (;;) {
       ssize_t sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
       if (sent < 0) {
@@ -4479,6 +4572,7 @@ class http_connection {
   const std::string peer_;                 // host:port, for messages
   const std::string host_line_;            // "Host: host:port\r\n"
   std::string out_;                        // the request head, and a small body after it
+  std::vector<iovec> parts_;               // out_, then the pieces of a large body
   std::string in_;                         // response head and chunk framing
   std::size_t in_begin_ = 0, in_end_ = 0;  // in_'s bytes not consumed yet
   bool reusable_ = true;
@@ -4521,7 +4615,7 @@ class http_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  raw_reply call(const std::string& method, std::string_view args,
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
                  std::chrono::milliseconds deadline) override {
     auto start = clock::now();
     auto until = start + deadline;

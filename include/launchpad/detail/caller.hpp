@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstddef>
 #include <future>
-#include <launchpad/detail/buffers.hpp>
 #include <launchpad/detail/cbor_encode.hpp>
 #include <launchpad/detail/channel.hpp>
 #include <launchpad/detail/result.hpp>
@@ -11,6 +10,7 @@
 #include <launchpad/detail/thread_pool.hpp>
 #include <launchpad/error.hpp>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -31,11 +31,12 @@ class caller {
   void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
 
  protected:
-  // The arguments as the body of a call: a CBOR array, written over `out`.
-  template <class Method, class... Args>
-  static void lp_encode(std::string& out, Args&&... args) {
+  // The arguments as the body of a call: a CBOR array, written over `out`
+  // (a string, or a gathered body that may refer to the arguments).
+  template <class Method, class Out, class... Args>
+  static void lp_encode(Out& out, Args&&... args) {
     out.clear();
-    cbor::head(out, 4, signature<Method>::arity);
+    cbor::head(cbor::bytes_of(out), 4, signature<Method>::arity);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (lp_write<std::tuple_element_t<I, typename signature<Method>::params>>(
            out, std::forward<Args>(args)),
@@ -45,18 +46,19 @@ class caller {
 
   // An argument of its parameter's type is written as it is; any other is
   // converted first, as a local call would convert it.
-  template <class Param, class Arg>
-  static void lp_write(std::string& out, Arg&& arg) {
+  template <class Param, class Out, class Arg>
+  static void lp_write(Out& out, Arg&& arg) {
     if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, Param>) {
       cbor::write(out, arg);
     } else {
       Param converted(std::forward<Arg>(arg));
-      cbor::write(out, converted);
+      cbor::write(cbor::bytes_of(out), converted);  // copied: `converted` dies here
     }
   }
 
   template <class Method>
-  static typename signature<Method>::result lp_call(channel& target, std::string_view args,
+  static typename signature<Method>::result lp_call(channel& target,
+                                                    std::span<const std::string_view> args,
                                                     std::chrono::milliseconds deadline) {
     std::string method(Method::name);
     return read_result<typename signature<Method>::result>(
@@ -87,10 +89,11 @@ class sync_caller : public caller {
   result<Method> lp_invoke(Args&&... args) const {
     if constexpr (signature<Method>::template accepts<Args...> &&
                   signature<Method>::arity == sizeof...(Args)) {
-      struct arguments_body {};
-      auto& body = thread_buffer<arguments_body>();
+      // The arguments live until the call returns, so the body may refer to
+      // their large arrays rather than copy them.
+      auto& body = cbor::gathered::of_this_thread();
       lp_encode<Method>(body, std::forward<Args>(args)...);
-      return lp_call<Method>(lp_target(), body, lp_deadline_);
+      return lp_call<Method>(lp_target(), body.pieces(), lp_deadline_);
     } else {
       throw usage_error("unreachable: the call was rejected at compile time");
     }
@@ -119,7 +122,8 @@ class async_caller : public caller {
       lp_encode<Method>(body, std::forward<Args>(args)...);
       auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
           [target, deadline = lp_deadline_, body = std::move(body)] {
-            return lp_call<Method>(*target, body, deadline);
+            std::string_view whole = body;
+            return lp_call<Method>(*target, {&whole, 1}, deadline);
           });
       auto future = task->get_future();
       call_pool().enqueue([task] { (*task)(); });

@@ -14,15 +14,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <launchpad/detail/buffers.hpp>
 #include <launchpad/detail/decode.hpp>
 #include <launchpad/detail/encode.hpp>
 #include <launchpad/detail/typed_array.hpp>
 #include <launchpad/tensor.hpp>
 #include <launchpad/wire.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 namespace lp::detail::cbor {
 
@@ -52,65 +55,133 @@ inline void text(std::string& out, std::string_view value) {
   out += value;
 }
 
-template <packable T>
-void numbers(std::string& out, const T* data, std::size_t count) {
-  head(out, 6, typed_array::native_tag<T>);
-  head(out, 2, count * sizeof(T));
-  out.append(reinterpret_cast<const char*>(data), count * sizeof(T));
+// A body that refers to the numbers of its large typed arrays instead of
+// copying them, for a call whose arguments outlive the sending of its
+// request (a blocking call): it is sent in pieces, the large arrays from
+// where they are.
+class gathered {
+ public:
+  // Smaller arrays are copied, as are all after the first max_borrowed.
+  static constexpr std::size_t borrow_from = std::size_t{64} << 10;
+  static constexpr std::size_t max_borrowed = 64;
+
+  // This thread's, emptied, for the request of a blocking call; a thread
+  // keeps its capacity up to max_kept_buffer.
+  static gathered& of_this_thread() {
+    thread_local gathered body;
+    if (body.bytes_.capacity() > max_kept_buffer) std::string().swap(body.bytes_);
+    body.clear();
+    return body;
+  }
+
+  void clear() {
+    bytes_.clear();
+    borrowed_.clear();
+  }
+
+  std::string& bytes() { return bytes_; }
+
+  void numbers(const char* data, std::size_t size) {
+    if (size < borrow_from || borrowed_.size() == max_borrowed) {
+      bytes_.append(data, size);
+      return;
+    }
+    borrowed_.push_back({bytes_.size(), std::string_view(data, size)});
+  }
+
+  // The body, as consecutive pieces; valid until the next change.
+  std::span<const std::string_view> pieces() {
+    pieces_.clear();
+    std::size_t at = 0;
+    for (const auto& b : borrowed_) {
+      pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
+      pieces_.push_back(b.data);
+      at = b.at;
+    }
+    pieces_.push_back(std::string_view(bytes_).substr(at));
+    return pieces_;
+  }
+
+ private:
+  struct borrowed {
+    std::size_t at;  // where in bytes_ they go
+    std::string_view data;
+  };
+  std::string bytes_;
+  std::vector<borrowed> borrowed_;
+  std::vector<std::string_view> pieces_;
+};
+
+// Where cbor::write puts what it writes: a string, or a gathered body.
+inline std::string& bytes_of(std::string& out) { return out; }
+inline std::string& bytes_of(gathered& out) { return out.bytes(); }
+inline void numbers_into(std::string& out, const char* data, std::size_t size) {
+  out.append(data, size);
+}
+inline void numbers_into(gathered& out, const char* data, std::size_t size) {
+  out.numbers(data, size);
 }
 
-template <class T>
-void write(std::string& out, const T& value) {
+template <class Out, packable T>
+void numbers(Out& out, const T* data, std::size_t count) {
+  head(bytes_of(out), 6, typed_array::native_tag<T>);
+  head(bytes_of(out), 2, count * sizeof(T));
+  numbers_into(out, reinterpret_cast<const char*>(data), count * sizeof(T));
+}
+
+template <class Out, class T>
+void write(Out& out, const T& value) {
+  auto& bytes = bytes_of(out);
   if constexpr (std::is_same_v<T, bool>) {
-    out += static_cast<char>(value ? 0xf5 : 0xf4);
+    bytes += static_cast<char>(value ? 0xf5 : 0xf4);
   } else if constexpr (plain_integer<T>) {
     if constexpr (std::is_signed_v<T>) {
-      if (value < 0) return head(out, 1, static_cast<std::uint64_t>(-(value + 1)));
+      if (value < 0) return head(bytes, 1, static_cast<std::uint64_t>(-(value + 1)));
     }
-    head(out, 0, static_cast<std::uint64_t>(value));
+    head(bytes, 0, static_cast<std::uint64_t>(value));
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     auto wide = static_cast<double>(value);
     std::uint64_t bits;
     std::memcpy(&bits, &wide, sizeof bits);
-    out += static_cast<char>(0xfb);
-    for (int shift = 56; shift >= 0; shift -= 8) out += static_cast<char>((bits >> shift) & 0xff);
+    bytes += static_cast<char>(0xfb);
+    for (int shift = 56; shift >= 0; shift -= 8) bytes += static_cast<char>((bits >> shift) & 0xff);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    text(out, value);
+    text(bytes, value);
   } else if constexpr (is_tensor<T>) {
-    head(out, 5, 2);  // the keys in the order a json object has them
-    text(out, "data");
+    head(bytes, 5, 2);  // the keys in the order a json object has them
+    text(bytes, "data");
     numbers(out, value.data(), value.values().size());
-    text(out, "shape");
+    text(bytes, "shape");
     write(out, value.shape());
   } else if constexpr (is_std_vector<T>) {
     using element = typename T::value_type;
     if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
       numbers(out, value.data(), value.size());
     } else {
-      head(out, 4, value.size());
-      for (const auto& item : value) write<element>(out, item);
+      head(bytes, 4, value.size());
+      for (const auto& item : value) write<Out, element>(out, item);
     }
   } else if constexpr (is_optional<T>) {
     if (value) write(out, *value);
-    else out += static_cast<char>(0xf6);
+    else bytes += static_cast<char>(0xf6);
   } else if constexpr (is_string_map<T>) {
-    head(out, 5, value.size());
+    head(bytes, 5, value.size());
     for (const auto& [key, item] : value) {
-      text(out, key);
+      text(bytes, key);
       write(out, item);
     }
   } else if constexpr (is_tuple_like<T>) {
-    head(out, 4, std::tuple_size_v<T>);
+    head(bytes, 4, std::tuple_size_v<T>);
     std::apply([&](const auto&... item) { (write(out, item), ...); }, value);
   } else if constexpr (hana_struct<T>) {
     auto members = boost::hana::accessors<T>();
-    head(out, 5, boost::hana::length(members));
+    head(bytes, 5, boost::hana::length(members));
     boost::hana::for_each(members, [&](auto member) {
-      text(out, boost::hana::to<const char*>(boost::hana::first(member)));
+      text(bytes, boost::hana::to<const char*>(boost::hana::first(member)));
       write(out, boost::hana::second(member)(value));
     });
   } else {
-    json::to_cbor(to_wire(value), out);
+    json::to_cbor(to_wire(value), bytes);
   }
 }
 

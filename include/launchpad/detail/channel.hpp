@@ -3,6 +3,7 @@
 #include <chrono>
 #include <launchpad/detail/result.hpp>
 #include <launchpad/error.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -26,11 +27,11 @@ inline deadline_exceeded expired_call(const std::string& node, const std::string
 class channel {
  public:
   virtual ~channel() = default;
-  // Sends the positional arguments, a CBOR array, and returns the reply
-  // (read_result makes it the result or the error), or throws
-  // lp::transport_error / lp::deadline_exceeded (when no reply came within
-  // `deadline`).
-  virtual raw_reply call(const std::string& method, std::string_view args,
+  // Sends the positional arguments, a CBOR array in consecutive pieces, and
+  // returns the reply (read_result makes it the result or the error), or
+  // throws lp::transport_error / lp::deadline_exceeded (when no reply came
+  // within `deadline`).
+  virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
                          std::chrono::milliseconds deadline) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.

@@ -8,6 +8,7 @@
 #include <launchpad/error.hpp>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,16 +27,23 @@ class direct_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  raw_reply call(const std::string& method, std::string_view args,
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
                  std::chrono::milliseconds deadline) override {
     auto start = std::chrono::steady_clock::now();
     // Held through the call, so close() waits for calls that found the node
     // before its server goes away.
     std::shared_lock lock(mutex_);
     if (!server_) throw transport_error(node_, method, "the program has stopped");
+    struct request_body {};
     struct reply_body {};
+    std::string_view request = args.empty() ? std::string_view() : args[0];
+    if (args.size() > 1) {
+      auto& joined = thread_buffer<request_body>();
+      for (auto piece : args) joined += piece;
+      request = joined;
+    }
     auto& body = thread_buffer<reply_body>();
-    int status = server_->call_direct(method, args, body);
+    int status = server_->call_direct(method, request, body);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
       throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");

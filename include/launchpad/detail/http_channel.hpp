@@ -13,6 +13,7 @@
 #include <launchpad/error.hpp>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,7 +52,7 @@ class http_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
-  raw_reply call(const std::string& method, std::string_view args,
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
                  std::chrono::milliseconds deadline) override {
     auto start = clock::now();
     auto until = start + deadline;

@@ -100,6 +100,15 @@ class http_connection {
   response post(std::string_view path, std::string_view headers, std::string_view body,
                 clock::time_point deadline, std::string& body_buffer,
                 std::size_t max_body) {
+    return post(path, headers, std::span<const std::string_view>(&body, 1), deadline,
+                body_buffer, max_body);
+  }
+
+  // The same with a body in pieces, sent one after the other: a large
+  // piece goes out from where it is.
+  response post(std::string_view path, std::string_view headers,
+                std::span<const std::string_view> body, clock::time_point deadline,
+                std::string& body_buffer, std::size_t max_body) {
     if (!reusable_) fail("this connection to " + peer_ + " cannot carry another request");
     // Any failure below leaves the connection unusable; success decides anew.
     reusable_ = false;
@@ -244,20 +253,24 @@ class http_connection {
   // request. A server may refuse a body too large (413) and close without
   // reading it; its response is then what the caller needs to see.
   bool send_request(std::string_view path, std::string_view headers,
-                    std::string_view body, clock::time_point deadline) {
+                    std::span<const std::string_view> body, clock::time_point deadline) {
+    std::size_t length = 0;
+    for (auto piece : body) length += piece.size();
     out_.clear();
     out_.append("POST ").append(path).append(" HTTP/1.1\r\n").append(host_line_);
-    out_.append(headers).append("Content-Length: ").append(std::to_string(body.size()));
+    out_.append(headers).append("Content-Length: ").append(std::to_string(length));
     out_.append("\r\n\r\n");
-    if (out_.size() + body.size() <= streamed_body) {
-      out_.append(body);
-      body = {};
+    parts_.assign(1, iovec{});
+    if (out_.size() + length <= streamed_body) {
+      for (auto piece : body) out_.append(piece);
+    } else {
+      for (auto piece : body)
+        if (!piece.empty()) parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
     }
-    iovec parts[2] = {{out_.data(), out_.size()},
-                      {const_cast<char*>(body.data()), body.size()}};
+    parts_[0] = {out_.data(), out_.size()};
     msghdr message{};
-    message.msg_iov = parts;
-    message.msg_iovlen = body.empty() ? 1 : 2;
+    message.msg_iov = parts_.data();
+    message.msg_iovlen = parts_.size();
     for (;;) {
       ssize_t sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
       if (sent < 0) {
@@ -529,6 +542,7 @@ class http_connection {
   const std::string peer_;                 // host:port, for messages
   const std::string host_line_;            // "Host: host:port\r\n"
   std::string out_;                        // the request head, and a small body after it
+  std::vector<iovec> parts_;               // out_, then the pieces of a large body
   std::string in_;                         // response head and chunk framing
   std::size_t in_begin_ = 0, in_end_ = 0;  // in_'s bytes not consumed yet
   bool reusable_ = true;

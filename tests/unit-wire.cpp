@@ -16,6 +16,12 @@ struct Sample {
   bool operator==(const Sample&) const = default;
 };
 
+// A type as deep as its data: the typed reader must bound its nesting too.
+struct Tree {
+  BOOST_HANA_DEFINE_STRUCT(Tree, (std::vector<Tree>, children));
+  bool operator==(const Tree&) const = default;
+};
+
 using Floats = t::Box<std::vector<float>>;
 using Tensor = t::Box<lp::tensor<float>>;
 
@@ -188,6 +194,16 @@ TEST_SUITE("wire") {
                                 protocol::format::cbor),
                boost::hana::type_c<lp::tensor<float>>);
     same_error(written(std::vector<int>{1, 2, 3}), boost::hana::type_c<std::tuple<int, int>>);
+    // Nesting is bounded as in the json reader, whatever the type allows.
+    auto nested = [](int depth) {
+      std::string bytes;
+      for (int i = 0; i < depth; ++i) bytes += std::string("\xa1\x68" "children\x81", 11);
+      return bytes + std::string("\xa1\x68" "children\x80", 11);
+    };
+    w::Tree three{{w::Tree{{w::Tree{}}}}};
+    CHECK((read_as<w::Tree>(nested(2)) == three));
+    CHECK(read_as<w::Tree>(nested(60)) == from_wire<w::Tree>(protocol::decode(nested(60), protocol::format::cbor)));
+    CHECK_THROWS_AS(read_as<w::Tree>(nested(100'000)), std::length_error);
     // Bytes that are not CBOR are refused as such, not read past.
     std::string truncated = written(std::vector<float>{1, 2}).substr(0, 6);
     CHECK_THROWS_AS(read_as<std::vector<float>>(truncated), lp::detail::cbor::malformed);

@@ -38,7 +38,23 @@ namespace lp::detail::cbor {
 // it read or reports that the item is not of that form.
 class cursor {
  public:
-  cursor(std::string_view in, std::size_t at) : in_(in), at_(at) {}
+  cursor(std::string_view in, std::size_t at, std::size_t max_depth)
+      : in_(in), at_(at), max_depth_(max_depth) {}
+
+  // One more item being read inside those already open. Past max_depth a
+  // fast read gives up, and the json reader refuses the item: a recursive
+  // type must not let a peer's nesting run the stack out.
+  class level {
+   public:
+    explicit level(cursor& in) : in_(in) { ++in_.depth_; }
+    ~level() { --in_.depth_; }
+    level(const level&) = delete;
+    level& operator=(const level&) = delete;
+    explicit operator bool() const { return in_.depth_ <= in_.max_depth_; }
+
+   private:
+    cursor& in_;
+  };
 
   std::size_t at() const { return at_; }
 
@@ -106,6 +122,8 @@ class cursor {
 
   std::string_view in_;
   std::size_t at_;
+  std::size_t max_depth_;
+  std::size_t depth_ = 0;
 };
 
 template <class T>
@@ -169,6 +187,8 @@ std::optional<T> fast_struct(cursor& in) {
 
 template <class T>
 std::optional<T> fast(cursor& in) {
+  cursor::level nested(in);
+  if (!nested) return std::nullopt;
   if constexpr (std::is_same_v<T, bool>) {
     if (in.byte(0xf5)) return true;
     if (in.byte(0xf4)) return false;
@@ -245,7 +265,7 @@ std::optional<T> fast(cursor& in) {
 // are not a CBOR item.
 template <class T>
 T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
-  cursor in(bytes, at);
+  cursor in(bytes, at, max_depth);
   if (auto value = fast<T>(in)) {
     at = in.at();
     return std::move(*value);

@@ -231,8 +231,8 @@ TEST_SUITE("connection") {
       CAPTURE(middle);
       std::string_view pieces[] = {"head-", std::string_view(large).substr(0, middle), "",
                                    "-tail"};
-      auto r = c->post("/echo", "Content-Type: application/octet-stream\r\n", pieces, in(60s),
-                       body, unlimited);
+      auto r = c->post("/echo", "Content-Type: application/octet-stream\r\n", pieces,
+                       in(60s), body, unlimited);
       CHECK(r.status == 200);
       REQUIRE(r.body_size == middle + 10);
       CHECK(std::string_view(body).substr(0, r.body_size) ==

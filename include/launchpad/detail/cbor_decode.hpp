@@ -116,7 +116,8 @@ class cursor {
  private:
   std::uint64_t big_endian(std::size_t from, std::size_t width) const {
     std::uint64_t value = 0;
-    for (std::size_t i = 0; i < width; ++i) value = (value << 8) | static_cast<std::uint8_t>(in_[from + i]);
+    for (std::size_t i = 0; i < width; ++i)
+      value = (value << 8) | static_cast<std::uint8_t>(in_[from + i]);
     return value;
   }
 
@@ -135,7 +136,8 @@ std::optional<std::vector<E>> fast_numbers(cursor& in) {
   auto size = tag ? in.head(2) : std::nullopt;
   auto bytes = size ? in.take(*size) : std::nullopt;
   std::vector<E> out;
-  if (!bytes || !typed_array::unpack(*tag, bytes->data(), bytes->size(), out)) return std::nullopt;
+  if (!bytes || !typed_array::unpack(*tag, bytes->data(), bytes->size(), out))
+    return std::nullopt;
   return out;
 }
 
@@ -147,9 +149,12 @@ std::optional<T> fast_tensor(cursor& in) {
   std::optional<typename T::shape_type> shape;
   for (int i = 0; i < 2; ++i) {
     auto key = in.text();
-    if (key == "data" && !data) data = fast_numbers<element>(in);
-    else if (key == "shape" && !shape) shape = fast<typename T::shape_type>(in);
-    else return std::nullopt;
+    if (key == "data" && !data)
+      data = fast_numbers<element>(in);
+    else if (key == "shape" && !shape)
+      shape = fast<typename T::shape_type>(in);
+    else
+      return std::nullopt;
   }
   if (!data || !shape) return std::nullopt;
   try {
@@ -173,7 +178,8 @@ std::optional<T> fast_struct(cursor& in) {
     std::size_t index = 0;
     boost::hana::for_each(members, [&](auto member) {
       auto i = index++;
-      if (seen[i] || *key != boost::hana::to<const char*>(boost::hana::first(member))) return;
+      if (seen[i] || *key != boost::hana::to<const char*>(boost::hana::first(member)))
+        return;
       auto& field = boost::hana::second(member)(out);
       auto value = fast<std::remove_cvref_t<decltype(field)>>(in);
       if (!value) return;
@@ -195,11 +201,13 @@ std::optional<T> fast(cursor& in) {
     return std::nullopt;
   } else if constexpr (plain_integer<T>) {
     constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
-    if (auto n = in.head(0)) return *n <= max ? std::optional<T>(static_cast<T>(*n)) : std::nullopt;
+    if (auto n = in.head(0))
+      return *n <= max ? std::optional<T>(static_cast<T>(*n)) : std::nullopt;
     if constexpr (std::is_signed_v<T>) {
       if (auto n = in.head(1))
-        return *n <= max ? std::optional<T>(static_cast<T>(-1 - static_cast<std::int64_t>(*n)))
-                         : std::nullopt;
+        return *n <= max
+                   ? std::optional<T>(static_cast<T>(-1 - static_cast<std::int64_t>(*n)))
+                   : std::nullopt;
     }
     return std::nullopt;
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -247,12 +255,15 @@ std::optional<T> fast(cursor& in) {
   } else if constexpr (is_tuple_like<T>) {
     constexpr auto size = std::tuple_size_v<T>;
     if (in.head(4) != size) return std::nullopt;
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> std::optional<T> {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->std::optional<T> {
       std::tuple<std::optional<std::tuple_element_t<I, T>>...> items;
-      bool all = ((std::get<I>(items) = fast<std::tuple_element_t<I, T>>(in)).has_value() && ...);
+      bool all =
+          ((std::get<I>(items) = fast<std::tuple_element_t<I, T>>(in)).has_value() &&
+           ...);
       if (!all) return std::nullopt;
       return T{std::move(*std::get<I>(items))...};
-    }(std::make_index_sequence<size>{});
+    }
+    (std::make_index_sequence<size>{});
   } else if constexpr (hana_struct<T>) {
     return fast_struct<T>(in);
   } else {

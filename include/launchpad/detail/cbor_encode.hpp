@@ -32,10 +32,10 @@ namespace lp::detail::cbor {
 // The integer types that travel as CBOR integers; character types go as
 // nlohmann has them.
 template <class T>
-concept plain_integer = std::is_integral_v<T> && !std::is_same_v<T, bool> &&
-                        !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
-                        !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> &&
-                        !std::is_same_v<T, char32_t>;
+concept plain_integer =
+    std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> &&
+    !std::is_same_v<T, wchar_t> && !std::is_same_v<T, char8_t> &&
+    !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>;
 
 // An item's initial byte and its argument, in the shortest form.
 inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
@@ -44,8 +44,14 @@ inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
     out += static_cast<char>(initial | argument);
     return;
   }
-  int width = argument <= 0xff ? 1 : argument <= 0xffff ? 2 : argument <= 0xffffffff ? 4 : 8;
-  out += static_cast<char>(initial | (width == 1 ? 24 : width == 2 ? 25 : width == 4 ? 26 : 27));
+  int width = argument <= 0xff         ? 1
+              : argument <= 0xffff     ? 2
+              : argument <= 0xffffffff ? 4
+                                       : 8;
+  out += static_cast<char>(initial | (width == 1   ? 24
+                                      : width == 2 ? 25
+                                      : width == 4 ? 26
+                                                   : 27));
   for (int shift = (width - 1) * 8; shift >= 0; shift -= 8)
     out += static_cast<char>((argument >> shift) & 0xff);
 }
@@ -113,8 +119,12 @@ class gathered {
 };
 
 // Where cbor::write puts what it writes: a string, or a gathered body.
-inline std::string& bytes_of(std::string& out) { return out; }
-inline std::string& bytes_of(gathered& out) { return out.bytes(); }
+inline std::string& bytes_of(std::string& out) {
+  return out;
+}
+inline std::string& bytes_of(gathered& out) {
+  return out.bytes();
+}
 inline void numbers_into(std::string& out, const char* data, std::size_t size) {
   out.append(data, size);
 }
@@ -144,7 +154,8 @@ void write(Out& out, const T& value) {
     std::uint64_t bits;
     std::memcpy(&bits, &wide, sizeof bits);
     bytes += static_cast<char>(0xfb);
-    for (int shift = 56; shift >= 0; shift -= 8) bytes += static_cast<char>((bits >> shift) & 0xff);
+    for (int shift = 56; shift >= 0; shift -= 8)
+      bytes += static_cast<char>((bits >> shift) & 0xff);
   } else if constexpr (std::is_same_v<T, std::string>) {
     text(bytes, value);
   } else if constexpr (is_tensor<T>) {
@@ -162,8 +173,10 @@ void write(Out& out, const T& value) {
       for (const auto& item : value) write<Out, element>(out, item);
     }
   } else if constexpr (is_optional<T>) {
-    if (value) write(out, *value);
-    else bytes += static_cast<char>(0xf6);
+    if (value)
+      write(out, *value);
+    else
+      bytes += static_cast<char>(0xf6);
   } else if constexpr (is_string_map<T>) {
     head(bytes, 5, value.size());
     for (const auto& [key, item] : value) {

@@ -22,13 +22,13 @@
 #include <climits>
 #include <cstddef>
 #include <cstring>
+#include <launchpad/detail/buffers.hpp>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <launchpad/detail/buffers.hpp>
 #include <system_error>
 
 namespace lp::detail {
@@ -178,8 +178,10 @@ class http_connection {
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     // Set before connect(): the receive buffer decides the window scale
     // offered in the SYN.
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes,
+                 sizeof socket_buffer_bytes);
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes,
+                 sizeof socket_buffer_bytes);
   }
 
   static std::string error_text(int error) {
@@ -265,7 +267,8 @@ class http_connection {
       for (auto piece : body) out_.append(piece);
     } else {
       for (auto piece : body)
-        if (!piece.empty()) parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
+        if (!piece.empty())
+          parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
     }
     parts_[0] = {out_.data(), out_.size()};
     msghdr message{};

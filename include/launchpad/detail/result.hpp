@@ -44,7 +44,8 @@ struct raw_reply {
 inline bool finite_numbers(const json& value) {
   if (value.is_number_float()) return std::isfinite(value.get<double>());
   if (value.is_structured())
-    return std::all_of(value.begin(), value.end(), [](const json& v) { return finite_numbers(v); });
+    return std::all_of(value.begin(), value.end(),
+                       [](const json& v) { return finite_numbers(v); });
   return true;
 }
 
@@ -61,19 +62,24 @@ void write_result(std::string& out, const R& value, protocol::format f) {
   }
   json body = {{"result", to_wire(value)}};
   if (!finite_numbers(body))
-    throw call_failure(500, "remote_exception",
-                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-                       "(Accept: application/cbor)");
+    throw call_failure(
+        500, "remote_exception",
+        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+        "(Accept: application/cbor)");
   out = protocol::encode(body, f);
 }
 
 // The result in a parsed reply, or the lp::remote_error it stands for.
-inline json result_of(const std::string& node, const std::string& method, int status, json&& reply) {
-  if (status == 200 && reply.is_object() && reply.contains("result")) return std::move(reply["result"]);
-  const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+inline json result_of(const std::string& node, const std::string& method, int status,
+                      json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result"))
+    return std::move(reply["result"]);
+  const json* error =
+      reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
   auto text = [&](const char* key, const std::string& fallback) {
-    return error && error->contains(key) && (*error)[key].is_string() ? (*error)[key].get<std::string>()
-                                                                      : fallback;
+    return error && error->contains(key) && (*error)[key].is_string()
+               ? (*error)[key].get<std::string>()
+               : fallback;
   };
   throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
                      text("message", "HTTP status " + std::to_string(status)), status);
@@ -83,10 +89,12 @@ inline json result_of(const std::string& node, const std::string& method, int st
 // for: lp::remote_error for an error reply or an unreadable one,
 // lp::transport_error for a result that does not fit R.
 template <class R>
-R read_result(const std::string& node, const std::string& method, const raw_reply& reply) {
+R read_result(const std::string& node, const std::string& method,
+              const raw_reply& reply) {
   auto misfit = [&](const decode_error& e) {
-    return transport_error(node, method,
-                           std::string("the node's reply does not fit the result type: ") + e.what());
+    return transport_error(
+        node, method,
+        std::string("the node's reply does not fit the result type: ") + e.what());
   };
   if constexpr (!std::is_void_v<R>) {
     // What a node writes: {"result": value}, read straight into an R.
@@ -109,7 +117,8 @@ R read_result(const std::string& node, const std::string& method, const raw_repl
     parsed = protocol::decode(reply.body, reply.format);
   } catch (const std::exception& e) {
     throw remote_error(node, method, "http_" + std::to_string(reply.status),
-                       "an unreadable reply (" + std::string(e.what()) + ")", reply.status);
+                       "an unreadable reply (" + std::string(e.what()) + ")",
+                       reply.status);
   }
   json result = result_of(node, method, reply.status, std::move(parsed));
   if constexpr (!std::is_void_v<R>) {

@@ -22,6 +22,27 @@ struct Tree {
   bool operator==(const Tree&) const = default;
 };
 
+// A result with large arrays in several places, which a node sends from the
+// result itself.
+struct Batch {
+  BOOST_HANA_DEFINE_STRUCT(Batch, (std::vector<float>, observations), (std::string, tag),
+                           (std::vector<std::int32_t>, actions), (lp::tensor<double>, values));
+  bool operator==(const Batch&) const = default;
+};
+struct Maker {
+  Batch make(int n) const {
+    Batch out{std::vector<float>(static_cast<std::size_t>(n)), "batch",
+              std::vector<std::int32_t>(static_cast<std::size_t>(n)),
+              lp::tensor<double>({2, static_cast<std::size_t>(n)})};
+    for (int i = 0; i < n; ++i) {
+      out.observations[static_cast<std::size_t>(i)] = static_cast<float>(i) / 4;
+      out.actions[static_cast<std::size_t>(i)] = -i;
+      out.values[static_cast<std::size_t>(i)] = i * 0.5;
+    }
+    return out;
+  }
+};
+
 using Floats = t::Box<std::vector<float>>;
 using Tensor = t::Box<lp::tensor<float>>;
 
@@ -34,6 +55,7 @@ struct Pure {
 LP_SERVICE(w::Floats, echo);
 LP_SERVICE(w::Tensor, echo);
 LP_SERVICE(w::Pure, twice);
+LP_SERVICE(w::Maker, make);
 
 namespace {
 using lp::detail::from_wire;
@@ -269,6 +291,33 @@ TEST_SUITE("wire") {
     lp::tensor<float> image({3, 4, 5});
     for (std::size_t i = 0; i < image.size(); ++i) image[i] = static_cast<float>(i) / 7;
     CHECK(running.client(tensor).echo(image) == image);
+  }
+
+  TEST_CASE("a result with large arrays reaches C++, curl and a direct caller whole") {
+    constexpr int n = 50'000;  // every array over the size a body refers to rather than copies
+    auto expected = w::Maker{}.make(n);
+    for (bool direct : {false, true}) {
+      CAPTURE(direct);
+      lp::program p("results");
+      auto maker = p.add_node<w::Maker>("maker");
+      auto running = lp::launch<lp::test_multi_threading>(
+          p, direct ? std::vector<std::string>{"--lp_direct_calls"} : std::vector<std::string>{});
+      auto client = running.client(maker);
+      for (int round = 0; round < 3; ++round) CHECK((client.make(n) == expected));
+      CHECK((client.async.make(n).get() == expected));
+      httplib::Client http(running.urls().at("maker"));
+      http.set_default_headers({{"Authorization", "Bearer " + running.secret()}});
+      for (const char* accept : {"application/cbor", "application/json"}) {
+        CAPTURE(accept);
+        auto reply = http.Post("/lp/v1/call/make", {{"Accept", accept}}, "[50000]", "application/json");
+        REQUIRE(reply);
+        CHECK(reply->status == 200);
+        auto body = std::string(accept) == "application/cbor"
+                        ? protocol::decode(reply->body, protocol::format::cbor)
+                        : protocol::decode(reply->body, protocol::format::json);
+        CHECK((from_wire<w::Batch>(body["result"]) == expected));
+      }
+    }
   }
 
   TEST_CASE("a 64 MB payload crosses and comes back equal") {

@@ -757,10 +757,10 @@ namespace lp::detail::cbor {
 // The integer types that travel as CBOR integers; character types go as
 // nlohmann has them.
 template <class T>
-concept plain_integer = std::is_integral_v<T> && !std::is_same_v<T, bool> &&
-                        !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
-                        !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> &&
-                        !std::is_same_v<T, char32_t>;
+concept plain_integer =
+    std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> &&
+    !std::is_same_v<T, wchar_t> && !std::is_same_v<T, char8_t> &&
+    !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>;
 
 // An item's initial byte and its argument, in the shortest form.
 inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
@@ -769,8 +769,14 @@ inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
     out += static_cast<char>(initial | argument);
     return;
   }
-  int width = argument <= 0xff ? 1 : argument <= 0xffff ? 2 : argument <= 0xffffffff ? 4 : 8;
-  out += static_cast<char>(initial | (width == 1 ? 24 : width == 2 ? 25 : width == 4 ? 26 : 27));
+  int width = argument <= 0xff         ? 1
+              : argument <= 0xffff     ? 2
+              : argument <= 0xffffffff ? 4
+                                       : 8;
+  out += static_cast<char>(initial | (width == 1   ? 24
+                                      : width == 2 ? 25
+                                      : width == 4 ? 26
+                                                   : 27));
   for (int shift = (width - 1) * 8; shift >= 0; shift -= 8)
     out += static_cast<char>((argument >> shift) & 0xff);
 }
@@ -790,21 +796,23 @@ class gathered {
   static constexpr std::size_t borrow_from = std::size_t{64} << 10;
   static constexpr std::size_t max_borrowed = 64;
 
-  // This thread's, emptied, for the request of a blocking call; a thread
-  // keeps its capacity up to max_kept_buffer.
+  // This thread's, emptied, one per `Use` (as thread_buffer).
+  template <class Use>
   static gathered& of_this_thread() {
     thread_local gathered body;
-    if (body.bytes_.capacity() > max_kept_buffer) std::string().swap(body.bytes_);
     body.clear();
     return body;
   }
 
+  // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
   void clear() {
+    if (bytes_.capacity() > max_kept_buffer) std::string().swap(bytes_);
     bytes_.clear();
     borrowed_.clear();
   }
 
   std::string& bytes() { return bytes_; }
+  bool borrows() const { return !borrowed_.empty(); }
 
   void numbers(const char* data, std::size_t size) {
     if (size < borrow_from || borrowed_.size() == max_borrowed) {
@@ -838,8 +846,12 @@ class gathered {
 };
 
 // Where cbor::write puts what it writes: a string, or a gathered body.
-inline std::string& bytes_of(std::string& out) { return out; }
-inline std::string& bytes_of(gathered& out) { return out.bytes(); }
+inline std::string& bytes_of(std::string& out) {
+  return out;
+}
+inline std::string& bytes_of(gathered& out) {
+  return out.bytes();
+}
 inline void numbers_into(std::string& out, const char* data, std::size_t size) {
   out.append(data, size);
 }
@@ -869,7 +881,8 @@ void write(Out& out, const T& value) {
     std::uint64_t bits;
     std::memcpy(&bits, &wide, sizeof bits);
     bytes += static_cast<char>(0xfb);
-    for (int shift = 56; shift >= 0; shift -= 8) bytes += static_cast<char>((bits >> shift) & 0xff);
+    for (int shift = 56; shift >= 0; shift -= 8)
+      bytes += static_cast<char>((bits >> shift) & 0xff);
   } else if constexpr (std::is_same_v<T, std::string>) {
     text(bytes, value);
   } else if constexpr (is_tensor<T>) {
@@ -887,8 +900,10 @@ void write(Out& out, const T& value) {
       for (const auto& item : value) write<Out, element>(out, item);
     }
   } else if constexpr (is_optional<T>) {
-    if (value) write(out, *value);
-    else bytes += static_cast<char>(0xf6);
+    if (value)
+      write(out, *value);
+    else
+      bytes += static_cast<char>(0xf6);
   } else if constexpr (is_string_map<T>) {
     head(bytes, 5, value.size());
     for (const auto& [key, item] : value) {
@@ -1351,7 +1366,8 @@ class cursor {
  private:
   std::uint64_t big_endian(std::size_t from, std::size_t width) const {
     std::uint64_t value = 0;
-    for (std::size_t i = 0; i < width; ++i) value = (value << 8) | static_cast<std::uint8_t>(in_[from + i]);
+    for (std::size_t i = 0; i < width; ++i)
+      value = (value << 8) | static_cast<std::uint8_t>(in_[from + i]);
     return value;
   }
 
@@ -1370,7 +1386,8 @@ std::optional<std::vector<E>> fast_numbers(cursor& in) {
   auto size = tag ? in.head(2) : std::nullopt;
   auto bytes = size ? in.take(*size) : std::nullopt;
   std::vector<E> out;
-  if (!bytes || !typed_array::unpack(*tag, bytes->data(), bytes->size(), out)) return std::nullopt;
+  if (!bytes || !typed_array::unpack(*tag, bytes->data(), bytes->size(), out))
+    return std::nullopt;
   return out;
 }
 
@@ -1382,9 +1399,12 @@ std::optional<T> fast_tensor(cursor& in) {
   std::optional<typename T::shape_type> shape;
   for (int i = 0; i < 2; ++i) {
     auto key = in.text();
-    if (key == "data" && !data) data = fast_numbers<element>(in);
-    else if (key == "shape" && !shape) shape = fast<typename T::shape_type>(in);
-    else return std::nullopt;
+    if (key == "data" && !data)
+      data = fast_numbers<element>(in);
+    else if (key == "shape" && !shape)
+      shape = fast<typename T::shape_type>(in);
+    else
+      return std::nullopt;
   }
   if (!data || !shape) return std::nullopt;
   try {
@@ -1408,7 +1428,8 @@ std::optional<T> fast_struct(cursor& in) {
     std::size_t index = 0;
     boost::hana::for_each(members, [&](auto member) {
       auto i = index++;
-      if (seen[i] || *key != boost::hana::to<const char*>(boost::hana::first(member))) return;
+      if (seen[i] || *key != boost::hana::to<const char*>(boost::hana::first(member)))
+        return;
       auto& field = boost::hana::second(member)(out);
       auto value = fast<std::remove_cvref_t<decltype(field)>>(in);
       if (!value) return;
@@ -1430,11 +1451,13 @@ std::optional<T> fast(cursor& in) {
     return std::nullopt;
   } else if constexpr (plain_integer<T>) {
     constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
-    if (auto n = in.head(0)) return *n <= max ? std::optional<T>(static_cast<T>(*n)) : std::nullopt;
+    if (auto n = in.head(0))
+      return *n <= max ? std::optional<T>(static_cast<T>(*n)) : std::nullopt;
     if constexpr (std::is_signed_v<T>) {
       if (auto n = in.head(1))
-        return *n <= max ? std::optional<T>(static_cast<T>(-1 - static_cast<std::int64_t>(*n)))
-                         : std::nullopt;
+        return *n <= max
+                   ? std::optional<T>(static_cast<T>(-1 - static_cast<std::int64_t>(*n)))
+                   : std::nullopt;
     }
     return std::nullopt;
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -1482,12 +1505,15 @@ std::optional<T> fast(cursor& in) {
   } else if constexpr (is_tuple_like<T>) {
     constexpr auto size = std::tuple_size_v<T>;
     if (in.head(4) != size) return std::nullopt;
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> std::optional<T> {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->std::optional<T> {
       std::tuple<std::optional<std::tuple_element_t<I, T>>...> items;
-      bool all = ((std::get<I>(items) = fast<std::tuple_element_t<I, T>>(in)).has_value() && ...);
+      bool all =
+          ((std::get<I>(items) = fast<std::tuple_element_t<I, T>>(in)).has_value() &&
+           ...);
       if (!all) return std::nullopt;
       return T{std::move(*std::get<I>(items))...};
-    }(std::make_index_sequence<size>{});
+    }
+    (std::make_index_sequence<size>{});
   } else if constexpr (hana_struct<T>) {
     return fast_struct<T>(in);
   } else {
@@ -1581,6 +1607,7 @@ inline json error_body(std::string_view code, std::string_view message, std::str
 }
 
 }  // namespace lp::detail::protocol
+#include <memory>
 
 namespace lp::detail {
 
@@ -1605,19 +1632,54 @@ struct raw_reply {
 inline bool finite_numbers(const json& value) {
   if (value.is_number_float()) return std::isfinite(value.get<double>());
   if (value.is_structured())
-    return std::all_of(value.begin(), value.end(), [](const json& v) { return finite_numbers(v); });
+    return std::all_of(value.begin(), value.end(),
+                       [](const json& v) { return finite_numbers(v); });
   return true;
 }
 
-// The body of a reply that carries `value` (nullptr for a void method) in
-// format f, written over `out`.
+// A reply as a node writes it. The body may refer to the large arrays of
+// the result rather than copy them, so the result is kept with it until the
+// reply has been sent.
+struct written_reply {
+  cbor::gathered body;
+  std::shared_ptr<const void> kept;
+
+  // This thread's, emptied, one per `Use`: the result it kept is freed
+  // once the next call on the thread needs it.
+  template <class Use>
+  static written_reply& of_this_thread() {
+    thread_local written_reply reply;
+    reply.clear();
+    return reply;
+  }
+
+  void clear() {
+    body.clear();
+    kept.reset();
+  }
+
+  // The body in one piece, copied into `whole` only when it is in several.
+  std::string_view joined(std::string& whole) {
+    auto pieces = body.pieces();
+    if (pieces.size() == 1) return pieces[0];
+    whole.clear();
+    for (auto piece : pieces) whole += piece;
+    return whole;
+  }
+};
+
+// Writes over `out` the reply that carries `value` (nullptr for a void
+// method), in format f.
 template <class R>
-void write_result(std::string& out, const R& value, protocol::format f) {
+void write_result(written_reply& out, R value, protocol::format f) {
   out.clear();
   if (f == protocol::format::cbor) {
-    cbor::head(out, 5, 1);
-    cbor::text(out, "result");
-    cbor::write(out, value);
+    // Written from where it is kept, so the body may refer to its arrays.
+    auto kept = std::make_shared<const R>(std::move(value));
+    cbor::head(out.body.bytes(), 5, 1);
+    cbor::text(out.body.bytes(), "result");
+    cbor::write(out.body, *kept);
+    if (out.body.borrows()) out.kept = std::move(kept);
     return;
   }
   json body = {{"result", to_wire(value)}};
@@ -1625,16 +1687,27 @@ void write_result(std::string& out, const R& value, protocol::format f) {
     throw call_failure(500, "remote_exception",
                        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
                        "(Accept: application/cbor)");
-  out = protocol::encode(body, f);
+  out.body.bytes() = protocol::encode(body, f);
+}
+
+// Writes an error reply over `out`.
+inline void write_error(written_reply& out, std::string_view code, const std::string& message,
+                        std::string_view node, std::string_view method, protocol::format f) {
+  out.clear();
+  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
 }
 
 // The result in a parsed reply, or the lp::remote_error it stands for.
-inline json result_of(const std::string& node, const std::string& method, int status, json&& reply) {
-  if (status == 200 && reply.is_object() && reply.contains("result")) return std::move(reply["result"]);
-  const json* error = reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+inline json result_of(const std::string& node, const std::string& method, int status,
+                      json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result"))
+    return std::move(reply["result"]);
+  const json* error =
+      reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
   auto text = [&](const char* key, const std::string& fallback) {
-    return error && error->contains(key) && (*error)[key].is_string() ? (*error)[key].get<std::string>()
-                                                                      : fallback;
+    return error && error->contains(key) && (*error)[key].is_string()
+               ? (*error)[key].get<std::string>()
+               : fallback;
   };
   throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
                      text("message", "HTTP status " + std::to_string(status)), status);
@@ -1644,10 +1717,12 @@ inline json result_of(const std::string& node, const std::string& method, int st
 // for: lp::remote_error for an error reply or an unreadable one,
 // lp::transport_error for a result that does not fit R.
 template <class R>
-R read_result(const std::string& node, const std::string& method, const raw_reply& reply) {
+R read_result(const std::string& node, const std::string& method,
+              const raw_reply& reply) {
   auto misfit = [&](const decode_error& e) {
-    return transport_error(node, method,
-                           std::string("the node's reply does not fit the result type: ") + e.what());
+    return transport_error(
+        node, method,
+        std::string("the node's reply does not fit the result type: ") + e.what());
   };
   if constexpr (!std::is_void_v<R>) {
     // What a node writes: {"result": value}, read straight into an R.
@@ -1670,7 +1745,8 @@ R read_result(const std::string& node, const std::string& method, const raw_repl
     parsed = protocol::decode(reply.body, reply.format);
   } catch (const std::exception& e) {
     throw remote_error(node, method, "http_" + std::to_string(reply.status),
-                       "an unreadable reply (" + std::string(e.what()) + ")", reply.status);
+                       "an unreadable reply (" + std::string(e.what()) + ")",
+                       reply.status);
   }
   json result = result_of(node, method, reply.status, std::move(parsed));
   if constexpr (!std::is_void_v<R>) {
@@ -1950,7 +2026,6 @@ inline thread_pool& call_pool() {
 }
 
 }  // namespace lp::detail
-#include <memory>
 
 namespace lp::detail {
 
@@ -2026,7 +2101,8 @@ class sync_caller : public caller {
                   signature<Method>::arity == sizeof...(Args)) {
       // The arguments live until the call returns, so the body may refer to
       // their large arrays rather than copy them.
-      auto& body = cbor::gathered::of_this_thread();
+      struct request_body {};
+      auto& body = cbor::gathered::of_this_thread<request_body>();
       lp_encode<Method>(body, std::forward<Args>(args)...);
       return lp_call<Method>(lp_target(), body.pieces(), lp_deadline_);
     } else {
@@ -2983,7 +3059,7 @@ class node_instance {
   // reply that carries its result, in `format`, over `out`. Throws
   // call_failure, or whatever the method throws.
   virtual void call(std::string_view method, const arguments& args, protocol::format format,
-                    std::string& out) = 0;
+                    written_reply& out) = 0;
   // The service's name and methods, for /lp/v1/describe.
   virtual json describe() const = 0;
 };
@@ -2995,7 +3071,7 @@ struct method_entry {
   std::string signature;
   // `serial` is null for a service with concurrent handlers; `queue` is the
   // node's queue for this method if it is batched.
-  void (*invoke)(T&, const arguments&, protocol::format, std::string& out, std::mutex* serial,
+  void (*invoke)(T&, const arguments&, protocol::format, written_reply& out, std::mutex* serial,
                  batch_queue_base* queue);
   std::unique_ptr<batch_queue_base> (*make_queue)();
   json batching;  // null, or the limits of a batched method
@@ -3031,7 +3107,7 @@ auto call_once(T& object, typename signature<Method>::params& values, std::mutex
 }
 
 template <class T, class Method>
-void invoke(T& object, const arguments& args, protocol::format format, std::string& out,
+void invoke(T& object, const arguments& args, protocol::format format, written_reply& out,
             std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
   if (args.size() != traits::arity)
@@ -3051,7 +3127,7 @@ void invoke(T& object, const arguments& args, protocol::format format, std::stri
   if constexpr (std::is_same_v<decltype(result), std::monostate>)
     write_result(out, nullptr, format);
   else
-    write_result(out, result, format);
+    write_result(out, std::move(result), format);
 }
 
 template <class Method>
@@ -3097,7 +3173,7 @@ class typed_node final : public node_instance {
   }
 
   void call(std::string_view method, const arguments& args, protocol::format format,
-            std::string& out) override {
+            written_reply& out) override {
     const auto& table = method_table<T>();
     for (std::size_t i = 0; i < table.size(); ++i)
       if (table[i].name == method)
@@ -3584,9 +3660,9 @@ namespace lp::detail {
 // (docs/protocol.md lists every one). The path of every call, over HTTP or
 // direct.
 inline int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, std::string& out) {
+                  const arguments& args, protocol::format reply_format, written_reply& out) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
-    out = protocol::encode(protocol::error_body(code, message, label, method), reply_format);
+    write_error(out, code, message, label, method, reply_format);
     return status;
   };
   if (!args.is_array())
@@ -3608,18 +3684,15 @@ inline int answer(node_instance& node, const std::string& label, const std::stri
 // Answers a call whose body (in `format`) holds the positional arguments.
 inline int dispatch(node_instance& node, const std::string& label, const std::string& method,
                     protocol::format format, protocol::format reply_format,
-                    std::string_view body, std::string& out) {
+                    std::string_view body, written_reply& out) {
   std::optional<arguments> args;
   try {
     args.emplace(body, format);
   } catch (const std::exception& e) {
-    out = protocol::encode(
-        protocol::error_body("bad_request",
-                             std::string("the body is not valid ") +
-                                 (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " +
-                                 e.what(),
-                             label, method),
-        reply_format);
+    write_error(out, "bad_request",
+                std::string("the body is not valid ") +
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
+                label, method, reply_format);
     return 400;
   }
   return answer(node, label, method, *args, reply_format, out);
@@ -3787,13 +3860,12 @@ class http_server {
   // the same answers as over HTTP, from the arguments as the client encoded
   // them (CBOR), on the caller's thread. Writes the CBOR reply over `out`
   // and returns its status.
-  int call_direct(const std::string& method, std::string_view args, std::string& out) {
+  int call_direct(const std::string& method, std::string_view args, written_reply& out) {
     {
       std::lock_guard lock(mutex_);
       if (draining_) {
-        out = protocol::encode(protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
-                                                    identity_.label, method),
-                               protocol::format::cbor);
+        write_error(out, "stopping", "node '" + identity_.label + "' is stopping", identity_.label,
+                    method, protocol::format::cbor);
         return 503;
       }
       ++in_flight_;
@@ -3907,26 +3979,41 @@ class http_server {
                                                                    : request_format;
   }
 
-  // A reply's body is written into this thread's reply buffer, and a large
-  // one is sent straight from it, after the handler returns and before the
-  // thread takes its next request.
-  struct reply_body {};
+  // A reply is written into this thread's reply, and a large one is sent
+  // straight from it (and from the result's arrays it refers to), after the
+  // handler returns and before the thread takes its next request.
+  struct reply_tag {};
 
   static void respond(const httplib::Request& req, httplib::Response& res, int status,
                       const json& body, protocol::format request_format) {
     auto format = reply_format(req, request_format);
-    auto& bytes = thread_buffer<reply_body>();
-    bytes = protocol::encode(body, format);
-    send(res, status, bytes, format);
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    reply.body.bytes() = protocol::encode(body, format);
+    send(res, status, reply, format);
   }
 
-  static void send(httplib::Response& res, int status, const std::string& bytes,
+  static void send(httplib::Response& res, int status, written_reply& reply,
                    protocol::format format) {
     res.status = status;
-    if (bytes.size() <= streamed_body) return res.set_content(bytes, protocol::content_type(format));
-    res.set_content_provider(bytes.size(), protocol::content_type(format),
-                             [&bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                               return sink.write(bytes.data() + offset, length);
+    std::size_t size = 0;
+    for (auto piece : reply.body.pieces()) size += piece.size();
+    if (size <= streamed_body) {
+      std::string whole;
+      auto joined = reply.joined(whole);
+      return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+    }
+    res.set_content_provider(size, protocol::content_type(format),
+                             [&reply](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               for (auto piece : reply.body.pieces()) {
+                                 if (offset >= piece.size()) {
+                                   offset -= piece.size();
+                                   continue;
+                                 }
+                                 if (!sink.write(piece.data() + offset, piece.size() - offset))
+                                   return false;
+                                 offset = 0;
+                               }
+                               return true;
                              });
   }
 
@@ -3985,10 +4072,10 @@ class http_server {
     in_flight_guard guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto& bytes = thread_buffer<reply_body>();
+    auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
-    int status = dispatch(node_, identity_.label, method, *format, replying, *body, bytes);
-    send(res, status, bytes, replying);
+    int status = dispatch(node_, identity_.label, method, *format, replying, *body, reply);
+    send(res, status, reply, replying);
   }
 
   node_instance& node_;
@@ -4038,12 +4125,12 @@ class direct_channel final : public channel {
       for (auto piece : args) joined += piece;
       request = joined;
     }
-    auto& body = thread_buffer<reply_body>();
-    int status = server_->call_direct(method, request, body);
+    auto& reply = written_reply::of_this_thread<reply_body>();
+    int status = server_->call_direct(method, request, reply);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
       throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
-    return {status, protocol::format::cbor, body};
+    return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }
 
   void close() override {
@@ -4228,8 +4315,10 @@ class http_connection {
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     // Set before connect(): the receive buffer decides the window scale
     // offered in the SYN.
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes,
+                 sizeof socket_buffer_bytes);
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes,
+                 sizeof socket_buffer_bytes);
   }
 
   static std::string error_text(int error) {
@@ -4315,7 +4404,8 @@ class http_connection {
       for (auto piece : body) out_.append(piece);
     } else {
       for (auto piece : body)
-        if (!piece.empty()) parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
+        if (!piece.empty())
+          parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
     }
     parts_[0] = {out_.data(), out_.size()};
     msghdr message{};

@@ -293,8 +293,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                               ? std::string_view{}
                               : rest.substr(separator + 1);
   // Not caught: dispatch must never throw, and libFuzzer reports what escapes.
-  std::string bytes;
-  int status = lp::detail::dispatch(node, "fuzz", method, format, format, body, bytes);
+  lp::detail::written_reply written;
+  int status = lp::detail::dispatch(node, "fuzz", method, format, format, body, written);
+  std::string whole;
+  std::string_view bytes = written.joined(whole);
   // What the client receives must be what the node meant to send: the
   // reply decodes.
   json decoded;

@@ -91,7 +91,8 @@ class sync_caller : public caller {
                   signature<Method>::arity == sizeof...(Args)) {
       // The arguments live until the call returns, so the body may refer to
       // their large arrays rather than copy them.
-      auto& body = cbor::gathered::of_this_thread();
+      struct request_body {};
+      auto& body = cbor::gathered::of_this_thread<request_body>();
       lp_encode<Method>(body, std::forward<Args>(args)...);
       return lp_call<Method>(lp_target(), body.pieces(), lp_deadline_);
     } else {

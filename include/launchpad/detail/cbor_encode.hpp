@@ -71,21 +71,23 @@ class gathered {
   static constexpr std::size_t borrow_from = std::size_t{64} << 10;
   static constexpr std::size_t max_borrowed = 64;
 
-  // This thread's, emptied, for the request of a blocking call; a thread
-  // keeps its capacity up to max_kept_buffer.
+  // This thread's, emptied, one per `Use` (as thread_buffer).
+  template <class Use>
   static gathered& of_this_thread() {
     thread_local gathered body;
-    if (body.bytes_.capacity() > max_kept_buffer) std::string().swap(body.bytes_);
     body.clear();
     return body;
   }
 
+  // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
   void clear() {
+    if (bytes_.capacity() > max_kept_buffer) std::string().swap(bytes_);
     bytes_.clear();
     borrowed_.clear();
   }
 
   std::string& bytes() { return bytes_; }
+  bool borrows() const { return !borrowed_.empty(); }
 
   void numbers(const char* data, std::size_t size) {
     if (size < borrow_from || borrowed_.size() == max_borrowed) {

@@ -42,12 +42,12 @@ class direct_channel final : public channel {
       for (auto piece : args) joined += piece;
       request = joined;
     }
-    auto& body = thread_buffer<reply_body>();
-    int status = server_->call_direct(method, request, body);
+    auto& reply = written_reply::of_this_thread<reply_body>();
+    int status = server_->call_direct(method, request, reply);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
       throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
-    return {status, protocol::format::cbor, body};
+    return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }
 
   void close() override {

@@ -7,6 +7,7 @@
 #include <launchpad/detail/arguments.hpp>
 #include <launchpad/detail/node.hpp>
 #include <launchpad/detail/protocol.hpp>
+#include <launchpad/detail/result.hpp>
 #include <launchpad/error.hpp>
 #include <optional>
 #include <string>
@@ -19,9 +20,9 @@ namespace lp::detail {
 // (docs/protocol.md lists every one). The path of every call, over HTTP or
 // direct.
 inline int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, std::string& out) {
+                  const arguments& args, protocol::format reply_format, written_reply& out) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
-    out = protocol::encode(protocol::error_body(code, message, label, method), reply_format);
+    write_error(out, code, message, label, method, reply_format);
     return status;
   };
   if (!args.is_array())
@@ -43,18 +44,15 @@ inline int answer(node_instance& node, const std::string& label, const std::stri
 // Answers a call whose body (in `format`) holds the positional arguments.
 inline int dispatch(node_instance& node, const std::string& label, const std::string& method,
                     protocol::format format, protocol::format reply_format,
-                    std::string_view body, std::string& out) {
+                    std::string_view body, written_reply& out) {
   std::optional<arguments> args;
   try {
     args.emplace(body, format);
   } catch (const std::exception& e) {
-    out = protocol::encode(
-        protocol::error_body("bad_request",
-                             std::string("the body is not valid ") +
-                                 (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " +
-                                 e.what(),
-                             label, method),
-        reply_format);
+    write_error(out, "bad_request",
+                std::string("the body is not valid ") +
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
+                label, method, reply_format);
     return 400;
   }
   return answer(node, label, method, *args, reply_format, out);

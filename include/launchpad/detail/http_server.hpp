@@ -75,13 +75,12 @@ class http_server {
   // the same answers as over HTTP, from the arguments as the client encoded
   // them (CBOR), on the caller's thread. Writes the CBOR reply over `out`
   // and returns its status.
-  int call_direct(const std::string& method, std::string_view args, std::string& out) {
+  int call_direct(const std::string& method, std::string_view args, written_reply& out) {
     {
       std::lock_guard lock(mutex_);
       if (draining_) {
-        out = protocol::encode(protocol::error_body("stopping", "node '" + identity_.label + "' is stopping",
-                                                    identity_.label, method),
-                               protocol::format::cbor);
+        write_error(out, "stopping", "node '" + identity_.label + "' is stopping", identity_.label,
+                    method, protocol::format::cbor);
         return 503;
       }
       ++in_flight_;
@@ -195,26 +194,41 @@ class http_server {
                                                                    : request_format;
   }
 
-  // A reply's body is written into this thread's reply buffer, and a large
-  // one is sent straight from it, after the handler returns and before the
-  // thread takes its next request.
-  struct reply_body {};
+  // A reply is written into this thread's reply, and a large one is sent
+  // straight from it (and from the result's arrays it refers to), after the
+  // handler returns and before the thread takes its next request.
+  struct reply_tag {};
 
   static void respond(const httplib::Request& req, httplib::Response& res, int status,
                       const json& body, protocol::format request_format) {
     auto format = reply_format(req, request_format);
-    auto& bytes = thread_buffer<reply_body>();
-    bytes = protocol::encode(body, format);
-    send(res, status, bytes, format);
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    reply.body.bytes() = protocol::encode(body, format);
+    send(res, status, reply, format);
   }
 
-  static void send(httplib::Response& res, int status, const std::string& bytes,
+  static void send(httplib::Response& res, int status, written_reply& reply,
                    protocol::format format) {
     res.status = status;
-    if (bytes.size() <= streamed_body) return res.set_content(bytes, protocol::content_type(format));
-    res.set_content_provider(bytes.size(), protocol::content_type(format),
-                             [&bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                               return sink.write(bytes.data() + offset, length);
+    std::size_t size = 0;
+    for (auto piece : reply.body.pieces()) size += piece.size();
+    if (size <= streamed_body) {
+      std::string whole;
+      auto joined = reply.joined(whole);
+      return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+    }
+    res.set_content_provider(size, protocol::content_type(format),
+                             [&reply](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               for (auto piece : reply.body.pieces()) {
+                                 if (offset >= piece.size()) {
+                                   offset -= piece.size();
+                                   continue;
+                                 }
+                                 if (!sink.write(piece.data() + offset, piece.size() - offset))
+                                   return false;
+                                 offset = 0;
+                               }
+                               return true;
                              });
   }
 
@@ -273,10 +287,10 @@ class http_server {
     in_flight_guard guard{*this};
 
     node_scope scope(identity_, launch_);
-    auto& bytes = thread_buffer<reply_body>();
+    auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
-    int status = dispatch(node_, identity_.label, method, *format, replying, *body, bytes);
-    send(res, status, bytes, replying);
+    int status = dispatch(node_, identity_.label, method, *format, replying, *body, reply);
+    send(res, status, reply, replying);
   }
 
   node_instance& node_;

@@ -29,7 +29,7 @@ class node_instance {
   // reply that carries its result, in `format`, over `out`. Throws
   // call_failure, or whatever the method throws.
   virtual void call(std::string_view method, const arguments& args, protocol::format format,
-                    std::string& out) = 0;
+                    written_reply& out) = 0;
   // The service's name and methods, for /lp/v1/describe.
   virtual json describe() const = 0;
 };
@@ -41,7 +41,7 @@ struct method_entry {
   std::string signature;
   // `serial` is null for a service with concurrent handlers; `queue` is the
   // node's queue for this method if it is batched.
-  void (*invoke)(T&, const arguments&, protocol::format, std::string& out, std::mutex* serial,
+  void (*invoke)(T&, const arguments&, protocol::format, written_reply& out, std::mutex* serial,
                  batch_queue_base* queue);
   std::unique_ptr<batch_queue_base> (*make_queue)();
   json batching;  // null, or the limits of a batched method
@@ -77,7 +77,7 @@ auto call_once(T& object, typename signature<Method>::params& values, std::mutex
 }
 
 template <class T, class Method>
-void invoke(T& object, const arguments& args, protocol::format format, std::string& out,
+void invoke(T& object, const arguments& args, protocol::format format, written_reply& out,
             std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
   if (args.size() != traits::arity)
@@ -97,7 +97,7 @@ void invoke(T& object, const arguments& args, protocol::format format, std::stri
   if constexpr (std::is_same_v<decltype(result), std::monostate>)
     write_result(out, nullptr, format);
   else
-    write_result(out, result, format);
+    write_result(out, std::move(result), format);
 }
 
 template <class Method>
@@ -143,7 +143,7 @@ class typed_node final : public node_instance {
   }
 
   void call(std::string_view method, const arguments& args, protocol::format format,
-            std::string& out) override {
+            written_reply& out) override {
     const auto& table = method_table<T>();
     for (std::size_t i = 0; i < table.size(); ++i)
       if (table[i].name == method)

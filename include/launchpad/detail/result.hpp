@@ -15,6 +15,7 @@
 #include <launchpad/detail/protocol.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -49,24 +50,64 @@ inline bool finite_numbers(const json& value) {
   return true;
 }
 
-// The body of a reply that carries `value` (nullptr for a void method) in
-// format f, written over `out`.
+// A reply as a node writes it. The body may refer to the large arrays of
+// the result rather than copy them, so the result is kept with it until the
+// reply has been sent.
+struct written_reply {
+  cbor::gathered body;
+  std::shared_ptr<const void> kept;
+
+  // This thread's, emptied, one per `Use`: the result it kept is freed
+  // once the next call on the thread needs it.
+  template <class Use>
+  static written_reply& of_this_thread() {
+    thread_local written_reply reply;
+    reply.clear();
+    return reply;
+  }
+
+  void clear() {
+    body.clear();
+    kept.reset();
+  }
+
+  // The body in one piece, copied into `whole` only when it is in several.
+  std::string_view joined(std::string& whole) {
+    auto pieces = body.pieces();
+    if (pieces.size() == 1) return pieces[0];
+    whole.clear();
+    for (auto piece : pieces) whole += piece;
+    return whole;
+  }
+};
+
+// Writes over `out` the reply that carries `value` (nullptr for a void
+// method), in format f.
 template <class R>
-void write_result(std::string& out, const R& value, protocol::format f) {
+void write_result(written_reply& out, R value, protocol::format f) {
   out.clear();
   if (f == protocol::format::cbor) {
-    cbor::head(out, 5, 1);
-    cbor::text(out, "result");
-    cbor::write(out, value);
+    // Written from where it is kept, so the body may refer to its arrays.
+    auto kept = std::make_shared<const R>(std::move(value));
+    cbor::head(out.body.bytes(), 5, 1);
+    cbor::text(out.body.bytes(), "result");
+    cbor::write(out.body, *kept);
+    if (out.body.borrows()) out.kept = std::move(kept);
     return;
   }
   json body = {{"result", to_wire(value)}};
   if (!finite_numbers(body))
-    throw call_failure(
-        500, "remote_exception",
-        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-        "(Accept: application/cbor)");
-  out = protocol::encode(body, f);
+    throw call_failure(500, "remote_exception",
+                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+                       "(Accept: application/cbor)");
+  out.body.bytes() = protocol::encode(body, f);
+}
+
+// Writes an error reply over `out`.
+inline void write_error(written_reply& out, std::string_view code, const std::string& message,
+                        std::string_view node, std::string_view method, protocol::format f) {
+  out.clear();
+  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
 }
 
 // The result in a parsed reply, or the lp::remote_error it stands for.

@@ -58,12 +58,17 @@ namespace lp::detail {
 // own, freed after use, so one huge call does not pin its memory forever.
 inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
 
+// Frees a thread's buffer that has grown past max_kept_buffer.
+inline void drop_if_large(std::string& buffer) {
+  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
+}
+
 // An empty buffer of this thread, one per `Use` (request, reply, ...),
 // holding at least `expected` bytes of capacity.
 template <class Use>
 std::string& thread_buffer(std::size_t expected = 0) {
   thread_local std::string buffer;
-  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
+  drop_if_large(buffer);
   buffer.clear();
   buffer.reserve(expected);
   return buffer;
@@ -806,7 +811,7 @@ class gathered {
 
   // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
   void clear() {
-    if (bytes_.capacity() > max_kept_buffer) std::string().swap(bytes_);
+    drop_if_large(bytes_);
     bytes_.clear();
     borrowed_.clear();
   }
@@ -3995,16 +4000,17 @@ class http_server {
   static void send(httplib::Response& res, int status, written_reply& reply,
                    protocol::format format) {
     res.status = status;
+    auto pieces = reply.body.pieces();  // valid while the reply is unchanged
     std::size_t size = 0;
-    for (auto piece : reply.body.pieces()) size += piece.size();
+    for (auto piece : pieces) size += piece.size();
     if (size <= streamed_body) {
       std::string whole;
       auto joined = reply.joined(whole);
       return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
     }
     res.set_content_provider(size, protocol::content_type(format),
-                             [&reply](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                               for (auto piece : reply.body.pieces()) {
+                             [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               for (auto piece : pieces) {
                                  if (offset >= piece.size()) {
                                    offset -= piece.size();
                                    continue;
@@ -4748,8 +4754,9 @@ class http_channel final : public channel {
           auto format = protocol::format_of(response.content_type);
           if (!format)
             throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                               "an unreadable reply (unexpected Content-Type '" +
-                                   response.content_type + "')",
+                               "an unreadable reply: Content-Type '" + response.content_type +
+                                   "' is neither JSON nor CBOR; is " + where.url() +
+                                   " a Launchpad node?",
                                response.status);
           return {response.status, *format, std::string_view(reply.data(), response.body_size)};
         } catch (const http_connection::failure& e) {
@@ -4786,7 +4793,7 @@ class http_channel final : public channel {
   // kept between calls.
   static std::string& reply_buffer() {
     thread_local std::string buffer;
-    if (buffer.size() > max_kept_buffer) std::string().swap(buffer);
+    drop_if_large(buffer);
     return buffer;
   }
 

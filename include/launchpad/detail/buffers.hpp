@@ -20,12 +20,17 @@ namespace lp::detail {
 // own, freed after use, so one huge call does not pin its memory forever.
 inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
 
+// Frees a thread's buffer that has grown past max_kept_buffer.
+inline void drop_if_large(std::string& buffer) {
+  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
+}
+
 // An empty buffer of this thread, one per `Use` (request, reply, ...),
 // holding at least `expected` bytes of capacity.
 template <class Use>
 std::string& thread_buffer(std::size_t expected = 0) {
   thread_local std::string buffer;
-  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
+  drop_if_large(buffer);
   buffer.clear();
   buffer.reserve(expected);
   return buffer;

@@ -81,7 +81,7 @@ class gathered {
 
   // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
   void clear() {
-    if (bytes_.capacity() > max_kept_buffer) std::string().swap(bytes_);
+    drop_if_large(bytes_);
     bytes_.clear();
     borrowed_.clear();
   }

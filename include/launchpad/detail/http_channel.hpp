@@ -75,8 +75,9 @@ class http_channel final : public channel {
           auto format = protocol::format_of(response.content_type);
           if (!format)
             throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                               "an unreadable reply (unexpected Content-Type '" +
-                                   response.content_type + "')",
+                               "an unreadable reply: Content-Type '" + response.content_type +
+                                   "' is neither JSON nor CBOR; is " + where.url() +
+                                   " a Launchpad node?",
                                response.status);
           return {response.status, *format, std::string_view(reply.data(), response.body_size)};
         } catch (const http_connection::failure& e) {
@@ -113,7 +114,7 @@ class http_channel final : public channel {
   // kept between calls.
   static std::string& reply_buffer() {
     thread_local std::string buffer;
-    if (buffer.size() > max_kept_buffer) std::string().swap(buffer);
+    drop_if_large(buffer);
     return buffer;
   }
 

@@ -210,16 +210,17 @@ class http_server {
   static void send(httplib::Response& res, int status, written_reply& reply,
                    protocol::format format) {
     res.status = status;
+    auto pieces = reply.body.pieces();  // valid while the reply is unchanged
     std::size_t size = 0;
-    for (auto piece : reply.body.pieces()) size += piece.size();
+    for (auto piece : pieces) size += piece.size();
     if (size <= streamed_body) {
       std::string whole;
       auto joined = reply.joined(whole);
       return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
     }
     res.set_content_provider(size, protocol::content_type(format),
-                             [&reply](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                               for (auto piece : reply.body.pieces()) {
+                             [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               for (auto piece : pieces) {
                                  if (offset >= piece.size()) {
                                    offset -= piece.size();
                                    continue;

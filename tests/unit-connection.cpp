@@ -11,8 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <launchpad/detail/buffers.hpp>
-#include <launchpad/detail/http_connection.hpp>
+#include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/call/http_connection.hpp>
 #include <memory>
 #include <string>
 #include <thread>

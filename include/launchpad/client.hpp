@@ -1,6 +1,6 @@
 #pragma once
 
-#include <launchpad/detail/caller.hpp>
+#include <launchpad/detail/call/caller.hpp>
 #include <launchpad/service.hpp>
 #include <memory>
 #include <string>

@@ -13,8 +13,8 @@
 
 #include <concepts>
 #include <iostream>
-#include <launchpad/detail/flags.hpp>
-#include <launchpad/detail/graph_picture.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/graph/graph_picture.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/slurm.hpp>

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
-#include <launchpad/detail/node.hpp>
-#include <launchpad/detail/resolve.hpp>
+#include <launchpad/detail/serve/typed_node.hpp>
+#include <launchpad/detail/graph/handle_arguments.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/service.hpp>

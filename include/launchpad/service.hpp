@@ -17,8 +17,8 @@
 #include <chrono>
 #include <cstddef>
 #include <boost/hana/type.hpp>
-#include <launchpad/detail/preprocessor.hpp>
-#include <launchpad/detail/signature.hpp>
+#include <launchpad/detail/reflect/preprocessor.hpp>
+#include <launchpad/detail/reflect/signature.hpp>
 #include <string_view>
 #include <type_traits>
 #include <utility>

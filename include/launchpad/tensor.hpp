@@ -16,8 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <launchpad/detail/decode.hpp>
-#include <launchpad/detail/typed_array.hpp>
+#include <launchpad/detail/wire/json_decode.hpp>
+#include <launchpad/detail/wire/typed_array.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
 #include <string>

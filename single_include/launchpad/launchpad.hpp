@@ -15,13 +15,13 @@
 
 // ---- launchpad/client.hpp ----
 
-// ---- launchpad/detail/caller.hpp ----
+// ---- launchpad/detail/call/caller.hpp ----
 
 #include <chrono>
 #include <cstddef>
 #include <future>
 
-// ---- launchpad/detail/cbor_encode.hpp ----
+// ---- launchpad/detail/wire/cbor_encode.hpp ----
 
 // cbor::write: a C++ value appended to a body as CBOR, the value that
 // to_wire (encode.hpp) gives written without building it first. A vector of
@@ -37,7 +37,7 @@
 #include <cstdint>
 #include <cstring>
 
-// ---- launchpad/detail/buffers.hpp ----
+// ---- launchpad/detail/wire/buffers.hpp ----
 
 // Bodies are read and written through buffers that each thread keeps from
 // one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
@@ -105,9 +105,9 @@ inline constexpr int socket_buffer_bytes = 4 << 20;
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/decode.hpp ----
+// ---- launchpad/detail/wire/json_decode.hpp ----
 
-// ---- launchpad/detail/type_name.hpp ----
+// ---- launchpad/detail/reflect/type_name.hpp ----
 
 #include <string_view>
 
@@ -133,7 +133,7 @@ std::string type_name() {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/typed_array.hpp ----
+// ---- launchpad/detail/wire/typed_array.hpp ----
 
 // Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
 // names the element type and byte order, then one byte string. Packing and
@@ -502,7 +502,7 @@ T from_wire(const json& value) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/encode.hpp ----
+// ---- launchpad/detail/wire/json_encode.hpp ----
 
 // to_wire: a C++ value as it goes on the wire, the mirror of from_wire
 // (decode.hpp). nlohmann's own conversion (`json j = value`) is used for
@@ -932,16 +932,16 @@ void write(Out& out, const T& value) {
 
 }  // namespace lp::detail::cbor
 
-// ---- launchpad/detail/channel.hpp ----
+// ---- launchpad/detail/call/channel.hpp ----
 
-// ---- launchpad/detail/result.hpp ----
+// ---- launchpad/detail/wire/result.hpp ----
 
 // A call's result on the wire: {"result": value} in a reply with status 200,
 // {"error": {...}} in any other (docs/protocol.md). The node writes the first
 // with write_result; the client turns any reply into the result or the
 // lp::remote_error it stands for with read_result.
 
-// ---- launchpad/detail/cbor_decode.hpp ----
+// ---- launchpad/detail/wire/cbor_decode.hpp ----
 
 // cbor::read_as<T>: the item at a position of a CBOR body as a T. An item in
 // the form cbor::write gives a T is read straight into the T, so a typed
@@ -951,7 +951,7 @@ void write(Out& out, const T& value) {
 
 #include <array>
 
-// ---- launchpad/detail/cbor_reader.hpp ----
+// ---- launchpad/detail/wire/cbor_reader.hpp ----
 
 // Reads a CBOR body (RFC 8949) into a json value. Ours rather than
 // nlohmann's from_cbor, which copies a byte string one byte at a time (15-20
@@ -965,7 +965,7 @@ void write(Out& out, const T& value) {
 // - map keys that are not text, simple values other than false/true/null,
 //   truncated items and trailing bytes (cbor::malformed).
 
-// ---- launchpad/detail/utf8.hpp ----
+// ---- launchpad/detail/wire/utf8.hpp ----
 
 // UTF-8 checks for what a peer sends: JSON must be UTF-8, CBOR text strings
 // should be, and messages that quote a peer must stay printable.
@@ -1542,7 +1542,7 @@ T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
 
 }  // namespace lp::detail::cbor
 
-// ---- launchpad/detail/protocol.hpp ----
+// ---- launchpad/detail/wire/protocol.hpp ----
 
 // Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
 
@@ -1556,6 +1556,12 @@ inline constexpr const char* json_type = "application/json";
 inline constexpr const char* cbor_type = "application/cbor";
 
 enum class format { json, cbor };
+
+// Seconds an idle keep-alive connection stays open on a node. Clients drop
+// pooled connections sooner (see http_channel), so none is closed under a
+// call. httplib cannot close an idle connection, so a stopping node waits
+// this long at most for peers that have not hung up: hence short.
+inline constexpr int keep_alive_seconds = 1;
 
 // The format of a body with this Content-Type, or nothing if unsupported.
 // No Content-Type means JSON, so `curl -d '[1]'` works.
@@ -1798,7 +1804,7 @@ class channel {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/signature.hpp ----
+// ---- launchpad/detail/reflect/signature.hpp ----
 
 
 namespace lp::detail {
@@ -1953,9 +1959,7 @@ struct signature_for_call {
 }  // namespace detail
 }  // namespace lp
 
-// ---- launchpad/detail/thread_pool.hpp ----
-
-#include <httplib.h>
+// ---- launchpad/detail/call/thread_pool.hpp ----
 
 #include <condition_variable>
 #include <deque>
@@ -1965,19 +1969,17 @@ struct signature_for_call {
 namespace lp::detail {
 
 // A pool that starts a thread whenever every thread is busy, up to a bound.
-// cpp-httplib's own pool holds one thread per keep-alive connection for as
-// long as the connection lives, so a fixed pool of 8 makes the 9th client
-// wait for seconds; a node's server uses this pool instead. Client futures
-// use it too: a call blocks its thread for a round trip, and nested calls
-// must never wait for a thread that only they could free.
-class thread_pool final : public httplib::TaskQueue {
+// Client futures run on it: a call blocks its thread for a round trip, and
+// nested calls must never wait for a thread that only they could free. A
+// node's server uses it too (serve/listener.hpp says why).
+class thread_pool {
  public:
   explicit thread_pool(std::size_t max_threads) : max_threads_(max_threads) {}
   thread_pool(const thread_pool&) = delete;
   thread_pool& operator=(const thread_pool&) = delete;
-  ~thread_pool() override { shutdown(); }
+  ~thread_pool() { shutdown(); }
 
-  void enqueue(std::function<void()> job) override {
+  void enqueue(std::function<void()> job) {
     {
       std::lock_guard lock(mutex_);
       jobs_.push_back(std::move(job));
@@ -1988,7 +1990,7 @@ class thread_pool final : public httplib::TaskQueue {
   }
 
   // Runs the jobs already queued, then joins every thread.
-  void shutdown() override {
+  void shutdown() {
     std::vector<std::thread> threads;
     {
       std::lock_guard lock(mutex_);
@@ -2170,7 +2172,7 @@ class async_caller : public caller {
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 
-// ---- launchpad/detail/preprocessor.hpp ----
+// ---- launchpad/detail/reflect/preprocessor.hpp ----
 
 // LP_DETAIL_FOR_EACH(m, data, a, b, c) expands to m(data, a) m(data, b) m(data, c);
 // LP_DETAIL_FOR_EACH_COMMA puts commas between them. C++20's __VA_OPT__ lets
@@ -2418,7 +2420,7 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 
 #include <unistd.h>
 
-// ---- launchpad/detail/runtime.hpp ----
+// ---- launchpad/detail/run/launch_state.hpp ----
 
 #include <atomic>
 #include <exception>
@@ -2726,7 +2728,7 @@ class handle {
 
 #include <iostream>
 
-// ---- launchpad/detail/flags.hpp ----
+// ---- launchpad/detail/run/flags.hpp ----
 
 
 namespace lp::detail {
@@ -2884,7 +2886,7 @@ inline launch_flags parse_flags(int argc, char** argv) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/graph_picture.hpp ----
+// ---- launchpad/detail/graph/graph_picture.hpp ----
 
 // The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
 // Nodes are grouped by their group; an edge goes from each node to every
@@ -2892,9 +2894,9 @@ inline launch_flags parse_flags(int argc, char** argv) {
 
 // ---- launchpad/program.hpp ----
 
-// ---- launchpad/detail/node.hpp ----
+// ---- launchpad/detail/serve/typed_node.hpp ----
 
-// ---- launchpad/detail/arguments.hpp ----
+// ---- launchpad/detail/wire/arguments.hpp ----
 
 
 namespace lp::detail {
@@ -2941,7 +2943,7 @@ class arguments {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/batch_queue.hpp ----
+// ---- launchpad/detail/serve/batch_queue.hpp ----
 
 // The callers of a batched method wait here until a batch forms: max_batch
 // of them, or whoever came within max_wait of the oldest. One of the waiting
@@ -3211,7 +3213,7 @@ class typed_node final : public node_instance {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/resolve.hpp ----
+// ---- launchpad/detail/graph/handle_arguments.hpp ----
 
 
 namespace lp::detail {
@@ -3575,9 +3577,9 @@ inline std::string graph_picture(const program& graph, const std::string& format
 
 #include <cstdio>
 
-// ---- launchpad/detail/node_host.hpp ----
+// ---- launchpad/detail/run/node_host.hpp ----
 
-// ---- launchpad/detail/directory.hpp ----
+// ---- launchpad/detail/call/node_addresses.hpp ----
 
 
 namespace lp::detail {
@@ -3649,9 +3651,9 @@ class local_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/direct_channel.hpp ----
+// ---- launchpad/detail/run/direct_channel.hpp ----
 
-// ---- launchpad/detail/dispatch.hpp ----
+// ---- launchpad/detail/serve/dispatch.hpp ----
 
 // What a node does with a call, from the request's bytes to the reply's
 // bytes, with no socket in the way: the whole path a hostile or buggy peer
@@ -3705,10 +3707,11 @@ inline int dispatch(node_instance& node, const std::string& label, const std::st
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/http_server.hpp ----
+// ---- launchpad/detail/serve/http_server.hpp ----
 
+#include <httplib.h>
 
-// ---- launchpad/detail/secret.hpp ----
+// ---- launchpad/detail/serve/secret.hpp ----
 
 #include <sys/random.h>
 
@@ -3745,7 +3748,7 @@ inline bool same_secret(std::string_view a, std::string_view b) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/listener.hpp ----
+// ---- launchpad/detail/serve/listener.hpp ----
 
 #include <sys/socket.h>
 
@@ -3759,12 +3762,26 @@ inline void large_socket_buffers(socket_t socket) {
   ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
 }
 
+// cpp-httplib's own pool holds one thread per keep-alive connection for as
+// long as the connection lives, so a fixed pool of 8 makes the 9th client
+// wait for seconds; a node's server runs its connections on a thread_pool,
+// which grows with them instead.
+class growing_task_queue final : public httplib::TaskQueue {
+ public:
+  explicit growing_task_queue(std::size_t max_threads) : pool_(max_threads) {}
+  void enqueue(std::function<void()> job) override { pool_.enqueue(std::move(job)); }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  thread_pool pool_;
+};
+
 // An httplib server set up the way every server of a launch needs it, and
 // run on a thread of its own.
 class listener {
  public:
   explicit listener(std::size_t max_threads) {
-    server_.new_task_queue = [max_threads] { return new thread_pool(max_threads); };
+    server_.new_task_queue = [max_threads] { return new growing_task_queue(max_threads); };
     server_.set_tcp_nodelay(true);
     // Accepted connections inherit the listening socket's buffer sizes.
     server_.set_socket_options(large_socket_buffers);
@@ -3818,12 +3835,6 @@ namespace lp::detail {
 // Serves one node over HTTP (protocol v1, docs/protocol.md).
 class http_server {
  public:
-  // Seconds an idle keep-alive connection stays open. Clients drop pooled
-  // connections before this (see http_channel). httplib offers no way to
-  // close an idle connection, so a stopping node waits this long at most
-  // for peers that have not hung up: hence short.
-  static constexpr int keep_alive_seconds = 1;
-
   // An empty secret serves everyone (an --lp_insecure launch). A request
   // body larger than max_body_bytes is refused with 413.
   http_server(node_instance& node, const node_identity& identity, launch_state& launch,
@@ -3898,7 +3909,7 @@ class http_server {
       if (--unwritten_ == 0) idle_.notify_all();
     });
     server.set_keep_alive_max_count(std::size_t{1} << 30);
-    server.set_keep_alive_timeout(keep_alive_seconds);
+    server.set_keep_alive_timeout(protocol::keep_alive_seconds);
     server.set_payload_max_length(max_body_bytes);
     server.Post(R"(/lp/v1/call/([^/]*))",
                 [this](const httplib::Request& req, httplib::Response& res,
@@ -4152,9 +4163,9 @@ class direct_channel final : public channel {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/http_channel.hpp ----
+// ---- launchpad/detail/call/http_channel.hpp ----
 
-// ---- launchpad/detail/http_connection.hpp ----
+// ---- launchpad/detail/call/http_connection.hpp ----
 
 // One HTTP/1.1 client connection, for the call path only: a POST and its
 // response. httplib's client reads a body 4 KB at a time with a poll()
@@ -4712,7 +4723,7 @@ class http_channel final : public channel {
 
   // A pooled connection idle longer than this is dropped before the server
   // drops it, so a call seldom races the server's keep-alive timeout.
-  static constexpr auto max_idle = std::chrono::milliseconds(http_server::keep_alive_seconds * 500);
+  static constexpr auto max_idle = std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
   // The longest a connect may take, within the call's deadline.
   static constexpr auto connect_timeout = std::chrono::seconds(5);
   // Replies up to this size are read; a larger one fails the call.
@@ -5031,7 +5042,7 @@ class node_host {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process_launch.hpp ----
+// ---- launchpad/detail/process/launcher.hpp ----
 
 // The launcher of a program whose nodes are processes: it starts them, keeps
 // the rendezvous, restarts the failed ones its groups allow, stops them all
@@ -5043,7 +5054,7 @@ class node_host {
 
 #include <fstream>
 
-// ---- launchpad/detail/output.hpp ----
+// ---- launchpad/detail/run/output.hpp ----
 
 // The lines node processes print, as the launcher shows them.
 
@@ -5213,7 +5224,7 @@ class output_pump {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process.hpp ----
+// ---- launchpad/detail/process/spawn.hpp ----
 
 // Starting and ending the node processes of a launch.
 
@@ -5311,7 +5322,7 @@ inline std::string describe_status(int status) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/rendezvous.hpp ----
+// ---- launchpad/detail/process/rendezvous.hpp ----
 
 // How the node processes of a launch find each other. The launcher serves
 // a small HTTP directory on loopback; each node publishes its address there
@@ -5545,7 +5556,7 @@ class rendezvous_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run_directory.hpp ----
+// ---- launchpad/detail/run/run_directory.hpp ----
 
 
 
@@ -5606,7 +5617,7 @@ class run_directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/signals.hpp ----
+// ---- launchpad/detail/run/signals.hpp ----
 
 
 
@@ -6142,7 +6153,7 @@ class process_launch {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/slurm_host.hpp ----
+// ---- launchpad/detail/process/host_address.hpp ----
 
 // Where a node of a Slurm launch listens: the nodes of one program run on
 // several hosts, so loopback will not do. Each host works out its own
@@ -6398,7 +6409,7 @@ struct local_multi_threading {
 
 // ---- launchpad/launch/slurm.hpp ----
 
-// ---- launchpad/detail/slurm_submit.hpp ----
+// ---- launchpad/detail/slurm/submit.hpp ----
 
 // The command a user runs on a login host: it submits the program as one
 // Slurm job, then follows the job (its state, its logs) to its end, and
@@ -6407,7 +6418,7 @@ struct local_multi_threading {
 
 #include <filesystem>
 
-// ---- launchpad/detail/slurm_follow.hpp ----
+// ---- launchpad/detail/slurm/follow.hpp ----
 
 // The submitting command shows what the job writes: the supervisor's log
 // as it is, each node's log behind "[label] ", as local_mp shows them.
@@ -6462,12 +6473,12 @@ class log_follower {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/slurm_partition.hpp ----
+// ---- launchpad/detail/slurm/partition.hpp ----
 
 // A job that asks more of one host than any host of its partition has is
 // left pending for ever by Slurm; the launch refuses it before submitting.
 
-// ---- launchpad/detail/slurm_tools.hpp ----
+// ---- launchpad/detail/slurm/tools.hpp ----
 
 // Running Slurm's commands (sbatch, squeue, scancel, sinfo) and reading
 // what they print.
@@ -6687,7 +6698,7 @@ inline bool hopeless(const std::string& reason) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/slurm_script.hpp ----
+// ---- launchpad/detail/slurm/script.hpp ----
 
 // What a Slurm launch asks of Slurm: the batch script of the job, and the
 // srun command that runs each process of the program as a job step.
@@ -6991,7 +7002,7 @@ class slurm_submission {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/slurm_supervisor.hpp ----
+// ---- launchpad/detail/slurm/supervisor.hpp ----
 
 // Inside a Slurm job: the batch script runs the program as the supervisor,
 // which does what local_mp's launcher does (rendezvous, restarts, ordered

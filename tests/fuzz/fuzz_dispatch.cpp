@@ -18,9 +18,9 @@
 // Build and run: see tests/fuzz/README.md.
 
 #include <boost/hana/define_struct.hpp>
-#include <launchpad/detail/dispatch.hpp>
-#include <launchpad/detail/node.hpp>
-#include <launchpad/detail/protocol.hpp>
+#include <launchpad/detail/serve/dispatch.hpp>
+#include <launchpad/detail/serve/typed_node.hpp>
+#include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/service.hpp>
 #include <launchpad/tensor.hpp>
 

@@ -10,11 +10,11 @@
 #include <functional>
 #include <iostream>
 #include <launchpad/context.hpp>
-#include <launchpad/detail/flags.hpp>
-#include <launchpad/detail/node_host.hpp>
-#include <launchpad/detail/run_directory.hpp>
-#include <launchpad/detail/signals.hpp>
-#include <launchpad/detail/secret.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/node_host.hpp>
+#include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/program.hpp>
 #include <string>
 #include <string_view>

@@ -2,9 +2,9 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <launchpad/detail/flags.hpp>
-#include <launchpad/detail/slurm_submit.hpp>
-#include <launchpad/detail/slurm_supervisor.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/slurm/submit.hpp>
+#include <launchpad/detail/slurm/supervisor.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/program.hpp>

@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <launchpad/client.hpp>
-#include <launchpad/detail/http_channel.hpp>
-#include <launchpad/detail/process_launch.hpp>
-#include <launchpad/detail/rendezvous.hpp>
+#include <launchpad/detail/call/http_channel.hpp>
+#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/program.hpp>

@@ -3,10 +3,10 @@
 #include <chrono>
 #include <exception>
 #include <launchpad/client.hpp>
-#include <launchpad/detail/flags.hpp>
-#include <launchpad/detail/node_host.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/node_host.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
-#include <launchpad/detail/secret.hpp>
+#include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/program.hpp>

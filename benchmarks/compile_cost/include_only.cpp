@@ -1,0 +1,4 @@
+// The price of the include alone.
+#include <launchpad/launchpad.hpp>
+
+int main() {}

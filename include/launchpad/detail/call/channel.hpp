@@ -1,0 +1,41 @@
+#pragma once
+
+#include <chrono>
+#include <launchpad/detail/wire/result.hpp>
+#include <launchpad/error.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// How long a call may take unless its client says otherwise
+// (client::with_deadline): generous, as a method may have real work to do.
+inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
+
+// What a call that got no reply within its deadline raises; `why` adds what
+// became of the call.
+inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
+                                      std::chrono::milliseconds deadline, const std::string& why) {
+  return deadline_exceeded(node, method,
+                           "no reply within the deadline of " + std::to_string(deadline.count()) +
+                               " ms" + why);
+}
+
+// How a client reaches one node. The launch policy picks the implementation
+// (HTTP today); clients and the reflection code never know which.
+class channel {
+ public:
+  virtual ~channel() = default;
+  // Sends the positional arguments, a CBOR array in consecutive pieces, and
+  // returns the reply (read_result makes it the result or the error), or
+  // throws lp::transport_error / lp::deadline_exceeded (when no reply came
+  // within `deadline`).
+  virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                         std::chrono::milliseconds deadline) = 0;
+  virtual const std::string& node() const = 0;
+  // The program is stopping: calls from now on fail with transport_error.
+  virtual void close() = 0;
+};
+
+}  // namespace lp::detail

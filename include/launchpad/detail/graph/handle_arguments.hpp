@@ -1,0 +1,66 @@
+#pragma once
+
+#include <functional>
+#include <launchpad/client.hpp>
+#include <launchpad/detail/call/channel.hpp>
+#include <launchpad/handle.hpp>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+// Given by the launch policy: a channel to the node with this label.
+using connector = std::function<std::shared_ptr<channel>(const std::string& label)>;
+
+template <class A>
+inline constexpr bool is_handle = false;
+template <class T>
+inline constexpr bool is_handle<handle<T>> = true;
+
+template <class A>
+inline constexpr bool is_vector = false;
+template <class E, class Alloc>
+inline constexpr bool is_vector<std::vector<E, Alloc>> = true;
+
+// Calls f on every handle in a node argument.
+template <class A, class F>
+void for_each_handle(const A& argument, F&& f) {
+  if constexpr (is_handle<A>) {
+    f(argument.label(), argument.owner());
+  } else if constexpr (is_vector<A>) {
+    for (const auto& element : argument) for_each_handle(element, f);
+  }
+}
+
+// A node argument as the node receives it: handles become clients.
+template <class A>
+auto resolve(const A& argument, const connector& connect) {
+  if constexpr (is_handle<A>) {
+    return client<typename A::service_type>(connect(argument.label()));
+  } else if constexpr (is_vector<A>) {
+    std::vector<decltype(resolve(argument.front(), connect))> out;
+    out.reserve(argument.size());
+    for (const auto& element : argument) out.push_back(resolve(element, connect));
+    return out;
+  } else {
+    return argument;
+  }
+}
+
+template <class A>
+using resolved_t = decltype(resolve(std::declval<const A&>(), std::declval<const connector&>()));
+
+template <class T, class... A>
+concept buildable_from =
+    std::is_constructible_v<T, A...> || requires(A&&... args) { T{std::forward<A>(args)...}; };
+
+template <class T, class... A>
+std::unique_ptr<T> build(A&&... args) {
+  if constexpr (std::is_constructible_v<T, A...>) return std::make_unique<T>(std::forward<A>(args)...);
+  else return std::unique_ptr<T>(new T{std::forward<A>(args)...});
+}
+
+}  // namespace lp::detail

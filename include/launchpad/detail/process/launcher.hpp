@@ -1,0 +1,505 @@
+#pragma once
+
+// The launcher of a program whose nodes are processes: it starts them, keeps
+// the rendezvous, restarts the failed ones its groups allow, stops them all
+// in order, and says how each ended.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <launchpad/detail/run/output.hpp>
+#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/process/rendezvous.hpp>
+#include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/program.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+// What a node process learns from its launcher, through the environment
+// (never argv, which every user of the machine can read).
+namespace child_env {
+inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
+inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
+inline constexpr const char* secret = "LP_SECRET";
+inline constexpr const char* launcher = "LP_LAUNCHER_PID";
+inline constexpr const char* policy = "LP_POLICY";
+inline constexpr const char* run_dir = "LP_RUN_DIR";
+}  // namespace child_env
+
+// How a launch starts its units and signals them. Left empty (local_mp), a
+// unit is the binary itself, in a process group of its own; the Slurm
+// launch runs it as a job step, through srun.
+struct unit_runner {
+  // Rewrites the command that runs `unit`.
+  std::function<void(const std::string& unit, child_process& command)> wrap;
+  // Sends `signal` to what runs `unit`; `pid` is the process started for it.
+  std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
+  // How the unit ended, in words, from the wait status of that process.
+  std::function<std::string(int status)> describe;
+};
+
+// A process of a launch: a node, or a colocated group's nodes.
+struct unit_plan {
+  std::string name;  // the node's label, or the colocated group's name
+  std::vector<std::string> labels;
+  group_settings settings;
+};
+
+inline std::vector<unit_plan> plan_units(const program& graph) {
+  std::vector<unit_plan> units;
+  std::map<std::string, std::size_t> colocated;
+  for (const auto& spec : graph.nodes()) {
+    auto settings = graph.settings_of(spec.group);
+    if (settings.colocated) {
+      auto [it, added] = colocated.emplace(spec.group, units.size());
+      if (added) units.push_back({spec.group, {}, settings});
+      units[it->second].labels.push_back(spec.label);
+    } else {
+      units.push_back({spec.label, {spec.label}, settings});
+    }
+  }
+  return units;
+}
+
+struct process_options {
+  std::string policy = "local_mp";
+  std::string executable;              // default: this program
+  std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
+  std::chrono::seconds termination_notice{10};
+  // Where node output goes: "current" (prefixed lines on the launcher's own
+  // stdout and stderr), "files" (one log per node), "tmux" (one log per node,
+  // and a tmux session with a window following each).
+  std::string terminal = "current";
+  std::string log_dir;     // default: logs/ in the run directory
+  bool insecure = false;
+  // Stop once every run() has returned; a test controller leaves that to the
+  // test, which may still want to ask the nodes that serve.
+  bool stop_when_runs_finish = true;
+  std::string run_dir;  // adopt this run directory; default: make one under /tmp
+  std::string bind_host = "127.0.0.1";  // where the rendezvous listens
+  unit_runner runner;
+};
+
+class process_launch {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  struct failure {
+    std::string unit;  // the process: a node's label, or a colocated group's name
+    std::string how;
+    std::vector<std::string> last_lines;
+  };
+
+  process_launch(const program& graph, process_options options)
+      : graph_(graph),
+        options_(std::move(options)),
+        run_dir_(options_.run_dir.empty()
+                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret())
+                     : run_directory(run_directory::adopt{}, options_.run_dir)) {
+    // Before any node can print; an adopted directory's maker told already.
+    if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
+    if (options_.executable.empty()) options_.executable = this_executable();
+    if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
+    make_log_dir();
+    plan_units();
+    rendezvous_ = std::make_unique<rendezvous_server>(
+        secret(), rendezvous_server::callbacks{
+                     [this](const std::string& label) {
+                       std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
+                       request_stop();
+                     },
+                     [this](const std::string& label) { run_finished(label); }},
+        options_.bind_host);
+    supervisor_ = std::thread([this] { supervise(); });
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return started_ || ended_; });
+    if (start_error_) std::rethrow_exception(start_error_);
+  }
+  process_launch(const process_launch&) = delete;
+  process_launch& operator=(const process_launch&) = delete;
+  ~process_launch() {
+    request_stop();
+    if (supervisor_.joinable()) supervisor_.join();
+    rendezvous_.reset();
+    output_.close();
+  }
+
+  // Asks every node process to stop (SIGTERM), then kills those still there
+  // after the termination notice.
+  void request_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_requested_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  // Kills every node process at once (a second Ctrl+C).
+  void kill_now() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_requested_ = kill_now_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  // Waits until every node process has ended; true if all ended cleanly.
+  bool wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return ended_; });
+    return failures_.empty();
+  }
+
+  // As wait(), for a launcher run from a terminal: Ctrl+C or SIGTERM stops
+  // every node (each gets SIGTERM), a second one kills them at once.
+  bool wait_stopping_on_signals() {
+    stop_on_signals signals(
+        [this](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping every node (again to kill them at once)" << std::endl;
+          request_stop();
+        },
+        [this](int) {
+          std::cerr << "[lp] second signal: killing every node" << std::endl;
+          kill_now();
+        });
+    return wait();
+  }
+
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return ended_; });
+  }
+
+  // Waits until the run() of every node named (a label or a group's name)
+  // has returned, or the program has stopped. True in the first case.
+  bool wait_finished(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] { return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end()); };
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_requested_ || done(); });
+    return done();
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stop_requested_;
+  }
+
+  std::vector<failure> failures() const {
+    std::lock_guard lock(mutex_);
+    return failures_;
+  }
+
+  // One line per failed node with its last output, for the user.
+  std::string summary() const {
+    std::string text;
+    for (const auto& f : failures()) {
+      text += "[lp] node " + f.unit + " failed: " + f.how + "\n";
+      if (!f.last_lines.empty()) text += "[lp]   its last lines:\n";
+      for (const auto& line : f.last_lines) text += "[lp]   | " + line + "\n";
+    }
+    return text;
+  }
+
+  const std::string& secret() const { return run_dir_.secret(); }
+  const std::string& run_dir() const { return run_dir_.path(); }
+  const run_directory& directory() const { return run_dir_; }
+  const std::string& rendezvous_url() const { return rendezvous_->url(); }
+
+  // The process ids of the node processes now running.
+  std::vector<pid_t> pids() const {
+    std::lock_guard lock(mutex_);
+    std::vector<pid_t> out;
+    for (const auto& u : units_)
+      if (u.pid > 0 && !u.ended) out.push_back(u.pid);
+    return out;
+  }
+
+ private:
+  // One process: a node, or a colocated group's nodes.
+  struct unit {
+    unit(std::string process_name, group_settings group)
+        : name(std::move(process_name)), settings(group) {}
+    std::string name;
+    std::vector<std::string> labels;
+    group_settings settings;
+    pid_t pid = -1;
+    int restarts = 0;
+    std::optional<clock::time_point> restart_at;
+    bool ended = false;
+    bool killed = false;  // by us, after the termination notice
+    std::string log_path;
+  };
+
+  bool log_files() const { return options_.terminal != "current"; }
+
+  // One tmux window per node, each following the node's log; the launcher
+  // keeps the processes themselves, so it still sees how each ends.
+  void open_tmux() {
+    tmux_session_ = "lp-" + graph_.name() + "-" + std::to_string(::getpid());
+    bool first = true;
+    for (const auto& u : units_) {
+      // --pid: the window closes when the launcher dies, however it dies,
+      // and tmux ends with its last window.
+      std::string follow = "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " '" +
+                           u.log_path + "'";
+      std::vector<std::string> command =
+          first ? std::vector<std::string>{"tmux", "new-session", "-d", "-s", tmux_session_,
+                                           "-n", u.name, follow}
+                : std::vector<std::string>{"tmux", "new-window", "-d", "-t", "=" + tmux_session_,
+                                           "-n", u.name, follow};
+      if (run_tool(command) != 0)
+        throw error("launch_error",
+                    "tmux could not open a window for " + u.name +
+                        "; is tmux installed? (--lp_terminal=files writes the same logs)");
+      first = false;
+    }
+    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << tmux_session_
+              << std::endl;
+  }
+
+  void make_log_dir() {
+    if (!log_files()) return;
+    if (options_.log_dir.empty()) options_.log_dir = run_dir_.path() + "/logs";
+    ::mkdir(options_.log_dir.c_str(), 0700);
+    std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
+  }
+
+  void plan_units() {
+    for (auto& planned : detail::plan_units(graph_)) {
+      units_.push_back(unit{planned.name, planned.settings});
+      units_.back().labels = std::move(planned.labels);
+    }
+    for (const auto& spec : graph_.nodes())
+      if (spec.has_run) runnable_.insert(spec.label);
+  }
+
+  void signal(const unit& u, int signal) {
+    if (options_.runner.signal) options_.runner.signal(u.name, u.pid, signal);
+    else ::kill(-u.pid, signal);
+  }
+
+  void run_finished(const std::string& label) {
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      // A program whose run() nodes have all returned has nothing left to do.
+      if (options_.stop_when_runs_finish && !runnable_.empty() && finished_ == runnable_)
+        stop_requested_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  void start(unit& u) {
+    child_process child{options_.executable, options_.arguments, {}, -1, -1};
+    std::string labels;
+    for (const auto& label : u.labels) labels += (labels.empty() ? "" : ",") + label;
+    if (options_.runner.wrap) options_.runner.wrap(u.name, child);
+    child.environment = {
+        std::string(child_env::nodes) + "=" + labels,
+        std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
+        std::string(child_env::secret) + "=" + secret(),
+        std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
+        std::string(child_env::policy) + "=" + options_.policy,
+        std::string(child_env::run_dir) + "=" + run_dir(),
+    };
+    if (log_files()) {
+      std::string file = u.name;
+      std::replace(file.begin(), file.end(), '/', '_');
+      u.log_path = options_.log_dir + "/" + file + ".log";
+      int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0) throw error("launch_error", "cannot open the log file " + u.log_path);
+      child.output_fd = child.error_fd = fd;
+      auto pid = spawn(child);
+      ::close(fd);
+      std::lock_guard lock(mutex_);
+      u.pid = pid;
+    } else {
+      child.output_fd = output_.open(u.name, 1);
+      child.error_fd = output_.open(u.name, 2);
+      auto pid = spawn(child);
+      ::close(child.output_fd);
+      ::close(child.error_fd);
+      std::lock_guard lock(mutex_);
+      u.pid = pid;
+    }
+    std::lock_guard lock(mutex_);
+    u.ended = false;
+    u.restart_at.reset();
+  }
+
+  std::vector<std::string> last_lines(const unit& u) {
+    if (!log_files()) {
+      // A pipe some stray grandchild still holds open is not waited for long.
+      return output_.last_lines(u.name, std::chrono::seconds(2));
+    }
+    std::ifstream file(u.log_path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(file, line);) {
+      lines.push_back(line);
+      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+    }
+    return lines;
+  }
+
+  // Runs on one thread from start to end: the node processes die with the
+  // thread that started them (PR_SET_PDEATHSIG), so it must outlive them.
+  void supervise() {
+    try {
+      for (auto& u : units_) start(u);
+      if (options_.terminal == "tmux") open_tmux();
+      {
+        std::lock_guard lock(mutex_);
+        started_ = true;
+      }
+      changed_.notify_all();
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      start_error_ = std::current_exception();
+      stop_requested_ = true;
+    }
+    bool stopping = false;
+    bool killed_all = false;
+    clock::time_point notice_ends{};
+    for (;;) {
+      reap(stopping);
+      bool stop, kill;
+      {
+        std::unique_lock lock(mutex_);
+        stop = stop_requested_;
+        kill = kill_now_;
+      }
+      if (stop && !stopping) {
+        stopping = true;
+        notice_ends = clock::now() + options_.termination_notice;
+        rendezvous_->close();
+        for (auto& u : units_)
+          if (!u.ended && u.pid > 0) signal(u, SIGTERM);
+      }
+      if (stopping && !killed_all && (kill || clock::now() >= notice_ends)) {
+        killed_all = true;
+        for (auto& u : units_)
+          if (!u.ended && u.pid > 0) {
+            u.killed = !kill;
+            signal(u, SIGKILL);
+          }
+      }
+      if (!stopping) restart_due();
+      if (std::all_of(units_.begin(), units_.end(), [](auto& u) { return u.ended || u.pid <= 0; }) &&
+          stopping)
+        break;
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    // "=": this session exactly; a bare name also matches longer ones by prefix.
+    if (!tmux_session_.empty()) run_tool({"tmux", "kill-session", "-t", "=" + tmux_session_});
+    std::lock_guard lock(mutex_);
+    ended_ = true;
+    changed_.notify_all();
+  }
+
+  void reap(bool stopping) {
+    for (auto& u : units_) {
+      if (u.ended || u.pid <= 0) continue;
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+          info.si_pid != u.pid)
+        continue;
+      // Whatever the node left in its process group goes too; the group id
+      // cannot be reused yet, as the node is not reaped until the next line.
+      ::kill(-u.pid, SIGKILL);
+      int status = 0;
+      ::waitpid(u.pid, &status, 0);
+      {
+        std::lock_guard lock(mutex_);
+        u.ended = true;
+      }
+      bool clean = stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                                (WIFSIGNALED(status) && !u.killed &&
+                                 (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
+      if (clean) continue;
+      std::string how = u.killed ? "did not stop within the termination notice of " +
+                                       std::to_string(options_.termination_notice.count()) +
+                                       " s, and was killed"
+                                 : options_.runner.describe ? options_.runner.describe(status)
+                                                            : describe_status(status);
+      if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        how = "exited before the program stopped";
+      if (!stopping && u.restarts < u.settings.max_restarts) {
+        auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
+        ++u.restarts;
+        std::cerr << "[lp] node " << u.name << " " << how << "; restarting it in "
+                  << backoff.count() << " ms (restart " << u.restarts << " of "
+                  << u.settings.max_restarts << ")" << std::endl;
+        for (const auto& label : u.labels) rendezvous_->withdraw(label, true, how);
+        u.restart_at = clock::now() + backoff;
+        continue;
+      }
+      for (const auto& label : u.labels) rendezvous_->withdraw(label, false, how);
+      auto lines = last_lines(u);
+      std::lock_guard lock(mutex_);
+      failures_.push_back({u.name, how, std::move(lines)});
+      stop_requested_ = true;
+    }
+  }
+
+  void restart_due() {
+    for (auto& u : units_) {
+      if (!u.ended || !u.restart_at || clock::now() < *u.restart_at) continue;
+      try {
+        start(u);
+      } catch (const std::exception& e) {
+        u.restart_at.reset();
+        std::lock_guard lock(mutex_);
+        failures_.push_back({u.name, std::string("could not be restarted: ") + e.what(), {}});
+        stop_requested_ = true;
+      }
+    }
+  }
+
+  const program& graph_;
+  process_options options_;
+  run_directory run_dir_;
+  std::vector<unit> units_;
+  std::set<std::string> runnable_;
+  output_pump output_;
+  std::unique_ptr<rendezvous_server> rendezvous_;
+  std::thread supervisor_;
+  std::string tmux_session_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool started_ = false;
+  bool ended_ = false;
+  bool stop_requested_ = false;
+  bool kill_now_ = false;
+  std::exception_ptr start_error_;
+  std::set<std::string> finished_;
+  std::vector<failure> failures_;
+};
+
+}  // namespace lp::detail

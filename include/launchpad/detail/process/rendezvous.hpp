@@ -1,0 +1,248 @@
+#pragma once
+
+// How the node processes of a launch find each other. The launcher serves
+// a small HTTP directory on loopback; each node publishes its address there
+// once it serves, and callers look addresses up there, waiting for nodes
+// that do not serve yet. Nodes bind port 0, so no port is ever picked in
+// advance and raced for.
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/wire.hpp>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace lp::detail {
+
+// The launcher's side.
+class rendezvous_server {
+ public:
+  struct callbacks {
+    std::function<void(const std::string& label)> stop_requested;
+    std::function<void(const std::string& label)> run_finished;
+  };
+
+  // `host`: loopback, unless the nodes run on other hosts (Slurm).
+  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1")
+      : secret_(std::move(secret)), on_(std::move(on)) {
+    auto& server = listener_.server();
+    server.set_keep_alive_timeout(2);
+    auto guarded = [this](auto handler) {
+      return [this, handler](const httplib::Request& req, httplib::Response& res) {
+        auto given = req.get_header_value("Authorization");
+        if (!secret_.empty() && !same_secret(given, "Bearer " + secret_)) {
+          res.status = 401;
+          res.set_content(R"({"error":"unauthenticated"})", "application/json");
+          return;
+        }
+        try {
+          handler(req, res);
+        } catch (const std::exception& e) {
+          res.status = 400;
+          res.set_content(json{{"error", e.what()}}.dump(), "application/json");
+        }
+      };
+    };
+    server.Post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
+      auto body = json::parse(req.body);
+      publish(body.at("label").template get<std::string>(),
+              {body.at("host").template get<std::string>(), body.at("port").template get<int>()});
+      res.set_content("{}", "application/json");
+    }));
+    server.Get("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+      auto label = req.get_param_value("label");
+      auto wait = std::chrono::milliseconds(
+          std::clamp(std::stol(req.get_param_value("wait_ms")), 0L, 10'000L));
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, wait, [&] {
+        return closed_ || nodes_[label].where || nodes_[label].gone;
+      });
+      auto& entry = nodes_[label];
+      if (entry.where) {
+        res.set_content(json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
+                        "application/json");
+      } else {
+        res.status = entry.gone || closed_ ? 410 : 404;
+        res.set_content(
+            json{{"error", entry.gone ? *entry.gone : closed_ ? "the program has stopped"
+                                                              : "not serving yet"}}
+                .dump(),
+            "application/json");
+      }
+    }));
+    server.Post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
+      on_.stop_requested(json::parse(req.body).at("label").template get<std::string>());
+      res.set_content("{}", "application/json");
+    }));
+    server.Post("/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
+      on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
+      res.set_content("{}", "application/json");
+    }));
+    int port = listener_.start(host, 0);
+    if (port < 0) throw error("launch_error", "the launcher cannot listen on " + host);
+    url_ = "http://" + host + ":" + std::to_string(port);
+  }
+  rendezvous_server(const rendezvous_server&) = delete;
+  rendezvous_server& operator=(const rendezvous_server&) = delete;
+  ~rendezvous_server() {
+    close();
+    listener_.stop();
+  }
+
+  const std::string& url() const { return url_; }
+
+  void publish(const std::string& label, const address& where) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where = where;
+      nodes_[label].gone.reset();
+    }
+    changed_.notify_all();
+  }
+
+  // The node's process ended; `restarting` keeps callers waiting for the
+  // next one, otherwise they fail at once with `reason`.
+  void withdraw(const std::string& label, bool restarting, const std::string& reason) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where.reset();
+      if (!restarting) nodes_[label].gone = reason;
+    }
+    changed_.notify_all();
+  }
+
+  std::optional<address> find(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    return nodes_[label].where;
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  struct entry {
+    std::optional<address> where;
+    std::optional<std::string> gone;
+  };
+
+  const std::string secret_;
+  const callbacks on_;
+  std::string url_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, entry> nodes_;
+  bool closed_ = false;
+  listener listener_{1024};  // last: it stops before what its handlers use
+};
+
+// A node process's side: a directory that asks the launcher, and remembers.
+class rendezvous_directory final : public directory {
+ public:
+  rendezvous_directory(std::string url, std::string secret)
+      : url_(std::move(url)), secret_(std::move(secret)) {}
+
+  void publish(const std::string& label, const address& where) override {
+    post("/lp/v1/rendezvous/publish", {{"label", label}, {"host", where.host}, {"port", where.port}});
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw transport_error(label, method, "the program has stopped");
+      if (auto known = cache_.find(label); known != cache_.end()) return known->second;
+    }
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        throw transport_error(label, method, "the node did not start serving in time");
+      auto client = connect();
+      client.set_read_timeout(std::chrono::seconds(15));
+      auto reply = client.Get("/lp/v1/rendezvous/lookup?label=" + label + "&wait_ms=" +
+                              std::to_string(std::min<long>(left.count(), 5000)));
+      if (!reply)
+        throw transport_error(label, method, "the launcher does not answer; it may have stopped");
+      if (reply->status == 200) {
+        auto body = json::parse(reply->body);
+        address where{body.at("host").get<std::string>(), body.at("port").get<int>()};
+        std::lock_guard lock(mutex_);
+        cache_[label] = where;
+        return where;
+      }
+      if (reply->status != 404) {
+        auto body = json::parse(reply->body, nullptr, false);
+        throw transport_error(label, method,
+                              body.is_object() && body.contains("error")
+                                  ? "the node is gone: " + body["error"].get<std::string>()
+                                  : "the launcher answered HTTP " + std::to_string(reply->status));
+      }
+    }
+  }
+
+  void forget(const std::string& label, const address& where) override {
+    std::lock_guard lock(mutex_);
+    if (auto known = cache_.find(label); known != cache_.end() && known->second == where)
+      cache_.erase(known);
+  }
+
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+
+  // Best effort: during a stop the launcher may already be gone.
+  void tell(const std::string& what, const std::string& label) {
+    try {
+      post("/lp/v1/rendezvous/" + what, {{"label", label}});
+    } catch (const std::exception&) {
+    }
+  }
+
+ private:
+  httplib::Client connect() const {
+    httplib::Client client(url_);
+    client.set_tcp_nodelay(true);
+    client.set_connection_timeout(std::chrono::seconds(5));
+    // A launcher busy starting 64 processes (under a sanitizer, on 2 cores)
+    // may take more than httplib's 5 s to answer; one that is gone kills its
+    // nodes anyway.
+    client.set_read_timeout(std::chrono::seconds(30));
+    if (!secret_.empty()) client.set_default_headers({{"Authorization", "Bearer " + secret_}});
+    return client;
+  }
+
+  void post(const std::string& path, const json& body) {
+    auto client = connect();
+    auto reply = client.Post(path, body.dump(), "application/json");
+    if (!reply || reply->status != 200)
+      throw error("launch_error", "the launcher's rendezvous at " + url_ + " did not take " + path +
+                                      " (" + (reply ? "HTTP " + std::to_string(reply->status)
+                                                    : httplib::to_string(reply.error())) +
+                                      ")");
+  }
+
+  const std::string url_, secret_;
+  std::mutex mutex_;
+  std::map<std::string, address> cache_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail

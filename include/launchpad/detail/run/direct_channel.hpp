@@ -1,0 +1,64 @@
+#pragma once
+
+#include <chrono>
+#include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/call/channel.hpp>
+#include <launchpad/detail/serve/dispatch.hpp>
+#include <launchpad/detail/serve/http_server.hpp>
+#include <launchpad/error.hpp>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace lp::detail {
+
+// A channel to a node in this process that calls it without HTTP, on the
+// caller's thread (--lp_direct_calls): for unit tests of big programs, and
+// colocated nodes. Arguments and results are still encoded and decoded, so a
+// method sees copies and fails the same ways; a call cannot be cut short,
+// so one that overruns its deadline raises lp::deadline_exceeded when it
+// returns.
+class direct_channel final : public channel {
+ public:
+  direct_channel(std::string node, http_server& server) : node_(std::move(node)), server_(&server) {}
+
+  const std::string& node() const override { return node_; }
+
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                 std::chrono::milliseconds deadline) override {
+    auto start = std::chrono::steady_clock::now();
+    // Held through the call, so close() waits for calls that found the node
+    // before its server goes away.
+    std::shared_lock lock(mutex_);
+    if (!server_) throw transport_error(node_, method, "the program has stopped");
+    struct request_body {};
+    struct reply_body {};
+    std::string_view request = args.empty() ? std::string_view() : args[0];
+    if (args.size() > 1) {
+      auto& joined = thread_buffer<request_body>();
+      for (auto piece : args) joined += piece;
+      request = joined;
+    }
+    auto& reply = written_reply::of_this_thread<reply_body>();
+    int status = server_->call_direct(method, request, reply);
+    lock.unlock();
+    if (std::chrono::steady_clock::now() - start > deadline)
+      throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
+    return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
+  }
+
+  void close() override {
+    std::unique_lock lock(mutex_);
+    server_ = nullptr;
+  }
+
+ private:
+  const std::string node_;
+  std::shared_mutex mutex_;
+  http_server* server_;
+};
+
+}  // namespace lp::detail

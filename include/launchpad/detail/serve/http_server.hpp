@@ -1,0 +1,306 @@
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/serve/dispatch.hpp>
+#include <launchpad/detail/serve/typed_node.hpp>
+#include <launchpad/detail/wire/protocol.hpp>
+#include <launchpad/detail/run/launch_state.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/error.hpp>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace lp::detail {
+
+// Serves one node over HTTP (protocol v1, docs/protocol.md).
+class http_server {
+ public:
+  // An empty secret serves everyone (an --lp_insecure launch). A request
+  // body larger than max_body_bytes is refused with 413.
+  http_server(node_instance& node, const node_identity& identity, launch_state& launch,
+              std::string secret, std::size_t max_body_bytes)
+      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)),
+        max_body_bytes_(max_body_bytes) {
+    configure(max_body_bytes);
+  }
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+  ~http_server() { stop(); }
+
+  // Binds host:port (port 0: any free port), serves on a thread of its own,
+  // and returns the URL once connections are accepted.
+  std::string start(const std::string& host, int port) {
+    int bound = listener_.start(host, port);
+    if (bound < 0)
+      throw error("bind_error", "node '" + identity_.label + "' cannot listen on " + host + ":" +
+                                    std::to_string(port) + ": " + std::strerror(errno));
+    bound_ = {host, bound};
+    url_ = bound_.url();
+    return url_;
+  }
+
+  const std::string& url() const noexcept { return url_; }
+  const address& bound() const noexcept { return bound_; }
+
+  // From now on new calls get 503 "stopping"; calls already running finish,
+  // and their replies are written (httplib writes a reply after the handler
+  // returns; one whose client has gone is given up after a second).
+  void drain() {
+    std::unique_lock lock(mutex_);
+    draining_ = true;
+    idle_.wait(lock, [&] { return in_flight_ == 0; });
+    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
+  }
+
+  // A call from a client in this process that skips HTTP (--lp_direct_calls):
+  // the same answers as over HTTP, from the arguments as the client encoded
+  // them (CBOR), on the caller's thread. Writes the CBOR reply over `out`
+  // and returns its status.
+  int call_direct(const std::string& method, std::string_view args, written_reply& out) {
+    {
+      std::lock_guard lock(mutex_);
+      if (draining_) {
+        write_error(out, "stopping", "node '" + identity_.label + "' is stopping", identity_.label,
+                    method, protocol::format::cbor);
+        return 503;
+      }
+      ++in_flight_;
+    }
+    in_flight_guard guard{*this};
+    node_scope scope(identity_, launch_);
+    return dispatch(node_, identity_.label, method, protocol::format::cbor, protocol::format::cbor,
+                    args, out);
+  }
+
+  void stop() {
+    if (!listener_.running()) return;
+    drain();
+    listener_.stop();
+  }
+
+ private:
+  void configure(std::size_t max_body_bytes) {
+    auto& server = listener_.server();
+    // httplib calls the logger on the handler's thread once the reply is written.
+    server.set_logger([this](const httplib::Request&, const httplib::Response&) {
+      if (!reply_pending()) return;
+      reply_pending() = false;
+      std::lock_guard lock(mutex_);
+      if (--unwritten_ == 0) idle_.notify_all();
+    });
+    server.set_keep_alive_max_count(std::size_t{1} << 30);
+    server.set_keep_alive_timeout(protocol::keep_alive_seconds);
+    server.set_payload_max_length(max_body_bytes);
+    server.Post(R"(/lp/v1/call/([^/]*))",
+                [this](const httplib::Request& req, httplib::Response& res,
+                       const httplib::ContentReader& read) { call(req, res, read); });
+    server.Get(protocol::describe_path,
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  if (!authorized(req, res, "")) return;
+                  json body = node_.describe();
+                  body["program"] = identity_.program;
+                  body["node"] = identity_.label;
+                  body["protocol"] = 1;
+                  respond(req, res, 200, body, protocol::format::json);
+                });
+    server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
+      bool serving = !draining();
+      respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
+            protocol::format::json);
+    });
+    // httplib calls this for every status >= 400; only its own bare errors
+    // (unknown route, unreadable request) still need a body.
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
+        [this](const httplib::Request& req, httplib::Response& res) {
+      bool answered = !res.body.empty() || res.content_length_ > 0;
+      if (answered) return httplib::Server::HandlerResponse::Unhandled;
+      auto code = res.status == 404   ? "no_such_route"
+                  : res.status == 413 ? "payload_too_large"
+                                      : "bad_request";
+      auto message = res.status == 404
+                         ? "no route " + req.method + " " + req.path +
+                               "; call a method with POST /lp/v1/call/<method>, see GET " +
+                               protocol::describe_path
+                         : "the request could not be read (HTTP " + std::to_string(res.status) + ")";
+      respond(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
+            protocol::format::json);
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+  }
+
+  // Every route but health needs the launch's secret as a bearer token.
+  bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
+    if (secret_.empty()) return true;
+    auto given = req.get_header_value("Authorization");
+    constexpr std::string_view scheme = "Bearer ";
+    if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
+        same_secret(std::string_view(given).substr(scheme.size()), secret_))
+      return true;
+    respond(req, res, 401,
+          protocol::error_body("unauthenticated",
+                               given.empty()
+                                   ? "this node needs 'Authorization: Bearer <secret>'; the "
+                                     "secret is in the launch's run directory (docs/protocol.md)"
+                                   : "the bearer token is not this launch's secret",
+                               identity_.label, method),
+          protocol::format::json);
+    return false;
+  }
+
+  struct in_flight_guard {
+    http_server& self;
+    ~in_flight_guard() {
+      std::lock_guard lock(self.mutex_);
+      if (--self.in_flight_ == 0) self.idle_.notify_all();
+    }
+  };
+
+  // Whether this thread's current request is a call whose reply is unwritten.
+  static bool& reply_pending() {
+    thread_local bool pending = false;
+    return pending;
+  }
+
+  bool draining() {
+    std::lock_guard lock(mutex_);
+    return draining_;
+  }
+
+  // The reply's format: what Accept asks for, else the request's own.
+  static protocol::format reply_format(const httplib::Request& req,
+                                       protocol::format request_format) {
+    auto accept = req.get_header_value("Accept");
+    return accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
+           : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
+                                                                   : request_format;
+  }
+
+  // A reply is written into this thread's reply, and a large one is sent
+  // straight from it (and from the result's arrays it refers to), after the
+  // handler returns and before the thread takes its next request.
+  struct reply_tag {};
+
+  static void respond(const httplib::Request& req, httplib::Response& res, int status,
+                      const json& body, protocol::format request_format) {
+    auto format = reply_format(req, request_format);
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    reply.body.bytes() = protocol::encode(body, format);
+    send(res, status, reply, format);
+  }
+
+  static void send(httplib::Response& res, int status, written_reply& reply,
+                   protocol::format format) {
+    res.status = status;
+    auto pieces = reply.body.pieces();  // valid while the reply is unchanged
+    std::size_t size = 0;
+    for (auto piece : pieces) size += piece.size();
+    if (size <= streamed_body) {
+      std::string whole;
+      auto joined = reply.joined(whole);
+      return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+    }
+    res.set_content_provider(size, protocol::content_type(format),
+                             [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               for (auto piece : pieces) {
+                                 if (offset >= piece.size()) {
+                                   offset -= piece.size();
+                                   continue;
+                                 }
+                                 if (!sink.write(piece.data() + offset, piece.size() - offset))
+                                   return false;
+                                 offset = 0;
+                               }
+                               return true;
+                             });
+  }
+
+  // The request's body, read into this thread's request buffer; nothing if
+  // it could not be read (httplib has set the status: 413 for a body over
+  // the limit, 400 otherwise).
+  std::optional<std::string_view> read_body(const httplib::Request& req,
+                                            const httplib::ContentReader& read) {
+    struct request_body {};
+    auto declared = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    auto& body = thread_buffer<request_body>(
+        static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
+    bool complete = read([&body](const char* data, std::size_t length) {
+      body.append(data, length);
+      return true;
+    });
+    if (!complete) return std::nullopt;
+    return body;
+  }
+
+  void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    const std::string method = req.matches[1];
+    // Read first, whatever the answer: a body left unread would be taken
+    // for the connection's next request.
+    auto body = read_body(req, read);
+    if (!body) {
+      bool too_large = res.status == 413;
+      return respond(req, res, too_large ? 413 : 400,
+                   protocol::error_body(too_large ? "payload_too_large" : "bad_request",
+                                        too_large ? "the body is larger than this node accepts "
+                                                    "(--lp_max_body_mb)"
+                                                  : "the body could not be read",
+                                        identity_.label, method),
+                   protocol::format::json);
+    }
+    auto fail = [&](int status, std::string_view code, const std::string& message,
+                    protocol::format format) {
+      respond(req, res, status, protocol::error_body(code, message, identity_.label, method),
+            format);
+    };
+    if (!authorized(req, res, method)) return;
+    auto format = protocol::format_of(req.get_header_value("Content-Type"));
+    if (!format)
+      return fail(415, "unsupported_media_type",
+                  "Content-Type '" + req.get_header_value("Content-Type") +
+                      "' is not supported; send application/json or application/cbor",
+                  protocol::format::json);
+    {
+      std::lock_guard lock(mutex_);
+      if (draining_)
+        return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
+      ++in_flight_;
+      ++unwritten_;
+      reply_pending() = true;
+    }
+    in_flight_guard guard{*this};
+
+    node_scope scope(identity_, launch_);
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    auto replying = reply_format(req, *format);
+    int status = dispatch(node_, identity_.label, method, *format, replying, *body, reply);
+    send(res, status, reply, replying);
+  }
+
+  node_instance& node_;
+  const node_identity& identity_;
+  launch_state& launch_;
+  const std::string secret_;
+  const std::size_t max_body_bytes_;
+  address bound_;
+  std::string url_;
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int in_flight_ = 0;  // calls whose handler runs
+  int unwritten_ = 0;  // calls whose reply is not written yet
+  listener listener_{4096};  // last: it stops before what its handlers use
+  bool draining_ = false;
+};
+
+}  // namespace lp::detail

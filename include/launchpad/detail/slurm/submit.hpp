@@ -1,0 +1,230 @@
+#pragma once
+
+// The command a user runs on a login host: it submits the program as one
+// Slurm job, then follows the job (its state, its logs) to its end, and
+// cancels it on Ctrl+C.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/slurm/follow.hpp>
+#include <launchpad/detail/slurm/partition.hpp>
+#include <launchpad/detail/slurm/script.hpp>
+#include <launchpad/detail/slurm/tools.hpp>
+#include <launchpad/error.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace lp::detail {
+
+inline void print_dry_run(const program& graph, const launch_flags& flags, std::ostream& out) {
+  auto units = plan_units(graph);
+  auto run_dir = (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
+                     .string();
+  auto executable = this_executable();
+  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir << "/job.sh:\n"
+      << slurm_batch_script(graph, flags, slurm_slots_for(units), run_dir, executable)
+      << "\n# The job step of each process, started by the supervisor in the job, with\n"
+         "# LP_NODES (its labels), LP_RENDEZVOUS, LP_SECRET and LP_RUN_DIR in its\n"
+         "# environment; its output goes to "
+      << run_dir << "/logs/<label>.log:\n";
+  for (const auto& u : units) {
+    out << u.name << ":";
+    for (const auto& word : srun_command("srun", u, executable, job_arguments(flags)))
+      out << " " << shell_quote(word);
+    out << "\n";
+  }
+}
+
+// One line of squeue about the job; state is empty once Slurm forgot it.
+struct job_state {
+  std::string state, reason, nodes;
+  bool ended() const {
+    if (state.empty()) return true;
+    for (const char* final : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
+                              "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
+      if (state == final) return true;
+    return false;
+  }
+};
+
+inline job_state query_job(const std::string& job) {
+  auto listed = capture_tool(
+      {"squeue", "--noheader", "--jobs=" + job, "--states=all", "--format=%T|%r|%N"},
+      std::chrono::seconds(20));
+  job_state now;
+  auto fields = tool_split(tool_trim(listed.text), '|');
+  if (listed.status == 0 && fields.size() == 3) {
+    now.state = fields[0];
+    now.reason = fields[1];
+    now.nodes = fields[2];
+  } else if (listed.status != 0 && listed.text.find("Invalid job id") == std::string::npos) {
+    now.state = "UNKNOWN";  // squeue failed for a while: ask again
+  }
+  return now;
+}
+
+class slurm_submission {
+ public:
+  slurm_submission(const program& graph, const launch_flags& flags)
+      : graph_(graph), flags_(flags), units_(plan_units(graph)) {}
+
+  int run() {
+    auto parent = std::filesystem::absolute(flags_.slurm_dir).string();
+    if (parent.find_first_of(" \t") != std::string::npos)
+      throw usage_error("--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
+                        " holds a space, which #SBATCH lines cannot; choose another directory");
+    check_fits(units_, find_partition(flags_.slurm_partition));
+    std::filesystem::create_directories(parent);
+    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent);
+    dir.announce(std::cerr);
+    // From before the job exists: a Ctrl+C during sbatch must still cancel it.
+    stop_on_signals handler(
+        [this](int signal) {
+          last_signal_ = signal;
+          ++signals_;
+        },
+        [this](int) { ++signals_; });
+    std::string job;
+    try {
+      job = submit(dir.path());
+    } catch (...) {
+      std::filesystem::remove(dir.path() + "/job.sh");
+      throw;
+    }
+    dir.keep();  // the job reads the secret, and removes it when it ends
+    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in " << dir.path()
+              << "/job.log, node logs in " << dir.path() << "/logs" << std::endl;
+    if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
+      std::cerr << "[lp] follow it with: squeue --jobs=" << job
+                << "; stop it in order with: scancel --batch --signal=TERM " << job << std::endl;
+      std::cout << job << std::endl;
+      return 0;
+    }
+    int status = follow(job, dir.path());
+    ::unlink((dir.path() + "/secret").c_str());  // gone already, unless the job never ran
+    return status;
+  }
+
+ private:
+  std::string submit(const std::string& run_dir) {
+    auto script_path = run_dir + "/job.sh";
+    {
+      std::ofstream script(script_path);
+      script << slurm_batch_script(graph_, flags_, slurm_slots_for(units_), run_dir,
+                                   this_executable());
+      if (!script) throw error("launch_error", "cannot write " + script_path);
+    }
+    ::chmod(script_path.c_str(), 0700);
+    auto submitted = capture_tool({"sbatch", "--parsable", script_path});
+    auto job = tool_trim(submitted.text.substr(0, submitted.text.find(';')));
+    if (submitted.status != 0 || job.empty() ||
+        job.find_first_not_of("0123456789") != std::string::npos)
+      throw error("launch_error", "sbatch refused the job: " + tool_trim(submitted.text) +
+                                      " (the batch script is " + script_path + ")");
+    return job;
+  }
+
+  // Follows the job to its end; returns the program's exit status.
+  int follow(const std::string& job, const std::string& run_dir) {
+    using clock = std::chrono::steady_clock;
+    log_follower logs;
+    for (const auto& u : units_) {
+      std::string file = u.name;
+      std::replace(file.begin(), file.end(), '/', '_');
+      logs.follow(run_dir + "/logs/" + file + ".log", "[" + u.name + "] ", std::cout);
+    }
+    // Last: a failure summary there comes after the lines it quotes.
+    logs.follow(run_dir + "/job.log", "", std::cerr);
+    int acted_on = 0;
+    std::optional<clock::time_point> give_up_at;  // of the orderly stop
+    bool cancelled_hard = false;
+    std::optional<clock::time_point> forget_at;   // of a job that will not end
+    job_state last;
+    for (;;) {
+      auto now = query_job(job);
+      logs.poll();
+      if (now.state != last.state || now.reason != last.reason) report(job, now);
+      last = now;
+      if (now.ended()) break;
+      if (now.state == "PENDING" && hopeless(now.reason)) {
+        capture_tool({"scancel", job});
+        std::cerr << "[lp] job " << job << " can never start (" << now.reason
+                  << "); it was cancelled. Check --lp_slurm_partition, --lp_slurm_time, "
+                     "--lp_slurm_account and the groups' resources()"
+                  << std::endl;
+        return 1;
+      }
+      int seen = signals_;
+      if (seen >= 1 && acted_on == 0) {
+        acted_on = 1;
+        std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
+                  << ": stopping job " << job << " (again to cancel it at once)" << std::endl;
+        if (now.state == "PENDING") {
+          capture_tool({"scancel", job});
+        } else {
+          // To the supervisor only: it stops the nodes in order. A plain
+          // scancel would also signal each srun, which kills its step at once.
+          capture_tool({"scancel", "--batch", "--signal=TERM", job});
+          give_up_at = clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
+        }
+      }
+      if (!cancelled_hard && ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
+        cancelled_hard = true;
+        std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
+        capture_tool({"scancel", job});
+        forget_at = clock::now() + std::chrono::seconds(120);
+      }
+      if (forget_at && clock::now() > *forget_at) {
+        std::cerr << "[lp] job " << job << " was cancelled but is still " << now.state
+                  << "; see squeue --jobs=" << job << std::endl;
+        return 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    // The job's last words may still be on their way through the shared
+    // directory.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    logs.poll(true);
+    int status = -1;
+    std::ifstream(run_dir + "/result") >> status;
+    if (status == 0 && !cancelled_hard) return 0;
+    if (status < 0)
+      std::cerr << "[lp] job " << job << " ended (" << (last.state.empty() ? "gone" : last.state)
+                << ") before its supervisor could say how the program ended; see " << run_dir
+                << "/job.log" << std::endl;
+    return 1;
+  }
+
+  static void report(const std::string& job, const job_state& now) {
+    if (now.state == "PENDING")
+      std::cerr << "[lp] job " << job << " is pending"
+                << (now.reason == "None" ? "" : " (" + now.reason + ")") << std::endl;
+    else if (now.state == "RUNNING")
+      std::cerr << "[lp] job " << job << " runs on " << now.nodes << std::endl;
+    else if (!now.state.empty() && now.state != "UNKNOWN")
+      std::cerr << "[lp] job " << job << " is " << now.state << std::endl;
+  }
+
+  const program& graph_;
+  const launch_flags& flags_;
+  std::vector<unit_plan> units_;
+  std::atomic<int> signals_{0};
+  std::atomic<int> last_signal_{SIGINT};
+};
+
+}  // namespace lp::detail

@@ -1,0 +1,95 @@
+#pragma once
+
+// Inside a Slurm job: the batch script runs the program as the supervisor,
+// which does what local_mp's launcher does (rendezvous, restarts, ordered
+// stop, failure summary), with each process of the program a job step.
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/host_address.hpp>
+#include <launchpad/detail/slurm/script.hpp>
+#include <launchpad/detail/slurm/tools.hpp>
+#include <map>
+#include <string>
+#include <thread>
+
+namespace lp::detail {
+
+// Runs each process as a step of the job `job`, through srun. Its calls all
+// come from the launch's one supervising thread.
+inline unit_runner srun_runner(const program& graph, const std::string& job) {
+  std::map<std::string, unit_plan> units;
+  for (auto& u : plan_units(graph)) units.emplace(u.name, u);
+  unit_runner runner;
+  runner.wrap = [units, srun = find_program("srun")](const std::string& unit, child_process& child) {
+    child.arguments = srun_command(srun, units.at(unit), child.executable, child.arguments);
+    child.executable = srun;
+  };
+  // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
+  // once, with no time to stop. scancel signals the step's tasks.
+  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit, pid_t pid,
+                                                           int signal) {
+    // A step shows in squeue a moment after its srun starts.
+    std::string step;
+    for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
+                                 "--format=%i|%j"},
+                                std::chrono::seconds(20));
+      for (const auto& row : tool_split(steps.text, '\n')) {
+        auto fields = tool_split(row, '|');
+        if (fields.size() == 2 && tool_trim(fields[1]) == unit) step = tool_trim(fields[0]);
+      }
+    }
+    if (step.empty()) {
+      // srun still waits for its step: no task runs that could stop in order.
+      ::kill(-pid, SIGKILL);
+      return;
+    }
+    // The nodes stop in order on SIGINT as on SIGTERM; slurmstepd notes a
+    // SIGTERM in the node's log as a cancelled step, which this was not.
+    capture_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
+                 std::chrono::seconds(20));
+  };
+  // srun exits with 128 + the signal that killed its task.
+  runner.describe = [](int status) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32) {
+      const char* name = ::sigabbrev_np(WEXITSTATUS(status) - 128);
+      if (name) return std::string("killed by signal SIG") + name;
+    }
+    return describe_status(status);
+  };
+  return runner;
+}
+
+inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
+                                process_options options, const std::string& run_dir) {
+  int status = 1;
+  try {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    if (!job)
+      throw error("launch_error", std::string(slurm_run_dir_env) +
+                                      " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
+    options.terminal = "files";
+    options.log_dir = run_dir + "/logs";
+    options.run_dir = run_dir;
+    options.bind_host = slurm_host_address(flags.slurm_host);
+    options.runner = srun_runner(graph, job);
+    process_launch launch(graph, std::move(options));
+    status = launch.wait_stopping_on_signals() ? 0 : 1;
+    std::cerr << launch.summary() << std::flush;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+  }
+  // The submitting command, or whoever looks later, reads how it ended here.
+  std::ofstream(run_dir + "/result") << status << "\n";
+  return status;
+}
+
+}  // namespace lp::detail

@@ -1,0 +1,85 @@
+#pragma once
+
+// Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
+
+#include <launchpad/detail/wire/cbor_reader.hpp>
+#include <launchpad/detail/wire/typed_array.hpp>
+#include <launchpad/detail/wire/utf8.hpp>
+#include <launchpad/wire.hpp>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace lp::detail::protocol {
+
+inline constexpr std::string_view call_prefix = "/lp/v1/call/";
+inline constexpr const char* describe_path = "/lp/v1/describe";
+inline constexpr const char* health_path = "/lp/v1/health";
+inline constexpr const char* json_type = "application/json";
+inline constexpr const char* cbor_type = "application/cbor";
+
+enum class format { json, cbor };
+
+// Seconds an idle keep-alive connection stays open on a node. Clients drop
+// pooled connections sooner (see http_channel), so none is closed under a
+// call. httplib cannot close an idle connection, so a stopping node waits
+// this long at most for peers that have not hung up: hence short.
+inline constexpr int keep_alive_seconds = 1;
+
+// The format of a body with this Content-Type, or nothing if unsupported.
+// No Content-Type means JSON, so `curl -d '[1]'` works.
+inline std::optional<format> format_of(std::string_view content_type) {
+  auto base = content_type.substr(0, content_type.find(';'));
+  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
+  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
+      base == "text/plain")
+    return format::json;
+  if (base == cbor_type) return format::cbor;
+  return std::nullopt;
+}
+
+inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
+
+// Deeper values are refused before they are built: nlohmann prints JSON
+// recursively, so a few kilobytes of nesting would otherwise overflow the
+// stack.
+inline constexpr std::size_t max_depth = 128;
+
+// The body of a value in format f. Typed arrays become arrays of numbers in
+// JSON (typed_array.hpp).
+inline std::string encode(const json& value, format f) {
+  if (f == format::cbor) {
+    std::string out;
+    json::to_cbor(value, out);
+    return out;
+  }
+  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  if (!typed_array::has_binary(value)) return text(value);
+  json expanded = value;
+  typed_array::expand(expanded);
+  return text(expanded);
+}
+
+// Parses a body, refusing what nests deeper than max_depth. Throws
+// json::exception or cbor::malformed for bytes that are not a value in that
+// format, std::length_error for a value nested too deep and
+// std::domain_error for text that is not UTF-8.
+inline json decode(std::string_view body, format f) {
+  if (f == format::cbor) return cbor::read(body, max_depth);
+  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > max_depth)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+    return true;
+  };
+  return json::parse(body, limit);
+}
+
+inline json error_body(std::string_view code, std::string_view message, std::string_view node,
+                       std::string_view method) {
+  return {{"error",
+           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
+}
+
+}  // namespace lp::detail::protocol

@@ -1,0 +1,174 @@
+#pragma once
+
+// A call's result on the wire: {"result": value} in a reply with status 200,
+// {"error": {...}} in any other (docs/protocol.md). The node writes the first
+// with write_result; the client turns any reply into the result or the
+// lp::remote_error it stands for with read_result.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <launchpad/detail/wire/cbor_decode.hpp>
+#include <launchpad/detail/wire/cbor_encode.hpp>
+#include <launchpad/detail/wire/json_decode.hpp>
+#include <launchpad/detail/wire/json_encode.hpp>
+#include <launchpad/detail/wire/protocol.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/wire.hpp>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace lp::detail {
+
+// A refusal of the node's: an HTTP status and a stable error code on the
+// wire (docs/protocol.md).
+struct call_failure : std::runtime_error {
+  call_failure(int status, std::string code, const std::string& message)
+      : std::runtime_error(message), status(status), code(std::move(code)) {}
+  int status;
+  std::string code;
+};
+
+// A reply as it came: its status and its body in `format`. The body is the
+// calling thread's buffer, valid until the thread's next call.
+struct raw_reply {
+  int status = 0;
+  protocol::format format = protocol::format::cbor;
+  std::string_view body;
+};
+
+// Whether every floating-point number in `value` is finite.
+inline bool finite_numbers(const json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    return std::all_of(value.begin(), value.end(),
+                       [](const json& v) { return finite_numbers(v); });
+  return true;
+}
+
+// A reply as a node writes it. The body may refer to the large arrays of
+// the result rather than copy them, so the result is kept with it until the
+// reply has been sent.
+struct written_reply {
+  cbor::gathered body;
+  std::shared_ptr<const void> kept;
+
+  // This thread's, emptied, one per `Use`: the result it kept is freed
+  // once the next call on the thread needs it.
+  template <class Use>
+  static written_reply& of_this_thread() {
+    thread_local written_reply reply;
+    reply.clear();
+    return reply;
+  }
+
+  void clear() {
+    body.clear();
+    kept.reset();
+  }
+
+  // The body in one piece, copied into `whole` only when it is in several.
+  std::string_view joined(std::string& whole) {
+    auto pieces = body.pieces();
+    if (pieces.size() == 1) return pieces[0];
+    whole.clear();
+    for (auto piece : pieces) whole += piece;
+    return whole;
+  }
+};
+
+// Writes over `out` the reply that carries `value` (nullptr for a void
+// method), in format f.
+template <class R>
+void write_result(written_reply& out, R value, protocol::format f) {
+  out.clear();
+  if (f == protocol::format::cbor) {
+    // Written from where it is kept, so the body may refer to its arrays.
+    auto kept = std::make_shared<const R>(std::move(value));
+    cbor::head(out.body.bytes(), 5, 1);
+    cbor::text(out.body.bytes(), "result");
+    cbor::write(out.body, *kept);
+    if (out.body.borrows()) out.kept = std::move(kept);
+    return;
+  }
+  json body = {{"result", to_wire(value)}};
+  if (!finite_numbers(body))
+    throw call_failure(500, "remote_exception",
+                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+                       "(Accept: application/cbor)");
+  out.body.bytes() = protocol::encode(body, f);
+}
+
+// Writes an error reply over `out`.
+inline void write_error(written_reply& out, std::string_view code, const std::string& message,
+                        std::string_view node, std::string_view method, protocol::format f) {
+  out.clear();
+  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
+}
+
+// The result in a parsed reply, or the lp::remote_error it stands for.
+inline json result_of(const std::string& node, const std::string& method, int status,
+                      json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result"))
+    return std::move(reply["result"]);
+  const json* error =
+      reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+  auto text = [&](const char* key, const std::string& fallback) {
+    return error && error->contains(key) && (*error)[key].is_string()
+               ? (*error)[key].get<std::string>()
+               : fallback;
+  };
+  throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
+                     text("message", "HTTP status " + std::to_string(status)), status);
+}
+
+// The result a reply carries as an R (void: none), or the error it stands
+// for: lp::remote_error for an error reply or an unreadable one,
+// lp::transport_error for a result that does not fit R.
+template <class R>
+R read_result(const std::string& node, const std::string& method,
+              const raw_reply& reply) {
+  auto misfit = [&](const decode_error& e) {
+    return transport_error(
+        node, method,
+        std::string("the node's reply does not fit the result type: ") + e.what());
+  };
+  if constexpr (!std::is_void_v<R>) {
+    // What a node writes: {"result": value}, read straight into an R.
+    constexpr std::string_view prefix = "\xa1\x66result";
+    if (reply.status == 200 && reply.format == protocol::format::cbor &&
+        reply.body.substr(0, prefix.size()) == prefix) {
+      std::size_t at = prefix.size();
+      try {
+        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
+        if (at == reply.body.size()) return value;
+      } catch (const decode_error& e) {
+        throw misfit(e);
+      } catch (const std::exception&) {
+        // Unreadable: said below, as for any reply.
+      }
+    }
+  }
+  json parsed;
+  try {
+    parsed = protocol::decode(reply.body, reply.format);
+  } catch (const std::exception& e) {
+    throw remote_error(node, method, "http_" + std::to_string(reply.status),
+                       "an unreadable reply (" + std::string(e.what()) + ")",
+                       reply.status);
+  }
+  json result = result_of(node, method, reply.status, std::move(parsed));
+  if constexpr (!std::is_void_v<R>) {
+    try {
+      return from_wire<R>(result);
+    } catch (const decode_error& e) {
+      throw misfit(e);
+    }
+  }
+}
+
+}  // namespace lp::detail

@@ -610,7 +610,7 @@ int main(int argc, char** argv) {
     auto model = running.client(model_node);
     lp::program direct_program("bench_direct");
     auto direct_node = direct_program.add_node<Bench>("bench");
-    auto direct_running = lp::launch<lp::test_multi_threading>(direct_program, {"--lp_direct_calls"});
+    auto direct_running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(direct_program);
     auto direct = direct_running.client(direct_node);
     raw_http_server raw_server;
     raw_http_client raw(raw_server.port());

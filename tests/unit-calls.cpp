@@ -204,13 +204,13 @@ TEST_SUITE("calls") {
 }
 
 TEST_SUITE("calls") {
-  TEST_CASE("--lp_direct_calls: the same results and errors without HTTP, on the caller's thread") {
+  TEST_CASE("direct_calls<P>: the same results and errors without HTTP, on the caller's thread") {
     lp::program p("direct");
     auto counter = p.add_node<t::Counter>("counter");
     auto thrower = p.add_node<t::Thrower>("thrower");
     auto sleepy = p.add_node<t::Sleepy>("sleepy");
     auto points = p.add_node<BoxPoints>("points");
-    auto running = lp::launch<lp::test_multi_threading>(p, {"--lp_direct_calls"});
+    auto running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
     auto count = running.client(counter);
     CHECK(count.add(2) == 2);
     CHECK(count.async.add(3).get() == 5);

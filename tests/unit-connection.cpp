@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/call/http_connection.hpp>
+#include <launchpad/detail/serve/listener.hpp>
 #include <memory>
 #include <string>
 #include <thread>

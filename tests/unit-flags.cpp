@@ -1,4 +1,7 @@
 // --lp_* flags: which are ours, which are the user's.
+#include <launchpad/detail/graph/graph_picture.hpp>
+#include <launchpad/detail/run/flags.hpp>
+
 #include "services.hpp"
 
 namespace life_like {

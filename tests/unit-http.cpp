@@ -116,7 +116,7 @@ TEST_SUITE("http") {
   TEST_CASE("hostile bodies: depth bombs, bad UTF-8, huge numbers, oversized; the node serves on") {
     lp::program p("hostile");
     p.add_node<t::Counter>("counter");
-    auto running = lp::launch<lp::test_multi_threading>(p, {"--lp_max_body_mb=1"});
+    auto running = lp::launch<lp::test_multi_threading>(p, {.max_body_mb = 1});
     raw::peer counter(running.urls().at("counter"), running.secret());
     std::string deep_json = "[" + std::string(100000, '[') + std::string(100000, ']') + "]";
     raw::check_error(counter.call("add", deep_json), 400, "bad_request", "deeper than 128");

@@ -100,13 +100,21 @@ TEST_SUITE("lifecycle") {
     CHECK(stops == 1);
   }
 
-  TEST_CASE("wait() rethrows the first exception a node threw, and the program stops") {
+  TEST_CASE("wait() throws lp::node_failure holding the node's own exception; the program stops") {
     std::atomic<bool> woke{false};
     lp::program p("failing");
     p.add_node<life::Waiter>("waiter", &woke);
     p.add_node<life::Failer>("failer");
     auto running = lp::launch<lp::test_multi_threading>(p);
-    CHECK_THROWS_WITH_AS(running.wait(), "boom in run", std::runtime_error);
+    try {
+      running.wait();
+      FAIL("wait() returned although a node failed");
+    } catch (const lp::node_failure& e) {
+      CHECK(std::string(e.what()) == "[lp.node_failure] node failer failed: boom in run\n");
+      CHECK(running.summary() == "node failer failed: boom in run\n");
+      CHECK_THROWS_WITH_AS(std::rethrow_if_nested(e), "boom in run", std::runtime_error);
+    }
+    CHECK_FALSE(running.stop());
     CHECK(woke);
   }
 

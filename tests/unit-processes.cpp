@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <launchpad/detail/process/spawn.hpp>
+
 #include "command.hpp"
 #include "processes/scenarios.hpp"
 #include "services.hpp"
@@ -124,7 +126,7 @@ TEST_SUITE("processes") {
                                          std::to_string(victim)});
     auto killed_at = mp::clock::now();
     ::kill(victim, SIGKILL);
-    CHECK_FALSE(running.wait());
+    CHECK_THROWS_AS(running.wait(), lp::node_failure);
     CHECK(mp::clock::now() - killed_at < std::chrono::seconds(2));
     CHECK(running.summary().find("node sleepers/1 failed: killed by signal SIGKILL") !=
           std::string::npos);
@@ -244,7 +246,7 @@ TEST_SUITE("processes") {
     lp::program p("scenario_stopper");
     scenarios::make(p, "stopper", dir.path);
     auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("stopper", dir));
-    CHECK(running.wait());
+    running.wait();
     CHECK(dir.has("sleepers-0.stopped"));
   }
 
@@ -276,7 +278,7 @@ TEST_SUITE("processes") {
     lp::program p("scenario_flaky_no_restart");
     scenarios::make(p, "flaky_no_restart", dir.path);
     auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky_no_restart", dir));
-    CHECK_FALSE(running.wait());
+    CHECK_THROWS_AS(running.wait(), lp::node_failure);
     auto summary = running.summary();
     CHECK(summary.find("node flaky/0 failed: exited with status 3") != std::string::npos);
     CHECK(summary.find("crashing on start 1") != std::string::npos);

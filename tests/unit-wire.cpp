@@ -300,8 +300,8 @@ TEST_SUITE("wire") {
       CAPTURE(direct);
       lp::program p("results");
       auto maker = p.add_node<w::Maker>("maker");
-      auto running = lp::launch<lp::test_multi_threading>(
-          p, direct ? std::vector<std::string>{"--lp_direct_calls"} : std::vector<std::string>{});
+      lp::test_controller running(p, {},
+                                  direct ? lp::transport_kind::direct : lp::transport_kind::http);
       auto client = running.client(maker);
       for (int round = 0; round < 3; ++round) CHECK((client.make(n) == expected));
       CHECK((client.async.make(n).get() == expected));

@@ -56,6 +56,9 @@ class Amalgamator:
     def __init__(self, include_dir: Path) -> None:
         self.include_dir = include_dir.resolve()
         self.seen_headers: set[Path] = set()
+        # Headers first inlined inside an #if (the compiled part, which
+        # LP_SEPARATE_COMPILATION leaves out): none may be needed outside it.
+        self.conditional_headers: set[Path] = set()
         self.seen_system_includes: set[str] = set()
         self.cond_depth = 0  # preprocessor #if nesting depth of the emitted text
         self.out: list[str] = []
@@ -97,7 +100,14 @@ class Amalgamator:
             m = LIBRARY_INCLUDE_RE.match(line)
             if m:
                 dep = self.resolve(m.group(1) or m.group(2), path, lineno)
+                if dep in self.conditional_headers and self.cond_depth == 0:
+                    raise AmalgamateError(
+                        f"{display(path)}:{lineno}: {display(dep)} was first inlined inside an "
+                        "#if, so a build without that branch would miss it; include it "
+                        "before the conditional include")
                 if dep not in self.seen_headers:
+                    if self.cond_depth > 0:
+                        self.conditional_headers.add(dep)
                     self.inline(dep)
                 continue
             if ANY_INCLUDE_RE.match(line) and self.cond_depth == 0:

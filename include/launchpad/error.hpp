@@ -32,6 +32,39 @@ class usage_error : public error {
   explicit usage_error(const std::string& message) : error("usage_error", message) {}
 };
 
+// A launch could not start or run what it was asked to: a process could not
+// be started, a run directory or log file could not be written, a Slurm tool
+// refused, the launcher's rendezvous could not be reached.
+class launch_error : public error {
+ public:
+  explicit launch_error(const std::string& message) : error("launch_error", message) {}
+
+ protected:
+  launch_error(const std::string& id, const std::string& message) : error(id, message) {}
+};
+
+// A node could not listen on its address (a port in use, an address this
+// host does not have).
+class bind_error : public launch_error {
+ public:
+  explicit bind_error(const std::string& message) : launch_error("bind_error", message) {}
+};
+
+// The kernel gave no random bytes for the launch's secret.
+class secret_error : public launch_error {
+ public:
+  explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
+};
+
+// A node of a launched program failed (its run() threw, its process exited
+// non-zero or was killed), as a test controller's wait() reports it. what()
+// names each failed node; under test_multi_threading the node's own
+// exception is nested (std::rethrow_if_nested).
+class node_failure : public error {
+ public:
+  explicit node_failure(const std::string& summary) : error("node_failure", summary) {}
+};
+
 // A call could not reach its node or got no answer: connection refused, the
 // connection dropped, the program is stopping, the deadline passed.
 class transport_error : public error {

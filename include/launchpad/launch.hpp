@@ -3,70 +3,91 @@
 // lp::launch runs a program under a launch policy:
 //
 //   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
-//   return lp::launch<lp::local_multi_threading>(p, argc, argv);
+//   return lp::launch<lp::local_multi_processing>(p, argc, argv);
+//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
 //   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
 //   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
+//   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
 //
 // The policy named as a template argument is the default; --lp_launch on the
-// command line overrides it, so one binary runs every way.
+// command line chooses among the others, so one binary runs every way. The
+// policy's transport is chosen at compile time (launch/policy.hpp).
 
-#include <concepts>
-#include <iostream>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/graph/graph_picture.hpp>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
+#include <launchpad/launch/policy.hpp>
 #include <launchpad/launch/slurm.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
 #include <launchpad/program.hpp>
-#include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace lp {
 
-template <class Policy>
-  requires std::same_as<Policy, test_multi_threading>
-test_controller launch(const program& graph, const std::vector<std::string>& flags = {}) {
-  return test_controller(graph, flags);
-}
+namespace detail {
+LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
+                       transport_kind transport);
 
-template <class Policy>
-  requires std::same_as<Policy, test_multi_processing>
-process_controller launch(const program& graph, const process_test_options& options) {
-  return process_controller(graph, options);
-}
+// A policy's controller and options, or stand-ins for a policy that has
+// none, so that launch's own message is the only error the user reads.
+struct no_test_options {};
+struct no_controller {
+  template <class... A>
+  explicit no_controller(A&&...) {}
+};
+template <class P>
+struct test_parts {
+  using options = no_test_options;
+  using controller = no_controller;
+};
+template <class P>
+  requires requires { typename P::controller; typename P::options; }
+struct test_parts<P> {
+  using options = typename P::options;
+  using controller = typename P::controller;
+};
+}  // namespace detail
 
-// Returns the program's exit status: 0 when it stopped cleanly, 1 when a node
-// failed, 2 for a usage error such as an unknown --lp_ flag.
+// Runs the program from main(); returns its exit status: 0 when it stopped
+// cleanly, 1 when a node failed, 2 for a usage error such as an unknown
+// --lp_ flag.
 template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
-  try {
-    auto flags = detail::parse_flags(argc, argv);
-    if (flags.help) {
-      std::cout << detail::flags_help;
-      return 0;
-    }
-    if (!flags.graph.empty()) {
-      std::cout << detail::graph_picture(graph, flags.graph);
-      return 0;
-    }
-    // Started by a multi-processing launcher: whatever the policy, be a node.
-    if (detail::is_node_process()) return detail::run_node_process(graph, flags);
-    std::string policy = flags.launch.value_or(std::string(Policy::flag));
-    if (flags.dry_run && policy != slurm::flag)
-      throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
-    if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
-    if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);
-    if (policy == local_multi_processing::flag) return local_multi_processing::run(graph, flags);
-    if (policy == slurm::flag) return slurm::run(graph, flags);
-    throw usage_error("--lp_launch=" + policy +
-                      " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
-  } catch (const usage_error& e) {
-    std::cerr << e.what() << std::endl;
+  static_assert(launch_policy<Policy>,
+                "lp::launch<P>(p, argc, argv): P is not a launch policy; use "
+                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm or "
+                "lp::test_multi_threading (optionally as lp::direct_calls<P>)");
+  if constexpr (launch_policy<Policy>) {
+    static_assert(Policy::from_command_line,
+                  "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
+                  "lp::launch<P>(p, options), which returns its controller; from main(), use "
+                  "lp::local_multi_processing");
+    return detail::launch_main(graph, argc, argv, Policy::flag, Policy::transport::kind);
+  } else {
     return 2;
   }
 }
 
+// Launches the program under a test and returns its controller, which
+// stops the program when it goes.
+template <class Policy>
+typename detail::test_parts<Policy>::controller launch(
+    const program& graph, const typename detail::test_parts<Policy>::options& options = {}) {
+  using parts = detail::test_parts<Policy>;
+  static_assert(!std::is_same_v<typename parts::controller, detail::no_controller>,
+                "lp::launch<P>(p, options): P is not a policy for tests; a test launches "
+                "lp::test_multi_threading or lp::test_multi_processing (optionally as "
+                "lp::direct_calls<P>); a program's main() calls lp::launch<P>(p, argc, argv)");
+  if constexpr (launch_policy<Policy>)
+    return typename parts::controller(graph, options, Policy::transport::kind);
+  else
+    return typename parts::controller(graph);
+}
+
 }  // namespace lp
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+#include <launchpad/detail/implementation.hpp>
+#endif

@@ -597,6 +597,39 @@ class usage_error : public error {
   explicit usage_error(const std::string& message) : error("usage_error", message) {}
 };
 
+// A launch could not start or run what it was asked to: a process could not
+// be started, a run directory or log file could not be written, a Slurm tool
+// refused, the launcher's rendezvous could not be reached.
+class launch_error : public error {
+ public:
+  explicit launch_error(const std::string& message) : error("launch_error", message) {}
+
+ protected:
+  launch_error(const std::string& id, const std::string& message) : error(id, message) {}
+};
+
+// A node could not listen on its address (a port in use, an address this
+// host does not have).
+class bind_error : public launch_error {
+ public:
+  explicit bind_error(const std::string& message) : launch_error("bind_error", message) {}
+};
+
+// The kernel gave no random bytes for the launch's secret.
+class secret_error : public launch_error {
+ public:
+  explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
+};
+
+// A node of a launched program failed (its run() threw, its process exited
+// non-zero or was killed), as a test controller's wait() reports it. what()
+// names each failed node; under test_multi_threading the node's own
+// exception is nested (std::rethrow_if_nested).
+class node_failure : public error {
+ public:
+  explicit node_failure(const std::string& summary) : error("node_failure", summary) {}
+};
+
 // A call could not reach its node or got no answer: connection refused, the
 // connection dropped, the program is stopping, the deadline passed.
 class transport_error : public error {
@@ -1959,7 +1992,7 @@ struct signature_for_call {
 }  // namespace detail
 }  // namespace lp
 
-// ---- launchpad/detail/call/thread_pool.hpp ----
+// ---- launchpad/detail/util/thread_pool.hpp ----
 
 #include <condition_variable>
 #include <deque>
@@ -2420,7 +2453,7 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
 
 #include <unistd.h>
 
-// ---- launchpad/detail/run/launch_state.hpp ----
+// ---- launchpad/detail/serve/launch_state.hpp ----
 
 #include <atomic>
 #include <exception>
@@ -2523,17 +2556,24 @@ class launch_state {
   // Says which node failed and how, if one did; returns the exit status
   // a launch gives for it (1, or 0 when no node failed).
   int report_failure(std::ostream& out) const {
+    auto summary = failure_summary();
+    if (summary.empty()) return 0;
+    out << "[lp] " << summary << std::flush;
+    return 1;
+  }
+
+  // "node <label> failed: <what>" and a newline, or empty if none failed.
+  std::string failure_summary() const {
     auto failed = failure();
-    if (!failed) return 0;
+    if (!failed) return {};
     try {
       std::rethrow_exception(failed);
     } catch (const std::exception& e) {
-      out << "[lp] node " << failed_node() << " failed: " << e.what() << std::endl;
+      return "node " + failed_node() + " failed: " + e.what() + "\n";
     } catch (...) {
-      out << "[lp] node " << failed_node()
-          << " failed with an exception not derived from std::exception" << std::endl;
+      return "node " + failed_node() + " failed with an exception not derived from "
+             "std::exception\n";
     }
-    return 1;
   }
 
   std::exception_ptr failure() const {
@@ -2712,185 +2752,6 @@ class handle {
 };
 
 }  // namespace lp
-
-// ---- launchpad/launch.hpp ----
-
-// lp::launch runs a program under a launch policy:
-//
-//   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
-//   return lp::launch<lp::local_multi_threading>(p, argc, argv);
-//   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
-//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
-//
-// The policy named as a template argument is the default; --lp_launch on the
-// command line overrides it, so one binary runs every way.
-
-#include <iostream>
-
-// ---- launchpad/detail/run/flags.hpp ----
-
-
-namespace lp::detail {
-
-// The --lp_* flags of a launch. Every other argument belongs to the user and
-// is left alone.
-struct launch_flags {
-  std::optional<std::string> launch;      // --lp_launch=<policy>
-  bool help = false;                      // --lp_help
-  bool insecure = false;                  // --lp_insecure
-  bool direct_calls = false;              // --lp_direct_calls
-  int termination_notice_secs = 10;       // --lp_termination_notice_secs
-  std::string terminal = "current";       // --lp_terminal=current|files|tmux
-  std::string log_dir;                    // --lp_log_dir
-  std::size_t max_body_mb = 256;          // --lp_max_body_mb
-  std::string graph;                      // --lp_graph=dot|mermaid
-  // --lp_launch=slurm (docs/slurm.md)
-  std::string slurm_partition;            // --lp_slurm_partition
-  std::string slurm_time;                 // --lp_slurm_time
-  std::string slurm_account;              // --lp_slurm_account
-  std::vector<std::string> slurm_sbatch;  // --lp_slurm_sbatch, each an sbatch option
-  std::string slurm_dir = "lp-slurm";     // --lp_slurm_dir, shared with the compute hosts
-  std::string slurm_host = "auto";        // --lp_slurm_host: address, interface or auto
-  bool slurm_detach = false;              // --lp_slurm_detach
-  bool dry_run = false;                   // --lp_dry_run
-  std::vector<std::string> arguments;     // the whole command line, argv[0] first
-};
-
-inline constexpr std::string_view flags_help =
-    "Launchpad flags (every other argument is left to the program):\n"
-    "  --lp_launch=<policy>  how to run the program: test_mt, local_mt, local_mp\n"
-    "                        or slurm\n"
-    "                        (default: the policy main() names, else local_mt)\n"
-    "  --lp_terminal=<where> local_mp: where node output goes: current (this\n"
-    "                        terminal, each line prefixed), files (one log per\n"
-    "                        node) or tmux (logs, and a tmux window following each)\n"
-    "  --lp_log_dir=<dir>    local_mp with files or tmux: the log directory\n"
-    "                        (default: logs/ in the launch's run directory)\n"
-    "  --lp_termination_notice_secs=<n>\n"
-    "                        local_mp: seconds a node has to stop before it is\n"
-    "                        killed (default 10)\n"
-    "  --lp_max_body_mb=<n>  the largest request body a node accepts, in MiB;\n"
-    "                        larger ones get 413 (default 256)\n"
-    "  --lp_direct_calls     calls between nodes of one process skip HTTP\n"
-    "                        (arguments are still copied); for fast tests\n"
-    "  --lp_insecure         accept calls without the launch's secret (warns)\n"
-    "  --lp_graph=<format>   print the program graph (dot or mermaid) and exit\n"
-    "  --lp_slurm_partition=<p>, --lp_slurm_time=<limit>, --lp_slurm_account=<a>\n"
-    "                        slurm: the job's partition, time limit and account\n"
-    "  --lp_slurm_sbatch=<option>\n"
-    "                        slurm: one more sbatch option, e.g. --qos=high (repeat\n"
-    "                        the flag for more)\n"
-    "  --lp_slurm_dir=<dir>  slurm: where run directories go; the compute hosts\n"
-    "                        must see it at the same path (default: ./lp-slurm)\n"
-    "  --lp_slurm_host=<h>   slurm: the address nodes listen on: auto (the host's\n"
-    "                        own), an interface (ib0) or an address\n"
-    "  --lp_slurm_detach     slurm: submit, print the job id and return\n"
-    "  --lp_dry_run          slurm: print the batch script and each node's command\n"
-    "                        line, and submit nothing\n"
-    "  --lp_help             print this help and exit\n";
-
-inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
-  try {
-    std::size_t used = 0;
-    long number = std::stol(text, &used);
-    if (used == text.size() && number >= low && number <= high) return number;
-  } catch (const std::exception&) {
-  }
-  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
-                    std::to_string(low) + " to " + std::to_string(high));
-}
-
-// A value that goes into a batch script line: one line, nothing a shell
-// would expand there.
-inline std::string script_safe(std::string_view flag, std::string value) {
-  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
-    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
-  return value;
-}
-
-template <class Value>
-void parse_slurm_flag(launch_flags& flags, std::string_view name, Value value) {
-  if (name == "--lp_slurm_partition") {
-    flags.slurm_partition = script_safe(name, value());
-  } else if (name == "--lp_slurm_time") {
-    flags.slurm_time = script_safe(name, value());
-  } else if (name == "--lp_slurm_account") {
-    flags.slurm_account = script_safe(name, value());
-  } else if (name == "--lp_slurm_sbatch") {
-    auto option = script_safe(name, value());
-    if (!option.starts_with("--"))
-      throw usage_error("--lp_slurm_sbatch=" + option + ": give one sbatch option, e.g. "
-                        "--lp_slurm_sbatch=--qos=high");
-    flags.slurm_sbatch.push_back(option);
-  } else if (name == "--lp_slurm_dir") {
-    flags.slurm_dir = script_safe(name, value());
-  } else if (name == "--lp_slurm_host") {
-    flags.slurm_host = script_safe(name, value());
-  } else if (name == "--lp_slurm_detach") {
-    flags.slurm_detach = true;
-  } else if (name == "--lp_dry_run") {
-    flags.dry_run = true;
-  } else {
-    throw usage_error("unknown flag " + std::string(name) +
-                      "; run with --lp_help to list Launchpad's flags");
-  }
-}
-
-inline launch_flags parse_flags(int argc, char** argv) {
-  launch_flags flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!arg.starts_with("--lp_")) continue;
-    auto equals = arg.find('=');
-    auto name = arg.substr(0, equals);
-    auto value = [&]() -> std::string {
-      if (equals != std::string_view::npos) return std::string(arg.substr(equals + 1));
-      if (i + 1 < argc) return argv[++i];
-      throw usage_error(std::string(name) + " needs a value, e.g. " + std::string(name) +
-                        "=local_mt");
-    };
-    if (name == "--lp_launch") {
-      flags.launch = value();
-    } else if (name == "--lp_help") {
-      flags.help = true;
-    } else if (name == "--lp_insecure") {
-      flags.insecure = true;
-    } else if (name == "--lp_direct_calls") {
-      flags.direct_calls = true;
-    } else if (name == "--lp_terminal") {
-      flags.terminal = value();
-      if (flags.terminal != "current" && flags.terminal != "files" && flags.terminal != "tmux")
-        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current, files or tmux");
-    } else if (name == "--lp_graph") {
-      flags.graph = value();
-      if (flags.graph != "dot" && flags.graph != "mermaid")
-        throw usage_error("--lp_graph=" + flags.graph + ": choose dot or mermaid");
-    } else if (name == "--lp_log_dir") {
-      flags.log_dir = value();
-    } else if (name == "--lp_termination_notice_secs") {
-      flags.termination_notice_secs = static_cast<int>(whole_number(name, value(), 0, 86400));
-    } else if (name == "--lp_max_body_mb") {
-      flags.max_body_mb = static_cast<std::size_t>(whole_number(name, value(), 1, 1 << 20));
-    } else if (name.starts_with("--lp_slurm_") || name == "--lp_dry_run") {
-      parse_slurm_flag(flags, name, value);
-    } else {
-      throw usage_error("unknown flag " + std::string(name) +
-                        "; run with --lp_help to list Launchpad's flags");
-    }
-  }
-  return flags;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/graph/graph_picture.hpp ----
-
-// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
-// Nodes are grouped by their group; an edge goes from each node to every
-// node it was given a handle to, labelled with that node's service.
 
 // ---- launchpad/program.hpp ----
 
@@ -3520,6 +3381,466 @@ inline node_group program::group(std::string name) {
 
 }  // namespace lp
 
+// ---- launchpad/version.hpp ----
+
+// The one place the version is written; meson.build reads these three lines.
+#define LP_VERSION_MAJOR 0
+#define LP_VERSION_MINOR 1
+#define LP_VERSION_PATCH 0
+
+#define LP_DETAIL_STRINGIZE2(x) #x
+#define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)
+#define LP_VERSION_STRING              \
+  LP_DETAIL_STRINGIZE(LP_VERSION_MAJOR) \
+  "." LP_DETAIL_STRINGIZE(LP_VERSION_MINOR) "." LP_DETAIL_STRINGIZE(LP_VERSION_PATCH)
+
+namespace lp {
+struct version_info {
+  int major, minor, patch;
+  const char* string;
+};
+inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH,
+                                      LP_VERSION_STRING};
+}  // namespace lp
+// Last: where the compiled part is defined inline, it follows everything.
+
+// ---- launchpad/launch.hpp ----
+
+// lp::launch runs a program under a launch policy:
+//
+//   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
+//   return lp::launch<lp::local_multi_processing>(p, argc, argv);
+//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
+//   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
+//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+//   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+//
+// The policy named as a template argument is the default; --lp_launch on the
+// command line chooses among the others, so one binary runs every way. The
+// policy's transport is chosen at compile time (launch/policy.hpp).
+
+// ---- launchpad/detail/config.hpp ----
+
+// Where the library's compiled part lives (docs/concepts.md, "How the library
+// is built"). The launchers, the servers, the process and Slurm code are no
+// templates: a user's code needs only their declarations.
+//
+// - By default every definition is inline in the headers: one include and
+//   nothing to link, at the price of compiling it all in each translation
+//   unit that includes launchpad.hpp.
+// - With LP_SEPARATE_COMPILATION (the meson dependency defines it), the
+//   headers declare those parts only, and they are compiled once: in the
+//   library the meson dependency builds, or, with the single header, in the
+//   one translation unit that also defines LP_IMPLEMENTATION.
+#if !defined(LP_SEPARATE_COMPILATION)
+#define LP_API inline
+#define LP_DETAIL_DEFINE_COMPILED_PART 1
+#elif defined(LP_IMPLEMENTATION)
+#define LP_API
+#define LP_DETAIL_DEFINE_COMPILED_PART 1
+#else
+#define LP_API
+#define LP_DETAIL_DEFINE_COMPILED_PART 0
+#endif
+
+// ---- launchpad/launch/local_multi_processing.hpp ----
+
+// ---- launchpad/launch/policy.hpp ----
+
+// What a launch policy is, and how its nodes call each other.
+//
+// A policy is a type named as lp::launch's template argument. It names its
+// --lp_launch value (`flag`), its transport, and whether a program's main()
+// can run it from a command line; a policy for tests also names its
+// controller and that controller's options. lp::launch checks all of this at
+// compile time, so a policy used in a form it cannot run is a compile error.
+
+
+namespace lp {
+
+// How calls between two nodes hosted in one process travel. Between
+// processes they always go over HTTP (JSON and CBOR, docs/protocol.md).
+enum class transport_kind {
+  http,    // over loopback HTTP, like every other call
+  direct,  // on the caller's thread, without HTTP (arguments are still copied)
+};
+
+struct http_transport {
+  static constexpr transport_kind kind = transport_kind::http;
+};
+struct direct_transport {
+  static constexpr transport_kind kind = transport_kind::direct;
+};
+
+template <class P>
+concept launch_policy = requires {
+  { P::flag } -> std::convertible_to<std::string_view>;
+  { P::transport::kind } -> std::convertible_to<transport_kind>;
+  { P::from_command_line } -> std::convertible_to<bool>;
+};
+
+// P, with calls between nodes of one process made directly, skipping HTTP:
+// for fast tests of big programs, and colocated groups. Under any policy
+// that --lp_launch picks at run time, calls between processes still go over
+// HTTP.
+//
+//   auto running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+template <launch_policy P>
+struct direct_calls : P {
+  using transport = direct_transport;
+};
+
+}  // namespace lp
+
+namespace lp {
+
+// Every node its own process: the launcher starts this same program again
+// once per node (or per colocated group), with the same arguments; each
+// process builds the same program graph and runs only its own nodes. The
+// nodes find each other through the launcher (a rendezvous on loopback), so
+// no port is chosen in advance. Ctrl+C or SIGTERM stops every node (each
+// gets SIGTERM, and is killed after --lp_termination_notice_secs); a second
+// Ctrl+C kills them at once. When the launcher dies, even by SIGKILL, its
+// node processes die with it.
+struct local_multi_processing {
+  static constexpr std::string_view flag = "local_mp";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/local_multi_threading.hpp ----
+
+
+namespace lp {
+
+// Every node a thread of one process, each serving on its own loopback HTTP
+// port. Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second
+// one exits at once.
+struct local_multi_threading {
+  static constexpr std::string_view flag = "local_mt";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/slurm.hpp ----
+
+
+namespace lp {
+
+// The program as one Slurm job (docs/slurm.md). The command you run submits
+// it with sbatch and follows it; in the job, the same binary runs as the
+// supervisor, which starts every node (or colocated group) as its own job
+// step with srun, with the resources of its group, and does what local_mp's
+// launcher does: rendezvous, restarts, ordered stop, failure summary.
+struct slurm {
+  static constexpr std::string_view flag = "slurm";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/test_multi_processing.hpp ----
+
+#include <sys/types.h>
+
+
+namespace lp {
+
+namespace detail {
+class process_launch;
+class rendezvous_directory;
+class channel;
+}  // namespace detail
+
+class process_controller;
+
+// What a test may choose about a program it launches as processes.
+struct process_test_options {
+  std::string executable;              // the nodes' program (required)
+  std::vector<std::string> arguments;  // its arguments after argv[0]
+  std::chrono::seconds termination_notice{10};
+  std::string terminal = "current";  // or "files", "tmux"
+  bool insecure = false;             // nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;     // the largest request body a node accepts
+};
+
+// For tests of a program as processes, like local_multi_processing. The test
+// process is the launcher; each node runs in a process of `executable`, a
+// program whose main() builds the same graph and calls lp::launch (usually
+// the program's own binary; build the graph in a function both share).
+// It runs only under a test: from main(), use local_multi_processing.
+//
+//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+//   running.wait({"producers"});
+//   CHECK(running.client(counter).get() == 4000);
+struct test_multi_processing {
+  static constexpr std::string_view flag = "test_mp";
+  static constexpr bool from_command_line = false;
+  using transport = http_transport;
+  using controller = process_controller;
+  using options = process_test_options;
+};
+
+// A program launched as processes by a test. It has test_controller's
+// members with the same meanings, and pids(). Destroying it stops the
+// program and waits until every process it started is gone.
+class process_controller {
+ public:
+  LP_API process_controller(const program& graph, const process_test_options& options,
+                            transport_kind transport = transport_kind::http);
+  LP_API process_controller(process_controller&&) noexcept;
+  LP_API process_controller& operator=(process_controller&&) noexcept;
+  LP_API ~process_controller();
+
+  // A client for any node; calls wait for a node that does not serve yet.
+  template <class T>
+  lp::client<T> client(const handle<T>& node) {
+    if (node.owner() != graph_)
+      throw graph_error("process_controller::client: the handle to '" + node.label() +
+                        "' belongs to another program");
+    return lp::client<T>(connect(node.label()));
+  }
+
+  // Label -> URL of every node serving now, for raw HTTP or curl.
+  LP_API std::map<std::string, std::string> urls() const;
+
+  // The bearer token every request to the nodes must carry; empty for an
+  // insecure launch.
+  LP_API const std::string& secret() const;
+
+  // The launch's run directory (its secret file, its logs).
+  LP_API const std::string& run_dir() const;
+
+  // Waits until the run() of every node named (labels or group names) has
+  // returned. False if the program stopped first.
+  LP_API bool wait(const std::vector<std::string>& names);
+
+  // Waits until every process has ended: a node called lp::stop() or failed,
+  // or stop() was called (a program under test does not stop by itself when
+  // every run() has returned). Throws lp::node_failure, whose message is
+  // summary(), if a node failed. A node that failed and was restarted, as its
+  // group allows, is not a failure of the program.
+  LP_API void wait();
+
+  // As wait(), but gives up after `timeout`; returns whether it stopped.
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
+    return wait_until_stopped(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  }
+
+  // Stops every node process (SIGTERM, then SIGKILL after the notice) and
+  // waits for them. True if none failed; summary() says what did.
+  LP_API bool stop();
+
+  // What failed, one process per line with its last output; empty if
+  // nothing did.
+  LP_API std::string summary() const;
+
+  // The ids of the node processes running now (one per node, or per
+  // colocated group).
+  LP_API std::vector<pid_t> pids() const;
+
+ private:
+  LP_API std::shared_ptr<detail::channel> connect(const std::string& label);
+  LP_API bool wait_until_stopped(std::chrono::nanoseconds timeout);
+
+  const program* graph_;
+  std::unique_ptr<detail::process_launch> launch_;
+  std::shared_ptr<detail::rendezvous_directory> nodes_;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/test_multi_threading.hpp ----
+
+
+namespace lp {
+
+namespace detail {
+class node_host;
+class channel;
+}  // namespace detail
+
+class test_controller;
+
+// What a test may choose about a program it launches as threads.
+struct test_options {
+  bool insecure = false;          // nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;  // the largest request body a node accepts
+};
+
+// For tests: every node a thread of the test process, each serving on its
+// own loopback HTTP port, as in local_multi_threading. No signal handlers.
+//
+//   auto running = lp::launch<lp::test_multi_threading>(p);
+//   CHECK(running.client(counter).get() == 0);
+//   running.wait();  // throws lp::node_failure if a node failed
+//
+// From a command line (--lp_launch=test_mt) it runs like local_mt, without
+// signal handlers.
+struct test_multi_threading {
+  static constexpr std::string_view flag = "test_mt";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+  using controller = test_controller;
+  using options = test_options;
+};
+
+// A program launched by a test, in this process. test_controller and
+// process_controller have the same members with the same meanings; only
+// how the nodes run differs. Destroying it stops the program and waits until
+// every thread and server it started is gone.
+class test_controller {
+ public:
+  LP_API explicit test_controller(const program& graph, const test_options& options = {},
+                                  transport_kind transport = transport_kind::http);
+  LP_API test_controller(test_controller&&) noexcept;
+  LP_API test_controller& operator=(test_controller&&) noexcept;
+  LP_API ~test_controller();
+
+  // A client for any node of the program.
+  template <class T>
+  lp::client<T> client(const handle<T>& node) {
+    if (node.owner() != graph_)
+      throw graph_error("test_controller::client: the handle to '" + node.label() +
+                        "' belongs to another program");
+    return lp::client<T>(connect(node.label()));
+  }
+
+  // Label -> URL of every node, for raw HTTP or curl.
+  LP_API std::map<std::string, std::string> urls() const;
+
+  // The bearer token every request to the nodes must carry
+  // (`Authorization: Bearer <secret>`); empty for an insecure launch.
+  LP_API const std::string& secret() const;
+
+  // Waits until the run() of every node named (labels or group names) has
+  // returned; the other nodes go on serving. False if the program stopped
+  // first (then wait() tells why).
+  LP_API bool wait(const std::vector<std::string>& names);
+
+  // Waits until the program stops: a node called lp::stop() or failed, or
+  // stop() was called. (Under a test controller a program does not stop by
+  // itself when every run() has returned: the test may still want to look.)
+  // Then shuts it down; throws lp::node_failure, holding the node's own
+  // exception (std::rethrow_if_nested), if a node failed.
+  LP_API void wait();
+
+  // As wait(), but gives up after `timeout`; returns whether it stopped.
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
+    return wait_until_stopped(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  }
+
+  // Stops the program and waits until it is shut down. True if no node
+  // failed; summary() says what did. Never throws a node's failure.
+  LP_API bool stop();
+
+  // What failed, one node per line; empty if nothing did.
+  LP_API std::string summary() const;
+
+  LP_API bool stop_requested() const;
+
+ private:
+  LP_API std::shared_ptr<detail::channel> connect(const std::string& label);
+  LP_API bool wait_until_stopped(std::chrono::nanoseconds timeout);
+  LP_API void finish();
+
+  const program* graph_;
+  std::unique_ptr<detail::node_host> host_;
+};
+
+}  // namespace lp
+
+namespace lp {
+
+namespace detail {
+LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
+                       transport_kind transport);
+
+// A policy's controller and options, or stand-ins for a policy that has
+// none, so that launch's own message is the only error the user reads.
+struct no_test_options {};
+struct no_controller {
+  template <class... A>
+  explicit no_controller(A&&...) {}
+};
+template <class P>
+struct test_parts {
+  using options = no_test_options;
+  using controller = no_controller;
+};
+template <class P>
+  requires requires { typename P::controller; typename P::options; }
+struct test_parts<P> {
+  using options = typename P::options;
+  using controller = typename P::controller;
+};
+}  // namespace detail
+
+// Runs the program from main(); returns its exit status: 0 when it stopped
+// cleanly, 1 when a node failed, 2 for a usage error such as an unknown
+// --lp_ flag.
+template <class Policy = local_multi_threading>
+int launch(const program& graph, int argc, char** argv) {
+  static_assert(launch_policy<Policy>,
+                "lp::launch<P>(p, argc, argv): P is not a launch policy; use "
+                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm or "
+                "lp::test_multi_threading (optionally as lp::direct_calls<P>)");
+  if constexpr (launch_policy<Policy>) {
+    static_assert(Policy::from_command_line,
+                  "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
+                  "lp::launch<P>(p, options), which returns its controller; from main(), use "
+                  "lp::local_multi_processing");
+    return detail::launch_main(graph, argc, argv, Policy::flag, Policy::transport::kind);
+  } else {
+    return 2;
+  }
+}
+
+// Launches the program under a test and returns its controller, which
+// stops the program when it goes.
+template <class Policy>
+typename detail::test_parts<Policy>::controller launch(
+    const program& graph, const typename detail::test_parts<Policy>::options& options = {}) {
+  using parts = detail::test_parts<Policy>;
+  static_assert(!std::is_same_v<typename parts::controller, detail::no_controller>,
+                "lp::launch<P>(p, options): P is not a policy for tests; a test launches "
+                "lp::test_multi_threading or lp::test_multi_processing (optionally as "
+                "lp::direct_calls<P>); a program's main() calls lp::launch<P>(p, argc, argv)");
+  if constexpr (launch_policy<Policy>)
+    return typename parts::controller(graph, options, Policy::transport::kind);
+  else
+    return typename parts::controller(graph);
+}
+
+}  // namespace lp
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+// ---- launchpad/detail/implementation.hpp ----
+
+// The library's compiled part: every definition that lp::launch and the test
+// controllers declare. Included by launch.hpp where detail/config.hpp says
+// the compiled part is defined; compiled once by the meson dependency.
+
+#include <iostream>
+
+// ---- launchpad/detail/graph/graph_picture.hpp ----
+
+// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
+// Nodes are grouped by their group; an edge goes from each node to every
+// node it was given a handle to, labelled with that node's service.
+
+#include <map>
+#include <string>
+#include <vector>
+
 namespace lp::detail {
 
 inline std::string graph_dot(const program& graph) {
@@ -3571,25 +3892,51 @@ inline std::string graph_picture(const program& graph, const std::string& format
 
 }  // namespace lp::detail
 
-// ---- launchpad/launch/local_multi_processing.hpp ----
+// ---- launchpad/detail/process/node_process.hpp ----
+
+// The two sides of a launch whose nodes are processes, as local_mp and a
+// test's process_controller run it: the node process, and the launcher.
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
 
-// ---- launchpad/detail/run/node_host.hpp ----
+// ---- launchpad/detail/call/http_channel.hpp ----
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
 
 // ---- launchpad/detail/call/node_addresses.hpp ----
 
+#include <chrono>
+#include <condition_variable>
+
+// ---- launchpad/detail/wire/address.hpp ----
+
+#include <string>
 
 namespace lp::detail {
 
+// Where a node serves, as nodes publish it and callers dial it.
 struct address {
   std::string host;
   int port = 0;
   std::string url() const { return "http://" + host + ":" + std::to_string(port); }
   bool operator==(const address&) const = default;
 };
+
+}  // namespace lp::detail
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace lp::detail {
 
 // Where the nodes of a launch serve. Nodes publish their address once they
 // serve; callers look addresses up, waiting for a node that does not serve
@@ -3651,520 +3998,6 @@ class local_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/direct_channel.hpp ----
-
-// ---- launchpad/detail/serve/dispatch.hpp ----
-
-// What a node does with a call, from the request's bytes to the reply's
-// bytes, with no socket in the way: the whole path a hostile or buggy peer
-// can reach (tests/fuzz drives it directly).
-
-
-namespace lp::detail {
-
-// Calls the method with the positional arguments and writes the reply, the
-// result or the error, in `reply_format` over `out`; returns its status
-// (docs/protocol.md lists every one). The path of every call, over HTTP or
-// direct.
-inline int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out) {
-  auto fail = [&](int status, std::string_view code, const std::string& message) {
-    write_error(out, code, message, label, method, reply_format);
-    return status;
-  };
-  if (!args.is_array())
-    return fail(400, "bad_request",
-                std::string("the body must be an array of the positional arguments, got ") +
-                    args.type_name());
-  try {
-    node.call(method, args, reply_format, out);
-    return 200;
-  } catch (const call_failure& e) {
-    return fail(e.status, e.code, e.what());
-  } catch (const std::exception& e) {
-    return fail(500, "remote_exception", e.what());
-  } catch (...) {
-    return fail(500, "remote_exception", "an exception not derived from std::exception");
-  }
-}
-
-// Answers a call whose body (in `format`) holds the positional arguments.
-inline int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out) {
-  std::optional<arguments> args;
-  try {
-    args.emplace(body, format);
-  } catch (const std::exception& e) {
-    write_error(out, "bad_request",
-                std::string("the body is not valid ") +
-                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
-                label, method, reply_format);
-    return 400;
-  }
-  return answer(node, label, method, *args, reply_format, out);
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/http_server.hpp ----
-
-#include <httplib.h>
-
-// ---- launchpad/detail/serve/secret.hpp ----
-
-#include <sys/random.h>
-
-
-namespace lp::detail {
-
-// 128 random bits from the kernel's CSPRNG, as 32 hex digits: the bearer
-// token every call of a launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
-  std::size_t filled = 0;
-  while (filled < sizeof bytes) {
-    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
-    if (got < 0) throw error("secret_error", "getrandom() failed; cannot make the launch's secret");
-    filled += static_cast<std::size_t>(got);
-  }
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : bytes) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 15];
-  }
-  return hex;
-}
-
-// Compares in time independent of where the strings differ.
-inline bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/listener.hpp ----
-
-#include <sys/socket.h>
-
-
-namespace lp::detail {
-
-// httplib's socket options, with buffers of socket_buffer_bytes.
-inline void large_socket_buffers(socket_t socket) {
-  httplib::default_socket_options(socket);
-  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-}
-
-// cpp-httplib's own pool holds one thread per keep-alive connection for as
-// long as the connection lives, so a fixed pool of 8 makes the 9th client
-// wait for seconds; a node's server runs its connections on a thread_pool,
-// which grows with them instead.
-class growing_task_queue final : public httplib::TaskQueue {
- public:
-  explicit growing_task_queue(std::size_t max_threads) : pool_(max_threads) {}
-  void enqueue(std::function<void()> job) override { pool_.enqueue(std::move(job)); }
-  void shutdown() override { pool_.shutdown(); }
-
- private:
-  thread_pool pool_;
-};
-
-// An httplib server set up the way every server of a launch needs it, and
-// run on a thread of its own.
-class listener {
- public:
-  explicit listener(std::size_t max_threads) {
-    server_.new_task_queue = [max_threads] { return new growing_task_queue(max_threads); };
-    server_.set_tcp_nodelay(true);
-    // Accepted connections inherit the listening socket's buffer sizes.
-    server_.set_socket_options(large_socket_buffers);
-  }
-  listener(const listener&) = delete;
-  listener& operator=(const listener&) = delete;
-  ~listener() { stop(); }
-
-  httplib::Server& server() { return server_; }
-
-  // Binds host:port (port 0: any free port) and serves; returns the port,
-  // or -1 if it cannot bind. Connections are accepted once it returns.
-  int start(const std::string& host, int port) {
-    int bound = port;
-    if (port == 0) bound = server_.bind_to_any_port(host);
-    else if (!server_.bind_to_port(host, port)) bound = -1;
-    if (bound < 0) return -1;
-    // Debian's libcpp-httplib was built with a listen backlog of 5, so a
-    // burst of new connections (64 node processes starting) would wait for
-    // SYN retries; widen it.
-    server_.widen_backlog();
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // httplib's stop() does nothing until the listener runs, so wait for it.
-    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    return bound;
-  }
-
-  // Stops accepting and waits for the connection threads.
-  void stop() {
-    if (!thread_.joinable()) return;
-    server_.stop();
-    thread_.join();
-  }
-
-  bool running() const { return thread_.joinable(); }
-
- private:
-  struct server_with_backlog : httplib::Server {
-    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
-  };
-
-  server_with_backlog server_;
-  std::thread thread_;
-};
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// Serves one node over HTTP (protocol v1, docs/protocol.md).
-class http_server {
- public:
-  // An empty secret serves everyone (an --lp_insecure launch). A request
-  // body larger than max_body_bytes is refused with 413.
-  http_server(node_instance& node, const node_identity& identity, launch_state& launch,
-              std::string secret, std::size_t max_body_bytes)
-      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)),
-        max_body_bytes_(max_body_bytes) {
-    configure(max_body_bytes);
-  }
-  http_server(const http_server&) = delete;
-  http_server& operator=(const http_server&) = delete;
-  ~http_server() { stop(); }
-
-  // Binds host:port (port 0: any free port), serves on a thread of its own,
-  // and returns the URL once connections are accepted.
-  std::string start(const std::string& host, int port) {
-    int bound = listener_.start(host, port);
-    if (bound < 0)
-      throw error("bind_error", "node '" + identity_.label + "' cannot listen on " + host + ":" +
-                                    std::to_string(port) + ": " + std::strerror(errno));
-    bound_ = {host, bound};
-    url_ = bound_.url();
-    return url_;
-  }
-
-  const std::string& url() const noexcept { return url_; }
-  const address& bound() const noexcept { return bound_; }
-
-  // From now on new calls get 503 "stopping"; calls already running finish,
-  // and their replies are written (httplib writes a reply after the handler
-  // returns; one whose client has gone is given up after a second).
-  void drain() {
-    std::unique_lock lock(mutex_);
-    draining_ = true;
-    idle_.wait(lock, [&] { return in_flight_ == 0; });
-    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
-  }
-
-  // A call from a client in this process that skips HTTP (--lp_direct_calls):
-  // the same answers as over HTTP, from the arguments as the client encoded
-  // them (CBOR), on the caller's thread. Writes the CBOR reply over `out`
-  // and returns its status.
-  int call_direct(const std::string& method, std::string_view args, written_reply& out) {
-    {
-      std::lock_guard lock(mutex_);
-      if (draining_) {
-        write_error(out, "stopping", "node '" + identity_.label + "' is stopping", identity_.label,
-                    method, protocol::format::cbor);
-        return 503;
-      }
-      ++in_flight_;
-    }
-    in_flight_guard guard{*this};
-    node_scope scope(identity_, launch_);
-    return dispatch(node_, identity_.label, method, protocol::format::cbor, protocol::format::cbor,
-                    args, out);
-  }
-
-  void stop() {
-    if (!listener_.running()) return;
-    drain();
-    listener_.stop();
-  }
-
- private:
-  void configure(std::size_t max_body_bytes) {
-    auto& server = listener_.server();
-    // httplib calls the logger on the handler's thread once the reply is written.
-    server.set_logger([this](const httplib::Request&, const httplib::Response&) {
-      if (!reply_pending()) return;
-      reply_pending() = false;
-      std::lock_guard lock(mutex_);
-      if (--unwritten_ == 0) idle_.notify_all();
-    });
-    server.set_keep_alive_max_count(std::size_t{1} << 30);
-    server.set_keep_alive_timeout(protocol::keep_alive_seconds);
-    server.set_payload_max_length(max_body_bytes);
-    server.Post(R"(/lp/v1/call/([^/]*))",
-                [this](const httplib::Request& req, httplib::Response& res,
-                       const httplib::ContentReader& read) { call(req, res, read); });
-    server.Get(protocol::describe_path,
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  if (!authorized(req, res, "")) return;
-                  json body = node_.describe();
-                  body["program"] = identity_.program;
-                  body["node"] = identity_.label;
-                  body["protocol"] = 1;
-                  respond(req, res, 200, body, protocol::format::json);
-                });
-    server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
-      bool serving = !draining();
-      respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
-            protocol::format::json);
-    });
-    // httplib calls this for every status >= 400; only its own bare errors
-    // (unknown route, unreadable request) still need a body.
-    server.set_error_handler(httplib::Server::HandlerWithResponse(
-        [this](const httplib::Request& req, httplib::Response& res) {
-      bool answered = !res.body.empty() || res.content_length_ > 0;
-      if (answered) return httplib::Server::HandlerResponse::Unhandled;
-      auto code = res.status == 404   ? "no_such_route"
-                  : res.status == 413 ? "payload_too_large"
-                                      : "bad_request";
-      auto message = res.status == 404
-                         ? "no route " + req.method + " " + req.path +
-                               "; call a method with POST /lp/v1/call/<method>, see GET " +
-                               protocol::describe_path
-                         : "the request could not be read (HTTP " + std::to_string(res.status) + ")";
-      respond(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
-            protocol::format::json);
-      return httplib::Server::HandlerResponse::Handled;
-    }));
-  }
-
-  // Every route but health needs the launch's secret as a bearer token.
-  bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
-    if (secret_.empty()) return true;
-    auto given = req.get_header_value("Authorization");
-    constexpr std::string_view scheme = "Bearer ";
-    if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
-        same_secret(std::string_view(given).substr(scheme.size()), secret_))
-      return true;
-    respond(req, res, 401,
-          protocol::error_body("unauthenticated",
-                               given.empty()
-                                   ? "this node needs 'Authorization: Bearer <secret>'; the "
-                                     "secret is in the launch's run directory (docs/protocol.md)"
-                                   : "the bearer token is not this launch's secret",
-                               identity_.label, method),
-          protocol::format::json);
-    return false;
-  }
-
-  struct in_flight_guard {
-    http_server& self;
-    ~in_flight_guard() {
-      std::lock_guard lock(self.mutex_);
-      if (--self.in_flight_ == 0) self.idle_.notify_all();
-    }
-  };
-
-  // Whether this thread's current request is a call whose reply is unwritten.
-  static bool& reply_pending() {
-    thread_local bool pending = false;
-    return pending;
-  }
-
-  bool draining() {
-    std::lock_guard lock(mutex_);
-    return draining_;
-  }
-
-  // The reply's format: what Accept asks for, else the request's own.
-  static protocol::format reply_format(const httplib::Request& req,
-                                       protocol::format request_format) {
-    auto accept = req.get_header_value("Accept");
-    return accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
-           : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
-                                                                   : request_format;
-  }
-
-  // A reply is written into this thread's reply, and a large one is sent
-  // straight from it (and from the result's arrays it refers to), after the
-  // handler returns and before the thread takes its next request.
-  struct reply_tag {};
-
-  static void respond(const httplib::Request& req, httplib::Response& res, int status,
-                      const json& body, protocol::format request_format) {
-    auto format = reply_format(req, request_format);
-    auto& reply = written_reply::of_this_thread<reply_tag>();
-    reply.body.bytes() = protocol::encode(body, format);
-    send(res, status, reply, format);
-  }
-
-  static void send(httplib::Response& res, int status, written_reply& reply,
-                   protocol::format format) {
-    res.status = status;
-    auto pieces = reply.body.pieces();  // valid while the reply is unchanged
-    std::size_t size = 0;
-    for (auto piece : pieces) size += piece.size();
-    if (size <= streamed_body) {
-      std::string whole;
-      auto joined = reply.joined(whole);
-      return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
-    }
-    res.set_content_provider(size, protocol::content_type(format),
-                             [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                               for (auto piece : pieces) {
-                                 if (offset >= piece.size()) {
-                                   offset -= piece.size();
-                                   continue;
-                                 }
-                                 if (!sink.write(piece.data() + offset, piece.size() - offset))
-                                   return false;
-                                 offset = 0;
-                               }
-                               return true;
-                             });
-  }
-
-  // The request's body, read into this thread's request buffer; nothing if
-  // it could not be read (httplib has set the status: 413 for a body over
-  // the limit, 400 otherwise).
-  std::optional<std::string_view> read_body(const httplib::Request& req,
-                                            const httplib::ContentReader& read) {
-    struct request_body {};
-    auto declared = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
-    auto& body = thread_buffer<request_body>(
-        static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
-    bool complete = read([&body](const char* data, std::size_t length) {
-      body.append(data, length);
-      return true;
-    });
-    if (!complete) return std::nullopt;
-    return body;
-  }
-
-  void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
-    const std::string method = req.matches[1];
-    // Read first, whatever the answer: a body left unread would be taken
-    // for the connection's next request.
-    auto body = read_body(req, read);
-    if (!body) {
-      bool too_large = res.status == 413;
-      return respond(req, res, too_large ? 413 : 400,
-                   protocol::error_body(too_large ? "payload_too_large" : "bad_request",
-                                        too_large ? "the body is larger than this node accepts "
-                                                    "(--lp_max_body_mb)"
-                                                  : "the body could not be read",
-                                        identity_.label, method),
-                   protocol::format::json);
-    }
-    auto fail = [&](int status, std::string_view code, const std::string& message,
-                    protocol::format format) {
-      respond(req, res, status, protocol::error_body(code, message, identity_.label, method),
-            format);
-    };
-    if (!authorized(req, res, method)) return;
-    auto format = protocol::format_of(req.get_header_value("Content-Type"));
-    if (!format)
-      return fail(415, "unsupported_media_type",
-                  "Content-Type '" + req.get_header_value("Content-Type") +
-                      "' is not supported; send application/json or application/cbor",
-                  protocol::format::json);
-    {
-      std::lock_guard lock(mutex_);
-      if (draining_)
-        return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
-      ++in_flight_;
-      ++unwritten_;
-      reply_pending() = true;
-    }
-    in_flight_guard guard{*this};
-
-    node_scope scope(identity_, launch_);
-    auto& reply = written_reply::of_this_thread<reply_tag>();
-    auto replying = reply_format(req, *format);
-    int status = dispatch(node_, identity_.label, method, *format, replying, *body, reply);
-    send(res, status, reply, replying);
-  }
-
-  node_instance& node_;
-  const node_identity& identity_;
-  launch_state& launch_;
-  const std::string secret_;
-  const std::size_t max_body_bytes_;
-  address bound_;
-  std::string url_;
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  int in_flight_ = 0;  // calls whose handler runs
-  int unwritten_ = 0;  // calls whose reply is not written yet
-  listener listener_{4096};  // last: it stops before what its handlers use
-  bool draining_ = false;
-};
-
-}  // namespace lp::detail
-#include <shared_mutex>
-
-namespace lp::detail {
-
-// A channel to a node in this process that calls it without HTTP, on the
-// caller's thread (--lp_direct_calls): for unit tests of big programs, and
-// colocated nodes. Arguments and results are still encoded and decoded, so a
-// method sees copies and fails the same ways; a call cannot be cut short,
-// so one that overruns its deadline raises lp::deadline_exceeded when it
-// returns.
-class direct_channel final : public channel {
- public:
-  direct_channel(std::string node, http_server& server) : node_(std::move(node)), server_(&server) {}
-
-  const std::string& node() const override { return node_; }
-
-  raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 std::chrono::milliseconds deadline) override {
-    auto start = std::chrono::steady_clock::now();
-    // Held through the call, so close() waits for calls that found the node
-    // before its server goes away.
-    std::shared_lock lock(mutex_);
-    if (!server_) throw transport_error(node_, method, "the program has stopped");
-    struct request_body {};
-    struct reply_body {};
-    std::string_view request = args.empty() ? std::string_view() : args[0];
-    if (args.size() > 1) {
-      auto& joined = thread_buffer<request_body>();
-      for (auto piece : args) joined += piece;
-      request = joined;
-    }
-    auto& reply = written_reply::of_this_thread<reply_body>();
-    int status = server_->call_direct(method, request, reply);
-    lock.unlock();
-    if (std::chrono::steady_clock::now() - start > deadline)
-      throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
-    return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
-  }
-
-  void close() override {
-    std::unique_lock lock(mutex_);
-    server_ = nullptr;
-  }
-
- private:
-  const std::string node_;
-  std::shared_mutex mutex_;
-  http_server* server_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/call/http_channel.hpp ----
-
 // ---- launchpad/detail/call/http_connection.hpp ----
 
 // One HTTP/1.1 client connection, for the call path only: a POST and its
@@ -4178,11 +4011,23 @@ class direct_channel final : public channel {
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 namespace lp::detail {
@@ -4708,6 +4553,13 @@ class http_connection {
 };
 
 }  // namespace lp::detail
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace lp::detail {
 
@@ -4855,190 +4707,80 @@ class http_channel final : public channel {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/process/host_address.hpp ----
+
+// Where a node of a Slurm launch listens: the nodes of one program run on
+// several hosts, so loopback will not do. Each host works out its own
+// address from --lp_slurm_host.
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <string>
+#include <string_view>
+
 namespace lp::detail {
 
-// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
-struct host_options {
-  std::string policy;               // the launch policy's flag name
-  std::vector<std::string> labels;  // the nodes to run here; empty: all of them
-  std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
-  std::string secret;  // empty: serve and call without one (--lp_insecure)
-  std::string bind_host = "127.0.0.1";
-  std::string run_dir;  // the launch's run directory, if it has one
-  std::size_t max_body_bytes = std::size_t{256} << 20;
-  // Clients call nodes of this process without HTTP (--lp_direct_calls).
-  bool direct_calls = false;
-  // Told when a node's run() returns (a launcher in another process).
-  std::function<void(const std::string& label)> run_finished;
-  // Stop once every run() here has returned: right when this process hosts
-  // the whole program and no test wants to look at it afterwards.
-  bool stop_when_runs_finish = true;
-};
+inline constexpr std::string_view slurm_policy = "slurm";
 
-// Runs some nodes of a program in this process: each its own HTTP server,
-// each run() its own thread. Every launch policy hosts its nodes with this:
-// all of them in one process (multi-threading), or a few per process.
-class node_host {
- public:
-  node_host(const program& graph, host_options options)
-      : graph_(graph),
-        options_(std::move(options)),
-        state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
-    launch_registry::get().add(state_);
-    keep_large_blocks();
-    try {
-      start(graph);
-    } catch (...) {
-      shutdown();
-      throw;
-    }
+inline std::string ipv4_text(const sockaddr* address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  return text;
+}
+
+// The IPv4 address of the interface `name`, or of the first interface that is
+// up and not loopback if `name` is empty; empty if there is none.
+inline std::string interface_address(const std::string& name) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string address;
+  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
+                               : name == i->ifa_name;
+    if (wanted) address = ipv4_text(i->ifa_addr);
   }
-  node_host(const node_host&) = delete;
-  node_host& operator=(const node_host&) = delete;
-  ~node_host() { shutdown(); }
+  ::freeifaddrs(interfaces);
+  return address;
+}
 
-  launch_state& state() { return *state_; }
-  const std::string& secret() const { return options_.secret; }
+// The address of the host's name, unless it is loopback, as Debian's
+// /etc/hosts makes it (127.0.1.1); empty then.
+inline std::string host_name_address() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
+  std::string address;
+  for (auto* a = found; a && address.empty(); a = a->ai_next)
+    if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127.")) address = text;
+  ::freeaddrinfo(found);
+  return address;
+}
 
-  // A channel to the node with this label; one per node, shared.
-  std::shared_ptr<channel> connect(const std::string& label) {
-    std::lock_guard lock(mutex_);
-    auto& slot = channels_[label];
-    if (slot) return slot;
-    if (options_.direct_calls)
-      for (auto& node : nodes_)
-        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->server);
-    return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
+// `choice` is "auto" (the address of the host's name, else of its first
+// network interface that is not loopback), the name of an interface (its
+// IPv4 address), or an address, used as it is.
+inline std::string slurm_host_address(const std::string& choice) {
+  if (choice == "auto") {
+    auto address = host_name_address();
+    if (address.empty()) address = interface_address("");
+    if (address.empty())
+      throw launch_error("this host has no IPv4 address other hosts could reach; pass "
+                                  "--lp_slurm_host=<interface or address>");
+    return address;
   }
-
-  // Waits until the run() of every node named (labels or group names) has
-  // returned, or the program stops. True in the first case.
-  bool wait_finished(const std::vector<std::string>& names) {
-    auto wanted = runnable_labels(graph_, names);
-    auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end());
-    };
-    std::unique_lock lock(mutex_);
-    finished_changed_.wait(lock, [&] { return done() || state_->stop_requested(); });
-    return done();
-  }
-
-  // Label -> URL of the nodes hosted here.
-  std::map<std::string, std::string> urls() const {
-    std::map<std::string, std::string> out;
-    for (const auto& node : nodes_) out[node->identity.label] = node->server->url();
-    return out;
-  }
-
-  // Stops the program (if nobody has yet) and waits until everything it
-  // started here is gone: run() threads joined, calls drained, servers
-  // closed, nodes destroyed. Safe to call twice.
-  void shutdown() {
-    std::lock_guard once(shutdown_mutex_);
-    if (done_) return;
-    done_ = true;
-    state_->request_stop();
-    for (auto& node : nodes_)
-      if (node->runner.joinable()) node->runner.join();
-    for (auto& node : nodes_) node->server->drain();
-    // Our own idle connections would keep servers' threads waiting out their
-    // keep-alive; close them first so the servers stop at once.
-    options_.nodes->close();
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& [label, channel] : channels_) channel->close();
-    }
-    for (auto& node : nodes_) node->server->stop();
-    while (!nodes_.empty()) nodes_.pop_back();
-    launch_registry::get().remove(state_);
-  }
-
- private:
-  struct hosted_node {
-    node_identity identity;
-    bool has_run = false;
-    std::unique_ptr<node_instance> instance;
-    std::unique_ptr<http_server> server;
-    std::thread runner;
-  };
-
-  http_channel::options channel_options() const {
-    http_channel::options settings;
-    settings.secret = options_.secret;
-    return settings;
-  }
-
-  bool hosts(const std::string& label) const {
-    if (options_.labels.empty()) return true;
-    for (const auto& wanted : options_.labels)
-      if (wanted == label) return true;
-    return false;
-  }
-
-  void start(const program& graph) {
-    auto connector = [this](const std::string& label) { return connect(label); };
-    for (const auto& spec : graph.nodes()) {
-      if (!hosts(spec.label)) continue;
-      auto node = std::make_unique<hosted_node>();
-      node->identity = {spec.label,      spec.group,      spec.index,
-                        graph.name(),    state_->policy(), options_.run_dir};
-      node->has_run = spec.has_run;
-      node_scope scope(node->identity, *state_);
-      node->instance = spec.build(connector);
-      node->server = std::make_unique<http_server>(*node->instance, node->identity, *state_,
-                                                   options_.secret, options_.max_body_bytes);
-      nodes_.push_back(std::move(node));
-    }
-    for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
-    for (auto& node : nodes_) {
-      node->server->start(options_.bind_host, 0);
-      options_.nodes->publish(node->identity.label, node->server->bound());
-      std::cerr << "[lp] " << node->identity.label << " serving at " << node->server->url()
-                << std::endl;
-    }
-    std::size_t runnable = 0;
-    for (const auto& node : nodes_) runnable += node->has_run;
-    // wait_finished also wakes when the program stops.
-    state_->on_stop([this] {
-      std::lock_guard lock(mutex_);
-      finished_changed_.notify_all();
-    });
-    for (auto& node : nodes_) {
-      if (!node->has_run) continue;
-      node->runner = std::thread([this, node = node.get(), runnable] {
-        node_scope scope(node->identity, *state_);
-        try {
-          node->instance->run();
-        } catch (...) {
-          state_->fail(node->identity.label, std::current_exception());
-          return;
-        }
-        if (options_.run_finished) options_.run_finished(node->identity.label);
-        bool all_done;
-        {
-          std::lock_guard lock(mutex_);
-          finished_.insert(node->identity.label);
-          all_done = finished_.size() == runnable;
-          finished_changed_.notify_all();
-        }
-        // A program whose run() nodes have all returned has nothing left to do.
-        if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
-          state_->request_stop();
-      });
-    }
-  }
-
-  const program& graph_;
-  host_options options_;
-  std::shared_ptr<launch_state> state_;
-  std::vector<std::unique_ptr<hosted_node>> nodes_;
-  std::mutex mutex_;
-  std::condition_variable finished_changed_;
-  std::set<std::string> finished_;
-  std::map<std::string, std::shared_ptr<channel>> channels_;
-  std::mutex shutdown_mutex_;
-  bool done_ = false;
-};
+  auto address = interface_address(choice);
+  return address.empty() ? choice : address;
+}
 
 }  // namespace lp::detail
 
@@ -5049,16 +4791,38 @@ class node_host {
 // in order, and says how each ended.
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <iostream>
 
 // ---- launchpad/detail/run/output.hpp ----
 
 // The lines node processes print, as the launcher shows them.
 
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace lp::detail {
 
@@ -5081,7 +4845,7 @@ class output_pump {
   static constexpr std::size_t kept_lines = 20;
 
   output_pump() {
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw error("launch_error", "cannot create a pipe");
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     colour_ = ::isatty(1) && ::isatty(2);
     thread_ = std::thread([this] { pump(); });
   }
@@ -5093,7 +4857,7 @@ class output_pump {
   // returned write end, which the launcher closes once the child has it.
   int open(const std::string& label, int target) {
     int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) throw error("launch_error", "cannot create a pipe");
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     {
       std::lock_guard lock(mutex_);
       auto colour = colours_.emplace(label, colours_.size() % 6 + 1).first->second;
@@ -5228,10 +4992,18 @@ class output_pump {
 
 // Starting and ending the node processes of a launch.
 
+#include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
 
 extern char** environ;
 
@@ -5241,7 +5013,7 @@ namespace lp::detail {
 inline std::string this_executable() {
   std::string path(4096, '\0');
   auto length = ::readlink("/proc/self/exe", path.data(), path.size());
-  if (length <= 0) throw error("launch_error", "cannot find this program's executable");
+  if (length <= 0) throw launch_error("cannot find this program's executable");
   path.resize(static_cast<std::size_t>(length));
   return path;
 }
@@ -5272,7 +5044,7 @@ inline pid_t spawn(const child_process& child) {
   sigemptyset(&none);
 
   pid_t pid = ::fork();
-  if (pid < 0) throw error("launch_error", std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -5330,7 +5102,143 @@ inline std::string describe_status(int status) {
 // that do not serve yet. Nodes bind port 0, so no port is ever picked in
 // advance and raced for.
 
+#include <httplib.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+
+// ---- launchpad/detail/serve/secret.hpp ----
+
+#include <sys/random.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// 128 random bits from the kernel's CSPRNG, as 32 hex digits: the bearer
+// token every call of a launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  std::size_t filled = 0;
+  while (filled < sizeof bytes) {
+    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
+    if (got < 0) throw secret_error("getrandom() failed; cannot make the launch's secret");
+    filled += static_cast<std::size_t>(got);
+  }
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : bytes) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
+  }
+  return hex;
+}
+
+// Compares in time independent of where the strings differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/listener.hpp ----
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+namespace lp::detail {
+
+// httplib's socket options, with buffers of socket_buffer_bytes.
+inline void large_socket_buffers(socket_t socket) {
+  httplib::default_socket_options(socket);
+  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+}
+
+// cpp-httplib's own pool holds one thread per keep-alive connection for as
+// long as the connection lives, so a fixed pool of 8 makes the 9th client
+// wait for seconds; a node's server runs its connections on a thread_pool,
+// which grows with them instead.
+class growing_task_queue final : public httplib::TaskQueue {
+ public:
+  explicit growing_task_queue(std::size_t max_threads) : pool_(max_threads) {}
+  void enqueue(std::function<void()> job) override { pool_.enqueue(std::move(job)); }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  thread_pool pool_;
+};
+
+// An httplib server set up the way every server of a launch needs it, and
+// run on a thread of its own.
+class listener {
+ public:
+  explicit listener(std::size_t max_threads) {
+    server_.new_task_queue = [max_threads] { return new growing_task_queue(max_threads); };
+    server_.set_tcp_nodelay(true);
+    // Accepted connections inherit the listening socket's buffer sizes.
+    server_.set_socket_options(large_socket_buffers);
+  }
+  listener(const listener&) = delete;
+  listener& operator=(const listener&) = delete;
+  ~listener() { stop(); }
+
+  httplib::Server& server() { return server_; }
+
+  // Binds host:port (port 0: any free port) and serves; returns the port,
+  // or -1 if it cannot bind. Connections are accepted once it returns.
+  int start(const std::string& host, int port) {
+    int bound = port;
+    if (port == 0) bound = server_.bind_to_any_port(host);
+    else if (!server_.bind_to_port(host, port)) bound = -1;
+    if (bound < 0) return -1;
+    // Debian's libcpp-httplib was built with a listen backlog of 5, so a
+    // burst of new connections (64 node processes starting) would wait for
+    // SYN retries; widen it.
+    server_.widen_backlog();
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // httplib's stop() does nothing until the listener runs, so wait for it.
+    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return bound;
+  }
+
+  // Stops accepting and waits for the connection threads.
+  void stop() {
+    if (!thread_.joinable()) return;
+    server_.stop();
+    thread_.join();
+  }
+
+  bool running() const { return thread_.joinable(); }
+
+ private:
+  struct server_with_backlog : httplib::Server {
+    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  };
+
+  server_with_backlog server_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
 
 namespace lp::detail {
 
@@ -5369,10 +5277,11 @@ class rendezvous_server {
               {body.at("host").template get<std::string>(), body.at("port").template get<int>()});
       res.set_content("{}", "application/json");
     }));
-    server.Get("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
-      auto label = req.get_param_value("label");
+    server.Post("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+      auto body = json::parse(req.body);
+      auto label = body.at("label").template get<std::string>();
       auto wait = std::chrono::milliseconds(
-          std::clamp(std::stol(req.get_param_value("wait_ms")), 0L, 10'000L));
+          std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, wait, [&] {
         return closed_ || nodes_[label].where || nodes_[label].gone;
@@ -5399,7 +5308,7 @@ class rendezvous_server {
       res.set_content("{}", "application/json");
     }));
     int port = listener_.start(host, 0);
-    if (port < 0) throw error("launch_error", "the launcher cannot listen on " + host);
+    if (port < 0) throw launch_error("the launcher cannot listen on " + host);
     url_ = "http://" + host + ":" + std::to_string(port);
   }
   rendezvous_server(const rendezvous_server&) = delete;
@@ -5463,8 +5372,11 @@ class rendezvous_server {
 // A node process's side: a directory that asks the launcher, and remembers.
 class rendezvous_directory final : public directory {
  public:
-  rendezvous_directory(std::string url, std::string secret)
-      : url_(std::move(url)), secret_(std::move(secret)) {}
+  rendezvous_directory(std::string url, const std::string& secret)
+      : url_(std::move(url)),
+        launcher_(address_of(url_)),
+        headers_("Content-Type: application/json\r\n" +
+                 (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
   void publish(const std::string& label, const address& where) override {
     post("/lp/v1/rendezvous/publish", {{"label", label}, {"host", where.host}, {"port", where.port}});
@@ -5483,26 +5395,19 @@ class rendezvous_directory final : public directory {
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0)
         throw transport_error(label, method, "the node did not start serving in time");
-      auto client = connect();
-      client.set_read_timeout(std::chrono::seconds(15));
-      auto reply = client.Get("/lp/v1/rendezvous/lookup?label=" + label + "&wait_ms=" +
-                              std::to_string(std::min<long>(left.count(), 5000)));
-      if (!reply)
-        throw transport_error(label, method, "the launcher does not answer; it may have stopped");
-      if (reply->status == 200) {
-        auto body = json::parse(reply->body);
-        address where{body.at("host").get<std::string>(), body.at("port").get<int>()};
+      auto reply = ask(label, method, "/lp/v1/rendezvous/lookup",
+                       {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
+      if (reply.status == 200) {
+        address where{reply.body.at("host").get<std::string>(), reply.body.at("port").get<int>()};
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;
       }
-      if (reply->status != 404) {
-        auto body = json::parse(reply->body, nullptr, false);
+      if (reply.status != 404)
         throw transport_error(label, method,
-                              body.is_object() && body.contains("error")
-                                  ? "the node is gone: " + body["error"].get<std::string>()
-                                  : "the launcher answered HTTP " + std::to_string(reply->status));
-      }
+                              reply.body.is_object() && reply.body.contains("error")
+                                  ? "the node is gone: " + reply.body["error"].get<std::string>()
+                                  : "the launcher answered HTTP " + std::to_string(reply.status));
     }
   }
 
@@ -5526,29 +5431,55 @@ class rendezvous_directory final : public directory {
   }
 
  private:
-  httplib::Client connect() const {
-    httplib::Client client(url_);
-    client.set_tcp_nodelay(true);
-    client.set_connection_timeout(std::chrono::seconds(5));
-    // A launcher busy starting 64 processes (under a sanitizer, on 2 cores)
-    // may take more than httplib's 5 s to answer; one that is gone kills its
-    // nodes anyway.
-    client.set_read_timeout(std::chrono::seconds(30));
-    if (!secret_.empty()) client.set_default_headers({{"Authorization", "Bearer " + secret_}});
-    return client;
+  struct answer {
+    int status;
+    json body;  // discarded if it is not JSON
+  };
+
+  // One request to the launcher, on a connection of its own: a node asks
+  // seldom (once per peer, again when a peer restarts), through the same
+  // client as its calls. A launcher busy starting 64 processes (under a
+  // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
+  // its nodes anyway, so patience costs nothing.
+  answer ask(const std::string& node, const std::string& method, const std::string& path,
+             const json& body) const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    try {
+      auto connection = http_connection::open(launcher_.host, launcher_.port, deadline);
+      std::string reply;
+      auto response = connection->post(path, headers_, body.dump(), deadline, reply,
+                                       std::size_t{1} << 20);
+      return {response.status,
+              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr, false)};
+    } catch (const http_connection::failure& e) {
+      throw transport_error(node, method,
+                            std::string("the launcher does not answer; it may have stopped (") +
+                                e.what() + ")");
+    }
   }
 
   void post(const std::string& path, const json& body) {
-    auto client = connect();
-    auto reply = client.Post(path, body.dump(), "application/json");
+    std::optional<answer> reply;
+    std::string why;
+    try {
+      reply = ask("launcher", "rendezvous", path, body);
+    } catch (const transport_error& e) {
+      why = e.what();
+    }
     if (!reply || reply->status != 200)
-      throw error("launch_error", "the launcher's rendezvous at " + url_ + " did not take " + path +
-                                      " (" + (reply ? "HTTP " + std::to_string(reply->status)
-                                                    : httplib::to_string(reply.error())) +
-                                      ")");
+      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " + path + " (" +
+                         (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
   }
 
-  const std::string url_, secret_;
+  // "http://host:port", as rendezvous_server::url() wrote it.
+  static address address_of(const std::string& url) {
+    auto colon = url.rfind(':');
+    return {url.substr(7, colon - 7), std::stoi(url.substr(colon + 1))};
+  }
+
+  const std::string url_;
+  const address launcher_;
+  const std::string headers_;
   std::mutex mutex_;
   std::map<std::string, address> cache_;
   bool closed_ = false;
@@ -5558,7 +5489,12 @@ class rendezvous_directory final : public directory {
 
 // ---- launchpad/detail/run/run_directory.hpp ----
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <string>
 
 namespace lp::detail {
 
@@ -5574,13 +5510,13 @@ class run_directory {
       : secret_(std::move(secret)) {
     std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
-      throw error("launch_error", "cannot create a run directory under " + parent +
+      throw launch_error("cannot create a run directory under " + parent +
                                       "; is it there, and writable?");
     path_ = pattern;
     if (secret_.empty()) return;
     auto file = path_ + "/secret";
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw error("launch_error", "cannot write " + file);
+    if (fd < 0) throw launch_error("cannot write " + file);
     write_all(fd, secret_ + "\n");
     ::close(fd);
   }
@@ -5619,7 +5555,12 @@ class run_directory {
 
 // ---- launchpad/detail/run/signals.hpp ----
 
+#include <signal.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <functional>
+#include <thread>
 
 namespace lp::detail {
 
@@ -5683,6 +5624,14 @@ class stop_on_signals {
 };
 
 }  // namespace lp::detail
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace lp::detail {
 
@@ -5695,6 +5644,9 @@ inline constexpr const char* secret = "LP_SECRET";
 inline constexpr const char* launcher = "LP_LAUNCHER_PID";
 inline constexpr const char* policy = "LP_POLICY";
 inline constexpr const char* run_dir = "LP_RUN_DIR";
+// "direct" when the launch's policy is direct_calls<...>: the launcher's
+// choice, which a test's node program may not know at compile time.
+inline constexpr const char* transport = "LP_TRANSPORT";
 }  // namespace child_env
 
 // How a launch starts its units and signals them. Left empty (local_mp), a
@@ -5748,6 +5700,7 @@ struct process_options {
   bool stop_when_runs_finish = true;
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
+  bool direct_calls = false;  // calls between nodes of one process skip HTTP
   unit_runner runner;
 };
 
@@ -5879,6 +5832,14 @@ class process_launch {
   const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
 
+  // Label -> URL of the nodes serving now.
+  std::map<std::string, std::string> urls() const {
+    std::map<std::string, std::string> out;
+    for (const auto& spec : graph_.nodes())
+      if (auto where = rendezvous_->find(spec.label)) out[spec.label] = where->url();
+    return out;
+  }
+
   // The process ids of the node processes now running.
   std::vector<pid_t> pids() const {
     std::lock_guard lock(mutex_);
@@ -5922,8 +5883,7 @@ class process_launch {
                 : std::vector<std::string>{"tmux", "new-window", "-d", "-t", "=" + tmux_session_,
                                            "-n", u.name, follow};
       if (run_tool(command) != 0)
-        throw error("launch_error",
-                    "tmux could not open a window for " + u.name +
+        throw launch_error("tmux could not open a window for " + u.name +
                         "; is tmux installed? (--lp_terminal=files writes the same logs)");
       first = false;
     }
@@ -5975,13 +5935,14 @@ class process_launch {
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir(),
+        std::string(child_env::transport) + "=" + (options_.direct_calls ? "direct" : "http"),
     };
     if (log_files()) {
       std::string file = u.name;
       std::replace(file.begin(), file.end(), '/', '_');
       u.log_path = options_.log_dir + "/" + file + ".log";
       int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      if (fd < 0) throw error("launch_error", "cannot open the log file " + u.log_path);
+      if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
       auto pid = spawn(child);
       ::close(fd);
@@ -6153,83 +6114,1034 @@ class process_launch {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process/host_address.hpp ----
+// ---- launchpad/detail/run/flags.hpp ----
 
-// Where a node of a Slurm launch listens: the nodes of one program run on
-// several hosts, so loopback will not do. Each host works out its own
-// address from --lp_slurm_host.
-
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace lp::detail {
 
-inline constexpr std::string_view slurm_policy = "slurm";
+// What the --lp_* flags of a launch asked for, with the defaults. Each member
+// is set by the row of flag_table below named after it (insecure by
+// --lp_insecure, ...). Every other argument belongs to the user and is left
+// alone.
+struct launch_flags {
+  std::optional<std::string> launch;  // unset: the policy main() names
+  bool help = false;
+  bool insecure = false;
+  bool direct_calls = false;
+  int termination_notice_secs = 10;
+  std::string terminal = "current";
+  std::string log_dir;  // empty: logs/ in the run directory
+  std::size_t max_body_mb = 256;
+  std::string graph;  // empty: launch, draw nothing
+  // --lp_launch=slurm (docs/slurm.md)
+  std::string slurm_partition;
+  std::string slurm_time;
+  std::string slurm_account;
+  std::vector<std::string> slurm_sbatch;  // each an sbatch option
+  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
+  std::string slurm_host = "auto";        // address, interface or auto
+  bool slurm_detach = false;
+  bool dry_run = false;
+  std::vector<std::string> arguments;  // the whole command line, argv[0] first
+};
 
-inline std::string ipv4_text(const sockaddr* address) {
-  char text[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
-  return text;
-}
-
-// The IPv4 address of the interface `name`, or of the first interface that is
-// up and not loopback if `name` is empty; empty if there is none.
-inline std::string interface_address(const std::string& name) {
-  ifaddrs* interfaces = nullptr;
-  if (::getifaddrs(&interfaces) != 0) return "";
-  std::string address;
-  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
-    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
-                               : name == i->ifa_name;
-    if (wanted) address = ipv4_text(i->ifa_addr);
+inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
+  try {
+    std::size_t used = 0;
+    long number = std::stol(text, &used);
+    if (used == text.size() && number >= low && number <= high) return number;
+  } catch (const std::exception&) {
   }
-  ::freeifaddrs(interfaces);
-  return address;
+  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
+                    std::to_string(low) + " to " + std::to_string(high));
 }
 
-// The address of the host's name, unless it is loopback, as Debian's
-// /etc/hosts makes it (127.0.1.1); empty then.
-inline std::string host_name_address() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
-  std::string address;
-  for (auto* a = found; a && address.empty(); a = a->ai_next)
-    if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127.")) address = text;
-  ::freeaddrinfo(found);
-  return address;
+// A value that goes into a batch script line: one line, nothing a shell
+// would expand there.
+inline std::string script_safe(std::string_view flag, std::string value) {
+  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
+    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
 }
 
-// `choice` is "auto" (the address of the host's name, else of its first
-// network interface that is not loopback), the name of an interface (its
-// IPv4 address), or an address, used as it is.
-inline std::string slurm_host_address(const std::string& choice) {
-  if (choice == "auto") {
-    auto address = host_name_address();
-    if (address.empty()) address = interface_address("");
-    if (address.empty())
-      throw error("launch_error", "this host has no IPv4 address other hosts could reach; pass "
-                                  "--lp_slurm_host=<interface or address>");
-    return address;
+inline std::string one_of(std::string_view flag, std::string value,
+                          std::initializer_list<std::string_view> choices) {
+  std::string listed;
+  std::size_t left = choices.size();
+  for (auto choice : choices) {
+    if (value == choice) return value;
+    listed += choice;
+    --left;
+    listed += left > 1 ? ", " : left == 1 ? " or " : "";
   }
-  auto address = interface_address(choice);
-  return address.empty() ? choice : address;
+  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
+}
+
+// One --lp_ flag: the parser, the validation and --lp_help all read this row.
+// A switch names the member it sets (`on`); any other flag takes a value,
+// which `set` checks and stores.
+struct flag_spec {
+  std::string_view name = {};     // "--lp_launch"
+  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
+  std::string_view example = {};  // a real value, for the "needs a value" message
+  std::string_view help = {};
+  bool launch_flags::*on = nullptr;
+  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
+};
+
+inline constexpr flag_spec flag_table[] = {
+    {.name = "--lp_launch",
+     .hint = "<policy>",
+     .example = "local_mp",
+     .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
+             "policy main() names, else local_mt)",
+     .set = [](launch_flags& f, std::string_view, std::string v) { f.launch = std::move(v); }},
+    {.name = "--lp_terminal",
+     .hint = "<where>",
+     .example = "files",
+     .help = "local_mp: where node output goes: current (this terminal, each line "
+             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
+             "following each)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
+     }},
+    {.name = "--lp_log_dir",
+     .hint = "<dir>",
+     .example = "./logs",
+     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
+             "launch's run directory)",
+     .set = [](launch_flags& f, std::string_view, std::string v) { f.log_dir = std::move(v); }},
+    {.name = "--lp_termination_notice_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
+             "default 10)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+     }},
+    {.name = "--lp_max_body_mb",
+     .hint = "<n>",
+     .example = "1024",
+     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
+             "1048576, default 256)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+     }},
+    {.name = "--lp_direct_calls",
+     .help = "calls between nodes of one process skip HTTP (arguments are still copied); "
+             "for fast tests",
+     .on = &launch_flags::direct_calls},
+    {.name = "--lp_insecure",
+     .help = "accept calls without the launch's secret (warns)",
+     .on = &launch_flags::insecure},
+    {.name = "--lp_graph",
+     .hint = "<format>",
+     .example = "dot",
+     .help = "print the program graph (dot or mermaid) and exit",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+     }},
+    {.name = "--lp_slurm_partition",
+     .hint = "<p>",
+     .example = "gpu",
+     .help = "slurm: the job's partition (default: the cluster's default partition)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_partition = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_time",
+     .hint = "<limit>",
+     .example = "2:00:00",
+     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_time = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_account",
+     .hint = "<a>",
+     .example = "my_project",
+     .help = "slurm: the account the job is charged to",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_account = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_sbatch",
+     .hint = "<option>",
+     .example = "--qos=high",
+     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       auto option = script_safe(name, std::move(v));
+       if (!option.starts_with("--"))
+         throw usage_error("--lp_slurm_sbatch=" + option +
+                           ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+       f.slurm_sbatch.push_back(std::move(option));
+     }},
+    {.name = "--lp_slurm_dir",
+     .hint = "<dir>",
+     .example = "/shared/lp-slurm",
+     .help = "slurm: where run directories go; the compute hosts must see it at the same "
+             "path (default: ./lp-slurm)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_dir = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_host",
+     .hint = "<h>",
+     .example = "ib0",
+     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
+             "interface (ib0) or an address",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_host = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_detach",
+     .help = "slurm: submit, print the job id and return",
+     .on = &launch_flags::slurm_detach},
+    {.name = "--lp_dry_run",
+     .help = "slurm: print the batch script and each node's command line, and submit "
+             "nothing",
+     .on = &launch_flags::dry_run},
+    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
+};
+
+// Checked where the table is compiled, so a row added later cannot lack what
+// its messages need or shadow another row.
+consteval bool flag_table_is_sound() {
+  for (const auto& row : flag_table) {
+    bool is_switch = row.on != nullptr && row.set == nullptr && row.hint.empty() &&
+                     row.example.empty();
+    bool takes_value = row.on == nullptr && row.set != nullptr && !row.hint.empty() &&
+                       !row.example.empty();
+    if (!row.name.starts_with("--lp_") || row.help.empty() || is_switch == takes_value)
+      return false;
+    for (const auto& other : flag_table)
+      if (&other != &row && other.name == row.name) return false;
+  }
+  return true;
+}
+static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
+                                     "either `on` or `set` with a hint and an example");
+
+inline constexpr std::size_t help_width = 80;
+inline constexpr std::size_t help_indent = 24;  // where the descriptions start
+
+// Writes the --lp_help text to `put`, a character at a time. constexpr and
+// without allocation (libstdc++'s constexpr std::string fails under clang 14),
+// so that flags_help is fixed at compile time: measured first, then written.
+template <class Put>
+constexpr void write_help(Put put) {
+  std::size_t column = 0;
+  auto text = [&](std::string_view s) {
+    for (char c : s) {
+      put(c);
+      column = c == '\n' ? 0 : column + 1;
+    }
+  };
+  auto pad_to = [&](std::size_t indent) {
+    while (column < indent) text(" ");
+  };
+  // Fills lines from `indent` to help_width, breaking between words.
+  auto paragraph = [&](std::string_view words, std::size_t indent) {
+    pad_to(indent);
+    while (!words.empty()) {
+      auto end = words.find(' ');
+      auto word = words.substr(0, end);
+      words = end == std::string_view::npos ? "" : words.substr(end + 1);
+      if (column > indent && column + 1 + word.size() > help_width) {
+        text("\n");
+        pad_to(indent);
+      } else if (column > indent) {
+        text(" ");
+      }
+      text(word);
+    }
+    text("\n");
+  };
+  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
+            "to the program):",
+            0);
+  for (const auto& row : flag_table) {
+    text("  ");
+    text(row.name);
+    if (!row.hint.empty()) {
+      text("=");
+      text(row.hint);
+    }
+    if (column + 2 > help_indent) text("\n");
+    paragraph(row.help, help_indent);
+  }
+  text("\n");
+  paragraph("A flag's value follows the = or is the next argument; a value that starts "
+            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
+            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
+            0);
+}
+
+constexpr std::size_t help_size() {
+  std::size_t size = 0;
+  write_help([&](char) { ++size; });
+  return size;
+}
+
+constexpr std::array<char, help_size()> help_chars() {
+  std::array<char, help_size()> chars{};
+  std::size_t i = 0;
+  write_help([&](char c) { chars[i++] = c; });
+  return chars;
+}
+
+inline constexpr auto flags_help_chars = help_chars();
+inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
+
+constexpr std::size_t longest_line(std::string_view text) {
+  std::size_t longest = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end - start > longest) longest = end - start;
+    start = end + 1;
+  }
+  return longest;
+}
+static_assert(longest_line(flags_help) <= help_width, "a word in flag_table's help is too long");
+
+inline const flag_spec* find_flag(std::string_view name) {
+  for (const auto& row : flag_table)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+inline bool switch_value(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  throw usage_error(std::string(name) + "=" + std::string(value) +
+                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
+                    " alone is true)");
+}
+
+inline usage_error needs_value(const flag_spec& flag, const char* next) {
+  std::string message = std::string(flag.name) + " needs a value, e.g. " +
+                        std::string(flag.name) + "=" + std::string(flag.example);
+  // The next word is the user's flag, or a value that only = can carry.
+  if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
+    message += "; a value that starts with -- must follow the =";
+  return usage_error(message);
+}
+
+inline launch_flags parse_flags(int argc, char** argv) {
+  launch_flags flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--lp_")) continue;
+    auto equals = arg.find('=');
+    const flag_spec* flag = find_flag(arg.substr(0, equals));
+    if (!flag)
+      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
+                        "; run with --lp_help to list Launchpad's flags");
+    std::optional<std::string_view> value;
+    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
+    if (flag->on) {
+      // A switch never takes the next word, which may be the user's.
+      flags.*(flag->on) = !value || switch_value(flag->name, *value);
+      continue;
+    }
+    if (!value) {
+      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+      if (!value) throw needs_value(*flag, next);
+    }
+    if (value->empty()) throw needs_value(*flag, nullptr);
+    flag->set(flags, flag->name, std::string(*value));
+  }
+  return flags;
 }
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/run/node_host.hpp ----
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <iostream>
+
+// ---- launchpad/detail/run/direct_channel.hpp ----
+
+#include <chrono>
+
+// ---- launchpad/detail/serve/served_node.hpp ----
+
+// ---- launchpad/detail/serve/dispatch.hpp ----
+
+// What a node does with a call, from the request's bytes to the reply's
+// bytes, with no socket in the way: the whole path a hostile or buggy peer
+// can reach (tests/fuzz drives it directly).
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// Calls the method with the positional arguments and writes the reply, the
+// result or the error, in `reply_format` over `out`; returns its status
+// (docs/protocol.md lists every one). The path of every call, over HTTP or
+// direct.
+inline int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, written_reply& out) {
+  auto fail = [&](int status, std::string_view code, const std::string& message) {
+    write_error(out, code, message, label, method, reply_format);
+    return status;
+  };
+  if (!args.is_array())
+    return fail(400, "bad_request",
+                std::string("the body must be an array of the positional arguments, got ") +
+                    args.type_name());
+  try {
+    node.call(method, args, reply_format, out);
+    return 200;
+  } catch (const call_failure& e) {
+    return fail(e.status, e.code, e.what());
+  } catch (const std::exception& e) {
+    return fail(500, "remote_exception", e.what());
+  } catch (...) {
+    return fail(500, "remote_exception", "an exception not derived from std::exception");
+  }
+}
+
+// Answers a call whose body (in `format`) holds the positional arguments.
+inline int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, written_reply& out) {
+  std::optional<arguments> args;
+  try {
+    args.emplace(body, format);
+  } catch (const std::exception& e) {
+    write_error(out, "bad_request",
+                std::string("the body is not valid ") +
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
+                label, method, reply_format);
+    return 400;
+  }
+  return answer(node, label, method, *args, reply_format, out);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/node_gate.hpp ----
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace lp::detail {
+
+// The calls a node lets in: every call until the node drains, none after.
+// Draining waits for the calls already in to return and, for a while, for
+// their replies to be written (HTTP writes a reply after the handler
+// returns). One gate per node, shared by its HTTP server and by the direct
+// calls of its own process, so a stopping node treats both alike.
+class node_gate {
+ public:
+  // Lets a call in, unless the node drains. A call let in must be followed
+  // by left(), and by written() if it was let in with a reply to write.
+  bool enter(bool reply_to_write) {
+    std::lock_guard lock(mutex_);
+    if (draining_) return false;
+    ++in_flight_;
+    unwritten_ += reply_to_write;
+    return true;
+  }
+
+  void left() {
+    std::lock_guard lock(mutex_);
+    if (--in_flight_ == 0) idle_.notify_all();
+  }
+
+  void written() {
+    std::lock_guard lock(mutex_);
+    if (--unwritten_ == 0) idle_.notify_all();
+  }
+
+  // From now on no call gets in. Returns once the calls in have returned,
+  // and their replies are written or a second has passed (a reply whose
+  // client has gone is given up then).
+  void drain() {
+    std::unique_lock lock(mutex_);
+    draining_ = true;
+    idle_.wait(lock, [&] { return in_flight_ == 0; });
+    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
+  }
+
+  bool draining() {
+    std::lock_guard lock(mutex_);
+    return draining_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int in_flight_ = 0;  // calls whose handler runs
+  int unwritten_ = 0;  // calls whose reply is not written yet
+  bool draining_ = false;
+};
+
+}  // namespace lp::detail
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// A node as its callers reach it, over HTTP or directly: the node, who it
+// is, the program it belongs to, and the gate its calls pass.
+struct served_node {
+  node_instance& instance;
+  const node_identity& identity;
+  launch_state& launch;
+  node_gate gate;
+};
+
+// Answers a call made from this process without HTTP (direct_calls<P>): the
+// same answers as over HTTP, from the arguments as the client encoded them
+// (CBOR), on the caller's thread. Writes the CBOR reply over `out` and
+// returns its status.
+inline int call_in_process(served_node& node, const std::string& method, std::string_view args,
+                           written_reply& out) {
+  if (!node.gate.enter(/*reply_to_write=*/false)) {
+    write_error(out, "stopping", "node '" + node.identity.label + "' is stopping",
+                node.identity.label, method, protocol::format::cbor);
+    return 503;
+  }
+  struct leave {
+    node_gate& gate;
+    ~leave() { gate.left(); }
+  } guard{node.gate};
+  node_scope scope(node.identity, node.launch);
+  return dispatch(node.instance, node.identity.label, method, protocol::format::cbor,
+                  protocol::format::cbor, args, out);
+}
+
+}  // namespace lp::detail
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace lp::detail {
+
+// A channel to a node in this process that calls it without HTTP, on the
+// caller's thread (--lp_direct_calls): for unit tests of big programs, and
+// colocated nodes. Arguments and results are still encoded and decoded, so a
+// method sees copies and fails the same ways; a call cannot be cut short,
+// so one that overruns its deadline raises lp::deadline_exceeded when it
+// returns.
+class direct_channel final : public channel {
+ public:
+  direct_channel(std::string node, served_node& target) : node_(std::move(node)), target_(&target) {}
+
+  const std::string& node() const override { return node_; }
+
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                 std::chrono::milliseconds deadline) override {
+    auto start = std::chrono::steady_clock::now();
+    // Held through the call, so close() waits for calls that found the node
+    // before it goes away.
+    std::shared_lock lock(mutex_);
+    if (!target_) throw transport_error(node_, method, "the program has stopped");
+    struct request_body {};
+    struct reply_body {};
+    std::string_view request = args.empty() ? std::string_view() : args[0];
+    if (args.size() > 1) {
+      auto& joined = thread_buffer<request_body>();
+      for (auto piece : args) joined += piece;
+      request = joined;
+    }
+    auto& reply = written_reply::of_this_thread<reply_body>();
+    int status = call_in_process(*target_, method, request, reply);
+    lock.unlock();
+    if (std::chrono::steady_clock::now() - start > deadline)
+      throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
+    return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
+  }
+
+  void close() override {
+    std::unique_lock lock(mutex_);
+    target_ = nullptr;
+  }
+
+ private:
+  const std::string node_;
+  std::shared_mutex mutex_;
+  served_node* target_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/http_server.hpp ----
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace lp::detail {
+
+// Serves one node over HTTP (protocol v1, docs/protocol.md).
+class http_server {
+ public:
+  // An empty secret serves everyone (an --lp_insecure launch). A request
+  // body larger than max_body_bytes is refused with 413.
+  http_server(served_node& node, std::string secret, std::size_t max_body_bytes)
+      : node_(node), identity_(node.identity), secret_(std::move(secret)),
+        max_body_bytes_(max_body_bytes) {
+    configure(max_body_bytes);
+  }
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+  ~http_server() { stop(); }
+
+  // Binds host:port (port 0: any free port), serves on a thread of its own,
+  // and returns the URL once connections are accepted.
+  std::string start(const std::string& host, int port) {
+    int bound = listener_.start(host, port);
+    if (bound < 0)
+      throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
+                                    std::to_string(port) + ": " + std::strerror(errno));
+    bound_ = {host, bound};
+    url_ = bound_.url();
+    return url_;
+  }
+
+  const std::string& url() const noexcept { return url_; }
+  const address& bound() const noexcept { return bound_; }
+
+  // From now on new calls get 503 "stopping"; calls already running finish,
+  // and their replies are written (node_gate::drain).
+  void drain() { node_.gate.drain(); }
+
+  void stop() {
+    if (!listener_.running()) return;
+    drain();
+    listener_.stop();
+  }
+
+ private:
+  void configure(std::size_t max_body_bytes) {
+    auto& server = listener_.server();
+    // httplib calls the logger on the handler's thread once the reply is written.
+    server.set_logger([this](const httplib::Request&, const httplib::Response&) {
+      if (!reply_pending()) return;
+      reply_pending() = false;
+      node_.gate.written();
+    });
+    server.set_keep_alive_max_count(std::size_t{1} << 30);
+    server.set_keep_alive_timeout(protocol::keep_alive_seconds);
+    server.set_payload_max_length(max_body_bytes);
+    server.Post(R"(/lp/v1/call/([^/]*))",
+                [this](const httplib::Request& req, httplib::Response& res,
+                       const httplib::ContentReader& read) { call(req, res, read); });
+    server.Get(protocol::describe_path,
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  if (!authorized(req, res, "")) return;
+                  json body = node_.instance.describe();
+                  body["program"] = identity_.program;
+                  body["node"] = identity_.label;
+                  body["protocol"] = 1;
+                  respond(req, res, 200, body, protocol::format::json);
+                });
+    server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
+      bool serving = !node_.gate.draining();
+      respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
+            protocol::format::json);
+    });
+    // httplib calls this for every status >= 400; only its own bare errors
+    // (unknown route, unreadable request) still need a body.
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
+        [this](const httplib::Request& req, httplib::Response& res) {
+      bool answered = !res.body.empty() || res.content_length_ > 0;
+      if (answered) return httplib::Server::HandlerResponse::Unhandled;
+      auto code = res.status == 404   ? "no_such_route"
+                  : res.status == 413 ? "payload_too_large"
+                                      : "bad_request";
+      auto message = res.status == 404
+                         ? "no route " + req.method + " " + req.path +
+                               "; call a method with POST /lp/v1/call/<method>, see GET " +
+                               protocol::describe_path
+                         : "the request could not be read (HTTP " + std::to_string(res.status) + ")";
+      respond(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
+            protocol::format::json);
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+  }
+
+  // Every route but health needs the launch's secret as a bearer token.
+  bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
+    if (secret_.empty()) return true;
+    auto given = req.get_header_value("Authorization");
+    constexpr std::string_view scheme = "Bearer ";
+    if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
+        same_secret(std::string_view(given).substr(scheme.size()), secret_))
+      return true;
+    respond(req, res, 401,
+          protocol::error_body("unauthenticated",
+                               given.empty()
+                                   ? "this node needs 'Authorization: Bearer <secret>'; the "
+                                     "secret is in the launch's run directory (docs/protocol.md)"
+                                   : "the bearer token is not this launch's secret",
+                               identity_.label, method),
+          protocol::format::json);
+    return false;
+  }
+
+  // Whether this thread's current request is a call whose reply is unwritten.
+  static bool& reply_pending() {
+    thread_local bool pending = false;
+    return pending;
+  }
+
+  // The reply's format: what Accept asks for, else the request's own.
+  static protocol::format reply_format(const httplib::Request& req,
+                                       protocol::format request_format) {
+    auto accept = req.get_header_value("Accept");
+    return accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
+           : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
+                                                                   : request_format;
+  }
+
+  // A reply is written into this thread's reply, and a large one is sent
+  // straight from it (and from the result's arrays it refers to), after the
+  // handler returns and before the thread takes its next request.
+  struct reply_tag {};
+
+  static void respond(const httplib::Request& req, httplib::Response& res, int status,
+                      const json& body, protocol::format request_format) {
+    auto format = reply_format(req, request_format);
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    reply.body.bytes() = protocol::encode(body, format);
+    send(res, status, reply, format);
+  }
+
+  static void send(httplib::Response& res, int status, written_reply& reply,
+                   protocol::format format) {
+    res.status = status;
+    auto pieces = reply.body.pieces();  // valid while the reply is unchanged
+    std::size_t size = 0;
+    for (auto piece : pieces) size += piece.size();
+    if (size <= streamed_body) {
+      std::string whole;
+      auto joined = reply.joined(whole);
+      return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+    }
+    res.set_content_provider(size, protocol::content_type(format),
+                             [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               for (auto piece : pieces) {
+                                 if (offset >= piece.size()) {
+                                   offset -= piece.size();
+                                   continue;
+                                 }
+                                 if (!sink.write(piece.data() + offset, piece.size() - offset))
+                                   return false;
+                                 offset = 0;
+                               }
+                               return true;
+                             });
+  }
+
+  // The request's body, read into this thread's request buffer; nothing if
+  // it could not be read (httplib has set the status: 413 for a body over
+  // the limit, 400 otherwise).
+  std::optional<std::string_view> read_body(const httplib::Request& req,
+                                            const httplib::ContentReader& read) {
+    struct request_body {};
+    auto declared = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    auto& body = thread_buffer<request_body>(
+        static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
+    bool complete = read([&body](const char* data, std::size_t length) {
+      body.append(data, length);
+      return true;
+    });
+    if (!complete) return std::nullopt;
+    return body;
+  }
+
+  void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    const std::string method = req.matches[1];
+    // Read first, whatever the answer: a body left unread would be taken
+    // for the connection's next request.
+    auto body = read_body(req, read);
+    if (!body) {
+      bool too_large = res.status == 413;
+      return respond(req, res, too_large ? 413 : 400,
+                   protocol::error_body(too_large ? "payload_too_large" : "bad_request",
+                                        too_large ? "the body is larger than this node accepts "
+                                                    "(--lp_max_body_mb)"
+                                                  : "the body could not be read",
+                                        identity_.label, method),
+                   protocol::format::json);
+    }
+    auto fail = [&](int status, std::string_view code, const std::string& message,
+                    protocol::format format) {
+      respond(req, res, status, protocol::error_body(code, message, identity_.label, method),
+            format);
+    };
+    if (!authorized(req, res, method)) return;
+    auto format = protocol::format_of(req.get_header_value("Content-Type"));
+    if (!format)
+      return fail(415, "unsupported_media_type",
+                  "Content-Type '" + req.get_header_value("Content-Type") +
+                      "' is not supported; send application/json or application/cbor",
+                  protocol::format::json);
+    if (!node_.gate.enter(/*reply_to_write=*/true))
+      return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
+    reply_pending() = true;
+    struct leave {
+      node_gate& gate;
+      ~leave() { gate.left(); }
+    } guard{node_.gate};
+
+    node_scope scope(identity_, node_.launch);
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    auto replying = reply_format(req, *format);
+    int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
+    send(res, status, reply, replying);
+  }
+
+  served_node& node_;
+  const node_identity& identity_;
+  const std::string secret_;
+  const std::size_t max_body_bytes_;
+  address bound_;
+  std::string url_;
+  listener listener_{4096};  // last: it stops before what its handlers use
+};
+
+}  // namespace lp::detail
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
+struct host_options {
+  std::string policy;               // the launch policy's flag name
+  std::vector<std::string> labels;  // the nodes to run here; empty: all of them
+  std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
+  std::string secret;  // empty: serve and call without one (--lp_insecure)
+  std::string bind_host = "127.0.0.1";
+  std::string run_dir;  // the launch's run directory, if it has one
+  std::size_t max_body_bytes = std::size_t{256} << 20;
+  // Clients call nodes of this process without HTTP (--lp_direct_calls).
+  bool direct_calls = false;
+  // Told when a node's run() returns (a launcher in another process).
+  std::function<void(const std::string& label)> run_finished;
+  // Stop once every run() here has returned: right when this process hosts
+  // the whole program and no test wants to look at it afterwards.
+  bool stop_when_runs_finish = true;
+};
+
+// Runs some nodes of a program in this process: each its own HTTP server,
+// each run() its own thread. Every launch policy hosts its nodes with this:
+// all of them in one process (multi-threading), or a few per process.
+class node_host {
+ public:
+  node_host(const program& graph, host_options options)
+      : graph_(graph),
+        options_(std::move(options)),
+        state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
+    launch_registry::get().add(state_);
+    keep_large_blocks();
+    try {
+      start(graph);
+    } catch (...) {
+      shutdown();
+      throw;
+    }
+  }
+  node_host(const node_host&) = delete;
+  node_host& operator=(const node_host&) = delete;
+  ~node_host() { shutdown(); }
+
+  launch_state& state() { return *state_; }
+  const std::string& secret() const { return options_.secret; }
+
+  // A channel to the node with this label; one per node, shared.
+  std::shared_ptr<channel> connect(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    auto& slot = channels_[label];
+    if (slot) return slot;
+    if (options_.direct_calls)
+      for (auto& node : nodes_)
+        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->served);
+    return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
+  }
+
+  // Waits until the run() of every node named (labels or group names) has
+  // returned, or the program stops. True in the first case.
+  bool wait_finished(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end());
+    };
+    std::unique_lock lock(mutex_);
+    finished_changed_.wait(lock, [&] { return done() || state_->stop_requested(); });
+    return done();
+  }
+
+  // Label -> URL of the nodes hosted here.
+  std::map<std::string, std::string> urls() const {
+    std::map<std::string, std::string> out;
+    for (const auto& node : nodes_) out[node->identity.label] = node->server->url();
+    return out;
+  }
+
+  // Stops the program (if nobody has yet) and waits until everything it
+  // started here is gone: run() threads joined, calls drained, servers
+  // closed, nodes destroyed. Safe to call twice.
+  void shutdown() {
+    std::lock_guard once(shutdown_mutex_);
+    if (done_) return;
+    done_ = true;
+    state_->request_stop();
+    for (auto& node : nodes_)
+      if (node->runner.joinable()) node->runner.join();
+    for (auto& node : nodes_) node->server->drain();
+    // Our own idle connections would keep servers' threads waiting out their
+    // keep-alive; close them first so the servers stop at once.
+    options_.nodes->close();
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& [label, channel] : channels_) channel->close();
+    }
+    for (auto& node : nodes_) node->server->stop();
+    while (!nodes_.empty()) nodes_.pop_back();
+    launch_registry::get().remove(state_);
+  }
+
+ private:
+  struct hosted_node {
+    node_identity identity;
+    bool has_run = false;
+    std::unique_ptr<node_instance> instance;
+    std::unique_ptr<served_node> served;
+    std::unique_ptr<http_server> server;
+    std::thread runner;
+  };
+
+  http_channel::options channel_options() const {
+    http_channel::options settings;
+    settings.secret = options_.secret;
+    return settings;
+  }
+
+  bool hosts(const std::string& label) const {
+    if (options_.labels.empty()) return true;
+    for (const auto& wanted : options_.labels)
+      if (wanted == label) return true;
+    return false;
+  }
+
+  void start(const program& graph) {
+    auto connector = [this](const std::string& label) { return connect(label); };
+    for (const auto& spec : graph.nodes()) {
+      if (!hosts(spec.label)) continue;
+      auto node = std::make_unique<hosted_node>();
+      node->identity = {spec.label,      spec.group,      spec.index,
+                        graph.name(),    state_->policy(), options_.run_dir};
+      node->has_run = spec.has_run;
+      node_scope scope(node->identity, *state_);
+      node->instance = spec.build(connector);
+      node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
+      node->server = std::make_unique<http_server>(*node->served, options_.secret,
+                                                   options_.max_body_bytes);
+      nodes_.push_back(std::move(node));
+    }
+    for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
+    for (auto& node : nodes_) {
+      node->server->start(options_.bind_host, 0);
+      options_.nodes->publish(node->identity.label, node->server->bound());
+      std::cerr << "[lp] " << node->identity.label << " serving at " << node->server->url()
+                << std::endl;
+    }
+    std::size_t runnable = 0;
+    for (const auto& node : nodes_) runnable += node->has_run;
+    // wait_finished also wakes when the program stops.
+    state_->on_stop([this] {
+      std::lock_guard lock(mutex_);
+      finished_changed_.notify_all();
+    });
+    for (auto& node : nodes_) {
+      if (!node->has_run) continue;
+      node->runner = std::thread([this, node = node.get(), runnable] {
+        node_scope scope(node->identity, *state_);
+        try {
+          node->instance->run();
+        } catch (...) {
+          state_->fail(node->identity.label, std::current_exception());
+          return;
+        }
+        if (options_.run_finished) options_.run_finished(node->identity.label);
+        bool all_done;
+        {
+          std::lock_guard lock(mutex_);
+          finished_.insert(node->identity.label);
+          all_done = finished_.size() == runnable;
+          finished_changed_.notify_all();
+        }
+        // A program whose run() nodes have all returned has nothing left to do.
+        if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
+          state_->request_stop();
+      });
+    }
+  }
+
+  const program& graph_;
+  host_options options_;
+  std::shared_ptr<launch_state> state_;
+  std::vector<std::unique_ptr<hosted_node>> nodes_;
+  std::mutex mutex_;
+  std::condition_variable finished_changed_;
+  std::set<std::string> finished_;
+  std::map<std::string, std::shared_ptr<channel>> channels_;
+  std::mutex shutdown_mutex_;
+  bool done_ = false;
+};
+
+}  // namespace lp::detail
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace lp {
 
 namespace detail {
 
-inline std::optional<std::string> take_env(const char* name) {
+LP_API std::optional<std::string> take_env(const char* name) {
   const char* value = std::getenv(name);
   if (!value) return std::nullopt;
   std::string copy = value;
@@ -6240,18 +7152,21 @@ inline std::optional<std::string> take_env(const char* name) {
 }
 
 // True in a process that a multi-processing launcher started as a node.
-inline bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
+LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
 
 // The life of a node process: host its nodes, publish them, stop when the
 // launcher says so (SIGTERM) or when one of them calls lp::stop(), which
 // the launcher then passes on to every other process.
-inline int run_node_process(const program& graph, const launch_flags& flags) {
+LP_API int run_node_process(const program& graph, transport_kind transport,
+                            const launch_flags& flags) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto secret = take_env(child_env::secret).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
   auto run_dir = take_env(child_env::run_dir).value_or("");
+  if (auto chosen = take_env(child_env::transport))
+    transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
   // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
   if (policy != slurm_policy && launcher != std::to_string(::getppid())) {
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
@@ -6283,7 +7198,7 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
     options.run_dir = run_dir;
     if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
     options.max_body_bytes = flags.max_body_mb << 20;
-    options.direct_calls = flags.direct_calls;
+    options.direct_calls = transport == transport_kind::direct;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -6306,8 +7221,10 @@ inline int run_node_process(const program& graph, const launch_flags& flags) {
   }
 }
 
-inline process_options process_options_from(const launch_flags& flags, std::string_view policy) {
+LP_API process_options process_options_from(const launch_flags& flags, std::string_view policy,
+                                           transport_kind transport) {
   process_options options;
+  options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
   options.arguments = flags.arguments;
   options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
@@ -6317,48 +7234,118 @@ inline process_options process_options_from(const launch_flags& flags, std::stri
   return options;
 }
 
+
+// local_mp from a command line: this process is the launcher.
+LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
+                                      const launch_flags& flags) {
+  if (flags.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    process_launch launch(graph, process_options_from(flags, local_multi_processing::flag, transport));
+    if (launch.wait_stopping_on_signals()) return 0;
+    std::cerr << launch.summary() << std::flush;
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
 }  // namespace detail
 
-// Every node its own process: the launcher starts this same program again
-// once per node (or per colocated group), with the same arguments; each
-// process builds the same program graph and runs only its own nodes. The
-// nodes find each other through the launcher (a rendezvous on loopback), so
-// no port is chosen in advance. Ctrl+C or SIGTERM stops every node (each
-// gets SIGTERM, and is killed after --lp_termination_notice_secs); a second
-// Ctrl+C kills them at once. When the launcher dies, even by SIGKILL, its
-// node processes die with it.
-struct local_multi_processing {
-  static constexpr std::string_view flag = "local_mp";
+LP_API process_controller::process_controller(const program& graph,
+                                              const process_test_options& options,
+                                              transport_kind transport)
+    : graph_(&graph) {
+  if (options.executable.empty())
+    throw usage_error(
+        "test_multi_processing needs process_test_options::executable: a program whose main() "
+        "builds the same graph and calls lp::launch");
+  detail::process_options settings;
+  settings.policy = test_multi_processing::flag;
+  settings.executable = options.executable;
+  settings.arguments.push_back(options.executable);
+  for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
+  if (options.max_body_mb != test_options{}.max_body_mb)
+    settings.arguments.push_back("--lp_max_body_mb=" + std::to_string(options.max_body_mb));
+  settings.termination_notice = options.termination_notice;
+  settings.terminal = options.terminal;
+  settings.insecure = options.insecure;
+  settings.stop_when_runs_finish = false;
+  settings.direct_calls = transport == transport_kind::direct;
+  launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
+  nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),
+                                                          launch_->secret());
+}
 
-  static int run(const program& graph, const detail::launch_flags& flags) {
-    if (flags.insecure)
-      std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
-                << std::endl;
-    try {
-      detail::process_launch launch(graph, detail::process_options_from(flags, flag));
-      if (launch.wait_stopping_on_signals()) return 0;
-      std::cerr << launch.summary() << std::flush;
-      return 1;
-    } catch (const std::exception& e) {
-      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-      return 1;
-    }
-  }
-};
+LP_API process_controller::process_controller(process_controller&&) noexcept = default;
+LP_API process_controller& process_controller::operator=(process_controller&&) noexcept = default;
+
+LP_API process_controller::~process_controller() {
+  if (launch_) stop();
+}
+
+LP_API std::shared_ptr<detail::channel> process_controller::connect(const std::string& label) {
+  detail::http_channel::options settings;
+  settings.secret = launch_->secret();
+  return std::make_shared<detail::http_channel>(label, nodes_, settings);
+}
+
+LP_API std::map<std::string, std::string> process_controller::urls() const {
+  return launch_->urls();
+}
+
+LP_API const std::string& process_controller::secret() const { return launch_->secret(); }
+LP_API const std::string& process_controller::run_dir() const { return launch_->run_dir(); }
+
+LP_API bool process_controller::wait(const std::vector<std::string>& names) {
+  return launch_->wait_finished(names);
+}
+
+LP_API void process_controller::wait() {
+  if (!launch_->wait()) throw node_failure(summary());
+}
+
+LP_API bool process_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
+  if (!launch_->wait_for(timeout)) return false;
+  wait();
+  return true;
+}
+
+LP_API bool process_controller::stop() {
+  launch_->request_stop();
+  nodes_->close();
+  return launch_->wait();
+}
+
+LP_API std::string process_controller::summary() const { return launch_->summary(); }
+
+LP_API std::vector<pid_t> process_controller::pids() const { return launch_->pids(); }
 
 }  // namespace lp
 
-// ---- launchpad/launch/local_multi_threading.hpp ----
+// ---- launchpad/detail/run/in_process.hpp ----
 
+// The launches whose nodes are all threads of this process: local_mt and
+// test_mt from a command line, and a test's test_controller.
 
+#include <signal.h>
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
 
 namespace lp {
 
 namespace detail {
 
 // Runs the program to its end in this process; returns the exit status.
-inline int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
-                          const launch_flags& flags) {
+LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
+                          transport_kind transport, const launch_flags& flags) {
   std::unique_ptr<stop_on_signals> signals;
   if (handle_signals)
     signals = std::make_unique<stop_on_signals>(
@@ -6382,7 +7369,7 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
     options.secret = run_dir.secret();
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
-    options.direct_calls = flags.direct_calls;
+    options.direct_calls = transport == transport_kind::direct;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
     launch.shutdown();
@@ -6395,19 +7382,74 @@ inline int run_in_process(const program& graph, std::string_view policy, bool ha
 
 }  // namespace detail
 
-// Every node a thread of one process, each serving on its own loopback HTTP
-// port. Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second
-// one exits at once.
-struct local_multi_threading {
-  static constexpr std::string_view flag = "local_mt";
-  static int run(const program& graph, const detail::launch_flags& flags) {
-    return detail::run_in_process(graph, flag, /*handle_signals=*/true, flags);
+LP_API test_controller::test_controller(const program& graph, const test_options& options,
+                                        transport_kind transport)
+    : graph_(&graph) {
+  detail::host_options settings;
+  settings.policy = test_multi_threading::flag;
+  settings.secret = options.insecure ? "" : detail::make_secret();
+  settings.max_body_bytes = options.max_body_mb << 20;
+  settings.direct_calls = transport == transport_kind::direct;
+  settings.stop_when_runs_finish = false;
+  host_ = std::make_unique<detail::node_host>(graph, std::move(settings));
+}
+
+LP_API test_controller::test_controller(test_controller&&) noexcept = default;
+LP_API test_controller& test_controller::operator=(test_controller&&) noexcept = default;
+LP_API test_controller::~test_controller() = default;
+
+LP_API std::shared_ptr<detail::channel> test_controller::connect(const std::string& label) {
+  return host_->connect(label);
+}
+
+LP_API std::map<std::string, std::string> test_controller::urls() const { return host_->urls(); }
+
+LP_API const std::string& test_controller::secret() const { return host_->secret(); }
+
+LP_API bool test_controller::wait(const std::vector<std::string>& names) {
+  return host_->wait_finished(names);
+}
+
+LP_API void test_controller::wait() {
+  host_->state().wait_for_stop();
+  finish();
+}
+
+LP_API bool test_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
+  if (!host_->state().wait_for_stop(timeout)) return false;
+  finish();
+  return true;
+}
+
+LP_API bool test_controller::stop() {
+  host_->shutdown();
+  return !host_->state().failure();
+}
+
+LP_API std::string test_controller::summary() const { return host_->state().failure_summary(); }
+
+LP_API bool test_controller::stop_requested() const { return host_->state().stop_requested(); }
+
+LP_API void test_controller::finish() {
+  host_->shutdown();
+  if (auto failure = host_->state().failure()) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (...) {
+      std::throw_with_nested(node_failure(summary()));
+    }
   }
-};
+}
 
 }  // namespace lp
 
-// ---- launchpad/launch/slurm.hpp ----
+// ---- launchpad/detail/slurm/launch.hpp ----
+
+// --lp_launch=slurm: submit the program as one job, or, inside the job, be
+// its supervisor (docs/slurm.md).
+
+#include <cstdlib>
+#include <iostream>
 
 // ---- launchpad/detail/slurm/submit.hpp ----
 
@@ -6415,14 +7457,26 @@ struct local_multi_threading {
 // Slurm job, then follows the job (its state, its logs) to its end, and
 // cancels it on Ctrl+C.
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 
 // ---- launchpad/detail/slurm/follow.hpp ----
 
 // The submitting command shows what the job writes: the supervisor's log
 // as it is, each node's log behind "[label] ", as local_mp shows them.
 
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
 
 namespace lp::detail {
 
@@ -6478,13 +7532,27 @@ class log_follower {
 // A job that asks more of one host than any host of its partition has is
 // left pending for ever by Slurm; the launch refuses it before submitting.
 
+#include <algorithm>
+
 // ---- launchpad/detail/slurm/tools.hpp ----
 
 // Running Slurm's commands (sbatch, squeue, scancel, sinfo) and reading
 // what they print.
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
 
 extern char** environ;
 
@@ -6559,7 +7627,7 @@ inline std::string find_program(const std::string& name) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     start = colon + 1;
   }
-  throw error("launch_error", name + " is not on PATH; is this a host of a Slurm cluster?");
+  throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
 }
 
 // One word for sh, whatever it holds.
@@ -6595,6 +7663,8 @@ inline std::vector<std::string> tool_split(std::string_view text, char separator
 }
 
 }  // namespace lp::detail
+#include <string>
+#include <vector>
 
 namespace lp::detail {
 
@@ -6626,7 +7696,7 @@ inline int gpus_in(const std::string& gres) {
 inline partition_hosts find_partition(const std::string& wanted) {
   auto listed = capture_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"});
   if (listed.status != 0)
-    throw error("launch_error", "sinfo failed, so Slurm cannot be asked about its partitions: " +
+    throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
                                     tool_trim(listed.text));
   partition_hosts found;
   std::vector<std::string> names;
@@ -6650,8 +7720,7 @@ inline partition_hosts find_partition(const std::string& wanted) {
   if (found.name.empty()) {
     std::string known;
     for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
-    throw error("launch_error",
-                (wanted.empty() ? std::string("this cluster has no default partition")
+    throw launch_error((wanted.empty() ? std::string("this cluster has no default partition")
                                 : "there is no partition " + wanted) +
                     "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
   }
@@ -6662,8 +7731,7 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
   for (const auto& u : units) {
     const auto& needs = u.settings.resources;
     auto refuse = [&](const std::string& what, long asked, long largest) {
-      throw error("launch_error",
-                  "the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
+      throw launch_error("the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
                       ", but the largest host of partition " + hosts.name + " has " +
                       std::to_string(largest) + "; lower its group's resources() or choose " +
                       "another partition with --lp_slurm_partition. Nothing was submitted.");
@@ -6679,8 +7747,7 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
   std::size_t room = 0;
   for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
   if (units.size() > room)
-    throw error("launch_error",
-                "the program runs " + std::to_string(units.size()) + " processes of " +
+    throw launch_error("the program runs " + std::to_string(units.size()) + " processes of " +
                     std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
                     " holds at most " + std::to_string(room) +
                     " at once; colocate groups (p.group(...).colocate()), lower resources() or "
@@ -6703,6 +7770,9 @@ inline bool hopeless(const std::string& reason) {
 // What a Slurm launch asks of Slurm: the batch script of the job, and the
 // srun command that runs each process of the program as a job step.
 
+#include <algorithm>
+#include <string>
+#include <vector>
 
 namespace lp::detail {
 
@@ -6801,6 +7871,9 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
 }
 
 }  // namespace lp::detail
+#include <optional>
+#include <string>
+#include <thread>
 
 namespace lp::detail {
 
@@ -6900,14 +7973,14 @@ class slurm_submission {
       std::ofstream script(script_path);
       script << slurm_batch_script(graph_, flags_, slurm_slots_for(units_), run_dir,
                                    this_executable());
-      if (!script) throw error("launch_error", "cannot write " + script_path);
+      if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
     auto submitted = capture_tool({"sbatch", "--parsable", script_path});
     auto job = tool_trim(submitted.text.substr(0, submitted.text.find(';')));
     if (submitted.status != 0 || job.empty() ||
         job.find_first_not_of("0123456789") != std::string::npos)
-      throw error("launch_error", "sbatch refused the job: " + tool_trim(submitted.text) +
+      throw launch_error("sbatch refused the job: " + tool_trim(submitted.text) +
                                       " (the batch script is " + script_path + ")");
     return job;
   }
@@ -7008,7 +8081,15 @@ class slurm_submission {
 // which does what local_mp's launcher does (rendezvous, restarts, ordered
 // stop, failure summary), with each process of the program a job step.
 
+#include <signal.h>
+#include <sys/wait.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
 
 namespace lp::detail {
 
@@ -7065,7 +8146,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
   try {
     const char* job = std::getenv("SLURM_JOB_ID");
     if (!job)
-      throw error("launch_error", std::string(slurm_run_dir_env) +
+      throw launch_error(std::string(slurm_run_dir_env) +
                                       " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
     options.terminal = "files";
     options.log_dir = run_dir + "/logs";
@@ -7084,275 +8165,66 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
 }
 
 }  // namespace lp::detail
+#include <string>
 
-namespace lp {
+namespace lp::detail {
 
-// The program as one Slurm job (docs/slurm.md). The command you run submits
-// it with sbatch and follows it; in the job, the same binary runs as the
-// supervisor, which starts every node (or colocated group) as its own job
-// step with srun, with the resources of its group, and does what local_mp's
-// launcher does: rendezvous, restarts, ordered stop, failure summary.
-struct slurm {
-  static constexpr std::string_view flag = detail::slurm_policy;
-
-  static int run(const program& graph, const detail::launch_flags& flags) {
-    if (flags.insecure)
-      std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
-                << std::endl;
-    if (const char* run_dir = std::getenv(detail::slurm_run_dir_env)) {
-      std::string path = run_dir;
-      ::unsetenv(detail::slurm_run_dir_env);  // the nodes are not supervisors
-      return detail::run_slurm_supervisor(graph, flags,
-                                          detail::process_options_from(flags, flag), path);
-    }
-    try {
-      if (flags.dry_run) {
-        detail::print_dry_run(graph, flags, std::cout);
-        return 0;
-      }
-      return detail::slurm_submission(graph, flags).run();
-    } catch (const usage_error&) {
-      throw;
-    } catch (const std::exception& e) {
-      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-      return 1;
-    }
+LP_API int run_slurm(const program& graph, transport_kind transport, const launch_flags& flags) {
+  if (flags.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
+    std::string path = run_dir;
+    ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
+    return run_slurm_supervisor(graph, flags,
+                                process_options_from(flags, slurm::flag, transport), path);
   }
-};
-
-}  // namespace lp
-
-// ---- launchpad/launch/test_multi_processing.hpp ----
-
-
-namespace lp {
-
-// For tests of a program as processes, like local_multi_processing. The test
-// process is the launcher; each node runs in a process of `executable`, a
-// program whose main() builds the same graph and calls lp::launch (usually
-// the program's own binary; build the graph in a function both share).
-//
-//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   running.wait({"producers"});
-//   CHECK(running.client(counter).get() == 4000);
-struct test_multi_processing {
-  static constexpr std::string_view flag = "test_mp";
-};
-
-struct process_test_options {
-  std::string executable;              // the nodes' program
-  std::vector<std::string> arguments;  // its arguments after argv[0]
-  std::chrono::seconds termination_notice{10};
-  std::string terminal = "current";  // or "files", "tmux"
-};
-
-// A program launched as processes by a test. Destroying it stops the program
-// and waits until every process it started is gone.
-class process_controller {
- public:
-  process_controller(const program& graph, const process_test_options& options) : graph_(&graph) {
-    if (options.executable.empty())
-      throw usage_error(
-          "test_multi_processing needs process_test_options::executable: a program whose main() "
-          "builds the same graph and calls lp::launch");
-    detail::process_options settings;
-    settings.policy = test_multi_processing::flag;
-    settings.executable = options.executable;
-    settings.arguments.push_back(options.executable);
-    for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
-    settings.termination_notice = options.termination_notice;
-    settings.terminal = options.terminal;
-    settings.stop_when_runs_finish = false;
-    launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
-    nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),
-                                                            launch_->secret());
-  }
-  process_controller(const process_controller&) = delete;
-  process_controller& operator=(const process_controller&) = delete;
-  process_controller(process_controller&&) = default;
-  ~process_controller() {
-    if (launch_) stop();
-  }
-
-  // A client for any node; calls wait for a node that does not serve yet.
-  template <class T>
-  lp::client<T> client(const handle<T>& node) {
-    if (node.owner() != graph_)
-      throw graph_error("process_controller::client: the handle to '" + node.label() +
-                        "' belongs to another program");
-    detail::http_channel::options settings;
-    settings.secret = launch_->secret();
-    return lp::client<T>(std::make_shared<detail::http_channel>(node.label(), nodes_, settings));
-  }
-
-  // Waits until the run() of every node named (labels or group names) has
-  // returned. False if the program stopped first.
-  bool wait(const std::vector<std::string>& names) { return launch_->wait_finished(names); }
-
-  // Waits until every process has ended: a node called lp::stop() or failed,
-  // or stop() was called (a program under test does not stop by itself when
-  // every run() has returned). True if all ended cleanly.
-  bool wait() { return launch_->wait(); }
-
-  // Stops every node process (SIGTERM, then SIGKILL after the notice) and
-  // waits for them. True if all ended cleanly.
-  bool stop() {
-    launch_->request_stop();
-    nodes_->close();
-    return launch_->wait();
-  }
-
-  // What failed, one node per line with its last output; empty if nothing.
-  std::string summary() const { return launch_->summary(); }
-  std::vector<pid_t> pids() const { return launch_->pids(); }
-  const std::string& secret() const { return launch_->secret(); }
-  const std::string& run_dir() const { return launch_->run_dir(); }
-
- private:
-  const program* graph_;
-  std::unique_ptr<detail::process_launch> launch_;
-  std::shared_ptr<detail::rendezvous_directory> nodes_;
-};
-
-}  // namespace lp
-
-// ---- launchpad/launch/test_multi_threading.hpp ----
-
-
-namespace lp {
-
-// For tests: every node a thread of the test process, each serving on its
-// own loopback HTTP port, as in local_multi_threading. No signal handlers.
-//
-//   auto running = lp::launch<lp::test_multi_threading>(p);
-//   CHECK(running.client(counter).get() == 0);
-//   running.wait();  // rethrows the first exception a node threw
-struct test_multi_threading {
-  static constexpr std::string_view flag = "test_mt";
-  // From the command line (--lp_launch=test_mt): like local_mt, without
-  // signal handlers.
-  static int run(const program& graph, const detail::launch_flags& flags) {
-    return detail::run_in_process(graph, flag, /*handle_signals=*/false, flags);
-  }
-};
-
-// A program launched by a test. Destroying it stops the program and waits
-// until every thread and server it started is gone.
-class test_controller {
- public:
-  // `flags` are --lp_ flags, as on a command line: --lp_max_body_mb,
-  // --lp_insecure, --lp_direct_calls (clients call the nodes without HTTP).
-  explicit test_controller(const program& graph, const std::vector<std::string>& flags = {})
-      : graph_(&graph) {
-    std::vector<std::string> words{"test"};
-    words.insert(words.end(), flags.begin(), flags.end());
-    std::vector<char*> argv;
-    for (auto& word : words) argv.push_back(word.data());
-    auto parsed = detail::parse_flags(static_cast<int>(argv.size()), argv.data());
-    detail::host_options options;
-    options.policy = test_multi_threading::flag;
-    options.secret = parsed.insecure ? "" : detail::make_secret();
-    options.max_body_bytes = parsed.max_body_mb << 20;
-    options.direct_calls = parsed.direct_calls;
-    options.stop_when_runs_finish = false;
-    launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
-  }
-
-  // A client for any node of the program.
-  template <class T>
-  lp::client<T> client(const handle<T>& node) {
-    if (node.owner() != graph_)
-      throw graph_error("test_controller::client: the handle to '" + node.label() +
-                        "' belongs to another program");
-    return lp::client<T>(launch_->connect(node.label()));
-  }
-
-  // Label -> URL of every node, for raw HTTP or curl.
-  std::map<std::string, std::string> urls() const { return launch_->urls(); }
-
-  // The bearer token every request to the nodes must carry
-  // (`Authorization: Bearer <secret>`).
-  const std::string& secret() const { return launch_->secret(); }
-
-  // Waits until the run() of every node named (labels or group names) has
-  // returned; the other nodes go on serving. False if the program stopped
-  // first (then wait() tells why).
-  bool wait(const std::vector<std::string>& names) { return launch_->wait_finished(names); }
-
-  // Waits until the program stops: a node called lp::stop() or threw, or
-  // stop() was called. (Under a test controller a program does not stop by
-  // itself when every run() has returned: the test may still want to look.)
-  // Then shuts it down and rethrows the first exception a node threw.
-  void wait() {
-    launch_->state().wait_for_stop();
-    finish();
-  }
-
-  // As wait(), but gives up after `timeout`; returns whether it stopped.
-  template <class Rep, class Period>
-  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
-    if (!launch_->state().wait_for_stop(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(timeout)))
-      return false;
-    finish();
-    return true;
-  }
-
-  // Stops the program and waits until it is shut down. Does not rethrow.
-  void stop() { launch_->shutdown(); }
-
-  bool stop_requested() const { return launch_->state().stop_requested(); }
-
- private:
-  void finish() {
-    launch_->shutdown();
-    if (auto failure = launch_->state().failure()) std::rethrow_exception(failure);
-  }
-
-  const program* graph_;
-  std::unique_ptr<detail::node_host> launch_;
-};
-
-}  // namespace lp
-
-namespace lp {
-
-template <class Policy>
-  requires std::same_as<Policy, test_multi_threading>
-test_controller launch(const program& graph, const std::vector<std::string>& flags = {}) {
-  return test_controller(graph, flags);
-}
-
-template <class Policy>
-  requires std::same_as<Policy, test_multi_processing>
-process_controller launch(const program& graph, const process_test_options& options) {
-  return process_controller(graph, options);
-}
-
-// Returns the program's exit status: 0 when it stopped cleanly, 1 when a node
-// failed, 2 for a usage error such as an unknown --lp_ flag.
-template <class Policy = local_multi_threading>
-int launch(const program& graph, int argc, char** argv) {
   try {
-    auto flags = detail::parse_flags(argc, argv);
+    if (flags.dry_run) {
+      print_dry_run(graph, flags, std::cout);
+      return 0;
+    }
+    return slurm_submission(graph, flags).run();
+  } catch (const usage_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace lp::detail
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
+                       transport_kind transport) {
+  try {
+    auto flags = parse_flags(argc, argv);
     if (flags.help) {
-      std::cout << detail::flags_help;
+      std::cout << flags_help;
       return 0;
     }
     if (!flags.graph.empty()) {
-      std::cout << detail::graph_picture(graph, flags.graph);
+      std::cout << graph_picture(graph, flags.graph);
       return 0;
     }
     // Started by a multi-processing launcher: whatever the policy, be a node.
-    if (detail::is_node_process()) return detail::run_node_process(graph, flags);
-    std::string policy = flags.launch.value_or(std::string(Policy::flag));
-    if (flags.dry_run && policy != slurm::flag)
+    if (is_node_process()) return run_node_process(graph, transport, flags);
+    std::string chosen = flags.launch.value_or(std::string(policy));
+    if (flags.direct_calls) transport = transport_kind::direct;
+    if (flags.dry_run && chosen != slurm::flag)
       throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
-    if (policy == test_multi_threading::flag) return test_multi_threading::run(graph, flags);
-    if (policy == local_multi_threading::flag) return local_multi_threading::run(graph, flags);
-    if (policy == local_multi_processing::flag) return local_multi_processing::run(graph, flags);
-    if (policy == slurm::flag) return slurm::run(graph, flags);
-    throw usage_error("--lp_launch=" + policy +
+    if (chosen == test_multi_threading::flag)
+      return run_in_process(graph, chosen, /*handle_signals=*/false, transport, flags);
+    if (chosen == local_multi_threading::flag)
+      return run_in_process(graph, chosen, /*handle_signals=*/true, transport, flags);
+    if (chosen == local_multi_processing::flag)
+      return run_local_multi_processing(graph, transport, flags);
+    if (chosen == slurm::flag) return run_slurm(graph, transport, flags);
+    throw usage_error("--lp_launch=" + chosen +
                       " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
@@ -7360,26 +8232,5 @@ int launch(const program& graph, int argc, char** argv) {
   }
 }
 
-}  // namespace lp
-
-// ---- launchpad/version.hpp ----
-
-// The one place the version is written; meson.build reads these three lines.
-#define LP_VERSION_MAJOR 0
-#define LP_VERSION_MINOR 1
-#define LP_VERSION_PATCH 0
-
-#define LP_DETAIL_STRINGIZE2(x) #x
-#define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)
-#define LP_VERSION_STRING              \
-  LP_DETAIL_STRINGIZE(LP_VERSION_MAJOR) \
-  "." LP_DETAIL_STRINGIZE(LP_VERSION_MINOR) "." LP_DETAIL_STRINGIZE(LP_VERSION_PATCH)
-
-namespace lp {
-struct version_info {
-  int major, minor, patch;
-  const char* string;
-};
-inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH,
-                                      LP_VERSION_STRING};
-}  // namespace lp
+}  // namespace lp::detail
+#endif

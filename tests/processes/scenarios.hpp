@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <launchpad/launchpad.hpp>
 #include <string>
 #include <thread>

@@ -1,14 +1,12 @@
 #pragma once
 
 #include <chrono>
-#include <exception>
+#include <cstddef>
 #include <launchpad/client.hpp>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/run/node_host.hpp>
-#include <launchpad/launch/local_multi_threading.hpp>
-#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
+#include <launchpad/launch/policy.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>
@@ -18,42 +16,47 @@
 
 namespace lp {
 
+namespace detail {
+class node_host;
+class channel;
+}  // namespace detail
+
+class test_controller;
+
+// What a test may choose about a program it launches as threads.
+struct test_options {
+  bool insecure = false;          // nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;  // the largest request body a node accepts
+};
+
 // For tests: every node a thread of the test process, each serving on its
 // own loopback HTTP port, as in local_multi_threading. No signal handlers.
 //
 //   auto running = lp::launch<lp::test_multi_threading>(p);
 //   CHECK(running.client(counter).get() == 0);
-//   running.wait();  // rethrows the first exception a node threw
+//   running.wait();  // throws lp::node_failure if a node failed
+//
+// From a command line (--lp_launch=test_mt) it runs like local_mt, without
+// signal handlers.
 struct test_multi_threading {
   static constexpr std::string_view flag = "test_mt";
-  // From the command line (--lp_launch=test_mt): like local_mt, without
-  // signal handlers.
-  static int run(const program& graph, const detail::launch_flags& flags) {
-    return detail::run_in_process(graph, flag, /*handle_signals=*/false, flags);
-  }
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+  using controller = test_controller;
+  using options = test_options;
 };
 
-// A program launched by a test. Destroying it stops the program and waits
-// until every thread and server it started is gone.
+// A program launched by a test, in this process. test_controller and
+// process_controller have the same members with the same meanings; only
+// how the nodes run differs. Destroying it stops the program and waits until
+// every thread and server it started is gone.
 class test_controller {
  public:
-  // `flags` are --lp_ flags, as on a command line: --lp_max_body_mb,
-  // --lp_insecure, --lp_direct_calls (clients call the nodes without HTTP).
-  explicit test_controller(const program& graph, const std::vector<std::string>& flags = {})
-      : graph_(&graph) {
-    std::vector<std::string> words{"test"};
-    words.insert(words.end(), flags.begin(), flags.end());
-    std::vector<char*> argv;
-    for (auto& word : words) argv.push_back(word.data());
-    auto parsed = detail::parse_flags(static_cast<int>(argv.size()), argv.data());
-    detail::host_options options;
-    options.policy = test_multi_threading::flag;
-    options.secret = parsed.insecure ? "" : detail::make_secret();
-    options.max_body_bytes = parsed.max_body_mb << 20;
-    options.direct_calls = parsed.direct_calls;
-    options.stop_when_runs_finish = false;
-    launch_ = std::make_unique<detail::node_host>(graph, std::move(options));
-  }
+  LP_API explicit test_controller(const program& graph, const test_options& options = {},
+                                  transport_kind transport = transport_kind::http);
+  LP_API test_controller(test_controller&&) noexcept;
+  LP_API test_controller& operator=(test_controller&&) noexcept;
+  LP_API ~test_controller();
 
   // A client for any node of the program.
   template <class T>
@@ -61,53 +64,50 @@ class test_controller {
     if (node.owner() != graph_)
       throw graph_error("test_controller::client: the handle to '" + node.label() +
                         "' belongs to another program");
-    return lp::client<T>(launch_->connect(node.label()));
+    return lp::client<T>(connect(node.label()));
   }
 
   // Label -> URL of every node, for raw HTTP or curl.
-  std::map<std::string, std::string> urls() const { return launch_->urls(); }
+  LP_API std::map<std::string, std::string> urls() const;
 
   // The bearer token every request to the nodes must carry
-  // (`Authorization: Bearer <secret>`).
-  const std::string& secret() const { return launch_->secret(); }
+  // (`Authorization: Bearer <secret>`); empty for an insecure launch.
+  LP_API const std::string& secret() const;
 
   // Waits until the run() of every node named (labels or group names) has
   // returned; the other nodes go on serving. False if the program stopped
   // first (then wait() tells why).
-  bool wait(const std::vector<std::string>& names) { return launch_->wait_finished(names); }
+  LP_API bool wait(const std::vector<std::string>& names);
 
-  // Waits until the program stops: a node called lp::stop() or threw, or
+  // Waits until the program stops: a node called lp::stop() or failed, or
   // stop() was called. (Under a test controller a program does not stop by
   // itself when every run() has returned: the test may still want to look.)
-  // Then shuts it down and rethrows the first exception a node threw.
-  void wait() {
-    launch_->state().wait_for_stop();
-    finish();
-  }
+  // Then shuts it down; throws lp::node_failure, holding the node's own
+  // exception (std::rethrow_if_nested), if a node failed.
+  LP_API void wait();
 
   // As wait(), but gives up after `timeout`; returns whether it stopped.
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> timeout) {
-    if (!launch_->state().wait_for_stop(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(timeout)))
-      return false;
-    finish();
-    return true;
+    return wait_until_stopped(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
   }
 
-  // Stops the program and waits until it is shut down. Does not rethrow.
-  void stop() { launch_->shutdown(); }
+  // Stops the program and waits until it is shut down. True if no node
+  // failed; summary() says what did. Never throws a node's failure.
+  LP_API bool stop();
 
-  bool stop_requested() const { return launch_->state().stop_requested(); }
+  // What failed, one node per line; empty if nothing did.
+  LP_API std::string summary() const;
+
+  LP_API bool stop_requested() const;
 
  private:
-  void finish() {
-    launch_->shutdown();
-    if (auto failure = launch_->state().failure()) std::rethrow_exception(failure);
-  }
+  LP_API std::shared_ptr<detail::channel> connect(const std::string& label);
+  LP_API bool wait_until_stopped(std::chrono::nanoseconds timeout);
+  LP_API void finish();
 
   const program* graph_;
-  std::unique_ptr<detail::node_host> launch_;
+  std::unique_ptr<detail::node_host> host_;
 };
 
 }  // namespace lp

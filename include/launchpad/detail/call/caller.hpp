@@ -7,7 +7,7 @@
 #include <launchpad/detail/call/channel.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
-#include <launchpad/detail/call/thread_pool.hpp>
+#include <launchpad/detail/util/thread_pool.hpp>
 #include <launchpad/error.hpp>
 #include <memory>
 #include <span>

@@ -2,19 +2,13 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/error.hpp>
 #include <map>
 #include <mutex>
 #include <string>
 
 namespace lp::detail {
-
-struct address {
-  std::string host;
-  int port = 0;
-  std::string url() const { return "http://" + host + ":" + std::to_string(port); }
-  bool operator==(const address&) const = default;
-};
 
 // Where the nodes of a launch serve. Nodes publish their address once they
 // serve; callers look addresses up, waiting for a node that does not serve

@@ -66,7 +66,7 @@ inline std::string slurm_host_address(const std::string& choice) {
     auto address = host_name_address();
     if (address.empty()) address = interface_address("");
     if (address.empty())
-      throw error("launch_error", "this host has no IPv4 address other hosts could reach; pass "
+      throw launch_error("this host has no IPv4 address other hosts could reach; pass "
                                   "--lp_slurm_host=<interface or address>");
     return address;
   }

@@ -46,6 +46,9 @@ inline constexpr const char* secret = "LP_SECRET";
 inline constexpr const char* launcher = "LP_LAUNCHER_PID";
 inline constexpr const char* policy = "LP_POLICY";
 inline constexpr const char* run_dir = "LP_RUN_DIR";
+// "direct" when the launch's policy is direct_calls<...>: the launcher's
+// choice, which a test's node program may not know at compile time.
+inline constexpr const char* transport = "LP_TRANSPORT";
 }  // namespace child_env
 
 // How a launch starts its units and signals them. Left empty (local_mp), a
@@ -99,6 +102,7 @@ struct process_options {
   bool stop_when_runs_finish = true;
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
+  bool direct_calls = false;  // calls between nodes of one process skip HTTP
   unit_runner runner;
 };
 
@@ -230,6 +234,14 @@ class process_launch {
   const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
 
+  // Label -> URL of the nodes serving now.
+  std::map<std::string, std::string> urls() const {
+    std::map<std::string, std::string> out;
+    for (const auto& spec : graph_.nodes())
+      if (auto where = rendezvous_->find(spec.label)) out[spec.label] = where->url();
+    return out;
+  }
+
   // The process ids of the node processes now running.
   std::vector<pid_t> pids() const {
     std::lock_guard lock(mutex_);
@@ -273,8 +285,7 @@ class process_launch {
                 : std::vector<std::string>{"tmux", "new-window", "-d", "-t", "=" + tmux_session_,
                                            "-n", u.name, follow};
       if (run_tool(command) != 0)
-        throw error("launch_error",
-                    "tmux could not open a window for " + u.name +
+        throw launch_error("tmux could not open a window for " + u.name +
                         "; is tmux installed? (--lp_terminal=files writes the same logs)");
       first = false;
     }
@@ -326,13 +337,14 @@ class process_launch {
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir(),
+        std::string(child_env::transport) + "=" + (options_.direct_calls ? "direct" : "http"),
     };
     if (log_files()) {
       std::string file = u.name;
       std::replace(file.begin(), file.end(), '/', '_');
       u.log_path = options_.log_dir + "/" + file + ".log";
       int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      if (fd < 0) throw error("launch_error", "cannot open the log file " + u.log_path);
+      if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
       auto pid = spawn(child);
       ::close(fd);

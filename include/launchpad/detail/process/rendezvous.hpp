@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/serve/listener.hpp>
@@ -60,10 +61,11 @@ class rendezvous_server {
               {body.at("host").template get<std::string>(), body.at("port").template get<int>()});
       res.set_content("{}", "application/json");
     }));
-    server.Get("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
-      auto label = req.get_param_value("label");
+    server.Post("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+      auto body = json::parse(req.body);
+      auto label = body.at("label").template get<std::string>();
       auto wait = std::chrono::milliseconds(
-          std::clamp(std::stol(req.get_param_value("wait_ms")), 0L, 10'000L));
+          std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, wait, [&] {
         return closed_ || nodes_[label].where || nodes_[label].gone;
@@ -90,7 +92,7 @@ class rendezvous_server {
       res.set_content("{}", "application/json");
     }));
     int port = listener_.start(host, 0);
-    if (port < 0) throw error("launch_error", "the launcher cannot listen on " + host);
+    if (port < 0) throw launch_error("the launcher cannot listen on " + host);
     url_ = "http://" + host + ":" + std::to_string(port);
   }
   rendezvous_server(const rendezvous_server&) = delete;
@@ -154,8 +156,11 @@ class rendezvous_server {
 // A node process's side: a directory that asks the launcher, and remembers.
 class rendezvous_directory final : public directory {
  public:
-  rendezvous_directory(std::string url, std::string secret)
-      : url_(std::move(url)), secret_(std::move(secret)) {}
+  rendezvous_directory(std::string url, const std::string& secret)
+      : url_(std::move(url)),
+        launcher_(address_of(url_)),
+        headers_("Content-Type: application/json\r\n" +
+                 (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
   void publish(const std::string& label, const address& where) override {
     post("/lp/v1/rendezvous/publish", {{"label", label}, {"host", where.host}, {"port", where.port}});
@@ -174,26 +179,19 @@ class rendezvous_directory final : public directory {
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0)
         throw transport_error(label, method, "the node did not start serving in time");
-      auto client = connect();
-      client.set_read_timeout(std::chrono::seconds(15));
-      auto reply = client.Get("/lp/v1/rendezvous/lookup?label=" + label + "&wait_ms=" +
-                              std::to_string(std::min<long>(left.count(), 5000)));
-      if (!reply)
-        throw transport_error(label, method, "the launcher does not answer; it may have stopped");
-      if (reply->status == 200) {
-        auto body = json::parse(reply->body);
-        address where{body.at("host").get<std::string>(), body.at("port").get<int>()};
+      auto reply = ask(label, method, "/lp/v1/rendezvous/lookup",
+                       {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
+      if (reply.status == 200) {
+        address where{reply.body.at("host").get<std::string>(), reply.body.at("port").get<int>()};
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;
       }
-      if (reply->status != 404) {
-        auto body = json::parse(reply->body, nullptr, false);
+      if (reply.status != 404)
         throw transport_error(label, method,
-                              body.is_object() && body.contains("error")
-                                  ? "the node is gone: " + body["error"].get<std::string>()
-                                  : "the launcher answered HTTP " + std::to_string(reply->status));
-      }
+                              reply.body.is_object() && reply.body.contains("error")
+                                  ? "the node is gone: " + reply.body["error"].get<std::string>()
+                                  : "the launcher answered HTTP " + std::to_string(reply.status));
     }
   }
 
@@ -217,29 +215,55 @@ class rendezvous_directory final : public directory {
   }
 
  private:
-  httplib::Client connect() const {
-    httplib::Client client(url_);
-    client.set_tcp_nodelay(true);
-    client.set_connection_timeout(std::chrono::seconds(5));
-    // A launcher busy starting 64 processes (under a sanitizer, on 2 cores)
-    // may take more than httplib's 5 s to answer; one that is gone kills its
-    // nodes anyway.
-    client.set_read_timeout(std::chrono::seconds(30));
-    if (!secret_.empty()) client.set_default_headers({{"Authorization", "Bearer " + secret_}});
-    return client;
+  struct answer {
+    int status;
+    json body;  // discarded if it is not JSON
+  };
+
+  // One request to the launcher, on a connection of its own: a node asks
+  // seldom (once per peer, again when a peer restarts), through the same
+  // client as its calls. A launcher busy starting 64 processes (under a
+  // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
+  // its nodes anyway, so patience costs nothing.
+  answer ask(const std::string& node, const std::string& method, const std::string& path,
+             const json& body) const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    try {
+      auto connection = http_connection::open(launcher_.host, launcher_.port, deadline);
+      std::string reply;
+      auto response = connection->post(path, headers_, body.dump(), deadline, reply,
+                                       std::size_t{1} << 20);
+      return {response.status,
+              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr, false)};
+    } catch (const http_connection::failure& e) {
+      throw transport_error(node, method,
+                            std::string("the launcher does not answer; it may have stopped (") +
+                                e.what() + ")");
+    }
   }
 
   void post(const std::string& path, const json& body) {
-    auto client = connect();
-    auto reply = client.Post(path, body.dump(), "application/json");
+    std::optional<answer> reply;
+    std::string why;
+    try {
+      reply = ask("launcher", "rendezvous", path, body);
+    } catch (const transport_error& e) {
+      why = e.what();
+    }
     if (!reply || reply->status != 200)
-      throw error("launch_error", "the launcher's rendezvous at " + url_ + " did not take " + path +
-                                      " (" + (reply ? "HTTP " + std::to_string(reply->status)
-                                                    : httplib::to_string(reply.error())) +
-                                      ")");
+      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " + path + " (" +
+                         (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
   }
 
-  const std::string url_, secret_;
+  // "http://host:port", as rendezvous_server::url() wrote it.
+  static address address_of(const std::string& url) {
+    auto colon = url.rfind(':');
+    return {url.substr(7, colon - 7), std::stoi(url.substr(colon + 1))};
+  }
+
+  const std::string url_;
+  const address launcher_;
+  const std::string headers_;
   std::mutex mutex_;
   std::map<std::string, address> cache_;
   bool closed_ = false;

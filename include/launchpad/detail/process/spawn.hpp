@@ -24,7 +24,7 @@ namespace lp::detail {
 inline std::string this_executable() {
   std::string path(4096, '\0');
   auto length = ::readlink("/proc/self/exe", path.data(), path.size());
-  if (length <= 0) throw error("launch_error", "cannot find this program's executable");
+  if (length <= 0) throw launch_error("cannot find this program's executable");
   path.resize(static_cast<std::size_t>(length));
   return path;
 }
@@ -55,7 +55,7 @@ inline pid_t spawn(const child_process& child) {
   sigemptyset(&none);
 
   pid_t pid = ::fork();
-  if (pid < 0) throw error("launch_error", std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);

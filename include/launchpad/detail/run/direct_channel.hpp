@@ -3,8 +3,7 @@
 #include <chrono>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/call/channel.hpp>
-#include <launchpad/detail/serve/dispatch.hpp>
-#include <launchpad/detail/serve/http_server.hpp>
+#include <launchpad/detail/serve/served_node.hpp>
 #include <launchpad/error.hpp>
 #include <mutex>
 #include <shared_mutex>
@@ -23,7 +22,7 @@ namespace lp::detail {
 // returns.
 class direct_channel final : public channel {
  public:
-  direct_channel(std::string node, http_server& server) : node_(std::move(node)), server_(&server) {}
+  direct_channel(std::string node, served_node& target) : node_(std::move(node)), target_(&target) {}
 
   const std::string& node() const override { return node_; }
 
@@ -31,9 +30,9 @@ class direct_channel final : public channel {
                  std::chrono::milliseconds deadline) override {
     auto start = std::chrono::steady_clock::now();
     // Held through the call, so close() waits for calls that found the node
-    // before its server goes away.
+    // before it goes away.
     std::shared_lock lock(mutex_);
-    if (!server_) throw transport_error(node_, method, "the program has stopped");
+    if (!target_) throw transport_error(node_, method, "the program has stopped");
     struct request_body {};
     struct reply_body {};
     std::string_view request = args.empty() ? std::string_view() : args[0];
@@ -43,7 +42,7 @@ class direct_channel final : public channel {
       request = joined;
     }
     auto& reply = written_reply::of_this_thread<reply_body>();
-    int status = server_->call_direct(method, request, reply);
+    int status = call_in_process(*target_, method, request, reply);
     lock.unlock();
     if (std::chrono::steady_clock::now() - start > deadline)
       throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
@@ -52,13 +51,13 @@ class direct_channel final : public channel {
 
   void close() override {
     std::unique_lock lock(mutex_);
-    server_ = nullptr;
+    target_ = nullptr;
   }
 
  private:
   const std::string node_;
   std::shared_mutex mutex_;
-  http_server* server_;
+  served_node* target_;
 };
 
 }  // namespace lp::detail

@@ -11,7 +11,7 @@
 #include <launchpad/detail/run/direct_channel.hpp>
 #include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
-#include <launchpad/detail/run/launch_state.hpp>
+#include <launchpad/detail/serve/launch_state.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>
@@ -73,7 +73,7 @@ class node_host {
     if (slot) return slot;
     if (options_.direct_calls)
       for (auto& node : nodes_)
-        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->server);
+        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->served);
     return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
@@ -124,6 +124,7 @@ class node_host {
     node_identity identity;
     bool has_run = false;
     std::unique_ptr<node_instance> instance;
+    std::unique_ptr<served_node> served;
     std::unique_ptr<http_server> server;
     std::thread runner;
   };
@@ -151,8 +152,9 @@ class node_host {
       node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
       node->instance = spec.build(connector);
-      node->server = std::make_unique<http_server>(*node->instance, node->identity, *state_,
-                                                   options_.secret, options_.max_body_bytes);
+      node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
+      node->server = std::make_unique<http_server>(*node->served, options_.secret,
+                                                   options_.max_body_bytes);
       nodes_.push_back(std::move(node));
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger

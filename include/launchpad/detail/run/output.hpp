@@ -39,7 +39,7 @@ class output_pump {
   static constexpr std::size_t kept_lines = 20;
 
   output_pump() {
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw error("launch_error", "cannot create a pipe");
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     colour_ = ::isatty(1) && ::isatty(2);
     thread_ = std::thread([this] { pump(); });
   }
@@ -51,7 +51,7 @@ class output_pump {
   // returned write end, which the launcher closes once the child has it.
   int open(const std::string& label, int target) {
     int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) throw error("launch_error", "cannot create a pipe");
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     {
       std::lock_guard lock(mutex_);
       auto colour = colours_.emplace(label, colours_.size() % 6 + 1).first->second;

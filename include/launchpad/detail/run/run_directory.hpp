@@ -24,13 +24,13 @@ class run_directory {
       : secret_(std::move(secret)) {
     std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
-      throw error("launch_error", "cannot create a run directory under " + parent +
+      throw launch_error("cannot create a run directory under " + parent +
                                       "; is it there, and writable?");
     path_ = pattern;
     if (secret_.empty()) return;
     auto file = path_ + "/secret";
     int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw error("launch_error", "cannot write " + file);
+    if (fd < 0) throw launch_error("cannot write " + file);
     write_all(fd, secret_ + "\n");
     ::close(fd);
   }

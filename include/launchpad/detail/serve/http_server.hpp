@@ -9,11 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <launchpad/detail/wire/buffers.hpp>
-#include <launchpad/detail/call/node_addresses.hpp>
-#include <launchpad/detail/serve/dispatch.hpp>
-#include <launchpad/detail/serve/typed_node.hpp>
+#include <launchpad/detail/wire/address.hpp>
+#include <launchpad/detail/serve/served_node.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
-#include <launchpad/detail/run/launch_state.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/error.hpp>
@@ -30,9 +28,8 @@ class http_server {
  public:
   // An empty secret serves everyone (an --lp_insecure launch). A request
   // body larger than max_body_bytes is refused with 413.
-  http_server(node_instance& node, const node_identity& identity, launch_state& launch,
-              std::string secret, std::size_t max_body_bytes)
-      : node_(node), identity_(identity), launch_(launch), secret_(std::move(secret)),
+  http_server(served_node& node, std::string secret, std::size_t max_body_bytes)
+      : node_(node), identity_(node.identity), secret_(std::move(secret)),
         max_body_bytes_(max_body_bytes) {
     configure(max_body_bytes);
   }
@@ -45,7 +42,7 @@ class http_server {
   std::string start(const std::string& host, int port) {
     int bound = listener_.start(host, port);
     if (bound < 0)
-      throw error("bind_error", "node '" + identity_.label + "' cannot listen on " + host + ":" +
+      throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
                                     std::to_string(port) + ": " + std::strerror(errno));
     bound_ = {host, bound};
     url_ = bound_.url();
@@ -56,34 +53,8 @@ class http_server {
   const address& bound() const noexcept { return bound_; }
 
   // From now on new calls get 503 "stopping"; calls already running finish,
-  // and their replies are written (httplib writes a reply after the handler
-  // returns; one whose client has gone is given up after a second).
-  void drain() {
-    std::unique_lock lock(mutex_);
-    draining_ = true;
-    idle_.wait(lock, [&] { return in_flight_ == 0; });
-    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
-  }
-
-  // A call from a client in this process that skips HTTP (--lp_direct_calls):
-  // the same answers as over HTTP, from the arguments as the client encoded
-  // them (CBOR), on the caller's thread. Writes the CBOR reply over `out`
-  // and returns its status.
-  int call_direct(const std::string& method, std::string_view args, written_reply& out) {
-    {
-      std::lock_guard lock(mutex_);
-      if (draining_) {
-        write_error(out, "stopping", "node '" + identity_.label + "' is stopping", identity_.label,
-                    method, protocol::format::cbor);
-        return 503;
-      }
-      ++in_flight_;
-    }
-    in_flight_guard guard{*this};
-    node_scope scope(identity_, launch_);
-    return dispatch(node_, identity_.label, method, protocol::format::cbor, protocol::format::cbor,
-                    args, out);
-  }
+  // and their replies are written (node_gate::drain).
+  void drain() { node_.gate.drain(); }
 
   void stop() {
     if (!listener_.running()) return;
@@ -98,8 +69,7 @@ class http_server {
     server.set_logger([this](const httplib::Request&, const httplib::Response&) {
       if (!reply_pending()) return;
       reply_pending() = false;
-      std::lock_guard lock(mutex_);
-      if (--unwritten_ == 0) idle_.notify_all();
+      node_.gate.written();
     });
     server.set_keep_alive_max_count(std::size_t{1} << 30);
     server.set_keep_alive_timeout(protocol::keep_alive_seconds);
@@ -110,14 +80,14 @@ class http_server {
     server.Get(protocol::describe_path,
                 [this](const httplib::Request& req, httplib::Response& res) {
                   if (!authorized(req, res, "")) return;
-                  json body = node_.describe();
+                  json body = node_.instance.describe();
                   body["program"] = identity_.program;
                   body["node"] = identity_.label;
                   body["protocol"] = 1;
                   respond(req, res, 200, body, protocol::format::json);
                 });
     server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
-      bool serving = !draining();
+      bool serving = !node_.gate.draining();
       respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
             protocol::format::json);
     });
@@ -160,23 +130,10 @@ class http_server {
     return false;
   }
 
-  struct in_flight_guard {
-    http_server& self;
-    ~in_flight_guard() {
-      std::lock_guard lock(self.mutex_);
-      if (--self.in_flight_ == 0) self.idle_.notify_all();
-    }
-  };
-
   // Whether this thread's current request is a call whose reply is unwritten.
   static bool& reply_pending() {
     thread_local bool pending = false;
     return pending;
-  }
-
-  bool draining() {
-    std::lock_guard lock(mutex_);
-    return draining_;
   }
 
   // The reply's format: what Accept asks for, else the request's own.
@@ -271,36 +228,28 @@ class http_server {
                   "Content-Type '" + req.get_header_value("Content-Type") +
                       "' is not supported; send application/json or application/cbor",
                   protocol::format::json);
-    {
-      std::lock_guard lock(mutex_);
-      if (draining_)
-        return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
-      ++in_flight_;
-      ++unwritten_;
-      reply_pending() = true;
-    }
-    in_flight_guard guard{*this};
+    if (!node_.gate.enter(/*reply_to_write=*/true))
+      return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
+    reply_pending() = true;
+    struct leave {
+      node_gate& gate;
+      ~leave() { gate.left(); }
+    } guard{node_.gate};
 
-    node_scope scope(identity_, launch_);
+    node_scope scope(identity_, node_.launch);
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
-    int status = dispatch(node_, identity_.label, method, *format, replying, *body, reply);
+    int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
     send(res, status, reply, replying);
   }
 
-  node_instance& node_;
+  served_node& node_;
   const node_identity& identity_;
-  launch_state& launch_;
   const std::string secret_;
   const std::size_t max_body_bytes_;
   address bound_;
   std::string url_;
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  int in_flight_ = 0;  // calls whose handler runs
-  int unwritten_ = 0;  // calls whose reply is not written yet
   listener listener_{4096};  // last: it stops before what its handlers use
-  bool draining_ = false;
 };
 
 }  // namespace lp::detail

@@ -5,7 +5,7 @@
 
 #include <chrono>
 #include <launchpad/detail/wire/buffers.hpp>
-#include <launchpad/detail/call/thread_pool.hpp>
+#include <launchpad/detail/util/thread_pool.hpp>
 #include <string>
 #include <thread>
 

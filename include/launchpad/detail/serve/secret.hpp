@@ -16,7 +16,7 @@ inline std::string make_secret() {
   std::size_t filled = 0;
   while (filled < sizeof bytes) {
     auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
-    if (got < 0) throw error("secret_error", "getrandom() failed; cannot make the launch's secret");
+    if (got < 0) throw secret_error("getrandom() failed; cannot make the launch's secret");
     filled += static_cast<std::size_t>(got);
   }
   static constexpr char digits[] = "0123456789abcdef";

@@ -40,7 +40,7 @@ inline int gpus_in(const std::string& gres) {
 inline partition_hosts find_partition(const std::string& wanted) {
   auto listed = capture_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"});
   if (listed.status != 0)
-    throw error("launch_error", "sinfo failed, so Slurm cannot be asked about its partitions: " +
+    throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
                                     tool_trim(listed.text));
   partition_hosts found;
   std::vector<std::string> names;
@@ -64,8 +64,7 @@ inline partition_hosts find_partition(const std::string& wanted) {
   if (found.name.empty()) {
     std::string known;
     for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
-    throw error("launch_error",
-                (wanted.empty() ? std::string("this cluster has no default partition")
+    throw launch_error((wanted.empty() ? std::string("this cluster has no default partition")
                                 : "there is no partition " + wanted) +
                     "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
   }
@@ -76,8 +75,7 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
   for (const auto& u : units) {
     const auto& needs = u.settings.resources;
     auto refuse = [&](const std::string& what, long asked, long largest) {
-      throw error("launch_error",
-                  "the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
+      throw launch_error("the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
                       ", but the largest host of partition " + hosts.name + " has " +
                       std::to_string(largest) + "; lower its group's resources() or choose " +
                       "another partition with --lp_slurm_partition. Nothing was submitted.");
@@ -93,8 +91,7 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
   std::size_t room = 0;
   for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
   if (units.size() > room)
-    throw error("launch_error",
-                "the program runs " + std::to_string(units.size()) + " processes of " +
+    throw launch_error("the program runs " + std::to_string(units.size()) + " processes of " +
                     std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
                     " holds at most " + std::to_string(room) +
                     " at once; colocate groups (p.group(...).colocate()), lower resources() or "

@@ -127,14 +127,14 @@ class slurm_submission {
       std::ofstream script(script_path);
       script << slurm_batch_script(graph_, flags_, slurm_slots_for(units_), run_dir,
                                    this_executable());
-      if (!script) throw error("launch_error", "cannot write " + script_path);
+      if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
     auto submitted = capture_tool({"sbatch", "--parsable", script_path});
     auto job = tool_trim(submitted.text.substr(0, submitted.text.find(';')));
     if (submitted.status != 0 || job.empty() ||
         job.find_first_not_of("0123456789") != std::string::npos)
-      throw error("launch_error", "sbatch refused the job: " + tool_trim(submitted.text) +
+      throw launch_error("sbatch refused the job: " + tool_trim(submitted.text) +
                                       " (the batch script is " + script_path + ")");
     return job;
   }

@@ -74,7 +74,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
   try {
     const char* job = std::getenv("SLURM_JOB_ID");
     if (!job)
-      throw error("launch_error", std::string(slurm_run_dir_env) +
+      throw launch_error(std::string(slurm_run_dir_env) +
                                       " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
     options.terminal = "files";
     options.log_dir = run_dir + "/logs";

@@ -92,7 +92,7 @@ inline std::string find_program(const std::string& name) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     start = colon + 1;
   }
-  throw error("launch_error", name + " is not on PATH; is this a host of a Slurm cluster?");
+  throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
 }
 
 // One word for sh, whatever it holds.

@@ -110,17 +110,24 @@ class launch_state {
   // Says which node failed and how, if one did; returns the exit status
   // a launch gives for it (1, or 0 when no node failed).
   int report_failure(std::ostream& out) const {
+    auto summary = failure_summary();
+    if (summary.empty()) return 0;
+    out << "[lp] " << summary << std::flush;
+    return 1;
+  }
+
+  // "node <label> failed: <what>" and a newline, or empty if none failed.
+  std::string failure_summary() const {
     auto failed = failure();
-    if (!failed) return 0;
+    if (!failed) return {};
     try {
       std::rethrow_exception(failed);
     } catch (const std::exception& e) {
-      out << "[lp] node " << failed_node() << " failed: " << e.what() << std::endl;
+      return "node " + failed_node() + " failed: " + e.what() + "\n";
     } catch (...) {
-      out << "[lp] node " << failed_node()
-          << " failed with an exception not derived from std::exception" << std::endl;
+      return "node " + failed_node() + " failed with an exception not derived from "
+             "std::exception\n";
     }
-    return 1;
   }
 
   std::exception_ptr failure() const {

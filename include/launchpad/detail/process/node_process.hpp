@@ -1,0 +1,218 @@
+#pragma once
+
+// The two sides of a launch whose nodes are processes, as local_mp and a
+// test's process_controller run it: the node process, and the launcher.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <launchpad/context.hpp>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/call/http_channel.hpp>
+#include <launchpad/detail/process/host_address.hpp>
+#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/rendezvous.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/node_host.hpp>
+#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/launch/local_multi_processing.hpp>
+#include <launchpad/launch/test_multi_processing.hpp>
+#include <launchpad/program.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp {
+
+namespace detail {
+
+LP_API std::optional<std::string> take_env(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value) return std::nullopt;
+  std::string copy = value;
+  // The node's own child processes must not take themselves for nodes,
+  // nor see the secret.
+  ::unsetenv(name);
+  return copy;
+}
+
+// True in a process that a multi-processing launcher started as a node.
+LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
+
+// The life of a node process: host its nodes, publish them, stop when the
+// launcher says so (SIGTERM) or when one of them calls lp::stop(), which
+// the launcher then passes on to every other process.
+LP_API int run_node_process(const program& graph, transport_kind transport,
+                            const launch_flags& flags) {
+  auto labels_text = take_env(child_env::nodes).value_or("");
+  auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
+  auto secret = take_env(child_env::secret).value_or("");
+  auto launcher = take_env(child_env::launcher).value_or("");
+  auto policy = take_env(child_env::policy).value_or("local_mp");
+  auto run_dir = take_env(child_env::run_dir).value_or("");
+  if (auto chosen = take_env(child_env::transport))
+    transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
+  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
+  if (policy != slurm_policy && launcher != std::to_string(::getppid())) {
+    std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
+    return 1;
+  }
+  // Output goes through a pipe: make each line leave when it is written.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::vector<std::string> labels;
+  for (std::size_t start = 0; start <= labels_text.size();) {
+    auto comma = labels_text.find(',', start);
+    if (comma == std::string::npos) comma = labels_text.size();
+    labels.push_back(labels_text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
+  auto told_by_launcher = std::make_shared<std::atomic<bool>>(false);
+  stop_on_signals signals(
+      [told_by_launcher](int) {
+        *told_by_launcher = true;
+        lp::stop();
+      },
+      [](int signal) { std::_Exit(128 + signal); });
+  try {
+    host_options options;
+    options.policy = policy;
+    options.labels = labels;
+    options.nodes = rendezvous;
+    options.secret = secret;
+    options.run_dir = run_dir;
+    if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
+    options.max_body_bytes = flags.max_body_mb << 20;
+    options.direct_calls = transport == transport_kind::direct;
+    options.run_finished = [rendezvous](const std::string& label) {
+      rendezvous->tell("finished", label);
+    };
+    node_host host(graph, std::move(options));
+    // A stop asked here is passed to the launcher, which stops every other
+    // process. A failure is not: the launcher sees this process exit non-zero
+    // and decides, by the group's restart policy, what happens next.
+    host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
+      if (!*told_by_launcher && !host.state().failure()) rendezvous->tell("stop", label);
+    });
+    // A SIGTERM that came while the nodes were being built found no program
+    // to stop; it is not lost.
+    if (*told_by_launcher) host.state().request_stop();
+    host.state().wait_for_stop();
+    host.shutdown();
+    return host.state().report_failure(std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+LP_API process_options process_options_from(const launch_flags& flags, std::string_view policy,
+                                           transport_kind transport) {
+  process_options options;
+  options.direct_calls = transport == transport_kind::direct;
+  options.policy = policy;
+  options.arguments = flags.arguments;
+  options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
+  options.terminal = flags.terminal;
+  options.log_dir = flags.log_dir;
+  options.insecure = flags.insecure;
+  return options;
+}
+
+
+// local_mp from a command line: this process is the launcher.
+LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
+                                      const launch_flags& flags) {
+  if (flags.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    process_launch launch(graph, process_options_from(flags, local_multi_processing::flag, transport));
+    if (launch.wait_stopping_on_signals()) return 0;
+    std::cerr << launch.summary() << std::flush;
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace detail
+
+LP_API process_controller::process_controller(const program& graph,
+                                              const process_test_options& options,
+                                              transport_kind transport)
+    : graph_(&graph) {
+  if (options.executable.empty())
+    throw usage_error(
+        "test_multi_processing needs process_test_options::executable: a program whose main() "
+        "builds the same graph and calls lp::launch");
+  detail::process_options settings;
+  settings.policy = test_multi_processing::flag;
+  settings.executable = options.executable;
+  settings.arguments.push_back(options.executable);
+  for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
+  if (options.max_body_mb != test_options{}.max_body_mb)
+    settings.arguments.push_back("--lp_max_body_mb=" + std::to_string(options.max_body_mb));
+  settings.termination_notice = options.termination_notice;
+  settings.terminal = options.terminal;
+  settings.insecure = options.insecure;
+  settings.stop_when_runs_finish = false;
+  settings.direct_calls = transport == transport_kind::direct;
+  launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
+  nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),
+                                                          launch_->secret());
+}
+
+LP_API process_controller::process_controller(process_controller&&) noexcept = default;
+LP_API process_controller& process_controller::operator=(process_controller&&) noexcept = default;
+
+LP_API process_controller::~process_controller() {
+  if (launch_) stop();
+}
+
+LP_API std::shared_ptr<detail::channel> process_controller::connect(const std::string& label) {
+  detail::http_channel::options settings;
+  settings.secret = launch_->secret();
+  return std::make_shared<detail::http_channel>(label, nodes_, settings);
+}
+
+LP_API std::map<std::string, std::string> process_controller::urls() const {
+  return launch_->urls();
+}
+
+LP_API const std::string& process_controller::secret() const { return launch_->secret(); }
+LP_API const std::string& process_controller::run_dir() const { return launch_->run_dir(); }
+
+LP_API bool process_controller::wait(const std::vector<std::string>& names) {
+  return launch_->wait_finished(names);
+}
+
+LP_API void process_controller::wait() {
+  if (!launch_->wait()) throw node_failure(summary());
+}
+
+LP_API bool process_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
+  if (!launch_->wait_for(timeout)) return false;
+  wait();
+  return true;
+}
+
+LP_API bool process_controller::stop() {
+  launch_->request_stop();
+  nodes_->close();
+  return launch_->wait();
+}
+
+LP_API std::string process_controller::summary() const { return launch_->summary(); }
+
+LP_API std::vector<pid_t> process_controller::pids() const { return launch_->pids(); }
+
+}  // namespace lp

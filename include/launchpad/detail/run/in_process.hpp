@@ -1,0 +1,127 @@
+#pragma once
+
+// The launches whose nodes are all threads of this process: local_mt and
+// test_mt from a command line, and a test's test_controller.
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <launchpad/context.hpp>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/node_host.hpp>
+#include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/launch/test_multi_threading.hpp>
+#include <launchpad/program.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace lp {
+
+namespace detail {
+
+// Runs the program to its end in this process; returns the exit status.
+LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
+                          transport_kind transport, const launch_flags& flags) {
+  std::unique_ptr<stop_on_signals> signals;
+  if (handle_signals)
+    signals = std::make_unique<stop_on_signals>(
+        [](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping the program (again to exit at once)" << std::endl;
+          lp::stop();
+        },
+        [](int signal) {
+          std::cerr << "[lp] second signal: exiting at once" << std::endl;
+          std::_Exit(128 + signal);
+        });
+  if (flags.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret());
+    run_dir.announce(std::cerr);
+    host_options options;
+    options.policy = policy;
+    options.secret = run_dir.secret();
+    options.run_dir = run_dir.path();
+    options.max_body_bytes = flags.max_body_mb << 20;
+    options.direct_calls = transport == transport_kind::direct;
+    node_host launch(graph, std::move(options));
+    launch.state().wait_for_stop();
+    launch.shutdown();
+    return launch.state().report_failure(std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace detail
+
+LP_API test_controller::test_controller(const program& graph, const test_options& options,
+                                        transport_kind transport)
+    : graph_(&graph) {
+  detail::host_options settings;
+  settings.policy = test_multi_threading::flag;
+  settings.secret = options.insecure ? "" : detail::make_secret();
+  settings.max_body_bytes = options.max_body_mb << 20;
+  settings.direct_calls = transport == transport_kind::direct;
+  settings.stop_when_runs_finish = false;
+  host_ = std::make_unique<detail::node_host>(graph, std::move(settings));
+}
+
+LP_API test_controller::test_controller(test_controller&&) noexcept = default;
+LP_API test_controller& test_controller::operator=(test_controller&&) noexcept = default;
+LP_API test_controller::~test_controller() = default;
+
+LP_API std::shared_ptr<detail::channel> test_controller::connect(const std::string& label) {
+  return host_->connect(label);
+}
+
+LP_API std::map<std::string, std::string> test_controller::urls() const { return host_->urls(); }
+
+LP_API const std::string& test_controller::secret() const { return host_->secret(); }
+
+LP_API bool test_controller::wait(const std::vector<std::string>& names) {
+  return host_->wait_finished(names);
+}
+
+LP_API void test_controller::wait() {
+  host_->state().wait_for_stop();
+  finish();
+}
+
+LP_API bool test_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
+  if (!host_->state().wait_for_stop(timeout)) return false;
+  finish();
+  return true;
+}
+
+LP_API bool test_controller::stop() {
+  host_->shutdown();
+  return !host_->state().failure();
+}
+
+LP_API std::string test_controller::summary() const { return host_->state().failure_summary(); }
+
+LP_API bool test_controller::stop_requested() const { return host_->state().stop_requested(); }
+
+LP_API void test_controller::finish() {
+  host_->shutdown();
+  if (auto failure = host_->state().failure()) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (...) {
+      std::throw_with_nested(node_failure(summary()));
+    }
+  }
+}
+
+}  // namespace lp

@@ -1,0 +1,44 @@
+#pragma once
+
+// --lp_launch=slurm: submit the program as one job, or, inside the job, be
+// its supervisor (docs/slurm.md).
+
+#include <cstdlib>
+#include <iostream>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/process/node_process.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/slurm/submit.hpp>
+#include <launchpad/detail/slurm/supervisor.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/launch/slurm.hpp>
+#include <launchpad/program.hpp>
+#include <string>
+
+namespace lp::detail {
+
+LP_API int run_slurm(const program& graph, transport_kind transport, const launch_flags& flags) {
+  if (flags.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
+    std::string path = run_dir;
+    ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
+    return run_slurm_supervisor(graph, flags,
+                                process_options_from(flags, slurm::flag, transport), path);
+  }
+  try {
+    if (flags.dry_run) {
+      print_dry_run(graph, flags, std::cout);
+      return 0;
+    }
+    return slurm_submission(graph, flags).run();
+  } catch (const usage_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace lp::detail

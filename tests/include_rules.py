@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Checks the include rules between the library's layers (docs/concepts.md,
+"How the library is built"). Reads the headers as text; compiles nothing.
+
+1. A header in include/launchpad/detail/<layer>/ includes only headers of its
+   own layer or of the layers below it:
+
+       util, reflect < wire < call, serve < graph < run < process < slurm
+
+   and call and serve never include each other: a client never needs a
+   server, and a server never needs a client.
+2. <httplib.h> is reached only from serve/, run/, process/ and slurm/: never
+   from util/, reflect/, wire/, call/, graph/ or a public header's
+   declarations.
+3. What a user's code includes with LP_SEPARATE_COMPILATION (every public
+   header, without the compiled part that launch.hpp includes under
+   `#if LP_DETAIL_DEFINE_COMPILED_PART`) reaches no server, launcher, process
+   or Slurm header.
+4. The include graph has no cycle.
+
+Exits 1 and names every broken rule, with the chain of includes that breaks it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent / "include"
+RANK = {"util": 0, "reflect": 0, "wire": 1, "call": 2, "serve": 2, "graph": 3, "run": 4,
+        "process": 5, "slurm": 6}
+APART = {("call", "serve"), ("serve", "call")}
+NO_HTTPLIB = {"util", "reflect", "wire", "call", "graph", "public"}
+# Reached by a user's code only through the compiled part.
+COMPILED_ONLY = re.compile(r"launchpad/detail/(serve/(http_server|listener)|run/(node_host|in_process)"
+                           r"|process/|slurm/|implementation)")
+INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
+COMPILED_PART_IF = re.compile(r"^\s*#\s*if\s+LP_DETAIL_DEFINE_COMPILED_PART\b")
+IF = re.compile(r"^\s*#\s*if")
+ENDIF = re.compile(r"^\s*#\s*endif")
+
+
+def includes(header: str, with_compiled_part: bool = True) -> list[str]:
+    """The <...> includes of a header; without those in the compiled part's #if."""
+    found, depth, skip_from = [], 0, None
+    for line in (ROOT / header).read_text().splitlines():
+        if IF.match(line):
+            depth += 1
+            if COMPILED_PART_IF.match(line) and not with_compiled_part and skip_from is None:
+                skip_from = depth
+        elif ENDIF.match(line):
+            if skip_from == depth:
+                skip_from = None
+            depth -= 1
+        elif (m := INCLUDE.match(line)) and skip_from is None:
+            found.append(m.group(1))
+    return found
+
+
+def layer(header: str) -> str:
+    parts = header.split("/")
+    if len(parts) >= 4 and parts[1] == "detail" and parts[2] in RANK:
+        return parts[2]
+    return "public" if parts[1] != "detail" else "detail"
+
+
+def library(name: str) -> bool:
+    return name.startswith("launchpad/")
+
+
+def chains(start: str, with_compiled_part: bool):
+    """Every header reachable from `start`, each with one chain that reaches it."""
+    seen = {start: [start]}
+    todo = [start]
+    while todo:
+        header = todo.pop()
+        for name in includes(header, with_compiled_part) if library(header) else []:
+            if name not in seen:
+                seen[name] = seen[header] + [name]
+                if library(name):
+                    todo.append(name)
+    return seen
+
+
+def main() -> int:
+    headers = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.hpp"))
+    problems = []
+
+    for header in headers:
+        mine = layer(header)
+        for name in includes(header):
+            if not library(name) or mine not in RANK:
+                continue
+            theirs = layer(name)
+            if theirs == "public" or theirs == "detail":
+                continue
+            if RANK[theirs] > RANK[mine] or (mine, theirs) in APART:
+                problems.append(f"{header} ({mine}) includes {name} ({theirs})")
+
+    for header in headers:
+        mine = layer(header)
+        if mine not in NO_HTTPLIB:
+            continue
+        reached = chains(header, with_compiled_part=False)
+        if "httplib.h" in reached:
+            problems.append(f"{header} reaches <httplib.h>: " + " -> ".join(reached["httplib.h"]))
+
+    for header in headers:
+        if layer(header) != "public":
+            continue
+        for name, chain in chains(header, with_compiled_part=False).items():
+            if COMPILED_ONLY.search(name):
+                problems.append(f"{header} reaches {name} without the compiled part: " +
+                                " -> ".join(chain))
+
+    for header in headers:
+        for name in includes(header):
+            if library(name) and header in chains(name, with_compiled_part=True):
+                problems.append(f"include cycle: {header} -> {name} -> ... -> {header}")
+
+    for problem in problems:
+        print(problem)
+    print(f"include rules: {len(headers)} headers, {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,7 +12,7 @@
 //    1000 sequential sync calls;
 // 5. 64 threads calling a batched method (LP_BATCHED) whose invocation costs
 //    200 us, against the same method unbatched;
-// 6. a small call without HTTP (--lp_direct_calls), against it over HTTP.
+// 6. a small call without HTTP (lp::direct_calls<P>), against it over HTTP.
 //
 // The machine these run on is usually shared, so absolute figures drift from
 // run to run; the ratios, measured side by side and interleaved, are what to
@@ -554,7 +554,7 @@ row bench_batching(lp::client<Model>& model, const counts& n) {
 }
 
 // 6. One small sync call to a node in the same process without HTTP
-// (--lp_direct_calls) against the same call over HTTP.
+// (lp::direct_calls<P>) against the same call over HTTP.
 row bench_direct(lp::client<Bench>& direct, lp::client<Bench>& http, const counts& n) {
   for (int i = 0; i < 500; ++i) direct.add(0), http.add(0);
   std::vector<double> direct_us, http_us;

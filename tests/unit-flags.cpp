@@ -1,6 +1,7 @@
 // --lp_* flags: which are ours, which are the user's.
 #include <launchpad/detail/graph/graph_picture.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/slurm/script.hpp>
 
 #include "services.hpp"
 
@@ -23,6 +24,25 @@ struct args {
   std::vector<std::string> storage;
   std::vector<char*> pointers;
 };
+
+// The message of the usage error that parsing `words` raises, without the
+// "[lp.usage_error] " prefix; "no error" when there is none.
+std::string usage_error_of(std::vector<std::string> words) {
+  words.insert(words.begin(), "prog");
+  args a(std::move(words));
+  try {
+    lp::detail::parse_flags(a.argc(), a.argv());
+  } catch (const lp::usage_error& e) {
+    return std::string(e.what()).substr(std::string("[lp.usage_error] ").size());
+  }
+  return "no error";
+}
+
+lp::detail::launch_flags parsed(std::vector<std::string> words) {
+  words.insert(words.begin(), "prog");
+  args a(std::move(words));
+  return lp::detail::parse_flags(a.argc(), a.argv());
+}
 }  // namespace
 
 TEST_SUITE("flags") {
@@ -42,6 +62,101 @@ TEST_SUITE("flags") {
     args b({"prog", "--lp_launch"});
     CHECK_THROWS_WITH_AS(lp::detail::parse_flags(b.argc(), b.argv()),
                          doctest::Contains("needs a value"), lp::usage_error);
+  }
+
+  TEST_CASE("a switch is on alone or as =true|1|yes, off as =false|0|no, else a usage error") {
+    CHECK_FALSE(parsed({}).insecure);
+    for (const char* on :
+         {"--lp_insecure", "--lp_insecure=true", "--lp_insecure=1", "--lp_insecure=yes"})
+      CHECK_MESSAGE(parsed({on}).insecure, on);
+    for (const char* off : {"--lp_insecure=false", "--lp_insecure=0", "--lp_insecure=no"})
+      CHECK_FALSE_MESSAGE(parsed({off}).insecure, off);
+    CHECK_FALSE(parsed({"--lp_insecure", "--lp_insecure=false"}).insecure);  // the last one wins
+    CHECK(usage_error_of({"--lp_insecure=maybe"}) ==
+          "--lp_insecure=maybe: give true, false, 1, 0, yes or no (--lp_insecure alone is true)");
+    CHECK(usage_error_of({"--lp_insecure=TRUE"}).starts_with("--lp_insecure=TRUE: give true,"));
+    CHECK(usage_error_of({"--lp_insecure="}).starts_with("--lp_insecure=: give true,"));
+    // The next word is never a switch's value: it may be the program's own.
+    auto next = parsed({"--lp_insecure", "false"});
+    CHECK(next.insecure);
+    CHECK(next.arguments.back() == "false");
+    for (const auto& row : lp::detail::flag_table) {
+      if (!row.on) continue;
+      std::string name(row.name);
+      CAPTURE(name);
+      CHECK(parsed({name}).*(row.on));
+      CHECK(parsed({name + "=yes"}).*(row.on));
+      CHECK_FALSE(parsed({name + "=no"}).*(row.on));
+      CHECK(usage_error_of({name + "=2"}) ==
+            name + "=2: give true, false, 1, 0, yes or no (" + name + " alone is true)");
+    }
+  }
+
+  TEST_CASE("a flag that needs a value never takes another -- word as its value") {
+    CHECK(usage_error_of({"--lp_launch", "--my_flag"}) ==
+          "--lp_launch needs a value, e.g. --lp_launch=local_mp; a value that starts with -- "
+          "must follow the =");
+    CHECK(usage_error_of({"--lp_slurm_sbatch", "--qos=high"}) ==
+          "--lp_slurm_sbatch needs a value, e.g. --lp_slurm_sbatch=--qos=high; a value that "
+          "starts with -- must follow the =");
+    CHECK(parsed({"--lp_slurm_sbatch=--qos=high"}).slurm_sbatch ==
+          std::vector<std::string>{"--qos=high"});
+    CHECK(parsed({"--lp_launch", "-v"}).launch == "-v");  // one dash: a value (a bad policy)
+    for (const auto& row : lp::detail::flag_table) {
+      if (row.on) continue;
+      std::string name(row.name), example(row.example);
+      CAPTURE(name);
+      std::string needs = name + " needs a value, e.g. " + name + "=" + example;
+      std::string hint = "; a value that starts with -- must follow the =";
+      CHECK(usage_error_of({name, "--my_flag"}) == needs + hint);
+      CHECK(usage_error_of({name, "--lp_insecure"}) == needs + hint);
+      CHECK(usage_error_of({name, "--", "value"}) == needs);
+      CHECK(usage_error_of({name}) == needs);
+      CHECK(usage_error_of({name + "="}) == needs);
+      // The example in the message is one that works, in both spellings.
+      CHECK(usage_error_of({name + "=" + example}) == "no error");
+      if (!example.starts_with("--")) CHECK(usage_error_of({name, example}) == "no error");
+    }
+  }
+
+  TEST_CASE("bad values name the flag and what to give") {
+    CHECK(usage_error_of({"--lp_terminal=screen"}) ==
+          "--lp_terminal=screen: choose current, files or tmux");
+    CHECK(usage_error_of({"--lp_graph", "png"}) == "--lp_graph=png: choose dot or mermaid");
+    CHECK(usage_error_of({"--lp_max_body_mb=0"}) ==
+          "--lp_max_body_mb=0: give a whole number from 1 to 1048576");
+    CHECK(usage_error_of({"--lp_termination_notice_secs=5s"}) ==
+          "--lp_termination_notice_secs=5s: give a whole number from 0 to 86400");
+    auto good = parsed({"--lp_terminal", "tmux", "--lp_max_body_mb=1", "--lp_log_dir", "out"});
+    CHECK(good.terminal == "tmux");
+    CHECK(good.max_body_mb == 1);
+    CHECK(good.log_dir == "out");
+  }
+
+  TEST_CASE("--lp_help lists every flag of the table once, within 80 columns") {
+    std::string help(lp::detail::flags_help);
+    auto is_name_char = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+    for (const auto& row : lp::detail::flag_table) {
+      std::string name(row.name);
+      CAPTURE(name);
+      int seen = 0;
+      for (auto at = help.find(name); at != std::string::npos; at = help.find(name, at + 1))
+        if (at + name.size() == help.size() || !is_name_char(help[at + name.size()])) ++seen;
+      CHECK(seen == 1);
+      CHECK(help.find("  " + name + (row.on ? " " : "=" + std::string(row.hint))) !=
+            std::string::npos);
+      CHECK(help.find(std::string(row.help.substr(0, 20))) != std::string::npos);
+    }
+    int entries = 0;
+    std::size_t start = 0;
+    for (auto end = help.find('\n'); end != std::string::npos; end = help.find('\n', start)) {
+      std::string line = help.substr(start, end - start);
+      CHECK_MESSAGE(line.size() <= 80, line);
+      if (line.starts_with("  --lp_")) ++entries;
+      start = end + 1;
+    }
+    CHECK(start == help.size());  // ends with a newline
+    CHECK(entries == static_cast<int>(std::size(lp::detail::flag_table)));
   }
 
   TEST_CASE("--lp_graph draws the graph: groups, nodes with their service, edges from handles") {
@@ -72,5 +187,12 @@ TEST_SUITE("flags") {
     CHECK(lp::launch(p, bad.argc(), bad.argv()) == 2);
     args policy({"prog", "--lp_launch=cloud"});
     CHECK(lp::launch(p, policy.argc(), policy.argv()) == 2);
+  }
+
+  TEST_CASE("the Slurm job's command line drops the submitter's own flags, in every spelling") {
+    auto flags = parsed({"--lp_launch=slurm", "--lp_dry_run", "--lp_slurm_detach=yes",
+                         "--lp_dry_run=no", "--x", "--", "--lp_dry_run"});
+    CHECK(lp::detail::job_arguments(flags) ==
+          std::vector<std::string>{"prog", "--lp_launch=slurm", "--x", "--", "--lp_dry_run"});
   }
 }

@@ -28,18 +28,15 @@ struct resources {
   int gpus = 0;
 };
 
-namespace detail {
-// Everything a launch needs to know about one node, and how to build it.
-// Building the graph only records these; no node object exists until a
-// launch builds the nodes its process runs.
-struct node_spec {
+// What the program graph knows of one node; a launch builds the node itself
+// only in the process that runs it.
+struct node_info {
   std::string label;
   std::string group;  // empty for a node outside any group
   int index = -1;     // its place in the group
   std::string service;
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
-  std::function<std::unique_ptr<node_instance>(const connector&)> build;
 };
 
 // What a group asks of the launch policies that run processes.
@@ -48,6 +45,18 @@ struct group_settings {
   std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
   bool colocated = false;                          // all its nodes in one process
   lp::resources resources;                         // per process, for cluster launches
+};
+
+class program;
+
+namespace detail {
+// Builds a node's object, and the clients of its handles through `connect`.
+using node_builder = std::function<std::unique_ptr<node_instance>(const connector&)>;
+
+// How a launch builds the nodes of a graph, which users never do.
+struct graph_access {
+  static std::unique_ptr<node_instance> build(const program& graph, std::size_t node,
+                                              const connector& connect);
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -91,12 +100,13 @@ class program {
   node_group group(std::string name);
 
   const std::string& name() const noexcept { return name_; }
-  const std::vector<detail::node_spec>& nodes() const noexcept { return nodes_; }
+  // The nodes, in the order they were added.
+  const std::vector<node_info>& nodes() const noexcept { return nodes_; }
 
   // A group's settings; a node outside any group (group "") has the defaults.
-  detail::group_settings settings_of(const std::string& group) const {
+  group_settings settings_of(const std::string& group) const {
     auto found = groups_.find(group);
-    return found == groups_.end() ? detail::group_settings{} : found->second.settings;
+    return found == groups_.end() ? group_settings{} : found->second.settings;
   }
 
   // The handle of an existing node, for code that did not keep the one
@@ -112,7 +122,7 @@ class program {
     return handle<T>(this, spec.label);
   }
 
-  const detail::node_spec& node(std::string_view label) const {
+  const node_info& node(std::string_view label) const {
     for (const auto& spec : nodes_)
       if (spec.label == label) return spec;
     throw graph_error("program '" + name_ + "' has no node '" + std::string(label) + "'");
@@ -120,6 +130,7 @@ class program {
 
  private:
   friend class node_group;
+  friend struct detail::graph_access;
 
   template <class T, class... Args>
   handle<T> add(std::string label, std::string group, int index, Args&&... args) {
@@ -136,7 +147,7 @@ class program {
       if (taken(label))
         throw graph_error("program '" + name_ + "' already has a node or group named '" +
                           label + "'; labels must be unique");
-      detail::node_spec spec;
+      node_info spec;
       spec.label = label;
       spec.group = std::move(group);
       spec.index = index;
@@ -150,7 +161,7 @@ class program {
         spec.edges.push_back(target);
       };
       (detail::for_each_handle(args, check), ...);
-      spec.build = [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
+      builders_.push_back([stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
                        const detail::connector& connect) {
         return std::apply(
             [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
@@ -158,7 +169,7 @@ class program {
                   detail::build<T>(detail::resolve(arg, connect)...));
             },
             stored);
-      };
+      });
       nodes_.push_back(std::move(spec));
       return handle<T>(this, std::move(label));
     } else {
@@ -174,11 +185,12 @@ class program {
 
   struct group_state {
     int size = 0;
-    detail::group_settings settings;
+    group_settings settings;
   };
 
   std::string name_;
-  std::vector<detail::node_spec> nodes_;
+  std::vector<node_info> nodes_;
+  std::vector<detail::node_builder> builders_;  // by node
   std::map<std::string, group_state> groups_;
 };
 
@@ -233,6 +245,11 @@ class node_group {
 };
 
 namespace detail {
+inline std::unique_ptr<node_instance> graph_access::build(const program& graph, std::size_t node,
+                                                          const connector& connect) {
+  return graph.builders_.at(node)(connect);
+}
+
 // The labels of the nodes with a run() among `names` (labels or group names).
 inline std::set<std::string> runnable_labels(const program& graph,
                                              const std::vector<std::string>& names) {

@@ -37,7 +37,6 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (is_node_process()) return run_node_process(graph, transport, flags);
     std::string chosen = flags.launch.value_or(std::string(policy));
-    if (flags.direct_calls) transport = transport_kind::direct;
     if (flags.dry_run && chosen != slurm::flag)
       throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
     if (chosen == test_multi_threading::flag)

@@ -14,7 +14,7 @@ namespace lp::detail {
 
 inline std::string graph_dot(const program& graph) {
   auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
-  std::map<std::string, std::vector<const node_spec*>> groups;
+  std::map<std::string, std::vector<const node_info*>> groups;
   for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
   std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
   for (const auto& [group, members] : groups) {
@@ -36,10 +36,10 @@ inline std::string graph_dot(const program& graph) {
 inline std::string graph_mermaid(const program& graph) {
   std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
   for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
-  auto box = [&](const node_spec& spec) {
+  auto box = [&](const node_info& spec) {
     return ids[spec.label] + "[\"" + spec.label + "<br/>" + spec.service + "\"]";
   };
-  std::map<std::string, std::vector<const node_spec*>> groups;
+  std::map<std::string, std::vector<const node_info*>> groups;
   for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
   std::string out = "flowchart LR\n";
   for (const auto& [group, members] : groups) {

@@ -15,7 +15,7 @@
 namespace lp::detail {
 
 // A channel to a node in this process that calls it without HTTP, on the
-// caller's thread (--lp_direct_calls): for unit tests of big programs, and
+// caller's thread (lp::direct_calls<P>): for unit tests of big programs, and
 // colocated nodes. Arguments and results are still encoded and decoded, so a
 // method sees copies and fails the same ways; a call cannot be cut short,
 // so one that overruns its deadline raises lp::deadline_exceeded when it

@@ -1,71 +1,42 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <launchpad/error.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace lp::detail {
 
-// The --lp_* flags of a launch. Every other argument belongs to the user and
-// is left alone.
+// What the --lp_* flags of a launch asked for, with the defaults. Each member
+// is set by the row of flag_table below named after it (insecure by
+// --lp_insecure, ...). Every other argument belongs to the user and is left
+// alone.
 struct launch_flags {
-  std::optional<std::string> launch;      // --lp_launch=<policy>
-  bool help = false;                      // --lp_help
-  bool insecure = false;                  // --lp_insecure
-  bool direct_calls = false;              // --lp_direct_calls
-  int termination_notice_secs = 10;       // --lp_termination_notice_secs
-  std::string terminal = "current";       // --lp_terminal=current|files|tmux
-  std::string log_dir;                    // --lp_log_dir
-  std::size_t max_body_mb = 256;          // --lp_max_body_mb
-  std::string graph;                      // --lp_graph=dot|mermaid
+  std::optional<std::string> launch;  // unset: the policy main() names
+  bool help = false;
+  bool insecure = false;
+  int termination_notice_secs = 10;
+  std::string terminal = "current";
+  std::string log_dir;  // empty: logs/ in the run directory
+  std::size_t max_body_mb = 256;
+  std::string graph;  // empty: launch, draw nothing
   // --lp_launch=slurm (docs/slurm.md)
-  std::string slurm_partition;            // --lp_slurm_partition
-  std::string slurm_time;                 // --lp_slurm_time
-  std::string slurm_account;              // --lp_slurm_account
-  std::vector<std::string> slurm_sbatch;  // --lp_slurm_sbatch, each an sbatch option
-  std::string slurm_dir = "lp-slurm";     // --lp_slurm_dir, shared with the compute hosts
-  std::string slurm_host = "auto";        // --lp_slurm_host: address, interface or auto
-  bool slurm_detach = false;              // --lp_slurm_detach
-  bool dry_run = false;                   // --lp_dry_run
-  std::vector<std::string> arguments;     // the whole command line, argv[0] first
+  std::string slurm_partition;
+  std::string slurm_time;
+  std::string slurm_account;
+  std::vector<std::string> slurm_sbatch;  // each an sbatch option
+  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
+  std::string slurm_host = "auto";        // address, interface or auto
+  bool slurm_detach = false;
+  bool dry_run = false;
+  std::vector<std::string> arguments;  // the whole command line, argv[0] first
 };
-
-inline constexpr std::string_view flags_help =
-    "Launchpad flags (every other argument is left to the program):\n"
-    "  --lp_launch=<policy>  how to run the program: test_mt, local_mt, local_mp\n"
-    "                        or slurm\n"
-    "                        (default: the policy main() names, else local_mt)\n"
-    "  --lp_terminal=<where> local_mp: where node output goes: current (this\n"
-    "                        terminal, each line prefixed), files (one log per\n"
-    "                        node) or tmux (logs, and a tmux window following each)\n"
-    "  --lp_log_dir=<dir>    local_mp with files or tmux: the log directory\n"
-    "                        (default: logs/ in the launch's run directory)\n"
-    "  --lp_termination_notice_secs=<n>\n"
-    "                        local_mp: seconds a node has to stop before it is\n"
-    "                        killed (default 10)\n"
-    "  --lp_max_body_mb=<n>  the largest request body a node accepts, in MiB;\n"
-    "                        larger ones get 413 (default 256)\n"
-    "  --lp_direct_calls     calls between nodes of one process skip HTTP\n"
-    "                        (arguments are still copied); for fast tests\n"
-    "  --lp_insecure         accept calls without the launch's secret (warns)\n"
-    "  --lp_graph=<format>   print the program graph (dot or mermaid) and exit\n"
-    "  --lp_slurm_partition=<p>, --lp_slurm_time=<limit>, --lp_slurm_account=<a>\n"
-    "                        slurm: the job's partition, time limit and account\n"
-    "  --lp_slurm_sbatch=<option>\n"
-    "                        slurm: one more sbatch option, e.g. --qos=high (repeat\n"
-    "                        the flag for more)\n"
-    "  --lp_slurm_dir=<dir>  slurm: where run directories go; the compute hosts\n"
-    "                        must see it at the same path (default: ./lp-slurm)\n"
-    "  --lp_slurm_host=<h>   slurm: the address nodes listen on: auto (the host's\n"
-    "                        own), an interface (ib0) or an address\n"
-    "  --lp_slurm_detach     slurm: submit, print the job id and return\n"
-    "  --lp_dry_run          slurm: print the batch script and each node's command\n"
-    "                        line, and submit nothing\n"
-    "  --lp_help             print this help and exit\n";
 
 inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
   try {
@@ -86,32 +57,260 @@ inline std::string script_safe(std::string_view flag, std::string value) {
   return value;
 }
 
-template <class Value>
-void parse_slurm_flag(launch_flags& flags, std::string_view name, Value value) {
-  if (name == "--lp_slurm_partition") {
-    flags.slurm_partition = script_safe(name, value());
-  } else if (name == "--lp_slurm_time") {
-    flags.slurm_time = script_safe(name, value());
-  } else if (name == "--lp_slurm_account") {
-    flags.slurm_account = script_safe(name, value());
-  } else if (name == "--lp_slurm_sbatch") {
-    auto option = script_safe(name, value());
-    if (!option.starts_with("--"))
-      throw usage_error("--lp_slurm_sbatch=" + option + ": give one sbatch option, e.g. "
-                        "--lp_slurm_sbatch=--qos=high");
-    flags.slurm_sbatch.push_back(option);
-  } else if (name == "--lp_slurm_dir") {
-    flags.slurm_dir = script_safe(name, value());
-  } else if (name == "--lp_slurm_host") {
-    flags.slurm_host = script_safe(name, value());
-  } else if (name == "--lp_slurm_detach") {
-    flags.slurm_detach = true;
-  } else if (name == "--lp_dry_run") {
-    flags.dry_run = true;
-  } else {
-    throw usage_error("unknown flag " + std::string(name) +
-                      "; run with --lp_help to list Launchpad's flags");
+inline std::string one_of(std::string_view flag, std::string value,
+                          std::initializer_list<std::string_view> choices) {
+  std::string listed;
+  std::size_t left = choices.size();
+  for (auto choice : choices) {
+    if (value == choice) return value;
+    listed += choice;
+    --left;
+    listed += left > 1 ? ", " : left == 1 ? " or " : "";
   }
+  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
+}
+
+// One --lp_ flag: the parser, the validation and --lp_help all read this row.
+// A switch names the member it sets (`on`); any other flag takes a value,
+// which `set` checks and stores.
+struct flag_spec {
+  std::string_view name = {};     // "--lp_launch"
+  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
+  std::string_view example = {};  // a real value, for the "needs a value" message
+  std::string_view help = {};
+  bool launch_flags::*on = nullptr;
+  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
+};
+
+inline constexpr flag_spec flag_table[] = {
+    {.name = "--lp_launch",
+     .hint = "<policy>",
+     .example = "local_mp",
+     .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
+             "policy main() names, else local_mt)",
+     .set = [](launch_flags& f, std::string_view, std::string v) { f.launch = std::move(v); }},
+    {.name = "--lp_terminal",
+     .hint = "<where>",
+     .example = "files",
+     .help = "local_mp: where node output goes: current (this terminal, each line "
+             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
+             "following each)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
+     }},
+    {.name = "--lp_log_dir",
+     .hint = "<dir>",
+     .example = "./logs",
+     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
+             "launch's run directory)",
+     .set = [](launch_flags& f, std::string_view, std::string v) { f.log_dir = std::move(v); }},
+    {.name = "--lp_termination_notice_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
+             "default 10)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+     }},
+    {.name = "--lp_max_body_mb",
+     .hint = "<n>",
+     .example = "1024",
+     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
+             "1048576, default 256)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+     }},
+    {.name = "--lp_insecure",
+     .help = "accept calls without the launch's secret (warns)",
+     .on = &launch_flags::insecure},
+    {.name = "--lp_graph",
+     .hint = "<format>",
+     .example = "dot",
+     .help = "print the program graph (dot or mermaid) and exit",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+     }},
+    {.name = "--lp_slurm_partition",
+     .hint = "<p>",
+     .example = "gpu",
+     .help = "slurm: the job's partition (default: the cluster's default partition)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_partition = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_time",
+     .hint = "<limit>",
+     .example = "2:00:00",
+     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_time = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_account",
+     .hint = "<a>",
+     .example = "my_project",
+     .help = "slurm: the account the job is charged to",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_account = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_sbatch",
+     .hint = "<option>",
+     .example = "--qos=high",
+     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       auto option = script_safe(name, std::move(v));
+       if (!option.starts_with("--"))
+         throw usage_error("--lp_slurm_sbatch=" + option +
+                           ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+       f.slurm_sbatch.push_back(std::move(option));
+     }},
+    {.name = "--lp_slurm_dir",
+     .hint = "<dir>",
+     .example = "/shared/lp-slurm",
+     .help = "slurm: where run directories go; the compute hosts must see it at the same "
+             "path (default: ./lp-slurm)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_dir = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_host",
+     .hint = "<h>",
+     .example = "ib0",
+     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
+             "interface (ib0) or an address",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.slurm_host = script_safe(name, std::move(v));
+     }},
+    {.name = "--lp_slurm_detach",
+     .help = "slurm: submit, print the job id and return",
+     .on = &launch_flags::slurm_detach},
+    {.name = "--lp_dry_run",
+     .help = "slurm: print the batch script and each node's command line, and submit "
+             "nothing",
+     .on = &launch_flags::dry_run},
+    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
+};
+
+// Checked where the table is compiled, so a row added later cannot lack what
+// its messages need or shadow another row.
+consteval bool flag_table_is_sound() {
+  for (const auto& row : flag_table) {
+    bool is_switch = row.on != nullptr && row.set == nullptr && row.hint.empty() &&
+                     row.example.empty();
+    bool takes_value = row.on == nullptr && row.set != nullptr && !row.hint.empty() &&
+                       !row.example.empty();
+    if (!row.name.starts_with("--lp_") || row.help.empty() || is_switch == takes_value)
+      return false;
+    for (const auto& other : flag_table)
+      if (&other != &row && other.name == row.name) return false;
+  }
+  return true;
+}
+static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
+                                     "either `on` or `set` with a hint and an example");
+
+inline constexpr std::size_t help_width = 80;
+inline constexpr std::size_t help_indent = 24;  // where the descriptions start
+
+// Writes the --lp_help text to `put`, a character at a time. constexpr and
+// without allocation (libstdc++'s constexpr std::string fails under clang 14),
+// so that flags_help is fixed at compile time: measured first, then written.
+template <class Put>
+constexpr void write_help(Put put) {
+  std::size_t column = 0;
+  auto text = [&](std::string_view s) {
+    for (char c : s) {
+      put(c);
+      column = c == '\n' ? 0 : column + 1;
+    }
+  };
+  auto pad_to = [&](std::size_t indent) {
+    while (column < indent) text(" ");
+  };
+  // Fills lines from `indent` to help_width, breaking between words.
+  auto paragraph = [&](std::string_view words, std::size_t indent) {
+    pad_to(indent);
+    while (!words.empty()) {
+      auto end = words.find(' ');
+      auto word = words.substr(0, end);
+      words = end == std::string_view::npos ? "" : words.substr(end + 1);
+      if (column > indent && column + 1 + word.size() > help_width) {
+        text("\n");
+        pad_to(indent);
+      } else if (column > indent) {
+        text(" ");
+      }
+      text(word);
+    }
+    text("\n");
+  };
+  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
+            "to the program):",
+            0);
+  for (const auto& row : flag_table) {
+    text("  ");
+    text(row.name);
+    if (!row.hint.empty()) {
+      text("=");
+      text(row.hint);
+    }
+    if (column + 2 > help_indent) text("\n");
+    paragraph(row.help, help_indent);
+  }
+  text("\n");
+  paragraph("A flag's value follows the = or is the next argument; a value that starts "
+            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
+            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
+            0);
+}
+
+constexpr std::size_t help_size() {
+  std::size_t size = 0;
+  write_help([&](char) { ++size; });
+  return size;
+}
+
+constexpr std::array<char, help_size()> help_chars() {
+  std::array<char, help_size()> chars{};
+  std::size_t i = 0;
+  write_help([&](char c) { chars[i++] = c; });
+  return chars;
+}
+
+inline constexpr auto flags_help_chars = help_chars();
+inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
+
+constexpr std::size_t longest_line(std::string_view text) {
+  std::size_t longest = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end - start > longest) longest = end - start;
+    start = end + 1;
+  }
+  return longest;
+}
+static_assert(longest_line(flags_help) <= help_width,
+              "a --lp_help line is wider than 80 columns: shorten a word or a name");
+
+inline const flag_spec* find_flag(std::string_view name) {
+  for (const auto& row : flag_table)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+inline bool switch_value(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  throw usage_error(std::string(name) + "=" + std::string(value) +
+                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
+                    " alone is true)");
+}
+
+inline usage_error needs_value(const flag_spec& flag, const char* next) {
+  std::string message = std::string(flag.name) + " needs a value, e.g. " +
+                        std::string(flag.name) + "=" + std::string(flag.example);
+  // The next word is the user's flag, or a value that only = can carry.
+  if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
+    message += "; a value that starts with -- must follow the =";
+  return usage_error(message);
 }
 
 inline launch_flags parse_flags(int argc, char** argv) {
@@ -122,41 +321,24 @@ inline launch_flags parse_flags(int argc, char** argv) {
     if (arg == "--") break;
     if (!arg.starts_with("--lp_")) continue;
     auto equals = arg.find('=');
-    auto name = arg.substr(0, equals);
-    auto value = [&]() -> std::string {
-      if (equals != std::string_view::npos) return std::string(arg.substr(equals + 1));
-      if (i + 1 < argc) return argv[++i];
-      throw usage_error(std::string(name) + " needs a value, e.g. " + std::string(name) +
-                        "=local_mt");
-    };
-    if (name == "--lp_launch") {
-      flags.launch = value();
-    } else if (name == "--lp_help") {
-      flags.help = true;
-    } else if (name == "--lp_insecure") {
-      flags.insecure = true;
-    } else if (name == "--lp_direct_calls") {
-      flags.direct_calls = true;
-    } else if (name == "--lp_terminal") {
-      flags.terminal = value();
-      if (flags.terminal != "current" && flags.terminal != "files" && flags.terminal != "tmux")
-        throw usage_error("--lp_terminal=" + flags.terminal + ": choose current, files or tmux");
-    } else if (name == "--lp_graph") {
-      flags.graph = value();
-      if (flags.graph != "dot" && flags.graph != "mermaid")
-        throw usage_error("--lp_graph=" + flags.graph + ": choose dot or mermaid");
-    } else if (name == "--lp_log_dir") {
-      flags.log_dir = value();
-    } else if (name == "--lp_termination_notice_secs") {
-      flags.termination_notice_secs = static_cast<int>(whole_number(name, value(), 0, 86400));
-    } else if (name == "--lp_max_body_mb") {
-      flags.max_body_mb = static_cast<std::size_t>(whole_number(name, value(), 1, 1 << 20));
-    } else if (name.starts_with("--lp_slurm_") || name == "--lp_dry_run") {
-      parse_slurm_flag(flags, name, value);
-    } else {
-      throw usage_error("unknown flag " + std::string(name) +
+    const flag_spec* flag = find_flag(arg.substr(0, equals));
+    if (!flag)
+      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
                         "; run with --lp_help to list Launchpad's flags");
+    std::optional<std::string_view> value;
+    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
+    if (flag->on) {
+      // A switch never takes the next word, which may be the user's.
+      flags.*(flag->on) = !value || switch_value(flag->name, *value);
+      continue;
     }
+    if (!value) {
+      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+      if (!value) throw needs_value(*flag, next);
+    }
+    if (value->empty()) throw needs_value(*flag, nullptr);
+    flag->set(flags, flag->name, std::string(*value));
   }
   return flags;
 }

@@ -32,7 +32,7 @@ struct host_options {
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
-  // Clients call nodes of this process without HTTP (--lp_direct_calls).
+  // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
   bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
@@ -144,14 +144,15 @@ class node_host {
 
   void start(const program& graph) {
     auto connector = [this](const std::string& label) { return connect(label); };
-    for (const auto& spec : graph.nodes()) {
+    for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+      const auto& spec = graph.nodes()[i];
       if (!hosts(spec.label)) continue;
       auto node = std::make_unique<hosted_node>();
       node->identity = {spec.label,      spec.group,      spec.index,
                         graph.name(),    state_->policy(), options_.run_dir};
       node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
-      node->instance = spec.build(connector);
+      node->instance = graph_access::build(graph, i, connector);
       node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
                                                    options_.max_body_bytes);

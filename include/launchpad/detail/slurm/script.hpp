@@ -68,10 +68,15 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
   std::vector<std::string> arguments;
   bool user_arguments = false;
+  auto submitter_only = [](std::string_view argument) {
+    for (std::string_view flag : {"--lp_dry_run", "--lp_slurm_detach"})
+      if (argument == flag || (argument.starts_with(flag) && argument[flag.size()] == '='))
+        return true;
+    return false;
+  };
   for (const auto& argument : flags.arguments) {
     if (argument == "--") user_arguments = true;
-    if (user_arguments || (argument != "--lp_dry_run" && argument != "--lp_slurm_detach"))
-      arguments.push_back(argument);
+    if (user_arguments || !submitter_only(argument)) arguments.push_back(argument);
   }
   return arguments;
 }

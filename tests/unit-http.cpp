@@ -113,6 +113,31 @@ TEST_SUITE("http") {
     CHECK(raw::body_of(friend_.call("get", "[]"))["result"] == 0);  // nothing was added
   }
 
+  TEST_CASE("the Authorization scheme is case-insensitive; each bad credential says what it is") {
+    lp::program p("schemes");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    httplib::Client http(running.urls().at("counter"));
+    auto call = [&](const std::string& authorization) {
+      return http.Post("/lp/v1/call/get", {{"Authorization", authorization}}, "[]",
+                       "application/json");
+    };
+    for (std::string scheme : {"Bearer ", "bearer ", "BEARER ", "Bearer   "}) {
+      CAPTURE(scheme);
+      auto reply = call(scheme + running.secret());
+      REQUIRE(reply);
+      CHECK(reply->status == 200);
+    }
+    raw::check_error(call("Basic dXNlcjpwYXNz"), 401, "unauthenticated",
+                     "scheme is not Bearer");
+    raw::check_error(call("Bearer"), 401, "unauthenticated", "no bearer token");
+    raw::check_error(call("Bearer "), 401, "unauthenticated", "no bearer token");
+    raw::check_error(call("bearer " + std::string(32, '0')), 401, "unauthenticated",
+                     "not this launch's secret");
+    raw::check_error(call("Bearer " + running.secret() + "0"), 401, "unauthenticated",
+                     "not this launch's secret");
+  }
+
   TEST_CASE("hostile bodies: depth bombs, bad UTF-8, huge numbers, oversized; the node serves on") {
     lp::program p("hostile");
     p.add_node<t::Counter>("counter");

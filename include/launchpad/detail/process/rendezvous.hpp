@@ -41,11 +41,13 @@ class rendezvous_server {
     server.set_keep_alive_timeout(2);
     auto guarded = [this](auto handler) {
       return [this, handler](const httplib::Request& req, httplib::Response& res) {
-        auto given = req.get_header_value("Authorization");
-        if (!secret_.empty() && !same_secret(given, "Bearer " + secret_)) {
-          res.status = 401;
-          res.set_content(R"({"error":"unauthenticated"})", "application/json");
-          return;
+        if (!secret_.empty()) {
+          auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+          if (!problem.empty()) {
+            res.status = 401;
+            res.set_content(json{{"error", problem}}.dump(), "application/json");
+            return;
+          }
         }
         try {
           handler(req, res);

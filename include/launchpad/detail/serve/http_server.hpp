@@ -114,19 +114,11 @@ class http_server {
   // Every route but health needs the launch's secret as a bearer token.
   bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
     if (secret_.empty()) return true;
-    auto given = req.get_header_value("Authorization");
-    constexpr std::string_view scheme = "Bearer ";
-    if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
-        same_secret(std::string_view(given).substr(scheme.size()), secret_))
-      return true;
+    auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+    if (problem.empty()) return true;
     respond(req, res, 401,
-          protocol::error_body("unauthenticated",
-                               given.empty()
-                                   ? "this node needs 'Authorization: Bearer <secret>'; the "
-                                     "secret is in the launch's run directory (docs/protocol.md)"
-                                   : "the bearer token is not this launch's secret",
-                               identity_.label, method),
-          protocol::format::json);
+            protocol::error_body("unauthenticated", problem, identity_.label, method),
+            protocol::format::json);
     return false;
   }
 

@@ -159,7 +159,7 @@ LP_API process_controller::process_controller(const program& graph,
   settings.executable = options.executable;
   settings.arguments.push_back(options.executable);
   for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
-  if (options.max_body_mb != test_options{}.max_body_mb)
+  if (options.max_body_mb != process_test_options{}.max_body_mb)
     settings.arguments.push_back("--lp_max_body_mb=" + std::to_string(options.max_body_mb));
   settings.termination_notice = options.termination_notice;
   settings.terminal = options.terminal;

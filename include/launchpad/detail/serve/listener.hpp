@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <launchpad/detail/wire/buffers.hpp>
@@ -59,17 +60,16 @@ class listener {
     // burst of new connections (64 node processes starting) would wait for
     // SYN retries; widen it.
     server_.widen_backlog();
+    // The socket listens already: a peer's connection waits in the backlog
+    // until the thread accepts it.
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // httplib's stop() does nothing until the listener runs, so wait for it.
-    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
     return bound;
   }
 
   // Stops accepting and waits for the connection threads.
   void stop() {
     if (!thread_.joinable()) return;
-    server_.stop();
+    server_.close_listening_socket();
     thread_.join();
   }
 
@@ -78,6 +78,15 @@ class listener {
  private:
   struct server_with_backlog : httplib::Server {
     void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+    // What httplib's stop() does, but also before its accept loop has
+    // started (where stop() does nothing, and the loop would then run
+    // forever): the loop ends when it finds the socket gone.
+    void close_listening_socket() {
+      socket_t socket = svr_sock_.exchange(INVALID_SOCKET);
+      if (socket == INVALID_SOCKET) return;
+      ::shutdown(socket, SHUT_RDWR);
+      ::close(socket);
+    }
   };
 
   server_with_backlog server_;

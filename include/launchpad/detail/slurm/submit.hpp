@@ -196,9 +196,14 @@ class slurm_submission {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
-    // The job's last words may still be on their way through the shared
-    // directory.
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The supervisor writes `result` after its last words; on a shared
+    // directory they may reach this host a little after the job's end. A job
+    // killed before its supervisor could write it leaves none: then wait no
+    // longer than a shared file system may lag, or than it takes to see that
+    // a job cancelled at once wrote nothing.
+    auto lag_ends = clock::now() + std::chrono::seconds(cancelled_hard ? 1 : 10);
+    while (!std::filesystem::exists(run_dir + "/result") && clock::now() < lag_ends)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     logs.poll(true);
     int status = -1;
     std::ifstream(run_dir + "/result") >> status;

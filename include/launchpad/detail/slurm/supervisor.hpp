@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -88,7 +89,10 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
   }
   // The submitting command, or whoever looks later, reads how it ended here.
-  std::ofstream(run_dir + "/result") << status << "\n";
+  // Written last, after every log, and whole (renamed into place): its
+  // appearance tells the submitter that the job's output is complete.
+  std::ofstream(run_dir + "/result.part") << status << "\n";
+  std::rename((run_dir + "/result.part").c_str(), (run_dir + "/result").c_str());
   return status;
 }
 

@@ -6,7 +6,7 @@
 
 #include <chrono>
 #include <functional>
-#include <launchpad/detail/serve/launch_state.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 

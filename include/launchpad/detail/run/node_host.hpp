@@ -11,7 +11,7 @@
 #include <launchpad/detail/run/direct_channel.hpp>
 #include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
-#include <launchpad/detail/serve/launch_state.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include <launchpad/detail/serve/dispatch.hpp>
-#include <launchpad/detail/serve/launch_state.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/serve/node_gate.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
 #include <launchpad/detail/wire/protocol.hpp>

@@ -153,6 +153,48 @@ TEST_SUITE("processes") {
     mp::remove_run_dir(launcher.output(), "/tmp/lp-scenario_sleepers-");
   }
 
+  TEST_CASE("SIGKILL of the launcher: what the nodes started dies too, to the great-grandchild") {
+    mp::scratch dir;
+    mp::command launcher({mp::program_path(), "--scenario=spawner", "--dir=" + dir.path});
+    auto pid_in = [&](const std::string& name) {
+      pid_t pid = 0;
+      std::ifstream(dir.path + "/" + name) >> pid;
+      return pid;
+    };
+    REQUIRE(mp::eventually([&] { return pid_in("great-grandchild.pid") > 0; },
+                           std::chrono::seconds(30)));
+    std::vector<pid_t> descendants{pid_in("grandchild.pid"), pid_in("great-grandchild.pid")};
+    for (auto pid : descendants) REQUIRE(mp::alive(pid));
+    ::kill(launcher.pid, SIGKILL);
+    CHECK(mp::eventually([&] {
+      for (auto pid : descendants)
+        if (mp::alive(pid)) return false;
+      return true;
+    }, std::chrono::seconds(5)));
+    mp::remove_run_dir(launcher.output(), "/tmp/lp-scenario_spawner-");
+  }
+
+  TEST_CASE("a node that ends leaves nothing it started behind, while the program runs on") {
+    mp::scratch dir;
+    lp::program p("scenario_spawner");
+    scenarios::make(p, "spawner", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("spawner", dir));
+    auto pid_in = [&](const std::string& name) {
+      pid_t pid = 0;
+      std::ifstream(dir.path + "/" + name) >> pid;
+      return pid;
+    };
+    REQUIRE(mp::eventually([&] { return pid_in("great-grandchild.pid") > 0; },
+                           std::chrono::seconds(30)));
+    std::vector<pid_t> descendants{pid_in("grandchild.pid"), pid_in("great-grandchild.pid")};
+    CHECK(running.stop());
+    CHECK(mp::eventually([&] {  // SIGKILL sent to the group: gone a moment later
+      for (auto pid : descendants)
+        if (mp::alive(pid)) return false;
+      return true;
+    }, std::chrono::seconds(2)));
+  }
+
   TEST_CASE("SIGINT to the launcher: every node stops in order, on_stop runs, exit 0") {
     mp::scratch dir;
     mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <launchpad/launchpad.hpp>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,6 +93,18 @@ struct Stubborn {
 };
 LP_SERVICE(Stubborn, ping);
 
+// Starts a helper that starts one of its own, as a node with a data loader
+// or a simulator does; each writes its pid into `dir`.
+struct Spawner {
+  explicit Spawner(const std::string& dir) {
+    std::string helper = "echo $$ > " + dir + "/grandchild.pid; sleep 300 & echo $! > " + dir +
+                         "/great-grandchild.pid; wait";
+    if (std::system(("sh -c '" + helper + "' &").c_str()) != 0) throw std::runtime_error("sh");
+  }
+  int ping() { return ::getpid(); }
+};
+LP_SERVICE(Spawner, ping);
+
 // The graph named `name`; `dir` is a directory the nodes may write to.
 inline void make(lp::program& p, const std::string& name, const std::string& dir) {
   if (name == "counter") {
@@ -106,6 +120,8 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     p.add_node<Counter>("counter");
   } else if (name == "stubborn") {
     p.add_node<Stubborn>("stubborn");
+  } else if (name == "spawner") {
+    p.add_node<Spawner>("spawner", dir);
   } else if (name == "late") {
     p.add_node<Late>("late");
   } else if (name == "stopper") {

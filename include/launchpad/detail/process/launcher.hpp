@@ -347,6 +347,7 @@ class process_launch {
       if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
       auto pid = spawn(child);
+      reaper_.watch(pid);
       ::close(fd);
       std::lock_guard lock(mutex_);
       u.pid = pid;
@@ -354,6 +355,7 @@ class process_launch {
       child.output_fd = output_.open(u.name, 1);
       child.error_fd = output_.open(u.name, 2);
       auto pid = spawn(child);
+      reaper_.watch(pid);
       ::close(child.output_fd);
       ::close(child.error_fd);
       std::lock_guard lock(mutex_);
@@ -444,6 +446,7 @@ class process_launch {
       // Whatever the node left in its process group goes too; the group id
       // cannot be reused yet, as the node is not reaped until the next line.
       ::kill(-u.pid, SIGKILL);
+      reaper_.forget(u.pid);
       int status = 0;
       ::waitpid(u.pid, &status, 0);
       {
@@ -499,6 +502,7 @@ class process_launch {
   std::vector<unit> units_;
   std::set<std::string> runnable_;
   output_pump output_;
+  group_reaper reaper_;
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::thread supervisor_;
   std::string tmux_session_;

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,6 +74,88 @@ inline pid_t spawn(const child_process& child) {
   ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
   return pid;
 }
+
+// Kills the process groups of a launch's nodes if the launcher dies without
+// doing it, even by SIGKILL. A node process dies with its launcher
+// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
+// simulator, their own children. They stay in the node's process group, so
+// a process that outlives the launcher kills those groups: a shell, in a
+// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
+// socket and, when the socket reaches its end without a "done", kills them
+// all. Needs no privileges; it cannot reach a descendant that left the
+// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
+// "No orphans").
+class group_reaper {
+ public:
+  group_reaper() {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+    static constexpr const char* script =
+        "trap '' INT TERM HUP PIPE\n"
+        "groups=\n"
+        "while read -r word group; do\n"
+        "  case $word in\n"
+        "    done) exit 0 ;;\n"
+        "    watch) groups=\"$groups -$group\" ;;\n"
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || kept=\"$kept $g\"; "
+        "done; groups=$kept ;;\n"
+        "  esac\n"
+        "done\n"
+        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
+    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
+    const char* envp[] = {nullptr};
+    sigset_t none;
+    sigemptyset(&none);
+    // Forked twice, so that it is nobody's child here: the launcher's own
+    // children are its nodes. Only async-signal-safe calls until execve.
+    pid_t middle = ::fork();
+    if (middle < 0) {
+      ::close(ends[0]);
+      ::close(ends[1]);
+      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+    }
+    if (middle == 0) {
+      if (::fork() != 0) ::_exit(0);
+      ::setpgid(0, 0);
+      ::dup2(ends[1], 0);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+      ::_exit(127);
+    }
+    ::close(ends[1]);
+    int status = 0;
+    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+    }
+    to_reaper_ = ends[0];
+  }
+  group_reaper(const group_reaper&) = delete;
+  group_reaper& operator=(const group_reaper&) = delete;
+  // The launcher ends in order: it has stopped every group itself.
+  ~group_reaper() {
+    say("done");
+    ::close(to_reaper_);
+  }
+
+  void watch(pid_t group) { say("watch " + std::to_string(group)); }
+  // The group has ended; its id may be reused, so it must not be killed.
+  void forget(pid_t group) { say("forget " + std::to_string(group)); }
+
+ private:
+  // Best effort: a reaper that is gone cannot be helped, and must not take
+  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
+  void say(const std::string& line) {
+    std::string text = line + "\n";
+    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+
+  int to_reaper_ = -1;
+};
 
 // Runs a helper program (argv[0] looked up in PATH) to its end, its output
 // discarded; returns its exit status, or -1 if it could not run.

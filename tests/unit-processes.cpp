@@ -36,6 +36,13 @@ struct scratch {
   std::string path;
 };
 
+// The pid a test process wrote into `name` in `dir`; 0 until it has.
+pid_t pid_in(const scratch& dir, const std::string& name) {
+  pid_t pid = 0;
+  std::ifstream(dir.path + "/" + name) >> pid;
+  return pid;
+}
+
 bool alive(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string pid_text, name, state;
@@ -156,14 +163,9 @@ TEST_SUITE("processes") {
   TEST_CASE("SIGKILL of the launcher: what the nodes started dies too, to the great-grandchild") {
     mp::scratch dir;
     mp::command launcher({mp::program_path(), "--scenario=spawner", "--dir=" + dir.path});
-    auto pid_in = [&](const std::string& name) {
-      pid_t pid = 0;
-      std::ifstream(dir.path + "/" + name) >> pid;
-      return pid;
-    };
-    REQUIRE(mp::eventually([&] { return pid_in("great-grandchild.pid") > 0; },
+    REQUIRE(mp::eventually([&] { return mp::pid_in(dir, "great-grandchild.pid") > 0; },
                            std::chrono::seconds(30)));
-    std::vector<pid_t> descendants{pid_in("grandchild.pid"), pid_in("great-grandchild.pid")};
+    std::vector<pid_t> descendants{mp::pid_in(dir, "grandchild.pid"), mp::pid_in(dir, "great-grandchild.pid")};
     for (auto pid : descendants) REQUIRE(mp::alive(pid));
     ::kill(launcher.pid, SIGKILL);
     CHECK(mp::eventually([&] {
@@ -179,14 +181,9 @@ TEST_SUITE("processes") {
     lp::program p("scenario_spawner");
     scenarios::make(p, "spawner", dir.path);
     auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("spawner", dir));
-    auto pid_in = [&](const std::string& name) {
-      pid_t pid = 0;
-      std::ifstream(dir.path + "/" + name) >> pid;
-      return pid;
-    };
-    REQUIRE(mp::eventually([&] { return pid_in("great-grandchild.pid") > 0; },
+    REQUIRE(mp::eventually([&] { return mp::pid_in(dir, "great-grandchild.pid") > 0; },
                            std::chrono::seconds(30)));
-    std::vector<pid_t> descendants{pid_in("grandchild.pid"), pid_in("great-grandchild.pid")};
+    std::vector<pid_t> descendants{mp::pid_in(dir, "grandchild.pid"), mp::pid_in(dir, "great-grandchild.pid")};
     CHECK(running.stop());
     CHECK(mp::eventually([&] {  // SIGKILL sent to the group: gone a moment later
       for (auto pid : descendants)

@@ -5,16 +5,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <launchpad/detail/util/thread_pool.hpp>
+
+#include "command.hpp"
 #include "services.hpp"
 
 // Under a sanitizer the resident set says little about the program: ASan
@@ -250,5 +255,45 @@ TEST_SUITE("load") {
       MESSAGE("the RSS bound is not checked under a sanitizer");
     else
       CHECK(growth < 32.0);
+  }
+
+  TEST_CASE("a thread pool's idle threads retire, and it grows again when work comes") {
+    lp::detail::thread_pool pool(64, std::chrono::milliseconds(100));
+    std::mutex gate;
+    std::unique_lock closed(gate);
+    std::atomic<int> done{0};
+    for (int i = 0; i < 32; ++i)
+      pool.enqueue([&] {
+        std::lock_guard pass(gate);
+        ++done;
+      });
+    CHECK(test_process::eventually([&] { return pool.threads() == 32; }, std::chrono::seconds(5)));  // each job blocked
+    closed.unlock();
+    CHECK(test_process::eventually([&] { return done == 32 && pool.threads() == 0; },
+                                   std::chrono::seconds(5)));
+    std::promise<void> ran;
+    pool.enqueue([&] { ran.set_value(); });
+    CHECK(ran.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  }
+
+  TEST_CASE("after 1,000 futures the process's threads return near where they were") {
+    lp::program p("load_threads");
+    auto l = p.add_node<load::Ledger>("ledger", 1001);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto ledger = running.client(l);
+    ledger.add(0);  // the first connection and the server's first thread
+    long before = load::threads_now();
+    load::replies answers(1001);
+    load::burst(ledger, 1, 1000, answers);
+    long peak = load::threads_now();
+    CHECK(ledger.total() == 1001);
+    // Idle call-pool and server threads retire 2 s after their last job; a
+    // keep-alive connection lets its server thread go a second after it
+    // falls idle.
+    bool back = test_process::eventually([&] { return load::threads_now() <= before + 8; },
+                                 std::chrono::seconds(10));
+    MESSAGE("threads before " << before << ", after the burst " << peak << ", now "
+                              << load::threads_now());
+    CHECK(back);
   }
 }

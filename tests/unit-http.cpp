@@ -113,6 +113,21 @@ TEST_SUITE("http") {
     CHECK(raw::body_of(friend_.call("get", "[]"))["result"] == 0);  // nothing was added
   }
 
+  TEST_CASE("POST /lp/v1/stop stops the program, for those who hold the secret") {
+    lp::program p("stop_route");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    httplib::Client http(running.urls().at("counter"));
+    raw::check_error(http.Post("/lp/v1/stop", "{}", "application/json"), 401, "unauthenticated",
+                     "Authorization: Bearer");
+    CHECK_FALSE(running.stop_requested());
+    auto reply = http.Post("/lp/v1/stop", {{"Authorization", "Bearer " + running.secret()}}, "{}",
+                           "application/json");
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(running.wait_for(std::chrono::seconds(10)));
+  }
+
   TEST_CASE("the Authorization scheme is case-insensitive; each bad credential says what it is") {
     lp::program p("schemes");
     p.add_node<t::Counter>("counter");

@@ -9,6 +9,7 @@
 #include <launchpad/detail/call/node_addresses.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/run/direct_channel.hpp>
+#include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
@@ -162,6 +163,8 @@ class node_host {
     for (auto& node : nodes_) {
       node->server->start(options_.bind_host, 0);
       options_.nodes->publish(node->identity.label, node->server->bound());
+      if (!options_.run_dir.empty())
+        record_node_address(options_.run_dir, node->identity.label, node->server->url());
       std::cerr << "[lp] " << node->identity.label << " serving at " << node->server->url()
                 << std::endl;
     }
@@ -178,6 +181,12 @@ class node_host {
         node_scope scope(node->identity, *state_);
         try {
           node->instance->run();
+        } catch (const stopping&) {
+          // A call refused because the program stops ends a run() as
+          // cleanly as the stop does, once this process knows of the stop.
+          if (!state_->stop_requested())
+            state_->fail(node->identity.label, std::current_exception());
+          return;
         } catch (...) {
           state_->fail(node->identity.label, std::current_exception());
           return;

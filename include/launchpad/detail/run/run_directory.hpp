@@ -45,6 +45,7 @@ class run_directory {
   ~run_directory() {
     if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    ::unlink((path_ + "/nodes").c_str());
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 
@@ -64,5 +65,18 @@ class run_directory {
   std::string path_;
   bool kept_ = false;
 };
+
+// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
+// attach to a running program (the Python client's attach(run_dir)). Every
+// process of a launch appends its own nodes, whole lines at a time; a
+// restarted node adds a new line, and the last line of a label is the one
+// that holds.
+inline void record_node_address(const std::string& run_dir, const std::string& label,
+                                const std::string& url) {
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
+  write_all(fd, label + " " + url + "\n");
+  ::close(fd);
+}
 
 }  // namespace lp::detail

@@ -86,6 +86,13 @@ class http_server {
                   body["protocol"] = 1;
                   respond(req, res, 200, body, protocol::format::json);
                 });
+    // What lp::stop() does, for tools outside the program (the Python
+    // client's stop()): a node process passes it on to its launcher.
+    server.Post(protocol::stop_path, [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorized(req, res, "")) return;
+      node_.launch.request_stop();
+      respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
+    });
     server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !node_.gate.draining();
       respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
@@ -220,8 +227,10 @@ class http_server {
                   "Content-Type '" + req.get_header_value("Content-Type") +
                       "' is not supported; send application/json or application/cbor",
                   protocol::format::json);
-    if (!node_.gate.enter(/*reply_to_write=*/true))
-      return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
+    if (!node_.gate.enter(/*reply_to_write=*/true)) {
+      auto [code, message] = refusal(node_);
+      return fail(503, code, message, *format);
+    }
     reply_pending() = true;
     struct leave {
       node_gate& gate;

@@ -1,0 +1,31 @@
+"""A Python client for programs built with Launchpad for C++.
+
+Every node of a running program is an HTTP server (docs/protocol.md). This
+package calls its methods from Python with their C++ types checked:
+
+    import launchpad_client as lp
+
+    prog = lp.attach("/tmp/lp-actor_learner-AbC123")   # the run directory
+    prog["replay"].size()
+    q = prog["learner"].get_parameters()                # a numpy array, shape (25, 4)
+    prog.stop()
+
+    node = lp.connect("http://127.0.0.1:40123", secret="0f3c...")
+
+See docs/python.md.
+"""
+
+from .errors import (DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError, ReplyTooLarge,
+                     TransportError)
+from .node import Method, Node, connect
+from .optional_packages import have_cbor, have_numpy
+from .program import Program, attach
+from .run_directory import read_secret
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DeadlineExceeded", "LaunchpadError", "Method", "Node", "Program", "ProtocolError",
+    "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect", "have_cbor",
+    "have_numpy", "read_secret",
+]

@@ -1,0 +1,185 @@
+"""Bodies in JSON or CBOR (docs/protocol.md#formats).
+
+`encode` gives a request body as pieces to send in order: in CBOR a large
+typed array is a piece of its own, a view of the caller's array, so that a
+4 MB argument is written to the socket without being copied first (as the C++
+client sends "from the argument itself"). `decode` turns a reply body into
+Python values, typed arrays into numpy arrays (typed_arrays.py).
+"""
+
+import io
+import json
+
+from . import typed_arrays
+from .optional_packages import cbor2
+from .optional_packages import numpy as np
+from .typed_arrays import TypedArray
+
+JSON = "application/json"
+CBOR = "application/cbor"
+
+# A typed array at least this large goes out as a view of the caller's
+# memory; smaller ones are copied into the body around them, as one write of
+# a few bytes more costs less than a piece of its own.
+LARGE_ARRAY = 64 * 1024
+
+
+class EncodeError(ValueError):
+    """A value that cannot travel in the chosen format."""
+
+
+# --- JSON. ----------------------------------------------------------------
+
+def _json_default(value):
+    if isinstance(value, TypedArray):
+        return value.tolist()
+    if np is not None and isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f"a {type(value).__name__} has no JSON form")
+
+
+def encode_json(value):
+    try:
+        text = json.dumps(value, default=_json_default, allow_nan=False, ensure_ascii=False,
+                          separators=(",", ":"))
+    except ValueError as e:
+        if "JSON compliant" in str(e):  # NaN or an infinity
+            raise EncodeError(
+                "NaN and infinities cannot travel in JSON; CBOR carries them "
+                "(install cbor2: apt-get install python3-cbor2)"
+            ) from None
+        raise EncodeError(str(e)) from None
+    except (TypeError, RecursionError) as e:
+        raise EncodeError(str(e)) from None
+    try:
+        return [text.encode("utf-8")]
+    except UnicodeEncodeError as e:
+        raise EncodeError(f"a string is not valid Unicode: {e}") from None
+
+
+def decode_json(body):
+    return json.loads(body)
+
+
+# --- CBOR. ----------------------------------------------------------------
+
+def _head(major, length):
+    """The head of a CBOR data item: its major type and length argument."""
+    major <<= 5
+    if length < 24:
+        return bytes((major | length,))
+    if length < 1 << 8:
+        return bytes((major | 24, length))
+    if length < 1 << 16:
+        return bytes((major | 25,)) + length.to_bytes(2, "big")
+    if length < 1 << 32:
+        return bytes((major | 26,)) + length.to_bytes(4, "big")
+    return bytes((major | 27,)) + length.to_bytes(8, "big")
+
+
+class _Pieces:
+    """What cbor2's encoder writes to: small writes gather in a buffer; a
+    large typed array's bytes are kept as a view between them."""
+
+    def __init__(self):
+        self.pieces = []
+        self.buffer = bytearray()
+
+    def write(self, data):
+        self.buffer += data
+        return len(data)
+
+    def add_view(self, view):
+        if self.buffer:
+            self.pieces.append(bytes(self.buffer))
+            self.buffer = bytearray()
+        self.pieces.append(view)
+
+    def finish(self):
+        if self.buffer or not self.pieces:
+            self.pieces.append(bytes(self.buffer))
+        return self.pieces
+
+
+def encode_cbor(value):
+    out = _Pieces()
+
+    def default(encoder, item):
+        if isinstance(item, TypedArray):
+            # RFC 8746: tag (major type 6), then one byte string (major type 2).
+            out.write(_head(6, item.tag) + _head(2, item.nbytes))
+            if item.nbytes >= LARGE_ARRAY:
+                out.add_view(item.data)
+            else:
+                out.write(item.data)
+        elif np is not None and isinstance(item, (np.ndarray, np.generic)):
+            encoder.encode(item.tolist())
+        else:
+            raise TypeError(f"a {type(item).__name__} has no CBOR form")
+
+    try:
+        cbor2.CBOREncoder(out, default=default).encode(value)
+    except UnicodeEncodeError as e:
+        raise EncodeError(f"a string is not valid Unicode: {e}") from None
+    except (TypeError, ValueError, RecursionError, cbor2.CBOREncodeError) as e:
+        raise EncodeError(str(e)) from None
+    return out.finish()
+
+
+def _tag_hook(decoder, tag):
+    known = typed_arrays.element_of_tag(tag.tag)
+    if known is None or not isinstance(tag.value, bytes):
+        return tag  # not a typed array: left as cbor2 gives it
+    element, little_endian = known
+    if len(tag.value) % element.size:
+        raise ValueError(f"a typed array of {element.name()} holds {len(tag.value)} bytes, "
+                         f"not a whole number of elements")
+    return typed_arrays.to_python(element, little_endian, tag.value)
+
+
+class _SliceReader:
+    """A file over a received body that cbor2 reads without the whole body
+    being copied first (io.BytesIO copies a bytearray): each read is a copy
+    of just the bytes asked for, and a typed array's bytes are read once."""
+
+    def __init__(self, body):
+        self.view = memoryview(body)
+        self.at = 0
+
+    def read(self, size=-1):
+        end = len(self.view) if size < 0 else min(self.at + size, len(self.view))
+        data = bytes(self.view[self.at:end])
+        self.at = end
+        return data
+
+    def tell(self):
+        return self.at
+
+
+def decode_cbor(body):
+    # A small body costs less through BytesIO's C reads than through a Python
+    # read per item; a large one less through slices than through a copy.
+    stream = _SliceReader(body) if len(body) >= LARGE_ARRAY else io.BytesIO(body)
+    value = cbor2.CBORDecoder(stream, tag_hook=_tag_hook).decode()
+    if stream.tell() != len(body):
+        raise ValueError(f"{len(body) - stream.tell()} bytes follow the value")
+    return value
+
+
+def encode(value, content_type):
+    """The body of `value` as a list of bytes-like pieces."""
+    return encode_cbor(value) if content_type == CBOR else encode_json(value)
+
+
+def decode(body, content_type):
+    """The value a body holds. Raises ValueError (or a subclass, or
+    RecursionError) for bytes that are not a value in that format."""
+    if content_type == CBOR:
+        try:
+            return decode_cbor(body)
+        except cbor2.CBORDecodeError as e:
+            raise ValueError(str(e)) from None
+    try:
+        return decode_json(body)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8: {e}") from None

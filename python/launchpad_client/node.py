@@ -1,0 +1,370 @@
+"""A proxy to one node, built from what the node says about itself.
+
+`GET /lp/v1/describe` lists the node's methods with their C++ signatures;
+each becomes a method of the proxy that checks its arguments (number and
+types) before sending, and converts the result (cpp_types.py). Calls go over
+the node's keep-alive connections (transport.py), in CBOR when cbor2 is
+installed, in JSON otherwise.
+"""
+
+import concurrent.futures
+import inspect
+import threading
+import urllib.parse
+
+from . import codec, cpp_types
+from .errors import LaunchpadError, ProtocolError, RemoteError
+from .optional_packages import cbor2
+from .transport import Transport
+
+DEFAULT_TIMEOUT = 120.0  # seconds, as the C++ client's default deadline
+DEFAULT_MAX_REPLY = 1 << 30  # bytes of a reply's body
+
+_executor = None
+_executor_lock = threading.Lock()
+
+
+def _shared_executor():
+    """The threads that run `node.futures` calls, shared by every node: each
+    call holds a thread (and a connection) while it waits for its reply."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=32, thread_name_prefix="launchpad-call")
+        return _executor
+
+
+class MethodSpec:
+    """A method as `describe` gives it, with its parsed parameter types."""
+
+    def __init__(self, entry):
+        self.name = entry["name"]
+        self.arity = entry["arity"]
+        self.signature = entry["signature"]
+        self.batched = entry.get("batched")
+        self.path = "/lp/v1/call/" + urllib.parse.quote(self.name, safe="")
+        self.params, self.result = cpp_types.parse_signature(self.name, self.arity, self.signature)
+
+    def arguments_to_wire(self, args):
+        if len(args) != self.arity:
+            wanted = ", ".join(p.name for p in self.params)
+            plural = "" if self.arity == 1 else "s"
+            raise TypeError(f"{self.name}() takes {self.arity} argument{plural} ({wanted}), "
+                            f"got {len(args)}; its signature: {self.signature}")
+        return [
+            param.to_wire(arg, f"argument {i + 1} of {self.name}")
+            for i, (param, arg) in enumerate(zip(self.params, args))
+        ]
+
+    def doc(self, node_label, service):
+        text = f"{self.signature}\n\nA method of service {service}, called on node '{node_label}'."
+        if self.batched:
+            text += (f"\nBatched: the node invokes it once for up to {self.batched.get('max_batch')} "
+                     f"concurrent callers, waiting at most {self.batched.get('max_wait_us')} us; "
+                     "each caller passes one element and gets one result.")
+        return text + "\nKeyword `timeout`: seconds for this call (default: the node's)."
+
+    def python_signature(self):
+        params = [
+            inspect.Parameter(f"arg{i + 1}", inspect.Parameter.POSITIONAL_ONLY, annotation=p.name)
+            for i, p in enumerate(self.params)
+        ]
+        params.append(inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=None))
+        return inspect.Signature(params, return_annotation=self.result.name)
+
+
+class Method:
+    """A remote method bound to a node: call it, or `.submit(...)` it for a
+    concurrent.futures.Future."""
+
+    def __init__(self, node, spec):
+        self._node = node
+        self._spec = spec
+        self.__name__ = self.__qualname__ = spec.name
+        self.__doc__ = spec.doc(node.label, node.service)
+        self.__signature__ = spec.python_signature()
+
+    def __repr__(self):
+        return f"<remote method {self._spec.signature} of node '{self._node.label}'>"
+
+    def __call__(self, *args, timeout=None):
+        return self._node._invoke(self._spec.name, self._spec, args, timeout, True)
+
+    def submit(self, *args, timeout=None):
+        """Sends the call from a thread of the client's pool and returns a
+        Future of its result. The arguments are checked and encoded now (a
+        TypeError is raised here), and copied, so they may change afterwards."""
+        return self._node._submit(self._spec.name, self._spec, args, timeout, True)
+
+
+class Futures:
+    """`node.futures.method(args)`: the node's methods, returning futures."""
+
+    def __init__(self, node):
+        self._node = node
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._node, name).submit
+
+    def __dir__(self):
+        return self._node.method_names()
+
+    def call(self, method, *args, timeout=None, check=True):
+        """The future of `node.call(method, *args)`."""
+        return self._node._submit(method, None, args, timeout, check)
+
+
+class _Shared:
+    """What copies of a Node share: the connections and the description."""
+
+    def __init__(self, url, label, secret, max_reply_bytes, wire_format):
+        self.transport = Transport(url, label or url, secret, max_reply_bytes)
+        self.label = label or self.transport.url  # until describe says
+        self.label_known = label is not None
+        self.description = None
+        self.specs = {}
+        self.lock = threading.Lock()
+        if wire_format is None:
+            wire_format = "cbor" if cbor2 is not None else "json"
+        if wire_format not in ("cbor", "json"):
+            raise ValueError(f"format must be 'cbor' or 'json', not {wire_format!r}")
+        if wire_format == "cbor" and cbor2 is None:
+            raise ValueError("format='cbor' needs cbor2 (apt-get install python3-cbor2)")
+        self.content_type = codec.CBOR if wire_format == "cbor" else codec.JSON
+
+
+class Node:
+    """A proxy to one node. Its service's methods are its attributes:
+
+        counter = launchpad_client.connect(url, secret=...)
+        counter.add(1)                       # blocks for the result
+        counter.futures.add(1)               # a concurrent.futures.Future
+        counter.add(1, timeout=0.5)          # DeadlineExceeded after 0.5 s
+        counter.with_timeout(0.5).add(1)     # the same, as a proxy of its own
+
+    A method whose name is also one of the proxy's own (`call`, `describe`,
+    `label` ...) is reached with `node.call("name", ...)`.
+    """
+
+    def __init__(self, url, secret=None, *, label=None, timeout=DEFAULT_TIMEOUT,
+                 max_reply_bytes=DEFAULT_MAX_REPLY, format=None, _shared=None):
+        self._shared = _shared or _Shared(url, label, secret, max_reply_bytes, format)
+        self.timeout = float(timeout)
+        self.futures = Futures(self)
+
+    # --- What the node is. -------------------------------------------------
+
+    @property
+    def url(self):
+        return self._shared.transport.url
+
+    @property
+    def label(self):
+        """The node's label: given by attach(), else what the node says."""
+        return self._shared.label
+
+    @property
+    def service(self):
+        return self.describe()["service"]
+
+    @property
+    def program(self):
+        return self.describe()["program"]
+
+    @property
+    def format(self):
+        """'cbor' or 'json': what calls are sent in."""
+        return "cbor" if self._shared.content_type == codec.CBOR else "json"
+
+    def __repr__(self):
+        service = self._shared.description["service"] if self._shared.description else "?"
+        return f"<launchpad_client.Node {self.label} ({service}) at {self.url}>"
+
+    def describe(self, refresh=False):
+        """The node's `GET /lp/v1/describe` answer (fetched once, then kept)."""
+        shared = self._shared
+        with shared.lock:
+            if shared.description is not None and not refresh:
+                return shared.description
+        if refresh:  # methods made from the old description go
+            for name in [n for n, v in vars(self).items() if isinstance(v, Method)]:
+                del self.__dict__[name]
+        reply = shared.transport.request("GET", "/lp/v1/describe", accept=codec.JSON,
+                                         timeout=self.timeout)
+        body = self._body(reply, "")
+        if not (isinstance(body, dict) and isinstance(body.get("methods"), list)):
+            raise ProtocolError(shared.label, "", "the describe reply has no list of methods")
+        if body.get("protocol", 1) != 1:
+            raise ProtocolError(shared.label, "", f"the node speaks protocol {body['protocol']}; "
+                                "this client speaks protocol 1")
+        try:
+            specs = {entry["name"]: MethodSpec(entry) for entry in body["methods"]}
+        except (KeyError, TypeError) as e:
+            raise ProtocolError(shared.label, "", f"a method in the describe reply is malformed: {e}") from None
+        with shared.lock:
+            shared.description = body
+            shared.specs = specs
+            if not shared.label_known and isinstance(body.get("node"), str):
+                shared.label = shared.transport.label = body["node"]
+                shared.label_known = True
+        return body
+
+    def method_names(self):
+        self.describe()
+        return list(self._shared.specs)
+
+    def health(self):
+        """'serving', or 'stopping' while the node drains (no secret needed)."""
+        reply = self._shared.transport.request("GET", "/lp/v1/health", accept=codec.JSON,
+                                               timeout=self.timeout)
+        body = self._decode(reply, "")
+        if isinstance(body, dict) and body.get("status") in ("serving", "stopping"):
+            return body["status"]
+        raise ProtocolError(self.label, "", f"the health reply is {body!r}")
+
+    # --- Calls. -------------------------------------------------------------
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self.describe()
+        spec = self._shared.specs.get(name)
+        if spec is None:
+            known = ", ".join(self._shared.specs) or "(none)"
+            raise AttributeError(f"node '{self.label}' (service {self.service}) has no method "
+                                 f"'{name}'; its methods: {known}")
+        method = Method(self, spec)
+        self.__dict__[name] = method  # found without __getattr__ from now on
+        return method
+
+    def __dir__(self):
+        names = set(super().__dir__())
+        if self._shared.description is not None:
+            names.update(self._shared.specs)
+        return sorted(names)
+
+    def with_timeout(self, seconds):
+        """A copy of this proxy, sharing its connections, whose calls give up
+        after `seconds` with DeadlineExceeded."""
+        return Node(None, timeout=seconds, _shared=self._shared)
+
+    def call(self, method, *args, timeout=None, check=True):
+        """Calls `method` by name. With check=False the arguments go as given,
+        unchecked, even to a method the node did not describe (to test a
+        node's own checks)."""
+        spec = self._spec(method, check)
+        return self._invoke(method, spec, args, timeout, check)
+
+    def close(self):
+        """Closes the idle connections; the proxy opens new ones if used again."""
+        self._shared.transport.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _spec(self, method, check):
+        if not check:
+            return self._shared.specs.get(method)
+        self.describe()
+        spec = self._shared.specs.get(method)
+        if spec is None:
+            getattr(self, method)  # raises the AttributeError that lists the methods
+        return spec
+
+    def _encode(self, method, spec, args, check):
+        if check and spec is not None:
+            wire = spec.arguments_to_wire(args)
+        else:
+            wire = cpp_types.plain(list(args))
+        try:
+            return codec.encode(wire, self._shared.content_type)
+        except codec.EncodeError as e:
+            raise ValueError(f"the arguments of {method} cannot be sent: {e}") from None
+
+    def _invoke(self, method, spec, args, timeout, check):
+        pieces = self._encode(method, spec, args, check)
+        return self._send(method, spec, pieces, timeout)
+
+    def _submit(self, method, spec, args, timeout, check):
+        if check and spec is None:
+            spec = self._spec(method, check)
+        # The caller may change its arrays once this returns: send copies.
+        pieces = [p if isinstance(p, bytes) else bytes(p) for p in self._encode(method, spec, args, check)]
+        return _shared_executor().submit(self._send, method, spec, pieces, timeout)
+
+    def _send(self, method, spec, pieces, timeout):
+        content_type = self._shared.content_type
+        path = spec.path if spec is not None else "/lp/v1/call/" + urllib.parse.quote(method, safe="")
+        reply = self._shared.transport.request(
+            "POST", path, pieces,
+            content_type=content_type, accept=content_type,
+            timeout=self.timeout if timeout is None else timeout, method=method)
+        body = self._body(reply, method)
+        if not (isinstance(body, dict) and "result" in body):
+            raise ProtocolError(self.label, method,
+                                f"the reply is not {{\"result\": ...}}: {cpp_types.describe_value(body)}")
+        result = body["result"]
+        return spec.result.from_wire(result) if spec is not None else result
+
+    # --- Replies. -----------------------------------------------------------
+
+    def _decode(self, reply, method):
+        """The value of a reply's body; ProtocolError if it is not JSON or
+        CBOR, or does not decode."""
+        media = reply.content_type.split(";")[0].strip().lower()
+        if media not in (codec.JSON, codec.CBOR):
+            snippet = bytes(reply.body[:60])
+            raise ProtocolError(
+                self.label, method,
+                f"HTTP {reply.status} with Content-Type {reply.content_type or '(none)'!r}, not JSON "
+                f"or CBOR (body starts {snippet!r}): is {self.url} a Launchpad node?")
+        if media == codec.CBOR and cbor2 is None:
+            raise ProtocolError(self.label, method, "the node answered in CBOR, which needs cbor2 "
+                                "(apt-get install python3-cbor2)")
+        try:
+            return codec.decode(reply.body, media)
+        except (ValueError, RecursionError, EOFError) as e:
+            raise ProtocolError(self.label, method,
+                                f"the reply's body is not valid {media.split('/')[1].upper()}: {e}") from None
+
+    def _body(self, reply, method):
+        """The decoded body of a 200 reply; RemoteError for an error reply."""
+        body = self._decode(reply, method)
+        if reply.status == 200:
+            return body
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("code"), str):
+            raise RemoteError(error.get("node") or self.label, error.get("method") or method,
+                              error["code"], str(error.get("message", "")), reply.status)
+        raise ProtocolError(self.label, method, f"HTTP {reply.status} with a body that is not a "
+                            f"Launchpad error: {cpp_types.describe_value(body)}")
+
+
+def connect(url, secret=None, *, run_dir=None, timeout=DEFAULT_TIMEOUT,
+            max_reply_bytes=DEFAULT_MAX_REPLY, format=None):
+    """A proxy to the node at `url` (e.g. http://127.0.0.1:40123), with its
+    methods from the node's description, which this fetches now.
+
+    `secret` is the launch's secret; or give `run_dir`, the launch's run
+    directory, to read it from its `secret` file. `timeout`: seconds each call
+    may take (120, as in C++). `max_reply_bytes`: a larger reply raises
+    ReplyTooLarge unread. `format`: 'cbor' (the default when cbor2 is
+    installed) or 'json'.
+    """
+    if secret is None and run_dir is not None:
+        from .run_directory import read_secret
+
+        secret = read_secret(run_dir)
+    node = Node(url, secret, timeout=timeout, max_reply_bytes=max_reply_bytes, format=format)
+    try:
+        node.describe()
+    except LaunchpadError:
+        node.close()
+        raise
+    return node

@@ -1,0 +1,144 @@
+"""A running program: its nodes by label and by group, and its stop.
+
+    prog = launchpad_client.attach("/tmp/lp-actor_learner-AbC123")
+    prog["replay"].size()
+    prog.group("actors")[2]
+    prog.stop()
+"""
+
+import os
+import re
+import time
+
+from . import run_directory, stopping
+from .errors import LaunchpadError
+from .node import DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT, Node
+
+_MEMBER = re.compile(r"(.+)/(\d+)")  # a group's node: "actors/3"
+
+
+class Program:
+    """The nodes of one launch. `prog[label]` is a Node; `prog.group(name)`
+    the nodes of a group in index order. Nodes describe themselves when
+    first used."""
+
+    def __init__(self, urls, secret=None, *, run_dir=None, name=None, timeout=DEFAULT_TIMEOUT,
+                 max_reply_bytes=DEFAULT_MAX_REPLY, format=None):
+        self.run_dir = run_dir
+        self._name = name
+        self._nodes = {
+            label: Node(url, secret, label=label, timeout=timeout,
+                        max_reply_bytes=max_reply_bytes, format=format)
+            for label, url in sorted(urls.items())
+        }
+
+    @property
+    def name(self):
+        """The program's name (from its run directory, else from a node)."""
+        if self._name is None and self._nodes:
+            self._name = next(iter(self._nodes.values())).program
+        return self._name
+
+    @property
+    def labels(self):
+        return list(self._nodes)
+
+    @property
+    def groups(self):
+        return sorted({m.group(1) for m in map(_MEMBER.fullmatch, self._nodes) if m})
+
+    def __getitem__(self, label):
+        try:
+            return self._nodes[label]
+        except KeyError:
+            error = KeyError(label)
+            error.add_note(f"the nodes of this program: {', '.join(self._nodes) or '(none)'}")
+            raise error from None
+
+    def __contains__(self, label):
+        return label in self._nodes
+
+    def __iter__(self):
+        return iter(self._nodes.values())
+
+    def __len__(self):
+        return len(self._nodes)
+
+    def __repr__(self):
+        return f"<launchpad_client.Program {self._name or '?'}: {', '.join(self._nodes)}>"
+
+    def group(self, name):
+        """The nodes `name/0`, `name/1` ... in index order."""
+        members = sorted(
+            (int(m.group(2)), node)
+            for label, node in self._nodes.items()
+            if (m := _MEMBER.fullmatch(label)) and m.group(1) == name
+        )
+        if not members:
+            error = KeyError(name)
+            error.add_note(f"the groups of this program: {', '.join(self.groups) or '(none)'}")
+            raise error
+        return [node for _, node in members]
+
+    def stop(self):
+        """Asks the program to stop, as lp::stop() does from a node: every
+        node's on_stop callbacks run, run()s return, calls drain. Returns once
+        asked; the nodes go on stopping."""
+        for node in self._nodes.values():
+            try:
+                stopping.stop_program(node)
+                return
+            except LaunchpadError as error:
+                last = error
+        if not self._nodes:
+            raise LaunchpadError("a program of no nodes cannot be stopped")
+        raise last
+
+    def close(self):
+        for node in self._nodes.values():
+            node.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def attach(run_dir, *, output=None, wait_for=(), startup_timeout=10.0, timeout=DEFAULT_TIMEOUT,
+           max_reply_bytes=DEFAULT_MAX_REPLY, format=None):
+    """The running program of the launch whose run directory is `run_dir` (the
+    launcher prints it: "[lp] the launch's secret is in RUN_DIR/secret").
+
+    The secret comes from `<run_dir>/secret`, the nodes' addresses from what
+    they printed (see run_directory.py): the node logs of a launch with
+    `--lp_terminal=files` (or `tmux`), else `output`: the launcher's output
+    saved to a file, a log directory, or lines. Waits up to `startup_timeout`
+    seconds for the labels in `wait_for` (names of groups wait for their
+    first node), or for any node when none are named.
+    """
+    run_dir = os.fspath(run_dir)
+    secret = run_directory.read_secret(run_dir)
+    wanted = [wait_for] if isinstance(wait_for, str) else list(wait_for)
+    if output is not None and not isinstance(output, (str, bytes, os.PathLike)):
+        output = list(output)  # lines (an open file, say) can be read once only
+
+    def missing(found):
+        return [w for w in wanted if w not in found and not any(l.startswith(w + "/") for l in found)]
+
+    give_up = time.monotonic() + startup_timeout
+    while True:
+        found = run_directory.node_addresses(run_dir, output)
+        if (found and not missing(found)) or time.monotonic() >= give_up:
+            break
+        time.sleep(0.05)
+    if not found:
+        raise LaunchpadError(
+            f"found no node addresses for {run_dir} within {startup_timeout:g} s: its nodes print "
+            "them ('[lp] <label> serving at <url>') into <run dir>/logs only under "
+            "--lp_terminal=files or tmux; otherwise pass the launcher's output as output=")
+    if missing(found):
+        raise LaunchpadError(f"no address for {', '.join(missing(found))} within "
+                             f"{startup_timeout:g} s; found {', '.join(sorted(found))}")
+    return Program(found, secret, run_dir=run_dir, name=run_directory.program_name(run_dir),
+                   timeout=timeout, max_reply_bytes=max_reply_bytes, format=format)

@@ -1,0 +1,158 @@
+"""Requests to one node over a pool of keep-alive connections.
+
+A call takes an idle connection (or opens one), sends, reads the reply, and
+gives the connection back if it can carry another call. Nodes close a
+connection after 1 s idle (docs/protocol.md#connections), so the pool drops
+ones idle for longer than IDLE_LIMIT, and ones the node has visibly closed.
+As the C++ client does, a call is retried once, on a new connection, only
+when a pooled connection turns out closed before any byte of the reply
+came back: the node never saw that call.
+"""
+
+import errno
+import threading
+import time
+import urllib.parse
+import weakref
+
+from . import http_connection
+from .errors import DeadlineExceeded, ProtocolError, ReplyTooLarge, TransportError
+from .http_connection import BadReply, Closed, Connection, Timeout, TooLarge
+
+IDLE_LIMIT = 0.8  # seconds; nodes close idle connections after 1 s
+FRESH = 0.1  # seconds idle under which a pooled connection is not checked
+MAX_IDLE = 32  # idle connections kept per node
+
+
+def split_url(url):
+    """(host, port) of a node's URL, such as http://127.0.0.1:40123."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname or parts.path not in ("", "/"):
+        raise ValueError(f"{url!r} is not a node's address, such as http://127.0.0.1:40123 "
+                         "(nodes speak plain HTTP)")
+    return parts.hostname, parts.port or 80
+
+
+def _close_all(connections):
+    for connection in connections:
+        connection.close()
+
+
+class Transport:
+    def __init__(self, url, label, secret, max_reply_bytes):
+        self.url = url.rstrip("/")
+        self.host, self.port = split_url(self.url)
+        self.label = label
+        self.max_reply_bytes = max_reply_bytes
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        auth = f"Authorization: Bearer {secret}\r\n" if secret else ""
+        self._common = f"Host: {host}:{self.port}\r\n{auth}".encode("latin-1")
+        self._idle = []
+        self._lock = threading.Lock()
+        self._closed = False
+        # A proxy dropped without close() (in a notebook, say) closes its
+        # sockets when it is collected.
+        weakref.finalize(self, _close_all, self._idle)
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    def _acquire(self, deadline):
+        with self._lock:
+            while self._idle:
+                connection = self._idle.pop()
+                idle = time.monotonic() - connection.idle_since
+                # A connection used a moment ago is taken as it is (a retry
+                # covers a node that closed it); an older one is looked at.
+                if idle < FRESH or (idle < IDLE_LIMIT and not connection.looks_closed()):
+                    return connection, True
+                connection.close()
+        return Connection(self.host, self.port, deadline), False
+
+    def _release(self, connection):
+        if not connection.reusable:
+            connection.close()
+            return
+        connection.idle_since = time.monotonic()
+        with self._lock:
+            if not self._closed and len(self._idle) < MAX_IDLE:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def request(self, verb, path, pieces=(), content_type=None, accept=None, timeout=120.0,
+                method=""):
+        """Sends one request and returns its Reply. Raises TransportError,
+        DeadlineExceeded, ProtocolError or ReplyTooLarge naming the node and
+        `method`."""
+        deadline = time.monotonic() + timeout
+        size = sum(memoryview(p).nbytes for p in pieces)
+        head = [f"{verb} {path} HTTP/1.1\r\n".encode("latin-1"), self._common]
+        if content_type:
+            head.append(f"Content-Type: {content_type}\r\n".encode("latin-1"))
+        if accept:
+            head.append(f"Accept: {accept}\r\n".encode("latin-1"))
+        if verb == "POST":
+            head.append(f"Content-Length: {size}\r\n".encode("latin-1"))
+        head.append(b"\r\n")
+        head = b"".join(head)
+        if size and size + len(head) <= http_connection.CHUNK:
+            request = [head + b"".join(pieces)]  # a small call is one write
+        else:
+            request = [head, *pieces]
+        for attempt in (1, 2):
+            try:
+                connection, reused = self._acquire(deadline)
+            except Timeout:
+                raise DeadlineExceeded(self.label, method,
+                                       f"could not connect to {self.url} within {timeout:g} s") from None
+            except OSError as e:
+                reason = ("the connection was refused: is the node still running?"
+                          if e.errno == errno.ECONNREFUSED else e.strerror or str(e))
+                raise TransportError(self.label, method, f"{self.url}: {reason}") from None
+            try:
+                reply = self._exchange(connection, request, deadline)
+            except Closed as e:
+                connection.close()
+                if e.received == 0 and reused and attempt == 1:
+                    continue  # a pooled connection the node had closed
+                raise TransportError(self.label, method, f"{self.url}: {e}") from None
+            except Timeout:
+                connection.close()
+                raise DeadlineExceeded(self.label, method,
+                                       f"no whole reply from {self.url} within {timeout:g} s") from None
+            except TooLarge as e:
+                connection.close()
+                raise ReplyTooLarge(self.label, method, str(e)) from None
+            except BadReply as e:
+                connection.close()
+                raise ProtocolError(self.label, method,
+                                    f"{e} (is {self.url} a Launchpad node?)") from None
+            except OSError as e:
+                connection.close()
+                raise TransportError(self.label, method, f"{self.url}: {e.strerror or e}") from None
+            except BaseException:
+                connection.close()
+                raise
+            self._release(connection)
+            return reply
+        raise AssertionError("unreachable")
+
+    def _exchange(self, connection, request, deadline):
+        try:
+            connection.send(request, deadline)
+        except (BrokenPipeError, ConnectionResetError) as sending:
+            # The node may have answered before it stopped reading (413 for
+            # a body over its limit, then closed): read what it said.
+            connection.reusable = False
+            try:
+                return connection.receive(deadline, self.max_reply_bytes)
+            except (Closed, BadReply, OSError):
+                raise Closed(f"the connection broke while sending ({sending.strerror})", 0) from None
+        except Timeout:
+            raise
+        return connection.receive(deadline, self.max_reply_bytes)

@@ -1,0 +1,152 @@
+"""RFC 8746 typed arrays: vectors of numbers as one tagged byte string.
+
+A C++ `std::vector<float>` (or of any other number type but bool) travels in
+CBOR as a tag naming the element type and byte order, then the raw bytes
+(docs/protocol.md#numbers-in-bulk-typed-arrays-and-tensors). Here an element
+type is an `Element`; an outgoing array is a `TypedArray`, which the CBOR
+encoder writes as its tag and bytes and the JSON encoder as a list of
+numbers; an incoming one becomes a numpy array (a view of the received bytes
+when their byte order is this machine's) or, without numpy, a list.
+"""
+
+import array
+import struct
+import sys
+
+from .optional_packages import numpy as np
+
+LITTLE = sys.byteorder == "little"
+
+
+class Element:
+    """A number type of typed arrays: kind 'i' (signed), 'u' (unsigned) or
+    'f' (floating point), and its size in bytes."""
+
+    __slots__ = ("kind", "size")
+
+    def __init__(self, kind, size):
+        self.kind = kind
+        self.size = size
+
+    def __eq__(self, other):
+        return isinstance(other, Element) and (self.kind, self.size) == (other.kind, other.size)
+
+    def __hash__(self):
+        return hash((self.kind, self.size))
+
+    def __repr__(self):
+        return self.name()
+
+    def name(self):
+        """numpy's name of the type: 'float32', 'int8', 'uint64' ..."""
+        return {"i": "int", "u": "uint", "f": "float"}[self.kind] + str(8 * self.size)
+
+    def tag(self, little_endian=LITTLE):
+        """The RFC 8746 tag of an array of these in the given byte order."""
+        if self.size == 1:  # one byte has no byte order
+            return 72 if self.kind == "i" else 64
+        ll = {2: 1, 4: 2, 8: 3}[self.size]
+        order = 4 if little_endian else 0
+        if self.kind == "f":
+            return 0x50 | order | (ll - 1)  # float16 0, float32 1, float64 2
+        return 0x40 | (8 if self.kind == "i" else 0) | order | ll
+
+    def numpy_dtype(self, little_endian=LITTLE):
+        order = "|" if self.size == 1 else ("<" if little_endian else ">")
+        return np.dtype(f"{order}{self.kind}{self.size}")
+
+    def array_typecode(self):
+        """The `array` module's code for this type on this machine, or None
+        (float16 has none)."""
+        if self.kind == "f":
+            return {4: "f", 8: "d"}.get(self.size)
+        for code in ("bhilq" if self.kind == "i" else "BHILQ"):
+            if array.array(code).itemsize == self.size:
+                return code
+        return None
+
+
+def element_of_tag(tag):
+    """The element type and byte order (little endian?) of a typed-array tag,
+    or None for a tag that is not one this protocol carries."""
+    if not 64 <= tag <= 87:
+        return None
+    little = bool(tag & 0x04)
+    ll = tag & 0x03
+    if tag & 0x10:
+        if ll == 3:  # float128: no type to hold it
+            return None
+        return Element("f", 2 << ll), little
+    if tag == 76:  # reserved by RFC 8746
+        return None
+    return Element("i" if tag & 0x08 else "u", 1 << ll), little
+
+
+class TypedArray:
+    """An outgoing typed array: the bytes to send (a memoryview of the
+    caller's array when its layout allows, so nothing is copied) and the
+    element type they hold, in this machine's byte order."""
+
+    __slots__ = ("element", "data", "source")
+
+    def __init__(self, element, data, source):
+        self.element = element
+        self.data = data  # a contiguous memoryview of unsigned bytes
+        self.source = source  # what `tolist` reads for JSON
+
+    @property
+    def tag(self):
+        return self.element.tag()
+
+    @property
+    def nbytes(self):
+        return self.data.nbytes
+
+    def tolist(self):
+        if hasattr(self.source, "tolist"):
+            return self.source.tolist()
+        return list(self.source)
+
+
+def byte_view(buffer):
+    """A contiguous object's memory as unsigned bytes, without a copy."""
+    view = memoryview(buffer)
+    if view.nbytes == 0:
+        return memoryview(b"")  # a view with a 0 in its shape cannot be cast
+    return view.cast("B")
+
+
+def from_buffer_object(value, element):
+    """A TypedArray of `value`'s bytes if it is an array.array of exactly
+    this element type, or bytes-like for a one-byte one; else None."""
+    if isinstance(value, array.array):
+        if value.typecode != element.array_typecode():
+            return None
+        return TypedArray(element, byte_view(value), value)
+    if element.size == 1 and isinstance(value, (bytes, bytearray, memoryview)):
+        view = memoryview(value)
+        if not view.contiguous:
+            return None
+        view = byte_view(view)
+        signed = element.kind == "i"
+        return TypedArray(element, view, view.cast("b") if signed and view.nbytes else view)
+    return None
+
+
+def to_python(element, little_endian, data):
+    """The numbers of an incoming typed array: a numpy array (sharing `data`,
+    read-only, when the byte order is this machine's) or, without numpy, a
+    list. `data` must hold a whole number of elements."""
+    if np is not None:
+        values = np.frombuffer(data, dtype=element.numpy_dtype(little_endian))
+        if element.size > 1 and little_endian != LITTLE:
+            values = values.astype(element.numpy_dtype(LITTLE))  # the other byte order: a copy
+        return values
+    code = element.array_typecode()
+    if code is None:  # float16 without numpy
+        order = "<" if little_endian else ">"
+        return list(struct.unpack(f"{order}{len(data) // 2}e", data))
+    values = array.array(code, data)
+    if element.size > 1 and little_endian != LITTLE:
+        values.byteswap()
+    return values.tolist()

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 
 #include <launchpad/detail/process/spawn.hpp>
 
@@ -192,6 +194,46 @@ TEST_SUITE("processes") {
     }, std::chrono::seconds(2)));
   }
 
+  TEST_CASE("SIGTERM at a random moment to 16 actors hammering one node: exit 0, 20 times") {
+    std::mt19937 random(20261201);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    constexpr int rounds = 5;  // five processes under a sanitizer, on 2 cores: slow
+#else
+    constexpr int rounds = 20;
+#endif
+    for (int round = 0; round < rounds; ++round) {
+      CAPTURE(round);
+      mp::scratch dir;
+      mp::command launcher({mp::program_path(), "--scenario=hammer", "--dir=" + dir.path});
+      REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 17; },
+                             std::chrono::seconds(60)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(random() % 300));
+      ::kill(launcher.pid, SIGTERM);
+      auto status = launcher.wait(std::chrono::seconds(60));
+      INFO(launcher.output());
+      REQUIRE(status);
+      CHECK(WIFEXITED(*status));
+      CHECK(WEXITSTATUS(*status) == 0);
+      CHECK(launcher.count("failed") == 0);
+      for (int g = 0; g < 4; ++g)
+        for (int i = 0; i < 4; ++i)
+          CHECK(dir.has("actors" + std::to_string(g) + "-" + std::to_string(i) + ".stopped"));
+    }
+  }
+
+  TEST_CASE("an actor that throws its own error during the stop still makes the exit 1") {
+    mp::scratch dir;
+    mp::command launcher({mp::program_path(), "--scenario=hammer_fails", "--dir=" + dir.path});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 17; },
+                           std::chrono::seconds(60)));
+    ::kill(launcher.pid, SIGTERM);
+    auto status = launcher.wait(std::chrono::seconds(60));
+    INFO(launcher.output());
+    REQUIRE(status);
+    CHECK(WEXITSTATUS(*status) == 1);
+    CHECK(launcher.count("an error of the actor's own, while stopping") >= 1);
+  }
+
   TEST_CASE("SIGINT to the launcher: every node stops in order, on_stop runs, exit 0") {
     mp::scratch dir;
     mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});
@@ -280,6 +322,21 @@ TEST_SUITE("processes") {
     for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
   }
 
+  TEST_CASE("the run directory lists every node's address in `nodes`, for tools that attach") {
+    mp::scratch dir;
+    lp::program p("scenario_sleepers");
+    scenarios::make(p, "sleepers", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("sleepers", dir));
+    std::map<std::string, std::string> listed;
+    REQUIRE(mp::eventually([&] {
+      std::ifstream nodes(running.run_dir() + "/nodes");
+      for (std::string label, url; nodes >> label >> url;) listed[label] = url;
+      return listed.size() == 3;
+    }, std::chrono::seconds(30)));
+    CHECK(listed == running.urls());
+    CHECK(running.stop());
+  }
+
   TEST_CASE("lp::stop() in one node process stops them all") {
     mp::scratch dir;
     lp::program p("scenario_stopper");
@@ -289,27 +346,55 @@ TEST_SUITE("processes") {
     CHECK(dir.has("sleepers-0.stopped"));
   }
 
-  TEST_CASE("a group's restart policy: a node that crashes twice, then serves") {
-    mp::scratch dir;
-    lp::program p("scenario_flaky");
-    scenarios::make(p, "flaky", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky", dir));
-    auto flaky = running.client(p.find<scenarios::Flaky>("flaky/0"));
-    std::string answer;
-    CHECK(mp::eventually([&] {
-      try {
-        answer = flaky.ping();  // a caller retries an idempotent call, nothing more
-        return true;
-      } catch (const lp::transport_error&) {
-        return false;
-      }
-    }, std::chrono::seconds(20)));
-    CHECK(answer == "pong");
-    std::ifstream starts(dir.path + "/flaky.starts");
-    int count = 0;
-    starts >> count;
-    CHECK(count == 3);
-    CHECK(running.stop());
+  TEST_CASE("a group's restart policy: restarted crashes are no failure, the one past them is") {
+    {
+      mp::scratch dir;
+      lp::program p("scenario_flaky");
+      scenarios::make(p, "flaky", dir.path);  // 2 crashes, 3 restarts allowed
+      auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky", dir));
+      auto flaky = running.client(p.find<scenarios::Flaky>("flaky/0"));
+      std::string answer;
+      CHECK(mp::eventually([&] {
+        try {
+          answer = flaky.ping();  // a caller retries an idempotent call, nothing more
+          return true;
+        } catch (const lp::transport_error&) {
+          return false;
+        }
+      }, std::chrono::seconds(20)));
+      CHECK(answer == "pong");
+      std::ifstream starts(dir.path + "/flaky.starts");
+      int count = 0;
+      starts >> count;
+      CHECK(count == 3);
+      CHECK(running.pids().size() == 1);  // the third process
+      // As docs/launching.md says: the two crashes count against neither
+      // stop() nor wait(), and summary() does not list them.
+      CHECK(running.summary().empty());
+      CHECK(running.stop());
+      CHECK(running.summary().empty());
+      CHECK_NOTHROW(running.wait());
+    }
+    {
+      // Four crashes (the start count begins at -2) against three restarts:
+      // the fourth crash fails the program, and is the one summary() lists.
+      mp::scratch dir;
+      std::ofstream(dir.path + "/flaky.starts") << -2;
+      lp::program p("scenario_flaky");
+      scenarios::make(p, "flaky", dir.path);
+      auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky", dir));
+      CHECK_THROWS_AS(running.wait(), lp::node_failure);
+      auto summary = running.summary();
+      INFO(summary);
+      CHECK(summary.rfind("[lp] node flaky/0 failed: exited with status 3\n", 0) == 0);
+      CHECK(summary.find("failed:", summary.find("failed:") + 1) == std::string::npos);  // one, not four
+      CHECK(summary.find("crashing on start 2") != std::string::npos);
+      CHECK(summary.find("crashing on start -1") != std::string::npos);  // last lines span restarts
+      CHECK_FALSE(running.stop());
+      int count = 0;
+      std::ifstream(dir.path + "/flaky.starts") >> count;
+      CHECK(count == 2);  // started four times: -1, 0, 1, 2
+    }
   }
 
   TEST_CASE("without a restart policy a crash stops the program, with the node's last words") {

@@ -1,8 +1,10 @@
+#include <iostream>
 #include <launchpad/launchpad.hpp>
 
 struct Counter {
   long add(long x) { return total += x; }
   long get() const { return total; }
+  ~Counter() { std::cout << "total: " << total << std::endl; }  // when the program ends
   long total = 0;
 };
 LP_SERVICE(Counter, add, get);

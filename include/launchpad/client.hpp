@@ -8,6 +8,8 @@
 namespace lp {
 
 namespace detail {
+struct client_access;
+
 // Falls back to the bare caller for a non-service so that client<T>'s own
 // static_assert, not a missing-member error, is what the user reads.
 template <class T, class Caller>
@@ -15,52 +17,71 @@ struct proxy_of {
   using type = Caller;
 };
 template <class T, class Caller>
-  requires service<T>
+requires service<T>
 struct proxy_of<T, Caller> {
   using type = typename service_definition<T>::template proxy<Caller>;
 };
 }  // namespace detail
 
 // A typed proxy to a node serving T: it has a member for every method that
-// LP_SERVICE listed, with the same name, and calls the node over the wire.
+// LP_SERVICE listed, with the same name and parameter types, and calls the
+// node over the wire.
 //
 //   long n = counter.add(1);                  // blocks for the result
 //   std::future<long> f = counter.async.add(1);
 //
-// A node gets its clients from the lp::handle<T> arguments given to add_node.
-// Copies share one connection pool; a client is safe to use from many threads.
+// A node gets its clients from the lp::handle<T> arguments given to add_node;
+// a test, from its controller's client(handle). Copies share one connection
+// pool; a client is safe to use from many threads.
 template <class T>
 class client : public detail::proxy_of<T, detail::sync_caller>::type {
-  static_assert(service<T>,
-                "lp::client<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
-                "right after T, in T's namespace or at global scope");
+  static_assert(
+      service<T>,
+      "lp::client<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
+      "right after T, in T's namespace or at global scope");
   using sync_proxy = typename detail::proxy_of<T, detail::sync_caller>::type;
   using async_proxy = typename detail::proxy_of<T, detail::async_caller>::type;
 
  public:
   using service_type = T;
 
+  // Bound to no node: its calls throw lp::usage_error.
   client() = default;
-  explicit client(std::shared_ptr<detail::channel> target)
-      : sync_proxy(target), async(std::move(target)) {}
 
   // The same methods, each returning a std::future of its result.
   async_proxy async;
 
   // The label of the node this client calls.
-  const std::string& node() const { return this->lp_target().node(); }
+  const std::string& node() const { return detail::call_access::target(*this).node(); }
 
   // A copy of this client (sharing its connections) whose calls, sync and
-  // async, give up after `deadline` with lp::deadline_exceeded. Keep the
-  // copy for a client-wide default, or use it for one call:
+  // async, give up after `deadline` with lp::deadline_exceeded, counted from
+  // when each call is made. Keep the copy for a client-wide default, or use
+  // it for one call:
   //   counter.with_deadline(std::chrono::milliseconds(50)).add(1);
   // Without it a call waits up to two minutes.
   client with_deadline(std::chrono::milliseconds deadline) const {
     client copy = *this;
-    copy.lp_set_deadline(deadline);
-    copy.async.lp_set_deadline(deadline);
+    copy.lp_deadline_ = deadline;
+    copy.async.lp_deadline_ = deadline;
     return copy;
   }
+
+ private:
+  friend struct detail::client_access;
+  explicit client(std::shared_ptr<detail::channel> target)
+      : sync_proxy(target), async(std::move(target)) {}
 };
+
+namespace detail {
+// How the library makes a client bound to a node (graph/handle_arguments.hpp
+// from handles, the test controllers); user code cannot.
+struct client_access {
+  template <class T>
+  static client<T> make(std::shared_ptr<channel> target) {
+    return client<T>(std::move(target));
+  }
+};
+}  // namespace detail
 
 }  // namespace lp

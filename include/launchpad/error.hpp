@@ -92,6 +92,17 @@ class deadline_exceeded : public transport_error {
       : transport_error("deadline_exceeded", node, method, message) {}
 };
 
+// The call was refused because the program is stopping: the node no longer
+// takes calls, or the launch no longer knows where it serves. Raised only
+// once this process's own program is stopping too (lp::stop_requested() is
+// true), so a run() that calls other nodes may simply let it end the run():
+// a run() that ends by lp::stopping after a stop was asked for ends cleanly.
+class stopping : public transport_error {
+ public:
+  stopping(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("stopping", node, method, message) {}
+};
+
 // The node answered with an error: the method threw (code "remote_exception"),
 // the request was bad ("bad_request"), no such method ("no_such_method"), the
 // node is stopping ("stopping"). message() is the node's own text.

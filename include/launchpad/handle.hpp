@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace lp {
 
@@ -9,21 +10,31 @@ class program;
 // Names a node of a program graph; add_node returns one. Give it to another
 // node's add_node arguments, where it becomes an lp::client<T> when that node
 // is built (also inside a std::vector). Cheap to copy.
+//
+// A default-constructed handle is empty: it names no node (label() is ""),
+// and add_node refuses it with lp::graph_error. It lets a struct hold a
+// handle member that is assigned later.
 template <class T>
 class handle {
  public:
   using service_type = T;
+
+  handle() = default;
+
   const std::string& label() const noexcept { return label_; }
+  // True for a default-constructed handle, which names no node.
+  bool empty() const noexcept { return owner_ == nullptr; }
 
  private:
   friend class program;
   handle(const program* owner, std::string label) : owner_(owner), label_(std::move(label)) {}
 
-  const program* owner_;
+  const program* owner_ = nullptr;
   std::string label_;
 
  public:
-  // The program that made this handle, to refuse handles from another graph.
+  // The program that made this handle, to refuse handles from another graph;
+  // null for an empty handle.
   const program* owner() const noexcept { return owner_; }
 };
 

@@ -138,7 +138,7 @@ class program {
                   "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
                   "right after T, in T's namespace or at global scope");
     static_assert(
-        !service<T> || detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>,
+        !service<T> || detail::buildable_or_explained<T, detail::resolved_t<std::decay_t<Args>>...>(),
         "add_node<T>(label, args...): T cannot be built from these arguments. Each "
         "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); check "
         "the arguments' number, order and types against T's constructor or members");
@@ -154,6 +154,9 @@ class program {
       spec.service = std::string(service_definition<T>::name);
       spec.has_run = runnable<T>;
       auto check = [&](const std::string& target, const program* owner) {
+        if (!owner)
+          throw graph_error("node '" + label + "' was given an empty lp::handle (default-"
+                            "constructed, naming no node); give it the handle add_node returned");
         if (owner != this)
           throw graph_error("node '" + label + "' was given a handle to '" + target +
                             "' from another program; handles work only in the program "

@@ -9,7 +9,7 @@
 //
 // It builds, at compile time, the table of T's remote methods (a Boost.Hana
 // tuple of method descriptors) and the proxy that gives lp::client<T> members
-// of the same names. A struct with a `void run()` and no remote methods is
+// of the same names and parameter types. A struct with a `void run()` and no remote methods is
 // written LP_SERVICE(T). For a class template, name an alias:
 // `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
 
@@ -17,7 +17,11 @@
 #include <chrono>
 #include <cstddef>
 #include <boost/hana/type.hpp>
+#include <launchpad/detail/reflect/build_checks.hpp>
+#include <launchpad/detail/reflect/call_checks.hpp>
 #include <launchpad/detail/reflect/preprocessor.hpp>
+#include <launchpad/detail/reflect/proxy.hpp>
+#include <launchpad/detail/reflect/service_checks.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
 #include <string_view>
 #include <type_traits>
@@ -61,33 +65,42 @@ concept concurrent_handlers = requires {
 
 }  // namespace lp
 
+// The macro only writes names: a descriptor per method (its name, its
+// member pointer and two probes that need the name) and a proxy member per
+// method that hands the call to the library. What it checks is in
+// detail/reflect/service_checks.hpp; how a call is checked, in
+// detail/reflect/call_checks.hpp.
 #define LP_SERVICE(T, ...)                                                                \
   template <class>                                                                        \
   struct lp_service_definition;                                                           \
   template <>                                                                             \
   struct lp_service_definition<T> {                                                       \
     using service_type = T;                                                               \
-    static_assert(std::is_class_v<T>,                                                     \
-                  "LP_SERVICE(" #T ", ...): a service must be a struct or class");        \
     static constexpr std::string_view name = #T;                                          \
     LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                          \
     static constexpr auto methods =                                                       \
         boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,   \
                                                       __VA_ARGS__)>;                      \
-    template <class Caller>                                                               \
-    struct proxy : Caller {                                                               \
-      using Caller::Caller;                                                               \
-      LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY, T, __VA_ARGS__)                         \
+    static constexpr bool lp_checked = ::lp::detail::check_service<                       \
+        T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();           \
+    template <class lp_Caller>                                                            \
+    struct proxy                                                                          \
+        : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {    \
+      using lp_Caller::lp_Caller;                                                         \
     };                                                                                    \
   };                                                                                      \
   lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
 
 #define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
+#define LP_DETAIL_SERVICE_METHOD_NEXT(T, m) , lp_method_##m
+#define LP_DETAIL_SERVICE_PROXY_BASE(T, m) , lp_member_##m<lp_Caller, proxy<lp_Caller>>
 
-// One method descriptor. The probes tell "no such member" from "overloaded"
-// so each mistake gets its own message instead of a page of template errors:
-// a probe class that adds a member `m` makes `&probe::m` ambiguous exactly
-// when T has a member of that name too.
+// One method's descriptor and its proxy member. The probes tell "no such
+// member" from "overloaded": a probe class that adds a member `m` makes
+// `&probe::m` ambiguous exactly when T has a member of that name too. The
+// member has three overloads (call_checks.hpp says how they divide calls);
+// the first takes the method's own parameter types, so a braced argument
+// works and an IDE shows the parameters.
 #define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
   struct lp_method_##m {                                                                  \
     static constexpr std::string_view name = #m;                                          \
@@ -106,50 +119,31 @@ concept concurrent_handlers = requires {
       else return nullptr;                                                                \
     }();                                                                                  \
     using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
-    using traits = ::lp::detail::member_function<pointer_type>;                           \
-    static_assert(named<T>, "LP_SERVICE(" #T ", " #m "): " #T                             \
-                            " has no member named '" #m                                   \
-                            "'; list only member functions of " #T);                      \
-    static_assert(!named<T> || addressable<T>,                                            \
-                  "LP_SERVICE(" #T ", " #m "): '" #m                                      \
-                  "' is overloaded, a template or not public; a service method needs "    \
-                  "exactly one public signature: give each overload its own name");       \
-    static_assert(!addressable<T> || traits::valid,                                       \
-                  "LP_SERVICE(" #T ", " #m "): '" #m                                      \
-                  "' is not a non-static member function of " #T                          \
-                  "; list only member functions");                                        \
-    static_assert(!traits::valid || traits::wire_ok,                                      \
-                  "LP_SERVICE(" #T ", " #m "): a parameter or the return type of " #T     \
-                  "::" #m " has no wire form; give that type to_json/from_json "          \
-                  "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE) or declare it with "         \
-                  "BOOST_HANA_DEFINE_STRUCT");                                            \
-    static_assert(!traits::valid || traits::params_by_value,                              \
-                  "LP_SERVICE(" #T ", " #m "): " #T "::" #m                               \
-                  " takes a parameter by non-const reference, but a remote caller's "     \
-                  "argument is a copy; take it by value or const reference and return "   \
-                  "the result");                                                          \
-    static_assert(std::string_view(#m) != "async" && std::string_view(#m) != "node" &&   \
-                      std::string_view(#m) != "with_deadline",                            \
-                  "LP_SERVICE(" #T ", " #m "): lp::client uses the name '" #m             \
-                  "' itself; rename the method");                                         \
+  };                                                                                      \
+  template <class lp_C, class lp_D,                                                       \
+            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
+  struct lp_member_##m;                                                                   \
+  template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>                 \
+  struct lp_member_##m<lp_C, lp_D, ::lp::detail::call_shape_t<                            \
+                                       ::lp::detail::parameter_types<lp_P...>,            \
+                                       ::std::index_sequence<lp_I...>>> {                 \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
+        ::lp::detail::parameter_t<lp_P>... lp_args) const {                               \
+      return ::lp::detail::proxy_call<lp_method_##m, lp_C>(                               \
+          static_cast<const lp_D&>(*this), lp_args...);                                   \
+    }                                                                                     \
+    template <class... lp_A>                                                              \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(lp_A&&... lp_args) const {           \
+      return ::lp::detail::proxy_checked_call<lp_method_##m, lp_C>(                       \
+          static_cast<const lp_D&>(*this), ::std::index_sequence_for<lp_A...>(),          \
+          static_cast<lp_A&&>(lp_args)...);                                               \
+    }                                                                                     \
+    template <int = 0>                                                                    \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
+        ::lp::detail::braced_argument<lp_method_##m, int(lp_I) + 1, lp_P>...) const {     \
+      return ::lp::detail::proxy_rejected_call<lp_method_##m, lp_C>();                    \
+    }                                                                                     \
   };
-
-// One member of the client proxy, checking the call as the compiler would
-// check a local one, with messages that name the service and the method.
-#define LP_DETAIL_SERVICE_PROXY(T, m)                                                     \
-  template <class... Args>                                                                \
-  typename Caller::template result<lp_method_##m> m(Args&&... args) const {               \
-    using lp_traits = typename ::lp::detail::signature_for_call<lp_method_##m, Args...>::type; \
-    static_assert(lp_traits::arity == sizeof...(Args),                                    \
-                  "lp::client<" #T ">::" #m                                               \
-                  ": wrong number of arguments; pass exactly the parameters " #T          \
-                  "::" #m " declares");                                                   \
-    static_assert(lp_traits::template accepts<Args...>,                                   \
-                  "lp::client<" #T ">::" #m                                               \
-                  ": an argument does not convert to the parameter type " #T "::" #m      \
-                  " declares; pass what a local call would accept");                      \
-    return this->template lp_invoke<lp_method_##m>(std::forward<Args>(args)...);          \
-  }
 
 // LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
 // node gathers concurrent calls, up to max_batch of them or as many as came
@@ -171,10 +165,5 @@ concept concurrent_handlers = requires {
     return {static_cast<std::size_t>(max_batch),                                          \
             std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
   }                                                                                       \
-  static_assert((max_batch) >= 1, "LP_BATCHED(" #T ", " #m ", ...): max_batch must be "   \
-                                  "at least 1");                                          \
-  static_assert(::lp::detail::batched_function<                                           \
-                    lp_service_definition<T>::lp_method_##m::pointer_type>::shape_ok,      \
-                "LP_BATCHED(" #T ", " #m ", ...): a batched method takes a std::vector "  \
-                "for every parameter (one element per call) and returns a std::vector "   \
-                "with one result per call, or void")
+  static_assert(::lp::detail::check_batched<lp_service_definition<T>::lp_method_##m,      \
+                                            static_cast<long long>(max_batch)>())

@@ -21,14 +21,27 @@
 #include <cstddef>
 #include <future>
 
-// ---- launchpad/detail/wire/cbor_encode.hpp ----
+// ---- launchpad/detail/call/channel.hpp ----
 
-// cbor::write: a C++ value appended to a body as CBOR, the value that
-// to_wire (encode.hpp) gives written without building it first. A vector of
-// numbers or a tensor is then one memcpy into the body, where building the
-// json value and writing that copies it twice. A type this file does not
-// know is written through its json value.
+// ---- launchpad/detail/wire/result.hpp ----
 
+// A call's result on the wire: {"result": value} in a reply with status 200,
+// {"error": {...}} in any other (docs/protocol.md). The node writes the first
+// with write_result; the client turns any reply into the result or the
+// lp::remote_error it stands for with read_result.
+
+#include <algorithm>
+#include <cmath>
+
+// ---- launchpad/detail/wire/cbor_decode.hpp ----
+
+// cbor::read_as<T>: the item at a position of a CBOR body as a T. An item in
+// the form cbor::write gives a T is read straight into the T, so a typed
+// array costs one memcpy. Any other item, and any value that does not fit,
+// goes through its json value and from_wire (decode.hpp): the result and
+// every error are from_wire's, only faster when the peer wrote what we write.
+
+#include <array>
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/first.hpp>
 #include <boost/hana/for_each.hpp>
@@ -36,6 +49,14 @@
 #include <boost/hana/second.hpp>
 #include <cstdint>
 #include <cstring>
+
+// ---- launchpad/detail/wire/cbor_encode.hpp ----
+
+// cbor::write: a C++ value appended to a body as CBOR, the value that
+// to_wire (encode.hpp) gives written without building it first. A vector of
+// numbers or a tensor is then one memcpy into the body, where building the
+// json value and writing that copies it twice. A type this file does not
+// know is written through its json value.
 
 // ---- launchpad/detail/wire/buffers.hpp ----
 
@@ -141,7 +162,6 @@ std::string type_name() {
 // array of CBOR numbers costs a parse per element. In JSON they are arrays
 // of numbers, so curl and other languages read them as before.
 
-#include <algorithm>
 #include <bit>
 #include <concepts>
 
@@ -343,7 +363,6 @@ inline bool has_binary(const json& value) {
 
 }  // namespace typed_array
 }  // namespace lp::detail
-#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <map>
@@ -657,6 +676,17 @@ class deadline_exceeded : public transport_error {
       : transport_error("deadline_exceeded", node, method, message) {}
 };
 
+// The call was refused because the program is stopping: the node no longer
+// takes calls, or the launch no longer knows where it serves. Raised only
+// once this process's own program is stopping too (lp::stop_requested() is
+// true), so a run() that calls other nodes may simply let it end the run():
+// a run() that ends by lp::stopping after a stop was asked for ends cleanly.
+class stopping : public transport_error {
+ public:
+  stopping(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("stopping", node, method, message) {}
+};
+
 // The node answered with an error: the method threw (code "remote_exception"),
 // the request was bad ("bad_request"), no such method ("no_such_method"), the
 // node is stopping ("stopping"). message() is the node's own text.
@@ -964,25 +994,6 @@ void write(Out& out, const T& value) {
 }
 
 }  // namespace lp::detail::cbor
-
-// ---- launchpad/detail/call/channel.hpp ----
-
-// ---- launchpad/detail/wire/result.hpp ----
-
-// A call's result on the wire: {"result": value} in a reply with status 200,
-// {"error": {...}} in any other (docs/protocol.md). The node writes the first
-// with write_result; the client turns any reply into the result or the
-// lp::remote_error it stands for with read_result.
-
-// ---- launchpad/detail/wire/cbor_decode.hpp ----
-
-// cbor::read_as<T>: the item at a position of a CBOR body as a T. An item in
-// the form cbor::write gives a T is read straight into the T, so a typed
-// array costs one memcpy. Any other item, and any value that does not fit,
-// goes through its json value and from_wire (decode.hpp): the result and
-// every error are from_wire's, only faster when the peer wrote what we write.
-
-#include <array>
 
 // ---- launchpad/detail/wire/cbor_reader.hpp ----
 
@@ -1575,889 +1586,15 @@ T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
 
 }  // namespace lp::detail::cbor
 
-// ---- launchpad/detail/wire/protocol.hpp ----
-
-// Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
-
-
-namespace lp::detail::protocol {
-
-inline constexpr std::string_view call_prefix = "/lp/v1/call/";
-inline constexpr const char* describe_path = "/lp/v1/describe";
-inline constexpr const char* health_path = "/lp/v1/health";
-inline constexpr const char* json_type = "application/json";
-inline constexpr const char* cbor_type = "application/cbor";
-
-enum class format { json, cbor };
-
-// Seconds an idle keep-alive connection stays open on a node. Clients drop
-// pooled connections sooner (see http_channel), so none is closed under a
-// call. httplib cannot close an idle connection, so a stopping node waits
-// this long at most for peers that have not hung up: hence short.
-inline constexpr int keep_alive_seconds = 1;
-
-// The format of a body with this Content-Type, or nothing if unsupported.
-// No Content-Type means JSON, so `curl -d '[1]'` works.
-inline std::optional<format> format_of(std::string_view content_type) {
-  auto base = content_type.substr(0, content_type.find(';'));
-  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
-  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
-      base == "text/plain")
-    return format::json;
-  if (base == cbor_type) return format::cbor;
-  return std::nullopt;
-}
-
-inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
-
-// Deeper values are refused before they are built: nlohmann prints JSON
-// recursively, so a few kilobytes of nesting would otherwise overflow the
-// stack.
-inline constexpr std::size_t max_depth = 128;
-
-// The body of a value in format f. Typed arrays become arrays of numbers in
-// JSON (typed_array.hpp).
-inline std::string encode(const json& value, format f) {
-  if (f == format::cbor) {
-    std::string out;
-    json::to_cbor(value, out);
-    return out;
-  }
-  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
-  if (!typed_array::has_binary(value)) return text(value);
-  json expanded = value;
-  typed_array::expand(expanded);
-  return text(expanded);
-}
-
-// Parses a body, refusing what nests deeper than max_depth. Throws
-// json::exception or cbor::malformed for bytes that are not a value in that
-// format, std::length_error for a value nested too deep and
-// std::domain_error for text that is not UTF-8.
-inline json decode(std::string_view body, format f) {
-  if (f == format::cbor) return cbor::read(body, max_depth);
-  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
-    if (static_cast<std::size_t>(depth) > max_depth)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
-    return true;
-  };
-  return json::parse(body, limit);
-}
-
-inline json error_body(std::string_view code, std::string_view message, std::string_view node,
-                       std::string_view method) {
-  return {{"error",
-           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
-}
-
-}  // namespace lp::detail::protocol
-#include <memory>
-
-namespace lp::detail {
-
-// A refusal of the node's: an HTTP status and a stable error code on the
-// wire (docs/protocol.md).
-struct call_failure : std::runtime_error {
-  call_failure(int status, std::string code, const std::string& message)
-      : std::runtime_error(message), status(status), code(std::move(code)) {}
-  int status;
-  std::string code;
-};
-
-// A reply as it came: its status and its body in `format`. The body is the
-// calling thread's buffer, valid until the thread's next call.
-struct raw_reply {
-  int status = 0;
-  protocol::format format = protocol::format::cbor;
-  std::string_view body;
-};
-
-// Whether every floating-point number in `value` is finite.
-inline bool finite_numbers(const json& value) {
-  if (value.is_number_float()) return std::isfinite(value.get<double>());
-  if (value.is_structured())
-    return std::all_of(value.begin(), value.end(),
-                       [](const json& v) { return finite_numbers(v); });
-  return true;
-}
-
-// A reply as a node writes it. The body may refer to the large arrays of
-// the result rather than copy them, so the result is kept with it until the
-// reply has been sent.
-struct written_reply {
-  cbor::gathered body;
-  std::shared_ptr<const void> kept;
-
-  // This thread's, emptied, one per `Use`: the result it kept is freed
-  // once the next call on the thread needs it.
-  template <class Use>
-  static written_reply& of_this_thread() {
-    thread_local written_reply reply;
-    reply.clear();
-    return reply;
-  }
-
-  void clear() {
-    body.clear();
-    kept.reset();
-  }
-
-  // The body in one piece, copied into `whole` only when it is in several.
-  std::string_view joined(std::string& whole) {
-    auto pieces = body.pieces();
-    if (pieces.size() == 1) return pieces[0];
-    whole.clear();
-    for (auto piece : pieces) whole += piece;
-    return whole;
-  }
-};
-
-// Writes over `out` the reply that carries `value` (nullptr for a void
-// method), in format f.
-template <class R>
-void write_result(written_reply& out, R value, protocol::format f) {
-  out.clear();
-  if (f == protocol::format::cbor) {
-    // Written from where it is kept, so the body may refer to its arrays.
-    auto kept = std::make_shared<const R>(std::move(value));
-    cbor::head(out.body.bytes(), 5, 1);
-    cbor::text(out.body.bytes(), "result");
-    cbor::write(out.body, *kept);
-    if (out.body.borrows()) out.kept = std::move(kept);
-    return;
-  }
-  json body = {{"result", to_wire(value)}};
-  if (!finite_numbers(body))
-    throw call_failure(500, "remote_exception",
-                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-                       "(Accept: application/cbor)");
-  out.body.bytes() = protocol::encode(body, f);
-}
-
-// Writes an error reply over `out`.
-inline void write_error(written_reply& out, std::string_view code, const std::string& message,
-                        std::string_view node, std::string_view method, protocol::format f) {
-  out.clear();
-  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
-}
-
-// The result in a parsed reply, or the lp::remote_error it stands for.
-inline json result_of(const std::string& node, const std::string& method, int status,
-                      json&& reply) {
-  if (status == 200 && reply.is_object() && reply.contains("result"))
-    return std::move(reply["result"]);
-  const json* error =
-      reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
-  auto text = [&](const char* key, const std::string& fallback) {
-    return error && error->contains(key) && (*error)[key].is_string()
-               ? (*error)[key].get<std::string>()
-               : fallback;
-  };
-  throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
-                     text("message", "HTTP status " + std::to_string(status)), status);
-}
-
-// The result a reply carries as an R (void: none), or the error it stands
-// for: lp::remote_error for an error reply or an unreadable one,
-// lp::transport_error for a result that does not fit R.
-template <class R>
-R read_result(const std::string& node, const std::string& method,
-              const raw_reply& reply) {
-  auto misfit = [&](const decode_error& e) {
-    return transport_error(
-        node, method,
-        std::string("the node's reply does not fit the result type: ") + e.what());
-  };
-  if constexpr (!std::is_void_v<R>) {
-    // What a node writes: {"result": value}, read straight into an R.
-    constexpr std::string_view prefix = "\xa1\x66result";
-    if (reply.status == 200 && reply.format == protocol::format::cbor &&
-        reply.body.substr(0, prefix.size()) == prefix) {
-      std::size_t at = prefix.size();
-      try {
-        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
-        if (at == reply.body.size()) return value;
-      } catch (const decode_error& e) {
-        throw misfit(e);
-      } catch (const std::exception&) {
-        // Unreadable: said below, as for any reply.
-      }
-    }
-  }
-  json parsed;
-  try {
-    parsed = protocol::decode(reply.body, reply.format);
-  } catch (const std::exception& e) {
-    throw remote_error(node, method, "http_" + std::to_string(reply.status),
-                       "an unreadable reply (" + std::string(e.what()) + ")",
-                       reply.status);
-  }
-  json result = result_of(node, method, reply.status, std::move(parsed));
-  if constexpr (!std::is_void_v<R>) {
-    try {
-      return from_wire<R>(result);
-    } catch (const decode_error& e) {
-      throw misfit(e);
-    }
-  }
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// How long a call may take unless its client says otherwise
-// (client::with_deadline): generous, as a method may have real work to do.
-inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
-
-// What a call that got no reply within its deadline raises; `why` adds what
-// became of the call.
-inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
-                                      std::chrono::milliseconds deadline, const std::string& why) {
-  return deadline_exceeded(node, method,
-                           "no reply within the deadline of " + std::to_string(deadline.count()) +
-                               " ms" + why);
-}
-
-// How a client reaches one node. The launch policy picks the implementation
-// (HTTP today); clients and the reflection code never know which.
-class channel {
- public:
-  virtual ~channel() = default;
-  // Sends the positional arguments, a CBOR array in consecutive pieces, and
-  // returns the reply (read_result makes it the result or the error), or
-  // throws lp::transport_error / lp::deadline_exceeded (when no reply came
-  // within `deadline`).
-  virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                         std::chrono::milliseconds deadline) = 0;
-  virtual const std::string& node() const = 0;
-  // The program is stopping: calls from now on fail with transport_error.
-  virtual void close() = 0;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/reflect/signature.hpp ----
-
-
-namespace lp::detail {
-
-// What a service method looks like on the wire, from its member pointer.
-// Not a method: LP_SERVICE has already said why. The neutral answers below
-// keep that one message from being followed by a cascade of others.
-template <class Pointer>
-struct member_function {
-  static constexpr bool valid = false;
-  using result = void;
-  using params = std::tuple<>;
-  static constexpr std::size_t arity = 0;
-  static constexpr bool params_by_value = true;
-  static constexpr bool wire_ok = true;
-  template <class... Args>
-  static constexpr bool accepts = true;
-};
-
-template <class C, class R, class... P, bool NoExcept>
-struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
-  static constexpr bool valid = true;
-  using result = std::remove_cvref_t<R>;
-  using params = std::tuple<std::remove_cvref_t<P>...>;
-  static constexpr std::size_t arity = sizeof...(P);
-
-  // A method may take its parameters by value or by const reference: the
-  // caller's value is copied over the wire, so a reference it could write
-  // through would silently write to nothing.
-  static constexpr bool params_by_value =
-      ((!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) && ...);
-  static constexpr bool wire_ok = wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
-
-  template <class... Args>
-  static constexpr bool accepts = [] {
-    if constexpr (sizeof...(Args) != arity) return true;  // reported by the arity check
-    else return (std::is_convertible_v<Args, std::remove_cvref_t<P>> && ...);
-  }();
-
-  static std::string describe(std::string_view name) {
-    std::string text = type_name<result>() + " " + std::string(name) + "(";
-    std::size_t i = 0;
-    ((text += (i++ ? ", " : "") + type_name<std::remove_cvref_t<P>>()), ...);
-    return text + ")";
-  }
-};
-
-template <class C, class R, class... P, bool NoExcept>
-struct member_function<R (C::*)(P...) const noexcept(NoExcept)>
-    : member_function<R (C::*)(P...) noexcept(NoExcept)> {};
-
-// A std::vector parameter or result of a batched method, and its element.
-template <class T>
-struct batch_column {
-  static constexpr bool is_vector = false;
-  using type = void;  // a batched method returning void answers each caller with void
-};
-template <class E>
-struct batch_column<std::vector<E>> {
-  static constexpr bool is_vector = true;
-  using type = E;
-};
-
-// A batched method as its callers see it: each caller passes one element of
-// every vector parameter and gets one element of the vector result.
-template <class Pointer>
-struct batched_function;
-
-template <class C, class R, class... P, bool NoExcept>
-struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
-  using whole = member_function<R (C::*)(P...) noexcept(NoExcept)>;
-  static constexpr bool valid = whole::valid;
-  static constexpr bool shape_ok = (std::is_void_v<R> || batch_column<std::remove_cvref_t<R>>::is_vector) &&
-                                  (batch_column<std::remove_cvref_t<P>>::is_vector && ...) &&
-                                  sizeof...(P) > 0;
-  using result = typename batch_column<std::remove_cvref_t<R>>::type;
-  using params = std::tuple<typename batch_column<std::remove_cvref_t<P>>::type...>;
-  using batch_params = std::tuple<std::remove_cvref_t<P>...>;
-  static constexpr std::size_t arity = sizeof...(P);
-  static constexpr bool params_by_value = whole::params_by_value;
-  static constexpr bool wire_ok = whole::wire_ok;
-
-  template <class... Args>
-  static constexpr bool accepts = [] {
-    if constexpr (sizeof...(Args) != arity) return true;  // reported by the arity check
-    else return (std::is_convertible_v<Args, typename batch_column<std::remove_cvref_t<P>>::type> && ...);
-  }();
-
-  static std::string describe(std::string_view name) {
-    std::string text = (std::is_void_v<result> ? std::string("void") : type_name<result>()) + " " +
-                       std::string(name) + "(";
-    std::size_t i = 0;
-    ((text += (i++ ? ", " : "") + type_name<typename batch_column<std::remove_cvref_t<P>>::type>()), ...);
-    return text + ")";
-  }
-};
-
-template <class C, class R, class... P, bool NoExcept>
-struct batched_function<R (C::*)(P...) const noexcept(NoExcept)>
-    : batched_function<R (C::*)(P...) noexcept(NoExcept)> {};
-
-template <class Pointer>
-struct batched_function : member_function<Pointer> {  // not a method: LP_SERVICE said so
-  static constexpr bool shape_ok = true;
-  using batch_params = std::tuple<>;
-};
-
-}  // namespace lp::detail
-
-// LP_BATCHED declares `lp_batch_limits(lp_batch_tag<Method>)` beside the
-// service; argument-dependent lookup finds it, as for lp_service_tag.
-template <class Method>
-struct lp_batch_tag {};
-
-namespace lp {
-
-// How a batched method gathers its callers (see LP_BATCHED).
-struct batch_limits {
-  std::size_t max_batch;
-  std::chrono::microseconds max_wait;
-};
-
-namespace detail {
-
-template <class Method>
-concept batched_method = requires {
-  { lp_batch_limits(lp_batch_tag<Method>{}) } -> std::same_as<batch_limits>;
-};
-
-template <class Method>
-struct signature_of {
-  using type = member_function<typename Method::pointer_type>;
-};
-template <class Method>
-  requires batched_method<Method>
-struct signature_of<Method> {
-  using type = batched_function<typename Method::pointer_type>;
-};
-
-// The traits of a method descriptor that LP_SERVICE generates, as callers
-// see the method: a batched method takes and returns single elements.
-template <class Method>
-using signature = typename signature_of<Method>::type;
-
-// The same, looked up only when a call is compiled (Args makes it
-// dependent), so that an LP_BATCHED after LP_SERVICE is seen.
-template <class Method, class... Args>
-struct signature_for_call {
-  using type = typename signature_of<Method>::type;
-};
-
-}  // namespace detail
-}  // namespace lp
-
-// ---- launchpad/detail/util/thread_pool.hpp ----
-
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <thread>
-
-namespace lp::detail {
-
-// A pool that starts a thread whenever every thread is busy, up to a bound.
-// Client futures run on it: a call blocks its thread for a round trip, and
-// nested calls must never wait for a thread that only they could free. A
-// node's server uses it too (serve/listener.hpp says why).
-class thread_pool {
- public:
-  explicit thread_pool(std::size_t max_threads) : max_threads_(max_threads) {}
-  thread_pool(const thread_pool&) = delete;
-  thread_pool& operator=(const thread_pool&) = delete;
-  ~thread_pool() { shutdown(); }
-
-  void enqueue(std::function<void()> job) {
-    {
-      std::lock_guard lock(mutex_);
-      jobs_.push_back(std::move(job));
-      if (jobs_.size() > idle_ && threads_.size() < max_threads_)
-        threads_.emplace_back([this] { work(); });
-    }
-    ready_.notify_one();
-  }
-
-  // Runs the jobs already queued, then joins every thread.
-  void shutdown() {
-    std::vector<std::thread> threads;
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-      threads.swap(threads_);
-    }
-    ready_.notify_all();
-    for (auto& thread : threads) thread.join();
-  }
-
- private:
-  void work() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      ++idle_;
-      ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      --idle_;
-      if (jobs_.empty()) return;
-      auto job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
-
-  const std::size_t max_threads_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> threads_;
-  std::size_t idle_ = 0;
-  bool stopping_ = false;
-};
-
-// The process-wide pool behind client futures.
-inline thread_pool& call_pool() {
-  static thread_pool pool(256);
-  return pool;
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// The base of every client proxy: owns the channel to the node and turns a
-// call into arguments on the wire and back. The proxy that LP_SERVICE writes
-// derives from sync_caller (client.add(1) returns long) or async_caller
-// (client.async.add(1) returns std::future<long>).
-class caller {
- public:
-  caller() = default;
-  explicit caller(std::shared_ptr<channel> target) : lp_channel_(std::move(target)) {}
-
-  void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
-
- protected:
-  // The arguments as the body of a call: a CBOR array, written over `out`
-  // (a string, or a gathered body that may refer to the arguments).
-  template <class Method, class Out, class... Args>
-  static void lp_encode(Out& out, Args&&... args) {
-    out.clear();
-    cbor::head(cbor::bytes_of(out), 4, signature<Method>::arity);
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (lp_write<std::tuple_element_t<I, typename signature<Method>::params>>(
-           out, std::forward<Args>(args)),
-       ...);
-    }(std::index_sequence_for<Args...>{});
-  }
-
-  // An argument of its parameter's type is written as it is; any other is
-  // converted first, as a local call would convert it.
-  template <class Param, class Out, class Arg>
-  static void lp_write(Out& out, Arg&& arg) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, Param>) {
-      cbor::write(out, arg);
-    } else {
-      Param converted(std::forward<Arg>(arg));
-      cbor::write(cbor::bytes_of(out), converted);  // copied: `converted` dies here
-    }
-  }
-
-  template <class Method>
-  static typename signature<Method>::result lp_call(channel& target,
-                                                    std::span<const std::string_view> args,
-                                                    std::chrono::milliseconds deadline) {
-    std::string method(Method::name);
-    return read_result<typename signature<Method>::result>(
-        target.node(), method, target.call(method, args, deadline));
-  }
-
-  channel& lp_target() const {
-    if (!lp_channel_)
-      throw usage_error(
-          "this lp::client is not bound to a node; clients are made from lp::handle "
-          "arguments of add_node, or by a test controller's client(handle)");
-    return *lp_channel_;
-  }
-
-  std::shared_ptr<channel> lp_channel_;
-  std::chrono::milliseconds lp_deadline_ = default_deadline;
-};
-
-class sync_caller : public caller {
- public:
-  using caller::caller;
-
- protected:
-  template <class Method>
-  using result = typename signature<Method>::result;
-
-  template <class Method, class... Args>
-  result<Method> lp_invoke(Args&&... args) const {
-    if constexpr (signature<Method>::template accepts<Args...> &&
-                  signature<Method>::arity == sizeof...(Args)) {
-      // The arguments live until the call returns, so the body may refer to
-      // their large arrays rather than copy them.
-      struct request_body {};
-      auto& body = cbor::gathered::of_this_thread<request_body>();
-      lp_encode<Method>(body, std::forward<Args>(args)...);
-      return lp_call<Method>(lp_target(), body.pieces(), lp_deadline_);
-    } else {
-      throw usage_error("unreachable: the call was rejected at compile time");
-    }
-  }
-};
-
-class async_caller : public caller {
- public:
-  using caller::caller;
-
- protected:
-  template <class Method>
-  using result = std::future<typename signature<Method>::result>;
-
-  // The arguments are encoded here, on the caller's thread, so the future
-  // never refers to the caller's variables. The round trip runs on the
-  // shared call pool: no thread per call. A future nobody waits for ends
-  // with its call, at the latest when the deadline passes.
-  template <class Method, class... Args>
-  result<Method> lp_invoke(Args&&... args) const {
-    if constexpr (signature<Method>::template accepts<Args...> &&
-                  signature<Method>::arity == sizeof...(Args)) {
-      auto target = lp_channel_;
-      lp_target();
-      std::string body;
-      lp_encode<Method>(body, std::forward<Args>(args)...);
-      auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
-          [target, deadline = lp_deadline_, body = std::move(body)] {
-            std::string_view whole = body;
-            return lp_call<Method>(*target, {&whole, 1}, deadline);
-          });
-      auto future = task->get_future();
-      call_pool().enqueue([task] { (*task)(); });
-      return future;
-    } else {
-      throw usage_error("unreachable: the call was rejected at compile time");
-    }
-  }
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/service.hpp ----
-
-// LP_SERVICE(T, methods...) makes the struct T a service: a node of a program
-// that other nodes call through lp::client<T>. Write it right after T, in T's
-// namespace (or at global scope), before any lp::client<T> is used:
-//
-//   struct Counter { long add(long x) { return total += x; } long total = 0; };
-//   LP_SERVICE(Counter, add);
-//
-// It builds, at compile time, the table of T's remote methods (a Boost.Hana
-// tuple of method descriptors) and the proxy that gives lp::client<T> members
-// of the same names. A struct with a `void run()` and no remote methods is
-// written LP_SERVICE(T). For a class template, name an alias:
-// `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
-
-#include <boost/hana/tuple.hpp>
-#include <boost/hana/type.hpp>
-
-// ---- launchpad/detail/reflect/preprocessor.hpp ----
-
-// LP_DETAIL_FOR_EACH(m, data, a, b, c) expands to m(data, a) m(data, b) m(data, c);
-// LP_DETAIL_FOR_EACH_COMMA puts commas between them. C++20's __VA_OPT__ lets
-// the recursion stop by itself; the EXPAND levels allow up to 64 methods
-// (more levels only lengthen every diagnostic that passes through them).
-
-#define LP_DETAIL_PARENS ()
-#define LP_DETAIL_EXPAND(...) \
-  LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(__VA_ARGS__))))
-#define LP_DETAIL_EXPAND2(...) \
-  LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(__VA_ARGS__))))
-#define LP_DETAIL_EXPAND1(...) __VA_ARGS__
-
-#define LP_DETAIL_FOR_EACH(macro, data, ...) \
-  __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_STEP(macro, data, __VA_ARGS__)))
-#define LP_DETAIL_FOR_EACH_STEP(macro, data, first, ...) \
-  macro(data, first) __VA_OPT__(LP_DETAIL_FOR_EACH_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
-#define LP_DETAIL_FOR_EACH_AGAIN() LP_DETAIL_FOR_EACH_STEP
-
-#define LP_DETAIL_FOR_EACH_COMMA(macro, data, ...) \
-  __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, __VA_ARGS__)))
-#define LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, first, ...) \
-  macro(data, first) __VA_OPT__(, LP_DETAIL_FOR_EACH_COMMA_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
-#define LP_DETAIL_FOR_EACH_COMMA_AGAIN() LP_DETAIL_FOR_EACH_COMMA_STEP
-
-// LP_SERVICE declares `lp_service_lookup(lp_service_tag<T>)` where it stands.
-// Argument-dependent lookup finds it in T's namespace, or, because this tag
-// lives in the global namespace, at global scope: so the macro works in
-// either place, unlike a specialization of a template of namespace lp.
-template <class T>
-struct lp_service_tag {};
-
-namespace lp {
-
-namespace detail {
-template <class T>
-using definition_of = decltype(lp_service_lookup(lp_service_tag<T>{}));
-}  // namespace detail
-
-template <class T>
-concept service = requires {
-  lp_service_lookup(lp_service_tag<T>{});
-  requires std::is_same_v<typename detail::definition_of<T>::service_type, T>;
-};
-
-// The compile-time description of service T that LP_SERVICE wrote.
-template <service T>
-using service_definition = detail::definition_of<T>;
-
-// A node's run() is called on its own thread once every node serves.
-template <class T>
-concept runnable = requires(T& node) { node.run(); };
-
-// A service opts into concurrent handlers with
-//   static constexpr bool lp_concurrent_handlers = true;
-// Otherwise calls to one node run one at a time, like an actor's messages.
-template <class T>
-concept concurrent_handlers = requires {
-  requires static_cast<bool>(T::lp_concurrent_handlers);
-};
-
-}  // namespace lp
-
-#define LP_SERVICE(T, ...)                                                                \
-  template <class>                                                                        \
-  struct lp_service_definition;                                                           \
-  template <>                                                                             \
-  struct lp_service_definition<T> {                                                       \
-    using service_type = T;                                                               \
-    static_assert(std::is_class_v<T>,                                                     \
-                  "LP_SERVICE(" #T ", ...): a service must be a struct or class");        \
-    static constexpr std::string_view name = #T;                                          \
-    LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                          \
-    static constexpr auto methods =                                                       \
-        boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,   \
-                                                      __VA_ARGS__)>;                      \
-    template <class Caller>                                                               \
-    struct proxy : Caller {                                                               \
-      using Caller::Caller;                                                               \
-      LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY, T, __VA_ARGS__)                         \
-    };                                                                                    \
-  };                                                                                      \
-  lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
-
-#define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
-
-// One method descriptor. The probes tell "no such member" from "overloaded"
-// so each mistake gets its own message instead of a page of template errors:
-// a probe class that adds a member `m` makes `&probe::m` ambiguous exactly
-// when T has a member of that name too.
-#define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
-  struct lp_method_##m {                                                                  \
-    static constexpr std::string_view name = #m;                                          \
-    struct probe_base {                                                                   \
-      int m;                                                                              \
-    };                                                                                    \
-    template <class U>                                                                    \
-    struct probe : U, probe_base {};                                                      \
-    template <class U>                                                                    \
-    static constexpr bool named = std::is_final_v<U> || !requires { &probe<U>::m; };      \
-    template <class U>                                                                    \
-    static constexpr bool addressable = requires { &U::m; };                              \
-    /* A template, so that the branch not taken is never checked. */                    \
-    static constexpr auto pointer = []<class U = T>() {                                   \
-      if constexpr (addressable<U>) return &U::m;                                         \
-      else return nullptr;                                                                \
-    }();                                                                                  \
-    using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
-    using traits = ::lp::detail::member_function<pointer_type>;                           \
-    static_assert(named<T>, "LP_SERVICE(" #T ", " #m "): " #T                             \
-                            " has no member named '" #m                                   \
-                            "'; list only member functions of " #T);                      \
-    static_assert(!named<T> || addressable<T>,                                            \
-                  "LP_SERVICE(" #T ", " #m "): '" #m                                      \
-                  "' is overloaded, a template or not public; a service method needs "    \
-                  "exactly one public signature: give each overload its own name");       \
-    static_assert(!addressable<T> || traits::valid,                                       \
-                  "LP_SERVICE(" #T ", " #m "): '" #m                                      \
-                  "' is not a non-static member function of " #T                          \
-                  "; list only member functions");                                        \
-    static_assert(!traits::valid || traits::wire_ok,                                      \
-                  "LP_SERVICE(" #T ", " #m "): a parameter or the return type of " #T     \
-                  "::" #m " has no wire form; give that type to_json/from_json "          \
-                  "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE) or declare it with "         \
-                  "BOOST_HANA_DEFINE_STRUCT");                                            \
-    static_assert(!traits::valid || traits::params_by_value,                              \
-                  "LP_SERVICE(" #T ", " #m "): " #T "::" #m                               \
-                  " takes a parameter by non-const reference, but a remote caller's "     \
-                  "argument is a copy; take it by value or const reference and return "   \
-                  "the result");                                                          \
-    static_assert(std::string_view(#m) != "async" && std::string_view(#m) != "node" &&   \
-                      std::string_view(#m) != "with_deadline",                            \
-                  "LP_SERVICE(" #T ", " #m "): lp::client uses the name '" #m             \
-                  "' itself; rename the method");                                         \
-  };
-
-// One member of the client proxy, checking the call as the compiler would
-// check a local one, with messages that name the service and the method.
-#define LP_DETAIL_SERVICE_PROXY(T, m)                                                     \
-  template <class... Args>                                                                \
-  typename Caller::template result<lp_method_##m> m(Args&&... args) const {               \
-    using lp_traits = typename ::lp::detail::signature_for_call<lp_method_##m, Args...>::type; \
-    static_assert(lp_traits::arity == sizeof...(Args),                                    \
-                  "lp::client<" #T ">::" #m                                               \
-                  ": wrong number of arguments; pass exactly the parameters " #T          \
-                  "::" #m " declares");                                                   \
-    static_assert(lp_traits::template accepts<Args...>,                                   \
-                  "lp::client<" #T ">::" #m                                               \
-                  ": an argument does not convert to the parameter type " #T "::" #m      \
-                  " declares; pass what a local call would accept");                      \
-    return this->template lp_invoke<lp_method_##m>(std::forward<Args>(args)...);          \
-  }
-
-// LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
-// node gathers concurrent calls, up to max_batch of them or as many as came
-// within max_wait of the first, and invokes m once with them all. T::m takes
-// a std::vector for each parameter (one element per call) and returns a
-// std::vector with one result per call, in the same order (or void). Callers
-// see single elements:
-//
-//   struct Policy { std::vector<int> act(std::vector<lp::tensor<float>> observations); };
-//   LP_SERVICE(Policy, act);
-//   LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
-//   ...
-//   int action = policy.act(observation);  // one observation, one action
-//
-// Write it right after LP_SERVICE, in the same namespace.
-#define LP_BATCHED(T, m, max_batch, max_wait)                                             \
-  constexpr ::lp::batch_limits lp_batch_limits(                                           \
-      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
-    return {static_cast<std::size_t>(max_batch),                                          \
-            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
-  }                                                                                       \
-  static_assert((max_batch) >= 1, "LP_BATCHED(" #T ", " #m ", ...): max_batch must be "   \
-                                  "at least 1");                                          \
-  static_assert(::lp::detail::batched_function<                                           \
-                    lp_service_definition<T>::lp_method_##m::pointer_type>::shape_ok,      \
-                "LP_BATCHED(" #T ", " #m ", ...): a batched method takes a std::vector "  \
-                "for every parameter (one element per call) and returns a std::vector "   \
-                "with one result per call, or void")
-
-namespace lp {
-
-namespace detail {
-// Falls back to the bare caller for a non-service so that client<T>'s own
-// static_assert, not a missing-member error, is what the user reads.
-template <class T, class Caller>
-struct proxy_of {
-  using type = Caller;
-};
-template <class T, class Caller>
-  requires service<T>
-struct proxy_of<T, Caller> {
-  using type = typename service_definition<T>::template proxy<Caller>;
-};
-}  // namespace detail
-
-// A typed proxy to a node serving T: it has a member for every method that
-// LP_SERVICE listed, with the same name, and calls the node over the wire.
-//
-//   long n = counter.add(1);                  // blocks for the result
-//   std::future<long> f = counter.async.add(1);
-//
-// A node gets its clients from the lp::handle<T> arguments given to add_node.
-// Copies share one connection pool; a client is safe to use from many threads.
-template <class T>
-class client : public detail::proxy_of<T, detail::sync_caller>::type {
-  static_assert(service<T>,
-                "lp::client<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
-                "right after T, in T's namespace or at global scope");
-  using sync_proxy = typename detail::proxy_of<T, detail::sync_caller>::type;
-  using async_proxy = typename detail::proxy_of<T, detail::async_caller>::type;
-
- public:
-  using service_type = T;
-
-  client() = default;
-  explicit client(std::shared_ptr<detail::channel> target)
-      : sync_proxy(target), async(std::move(target)) {}
-
-  // The same methods, each returning a std::future of its result.
-  async_proxy async;
-
-  // The label of the node this client calls.
-  const std::string& node() const { return this->lp_target().node(); }
-
-  // A copy of this client (sharing its connections) whose calls, sync and
-  // async, give up after `deadline` with lp::deadline_exceeded. Keep the
-  // copy for a client-wide default, or use it for one call:
-  //   counter.with_deadline(std::chrono::milliseconds(50)).add(1);
-  // Without it a call waits up to two minutes.
-  client with_deadline(std::chrono::milliseconds deadline) const {
-    client copy = *this;
-    copy.lp_set_deadline(deadline);
-    copy.async.lp_set_deadline(deadline);
-    return copy;
-  }
-};
-
-}  // namespace lp
-
-// ---- launchpad/context.hpp ----
-
-// What a node may ask about itself and about the program it belongs to.
-
-#include <unistd.h>
-
-// ---- launchpad/detail/serve/launch_state.hpp ----
+// ---- launchpad/detail/util/launch_state.hpp ----
 
 #include <atomic>
+#include <condition_variable>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <ostream>
+#include <thread>
 
 namespace lp::detail {
 
@@ -2609,6 +1746,14 @@ inline current_node& this_thread_node() {
   return current;
 }
 
+// A peer said that the program stops. This process's part of it stops too,
+// before the caller hears of it, so that lp::stop_requested() is true by
+// the time the call fails with lp::stopping. Outside a node (a test's own
+// calls) nothing here belongs to the program.
+inline void stop_this_threads_program() {
+  if (auto* launch = this_thread_node().launch) launch->request_stop();
+}
+
 class node_scope {
  public:
   node_scope(const node_identity& identity, launch_state& launch)
@@ -2650,6 +1795,1522 @@ class launch_registry {
 };
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/wire/protocol.hpp ----
+
+// Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
+
+
+namespace lp::detail::protocol {
+
+inline constexpr std::string_view call_prefix = "/lp/v1/call/";
+inline constexpr const char* describe_path = "/lp/v1/describe";
+inline constexpr const char* health_path = "/lp/v1/health";
+inline constexpr const char* stop_path = "/lp/v1/stop";
+inline constexpr const char* json_type = "application/json";
+inline constexpr const char* cbor_type = "application/cbor";
+
+enum class format { json, cbor };
+
+// Seconds an idle keep-alive connection stays open on a node. Clients drop
+// pooled connections sooner (see http_channel), so none is closed under a
+// call. httplib cannot close an idle connection, so a stopping node waits
+// this long at most for peers that have not hung up: hence short.
+inline constexpr int keep_alive_seconds = 1;
+
+// The format of a body with this Content-Type, or nothing if unsupported.
+// No Content-Type means JSON, so `curl -d '[1]'` works.
+inline std::optional<format> format_of(std::string_view content_type) {
+  auto base = content_type.substr(0, content_type.find(';'));
+  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
+  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
+      base == "text/plain")
+    return format::json;
+  if (base == cbor_type) return format::cbor;
+  return std::nullopt;
+}
+
+inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
+
+// Deeper values are refused before they are built: nlohmann prints JSON
+// recursively, so a few kilobytes of nesting would otherwise overflow the
+// stack.
+inline constexpr std::size_t max_depth = 128;
+
+// The body of a value in format f. Typed arrays become arrays of numbers in
+// JSON (typed_array.hpp).
+inline std::string encode(const json& value, format f) {
+  if (f == format::cbor) {
+    std::string out;
+    json::to_cbor(value, out);
+    return out;
+  }
+  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  if (!typed_array::has_binary(value)) return text(value);
+  json expanded = value;
+  typed_array::expand(expanded);
+  return text(expanded);
+}
+
+// Parses a body, refusing what nests deeper than max_depth. Throws
+// json::exception or cbor::malformed for bytes that are not a value in that
+// format, std::length_error for a value nested too deep and
+// std::domain_error for text that is not UTF-8.
+inline json decode(std::string_view body, format f) {
+  if (f == format::cbor) return cbor::read(body, max_depth);
+  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > max_depth)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+    return true;
+  };
+  return json::parse(body, limit);
+}
+
+inline json error_body(std::string_view code, std::string_view message, std::string_view node,
+                       std::string_view method) {
+  return {{"error",
+           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
+}
+
+}  // namespace lp::detail::protocol
+
+namespace lp::detail {
+
+// A refusal of the node's: an HTTP status and a stable error code on the
+// wire (docs/protocol.md).
+struct call_failure : std::runtime_error {
+  call_failure(int status, std::string code, const std::string& message)
+      : std::runtime_error(message), status(status), code(std::move(code)) {}
+  int status;
+  std::string code;
+};
+
+// A reply as it came: its status and its body in `format`. The body is the
+// calling thread's buffer, valid until the thread's next call.
+struct raw_reply {
+  int status = 0;
+  protocol::format format = protocol::format::cbor;
+  std::string_view body;
+};
+
+// Whether every floating-point number in `value` is finite.
+inline bool finite_numbers(const json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    return std::all_of(value.begin(), value.end(),
+                       [](const json& v) { return finite_numbers(v); });
+  return true;
+}
+
+// A reply as a node writes it. The body may refer to the large arrays of
+// the result rather than copy them, so the result is kept with it until the
+// reply has been sent.
+struct written_reply {
+  cbor::gathered body;
+  std::shared_ptr<const void> kept;
+
+  // This thread's, emptied, one per `Use`: the result it kept is freed
+  // once the next call on the thread needs it.
+  template <class Use>
+  static written_reply& of_this_thread() {
+    thread_local written_reply reply;
+    reply.clear();
+    return reply;
+  }
+
+  void clear() {
+    body.clear();
+    kept.reset();
+  }
+
+  // The body in one piece, copied into `whole` only when it is in several.
+  std::string_view joined(std::string& whole) {
+    auto pieces = body.pieces();
+    if (pieces.size() == 1) return pieces[0];
+    whole.clear();
+    for (auto piece : pieces) whole += piece;
+    return whole;
+  }
+};
+
+// Writes over `out` the reply that carries `value` (nullptr for a void
+// method), in format f.
+template <class R>
+void write_result(written_reply& out, R value, protocol::format f) {
+  out.clear();
+  if (f == protocol::format::cbor) {
+    // Written from where it is kept, so the body may refer to its arrays.
+    auto kept = std::make_shared<const R>(std::move(value));
+    cbor::head(out.body.bytes(), 5, 1);
+    cbor::text(out.body.bytes(), "result");
+    cbor::write(out.body, *kept);
+    if (out.body.borrows()) out.kept = std::move(kept);
+    return;
+  }
+  json body = {{"result", to_wire(value)}};
+  if (!finite_numbers(body))
+    throw call_failure(500, "remote_exception",
+                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+                       "(Accept: application/cbor)");
+  out.body.bytes() = protocol::encode(body, f);
+}
+
+// Writes an error reply over `out`.
+inline void write_error(written_reply& out, std::string_view code, const std::string& message,
+                        std::string_view node, std::string_view method, protocol::format f) {
+  out.clear();
+  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
+}
+
+// The result in a parsed reply, or the lp::remote_error it stands for.
+inline json result_of(const std::string& node, const std::string& method, int status,
+                      json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result"))
+    return std::move(reply["result"]);
+  const json* error =
+      reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+  auto text = [&](const char* key, const std::string& fallback) {
+    return error && error->contains(key) && (*error)[key].is_string()
+               ? (*error)[key].get<std::string>()
+               : fallback;
+  };
+  auto code = text("code", "http_" + std::to_string(status));
+  auto message = text("message", "HTTP status " + std::to_string(status));
+  if (status == 503 && code == "stopping") {
+    // The program stops: so does the caller's part of it, before the caller
+    // hears of it (lp::stopping's promise).
+    stop_this_threads_program();
+    throw stopping(node, method, message);
+  }
+  throw remote_error(node, method, code, message, status);
+}
+
+// The result a reply carries as an R (void: none), or the error it stands
+// for: lp::remote_error for an error reply or an unreadable one,
+// lp::transport_error for a result that does not fit R.
+template <class R>
+R read_result(const std::string& node, const std::string& method,
+              const raw_reply& reply) {
+  auto misfit = [&](const decode_error& e) {
+    return transport_error(
+        node, method,
+        std::string("the node's reply does not fit the result type: ") + e.what());
+  };
+  if constexpr (!std::is_void_v<R>) {
+    // What a node writes: {"result": value}, read straight into an R.
+    constexpr std::string_view prefix = "\xa1\x66result";
+    if (reply.status == 200 && reply.format == protocol::format::cbor &&
+        reply.body.substr(0, prefix.size()) == prefix) {
+      std::size_t at = prefix.size();
+      try {
+        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
+        if (at == reply.body.size()) return value;
+      } catch (const decode_error& e) {
+        throw misfit(e);
+      } catch (const std::exception&) {
+        // Unreadable: said below, as for any reply.
+      }
+    }
+  }
+  json parsed;
+  try {
+    parsed = protocol::decode(reply.body, reply.format);
+  } catch (const std::exception& e) {
+    throw remote_error(node, method, "http_" + std::to_string(reply.status),
+                       "an unreadable reply (" + std::string(e.what()) + ")",
+                       reply.status);
+  }
+  json result = result_of(node, method, reply.status, std::move(parsed));
+  if constexpr (!std::is_void_v<R>) {
+    try {
+      return from_wire<R>(result);
+    } catch (const decode_error& e) {
+      throw misfit(e);
+    }
+  }
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// How long a call may take unless its client says otherwise
+// (client::with_deadline): generous, as a method may have real work to do.
+inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
+
+// When a call gives up: fixed by the client when the call is made, so an
+// async call that waits for a pool thread spends its own deadline waiting.
+struct call_deadline {
+  std::chrono::steady_clock::time_point at;
+  std::chrono::milliseconds length;  // as the client set it, for messages
+
+  static call_deadline from_now(std::chrono::milliseconds length) {
+    return {std::chrono::steady_clock::now() + length, length};
+  }
+  // What is left of it; zero once it has passed.
+  std::chrono::steady_clock::duration left() const {
+    auto rest = at - std::chrono::steady_clock::now();
+    return rest > rest.zero() ? rest : rest.zero();
+  }
+};
+
+// What a call that got no reply within its deadline raises; `why` adds what
+// became of the call.
+inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
+                                      std::chrono::milliseconds deadline, const std::string& why) {
+  return deadline_exceeded(node, method,
+                           "no reply within the deadline of " + std::to_string(deadline.count()) +
+                               " ms" + why);
+}
+
+// How a client reaches one node. The launch policy picks the implementation
+// (HTTP today); clients and the reflection code never know which.
+class channel {
+ public:
+  virtual ~channel() = default;
+  // Sends the positional arguments, a CBOR array in consecutive pieces, and
+  // returns the reply (read_result makes it the result or the error), or
+  // throws lp::transport_error / lp::deadline_exceeded (when no reply came
+  // by `deadline`).
+  virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                         const call_deadline& deadline) = 0;
+  virtual const std::string& node() const = 0;
+  // The program is stopping: calls from now on fail with transport_error.
+  virtual void close() = 0;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/reflect/call_checks.hpp ----
+
+// The checks of a call through lp::client<T>, as the compiler would check a
+// local call, with messages that say which argument is wrong. LP_SERVICE
+// writes three proxy members for a method m (service.hpp, reflect/proxy.hpp):
+//
+//   R m(P1, P2) const;                             // its parameter types
+//   template <class... A> R m(A&&...) const;       // anything else, forwarded
+//   template <int = 0> R m(braced_argument...) const;  // braced lists that fit no P
+//
+// A call the first fits converts its arguments as a local call would. The
+// second also takes calls the first would take after a conversion (it is
+// the better match for an int given to a long): both write the same bytes,
+// and an argument of exactly its parameter's type is written from where it
+// is (call/caller.hpp, write_argument). proxy_checked_call checks the calls
+// it takes; the third member's braced_arguments check theirs. Either fails
+// to compile with a message naming the argument's position and, in its
+// condition, the method, the type given and the parameter's type. As the
+// second and third take any arguments in overload resolution, so that the
+// message is ours, std::is_invocable says yes to a call that then fails to
+// compile.
+
+// ---- launchpad/detail/reflect/diagnostics.hpp ----
+
+// Conditions that read as sentences in the compiler's output.
+//
+// A static_assert's message is a string literal (C++20), so it cannot hold
+// the names of the types involved. Its condition can: g++ prints a failed
+// condition with the template arguments filled in ("note: '...' evaluates
+// to false"), clang++ prints it in the error line itself ("static assertion
+// failed due to requirement '...'"). The library's checks therefore write
+// their conditions with the templates below, so that next to the message
+// the user reads, for example,
+//
+//   lp::detail::method<&Counter::add>::argument<1>::is<const char
+//   (&)[5]>::convertible_to<long int>
+//
+// which names the method, the argument's position, the type given and the
+// parameter's type. Each template is only a name for its condition; none
+// holds logic of its own.
+
+// ---- launchpad/detail/reflect/signature.hpp ----
+
+
+namespace lp::detail {
+
+// What a service method looks like on the wire, from its member pointer.
+// Not a method: LP_SERVICE has already said why. The neutral answers below
+// keep that one message from being followed by a cascade of others.
+template <class Pointer>
+struct member_function {
+  static constexpr bool valid = false;
+  using result = void;
+  using params = std::tuple<>;
+  using declared_params = std::tuple<>;
+  static constexpr std::size_t arity = 0;
+  static constexpr bool params_by_value = true;
+  static constexpr bool wire_ok = true;
+};
+
+template <class C, class R, class... P, bool NoExcept>
+struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
+  static constexpr bool valid = true;
+  using result = std::remove_cvref_t<R>;
+  using params = std::tuple<std::remove_cvref_t<P>...>;
+  using declared_params = std::tuple<P...>;  // as written, references and all
+  static constexpr std::size_t arity = sizeof...(P);
+
+  // A method may take its parameters by value or by const reference: the
+  // caller's value is copied over the wire, so a reference it could write
+  // through would silently write to nothing.
+  static constexpr bool params_by_value =
+      ((!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) && ...);
+  static constexpr bool wire_ok = wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
+
+  static std::string describe(std::string_view name) {
+    std::string text = type_name<result>() + " " + std::string(name) + "(";
+    std::size_t i = 0;
+    ((text += (i++ ? ", " : "") + type_name<std::remove_cvref_t<P>>()), ...);
+    return text + ")";
+  }
+};
+
+template <class C, class R, class... P, bool NoExcept>
+struct member_function<R (C::*)(P...) const noexcept(NoExcept)>
+    : member_function<R (C::*)(P...) noexcept(NoExcept)> {};
+
+// A std::vector parameter or result of a batched method, and its element.
+template <class T>
+struct batch_column {
+  static constexpr bool is_vector = false;
+  using type = void;  // a batched method returning void answers each caller with void
+};
+template <class E>
+struct batch_column<std::vector<E>> {
+  static constexpr bool is_vector = true;
+  using type = E;
+};
+
+// A batched method as its callers see it: each caller passes one element of
+// every vector parameter and gets one element of the vector result.
+template <class Pointer>
+struct batched_function;
+
+template <class C, class R, class... P, bool NoExcept>
+struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
+  using whole = member_function<R (C::*)(P...) noexcept(NoExcept)>;
+  static constexpr bool valid = whole::valid;
+  static constexpr bool shape_ok = (std::is_void_v<R> || batch_column<std::remove_cvref_t<R>>::is_vector) &&
+                                  (batch_column<std::remove_cvref_t<P>>::is_vector && ...) &&
+                                  sizeof...(P) > 0;
+  using result = typename batch_column<std::remove_cvref_t<R>>::type;
+  using params = std::tuple<typename batch_column<std::remove_cvref_t<P>>::type...>;
+  using batch_params = std::tuple<std::remove_cvref_t<P>...>;
+  static constexpr std::size_t arity = sizeof...(P);
+  static constexpr bool params_by_value = whole::params_by_value;
+  static constexpr bool wire_ok = whole::wire_ok;
+
+  static std::string describe(std::string_view name) {
+    std::string text = (std::is_void_v<result> ? std::string("void") : type_name<result>()) + " " +
+                       std::string(name) + "(";
+    std::size_t i = 0;
+    ((text += (i++ ? ", " : "") + type_name<typename batch_column<std::remove_cvref_t<P>>::type>()), ...);
+    return text + ")";
+  }
+};
+
+template <class C, class R, class... P, bool NoExcept>
+struct batched_function<R (C::*)(P...) const noexcept(NoExcept)>
+    : batched_function<R (C::*)(P...) noexcept(NoExcept)> {};
+
+template <class Pointer>
+struct batched_function : member_function<Pointer> {  // not a method: LP_SERVICE said so
+  static constexpr bool shape_ok = true;
+  using batch_params = std::tuple<>;
+};
+
+}  // namespace lp::detail
+
+// LP_BATCHED declares `lp_batch_limits(lp_batch_tag<Method>)` beside the
+// service; argument-dependent lookup finds it, as for lp_service_tag.
+template <class Method>
+struct lp_batch_tag {};
+
+namespace lp {
+
+// How a batched method gathers its callers (see LP_BATCHED).
+struct batch_limits {
+  std::size_t max_batch;
+  std::chrono::microseconds max_wait;
+};
+
+namespace detail {
+
+template <class Method>
+concept batched_method = requires {
+  { lp_batch_limits(lp_batch_tag<Method>{}) } -> std::same_as<batch_limits>;
+};
+
+template <class Method>
+struct signature_of {
+  using type = member_function<typename Method::pointer_type>;
+};
+template <class Method>
+  requires batched_method<Method>
+struct signature_of<Method> {
+  using type = batched_function<typename Method::pointer_type>;
+};
+
+// The traits of a method descriptor that LP_SERVICE generates, as callers
+// see the method: a batched method takes and returns single elements.
+// First looked up when a client or a node of the service is compiled, so an
+// LP_BATCHED right after LP_SERVICE is seen (LP_SERVICE's own checks read
+// member_function directly, never this).
+template <class Method>
+using signature = typename signature_of<Method>::type;
+
+}  // namespace detail
+}  // namespace lp
+
+namespace lp::detail {
+
+// Whether a parameter of type P can be copy-list-initialized from {U...},
+// as a braced argument of a local call would initialize it.
+template <class P>
+void accept_braced(P);
+template <class P, class... U>
+concept list_initializes = requires(U&&... values) {
+  accept_braced<P>({std::forward<U>(values)...});
+};
+
+// Checks of a method, named by its member pointer (&T::m). Positions and
+// counts are ints, which both compilers print as plain numbers.
+template <auto Method>
+struct method {
+  template <int Position>
+  struct argument {
+    template <class Given>
+    struct is {
+      template <class Parameter>
+      static constexpr bool convertible_to = std::is_convertible_v<Given, Parameter>;
+    };
+    // A braced list {Given...}, or one value of type Given: it initializes
+    // Parameter when it would either way, as a list and (one value) as a value.
+    template <class... Given>
+    struct from {
+      template <class Parameter>
+      static constexpr bool initializes =
+          list_initializes<Parameter, Given...> &&
+          (sizeof...(Given) != 1 || (std::is_convertible_v<Given, Parameter> && ...));
+    };
+  };
+  template <int Parameters>
+  struct parameter_count {
+    template <int Arguments>
+    static constexpr bool equals_argument_count = Parameters == Arguments;
+  };
+  template <class Type>
+  struct uses {
+    static constexpr bool which_has_a_wire_form = wire_type<Type>;
+  };
+  template <class Parameter>
+  struct takes {
+    static constexpr bool by_value_or_const_reference =
+        !std::is_reference_v<Parameter> ||
+        std::is_const_v<std::remove_reference_t<Parameter>>;
+  };
+};
+
+// Checks of a method descriptor that LP_SERVICE wrote
+// (lp_service_definition<T>::lp_method_<name>), for methods that have no
+// member pointer to name them by.
+template <class Descriptor>
+struct listed {
+  template <class T>
+  static constexpr bool is_a_member_of = Descriptor::template named<T>;
+  template <class T>
+  static constexpr bool has_one_public_signature_in = Descriptor::template addressable<T>;
+  template <class T>
+  static constexpr bool is_a_non_static_member_function_of =
+      member_function<typename Descriptor::pointer_type>::valid;
+  // lp::client's own members would hide the method.
+  template <class Client>
+  static constexpr bool has_a_name_of_its_own_in =
+      Descriptor::name != std::string_view("async") &&
+      Descriptor::name != std::string_view("node") &&
+      Descriptor::name != std::string_view("with_deadline");
+};
+
+// Checks of a batched method, named by its member pointer.
+template <auto Method>
+struct batched {
+  static constexpr bool takes_vectors_and_returns_a_vector_or_void =
+      batched_function<decltype(Method)>::shape_ok;
+  template <long long MaxBatch>
+  struct max_batch {
+    static constexpr bool is_at_least_one = MaxBatch >= 1;
+  };
+};
+
+// Checks of a node's arguments: add_node<Node>(label, args...).
+template <class Node>
+struct node {
+  template <int Position>
+  struct argument {
+    template <class Given>
+    struct is {
+      template <class Parameter>
+      static constexpr bool where_the_node_takes =
+          std::is_convertible_v<Given, Parameter>;
+    };
+  };
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/reflect/proxy.hpp ----
+
+// What the proxy members that LP_SERVICE writes are declared with. A member
+// for method m of a client proxy over Caller (sync_caller or async_caller,
+// call/caller.hpp) is
+//
+//   call_result<Caller, M> m(parameter_t<P>... args) const;   // M's own parameters
+//   template <class... A> call_result<Caller, M> m(A&&...) const;
+//   template <int = 0> call_result<Caller, M> m(braced_argument<M, I, P>...) const;
+//
+// and each is a thunk onto one of the functions declared below, which
+// call/caller.hpp defines: a service's header needs no part of the client.
+
+
+namespace lp::detail {
+
+// What a proxy's member for Method returns (call/caller.hpp specializes it).
+template <class Caller, class Method>
+struct call_result_of;
+template <class Caller, class Method>
+using call_result = typename call_result_of<Caller, Method>::type;
+
+// A method's parameter types and their positions (1, 2, ...), from which a
+// proxy member's declaration is written.
+template <class... P>
+struct parameter_types {};
+template <class Types, class Positions>
+struct call_shape_t {};
+template <class Params>
+struct shape_of;
+template <class... P>
+struct shape_of<std::tuple<P...>> {
+  using type = call_shape_t<parameter_types<P...>, std::index_sequence_for<P...>>;
+};
+// Looked up when a client is compiled, not where LP_SERVICE stands (Caller
+// makes it dependent), so that an LP_BATCHED after LP_SERVICE is seen.
+template <class Method, class Caller>
+struct looked_up_with {
+  using type = Method;
+};
+template <class Method, class Caller>
+using call_shape = typename shape_of<
+    typename signature<typename looked_up_with<Method, Caller>::type>::params>::type;
+
+// How the first member takes a parameter of type P: a number (or an enum)
+// by value, anything else by const reference, so that a caller's object is
+// written from where it is, never copied first.
+template <class P>
+using parameter_t = std::conditional_t<std::is_scalar_v<P>, P, const P&>;
+
+// A call through the first member (whose arguments fit; call/caller.hpp),
+// the second (checked first) and the third (rejected: one of its
+// braced_arguments has failed the build; both in reflect/call_checks.hpp).
+template <class Method, class Caller, class... A>
+call_result<Caller, Method> proxy_call(const Caller& from, A&&... args);
+template <class Method, class Caller, auto Pointer = Method::pointer, std::size_t... I,
+          class... A>
+call_result<Caller, Method> proxy_checked_call(const Caller& from,
+                                               std::index_sequence<I...>, A&&... args);
+template <class Method, class Caller>
+[[noreturn]] call_result<Caller, Method> proxy_rejected_call();
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// Argument `Position` of a call of Method, of type Given (as a forwarding
+// reference deduced it), for a parameter of type Parameter.
+template <auto Method, int Position, class Given, class Parameter>
+constexpr bool check_argument() {
+  constexpr bool ok = std::is_convertible_v<Given, Parameter>;
+  if constexpr (!ok) {
+    // One message per position, as a message cannot be computed. Each
+    // condition stays on one line, so g++ quotes it as one line.
+    // clang-format off
+    if constexpr (Position == 1)
+      static_assert(method<Method>::template argument<Position>::template is<Given>::template convertible_to<Parameter>,
+                    "lp::client<T>::m: argument 1 does not convert to the type of parameter 1 of "
+                    "T::m (T::m and both types are named beside this message); pass what a "
+                    "local call would accept");
+    else if constexpr (Position == 2)
+      static_assert(method<Method>::template argument<Position>::template is<Given>::template convertible_to<Parameter>,
+                    "lp::client<T>::m: argument 2 does not convert to the type of parameter 2 of "
+                    "T::m (T::m and both types are named beside this message); pass what a "
+                    "local call would accept");
+    else if constexpr (Position == 3)
+      static_assert(method<Method>::template argument<Position>::template is<Given>::template convertible_to<Parameter>,
+                    "lp::client<T>::m: argument 3 does not convert to the type of parameter 3 of "
+                    "T::m (T::m and both types are named beside this message); pass what a "
+                    "local call would accept");
+    else if constexpr (Position == 4)
+      static_assert(method<Method>::template argument<Position>::template is<Given>::template convertible_to<Parameter>,
+                    "lp::client<T>::m: argument 4 does not convert to the type of parameter 4 of "
+                    "T::m (T::m and both types are named beside this message); pass what a "
+                    "local call would accept");
+    else
+      static_assert(method<Method>::template argument<Position>::template is<Given>::template convertible_to<Parameter>,
+                    "lp::client<T>::m: an argument after the 4th does not convert to the type of "
+                    "its parameter (T::m, its position and both types are named beside this "
+                    "message); pass what a local call would accept");
+    // clang-format on
+  }
+  return ok;
+}
+
+// A call through the proxy's forwarding member, of Method (whose member
+// pointer is Pointer) with arguments of types A... (as forwarding
+// references deduced them; I... are their positions from 0). It is sent
+// only if it passes; otherwise a static_assert says why (or LP_SERVICE has,
+// for a method that is not one) and the build stops.
+template <class Method, class Caller, auto Pointer, std::size_t... I, class... A>
+call_result<Caller, Method> proxy_checked_call(const Caller& from,
+                                               std::index_sequence<I...>, A&&... args) {
+  using traits = signature<Method>;
+  if constexpr (!traits::valid) {
+    throw usage_error("unreachable: LP_SERVICE rejected the method at compile time");
+  } else if constexpr (traits::arity != sizeof...(A)) {
+    // clang-format off
+    static_assert(method<Pointer>::template parameter_count<static_cast<int>(traits::arity)>::template equals_argument_count<static_cast<int>(sizeof...(A))>,
+                  "lp::client<T>::m: wrong number of arguments (T::m and both counts are named "
+                  "beside this message); pass exactly the parameters T::m declares");
+    // clang-format on
+    throw usage_error("unreachable: the call was rejected at compile time");
+  } else if constexpr ((check_argument<
+                            Pointer, static_cast<int>(I) + 1, A,
+                            std::tuple_element_t<I, typename traits::params>>() &
+                        ...)) {
+    return proxy_call<Method>(from, std::forward<A>(args)...);
+  } else {
+    throw usage_error("unreachable: the call was rejected at compile time");
+  }
+}
+
+// Argument `Position` of a call of Method through the proxy's third member:
+// a braced list (or, beside one, a plain value) that made the first member
+// unviable. Any arguments build it; its constructor checks them as the
+// parameter would take them.
+//
+// A call gets here only when the member taking the parameters themselves
+// does not fit, and an argument that passes this check would fit it (both
+// as a braced list and as a value), so at least one argument of such a call
+// fails here: the call never compiles.
+template <class Method, int Position, class Parameter, auto Pointer = Method::pointer>
+struct braced_argument {
+  template <class... U>
+  braced_argument(U&&...) {
+    // clang-format off
+    if constexpr (Position == 1)
+      static_assert(method<Pointer>::template argument<Position>::template from<U...>::template initializes<Parameter>,
+                    "lp::client<T>::m: argument 1 does not initialize parameter 1 of T::m (T::m, "
+                    "what was given and the parameter type are named beside this message); "
+                    "pass a value or a braced list that a local call would accept");
+    else if constexpr (Position == 2)
+      static_assert(method<Pointer>::template argument<Position>::template from<U...>::template initializes<Parameter>,
+                    "lp::client<T>::m: argument 2 does not initialize parameter 2 of T::m (T::m, "
+                    "what was given and the parameter type are named beside this message); "
+                    "pass a value or a braced list that a local call would accept");
+    else if constexpr (Position == 3)
+      static_assert(method<Pointer>::template argument<Position>::template from<U...>::template initializes<Parameter>,
+                    "lp::client<T>::m: argument 3 does not initialize parameter 3 of T::m (T::m, "
+                    "what was given and the parameter type are named beside this message); "
+                    "pass a value or a braced list that a local call would accept");
+    else if constexpr (Position == 4)
+      static_assert(method<Pointer>::template argument<Position>::template from<U...>::template initializes<Parameter>,
+                    "lp::client<T>::m: argument 4 does not initialize parameter 4 of T::m (T::m, "
+                    "what was given and the parameter type are named beside this message); "
+                    "pass a value or a braced list that a local call would accept");
+    else
+      static_assert(method<Pointer>::template argument<Position>::template from<U...>::template initializes<Parameter>,
+                    "lp::client<T>::m: an argument after the 4th does not initialize its "
+                    "parameter (T::m, its position, what was given and the parameter type are "
+                    "named beside this message); pass a value or a braced list that a local call "
+                    "would accept");
+    // clang-format on
+  }
+};
+
+// A call through the proxy's third member: one of its braced_arguments has
+// failed the build already.
+template <class Method, class Caller>
+call_result<Caller, Method> proxy_rejected_call() {
+  throw usage_error("unreachable: the call was rejected at compile time");
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/util/thread_pool.hpp ----
+
+#include <deque>
+#include <list>
+
+namespace lp::detail {
+
+// A pool that starts a thread whenever every thread is busy, up to a bound,
+// and lets a thread go once it has been idle for `idle_limit`: the threads
+// follow the load up and back down. Client futures run on it: a call blocks
+// its thread for a round trip, and nested calls must never wait for a thread
+// that only they could free. A node's server uses it too
+// (serve/listener.hpp says why).
+class thread_pool {
+ public:
+  explicit thread_pool(std::size_t max_threads,
+                       std::chrono::milliseconds idle_limit = std::chrono::seconds(2))
+      : max_threads_(max_threads), idle_limit_(idle_limit) {}
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+  ~thread_pool() { shutdown(); }
+
+  void enqueue(std::function<void()> job) {
+    std::vector<std::thread> retired;
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(std::move(job));
+      if (jobs_.size() > idle_ && threads_.size() < max_threads_) {
+        // The thread finds its own place in the list, to leave it when idle.
+        auto place = threads_.emplace(threads_.end());
+        *place = std::thread([this, place] { work(place); });
+      }
+      retired.swap(retired_);
+    }
+    ready_.notify_one();
+    for (auto& thread : retired) thread.join();
+  }
+
+  // Runs the jobs already queued, then joins every thread.
+  void shutdown() {
+    std::list<std::thread> threads;
+    std::vector<std::thread> retired;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      threads.swap(threads_);
+      retired.swap(retired_);
+    }
+    ready_.notify_all();
+    for (auto& thread : threads) thread.join();
+    for (auto& thread : retired) thread.join();
+  }
+
+  // Threads alive now, busy or idle.
+  std::size_t threads() {
+    std::lock_guard lock(mutex_);
+    return threads_.size();
+  }
+
+ private:
+  void work(std::list<std::thread>::iterator place) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      ++idle_;
+      bool woken = ready_.wait_for(lock, idle_limit_, [&] { return stopping_ || !jobs_.empty(); });
+      --idle_;
+      if (!woken) {
+        // Idle too long: leave. The next enqueue (or shutdown) joins us.
+        retired_.push_back(std::move(*place));
+        threads_.erase(place);
+        return;
+      }
+      if (jobs_.empty()) return;  // stopping
+      auto job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  const std::size_t max_threads_;
+  const std::chrono::milliseconds idle_limit_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> jobs_;
+  std::list<std::thread> threads_;
+  std::vector<std::thread> retired_;  // left, not yet joined
+  std::size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
+// The process-wide pool behind client futures.
+inline thread_pool& call_pool() {
+  static thread_pool pool(256);
+  return pool;
+}
+
+}  // namespace lp::detail
+
+namespace lp {
+template <class T>
+class client;
+}  // namespace lp
+
+namespace lp::detail {
+
+struct call_access;
+
+// What every client proxy holds: the channel to the node and its calls'
+// deadline. The proxy LP_SERVICE writes derives from sync_caller
+// (client.add(1) returns long) or async_caller (client.async.add(1) returns
+// std::future<long>); its members hand each call to call_access. Nothing
+// here is reachable from a user's code: only lp::client (which makes and
+// copies proxies) and call_access see inside.
+class caller {
+ public:
+  caller() = default;
+
+ private:
+  template <class>
+  friend class ::lp::client;
+  friend struct call_access;
+  explicit caller(std::shared_ptr<channel> target) : lp_channel_(std::move(target)) {}
+
+  std::shared_ptr<channel> lp_channel_;
+  std::chrono::milliseconds lp_deadline_ = default_deadline;
+};
+
+class sync_caller : public caller {
+  using caller::caller;
+};
+
+class async_caller : public caller {
+  using caller::caller;
+};
+
+// What a proxy's member for Method returns: the result, or its future.
+template <class Caller, class Method>
+struct call_result_of {
+  using type = typename signature<Method>::result;
+};
+template <class Method>
+struct call_result_of<async_caller, Method> {
+  using type = std::future<typename signature<Method>::result>;
+};
+
+// Every call of every client goes through here. The per-method members
+// LP_SERVICE writes are thin thunks onto these; what does not depend on the
+// method (the deadline, the pool, the channel) is compiled once per result
+// type or once only.
+struct call_access {
+  // The arguments live until a blocking call returns, so the body may refer
+  // to their large arrays rather than copy them. One body per method and
+  // thread: a direct call runs the node's method on this thread, and a call
+  // that method makes must not write over the body of the call running it.
+  template <class Method, class... A>
+  static typename signature<Method>::result call_sync(const caller& from, A&&... args) {
+    auto& body = cbor::gathered::of_this_thread<Method>();
+    encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
+                                               std::forward<A>(args)...);
+    return finish<typename signature<Method>::result>(
+        target(from), std::string(Method::name), body.pieces(),
+        call_deadline::from_now(from.lp_deadline_));
+  }
+
+  // The arguments are encoded here, on the caller's thread, so the future
+  // never refers to the caller's variables; the deadline starts here too,
+  // so a call that waits for a pool thread waits within it.
+  template <class Method, class... A>
+  static std::future<typename signature<Method>::result> call_async(const caller& from,
+                                                                    A&&... args) {
+    auto deadline = call_deadline::from_now(from.lp_deadline_);
+    target(from);
+    std::string body;
+    encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
+                                               std::forward<A>(args)...);
+    return start<typename signature<Method>::result>(
+        from.lp_channel_, std::string(Method::name), std::move(body), deadline);
+  }
+
+  static channel& target(const caller& from) {
+    if (!from.lp_channel_)
+      throw usage_error(
+          "this lp::client is not bound to a node; clients are made from lp::handle "
+          "arguments of add_node, or by a test controller's client(handle)");
+    return *from.lp_channel_;
+  }
+
+ private:
+  // The arguments as the body of a call: a CBOR array, written over `out`
+  // (a string, or a gathered body that may refer to the arguments).
+  template <class Params, class Out, std::size_t... I, class... A>
+  static void encode(Out& out, std::index_sequence<I...>, A&&... args) {
+    out.clear();
+    cbor::head(cbor::bytes_of(out), 4, sizeof...(A));
+    (write_argument<std::tuple_element_t<I, Params>>(out, std::forward<A>(args)), ...);
+  }
+
+  // An argument of its parameter's type is written as it is; any other is
+  // converted first, as a local call would convert it.
+  template <class Param, class Out, class Arg>
+  static void write_argument(Out& out, Arg&& arg) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, Param>) {
+      cbor::write(out, arg);
+    } else {
+      Param converted(std::forward<Arg>(arg));
+      cbor::write(cbor::bytes_of(out), converted);  // copied: `converted` dies here
+    }
+  }
+
+  // The round trip of an async call runs on the shared call pool: no
+  // thread per call. A future nobody waits for ends with its call, at the
+  // latest when the deadline passes; one whose deadline passed while it
+  // waited for a pool thread is not sent at all.
+  template <class R>
+  static std::future<R> start(std::shared_ptr<channel> target, std::string method,
+                              std::string body, call_deadline deadline) {
+    auto task = std::make_shared<std::packaged_task<R()>>(
+        [target = std::move(target), method = std::move(method), body = std::move(body),
+         deadline] {
+          if (std::chrono::steady_clock::now() >= deadline.at)
+            throw expired_call(
+                target->node(), method, deadline.length,
+                " (the call waited that long for a thread of the call pool, and "
+                "was not sent)");
+          std::string_view whole = body;
+          return finish<R>(*target, method, {&whole, 1}, deadline);
+        });
+    auto future = task->get_future();
+    call_pool().enqueue([task] { (*task)(); });
+    return future;
+  }
+
+  template <class R>
+  static R finish(channel& target, const std::string& method,
+                  std::span<const std::string_view> args, const call_deadline& deadline) {
+    return read_result<R>(target.node(), method, target.call(method, args, deadline));
+  }
+};
+
+// The thunk of the proxy members' calls that fit (reflect/proxy.hpp).
+template <class Method, class Caller, class... A>
+call_result<Caller, Method> proxy_call(const Caller& from, A&&... args) {
+  if constexpr (std::is_same_v<Caller, async_caller>)
+    return call_access::call_async<Method>(from, std::forward<A>(args)...);
+  else
+    return call_access::call_sync<Method>(from, std::forward<A>(args)...);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/service.hpp ----
+
+// LP_SERVICE(T, methods...) makes the struct T a service: a node of a program
+// that other nodes call through lp::client<T>. Write it right after T, in T's
+// namespace (or at global scope), before any lp::client<T> is used:
+//
+//   struct Counter { long add(long x) { return total += x; } long total = 0; };
+//   LP_SERVICE(Counter, add);
+//
+// It builds, at compile time, the table of T's remote methods (a Boost.Hana
+// tuple of method descriptors) and the proxy that gives lp::client<T> members
+// of the same names and parameter types. A struct with a `void run()` and no remote methods is
+// written LP_SERVICE(T). For a class template, name an alias:
+// `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
+
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
+
+// ---- launchpad/detail/reflect/build_checks.hpp ----
+
+// Why add_node<T>(label, args...) cannot build T: which argument T does not
+// take, and what T takes there instead. The common case is a handle of the
+// wrong service (a handle<A> becomes an lp::client<A>, and T has an
+// lp::client<B>); in general, an argument whose type is one specialization
+// of a template (lp::client<A>, std::vector<lp::client<A>>) where T takes
+// another of the same template.
+//
+// To find it, each argument in turn is replaced by a stand-in that converts
+// to any other specialization of its type's template. If T can then be
+// built, and cannot be when those conversions are deleted (so building T
+// really goes through one of them), that argument is the one: building T
+// from the stand-in once more, for real, instantiates the conversion to the
+// type T takes, whose static_assert names both types.
+
+
+namespace lp::detail {
+
+// As add_node builds a node: T(args...) or, for an aggregate, T{args...}.
+template <class T, class... A>
+concept builds_either_way = std::is_constructible_v<T, A...> || requires(A&&... args) {
+  T{std::forward<A>(args)...};
+};
+
+// Named only in code that is compiled to be explained, never run.
+template <class X>
+X declared_value();
+
+// The stand-in for an argument of type Given, the Position-th after the
+// label; with Deleted, its conversions are deleted. A type that is no
+// template's specialization has no stand-in that converts.
+template <class Node, int Position, class Given, bool Deleted>
+struct other_specialization {};
+
+template <class Node, int Position, template <class...> class Template, class... A>
+struct other_specialization<Node, Position, Template<A...>, false> {
+  // clang-format off
+  template <class... B>
+    requires(!std::is_same_v<Template<B...>, Template<A...>>)
+  operator Template<B...>() const {
+    // The condition on one line, so that g++ quotes it as one.
+    static_assert(node<Node>::template argument<Position>::template is<Template<A...>>::template where_the_node_takes<Template<B...>>,
+                  "add_node<T>(label, args...): T takes another type where this argument is "
+                  "given (T, the argument's position after the label, the type given and the "
+                  "type T takes are named beside this message). An lp::handle<S> becomes an "
+                  "lp::client<S>, so a handle<A> cannot fill a client<B>: pass a handle of the "
+                  "service T expects");
+    return declared_value<Template<B...>>();
+  }
+  // clang-format on
+};
+
+template <class Node, int Position, template <class...> class Template, class... A>
+struct other_specialization<Node, Position, Template<A...>, true> {
+  // clang-format off
+  template <class... B>
+    requires(!std::is_same_v<Template<B...>, Template<A...>>)
+  operator Template<B...>() const = delete;
+  // clang-format on
+};
+
+// The arguments with the I-th replaced by its stand-in.
+template <class Node, std::size_t I, bool Deleted, class... A, std::size_t... J>
+constexpr bool builds_with_stand_in(std::index_sequence<J...>) {
+  return builds_either_way<
+      Node,
+      std::conditional_t<
+          J == I, other_specialization<Node, static_cast<int>(I) + 1, A, Deleted>, A>...>;
+}
+
+template <class Node, std::size_t I, class... A>
+constexpr bool is_the_misfit =
+    builds_with_stand_in<Node, I, false, A...>(std::index_sequence_for<A...>{}) &&
+    !builds_with_stand_in<Node, I, true, A...>(std::index_sequence_for<A...>{});
+
+// The position of the first misfit from 1, or 0 if there is none.
+template <class Node, class... A, std::size_t... I>
+constexpr std::size_t first_misfit(std::index_sequence<I...>) {
+  std::size_t found = 0;
+  ((found = found == 0 && is_the_misfit<Node, I, A...> ? I + 1 : found), ...);
+  return found;
+}
+
+// Builds Node with the I-th argument replaced by its stand-in: compiling it
+// compiles the stand-in's conversion to the type Node takes.
+template <class Node, std::size_t I, class Positions, class... A>
+struct explanation;
+template <class Node, std::size_t I, std::size_t... J, class... A>
+struct explanation<Node, I, std::index_sequence<J...>, A...> {
+  using stand_in = other_specialization<Node, static_cast<int>(I) + 1,
+                                        std::tuple_element_t<I, std::tuple<A...>>, false>;
+  static void build() {
+    if constexpr (std::is_constructible_v<Node,
+                                          std::conditional_t<J == I, stand_in, A>...>)
+      (void)Node(declared_value<std::conditional_t<J == I, stand_in, A>>()...);
+    else
+      (void)Node{declared_value<std::conditional_t<J == I, stand_in, A>>()...};
+  }
+};
+
+// Whether Node can be built from arguments of types A... (as handles
+// become clients), or, if not, whether the misfit argument has been
+// explained by the stand-in's static_assert. add_node's own static_assert
+// asks this, and gives its general message only when neither holds.
+template <class Node, class... A>
+constexpr bool buildable_or_explained() {
+  if constexpr (builds_either_way<Node, A...>) {
+    return true;
+  } else {
+    constexpr std::size_t misfit =
+        first_misfit<Node, A...>(std::index_sequence_for<A...>{});
+    if constexpr (misfit == 0) {
+      return false;
+    } else {
+      (void)&explanation<Node, misfit - 1, std::index_sequence_for<A...>, A...>::build;
+      return true;
+    }
+  }
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/reflect/preprocessor.hpp ----
+
+// LP_DETAIL_FOR_EACH(m, data, a, b, c) expands to m(data, a) m(data, b) m(data, c);
+// LP_DETAIL_FOR_EACH_COMMA puts commas between them. C++20's __VA_OPT__ lets
+// the recursion stop by itself; the EXPAND levels allow up to 64 methods
+// (more levels only lengthen every diagnostic that passes through them).
+
+#define LP_DETAIL_PARENS ()
+#define LP_DETAIL_EXPAND(...) \
+  LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(__VA_ARGS__))))
+#define LP_DETAIL_EXPAND2(...) \
+  LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(__VA_ARGS__))))
+#define LP_DETAIL_EXPAND1(...) __VA_ARGS__
+
+#define LP_DETAIL_FOR_EACH(macro, data, ...) \
+  __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_STEP(macro, data, __VA_ARGS__)))
+#define LP_DETAIL_FOR_EACH_STEP(macro, data, first, ...) \
+  macro(data, first) __VA_OPT__(LP_DETAIL_FOR_EACH_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
+#define LP_DETAIL_FOR_EACH_AGAIN() LP_DETAIL_FOR_EACH_STEP
+
+#define LP_DETAIL_FOR_EACH_COMMA(macro, data, ...) \
+  __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, __VA_ARGS__)))
+#define LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, first, ...) \
+  macro(data, first) __VA_OPT__(, LP_DETAIL_FOR_EACH_COMMA_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
+#define LP_DETAIL_FOR_EACH_COMMA_AGAIN() LP_DETAIL_FOR_EACH_COMMA_STEP
+
+// ---- launchpad/detail/reflect/service_checks.hpp ----
+
+// The checks of LP_SERVICE(T, methods...) and LP_BATCHED(T, m, ...). The
+// macros only write names (a descriptor per method, with probes that need
+// the method's name); everything they check is here, so a mistake stops the
+// build at one of these static_asserts. Its message says what is wrong and
+// what to do; its condition, printed beside it, names T and the method
+// (diagnostics.hpp), and so does the compiler's "In instantiation of" line.
+
+
+namespace lp {
+template <class T>
+class client;
+}  // namespace lp
+
+namespace lp::detail {
+
+// The first of the result and the parameters without a wire form.
+template <class... Types>
+struct first_without_wire_form {
+  using type = void;
+};
+template <class First, class... Rest>
+struct first_without_wire_form<First, Rest...> {
+  using type = std::conditional_t<wire_type<First>,
+                                  typename first_without_wire_form<Rest...>::type, First>;
+};
+template <class Result, class Params>
+struct unwired;
+template <class Result, class... P>
+struct unwired<Result, std::tuple<P...>> : first_without_wire_form<Result, P...> {};
+
+// The first parameter taken by non-const reference (void if there is none).
+template <class Tuple>
+struct first_by_reference {
+  using type = void;
+};
+template <class First, class... Rest>
+struct first_by_reference<std::tuple<First, Rest...>> {
+  using type =
+      std::conditional_t<std::is_reference_v<First> &&
+                             !std::is_const_v<std::remove_reference_t<First>>,
+                         First, typename first_by_reference<std::tuple<Rest...>>::type>;
+};
+
+// One method LP_SERVICE(T, ..., m, ...) lists. The checks run in order and
+// each stops the others, so one mistake gives one message.
+template <class T, class Descriptor, auto Pointer = Descriptor::pointer>
+constexpr bool check_method() {
+  using traits = member_function<typename Descriptor::pointer_type>;
+  if constexpr (!Descriptor::template named<T>) {
+    static_assert(
+        listed<Descriptor>::template is_a_member_of<T>,
+        "LP_SERVICE(T, m): T has no member named m (T and m are named beside this "
+        "message); list only member functions of T");
+    return false;
+  } else if constexpr (!Descriptor::template addressable<T>) {
+    static_assert(
+        listed<Descriptor>::template has_one_public_signature_in<T>,
+        "LP_SERVICE(T, m): m is overloaded, a template or not public (T and m are named "
+        "beside this message); a service method needs exactly one public signature: "
+        "give each overload its own name");
+    return false;
+  } else if constexpr (!traits::valid) {
+    static_assert(
+        listed<Descriptor>::template is_a_non_static_member_function_of<T>,
+        "LP_SERVICE(T, m): m is not a non-static member function of T (T and m are named "
+        "beside this message); list only member functions");
+    return false;
+  } else if constexpr (!traits::wire_ok) {
+    using missing =
+        typename unwired<typename traits::result, typename traits::params>::type;
+    static_assert(
+        method<Pointer>::template uses<missing>::which_has_a_wire_form,
+        "LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form (T::m "
+        "and the type are named beside this message); give that type to_json/from_json "
+        "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE) or declare it with "
+        "BOOST_HANA_DEFINE_STRUCT");
+    return false;
+  } else if constexpr (!traits::params_by_value) {
+    using reference = typename first_by_reference<typename traits::declared_params>::type;
+    static_assert(
+        method<Pointer>::template takes<reference>::by_value_or_const_reference,
+        "LP_SERVICE(T, m): T::m takes a parameter by non-const reference (T::m and the "
+        "type are named beside this message), but a remote caller's argument is a copy; "
+        "take it by value or const reference and return the result");
+    return false;
+  } else {
+    static_assert(
+        listed<Descriptor>::template has_a_name_of_its_own_in<::lp::client<T>>,
+        "LP_SERVICE(T, m): lp::client uses the name m itself (T and m are named beside "
+        "this message; async, node and with_deadline are taken); rename the method");
+    return true;
+  }
+}
+
+// LP_SERVICE(T, methods...) as a whole. Returns true whatever it finds, so
+// that the static_assert that asks adds no message of its own.
+template <class T, class... Descriptor>
+constexpr bool check_service() {
+  static_assert(std::is_class_v<T>,
+                "LP_SERVICE(T, ...): a service must be a struct or class");
+  if constexpr (std::is_class_v<T>) (check_method<T, Descriptor>(), ...);
+  return true;
+}
+
+// LP_BATCHED(T, m, max_batch, max_wait); true whatever it finds, as above.
+template <class Descriptor, long long MaxBatch, auto Pointer = Descriptor::pointer>
+constexpr bool check_batched() {
+  static_assert(batched<Pointer>::template max_batch<MaxBatch>::is_at_least_one,
+                "LP_BATCHED(T, m, max_batch, max_wait): max_batch must be at least 1");
+  static_assert(
+      batched<Pointer>::takes_vectors_and_returns_a_vector_or_void,
+      "LP_BATCHED(T, m, ...): a batched method takes a std::vector for every parameter "
+      "(one element per call) and returns a std::vector with one result per call, or "
+      "void");
+  return true;
+}
+
+}  // namespace lp::detail
+
+// LP_SERVICE declares `lp_service_lookup(lp_service_tag<T>)` where it stands.
+// Argument-dependent lookup finds it in T's namespace, or, because this tag
+// lives in the global namespace, at global scope: so the macro works in
+// either place, unlike a specialization of a template of namespace lp.
+template <class T>
+struct lp_service_tag {};
+
+namespace lp {
+
+namespace detail {
+template <class T>
+using definition_of = decltype(lp_service_lookup(lp_service_tag<T>{}));
+}  // namespace detail
+
+template <class T>
+concept service = requires {
+  lp_service_lookup(lp_service_tag<T>{});
+  requires std::is_same_v<typename detail::definition_of<T>::service_type, T>;
+};
+
+// The compile-time description of service T that LP_SERVICE wrote.
+template <service T>
+using service_definition = detail::definition_of<T>;
+
+// A node's run() is called on its own thread once every node serves.
+template <class T>
+concept runnable = requires(T& node) { node.run(); };
+
+// A service opts into concurrent handlers with
+//   static constexpr bool lp_concurrent_handlers = true;
+// Otherwise calls to one node run one at a time, like an actor's messages.
+template <class T>
+concept concurrent_handlers = requires {
+  requires static_cast<bool>(T::lp_concurrent_handlers);
+};
+
+}  // namespace lp
+
+// The macro only writes names: a descriptor per method (its name, its
+// member pointer and two probes that need the name) and a proxy member per
+// method that hands the call to the library. What it checks is in
+// detail/reflect/service_checks.hpp; how a call is checked, in
+// detail/reflect/call_checks.hpp.
+#define LP_SERVICE(T, ...)                                                                \
+  template <class>                                                                        \
+  struct lp_service_definition;                                                           \
+  template <>                                                                             \
+  struct lp_service_definition<T> {                                                       \
+    using service_type = T;                                                               \
+    static constexpr std::string_view name = #T;                                          \
+    LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                          \
+    static constexpr auto methods =                                                       \
+        boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,   \
+                                                      __VA_ARGS__)>;                      \
+    static constexpr bool lp_checked = ::lp::detail::check_service<                       \
+        T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();           \
+    template <class lp_Caller>                                                            \
+    struct proxy                                                                          \
+        : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {    \
+      using lp_Caller::lp_Caller;                                                         \
+    };                                                                                    \
+  };                                                                                      \
+  lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
+
+#define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
+#define LP_DETAIL_SERVICE_METHOD_NEXT(T, m) , lp_method_##m
+#define LP_DETAIL_SERVICE_PROXY_BASE(T, m) , lp_member_##m<lp_Caller, proxy<lp_Caller>>
+
+// One method's descriptor and its proxy member. The probes tell "no such
+// member" from "overloaded": a probe class that adds a member `m` makes
+// `&probe::m` ambiguous exactly when T has a member of that name too. The
+// member has three overloads (call_checks.hpp says how they divide calls);
+// the first takes the method's own parameter types, so a braced argument
+// works and an IDE shows the parameters.
+#define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
+  struct lp_method_##m {                                                                  \
+    static constexpr std::string_view name = #m;                                          \
+    struct probe_base {                                                                   \
+      int m;                                                                              \
+    };                                                                                    \
+    template <class U>                                                                    \
+    struct probe : U, probe_base {};                                                      \
+    template <class U>                                                                    \
+    static constexpr bool named = std::is_final_v<U> || !requires { &probe<U>::m; };      \
+    template <class U>                                                                    \
+    static constexpr bool addressable = requires { &U::m; };                              \
+    /* A template, so that the branch not taken is never checked. */                    \
+    static constexpr auto pointer = []<class U = T>() {                                   \
+      if constexpr (addressable<U>) return &U::m;                                         \
+      else return nullptr;                                                                \
+    }();                                                                                  \
+    using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
+  };                                                                                      \
+  template <class lp_C, class lp_D,                                                       \
+            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
+  struct lp_member_##m;                                                                   \
+  template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>                 \
+  struct lp_member_##m<lp_C, lp_D, ::lp::detail::call_shape_t<                            \
+                                       ::lp::detail::parameter_types<lp_P...>,            \
+                                       ::std::index_sequence<lp_I...>>> {                 \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
+        ::lp::detail::parameter_t<lp_P>... lp_args) const {                               \
+      return ::lp::detail::proxy_call<lp_method_##m, lp_C>(                               \
+          static_cast<const lp_D&>(*this), lp_args...);                                   \
+    }                                                                                     \
+    template <class... lp_A>                                                              \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(lp_A&&... lp_args) const {           \
+      return ::lp::detail::proxy_checked_call<lp_method_##m, lp_C>(                       \
+          static_cast<const lp_D&>(*this), ::std::index_sequence_for<lp_A...>(),          \
+          static_cast<lp_A&&>(lp_args)...);                                               \
+    }                                                                                     \
+    template <int = 0>                                                                    \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
+        ::lp::detail::braced_argument<lp_method_##m, int(lp_I) + 1, lp_P>...) const {     \
+      return ::lp::detail::proxy_rejected_call<lp_method_##m, lp_C>();                    \
+    }                                                                                     \
+  };
+
+// LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
+// node gathers concurrent calls, up to max_batch of them or as many as came
+// within max_wait of the first, and invokes m once with them all. T::m takes
+// a std::vector for each parameter (one element per call) and returns a
+// std::vector with one result per call, in the same order (or void). Callers
+// see single elements:
+//
+//   struct Policy { std::vector<int> act(std::vector<lp::tensor<float>> observations); };
+//   LP_SERVICE(Policy, act);
+//   LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
+//   ...
+//   int action = policy.act(observation);  // one observation, one action
+//
+// Write it right after LP_SERVICE, in the same namespace.
+#define LP_BATCHED(T, m, max_batch, max_wait)                                             \
+  constexpr ::lp::batch_limits lp_batch_limits(                                           \
+      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
+    return {static_cast<std::size_t>(max_batch),                                          \
+            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
+  }                                                                                       \
+  static_assert(::lp::detail::check_batched<lp_service_definition<T>::lp_method_##m,      \
+                                            static_cast<long long>(max_batch)>())
+
+namespace lp {
+
+namespace detail {
+struct client_access;
+
+// Falls back to the bare caller for a non-service so that client<T>'s own
+// static_assert, not a missing-member error, is what the user reads.
+template <class T, class Caller>
+struct proxy_of {
+  using type = Caller;
+};
+template <class T, class Caller>
+requires service<T>
+struct proxy_of<T, Caller> {
+  using type = typename service_definition<T>::template proxy<Caller>;
+};
+}  // namespace detail
+
+// A typed proxy to a node serving T: it has a member for every method that
+// LP_SERVICE listed, with the same name and parameter types, and calls the
+// node over the wire.
+//
+//   long n = counter.add(1);                  // blocks for the result
+//   std::future<long> f = counter.async.add(1);
+//
+// A node gets its clients from the lp::handle<T> arguments given to add_node;
+// a test, from its controller's client(handle). Copies share one connection
+// pool; a client is safe to use from many threads.
+template <class T>
+class client : public detail::proxy_of<T, detail::sync_caller>::type {
+  static_assert(
+      service<T>,
+      "lp::client<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
+      "right after T, in T's namespace or at global scope");
+  using sync_proxy = typename detail::proxy_of<T, detail::sync_caller>::type;
+  using async_proxy = typename detail::proxy_of<T, detail::async_caller>::type;
+
+ public:
+  using service_type = T;
+
+  // Bound to no node: its calls throw lp::usage_error.
+  client() = default;
+
+  // The same methods, each returning a std::future of its result.
+  async_proxy async;
+
+  // The label of the node this client calls.
+  const std::string& node() const { return detail::call_access::target(*this).node(); }
+
+  // A copy of this client (sharing its connections) whose calls, sync and
+  // async, give up after `deadline` with lp::deadline_exceeded, counted from
+  // when each call is made. Keep the copy for a client-wide default, or use
+  // it for one call:
+  //   counter.with_deadline(std::chrono::milliseconds(50)).add(1);
+  // Without it a call waits up to two minutes.
+  client with_deadline(std::chrono::milliseconds deadline) const {
+    client copy = *this;
+    copy.lp_deadline_ = deadline;
+    copy.async.lp_deadline_ = deadline;
+    return copy;
+  }
+
+ private:
+  friend struct detail::client_access;
+  explicit client(std::shared_ptr<detail::channel> target)
+      : sync_proxy(target), async(std::move(target)) {}
+};
+
+namespace detail {
+// How the library makes a client bound to a node (graph/handle_arguments.hpp
+// from handles, the test controllers); user code cannot.
+struct client_access {
+  template <class T>
+  static client<T> make(std::shared_ptr<channel> target) {
+    return client<T>(std::move(target));
+  }
+};
+}  // namespace detail
+
+}  // namespace lp
+
+// ---- launchpad/context.hpp ----
+
+// What a node may ask about itself and about the program it belongs to.
+
+#include <unistd.h>
+
 
 namespace lp {
 
@@ -2733,21 +3394,31 @@ class program;
 // Names a node of a program graph; add_node returns one. Give it to another
 // node's add_node arguments, where it becomes an lp::client<T> when that node
 // is built (also inside a std::vector). Cheap to copy.
+//
+// A default-constructed handle is empty: it names no node (label() is ""),
+// and add_node refuses it with lp::graph_error. It lets a struct hold a
+// handle member that is assigned later.
 template <class T>
 class handle {
  public:
   using service_type = T;
+
+  handle() = default;
+
   const std::string& label() const noexcept { return label_; }
+  // True for a default-constructed handle, which names no node.
+  bool empty() const noexcept { return owner_ == nullptr; }
 
  private:
   friend class program;
   handle(const program* owner, std::string label) : owner_(owner), label_(std::move(label)) {}
 
-  const program* owner_;
+  const program* owner_ = nullptr;
   std::string label_;
 
  public:
-  // The program that made this handle, to refuse handles from another graph.
+  // The program that made this handle, to refuse handles from another graph;
+  // null for an empty handle.
   const program* owner() const noexcept { return owner_; }
 };
 
@@ -3106,7 +3777,7 @@ void for_each_handle(const A& argument, F&& f) {
 template <class A>
 auto resolve(const A& argument, const connector& connect) {
   if constexpr (is_handle<A>) {
-    return client<typename A::service_type>(connect(argument.label()));
+    return client_access::make<typename A::service_type>(connect(argument.label()));
   } else if constexpr (is_vector<A>) {
     std::vector<decltype(resolve(argument.front(), connect))> out;
     out.reserve(argument.size());
@@ -3144,18 +3815,15 @@ struct resources {
   int gpus = 0;
 };
 
-namespace detail {
-// Everything a launch needs to know about one node, and how to build it.
-// Building the graph only records these; no node object exists until a
-// launch builds the nodes its process runs.
-struct node_spec {
+// What the program graph knows of one node; a launch builds the node itself
+// only in the process that runs it.
+struct node_info {
   std::string label;
   std::string group;  // empty for a node outside any group
   int index = -1;     // its place in the group
   std::string service;
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
-  std::function<std::unique_ptr<node_instance>(const connector&)> build;
 };
 
 // What a group asks of the launch policies that run processes.
@@ -3164,6 +3832,18 @@ struct group_settings {
   std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
   bool colocated = false;                          // all its nodes in one process
   lp::resources resources;                         // per process, for cluster launches
+};
+
+class program;
+
+namespace detail {
+// Builds a node's object, and the clients of its handles through `connect`.
+using node_builder = std::function<std::unique_ptr<node_instance>(const connector&)>;
+
+// How a launch builds the nodes of a graph, which users never do.
+struct graph_access {
+  static std::unique_ptr<node_instance> build(const program& graph, std::size_t node,
+                                              const connector& connect);
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -3207,12 +3887,13 @@ class program {
   node_group group(std::string name);
 
   const std::string& name() const noexcept { return name_; }
-  const std::vector<detail::node_spec>& nodes() const noexcept { return nodes_; }
+  // The nodes, in the order they were added.
+  const std::vector<node_info>& nodes() const noexcept { return nodes_; }
 
   // A group's settings; a node outside any group (group "") has the defaults.
-  detail::group_settings settings_of(const std::string& group) const {
+  group_settings settings_of(const std::string& group) const {
     auto found = groups_.find(group);
-    return found == groups_.end() ? detail::group_settings{} : found->second.settings;
+    return found == groups_.end() ? group_settings{} : found->second.settings;
   }
 
   // The handle of an existing node, for code that did not keep the one
@@ -3228,7 +3909,7 @@ class program {
     return handle<T>(this, spec.label);
   }
 
-  const detail::node_spec& node(std::string_view label) const {
+  const node_info& node(std::string_view label) const {
     for (const auto& spec : nodes_)
       if (spec.label == label) return spec;
     throw graph_error("program '" + name_ + "' has no node '" + std::string(label) + "'");
@@ -3236,6 +3917,7 @@ class program {
 
  private:
   friend class node_group;
+  friend struct detail::graph_access;
 
   template <class T, class... Args>
   handle<T> add(std::string label, std::string group, int index, Args&&... args) {
@@ -3243,7 +3925,7 @@ class program {
                   "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
                   "right after T, in T's namespace or at global scope");
     static_assert(
-        !service<T> || detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>,
+        !service<T> || detail::buildable_or_explained<T, detail::resolved_t<std::decay_t<Args>>...>(),
         "add_node<T>(label, args...): T cannot be built from these arguments. Each "
         "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); check "
         "the arguments' number, order and types against T's constructor or members");
@@ -3252,13 +3934,16 @@ class program {
       if (taken(label))
         throw graph_error("program '" + name_ + "' already has a node or group named '" +
                           label + "'; labels must be unique");
-      detail::node_spec spec;
+      node_info spec;
       spec.label = label;
       spec.group = std::move(group);
       spec.index = index;
       spec.service = std::string(service_definition<T>::name);
       spec.has_run = runnable<T>;
       auto check = [&](const std::string& target, const program* owner) {
+        if (!owner)
+          throw graph_error("node '" + label + "' was given an empty lp::handle (default-"
+                            "constructed, naming no node); give it the handle add_node returned");
         if (owner != this)
           throw graph_error("node '" + label + "' was given a handle to '" + target +
                             "' from another program; handles work only in the program "
@@ -3266,7 +3951,7 @@ class program {
         spec.edges.push_back(target);
       };
       (detail::for_each_handle(args, check), ...);
-      spec.build = [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
+      builders_.push_back([stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
                        const detail::connector& connect) {
         return std::apply(
             [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
@@ -3274,7 +3959,7 @@ class program {
                   detail::build<T>(detail::resolve(arg, connect)...));
             },
             stored);
-      };
+      });
       nodes_.push_back(std::move(spec));
       return handle<T>(this, std::move(label));
     } else {
@@ -3290,11 +3975,12 @@ class program {
 
   struct group_state {
     int size = 0;
-    detail::group_settings settings;
+    group_settings settings;
   };
 
   std::string name_;
-  std::vector<detail::node_spec> nodes_;
+  std::vector<node_info> nodes_;
+  std::vector<detail::node_builder> builders_;  // by node
   std::map<std::string, group_state> groups_;
 };
 
@@ -3349,6 +4035,11 @@ class node_group {
 };
 
 namespace detail {
+inline std::unique_ptr<node_instance> graph_access::build(const program& graph, std::size_t node,
+                                                          const connector& connect) {
+  return graph.builders_.at(node)(connect);
+}
+
 // The labels of the nodes with a run() among `names` (labels or group names).
 inline std::set<std::string> runnable_labels(const program& graph,
                                              const std::vector<std::string>& names) {
@@ -3603,7 +4294,7 @@ class process_controller {
     if (node.owner() != graph_)
       throw graph_error("process_controller::client: the handle to '" + node.label() +
                         "' belongs to another program");
-    return lp::client<T>(connect(node.label()));
+    return detail::client_access::make<T>(connect(node.label()));
   }
 
   // Label -> URL of every node serving now, for raw HTTP or curl.
@@ -3709,7 +4400,7 @@ class test_controller {
     if (node.owner() != graph_)
       throw graph_error("test_controller::client: the handle to '" + node.label() +
                         "' belongs to another program");
-    return lp::client<T>(connect(node.label()));
+    return detail::client_access::make<T>(connect(node.label()));
   }
 
   // Label -> URL of every node, for raw HTTP or curl.
@@ -3845,7 +4536,7 @@ namespace lp::detail {
 
 inline std::string graph_dot(const program& graph) {
   auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
-  std::map<std::string, std::vector<const node_spec*>> groups;
+  std::map<std::string, std::vector<const node_info*>> groups;
   for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
   std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
   for (const auto& [group, members] : groups) {
@@ -3867,10 +4558,10 @@ inline std::string graph_dot(const program& graph) {
 inline std::string graph_mermaid(const program& graph) {
   std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
   for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
-  auto box = [&](const node_spec& spec) {
+  auto box = [&](const node_info& spec) {
     return ids[spec.label] + "[\"" + spec.label + "<br/>" + spec.service + "\"]";
   };
-  std::map<std::string, std::vector<const node_spec*>> groups;
+  std::map<std::string, std::vector<const node_info*>> groups;
   for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
   std::string out = "flowchart LR\n";
   for (const auto& [group, members] : groups) {
@@ -4595,15 +5286,49 @@ class http_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 std::chrono::milliseconds deadline) override {
-    auto start = clock::now();
-    auto until = start + deadline;
+                 const call_deadline& deadline) override {
+    // A node that refused the connection, or closed it unanswered, may have
+    // gone because the program stops: the launch knows, so ask it before
+    // saying the node did not answer. A refused call never reached the
+    // node, so it is sent once more, to where the node serves now.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return call_once(method, args, deadline);
+      } catch (const http_connection::failure& e) {
+        bool refused = e.kind == http_connection::failure::refused;
+        if (!refused || attempt > 0) {
+          try {
+            directory_->lookup(node_, method, std::chrono::milliseconds(100));
+          } catch (const stopping&) {
+            throw;
+          } catch (const transport_error&) {
+            // Gone, or not back yet: the node did not answer, as said below.
+          }
+          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
+        }
+      }
+    }
+  }
+
+  // Drops every idle connection; calls after this fail.
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    idle_.clear();
+  }
+
+ private:
+  // One try at the node where the launch says it serves. A refused
+  // connection is thrown as it is, for call() to decide.
+  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
+                      const call_deadline& deadline) {
+    auto until = deadline.at;
     // The wait for a node that does not serve yet counts against the deadline.
     address where;
     try {
-      where = directory_->lookup(node_, method, deadline);
+      where = directory_->lookup(node_, method, deadline.left());
     } catch (const transport_error&) {
-      if (clock::now() >= until) throw expired(method, deadline);
+      if (clock::now() >= until) throw expired(method, deadline.length);
       throw;
     }
     auto& reply = reply_buffer();
@@ -4633,20 +5358,12 @@ class http_channel final : public channel {
       }
     } catch (const http_connection::failure& e) {
       if (e.kind == http_connection::failure::timeout || clock::now() >= until)
-        throw expired(method, deadline);
+        throw expired(method, deadline.length);
       directory_->forget(node_, where);
-      throw transport_error(node_, method, "no answer from " + where.url() + " (" + e.what() + ")");
+      throw;
     }
   }
 
-  // Drops every idle connection; calls after this fail.
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    idle_.clear();
-  }
-
- private:
   deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
     return expired_call(node_, method, deadline, "; the method may still run on the node");
   }
@@ -4996,6 +5713,7 @@ class output_pump {
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -5062,6 +5780,88 @@ inline pid_t spawn(const child_process& child) {
   ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
   return pid;
 }
+
+// Kills the process groups of a launch's nodes if the launcher dies without
+// doing it, even by SIGKILL. A node process dies with its launcher
+// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
+// simulator, their own children. They stay in the node's process group, so
+// a process that outlives the launcher kills those groups: a shell, in a
+// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
+// socket and, when the socket reaches its end without a "done", kills them
+// all. Needs no privileges; it cannot reach a descendant that left the
+// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
+// "No orphans").
+class group_reaper {
+ public:
+  group_reaper() {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+    static constexpr const char* script =
+        "trap '' INT TERM HUP PIPE\n"
+        "groups=\n"
+        "while read -r word group; do\n"
+        "  case $word in\n"
+        "    done) exit 0 ;;\n"
+        "    watch) groups=\"$groups -$group\" ;;\n"
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || kept=\"$kept $g\"; "
+        "done; groups=$kept ;;\n"
+        "  esac\n"
+        "done\n"
+        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
+    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
+    const char* envp[] = {nullptr};
+    sigset_t none;
+    sigemptyset(&none);
+    // Forked twice, so that it is nobody's child here: the launcher's own
+    // children are its nodes. Only async-signal-safe calls until execve.
+    pid_t middle = ::fork();
+    if (middle < 0) {
+      ::close(ends[0]);
+      ::close(ends[1]);
+      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+    }
+    if (middle == 0) {
+      if (::fork() != 0) ::_exit(0);
+      ::setpgid(0, 0);
+      ::dup2(ends[1], 0);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+      ::_exit(127);
+    }
+    ::close(ends[1]);
+    int status = 0;
+    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+    }
+    to_reaper_ = ends[0];
+  }
+  group_reaper(const group_reaper&) = delete;
+  group_reaper& operator=(const group_reaper&) = delete;
+  // The launcher ends in order: it has stopped every group itself.
+  ~group_reaper() {
+    say("done");
+    ::close(to_reaper_);
+  }
+
+  void watch(pid_t group) { say("watch " + std::to_string(group)); }
+  // The group has ended; its id may be reused, so it must not be killed.
+  void forget(pid_t group) { say("forget " + std::to_string(group)); }
+
+ private:
+  // Best effort: a reaper that is gone cannot be helped, and must not take
+  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
+  void say(const std::string& line) {
+    std::string text = line + "\n";
+    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+
+  int to_reaper_ = -1;
+};
 
 // Runs a helper program (argv[0] looked up in PATH) to its end, its output
 // discarded; returns its exit status, or -1 if it could not run.
@@ -5147,12 +5947,36 @@ inline bool same_secret(std::string_view a, std::string_view b) {
   return difference == 0;
 }
 
+// What is wrong with a request's Authorization header, in words for its
+// sender; empty if it carries the launch's secret. HTTP's scheme names are
+// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
+inline std::string credential_problem(std::string_view header, std::string_view secret) {
+  if (header.empty())
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the launch's run "
+           "directory (docs/protocol.md)";
+  auto space = header.find(' ');
+  auto scheme = header.substr(0, space);
+  constexpr std::string_view bearer = "bearer";
+  bool is_bearer = scheme.size() == bearer.size();
+  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
+    is_bearer = (scheme[i] | 0x20) == bearer[i];
+  if (!is_bearer)
+    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
+           "<secret>'";
+  auto token = space == std::string_view::npos ? std::string_view() : header.substr(space);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
+  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
+  return {};
+}
+
 }  // namespace lp::detail
 
 // ---- launchpad/detail/serve/listener.hpp ----
 
 #include <httplib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -5208,17 +6032,16 @@ class listener {
     // burst of new connections (64 node processes starting) would wait for
     // SYN retries; widen it.
     server_.widen_backlog();
+    // The socket listens already: a peer's connection waits in the backlog
+    // until the thread accepts it.
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // httplib's stop() does nothing until the listener runs, so wait for it.
-    for (int i = 0; i < 100000 && !server_.is_running(); ++i)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
     return bound;
   }
 
   // Stops accepting and waits for the connection threads.
   void stop() {
     if (!thread_.joinable()) return;
-    server_.stop();
+    server_.close_listening_socket();
     thread_.join();
   }
 
@@ -5227,6 +6050,15 @@ class listener {
  private:
   struct server_with_backlog : httplib::Server {
     void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+    // What httplib's stop() does, but also before its accept loop has
+    // started (where stop() does nothing, and the loop would then run
+    // forever): the loop ends when it finds the socket gone.
+    void close_listening_socket() {
+      socket_t socket = svr_sock_.exchange(INVALID_SOCKET);
+      if (socket == INVALID_SOCKET) return;
+      ::shutdown(socket, SHUT_RDWR);
+      ::close(socket);
+    }
   };
 
   server_with_backlog server_;
@@ -5257,11 +6089,13 @@ class rendezvous_server {
     server.set_keep_alive_timeout(2);
     auto guarded = [this](auto handler) {
       return [this, handler](const httplib::Request& req, httplib::Response& res) {
-        auto given = req.get_header_value("Authorization");
-        if (!secret_.empty() && !same_secret(given, "Bearer " + secret_)) {
-          res.status = 401;
-          res.set_content(R"({"error":"unauthenticated"})", "application/json");
-          return;
+        if (!secret_.empty()) {
+          auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+          if (!problem.empty()) {
+            res.status = 401;
+            res.set_content(json{{"error", problem}}.dump(), "application/json");
+            return;
+          }
         }
         try {
           handler(req, res);
@@ -5287,16 +6121,19 @@ class rendezvous_server {
         return closed_ || nodes_[label].where || nodes_[label].gone;
       });
       auto& entry = nodes_[label];
-      if (entry.where) {
+      if (closed_) {
+        // A stopping program takes no new callers: a node found now would
+        // refuse the call, or be gone.
+        res.status = 410;
+        res.set_content(json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
+                        "application/json");
+      } else if (entry.where) {
         res.set_content(json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
                         "application/json");
       } else {
-        res.status = entry.gone || closed_ ? 410 : 404;
-        res.set_content(
-            json{{"error", entry.gone ? *entry.gone : closed_ ? "the program has stopped"
-                                                              : "not serving yet"}}
-                .dump(),
-            "application/json");
+        res.status = entry.gone ? 410 : 404;
+        res.set_content(json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
+                        "application/json");
       }
     }));
     server.Post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
@@ -5386,7 +6223,7 @@ class rendezvous_directory final : public directory {
                  std::chrono::steady_clock::duration timeout) override {
     {
       std::lock_guard lock(mutex_);
-      if (closed_) throw transport_error(label, method, "the program has stopped");
+      if (closed_) throw stopping(label, method, "the program is stopping");
       if (auto known = cache_.find(label); known != cache_.end()) return known->second;
     }
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -5402,6 +6239,10 @@ class rendezvous_directory final : public directory {
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;
+      }
+      if (reply.status == 410 && reply.body.is_object() && reply.body.contains("stopping")) {
+        stop_this_threads_program();
+        throw stopping(label, method, "the program is stopping");
       }
       if (reply.status != 404)
         throw transport_error(label, method,
@@ -5531,6 +6372,7 @@ class run_directory {
   ~run_directory() {
     if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    ::unlink((path_ + "/nodes").c_str());
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 
@@ -5550,6 +6392,19 @@ class run_directory {
   std::string path_;
   bool kept_ = false;
 };
+
+// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
+// attach to a running program (the Python client's attach(run_dir)). Every
+// process of a launch appends its own nodes, whole lines at a time; a
+// restarted node adds a new line, and the last line of a label is the one
+// that holds.
+inline void record_node_address(const std::string& run_dir, const std::string& label,
+                                const std::string& url) {
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
+  write_all(fd, label + " " + url + "\n");
+  ::close(fd);
+}
 
 }  // namespace lp::detail
 
@@ -5945,6 +6800,7 @@ class process_launch {
       if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
       auto pid = spawn(child);
+      reaper_.watch(pid);
       ::close(fd);
       std::lock_guard lock(mutex_);
       u.pid = pid;
@@ -5952,6 +6808,7 @@ class process_launch {
       child.output_fd = output_.open(u.name, 1);
       child.error_fd = output_.open(u.name, 2);
       auto pid = spawn(child);
+      reaper_.watch(pid);
       ::close(child.output_fd);
       ::close(child.error_fd);
       std::lock_guard lock(mutex_);
@@ -6042,6 +6899,7 @@ class process_launch {
       // Whatever the node left in its process group goes too; the group id
       // cannot be reused yet, as the node is not reaped until the next line.
       ::kill(-u.pid, SIGKILL);
+      reaper_.forget(u.pid);
       int status = 0;
       ::waitpid(u.pid, &status, 0);
       {
@@ -6097,6 +6955,7 @@ class process_launch {
   std::vector<unit> units_;
   std::set<std::string> runnable_;
   output_pump output_;
+  group_reaper reaper_;
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::thread supervisor_;
   std::string tmux_session_;
@@ -6136,7 +6995,6 @@ struct launch_flags {
   std::optional<std::string> launch;  // unset: the policy main() names
   bool help = false;
   bool insecure = false;
-  bool direct_calls = false;
   int termination_notice_secs = 10;
   std::string terminal = "current";
   std::string log_dir;  // empty: logs/ in the run directory
@@ -6236,10 +7094,6 @@ inline constexpr flag_spec flag_table[] = {
      .set = [](launch_flags& f, std::string_view name, std::string v) {
        f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
      }},
-    {.name = "--lp_direct_calls",
-     .help = "calls between nodes of one process skip HTTP (arguments are still copied); "
-             "for fast tests",
-     .on = &launch_flags::direct_calls},
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
@@ -6407,7 +7261,8 @@ constexpr std::size_t longest_line(std::string_view text) {
   }
   return longest;
 }
-static_assert(longest_line(flags_help) <= help_width, "a word in flag_table's help is too long");
+static_assert(longest_line(flags_help) <= help_width,
+              "a --lp_help line is wider than 80 columns: shorten a word or a name");
 
 inline const flag_spec* find_flag(std::string_view name) {
   for (const auto& row : flag_table)
@@ -6597,6 +7452,7 @@ class node_gate {
 }  // namespace lp::detail
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace lp::detail {
 
@@ -6609,6 +7465,16 @@ struct served_node {
   node_gate gate;
 };
 
+// Why a draining node refuses a call: its program stops ("stopping", which
+// callers raise as lp::stopping and take as their own program's stop), or
+// this node failed ("node_failed": a restart may follow, so the caller's
+// program goes on).
+inline std::pair<std::string_view, std::string> refusal(const served_node& node) {
+  if (node.launch.failure())
+    return {"node_failed", "node '" + node.identity.label + "' failed and is stopping"};
+  return {"stopping", "node '" + node.identity.label + "' is stopping: its program stops"};
+}
+
 // Answers a call made from this process without HTTP (direct_calls<P>): the
 // same answers as over HTTP, from the arguments as the client encoded them
 // (CBOR), on the caller's thread. Writes the CBOR reply over `out` and
@@ -6616,8 +7482,8 @@ struct served_node {
 inline int call_in_process(served_node& node, const std::string& method, std::string_view args,
                            written_reply& out) {
   if (!node.gate.enter(/*reply_to_write=*/false)) {
-    write_error(out, "stopping", "node '" + node.identity.label + "' is stopping",
-                node.identity.label, method, protocol::format::cbor);
+    auto [code, message] = refusal(node);
+    write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
     return 503;
   }
   struct leave {
@@ -6640,7 +7506,7 @@ inline int call_in_process(served_node& node, const std::string& method, std::st
 namespace lp::detail {
 
 // A channel to a node in this process that calls it without HTTP, on the
-// caller's thread (--lp_direct_calls): for unit tests of big programs, and
+// caller's thread (lp::direct_calls<P>): for unit tests of big programs, and
 // colocated nodes. Arguments and results are still encoded and decoded, so a
 // method sees copies and fails the same ways; a call cannot be cut short,
 // so one that overruns its deadline raises lp::deadline_exceeded when it
@@ -6652,8 +7518,7 @@ class direct_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 std::chrono::milliseconds deadline) override {
-    auto start = std::chrono::steady_clock::now();
+                 const call_deadline& deadline) override {
     // Held through the call, so close() waits for calls that found the node
     // before it goes away.
     std::shared_lock lock(mutex_);
@@ -6669,8 +7534,8 @@ class direct_channel final : public channel {
     auto& reply = written_reply::of_this_thread<reply_body>();
     int status = call_in_process(*target_, method, request, reply);
     lock.unlock();
-    if (std::chrono::steady_clock::now() - start > deadline)
-      throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
+    if (std::chrono::steady_clock::now() > deadline.at)
+      throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");
     return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }
 
@@ -6768,6 +7633,13 @@ class http_server {
                   body["protocol"] = 1;
                   respond(req, res, 200, body, protocol::format::json);
                 });
+    // What lp::stop() does, for tools outside the program (the Python
+    // client's stop()): a node process passes it on to its launcher.
+    server.Post(protocol::stop_path, [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorized(req, res, "")) return;
+      node_.launch.request_stop();
+      respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
+    });
     server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !node_.gate.draining();
       respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
@@ -6796,19 +7668,11 @@ class http_server {
   // Every route but health needs the launch's secret as a bearer token.
   bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
     if (secret_.empty()) return true;
-    auto given = req.get_header_value("Authorization");
-    constexpr std::string_view scheme = "Bearer ";
-    if (given.size() > scheme.size() && given.compare(0, scheme.size(), scheme) == 0 &&
-        same_secret(std::string_view(given).substr(scheme.size()), secret_))
-      return true;
+    auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+    if (problem.empty()) return true;
     respond(req, res, 401,
-          protocol::error_body("unauthenticated",
-                               given.empty()
-                                   ? "this node needs 'Authorization: Bearer <secret>'; the "
-                                     "secret is in the launch's run directory (docs/protocol.md)"
-                                   : "the bearer token is not this launch's secret",
-                               identity_.label, method),
-          protocol::format::json);
+            protocol::error_body("unauthenticated", problem, identity_.label, method),
+            protocol::format::json);
     return false;
   }
 
@@ -6910,8 +7774,10 @@ class http_server {
                   "Content-Type '" + req.get_header_value("Content-Type") +
                       "' is not supported; send application/json or application/cbor",
                   protocol::format::json);
-    if (!node_.gate.enter(/*reply_to_write=*/true))
-      return fail(503, "stopping", "node '" + identity_.label + "' is stopping", *format);
+    if (!node_.gate.enter(/*reply_to_write=*/true)) {
+      auto [code, message] = refusal(node_);
+      return fail(503, code, message, *format);
+    }
     reply_pending() = true;
     struct leave {
       node_gate& gate;
@@ -6954,7 +7820,7 @@ struct host_options {
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
-  // Clients call nodes of this process without HTTP (--lp_direct_calls).
+  // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
   bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
@@ -7066,14 +7932,15 @@ class node_host {
 
   void start(const program& graph) {
     auto connector = [this](const std::string& label) { return connect(label); };
-    for (const auto& spec : graph.nodes()) {
+    for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+      const auto& spec = graph.nodes()[i];
       if (!hosts(spec.label)) continue;
       auto node = std::make_unique<hosted_node>();
       node->identity = {spec.label,      spec.group,      spec.index,
                         graph.name(),    state_->policy(), options_.run_dir};
       node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
-      node->instance = spec.build(connector);
+      node->instance = graph_access::build(graph, i, connector);
       node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
                                                    options_.max_body_bytes);
@@ -7083,6 +7950,8 @@ class node_host {
     for (auto& node : nodes_) {
       node->server->start(options_.bind_host, 0);
       options_.nodes->publish(node->identity.label, node->server->bound());
+      if (!options_.run_dir.empty())
+        record_node_address(options_.run_dir, node->identity.label, node->server->url());
       std::cerr << "[lp] " << node->identity.label << " serving at " << node->server->url()
                 << std::endl;
     }
@@ -7099,6 +7968,12 @@ class node_host {
         node_scope scope(node->identity, *state_);
         try {
           node->instance->run();
+        } catch (const stopping&) {
+          // A call refused because the program stops ends a run() as
+          // cleanly as the stop does, once this process knows of the stop.
+          if (!state_->stop_requested())
+            state_->fail(node->identity.label, std::current_exception());
+          return;
         } catch (...) {
           state_->fail(node->identity.label, std::current_exception());
           return;
@@ -7267,7 +8142,7 @@ LP_API process_controller::process_controller(const program& graph,
   settings.executable = options.executable;
   settings.arguments.push_back(options.executable);
   for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
-  if (options.max_body_mb != test_options{}.max_body_mb)
+  if (options.max_body_mb != process_test_options{}.max_body_mb)
     settings.arguments.push_back("--lp_max_body_mb=" + std::to_string(options.max_body_mb));
   settings.termination_notice = options.termination_notice;
   settings.terminal = options.terminal;
@@ -7831,10 +8706,15 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
   std::vector<std::string> arguments;
   bool user_arguments = false;
+  auto submitter_only = [](std::string_view argument) {
+    for (std::string_view flag : {"--lp_dry_run", "--lp_slurm_detach"})
+      if (argument == flag || (argument.starts_with(flag) && argument[flag.size()] == '='))
+        return true;
+    return false;
+  };
   for (const auto& argument : flags.arguments) {
     if (argument == "--") user_arguments = true;
-    if (user_arguments || (argument != "--lp_dry_run" && argument != "--lp_slurm_detach"))
-      arguments.push_back(argument);
+    if (user_arguments || !submitter_only(argument)) arguments.push_back(argument);
   }
   return arguments;
 }
@@ -8042,9 +8922,14 @@ class slurm_submission {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
-    // The job's last words may still be on their way through the shared
-    // directory.
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The supervisor writes `result` after its last words; on a shared
+    // directory they may reach this host a little after the job's end. A job
+    // killed before its supervisor could write it leaves none: then wait no
+    // longer than a shared file system may lag, or than it takes to see that
+    // a job cancelled at once wrote nothing.
+    auto lag_ends = clock::now() + std::chrono::seconds(cancelled_hard ? 1 : 10);
+    while (!std::filesystem::exists(run_dir + "/result") && clock::now() < lag_ends)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     logs.poll(true);
     int status = -1;
     std::ifstream(run_dir + "/result") >> status;
@@ -8084,6 +8969,7 @@ class slurm_submission {
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -8160,7 +9046,10 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
   }
   // The submitting command, or whoever looks later, reads how it ended here.
-  std::ofstream(run_dir + "/result") << status << "\n";
+  // Written last, after every log, and whole (renamed into place): its
+  // appearance tells the submitter that the job's output is complete.
+  std::ofstream(run_dir + "/result.part") << status << "\n";
+  std::rename((run_dir + "/result.part").c_str(), (run_dir + "/result").c_str());
   return status;
 }
 
@@ -8214,7 +9103,6 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (is_node_process()) return run_node_process(graph, transport, flags);
     std::string chosen = flags.launch.value_or(std::string(policy));
-    if (flags.direct_calls) transport = transport_kind::direct;
     if (flags.dry_run && chosen != slurm::flag)
       throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
     if (chosen == test_multi_threading::flag)

@@ -1,4 +1,6 @@
-// expect: lp::client<Policy>::act: an argument does not convert
+// expect: lp::client<T>::m: argument 1 does not convert to the type of parameter 1 of T::m
+// expect: method<&Policy::act>::argument<1>::is<std::vector<float
+// expect: >::convertible_to<float>
 // Callers of a batched method pass one element, not a vector.
 #include <launchpad/launchpad.hpp>
 

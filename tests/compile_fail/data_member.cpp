@@ -1,4 +1,5 @@
-// expect: LP_SERVICE(Counter, total): 'total' is not a non-static member function of Counter
+// expect: LP_SERVICE(T, m): m is not a non-static member function of T
+// expect: listed<lp_service_definition<Counter>::lp_method_total>::is_a_non_static_member_function_of<Counter>
 // total is a data member, not a method.
 #include <launchpad/launchpad.hpp>
 

@@ -1,4 +1,5 @@
-// expect: LP_SERVICE(Plotter, move): a parameter or the return type of Plotter::move has no wire form
+// expect: LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form
+// expect: method<&Plotter::move>::uses<Point>::which_has_a_wire_form
 // Point has no to_json/from_json, so it cannot be a parameter of a remote method.
 #include <launchpad/launchpad.hpp>
 

@@ -1,4 +1,5 @@
-// expect: LP_SERVICE(Counter, nonexistent): Counter has no member named 'nonexistent'
+// expect: LP_SERVICE(T, m): T has no member named m
+// expect: listed<lp_service_definition<Counter>::lp_method_nonexistent>::is_a_member_of<Counter>
 // LP_SERVICE lists a name that Counter does not have.
 #include <launchpad/launchpad.hpp>
 

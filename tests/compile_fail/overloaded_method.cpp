@@ -1,4 +1,5 @@
-// expect: LP_SERVICE(Counter, add): 'add' is overloaded, a template or not public
+// expect: LP_SERVICE(T, m): m is overloaded, a template or not public
+// expect: listed<lp_service_definition<Counter>::lp_method_add>::has_one_public_signature_in<Counter>
 // A remote method needs exactly one signature.
 #include <launchpad/launchpad.hpp>
 

@@ -1,4 +1,5 @@
-// expect: lp::client<Counter>::add: an argument does not convert to the parameter type Counter::add declares
+// expect: lp::client<T>::m: argument 1 does not convert to the type of parameter 1 of T::m
+// expect: method<&Counter::add>::argument<1>::is<const char (&)[5]>::convertible_to<long
 // A client call is checked like a local one: add takes a long, not a string.
 #include <launchpad/launchpad.hpp>
 

@@ -1,4 +1,5 @@
-// expect: lp::client<Counter>::add: wrong number of arguments
+// expect: lp::client<T>::m: wrong number of arguments
+// expect: method<&Counter::add>::parameter_count<1>::equals_argument_count<2>
 // add declares one parameter; a call with two is rejected.
 #include <launchpad/launchpad.hpp>
 

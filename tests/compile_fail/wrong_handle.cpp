@@ -1,5 +1,8 @@
-// expect: add_node<T>(label, args...): T cannot be built from these arguments
-// A handle<A> becomes a client<A>, which cannot fill Producer's client<B>.
+// expect: add_node<T>(label, args...): T takes another type where this argument is given
+// expect: node<Producer>::argument<1>::is<lp::client<A>
+// expect: ::where_the_node_takes<lp::client<B>
+// A handle<A> becomes a client<A>, which cannot fill Producer's client<B>:
+// the message names the argument, both services and the node.
 #include <launchpad/launchpad.hpp>
 
 struct A {

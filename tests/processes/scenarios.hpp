@@ -105,6 +105,32 @@ struct Spawner {
 };
 LP_SERVICE(Spawner, ping);
 
+// Calls the counter as fast as it can until the program stops, as an actor
+// calls its inference node; leaves a file behind when its on_stop ran. With
+// `fail_in_stop`, its run() throws an error of its own once the stop came.
+struct Hammer {
+  Hammer(lp::client<Counter> counter, std::string dir, bool fail_in_stop)
+      : counter(std::move(counter)), fail_in_stop(fail_in_stop) {
+    auto marker = dir + "/" + lp::context().group + "-" + std::to_string(lp::context().index) +
+                  ".stopped";
+    lp::on_stop([marker] { touch(marker); });
+  }
+  void run() {
+    if (!fail_in_stop) {
+      while (!lp::stop_requested()) counter.add(1);
+      return;
+    }
+    try {
+      while (!lp::stop_requested()) counter.add(1);
+    } catch (const lp::stopping&) {
+    }
+    throw std::runtime_error("an error of the actor's own, while stopping");
+  }
+  lp::client<Counter> counter;
+  bool fail_in_stop;
+};
+LP_SERVICE(Hammer);
+
 // The graph named `name`; `dir` is a directory the nodes may write to.
 inline void make(lp::program& p, const std::string& name, const std::string& dir) {
   if (name == "counter") {
@@ -120,6 +146,15 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     p.add_node<Counter>("counter");
   } else if (name == "stubborn") {
     p.add_node<Stubborn>("stubborn");
+  } else if (name == "hammer" || name == "hammer_fails") {
+    // 16 actors in 4 processes, and the counter in a fifth.
+    auto counter = p.add_node<Counter>("counter");
+    for (int g = 0; g < 4; ++g) {
+      auto actors = p.group("actors" + std::to_string(g));
+      actors.colocate();
+      for (int i = 0; i < 4; ++i)
+        actors.add_node<Hammer>(counter, dir, name == "hammer_fails" && g == 0 && i == 0);
+    }
   } else if (name == "spawner") {
     p.add_node<Spawner>("spawner", dir);
   } else if (name == "late") {

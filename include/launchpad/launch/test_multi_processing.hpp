@@ -70,7 +70,7 @@ class process_controller {
     if (node.owner() != graph_)
       throw graph_error("process_controller::client: the handle to '" + node.label() +
                         "' belongs to another program");
-    return lp::client<T>(connect(node.label()));
+    return detail::client_access::make<T>(connect(node.label()));
   }
 
   // Label -> URL of every node serving now, for raw HTTP or curl.

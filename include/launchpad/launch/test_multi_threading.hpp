@@ -64,7 +64,7 @@ class test_controller {
     if (node.owner() != graph_)
       throw graph_error("test_controller::client: the handle to '" + node.label() +
                         "' belongs to another program");
-    return lp::client<T>(connect(node.label()));
+    return detail::client_access::make<T>(connect(node.label()));
   }
 
   // Label -> URL of every node, for raw HTTP or curl.

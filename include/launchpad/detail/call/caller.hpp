@@ -3,11 +3,13 @@
 #include <chrono>
 #include <cstddef>
 #include <future>
-#include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/call/channel.hpp>
-#include <launchpad/detail/wire/result.hpp>
+#include <launchpad/detail/reflect/call_checks.hpp>
+#include <launchpad/detail/reflect/proxy.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
 #include <launchpad/detail/util/thread_pool.hpp>
+#include <launchpad/detail/wire/cbor_encode.hpp>
+#include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
 #include <memory>
 #include <span>
@@ -17,37 +19,109 @@
 #include <type_traits>
 #include <utility>
 
+namespace lp {
+template <class T>
+class client;
+}  // namespace lp
+
 namespace lp::detail {
 
-// The base of every client proxy: owns the channel to the node and turns a
-// call into arguments on the wire and back. The proxy that LP_SERVICE writes
-// derives from sync_caller (client.add(1) returns long) or async_caller
-// (client.async.add(1) returns std::future<long>).
+struct call_access;
+
+// What every client proxy holds: the channel to the node and its calls'
+// deadline. The proxy LP_SERVICE writes derives from sync_caller
+// (client.add(1) returns long) or async_caller (client.async.add(1) returns
+// std::future<long>); its members hand each call to call_access. Nothing
+// here is reachable from a user's code: only lp::client (which makes and
+// copies proxies) and call_access see inside.
 class caller {
  public:
   caller() = default;
+
+ private:
+  template <class>
+  friend class ::lp::client;
+  friend struct call_access;
   explicit caller(std::shared_ptr<channel> target) : lp_channel_(std::move(target)) {}
 
-  void lp_set_deadline(std::chrono::milliseconds deadline) { lp_deadline_ = deadline; }
+  std::shared_ptr<channel> lp_channel_;
+  std::chrono::milliseconds lp_deadline_ = default_deadline;
+};
 
- protected:
+class sync_caller : public caller {
+  using caller::caller;
+};
+
+class async_caller : public caller {
+  using caller::caller;
+};
+
+// What a proxy's member for Method returns: the result, or its future.
+template <class Caller, class Method>
+struct call_result_of {
+  using type = typename signature<Method>::result;
+};
+template <class Method>
+struct call_result_of<async_caller, Method> {
+  using type = std::future<typename signature<Method>::result>;
+};
+
+// Every call of every client goes through here. The per-method members
+// LP_SERVICE writes are thin thunks onto these; what does not depend on the
+// method (the deadline, the pool, the channel) is compiled once per result
+// type or once only.
+struct call_access {
+  // The arguments live until a blocking call returns, so the body may refer
+  // to their large arrays rather than copy them. One body per method and
+  // thread: a direct call runs the node's method on this thread, and a call
+  // that method makes must not write over the body of the call running it.
+  template <class Method, class... A>
+  static typename signature<Method>::result call_sync(const caller& from, A&&... args) {
+    auto& body = cbor::gathered::of_this_thread<Method>();
+    encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
+                                               std::forward<A>(args)...);
+    return finish<typename signature<Method>::result>(
+        target(from), std::string(Method::name), body.pieces(),
+        call_deadline::from_now(from.lp_deadline_));
+  }
+
+  // The arguments are encoded here, on the caller's thread, so the future
+  // never refers to the caller's variables; the deadline starts here too,
+  // so a call that waits for a pool thread waits within it.
+  template <class Method, class... A>
+  static std::future<typename signature<Method>::result> call_async(const caller& from,
+                                                                    A&&... args) {
+    auto deadline = call_deadline::from_now(from.lp_deadline_);
+    target(from);
+    std::string body;
+    encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
+                                               std::forward<A>(args)...);
+    return start<typename signature<Method>::result>(
+        from.lp_channel_, std::string(Method::name), std::move(body), deadline);
+  }
+
+  static channel& target(const caller& from) {
+    if (!from.lp_channel_)
+      throw usage_error(
+          "this lp::client is not bound to a node; clients are made from lp::handle "
+          "arguments of add_node, or by a test controller's client(handle)");
+    return *from.lp_channel_;
+  }
+
+ private:
   // The arguments as the body of a call: a CBOR array, written over `out`
   // (a string, or a gathered body that may refer to the arguments).
-  template <class Method, class Out, class... Args>
-  static void lp_encode(Out& out, Args&&... args) {
+  template <class Params, class Out, std::size_t... I, class... A>
+  static void encode(Out& out, std::index_sequence<I...>, A&&... args) {
     out.clear();
-    cbor::head(cbor::bytes_of(out), 4, signature<Method>::arity);
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (lp_write<std::tuple_element_t<I, typename signature<Method>::params>>(
-           out, std::forward<Args>(args)),
-       ...);
-    }(std::index_sequence_for<Args...>{});
+    cbor::head(cbor::bytes_of(out), 4, sizeof...(A));
+    (write_argument<std::tuple_element_t<I, Params>>(out, std::forward<A>(args)), ...);
   }
 
   // An argument of its parameter's type is written as it is; any other is
   // converted first, as a local call would convert it.
   template <class Param, class Out, class Arg>
-  static void lp_write(Out& out, Arg&& arg) {
+  static void write_argument(Out& out, Arg&& arg) {
     if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, Param>) {
       cbor::write(out, arg);
     } else {
@@ -56,83 +130,43 @@ class caller {
     }
   }
 
-  template <class Method>
-  static typename signature<Method>::result lp_call(channel& target,
-                                                    std::span<const std::string_view> args,
-                                                    std::chrono::milliseconds deadline) {
-    std::string method(Method::name);
-    return read_result<typename signature<Method>::result>(
-        target.node(), method, target.call(method, args, deadline));
+  // The round trip of an async call runs on the shared call pool: no
+  // thread per call. A future nobody waits for ends with its call, at the
+  // latest when the deadline passes; one whose deadline passed while it
+  // waited for a pool thread is not sent at all.
+  template <class R>
+  static std::future<R> start(std::shared_ptr<channel> target, std::string method,
+                              std::string body, call_deadline deadline) {
+    auto task = std::make_shared<std::packaged_task<R()>>(
+        [target = std::move(target), method = std::move(method), body = std::move(body),
+         deadline] {
+          if (std::chrono::steady_clock::now() >= deadline.at)
+            throw expired_call(
+                target->node(), method, deadline.length,
+                " (the call waited that long for a thread of the call pool, and "
+                "was not sent)");
+          std::string_view whole = body;
+          return finish<R>(*target, method, {&whole, 1}, deadline);
+        });
+    auto future = task->get_future();
+    call_pool().enqueue([task] { (*task)(); });
+    return future;
   }
 
-  channel& lp_target() const {
-    if (!lp_channel_)
-      throw usage_error(
-          "this lp::client is not bound to a node; clients are made from lp::handle "
-          "arguments of add_node, or by a test controller's client(handle)");
-    return *lp_channel_;
-  }
-
-  std::shared_ptr<channel> lp_channel_;
-  std::chrono::milliseconds lp_deadline_ = default_deadline;
-};
-
-class sync_caller : public caller {
- public:
-  using caller::caller;
-
- protected:
-  template <class Method>
-  using result = typename signature<Method>::result;
-
-  template <class Method, class... Args>
-  result<Method> lp_invoke(Args&&... args) const {
-    if constexpr (signature<Method>::template accepts<Args...> &&
-                  signature<Method>::arity == sizeof...(Args)) {
-      // The arguments live until the call returns, so the body may refer to
-      // their large arrays rather than copy them.
-      struct request_body {};
-      auto& body = cbor::gathered::of_this_thread<request_body>();
-      lp_encode<Method>(body, std::forward<Args>(args)...);
-      return lp_call<Method>(lp_target(), body.pieces(), lp_deadline_);
-    } else {
-      throw usage_error("unreachable: the call was rejected at compile time");
-    }
+  template <class R>
+  static R finish(channel& target, const std::string& method,
+                  std::span<const std::string_view> args, const call_deadline& deadline) {
+    return read_result<R>(target.node(), method, target.call(method, args, deadline));
   }
 };
 
-class async_caller : public caller {
- public:
-  using caller::caller;
-
- protected:
-  template <class Method>
-  using result = std::future<typename signature<Method>::result>;
-
-  // The arguments are encoded here, on the caller's thread, so the future
-  // never refers to the caller's variables. The round trip runs on the
-  // shared call pool: no thread per call. A future nobody waits for ends
-  // with its call, at the latest when the deadline passes.
-  template <class Method, class... Args>
-  result<Method> lp_invoke(Args&&... args) const {
-    if constexpr (signature<Method>::template accepts<Args...> &&
-                  signature<Method>::arity == sizeof...(Args)) {
-      auto target = lp_channel_;
-      lp_target();
-      std::string body;
-      lp_encode<Method>(body, std::forward<Args>(args)...);
-      auto task = std::make_shared<std::packaged_task<typename signature<Method>::result()>>(
-          [target, deadline = lp_deadline_, body = std::move(body)] {
-            std::string_view whole = body;
-            return lp_call<Method>(*target, {&whole, 1}, deadline);
-          });
-      auto future = task->get_future();
-      call_pool().enqueue([task] { (*task)(); });
-      return future;
-    } else {
-      throw usage_error("unreachable: the call was rejected at compile time");
-    }
-  }
-};
+// The thunk of the proxy members' calls that fit (reflect/proxy.hpp).
+template <class Method, class Caller, class... A>
+call_result<Caller, Method> proxy_call(const Caller& from, A&&... args) {
+  if constexpr (std::is_same_v<Caller, async_caller>)
+    return call_access::call_async<Method>(from, std::forward<A>(args)...);
+  else
+    return call_access::call_sync<Method>(from, std::forward<A>(args)...);
+}
 
 }  // namespace lp::detail

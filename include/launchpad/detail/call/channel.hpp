@@ -13,6 +13,22 @@ namespace lp::detail {
 // (client::with_deadline): generous, as a method may have real work to do.
 inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes(2)};
 
+// When a call gives up: fixed by the client when the call is made, so an
+// async call that waits for a pool thread spends its own deadline waiting.
+struct call_deadline {
+  std::chrono::steady_clock::time_point at;
+  std::chrono::milliseconds length;  // as the client set it, for messages
+
+  static call_deadline from_now(std::chrono::milliseconds length) {
+    return {std::chrono::steady_clock::now() + length, length};
+  }
+  // What is left of it; zero once it has passed.
+  std::chrono::steady_clock::duration left() const {
+    auto rest = at - std::chrono::steady_clock::now();
+    return rest > rest.zero() ? rest : rest.zero();
+  }
+};
+
 // What a call that got no reply within its deadline raises; `why` adds what
 // became of the call.
 inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
@@ -30,9 +46,9 @@ class channel {
   // Sends the positional arguments, a CBOR array in consecutive pieces, and
   // returns the reply (read_result makes it the result or the error), or
   // throws lp::transport_error / lp::deadline_exceeded (when no reply came
-  // within `deadline`).
+  // by `deadline`).
   virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                         std::chrono::milliseconds deadline) = 0;
+                         const call_deadline& deadline) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.
   virtual void close() = 0;

@@ -52,15 +52,49 @@ class http_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 std::chrono::milliseconds deadline) override {
-    auto start = clock::now();
-    auto until = start + deadline;
+                 const call_deadline& deadline) override {
+    // A node that refused the connection, or closed it unanswered, may have
+    // gone because the program stops: the launch knows, so ask it before
+    // saying the node did not answer. A refused call never reached the
+    // node, so it is sent once more, to where the node serves now.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return call_once(method, args, deadline);
+      } catch (const http_connection::failure& e) {
+        bool refused = e.kind == http_connection::failure::refused;
+        if (!refused || attempt > 0) {
+          try {
+            directory_->lookup(node_, method, std::chrono::milliseconds(100));
+          } catch (const stopping&) {
+            throw;
+          } catch (const transport_error&) {
+            // Gone, or not back yet: the node did not answer, as said below.
+          }
+          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
+        }
+      }
+    }
+  }
+
+  // Drops every idle connection; calls after this fail.
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    idle_.clear();
+  }
+
+ private:
+  // One try at the node where the launch says it serves. A refused
+  // connection is thrown as it is, for call() to decide.
+  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
+                      const call_deadline& deadline) {
+    auto until = deadline.at;
     // The wait for a node that does not serve yet counts against the deadline.
     address where;
     try {
-      where = directory_->lookup(node_, method, deadline);
+      where = directory_->lookup(node_, method, deadline.left());
     } catch (const transport_error&) {
-      if (clock::now() >= until) throw expired(method, deadline);
+      if (clock::now() >= until) throw expired(method, deadline.length);
       throw;
     }
     auto& reply = reply_buffer();
@@ -90,20 +124,12 @@ class http_channel final : public channel {
       }
     } catch (const http_connection::failure& e) {
       if (e.kind == http_connection::failure::timeout || clock::now() >= until)
-        throw expired(method, deadline);
+        throw expired(method, deadline.length);
       directory_->forget(node_, where);
-      throw transport_error(node_, method, "no answer from " + where.url() + " (" + e.what() + ")");
+      throw;
     }
   }
 
-  // Drops every idle connection; calls after this fail.
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    idle_.clear();
-  }
-
- private:
   deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
     return expired_call(node_, method, deadline, "; the method may still run on the node");
   }

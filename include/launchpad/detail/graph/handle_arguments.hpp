@@ -39,7 +39,7 @@ void for_each_handle(const A& argument, F&& f) {
 template <class A>
 auto resolve(const A& argument, const connector& connect) {
   if constexpr (is_handle<A>) {
-    return client<typename A::service_type>(connect(argument.label()));
+    return client_access::make<typename A::service_type>(connect(argument.label()));
   } else if constexpr (is_vector<A>) {
     std::vector<decltype(resolve(argument.front(), connect))> out;
     out.reserve(argument.size());

@@ -16,6 +16,7 @@
 #include <launchpad/detail/call/node_addresses.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
 #include <map>
@@ -73,16 +74,19 @@ class rendezvous_server {
         return closed_ || nodes_[label].where || nodes_[label].gone;
       });
       auto& entry = nodes_[label];
-      if (entry.where) {
+      if (closed_) {
+        // A stopping program takes no new callers: a node found now would
+        // refuse the call, or be gone.
+        res.status = 410;
+        res.set_content(json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
+                        "application/json");
+      } else if (entry.where) {
         res.set_content(json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
                         "application/json");
       } else {
-        res.status = entry.gone || closed_ ? 410 : 404;
-        res.set_content(
-            json{{"error", entry.gone ? *entry.gone : closed_ ? "the program has stopped"
-                                                              : "not serving yet"}}
-                .dump(),
-            "application/json");
+        res.status = entry.gone ? 410 : 404;
+        res.set_content(json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
+                        "application/json");
       }
     }));
     server.Post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
@@ -172,7 +176,7 @@ class rendezvous_directory final : public directory {
                  std::chrono::steady_clock::duration timeout) override {
     {
       std::lock_guard lock(mutex_);
-      if (closed_) throw transport_error(label, method, "the program has stopped");
+      if (closed_) throw stopping(label, method, "the program is stopping");
       if (auto known = cache_.find(label); known != cache_.end()) return known->second;
     }
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -188,6 +192,10 @@ class rendezvous_directory final : public directory {
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;
+      }
+      if (reply.status == 410 && reply.body.is_object() && reply.body.contains("stopping")) {
+        stop_this_threads_program();
+        throw stopping(label, method, "the program is stopping");
       }
       if (reply.status != 404)
         throw transport_error(label, method,

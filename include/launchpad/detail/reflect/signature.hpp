@@ -20,11 +20,10 @@ struct member_function {
   static constexpr bool valid = false;
   using result = void;
   using params = std::tuple<>;
+  using declared_params = std::tuple<>;
   static constexpr std::size_t arity = 0;
   static constexpr bool params_by_value = true;
   static constexpr bool wire_ok = true;
-  template <class... Args>
-  static constexpr bool accepts = true;
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -32,6 +31,7 @@ struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
   static constexpr bool valid = true;
   using result = std::remove_cvref_t<R>;
   using params = std::tuple<std::remove_cvref_t<P>...>;
+  using declared_params = std::tuple<P...>;  // as written, references and all
   static constexpr std::size_t arity = sizeof...(P);
 
   // A method may take its parameters by value or by const reference: the
@@ -40,12 +40,6 @@ struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
   static constexpr bool params_by_value =
       ((!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) && ...);
   static constexpr bool wire_ok = wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
-
-  template <class... Args>
-  static constexpr bool accepts = [] {
-    if constexpr (sizeof...(Args) != arity) return true;  // reported by the arity check
-    else return (std::is_convertible_v<Args, std::remove_cvref_t<P>> && ...);
-  }();
 
   static std::string describe(std::string_view name) {
     std::string text = type_name<result>() + " " + std::string(name) + "(";
@@ -89,12 +83,6 @@ struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
   static constexpr std::size_t arity = sizeof...(P);
   static constexpr bool params_by_value = whole::params_by_value;
   static constexpr bool wire_ok = whole::wire_ok;
-
-  template <class... Args>
-  static constexpr bool accepts = [] {
-    if constexpr (sizeof...(Args) != arity) return true;  // reported by the arity check
-    else return (std::is_convertible_v<Args, typename batch_column<std::remove_cvref_t<P>>::type> && ...);
-  }();
 
   static std::string describe(std::string_view name) {
     std::string text = (std::is_void_v<result> ? std::string("void") : type_name<result>()) + " " +
@@ -149,15 +137,11 @@ struct signature_of<Method> {
 
 // The traits of a method descriptor that LP_SERVICE generates, as callers
 // see the method: a batched method takes and returns single elements.
+// First looked up when a client or a node of the service is compiled, so an
+// LP_BATCHED right after LP_SERVICE is seen (LP_SERVICE's own checks read
+// member_function directly, never this).
 template <class Method>
 using signature = typename signature_of<Method>::type;
-
-// The same, looked up only when a call is compiled (Args makes it
-// dependent), so that an LP_BATCHED after LP_SERVICE is seen.
-template <class Method, class... Args>
-struct signature_for_call {
-  using type = typename signature_of<Method>::type;
-};
 
 }  // namespace detail
 }  // namespace lp

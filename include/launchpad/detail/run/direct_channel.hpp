@@ -27,8 +27,7 @@ class direct_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 std::chrono::milliseconds deadline) override {
-    auto start = std::chrono::steady_clock::now();
+                 const call_deadline& deadline) override {
     // Held through the call, so close() waits for calls that found the node
     // before it goes away.
     std::shared_lock lock(mutex_);
@@ -44,8 +43,8 @@ class direct_channel final : public channel {
     auto& reply = written_reply::of_this_thread<reply_body>();
     int status = call_in_process(*target_, method, request, reply);
     lock.unlock();
-    if (std::chrono::steady_clock::now() - start > deadline)
-      throw expired_call(node_, method, deadline, " (a direct call, which ran to its end)");
+    if (std::chrono::steady_clock::now() > deadline.at)
+      throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");
     return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }
 

@@ -8,6 +8,7 @@
 #include <launchpad/detail/wire/result.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace lp::detail {
 
@@ -20,6 +21,16 @@ struct served_node {
   node_gate gate;
 };
 
+// Why a draining node refuses a call: its program stops ("stopping", which
+// callers raise as lp::stopping and take as their own program's stop), or
+// this node failed ("node_failed": a restart may follow, so the caller's
+// program goes on).
+inline std::pair<std::string_view, std::string> refusal(const served_node& node) {
+  if (node.launch.failure())
+    return {"node_failed", "node '" + node.identity.label + "' failed and is stopping"};
+  return {"stopping", "node '" + node.identity.label + "' is stopping: its program stops"};
+}
+
 // Answers a call made from this process without HTTP (direct_calls<P>): the
 // same answers as over HTTP, from the arguments as the client encoded them
 // (CBOR), on the caller's thread. Writes the CBOR reply over `out` and
@@ -27,8 +38,8 @@ struct served_node {
 inline int call_in_process(served_node& node, const std::string& method, std::string_view args,
                            written_reply& out) {
   if (!node.gate.enter(/*reply_to_write=*/false)) {
-    write_error(out, "stopping", "node '" + node.identity.label + "' is stopping",
-                node.identity.label, method, protocol::format::cbor);
+    auto [code, message] = refusal(node);
+    write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
     return 503;
   }
   struct leave {

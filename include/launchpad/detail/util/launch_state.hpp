@@ -163,6 +163,14 @@ inline current_node& this_thread_node() {
   return current;
 }
 
+// A peer said that the program stops. This process's part of it stops too,
+// before the caller hears of it, so that lp::stop_requested() is true by
+// the time the call fails with lp::stopping. Outside a node (a test's own
+// calls) nothing here belongs to the program.
+inline void stop_this_threads_program() {
+  if (auto* launch = this_thread_node().launch) launch->request_stop();
+}
+
 class node_scope {
  public:
   node_scope(const node_identity& identity, launch_state& launch)

@@ -17,6 +17,7 @@ namespace lp::detail::protocol {
 inline constexpr std::string_view call_prefix = "/lp/v1/call/";
 inline constexpr const char* describe_path = "/lp/v1/describe";
 inline constexpr const char* health_path = "/lp/v1/health";
+inline constexpr const char* stop_path = "/lp/v1/stop";
 inline constexpr const char* json_type = "application/json";
 inline constexpr const char* cbor_type = "application/cbor";
 

@@ -12,6 +12,7 @@
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/json_decode.hpp>
 #include <launchpad/detail/wire/json_encode.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
@@ -122,8 +123,15 @@ inline json result_of(const std::string& node, const std::string& method, int st
                ? (*error)[key].get<std::string>()
                : fallback;
   };
-  throw remote_error(node, method, text("code", "http_" + std::to_string(status)),
-                     text("message", "HTTP status " + std::to_string(status)), status);
+  auto code = text("code", "http_" + std::to_string(status));
+  auto message = text("message", "HTTP status " + std::to_string(status));
+  if (status == 503 && code == "stopping") {
+    // The program stops: so does the caller's part of it, before the caller
+    // hears of it (lp::stopping's promise).
+    stop_this_threads_program();
+    throw stopping(node, method, message);
+  }
+  throw remote_error(node, method, code, message, status);
 }
 
 // The result a reply carries as an R (void: none), or the error it stands

@@ -1,0 +1,126 @@
+#pragma once
+
+// The checks of LP_SERVICE(T, methods...) and LP_BATCHED(T, m, ...). The
+// macros only write names (a descriptor per method, with probes that need
+// the method's name); everything they check is here, so a mistake stops the
+// build at one of these static_asserts. Its message says what is wrong and
+// what to do; its condition, printed beside it, names T and the method
+// (diagnostics.hpp), and so does the compiler's "In instantiation of" line.
+
+#include <cstddef>
+#include <launchpad/detail/reflect/diagnostics.hpp>
+#include <launchpad/detail/reflect/signature.hpp>
+#include <launchpad/wire.hpp>
+#include <tuple>
+#include <type_traits>
+
+namespace lp {
+template <class T>
+class client;
+}  // namespace lp
+
+namespace lp::detail {
+
+// The first of the result and the parameters without a wire form.
+template <class... Types>
+struct first_without_wire_form {
+  using type = void;
+};
+template <class First, class... Rest>
+struct first_without_wire_form<First, Rest...> {
+  using type = std::conditional_t<wire_type<First>,
+                                  typename first_without_wire_form<Rest...>::type, First>;
+};
+template <class Result, class Params>
+struct unwired;
+template <class Result, class... P>
+struct unwired<Result, std::tuple<P...>> : first_without_wire_form<Result, P...> {};
+
+// The first parameter taken by non-const reference (void if there is none).
+template <class Tuple>
+struct first_by_reference {
+  using type = void;
+};
+template <class First, class... Rest>
+struct first_by_reference<std::tuple<First, Rest...>> {
+  using type =
+      std::conditional_t<std::is_reference_v<First> &&
+                             !std::is_const_v<std::remove_reference_t<First>>,
+                         First, typename first_by_reference<std::tuple<Rest...>>::type>;
+};
+
+// One method LP_SERVICE(T, ..., m, ...) lists. The checks run in order and
+// each stops the others, so one mistake gives one message.
+template <class T, class Descriptor, auto Pointer = Descriptor::pointer>
+constexpr bool check_method() {
+  using traits = member_function<typename Descriptor::pointer_type>;
+  if constexpr (!Descriptor::template named<T>) {
+    static_assert(
+        listed<Descriptor>::template is_a_member_of<T>,
+        "LP_SERVICE(T, m): T has no member named m (T and m are named beside this "
+        "message); list only member functions of T");
+    return false;
+  } else if constexpr (!Descriptor::template addressable<T>) {
+    static_assert(
+        listed<Descriptor>::template has_one_public_signature_in<T>,
+        "LP_SERVICE(T, m): m is overloaded, a template or not public (T and m are named "
+        "beside this message); a service method needs exactly one public signature: "
+        "give each overload its own name");
+    return false;
+  } else if constexpr (!traits::valid) {
+    static_assert(
+        listed<Descriptor>::template is_a_non_static_member_function_of<T>,
+        "LP_SERVICE(T, m): m is not a non-static member function of T (T and m are named "
+        "beside this message); list only member functions");
+    return false;
+  } else if constexpr (!traits::wire_ok) {
+    using missing =
+        typename unwired<typename traits::result, typename traits::params>::type;
+    static_assert(
+        method<Pointer>::template uses<missing>::which_has_a_wire_form,
+        "LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form (T::m "
+        "and the type are named beside this message); give that type to_json/from_json "
+        "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE) or declare it with "
+        "BOOST_HANA_DEFINE_STRUCT");
+    return false;
+  } else if constexpr (!traits::params_by_value) {
+    using reference = typename first_by_reference<typename traits::declared_params>::type;
+    static_assert(
+        method<Pointer>::template takes<reference>::by_value_or_const_reference,
+        "LP_SERVICE(T, m): T::m takes a parameter by non-const reference (T::m and the "
+        "type are named beside this message), but a remote caller's argument is a copy; "
+        "take it by value or const reference and return the result");
+    return false;
+  } else {
+    static_assert(
+        listed<Descriptor>::template has_a_name_of_its_own_in<::lp::client<T>>,
+        "LP_SERVICE(T, m): lp::client uses the name m itself (T and m are named beside "
+        "this message; async, node and with_deadline are taken); rename the method");
+    return true;
+  }
+}
+
+// LP_SERVICE(T, methods...) as a whole. Returns true whatever it finds, so
+// that the static_assert that asks adds no message of its own.
+template <class T, class... Descriptor>
+constexpr bool check_service() {
+  static_assert(std::is_class_v<T>,
+                "LP_SERVICE(T, ...): a service must be a struct or class");
+  if constexpr (std::is_class_v<T>) (check_method<T, Descriptor>(), ...);
+  return true;
+}
+
+// LP_BATCHED(T, m, max_batch, max_wait); true whatever it finds, as above.
+template <class Descriptor, long long MaxBatch, auto Pointer = Descriptor::pointer>
+constexpr bool check_batched() {
+  static_assert(batched<Pointer>::template max_batch<MaxBatch>::is_at_least_one,
+                "LP_BATCHED(T, m, max_batch, max_wait): max_batch must be at least 1");
+  static_assert(
+      batched<Pointer>::takes_vectors_and_returns_a_vector_or_void,
+      "LP_BATCHED(T, m, ...): a batched method takes a std::vector for every parameter "
+      "(one element per call) and returns a std::vector with one result per call, or "
+      "void");
+  return true;
+}
+
+}  // namespace lp::detail

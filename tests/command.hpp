@@ -55,6 +55,8 @@ struct command {
         text.append(buffer, static_cast<std::size_t>(n));
       }
       ::close(fd);
+      std::lock_guard lock(mutex);
+      drained = true;
     });
   }
   ~command() {
@@ -83,12 +85,18 @@ struct command {
     return WIFEXITED(*raw) ? WEXITSTATUS(*raw) : 128 + WTERMSIG(*raw);
   }
   // The raw wait status, or nothing if it did not end in time.
+  // Once it ended, its output is all read too (a busy machine may leave the
+  // reader behind), unless a stray process it left holds the pipe a while.
   std::optional<int> wait(std::chrono::milliseconds limit) {
     eventually([&] {
       int raw = 0;
       if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
       return status.has_value();
     }, limit);
+    if (status) eventually([&] {
+      std::lock_guard lock(mutex);
+      return drained;
+    }, std::chrono::seconds(5));
     return status;
   }
   // The launcher's children: its node processes.
@@ -108,6 +116,7 @@ struct command {
   std::optional<int> status;
   std::mutex mutex;
   std::string text;
+  bool drained = false;  // the reader saw the pipe's end
   std::thread reader;
 };
 

@@ -1,6 +1,16 @@
 // Typed calls over real loopback HTTP: every wire type, futures, void and
 // const methods, remote exceptions, concurrency.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <future>
+#include <launchpad/detail/call/http_channel.hpp>
+#include <launchpad/detail/call/node_addresses.hpp>
+#include <memory>
 
 #include "services.hpp"
 
@@ -237,5 +247,135 @@ TEST_SUITE("calls") {
     CHECK(count.get() == 5 + 8 * 500);
     running.stop();
     CHECK_THROWS_AS(count.add(1), lp::transport_error);
+  }
+}
+
+// A fake node on a raw loopback socket that accepts one connection, reads
+// the request's head, then sends its reply `first` at once and `trickled`
+// one byte every 100 ms, at most 200 bytes (20 s), until the client closes
+// or the test ends.
+namespace trickle {
+struct fake_node {
+  fake_node(std::string first, std::string trickled)
+      : first_(std::move(first)), trickled_(std::move(trickled)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(listener_ >= 0);
+    sockaddr_in where{};
+    where.sin_family = AF_INET;
+    where.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&where), sizeof where) == 0);
+    REQUIRE(::listen(listener_, 4) == 0);
+    socklen_t size = sizeof where;
+    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&where), &size) == 0);
+    port = ntohs(where.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~fake_node() {
+    stop_ = true;
+    thread_.join();
+    ::close(listener_);
+  }
+  int port = 0;
+  std::atomic<int> bytes_sent{0};
+
+ private:
+  // Waits up to `ms` for `fd` to be readable; false on stop or timeout.
+  bool readable(int fd, int ms) {
+    pollfd p{fd, POLLIN, 0};
+    return !stop_ && ::poll(&p, 1, ms) > 0;
+  }
+  void serve() {
+    int fd = -1;
+    for (int i = 0; i < 500 && fd < 0 && !stop_; ++i)  // 10 s at most
+      if (readable(listener_, 20)) fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    std::string request;
+    for (int i = 0; i < 500 && request.find("\r\n\r\n") == std::string::npos; ++i) {
+      if (!readable(fd, 20)) continue;
+      char buffer[4096];
+      auto got = ::recv(fd, buffer, sizeof buffer, 0);
+      if (got <= 0) break;
+      request.append(buffer, static_cast<std::size_t>(got));
+    }
+    bool open = ::send(fd, first_.data(), first_.size(), MSG_NOSIGNAL) ==
+                static_cast<ssize_t>(first_.size());
+    for (std::size_t i = 0; open && i < trickled_.size() && i < 200 && !stop_; ++i) {
+      open = ::send(fd, &trickled_[i], 1, MSG_NOSIGNAL) == 1;
+      if (open) ++bytes_sent;
+      // The pause between bytes, cut short when the client hangs up.
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0) {
+        char byte;
+        if (::recv(fd, &byte, 1, MSG_DONTWAIT) <= 0) open = false;
+      }
+    }
+    ::close(fd);
+  }
+  std::string first_, trickled_;
+  int listener_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+// A client of the fake node, as a launch would make it.
+lp::client<t::Sleepy> client_of(const fake_node& node) {
+  auto nodes = std::make_shared<lp::detail::local_directory>();
+  nodes->publish("trickler", {"127.0.0.1", node.port});
+  auto channel = std::make_shared<lp::detail::http_channel>("trickler", nodes,
+                                                            lp::detail::http_channel::options{});
+  return lp::detail::client_access::make<t::Sleepy>(channel);
+}
+
+// A valid reply to sleep(): {"result": 7} in CBOR, ~80 bytes with its head.
+std::string reply() {
+  std::string body = "\xa1\x66result\x07";
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/cbor\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// How long a call with a 1 s deadline took to fail with deadline_exceeded.
+template <class Call>
+double seconds_to_fail(Call call) {
+  auto start = std::chrono::steady_clock::now();
+  try {
+    call();
+    FAIL("the call succeeded");
+  } catch (const lp::deadline_exceeded& e) {
+    CHECK(std::string(e.what()).find("1000 ms") != std::string::npos);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace trickle
+
+TEST_SUITE("calls") {
+  TEST_CASE("a deadline bounds the whole call against a node that trickles its reply") {
+    using std::chrono::milliseconds;
+    auto whole = trickle::reply();
+    // A head that promises 60 bytes of body: 6 s of trickle after it.
+    std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/cbor\r\nContent-Length: 60\r\n\r\n";
+    struct {
+      const char* what;
+      std::string first, trickled;
+      bool async;
+    } cases[] = {
+        {"the whole reply trickles", "", whole, false},
+        {"the head comes at once, the body trickles", head, std::string(60, '\xf6'), false},
+        {"a future: the whole reply trickles", "", whole, true},
+    };
+    for (auto& c : cases) {
+      std::string what = c.what;
+      CAPTURE(what);
+      trickle::fake_node node(c.first, c.trickled);
+      auto client = trickle::client_of(node).with_deadline(milliseconds(1000));
+      double took = trickle::seconds_to_fail([&] {
+        if (c.async) client.async.sleep(1).get();
+        else client.sleep(1);
+      });
+      MESSAGE(what << ": deadline_exceeded after " << took << " s, " << node.bytes_sent.load()
+                     << " bytes trickled");
+      CHECK(took >= 0.95);
+      CHECK(took < 1.9);  // not the whole trickle (8 s and more)
+      CHECK(node.bytes_sent < static_cast<int>(c.trickled.size()));
+    }
   }
 }

@@ -106,6 +106,7 @@ TEST_SUITE("flags") {
       if (row.on) continue;
       std::string name(row.name), example(row.example);
       CAPTURE(name);
+      CHECK(static_cast<bool>(row.set));  // not checkable at compile time (flags.hpp)
       std::string needs = name + " needs a value, e.g. " + name + "=" + example;
       std::string hint = "; a value that starts with -- must follow the =";
       CHECK(usage_error_of({name, "--my_flag"}) == needs + hint);

@@ -12,7 +12,8 @@ struct Worker {
   }
 };
 struct Ctor {
-  Ctor(lp::client<t::Counter> c, std::string name) : counter(std::move(c)), label(std::move(name)) {}
+  Ctor(lp::client<t::Counter> c, std::string name)
+      : counter(std::move(c)), label(std::move(name)) {}
   std::string hello() const { return label + ":" + std::to_string(counter.get()); }
   lp::client<t::Counter> counter;
   std::string label;
@@ -21,16 +22,94 @@ struct Ctor {
 LP_SERVICE(g::Worker, sum);
 LP_SERVICE(g::Ctor, hello);
 
+// LP_SERVICE lists up to 64 methods (its expansion is bounded:
+// detail/reflect/preprocessor.hpp).
+namespace g {
+struct Wide {
+  int m1() const { return 1; }
+  int m2() const { return 2; }
+  int m3() const { return 3; }
+  int m4() const { return 4; }
+  int m5() const { return 5; }
+  int m6() const { return 6; }
+  int m7() const { return 7; }
+  int m8() const { return 8; }
+  int m9() const { return 9; }
+  int m10() const { return 10; }
+  int m11() const { return 11; }
+  int m12() const { return 12; }
+  int m13() const { return 13; }
+  int m14() const { return 14; }
+  int m15() const { return 15; }
+  int m16() const { return 16; }
+  int m17() const { return 17; }
+  int m18() const { return 18; }
+  int m19() const { return 19; }
+  int m20() const { return 20; }
+  int m21() const { return 21; }
+  int m22() const { return 22; }
+  int m23() const { return 23; }
+  int m24() const { return 24; }
+  int m25() const { return 25; }
+  int m26() const { return 26; }
+  int m27() const { return 27; }
+  int m28() const { return 28; }
+  int m29() const { return 29; }
+  int m30() const { return 30; }
+  int m31() const { return 31; }
+  int m32() const { return 32; }
+  int m33() const { return 33; }
+  int m34() const { return 34; }
+  int m35() const { return 35; }
+  int m36() const { return 36; }
+  int m37() const { return 37; }
+  int m38() const { return 38; }
+  int m39() const { return 39; }
+  int m40() const { return 40; }
+  int m41() const { return 41; }
+  int m42() const { return 42; }
+  int m43() const { return 43; }
+  int m44() const { return 44; }
+  int m45() const { return 45; }
+  int m46() const { return 46; }
+  int m47() const { return 47; }
+  int m48() const { return 48; }
+  int m49() const { return 49; }
+  int m50() const { return 50; }
+  int m51() const { return 51; }
+  int m52() const { return 52; }
+  int m53() const { return 53; }
+  int m54() const { return 54; }
+  int m55() const { return 55; }
+  int m56() const { return 56; }
+  int m57() const { return 57; }
+  int m58() const { return 58; }
+  int m59() const { return 59; }
+  int m60() const { return 60; }
+  int m61() const { return 61; }
+  int m62() const { return 62; }
+  int m63() const { return 63; }
+  int m64() const { return 64; }
+};
+}  // namespace g
+LP_SERVICE(g::Wide, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16,
+           m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32,
+           m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48,
+           m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60, m61, m62, m63,
+           m64);
+static_assert(decltype(boost::hana::length(lp::detail::definition_of<g::Wide>::methods))::value ==
+              64);
+
 TEST_SUITE("graph") {
   TEST_CASE("labels are checked") {
     lp::program p("labels");
     p.add_node<t::Counter>("a");
-    CHECK_THROWS_WITH_AS(p.add_node<t::Counter>("a"), doctest::Contains("already has a node"),
-                         lp::graph_error);
-    CHECK_THROWS_WITH_AS(p.add_node<t::Counter>(""), doctest::Contains("must not be empty"),
-                         lp::graph_error);
-    CHECK_THROWS_WITH_AS(p.add_node<t::Counter>("a/b"), doctest::Contains("may hold only"),
-                         lp::graph_error);
+    CHECK_THROWS_WITH_AS(p.add_node<t::Counter>("a"),
+                         doctest::Contains("already has a node"), lp::graph_error);
+    CHECK_THROWS_WITH_AS(p.add_node<t::Counter>(""),
+                         doctest::Contains("must not be empty"), lp::graph_error);
+    CHECK_THROWS_WITH_AS(p.add_node<t::Counter>("a/b"),
+                         doctest::Contains("may hold only"), lp::graph_error);
     CHECK_THROWS_AS(p.add_node<t::Counter>("sp ace"), lp::graph_error);
     CHECK_THROWS_AS(p.group(""), lp::graph_error);
     CHECK_THROWS_WITH_AS(p.group("a"), doctest::Contains("a group cannot take its name"),
@@ -54,7 +133,8 @@ TEST_SUITE("graph") {
     CHECK(p.node("actors/1").group == "actors");
     CHECK(p.node("actors/1").index == 1);
     CHECK(p.node("counter").index == -1);
-    CHECK(p.node("worker").edges == std::vector<std::string>{"actors/0", "actors/1", "counter"});
+    CHECK(p.node("worker").edges ==
+          std::vector<std::string>{"actors/0", "actors/1", "counter"});
     CHECK(p.node("worker").service == "g::Worker");
     CHECK_FALSE(p.node("worker").has_run);
     CHECK_THROWS_AS(p.node("nobody"), lp::graph_error);
@@ -63,7 +143,8 @@ TEST_SUITE("graph") {
   TEST_CASE("building the same graph twice gives the same graph") {
     auto build = [](lp::program& p) {
       auto c = p.add_node<t::Counter>("counter");
-      for (int i = 0; i < 3; ++i) p.group("g").add_node<g::Ctor>(c, "n" + std::to_string(i));
+      for (int i = 0; i < 3; ++i)
+        p.group("g").add_node<g::Ctor>(c, "n" + std::to_string(i));
     };
     lp::program one("same"), two("same");
     build(one);

@@ -29,6 +29,40 @@ struct peer {
   httplib::Client http;
 };
 
+// A loopback socket connected to the node at `url`.
+int connect_to(const std::string& url) {
+  auto port = std::stoi(url.substr(url.rfind(':') + 1));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  timeval limit{15, 0};  // a reply that never comes fails the test, not hangs it
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  return fd;
+}
+
+void send_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    auto n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    REQUIRE(n > 0);
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Reads until `text` has come (true) or the peer closes or times out.
+bool read_until(int fd, std::string& got, std::string_view text) {
+  char buffer[4096];
+  while (got.find(text) == std::string::npos) {
+    auto n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) return false;
+    got.append(buffer, static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
 lp::json body_of(const httplib::Result& result) {
   REQUIRE(result);
   auto type = result->get_header_value("Content-Type");
@@ -210,17 +244,11 @@ TEST_SUITE("http") {
     p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p);
     auto url = running.urls().at("counter");
-    auto port = std::stoi(url.substr(url.rfind(':') + 1));
     // A peer that sends half a request and then nothing, and one that
     // closes its writing side mid-body.
     std::vector<int> sockets;
     for (int i = 0; i < 2; ++i) {
-      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in address{};
-      address.sin_family = AF_INET;
-      address.sin_port = htons(static_cast<std::uint16_t>(port));
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+      int fd = raw::connect_to(url);
       std::string partial = "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
                             "Authorization: Bearer " + running.secret() + "\r\n\r\n[1";
       REQUIRE(::send(fd, partial.data(), partial.size(), 0) == static_cast<ssize_t>(partial.size()));
@@ -231,8 +259,6 @@ TEST_SUITE("http") {
     CHECK(raw::body_of(counter.call("add", "[1]"))["result"] == 1);  // served meanwhile
     // The server gives up on both (read timeout 5 s) and closes them.
     for (int fd : sockets) {
-      timeval limit{15, 0};
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
       char buffer[512];
       ssize_t n;
       while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) {
@@ -241,6 +267,27 @@ TEST_SUITE("http") {
       ::close(fd);
     }
     CHECK(raw::body_of(counter.call("get", "[]"))["result"] == 1);
+  }
+
+  TEST_CASE("a large body sent as curl sends it, after Expect: 100-continue, is answered") {
+    lp::program p("expect");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    int fd = raw::connect_to(running.urls().at("counter"));
+    // 2 MB of JSON (curl asks first for any body over 1 MiB).
+    std::string body = "[4" + std::string(std::size_t{2} << 20, ' ') + "]";
+    raw::send_all(fd, "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                      "application/json\r\nExpect: 100-continue\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\nAuthorization: Bearer " +
+                          running.secret() + "\r\n\r\n");
+    std::string got;
+    REQUIRE(raw::read_until(fd, got, "\r\n\r\n"));
+    CHECK(got.starts_with("HTTP/1.1 100 Continue\r\n"));
+    got.clear();
+    raw::send_all(fd, body);
+    REQUIRE(raw::read_until(fd, got, "{\"result\":4}"));
+    CHECK(got.starts_with("HTTP/1.1 200 OK\r\n"));
+    ::close(fd);
   }
 
   TEST_CASE("CBOR in, CBOR out; Accept chooses the reply's format") {

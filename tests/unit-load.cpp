@@ -20,6 +20,7 @@
 #include <launchpad/detail/util/thread_pool.hpp>
 
 #include "command.hpp"
+#include "process_figures.hpp"
 #include "services.hpp"
 
 // Under a sanitizer the resident set says little about the program: ASan
@@ -71,6 +72,20 @@ struct Ledger {
   long calls = 0, duplicates = 0, strays = 0;
 };
 LP_SERVICE(Ledger, add, total, duplicate_calls, stray_calls, missing);
+
+// A node (one call at a time) whose method waits on futures of its own: the
+// calls queued for it hold pool slots while it runs.
+struct Relay {
+  lp::client<t::Counter> counter;
+  long fan(long n) {
+    std::vector<std::future<long>> pending;
+    for (long i = 0; i < n; ++i) pending.push_back(counter.async.add(1));
+    long last = 0;
+    for (auto& f : pending) last = std::max(last, f.get());
+    return last;
+  }
+};
+LP_SERVICE(Relay, fan);
 
 // Checks the replies of one batch of calls: each carries its caller's id and
 // a ticket no other reply carries.
@@ -142,34 +157,10 @@ void burst(lp::client<Ledger>& ledger, long first, long count, replies& answers)
   }
 }
 
-// The process's resident set, in bytes: the node's and the clients'.
-double resident_mib() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
-         (1024.0 * 1024.0);
-}
-
-long threads_now() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("Threads:", 0) == 0) return std::stol(line.substr(8));
-  return -1;
-}
-
-long sockets_now() {
-  long sockets = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    struct stat info {};
-    if (::stat(entry.path().c_str(), &info) == 0 && S_ISSOCK(info.st_mode)) ++sockets;
-  }
-  return sockets;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using figures::resident_mib;
+using figures::seconds_since;
+using figures::sockets_now;
+using figures::threads_now;
 
 }  // namespace load
 
@@ -295,5 +286,104 @@ TEST_SUITE("load") {
     MESSAGE("threads before " << before << ", after the burst " << peak << ", now "
                               << load::threads_now());
     CHECK(back);
+  }
+
+  TEST_CASE("10,000 outstanding futures: threads and memory stay bounded, each answered") {
+    // Fewer under a sanitizer, whose per-thread and per-allocation costs
+    // would make the test slow; the bound on threads is the same.
+    constexpr long count = load::under_sanitizer ? 2'000 : 10'000;
+    lp::program p("load_bounded");
+    auto l = p.add_node<load::Ledger>("ledger", count);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto ledger = running.client(l);
+    CHECK(ledger.total() == 0);  // serving, connected
+    long before = load::threads_now();
+    double rss_before = load::resident_mib();
+
+    // Samples the thread count and the resident set while the futures are
+    // outstanding, every 2 ms, for 60 s at most.
+    std::atomic<bool> done{false};
+    long peak = before;
+    double rss_peak = rss_before;
+    std::thread sampler([&] {
+      for (int i = 0; i < 30'000 && !done; ++i) {
+        peak = std::max(peak, load::threads_now());
+        rss_peak = std::max(rss_peak, load::resident_mib());
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    });
+    auto start = std::chrono::steady_clock::now();
+    std::vector<std::future<long>> pending;
+    pending.reserve(count);
+    for (long id = 0; id < count; ++id) pending.push_back(ledger.async.add(id));
+    double issued = load::seconds_since(start);
+    long threads_outstanding = load::threads_now();
+    load::replies answers(count);
+    for (long id = 0; id < count; ++id) {
+      try {
+        answers.record(id, pending[static_cast<std::size_t>(id)].get());
+      } catch (const std::exception& e) {
+        answers.failed(e.what());
+      }
+    }
+    double took = load::seconds_since(start);
+    done = true;
+    sampler.join();
+    MESSAGE(count << " futures: issued in " << issued << " s, all answered in " << took
+                  << " s; threads before " << before << ", with all outstanding "
+                  << threads_outstanding << ", peak " << peak << " (+" << peak - before
+                  << "); RSS before " << rss_before << " MiB, peak " << rss_peak << " MiB (+"
+                  << rss_peak - rss_before << ")");
+    answers.check(count);
+    load::check_ledger(ledger, count);
+    // docs/concepts.md: at most call_pool_busy (64) calls in flight, so 64
+    // pool threads and 64 server threads for their connections, whatever
+    // the count; some slack for the launch's own threads.
+    constexpr long bound = 2 * static_cast<long>(lp::detail::call_pool_busy) + 16;
+    CHECK(peak - before <= bound);
+    CHECK(threads_outstanding - before <= bound);
+    // Each queued future holds its encoded call and its shared state: a few
+    // hundred bytes, not a thread's stack.
+    if (load::under_sanitizer)
+      MESSAGE("the RSS bound is not checked under a sanitizer");
+    else
+      CHECK(rss_peak - rss_before < 64.0);
+  }
+
+  // More outstanding futures than the pool runs at once, each to a method
+  // that itself waits on futures: those go ahead of the queue
+  // (util/thread_pool.hpp), or every pool slot would wait on the relay, and
+  // the relay on a queued future, until the deadlines.
+  template <class Policy>
+  void nested_futures_complete() {
+    lp::program p("load_nested");
+    auto c = p.add_node<t::Counter>("counter");
+    auto r = p.add_node<load::Relay>("relay", c);
+    auto running = lp::launch<Policy>(p);
+    auto relay = running.client(r).with_deadline(std::chrono::seconds(20));
+    constexpr long calls = 3 * static_cast<long>(lp::detail::call_pool_busy);
+    auto start = std::chrono::steady_clock::now();
+    std::vector<std::future<long>> pending;
+    for (long i = 0; i < calls; ++i) pending.push_back(relay.async.fan(3));
+    long failures = 0;
+    for (auto& f : pending) {
+      try {
+        f.get();
+      } catch (const std::exception& e) {
+        if (failures++ == 0) MESSAGE("first failure: " << e.what());
+      }
+    }
+    double took = load::seconds_since(start);
+    MESSAGE(calls << " futures of a method that waits on 3 futures each: " << took << " s");
+    CHECK(failures == 0);
+    CHECK(took < 15.0);
+    CHECK(running.client(c).get() == 3 * calls);
+  }
+
+  TEST_CASE("futures of a method that waits on futures never wait behind the queue") {
+    SUBCASE("over HTTP") { nested_futures_complete<lp::test_multi_threading>(); }
+    SUBCASE("direct calls") {
+      nested_futures_complete<lp::direct_calls<lp::test_multi_threading>>();
+    }
   }
 }

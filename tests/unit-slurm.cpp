@@ -16,6 +16,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -145,12 +146,18 @@ std::vector<std::string> slurm_flags(const scratch& dir) {
           "--lp_termination_notice_secs=5"};
 }
 
-std::vector<std::string> sleepers(const scratch& dir, std::vector<std::string> more = {}) {
-  std::vector<std::string> args{env_path("LP_SLURM_PROGRAM"), "--scenario=sleepers",
+// The command line of a scenario of tests/processes, as a Slurm job.
+std::vector<std::string> scenario(const std::string& name, const scratch& dir,
+                                  std::vector<std::string> more = {}) {
+  std::vector<std::string> args{env_path("LP_SLURM_PROGRAM"), "--scenario=" + name,
                                 "--dir=" + dir.path};
   for (auto& flag : slurm_flags(dir)) args.push_back(flag);
   for (auto& flag : more) args.push_back(flag);
   return args;
+}
+
+std::vector<std::string> sleepers(const scratch& dir, std::vector<std::string> more = {}) {
+  return scenario("sleepers", dir, std::move(more));
 }
 
 }  // namespace
@@ -251,12 +258,82 @@ TEST_SUITE("slurm") {
       CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
   }
 
+  TEST_CASE("what a node starts ends with it: after Ctrl+C, and after kill -9 and scancel") {
+    // The local cluster tracks a step's processes by parentage
+    // (proctrack/linuxproc), which the spawner's grandchild, orphaned at
+    // once, has lost: only the node's own group reaper can end it.
+    auto pid_in = [](const scratch& dir, const std::string& name) {
+      auto text = file_text(dir.path + "/" + name);
+      return text.empty() || text.back() != '\n' ? pid_t{0} : static_cast<pid_t>(std::stol(text));
+    };
+    for (bool launcher_killed : {false, true}) {
+      CAPTURE(launcher_killed);
+      scratch dir;
+      command launcher(scenario("spawner", dir));
+      REQUIRE(eventually([&] { return pid_in(dir, "great-grandchild.pid") > 0; }, 60s));
+      std::vector<pid_t> started{pid_in(dir, "grandchild.pid"), pid_in(dir, "great-grandchild.pid")};
+      REQUIRE(started[0] > 0);
+      auto job = launcher.job();
+      if (launcher_killed) {
+        ::kill(launcher.pid, SIGKILL);  // the job runs on, as documented
+        launcher.exit_code(10s);
+        CHECK(shell("scancel " + job).first);
+      } else {
+        ::kill(launcher.pid, SIGINT);
+        auto status = launcher.exit_code(60s);
+        INFO(launcher.output());
+        CHECK(status == std::optional<int>(0));
+      }
+      CHECK(eventually([&] { return command::job_gone(job); }, 30s));
+      CHECK(eventually([&] {
+        return std::none_of(started.begin(), started.end(), [](pid_t pid) { return ::kill(pid, 0) == 0; });
+      }, 10s));
+      for (pid_t pid : started) ::kill(pid, SIGKILL);  // nothing left behind, whatever failed
+    }
+  }
+
+  TEST_CASE("SIGTERM at a random moment to 16 actors hammering one node: exit 0, 5 times") {
+    std::mt19937 random(20261204);
+    for (int round = 0; round < 5; ++round) {
+      CAPTURE(round);
+      scratch dir;
+      command launcher(scenario("hammer", dir));
+      REQUIRE(eventually([&] { return launcher.count("serving at") == 17; }, 60s));
+      std::this_thread::sleep_for(std::chrono::milliseconds(random() % 300));
+      ::kill(launcher.pid, SIGTERM);  // what Ctrl+C does too
+      auto status = launcher.exit_code(60s);
+      auto output = launcher.output();
+      INFO(output);
+      REQUIRE(status.has_value());
+      CHECK(*status == 0);
+      CHECK(launcher.count("failed") == 0);
+      // The nodes heard of the stop; none asked for it.
+      CHECK(launcher.count("asked the program to stop") == 0);
+      CHECK(command::job_gone(launcher.job()));
+      for (int g = 0; g < 4; ++g)
+        for (int i = 0; i < 4; ++i)
+          CHECK(std::filesystem::exists(dir.path + "/actors" + std::to_string(g) + "-" +
+                                        std::to_string(i) + ".stopped"));
+    }
+  }
+
+  TEST_CASE("an actor that throws its own error during the stop still makes the exit 1") {
+    scratch dir;
+    command launcher(scenario("hammer_fails", dir));
+    REQUIRE(eventually([&] { return launcher.count("serving at") == 17; }, 60s));
+    ::kill(launcher.pid, SIGTERM);
+    auto status = launcher.exit_code(60s);
+    INFO(launcher.output());
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+    CHECK(launcher.count("an error of the actor's own, while stopping") >= 1);
+    CHECK(launcher.count("[lp] node actors0 failed: exited with status 1") >= 1);
+    CHECK(command::job_gone(launcher.job()));
+  }
+
   TEST_CASE("a group's restart policy: each restart is a new job step") {
     scratch dir;
-    std::vector<std::string> args{env_path("LP_SLURM_PROGRAM"), "--scenario=flaky",
-                                  "--dir=" + dir.path};
-    for (auto& flag : slurm_flags(dir)) args.push_back(flag);
-    command launcher(args);
+    command launcher(scenario("flaky", dir));
     // Crashes twice, then serves.
     REQUIRE(eventually(
         [&] {
@@ -304,9 +381,7 @@ TEST_SUITE("slurm") {
 
   TEST_CASE("more processes than the partition holds at once: a clear error, nothing pending") {
     scratch dir;
-    std::vector<std::string> args{env_path("LP_SLURM_PROGRAM"), "--scenario=many", "--dir=" + dir.path};
-    for (auto& flag : slurm_flags(dir)) args.push_back(flag);
-    command launcher(args);
+    command launcher(scenario("many", dir));
     auto status = launcher.exit_code(30s);
     auto output = launcher.output();
     INFO(output);

@@ -2,8 +2,14 @@
 // and tensors, a 64 MB payload, and many threads of futures on one node.
 #include <httplib.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
+#include <deque>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -43,6 +49,33 @@ struct Maker {
   }
 };
 
+// The kinds beyond vectors and maps: fixed arrays, sets, hash maps, enums,
+// lp::json, all inside a Hana struct.
+enum class Color : std::uint8_t { red, green, blue = 200 };
+enum Plain { zero, one };
+struct Kinds {
+  BOOST_HANA_DEFINE_STRUCT(Kinds, (std::array<float, 3>, rgb), (std::set<std::string>, tags),
+                           (std::unordered_map<std::string, std::vector<double>>, series),
+                           (Color, color), (lp::json, extra));
+  bool operator==(const Kinds&) const = default;
+};
+
+struct Mixer {
+  std::array<float, 3> scale(const std::array<float, 3>& v, float k) const { return {v[0] * k, v[1] * k, v[2] * k}; }
+  std::set<std::string> tags(const std::vector<std::string>& words) const { return {words.begin(), words.end()}; }
+  std::unordered_map<std::string, int> count(const std::set<std::string>& words) const {
+    std::unordered_map<std::string, int> out;
+    for (const auto& w : words) out[w] = static_cast<int>(w.size());
+    return out;
+  }
+  Color next(Color c) const { return c == Color::red ? Color::green : Color::blue; }
+  lp::json wrap(const lp::json& j) const { return {{"wrapped", j}}; }
+  Kinds kinds(Kinds k) const {
+    k.tags.insert("seen");
+    return k;
+  }
+};
+
 using Floats = t::Box<std::vector<float>>;
 using Tensor = t::Box<lp::tensor<float>>;
 
@@ -56,6 +89,7 @@ LP_SERVICE(w::Floats, echo);
 LP_SERVICE(w::Tensor, echo);
 LP_SERVICE(w::Pure, twice);
 LP_SERVICE(w::Maker, make);
+LP_SERVICE(w::Mixer, scale, tags, count, next, wrap, kinds);
 
 namespace {
 using lp::detail::from_wire;
@@ -97,6 +131,51 @@ void check_both(const T& value) {
   CHECK((read_as<T>(bytes) == value));
   CHECK((from_wire<T>(protocol::decode(bytes, protocol::format::cbor)) == value));
   CHECK((read_as<T>(protocol::encode(to_wire(value), protocol::format::cbor)) == value));
+}
+
+// The message each route gives for a value that does not fit T, the value
+// given as JSON text: from_wire on the json, the typed reader on its CBOR
+// form, and both kinds of body as a node reads an argument. All must agree.
+template <class T>
+std::string misfit(const std::string& json_text) {
+  auto value = lp::json::parse(json_text);
+  std::vector<std::string> messages;
+  auto catch_one = [&](auto&& read) {
+    try {
+      read();
+      messages.push_back("(no error)");
+    } catch (const lp::detail::decode_error& e) {
+      messages.push_back(e.what());
+    }
+  };
+  catch_one([&] { from_wire<T>(value); });
+  auto bytes = protocol::encode(value, protocol::format::cbor);
+  catch_one([&] { read_as<T>(bytes); });
+  auto json_body = "[" + json_text + "]";
+  catch_one([&] { lp::detail::arguments(json_body, protocol::format::json).get<T>(0); });
+  auto cbor_body = protocol::encode(lp::json::array({value}), protocol::format::cbor);
+  catch_one([&] { lp::detail::arguments(cbor_body, protocol::format::cbor).get<T>(0); });
+  for (const auto& m : messages) CHECK(m == messages[0]);
+  return messages[0];
+}
+
+// The message the typed reader gives for CBOR bytes, and the one from_wire
+// gives for the json the generic reader makes of them: the same.
+template <class T>
+std::string misfit_cbor(const std::string& bytes) {
+  std::string direct, via_json;
+  try {
+    read_as<T>(bytes);
+  } catch (const lp::detail::decode_error& e) {
+    direct = e.what();
+  }
+  try {
+    from_wire<T>(protocol::decode(bytes, protocol::format::cbor));
+  } catch (const lp::detail::decode_error& e) {
+    via_json = e.what();
+  }
+  CHECK(direct == via_json);
+  return direct;
 }
 
 template <class T>
@@ -191,20 +270,7 @@ TEST_SUITE("wire") {
     same(written(std::vector<double>{1, 2}), std::vector<double>{1, 2});
     // A value that does not fit gets from_wire's message, whichever route.
     auto same_error = [](const std::string& bytes, auto type) {
-      using T = typename decltype(type)::type;
-      std::string direct, via_json;
-      try {
-        read_as<T>(bytes);
-      } catch (const lp::detail::decode_error& e) {
-        direct = e.what();
-      }
-      try {
-        from_wire<T>(protocol::decode(bytes, protocol::format::cbor));
-      } catch (const lp::detail::decode_error& e) {
-        via_json = e.what();
-      }
-      CHECK(!direct.empty());
-      CHECK(direct == via_json);
+      CHECK(!misfit_cbor<typename decltype(type)::type>(bytes).empty());
     };
     same_error(written(300), boost::hana::type_c<std::int8_t>);
     same_error(written(-1), boost::hana::type_c<unsigned>);
@@ -229,6 +295,156 @@ TEST_SUITE("wire") {
     // Bytes that are not CBOR are refused as such, not read past.
     std::string truncated = written(std::vector<float>{1, 2}).substr(0, 6);
     CHECK_THROWS_AS(read_as<std::vector<float>>(truncated), lp::detail::cbor::malformed);
+  }
+
+  TEST_CASE("the kinds table: what crosses, and what is refused at compile time") {
+    using lp::wire_type;
+    using lp::detail::wire_kind;
+    using lp::detail::wire_kind_of;
+    static_assert(wire_type<void> && wire_type<bool> && wire_type<char> && wire_type<long double>);
+    static_assert(wire_kind_of<std::vector<float>> == wire_kind::typed_array);
+    static_assert(wire_kind_of<std::array<std::int16_t, 4>> == wire_kind::typed_array);
+    static_assert(wire_kind_of<std::vector<bool>> == wire_kind::sequence);
+    static_assert(wire_kind_of<std::array<std::string, 2>> == wire_kind::sequence);
+    static_assert(wire_kind_of<std::set<int>> == wire_kind::sequence);
+    static_assert(wire_kind_of<std::unordered_map<std::string, int>> == wire_kind::map);
+    static_assert(wire_kind_of<std::pair<int, int>> == wire_kind::tuple);
+    static_assert(wire_kind_of<w::Kinds> == wire_kind::record);
+    static_assert(wire_kind_of<w::Color> == wire_kind::enumeration);
+    static_assert(wire_kind_of<lp::json> == wire_kind::json);
+    static_assert(wire_kind_of<t::Pixel> == wire_kind::nlohmann);
+    static_assert(wire_kind_of<lp::tensor<float>> == wire_kind::tensor);
+    static_assert(wire_type<w::Tree>);  // recursive, through a std::vector
+    static_assert(wire_type<std::map<std::string, std::tuple<int, std::optional<std::set<std::string>>>>>);
+    // Refused, each with its reason (tests/compile_fail/refused_*.cpp).
+    static_assert(!wire_type<std::variant<int, double>>);
+    static_assert(!wire_type<std::map<int, double>>);
+    static_assert(!wire_type<std::unordered_map<int, double>>);
+    static_assert(!wire_type<std::deque<int>>);
+    static_assert(!wire_type<std::unordered_set<int>>);
+    static_assert(!wire_type<std::multimap<std::string, int>>);
+    static_assert(!wire_type<std::string_view>);
+    static_assert(!wire_type<const char*>);
+    static_assert(!wire_type<int[3]>);
+    static_assert(!wire_type<std::vector<std::variant<int>>>);  // wherever it sits
+    static_assert(std::is_same_v<lp::detail::wire_offender<std::pair<int, std::vector<std::map<int, int>>>>,
+                                 std::map<int, int>>);
+  }
+
+  TEST_CASE("std::array, std::set, std::unordered_map, enums and lp::json: the same in JSON and CBOR") {
+    check_both(std::array<float, 3>{0.5f, -1.5f, 3e30f});
+    check_both(std::array<std::int64_t, 2>{-1, std::numeric_limits<std::int64_t>::min()});
+    check_both(std::array<std::string, 2>{"a", "b"});
+    check_both(std::array<int, 0>{});
+    check_both(std::array<std::vector<float>, 2>{std::vector<float>{1}, std::vector<float>{}});
+    check_both(std::set<int>{3, 1, 2});
+    check_both(std::set<std::string>{"x", "y"});
+    check_both(std::vector<std::set<int>>{{1}, {}});
+    check_both(std::unordered_map<std::string, int>{{"a", 1}, {"b", -2}});
+    check_both(std::unordered_map<std::string, std::vector<float>>{{"w", {1, 2}}, {"b", {}}});
+    check_both(w::Color::blue);
+    check_both(w::one);
+    check_both(std::optional<std::array<double, 2>>(std::array<double, 2>{1, 2}));
+    check_both(std::pair<std::set<int>, std::unordered_map<std::string, w::Color>>({1}, {{"c", w::Color::green}}));
+    check_both('x');
+    check_both(0.5L);
+    check_both(lp::json::parse(R"({"a": [1, -2, 2.5, "x", null, true, {"b": []}]})"));
+    check_both(w::Kinds{{1, 2, 3}, {"t"}, {{"s", {0.5}}}, w::Color::red, lp::json::parse(R"([1, "two"])")});
+    // The forms: a std::array of numbers is the typed array a std::vector is.
+    CHECK(written(std::array<float, 2>{1, 2}) == written(std::vector<float>{1, 2}));
+    CHECK(protocol::encode(to_wire(std::array<float, 2>{1, 2}), protocol::format::json) == "[1.0,2.0]");
+    CHECK(protocol::encode(to_wire(std::set<int>{3, 1}), protocol::format::json) == "[1,3]");
+    CHECK(protocol::encode(to_wire(w::Color::blue), protocol::format::json) == "200");
+    CHECK(protocol::encode(to_wire(std::unordered_map<std::string, int>{{"k", 1}}), protocol::format::json) ==
+          R"({"k":1})");
+    // A set takes repeated items as a local std::set would.
+    CHECK(from_wire<std::set<int>>(lp::json::parse("[2, 1, 2]")) == std::set<int>{1, 2});
+    // Hana structs convert to and from lp::json as the wire has them.
+    lp::json j = w::Sample{{0.5f}, 3};
+    CHECK(j.dump() == R"({"action":3,"observation":[0.5]})");
+    CHECK((j.get<w::Sample>() == w::Sample{{0.5f}, 3}));
+    CHECK_THROWS_AS(lp::json::parse(R"({"action": 1.5, "observation": []})").get<w::Sample>(),
+                    lp::detail::decode_error);
+  }
+
+  TEST_CASE("the new kinds are checked as strictly as a parameter, with one message in every route") {
+    CHECK(misfit<std::array<int, 3>>("[1, 2]") == "expected an array of 3 items (std::array<int, 3>), got array [1,2]");
+    CHECK(misfit<std::array<int, 2>>("[1, 2.5]").find("expected an integer (int), got number 2.5") == 0);
+    auto two_floats = written(std::vector<float>{1, 2});
+    CHECK(misfit_cbor<std::array<float, 3>>(two_floats).find(
+              "expected an array of 3 items, or a typed array of as many of this element type") == 0);
+    CHECK(misfit_cbor<std::array<double, 2>>(two_floats).find("byte string of 8 bytes tagged 85") !=
+          std::string::npos);
+    CHECK(misfit<std::set<int>>("[1, 1.5]").find("expected an integer (int), got number 1.5") == 0);
+    CHECK(misfit<std::set<int>>(R"({"a": 1})").find("expected an array (") == 0);
+    CHECK(misfit<std::unordered_map<std::string, short>>(R"({"a": 70000})").find("expected an integer in range") == 0);
+    CHECK(misfit<std::unordered_map<std::string, int>>("[1]").find("expected an object (") == 0);
+    CHECK(misfit<w::Color>("300") == "expected an integer in range (w::Color), got number 300");
+    CHECK(misfit<w::Color>("-1") == "expected an integer in range (w::Color), got number -1");
+    CHECK(misfit<w::Color>("1.5") == "expected an integer (w::Color), got number 1.5");
+    CHECK(misfit<w::Color>(R"("red")") == R"(expected an integer (w::Color), got string "red")");
+    CHECK(misfit<std::array<float, 1>>("[1e300]").find("expected a number in range") == 0);
+    CHECK(misfit<w::Kinds>(R"({"rgb": [1, 2, 3], "tags": [], "series": {}, "color": 7, "extra": null})") ==
+          "(no error)");
+    CHECK(misfit<w::Kinds>(R"({"rgb": [1, 2, 3], "tags": [], "series": {}, "color": 256, "extra": null})") ==
+          "expected an integer in range (w::Color), got number 256");
+    CHECK(misfit<t::Pixel>(R"({"r": 1})").find("cannot convert object") == 0);  // nlohmann's rules, its message
+  }
+
+  TEST_CASE("several misfits: the first in the type's order is named, whatever the order on the wire") {
+    // A struct's members in declaration order: x before y, though y comes
+    // first on the wire.
+    std::string y_then_x("\xa2\x61y\x61" "b\x61x\x61" "a", 9);
+    CHECK(misfit_cbor<t::Point>(y_then_x) == R"(expected a number (double), got string "a")");
+    CHECK(misfit<t::Point>(R"({"y": "b", "x": "a"})") == R"(expected a number (double), got string "a")");
+    // A missing member before a misfit one.
+    CHECK(misfit<t::Point>(R"({"y": "b"})") == R"(expected an object with member 'x' (t::Point), got object {"y":"b"})");
+    // A map's keys in sorted order: "a" before "b".
+    std::string b_then_a("\xa2\x61" "b\x61x\x61" "a\x61y", 9);
+    CHECK(misfit_cbor<std::map<std::string, int>>(b_then_a) == R"(expected an integer (int), got string "y")");
+    CHECK(misfit_cbor<std::unordered_map<std::string, int>>(b_then_a).find(R"(got string "y")") != std::string::npos);
+    // A repeated key: the last one counts, as in a json object.
+    std::string bad_then_good("\xa2\x61x\x61z\x61x\x01", 8);
+    CHECK(read_as<std::map<std::string, int>>(bad_then_good) == std::map<std::string, int>{{"x", 1}});
+    CHECK(misfit_cbor<std::map<std::string, int>>(std::string("\xa2\x61x\x01\x61x\x61z", 8)) ==
+          R"(expected an integer (int), got string "z")");
+    // A tensor: its shape before its data, then whether they agree.
+    CHECK(misfit<lp::tensor<float>>(R"({"data": ["x"], "shape": ["y"]})").find(R"(got string "y")") != std::string::npos);
+    CHECK(misfit<lp::tensor<float>>(R"({"data": [1], "shape": [2]})") == "a tensor of shape [2] needs 2 values, got 1");
+    CHECK(misfit<lp::tensor<float>>(R"({"data": [1]})").find("expected a tensor, an object with 'shape' and 'data'") == 0);
+    // An indefinite-length array: its size is checked before its items.
+    std::string three_indefinite("\x9f\xf9\x3e\x00\x02\x03\xff", 7);  // [1.5 (float16), 2, 3]
+    CHECK(misfit_cbor<std::tuple<int, int>>(three_indefinite).find("expected an array of the tuple's size") == 0);
+    CHECK(misfit_cbor<std::array<int, 2>>(three_indefinite).find("expected an array of 2 items") == 0);
+    CHECK(read_as<std::tuple<double, int, int>>(three_indefinite) == std::tuple<double, int, int>(1.5, 2, 3));
+    CHECK(read_as<std::array<double, 3>>(three_indefinite) == std::array<double, 3>{1.5, 2, 3});
+    // Bytes that are not CBOR are said so, even after a misfit.
+    CHECK_THROWS_AS(read_as<std::vector<int>>(std::string("\x82\x61x", 3)), lp::detail::cbor::malformed);
+    CHECK_THROWS_AS(read_as<std::vector<int>>(std::string("\x82\x61x\x7f\x61", 5)), lp::detail::cbor::malformed);
+    CHECK_THROWS_AS(read_as<std::vector<int>>(std::string("\x82\x61x\x61\xff", 5)), std::domain_error);
+  }
+
+  TEST_CASE("a JSON body and a CBOR body nest as deep before they are refused") {
+    for (int depth = 120; depth <= 135; ++depth) {
+      CAPTURE(depth);
+      std::string json_body = std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']');
+      std::string cbor_body = std::string(static_cast<std::size_t>(depth - 1), '\x81') + "\x80";
+      bool json_ok = true, cbor_ok = true;
+      try {
+        lp::detail::arguments args(json_body, protocol::format::json);
+        if (depth > 1) args.get<lp::json>(0);
+      } catch (const std::length_error&) {
+        json_ok = false;
+      }
+      try {
+        lp::detail::arguments args(cbor_body, protocol::format::cbor);
+        if (depth > 1) args.get<lp::json>(0);
+      } catch (const std::length_error&) {
+        cbor_ok = false;
+      }
+      CHECK(json_ok == cbor_ok);
+      CHECK(json_ok == (depth <= static_cast<int>(protocol::max_depth) + 1));
+    }
   }
 
   TEST_CASE("a gathered body refers to large arrays and reads as the copied one") {
@@ -291,6 +507,40 @@ TEST_SUITE("wire") {
     lp::tensor<float> image({3, 4, 5});
     for (std::size_t i = 0; i < image.size(); ++i) image[i] = static_cast<float>(i) / 7;
     CHECK(running.client(tensor).echo(image) == image);
+  }
+
+  TEST_CASE("the new kinds over HTTP: a C++ caller's CBOR and curl's JSON") {
+    lp::program p("kinds_http");
+    auto mixer = p.add_node<w::Mixer>("mixer");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto client = running.client(mixer);
+    CHECK(client.scale(std::array<float, 3>{1, 2, 3}, 2.0f) == std::array<float, 3>{2, 4, 6});
+    CHECK(client.tags(std::vector<std::string>{"b", "a", "b"}) == std::set<std::string>{"a", "b"});
+    CHECK(client.count(std::set<std::string>{"ab", "c"}) == std::unordered_map<std::string, int>{{"ab", 2}, {"c", 1}});
+    CHECK(client.next(w::Color::red) == w::Color::green);
+    CHECK(client.wrap(lp::json::parse(R"([1, "x"])")) == lp::json::parse(R"({"wrapped": [1, "x"]})"));
+    w::Kinds k{{1, 2, 3}, {"t"}, {{"s", {0.5, 1}}}, w::Color::blue, nullptr};
+    auto back = client.kinds(k);
+    k.tags.insert("seen");
+    CHECK((back == k));
+    httplib::Client http(running.urls().at("mixer"));
+    http.set_default_headers({{"Authorization", "Bearer " + running.secret()}});
+    auto call = [&](const std::string& method, const std::string& body) {
+      auto reply = http.Post("/lp/v1/call/" + method, body, "application/json");
+      REQUIRE(reply);
+      return std::to_string(reply->status) + " " + reply->body;
+    };
+    CHECK(call("scale", "[[1, 2, 3], 2]") == R"(200 {"result":[2.0,4.0,6.0]})");
+    CHECK(call("tags", R"([["b", "a", "b"]])") == R"(200 {"result":["a","b"]})");
+    CHECK(call("next", "[0]") == R"(200 {"result":1})");
+    CHECK(call("kinds", R"([{"rgb": [1, 2, 3], "tags": [], "series": {"s": [1]}, "color": 200, "extra": {"k": null}}])") ==
+          R"(200 {"result":{"color":200,"extra":{"k":null},"rgb":[1.0,2.0,3.0],"series":{"s":[1.0]},"tags":["seen"]}})");
+    auto bad = call("scale", "[[1, 2], 2]");
+    CHECK(bad.find("400 ") == 0);
+    CHECK(bad.find("argument 1 of scale: expected an array of 3 items (std::array<float, 3>), got array [1,2]") !=
+          std::string::npos);
+    CHECK(call("next", "[256]").find("argument 1 of next: expected an integer in range (w::Color), got number 256") !=
+          std::string::npos);
   }
 
   TEST_CASE("a result with large arrays reaches C++, curl and a direct caller whole") {

@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <launchpad/detail/wire/json_decode.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
 #include <launchpad/error.hpp>
-#include <launchpad/wire.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,40 +76,18 @@ class tensor {
 
   bool operator==(const tensor&) const = default;
 
+  // As the wire has it (the data a typed array), for a tensor inside a
+  // type that nlohmann converts.
   friend void to_json(json& j, const tensor& t) {
     j = json::object();
     j["shape"] = t.shape_;
     j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
   }
-
-  friend void from_json(const json& j, tensor& t) {
-    if (!j.is_object() || !j.contains("shape") || !j.contains("data"))
-      throw detail::decode_error("expected a tensor, an object with 'shape' and 'data', got " +
-                                 detail::describe_value(j));
-    auto shape = detail::from_wire<shape_type>(j["shape"]);
-    auto values = detail::from_wire<std::vector<T>>(j["data"]);
-    if (values.size() != count(shape))
-      throw detail::decode_error("a tensor of shape " + shape_text(shape) + " needs " +
-                                 std::to_string(count(shape)) + " values, got " +
-                                 std::to_string(values.size()));
-    t.shape_ = std::move(shape);
-    t.values_ = std::move(values);
-  }
+  friend void from_json(const json& j, tensor& t) { t = detail::from_wire<tensor>(j); }
 
  private:
-  // The number of values of a shape; SIZE_MAX for one too large to hold.
-  static std::size_t count(const shape_type& shape) {
-    std::size_t total = 1;
-    for (auto dimension : shape)
-      if (__builtin_mul_overflow(total, dimension, &total)) return SIZE_MAX;
-    return total;
-  }
-
-  static std::string shape_text(const shape_type& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-  }
+  static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
+  static std::string shape_text(const shape_type& shape) { return detail::shape_text(shape); }
 
   std::size_t offset(std::initializer_list<std::size_t> index) const {
     std::size_t flat = 0, dimension = 0;
@@ -122,10 +100,3 @@ class tensor {
 };
 
 }  // namespace lp
-
-namespace lp::detail {
-template <class T>
-inline constexpr bool is_tensor = false;
-template <class T>
-inline constexpr bool is_tensor<tensor<T>> = true;
-}  // namespace lp::detail

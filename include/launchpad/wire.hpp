@@ -1,61 +1,46 @@
 #pragma once
 
 // What may cross the wire: every method parameter and return type of a
-// service must be a wire_type. nlohmann_json decides which types those are:
-// arithmetic types, strings, standard containers of wire types, and user types
-// with to_json/from_json (NLOHMANN_DEFINE_TYPE_*). Structs declared with
-// BOOST_HANA_DEFINE_STRUCT are wire types too, as JSON objects keyed by member,
-// and so is std::optional (null when empty), which nlohmann only learnt in 3.12.
+// service must be an lp::wire_type (detail/wire/kind.hpp classifies them;
+// docs/protocol.md, "Values", lists the kinds and their forms):
+// numbers, bool, std::string, std::optional, std::vector, std::array,
+// std::set, std::map and std::unordered_map with std::string keys,
+// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
+// lp::tensor, lp::json, enums, and types with their own to_json/from_json
+// (NLOHMANN_DEFINE_TYPE_*). Other containers, std::variant, maps with
+// other keys, views and pointers are refused at compile time, each with the
+// reason.
+//
+// Hana structs and std::optional convert to and from lp::json too, so
+// they may sit inside a type nlohmann converts; a Hana struct converts as
+// the wire does (strictly).
 
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/concept/struct.hpp>
-#include <boost/hana/first.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/second.hpp>
-#include <boost/hana/string.hpp>
-#include <nlohmann/json.hpp>
+#include <launchpad/detail/wire/kind.hpp>
+#include <launchpad/detail/wire/json_decode.hpp>
+#include <launchpad/detail/wire/json_encode.hpp>
+#include <launchpad/detail/wire/typed_array.hpp>
 #include <optional>
 #include <type_traits>
-
-namespace lp {
-
-using json = nlohmann::json;
-
-template <class T>
-concept wire_type =
-    std::is_void_v<T> ||
-    (std::is_object_v<T> && !std::is_pointer_v<T> &&
-     requires(json& j, const T& value) {
-       j = value;
-       j.template get<T>();
-     });
-
-namespace detail {
-template <class T>
-concept hana_struct = std::is_class_v<T> && boost::hana::Struct<T>::value;
-}  // namespace detail
-
-}  // namespace lp
 
 namespace nlohmann {
 template <class T>
 struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
   static void to_json(json& j, const T& value) {
-    j = json::object();
-    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
-      j[boost::hana::to<const char*>(boost::hana::first(member))] =
-          boost::hana::second(member)(value);
-    });
+    if constexpr (lp::wire_type<T>) {
+      j = lp::detail::to_wire(value);
+      lp::detail::typed_array::expand(j);  // plain JSON, as nlohmann writes a vector
+    } else {
+      lp::detail::explain_wire_type<T>();
+    }
   }
   static void from_json(const json& j, T& value) {
-    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
-      auto& field = boost::hana::second(member)(value);
-      j.at(boost::hana::to<const char*>(boost::hana::first(member))).get_to(field);
-    });
+    if constexpr (lp::wire_type<T>) value = lp::detail::from_wire<T>(j);
+    else lp::detail::explain_wire_type<T>();
   }
 };
 
 #if NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR < 12
+// nlohmann learnt std::optional (null when empty) in 3.12.
 template <class T>
 struct adl_serializer<std::optional<T>> {
   static void to_json(json& j, const std::optional<T>& value) {

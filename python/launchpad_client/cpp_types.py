@@ -152,8 +152,8 @@ def _sequence_items(value):
 
 
 class Sequence(CppType):
-    """std::vector, std::deque, std::list, std::set ...: a list on the wire,
-    and for a std::vector of numbers a typed array in CBOR (`typed`)."""
+    """std::vector and std::set: a list on the wire, and for a std::vector
+    of numbers a typed array in CBOR (`typed`)."""
 
     def __init__(self, name, element_type, typed):
         super().__init__(name)
@@ -253,15 +253,9 @@ class FixedArray(CppType):
         return value
 
 
-def _hashable(value):
-    if isinstance(value, list):
-        return tuple(_hashable(v) for v in value)
-    return value
-
-
 class Map(CppType):
-    """std::map and std::unordered_map: an object when the key is a string,
-    else (as nlohmann writes them) a list of [key, value] pairs."""
+    """std::map and std::unordered_map with std::string keys (the only keys
+    a C++ service may use): an object."""
 
     def __init__(self, name, key_type, value_type):
         super().__init__(name)
@@ -272,26 +266,17 @@ class Map(CppType):
         if not isinstance(value, collections.abc.Mapping):
             raise _mismatch(where, self, "a dict", value)
         convert = self.value_type.to_wire
-        if isinstance(self.key_type, String):
-            out = {}
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    raise _mismatch(f"{where}, a key", self.key_type, "a str", key)
-                out[self.key_type.to_wire(key, f"{where}, key {key!r}")] = convert(
-                    item, f"{where}, key {key!r}"
-                )
-            return out
-        return [
-            [self.key_type.to_wire(key, f"{where}, key {key!r}"), convert(item, f"{where}, key {key!r}")]
-            for key, item in value.items()
-        ]
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _mismatch(f"{where}, a key", self.key_type, "a str", key)
+            out[key] = convert(item, f"{where}, key {key!r}")
+        return out
 
     def from_wire(self, value):
-        key, item = self.key_type.from_wire, self.value_type.from_wire
         if isinstance(value, dict):
+            item = self.value_type.from_wire
             return {k: item(v) for k, v in value.items()}
-        if isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
-            return {_hashable(key(k)): item(v) for k, v in value}
         return value
 
 
@@ -407,9 +392,6 @@ _ALIASES = {  # in case a compiler spells an alias instead of what it names
     "std::uint64_t": ("unsigned long",), "std::size_t": ("unsigned long",),
     "std::ptrdiff_t": ("long",),
 }
-_SEQUENCES = {"std::vector", "std::deque", "std::list", "std::forward_list"}
-_SETS = {"std::set", "std::multiset", "std::unordered_set", "std::unordered_multiset"}
-_MAPS = {"std::map", "std::unordered_map", "std::multimap", "std::unordered_multimap"}
 _TOKEN = re.compile(r"\s*(?:((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)|(\d+)[uUlL]*|(.))")
 
 
@@ -533,7 +515,7 @@ def _make(spelling, words, arguments):
         if name == "std::basic_string" and (not types or types[0].name != "char"):
             return Opaque(spelling)
         return String(spelling)
-    if name in _SEQUENCES and types:
+    if name == "std::vector" and types:
         element = types[0]
         typed = (
             name == "std::vector"
@@ -542,11 +524,11 @@ def _make(spelling, words, arguments):
             and (len(arguments) == 1 or (len(types) == 2 and types[1].name.startswith("std::allocator")))
         )
         return Sequence(spelling, element, typed)
-    if name in _SETS and types:
+    if name == "std::set" and types:
         return Sequence(spelling, types[0], False)
     if name == "std::array" and len(arguments) == 2 and isinstance(arguments[1], int) and types:
         return FixedArray(spelling, types[0], arguments[1])
-    if name in _MAPS and len(types) >= 2:
+    if name in ("std::map", "std::unordered_map") and len(types) >= 2 and isinstance(types[0], String):
         return Map(spelling, types[0], types[1])
     if name in ("std::pair", "std::tuple") and len(types) == len(arguments):
         return Tuple(spelling, types)

@@ -33,103 +33,56 @@
 #include <algorithm>
 #include <cmath>
 
+// ---- launchpad/detail/config.hpp ----
+
+// Where the library's compiled part lives (docs/concepts.md, "How the library
+// is built"). The launchers, the servers, the process and Slurm code are no
+// templates: a user's code needs only their declarations.
+//
+// - By default every definition is inline in the headers: one include and
+//   nothing to link, at the price of compiling it all in each translation
+//   unit that includes launchpad.hpp.
+// - With LP_SEPARATE_COMPILATION (the meson dependency defines it), the
+//   headers declare those parts only, and they are compiled once: in the
+//   library the meson dependency builds, or, with the single header, in the
+//   one translation unit that also defines LP_IMPLEMENTATION.
+#if !defined(LP_SEPARATE_COMPILATION)
+#define LP_API inline
+#define LP_DETAIL_DEFINE_COMPILED_PART 1
+#elif defined(LP_IMPLEMENTATION)
+#define LP_API
+#define LP_DETAIL_DEFINE_COMPILED_PART 1
+#else
+#define LP_API
+#define LP_DETAIL_DEFINE_COMPILED_PART 0
+#endif
+
 // ---- launchpad/detail/wire/cbor_decode.hpp ----
 
-// cbor::read_as<T>: the item at a position of a CBOR body as a T. An item in
-// the form cbor::write gives a T is read straight into the T, so a typed
-// array costs one memcpy. Any other item, and any value that does not fit,
-// goes through its json value and from_wire (decode.hpp): the result and
-// every error are from_wire's, only faster when the peer wrote what we write.
+// cbor::read_as<T>: the item at a position of a CBOR body, read straight
+// into a T: the one reader of every wire type (a JSON value is read through
+// its CBOR form, json_decode.hpp). A typed array costs one memcpy. It reads
+// every form a peer may write (docs/protocol.md): float16/32/64 or an
+// integer for a float, indefinite lengths, either byte order of a typed
+// array, map keys in any order (the last of a repeated key wins), unknown
+// struct members (passed over).
+//
+// A value that does not fit T gets a decode_error whose message quotes the
+// item ("expected an integer in range (short), got number 70000"). Where a
+// value holds several misfits, the one named is the first in the order of
+// the type (a struct's members in declaration order, a map's keys in
+// sorted order), whatever the order on the wire, so a JSON body and its
+// CBOR form get the same message. Bytes that are not CBOR get what the
+// generic reader (cbor_reader.hpp) throws for them, even where a misfit
+// comes first.
 
 #include <array>
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/first.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/length.hpp>
-#include <boost/hana/second.hpp>
 #include <cstdint>
-#include <cstring>
-
-// ---- launchpad/detail/wire/cbor_encode.hpp ----
-
-// cbor::write: a C++ value appended to a body as CBOR, the value that
-// to_wire (encode.hpp) gives written without building it first. A vector of
-// numbers or a tensor is then one memcpy into the body, where building the
-// json value and writing that copies it twice. A type this file does not
-// know is written through its json value.
-
-// ---- launchpad/detail/wire/buffers.hpp ----
-
-// Bodies are read and written through buffers that each thread keeps from
-// one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
-// a VM the first touch of a page costs microseconds: a 4 MB tensor in new
-// buffers on every call spent more time in page faults than on the wire.
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <cstdlib>
-#include <mutex>
-#include <string>
-
-namespace lp::detail {
-
-// A thread keeps buffers up to this size; a larger body gets a buffer of its
-// own, freed after use, so one huge call does not pin its memory forever.
-inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
-
-// Frees a thread's buffer that has grown past max_kept_buffer.
-inline void drop_if_large(std::string& buffer) {
-  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
-}
-
-// An empty buffer of this thread, one per `Use` (request, reply, ...),
-// holding at least `expected` bytes of capacity.
-template <class Use>
-std::string& thread_buffer(std::size_t expected = 0) {
-  thread_local std::string buffer;
-  drop_if_large(buffer);
-  buffer.clear();
-  buffer.reserve(expected);
-  return buffer;
-}
-
-// glibc gives every block over a threshold (128 KiB, then as large as the
-// largest block freed so far) fresh pages from the kernel and returns them on
-// free, so each large body, value and copy of a call costs its page faults
-// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
-// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB. Setting MALLOC_MMAP_THRESHOLD_,
-// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user.
-inline void keep_large_blocks() {
-#if defined(__GLIBC__)
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const char* chosen : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
-      if (std::getenv(chosen)) return;
-    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  });
-#endif
-}
-
-// Bodies up to this size are copied next to their headers, to go out in one
-// write: a copy costs less than a second packet. Larger ones are written
-// straight from their buffer.
-inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
-
-// Socket buffers (SO_SNDBUF, SO_RCVBUF) large enough for a 4 MB body to be
-// in flight at once on loopback; the kernel's defaults make a sender wait for
-// the reader many times per megabyte.
-inline constexpr int socket_buffer_bytes = 4 << 20;
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/wire/json_decode.hpp ----
 
 // ---- launchpad/detail/reflect/type_name.hpp ----
 
+#include <string>
 #include <string_view>
 
 namespace lp::detail {
@@ -154,6 +107,946 @@ std::string type_name() {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/wire/cbor_reader.hpp ----
+
+// The one CBOR lexer (RFC 8949). cbor::reader reads item heads, strings and
+// simple values from a body, counts nesting, and says what is wrong with
+// bytes that are not CBOR. On it are built
+// - the generic reader here: any item into a json value (read_all,
+//   read_at), or only checked (skip, array_items);
+// - the typed reader (cbor_decode.hpp), which reads an item straight into
+//   a C++ value.
+// Ours rather than nlohmann's from_cbor, which copies a byte string one byte
+// at a time (15-20 ms for 4 MB here, where this takes a memcpy) and recurses
+// without a limit. It accepts what C++ peers write and what other
+// languages' CBOR libraries commonly send, and refuses the rest with a
+// message:
+// - nesting deeper than max_depth (std::length_error);
+// - text strings and map keys that are not UTF-8 (std::domain_error);
+// - tags on anything but a byte string (the only tags we give meaning to are
+//   RFC 8746 typed arrays, kept as the byte string's subtype);
+// - map keys that are not text, simple values other than false/true/null,
+//   truncated items and trailing bytes (cbor::malformed).
+// The lexing steps are inline; reading or checking whole items, and every
+// message, is in the library's compiled part (detail/config.hpp).
+
+#include <cstring>
+
+// ---- launchpad/detail/wire/kind.hpp ----
+
+// The wire-type model: one classification of C++ types, wire_kind_of<T>,
+// that every codec switches on (cbor_encode.hpp writes, cbor_decode.hpp
+// reads; JSON goes through them, json_encode.hpp and json_decode.hpp), and
+// lp::wire_type, the types a service method may take or return. The kinds
+// are listed in docs/protocol.md ("Values"). To add a kind: classify it
+// here, then give it a case in cbor::write and in the typed reader; each
+// ends with a static_assert, so a kind either forgets does not compile.
+//
+// Also here: the one walk over the members of a Hana struct
+// (for_each_member, member_types), and, for a type that is not a wire type,
+// the compile-time message that says why (wire_diagnosis).
+
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/concept/struct.hpp>
+#include <boost/hana/first.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/second.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/unpack.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <valarray>
+#include <variant>
+#include <vector>
+
+namespace lp {
+
+using json = nlohmann::json;
+
+template <class T>
+class tensor;
+
+}  // namespace lp
+
+namespace lp::detail {
+
+// The element types that pack into a typed array (RFC 8746): every
+// arithmetic type but bool, whose std::vector is not contiguous.
+template <class T>
+concept packable =
+    std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) &&
+    (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>);
+
+template <class T>
+concept hana_struct = std::is_class_v<T> && boost::hana::Struct<T>::value;
+
+// ---- The one walk over a Hana struct's members --------------------------
+
+// Calls f(name, member) for each member of `value` (const or not), in
+// declaration order; `name` is a const char*.
+template <class S, class F>
+void for_each_member(S& value, F&& f) {
+  boost::hana::for_each(boost::hana::accessors<std::remove_const_t<S>>(),
+                        [&](auto member) {
+                          f(boost::hana::to<const char*>(boost::hana::first(member)),
+                            boost::hana::second(member)(value));
+                        });
+}
+
+template <class T>
+inline constexpr std::size_t member_count =
+    decltype(boost::hana::length(boost::hana::accessors<T>()))::value;
+
+template <class T>
+constexpr auto member_types_of() {
+  return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... member) {
+    return std::type_identity<std::tuple<std::remove_cvref_t<decltype(boost::hana::second(
+        member)(std::declval<T&>()))>...>>{};
+  });
+}
+
+// The members' types, as a std::tuple.
+template <class T>
+using member_types = typename decltype(member_types_of<T>())::type;
+
+// ---- Shapes of standard types --------------------------------------------
+
+template <class T>
+inline constexpr bool is_optional = false;
+template <class T>
+inline constexpr bool is_optional<std::optional<T>> = true;
+
+template <class T>
+inline constexpr bool is_std_vector = false;
+template <class E, class A>
+inline constexpr bool is_std_vector<std::vector<E, A>> = true;
+
+template <class T>
+inline constexpr bool is_std_array = false;
+template <class E, std::size_t N>
+inline constexpr bool is_std_array<std::array<E, N>> = true;
+
+template <class T>
+inline constexpr bool is_std_set = false;
+template <class E, class C, class A>
+inline constexpr bool is_std_set<std::set<E, C, A>> = true;
+
+// std::map and std::unordered_map, whatever their key.
+template <class T>
+inline constexpr bool is_std_map = false;
+template <class K, class V, class C, class A>
+inline constexpr bool is_std_map<std::map<K, V, C, A>> = true;
+template <class K, class V, class H, class E, class A>
+inline constexpr bool is_std_map<std::unordered_map<K, V, H, E, A>> = true;
+
+template <class T>
+inline constexpr bool is_tuple_like = false;
+template <class... E>
+inline constexpr bool is_tuple_like<std::tuple<E...>> = true;
+template <class A, class B>
+inline constexpr bool is_tuple_like<std::pair<A, B>> = true;
+
+template <class T>
+inline constexpr bool is_variant = false;
+template <class... E>
+inline constexpr bool is_variant<std::variant<E...>> = true;
+
+template <class T>
+inline constexpr bool is_tensor = false;
+template <class T>
+inline constexpr bool is_tensor<tensor<T>> = true;
+
+// Text of another kind than std::string: views, wide strings, ...
+template <class T>
+inline constexpr bool is_other_text = false;
+template <class C, class Tr, class A>
+inline constexpr bool is_other_text<std::basic_string<C, Tr, A>> = true;
+template <class C, class Tr>
+inline constexpr bool is_other_text<std::basic_string_view<C, Tr>> = true;
+
+template <class T>
+inline constexpr bool is_valarray = false;
+template <class E>
+inline constexpr bool is_valarray<std::valarray<E>> = true;
+
+template <class T>
+concept range_like = requires(const T& value) {
+  typename T::value_type;
+  value.begin();
+  value.end();
+};
+
+// A type with its own to_json and from_json (NLOHMANN_DEFINE_TYPE_*,
+// NLOHMANN_JSON_SERIALIZE_ENUM, or written by hand), found as nlohmann finds
+// them: by argument-dependent lookup.
+namespace json_probe {
+void to_json() = delete;
+void from_json() = delete;
+template <class T>
+concept own_conversion = requires(json& j, const json& in, const T& value, T& out) {
+  to_json(j, value);
+  from_json(in, out);
+};
+}  // namespace json_probe
+
+template <class T>
+concept nlohmann_convertible = requires(json& j, const T& value) {
+  j = value;
+  j.template get<T>();
+};
+
+// ---- The kinds -----------------------------------------------------------
+
+enum class wire_kind {
+  // Types that cross the wire (docs/protocol.md, "Values").
+  boolean,      // bool
+  integer,      // every other integral type (char too)
+  floating,     // float, double, long double (as a float64)
+  enumeration,  // an enum without its own to_json: its underlying integer
+  string,       // std::string, UTF-8
+  optional,     // std::optional<T>: null or the T
+  typed_array,  // std::vector<N>, std::array<N, n> of a packable number N
+  sequence,     // std::vector<T>, std::array<T, n>, std::set<T>
+  map,          // std::map, std::unordered_map with std::string keys
+  tuple,        // std::pair, std::tuple
+  record,       // BOOST_HANA_DEFINE_STRUCT
+  tensor,       // lp::tensor<N>
+  json,         // lp::json: any value, unchecked
+  nlohmann,     // a type with its own to_json/from_json (nlohmann's rules)
+  // Types that do not, each with its reason (wire_diagnosis below).
+  refused_key,        // a map whose key is not std::string
+  refused_variant,    // std::variant
+  refused_container,  // any other container: std::deque, std::list, C arrays, ...
+  refused_text,       // std::string_view, std::wstring, ...
+  refused_pointer,    // pointers and references
+  none,               // anything else
+};
+
+template <class T>
+constexpr wire_kind classify() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_reference_v<T> || std::is_pointer_v<U> ||
+                std::is_member_pointer_v<U>)
+    return wire_kind::refused_pointer;
+  else if constexpr (std::is_same_v<U, bool>)
+    return wire_kind::boolean;
+  else if constexpr (std::is_integral_v<U> && sizeof(U) <= 8)
+    return wire_kind::integer;
+  else if constexpr (std::is_floating_point_v<U>)
+    return wire_kind::floating;
+  else if constexpr (std::is_same_v<U, std::string>)
+    return wire_kind::string;
+  else if constexpr (is_tensor<U>)
+    return wire_kind::tensor;
+  else if constexpr (std::is_same_v<U, json>)
+    return wire_kind::json;
+  else if constexpr (is_optional<U>)
+    return wire_kind::optional;
+  else if constexpr (is_std_vector<U> || is_std_array<U>) {
+    using element = typename U::value_type;
+    if constexpr (packable<element> && !is_std_vector<U>)
+      return wire_kind::typed_array;
+    else if constexpr (packable<element>)
+      return std::is_same_v<U, std::vector<element>> ? wire_kind::typed_array
+                                                     : wire_kind::sequence;
+    else
+      return wire_kind::sequence;
+  } else if constexpr (is_std_set<U>)
+    return wire_kind::sequence;
+  else if constexpr (is_std_map<U>)
+    return std::is_same_v<typename U::key_type, std::string> ? wire_kind::map
+                                                             : wire_kind::refused_key;
+  else if constexpr (is_tuple_like<U>)
+    return wire_kind::tuple;
+  else if constexpr (hana_struct<U>)
+    return wire_kind::record;
+  else if constexpr (json_probe::own_conversion<U>)
+    return wire_kind::nlohmann;
+  else if constexpr (std::is_enum_v<U>)
+    return wire_kind::enumeration;
+  else if constexpr (is_variant<U>)
+    return wire_kind::refused_variant;
+  else if constexpr (is_other_text<U>)
+    return wire_kind::refused_text;
+  else if constexpr (std::is_array_v<U> || is_valarray<U> || range_like<U>)
+    return wire_kind::refused_container;
+  else if constexpr (std::is_object_v<U> && nlohmann_convertible<U>)
+    return wire_kind::nlohmann;  // e.g. an adl_serializer specialization
+  else
+    return wire_kind::none;
+}
+
+// The kind of T (cv-qualifiers aside). Only the outer type: whether its
+// parts cross too is wire_type's question.
+template <class T>
+inline constexpr wire_kind wire_kind_of = classify<T>();
+
+constexpr bool crosses(wire_kind kind) {
+  return kind < wire_kind::refused_key;
+}
+
+// ---- Tensor shapes ---------------------------------------------------------
+
+// The number of values of a shape; SIZE_MAX for one too large to hold.
+inline std::size_t shape_count(const std::vector<std::size_t>& shape) {
+  std::size_t total = 1;
+  for (auto dimension : shape)
+    if (__builtin_mul_overflow(total, dimension, &total)) return SIZE_MAX;
+  return total;
+}
+
+// A shape as messages write it: [2, 3].
+LP_API std::string shape_text(const std::vector<std::size_t>& shape);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+// ---- Which types cross, and if not, why ----------------------------------
+
+template <class... T>
+struct type_list {};
+
+template <class T>
+struct tuple_elements;
+template <class... E>
+struct tuple_elements<std::tuple<E...>> {
+  using type = std::tuple<E...>;
+};
+template <class A, class B>
+struct tuple_elements<std::pair<A, B>> {
+  using type = std::tuple<A, B>;
+};
+
+// The first of T and the types it holds that does not cross, or void.
+// Seen lists the Hana structs being looked into, so that a recursive type
+// (a struct holding a std::vector of itself) ends the search.
+template <class T, class Seen>
+struct offender;
+
+template <class Seen, class Tuple>
+struct first_offender {
+  using type = void;
+};
+template <class Seen, class Head, class... Tail>
+struct first_offender<Seen, std::tuple<Head, Tail...>> {
+  using head = typename offender<Head, Seen>::type;
+  using type =
+      std::conditional_t<std::is_void_v<head>,
+                         typename first_offender<Seen, std::tuple<Tail...>>::type, head>;
+};
+
+template <class T, class... Seen>
+struct offender<T, type_list<Seen...>> {
+  static auto find() {
+    using U = std::remove_cv_t<T>;
+    using seen = type_list<Seen...>;
+    constexpr auto kind = wire_kind_of<T>;
+    if constexpr (!crosses(kind))
+      return std::type_identity<T>{};
+    else if constexpr (kind == wire_kind::optional || kind == wire_kind::sequence)
+      return std::type_identity<typename offender<typename U::value_type, seen>::type>{};
+    else if constexpr (kind == wire_kind::map)
+      return std::type_identity<typename offender<typename U::mapped_type, seen>::type>{};
+    else if constexpr (kind == wire_kind::tuple)
+      return std::type_identity<
+          typename first_offender<seen, typename tuple_elements<U>::type>::type>{};
+    else if constexpr (kind == wire_kind::record && !(std::is_same_v<U, Seen> || ...))
+      return std::type_identity<
+          typename first_offender<type_list<Seen..., U>, member_types<U>>::type>{};
+    else
+      return std::type_identity<void>{};
+  }
+  using type = typename decltype(find())::type;
+};
+
+template <class T>
+using wire_offender = typename offender<T, type_list<>>::type;
+
+// Why a type of each refused kind has no wire form, and what to use: the
+// text of wire_diagnosis and of LP_SERVICE's message (service_checks.hpp).
+// (Macros: a static_assert message must be a literal.)
+#define LP_DETAIL_WHY_KEY                                                           \
+  "a map crosses the wire as an object, whose keys are text: use std::string keys " \
+  "(std::map<std::string, V>, std::unordered_map<std::string, V>) or a "            \
+  "std::vector<std::pair<K, V>>"
+#define LP_DETAIL_WHY_VARIANT                                                       \
+  "std::variant has no wire form (nothing on the wire would say which alternative " \
+  "it holds): use a BOOST_HANA_DEFINE_STRUCT struct with one std::optional member " \
+  "per alternative"
+#define LP_DETAIL_WHY_CONTAINER                                                    \
+  "this container has no wire form: use std::vector (of numbers: a typed array), " \
+  "std::array, std::set, or std::map/std::unordered_map with std::string keys"
+#define LP_DETAIL_WHY_TEXT                                                          \
+  "text crosses the wire as std::string (UTF-8): use std::string, not a view or a " \
+  "string of another character type"
+#define LP_DETAIL_WHY_POINTER \
+  "a pointer or reference has no wire form: pass the value itself"
+#define LP_DETAIL_WHY_NONE                                                         \
+  "this type has no wire form: declare it with BOOST_HANA_DEFINE_STRUCT, or give " \
+  "it to_json/from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)"
+
+// Instantiated for a type that does not cross (the innermost one: the
+// variant in a std::vector<std::variant<...>>), it stops the build with the
+// reason; the compiler's note names the type.
+template <class Offender>
+struct wire_diagnosis {
+  static constexpr wire_kind kind = wire_kind_of<Offender>;
+  static_assert(kind != wire_kind::refused_key, "lp wire type: " LP_DETAIL_WHY_KEY);
+  static_assert(kind != wire_kind::refused_variant,
+                "lp wire type: " LP_DETAIL_WHY_VARIANT);
+  static_assert(kind != wire_kind::refused_container,
+                "lp wire type: " LP_DETAIL_WHY_CONTAINER);
+  static_assert(kind != wire_kind::refused_text, "lp wire type: " LP_DETAIL_WHY_TEXT);
+  static_assert(kind != wire_kind::refused_pointer,
+                "lp wire type: " LP_DETAIL_WHY_POINTER);
+  static_assert(kind != wire_kind::none, "lp wire type: " LP_DETAIL_WHY_NONE);
+  static constexpr bool value = false;
+};
+
+}  // namespace lp::detail
+
+namespace lp {
+
+// What may cross the wire: every parameter and the result of a service
+// method (void too). The kinds of wire_kind_of, all the way down; a Hana
+// struct crosses when its members do.
+template <class T>
+concept wire_type = std::is_void_v<T> || std::is_void_v<detail::wire_offender<T>>;
+
+}  // namespace lp
+
+namespace lp::detail {
+
+// Stops the build with the reason T is not a wire type (wire_diagnosis), in
+// the branch a codec takes for such a T: `if constexpr (wire_type<T>) ...
+// else explain_wire_type<T>();`, so that the codec adds no errors of its own.
+// Not from a constant evaluation: clang then also refuses the evaluation.
+template <class T>
+constexpr void explain_wire_type() {
+  if constexpr (!wire_type<T>) (void)sizeof(wire_diagnosis<wire_offender<T>>);
+}
+
+// For the last branch of a codec's switch on the kind: a kind it has no case
+// for is a compile error there.
+template <class T>
+inline constexpr bool unhandled_kind = false;
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/utf8.hpp ----
+
+// UTF-8 checks for what a peer sends: JSON must be UTF-8, CBOR text strings
+// should be, and messages that quote a peer must stay printable.
+
+
+namespace lp::detail {
+
+// The length of the valid UTF-8 sequence at the start of `text`, or 0.
+inline std::size_t utf8_sequence(std::string_view text) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(0);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
+                                      : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || length > text.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i)
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
+  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
+  bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
+  return shortest && scalar ? length : 0;
+}
+
+inline bool valid_utf8(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) return false;
+    at += length;
+  }
+  return true;
+}
+
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
+// for messages that quote what a peer sent.
+LP_API std::string to_utf8(std::string_view text);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string to_utf8(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+#include <limits>
+#include <stdexcept>
+
+namespace lp::detail::cbor {
+
+struct malformed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// No bound on nesting: for bytes we wrote ourselves from a C++ value.
+inline constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
+
+class reader {
+ public:
+  // `check_text`: refuse text that is not UTF-8 (a peer's bytes); false only
+  // for bytes we wrote, whose strings the caller may still have to repair.
+  reader(std::string_view bytes, std::size_t max_depth, bool check_text = true)
+      : in_(bytes), max_depth_(max_depth), check_text_(check_text) {}
+
+  // ---- Whole items -------------------------------------------------------
+
+  json read_all() {
+    json value = read();
+    at_end();
+    return value;
+  }
+
+  // The item that starts at `at`, which is moved past it.
+  json read_at(std::size_t& at) {
+    at_ = at;
+    json value = read();
+    at = at_;
+    return value;
+  }
+
+  // Checks the item that starts at `at` as read_at does, without building a
+  // value; `at` is moved past it.
+  void skip_at(std::size_t& at) {
+    at_ = at;
+    skip();
+    at = at_;
+  }
+
+
+
+
+  // Checks the whole body as read_all does, without building a value, and
+  // returns where each item of the array it holds starts; nothing if the
+  // body is not an array.
+  LP_API std::optional<std::vector<std::size_t>> array_items();
+
+  // The item at the current position and depth, as a json value.
+  LP_API json read();
+
+  // What read does, but keeping nothing: byte strings are passed over, text
+  // strings only checked.
+  LP_API void skip();
+
+  // ---- The lexer, for the typed reader -----------------------------------
+
+  // A length, or none for an indefinite-length item (additional information
+  // 31), which ends at a break.
+  using length = std::optional<std::uint64_t>;
+
+  std::string_view bytes() const { return in_; }
+  std::size_t at() const { return at_; }
+  void seek(std::size_t at) { at_ = at; }
+  std::size_t left() const { return in_.size() - at_; }
+  std::size_t depth() const { return depth_; }
+
+  [[noreturn]] LP_API void fail(const std::string& what) const;
+
+  void at_end() const {
+    if (at_ != in_.size())
+      fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
+  }
+
+  // Every item is read at a depth: the number of arrays and maps around it.
+  void check_depth() const {
+    if (depth_ > max_depth_) [[unlikely]]
+      too_deep();
+  }
+
+  // One more level for the items of an array or map, while it lives.
+  class nested {
+   public:
+    explicit nested(reader& in) : in_(in) { ++in_.depth_; }
+    ~nested() { --in_.depth_; }
+    nested(const nested&) = delete;
+    nested& operator=(const nested&) = delete;
+
+   private:
+    reader& in_;
+  };
+
+  std::uint8_t next() {
+    if (at_ >= in_.size()) [[unlikely]]
+      fail("the body ends in the middle of a value");
+    return static_cast<std::uint8_t>(in_[at_++]);
+  }
+
+  std::string_view take(std::uint64_t count) {
+    if (count > in_.size() - at_) [[unlikely]]
+      fail("a string is longer than the bytes left");
+    auto out = in_.substr(at_, static_cast<std::size_t>(count));
+    at_ += static_cast<std::size_t>(count);
+    return out;
+  }
+
+  // The argument of an initial byte: a count, a value or a tag number.
+  std::uint64_t argument(std::uint8_t info) {
+    if (info < 24) return info;
+    if (info > 27) [[unlikely]]
+      fail("reserved additional information " + std::to_string(info));
+    std::size_t width = std::size_t{1} << (info - 24);
+    if (width > in_.size() - at_) [[unlikely]] {
+      at_ = in_.size();
+      fail("the body ends in the middle of a value");
+    }
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < width; ++i) value = (value << 8) | static_cast<std::uint8_t>(in_[at_ + i]);
+    at_ += width;
+    return value;
+  }
+
+  // The length that follows a string's, array's or map's initial byte.
+  length size_of(std::uint8_t initial) {
+    if ((initial & 0x1f) == 31) return std::nullopt;
+    return argument(initial & 0x1f);
+  }
+
+  // Whether the next byte is a break, which it then passes.
+  bool at_break() {
+    if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xff) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+
+  // Each item takes a byte at least (a map entry two), so a count larger
+  // than the bytes left is malformed: refused before any memory is
+  // reserved for it.
+  void array_fits(length count) const {
+    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
+  }
+  void map_fits(length count) const {
+    if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
+  }
+
+  // The bytes of a byte or text string (major type 2 or 3) whose initial
+  // byte was read: a view of the body, or for an indefinite-length string
+  // its chunks joined in `scratch`.
+  std::string_view string_bytes(std::uint8_t major, length size, std::string& scratch) {
+    if (size) return take(*size);
+    scratch.clear();
+    for (;;) {
+      auto initial = next();
+      if (initial == 0xff) return scratch;
+      if (initial >> 5 != major || (initial & 0x1f) == 31)
+        fail("an indefinite-length string holds a chunk of another kind");
+      scratch += take(argument(initial & 0x1f));
+    }
+  }
+
+  // A text string whose initial byte was read, checked as UTF-8.
+  std::string_view text(length size, std::string& scratch) {
+    auto out = string_bytes(3, size, scratch);
+    if (check_text_ && !valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
+    return out;
+  }
+
+  // The same, appended to `out`.
+  void text_into(length size, std::string& out) {
+    std::string scratch;  // used only by an indefinite-length string
+    out.append(text(size, scratch));
+  }
+
+  // A map key, which must be a text string.
+  std::string_view map_key(std::string& scratch) {
+    auto initial = next();
+    if (initial >> 5 != 3) fail("a map key is not a text string");
+    return text(size_of(initial), scratch);
+  }
+
+  // The integer of major type 1 with this argument.
+  std::int64_t negative(std::uint64_t arg) const {
+    if (arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail("a negative integer below -2^63");
+    return -1 - static_cast<std::int64_t>(arg);
+  }
+
+  [[noreturn]] LP_API void indefinite_number(std::uint8_t major) const;
+
+  // After tag `tag`: the initial byte of the byte string it must be on.
+  std::uint8_t tagged(std::uint64_t tag) {
+    auto initial = next();
+    if (initial >> 5 != 2)
+      fail("tag " + std::to_string(tag) +
+           " on something other than a byte string; the only tags understood are RFC 8746 "
+           "typed arrays");
+    return initial;
+  }
+
+  // The number of a float of major type 7 (info 25, 26, 27), read.
+  double floating(std::uint8_t info) {
+    if (info == 25) return half(static_cast<std::uint16_t>(argument(info)));
+    if (info == 26) {
+      auto bits = static_cast<std::uint32_t>(argument(info));
+      float value;
+      std::memcpy(&value, &bits, sizeof value);
+      return static_cast<double>(value);
+    }
+    auto bits = argument(info);
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  }
+
+ private:
+  [[noreturn]] LP_API void too_deep() const;
+  LP_API void skip_bytes(length size);
+  LP_API void map_key();
+  LP_API json binary(length size, std::optional<std::uint64_t> tag);
+  LP_API static double half(std::uint16_t bits);
+  LP_API json simple(std::uint8_t info);
+  LP_API json array(length count);
+  LP_API json map(length count);
+
+  std::string_view in_;
+  std::size_t at_ = 0;
+  std::size_t depth_ = 0;
+  std::size_t max_depth_;
+  bool check_text_;
+};
+
+inline json read(std::string_view bytes, std::size_t max_depth) {
+  return reader(bytes, max_depth).read_all();
+}
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::optional<std::vector<std::size_t>> reader::array_items() {
+  auto initial = next();
+  if (initial >> 5 != 4) {
+    at_ = 0;
+    skip();
+    at_end();
+    return std::nullopt;
+  }
+  auto count = size_of(initial);
+  array_fits(count);
+  std::vector<std::size_t> starts;
+  if (count) starts.reserve(static_cast<std::size_t>(*count));
+  nested items(*this);
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+    starts.push_back(at_);
+    skip();
+  }
+  at_end();
+  return starts;
+}
+
+LP_API json reader::read() {
+  check_depth();
+  auto initial = next();
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major == 7) return simple(info);
+  if (major >= 2 && major <= 5) {
+    auto size = size_of(initial);
+    if (major == 2) return binary(size, std::nullopt);
+    if (major == 3) {
+      std::string out;
+      text_into(size, out);
+      return out;
+    }
+    return major == 4 ? array(size) : map(size);
+  }
+  if (info == 31) indefinite_number(major);
+  auto arg = argument(info);
+  if (major == 0) return arg;
+  if (major == 1) return negative(arg);
+  return binary(size_of(tagged(arg)), arg);
+}
+
+LP_API void reader::skip() {
+  check_depth();
+  auto initial = next();
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major == 7) {
+    simple(info);
+    return;
+  }
+  if (major == 2 || major == 3) {
+    auto size = size_of(initial);
+    if (major == 3) {
+      std::string scratch;
+      text(size, scratch);
+    } else {
+      skip_bytes(size);
+    }
+    return;
+  }
+  if (major == 4 || major == 5) {
+    auto count = size_of(initial);
+    if (major == 5) map_fits(count);
+    else array_fits(count);
+    nested items(*this);
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+      if (major == 5) map_key();
+      skip();
+    }
+    return;
+  }
+  if (info == 31) indefinite_number(major);
+  auto arg = argument(info);
+  if (major == 1) negative(arg);
+  if (major == 6) skip_bytes(size_of(tagged(arg)));
+}
+
+LP_API void reader::fail(const std::string& what) const {
+  throw malformed(what + " (at byte " + std::to_string(at_) + ")");
+}
+
+LP_API void reader::too_deep() const {
+  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+}
+
+LP_API void reader::indefinite_number(std::uint8_t major) const {
+  fail("major type " + std::to_string(major) + " cannot have an indefinite length");
+}
+
+LP_API void reader::skip_bytes(length size) {
+  if (size) {
+    take(*size);
+  } else {
+    std::string scratch;
+    string_bytes(2, size, scratch);
+  }
+}
+
+LP_API void reader::map_key() {
+  std::string scratch;
+  map_key(scratch);
+}
+
+LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
+  std::string scratch;
+  auto view = string_bytes(2, size, scratch);
+  // Pointers of the same type make assign one memcpy.
+  auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
+  std::vector<std::uint8_t> bytes(first, first + view.size());
+  return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
+}
+
+LP_API double reader::half(std::uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  double mantissa = bits & 0x3ff;
+  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                     : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                                       : std::numeric_limits<double>::quiet_NaN())
+                                      : std::ldexp(mantissa + 1024, exponent - 25);
+  return bits & 0x8000 ? -magnitude : magnitude;
+}
+
+LP_API json reader::simple(std::uint8_t info) {
+  switch (info) {
+    case 20: return false;
+    case 21: return true;
+    case 22: return nullptr;
+    case 25:
+    case 26:
+    case 27: return floating(info);
+    case 31: fail("a break outside an indefinite-length item");
+    default: fail("simple value " + std::to_string(info) + " is not supported");
+  }
+}
+
+LP_API json reader::array(length count) {
+  array_fits(count);
+  json out = json::array();
+  auto& items = out.get_ref<json::array_t&>();
+  if (count) items.reserve(static_cast<std::size_t>(*count));
+  nested inside(*this);
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) items.push_back(read());
+  return out;
+}
+
+LP_API json reader::map(length count) {
+  map_fits(count);
+  json out = json::object();
+  auto& members = out.get_ref<json::object_t&>();
+  nested inside(*this);
+  std::string scratch;
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+    std::string key(map_key(scratch));
+    members[key] = read();
+  }
+  return out;
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/wire/decode_error.hpp ----
+
+// What a reader says of a value that does not fit the type it must become.
+
+
+namespace lp::detail {
+
+// A value that does not fit the type it must become. what() says what was
+// expected and what came, for the caller's "argument 2 of add: ..." message.
+struct decode_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A value as an error message quotes it: its type and the start of its text.
+LP_API std::string describe_value(const json& value);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string describe_value(const json& value) {
+  if (value.is_binary()) {
+    const auto& bytes = value.get_binary();
+    return "byte string of " + std::to_string(bytes.size()) + " bytes" +
+           (bytes.has_subtype() ? " tagged " + std::to_string(bytes.subtype()) : "");
+  }
+  auto text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 40) {
+    std::size_t cut = 37;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+      --cut;  // not mid-character
+    text = text.substr(0, cut) + "...";
+  }
+  return std::string(value.type_name()) + " " + text;
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/wire/typed_array.hpp ----
 
 // Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
@@ -165,83 +1058,7 @@ std::string type_name() {
 #include <bit>
 #include <concepts>
 
-// ---- launchpad/wire.hpp ----
-
-// What may cross the wire: every method parameter and return type of a
-// service must be a wire_type. nlohmann_json decides which types those are:
-// arithmetic types, strings, standard containers of wire types, and user types
-// with to_json/from_json (NLOHMANN_DEFINE_TYPE_*). Structs declared with
-// BOOST_HANA_DEFINE_STRUCT are wire types too, as JSON objects keyed by member,
-// and so is std::optional (null when empty), which nlohmann only learnt in 3.12.
-
-#include <boost/hana/concept/struct.hpp>
-#include <boost/hana/string.hpp>
-#include <nlohmann/json.hpp>
-#include <optional>
-#include <type_traits>
-
-namespace lp {
-
-using json = nlohmann::json;
-
-template <class T>
-concept wire_type =
-    std::is_void_v<T> ||
-    (std::is_object_v<T> && !std::is_pointer_v<T> &&
-     requires(json& j, const T& value) {
-       j = value;
-       j.template get<T>();
-     });
-
-namespace detail {
-template <class T>
-concept hana_struct = std::is_class_v<T> && boost::hana::Struct<T>::value;
-}  // namespace detail
-
-}  // namespace lp
-
-namespace nlohmann {
-template <class T>
-struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
-  static void to_json(json& j, const T& value) {
-    j = json::object();
-    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
-      j[boost::hana::to<const char*>(boost::hana::first(member))] =
-          boost::hana::second(member)(value);
-    });
-  }
-  static void from_json(const json& j, T& value) {
-    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
-      auto& field = boost::hana::second(member)(value);
-      j.at(boost::hana::to<const char*>(boost::hana::first(member))).get_to(field);
-    });
-  }
-};
-
-#if NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR < 12
-template <class T>
-struct adl_serializer<std::optional<T>> {
-  static void to_json(json& j, const std::optional<T>& value) {
-    if (value) j = *value;
-    else j = nullptr;
-  }
-  static void from_json(const json& j, std::optional<T>& value) {
-    if (j.is_null()) value.reset();
-    else value = j.get<T>();
-  }
-};
-#endif
-}  // namespace nlohmann
-#include <vector>
-
 namespace lp::detail {
-
-// The element types that pack into a typed array: every arithmetic type but
-// bool, whose std::vector is not contiguous.
-template <class T>
-concept packable = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
-                   (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) &&
-                   (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>);
 
 namespace typed_array {
 
@@ -312,6 +1129,18 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T
   return true;
 }
 
+// The same into exactly N values; false also when there are not N.
+template <packable T, std::size_t N>
+bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::array<T, N>& out) {
+  bool native = tag == native_tag<T>;
+  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || size != N * sizeof(T)) return false;
+  if (size != 0) std::memcpy(out.data(), data, size);
+  if (!native)
+    for (auto& value : out) value = byte_swapped(value);
+  return true;
+}
+
 template <packable T>
 bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
   return bytes.has_subtype() && unpack(bytes.subtype(), bytes.data(), bytes.size(), out);
@@ -319,7 +1148,12 @@ bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
 
 // The value with every typed array turned into an array of numbers, for a
 // JSON reader. Values of a tag that is not a typed array stay as they are.
-inline void expand(json& value);
+LP_API void expand(json& value);
+
+// Whether `value` holds a byte string anywhere (only then is expand needed).
+LP_API bool has_binary(const json& value);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
 
 template <class T>
 json numbers(const json::binary_t& bytes, bool little_endian) {
@@ -344,7 +1178,7 @@ inline json numbers_of(const json::binary_t& bytes, const element& e) {
   }
 }
 
-inline void expand(json& value) {
+LP_API void expand(json& value) {
   if (value.is_binary()) {
     const auto& bytes = value.get_binary();
     if (!bytes.has_subtype()) return;
@@ -354,235 +1188,1118 @@ inline void expand(json& value) {
   }
 }
 
-// Whether `value` holds a byte string anywhere (only then is expand needed).
-inline bool has_binary(const json& value) {
+LP_API bool has_binary(const json& value) {
   if (value.is_binary()) return true;
   if (!value.is_structured()) return false;
   return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
 }
 
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
 }  // namespace typed_array
 }  // namespace lp::detail
-#include <limits>
-#include <stdexcept>
-#include <map>
-#include <tuple>
-#include <utility>
+#include <memory>
+
+namespace lp::detail::cbor {
+
+// ---- What the typed reader shares across types (not templates) ----------
+
+using type_namer = std::string (*)();
+
+// The item at `start` does not fit: "expected <expected> (<type>), got
+// <the item>", quoted as the generic reader reads it.
+[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type);
+
+// The item at `start` is not a tensor.
+[[noreturn]] LP_API void not_a_tensor(reader& in, std::size_t start);
+
+// The number of items of the indefinite-length array at the reader, which
+// stays where it is.
+LP_API std::size_t count_items(reader& in);
+
+// An integer item (initial byte read) within [min, max], as its 64 bits.
+inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t initial,
+                                  std::int64_t min, std::uint64_t max, type_namer type) {
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major > 1) mismatch(in, start, "an integer", type);
+  if (info == 31) in.indefinite_number(major);
+  auto arg = in.argument(info);
+  if (major == 0) {
+    if (arg > max) mismatch(in, start, "an integer in range", type);
+    return arg;
+  }
+  auto value = in.negative(arg);
+  if (value < min) mismatch(in, start, "an integer in range", type);
+  return static_cast<std::uint64_t>(value);
+}
+
+// A number item (an integer or a float) within +-max, or not finite.
+inline double read_number(reader& in, std::size_t start, std::uint8_t initial, double max,
+                          type_namer type) {
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  double value;
+  if (major == 7 && info >= 25 && info <= 27) {
+    value = in.floating(info);
+  } else if (major <= 1) {
+    if (info == 31) in.indefinite_number(major);
+    auto arg = in.argument(info);
+    value = major == 0 ? static_cast<double>(arg) : static_cast<double>(in.negative(arg));
+  } else {
+    mismatch(in, start, "a number", type);
+  }
+  if (std::isfinite(value) && std::abs(value) > max) mismatch(in, start, "a number in range", type);
+  return value;
+}
+
+// The bytes of a typed array (initial byte read, major type 6); nothing if
+// the item is not a tagged byte string.
+struct tagged_bytes {
+  std::uint64_t tag;
+  std::string_view bytes;
+};
+inline tagged_bytes read_tagged(reader& in, std::uint8_t initial, std::string& scratch) {
+  if ((initial & 0x1f) == 31) in.indefinite_number(6);
+  auto tag = in.argument(initial & 0x1f);
+  auto string = in.tagged(tag);
+  return {tag, in.string_bytes(2, in.size_of(string), scratch)};
+}
+
+// The misfits of a map's or struct's entries, kept until every entry is
+// read: the one thrown is the first in the type's order, as a JSON object
+// (sorted keys, the last of a repeated one kept) read in that order gives.
+// Entries are keyed by their map key, or by a struct member's index.
+class deferred_misfits {
+ public:
+  LP_API void note(std::string_view key, const decode_error& e);
+  void note(std::size_t index, const decode_error& e) { note(order(index), e); }
+  void clear(std::string_view key) {
+    if (misfits_) erase(key);
+  }
+  void clear(std::size_t index) {
+    if (misfits_) erase(order(index));
+  }
+  LP_API const std::string* find(std::size_t index) const;
+  // Throws the first misfit, if any.
+  void throw_first() const {
+    if (misfits_) throw_any();
+  }
+
+ private:
+  // Indices sort as numbers: fixed width.
+  LP_API static std::string order(std::size_t index);
+  LP_API void erase(std::string_view key);
+  LP_API void throw_any() const;
+
+  std::unique_ptr<std::map<std::string, std::string, std::less<>>> misfits_;
+};
+
+// Reads an entry's value with `read`; a misfit is noted under `key`, the
+// value passed over, and the reading goes on.
+template <class Key, class Read>
+bool read_entry(reader& in, deferred_misfits& misfits, const Key& key, Read&& read) {
+  auto start = in.at();
+  try {
+    read();
+    misfits.clear(key);
+    return true;
+  } catch (const decode_error& e) {
+    in.seek(start);
+    in.skip();
+    misfits.note(key, e);
+    return false;
+  }
+}
+
+// ---- The typed reader ----------------------------------------------------
+
+template <class T>
+void read_value(reader& in, T& out);
+
+template <class T>
+void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial);
+
+// A std::vector, std::array or std::set given as an array of items.
+template <class T>
+void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std::string_view expected) {
+  using element = typename T::value_type;
+  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  auto count = in.size_of(initial);
+  in.array_fits(count);
+  if constexpr (is_std_array<T>) {
+    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+    reader::nested items(in);
+    for (auto& item : out) read_value(in, item);
+    if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
+  } else {
+    out.clear();
+    if constexpr (is_std_vector<T>)
+      if (count) out.reserve(static_cast<std::size_t>(*count));
+    reader::nested items(in);
+    for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+      if constexpr (is_std_vector<T> && !std::is_same_v<element, bool>) {
+        read_value(in, out.emplace_back());
+      } else {
+        element item{};
+        read_value(in, item);
+        if constexpr (is_std_set<T>) out.insert(std::move(item));
+        else out.push_back(std::move(item));
+      }
+    }
+  }
+}
+
+template <class T>
+std::string array_expected() {
+  return "an array of " + std::to_string(std::tuple_size_v<T>) + " items";
+}
+
+template <class T>
+void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  constexpr std::string_view expected = "an array of the tuple's size";
+  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  auto count = in.size_of(initial);
+  in.array_fits(count);
+  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+  {
+    reader::nested items(in);
+    std::apply([&](auto&... item) { (read_value(in, item), ...); }, out);
+  }
+  if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
+}
+
+template <class T>
+void read_map(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  auto count = in.size_of(initial);
+  in.map_fits(count);
+  out.clear();
+  deferred_misfits misfits;
+  std::string scratch;
+  reader::nested items(in);
+  for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+    std::string key(in.map_key(scratch));
+    typename T::mapped_type item{};
+    if (read_entry(in, misfits, std::string_view(key), [&] { read_value(in, item); }))
+      out.insert_or_assign(std::move(key), std::move(item));
+  }
+  misfits.throw_first();
+}
+
+template <class T>
+void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  constexpr std::size_t n = member_count<T>;
+  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  auto count = in.size_of(initial);
+  in.map_fits(count);
+  std::array<bool, n> seen{};
+  deferred_misfits misfits;
+  std::string scratch;
+  {
+    reader::nested items(in);
+    for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+      auto key = in.map_key(scratch);
+      bool known = false;
+      std::size_t index = 0;
+      for_each_member(out, [&](const char* name, auto& member) {
+        auto at = index++;
+        if (known || key != name) return;
+        known = seen[at] = true;
+        read_entry(in, misfits, at, [&] { read_value(in, member); });
+      });
+      if (!known) in.skip();  // a member T does not have
+    }
+  }
+  std::size_t index = 0;
+  const char* missing = nullptr;
+  const std::string* misfit = nullptr;
+  for_each_member(out, [&](const char* name, auto&) {
+    auto at = index++;
+    if (missing || misfit) return;
+    if (!seen[at]) missing = name;
+    else misfit = misfits.find(at);
+  });
+  if (missing)
+    mismatch(in, start, std::string("an object with member '") + missing + "'", &type_name<T>);
+  if (misfit) throw decode_error(*misfit);
+}
+
+template <class T>
+void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  if (initial >> 5 != 5) not_a_tensor(in, start);
+  auto count = in.size_of(initial);
+  in.map_fits(count);
+  typename T::shape_type shape;
+  std::vector<typename T::value_type> data;
+  bool has_shape = false, has_data = false;
+  deferred_misfits misfits;
+  std::string scratch;
+  {
+    reader::nested items(in);
+    for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+      auto key = in.map_key(scratch);
+      if (key == "shape") {
+        has_shape = true;
+        read_entry(in, misfits, std::size_t{0}, [&] { read_value(in, shape); });
+      } else if (key == "data") {
+        has_data = true;
+        read_entry(in, misfits, std::size_t{1}, [&] { read_value(in, data); });
+      } else {
+        in.skip();
+      }
+    }
+  }
+  if (!has_shape || !has_data) not_a_tensor(in, start);
+  misfits.throw_first();
+  if (data.size() != shape_count(shape))
+    throw decode_error("a tensor of shape " + shape_text(shape) + " needs " +
+                       std::to_string(shape_count(shape)) + " values, got " +
+                       std::to_string(data.size()));
+  out = T(std::move(shape), std::move(data));
+}
+
+// The item whose initial byte, at `start`, was read; its kind decides how.
+template <class T>
+void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  constexpr auto kind = wire_kind_of<T>;
+  if constexpr (kind == wire_kind::boolean) {
+    if (initial == 0xf5) out = true;
+    else if (initial == 0xf4) out = false;
+    else mismatch(in, start, "a boolean", &type_name<T>);
+  } else if constexpr (kind == wire_kind::integer) {
+    out = static_cast<T>(read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
+                                      static_cast<std::uint64_t>(std::numeric_limits<T>::max()),
+                                      &type_name<T>));
+  } else if constexpr (kind == wire_kind::floating) {
+    out = static_cast<T>(read_number(in, start, initial, static_cast<double>(std::numeric_limits<T>::max()),
+                                     &type_name<T>));
+  } else if constexpr (kind == wire_kind::enumeration) {
+    using underlying = std::underlying_type_t<T>;
+    out = static_cast<T>(static_cast<underlying>(
+        read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
+                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), &type_name<T>)));
+  } else if constexpr (kind == wire_kind::string) {
+    if (initial >> 5 != 3) mismatch(in, start, "a string", &type_name<T>);
+    out.clear();
+    in.text_into(in.size_of(initial), out);
+  } else if constexpr (kind == wire_kind::optional) {
+    if (initial == 0xf6) out.reset();
+    else read_after(in, out.emplace(), start, initial);
+  } else if constexpr (kind == wire_kind::typed_array) {
+    constexpr bool fixed = is_std_array<T>;
+    auto expected = [] {
+      if constexpr (fixed)
+        return array_expected<T>() + ", or a typed array of as many of this element type";
+      else
+        return std::string("an array, or a typed array of this element type");
+    };
+    std::uint8_t major = initial >> 5;
+    if (major == 6) {
+      std::string scratch;
+      auto typed = read_tagged(in, initial, scratch);
+      if (!typed_array::unpack(typed.tag, typed.bytes.data(), typed.bytes.size(), out))
+        mismatch(in, start, expected(), &type_name<T>);
+    } else if (major == 2) {
+      mismatch(in, start, expected(), &type_name<T>);
+    } else if constexpr (fixed) {
+      read_items(in, out, start, initial, array_expected<T>());
+    } else {
+      read_items(in, out, start, initial, "an array");
+    }
+  } else if constexpr (kind == wire_kind::sequence) {
+    if constexpr (is_std_array<T>) read_items(in, out, start, initial, array_expected<T>());
+    else read_items(in, out, start, initial, "an array");
+  } else if constexpr (kind == wire_kind::map) {
+    read_map(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::tuple) {
+    read_tuple(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::record) {
+    read_record(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::tensor) {
+    read_tensor(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::json) {
+    in.seek(start);
+    out = in.read();
+  } else if constexpr (kind == wire_kind::nlohmann) {
+    in.seek(start);
+    json item = in.read();
+    try {
+      out = item.template get<T>();
+    } catch (const json::exception& e) {
+      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
+                         ": " + e.what());
+    }
+  } else {
+    static_assert(unhandled_kind<T>, "the typed CBOR reader has no case for this wire kind");
+  }
+}
+
+template <class T>
+void read_value(reader& in, T& out) {
+  in.check_depth();
+  auto start = in.at();
+  read_after(in, out, start, in.next());
+}
+
+// The item at the reader as a new T.
+template <class T>
+T read_item(reader& in) {
+  if constexpr (wire_kind_of<T> == wire_kind::nlohmann && !std::is_default_constructible_v<T>) {
+    // nlohmann can make some types it cannot assign to.
+    in.check_depth();
+    json item = in.read();
+    try {
+      return item.template get<T>();
+    } catch (const json::exception& e) {
+      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
+                         ": " + e.what());
+    }
+  } else {
+    T value{};
+    read_value(in, value);
+    return value;
+  }
+}
+
+// The item at `at` as a T; `at` moves past it. Throws decode_error for a
+// value that does not fit T, and what the generic reader throws for bytes
+// that are not a CBOR item (even where a misfit comes first in them).
+template <class T>
+T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
+  if constexpr (wire_type<T>) {
+    reader in(bytes, max_depth);
+    in.seek(at);
+    try {
+      T value = read_item<T>(in);
+      at = in.at();
+      return value;
+    } catch (const decode_error&) {
+      std::size_t from = at;
+      reader(bytes, max_depth).skip_at(from);  // bytes that are not CBOR: said so instead
+      throw;
+    }
+  } else {
+    explain_wire_type<T>();  // stops the build
+    std::abort();
+  }
+}
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type) {
+  in.seek(start);
+  json item = in.read();
+  throw decode_error("expected " + std::string(expected) + " (" + type() + "), got " +
+                     describe_value(item));
+}
+
+LP_API void not_a_tensor(reader& in, std::size_t start) {
+  in.seek(start);
+  json item = in.read();
+  throw decode_error("expected a tensor, an object with 'shape' and 'data', got " +
+                     describe_value(item));
+}
+
+LP_API std::size_t count_items(reader& in) {
+  auto at = in.at();
+  std::size_t count = 0;
+  {
+    reader::nested items(in);
+    while (!in.at_break()) {
+      in.skip();
+      ++count;
+    }
+  }
+  in.seek(at);
+  return count;
+}
+
+LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
+  if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
+  (*misfits_)[std::string(key)] = e.what();
+}
+
+LP_API const std::string* deferred_misfits::find(std::size_t index) const {
+  if (!misfits_) return nullptr;
+  auto it = misfits_->find(order(index));
+  return it == misfits_->end() ? nullptr : &it->second;
+}
+
+LP_API std::string deferred_misfits::order(std::size_t index) {
+  auto digits = std::to_string(index);
+  return std::string(20 - digits.size(), '0') + digits;
+}
+
+LP_API void deferred_misfits::erase(std::string_view key) {
+  auto it = misfits_->find(key);
+  if (it != misfits_->end()) misfits_->erase(it);
+}
+
+LP_API void deferred_misfits::throw_any() const {
+  if (!misfits_->empty()) throw decode_error(misfits_->begin()->second);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/wire/cbor_encode.hpp ----
+
+// cbor::write: a C++ value appended to a body as CBOR, straight from the
+// value: a vector of numbers or a tensor is one memcpy into the body (or,
+// in a gathered body, no copy at all). The one writer of every wire type;
+// JSON is written from its bytes (json_encode.hpp).
+
+// ---- launchpad/detail/wire/buffers.hpp ----
+
+// Bodies are read and written through buffers that each thread keeps from
+// one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
+// a VM the first touch of a page costs microseconds: a 4 MB tensor in new
+// buffers on every call spent more time in page faults than on the wire.
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <mutex>
 
 namespace lp::detail {
 
-// A value that does not fit the type it must become. what() says what was
-// expected and what came, for the caller's "argument 2 of add: ..." message.
-struct decode_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// A thread keeps buffers up to this size; a larger body gets a buffer of its
+// own, freed after use, so one huge call does not pin its memory forever.
+inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
+
+// Frees a thread's buffer that has grown past max_kept_buffer.
+inline void drop_if_large(std::string& buffer) {
+  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
+}
+
+// An empty buffer of this thread, one per `Use` (request, reply, ...),
+// holding at least `expected` bytes of capacity.
+template <class Use>
+std::string& thread_buffer(std::size_t expected = 0) {
+  thread_local std::string buffer;
+  drop_if_large(buffer);
+  buffer.clear();
+  buffer.reserve(expected);
+  return buffer;
+}
+
+// glibc gives every block over a threshold (128 KiB, then as large as the
+// largest block freed so far) fresh pages from the kernel and returns them on
+// free, so each large body, value and copy of a call costs its page faults
+// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
+// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
+// the kernel only past 128 MiB. Setting MALLOC_MMAP_THRESHOLD_,
+// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user.
+inline void keep_large_blocks() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* chosen : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
+      if (std::getenv(chosen)) return;
+    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
+  });
+#endif
+}
+
+// Bodies up to this size are copied next to their headers, to go out in one
+// write: a copy costs less than a second packet. Larger ones are written
+// straight from their buffer.
+inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
+
+// Socket buffers (SO_SNDBUF, SO_RCVBUF) large enough for a 4 MB body to be
+// in flight at once on loopback; the kernel's defaults make a sender wait for
+// the reader many times per megabyte.
+inline constexpr int socket_buffer_bytes = 4 << 20;
+
+}  // namespace lp::detail
+#include <span>
+
+namespace lp::detail::cbor {
+
+// An item's initial byte and its argument, in the shortest form, appended
+// at once (a byte at a time costs a capacity check each).
+inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
+  auto initial = static_cast<std::uint8_t>(major << 5);
+  if (argument < 24) {
+    out += static_cast<char>(initial | argument);
+    return;
+  }
+  int width = argument <= 0xff         ? 1
+              : argument <= 0xffff     ? 2
+              : argument <= 0xffffffff ? 4
+                                       : 8;
+  char bytes[9];
+  bytes[0] = static_cast<char>(initial | (width == 1   ? 24
+                                          : width == 2 ? 25
+                                          : width == 4 ? 26
+                                                       : 27));
+  for (int i = 0; i < width; ++i) bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
+  out.append(bytes, static_cast<std::size_t>(1 + width));
+}
+
+inline void text(std::string& out, std::string_view value) {
+  head(out, 3, value.size());
+  out += value;
+}
+
+// A body that refers to the numbers of its large typed arrays instead of
+// copying them, for a call whose arguments outlive the sending of its
+// request (a blocking call): it is sent in pieces, the large arrays from
+// where they are.
+class gathered {
+ public:
+  // Smaller arrays are copied, as are all after the first max_borrowed.
+  static constexpr std::size_t borrow_from = std::size_t{64} << 10;
+  static constexpr std::size_t max_borrowed = 64;
+
+  // This thread's, emptied, one per `Use` (as thread_buffer).
+  template <class Use>
+  static gathered& of_this_thread() {
+    thread_local gathered body;
+    body.clear();
+    return body;
+  }
+
+  // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
+  void clear() {
+    drop_if_large(bytes_);
+    bytes_.clear();
+    borrowed_.clear();
+  }
+
+  std::string& bytes() { return bytes_; }
+  bool borrows() const { return !borrowed_.empty(); }
+
+  void numbers(const char* data, std::size_t size) {
+    if (size < borrow_from || borrowed_.size() == max_borrowed) {
+      bytes_.append(data, size);
+      return;
+    }
+    borrowed_.push_back({bytes_.size(), std::string_view(data, size)});
+  }
+
+  // The body, as consecutive pieces; valid until the next change.
+  LP_API std::span<const std::string_view> pieces();
+
+ private:
+  struct borrowed {
+    std::size_t at;  // where in bytes_ they go
+    std::string_view data;
+  };
+  std::string bytes_;
+  std::vector<borrowed> borrowed_;
+  std::vector<std::string_view> pieces_;
 };
 
-inline std::string describe_value(const json& value) {
-  if (value.is_binary()) {
-    const auto& bytes = value.get_binary();
-    return "byte string of " + std::to_string(bytes.size()) + " bytes" +
-           (bytes.has_subtype() ? " tagged " + std::to_string(bytes.subtype()) : "");
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API std::span<const std::string_view> gathered::pieces() {
+  pieces_.clear();
+  std::size_t at = 0;
+  for (const auto& b : borrowed_) {
+    pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
+    pieces_.push_back(b.data);
+    at = b.at;
   }
-  auto text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 40) {
-    std::size_t cut = 37;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not mid-character
-    text = text.substr(0, cut) + "...";
-  }
-  return std::string(value.type_name()) + " " + text;
+  pieces_.push_back(std::string_view(bytes_).substr(at));
+  return pieces_;
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+// Where cbor::write puts what it writes: a string, or a gathered body.
+inline std::string& bytes_of(std::string& out) {
+  return out;
+}
+inline std::string& bytes_of(gathered& out) {
+  return out.bytes();
 }
 
-template <class T>
-T from_wire(const json& value);
+// What the writer writes to, whichever of the two: so each type's writer
+// is compiled once.
+class sink {
+ public:
+  explicit sink(std::string& bytes) : bytes(bytes) {}
+  explicit sink(gathered& body) : bytes(body.bytes()), gathered_(&body) {}
 
-template <class T>
-inline constexpr bool is_optional = false;
-template <class T>
-inline constexpr bool is_optional<std::optional<T>> = true;
+  std::string& bytes;
 
-template <class T>
-inline constexpr bool is_string_map = false;
-template <class V, class C, class A>
-inline constexpr bool is_string_map<std::map<std::string, V, C, A>> = true;
+  // The bytes of a typed array, which a gathered body may refer to.
+  void numbers(const char* data, std::size_t size) {
+    if (gathered_) gathered_->numbers(data, size);
+    else bytes.append(data, size);
+  }
 
-template <class T>
-inline constexpr bool is_std_vector = false;
-template <class E, class A>
-inline constexpr bool is_std_vector<std::vector<E, A>> = true;
+ private:
+  gathered* gathered_ = nullptr;
+};
 
-template <class T>
-inline constexpr bool is_tuple_like = false;
-template <class... E>
-inline constexpr bool is_tuple_like<std::tuple<E...>> = true;
-template <class A, class B>
-inline constexpr bool is_tuple_like<std::pair<A, B>> = true;
+template <packable T>
+void numbers(sink& out, const T* data, std::size_t count) {
+  head(out.bytes, 6, typed_array::native_tag<T>);
+  head(out.bytes, 2, count * sizeof(T));
+  out.numbers(reinterpret_cast<const char*>(data), count * sizeof(T));
+}
 
-// Each element of a container goes through from_wire too, so a number
-// nested in a vector, a map, an optional, a tuple or a Hana struct is
-// checked as strictly as a parameter. (A NLOHMANN_DEFINE_TYPE_* struct
-// converts its members with nlohmann's own, laxer, rules.)
+inline void float64(std::string& bytes, double value) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  char out[9] = {static_cast<char>(0xfb)};
+  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
+  bytes.append(out, sizeof out);
+}
+
+// The value's kind decides its form (docs/protocol.md, "Values").
 template <class T>
-T from_wire_container(const json& value, auto fail) {
-  if constexpr (is_optional<T>) {
-    if (value.is_null()) return std::nullopt;
-    return from_wire<typename T::value_type>(value);
-  } else if constexpr (is_std_vector<T>) {
-    using element = typename T::value_type;
-    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
-      if (value.is_binary()) {
-        T out;
-        if (!typed_array::unpack(value.get_binary(), out))
-          throw fail("an array, or a typed array of this element type");
-        return out;
-      }
+void write_value(sink& out, const T& value) {
+  constexpr auto kind = wire_kind_of<T>;
+  auto& bytes = out.bytes;
+  if constexpr (kind == wire_kind::boolean) {
+    bytes += static_cast<char>(value ? 0xf5 : 0xf4);
+  } else if constexpr (kind == wire_kind::integer) {
+    if constexpr (std::is_signed_v<T>) {
+      if (value < 0) return head(bytes, 1, static_cast<std::uint64_t>(-(value + 1)));
     }
-    if (!value.is_array()) throw fail("an array");
-    T out;
-    out.reserve(value.size());
-    for (const auto& element : value) out.push_back(from_wire<typename T::value_type>(element));
-    return out;
-  } else if constexpr (is_string_map<T>) {
-    if (!value.is_object()) throw fail("an object");
-    T out;
-    for (const auto& [key, element] : value.items())
-      out.emplace(key, from_wire<typename T::mapped_type>(element));
-    return out;
-  } else if constexpr (is_tuple_like<T>) {
-    constexpr auto size = std::tuple_size_v<T>;
-    if (!value.is_array() || value.size() != size) throw fail("an array of the tuple's size");
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return T{from_wire<std::tuple_element_t<I, T>>(value[I])...};
-    }(std::make_index_sequence<size>{});
-  } else {
-    static_assert(hana_struct<T>);
-    if (!value.is_object()) throw fail("an object");
-    T out{};
-    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
-      const char* name = boost::hana::to<const char*>(boost::hana::first(member));
-      if (!value.contains(name)) throw fail((std::string("an object with member '") + name + "'").c_str());
-      auto& field = boost::hana::second(member)(out);
-      field = from_wire<std::remove_cvref_t<decltype(field)>>(value[name]);
+    head(bytes, 0, static_cast<std::uint64_t>(value));
+  } else if constexpr (kind == wire_kind::floating) {
+    float64(bytes, static_cast<double>(value));
+  } else if constexpr (kind == wire_kind::enumeration) {
+    write_value(out, static_cast<std::underlying_type_t<T>>(value));
+  } else if constexpr (kind == wire_kind::string) {
+    text(bytes, value);
+  } else if constexpr (kind == wire_kind::optional) {
+    if (value) write_value(out, *value);
+    else bytes += static_cast<char>(0xf6);
+  } else if constexpr (kind == wire_kind::typed_array) {
+    numbers(out, value.data(), value.size());
+  } else if constexpr (kind == wire_kind::sequence) {
+    head(bytes, 4, value.size());
+    for (const auto& item : value) write_value<typename T::value_type>(out, item);
+  } else if constexpr (kind == wire_kind::map) {
+    head(bytes, 5, value.size());
+    for (const auto& [key, item] : value) {
+      text(bytes, key);
+      write_value(out, item);
+    }
+  } else if constexpr (kind == wire_kind::tuple) {
+    head(bytes, 4, std::tuple_size_v<T>);
+    std::apply([&](const auto&... item) { (write_value(out, item), ...); }, value);
+  } else if constexpr (kind == wire_kind::record) {
+    head(bytes, 5, member_count<T>);
+    for_each_member(value, [&](const char* name, const auto& member) {
+      text(bytes, name);
+      write_value(out, member);
     });
-    return out;
+  } else if constexpr (kind == wire_kind::tensor) {
+    head(bytes, 5, 2);  // the keys in the order a json object has them
+    text(bytes, "data");
+    numbers(out, value.data(), value.values().size());
+    text(bytes, "shape");
+    write_value(out, value.shape());
+  } else if constexpr (kind == wire_kind::json) {
+    json::to_cbor(value, bytes);
+  } else if constexpr (kind == wire_kind::nlohmann) {
+    json::to_cbor(json(value), bytes);
+  } else {
+    static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
   }
 }
+
+// Appends `value` to `out` (a std::string or a gathered body).
+template <class Out, class T>
+void write(Out& out, const T& value) {
+  if constexpr (wire_type<T>) {
+    sink to(out);
+    write_value(to, value);
+  } else {
+    explain_wire_type<T>();
+  }
+}
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/wire/json_decode.hpp ----
+
+// from_wire<T>: a json value as a T, checked as strictly as a CBOR item:
+// the value is read through its CBOR form by the one typed reader
+// (cbor_decode.hpp), so both formats take and refuse the same values with
+// the same messages. Only JSON bodies and unusual replies come this way.
+
+
+namespace lp::detail {
+
+// A json value in CBOR (typed arrays are its tagged byte strings).
+LP_API std::string cbor_of(const json& value);
 
 // Converts like a local call would, but refuses what a local call could not
-// express: nlohmann would turn 1.5 into 1 and 1e20 into garbage for an
-// integer parameter, and "true" into nothing useful; a remote caller gets a
-// clear error instead.
+// express: 1.5 or 1e20 for an integer, "true" for a bool. Throws
+// decode_error, whose message says what was expected and what came.
 template <class T>
 T from_wire(const json& value) {
-  auto fail = [&](const char* expected) -> decode_error {
-    return decode_error(std::string("expected ") + expected + " (" + type_name<T>() +
-                        "), got " + describe_value(value));
-  };
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!value.is_boolean()) throw fail("a boolean");
-    return value.get<bool>();
-  } else if constexpr (std::is_integral_v<T>) {
-    if (value.is_number_unsigned()) {
-      auto v = value.get<std::uint64_t>();
-      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
-        throw fail("an integer in range");
-      return static_cast<T>(v);
-    }
-    if (!value.is_number_integer()) throw fail("an integer");
-    auto v = value.get<std::int64_t>();
-    if constexpr (std::is_signed_v<T>) {
-      if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
-        throw fail("an integer in range");
-    } else {
-      if (v < 0 || static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max())
-        throw fail("an integer in range");
-    }
-    return static_cast<T>(v);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if (!value.is_number()) throw fail("a number");
-    auto v = value.get<double>();
-    if (std::isfinite(v) && std::abs(v) > static_cast<double>(std::numeric_limits<T>::max()))
-      throw fail("a number in range");
-    return static_cast<T>(v);
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!value.is_string()) throw fail("a string");
-    return value.get<std::string>();
-  } else if constexpr (is_optional<T> || is_std_vector<T> || is_string_map<T> ||
-                       is_tuple_like<T> || hana_struct<T>) {
-    return from_wire_container<T>(value, fail);
-  } else {
-    try {
-      return value.get<T>();
-    } catch (const json::exception& e) {
-      throw decode_error(std::string("cannot convert ") + describe_value(value) + " to " +
-                         type_name<T>() + ": " + e.what());
-    }
-  }
+  auto bytes = cbor_of(value);
+  std::size_t at = 0;
+  return cbor::read_as<T>(bytes, at, cbor::unbounded);
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string cbor_of(const json& value) {
+  std::string bytes;
+  json::to_cbor(value, bytes);
+  return bytes;
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
 // ---- launchpad/detail/wire/json_encode.hpp ----
 
-// to_wire: a C++ value as it goes on the wire, the mirror of from_wire
-// (decode.hpp). nlohmann's own conversion (`json j = value`) is used for
-// everything but what must look different: vectors of numbers become typed
-// arrays, and containers are walked so that those inside them do too.
+// to_wire: a C++ value as a json value, for a JSON reply (and for anyone
+// who wants the value as json): the value's CBOR (cbor_encode.hpp, the one
+// writer) read back by the generic reader. Vectors of numbers and tensors'
+// data are typed arrays in it (json binary values), which protocol::encode
+// writes as arrays of numbers. Only JSON replies come this way.
 
 
 namespace lp::detail {
 
+// Our own bytes, read back: no bound on nesting, and text that is not
+// UTF-8 is kept for the JSON writer to replace.
+LP_API json json_of_written(std::string_view bytes);
+
 template <class T>
 json to_wire(const T& value) {
-  if constexpr (is_std_vector<T>) {
-    using element = typename T::value_type;
-    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
-      return typed_array::pack(value.data(), value.size());
-    } else {
-      json out = json::array();
-      out.get_ref<json::array_t&>().reserve(value.size());
-      for (const auto& item : value) out.push_back(to_wire<element>(item));
-      return out;
-    }
-  } else if constexpr (is_optional<T>) {
-    return value ? to_wire(*value) : json(nullptr);
-  } else if constexpr (is_string_map<T>) {
-    json out = json::object();
-    for (const auto& [key, item] : value) out[key] = to_wire(item);
-    return out;
-  } else if constexpr (is_tuple_like<T>) {
-    json out = json::array();
-    std::apply([&](const auto&... item) { (out.push_back(to_wire(item)), ...); }, value);
-    return out;
-  } else if constexpr (hana_struct<T>) {
-    json out = json::object();
-    boost::hana::for_each(boost::hana::accessors<T>(), [&](auto member) {
-      out[boost::hana::to<const char*>(boost::hana::first(member))] =
-          to_wire(boost::hana::second(member)(value));
-    });
-    return out;
-  } else {
-    return json(value);
-  }
+  std::string bytes;
+  cbor::write(bytes, value);
+  return json_of_written(bytes);
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API json json_of_written(std::string_view bytes) {
+  return cbor::reader(bytes, cbor::unbounded, /*check_text=*/false).read_all();
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
-// ---- launchpad/tensor.hpp ----
+// ---- launchpad/detail/util/launch_state.hpp ----
 
-// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
-// parameters, observations and batches. It travels as
-//   {"shape": [d0, d1, ...], "data": <the values>}
-// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
-// large) and an array of numbers in JSON (so curl still reads it).
-//
-//   lp::tensor<float> weights({2, 3});       // zeros
-//   weights(1, 2) = 0.5f;
-//   float* raw = weights.data();             // 6 contiguous floats
-//
-// A std::vector<float> (or of any other number type) travels as a typed
-// array too; a tensor adds the shape.
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <ostream>
+#include <thread>
 
-#include <initializer_list>
+namespace lp::detail {
+
+// What a node can ask about itself through lp::context().
+struct node_identity {
+  std::string label;
+  std::string group;
+  int index = -1;
+  std::string program;
+  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
+  std::string run_dir;  // the launch's run directory; empty under a test controller
+};
+
+// The stop state of one running program in this process, shared by its
+// nodes, its launcher and lp::stop().
+class launch_state {
+ public:
+  launch_state(std::string program, std::string policy)
+      : program_(std::move(program)), policy_(std::move(policy)) {}
+
+  const std::string& program() const noexcept { return program_; }
+  const std::string& policy() const noexcept { return policy_; }
+
+  // Asks every node to stop. The on_stop callbacks run once, on the thread
+  // that asked first; any other thread that asks meanwhile waits for them,
+  // so that when this returns they have all run (and a launch may shut its
+  // nodes down).
+  void request_stop() {
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::unique_lock lock(mutex_);
+      if (stop_requested_) {
+        if (callbacks_runner_ != std::this_thread::get_id())
+          changed_.wait(lock, [&] { return callbacks_done_; });
+        return;
+      }
+      stop_requested_ = true;
+      callbacks_runner_ = std::this_thread::get_id();
+      callbacks.swap(on_stop_);
+    }
+    changed_.notify_all();
+    for (auto& callback : callbacks) {
+      try {
+        callback();
+      } catch (...) {
+        fail("on_stop", std::current_exception());
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      callbacks_done_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stop_requested_;
+  }
+
+  // Stops as request_stop() does, for a stop this process heard of from
+  // the rest of the program (a peer refused a call for stopping): nobody
+  // here asked for it, so a node process does not pass it on as its own.
+  void follow_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_followed_ = stop_followed_ || !stop_requested_;
+    }
+    request_stop();
+  }
+
+  // Whether the stop came by follow_stop() rather than from here.
+  bool stop_followed() const {
+    std::lock_guard lock(mutex_);
+    return stop_followed_;
+  }
+
+  bool wait_for_stop(std::chrono::nanoseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
+  }
+
+  void wait_for_stop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_requested_; });
+  }
+
+  // Runs now if the program is already stopping.
+  void on_stop(std::function<void()> callback) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stop_requested_) {
+        on_stop_.push_back(std::move(callback));
+        return;
+      }
+    }
+    callback();
+  }
+
+  // A node failed: the first failure is kept for the launcher to report, and
+  // the program stops.
+  void fail(const std::string& label, std::exception_ptr error) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_) {
+        failure_ = error;
+        failed_node_ = label;
+      }
+    }
+    request_stop();
+  }
+
+  // Says which node failed and how, if one did; returns the exit status
+  // a launch gives for it (1, or 0 when no node failed).
+  int report_failure(std::ostream& out) const {
+    auto summary = failure_summary();
+    if (summary.empty()) return 0;
+    out << "[lp] " << summary << std::flush;
+    return 1;
+  }
+
+  // "node <label> failed: <what>" and a newline, or empty if none failed.
+  std::string failure_summary() const {
+    auto failed = failure();
+    if (!failed) return {};
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception& e) {
+      return "node " + failed_node() + " failed: " + e.what() + "\n";
+    } catch (...) {
+      return "node " + failed_node() + " failed with an exception not derived from "
+             "std::exception\n";
+    }
+  }
+
+  std::exception_ptr failure() const {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+  std::string failed_node() const {
+    std::lock_guard lock(mutex_);
+    return failed_node_;
+  }
+
+ private:
+  const std::string program_, policy_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_requested_ = false;
+  bool stop_followed_ = false;
+  bool callbacks_done_ = false;
+  std::thread::id callbacks_runner_;
+  std::vector<std::function<void()>> on_stop_;
+  std::exception_ptr failure_;
+  std::string failed_node_;
+};
+
+// The node whose code this thread is running (its run(), a handler, its
+// constructor), if any.
+struct current_node {
+  const node_identity* identity = nullptr;
+  launch_state* launch = nullptr;
+};
+
+inline current_node& this_thread_node() {
+  thread_local current_node current;
+  return current;
+}
+
+// A peer said that the program stops. This process's part of it stops too,
+// before the caller hears of it, so that lp::stop_requested() is true by
+// the time the call fails with lp::stopping. Outside a node (a test's own
+// calls) nothing here belongs to the program.
+inline void stop_this_threads_program() {
+  if (auto* launch = this_thread_node().launch) launch->follow_stop();
+}
+
+class node_scope {
+ public:
+  node_scope(const node_identity& identity, launch_state& launch)
+      : saved_(this_thread_node()) {
+    this_thread_node() = {&identity, &launch};
+  }
+  node_scope(const node_scope&) = delete;
+  node_scope& operator=(const node_scope&) = delete;
+  ~node_scope() { this_thread_node() = saved_; }
+
+ private:
+  current_node saved_;
+};
+
+// Every program running in this process, so that lp::stop() from main or a
+// signal reaches them all.
+class launch_registry {
+ public:
+  static launch_registry& get() {
+    static launch_registry registry;
+    return registry;
+  }
+  void add(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    launches_.push_back(launch);
+  }
+  void remove(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    std::erase(launches_, launch);
+  }
+  std::vector<std::shared_ptr<launch_state>> all() const {
+    std::lock_guard lock(mutex_);
+    return launches_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<launch_state>> launches_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/protocol.hpp ----
+
+// Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
+
+
+namespace lp::detail::protocol {
+
+inline constexpr std::string_view call_prefix = "/lp/v1/call/";
+inline constexpr const char* describe_path = "/lp/v1/describe";
+inline constexpr const char* health_path = "/lp/v1/health";
+inline constexpr const char* stop_path = "/lp/v1/stop";
+inline constexpr const char* json_type = "application/json";
+inline constexpr const char* cbor_type = "application/cbor";
+
+enum class format { json, cbor };
+
+// Seconds an idle keep-alive connection stays open on a node. Clients drop
+// pooled connections sooner (see http_channel), so none is closed under a
+// call. httplib cannot close an idle connection, so a stopping node waits
+// this long at most for peers that have not hung up: hence short.
+inline constexpr int keep_alive_seconds = 1;
+
+// The format of a body with this Content-Type, or nothing if unsupported.
+// No Content-Type means JSON, so `curl -d '[1]'` works.
+inline std::optional<format> format_of(std::string_view content_type) {
+  auto base = content_type.substr(0, content_type.find(';'));
+  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
+  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
+      base == "text/plain")
+    return format::json;
+  if (base == cbor_type) return format::cbor;
+  return std::nullopt;
+}
+
+inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
+
+// Deeper values are refused before they are built: nlohmann prints JSON
+// recursively, so a few kilobytes of nesting would otherwise overflow the
+// stack.
+inline constexpr std::size_t max_depth = 128;
+
+// The body of a value in format f. Typed arrays become arrays of numbers in
+// JSON (typed_array.hpp).
+LP_API std::string encode(const json& value, format f);
+
+// Parses a body, refusing what nests deeper than max_depth. Throws
+// json::exception or cbor::malformed for bytes that are not a value in that
+// format, std::length_error for a value nested too deep and
+// std::domain_error for text that is not UTF-8.
+LP_API json decode(std::string_view body, format f);
+
+LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
+                       std::string_view method);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string encode(const json& value, format f) {
+  if (f == format::cbor) {
+    std::string out;
+    json::to_cbor(value, out);
+    return out;
+  }
+  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  if (!typed_array::has_binary(value)) return text(value);
+  json expanded = value;
+  typed_array::expand(expanded);
+  return text(expanded);
+}
+
+LP_API json decode(std::string_view body, format f) {
+  if (f == format::cbor) return cbor::read(body, max_depth);
+  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > max_depth)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+    return true;
+  };
+  return json::parse(body, limit);
+}
+
+LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
+                       std::string_view method) {
+  return {{"error",
+           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail::protocol
 
 // ---- launchpad/error.hpp ----
 
@@ -713,1167 +2430,6 @@ class remote_error : public error {
 
 }  // namespace lp
 
-namespace lp {
-
-template <class T>
-class tensor {
-  static_assert(detail::packable<T>,
-                "lp::tensor<T>: T must be a number type other than bool (float, double, "
-                "std::int32_t, ...)");
-
- public:
-  using value_type = T;
-  using shape_type = std::vector<std::size_t>;
-
-  tensor() = default;
-
-  // A tensor of this shape, every value zero.
-  explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
-
-  // A tensor of this shape holding `values` (row-major); throws
-  // lp::usage_error if their number is not the product of the shape.
-  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
-    if (values_.size() != count(shape_))
-      throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
-                        std::to_string(count(shape_)) + " values, not " +
-                        std::to_string(values_.size()));
-  }
-
-  const shape_type& shape() const noexcept { return shape_; }
-  std::size_t rank() const noexcept { return shape_.size(); }
-  std::size_t size() const noexcept { return values_.size(); }
-
-  T* data() noexcept { return values_.data(); }
-  const T* data() const noexcept { return values_.data(); }
-
-  // The values in row-major order.
-  std::vector<T>& values() noexcept { return values_; }
-  const std::vector<T>& values() const noexcept { return values_; }
-
-  T& operator[](std::size_t flat) { return values_[flat]; }
-  const T& operator[](std::size_t flat) const { return values_[flat]; }
-
-  // The value at one index per dimension, unchecked like operator[].
-  template <class... Index>
-  T& operator()(Index... index) {
-    return values_[offset({static_cast<std::size_t>(index)...})];
-  }
-  template <class... Index>
-  const T& operator()(Index... index) const {
-    return values_[offset({static_cast<std::size_t>(index)...})];
-  }
-
-  bool operator==(const tensor&) const = default;
-
-  friend void to_json(json& j, const tensor& t) {
-    j = json::object();
-    j["shape"] = t.shape_;
-    j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
-  }
-
-  friend void from_json(const json& j, tensor& t) {
-    if (!j.is_object() || !j.contains("shape") || !j.contains("data"))
-      throw detail::decode_error("expected a tensor, an object with 'shape' and 'data', got " +
-                                 detail::describe_value(j));
-    auto shape = detail::from_wire<shape_type>(j["shape"]);
-    auto values = detail::from_wire<std::vector<T>>(j["data"]);
-    if (values.size() != count(shape))
-      throw detail::decode_error("a tensor of shape " + shape_text(shape) + " needs " +
-                                 std::to_string(count(shape)) + " values, got " +
-                                 std::to_string(values.size()));
-    t.shape_ = std::move(shape);
-    t.values_ = std::move(values);
-  }
-
- private:
-  // The number of values of a shape; SIZE_MAX for one too large to hold.
-  static std::size_t count(const shape_type& shape) {
-    std::size_t total = 1;
-    for (auto dimension : shape)
-      if (__builtin_mul_overflow(total, dimension, &total)) return SIZE_MAX;
-    return total;
-  }
-
-  static std::string shape_text(const shape_type& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-  }
-
-  std::size_t offset(std::initializer_list<std::size_t> index) const {
-    std::size_t flat = 0, dimension = 0;
-    for (auto i : index) flat = flat * shape_[dimension++] + i;
-    return flat;
-  }
-
-  shape_type shape_;
-  std::vector<T> values_;
-};
-
-}  // namespace lp
-
-namespace lp::detail {
-template <class T>
-inline constexpr bool is_tensor = false;
-template <class T>
-inline constexpr bool is_tensor<tensor<T>> = true;
-}  // namespace lp::detail
-#include <span>
-
-namespace lp::detail::cbor {
-
-// The integer types that travel as CBOR integers; character types go as
-// nlohmann has them.
-template <class T>
-concept plain_integer =
-    std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> &&
-    !std::is_same_v<T, wchar_t> && !std::is_same_v<T, char8_t> &&
-    !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>;
-
-// An item's initial byte and its argument, in the shortest form.
-inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
-  auto initial = static_cast<std::uint8_t>(major << 5);
-  if (argument < 24) {
-    out += static_cast<char>(initial | argument);
-    return;
-  }
-  int width = argument <= 0xff         ? 1
-              : argument <= 0xffff     ? 2
-              : argument <= 0xffffffff ? 4
-                                       : 8;
-  out += static_cast<char>(initial | (width == 1   ? 24
-                                      : width == 2 ? 25
-                                      : width == 4 ? 26
-                                                   : 27));
-  for (int shift = (width - 1) * 8; shift >= 0; shift -= 8)
-    out += static_cast<char>((argument >> shift) & 0xff);
-}
-
-inline void text(std::string& out, std::string_view value) {
-  head(out, 3, value.size());
-  out += value;
-}
-
-// A body that refers to the numbers of its large typed arrays instead of
-// copying them, for a call whose arguments outlive the sending of its
-// request (a blocking call): it is sent in pieces, the large arrays from
-// where they are.
-class gathered {
- public:
-  // Smaller arrays are copied, as are all after the first max_borrowed.
-  static constexpr std::size_t borrow_from = std::size_t{64} << 10;
-  static constexpr std::size_t max_borrowed = 64;
-
-  // This thread's, emptied, one per `Use` (as thread_buffer).
-  template <class Use>
-  static gathered& of_this_thread() {
-    thread_local gathered body;
-    body.clear();
-    return body;
-  }
-
-  // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
-  void clear() {
-    drop_if_large(bytes_);
-    bytes_.clear();
-    borrowed_.clear();
-  }
-
-  std::string& bytes() { return bytes_; }
-  bool borrows() const { return !borrowed_.empty(); }
-
-  void numbers(const char* data, std::size_t size) {
-    if (size < borrow_from || borrowed_.size() == max_borrowed) {
-      bytes_.append(data, size);
-      return;
-    }
-    borrowed_.push_back({bytes_.size(), std::string_view(data, size)});
-  }
-
-  // The body, as consecutive pieces; valid until the next change.
-  std::span<const std::string_view> pieces() {
-    pieces_.clear();
-    std::size_t at = 0;
-    for (const auto& b : borrowed_) {
-      pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
-      pieces_.push_back(b.data);
-      at = b.at;
-    }
-    pieces_.push_back(std::string_view(bytes_).substr(at));
-    return pieces_;
-  }
-
- private:
-  struct borrowed {
-    std::size_t at;  // where in bytes_ they go
-    std::string_view data;
-  };
-  std::string bytes_;
-  std::vector<borrowed> borrowed_;
-  std::vector<std::string_view> pieces_;
-};
-
-// Where cbor::write puts what it writes: a string, or a gathered body.
-inline std::string& bytes_of(std::string& out) {
-  return out;
-}
-inline std::string& bytes_of(gathered& out) {
-  return out.bytes();
-}
-inline void numbers_into(std::string& out, const char* data, std::size_t size) {
-  out.append(data, size);
-}
-inline void numbers_into(gathered& out, const char* data, std::size_t size) {
-  out.numbers(data, size);
-}
-
-template <class Out, packable T>
-void numbers(Out& out, const T* data, std::size_t count) {
-  head(bytes_of(out), 6, typed_array::native_tag<T>);
-  head(bytes_of(out), 2, count * sizeof(T));
-  numbers_into(out, reinterpret_cast<const char*>(data), count * sizeof(T));
-}
-
-template <class Out, class T>
-void write(Out& out, const T& value) {
-  auto& bytes = bytes_of(out);
-  if constexpr (std::is_same_v<T, bool>) {
-    bytes += static_cast<char>(value ? 0xf5 : 0xf4);
-  } else if constexpr (plain_integer<T>) {
-    if constexpr (std::is_signed_v<T>) {
-      if (value < 0) return head(bytes, 1, static_cast<std::uint64_t>(-(value + 1)));
-    }
-    head(bytes, 0, static_cast<std::uint64_t>(value));
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    auto wide = static_cast<double>(value);
-    std::uint64_t bits;
-    std::memcpy(&bits, &wide, sizeof bits);
-    bytes += static_cast<char>(0xfb);
-    for (int shift = 56; shift >= 0; shift -= 8)
-      bytes += static_cast<char>((bits >> shift) & 0xff);
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    text(bytes, value);
-  } else if constexpr (is_tensor<T>) {
-    head(bytes, 5, 2);  // the keys in the order a json object has them
-    text(bytes, "data");
-    numbers(out, value.data(), value.values().size());
-    text(bytes, "shape");
-    write(out, value.shape());
-  } else if constexpr (is_std_vector<T>) {
-    using element = typename T::value_type;
-    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
-      numbers(out, value.data(), value.size());
-    } else {
-      head(bytes, 4, value.size());
-      for (const auto& item : value) write<Out, element>(out, item);
-    }
-  } else if constexpr (is_optional<T>) {
-    if (value)
-      write(out, *value);
-    else
-      bytes += static_cast<char>(0xf6);
-  } else if constexpr (is_string_map<T>) {
-    head(bytes, 5, value.size());
-    for (const auto& [key, item] : value) {
-      text(bytes, key);
-      write(out, item);
-    }
-  } else if constexpr (is_tuple_like<T>) {
-    head(bytes, 4, std::tuple_size_v<T>);
-    std::apply([&](const auto&... item) { (write(out, item), ...); }, value);
-  } else if constexpr (hana_struct<T>) {
-    auto members = boost::hana::accessors<T>();
-    head(bytes, 5, boost::hana::length(members));
-    boost::hana::for_each(members, [&](auto member) {
-      text(bytes, boost::hana::to<const char*>(boost::hana::first(member)));
-      write(out, boost::hana::second(member)(value));
-    });
-  } else {
-    json::to_cbor(to_wire(value), bytes);
-  }
-}
-
-}  // namespace lp::detail::cbor
-
-// ---- launchpad/detail/wire/cbor_reader.hpp ----
-
-// Reads a CBOR body (RFC 8949) into a json value. Ours rather than
-// nlohmann's from_cbor, which copies a byte string one byte at a time (15-20
-// ms for 4 MB here, where this takes a memcpy) and recurses without a limit.
-// It accepts what nlohmann's to_cbor writes and what other languages' CBOR
-// libraries commonly send, and refuses the rest with a message:
-// - nesting deeper than max_depth (std::length_error);
-// - text strings and map keys that are not UTF-8 (std::domain_error);
-// - tags on anything but a byte string (the only tags we give meaning to are
-//   RFC 8746 typed arrays, kept as the byte string's subtype);
-// - map keys that are not text, simple values other than false/true/null,
-//   truncated items and trailing bytes (cbor::malformed).
-
-// ---- launchpad/detail/wire/utf8.hpp ----
-
-// UTF-8 checks for what a peer sends: JSON must be UTF-8, CBOR text strings
-// should be, and messages that quote a peer must stay printable.
-
-
-namespace lp::detail {
-
-// The length of the valid UTF-8 sequence at the start of `text`, or 0.
-inline std::size_t utf8_sequence(std::string_view text) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(0);
-  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
-                                      : (lead >> 3) == 0x1E ? 4 : 0;
-  if (length == 0 || length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i)
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-  std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
-  for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
-  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
-  bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
-  return shortest && scalar ? length : 0;
-}
-
-inline bool valid_utf8(std::string_view text) {
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) return false;
-    at += length;
-  }
-  return true;
-}
-
-// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
-// for messages that quote what a peer sent.
-inline std::string to_utf8(std::string_view text) {
-  std::string out;
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      ++at;
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail::cbor {
-
-struct malformed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-class reader {
- public:
-  reader(std::string_view bytes, std::size_t max_depth) : in_(bytes), max_depth_(max_depth) {}
-
-  json read_all() {
-    json value = read(0);
-    at_end();
-    return value;
-  }
-
-  // The item that starts at `at`, which is moved past it.
-  json read_at(std::size_t& at) {
-    at_ = at;
-    json value = read(0);
-    at = at_;
-    return value;
-  }
-
-  // Checks the whole body as read_all does, without building a value, and
-  // returns where each item of the array it holds starts; nothing if the
-  // body is not an array.
-  std::optional<std::vector<std::size_t>> array_items() {
-    auto initial = next();
-    if (initial >> 5 != 4) {
-      at_ = 0;
-      skip(0);
-      at_end();
-      return std::nullopt;
-    }
-    auto count = size_of(initial);
-    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
-    std::vector<std::size_t> starts;
-    if (count) starts.reserve(static_cast<std::size_t>(*count));
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-      starts.push_back(at_);
-      skip(1);
-    }
-    at_end();
-    return starts;
-  }
-
- private:
-  // A length, or none for an indefinite-length item (additional information
-  // 31), which ends at a break.
-  using length = std::optional<std::uint64_t>;
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw malformed(what + " (at byte " + std::to_string(at_) + ")");
-  }
-
-  void at_end() const {
-    if (at_ != in_.size())
-      fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
-  }
-
-  std::uint8_t next() {
-    if (at_ >= in_.size()) fail("the body ends in the middle of a value");
-    return static_cast<std::uint8_t>(in_[at_++]);
-  }
-
-  std::string_view take(std::uint64_t count) {
-    if (count > in_.size() - at_) fail("a string is longer than the bytes left");
-    auto out = in_.substr(at_, static_cast<std::size_t>(count));
-    at_ += static_cast<std::size_t>(count);
-    return out;
-  }
-
-  // The argument of an initial byte: a count, a value or a tag number.
-  std::uint64_t argument(std::uint8_t info) {
-    if (info < 24) return info;
-    if (info > 27) fail("reserved additional information " + std::to_string(info));
-    std::uint64_t value = 0;
-    for (int i = 0, width = 1 << (info - 24); i < width; ++i) value = (value << 8) | next();
-    return value;
-  }
-
-  // The length that follows a string's, array's or map's initial byte.
-  length size_of(std::uint8_t initial) {
-    if ((initial & 0x1f) == 31) return std::nullopt;
-    return argument(initial & 0x1f);
-  }
-
-  // The bytes of a byte or text string (major type 2 or 3), chunks joined.
-  std::string string_bytes(std::uint8_t major, length size) {
-    if (size) return std::string(take(*size));
-    std::string out;
-    for (;;) {
-      auto initial = next();
-      if (initial == 0xff) return out;
-      if (initial >> 5 != major || (initial & 0x1f) == 31)
-        fail("an indefinite-length string holds a chunk of another kind");
-      out += take(argument(initial & 0x1f));
-    }
-  }
-
-  json binary(length size, std::optional<std::uint64_t> tag) {
-    // Pointers of the same type make assign one memcpy.
-    auto as_bytes = [](std::string_view view) {
-      auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
-      return std::vector<std::uint8_t>(first, first + view.size());
-    };
-    auto bytes = size ? as_bytes(take(*size)) : as_bytes(string_bytes(2, size));
-    return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
-  }
-
-  json text(length size) {
-    std::string out = string_bytes(3, size);
-    if (!valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
-    return out;
-  }
-
-  static double half(std::uint16_t bits) {
-    int exponent = (bits >> 10) & 0x1f;
-    double mantissa = bits & 0x3ff;
-    double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                       : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
-                                                         : std::numeric_limits<double>::quiet_NaN())
-                                        : std::ldexp(mantissa + 1024, exponent - 25);
-    return bits & 0x8000 ? -magnitude : magnitude;
-  }
-
-  json simple(std::uint8_t info) {
-    switch (info) {
-      case 20: return false;
-      case 21: return true;
-      case 22: return nullptr;
-      case 25: return half(static_cast<std::uint16_t>(argument(info)));
-      case 26: {
-        auto bits = static_cast<std::uint32_t>(argument(info));
-        float value;
-        std::memcpy(&value, &bits, sizeof value);
-        return static_cast<double>(value);
-      }
-      case 27: {
-        auto bits = argument(info);
-        double value;
-        std::memcpy(&value, &bits, sizeof value);
-        return value;
-      }
-      case 31: fail("a break outside an indefinite-length item");
-      default: fail("simple value " + std::to_string(info) + " is not supported");
-    }
-  }
-
-  bool at_break() {
-    if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xff) {
-      ++at_;
-      return true;
-    }
-    return false;
-  }
-
-  json array(length count, std::size_t depth) {
-    // Each item takes a byte at least, so a count larger than the bytes
-    // left is malformed: refused before any memory is reserved for it.
-    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
-    json out = json::array();
-    auto& items = out.get_ref<json::array_t&>();
-    if (count) items.reserve(static_cast<std::size_t>(*count));
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i)
-      items.push_back(read(depth + 1));
-    return out;
-  }
-
-  json map(length count, std::size_t depth) {
-    if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
-    json out = json::object();
-    auto& members = out.get_ref<json::object_t&>();
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-      auto initial = next();
-      if (initial >> 5 != 3) fail("a map key is not a text string");
-      auto key = text(size_of(initial));
-      members[key.get_ref<const std::string&>()] = read(depth + 1);
-    }
-    return out;
-  }
-
-  json read(std::size_t depth) {
-    if (depth > max_depth_)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
-    auto initial = next();
-    std::uint8_t major = initial >> 5, info = initial & 0x1f;
-    if (major == 7) return simple(info);
-    if (major >= 2 && major <= 5) {
-      auto size = size_of(initial);
-      if (major == 2) return binary(size, std::nullopt);
-      if (major == 3) return text(size);
-      return major == 4 ? array(size, depth) : map(size, depth);
-    }
-    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
-    auto arg = argument(info);
-    if (major == 0) return arg;
-    if (major == 1) {
-      if (arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        fail("a negative integer below -2^63");
-      return -1 - static_cast<std::int64_t>(arg);
-    }
-    auto tagged = next();
-    if (tagged >> 5 != 2)
-      fail("tag " + std::to_string(arg) +
-           " on something other than a byte string; the only tags understood are RFC 8746 "
-           "typed arrays");
-    return binary(size_of(tagged), arg);
-  }
-
-  // What read does, but keeping nothing: byte strings are passed over, text
-  // strings only checked.
-  void skip(std::size_t depth) {
-    if (depth > max_depth_)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
-    auto initial = next();
-    std::uint8_t major = initial >> 5, info = initial & 0x1f;
-    if (major == 7) {
-      simple(info);
-      return;
-    }
-    if (major == 2 || major == 3) {
-      auto size = size_of(initial);
-      if (major == 3) text(size);
-      else if (size) take(*size);
-      else string_bytes(2, size);
-      return;
-    }
-    if (major == 4 || major == 5) {
-      auto count = size_of(initial);
-      if (count && *count > (in_.size() - at_) / (major == 5 ? 2 : 1))
-        fail(major == 5 ? "a map is longer than the bytes left" : "an array is longer than the bytes left");
-      for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-        if (major == 5) {
-          auto key = next();
-          if (key >> 5 != 3) fail("a map key is not a text string");
-          text(size_of(key));
-        }
-        skip(depth + 1);
-      }
-      return;
-    }
-    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
-    auto arg = argument(info);
-    if (major == 1 && arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      fail("a negative integer below -2^63");
-    if (major == 6) {
-      auto tagged = next();
-      if (tagged >> 5 != 2)
-        fail("tag " + std::to_string(arg) +
-             " on something other than a byte string; the only tags understood are RFC 8746 "
-             "typed arrays");
-      auto size = size_of(tagged);
-      if (size) take(*size);
-      else string_bytes(2, size);
-    }
-  }
-
-  std::string_view in_;
-  std::size_t at_ = 0;
-  std::size_t max_depth_;
-};
-
-inline json read(std::string_view bytes, std::size_t max_depth) {
-  return reader(bytes, max_depth).read_all();
-}
-
-}  // namespace lp::detail::cbor
-
-namespace lp::detail::cbor {
-
-// Reads the items a fast read understands; each step either consumes what
-// it read or reports that the item is not of that form.
-class cursor {
- public:
-  cursor(std::string_view in, std::size_t at, std::size_t max_depth)
-      : in_(in), at_(at), max_depth_(max_depth) {}
-
-  // One more item being read inside those already open. Past max_depth a
-  // fast read gives up, and the json reader refuses the item: a recursive
-  // type must not let a peer's nesting run the stack out.
-  class level {
-   public:
-    explicit level(cursor& in) : in_(in) { ++in_.depth_; }
-    ~level() { --in_.depth_; }
-    level(const level&) = delete;
-    level& operator=(const level&) = delete;
-    explicit operator bool() const { return in_.depth_ <= in_.max_depth_; }
-
-   private:
-    cursor& in_;
-  };
-
-  std::size_t at() const { return at_; }
-
-  bool byte(std::uint8_t value) {
-    if (at_ >= in_.size() || static_cast<std::uint8_t>(in_[at_]) != value) return false;
-    ++at_;
-    return true;
-  }
-
-  // The argument of an item of this major type with a definite argument.
-  std::optional<std::uint64_t> head(std::uint8_t major) {
-    if (at_ >= in_.size()) return std::nullopt;
-    auto initial = static_cast<std::uint8_t>(in_[at_]);
-    std::uint8_t info = initial & 0x1f;
-    if (initial >> 5 != major || info > 27) return std::nullopt;
-    std::size_t width = info < 24 ? 0 : std::size_t{1} << (info - 24);
-    if (width > in_.size() - at_ - 1) return std::nullopt;
-    auto value = width ? big_endian(at_ + 1, width) : info;
-    at_ += 1 + width;
-    return value;
-  }
-
-  std::optional<std::string_view> take(std::uint64_t count) {
-    if (count > in_.size() - at_) return std::nullopt;
-    auto out = in_.substr(at_, static_cast<std::size_t>(count));
-    at_ += static_cast<std::size_t>(count);
-    return out;
-  }
-
-  std::optional<std::string_view> text() {
-    auto size = head(3);
-    if (!size) return std::nullopt;
-    auto out = take(*size);
-    if (!out || !valid_utf8(*out)) return std::nullopt;
-    return out;
-  }
-
-  std::optional<double> floating() {
-    for (std::size_t width : {8, 4}) {
-      if (!byte(width == 8 ? 0xfb : 0xfa)) continue;
-      if (width > in_.size() - at_) return std::nullopt;
-      auto bits = big_endian(at_, width);
-      at_ += width;
-      if (width == 4) {
-        float narrow;
-        auto bits32 = static_cast<std::uint32_t>(bits);
-        std::memcpy(&narrow, &bits32, sizeof narrow);
-        return narrow;
-      }
-      double wide;
-      std::memcpy(&wide, &bits, sizeof wide);
-      return wide;
-    }
-    return std::nullopt;
-  }
-
-  std::size_t left() const { return in_.size() - at_; }
-
- private:
-  std::uint64_t big_endian(std::size_t from, std::size_t width) const {
-    std::uint64_t value = 0;
-    for (std::size_t i = 0; i < width; ++i)
-      value = (value << 8) | static_cast<std::uint8_t>(in_[from + i]);
-    return value;
-  }
-
-  std::string_view in_;
-  std::size_t at_;
-  std::size_t max_depth_;
-  std::size_t depth_ = 0;
-};
-
-template <class T>
-std::optional<T> fast(cursor& in);
-
-template <packable E>
-std::optional<std::vector<E>> fast_numbers(cursor& in) {
-  auto tag = in.head(6);
-  auto size = tag ? in.head(2) : std::nullopt;
-  auto bytes = size ? in.take(*size) : std::nullopt;
-  std::vector<E> out;
-  if (!bytes || !typed_array::unpack(*tag, bytes->data(), bytes->size(), out))
-    return std::nullopt;
-  return out;
-}
-
-template <class T>
-std::optional<T> fast_tensor(cursor& in) {
-  using element = typename T::value_type;
-  if (in.head(5) != 2u) return std::nullopt;
-  std::optional<std::vector<element>> data;
-  std::optional<typename T::shape_type> shape;
-  for (int i = 0; i < 2; ++i) {
-    auto key = in.text();
-    if (key == "data" && !data)
-      data = fast_numbers<element>(in);
-    else if (key == "shape" && !shape)
-      shape = fast<typename T::shape_type>(in);
-    else
-      return std::nullopt;
-  }
-  if (!data || !shape) return std::nullopt;
-  try {
-    return T(std::move(*shape), std::move(*data));
-  } catch (const usage_error&) {
-    return std::nullopt;  // a shape that does not hold the values: from_wire says so
-  }
-}
-
-template <class T>
-std::optional<T> fast_struct(cursor& in) {
-  auto members = boost::hana::accessors<T>();
-  constexpr std::size_t count = decltype(boost::hana::length(members))::value;
-  if (in.head(5) != count) return std::nullopt;
-  T out{};
-  std::array<bool, count> seen{};
-  for (std::size_t entry = 0; entry < count; ++entry) {
-    auto key = in.text();
-    if (!key) return std::nullopt;
-    bool read = false;
-    std::size_t index = 0;
-    boost::hana::for_each(members, [&](auto member) {
-      auto i = index++;
-      if (seen[i] || *key != boost::hana::to<const char*>(boost::hana::first(member)))
-        return;
-      auto& field = boost::hana::second(member)(out);
-      auto value = fast<std::remove_cvref_t<decltype(field)>>(in);
-      if (!value) return;
-      field = std::move(*value);
-      seen[i] = read = true;
-    });
-    if (!read) return std::nullopt;
-  }
-  return out;
-}
-
-template <class T>
-std::optional<T> fast(cursor& in) {
-  cursor::level nested(in);
-  if (!nested) return std::nullopt;
-  if constexpr (std::is_same_v<T, bool>) {
-    if (in.byte(0xf5)) return true;
-    if (in.byte(0xf4)) return false;
-    return std::nullopt;
-  } else if constexpr (plain_integer<T>) {
-    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
-    if (auto n = in.head(0))
-      return *n <= max ? std::optional<T>(static_cast<T>(*n)) : std::nullopt;
-    if constexpr (std::is_signed_v<T>) {
-      if (auto n = in.head(1))
-        return *n <= max
-                   ? std::optional<T>(static_cast<T>(-1 - static_cast<std::int64_t>(*n)))
-                   : std::nullopt;
-    }
-    return std::nullopt;
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    auto value = in.floating();
-    if (!value || (std::isfinite(*value) &&
-                   std::abs(*value) > static_cast<double>(std::numeric_limits<T>::max())))
-      return std::nullopt;
-    return static_cast<T>(*value);
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    auto value = in.text();
-    return value ? std::optional<T>(std::string(*value)) : std::nullopt;
-  } else if constexpr (is_tensor<T>) {
-    return fast_tensor<T>(in);
-  } else if constexpr (is_std_vector<T>) {
-    using element = typename T::value_type;
-    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
-      return fast_numbers<element>(in);
-    } else {
-      auto size = in.head(4);
-      if (!size || *size > in.left()) return std::nullopt;
-      T out;
-      out.reserve(static_cast<std::size_t>(*size));
-      for (std::uint64_t i = 0; i < *size; ++i) {
-        auto item = fast<element>(in);
-        if (!item) return std::nullopt;
-        out.push_back(std::move(*item));
-      }
-      return out;
-    }
-  } else if constexpr (is_optional<T>) {
-    if (in.byte(0xf6)) return T{};
-    auto value = fast<typename T::value_type>(in);
-    return value ? std::optional<T>(T(std::move(*value))) : std::nullopt;
-  } else if constexpr (is_string_map<T>) {
-    auto size = in.head(5);
-    if (!size) return std::nullopt;
-    T out;
-    for (std::uint64_t i = 0; i < *size; ++i) {
-      auto key = in.text();
-      auto value = key ? fast<typename T::mapped_type>(in) : std::nullopt;
-      if (!value) return std::nullopt;
-      out.insert_or_assign(std::string(*key), std::move(*value));
-    }
-    return out;
-  } else if constexpr (is_tuple_like<T>) {
-    constexpr auto size = std::tuple_size_v<T>;
-    if (in.head(4) != size) return std::nullopt;
-    return [&]<std::size_t... I>(std::index_sequence<I...>)->std::optional<T> {
-      std::tuple<std::optional<std::tuple_element_t<I, T>>...> items;
-      bool all =
-          ((std::get<I>(items) = fast<std::tuple_element_t<I, T>>(in)).has_value() &&
-           ...);
-      if (!all) return std::nullopt;
-      return T{std::move(*std::get<I>(items))...};
-    }
-    (std::make_index_sequence<size>{});
-  } else if constexpr (hana_struct<T>) {
-    return fast_struct<T>(in);
-  } else {
-    return std::nullopt;
-  }
-}
-
-// The item at `at` as a T; `at` moves past it. Throws decode_error for a
-// value that does not fit T, and what cbor::reader throws for bytes that
-// are not a CBOR item.
-template <class T>
-T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
-  cursor in(bytes, at, max_depth);
-  if (auto value = fast<T>(in)) {
-    at = in.at();
-    return std::move(*value);
-  }
-  json item = reader(bytes, max_depth).read_at(at);
-  return from_wire<T>(item);
-}
-
-}  // namespace lp::detail::cbor
-
-// ---- launchpad/detail/util/launch_state.hpp ----
-
-#include <atomic>
-#include <condition_variable>
-#include <exception>
-#include <functional>
-#include <memory>
-#include <ostream>
-#include <thread>
-
-namespace lp::detail {
-
-// What a node can ask about itself through lp::context().
-struct node_identity {
-  std::string label;
-  std::string group;
-  int index = -1;
-  std::string program;
-  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
-  std::string run_dir;  // the launch's run directory; empty under a test controller
-};
-
-// The stop state of one running program in this process, shared by its
-// nodes, its launcher and lp::stop().
-class launch_state {
- public:
-  launch_state(std::string program, std::string policy)
-      : program_(std::move(program)), policy_(std::move(policy)) {}
-
-  const std::string& program() const noexcept { return program_; }
-  const std::string& policy() const noexcept { return policy_; }
-
-  // Asks every node to stop. The on_stop callbacks run once, on the thread
-  // that asked first; any other thread that asks meanwhile waits for them,
-  // so that when this returns they have all run (and a launch may shut its
-  // nodes down).
-  void request_stop() {
-    std::vector<std::function<void()>> callbacks;
-    {
-      std::unique_lock lock(mutex_);
-      if (stop_requested_) {
-        if (callbacks_runner_ != std::this_thread::get_id())
-          changed_.wait(lock, [&] { return callbacks_done_; });
-        return;
-      }
-      stop_requested_ = true;
-      callbacks_runner_ = std::this_thread::get_id();
-      callbacks.swap(on_stop_);
-    }
-    changed_.notify_all();
-    for (auto& callback : callbacks) {
-      try {
-        callback();
-      } catch (...) {
-        fail("on_stop", std::current_exception());
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      callbacks_done_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  bool stop_requested() const {
-    std::lock_guard lock(mutex_);
-    return stop_requested_;
-  }
-
-  bool wait_for_stop(std::chrono::nanoseconds timeout) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
-  }
-
-  void wait_for_stop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return stop_requested_; });
-  }
-
-  // Runs now if the program is already stopping.
-  void on_stop(std::function<void()> callback) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!stop_requested_) {
-        on_stop_.push_back(std::move(callback));
-        return;
-      }
-    }
-    callback();
-  }
-
-  // A node failed: the first failure is kept for the launcher to report, and
-  // the program stops.
-  void fail(const std::string& label, std::exception_ptr error) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failure_) {
-        failure_ = error;
-        failed_node_ = label;
-      }
-    }
-    request_stop();
-  }
-
-  // Says which node failed and how, if one did; returns the exit status
-  // a launch gives for it (1, or 0 when no node failed).
-  int report_failure(std::ostream& out) const {
-    auto summary = failure_summary();
-    if (summary.empty()) return 0;
-    out << "[lp] " << summary << std::flush;
-    return 1;
-  }
-
-  // "node <label> failed: <what>" and a newline, or empty if none failed.
-  std::string failure_summary() const {
-    auto failed = failure();
-    if (!failed) return {};
-    try {
-      std::rethrow_exception(failed);
-    } catch (const std::exception& e) {
-      return "node " + failed_node() + " failed: " + e.what() + "\n";
-    } catch (...) {
-      return "node " + failed_node() + " failed with an exception not derived from "
-             "std::exception\n";
-    }
-  }
-
-  std::exception_ptr failure() const {
-    std::lock_guard lock(mutex_);
-    return failure_;
-  }
-  std::string failed_node() const {
-    std::lock_guard lock(mutex_);
-    return failed_node_;
-  }
-
- private:
-  const std::string program_, policy_;
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool stop_requested_ = false;
-  bool callbacks_done_ = false;
-  std::thread::id callbacks_runner_;
-  std::vector<std::function<void()>> on_stop_;
-  std::exception_ptr failure_;
-  std::string failed_node_;
-};
-
-// The node whose code this thread is running (its run(), a handler, its
-// constructor), if any.
-struct current_node {
-  const node_identity* identity = nullptr;
-  launch_state* launch = nullptr;
-};
-
-inline current_node& this_thread_node() {
-  thread_local current_node current;
-  return current;
-}
-
-// A peer said that the program stops. This process's part of it stops too,
-// before the caller hears of it, so that lp::stop_requested() is true by
-// the time the call fails with lp::stopping. Outside a node (a test's own
-// calls) nothing here belongs to the program.
-inline void stop_this_threads_program() {
-  if (auto* launch = this_thread_node().launch) launch->request_stop();
-}
-
-class node_scope {
- public:
-  node_scope(const node_identity& identity, launch_state& launch)
-      : saved_(this_thread_node()) {
-    this_thread_node() = {&identity, &launch};
-  }
-  node_scope(const node_scope&) = delete;
-  node_scope& operator=(const node_scope&) = delete;
-  ~node_scope() { this_thread_node() = saved_; }
-
- private:
-  current_node saved_;
-};
-
-// Every program running in this process, so that lp::stop() from main or a
-// signal reaches them all.
-class launch_registry {
- public:
-  static launch_registry& get() {
-    static launch_registry registry;
-    return registry;
-  }
-  void add(const std::shared_ptr<launch_state>& launch) {
-    std::lock_guard lock(mutex_);
-    launches_.push_back(launch);
-  }
-  void remove(const std::shared_ptr<launch_state>& launch) {
-    std::lock_guard lock(mutex_);
-    std::erase(launches_, launch);
-  }
-  std::vector<std::shared_ptr<launch_state>> all() const {
-    std::lock_guard lock(mutex_);
-    return launches_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<launch_state>> launches_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/wire/protocol.hpp ----
-
-// Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
-
-
-namespace lp::detail::protocol {
-
-inline constexpr std::string_view call_prefix = "/lp/v1/call/";
-inline constexpr const char* describe_path = "/lp/v1/describe";
-inline constexpr const char* health_path = "/lp/v1/health";
-inline constexpr const char* stop_path = "/lp/v1/stop";
-inline constexpr const char* json_type = "application/json";
-inline constexpr const char* cbor_type = "application/cbor";
-
-enum class format { json, cbor };
-
-// Seconds an idle keep-alive connection stays open on a node. Clients drop
-// pooled connections sooner (see http_channel), so none is closed under a
-// call. httplib cannot close an idle connection, so a stopping node waits
-// this long at most for peers that have not hung up: hence short.
-inline constexpr int keep_alive_seconds = 1;
-
-// The format of a body with this Content-Type, or nothing if unsupported.
-// No Content-Type means JSON, so `curl -d '[1]'` works.
-inline std::optional<format> format_of(std::string_view content_type) {
-  auto base = content_type.substr(0, content_type.find(';'));
-  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
-  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
-      base == "text/plain")
-    return format::json;
-  if (base == cbor_type) return format::cbor;
-  return std::nullopt;
-}
-
-inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
-
-// Deeper values are refused before they are built: nlohmann prints JSON
-// recursively, so a few kilobytes of nesting would otherwise overflow the
-// stack.
-inline constexpr std::size_t max_depth = 128;
-
-// The body of a value in format f. Typed arrays become arrays of numbers in
-// JSON (typed_array.hpp).
-inline std::string encode(const json& value, format f) {
-  if (f == format::cbor) {
-    std::string out;
-    json::to_cbor(value, out);
-    return out;
-  }
-  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
-  if (!typed_array::has_binary(value)) return text(value);
-  json expanded = value;
-  typed_array::expand(expanded);
-  return text(expanded);
-}
-
-// Parses a body, refusing what nests deeper than max_depth. Throws
-// json::exception or cbor::malformed for bytes that are not a value in that
-// format, std::length_error for a value nested too deep and
-// std::domain_error for text that is not UTF-8.
-inline json decode(std::string_view body, format f) {
-  if (f == format::cbor) return cbor::read(body, max_depth);
-  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
-    if (static_cast<std::size_t>(depth) > max_depth)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
-    return true;
-  };
-  return json::parse(body, limit);
-}
-
-inline json error_body(std::string_view code, std::string_view message, std::string_view node,
-                       std::string_view method) {
-  return {{"error",
-           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
-}
-
-}  // namespace lp::detail::protocol
-
 namespace lp::detail {
 
 // A refusal of the node's: an HTTP status and a stable error code on the
@@ -1894,13 +2450,7 @@ struct raw_reply {
 };
 
 // Whether every floating-point number in `value` is finite.
-inline bool finite_numbers(const json& value) {
-  if (value.is_number_float()) return std::isfinite(value.get<double>());
-  if (value.is_structured())
-    return std::all_of(value.begin(), value.end(),
-                       [](const json& v) { return finite_numbers(v); });
-  return true;
-}
+LP_API bool finite_numbers(const json& value);
 
 // A reply as a node writes it. The body may refer to the large arrays of
 // the result rather than copy them, so the result is kept with it until the
@@ -1933,37 +2483,115 @@ struct written_reply {
   }
 };
 
-// Writes over `out` the reply that carries `value` (nullptr for a void
-// method), in format f.
+// How a CBOR reply with a result starts: a map of one entry, "result".
+inline constexpr std::string_view result_prefix = "\xa1\x66result";
+
+// Turns the CBOR reply in `out` into JSON: the result read back, typed
+// arrays as arrays of numbers. The same for every result type.
+LP_API void reply_to_json(written_reply& out);
+
+// The reply of a void method.
+LP_API void write_void_result(written_reply& out, protocol::format f);
+
+// Writes over `out` the reply that carries `value`, in format f. The reply
+// is written as CBOR from where the value is kept, so the body may refer to
+// its arrays; a JSON reply is made from that (reply_to_json).
 template <class R>
 void write_result(written_reply& out, R value, protocol::format f) {
-  out.clear();
-  if (f == protocol::format::cbor) {
-    // Written from where it is kept, so the body may refer to its arrays.
+  if constexpr (std::is_null_pointer_v<R>) {
+    write_void_result(out, f);
+  } else {
+    out.clear();
     auto kept = std::make_shared<const R>(std::move(value));
-    cbor::head(out.body.bytes(), 5, 1);
-    cbor::text(out.body.bytes(), "result");
+    out.body.bytes() += result_prefix;
     cbor::write(out.body, *kept);
-    if (out.body.borrows()) out.kept = std::move(kept);
-    return;
+    if (f == protocol::format::json) reply_to_json(out);
+    else if (out.body.borrows()) out.kept = std::move(kept);
   }
-  json body = {{"result", to_wire(value)}};
+}
+
+// Writes an error reply over `out`.
+LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
+                        std::string_view node, std::string_view method, protocol::format f);
+
+// The result in a parsed reply, or the lp::remote_error it stands for.
+LP_API json result_of(const std::string& node, const std::string& method, int status,
+                      json&& reply);
+
+// The result in any reply, or the error it stands for (an unreadable reply
+// is an lp::remote_error).
+LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply);
+
+// A result that does not fit its type, as the caller hears of it.
+[[noreturn]] LP_API void misfit_result(const std::string& node, const std::string& method,
+                                       const decode_error& e);
+
+// The result a reply carries as an R (void: none), or the error it stands
+// for: lp::remote_error for an error reply or an unreadable one,
+// lp::transport_error for a result that does not fit R.
+template <class R>
+R read_result(const std::string& node, const std::string& method,
+              const raw_reply& reply) {
+  if constexpr (std::is_void_v<R>) {
+    result_in(node, method, reply);
+  } else {
+    // What a node writes: {"result": value}, read straight into an R.
+    if (reply.status == 200 && reply.format == protocol::format::cbor &&
+        reply.body.substr(0, result_prefix.size()) == result_prefix) {
+      std::size_t at = result_prefix.size();
+      try {
+        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
+        if (at == reply.body.size()) return value;
+      } catch (const decode_error& e) {
+        misfit_result(node, method, e);
+      } catch (const std::exception&) {
+        // Unreadable: said below, as for any reply.
+      }
+    }
+    try {
+      return from_wire<R>(result_in(node, method, reply));
+    } catch (const decode_error& e) {
+      misfit_result(node, method, e);
+    }
+  }
+}
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API bool finite_numbers(const json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    return std::all_of(value.begin(), value.end(),
+                       [](const json& v) { return finite_numbers(v); });
+  return true;
+}
+
+LP_API void reply_to_json(written_reply& out) {
+  std::string whole;
+  json body = json_of_written(out.joined(whole));
+  typed_array::expand(body);
   if (!finite_numbers(body))
     throw call_failure(500, "remote_exception",
                        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
                        "(Accept: application/cbor)");
-  out.body.bytes() = protocol::encode(body, f);
+  out.clear();
+  out.body.bytes() = body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// Writes an error reply over `out`.
-inline void write_error(written_reply& out, std::string_view code, const std::string& message,
+LP_API void write_void_result(written_reply& out, protocol::format f) {
+  out.clear();
+  out.body.bytes() += result_prefix;
+  out.body.bytes() += static_cast<char>(0xf6);
+  if (f == protocol::format::json) reply_to_json(out);
+}
+
+LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
                         std::string_view node, std::string_view method, protocol::format f) {
   out.clear();
   out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
 }
 
-// The result in a parsed reply, or the lp::remote_error it stands for.
-inline json result_of(const std::string& node, const std::string& method, int status,
+LP_API json result_of(const std::string& node, const std::string& method, int status,
                       json&& reply) {
   if (status == 200 && reply.is_object() && reply.contains("result"))
     return std::move(reply["result"]);
@@ -1974,7 +2602,9 @@ inline json result_of(const std::string& node, const std::string& method, int st
                ? (*error)[key].get<std::string>()
                : fallback;
   };
-  auto code = text("code", "http_" + std::to_string(status));
+  // An empty code is no code: the caller matches on it.
+  auto code = text("code", "");
+  if (code.empty()) code = "http_" + std::to_string(status);
   auto message = text("message", "HTTP status " + std::to_string(status));
   if (status == 503 && code == "stopping") {
     // The program stops: so does the caller's part of it, before the caller
@@ -1985,33 +2615,7 @@ inline json result_of(const std::string& node, const std::string& method, int st
   throw remote_error(node, method, code, message, status);
 }
 
-// The result a reply carries as an R (void: none), or the error it stands
-// for: lp::remote_error for an error reply or an unreadable one,
-// lp::transport_error for a result that does not fit R.
-template <class R>
-R read_result(const std::string& node, const std::string& method,
-              const raw_reply& reply) {
-  auto misfit = [&](const decode_error& e) {
-    return transport_error(
-        node, method,
-        std::string("the node's reply does not fit the result type: ") + e.what());
-  };
-  if constexpr (!std::is_void_v<R>) {
-    // What a node writes: {"result": value}, read straight into an R.
-    constexpr std::string_view prefix = "\xa1\x66result";
-    if (reply.status == 200 && reply.format == protocol::format::cbor &&
-        reply.body.substr(0, prefix.size()) == prefix) {
-      std::size_t at = prefix.size();
-      try {
-        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
-        if (at == reply.body.size()) return value;
-      } catch (const decode_error& e) {
-        throw misfit(e);
-      } catch (const std::exception&) {
-        // Unreadable: said below, as for any reply.
-      }
-    }
-  }
+LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply) {
   json parsed;
   try {
     parsed = protocol::decode(reply.body, reply.format);
@@ -2020,15 +2624,15 @@ R read_result(const std::string& node, const std::string& method,
                        "an unreadable reply (" + std::string(e.what()) + ")",
                        reply.status);
   }
-  json result = result_of(node, method, reply.status, std::move(parsed));
-  if constexpr (!std::is_void_v<R>) {
-    try {
-      return from_wire<R>(result);
-    } catch (const decode_error& e) {
-      throw misfit(e);
-    }
-  }
+  return result_of(node, method, reply.status, std::move(parsed));
 }
+
+LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
+  throw transport_error(node, method,
+                        std::string("the node's reply does not fit the result type: ") + e.what());
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -2124,6 +2728,56 @@ class channel {
 
 // ---- launchpad/detail/reflect/signature.hpp ----
 
+// ---- launchpad/wire.hpp ----
+
+// What may cross the wire: every method parameter and return type of a
+// service must be an lp::wire_type (detail/wire/kind.hpp classifies them;
+// docs/protocol.md, "Values", lists the kinds and their forms):
+// numbers, bool, std::string, std::optional, std::vector, std::array,
+// std::set, std::map and std::unordered_map with std::string keys,
+// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
+// lp::tensor, lp::json, enums, and types with their own to_json/from_json
+// (NLOHMANN_DEFINE_TYPE_*). Other containers, std::variant, maps with
+// other keys, views and pointers are refused at compile time, each with the
+// reason.
+//
+// Hana structs and std::optional convert to and from lp::json too, so
+// they may sit inside a type nlohmann converts; a Hana struct converts as
+// the wire does (strictly).
+
+
+namespace nlohmann {
+template <class T>
+struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
+  static void to_json(json& j, const T& value) {
+    if constexpr (lp::wire_type<T>) {
+      j = lp::detail::to_wire(value);
+      lp::detail::typed_array::expand(j);  // plain JSON, as nlohmann writes a vector
+    } else {
+      lp::detail::explain_wire_type<T>();
+    }
+  }
+  static void from_json(const json& j, T& value) {
+    if constexpr (lp::wire_type<T>) value = lp::detail::from_wire<T>(j);
+    else lp::detail::explain_wire_type<T>();
+  }
+};
+
+#if NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR < 12
+// nlohmann learnt std::optional (null when empty) in 3.12.
+template <class T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& value) {
+    if (value) j = *value;
+    else j = nullptr;
+  }
+  static void from_json(const json& j, std::optional<T>& value) {
+    if (j.is_null()) value.reset();
+    else value = j.get<T>();
+  }
+};
+#endif
+}  // namespace nlohmann
 
 namespace lp::detail {
 
@@ -2480,10 +3134,10 @@ call_result<Caller, Method> proxy_checked_call(const Caller& from,
                   "beside this message); pass exactly the parameters T::m declares");
     // clang-format on
     throw usage_error("unreachable: the call was rejected at compile time");
-  } else if constexpr ((check_argument<
+  } else if constexpr ((static_cast<int>(check_argument<
                             Pointer, static_cast<int>(I) + 1, A,
-                            std::tuple_element_t<I, typename traits::params>>() &
-                        ...)) {
+                            std::tuple_element_t<I, typename traits::params>>()) &
+                        ...)) {  // &, not &&: every argument is checked, and each named
     return proxy_call<Method>(from, std::forward<A>(args)...);
   } else {
     throw usage_error("unreachable: the call was rejected at compile time");
@@ -2552,34 +3206,26 @@ namespace lp::detail {
 
 // A pool that starts a thread whenever every thread is busy, up to a bound,
 // and lets a thread go once it has been idle for `idle_limit`: the threads
-// follow the load up and back down. Client futures run on it: a call blocks
-// its thread for a round trip, and nested calls must never wait for a thread
-// that only they could free. A node's server uses it too
-// (serve/listener.hpp says why).
+// follow the load up and back down. A node's server runs its connections on
+// one (serve/listener.hpp says why); client futures run on call_pool().
+//
+// Two kinds of job. An ordinary job (enqueue) runs when fewer than
+// `max_busy` ordinary jobs are running; the others wait in a queue, in order,
+// holding no thread. An urgent job (enqueue_urgent) is taken first and may
+// use any thread up to `max_threads`. Without a `max_busy` the two are the
+// same.
 class thread_pool {
  public:
   explicit thread_pool(std::size_t max_threads,
-                       std::chrono::milliseconds idle_limit = std::chrono::seconds(2))
-      : max_threads_(max_threads), idle_limit_(idle_limit) {}
+                       std::chrono::milliseconds idle_limit = std::chrono::seconds(2),
+                       std::size_t max_busy = std::numeric_limits<std::size_t>::max())
+      : max_threads_(max_threads), max_busy_(max_busy), idle_limit_(idle_limit) {}
   thread_pool(const thread_pool&) = delete;
   thread_pool& operator=(const thread_pool&) = delete;
   ~thread_pool() { shutdown(); }
 
-  void enqueue(std::function<void()> job) {
-    std::vector<std::thread> retired;
-    {
-      std::lock_guard lock(mutex_);
-      jobs_.push_back(std::move(job));
-      if (jobs_.size() > idle_ && threads_.size() < max_threads_) {
-        // The thread finds its own place in the list, to leave it when idle.
-        auto place = threads_.emplace(threads_.end());
-        *place = std::thread([this, place] { work(place); });
-      }
-      retired.swap(retired_);
-    }
-    ready_.notify_one();
-    for (auto& thread : retired) thread.join();
-  }
+  void enqueue(std::function<void()> job) { add(std::move(job), jobs_); }
+  void enqueue_urgent(std::function<void()> job) { add(std::move(job), urgent_); }
 
   // Runs the jobs already queued, then joins every thread.
   void shutdown() {
@@ -2603,11 +3249,38 @@ class thread_pool {
   }
 
  private:
+  // Jobs a thread could start now: every urgent one, and the ordinary ones
+  // that fit under max_busy.
+  std::size_t startable() const {
+    std::size_t room = busy_ < max_busy_ ? max_busy_ - busy_ : 0;
+    return urgent_.size() + std::min(jobs_.size(), room);
+  }
+
+  void add(std::function<void()> job, std::deque<std::function<void()>>& queue) {
+    std::vector<std::thread> retired;
+    {
+      std::lock_guard lock(mutex_);
+      queue.push_back(std::move(job));
+      // Threads started but not yet waiting will take a job as idle ones
+      // do: without them, a burst would start a thread for every job.
+      if (startable() > idle_ + starting_ && threads_.size() < max_threads_) {
+        ++starting_;
+        // The thread finds its own place in the list, to leave it when idle.
+        auto place = threads_.emplace(threads_.end());
+        *place = std::thread([this, place] { work(place); });
+      }
+      retired.swap(retired_);
+    }
+    ready_.notify_one();
+    for (auto& thread : retired) thread.join();
+  }
+
   void work(std::list<std::thread>::iterator place) {
     std::unique_lock lock(mutex_);
+    --starting_;
     for (;;) {
       ++idle_;
-      bool woken = ready_.wait_for(lock, idle_limit_, [&] { return stopping_ || !jobs_.empty(); });
+      bool woken = ready_.wait_for(lock, idle_limit_, [&] { return stopping_ || startable() > 0; });
       --idle_;
       if (!woken) {
         // Idle too long: leave. The next enqueue (or shutdown) joins us.
@@ -2615,29 +3288,76 @@ class thread_pool {
         threads_.erase(place);
         return;
       }
-      if (jobs_.empty()) return;  // stopping
-      auto job = std::move(jobs_.front());
-      jobs_.pop_front();
+      // When stopping, the queued jobs all run, whatever max_busy says.
+      bool ordinary = urgent_.empty();
+      auto& queue = ordinary ? jobs_ : urgent_;
+      if (queue.empty()) return;  // stopping, nothing left
+      auto job = std::move(queue.front());
+      queue.pop_front();
+      if (ordinary) ++busy_;
       lock.unlock();
       job();
+      job = nullptr;  // what it holds goes before the next job
       lock.lock();
+      if (ordinary) --busy_;
     }
   }
 
   const std::size_t max_threads_;
+  const std::size_t max_busy_;
   const std::chrono::milliseconds idle_limit_;
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::function<void()>> jobs_;
+  std::deque<std::function<void()>> jobs_;    // ordinary, waiting
+  std::deque<std::function<void()>> urgent_;  // urgent, waiting
   std::list<std::thread> threads_;
   std::vector<std::thread> retired_;  // left, not yet joined
   std::size_t idle_ = 0;
+  std::size_t starting_ = 0;  // started, not yet in work()
+  std::size_t busy_ = 0;  // ordinary jobs running
   bool stopping_ = false;
 };
 
-// The process-wide pool behind client futures.
+// How many node methods this thread is running now (a handler over HTTP,
+// or a direct call): serve/ counts them (handler_scope).
+inline int& handlers_on_this_thread() {
+  thread_local int running = 0;
+  return running;
+}
+
+struct handler_scope {
+  handler_scope() { ++handlers_on_this_thread(); }
+  ~handler_scope() { --handlers_on_this_thread(); }
+  handler_scope(const handler_scope&) = delete;
+  handler_scope& operator=(const handler_scope&) = delete;
+};
+
+// The process-wide pool behind client futures (call/caller.hpp).
+//
+// A future's call holds a pool thread, blocked on its socket, for its round
+// trip. At most call_pool_busy (64) futures are in flight at once; the
+// others wait in a queue in the order they were made, holding a few hundred
+// bytes and no thread, socket or connection, their deadline running. So N
+// outstanding futures take at most 64 threads here, and at most 64
+// connections (and server threads) at the nodes, whatever N is.
+//
+// The queue must not deadlock a node's method that waits on futures of its
+// own: the calls queued ahead of them may be waiting for that very method
+// (one node, one call at a time). A future made while this thread runs a
+// node's method (handlers_on_this_thread) is urgent: it goes ahead of the
+// queue and may start a thread of its own, up to call_pool_threads (256) in
+// all. Only chains of nested calls that keep more than that many threads
+// busy at once can still wait on each other, until their deadlines.
+//
+// Why not an event loop, one thread for every socket: a call may wait for a
+// node that does not serve yet, or reconnect, and its reply is decoded into
+// the caller's type, all of which a blocking round trip does simply; 64
+// in flight already keep two cores busy.
+inline constexpr std::size_t call_pool_busy = 64;
+inline constexpr std::size_t call_pool_threads = 256;
+
 inline thread_pool& call_pool() {
-  static thread_pool pool(256);
+  static thread_pool pool(call_pool_threads, std::chrono::seconds(2), call_pool_busy);
   return pool;
 }
 
@@ -2755,9 +3475,11 @@ struct call_access {
   }
 
   // The round trip of an async call runs on the shared call pool: no
-  // thread per call. A future nobody waits for ends with its call, at the
-  // latest when the deadline passes; one whose deadline passed while it
-  // waited for a pool thread is not sent at all.
+  // thread per call, at most call_pool_busy in flight, the others queued
+  // (util/thread_pool.hpp says how nested calls avoid deadlock). A future
+  // nobody waits for ends with its call, at the latest when the deadline
+  // passes; one whose deadline passed while it waited for a pool thread is
+  // not sent at all.
   template <class R>
   static std::future<R> start(std::shared_ptr<channel> target, std::string method,
                               std::string body, call_deadline deadline) {
@@ -2773,7 +3495,8 @@ struct call_access {
           return finish<R>(*target, method, {&whole, 1}, deadline);
         });
     auto future = task->get_future();
-    call_pool().enqueue([task] { (*task)(); });
+    if (handlers_on_this_thread() > 0) call_pool().enqueue_urgent([task] { (*task)(); });
+    else call_pool().enqueue([task] { (*task)(); });
     return future;
   }
 
@@ -2940,11 +3663,15 @@ constexpr bool buildable_or_explained() {
 
 // LP_DETAIL_FOR_EACH(m, data, a, b, c) expands to m(data, a) m(data, b) m(data, c);
 // LP_DETAIL_FOR_EACH_COMMA puts commas between them. C++20's __VA_OPT__ lets
-// the recursion stop by itself; the EXPAND levels allow up to 64 methods
-// (more levels only lengthen every diagnostic that passes through them).
+// the recursion stop by itself; each name needs one more scan, and the
+// EXPAND levels give enough for 86 names: the 64 methods LP_SERVICE promises
+// (tests/unit-graph.cpp lists 64) and a margin. More levels would only
+// lengthen every diagnostic that passes through them.
 
 #define LP_DETAIL_PARENS ()
 #define LP_DETAIL_EXPAND(...) \
+  LP_DETAIL_EXPAND3(LP_DETAIL_EXPAND3(LP_DETAIL_EXPAND3(LP_DETAIL_EXPAND3(__VA_ARGS__))))
+#define LP_DETAIL_EXPAND3(...) \
   LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(LP_DETAIL_EXPAND2(__VA_ARGS__))))
 #define LP_DETAIL_EXPAND2(...) \
   LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(LP_DETAIL_EXPAND1(__VA_ARGS__))))
@@ -3034,12 +3761,22 @@ constexpr bool check_method() {
   } else if constexpr (!traits::wire_ok) {
     using missing =
         typename unwired<typename traits::result, typename traits::params>::type;
-    static_assert(
-        method<Pointer>::template uses<missing>::which_has_a_wire_form,
-        "LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form (T::m "
-        "and the type are named beside this message); give that type to_json/from_json "
-        "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE) or declare it with "
-        "BOOST_HANA_DEFINE_STRUCT");
+    // One message, with the reason of the innermost type that does not
+    // cross (the variant in a std::vector<std::variant<...>>).
+    constexpr wire_kind why = wire_kind_of<wire_offender<missing>>;
+#define LP_DETAIL_NO_WIRE_FORM(reason, text)                                       \
+  static_assert(                                                                   \
+      why != wire_kind::reason ||                                                  \
+          method<Pointer>::template uses<missing>::which_has_a_wire_form,          \
+      "LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form " \
+      "(T::m and the type are named beside this message): " text)
+    LP_DETAIL_NO_WIRE_FORM(refused_key, LP_DETAIL_WHY_KEY);
+    LP_DETAIL_NO_WIRE_FORM(refused_variant, LP_DETAIL_WHY_VARIANT);
+    LP_DETAIL_NO_WIRE_FORM(refused_container, LP_DETAIL_WHY_CONTAINER);
+    LP_DETAIL_NO_WIRE_FORM(refused_text, LP_DETAIL_WHY_TEXT);
+    LP_DETAIL_NO_WIRE_FORM(refused_pointer, LP_DETAIL_WHY_POINTER);
+    LP_DETAIL_NO_WIRE_FORM(none, LP_DETAIL_WHY_NONE);
+#undef LP_DETAIL_NO_WIRE_FORM
     return false;
   } else if constexpr (!traits::params_by_value) {
     using reference = typename first_by_reference<typename traits::declared_params>::type;
@@ -3433,45 +4170,68 @@ class handle {
 
 namespace lp::detail {
 
-// The positional arguments of a call, as its body carried them. A JSON body
-// is parsed whole. A CBOR body is checked whole, so a malformed one is
-// refused before any method runs, and each argument is read once its
-// parameter's type is known, straight into that type (cbor::read_as). The
+// The positional arguments of a call, as its body carried them, read as
+// CBOR whatever the body's format: a CBOR body is checked whole, so a
+// malformed one is refused before any method runs, and each argument is
+// read once its parameter's type is known, straight into that type
+// (cbor::read_as, the one reader of every type). A JSON body is parsed,
+// and its arrays written as CBOR (curl's path; C++ clients send CBOR). The
 // body must outlive the arguments.
 class arguments {
  public:
   // Throws what protocol::decode throws for a body that is not a value in
   // its format.
-  arguments(std::string_view body, protocol::format format) {
-    if (format == protocol::format::cbor) {
-      if (auto starts = cbor::reader(body, protocol::max_depth).array_items()) {
-        cbor_ = body;
-        starts_ = std::move(*starts);
-        return;
-      }
-    }
-    parsed_ = protocol::decode(body, format);
-  }
+  LP_API arguments(std::string_view body, protocol::format format);
 
-  bool is_array() const { return !cbor_.empty() || parsed_.is_array(); }
+  arguments(const arguments&) = delete;
+  arguments& operator=(const arguments&) = delete;
+
+  bool is_array() const { return is_array_; }
   // The JSON type of a body that is not an array, for the caller's error.
   const char* type_name() const { return parsed_.type_name(); }
 
-  std::size_t size() const { return cbor_.empty() ? parsed_.size() : starts_.size(); }
+  std::size_t size() const { return starts_.size(); }
 
   // Argument i (< size()) as a T; throws decode_error if it does not fit.
   template <class T>
   T get(std::size_t i) const {
-    if (cbor_.empty()) return from_wire<T>(parsed_[i]);
     auto at = starts_[i];
     return cbor::read_as<T>(cbor_, at, protocol::max_depth);
   }
 
  private:
-  json parsed_;
-  std::string_view cbor_;  // empty unless a CBOR array
-  std::vector<std::size_t> starts_;
+  json parsed_;                      // a JSON body, or a CBOR one that is not an array
+  std::string owned_;                // the CBOR form of a JSON array
+  std::string_view cbor_;            // the arguments, a CBOR array
+  std::vector<std::size_t> starts_;  // where each argument starts in cbor_
+  bool is_array_ = false;
 };
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API arguments::arguments(std::string_view body, protocol::format format) {
+  if (format == protocol::format::cbor) {
+    if (auto starts = cbor::reader(body, protocol::max_depth).array_items()) {
+      cbor_ = body;
+      starts_ = std::move(*starts);
+      is_array_ = true;
+      return;
+    }
+    parsed_ = protocol::decode(body, format);
+    return;
+  }
+  parsed_ = protocol::decode(body, format);
+  if (!parsed_.is_array()) return;
+  // Each argument in CBOR, where it starts noted as it is written.
+  cbor::head(owned_, 4, parsed_.size());
+  starts_.reserve(parsed_.size());
+  for (const auto& argument : parsed_) {
+    starts_.push_back(owned_.size());
+    json::to_cbor(argument, owned_);
+  }
+  cbor_ = owned_;
+  is_array_ = true;
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -3482,7 +4242,6 @@ class arguments {
 // threads then runs the method once for the whole batch and hands each
 // caller its own result. No thread of its own: the batch runs on a caller's.
 
-#include <variant>
 
 namespace lp::detail {
 
@@ -3603,28 +4362,41 @@ class node_instance {
   virtual json describe() const = 0;
 };
 
-template <class T>
-struct method_entry {
+// What describe and the method lookup need of a method: the same for every
+// service type, so that code is compiled once.
+struct method_info {
   std::string_view name;
   std::size_t arity;
   std::string signature;
-  // `serial` is null for a service with concurrent handlers; `queue` is the
-  // node's queue for this method if it is batched.
-  void (*invoke)(T&, const arguments&, protocol::format, written_reply& out, std::mutex* serial,
-                 batch_queue_base* queue);
-  std::unique_ptr<batch_queue_base> (*make_queue)();
-  json batching;  // null, or the limits of a batched method
+  std::optional<batch_limits> batching;  // for a batched method
 };
 
-template <class Method, std::size_t I>
-auto decode_argument(const arguments& args) {
-  using param = std::tuple_element_t<I, typename signature<Method>::params>;
+// The index of `method` in `methods`; throws call_failure (404) naming the
+// service's methods if it has none of that name.
+LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
+                               std::string_view service);
+
+// The service's name and methods, for /lp/v1/describe.
+LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
+
+// Argument i of `method` does not fit its parameter: the caller's 400.
+[[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e);
+
+// A call with another number of arguments than `arity`: the caller's 400.
+[[noreturn]] LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method);
+
+inline void check_arity(const arguments& args, std::size_t arity, std::string_view method) {
+  if (args.size() != arity) bad_arity(args, arity, method);
+}
+
+// Argument i of a call to `method` as a P (compiled once per parameter
+// type, not per method).
+template <class P>
+P decode_argument(const arguments& args, std::size_t i, std::string_view method) {
   try {
-    return args.get<param>(I);
+    return args.get<P>(i);
   } catch (const decode_error& e) {
-    throw call_failure(400, "bad_request",
-                       "argument " + std::to_string(I + 1) + " of " + std::string(Method::name) +
-                           ": " + e.what());
+    bad_argument(i, method, e);
   }
 }
 
@@ -3649,13 +4421,11 @@ template <class T, class Method>
 void invoke(T& object, const arguments& args, protocol::format format, written_reply& out,
             std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
-  if (args.size() != traits::arity)
-    throw call_failure(400, "bad_request",
-                       std::string(Method::name) + " takes " + std::to_string(traits::arity) +
-                           " argument(s), got " + std::to_string(args.size()));
+  check_arity(args, traits::arity, Method::name);
   auto values = [&]<std::size_t... I>(std::index_sequence<I...>) {
     // Braces evaluate in order, so the first bad argument is the one named.
-    return typename traits::params{decode_argument<Method, I>(args)...};
+    return typename traits::params{
+        decode_argument<std::tuple_element_t<I, typename traits::params>>(args, I, Method::name)...};
   }(std::make_index_sequence<traits::arity>{});
   auto result = [&] {
     if constexpr (batched_method<Method>)
@@ -3670,13 +4440,9 @@ void invoke(T& object, const arguments& args, protocol::format format, written_r
 }
 
 template <class Method>
-json batching_of() {
-  if constexpr (batched_method<Method>) {
-    constexpr auto limits = lp_batch_limits(lp_batch_tag<Method>{});
-    return {{"max_batch", limits.max_batch}, {"max_wait_us", limits.max_wait.count()}};
-  } else {
-    return nullptr;
-  }
+std::optional<batch_limits> batching_of() {
+  if constexpr (batched_method<Method>) return lp_batch_limits(lp_batch_tag<Method>{});
+  else return std::nullopt;
 }
 
 template <class T, class Method>
@@ -3685,26 +4451,38 @@ std::unique_ptr<batch_queue_base> make_queue() {
   else return nullptr;
 }
 
-// The service's methods in LP_SERVICE order, built once per type.
+// The service's methods in LP_SERVICE order, built once per type: what is
+// the same for every type (info), and how each is invoked.
 template <class T>
-const std::vector<method_entry<T>>& method_table() {
-  static const auto table = [] {
-    std::vector<method_entry<T>> entries;
-    boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
-      using M = typename decltype(method)::type;
-      entries.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name),
-                         &invoke<T, M>, &make_queue<T, M>, batching_of<M>()});
-    });
-    return entries;
-  }();
-  return table;
-}
+struct method_table {
+  using invoker = void (*)(T&, const arguments&, protocol::format, written_reply& out,
+                           std::mutex* serial, batch_queue_base* queue);
+  std::vector<method_info> info;
+  // `serial` is null for a service with concurrent handlers; `queue` is the
+  // node's queue for this method if it is batched.
+  std::vector<invoker> invoke;
+  std::vector<std::unique_ptr<batch_queue_base> (*)()> make_queue;
+
+  static const method_table& of_service() {
+    static const method_table table = [] {
+      method_table out;
+      boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
+        using M = typename decltype(method)::type;
+        out.info.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name), batching_of<M>()});
+        out.invoke.push_back(&detail::invoke<T, M>);
+        out.make_queue.push_back(&detail::make_queue<T, M>);
+      });
+      return out;
+    }();
+    return table;
+  }
+};
 
 template <class T>
 class typed_node final : public node_instance {
  public:
   explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {
-    for (const auto& entry : method_table<T>()) queues_.push_back(entry.make_queue());
+    for (auto make : table().make_queue) queues_.push_back(make());
   }
 
   void run() override {
@@ -3713,35 +4491,58 @@ class typed_node final : public node_instance {
 
   void call(std::string_view method, const arguments& args, protocol::format format,
             written_reply& out) override {
-    const auto& table = method_table<T>();
-    for (std::size_t i = 0; i < table.size(); ++i)
-      if (table[i].name == method)
-        return table[i].invoke(*object_, args, format, out,
-                               concurrent_handlers<T> ? nullptr : &serial_, queues_[i].get());
-    std::string known;
-    for (const auto& entry : method_table<T>())
-      known += (known.empty() ? "" : ", ") + std::string(entry.name);
-    throw call_failure(404, "no_such_method",
-                       "service " + std::string(service_definition<T>::name) +
-                           " has no method '" + std::string(method) + "'; its methods: " +
-                           (known.empty() ? "(none)" : known));
+    auto i = find_method(table().info, method, service_definition<T>::name);
+    table().invoke[i](*object_, args, format, out, concurrent_handlers<T> ? nullptr : &serial_,
+                      queues_[i].get());
   }
 
-  json describe() const override {
-    json methods = json::array();
-    for (const auto& entry : method_table<T>()) {
-      json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
-      if (!entry.batching.is_null()) method["batched"] = entry.batching;
-      methods.push_back(std::move(method));
-    }
-    return {{"service", service_definition<T>::name}, {"methods", methods}};
-  }
+  json describe() const override { return describe_service(service_definition<T>::name, table().info); }
 
  private:
+  static const method_table<T>& table() { return method_table<T>::of_service(); }
+
   std::unique_ptr<T> object_;
   std::mutex serial_;
   std::vector<std::unique_ptr<batch_queue_base>> queues_;  // by method, for batched ones
 };
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
+                               std::string_view service) {
+  for (std::size_t i = 0; i < methods.size(); ++i)
+    if (methods[i].name == method) return i;
+  std::string known;
+  for (const auto& entry : methods) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  throw call_failure(404, "no_such_method",
+                     "service " + std::string(service) + " has no method '" + std::string(method) +
+                         "'; its methods: " + (known.empty() ? "(none)" : known));
+}
+
+LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
+  json listed = json::array();
+  for (const auto& entry : methods) {
+    json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    if (entry.batching)
+      method["batched"] = {{"max_batch", entry.batching->max_batch},
+                           {"max_wait_us", entry.batching->max_wait.count()}};
+    listed.push_back(std::move(method));
+  }
+  return {{"service", service}, {"methods", listed}};
+}
+
+LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
+  throw call_failure(400, "bad_request",
+                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.what());
+}
+
+LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
+  throw call_failure(400, "bad_request",
+                     std::string(method) + " takes " + std::to_string(arity) + " argument(s), got " +
+                         std::to_string(args.size()));
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -3758,17 +4559,12 @@ inline constexpr bool is_handle = false;
 template <class T>
 inline constexpr bool is_handle<handle<T>> = true;
 
-template <class A>
-inline constexpr bool is_vector = false;
-template <class E, class Alloc>
-inline constexpr bool is_vector<std::vector<E, Alloc>> = true;
-
 // Calls f on every handle in a node argument.
 template <class A, class F>
 void for_each_handle(const A& argument, F&& f) {
   if constexpr (is_handle<A>) {
     f(argument.label(), argument.owner());
-  } else if constexpr (is_vector<A>) {
+  } else if constexpr (is_std_vector<A>) {
     for (const auto& element : argument) for_each_handle(element, f);
   }
 }
@@ -3778,7 +4574,7 @@ template <class A>
 auto resolve(const A& argument, const connector& connect) {
   if constexpr (is_handle<A>) {
     return client_access::make<typename A::service_type>(connect(argument.label()));
-  } else if constexpr (is_vector<A>) {
+  } else if constexpr (is_std_vector<A>) {
     std::vector<decltype(resolve(argument.front(), connect))> out;
     out.reserve(argument.size());
     for (const auto& element : argument) out.push_back(resolve(element, connect));
@@ -3802,7 +4598,6 @@ std::unique_ptr<T> build(A&&... args) {
 }
 
 }  // namespace lp::detail
-#include <set>
 
 namespace lp {
 
@@ -4072,6 +4867,100 @@ inline node_group program::group(std::string name) {
 
 }  // namespace lp
 
+// ---- launchpad/tensor.hpp ----
+
+// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
+// parameters, observations and batches. It travels as
+//   {"shape": [d0, d1, ...], "data": <the values>}
+// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
+// large) and an array of numbers in JSON (so curl still reads it).
+//
+//   lp::tensor<float> weights({2, 3});       // zeros
+//   weights(1, 2) = 0.5f;
+//   float* raw = weights.data();             // 6 contiguous floats
+//
+// A std::vector<float> (or of any other number type) travels as a typed
+// array too; a tensor adds the shape.
+
+#include <initializer_list>
+
+namespace lp {
+
+template <class T>
+class tensor {
+  static_assert(detail::packable<T>,
+                "lp::tensor<T>: T must be a number type other than bool (float, double, "
+                "std::int32_t, ...)");
+
+ public:
+  using value_type = T;
+  using shape_type = std::vector<std::size_t>;
+
+  tensor() = default;
+
+  // A tensor of this shape, every value zero.
+  explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
+
+  // A tensor of this shape holding `values` (row-major); throws
+  // lp::usage_error if their number is not the product of the shape.
+  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
+    if (values_.size() != count(shape_))
+      throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
+                        std::to_string(count(shape_)) + " values, not " +
+                        std::to_string(values_.size()));
+  }
+
+  const shape_type& shape() const noexcept { return shape_; }
+  std::size_t rank() const noexcept { return shape_.size(); }
+  std::size_t size() const noexcept { return values_.size(); }
+
+  T* data() noexcept { return values_.data(); }
+  const T* data() const noexcept { return values_.data(); }
+
+  // The values in row-major order.
+  std::vector<T>& values() noexcept { return values_; }
+  const std::vector<T>& values() const noexcept { return values_; }
+
+  T& operator[](std::size_t flat) { return values_[flat]; }
+  const T& operator[](std::size_t flat) const { return values_[flat]; }
+
+  // The value at one index per dimension, unchecked like operator[].
+  template <class... Index>
+  T& operator()(Index... index) {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+  template <class... Index>
+  const T& operator()(Index... index) const {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+
+  bool operator==(const tensor&) const = default;
+
+  // As the wire has it (the data a typed array), for a tensor inside a
+  // type that nlohmann converts.
+  friend void to_json(json& j, const tensor& t) {
+    j = json::object();
+    j["shape"] = t.shape_;
+    j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
+  }
+  friend void from_json(const json& j, tensor& t) { t = detail::from_wire<tensor>(j); }
+
+ private:
+  static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
+  static std::string shape_text(const shape_type& shape) { return detail::shape_text(shape); }
+
+  std::size_t offset(std::initializer_list<std::size_t> index) const {
+    std::size_t flat = 0, dimension = 0;
+    for (auto i : index) flat = flat * shape_[dimension++] + i;
+    return flat;
+  }
+
+  shape_type shape_;
+  std::vector<T> values_;
+};
+
+}  // namespace lp
+
 // ---- launchpad/version.hpp ----
 
 // The one place the version is written; meson.build reads these three lines.
@@ -4109,30 +4998,6 @@ inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VER
 // The policy named as a template argument is the default; --lp_launch on the
 // command line chooses among the others, so one binary runs every way. The
 // policy's transport is chosen at compile time (launch/policy.hpp).
-
-// ---- launchpad/detail/config.hpp ----
-
-// Where the library's compiled part lives (docs/concepts.md, "How the library
-// is built"). The launchers, the servers, the process and Slurm code are no
-// templates: a user's code needs only their declarations.
-//
-// - By default every definition is inline in the headers: one include and
-//   nothing to link, at the price of compiling it all in each translation
-//   unit that includes launchpad.hpp.
-// - With LP_SEPARATE_COMPILATION (the meson dependency defines it), the
-//   headers declare those parts only, and they are compiled once: in the
-//   library the meson dependency builds, or, with the single header, in the
-//   one translation unit that also defines LP_IMPLEMENTATION.
-#if !defined(LP_SEPARATE_COMPILATION)
-#define LP_API inline
-#define LP_DETAIL_DEFINE_COMPILED_PART 1
-#elif defined(LP_IMPLEMENTATION)
-#define LP_API
-#define LP_DETAIL_DEFINE_COMPILED_PART 1
-#else
-#define LP_API
-#define LP_DETAIL_DEFINE_COMPILED_PART 0
-#endif
 
 // ---- launchpad/launch/local_multi_processing.hpp ----
 
@@ -4363,6 +5228,11 @@ class test_controller;
 struct test_options {
   bool insecure = false;          // nodes take calls without the launch's secret
   std::size_t max_body_mb = 256;  // the largest request body a node accepts
+  // As --lp_header_timeout_secs, --lp_min_rate_kib_per_sec and
+  // --lp_max_connections (docs/protocol.md, "Limits").
+  int header_timeout_secs = 10;
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 2048;
 };
 
 // For tests: every node a thread of the test process, each serving on its
@@ -4716,10 +5586,12 @@ class local_directory final : public directory {
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace lp::detail {
 
@@ -4776,6 +5648,13 @@ class http_connection {
       if (connection->connect_to(*a, deadline, why)) return connection;
     }
     throw failure(failure::refused, "cannot connect to " + peer + ": " + why);
+  }
+
+  // Takes over a connected stream socket (a socketpair's end, in the client
+  // fuzzer: tests/fuzz/fuzz_client.cpp); `peer` names it in messages. The
+  // socket should be non-blocking, as open() makes its own.
+  static std::unique_ptr<http_connection> adopt(int fd, std::string peer) {
+    return std::unique_ptr<http_connection>(new http_connection(fd, std::move(peer)));
   }
 
   ~http_connection() { ::close(fd_); }
@@ -5848,6 +6727,20 @@ class group_reaper {
     ::close(to_reaper_);
   }
 
+  // Under Slurm a node process is its own launcher's child no more (srun's
+  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
+  // by parentage, which an orphaned grandchild has lost. So such a process
+  // leads a group of its own and leaves a reaper watching it for as long as
+  // it lives: whatever is left in its group is killed when it ends, by exit
+  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
+  static bool watch_own_group_for_life() {
+    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
+    // Never destroyed: its socket closes with the process, without "done".
+    static auto* reaper = new group_reaper();
+    reaper->watch(::getpid());
+    return true;
+  }
+
   void watch(pid_t group) { say("watch " + std::to_string(group)); }
   // The group has ended; its id may be reused, so it must not be killed.
   void forget(pid_t group) { say("forget " + std::to_string(group)); }
@@ -5975,11 +6868,23 @@ inline std::string credential_problem(std::string_view header, std::string_view 
 // ---- launchpad/detail/serve/listener.hpp ----
 
 #include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <iostream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace lp::detail {
@@ -5991,35 +6896,265 @@ inline void large_socket_buffers(socket_t socket) {
   ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
 }
 
-// cpp-httplib's own pool holds one thread per keep-alive connection for as
-// long as the connection lives, so a fixed pool of 8 makes the 9th client
-// wait for seconds; a node's server runs its connections on a thread_pool,
-// which grows with them instead.
-class growing_task_queue final : public httplib::TaskQueue {
+// What a server puts up with from its peers (docs/protocol.md, "Limits").
+// The --lp_ flags of the same names set a node's.
+struct server_limits {
+  // From a request's first byte to the end of its headers
+  // (--lp_header_timeout_secs); also the start a body or a reply gets before
+  // its rate counts.
+  std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
+  // The slowest average rate at which a peer may send a body or read a
+  // reply, after header_timeout (--lp_min_rate_kib_per_sec).
+  std::size_t min_bytes_per_second = std::size_t{64} << 10;
+  // Open connections, each served by a thread; more are answered 503 on the
+  // accepting thread and closed (--lp_max_connections). At most half of
+  // this process's file descriptors (ulimit -n).
+  std::size_t max_connections = 2048;
+};
+
+// Why a server refuses, or gives up on, a request: an error body of the
+// protocol (code, message), in JSON.
+using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
+
+// The connections a server may hold: max_connections, but at most half of
+// the file descriptors this process may open, so that neither a flood nor
+// the node's own calls and files run out of them. (The soft limit is not
+// raised here: code of the user's that uses select() breaks on descriptors
+// past 1023.)
+inline std::size_t connection_cap(std::size_t wanted) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return wanted;
+  auto half = std::max<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 2, 16);
+  if (wanted <= half) return wanted;
+  // The default quietly; a number asked for with a word.
+  static std::atomic<bool> told{false};
+  if (wanted != server_limits{}.max_connections && !told.exchange(true))
+    std::cerr << "[lp] --lp_max_connections=" << wanted << " lowered to " << half
+              << ": this process may open " << files.rlim_cur
+              << " files (raise it with ulimit -n)" << std::endl;
+  return half;
+}
+
+// One connection's socket as httplib reads and writes it, with deadlines
+// over whole requests. httplib's own stream bounds each read (5 s by
+// default), so a peer sending a byte every 2 s would hold the connection and
+// its thread forever; this one also bounds
+//   - a request's headers: all of them within header_timeout of its first
+//     byte, however they trickle;
+//   - its body, and the reply: byte n by header_timeout + n / min_rate after
+//     the headers (the reply: after its first byte is written), so on
+//     average at least min_rate once the start is spent.
+// Every wait is a poll() until the nearest of the read (write) timeout and
+// that deadline, so no read can outlive it. A deadline that passes fails
+// the request: reads and writes fail from then on, httplib gives up, and
+// the connection loop answers 408 itself (if the reply had not begun) and
+// closes. Reads are buffered, since httplib reads a request's lines a byte
+// at a time.
+class deadline_stream final : public httplib::Stream {
  public:
-  explicit growing_task_queue(std::size_t max_threads) : pool_(max_threads) {}
-  void enqueue(std::function<void()> job) override { pool_.enqueue(std::move(job)); }
-  void shutdown() override { pool_.shutdown(); }
+  using clock = std::chrono::steady_clock;
+  enum class phase { idle, headers, body, reply };
+
+  deadline_stream(socket_t socket, const server_limits& limits,
+                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout)
+      : socket_(socket), limits_(limits), read_timeout_(read_timeout),
+        write_timeout_(write_timeout) {}
+
+  // Waits up to `idle` for the next request's first byte; true when it has
+  // come (or the peer hung up, which the next read sees), and the request's
+  // clock starts.
+  bool next_request(std::chrono::milliseconds idle) {
+    if (used_ == filled_ && poll_for(POLLIN, clock::now() + idle) <= 0) return false;
+    phase_ = phase::headers;
+    started_ = clock::now();
+    moved_ = 0;
+    timed_out_ = phase::idle;
+    return true;
+  }
+
+  // httplib has read the headers; the body's clock starts.
+  void headers_read() {
+    if (phase_ != phase::headers) return;
+    phase_ = phase::body;
+    started_ = clock::now();
+    moved_ = 0;
+  }
+
+  // The phase a deadline passed in, or idle if none did.
+  phase timed_out() const { return timed_out_; }
+
+  bool is_readable() const override { return used_ < filled_ || wait(POLLIN); }
+  bool is_writable() const override { return wait(POLLOUT); }
+
+  ssize_t read(char* ptr, std::size_t size) override {
+    if (timed_out_ != phase::idle) return -1;
+    if (used_ == filled_) {
+      if (!wait(POLLIN)) return -1;
+      // A large read goes straight to the caller's buffer.
+      bool direct = size >= sizeof buffer_;
+      ssize_t got = ::recv(socket_, direct ? ptr : buffer_, direct ? size : sizeof buffer_, 0);
+      if (got <= 0) return got;
+      if (phase_ == phase::body) moved_ += static_cast<std::size_t>(got);
+      if (direct) return got;
+      used_ = 0;
+      filled_ = static_cast<std::size_t>(got);
+    }
+    std::size_t n = std::min(size, filled_ - used_);
+    std::memcpy(ptr, buffer_ + used_, n);
+    used_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, std::size_t size) override {
+    if (timed_out_ != phase::idle) return -1;
+    // Written while the headers are read: an interim "100 Continue", after
+    // them and before the body, whose clock starts. Else the reply begins.
+    if (phase_ == phase::headers) headers_read();
+    else if (phase_ != phase::reply) {
+      phase_ = phase::reply;
+      started_ = clock::now();
+      moved_ = 0;
+    }
+    if (!wait(POLLOUT)) return -1;
+    ssize_t sent = ::send(socket_, ptr, size, MSG_NOSIGNAL);
+    if (sent > 0 && phase_ == phase::reply) moved_ += static_cast<std::size_t>(sent);
+    return sent;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    address_of(::getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    address_of(::getsockname, ip, port);
+  }
+  socket_t socket() const override { return socket_; }
 
  private:
-  thread_pool pool_;
+  // When this phase must have moved one more byte.
+  clock::time_point deadline() const {
+    if (phase_ == phase::headers) return started_ + limits_.header_timeout;
+    auto rate = std::max<std::size_t>(limits_.min_bytes_per_second, 1);
+    auto earned = std::chrono::microseconds(
+        static_cast<long long>(static_cast<double>(moved_) / static_cast<double>(rate) * 1e6));
+    return started_ + limits_.header_timeout +
+           std::chrono::duration_cast<clock::duration>(earned);
+  }
+
+  // Until the socket is ready for `events`, the per-read (write) timeout or
+  // the phase's deadline; the deadline's passing fails the request.
+  bool wait(short events) const {
+    auto now = clock::now();
+    auto until = now + (events == POLLIN ? read_timeout_ : write_timeout_);
+    if (phase_ != phase::idle) until = std::min(until, deadline());
+    int ready = poll_for(events, until);
+    if (ready > 0) return true;
+    if (ready == 0) timed_out_ = phase_;
+    return false;
+  }
+
+  int poll_for(short events, clock::time_point until) const {
+    for (;;) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+      if (left <= 0) return 0;
+      pollfd watched{socket_, events, 0};
+      int ready = ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      if (ready >= 0 || errno != EINTR) return ready;
+    }
+  }
+
+  template <class Query>
+  void address_of(Query query, std::string& ip, int& port) const {
+    sockaddr_storage where{};
+    socklen_t length = sizeof where;
+    ip.clear();
+    port = 0;
+    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (where.ss_family == AF_INET) {
+      auto& v4 = reinterpret_cast<const sockaddr_in&>(where);
+      if (::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) ip = text;
+      port = ntohs(v4.sin_port);
+    } else if (where.ss_family == AF_INET6) {
+      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
+      if (::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) ip = text;
+      port = ntohs(v6.sin6_port);
+    }
+  }
+
+  const socket_t socket_;
+  const server_limits& limits_;
+  const std::chrono::milliseconds read_timeout_, write_timeout_;
+  phase phase_ = phase::idle;
+  clock::time_point started_{};
+  std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
+  mutable phase timed_out_ = phase::idle;
+  std::size_t used_ = 0, filled_ = 0;
+  char buffer_[16 << 10];
+};
+
+// httplib calls a task queue's enqueue on its accepting thread, once per
+// accepted connection. This one runs each connection on a thread of an
+// elastic pool (cpp-httplib's own pool holds one thread per keep-alive
+// connection for as long as the connection lives, so a fixed pool of 8 makes
+// the 9th client wait for seconds), up to `cap` connections at once; past
+// the cap it runs the connection's job right there, flagged, and the server
+// answers 503 and closes without a thread (listener::refusing).
+class connection_queue final : public httplib::TaskQueue {
+ public:
+  explicit connection_queue(std::size_t cap) : cap_(cap), pool_(cap) {}
+  void enqueue(std::function<void()> job) override {
+    // Only this thread adds to open_, so the check holds until the add.
+    if (open_.load() >= cap_) {
+      refusing() = true;
+      job();
+      refusing() = false;
+      return;
+    }
+    open_.fetch_add(1);
+    pool_.enqueue([this, job = std::move(job)] {
+      job();
+      open_.fetch_sub(1);
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+  // Whether this thread's connection is one past the cap.
+  static bool& refusing() {
+    thread_local bool past_cap = false;
+    return past_cap;
+  }
+
+ private:
+  const std::size_t cap_;
+  std::atomic<std::size_t> open_{0};
+  thread_pool pool_;  // last: its threads use open_
 };
 
 // An httplib server set up the way every server of a launch needs it, and
 // run on a thread of its own.
 class listener {
  public:
-  explicit listener(std::size_t max_threads) {
-    server_.new_task_queue = [max_threads] { return new growing_task_queue(max_threads); };
+  explicit listener(server_limits limits = {}) : server_(limits) {
+    std::size_t cap = server_.cap;
+    server_.new_task_queue = [cap] { return new connection_queue(cap); };
     server_.set_tcp_nodelay(true);
     // Accepted connections inherit the listening socket's buffer sizes.
     server_.set_socket_options(large_socket_buffers);
+    // httplib calls this once a request's headers are read, before its body.
+    server_.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+      if (auto* stream = server_with_limits::current()) stream->headers_read();
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
   }
   listener(const listener&) = delete;
   listener& operator=(const listener&) = delete;
   ~listener() { stop(); }
 
   httplib::Server& server() { return server_; }
+
+  // The body of the 408 and 503 replies the listener writes itself; by
+  // default the protocol's error body without a node.
+  void set_refusal_body(refusal_body body) { server_.refusal = std::move(body); }
 
   // Binds host:port (port 0: any free port) and serves; returns the port,
   // or -1 if it cannot bind. Connections are accepted once it returns.
@@ -6048,7 +7183,10 @@ class listener {
   bool running() const { return thread_.joinable(); }
 
  private:
-  struct server_with_backlog : httplib::Server {
+  struct server_with_limits : httplib::Server {
+    explicit server_with_limits(server_limits l)
+        : limits(l), cap(connection_cap(l.max_connections)) {}
+
     void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
     // What httplib's stop() does, but also before its accept loop has
     // started (where stop() does nothing, and the loop would then run
@@ -6059,9 +7197,88 @@ class listener {
       ::shutdown(socket, SHUT_RDWR);
       ::close(socket);
     }
+
+    // The stream of this thread's connection, for the pre-routing handler.
+    static deadline_stream*& current() {
+      thread_local deadline_stream* stream = nullptr;
+      return stream;
+    }
+
+    const server_limits limits;
+    const std::size_t cap;  // max_connections, within the file descriptors
+    refusal_body refusal = [](std::string_view code, const std::string& message) {
+      return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
+    };
+
+   private:
+    // httplib's accepting thread hands every connection here, on a pool
+    // thread, or on itself for one past the cap. This is httplib's
+    // keep-alive loop, over a deadline_stream instead of its own.
+    bool process_and_close_socket(socket_t socket) override {
+      if (connection_queue::refusing()) {
+        answer(socket, 503, "Service Unavailable", "overloaded",
+               "this node has " + std::to_string(cap) +
+                   " connections open, its limit (--lp_max_connections); try again");
+        return close_socket(socket);
+      }
+      using std::chrono::milliseconds, std::chrono::seconds, std::chrono::microseconds;
+      auto read_timeout = std::chrono::duration_cast<milliseconds>(
+          seconds(read_timeout_sec_) + microseconds(read_timeout_usec_));
+      auto write_timeout = std::chrono::duration_cast<milliseconds>(
+          seconds(write_timeout_sec_) + microseconds(write_timeout_usec_));
+      deadline_stream stream(socket, limits, read_timeout, write_timeout);
+      current() = &stream;
+      bool served = false;
+      for (auto left = keep_alive_max_count_;
+           left > 0 && svr_sock_ != INVALID_SOCKET &&
+           stream.next_request(seconds(keep_alive_timeout_sec_));
+           --left) {
+        bool closed = false;
+        served = process_request(stream, left == 1, closed, nullptr);
+        if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
+          if (late == deadline_stream::phase::headers)
+            answer(socket, 408, "Request Timeout", "request_timeout",
+                   "the request's headers did not all arrive within " +
+                       std::to_string(limits.header_timeout.count() / 1000) +
+                       " s of its first byte (--lp_header_timeout_secs), or nothing came for " +
+                       std::to_string(read_timeout.count() / 1000) + " s");
+          else if (late == deadline_stream::phase::body)
+            answer(socket, 408, "Request Timeout", "request_timeout",
+                   "the request's body came slower than " +
+                       std::to_string(limits.min_bytes_per_second >> 10) +
+                       " KiB/s (--lp_min_rate_kib_per_sec), or nothing came for " +
+                       std::to_string(read_timeout.count() / 1000) + " s");
+          break;
+        }
+        if (!served || closed) break;
+      }
+      current() = nullptr;
+      return close_socket(socket) && served;
+    }
+
+    // A whole reply, in one send that never waits: it fits in the socket's
+    // buffer, and a peer that left loses nothing it wanted.
+    void answer(socket_t socket, int status, std::string_view reason, std::string_view code,
+                const std::string& message) {
+      auto body = refusal(code, message);
+      auto reply = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
+                   "\r\nContent-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      [[maybe_unused]] auto sent = ::send(socket, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+
+    // Reads what the peer has sent already, so that closing sends it our
+    // reply and a FIN rather than a reset, then closes.
+    static bool close_socket(socket_t socket) {
+      char scratch[4096];
+      for (int i = 0; i < 16 && ::recv(socket, scratch, sizeof scratch, MSG_DONTWAIT) > 0; ++i) {
+      }
+      ::shutdown(socket, SHUT_RDWR);
+      return ::close(socket) == 0;
+    }
   };
 
-  server_with_backlog server_;
+  server_with_limits server_;
   std::thread thread_;
 };
 
@@ -6203,7 +7420,9 @@ class rendezvous_server {
   std::condition_variable changed_;
   std::map<std::string, entry> nodes_;
   bool closed_ = false;
-  listener listener_{1024};  // last: it stops before what its handlers use
+  // Every node process of a launch keeps connections here: room for many.
+  // Last: it stops before what its handlers use.
+  listener listener_{server_limits{.max_connections = 8192}};
 };
 
 // A node process's side: a directory that asks the launcher, and remembers.
@@ -6512,8 +7731,9 @@ struct unit_runner {
   std::function<void(const std::string& unit, child_process& command)> wrap;
   // Sends `signal` to what runs `unit`; `pid` is the process started for it.
   std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
-  // How the unit ended, in words, from the wait status of that process.
-  std::function<std::string(int status)> describe;
+  // The wait status of the unit's own task, from that of the process
+  // started for it; left empty, the same.
+  std::function<int(int status)> task_status;
 };
 
 // A process of a launch: a node, or a colocated group's nodes.
@@ -6902,6 +8122,7 @@ class process_launch {
       reaper_.forget(u.pid);
       int status = 0;
       ::waitpid(u.pid, &status, 0);
+      if (options_.runner.task_status) status = options_.runner.task_status(status);
       {
         std::lock_guard lock(mutex_);
         u.ended = true;
@@ -6913,8 +8134,7 @@ class process_launch {
       std::string how = u.killed ? "did not stop within the termination notice of " +
                                        std::to_string(options_.termination_notice.count()) +
                                        " s, and was killed"
-                                 : options_.runner.describe ? options_.runner.describe(status)
-                                                            : describe_status(status);
+                                 : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
       if (!stopping && u.restarts < u.settings.max_restarts) {
@@ -6999,6 +8219,9 @@ struct launch_flags {
   std::string terminal = "current";
   std::string log_dir;  // empty: logs/ in the run directory
   std::size_t max_body_mb = 256;
+  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 2048;
   std::string graph;  // empty: launch, draw nothing
   // --lp_launch=slurm (docs/slurm.md)
   std::string slurm_partition;
@@ -7094,6 +8317,30 @@ inline constexpr flag_spec flag_table[] = {
      .set = [](launch_flags& f, std::string_view name, std::string v) {
        f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
      }},
+    {.name = "--lp_header_timeout_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "seconds a request's headers may take from its first byte; a slower "
+             "request gets 408 and its connection closes (1 to 3600, default 10)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+     }},
+    {.name = "--lp_min_rate_kib_per_sec",
+     .hint = "<n>",
+     .example = "16",
+     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
+             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.min_rate_kib_per_sec = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+     }},
+    {.name = "--lp_max_connections",
+     .hint = "<n>",
+     .example = "4096",
+     .help = "open connections per node; more are answered 503 and closed (16 to "
+             "1048576, default 2048, at most half of ulimit -n)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.max_connections = static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
+     }},
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
@@ -7163,14 +8410,16 @@ inline constexpr flag_spec flag_table[] = {
 };
 
 // Checked where the table is compiled, so a row added later cannot lack what
-// its messages need or shadow another row.
+// its messages need or shadow another row. (Whether a value row has its `set`
+// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
+// compare a function pointer with null in a constant expression.)
 consteval bool flag_table_is_sound() {
   for (const auto& row : flag_table) {
-    bool is_switch = row.on != nullptr && row.set == nullptr && row.hint.empty() &&
-                     row.example.empty();
-    bool takes_value = row.on == nullptr && row.set != nullptr && !row.hint.empty() &&
-                       !row.example.empty();
-    if (!row.name.starts_with("--lp_") || row.help.empty() || is_switch == takes_value)
+    bool is_switch = row.on != nullptr;
+    bool has_value_words = !row.hint.empty() && !row.example.empty();
+    bool has_no_value_words = row.hint.empty() && row.example.empty();
+    if (!row.name.starts_with("--lp_") || row.help.empty() ||
+        !(is_switch ? has_no_value_words : has_value_words))
       return false;
     for (const auto& other : flag_table)
       if (&other != &row && other.name == row.name) return false;
@@ -7182,6 +8431,14 @@ static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a hel
 
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
+
+// string_view::find, but usable in constant expressions under g++'s
+// -fsanitize=undefined, where libstdc++'s find is not.
+constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
+  for (std::size_t i = from; i < text.size(); ++i)
+    if (text[i] == c) return i;
+  return std::string_view::npos;
+}
 
 // Writes the --lp_help text to `put`, a character at a time. constexpr and
 // without allocation (libstdc++'s constexpr std::string fails under clang 14),
@@ -7202,7 +8459,7 @@ constexpr void write_help(Put put) {
   auto paragraph = [&](std::string_view words, std::size_t indent) {
     pad_to(indent);
     while (!words.empty()) {
-      auto end = words.find(' ');
+      auto end = find_char(words, ' ');
       auto word = words.substr(0, end);
       words = end == std::string_view::npos ? "" : words.substr(end + 1);
       if (column > indent && column + 1 + word.size() > help_width) {
@@ -7254,7 +8511,7 @@ inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help
 constexpr std::size_t longest_line(std::string_view text) {
   std::size_t longest = 0;
   for (std::size_t start = 0; start < text.size();) {
-    auto end = text.find('\n', start);
+    auto end = find_char(text, '\n', start);
     if (end == std::string_view::npos) end = text.size();
     if (end - start > longest) longest = end - start;
     start = end + 1;
@@ -7350,7 +8607,17 @@ namespace lp::detail {
 // result or the error, in `reply_format` over `out`; returns its status
 // (docs/protocol.md lists every one). The path of every call, over HTTP or
 // direct.
-inline int answer(node_instance& node, const std::string& label, const std::string& method,
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, written_reply& out);
+
+// Answers a call whose body (in `format`) holds the positional arguments.
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, written_reply& out);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
                   const arguments& args, protocol::format reply_format, written_reply& out) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
     write_error(out, code, message, label, method, reply_format);
@@ -7372,10 +8639,11 @@ inline int answer(node_instance& node, const std::string& label, const std::stri
   }
 }
 
-// Answers a call whose body (in `format`) holds the positional arguments.
-inline int dispatch(node_instance& node, const std::string& label, const std::string& method,
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
                     protocol::format format, protocol::format reply_format,
                     std::string_view body, written_reply& out) {
+  // Futures the method makes go ahead of the call pool's queue (call_pool()).
+  handler_scope handling;
   std::optional<arguments> args;
   try {
     args.emplace(body, format);
@@ -7388,6 +8656,8 @@ inline int dispatch(node_instance& node, const std::string& label, const std::st
   }
   return answer(node, label, method, *args, reply_format, out);
 }
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -7574,10 +8844,13 @@ namespace lp::detail {
 class http_server {
  public:
   // An empty secret serves everyone (an --lp_insecure launch). A request
-  // body larger than max_body_bytes is refused with 413.
-  http_server(served_node& node, std::string secret, std::size_t max_body_bytes)
+  // body larger than max_body_bytes is refused with 413; `limits` bound
+  // the time a request may take to arrive and the connections open at once
+  // (listener.hpp).
+  http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
+              server_limits limits = {})
       : node_(node), identity_(node.identity), secret_(std::move(secret)),
-        max_body_bytes_(max_body_bytes) {
+        max_body_bytes_(max_body_bytes), listener_(limits) {
     configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
@@ -7612,6 +8885,11 @@ class http_server {
  private:
   void configure(std::size_t max_body_bytes) {
     auto& server = listener_.server();
+    // The 408 and 503 the listener writes itself name this node.
+    listener_.set_refusal_body([this](std::string_view code, const std::string& message) {
+      return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
+                              protocol::format::json);
+    });
     // httplib calls the logger on the handler's thread once the reply is written.
     server.set_logger([this](const httplib::Request&, const httplib::Response&) {
       if (!reply_pending()) return;
@@ -7797,7 +9075,7 @@ class http_server {
   const std::size_t max_body_bytes_;
   address bound_;
   std::string url_;
-  listener listener_{4096};  // last: it stops before what its handlers use
+  listener listener_;  // last: it stops before what its handlers use
 };
 
 }  // namespace lp::detail
@@ -7820,6 +9098,7 @@ struct host_options {
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
+  server_limits limits;  // each node's server's
   // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
   bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
@@ -7828,6 +9107,15 @@ struct host_options {
   // the whole program and no test wants to look at it afterwards.
   bool stop_when_runs_finish = true;
 };
+
+// The limits of a node's server that the --lp_ flags set.
+inline server_limits limits_of(const launch_flags& flags) {
+  server_limits limits;
+  limits.header_timeout = std::chrono::seconds(flags.header_timeout_secs);
+  limits.min_bytes_per_second = flags.min_rate_kib_per_sec << 10;
+  limits.max_connections = flags.max_connections;
+  return limits;
+}
 
 // Runs some nodes of a program in this process: each its own HTTP server,
 // each run() its own thread. Every launch policy hosts its nodes with this:
@@ -7943,7 +9231,7 @@ class node_host {
       node->instance = graph_access::build(graph, i, connector);
       node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
-                                                   options_.max_body_bytes);
+                                                   options_.max_body_bytes, options_.limits);
       nodes_.push_back(std::move(node));
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
@@ -8047,6 +9335,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
   }
+  if (policy == slurm_policy && !group_reaper::watch_own_group_for_life())
+    std::cerr << "[lp] cannot lead a process group of its own; what this node starts may "
+                 "outlive it" << std::endl;
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
@@ -8073,6 +9364,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.run_dir = run_dir;
     if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
@@ -8080,9 +9372,12 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     node_host host(graph, std::move(options));
     // A stop asked here is passed to the launcher, which stops every other
     // process. A failure is not: the launcher sees this process exit non-zero
-    // and decides, by the group's restart policy, what happens next.
+    // and decides, by the group's restart policy, what happens next. Nor is a
+    // stop this process only followed (a peer refused a call for stopping):
+    // the launcher stops already, and its log should not say this node asked.
     host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
-      if (!*told_by_launcher && !host.state().failure()) rendezvous->tell("stop", label);
+      if (!*told_by_launcher && !host.state().failure() && !host.state().stop_followed())
+        rendezvous->tell("stop", label);
     });
     // A SIGTERM that came while the nodes were being built found no program
     // to stop; it is not lost.
@@ -8244,6 +9539,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.secret = run_dir.secret();
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
@@ -8264,6 +9560,9 @@ LP_API test_controller::test_controller(const program& graph, const test_options
   settings.policy = test_multi_threading::flag;
   settings.secret = options.insecure ? "" : detail::make_secret();
   settings.max_body_bytes = options.max_body_mb << 20;
+  settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);
+  settings.limits.min_bytes_per_second = options.min_rate_kib_per_sec << 10;
+  settings.limits.max_connections = options.max_connections;
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
   host_ = std::make_unique<detail::node_host>(graph, std::move(settings));
@@ -9015,13 +10314,15 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
     capture_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
                  std::chrono::seconds(20));
   };
-  // srun exits with 128 + the signal that killed its task.
-  runner.describe = [](int status) {
-    if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32) {
-      const char* name = ::sigabbrev_np(WEXITSTATUS(status) - 128);
-      if (name) return std::string("killed by signal SIG") + name;
-    }
-    return describe_status(status);
+  // srun exits with 128 + the signal that killed its task: read back as
+  // that signal, the summary names it, and a task that the stop's SIGINT
+  // ended counts as under local_mp, as a clean end (it can land just after
+  // the node stopped by itself, its handlers gone, on hearing that the
+  // program stops).
+  runner.task_status = [](int status) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
+      return WEXITSTATUS(status) - 128;  // the wait status of a death by that signal (Linux)
+    return status;
   };
   return runner;
 }

@@ -1,5 +1,6 @@
 // expect: LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form
 // expect: method<&Plotter::move>::uses<Point>::which_has_a_wire_form
+// expect: this type has no wire form: declare it with BOOST_HANA_DEFINE_STRUCT
 // Point has no to_json/from_json, so it cannot be a parameter of a remote method.
 #include <launchpad/launchpad.hpp>
 

@@ -24,6 +24,7 @@
 #include <launchpad/service.hpp>
 #include <launchpad/tensor.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -32,9 +33,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace fz {
@@ -54,6 +57,8 @@ struct Box {
   BOOST_HANA_DEFINE_STRUCT(Box, (double, width), (double, height),
                            (std::vector<int>, tags), (std::optional<std::string>, note));
 };
+
+enum class Color : std::uint8_t { red, green, blue = 200 };
 
 // The service under test. Its methods are deterministic and cheap, so that
 // the fuzzer's inputs replay the same way whatever ran before them, and they
@@ -130,6 +135,16 @@ struct Fuzzed {
       for (std::size_t j = 0; j < t.shape()[1]; ++j) out(j, i) = t(i, j);
     return out;
   }
+  // The other kinds of docs/protocol.md's table: a fixed array of numbers
+  // (a typed array in CBOR), a set, a hash map, an enum, any json value.
+  std::array<float, 3> rgb(const std::array<float, 3>& v) { return {v[2], v[1], v[0]}; }
+  std::set<int> uniq(const std::set<int>& values) { return values; }
+  std::unordered_map<std::string, double> weigh(std::unordered_map<std::string, double> weights) {
+    weights["_n"] = static_cast<double>(weights.size());
+    return weights;
+  }
+  Color paint(Color c) { return c == Color::red ? Color::blue : Color::red; }
+  lp::json raw(const lp::json& value) { return value; }
   int fail(const std::string& how) {
     if (how == "int") throw 42;
     if (how == "logic") throw std::logic_error("a logic error");
@@ -142,7 +157,7 @@ struct Fuzzed {
 }  // namespace fz
 
 LP_SERVICE(fz::Fuzzed, add, mix, scale, negate, echo, repeat, split, sum, tally, halve,
-           move, grow, forget, remember, widen, transpose, fail);
+           move, grow, forget, remember, widen, transpose, rgb, uniq, weigh, paint, raw, fail);
 
 namespace {
 
@@ -152,7 +167,8 @@ namespace protocol = lp::detail::protocol;
 constexpr std::string_view methods[] = {"add",    "mix",   "scale",  "negate",   "echo",
                                         "repeat", "split", "sum",    "tally",    "halve",
                                         "move",   "grow",  "forget", "remember", "widen",
-                                        "transpose", "fail"};
+                                        "transpose", "rgb",   "uniq",   "weigh",    "paint",
+                                        "raw",       "fail"};
 
 // Set LP_FUZZ_VERBOSE=1 to have each violation say what it is before it traps.
 bool verbose() {

@@ -20,6 +20,13 @@ def cbor_head(major, n):
     raise ValueError(n)
 
 
+class Tagged:
+    """A tag on a value: Tagged(85, b"...") is an RFC 8746 float32 LE typed array."""
+
+    def __init__(self, tag, value):
+        self.tag, self.value = tag, value
+
+
 def cbor(value):
     """RFC 8949 encoding of a JSON-like value (bytes is a CBOR byte string)."""
     if value is None:
@@ -39,6 +46,8 @@ def cbor(value):
         return cbor_head(3, len(raw)) + raw
     if isinstance(value, list):
         return cbor_head(4, len(value)) + b"".join(cbor(v) for v in value)
+    if isinstance(value, Tagged):
+        return cbor_head(6, value.tag) + cbor(value.value)
     if isinstance(value, dict):
         return cbor_head(5, len(value)) + b"".join(cbor(k) + cbor(v) for k, v in value.items())
     raise TypeError(value)
@@ -88,6 +97,17 @@ SEEDS = {
     "grow.cbor": c("grow", [dict(BOX, note="n"), 0.5]),
     "forget.json": j("forget", []),
     "remember.cbor": c("remember", ["x"]),
+    "rgb.json": j("rgb", [[1.0, 2.5, -3]]),
+    "rgb.cbor": c("rgb", [Tagged(85, struct.pack("<3f", 1.0, 2.5, -3.0))]),
+    "rgb-array.cbor": c("rgb", [[1.0, 2, 3]]),
+    "uniq.json": j("uniq", [[3, 1, 3, 2]]),
+    "uniq.cbor": c("uniq", [[-1, 5]]),
+    "weigh.json": j("weigh", [{"a": 0.5, "b": 2}]),
+    "weigh.cbor": c("weigh", [{"\u00e9": 1.0}]),
+    "paint.json": j("paint", [0]),
+    "paint.cbor": c("paint", [200]),
+    "raw.json": j("raw", [{"a": [1, "x", None, True, 2.5, {"b": []}]}]),
+    "raw.cbor": c("raw", [[Tagged(85, b"\x00\x00\x80\x3f"), b"\x01", -5, {"k": "v"}]]),
     "fail.json": j("fail", ["boom"]),
     "fail-int.cbor": c("fail", ["int"]),
     "fail-logic.json": j("fail", ["logic"]),
@@ -101,6 +121,14 @@ SEEDS = {
     "wrong-type-struct.cbor": c("move", [{"x": 1}, 0, 0]),
     "out-of-range.json": j("mix", [256, 0, 0, 0]),
     "not-an-array.json": j("add", {"a": 1}),
+    "rgb-short.json": j("rgb", [[1, 2]]),
+    "rgb-short.cbor": c("rgb", [Tagged(85, struct.pack("<2f", 1.0, 2.0))]),
+    "rgb-other-type.cbor": c("rgb", [Tagged(86, struct.pack("<3d", 1.0, 2.0, 3.0))]),
+    "rgb-indefinite.cbor": c("rgb", b"\x81\x9f\xf9\x3c\x00\x02\x03\xff"),
+    "paint-out-of-range.json": j("paint", [256]),
+    "paint-float.cbor": c("paint", [1.5]),
+    "weigh-misfits.cbor": c("weigh", [{"b": "x", "a": "y"}]),
+    "uniq-not-array.cbor": c("uniq", [{"a": 1}]),
     "empty-body.json": j("forget", b""),
     "no-separator.json": b"jforget",
     # Malformed bodies.

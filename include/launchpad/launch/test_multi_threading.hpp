@@ -27,6 +27,11 @@ class test_controller;
 struct test_options {
   bool insecure = false;          // nodes take calls without the launch's secret
   std::size_t max_body_mb = 256;  // the largest request body a node accepts
+  // As --lp_header_timeout_secs, --lp_min_rate_kib_per_sec and
+  // --lp_max_connections (docs/protocol.md, "Limits").
+  int header_timeout_secs = 10;
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 2048;
 };
 
 // For tests: every node a thread of the test process, each serving on its

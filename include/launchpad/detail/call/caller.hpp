@@ -131,9 +131,11 @@ struct call_access {
   }
 
   // The round trip of an async call runs on the shared call pool: no
-  // thread per call. A future nobody waits for ends with its call, at the
-  // latest when the deadline passes; one whose deadline passed while it
-  // waited for a pool thread is not sent at all.
+  // thread per call, at most call_pool_busy in flight, the others queued
+  // (util/thread_pool.hpp says how nested calls avoid deadlock). A future
+  // nobody waits for ends with its call, at the latest when the deadline
+  // passes; one whose deadline passed while it waited for a pool thread is
+  // not sent at all.
   template <class R>
   static std::future<R> start(std::shared_ptr<channel> target, std::string method,
                               std::string body, call_deadline deadline) {
@@ -149,7 +151,8 @@ struct call_access {
           return finish<R>(*target, method, {&whole, 1}, deadline);
         });
     auto future = task->get_future();
-    call_pool().enqueue([task] { (*task)(); });
+    if (handlers_on_this_thread() > 0) call_pool().enqueue_urgent([task] { (*task)(); });
+    else call_pool().enqueue([task] { (*task)(); });
     return future;
   }
 

@@ -26,10 +26,12 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace lp::detail {
 
@@ -86,6 +88,13 @@ class http_connection {
       if (connection->connect_to(*a, deadline, why)) return connection;
     }
     throw failure(failure::refused, "cannot connect to " + peer + ": " + why);
+  }
+
+  // Takes over a connected stream socket (a socketpair's end, in the client
+  // fuzzer: tests/fuzz/fuzz_client.cpp); `peer` names it in messages. The
+  // socket should be non-blocking, as open() makes its own.
+  static std::unique_ptr<http_connection> adopt(int fd, std::string peer) {
+    return std::unique_ptr<http_connection>(new http_connection(fd, std::move(peer)));
   }
 
   ~http_connection() { ::close(fd_); }

@@ -3,6 +3,7 @@
 #include <functional>
 #include <launchpad/client.hpp>
 #include <launchpad/detail/call/channel.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/handle.hpp>
 #include <memory>
 #include <string>
@@ -20,17 +21,12 @@ inline constexpr bool is_handle = false;
 template <class T>
 inline constexpr bool is_handle<handle<T>> = true;
 
-template <class A>
-inline constexpr bool is_vector = false;
-template <class E, class Alloc>
-inline constexpr bool is_vector<std::vector<E, Alloc>> = true;
-
 // Calls f on every handle in a node argument.
 template <class A, class F>
 void for_each_handle(const A& argument, F&& f) {
   if constexpr (is_handle<A>) {
     f(argument.label(), argument.owner());
-  } else if constexpr (is_vector<A>) {
+  } else if constexpr (is_std_vector<A>) {
     for (const auto& element : argument) for_each_handle(element, f);
   }
 }
@@ -40,7 +36,7 @@ template <class A>
 auto resolve(const A& argument, const connector& connect) {
   if constexpr (is_handle<A>) {
     return client_access::make<typename A::service_type>(connect(argument.label()));
-  } else if constexpr (is_vector<A>) {
+  } else if constexpr (is_std_vector<A>) {
     std::vector<decltype(resolve(argument.front(), connect))> out;
     out.reserve(argument.size());
     for (const auto& element : argument) out.push_back(resolve(element, connect));

@@ -59,8 +59,9 @@ struct unit_runner {
   std::function<void(const std::string& unit, child_process& command)> wrap;
   // Sends `signal` to what runs `unit`; `pid` is the process started for it.
   std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
-  // How the unit ended, in words, from the wait status of that process.
-  std::function<std::string(int status)> describe;
+  // The wait status of the unit's own task, from that of the process
+  // started for it; left empty, the same.
+  std::function<int(int status)> task_status;
 };
 
 // A process of a launch: a node, or a colocated group's nodes.
@@ -449,6 +450,7 @@ class process_launch {
       reaper_.forget(u.pid);
       int status = 0;
       ::waitpid(u.pid, &status, 0);
+      if (options_.runner.task_status) status = options_.runner.task_status(status);
       {
         std::lock_guard lock(mutex_);
         u.ended = true;
@@ -460,8 +462,7 @@ class process_launch {
       std::string how = u.killed ? "did not stop within the termination notice of " +
                                        std::to_string(options_.termination_notice.count()) +
                                        " s, and was killed"
-                                 : options_.runner.describe ? options_.runner.describe(status)
-                                                            : describe_status(status);
+                                 : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
       if (!stopping && u.restarts < u.settings.max_restarts) {

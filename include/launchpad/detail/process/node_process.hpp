@@ -64,6 +64,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
   }
+  if (policy == slurm_policy && !group_reaper::watch_own_group_for_life())
+    std::cerr << "[lp] cannot lead a process group of its own; what this node starts may "
+                 "outlive it" << std::endl;
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
@@ -90,6 +93,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.run_dir = run_dir;
     if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
@@ -97,9 +101,12 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     node_host host(graph, std::move(options));
     // A stop asked here is passed to the launcher, which stops every other
     // process. A failure is not: the launcher sees this process exit non-zero
-    // and decides, by the group's restart policy, what happens next.
+    // and decides, by the group's restart policy, what happens next. Nor is a
+    // stop this process only followed (a peer refused a call for stopping):
+    // the launcher stops already, and its log should not say this node asked.
     host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
-      if (!*told_by_launcher && !host.state().failure()) rendezvous->tell("stop", label);
+      if (!*told_by_launcher && !host.state().failure() && !host.state().stop_followed())
+        rendezvous->tell("stop", label);
     });
     // A SIGTERM that came while the nodes were being built found no program
     // to stop; it is not lost.

@@ -156,7 +156,9 @@ class rendezvous_server {
   std::condition_variable changed_;
   std::map<std::string, entry> nodes_;
   bool closed_ = false;
-  listener listener_{1024};  // last: it stops before what its handlers use
+  // Every node process of a launch keeps connections here: room for many.
+  // Last: it stops before what its handlers use.
+  listener listener_{server_limits{.max_connections = 8192}};
 };
 
 // A node process's side: a directory that asks the launcher, and remembers.

@@ -142,6 +142,20 @@ class group_reaper {
     ::close(to_reaper_);
   }
 
+  // Under Slurm a node process is its own launcher's child no more (srun's
+  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
+  // by parentage, which an orphaned grandchild has lost. So such a process
+  // leads a group of its own and leaves a reaper watching it for as long as
+  // it lives: whatever is left in its group is killed when it ends, by exit
+  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
+  static bool watch_own_group_for_life() {
+    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
+    // Never destroyed: its socket closes with the process, without "done".
+    static auto* reaper = new group_reaper();
+    reaper->watch(::getpid());
+    return true;
+  }
+
   void watch(pid_t group) { say("watch " + std::to_string(group)); }
   // The group has ended; its id may be reused, so it must not be killed.
   void forget(pid_t group) { say("forget " + std::to_string(group)); }

@@ -76,12 +76,22 @@ constexpr bool check_method() {
   } else if constexpr (!traits::wire_ok) {
     using missing =
         typename unwired<typename traits::result, typename traits::params>::type;
-    static_assert(
-        method<Pointer>::template uses<missing>::which_has_a_wire_form,
-        "LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form (T::m "
-        "and the type are named beside this message); give that type to_json/from_json "
-        "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE) or declare it with "
-        "BOOST_HANA_DEFINE_STRUCT");
+    // One message, with the reason of the innermost type that does not
+    // cross (the variant in a std::vector<std::variant<...>>).
+    constexpr wire_kind why = wire_kind_of<wire_offender<missing>>;
+#define LP_DETAIL_NO_WIRE_FORM(reason, text)                                       \
+  static_assert(                                                                   \
+      why != wire_kind::reason ||                                                  \
+          method<Pointer>::template uses<missing>::which_has_a_wire_form,          \
+      "LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form " \
+      "(T::m and the type are named beside this message): " text)
+    LP_DETAIL_NO_WIRE_FORM(refused_key, LP_DETAIL_WHY_KEY);
+    LP_DETAIL_NO_WIRE_FORM(refused_variant, LP_DETAIL_WHY_VARIANT);
+    LP_DETAIL_NO_WIRE_FORM(refused_container, LP_DETAIL_WHY_CONTAINER);
+    LP_DETAIL_NO_WIRE_FORM(refused_text, LP_DETAIL_WHY_TEXT);
+    LP_DETAIL_NO_WIRE_FORM(refused_pointer, LP_DETAIL_WHY_POINTER);
+    LP_DETAIL_NO_WIRE_FORM(none, LP_DETAIL_WHY_NONE);
+#undef LP_DETAIL_NO_WIRE_FORM
     return false;
   } else if constexpr (!traits::params_by_value) {
     using reference = typename first_by_reference<typename traits::declared_params>::type;

@@ -25,6 +25,9 @@ struct launch_flags {
   std::string terminal = "current";
   std::string log_dir;  // empty: logs/ in the run directory
   std::size_t max_body_mb = 256;
+  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 2048;
   std::string graph;  // empty: launch, draw nothing
   // --lp_launch=slurm (docs/slurm.md)
   std::string slurm_partition;
@@ -120,6 +123,30 @@ inline constexpr flag_spec flag_table[] = {
      .set = [](launch_flags& f, std::string_view name, std::string v) {
        f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
      }},
+    {.name = "--lp_header_timeout_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "seconds a request's headers may take from its first byte; a slower "
+             "request gets 408 and its connection closes (1 to 3600, default 10)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+     }},
+    {.name = "--lp_min_rate_kib_per_sec",
+     .hint = "<n>",
+     .example = "16",
+     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
+             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.min_rate_kib_per_sec = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+     }},
+    {.name = "--lp_max_connections",
+     .hint = "<n>",
+     .example = "4096",
+     .help = "open connections per node; more are answered 503 and closed (16 to "
+             "1048576, default 2048, at most half of ulimit -n)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.max_connections = static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
+     }},
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
@@ -189,14 +216,16 @@ inline constexpr flag_spec flag_table[] = {
 };
 
 // Checked where the table is compiled, so a row added later cannot lack what
-// its messages need or shadow another row.
+// its messages need or shadow another row. (Whether a value row has its `set`
+// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
+// compare a function pointer with null in a constant expression.)
 consteval bool flag_table_is_sound() {
   for (const auto& row : flag_table) {
-    bool is_switch = row.on != nullptr && row.set == nullptr && row.hint.empty() &&
-                     row.example.empty();
-    bool takes_value = row.on == nullptr && row.set != nullptr && !row.hint.empty() &&
-                       !row.example.empty();
-    if (!row.name.starts_with("--lp_") || row.help.empty() || is_switch == takes_value)
+    bool is_switch = row.on != nullptr;
+    bool has_value_words = !row.hint.empty() && !row.example.empty();
+    bool has_no_value_words = row.hint.empty() && row.example.empty();
+    if (!row.name.starts_with("--lp_") || row.help.empty() ||
+        !(is_switch ? has_no_value_words : has_value_words))
       return false;
     for (const auto& other : flag_table)
       if (&other != &row && other.name == row.name) return false;
@@ -208,6 +237,14 @@ static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a hel
 
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
+
+// string_view::find, but usable in constant expressions under g++'s
+// -fsanitize=undefined, where libstdc++'s find is not.
+constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
+  for (std::size_t i = from; i < text.size(); ++i)
+    if (text[i] == c) return i;
+  return std::string_view::npos;
+}
 
 // Writes the --lp_help text to `put`, a character at a time. constexpr and
 // without allocation (libstdc++'s constexpr std::string fails under clang 14),
@@ -228,7 +265,7 @@ constexpr void write_help(Put put) {
   auto paragraph = [&](std::string_view words, std::size_t indent) {
     pad_to(indent);
     while (!words.empty()) {
-      auto end = words.find(' ');
+      auto end = find_char(words, ' ');
       auto word = words.substr(0, end);
       words = end == std::string_view::npos ? "" : words.substr(end + 1);
       if (column > indent && column + 1 + word.size() > help_width) {
@@ -280,7 +317,7 @@ inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help
 constexpr std::size_t longest_line(std::string_view text) {
   std::size_t longest = 0;
   for (std::size_t start = 0; start < text.size();) {
-    auto end = text.find('\n', start);
+    auto end = find_char(text, '\n', start);
     if (end == std::string_view::npos) end = text.size();
     if (end - start > longest) longest = end - start;
     start = end + 1;

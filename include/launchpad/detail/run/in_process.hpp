@@ -52,6 +52,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.secret = run_dir.secret();
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
+    options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
     node_host launch(graph, std::move(options));
     launch.state().wait_for_stop();
@@ -72,6 +73,9 @@ LP_API test_controller::test_controller(const program& graph, const test_options
   settings.policy = test_multi_threading::flag;
   settings.secret = options.insecure ? "" : detail::make_secret();
   settings.max_body_bytes = options.max_body_mb << 20;
+  settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);
+  settings.limits.min_bytes_per_second = options.min_rate_kib_per_sec << 10;
+  settings.limits.max_connections = options.max_connections;
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
   host_ = std::make_unique<detail::node_host>(graph, std::move(settings));

@@ -12,6 +12,7 @@
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
+#include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/program.hpp>
 #include <map>
@@ -33,6 +34,7 @@ struct host_options {
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
+  server_limits limits;  // each node's server's
   // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
   bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
@@ -41,6 +43,15 @@ struct host_options {
   // the whole program and no test wants to look at it afterwards.
   bool stop_when_runs_finish = true;
 };
+
+// The limits of a node's server that the --lp_ flags set.
+inline server_limits limits_of(const launch_flags& flags) {
+  server_limits limits;
+  limits.header_timeout = std::chrono::seconds(flags.header_timeout_secs);
+  limits.min_bytes_per_second = flags.min_rate_kib_per_sec << 10;
+  limits.max_connections = flags.max_connections;
+  return limits;
+}
 
 // Runs some nodes of a program in this process: each its own HTTP server,
 // each run() its own thread. Every launch policy hosts its nodes with this:
@@ -156,7 +167,7 @@ class node_host {
       node->instance = graph_access::build(graph, i, connector);
       node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
-                                                   options_.max_body_bytes);
+                                                   options_.max_body_bytes, options_.limits);
       nodes_.push_back(std::move(node));
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger

@@ -4,8 +4,10 @@
 // bytes, with no socket in the way: the whole path a hostile or buggy peer
 // can reach (tests/fuzz drives it directly).
 
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/arguments.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
+#include <launchpad/detail/util/thread_pool.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
@@ -19,7 +21,17 @@ namespace lp::detail {
 // result or the error, in `reply_format` over `out`; returns its status
 // (docs/protocol.md lists every one). The path of every call, over HTTP or
 // direct.
-inline int answer(node_instance& node, const std::string& label, const std::string& method,
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, written_reply& out);
+
+// Answers a call whose body (in `format`) holds the positional arguments.
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, written_reply& out);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
                   const arguments& args, protocol::format reply_format, written_reply& out) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
     write_error(out, code, message, label, method, reply_format);
@@ -41,10 +53,11 @@ inline int answer(node_instance& node, const std::string& label, const std::stri
   }
 }
 
-// Answers a call whose body (in `format`) holds the positional arguments.
-inline int dispatch(node_instance& node, const std::string& label, const std::string& method,
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
                     protocol::format format, protocol::format reply_format,
                     std::string_view body, written_reply& out) {
+  // Futures the method makes go ahead of the call pool's queue (call_pool()).
+  handler_scope handling;
   std::optional<arguments> args;
   try {
     args.emplace(body, format);
@@ -57,5 +70,7 @@ inline int dispatch(node_instance& node, const std::string& label, const std::st
   }
   return answer(node, label, method, *args, reply_format, out);
 }
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail

@@ -27,10 +27,13 @@ namespace lp::detail {
 class http_server {
  public:
   // An empty secret serves everyone (an --lp_insecure launch). A request
-  // body larger than max_body_bytes is refused with 413.
-  http_server(served_node& node, std::string secret, std::size_t max_body_bytes)
+  // body larger than max_body_bytes is refused with 413; `limits` bound
+  // the time a request may take to arrive and the connections open at once
+  // (listener.hpp).
+  http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
+              server_limits limits = {})
       : node_(node), identity_(node.identity), secret_(std::move(secret)),
-        max_body_bytes_(max_body_bytes) {
+        max_body_bytes_(max_body_bytes), listener_(limits) {
     configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
@@ -65,6 +68,11 @@ class http_server {
  private:
   void configure(std::size_t max_body_bytes) {
     auto& server = listener_.server();
+    // The 408 and 503 the listener writes itself name this node.
+    listener_.set_refusal_body([this](std::string_view code, const std::string& message) {
+      return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
+                              protocol::format::json);
+    });
     // httplib calls the logger on the handler's thread once the reply is written.
     server.set_logger([this](const httplib::Request&, const httplib::Response&) {
       if (!reply_pending()) return;
@@ -250,7 +258,7 @@ class http_server {
   const std::size_t max_body_bytes_;
   address bound_;
   std::string url_;
-  listener listener_{4096};  // last: it stops before what its handlers use
+  listener listener_;  // last: it stops before what its handlers use
 };
 
 }  // namespace lp::detail

@@ -2,6 +2,7 @@
 
 #include <boost/hana/for_each.hpp>
 #include <cstddef>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/arguments.hpp>
 #include <launchpad/detail/serve/batch_queue.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
@@ -10,6 +11,7 @@
 #include <launchpad/service.hpp>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,28 +36,41 @@ class node_instance {
   virtual json describe() const = 0;
 };
 
-template <class T>
-struct method_entry {
+// What describe and the method lookup need of a method: the same for every
+// service type, so that code is compiled once.
+struct method_info {
   std::string_view name;
   std::size_t arity;
   std::string signature;
-  // `serial` is null for a service with concurrent handlers; `queue` is the
-  // node's queue for this method if it is batched.
-  void (*invoke)(T&, const arguments&, protocol::format, written_reply& out, std::mutex* serial,
-                 batch_queue_base* queue);
-  std::unique_ptr<batch_queue_base> (*make_queue)();
-  json batching;  // null, or the limits of a batched method
+  std::optional<batch_limits> batching;  // for a batched method
 };
 
-template <class Method, std::size_t I>
-auto decode_argument(const arguments& args) {
-  using param = std::tuple_element_t<I, typename signature<Method>::params>;
+// The index of `method` in `methods`; throws call_failure (404) naming the
+// service's methods if it has none of that name.
+LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
+                               std::string_view service);
+
+// The service's name and methods, for /lp/v1/describe.
+LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
+
+// Argument i of `method` does not fit its parameter: the caller's 400.
+[[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e);
+
+// A call with another number of arguments than `arity`: the caller's 400.
+[[noreturn]] LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method);
+
+inline void check_arity(const arguments& args, std::size_t arity, std::string_view method) {
+  if (args.size() != arity) bad_arity(args, arity, method);
+}
+
+// Argument i of a call to `method` as a P (compiled once per parameter
+// type, not per method).
+template <class P>
+P decode_argument(const arguments& args, std::size_t i, std::string_view method) {
   try {
-    return args.get<param>(I);
+    return args.get<P>(i);
   } catch (const decode_error& e) {
-    throw call_failure(400, "bad_request",
-                       "argument " + std::to_string(I + 1) + " of " + std::string(Method::name) +
-                           ": " + e.what());
+    bad_argument(i, method, e);
   }
 }
 
@@ -80,13 +95,11 @@ template <class T, class Method>
 void invoke(T& object, const arguments& args, protocol::format format, written_reply& out,
             std::mutex* serial, batch_queue_base* queue) {
   using traits = signature<Method>;
-  if (args.size() != traits::arity)
-    throw call_failure(400, "bad_request",
-                       std::string(Method::name) + " takes " + std::to_string(traits::arity) +
-                           " argument(s), got " + std::to_string(args.size()));
+  check_arity(args, traits::arity, Method::name);
   auto values = [&]<std::size_t... I>(std::index_sequence<I...>) {
     // Braces evaluate in order, so the first bad argument is the one named.
-    return typename traits::params{decode_argument<Method, I>(args)...};
+    return typename traits::params{
+        decode_argument<std::tuple_element_t<I, typename traits::params>>(args, I, Method::name)...};
   }(std::make_index_sequence<traits::arity>{});
   auto result = [&] {
     if constexpr (batched_method<Method>)
@@ -101,13 +114,9 @@ void invoke(T& object, const arguments& args, protocol::format format, written_r
 }
 
 template <class Method>
-json batching_of() {
-  if constexpr (batched_method<Method>) {
-    constexpr auto limits = lp_batch_limits(lp_batch_tag<Method>{});
-    return {{"max_batch", limits.max_batch}, {"max_wait_us", limits.max_wait.count()}};
-  } else {
-    return nullptr;
-  }
+std::optional<batch_limits> batching_of() {
+  if constexpr (batched_method<Method>) return lp_batch_limits(lp_batch_tag<Method>{});
+  else return std::nullopt;
 }
 
 template <class T, class Method>
@@ -116,26 +125,38 @@ std::unique_ptr<batch_queue_base> make_queue() {
   else return nullptr;
 }
 
-// The service's methods in LP_SERVICE order, built once per type.
+// The service's methods in LP_SERVICE order, built once per type: what is
+// the same for every type (info), and how each is invoked.
 template <class T>
-const std::vector<method_entry<T>>& method_table() {
-  static const auto table = [] {
-    std::vector<method_entry<T>> entries;
-    boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
-      using M = typename decltype(method)::type;
-      entries.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name),
-                         &invoke<T, M>, &make_queue<T, M>, batching_of<M>()});
-    });
-    return entries;
-  }();
-  return table;
-}
+struct method_table {
+  using invoker = void (*)(T&, const arguments&, protocol::format, written_reply& out,
+                           std::mutex* serial, batch_queue_base* queue);
+  std::vector<method_info> info;
+  // `serial` is null for a service with concurrent handlers; `queue` is the
+  // node's queue for this method if it is batched.
+  std::vector<invoker> invoke;
+  std::vector<std::unique_ptr<batch_queue_base> (*)()> make_queue;
+
+  static const method_table& of_service() {
+    static const method_table table = [] {
+      method_table out;
+      boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
+        using M = typename decltype(method)::type;
+        out.info.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name), batching_of<M>()});
+        out.invoke.push_back(&detail::invoke<T, M>);
+        out.make_queue.push_back(&detail::make_queue<T, M>);
+      });
+      return out;
+    }();
+    return table;
+  }
+};
 
 template <class T>
 class typed_node final : public node_instance {
  public:
   explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {
-    for (const auto& entry : method_table<T>()) queues_.push_back(entry.make_queue());
+    for (auto make : table().make_queue) queues_.push_back(make());
   }
 
   void run() override {
@@ -144,34 +165,57 @@ class typed_node final : public node_instance {
 
   void call(std::string_view method, const arguments& args, protocol::format format,
             written_reply& out) override {
-    const auto& table = method_table<T>();
-    for (std::size_t i = 0; i < table.size(); ++i)
-      if (table[i].name == method)
-        return table[i].invoke(*object_, args, format, out,
-                               concurrent_handlers<T> ? nullptr : &serial_, queues_[i].get());
-    std::string known;
-    for (const auto& entry : method_table<T>())
-      known += (known.empty() ? "" : ", ") + std::string(entry.name);
-    throw call_failure(404, "no_such_method",
-                       "service " + std::string(service_definition<T>::name) +
-                           " has no method '" + std::string(method) + "'; its methods: " +
-                           (known.empty() ? "(none)" : known));
+    auto i = find_method(table().info, method, service_definition<T>::name);
+    table().invoke[i](*object_, args, format, out, concurrent_handlers<T> ? nullptr : &serial_,
+                      queues_[i].get());
   }
 
-  json describe() const override {
-    json methods = json::array();
-    for (const auto& entry : method_table<T>()) {
-      json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
-      if (!entry.batching.is_null()) method["batched"] = entry.batching;
-      methods.push_back(std::move(method));
-    }
-    return {{"service", service_definition<T>::name}, {"methods", methods}};
-  }
+  json describe() const override { return describe_service(service_definition<T>::name, table().info); }
 
  private:
+  static const method_table<T>& table() { return method_table<T>::of_service(); }
+
   std::unique_ptr<T> object_;
   std::mutex serial_;
   std::vector<std::unique_ptr<batch_queue_base>> queues_;  // by method, for batched ones
 };
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
+                               std::string_view service) {
+  for (std::size_t i = 0; i < methods.size(); ++i)
+    if (methods[i].name == method) return i;
+  std::string known;
+  for (const auto& entry : methods) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  throw call_failure(404, "no_such_method",
+                     "service " + std::string(service) + " has no method '" + std::string(method) +
+                         "'; its methods: " + (known.empty() ? "(none)" : known));
+}
+
+LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
+  json listed = json::array();
+  for (const auto& entry : methods) {
+    json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    if (entry.batching)
+      method["batched"] = {{"max_batch", entry.batching->max_batch},
+                           {"max_wait_us", entry.batching->max_wait.count()}};
+    listed.push_back(std::move(method));
+  }
+  return {{"service", service}, {"methods", listed}};
+}
+
+LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
+  throw call_failure(400, "bad_request",
+                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.what());
+}
+
+LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
+  throw call_failure(400, "bad_request",
+                     std::string(method) + " takes " + std::to_string(arity) + " argument(s), got " +
+                         std::to_string(args.size()));
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail

@@ -72,6 +72,23 @@ class launch_state {
     return stop_requested_;
   }
 
+  // Stops as request_stop() does, for a stop this process heard of from
+  // the rest of the program (a peer refused a call for stopping): nobody
+  // here asked for it, so a node process does not pass it on as its own.
+  void follow_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_followed_ = stop_followed_ || !stop_requested_;
+    }
+    request_stop();
+  }
+
+  // Whether the stop came by follow_stop() rather than from here.
+  bool stop_followed() const {
+    std::lock_guard lock(mutex_);
+    return stop_followed_;
+  }
+
   bool wait_for_stop(std::chrono::nanoseconds timeout) {
     std::unique_lock lock(mutex_);
     return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
@@ -144,6 +161,7 @@ class launch_state {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool stop_requested_ = false;
+  bool stop_followed_ = false;
   bool callbacks_done_ = false;
   std::thread::id callbacks_runner_;
   std::vector<std::function<void()>> on_stop_;
@@ -168,7 +186,7 @@ inline current_node& this_thread_node() {
 // the time the call fails with lp::stopping. Outside a node (a test's own
 // calls) nothing here belongs to the program.
 inline void stop_this_threads_program() {
-  if (auto* launch = this_thread_node().launch) launch->request_stop();
+  if (auto* launch = this_thread_node().launch) launch->follow_stop();
 }
 
 class node_scope {

@@ -1,30 +1,36 @@
 #pragma once
 
-// cbor::read_as<T>: the item at a position of a CBOR body as a T. An item in
-// the form cbor::write gives a T is read straight into the T, so a typed
-// array costs one memcpy. Any other item, and any value that does not fit,
-// goes through its json value and from_wire (decode.hpp): the result and
-// every error are from_wire's, only faster when the peer wrote what we write.
+// cbor::read_as<T>: the item at a position of a CBOR body, read straight
+// into a T: the one reader of every wire type (a JSON value is read through
+// its CBOR form, json_decode.hpp). A typed array costs one memcpy. It reads
+// every form a peer may write (docs/protocol.md): float16/32/64 or an
+// integer for a float, indefinite lengths, either byte order of a typed
+// array, map keys in any order (the last of a repeated key wins), unknown
+// struct members (passed over).
+//
+// A value that does not fit T gets a decode_error whose message quotes the
+// item ("expected an integer in range (short), got number 70000"). Where a
+// value holds several misfits, the one named is the first in the order of
+// the type (a struct's members in declaration order, a map's keys in
+// sorted order), whatever the order on the wire, so a JSON body and its
+// CBOR form get the same message. Bytes that are not CBOR get what the
+// generic reader (cbor_reader.hpp) throws for them, even where a misfit
+// comes first.
 
 #include <array>
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/first.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/length.hpp>
-#include <boost/hana/second.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <launchpad/detail/wire/cbor_encode.hpp>
+#include <cstdlib>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/reflect/type_name.hpp>
 #include <launchpad/detail/wire/cbor_reader.hpp>
-#include <launchpad/detail/wire/json_decode.hpp>
+#include <launchpad/detail/wire/decode_error.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
-#include <launchpad/detail/wire/utf8.hpp>
-#include <launchpad/error.hpp>
-#include <launchpad/tensor.hpp>
 #include <limits>
-#include <optional>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -34,255 +40,442 @@
 
 namespace lp::detail::cbor {
 
-// Reads the items a fast read understands; each step either consumes what
-// it read or reports that the item is not of that form.
-class cursor {
+// ---- What the typed reader shares across types (not templates) ----------
+
+using type_namer = std::string (*)();
+
+// The item at `start` does not fit: "expected <expected> (<type>), got
+// <the item>", quoted as the generic reader reads it.
+[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type);
+
+// The item at `start` is not a tensor.
+[[noreturn]] LP_API void not_a_tensor(reader& in, std::size_t start);
+
+// The number of items of the indefinite-length array at the reader, which
+// stays where it is.
+LP_API std::size_t count_items(reader& in);
+
+// An integer item (initial byte read) within [min, max], as its 64 bits.
+inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t initial,
+                                  std::int64_t min, std::uint64_t max, type_namer type) {
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major > 1) mismatch(in, start, "an integer", type);
+  if (info == 31) in.indefinite_number(major);
+  auto arg = in.argument(info);
+  if (major == 0) {
+    if (arg > max) mismatch(in, start, "an integer in range", type);
+    return arg;
+  }
+  auto value = in.negative(arg);
+  if (value < min) mismatch(in, start, "an integer in range", type);
+  return static_cast<std::uint64_t>(value);
+}
+
+// A number item (an integer or a float) within +-max, or not finite.
+inline double read_number(reader& in, std::size_t start, std::uint8_t initial, double max,
+                          type_namer type) {
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  double value;
+  if (major == 7 && info >= 25 && info <= 27) {
+    value = in.floating(info);
+  } else if (major <= 1) {
+    if (info == 31) in.indefinite_number(major);
+    auto arg = in.argument(info);
+    value = major == 0 ? static_cast<double>(arg) : static_cast<double>(in.negative(arg));
+  } else {
+    mismatch(in, start, "a number", type);
+  }
+  if (std::isfinite(value) && std::abs(value) > max) mismatch(in, start, "a number in range", type);
+  return value;
+}
+
+// The bytes of a typed array (initial byte read, major type 6); nothing if
+// the item is not a tagged byte string.
+struct tagged_bytes {
+  std::uint64_t tag;
+  std::string_view bytes;
+};
+inline tagged_bytes read_tagged(reader& in, std::uint8_t initial, std::string& scratch) {
+  if ((initial & 0x1f) == 31) in.indefinite_number(6);
+  auto tag = in.argument(initial & 0x1f);
+  auto string = in.tagged(tag);
+  return {tag, in.string_bytes(2, in.size_of(string), scratch)};
+}
+
+// The misfits of a map's or struct's entries, kept until every entry is
+// read: the one thrown is the first in the type's order, as a JSON object
+// (sorted keys, the last of a repeated one kept) read in that order gives.
+// Entries are keyed by their map key, or by a struct member's index.
+class deferred_misfits {
  public:
-  cursor(std::string_view in, std::size_t at, std::size_t max_depth)
-      : in_(in), at_(at), max_depth_(max_depth) {}
-
-  // One more item being read inside those already open. Past max_depth a
-  // fast read gives up, and the json reader refuses the item: a recursive
-  // type must not let a peer's nesting run the stack out.
-  class level {
-   public:
-    explicit level(cursor& in) : in_(in) { ++in_.depth_; }
-    ~level() { --in_.depth_; }
-    level(const level&) = delete;
-    level& operator=(const level&) = delete;
-    explicit operator bool() const { return in_.depth_ <= in_.max_depth_; }
-
-   private:
-    cursor& in_;
-  };
-
-  std::size_t at() const { return at_; }
-
-  bool byte(std::uint8_t value) {
-    if (at_ >= in_.size() || static_cast<std::uint8_t>(in_[at_]) != value) return false;
-    ++at_;
-    return true;
+  LP_API void note(std::string_view key, const decode_error& e);
+  void note(std::size_t index, const decode_error& e) { note(order(index), e); }
+  void clear(std::string_view key) {
+    if (misfits_) erase(key);
   }
-
-  // The argument of an item of this major type with a definite argument.
-  std::optional<std::uint64_t> head(std::uint8_t major) {
-    if (at_ >= in_.size()) return std::nullopt;
-    auto initial = static_cast<std::uint8_t>(in_[at_]);
-    std::uint8_t info = initial & 0x1f;
-    if (initial >> 5 != major || info > 27) return std::nullopt;
-    std::size_t width = info < 24 ? 0 : std::size_t{1} << (info - 24);
-    if (width > in_.size() - at_ - 1) return std::nullopt;
-    auto value = width ? big_endian(at_ + 1, width) : info;
-    at_ += 1 + width;
-    return value;
+  void clear(std::size_t index) {
+    if (misfits_) erase(order(index));
   }
-
-  std::optional<std::string_view> take(std::uint64_t count) {
-    if (count > in_.size() - at_) return std::nullopt;
-    auto out = in_.substr(at_, static_cast<std::size_t>(count));
-    at_ += static_cast<std::size_t>(count);
-    return out;
+  LP_API const std::string* find(std::size_t index) const;
+  // Throws the first misfit, if any.
+  void throw_first() const {
+    if (misfits_) throw_any();
   }
-
-  std::optional<std::string_view> text() {
-    auto size = head(3);
-    if (!size) return std::nullopt;
-    auto out = take(*size);
-    if (!out || !valid_utf8(*out)) return std::nullopt;
-    return out;
-  }
-
-  std::optional<double> floating() {
-    for (std::size_t width : {8, 4}) {
-      if (!byte(width == 8 ? 0xfb : 0xfa)) continue;
-      if (width > in_.size() - at_) return std::nullopt;
-      auto bits = big_endian(at_, width);
-      at_ += width;
-      if (width == 4) {
-        float narrow;
-        auto bits32 = static_cast<std::uint32_t>(bits);
-        std::memcpy(&narrow, &bits32, sizeof narrow);
-        return narrow;
-      }
-      double wide;
-      std::memcpy(&wide, &bits, sizeof wide);
-      return wide;
-    }
-    return std::nullopt;
-  }
-
-  std::size_t left() const { return in_.size() - at_; }
 
  private:
-  std::uint64_t big_endian(std::size_t from, std::size_t width) const {
-    std::uint64_t value = 0;
-    for (std::size_t i = 0; i < width; ++i)
-      value = (value << 8) | static_cast<std::uint8_t>(in_[from + i]);
-    return value;
-  }
+  // Indices sort as numbers: fixed width.
+  LP_API static std::string order(std::size_t index);
+  LP_API void erase(std::string_view key);
+  LP_API void throw_any() const;
 
-  std::string_view in_;
-  std::size_t at_;
-  std::size_t max_depth_;
-  std::size_t depth_ = 0;
+  std::unique_ptr<std::map<std::string, std::string, std::less<>>> misfits_;
 };
 
-template <class T>
-std::optional<T> fast(cursor& in);
-
-template <packable E>
-std::optional<std::vector<E>> fast_numbers(cursor& in) {
-  auto tag = in.head(6);
-  auto size = tag ? in.head(2) : std::nullopt;
-  auto bytes = size ? in.take(*size) : std::nullopt;
-  std::vector<E> out;
-  if (!bytes || !typed_array::unpack(*tag, bytes->data(), bytes->size(), out))
-    return std::nullopt;
-  return out;
-}
-
-template <class T>
-std::optional<T> fast_tensor(cursor& in) {
-  using element = typename T::value_type;
-  if (in.head(5) != 2u) return std::nullopt;
-  std::optional<std::vector<element>> data;
-  std::optional<typename T::shape_type> shape;
-  for (int i = 0; i < 2; ++i) {
-    auto key = in.text();
-    if (key == "data" && !data)
-      data = fast_numbers<element>(in);
-    else if (key == "shape" && !shape)
-      shape = fast<typename T::shape_type>(in);
-    else
-      return std::nullopt;
-  }
-  if (!data || !shape) return std::nullopt;
+// Reads an entry's value with `read`; a misfit is noted under `key`, the
+// value passed over, and the reading goes on.
+template <class Key, class Read>
+bool read_entry(reader& in, deferred_misfits& misfits, const Key& key, Read&& read) {
+  auto start = in.at();
   try {
-    return T(std::move(*shape), std::move(*data));
-  } catch (const usage_error&) {
-    return std::nullopt;  // a shape that does not hold the values: from_wire says so
+    read();
+    misfits.clear(key);
+    return true;
+  } catch (const decode_error& e) {
+    in.seek(start);
+    in.skip();
+    misfits.note(key, e);
+    return false;
   }
 }
 
-template <class T>
-std::optional<T> fast_struct(cursor& in) {
-  auto members = boost::hana::accessors<T>();
-  constexpr std::size_t count = decltype(boost::hana::length(members))::value;
-  if (in.head(5) != count) return std::nullopt;
-  T out{};
-  std::array<bool, count> seen{};
-  for (std::size_t entry = 0; entry < count; ++entry) {
-    auto key = in.text();
-    if (!key) return std::nullopt;
-    bool read = false;
-    std::size_t index = 0;
-    boost::hana::for_each(members, [&](auto member) {
-      auto i = index++;
-      if (seen[i] || *key != boost::hana::to<const char*>(boost::hana::first(member)))
-        return;
-      auto& field = boost::hana::second(member)(out);
-      auto value = fast<std::remove_cvref_t<decltype(field)>>(in);
-      if (!value) return;
-      field = std::move(*value);
-      seen[i] = read = true;
-    });
-    if (!read) return std::nullopt;
-  }
-  return out;
-}
+// ---- The typed reader ----------------------------------------------------
 
 template <class T>
-std::optional<T> fast(cursor& in) {
-  cursor::level nested(in);
-  if (!nested) return std::nullopt;
-  if constexpr (std::is_same_v<T, bool>) {
-    if (in.byte(0xf5)) return true;
-    if (in.byte(0xf4)) return false;
-    return std::nullopt;
-  } else if constexpr (plain_integer<T>) {
-    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
-    if (auto n = in.head(0))
-      return *n <= max ? std::optional<T>(static_cast<T>(*n)) : std::nullopt;
-    if constexpr (std::is_signed_v<T>) {
-      if (auto n = in.head(1))
-        return *n <= max
-                   ? std::optional<T>(static_cast<T>(-1 - static_cast<std::int64_t>(*n)))
-                   : std::nullopt;
-    }
-    return std::nullopt;
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    auto value = in.floating();
-    if (!value || (std::isfinite(*value) &&
-                   std::abs(*value) > static_cast<double>(std::numeric_limits<T>::max())))
-      return std::nullopt;
-    return static_cast<T>(*value);
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    auto value = in.text();
-    return value ? std::optional<T>(std::string(*value)) : std::nullopt;
-  } else if constexpr (is_tensor<T>) {
-    return fast_tensor<T>(in);
-  } else if constexpr (is_std_vector<T>) {
-    using element = typename T::value_type;
-    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
-      return fast_numbers<element>(in);
-    } else {
-      auto size = in.head(4);
-      if (!size || *size > in.left()) return std::nullopt;
-      T out;
-      out.reserve(static_cast<std::size_t>(*size));
-      for (std::uint64_t i = 0; i < *size; ++i) {
-        auto item = fast<element>(in);
-        if (!item) return std::nullopt;
-        out.push_back(std::move(*item));
-      }
-      return out;
-    }
-  } else if constexpr (is_optional<T>) {
-    if (in.byte(0xf6)) return T{};
-    auto value = fast<typename T::value_type>(in);
-    return value ? std::optional<T>(T(std::move(*value))) : std::nullopt;
-  } else if constexpr (is_string_map<T>) {
-    auto size = in.head(5);
-    if (!size) return std::nullopt;
-    T out;
-    for (std::uint64_t i = 0; i < *size; ++i) {
-      auto key = in.text();
-      auto value = key ? fast<typename T::mapped_type>(in) : std::nullopt;
-      if (!value) return std::nullopt;
-      out.insert_or_assign(std::string(*key), std::move(*value));
-    }
-    return out;
-  } else if constexpr (is_tuple_like<T>) {
-    constexpr auto size = std::tuple_size_v<T>;
-    if (in.head(4) != size) return std::nullopt;
-    return [&]<std::size_t... I>(std::index_sequence<I...>)->std::optional<T> {
-      std::tuple<std::optional<std::tuple_element_t<I, T>>...> items;
-      bool all =
-          ((std::get<I>(items) = fast<std::tuple_element_t<I, T>>(in)).has_value() &&
-           ...);
-      if (!all) return std::nullopt;
-      return T{std::move(*std::get<I>(items))...};
-    }
-    (std::make_index_sequence<size>{});
-  } else if constexpr (hana_struct<T>) {
-    return fast_struct<T>(in);
+void read_value(reader& in, T& out);
+
+template <class T>
+void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial);
+
+// A std::vector, std::array or std::set given as an array of items.
+template <class T>
+void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std::string_view expected) {
+  using element = typename T::value_type;
+  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  auto count = in.size_of(initial);
+  in.array_fits(count);
+  if constexpr (is_std_array<T>) {
+    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+    reader::nested items(in);
+    for (auto& item : out) read_value(in, item);
+    if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
   } else {
-    return std::nullopt;
+    out.clear();
+    if constexpr (is_std_vector<T>)
+      if (count) out.reserve(static_cast<std::size_t>(*count));
+    reader::nested items(in);
+    for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+      if constexpr (is_std_vector<T> && !std::is_same_v<element, bool>) {
+        read_value(in, out.emplace_back());
+      } else {
+        element item{};
+        read_value(in, item);
+        if constexpr (is_std_set<T>) out.insert(std::move(item));
+        else out.push_back(std::move(item));
+      }
+    }
+  }
+}
+
+template <class T>
+std::string array_expected() {
+  return "an array of " + std::to_string(std::tuple_size_v<T>) + " items";
+}
+
+template <class T>
+void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  constexpr std::string_view expected = "an array of the tuple's size";
+  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  auto count = in.size_of(initial);
+  in.array_fits(count);
+  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+  {
+    reader::nested items(in);
+    std::apply([&](auto&... item) { (read_value(in, item), ...); }, out);
+  }
+  if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
+}
+
+template <class T>
+void read_map(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  auto count = in.size_of(initial);
+  in.map_fits(count);
+  out.clear();
+  deferred_misfits misfits;
+  std::string scratch;
+  reader::nested items(in);
+  for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+    std::string key(in.map_key(scratch));
+    typename T::mapped_type item{};
+    if (read_entry(in, misfits, std::string_view(key), [&] { read_value(in, item); }))
+      out.insert_or_assign(std::move(key), std::move(item));
+  }
+  misfits.throw_first();
+}
+
+template <class T>
+void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  constexpr std::size_t n = member_count<T>;
+  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  auto count = in.size_of(initial);
+  in.map_fits(count);
+  std::array<bool, n> seen{};
+  deferred_misfits misfits;
+  std::string scratch;
+  {
+    reader::nested items(in);
+    for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+      auto key = in.map_key(scratch);
+      bool known = false;
+      std::size_t index = 0;
+      for_each_member(out, [&](const char* name, auto& member) {
+        auto at = index++;
+        if (known || key != name) return;
+        known = seen[at] = true;
+        read_entry(in, misfits, at, [&] { read_value(in, member); });
+      });
+      if (!known) in.skip();  // a member T does not have
+    }
+  }
+  std::size_t index = 0;
+  const char* missing = nullptr;
+  const std::string* misfit = nullptr;
+  for_each_member(out, [&](const char* name, auto&) {
+    auto at = index++;
+    if (missing || misfit) return;
+    if (!seen[at]) missing = name;
+    else misfit = misfits.find(at);
+  });
+  if (missing)
+    mismatch(in, start, std::string("an object with member '") + missing + "'", &type_name<T>);
+  if (misfit) throw decode_error(*misfit);
+}
+
+template <class T>
+void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  if (initial >> 5 != 5) not_a_tensor(in, start);
+  auto count = in.size_of(initial);
+  in.map_fits(count);
+  typename T::shape_type shape;
+  std::vector<typename T::value_type> data;
+  bool has_shape = false, has_data = false;
+  deferred_misfits misfits;
+  std::string scratch;
+  {
+    reader::nested items(in);
+    for (std::uint64_t i = 0; count ? i < *count : !in.at_break(); ++i) {
+      auto key = in.map_key(scratch);
+      if (key == "shape") {
+        has_shape = true;
+        read_entry(in, misfits, std::size_t{0}, [&] { read_value(in, shape); });
+      } else if (key == "data") {
+        has_data = true;
+        read_entry(in, misfits, std::size_t{1}, [&] { read_value(in, data); });
+      } else {
+        in.skip();
+      }
+    }
+  }
+  if (!has_shape || !has_data) not_a_tensor(in, start);
+  misfits.throw_first();
+  if (data.size() != shape_count(shape))
+    throw decode_error("a tensor of shape " + shape_text(shape) + " needs " +
+                       std::to_string(shape_count(shape)) + " values, got " +
+                       std::to_string(data.size()));
+  out = T(std::move(shape), std::move(data));
+}
+
+// The item whose initial byte, at `start`, was read; its kind decides how.
+template <class T>
+void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
+  constexpr auto kind = wire_kind_of<T>;
+  if constexpr (kind == wire_kind::boolean) {
+    if (initial == 0xf5) out = true;
+    else if (initial == 0xf4) out = false;
+    else mismatch(in, start, "a boolean", &type_name<T>);
+  } else if constexpr (kind == wire_kind::integer) {
+    out = static_cast<T>(read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
+                                      static_cast<std::uint64_t>(std::numeric_limits<T>::max()),
+                                      &type_name<T>));
+  } else if constexpr (kind == wire_kind::floating) {
+    out = static_cast<T>(read_number(in, start, initial, static_cast<double>(std::numeric_limits<T>::max()),
+                                     &type_name<T>));
+  } else if constexpr (kind == wire_kind::enumeration) {
+    using underlying = std::underlying_type_t<T>;
+    out = static_cast<T>(static_cast<underlying>(
+        read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
+                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), &type_name<T>)));
+  } else if constexpr (kind == wire_kind::string) {
+    if (initial >> 5 != 3) mismatch(in, start, "a string", &type_name<T>);
+    out.clear();
+    in.text_into(in.size_of(initial), out);
+  } else if constexpr (kind == wire_kind::optional) {
+    if (initial == 0xf6) out.reset();
+    else read_after(in, out.emplace(), start, initial);
+  } else if constexpr (kind == wire_kind::typed_array) {
+    constexpr bool fixed = is_std_array<T>;
+    auto expected = [] {
+      if constexpr (fixed)
+        return array_expected<T>() + ", or a typed array of as many of this element type";
+      else
+        return std::string("an array, or a typed array of this element type");
+    };
+    std::uint8_t major = initial >> 5;
+    if (major == 6) {
+      std::string scratch;
+      auto typed = read_tagged(in, initial, scratch);
+      if (!typed_array::unpack(typed.tag, typed.bytes.data(), typed.bytes.size(), out))
+        mismatch(in, start, expected(), &type_name<T>);
+    } else if (major == 2) {
+      mismatch(in, start, expected(), &type_name<T>);
+    } else if constexpr (fixed) {
+      read_items(in, out, start, initial, array_expected<T>());
+    } else {
+      read_items(in, out, start, initial, "an array");
+    }
+  } else if constexpr (kind == wire_kind::sequence) {
+    if constexpr (is_std_array<T>) read_items(in, out, start, initial, array_expected<T>());
+    else read_items(in, out, start, initial, "an array");
+  } else if constexpr (kind == wire_kind::map) {
+    read_map(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::tuple) {
+    read_tuple(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::record) {
+    read_record(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::tensor) {
+    read_tensor(in, out, start, initial);
+  } else if constexpr (kind == wire_kind::json) {
+    in.seek(start);
+    out = in.read();
+  } else if constexpr (kind == wire_kind::nlohmann) {
+    in.seek(start);
+    json item = in.read();
+    try {
+      out = item.template get<T>();
+    } catch (const json::exception& e) {
+      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
+                         ": " + e.what());
+    }
+  } else {
+    static_assert(unhandled_kind<T>, "the typed CBOR reader has no case for this wire kind");
+  }
+}
+
+template <class T>
+void read_value(reader& in, T& out) {
+  in.check_depth();
+  auto start = in.at();
+  read_after(in, out, start, in.next());
+}
+
+// The item at the reader as a new T.
+template <class T>
+T read_item(reader& in) {
+  if constexpr (wire_kind_of<T> == wire_kind::nlohmann && !std::is_default_constructible_v<T>) {
+    // nlohmann can make some types it cannot assign to.
+    in.check_depth();
+    json item = in.read();
+    try {
+      return item.template get<T>();
+    } catch (const json::exception& e) {
+      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
+                         ": " + e.what());
+    }
+  } else {
+    T value{};
+    read_value(in, value);
+    return value;
   }
 }
 
 // The item at `at` as a T; `at` moves past it. Throws decode_error for a
-// value that does not fit T, and what cbor::reader throws for bytes that
-// are not a CBOR item.
+// value that does not fit T, and what the generic reader throws for bytes
+// that are not a CBOR item (even where a misfit comes first in them).
 template <class T>
 T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
-  cursor in(bytes, at, max_depth);
-  if (auto value = fast<T>(in)) {
-    at = in.at();
-    return std::move(*value);
+  if constexpr (wire_type<T>) {
+    reader in(bytes, max_depth);
+    in.seek(at);
+    try {
+      T value = read_item<T>(in);
+      at = in.at();
+      return value;
+    } catch (const decode_error&) {
+      std::size_t from = at;
+      reader(bytes, max_depth).skip_at(from);  // bytes that are not CBOR: said so instead
+      throw;
+    }
+  } else {
+    explain_wire_type<T>();  // stops the build
+    std::abort();
   }
-  json item = reader(bytes, max_depth).read_at(at);
-  return from_wire<T>(item);
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type) {
+  in.seek(start);
+  json item = in.read();
+  throw decode_error("expected " + std::string(expected) + " (" + type() + "), got " +
+                     describe_value(item));
+}
+
+LP_API void not_a_tensor(reader& in, std::size_t start) {
+  in.seek(start);
+  json item = in.read();
+  throw decode_error("expected a tensor, an object with 'shape' and 'data', got " +
+                     describe_value(item));
+}
+
+LP_API std::size_t count_items(reader& in) {
+  auto at = in.at();
+  std::size_t count = 0;
+  {
+    reader::nested items(in);
+    while (!in.at_break()) {
+      in.skip();
+      ++count;
+    }
+  }
+  in.seek(at);
+  return count;
+}
+
+LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
+  if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
+  (*misfits_)[std::string(key)] = e.what();
+}
+
+LP_API const std::string* deferred_misfits::find(std::size_t index) const {
+  if (!misfits_) return nullptr;
+  auto it = misfits_->find(order(index));
+  return it == misfits_->end() ? nullptr : &it->second;
+}
+
+LP_API std::string deferred_misfits::order(std::size_t index) {
+  auto digits = std::to_string(index);
+  return std::string(20 - digits.size(), '0') + digits;
+}
+
+LP_API void deferred_misfits::erase(std::string_view key) {
+  auto it = misfits_->find(key);
+  if (it != misfits_->end()) misfits_->erase(it);
+}
+
+LP_API void deferred_misfits::throw_any() const {
+  if (!misfits_->empty()) throw decode_error(misfits_->begin()->second);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail::cbor

@@ -1,25 +1,17 @@
 #pragma once
 
-// cbor::write: a C++ value appended to a body as CBOR, the value that
-// to_wire (encode.hpp) gives written without building it first. A vector of
-// numbers or a tensor is then one memcpy into the body, where building the
-// json value and writing that copies it twice. A type this file does not
-// know is written through its json value.
+// cbor::write: a C++ value appended to a body as CBOR, straight from the
+// value: a vector of numbers or a tensor is one memcpy into the body (or,
+// in a gathered body, no copy at all). The one writer of every wire type;
+// JSON is written from its bytes (json_encode.hpp).
 
-#include <boost/hana/accessors.hpp>
-#include <boost/hana/first.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/length.hpp>
-#include <boost/hana/second.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
-#include <launchpad/detail/wire/json_decode.hpp>
-#include <launchpad/detail/wire/json_encode.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
-#include <launchpad/tensor.hpp>
-#include <launchpad/wire.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,15 +21,8 @@
 
 namespace lp::detail::cbor {
 
-// The integer types that travel as CBOR integers; character types go as
-// nlohmann has them.
-template <class T>
-concept plain_integer =
-    std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> &&
-    !std::is_same_v<T, wchar_t> && !std::is_same_v<T, char8_t> &&
-    !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>;
-
-// An item's initial byte and its argument, in the shortest form.
+// An item's initial byte and its argument, in the shortest form, appended
+// at once (a byte at a time costs a capacity check each).
 inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
   auto initial = static_cast<std::uint8_t>(major << 5);
   if (argument < 24) {
@@ -48,12 +33,13 @@ inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
               : argument <= 0xffff     ? 2
               : argument <= 0xffffffff ? 4
                                        : 8;
-  out += static_cast<char>(initial | (width == 1   ? 24
-                                      : width == 2 ? 25
-                                      : width == 4 ? 26
-                                                   : 27));
-  for (int shift = (width - 1) * 8; shift >= 0; shift -= 8)
-    out += static_cast<char>((argument >> shift) & 0xff);
+  char bytes[9];
+  bytes[0] = static_cast<char>(initial | (width == 1   ? 24
+                                          : width == 2 ? 25
+                                          : width == 4 ? 26
+                                                       : 27));
+  for (int i = 0; i < width; ++i) bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
+  out.append(bytes, static_cast<std::size_t>(1 + width));
 }
 
 inline void text(std::string& out, std::string_view value) {
@@ -98,17 +84,7 @@ class gathered {
   }
 
   // The body, as consecutive pieces; valid until the next change.
-  std::span<const std::string_view> pieces() {
-    pieces_.clear();
-    std::size_t at = 0;
-    for (const auto& b : borrowed_) {
-      pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
-      pieces_.push_back(b.data);
-      at = b.at;
-    }
-    pieces_.push_back(std::string_view(bytes_).substr(at));
-    return pieces_;
-  }
+  LP_API std::span<const std::string_view> pieces();
 
  private:
   struct borrowed {
@@ -120,6 +96,20 @@ class gathered {
   std::vector<std::string_view> pieces_;
 };
 
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API std::span<const std::string_view> gathered::pieces() {
+  pieces_.clear();
+  std::size_t at = 0;
+  for (const auto& b : borrowed_) {
+    pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
+    pieces_.push_back(b.data);
+    at = b.at;
+  }
+  pieces_.push_back(std::string_view(bytes_).substr(at));
+  return pieces_;
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
 // Where cbor::write puts what it writes: a string, or a gathered body.
 inline std::string& bytes_of(std::string& out) {
   return out;
@@ -127,76 +117,105 @@ inline std::string& bytes_of(std::string& out) {
 inline std::string& bytes_of(gathered& out) {
   return out.bytes();
 }
-inline void numbers_into(std::string& out, const char* data, std::size_t size) {
-  out.append(data, size);
-}
-inline void numbers_into(gathered& out, const char* data, std::size_t size) {
-  out.numbers(data, size);
+
+// What the writer writes to, whichever of the two: so each type's writer
+// is compiled once.
+class sink {
+ public:
+  explicit sink(std::string& bytes) : bytes(bytes) {}
+  explicit sink(gathered& body) : bytes(body.bytes()), gathered_(&body) {}
+
+  std::string& bytes;
+
+  // The bytes of a typed array, which a gathered body may refer to.
+  void numbers(const char* data, std::size_t size) {
+    if (gathered_) gathered_->numbers(data, size);
+    else bytes.append(data, size);
+  }
+
+ private:
+  gathered* gathered_ = nullptr;
+};
+
+template <packable T>
+void numbers(sink& out, const T* data, std::size_t count) {
+  head(out.bytes, 6, typed_array::native_tag<T>);
+  head(out.bytes, 2, count * sizeof(T));
+  out.numbers(reinterpret_cast<const char*>(data), count * sizeof(T));
 }
 
-template <class Out, packable T>
-void numbers(Out& out, const T* data, std::size_t count) {
-  head(bytes_of(out), 6, typed_array::native_tag<T>);
-  head(bytes_of(out), 2, count * sizeof(T));
-  numbers_into(out, reinterpret_cast<const char*>(data), count * sizeof(T));
+inline void float64(std::string& bytes, double value) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  char out[9] = {static_cast<char>(0xfb)};
+  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
+  bytes.append(out, sizeof out);
 }
 
-template <class Out, class T>
-void write(Out& out, const T& value) {
-  auto& bytes = bytes_of(out);
-  if constexpr (std::is_same_v<T, bool>) {
+// The value's kind decides its form (docs/protocol.md, "Values").
+template <class T>
+void write_value(sink& out, const T& value) {
+  constexpr auto kind = wire_kind_of<T>;
+  auto& bytes = out.bytes;
+  if constexpr (kind == wire_kind::boolean) {
     bytes += static_cast<char>(value ? 0xf5 : 0xf4);
-  } else if constexpr (plain_integer<T>) {
+  } else if constexpr (kind == wire_kind::integer) {
     if constexpr (std::is_signed_v<T>) {
       if (value < 0) return head(bytes, 1, static_cast<std::uint64_t>(-(value + 1)));
     }
     head(bytes, 0, static_cast<std::uint64_t>(value));
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    auto wide = static_cast<double>(value);
-    std::uint64_t bits;
-    std::memcpy(&bits, &wide, sizeof bits);
-    bytes += static_cast<char>(0xfb);
-    for (int shift = 56; shift >= 0; shift -= 8)
-      bytes += static_cast<char>((bits >> shift) & 0xff);
-  } else if constexpr (std::is_same_v<T, std::string>) {
+  } else if constexpr (kind == wire_kind::floating) {
+    float64(bytes, static_cast<double>(value));
+  } else if constexpr (kind == wire_kind::enumeration) {
+    write_value(out, static_cast<std::underlying_type_t<T>>(value));
+  } else if constexpr (kind == wire_kind::string) {
     text(bytes, value);
-  } else if constexpr (is_tensor<T>) {
+  } else if constexpr (kind == wire_kind::optional) {
+    if (value) write_value(out, *value);
+    else bytes += static_cast<char>(0xf6);
+  } else if constexpr (kind == wire_kind::typed_array) {
+    numbers(out, value.data(), value.size());
+  } else if constexpr (kind == wire_kind::sequence) {
+    head(bytes, 4, value.size());
+    for (const auto& item : value) write_value<typename T::value_type>(out, item);
+  } else if constexpr (kind == wire_kind::map) {
+    head(bytes, 5, value.size());
+    for (const auto& [key, item] : value) {
+      text(bytes, key);
+      write_value(out, item);
+    }
+  } else if constexpr (kind == wire_kind::tuple) {
+    head(bytes, 4, std::tuple_size_v<T>);
+    std::apply([&](const auto&... item) { (write_value(out, item), ...); }, value);
+  } else if constexpr (kind == wire_kind::record) {
+    head(bytes, 5, member_count<T>);
+    for_each_member(value, [&](const char* name, const auto& member) {
+      text(bytes, name);
+      write_value(out, member);
+    });
+  } else if constexpr (kind == wire_kind::tensor) {
     head(bytes, 5, 2);  // the keys in the order a json object has them
     text(bytes, "data");
     numbers(out, value.data(), value.values().size());
     text(bytes, "shape");
-    write(out, value.shape());
-  } else if constexpr (is_std_vector<T>) {
-    using element = typename T::value_type;
-    if constexpr (packable<element> && std::is_same_v<T, std::vector<element>>) {
-      numbers(out, value.data(), value.size());
-    } else {
-      head(bytes, 4, value.size());
-      for (const auto& item : value) write<Out, element>(out, item);
-    }
-  } else if constexpr (is_optional<T>) {
-    if (value)
-      write(out, *value);
-    else
-      bytes += static_cast<char>(0xf6);
-  } else if constexpr (is_string_map<T>) {
-    head(bytes, 5, value.size());
-    for (const auto& [key, item] : value) {
-      text(bytes, key);
-      write(out, item);
-    }
-  } else if constexpr (is_tuple_like<T>) {
-    head(bytes, 4, std::tuple_size_v<T>);
-    std::apply([&](const auto&... item) { (write(out, item), ...); }, value);
-  } else if constexpr (hana_struct<T>) {
-    auto members = boost::hana::accessors<T>();
-    head(bytes, 5, boost::hana::length(members));
-    boost::hana::for_each(members, [&](auto member) {
-      text(bytes, boost::hana::to<const char*>(boost::hana::first(member)));
-      write(out, boost::hana::second(member)(value));
-    });
+    write_value(out, value.shape());
+  } else if constexpr (kind == wire_kind::json) {
+    json::to_cbor(value, bytes);
+  } else if constexpr (kind == wire_kind::nlohmann) {
+    json::to_cbor(json(value), bytes);
   } else {
-    json::to_cbor(to_wire(value), bytes);
+    static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
+  }
+}
+
+// Appends `value` to `out` (a std::string or a gathered body).
+template <class Out, class T>
+void write(Out& out, const T& value) {
+  if constexpr (wire_type<T>) {
+    sink to(out);
+    write_value(to, value);
+  } else {
+    explain_wire_type<T>();
   }
 }
 

@@ -1,23 +1,33 @@
 #pragma once
 
-// Reads a CBOR body (RFC 8949) into a json value. Ours rather than
-// nlohmann's from_cbor, which copies a byte string one byte at a time (15-20
-// ms for 4 MB here, where this takes a memcpy) and recurses without a limit.
-// It accepts what nlohmann's to_cbor writes and what other languages' CBOR
-// libraries commonly send, and refuses the rest with a message:
+// The one CBOR lexer (RFC 8949). cbor::reader reads item heads, strings and
+// simple values from a body, counts nesting, and says what is wrong with
+// bytes that are not CBOR. On it are built
+// - the generic reader here: any item into a json value (read_all,
+//   read_at), or only checked (skip, array_items);
+// - the typed reader (cbor_decode.hpp), which reads an item straight into
+//   a C++ value.
+// Ours rather than nlohmann's from_cbor, which copies a byte string one byte
+// at a time (15-20 ms for 4 MB here, where this takes a memcpy) and recurses
+// without a limit. It accepts what C++ peers write and what other
+// languages' CBOR libraries commonly send, and refuses the rest with a
+// message:
 // - nesting deeper than max_depth (std::length_error);
 // - text strings and map keys that are not UTF-8 (std::domain_error);
 // - tags on anything but a byte string (the only tags we give meaning to are
 //   RFC 8746 typed arrays, kept as the byte string's subtype);
 // - map keys that are not text, simple values other than false/true/null,
 //   truncated items and trailing bytes (cbor::malformed).
+// The lexing steps are inline; reading or checking whole items, and every
+// message, is in the library's compiled part (detail/config.hpp).
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/utf8.hpp>
-#include <launchpad/wire.hpp>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -31,12 +41,20 @@ struct malformed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// No bound on nesting: for bytes we wrote ourselves from a C++ value.
+inline constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
+
 class reader {
  public:
-  reader(std::string_view bytes, std::size_t max_depth) : in_(bytes), max_depth_(max_depth) {}
+  // `check_text`: refuse text that is not UTF-8 (a peer's bytes); false only
+  // for bytes we wrote, whose strings the caller may still have to repair.
+  reader(std::string_view bytes, std::size_t max_depth, bool check_text = true)
+      : in_(bytes), max_depth_(max_depth), check_text_(check_text) {}
+
+  // ---- Whole items -------------------------------------------------------
 
   json read_all() {
-    json value = read(0);
+    json value = read();
     at_end();
     return value;
   }
@@ -44,55 +62,80 @@ class reader {
   // The item that starts at `at`, which is moved past it.
   json read_at(std::size_t& at) {
     at_ = at;
-    json value = read(0);
+    json value = read();
     at = at_;
     return value;
   }
 
+  // Checks the item that starts at `at` as read_at does, without building a
+  // value; `at` is moved past it.
+  void skip_at(std::size_t& at) {
+    at_ = at;
+    skip();
+    at = at_;
+  }
+
+
+
+
   // Checks the whole body as read_all does, without building a value, and
   // returns where each item of the array it holds starts; nothing if the
   // body is not an array.
-  std::optional<std::vector<std::size_t>> array_items() {
-    auto initial = next();
-    if (initial >> 5 != 4) {
-      at_ = 0;
-      skip(0);
-      at_end();
-      return std::nullopt;
-    }
-    auto count = size_of(initial);
-    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
-    std::vector<std::size_t> starts;
-    if (count) starts.reserve(static_cast<std::size_t>(*count));
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-      starts.push_back(at_);
-      skip(1);
-    }
-    at_end();
-    return starts;
-  }
+  LP_API std::optional<std::vector<std::size_t>> array_items();
 
- private:
+  // The item at the current position and depth, as a json value.
+  LP_API json read();
+
+  // What read does, but keeping nothing: byte strings are passed over, text
+  // strings only checked.
+  LP_API void skip();
+
+  // ---- The lexer, for the typed reader -----------------------------------
+
   // A length, or none for an indefinite-length item (additional information
   // 31), which ends at a break.
   using length = std::optional<std::uint64_t>;
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw malformed(what + " (at byte " + std::to_string(at_) + ")");
-  }
+  std::string_view bytes() const { return in_; }
+  std::size_t at() const { return at_; }
+  void seek(std::size_t at) { at_ = at; }
+  std::size_t left() const { return in_.size() - at_; }
+  std::size_t depth() const { return depth_; }
+
+  [[noreturn]] LP_API void fail(const std::string& what) const;
 
   void at_end() const {
     if (at_ != in_.size())
       fail(std::to_string(in_.size() - at_) + " bytes after the end of the value");
   }
 
+  // Every item is read at a depth: the number of arrays and maps around it.
+  void check_depth() const {
+    if (depth_ > max_depth_) [[unlikely]]
+      too_deep();
+  }
+
+  // One more level for the items of an array or map, while it lives.
+  class nested {
+   public:
+    explicit nested(reader& in) : in_(in) { ++in_.depth_; }
+    ~nested() { --in_.depth_; }
+    nested(const nested&) = delete;
+    nested& operator=(const nested&) = delete;
+
+   private:
+    reader& in_;
+  };
+
   std::uint8_t next() {
-    if (at_ >= in_.size()) fail("the body ends in the middle of a value");
+    if (at_ >= in_.size()) [[unlikely]]
+      fail("the body ends in the middle of a value");
     return static_cast<std::uint8_t>(in_[at_++]);
   }
 
   std::string_view take(std::uint64_t count) {
-    if (count > in_.size() - at_) fail("a string is longer than the bytes left");
+    if (count > in_.size() - at_) [[unlikely]]
+      fail("a string is longer than the bytes left");
     auto out = in_.substr(at_, static_cast<std::size_t>(count));
     at_ += static_cast<std::size_t>(count);
     return out;
@@ -101,9 +144,16 @@ class reader {
   // The argument of an initial byte: a count, a value or a tag number.
   std::uint64_t argument(std::uint8_t info) {
     if (info < 24) return info;
-    if (info > 27) fail("reserved additional information " + std::to_string(info));
+    if (info > 27) [[unlikely]]
+      fail("reserved additional information " + std::to_string(info));
+    std::size_t width = std::size_t{1} << (info - 24);
+    if (width > in_.size() - at_) [[unlikely]] {
+      at_ = in_.size();
+      fail("the body ends in the middle of a value");
+    }
     std::uint64_t value = 0;
-    for (int i = 0, width = 1 << (info - 24); i < width; ++i) value = (value << 8) | next();
+    for (std::size_t i = 0; i < width; ++i) value = (value << 8) | static_cast<std::uint8_t>(in_[at_ + i]);
+    at_ += width;
     return value;
   }
 
@@ -113,68 +163,7 @@ class reader {
     return argument(initial & 0x1f);
   }
 
-  // The bytes of a byte or text string (major type 2 or 3), chunks joined.
-  std::string string_bytes(std::uint8_t major, length size) {
-    if (size) return std::string(take(*size));
-    std::string out;
-    for (;;) {
-      auto initial = next();
-      if (initial == 0xff) return out;
-      if (initial >> 5 != major || (initial & 0x1f) == 31)
-        fail("an indefinite-length string holds a chunk of another kind");
-      out += take(argument(initial & 0x1f));
-    }
-  }
-
-  json binary(length size, std::optional<std::uint64_t> tag) {
-    // Pointers of the same type make assign one memcpy.
-    auto as_bytes = [](std::string_view view) {
-      auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
-      return std::vector<std::uint8_t>(first, first + view.size());
-    };
-    auto bytes = size ? as_bytes(take(*size)) : as_bytes(string_bytes(2, size));
-    return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
-  }
-
-  json text(length size) {
-    std::string out = string_bytes(3, size);
-    if (!valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
-    return out;
-  }
-
-  static double half(std::uint16_t bits) {
-    int exponent = (bits >> 10) & 0x1f;
-    double mantissa = bits & 0x3ff;
-    double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                       : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
-                                                         : std::numeric_limits<double>::quiet_NaN())
-                                        : std::ldexp(mantissa + 1024, exponent - 25);
-    return bits & 0x8000 ? -magnitude : magnitude;
-  }
-
-  json simple(std::uint8_t info) {
-    switch (info) {
-      case 20: return false;
-      case 21: return true;
-      case 22: return nullptr;
-      case 25: return half(static_cast<std::uint16_t>(argument(info)));
-      case 26: {
-        auto bits = static_cast<std::uint32_t>(argument(info));
-        float value;
-        std::memcpy(&value, &bits, sizeof value);
-        return static_cast<double>(value);
-      }
-      case 27: {
-        auto bits = argument(info);
-        double value;
-        std::memcpy(&value, &bits, sizeof value);
-        return value;
-      }
-      case 31: fail("a break outside an indefinite-length item");
-      default: fail("simple value " + std::to_string(info) + " is not supported");
-    }
-  }
-
+  // Whether the next byte is a break, which it then passes.
   bool at_break() {
     if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xff) {
       ++at_;
@@ -183,114 +172,267 @@ class reader {
     return false;
   }
 
-  json array(length count, std::size_t depth) {
-    // Each item takes a byte at least, so a count larger than the bytes
-    // left is malformed: refused before any memory is reserved for it.
+  // Each item takes a byte at least (a map entry two), so a count larger
+  // than the bytes left is malformed: refused before any memory is
+  // reserved for it.
+  void array_fits(length count) const {
     if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
-    json out = json::array();
-    auto& items = out.get_ref<json::array_t&>();
-    if (count) items.reserve(static_cast<std::size_t>(*count));
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i)
-      items.push_back(read(depth + 1));
-    return out;
   }
-
-  json map(length count, std::size_t depth) {
+  void map_fits(length count) const {
     if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
-    json out = json::object();
-    auto& members = out.get_ref<json::object_t&>();
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+  }
+
+  // The bytes of a byte or text string (major type 2 or 3) whose initial
+  // byte was read: a view of the body, or for an indefinite-length string
+  // its chunks joined in `scratch`.
+  std::string_view string_bytes(std::uint8_t major, length size, std::string& scratch) {
+    if (size) return take(*size);
+    scratch.clear();
+    for (;;) {
       auto initial = next();
-      if (initial >> 5 != 3) fail("a map key is not a text string");
-      auto key = text(size_of(initial));
-      members[key.get_ref<const std::string&>()] = read(depth + 1);
+      if (initial == 0xff) return scratch;
+      if (initial >> 5 != major || (initial & 0x1f) == 31)
+        fail("an indefinite-length string holds a chunk of another kind");
+      scratch += take(argument(initial & 0x1f));
     }
+  }
+
+  // A text string whose initial byte was read, checked as UTF-8.
+  std::string_view text(length size, std::string& scratch) {
+    auto out = string_bytes(3, size, scratch);
+    if (check_text_ && !valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
     return out;
   }
 
-  json read(std::size_t depth) {
-    if (depth > max_depth_)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+  // The same, appended to `out`.
+  void text_into(length size, std::string& out) {
+    std::string scratch;  // used only by an indefinite-length string
+    out.append(text(size, scratch));
+  }
+
+  // A map key, which must be a text string.
+  std::string_view map_key(std::string& scratch) {
     auto initial = next();
-    std::uint8_t major = initial >> 5, info = initial & 0x1f;
-    if (major == 7) return simple(info);
-    if (major >= 2 && major <= 5) {
-      auto size = size_of(initial);
-      if (major == 2) return binary(size, std::nullopt);
-      if (major == 3) return text(size);
-      return major == 4 ? array(size, depth) : map(size, depth);
-    }
-    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
-    auto arg = argument(info);
-    if (major == 0) return arg;
-    if (major == 1) {
-      if (arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        fail("a negative integer below -2^63");
-      return -1 - static_cast<std::int64_t>(arg);
-    }
-    auto tagged = next();
-    if (tagged >> 5 != 2)
-      fail("tag " + std::to_string(arg) +
+    if (initial >> 5 != 3) fail("a map key is not a text string");
+    return text(size_of(initial), scratch);
+  }
+
+  // The integer of major type 1 with this argument.
+  std::int64_t negative(std::uint64_t arg) const {
+    if (arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail("a negative integer below -2^63");
+    return -1 - static_cast<std::int64_t>(arg);
+  }
+
+  [[noreturn]] LP_API void indefinite_number(std::uint8_t major) const;
+
+  // After tag `tag`: the initial byte of the byte string it must be on.
+  std::uint8_t tagged(std::uint64_t tag) {
+    auto initial = next();
+    if (initial >> 5 != 2)
+      fail("tag " + std::to_string(tag) +
            " on something other than a byte string; the only tags understood are RFC 8746 "
            "typed arrays");
-    return binary(size_of(tagged), arg);
+    return initial;
   }
 
-  // What read does, but keeping nothing: byte strings are passed over, text
-  // strings only checked.
-  void skip(std::size_t depth) {
-    if (depth > max_depth_)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
-    auto initial = next();
-    std::uint8_t major = initial >> 5, info = initial & 0x1f;
-    if (major == 7) {
-      simple(info);
-      return;
+  // The number of a float of major type 7 (info 25, 26, 27), read.
+  double floating(std::uint8_t info) {
+    if (info == 25) return half(static_cast<std::uint16_t>(argument(info)));
+    if (info == 26) {
+      auto bits = static_cast<std::uint32_t>(argument(info));
+      float value;
+      std::memcpy(&value, &bits, sizeof value);
+      return static_cast<double>(value);
     }
-    if (major == 2 || major == 3) {
-      auto size = size_of(initial);
-      if (major == 3) text(size);
-      else if (size) take(*size);
-      else string_bytes(2, size);
-      return;
-    }
-    if (major == 4 || major == 5) {
-      auto count = size_of(initial);
-      if (count && *count > (in_.size() - at_) / (major == 5 ? 2 : 1))
-        fail(major == 5 ? "a map is longer than the bytes left" : "an array is longer than the bytes left");
-      for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-        if (major == 5) {
-          auto key = next();
-          if (key >> 5 != 3) fail("a map key is not a text string");
-          text(size_of(key));
-        }
-        skip(depth + 1);
-      }
-      return;
-    }
-    if (info == 31) fail("major type " + std::to_string(major) + " cannot have an indefinite length");
-    auto arg = argument(info);
-    if (major == 1 && arg > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      fail("a negative integer below -2^63");
-    if (major == 6) {
-      auto tagged = next();
-      if (tagged >> 5 != 2)
-        fail("tag " + std::to_string(arg) +
-             " on something other than a byte string; the only tags understood are RFC 8746 "
-             "typed arrays");
-      auto size = size_of(tagged);
-      if (size) take(*size);
-      else string_bytes(2, size);
-    }
+    auto bits = argument(info);
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
   }
+
+ private:
+  [[noreturn]] LP_API void too_deep() const;
+  LP_API void skip_bytes(length size);
+  LP_API void map_key();
+  LP_API json binary(length size, std::optional<std::uint64_t> tag);
+  LP_API static double half(std::uint16_t bits);
+  LP_API json simple(std::uint8_t info);
+  LP_API json array(length count);
+  LP_API json map(length count);
 
   std::string_view in_;
   std::size_t at_ = 0;
+  std::size_t depth_ = 0;
   std::size_t max_depth_;
+  bool check_text_;
 };
 
 inline json read(std::string_view bytes, std::size_t max_depth) {
   return reader(bytes, max_depth).read_all();
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::optional<std::vector<std::size_t>> reader::array_items() {
+  auto initial = next();
+  if (initial >> 5 != 4) {
+    at_ = 0;
+    skip();
+    at_end();
+    return std::nullopt;
+  }
+  auto count = size_of(initial);
+  array_fits(count);
+  std::vector<std::size_t> starts;
+  if (count) starts.reserve(static_cast<std::size_t>(*count));
+  nested items(*this);
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+    starts.push_back(at_);
+    skip();
+  }
+  at_end();
+  return starts;
+}
+
+LP_API json reader::read() {
+  check_depth();
+  auto initial = next();
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major == 7) return simple(info);
+  if (major >= 2 && major <= 5) {
+    auto size = size_of(initial);
+    if (major == 2) return binary(size, std::nullopt);
+    if (major == 3) {
+      std::string out;
+      text_into(size, out);
+      return out;
+    }
+    return major == 4 ? array(size) : map(size);
+  }
+  if (info == 31) indefinite_number(major);
+  auto arg = argument(info);
+  if (major == 0) return arg;
+  if (major == 1) return negative(arg);
+  return binary(size_of(tagged(arg)), arg);
+}
+
+LP_API void reader::skip() {
+  check_depth();
+  auto initial = next();
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major == 7) {
+    simple(info);
+    return;
+  }
+  if (major == 2 || major == 3) {
+    auto size = size_of(initial);
+    if (major == 3) {
+      std::string scratch;
+      text(size, scratch);
+    } else {
+      skip_bytes(size);
+    }
+    return;
+  }
+  if (major == 4 || major == 5) {
+    auto count = size_of(initial);
+    if (major == 5) map_fits(count);
+    else array_fits(count);
+    nested items(*this);
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+      if (major == 5) map_key();
+      skip();
+    }
+    return;
+  }
+  if (info == 31) indefinite_number(major);
+  auto arg = argument(info);
+  if (major == 1) negative(arg);
+  if (major == 6) skip_bytes(size_of(tagged(arg)));
+}
+
+LP_API void reader::fail(const std::string& what) const {
+  throw malformed(what + " (at byte " + std::to_string(at_) + ")");
+}
+
+LP_API void reader::too_deep() const {
+  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+}
+
+LP_API void reader::indefinite_number(std::uint8_t major) const {
+  fail("major type " + std::to_string(major) + " cannot have an indefinite length");
+}
+
+LP_API void reader::skip_bytes(length size) {
+  if (size) {
+    take(*size);
+  } else {
+    std::string scratch;
+    string_bytes(2, size, scratch);
+  }
+}
+
+LP_API void reader::map_key() {
+  std::string scratch;
+  map_key(scratch);
+}
+
+LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
+  std::string scratch;
+  auto view = string_bytes(2, size, scratch);
+  // Pointers of the same type make assign one memcpy.
+  auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
+  std::vector<std::uint8_t> bytes(first, first + view.size());
+  return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
+}
+
+LP_API double reader::half(std::uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  double mantissa = bits & 0x3ff;
+  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                     : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                                       : std::numeric_limits<double>::quiet_NaN())
+                                      : std::ldexp(mantissa + 1024, exponent - 25);
+  return bits & 0x8000 ? -magnitude : magnitude;
+}
+
+LP_API json reader::simple(std::uint8_t info) {
+  switch (info) {
+    case 20: return false;
+    case 21: return true;
+    case 22: return nullptr;
+    case 25:
+    case 26:
+    case 27: return floating(info);
+    case 31: fail("a break outside an indefinite-length item");
+    default: fail("simple value " + std::to_string(info) + " is not supported");
+  }
+}
+
+LP_API json reader::array(length count) {
+  array_fits(count);
+  json out = json::array();
+  auto& items = out.get_ref<json::array_t&>();
+  if (count) items.reserve(static_cast<std::size_t>(*count));
+  nested inside(*this);
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) items.push_back(read());
+  return out;
+}
+
+LP_API json reader::map(length count) {
+  map_fits(count);
+  json out = json::object();
+  auto& members = out.get_ref<json::object_t&>();
+  nested inside(*this);
+  std::string scratch;
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+    std::string key(map_key(scratch));
+    members[key] = read();
+  }
+  return out;
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail::cbor

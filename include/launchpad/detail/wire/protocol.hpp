@@ -2,10 +2,11 @@
 
 // Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
 
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/cbor_reader.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
 #include <launchpad/detail/wire/utf8.hpp>
-#include <launchpad/wire.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
@@ -50,7 +51,20 @@ inline constexpr std::size_t max_depth = 128;
 
 // The body of a value in format f. Typed arrays become arrays of numbers in
 // JSON (typed_array.hpp).
-inline std::string encode(const json& value, format f) {
+LP_API std::string encode(const json& value, format f);
+
+// Parses a body, refusing what nests deeper than max_depth. Throws
+// json::exception or cbor::malformed for bytes that are not a value in that
+// format, std::length_error for a value nested too deep and
+// std::domain_error for text that is not UTF-8.
+LP_API json decode(std::string_view body, format f);
+
+LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
+                       std::string_view method);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string encode(const json& value, format f) {
   if (f == format::cbor) {
     std::string out;
     json::to_cbor(value, out);
@@ -63,11 +77,7 @@ inline std::string encode(const json& value, format f) {
   return text(expanded);
 }
 
-// Parses a body, refusing what nests deeper than max_depth. Throws
-// json::exception or cbor::malformed for bytes that are not a value in that
-// format, std::length_error for a value nested too deep and
-// std::domain_error for text that is not UTF-8.
-inline json decode(std::string_view body, format f) {
+LP_API json decode(std::string_view body, format f) {
   if (f == format::cbor) return cbor::read(body, max_depth);
   json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
     if (static_cast<std::size_t>(depth) > max_depth)
@@ -77,10 +87,12 @@ inline json decode(std::string_view body, format f) {
   return json::parse(body, limit);
 }
 
-inline json error_body(std::string_view code, std::string_view message, std::string_view node,
+LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
                        std::string_view method) {
   return {{"error",
            {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
 }
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail::protocol

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/cbor_decode.hpp>
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/json_decode.hpp>
@@ -15,7 +16,8 @@
 #include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/error.hpp>
-#include <launchpad/wire.hpp>
+#include <launchpad/detail/wire/kind.hpp>
+#include <launchpad/detail/wire/typed_array.hpp>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -43,13 +45,7 @@ struct raw_reply {
 };
 
 // Whether every floating-point number in `value` is finite.
-inline bool finite_numbers(const json& value) {
-  if (value.is_number_float()) return std::isfinite(value.get<double>());
-  if (value.is_structured())
-    return std::all_of(value.begin(), value.end(),
-                       [](const json& v) { return finite_numbers(v); });
-  return true;
-}
+LP_API bool finite_numbers(const json& value);
 
 // A reply as a node writes it. The body may refer to the large arrays of
 // the result rather than copy them, so the result is kept with it until the
@@ -82,37 +78,115 @@ struct written_reply {
   }
 };
 
-// Writes over `out` the reply that carries `value` (nullptr for a void
-// method), in format f.
+// How a CBOR reply with a result starts: a map of one entry, "result".
+inline constexpr std::string_view result_prefix = "\xa1\x66result";
+
+// Turns the CBOR reply in `out` into JSON: the result read back, typed
+// arrays as arrays of numbers. The same for every result type.
+LP_API void reply_to_json(written_reply& out);
+
+// The reply of a void method.
+LP_API void write_void_result(written_reply& out, protocol::format f);
+
+// Writes over `out` the reply that carries `value`, in format f. The reply
+// is written as CBOR from where the value is kept, so the body may refer to
+// its arrays; a JSON reply is made from that (reply_to_json).
 template <class R>
 void write_result(written_reply& out, R value, protocol::format f) {
-  out.clear();
-  if (f == protocol::format::cbor) {
-    // Written from where it is kept, so the body may refer to its arrays.
+  if constexpr (std::is_null_pointer_v<R>) {
+    write_void_result(out, f);
+  } else {
+    out.clear();
     auto kept = std::make_shared<const R>(std::move(value));
-    cbor::head(out.body.bytes(), 5, 1);
-    cbor::text(out.body.bytes(), "result");
+    out.body.bytes() += result_prefix;
     cbor::write(out.body, *kept);
-    if (out.body.borrows()) out.kept = std::move(kept);
-    return;
+    if (f == protocol::format::json) reply_to_json(out);
+    else if (out.body.borrows()) out.kept = std::move(kept);
   }
-  json body = {{"result", to_wire(value)}};
+}
+
+// Writes an error reply over `out`.
+LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
+                        std::string_view node, std::string_view method, protocol::format f);
+
+// The result in a parsed reply, or the lp::remote_error it stands for.
+LP_API json result_of(const std::string& node, const std::string& method, int status,
+                      json&& reply);
+
+// The result in any reply, or the error it stands for (an unreadable reply
+// is an lp::remote_error).
+LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply);
+
+// A result that does not fit its type, as the caller hears of it.
+[[noreturn]] LP_API void misfit_result(const std::string& node, const std::string& method,
+                                       const decode_error& e);
+
+// The result a reply carries as an R (void: none), or the error it stands
+// for: lp::remote_error for an error reply or an unreadable one,
+// lp::transport_error for a result that does not fit R.
+template <class R>
+R read_result(const std::string& node, const std::string& method,
+              const raw_reply& reply) {
+  if constexpr (std::is_void_v<R>) {
+    result_in(node, method, reply);
+  } else {
+    // What a node writes: {"result": value}, read straight into an R.
+    if (reply.status == 200 && reply.format == protocol::format::cbor &&
+        reply.body.substr(0, result_prefix.size()) == result_prefix) {
+      std::size_t at = result_prefix.size();
+      try {
+        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
+        if (at == reply.body.size()) return value;
+      } catch (const decode_error& e) {
+        misfit_result(node, method, e);
+      } catch (const std::exception&) {
+        // Unreadable: said below, as for any reply.
+      }
+    }
+    try {
+      return from_wire<R>(result_in(node, method, reply));
+    } catch (const decode_error& e) {
+      misfit_result(node, method, e);
+    }
+  }
+}
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API bool finite_numbers(const json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    return std::all_of(value.begin(), value.end(),
+                       [](const json& v) { return finite_numbers(v); });
+  return true;
+}
+
+LP_API void reply_to_json(written_reply& out) {
+  std::string whole;
+  json body = json_of_written(out.joined(whole));
+  typed_array::expand(body);
   if (!finite_numbers(body))
     throw call_failure(500, "remote_exception",
                        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
                        "(Accept: application/cbor)");
-  out.body.bytes() = protocol::encode(body, f);
+  out.clear();
+  out.body.bytes() = body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// Writes an error reply over `out`.
-inline void write_error(written_reply& out, std::string_view code, const std::string& message,
+LP_API void write_void_result(written_reply& out, protocol::format f) {
+  out.clear();
+  out.body.bytes() += result_prefix;
+  out.body.bytes() += static_cast<char>(0xf6);
+  if (f == protocol::format::json) reply_to_json(out);
+}
+
+LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
                         std::string_view node, std::string_view method, protocol::format f) {
   out.clear();
   out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
 }
 
-// The result in a parsed reply, or the lp::remote_error it stands for.
-inline json result_of(const std::string& node, const std::string& method, int status,
+LP_API json result_of(const std::string& node, const std::string& method, int status,
                       json&& reply) {
   if (status == 200 && reply.is_object() && reply.contains("result"))
     return std::move(reply["result"]);
@@ -123,7 +197,9 @@ inline json result_of(const std::string& node, const std::string& method, int st
                ? (*error)[key].get<std::string>()
                : fallback;
   };
-  auto code = text("code", "http_" + std::to_string(status));
+  // An empty code is no code: the caller matches on it.
+  auto code = text("code", "");
+  if (code.empty()) code = "http_" + std::to_string(status);
   auto message = text("message", "HTTP status " + std::to_string(status));
   if (status == 503 && code == "stopping") {
     // The program stops: so does the caller's part of it, before the caller
@@ -134,33 +210,7 @@ inline json result_of(const std::string& node, const std::string& method, int st
   throw remote_error(node, method, code, message, status);
 }
 
-// The result a reply carries as an R (void: none), or the error it stands
-// for: lp::remote_error for an error reply or an unreadable one,
-// lp::transport_error for a result that does not fit R.
-template <class R>
-R read_result(const std::string& node, const std::string& method,
-              const raw_reply& reply) {
-  auto misfit = [&](const decode_error& e) {
-    return transport_error(
-        node, method,
-        std::string("the node's reply does not fit the result type: ") + e.what());
-  };
-  if constexpr (!std::is_void_v<R>) {
-    // What a node writes: {"result": value}, read straight into an R.
-    constexpr std::string_view prefix = "\xa1\x66result";
-    if (reply.status == 200 && reply.format == protocol::format::cbor &&
-        reply.body.substr(0, prefix.size()) == prefix) {
-      std::size_t at = prefix.size();
-      try {
-        R value = cbor::read_as<R>(reply.body, at, protocol::max_depth);
-        if (at == reply.body.size()) return value;
-      } catch (const decode_error& e) {
-        throw misfit(e);
-      } catch (const std::exception&) {
-        // Unreadable: said below, as for any reply.
-      }
-    }
-  }
+LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply) {
   json parsed;
   try {
     parsed = protocol::decode(reply.body, reply.format);
@@ -169,14 +219,14 @@ R read_result(const std::string& node, const std::string& method,
                        "an unreadable reply (" + std::string(e.what()) + ")",
                        reply.status);
   }
-  json result = result_of(node, method, reply.status, std::move(parsed));
-  if constexpr (!std::is_void_v<R>) {
-    try {
-      return from_wire<R>(result);
-    } catch (const decode_error& e) {
-      throw misfit(e);
-    }
-  }
+  return result_of(node, method, reply.status, std::move(parsed));
 }
+
+LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
+  throw transport_error(node, method,
+                        std::string("the node's reply does not fit the result type: ") + e.what());
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail

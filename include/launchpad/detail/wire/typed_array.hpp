@@ -7,25 +7,20 @@
 // of numbers, so curl and other languages read them as before.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <launchpad/wire.hpp>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace lp::detail {
-
-// The element types that pack into a typed array: every arithmetic type but
-// bool, whose std::vector is not contiguous.
-template <class T>
-concept packable = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
-                   (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) &&
-                   (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>);
 
 namespace typed_array {
 
@@ -96,6 +91,18 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T
   return true;
 }
 
+// The same into exactly N values; false also when there are not N.
+template <packable T, std::size_t N>
+bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::array<T, N>& out) {
+  bool native = tag == native_tag<T>;
+  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || size != N * sizeof(T)) return false;
+  if (size != 0) std::memcpy(out.data(), data, size);
+  if (!native)
+    for (auto& value : out) value = byte_swapped(value);
+  return true;
+}
+
 template <packable T>
 bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
   return bytes.has_subtype() && unpack(bytes.subtype(), bytes.data(), bytes.size(), out);
@@ -103,7 +110,12 @@ bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
 
 // The value with every typed array turned into an array of numbers, for a
 // JSON reader. Values of a tag that is not a typed array stay as they are.
-inline void expand(json& value);
+LP_API void expand(json& value);
+
+// Whether `value` holds a byte string anywhere (only then is expand needed).
+LP_API bool has_binary(const json& value);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
 
 template <class T>
 json numbers(const json::binary_t& bytes, bool little_endian) {
@@ -128,7 +140,7 @@ inline json numbers_of(const json::binary_t& bytes, const element& e) {
   }
 }
 
-inline void expand(json& value) {
+LP_API void expand(json& value) {
   if (value.is_binary()) {
     const auto& bytes = value.get_binary();
     if (!bytes.has_subtype()) return;
@@ -138,12 +150,13 @@ inline void expand(json& value) {
   }
 }
 
-// Whether `value` holds a byte string anywhere (only then is expand needed).
-inline bool has_binary(const json& value) {
+LP_API bool has_binary(const json& value) {
   if (value.is_binary()) return true;
   if (!value.is_structured()) return false;
   return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
 }
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace typed_array
 }  // namespace lp::detail

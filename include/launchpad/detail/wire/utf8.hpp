@@ -4,6 +4,7 @@
 // should be, and messages that quote a peer must stay printable.
 
 #include <cstddef>
+#include <launchpad/detail/config.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -37,7 +38,11 @@ inline bool valid_utf8(std::string_view text) {
 
 // `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
 // for messages that quote what a peer sent.
-inline std::string to_utf8(std::string_view text) {
+LP_API std::string to_utf8(std::string_view text);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string to_utf8(std::string_view text) {
   std::string out;
   for (std::size_t at = 0; at < text.size();) {
     auto length = utf8_sequence(text.substr(at));
@@ -51,5 +56,7 @@ inline std::string to_utf8(std::string_view text) {
   }
   return out;
 }
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail

@@ -1,0 +1,420 @@
+#pragma once
+
+// The wire-type model: one classification of C++ types, wire_kind_of<T>,
+// that every codec switches on (cbor_encode.hpp writes, cbor_decode.hpp
+// reads; JSON goes through them, json_encode.hpp and json_decode.hpp), and
+// lp::wire_type, the types a service method may take or return. The kinds
+// are listed in docs/protocol.md ("Values"). To add a kind: classify it
+// here, then give it a case in cbor::write and in the typed reader; each
+// ends with a static_assert, so a kind either forgets does not compile.
+//
+// Also here: the one walk over the members of a Hana struct
+// (for_each_member, member_types), and, for a type that is not a wire type,
+// the compile-time message that says why (wire_diagnosis).
+
+#include <array>
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/concept/struct.hpp>
+#include <boost/hana/first.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/length.hpp>
+#include <boost/hana/second.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/unpack.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <launchpad/detail/config.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <valarray>
+#include <variant>
+#include <vector>
+
+namespace lp {
+
+using json = nlohmann::json;
+
+template <class T>
+class tensor;
+
+}  // namespace lp
+
+namespace lp::detail {
+
+// The element types that pack into a typed array (RFC 8746): every
+// arithmetic type but bool, whose std::vector is not contiguous.
+template <class T>
+concept packable =
+    std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) &&
+    (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>);
+
+template <class T>
+concept hana_struct = std::is_class_v<T> && boost::hana::Struct<T>::value;
+
+// ---- The one walk over a Hana struct's members --------------------------
+
+// Calls f(name, member) for each member of `value` (const or not), in
+// declaration order; `name` is a const char*.
+template <class S, class F>
+void for_each_member(S& value, F&& f) {
+  boost::hana::for_each(boost::hana::accessors<std::remove_const_t<S>>(),
+                        [&](auto member) {
+                          f(boost::hana::to<const char*>(boost::hana::first(member)),
+                            boost::hana::second(member)(value));
+                        });
+}
+
+template <class T>
+inline constexpr std::size_t member_count =
+    decltype(boost::hana::length(boost::hana::accessors<T>()))::value;
+
+template <class T>
+constexpr auto member_types_of() {
+  return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... member) {
+    return std::type_identity<std::tuple<std::remove_cvref_t<decltype(boost::hana::second(
+        member)(std::declval<T&>()))>...>>{};
+  });
+}
+
+// The members' types, as a std::tuple.
+template <class T>
+using member_types = typename decltype(member_types_of<T>())::type;
+
+// ---- Shapes of standard types --------------------------------------------
+
+template <class T>
+inline constexpr bool is_optional = false;
+template <class T>
+inline constexpr bool is_optional<std::optional<T>> = true;
+
+template <class T>
+inline constexpr bool is_std_vector = false;
+template <class E, class A>
+inline constexpr bool is_std_vector<std::vector<E, A>> = true;
+
+template <class T>
+inline constexpr bool is_std_array = false;
+template <class E, std::size_t N>
+inline constexpr bool is_std_array<std::array<E, N>> = true;
+
+template <class T>
+inline constexpr bool is_std_set = false;
+template <class E, class C, class A>
+inline constexpr bool is_std_set<std::set<E, C, A>> = true;
+
+// std::map and std::unordered_map, whatever their key.
+template <class T>
+inline constexpr bool is_std_map = false;
+template <class K, class V, class C, class A>
+inline constexpr bool is_std_map<std::map<K, V, C, A>> = true;
+template <class K, class V, class H, class E, class A>
+inline constexpr bool is_std_map<std::unordered_map<K, V, H, E, A>> = true;
+
+template <class T>
+inline constexpr bool is_tuple_like = false;
+template <class... E>
+inline constexpr bool is_tuple_like<std::tuple<E...>> = true;
+template <class A, class B>
+inline constexpr bool is_tuple_like<std::pair<A, B>> = true;
+
+template <class T>
+inline constexpr bool is_variant = false;
+template <class... E>
+inline constexpr bool is_variant<std::variant<E...>> = true;
+
+template <class T>
+inline constexpr bool is_tensor = false;
+template <class T>
+inline constexpr bool is_tensor<tensor<T>> = true;
+
+// Text of another kind than std::string: views, wide strings, ...
+template <class T>
+inline constexpr bool is_other_text = false;
+template <class C, class Tr, class A>
+inline constexpr bool is_other_text<std::basic_string<C, Tr, A>> = true;
+template <class C, class Tr>
+inline constexpr bool is_other_text<std::basic_string_view<C, Tr>> = true;
+
+template <class T>
+inline constexpr bool is_valarray = false;
+template <class E>
+inline constexpr bool is_valarray<std::valarray<E>> = true;
+
+template <class T>
+concept range_like = requires(const T& value) {
+  typename T::value_type;
+  value.begin();
+  value.end();
+};
+
+// A type with its own to_json and from_json (NLOHMANN_DEFINE_TYPE_*,
+// NLOHMANN_JSON_SERIALIZE_ENUM, or written by hand), found as nlohmann finds
+// them: by argument-dependent lookup.
+namespace json_probe {
+void to_json() = delete;
+void from_json() = delete;
+template <class T>
+concept own_conversion = requires(json& j, const json& in, const T& value, T& out) {
+  to_json(j, value);
+  from_json(in, out);
+};
+}  // namespace json_probe
+
+template <class T>
+concept nlohmann_convertible = requires(json& j, const T& value) {
+  j = value;
+  j.template get<T>();
+};
+
+// ---- The kinds -----------------------------------------------------------
+
+enum class wire_kind {
+  // Types that cross the wire (docs/protocol.md, "Values").
+  boolean,      // bool
+  integer,      // every other integral type (char too)
+  floating,     // float, double, long double (as a float64)
+  enumeration,  // an enum without its own to_json: its underlying integer
+  string,       // std::string, UTF-8
+  optional,     // std::optional<T>: null or the T
+  typed_array,  // std::vector<N>, std::array<N, n> of a packable number N
+  sequence,     // std::vector<T>, std::array<T, n>, std::set<T>
+  map,          // std::map, std::unordered_map with std::string keys
+  tuple,        // std::pair, std::tuple
+  record,       // BOOST_HANA_DEFINE_STRUCT
+  tensor,       // lp::tensor<N>
+  json,         // lp::json: any value, unchecked
+  nlohmann,     // a type with its own to_json/from_json (nlohmann's rules)
+  // Types that do not, each with its reason (wire_diagnosis below).
+  refused_key,        // a map whose key is not std::string
+  refused_variant,    // std::variant
+  refused_container,  // any other container: std::deque, std::list, C arrays, ...
+  refused_text,       // std::string_view, std::wstring, ...
+  refused_pointer,    // pointers and references
+  none,               // anything else
+};
+
+template <class T>
+constexpr wire_kind classify() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_reference_v<T> || std::is_pointer_v<U> ||
+                std::is_member_pointer_v<U>)
+    return wire_kind::refused_pointer;
+  else if constexpr (std::is_same_v<U, bool>)
+    return wire_kind::boolean;
+  else if constexpr (std::is_integral_v<U> && sizeof(U) <= 8)
+    return wire_kind::integer;
+  else if constexpr (std::is_floating_point_v<U>)
+    return wire_kind::floating;
+  else if constexpr (std::is_same_v<U, std::string>)
+    return wire_kind::string;
+  else if constexpr (is_tensor<U>)
+    return wire_kind::tensor;
+  else if constexpr (std::is_same_v<U, json>)
+    return wire_kind::json;
+  else if constexpr (is_optional<U>)
+    return wire_kind::optional;
+  else if constexpr (is_std_vector<U> || is_std_array<U>) {
+    using element = typename U::value_type;
+    if constexpr (packable<element> && !is_std_vector<U>)
+      return wire_kind::typed_array;
+    else if constexpr (packable<element>)
+      return std::is_same_v<U, std::vector<element>> ? wire_kind::typed_array
+                                                     : wire_kind::sequence;
+    else
+      return wire_kind::sequence;
+  } else if constexpr (is_std_set<U>)
+    return wire_kind::sequence;
+  else if constexpr (is_std_map<U>)
+    return std::is_same_v<typename U::key_type, std::string> ? wire_kind::map
+                                                             : wire_kind::refused_key;
+  else if constexpr (is_tuple_like<U>)
+    return wire_kind::tuple;
+  else if constexpr (hana_struct<U>)
+    return wire_kind::record;
+  else if constexpr (json_probe::own_conversion<U>)
+    return wire_kind::nlohmann;
+  else if constexpr (std::is_enum_v<U>)
+    return wire_kind::enumeration;
+  else if constexpr (is_variant<U>)
+    return wire_kind::refused_variant;
+  else if constexpr (is_other_text<U>)
+    return wire_kind::refused_text;
+  else if constexpr (std::is_array_v<U> || is_valarray<U> || range_like<U>)
+    return wire_kind::refused_container;
+  else if constexpr (std::is_object_v<U> && nlohmann_convertible<U>)
+    return wire_kind::nlohmann;  // e.g. an adl_serializer specialization
+  else
+    return wire_kind::none;
+}
+
+// The kind of T (cv-qualifiers aside). Only the outer type: whether its
+// parts cross too is wire_type's question.
+template <class T>
+inline constexpr wire_kind wire_kind_of = classify<T>();
+
+constexpr bool crosses(wire_kind kind) {
+  return kind < wire_kind::refused_key;
+}
+
+// ---- Tensor shapes ---------------------------------------------------------
+
+// The number of values of a shape; SIZE_MAX for one too large to hold.
+inline std::size_t shape_count(const std::vector<std::size_t>& shape) {
+  std::size_t total = 1;
+  for (auto dimension : shape)
+    if (__builtin_mul_overflow(total, dimension, &total)) return SIZE_MAX;
+  return total;
+}
+
+// A shape as messages write it: [2, 3].
+LP_API std::string shape_text(const std::vector<std::size_t>& shape);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+// ---- Which types cross, and if not, why ----------------------------------
+
+template <class... T>
+struct type_list {};
+
+template <class T>
+struct tuple_elements;
+template <class... E>
+struct tuple_elements<std::tuple<E...>> {
+  using type = std::tuple<E...>;
+};
+template <class A, class B>
+struct tuple_elements<std::pair<A, B>> {
+  using type = std::tuple<A, B>;
+};
+
+// The first of T and the types it holds that does not cross, or void.
+// Seen lists the Hana structs being looked into, so that a recursive type
+// (a struct holding a std::vector of itself) ends the search.
+template <class T, class Seen>
+struct offender;
+
+template <class Seen, class Tuple>
+struct first_offender {
+  using type = void;
+};
+template <class Seen, class Head, class... Tail>
+struct first_offender<Seen, std::tuple<Head, Tail...>> {
+  using head = typename offender<Head, Seen>::type;
+  using type =
+      std::conditional_t<std::is_void_v<head>,
+                         typename first_offender<Seen, std::tuple<Tail...>>::type, head>;
+};
+
+template <class T, class... Seen>
+struct offender<T, type_list<Seen...>> {
+  static auto find() {
+    using U = std::remove_cv_t<T>;
+    using seen = type_list<Seen...>;
+    constexpr auto kind = wire_kind_of<T>;
+    if constexpr (!crosses(kind))
+      return std::type_identity<T>{};
+    else if constexpr (kind == wire_kind::optional || kind == wire_kind::sequence)
+      return std::type_identity<typename offender<typename U::value_type, seen>::type>{};
+    else if constexpr (kind == wire_kind::map)
+      return std::type_identity<typename offender<typename U::mapped_type, seen>::type>{};
+    else if constexpr (kind == wire_kind::tuple)
+      return std::type_identity<
+          typename first_offender<seen, typename tuple_elements<U>::type>::type>{};
+    else if constexpr (kind == wire_kind::record && !(std::is_same_v<U, Seen> || ...))
+      return std::type_identity<
+          typename first_offender<type_list<Seen..., U>, member_types<U>>::type>{};
+    else
+      return std::type_identity<void>{};
+  }
+  using type = typename decltype(find())::type;
+};
+
+template <class T>
+using wire_offender = typename offender<T, type_list<>>::type;
+
+// Why a type of each refused kind has no wire form, and what to use: the
+// text of wire_diagnosis and of LP_SERVICE's message (service_checks.hpp).
+// (Macros: a static_assert message must be a literal.)
+#define LP_DETAIL_WHY_KEY                                                           \
+  "a map crosses the wire as an object, whose keys are text: use std::string keys " \
+  "(std::map<std::string, V>, std::unordered_map<std::string, V>) or a "            \
+  "std::vector<std::pair<K, V>>"
+#define LP_DETAIL_WHY_VARIANT                                                       \
+  "std::variant has no wire form (nothing on the wire would say which alternative " \
+  "it holds): use a BOOST_HANA_DEFINE_STRUCT struct with one std::optional member " \
+  "per alternative"
+#define LP_DETAIL_WHY_CONTAINER                                                    \
+  "this container has no wire form: use std::vector (of numbers: a typed array), " \
+  "std::array, std::set, or std::map/std::unordered_map with std::string keys"
+#define LP_DETAIL_WHY_TEXT                                                          \
+  "text crosses the wire as std::string (UTF-8): use std::string, not a view or a " \
+  "string of another character type"
+#define LP_DETAIL_WHY_POINTER \
+  "a pointer or reference has no wire form: pass the value itself"
+#define LP_DETAIL_WHY_NONE                                                         \
+  "this type has no wire form: declare it with BOOST_HANA_DEFINE_STRUCT, or give " \
+  "it to_json/from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)"
+
+// Instantiated for a type that does not cross (the innermost one: the
+// variant in a std::vector<std::variant<...>>), it stops the build with the
+// reason; the compiler's note names the type.
+template <class Offender>
+struct wire_diagnosis {
+  static constexpr wire_kind kind = wire_kind_of<Offender>;
+  static_assert(kind != wire_kind::refused_key, "lp wire type: " LP_DETAIL_WHY_KEY);
+  static_assert(kind != wire_kind::refused_variant,
+                "lp wire type: " LP_DETAIL_WHY_VARIANT);
+  static_assert(kind != wire_kind::refused_container,
+                "lp wire type: " LP_DETAIL_WHY_CONTAINER);
+  static_assert(kind != wire_kind::refused_text, "lp wire type: " LP_DETAIL_WHY_TEXT);
+  static_assert(kind != wire_kind::refused_pointer,
+                "lp wire type: " LP_DETAIL_WHY_POINTER);
+  static_assert(kind != wire_kind::none, "lp wire type: " LP_DETAIL_WHY_NONE);
+  static constexpr bool value = false;
+};
+
+}  // namespace lp::detail
+
+namespace lp {
+
+// What may cross the wire: every parameter and the result of a service
+// method (void too). The kinds of wire_kind_of, all the way down; a Hana
+// struct crosses when its members do.
+template <class T>
+concept wire_type = std::is_void_v<T> || std::is_void_v<detail::wire_offender<T>>;
+
+}  // namespace lp
+
+namespace lp::detail {
+
+// Stops the build with the reason T is not a wire type (wire_diagnosis), in
+// the branch a codec takes for such a T: `if constexpr (wire_type<T>) ...
+// else explain_wire_type<T>();`, so that the codec adds no errors of its own.
+// Not from a constant evaluation: clang then also refuses the evaluation.
+template <class T>
+constexpr void explain_wire_type() {
+  if constexpr (!wire_type<T>) (void)sizeof(wire_diagnosis<wire_offender<T>>);
+}
+
+// For the last branch of a codec's switch on the kind: a kind it has no case
+// for is a compile error there.
+template <class T>
+inline constexpr bool unhandled_kind = false;
+
+}  // namespace lp::detail

@@ -3490,7 +3490,8 @@ struct call_access {
             throw expired_call(
                 target->node(), method, deadline.length,
                 " (the call waited that long for a thread of the call pool, and "
-                "was not sent)");
+                "was not sent: at most 64 futures' calls run at once; give it a longer "
+                "deadline with with_deadline, or keep fewer futures outstanding)");
           std::string_view whole = body;
           return finish<R>(*target, method, {&whole, 1}, deadline);
         });
@@ -7218,7 +7219,8 @@ class listener {
       if (connection_queue::refusing()) {
         answer(socket, 503, "Service Unavailable", "overloaded",
                "this node has " + std::to_string(cap) +
-                   " connections open, its limit (--lp_max_connections); try again");
+                   " connections open, its limit (--lp_max_connections); try again later, "
+                   "or launch it with a higher --lp_max_connections");
         return close_socket(socket);
       }
       using std::chrono::milliseconds, std::chrono::seconds, std::chrono::microseconds;
@@ -9336,8 +9338,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     return 1;
   }
   if (policy == slurm_policy && !group_reaper::watch_own_group_for_life())
-    std::cerr << "[lp] cannot lead a process group of its own; what this node starts may "
-                 "outlive it" << std::endl;
+    std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
+                 "what this node starts may outlive it: end it in on_stop "
+                 "(docs/launching.md, No orphans)" << std::endl;
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;

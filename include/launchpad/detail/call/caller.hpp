@@ -146,7 +146,8 @@ struct call_access {
             throw expired_call(
                 target->node(), method, deadline.length,
                 " (the call waited that long for a thread of the call pool, and "
-                "was not sent)");
+                "was not sent: at most 64 futures' calls run at once; give it a longer "
+                "deadline with with_deadline, or keep fewer futures outstanding)");
           std::string_view whole = body;
           return finish<R>(*target, method, {&whole, 1}, deadline);
         });

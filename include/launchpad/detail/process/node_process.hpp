@@ -65,8 +65,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     return 1;
   }
   if (policy == slurm_policy && !group_reaper::watch_own_group_for_life())
-    std::cerr << "[lp] cannot lead a process group of its own; what this node starts may "
-                 "outlive it" << std::endl;
+    std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
+                 "what this node starts may outlive it: end it in on_stop "
+                 "(docs/launching.md, No orphans)" << std::endl;
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;

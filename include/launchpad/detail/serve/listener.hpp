@@ -354,7 +354,8 @@ class listener {
       if (connection_queue::refusing()) {
         answer(socket, 503, "Service Unavailable", "overloaded",
                "this node has " + std::to_string(cap) +
-                   " connections open, its limit (--lp_max_connections); try again");
+                   " connections open, its limit (--lp_max_connections); try again later, "
+                   "or launch it with a higher --lp_max_connections");
         return close_socket(socket);
       }
       using std::chrono::milliseconds, std::chrono::seconds, std::chrono::microseconds;

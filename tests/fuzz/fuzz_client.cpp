@@ -57,23 +57,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace fzc {
-
-struct Point {
-  double x = 0;
-  double y = 0;
-  std::string label;
-  NLOHMANN_DEFINE_TYPE_INTRUSIVE(Point, x, y, label)
-};
-
-struct Box {
-  BOOST_HANA_DEFINE_STRUCT(Box, (double, width), (double, height), (std::vector<int>, tags),
-                           (std::optional<std::string>, note));
-};
-
-enum class Color : std::uint8_t { red, green, blue = 200 };
-
-}  // namespace fzc
+#include "fuzz_types.hpp"
 
 namespace {
 
@@ -172,9 +156,9 @@ void decode_all(const lp::detail::raw_reply& reply) {
   decode_as<std::tuple<int, std::string>>(reply, "tuple<int,string>");
   decode_as<lp::tensor<std::int16_t>>(reply, "tensor<int16_t>");
   decode_as<lp::tensor<double>>(reply, "tensor<double>");
-  decode_as<fzc::Point>(reply, "Point");
-  decode_as<fzc::Box>(reply, "Box");
-  decode_as<fzc::Color>(reply, "Color");
+  decode_as<fz::Point>(reply, "Point");
+  decode_as<fz::Box>(reply, "Box");
+  decode_as<fz::Color>(reply, "Color");
   decode_as<json>(reply, "json");
 }
 

@@ -24,6 +24,8 @@
 #include <launchpad/service.hpp>
 #include <launchpad/tensor.hpp>
 
+#include "fuzz_types.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -41,24 +43,6 @@
 #include <vector>
 
 namespace fz {
-
-// A user struct with nlohmann's own conversions. Its members convert by
-// nlohmann's rules, which cast a float to an int without a range check, so
-// it holds no integer here (docs/protocol.md says so to users).
-struct Point {
-  double x = 0;
-  double y = 0;
-  std::string label;
-  NLOHMANN_DEFINE_TYPE_INTRUSIVE(Point, x, y, label)
-};
-
-// A user struct declared for Boost.Hana, which launchpad's wire.hpp converts.
-struct Box {
-  BOOST_HANA_DEFINE_STRUCT(Box, (double, width), (double, height),
-                           (std::vector<int>, tags), (std::optional<std::string>, note));
-};
-
-enum class Color : std::uint8_t { red, green, blue = 200 };
 
 // The service under test. Its methods are deterministic and cheap, so that
 // the fuzzer's inputs replay the same way whatever ran before them, and they

@@ -16,7 +16,11 @@
    header, without the compiled part that launch.hpp includes under
    `#if LP_DETAIL_DEFINE_COMPILED_PART`) reaches no server, launcher, process
    or Slurm header.
-4. The include graph has no cycle.
+4. <nlohmann/json.hpp> is reached without the compiled part only through
+   the public <launchpad/json.hpp>: the rest of a user's code sees only
+   <nlohmann/json_fwd.hpp> (parsing nlohmann's header is a second of every
+   build).
+5. The include graph has no cycle.
 
 Exits 1 and names every broken rule, with the chain of includes that breaks it.
 """
@@ -35,6 +39,7 @@ NO_HTTPLIB = {"util", "reflect", "wire", "call", "graph", "public"}
 # Reached by a user's code only through the compiled part.
 COMPILED_ONLY = re.compile(r"launchpad/detail/(serve/(http_server|listener)|run/(node_host|in_process)"
                            r"|process/|slurm/|implementation)")
+JSON_HEADER = "launchpad/json.hpp"
 INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
 COMPILED_PART_IF = re.compile(r"^\s*#\s*if\s+LP_DETAIL_DEFINE_COMPILED_PART\b")
 IF = re.compile(r"^\s*#\s*if")
@@ -113,6 +118,14 @@ def main() -> int:
             if COMPILED_ONLY.search(name):
                 problems.append(f"{header} reaches {name} without the compiled part: " +
                                 " -> ".join(chain))
+
+    for header in headers:
+        if header == JSON_HEADER:
+            continue
+        reached = chains(header, with_compiled_part=False)
+        if "nlohmann/json.hpp" in reached:
+            problems.append(f"{header} reaches <nlohmann/json.hpp> without the compiled part: " +
+                            " -> ".join(reached["nlohmann/json.hpp"]))
 
     for header in headers:
         for name in includes(header):

@@ -6,6 +6,7 @@
 #include <boost/hana/define_struct.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <launchpad/json.hpp>
 #include <launchpad/launchpad.hpp>
 #include <map>
 #include <mutex>

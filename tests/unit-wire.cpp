@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <deque>
+#include <valarray>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -321,6 +322,8 @@ TEST_SUITE("wire") {
     static_assert(!wire_type<std::map<int, double>>);
     static_assert(!wire_type<std::unordered_map<int, double>>);
     static_assert(!wire_type<std::deque<int>>);
+    // Known by its members: <valarray> stays out of the library's headers.
+    static_assert(wire_kind_of<std::valarray<double>> == wire_kind::refused_container);
     static_assert(!wire_type<std::unordered_set<int>>);
     static_assert(!wire_type<std::multimap<std::string, int>>);
     static_assert(!wire_type<std::string_view>);

@@ -5,10 +5,13 @@ Starting from include/launchpad/launchpad.hpp, every include of a library
 header (``#include <launchpad/...>`` or ``#include "launchpad/..."``) is
 inlined recursively, each header at most once, and the result is written to
 single_include/launchpad/launchpad.hpp.  All other includes are kept as they
-are.  The output is deterministic, so it can be checked in and verified in CI:
+are.  include/launchpad/json.hpp, which launchpad.hpp leaves out (it brings
+in nlohmann's header), becomes single_include/launchpad/json.hpp: the single
+header, then what json.hpp adds to it.  The output is deterministic, so it
+can be checked in and verified in CI:
 
     python3 tools/amalgamate.py            # regenerate
-    python3 tools/amalgamate.py --check    # exit 1 if the checked-in file is stale
+    python3 tools/amalgamate.py --check    # exit 1 if a checked-in file is stale
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 INCLUDE_DIR = REPO_ROOT / "include"
 ROOT_HEADER = "launchpad/launchpad.hpp"
-DEFAULT_OUTPUT = REPO_ROOT / "single_include" / "launchpad" / "launchpad.hpp"
+JSON_HEADER = "launchpad/json.hpp"
+DEFAULT_OUTPUT = REPO_ROOT / "single_include"
 REGEN_COMMAND = "python3 tools/amalgamate.py"
 
 BANNER = f"""\
@@ -118,55 +122,59 @@ class Amalgamator:
                 self.seen_system_includes.add(key)
             self.emit(line)
 
-    def run(self) -> str:
-        root = self.resolve(ROOT_HEADER, None, 0)
-        self.inline(root)
+    def run(self, header: str, prefix: str = "") -> str:
+        self.out = []
+        self.inline(self.resolve(header, None, 0))
         body = "\n".join(self.out).strip("\n")
-        return f"{BANNER}\n#pragma once\n\n{body}\n"
+        return f"{BANNER}\n#pragma once\n\n{prefix}{body}\n"
 
 
-def generate() -> str:
-    return Amalgamator(INCLUDE_DIR).run()
+def generate() -> dict[str, str]:
+    """The text of each file of single_include/, by its path in it."""
+    amalgamator = Amalgamator(INCLUDE_DIR)
+    single = amalgamator.run(ROOT_HEADER)
+    # The headers launchpad.hpp brought in are in the single header already.
+    amalgamator.seen_system_includes.clear()
+    with_json = amalgamator.run(JSON_HEADER, prefix='#include "launchpad.hpp"\n\n')
+    return {ROOT_HEADER: single, JSON_HEADER: with_json}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 if the output file is missing or stale")
+                        help="do not write; exit 1 if an output file is missing or stale")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT,
-                        help=f"output file (default: {display(DEFAULT_OUTPUT)})")
+                        help=f"output directory (default: {display(DEFAULT_OUTPUT)})")
     args = parser.parse_args(argv)
 
-    output = args.output if args.output.is_absolute() else Path.cwd() / args.output
+    output_dir = args.output if args.output.is_absolute() else Path.cwd() / args.output
     try:
-        text = generate()
+        files = generate()
     except AmalgamateError as exc:
         print(f"amalgamate.py: error: {exc}", file=sys.stderr)
         return 2
-    data = text.encode("utf-8")
 
-    if args.check:
+    stale = False
+    for name, text in files.items():
+        output = output_dir / name
+        data = text.encode("utf-8")
         try:
             current = output.read_bytes()
         except OSError:
             current = None
-        if current != data:
+        if current == data:
+            continue  # up to date; leave mtime alone
+        if args.check:
             cmd = REGEN_COMMAND
-            if output.resolve() != DEFAULT_OUTPUT:
+            if output_dir.resolve() != DEFAULT_OUTPUT:
                 cmd += f" --output {args.output}"
             print(f"{display(output.resolve())} is stale; run: {cmd}", file=sys.stderr)
-            return 1
-        return 0
-
-    output.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        if output.is_file() and output.read_bytes() == data:
-            return 0  # up to date; leave mtime alone
-    except OSError:
-        pass
-    output.write_bytes(data)  # bytes: LF endings on every platform
-    print(f"wrote {display(output.resolve())}")
-    return 0
+            stale = True
+            continue
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_bytes(data)  # bytes: LF endings on every platform
+        print(f"wrote {display(output.resolve())}")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

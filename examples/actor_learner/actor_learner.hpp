@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <launchpad/json.hpp>  // transition converts with NLOHMANN_DEFINE_TYPE_INTRUSIVE
 #include <launchpad/launchpad.hpp>
 #include <mutex>
 #include <random>

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <launchpad/detail/config.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -10,8 +11,7 @@ namespace lp {
 // docs/troubleshooting.md, so users and scripts can match on it.
 class error : public std::runtime_error {
  public:
-  error(const std::string& id, const std::string& message)
-      : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+  LP_API error(const std::string& id, const std::string& message);
   const std::string& id() const noexcept { return id_; }
 
  private:
@@ -126,5 +126,10 @@ class remote_error : public error {
   std::string node_, method_, code_, message_;
   int status_;
 };
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API error::error(const std::string& id, const std::string& message)
+    : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp

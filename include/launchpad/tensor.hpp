@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <launchpad/detail/wire/json_decode.hpp>
 #include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
 #include <launchpad/error.hpp>
@@ -75,15 +74,6 @@ class tensor {
   }
 
   bool operator==(const tensor&) const = default;
-
-  // As the wire has it (the data a typed array), for a tensor inside a
-  // type that nlohmann converts.
-  friend void to_json(json& j, const tensor& t) {
-    j = json::object();
-    j["shape"] = t.shape_;
-    j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
-  }
-  friend void from_json(const json& j, tensor& t) { t = detail::from_wire<tensor>(j); }
 
  private:
   static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }

@@ -57,6 +57,14 @@
 #define LP_DETAIL_DEFINE_COMPILED_PART 0
 #endif
 
+// The compiled part reads and writes JSON (bodies, describe, the
+// rendezvous): it alone needs nlohmann's header. A user's code sees only
+// its declarations (<nlohmann/json_fwd.hpp>), unless it includes
+// <launchpad/json.hpp> to use lp::json as a wire type.
+#if LP_DETAIL_DEFINE_COMPILED_PART
+#include <nlohmann/json.hpp>
+#endif
+
 // ---- launchpad/detail/wire/cbor_decode.hpp ----
 
 // cbor::read_as<T>: the item at a position of a CBOR body, read straight
@@ -82,28 +90,68 @@
 
 // ---- launchpad/detail/reflect/type_name.hpp ----
 
+// Names of types, for /lp/v1/describe and error messages. A type's name is
+// a constant, cut at compile time from the compiler's own spelling: a
+// service's types cost its translation unit no code; the compiled part makes
+// the spelling readable when a message or describe needs it.
+
 #include <string>
 #include <string_view>
 
 namespace lp::detail {
 
-// A readable name for T, for /lp/v1/describe and error messages.
+template <class T>
+constexpr std::string_view pretty_function() {
+  return __PRETTY_FUNCTION__;
+}
+
+// The T in "... [with T = int; ...]" (g++) or "... [T = int]" (clang).
+// Plain loops: g++ cannot run string_view::find in a constant expression
+// under -fsanitize=undefined.
+constexpr std::string_view spelled_type(std::string_view pretty) {
+  constexpr std::string_view key = "T = ";
+  std::size_t start = 0;
+  auto key_at = [&](std::size_t at) {
+    for (std::size_t i = 0; i < key.size(); ++i)
+      if (pretty[at + i] != key[i]) return false;
+    return true;
+  };
+  while (start + key.size() <= pretty.size() && !key_at(start)) ++start;
+  start += key.size();
+  std::size_t end = start;
+  while (end < pretty.size() && pretty[end] != ';' && pretty[end] != ']') ++end;
+  return pretty.substr(start, end - start);
+}
+
+// T as the compiler spells it.
+template <class T>
+inline constexpr std::string_view type_spelling = spelled_type(pretty_function<T>());
+
+// A spelling as messages write it: the standard library's long names for
+// std::string shortened.
+LP_API std::string readable_type(std::string_view spelling);
+
 template <class T>
 std::string type_name() {
-  std::string_view f = __PRETTY_FUNCTION__;
-  auto start = f.find("T = ") + 4;
-  auto end = f.find_first_of(";]", start);
-  std::string name(f.substr(start, end - start));
-  // The standard library's spelling of std::string helps nobody.
+  return readable_type(type_spelling<T>);
+}
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string readable_type(std::string_view spelling) {
+  std::string name(spelling);
   for (std::string_view verbose :
        {"std::__cxx11::basic_string<char>", "std::basic_string<char>",
         "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
         "std::basic_string<char, std::char_traits<char>, std::allocator<char>>"}) {
-    for (auto pos = name.find(verbose); pos != std::string::npos; pos = name.find(verbose))
+    for (auto pos = name.find(verbose); pos != std::string::npos;
+         pos = name.find(verbose))
       name.replace(pos, verbose.size(), "std::string");
   }
   return name;
 }
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -155,19 +203,21 @@ std::string type_name() {
 #include <boost/hana/string.hpp>
 #include <boost/hana/unpack.hpp>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
-#include <valarray>
 #include <variant>
 #include <vector>
 
 namespace lp {
 
+// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
+// and writing it needs <launchpad/json.hpp>, which most programs never
+// include, and so never parse nlohmann's header.
 using json = nlohmann::json;
 
 template <class T>
@@ -272,10 +322,14 @@ inline constexpr bool is_other_text<std::basic_string<C, Tr, A>> = true;
 template <class C, class Tr>
 inline constexpr bool is_other_text<std::basic_string_view<C, Tr>> = true;
 
+// std::valarray, known by members no other type has together, so that
+// its header (a third of a second of every build) stays out.
 template <class T>
-inline constexpr bool is_valarray = false;
-template <class E>
-inline constexpr bool is_valarray<std::valarray<E>> = true;
+concept valarray_like = requires(const T& value) {
+  typename T::value_type;
+  value.cshift(1);
+  value.sum();
+};
 
 template <class T>
 concept range_like = requires(const T& value) {
@@ -297,11 +351,35 @@ concept own_conversion = requires(json& j, const json& in, const T& value, T& ou
 };
 }  // namespace json_probe
 
-template <class T>
-concept nlohmann_convertible = requires(json& j, const T& value) {
+// (J is lp::json; a parameter, so that the check waits for a use, by which
+// time <launchpad/json.hpp> may have made it a complete type.)
+template <class T, class J>
+concept nlohmann_convertible_as = requires(J& j, const T& value) {
   j = value;
   j.template get<T>();
 };
+template <class T>
+concept nlohmann_convertible = nlohmann_convertible_as<T, json>;
+
+// How the json and nlohmann kinds cross: defined by <launchpad/json.hpp>,
+// the only header that brings in nlohmann's. A codec that meets either kind
+// without it says to include it (LP_DETAIL_WHY_JSON_HEADER).
+template <class T>
+struct json_codec;
+
+template <class T>
+concept json_codec_defined = requires {
+  sizeof(json_codec<T>);
+};
+// (A constant rather than the concept in static_asserts: a failed concept
+// adds a page of notes to the one message.)
+template <class T>
+inline constexpr bool json_codec_included = json_codec_defined<T>;
+
+#define LP_DETAIL_WHY_JSON_HEADER                                                      \
+  "lp::json, and types with their own to_json/from_json, cross the wire through "      \
+  "nlohmann_json: add #include <launchpad/json.hpp> (it brings in nlohmann's header, " \
+  "which launchpad.hpp leaves out to keep your builds fast)"
 
 // ---- The kinds -----------------------------------------------------------
 
@@ -376,7 +454,7 @@ constexpr wire_kind classify() {
     return wire_kind::refused_variant;
   else if constexpr (is_other_text<U>)
     return wire_kind::refused_text;
-  else if constexpr (std::is_array_v<U> || is_valarray<U> || range_like<U>)
+  else if constexpr (std::is_array_v<U> || valarray_like<U> || range_like<U>)
     return wire_kind::refused_container;
   else if constexpr (std::is_object_v<U> && nlohmann_convertible<U>)
     return wire_kind::nlohmann;  // e.g. an adl_serializer specialization
@@ -625,19 +703,10 @@ class reader {
 
   // ---- Whole items -------------------------------------------------------
 
-  json read_all() {
-    json value = read();
-    at_end();
-    return value;
-  }
+  LP_API json read_all();
 
   // The item that starts at `at`, which is moved past it.
-  json read_at(std::size_t& at) {
-    at_ = at;
-    json value = read();
-    at = at_;
-    return value;
-  }
+  LP_API json read_at(std::size_t& at);
 
   // Checks the item that starts at `at` as read_at does, without building a
   // value; `at` is moved past it.
@@ -840,11 +909,26 @@ class reader {
   bool check_text_;
 };
 
-inline json read(std::string_view bytes, std::size_t max_depth) {
+LP_API json read(std::string_view bytes, std::size_t max_depth);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API json read(std::string_view bytes, std::size_t max_depth) {
   return reader(bytes, max_depth).read_all();
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API json reader::read_all() {
+  json value = read();
+  at_end();
+  return value;
+}
+
+LP_API json reader::read_at(std::size_t& at) {
+  at_ = at;
+  json value = read();
+  at = at_;
+  return value;
+}
 
 LP_API std::optional<std::vector<std::size_t>> reader::array_items() {
   auto initial = next();
@@ -1099,12 +1183,6 @@ inline std::optional<element> element_of(std::uint64_t tag) {
   return element{std::size_t{1} << ll, false, is_signed, little};
 }
 
-template <packable T>
-json pack(const T* data, std::size_t count) {
-  auto* first = reinterpret_cast<const std::uint8_t*>(data);  // bytes may alias anything
-  return json::binary(std::vector<std::uint8_t>(first, first + count * sizeof(T)), native_tag<T>);
-}
-
 template <class T>
 T byte_swapped(T value) {
   unsigned char bytes[sizeof(T)];
@@ -1139,11 +1217,6 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::array<T,
   if (!native)
     for (auto& value : out) value = byte_swapped(value);
   return true;
-}
-
-template <packable T>
-bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
-  return bytes.has_subtype() && unpack(bytes.subtype(), bytes.data(), bytes.size(), out);
 }
 
 // The value with every typed array turned into an array of numbers, for a
@@ -1204,11 +1277,10 @@ namespace lp::detail::cbor {
 
 // ---- What the typed reader shares across types (not templates) ----------
 
-using type_namer = std::string (*)();
-
 // The item at `start` does not fit: "expected <expected> (<type>), got
-// <the item>", quoted as the generic reader reads it.
-[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type);
+// <the item>", quoted as the generic reader reads it. `type` is the C++
+// type's type_spelling.
+[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type);
 
 // The item at `start` is not a tensor.
 [[noreturn]] LP_API void not_a_tensor(reader& in, std::size_t start);
@@ -1219,7 +1291,7 @@ LP_API std::size_t count_items(reader& in);
 
 // An integer item (initial byte read) within [min, max], as its 64 bits.
 inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t initial,
-                                  std::int64_t min, std::uint64_t max, type_namer type) {
+                                  std::int64_t min, std::uint64_t max, std::string_view type) {
   std::uint8_t major = initial >> 5, info = initial & 0x1f;
   if (major > 1) mismatch(in, start, "an integer", type);
   if (info == 31) in.indefinite_number(major);
@@ -1235,7 +1307,7 @@ inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t in
 
 // A number item (an integer or a float) within +-max, or not finite.
 inline double read_number(reader& in, std::size_t start, std::uint8_t initial, double max,
-                          type_namer type) {
+                          std::string_view type) {
   std::uint8_t major = initial >> 5, info = initial & 0x1f;
   double value;
   if (major == 7 && info >= 25 && info <= 27) {
@@ -1322,11 +1394,11 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial);
 template <class T>
 void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std::string_view expected) {
   using element = typename T::value_type;
-  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
   if constexpr (is_std_array<T>) {
-    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
     reader::nested items(in);
     for (auto& item : out) read_value(in, item);
     if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
@@ -1356,10 +1428,10 @@ std::string array_expected() {
 template <class T>
 void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   constexpr std::string_view expected = "an array of the tuple's size";
-  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
-  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
   {
     reader::nested items(in);
     std::apply([&](auto&... item) { (read_value(in, item), ...); }, out);
@@ -1369,7 +1441,7 @@ void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
 
 template <class T>
 void read_map(reader& in, T& out, std::size_t start, std::uint8_t initial) {
-  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  if (initial >> 5 != 5) mismatch(in, start, "an object", type_spelling<T>);
   auto count = in.size_of(initial);
   in.map_fits(count);
   out.clear();
@@ -1388,7 +1460,7 @@ void read_map(reader& in, T& out, std::size_t start, std::uint8_t initial) {
 template <class T>
 void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   constexpr std::size_t n = member_count<T>;
-  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  if (initial >> 5 != 5) mismatch(in, start, "an object", type_spelling<T>);
   auto count = in.size_of(initial);
   in.map_fits(count);
   std::array<bool, n> seen{};
@@ -1419,7 +1491,7 @@ void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
     else misfit = misfits.find(at);
   });
   if (missing)
-    mismatch(in, start, std::string("an object with member '") + missing + "'", &type_name<T>);
+    mismatch(in, start, std::string("an object with member '") + missing + "'", type_spelling<T>);
   if (misfit) throw decode_error(*misfit);
 }
 
@@ -1464,21 +1536,21 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if constexpr (kind == wire_kind::boolean) {
     if (initial == 0xf5) out = true;
     else if (initial == 0xf4) out = false;
-    else mismatch(in, start, "a boolean", &type_name<T>);
+    else mismatch(in, start, "a boolean", type_spelling<T>);
   } else if constexpr (kind == wire_kind::integer) {
     out = static_cast<T>(read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
                                       static_cast<std::uint64_t>(std::numeric_limits<T>::max()),
-                                      &type_name<T>));
+                                      type_spelling<T>));
   } else if constexpr (kind == wire_kind::floating) {
     out = static_cast<T>(read_number(in, start, initial, static_cast<double>(std::numeric_limits<T>::max()),
-                                     &type_name<T>));
+                                     type_spelling<T>));
   } else if constexpr (kind == wire_kind::enumeration) {
     using underlying = std::underlying_type_t<T>;
     out = static_cast<T>(static_cast<underlying>(
         read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
-                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), &type_name<T>)));
+                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), type_spelling<T>)));
   } else if constexpr (kind == wire_kind::string) {
-    if (initial >> 5 != 3) mismatch(in, start, "a string", &type_name<T>);
+    if (initial >> 5 != 3) mismatch(in, start, "a string", type_spelling<T>);
     out.clear();
     in.text_into(in.size_of(initial), out);
   } else if constexpr (kind == wire_kind::optional) {
@@ -1497,9 +1569,9 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
       std::string scratch;
       auto typed = read_tagged(in, initial, scratch);
       if (!typed_array::unpack(typed.tag, typed.bytes.data(), typed.bytes.size(), out))
-        mismatch(in, start, expected(), &type_name<T>);
+        mismatch(in, start, expected(), type_spelling<T>);
     } else if (major == 2) {
-      mismatch(in, start, expected(), &type_name<T>);
+      mismatch(in, start, expected(), type_spelling<T>);
     } else if constexpr (fixed) {
       read_items(in, out, start, initial, array_expected<T>());
     } else {
@@ -1516,17 +1588,12 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
     read_record(in, out, start, initial);
   } else if constexpr (kind == wire_kind::tensor) {
     read_tensor(in, out, start, initial);
-  } else if constexpr (kind == wire_kind::json) {
-    in.seek(start);
-    out = in.read();
-  } else if constexpr (kind == wire_kind::nlohmann) {
-    in.seek(start);
-    json item = in.read();
-    try {
-      out = item.template get<T>();
-    } catch (const json::exception& e) {
-      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
-                         ": " + e.what());
+  } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
+    if constexpr (json_codec_included<T>) {
+      in.seek(start);
+      json_codec<T>::read(in, out);
+    } else {
+      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
     }
   } else {
     static_assert(unhandled_kind<T>, "the typed CBOR reader has no case for this wire kind");
@@ -1546,13 +1613,8 @@ T read_item(reader& in) {
   if constexpr (wire_kind_of<T> == wire_kind::nlohmann && !std::is_default_constructible_v<T>) {
     // nlohmann can make some types it cannot assign to.
     in.check_depth();
-    json item = in.read();
-    try {
-      return item.template get<T>();
-    } catch (const json::exception& e) {
-      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
-                         ": " + e.what());
-    }
+    if constexpr (json_codec_included<T>) return json_codec<T>::make(in);
+    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     T value{};
     read_value(in, value);
@@ -1585,10 +1647,10 @@ T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
-LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type) {
+LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type) {
   in.seek(start);
   json item = in.read();
-  throw decode_error("expected " + std::string(expected) + " (" + type() + "), got " +
+  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) + "), got " +
                      describe_value(item));
 }
 
@@ -1896,10 +1958,9 @@ void write_value(sink& out, const T& value) {
     numbers(out, value.data(), value.values().size());
     text(bytes, "shape");
     write_value(out, value.shape());
-  } else if constexpr (kind == wire_kind::json) {
-    json::to_cbor(value, bytes);
-  } else if constexpr (kind == wire_kind::nlohmann) {
-    json::to_cbor(json(value), bytes);
+  } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
+    if constexpr (json_codec_included<T>) json_codec<T>::write(bytes, value);
+    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
   }
@@ -1920,26 +1981,16 @@ void write(Out& out, const T& value) {
 
 // ---- launchpad/detail/wire/json_decode.hpp ----
 
-// from_wire<T>: a json value as a T, checked as strictly as a CBOR item:
-// the value is read through its CBOR form by the one typed reader
-// (cbor_decode.hpp), so both formats take and refuse the same values with
-// the same messages. Only JSON bodies and unusual replies come this way.
+// JSON in: a json value is turned into its CBOR form and read by the one
+// typed reader (cbor_decode.hpp), so both formats take and refuse the same
+// values with the same messages (lp::detail::from_wire, <launchpad/json.hpp>;
+// JSON bodies, arguments.hpp).
 
 
 namespace lp::detail {
 
 // A json value in CBOR (typed arrays are its tagged byte strings).
 LP_API std::string cbor_of(const json& value);
-
-// Converts like a local call would, but refuses what a local call could not
-// express: 1.5 or 1e20 for an integer, "true" for a bool. Throws
-// decode_error, whose message says what was expected and what came.
-template <class T>
-T from_wire(const json& value) {
-  auto bytes = cbor_of(value);
-  std::size_t at = 0;
-  return cbor::read_as<T>(bytes, at, cbor::unbounded);
-}
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
@@ -1955,11 +2006,11 @@ LP_API std::string cbor_of(const json& value) {
 
 // ---- launchpad/detail/wire/json_encode.hpp ----
 
-// to_wire: a C++ value as a json value, for a JSON reply (and for anyone
-// who wants the value as json): the value's CBOR (cbor_encode.hpp, the one
-// writer) read back by the generic reader. Vectors of numbers and tensors'
-// data are typed arrays in it (json binary values), which protocol::encode
-// writes as arrays of numbers. Only JSON replies come this way.
+// JSON out: a value is written as CBOR (cbor_encode.hpp, the one writer) and
+// read back by the generic reader, so a JSON reply (reply_to_json) and
+// lp::detail::to_wire (<launchpad/json.hpp>) hold what a CBOR one would.
+// Vectors of numbers and tensors' data are typed arrays in it (json binary
+// values), which protocol::encode writes as arrays of numbers.
 
 
 namespace lp::detail {
@@ -1967,13 +2018,6 @@ namespace lp::detail {
 // Our own bytes, read back: no bound on nesting, and text that is not
 // UTF-8 is kept for the JSON writer to replace.
 LP_API json json_of_written(std::string_view bytes);
-
-template <class T>
-json to_wire(const T& value) {
-  std::string bytes;
-  cbor::write(bytes, value);
-  return json_of_written(bytes);
-}
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
@@ -2311,8 +2355,7 @@ namespace lp {
 // docs/troubleshooting.md, so users and scripts can match on it.
 class error : public std::runtime_error {
  public:
-  error(const std::string& id, const std::string& message)
-      : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+  LP_API error(const std::string& id, const std::string& message);
   const std::string& id() const noexcept { return id_; }
 
  private:
@@ -2428,6 +2471,11 @@ class remote_error : public error {
   int status_;
 };
 
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API error::error(const std::string& id, const std::string& message)
+    : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
 }  // namespace lp
 
 namespace lp::detail {
@@ -2522,6 +2570,13 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
 // is an lp::remote_error).
 LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply);
 
+// Throws the error the reply stands for, if it stands for one.
+LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply);
+
+// The same, in CBOR: what a typed read takes, whatever the reply's format.
+LP_API std::string result_cbor(const std::string& node, const std::string& method,
+                               const raw_reply& reply);
+
 // A result that does not fit its type, as the caller hears of it.
 [[noreturn]] LP_API void misfit_result(const std::string& node, const std::string& method,
                                        const decode_error& e);
@@ -2533,7 +2588,7 @@ template <class R>
 R read_result(const std::string& node, const std::string& method,
               const raw_reply& reply) {
   if constexpr (std::is_void_v<R>) {
-    result_in(node, method, reply);
+    check_reply(node, method, reply);
   } else {
     // What a node writes: {"result": value}, read straight into an R.
     if (reply.status == 200 && reply.format == protocol::format::cbor &&
@@ -2549,7 +2604,9 @@ R read_result(const std::string& node, const std::string& method,
       }
     }
     try {
-      return from_wire<R>(result_in(node, method, reply));
+      auto bytes = result_cbor(node, method, reply);
+      std::size_t at = 0;
+      return cbor::read_as<R>(bytes, at, cbor::unbounded);
     } catch (const decode_error& e) {
       misfit_result(node, method, e);
     }
@@ -2625,6 +2682,15 @@ LP_API json result_in(const std::string& node, const std::string& method, const 
                        reply.status);
   }
   return result_of(node, method, reply.status, std::move(parsed));
+}
+
+LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply) {
+  result_in(node, method, reply);
+}
+
+LP_API std::string result_cbor(const std::string& node, const std::string& method,
+                               const raw_reply& reply) {
+  return cbor_of(result_in(node, method, reply));
 }
 
 LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
@@ -2736,48 +2802,11 @@ class channel {
 // numbers, bool, std::string, std::optional, std::vector, std::array,
 // std::set, std::map and std::unordered_map with std::string keys,
 // std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
-// lp::tensor, lp::json, enums, and types with their own to_json/from_json
-// (NLOHMANN_DEFINE_TYPE_*). Other containers, std::variant, maps with
-// other keys, views and pointers are refused at compile time, each with the
-// reason.
-//
-// Hana structs and std::optional convert to and from lp::json too, so
-// they may sit inside a type nlohmann converts; a Hana struct converts as
-// the wire does (strictly).
+// lp::tensor, enums, and, with <launchpad/json.hpp>, lp::json and types
+// with their own to_json/from_json (NLOHMANN_DEFINE_TYPE_*). Other
+// containers, std::variant, maps with other keys, views and pointers are
+// refused at compile time, each with the reason.
 
-
-namespace nlohmann {
-template <class T>
-struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
-  static void to_json(json& j, const T& value) {
-    if constexpr (lp::wire_type<T>) {
-      j = lp::detail::to_wire(value);
-      lp::detail::typed_array::expand(j);  // plain JSON, as nlohmann writes a vector
-    } else {
-      lp::detail::explain_wire_type<T>();
-    }
-  }
-  static void from_json(const json& j, T& value) {
-    if constexpr (lp::wire_type<T>) value = lp::detail::from_wire<T>(j);
-    else lp::detail::explain_wire_type<T>();
-  }
-};
-
-#if NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR < 12
-// nlohmann learnt std::optional (null when empty) in 3.12.
-template <class T>
-struct adl_serializer<std::optional<T>> {
-  static void to_json(json& j, const std::optional<T>& value) {
-    if (value) j = *value;
-    else j = nullptr;
-  }
-  static void from_json(const json& j, std::optional<T>& value) {
-    if (j.is_null()) value.reset();
-    else value = j.get<T>();
-  }
-};
-#endif
-}  // namespace nlohmann
 
 namespace lp::detail {
 
@@ -2793,6 +2822,7 @@ struct member_function {
   static constexpr std::size_t arity = 0;
   static constexpr bool params_by_value = true;
   static constexpr bool wire_ok = true;
+  static constexpr std::string_view types[] = {"void"};
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -2810,12 +2840,10 @@ struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
       ((!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) && ...);
   static constexpr bool wire_ok = wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
 
-  static std::string describe(std::string_view name) {
-    std::string text = type_name<result>() + " " + std::string(name) + "(";
-    std::size_t i = 0;
-    ((text += (i++ ? ", " : "") + type_name<std::remove_cvref_t<P>>()), ...);
-    return text + ")";
-  }
+  // How the compiler spells the result and each parameter (describe's
+  // signature_text).
+  static constexpr std::string_view types[] = {type_spelling<result>,
+                                               type_spelling<std::remove_cvref_t<P>>...};
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -2853,13 +2881,8 @@ struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
   static constexpr bool params_by_value = whole::params_by_value;
   static constexpr bool wire_ok = whole::wire_ok;
 
-  static std::string describe(std::string_view name) {
-    std::string text = (std::is_void_v<result> ? std::string("void") : type_name<result>()) + " " +
-                       std::string(name) + "(";
-    std::size_t i = 0;
-    ((text += (i++ ? ", " : "") + type_name<typename batch_column<std::remove_cvref_t<P>>::type>()), ...);
-    return text + ")";
-  }
+  static constexpr std::string_view types[] = {
+      type_spelling<result>, type_spelling<typename batch_column<std::remove_cvref_t<P>>::type>...};
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -4189,7 +4212,7 @@ class arguments {
 
   bool is_array() const { return is_array_; }
   // The JSON type of a body that is not an array, for the caller's error.
-  const char* type_name() const { return parsed_.type_name(); }
+  const char* type_name() const { return type_name_; }
 
   std::size_t size() const { return starts_.size(); }
 
@@ -4201,7 +4224,7 @@ class arguments {
   }
 
  private:
-  json parsed_;                      // a JSON body, or a CBOR one that is not an array
+  const char* type_name_ = "array";
   std::string owned_;                // the CBOR form of a JSON array
   std::string_view cbor_;            // the arguments, a CBOR array
   std::vector<std::size_t> starts_;  // where each argument starts in cbor_
@@ -4217,15 +4240,16 @@ LP_API arguments::arguments(std::string_view body, protocol::format format) {
       is_array_ = true;
       return;
     }
-    parsed_ = protocol::decode(body, format);
+    type_name_ = protocol::decode(body, format).type_name();
     return;
   }
-  parsed_ = protocol::decode(body, format);
-  if (!parsed_.is_array()) return;
+  json parsed = protocol::decode(body, format);
+  type_name_ = parsed.type_name();
+  if (!parsed.is_array()) return;
   // Each argument in CBOR, where it starts noted as it is written.
-  cbor::head(owned_, 4, parsed_.size());
-  starts_.reserve(parsed_.size());
-  for (const auto& argument : parsed_) {
+  cbor::head(owned_, 4, parsed.size());
+  starts_.reserve(parsed.size());
+  for (const auto& argument : parsed) {
     starts_.push_back(owned_.size());
     json::to_cbor(argument, owned_);
   }
@@ -4346,8 +4370,18 @@ class batch_queue final : public batch_queue_base {
 };
 
 }  // namespace lp::detail
+#include <iterator>
 
 namespace lp::detail {
+
+// What describe and the method lookup need of a method: the same for every
+// service type, so that code is compiled once.
+struct method_info {
+  std::string_view name;
+  std::size_t arity;
+  std::string signature;
+  std::optional<batch_limits> batching;  // for a batched method
+};
 
 // A node of a running program, whatever its service type.
 class node_instance {
@@ -4359,23 +4393,20 @@ class node_instance {
   // call_failure, or whatever the method throws.
   virtual void call(std::string_view method, const arguments& args, protocol::format format,
                     written_reply& out) = 0;
-  // The service's name and methods, for /lp/v1/describe.
-  virtual json describe() const = 0;
-};
-
-// What describe and the method lookup need of a method: the same for every
-// service type, so that code is compiled once.
-struct method_info {
-  std::string_view name;
-  std::size_t arity;
-  std::string signature;
-  std::optional<batch_limits> batching;  // for a batched method
+  // The service's name and methods, for /lp/v1/describe (describe_service).
+  virtual std::string_view service() const = 0;
+  virtual const std::vector<method_info>& methods() const = 0;
 };
 
 // The index of `method` in `methods`; throws call_failure (404) naming the
 // service's methods if it has none of that name.
 LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
                                std::string_view service);
+
+// "result name(parameters)" from the type spellings of the result and then
+// of each parameter.
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count);
 
 // The service's name and methods, for /lp/v1/describe.
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
@@ -4469,7 +4500,9 @@ struct method_table {
       method_table out;
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
-        out.info.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name), batching_of<M>()});
+        const auto& types = signature<M>::types;
+        out.info.push_back({M::name, signature<M>::arity,
+                            signature_text(M::name, types, std::size(types)), batching_of<M>()});
         out.invoke.push_back(&detail::invoke<T, M>);
         out.make_queue.push_back(&detail::make_queue<T, M>);
       });
@@ -4497,7 +4530,8 @@ class typed_node final : public node_instance {
                       queues_[i].get());
   }
 
-  json describe() const override { return describe_service(service_definition<T>::name, table().info); }
+  std::string_view service() const override { return service_definition<T>::name; }
+  const std::vector<method_info>& methods() const override { return table().info; }
 
  private:
   static const method_table<T>& table() { return method_table<T>::of_service(); }
@@ -4518,6 +4552,13 @@ LP_API std::size_t find_method(const std::vector<method_info>& methods, std::str
   throw call_failure(404, "no_such_method",
                      "service " + std::string(service) + " has no method '" + std::string(method) +
                          "'; its methods: " + (known.empty() ? "(none)" : known));
+}
+
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count) {
+  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
+  for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
+  return text + ")";
 }
 
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
@@ -4936,15 +4977,6 @@ class tensor {
   }
 
   bool operator==(const tensor&) const = default;
-
-  // As the wire has it (the data a typed array), for a tensor inside a
-  // type that nlohmann converts.
-  friend void to_json(json& j, const tensor& t) {
-    j = json::object();
-    j["shape"] = t.shape_;
-    j["data"] = detail::typed_array::pack(t.values_.data(), t.values_.size());
-  }
-  friend void from_json(const json& j, tensor& t) { t = detail::from_wire<tensor>(j); }
 
  private:
   static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
@@ -8907,7 +8939,7 @@ class http_server {
     server.Get(protocol::describe_path,
                 [this](const httplib::Request& req, httplib::Response& res) {
                   if (!authorized(req, res, "")) return;
-                  json body = node_.instance.describe();
+                  json body = describe_service(node_.instance.service(), node_.instance.methods());
                   body["program"] = identity_.program;
                   body["node"] = identity_.label;
                   body["protocol"] = 1;

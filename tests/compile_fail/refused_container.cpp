@@ -4,7 +4,7 @@
 // does the same, and its numbers travel as a typed array.
 #include <boost/hana/define_struct.hpp>
 #include <deque>
-#include <launchpad/wire.hpp>
+#include <launchpad/json.hpp>
 #include <optional>
 
 struct Queue {

@@ -3,7 +3,7 @@
 // A map crosses the wire as an object, whose keys are text: a std::map with
 // int keys is refused wherever it sits.
 #include <boost/hana/define_struct.hpp>
-#include <launchpad/wire.hpp>
+#include <launchpad/json.hpp>
 #include <map>
 
 struct Histogram {

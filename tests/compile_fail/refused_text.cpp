@@ -3,7 +3,7 @@
 // A std::string_view has no wire form: what arrives is a copy, so a
 // struct that crosses holds a std::string.
 #include <boost/hana/define_struct.hpp>
-#include <launchpad/wire.hpp>
+#include <launchpad/json.hpp>
 #include <string_view>
 
 struct Line {

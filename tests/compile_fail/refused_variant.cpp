@@ -4,7 +4,7 @@
 // alternative it holds): not as a method's parameter or result, not as a
 // member of a struct that crosses, and not in lp::json either.
 #include <boost/hana/define_struct.hpp>
-#include <launchpad/wire.hpp>
+#include <launchpad/json.hpp>
 #include <string>
 #include <variant>
 

@@ -2,6 +2,7 @@
 // The user types both fuzz targets read: the dispatcher as arguments, the
 // client as results.
 #include <boost/hana/define_struct.hpp>
+#include <launchpad/json.hpp>
 #include <launchpad/wire.hpp>
 
 #include <cstdint>

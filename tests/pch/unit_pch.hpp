@@ -2,4 +2,5 @@
 // test file's compile time.
 #include <doctest/doctest.h>
 
+#include <launchpad/json.hpp>
 #include <launchpad/launchpad.hpp>

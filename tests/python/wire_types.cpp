@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <launchpad/json.hpp>
 #include <launchpad/launchpad.hpp>
 #include <launchpad/tensor.hpp>
 #include <limits>

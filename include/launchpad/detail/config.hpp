@@ -21,3 +21,11 @@
 #define LP_API
 #define LP_DETAIL_DEFINE_COMPILED_PART 0
 #endif
+
+// The compiled part reads and writes JSON (bodies, describe, the
+// rendezvous): it alone needs nlohmann's header. A user's code sees only
+// its declarations (<nlohmann/json_fwd.hpp>), unless it includes
+// <launchpad/json.hpp> to use lp::json as a wire type.
+#if LP_DETAIL_DEFINE_COMPILED_PART
+#include <nlohmann/json.hpp>
+#endif

@@ -24,6 +24,7 @@ struct member_function {
   static constexpr std::size_t arity = 0;
   static constexpr bool params_by_value = true;
   static constexpr bool wire_ok = true;
+  static constexpr std::string_view types[] = {"void"};
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -41,12 +42,10 @@ struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
       ((!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) && ...);
   static constexpr bool wire_ok = wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
 
-  static std::string describe(std::string_view name) {
-    std::string text = type_name<result>() + " " + std::string(name) + "(";
-    std::size_t i = 0;
-    ((text += (i++ ? ", " : "") + type_name<std::remove_cvref_t<P>>()), ...);
-    return text + ")";
-  }
+  // How the compiler spells the result and each parameter (describe's
+  // signature_text).
+  static constexpr std::string_view types[] = {type_spelling<result>,
+                                               type_spelling<std::remove_cvref_t<P>>...};
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -84,13 +83,8 @@ struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
   static constexpr bool params_by_value = whole::params_by_value;
   static constexpr bool wire_ok = whole::wire_ok;
 
-  static std::string describe(std::string_view name) {
-    std::string text = (std::is_void_v<result> ? std::string("void") : type_name<result>()) + " " +
-                       std::string(name) + "(";
-    std::size_t i = 0;
-    ((text += (i++ ? ", " : "") + type_name<typename batch_column<std::remove_cvref_t<P>>::type>()), ...);
-    return text + ")";
-  }
+  static constexpr std::string_view types[] = {
+      type_spelling<result>, type_spelling<typename batch_column<std::remove_cvref_t<P>>::type>...};
 };
 
 template <class C, class R, class... P, bool NoExcept>

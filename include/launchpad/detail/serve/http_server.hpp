@@ -88,7 +88,7 @@ class http_server {
     server.Get(protocol::describe_path,
                 [this](const httplib::Request& req, httplib::Response& res) {
                   if (!authorized(req, res, "")) return;
-                  json body = node_.instance.describe();
+                  json body = describe_service(node_.instance.service(), node_.instance.methods());
                   body["program"] = identity_.program;
                   body["node"] = identity_.label;
                   body["protocol"] = 1;

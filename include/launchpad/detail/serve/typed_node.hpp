@@ -9,6 +9,7 @@
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
 #include <launchpad/service.hpp>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,15 @@
 
 namespace lp::detail {
 
+// What describe and the method lookup need of a method: the same for every
+// service type, so that code is compiled once.
+struct method_info {
+  std::string_view name;
+  std::size_t arity;
+  std::string signature;
+  std::optional<batch_limits> batching;  // for a batched method
+};
+
 // A node of a running program, whatever its service type.
 class node_instance {
  public:
@@ -32,23 +42,20 @@ class node_instance {
   // call_failure, or whatever the method throws.
   virtual void call(std::string_view method, const arguments& args, protocol::format format,
                     written_reply& out) = 0;
-  // The service's name and methods, for /lp/v1/describe.
-  virtual json describe() const = 0;
-};
-
-// What describe and the method lookup need of a method: the same for every
-// service type, so that code is compiled once.
-struct method_info {
-  std::string_view name;
-  std::size_t arity;
-  std::string signature;
-  std::optional<batch_limits> batching;  // for a batched method
+  // The service's name and methods, for /lp/v1/describe (describe_service).
+  virtual std::string_view service() const = 0;
+  virtual const std::vector<method_info>& methods() const = 0;
 };
 
 // The index of `method` in `methods`; throws call_failure (404) naming the
 // service's methods if it has none of that name.
 LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
                                std::string_view service);
+
+// "result name(parameters)" from the type spellings of the result and then
+// of each parameter.
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count);
 
 // The service's name and methods, for /lp/v1/describe.
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
@@ -142,7 +149,9 @@ struct method_table {
       method_table out;
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
-        out.info.push_back({M::name, signature<M>::arity, signature<M>::describe(M::name), batching_of<M>()});
+        const auto& types = signature<M>::types;
+        out.info.push_back({M::name, signature<M>::arity,
+                            signature_text(M::name, types, std::size(types)), batching_of<M>()});
         out.invoke.push_back(&detail::invoke<T, M>);
         out.make_queue.push_back(&detail::make_queue<T, M>);
       });
@@ -170,7 +179,8 @@ class typed_node final : public node_instance {
                       queues_[i].get());
   }
 
-  json describe() const override { return describe_service(service_definition<T>::name, table().info); }
+  std::string_view service() const override { return service_definition<T>::name; }
+  const std::vector<method_info>& methods() const override { return table().info; }
 
  private:
   static const method_table<T>& table() { return method_table<T>::of_service(); }
@@ -191,6 +201,13 @@ LP_API std::size_t find_method(const std::vector<method_info>& methods, std::str
   throw call_failure(404, "no_such_method",
                      "service " + std::string(service) + " has no method '" + std::string(method) +
                          "'; its methods: " + (known.empty() ? "(none)" : known));
+}
+
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count) {
+  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
+  for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
+  return text + ")";
 }
 
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {

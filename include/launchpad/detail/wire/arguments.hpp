@@ -34,7 +34,7 @@ class arguments {
 
   bool is_array() const { return is_array_; }
   // The JSON type of a body that is not an array, for the caller's error.
-  const char* type_name() const { return parsed_.type_name(); }
+  const char* type_name() const { return type_name_; }
 
   std::size_t size() const { return starts_.size(); }
 
@@ -46,7 +46,7 @@ class arguments {
   }
 
  private:
-  json parsed_;                      // a JSON body, or a CBOR one that is not an array
+  const char* type_name_ = "array";
   std::string owned_;                // the CBOR form of a JSON array
   std::string_view cbor_;            // the arguments, a CBOR array
   std::vector<std::size_t> starts_;  // where each argument starts in cbor_
@@ -62,15 +62,16 @@ LP_API arguments::arguments(std::string_view body, protocol::format format) {
       is_array_ = true;
       return;
     }
-    parsed_ = protocol::decode(body, format);
+    type_name_ = protocol::decode(body, format).type_name();
     return;
   }
-  parsed_ = protocol::decode(body, format);
-  if (!parsed_.is_array()) return;
+  json parsed = protocol::decode(body, format);
+  type_name_ = parsed.type_name();
+  if (!parsed.is_array()) return;
   // Each argument in CBOR, where it starts noted as it is written.
-  cbor::head(owned_, 4, parsed_.size());
-  starts_.reserve(parsed_.size());
-  for (const auto& argument : parsed_) {
+  cbor::head(owned_, 4, parsed.size());
+  starts_.reserve(parsed.size());
+  for (const auto& argument : parsed) {
     starts_.push_back(owned_.size());
     json::to_cbor(argument, owned_);
   }

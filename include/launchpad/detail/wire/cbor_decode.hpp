@@ -42,11 +42,10 @@ namespace lp::detail::cbor {
 
 // ---- What the typed reader shares across types (not templates) ----------
 
-using type_namer = std::string (*)();
-
 // The item at `start` does not fit: "expected <expected> (<type>), got
-// <the item>", quoted as the generic reader reads it.
-[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type);
+// <the item>", quoted as the generic reader reads it. `type` is the C++
+// type's type_spelling.
+[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type);
 
 // The item at `start` is not a tensor.
 [[noreturn]] LP_API void not_a_tensor(reader& in, std::size_t start);
@@ -57,7 +56,7 @@ LP_API std::size_t count_items(reader& in);
 
 // An integer item (initial byte read) within [min, max], as its 64 bits.
 inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t initial,
-                                  std::int64_t min, std::uint64_t max, type_namer type) {
+                                  std::int64_t min, std::uint64_t max, std::string_view type) {
   std::uint8_t major = initial >> 5, info = initial & 0x1f;
   if (major > 1) mismatch(in, start, "an integer", type);
   if (info == 31) in.indefinite_number(major);
@@ -73,7 +72,7 @@ inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t in
 
 // A number item (an integer or a float) within +-max, or not finite.
 inline double read_number(reader& in, std::size_t start, std::uint8_t initial, double max,
-                          type_namer type) {
+                          std::string_view type) {
   std::uint8_t major = initial >> 5, info = initial & 0x1f;
   double value;
   if (major == 7 && info >= 25 && info <= 27) {
@@ -160,11 +159,11 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial);
 template <class T>
 void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std::string_view expected) {
   using element = typename T::value_type;
-  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
   if constexpr (is_std_array<T>) {
-    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
     reader::nested items(in);
     for (auto& item : out) read_value(in, item);
     if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
@@ -194,10 +193,10 @@ std::string array_expected() {
 template <class T>
 void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   constexpr std::string_view expected = "an array of the tuple's size";
-  if (initial >> 5 != 4) mismatch(in, start, expected, &type_name<T>);
+  if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
-  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, &type_name<T>);
+  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
   {
     reader::nested items(in);
     std::apply([&](auto&... item) { (read_value(in, item), ...); }, out);
@@ -207,7 +206,7 @@ void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
 
 template <class T>
 void read_map(reader& in, T& out, std::size_t start, std::uint8_t initial) {
-  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  if (initial >> 5 != 5) mismatch(in, start, "an object", type_spelling<T>);
   auto count = in.size_of(initial);
   in.map_fits(count);
   out.clear();
@@ -226,7 +225,7 @@ void read_map(reader& in, T& out, std::size_t start, std::uint8_t initial) {
 template <class T>
 void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   constexpr std::size_t n = member_count<T>;
-  if (initial >> 5 != 5) mismatch(in, start, "an object", &type_name<T>);
+  if (initial >> 5 != 5) mismatch(in, start, "an object", type_spelling<T>);
   auto count = in.size_of(initial);
   in.map_fits(count);
   std::array<bool, n> seen{};
@@ -257,7 +256,7 @@ void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
     else misfit = misfits.find(at);
   });
   if (missing)
-    mismatch(in, start, std::string("an object with member '") + missing + "'", &type_name<T>);
+    mismatch(in, start, std::string("an object with member '") + missing + "'", type_spelling<T>);
   if (misfit) throw decode_error(*misfit);
 }
 
@@ -302,21 +301,21 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if constexpr (kind == wire_kind::boolean) {
     if (initial == 0xf5) out = true;
     else if (initial == 0xf4) out = false;
-    else mismatch(in, start, "a boolean", &type_name<T>);
+    else mismatch(in, start, "a boolean", type_spelling<T>);
   } else if constexpr (kind == wire_kind::integer) {
     out = static_cast<T>(read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
                                       static_cast<std::uint64_t>(std::numeric_limits<T>::max()),
-                                      &type_name<T>));
+                                      type_spelling<T>));
   } else if constexpr (kind == wire_kind::floating) {
     out = static_cast<T>(read_number(in, start, initial, static_cast<double>(std::numeric_limits<T>::max()),
-                                     &type_name<T>));
+                                     type_spelling<T>));
   } else if constexpr (kind == wire_kind::enumeration) {
     using underlying = std::underlying_type_t<T>;
     out = static_cast<T>(static_cast<underlying>(
         read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
-                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), &type_name<T>)));
+                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), type_spelling<T>)));
   } else if constexpr (kind == wire_kind::string) {
-    if (initial >> 5 != 3) mismatch(in, start, "a string", &type_name<T>);
+    if (initial >> 5 != 3) mismatch(in, start, "a string", type_spelling<T>);
     out.clear();
     in.text_into(in.size_of(initial), out);
   } else if constexpr (kind == wire_kind::optional) {
@@ -335,9 +334,9 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
       std::string scratch;
       auto typed = read_tagged(in, initial, scratch);
       if (!typed_array::unpack(typed.tag, typed.bytes.data(), typed.bytes.size(), out))
-        mismatch(in, start, expected(), &type_name<T>);
+        mismatch(in, start, expected(), type_spelling<T>);
     } else if (major == 2) {
-      mismatch(in, start, expected(), &type_name<T>);
+      mismatch(in, start, expected(), type_spelling<T>);
     } else if constexpr (fixed) {
       read_items(in, out, start, initial, array_expected<T>());
     } else {
@@ -354,17 +353,12 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
     read_record(in, out, start, initial);
   } else if constexpr (kind == wire_kind::tensor) {
     read_tensor(in, out, start, initial);
-  } else if constexpr (kind == wire_kind::json) {
-    in.seek(start);
-    out = in.read();
-  } else if constexpr (kind == wire_kind::nlohmann) {
-    in.seek(start);
-    json item = in.read();
-    try {
-      out = item.template get<T>();
-    } catch (const json::exception& e) {
-      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
-                         ": " + e.what());
+  } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
+    if constexpr (json_codec_included<T>) {
+      in.seek(start);
+      json_codec<T>::read(in, out);
+    } else {
+      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
     }
   } else {
     static_assert(unhandled_kind<T>, "the typed CBOR reader has no case for this wire kind");
@@ -384,13 +378,8 @@ T read_item(reader& in) {
   if constexpr (wire_kind_of<T> == wire_kind::nlohmann && !std::is_default_constructible_v<T>) {
     // nlohmann can make some types it cannot assign to.
     in.check_depth();
-    json item = in.read();
-    try {
-      return item.template get<T>();
-    } catch (const json::exception& e) {
-      throw decode_error(std::string("cannot convert ") + describe_value(item) + " to " + type_name<T>() +
-                         ": " + e.what());
-    }
+    if constexpr (json_codec_included<T>) return json_codec<T>::make(in);
+    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     T value{};
     read_value(in, value);
@@ -423,10 +412,10 @@ T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
-LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, type_namer type) {
+LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type) {
   in.seek(start);
   json item = in.read();
-  throw decode_error("expected " + std::string(expected) + " (" + type() + "), got " +
+  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) + "), got " +
                      describe_value(item));
 }
 

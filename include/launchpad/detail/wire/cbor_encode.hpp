@@ -199,10 +199,9 @@ void write_value(sink& out, const T& value) {
     numbers(out, value.data(), value.values().size());
     text(bytes, "shape");
     write_value(out, value.shape());
-  } else if constexpr (kind == wire_kind::json) {
-    json::to_cbor(value, bytes);
-  } else if constexpr (kind == wire_kind::nlohmann) {
-    json::to_cbor(json(value), bytes);
+  } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
+    if constexpr (json_codec_included<T>) json_codec<T>::write(bytes, value);
+    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
   }

@@ -53,19 +53,10 @@ class reader {
 
   // ---- Whole items -------------------------------------------------------
 
-  json read_all() {
-    json value = read();
-    at_end();
-    return value;
-  }
+  LP_API json read_all();
 
   // The item that starts at `at`, which is moved past it.
-  json read_at(std::size_t& at) {
-    at_ = at;
-    json value = read();
-    at = at_;
-    return value;
-  }
+  LP_API json read_at(std::size_t& at);
 
   // Checks the item that starts at `at` as read_at does, without building a
   // value; `at` is moved past it.
@@ -268,11 +259,26 @@ class reader {
   bool check_text_;
 };
 
-inline json read(std::string_view bytes, std::size_t max_depth) {
+LP_API json read(std::string_view bytes, std::size_t max_depth);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API json read(std::string_view bytes, std::size_t max_depth) {
   return reader(bytes, max_depth).read_all();
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API json reader::read_all() {
+  json value = read();
+  at_end();
+  return value;
+}
+
+LP_API json reader::read_at(std::size_t& at) {
+  at_ = at;
+  json value = read();
+  at = at_;
+  return value;
+}
 
 LP_API std::optional<std::vector<std::size_t>> reader::array_items() {
   auto initial = next();

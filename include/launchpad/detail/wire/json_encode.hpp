@@ -1,10 +1,10 @@
 #pragma once
 
-// to_wire: a C++ value as a json value, for a JSON reply (and for anyone
-// who wants the value as json): the value's CBOR (cbor_encode.hpp, the one
-// writer) read back by the generic reader. Vectors of numbers and tensors'
-// data are typed arrays in it (json binary values), which protocol::encode
-// writes as arrays of numbers. Only JSON replies come this way.
+// JSON out: a value is written as CBOR (cbor_encode.hpp, the one writer) and
+// read back by the generic reader, so a JSON reply (reply_to_json) and
+// lp::detail::to_wire (<launchpad/json.hpp>) hold what a CBOR one would.
+// Vectors of numbers and tensors' data are typed arrays in it (json binary
+// values), which protocol::encode writes as arrays of numbers.
 
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/cbor_encode.hpp>
@@ -18,13 +18,6 @@ namespace lp::detail {
 // Our own bytes, read back: no bound on nesting, and text that is not
 // UTF-8 is kept for the JSON writer to replace.
 LP_API json json_of_written(std::string_view bytes);
-
-template <class T>
-json to_wire(const T& value) {
-  std::string bytes;
-  cbor::write(bytes, value);
-  return json_of_written(bytes);
-}
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 

@@ -25,7 +25,7 @@
 #include <cstdint>
 #include <launchpad/detail/config.hpp>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,12 +34,14 @@
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
-#include <valarray>
 #include <variant>
 #include <vector>
 
 namespace lp {
 
+// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
+// and writing it needs <launchpad/json.hpp>, which most programs never
+// include, and so never parse nlohmann's header.
 using json = nlohmann::json;
 
 template <class T>
@@ -144,10 +146,14 @@ inline constexpr bool is_other_text<std::basic_string<C, Tr, A>> = true;
 template <class C, class Tr>
 inline constexpr bool is_other_text<std::basic_string_view<C, Tr>> = true;
 
+// std::valarray, known by members no other type has together, so that
+// its header (a third of a second of every build) stays out.
 template <class T>
-inline constexpr bool is_valarray = false;
-template <class E>
-inline constexpr bool is_valarray<std::valarray<E>> = true;
+concept valarray_like = requires(const T& value) {
+  typename T::value_type;
+  value.cshift(1);
+  value.sum();
+};
 
 template <class T>
 concept range_like = requires(const T& value) {
@@ -169,11 +175,35 @@ concept own_conversion = requires(json& j, const json& in, const T& value, T& ou
 };
 }  // namespace json_probe
 
-template <class T>
-concept nlohmann_convertible = requires(json& j, const T& value) {
+// (J is lp::json; a parameter, so that the check waits for a use, by which
+// time <launchpad/json.hpp> may have made it a complete type.)
+template <class T, class J>
+concept nlohmann_convertible_as = requires(J& j, const T& value) {
   j = value;
   j.template get<T>();
 };
+template <class T>
+concept nlohmann_convertible = nlohmann_convertible_as<T, json>;
+
+// How the json and nlohmann kinds cross: defined by <launchpad/json.hpp>,
+// the only header that brings in nlohmann's. A codec that meets either kind
+// without it says to include it (LP_DETAIL_WHY_JSON_HEADER).
+template <class T>
+struct json_codec;
+
+template <class T>
+concept json_codec_defined = requires {
+  sizeof(json_codec<T>);
+};
+// (A constant rather than the concept in static_asserts: a failed concept
+// adds a page of notes to the one message.)
+template <class T>
+inline constexpr bool json_codec_included = json_codec_defined<T>;
+
+#define LP_DETAIL_WHY_JSON_HEADER                                                      \
+  "lp::json, and types with their own to_json/from_json, cross the wire through "      \
+  "nlohmann_json: add #include <launchpad/json.hpp> (it brings in nlohmann's header, " \
+  "which launchpad.hpp leaves out to keep your builds fast)"
 
 // ---- The kinds -----------------------------------------------------------
 
@@ -248,7 +278,7 @@ constexpr wire_kind classify() {
     return wire_kind::refused_variant;
   else if constexpr (is_other_text<U>)
     return wire_kind::refused_text;
-  else if constexpr (std::is_array_v<U> || is_valarray<U> || range_like<U>)
+  else if constexpr (std::is_array_v<U> || valarray_like<U> || range_like<U>)
     return wire_kind::refused_container;
   else if constexpr (std::is_object_v<U> && nlohmann_convertible<U>)
     return wire_kind::nlohmann;  // e.g. an adl_serializer specialization

@@ -117,6 +117,13 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
 // is an lp::remote_error).
 LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply);
 
+// Throws the error the reply stands for, if it stands for one.
+LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply);
+
+// The same, in CBOR: what a typed read takes, whatever the reply's format.
+LP_API std::string result_cbor(const std::string& node, const std::string& method,
+                               const raw_reply& reply);
+
 // A result that does not fit its type, as the caller hears of it.
 [[noreturn]] LP_API void misfit_result(const std::string& node, const std::string& method,
                                        const decode_error& e);
@@ -128,7 +135,7 @@ template <class R>
 R read_result(const std::string& node, const std::string& method,
               const raw_reply& reply) {
   if constexpr (std::is_void_v<R>) {
-    result_in(node, method, reply);
+    check_reply(node, method, reply);
   } else {
     // What a node writes: {"result": value}, read straight into an R.
     if (reply.status == 200 && reply.format == protocol::format::cbor &&
@@ -144,7 +151,9 @@ R read_result(const std::string& node, const std::string& method,
       }
     }
     try {
-      return from_wire<R>(result_in(node, method, reply));
+      auto bytes = result_cbor(node, method, reply);
+      std::size_t at = 0;
+      return cbor::read_as<R>(bytes, at, cbor::unbounded);
     } catch (const decode_error& e) {
       misfit_result(node, method, e);
     }
@@ -220,6 +229,15 @@ LP_API json result_in(const std::string& node, const std::string& method, const 
                        reply.status);
   }
   return result_of(node, method, reply.status, std::move(parsed));
+}
+
+LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply) {
+  result_in(node, method, reply);
+}
+
+LP_API std::string result_cbor(const std::string& node, const std::string& method,
+                               const raw_reply& reply) {
+  return cbor_of(result_in(node, method, reply));
 }
 
 LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {

@@ -61,12 +61,6 @@ inline std::optional<element> element_of(std::uint64_t tag) {
   return element{std::size_t{1} << ll, false, is_signed, little};
 }
 
-template <packable T>
-json pack(const T* data, std::size_t count) {
-  auto* first = reinterpret_cast<const std::uint8_t*>(data);  // bytes may alias anything
-  return json::binary(std::vector<std::uint8_t>(first, first + count * sizeof(T)), native_tag<T>);
-}
-
 template <class T>
 T byte_swapped(T value) {
   unsigned char bytes[sizeof(T)];
@@ -101,11 +95,6 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::array<T,
   if (!native)
     for (auto& value : out) value = byte_swapped(value);
   return true;
-}
-
-template <packable T>
-bool unpack(const json::binary_t& bytes, std::vector<T>& out) {
-  return bytes.has_subtype() && unpack(bytes.subtype(), bytes.data(), bytes.size(), out);
 }
 
 // The value with every typed array turned into an array of numbers, for a

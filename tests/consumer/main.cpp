@@ -5,6 +5,7 @@
 // program.
 #include <chrono>
 #include <iostream>
+#include <launchpad/json.hpp>  // for lp::json, also from single_include/
 #include <launchpad/launchpad.hpp>
 #include <stdexcept>
 #include <string>
@@ -15,8 +16,9 @@ struct Greeter {
   std::string greeting;
   std::string greet(const std::string& name) const { return greeting + ", " + name; }
   long twice(long x) const { return 2 * x; }
+  lp::json settings() const { return {{"greeting", greeting}}; }
 };
-LP_SERVICE(Greeter, greet, twice);
+LP_SERVICE(Greeter, greet, twice, settings);
 
 struct Caller {
   lp::client<Greeter> greeter;
@@ -24,7 +26,8 @@ struct Caller {
     auto quick = greeter.with_deadline(std::chrono::seconds(30));
     std::string reply = quick.greet("consumer");
     std::future<long> doubled = quick.async.twice(21);
-    if (reply != "Hello, consumer" || doubled.get() != 42)
+    if (reply != "Hello, consumer" || doubled.get() != 42 ||
+        quick.settings().value("greeting", "") != "Hello")
       throw std::runtime_error("unexpected reply: " + reply);
     std::cout << reply << " (launchpad " << lp::version.string << ", node "
               << lp::context().label << ")" << std::endl;

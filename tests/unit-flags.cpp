@@ -128,6 +128,18 @@ TEST_SUITE("flags") {
           "--lp_max_body_mb=0: give a whole number from 1 to 1048576");
     CHECK(usage_error_of({"--lp_termination_notice_secs=5s"}) ==
           "--lp_termination_notice_secs=5s: give a whole number from 0 to 86400");
+    CHECK(usage_error_of({"--lp_status_port=http"}) ==
+          "--lp_status_port=http: give a port from 0 to 65535, or off");
+    CHECK(usage_error_of({"--lp_status_port=65536"}) ==
+          "--lp_status_port=65536: give a port from 0 to 65535, or off");
+    CHECK(parsed({"--lp_status_port=off"}).status_port == "off");
+    CHECK(parsed({"--lp_status_port", "8080"}).status_port == "8080");
+    CHECK(parsed({}).status_port == "0");
+    auto status =
+        parsed({"--lp_status=/tmp/lp-x-1", "--lp_json", "--lp_status_linger_secs=5"});
+    CHECK(status.status_of == "/tmp/lp-x-1");
+    CHECK(status.json);
+    CHECK(status.status_linger_secs == 5);
     auto good = parsed({"--lp_terminal", "tmux", "--lp_max_body_mb=1", "--lp_log_dir", "out"});
     CHECK(good.terminal == "tmux");
     CHECK(good.max_body_mb == 1);

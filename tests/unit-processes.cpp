@@ -161,7 +161,9 @@ TEST_SUITE("processes") {
   TEST_CASE("actor_learner as local_mp: every node a process, and the policy learned") {
     const char* example = std::getenv("LP_EXAMPLE_ACTOR_LEARNER");
     REQUIRE(example);
-    mp::command launcher({example, "--lp_launch=local_mp"});
+    mp::scratch dir;
+    mp::command launcher(
+        {example, "--lp_launch=local_mp", "--lp_checkpoint_dir=" + dir.path});
     // A few seconds, but learning is slow under a sanitizer on a busy machine.
     auto status = launcher.wait(std::chrono::seconds(180));
     INFO(launcher.output());
@@ -169,6 +171,9 @@ TEST_SUITE("processes") {
     CHECK(WIFEXITED(*status));
     CHECK(WEXITSTATUS(*status) == 0);  // the example fails unless it beat a random policy
     CHECK(launcher.count("[learner] average return: learned policy 1.00, random policy ") == 1);
+    // Saved when they stopped: a later launch could resume from them.
+    CHECK(dir.has("replay.ckpt"));
+    CHECK(dir.has("learner.ckpt"));
     for (std::string label : {"replay", "learner", "actors/0", "actors/1", "actors/2"})
       CHECK(launcher.count("[" + label + "] [lp] " + label + " serving at") == 1);
   }
@@ -486,6 +491,51 @@ TEST_SUITE("processes") {
     CHECK(summary.find("crashing on start 1") != std::string::npos);
     auto counter = running.client(p.find<scenarios::Counter>("counter"));
     CHECK_THROWS_WITH_AS(counter.get(), doctest::Contains("counter.get"), lp::transport_error);
+  }
+
+  TEST_CASE(
+      "a node that deadlocks itself: past its health_timeout it fails, or restarts") {
+    {
+      mp::scratch dir;
+      lp::program p("scenario_knot");
+      scenarios::make(p, "knot", dir.path);
+      auto running =
+          lp::launch<lp::test_multi_processing>(p, mp::options_for("knot", dir));
+      auto knot = running.client(p.find<scenarios::Knot>("knots/0"));
+      CHECK_THROWS_AS(knot.with_deadline(std::chrono::seconds(20)).tie(),
+                      lp::transport_error);
+      CHECK_THROWS_AS(running.wait(), lp::node_failure);
+      auto summary = running.summary();
+      INFO(summary);
+      CHECK(summary.find("[lp] node knots/0 failed: hung: a call waited past its group's "
+                         "health_timeout") != std::string::npos);
+      CHECK(
+          summary.find("past its group's health_timeout of 500 ms; ending its process") !=
+          std::string::npos);
+    }
+    {
+      mp::scratch dir;
+      lp::program p("scenario_knot_restarted");
+      scenarios::make(p, "knot_restarted", dir.path);
+      auto running = lp::launch<lp::test_multi_processing>(
+          p, mp::options_for("knot_restarted", dir));
+      auto knot = running.client(p.find<scenarios::Knot>("knots/0"));
+      CHECK_THROWS_AS(knot.with_deadline(std::chrono::seconds(20)).tie(),
+                      lp::transport_error);
+      int answer = 0;
+      CHECK(mp::eventually(
+          [&] {
+            try {
+              answer = knot.ping();
+              return true;
+            } catch (const lp::transport_error&) {
+              return false;
+            }
+          },
+          std::chrono::seconds(20)));
+      CHECK(answer == 1);
+      CHECK(running.stop());
+    }
   }
 
   TEST_CASE("a call issued before its node serves waits for it") {

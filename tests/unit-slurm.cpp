@@ -220,6 +220,35 @@ TEST_SUITE("slurm") {
       CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
   }
 
+  TEST_CASE("peers that call each other, and a node that waits for their runs: exit 0") {
+    scratch dir;
+    command launcher(scenario("mutual", dir));
+    auto status = launcher.exit_code(120s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    // Written once lp::wait_for_runs("peers") returned: both runs had ended.
+    CHECK(file_text(dir.path + "/runs.done") == "50,50");
+    CHECK(command::job_gone(launcher.job()));
+  }
+
+  TEST_CASE("a group's environment reaches its job steps, and only them") {
+    scratch dir;
+    command launcher(scenario("environment", dir));
+    auto status = launcher.exit_code(120s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    auto learner = file_text(dir.path + "/learner.where");
+    auto others = file_text(dir.path + "/others.where");
+    INFO(learner, " / ", others);
+    CHECK(learner.find(" --xla_lp_test=1 ") != std::string::npos);
+    CHECK(others.find("--xla_lp_test") == std::string::npos);
+    CHECK(command::job_gone(launcher.job()));
+  }
+
   TEST_CASE("kill -9 of one node's task: the job ends, and the launcher names the node") {
     scratch dir;
     command launcher(sleepers(dir));

@@ -4,8 +4,11 @@
 // buffer; a learner samples the buffer, improves a Q-table and serves it;
 // actors fetch the latest table now and then. Here the "network" is a table
 // of 100 floats and the learner is tabular Q-learning, but the graph is the
-// one a deep-RL agent has.
+// one a deep-RL agent has. The replay buffer and the learner checkpoint
+// their state (lp_save, lp_restore): a restarted one goes on from its last
+// checkpoint, and a later launch resumes with --lp_resume.
 #include <algorithm>
+#include <boost/hana/define_struct.hpp>
 #include <chrono>
 #include <functional>
 #include <launchpad/json.hpp>  // transition converts with NLOHMANN_DEFINE_TYPE_INTRUSIVE
@@ -116,6 +119,17 @@ struct transition {
   NLOHMANN_DEFINE_TYPE_INTRUSIVE(transition, state, action, reward, next_state, done)
 };
 
+// What the replay buffer and the learner keep across a restart, and take up
+// again from a later launch's --lp_resume (docs/launching.md, "Fault
+// tolerance"): what their lp_save() returns.
+struct replay_state {
+  BOOST_HANA_DEFINE_STRUCT(replay_state, (std::vector<transition>, items), (long, oldest),
+                           (long, inserted), (long, sampled));
+};
+struct learner_state {
+  BOOST_HANA_DEFINE_STRUCT(learner_state, (parameters, q), (long, updates_done));
+};
+
 // --- The nodes. ---------------------------------------------------------------
 
 // A stand-in for Launchpad's ReverbNode: a bounded buffer of transitions,
@@ -148,6 +162,8 @@ struct ReplayBuffer {
       }
     }
     inserted += static_cast<long>(episode.size());
+    // On the status page and at GET /lp/v1/metrics (docs/observability.md).
+    lp::metrics::gauge("replay_size").set(static_cast<double>(size()));
   }
   // `n` transitions drawn with replacement, or none when the rate limiter
   // says wait (the caller tries again later: a call that blocked here would
@@ -163,6 +179,17 @@ struct ReplayBuffer {
     return batch;
   }
   long size() const { return static_cast<long>(items.size()); }
+
+  // Taken between calls, which alone change the buffer.
+  replay_state lp_save() const {
+    return {items, static_cast<long>(oldest), inserted, sampled};
+  }
+  void lp_restore(replay_state saved) {
+    items = std::move(saved.items);
+    oldest = static_cast<std::size_t>(saved.oldest);
+    inserted = saved.inserted;
+    sampled = saved.sampled;
+  }
 };
 LP_SERVICE(ReplayBuffer, insert, sample, size);
 
@@ -196,8 +223,20 @@ struct Learner {
     return updates_done == config.updates;
   }
 
+  // run() changes the state too: it is taken under the lock.
+  learner_state lp_save() const {
+    std::lock_guard lock(mutex);
+    return {q, updates_done};
+  }
+  void lp_restore(learner_state saved) {
+    std::lock_guard lock(mutex);
+    q = std::move(saved.q);
+    updates_done = saved.updates_done;
+  }
+
   void run() {
-    for (long u = 0; u < config.updates;) {
+    // A restored learner goes on from where its checkpoint left off.
+    for (long u = updates_done; u < config.updates;) {
       auto batch = replay.sample(config.batch);  // no lock held while calling
       if (batch.empty()) {                       // rate limited: wait for the actors
         if (lp::wait_for_stop(std::chrono::milliseconds(2))) return;
@@ -232,6 +271,10 @@ struct Actor {
   int fetch_every = 4;
 
   void run() {
+    // This actor's figures, plotted on the status page: kept, not looked up
+    // each episode.
+    lp::metrics::series returns("episode_return");
+    lp::metrics::counter episodes("episodes");
     std::mt19937 rng(seed);
     grid_world env;
     parameters q;
@@ -242,14 +285,18 @@ struct Actor {
       }
       std::vector<transition> seen;
       int state = env.reset();
+      float episode_return = 0;
       for (bool done = false; !done;) {
         int action = epsilon_greedy(q, state, epsilon, rng);
         auto next = env.step(action);
         seen.push_back({state, action, next.reward, next.state, next.done});
+        episode_return += next.reward;
         state = next.state;
         done = next.done;
       }
       replay.insert(seen);
+      returns.record(episode_return);
+      episodes.add(1);
     }
   }
 };

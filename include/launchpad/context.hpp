@@ -9,6 +9,7 @@
 #include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/error.hpp>
 #include <string>
+#include <vector>
 
 namespace lp {
 
@@ -21,6 +22,11 @@ struct node_context {
   std::string run_dir;  // the launch's run directory (its secret, its logs);
                         // empty under a test_multi_threading controller
   int pid = 0;          // the node's process
+  // Under local_mp, for a group with resources({.cpus, .gpus}): the cores
+  // its process is pinned to and the GPUs handed to it (CUDA_VISIBLE_DEVICES
+  // holds them too); empty otherwise.
+  std::vector<int> cores;
+  std::vector<int> gpus;
 };
 
 namespace detail {
@@ -48,8 +54,9 @@ inline node_context context() {
     throw usage_error(
         "lp::context() was called outside a node; call it from a node's run(), one of its "
         "methods or its constructor");
-  return {identity->label,   identity->group,   identity->index, identity->program,
-          identity->launch,  identity->run_dir, ::getpid()};
+  return {identity->label,   identity->group,  identity->index,
+          identity->program, identity->launch, identity->run_dir,
+          ::getpid(),        identity->cores,  identity->gpus};
 }
 
 // Stops the whole program: from a node, its own program; from elsewhere (main,
@@ -73,6 +80,18 @@ bool wait_for_stop(std::chrono::duration<Rep, Period> timeout) {
 }
 
 inline void wait_for_stop() { detail::launch_of_caller("lp::wait_for_stop()")->wait_for_stop(); }
+
+// Waits until the run() of every node named (a group's name or a node's
+// label) has returned; false if the program stops first. Under every launch
+// policy, from any node but those it waits for (lp::usage_error), e.g.
+// lp::wait_for_runs("actors") or lp::wait_for_runs({"actors", "learner"}).
+// A node restarted after its run() returned does not make it pending again.
+inline bool wait_for_runs(const std::vector<std::string>& names) {
+  return detail::launch_of_caller("lp::wait_for_runs()")->wait_for_runs(names);
+}
+inline bool wait_for_runs(const char* name) {
+  return wait_for_runs(std::vector<std::string>{name});
+}
 
 // Runs `callback` once when the program is asked to stop (at once if it
 // already is), before the servers close: the place to flush and save.

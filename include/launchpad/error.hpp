@@ -56,6 +56,14 @@ class secret_error : public launch_error {
   explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
 };
 
+// A checkpoint that cannot be restored: unreadable, corrupt, or the state of
+// another service. The message names the file.
+class checkpoint_error : public launch_error {
+ public:
+  explicit checkpoint_error(const std::string& message)
+      : launch_error("checkpoint_error", message) {}
+};
+
 // A node of a launched program failed (its run() threw, its process exited
 // non-zero or was killed), as a test controller's wait() reports it. what()
 // names each failed node; under test_multi_threading the node's own

@@ -9,6 +9,8 @@
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/program.hpp>
+// After program.hpp, which reaches the node registry metrics.hpp defines with.
+#include <launchpad/metrics.hpp>
 #include <launchpad/service.hpp>
 #include <launchpad/tensor.hpp>
 #include <launchpad/version.hpp>

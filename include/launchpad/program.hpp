@@ -19,9 +19,11 @@
 
 namespace lp {
 
-// What each process of a group needs from a cluster: one node's process, or
-// a colocated group's one process. Only the Slurm launch uses it, e.g.
+// What each process of a group needs: one node's process, or a colocated
+// group's one process, e.g.
 // p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1}).
+// Slurm allocates all three; local_mp hands out distinct GPUs
+// (CUDA_VISIBLE_DEVICES) and pins the process to `cpus` cores.
 struct resources {
   int cpus = 1;
   long memory_mb = 0;  // 0: the partition's default
@@ -37,6 +39,7 @@ struct node_info {
   std::string service;
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
+  bool checkpointed = false;  // lp::checkpointed: lp_save and lp_restore
 };
 
 // What a group asks of the launch policies that run processes.
@@ -45,6 +48,14 @@ struct group_settings {
   std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
   bool colocated = false;                          // all its nodes in one process
   lp::resources resources;                         // per process, for cluster launches
+  // Saves of checkpointed nodes (lp::checkpointed) while they run; zero:
+  // only when they stop.
+  std::chrono::milliseconds checkpoint_interval{0};
+  // A node whose calls wait longer than this for the one before them (a
+  // handler that never returns) is taken for hung; zero: never.
+  std::chrono::milliseconds health_timeout{0};
+  bool pin_cores = false;  // resources() was given: local launches pin to its cpus
+  std::map<std::string, std::string> env;  // added to each process's environment
 };
 
 class program;
@@ -57,6 +68,8 @@ using node_builder = std::function<std::unique_ptr<node_instance>(const connecto
 struct graph_access {
   static std::unique_ptr<node_instance> build(const program& graph, std::size_t node,
                                               const connector& connect);
+  // Throws lp::graph_error naming a node reserved and never defined.
+  static void check_defined(const program& graph);
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -94,6 +107,35 @@ class program {
   handle<T> add_node(std::string label, Args&&... args) {
     detail::check_name(label, "a node label");
     return add<T>(std::move(label), "", -1, std::forward<Args>(args)...);
+  }
+
+  // Reserves a node serving T, to be built from define(handle, args...)
+  // later: its handle can go to nodes added before it is defined, so that
+  // two nodes can hold clients of each other (a learner and its evaluator).
+  // A launch refuses a program with a node reserved and never defined.
+  template <class T>
+  handle<T> reserve(std::string label) {
+    detail::check_name(label, "a node label");
+    return reserve_node<T>(std::move(label), "", -1);
+  }
+
+  // Gives a reserved node the arguments it is built from, as add_node does.
+  template <class T, class... Args>
+  void define(const handle<T>& reserved, Args&&... args) {
+    static_assert(service<T>, "define(handle, args...): the handle's T is not a service");
+    if (reserved.owner() != this)
+      throw graph_error("program::define: the handle to '" + reserved.label() +
+                        "' was not reserved in program '" + name_ + "'");
+    std::size_t at = 0;
+    while (nodes_[at].label != reserved.label()) ++at;  // a handle of ours names a node
+    if (builders_[at])
+      throw graph_error("node '" + reserved.label() +
+                        "' is defined already; define each "
+                        "reserved node once");
+    auto spec = nodes_[at];
+    auto builder = wire<T>(spec, std::forward<Args>(args)...);
+    nodes_[at] = std::move(spec);
+    builders_[at] = std::move(builder);
   }
 
   // A group of nodes labelled "<name>/0", "<name>/1", ...
@@ -137,44 +179,77 @@ class program {
     static_assert(service<T>,
                   "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
                   "right after T, in T's namespace or at global scope");
-    static_assert(
-        !service<T> || detail::buildable_or_explained<T, detail::resolved_t<std::decay_t<Args>>...>(),
-        "add_node<T>(label, args...): T cannot be built from these arguments. Each "
-        "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); check "
-        "the arguments' number, order and types against T's constructor or members");
-    if constexpr (service<T> &&
-                  detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
+    if constexpr (service<T>) {
       if (taken(label))
         throw graph_error("program '" + name_ + "' already has a node or group named '" +
                           label + "'; labels must be unique");
-      node_info spec;
-      spec.label = label;
-      spec.group = std::move(group);
-      spec.index = index;
-      spec.service = std::string(service_definition<T>::name);
-      spec.has_run = runnable<T>;
+      auto spec = declared<T>(label, std::move(group), index);
+      auto builder = wire<T>(spec, std::forward<Args>(args)...);
+      nodes_.push_back(std::move(spec));
+      builders_.push_back(std::move(builder));
+    }
+    return handle<T>(this, std::move(label));
+  }
+
+  template <class T>
+  handle<T> reserve_node(std::string label, std::string group, int index) {
+    static_assert(
+        service<T>,
+        "reserve<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
+        "right after T, in T's namespace or at global scope");
+    if (taken(label))
+      throw graph_error("program '" + name_ + "' already has a node or group named '" +
+                        label + "'; labels must be unique");
+    nodes_.push_back(declared<T>(label, std::move(group), index));
+    builders_.emplace_back();
+    return handle<T>(this, std::move(label));
+  }
+
+  template <class T>
+  static node_info declared(std::string label, std::string group, int index) {
+    node_info spec;
+    spec.label = std::move(label);
+    spec.group = std::move(group);
+    spec.index = index;
+    spec.service = std::string(service_definition<T>::name);
+    spec.has_run = runnable<T>;
+    spec.checkpointed = lp::checkpointed<T>;
+    return spec;
+  }
+
+  // Checks the handles among args and records them as spec's edges; returns
+  // what builds the node from args.
+  template <class T, class... Args>
+  detail::node_builder wire(node_info& spec, Args&&... args) {
+    static_assert(
+        detail::buildable_or_explained<T, detail::resolved_t<std::decay_t<Args>>...>(),
+        "add_node<T>(label, args...): T cannot be built from these arguments. Each "
+        "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); "
+        "check "
+        "the arguments' number, order and types against T's constructor or members");
+    if constexpr (detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
       auto check = [&](const std::string& target, const program* owner) {
         if (!owner)
-          throw graph_error("node '" + label + "' was given an empty lp::handle (default-"
-                            "constructed, naming no node); give it the handle add_node returned");
+          throw graph_error(
+              "node '" + spec.label +
+              "' was given an empty lp::handle (default-"
+              "constructed, naming no node); give it the handle add_node returned");
         if (owner != this)
-          throw graph_error("node '" + label + "' was given a handle to '" + target +
+          throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
                             "' from another program; handles work only in the program "
                             "that made them");
         spec.edges.push_back(target);
       };
       (detail::for_each_handle(args, check), ...);
-      builders_.push_back([stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
-                       const detail::connector& connect) {
+      return [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
+                 const detail::connector& connect) {
         return std::apply(
             [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
               return std::make_unique<detail::typed_node<T>>(
                   detail::build<T>(detail::resolve(arg, connect)...));
             },
             stored);
-      });
-      nodes_.push_back(std::move(spec));
-      return handle<T>(this, std::move(label));
+      };
     } else {
       throw graph_error("unreachable: rejected at compile time");
     }
@@ -207,6 +282,12 @@ class node_group {
     return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
                             std::forward<Args>(args)...);
   }
+  // The group's next node, reserved for program::define (see program::reserve).
+  template <class T>
+  handle<T> reserve() {
+    int index = program_->groups_[name_].size++;
+    return program_->reserve_node<T>(name_ + "/" + std::to_string(index), name_, index);
+  }
   const std::string& name() const noexcept { return name_; }
 
   // When a node of this group fails (exits non-zero or is killed), start it
@@ -230,6 +311,31 @@ class node_group {
     return *this;
   }
 
+  // Saves the state of this group's checkpointed nodes (those with
+  // lp_save/lp_restore) this often, besides when they stop; a restarted
+  // node restores the last save before it serves (docs/launching.md,
+  // "Fault tolerance").
+  node_group& checkpoint_every(std::chrono::milliseconds interval) {
+    if (interval.count() <= 0)
+      throw graph_error("group '" + name_ +
+                        "': checkpoint_every needs a positive interval");
+    program_->groups_[name_].settings.checkpoint_interval = interval;
+    return *this;
+  }
+
+  // Takes a node of this group for hung when a call has waited `timeout` for
+  // the node's handlers (one stuck, or a node that called itself): its
+  // process ends, and counts as failed (restart_on_failure applies). Set it
+  // above the longest a handler may rightly take. Applies to launches that
+  // run processes (docs/launching.md, "Fault tolerance").
+  node_group& health_timeout(std::chrono::milliseconds timeout) {
+    if (timeout.count() <= 0)
+      throw graph_error("group '" + name_ +
+                        "': health_timeout needs a positive duration");
+    program_->groups_[name_].settings.health_timeout = timeout;
+    return *this;
+  }
+
   // What each process of this group asks of a cluster (see docs/slurm.md);
   // a colocated group asks it once, for its one process.
   node_group& resources(lp::resources needs) {
@@ -237,6 +343,24 @@ class node_group {
       throw graph_error("group '" + name_ + "': resources need at least 1 CPU, and no negative "
                         "memory or GPUs");
     program_->groups_[name_].settings.resources = needs;
+    program_->groups_[name_].settings.pin_cores = true;
+    return *this;
+  }
+
+  // Environment variables for each process of this group, beside those of
+  // the launch (under Slurm, those of the job), e.g.
+  // .env({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}}). Applies to launches
+  // that run processes; threads share their one process's environment.
+  node_group& env(std::map<std::string, std::string> variables) {
+    for (const auto& [name, value] : variables)
+      if (name.empty() || name.find('=') != std::string::npos || name.starts_with("LP_"))
+        throw graph_error(
+            "group '" + name_ + "': '" + name +
+            "' cannot be an environment "
+            "variable's name here (empty, with '=', or LP_..., which the launch "
+            "sets itself)");
+    for (auto& [name, value] : variables)
+      program_->groups_[name_].settings.env[name] = value;
     return *this;
   }
 
@@ -251,6 +375,15 @@ namespace detail {
 inline std::unique_ptr<node_instance> graph_access::build(const program& graph, std::size_t node,
                                                           const connector& connect) {
   return graph.builders_.at(node)(connect);
+}
+
+inline void graph_access::check_defined(const program& graph) {
+  for (std::size_t i = 0; i < graph.nodes_.size(); ++i)
+    if (!graph.builders_[i])
+      throw graph_error(
+          "node '" + graph.nodes_[i].label + "' of program '" + graph.name_ +
+          "' was reserved and never defined; call define(handle, args...) with "
+          "the handle reserve returned");
 }
 
 // The labels of the nodes with a run() among `names` (labels or group names).

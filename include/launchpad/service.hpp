@@ -63,6 +63,13 @@ concept concurrent_handlers = requires {
   requires static_cast<bool>(T::lp_concurrent_handlers);
 };
 
+// A service whose state survives restarts: `State lp_save() const` and
+// `void lp_restore(State)`, State with a wire form. The launch saves it every
+// group's checkpoint_every and when the node stops, and restores it before a
+// restarted node serves (docs/launching.md, "Fault tolerance").
+template <class T>
+concept checkpointed = detail::restores_saved_state<T>;
+
 }  // namespace lp
 
 // The macro only writes names: a descriptor per method (its name, its

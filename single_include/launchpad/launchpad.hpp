@@ -1834,6 +1834,12 @@ class gathered {
   std::string& bytes() { return bytes_; }
   bool borrows() const { return !borrowed_.empty(); }
 
+  std::size_t size() const {
+    auto total = bytes_.size();
+    for (const auto& piece : borrowed_) total += piece.data.size();
+    return total;
+  }
+
   void numbers(const char* data, std::size_t size) {
     if (size < borrow_from || borrowed_.size() == max_borrowed) {
       bytes_.append(data, size);
@@ -2040,6 +2046,11 @@ LP_API json json_of_written(std::string_view bytes) {
 
 namespace lp::detail {
 
+// The exit status of a node process that ended itself for a hung node
+// (its group's health_timeout), for its launcher to say so.
+inline constexpr int hung_exit_status = 124;
+class node_metrics;
+
 // What a node can ask about itself through lp::context().
 struct node_identity {
   std::string label;
@@ -2048,6 +2059,9 @@ struct node_identity {
   std::string program;
   std::string launch;   // the launch policy's flag name, e.g. "local_mt"
   std::string run_dir;  // the launch's run directory; empty under a test controller
+  std::vector<int> cores;  // the process is pinned to; empty: not pinned
+  std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
+  node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
 };
 
 // The stop state of one running program in this process, shared by its
@@ -2176,6 +2190,23 @@ class launch_state {
     std::lock_guard lock(mutex_);
     return failure_;
   }
+
+  // How lp::wait_for_runs waits for this launch's runs: the hosts of its
+  // nodes know where the runs are (here, or with a launcher elsewhere).
+  using runs_waiter = std::function<bool(const std::vector<std::string>& names)>;
+  void set_runs_waiter(runs_waiter waiter) {
+    std::lock_guard lock(mutex_);
+    runs_waiter_ = std::move(waiter);
+  }
+  // False with no waiter set, or when the program stopped first.
+  bool wait_for_runs(const std::vector<std::string>& names) {
+    runs_waiter waiter;
+    {
+      std::lock_guard lock(mutex_);
+      waiter = runs_waiter_;
+    }
+    return waiter && waiter(names);
+  }
   std::string failed_node() const {
     std::lock_guard lock(mutex_);
     return failed_node_;
@@ -2192,6 +2223,7 @@ class launch_state {
   std::vector<std::function<void()>> on_stop_;
   std::exception_ptr failure_;
   std::string failed_node_;
+  runs_waiter runs_waiter_;
 };
 
 // The node whose code this thread is running (its run(), a handler, its
@@ -2267,6 +2299,10 @@ inline constexpr std::string_view call_prefix = "/lp/v1/call/";
 inline constexpr const char* describe_path = "/lp/v1/describe";
 inline constexpr const char* health_path = "/lp/v1/health";
 inline constexpr const char* stop_path = "/lp/v1/stop";
+// A node's figures: Prometheus's text format, or JSON when Accept asks for it.
+inline constexpr const char* metrics_path = "/lp/v1/metrics";
+// The launcher's status page: the program, its nodes and their figures.
+inline constexpr const char* status_path = "/lp/v1/status";
 inline constexpr const char* json_type = "application/json";
 inline constexpr const char* cbor_type = "application/cbor";
 
@@ -2398,6 +2434,14 @@ class bind_error : public launch_error {
 class secret_error : public launch_error {
  public:
   explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
+};
+
+// A checkpoint that cannot be restored: unreadable, corrupt, or the state of
+// another service. The message names the file.
+class checkpoint_error : public launch_error {
+ public:
+  explicit checkpoint_error(const std::string& message)
+      : launch_error("checkpoint_error", message) {}
 };
 
 // A node of a launched program failed (its run() threw, its process exited
@@ -3819,13 +3863,72 @@ constexpr bool check_method() {
   }
 }
 
+// A checkpoint of a service: `State lp_save() const` and
+// `void lp_restore(State)` (docs/launching.md, "Fault tolerance").
+template <class T>
+concept saves_state = requires(const T& node) {
+  node.lp_save();
+};
+template <class T>
+concept names_restore = requires {
+  &T::lp_restore;
+};
+template <class T>
+concept restores_saved_state = requires(T& node, const T& saved) {
+  node.lp_restore(saved.lp_save());
+};
+
+// The names the checkpoint checks print beside their messages.
+template <class T>
+struct checkpoint_of {
+  static constexpr bool has_both_lp_save_and_lp_restore =
+      saves_state<T> == names_restore<T>;
+  static constexpr bool restores_what_lp_save_returns = restores_saved_state<T>;
+  template <class State>
+  struct state {
+    static constexpr bool has_a_wire_form = wire_type<State>;
+  };
+};
+
+template <class T>
+constexpr bool check_checkpoint() {
+  if constexpr (!saves_state<T> && !names_restore<T>) {
+    return true;
+  } else if constexpr (saves_state<T> != names_restore<T>) {
+    static_assert(
+        checkpoint_of<T>::has_both_lp_save_and_lp_restore,
+        "LP_SERVICE(T): T has only half of a checkpoint (T is named beside this "
+        "message); a service whose state survives restarts has both "
+        "`State lp_save() const` and `void lp_restore(State)`");
+    return false;
+  } else if constexpr (!restores_saved_state<T>) {
+    static_assert(
+        checkpoint_of<T>::restores_what_lp_save_returns,
+        "LP_SERVICE(T): T::lp_restore cannot take what T::lp_save() returns (T is "
+        "named beside this message); declare `State lp_save() const` and "
+        "`void lp_restore(State)` with the same State");
+    return false;
+  } else {
+    using State = std::decay_t<decltype(std::declval<const T&>().lp_save())>;
+    static_assert(
+        checkpoint_of<T>::template state<State>::has_a_wire_form,
+        "LP_SERVICE(T): the State that T::lp_save() returns has no wire form (T and "
+        "State are named beside this message); checkpoints are written in CBOR: use "
+        "a type a service method could return");
+    return true;
+  }
+}
+
 // LP_SERVICE(T, methods...) as a whole. Returns true whatever it finds, so
 // that the static_assert that asks adds no message of its own.
 template <class T, class... Descriptor>
 constexpr bool check_service() {
   static_assert(std::is_class_v<T>,
                 "LP_SERVICE(T, ...): a service must be a struct or class");
-  if constexpr (std::is_class_v<T>) (check_method<T, Descriptor>(), ...);
+  if constexpr (std::is_class_v<T>) {
+    (check_method<T, Descriptor>(), ...);
+    check_checkpoint<T>();
+  }
   return true;
 }
 
@@ -3879,6 +3982,13 @@ template <class T>
 concept concurrent_handlers = requires {
   requires static_cast<bool>(T::lp_concurrent_handlers);
 };
+
+// A service whose state survives restarts: `State lp_save() const` and
+// `void lp_restore(State)`, State with a wire form. The launch saves it every
+// group's checkpoint_every and when the node stops, and restores it before a
+// restarted node serves (docs/launching.md, "Fault tolerance").
+template <class T>
+concept checkpointed = detail::restores_saved_state<T>;
 
 }  // namespace lp
 
@@ -4084,6 +4194,11 @@ struct node_context {
   std::string run_dir;  // the launch's run directory (its secret, its logs);
                         // empty under a test_multi_threading controller
   int pid = 0;          // the node's process
+  // Under local_mp, for a group with resources({.cpus, .gpus}): the cores
+  // its process is pinned to and the GPUs handed to it (CUDA_VISIBLE_DEVICES
+  // holds them too); empty otherwise.
+  std::vector<int> cores;
+  std::vector<int> gpus;
 };
 
 namespace detail {
@@ -4111,8 +4226,9 @@ inline node_context context() {
     throw usage_error(
         "lp::context() was called outside a node; call it from a node's run(), one of its "
         "methods or its constructor");
-  return {identity->label,   identity->group,   identity->index, identity->program,
-          identity->launch,  identity->run_dir, ::getpid()};
+  return {identity->label,   identity->group,  identity->index,
+          identity->program, identity->launch, identity->run_dir,
+          ::getpid(),        identity->cores,  identity->gpus};
 }
 
 // Stops the whole program: from a node, its own program; from elsewhere (main,
@@ -4136,6 +4252,18 @@ bool wait_for_stop(std::chrono::duration<Rep, Period> timeout) {
 }
 
 inline void wait_for_stop() { detail::launch_of_caller("lp::wait_for_stop()")->wait_for_stop(); }
+
+// Waits until the run() of every node named (a group's name or a node's
+// label) has returned; false if the program stops first. Under every launch
+// policy, from any node but those it waits for (lp::usage_error), e.g.
+// lp::wait_for_runs("actors") or lp::wait_for_runs({"actors", "learner"}).
+// A node restarted after its run() returned does not make it pending again.
+inline bool wait_for_runs(const std::vector<std::string>& names) {
+  return detail::launch_of_caller("lp::wait_for_runs()")->wait_for_runs(names);
+}
+inline bool wait_for_runs(const char* name) {
+  return wait_for_runs(std::vector<std::string>{name});
+}
 
 // Runs `callback` once when the program is asked to stop (at once if it
 // already is), before the servers close: the place to flush and save.
@@ -4188,6 +4316,447 @@ class handle {
 // ---- launchpad/program.hpp ----
 
 // ---- launchpad/detail/serve/typed_node.hpp ----
+
+// ---- launchpad/detail/observe/node_metrics.hpp ----
+
+// The figures one node keeps: its calls, method by method, and what its own
+// code records through lp::metrics. Its server exports them (exposition.hpp);
+// the launcher's status page reads them as JSON.
+
+// ---- launchpad/detail/observe/call_metrics.hpp ----
+
+// What a node counts of the calls to one of its methods. Every call adds to
+// these on its own thread with relaxed atomics and no lock: a scrape reads a
+// figure that may lag a call in flight by one, which Prometheus tolerates.
+
+
+namespace lp::detail {
+
+// Upper bounds of the latency buckets, in seconds: from a direct call (tens
+// of microseconds) to a call that waited out a long batch or a slow method.
+inline constexpr std::array<double, 17> latency_bounds = {
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+    0.05,    0.1,    0.25,    0.5,    1,     2.5,    5,     10};
+
+// The same in nanoseconds, what a call counts in: an integer atomic adds in
+// one instruction, a floating-point one in a compare-and-swap loop.
+inline constexpr auto latency_bounds_ns = [] {
+  std::array<std::uint64_t, latency_bounds.size()> ns{};
+  for (std::size_t i = 0; i < ns.size(); ++i)
+    ns[i] = static_cast<std::uint64_t>(latency_bounds[i] * 1e9 + 0.5);
+  return ns;
+}();
+
+// Upper bounds of the batch size buckets of a batched method.
+inline constexpr std::array<std::uint64_t, 12> batch_bounds = {
+    1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
+
+// The statuses a call ends with (docs/protocol.md); any other lands in the
+// last slot, reported as "other".
+inline constexpr std::array<int, 10> call_statuses = {200, 400, 401, 404, 408,
+                                                      413, 415, 500, 503, 0};
+
+inline std::size_t status_slot(int status) {
+  for (std::size_t i = 0; i + 1 < call_statuses.size(); ++i)
+    if (call_statuses[i] == status) return i;
+  return call_statuses.size() - 1;
+}
+
+// Values and their sum in whole units: nanoseconds, or calls per batch.
+template <std::size_t N>
+struct histogram {
+  // Counts per bucket, not cumulative (the exposition adds them up), with
+  // one more for the values above every bound.
+  std::array<std::atomic<std::uint64_t>, N + 1> buckets{};
+  std::atomic<std::uint64_t> sum{0};
+
+  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds) {
+    std::size_t i = 0;
+    while (i < N && value > bounds[i]) ++i;
+    buckets[i].fetch_add(1, std::memory_order_relaxed);
+    sum.fetch_add(value, std::memory_order_relaxed);
+  }
+};
+
+// Aligned so that two methods called from different threads share no line.
+struct alignas(64) method_calls {
+  std::array<std::atomic<std::uint64_t>, call_statuses.size()> by_status{};
+  histogram<latency_bounds.size()> latency;
+  std::atomic<std::uint64_t> request_bytes{0}, reply_bytes{0};
+  std::atomic<std::int64_t> in_flight{0};
+  histogram<batch_bounds.size()> batch_sizes;  // for a batched method
+
+  void begin() { in_flight.fetch_add(1, std::memory_order_relaxed); }
+
+  void end(int status, std::chrono::steady_clock::duration took, std::size_t request,
+           std::size_t reply) {
+    in_flight.fetch_sub(1, std::memory_order_relaxed);
+    by_status[status_slot(status)].fetch_add(1, std::memory_order_relaxed);
+    latency.add(static_cast<std::uint64_t>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+                latency_bounds_ns);
+    request_bytes.fetch_add(request, std::memory_order_relaxed);
+    reply_bytes.fetch_add(reply, std::memory_order_relaxed);
+  }
+};
+
+// Counts one call from its start to its end, wherever it returns.
+class call_timer {
+ public:
+  call_timer(method_calls& calls, std::size_t request_bytes)
+      : request_bytes(request_bytes),
+        calls_(calls),
+        start_(std::chrono::steady_clock::now()) {
+    calls_.begin();
+  }
+  call_timer(const call_timer&) = delete;
+  call_timer& operator=(const call_timer&) = delete;
+  ~call_timer() {
+    calls_.end(status, std::chrono::steady_clock::now() - start_, request_bytes,
+               reply_bytes);
+  }
+
+  int status = 500;  // until the call says otherwise
+  std::size_t request_bytes;
+  std::size_t reply_bytes = 0;
+
+ private:
+  method_calls& calls_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/observe/metric_name.hpp ----
+
+
+namespace lp::detail {
+
+// What a user's metric may be called: Prometheus's rule for names, minus the
+// colon (kept for recording rules) and the prefixes the library keeps for
+// itself (lp_) and Prometheus reserves (__). Throws usage_error naming the
+// rule that `name` breaks.
+inline void check_metric_name(std::string_view function, std::string_view name) {
+  auto fail = [&](std::string_view rule) {
+    throw usage_error(std::string(function) + "(\"" + std::string(name.substr(0, 80)) +
+                      "\"): " + std::string(rule));
+  };
+  if (name.empty()) fail("a metric name cannot be empty");
+  if (name.size() > 100) fail("a metric name has at most 100 characters");
+  auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  if (!letter(name.front()))
+    fail(
+        "a metric name starts with a letter or _ (Prometheus's rule: "
+        "[a-zA-Z_][a-zA-Z0-9_]*)");
+  for (char c : name)
+    if (!letter(c) && !(c >= '0' && c <= '9'))
+      fail(
+          "a metric name holds only letters, digits and _ (Prometheus's rule: "
+          "[a-zA-Z_][a-zA-Z0-9_]*)");
+  if (name.starts_with("lp_") || name.starts_with("__"))
+    fail("names that start with lp_ or __ are kept for the library and Prometheus");
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/observe/user_metrics.hpp ----
+
+// What lp::metrics needs of a node's registry (node_metrics.hpp): declared
+// here without it, so that a user's code that records a figure includes no
+// more than this.
+
+
+namespace lp::detail {
+
+class user_series;
+
+// A counter and a gauge are a number their owner changes with one relaxed
+// atomic operation; Prometheus reads them at any time.
+struct user_figure {
+  std::atomic<double> value{0};
+};
+
+// The calling node's counter, gauge or series of that name, made on first
+// use. Throws usage_error outside a node, for a bad name, or for a name the
+// node already uses for another kind.
+LP_API user_figure& user_counter(std::string_view name);
+LP_API user_figure& user_gauge(std::string_view name);
+LP_API user_series& user_series_named(std::string_view name);
+
+LP_API void record_in_series(user_series& series, double value);
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// The last `capacity` values recorded, each with its time (seconds since
+// the epoch): what the status page plots. Recording takes a lock; a series
+// is for figures a node has now and then (an episode's return), not per call.
+class user_series {
+ public:
+  static constexpr std::size_t capacity = 1000;
+
+  void record(double value) {
+    double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    std::lock_guard lock(mutex_);
+    if (points_.size() < capacity)
+      points_.emplace_back(now, value);
+    else
+      points_[next_] = {now, value};
+    next_ = (next_ + 1) % capacity;
+    ++recorded_;
+  }
+
+  // Oldest first.
+  std::vector<std::pair<double, double>> points() const {
+    std::lock_guard lock(mutex_);
+    if (points_.size() < capacity) return points_;
+    std::vector<std::pair<double, double>> out(points_.begin() + static_cast<long>(next_),
+                                               points_.end());
+    out.insert(out.end(), points_.begin(), points_.begin() + static_cast<long>(next_));
+    return out;
+  }
+
+  std::size_t recorded() const {
+    std::lock_guard lock(mutex_);
+    return recorded_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<double, double>> points_;
+  std::size_t next_ = 0;
+  std::size_t recorded_ = 0;
+};
+
+class node_metrics {
+ public:
+  enum class kind { counter, gauge, series };
+
+  // The methods a call may name, in the service's order; a call to any
+  // other name is counted under "(none)", so that a peer cannot make the
+  // node's metrics grow by calling made-up names. Set before serving.
+  void set_methods(std::vector<std::string> names) {
+    names_ = std::move(names);
+    calls_ = std::make_unique<method_calls[]>(names_.size() + 1);
+  }
+
+  const std::vector<std::string>& method_names() const { return names_; }
+
+  method_calls& method(std::size_t i) { return calls_[i]; }
+  const method_calls& method(std::size_t i) const { return calls_[i]; }
+  method_calls& calls_to(std::string_view name) {
+    std::size_t i = 0;
+    while (i < names_.size() && names_[i] != name) ++i;
+    return calls_[i];
+  }
+
+  // The figure of that name, made on first use; a name has one kind.
+  user_figure& figure(std::string_view function, std::string_view name, kind wanted) {
+    check_metric_name(function, name);
+    std::lock_guard lock(mutex_);
+    auto& entry = entry_of(function, name, wanted);
+    return *entry.figure;
+  }
+  user_series& series(std::string_view function, std::string_view name) {
+    check_metric_name(function, name);
+    std::lock_guard lock(mutex_);
+    return *entry_of(function, name, kind::series).series;
+  }
+
+  struct user_entry {
+    kind what;
+    std::unique_ptr<user_figure> figure;  // a counter's or a gauge's
+    std::unique_ptr<user_series> series;
+  };
+
+  // Calls f(name, entry) for each user figure, by name, under the lock.
+  template <class F>
+  void each_user_figure(F f) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, entry] : users_) f(name, entry);
+  }
+
+ private:
+  user_entry& entry_of(std::string_view function, std::string_view name, kind wanted) {
+    auto [it, added] = users_.try_emplace(std::string(name));
+    auto& entry = it->second;
+    if (added) {
+      entry.what = wanted;
+      if (wanted == kind::series)
+        entry.series = std::make_unique<user_series>();
+      else
+        entry.figure = std::make_unique<user_figure>();
+    } else if (entry.what != wanted) {
+      static constexpr const char* kinds[] = {"counter", "gauge", "series"};
+      throw usage_error(std::string(function) + "(\"" + std::string(name) +
+                        "\"): this node already has a " +
+                        kinds[static_cast<int>(entry.what)] +
+                        " of that name; a metric name has one kind");
+    }
+    return entry;
+  }
+
+  std::vector<std::string> names_;
+  std::unique_ptr<method_calls[]> calls_ = std::make_unique<method_calls[]>(1);
+  mutable std::mutex mutex_;
+  std::map<std::string, user_entry, std::less<>> users_;
+};
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace metrics_of_this_thread {
+inline node_metrics& node(std::string_view function) {
+  const auto* identity = this_thread_node().identity;
+  if (!identity || !identity->metrics)
+    throw usage_error(
+        std::string(function) +
+        " was called outside a node; record a metric from a node's run(), one of "
+        "its methods or its constructor");
+  return *identity->metrics;
+}
+}  // namespace metrics_of_this_thread
+
+LP_API user_figure& user_counter(std::string_view name) {
+  return metrics_of_this_thread::node("lp::metrics::counter")
+      .figure("lp::metrics::counter", name, node_metrics::kind::counter);
+}
+
+LP_API user_figure& user_gauge(std::string_view name) {
+  return metrics_of_this_thread::node("lp::metrics::gauge")
+      .figure("lp::metrics::gauge", name, node_metrics::kind::gauge);
+}
+
+LP_API user_series& user_series_named(std::string_view name) {
+  return metrics_of_this_thread::node("lp::metrics::series")
+      .series("lp::metrics::series", name);
+}
+
+LP_API void record_in_series(user_series& series, double value) {
+  series.record(value);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/batch_queue.hpp ----
+
+// The callers of a batched method wait here until a batch forms: max_batch
+// of them, or whoever came within max_wait of the oldest. One of the waiting
+// threads then runs the method once for the whole batch and hands each
+// caller its own result. No thread of its own: the batch runs on a caller's.
+
+
+namespace lp::detail {
+
+struct batch_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What a node keeps for each batched method.
+class batch_queue_base {
+ public:
+  virtual ~batch_queue_base() = default;
+  // Where the size of each batch is counted; set before the node serves.
+  histogram<batch_bounds.size()>* sizes = nullptr;
+};
+
+template <class T, class Method>
+class batch_queue final : public batch_queue_base {
+  using traits = signature<Method>;
+  using element_args = typename traits::params;
+  using clock = std::chrono::steady_clock;
+  // What one caller gets: std::monostate for a void method.
+  using result_type = std::conditional_t<std::is_void_v<typename traits::result>, std::monostate,
+                                         typename traits::result>;
+
+  struct pending {
+    element_args args;
+    clock::time_point arrived;
+    std::optional<result_type> result;
+    std::exception_ptr error;
+    bool done = false;
+  };
+
+ public:
+  // Returns this caller's result, or rethrows what the batch threw.
+  result_type call(T& object, element_args args, std::mutex* serial) {
+    pending me{std::move(args), clock::now(), std::nullopt, nullptr, false};
+    std::unique_lock lock(mutex_);
+    waiting_.push_back(&me);
+    changed_.notify_all();
+    while (!me.done) {
+      if (!running_ && !waiting_.empty() &&
+          (waiting_.size() >= limits().max_batch || clock::now() >= due())) {
+        std::vector<pending*> batch;
+        while (!waiting_.empty() && batch.size() < limits().max_batch) {
+          batch.push_back(waiting_.front());
+          waiting_.pop_front();
+        }
+        running_ = true;
+        lock.unlock();
+        if (sizes) sizes->add(batch.size(), batch_bounds);
+        run(object, batch, serial);
+        lock.lock();
+        running_ = false;
+        for (auto* caller : batch) caller->done = true;
+        changed_.notify_all();
+      } else if (running_ || waiting_.empty()) {
+        changed_.wait(lock);
+      } else {
+        changed_.wait_until(lock, due());
+      }
+    }
+    if (me.error) std::rethrow_exception(me.error);
+    return std::move(*me.result);
+  }
+
+ private:
+  static constexpr batch_limits limits() { return lp_batch_limits(lp_batch_tag<Method>{}); }
+
+  clock::time_point due() const { return waiting_.front()->arrived + limits().max_wait; }
+
+  static void run(T& object, const std::vector<pending*>& batch, std::mutex* serial) {
+    try {
+      auto columns = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        typename traits::batch_params out;
+        ((std::get<I>(out).reserve(batch.size())), ...);
+        for (auto* caller : batch) ((std::get<I>(out).push_back(std::move(std::get<I>(caller->args)))), ...);
+        return out;
+      }(std::make_index_sequence<traits::arity>{});
+      std::unique_lock<std::mutex> turn;
+      if (serial) turn = std::unique_lock(*serial);
+      auto apply = [&](auto&... column) -> decltype(auto) {
+        return (object.*Method::pointer)(std::move(column)...);
+      };
+      if constexpr (std::is_void_v<typename traits::result>) {
+        std::apply(apply, columns);
+        for (auto* caller : batch) caller->result.emplace();
+      } else {
+        auto results = std::apply(apply, columns);
+        if (results.size() != batch.size())
+          throw batch_failure(std::string(Method::name) + " returned " + std::to_string(results.size()) +
+                              " results for a batch of " + std::to_string(batch.size()) +
+                              " calls; a batched method returns one result per call, in order");
+        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
+      }
+    } catch (...) {
+      for (auto* caller : batch) caller->error = std::current_exception();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<pending*> waiting_;
+  bool running_ = false;
+};
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/wire/arguments.hpp ----
 
@@ -4259,117 +4828,6 @@ LP_API arguments::arguments(std::string_view body, protocol::format format) {
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/serve/batch_queue.hpp ----
-
-// The callers of a batched method wait here until a batch forms: max_batch
-// of them, or whoever came within max_wait of the oldest. One of the waiting
-// threads then runs the method once for the whole batch and hands each
-// caller its own result. No thread of its own: the batch runs on a caller's.
-
-
-namespace lp::detail {
-
-struct batch_failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// What a node keeps for each batched method.
-class batch_queue_base {
- public:
-  virtual ~batch_queue_base() = default;
-};
-
-template <class T, class Method>
-class batch_queue final : public batch_queue_base {
-  using traits = signature<Method>;
-  using element_args = typename traits::params;
-  using clock = std::chrono::steady_clock;
-  // What one caller gets: std::monostate for a void method.
-  using result_type = std::conditional_t<std::is_void_v<typename traits::result>, std::monostate,
-                                         typename traits::result>;
-
-  struct pending {
-    element_args args;
-    clock::time_point arrived;
-    std::optional<result_type> result;
-    std::exception_ptr error;
-    bool done = false;
-  };
-
- public:
-  // Returns this caller's result, or rethrows what the batch threw.
-  result_type call(T& object, element_args args, std::mutex* serial) {
-    pending me{std::move(args), clock::now(), std::nullopt, nullptr, false};
-    std::unique_lock lock(mutex_);
-    waiting_.push_back(&me);
-    changed_.notify_all();
-    while (!me.done) {
-      if (!running_ && !waiting_.empty() &&
-          (waiting_.size() >= limits().max_batch || clock::now() >= due())) {
-        std::vector<pending*> batch;
-        while (!waiting_.empty() && batch.size() < limits().max_batch) {
-          batch.push_back(waiting_.front());
-          waiting_.pop_front();
-        }
-        running_ = true;
-        lock.unlock();
-        run(object, batch, serial);
-        lock.lock();
-        running_ = false;
-        for (auto* caller : batch) caller->done = true;
-        changed_.notify_all();
-      } else if (running_ || waiting_.empty()) {
-        changed_.wait(lock);
-      } else {
-        changed_.wait_until(lock, due());
-      }
-    }
-    if (me.error) std::rethrow_exception(me.error);
-    return std::move(*me.result);
-  }
-
- private:
-  static constexpr batch_limits limits() { return lp_batch_limits(lp_batch_tag<Method>{}); }
-
-  clock::time_point due() const { return waiting_.front()->arrived + limits().max_wait; }
-
-  static void run(T& object, const std::vector<pending*>& batch, std::mutex* serial) {
-    try {
-      auto columns = [&]<std::size_t... I>(std::index_sequence<I...>) {
-        typename traits::batch_params out;
-        ((std::get<I>(out).reserve(batch.size())), ...);
-        for (auto* caller : batch) ((std::get<I>(out).push_back(std::move(std::get<I>(caller->args)))), ...);
-        return out;
-      }(std::make_index_sequence<traits::arity>{});
-      std::unique_lock<std::mutex> turn;
-      if (serial) turn = std::unique_lock(*serial);
-      auto apply = [&](auto&... column) -> decltype(auto) {
-        return (object.*Method::pointer)(std::move(column)...);
-      };
-      if constexpr (std::is_void_v<typename traits::result>) {
-        std::apply(apply, columns);
-        for (auto* caller : batch) caller->result.emplace();
-      } else {
-        auto results = std::apply(apply, columns);
-        if (results.size() != batch.size())
-          throw batch_failure(std::string(Method::name) + " returned " + std::to_string(results.size()) +
-                              " results for a batch of " + std::to_string(batch.size()) +
-                              " calls; a batched method returns one result per call, in order");
-        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
-      }
-    } catch (...) {
-      for (auto* caller : batch) caller->error = std::current_exception();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<pending*> waiting_;
-  bool running_ = false;
-};
-
-}  // namespace lp::detail
 #include <iterator>
 
 namespace lp::detail {
@@ -4396,6 +4854,20 @@ class node_instance {
   // The service's name and methods, for /lp/v1/describe (describe_service).
   virtual std::string_view service() const = 0;
   virtual const std::vector<method_info>& methods() const = 0;
+  // Whether the service has lp_save and lp_restore (lp::checkpointed).
+  virtual bool checkpointed() const { return false; }
+  // What lp_save() returns, in CBOR, taken between calls (a service with
+  // concurrent handlers, or whose run() changes the state, keeps its own
+  // lock in lp_save).
+  virtual std::string save() { return {}; }
+  // Gives lp_restore the state save() wrote; throws decode_error for bytes
+  // that are not such a state.
+  virtual void restore(std::string_view) {}
+  // Returns once no handler runs (for a service whose handlers take turns):
+  // blocks for as long as one hangs.
+  virtual void probe() {}
+  // From now on each batch of a batched method is counted in `metrics`.
+  virtual void count_batches(node_metrics& metrics) = 0;
 };
 
 // The index of `method` in `methods`; throws call_failure (404) naming the
@@ -4533,6 +5005,42 @@ class typed_node final : public node_instance {
   std::string_view service() const override { return service_definition<T>::name; }
   const std::vector<method_info>& methods() const override { return table().info; }
 
+  bool checkpointed() const override { return lp::checkpointed<T>; }
+
+  void probe() override {
+    if constexpr (!concurrent_handlers<T>) std::lock_guard turn(serial_);
+  }
+
+  std::string save() override {
+    std::string bytes;
+    if constexpr (lp::checkpointed<T>) {
+      // The node waits for lp_save only, not for the encoding.
+      auto state = [&] {
+        std::unique_lock<std::mutex> turn;
+        if (!concurrent_handlers<T>) turn = std::unique_lock(serial_);
+        return object_->lp_save();
+      }();
+      cbor::write(bytes, state);
+    }
+    return bytes;
+  }
+
+  void restore(std::string_view bytes) override {
+    if constexpr (lp::checkpointed<T>) {
+      using State = std::decay_t<decltype(std::declval<const T&>().lp_save())>;
+      std::size_t at = 0;
+      auto state = cbor::read_as<State>(bytes, at, protocol::max_depth);
+      if (at != bytes.size()) throw decode_error("bytes after the saved state");
+      std::lock_guard turn(serial_);
+      object_->lp_restore(std::move(state));
+    }
+  }
+
+  void count_batches(node_metrics& metrics) override {
+    for (std::size_t i = 0; i < queues_.size(); ++i)
+      if (queues_[i]) queues_[i]->sizes = &metrics.method(i).batch_sizes;
+  }
+
  private:
   static const method_table<T>& table() { return method_table<T>::of_service(); }
 
@@ -4643,9 +5151,11 @@ std::unique_ptr<T> build(A&&... args) {
 
 namespace lp {
 
-// What each process of a group needs from a cluster: one node's process, or
-// a colocated group's one process. Only the Slurm launch uses it, e.g.
+// What each process of a group needs: one node's process, or a colocated
+// group's one process, e.g.
 // p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1}).
+// Slurm allocates all three; local_mp hands out distinct GPUs
+// (CUDA_VISIBLE_DEVICES) and pins the process to `cpus` cores.
 struct resources {
   int cpus = 1;
   long memory_mb = 0;  // 0: the partition's default
@@ -4661,6 +5171,7 @@ struct node_info {
   std::string service;
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
+  bool checkpointed = false;  // lp::checkpointed: lp_save and lp_restore
 };
 
 // What a group asks of the launch policies that run processes.
@@ -4669,6 +5180,14 @@ struct group_settings {
   std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
   bool colocated = false;                          // all its nodes in one process
   lp::resources resources;                         // per process, for cluster launches
+  // Saves of checkpointed nodes (lp::checkpointed) while they run; zero:
+  // only when they stop.
+  std::chrono::milliseconds checkpoint_interval{0};
+  // A node whose calls wait longer than this for the one before them (a
+  // handler that never returns) is taken for hung; zero: never.
+  std::chrono::milliseconds health_timeout{0};
+  bool pin_cores = false;  // resources() was given: local launches pin to its cpus
+  std::map<std::string, std::string> env;  // added to each process's environment
 };
 
 class program;
@@ -4681,6 +5200,8 @@ using node_builder = std::function<std::unique_ptr<node_instance>(const connecto
 struct graph_access {
   static std::unique_ptr<node_instance> build(const program& graph, std::size_t node,
                                               const connector& connect);
+  // Throws lp::graph_error naming a node reserved and never defined.
+  static void check_defined(const program& graph);
 };
 
 inline void check_name(std::string_view name, std::string_view what) {
@@ -4718,6 +5239,35 @@ class program {
   handle<T> add_node(std::string label, Args&&... args) {
     detail::check_name(label, "a node label");
     return add<T>(std::move(label), "", -1, std::forward<Args>(args)...);
+  }
+
+  // Reserves a node serving T, to be built from define(handle, args...)
+  // later: its handle can go to nodes added before it is defined, so that
+  // two nodes can hold clients of each other (a learner and its evaluator).
+  // A launch refuses a program with a node reserved and never defined.
+  template <class T>
+  handle<T> reserve(std::string label) {
+    detail::check_name(label, "a node label");
+    return reserve_node<T>(std::move(label), "", -1);
+  }
+
+  // Gives a reserved node the arguments it is built from, as add_node does.
+  template <class T, class... Args>
+  void define(const handle<T>& reserved, Args&&... args) {
+    static_assert(service<T>, "define(handle, args...): the handle's T is not a service");
+    if (reserved.owner() != this)
+      throw graph_error("program::define: the handle to '" + reserved.label() +
+                        "' was not reserved in program '" + name_ + "'");
+    std::size_t at = 0;
+    while (nodes_[at].label != reserved.label()) ++at;  // a handle of ours names a node
+    if (builders_[at])
+      throw graph_error("node '" + reserved.label() +
+                        "' is defined already; define each "
+                        "reserved node once");
+    auto spec = nodes_[at];
+    auto builder = wire<T>(spec, std::forward<Args>(args)...);
+    nodes_[at] = std::move(spec);
+    builders_[at] = std::move(builder);
   }
 
   // A group of nodes labelled "<name>/0", "<name>/1", ...
@@ -4761,44 +5311,77 @@ class program {
     static_assert(service<T>,
                   "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
                   "right after T, in T's namespace or at global scope");
-    static_assert(
-        !service<T> || detail::buildable_or_explained<T, detail::resolved_t<std::decay_t<Args>>...>(),
-        "add_node<T>(label, args...): T cannot be built from these arguments. Each "
-        "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); check "
-        "the arguments' number, order and types against T's constructor or members");
-    if constexpr (service<T> &&
-                  detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
+    if constexpr (service<T>) {
       if (taken(label))
         throw graph_error("program '" + name_ + "' already has a node or group named '" +
                           label + "'; labels must be unique");
-      node_info spec;
-      spec.label = label;
-      spec.group = std::move(group);
-      spec.index = index;
-      spec.service = std::string(service_definition<T>::name);
-      spec.has_run = runnable<T>;
+      auto spec = declared<T>(label, std::move(group), index);
+      auto builder = wire<T>(spec, std::forward<Args>(args)...);
+      nodes_.push_back(std::move(spec));
+      builders_.push_back(std::move(builder));
+    }
+    return handle<T>(this, std::move(label));
+  }
+
+  template <class T>
+  handle<T> reserve_node(std::string label, std::string group, int index) {
+    static_assert(
+        service<T>,
+        "reserve<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
+        "right after T, in T's namespace or at global scope");
+    if (taken(label))
+      throw graph_error("program '" + name_ + "' already has a node or group named '" +
+                        label + "'; labels must be unique");
+    nodes_.push_back(declared<T>(label, std::move(group), index));
+    builders_.emplace_back();
+    return handle<T>(this, std::move(label));
+  }
+
+  template <class T>
+  static node_info declared(std::string label, std::string group, int index) {
+    node_info spec;
+    spec.label = std::move(label);
+    spec.group = std::move(group);
+    spec.index = index;
+    spec.service = std::string(service_definition<T>::name);
+    spec.has_run = runnable<T>;
+    spec.checkpointed = lp::checkpointed<T>;
+    return spec;
+  }
+
+  // Checks the handles among args and records them as spec's edges; returns
+  // what builds the node from args.
+  template <class T, class... Args>
+  detail::node_builder wire(node_info& spec, Args&&... args) {
+    static_assert(
+        detail::buildable_or_explained<T, detail::resolved_t<std::decay_t<Args>>...>(),
+        "add_node<T>(label, args...): T cannot be built from these arguments. Each "
+        "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); "
+        "check "
+        "the arguments' number, order and types against T's constructor or members");
+    if constexpr (detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
       auto check = [&](const std::string& target, const program* owner) {
         if (!owner)
-          throw graph_error("node '" + label + "' was given an empty lp::handle (default-"
-                            "constructed, naming no node); give it the handle add_node returned");
+          throw graph_error(
+              "node '" + spec.label +
+              "' was given an empty lp::handle (default-"
+              "constructed, naming no node); give it the handle add_node returned");
         if (owner != this)
-          throw graph_error("node '" + label + "' was given a handle to '" + target +
+          throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
                             "' from another program; handles work only in the program "
                             "that made them");
         spec.edges.push_back(target);
       };
       (detail::for_each_handle(args, check), ...);
-      builders_.push_back([stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
-                       const detail::connector& connect) {
+      return [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
+                 const detail::connector& connect) {
         return std::apply(
             [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
               return std::make_unique<detail::typed_node<T>>(
                   detail::build<T>(detail::resolve(arg, connect)...));
             },
             stored);
-      });
-      nodes_.push_back(std::move(spec));
-      return handle<T>(this, std::move(label));
+      };
     } else {
       throw graph_error("unreachable: rejected at compile time");
     }
@@ -4831,6 +5414,12 @@ class node_group {
     return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
                             std::forward<Args>(args)...);
   }
+  // The group's next node, reserved for program::define (see program::reserve).
+  template <class T>
+  handle<T> reserve() {
+    int index = program_->groups_[name_].size++;
+    return program_->reserve_node<T>(name_ + "/" + std::to_string(index), name_, index);
+  }
   const std::string& name() const noexcept { return name_; }
 
   // When a node of this group fails (exits non-zero or is killed), start it
@@ -4854,6 +5443,31 @@ class node_group {
     return *this;
   }
 
+  // Saves the state of this group's checkpointed nodes (those with
+  // lp_save/lp_restore) this often, besides when they stop; a restarted
+  // node restores the last save before it serves (docs/launching.md,
+  // "Fault tolerance").
+  node_group& checkpoint_every(std::chrono::milliseconds interval) {
+    if (interval.count() <= 0)
+      throw graph_error("group '" + name_ +
+                        "': checkpoint_every needs a positive interval");
+    program_->groups_[name_].settings.checkpoint_interval = interval;
+    return *this;
+  }
+
+  // Takes a node of this group for hung when a call has waited `timeout` for
+  // the node's handlers (one stuck, or a node that called itself): its
+  // process ends, and counts as failed (restart_on_failure applies). Set it
+  // above the longest a handler may rightly take. Applies to launches that
+  // run processes (docs/launching.md, "Fault tolerance").
+  node_group& health_timeout(std::chrono::milliseconds timeout) {
+    if (timeout.count() <= 0)
+      throw graph_error("group '" + name_ +
+                        "': health_timeout needs a positive duration");
+    program_->groups_[name_].settings.health_timeout = timeout;
+    return *this;
+  }
+
   // What each process of this group asks of a cluster (see docs/slurm.md);
   // a colocated group asks it once, for its one process.
   node_group& resources(lp::resources needs) {
@@ -4861,6 +5475,24 @@ class node_group {
       throw graph_error("group '" + name_ + "': resources need at least 1 CPU, and no negative "
                         "memory or GPUs");
     program_->groups_[name_].settings.resources = needs;
+    program_->groups_[name_].settings.pin_cores = true;
+    return *this;
+  }
+
+  // Environment variables for each process of this group, beside those of
+  // the launch (under Slurm, those of the job), e.g.
+  // .env({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}}). Applies to launches
+  // that run processes; threads share their one process's environment.
+  node_group& env(std::map<std::string, std::string> variables) {
+    for (const auto& [name, value] : variables)
+      if (name.empty() || name.find('=') != std::string::npos || name.starts_with("LP_"))
+        throw graph_error(
+            "group '" + name_ + "': '" + name +
+            "' cannot be an environment "
+            "variable's name here (empty, with '=', or LP_..., which the launch "
+            "sets itself)");
+    for (auto& [name, value] : variables)
+      program_->groups_[name_].settings.env[name] = value;
     return *this;
   }
 
@@ -4875,6 +5507,15 @@ namespace detail {
 inline std::unique_ptr<node_instance> graph_access::build(const program& graph, std::size_t node,
                                                           const connector& connect) {
   return graph.builders_.at(node)(connect);
+}
+
+inline void graph_access::check_defined(const program& graph) {
+  for (std::size_t i = 0; i < graph.nodes_.size(); ++i)
+    if (!graph.builders_[i])
+      throw graph_error(
+          "node '" + graph.nodes_[i].label + "' of program '" + graph.name_ +
+          "' was reserved and never defined; call define(handle, args...) with "
+          "the handle reserve returned");
 }
 
 // The labels of the nodes with a run() among `names` (labels or group names).
@@ -4908,6 +5549,72 @@ inline node_group program::group(std::string name) {
 }
 
 }  // namespace lp
+// After program.hpp, which reaches the node registry metrics.hpp defines with.
+
+// ---- launchpad/metrics.hpp ----
+
+// Figures a node records about itself, exported with the node's own metrics
+// at GET /lp/v1/metrics and plotted on the launcher's status page
+// (docs/observability.md):
+//
+//   lp::metrics::counter("episodes").add(1);     // episodes_total
+//   lp::metrics::gauge("replay_size").set(n);    // replay_size
+//   lp::metrics::series("return").record(r);     // replay of the last values
+//
+// Each names a figure of the node whose code runs it (its run(), a method,
+// its constructor), made on first use. A name is letters, digits and _, not
+// starting with a digit, lp_ or __; a bad one, or one the node already uses
+// for another kind, throws lp::usage_error. Constructing one looks the name
+// up; keep it to record often.
+
+
+namespace lp::metrics {
+
+// A count that only goes up (Prometheus's counter; exported as <name>_total).
+class counter {
+ public:
+  explicit counter(std::string_view name) : figure_(&detail::user_counter(name)) {}
+  void add(double amount = 1) {
+    if (!(amount >= 0))
+      throw usage_error(
+          "lp::metrics::counter::add(" + std::to_string(amount) +
+          "): a counter only goes up; use lp::metrics::gauge for a figure that "
+          "goes down");
+    figure_->value.fetch_add(amount, std::memory_order_relaxed);
+  }
+  double value() const { return figure_->value.load(std::memory_order_relaxed); }
+
+ private:
+  detail::user_figure* figure_;
+};
+
+// A figure that goes up and down: its last value is exported.
+class gauge {
+ public:
+  explicit gauge(std::string_view name) : figure_(&detail::user_gauge(name)) {}
+  void set(double value) { figure_->value.store(value, std::memory_order_relaxed); }
+  double value() const { return figure_->value.load(std::memory_order_relaxed); }
+
+ private:
+  detail::user_figure* figure_;
+};
+
+// Values over time: the node keeps its last 1000 with their times for the
+// status page's plots; Prometheus sees the last one, as a gauge.
+class series {
+ public:
+  explicit series(std::string_view name) : series_(&detail::user_series_named(name)) {}
+  void record(double value) { detail::record_in_series(*series_, value); }
+
+ private:
+  detail::user_series* series_;
+};
+
+}  // namespace lp::metrics
+
+// Where the library is header-only, the definitions these call come with it.
+#if LP_DETAIL_DEFINE_COMPILED_PART
+#endif
 
 // ---- launchpad/tensor.hpp ----
 
@@ -6434,389 +7141,173 @@ inline std::string slurm_host_address(const std::string& choice) {
 #include <functional>
 #include <iostream>
 
-// ---- launchpad/detail/run/output.hpp ----
+// ---- launchpad/detail/process/placement.hpp ----
 
-// The lines node processes print, as the launcher shows them.
+// Where the processes of a local launch run: the GPUs each is handed
+// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
+// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
 
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
+#include <dirent.h>
+#include <sched.h>
 
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <map>
-#include <mutex>
+#include <algorithm>
+#include <cstddef>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace lp::detail {
 
-inline void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
+// "0,1,3" as {0, 1, 3}; "" as {}.
+inline std::vector<int> index_list(const std::string& text) {
+  std::vector<int> out;
+  for (std::size_t start = 0; start < text.size();) {
+    auto comma = std::min(text.find(',', start), text.size());
+    out.push_back(std::stoi(text.substr(start, comma - start)));
+    start = comma + 1;
   }
+  return out;
 }
 
-// Reads every node's stdout and stderr through pipes and writes each whole
-// line to the launcher's own stdout or stderr, behind a "[label] " prefix
-// (coloured on a terminal). Lines are never cut into one another, and the
-// last lines of each node are kept for the failure summary.
-class output_pump {
- public:
-  static constexpr std::size_t kept_lines = 20;
+inline std::string index_text(const std::vector<int>& indices) {
+  std::string out;
+  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
+  return out;
+}
 
-  output_pump() {
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    colour_ = ::isatty(1) && ::isatty(2);
-    thread_ = std::thread([this] { pump(); });
-  }
-  output_pump(const output_pump&) = delete;
-  output_pump& operator=(const output_pump&) = delete;
-  ~output_pump() { close(); }
-
-  // A pipe for the node's stream `target` (1 or 2); the child gets the
-  // returned write end, which the launcher closes once the child has it.
-  int open(const std::string& label, int target) {
-    int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    {
-      std::lock_guard lock(mutex_);
-      auto colour = colours_.emplace(label, colours_.size() % 6 + 1).first->second;
-      std::string prefix = "[" + label + "] ";
-      if (colour_) prefix = "\033[1;3" + std::to_string(colour) + "m" + prefix + "\033[0m";
-      streams_.push_back({ends[0], target, label, prefix, {}});
-      ++open_[label];
+// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
+inline std::vector<int> gpus_found() {
+  std::vector<int> found;
+  if (DIR* dev = ::opendir("/dev")) {
+    while (auto* entry = ::readdir(dev)) {
+      std::string name = entry->d_name;
+      if (name.size() > 6 && name.starts_with("nvidia") &&
+          name.find_first_not_of("0123456789", 6) == std::string::npos)
+        found.push_back(std::stoi(name.substr(6)));
     }
-    wake();
-    return ends[1];
+    ::closedir(dev);
   }
+  std::sort(found.begin(), found.end());
+  return found;
+}
 
-  // The last lines a node printed, oldest first. For a node that has just
-  // died, waits (up to `drain`) until its pipes are at their end, so that
-  // its last words, still in flight, are among them.
-  std::vector<std::string> last_lines(const std::string& label,
-                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
-    std::unique_lock lock(mutex_);
-    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
-    auto& lines = recent_[label];
-    return {lines.begin(), lines.end()};
-  }
+// The cores this process may run on.
+inline std::vector<int> cores_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
+  for (int core = 0; core < CPU_SETSIZE; ++core)
+    if (CPU_ISSET(core, &set)) cores.push_back(core);
+  return cores;
+}
 
-  // Waits until every pipe is at its end (all writers gone), then stops; a
-  // pipe some stray grandchild still holds open is given up after 2 s.
-  void close() {
-    if (!thread_.joinable()) return;
-    closing_ = true;
-    wake();
-    thread_.join();
-    ::close(wake_[0]);
-    ::close(wake_[1]);
-  }
+// Pins the calling process (its threads to come) to `cores`; false if the
+// kernel refused.
+inline bool pin_to(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int core : cores) CPU_SET(core, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
 
- private:
-  struct stream {
-    int fd;
-    int target;
-    std::string label, prefix, partial;
-  };
-
-  void wake() {
-    char byte = 1;
-    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
-  }
-
-  void pump() {
-    std::vector<char> buffer(65536);
-    std::chrono::steady_clock::time_point give_up{};
-    for (;;) {
-      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
-      {
-        std::lock_guard lock(mutex_);
-        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
-          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
-          for (auto& s : streams_) {
-            emit(s, true);
-            ::close(s.fd);
-          }
-          streams_.clear();
-          return;
-        }
-        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
-      }
-      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
-      if (fds[0].revents) {
-        char drain[64];
-        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
-      }
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        if (!fds[i].revents) continue;
-        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
-        if (n < 0 && errno == EINTR) continue;
-        std::lock_guard lock(mutex_);
-        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
-          if (it->fd != fds[i].fd) continue;
-          if (n > 0) {
-            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
-            emit(*it, false);
-          } else {
-            emit(*it, true);
-            ::close(it->fd);
-            if (--open_[it->label] == 0) drained_.notify_all();
-            streams_.erase(it);
-          }
-          break;
-        }
-      }
-    }
-  }
-
-  // Writes the complete lines of s (and, at its end, what is left).
-  void emit(stream& s, bool at_end) {
-    std::size_t start = 0;
-    std::string out;
-    for (auto newline = s.partial.find('\n'); newline != std::string::npos;
-         newline = s.partial.find('\n', start)) {
-      add(s, s.partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    s.partial.erase(0, start);
-    if (at_end && !s.partial.empty()) {
-      add(s, s.partial, out);
-      s.partial.clear();
-    }
-    if (!out.empty()) write_all(s.target, out);
-  }
-
-  void add(const stream& s, const std::string& line, std::string& out) {
-    out += s.prefix + line + "\n";
-    auto& lines = recent_[s.label];
-    lines.push_back(line);
-    if (lines.size() > kept_lines) lines.pop_front();
-  }
-
-  int wake_[2] = {-1, -1};
-  bool colour_ = false;
-  std::atomic<bool> closing_{false};
-  std::mutex mutex_;
-  std::vector<stream> streams_;
-  std::map<std::string, std::size_t> colours_;
-  std::map<std::string, std::deque<std::string>> recent_;
-  std::map<std::string, int> open_;  // pipes not at their end, by label
-  std::condition_variable drained_;
-  std::thread thread_;
+struct placement {
+  std::vector<int> gpus;   // handed to the process; empty: none asked for
+  std::vector<int> cores;  // pinned to; empty: not pinned
 };
+
+// One placement per process, each process named with its group's settings.
+// GPUs are never shared: more asked for than `gpus` holds is refused here,
+// before anything starts. Cores are handed out in turn, shared once every
+// core has a process, and a process asking for more cores than there are
+// is not pinned.
+inline std::vector<placement> place(
+    const std::vector<std::pair<std::string, group_settings>>& processes,
+    const std::vector<int>& gpus, const std::vector<int>& cores) {
+  std::vector<placement> out(processes.size());
+  std::size_t asked = 0;
+  std::string askers;
+  for (const auto& [name, settings] : processes)
+    if (settings.resources.gpus > 0) {
+      asked += static_cast<std::size_t>(settings.resources.gpus);
+      askers += (askers.empty() ? "" : ", ") + name + ": " +
+                std::to_string(settings.resources.gpus);
+    }
+  if (asked > gpus.size())
+    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
+                       askers + ") but this launch has " + std::to_string(gpus.size()) +
+                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
+                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
+  std::size_t next_gpu = 0, next_core = 0;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const auto& needs = processes[i].second.resources;
+    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
+    if (!processes[i].second.pin_cores || cores.empty() ||
+        static_cast<std::size_t>(needs.cpus) > cores.size())
+      continue;
+    for (int k = 0; k < needs.cpus; ++k)
+      out[i].cores.push_back(cores[next_core++ % cores.size()]);
+    std::sort(out[i].cores.begin(), out[i].cores.end());
+  }
+  return out;
+}
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process/spawn.hpp ----
+// ---- launchpad/detail/observe/process_figures.hpp ----
 
-// Starting and ending the node processes of a launch.
-
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <cstdlib>
+#include <fstream>
 #include <string>
-#include <vector>
-
-extern char** environ;
 
 namespace lp::detail {
 
-// The path of the running executable, so a launch can start it again.
-inline std::string this_executable() {
-  std::string path(4096, '\0');
-  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
-  if (length <= 0) throw launch_error("cannot find this program's executable");
-  path.resize(static_cast<std::size_t>(length));
-  return path;
-}
-
-struct child_process {
-  std::string executable;
-  std::vector<std::string> arguments;    // argv, from argv[0]
-  std::vector<std::string> environment;  // added to this process's, "NAME=value"
-  int output_fd = -1;                    // becomes the child's stdout
-  int error_fd = -1;                     // becomes the child's stderr
+// What a node's process uses, as the kernel counts it; every node of a
+// process reports the same.
+struct process_figures {
+  long pid = 0;
+  std::string host;
+  double resident_bytes = 0;
+  double cpu_seconds = 0;
+  long threads = 0;
+  long restarts = 0;  // of this node's process, by its launcher
 };
 
-// Starts the child in a process group of its own, so a Ctrl+C at the
-// terminal reaches only the launcher, which stops the nodes in order. The
-// child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
-// thread alive for as long as the launch runs.
-inline pid_t spawn(const child_process& child) {
-  // Everything the child needs is prepared here: between fork and exec it
-  // may only make async-signal-safe calls.
-  std::vector<char*> argv, envp;
-  for (const auto& argument : child.arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  for (char** variable = environ; *variable; ++variable) envp.push_back(*variable);
-  for (const auto& variable : child.environment) envp.push_back(const_cast<char*>(variable.c_str()));
-  envp.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  sigset_t none;
-  sigemptyset(&none);
+// Set by a launcher in a node process's environment: how often it restarted it.
+inline constexpr const char* restarts_env = "LP_RESTARTS";
 
-  pid_t pid = ::fork();
-  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
-    ::dup2(child.output_fd, 1);
-    ::dup2(child.error_fd, 2);
-    // Nothing of the launcher's leaks in: not its other pipes, not its
-    // listening sockets, not its blocked signals.
-    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(child.executable.c_str(), argv.data(), envp.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
-  return pid;
+LP_API process_figures this_process_figures();
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API process_figures this_process_figures() {
+  process_figures out;
+  out.pid = ::getpid();
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) out.host = host;
+  long pages = 0, resident = 0;
+  if (std::ifstream statm("/proc/self/statm"); statm >> pages >> resident)
+    out.resident_bytes =
+        static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0)
+    out.cpu_seconds =
+        static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  std::ifstream status("/proc/self/status");
+  for (std::string word; status >> word;)
+    if (word == "Threads:") {
+      status >> out.threads;
+      break;
+    }
+  if (const char* restarts = std::getenv(restarts_env))
+    out.restarts = std::atol(restarts);
+  return out;
 }
 
-// Kills the process groups of a launch's nodes if the launcher dies without
-// doing it, even by SIGKILL. A node process dies with its launcher
-// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
-// simulator, their own children. They stay in the node's process group, so
-// a process that outlives the launcher kills those groups: a shell, in a
-// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
-// socket and, when the socket reaches its end without a "done", kills them
-// all. Needs no privileges; it cannot reach a descendant that left the
-// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
-// "No orphans").
-class group_reaper {
- public:
-  group_reaper() {
-    int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
-      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
-    static constexpr const char* script =
-        "trap '' INT TERM HUP PIPE\n"
-        "groups=\n"
-        "while read -r word group; do\n"
-        "  case $word in\n"
-        "    done) exit 0 ;;\n"
-        "    watch) groups=\"$groups -$group\" ;;\n"
-        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || kept=\"$kept $g\"; "
-        "done; groups=$kept ;;\n"
-        "  esac\n"
-        "done\n"
-        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
-    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
-    const char* envp[] = {nullptr};
-    sigset_t none;
-    sigemptyset(&none);
-    // Forked twice, so that it is nobody's child here: the launcher's own
-    // children are its nodes. Only async-signal-safe calls until execve.
-    pid_t middle = ::fork();
-    if (middle < 0) {
-      ::close(ends[0]);
-      ::close(ends[1]);
-      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
-    }
-    if (middle == 0) {
-      if (::fork() != 0) ::_exit(0);
-      ::setpgid(0, 0);
-      ::dup2(ends[1], 0);
-      int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
-      ::_exit(127);
-    }
-    ::close(ends[1]);
-    int status = 0;
-    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
-    }
-    to_reaper_ = ends[0];
-  }
-  group_reaper(const group_reaper&) = delete;
-  group_reaper& operator=(const group_reaper&) = delete;
-  // The launcher ends in order: it has stopped every group itself.
-  ~group_reaper() {
-    say("done");
-    ::close(to_reaper_);
-  }
-
-  // Under Slurm a node process is its own launcher's child no more (srun's
-  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
-  // by parentage, which an orphaned grandchild has lost. So such a process
-  // leads a group of its own and leaves a reaper watching it for as long as
-  // it lives: whatever is left in its group is killed when it ends, by exit
-  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
-  static bool watch_own_group_for_life() {
-    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
-    // Never destroyed: its socket closes with the process, without "done".
-    static auto* reaper = new group_reaper();
-    reaper->watch(::getpid());
-    return true;
-  }
-
-  void watch(pid_t group) { say("watch " + std::to_string(group)); }
-  // The group has ended; its id may be reused, so it must not be killed.
-  void forget(pid_t group) { say("forget " + std::to_string(group)); }
-
- private:
-  // Best effort: a reaper that is gone cannot be helped, and must not take
-  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
-  void say(const std::string& line) {
-    std::string text = line + "\n";
-    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
-  }
-
-  int to_reaper_ = -1;
-};
-
-// Runs a helper program (argv[0] looked up in PATH) to its end, its output
-// discarded; returns its exit status, or -1 if it could not run.
-inline int run_tool(const std::vector<std::string>& command) {
-  std::vector<char*> argv;
-  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  int failed = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (failed) return -1;
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// How a child ended, in words for the launch's summary.
-inline std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const char* name = ::sigabbrev_np(WTERMSIG(status));
-    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
-  }
-  return "ended with status " + std::to_string(status);
-}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -6834,69 +7325,6 @@ inline std::string describe_status(int status) {
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-
-// ---- launchpad/detail/serve/secret.hpp ----
-
-#include <sys/random.h>
-
-#include <cstddef>
-#include <string>
-#include <string_view>
-
-namespace lp::detail {
-
-// 128 random bits from the kernel's CSPRNG, as 32 hex digits: the bearer
-// token every call of a launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
-  std::size_t filled = 0;
-  while (filled < sizeof bytes) {
-    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
-    if (got < 0) throw secret_error("getrandom() failed; cannot make the launch's secret");
-    filled += static_cast<std::size_t>(got);
-  }
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : bytes) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 15];
-  }
-  return hex;
-}
-
-// Compares in time independent of where the strings differ.
-inline bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-// What is wrong with a request's Authorization header, in words for its
-// sender; empty if it carries the launch's secret. HTTP's scheme names are
-// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
-inline std::string credential_problem(std::string_view header, std::string_view secret) {
-  if (header.empty())
-    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the launch's run "
-           "directory (docs/protocol.md)";
-  auto space = header.find(' ');
-  auto scheme = header.substr(0, space);
-  constexpr std::string_view bearer = "bearer";
-  bool is_bearer = scheme.size() == bearer.size();
-  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
-    is_bearer = (scheme[i] | 0x20) == bearer[i];
-  if (!is_bearer)
-    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
-           "<secret>'";
-  auto token = space == std::string_view::npos ? std::string_view() : header.substr(space);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
-  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
-  return {};
-}
-
-}  // namespace lp::detail
 
 // ---- launchpad/detail/serve/listener.hpp ----
 
@@ -7185,6 +7613,11 @@ class listener {
 
   httplib::Server& server() { return server_; }
 
+  // Connections being served now (not those refused past the cap).
+  std::size_t open_connections() const {
+    return server_.open.load(std::memory_order_relaxed);
+  }
+
   // The body of the 408 and 503 replies the listener writes itself; by
   // default the protocol's error body without a node.
   void set_refusal_body(refusal_body body) { server_.refusal = std::move(body); }
@@ -7239,6 +7672,7 @@ class listener {
 
     const server_limits limits;
     const std::size_t cap;  // max_connections, within the file descriptors
+    std::atomic<std::size_t> open{0};
     refusal_body refusal = [](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
     };
@@ -7262,6 +7696,11 @@ class listener {
           seconds(write_timeout_sec_) + microseconds(write_timeout_usec_));
       deadline_stream stream(socket, limits, read_timeout, write_timeout);
       current() = &stream;
+      open.fetch_add(1, std::memory_order_relaxed);
+      struct closing {
+        std::atomic<std::size_t>& open;
+        ~closing() { open.fetch_sub(1, std::memory_order_relaxed); }
+      } counted{open};
       bool served = false;
       for (auto left = keep_alive_max_count_;
            left > 0 && svr_sock_ != INVALID_SOCKET &&
@@ -7317,11 +7756,75 @@ class listener {
 };
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/serve/secret.hpp ----
+
+#include <sys/random.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// 128 random bits from the kernel's CSPRNG, as 32 hex digits: the bearer
+// token every call of a launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  std::size_t filled = 0;
+  while (filled < sizeof bytes) {
+    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
+    if (got < 0) throw secret_error("getrandom() failed; cannot make the launch's secret");
+    filled += static_cast<std::size_t>(got);
+  }
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : bytes) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
+  }
+  return hex;
+}
+
+// Compares in time independent of where the strings differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+// What is wrong with a request's Authorization header, in words for its
+// sender; empty if it carries the launch's secret. HTTP's scheme names are
+// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
+inline std::string credential_problem(std::string_view header, std::string_view secret) {
+  if (header.empty())
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the launch's run "
+           "directory (docs/protocol.md)";
+  auto space = header.find(' ');
+  auto scheme = header.substr(0, space);
+  constexpr std::string_view bearer = "bearer";
+  bool is_bearer = scheme.size() == bearer.size();
+  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
+    is_bearer = (scheme[i] | 0x20) == bearer[i];
+  if (!is_bearer)
+    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
+           "<secret>'";
+  auto token = space == std::string_view::npos ? std::string_view() : header.substr(space);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
+  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
+  return {};
+}
+
+}  // namespace lp::detail
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace lp::detail {
 
@@ -7331,6 +7834,11 @@ class rendezvous_server {
   struct callbacks {
     std::function<void(const std::string& label)> stop_requested;
     std::function<void(const std::string& label)> run_finished;
+    // Whether the runs of these nodes or groups have all returned (true),
+    // the program stops first (false), or neither within `wait`.
+    std::function<std::optional<bool>(const std::vector<std::string>& names,
+                                      std::chrono::milliseconds wait)>
+        runs_finished;
   };
 
   // `host`: loopback, unless the nodes run on other hosts (Slurm).
@@ -7395,6 +7903,17 @@ class rendezvous_server {
       on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
       res.set_content("{}", "application/json");
     }));
+    server.Post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto outcome = on_.runs_finished(
+                      body.at("names").template get<std::vector<std::string>>(),
+                      std::chrono::milliseconds(std::clamp(
+                          body.at("wait_ms").template get<long>(), 0L, 10'000L)));
+                  res.set_content(json{{"done", outcome.value_or(false)},
+                                       {"stopping", outcome == false}}
+                                      .dump(),
+                                  "application/json");
+                }));
     int port = listener_.start(host, 0);
     if (port < 0) throw launch_error("the launcher cannot listen on " + host);
     url_ = "http://" + host + ":" + std::to_string(port);
@@ -7516,6 +8035,24 @@ class rendezvous_directory final : public directory {
     closed_ = true;
   }
 
+  // Waits until the launcher has heard that the run() of every node named
+  // returned (true), or the program stops (false), as this process or the
+  // launcher sees it.
+  bool wait_for_runs(const std::vector<std::string>& names, const launch_state& here) {
+    while (!here.stop_requested()) {
+      // Short polls: a stop of this process alone (a failure the launcher
+      // restarts) must not keep its run() threads waiting long.
+      auto reply = ask("launcher", "wait_for_runs", "/lp/v1/rendezvous/runs",
+                       {{"names", names}, {"wait_ms", 1000}});
+      if (reply.status != 200 || !reply.body.is_object())
+        throw launch_error("lp::wait_for_runs(): the launcher answered HTTP " +
+                           std::to_string(reply.status));
+      if (reply.body.value("done", false)) return true;
+      if (reply.body.value("stopping", false)) return false;
+    }
+    return false;
+  }
+
   // Best effort: during a stop the launcher may already be gone.
   void tell(const std::string& what, const std::string& label) {
     try {
@@ -7581,6 +8118,401 @@ class rendezvous_directory final : public directory {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/process/spawn.hpp ----
+
+// Starting and ending the node processes of a launch.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+extern char** environ;
+
+namespace lp::detail {
+
+// The path of the running executable, so a launch can start it again.
+inline std::string this_executable() {
+  std::string path(4096, '\0');
+  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0) throw launch_error("cannot find this program's executable");
+  path.resize(static_cast<std::size_t>(length));
+  return path;
+}
+
+struct child_process {
+  std::string executable;
+  std::vector<std::string> arguments;    // argv, from argv[0]
+  std::vector<std::string> environment;  // added to this process's, "NAME=value"
+  int output_fd = -1;                    // becomes the child's stdout
+  int error_fd = -1;                     // becomes the child's stderr
+};
+
+// Starts the child in a process group of its own, so a Ctrl+C at the
+// terminal reaches only the launcher, which stops the nodes in order. The
+// child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
+// thread alive for as long as the launch runs.
+inline pid_t spawn(const child_process& child) {
+  // Everything the child needs is prepared here: between fork and exec it
+  // may only make async-signal-safe calls.
+  std::vector<char*> argv, envp;
+  for (const auto& argument : child.arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  // The child's own values replace this process's: getenv takes the first.
+  auto replaced = [&](std::string_view variable) {
+    auto name = variable.substr(0, variable.find('=') + 1);
+    for (const auto& own : child.environment)
+      if (std::string_view(own).starts_with(name)) return true;
+    return false;
+  };
+  for (char** variable = environ; *variable; ++variable)
+    if (!replaced(*variable)) envp.push_back(*variable);
+  for (const auto& variable : child.environment) envp.push_back(const_cast<char*>(variable.c_str()));
+  envp.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  sigset_t none;
+  sigemptyset(&none);
+
+  pid_t pid = ::fork();
+  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
+    ::dup2(child.output_fd, 1);
+    ::dup2(child.error_fd, 2);
+    // Nothing of the launcher's leaks in: not its other pipes, not its
+    // listening sockets, not its blocked signals.
+    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(child.executable.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
+  return pid;
+}
+
+// Kills the process groups of a launch's nodes if the launcher dies without
+// doing it, even by SIGKILL. A node process dies with its launcher
+// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
+// simulator, their own children. They stay in the node's process group, so
+// a process that outlives the launcher kills those groups: a shell, in a
+// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
+// socket and, when the socket reaches its end without a "done", kills them
+// all. Needs no privileges; it cannot reach a descendant that left the
+// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
+// "No orphans").
+class group_reaper {
+ public:
+  group_reaper() {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+    static constexpr const char* script =
+        "trap '' INT TERM HUP PIPE\n"
+        "groups=\n"
+        "while read -r word group; do\n"
+        "  case $word in\n"
+        "    done) exit 0 ;;\n"
+        "    watch) groups=\"$groups -$group\" ;;\n"
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || kept=\"$kept $g\"; "
+        "done; groups=$kept ;;\n"
+        "  esac\n"
+        "done\n"
+        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
+    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
+    const char* envp[] = {nullptr};
+    sigset_t none;
+    sigemptyset(&none);
+    // Forked twice, so that it is nobody's child here: the launcher's own
+    // children are its nodes. Only async-signal-safe calls until execve.
+    pid_t middle = ::fork();
+    if (middle < 0) {
+      ::close(ends[0]);
+      ::close(ends[1]);
+      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+    }
+    if (middle == 0) {
+      if (::fork() != 0) ::_exit(0);
+      ::setpgid(0, 0);
+      ::dup2(ends[1], 0);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+      ::_exit(127);
+    }
+    ::close(ends[1]);
+    int status = 0;
+    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+    }
+    to_reaper_ = ends[0];
+  }
+  group_reaper(const group_reaper&) = delete;
+  group_reaper& operator=(const group_reaper&) = delete;
+  // The launcher ends in order: it has stopped every group itself.
+  ~group_reaper() {
+    say("done");
+    ::close(to_reaper_);
+  }
+
+  // Under Slurm a node process is its own launcher's child no more (srun's
+  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
+  // by parentage, which an orphaned grandchild has lost. So such a process
+  // leads a group of its own and leaves a reaper watching it for as long as
+  // it lives: whatever is left in its group is killed when it ends, by exit
+  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
+  static bool watch_own_group_for_life() {
+    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
+    // Never destroyed: its socket closes with the process, without "done".
+    static auto* reaper = new group_reaper();
+    reaper->watch(::getpid());
+    return true;
+  }
+
+  void watch(pid_t group) { say("watch " + std::to_string(group)); }
+  // The group has ended; its id may be reused, so it must not be killed.
+  void forget(pid_t group) { say("forget " + std::to_string(group)); }
+
+ private:
+  // Best effort: a reaper that is gone cannot be helped, and must not take
+  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
+  void say(const std::string& line) {
+    std::string text = line + "\n";
+    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+
+  int to_reaper_ = -1;
+};
+
+// Runs a helper program (argv[0] looked up in PATH) to its end, its output
+// discarded; returns its exit status, or -1 if it could not run.
+inline int run_tool(const std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int failed = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed) return -1;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// How a child ended, in words for the launch's summary.
+inline std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = ::sigabbrev_np(WTERMSIG(status));
+    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/run/output.hpp ----
+
+// The lines node processes print, as the launcher shows them.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+inline void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Reads every node's stdout and stderr through pipes and writes each whole
+// line to the launcher's own stdout or stderr, behind a "[label] " prefix
+// (coloured on a terminal). Lines are never cut into one another, and the
+// last lines of each node are kept for the failure summary.
+class output_pump {
+ public:
+  static constexpr std::size_t kept_lines = 20;
+
+  output_pump() {
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    colour_ = ::isatty(1) && ::isatty(2);
+    thread_ = std::thread([this] { pump(); });
+  }
+  output_pump(const output_pump&) = delete;
+  output_pump& operator=(const output_pump&) = delete;
+  ~output_pump() { close(); }
+
+  // A pipe for the node's stream `target` (1 or 2); the child gets the
+  // returned write end, which the launcher closes once the child has it.
+  int open(const std::string& label, int target) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    {
+      std::lock_guard lock(mutex_);
+      auto colour = colours_.emplace(label, colours_.size() % 6 + 1).first->second;
+      std::string prefix = "[" + label + "] ";
+      if (colour_) prefix = "\033[1;3" + std::to_string(colour) + "m" + prefix + "\033[0m";
+      streams_.push_back({ends[0], target, label, prefix, {}});
+      ++open_[label];
+    }
+    wake();
+    return ends[1];
+  }
+
+  // The last lines a node printed, oldest first. For a node that has just
+  // died, waits (up to `drain`) until its pipes are at their end, so that
+  // its last words, still in flight, are among them.
+  std::vector<std::string> last_lines(const std::string& label,
+                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+    std::unique_lock lock(mutex_);
+    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
+    auto& lines = recent_[label];
+    return {lines.begin(), lines.end()};
+  }
+
+  // Waits until every pipe is at its end (all writers gone), then stops; a
+  // pipe some stray grandchild still holds open is given up after 2 s.
+  void close() {
+    if (!thread_.joinable()) return;
+    closing_ = true;
+    wake();
+    thread_.join();
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+
+ private:
+  struct stream {
+    int fd;
+    int target;
+    std::string label, prefix, partial;
+  };
+
+  void wake() {
+    char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
+  }
+
+  void pump() {
+    std::vector<char> buffer(65536);
+    std::chrono::steady_clock::time_point give_up{};
+    for (;;) {
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
+          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+          for (auto& s : streams_) {
+            emit(s, true);
+            ::close(s.fd);
+          }
+          streams_.clear();
+          return;
+        }
+        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
+      if (fds[0].revents) {
+        char drain[64];
+        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        std::lock_guard lock(mutex_);
+        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+          if (it->fd != fds[i].fd) continue;
+          if (n > 0) {
+            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
+            emit(*it, false);
+          } else {
+            emit(*it, true);
+            ::close(it->fd);
+            if (--open_[it->label] == 0) drained_.notify_all();
+            streams_.erase(it);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Writes the complete lines of s (and, at its end, what is left).
+  void emit(stream& s, bool at_end) {
+    std::size_t start = 0;
+    std::string out;
+    for (auto newline = s.partial.find('\n'); newline != std::string::npos;
+         newline = s.partial.find('\n', start)) {
+      add(s, s.partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    s.partial.erase(0, start);
+    if (at_end && !s.partial.empty()) {
+      add(s, s.partial, out);
+      s.partial.clear();
+    }
+    if (!out.empty()) write_all(s.target, out);
+  }
+
+  void add(const stream& s, const std::string& line, std::string& out) {
+    out += s.prefix + line + "\n";
+    auto& lines = recent_[s.label];
+    lines.push_back(line);
+    if (lines.size() > kept_lines) lines.pop_front();
+  }
+
+  int wake_[2] = {-1, -1};
+  bool colour_ = false;
+  std::atomic<bool> closing_{false};
+  std::mutex mutex_;
+  std::vector<stream> streams_;
+  std::map<std::string, std::size_t> colours_;
+  std::map<std::string, std::deque<std::string>> recent_;
+  std::map<std::string, int> open_;  // pipes not at their end, by label
+  std::condition_variable drained_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/run/run_directory.hpp ----
 
 #include <fcntl.h>
@@ -7626,6 +8558,7 @@ class run_directory {
     if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
     ::unlink((path_ + "/nodes").c_str());
+    ::unlink((path_ + "/status").c_str());  // the status page's URL
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 
@@ -7732,6 +8665,682 @@ class stop_on_signals {
 };
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/run/status_server.hpp ----
+
+// The launcher's status page (docs/observability.md): one HTTP server on
+// loopback that serves the page itself, open to all (it holds no figure),
+// and GET /lp/v1/status, the program's state as JSON, to those who send the
+// launch's secret. A thread reads every node's GET /lp/v1/metrics once a
+// second and keeps the last minutes of them, so that the page can show
+// rates and plot them from the moment it opens.
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <iostream>
+
+// ---- launchpad/detail/run/status_page.hpp ----
+
+// The status page, whole: HTML, CSS and script in one string, so that it
+// works with no network and nothing installed. It holds no figure; its
+// script reads GET /lp/v1/status once a second with the launch's secret,
+// which the user pastes once (or passes in the URL's #secret=..., which no
+// server sees) and which stays in the tab's sessionStorage. Everything it
+// shows goes through textContent or an attribute, never through HTML
+// parsing: a node's log line cannot add markup to the page.
+
+#include <string_view>
+
+namespace lp::detail {
+
+inline constexpr std::string_view status_page_html = R"lp_page(<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Launchpad status</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
+header{background:#1d2330;color:#fff;padding:10px 18px;display:flex;gap:18px;align-items:baseline}
+header h1{font-size:18px;margin:0}
+header .muted{color:#aab}
+main{padding:14px 18px}
+section{background:#fff;border:1px solid #dde;border-radius:6px;margin:0 0 14px;padding:10px 14px}
+h2{font-size:15px;margin:0 0 8px}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eef;font-variant-numeric:tabular-nums}
+th{font-weight:600;color:#556}
+.state{display:inline-block;padding:1px 7px;border-radius:9px;color:#fff;font-size:12px}
+.serving{background:#2e8540}.starting{background:#8a8f98}.restarting{background:#d98b00}
+.stopped{background:#5b6b86}.failed{background:#c62828}
+svg text{font:12px system-ui,sans-serif}
+#graph g.node rect{stroke:#1d2330;stroke-width:1}
+#graph g.node.failed rect{stroke:#c62828;stroke-width:3}
+.nodes{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:14px}
+.card h3{margin:0 0 6px;font-size:14px}
+.failure{color:#c62828;font-weight:600;white-space:pre-wrap}
+pre{background:#f2f3f6;padding:6px;max-height:160px;overflow:auto;font-size:12px;margin:6px 0}
+.plots{display:flex;flex-wrap:wrap;gap:10px}
+.plot{background:#fafbfc;border:1px solid #eef}
+#login{display:none}#login input{width:28em}
+#errors{display:none;color:#c62828}
+</style></head>
+<body>
+<header><h1 id="program">Launchpad</h1><span id="policy" class="muted"></span>
+<span id="updated" class="muted"></span></header>
+<main>
+<section id="login"><h2>This page needs the launch's secret</h2>
+<p>Paste the contents of the file <code>secret</code> in the launch's run directory
+(the launcher printed its path), or open the page as <code>URL#secret=...</code>.</p>
+<form id="login-form"><input id="secret" type="password" autocomplete="off">
+<button type="submit">Show</button></form><p id="login-problem"></p></section>
+<section id="errors"></section>
+<section><h2>Program graph</h2><svg id="graph" width="100%" height="120"></svg></section>
+<section><h2>Nodes</h2><table><thead><tr><th>node</th><th>state</th><th>pid</th><th>host</th>
+<th>restarts</th><th>calls/s</th><th>RSS</th><th>CPU</th><th>threads</th><th>connections</th>
+</tr></thead><tbody id="table"></tbody></table></section>
+<div class="nodes" id="cards"></div>
+</main>
+<script>
+"use strict";
+const svgNS = "http://www.w3.org/2000/svg";
+const shownErrors = [];
+function showError(text) {
+  shownErrors.push(String(text));
+  const box = document.getElementById("errors");
+  box.textContent = shownErrors.slice(-5).join("\n");
+  box.style.display = "block";
+}
+window.addEventListener("error", e => showError("script error: " + e.message));
+window.addEventListener("unhandledrejection", e => showError("script error: " + e.reason));
+
+// The secret: from #secret=... once (then out of the address bar), else
+// what this tab was given before.
+(function takeSecret() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.get("secret")) {
+    sessionStorage.setItem("lp_secret", hash.get("secret"));
+    history.replaceState(null, "", location.pathname);
+  }
+})();
+document.getElementById("login-form").addEventListener("submit", e => {
+  e.preventDefault();
+  sessionStorage.setItem("lp_secret", document.getElementById("secret").value.trim());
+  refresh();
+});
+
+function el(tag, attributes, text) {
+  const made = document.createElement(tag);
+  for (const [k, v] of Object.entries(attributes || {})) made.setAttribute(k, v);
+  if (text !== undefined) made.textContent = String(text);
+  return made;
+}
+function svg(tag, attributes, text) {
+  const made = document.createElementNS(svgNS, tag);
+  for (const [k, v] of Object.entries(attributes || {})) made.setAttribute(k, v);
+  if (text !== undefined) made.textContent = String(text);
+  return made;
+}
+function bytes(n) {
+  if (n === undefined) return "";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; ++i; }
+  return n.toFixed(i ? 1 : 0) + " " + units[i];
+}
+function number(n, digits) { return n === undefined || n === null ? "" : Number(n).toFixed(digits); }
+function duration(s) {
+  if (s === null || s === undefined) return "";
+  return s < 1e-3 ? (s * 1e6).toFixed(0) + " µs" : s < 1 ? (s * 1e3).toFixed(1) + " ms" : s.toFixed(2) + " s";
+}
+function rateOf(node) {
+  const r = node.calls_per_second || [];
+  return r.length ? r[r.length - 1][1] : undefined;
+}
+
+// The graph: a row per group (the nodes outside groups first), an arrow
+// from each node to those it holds handles to.
+function drawGraph(status) {
+  const box = document.getElementById("graph");
+  box.replaceChildren();
+  const rows = [[]];
+  const rowOf = {"": 0};
+  for (const g of status.groups) { rowOf[g] = rows.length; rows.push([]); }
+  for (const node of status.nodes) rows[rowOf[node.group]].push(node);
+  const used = rows.filter(r => r.length);
+  const w = 150, h = 44, gapX = 30, gapY = 34, left = 90;
+  const width = Math.max(...used.map(r => r.length)) * (w + gapX) + left;
+  box.setAttribute("height", used.length * (h + gapY) + 10);
+  box.setAttribute("viewBox", "0 0 " + width + " " + (used.length * (h + gapY) + 10));
+  const defs = svg("defs");
+  const marker = svg("marker", {id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5,
+                                markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse"});
+  marker.appendChild(svg("path", {d: "M 0 0 L 10 5 L 0 10 z", fill: "#778"}));
+  defs.appendChild(marker);
+  box.appendChild(defs);
+  const at = {};
+  used.forEach((row, r) => {
+    const y = 5 + r * (h + gapY);
+    if (row[0].group) box.appendChild(svg("text", {x: 4, y: y + h / 2 + 4, fill: "#556"}, row[0].group));
+    row.forEach((node, i) => { at[node.label] = {x: left + i * (w + gapX), y: y}; });
+  });
+  for (const node of status.nodes)
+    for (const target of node.edges) {
+      const a = at[node.label], b = at[target];
+      if (!a || !b) continue;
+      const down = b.y > a.y, up = b.y < a.y, right = b.x > a.x;
+      // Between rows: bottom to top; within a row: side to side.
+      box.appendChild(svg("line", {
+        x1: down || up ? a.x + w / 2 : right ? a.x + w : a.x,
+        y1: down ? a.y + h : up ? a.y : a.y + h / 2,
+        x2: down || up ? b.x + w / 2 : right ? b.x : b.x + w,
+        y2: down ? b.y : up ? b.y + h : b.y + h / 2,
+        stroke: "#99a", "marker-end": "url(#arrow)"}));
+    }
+  const fills = {serving: "#dff3e3", starting: "#eceef1", restarting: "#fdebc8",
+                 stopped: "#e3e8f0", failed: "#fbdada"};
+  for (const node of status.nodes) {
+    const p = at[node.label];
+    const g = svg("g", {"class": "node " + node.state, "data-label": node.label,
+                        "data-state": node.state});
+    g.appendChild(svg("title", {}, node.label + ": " + node.state));
+    g.appendChild(svg("rect", {x: p.x, y: p.y, width: w, height: h, rx: 6, fill: fills[node.state] || "#fff"}));
+    g.appendChild(svg("text", {x: p.x + 8, y: p.y + 18, "font-weight": 600}, node.label));
+    g.appendChild(svg("text", {x: p.x + 8, y: p.y + 35, fill: "#556"}, node.service + " · " + node.state));
+    box.appendChild(g);
+  }
+}
+
+// A line plot of [time, value] points, the last ten minutes at most.
+function plot(title, points, attributes) {
+  const w = 400, h = 120, pad = 32;
+  const box = svg("svg", Object.assign({"class": "plot", width: w, height: h + 20,
+                                        "data-points": points.length}, attributes));
+  box.appendChild(svg("text", {x: 4, y: 13, "font-weight": 600}, title));
+  if (points.length === 0) {
+    box.appendChild(svg("text", {x: pad, y: 60, fill: "#889"}, "no values yet"));
+    return box;
+  }
+  const ts = points.map(p => p[0]), vs = points.map(p => p[1]);
+  const t0 = Math.min(...ts), t1 = Math.max(...ts, t0 + 1);
+  let v0 = Math.min(...vs), v1 = Math.max(...vs);
+  if (v0 === v1) { v0 -= 1; v1 += 1; }
+  const x = t => pad + (w - pad - 6) * (t - t0) / (t1 - t0);
+  const y = v => 20 + (h - 14) * (1 - (v - v0) / (v1 - v0));
+  box.appendChild(svg("text", {x: 2, y: 28, fill: "#889"}, number(v1, 2)));
+  box.appendChild(svg("text", {x: 2, y: h + 6, fill: "#889"}, number(v0, 2)));
+  if (points.length === 1)
+    box.appendChild(svg("circle", {cx: x(ts[0]), cy: y(vs[0]), r: 3, fill: "#2860c6"}));
+  box.appendChild(svg("polyline", {fill: "none", stroke: "#2860c6", "stroke-width": 1.5,
+    points: points.map(p => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" ")}));
+  return box;
+}
+
+function drawTable(status) {
+  const body = document.getElementById("table");
+  body.replaceChildren();
+  for (const node of status.nodes) {
+    const row = el("tr", {"data-label": node.label});
+    row.appendChild(el("td", {}, node.label));
+    const state = el("td");
+    state.appendChild(el("span", {"class": "state " + node.state}, node.state));
+    row.appendChild(state);
+    for (const text of [node.pid || "", node.host || "", node.restarts, number(rateOf(node), 1),
+                        bytes(node.resident_bytes), node.cpu_percent === undefined ? "" : number(node.cpu_percent, 0) + " %",
+                        node.threads === undefined ? "" : node.threads,
+                        node.connections === undefined ? "" : node.connections])
+      row.appendChild(el("td", {}, text));
+    body.appendChild(row);
+  }
+}
+
+function drawCards(status) {
+  const cards = document.getElementById("cards");
+  cards.replaceChildren();
+  for (const node of status.nodes) {
+    const card = el("section", {"class": "card", "data-label": node.label});
+    const title = el("h3", {}, node.label + " ");
+    title.appendChild(el("span", {"class": "state " + node.state}, node.state));
+    card.appendChild(title);
+    if (node.failure) card.appendChild(el("div", {"class": "failure"}, "failed: " + node.failure));
+    if (node.methods && node.methods.length) {
+      const t = el("table");
+      const head = el("tr");
+      for (const h of ["method", "calls", "calls/s", "p50", "p99", "errors", "in flight"]) head.appendChild(el("th", {}, h));
+      t.appendChild(head);
+      for (const m of node.methods) {
+        const r = el("tr");
+        for (const v of [m.name, m.calls, number(m.per_second, 1), duration(m.p50), duration(m.p99), m.errors, m.in_flight])
+          r.appendChild(el("td", {}, v));
+        t.appendChild(r);
+      }
+      card.appendChild(t);
+    }
+    const figures = Object.assign({}, node.counters || {}, node.gauges || {});
+    if (Object.keys(figures).length) {
+      const t = el("table");
+      for (const [k, v] of Object.entries(figures)) {
+        const r = el("tr");
+        r.appendChild(el("td", {}, k));
+        r.appendChild(el("td", {}, v));
+        t.appendChild(r);
+      }
+      card.appendChild(t);
+    }
+    const plots = el("div", {"class": "plots"});
+    plots.appendChild(plot("calls/s", node.calls_per_second || [], {"data-series": "calls_per_second"}));
+    for (const [name, points] of Object.entries(node.series || {}))
+      plots.appendChild(plot(name, points, {"data-series": name}));
+    card.appendChild(plots);
+    if (node.last_lines && node.last_lines.length) {
+      card.appendChild(el("div", {}, "last lines"));
+      card.appendChild(el("pre", {"class": "log"}, node.last_lines.join("\n")));
+    }
+    cards.appendChild(card);
+  }
+}
+
+async function refresh() {
+  const secret = sessionStorage.getItem("lp_secret") || "";
+  let reply;
+  try {
+    reply = await fetch("/lp/v1/status", {headers: secret ? {"Authorization": "Bearer " + secret} : {},
+                                          cache: "no-store"});
+  } catch (e) {
+    document.getElementById("updated").textContent = "the launcher does not answer (the program has ended?)";
+    return;
+  }
+  const login = document.getElementById("login");
+  if (reply.status === 401) {
+    login.style.display = "block";
+    document.getElementById("login-problem").textContent = secret ? "That is not this launch's secret." : "";
+    return;
+  }
+  login.style.display = "none";
+  const status = await reply.json();
+  document.getElementById("program").textContent = status.program;
+  document.getElementById("policy").textContent = status.policy;
+  document.getElementById("updated").textContent = "updated " + new Date(status.time * 1000).toLocaleTimeString();
+  document.title = status.program + " · Launchpad status";
+  drawGraph(status);
+  drawTable(status);
+  drawCards(status);
+  document.body.setAttribute("data-loaded", "yes");
+}
+refresh();
+setInterval(refresh, 1000);
+</script></body></html>
+)lp_page";
+
+}  // namespace lp::detail
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+// What the launcher knows of a node, whatever its figures say.
+struct node_status {
+  std::string label;
+  std::string state;  // starting, serving, restarting, stopped or failed
+  std::string url;    // empty until it serves
+  long pid = 0;
+  int restarts = 0;
+  std::string failure;  // how it failed, for a failed node
+  std::vector<std::string> last_lines;
+};
+
+class status_server {
+ public:
+  using source = std::function<std::vector<node_status>()>;
+
+  // `policy`: the launch's flag name, shown on the page.
+  LP_API status_server(const program& graph, std::string policy, std::string secret,
+                       source nodes);
+  status_server(const status_server&) = delete;
+  status_server& operator=(const status_server&) = delete;
+  LP_API ~status_server();
+
+  // Serves on host:port (0: any free port) and returns the page's URL,
+  // which tells nothing of the secret.
+  LP_API std::string start(const std::string& host, int port);
+
+  // The status JSON, as GET /lp/v1/status answers it.
+  LP_API std::string status_json();
+
+ private:
+  struct sample {
+    double time = 0;
+    nlohmann::json figures;  // the node's GET /lp/v1/metrics JSON
+  };
+  struct history {
+    std::deque<sample> samples;  // oldest first, at most kept_samples
+    std::unique_ptr<httplib::Client> client;
+    std::string client_url;
+  };
+  static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
+
+  void poll();
+  nlohmann::json node_json(const node_status& node, const history* seen) const;
+
+  const program& graph_;
+  const std::string policy_, secret_;
+  source nodes_;
+  listener listener_;
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::map<std::string, history> histories_;  // by label
+  std::thread poller_;
+};
+
+// The file in a run directory that names the launch's status page, for
+// --lp_status=RUN_DIR.
+inline constexpr const char* status_file = "status";
+
+// Starts the status page of a launch from the --lp_status_port flag ("off":
+// none), writes its URL into the run directory and prints it; null if off.
+LP_API std::unique_ptr<status_server> start_status_page(
+    const program& graph, std::string policy, const std::string& secret,
+    const std::string& run_dir, const std::string& port, status_server::source nodes);
+
+// Keeps the page up `seconds` after the program ended, for a look at how it
+// ended; Ctrl+C or SIGTERM ends the wait.
+LP_API void linger(const status_server* page, int seconds);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace status {
+
+inline double now_seconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The q-quantile of the calls whose cumulative latency buckets are
+// `buckets`, interpolated within its bucket; null without calls.
+inline nlohmann::json quantile(const std::vector<double>& buckets, double q) {
+  if (buckets.empty() || buckets.back() <= 0) return nullptr;
+  double rank = q * buckets.back();
+  std::size_t i = 0;
+  while (i + 1 < buckets.size() && buckets[i] < rank) ++i;
+  double below = i ? buckets[i - 1] : 0;
+  double lower = i ? latency_bounds[i - 1] : 0;
+  // The last bucket has no upper bound: say its lower one.
+  if (i >= latency_bounds.size()) return latency_bounds.back();
+  double upper = latency_bounds[i];
+  double in_bucket = buckets[i] - below;
+  return lower + (upper - lower) * (in_bucket > 0 ? (rank - below) / in_bucket : 1);
+}
+
+inline std::vector<double> buckets_of(const nlohmann::json& method) {
+  std::vector<double> out;
+  if (method.contains("latency_buckets"))
+    for (const auto& count : method["latency_buckets"])
+      out.push_back(count.get<double>());
+  return out;
+}
+
+inline double calls_of(const nlohmann::json& figures) {
+  double total = 0;
+  if (figures.contains("methods"))
+    for (const auto& method : figures["methods"]) total += method.value("calls", 0.0);
+  return total;
+}
+
+inline const nlohmann::json* method_named(const nlohmann::json& figures,
+                                          const std::string& name) {
+  if (!figures.contains("methods")) return nullptr;
+  for (const auto& method : figures["methods"])
+    if (method.value("name", "") == name) return &method;
+  return nullptr;
+}
+
+}  // namespace status
+
+LP_API status_server::status_server(const program& graph, std::string policy,
+                                    std::string secret, source nodes)
+    : graph_(graph),
+      policy_(std::move(policy)),
+      secret_(std::move(secret)),
+      nodes_(std::move(nodes)) {
+  auto& server = listener_.server();
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_header(
+        "Content-Security-Policy",
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+        "connect-src 'self'; img-src data:");
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(std::string(status_page_html), "text/html; charset=utf-8");
+  });
+  server.Get(protocol::health_path, [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"serving"})", protocol::json_type);
+  });
+  server.Get(protocol::status_path, [this](const httplib::Request& req,
+                                           httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    if (!secret_.empty()) {
+      auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+      if (!problem.empty()) {
+        res.status = 401;
+        return res.set_content(
+            protocol::encode(protocol::error_body("unauthenticated", problem, "", ""),
+                             protocol::format::json),
+            protocol::json_type);
+      }
+    }
+    res.set_content(status_json(), protocol::json_type);
+  });
+}
+
+LP_API status_server::~status_server() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stop_.notify_all();
+  if (poller_.joinable()) poller_.join();
+  listener_.stop();
+}
+
+LP_API std::string status_server::start(const std::string& host, int port) {
+  int bound = listener_.start(host, port);
+  if (bound < 0)
+    throw bind_error("the status page cannot listen on " + host + ":" +
+                     std::to_string(port) + "; choose another --lp_status_port, or off");
+  poller_ = std::thread([this] { poll(); });
+  return "http://" + host + ":" + std::to_string(bound) + "/";
+}
+
+LP_API void status_server::poll() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    // The launcher's view first, then each serving node's own, one at a
+    // time: a node that does not answer within a second is shown as the
+    // launcher sees it.
+    auto nodes = nodes_();
+    for (const auto& node : nodes) {
+      if (node.url.empty()) continue;
+      std::unique_lock held(mutex_);
+      if (stopping_) return;
+      auto& seen = histories_[node.label];
+      if (!seen.client || seen.client_url != node.url) {
+        seen.client = std::make_unique<httplib::Client>(node.url);
+        seen.client->set_connection_timeout(std::chrono::seconds(1));
+        seen.client->set_read_timeout(std::chrono::seconds(1));
+        seen.client->set_keep_alive(true);
+        if (!secret_.empty())
+          seen.client->set_default_headers({{"Authorization", "Bearer " + secret_}});
+        seen.client_url = node.url;
+      }
+      auto* client = seen.client.get();
+      held.unlock();  // the page is served meanwhile; only this thread changes clients
+      auto reply = client->Get(protocol::metrics_path, {{"Accept", protocol::json_type}});
+      if (!reply || reply->status != 200) continue;
+      auto figures =
+          nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+      if (figures.is_discarded()) continue;
+      held.lock();
+      auto& samples = histories_[node.label].samples;
+      samples.push_back({status::now_seconds(), std::move(figures)});
+      if (samples.size() > kept_samples) samples.pop_front();
+    }
+    lock.lock();
+    stop_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+  }
+}
+
+LP_API nlohmann::json status_server::node_json(const node_status& node,
+                                               const history* seen) const {
+  using nlohmann::json;
+  const auto& spec = graph_.node(node.label);
+  json out = {{"label", node.label},          {"group", spec.group},
+              {"service", spec.service},      {"edges", spec.edges},
+              {"state", node.state},          {"pid", node.pid},
+              {"restarts", node.restarts},    {"failure", node.failure},
+              {"last_lines", node.last_lines}};
+  if (!seen || seen->samples.empty()) return out;
+  const auto& last = seen->samples.back();
+  const auto& figures = last.figures;
+  // Rates and latencies over the last ten seconds, or since the first sample.
+  const sample* before = &seen->samples.front();
+  for (auto it = seen->samples.rbegin(); it != seen->samples.rend(); ++it)
+    if (last.time - it->time >= 10) {
+      before = &*it;
+      break;
+    }
+  double span = last.time - before->time;
+  out["host"] = figures.value("host", "");
+  out["resident_bytes"] = figures.value("resident_bytes", 0.0);
+  out["threads"] = figures.value("threads", 0);
+  out["connections"] = figures.value("connections", 0);
+  out["cpu_seconds"] = figures.value("cpu_seconds", 0.0);
+  out["cpu_percent"] = span > 0 ? 100 *
+                                      (figures.value("cpu_seconds", 0.0) -
+                                       before->figures.value("cpu_seconds", 0.0)) /
+                                      span
+                                : 0.0;
+  out["updated"] = last.time;
+  json methods = json::array();
+  for (const auto& method : figures["methods"]) {
+    auto name = method.value("name", "");
+    auto now = status::buckets_of(method);
+    std::vector<double> window = now;
+    double calls_before = 0;
+    if (const auto* earlier = status::method_named(before->figures, name);
+        earlier && span > 0) {
+      auto then = status::buckets_of(*earlier);
+      for (std::size_t i = 0; i < window.size() && i < then.size(); ++i)
+        window[i] -= then[i];
+      calls_before = earlier->value("calls", 0.0);
+    }
+    // No call lately: the figures since the start.
+    if (window.empty() || window.back() <= 0) window = now;
+    double errors = 0;
+    for (const auto& [code, count] : method["by_code"].items())
+      if (code != "200") errors += count.get<double>();
+    methods.push_back(
+        {{"name", name},
+         {"calls", method.value("calls", 0.0)},
+         {"errors", errors},
+         {"in_flight", method.value("in_flight", 0)},
+         {"per_second",
+          span > 0 ? (method.value("calls", 0.0) - calls_before) / span : 0.0},
+         {"p50", status::quantile(window, 0.5)},
+         {"p99", status::quantile(window, 0.99)}});
+  }
+  out["methods"] = methods;
+  json rate = json::array();
+  for (std::size_t i = 1; i < seen->samples.size(); ++i) {
+    const auto& a = seen->samples[i - 1];
+    const auto& b = seen->samples[i];
+    if (b.time > a.time)
+      rate.push_back(
+          {b.time, (status::calls_of(b.figures) - status::calls_of(a.figures)) /
+                       (b.time - a.time)});
+  }
+  out["calls_per_second"] = rate;
+  out["counters"] = figures.value("counters", json::object());
+  out["gauges"] = figures.value("gauges", json::object());
+  out["series"] = figures.value("series", json::object());
+  return out;
+}
+
+LP_API std::string status_server::status_json() {
+  std::map<std::string, node_status> nodes;
+  for (auto& node : nodes_()) nodes[node.label] = std::move(node);
+  nlohmann::json listed = nlohmann::json::array();
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& spec : graph_.nodes()) {  // in the graph's order
+      auto node = nodes.find(spec.label);
+      if (node == nodes.end()) continue;
+      auto seen = histories_.find(spec.label);
+      listed.push_back(
+          node_json(node->second, seen == histories_.end() ? nullptr : &seen->second));
+    }
+  }
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& spec : graph_.nodes())
+    if (!spec.group.empty() && (groups.empty() || groups.back() != spec.group))
+      groups.push_back(spec.group);
+  return nlohmann::json{{"program", graph_.name()},
+                        {"policy", policy_},
+                        {"time", status::now_seconds()},
+                        {"groups", groups},
+                        {"nodes", listed}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+LP_API std::unique_ptr<status_server> start_status_page(
+    const program& graph, std::string policy, const std::string& secret,
+    const std::string& run_dir, const std::string& port, status_server::source nodes) {
+  if (port == "off") return nullptr;
+  auto page =
+      std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes));
+  auto url = page->start("127.0.0.1", std::stoi(port));
+  if (!run_dir.empty()) {
+    int fd = ::open((run_dir + "/" + status_file).c_str(),
+                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      write_all(fd, url + "\n");
+      ::close(fd);
+    }
+  }
+  std::cerr << "[lp] status at " << url << std::endl;
+  return page;
+}
+
+LP_API void linger(const status_server* page, int seconds) {
+  if (!page || seconds <= 0) return;
+  std::cerr << "[lp] the program has ended; its status page stays up for " << seconds
+            << " s (--lp_status_linger_secs; Ctrl+C to leave now)" << std::endl;
+  std::mutex mutex;
+  std::condition_variable woken;
+  bool leave = false;
+  auto wake = [&](int) {
+    std::lock_guard lock(mutex);
+    leave = true;
+    woken.notify_all();
+  };
+  stop_on_signals signals(wake, wake);
+  std::unique_lock lock(mutex);
+  woken.wait_for(lock, std::chrono::seconds(seconds), [&] { return leave; });
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
 #include <map>
 #include <memory>
 #include <mutex>
@@ -7755,6 +9364,9 @@ inline constexpr const char* run_dir = "LP_RUN_DIR";
 // "direct" when the launch's policy is direct_calls<...>: the launcher's
 // choice, which a test's node program may not know at compile time.
 inline constexpr const char* transport = "LP_TRANSPORT";
+// The cores to pin to and the GPUs handed out (local_mp's placement).
+inline constexpr const char* cores = "LP_CORES";
+inline constexpr const char* gpus = "LP_GPUS";
 }  // namespace child_env
 
 // How a launch starts its units and signals them. Left empty (local_mp), a
@@ -7810,7 +9422,13 @@ struct process_options {
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
   bool direct_calls = false;  // calls between nodes of one process skip HTTP
+  // The launcher's status page: "off", or its port (0: any free one).
+  std::string status_port = "off";
   unit_runner runner;
+  // Place the processes here (a local launch; Slurm places its own): hand
+  // out these GPUs, pin to cores.
+  bool place = false;
+  std::vector<int> gpus;
 };
 
 class process_launch {
@@ -7829,6 +9447,7 @@ class process_launch {
         run_dir_(options_.run_dir.empty()
                      ? run_directory(graph.name(), options_.insecure ? "" : make_secret())
                      : run_directory(run_directory::adopt{}, options_.run_dir)) {
+    graph_access::check_defined(graph);
     // Before any node can print; an adopted directory's maker told already.
     if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
     if (options_.executable.empty()) options_.executable = this_executable();
@@ -7836,13 +9455,20 @@ class process_launch {
     make_log_dir();
     plan_units();
     rendezvous_ = std::make_unique<rendezvous_server>(
-        secret(), rendezvous_server::callbacks{
-                     [this](const std::string& label) {
-                       std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
-                       request_stop();
-                     },
-                     [this](const std::string& label) { run_finished(label); }},
+        secret(),
+        rendezvous_server::callbacks{
+            [this](const std::string& label) {
+              std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
+              request_stop();
+            },
+            [this](const std::string& label) { run_finished(label); },
+            [this](const std::vector<std::string>& names,
+                   std::chrono::milliseconds wait) {
+              return runs_finished(names, wait);
+            }},
         options_.bind_host);
+    status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
+                                options_.status_port, [this] { return node_states(); });
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return started_ || ended_; });
@@ -7851,6 +9477,7 @@ class process_launch {
   process_launch(const process_launch&) = delete;
   process_launch& operator=(const process_launch&) = delete;
   ~process_launch() {
+    status_.reset();  // it asks what follows
     request_stop();
     if (supervisor_.joinable()) supervisor_.join();
     rendezvous_.reset();
@@ -7908,10 +9535,20 @@ class process_launch {
   // Waits until the run() of every node named (a label or a group's name)
   // has returned, or the program has stopped. True in the first case.
   bool wait_finished(const std::vector<std::string>& names) {
+    std::optional<bool> outcome;
+    while (!(outcome = runs_finished(names, std::chrono::hours(1)))) {
+    }
+    return *outcome;
+  }
+
+  // As wait_finished, at most `wait`: nullopt if neither came by then.
+  std::optional<bool> runs_finished(const std::vector<std::string>& names,
+                                    std::chrono::milliseconds wait) {
     auto wanted = runnable_labels(graph_, names);
     auto done = [&] { return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end()); };
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return stop_requested_ || done(); });
+    if (!changed_.wait_for(lock, wait, [&] { return stop_requested_ || done(); }))
+      return std::nullopt;
     return done();
   }
 
@@ -7940,6 +9577,48 @@ class process_launch {
   const std::string& run_dir() const { return run_dir_.path(); }
   const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
+  const status_server* status_page() const { return status_.get(); }
+
+  // Each node as the launcher sees it, for the status page.
+  std::vector<node_status> node_states() {
+    struct seen {
+      std::string name;
+      std::vector<std::string> labels;
+      node_status status;
+    };
+    std::vector<seen> units;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& u : units_) {
+        node_status status;
+        status.pid = u.pid;
+        status.restarts = u.restarts;
+        status.state = u.restart_at ? "restarting" : u.ended ? "stopped" : "starting";
+        for (const auto& f : failures_)
+          if (f.unit == u.name) {
+            status.state = "failed";
+            status.failure = f.how;
+          }
+        units.push_back({u.name, u.labels, std::move(status)});
+      }
+    }
+    std::vector<node_status> out;
+    for (auto& u : units) {
+      // The same last lines for every node of a colocated group's process.
+      u.status.last_lines =
+          log_files() ? log_tail(log_path_of(u.name)) : output_.last_lines(u.name);
+      for (const auto& label : u.labels) {
+        auto node = u.status;
+        node.label = label;
+        if (auto where = rendezvous_->find(label)) {
+          node.url = where->url();
+          if (node.state == "starting") node.state = "serving";
+        }
+        out.push_back(std::move(node));
+      }
+    }
+    return out;
+  }
 
   // Label -> URL of the nodes serving now.
   std::map<std::string, std::string> urls() const {
@@ -7972,9 +9651,32 @@ class process_launch {
     bool ended = false;
     bool killed = false;  // by us, after the termination notice
     std::string log_path;
+    placement where;
   };
 
   bool log_files() const { return options_.terminal != "current"; }
+
+  std::string log_path_of(std::string unit) const {
+    std::replace(unit.begin(), unit.end(), '/', '_');
+    return options_.log_dir + "/" + unit + ".log";
+  }
+
+  // The last lines of a log, read from its end: a long log is not read whole.
+  static std::vector<std::string> log_tail(const std::string& path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    if (!file) return {};
+    auto size = static_cast<long>(file.tellg());
+    auto from = std::max(0L, size - 8192L);
+    file.seekg(from);
+    std::vector<std::string> lines;
+    std::string line;
+    if (from > 0) std::getline(file, line);  // a partial first line
+    while (std::getline(file, line)) {
+      lines.push_back(line);
+      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+    }
+    return lines;
+  }
 
   // One tmux window per node, each following the node's log; the launcher
   // keeps the processes themselves, so it still sees how each ends.
@@ -8012,6 +9714,13 @@ class process_launch {
       units_.push_back(unit{planned.name, planned.settings});
       units_.back().labels = std::move(planned.labels);
     }
+    if (options_.place) {
+      std::vector<std::pair<std::string, group_settings>> processes;
+      for (const auto& u : units_) processes.emplace_back(u.name, u.settings);
+      auto where = place(processes, options_.gpus, cores_allowed());
+      for (std::size_t i = 0; i < units_.size(); ++i)
+        units_[i].where = std::move(where[i]);
+    }
     for (const auto& spec : graph_.nodes())
       if (spec.has_run) runnable_.insert(spec.label);
   }
@@ -8044,12 +9753,22 @@ class process_launch {
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir(),
-        std::string(child_env::transport) + "=" + (options_.direct_calls ? "direct" : "http"),
+        std::string(child_env::transport) + "=" +
+            (options_.direct_calls ? "direct" : "http"),
+        std::string(restarts_env) + "=" + std::to_string(u.restarts),
     };
+    for (const auto& [name, value] : u.settings.env)
+      child.environment.push_back(name + "=" + value);
+    if (!u.where.gpus.empty()) {
+      child.environment.push_back("CUDA_VISIBLE_DEVICES=" + index_text(u.where.gpus));
+      child.environment.push_back(std::string(child_env::gpus) + "=" +
+                                  index_text(u.where.gpus));
+    }
+    if (!u.where.cores.empty())
+      child.environment.push_back(std::string(child_env::cores) + "=" +
+                                  index_text(u.where.cores));
     if (log_files()) {
-      std::string file = u.name;
-      std::replace(file.begin(), file.end(), '/', '_');
-      u.log_path = options_.log_dir + "/" + file + ".log";
+      u.log_path = log_path_of(u.name);
       int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
@@ -8165,20 +9884,27 @@ class process_launch {
                                 (WIFSIGNALED(status) && !u.killed &&
                                  (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
       if (clean) continue;
-      std::string how = u.killed ? "did not stop within the termination notice of " +
-                                       std::to_string(options_.termination_notice.count()) +
-                                       " s, and was killed"
-                                 : describe_status(status);
+      std::string how = u.killed
+                            ? "did not stop within the termination notice of " +
+                                  std::to_string(options_.termination_notice.count()) +
+                                  " s, and was killed"
+                        : WIFEXITED(status) && WEXITSTATUS(status) == hung_exit_status
+                            ? "hung: a call waited past its group's health_timeout, and "
+                              "its process was ended"
+                            : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
       if (!stopping && u.restarts < u.settings.max_restarts) {
         auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
-        ++u.restarts;
+        {
+          std::lock_guard lock(mutex_);  // the status page reads them
+          ++u.restarts;
+          u.restart_at = clock::now() + backoff;
+        }
         std::cerr << "[lp] node " << u.name << " " << how << "; restarting it in "
                   << backoff.count() << " ms (restart " << u.restarts << " of "
                   << u.settings.max_restarts << ")" << std::endl;
         for (const auto& label : u.labels) rendezvous_->withdraw(label, true, how);
-        u.restart_at = clock::now() + backoff;
         continue;
       }
       for (const auto& label : u.labels) rendezvous_->withdraw(label, false, how);
@@ -8195,8 +9921,8 @@ class process_launch {
       try {
         start(u);
       } catch (const std::exception& e) {
-        u.restart_at.reset();
         std::lock_guard lock(mutex_);
+        u.restart_at.reset();
         failures_.push_back({u.name, std::string("could not be restarted: ") + e.what(), {}});
         stop_requested_ = true;
       }
@@ -8211,6 +9937,7 @@ class process_launch {
   output_pump output_;
   group_reaper reaper_;
   std::unique_ptr<rendezvous_server> rendezvous_;
+  std::unique_ptr<status_server> status_;
   std::thread supervisor_;
   std::string tmux_session_;
 
@@ -8229,13 +9956,14 @@ class process_launch {
 
 // ---- launchpad/detail/run/flags.hpp ----
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <initializer_list>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -8257,6 +9985,15 @@ struct launch_flags {
   std::size_t min_rate_kib_per_sec = 64;
   std::size_t max_connections = 2048;
   std::string graph;  // empty: launch, draw nothing
+  // docs/launching.md, "Fault tolerance"
+  std::string checkpoint_dir;  // empty: checkpoints/ in the run directory
+  std::string resume;          // a checkpoint directory of an earlier launch
+  std::string gpus;            // "0,1,2,3"; empty: the devices found
+  // The launcher's status page (docs/observability.md).
+  std::string status_port = "0";  // 0: any free port; "off": none
+  int status_linger_secs = 0;
+  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
+  bool json = false;      // ... as JSON
   // --lp_launch=slurm (docs/slurm.md)
   std::string slurm_partition;
   std::string slurm_time;
@@ -8319,62 +10056,72 @@ inline constexpr flag_spec flag_table[] = {
      .example = "local_mp",
      .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
              "policy main() names, else local_mt)",
-     .set = [](launch_flags& f, std::string_view, std::string v) { f.launch = std::move(v); }},
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.launch = std::move(v); }},
     {.name = "--lp_terminal",
      .hint = "<where>",
      .example = "files",
      .help = "local_mp: where node output goes: current (this terminal, each line "
              "prefixed), files (one log per node) or tmux (logs, and a tmux window "
              "following each)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
+         }},
     {.name = "--lp_log_dir",
      .hint = "<dir>",
      .example = "./logs",
      .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
              "launch's run directory)",
-     .set = [](launch_flags& f, std::string_view, std::string v) { f.log_dir = std::move(v); }},
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.log_dir = std::move(v); }},
     {.name = "--lp_termination_notice_secs",
      .hint = "<n>",
      .example = "30",
      .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
              "default 10)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         }},
     {.name = "--lp_max_body_mb",
      .hint = "<n>",
      .example = "1024",
      .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
              "1048576, default 256)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
     {.name = "--lp_header_timeout_secs",
      .hint = "<n>",
      .example = "30",
      .help = "seconds a request's headers may take from its first byte; a slower "
              "request gets 408 and its connection closes (1 to 3600, default 10)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+         }},
     {.name = "--lp_min_rate_kib_per_sec",
      .hint = "<n>",
      .example = "16",
      .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
              "after the header time; slower ones are cut off (1 to 1048576, default 64)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.min_rate_kib_per_sec = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.min_rate_kib_per_sec =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
     {.name = "--lp_max_connections",
      .hint = "<n>",
      .example = "4096",
      .help = "open connections per node; more are answered 503 and closed (16 to "
              "1048576, default 2048, at most half of ulimit -n)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.max_connections = static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_connections =
+               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
+         }},
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
@@ -8382,57 +10129,113 @@ inline constexpr flag_spec flag_table[] = {
      .hint = "<format>",
      .example = "dot",
      .help = "print the program graph (dot or mermaid) and exit",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+         }},
+    {.name = "--lp_checkpoint_dir",
+     .hint = "<dir>",
+     .example = "./checkpoints",
+     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: "
+             "checkpoints/ in the launch's run directory)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.checkpoint_dir = std::move(v); }},
+    {.name = "--lp_resume",
+     .hint = "<dir>",
+     .example = "/tmp/lp-prog-AbC123/checkpoints",
+     .help = "restore each node with checkpoints from this directory of an earlier "
+             "launch, for those with no checkpoint of their own yet",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.resume = std::move(v); }},
+    {.name = "--lp_gpus",
+     .hint = "<list>",
+     .example = "0,1,2,3",
+     .help =
+         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
+         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           for (std::size_t start = 0; start <= v.size();) {
+             auto comma = std::min(v.find(',', start), v.size());
+             whole_number(name, v.substr(start, comma - start), 0, 1023);
+             start = comma + 1;
+           }
+           f.gpus = std::move(v);
+         }},
+    {.name = "--lp_status_port",
+     .hint = "<port>",
+     .example = "8080",
+     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
+             "127.0.0.1 (default 0: any free one; off: no page)",
      .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+       if (v != "off" && (v.empty() || v.size() > 5 ||
+                          v.find_first_not_of("0123456789") != std::string::npos ||
+                          std::stol(v) > 65535))
+         throw usage_error(std::string(name) + "=" + v + ": give a port from 0 to 65535, or off");
+       f.status_port = v == "off" ? v : std::to_string(std::stol(v));
      }},
+    {.name = "--lp_status_linger_secs",
+     .hint = "<n>",
+     .example = "60",
+     .help = "keep the status page up this long after the program ends, to see how it "
+             "ended (0 to 86400, default 0)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+     }},
+    {.name = "--lp_status",
+     .hint = "<run_dir>",
+     .example = "/tmp/lp-counter-Ab12Cd",
+     .help = "print the nodes of the running launch whose run directory this is, with "
+             "their figures, and exit",
+     .set = [](launch_flags& f, std::string_view, std::string v) { f.status_of = std::move(v); }},
+    {.name = "--lp_json",
+     .help = "print the status above as JSON instead of a table",
+     .on = &launch_flags::json},
     {.name = "--lp_slurm_partition",
      .hint = "<p>",
      .example = "gpu",
      .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_partition = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_time",
      .hint = "<limit>",
      .example = "2:00:00",
      .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_time = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_account",
      .hint = "<a>",
      .example = "my_project",
      .help = "slurm: the account the job is charged to",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_account = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_sbatch",
      .hint = "<option>",
      .example = "--qos=high",
      .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       auto option = script_safe(name, std::move(v));
-       if (!option.starts_with("--"))
-         throw usage_error("--lp_slurm_sbatch=" + option +
-                           ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-       f.slurm_sbatch.push_back(std::move(option));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           auto option = script_safe(name, std::move(v));
+           if (!option.starts_with("--"))
+             throw usage_error(
+                 "--lp_slurm_sbatch=" + option +
+                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+           f.slurm_sbatch.push_back(std::move(option));
+         }},
     {.name = "--lp_slurm_dir",
      .hint = "<dir>",
      .example = "/shared/lp-slurm",
      .help = "slurm: where run directories go; the compute hosts must see it at the same "
              "path (default: ./lp-slurm)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_dir = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_host",
      .hint = "<h>",
      .example = "ib0",
      .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
              "interface (ib0) or an address",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_host = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_detach",
      .help = "slurm: submit, print the job id and return",
      .on = &launch_flags::slurm_detach},
@@ -8613,11 +10416,202 @@ inline launch_flags parse_flags(int argc, char** argv) {
 // ---- launchpad/detail/run/node_host.hpp ----
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
+
+// ---- launchpad/detail/run/checkpoints.hpp ----
+
+// Checkpoint files: a node's saved state (lp_save, in CBOR) behind a header
+// that names the service and checks the bytes, written so that a crash at
+// any moment leaves the last complete checkpoint (docs/launching.md,
+// "Fault tolerance").
+//
+//   lp-checkpoint 1\n
+//   service <name>\n
+//   bytes <n>\n
+//   fnv1a64 <16 hex digits>\n
+//   <n bytes of CBOR>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// A checksum that catches a torn or damaged file (not an attacker), at
+// memory speed: FNV-1a over 8-byte words, then the bytes left.
+inline std::uint64_t checkpoint_checksum(std::string_view bytes) {
+  constexpr std::uint64_t prime = 0x100000001b3ULL;
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes.data() + i, 8);
+    hash = (hash ^ word) * prime;
+  }
+  for (; i < bytes.size(); ++i)
+    hash = (hash ^ static_cast<unsigned char>(bytes[i])) * prime;
+  return hash;
+}
+
+inline bool write_fully(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    auto n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// The file of the node labelled `label` ("actors/3": actors/3.ckpt) in `dir`.
+inline std::string checkpoint_path(const std::string& dir, const std::string& label) {
+  return dir + "/" + label + ".ckpt";
+}
+
+inline void make_directories(const std::string& path) {
+  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    auto part = path.substr(0, slash);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+      throw launch_error("cannot create the checkpoint directory " + part + ": " +
+                         std::strerror(errno));
+    if (slash == std::string::npos) return;
+  }
+}
+
+// Writes the checkpoint at `path` whole or not at all: into a temporary file,
+// synced, then renamed over the old one, and the directory synced, so that
+// a crash leaves the old checkpoint or the new one, never part of one.
+inline void write_checkpoint(const std::string& path, std::string_view service,
+                             std::string_view state) {
+  auto dir = path.substr(0, path.rfind('/'));
+  make_directories(dir);
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx",
+                static_cast<unsigned long long>(checkpoint_checksum(state)));
+  std::string header = "lp-checkpoint 1\nservice " + std::string(service) + "\nbytes " +
+                       std::to_string(state.size()) + "\nfnv1a64 " + sum + "\n";
+  auto temporary = path + ".tmp";
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw launch_error("cannot write the checkpoint " + temporary + ": " +
+                       std::strerror(errno));
+  bool written = write_fully(fd, header) && write_fully(fd, state) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    ::unlink(temporary.c_str());
+    throw launch_error("cannot write the checkpoint " + path + ": " +
+                       std::strerror(errno));
+  }
+  if (int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+// The state saved at `path`, or nothing if there is no such file. Throws
+// checkpoint_error, naming the file, for one that is damaged or holds the
+// state of another service than `service`.
+inline std::optional<std::string> read_checkpoint(const std::string& path,
+                                                  std::string_view service) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw checkpoint_error("cannot read the checkpoint " + path + ": " +
+                           std::strerror(errno));
+  }
+  // One allocation, read straight into: a state may be gigabytes.
+  struct stat about {};
+  std::string text;
+  if (::fstat(fd, &about) == 0 && about.st_size > 0)
+    text.resize(static_cast<std::size_t>(about.st_size));
+  std::size_t got = 0;
+  for (;;) {
+    if (got == text.size()) text.resize(std::max<std::size_t>(2 * got, 4096));
+    auto n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      throw checkpoint_error("cannot read the checkpoint " + path + ": " +
+                             std::strerror(errno));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  text.resize(got);
+  ::close(fd);
+  auto corrupt = [&](const std::string& why) {
+    return checkpoint_error(
+        "the checkpoint " + path + " is damaged (" + why +
+        "); remove it to start that node afresh, or resume from another");
+  };
+  std::size_t at = 0;
+  auto line = [&](std::string_view key) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos || text.compare(at, key.size(), key) != 0)
+      throw corrupt("no line '" + std::string(key) + "...' where expected");
+    auto value = text.substr(at + key.size(), end - at - key.size());
+    at = end + 1;
+    return value;
+  };
+  line("lp-checkpoint 1");
+  auto saved_service = line("service ");
+  auto size_text = line("bytes ");
+  auto sum_text = line("fnv1a64 ");
+  if (saved_service != service)
+    throw checkpoint_error(
+        "the checkpoint " + path + " holds the state of a " + saved_service +
+        ", not of a " + std::string(service) +
+        "; is it another program's, or was the node's service changed?");
+  std::string_view state = std::string_view(text).substr(at);
+  if (size_text != std::to_string(state.size()))
+    throw corrupt("it has " + std::to_string(state.size()) +
+                  " bytes of state, its header says " + size_text);
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx",
+                static_cast<unsigned long long>(checkpoint_checksum(state)));
+  if (sum_text != sum) throw corrupt("its checksum does not match its bytes");
+  text.erase(0, at);  // moves the state down: no second copy of it
+  return text;
+}
+
+// Where a launch keeps its checkpoints: --lp_checkpoint_dir, else
+// checkpoints/ in its run directory (which then outlives the launch).
+inline std::string checkpoint_dir_of(const launch_flags& flags,
+                                     const std::string& run_dir) {
+  if (!flags.checkpoint_dir.empty()) return flags.checkpoint_dir;
+  return run_dir.empty() ? "" : run_dir + "/checkpoints";
+}
+
+// Tells the user where the checkpoints go, and how to resume from them.
+inline void announce_checkpoints(const program& graph, const std::string& dir,
+                                 std::ostream& out) {
+  if (dir.empty()) return;
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed) {
+      out << "[lp] checkpoints in " << dir
+          << " (a later launch resumes with --lp_resume=" << dir << ")" << std::endl;
+      return;
+    }
+}
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/run/direct_channel.hpp ----
 
@@ -8766,6 +10760,7 @@ struct served_node {
   node_instance& instance;
   const node_identity& identity;
   launch_state& launch;
+  node_metrics& metrics;
   node_gate gate;
 };
 
@@ -8785,18 +10780,21 @@ inline std::pair<std::string_view, std::string> refusal(const served_node& node)
 // returns its status.
 inline int call_in_process(served_node& node, const std::string& method, std::string_view args,
                            written_reply& out) {
+  call_timer timer(node.metrics.calls_to(method), args.size());
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);
     write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
-    return 503;
+    return timer.status = 503;
   }
   struct leave {
     node_gate& gate;
     ~leave() { gate.left(); }
   } guard{node.gate};
   node_scope scope(node.identity, node.launch);
-  return dispatch(node.instance, node.identity.label, method, protocol::format::cbor,
-                  protocol::format::cbor, args, out);
+  timer.status = dispatch(node.instance, node.identity.label, method,
+                          protocol::format::cbor, protocol::format::cbor, args, out);
+  timer.reply_bytes = out.body.size();
+  return timer.status;
 }
 
 }  // namespace lp::detail
@@ -8860,12 +10858,289 @@ class direct_channel final : public channel {
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+
+// ---- launchpad/detail/observe/exposition.hpp ----
+
+// A node's figures as the Prometheus text exposition format (version 0.0.4,
+// what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
+
+#include <cstddef>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+inline constexpr std::string_view prometheus_type =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+// A label value between the quotes: \, " and newline escaped, as the format
+// asks; anything else (UTF-8 included) as it is.
+LP_API std::string prometheus_label_value(std::string_view value);
+
+// The node's calls, its process and its user figures. `connections`: those
+// open on the node's server now.
+LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
+
+// The same, for the status page: cumulative counts per method and status, the
+// latency buckets (cumulative too, bounds in latency_bounds), user figures
+// and every point of each series.
+LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string prometheus_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace exposition {
+
+inline std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+struct writer {
+  std::string out;
+  std::string node;  // the node label, escaped
+
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+  }
+
+  // name{node="...",extra} value
+  void sample(std::string_view name, std::string_view extra, double value) {
+    out += name;
+    out += "{node=\"" + node + "\"";
+    if (!extra.empty()) {
+      out += ',';
+      out += extra;
+    }
+    out += "} " + number(value) + "\n";
+  }
+
+  // `bounds` and `unit`: what the le labels and the sum say, per unit counted.
+  template <std::size_t N, class Bound>
+  void histogram_samples(std::string_view name, std::string_view extra,
+                         const histogram<N>& h, const std::array<Bound, N>& bounds,
+                         double unit) {
+    std::string sep = extra.empty() ? "" : ",";
+    double cumulative = 0;
+    for (std::size_t i = 0; i <= N; ++i) {
+      cumulative += static_cast<double>(h.buckets[i].load(std::memory_order_relaxed));
+      auto le = i < N ? number(static_cast<double>(bounds[i])) : std::string("+Inf");
+      sample(std::string(name) + "_bucket",
+             std::string(extra) + sep + "le=\"" + le + "\"", cumulative);
+    }
+    sample(std::string(name) + "_sum", extra,
+           static_cast<double>(h.sum.load(std::memory_order_relaxed)) * unit);
+    sample(std::string(name) + "_count", extra, cumulative);
+  }
+};
+
+inline std::string method_label(const node_metrics& metrics, std::size_t i) {
+  return "method=\"" +
+         (i < metrics.method_names().size() ? metrics.method_names()[i]
+                                            : std::string("(none)")) +
+         "\"";
+}
+
+template <std::size_t N>
+std::uint64_t total(const histogram<N>& h) {
+  std::uint64_t sum = 0;
+  for (const auto& bucket : h.buckets) sum += bucket.load(std::memory_order_relaxed);
+  return sum;
+}
+
+}  // namespace exposition
+
+LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections) {
+  exposition::writer w{{}, prometheus_label_value(label)};
+  auto methods = metrics.method_names().size() + 1;  // and "(none)"
+  auto used = [&](std::size_t i) {
+    return i < metrics.method_names().size() ||
+           exposition::total(metrics.method(i).latency) > 0;
+  };
+  w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
+  for (std::size_t i = 0; i < methods; ++i) {
+    if (!used(i)) continue;
+    for (std::size_t s = 0; s < call_statuses.size(); ++s) {
+      auto count = metrics.method(i).by_status[s].load(std::memory_order_relaxed);
+      // Every method shows its successes, at 0 too; other statuses once seen.
+      if (count == 0 && s != 0) continue;
+      auto code =
+          call_statuses[s] ? std::to_string(call_statuses[s]) : std::string("other");
+      w.sample("lp_calls_total",
+               exposition::method_label(metrics, i) + ",code=\"" + code + "\"",
+               static_cast<double>(count));
+    }
+  }
+  w.family("lp_call_duration_seconds", "histogram",
+           "Time from a call's arrival to its reply, on the node.");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.histogram_samples("lp_call_duration_seconds",
+                          exposition::method_label(metrics, i), metrics.method(i).latency,
+                          latency_bounds, 1e-9);
+  w.family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
+               static_cast<double>(
+                   metrics.method(i).in_flight.load(std::memory_order_relaxed)));
+  w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
+               static_cast<double>(
+                   metrics.method(i).request_bytes.load(std::memory_order_relaxed)));
+  w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
+               static_cast<double>(
+                   metrics.method(i).reply_bytes.load(std::memory_order_relaxed)));
+  bool batched = false;
+  for (std::size_t i = 0; i + 1 < methods; ++i)
+    batched = batched || exposition::total(metrics.method(i).batch_sizes) > 0;
+  if (batched) {
+    w.family("lp_batch_size", "histogram", "Calls per invocation of a batched method.");
+    for (std::size_t i = 0; i + 1 < methods; ++i)
+      if (exposition::total(metrics.method(i).batch_sizes) > 0)
+        w.histogram_samples("lp_batch_size", exposition::method_label(metrics, i),
+                            metrics.method(i).batch_sizes, batch_bounds, 1.0);
+  }
+  w.family("lp_process_resident_memory_bytes", "gauge",
+           "Resident memory of the node's process.");
+  w.sample("lp_process_resident_memory_bytes", "", process.resident_bytes);
+  w.family("lp_process_cpu_seconds_total", "counter", "CPU time of the node's process.");
+  w.sample("lp_process_cpu_seconds_total", "", process.cpu_seconds);
+  w.family("lp_process_threads", "gauge", "Threads of the node's process.");
+  w.sample("lp_process_threads", "", static_cast<double>(process.threads));
+  w.family("lp_open_connections", "gauge", "Connections open on the node's server.");
+  w.sample("lp_open_connections", "", static_cast<double>(connections));
+  w.family("lp_restarts_total", "counter",
+           "Restarts of the node's process by its launcher.");
+  w.sample("lp_restarts_total", "", static_cast<double>(process.restarts));
+  metrics.each_user_figure(
+      [&](const std::string& name, const node_metrics::user_entry& entry) {
+        switch (entry.what) {
+          case node_metrics::kind::counter: {
+            auto exported = name.ends_with("_total") ? name : name + "_total";
+            w.family(exported, "counter", "lp::metrics::counter(\"" + name + "\")");
+            w.sample(exported, "", entry.figure->value.load(std::memory_order_relaxed));
+            break;
+          }
+          case node_metrics::kind::gauge:
+            w.family(name, "gauge", "lp::metrics::gauge(\"" + name + "\")");
+            w.sample(name, "", entry.figure->value.load(std::memory_order_relaxed));
+            break;
+          case node_metrics::kind::series: {
+            auto points = entry.series->points();
+            if (points.empty()) break;
+            w.family(name, "gauge",
+                     "The last value of lp::metrics::series(\"" + name + "\")");
+            w.sample(name, "", points.back().second);
+            break;
+          }
+        }
+      });
+  return std::move(w.out);
+}
+
+LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections) {
+  using nlohmann::json;
+  json methods = json::array();
+  for (std::size_t i = 0; i <= metrics.method_names().size(); ++i) {
+    const auto& calls = metrics.method(i);
+    if (i == metrics.method_names().size() && exposition::total(calls.latency) == 0)
+      break;
+    json by_code = json::object();
+    for (std::size_t s = 0; s < call_statuses.size(); ++s)
+      if (auto count = calls.by_status[s].load(std::memory_order_relaxed))
+        by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
+    json buckets = json::array();
+    std::uint64_t cumulative = 0;
+    for (const auto& bucket : calls.latency.buckets)
+      buckets.push_back(cumulative += bucket.load(std::memory_order_relaxed));
+    methods.push_back(
+        {{"name", i < metrics.method_names().size() ? metrics.method_names()[i]
+                                                    : std::string("(none)")},
+         {"calls", cumulative},
+         {"by_code", by_code},
+         {"latency_buckets", buckets},
+         {"in_flight", calls.in_flight.load(std::memory_order_relaxed)},
+         {"request_bytes", calls.request_bytes.load(std::memory_order_relaxed)},
+         {"reply_bytes", calls.reply_bytes.load(std::memory_order_relaxed)},
+         {"batches", exposition::total(calls.batch_sizes)}});
+  }
+  json counters = json::object(), gauges = json::object(), series = json::object();
+  metrics.each_user_figure(
+      [&](const std::string& name, const node_metrics::user_entry& entry) {
+        if (entry.what == node_metrics::kind::counter)
+          counters[name] = entry.figure->value.load(std::memory_order_relaxed);
+        else if (entry.what == node_metrics::kind::gauge)
+          gauges[name] = entry.figure->value.load(std::memory_order_relaxed);
+        else {
+          json points = json::array();
+          for (auto [t, v] : entry.series->points()) points.push_back({t, v});
+          series[name] = std::move(points);
+        }
+      });
+  return {{"node", label},
+          {"pid", process.pid},
+          {"host", process.host},
+          {"resident_bytes", process.resident_bytes},
+          {"cpu_seconds", process.cpu_seconds},
+          {"threads", process.threads},
+          {"connections", connections},
+          {"restarts", process.restarts},
+          {"latency_bounds", latency_bounds},
+          {"methods", methods},
+          {"counters", counters},
+          {"gauges", gauges},
+          {"series", series}};
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
 #include <mutex>
 #include <optional>
 #include <string>
@@ -8952,6 +11227,19 @@ class http_server {
       node_.launch.request_stop();
       respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
     });
+    server.Get(protocol::metrics_path, [this](const httplib::Request& req,
+                                              httplib::Response& res) {
+      if (!authorized(req, res, "")) return;
+      auto process = this_process_figures();
+      auto connections = listener_.open_connections();
+      if (req.get_header_value("Accept").find(protocol::json_type) != std::string::npos)
+        return res.set_content(
+            metrics_json(node_.metrics, identity_.label, process, connections).dump(),
+            protocol::json_type);
+      res.set_content(
+          prometheus_text(node_.metrics, identity_.label, process, connections),
+          std::string(prometheus_type));
+    });
     server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !node_.gate.draining();
       respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
@@ -9016,8 +11304,9 @@ class http_server {
     send(res, status, reply, format);
   }
 
-  static void send(httplib::Response& res, int status, written_reply& reply,
-                   protocol::format format) {
+  // Returns the body's size.
+  static std::size_t send(httplib::Response& res, int status, written_reply& reply,
+                          protocol::format format) {
     res.status = status;
     auto pieces = reply.body.pieces();  // valid while the reply is unchanged
     std::size_t size = 0;
@@ -9025,7 +11314,8 @@ class http_server {
     if (size <= streamed_body) {
       std::string whole;
       auto joined = reply.joined(whole);
-      return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+      res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+      return size;
     }
     res.set_content_provider(size, protocol::content_type(format),
                              [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
@@ -9040,6 +11330,7 @@ class http_server {
                                }
                                return true;
                              });
+    return size;
   }
 
   // The request's body, read into this thread's request buffer; nothing if
@@ -9059,8 +11350,18 @@ class http_server {
     return body;
   }
 
+  // Every call is counted, whatever its answer (respond() and send() set
+  // the status).
   void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     const std::string method = req.matches[1];
+    call_timer timer(node_.metrics.calls_to(method), 0);
+    answer_call(req, res, read, method, timer);
+    timer.status = res.status;
+  }
+
+  void answer_call(const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader& read, const std::string& method,
+                   call_timer& timer) {
     // Read first, whatever the answer: a body left unread would be taken
     // for the connection's next request.
     auto body = read_body(req, read);
@@ -9099,8 +11400,9 @@ class http_server {
     node_scope scope(identity_, node_.launch);
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
+    timer.request_bytes = body->size();
     int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
-    send(res, status, reply, replying);
+    timer.reply_bytes = send(res, status, reply, replying);
   }
 
   served_node& node_;
@@ -9137,9 +11439,23 @@ struct host_options {
   bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
+  // Waits for runs of nodes hosted elsewhere, as wait_finished does here:
+  // set with run_finished, by whoever that launcher is.
+  std::function<bool(const std::vector<std::string>& names, const launch_state& here)>
+      wait_runs_elsewhere;
   // Stop once every run() here has returned: right when this process hosts
   // the whole program and no test wants to look at it afterwards.
   bool stop_when_runs_finish = true;
+  // Where checkpointed nodes save their state, and restore it from; empty:
+  // they neither save nor restore. A node with no checkpoint there yet
+  // restores from resume_dir (an earlier launch's), if set.
+  std::string checkpoint_dir;
+  std::string resume_dir;
+  // End this process when a node of a group with a health_timeout hangs
+  // (a node process: its launcher restarts it or stops the program).
+  bool watch_health = false;
+  // Where the process was placed, for lp::context().
+  std::vector<int> cores, gpus;
 };
 
 // The limits of a node's server that the --lp_ flags set.
@@ -9174,6 +11490,7 @@ class node_host {
   ~node_host() { shutdown(); }
 
   launch_state& state() { return *state_; }
+  std::shared_ptr<launch_state> shared_state() const { return state_; }
   const std::string& secret() const { return options_.secret; }
 
   // A channel to the node with this label; one per node, shared.
@@ -9199,6 +11516,16 @@ class node_host {
     return done();
   }
 
+  // lp::wait_for_runs from a node of this launch.
+  bool wait_for_runs(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    if (const auto* me = this_thread_node().identity; me && wanted.count(me->label))
+      throw usage_error("lp::wait_for_runs(): node " + me->label +
+                        " would wait for its own run(); wait for the other nodes only");
+    if (options_.wait_runs_elsewhere) return options_.wait_runs_elsewhere(names, *state_);
+    return wait_finished(names);
+  }
+
   // Label -> URL of the nodes hosted here.
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
@@ -9217,6 +11544,26 @@ class node_host {
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
     for (auto& node : nodes_) node->server->drain();
+    {
+      std::lock_guard lock(checkpoints_mutex_);
+      checkpoints_stop_ = true;
+    }
+    checkpoints_changed_.notify_all();
+    if (checkpointer_.joinable()) checkpointer_.join();
+    {
+      std::lock_guard lock(health_mutex_);
+      health_stop_ = true;
+    }
+    health_changed_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    for (auto& node : nodes_)
+      if (node->prober.joinable()) node->prober.join();
+    // No call runs now: the last save holds every call answered. A node
+    // that failed here may have left its state half-changed; its restart
+    // takes the last periodic save instead.
+    if (started_ && !state_->failure())
+      for (auto& node : nodes_)
+        if (node->checkpointed) save(*node);
     // Our own idle connections would keep servers' threads waiting out their
     // keep-alive; close them first so the servers stop at once.
     options_.nodes->close();
@@ -9226,13 +11573,27 @@ class node_host {
     }
     for (auto& node : nodes_) node->server->stop();
     while (!nodes_.empty()) nodes_.pop_back();
+    start_checkpointer();
+    start_watchdog();
+    started_ = true;
+    state_->set_runs_waiter({});
     launch_registry::get().remove(state_);
   }
 
  private:
   struct hosted_node {
     node_identity identity;
+    std::string service;
+    node_metrics metrics;
     bool has_run = false;
+    bool checkpointed = false;  // and this launch keeps checkpoints
+    std::chrono::milliseconds checkpoint_interval{0};
+    std::chrono::steady_clock::time_point next_save;
+    std::chrono::milliseconds health_timeout{0};
+    // When the running probe began waiting for the node's handlers, in
+    // steady_clock ticks; 0 when none waits.
+    std::atomic<std::chrono::steady_clock::rep> probing_since{0};
+    std::thread prober;
     std::unique_ptr<node_instance> instance;
     std::unique_ptr<served_node> served;
     std::unique_ptr<http_server> server;
@@ -9253,17 +11614,32 @@ class node_host {
   }
 
   void start(const program& graph) {
+    graph_access::check_defined(graph);
     auto connector = [this](const std::string& label) { return connect(label); };
     for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
       const auto& spec = graph.nodes()[i];
       if (!hosts(spec.label)) continue;
       auto node = std::make_unique<hosted_node>();
-      node->identity = {spec.label,      spec.group,      spec.index,
-                        graph.name(),    state_->policy(), options_.run_dir};
+      node->identity = {spec.label,     spec.group,       spec.index,
+                        graph.name(),   state_->policy(), options_.run_dir,
+                        options_.cores, options_.gpus};
+      node->identity.metrics = &node->metrics;
+      node->service = spec.service;
       node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
       node->instance = graph_access::build(graph, i, connector);
-      node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
+      std::vector<std::string> names;
+      for (const auto& method : node->instance->methods()) names.emplace_back(method.name);
+      node->metrics.set_methods(std::move(names));
+      node->instance->count_batches(node->metrics);
+      node->checkpointed =
+          node->instance->checkpointed() && !options_.checkpoint_dir.empty();
+      node->checkpoint_interval = graph.settings_of(spec.group).checkpoint_interval;
+      if (options_.watch_health)
+        node->health_timeout = graph.settings_of(spec.group).health_timeout;
+      if (node->checkpointed) restore(*node);
+      node->served.reset(
+          new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
                                                    options_.max_body_bytes, options_.limits);
       nodes_.push_back(std::move(node));
@@ -9279,6 +11655,10 @@ class node_host {
     }
     std::size_t runnable = 0;
     for (const auto& node : nodes_) runnable += node->has_run;
+    start_checkpointer();
+    start_watchdog();
+    started_ = true;
+    state_->set_runs_waiter([this](const auto& names) { return wait_for_runs(names); });
     // wait_finished also wakes when the program stops.
     state_->on_stop([this] {
       std::lock_guard lock(mutex_);
@@ -9315,6 +11695,111 @@ class node_host {
     }
   }
 
+  // Callers never see a restarted node's empty state: it restores before
+  // it serves.
+  void restore(hosted_node& node) {
+    for (const auto& dir : {options_.checkpoint_dir, options_.resume_dir}) {
+      if (dir.empty()) continue;
+      auto path = checkpoint_path(dir, node.identity.label);
+      auto state = read_checkpoint(path, node.service);
+      if (!state) continue;
+      try {
+        node.instance->restore(*state);
+      } catch (const decode_error& e) {
+        throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
+                               node.service + " (" + e.what() + ")");
+      }
+      std::cerr << "[lp] " << node.identity.label << " restored from " << path
+                << std::endl;
+      return;
+    }
+  }
+
+  // A save that fails (a full disk) costs that checkpoint, not the node.
+  void save(hosted_node& node) {
+    node_scope scope(node.identity, *state_);
+    auto path = checkpoint_path(options_.checkpoint_dir, node.identity.label);
+    try {
+      write_checkpoint(path, node.service, node.instance->save());
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] " << node.identity.label << ": no checkpoint saved: " << e.what()
+                << std::endl;
+    }
+  }
+
+  // Saves each node with a checkpoint interval when it is due, on a thread
+  // of its own, until shutdown.
+  void start_checkpointer() {
+    auto now = std::chrono::steady_clock::now();
+    bool any = false;
+    for (auto& node : nodes_)
+      if (node->checkpointed && node->checkpoint_interval.count() > 0) {
+        node->next_save = now + node->checkpoint_interval;
+        any = true;
+      }
+    if (!any) return;
+    checkpointer_ = std::thread([this] {
+      std::unique_lock lock(checkpoints_mutex_);
+      for (;;) {
+        auto due = std::chrono::steady_clock::time_point::max();
+        for (auto& node : nodes_)
+          if (node->checkpointed && node->checkpoint_interval.count() > 0)
+            due = std::min(due, node->next_save);
+        if (checkpoints_changed_.wait_until(lock, due, [&] { return checkpoints_stop_; }))
+          return;
+        for (auto& node : nodes_) {
+          if (!node->checkpointed || node->checkpoint_interval.count() <= 0) continue;
+          auto now = std::chrono::steady_clock::now();
+          if (node->next_save > now) continue;
+          save(*node);
+          node->next_save = std::chrono::steady_clock::now() + node->checkpoint_interval;
+        }
+      }
+    });
+  }
+
+  // A prober per watched node waits for its handlers in turn; the watchdog
+  // ends the process when one has waited past the node's health_timeout. A
+  // hung handler cannot be stopped, nor its thread joined: only the end of
+  // its process frees the node, and its launcher restarts it.
+  void start_watchdog() {
+    using clock = std::chrono::steady_clock;
+    auto stopped = [this](std::chrono::milliseconds wait) {
+      std::unique_lock lock(health_mutex_);
+      return health_changed_.wait_for(lock, wait, [&] { return health_stop_; });
+    };
+    auto shortest = std::chrono::milliseconds::max();
+    for (auto& node : nodes_) {
+      if (node->health_timeout.count() <= 0) continue;
+      shortest = std::min(shortest, node->health_timeout);
+      node->prober = std::thread([node = node.get(), stopped] {
+        do {
+          node->probing_since =
+              std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
+          node->instance->probe();
+          node->probing_since = 0;
+        } while (!stopped(node->health_timeout / 4));
+      });
+    }
+    if (shortest == std::chrono::milliseconds::max()) return;
+    watchdog_ = std::thread([this, shortest, stopped] {
+      do {
+        for (auto& node : nodes_) {
+          auto since = node->probing_since.load();
+          if (node->health_timeout.count() <= 0 || since == 0) continue;
+          auto waited = clock::now() - clock::time_point(clock::duration(since));
+          if (waited < node->health_timeout) continue;
+          std::cerr
+              << "[lp] node " << node->identity.label << " hung: a call waited "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+              << " ms for its handlers, past its group's health_timeout of "
+              << node->health_timeout.count() << " ms; ending its process" << std::endl;
+          std::_Exit(hung_exit_status);
+        }
+      } while (!stopped(shortest / 4));
+    });
+  }
+
   const program& graph_;
   host_options options_;
   std::shared_ptr<launch_state> state_;
@@ -9325,6 +11810,15 @@ class node_host {
   std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex shutdown_mutex_;
   bool done_ = false;
+  std::thread checkpointer_;
+  std::thread watchdog_;
+  std::mutex health_mutex_;
+  std::condition_variable health_changed_;
+  bool health_stop_ = false;
+  std::mutex checkpoints_mutex_;
+  std::condition_variable checkpoints_changed_;
+  bool checkpoints_stop_ = false;
+  bool started_ = false;  // every node built, restored and serving
 };
 
 }  // namespace lp::detail
@@ -9362,6 +11856,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
   auto run_dir = take_env(child_env::run_dir).value_or("");
+  auto cores = index_list(take_env(child_env::cores).value_or(""));
+  auto gpus = index_list(take_env(child_env::gpus).value_or(""));
+  // Before this process starts a thread: threads take their creator's cores.
+  if (!cores.empty() && !pin_to(cores)) {
+    std::cerr << "[lp] cannot pin to cores " << index_text(cores) << "; running unpinned"
+              << std::endl;
+    cores.clear();
+  }
   if (auto chosen = take_env(child_env::transport))
     transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
   // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
@@ -9401,8 +11903,17 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
+    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir);
+    options.watch_health = true;
+    options.cores = cores;
+    options.gpus = gpus;
+    options.resume_dir = flags.resume;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
+    };
+    options.wait_runs_elsewhere = [rendezvous](const std::vector<std::string>& names,
+                                               const launch_state& here) {
+      return rendezvous->wait_for_runs(names, here);
     };
     node_host host(graph, std::move(options));
     // A stop asked here is passed to the launcher, which stops every other
@@ -9436,6 +11947,10 @@ LP_API process_options process_options_from(const launch_flags& flags, std::stri
   options.terminal = flags.terminal;
   options.log_dir = flags.log_dir;
   options.insecure = flags.insecure;
+  options.place = policy != slurm_policy;
+  if (options.place)
+    options.gpus = flags.gpus.empty() ? gpus_found() : index_list(flags.gpus);
+  options.status_port = flags.status_port;
   return options;
 }
 
@@ -9448,9 +11963,11 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
               << std::endl;
   try {
     process_launch launch(graph, process_options_from(flags, local_multi_processing::flag, transport));
-    if (launch.wait_stopping_on_signals()) return 0;
-    std::cerr << launch.summary() << std::flush;
-    return 1;
+    announce_checkpoints(graph, checkpoint_dir_of(flags, launch.run_dir()), std::cerr);
+    bool clean = launch.wait_stopping_on_signals();
+    if (!clean) std::cerr << launch.summary() << std::flush;
+    linger(launch.status_page(), flags.status_linger_secs);
+    return clean ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
@@ -9543,10 +12060,33 @@ LP_API std::vector<pid_t> process_controller::pids() const { return launch_->pid
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp {
 
 namespace detail {
+
+// What the status page shows of nodes that are all threads of this process.
+inline status_server::source node_states(node_host& launch) {
+  auto state = launch.shared_state();
+  return [state, urls = launch.urls()] {
+    auto failed = state->failure() ? state->failed_node() : std::string();
+    auto summary = failed.empty() ? std::string() : state->failure_summary();
+    std::vector<node_status> out;
+    for (const auto& [label, url] : urls) {
+      node_status node;
+      node.label = label;
+      node.url = url;
+      node.pid = ::getpid();
+      node.state = label == failed           ? "failed"
+                   : state->stop_requested() ? "stopped"
+                                             : "serving";
+      if (label == failed) node.failure = summary;
+      out.push_back(std::move(node));
+    }
+    return out;
+  };
+}
 
 // Runs the program to its end in this process; returns the exit status.
 LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
@@ -9576,10 +12116,19 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
+    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
+    options.resume_dir = flags.resume;
+    announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
+    std::unique_ptr<status_server> page;
+    if (policy == local_multi_threading::flag)
+      page = start_status_page(graph, std::string(policy), run_dir.secret(),
+                               run_dir.path(), flags.status_port, node_states(launch));
     launch.state().wait_for_stop();
     launch.shutdown();
-    return launch.state().report_failure(std::cerr);
+    int status = launch.state().report_failure(std::cerr);
+    linger(page.get(), flags.status_linger_secs);
+    return status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
@@ -9651,6 +12200,124 @@ LP_API void test_controller::finish() {
 }
 
 }  // namespace lp
+
+// ---- launchpad/detail/run/status_command.hpp ----
+
+// program --lp_status=RUN_DIR [--lp_json]: what the status page shows, for a
+// shell or a script. Asks the launch's status page (its URL and the secret
+// are in the run directory) and prints a table of the nodes, or the JSON.
+
+#include <httplib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+namespace lp::detail {
+
+// Returns the exit status: 0, or 1 if the launch cannot be asked.
+LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace status_table {
+
+inline std::string fixed(const nlohmann::json& value, int digits, double scale = 1) {
+  if (!value.is_number()) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, value.get<double>() * scale);
+  return text;
+}
+
+inline std::string cell(std::string text, std::size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text + " ";
+}
+
+}  // namespace status_table
+
+LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out) {
+  std::string url, secret;
+  std::ifstream(run_dir + "/" + status_file) >> url;
+  std::ifstream(run_dir + "/secret") >> secret;
+  if (url.empty()) {
+    std::cerr << "[lp] " << run_dir
+              << " names no status page: is it a run directory of a "
+              << "running local_mt, local_mp or slurm launch (not one started with "
+              << "--lp_status_port=off)?" << std::endl;
+    return 1;
+  }
+  auto origin = url.substr(0, url.find('/', url.find("//") + 2));
+  httplib::Client http(origin);
+  http.set_connection_timeout(std::chrono::seconds(2));
+  http.set_read_timeout(std::chrono::seconds(5));
+  httplib::Headers headers;
+  if (!secret.empty()) headers.emplace("Authorization", "Bearer " + secret);
+  auto reply = http.Get(protocol::status_path, headers);
+  if (!reply || reply->status != 200) {
+    std::cerr << "[lp] the status page at " << url << " does not answer"
+              << (reply ? " (HTTP " + std::to_string(reply->status) + ")" : std::string())
+              << "; has the launch ended?" << std::endl;
+    return 1;
+  }
+  if (as_json) {
+    out << reply->body << std::endl;
+    return 0;
+  }
+  auto status = nlohmann::json::parse(reply->body);
+  using status_table::cell, status_table::fixed;
+  out << status["program"].get<std::string>() << " ("
+      << status["policy"].get<std::string>() << ")\n";
+  out << cell("NODE", 16) << cell("STATE", 10) << cell("PID", 8) << cell("RESTARTS", 8)
+      << cell("CALLS/S", 8) << cell("P50_MS", 8) << cell("P99_MS", 8) << cell("RSS_MB", 8)
+      << cell("CPU_%", 6) << "FIGURES\n";
+  for (const auto& node : status["nodes"]) {
+    // The latencies of the node's busiest method.
+    const nlohmann::json* busiest = nullptr;
+    double calls_per_second = 0;
+    auto methods = node.value("methods", nlohmann::json::array());
+    for (const auto& method : methods) {
+      calls_per_second += method.value("per_second", 0.0);
+      if (!busiest || method.value("calls", 0.0) > busiest->value("calls", 0.0))
+        busiest = &method;
+    }
+    std::string figures;
+    for (const char* kind : {"counters", "gauges", "series"}) {
+      auto named = node.value(kind, nlohmann::json::object());
+      for (const auto& [name, value] : named.items()) {
+        // A series shows its last value.
+        const auto& shown =
+            value.is_array() ? (value.empty() ? value : value.back()[1]) : value;
+        if (!shown.is_number()) continue;
+        auto whole = shown.get<double>() ==
+                     static_cast<double>(static_cast<long>(shown.get<double>()));
+        figures += name + "=" + fixed(shown, whole ? 0 : 3) + " ";
+      }
+    }
+    out << cell(node["label"].get<std::string>(), 16)
+        << cell(node["state"].get<std::string>(), 10)
+        << cell(std::to_string(node.value("pid", 0L)), 8)
+        << cell(std::to_string(node.value("restarts", 0)), 8)
+        << cell(node.contains("methods") ? fixed(calls_per_second, 1) : "-", 8)
+        << cell(busiest ? fixed((*busiest)["p50"], 3, 1e3) : "-", 8)
+        << cell(busiest ? fixed((*busiest)["p99"], 3, 1e3) : "-", 8)
+        << cell(fixed(node.value("resident_bytes", nlohmann::json()), 1, 1.0 / (1 << 20)),
+                8)
+        << cell(fixed(node.value("cpu_percent", nlohmann::json()), 0), 6) << figures
+        << "\n";
+    if (!node.value("failure", "").empty())
+      out << "  failed: " << node["failure"].get<std::string>() << "\n";
+  }
+  out << std::flush;
+  return 0;
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/slurm/launch.hpp ----
 
@@ -10378,6 +13045,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     process_launch launch(graph, std::move(options));
     status = launch.wait_stopping_on_signals() ? 0 : 1;
     std::cerr << launch.summary() << std::flush;
+    linger(launch.status_page(), flags.status_linger_secs);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
   }
@@ -10405,6 +13073,7 @@ LP_API int run_slurm(const program& graph, transport_kind transport, const launc
                                 process_options_from(flags, slurm::flag, transport), path);
   }
   try {
+    graph_access::check_defined(graph);
     if (flags.dry_run) {
       print_dry_run(graph, flags, std::cout);
       return 0;
@@ -10436,6 +13105,8 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
       std::cout << graph_picture(graph, flags.graph);
       return 0;
     }
+    if (!flags.status_of.empty())
+      return print_status(flags.status_of, flags.json, std::cout);
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (is_node_process()) return run_node_process(graph, transport, flags);
     std::string chosen = flags.launch.value_or(std::string(policy));

@@ -2,6 +2,7 @@
 // Programs for the end-to-end tests of multi-processing launches. The test
 // and tests/processes/program.cpp build them alike, as a real program and
 // its launcher must.
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <launchpad/launchpad.hpp>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -131,6 +133,102 @@ struct Hammer {
 };
 LP_SERVICE(Hammer);
 
+// One of two peers that call each other (program::reserve makes the cycle):
+// each run() pings the other `rounds` times. A service cannot hold an
+// lp::client of a service not declared yet (itself, here) as a plain
+// member; it holds it through a pointer, filled where that service is
+// complete.
+struct Peer {
+  Peer(lp::client<Peer> other, int rounds);
+  int ping() { return ++pinged; }
+  int pings() const { return pinged; }
+  void run();
+  std::shared_ptr<lp::client<Peer>> other;
+  int rounds;
+  int pinged = 0;
+};
+LP_SERVICE(Peer, ping, pings);
+inline Peer::Peer(lp::client<Peer> peer, int n)
+    : other(std::make_shared<lp::client<Peer>>(std::move(peer))), rounds(n) {}
+inline void Peer::run() {
+  for (int i = 0; i < rounds; ++i) other->ping();
+}
+
+// Waits for the peers' runs with lp::wait_for_runs, then writes how often
+// each was pinged into `dir`/runs.done: "rounds,rounds" unless it woke early.
+struct Coordinator {
+  lp::client<Peer> first, second;
+  std::string dir;
+  void run() {
+    if (!lp::wait_for_runs("peers")) return;
+    touch(dir + "/runs.done",
+          std::to_string(first.pings()) + "," + std::to_string(second.pings()));
+  }
+};
+LP_SERVICE(Coordinator);
+
+// A counter whose total survives restarts: a checkpointed service.
+struct Tally {
+  long add(long x) { return total += x; }
+  long get() const { return total; }
+  long lp_save() const { return total; }
+  void lp_restore(long saved) { total = saved; }
+  long total = 0;
+};
+LP_SERVICE(Tally, add, get);
+
+// A large state saved all the time, for kills in the middle of a save: the
+// first element counts the changes.
+struct Ballast {
+  Ballast() : data(std::size_t{4} << 20, 0.5) {}
+  long change() { return static_cast<long>(++data[0]); }
+  std::vector<double> lp_save() const { return data; }
+  void lp_restore(std::vector<double> saved) { data = std::move(saved); }
+  std::vector<double> data;
+};
+LP_SERVICE(Ballast, change);
+
+// Writes where its process runs into `dir`/<group>.where, as
+// "<CUDA_VISIBLE_DEVICES> <XLA_FLAGS> <context().cores> <context().gpus>
+// <cores it may use>", "-" for a variable not set and "none" for an empty list.
+struct Placed {
+  std::string dir;
+  void run() {
+    auto env = [](const char* name) {
+      const char* value = std::getenv(name);
+      return std::string(value ? value : "-");
+    };
+    auto list = [](const std::vector<int>& indices) {
+      std::string out;
+      for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
+      return out.empty() ? std::string("none") : out;
+    };
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ::sched_getaffinity(0, sizeof set, &set);
+    auto me = lp::context();
+    touch(dir + "/" + me.group + ".where",
+          env("CUDA_VISIBLE_DEVICES") + " " + env("XLA_FLAGS") + " " + list(me.cores) +
+              " " + list(me.gpus) + " " + std::to_string(CPU_COUNT(&set)));
+  }
+};
+LP_SERVICE(Placed);
+
+// Deadlocks itself: tie() calls the node's own ping(), which waits for
+// tie() to return.
+struct Knot {
+  explicit Knot(lp::client<Knot> self);
+  int ping() { return 1; }
+  int tie();
+  std::shared_ptr<lp::client<Knot>> self;
+};
+LP_SERVICE(Knot, ping, tie);
+inline Knot::Knot(lp::client<Knot> me)
+    : self(std::make_shared<lp::client<Knot>>(std::move(me))) {}
+inline int Knot::tie() {
+  return self->ping();
+}
+
 // The graph named `name`; `dir` is a directory the nodes may write to.
 inline void make(lp::program& p, const std::string& name, const std::string& dir) {
   if (name == "counter") {
@@ -162,6 +260,37 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
   } else if (name == "stopper") {
     auto sleeper = p.group("sleepers").add_node<Sleeper>(dir);
     p.add_node<Stopper>("stopper", sleeper);
+  } else if (name == "mutual") {
+    auto peers = p.group("peers");
+    auto first = peers.reserve<Peer>();
+    auto second = peers.add_node<Peer>(first, 50);
+    p.define(first, second, 50);
+    p.add_node<Coordinator>("coordinator", first, second, dir);
+  } else if (name == "checkpointed") {
+    p.group("tally")
+        .restart_on_failure(5, std::chrono::milliseconds(50))
+        .checkpoint_every(std::chrono::milliseconds(100))
+        .add_node<Tally>();
+  } else if (name == "ballast") {
+    p.group("ballast")
+        .restart_on_failure(10, std::chrono::milliseconds(10))
+        .checkpoint_every(std::chrono::milliseconds(10))
+        .add_node<Ballast>();
+  } else if (name == "placed" || name == "environment") {
+    auto learner = p.group("learner");
+    learner.env({{"XLA_FLAGS", "--xla_lp_test=1"}});
+    if (name == "placed") {
+      learner.resources({.cpus = 1, .gpus = 2});
+      p.group("actors").resources({.gpus = 1}).add_node<Placed>(dir);
+    }
+    learner.add_node<Placed>(dir);
+    p.group("others").add_node<Placed>(dir);
+  } else if (name == "knot" || name == "knot_restarted") {
+    auto knots = p.group("knots").health_timeout(std::chrono::milliseconds(500));
+    if (name == "knot_restarted")
+      knots.restart_on_failure(1, std::chrono::milliseconds(50));
+    auto knot = knots.reserve<Knot>();
+    p.define(knot, knot);
   } else if (name == "many" || name == "many_colocated") {
     auto many = p.group("many");
     if (name == "many_colocated") many.colocate();

@@ -10,6 +10,7 @@
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/in_process.hpp>
+#include <launchpad/detail/run/status_command.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
@@ -34,6 +35,8 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
       std::cout << graph_picture(graph, flags.graph);
       return 0;
     }
+    if (!flags.status_of.empty())
+      return print_status(flags.status_of, flags.json, std::cout);
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (is_node_process()) return run_node_process(graph, transport, flags);
     std::string chosen = flags.launch.value_or(std::string(policy));

@@ -18,12 +18,15 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <launchpad/detail/run/output.hpp>
-#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/process/placement.hpp>
+#include <launchpad/detail/observe/process_figures.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
+#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
-#include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
 #include <map>
@@ -49,6 +52,9 @@ inline constexpr const char* run_dir = "LP_RUN_DIR";
 // "direct" when the launch's policy is direct_calls<...>: the launcher's
 // choice, which a test's node program may not know at compile time.
 inline constexpr const char* transport = "LP_TRANSPORT";
+// The cores to pin to and the GPUs handed out (local_mp's placement).
+inline constexpr const char* cores = "LP_CORES";
+inline constexpr const char* gpus = "LP_GPUS";
 }  // namespace child_env
 
 // How a launch starts its units and signals them. Left empty (local_mp), a
@@ -104,7 +110,13 @@ struct process_options {
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
   bool direct_calls = false;  // calls between nodes of one process skip HTTP
+  // The launcher's status page: "off", or its port (0: any free one).
+  std::string status_port = "off";
   unit_runner runner;
+  // Place the processes here (a local launch; Slurm places its own): hand
+  // out these GPUs, pin to cores.
+  bool place = false;
+  std::vector<int> gpus;
 };
 
 class process_launch {
@@ -123,6 +135,7 @@ class process_launch {
         run_dir_(options_.run_dir.empty()
                      ? run_directory(graph.name(), options_.insecure ? "" : make_secret())
                      : run_directory(run_directory::adopt{}, options_.run_dir)) {
+    graph_access::check_defined(graph);
     // Before any node can print; an adopted directory's maker told already.
     if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
     if (options_.executable.empty()) options_.executable = this_executable();
@@ -130,13 +143,20 @@ class process_launch {
     make_log_dir();
     plan_units();
     rendezvous_ = std::make_unique<rendezvous_server>(
-        secret(), rendezvous_server::callbacks{
-                     [this](const std::string& label) {
-                       std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
-                       request_stop();
-                     },
-                     [this](const std::string& label) { run_finished(label); }},
+        secret(),
+        rendezvous_server::callbacks{
+            [this](const std::string& label) {
+              std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
+              request_stop();
+            },
+            [this](const std::string& label) { run_finished(label); },
+            [this](const std::vector<std::string>& names,
+                   std::chrono::milliseconds wait) {
+              return runs_finished(names, wait);
+            }},
         options_.bind_host);
+    status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
+                                options_.status_port, [this] { return node_states(); });
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return started_ || ended_; });
@@ -145,6 +165,7 @@ class process_launch {
   process_launch(const process_launch&) = delete;
   process_launch& operator=(const process_launch&) = delete;
   ~process_launch() {
+    status_.reset();  // it asks what follows
     request_stop();
     if (supervisor_.joinable()) supervisor_.join();
     rendezvous_.reset();
@@ -202,10 +223,20 @@ class process_launch {
   // Waits until the run() of every node named (a label or a group's name)
   // has returned, or the program has stopped. True in the first case.
   bool wait_finished(const std::vector<std::string>& names) {
+    std::optional<bool> outcome;
+    while (!(outcome = runs_finished(names, std::chrono::hours(1)))) {
+    }
+    return *outcome;
+  }
+
+  // As wait_finished, at most `wait`: nullopt if neither came by then.
+  std::optional<bool> runs_finished(const std::vector<std::string>& names,
+                                    std::chrono::milliseconds wait) {
     auto wanted = runnable_labels(graph_, names);
     auto done = [&] { return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end()); };
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return stop_requested_ || done(); });
+    if (!changed_.wait_for(lock, wait, [&] { return stop_requested_ || done(); }))
+      return std::nullopt;
     return done();
   }
 
@@ -234,6 +265,48 @@ class process_launch {
   const std::string& run_dir() const { return run_dir_.path(); }
   const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
+  const status_server* status_page() const { return status_.get(); }
+
+  // Each node as the launcher sees it, for the status page.
+  std::vector<node_status> node_states() {
+    struct seen {
+      std::string name;
+      std::vector<std::string> labels;
+      node_status status;
+    };
+    std::vector<seen> units;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& u : units_) {
+        node_status status;
+        status.pid = u.pid;
+        status.restarts = u.restarts;
+        status.state = u.restart_at ? "restarting" : u.ended ? "stopped" : "starting";
+        for (const auto& f : failures_)
+          if (f.unit == u.name) {
+            status.state = "failed";
+            status.failure = f.how;
+          }
+        units.push_back({u.name, u.labels, std::move(status)});
+      }
+    }
+    std::vector<node_status> out;
+    for (auto& u : units) {
+      // The same last lines for every node of a colocated group's process.
+      u.status.last_lines =
+          log_files() ? log_tail(log_path_of(u.name)) : output_.last_lines(u.name);
+      for (const auto& label : u.labels) {
+        auto node = u.status;
+        node.label = label;
+        if (auto where = rendezvous_->find(label)) {
+          node.url = where->url();
+          if (node.state == "starting") node.state = "serving";
+        }
+        out.push_back(std::move(node));
+      }
+    }
+    return out;
+  }
 
   // Label -> URL of the nodes serving now.
   std::map<std::string, std::string> urls() const {
@@ -266,9 +339,32 @@ class process_launch {
     bool ended = false;
     bool killed = false;  // by us, after the termination notice
     std::string log_path;
+    placement where;
   };
 
   bool log_files() const { return options_.terminal != "current"; }
+
+  std::string log_path_of(std::string unit) const {
+    std::replace(unit.begin(), unit.end(), '/', '_');
+    return options_.log_dir + "/" + unit + ".log";
+  }
+
+  // The last lines of a log, read from its end: a long log is not read whole.
+  static std::vector<std::string> log_tail(const std::string& path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    if (!file) return {};
+    auto size = static_cast<long>(file.tellg());
+    auto from = std::max(0L, size - 8192L);
+    file.seekg(from);
+    std::vector<std::string> lines;
+    std::string line;
+    if (from > 0) std::getline(file, line);  // a partial first line
+    while (std::getline(file, line)) {
+      lines.push_back(line);
+      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+    }
+    return lines;
+  }
 
   // One tmux window per node, each following the node's log; the launcher
   // keeps the processes themselves, so it still sees how each ends.
@@ -306,6 +402,13 @@ class process_launch {
       units_.push_back(unit{planned.name, planned.settings});
       units_.back().labels = std::move(planned.labels);
     }
+    if (options_.place) {
+      std::vector<std::pair<std::string, group_settings>> processes;
+      for (const auto& u : units_) processes.emplace_back(u.name, u.settings);
+      auto where = place(processes, options_.gpus, cores_allowed());
+      for (std::size_t i = 0; i < units_.size(); ++i)
+        units_[i].where = std::move(where[i]);
+    }
     for (const auto& spec : graph_.nodes())
       if (spec.has_run) runnable_.insert(spec.label);
   }
@@ -338,12 +441,22 @@ class process_launch {
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir(),
-        std::string(child_env::transport) + "=" + (options_.direct_calls ? "direct" : "http"),
+        std::string(child_env::transport) + "=" +
+            (options_.direct_calls ? "direct" : "http"),
+        std::string(restarts_env) + "=" + std::to_string(u.restarts),
     };
+    for (const auto& [name, value] : u.settings.env)
+      child.environment.push_back(name + "=" + value);
+    if (!u.where.gpus.empty()) {
+      child.environment.push_back("CUDA_VISIBLE_DEVICES=" + index_text(u.where.gpus));
+      child.environment.push_back(std::string(child_env::gpus) + "=" +
+                                  index_text(u.where.gpus));
+    }
+    if (!u.where.cores.empty())
+      child.environment.push_back(std::string(child_env::cores) + "=" +
+                                  index_text(u.where.cores));
     if (log_files()) {
-      std::string file = u.name;
-      std::replace(file.begin(), file.end(), '/', '_');
-      u.log_path = options_.log_dir + "/" + file + ".log";
+      u.log_path = log_path_of(u.name);
       int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
@@ -459,20 +572,27 @@ class process_launch {
                                 (WIFSIGNALED(status) && !u.killed &&
                                  (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
       if (clean) continue;
-      std::string how = u.killed ? "did not stop within the termination notice of " +
-                                       std::to_string(options_.termination_notice.count()) +
-                                       " s, and was killed"
-                                 : describe_status(status);
+      std::string how = u.killed
+                            ? "did not stop within the termination notice of " +
+                                  std::to_string(options_.termination_notice.count()) +
+                                  " s, and was killed"
+                        : WIFEXITED(status) && WEXITSTATUS(status) == hung_exit_status
+                            ? "hung: a call waited past its group's health_timeout, and "
+                              "its process was ended"
+                            : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
       if (!stopping && u.restarts < u.settings.max_restarts) {
         auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
-        ++u.restarts;
+        {
+          std::lock_guard lock(mutex_);  // the status page reads them
+          ++u.restarts;
+          u.restart_at = clock::now() + backoff;
+        }
         std::cerr << "[lp] node " << u.name << " " << how << "; restarting it in "
                   << backoff.count() << " ms (restart " << u.restarts << " of "
                   << u.settings.max_restarts << ")" << std::endl;
         for (const auto& label : u.labels) rendezvous_->withdraw(label, true, how);
-        u.restart_at = clock::now() + backoff;
         continue;
       }
       for (const auto& label : u.labels) rendezvous_->withdraw(label, false, how);
@@ -489,8 +609,8 @@ class process_launch {
       try {
         start(u);
       } catch (const std::exception& e) {
-        u.restart_at.reset();
         std::lock_guard lock(mutex_);
+        u.restart_at.reset();
         failures_.push_back({u.name, std::string("could not be restarted: ") + e.what(), {}});
         stop_requested_ = true;
       }
@@ -505,6 +625,7 @@ class process_launch {
   output_pump output_;
   group_reaper reaper_;
   std::unique_ptr<rendezvous_server> rendezvous_;
+  std::unique_ptr<status_server> status_;
   std::thread supervisor_;
   std::string tmux_session_;
 

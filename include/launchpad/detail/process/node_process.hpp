@@ -57,6 +57,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
   auto run_dir = take_env(child_env::run_dir).value_or("");
+  auto cores = index_list(take_env(child_env::cores).value_or(""));
+  auto gpus = index_list(take_env(child_env::gpus).value_or(""));
+  // Before this process starts a thread: threads take their creator's cores.
+  if (!cores.empty() && !pin_to(cores)) {
+    std::cerr << "[lp] cannot pin to cores " << index_text(cores) << "; running unpinned"
+              << std::endl;
+    cores.clear();
+  }
   if (auto chosen = take_env(child_env::transport))
     transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
   // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
@@ -96,8 +104,17 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
+    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir);
+    options.watch_health = true;
+    options.cores = cores;
+    options.gpus = gpus;
+    options.resume_dir = flags.resume;
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
+    };
+    options.wait_runs_elsewhere = [rendezvous](const std::vector<std::string>& names,
+                                               const launch_state& here) {
+      return rendezvous->wait_for_runs(names, here);
     };
     node_host host(graph, std::move(options));
     // A stop asked here is passed to the launcher, which stops every other
@@ -131,6 +148,10 @@ LP_API process_options process_options_from(const launch_flags& flags, std::stri
   options.terminal = flags.terminal;
   options.log_dir = flags.log_dir;
   options.insecure = flags.insecure;
+  options.place = policy != slurm_policy;
+  if (options.place)
+    options.gpus = flags.gpus.empty() ? gpus_found() : index_list(flags.gpus);
+  options.status_port = flags.status_port;
   return options;
 }
 
@@ -143,9 +164,11 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
               << std::endl;
   try {
     process_launch launch(graph, process_options_from(flags, local_multi_processing::flag, transport));
-    if (launch.wait_stopping_on_signals()) return 0;
-    std::cerr << launch.summary() << std::flush;
-    return 1;
+    announce_checkpoints(graph, checkpoint_dir_of(flags, launch.run_dir()), std::cerr);
+    bool clean = launch.wait_stopping_on_signals();
+    if (!clean) std::cerr << launch.summary() << std::flush;
+    linger(launch.status_page(), flags.status_linger_secs);
+    return clean ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;

@@ -14,8 +14,8 @@
 #include <functional>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
-#include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace lp::detail {
 
@@ -33,6 +34,11 @@ class rendezvous_server {
   struct callbacks {
     std::function<void(const std::string& label)> stop_requested;
     std::function<void(const std::string& label)> run_finished;
+    // Whether the runs of these nodes or groups have all returned (true),
+    // the program stops first (false), or neither within `wait`.
+    std::function<std::optional<bool>(const std::vector<std::string>& names,
+                                      std::chrono::milliseconds wait)>
+        runs_finished;
   };
 
   // `host`: loopback, unless the nodes run on other hosts (Slurm).
@@ -97,6 +103,17 @@ class rendezvous_server {
       on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
       res.set_content("{}", "application/json");
     }));
+    server.Post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto outcome = on_.runs_finished(
+                      body.at("names").template get<std::vector<std::string>>(),
+                      std::chrono::milliseconds(std::clamp(
+                          body.at("wait_ms").template get<long>(), 0L, 10'000L)));
+                  res.set_content(json{{"done", outcome.value_or(false)},
+                                       {"stopping", outcome == false}}
+                                      .dump(),
+                                  "application/json");
+                }));
     int port = listener_.start(host, 0);
     if (port < 0) throw launch_error("the launcher cannot listen on " + host);
     url_ = "http://" + host + ":" + std::to_string(port);
@@ -216,6 +233,24 @@ class rendezvous_directory final : public directory {
   void close() override {
     std::lock_guard lock(mutex_);
     closed_ = true;
+  }
+
+  // Waits until the launcher has heard that the run() of every node named
+  // returned (true), or the program stops (false), as this process or the
+  // launcher sees it.
+  bool wait_for_runs(const std::vector<std::string>& names, const launch_state& here) {
+    while (!here.stop_requested()) {
+      // Short polls: a stop of this process alone (a failure the launcher
+      // restarts) must not keep its run() threads waiting long.
+      auto reply = ask("launcher", "wait_for_runs", "/lp/v1/rendezvous/runs",
+                       {{"names", names}, {"wait_ms", 1000}});
+      if (reply.status != 200 || !reply.body.is_object())
+        throw launch_error("lp::wait_for_runs(): the launcher answered HTTP " +
+                           std::to_string(reply.status));
+      if (reply.body.value("done", false)) return true;
+      if (reply.body.value("stopping", false)) return false;
+    }
+    return false;
   }
 
   // Best effort: during a stop the launcher may already be gone.

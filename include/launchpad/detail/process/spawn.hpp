@@ -15,6 +15,7 @@
 #include <cstring>
 #include <launchpad/error.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern char** environ;
@@ -48,7 +49,15 @@ inline pid_t spawn(const child_process& child) {
   std::vector<char*> argv, envp;
   for (const auto& argument : child.arguments) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
-  for (char** variable = environ; *variable; ++variable) envp.push_back(*variable);
+  // The child's own values replace this process's: getenv takes the first.
+  auto replaced = [&](std::string_view variable) {
+    auto name = variable.substr(0, variable.find('=') + 1);
+    for (const auto& own : child.environment)
+      if (std::string_view(own).starts_with(name)) return true;
+    return false;
+  };
+  for (char** variable = environ; *variable; ++variable)
+    if (!replaced(*variable)) envp.push_back(*variable);
   for (const auto& variable : child.environment) envp.push_back(const_cast<char*>(variable.c_str()));
   envp.push_back(nullptr);
   const pid_t parent = ::getpid();

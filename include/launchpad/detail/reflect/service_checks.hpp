@@ -110,13 +110,72 @@ constexpr bool check_method() {
   }
 }
 
+// A checkpoint of a service: `State lp_save() const` and
+// `void lp_restore(State)` (docs/launching.md, "Fault tolerance").
+template <class T>
+concept saves_state = requires(const T& node) {
+  node.lp_save();
+};
+template <class T>
+concept names_restore = requires {
+  &T::lp_restore;
+};
+template <class T>
+concept restores_saved_state = requires(T& node, const T& saved) {
+  node.lp_restore(saved.lp_save());
+};
+
+// The names the checkpoint checks print beside their messages.
+template <class T>
+struct checkpoint_of {
+  static constexpr bool has_both_lp_save_and_lp_restore =
+      saves_state<T> == names_restore<T>;
+  static constexpr bool restores_what_lp_save_returns = restores_saved_state<T>;
+  template <class State>
+  struct state {
+    static constexpr bool has_a_wire_form = wire_type<State>;
+  };
+};
+
+template <class T>
+constexpr bool check_checkpoint() {
+  if constexpr (!saves_state<T> && !names_restore<T>) {
+    return true;
+  } else if constexpr (saves_state<T> != names_restore<T>) {
+    static_assert(
+        checkpoint_of<T>::has_both_lp_save_and_lp_restore,
+        "LP_SERVICE(T): T has only half of a checkpoint (T is named beside this "
+        "message); a service whose state survives restarts has both "
+        "`State lp_save() const` and `void lp_restore(State)`");
+    return false;
+  } else if constexpr (!restores_saved_state<T>) {
+    static_assert(
+        checkpoint_of<T>::restores_what_lp_save_returns,
+        "LP_SERVICE(T): T::lp_restore cannot take what T::lp_save() returns (T is "
+        "named beside this message); declare `State lp_save() const` and "
+        "`void lp_restore(State)` with the same State");
+    return false;
+  } else {
+    using State = std::decay_t<decltype(std::declval<const T&>().lp_save())>;
+    static_assert(
+        checkpoint_of<T>::template state<State>::has_a_wire_form,
+        "LP_SERVICE(T): the State that T::lp_save() returns has no wire form (T and "
+        "State are named beside this message); checkpoints are written in CBOR: use "
+        "a type a service method could return");
+    return true;
+  }
+}
+
 // LP_SERVICE(T, methods...) as a whole. Returns true whatever it finds, so
 // that the static_assert that asks adds no message of its own.
 template <class T, class... Descriptor>
 constexpr bool check_service() {
   static_assert(std::is_class_v<T>,
                 "LP_SERVICE(T, ...): a service must be a struct or class");
-  if constexpr (std::is_class_v<T>) (check_method<T, Descriptor>(), ...);
+  if constexpr (std::is_class_v<T>) {
+    (check_method<T, Descriptor>(), ...);
+    check_checkpoint<T>();
+  }
   return true;
 }
 

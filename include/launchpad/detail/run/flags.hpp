@@ -1,13 +1,14 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <initializer_list>
 #include <launchpad/error.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,15 @@ struct launch_flags {
   std::size_t min_rate_kib_per_sec = 64;
   std::size_t max_connections = 2048;
   std::string graph;  // empty: launch, draw nothing
+  // docs/launching.md, "Fault tolerance"
+  std::string checkpoint_dir;  // empty: checkpoints/ in the run directory
+  std::string resume;          // a checkpoint directory of an earlier launch
+  std::string gpus;            // "0,1,2,3"; empty: the devices found
+  // The launcher's status page (docs/observability.md).
+  std::string status_port = "0";  // 0: any free port; "off": none
+  int status_linger_secs = 0;
+  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
+  bool json = false;      // ... as JSON
   // --lp_launch=slurm (docs/slurm.md)
   std::string slurm_partition;
   std::string slurm_time;
@@ -91,62 +101,72 @@ inline constexpr flag_spec flag_table[] = {
      .example = "local_mp",
      .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
              "policy main() names, else local_mt)",
-     .set = [](launch_flags& f, std::string_view, std::string v) { f.launch = std::move(v); }},
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.launch = std::move(v); }},
     {.name = "--lp_terminal",
      .hint = "<where>",
      .example = "files",
      .help = "local_mp: where node output goes: current (this terminal, each line "
              "prefixed), files (one log per node) or tmux (logs, and a tmux window "
              "following each)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
+         }},
     {.name = "--lp_log_dir",
      .hint = "<dir>",
      .example = "./logs",
      .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
              "launch's run directory)",
-     .set = [](launch_flags& f, std::string_view, std::string v) { f.log_dir = std::move(v); }},
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.log_dir = std::move(v); }},
     {.name = "--lp_termination_notice_secs",
      .hint = "<n>",
      .example = "30",
      .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
              "default 10)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         }},
     {.name = "--lp_max_body_mb",
      .hint = "<n>",
      .example = "1024",
      .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
              "1048576, default 256)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
     {.name = "--lp_header_timeout_secs",
      .hint = "<n>",
      .example = "30",
      .help = "seconds a request's headers may take from its first byte; a slower "
              "request gets 408 and its connection closes (1 to 3600, default 10)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+         }},
     {.name = "--lp_min_rate_kib_per_sec",
      .hint = "<n>",
      .example = "16",
      .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
              "after the header time; slower ones are cut off (1 to 1048576, default 64)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.min_rate_kib_per_sec = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.min_rate_kib_per_sec =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
     {.name = "--lp_max_connections",
      .hint = "<n>",
      .example = "4096",
      .help = "open connections per node; more are answered 503 and closed (16 to "
              "1048576, default 2048, at most half of ulimit -n)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.max_connections = static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_connections =
+               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
+         }},
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
@@ -154,57 +174,113 @@ inline constexpr flag_spec flag_table[] = {
      .hint = "<format>",
      .example = "dot",
      .help = "print the program graph (dot or mermaid) and exit",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+         }},
+    {.name = "--lp_checkpoint_dir",
+     .hint = "<dir>",
+     .example = "./checkpoints",
+     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: "
+             "checkpoints/ in the launch's run directory)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.checkpoint_dir = std::move(v); }},
+    {.name = "--lp_resume",
+     .hint = "<dir>",
+     .example = "/tmp/lp-prog-AbC123/checkpoints",
+     .help = "restore each node with checkpoints from this directory of an earlier "
+             "launch, for those with no checkpoint of their own yet",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.resume = std::move(v); }},
+    {.name = "--lp_gpus",
+     .hint = "<list>",
+     .example = "0,1,2,3",
+     .help =
+         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
+         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           for (std::size_t start = 0; start <= v.size();) {
+             auto comma = std::min(v.find(',', start), v.size());
+             whole_number(name, v.substr(start, comma - start), 0, 1023);
+             start = comma + 1;
+           }
+           f.gpus = std::move(v);
+         }},
+    {.name = "--lp_status_port",
+     .hint = "<port>",
+     .example = "8080",
+     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
+             "127.0.0.1 (default 0: any free one; off: no page)",
      .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+       if (v != "off" && (v.empty() || v.size() > 5 ||
+                          v.find_first_not_of("0123456789") != std::string::npos ||
+                          std::stol(v) > 65535))
+         throw usage_error(std::string(name) + "=" + v + ": give a port from 0 to 65535, or off");
+       f.status_port = v == "off" ? v : std::to_string(std::stol(v));
      }},
+    {.name = "--lp_status_linger_secs",
+     .hint = "<n>",
+     .example = "60",
+     .help = "keep the status page up this long after the program ends, to see how it "
+             "ended (0 to 86400, default 0)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+     }},
+    {.name = "--lp_status",
+     .hint = "<run_dir>",
+     .example = "/tmp/lp-counter-Ab12Cd",
+     .help = "print the nodes of the running launch whose run directory this is, with "
+             "their figures, and exit",
+     .set = [](launch_flags& f, std::string_view, std::string v) { f.status_of = std::move(v); }},
+    {.name = "--lp_json",
+     .help = "print the status above as JSON instead of a table",
+     .on = &launch_flags::json},
     {.name = "--lp_slurm_partition",
      .hint = "<p>",
      .example = "gpu",
      .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_partition = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_time",
      .hint = "<limit>",
      .example = "2:00:00",
      .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_time = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_account",
      .hint = "<a>",
      .example = "my_project",
      .help = "slurm: the account the job is charged to",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_account = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_sbatch",
      .hint = "<option>",
      .example = "--qos=high",
      .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       auto option = script_safe(name, std::move(v));
-       if (!option.starts_with("--"))
-         throw usage_error("--lp_slurm_sbatch=" + option +
-                           ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-       f.slurm_sbatch.push_back(std::move(option));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           auto option = script_safe(name, std::move(v));
+           if (!option.starts_with("--"))
+             throw usage_error(
+                 "--lp_slurm_sbatch=" + option +
+                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+           f.slurm_sbatch.push_back(std::move(option));
+         }},
     {.name = "--lp_slurm_dir",
      .hint = "<dir>",
      .example = "/shared/lp-slurm",
      .help = "slurm: where run directories go; the compute hosts must see it at the same "
              "path (default: ./lp-slurm)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_dir = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_host",
      .hint = "<h>",
      .example = "ib0",
      .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
              "interface (ib0) or an address",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.slurm_host = script_safe(name, std::move(v));
-     }},
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
     {.name = "--lp_slurm_detach",
      .help = "slurm: submit, print the job id and return",
      .on = &launch_flags::slurm_detach},

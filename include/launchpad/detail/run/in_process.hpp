@@ -14,17 +14,42 @@
 #include <launchpad/detail/run/node_host.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/run/status_server.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/error.hpp>
+#include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
 #include <launchpad/program.hpp>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp {
 
 namespace detail {
+
+// What the status page shows of nodes that are all threads of this process.
+inline status_server::source node_states(node_host& launch) {
+  auto state = launch.shared_state();
+  return [state, urls = launch.urls()] {
+    auto failed = state->failure() ? state->failed_node() : std::string();
+    auto summary = failed.empty() ? std::string() : state->failure_summary();
+    std::vector<node_status> out;
+    for (const auto& [label, url] : urls) {
+      node_status node;
+      node.label = label;
+      node.url = url;
+      node.pid = ::getpid();
+      node.state = label == failed           ? "failed"
+                   : state->stop_requested() ? "stopped"
+                                             : "serving";
+      if (label == failed) node.failure = summary;
+      out.push_back(std::move(node));
+    }
+    return out;
+  };
+}
 
 // Runs the program to its end in this process; returns the exit status.
 LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
@@ -54,10 +79,19 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
+    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
+    options.resume_dir = flags.resume;
+    announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
+    std::unique_ptr<status_server> page;
+    if (policy == local_multi_threading::flag)
+      page = start_status_page(graph, std::string(policy), run_dir.secret(),
+                               run_dir.path(), flags.status_port, node_states(launch));
     launch.state().wait_for_stop();
     launch.shutdown();
-    return launch.state().report_failure(std::cerr);
+    int status = launch.state().report_failure(std::cerr);
+    linger(page.get(), flags.status_linger_secs);
+    return status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;

@@ -1,19 +1,23 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
-#include <launchpad/detail/call/node_addresses.hpp>
-#include <launchpad/detail/wire/buffers.hpp>
-#include <launchpad/detail/run/direct_channel.hpp>
-#include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/call/http_channel.hpp>
-#include <launchpad/detail/serve/http_server.hpp>
+#include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/run/checkpoints.hpp>
+#include <launchpad/detail/run/direct_channel.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/serve/http_server.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
+#include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>
@@ -39,9 +43,23 @@ struct host_options {
   bool direct_calls = false;
   // Told when a node's run() returns (a launcher in another process).
   std::function<void(const std::string& label)> run_finished;
+  // Waits for runs of nodes hosted elsewhere, as wait_finished does here:
+  // set with run_finished, by whoever that launcher is.
+  std::function<bool(const std::vector<std::string>& names, const launch_state& here)>
+      wait_runs_elsewhere;
   // Stop once every run() here has returned: right when this process hosts
   // the whole program and no test wants to look at it afterwards.
   bool stop_when_runs_finish = true;
+  // Where checkpointed nodes save their state, and restore it from; empty:
+  // they neither save nor restore. A node with no checkpoint there yet
+  // restores from resume_dir (an earlier launch's), if set.
+  std::string checkpoint_dir;
+  std::string resume_dir;
+  // End this process when a node of a group with a health_timeout hangs
+  // (a node process: its launcher restarts it or stops the program).
+  bool watch_health = false;
+  // Where the process was placed, for lp::context().
+  std::vector<int> cores, gpus;
 };
 
 // The limits of a node's server that the --lp_ flags set.
@@ -76,6 +94,7 @@ class node_host {
   ~node_host() { shutdown(); }
 
   launch_state& state() { return *state_; }
+  std::shared_ptr<launch_state> shared_state() const { return state_; }
   const std::string& secret() const { return options_.secret; }
 
   // A channel to the node with this label; one per node, shared.
@@ -101,6 +120,16 @@ class node_host {
     return done();
   }
 
+  // lp::wait_for_runs from a node of this launch.
+  bool wait_for_runs(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    if (const auto* me = this_thread_node().identity; me && wanted.count(me->label))
+      throw usage_error("lp::wait_for_runs(): node " + me->label +
+                        " would wait for its own run(); wait for the other nodes only");
+    if (options_.wait_runs_elsewhere) return options_.wait_runs_elsewhere(names, *state_);
+    return wait_finished(names);
+  }
+
   // Label -> URL of the nodes hosted here.
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
@@ -119,6 +148,26 @@ class node_host {
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
     for (auto& node : nodes_) node->server->drain();
+    {
+      std::lock_guard lock(checkpoints_mutex_);
+      checkpoints_stop_ = true;
+    }
+    checkpoints_changed_.notify_all();
+    if (checkpointer_.joinable()) checkpointer_.join();
+    {
+      std::lock_guard lock(health_mutex_);
+      health_stop_ = true;
+    }
+    health_changed_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    for (auto& node : nodes_)
+      if (node->prober.joinable()) node->prober.join();
+    // No call runs now: the last save holds every call answered. A node
+    // that failed here may have left its state half-changed; its restart
+    // takes the last periodic save instead.
+    if (started_ && !state_->failure())
+      for (auto& node : nodes_)
+        if (node->checkpointed) save(*node);
     // Our own idle connections would keep servers' threads waiting out their
     // keep-alive; close them first so the servers stop at once.
     options_.nodes->close();
@@ -128,13 +177,27 @@ class node_host {
     }
     for (auto& node : nodes_) node->server->stop();
     while (!nodes_.empty()) nodes_.pop_back();
+    start_checkpointer();
+    start_watchdog();
+    started_ = true;
+    state_->set_runs_waiter({});
     launch_registry::get().remove(state_);
   }
 
  private:
   struct hosted_node {
     node_identity identity;
+    std::string service;
+    node_metrics metrics;
     bool has_run = false;
+    bool checkpointed = false;  // and this launch keeps checkpoints
+    std::chrono::milliseconds checkpoint_interval{0};
+    std::chrono::steady_clock::time_point next_save;
+    std::chrono::milliseconds health_timeout{0};
+    // When the running probe began waiting for the node's handlers, in
+    // steady_clock ticks; 0 when none waits.
+    std::atomic<std::chrono::steady_clock::rep> probing_since{0};
+    std::thread prober;
     std::unique_ptr<node_instance> instance;
     std::unique_ptr<served_node> served;
     std::unique_ptr<http_server> server;
@@ -155,17 +218,32 @@ class node_host {
   }
 
   void start(const program& graph) {
+    graph_access::check_defined(graph);
     auto connector = [this](const std::string& label) { return connect(label); };
     for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
       const auto& spec = graph.nodes()[i];
       if (!hosts(spec.label)) continue;
       auto node = std::make_unique<hosted_node>();
-      node->identity = {spec.label,      spec.group,      spec.index,
-                        graph.name(),    state_->policy(), options_.run_dir};
+      node->identity = {spec.label,     spec.group,       spec.index,
+                        graph.name(),   state_->policy(), options_.run_dir,
+                        options_.cores, options_.gpus};
+      node->identity.metrics = &node->metrics;
+      node->service = spec.service;
       node->has_run = spec.has_run;
       node_scope scope(node->identity, *state_);
       node->instance = graph_access::build(graph, i, connector);
-      node->served.reset(new served_node{*node->instance, node->identity, *state_, {}});
+      std::vector<std::string> names;
+      for (const auto& method : node->instance->methods()) names.emplace_back(method.name);
+      node->metrics.set_methods(std::move(names));
+      node->instance->count_batches(node->metrics);
+      node->checkpointed =
+          node->instance->checkpointed() && !options_.checkpoint_dir.empty();
+      node->checkpoint_interval = graph.settings_of(spec.group).checkpoint_interval;
+      if (options_.watch_health)
+        node->health_timeout = graph.settings_of(spec.group).health_timeout;
+      if (node->checkpointed) restore(*node);
+      node->served.reset(
+          new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
                                                    options_.max_body_bytes, options_.limits);
       nodes_.push_back(std::move(node));
@@ -181,6 +259,10 @@ class node_host {
     }
     std::size_t runnable = 0;
     for (const auto& node : nodes_) runnable += node->has_run;
+    start_checkpointer();
+    start_watchdog();
+    started_ = true;
+    state_->set_runs_waiter([this](const auto& names) { return wait_for_runs(names); });
     // wait_finished also wakes when the program stops.
     state_->on_stop([this] {
       std::lock_guard lock(mutex_);
@@ -217,6 +299,111 @@ class node_host {
     }
   }
 
+  // Callers never see a restarted node's empty state: it restores before
+  // it serves.
+  void restore(hosted_node& node) {
+    for (const auto& dir : {options_.checkpoint_dir, options_.resume_dir}) {
+      if (dir.empty()) continue;
+      auto path = checkpoint_path(dir, node.identity.label);
+      auto state = read_checkpoint(path, node.service);
+      if (!state) continue;
+      try {
+        node.instance->restore(*state);
+      } catch (const decode_error& e) {
+        throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
+                               node.service + " (" + e.what() + ")");
+      }
+      std::cerr << "[lp] " << node.identity.label << " restored from " << path
+                << std::endl;
+      return;
+    }
+  }
+
+  // A save that fails (a full disk) costs that checkpoint, not the node.
+  void save(hosted_node& node) {
+    node_scope scope(node.identity, *state_);
+    auto path = checkpoint_path(options_.checkpoint_dir, node.identity.label);
+    try {
+      write_checkpoint(path, node.service, node.instance->save());
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] " << node.identity.label << ": no checkpoint saved: " << e.what()
+                << std::endl;
+    }
+  }
+
+  // Saves each node with a checkpoint interval when it is due, on a thread
+  // of its own, until shutdown.
+  void start_checkpointer() {
+    auto now = std::chrono::steady_clock::now();
+    bool any = false;
+    for (auto& node : nodes_)
+      if (node->checkpointed && node->checkpoint_interval.count() > 0) {
+        node->next_save = now + node->checkpoint_interval;
+        any = true;
+      }
+    if (!any) return;
+    checkpointer_ = std::thread([this] {
+      std::unique_lock lock(checkpoints_mutex_);
+      for (;;) {
+        auto due = std::chrono::steady_clock::time_point::max();
+        for (auto& node : nodes_)
+          if (node->checkpointed && node->checkpoint_interval.count() > 0)
+            due = std::min(due, node->next_save);
+        if (checkpoints_changed_.wait_until(lock, due, [&] { return checkpoints_stop_; }))
+          return;
+        for (auto& node : nodes_) {
+          if (!node->checkpointed || node->checkpoint_interval.count() <= 0) continue;
+          auto now = std::chrono::steady_clock::now();
+          if (node->next_save > now) continue;
+          save(*node);
+          node->next_save = std::chrono::steady_clock::now() + node->checkpoint_interval;
+        }
+      }
+    });
+  }
+
+  // A prober per watched node waits for its handlers in turn; the watchdog
+  // ends the process when one has waited past the node's health_timeout. A
+  // hung handler cannot be stopped, nor its thread joined: only the end of
+  // its process frees the node, and its launcher restarts it.
+  void start_watchdog() {
+    using clock = std::chrono::steady_clock;
+    auto stopped = [this](std::chrono::milliseconds wait) {
+      std::unique_lock lock(health_mutex_);
+      return health_changed_.wait_for(lock, wait, [&] { return health_stop_; });
+    };
+    auto shortest = std::chrono::milliseconds::max();
+    for (auto& node : nodes_) {
+      if (node->health_timeout.count() <= 0) continue;
+      shortest = std::min(shortest, node->health_timeout);
+      node->prober = std::thread([node = node.get(), stopped] {
+        do {
+          node->probing_since =
+              std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
+          node->instance->probe();
+          node->probing_since = 0;
+        } while (!stopped(node->health_timeout / 4));
+      });
+    }
+    if (shortest == std::chrono::milliseconds::max()) return;
+    watchdog_ = std::thread([this, shortest, stopped] {
+      do {
+        for (auto& node : nodes_) {
+          auto since = node->probing_since.load();
+          if (node->health_timeout.count() <= 0 || since == 0) continue;
+          auto waited = clock::now() - clock::time_point(clock::duration(since));
+          if (waited < node->health_timeout) continue;
+          std::cerr
+              << "[lp] node " << node->identity.label << " hung: a call waited "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+              << " ms for its handlers, past its group's health_timeout of "
+              << node->health_timeout.count() << " ms; ending its process" << std::endl;
+          std::_Exit(hung_exit_status);
+        }
+      } while (!stopped(shortest / 4));
+    });
+  }
+
   const program& graph_;
   host_options options_;
   std::shared_ptr<launch_state> state_;
@@ -227,6 +414,15 @@ class node_host {
   std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex shutdown_mutex_;
   bool done_ = false;
+  std::thread checkpointer_;
+  std::thread watchdog_;
+  std::mutex health_mutex_;
+  std::condition_variable health_changed_;
+  bool health_stop_ = false;
+  std::mutex checkpoints_mutex_;
+  std::condition_variable checkpoints_changed_;
+  bool checkpoints_stop_ = false;
+  bool started_ = false;  // every node built, restored and serving
 };
 
 }  // namespace lp::detail

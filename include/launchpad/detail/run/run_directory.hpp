@@ -46,6 +46,7 @@ class run_directory {
     if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
     ::unlink((path_ + "/nodes").c_str());
+    ::unlink((path_ + "/status").c_str());  // the status page's URL
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <launchpad/detail/observe/call_metrics.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,8 @@ struct batch_failure : std::runtime_error {
 class batch_queue_base {
  public:
   virtual ~batch_queue_base() = default;
+  // Where the size of each batch is counted; set before the node serves.
+  histogram<batch_bounds.size()>* sizes = nullptr;
 };
 
 template <class T, class Method>
@@ -67,6 +70,7 @@ class batch_queue final : public batch_queue_base {
         }
         running_ = true;
         lock.unlock();
+        if (sizes) sizes->add(batch.size(), batch_bounds);
         run(object, batch, serial);
         lock.lock();
         running_ = false;

@@ -2,18 +2,19 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <launchpad/detail/wire/buffers.hpp>
-#include <launchpad/detail/wire/address.hpp>
-#include <launchpad/detail/serve/served_node.hpp>
-#include <launchpad/detail/wire/protocol.hpp>
-#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/observe/exposition.hpp>
 #include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/serve/served_node.hpp>
+#include <launchpad/detail/wire/address.hpp>
+#include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/error.hpp>
 #include <mutex>
 #include <optional>
@@ -101,6 +102,19 @@ class http_server {
       node_.launch.request_stop();
       respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
     });
+    server.Get(protocol::metrics_path, [this](const httplib::Request& req,
+                                              httplib::Response& res) {
+      if (!authorized(req, res, "")) return;
+      auto process = this_process_figures();
+      auto connections = listener_.open_connections();
+      if (req.get_header_value("Accept").find(protocol::json_type) != std::string::npos)
+        return res.set_content(
+            metrics_json(node_.metrics, identity_.label, process, connections).dump(),
+            protocol::json_type);
+      res.set_content(
+          prometheus_text(node_.metrics, identity_.label, process, connections),
+          std::string(prometheus_type));
+    });
     server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
       bool serving = !node_.gate.draining();
       respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
@@ -165,8 +179,9 @@ class http_server {
     send(res, status, reply, format);
   }
 
-  static void send(httplib::Response& res, int status, written_reply& reply,
-                   protocol::format format) {
+  // Returns the body's size.
+  static std::size_t send(httplib::Response& res, int status, written_reply& reply,
+                          protocol::format format) {
     res.status = status;
     auto pieces = reply.body.pieces();  // valid while the reply is unchanged
     std::size_t size = 0;
@@ -174,7 +189,8 @@ class http_server {
     if (size <= streamed_body) {
       std::string whole;
       auto joined = reply.joined(whole);
-      return res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+      res.set_content(joined.data(), joined.size(), protocol::content_type(format));
+      return size;
     }
     res.set_content_provider(size, protocol::content_type(format),
                              [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
@@ -189,6 +205,7 @@ class http_server {
                                }
                                return true;
                              });
+    return size;
   }
 
   // The request's body, read into this thread's request buffer; nothing if
@@ -208,8 +225,18 @@ class http_server {
     return body;
   }
 
+  // Every call is counted, whatever its answer (respond() and send() set
+  // the status).
   void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     const std::string method = req.matches[1];
+    call_timer timer(node_.metrics.calls_to(method), 0);
+    answer_call(req, res, read, method, timer);
+    timer.status = res.status;
+  }
+
+  void answer_call(const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader& read, const std::string& method,
+                   call_timer& timer) {
     // Read first, whatever the answer: a body left unread would be taken
     // for the connection's next request.
     auto body = read_body(req, read);
@@ -248,8 +275,9 @@ class http_server {
     node_scope scope(identity_, node_.launch);
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
+    timer.request_bytes = body->size();
     int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
-    send(res, status, reply, replying);
+    timer.reply_bytes = send(res, status, reply, replying);
   }
 
   served_node& node_;

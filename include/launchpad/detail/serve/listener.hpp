@@ -288,6 +288,11 @@ class listener {
 
   httplib::Server& server() { return server_; }
 
+  // Connections being served now (not those refused past the cap).
+  std::size_t open_connections() const {
+    return server_.open.load(std::memory_order_relaxed);
+  }
+
   // The body of the 408 and 503 replies the listener writes itself; by
   // default the protocol's error body without a node.
   void set_refusal_body(refusal_body body) { server_.refusal = std::move(body); }
@@ -342,6 +347,7 @@ class listener {
 
     const server_limits limits;
     const std::size_t cap;  // max_connections, within the file descriptors
+    std::atomic<std::size_t> open{0};
     refusal_body refusal = [](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
     };
@@ -365,6 +371,11 @@ class listener {
           seconds(write_timeout_sec_) + microseconds(write_timeout_usec_));
       deadline_stream stream(socket, limits, read_timeout, write_timeout);
       current() = &stream;
+      open.fetch_add(1, std::memory_order_relaxed);
+      struct closing {
+        std::atomic<std::size_t>& open;
+        ~closing() { open.fetch_sub(1, std::memory_order_relaxed); }
+      } counted{open};
       bool served = false;
       for (auto left = keep_alive_max_count_;
            left > 0 && svr_sock_ != INVALID_SOCKET &&

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <launchpad/detail/observe/call_metrics.hpp>
+#include <launchpad/detail/observe/node_metrics.hpp>
 #include <launchpad/detail/serve/dispatch.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/serve/node_gate.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <string>
@@ -18,6 +20,7 @@ struct served_node {
   node_instance& instance;
   const node_identity& identity;
   launch_state& launch;
+  node_metrics& metrics;
   node_gate gate;
 };
 
@@ -37,18 +40,21 @@ inline std::pair<std::string_view, std::string> refusal(const served_node& node)
 // returns its status.
 inline int call_in_process(served_node& node, const std::string& method, std::string_view args,
                            written_reply& out) {
+  call_timer timer(node.metrics.calls_to(method), args.size());
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);
     write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
-    return 503;
+    return timer.status = 503;
   }
   struct leave {
     node_gate& gate;
     ~leave() { gate.left(); }
   } guard{node.gate};
   node_scope scope(node.identity, node.launch);
-  return dispatch(node.instance, node.identity.label, method, protocol::format::cbor,
-                  protocol::format::cbor, args, out);
+  timer.status = dispatch(node.instance, node.identity.label, method,
+                          protocol::format::cbor, protocol::format::cbor, args, out);
+  timer.reply_bytes = out.body.size();
+  return timer.status;
 }
 
 }  // namespace lp::detail

@@ -3,11 +3,12 @@
 #include <boost/hana/for_each.hpp>
 #include <cstddef>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/wire/arguments.hpp>
+#include <launchpad/detail/observe/node_metrics.hpp>
+#include <launchpad/detail/reflect/signature.hpp>
 #include <launchpad/detail/serve/batch_queue.hpp>
+#include <launchpad/detail/wire/arguments.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
-#include <launchpad/detail/reflect/signature.hpp>
 #include <launchpad/service.hpp>
 #include <iterator>
 #include <memory>
@@ -45,6 +46,20 @@ class node_instance {
   // The service's name and methods, for /lp/v1/describe (describe_service).
   virtual std::string_view service() const = 0;
   virtual const std::vector<method_info>& methods() const = 0;
+  // Whether the service has lp_save and lp_restore (lp::checkpointed).
+  virtual bool checkpointed() const { return false; }
+  // What lp_save() returns, in CBOR, taken between calls (a service with
+  // concurrent handlers, or whose run() changes the state, keeps its own
+  // lock in lp_save).
+  virtual std::string save() { return {}; }
+  // Gives lp_restore the state save() wrote; throws decode_error for bytes
+  // that are not such a state.
+  virtual void restore(std::string_view) {}
+  // Returns once no handler runs (for a service whose handlers take turns):
+  // blocks for as long as one hangs.
+  virtual void probe() {}
+  // From now on each batch of a batched method is counted in `metrics`.
+  virtual void count_batches(node_metrics& metrics) = 0;
 };
 
 // The index of `method` in `methods`; throws call_failure (404) naming the
@@ -181,6 +196,42 @@ class typed_node final : public node_instance {
 
   std::string_view service() const override { return service_definition<T>::name; }
   const std::vector<method_info>& methods() const override { return table().info; }
+
+  bool checkpointed() const override { return lp::checkpointed<T>; }
+
+  void probe() override {
+    if constexpr (!concurrent_handlers<T>) std::lock_guard turn(serial_);
+  }
+
+  std::string save() override {
+    std::string bytes;
+    if constexpr (lp::checkpointed<T>) {
+      // The node waits for lp_save only, not for the encoding.
+      auto state = [&] {
+        std::unique_lock<std::mutex> turn;
+        if (!concurrent_handlers<T>) turn = std::unique_lock(serial_);
+        return object_->lp_save();
+      }();
+      cbor::write(bytes, state);
+    }
+    return bytes;
+  }
+
+  void restore(std::string_view bytes) override {
+    if constexpr (lp::checkpointed<T>) {
+      using State = std::decay_t<decltype(std::declval<const T&>().lp_save())>;
+      std::size_t at = 0;
+      auto state = cbor::read_as<State>(bytes, at, protocol::max_depth);
+      if (at != bytes.size()) throw decode_error("bytes after the saved state");
+      std::lock_guard turn(serial_);
+      object_->lp_restore(std::move(state));
+    }
+  }
+
+  void count_batches(node_metrics& metrics) override {
+    for (std::size_t i = 0; i < queues_.size(); ++i)
+      if (queues_[i]) queues_[i]->sizes = &metrics.method(i).batch_sizes;
+  }
 
  private:
   static const method_table<T>& table() { return method_table<T>::of_service(); }

@@ -28,6 +28,7 @@ LP_API int run_slurm(const program& graph, transport_kind transport, const launc
                                 process_options_from(flags, slurm::flag, transport), path);
   }
   try {
+    graph_access::check_defined(graph);
     if (flags.dry_run) {
       print_dry_run(graph, flags, std::cout);
       return 0;

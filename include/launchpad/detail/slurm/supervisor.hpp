@@ -87,6 +87,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     process_launch launch(graph, std::move(options));
     status = launch.wait_stopping_on_signals() ? 0 : 1;
     std::cerr << launch.summary() << std::flush;
+    linger(launch.status_page(), flags.status_linger_secs);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
   }

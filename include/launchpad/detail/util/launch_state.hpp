@@ -15,6 +15,11 @@
 
 namespace lp::detail {
 
+// The exit status of a node process that ended itself for a hung node
+// (its group's health_timeout), for its launcher to say so.
+inline constexpr int hung_exit_status = 124;
+class node_metrics;
+
 // What a node can ask about itself through lp::context().
 struct node_identity {
   std::string label;
@@ -23,6 +28,9 @@ struct node_identity {
   std::string program;
   std::string launch;   // the launch policy's flag name, e.g. "local_mt"
   std::string run_dir;  // the launch's run directory; empty under a test controller
+  std::vector<int> cores;  // the process is pinned to; empty: not pinned
+  std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
+  node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
 };
 
 // The stop state of one running program in this process, shared by its
@@ -151,6 +159,23 @@ class launch_state {
     std::lock_guard lock(mutex_);
     return failure_;
   }
+
+  // How lp::wait_for_runs waits for this launch's runs: the hosts of its
+  // nodes know where the runs are (here, or with a launcher elsewhere).
+  using runs_waiter = std::function<bool(const std::vector<std::string>& names)>;
+  void set_runs_waiter(runs_waiter waiter) {
+    std::lock_guard lock(mutex_);
+    runs_waiter_ = std::move(waiter);
+  }
+  // False with no waiter set, or when the program stopped first.
+  bool wait_for_runs(const std::vector<std::string>& names) {
+    runs_waiter waiter;
+    {
+      std::lock_guard lock(mutex_);
+      waiter = runs_waiter_;
+    }
+    return waiter && waiter(names);
+  }
   std::string failed_node() const {
     std::lock_guard lock(mutex_);
     return failed_node_;
@@ -167,6 +192,7 @@ class launch_state {
   std::vector<std::function<void()>> on_stop_;
   std::exception_ptr failure_;
   std::string failed_node_;
+  runs_waiter runs_waiter_;
 };
 
 // The node whose code this thread is running (its run(), a handler, its

@@ -75,6 +75,12 @@ class gathered {
   std::string& bytes() { return bytes_; }
   bool borrows() const { return !borrowed_.empty(); }
 
+  std::size_t size() const {
+    auto total = bytes_.size();
+    for (const auto& piece : borrowed_) total += piece.data.size();
+    return total;
+  }
+
   void numbers(const char* data, std::size_t size) {
     if (size < borrow_from || borrowed_.size() == max_borrowed) {
       bytes_.append(data, size);

@@ -19,6 +19,10 @@ inline constexpr std::string_view call_prefix = "/lp/v1/call/";
 inline constexpr const char* describe_path = "/lp/v1/describe";
 inline constexpr const char* health_path = "/lp/v1/health";
 inline constexpr const char* stop_path = "/lp/v1/stop";
+// A node's figures: Prometheus's text format, or JSON when Accept asks for it.
+inline constexpr const char* metrics_path = "/lp/v1/metrics";
+// The launcher's status page: the program, its nodes and their figures.
+inline constexpr const char* status_path = "/lp/v1/status";
 inline constexpr const char* json_type = "application/json";
 inline constexpr const char* cbor_type = "application/cbor";
 

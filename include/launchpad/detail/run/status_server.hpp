@@ -1,0 +1,391 @@
+#pragma once
+
+// The launcher's status page (docs/observability.md): one HTTP server on
+// loopback that serves the page itself, open to all (it holds no figure),
+// and GET /lp/v1/status, the program's state as JSON, to those who send the
+// launch's secret. A thread reads every node's GET /lp/v1/metrics once a
+// second and keeps the last minutes of them, so that the page can show
+// rates and plot them from the moment it opens.
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <iostream>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/observe/call_metrics.hpp>
+#include <launchpad/detail/run/output.hpp>
+#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/run/status_page.hpp>
+#include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/wire/protocol.hpp>
+#include <launchpad/program.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+// What the launcher knows of a node, whatever its figures say.
+struct node_status {
+  std::string label;
+  std::string state;  // starting, serving, restarting, stopped or failed
+  std::string url;    // empty until it serves
+  long pid = 0;
+  int restarts = 0;
+  std::string failure;  // how it failed, for a failed node
+  std::vector<std::string> last_lines;
+};
+
+class status_server {
+ public:
+  using source = std::function<std::vector<node_status>()>;
+
+  // `policy`: the launch's flag name, shown on the page.
+  LP_API status_server(const program& graph, std::string policy, std::string secret,
+                       source nodes);
+  status_server(const status_server&) = delete;
+  status_server& operator=(const status_server&) = delete;
+  LP_API ~status_server();
+
+  // Serves on host:port (0: any free port) and returns the page's URL,
+  // which tells nothing of the secret.
+  LP_API std::string start(const std::string& host, int port);
+
+  // The status JSON, as GET /lp/v1/status answers it.
+  LP_API std::string status_json();
+
+ private:
+  struct sample {
+    double time = 0;
+    nlohmann::json figures;  // the node's GET /lp/v1/metrics JSON
+  };
+  struct history {
+    std::deque<sample> samples;  // oldest first, at most kept_samples
+    std::unique_ptr<httplib::Client> client;
+    std::string client_url;
+  };
+  static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
+
+  void poll();
+  nlohmann::json node_json(const node_status& node, const history* seen) const;
+
+  const program& graph_;
+  const std::string policy_, secret_;
+  source nodes_;
+  listener listener_;
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::map<std::string, history> histories_;  // by label
+  std::thread poller_;
+};
+
+// The file in a run directory that names the launch's status page, for
+// --lp_status=RUN_DIR.
+inline constexpr const char* status_file = "status";
+
+// Starts the status page of a launch from the --lp_status_port flag ("off":
+// none), writes its URL into the run directory and prints it; null if off.
+LP_API std::unique_ptr<status_server> start_status_page(
+    const program& graph, std::string policy, const std::string& secret,
+    const std::string& run_dir, const std::string& port, status_server::source nodes);
+
+// Keeps the page up `seconds` after the program ended, for a look at how it
+// ended; Ctrl+C or SIGTERM ends the wait.
+LP_API void linger(const status_server* page, int seconds);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace status {
+
+inline double now_seconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The q-quantile of the calls whose cumulative latency buckets are
+// `buckets`, interpolated within its bucket; null without calls.
+inline nlohmann::json quantile(const std::vector<double>& buckets, double q) {
+  if (buckets.empty() || buckets.back() <= 0) return nullptr;
+  double rank = q * buckets.back();
+  std::size_t i = 0;
+  while (i + 1 < buckets.size() && buckets[i] < rank) ++i;
+  double below = i ? buckets[i - 1] : 0;
+  double lower = i ? latency_bounds[i - 1] : 0;
+  // The last bucket has no upper bound: say its lower one.
+  if (i >= latency_bounds.size()) return latency_bounds.back();
+  double upper = latency_bounds[i];
+  double in_bucket = buckets[i] - below;
+  return lower + (upper - lower) * (in_bucket > 0 ? (rank - below) / in_bucket : 1);
+}
+
+inline std::vector<double> buckets_of(const nlohmann::json& method) {
+  std::vector<double> out;
+  if (method.contains("latency_buckets"))
+    for (const auto& count : method["latency_buckets"])
+      out.push_back(count.get<double>());
+  return out;
+}
+
+inline double calls_of(const nlohmann::json& figures) {
+  double total = 0;
+  if (figures.contains("methods"))
+    for (const auto& method : figures["methods"]) total += method.value("calls", 0.0);
+  return total;
+}
+
+inline const nlohmann::json* method_named(const nlohmann::json& figures,
+                                          const std::string& name) {
+  if (!figures.contains("methods")) return nullptr;
+  for (const auto& method : figures["methods"])
+    if (method.value("name", "") == name) return &method;
+  return nullptr;
+}
+
+}  // namespace status
+
+LP_API status_server::status_server(const program& graph, std::string policy,
+                                    std::string secret, source nodes)
+    : graph_(graph),
+      policy_(std::move(policy)),
+      secret_(std::move(secret)),
+      nodes_(std::move(nodes)) {
+  auto& server = listener_.server();
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_header(
+        "Content-Security-Policy",
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+        "connect-src 'self'; img-src data:");
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(std::string(status_page_html), "text/html; charset=utf-8");
+  });
+  server.Get(protocol::health_path, [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"serving"})", protocol::json_type);
+  });
+  server.Get(protocol::status_path, [this](const httplib::Request& req,
+                                           httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    if (!secret_.empty()) {
+      auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+      if (!problem.empty()) {
+        res.status = 401;
+        return res.set_content(
+            protocol::encode(protocol::error_body("unauthenticated", problem, "", ""),
+                             protocol::format::json),
+            protocol::json_type);
+      }
+    }
+    res.set_content(status_json(), protocol::json_type);
+  });
+}
+
+LP_API status_server::~status_server() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stop_.notify_all();
+  if (poller_.joinable()) poller_.join();
+  listener_.stop();
+}
+
+LP_API std::string status_server::start(const std::string& host, int port) {
+  int bound = listener_.start(host, port);
+  if (bound < 0)
+    throw bind_error("the status page cannot listen on " + host + ":" +
+                     std::to_string(port) + "; choose another --lp_status_port, or off");
+  poller_ = std::thread([this] { poll(); });
+  return "http://" + host + ":" + std::to_string(bound) + "/";
+}
+
+LP_API void status_server::poll() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    // The launcher's view first, then each serving node's own, one at a
+    // time: a node that does not answer within a second is shown as the
+    // launcher sees it.
+    auto nodes = nodes_();
+    for (const auto& node : nodes) {
+      if (node.url.empty()) continue;
+      std::unique_lock held(mutex_);
+      if (stopping_) return;
+      auto& seen = histories_[node.label];
+      if (!seen.client || seen.client_url != node.url) {
+        seen.client = std::make_unique<httplib::Client>(node.url);
+        seen.client->set_connection_timeout(std::chrono::seconds(1));
+        seen.client->set_read_timeout(std::chrono::seconds(1));
+        seen.client->set_keep_alive(true);
+        if (!secret_.empty())
+          seen.client->set_default_headers({{"Authorization", "Bearer " + secret_}});
+        seen.client_url = node.url;
+      }
+      auto* client = seen.client.get();
+      held.unlock();  // the page is served meanwhile; only this thread changes clients
+      auto reply = client->Get(protocol::metrics_path, {{"Accept", protocol::json_type}});
+      if (!reply || reply->status != 200) continue;
+      auto figures =
+          nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+      if (figures.is_discarded()) continue;
+      held.lock();
+      auto& samples = histories_[node.label].samples;
+      samples.push_back({status::now_seconds(), std::move(figures)});
+      if (samples.size() > kept_samples) samples.pop_front();
+    }
+    lock.lock();
+    stop_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+  }
+}
+
+LP_API nlohmann::json status_server::node_json(const node_status& node,
+                                               const history* seen) const {
+  using nlohmann::json;
+  const auto& spec = graph_.node(node.label);
+  json out = {{"label", node.label},          {"group", spec.group},
+              {"service", spec.service},      {"edges", spec.edges},
+              {"state", node.state},          {"pid", node.pid},
+              {"restarts", node.restarts},    {"failure", node.failure},
+              {"last_lines", node.last_lines}};
+  if (!seen || seen->samples.empty()) return out;
+  const auto& last = seen->samples.back();
+  const auto& figures = last.figures;
+  // Rates and latencies over the last ten seconds, or since the first sample.
+  const sample* before = &seen->samples.front();
+  for (auto it = seen->samples.rbegin(); it != seen->samples.rend(); ++it)
+    if (last.time - it->time >= 10) {
+      before = &*it;
+      break;
+    }
+  double span = last.time - before->time;
+  out["host"] = figures.value("host", "");
+  out["resident_bytes"] = figures.value("resident_bytes", 0.0);
+  out["threads"] = figures.value("threads", 0);
+  out["connections"] = figures.value("connections", 0);
+  out["cpu_seconds"] = figures.value("cpu_seconds", 0.0);
+  out["cpu_percent"] = span > 0 ? 100 *
+                                      (figures.value("cpu_seconds", 0.0) -
+                                       before->figures.value("cpu_seconds", 0.0)) /
+                                      span
+                                : 0.0;
+  out["updated"] = last.time;
+  json methods = json::array();
+  for (const auto& method : figures["methods"]) {
+    auto name = method.value("name", "");
+    auto now = status::buckets_of(method);
+    std::vector<double> window = now;
+    double calls_before = 0;
+    if (const auto* earlier = status::method_named(before->figures, name);
+        earlier && span > 0) {
+      auto then = status::buckets_of(*earlier);
+      for (std::size_t i = 0; i < window.size() && i < then.size(); ++i)
+        window[i] -= then[i];
+      calls_before = earlier->value("calls", 0.0);
+    }
+    // No call lately: the figures since the start.
+    if (window.empty() || window.back() <= 0) window = now;
+    double errors = 0;
+    for (const auto& [code, count] : method["by_code"].items())
+      if (code != "200") errors += count.get<double>();
+    methods.push_back(
+        {{"name", name},
+         {"calls", method.value("calls", 0.0)},
+         {"errors", errors},
+         {"in_flight", method.value("in_flight", 0)},
+         {"per_second",
+          span > 0 ? (method.value("calls", 0.0) - calls_before) / span : 0.0},
+         {"p50", status::quantile(window, 0.5)},
+         {"p99", status::quantile(window, 0.99)}});
+  }
+  out["methods"] = methods;
+  json rate = json::array();
+  for (std::size_t i = 1; i < seen->samples.size(); ++i) {
+    const auto& a = seen->samples[i - 1];
+    const auto& b = seen->samples[i];
+    if (b.time > a.time)
+      rate.push_back(
+          {b.time, (status::calls_of(b.figures) - status::calls_of(a.figures)) /
+                       (b.time - a.time)});
+  }
+  out["calls_per_second"] = rate;
+  out["counters"] = figures.value("counters", json::object());
+  out["gauges"] = figures.value("gauges", json::object());
+  out["series"] = figures.value("series", json::object());
+  return out;
+}
+
+LP_API std::string status_server::status_json() {
+  std::map<std::string, node_status> nodes;
+  for (auto& node : nodes_()) nodes[node.label] = std::move(node);
+  nlohmann::json listed = nlohmann::json::array();
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& spec : graph_.nodes()) {  // in the graph's order
+      auto node = nodes.find(spec.label);
+      if (node == nodes.end()) continue;
+      auto seen = histories_.find(spec.label);
+      listed.push_back(
+          node_json(node->second, seen == histories_.end() ? nullptr : &seen->second));
+    }
+  }
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& spec : graph_.nodes())
+    if (!spec.group.empty() && (groups.empty() || groups.back() != spec.group))
+      groups.push_back(spec.group);
+  return nlohmann::json{{"program", graph_.name()},
+                        {"policy", policy_},
+                        {"time", status::now_seconds()},
+                        {"groups", groups},
+                        {"nodes", listed}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+LP_API std::unique_ptr<status_server> start_status_page(
+    const program& graph, std::string policy, const std::string& secret,
+    const std::string& run_dir, const std::string& port, status_server::source nodes) {
+  if (port == "off") return nullptr;
+  auto page =
+      std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes));
+  auto url = page->start("127.0.0.1", std::stoi(port));
+  if (!run_dir.empty()) {
+    int fd = ::open((run_dir + "/" + status_file).c_str(),
+                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      write_all(fd, url + "\n");
+      ::close(fd);
+    }
+  }
+  std::cerr << "[lp] status at " << url << std::endl;
+  return page;
+}
+
+LP_API void linger(const status_server* page, int seconds) {
+  if (!page || seconds <= 0) return;
+  std::cerr << "[lp] the program has ended; its status page stays up for " << seconds
+            << " s (--lp_status_linger_secs; Ctrl+C to leave now)" << std::endl;
+  std::mutex mutex;
+  std::condition_variable woken;
+  bool leave = false;
+  auto wake = [&](int) {
+    std::lock_guard lock(mutex);
+    leave = true;
+    woken.notify_all();
+  };
+  stop_on_signals signals(wake, wake);
+  std::unique_lock lock(mutex);
+  woken.wait_for(lock, std::chrono::seconds(seconds), [&] { return leave; });
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail

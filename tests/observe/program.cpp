@@ -1,0 +1,60 @@
+// The program the observability tests run (tests/observe/*.py): a counter the
+// tests call, a recorder whose run() records a series, a counter and a gauge
+// and prints a log line with HTML in it (which the status page must show as
+// text), and a group of workers that call the recorder, so that the graph
+// has edges and groups.
+//
+//   observe_program [--lp_launch=local_mp] [--lp_... flags]
+//
+// It runs until it is stopped.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <launchpad/launchpad.hpp>
+
+namespace observe {
+
+struct Counter {
+  long add(long x) { return total += x; }
+  long total = 0;
+};
+LP_SERVICE(Counter, add);
+
+struct Recorder {
+  long ping() { return ++pings; }
+  void run() {
+    std::printf(
+        "<img src=x onerror=\"document.body.dataset.pwned='yes'\"><script>"
+        "document.body.dataset.pwned='yes'</script> & friends\n");
+    std::fflush(stdout);
+    lp::metrics::series wave("wave");
+    lp::metrics::counter ticks("ticks");
+    for (int i = 0; !lp::wait_for_stop(std::chrono::milliseconds(100)); ++i) {
+      wave.record(std::sin(i / 5.0));
+      ticks.add(1);
+      lp::metrics::gauge("pings_seen").set(static_cast<double>(pings));
+    }
+  }
+  std::atomic<long> pings{0};
+};
+LP_SERVICE(Recorder, ping);
+
+struct Worker {
+  lp::client<Recorder> recorder;
+  void run() {
+    while (!lp::wait_for_stop(std::chrono::milliseconds(50))) recorder.ping();
+  }
+};
+LP_SERVICE(Worker);
+
+}  // namespace observe
+
+int main(int argc, char** argv) {
+  lp::program p("observe");
+  p.add_node<observe::Counter>("counter");
+  auto recorder = p.add_node<observe::Recorder>("recorder");
+  auto workers = p.group("workers");
+  for (int i = 0; i < 2; ++i) workers.add_node<observe::Worker>(recorder);
+  return lp::launch<lp::local_multi_processing>(p, argc, argv);
+}

@@ -1,0 +1,227 @@
+// What a node counts and exports at GET /lp/v1/metrics, and what its own
+// code records through lp::metrics (docs/observability.md).
+#include <httplib.h>
+
+#include <launchpad/detail/observe/exposition.hpp>
+#include <launchpad/detail/observe/metric_name.hpp>
+
+#include "services.hpp"
+
+namespace m {
+// A node that records figures of its own, as a training loop would.
+struct Recorder {
+  long episode(double reward) {
+    lp::metrics::counter("episodes").add(1);
+    lp::metrics::gauge("replay_size").set(10 * ++episodes);
+    lp::metrics::series("episode_return").record(reward);
+    return episodes;
+  }
+  // Records under a name the test chooses, as `kind`; returns the error.
+  std::string record_as(std::string kind, std::string name) {
+    try {
+      if (kind == "counter")
+        lp::metrics::counter(name).add(1);
+      else if (kind == "negative")
+        lp::metrics::counter(name).add(-1);
+      else if (kind == "gauge")
+        lp::metrics::gauge(name).set(1);
+      else
+        lp::metrics::series(name).record(1);
+    } catch (const lp::usage_error& e) {
+      return e.what();
+    }
+    return {};
+  }
+  long episodes = 0;
+};
+
+struct Squares {
+  std::vector<long> square(std::vector<long> xs) {
+    for (auto& x : xs) x *= x;
+    return xs;
+  }
+};
+
+// The metrics of the node at `url`, as Prometheus would scrape them.
+std::string scrape(const std::string& url, const std::string& secret) {
+  httplib::Client http(url);
+  http.set_read_timeout(std::chrono::seconds(10));
+  auto reply = http.Get("/lp/v1/metrics", {{"Authorization", "Bearer " + secret}});
+  REQUIRE(reply);
+  REQUIRE(reply->status == 200);
+  CHECK(reply->get_header_value("Content-Type").starts_with("text/plain; version=0.0.4"));
+  return reply->body;
+}
+
+lp::json scrape_json(const std::string& url, const std::string& secret) {
+  httplib::Client http(url);
+  http.set_read_timeout(std::chrono::seconds(10));
+  auto reply = http.Get("/lp/v1/metrics", {{"Authorization", "Bearer " + secret},
+                                           {"Accept", "application/json"}});
+  REQUIRE(reply);
+  REQUIRE(reply->status == 200);
+  return lp::json::parse(reply->body);
+}
+
+// The value of the sample line that starts with `series` ("name{labels}").
+std::optional<double> sample(const std::string& text, const std::string& series) {
+  auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+}  // namespace m
+
+LP_SERVICE(m::Recorder, episode, record_as);
+LP_SERVICE(m::Squares, square);
+LP_BATCHED(m::Squares, square, 8, std::chrono::milliseconds(5));
+
+TEST_SUITE("metrics") {
+  TEST_CASE("every call is counted by method and status, with its time and bytes") {
+    lp::program p("metrics");
+    auto counter = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto client = running.client(counter);
+    for (int i = 0; i < 7; ++i) client.add(1);
+    httplib::Client raw(running.urls().at("counter"));
+    raw.set_default_headers({{"Authorization", "Bearer " + running.secret()}});
+    CHECK(raw.Post("/lp/v1/call/add", "[1,2]", "application/json")->status == 400);
+    CHECK(raw.Post("/lp/v1/call/no_such", "[]", "application/json")->status == 404);
+    CHECK(raw.Post("/lp/v1/call/made_up_2", "[]", "application/json")->status == 404);
+
+    auto text = m::scrape(running.urls().at("counter"), running.secret());
+    CHECK(m::sample(text, R"(lp_calls_total{node="counter",method="add",code="200"})") ==
+          7);
+    CHECK(m::sample(text, R"(lp_calls_total{node="counter",method="add",code="400"})") ==
+          1);
+    CHECK(m::sample(text, R"(lp_calls_total{node="counter",method="get",code="200"})") ==
+          0);
+    // Made-up names share one label: a peer cannot grow the node's metrics.
+    CHECK(m::sample(text,
+                    R"x(lp_calls_total{node="counter",method="(none)",code="404"})x") ==
+          2);
+    CHECK(text.find("made_up_2") == std::string::npos);
+    CHECK(
+        m::sample(
+            text,
+            R"(lp_call_duration_seconds_bucket{node="counter",method="add",le="+Inf"})") ==
+        8);
+    CHECK(m::sample(text,
+                    R"(lp_call_duration_seconds_count{node="counter",method="add"})") ==
+          8);
+    CHECK(*m::sample(text,
+                     R"(lp_call_duration_seconds_sum{node="counter",method="add"})") > 0);
+    CHECK(m::sample(text, R"(lp_calls_in_flight{node="counter",method="add"})") == 0);
+    CHECK(*m::sample(text,
+                     R"(lp_call_request_bytes_total{node="counter",method="add"})") > 0);
+    CHECK(*m::sample(text, R"(lp_call_reply_bytes_total{node="counter",method="add"})") >
+          0);
+    CHECK(*m::sample(text, R"(lp_process_resident_memory_bytes{node="counter"})") > 1e6);
+    CHECK(*m::sample(text, R"(lp_process_cpu_seconds_total{node="counter"})") > 0);
+    CHECK(*m::sample(text, R"(lp_process_threads{node="counter"})") > 1);
+    CHECK(*m::sample(text, R"(lp_open_connections{node="counter"})") >= 1);
+    CHECK(m::sample(text, R"(lp_restarts_total{node="counter"})") == 0);
+    CHECK(text.find("# TYPE lp_calls_total counter\n") != std::string::npos);
+    CHECK(text.find("# TYPE lp_call_duration_seconds histogram\n") != std::string::npos);
+  }
+
+  TEST_CASE("the metrics need the secret; health does not") {
+    lp::program p("metrics");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    httplib::Client http(running.urls().at("counter"));
+    auto refused = http.Get("/lp/v1/metrics");
+    REQUIRE(refused);
+    CHECK(refused->status == 401);
+    auto wrong = http.Get("/lp/v1/metrics", {{"Authorization", "Bearer 0123"}});
+    CHECK(wrong->status == 401);
+    CHECK(http.Get("/lp/v1/health")->status == 200);
+  }
+
+  TEST_CASE("direct calls are counted as HTTP ones are") {
+    lp::program p("metrics");
+    auto counter = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+    for (int i = 0; i < 5; ++i) running.client(counter).add(1);
+    auto text = m::scrape(running.urls().at("counter"), running.secret());
+    CHECK(m::sample(text, R"(lp_calls_total{node="counter",method="add",code="200"})") ==
+          5);
+  }
+
+  TEST_CASE("a batched method's batch sizes") {
+    lp::program p("metrics");
+    auto squares = p.add_node<m::Squares>("squares");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < 8; ++i)
+      callers.emplace_back([&, i] { CHECK(running.client(squares).square(i) == i * i); });
+    for (auto& caller : callers) caller.join();
+    auto text = m::scrape(running.urls().at("squares"), running.secret());
+    CHECK(m::sample(text,
+                    R"(lp_calls_total{node="squares",method="square",code="200"})") == 8);
+    auto batches =
+        m::sample(text, R"(lp_batch_size_count{node="squares",method="square"})");
+    REQUIRE(batches);
+    CHECK(*batches >= 1);
+    CHECK(*batches <= 8);
+    CHECK(m::sample(text, R"(lp_batch_size_sum{node="squares",method="square"})") == 8);
+  }
+
+  TEST_CASE("a node's own figures: counter, gauge, series") {
+    lp::program p("metrics");
+    auto recorder = p.add_node<m::Recorder>("learner");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto client = running.client(recorder);
+    for (double reward : {0.5, -1.0, 2.0}) client.episode(reward);
+    auto url = running.urls().at("learner");
+    auto text = m::scrape(url, running.secret());
+    CHECK(m::sample(text, R"(episodes_total{node="learner"})") == 3);
+    CHECK(text.find("# TYPE episodes_total counter\n") != std::string::npos);
+    CHECK(m::sample(text, R"(replay_size{node="learner"})") == 30);
+    CHECK(m::sample(text, R"(episode_return{node="learner"})") == 2);
+    auto figures = m::scrape_json(url, running.secret());
+    CHECK(figures["counters"]["episodes"] == 3);
+    CHECK(figures["gauges"]["replay_size"] == 30);
+    auto points = figures["series"]["episode_return"];
+    REQUIRE(points.size() == 3);
+    CHECK(points[0][1] == 0.5);
+    CHECK(points[2][1] == 2.0);
+    CHECK(points[0][0].get<double>() > 1.7e9);  // seconds since the epoch
+    CHECK(figures["methods"][0]["name"] == "episode");
+    CHECK(figures["methods"][0]["calls"] == 3);
+  }
+
+  TEST_CASE("bad metric names are a usage_error that names the rule") {
+    lp::program p("metrics");
+    auto recorder = p.add_node<m::Recorder>("learner");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto client = running.client(recorder);
+    auto error = [&](std::string kind, std::string name) {
+      return client.record_as(kind, name);
+    };
+    CHECK(error("counter", "fine_name_2") == "");
+    CHECK(error("counter", "2fast").find("starts with a letter or _") !=
+          std::string::npos);
+    CHECK(error("gauge", "with space").find("only letters, digits and _") !=
+          std::string::npos);
+    CHECK(error("series", "x-y").find("[a-zA-Z_][a-zA-Z0-9_]*") != std::string::npos);
+    CHECK(error("gauge", "").find("cannot be empty") != std::string::npos);
+    CHECK(error("counter", "lp_calls").find("kept for the library") != std::string::npos);
+    CHECK(error("counter", std::string(101, 'a')).find("at most 100") !=
+          std::string::npos);
+    CHECK(error("gauge", "<script>").find("[lp.usage_error] lp::metrics::gauge(") == 0);
+    CHECK(error("negative", "fine_name_2").find("a counter only goes up") !=
+          std::string::npos);
+    // One name, one kind.
+    CHECK(error("gauge", "fine_name_2").find("already has a counter") !=
+          std::string::npos);
+    // Outside a node there is no node to record for.
+    CHECK_THROWS_WITH_AS(lp::metrics::counter("episodes"),
+                         doctest::Contains("outside a node"), lp::usage_error);
+  }
+
+  TEST_CASE("label values are escaped as the text format asks") {
+    CHECK(lp::detail::prometheus_label_value("plain/0") == "plain/0");
+    CHECK(lp::detail::prometheus_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
+    CHECK(lp::detail::prometheus_label_value("π ✓") == "π ✓");
+  }
+}

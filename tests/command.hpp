@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -17,6 +19,33 @@
 #include <vector>
 
 namespace test_process {
+
+// The test program meson builds (tests/processes/program.cpp).
+inline std::string program_path() {
+  const char* path = std::getenv("LP_TEST_PROGRAM");
+  REQUIRE_MESSAGE(path, "meson sets LP_TEST_PROGRAM to tests/processes/program");
+  return path;
+}
+
+// A scratch directory, removed afterwards.
+struct scratch {
+  scratch() {
+    std::string pattern = "/tmp/lp-test-XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()));
+    path = pattern;
+  }
+  ~scratch() { std::filesystem::remove_all(path); }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+  bool has(const std::string& name) const { return std::filesystem::exists(path + "/" + name); }
+  // The first line of a file in it.
+  std::string read(const std::string& name) const {
+    std::string text;
+    std::getline(std::ifstream(path + "/" + name), text);
+    return text;
+  }
+  std::string path;
+};
 
 template <class Predicate>
 bool eventually(Predicate done, std::chrono::milliseconds limit) {

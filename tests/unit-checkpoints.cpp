@@ -19,21 +19,9 @@ namespace ckpt {
 using namespace std::chrono_literals;
 using test_process::eventually;
 
-std::string program_path() {
-  const char* path = std::getenv("LP_TEST_PROGRAM");
-  REQUIRE_MESSAGE(path, "meson sets LP_TEST_PROGRAM to tests/processes/program");
-  return path;
-}
+using test_process::program_path;
 
-struct scratch {
-  scratch() {
-    std::string pattern = "/tmp/lp-test-XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()));
-    path = pattern;
-  }
-  ~scratch() { std::filesystem::remove_all(path); }
-  std::string path;
-};
+using test_process::scratch;
 
 lp::process_test_options options_for(const std::string& scenario, const scratch& dir,
                                      std::vector<std::string> more = {}) {

@@ -13,26 +13,9 @@
 #include "services.hpp"
 
 namespace cycles {
-std::string program_path() {
-  const char* path = std::getenv("LP_TEST_PROGRAM");
-  REQUIRE_MESSAGE(path, "meson sets LP_TEST_PROGRAM to tests/processes/program");
-  return path;
-}
+using test_process::program_path;
 
-struct scratch {
-  scratch() {
-    std::string pattern = "/tmp/lp-test-XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()));
-    path = pattern;
-  }
-  ~scratch() { std::filesystem::remove_all(path); }
-  std::string read(const std::string& name) const {
-    std::string text;
-    std::getline(std::ifstream(path + "/" + name), text);
-    return text;
-  }
-  std::string path;
-};
+using test_process::scratch;
 
 struct Self {
   void run() { lp::wait_for_runs("selves"); }

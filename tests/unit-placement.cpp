@@ -15,27 +15,17 @@
 namespace placed {
 using namespace std::chrono_literals;
 
-std::string program_path() {
-  const char* path = std::getenv("LP_TEST_PROGRAM");
-  REQUIRE_MESSAGE(path, "meson sets LP_TEST_PROGRAM to tests/processes/program");
-  return path;
-}
+using test_process::program_path;
 
-struct scratch {
-  scratch() {
-    std::string pattern = "/tmp/lp-test-XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()));
-    path = pattern;
-  }
-  ~scratch() { std::filesystem::remove_all(path); }
-  std::vector<std::string> where(const std::string& group) const {
-    std::ifstream in(path + "/" + group + ".where");
-    std::vector<std::string> words;
-    for (std::string word; in >> word;) words.push_back(word);
-    return words;
-  }
-  std::string path;
-};
+using test_process::scratch;
+
+// The words a node of `group` wrote about where it runs.
+std::vector<std::string> where(const scratch& dir, const std::string& group) {
+  std::ifstream in(dir.path + "/" + group + ".where");
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
 
 lp::group_settings asking(int cpus, int gpus, bool pinned = true) {
   lp::group_settings settings;
@@ -81,8 +71,8 @@ TEST_SUITE("placement") {
     auto status = launcher.exit_code(60s);
     INFO(launcher.output());
     CHECK(status == 0);
-    auto learner = dir.where("learner"), actors = dir.where("actors"),
-         others = dir.where("others");
+    auto learner = placed::where(dir, "learner"), actors = placed::where(dir, "actors"),
+         others = placed::where(dir, "others");
     REQUIRE(learner.size() == 5);
     REQUIRE(actors.size() == 5);
     REQUIRE(others.size() == 5);

@@ -21,23 +21,9 @@
 namespace mp {
 using clock = std::chrono::steady_clock;
 
-std::string program_path() {
-  const char* path = std::getenv("LP_TEST_PROGRAM");
-  REQUIRE_MESSAGE(path, "meson sets LP_TEST_PROGRAM to tests/processes/program");
-  return path;
-}
+using test_process::program_path;
 
-// A scratch directory, removed afterwards.
-struct scratch {
-  scratch() {
-    std::string pattern = "/tmp/lp-test-XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()));
-    path = pattern;
-  }
-  ~scratch() { std::filesystem::remove_all(path); }
-  bool has(const std::string& name) const { return std::filesystem::exists(path + "/" + name); }
-  std::string path;
-};
+using test_process::scratch;
 
 // The pid a test process wrote into `name` in `dir`; 0 until it has.
 pid_t pid_in(const scratch& dir, const std::string& name) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/error.hpp>
 #include <string>
@@ -61,13 +62,7 @@ inline node_context context() {
 
 // Stops the whole program: from a node, its own program; from elsewhere (main,
 // a signal handler thread), every program running in this process.
-inline void stop() {
-  if (auto* launch = detail::this_thread_node().launch) {
-    launch->request_stop();
-    return;
-  }
-  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
-}
+LP_API void stop();
 
 inline bool stop_requested() { return detail::launch_of_caller("lp::stop_requested()")->stop_requested(); }
 
@@ -98,5 +93,15 @@ inline bool wait_for_runs(const char* name) {
 inline void on_stop(std::function<void()> callback) {
   detail::launch_of_caller("lp::on_stop()")->on_stop(std::move(callback));
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API void stop() {
+  if (auto* launch = detail::this_thread_node().launch) {
+    launch->request_stop();
+    return;
+  }
+  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp

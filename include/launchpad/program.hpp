@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
 #include <launchpad/detail/graph/handle_arguments.hpp>
 #include <launchpad/error.hpp>
@@ -72,17 +73,9 @@ struct graph_access {
   static void check_defined(const program& graph);
 };
 
-inline void check_name(std::string_view name, std::string_view what) {
-  auto allowed = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
-  };
-  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
-  for (char c : name)
-    if (!allowed(c))
-      throw graph_error(std::string(what) + " '" + std::string(name) +
-                        "' may hold only letters, digits, '_', '-' and '.'");
-}
+// Throws lp::graph_error unless `name` is a non-empty run of letters,
+// digits, '_', '-' and '.'; `what` names it in the message.
+LP_API void check_name(std::string_view name, std::string_view what);
 }  // namespace detail
 
 class node_group;
@@ -180,13 +173,10 @@ class program {
                   "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
                   "right after T, in T's namespace or at global scope");
     if constexpr (service<T>) {
-      if (taken(label))
-        throw graph_error("program '" + name_ + "' already has a node or group named '" +
-                          label + "'; labels must be unique");
+      check_free(label);
       auto spec = declared<T>(label, std::move(group), index);
       auto builder = wire<T>(spec, std::forward<Args>(args)...);
-      nodes_.push_back(std::move(spec));
-      builders_.push_back(std::move(builder));
+      append(std::move(spec), std::move(builder));
     }
     return handle<T>(this, std::move(label));
   }
@@ -197,25 +187,27 @@ class program {
         service<T>,
         "reserve<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
         "right after T, in T's namespace or at global scope");
-    if (taken(label))
-      throw graph_error("program '" + name_ + "' already has a node or group named '" +
-                        label + "'; labels must be unique");
-    nodes_.push_back(declared<T>(label, std::move(group), index));
-    builders_.emplace_back();
+    check_free(label);
+    append(declared<T>(label, std::move(group), index), {});
     return handle<T>(this, std::move(label));
   }
 
   template <class T>
   static node_info declared(std::string label, std::string group, int index) {
-    node_info spec;
-    spec.label = std::move(label);
-    spec.group = std::move(group);
-    spec.index = index;
-    spec.service = std::string(service_definition<T>::name);
-    spec.has_run = runnable<T>;
-    spec.checkpointed = lp::checkpointed<T>;
-    return spec;
+    return described(std::move(label), std::move(group), index, service_definition<T>::name,
+                     runnable<T>, lp::checkpointed<T>);
   }
+
+  // What does not depend on the service's type is compiled once, not per
+  // service in each of the user's files.
+  LP_API static node_info described(std::string label, std::string group, int index,
+                                    std::string_view service, bool has_run, bool checkpointed);
+  // Throws lp::graph_error if a node or group has `label` already.
+  LP_API void check_free(const std::string& label) const;
+  LP_API void append(node_info spec, detail::node_builder builder);
+  // Checks a handle given to the node `spec` (of this program, naming a
+  // node) and records its target as an edge.
+  LP_API void connect(node_info& spec, const std::string& target, const program* owner) const;
 
   // Checks the handles among args and records them as spec's edges; returns
   // what builds the node from args.
@@ -229,16 +221,7 @@ class program {
         "the arguments' number, order and types against T's constructor or members");
     if constexpr (detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
       auto check = [&](const std::string& target, const program* owner) {
-        if (!owner)
-          throw graph_error(
-              "node '" + spec.label +
-              "' was given an empty lp::handle (default-"
-              "constructed, naming no node); give it the handle add_node returned");
-        if (owner != this)
-          throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
-                            "' from another program; handles work only in the program "
-                            "that made them");
-        spec.edges.push_back(target);
+        connect(spec, target, owner);
       };
       (detail::for_each_handle(args, check), ...);
       return [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
@@ -415,5 +398,58 @@ inline node_group program::group(std::string name) {
   }
   return node_group(this, std::move(name));
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace detail {
+LP_API void check_name(std::string_view name, std::string_view what) {
+  auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  };
+  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
+  for (char c : name)
+    if (!allowed(c))
+      throw graph_error(std::string(what) + " '" + std::string(name) +
+                        "' may hold only letters, digits, '_', '-' and '.'");
+}
+}  // namespace detail
+
+LP_API node_info program::described(std::string label, std::string group, int index,
+                                    std::string_view service, bool has_run, bool checkpointed) {
+  node_info spec;
+  spec.label = std::move(label);
+  spec.group = std::move(group);
+  spec.index = index;
+  spec.service = std::string(service);
+  spec.has_run = has_run;
+  spec.checkpointed = checkpointed;
+  return spec;
+}
+
+LP_API void program::check_free(const std::string& label) const {
+  if (taken(label))
+    throw graph_error("program '" + name_ + "' already has a node or group named '" + label +
+                      "'; labels must be unique");
+}
+
+LP_API void program::append(node_info spec, detail::node_builder builder) {
+  nodes_.push_back(std::move(spec));
+  builders_.push_back(std::move(builder));
+}
+
+LP_API void program::connect(node_info& spec, const std::string& target,
+                             const program* owner) const {
+  if (!owner)
+    throw graph_error("node '" + spec.label +
+                      "' was given an empty lp::handle (default-constructed, naming no node); "
+                      "give it the handle add_node returned");
+  if (owner != this)
+    throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
+                      "' from another program; handles work only in the program that made them");
+  spec.edges.push_back(target);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp

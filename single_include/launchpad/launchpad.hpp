@@ -4233,13 +4233,7 @@ inline node_context context() {
 
 // Stops the whole program: from a node, its own program; from elsewhere (main,
 // a signal handler thread), every program running in this process.
-inline void stop() {
-  if (auto* launch = detail::this_thread_node().launch) {
-    launch->request_stop();
-    return;
-  }
-  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
-}
+LP_API void stop();
 
 inline bool stop_requested() { return detail::launch_of_caller("lp::stop_requested()")->stop_requested(); }
 
@@ -4270,6 +4264,16 @@ inline bool wait_for_runs(const char* name) {
 inline void on_stop(std::function<void()> callback) {
   detail::launch_of_caller("lp::on_stop()")->on_stop(std::move(callback));
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API void stop() {
+  if (auto* launch = detail::this_thread_node().launch) {
+    launch->request_stop();
+    return;
+  }
+  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp
 
@@ -4880,6 +4884,12 @@ LP_API std::size_t find_method(const std::vector<method_info>& methods, std::str
 LP_API std::string signature_text(std::string_view name, const std::string_view* types,
                                   std::size_t count);
 
+// Appends a method's entry to `methods` (its signature from the spellings
+// of its result and parameters, signature_text).
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types, std::size_t count,
+                       std::optional<batch_limits> batching);
+
 // The service's name and methods, for /lp/v1/describe.
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
 
@@ -4973,8 +4983,8 @@ struct method_table {
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
         const auto& types = signature<M>::types;
-        out.info.push_back({M::name, signature<M>::arity,
-                            signature_text(M::name, types, std::size(types)), batching_of<M>()});
+        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
+                   batching_of<M>());
         out.invoke.push_back(&detail::invoke<T, M>);
         out.make_queue.push_back(&detail::make_queue<T, M>);
       });
@@ -5067,6 +5077,12 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
   std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
   for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
   return text + ")";
+}
+
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types, std::size_t count,
+                       std::optional<batch_limits> batching) {
+  methods.push_back({name, arity, signature_text(name, types, count), batching});
 }
 
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
@@ -5204,17 +5220,9 @@ struct graph_access {
   static void check_defined(const program& graph);
 };
 
-inline void check_name(std::string_view name, std::string_view what) {
-  auto allowed = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
-  };
-  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
-  for (char c : name)
-    if (!allowed(c))
-      throw graph_error(std::string(what) + " '" + std::string(name) +
-                        "' may hold only letters, digits, '_', '-' and '.'");
-}
+// Throws lp::graph_error unless `name` is a non-empty run of letters,
+// digits, '_', '-' and '.'; `what` names it in the message.
+LP_API void check_name(std::string_view name, std::string_view what);
 }  // namespace detail
 
 class node_group;
@@ -5312,13 +5320,10 @@ class program {
                   "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
                   "right after T, in T's namespace or at global scope");
     if constexpr (service<T>) {
-      if (taken(label))
-        throw graph_error("program '" + name_ + "' already has a node or group named '" +
-                          label + "'; labels must be unique");
+      check_free(label);
       auto spec = declared<T>(label, std::move(group), index);
       auto builder = wire<T>(spec, std::forward<Args>(args)...);
-      nodes_.push_back(std::move(spec));
-      builders_.push_back(std::move(builder));
+      append(std::move(spec), std::move(builder));
     }
     return handle<T>(this, std::move(label));
   }
@@ -5329,25 +5334,27 @@ class program {
         service<T>,
         "reserve<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
         "right after T, in T's namespace or at global scope");
-    if (taken(label))
-      throw graph_error("program '" + name_ + "' already has a node or group named '" +
-                        label + "'; labels must be unique");
-    nodes_.push_back(declared<T>(label, std::move(group), index));
-    builders_.emplace_back();
+    check_free(label);
+    append(declared<T>(label, std::move(group), index), {});
     return handle<T>(this, std::move(label));
   }
 
   template <class T>
   static node_info declared(std::string label, std::string group, int index) {
-    node_info spec;
-    spec.label = std::move(label);
-    spec.group = std::move(group);
-    spec.index = index;
-    spec.service = std::string(service_definition<T>::name);
-    spec.has_run = runnable<T>;
-    spec.checkpointed = lp::checkpointed<T>;
-    return spec;
+    return described(std::move(label), std::move(group), index, service_definition<T>::name,
+                     runnable<T>, lp::checkpointed<T>);
   }
+
+  // What does not depend on the service's type is compiled once, not per
+  // service in each of the user's files.
+  LP_API static node_info described(std::string label, std::string group, int index,
+                                    std::string_view service, bool has_run, bool checkpointed);
+  // Throws lp::graph_error if a node or group has `label` already.
+  LP_API void check_free(const std::string& label) const;
+  LP_API void append(node_info spec, detail::node_builder builder);
+  // Checks a handle given to the node `spec` (of this program, naming a
+  // node) and records its target as an edge.
+  LP_API void connect(node_info& spec, const std::string& target, const program* owner) const;
 
   // Checks the handles among args and records them as spec's edges; returns
   // what builds the node from args.
@@ -5361,16 +5368,7 @@ class program {
         "the arguments' number, order and types against T's constructor or members");
     if constexpr (detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
       auto check = [&](const std::string& target, const program* owner) {
-        if (!owner)
-          throw graph_error(
-              "node '" + spec.label +
-              "' was given an empty lp::handle (default-"
-              "constructed, naming no node); give it the handle add_node returned");
-        if (owner != this)
-          throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
-                            "' from another program; handles work only in the program "
-                            "that made them");
-        spec.edges.push_back(target);
+        connect(spec, target, owner);
       };
       (detail::for_each_handle(args, check), ...);
       return [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
@@ -5547,6 +5545,59 @@ inline node_group program::group(std::string name) {
   }
   return node_group(this, std::move(name));
 }
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace detail {
+LP_API void check_name(std::string_view name, std::string_view what) {
+  auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  };
+  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
+  for (char c : name)
+    if (!allowed(c))
+      throw graph_error(std::string(what) + " '" + std::string(name) +
+                        "' may hold only letters, digits, '_', '-' and '.'");
+}
+}  // namespace detail
+
+LP_API node_info program::described(std::string label, std::string group, int index,
+                                    std::string_view service, bool has_run, bool checkpointed) {
+  node_info spec;
+  spec.label = std::move(label);
+  spec.group = std::move(group);
+  spec.index = index;
+  spec.service = std::string(service);
+  spec.has_run = has_run;
+  spec.checkpointed = checkpointed;
+  return spec;
+}
+
+LP_API void program::check_free(const std::string& label) const {
+  if (taken(label))
+    throw graph_error("program '" + name_ + "' already has a node or group named '" + label +
+                      "'; labels must be unique");
+}
+
+LP_API void program::append(node_info spec, detail::node_builder builder) {
+  nodes_.push_back(std::move(spec));
+  builders_.push_back(std::move(builder));
+}
+
+LP_API void program::connect(node_info& spec, const std::string& target,
+                             const program* owner) const {
+  if (!owner)
+    throw graph_error("node '" + spec.label +
+                      "' was given an empty lp::handle (default-constructed, naming no node); "
+                      "give it the handle add_node returned");
+  if (owner != this)
+    throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
+                      "' from another program; handles work only in the program that made them");
+  spec.edges.push_back(target);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp
 // After program.hpp, which reaches the node registry metrics.hpp defines with.

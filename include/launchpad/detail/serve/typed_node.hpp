@@ -72,6 +72,12 @@ LP_API std::size_t find_method(const std::vector<method_info>& methods, std::str
 LP_API std::string signature_text(std::string_view name, const std::string_view* types,
                                   std::size_t count);
 
+// Appends a method's entry to `methods` (its signature from the spellings
+// of its result and parameters, signature_text).
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types, std::size_t count,
+                       std::optional<batch_limits> batching);
+
 // The service's name and methods, for /lp/v1/describe.
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
 
@@ -165,8 +171,8 @@ struct method_table {
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
         const auto& types = signature<M>::types;
-        out.info.push_back({M::name, signature<M>::arity,
-                            signature_text(M::name, types, std::size(types)), batching_of<M>()});
+        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
+                   batching_of<M>());
         out.invoke.push_back(&detail::invoke<T, M>);
         out.make_queue.push_back(&detail::make_queue<T, M>);
       });
@@ -259,6 +265,12 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
   std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
   for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
   return text + ")";
+}
+
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types, std::size_t count,
+                       std::optional<batch_limits> batching) {
+  methods.push_back({name, arity, signature_text(name, types, count), batching});
 }
 
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {

@@ -6,18 +6,15 @@ Every wait is bounded; stop() ends the launcher and, with it, its nodes.
 
 import json
 import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 
+import programs  # tests/python/programs.py: launching and ending a program
+
 SKIP = 77
-STARTUP = 30.0  # seconds a launch may take to serve, on 2 busy cores
 
 
 def skip(reason):
@@ -73,52 +70,19 @@ def wait_until(what, check, timeout):
         time.sleep(0.1)
 
 
-class Launched:
+class Launched(programs.Launched):
+    """tests/observe/program under a launch policy (programs.Launched: its
+    output in files, bounded waits, its process group ended by stop())."""
+
     def __init__(self, *flags, policy="local_mp"):
-        self.dir = tempfile.mkdtemp(prefix="lp-observe-test-")
-        self.output_path = os.path.join(self.dir, "output")
-        self.argv = [program(), f"--lp_launch={policy}", *flags]
-        with open(self.output_path, "wb") as out:
-            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
-
-    def output(self):
-        with open(self.output_path, errors="replace") as out:
-            return out.read()
-
-    def wait_for(self, pattern, timeout=STARTUP):
-        give_up = time.monotonic() + timeout
-        while True:
-            match = re.search(pattern, self.output())
-            if match:
-                return match
-            if self.process.poll() is not None or time.monotonic() > give_up:
-                raise AssertionError(f"{' '.join(self.argv)} did not print {pattern!r}; its "
-                                     f"output:\n{self.output()[-3000:]}")
-            time.sleep(0.05)
-
-    def run_dir(self):
-        return self.wait_for(r"\[lp\] the launch's secret is in (\S+)/secret").group(1)
+        super().__init__([program(), f"--lp_launch={policy}", *flags])
 
     def secret(self):
         with open(os.path.join(self.run_dir(), "secret")) as f:
             return f.read().strip()
 
     def url(self, label):
-        return self.wait_for(rf"\[lp\] {re.escape(label)} serving at (\S+)").group(1)
+        return self.urls([label])[label]
 
     def status_url(self):
         return self.wait_for(r"\[lp\] status at (\S+)").group(1)
-
-    def stop(self):
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(5)
-        shutil.rmtree(self.dir, ignore_errors=True)

@@ -18,9 +18,13 @@ inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes
 struct call_deadline {
   std::chrono::steady_clock::time_point at;
   std::chrono::milliseconds length;  // as the client set it, for messages
+  // When the caller made the call: a direct call's metrics time it from
+  // here, which saves a clock read on a call of well under a microsecond.
+  std::chrono::steady_clock::time_point made;
 
   static call_deadline from_now(std::chrono::milliseconds length) {
-    return {std::chrono::steady_clock::now() + length, length};
+    auto now = std::chrono::steady_clock::now();
+    return {now + length, length, now};
   }
   // What is left of it; zero once it has passed.
   std::chrono::steady_clock::duration left() const {

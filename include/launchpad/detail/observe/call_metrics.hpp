@@ -1,14 +1,20 @@
 #pragma once
 
-// What a node counts of the calls to one of its methods. Every call adds to
-// these on its own thread with relaxed atomics and no lock: a scrape reads a
-// figure that may lag a call in flight by one, which Prometheus tolerates.
+// What a node counts of the calls to one of its methods. Every thread that
+// answers calls counts into its own share, without a lock or a locked
+// instruction; a scrape adds the shares up.
 
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace lp::detail {
 
@@ -42,58 +48,157 @@ inline std::size_t status_slot(int status) {
   return call_statuses.size() - 1;
 }
 
+// A count that only one thread adds to, with a load and a store: no locked
+// instruction, which on a direct call (well under a microsecond) would cost
+// several percent. Any thread may read it; a reader sees a count at most one
+// add late, which Prometheus tolerates.
+class tally {
+ public:
+  void add(std::uint64_t n) {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  std::uint64_t get() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
 // Values and their sum in whole units: nanoseconds, or calls per batch.
-template <std::size_t N>
+// Count is a tally where one thread adds, a plain number where a reader
+// adds up what the threads counted.
+template <std::size_t N, class Count = std::uint64_t>
 struct histogram {
   // Counts per bucket, not cumulative (the exposition adds them up), with
   // one more for the values above every bound.
-  std::array<std::atomic<std::uint64_t>, N + 1> buckets{};
-  std::atomic<std::uint64_t> sum{0};
+  std::array<Count, N + 1> buckets{};
+  Count sum{};
 
-  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds) {
+  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds)
+    requires std::same_as<Count, tally>
+  {
     std::size_t i = 0;
     while (i < N && value > bounds[i]) ++i;
-    buckets[i].fetch_add(1, std::memory_order_relaxed);
-    sum.fetch_add(value, std::memory_order_relaxed);
+    buckets[i].add(1);
+    sum.add(value);
+  }
+  template <class Other>
+  void add_up(const histogram<N, Other>& other) {
+    for (std::size_t i = 0; i <= N; ++i) buckets[i] += other.buckets[i].get();
+    sum += other.sum.get();
+  }
+  std::uint64_t count() const {
+    std::uint64_t n = 0;
+    for (auto bucket : buckets) n += bucket;
+    return n;
   }
 };
 
-// Aligned so that two methods called from different threads share no line.
-struct alignas(64) method_calls {
-  std::array<std::atomic<std::uint64_t>, call_statuses.size()> by_status{};
-  histogram<latency_bounds.size()> latency;
-  std::atomic<std::uint64_t> request_bytes{0}, reply_bytes{0};
-  std::atomic<std::int64_t> in_flight{0};
-  histogram<batch_bounds.size()> batch_sizes;  // for a batched method
+// What a node counted of the calls to one method, as a scrape reads it.
+template <class Count>
+struct call_figures {
+  std::array<Count, call_statuses.size()> by_status{};
+  histogram<latency_bounds.size(), Count> latency;
+  Count request_bytes{}, reply_bytes{};
+  Count in_flight{};  // calls begun less calls ended
+  histogram<batch_bounds.size(), Count> batch_sizes;  // for a batched method
+};
 
-  void begin() { in_flight.fetch_add(1, std::memory_order_relaxed); }
-
+// One thread's share of a method's figures; aligned so that two threads'
+// shares share no cache line.
+struct alignas(64) call_share : call_figures<tally> {
   void end(int status, std::chrono::steady_clock::duration took, std::size_t request,
            std::size_t reply) {
-    in_flight.fetch_sub(1, std::memory_order_relaxed);
-    by_status[status_slot(status)].fetch_add(1, std::memory_order_relaxed);
+    in_flight.add(~std::uint64_t{0});  // minus one, modulo 2^64
+    by_status[status_slot(status)].add(1);
     latency.add(static_cast<std::uint64_t>(
                     std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
                 latency_bounds_ns);
-    request_bytes.fetch_add(request, std::memory_order_relaxed);
-    reply_bytes.fetch_add(reply, std::memory_order_relaxed);
+    request_bytes.add(request);
+    reply_bytes.add(reply);
   }
 };
 
-// Counts one call from its start to its end, wherever it returns.
+// The figures of one method: a share per thread that counts, added up when
+// read.
+class method_calls {
+ public:
+  method_calls() = default;
+  method_calls(const method_calls&) = delete;
+  method_calls& operator=(const method_calls&) = delete;
+
+  // This thread's share, made on the thread's first call. A small cache per
+  // thread finds it without the lock; ids are never reused, so a cached
+  // share of a node that has gone is never taken for a new one.
+  call_share& mine() {
+    struct cached {
+      std::uint64_t id = 0;
+      call_share* share = nullptr;
+    };
+    thread_local std::array<cached, 16> cache{};
+    auto& slot = cache[id_ % cache.size()];
+    if (slot.id != id_) slot = {id_, &share_of(std::this_thread::get_id())};
+    return *slot.share;
+  }
+
+  call_figures<std::uint64_t> total() const {
+    call_figures<std::uint64_t> sum;
+    std::lock_guard lock(mutex_);
+    for (const auto& [thread, share] : shares_) {
+      for (std::size_t i = 0; i < sum.by_status.size(); ++i)
+        sum.by_status[i] += share->by_status[i].get();
+      sum.latency.add_up(share->latency);
+      sum.request_bytes += share->request_bytes.get();
+      sum.reply_bytes += share->reply_bytes.get();
+      sum.in_flight += share->in_flight.get();
+      sum.batch_sizes.add_up(share->batch_sizes);
+    }
+    return sum;
+  }
+
+ private:
+  // A thread that ended leaves its share; a new thread given the same id
+  // goes on adding to it, alone, so the shares stay as many as the threads
+  // alive at once.
+  call_share& share_of(std::thread::id thread) {
+    std::lock_guard lock(mutex_);
+    for (auto& [owner, share] : shares_)
+      if (owner == thread) return *share;
+    return *shares_.emplace_back(thread, std::make_unique<call_share>()).second;
+  }
+
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  const std::uint64_t id_ = next_id();
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::thread::id, std::unique_ptr<call_share>>> shares_;
+};
+
+// Counts one call from its start to its end, wherever it returns. It counts
+// into the share of the thread that made it, so it ends on that thread.
 class call_timer {
  public:
-  call_timer(method_calls& calls, std::size_t request_bytes)
-      : request_bytes(request_bytes),
-        calls_(calls),
-        start_(std::chrono::steady_clock::now()) {
-    calls_.begin();
+  using clock = std::chrono::steady_clock;
+
+  call_timer(method_calls& calls, std::size_t request_bytes,
+             clock::time_point start = clock::now())
+      : request_bytes(request_bytes), share_(calls.mine()), start_(start) {
+    share_.in_flight.add(1);
   }
   call_timer(const call_timer&) = delete;
   call_timer& operator=(const call_timer&) = delete;
   ~call_timer() {
-    calls_.end(status, std::chrono::steady_clock::now() - start_, request_bytes,
-               reply_bytes);
+    if (!stopped_) stop();
+  }
+
+  // Counts the call as ended now, and returns when that was.
+  clock::time_point stop() {
+    auto now = clock::now();
+    stopped_ = true;
+    share_.end(status, now - start_, request_bytes, reply_bytes);
+    return now;
   }
 
   int status = 500;  // until the call says otherwise
@@ -101,8 +206,9 @@ class call_timer {
   std::size_t reply_bytes = 0;
 
  private:
-  method_calls& calls_;
-  std::chrono::steady_clock::time_point start_;
+  call_share& share_;
+  clock::time_point start_;
+  bool stopped_ = false;
 };
 
 }  // namespace lp::detail

@@ -4,6 +4,7 @@
 // what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/observe/node_metrics.hpp>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp::detail {
 
@@ -95,13 +97,13 @@ struct writer {
     std::string sep = extra.empty() ? "" : ",";
     double cumulative = 0;
     for (std::size_t i = 0; i <= N; ++i) {
-      cumulative += static_cast<double>(h.buckets[i].load(std::memory_order_relaxed));
+      cumulative += static_cast<double>(h.buckets[i]);
       auto le = i < N ? number(static_cast<double>(bounds[i])) : std::string("+Inf");
       sample(std::string(name) + "_bucket",
              std::string(extra) + sep + "le=\"" + le + "\"", cumulative);
     }
     sample(std::string(name) + "_sum", extra,
-           static_cast<double>(h.sum.load(std::memory_order_relaxed)) * unit);
+           static_cast<double>(h.sum) * unit);
     sample(std::string(name) + "_count", extra, cumulative);
   }
 };
@@ -113,11 +115,13 @@ inline std::string method_label(const node_metrics& metrics, std::size_t i) {
          "\"";
 }
 
-template <std::size_t N>
-std::uint64_t total(const histogram<N>& h) {
-  std::uint64_t sum = 0;
-  for (const auto& bucket : h.buckets) sum += bucket.load(std::memory_order_relaxed);
-  return sum;
+// Each method's figures, added up over the threads that counted them, with
+// "(none)" last.
+inline std::vector<call_figures<std::uint64_t>> method_totals(const node_metrics& metrics) {
+  std::vector<call_figures<std::uint64_t>> totals;
+  for (std::size_t i = 0; i <= metrics.method_names().size(); ++i)
+    totals.push_back(metrics.method(i).total());
+  return totals;
 }
 
 }  // namespace exposition
@@ -126,16 +130,16 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
                                    const process_figures& process,
                                    std::size_t connections) {
   exposition::writer w{{}, prometheus_label_value(label)};
-  auto methods = metrics.method_names().size() + 1;  // and "(none)"
+  auto totals = exposition::method_totals(metrics);
+  auto methods = totals.size();
   auto used = [&](std::size_t i) {
-    return i < metrics.method_names().size() ||
-           exposition::total(metrics.method(i).latency) > 0;
+    return i < metrics.method_names().size() || totals[i].latency.count() > 0;
   };
   w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
   for (std::size_t i = 0; i < methods; ++i) {
     if (!used(i)) continue;
     for (std::size_t s = 0; s < call_statuses.size(); ++s) {
-      auto count = metrics.method(i).by_status[s].load(std::memory_order_relaxed);
+      auto count = totals[i].by_status[s];
       // Every method shows its successes, at 0 too; other statuses once seen.
       if (count == 0 && s != 0) continue;
       auto code =
@@ -146,39 +150,40 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
     }
   }
   w.family("lp_call_duration_seconds", "histogram",
-           "Time from a call's arrival to its reply, on the node.");
+           "Time from a call's arrival to its reply, on the node (a direct "
+           "call: from when the caller made it).");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.histogram_samples("lp_call_duration_seconds",
-                          exposition::method_label(metrics, i), metrics.method(i).latency,
+                          exposition::method_label(metrics, i), totals[i].latency,
                           latency_bounds, 1e-9);
   w.family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
                static_cast<double>(
-                   metrics.method(i).in_flight.load(std::memory_order_relaxed)));
+                   static_cast<std::int64_t>(totals[i].in_flight)));
   w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
                static_cast<double>(
-                   metrics.method(i).request_bytes.load(std::memory_order_relaxed)));
+                   totals[i].request_bytes));
   w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
                static_cast<double>(
-                   metrics.method(i).reply_bytes.load(std::memory_order_relaxed)));
+                   totals[i].reply_bytes));
   bool batched = false;
   for (std::size_t i = 0; i + 1 < methods; ++i)
-    batched = batched || exposition::total(metrics.method(i).batch_sizes) > 0;
+    batched = batched || totals[i].batch_sizes.count() > 0;
   if (batched) {
     w.family("lp_batch_size", "histogram", "Calls per invocation of a batched method.");
     for (std::size_t i = 0; i + 1 < methods; ++i)
-      if (exposition::total(metrics.method(i).batch_sizes) > 0)
+      if (totals[i].batch_sizes.count() > 0)
         w.histogram_samples("lp_batch_size", exposition::method_label(metrics, i),
-                            metrics.method(i).batch_sizes, batch_bounds, 1.0);
+                            totals[i].batch_sizes, batch_bounds, 1.0);
   }
   w.family("lp_process_resident_memory_bytes", "gauge",
            "Resident memory of the node's process.");
@@ -223,28 +228,28 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
                                    std::size_t connections) {
   using nlohmann::json;
   json methods = json::array();
-  for (std::size_t i = 0; i <= metrics.method_names().size(); ++i) {
-    const auto& calls = metrics.method(i);
-    if (i == metrics.method_names().size() && exposition::total(calls.latency) == 0)
-      break;
+  auto totals = exposition::method_totals(metrics);
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    const auto& calls = totals[i];
+    if (i == metrics.method_names().size() && calls.latency.count() == 0) break;
     json by_code = json::object();
     for (std::size_t s = 0; s < call_statuses.size(); ++s)
-      if (auto count = calls.by_status[s].load(std::memory_order_relaxed))
+      if (auto count = calls.by_status[s])
         by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
     json buckets = json::array();
     std::uint64_t cumulative = 0;
     for (const auto& bucket : calls.latency.buckets)
-      buckets.push_back(cumulative += bucket.load(std::memory_order_relaxed));
+      buckets.push_back(cumulative += bucket);
     methods.push_back(
         {{"name", i < metrics.method_names().size() ? metrics.method_names()[i]
                                                     : std::string("(none)")},
          {"calls", cumulative},
          {"by_code", by_code},
          {"latency_buckets", buckets},
-         {"in_flight", calls.in_flight.load(std::memory_order_relaxed)},
-         {"request_bytes", calls.request_bytes.load(std::memory_order_relaxed)},
-         {"reply_bytes", calls.reply_bytes.load(std::memory_order_relaxed)},
-         {"batches", exposition::total(calls.batch_sizes)}});
+         {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
+         {"request_bytes", calls.request_bytes},
+         {"reply_bytes", calls.reply_bytes},
+         {"batches", calls.batch_sizes.count()}});
   }
   json counters = json::object(), gauges = json::object(), series = json::object();
   metrics.each_user_figure(

@@ -41,9 +41,9 @@ class direct_channel final : public channel {
       request = joined;
     }
     auto& reply = written_reply::of_this_thread<reply_body>();
-    int status = call_in_process(*target_, method, request, reply);
+    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made);
     lock.unlock();
-    if (std::chrono::steady_clock::now() > deadline.at)
+    if (ended > deadline.at)
       throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");
     return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }

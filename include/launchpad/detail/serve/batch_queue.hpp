@@ -32,8 +32,9 @@ struct batch_failure : std::runtime_error {
 class batch_queue_base {
  public:
   virtual ~batch_queue_base() = default;
-  // Where the size of each batch is counted; set before the node serves.
-  histogram<batch_bounds.size()>* sizes = nullptr;
+  // The method's figures, where the size of each batch is counted; set
+  // before the node serves.
+  method_calls* calls = nullptr;
 };
 
 template <class T, class Method>
@@ -70,7 +71,7 @@ class batch_queue final : public batch_queue_base {
         }
         running_ = true;
         lock.unlock();
-        if (sizes) sizes->add(batch.size(), batch_bounds);
+        if (calls) calls->mine().batch_sizes.add(batch.size(), batch_bounds);
         run(object, batch, serial);
         lock.lock();
         running_ = false;

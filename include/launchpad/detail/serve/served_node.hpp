@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <launchpad/detail/observe/call_metrics.hpp>
 #include <launchpad/detail/observe/node_metrics.hpp>
 #include <launchpad/detail/serve/dispatch.hpp>
@@ -34,17 +35,24 @@ inline std::pair<std::string_view, std::string> refusal(const served_node& node)
   return {"stopping", "node '" + node.identity.label + "' is stopping: its program stops"};
 }
 
+struct in_process_reply {
+  int status;
+  std::chrono::steady_clock::time_point ended;
+};
+
 // Answers a call made from this process without HTTP (direct_calls<P>): the
 // same answers as over HTTP, from the arguments as the client encoded them
-// (CBOR), on the caller's thread. Writes the CBOR reply over `out` and
-// returns its status.
-inline int call_in_process(served_node& node, const std::string& method, std::string_view args,
-                           written_reply& out) {
-  call_timer timer(node.metrics.calls_to(method), args.size());
+// (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
+// its status and when the call ended, measured from `made`.
+inline in_process_reply call_in_process(served_node& node, const std::string& method,
+                                        std::string_view args, written_reply& out,
+                                        std::chrono::steady_clock::time_point made) {
+  call_timer timer(node.metrics.calls_to(method), args.size(), made);
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);
     write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
-    return timer.status = 503;
+    timer.status = 503;
+    return {timer.status, timer.stop()};
   }
   struct leave {
     node_gate& gate;
@@ -54,7 +62,7 @@ inline int call_in_process(served_node& node, const std::string& method, std::st
   timer.status = dispatch(node.instance, node.identity.label, method,
                           protocol::format::cbor, protocol::format::cbor, args, out);
   timer.reply_bytes = out.body.size();
-  return timer.status;
+  return {timer.status, timer.stop()};
 }
 
 }  // namespace lp::detail

@@ -509,50 +509,70 @@ struct tuple_elements<std::pair<A, B>> {
   using type = std::tuple<A, B>;
 };
 
-// The first of T and the types it holds that does not cross, or void.
+// The first of T and the types it holds whose kind Wanted picks, or void.
 // Seen lists the Hana structs being looked into, so that a recursive type
 // (a struct holding a std::vector of itself) ends the search.
-template <class T, class Seen>
-struct offender;
+template <class T, class Seen, class Wanted>
+struct part_of_kind;
 
-template <class Seen, class Tuple>
-struct first_offender {
+template <class Seen, class Wanted, class Tuple>
+struct first_part_of_kind {
   using type = void;
 };
-template <class Seen, class Head, class... Tail>
-struct first_offender<Seen, std::tuple<Head, Tail...>> {
-  using head = typename offender<Head, Seen>::type;
-  using type =
-      std::conditional_t<std::is_void_v<head>,
-                         typename first_offender<Seen, std::tuple<Tail...>>::type, head>;
+template <class Seen, class Wanted, class Head, class... Tail>
+struct first_part_of_kind<Seen, Wanted, std::tuple<Head, Tail...>> {
+  using head = typename part_of_kind<Head, Seen, Wanted>::type;
+  using type = std::conditional_t<
+      std::is_void_v<head>,
+      typename first_part_of_kind<Seen, Wanted, std::tuple<Tail...>>::type, head>;
 };
 
-template <class T, class... Seen>
-struct offender<T, type_list<Seen...>> {
+template <class T, class... Seen, class Wanted>
+struct part_of_kind<T, type_list<Seen...>, Wanted> {
   static auto find() {
     using U = std::remove_cv_t<T>;
     using seen = type_list<Seen...>;
     constexpr auto kind = wire_kind_of<T>;
-    if constexpr (!crosses(kind))
+    if constexpr (Wanted::picks(kind))
       return std::type_identity<T>{};
+    else if constexpr (!crosses(kind))
+      return std::type_identity<void>{};
     else if constexpr (kind == wire_kind::optional || kind == wire_kind::sequence)
-      return std::type_identity<typename offender<typename U::value_type, seen>::type>{};
+      return std::type_identity<
+          typename part_of_kind<typename U::value_type, seen, Wanted>::type>{};
     else if constexpr (kind == wire_kind::map)
-      return std::type_identity<typename offender<typename U::mapped_type, seen>::type>{};
+      return std::type_identity<
+          typename part_of_kind<typename U::mapped_type, seen, Wanted>::type>{};
     else if constexpr (kind == wire_kind::tuple)
-      return std::type_identity<
-          typename first_offender<seen, typename tuple_elements<U>::type>::type>{};
+      return std::type_identity<typename first_part_of_kind<
+          seen, Wanted, typename tuple_elements<U>::type>::type>{};
     else if constexpr (kind == wire_kind::record && !(std::is_same_v<U, Seen> || ...))
-      return std::type_identity<
-          typename first_offender<type_list<Seen..., U>, member_types<U>>::type>{};
+      return std::type_identity<typename first_part_of_kind<
+          type_list<Seen..., U>, Wanted, member_types<U>>::type>{};
     else
       return std::type_identity<void>{};
   }
   using type = typename decltype(find())::type;
 };
 
+struct refused_kinds {
+  static constexpr bool picks(wire_kind kind) { return !crosses(kind); }
+};
+struct nlohmann_kinds {
+  static constexpr bool picks(wire_kind kind) {
+    return kind == wire_kind::json || kind == wire_kind::nlohmann;
+  }
+};
+
+// The innermost type in T that does not cross (the variant in a
+// std::vector<std::variant<...>>), or void.
 template <class T>
-using wire_offender = typename offender<T, type_list<>>::type;
+using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type;
+
+// The first type in T that crosses through nlohmann (lp::json, or a type
+// with its own to_json/from_json), or void.
+template <class T>
+using nlohmann_part = typename part_of_kind<T, type_list<>, nlohmann_kinds>::type;
 
 // Why a type of each refused kind has no wire form, and what to use: the
 // text of wire_diagnosis and of LP_SERVICE's message (service_checks.hpp).
@@ -2757,9 +2777,13 @@ inline constexpr std::chrono::milliseconds default_deadline{std::chrono::minutes
 struct call_deadline {
   std::chrono::steady_clock::time_point at;
   std::chrono::milliseconds length;  // as the client set it, for messages
+  // When the caller made the call: a direct call's metrics time it from
+  // here, which saves a clock read on a call of well under a microsecond.
+  std::chrono::steady_clock::time_point made;
 
   static call_deadline from_now(std::chrono::milliseconds length) {
-    return {std::chrono::steady_clock::now() + length, length};
+    auto now = std::chrono::steady_clock::now();
+    return {now + length, length, now};
   }
   // What is left of it; zero once it has passed.
   std::chrono::steady_clock::duration left() const {
@@ -3022,6 +3046,7 @@ struct method {
   template <class Type>
   struct uses {
     static constexpr bool which_has_a_wire_form = wire_type<Type>;
+    static constexpr bool whose_codec_is_included = json_codec_included<Type>;
   };
   template <class Parameter>
   struct takes {
@@ -3789,6 +3814,25 @@ struct unwired;
 template <class Result, class... P>
 struct unwired<Result, std::tuple<P...>> : first_without_wire_form<Result, P...> {};
 
+// The first of the result and the parameters that crosses through nlohmann
+// (void if none does), and whether its codec is in reach. (A void result
+// is looked at as a bool, which needs no codec.)
+template <class Result, class Params>
+struct through_nlohmann;
+template <class Result, class... P>
+struct through_nlohmann<Result, std::tuple<P...>>
+    : first_part_of_kind<
+          type_list<>, nlohmann_kinds,
+          std::tuple<std::conditional_t<std::is_void_v<Result>, bool, Result>,
+                     std::remove_cvref_t<P>...>> {};
+template <class Traits>
+using nlohmann_part_of =
+    typename through_nlohmann<typename Traits::result, typename Traits::params>::type;
+template <class Type>
+inline constexpr bool codec_in_reach = json_codec_included<Type>;
+template <>
+inline constexpr bool codec_in_reach<void> = true;
+
 // The first parameter taken by non-const reference (void if there is none).
 template <class Tuple>
 struct first_by_reference {
@@ -3845,6 +3889,13 @@ constexpr bool check_method() {
     LP_DETAIL_NO_WIRE_FORM(refused_pointer, LP_DETAIL_WHY_POINTER);
     LP_DETAIL_NO_WIRE_FORM(none, LP_DETAIL_WHY_NONE);
 #undef LP_DETAIL_NO_WIRE_FORM
+    return false;
+  } else if constexpr (!codec_in_reach<nlohmann_part_of<traits>>) {
+    static_assert(
+        method<Pointer>::template uses<nlohmann_part_of<traits>>::whose_codec_is_included,
+        "LP_SERVICE(T, m): a parameter or the return type of T::m crosses the wire through "
+        "nlohmann_json (T::m and the type are named beside this message): "
+        LP_DETAIL_WHY_JSON_HEADER ", above LP_SERVICE");
     return false;
   } else if constexpr (!traits::params_by_value) {
     using reference = typename first_by_reference<typename traits::declared_params>::type;
@@ -4329,9 +4380,9 @@ class handle {
 
 // ---- launchpad/detail/observe/call_metrics.hpp ----
 
-// What a node counts of the calls to one of its methods. Every call adds to
-// these on its own thread with relaxed atomics and no lock: a scrape reads a
-// figure that may lag a call in flight by one, which Prometheus tolerates.
+// What a node counts of the calls to one of its methods. Every thread that
+// answers calls counts into its own share, without a lock or a locked
+// instruction; a scrape adds the shares up.
 
 
 namespace lp::detail {
@@ -4366,58 +4417,157 @@ inline std::size_t status_slot(int status) {
   return call_statuses.size() - 1;
 }
 
+// A count that only one thread adds to, with a load and a store: no locked
+// instruction, which on a direct call (well under a microsecond) would cost
+// several percent. Any thread may read it; a reader sees a count at most one
+// add late, which Prometheus tolerates.
+class tally {
+ public:
+  void add(std::uint64_t n) {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  std::uint64_t get() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
 // Values and their sum in whole units: nanoseconds, or calls per batch.
-template <std::size_t N>
+// Count is a tally where one thread adds, a plain number where a reader
+// adds up what the threads counted.
+template <std::size_t N, class Count = std::uint64_t>
 struct histogram {
   // Counts per bucket, not cumulative (the exposition adds them up), with
   // one more for the values above every bound.
-  std::array<std::atomic<std::uint64_t>, N + 1> buckets{};
-  std::atomic<std::uint64_t> sum{0};
+  std::array<Count, N + 1> buckets{};
+  Count sum{};
 
-  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds) {
+  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds)
+    requires std::same_as<Count, tally>
+  {
     std::size_t i = 0;
     while (i < N && value > bounds[i]) ++i;
-    buckets[i].fetch_add(1, std::memory_order_relaxed);
-    sum.fetch_add(value, std::memory_order_relaxed);
+    buckets[i].add(1);
+    sum.add(value);
+  }
+  template <class Other>
+  void add_up(const histogram<N, Other>& other) {
+    for (std::size_t i = 0; i <= N; ++i) buckets[i] += other.buckets[i].get();
+    sum += other.sum.get();
+  }
+  std::uint64_t count() const {
+    std::uint64_t n = 0;
+    for (auto bucket : buckets) n += bucket;
+    return n;
   }
 };
 
-// Aligned so that two methods called from different threads share no line.
-struct alignas(64) method_calls {
-  std::array<std::atomic<std::uint64_t>, call_statuses.size()> by_status{};
-  histogram<latency_bounds.size()> latency;
-  std::atomic<std::uint64_t> request_bytes{0}, reply_bytes{0};
-  std::atomic<std::int64_t> in_flight{0};
-  histogram<batch_bounds.size()> batch_sizes;  // for a batched method
+// What a node counted of the calls to one method, as a scrape reads it.
+template <class Count>
+struct call_figures {
+  std::array<Count, call_statuses.size()> by_status{};
+  histogram<latency_bounds.size(), Count> latency;
+  Count request_bytes{}, reply_bytes{};
+  Count in_flight{};  // calls begun less calls ended
+  histogram<batch_bounds.size(), Count> batch_sizes;  // for a batched method
+};
 
-  void begin() { in_flight.fetch_add(1, std::memory_order_relaxed); }
-
+// One thread's share of a method's figures; aligned so that two threads'
+// shares share no cache line.
+struct alignas(64) call_share : call_figures<tally> {
   void end(int status, std::chrono::steady_clock::duration took, std::size_t request,
            std::size_t reply) {
-    in_flight.fetch_sub(1, std::memory_order_relaxed);
-    by_status[status_slot(status)].fetch_add(1, std::memory_order_relaxed);
+    in_flight.add(~std::uint64_t{0});  // minus one, modulo 2^64
+    by_status[status_slot(status)].add(1);
     latency.add(static_cast<std::uint64_t>(
                     std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
                 latency_bounds_ns);
-    request_bytes.fetch_add(request, std::memory_order_relaxed);
-    reply_bytes.fetch_add(reply, std::memory_order_relaxed);
+    request_bytes.add(request);
+    reply_bytes.add(reply);
   }
 };
 
-// Counts one call from its start to its end, wherever it returns.
+// The figures of one method: a share per thread that counts, added up when
+// read.
+class method_calls {
+ public:
+  method_calls() = default;
+  method_calls(const method_calls&) = delete;
+  method_calls& operator=(const method_calls&) = delete;
+
+  // This thread's share, made on the thread's first call. A small cache per
+  // thread finds it without the lock; ids are never reused, so a cached
+  // share of a node that has gone is never taken for a new one.
+  call_share& mine() {
+    struct cached {
+      std::uint64_t id = 0;
+      call_share* share = nullptr;
+    };
+    thread_local std::array<cached, 16> cache{};
+    auto& slot = cache[id_ % cache.size()];
+    if (slot.id != id_) slot = {id_, &share_of(std::this_thread::get_id())};
+    return *slot.share;
+  }
+
+  call_figures<std::uint64_t> total() const {
+    call_figures<std::uint64_t> sum;
+    std::lock_guard lock(mutex_);
+    for (const auto& [thread, share] : shares_) {
+      for (std::size_t i = 0; i < sum.by_status.size(); ++i)
+        sum.by_status[i] += share->by_status[i].get();
+      sum.latency.add_up(share->latency);
+      sum.request_bytes += share->request_bytes.get();
+      sum.reply_bytes += share->reply_bytes.get();
+      sum.in_flight += share->in_flight.get();
+      sum.batch_sizes.add_up(share->batch_sizes);
+    }
+    return sum;
+  }
+
+ private:
+  // A thread that ended leaves its share; a new thread given the same id
+  // goes on adding to it, alone, so the shares stay as many as the threads
+  // alive at once.
+  call_share& share_of(std::thread::id thread) {
+    std::lock_guard lock(mutex_);
+    for (auto& [owner, share] : shares_)
+      if (owner == thread) return *share;
+    return *shares_.emplace_back(thread, std::make_unique<call_share>()).second;
+  }
+
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  const std::uint64_t id_ = next_id();
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::thread::id, std::unique_ptr<call_share>>> shares_;
+};
+
+// Counts one call from its start to its end, wherever it returns. It counts
+// into the share of the thread that made it, so it ends on that thread.
 class call_timer {
  public:
-  call_timer(method_calls& calls, std::size_t request_bytes)
-      : request_bytes(request_bytes),
-        calls_(calls),
-        start_(std::chrono::steady_clock::now()) {
-    calls_.begin();
+  using clock = std::chrono::steady_clock;
+
+  call_timer(method_calls& calls, std::size_t request_bytes,
+             clock::time_point start = clock::now())
+      : request_bytes(request_bytes), share_(calls.mine()), start_(start) {
+    share_.in_flight.add(1);
   }
   call_timer(const call_timer&) = delete;
   call_timer& operator=(const call_timer&) = delete;
   ~call_timer() {
-    calls_.end(status, std::chrono::steady_clock::now() - start_, request_bytes,
-               reply_bytes);
+    if (!stopped_) stop();
+  }
+
+  // Counts the call as ended now, and returns when that was.
+  clock::time_point stop() {
+    auto now = clock::now();
+    stopped_ = true;
+    share_.end(status, now - start_, request_bytes, reply_bytes);
+    return now;
   }
 
   int status = 500;  // until the call says otherwise
@@ -4425,8 +4575,9 @@ class call_timer {
   std::size_t reply_bytes = 0;
 
  private:
-  method_calls& calls_;
-  std::chrono::steady_clock::time_point start_;
+  call_share& share_;
+  clock::time_point start_;
+  bool stopped_ = false;
 };
 
 }  // namespace lp::detail
@@ -4666,8 +4817,9 @@ struct batch_failure : std::runtime_error {
 class batch_queue_base {
  public:
   virtual ~batch_queue_base() = default;
-  // Where the size of each batch is counted; set before the node serves.
-  histogram<batch_bounds.size()>* sizes = nullptr;
+  // The method's figures, where the size of each batch is counted; set
+  // before the node serves.
+  method_calls* calls = nullptr;
 };
 
 template <class T, class Method>
@@ -4704,7 +4856,7 @@ class batch_queue final : public batch_queue_base {
         }
         running_ = true;
         lock.unlock();
-        if (sizes) sizes->add(batch.size(), batch_bounds);
+        if (calls) calls->mine().batch_sizes.add(batch.size(), batch_bounds);
         run(object, batch, serial);
         lock.lock();
         running_ = false;
@@ -4985,8 +5137,12 @@ struct method_table {
         const auto& types = signature<M>::types;
         add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
                    batching_of<M>());
-        out.invoke.push_back(&detail::invoke<T, M>);
-        out.make_queue.push_back(&detail::make_queue<T, M>);
+        // A method LP_SERVICE refused (its message is already out) is not
+        // instantiated, so that its message stands alone.
+        if constexpr (check_method<T, M>()) {
+          out.invoke.push_back(&detail::invoke<T, M>);
+          out.make_queue.push_back(&detail::make_queue<T, M>);
+        }
       });
       return out;
     }();
@@ -5048,7 +5204,7 @@ class typed_node final : public node_instance {
 
   void count_batches(node_metrics& metrics) override {
     for (std::size_t i = 0; i < queues_.size(); ++i)
-      if (queues_[i]) queues_[i]->sizes = &metrics.method(i).batch_sizes;
+      if (queues_[i]) queues_[i]->calls = &metrics.method(i);
   }
 
  private:
@@ -10670,6 +10826,8 @@ inline void announce_checkpoints(const program& graph, const std::string& dir,
 
 // ---- launchpad/detail/serve/served_node.hpp ----
 
+#include <chrono>
+
 // ---- launchpad/detail/serve/dispatch.hpp ----
 
 // What a node does with a call, from the request's bytes to the reply's
@@ -10825,17 +10983,24 @@ inline std::pair<std::string_view, std::string> refusal(const served_node& node)
   return {"stopping", "node '" + node.identity.label + "' is stopping: its program stops"};
 }
 
+struct in_process_reply {
+  int status;
+  std::chrono::steady_clock::time_point ended;
+};
+
 // Answers a call made from this process without HTTP (direct_calls<P>): the
 // same answers as over HTTP, from the arguments as the client encoded them
-// (CBOR), on the caller's thread. Writes the CBOR reply over `out` and
-// returns its status.
-inline int call_in_process(served_node& node, const std::string& method, std::string_view args,
-                           written_reply& out) {
-  call_timer timer(node.metrics.calls_to(method), args.size());
+// (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
+// its status and when the call ended, measured from `made`.
+inline in_process_reply call_in_process(served_node& node, const std::string& method,
+                                        std::string_view args, written_reply& out,
+                                        std::chrono::steady_clock::time_point made) {
+  call_timer timer(node.metrics.calls_to(method), args.size(), made);
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);
     write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
-    return timer.status = 503;
+    timer.status = 503;
+    return {timer.status, timer.stop()};
   }
   struct leave {
     node_gate& gate;
@@ -10845,7 +11010,7 @@ inline int call_in_process(served_node& node, const std::string& method, std::st
   timer.status = dispatch(node.instance, node.identity.label, method,
                           protocol::format::cbor, protocol::format::cbor, args, out);
   timer.reply_bytes = out.body.size();
-  return timer.status;
+  return {timer.status, timer.stop()};
 }
 
 }  // namespace lp::detail
@@ -10885,9 +11050,9 @@ class direct_channel final : public channel {
       request = joined;
     }
     auto& reply = written_reply::of_this_thread<reply_body>();
-    int status = call_in_process(*target_, method, request, reply);
+    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made);
     lock.unlock();
-    if (std::chrono::steady_clock::now() > deadline.at)
+    if (ended > deadline.at)
       throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");
     return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }
@@ -10922,10 +11087,12 @@ class direct_channel final : public channel {
 // what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp::detail {
 
@@ -11010,13 +11177,13 @@ struct writer {
     std::string sep = extra.empty() ? "" : ",";
     double cumulative = 0;
     for (std::size_t i = 0; i <= N; ++i) {
-      cumulative += static_cast<double>(h.buckets[i].load(std::memory_order_relaxed));
+      cumulative += static_cast<double>(h.buckets[i]);
       auto le = i < N ? number(static_cast<double>(bounds[i])) : std::string("+Inf");
       sample(std::string(name) + "_bucket",
              std::string(extra) + sep + "le=\"" + le + "\"", cumulative);
     }
     sample(std::string(name) + "_sum", extra,
-           static_cast<double>(h.sum.load(std::memory_order_relaxed)) * unit);
+           static_cast<double>(h.sum) * unit);
     sample(std::string(name) + "_count", extra, cumulative);
   }
 };
@@ -11028,11 +11195,13 @@ inline std::string method_label(const node_metrics& metrics, std::size_t i) {
          "\"";
 }
 
-template <std::size_t N>
-std::uint64_t total(const histogram<N>& h) {
-  std::uint64_t sum = 0;
-  for (const auto& bucket : h.buckets) sum += bucket.load(std::memory_order_relaxed);
-  return sum;
+// Each method's figures, added up over the threads that counted them, with
+// "(none)" last.
+inline std::vector<call_figures<std::uint64_t>> method_totals(const node_metrics& metrics) {
+  std::vector<call_figures<std::uint64_t>> totals;
+  for (std::size_t i = 0; i <= metrics.method_names().size(); ++i)
+    totals.push_back(metrics.method(i).total());
+  return totals;
 }
 
 }  // namespace exposition
@@ -11041,16 +11210,16 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
                                    const process_figures& process,
                                    std::size_t connections) {
   exposition::writer w{{}, prometheus_label_value(label)};
-  auto methods = metrics.method_names().size() + 1;  // and "(none)"
+  auto totals = exposition::method_totals(metrics);
+  auto methods = totals.size();
   auto used = [&](std::size_t i) {
-    return i < metrics.method_names().size() ||
-           exposition::total(metrics.method(i).latency) > 0;
+    return i < metrics.method_names().size() || totals[i].latency.count() > 0;
   };
   w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
   for (std::size_t i = 0; i < methods; ++i) {
     if (!used(i)) continue;
     for (std::size_t s = 0; s < call_statuses.size(); ++s) {
-      auto count = metrics.method(i).by_status[s].load(std::memory_order_relaxed);
+      auto count = totals[i].by_status[s];
       // Every method shows its successes, at 0 too; other statuses once seen.
       if (count == 0 && s != 0) continue;
       auto code =
@@ -11061,39 +11230,40 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
     }
   }
   w.family("lp_call_duration_seconds", "histogram",
-           "Time from a call's arrival to its reply, on the node.");
+           "Time from a call's arrival to its reply, on the node (a direct "
+           "call: from when the caller made it).");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.histogram_samples("lp_call_duration_seconds",
-                          exposition::method_label(metrics, i), metrics.method(i).latency,
+                          exposition::method_label(metrics, i), totals[i].latency,
                           latency_bounds, 1e-9);
   w.family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
                static_cast<double>(
-                   metrics.method(i).in_flight.load(std::memory_order_relaxed)));
+                   static_cast<std::int64_t>(totals[i].in_flight)));
   w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
                static_cast<double>(
-                   metrics.method(i).request_bytes.load(std::memory_order_relaxed)));
+                   totals[i].request_bytes));
   w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
                static_cast<double>(
-                   metrics.method(i).reply_bytes.load(std::memory_order_relaxed)));
+                   totals[i].reply_bytes));
   bool batched = false;
   for (std::size_t i = 0; i + 1 < methods; ++i)
-    batched = batched || exposition::total(metrics.method(i).batch_sizes) > 0;
+    batched = batched || totals[i].batch_sizes.count() > 0;
   if (batched) {
     w.family("lp_batch_size", "histogram", "Calls per invocation of a batched method.");
     for (std::size_t i = 0; i + 1 < methods; ++i)
-      if (exposition::total(metrics.method(i).batch_sizes) > 0)
+      if (totals[i].batch_sizes.count() > 0)
         w.histogram_samples("lp_batch_size", exposition::method_label(metrics, i),
-                            metrics.method(i).batch_sizes, batch_bounds, 1.0);
+                            totals[i].batch_sizes, batch_bounds, 1.0);
   }
   w.family("lp_process_resident_memory_bytes", "gauge",
            "Resident memory of the node's process.");
@@ -11138,28 +11308,28 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
                                    std::size_t connections) {
   using nlohmann::json;
   json methods = json::array();
-  for (std::size_t i = 0; i <= metrics.method_names().size(); ++i) {
-    const auto& calls = metrics.method(i);
-    if (i == metrics.method_names().size() && exposition::total(calls.latency) == 0)
-      break;
+  auto totals = exposition::method_totals(metrics);
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    const auto& calls = totals[i];
+    if (i == metrics.method_names().size() && calls.latency.count() == 0) break;
     json by_code = json::object();
     for (std::size_t s = 0; s < call_statuses.size(); ++s)
-      if (auto count = calls.by_status[s].load(std::memory_order_relaxed))
+      if (auto count = calls.by_status[s])
         by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
     json buckets = json::array();
     std::uint64_t cumulative = 0;
     for (const auto& bucket : calls.latency.buckets)
-      buckets.push_back(cumulative += bucket.load(std::memory_order_relaxed));
+      buckets.push_back(cumulative += bucket);
     methods.push_back(
         {{"name", i < metrics.method_names().size() ? metrics.method_names()[i]
                                                     : std::string("(none)")},
          {"calls", cumulative},
          {"by_code", by_code},
          {"latency_buckets", buckets},
-         {"in_flight", calls.in_flight.load(std::memory_order_relaxed)},
-         {"request_bytes", calls.request_bytes.load(std::memory_order_relaxed)},
-         {"reply_bytes", calls.reply_bytes.load(std::memory_order_relaxed)},
-         {"batches", exposition::total(calls.batch_sizes)}});
+         {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
+         {"request_bytes", calls.request_bytes},
+         {"reply_bytes", calls.reply_bytes},
+         {"batches", calls.batch_sizes.count()}});
   }
   json counters = json::object(), gauges = json::object(), series = json::object();
   metrics.each_user_figure(

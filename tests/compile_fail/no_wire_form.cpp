@@ -2,6 +2,7 @@
 // expect: method<&Plotter::move>::uses<Point>::which_has_a_wire_form
 // expect: this type has no wire form: declare it with BOOST_HANA_DEFINE_STRUCT
 // Point has no to_json/from_json, so it cannot be a parameter of a remote method.
+// The one message comes from LP_SERVICE; add_node and launch add none.
 #include <launchpad/launchpad.hpp>
 
 struct Point {
@@ -14,3 +15,9 @@ struct Plotter {
   Point at;
 };
 LP_SERVICE(Plotter, move);
+
+int main(int argc, char** argv) {
+  lp::program p("plot");
+  p.add_node<Plotter>("plotter");
+  return lp::launch(p, argc, argv);
+}

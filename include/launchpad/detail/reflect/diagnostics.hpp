@@ -63,6 +63,7 @@ struct method {
   template <class Type>
   struct uses {
     static constexpr bool which_has_a_wire_form = wire_type<Type>;
+    static constexpr bool whose_codec_is_included = json_codec_included<Type>;
   };
   template <class Parameter>
   struct takes {

@@ -36,6 +36,25 @@ struct unwired;
 template <class Result, class... P>
 struct unwired<Result, std::tuple<P...>> : first_without_wire_form<Result, P...> {};
 
+// The first of the result and the parameters that crosses through nlohmann
+// (void if none does), and whether its codec is in reach. (A void result
+// is looked at as a bool, which needs no codec.)
+template <class Result, class Params>
+struct through_nlohmann;
+template <class Result, class... P>
+struct through_nlohmann<Result, std::tuple<P...>>
+    : first_part_of_kind<
+          type_list<>, nlohmann_kinds,
+          std::tuple<std::conditional_t<std::is_void_v<Result>, bool, Result>,
+                     std::remove_cvref_t<P>...>> {};
+template <class Traits>
+using nlohmann_part_of =
+    typename through_nlohmann<typename Traits::result, typename Traits::params>::type;
+template <class Type>
+inline constexpr bool codec_in_reach = json_codec_included<Type>;
+template <>
+inline constexpr bool codec_in_reach<void> = true;
+
 // The first parameter taken by non-const reference (void if there is none).
 template <class Tuple>
 struct first_by_reference {
@@ -92,6 +111,13 @@ constexpr bool check_method() {
     LP_DETAIL_NO_WIRE_FORM(refused_pointer, LP_DETAIL_WHY_POINTER);
     LP_DETAIL_NO_WIRE_FORM(none, LP_DETAIL_WHY_NONE);
 #undef LP_DETAIL_NO_WIRE_FORM
+    return false;
+  } else if constexpr (!codec_in_reach<nlohmann_part_of<traits>>) {
+    static_assert(
+        method<Pointer>::template uses<nlohmann_part_of<traits>>::whose_codec_is_included,
+        "LP_SERVICE(T, m): a parameter or the return type of T::m crosses the wire through "
+        "nlohmann_json (T::m and the type are named beside this message): "
+        LP_DETAIL_WHY_JSON_HEADER ", above LP_SERVICE");
     return false;
   } else if constexpr (!traits::params_by_value) {
     using reference = typename first_by_reference<typename traits::declared_params>::type;

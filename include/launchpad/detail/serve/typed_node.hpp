@@ -173,8 +173,12 @@ struct method_table {
         const auto& types = signature<M>::types;
         add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
                    batching_of<M>());
-        out.invoke.push_back(&detail::invoke<T, M>);
-        out.make_queue.push_back(&detail::make_queue<T, M>);
+        // A method LP_SERVICE refused (its message is already out) is not
+        // instantiated, so that its message stands alone.
+        if constexpr (check_method<T, M>()) {
+          out.invoke.push_back(&detail::invoke<T, M>);
+          out.make_queue.push_back(&detail::make_queue<T, M>);
+        }
       });
       return out;
     }();
@@ -236,7 +240,7 @@ class typed_node final : public node_instance {
 
   void count_batches(node_metrics& metrics) override {
     for (std::size_t i = 0; i < queues_.size(); ++i)
-      if (queues_[i]) queues_[i]->sizes = &metrics.method(i).batch_sizes;
+      if (queues_[i]) queues_[i]->calls = &metrics.method(i);
   }
 
  private:

@@ -333,50 +333,70 @@ struct tuple_elements<std::pair<A, B>> {
   using type = std::tuple<A, B>;
 };
 
-// The first of T and the types it holds that does not cross, or void.
+// The first of T and the types it holds whose kind Wanted picks, or void.
 // Seen lists the Hana structs being looked into, so that a recursive type
 // (a struct holding a std::vector of itself) ends the search.
-template <class T, class Seen>
-struct offender;
+template <class T, class Seen, class Wanted>
+struct part_of_kind;
 
-template <class Seen, class Tuple>
-struct first_offender {
+template <class Seen, class Wanted, class Tuple>
+struct first_part_of_kind {
   using type = void;
 };
-template <class Seen, class Head, class... Tail>
-struct first_offender<Seen, std::tuple<Head, Tail...>> {
-  using head = typename offender<Head, Seen>::type;
-  using type =
-      std::conditional_t<std::is_void_v<head>,
-                         typename first_offender<Seen, std::tuple<Tail...>>::type, head>;
+template <class Seen, class Wanted, class Head, class... Tail>
+struct first_part_of_kind<Seen, Wanted, std::tuple<Head, Tail...>> {
+  using head = typename part_of_kind<Head, Seen, Wanted>::type;
+  using type = std::conditional_t<
+      std::is_void_v<head>,
+      typename first_part_of_kind<Seen, Wanted, std::tuple<Tail...>>::type, head>;
 };
 
-template <class T, class... Seen>
-struct offender<T, type_list<Seen...>> {
+template <class T, class... Seen, class Wanted>
+struct part_of_kind<T, type_list<Seen...>, Wanted> {
   static auto find() {
     using U = std::remove_cv_t<T>;
     using seen = type_list<Seen...>;
     constexpr auto kind = wire_kind_of<T>;
-    if constexpr (!crosses(kind))
+    if constexpr (Wanted::picks(kind))
       return std::type_identity<T>{};
+    else if constexpr (!crosses(kind))
+      return std::type_identity<void>{};
     else if constexpr (kind == wire_kind::optional || kind == wire_kind::sequence)
-      return std::type_identity<typename offender<typename U::value_type, seen>::type>{};
+      return std::type_identity<
+          typename part_of_kind<typename U::value_type, seen, Wanted>::type>{};
     else if constexpr (kind == wire_kind::map)
-      return std::type_identity<typename offender<typename U::mapped_type, seen>::type>{};
+      return std::type_identity<
+          typename part_of_kind<typename U::mapped_type, seen, Wanted>::type>{};
     else if constexpr (kind == wire_kind::tuple)
-      return std::type_identity<
-          typename first_offender<seen, typename tuple_elements<U>::type>::type>{};
+      return std::type_identity<typename first_part_of_kind<
+          seen, Wanted, typename tuple_elements<U>::type>::type>{};
     else if constexpr (kind == wire_kind::record && !(std::is_same_v<U, Seen> || ...))
-      return std::type_identity<
-          typename first_offender<type_list<Seen..., U>, member_types<U>>::type>{};
+      return std::type_identity<typename first_part_of_kind<
+          type_list<Seen..., U>, Wanted, member_types<U>>::type>{};
     else
       return std::type_identity<void>{};
   }
   using type = typename decltype(find())::type;
 };
 
+struct refused_kinds {
+  static constexpr bool picks(wire_kind kind) { return !crosses(kind); }
+};
+struct nlohmann_kinds {
+  static constexpr bool picks(wire_kind kind) {
+    return kind == wire_kind::json || kind == wire_kind::nlohmann;
+  }
+};
+
+// The innermost type in T that does not cross (the variant in a
+// std::vector<std::variant<...>>), or void.
 template <class T>
-using wire_offender = typename offender<T, type_list<>>::type;
+using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type;
+
+// The first type in T that crosses through nlohmann (lp::json, or a type
+// with its own to_json/from_json), or void.
+template <class T>
+using nlohmann_part = typename part_of_kind<T, type_list<>, nlohmann_kinds>::type;
 
 // Why a type of each refused kind has no wire form, and what to use: the
 // text of wire_diagnosis and of LP_SERVICE's message (service_checks.hpp).

@@ -38,7 +38,7 @@ RANK = {"util": 0, "reflect": 0, "wire": 1, "observe": 1, "call": 2, "serve": 2,
 APART = {("call", "serve"), ("serve", "call")}
 NO_HTTPLIB = {"util", "reflect", "wire", "call", "graph", "public"}
 # Reached by a user's code only through the compiled part.
-COMPILED_ONLY = re.compile(r"launchpad/detail/(serve/(http_server|listener)|run/(node_host|in_process|checkpoints|status_)"
+COMPILED_ONLY = re.compile(r"launchpad/detail/(serve/(http_server|listener)|run/(node_host|node_streams|in_process|checkpoints|status_)"
                            r"|process/|slurm/|implementation)")
 JSON_HEADER = "launchpad/json.hpp"
 INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')

@@ -156,6 +156,31 @@ std::vector<std::string> scenario(const std::string& name, const scratch& dir,
   return args;
 }
 
+// The total in a checkpoint of a LoudTally (a long, as CBOR: a non-negative
+// one here) after the file's four header lines; -1 while there is none.
+long saved_total(const std::string& path) {
+  auto text = file_text(path);
+  std::size_t at = 0;
+  for (int line = 0; line < 4; ++line) {
+    at = text.find('\n', at);
+    if (at == std::string::npos) return -1;
+    ++at;
+  }
+  if (at >= text.size() || static_cast<unsigned char>(text[at]) >> 5 != 0) return -1;
+  unsigned info = static_cast<unsigned char>(text[at]) & 31u;
+  if (info < 24) return info;
+  std::size_t length = info == 24   ? 1
+                       : info == 25 ? 2
+                       : info == 26 ? 4
+                       : info == 27 ? 8
+                                    : 0;
+  if (length == 0 || at + 1 + length > text.size()) return -1;
+  long total = 0;
+  for (std::size_t i = 1; i <= length; ++i)
+    total = total << 8 | static_cast<unsigned char>(text[at + i]);
+  return total;
+}
+
 std::vector<std::string> sleepers(const scratch& dir, std::vector<std::string> more = {}) {
   return scenario("sleepers", dir, std::move(more));
 }
@@ -377,6 +402,68 @@ TEST_SUITE("slurm") {
     auto status = launcher.exit_code(60s);
     INFO(launcher.output());
     CHECK(status == 0);
+    CHECK(command::job_gone(launcher.job()));
+  }
+
+  TEST_CASE(
+      "kill -9 of a checkpointed node's task: it restarts from its last checkpoint") {
+    scratch dir;
+    auto file = dir.path + "/checkpoints/tally/0.ckpt";
+    command launcher(
+        scenario("tallied", dir, {"--lp_checkpoint_dir=" + dir.path + "/checkpoints"}));
+    for (int round = 1; round <= 2; ++round) {
+      CAPTURE(round);
+      // The adder keeps adding while the tally saves every 100 ms: any
+      // moment is between two checkpoints. Wait for a save of a total this
+      // round's process added to.
+      long before = std::max(saved_total(file), 0L);
+      REQUIRE(eventually([&] { return saved_total(file) > before; }, 60s));
+      std::vector<pid_t> tally;
+      REQUIRE(eventually(
+          [&] {
+            tally.clear();
+            for (pid_t pid : node_processes(dir))
+              if (environ_of(pid, "LP_NODES") == "tally/0") tally.push_back(pid);
+            return tally.size() == 1;
+          },
+          60s));
+      ::kill(tally[0], SIGKILL);
+      // The restart waits a second (or two): the checkpoint read here is the
+      // one it takes.
+      auto restarting = "[lp] node tally/0 killed by signal SIGKILL; restarting it in";
+      REQUIRE(eventually(
+          [&] { return launcher.count(restarting) == static_cast<std::size_t>(round); },
+          60s));
+      long last = saved_total(file);
+      REQUIRE(last > 0);
+      auto restored = "[tally/0] restored a total of ";
+      REQUIRE(eventually(
+          [&] { return launcher.count(restored) == static_cast<std::size_t>(round); },
+          60s));
+      auto output = launcher.output();
+      auto at = output.rfind(restored) + std::string(restored).size();
+      INFO(output);
+      CHECK(std::stol(output.substr(at, output.find('\n', at) - at)) == last);
+    }
+    ::kill(launcher.pid, SIGINT);
+    auto status = launcher.exit_code(60s);
+    INFO(launcher.output());
+    CHECK(status == std::optional<int>(0));
+    CHECK(command::job_gone(launcher.job()));
+  }
+
+  TEST_CASE(
+      "a run() that deadlocks itself past its health_timeout: the job fails, naming it") {
+    scratch dir;
+    command launcher(scenario("stuck", dir));
+    auto status = launcher.exit_code(60s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+    CHECK(output.find(
+              "[lp] node stuck/0 failed: hung: its run() made no sign of progress") !=
+          std::string::npos);
     CHECK(command::job_gone(launcher.job()));
   }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
+#include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 #include <vector>
@@ -64,17 +65,37 @@ inline node_context context() {
 // a signal handler thread), every program running in this process.
 LP_API void stop();
 
-inline bool stop_requested() { return detail::launch_of_caller("lp::stop_requested()")->stop_requested(); }
+inline bool stop_requested() {
+  detail::sign_of_life();
+  return detail::launch_of_caller("lp::stop_requested()")->stop_requested();
+}
+
+// Tells the launch that the run() calling it makes progress, for its group's
+// health_timeout (docs/launching.md, "Fault tolerance"): a run() that goes
+// that long without a sign is taken for hung. Calls through lp::client,
+// lp::stop_requested() and lp::metrics are signs already, and a wait in
+// lp::wait_for_stop() or lp::wait_for_runs() never looks hung; this is for
+// a run() that works long without any of them. Cheap (a load and a store);
+// counts only on run()'s own thread, and does nothing elsewhere.
+inline void heartbeat() noexcept {
+  detail::sign_of_life();
+}
 
 // Waits until the program is asked to stop, at most `timeout`. Returns true
 // if it was.
 template <class Rep, class Period>
 bool wait_for_stop(std::chrono::duration<Rep, Period> timeout) {
-  return detail::launch_of_caller("lp::wait_for_stop()")
-      ->wait_for_stop(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  auto launch = detail::launch_of_caller("lp::wait_for_stop()");
+  detail::library_wait waiting;
+  return launch->wait_for_stop(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
 }
 
-inline void wait_for_stop() { detail::launch_of_caller("lp::wait_for_stop()")->wait_for_stop(); }
+inline void wait_for_stop() {
+  auto launch = detail::launch_of_caller("lp::wait_for_stop()");
+  detail::library_wait waiting;
+  launch->wait_for_stop();
+}
 
 // Waits until the run() of every node named (a group's name or a node's
 // label) has returned; false if the program stops first. Under every launch
@@ -82,7 +103,9 @@ inline void wait_for_stop() { detail::launch_of_caller("lp::wait_for_stop()")->w
 // lp::wait_for_runs("actors") or lp::wait_for_runs({"actors", "learner"}).
 // A node restarted after its run() returned does not make it pending again.
 inline bool wait_for_runs(const std::vector<std::string>& names) {
-  return detail::launch_of_caller("lp::wait_for_runs()")->wait_for_runs(names);
+  auto launch = detail::launch_of_caller("lp::wait_for_runs()");
+  detail::library_wait waiting;
+  return launch->wait_for_runs(names);
 }
 inline bool wait_for_runs(const char* name) {
   return wait_for_runs(std::vector<std::string>{name});

@@ -12,10 +12,12 @@
 // its constructor), made on first use. A name is letters, digits and _, not
 // starting with a digit, lp_ or __; a bad one, or one the node already uses
 // for another kind, throws lp::usage_error. Constructing one looks the name
-// up; keep it to record often.
+// up; keep it to record often. Recording from run() is a sign of its
+// progress, for its group's health_timeout (lp::heartbeat()).
 
 #include <atomic>
 #include <launchpad/detail/observe/user_metrics.hpp>
+#include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 #include <string_view>
@@ -33,6 +35,7 @@ class counter {
           "): a counter only goes up; use lp::metrics::gauge for a figure that "
           "goes down");
     figure_->value.fetch_add(amount, std::memory_order_relaxed);
+    detail::sign_of_life();
   }
   double value() const { return figure_->value.load(std::memory_order_relaxed); }
 
@@ -44,7 +47,10 @@ class counter {
 class gauge {
  public:
   explicit gauge(std::string_view name) : figure_(&detail::user_gauge(name)) {}
-  void set(double value) { figure_->value.store(value, std::memory_order_relaxed); }
+  void set(double value) {
+    figure_->value.store(value, std::memory_order_relaxed);
+    detail::sign_of_life();
+  }
   double value() const { return figure_->value.load(std::memory_order_relaxed); }
 
  private:
@@ -56,7 +62,10 @@ class gauge {
 class series {
  public:
   explicit series(std::string_view name) : series_(&detail::user_series_named(name)) {}
-  void record(double value) { detail::record_in_series(*series_, value); }
+  void record(double value) {
+    detail::record_in_series(*series_, value);
+    detail::sign_of_life();
+  }
 
  private:
   detail::user_series* series_;

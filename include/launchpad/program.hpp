@@ -53,7 +53,8 @@ struct group_settings {
   // only when they stop.
   std::chrono::milliseconds checkpoint_interval{0};
   // A node whose calls wait longer than this for the one before them (a
-  // handler that never returns) is taken for hung; zero: never.
+  // handler that never returns), or whose run() makes no sign of progress
+  // that long (lp::heartbeat()), is taken for hung; zero: never.
   std::chrono::milliseconds health_timeout{0};
   bool pin_cores = false;  // resources() was given: local launches pin to its cpus
   std::map<std::string, std::string> env;  // added to each process's environment
@@ -307,10 +308,14 @@ class node_group {
   }
 
   // Takes a node of this group for hung when a call has waited `timeout` for
-  // the node's handlers (one stuck, or a node that called itself): its
-  // process ends, and counts as failed (restart_on_failure applies). Set it
-  // above the longest a handler may rightly take. Applies to launches that
-  // run processes (docs/launching.md, "Fault tolerance").
+  // the node's handlers (one stuck, or a node that called itself), or when
+  // its run() has made no sign of progress for `timeout` (no call, no
+  // lp::stop_requested(), no metric, no lp::heartbeat(); while it waits in
+  // a call or in lp::wait_for_stop() it counts as alive): its process
+  // ends, and counts as failed (restart_on_failure applies). Set it above
+  // the longest a handler, or a step of run() between two signs, may rightly
+  // take. Applies to launches that run processes (docs/launching.md, "Fault
+  // tolerance").
   node_group& health_timeout(std::chrono::milliseconds timeout) {
     if (timeout.count() <= 0)
       throw graph_error("group '" + name_ +

@@ -2066,9 +2066,11 @@ LP_API json json_of_written(std::string_view bytes) {
 
 namespace lp::detail {
 
-// The exit status of a node process that ended itself for a hung node
-// (its group's health_timeout), for its launcher to say so.
+// The exit statuses of a node process that ended itself for a hung node
+// (its group's health_timeout), for its launcher to say which part hung: a
+// handler, or run().
 inline constexpr int hung_exit_status = 124;
+inline constexpr int hung_run_exit_status = 125;
 class node_metrics;
 
 // What a node can ask about itself through lp::context().
@@ -3289,6 +3291,109 @@ call_result<Caller, Method> proxy_rejected_call() {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/util/run_progress.hpp ----
+
+
+namespace lp::detail {
+
+// The signs of life of one node's run(), for its group's health_timeout.
+// A run() that loops forever is no hang as long as it keeps touching the
+// library (a call, lp::stop_requested(), a metric, lp::heartbeat()); one
+// that waits in the library (a call, lp::wait_for_stop()) is not silent
+// either: what it waits for is watched apart (the callee's own
+// health_timeout, the call's deadline, the stop).
+class run_progress {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // These run on run()'s own thread, the only one that writes: a sign is a
+  // load and a store, no clock read and no locked instruction, so a call
+  // or a metric may make one each time.
+  void begin() noexcept {
+    sign();
+    running_.store(true, std::memory_order_relaxed);
+  }
+  void end() noexcept { running_.store(false, std::memory_order_relaxed); }
+  void sign() noexcept { add(signs_, 1); }
+  void enter_wait() noexcept { add(waits_, 1); }
+  void leave_wait() noexcept {
+    sign();
+    add(waits_, ~std::uint64_t{0});  // minus one, modulo 2^64
+  }
+
+  // For the watchdog alone, which asks often (a few times per
+  // health_timeout): how long it has seen run() make no sign. Zero while
+  // run() waits in the library, before it starts and after it returned.
+  clock::duration silence(clock::time_point now) noexcept {
+    auto signs = signs_.load(std::memory_order_relaxed);
+    if (!running_.load(std::memory_order_relaxed) ||
+        waits_.load(std::memory_order_relaxed) != 0 || signs != seen_signs_) {
+      seen_signs_ = signs;
+      quiet_since_ = now;
+    }
+    return now - quiet_since_;
+  }
+
+ private:
+  static void add(std::atomic<std::uint64_t>& count, std::uint64_t n) noexcept {
+    count.store(count.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+
+  std::atomic<bool> running_{false};
+  std::atomic<std::uint64_t> waits_{0};
+  std::atomic<std::uint64_t> signs_{0};
+  // The watchdog's own: the signs it saw last, and since when it has.
+  std::uint64_t seen_signs_ = 0;
+  clock::time_point quiet_since_{};
+};
+
+// The progress of the run() this thread runs; null on any other thread (a
+// handler's, main's, or one run() started), whose signs do not count.
+inline run_progress*& this_threads_run() {
+  thread_local run_progress* progress = nullptr;
+  return progress;
+}
+
+inline void sign_of_life() noexcept {
+  if (auto* progress = this_threads_run()) progress->sign();
+}
+
+// Marks a run() that waits in the library for as long as it does.
+class library_wait {
+ public:
+  library_wait() noexcept : progress_(this_threads_run()) {
+    if (progress_) progress_->enter_wait();
+  }
+  library_wait(const library_wait&) = delete;
+  library_wait& operator=(const library_wait&) = delete;
+  ~library_wait() {
+    if (progress_) progress_->leave_wait();
+  }
+
+ private:
+  run_progress* progress_;
+};
+
+// Makes this thread's signs count for `progress` while a run() runs on it.
+class watched_run {
+ public:
+  explicit watched_run(run_progress& progress) noexcept : progress_(progress) {
+    this_threads_run() = &progress_;
+    progress_.begin();
+  }
+  watched_run(const watched_run&) = delete;
+  watched_run& operator=(const watched_run&) = delete;
+  ~watched_run() {
+    progress_.end();
+    this_threads_run() = nullptr;
+  }
+
+ private:
+  run_progress& progress_;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/util/thread_pool.hpp ----
 
 #include <deque>
@@ -3511,8 +3616,10 @@ struct call_access {
   // to their large arrays rather than copy them. One body per method and
   // thread: a direct call runs the node's method on this thread, and a call
   // that method makes must not write over the body of the call running it.
+  // A run() waiting for the call is not hung: the call has its deadline.
   template <class Method, class... A>
   static typename signature<Method>::result call_sync(const caller& from, A&&... args) {
+    library_wait waiting;
     auto& body = cbor::gathered::of_this_thread<Method>();
     encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
                                                std::forward<A>(args)...);
@@ -3527,6 +3634,7 @@ struct call_access {
   template <class Method, class... A>
   static std::future<typename signature<Method>::result> call_async(const caller& from,
                                                                     A&&... args) {
+    sign_of_life();
     auto deadline = call_deadline::from_now(from.lp_deadline_);
     target(from);
     std::string body;
@@ -4286,17 +4394,37 @@ inline node_context context() {
 // a signal handler thread), every program running in this process.
 LP_API void stop();
 
-inline bool stop_requested() { return detail::launch_of_caller("lp::stop_requested()")->stop_requested(); }
+inline bool stop_requested() {
+  detail::sign_of_life();
+  return detail::launch_of_caller("lp::stop_requested()")->stop_requested();
+}
+
+// Tells the launch that the run() calling it makes progress, for its group's
+// health_timeout (docs/launching.md, "Fault tolerance"): a run() that goes
+// that long without a sign is taken for hung. Calls through lp::client,
+// lp::stop_requested() and lp::metrics are signs already, and a wait in
+// lp::wait_for_stop() or lp::wait_for_runs() never looks hung; this is for
+// a run() that works long without any of them. Cheap (a load and a store);
+// counts only on run()'s own thread, and does nothing elsewhere.
+inline void heartbeat() noexcept {
+  detail::sign_of_life();
+}
 
 // Waits until the program is asked to stop, at most `timeout`. Returns true
 // if it was.
 template <class Rep, class Period>
 bool wait_for_stop(std::chrono::duration<Rep, Period> timeout) {
-  return detail::launch_of_caller("lp::wait_for_stop()")
-      ->wait_for_stop(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  auto launch = detail::launch_of_caller("lp::wait_for_stop()");
+  detail::library_wait waiting;
+  return launch->wait_for_stop(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
 }
 
-inline void wait_for_stop() { detail::launch_of_caller("lp::wait_for_stop()")->wait_for_stop(); }
+inline void wait_for_stop() {
+  auto launch = detail::launch_of_caller("lp::wait_for_stop()");
+  detail::library_wait waiting;
+  launch->wait_for_stop();
+}
 
 // Waits until the run() of every node named (a group's name or a node's
 // label) has returned; false if the program stops first. Under every launch
@@ -4304,7 +4432,9 @@ inline void wait_for_stop() { detail::launch_of_caller("lp::wait_for_stop()")->w
 // lp::wait_for_runs("actors") or lp::wait_for_runs({"actors", "learner"}).
 // A node restarted after its run() returned does not make it pending again.
 inline bool wait_for_runs(const std::vector<std::string>& names) {
-  return detail::launch_of_caller("lp::wait_for_runs()")->wait_for_runs(names);
+  auto launch = detail::launch_of_caller("lp::wait_for_runs()");
+  detail::library_wait waiting;
+  return launch->wait_for_runs(names);
 }
 inline bool wait_for_runs(const char* name) {
   return wait_for_runs(std::vector<std::string>{name});
@@ -5356,7 +5486,8 @@ struct group_settings {
   // only when they stop.
   std::chrono::milliseconds checkpoint_interval{0};
   // A node whose calls wait longer than this for the one before them (a
-  // handler that never returns) is taken for hung; zero: never.
+  // handler that never returns), or whose run() makes no sign of progress
+  // that long (lp::heartbeat()), is taken for hung; zero: never.
   std::chrono::milliseconds health_timeout{0};
   bool pin_cores = false;  // resources() was given: local launches pin to its cpus
   std::map<std::string, std::string> env;  // added to each process's environment
@@ -5610,10 +5741,14 @@ class node_group {
   }
 
   // Takes a node of this group for hung when a call has waited `timeout` for
-  // the node's handlers (one stuck, or a node that called itself): its
-  // process ends, and counts as failed (restart_on_failure applies). Set it
-  // above the longest a handler may rightly take. Applies to launches that
-  // run processes (docs/launching.md, "Fault tolerance").
+  // the node's handlers (one stuck, or a node that called itself), or when
+  // its run() has made no sign of progress for `timeout` (no call, no
+  // lp::stop_requested(), no metric, no lp::heartbeat(); while it waits in
+  // a call or in lp::wait_for_stop() it counts as alive): its process
+  // ends, and counts as failed (restart_on_failure applies). Set it above
+  // the longest a handler, or a step of run() between two signs, may rightly
+  // take. Applies to launches that run processes (docs/launching.md, "Fault
+  // tolerance").
   node_group& health_timeout(std::chrono::milliseconds timeout) {
     if (timeout.count() <= 0)
       throw graph_error("group '" + name_ +
@@ -5772,7 +5907,8 @@ LP_API void program::connect(node_info& spec, const std::string& target,
 // its constructor), made on first use. A name is letters, digits and _, not
 // starting with a digit, lp_ or __; a bad one, or one the node already uses
 // for another kind, throws lp::usage_error. Constructing one looks the name
-// up; keep it to record often.
+// up; keep it to record often. Recording from run() is a sign of its
+// progress, for its group's health_timeout (lp::heartbeat()).
 
 
 namespace lp::metrics {
@@ -5788,6 +5924,7 @@ class counter {
           "): a counter only goes up; use lp::metrics::gauge for a figure that "
           "goes down");
     figure_->value.fetch_add(amount, std::memory_order_relaxed);
+    detail::sign_of_life();
   }
   double value() const { return figure_->value.load(std::memory_order_relaxed); }
 
@@ -5799,7 +5936,10 @@ class counter {
 class gauge {
  public:
   explicit gauge(std::string_view name) : figure_(&detail::user_gauge(name)) {}
-  void set(double value) { figure_->value.store(value, std::memory_order_relaxed); }
+  void set(double value) {
+    figure_->value.store(value, std::memory_order_relaxed);
+    detail::sign_of_life();
+  }
   double value() const { return figure_->value.load(std::memory_order_relaxed); }
 
  private:
@@ -5811,7 +5951,10 @@ class gauge {
 class series {
  public:
   explicit series(std::string_view name) : series_(&detail::user_series_named(name)) {}
-  void record(double value) { detail::record_in_series(*series_, value); }
+  void record(double value) {
+    detail::record_in_series(*series_, value);
+    detail::sign_of_life();
+  }
 
  private:
   detail::user_series* series_;
@@ -8568,6 +8711,14 @@ inline void write_all(int fd, const std::string& text) {
   }
 }
 
+// "[label] ", in a colour of its own (by `nth`, the order labels come in)
+// on a terminal.
+inline std::string line_prefix(const std::string& label, std::size_t nth, bool colour) {
+  std::string prefix = "[" + label + "] ";
+  if (!colour) return prefix;
+  return "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+}
+
 // Reads every node's stdout and stderr through pipes and writes each whole
 // line to the launcher's own stdout or stderr, behind a "[label] " prefix
 // (coloured on a terminal). Lines are never cut into one another, and the
@@ -8592,10 +8743,8 @@ class output_pump {
     if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     {
       std::lock_guard lock(mutex_);
-      auto colour = colours_.emplace(label, colours_.size() % 6 + 1).first->second;
-      std::string prefix = "[" + label + "] ";
-      if (colour_) prefix = "\033[1;3" + std::to_string(colour) + "m" + prefix + "\033[0m";
-      streams_.push_back({ends[0], target, label, prefix, {}});
+      auto nth = colours_.emplace(label, colours_.size()).first->second;
+      streams_.push_back({ends[0], target, label, line_prefix(label, nth, colour_), {}});
       ++open_[label];
     }
     wake();
@@ -9227,6 +9376,7 @@ class status_server {
   struct sample {
     double time = 0;
     nlohmann::json figures;  // the node's GET /lp/v1/metrics JSON
+    std::string url;         // where the node answered
   };
   struct history {
     std::deque<sample> samples;  // oldest first, at most kept_samples
@@ -9399,7 +9549,7 @@ LP_API void status_server::poll() {
       if (figures.is_discarded()) continue;
       held.lock();
       auto& samples = histories_[node.label].samples;
-      samples.push_back({status::now_seconds(), std::move(figures)});
+      samples.push_back({status::now_seconds(), std::move(figures), node.url});
       if (samples.size() > kept_samples) samples.pop_front();
     }
     lock.lock();
@@ -9427,6 +9577,10 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
       break;
     }
   double span = last.time - before->time;
+  // The node's own process id, on its host: under Slurm the launcher's
+  // child is srun, on the supervisor's. Until a restarted node answers, the
+  // figures are its old process's, and the launcher's pid holds.
+  if (last.url == node.url) out["pid"] = figures.value("pid", node.pid);
   out["host"] = figures.value("host", "");
   out["resident_bytes"] = figures.value("resident_bytes", 0.0);
   out["threads"] = figures.value("threads", 0);
@@ -10098,6 +10252,9 @@ class process_launch {
                         : WIFEXITED(status) && WEXITSTATUS(status) == hung_exit_status
                             ? "hung: a call waited past its group's health_timeout, and "
                               "its process was ended"
+                        : WIFEXITED(status) && WEXITSTATUS(status) == hung_run_exit_status
+                            ? "hung: its run() made no sign of progress for its group's "
+                              "health_timeout, and its process was ended"
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
@@ -11794,9 +11951,6 @@ class node_host {
     }
     for (auto& node : nodes_) node->server->stop();
     while (!nodes_.empty()) nodes_.pop_back();
-    start_checkpointer();
-    start_watchdog();
-    started_ = true;
     state_->set_runs_waiter({});
     launch_registry::get().remove(state_);
   }
@@ -11815,6 +11969,7 @@ class node_host {
     // steady_clock ticks; 0 when none waits.
     std::atomic<std::chrono::steady_clock::rep> probing_since{0};
     std::thread prober;
+    run_progress progress;  // of its run(), watched with its health_timeout
     std::unique_ptr<node_instance> instance;
     std::unique_ptr<served_node> served;
     std::unique_ptr<http_server> server;
@@ -11889,6 +12044,7 @@ class node_host {
       if (!node->has_run) continue;
       node->runner = std::thread([this, node = node.get(), runnable] {
         node_scope scope(node->identity, *state_);
+        watched_run watched(node->progress);
         try {
           node->instance->run();
         } catch (const stopping&) {
@@ -11980,9 +12136,11 @@ class node_host {
   }
 
   // A prober per watched node waits for its handlers in turn; the watchdog
-  // ends the process when one has waited past the node's health_timeout. A
-  // hung handler cannot be stopped, nor its thread joined: only the end of
-  // its process frees the node, and its launcher restarts it.
+  // ends the process when one has waited past the node's health_timeout, or
+  // when the node's run() has made no sign of progress that long (until the
+  // program stops: then the termination notice bounds it). A hung handler
+  // or run() cannot be stopped, nor its thread joined: only the end of its
+  // process frees the node, and its launcher restarts it.
   void start_watchdog() {
     using clock = std::chrono::steady_clock;
     auto stopped = [this](std::chrono::milliseconds wait) {
@@ -12003,19 +12161,36 @@ class node_host {
       });
     }
     if (shortest == std::chrono::milliseconds::max()) return;
-    watchdog_ = std::thread([this, shortest, stopped] {
+    auto ms = [](clock::duration d) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    };
+    watchdog_ = std::thread([this, shortest, stopped, ms] {
       do {
         for (auto& node : nodes_) {
+          if (node->health_timeout.count() <= 0) continue;
           auto since = node->probing_since.load();
-          if (node->health_timeout.count() <= 0 || since == 0) continue;
-          auto waited = clock::now() - clock::time_point(clock::duration(since));
-          if (waited < node->health_timeout) continue;
-          std::cerr
-              << "[lp] node " << node->identity.label << " hung: a call waited "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
-              << " ms for its handlers, past its group's health_timeout of "
-              << node->health_timeout.count() << " ms; ending its process" << std::endl;
-          std::_Exit(hung_exit_status);
+          auto waited = since == 0
+                            ? clock::duration::zero()
+                            : clock::now() - clock::time_point(clock::duration(since));
+          if (waited >= node->health_timeout) {
+            std::cerr << "[lp] node " << node->identity.label << " hung: a call waited "
+                      << ms(waited)
+                      << " ms for its handlers, past its group's health_timeout of "
+                      << node->health_timeout.count() << " ms; ending its process"
+                      << std::endl;
+            std::_Exit(hung_exit_status);
+          }
+          auto silence = node->progress.silence(clock::now());
+          if (silence >= node->health_timeout && !state_->stop_requested()) {
+            std::cerr << "[lp] node " << node->identity.label
+                      << " hung: its run() made no "
+                      << "sign of progress (a call, lp::stop_requested(), a metric, "
+                         "lp::heartbeat()) for "
+                      << ms(silence) << " ms, past its group's health_timeout of "
+                      << node->health_timeout.count() << " ms; ending its process"
+                      << std::endl;
+            std::_Exit(hung_run_exit_status);
+          }
         }
       } while (!stopped(shortest / 4));
     });
@@ -12278,6 +12453,148 @@ LP_API std::vector<pid_t> process_controller::pids() const { return launch_->pid
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+
+// ---- launchpad/detail/run/node_streams.hpp ----
+
+// Under local_mt every node is a thread of the launcher's process, and they
+// all write to its one terminal. What a node writes to std::cout, std::cerr
+// and std::clog comes out as under local_mp: in whole lines behind
+// "[label] ", its last lines kept for the status page. Of all the ways to
+// write, only these streams can be given a buffer of ours, which asks the
+// writing thread whose code it runs (its node_scope: a run(), a handler, a
+// constructor). printf, write(2) on fd 1 or 2, and threads a node starts
+// itself bypass it (docs/observability.md).
+
+#include <unistd.h>
+
+#include <deque>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <streambuf>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+class node_streams {
+ public:
+  // Takes over `streams` for the nodes of launches of `policy`: construct
+  // it before those nodes start, destroy it after they all ended, while no
+  // other thread writes to the streams (their buffers change hands).
+  explicit node_streams(std::string policy,
+                        const std::vector<std::ostream*>& streams = {&std::cout,
+                                                                     &std::cerr,
+                                                                     &std::clog})
+      : policy_(std::move(policy)), colour_(::isatty(1) && ::isatty(2)) {
+    for (auto* stream : streams) {
+      buffers_.emplace_back(std::make_unique<buffer>(*this, stream->rdbuf()));
+      stream->rdbuf(buffers_.back().get());
+      streams_.push_back(stream);
+    }
+  }
+  node_streams(const node_streams&) = delete;
+  node_streams& operator=(const node_streams&) = delete;
+  // Gives the streams back; a line a node left unfinished ends here.
+  ~node_streams() {
+    for (std::size_t i = 0; i < streams_.size(); ++i)
+      streams_[i]->rdbuf(buffers_[i]->original);
+    std::lock_guard lock(mutex_);
+    for (auto& [key, partial] : partial_) {
+      auto* which = std::get<buffer*>(key);
+      std::string out;
+      add(std::get<std::string>(key), partial, out);
+      which->original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+      which->original->pubsync();
+    }
+  }
+
+  // The last lines the node wrote, oldest first (at most
+  // output_pump::kept_lines).
+  std::vector<std::string> last_lines(const std::string& label) const {
+    std::lock_guard lock(mutex_);
+    auto lines = recent_.find(label);
+    if (lines == recent_.end()) return {};
+    return {lines->second.begin(), lines->second.end()};
+  }
+
+ private:
+  // A stream's buffer while it is taken over. It has no buffer area of its
+  // own, so that every write reaches xsputn or overflow, where a lock
+  // keeps the threads apart.
+  struct buffer : std::streambuf {
+    buffer(node_streams& owner, std::streambuf* was) : original(was), owner_(owner) {}
+    std::streambuf* const original;
+
+   protected:
+    std::streamsize xsputn(const char* text, std::streamsize n) override {
+      const auto* label = owner_.writing_node();
+      if (!label) return original->sputn(text, n);
+      owner_.write(*this, *label, std::string_view(text, static_cast<std::size_t>(n)));
+      return n;
+    }
+    int_type overflow(int_type c) override {
+      if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+      char one = traits_type::to_char_type(c);
+      return xsputn(&one, 1) == 1 ? c : traits_type::eof();
+    }
+    // A flush reaches the terminal; a node's unfinished line waits for its
+    // end, so that lines are never cut into one another.
+    int sync() override { return original->pubsync(); }
+
+   private:
+    node_streams& owner_;
+  };
+
+  const std::string* writing_node() const {
+    const auto* node = this_thread_node().identity;
+    return node && node->launch == policy_ ? &node->label : nullptr;
+  }
+
+  void write(buffer& which, const std::string& label, std::string_view text) {
+    std::lock_guard lock(mutex_);
+    auto key = std::make_tuple(std::this_thread::get_id(), &which, label);
+    auto& partial = partial_[key];
+    partial.append(text);
+    std::string out;
+    std::size_t start = 0;
+    for (auto newline = partial.find('\n'); newline != std::string::npos;
+         newline = partial.find('\n', start)) {
+      add(label, partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    partial.erase(0, start);
+    if (partial.empty()) partial_.erase(key);
+    if (!out.empty())
+      which.original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+
+  void add(const std::string& label, const std::string& line, std::string& out) {
+    auto nth = colours_.emplace(label, colours_.size()).first->second;
+    out += line_prefix(label, nth, colour_) + line + "\n";
+    auto& lines = recent_[label];
+    lines.push_back(line);
+    if (lines.size() > output_pump::kept_lines) lines.pop_front();
+  }
+
+  const std::string policy_;
+  const bool colour_;
+  std::vector<std::ostream*> streams_;
+  std::vector<std::unique_ptr<buffer>> buffers_;
+  mutable std::mutex mutex_;
+  // What a thread wrote of a line not yet ended, by thread, stream and node
+  // (a direct call runs the callee's handler on the caller's thread).
+  std::map<std::tuple<std::thread::id, buffer*, std::string>, std::string> partial_;
+  std::map<std::string, std::size_t> colours_;
+  std::map<std::string, std::deque<std::string>> recent_;
+};
+
+}  // namespace lp::detail
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12288,9 +12605,9 @@ namespace lp {
 namespace detail {
 
 // What the status page shows of nodes that are all threads of this process.
-inline status_server::source node_states(node_host& launch) {
+inline status_server::source node_states(node_host& launch, const node_streams& streams) {
   auto state = launch.shared_state();
-  return [state, urls = launch.urls()] {
+  return [state, urls = launch.urls(), &streams] {
     auto failed = state->failure() ? state->failed_node() : std::string();
     auto summary = failed.empty() ? std::string() : state->failure_summary();
     std::vector<node_status> out;
@@ -12303,6 +12620,7 @@ inline status_server::source node_states(node_host& launch) {
                    : state->stop_requested() ? "stopped"
                                              : "serving";
       if (label == failed) node.failure = summary;
+      node.last_lines = streams.last_lines(label);
       out.push_back(std::move(node));
     }
     return out;
@@ -12312,6 +12630,12 @@ inline status_server::source node_states(node_host& launch) {
 // Runs the program to its end in this process; returns the exit status.
 LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
                           transport_kind transport, const launch_flags& flags) {
+  // The nodes share this process's terminal: their std::cout and std::cerr
+  // lines are told apart as under local_mp. First and last: no other
+  // thread (the signals' one) writes while the streams change hands.
+  std::unique_ptr<node_streams> streams;
+  if (policy == local_multi_threading::flag)
+    streams = std::make_unique<node_streams>(std::string(policy));
   std::unique_ptr<stop_on_signals> signals;
   if (handle_signals)
     signals = std::make_unique<stop_on_signals>(
@@ -12343,8 +12667,9 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
     if (policy == local_multi_threading::flag)
-      page = start_status_page(graph, std::string(policy), run_dir.secret(),
-                               run_dir.path(), flags.status_port, node_states(launch));
+      page =
+          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
+                            flags.status_port, node_states(launch, *streams));
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);

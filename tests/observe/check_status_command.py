@@ -1,7 +1,8 @@
 """program --lp_status=RUN_DIR [--lp_json] against a running launch, under
 local_mt and local_mp: every node listed, serving, with the calls the test
-made and the figures the nodes record; and what it says of a directory that
-is no run directory.
+made, the figures the nodes record and the last lines they wrote (under
+local_mt, through std::cout and std::cerr, from a run() and a handler); and
+what it says of a directory that is no run directory.
 """
 
 import json
@@ -34,7 +35,9 @@ def check(policy):
             nodes = {n["label"]: n for n in json.loads(out)["nodes"]}
             calls = [m["calls"] for m in nodes.get("counter", {}).get("methods", []) if m["name"] == "add"]
             ready = (sorted(nodes) == sorted(LABELS) and all(n["state"] == "serving" for n in nodes.values())
-                     and calls == [5] and "ticks" in nodes["recorder"].get("counters", {}))
+                     and calls == [5] and "ticks" in nodes["recorder"].get("counters", {})
+                     and nodes["counter"]["last_lines"].count("add(2)") == 5
+                     and any("<img src=x" in line for line in nodes["recorder"]["last_lines"]))
             return ready and nodes
         nodes = wait_until(f"{policy}: --lp_status --lp_json lists every node with its calls", listed, 30)
         assert json.loads(status_of(run_dir, "--lp_json")[1])["policy"] == policy
@@ -44,6 +47,8 @@ def check(policy):
             assert any(line.split()[:2] == [label, "serving"] for line in table.splitlines()), table
         assert "ticks=" in table and "wave=" in table, table
         assert secret not in table
+        # Each line once, behind its node's prefix, as the terminal shows it.
+        assert launched.output().count("[counter] add(2)\n") == 5, launched.output()
         print(f"{policy}: --lp_status lists {len(nodes)} nodes\n{table}")
     finally:
         launched.stop()

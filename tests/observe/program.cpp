@@ -1,8 +1,10 @@
 // The program the observability tests run (tests/observe/*.py): a counter the
-// tests call, a recorder whose run() records a series, a counter and a gauge
-// and prints a log line with HTML in it (which the status page must show as
-// text), and a group of workers that call the recorder, so that the graph
-// has edges and groups.
+// tests call, which logs each call on std::cerr from its handler, a recorder
+// whose run() records a series, a counter and a gauge and prints a log line
+// with HTML in it on std::cout (which the status page must show as text),
+// and a group of workers that call the recorder, so that the graph has edges
+// and groups. Under local_mt too the page shows both nodes' lines: they
+// write through the C++ streams.
 //
 //   observe_program [--lp_launch=local_mp] [--lp_... flags]
 //
@@ -10,13 +12,16 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
+#include <iostream>
 #include <launchpad/launchpad.hpp>
 
 namespace observe {
 
 struct Counter {
-  long add(long x) { return total += x; }
+  long add(long x) {
+    std::cerr << "add(" << x << ")" << std::endl;
+    return total += x;
+  }
   long total = 0;
 };
 LP_SERVICE(Counter, add);
@@ -24,10 +29,9 @@ LP_SERVICE(Counter, add);
 struct Recorder {
   long ping() { return ++pings; }
   void run() {
-    std::printf(
-        "<img src=x onerror=\"document.body.dataset.pwned='yes'\"><script>"
-        "document.body.dataset.pwned='yes'</script> & friends\n");
-    std::fflush(stdout);
+    std::cout << "<img src=x onerror=\"document.body.dataset.pwned='yes'\"><script>"
+                 "document.body.dataset.pwned='yes'</script> & friends"
+              << std::endl;
     lp::metrics::series wave("wave");
     lp::metrics::counter ticks("ticks");
     for (int i = 0; !lp::wait_for_stop(std::chrono::milliseconds(100)); ++i) {

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <launchpad/launchpad.hpp>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -177,6 +178,34 @@ struct Tally {
 };
 LP_SERVICE(Tally, add, get);
 
+// A Tally that says what it restored, for tests that see only the output
+// of a launch (a Slurm job's).
+struct LoudTally {
+  long add(long x) { return total += x; }
+  long lp_save() const { return total; }
+  void lp_restore(long saved) {
+    total = saved;
+    std::cout << "restored a total of " << saved << std::endl;
+  }
+  long total = 0;
+};
+LP_SERVICE(LoudTally, add);
+
+// Adds 1 to the tally every 2 ms until the program stops, on through the
+// tally's restarts (a call the restart cut off is let go).
+struct Adder {
+  lp::client<LoudTally> tally;
+  void run() {
+    while (!lp::wait_for_stop(std::chrono::milliseconds(2))) {
+      try {
+        tally.add(1);
+      } catch (const lp::transport_error&) {
+      }
+    }
+  }
+};
+LP_SERVICE(Adder);
+
 // A large state saved all the time, for kills in the middle of a save: the
 // first element counts the changes.
 struct Ballast {
@@ -229,6 +258,44 @@ inline int Knot::tie() {
   return self->ping();
 }
 
+// Deadlocks itself in run(): it holds a lock while it waits for a thread
+// that needs that lock. Counts its starts in `dir`/stuck.starts.
+struct Stuck {
+  std::string dir;
+  void run() {
+    std::string path = dir + "/stuck.starts";
+    int starts = 0;
+    std::ifstream(path) >> starts;
+    touch(path, std::to_string(++starts));
+    std::mutex mutex;
+    std::lock_guard lock(mutex);
+    std::thread([&mutex] { std::lock_guard never(mutex); }).join();
+  }
+};
+LP_SERVICE(Stuck);
+
+// Works in run() for 3 s, longer than its group's health_timeout, without
+// a call, a metric or a stop check, only with lp::heartbeat() between its
+// steps; then writes `dir`/beating.done.
+struct Beating {
+  std::string dir;
+  void run() {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      lp::heartbeat();
+    }
+    touch(dir + "/beating.done");
+  }
+};
+LP_SERVICE(Beating);
+
+// Its run() only waits for the stop: no hang, however long it waits.
+struct Patient {
+  void run() { lp::wait_for_stop(); }
+};
+LP_SERVICE(Patient);
+
 // The graph named `name`; `dir` is a directory the nodes may write to.
 inline void make(lp::program& p, const std::string& name, const std::string& dir) {
   if (name == "counter") {
@@ -271,6 +338,14 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
         .restart_on_failure(5, std::chrono::milliseconds(50))
         .checkpoint_every(std::chrono::milliseconds(100))
         .add_node<Tally>();
+  } else if (name == "tallied") {
+    // A restart waits a second: long enough for a test to read the
+    // checkpoint the restart will take, before the new process saves again.
+    auto tally = p.group("tally")
+                     .restart_on_failure(3, std::chrono::seconds(1))
+                     .checkpoint_every(std::chrono::milliseconds(100))
+                     .add_node<LoudTally>();
+    p.add_node<Adder>("adder", tally);
   } else if (name == "ballast") {
     p.group("ballast")
         .restart_on_failure(10, std::chrono::milliseconds(10))
@@ -291,6 +366,15 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
       knots.restart_on_failure(1, std::chrono::milliseconds(50));
     auto knot = knots.reserve<Knot>();
     p.define(knot, knot);
+  } else if (name == "stuck" || name == "stuck_restarted") {
+    auto stuck = p.group("stuck").health_timeout(std::chrono::milliseconds(500));
+    if (name == "stuck_restarted")
+      stuck.restart_on_failure(1, std::chrono::milliseconds(50));
+    stuck.add_node<Stuck>(dir);
+  } else if (name == "beating") {
+    auto beating = p.group("beating").health_timeout(std::chrono::milliseconds(500));
+    beating.add_node<Beating>(dir);
+    beating.add_node<Patient>();
   } else if (name == "many" || name == "many_colocated") {
     auto many = p.group("many");
     if (name == "many_colocated") many.colocate();

@@ -7,6 +7,7 @@
 #include <launchpad/detail/reflect/call_checks.hpp>
 #include <launchpad/detail/reflect/proxy.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
+#include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/detail/util/thread_pool.hpp>
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/result.hpp>
@@ -75,8 +76,10 @@ struct call_access {
   // to their large arrays rather than copy them. One body per method and
   // thread: a direct call runs the node's method on this thread, and a call
   // that method makes must not write over the body of the call running it.
+  // A run() waiting for the call is not hung: the call has its deadline.
   template <class Method, class... A>
   static typename signature<Method>::result call_sync(const caller& from, A&&... args) {
+    library_wait waiting;
     auto& body = cbor::gathered::of_this_thread<Method>();
     encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
                                                std::forward<A>(args)...);
@@ -91,6 +94,7 @@ struct call_access {
   template <class Method, class... A>
   static std::future<typename signature<Method>::result> call_async(const caller& from,
                                                                     A&&... args) {
+    sign_of_life();
     auto deadline = call_deadline::from_now(from.lp_deadline_);
     target(from);
     std::string body;

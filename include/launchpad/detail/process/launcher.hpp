@@ -579,6 +579,9 @@ class process_launch {
                         : WIFEXITED(status) && WEXITSTATUS(status) == hung_exit_status
                             ? "hung: a call waited past its group's health_timeout, and "
                               "its process was ended"
+                        : WIFEXITED(status) && WEXITSTATUS(status) == hung_run_exit_status
+                            ? "hung: its run() made no sign of progress for its group's "
+                              "health_timeout, and its process was ended"
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";

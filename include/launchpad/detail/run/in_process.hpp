@@ -12,6 +12,7 @@
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/node_host.hpp>
+#include <launchpad/detail/run/node_streams.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/run/status_server.hpp>
@@ -30,9 +31,9 @@ namespace lp {
 namespace detail {
 
 // What the status page shows of nodes that are all threads of this process.
-inline status_server::source node_states(node_host& launch) {
+inline status_server::source node_states(node_host& launch, const node_streams& streams) {
   auto state = launch.shared_state();
-  return [state, urls = launch.urls()] {
+  return [state, urls = launch.urls(), &streams] {
     auto failed = state->failure() ? state->failed_node() : std::string();
     auto summary = failed.empty() ? std::string() : state->failure_summary();
     std::vector<node_status> out;
@@ -45,6 +46,7 @@ inline status_server::source node_states(node_host& launch) {
                    : state->stop_requested() ? "stopped"
                                              : "serving";
       if (label == failed) node.failure = summary;
+      node.last_lines = streams.last_lines(label);
       out.push_back(std::move(node));
     }
     return out;
@@ -54,6 +56,12 @@ inline status_server::source node_states(node_host& launch) {
 // Runs the program to its end in this process; returns the exit status.
 LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
                           transport_kind transport, const launch_flags& flags) {
+  // The nodes share this process's terminal: their std::cout and std::cerr
+  // lines are told apart as under local_mp. First and last: no other
+  // thread (the signals' one) writes while the streams change hands.
+  std::unique_ptr<node_streams> streams;
+  if (policy == local_multi_threading::flag)
+    streams = std::make_unique<node_streams>(std::string(policy));
   std::unique_ptr<stop_on_signals> signals;
   if (handle_signals)
     signals = std::make_unique<stop_on_signals>(
@@ -85,8 +93,9 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
     if (policy == local_multi_threading::flag)
-      page = start_status_page(graph, std::string(policy), run_dir.secret(),
-                               run_dir.path(), flags.status_port, node_states(launch));
+      page =
+          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
+                            flags.status_port, node_states(launch, *streams));
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);

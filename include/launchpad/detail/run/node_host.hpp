@@ -17,6 +17,7 @@
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
+#include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/program.hpp>
 #include <map>
@@ -177,9 +178,6 @@ class node_host {
     }
     for (auto& node : nodes_) node->server->stop();
     while (!nodes_.empty()) nodes_.pop_back();
-    start_checkpointer();
-    start_watchdog();
-    started_ = true;
     state_->set_runs_waiter({});
     launch_registry::get().remove(state_);
   }
@@ -198,6 +196,7 @@ class node_host {
     // steady_clock ticks; 0 when none waits.
     std::atomic<std::chrono::steady_clock::rep> probing_since{0};
     std::thread prober;
+    run_progress progress;  // of its run(), watched with its health_timeout
     std::unique_ptr<node_instance> instance;
     std::unique_ptr<served_node> served;
     std::unique_ptr<http_server> server;
@@ -272,6 +271,7 @@ class node_host {
       if (!node->has_run) continue;
       node->runner = std::thread([this, node = node.get(), runnable] {
         node_scope scope(node->identity, *state_);
+        watched_run watched(node->progress);
         try {
           node->instance->run();
         } catch (const stopping&) {
@@ -363,9 +363,11 @@ class node_host {
   }
 
   // A prober per watched node waits for its handlers in turn; the watchdog
-  // ends the process when one has waited past the node's health_timeout. A
-  // hung handler cannot be stopped, nor its thread joined: only the end of
-  // its process frees the node, and its launcher restarts it.
+  // ends the process when one has waited past the node's health_timeout, or
+  // when the node's run() has made no sign of progress that long (until the
+  // program stops: then the termination notice bounds it). A hung handler
+  // or run() cannot be stopped, nor its thread joined: only the end of its
+  // process frees the node, and its launcher restarts it.
   void start_watchdog() {
     using clock = std::chrono::steady_clock;
     auto stopped = [this](std::chrono::milliseconds wait) {
@@ -386,19 +388,36 @@ class node_host {
       });
     }
     if (shortest == std::chrono::milliseconds::max()) return;
-    watchdog_ = std::thread([this, shortest, stopped] {
+    auto ms = [](clock::duration d) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    };
+    watchdog_ = std::thread([this, shortest, stopped, ms] {
       do {
         for (auto& node : nodes_) {
+          if (node->health_timeout.count() <= 0) continue;
           auto since = node->probing_since.load();
-          if (node->health_timeout.count() <= 0 || since == 0) continue;
-          auto waited = clock::now() - clock::time_point(clock::duration(since));
-          if (waited < node->health_timeout) continue;
-          std::cerr
-              << "[lp] node " << node->identity.label << " hung: a call waited "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
-              << " ms for its handlers, past its group's health_timeout of "
-              << node->health_timeout.count() << " ms; ending its process" << std::endl;
-          std::_Exit(hung_exit_status);
+          auto waited = since == 0
+                            ? clock::duration::zero()
+                            : clock::now() - clock::time_point(clock::duration(since));
+          if (waited >= node->health_timeout) {
+            std::cerr << "[lp] node " << node->identity.label << " hung: a call waited "
+                      << ms(waited)
+                      << " ms for its handlers, past its group's health_timeout of "
+                      << node->health_timeout.count() << " ms; ending its process"
+                      << std::endl;
+            std::_Exit(hung_exit_status);
+          }
+          auto silence = node->progress.silence(clock::now());
+          if (silence >= node->health_timeout && !state_->stop_requested()) {
+            std::cerr << "[lp] node " << node->identity.label
+                      << " hung: its run() made no "
+                      << "sign of progress (a call, lp::stop_requested(), a metric, "
+                         "lp::heartbeat()) for "
+                      << ms(silence) << " ms, past its group's health_timeout of "
+                      << node->health_timeout.count() << " ms; ending its process"
+                      << std::endl;
+            std::_Exit(hung_run_exit_status);
+          }
         }
       } while (!stopped(shortest / 4));
     });

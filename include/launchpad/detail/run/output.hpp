@@ -30,6 +30,14 @@ inline void write_all(int fd, const std::string& text) {
   }
 }
 
+// "[label] ", in a colour of its own (by `nth`, the order labels come in)
+// on a terminal.
+inline std::string line_prefix(const std::string& label, std::size_t nth, bool colour) {
+  std::string prefix = "[" + label + "] ";
+  if (!colour) return prefix;
+  return "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+}
+
 // Reads every node's stdout and stderr through pipes and writes each whole
 // line to the launcher's own stdout or stderr, behind a "[label] " prefix
 // (coloured on a terminal). Lines are never cut into one another, and the
@@ -54,10 +62,8 @@ class output_pump {
     if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     {
       std::lock_guard lock(mutex_);
-      auto colour = colours_.emplace(label, colours_.size() % 6 + 1).first->second;
-      std::string prefix = "[" + label + "] ";
-      if (colour_) prefix = "\033[1;3" + std::to_string(colour) + "m" + prefix + "\033[0m";
-      streams_.push_back({ends[0], target, label, prefix, {}});
+      auto nth = colours_.emplace(label, colours_.size()).first->second;
+      streams_.push_back({ends[0], target, label, line_prefix(label, nth, colour_), {}});
       ++open_[label];
     }
     wake();

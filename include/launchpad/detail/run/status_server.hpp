@@ -68,6 +68,7 @@ class status_server {
   struct sample {
     double time = 0;
     nlohmann::json figures;  // the node's GET /lp/v1/metrics JSON
+    std::string url;         // where the node answered
   };
   struct history {
     std::deque<sample> samples;  // oldest first, at most kept_samples
@@ -240,7 +241,7 @@ LP_API void status_server::poll() {
       if (figures.is_discarded()) continue;
       held.lock();
       auto& samples = histories_[node.label].samples;
-      samples.push_back({status::now_seconds(), std::move(figures)});
+      samples.push_back({status::now_seconds(), std::move(figures), node.url});
       if (samples.size() > kept_samples) samples.pop_front();
     }
     lock.lock();
@@ -268,6 +269,10 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
       break;
     }
   double span = last.time - before->time;
+  // The node's own process id, on its host: under Slurm the launcher's
+  // child is srun, on the supervisor's. Until a restarted node answers, the
+  // figures are its old process's, and the launcher's pid holds.
+  if (last.url == node.url) out["pid"] = figures.value("pid", node.pid);
   out["host"] = figures.value("host", "");
   out["resident_bytes"] = figures.value("resident_bytes", 0.0);
   out["threads"] = figures.value("threads", 0);

@@ -15,9 +15,11 @@
 
 namespace lp::detail {
 
-// The exit status of a node process that ended itself for a hung node
-// (its group's health_timeout), for its launcher to say so.
+// The exit statuses of a node process that ended itself for a hung node
+// (its group's health_timeout), for its launcher to say which part hung: a
+// handler, or run().
 inline constexpr int hung_exit_status = 124;
+inline constexpr int hung_run_exit_status = 125;
 class node_metrics;
 
 // What a node can ask about itself through lp::context().

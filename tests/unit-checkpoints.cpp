@@ -25,10 +25,8 @@ using test_process::scratch;
 
 lp::process_test_options options_for(const std::string& scenario, const scratch& dir,
                                      std::vector<std::string> more = {}) {
-  lp::process_test_options options;
-  options.executable = program_path();
-  options.arguments = {"--scenario=" + scenario, "--dir=" + dir.path,
-                       "--lp_checkpoint_dir=" + dir.path + "/checkpoints"};
+  auto options = test_process::scenario_options(scenario, dir);
+  options.arguments.push_back("--lp_checkpoint_dir=" + dir.path + "/checkpoints");
   for (auto& flag : more) options.arguments.push_back(flag);
   options.termination_notice = std::chrono::seconds(10);
   return options;

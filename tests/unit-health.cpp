@@ -9,20 +9,8 @@
 #include "processes/scenarios.hpp"
 #include "services.hpp"
 
-namespace health {
-using test_process::program_path;
-using test_process::scratch;
-
-lp::process_test_options options_for(const std::string& scenario, const scratch& dir) {
-  lp::process_test_options options;
-  options.executable = program_path();
-  options.arguments = {"--scenario=" + scenario, "--dir=" + dir.path};
-  options.termination_notice = std::chrono::seconds(5);
-  return options;
-}
-}  // namespace health
-
 using test_process::eventually;
+using test_process::scenario_options;
 using test_process::scratch;
 
 TEST_SUITE("health") {
@@ -33,7 +21,7 @@ TEST_SUITE("health") {
       lp::program p("scenario_knot");
       scenarios::make(p, "knot", dir.path);
       auto running =
-          lp::launch<lp::test_multi_processing>(p, health::options_for("knot", dir));
+          lp::launch<lp::test_multi_processing>(p, scenario_options("knot", dir));
       auto knot = running.client(p.find<scenarios::Knot>("knots/0"));
       CHECK_THROWS_AS(knot.with_deadline(std::chrono::seconds(20)).tie(),
                       lp::transport_error);
@@ -51,7 +39,7 @@ TEST_SUITE("health") {
       lp::program p("scenario_knot_restarted");
       scenarios::make(p, "knot_restarted", dir.path);
       auto running = lp::launch<lp::test_multi_processing>(
-          p, health::options_for("knot_restarted", dir));
+          p, scenario_options("knot_restarted", dir));
       auto knot = running.client(p.find<scenarios::Knot>("knots/0"));
       CHECK_THROWS_AS(knot.with_deadline(std::chrono::seconds(20)).tie(),
                       lp::transport_error);
@@ -76,7 +64,7 @@ TEST_SUITE("health") {
     lp::program p("scenario_stuck");
     scenarios::make(p, "stuck", dir.path);
     auto running =
-        lp::launch<lp::test_multi_processing>(p, health::options_for("stuck", dir));
+        lp::launch<lp::test_multi_processing>(p, scenario_options("stuck", dir));
     CHECK_THROWS_AS(running.wait(), lp::node_failure);
     auto summary = running.summary();
     INFO(summary);
@@ -98,7 +86,7 @@ TEST_SUITE("health") {
     lp::program p("scenario_stuck_restarted");
     scenarios::make(p, "stuck_restarted", dir.path);
     auto running = lp::launch<lp::test_multi_processing>(
-        p, health::options_for("stuck_restarted", dir));
+        p, scenario_options("stuck_restarted", dir));
     // Restarted once, it deadlocks again, and that second hang is the failure.
     CHECK_THROWS_AS(running.wait(), lp::node_failure);
     auto summary = running.summary();
@@ -115,7 +103,7 @@ TEST_SUITE("health") {
     lp::program p("scenario_beating");
     scenarios::make(p, "beating", dir.path);
     auto running =
-        lp::launch<lp::test_multi_processing>(p, health::options_for("beating", dir));
+        lp::launch<lp::test_multi_processing>(p, scenario_options("beating", dir));
     auto before = running.pids();
     std::sort(before.begin(), before.end());
     // Beating's run() takes 3 s, six health_timeouts; Patient's waits for

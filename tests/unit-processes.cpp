@@ -53,13 +53,7 @@ void remove_run_dir(const std::string& output, const std::string& expected_prefi
   std::filesystem::remove_all(path);
 }
 
-lp::process_test_options options_for(const std::string& scenario, const scratch& dir) {
-  lp::process_test_options options;
-  options.executable = program_path();
-  options.arguments = {"--scenario=" + scenario, "--dir=" + dir.path};
-  options.termination_notice = std::chrono::seconds(5);
-  return options;
-}
+using test_process::scenario_options;
 
 // 16 actors hammer one node (scenario `hammer`) until the launcher gets
 // SIGTERM at a random moment: every round must end with exit 0, no node
@@ -120,7 +114,7 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_counter");
     scenarios::make(p, "counter", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("counter", dir));
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("counter", dir));
     CHECK(running.pids().size() == 4);
     CHECK(running.wait({"producers"}));
     CHECK(running.client(p.find<scenarios::Counter>("counter")).get() == 300);
@@ -183,7 +177,7 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_sleepers");
     scenarios::make(p, "sleepers", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("sleepers", dir));
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("sleepers", dir));
     auto victim = running.client(p.find<scenarios::Sleeper>("sleepers/1")).ping();
     // The others serve too (their on_stop is registered) before the kill.
     for (const char* other : {"sleepers/0", "sleepers/2"})
@@ -242,7 +236,7 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_spawner");
     scenarios::make(p, "spawner", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("spawner", dir));
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("spawner", dir));
     REQUIRE(mp::eventually([&] { return mp::pid_in(dir, "great-grandchild.pid") > 0; },
                            std::chrono::seconds(30)));
     std::vector<pid_t> descendants{mp::pid_in(dir, "grandchild.pid"), mp::pid_in(dir, "great-grandchild.pid")};
@@ -410,7 +404,7 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_sleepers");
     scenarios::make(p, "sleepers", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("sleepers", dir));
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("sleepers", dir));
     std::map<std::string, std::string> listed;
     REQUIRE(mp::eventually([&] {
       std::ifstream nodes(running.run_dir() + "/nodes");
@@ -425,7 +419,7 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_stopper");
     scenarios::make(p, "stopper", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("stopper", dir));
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("stopper", dir));
     running.wait();
     CHECK(dir.has("sleepers-0.stopped"));
   }
@@ -435,7 +429,7 @@ TEST_SUITE("processes") {
       mp::scratch dir;
       lp::program p("scenario_flaky");
       scenarios::make(p, "flaky", dir.path);  // 2 crashes, 3 restarts allowed
-      auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky", dir));
+      auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky", dir));
       auto flaky = running.client(p.find<scenarios::Flaky>("flaky/0"));
       std::string answer;
       CHECK(mp::eventually([&] {
@@ -466,7 +460,7 @@ TEST_SUITE("processes") {
       std::ofstream(dir.path + "/flaky.starts") << -2;
       lp::program p("scenario_flaky");
       scenarios::make(p, "flaky", dir.path);
-      auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky", dir));
+      auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky", dir));
       CHECK_THROWS_AS(running.wait(), lp::node_failure);
       auto summary = running.summary();
       INFO(summary);
@@ -485,7 +479,7 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_flaky_no_restart");
     scenarios::make(p, "flaky_no_restart", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("flaky_no_restart", dir));
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky_no_restart", dir));
     CHECK_THROWS_AS(running.wait(), lp::node_failure);
     auto summary = running.summary();
     CHECK(summary.find("node flaky/0 failed: exited with status 3") != std::string::npos);
@@ -498,7 +492,7 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_late");
     scenarios::make(p, "late", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for("late", dir));
+    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("late", dir));
     CHECK(running.client(p.find<scenarios::Late>("late")).ping() == 7);
   }
 
@@ -508,7 +502,7 @@ TEST_SUITE("processes") {
       mp::scratch dir;
       lp::program p("scenario_" + scenario);
       scenarios::make(p, scenario, dir.path);
-      auto running = lp::launch<lp::test_multi_processing>(p, mp::options_for(scenario, dir));
+      auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options(scenario, dir));
       CHECK(running.pids().size() == (scenario == "many" ? 64 : 1));
       auto last = running.client(p.find<scenarios::Counter>("many/63"));
       CHECK(last.add(5) == 5);

@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <launchpad/launchpad.hpp>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -149,16 +148,5 @@ struct command {
   bool drained = false;  // the reader saw the pipe's end
   std::thread reader;
 };
-
-// A test_multi_processing launch of one of tests/processes/program.cpp's
-// scenarios, its files under `dir`.
-inline lp::process_test_options scenario_options(const std::string& scenario,
-                                                 const scratch& dir) {
-  lp::process_test_options options;
-  options.executable = program_path();
-  options.arguments = {"--scenario=" + scenario, "--dir=" + dir.path};
-  options.termination_notice = std::chrono::seconds(5);
-  return options;
-}
 
 }  // namespace test_process

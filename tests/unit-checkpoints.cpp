@@ -12,6 +12,7 @@
 #include <random>
 
 #include "command.hpp"
+#include "scenario_launch.hpp"
 #include "processes/scenarios.hpp"
 #include "services.hpp"
 

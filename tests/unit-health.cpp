@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "command.hpp"
+#include "scenario_launch.hpp"
 #include "processes/scenarios.hpp"
 #include "services.hpp"
 

@@ -15,6 +15,7 @@
 #include <launchpad/detail/process/spawn.hpp>
 
 #include "command.hpp"
+#include "scenario_launch.hpp"
 #include "processes/scenarios.hpp"
 #include "services.hpp"
 

@@ -306,7 +306,9 @@ TEST_SUITE("slurm") {
     CHECK(*status == 0);
     CHECK(output.find("[lp] SIGINT: stopping job " + launcher.job()) != std::string::npos);
     CHECK(command::job_gone(launcher.job()));
-    for (pid_t pid : nodes) CHECK(::kill(pid, 0) != 0);
+    // Slurm may call the job gone a moment before its step daemon has reaped
+    // the last node process.
+    for (pid_t pid : nodes) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }, 10s));
     CHECK(eventually([&] { return processes_with("--dir=" + dir.path).empty(); }, 10s));
     for (int i = 0; i < 3; ++i)
       CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));

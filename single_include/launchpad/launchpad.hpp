@@ -547,8 +547,8 @@ struct part_of_kind<T, type_list<Seen...>, Wanted> {
       return std::type_identity<typename first_part_of_kind<
           seen, Wanted, typename tuple_elements<U>::type>::type>{};
     else if constexpr (kind == wire_kind::record && !(std::is_same_v<U, Seen> || ...))
-      return std::type_identity<typename first_part_of_kind<
-          type_list<Seen..., U>, Wanted, member_types<U>>::type>{};
+      return std::type_identity<typename first_part_of_kind<type_list<Seen..., U>, Wanted,
+                                                            member_types<U>>::type>{};
     else
       return std::type_identity<void>{};
   }
@@ -4001,9 +4001,9 @@ constexpr bool check_method() {
   } else if constexpr (!codec_in_reach<nlohmann_part_of<traits>>) {
     static_assert(
         method<Pointer>::template uses<nlohmann_part_of<traits>>::whose_codec_is_included,
-        "LP_SERVICE(T, m): a parameter or the return type of T::m crosses the wire through "
-        "nlohmann_json (T::m and the type are named beside this message): "
-        LP_DETAIL_WHY_JSON_HEADER ", above LP_SERVICE");
+        "LP_SERVICE(T, m): a parameter or the return type of T::m crosses the wire "
+        "through nlohmann_json (T::m and the type are named beside this "
+        "message): " LP_DETAIL_WHY_JSON_HEADER ", above LP_SERVICE");
     return false;
   } else if constexpr (!traits::params_by_value) {
     using reference = typename first_by_reference<typename traits::declared_params>::type;
@@ -4572,9 +4572,8 @@ struct histogram {
   std::array<Count, N + 1> buckets{};
   Count sum{};
 
-  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds)
-    requires std::same_as<Count, tally>
-  {
+  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds) requires
+      std::same_as<Count, tally> {
     std::size_t i = 0;
     while (i < N && value > bounds[i]) ++i;
     buckets[i].add(1);
@@ -4598,7 +4597,7 @@ struct call_figures {
   std::array<Count, call_statuses.size()> by_status{};
   histogram<latency_bounds.size(), Count> latency;
   Count request_bytes{}, reply_bytes{};
-  Count in_flight{};  // calls begun less calls ended
+  Count in_flight{};                                  // calls begun less calls ended
   histogram<batch_bounds.size(), Count> batch_sizes;  // for a batched method
 };
 
@@ -11339,8 +11338,7 @@ struct writer {
       sample(std::string(name) + "_bucket",
              std::string(extra) + sep + "le=\"" + le + "\"", cumulative);
     }
-    sample(std::string(name) + "_sum", extra,
-           static_cast<double>(h.sum) * unit);
+    sample(std::string(name) + "_sum", extra, static_cast<double>(h.sum) * unit);
     sample(std::string(name) + "_count", extra, cumulative);
   }
 };
@@ -11354,7 +11352,8 @@ inline std::string method_label(const node_metrics& metrics, std::size_t i) {
 
 // Each method's figures, added up over the threads that counted them, with
 // "(none)" last.
-inline std::vector<call_figures<std::uint64_t>> method_totals(const node_metrics& metrics) {
+inline std::vector<call_figures<std::uint64_t>> method_totals(
+    const node_metrics& metrics) {
   std::vector<call_figures<std::uint64_t>> totals;
   for (std::size_t i = 0; i <= metrics.method_names().size(); ++i)
     totals.push_back(metrics.method(i).total());
@@ -11398,20 +11397,17 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
-               static_cast<double>(
-                   static_cast<std::int64_t>(totals[i].in_flight)));
+               static_cast<double>(static_cast<std::int64_t>(totals[i].in_flight)));
   w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
-               static_cast<double>(
-                   totals[i].request_bytes));
+               static_cast<double>(totals[i].request_bytes));
   w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
-               static_cast<double>(
-                   totals[i].reply_bytes));
+               static_cast<double>(totals[i].reply_bytes));
   bool batched = false;
   for (std::size_t i = 0; i + 1 < methods; ++i)
     batched = batched || totals[i].batch_sizes.count() > 0;

@@ -1,4 +1,4 @@
-// expect: LP_SERVICE(T, m): a parameter or the return type of T::m crosses the wire through nlohmann_json
+// expect: LP_SERVICE(T, m): a parameter or the return type of T::m crosses
 // expect: method<&Painter::paint>::uses<Pixel>::whose_codec_is_included
 // expect: add #include <launchpad/json.hpp>
 // A type with its own to_json/from_json crosses the wire through nlohmann,
@@ -15,7 +15,9 @@ struct Pixel {
 };
 
 struct Painter {
-  std::vector<Pixel> paint(int n) { return std::vector<Pixel>(static_cast<std::size_t>(n)); }
+  std::vector<Pixel> paint(int n) {
+    return std::vector<Pixel>(static_cast<std::size_t>(n));
+  }
 };
 LP_SERVICE(Painter, paint);
 

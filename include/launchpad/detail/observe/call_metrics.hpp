@@ -73,9 +73,8 @@ struct histogram {
   std::array<Count, N + 1> buckets{};
   Count sum{};
 
-  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds)
-    requires std::same_as<Count, tally>
-  {
+  void add(std::uint64_t value, const std::array<std::uint64_t, N>& bounds) requires
+      std::same_as<Count, tally> {
     std::size_t i = 0;
     while (i < N && value > bounds[i]) ++i;
     buckets[i].add(1);
@@ -99,7 +98,7 @@ struct call_figures {
   std::array<Count, call_statuses.size()> by_status{};
   histogram<latency_bounds.size(), Count> latency;
   Count request_bytes{}, reply_bytes{};
-  Count in_flight{};  // calls begun less calls ended
+  Count in_flight{};                                  // calls begun less calls ended
   histogram<batch_bounds.size(), Count> batch_sizes;  // for a batched method
 };
 

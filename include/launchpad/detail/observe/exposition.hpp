@@ -102,8 +102,7 @@ struct writer {
       sample(std::string(name) + "_bucket",
              std::string(extra) + sep + "le=\"" + le + "\"", cumulative);
     }
-    sample(std::string(name) + "_sum", extra,
-           static_cast<double>(h.sum) * unit);
+    sample(std::string(name) + "_sum", extra, static_cast<double>(h.sum) * unit);
     sample(std::string(name) + "_count", extra, cumulative);
   }
 };
@@ -117,7 +116,8 @@ inline std::string method_label(const node_metrics& metrics, std::size_t i) {
 
 // Each method's figures, added up over the threads that counted them, with
 // "(none)" last.
-inline std::vector<call_figures<std::uint64_t>> method_totals(const node_metrics& metrics) {
+inline std::vector<call_figures<std::uint64_t>> method_totals(
+    const node_metrics& metrics) {
   std::vector<call_figures<std::uint64_t>> totals;
   for (std::size_t i = 0; i <= metrics.method_names().size(); ++i)
     totals.push_back(metrics.method(i).total());
@@ -161,20 +161,17 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
-               static_cast<double>(
-                   static_cast<std::int64_t>(totals[i].in_flight)));
+               static_cast<double>(static_cast<std::int64_t>(totals[i].in_flight)));
   w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
-               static_cast<double>(
-                   totals[i].request_bytes));
+               static_cast<double>(totals[i].request_bytes));
   w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
       w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
-               static_cast<double>(
-                   totals[i].reply_bytes));
+               static_cast<double>(totals[i].reply_bytes));
   bool batched = false;
   for (std::size_t i = 0; i + 1 < methods; ++i)
     batched = batched || totals[i].batch_sizes.count() > 0;

@@ -115,9 +115,9 @@ constexpr bool check_method() {
   } else if constexpr (!codec_in_reach<nlohmann_part_of<traits>>) {
     static_assert(
         method<Pointer>::template uses<nlohmann_part_of<traits>>::whose_codec_is_included,
-        "LP_SERVICE(T, m): a parameter or the return type of T::m crosses the wire through "
-        "nlohmann_json (T::m and the type are named beside this message): "
-        LP_DETAIL_WHY_JSON_HEADER ", above LP_SERVICE");
+        "LP_SERVICE(T, m): a parameter or the return type of T::m crosses the wire "
+        "through nlohmann_json (T::m and the type are named beside this "
+        "message): " LP_DETAIL_WHY_JSON_HEADER ", above LP_SERVICE");
     return false;
   } else if constexpr (!traits::params_by_value) {
     using reference = typename first_by_reference<typename traits::declared_params>::type;

@@ -371,8 +371,8 @@ struct part_of_kind<T, type_list<Seen...>, Wanted> {
       return std::type_identity<typename first_part_of_kind<
           seen, Wanted, typename tuple_elements<U>::type>::type>{};
     else if constexpr (kind == wire_kind::record && !(std::is_same_v<U, Seen> || ...))
-      return std::type_identity<typename first_part_of_kind<
-          type_list<Seen..., U>, Wanted, member_types<U>>::type>{};
+      return std::type_identity<typename first_part_of_kind<type_list<Seen..., U>, Wanted,
+                                                            member_types<U>>::type>{};
     else
       return std::type_identity<void>{};
   }

@@ -3293,6 +3293,29 @@ call_result<Caller, Method> proxy_rejected_call() {
 
 // ---- launchpad/detail/util/run_progress.hpp ----
 
+// ---- launchpad/detail/util/tally.hpp ----
+
+
+namespace lp::detail {
+
+// A count that only one thread adds to, with a load and a store: no locked
+// instruction, which on a direct call (well under a microsecond) would cost
+// several percent. Any thread may read it; a reader sees a count at most one
+// add late. A count that goes down (in flight, waiting) wraps below 0 as
+// unsigned numbers do, and sums of such counts come out right.
+class tally {
+ public:
+  void add(std::uint64_t n) noexcept {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  void subtract(std::uint64_t n) noexcept { add(0 - n); }
+  std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
+}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -3314,20 +3337,20 @@ class run_progress {
     running_.store(true, std::memory_order_relaxed);
   }
   void end() noexcept { running_.store(false, std::memory_order_relaxed); }
-  void sign() noexcept { add(signs_, 1); }
-  void enter_wait() noexcept { add(waits_, 1); }
+  void sign() noexcept { signs_.add(1); }
+  void enter_wait() noexcept { waits_.add(1); }
   void leave_wait() noexcept {
     sign();
-    add(waits_, ~std::uint64_t{0});  // minus one, modulo 2^64
+    waits_.subtract(1);
   }
 
   // For the watchdog alone, which asks often (a few times per
   // health_timeout): how long it has seen run() make no sign. Zero while
   // run() waits in the library, before it starts and after it returned.
   clock::duration silence(clock::time_point now) noexcept {
-    auto signs = signs_.load(std::memory_order_relaxed);
-    if (!running_.load(std::memory_order_relaxed) ||
-        waits_.load(std::memory_order_relaxed) != 0 || signs != seen_signs_) {
+    auto signs = signs_.get();
+    if (!running_.load(std::memory_order_relaxed) || waits_.get() != 0 ||
+        signs != seen_signs_) {
       seen_signs_ = signs;
       quiet_since_ = now;
     }
@@ -3335,13 +3358,9 @@ class run_progress {
   }
 
  private:
-  static void add(std::atomic<std::uint64_t>& count, std::uint64_t n) noexcept {
-    count.store(count.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-
   std::atomic<bool> running_{false};
-  std::atomic<std::uint64_t> waits_{0};
-  std::atomic<std::uint64_t> signs_{0};
+  tally waits_;
+  tally signs_;
   // The watchdog's own: the signs it saw last, and since when it has.
   std::uint64_t seen_signs_ = 0;
   clock::time_point quiet_since_{};
@@ -4547,21 +4566,6 @@ inline std::size_t status_slot(int status) {
   return call_statuses.size() - 1;
 }
 
-// A count that only one thread adds to, with a load and a store: no locked
-// instruction, which on a direct call (well under a microsecond) would cost
-// several percent. Any thread may read it; a reader sees a count at most one
-// add late, which Prometheus tolerates.
-class tally {
- public:
-  void add(std::uint64_t n) {
-    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  std::uint64_t get() const { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<std::uint64_t> value_{0};
-};
-
 // Values and their sum in whole units: nanoseconds, or calls per batch.
 // Count is a tally where one thread adds, a plain number where a reader
 // adds up what the threads counted.
@@ -4606,7 +4610,7 @@ struct call_figures {
 struct alignas(64) call_share : call_figures<tally> {
   void end(int status, std::chrono::steady_clock::duration took, std::size_t request,
            std::size_t reply) {
-    in_flight.add(~std::uint64_t{0});  // minus one, modulo 2^64
+    in_flight.subtract(1);
     by_status[status_slot(status)].add(1);
     latency.add(static_cast<std::uint64_t>(
                     std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),

@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <launchpad/detail/util/tally.hpp>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -47,21 +48,6 @@ inline std::size_t status_slot(int status) {
     if (call_statuses[i] == status) return i;
   return call_statuses.size() - 1;
 }
-
-// A count that only one thread adds to, with a load and a store: no locked
-// instruction, which on a direct call (well under a microsecond) would cost
-// several percent. Any thread may read it; a reader sees a count at most one
-// add late, which Prometheus tolerates.
-class tally {
- public:
-  void add(std::uint64_t n) {
-    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  std::uint64_t get() const { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<std::uint64_t> value_{0};
-};
 
 // Values and their sum in whole units: nanoseconds, or calls per batch.
 // Count is a tally where one thread adds, a plain number where a reader
@@ -107,7 +93,7 @@ struct call_figures {
 struct alignas(64) call_share : call_figures<tally> {
   void end(int status, std::chrono::steady_clock::duration took, std::size_t request,
            std::size_t reply) {
-    in_flight.add(~std::uint64_t{0});  // minus one, modulo 2^64
+    in_flight.subtract(1);
     by_status[status_slot(status)].add(1);
     latency.add(static_cast<std::uint64_t>(
                     std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <launchpad/detail/util/tally.hpp>
 
 namespace lp::detail {
 
@@ -24,20 +25,20 @@ class run_progress {
     running_.store(true, std::memory_order_relaxed);
   }
   void end() noexcept { running_.store(false, std::memory_order_relaxed); }
-  void sign() noexcept { add(signs_, 1); }
-  void enter_wait() noexcept { add(waits_, 1); }
+  void sign() noexcept { signs_.add(1); }
+  void enter_wait() noexcept { waits_.add(1); }
   void leave_wait() noexcept {
     sign();
-    add(waits_, ~std::uint64_t{0});  // minus one, modulo 2^64
+    waits_.subtract(1);
   }
 
   // For the watchdog alone, which asks often (a few times per
   // health_timeout): how long it has seen run() make no sign. Zero while
   // run() waits in the library, before it starts and after it returned.
   clock::duration silence(clock::time_point now) noexcept {
-    auto signs = signs_.load(std::memory_order_relaxed);
-    if (!running_.load(std::memory_order_relaxed) ||
-        waits_.load(std::memory_order_relaxed) != 0 || signs != seen_signs_) {
+    auto signs = signs_.get();
+    if (!running_.load(std::memory_order_relaxed) || waits_.get() != 0 ||
+        signs != seen_signs_) {
       seen_signs_ = signs;
       quiet_since_ = now;
     }
@@ -45,13 +46,9 @@ class run_progress {
   }
 
  private:
-  static void add(std::atomic<std::uint64_t>& count, std::uint64_t n) noexcept {
-    count.store(count.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-
   std::atomic<bool> running_{false};
-  std::atomic<std::uint64_t> waits_{0};
-  std::atomic<std::uint64_t> signs_{0};
+  tally waits_;
+  tally signs_;
   // The watchdog's own: the signs it saw last, and since when it has.
   std::uint64_t seen_signs_ = 0;
   clock::time_point quiet_since_{};

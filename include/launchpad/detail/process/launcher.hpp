@@ -581,7 +581,8 @@ class process_launch {
                               "its process was ended"
                         : WIFEXITED(status) && WEXITSTATUS(status) == hung_run_exit_status
                             ? "hung: its run() made no sign of progress for its group's "
-                              "health_timeout, and its process was ended"
+                              "health_timeout, and its process was ended (a long step "
+                              "can call lp::heartbeat(); or raise health_timeout)"
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";

@@ -7,11 +7,14 @@ nothing of ours) in every round, and prints CPU seconds (user + sys of the
 compiler) and peak memory for each, and their ratio to the baseline of the
 same round. The machine is shared, so each figure is a range over the rounds.
 
-Two setups are measured:
+Three setups are measured:
   meson   the setup the README recommends: dependency('launchpad'), which
           builds the library's compiled part once and defines
           LP_SEPARATE_COMPILATION for the user's code;
-  single  the zero-configuration path: g++ on single_include/, no macro.
+  single  the zero-configuration path: g++ on single_include/, no macro;
+  split   g++ on single_include/ with LP_SEPARATE_COMPILATION, and the
+          compiled part in one file of its own that defines LP_IMPLEMENTATION
+          (docs/getting-started.md): its cost, paid once, is a row of its own.
 
     python3 benchmarks/compile_cost.py                # 3 rounds, g++
     python3 benchmarks/compile_cost.py --rounds 5 --compiler clang++
@@ -53,7 +56,16 @@ def setups(root: Path) -> dict[str, list[str]]:
     return {
         "meson": ["-I", str(root / "include"), "-DLP_SEPARATE_COMPILATION"],
         "single": ["-I", str(root / "single_include")],
+        "split": ["-I", str(root / "single_include"), "-DLP_SEPARATE_COMPILATION"],
     }
+
+
+# The split setup's file with the compiled part, built once, not per edit.
+IMPLEMENTATION = ("the compiled part, once (LP_IMPLEMENTATION)", "implementation.cpp", [])
+
+
+def programs_of(setup: str) -> list[tuple[str, str, list[str]]]:
+    return [IMPLEMENTATION, *PROGRAMS] if setup == "split" else PROGRAMS
 
 
 def compile_once(compiler: str, flags: list[str], source: Path, out: Path) -> tuple[float, int]:
@@ -82,8 +94,8 @@ def main() -> int:
     parser.add_argument("--compiler", default=os.environ.get("CXX", "g++"))
     parser.add_argument("--opt", action="append", choices=["-O0", "-O2"],
                         help="optimisation levels (default: -O2 and -O0)")
-    parser.add_argument("--setup", action="append", choices=["meson", "single"],
-                        help="setups to measure (default: both)")
+    parser.add_argument("--setup", action="append", choices=["meson", "single", "split"],
+                        help="setups to measure (default: all three)")
     parser.add_argument("--quick", action="store_true", help="1 round, -O2 only")
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="the checkout whose headers are measured (default: this one), "
@@ -91,7 +103,7 @@ def main() -> int:
     args = parser.parse_args()
     rounds = 1 if args.quick else args.rounds
     opts = args.opt or (["-O2"] if args.quick else ["-O2", "-O0"])
-    chosen = args.setup or ["meson", "single"]
+    chosen = args.setup or ["meson", "single", "split"]
     base_flags = pkg_cflags()
 
     rows = []
@@ -100,19 +112,20 @@ def main() -> int:
         for setup in chosen:
             for opt in opts:
                 flags = [*base_flags, opt, *setups(args.root.resolve())[setup]]
-                results = {label: [] for label, _, _ in PROGRAMS}
+                programs = programs_of(setup)
+                results = {label: [] for label, _, _ in programs}
                 baseline: list[tuple[float, int]] = []
                 for round_ in range(rounds):
                     print(f"{setup} {opt} round {round_ + 1}/{rounds}", file=sys.stderr)
                     base = compile_once(args.compiler, [*base_flags, opt], TUS / "deps_only.cpp",
                                         out)
                     baseline.append(base)
-                    for label, name, extra in PROGRAMS:
+                    for label, name, extra in programs:
                         cpu, rss = compile_once(args.compiler, [*flags, *extra], TUS / name, out)
                         results[label].append((cpu, rss, base[0], base[1]))
                 rows.append((setup, opt, "deps only (baseline)",
                              [c for c, _ in baseline], [1.0], [m for _, m in baseline], [1.0]))
-                for label, _, _ in PROGRAMS:
+                for label, _, _ in programs:
                     r = results[label]
                     rows.append((setup, opt, label, [c for c, _, _, _ in r],
                                  [c / b for c, _, b, _ in r], [m for _, m, _, _ in r],

@@ -295,6 +295,11 @@ TEST_SUITE("processes") {
       REQUIRE(status);
       CHECK(WEXITSTATUS(*status) == 1);
       CHECK(launcher.count("an error of the actor's own, while stopping") >= 1);
+      // The summary quotes the failed node's last lines, under both policies.
+      auto output = launcher.output();
+      auto quoted = output.find("[lp]   its last lines:\n");
+      CHECK(quoted != std::string::npos);
+      CHECK(output.find("[lp]   | the actor gives up\n", quoted) != std::string::npos);
     }
     // test_mt: stop() says a node failed, and summary() names the error.
     mp::scratch dir;

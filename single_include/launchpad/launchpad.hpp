@@ -8722,6 +8722,15 @@ inline std::string line_prefix(const std::string& label, std::size_t nth, bool c
   return "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
 }
 
+// A failed node's last lines, quoted under its failure in the launcher's
+// summary; empty for none.
+inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  std::string text = "[lp]   its last lines:\n";
+  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
+  return text;
+}
+
 // Reads every node's stdout and stderr through pipes and writes each whole
 // line to the launcher's own stdout or stderr, behind a "[label] " prefix
 // (coloured on a terminal). Lines are never cut into one another, and the
@@ -9931,8 +9940,7 @@ class process_launch {
     std::string text;
     for (const auto& f : failures()) {
       text += "[lp] node " + f.unit + " failed: " + f.how + "\n";
-      if (!f.last_lines.empty()) text += "[lp]   its last lines:\n";
-      for (const auto& line : f.last_lines) text += "[lp]   | " + line + "\n";
+      text += quoted_last_lines(f.last_lines);
     }
     return text;
   }
@@ -12674,6 +12682,11 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
+    // As local_mp's summary does: the failed node's lines, not lost among
+    // the others it printed before.
+    if (status != 0 && streams)
+      std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
+                << std::flush;
     linger(page.get(), flags.status_linger_secs);
     return status;
   } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds tests/consumer/main.cpp the three ways a user can consume launchpad,
+# Builds tests/consumer/main.cpp the four ways a user can consume launchpad,
 # each in a fresh temporary directory, and runs every program (it must exit 0
 # on its own, under local_mt and under local_mp):
 #   (a) a meson project with the library as a subproject: dependency('launchpad')
@@ -10,7 +10,10 @@
 #   (c) plain g++ on the single header, as the README shows it:
 #         g++ -std=c++20 -I single_include $(pkg-config --cflags nlohmann_json cpp-httplib) \
 #             main.cpp -o main $(pkg-config --libs cpp-httplib) -pthread
-# Usage: tests/consumer/check.sh [a|b|c ...]   (default: all three)
+#   (d) the single header with the compiled part in a file of its own, as
+#       docs/getting-started.md shows it: LP_SEPARATE_COMPILATION everywhere,
+#       LP_IMPLEMENTATION in that file.
+# Usage: tests/consumer/check.sh [a|b|c|d ...]   (default: all four)
 # Set LP_KEEP_TMP=1 to keep the temporary directory. Needs meson, ninja,
 # pkg-config, g++ and the Debian packages the README lists.
 set -Eeuo pipefail
@@ -68,9 +71,9 @@ check_runs() {
 # Nothing from the environment may stand in for the library under test.
 unset PKG_CONFIG_PATH
 
-if (($#)); then want=" $* "; else want=" a b c "; fi
+if (($#)); then want=" $* "; else want=" a b c d "; fi
 for part in $want; do
-  [[ $part == [abc] ]] || { echo "usage: $0 [a|b|c ...]" >&2; exit 2; }
+  [[ $part == [abcd] ]] || { echo "usage: $0 [a|b|c|d ...]" >&2; exit 2; }
 done
 
 if [[ $want == *" a "* ]]; then
@@ -116,6 +119,24 @@ if [[ $want == *" c "* ]]; then
   quiet 900 g++ -std=c++20 -I single_include $(pkg-config --cflags nlohmann_json cpp-httplib) \
     tests/consumer/main.cpp -o "$tmp/c" $(pkg-config --libs cpp-httplib) -pthread
   check_runs "$tmp/c"
+fi
+
+if [[ $want == *" d "* ]]; then
+  step "(d) g++ with single_include/, the compiled part in launchpad.cpp (LP_IMPLEMENTATION)"
+  cd "$root"
+  printf '#define LP_IMPLEMENTATION\n#include <launchpad/launchpad.hpp>\n' >"$tmp/launchpad.cpp"
+  # shellcheck disable=SC2046
+  flags=(-std=c++20 -DLP_SEPARATE_COMPILATION -I single_include
+         $(pkg-config --cflags nlohmann_json cpp-httplib))
+  quiet 900 g++ "${flags[@]}" -c "$tmp/launchpad.cpp" -o "$tmp/launchpad.o"
+  quiet 900 g++ "${flags[@]}" -c tests/consumer/main.cpp -o "$tmp/main.o"
+  # The user's file defines none of the compiled part: it is launchpad.o's alone.
+  if nm -C --defined-only "$tmp/main.o" | grep -q "lp::detail::launch_main"; then
+    current="(d) main.o defines lp::detail::launch_main: the compiled part was not left out"
+    false
+  fi
+  quiet 300 g++ "$tmp/main.o" "$tmp/launchpad.o" -o "$tmp/d" $(pkg-config --libs cpp-httplib) -pthread
+  check_runs "$tmp/d"
 fi
 
 step "consumers OK"

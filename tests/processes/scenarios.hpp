@@ -127,6 +127,7 @@ struct Hammer {
       while (!lp::stop_requested()) counter.add(1);
     } catch (const lp::stopping&) {
     }
+    std::cerr << "the actor gives up" << std::endl;  // its summary quotes this line
     throw std::runtime_error("an error of the actor's own, while stopping");
   }
   lp::client<Counter> counter;

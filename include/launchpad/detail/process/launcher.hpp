@@ -255,8 +255,7 @@ class process_launch {
     std::string text;
     for (const auto& f : failures()) {
       text += "[lp] node " + f.unit + " failed: " + f.how + "\n";
-      if (!f.last_lines.empty()) text += "[lp]   its last lines:\n";
-      for (const auto& line : f.last_lines) text += "[lp]   | " + line + "\n";
+      text += quoted_last_lines(f.last_lines);
     }
     return text;
   }

@@ -99,6 +99,11 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
+    // As local_mp's summary does: the failed node's lines, not lost among
+    // the others it printed before.
+    if (status != 0 && streams)
+      std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
+                << std::flush;
     linger(page.get(), flags.status_linger_secs);
     return status;
   } catch (const std::exception& e) {

@@ -38,6 +38,15 @@ inline std::string line_prefix(const std::string& label, std::size_t nth, bool c
   return "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
 }
 
+// A failed node's last lines, quoted under its failure in the launcher's
+// summary; empty for none.
+inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  std::string text = "[lp]   its last lines:\n";
+  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
+  return text;
+}
+
 // Reads every node's stdout and stderr through pipes and writes each whole
 // line to the launcher's own stdout or stderr, behind a "[label] " prefix
 // (coloured on a terminal). Lines are never cut into one another, and the

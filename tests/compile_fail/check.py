@@ -21,7 +21,9 @@ This script runs
 
     <compiler> -std=c++20 -fsyntax-only -I<repo>/include [extra flags...] <source>
 
-where <repo> is two directories above this script.
+where <repo> is two directories above this script. tests/compile_fail/
+meson.build passes -DLP_SEPARATE_COMPILATION, as dependency('launchpad')
+does for a user's code.
 
 The exit status is inverted on purpose. meson registers each case with
 `should_fail: true`, so meson counts a case as passing exactly when this

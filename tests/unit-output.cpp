@@ -69,7 +69,7 @@ TEST_SUITE("output") {
     }
     CHECK(out.rdbuf() == &out_sink);
     CHECK(err.rdbuf() == &err_sink);
-    REQUIRE(kept.size() == lp::detail::output_pump::kept_lines);
+    REQUIRE(kept.size() == lp::detail::labelled_lines::kept);
     CHECK(kept.front() == "line 190 of n/3");
     CHECK(kept.back() == "e199");
 

@@ -569,11 +569,6 @@ struct nlohmann_kinds {
 template <class T>
 using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type;
 
-// The first type in T that crosses through nlohmann (lp::json, or a type
-// with its own to_json/from_json), or void.
-template <class T>
-using nlohmann_part = typename part_of_kind<T, type_list<>, nlohmann_kinds>::type;
-
 // Why a type of each refused kind has no wire form, and what to use: the
 // text of wire_diagnosis and of LP_SERVICE's message (service_checks.hpp).
 // (Macros: a static_assert message must be a literal.)
@@ -8714,13 +8709,57 @@ inline void write_all(int fd, const std::string& text) {
   }
 }
 
-// "[label] ", in a colour of its own (by `nth`, the order labels come in)
-// on a terminal.
-inline std::string line_prefix(const std::string& label, std::size_t nth, bool colour) {
-  std::string prefix = "[" + label + "] ";
-  if (!colour) return prefix;
-  return "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
-}
+// How launchers show their nodes' output: whole lines behind "[label] " (in
+// a colour per label on a terminal), each label's last lines kept for the
+// failure summary and the status page. local_mp reads the lines from pipes
+// (output_pump), local_mt from the nodes' streams (node_streams); the owner
+// locks.
+class labelled_lines {
+ public:
+  static constexpr std::size_t kept = 20;
+
+  explicit labelled_lines(bool colour) : colour_(colour) {}
+
+  // Moves the lines `partial` begins with to `out`, each behind its label;
+  // `at_end`, what is left too, as a last line.
+  void take(const std::string& label, std::string& partial, bool at_end,
+            std::string& out) {
+    std::size_t start = 0;
+    for (auto newline = partial.find('\n'); newline != std::string::npos;
+         newline = partial.find('\n', start)) {
+      add(label, partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    partial.erase(0, start);
+    if (at_end && !partial.empty()) {
+      add(label, partial, out);
+      partial.clear();
+    }
+  }
+
+  // The label's last lines, oldest first.
+  std::vector<std::string> last(const std::string& label) const {
+    auto lines = recent_.find(label);
+    if (lines == recent_.end()) return {};
+    return {lines->second.begin(), lines->second.end()};
+  }
+
+ private:
+  void add(const std::string& label, const std::string& line, std::string& out) {
+    auto nth = colours_.emplace(label, colours_.size()).first->second;
+    std::string prefix = "[" + label + "] ";
+    if (colour_)
+      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+    out += prefix + line + "\n";
+    auto& lines = recent_[label];
+    lines.push_back(line);
+    if (lines.size() > kept) lines.pop_front();
+  }
+
+  const bool colour_;
+  std::map<std::string, std::size_t> colours_;  // by the order labels come in
+  std::map<std::string, std::deque<std::string>> recent_;
+};
 
 // A failed node's last lines, quoted under its failure in the launcher's
 // summary; empty for none.
@@ -8737,11 +8776,8 @@ inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
 // last lines of each node are kept for the failure summary.
 class output_pump {
  public:
-  static constexpr std::size_t kept_lines = 20;
-
   output_pump() {
     if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    colour_ = ::isatty(1) && ::isatty(2);
     thread_ = std::thread([this] { pump(); });
   }
   output_pump(const output_pump&) = delete;
@@ -8755,8 +8791,7 @@ class output_pump {
     if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     {
       std::lock_guard lock(mutex_);
-      auto nth = colours_.emplace(label, colours_.size()).first->second;
-      streams_.push_back({ends[0], target, label, line_prefix(label, nth, colour_), {}});
+      streams_.push_back({ends[0], target, label, {}});
       ++open_[label];
     }
     wake();
@@ -8770,8 +8805,7 @@ class output_pump {
                                       std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
     std::unique_lock lock(mutex_);
     drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
-    auto& lines = recent_[label];
-    return {lines.begin(), lines.end()};
+    return lines_.last(label);
   }
 
   // Waits until every pipe is at its end (all writers gone), then stops; a
@@ -8789,7 +8823,7 @@ class output_pump {
   struct stream {
     int fd;
     int target;
-    std::string label, prefix, partial;
+    std::string label, partial;
   };
 
   void wake() {
@@ -8845,35 +8879,16 @@ class output_pump {
 
   // Writes the complete lines of s (and, at its end, what is left).
   void emit(stream& s, bool at_end) {
-    std::size_t start = 0;
     std::string out;
-    for (auto newline = s.partial.find('\n'); newline != std::string::npos;
-         newline = s.partial.find('\n', start)) {
-      add(s, s.partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    s.partial.erase(0, start);
-    if (at_end && !s.partial.empty()) {
-      add(s, s.partial, out);
-      s.partial.clear();
-    }
+    lines_.take(s.label, s.partial, at_end, out);
     if (!out.empty()) write_all(s.target, out);
   }
 
-  void add(const stream& s, const std::string& line, std::string& out) {
-    out += s.prefix + line + "\n";
-    auto& lines = recent_[s.label];
-    lines.push_back(line);
-    if (lines.size() > kept_lines) lines.pop_front();
-  }
-
   int wake_[2] = {-1, -1};
-  bool colour_ = false;
   std::atomic<bool> closing_{false};
   std::mutex mutex_;
   std::vector<stream> streams_;
-  std::map<std::string, std::size_t> colours_;
-  std::map<std::string, std::deque<std::string>> recent_;
+  labelled_lines lines_{::isatty(1) && ::isatty(2)};
   std::map<std::string, int> open_;  // pipes not at their end, by label
   std::condition_variable drained_;
   std::thread thread_;
@@ -10045,7 +10060,7 @@ class process_launch {
     if (from > 0) std::getline(file, line);  // a partial first line
     while (std::getline(file, line)) {
       lines.push_back(line);
-      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
     }
     return lines;
   }
@@ -10173,7 +10188,7 @@ class process_launch {
     std::vector<std::string> lines;
     for (std::string line; std::getline(file, line);) {
       lines.push_back(line);
-      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
     }
     return lines;
   }
@@ -12476,7 +12491,6 @@ LP_API std::vector<pid_t> process_controller::pids() const { return launch_->pid
 
 #include <unistd.h>
 
-#include <deque>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12500,7 +12514,7 @@ class node_streams {
                         const std::vector<std::ostream*>& streams = {&std::cout,
                                                                      &std::cerr,
                                                                      &std::clog})
-      : policy_(std::move(policy)), colour_(::isatty(1) && ::isatty(2)) {
+      : policy_(std::move(policy)), lines_(::isatty(1) && ::isatty(2)) {
     for (auto* stream : streams) {
       buffers_.emplace_back(std::make_unique<buffer>(*this, stream->rdbuf()));
       stream->rdbuf(buffers_.back().get());
@@ -12517,19 +12531,17 @@ class node_streams {
     for (auto& [key, partial] : partial_) {
       auto* which = std::get<buffer*>(key);
       std::string out;
-      add(std::get<std::string>(key), partial, out);
+      lines_.take(std::get<std::string>(key), partial, /*at_end=*/true, out);
       which->original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
       which->original->pubsync();
     }
   }
 
   // The last lines the node wrote, oldest first (at most
-  // output_pump::kept_lines).
+  // labelled_lines::kept).
   std::vector<std::string> last_lines(const std::string& label) const {
     std::lock_guard lock(mutex_);
-    auto lines = recent_.find(label);
-    if (lines == recent_.end()) return {};
-    return {lines->second.begin(), lines->second.end()};
+    return lines_.last(label);
   }
 
  private:
@@ -12571,36 +12583,20 @@ class node_streams {
     auto& partial = partial_[key];
     partial.append(text);
     std::string out;
-    std::size_t start = 0;
-    for (auto newline = partial.find('\n'); newline != std::string::npos;
-         newline = partial.find('\n', start)) {
-      add(label, partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    partial.erase(0, start);
+    lines_.take(label, partial, /*at_end=*/false, out);
     if (partial.empty()) partial_.erase(key);
     if (!out.empty())
       which.original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
   }
 
-  void add(const std::string& label, const std::string& line, std::string& out) {
-    auto nth = colours_.emplace(label, colours_.size()).first->second;
-    out += line_prefix(label, nth, colour_) + line + "\n";
-    auto& lines = recent_[label];
-    lines.push_back(line);
-    if (lines.size() > output_pump::kept_lines) lines.pop_front();
-  }
-
   const std::string policy_;
-  const bool colour_;
   std::vector<std::ostream*> streams_;
   std::vector<std::unique_ptr<buffer>> buffers_;
   mutable std::mutex mutex_;
   // What a thread wrote of a line not yet ended, by thread, stream and node
   // (a direct call runs the callee's handler on the caller's thread).
   std::map<std::tuple<std::thread::id, buffer*, std::string>, std::string> partial_;
-  std::map<std::string, std::size_t> colours_;
-  std::map<std::string, std::deque<std::string>> recent_;
+  labelled_lines lines_;
 };
 
 }  // namespace lp::detail

@@ -360,7 +360,7 @@ class process_launch {
     if (from > 0) std::getline(file, line);  // a partial first line
     while (std::getline(file, line)) {
       lines.push_back(line);
-      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
     }
     return lines;
   }
@@ -488,7 +488,7 @@ class process_launch {
     std::vector<std::string> lines;
     for (std::string line; std::getline(file, line);) {
       lines.push_back(line);
-      if (lines.size() > output_pump::kept_lines) lines.erase(lines.begin());
+      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
     }
     return lines;
   }

@@ -11,7 +11,6 @@
 
 #include <unistd.h>
 
-#include <deque>
 #include <iostream>
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
@@ -37,7 +36,7 @@ class node_streams {
                         const std::vector<std::ostream*>& streams = {&std::cout,
                                                                      &std::cerr,
                                                                      &std::clog})
-      : policy_(std::move(policy)), colour_(::isatty(1) && ::isatty(2)) {
+      : policy_(std::move(policy)), lines_(::isatty(1) && ::isatty(2)) {
     for (auto* stream : streams) {
       buffers_.emplace_back(std::make_unique<buffer>(*this, stream->rdbuf()));
       stream->rdbuf(buffers_.back().get());
@@ -54,19 +53,17 @@ class node_streams {
     for (auto& [key, partial] : partial_) {
       auto* which = std::get<buffer*>(key);
       std::string out;
-      add(std::get<std::string>(key), partial, out);
+      lines_.take(std::get<std::string>(key), partial, /*at_end=*/true, out);
       which->original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
       which->original->pubsync();
     }
   }
 
   // The last lines the node wrote, oldest first (at most
-  // output_pump::kept_lines).
+  // labelled_lines::kept).
   std::vector<std::string> last_lines(const std::string& label) const {
     std::lock_guard lock(mutex_);
-    auto lines = recent_.find(label);
-    if (lines == recent_.end()) return {};
-    return {lines->second.begin(), lines->second.end()};
+    return lines_.last(label);
   }
 
  private:
@@ -108,36 +105,20 @@ class node_streams {
     auto& partial = partial_[key];
     partial.append(text);
     std::string out;
-    std::size_t start = 0;
-    for (auto newline = partial.find('\n'); newline != std::string::npos;
-         newline = partial.find('\n', start)) {
-      add(label, partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    partial.erase(0, start);
+    lines_.take(label, partial, /*at_end=*/false, out);
     if (partial.empty()) partial_.erase(key);
     if (!out.empty())
       which.original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
   }
 
-  void add(const std::string& label, const std::string& line, std::string& out) {
-    auto nth = colours_.emplace(label, colours_.size()).first->second;
-    out += line_prefix(label, nth, colour_) + line + "\n";
-    auto& lines = recent_[label];
-    lines.push_back(line);
-    if (lines.size() > output_pump::kept_lines) lines.pop_front();
-  }
-
   const std::string policy_;
-  const bool colour_;
   std::vector<std::ostream*> streams_;
   std::vector<std::unique_ptr<buffer>> buffers_;
   mutable std::mutex mutex_;
   // What a thread wrote of a line not yet ended, by thread, stream and node
   // (a direct call runs the callee's handler on the caller's thread).
   std::map<std::tuple<std::thread::id, buffer*, std::string>, std::string> partial_;
-  std::map<std::string, std::size_t> colours_;
-  std::map<std::string, std::deque<std::string>> recent_;
+  labelled_lines lines_;
 };
 
 }  // namespace lp::detail

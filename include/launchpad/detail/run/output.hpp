@@ -30,13 +30,57 @@ inline void write_all(int fd, const std::string& text) {
   }
 }
 
-// "[label] ", in a colour of its own (by `nth`, the order labels come in)
-// on a terminal.
-inline std::string line_prefix(const std::string& label, std::size_t nth, bool colour) {
-  std::string prefix = "[" + label + "] ";
-  if (!colour) return prefix;
-  return "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
-}
+// How launchers show their nodes' output: whole lines behind "[label] " (in
+// a colour per label on a terminal), each label's last lines kept for the
+// failure summary and the status page. local_mp reads the lines from pipes
+// (output_pump), local_mt from the nodes' streams (node_streams); the owner
+// locks.
+class labelled_lines {
+ public:
+  static constexpr std::size_t kept = 20;
+
+  explicit labelled_lines(bool colour) : colour_(colour) {}
+
+  // Moves the lines `partial` begins with to `out`, each behind its label;
+  // `at_end`, what is left too, as a last line.
+  void take(const std::string& label, std::string& partial, bool at_end,
+            std::string& out) {
+    std::size_t start = 0;
+    for (auto newline = partial.find('\n'); newline != std::string::npos;
+         newline = partial.find('\n', start)) {
+      add(label, partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    partial.erase(0, start);
+    if (at_end && !partial.empty()) {
+      add(label, partial, out);
+      partial.clear();
+    }
+  }
+
+  // The label's last lines, oldest first.
+  std::vector<std::string> last(const std::string& label) const {
+    auto lines = recent_.find(label);
+    if (lines == recent_.end()) return {};
+    return {lines->second.begin(), lines->second.end()};
+  }
+
+ private:
+  void add(const std::string& label, const std::string& line, std::string& out) {
+    auto nth = colours_.emplace(label, colours_.size()).first->second;
+    std::string prefix = "[" + label + "] ";
+    if (colour_)
+      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+    out += prefix + line + "\n";
+    auto& lines = recent_[label];
+    lines.push_back(line);
+    if (lines.size() > kept) lines.pop_front();
+  }
+
+  const bool colour_;
+  std::map<std::string, std::size_t> colours_;  // by the order labels come in
+  std::map<std::string, std::deque<std::string>> recent_;
+};
 
 // A failed node's last lines, quoted under its failure in the launcher's
 // summary; empty for none.
@@ -53,11 +97,8 @@ inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
 // last lines of each node are kept for the failure summary.
 class output_pump {
  public:
-  static constexpr std::size_t kept_lines = 20;
-
   output_pump() {
     if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    colour_ = ::isatty(1) && ::isatty(2);
     thread_ = std::thread([this] { pump(); });
   }
   output_pump(const output_pump&) = delete;
@@ -71,8 +112,7 @@ class output_pump {
     if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
     {
       std::lock_guard lock(mutex_);
-      auto nth = colours_.emplace(label, colours_.size()).first->second;
-      streams_.push_back({ends[0], target, label, line_prefix(label, nth, colour_), {}});
+      streams_.push_back({ends[0], target, label, {}});
       ++open_[label];
     }
     wake();
@@ -86,8 +126,7 @@ class output_pump {
                                       std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
     std::unique_lock lock(mutex_);
     drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
-    auto& lines = recent_[label];
-    return {lines.begin(), lines.end()};
+    return lines_.last(label);
   }
 
   // Waits until every pipe is at its end (all writers gone), then stops; a
@@ -105,7 +144,7 @@ class output_pump {
   struct stream {
     int fd;
     int target;
-    std::string label, prefix, partial;
+    std::string label, partial;
   };
 
   void wake() {
@@ -161,35 +200,16 @@ class output_pump {
 
   // Writes the complete lines of s (and, at its end, what is left).
   void emit(stream& s, bool at_end) {
-    std::size_t start = 0;
     std::string out;
-    for (auto newline = s.partial.find('\n'); newline != std::string::npos;
-         newline = s.partial.find('\n', start)) {
-      add(s, s.partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    s.partial.erase(0, start);
-    if (at_end && !s.partial.empty()) {
-      add(s, s.partial, out);
-      s.partial.clear();
-    }
+    lines_.take(s.label, s.partial, at_end, out);
     if (!out.empty()) write_all(s.target, out);
   }
 
-  void add(const stream& s, const std::string& line, std::string& out) {
-    out += s.prefix + line + "\n";
-    auto& lines = recent_[s.label];
-    lines.push_back(line);
-    if (lines.size() > kept_lines) lines.pop_front();
-  }
-
   int wake_[2] = {-1, -1};
-  bool colour_ = false;
   std::atomic<bool> closing_{false};
   std::mutex mutex_;
   std::vector<stream> streams_;
-  std::map<std::string, std::size_t> colours_;
-  std::map<std::string, std::deque<std::string>> recent_;
+  labelled_lines lines_{::isatty(1) && ::isatty(2)};
   std::map<std::string, int> open_;  // pipes not at their end, by label
   std::condition_variable drained_;
   std::thread thread_;

@@ -393,11 +393,6 @@ struct nlohmann_kinds {
 template <class T>
 using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type;
 
-// The first type in T that crosses through nlohmann (lp::json, or a type
-// with its own to_json/from_json), or void.
-template <class T>
-using nlohmann_part = typename part_of_kind<T, type_list<>, nlohmann_kinds>::type;
-
 // Why a type of each refused kind has no wire form, and what to use: the
 // text of wire_diagnosis and of LP_SERVICE's message (service_checks.hpp).
 // (Macros: a static_assert message must be a literal.)

@@ -1,10 +1,17 @@
 // Protocol v1 as a foreign peer sees it: raw HTTP requests, as curl would
-// send them, for every reply the protocol defines.
+// send them, for every reply the protocol defines. And the GETs of the
+// library's own client, as the status page and --lp_status send them.
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <launchpad/detail/call/http_connection.hpp>
+#include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/wire/address.hpp>
+
+#include "command.hpp"
 #include "services.hpp"
 
 namespace raw {
@@ -79,6 +86,47 @@ void check_error(const httplib::Result& result, int status, const std::string& c
   INFO("message: " << body["error"]["message"]);
   CHECK(body["error"]["message"].get<std::string>().find(message_part) != std::string::npos);
 }
+
+// A node's metrics route, as the status page's poller sees it: answers as
+// process `pid`, only to the launch's secret, and keeps the client port of
+// every request it answers. Serves on port `at`, or any free one.
+struct metrics_node {
+  metrics_node(int pid, const std::string& secret, int at = 0) {
+    http.set_keep_alive_timeout(30);
+    http.Get("/lp/v1/metrics", [this, pid, secret](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      if (req.get_header_value("Authorization") != "Bearer " + secret ||
+          req.get_header_value("Accept") != "application/json") {
+        res.status = 401;
+        return;
+      }
+      {
+        std::lock_guard lock(mutex);
+        ports.push_back(req.remote_port);
+      }
+      res.set_content(lp::json{{"pid", pid}, {"methods", lp::json::array()}}.dump(),
+                      "application/json");
+    });
+    port = at ? (http.bind_to_port("127.0.0.1", at) ? at : -1)
+              : http.bind_to_any_port("127.0.0.1");
+    REQUIRE(port > 0);
+    thread = std::thread([this] { http.listen_after_bind(); });
+  }
+  ~metrics_node() {
+    http.stop();
+    thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+  std::vector<int> client_ports() {
+    std::lock_guard lock(mutex);
+    return ports;
+  }
+  httplib::Server http;
+  std::thread thread;
+  int port = 0;
+  std::mutex mutex;
+  std::vector<int> ports;
+};
 }  // namespace raw
 LP_SERVICE(raw::Slow, wait);
 
@@ -325,6 +373,126 @@ TEST_SUITE("http") {
     auto signature = describe["methods"][0]["signature"].get<std::string>();
     CHECK(signature.find("add(long") != std::string::npos);
     CHECK(describe["methods"][2]["signature"] == "void reset()");
+  }
+
+  TEST_CASE("the library's client GETs health, describe and a missing route on one connection") {
+    using lp::detail::http_connection;
+    lp::program p("getting");
+    p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto where = lp::detail::address_of_url(running.urls().at("counter"));
+    REQUIRE(where);
+    auto deadline = http_connection::clock::now() + std::chrono::seconds(10);
+    auto connection = http_connection::open(where->host, where->port, deadline);
+    std::string buffer;
+    auto body = [&](const http_connection::response& r) {
+      return lp::json::parse(std::string_view(buffer).substr(0, r.body_size));
+    };
+    auto health = connection->get("/lp/v1/health", "", deadline, buffer, 1 << 20);
+    CHECK(health.status == 200);
+    CHECK(health.content_type == "application/json");
+    CHECK(body(health) == lp::json{{"status", "serving"}});
+    REQUIRE(connection->reusable());
+    auto secret = "Authorization: Bearer " + running.secret() + "\r\n";
+    auto describe = connection->get("/lp/v1/describe", secret, deadline, buffer, 1 << 20);
+    CHECK(describe.status == 200);
+    CHECK(body(describe)["node"] == "counter");
+    CHECK(body(describe)["methods"].size() == 3);
+    REQUIRE(connection->reusable());
+    auto missing = connection->get("/nothing/here", secret, deadline, buffer, 1 << 20);
+    CHECK(missing.status == 404);
+    CHECK(body(missing)["error"]["code"] == "no_such_route");
+    CHECK(body(missing)["error"]["message"].get<std::string>().starts_with(
+        "no route GET /nothing/here"));
+    REQUIRE(connection->reusable());
+    // A POST after the GETs, on the same connection: their framing held.
+    auto added = connection->post("/lp/v1/call/add",
+                                  secret + "Content-Type: application/json\r\n", "[2]",
+                                  deadline, buffer, 1 << 20);
+    CHECK(added.status == 200);
+    CHECK(body(added)["result"] == 2);
+  }
+
+  TEST_CASE("a GET goes out with no body and no Content-Length") {
+    using lp::detail::http_connection;
+    int ends[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends) == 0);
+    auto connection = http_connection::adopt(ends[0], "peer");
+    std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    REQUIRE(::send(ends[1], reply.data(), reply.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(reply.size()));
+    std::string buffer;
+    auto got = connection->get("/x", "Accept: text/plain\r\n",
+                               http_connection::clock::now() + std::chrono::seconds(10),
+                               buffer, 64);
+    CHECK(got.status == 200);
+    CHECK(buffer.substr(0, got.body_size) == "ok");
+    CHECK(connection->reusable());
+    char sent[512];
+    auto size = ::recv(ends[1], sent, sizeof sent, 0);
+    REQUIRE(size > 0);
+    CHECK(std::string(sent, static_cast<std::size_t>(size)) ==
+          "GET /x HTTP/1.1\r\nHost: peer\r\nAccept: text/plain\r\n\r\n");
+    ::close(ends[1]);
+  }
+
+  TEST_CASE("a node's URL, to dial") {
+    using lp::detail::address, lp::detail::address_of_url;
+    CHECK(address_of_url("http://127.0.0.1:8080") == address{"127.0.0.1", 8080});
+    CHECK(address_of_url("http://127.0.0.1:8080/") == address{"127.0.0.1", 8080});
+    CHECK(address_of_url("http://node-3:80/lp/v1/status") == address{"node-3", 80});
+    CHECK(address_of_url("http://[::1]:9000/") == address{"::1", 9000});
+    CHECK(address_of_url(address{"::1", 9000}.url()) == address{"::1", 9000});
+    for (const char* bad : {"", "127.0.0.1:80", "https://a:1", "http://a", "http://a:", "http://:80",
+                            "http://[]:80", "http://a:0", "http://a:65536", "http://a:8o",
+                            "http://a:-1", "http://[::1:80", "http://::1]:80", "http://[::1]"}) {
+      INFO(bad);
+      CHECK_FALSE(address_of_url(bad));
+    }
+  }
+
+  TEST_CASE("the status page reads a node on one kept connection, after a restart, and where it moves") {
+    using test_process::eventually;
+    const std::string secret = "0123456789abcdef0123456789abcdef";
+    lp::program p("polled");
+    p.add_node<t::Counter>("counter");
+    std::mutex mutex;
+    std::string url;
+    auto serve_at = [&](const std::string& where) {
+      std::lock_guard lock(mutex);
+      url = where;
+    };
+    lp::detail::status_server page(p, "test_mt", secret, [&] {
+      lp::detail::node_status node;
+      node.label = "counter";
+      node.state = "serving";
+      std::lock_guard lock(mutex);
+      node.url = url;
+      return std::vector{node};
+    });
+    auto pid = [&] {
+      auto status = lp::json::parse(page.status_json());
+      return status["nodes"].at(0).value("pid", 0);
+    };
+    auto node = std::make_unique<raw::metrics_node>(101, secret);
+    int port = node->port;
+    serve_at(node->url());
+    page.start("127.0.0.1", 0);
+    // httplib's server closes a connection after its fifth request.
+    REQUIRE(eventually([&] { return node->client_ports().size() >= 3; }, std::chrono::seconds(15)));
+    CHECK(pid() == 101);
+    auto ports = node->client_ports();
+    CHECK(ports[1] == ports[0]);
+    CHECK(ports[2] == ports[0]);
+
+    // Restarted at the same address, the node has dropped the kept connection.
+    node.reset();
+    node = std::make_unique<raw::metrics_node>(202, secret, port);
+    CHECK(eventually([&] { return pid() == 202; }, std::chrono::seconds(15)));
+
+    auto moved = std::make_unique<raw::metrics_node>(303, secret);
+    serve_at(moved->url());
+    CHECK(eventually([&] { return pid() == 303; }, std::chrono::seconds(15)));
   }
 
   TEST_CASE("a stopping node answers 503 to new calls and finishes the running one") {

@@ -297,6 +297,46 @@ TEST_SUITE("limits") {
     CHECK(running.client(c).add(2) == 2);
   }
 
+  TEST_CASE("a body declared over the limit gets 413 at once, before any of it is read") {
+    lp::program p("limits_413");
+    auto c = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p, {.max_body_mb = 1});
+    int port = port_of(running.urls().at("counter"));
+
+    // 2 GiB declared, 1,000 bytes sent: the answer must not wait for the
+    // rest (it used to: 408 after 5 s).
+    peer big(port);
+    auto sent = clock::now();
+    REQUIRE(big.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                     running.secret() +
+                     "\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n" +
+                     std::string(1000, ' ')));
+    for (auto until = sent + 5s; big.got.find("\r\n\r\n") == std::string::npos &&
+                                 !big.closed && clock::now() < until;) {
+      pollfd watched{big.fd, POLLIN, 0};
+      ::poll(&watched, 1, 10);
+      big.take();
+    }
+    double millis = seconds_since(sent) * 1000;
+    INFO("answered after " << millis << " ms: " << big.got);
+    CHECK(big.got.starts_with("HTTP/1.1 413 "));
+    CHECK(millis < (under_sanitizer ? 1000 : 100));
+    big.wait_closed(3s);
+    CHECK(big.got.find("\"payload_too_large\"") != std::string::npos);
+    CHECK(big.got.find("--lp_max_body_mb") != std::string::npos);
+    CHECK(big.got.find("\"node\":\"counter\"") != std::string::npos);
+    CHECK(big.closed);  // the unread body cannot be taken for a request
+
+    // A length too long to be a number is over any limit, too.
+    peer huge(port);
+    REQUIRE(huge.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                      "99999999999999999999999\r\n\r\n"));
+    huge.wait_closed(3s);
+    CHECK(huge.got.starts_with("HTTP/1.1 413 "));
+
+    CHECK(running.client(c).add(2) == 2);
+  }
+
   TEST_CASE("5,000 connections opened and closed: the threads are back near the floor in 10 s") {
     // Up to 500 open at once, within this process's file descriptors (each
     // takes two: ours and the server's).

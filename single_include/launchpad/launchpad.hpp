@@ -344,8 +344,16 @@ concept range_like = requires(const T& value) {
 namespace json_probe {
 void to_json() = delete;
 void from_json() = delete;
+// Stands in for lp::json in the probe. Since nlohmann_json 3.11.3 json has
+// a base class in nlohmann::detail, so a lookup with json itself also finds
+// nlohmann's own conversions (of enums, std::deque, ...); with this, only
+// those of T's namespaces and friends are found.
+struct json_like {
+  operator json&();
+  operator const json&() const;
+};
 template <class T>
-concept own_conversion = requires(json& j, const json& in, const T& value, T& out) {
+concept own_conversion = requires(json_like& j, const json_like& in, const T& value, T& out) {
   to_json(j, value);
   from_json(in, out);
 };
@@ -6568,7 +6576,10 @@ inline std::string graph_picture(const program& graph, const std::string& format
 
 // ---- launchpad/detail/wire/address.hpp ----
 
+#include <charconv>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace lp::detail {
 
@@ -6579,6 +6590,30 @@ struct address {
   std::string url() const { return "http://" + host + ":" + std::to_string(port); }
   bool operator==(const address&) const = default;
 };
+
+// The host and port of "http://host:port", with or without a path after
+// them; nothing if `url` is not of that form. An IPv6 host may stand in
+// brackets, as RFC 3986 writes it, or bare, as address::url() writes it: the
+// port is what follows the last colon.
+inline std::optional<address> address_of_url(std::string_view url) {
+  constexpr std::string_view scheme = "http://";
+  if (!url.starts_with(scheme)) return std::nullopt;
+  url.remove_prefix(scheme.size());
+  url = url.substr(0, url.find('/'));
+  auto colon = url.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto host = url.substr(0, colon);
+  auto port_text = url.substr(colon + 1);
+  if (host.starts_with('[') != host.ends_with(']')) return std::nullopt;
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
+  int port = 0;
+  auto [end, error] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (host.empty() || error != std::errc() ||
+      end != port_text.data() + port_text.size() || port < 1 || port > 65535)
+    return std::nullopt;
+  return address{std::string(host), port};
+}
 
 }  // namespace lp::detail
 #include <map>
@@ -6649,12 +6684,13 @@ class local_directory final : public directory {
 
 // ---- launchpad/detail/call/http_connection.hpp ----
 
-// One HTTP/1.1 client connection, for the call path only: a POST and its
-// response. httplib's client reads a body 4 KB at a time with a poll()
-// before each recv, writes headers and body as two segments and copies the
-// body on its way in; here a small request is one send, a small reply one
-// poll and one recv, and a large body goes between the socket and the
-// caller's buffer without a copy in either direction.
+// One HTTP/1.1 client connection: a POST and its response for the call
+// path, a GET for the status page's poller and --lp_status. httplib's
+// client reads a body 4 KB at a time with a poll() before each recv, writes
+// headers and body as two segments and copies the body on its way in; here
+// a small request is one send, a small reply one poll and one recv, and a
+// large body goes between the socket and the caller's buffer without a copy
+// in either direction.
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -6757,8 +6793,8 @@ class http_connection {
   response post(std::string_view path, std::string_view headers, std::string_view body,
                 clock::time_point deadline, std::string& body_buffer,
                 std::size_t max_body) {
-    return post(path, headers, std::span<const std::string_view>(&body, 1), deadline,
-                body_buffer, max_body);
+    return request(verb::post, path, headers, std::span<const std::string_view>(&body, 1),
+                   deadline, body_buffer, max_body);
   }
 
   // The same with a body in pieces, sent one after the other: a large
@@ -6766,6 +6802,39 @@ class http_connection {
   response post(std::string_view path, std::string_view headers,
                 std::span<const std::string_view> body, clock::time_point deadline,
                 std::string& body_buffer, std::size_t max_body) {
+    return request(verb::post, path, headers, body, deadline, body_buffer, max_body);
+  }
+
+  // GETs `path`, as post() does but with no body (nor Content-Length).
+  response get(std::string_view path, std::string_view headers,
+               clock::time_point deadline, std::string& body_buffer,
+               std::size_t max_body) {
+    return request(verb::get, path, headers, {}, deadline, body_buffer, max_body);
+  }
+
+  // False after `Connection: close`, an HTTP/1.0 response without
+  // keep-alive, a body that ended with the connection, or any failure.
+  bool reusable() const { return reusable_; }
+
+ private:
+  // Response head, chunk-size line and trailer section limit; also the most
+  // asked of one recv into the connection's own buffer.
+  static constexpr std::size_t head_limit = std::size_t{64} << 10;
+
+  // Only a POST has a body: a GET's is empty, with no Content-Length.
+  enum class verb { get, post };
+
+  struct head {
+    int status = 0;
+    std::string_view content_type;
+    std::optional<std::size_t> length;
+    bool chunked = false;
+    bool keep_alive = true;
+  };
+
+  response request(verb method, std::string_view path, std::string_view headers,
+                   std::span<const std::string_view> body, clock::time_point deadline,
+                   std::string& body_buffer, std::size_t max_body) {
     if (!reusable_) fail("this connection to " + peer_ + " cannot carry another request");
     // Any failure below leaves the connection unusable; success decides anew.
     reusable_ = false;
@@ -6776,7 +6845,7 @@ class http_connection {
           return static_cast<unsigned char>(c) <= ' ' || c == 127;
         }))
       fail("request path '" + printable(path) + "' has a space or control character");
-    bool sent = send_request(path, headers, body, deadline);
+    bool sent = send_request(method, path, headers, body, deadline);
 
     head h;
     for (;;) {
@@ -6811,23 +6880,6 @@ class http_connection {
     reusable_ = keep;
     return r;
   }
-
-  // False after `Connection: close`, an HTTP/1.0 response without
-  // keep-alive, a body that ended with the connection, or any failure.
-  bool reusable() const { return reusable_; }
-
- private:
-  // Response head, chunk-size line and trailer section limit; also the most
-  // asked of one recv into the connection's own buffer.
-  static constexpr std::size_t head_limit = std::size_t{64} << 10;
-
-  struct head {
-    int status = 0;
-    std::string_view content_type;
-    std::optional<std::size_t> length;
-    bool chunked = false;
-    bool keep_alive = true;
-  };
 
   http_connection(int fd, std::string peer)
       : fd_(fd), peer_(std::move(peer)), host_line_("Host: " + peer_ + "\r\n") {
@@ -6911,14 +6963,16 @@ class http_connection {
   // False when the server answered or hung up before taking the whole
   // request. A server may refuse a body too large (413) and close without
   // reading it; its response is then what the caller needs to see.
-  bool send_request(std::string_view path, std::string_view headers,
+  bool send_request(verb method, std::string_view path, std::string_view headers,
                     std::span<const std::string_view> body, clock::time_point deadline) {
     std::size_t length = 0;
     for (auto piece : body) length += piece.size();
     out_.clear();
-    out_.append("POST ").append(path).append(" HTTP/1.1\r\n").append(host_line_);
-    out_.append(headers).append("Content-Length: ").append(std::to_string(length));
-    out_.append("\r\n\r\n");
+    out_.append(method == verb::post ? "POST " : "GET ").append(path);
+    out_.append(" HTTP/1.1\r\n").append(host_line_).append(headers);
+    if (method == verb::post)
+      out_.append("Content-Length: ").append(std::to_string(length)).append("\r\n");
+    out_.append("\r\n");
     parts_.assign(1, iovec{});
     if (out_.size() + length <= streamed_body) {
       for (auto piece : body) out_.append(piece);
@@ -7677,33 +7731,43 @@ LP_API process_figures this_process_figures() {
 // ---- launchpad/detail/serve/listener.hpp ----
 
 #include <httplib.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
-#include <cstring>
+#include <cstdlib>
 #include <functional>
+
+// ---- launchpad/detail/serve/deadline_stream.hpp ----
+
+#include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+
+// ---- launchpad/detail/serve/server_limits.hpp ----
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <iostream>
 #include <string>
-#include <string_view>
-#include <thread>
 
 namespace lp::detail {
-
-// httplib's socket options, with buffers of socket_buffer_bytes.
-inline void large_socket_buffers(socket_t socket) {
-  httplib::default_socket_options(socket);
-  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-}
 
 // What a server puts up with from its peers (docs/protocol.md, "Limits").
 // The --lp_ flags of the same names set a node's.
@@ -7720,10 +7784,6 @@ struct server_limits {
   // this process's file descriptors (ulimit -n).
   std::size_t max_connections = 2048;
 };
-
-// Why a server refuses, or gives up on, a request: an error body of the
-// protocol (code, message), in JSON.
-using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
 
 // The connections a server may hold: max_connections, but at most half of
 // the file descriptors this process may open, so that neither a flood nor
@@ -7743,6 +7803,11 @@ inline std::size_t connection_cap(std::size_t wanted) {
               << " files (raise it with ulimit -n)" << std::endl;
   return half;
 }
+
+}  // namespace lp::detail
+#include <string>
+
+namespace lp::detail {
 
 // One connection's socket as httplib reads and writes it, with deadlines
 // over whole requests. httplib's own stream bounds each read (5 s by
@@ -7780,6 +7845,12 @@ class deadline_stream final : public httplib::Stream {
     timed_out_ = phase::idle;
     return true;
   }
+
+  // The request was answered before its body was read (413): the unread
+  // body would be taken for the next request, so the connection ends with
+  // the reply.
+  void close_after_reply() { closing_ = true; }
+  bool closing() const { return closing_; }
 
   // httplib has read the headers; the body's clock starts.
   void headers_read() {
@@ -7897,9 +7968,137 @@ class deadline_stream final : public httplib::Stream {
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
   mutable phase timed_out_ = phase::idle;
+  bool closing_ = false;
   std::size_t used_ = 0, filled_ = 0;
   char buffer_[16 << 10];
 };
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/httplib_internals.hpp ----
+
+// Everything the listener takes from cpp-httplib's server beyond its
+// documented API, in one place. The protections of listener.hpp (a deadline
+// over a whole request, a minimum body rate, the connection cap with its
+// quick 503, threads that retire) need httplib's keep-alive loop over a
+// stream of ours, and httplib offers no hook for that but the virtual
+// process_and_close_socket and the protected process_request and members
+// used below. Where these differ between releases, the difference is found
+// by what compiles, not guessed from the version: CI builds and tests both
+// shapes, 0.11.4 (Debian 12) and 0.18.7 (Debian 13), and meson.build and
+// CMakeLists.txt warn at configure time about any release outside them.
+
+#include <httplib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace lp::detail {
+
+// CPPHTTPLIB_VERSION ("0.18.7") as major * 10000 + minor * 100 + patch.
+constexpr long version_number(const char* text) {
+  long parts[3] = {0, 0, 0};
+  for (int part = 0; *text && part < 3; ++text) {
+    if (*text == '.') ++part;
+    else if (*text >= '0' && *text <= '9') parts[part] = parts[part] * 10 + (*text - '0');
+  }
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+}
+inline constexpr long httplib_version = version_number(CPPHTTPLIB_VERSION);
+static_assert(httplib_version >= 1100,
+              "launchpad needs cpp-httplib 0.11 or later (Debian 12 has 0.11.4, Debian 13 "
+              "0.18.7): install a newer libcpp-httplib-dev");
+
+// TaskQueue::enqueue returned nothing before 0.15; since then it says
+// whether it took the job (if not, httplib closes the socket itself).
+using enqueue_result =
+    decltype(std::declval<httplib::TaskQueue&>().enqueue(std::function<void()>{}));
+
+class httplib_server : public httplib::Server {
+ public:
+  // Debian's libcpp-httplib is built with a listen backlog of 5, so a
+  // burst of new connections (64 node processes starting) would wait for
+  // SYN retries.
+  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+
+  // What httplib's stop() does, but also before its accept loop has
+  // started (where stop() does nothing, and the loop would then run
+  // forever): the loop ends when it finds the socket gone.
+  void close_listening_socket() {
+    socket_t socket = svr_sock_.exchange(INVALID_SOCKET);
+    if (socket == INVALID_SOCKET) return;
+    ::shutdown(socket, SHUT_RDWR);
+    ::close(socket);
+  }
+
+ protected:
+  // The settings httplib's own keep-alive loop would use, as set through
+  // its documented setters.
+  struct loop_settings {
+    std::chrono::milliseconds read_timeout, write_timeout;
+    std::chrono::seconds idle;  // between requests (set_keep_alive_timeout)
+    std::size_t max_requests;   // on one connection (set_keep_alive_max_count)
+  };
+  loop_settings settings() const {
+    using std::chrono::duration_cast, std::chrono::milliseconds, std::chrono::seconds,
+        std::chrono::microseconds;
+    return {duration_cast<milliseconds>(seconds(read_timeout_sec_) +
+                                        microseconds(read_timeout_usec_)),
+            duration_cast<milliseconds>(seconds(write_timeout_sec_) +
+                                        microseconds(write_timeout_usec_)),
+            seconds(keep_alive_timeout_sec_), keep_alive_max_count_};
+  }
+
+  bool listening() const { return svr_sock_ != INVALID_SOCKET; }
+
+  // Reads, routes and answers one request. In 0.11 process_request reads
+  // the peer's address from the stream; 0.18 takes it as arguments. (A
+  // template, so that only the shape that compiles is used.)
+  template <class Stream>
+  bool serve_one(Stream& stream, bool last, bool& closed) {
+    if constexpr (requires { this->process_request(stream, last, closed, nullptr); }) {
+      return this->process_request(stream, last, closed, nullptr);
+    } else {
+      std::string remote_ip, local_ip;
+      int remote_port = 0, local_port = 0;
+      stream.get_remote_ip_and_port(remote_ip, remote_port);
+      stream.get_local_ip_and_port(local_ip, local_port);
+      return this->process_request(stream, remote_ip, remote_port, local_ip, local_port, last,
+                                   closed, nullptr);
+    }
+  }
+
+  // httplib's accepting thread hands each accepted socket here, through
+  // the task queue; the server closes it.
+  virtual bool serve_connection(socket_t socket) = 0;
+
+ private:
+  bool process_and_close_socket(socket_t socket) final { return serve_connection(socket); }
+};
+
+}  // namespace lp::detail
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace lp::detail {
+
+// httplib's socket options, with buffers of socket_buffer_bytes.
+inline void large_socket_buffers(socket_t socket) {
+  httplib::default_socket_options(socket);
+  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
+}
+
+// Why a server refuses, or gives up on, a request: an error body of the
+// protocol (code, message), in JSON.
+using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
 
 // httplib calls a task queue's enqueue on its accepting thread, once per
 // accepted connection. This one runs each connection on a thread of an
@@ -7911,19 +8110,21 @@ class deadline_stream final : public httplib::Stream {
 class connection_queue final : public httplib::TaskQueue {
  public:
   explicit connection_queue(std::size_t cap) : cap_(cap), pool_(cap) {}
-  void enqueue(std::function<void()> job) override {
+  enqueue_result enqueue(std::function<void()> job) override {
     // Only this thread adds to open_, so the check holds until the add.
     if (open_.load() >= cap_) {
       refusing() = true;
       job();
       refusing() = false;
-      return;
+    } else {
+      open_.fetch_add(1);
+      pool_.enqueue([this, job = std::move(job)] {
+        job();
+        open_.fetch_sub(1);
+      });
     }
-    open_.fetch_add(1);
-    pool_.enqueue([this, job = std::move(job)] {
-      job();
-      open_.fetch_sub(1);
-    });
+    // Taken either way: the refusal is the job's own answer.
+    return static_cast<enqueue_result>(true);
   }
   void shutdown() override { pool_.shutdown(); }
 
@@ -7950,9 +8151,21 @@ class listener {
     // Accepted connections inherit the listening socket's buffer sizes.
     server_.set_socket_options(large_socket_buffers);
     // httplib calls this once a request's headers are read, before its body.
-    server_.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-      if (auto* stream = server_with_limits::current()) stream->headers_read();
-      return httplib::Server::HandlerResponse::Unhandled;
+    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      auto* stream = server_with_limits::current();
+      if (stream) stream->headers_read();
+      if (!over_body_limit(req)) return httplib::Server::HandlerResponse::Unhandled;
+      // Refused on its word, before a byte of the body is read: waiting for
+      // a body that will not be taken would cost its whole transfer.
+      res.status = 413;
+      res.set_header("Connection", "close");
+      res.set_content(server_.refusal("payload_too_large",
+                                      "the body is larger than this node accepts (" +
+                                          std::to_string(body_limit_) +
+                                          " bytes, --lp_max_body_mb)"),
+                      protocol::json_type);
+      if (stream) stream->close_after_reply();
+      return httplib::Server::HandlerResponse::Handled;
     });
   }
   listener(const listener&) = delete;
@@ -7966,9 +8179,16 @@ class listener {
     return server_.open.load(std::memory_order_relaxed);
   }
 
-  // The body of the 408 and 503 replies the listener writes itself; by
-  // default the protocol's error body without a node.
+  // The body of the 408, 413 and 503 replies the listener writes itself;
+  // by default the protocol's error body without a node.
   void set_refusal_body(refusal_body body) { server_.refusal = std::move(body); }
+
+  // Requests with a larger body get 413: at once when their Content-Length
+  // says so, else (a chunked body) once it grows past the limit.
+  void set_body_limit(std::size_t bytes) {
+    body_limit_ = bytes;
+    server_.set_payload_max_length(bytes);
+  }
 
   // Binds host:port (port 0: any free port) and serves; returns the port,
   // or -1 if it cannot bind. Connections are accepted once it returns.
@@ -7977,9 +8197,6 @@ class listener {
     if (port == 0) bound = server_.bind_to_any_port(host);
     else if (!server_.bind_to_port(host, port)) bound = -1;
     if (bound < 0) return -1;
-    // Debian's libcpp-httplib was built with a listen backlog of 5, so a
-    // burst of new connections (64 node processes starting) would wait for
-    // SYN retries; widen it.
     server_.widen_backlog();
     // The socket listens already: a peer's connection waits in the backlog
     // until the thread accepts it.
@@ -7997,20 +8214,20 @@ class listener {
   bool running() const { return thread_.joinable(); }
 
  private:
-  struct server_with_limits : httplib::Server {
+  bool over_body_limit(const httplib::Request& req) const {
+    if (body_limit_ == 0 || !req.has_header("Content-Length")) return false;
+    const auto& text = req.get_header_value("Content-Length");
+    char* end = nullptr;
+    errno = 0;
+    auto declared = std::strtoull(text.c_str(), &end, 10);
+    // An unreadable length is httplib's to refuse (400).
+    if (text.empty() || *end != '\0' || text[0] == '-') return false;
+    return errno == ERANGE || declared > body_limit_;
+  }
+
+  struct server_with_limits final : httplib_server {
     explicit server_with_limits(server_limits l)
         : limits(l), cap(connection_cap(l.max_connections)) {}
-
-    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
-    // What httplib's stop() does, but also before its accept loop has
-    // started (where stop() does nothing, and the loop would then run
-    // forever): the loop ends when it finds the socket gone.
-    void close_listening_socket() {
-      socket_t socket = svr_sock_.exchange(INVALID_SOCKET);
-      if (socket == INVALID_SOCKET) return;
-      ::shutdown(socket, SHUT_RDWR);
-      ::close(socket);
-    }
 
     // The stream of this thread's connection, for the pre-routing handler.
     static deadline_stream*& current() {
@@ -8029,52 +8246,51 @@ class listener {
     // httplib's accepting thread hands every connection here, on a pool
     // thread, or on itself for one past the cap. This is httplib's
     // keep-alive loop, over a deadline_stream instead of its own.
-    bool process_and_close_socket(socket_t socket) override {
+    bool serve_connection(socket_t socket) override {
       if (connection_queue::refusing()) {
         answer(socket, 503, "Service Unavailable", "overloaded",
                "this node has " + std::to_string(cap) +
                    " connections open, its limit (--lp_max_connections); try again later, "
                    "or launch it with a higher --lp_max_connections");
-        return close_socket(socket);
+        return close_socket(socket, false);
       }
-      using std::chrono::milliseconds, std::chrono::seconds, std::chrono::microseconds;
-      auto read_timeout = std::chrono::duration_cast<milliseconds>(
-          seconds(read_timeout_sec_) + microseconds(read_timeout_usec_));
-      auto write_timeout = std::chrono::duration_cast<milliseconds>(
-          seconds(write_timeout_sec_) + microseconds(write_timeout_usec_));
-      deadline_stream stream(socket, limits, read_timeout, write_timeout);
+      auto loop = settings();
+      deadline_stream stream(socket, limits, loop.read_timeout, loop.write_timeout);
       current() = &stream;
       open.fetch_add(1, std::memory_order_relaxed);
       struct closing {
         std::atomic<std::size_t>& open;
         ~closing() { open.fetch_sub(1, std::memory_order_relaxed); }
       } counted{open};
-      bool served = false;
-      for (auto left = keep_alive_max_count_;
-           left > 0 && svr_sock_ != INVALID_SOCKET &&
-           stream.next_request(seconds(keep_alive_timeout_sec_));
-           --left) {
+      bool served = false, unread = false;
+      for (auto left = loop.max_requests;
+           left > 0 && listening() && stream.next_request(loop.idle); --left) {
         bool closed = false;
-        served = process_request(stream, left == 1, closed, nullptr);
+        served = serve_one(stream, left == 1, closed);
         if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
           if (late == deadline_stream::phase::headers)
             answer(socket, 408, "Request Timeout", "request_timeout",
                    "the request's headers did not all arrive within " +
                        std::to_string(limits.header_timeout.count() / 1000) +
                        " s of its first byte (--lp_header_timeout_secs), or nothing came for " +
-                       std::to_string(read_timeout.count() / 1000) + " s");
+                       std::to_string(loop.read_timeout.count() / 1000) + " s");
           else if (late == deadline_stream::phase::body)
             answer(socket, 408, "Request Timeout", "request_timeout",
                    "the request's body came slower than " +
                        std::to_string(limits.min_bytes_per_second >> 10) +
                        " KiB/s (--lp_min_rate_kib_per_sec), or nothing came for " +
-                       std::to_string(read_timeout.count() / 1000) + " s");
+                       std::to_string(loop.read_timeout.count() / 1000) + " s");
+          unread = true;
+          break;
+        }
+        if (stream.closing()) {
+          unread = true;
           break;
         }
         if (!served || closed) break;
       }
       current() = nullptr;
-      return close_socket(socket) && served;
+      return close_socket(socket, unread) && served;
     }
 
     // A whole reply, in one send that never waits: it fits in the socket's
@@ -8088,18 +8304,30 @@ class listener {
       [[maybe_unused]] auto sent = ::send(socket, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
 
-    // Reads what the peer has sent already, so that closing sends it our
-    // reply and a FIN rather than a reset, then closes.
-    static bool close_socket(socket_t socket) {
-      char scratch[4096];
-      for (int i = 0; i < 16 && ::recv(socket, scratch, sizeof scratch, MSG_DONTWAIT) > 0; ++i) {
+    // Closes so that the peer gets our reply and a FIN rather than a reset,
+    // which would throw away the reply it has not read yet. A request left
+    // `unread` (refused or cut off mid-way) may still be arriving: its
+    // bytes are read and dropped for a moment after our FIN, so that the
+    // close finds none unread.
+    static bool close_socket(socket_t socket, bool unread) {
+      char scratch[16 << 10];
+      ::shutdown(socket, SHUT_WR);
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(unread ? 500 : 0);
+      for (int i = 0; i < 256; ++i) {
+        ssize_t got = ::recv(socket, scratch, sizeof scratch, MSG_DONTWAIT);
+        if (got > 0) continue;
+        if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(
+            until - std::chrono::steady_clock::now());
+        pollfd watched{socket, POLLIN, 0};
+        if (left.count() <= 0 || ::poll(&watched, 1, static_cast<int>(left.count())) <= 0) break;
       }
-      ::shutdown(socket, SHUT_RDWR);
       return ::close(socket) == 0;
     }
   };
 
   server_with_limits server_;
+  std::size_t body_limit_ = 0;  // 0: httplib's own limit alone
   std::thread thread_;
 };
 
@@ -8452,8 +8680,9 @@ class rendezvous_directory final : public directory {
 
   // "http://host:port", as rendezvous_server::url() wrote it.
   static address address_of(const std::string& url) {
-    auto colon = url.rfind(':');
-    return {url.substr(7, colon - 7), std::stoi(url.substr(colon + 1))};
+    auto where = address_of_url(url);
+    if (!where) throw launch_error("the launcher's rendezvous URL '" + url + "' is not http://host:port");
+    return *where;
   }
 
   const std::string url_;
@@ -9364,7 +9593,9 @@ setInterval(refresh, 1000);
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -9407,8 +9638,6 @@ class status_server {
   };
   struct history {
     std::deque<sample> samples;  // oldest first, at most kept_samples
-    std::unique_ptr<httplib::Client> client;
-    std::string client_url;
   };
   static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
 
@@ -9489,6 +9718,45 @@ inline const nlohmann::json* method_named(const nlohmann::json& figures,
   return nullptr;
 }
 
+// The poller's connection to one node, kept from one poll to the next while
+// the node keeps it open.
+struct node_link {
+  std::unique_ptr<http_connection> connection;
+  std::string url;  // where `connection` goes
+};
+
+// Far above any node's figures (a user series keeps 1000 points), yet a
+// bound on what a confused peer could make the launcher hold.
+inline constexpr std::size_t max_metrics_body = std::size_t{64} << 20;
+
+// The body of the node's GET /lp/v1/metrics at `url`, asked on its link's
+// connection (a new one if the node moved or dropped it); nothing if the
+// node does not answer 200 by `deadline`. Valid until `body` changes.
+inline std::optional<std::string_view> fetch_metrics(
+    node_link& link, const std::string& url, const std::string& headers,
+    std::string& body, http_connection::clock::time_point deadline) {
+  auto where = address_of_url(url);
+  if (!where) return std::nullopt;
+  for (bool retried = false;; retried = true) {
+    try {
+      if (!link.connection || !link.connection->reusable() || link.url != url) {
+        link.connection = http_connection::open(where->host, where->port, deadline);
+        link.url = url;
+      }
+      auto reply = link.connection->get(protocol::metrics_path, headers, deadline, body,
+                                        max_metrics_body);
+      if (reply.status != 200) return std::nullopt;
+      return std::string_view(body.data(), reply.body_size);
+    } catch (const http_connection::failure& e) {
+      link.connection.reset();
+      // A node ends an idle connection after protocol::keep_alive_seconds,
+      // about as long as the poller sleeps: the request it closed on never
+      // ran, and goes again on a new connection.
+      if (e.kind != http_connection::failure::stale || retried) return std::nullopt;
+    }
+  }
+}
+
 }  // namespace status
 
 LP_API status_server::status_server(const program& graph, std::string policy,
@@ -9546,6 +9814,13 @@ LP_API std::string status_server::start(const std::string& host, int port) {
 }
 
 LP_API void status_server::poll() {
+  // Only this thread uses the connections: they need no lock, so a node
+  // that takes its whole second to answer holds up none of the page's
+  // requests.
+  std::map<std::string, status::node_link> links;  // by label
+  std::string body;
+  auto headers = std::string("Accept: ") + protocol::json_type + "\r\n";
+  if (!secret_.empty()) headers += "Authorization: Bearer " + secret_ + "\r\n";
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
@@ -9554,27 +9829,21 @@ LP_API void status_server::poll() {
     // launcher sees it.
     auto nodes = nodes_();
     for (const auto& node : nodes) {
-      if (node.url.empty()) continue;
-      std::unique_lock held(mutex_);
-      if (stopping_) return;
-      auto& seen = histories_[node.label];
-      if (!seen.client || seen.client_url != node.url) {
-        seen.client = std::make_unique<httplib::Client>(node.url);
-        seen.client->set_connection_timeout(std::chrono::seconds(1));
-        seen.client->set_read_timeout(std::chrono::seconds(1));
-        seen.client->set_keep_alive(true);
-        if (!secret_.empty())
-          seen.client->set_default_headers({{"Authorization", "Bearer " + secret_}});
-        seen.client_url = node.url;
+      if (node.url.empty()) {
+        links.erase(node.label);
+        continue;
       }
-      auto* client = seen.client.get();
-      held.unlock();  // the page is served meanwhile; only this thread changes clients
-      auto reply = client->Get(protocol::metrics_path, {{"Accept", protocol::json_type}});
-      if (!reply || reply->status != 200) continue;
-      auto figures =
-          nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+      {
+        std::lock_guard held(mutex_);
+        if (stopping_) return;
+      }
+      auto text =
+          status::fetch_metrics(links[node.label], node.url, headers, body,
+                                http_connection::clock::now() + std::chrono::seconds(1));
+      if (!text) continue;
+      auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
       if (figures.is_discarded()) continue;
-      held.lock();
+      std::lock_guard held(mutex_);
       auto& samples = histories_[node.label].samples;
       samples.push_back({status::now_seconds(), std::move(figures), node.url});
       if (samples.size() > kept_samples) samples.pop_front();
@@ -11609,7 +11878,7 @@ class http_server {
     });
     server.set_keep_alive_max_count(std::size_t{1} << 30);
     server.set_keep_alive_timeout(protocol::keep_alive_seconds);
-    server.set_payload_max_length(max_body_bytes);
+    listener_.set_body_limit(max_body_bytes);
     server.Post(R"(/lp/v1/call/([^/]*))",
                 [this](const httplib::Request& req, httplib::Response& res,
                        const httplib::ContentReader& read) { call(req, res, read); });
@@ -12763,14 +13032,16 @@ LP_API void test_controller::finish() {
 // shell or a script. Asks the launch's status page (its URL and the secret
 // are in the run directory) and prints a table of the nodes, or the JSON.
 
-#include <httplib.h>
-
+#include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 namespace lp::detail {
 
@@ -12793,6 +13064,35 @@ inline std::string cell(std::string text, std::size_t width) {
   return text + " ";
 }
 
+struct answer {
+  int status = 0;
+  std::string body;
+};
+
+// The page's answer to GET /lp/v1/status; nothing if it cannot be asked.
+// As patient as a person at a shell: 2 s to connect, 5 s more for the
+// answer.
+inline std::optional<answer> fetch(const std::string& url, const std::string& secret) {
+  using clock = http_connection::clock;
+  // Every node's figures and history: large for a large launch, but bounded.
+  constexpr std::size_t max_body = std::size_t{256} << 20;
+  auto where = address_of_url(url);
+  if (!where) return std::nullopt;
+  std::string headers;
+  if (!secret.empty()) headers = "Authorization: Bearer " + secret + "\r\n";
+  std::string body;
+  try {
+    auto connection = http_connection::open(where->host, where->port,
+                                            clock::now() + std::chrono::seconds(2));
+    auto reply = connection->get(protocol::status_path, headers,
+                                 clock::now() + std::chrono::seconds(5), body, max_body);
+    body.resize(reply.body_size);
+    return answer{reply.status, std::move(body)};
+  } catch (const http_connection::failure&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace status_table
 
 LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out) {
@@ -12806,13 +13106,7 @@ LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& 
               << "--lp_status_port=off)?" << std::endl;
     return 1;
   }
-  auto origin = url.substr(0, url.find('/', url.find("//") + 2));
-  httplib::Client http(origin);
-  http.set_connection_timeout(std::chrono::seconds(2));
-  http.set_read_timeout(std::chrono::seconds(5));
-  httplib::Headers headers;
-  if (!secret.empty()) headers.emplace("Authorization", "Bearer " + secret);
-  auto reply = http.Get(protocol::status_path, headers);
+  auto reply = status_table::fetch(url, secret);
   if (!reply || reply->status != 200) {
     std::cerr << "[lp] the status page at " << url << " does not answer"
               << (reply ? " (HTTP " + std::to_string(reply->status) + ")" : std::string())

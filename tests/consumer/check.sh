@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds tests/consumer/main.cpp the four ways a user can consume launchpad,
+# Builds tests/consumer/main.cpp the six ways a user can consume launchpad,
 # each in a fresh temporary directory, and runs every program (it must exit 0
 # on its own, under local_mt and under local_mp):
 #   (a) a meson project with the library as a subproject: dependency('launchpad')
@@ -12,10 +12,17 @@
 #             main.cpp -o main $(pkg-config --libs cpp-httplib) -pthread
 #   (d) the single header with the compiled part in a file of its own, as
 #       docs/getting-started.md shows it: LP_SEPARATE_COMPILATION everywhere,
-#       LP_IMPLEMENTATION in that file.
-# Usage: tests/consumer/check.sh [a|b|c|d ...]   (default: all four)
+#       LP_IMPLEMENTATION in that file;
+#   (e) the library installed as in (b) (the same install when both run), a
+#       CMake project (tests/consumer/CMakeLists.txt) finding it through the
+#       installed CMake package: find_package(launchpad), launchpad::launchpad;
+#   (f) the same CMake project with the repository as a subdirectory
+#       (add_subdirectory, as FetchContent does): the top-level CMakeLists.txt
+#       builds the compiled part.
+# Usage: tests/consumer/check.sh [a|b|c|d|e|f ...]   (default: all six; e and
+# f are skipped, saying so, when cmake is missing and they were not named)
 # Set LP_KEEP_TMP=1 to keep the temporary directory. Needs meson, ninja,
-# pkg-config, g++ and the Debian packages the README lists.
+# pkg-config, g++, the Debian packages the README lists, and cmake for e, f.
 set -Eeuo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -68,13 +75,47 @@ check_runs() {
   done
 }
 
-# Nothing from the environment may stand in for the library under test.
-unset PKG_CONFIG_PATH
+# no_warnings WHAT: the last command (its output in $log) printed no warning
+# but the one about an untested cpp-httplib, which meson gives too.
+no_warnings() {
+  local warnings meant
+  warnings=$(grep -ci "warning" "$log" || true)
+  meant=$(grep -c "is untested with" "$log" || true)
+  if ((warnings > meant)); then current="$1 printed warnings"; false; fi
+}
 
-if (($#)); then want=" $* "; else want=" a b c d "; fi
+# defines_no_compiled_part OBJECT: the user's object file leaves the compiled
+# part to the library (it was compiled with LP_SEPARATE_COMPILATION).
+defines_no_compiled_part() {
+  if nm -C --defined-only "$1" | grep -q "lp::detail::launch_main"; then
+    current="${1#"$tmp/"} defines lp::detail::launch_main: the compiled part was not left out"
+    false
+  fi
+}
+
+# install_library: `meson install` of the library into $tmp/prefix, once for
+# (b) and (e). Headers, the compiled part, launchpad.pc and the CMake package
+# are installed: only the library is built, not the tests and examples.
+install_library() {
+  [[ -d $tmp/prefix ]] && return
+  quiet 300 meson setup "$tmp/lib" "$root" --prefix="$tmp/prefix"
+  quiet 900 ninja -C "$tmp/lib" -j 2 liblaunchpad.a
+  quiet 300 meson install -C "$tmp/lib" --no-rebuild
+}
+
+# Nothing from the environment may stand in for the library under test.
+unset PKG_CONFIG_PATH CMAKE_PREFIX_PATH
+
+if (($#)); then want=" $* "; else want=" a b c d e f "; fi
 for part in $want; do
-  [[ $part == [abcd] ]] || { echo "usage: $0 [a|b|c|d ...]" >&2; exit 2; }
+  [[ $part == [abcdef] ]] || { echo "usage: $0 [a|b|c|d|e|f ...]" >&2; exit 2; }
 done
+if ! command -v cmake >/dev/null && [[ $want == *" "[ef]" "* ]]; then
+  (($#)) && { echo "(e) and (f) need cmake (apt-get install cmake)" >&2; exit 2; }
+  echo "skipping (e) and (f): cmake is not installed"
+  want=${want/ e / }
+  want=${want/ f / }
+fi
 
 if [[ $want == *" a "* ]]; then
   step "(a) meson subproject: dependency('launchpad') from tests/consumer/subprojects/launchpad"
@@ -90,11 +131,7 @@ fi
 
 if [[ $want == *" b "* ]]; then
   step "(b) meson install into $tmp/prefix, then dependency('launchpad') from launchpad.pc"
-  # Headers, the library's compiled part and launchpad.pc are installed: only
-  # the library is built, not the tests and examples.
-  quiet 300 meson setup "$tmp/lib" "$root" --prefix="$tmp/prefix"
-  quiet 900 ninja -C "$tmp/lib" liblaunchpad.a
-  quiet 300 meson install -C "$tmp/lib" --no-rebuild
+  install_library
   pc=$(find "$tmp/prefix" -name launchpad.pc -print -quit)
   [[ -n $pc ]] || { current="(b) meson install wrote no launchpad.pc under $tmp/prefix"; false; }
   [[ -f $tmp/prefix/include/launchpad/launchpad.hpp ]] || {
@@ -131,12 +168,40 @@ if [[ $want == *" d "* ]]; then
   quiet 900 g++ "${flags[@]}" -c "$tmp/launchpad.cpp" -o "$tmp/launchpad.o"
   quiet 900 g++ "${flags[@]}" -c tests/consumer/main.cpp -o "$tmp/main.o"
   # The user's file defines none of the compiled part: it is launchpad.o's alone.
-  if nm -C --defined-only "$tmp/main.o" | grep -q "lp::detail::launch_main"; then
-    current="(d) main.o defines lp::detail::launch_main: the compiled part was not left out"
-    false
-  fi
+  defines_no_compiled_part "$tmp/main.o"
   quiet 300 g++ "$tmp/main.o" "$tmp/launchpad.o" -o "$tmp/d" $(pkg-config --libs cpp-httplib) -pthread
   check_runs "$tmp/d"
+fi
+
+if [[ $want == *" e "* ]]; then
+  step "(e) meson install into $tmp/prefix, then find_package(launchpad) from its CMake package"
+  install_library
+  config=$(find "$tmp/prefix" -name launchpadConfig.cmake -print -quit)
+  [[ -n $config && -f ${config%/*}/launchpadConfigVersion.cmake ]] || {
+    current="(e) meson install wrote no cmake/launchpad/launchpad{Config,ConfigVersion}.cmake"; false; }
+  echo "launchpadConfig.cmake: ${config#"$tmp/"}"
+  quiet 300 cmake -S "$consumer" -B "$tmp/e" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix"
+  no_warnings "(e) cmake's configuration"
+  grep -qx "launchpad_DIR:PATH=${config%/*}" "$tmp/e/CMakeCache.txt" || {
+    current="(e) find_package(launchpad) did not find the copy installed in $tmp/prefix"; false; }
+  quiet 900 cmake --build "$tmp/e" --parallel 2
+  no_warnings "(e) the build"
+  defines_no_compiled_part "$tmp/e/CMakeFiles/consumer.dir/main.cpp.o"
+  check_runs "$tmp/e/consumer"
+fi
+
+if [[ $want == *" f "* ]]; then
+  step "(f) CMake: add_subdirectory() of the repository, which builds the compiled part"
+  # The compiled part too must build without a warning at meson's warning_level=3.
+  quiet 300 cmake -S "$consumer" -B "$tmp/f" -G Ninja -DLAUNCHPAD_SOURCE_DIR="$root" \
+    -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic"
+  no_warnings "(f) cmake's configuration"
+  quiet 900 cmake --build "$tmp/f" --parallel 2
+  no_warnings "(f) the build"
+  [[ -f $tmp/f/launchpad/liblaunchpad.a ]] || {
+    current="(f) the repository's CMakeLists.txt built no liblaunchpad.a"; false; }
+  defines_no_compiled_part "$tmp/f/CMakeFiles/consumer.dir/main.cpp.o"
+  check_runs "$tmp/f/consumer"
 fi
 
 step "consumers OK"

@@ -1,8 +1,7 @@
 // A program that uses launchpad the way a user does: a service, a program
-// graph, and lp::launch. Built three ways by check.sh (meson subproject,
-// installed pkg-config file, single header with g++); each must exit 0 on its
-// own: the client node calls the service, checks the answers, then stops the
-// program.
+// graph, and lp::launch. Built six ways by check.sh (meson, CMake, g++ on the
+// single header: see there); each must exit 0 on its own: the client node
+// calls the service, checks the answers, then stops the program.
 #include <chrono>
 #include <iostream>
 #include <launchpad/json.hpp>  // for lp::json, also from single_include/

@@ -1,11 +1,12 @@
 #pragma once
 
-// One HTTP/1.1 client connection, for the call path only: a POST and its
-// response. httplib's client reads a body 4 KB at a time with a poll()
-// before each recv, writes headers and body as two segments and copies the
-// body on its way in; here a small request is one send, a small reply one
-// poll and one recv, and a large body goes between the socket and the
-// caller's buffer without a copy in either direction.
+// One HTTP/1.1 client connection: a POST and its response for the call
+// path, a GET for the status page's poller and --lp_status. httplib's
+// client reads a body 4 KB at a time with a poll() before each recv, writes
+// headers and body as two segments and copies the body on its way in; here
+// a small request is one send, a small reply one poll and one recv, and a
+// large body goes between the socket and the caller's buffer without a copy
+// in either direction.
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -109,8 +110,8 @@ class http_connection {
   response post(std::string_view path, std::string_view headers, std::string_view body,
                 clock::time_point deadline, std::string& body_buffer,
                 std::size_t max_body) {
-    return post(path, headers, std::span<const std::string_view>(&body, 1), deadline,
-                body_buffer, max_body);
+    return request(verb::post, path, headers, std::span<const std::string_view>(&body, 1),
+                   deadline, body_buffer, max_body);
   }
 
   // The same with a body in pieces, sent one after the other: a large
@@ -118,6 +119,39 @@ class http_connection {
   response post(std::string_view path, std::string_view headers,
                 std::span<const std::string_view> body, clock::time_point deadline,
                 std::string& body_buffer, std::size_t max_body) {
+    return request(verb::post, path, headers, body, deadline, body_buffer, max_body);
+  }
+
+  // GETs `path`, as post() does but with no body (nor Content-Length).
+  response get(std::string_view path, std::string_view headers,
+               clock::time_point deadline, std::string& body_buffer,
+               std::size_t max_body) {
+    return request(verb::get, path, headers, {}, deadline, body_buffer, max_body);
+  }
+
+  // False after `Connection: close`, an HTTP/1.0 response without
+  // keep-alive, a body that ended with the connection, or any failure.
+  bool reusable() const { return reusable_; }
+
+ private:
+  // Response head, chunk-size line and trailer section limit; also the most
+  // asked of one recv into the connection's own buffer.
+  static constexpr std::size_t head_limit = std::size_t{64} << 10;
+
+  // Only a POST has a body: a GET's is empty, with no Content-Length.
+  enum class verb { get, post };
+
+  struct head {
+    int status = 0;
+    std::string_view content_type;
+    std::optional<std::size_t> length;
+    bool chunked = false;
+    bool keep_alive = true;
+  };
+
+  response request(verb method, std::string_view path, std::string_view headers,
+                   std::span<const std::string_view> body, clock::time_point deadline,
+                   std::string& body_buffer, std::size_t max_body) {
     if (!reusable_) fail("this connection to " + peer_ + " cannot carry another request");
     // Any failure below leaves the connection unusable; success decides anew.
     reusable_ = false;
@@ -128,7 +162,7 @@ class http_connection {
           return static_cast<unsigned char>(c) <= ' ' || c == 127;
         }))
       fail("request path '" + printable(path) + "' has a space or control character");
-    bool sent = send_request(path, headers, body, deadline);
+    bool sent = send_request(method, path, headers, body, deadline);
 
     head h;
     for (;;) {
@@ -163,23 +197,6 @@ class http_connection {
     reusable_ = keep;
     return r;
   }
-
-  // False after `Connection: close`, an HTTP/1.0 response without
-  // keep-alive, a body that ended with the connection, or any failure.
-  bool reusable() const { return reusable_; }
-
- private:
-  // Response head, chunk-size line and trailer section limit; also the most
-  // asked of one recv into the connection's own buffer.
-  static constexpr std::size_t head_limit = std::size_t{64} << 10;
-
-  struct head {
-    int status = 0;
-    std::string_view content_type;
-    std::optional<std::size_t> length;
-    bool chunked = false;
-    bool keep_alive = true;
-  };
 
   http_connection(int fd, std::string peer)
       : fd_(fd), peer_(std::move(peer)), host_line_("Host: " + peer_ + "\r\n") {
@@ -263,14 +280,16 @@ class http_connection {
   // False when the server answered or hung up before taking the whole
   // request. A server may refuse a body too large (413) and close without
   // reading it; its response is then what the caller needs to see.
-  bool send_request(std::string_view path, std::string_view headers,
+  bool send_request(verb method, std::string_view path, std::string_view headers,
                     std::span<const std::string_view> body, clock::time_point deadline) {
     std::size_t length = 0;
     for (auto piece : body) length += piece.size();
     out_.clear();
-    out_.append("POST ").append(path).append(" HTTP/1.1\r\n").append(host_line_);
-    out_.append(headers).append("Content-Length: ").append(std::to_string(length));
-    out_.append("\r\n\r\n");
+    out_.append(method == verb::post ? "POST " : "GET ").append(path);
+    out_.append(" HTTP/1.1\r\n").append(host_line_).append(headers);
+    if (method == verb::post)
+      out_.append("Content-Length: ").append(std::to_string(length)).append("\r\n");
+    out_.append("\r\n");
     parts_.assign(1, iovec{});
     if (out_.size() + length <= streamed_body) {
       for (auto piece : body) out_.append(piece);

@@ -15,6 +15,7 @@
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
 #include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/error.hpp>
@@ -304,8 +305,9 @@ class rendezvous_directory final : public directory {
 
   // "http://host:port", as rendezvous_server::url() wrote it.
   static address address_of(const std::string& url) {
-    auto colon = url.rfind(':');
-    return {url.substr(7, colon - 7), std::stoi(url.substr(colon + 1))};
+    auto where = address_of_url(url);
+    if (!where) throw launch_error("the launcher's rendezvous URL '" + url + "' is not http://host:port");
+    return *where;
   }
 
   const std::string url_;

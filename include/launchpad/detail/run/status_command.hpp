@@ -4,18 +4,22 @@
 // shell or a script. Asks the launch's status page (its URL and the secret
 // are in the run directory) and prints a table of the nodes, or the JSON.
 
-#include <httplib.h>
-
+#include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/error.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 namespace lp::detail {
 
@@ -38,6 +42,35 @@ inline std::string cell(std::string text, std::size_t width) {
   return text + " ";
 }
 
+struct answer {
+  int status = 0;
+  std::string body;
+};
+
+// The page's answer to GET /lp/v1/status; nothing if it cannot be asked.
+// As patient as a person at a shell: 2 s to connect, 5 s more for the
+// answer.
+inline std::optional<answer> fetch(const std::string& url, const std::string& secret) {
+  using clock = http_connection::clock;
+  // Every node's figures and history: large for a large launch, but bounded.
+  constexpr std::size_t max_body = std::size_t{256} << 20;
+  auto where = address_of_url(url);
+  if (!where) return std::nullopt;
+  std::string headers;
+  if (!secret.empty()) headers = "Authorization: Bearer " + secret + "\r\n";
+  std::string body;
+  try {
+    auto connection = http_connection::open(where->host, where->port,
+                                            clock::now() + std::chrono::seconds(2));
+    auto reply = connection->get(protocol::status_path, headers,
+                                 clock::now() + std::chrono::seconds(5), body, max_body);
+    body.resize(reply.body_size);
+    return answer{reply.status, std::move(body)};
+  } catch (const http_connection::failure&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace status_table
 
 LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out) {
@@ -51,13 +84,7 @@ LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& 
               << "--lp_status_port=off)?" << std::endl;
     return 1;
   }
-  auto origin = url.substr(0, url.find('/', url.find("//") + 2));
-  httplib::Client http(origin);
-  http.set_connection_timeout(std::chrono::seconds(2));
-  http.set_read_timeout(std::chrono::seconds(5));
-  httplib::Headers headers;
-  if (!secret.empty()) headers.emplace("Authorization", "Bearer " + secret);
-  auto reply = http.Get(protocol::status_path, headers);
+  auto reply = status_table::fetch(url, secret);
   if (!reply || reply->status != 200) {
     std::cerr << "[lp] the status page at " << url << " does not answer"
               << (reply ? " (HTTP " + std::to_string(reply->status) + ")" : std::string())

@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <iostream>
+#include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/observe/call_metrics.hpp>
 #include <launchpad/detail/run/output.hpp>
@@ -24,12 +25,15 @@
 #include <launchpad/detail/run/status_page.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -72,8 +76,6 @@ class status_server {
   };
   struct history {
     std::deque<sample> samples;  // oldest first, at most kept_samples
-    std::unique_ptr<httplib::Client> client;
-    std::string client_url;
   };
   static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
 
@@ -154,6 +156,45 @@ inline const nlohmann::json* method_named(const nlohmann::json& figures,
   return nullptr;
 }
 
+// The poller's connection to one node, kept from one poll to the next while
+// the node keeps it open.
+struct node_link {
+  std::unique_ptr<http_connection> connection;
+  std::string url;  // where `connection` goes
+};
+
+// Far above any node's figures (a user series keeps 1000 points), yet a
+// bound on what a confused peer could make the launcher hold.
+inline constexpr std::size_t max_metrics_body = std::size_t{64} << 20;
+
+// The body of the node's GET /lp/v1/metrics at `url`, asked on its link's
+// connection (a new one if the node moved or dropped it); nothing if the
+// node does not answer 200 by `deadline`. Valid until `body` changes.
+inline std::optional<std::string_view> fetch_metrics(
+    node_link& link, const std::string& url, const std::string& headers,
+    std::string& body, http_connection::clock::time_point deadline) {
+  auto where = address_of_url(url);
+  if (!where) return std::nullopt;
+  for (bool retried = false;; retried = true) {
+    try {
+      if (!link.connection || !link.connection->reusable() || link.url != url) {
+        link.connection = http_connection::open(where->host, where->port, deadline);
+        link.url = url;
+      }
+      auto reply = link.connection->get(protocol::metrics_path, headers, deadline, body,
+                                        max_metrics_body);
+      if (reply.status != 200) return std::nullopt;
+      return std::string_view(body.data(), reply.body_size);
+    } catch (const http_connection::failure& e) {
+      link.connection.reset();
+      // A node ends an idle connection after protocol::keep_alive_seconds,
+      // about as long as the poller sleeps: the request it closed on never
+      // ran, and goes again on a new connection.
+      if (e.kind != http_connection::failure::stale || retried) return std::nullopt;
+    }
+  }
+}
+
 }  // namespace status
 
 LP_API status_server::status_server(const program& graph, std::string policy,
@@ -211,6 +252,13 @@ LP_API std::string status_server::start(const std::string& host, int port) {
 }
 
 LP_API void status_server::poll() {
+  // Only this thread uses the connections: they need no lock, so a node
+  // that takes its whole second to answer holds up none of the page's
+  // requests.
+  std::map<std::string, status::node_link> links;  // by label
+  std::string body;
+  auto headers = std::string("Accept: ") + protocol::json_type + "\r\n";
+  if (!secret_.empty()) headers += "Authorization: Bearer " + secret_ + "\r\n";
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
@@ -219,27 +267,21 @@ LP_API void status_server::poll() {
     // launcher sees it.
     auto nodes = nodes_();
     for (const auto& node : nodes) {
-      if (node.url.empty()) continue;
-      std::unique_lock held(mutex_);
-      if (stopping_) return;
-      auto& seen = histories_[node.label];
-      if (!seen.client || seen.client_url != node.url) {
-        seen.client = std::make_unique<httplib::Client>(node.url);
-        seen.client->set_connection_timeout(std::chrono::seconds(1));
-        seen.client->set_read_timeout(std::chrono::seconds(1));
-        seen.client->set_keep_alive(true);
-        if (!secret_.empty())
-          seen.client->set_default_headers({{"Authorization", "Bearer " + secret_}});
-        seen.client_url = node.url;
+      if (node.url.empty()) {
+        links.erase(node.label);
+        continue;
       }
-      auto* client = seen.client.get();
-      held.unlock();  // the page is served meanwhile; only this thread changes clients
-      auto reply = client->Get(protocol::metrics_path, {{"Accept", protocol::json_type}});
-      if (!reply || reply->status != 200) continue;
-      auto figures =
-          nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+      {
+        std::lock_guard held(mutex_);
+        if (stopping_) return;
+      }
+      auto text =
+          status::fetch_metrics(links[node.label], node.url, headers, body,
+                                http_connection::clock::now() + std::chrono::seconds(1));
+      if (!text) continue;
+      auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
       if (figures.is_discarded()) continue;
-      held.lock();
+      std::lock_guard held(mutex_);
       auto& samples = histories_[node.label].samples;
       samples.push_back({status::now_seconds(), std::move(figures), node.url});
       if (samples.size() > kept_samples) samples.pop_front();

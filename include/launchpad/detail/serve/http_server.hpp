@@ -82,7 +82,7 @@ class http_server {
     });
     server.set_keep_alive_max_count(std::size_t{1} << 30);
     server.set_keep_alive_timeout(protocol::keep_alive_seconds);
-    server.set_payload_max_length(max_body_bytes);
+    listener_.set_body_limit(max_body_bytes);
     server.Post(R"(/lp/v1/call/([^/]*))",
                 [this](const httplib::Request& req, httplib::Response& res,
                        const httplib::ContentReader& read) { call(req, res, read); });

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <charconv>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace lp::detail {
 
@@ -11,5 +14,29 @@ struct address {
   std::string url() const { return "http://" + host + ":" + std::to_string(port); }
   bool operator==(const address&) const = default;
 };
+
+// The host and port of "http://host:port", with or without a path after
+// them; nothing if `url` is not of that form. An IPv6 host may stand in
+// brackets, as RFC 3986 writes it, or bare, as address::url() writes it: the
+// port is what follows the last colon.
+inline std::optional<address> address_of_url(std::string_view url) {
+  constexpr std::string_view scheme = "http://";
+  if (!url.starts_with(scheme)) return std::nullopt;
+  url.remove_prefix(scheme.size());
+  url = url.substr(0, url.find('/'));
+  auto colon = url.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto host = url.substr(0, colon);
+  auto port_text = url.substr(colon + 1);
+  if (host.starts_with('[') != host.ends_with(']')) return std::nullopt;
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
+  int port = 0;
+  auto [end, error] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (host.empty() || error != std::errc() ||
+      end != port_text.data() + port_text.size() || port < 1 || port > 65535)
+    return std::nullopt;
+  return address{std::string(host), port};
+}
 
 }  // namespace lp::detail

@@ -168,8 +168,16 @@ concept range_like = requires(const T& value) {
 namespace json_probe {
 void to_json() = delete;
 void from_json() = delete;
+// Stands in for lp::json in the probe. Since nlohmann_json 3.11.3 json has
+// a base class in nlohmann::detail, so a lookup with json itself also finds
+// nlohmann's own conversions (of enums, std::deque, ...); with this, only
+// those of T's namespaces and friends are found.
+struct json_like {
+  operator json&();
+  operator const json&() const;
+};
 template <class T>
-concept own_conversion = requires(json& j, const json& in, const T& value, T& out) {
+concept own_conversion = requires(json_like& j, const json_like& in, const T& value, T& out) {
   to_json(j, value);
   from_json(in, out);
 };

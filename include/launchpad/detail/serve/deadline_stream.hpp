@@ -1,0 +1,183 @@
+#pragma once
+
+#include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <launchpad/detail/serve/server_limits.hpp>
+#include <string>
+
+namespace lp::detail {
+
+// One connection's socket as httplib reads and writes it, with deadlines
+// over whole requests. httplib's own stream bounds each read (5 s by
+// default), so a peer sending a byte every 2 s would hold the connection and
+// its thread forever; this one also bounds
+//   - a request's headers: all of them within header_timeout of its first
+//     byte, however they trickle;
+//   - its body, and the reply: byte n by header_timeout + n / min_rate after
+//     the headers (the reply: after its first byte is written), so on
+//     average at least min_rate once the start is spent.
+// Every wait is a poll() until the nearest of the read (write) timeout and
+// that deadline, so no read can outlive it. A deadline that passes fails
+// the request: reads and writes fail from then on, httplib gives up, and
+// the connection loop answers 408 itself (if the reply had not begun) and
+// closes. Reads are buffered, since httplib reads a request's lines a byte
+// at a time.
+class deadline_stream final : public httplib::Stream {
+ public:
+  using clock = std::chrono::steady_clock;
+  enum class phase { idle, headers, body, reply };
+
+  deadline_stream(socket_t socket, const server_limits& limits,
+                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout)
+      : socket_(socket), limits_(limits), read_timeout_(read_timeout),
+        write_timeout_(write_timeout) {}
+
+  // Waits up to `idle` for the next request's first byte; true when it has
+  // come (or the peer hung up, which the next read sees), and the request's
+  // clock starts.
+  bool next_request(std::chrono::milliseconds idle) {
+    if (used_ == filled_ && poll_for(POLLIN, clock::now() + idle) <= 0) return false;
+    phase_ = phase::headers;
+    started_ = clock::now();
+    moved_ = 0;
+    timed_out_ = phase::idle;
+    return true;
+  }
+
+  // The request was answered before its body was read (413): the unread
+  // body would be taken for the next request, so the connection ends with
+  // the reply.
+  void close_after_reply() { closing_ = true; }
+  bool closing() const { return closing_; }
+
+  // httplib has read the headers; the body's clock starts.
+  void headers_read() {
+    if (phase_ != phase::headers) return;
+    phase_ = phase::body;
+    started_ = clock::now();
+    moved_ = 0;
+  }
+
+  // The phase a deadline passed in, or idle if none did.
+  phase timed_out() const { return timed_out_; }
+
+  bool is_readable() const override { return used_ < filled_ || wait(POLLIN); }
+  bool is_writable() const override { return wait(POLLOUT); }
+
+  ssize_t read(char* ptr, std::size_t size) override {
+    if (timed_out_ != phase::idle) return -1;
+    if (used_ == filled_) {
+      if (!wait(POLLIN)) return -1;
+      // A large read goes straight to the caller's buffer.
+      bool direct = size >= sizeof buffer_;
+      ssize_t got = ::recv(socket_, direct ? ptr : buffer_, direct ? size : sizeof buffer_, 0);
+      if (got <= 0) return got;
+      if (phase_ == phase::body) moved_ += static_cast<std::size_t>(got);
+      if (direct) return got;
+      used_ = 0;
+      filled_ = static_cast<std::size_t>(got);
+    }
+    std::size_t n = std::min(size, filled_ - used_);
+    std::memcpy(ptr, buffer_ + used_, n);
+    used_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, std::size_t size) override {
+    if (timed_out_ != phase::idle) return -1;
+    // Written while the headers are read: an interim "100 Continue", after
+    // them and before the body, whose clock starts. Else the reply begins.
+    if (phase_ == phase::headers) headers_read();
+    else if (phase_ != phase::reply) {
+      phase_ = phase::reply;
+      started_ = clock::now();
+      moved_ = 0;
+    }
+    if (!wait(POLLOUT)) return -1;
+    ssize_t sent = ::send(socket_, ptr, size, MSG_NOSIGNAL);
+    if (sent > 0 && phase_ == phase::reply) moved_ += static_cast<std::size_t>(sent);
+    return sent;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    address_of(::getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    address_of(::getsockname, ip, port);
+  }
+  socket_t socket() const override { return socket_; }
+
+ private:
+  // When this phase must have moved one more byte.
+  clock::time_point deadline() const {
+    if (phase_ == phase::headers) return started_ + limits_.header_timeout;
+    auto rate = std::max<std::size_t>(limits_.min_bytes_per_second, 1);
+    auto earned = std::chrono::microseconds(
+        static_cast<long long>(static_cast<double>(moved_) / static_cast<double>(rate) * 1e6));
+    return started_ + limits_.header_timeout +
+           std::chrono::duration_cast<clock::duration>(earned);
+  }
+
+  // Until the socket is ready for `events`, the per-read (write) timeout or
+  // the phase's deadline; the deadline's passing fails the request.
+  bool wait(short events) const {
+    auto now = clock::now();
+    auto until = now + (events == POLLIN ? read_timeout_ : write_timeout_);
+    if (phase_ != phase::idle) until = std::min(until, deadline());
+    int ready = poll_for(events, until);
+    if (ready > 0) return true;
+    if (ready == 0) timed_out_ = phase_;
+    return false;
+  }
+
+  int poll_for(short events, clock::time_point until) const {
+    for (;;) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+      if (left <= 0) return 0;
+      pollfd watched{socket_, events, 0};
+      int ready = ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      if (ready >= 0 || errno != EINTR) return ready;
+    }
+  }
+
+  template <class Query>
+  void address_of(Query query, std::string& ip, int& port) const {
+    sockaddr_storage where{};
+    socklen_t length = sizeof where;
+    ip.clear();
+    port = 0;
+    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (where.ss_family == AF_INET) {
+      auto& v4 = reinterpret_cast<const sockaddr_in&>(where);
+      if (::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) ip = text;
+      port = ntohs(v4.sin_port);
+    } else if (where.ss_family == AF_INET6) {
+      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
+      if (::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) ip = text;
+      port = ntohs(v6.sin6_port);
+    }
+  }
+
+  const socket_t socket_;
+  const server_limits& limits_;
+  const std::chrono::milliseconds read_timeout_, write_timeout_;
+  phase phase_ = phase::idle;
+  clock::time_point started_{};
+  std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
+  mutable phase timed_out_ = phase::idle;
+  bool closing_ = false;
+  std::size_t used_ = 0, filled_ = 0;
+  char buffer_[16 << 10];
+};
+
+}  // namespace lp::detail

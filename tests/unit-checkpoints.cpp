@@ -52,6 +52,34 @@ bool gone(lp::process_controller& running, pid_t pid) {
       30s);
 }
 
+// Writes a Tally's checkpoint of `total` at `file`, saved `age` ago.
+void tally_saved(const std::string& file, long total, std::chrono::seconds age) {
+  std::string state;
+  lp::detail::cbor::write(state, total);
+  lp::detail::write_checkpoint(file, "Tally", state);
+  std::filesystem::last_write_time(file, std::filesystem::file_time_type::clock::now() - age);
+}
+
+// What follows `prefix` in `text`, up to the end of its line or `end`.
+std::string after(const std::string& text, const std::string& prefix, char end = '\n') {
+  auto at = text.find(prefix);
+  if (at == std::string::npos) return "";
+  at += prefix.size();
+  return text.substr(at, std::min(text.find(end, at), text.find('\n', at)) - at);
+}
+
+// Runs the checkpointed scenario's command `words` until its tally serves,
+// then stops it as Ctrl+C does; returns its output.
+std::string run_and_interrupt(const std::vector<std::string>& words) {
+  test_process::command launcher(words);
+  REQUIRE(eventually([&] { return launcher.count("tally/0 serving at") == 1; }, 60s));
+  ::kill(launcher.pid, SIGINT);
+  auto status = launcher.exit_code(60s);
+  INFO(launcher.output());
+  CHECK(status == 0);
+  return launcher.output();
+}
+
 // Retries an idempotent read while the node restarts.
 long get_when_back(lp::client<scenarios::Tally>& tally) {
   long value = -1;
@@ -127,6 +155,84 @@ TEST_SUITE("checkpoints") {
     CHECK(running.client(p.find<scenarios::Tally>("tally/0")).add(1) == 42);
     CHECK(running.stop());
     CHECK(ckpt::saved<long>(dir.path + "/second/tally/0.ckpt", "Tally") == 42);
+  }
+
+  TEST_CASE("a node restores the newer of its own checkpoint and the one in --lp_resume") {
+    ckpt::scratch dir;
+    lp::program p("scenario_checkpointed");
+    scenarios::make(p, "checkpointed", dir.path);
+    auto own = dir.path + "/checkpoints/tally/0.ckpt";
+    auto earlier = dir.path + "/earlier/tally/0.ckpt";
+    auto restored = [&] {
+      auto running = lp::launch<lp::test_multi_processing>(
+          p, ckpt::options_for("checkpointed", dir, {"--lp_resume=" + dir.path + "/earlier"}));
+      long total = running.client(p.find<scenarios::Tally>("tally/0")).get();
+      CHECK(running.stop());
+      return total;
+    };
+    // Its own, older: left there by an earlier launch into the same directory.
+    ckpt::tally_saved(own, 5, 3600s);
+    ckpt::tally_saved(earlier, 40, 60s);
+    CHECK(restored() == 40);
+    // Its own, newer: saved since it resumed (as a restart, or a launch
+    // started again with the same command, finds it).
+    ckpt::tally_saved(own, 7, 0s);
+    ckpt::tally_saved(earlier, 40, 60s);
+    CHECK(restored() == 7);
+  }
+
+  TEST_CASE("by default a launch's checkpoints go to the user's state directory, and its end "
+            "says where they are and how to go on from them") {
+    ckpt::scratch dir;
+    auto program = ckpt::program_path();
+    auto state = dir.path + "/state";
+    auto home = state + "/launchpad/checkpoints/scenario_checkpointed/";
+    std::vector<std::string> command{program, "--scenario=checkpointed", "--dir=" + dir.path,
+                                     "--lp_launch=local_mp"};
+    auto with_state = [&](std::vector<std::string> words) {
+      words.insert(words.begin(), {"/usr/bin/env", "XDG_STATE_HOME=" + state});
+      return words;
+    };
+    auto first = ckpt::run_and_interrupt(with_state(command));
+    auto saved = ckpt::after(first, "[lp] this launch's checkpoints are in ", ';');
+    INFO(first);
+    REQUIRE(saved.starts_with(home));  // a directory of this launch's own in there
+    CHECK(std::filesystem::exists(saved + "/tally/0.ckpt"));
+    auto resume_line = ckpt::after(first, "; to go on from them:\n[lp]   ");
+    CHECK(resume_line ==
+          program + " --scenario=checkpointed --dir=" + dir.path +
+              " --lp_launch=local_mp --lp_resume=" + saved);
+    // The run directory went with the launch: nothing of it stays in /tmp.
+    auto secret = ckpt::after(first, "[lp] the launch's secret is in ");
+    REQUIRE(secret.ends_with("/secret"));
+    CHECK_FALSE(std::filesystem::exists(secret.substr(0, secret.size() - 7)));
+
+    // The line it printed goes on from there, into a directory of its own.
+    auto words = command;
+    words.push_back("--lp_resume=" + saved);
+    auto second = ckpt::run_and_interrupt(with_state(words));
+    CHECK(second.find("[tally/0] [lp] tally/0 restored from " + saved + "/tally/0.ckpt") !=
+          std::string::npos);
+    auto next = ckpt::after(second, "[lp] this launch's checkpoints are in ", ';');
+    CHECK(next.starts_with(home));
+    CHECK(next != saved);
+    CHECK(ckpt::after(second, "; to go on from them:\n[lp]   ") ==
+          program + " --scenario=checkpointed --dir=" + dir.path +
+              " --lp_launch=local_mp --lp_resume=" + next);
+
+    // A launch that saved nothing leaves no directory behind.
+    auto nothing = state + "/nothing";
+    test_process::command failed({"/usr/bin/env", "XDG_STATE_HOME=" + nothing, program,
+                                  "--scenario=checkpointed", "--graph_mistake=reserved"});
+    CHECK(failed.exit_code(60s) == 1);
+    CHECK(std::filesystem::is_empty(nothing + "/launchpad/checkpoints"));
+
+    // Without XDG_STATE_HOME, under ~/.local/state; local_mt as local_mp.
+    auto alone = ckpt::run_and_interrupt({"/usr/bin/env", "-u", "XDG_STATE_HOME",
+                                          "HOME=" + dir.path, program, "--scenario=checkpointed",
+                                          "--lp_launch=local_mt"});
+    CHECK(ckpt::after(alone, "[lp] this launch's checkpoints are in ", ';')
+              .starts_with(dir.path + "/.local/state/launchpad/checkpoints/scenario_checkpointed/"));
   }
 
   TEST_CASE("kill -9 in the middle of saving 32 MB: the checkpoint is always whole") {

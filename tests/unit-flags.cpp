@@ -1,8 +1,12 @@
 // --lp_* flags: which are ours, which are the user's.
+#include <iostream>
 #include <launchpad/detail/graph/graph_picture.hpp>
+#include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/slurm/script.hpp>
+#include <sstream>
 
+#include "command.hpp"
 #include "services.hpp"
 
 namespace life_like {
@@ -12,6 +16,21 @@ struct User {
 };
 LP_SERVICE(User, use);
 }  // namespace life_like
+
+namespace resumable {
+// Checkpointed, and done at once: a launch of it ends by itself.
+struct Saved {
+  void run() {}
+  long lp_save() const { return total; }
+  void lp_restore(long saved) { total = saved; }
+  long total = 0;
+};
+LP_SERVICE(Saved);
+struct Unsaved {
+  void run() {}
+};
+LP_SERVICE(Unsaved);
+}  // namespace resumable
 
 namespace {
 struct args {
@@ -42,6 +61,22 @@ lp::detail::launch_flags parsed(std::vector<std::string> words) {
   words.insert(words.begin(), "prog");
   args a(std::move(words));
   return lp::detail::parse_flags(a.argc(), a.argv());
+}
+
+struct launched {
+  int status;
+  std::string errors;  // what it wrote to std::cerr
+};
+
+// lp::launch(p, argc, argv) under test_mt, with `words` after "prog".
+launched launch_test_mt(const lp::program& p, std::vector<std::string> words) {
+  words.insert(words.begin(), {"prog", "--lp_launch=test_mt"});
+  args a(std::move(words));
+  std::ostringstream errors;
+  auto* terminal = std::cerr.rdbuf(errors.rdbuf());
+  int status = lp::launch(p, a.argc(), a.argv());
+  std::cerr.rdbuf(terminal);
+  return {status, errors.str()};
 }
 }  // namespace
 
@@ -200,6 +235,50 @@ TEST_SUITE("flags") {
     CHECK(lp::launch(p, bad.argc(), bad.argv()) == 2);
     args policy({"prog", "--lp_launch=cloud"});
     CHECK(lp::launch(p, policy.argc(), policy.argv()) == 2);
+  }
+
+  TEST_CASE("--lp_resume must name a directory with a checkpoint of this program, else exit 2") {
+    test_process::scratch dir;
+    lp::program p("resumable");
+    p.add_node<resumable::Saved>("saved");
+    auto own = "--lp_checkpoint_dir=" + dir.path + "/own";
+    auto refused = [&](const std::string& resume, const std::string& why) {
+      auto result = launch_test_mt(p, {own, "--lp_resume=" + resume});
+      INFO(result.errors);
+      CHECK(result.status == 2);
+      CHECK(result.errors.find("[lp.usage_error] --lp_resume=" + resume + ": " + why) !=
+            std::string::npos);
+      CHECK_FALSE(dir.has("own"));  // nothing ran
+    };
+    refused(dir.path + "/no-such-checkpoints", "no such directory");
+    std::filesystem::create_directories(dir.path + "/empty");
+    refused(dir.path + "/empty",
+            "it holds no checkpoint of a node of program 'resumable' (saved.ckpt)");
+    std::ofstream(dir.path + "/file") << "not a directory";
+    refused(dir.path + "/file", "not a directory");
+    lp::program plain("plain");
+    plain.add_node<resumable::Unsaved>("unsaved");
+    auto result = launch_test_mt(plain, {"--lp_resume=" + dir.path + "/empty"});
+    CHECK(result.status == 2);
+    CHECK(result.errors.find("no node of program 'plain' keeps checkpoints") != std::string::npos);
+
+    std::string state;
+    lp::detail::cbor::write(state, 7L);
+    lp::detail::write_checkpoint(dir.path + "/earlier/saved.ckpt", "Saved", state);
+    auto resumed = launch_test_mt(p, {own, "--lp_resume=" + dir.path + "/earlier"});
+    INFO(resumed.errors);
+    CHECK(resumed.status == 0);
+    CHECK(resumed.errors.find("[lp] saved restored from " + dir.path + "/earlier/saved.ckpt") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("the line that goes on from a launch's checkpoints: its own, its --lp_resume replaced") {
+    using words = std::vector<std::string>;
+    CHECK(lp::detail::resume_command({"prog", "--lp_resume", "old", "--x", "--", "--lp_resume=u"},
+                                     "new") ==
+          words{"prog", "--x", "--lp_resume=new", "--", "--lp_resume=u"});
+    CHECK(lp::detail::resume_command({"prog", "--lp_resume=old", "--lp_resume", "--v"}, "new") ==
+          words{"prog", "--v", "--lp_resume=new"});
   }
 
   TEST_CASE("the Slurm job's command line drops the submitter's own flags, in every spelling") {

@@ -1,4 +1,5 @@
 // The program graph: labels, groups, handles, and what a launch builds.
+#include "command.hpp"
 #include "services.hpp"
 
 namespace g {
@@ -163,6 +164,28 @@ TEST_SUITE("graph") {
                          doctest::Contains("from another program"), lp::graph_error);
     auto running = lp::launch<lp::test_multi_threading>(b);
     CHECK_THROWS_AS(running.client(c), lp::graph_error);
+  }
+
+  TEST_CASE("a mistake in building the graph ends the program cleanly: its message, exit 1") {
+    // main() lets each escape, before lp::launch or inside it.
+    for (const auto& mistake_and_message : std::map<std::string, std::string>{
+             {"env", "group 'extra': 'LP_SECRET' cannot be an environment variable's name"},
+             {"label", "a node label 'no spaces' may hold only letters"},
+             {"reserved", "node 'later' of program 'scenario_counter' was reserved and never "
+                          "defined"}}) {
+      const std::string& mistake = mistake_and_message.first;
+      const std::string& message = mistake_and_message.second;
+      INFO(mistake);
+      test_process::command launcher({test_process::program_path(), "--scenario=counter",
+                                      "--graph_mistake=" + mistake, "--lp_launch=local_mp"});
+      auto status = launcher.exit_code(std::chrono::seconds(60));
+      auto output = launcher.output();
+      INFO(output);
+      CHECK(status == 1);
+      CHECK(output.find("[lp] the program could not start: [lp.graph_error] " + message) !=
+            std::string::npos);
+      CHECK(output.find("terminate called") == std::string::npos);
+    }
   }
 
   TEST_CASE("handles become clients, also inside vectors and through constructors") {

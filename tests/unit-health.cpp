@@ -34,6 +34,14 @@ TEST_SUITE("health") {
       CHECK(
           summary.find("past its group's health_timeout of 500 ms; ending its process") !=
           std::string::npos);
+      // Its last words name the handler it was stuck in: tie, which calls
+      // the node itself and waits for its own turn.
+      auto hung = summary.find("[lp] node knots/0 hung: a call waited ");
+      REQUIRE(hung != std::string::npos);
+      auto words = summary.substr(hung, summary.find('\n', hung) - hung);
+      INFO(words);
+      CHECK(words.find(" ms for its handlers (calls in flight: ") != std::string::npos);
+      CHECK(words.find("tie (1)") != std::string::npos);
     }
     {
       scratch dir;

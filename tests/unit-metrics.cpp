@@ -4,7 +4,9 @@
 
 #include <launchpad/detail/observe/exposition.hpp>
 #include <launchpad/detail/observe/metric_name.hpp>
+#include <launchpad/detail/run/status_server.hpp>
 
+#include "command.hpp"
 #include "services.hpp"
 
 namespace m {
@@ -35,6 +37,14 @@ struct Recorder {
   long episodes = 0;
 };
 
+// A service with run() alone, as a learner loop or an actor often is.
+struct Idle {
+  void run() {
+    while (!lp::wait_for_stop(std::chrono::milliseconds(20))) {
+    }
+  }
+};
+
 struct Squares {
   std::vector<long> square(std::vector<long> xs) {
     for (auto& x : xs) x *= x;
@@ -63,6 +73,47 @@ lp::json scrape_json(const std::string& url, const std::string& secret) {
   return lp::json::parse(reply->body);
 }
 
+// A node's process as the status page polls it: each GET /lp/v1/metrics
+// finds 100 more calls to add (and as many steps, and a second more of CPU)
+// than the one before, from `start`. At `port` if given, as a restarted node
+// may be.
+struct polled_process {
+  polled_process(int pid, double start, int port = 0) {
+    http.Get("/lp/v1/metrics", [this, pid, start](const httplib::Request&,
+                                                  httplib::Response& res) {
+      double calls = start + 100.0 * polls++;
+      lp::json add = {{"name", "add"},
+                      {"calls", calls},
+                      {"by_code", {{"200", calls}}},
+                      {"latency_buckets",
+                       std::vector<double>(lp::detail::latency_bounds.size() + 1, calls)},
+                      {"fastest", 1e-5},
+                      {"slowest", 2e-5},
+                      {"in_flight", 0}};
+      res.set_content(lp::json{{"pid", pid},
+                               {"cpu_seconds", calls / 100},
+                               {"connections", 1},
+                               {"methods", lp::json::array({add})},
+                               {"counters", {{"steps", calls}}}}
+                          .dump(),
+                      "application/json");
+    });
+    this->port = port ? (http.bind_to_port("127.0.0.1", port) ? port : -1)
+                      : http.bind_to_any_port("127.0.0.1");
+    REQUIRE(this->port > 0);
+    thread = std::thread([this] { http.listen_after_bind(); });
+  }
+  ~polled_process() {
+    http.stop();
+    thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+  httplib::Server http;
+  std::thread thread;
+  int port = 0;
+  std::atomic<int> polls{0};
+};
+
 // The value of the sample line that starts with `series` ("name{labels}").
 std::optional<double> sample(const std::string& text, const std::string& series) {
   auto at = text.find("\n" + series + " ");
@@ -72,6 +123,7 @@ std::optional<double> sample(const std::string& text, const std::string& series)
 }  // namespace m
 
 LP_SERVICE(m::Recorder, episode, record_as);
+LP_SERVICE(m::Idle);
 LP_SERVICE(m::Squares, square);
 LP_BATCHED(m::Squares, square, 8, std::chrono::milliseconds(5));
 
@@ -122,6 +174,114 @@ TEST_SUITE("metrics") {
     CHECK(m::sample(text, R"(lp_restarts_total{node="counter"})") == 0);
     CHECK(text.find("# TYPE lp_calls_total counter\n") != std::string::npos);
     CHECK(text.find("# TYPE lp_call_duration_seconds histogram\n") != std::string::npos);
+  }
+
+  TEST_CASE("a node with no methods is in every family of calls, at 0") {
+    lp::program p("metrics");
+    p.add_node<m::Idle>("idle");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto text = m::scrape(running.urls().at("idle"), running.secret());
+    INFO(text);
+    for (const char* family :
+         {"lp_calls_total counter", "lp_call_duration_seconds histogram",
+          "lp_calls_in_flight gauge", "lp_call_request_bytes_total counter",
+          "lp_call_reply_bytes_total counter"})
+      CHECK(text.find(std::string("# TYPE ") + family + "\n") != std::string::npos);
+    // Calls to a node with no methods are calls to names it does not have.
+    CHECK(m::sample(text,
+                    R"x(lp_calls_total{node="idle",method="(none)",code="404"})x") == 0);
+    CHECK(m::sample(text,
+                    R"x(lp_call_duration_seconds_count{node="idle",method="(none)"})x") ==
+          0);
+    CHECK(m::sample(text, R"x(lp_calls_in_flight{node="idle",method="(none)"})x") == 0);
+    CHECK(m::sample(text,
+                    R"x(lp_call_request_bytes_total{node="idle",method="(none)"})x") ==
+          0);
+    CHECK(m::sample(text,
+                    R"x(lp_call_reply_bytes_total{node="idle",method="(none)"})x") == 0);
+  }
+
+  TEST_CASE("a method called once shows that call's time as its p50 and its p99") {
+    using test_process::eventually;
+    lp::program p("metrics");
+    auto counter = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    running.client(counter).add(1);
+    auto url = running.urls().at("counter");
+    auto add = m::scrape_json(url, running.secret())["methods"][0];
+    REQUIRE(add["name"] == "add");
+    REQUIRE(add["calls"] == 1);
+    REQUIRE(add["fastest"].is_number());
+    CHECK(add["fastest"] == add["slowest"]);
+    CHECK(add["fastest"].get<double>() > 0);
+
+    lp::detail::status_server page(p, "test_mt", running.secret(), [&] {
+      lp::detail::node_status node;
+      node.label = "counter";
+      node.state = "serving";
+      node.url = url;
+      return std::vector{node};
+    });
+    page.start("127.0.0.1", 0);
+    lp::json shown;
+    REQUIRE(eventually(
+        [&] {
+          auto methods = lp::json::parse(page.status_json())["nodes"][0].value(
+              "methods", lp::json::array());
+          if (methods.empty()) return false;
+          shown = methods[0];
+          return true;
+        },
+        std::chrono::seconds(15)));
+    INFO(shown.dump());
+    // Not two edges of the bucket the call fell in.
+    CHECK(shown["p50"].get<double>() == doctest::Approx(add["fastest"].get<double>()));
+    CHECK(shown["p99"].get<double>() == doctest::Approx(add["fastest"].get<double>()));
+  }
+
+  TEST_CASE("a restarted node's figures are its new process's, never a negative rate") {
+    using test_process::eventually;
+    lp::program p("restarted");
+    p.add_node<t::Counter>("counter");
+    std::mutex mutex;
+    std::string url;
+    lp::detail::status_server page(p, "local_mp", "", [&] {
+      lp::detail::node_status node;
+      node.label = "counter";
+      node.state = "serving";
+      std::lock_guard lock(mutex);
+      node.url = url;
+      return std::vector{node};
+    });
+    auto node = [&] { return lp::json::parse(page.status_json())["nodes"].at(0); };
+    auto old = std::make_unique<m::polled_process>(101, 5000);
+    int port = old->port;
+    {
+      std::lock_guard lock(mutex);
+      url = old->url();
+    }
+    page.start("127.0.0.1", 0);
+    REQUIRE(eventually([&] { return old->polls >= 3; }, std::chrono::seconds(15)));
+    auto before = node();
+    CHECK(before["methods"][0]["per_second"].get<double>() > 0);
+
+    // Killed and started again at the same address: a new pid, from 0.
+    old.reset();
+    auto restarted = std::make_unique<m::polled_process>(202, 0, port);
+    REQUIRE(eventually([&] { return restarted->polls >= 3; }, std::chrono::seconds(15)));
+    auto after = node();
+    INFO(after.dump());
+    CHECK(after["pid"] == 202);
+    REQUIRE(after["calls_per_second"].size() >= 3);
+    for (const auto& point : after["calls_per_second"])
+      CHECK(point[1].get<double>() >= 0);
+    CHECK(after["methods"][0]["per_second"].get<double>() > 0);
+    CHECK(after["cpu_percent"].get<double>() >= 0);
+    CHECK(after["counters"]["steps"].get<double>() < 5000);
+    // The page says whose figures it shows, and when a new process began.
+    REQUIRE(after["new_process_at"].size() == 1);
+    CHECK(after["since"] == after["new_process_at"][0]);
+    CHECK(after["since"].get<double>() > before["since"].get<double>());
   }
 
   TEST_CASE("the metrics need the secret; health does not") {

@@ -2,10 +2,14 @@
 // test_multi_processing), on loopback, every wait bounded; and the clean
 // stop of the same busy program under every local policy.
 #include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +17,7 @@
 #include <random>
 
 #include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/run/signals.hpp>
 
 #include "command.hpp"
 #include "scenario_launch.hpp"
@@ -55,6 +60,127 @@ void remove_run_dir(const std::string& output, const std::string& expected_prefi
 }
 
 using test_process::scenario_options;
+
+// The children of a process (a launcher's: its node processes).
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code gone;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", gone)) {
+    std::ifstream list(task.path().string() + "/children");
+    for (pid_t child; list >> child;) out.push_back(child);
+  }
+  return out;
+}
+
+// Scenario saved_on_stop under local_mp with its checkpoints in `dir`, run
+// by `wrapper` (timeout, say) if one is given.
+std::vector<std::string> saved_on_stop(const scratch& dir, std::vector<std::string> wrapper = {}) {
+  wrapper.insert(wrapper.end(), {program_path(), "--scenario=saved_on_stop", "--dir=" + dir.path,
+                                 "--lp_checkpoint_dir=" + dir.path});
+  return wrapper;
+}
+
+// One stop request, however many processes it reached and however often:
+// exit 0, every node's on_stop ran, the tally saved its checkpoint on the
+// way out (it saves no other), and no node was killed, failed or restarted.
+void check_one_clean_stop(command& launcher, const scratch& dir, const std::vector<pid_t>& nodes,
+                          std::optional<int> status) {
+  INFO(launcher.output());
+  REQUIRE(status);
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 0);
+  CHECK(launcher.count("second signal") == 0);
+  CHECK(launcher.count("failed") == 0);
+  CHECK(launcher.count("restarting") == 0);
+  CHECK(dir.has("tally/0.ckpt"));
+  CHECK(dir.has("sleepers-0.stopped"));
+  CHECK(dir.has("sleepers-1.stopped"));
+  for (auto pid : nodes) CHECK_FALSE(alive(pid));
+}
+
+// A launcher on a terminal of its own (a pseudo-terminal): a Ctrl+C typed
+// there is the kernel's SIGINT to the terminal's foreground process group,
+// the launcher's, as at a user's terminal.
+struct on_terminal {
+  explicit on_terminal(std::vector<std::string> args) {
+    terminal = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    REQUIRE(terminal >= 0);
+    REQUIRE(::grantpt(terminal) == 0);
+    REQUIRE(::unlockpt(terminal) == 0);
+    char name[128];
+    REQUIRE(::ptsname_r(terminal, name, sizeof name) == 0);
+    // Held here too, so that reading the terminal never meets its end
+    // before the launcher has opened it, nor while a stray process holds it.
+    held = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    REQUIRE(held >= 0);
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      // The first terminal a session leader opens becomes its controlling one.
+      ::setsid();
+      int side = ::open(name, O_RDWR);
+      if (side < 0) ::_exit(127);
+      ::dup2(side, 0);
+      ::dup2(side, 1);
+      ::dup2(side, 2);
+      if (side > 2) ::close(side);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    reader = std::thread([this] {
+      char buffer[4096];
+      while (!done) {
+        pollfd ready{terminal, POLLIN, 0};
+        if (::poll(&ready, 1, 100) <= 0) continue;
+        auto n = ::read(terminal, buffer, sizeof buffer);
+        if (n <= 0) return;
+        std::lock_guard lock(mutex);
+        text.append(buffer, static_cast<std::size_t>(n));
+      }
+    });
+  }
+  ~on_terminal() {
+    if (!status) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    done = true;
+    reader.join();
+    ::close(held);
+    ::close(terminal);
+  }
+  void type(char key) { REQUIRE(::write(terminal, &key, 1) == 1); }
+  std::size_t count(const std::string& part) {
+    std::lock_guard lock(mutex);
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  }
+  std::string output() {
+    std::lock_guard lock(mutex);
+    return text;
+  }
+  std::optional<int> wait(std::chrono::milliseconds limit) {
+    eventually([&] {
+      int raw = 0;
+      if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
+      return status.has_value();
+    }, limit);
+    return status;
+  }
+
+  pid_t pid = -1;
+  int terminal = -1, held = -1;
+  std::optional<int> status;
+  std::atomic<bool> done{false};
+  std::mutex mutex;
+  std::string text;
+  std::thread reader;
+};
 
 // 16 actors hammer one node (scenario `hammer`) until the launcher gets
 // SIGTERM at a random moment: every round must end with exit 0, no node
@@ -387,23 +513,123 @@ TEST_SUITE("processes") {
     for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
   }
 
-  TEST_CASE("a second Ctrl+C kills every node at once") {
+  TEST_CASE("a second request kills every node at once: another sender's, or the same one's later") {
+    for (bool same_sender : {false, true}) {
+      CAPTURE(same_sender);
+      mp::scratch dir;
+      mp::command launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path});
+      REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; }, std::chrono::seconds(30)));
+      auto nodes = launcher.children();
+      ::kill(launcher.pid, SIGINT);
+      REQUIRE(mp::eventually([&] { return launcher.count("stopping every node") == 1; },
+                             std::chrono::seconds(10)));
+      if (same_sender) {
+        // Within the window it would only repeat the first.
+        std::this_thread::sleep_for(lp::detail::stop_on_signals::repeat_window +
+                                    std::chrono::milliseconds(200));
+      }
+      auto second_at = mp::clock::now();
+      if (same_sender)
+        ::kill(launcher.pid, SIGINT);
+      else  // at once: a process of its own, kill(1)
+        REQUIRE(lp::detail::run_tool({"kill", "-INT", std::to_string(launcher.pid)}) == 0);
+      auto status = launcher.wait(std::chrono::seconds(10));
+      INFO(launcher.output());
+      REQUIRE(status);
+      CHECK(mp::clock::now() - second_at < std::chrono::seconds(2));  // not the 10 s notice
+      CHECK(WEXITSTATUS(*status) == 1);
+      CHECK(launcher.count("killing every node") == 1);
+      for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
+    }
+  }
+
+  TEST_CASE("a second Ctrl+C at a terminal kills every node at once, however soon it comes") {
     mp::scratch dir;
-    mp::command launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path});
+    mp::on_terminal launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path});
     REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; }, std::chrono::seconds(30)));
-    auto nodes = launcher.children();
-    ::kill(launcher.pid, SIGINT);
-    REQUIRE(mp::eventually([&] { return launcher.count("stopping every node") == 1; },
+    auto nodes = mp::children_of(launcher.pid);
+    launcher.type('\x03');
+    REQUIRE(mp::eventually([&] { return launcher.count("SIGINT: stopping every node") == 1; },
                            std::chrono::seconds(10)));
     auto second_at = mp::clock::now();
-    ::kill(launcher.pid, SIGINT);
+    launcher.type('\x03');
     auto status = launcher.wait(std::chrono::seconds(10));
     INFO(launcher.output());
     REQUIRE(status);
     CHECK(mp::clock::now() - second_at < std::chrono::seconds(2));  // not the 10 s notice
     CHECK(WEXITSTATUS(*status) == 1);
-    CHECK(launcher.count("killing every node") == 1);
+    // What it wrote last may still be on its way through the terminal.
+    CHECK(mp::eventually([&] { return launcher.count("killing every node") == 1; },
+                         std::chrono::seconds(2)));
     for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
+  }
+
+  TEST_CASE("under timeout, which signals the program and then its group: one clean stop") {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    constexpr int limit = 30;
+#else
+    constexpr int limit = 8;
+#endif
+    for (std::string policy : {"local_mp", "local_mt"}) {
+      CAPTURE(policy);
+      mp::scratch dir;
+      // --preserve-status: timeout exits as the program did, not with 124.
+      auto args = mp::saved_on_stop(
+          dir, {"/usr/bin/timeout", "--preserve-status", "--signal=TERM", std::to_string(limit)});
+      args.push_back("--lp_launch=" + policy);
+      mp::command launcher(args);
+      // Every node serves before the time is up, or this tests a stop during the start.
+      REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; },
+                             std::chrono::seconds(limit - 2)));
+      REQUIRE(launcher.count("SIGTERM: stopping") == 0);
+      std::vector<pid_t> nodes;
+      for (auto program : launcher.children())
+        for (auto node : mp::children_of(program)) nodes.push_back(node);
+      CHECK(nodes.size() == (policy == "local_mp" ? 3 : 0));
+      auto status = launcher.wait(std::chrono::seconds(limit + 60));
+      mp::check_one_clean_stop(launcher, dir, nodes, status);
+      CHECK(launcher.count("[lp] SIGTERM: stopping") == 1);
+      CHECK(launcher.count("asked the program to stop") == 0);  // no node got it
+    }
+  }
+
+  TEST_CASE("kill -TERM -<the launcher's process group>: one clean stop") {
+    mp::scratch dir;
+    mp::command launcher(mp::saved_on_stop(dir));  // it leads a process group of its own
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(60)));
+    auto nodes = launcher.children();
+    CHECK(nodes.size() == 3);
+    REQUIRE(::kill(-launcher.pid, SIGTERM) == 0);
+    mp::check_one_clean_stop(launcher, dir, nodes, launcher.wait(std::chrono::seconds(60)));
+    CHECK(launcher.count("[lp] SIGTERM: stopping every node") == 1);
+  }
+
+  TEST_CASE("SIGTERM to every process of the launch at once, as a cgroup kill: one clean stop") {
+    for (bool nodes_first : {true, false}) {
+      CAPTURE(nodes_first);
+      mp::scratch dir;
+      mp::command launcher(mp::saved_on_stop(dir));
+      REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; },
+                             std::chrono::seconds(60)));
+      auto nodes = launcher.children();
+      CHECK(nodes.size() == 3);
+      auto everyone = nodes;
+      everyone.insert(nodes_first ? everyone.end() : everyone.begin(), launcher.pid);
+      for (auto pid : everyone) ::kill(pid, SIGTERM);
+      mp::check_one_clean_stop(launcher, dir, nodes, launcher.wait(std::chrono::seconds(60)));
+    }
+  }
+
+  TEST_CASE("SIGTERM to one node process alone stops the program, as lp::stop() there would") {
+    mp::scratch dir;
+    mp::command launcher(mp::saved_on_stop(dir));
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(60)));
+    auto nodes = launcher.children();
+    REQUIRE(nodes.size() == 3);
+    ::kill(nodes[1], SIGTERM);
+    mp::check_one_clean_stop(launcher, dir, nodes, launcher.wait(std::chrono::seconds(60)));
+    CHECK(launcher.count("asked the program to stop") == 1);
+    CHECK(launcher.count("stopping every node") == 0);  // the launcher got no signal
   }
 
   TEST_CASE("the run directory lists every node's address in `nodes`, for tools that attach") {

@@ -314,6 +314,55 @@ TEST_SUITE("slurm") {
       CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
   }
 
+  TEST_CASE("scancel of the job, which signals every process of it: a clean stop, final checkpoints") {
+    scratch dir;
+    command launcher(
+        scenario("saved_on_stop", dir, {"--lp_checkpoint_dir=" + dir.path + "/checkpoints"}));
+    std::vector<pid_t> nodes;
+    REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 3; }, 60s));
+    REQUIRE(eventually([&] { return launcher.count("serving at") == 3; }, 60s));
+    auto job = launcher.job();
+    CHECK(shell("scancel " + job).first);
+    auto status = launcher.exit_code(60s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    CHECK(launcher.count(" failed: ") == 0);
+    CHECK(launcher.count("killing every node") == 0);
+    CHECK(launcher.count("restarting") == 0);
+    CHECK(file_text(dir.run_dir() + "/result") == "0\n");
+    CHECK(std::filesystem::exists(dir.path + "/checkpoints/tally/0.ckpt"));
+    for (int i = 0; i < 2; ++i)
+      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
+    CHECK(command::job_gone(job));
+    for (pid_t pid : nodes) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }, 10s));
+  }
+
+  TEST_CASE("a second Ctrl+C of the submitting command ends the nodes at once") {
+    scratch dir;
+    command launcher(scenario("stubborn", dir));  // its on_stop takes 30 s
+    std::vector<pid_t> nodes;
+    REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 1; }, 60s));
+    REQUIRE(eventually([&] { return launcher.count("serving at") == 1; }, 60s));
+    ::kill(launcher.pid, SIGINT);
+    REQUIRE(eventually([&] { return launcher.count("[lp] SIGINT: stopping job") == 1; }, 30s));
+    // From another process: the same one's SIGINT this soon would only
+    // repeat the first.
+    auto second_at = clock_type::now();
+    CHECK(shell("kill -INT " + std::to_string(launcher.pid)).first);
+    auto status = launcher.exit_code(60s);
+    auto took = clock_type::now() - second_at;
+    INFO(launcher.output());
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+    CHECK(launcher.count("[lp] cancelling job " + launcher.job() + " at once") == 1);
+    // Not Slurm's KillWait (5 s here), which a cancel of the job alone gives.
+    CHECK(took < 4s);
+    CHECK(command::job_gone(launcher.job()));
+    for (pid_t pid : nodes) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }, 10s));
+  }
+
   TEST_CASE("what a node starts ends with it: after Ctrl+C, and after kill -9 and scancel") {
     // The local cluster tracks a step's processes by parentage
     // (proctrack/linuxproc), which the spawner's grandchild, orphaned at

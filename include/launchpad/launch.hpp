@@ -51,8 +51,10 @@ struct test_parts<P> {
 }  // namespace detail
 
 // Runs the program from main(); returns its exit status: 0 when it stopped
-// cleanly, 1 when a node failed, 2 for a usage error such as an unknown
-// --lp_ flag.
+// cleanly, 1 when a node failed or the program could not start, 2 for a
+// mistake on the command line, such as an unknown --lp_ flag or a
+// --lp_resume directory with no checkpoint of this program. A mistake in
+// the graph ends with 1 too, also one thrown before launch (program.hpp).
 template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,

@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <functional>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
@@ -77,6 +80,13 @@ struct graph_access {
 // Throws lp::graph_error unless `name` is a non-empty run of letters,
 // digits, '_', '-' and '.'; `what` names it in the message.
 LP_API void check_name(std::string_view name, std::string_view what);
+
+// The graph is built in main() before lp::launch, which cannot catch what
+// building throws: a graph_error that main() lets escape ends the program
+// as a launch that could not start does ("[lp] the program could not
+// start: ...", exit status 1), not in std::terminate's abort. Any other
+// exception goes to the terminate handler that was there before.
+LP_API void end_graph_errors_cleanly();
 }  // namespace detail
 
 class node_group;
@@ -87,6 +97,7 @@ class node_group;
 class program {
  public:
   explicit program(std::string name) : name_(std::move(name)) {
+    detail::end_graph_errors_cleanly();
     detail::check_name(name_, "a program name");
   }
   // Handles point at their program, so it stays where it was made.
@@ -407,6 +418,21 @@ inline node_group program::group(std::string name) {
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
 namespace detail {
+LP_API void end_graph_errors_cleanly() {
+  static const std::terminate_handler previous = std::set_terminate([] {
+    try {
+      if (auto escaped = std::current_exception()) std::rethrow_exception(escaped);
+    } catch (const graph_error& e) {
+      std::fflush(stdout);  // what main() printed before, as an exit would
+      std::fprintf(stderr, "[lp] the program could not start: %s\n", e.what());
+      std::_Exit(1);
+    } catch (...) {
+    }
+    if (previous) previous();
+    std::abort();
+  });
+}
+
 LP_API void check_name(std::string_view name, std::string_view what) {
   auto allowed = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -18,14 +18,14 @@ See docs/python.md.
 from .errors import (DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError, ReplyTooLarge,
                      TransportError)
 from .node import Method, Node, connect
-from .optional_packages import have_cbor, have_numpy
+from .optional_packages import MissingPackageWarning, have_cbor, have_numpy
 from .program import Program, attach
 from .run_directory import read_secret
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DeadlineExceeded", "LaunchpadError", "Method", "Node", "Program", "ProtocolError",
-    "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect", "have_cbor",
-    "have_numpy", "read_secret",
+    "DeadlineExceeded", "LaunchpadError", "Method", "MissingPackageWarning", "Node", "Program",
+    "ProtocolError", "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect",
+    "have_cbor", "have_numpy", "read_secret",
 ]

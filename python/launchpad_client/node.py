@@ -14,7 +14,7 @@ import urllib.parse
 
 from . import codec, cpp_types
 from .errors import LaunchpadError, ProtocolError, RemoteError
-from .optional_packages import cbor2
+from .optional_packages import cbor2, warn_if_missing
 from .transport import Transport
 
 DEFAULT_TIMEOUT = 120.0  # seconds, as the C++ client's default deadline
@@ -127,6 +127,7 @@ class _Shared:
         self.description = None
         self.specs = {}
         self.lock = threading.Lock()
+        warn_if_missing(format_chosen=wire_format is not None)
         if wire_format is None:
             wire_format = "cbor" if cbor2 is not None else "json"
         if wire_format not in ("cbor", "json"):

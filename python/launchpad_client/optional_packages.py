@@ -5,9 +5,18 @@ speaks CBOR, with numpy typed arrays become ndarrays. Setting
 LP_PYTHON_NO_CBOR=1 or LP_PYTHON_NO_NUMPY=1 makes the client act as if the
 package were missing, so the plain path can be tested on a machine that has
 both (tests/python registers a meson test that runs that way).
+
+A package that is missing, not hidden, is most often installed for another
+interpreter than the one running (a venv, pyenv): the first node made
+warns, once, with what to install for this one (MissingPackageWarning).
 """
 
 import os
+import sys
+import warnings
+
+
+_HIDING = {"cbor2": "LP_PYTHON_NO_CBOR", "numpy": "LP_PYTHON_NO_NUMPY"}
 
 
 def _hidden(variable):
@@ -15,14 +24,14 @@ def _hidden(variable):
 
 
 cbor2 = None
-if not _hidden("LP_PYTHON_NO_CBOR"):
+if not _hidden(_HIDING["cbor2"]):
     try:
         import cbor2
     except ImportError:
         cbor2 = None
 
 numpy = None
-if not _hidden("LP_PYTHON_NO_NUMPY"):
+if not _hidden(_HIDING["numpy"]):
     try:
         import numpy
     except ImportError:
@@ -35,3 +44,50 @@ def have_cbor():
 
 def have_numpy():
     return numpy is not None
+
+
+class MissingPackageWarning(UserWarning):
+    """cbor2 or numpy is not installed for this interpreter: the client gets
+    by without it (JSON, lists)."""
+
+
+_CONSEQUENCES = {
+    "cbor2": "calls go as JSON, which is slower and cannot carry NaN or infinities",
+    "numpy": "vectors and tensors come back as lists, not numpy arrays",
+}
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_warned = False
+
+
+def _first_caller_outside():
+    """The stacklevel, for warnings.warn in our caller, of the first frame
+    outside this package: the user's line that made the node."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def warn_if_missing(format_chosen):
+    """Warns, the first time only, of each package that is missing and not
+    hidden; of cbor2 only when the caller chose no format."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    missing = [name for name, module in (("cbor2", cbor2), ("numpy", numpy))
+               if module is None and not _hidden(_HIDING[name])
+               and not (name == "cbor2" and format_chosen)]
+    if not missing:
+        return
+    python = sys.executable or "python3"
+    apt = f"apt-get install {' '.join('python3-' + name for name in missing)}"
+    # Debian's own Python refuses pip outside a venv.
+    install = (apt if python.startswith("/usr/bin/") else
+               f"{python} -m pip install {' '.join(missing)} (for Debian's /usr/bin/python3: {apt})")
+    warnings.warn(
+        f"launchpad_client: {' and '.join(missing)} not installed for this Python ({python}): "
+        f"{'; '.join(_CONSEQUENCES[name] for name in missing)}. Install for this interpreter: "
+        f"{install}, or set {' and '.join(_HIDING[name] + '=1' for name in missing)} to go on "
+        "without, unwarned.",
+        MissingPackageWarning, stacklevel=_first_caller_outside())

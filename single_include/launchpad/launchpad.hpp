@@ -4522,6 +4522,8 @@ class handle {
 
 // ---- launchpad/program.hpp ----
 
+#include <cstdio>
+
 // ---- launchpad/detail/serve/typed_node.hpp ----
 
 // ---- launchpad/detail/observe/node_metrics.hpp ----
@@ -4598,11 +4600,42 @@ struct histogram {
   }
 };
 
+// The fastest and the slowest call's time, in nanoseconds (fastest above
+// slowest until a call has ended): a latency estimate from the buckets
+// stays within them, so that a method called once shows that call's time.
+template <class Count>
+struct latency_extremes;
+
+// One thread's, kept as a tally is: a load and a store, no locked
+// instruction.
+template <>
+struct latency_extremes<tally> {
+  std::atomic<std::uint64_t> fastest{UINT64_MAX}, slowest{0};
+
+  void add(std::uint64_t ns) noexcept {
+    if (ns < fastest.load(std::memory_order_relaxed))
+      fastest.store(ns, std::memory_order_relaxed);
+    if (ns > slowest.load(std::memory_order_relaxed))
+      slowest.store(ns, std::memory_order_relaxed);
+  }
+};
+
+template <>
+struct latency_extremes<std::uint64_t> {
+  std::uint64_t fastest = UINT64_MAX, slowest = 0;
+
+  void add_up(const latency_extremes<tally>& other) {
+    fastest = std::min(fastest, other.fastest.load(std::memory_order_relaxed));
+    slowest = std::max(slowest, other.slowest.load(std::memory_order_relaxed));
+  }
+};
+
 // What a node counted of the calls to one method, as a scrape reads it.
 template <class Count>
 struct call_figures {
   std::array<Count, call_statuses.size()> by_status{};
   histogram<latency_bounds.size(), Count> latency;
+  latency_extremes<Count> extremes;
   Count request_bytes{}, reply_bytes{};
   Count in_flight{};                                  // calls begun less calls ended
   histogram<batch_bounds.size(), Count> batch_sizes;  // for a batched method
@@ -4615,9 +4648,10 @@ struct alignas(64) call_share : call_figures<tally> {
            std::size_t reply) {
     in_flight.subtract(1);
     by_status[status_slot(status)].add(1);
-    latency.add(static_cast<std::uint64_t>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
-                latency_bounds_ns);
+    auto ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+    extremes.add(ns);
+    latency.add(ns, latency_bounds_ns);
     request_bytes.add(request);
     reply_bytes.add(reply);
   }
@@ -4652,6 +4686,7 @@ class method_calls {
       for (std::size_t i = 0; i < sum.by_status.size(); ++i)
         sum.by_status[i] += share->by_status[i].get();
       sum.latency.add_up(share->latency);
+      sum.extremes.add_up(share->extremes);
       sum.request_bytes += share->request_bytes.get();
       sum.reply_bytes += share->reply_bytes.get();
       sum.in_flight += share->in_flight.get();
@@ -4897,6 +4932,22 @@ class node_metrics {
   mutable std::mutex mutex_;
   std::map<std::string, user_entry, std::less<>> users_;
 };
+
+// The methods that have calls in flight, as "tie (1), ping (2)"; empty if
+// none. A hung node's last words name them: its in-flight figures are the
+// one place that knows which handler it was stuck in.
+inline std::string methods_in_flight(const node_metrics& metrics) {
+  std::string out;
+  const auto& names = metrics.method_names();
+  for (std::size_t i = 0; i <= names.size(); ++i) {
+    auto count = static_cast<std::int64_t>(metrics.method(i).total().in_flight);
+    if (count <= 0) continue;
+    if (!out.empty()) out += ", ";
+    out += (i < names.size() ? names[i] : std::string("(none)")) + " (" +
+           std::to_string(count) + ")";
+  }
+  return out;
+}
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
@@ -5516,6 +5567,13 @@ struct graph_access {
 // Throws lp::graph_error unless `name` is a non-empty run of letters,
 // digits, '_', '-' and '.'; `what` names it in the message.
 LP_API void check_name(std::string_view name, std::string_view what);
+
+// The graph is built in main() before lp::launch, which cannot catch what
+// building throws: a graph_error that main() lets escape ends the program
+// as a launch that could not start does ("[lp] the program could not
+// start: ...", exit status 1), not in std::terminate's abort. Any other
+// exception goes to the terminate handler that was there before.
+LP_API void end_graph_errors_cleanly();
 }  // namespace detail
 
 class node_group;
@@ -5526,6 +5584,7 @@ class node_group;
 class program {
  public:
   explicit program(std::string name) : name_(std::move(name)) {
+    detail::end_graph_errors_cleanly();
     detail::check_name(name_, "a program name");
   }
   // Handles point at their program, so it stays where it was made.
@@ -5846,6 +5905,21 @@ inline node_group program::group(std::string name) {
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
 namespace detail {
+LP_API void end_graph_errors_cleanly() {
+  static const std::terminate_handler previous = std::set_terminate([] {
+    try {
+      if (auto escaped = std::current_exception()) std::rethrow_exception(escaped);
+    } catch (const graph_error& e) {
+      std::fflush(stdout);  // what main() printed before, as an exit would
+      std::fprintf(stderr, "[lp] the program could not start: %s\n", e.what());
+      std::_Exit(1);
+    } catch (...) {
+    }
+    if (previous) previous();
+    std::abort();
+  });
+}
+
 LP_API void check_name(std::string_view name, std::string_view what) {
   auto allowed = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -6441,8 +6515,10 @@ struct test_parts<P> {
 }  // namespace detail
 
 // Runs the program from main(); returns its exit status: 0 when it stopped
-// cleanly, 1 when a node failed, 2 for a usage error such as an unknown
-// --lp_ flag.
+// cleanly, 1 when a node failed or the program could not start, 2 for a
+// mistake on the command line, such as an unknown --lp_ flag or a
+// --lp_resume directory with no checkpoint of this program. A mistake in
+// the graph ends with 1 too, also one thrown before launch (program.hpp).
 template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,
@@ -6485,6 +6561,8 @@ typename detail::test_parts<Policy>::controller launch(
 // The library's compiled part: every definition that lp::launch and the test
 // controllers declare. Included by launch.hpp where detail/config.hpp says
 // the compiled part is defined; compiled once by the meson dependency.
+
+#include <unistd.h>
 
 #include <iostream>
 
@@ -9209,68 +9287,129 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 // ---- launchpad/detail/run/signals.hpp ----
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <thread>
 
 namespace lp::detail {
 
 // Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
-// gracefully), a second one `second` (end at once). The handler only writes
-// the signal's number to a pipe, about all a signal handler may safely do;
-// a thread of its own reads the pipe and acts. The previous handlers come
-// back afterwards.
+// gracefully), each later request `again` (end at once). The handler only
+// writes the signal, its sender and the time to a pipe, about all a signal
+// handler may safely do; a thread of its own reads the pipe and acts. The
+// previous handlers come back afterwards.
+//
+// One request may reach a process more than once: GNU timeout signals its
+// child, then the child's whole process group; a supervisor that signals a
+// group or a cgroup may reach it twice; a wrapper (timeout again) that a
+// terminal's Ctrl+C reached passes it on. So a later signal is the request
+// again, and changes nothing, when it is the same signal, sent by a process
+// within `repeat_window` of the request, and by the request's own sender or
+// after a Ctrl+C. A Ctrl+C (sent by the kernel, not by a process), a signal
+// from another sender, or the same sender's after the window is a request of
+// its own: a person who presses Ctrl+C twice means it.
 class stop_on_signals {
  public:
+  struct origin {
+    int signal = 0;
+    bool by_process = false;  // kill(2) and kin; false: the kernel (a terminal's Ctrl+C)
+    pid_t sender = 0;         // 0 if the sender is outside this PID namespace
+  };
   using action = std::function<void(int signal)>;
+  using traced_action = std::function<void(const origin&)>;
 
-  stop_on_signals(action first, action second)
-      : first_(std::move(first)), second_(std::move(second)) {
-    if (::pipe(pipe_) != 0) throw usage_error("cannot create a pipe for signal handling");
-    write_end() = pipe_[1];
-    struct sigaction action {};
-    action.sa_handler = [](int signal) {
-      char byte = static_cast<char>(signal);
-      [[maybe_unused]] auto written = ::write(write_end(), &byte, 1);
-    };
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous_int_);
-    ::sigaction(SIGTERM, &action, &previous_term_);
-    watcher_ = std::thread([this] { watch(); });
-  }
+  static constexpr std::chrono::milliseconds repeat_window{1000};
+
+  stop_on_signals(action first, action again)
+      : stop_on_signals(
+            own{}, [first = std::move(first)](const origin& from) { first(from.signal); },
+            [again = std::move(again)](const origin& from) { again(from.signal); }) {}
+
+  // Acts on the first signal only, and tells where it came from.
+  explicit stop_on_signals(traced_action first) : stop_on_signals(own{}, std::move(first), {}) {}
+
   stop_on_signals(const stop_on_signals&) = delete;
   stop_on_signals& operator=(const stop_on_signals&) = delete;
   ~stop_on_signals() {
     ::sigaction(SIGINT, &previous_int_, nullptr);
     ::sigaction(SIGTERM, &previous_term_, nullptr);
-    char done = 0;
-    [[maybe_unused]] auto written = ::write(pipe_[1], &done, 1);
+    received done{};
+    [[maybe_unused]] auto written = ::write(pipe_[1], &done, sizeof done);
     watcher_.join();
     ::close(pipe_[0]);
     ::close(pipe_[1]);
   }
 
  private:
+  struct own {};
+
+  // What the handler learns of a signal. Smaller than PIPE_BUF, so each
+  // write is whole, and so is each read.
+  struct received {
+    int signal;  // 0: the watcher ends
+    int code;    // si_code
+    pid_t sender;
+    std::int64_t at_ns;  // CLOCK_MONOTONIC
+  };
+
+  stop_on_signals(own, traced_action first, traced_action again)
+      : first_(std::move(first)), again_(std::move(again)) {
+    if (::pipe(pipe_) != 0) throw usage_error("cannot create a pipe for signal handling");
+    write_end() = pipe_[1];
+    struct sigaction action {};
+    action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
+      int saved_errno = errno;  // the interrupted code may be about to read it
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      received got{signal, info->si_code, info->si_pid,
+                   std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec};
+      [[maybe_unused]] auto written = ::write(write_end(), &got, sizeof got);
+      errno = saved_errno;
+    };
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
+    watcher_ = std::thread([this] { watch(); });
+  }
+
   static int& write_end() {
     static int fd = -1;
     return fd;
   }
 
+  // As the kernel's SI_FROMUSER: kill(2), sigqueue(3), tgkill(2).
+  static bool by_process(const received& r) { return r.code <= 0; }
+
+  static bool repeats(const received& later, const received& request) {
+    auto window = std::chrono::nanoseconds(repeat_window).count();
+    return later.signal == request.signal && by_process(later) &&
+           later.at_ns - request.at_ns < window &&
+           (!by_process(request) || later.sender == request.sender);
+  }
+
   void watch() {
-    int received = 0;
-    char signal = 0;
-    for (;;) {
-      auto got = ::read(pipe_[0], &signal, 1);
-      if (got < 0 && errno == EINTR) continue;
-      if (got != 1 || signal == 0) return;
-      if (++received == 1) first_(signal);
-      else second_(signal);
+    std::optional<received> request;
+    for (received got{};;) {
+      auto bytes = ::read(pipe_[0], &got, sizeof got);
+      if (bytes < 0 && errno == EINTR) continue;
+      if (bytes != static_cast<ssize_t>(sizeof got) || got.signal == 0) return;
+      if (request && repeats(got, *request)) continue;
+      bool first = !request;
+      request = got;
+      origin from{got.signal, by_process(got), got.sender};
+      if (first) first_(from);
+      else if (again_) again_(from);
     }
   }
 
-  action first_, second_;
+  traced_action first_, again_;
   int pipe_[2] = {-1, -1};
   struct sigaction previous_int_ {}, previous_term_ {};
   std::thread watcher_;
@@ -9291,6 +9430,7 @@ class stop_on_signals {
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -9303,10 +9443,11 @@ class stop_on_signals {
 // The status page, whole: HTML, CSS and script in one string, so that it
 // works with no network and nothing installed. It holds no figure; its
 // script reads GET /lp/v1/status once a second with the launch's secret,
-// which the user pastes once (or passes in the URL's #secret=..., which no
-// server sees) and which stays in the tab's sessionStorage. Everything it
-// shows goes through textContent or an attribute, never through HTML
-// parsing: a node's log line cannot add markup to the page.
+// which the user pastes once and which stays in the tab's sessionStorage.
+// It takes the secret from nowhere else: a secret in the page's address
+// would reach the browser's command line, where ps shows it to every user.
+// Everything it shows goes through textContent or an attribute, never
+// through HTML parsing: a node's log line cannot add markup to the page.
 
 #include <string_view>
 
@@ -9335,10 +9476,20 @@ svg text{font:12px system-ui,sans-serif}
 #graph g.node.failed rect{stroke:#c62828;stroke-width:3}
 .nodes{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:14px}
 .card h3{margin:0 0 6px;font-size:14px}
+/* A card is as narrow as 420 px: its figures keep to one line each, while
+   a heading wraps and a long name breaks, so that no column is pushed out
+   of the card. */
+.card{padding:10px}
+.card table{font-size:13px}
+.card th,.card td{padding:3px 5px}
+.card td{white-space:nowrap}
+.card td:first-child{white-space:normal;overflow-wrap:anywhere}
 .failure{color:#c62828;font-weight:600;white-space:pre-wrap}
 pre{background:#f2f3f6;padding:6px;max-height:160px;overflow:auto;font-size:12px;margin:6px 0}
+pre.log{white-space:pre-wrap;overflow-wrap:anywhere}
+.since{color:#667;font-size:12px;margin:0 0 6px}
 .plots{display:flex;flex-wrap:wrap;gap:10px}
-.plot{background:#fafbfc;border:1px solid #eef}
+.plot{background:#fafbfc;border:1px solid #eef;max-width:100%;height:auto}
 #login{display:none}#login input{width:28em}
 #errors{display:none;color:#c62828}
 </style></head>
@@ -9348,7 +9499,7 @@ pre{background:#f2f3f6;padding:6px;max-height:160px;overflow:auto;font-size:12px
 <main>
 <section id="login"><h2>This page needs the launch's secret</h2>
 <p>Paste the contents of the file <code>secret</code> in the launch's run directory
-(the launcher printed its path), or open the page as <code>URL#secret=...</code>.</p>
+(the launcher printed its path). This tab keeps it until it closes.</p>
 <form id="login-form"><input id="secret" type="password" autocomplete="off">
 <button type="submit">Show</button></form><p id="login-problem"></p></section>
 <section id="errors"></section>
@@ -9371,15 +9522,6 @@ function showError(text) {
 window.addEventListener("error", e => showError("script error: " + e.message));
 window.addEventListener("unhandledrejection", e => showError("script error: " + e.reason));
 
-// The secret: from #secret=... once (then out of the address bar), else
-// what this tab was given before.
-(function takeSecret() {
-  const hash = new URLSearchParams(location.hash.slice(1));
-  if (hash.get("secret")) {
-    sessionStorage.setItem("lp_secret", hash.get("secret"));
-    history.replaceState(null, "", location.pathname);
-  }
-})();
 document.getElementById("login-form").addEventListener("submit", e => {
   e.preventDefault();
   sessionStorage.setItem("lp_secret", document.getElementById("secret").value.trim());
@@ -9406,13 +9548,24 @@ function bytes(n) {
   return n.toFixed(i ? 1 : 0) + " " + units[i];
 }
 function number(n, digits) { return n === undefined || n === null ? "" : Number(n).toFixed(digits); }
+// A figure as a person reads it: a whole number whole, any other to four
+// significant digits (or as many as it has left of the point), not the
+// seventeen a double holds.
+function figure(n) {
+  if (typeof n !== "number" || Number.isInteger(n) || !isFinite(n)) return String(n);
+  const whole = Math.floor(Math.log10(Math.abs(n))) + 1;
+  return String(parseFloat(n.toPrecision(Math.max(4, whole))));
+}
+function clock(t) { return new Date(t * 1000).toLocaleTimeString(); }
 function duration(s) {
   if (s === null || s === undefined) return "";
   return s < 1e-3 ? (s * 1e6).toFixed(0) + " µs" : s < 1 ? (s * 1e3).toFixed(1) + " ms" : s.toFixed(2) + " s";
 }
+// The last calls/s of the node's present process: until a new process has
+// answered twice, none.
 function rateOf(node) {
   const r = node.calls_per_second || [];
-  return r.length ? r[r.length - 1][1] : undefined;
+  return r.length && r[r.length - 1][0] > node.since ? r[r.length - 1][1] : undefined;
 }
 
 // The graph: a row per group (the nodes outside groups first), an arrow
@@ -9468,10 +9621,12 @@ function drawGraph(status) {
   }
 }
 
-// A line plot of [time, value] points, the last ten minutes at most.
-function plot(title, points, attributes) {
+// A line plot of [time, value] points, the last ten minutes at most, with a
+// dashed line at each of `marks` (times a new process of the node began).
+function plot(title, points, attributes, marks) {
   const w = 400, h = 120, pad = 32;
   const box = svg("svg", Object.assign({"class": "plot", width: w, height: h + 20,
+                                        viewBox: "0 0 " + w + " " + (h + 20),
                                         "data-points": points.length}, attributes));
   box.appendChild(svg("text", {x: 4, y: 13, "font-weight": 600}, title));
   if (points.length === 0) {
@@ -9484,8 +9639,14 @@ function plot(title, points, attributes) {
   if (v0 === v1) { v0 -= 1; v1 += 1; }
   const x = t => pad + (w - pad - 6) * (t - t0) / (t1 - t0);
   const y = v => 20 + (h - 14) * (1 - (v - v0) / (v1 - v0));
-  box.appendChild(svg("text", {x: 2, y: 28, fill: "#889"}, number(v1, 2)));
-  box.appendChild(svg("text", {x: 2, y: h + 6, fill: "#889"}, number(v0, 2)));
+  box.appendChild(svg("text", {x: 2, y: 28, fill: "#889"}, figure(v1)));
+  box.appendChild(svg("text", {x: 2, y: h + 6, fill: "#889"}, figure(v0)));
+  for (const t of (marks || []).filter(t => t >= t0 && t <= t1)) {
+    const line = svg("line", {"class": "new-process", x1: x(t), x2: x(t), y1: 18, y2: h + 8,
+                              stroke: "#d98b00", "stroke-dasharray": "4 3"});
+    line.appendChild(svg("title", {}, "a new process from " + clock(t) + ": its counts began at 0"));
+    box.appendChild(line);
+  }
   if (points.length === 1)
     box.appendChild(svg("circle", {cx: x(ts[0]), cy: y(vs[0]), r: 3, fill: "#2860c6"}));
   box.appendChild(svg("polyline", {fill: "none", stroke: "#2860c6", "stroke-width": 1.5,
@@ -9519,6 +9680,12 @@ function drawCards(status) {
     const title = el("h3", {}, node.label + " ");
     title.appendChild(el("span", {"class": "state " + node.state}, node.state));
     card.appendChild(title);
+    // The figures below are one process's: a restart counts from 0 again.
+    if (node.since)
+      card.appendChild(el("div", {"class": "since", "data-since": node.since},
+                          "figures of this process (pid " + node.pid + ") since " + clock(node.since) +
+                          (node.new_process_at && node.new_process_at.length
+                             ? "; a new process counts from 0 again" : "")));
     if (node.failure) card.appendChild(el("div", {"class": "failure"}, "failed: " + node.failure));
     if (node.methods && node.methods.length) {
       const t = el("table");
@@ -9539,13 +9706,14 @@ function drawCards(status) {
       for (const [k, v] of Object.entries(figures)) {
         const r = el("tr");
         r.appendChild(el("td", {}, k));
-        r.appendChild(el("td", {}, v));
+        r.appendChild(el("td", {"title": String(v)}, figure(v)));
         t.appendChild(r);
       }
       card.appendChild(t);
     }
     const plots = el("div", {"class": "plots"});
-    plots.appendChild(plot("calls/s", node.calls_per_second || [], {"data-series": "calls_per_second"}));
+    plots.appendChild(plot("calls/s", node.calls_per_second || [], {"data-series": "calls_per_second"},
+                           node.new_process_at));
     for (const [name, points] of Object.entries(node.series || {}))
       plots.appendChild(plot(name, points, {"data-series": name}));
     card.appendChild(plots);
@@ -9577,7 +9745,7 @@ async function refresh() {
   const status = await reply.json();
   document.getElementById("program").textContent = status.program;
   document.getElementById("policy").textContent = status.policy;
-  document.getElementById("updated").textContent = "updated " + new Date(status.time * 1000).toLocaleTimeString();
+  document.getElementById("updated").textContent = "updated " + clock(status.time);
   document.title = status.program + " · Launchpad status";
   drawGraph(status);
   drawTable(status);
@@ -9635,9 +9803,11 @@ class status_server {
     double time = 0;
     nlohmann::json figures;  // the node's GET /lp/v1/metrics JSON
     std::string url;         // where the node answered
+    std::string process;     // which process answered: its url and pid
   };
   struct history {
     std::deque<sample> samples;  // oldest first, at most kept_samples
+    double since = 0;            // when the last sample's process first answered
   };
   static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
 
@@ -9680,17 +9850,35 @@ inline double now_seconds() {
 }
 
 // The q-quantile of the calls whose cumulative latency buckets are
-// `buckets`, interpolated within its bucket; null without calls.
-inline nlohmann::json quantile(const std::vector<double>& buckets, double q) {
+// `buckets`, interpolated within its bucket as Prometheus's
+// histogram_quantile() does, but kept within the fastest and the slowest
+// call of the process (`method`'s "fastest" and "slowest"): a bucket's edges
+// are no call's time, and a method called once shows that call's. Null
+// without calls.
+inline nlohmann::json quantile(const std::vector<double>& buckets, double q,
+                               const nlohmann::json& method) {
   if (buckets.empty() || buckets.back() <= 0) return nullptr;
   double rank = q * buckets.back();
   std::size_t i = 0;
   while (i + 1 < buckets.size() && buckets[i] < rank) ++i;
   double below = i ? buckets[i - 1] : 0;
   double lower = i ? latency_bounds[i - 1] : 0;
-  // The last bucket has no upper bound: say its lower one.
-  if (i >= latency_bounds.size()) return latency_bounds.back();
-  double upper = latency_bounds[i];
+  bool last = i >= latency_bounds.size();
+  // The last bucket has no upper bound: unless the slowest call bounds it,
+  // say its lower one.
+  double upper = last ? lower : latency_bounds[i];
+  auto fastest = method.value("fastest", nlohmann::json());
+  auto slowest = method.value("slowest", nlohmann::json());
+  if (fastest.is_number() && slowest.is_number()) {
+    double low = std::max(lower, fastest.get<double>());
+    double high = last ? slowest.get<double>() : std::min(upper, slowest.get<double>());
+    // A scrape reads the buckets and the extremes a moment apart; should
+    // they disagree, the bucket holds.
+    if (low <= high) {
+      lower = low;
+      upper = high;
+    }
+  }
   double in_bucket = buckets[i] - below;
   return lower + (upper - lower) * (in_bucket > 0 ? (rank - below) / in_bucket : 1);
 }
@@ -9842,11 +10030,17 @@ LP_API void status_server::poll() {
                                 http_connection::clock::now() + std::chrono::seconds(1));
       if (!text) continue;
       auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-      if (figures.is_discarded()) continue;
+      if (figures.is_discarded() || !figures.is_object()) continue;
+      // A restarted node answers from a new process, on a new port or the
+      // same one, with a new pid.
+      auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
+      auto now = status::now_seconds();
       std::lock_guard held(mutex_);
-      auto& samples = histories_[node.label].samples;
-      samples.push_back({status::now_seconds(), std::move(figures), node.url});
-      if (samples.size() > kept_samples) samples.pop_front();
+      auto& seen = histories_[node.label];
+      if (seen.samples.empty() || seen.samples.back().process != process)
+        seen.since = now;
+      seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
+      if (seen.samples.size() > kept_samples) seen.samples.pop_front();
     }
     lock.lock();
     stop_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
@@ -9863,16 +10057,28 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
               {"restarts", node.restarts},    {"failure", node.failure},
               {"last_lines", node.last_lines}};
   if (!seen || seen->samples.empty()) return out;
-  const auto& last = seen->samples.back();
+  const auto& samples = seen->samples;
+  const auto& last = samples.back();
   const auto& figures = last.figures;
-  // Rates and latencies over the last ten seconds, or since the first sample.
-  const sample* before = &seen->samples.front();
-  for (auto it = seen->samples.rbegin(); it != seen->samples.rend(); ++it)
-    if (last.time - it->time >= 10) {
-      before = &*it;
+  // A node's figures are its process's: a new process counts from 0 again,
+  // which is a reset, not a fall (as Prometheus's rate() has it). So rates
+  // and latencies come from the last process's samples alone: over the last
+  // ten seconds, or since its first sample.
+  auto first = samples.size() - 1;
+  while (first > 0 && samples[first - 1].process == last.process) --first;
+  const sample* before = &samples[first];
+  for (auto i = samples.size(); i-- > first;)
+    if (last.time - samples[i].time >= 10) {
+      before = &samples[i];
       break;
     }
   double span = last.time - before->time;
+  out["since"] = seen->since;
+  json new_process_at = json::array();
+  for (std::size_t i = 1; i < samples.size(); ++i)
+    if (samples[i].process != samples[i - 1].process)
+      new_process_at.push_back(samples[i].time);
+  out["new_process_at"] = new_process_at;
   // The node's own process id, on its host: under Slurm the launcher's
   // child is srun, on the supervisor's. Until a restarted node answers, the
   // figures are its old process's, and the launcher's pid holds.
@@ -9913,15 +10119,15 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
          {"in_flight", method.value("in_flight", 0)},
          {"per_second",
           span > 0 ? (method.value("calls", 0.0) - calls_before) / span : 0.0},
-         {"p50", status::quantile(window, 0.5)},
-         {"p99", status::quantile(window, 0.99)}});
+         {"p50", status::quantile(window, 0.5, method)},
+         {"p99", status::quantile(window, 0.99, method)}});
   }
   out["methods"] = methods;
   json rate = json::array();
-  for (std::size_t i = 1; i < seen->samples.size(); ++i) {
-    const auto& a = seen->samples[i - 1];
-    const auto& b = seen->samples[i];
-    if (b.time > a.time)
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    const auto& a = samples[i - 1];
+    const auto& b = samples[i];
+    if (b.time > a.time && b.process == a.process)
       rate.push_back(
           {b.time, (status::calls_of(b.figures) - status::calls_of(a.figures)) /
                        (b.time - a.time)});
@@ -10115,8 +10321,10 @@ class process_launch {
         secret(),
         rendezvous_server::callbacks{
             [this](const std::string& label) {
-              std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
-              request_stop();
+              // A node passes on every stop signal it cannot tell came from
+              // here (under Slurm, none): during a stop, that is no news.
+              if (request_stop())
+                std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
             },
             [this](const std::string& label) { run_finished(label); },
             [this](const std::vector<std::string>& names,
@@ -10142,13 +10350,16 @@ class process_launch {
   }
 
   // Asks every node process to stop (SIGTERM), then kills those still there
-  // after the termination notice.
-  void request_stop() {
+  // after the termination notice. False if the program stops already.
+  bool request_stop() {
+    bool news = false;
     {
       std::lock_guard lock(mutex_);
+      news = !stop_requested_;
       stop_requested_ = true;
     }
     changed_.notify_all();
+    return news;
   }
 
   // Kills every node process at once (a second Ctrl+C).
@@ -10168,7 +10379,9 @@ class process_launch {
   }
 
   // As wait(), for a launcher run from a terminal: Ctrl+C or SIGTERM stops
-  // every node (each gets SIGTERM), a second one kills them at once.
+  // every node (each gets SIGTERM), a second request kills them at once. A
+  // signal that only repeats the first (timeout signals its child, then the
+  // child's group) is no second request; stop_on_signals tells them apart.
   bool wait_stopping_on_signals() {
     stop_on_signals signals(
         [this](int signal) {
@@ -10531,6 +10744,10 @@ class process_launch {
       reaper_.forget(u.pid);
       int status = 0;
       ::waitpid(u.pid, &status, 0);
+      // A node that passed a stop on (lp::stop(), a signal from elsewhere)
+      // told the launcher before it ended, maybe before this thread began
+      // that stop: its end is part of it.
+      if (!stopping) stopping = stop_requested();
       if (options_.runner.task_status) status = options_.runner.task_status(status);
       {
         std::lock_guard lock(mutex_);
@@ -10646,7 +10863,7 @@ struct launch_flags {
   std::size_t max_connections = 2048;
   std::string graph;  // empty: launch, draw nothing
   // docs/launching.md, "Fault tolerance"
-  std::string checkpoint_dir;  // empty: checkpoints/ in the run directory
+  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
   std::string resume;          // a checkpoint directory of an earlier launch
   std::string gpus;            // "0,1,2,3"; empty: the devices found
   // The launcher's status page (docs/observability.md).
@@ -10796,15 +11013,18 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_checkpoint_dir",
      .hint = "<dir>",
      .example = "./checkpoints",
-     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: "
-             "checkpoints/ in the launch's run directory)",
+     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
+             "directory per launch, named by its start time, in "
+             "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
+             "set; slurm: checkpoints/ in the run directory)",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.checkpoint_dir = std::move(v); }},
     {.name = "--lp_resume",
      .hint = "<dir>",
-     .example = "/tmp/lp-prog-AbC123/checkpoints",
-     .help = "restore each node with checkpoints from this directory of an earlier "
-             "launch, for those with no checkpoint of their own yet",
+     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
+     .help = "restore each node with checkpoints from this directory of an earlier launch, "
+             "unless its own checkpoint in this launch's checkpoint directory is newer; it "
+             "must hold a checkpoint of a node of this program",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.resume = std::move(v); }},
     {.name = "--lp_gpus",
@@ -11106,11 +11326,14 @@ inline launch_flags parse_flags(int argc, char** argv) {
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp::detail {
 
@@ -11251,8 +11474,118 @@ inline std::optional<std::string> read_checkpoint(const std::string& path,
   return text;
 }
 
-// Where a launch keeps its checkpoints: --lp_checkpoint_dir, else
-// checkpoints/ in its run directory (which then outlives the launch).
+// The checkpoint a node restores: the newer, by the time it was saved, of
+// its own (in the launch's checkpoint directory, where a restart finds its
+// last save) and the one in `resume_dir` (--lp_resume's); its own when both
+// are as new. Empty when there is neither. One that cannot even be looked
+// at is chosen, so that reading it says why.
+inline std::string checkpoint_to_restore(const std::string& own_dir,
+                                         const std::string& resume_dir,
+                                         const std::string& label) {
+  std::string chosen;
+  timespec newest{};
+  for (const auto& dir : {own_dir, resume_dir}) {
+    if (dir.empty()) continue;
+    auto path = checkpoint_path(dir, label);
+    struct stat about {};
+    if (::stat(path.c_str(), &about) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      return path;
+    }
+    const auto& saved = about.st_mtim;
+    if (chosen.empty() || saved.tv_sec > newest.tv_sec ||
+        (saved.tv_sec == newest.tv_sec && saved.tv_nsec > newest.tv_nsec)) {
+      chosen = path;
+      newest = saved;
+    }
+  }
+  return chosen;
+}
+
+inline bool keeps_checkpoints(const program& graph) {
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed) return true;
+  return false;
+}
+
+// True if `dir` holds the checkpoint of a node of `graph`.
+inline bool holds_checkpoints(const program& graph, const std::string& dir) {
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed && ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
+      return true;
+  return false;
+}
+
+// A mistyped --lp_resume would start every node from scratch, in silence:
+// it must name a directory with the checkpoint of a node of this program.
+inline void check_resume_dir(const program& graph, const std::string& dir) {
+  auto refused = [&](const std::string& why) {
+    return usage_error("--lp_resume=" + dir + ": " + why);
+  };
+  struct stat about {};
+  if (::stat(dir.c_str(), &about) != 0)
+    throw refused(errno == ENOENT ? std::string("no such directory")
+                                  : std::string("cannot look at it: ") + std::strerror(errno));
+  if (!S_ISDIR(about.st_mode)) throw refused("not a directory");
+  if (!keeps_checkpoints(graph))
+    throw refused("no node of program '" + graph.name() +
+                  "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
+  if (holds_checkpoints(graph, dir)) return;
+  std::string expected;
+  int listed = 0;
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed && listed++ < 3)
+      expected += (listed > 1 ? ", " : "") + spec.label + ".ckpt";
+  throw refused("it holds no checkpoint of a node of program '" + graph.name() + "' (" +
+                expected + (listed > 3 ? ", ..." : "") +
+                "); is it the directory a launch named at its end?");
+}
+
+// Where local launches keep checkpoints unless --lp_checkpoint_dir says:
+// under the user's state directory ($XDG_STATE_HOME, else ~/.local/state),
+// which outlives the launch and a reboot, by program. Empty for a user with
+// neither.
+inline std::string checkpoint_home(const std::string& program) {
+  std::string base;
+  // The XDG base directory specification ignores a relative path.
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && state[0] == '/')
+    base = state;
+  else if (const char* home = std::getenv("HOME"); home && home[0] == '/')
+    base = std::string(home) + "/.local/state";
+  else
+    return "";
+  return base + "/launchpad/checkpoints/" + program;
+}
+
+// Makes a launch's own checkpoint directory in checkpoint_home, named by the
+// local time it started (2026-12-01_21-26-23, then -2, -3 ... within that
+// second), so that no launch takes another's checkpoints for its own and a
+// user finds a launch by when it ran.
+inline std::string make_launch_checkpoint_dir(const std::string& program) {
+  auto parent = checkpoint_home(program);
+  if (parent.empty())
+    throw launch_error(
+        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an absolute "
+        "path; give one with --lp_checkpoint_dir");
+  make_directories(parent);
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char started[32];
+  std::strftime(started, sizeof started, "%Y-%m-%d_%H-%M-%S", &local);
+  for (int n = 1;; ++n) {
+    auto dir = parent + "/" + started + (n > 1 ? "-" + std::to_string(n) : "");
+    if (::mkdir(dir.c_str(), 0700) == 0) return dir;
+    if (errno != EEXIST)
+      throw launch_error("cannot create the checkpoint directory " + dir + ": " +
+                         std::strerror(errno));
+  }
+}
+
+// Where a launch keeps its checkpoints: --lp_checkpoint_dir (a local
+// launch sets it to its own directory in checkpoint_home when the user did
+// not), else checkpoints/ in its run directory (a Slurm job's, which the
+// compute hosts share, and a test_multi_processing launch's).
 inline std::string checkpoint_dir_of(const launch_flags& flags,
                                      const std::string& run_dir) {
   if (!flags.checkpoint_dir.empty()) return flags.checkpoint_dir;
@@ -11262,13 +11595,38 @@ inline std::string checkpoint_dir_of(const launch_flags& flags,
 // Tells the user where the checkpoints go, and how to resume from them.
 inline void announce_checkpoints(const program& graph, const std::string& dir,
                                  std::ostream& out) {
-  if (dir.empty()) return;
-  for (const auto& spec : graph.nodes())
-    if (spec.checkpointed) {
-      out << "[lp] checkpoints in " << dir
-          << " (a later launch resumes with --lp_resume=" << dir << ")" << std::endl;
-      return;
+  if (!dir.empty() && keeps_checkpoints(graph))
+    out << "[lp] checkpoints in " << dir << " (a later launch resumes with --lp_resume=" << dir
+        << ")" << std::endl;
+}
+
+// The command line `command` (argv[0] first) with --lp_resume=dir in place
+// of its own --lp_resume, if any, among the launch's flags (before "--").
+inline std::vector<std::string> resume_command(const std::vector<std::string>& command,
+                                               const std::string& dir) {
+  std::vector<std::string> words;
+  auto resume = "--lp_resume=" + dir;
+  bool placed = false;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const auto& word = command[i];
+    if (i > 0 && !placed && word == "--") {
+      words.push_back(resume);
+      placed = true;
     }
+    if (placed || i == 0) {
+      words.push_back(word);
+      continue;
+    }
+    if (word.starts_with("--lp_resume=")) continue;
+    if (word == "--lp_resume") {
+      // Its value is the next word, as parse_flags takes it.
+      if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
+      continue;
+    }
+    words.push_back(word);
+  }
+  if (!placed) words.push_back(resume);
+  return words;
 }
 
 }  // namespace lp::detail
@@ -11563,8 +11921,9 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
                                    std::size_t connections);
 
 // The same, for the status page: cumulative counts per method and status, the
-// latency buckets (cumulative too, bounds in latency_bounds), user figures
-// and every point of each series.
+// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
+// slowest call (seconds; null before the first), user figures and every point
+// of each series.
 LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
                                    const process_figures& process,
                                    std::size_t connections);
@@ -11665,16 +12024,21 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
   exposition::writer w{{}, prometheus_label_value(label)};
   auto totals = exposition::method_totals(metrics);
   auto methods = totals.size();
+  // "(none)" once called; for a node with no methods, at 0 from the start,
+  // so that a scrape finds every node in every family of calls.
   auto used = [&](std::size_t i) {
-    return i < metrics.method_names().size() || totals[i].latency.count() > 0;
+    return i < metrics.method_names().size() || totals[i].latency.count() > 0 ||
+           metrics.method_names().empty();
   };
   w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
   for (std::size_t i = 0; i < methods; ++i) {
     if (!used(i)) continue;
     for (std::size_t s = 0; s < call_statuses.size(); ++s) {
       auto count = totals[i].by_status[s];
-      // Every method shows its successes, at 0 too; other statuses once seen.
-      if (count == 0 && s != 0) continue;
+      // Every method shows its successes, at 0 too, and "(none)" its 404s,
+      // which is all it answers; other statuses once seen.
+      auto shown_at_zero = i < metrics.method_names().size() ? 200 : 404;
+      if (count == 0 && call_statuses[s] != shown_at_zero) continue;
       auto code =
           call_statuses[s] ? std::to_string(call_statuses[s]) : std::string("other");
       w.sample("lp_calls_total",
@@ -11766,6 +12130,11 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
     for (std::size_t s = 0; s < call_statuses.size(); ++s)
       if (auto count = calls.by_status[s])
         by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
+    json fastest, slowest;  // null before the first call
+    if (calls.extremes.fastest <= calls.extremes.slowest) {
+      fastest = static_cast<double>(calls.extremes.fastest) * 1e-9;
+      slowest = static_cast<double>(calls.extremes.slowest) * 1e-9;
+    }
     json buckets = json::array();
     std::uint64_t cumulative = 0;
     for (const auto& bucket : calls.latency.buckets)
@@ -11776,6 +12145,8 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
          {"calls", cumulative},
          {"by_code", by_code},
          {"latency_buckets", buckets},
+         {"fastest", fastest},
+         {"slowest", slowest},
          {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
          {"request_bytes", calls.request_bytes},
          {"reply_bytes", calls.reply_bytes},
@@ -12118,8 +12489,8 @@ struct host_options {
   // the whole program and no test wants to look at it afterwards.
   bool stop_when_runs_finish = true;
   // Where checkpointed nodes save their state, and restore it from; empty:
-  // they neither save nor restore. A node with no checkpoint there yet
-  // restores from resume_dir (an earlier launch's), if set.
+  // they neither save nor restore. A node restores the newer of its
+  // checkpoint there and its checkpoint in resume_dir (an earlier launch's).
   std::string checkpoint_dir;
   std::string resume_dir;
   // End this process when a node of a group with a health_timeout hangs
@@ -12368,21 +12739,18 @@ class node_host {
   // Callers never see a restarted node's empty state: it restores before
   // it serves.
   void restore(hosted_node& node) {
-    for (const auto& dir : {options_.checkpoint_dir, options_.resume_dir}) {
-      if (dir.empty()) continue;
-      auto path = checkpoint_path(dir, node.identity.label);
-      auto state = read_checkpoint(path, node.service);
-      if (!state) continue;
-      try {
-        node.instance->restore(*state);
-      } catch (const decode_error& e) {
-        throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
-                               node.service + " (" + e.what() + ")");
-      }
-      std::cerr << "[lp] " << node.identity.label << " restored from " << path
-                << std::endl;
-      return;
+    auto path = checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir,
+                                      node.identity.label);
+    if (path.empty()) return;
+    auto state = read_checkpoint(path, node.service);
+    if (!state) return;
+    try {
+      node.instance->restore(*state);
+    } catch (const decode_error& e) {
+      throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
+                             node.service + " (" + e.what() + ")");
     }
+    std::cerr << "[lp] " << node.identity.label << " restored from " << path << std::endl;
   }
 
   // A save that fails (a full disk) costs that checkpoint, not the node.
@@ -12466,9 +12834,11 @@ class node_host {
                             ? clock::duration::zero()
                             : clock::now() - clock::time_point(clock::duration(since));
           if (waited >= node->health_timeout) {
+            auto busy = methods_in_flight(node->metrics);
             std::cerr << "[lp] node " << node->identity.label << " hung: a call waited "
-                      << ms(waited)
-                      << " ms for its handlers, past its group's health_timeout of "
+                      << ms(waited) << " ms for its handlers ("
+                      << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
+                      << "), past its group's health_timeout of "
                       << node->health_timeout.count() << " ms; ending its process"
                       << std::endl;
             std::_Exit(hung_exit_status);
@@ -12535,8 +12905,9 @@ LP_API std::optional<std::string> take_env(const char* name) {
 LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
 
 // The life of a node process: host its nodes, publish them, stop when the
-// launcher says so (SIGTERM) or when one of them calls lp::stop(), which
-// the launcher then passes on to every other process.
+// launcher says so (SIGTERM), or when one of them calls lp::stop() or a
+// stop signal comes from elsewhere, which the launcher then passes on to
+// every other process.
 LP_API int run_node_process(const program& graph, transport_kind transport,
                             const launch_flags& flags) {
   auto labels_text = take_env(child_env::nodes).value_or("");
@@ -12574,13 +12945,23 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     start = comma + 1;
   }
   auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
-  auto told_by_launcher = std::make_shared<std::atomic<bool>>(false);
-  stop_on_signals signals(
-      [told_by_launcher](int) {
-        *told_by_launcher = true;
-        lp::stop();
-      },
-      [](int signal) { std::_Exit(128 + signal); });
+  // A stop signal comes from the launcher, which sends SIGTERM once (and
+  // SIGKILL after the termination notice), or from elsewhere: a kill of a
+  // whole cgroup or job (systemd, a container runtime, scancel) reaches the
+  // nodes as well as the launcher. One from elsewhere is the program's stop,
+  // as lp::stop() is, and goes to the launcher, which takes it as no news if
+  // it stops already. Only the first signal acts: a later one is the same
+  // stop arriving by another way, and a node that does not end is killed
+  // after the notice. Under Slurm, slurmstepd delivers the launcher's
+  // signals and scancel's alike: all count as from elsewhere.
+  enum class stop_signal { none, from_launcher, from_elsewhere };
+  auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
+  const pid_t launcher_pid = policy == slurm_policy ? -1 : ::getppid();
+  stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
+    *signalled = from.by_process && from.sender == launcher_pid ? stop_signal::from_launcher
+                                                                 : stop_signal::from_elsewhere;
+    lp::stop();
+  });
   try {
     host_options options;
     options.policy = policy;
@@ -12610,13 +12991,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // and decides, by the group's restart policy, what happens next. Nor is a
     // stop this process only followed (a peer refused a call for stopping):
     // the launcher stops already, and its log should not say this node asked.
-    host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
-      if (!*told_by_launcher && !host.state().failure() && !host.state().stop_followed())
+    host.state().on_stop([&host, rendezvous, signalled, label = labels.front()] {
+      if (*signalled != stop_signal::from_launcher && !host.state().failure() &&
+          !host.state().stop_followed())
         rendezvous->tell("stop", label);
     });
-    // A SIGTERM that came while the nodes were being built found no program
+    // A signal that came while the nodes were being built found no program
     // to stop; it is not lost.
-    if (*told_by_launcher) host.state().request_stop();
+    if (*signalled != stop_signal::none) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
     return host.state().report_failure(std::cerr);
@@ -13763,7 +14145,7 @@ class slurm_submission {
       if (!cancelled_hard && ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
         cancelled_hard = true;
         std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
-        capture_tool({"scancel", job});
+        cancel_at_once(job);
         forget_at = clock::now() + std::chrono::seconds(120);
       }
       if (forget_at && clock::now() > *forget_at) {
@@ -13790,6 +14172,25 @@ class slurm_submission {
                 << ") before its supervisor could say how the program ended; see " << run_dir
                 << "/job.log" << std::endl;
     return 1;
+  }
+
+  // Kills the nodes' steps, then cancels the job. A cancel alone gives every
+  // process Slurm's KillWait to stop: a node takes the cancel's SIGTERM as
+  // the program's stop, and one stopping already keeps on stopping. The
+  // batch step is spared, so that the supervisor still says how it ended.
+  static void cancel_at_once(const std::string& job) {
+    auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
+                              std::chrono::seconds(20));
+    std::vector<std::string> kill{"scancel", "--signal=KILL"};
+    for (const auto& row : tool_split(steps.text, '\n')) {
+      auto step = tool_trim(row);
+      if (!step.starts_with(job + ".")) continue;
+      auto number = step.substr(job.size() + 1);  // not "batch"
+      if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
+        kill.push_back(step);
+    }
+    if (kill.size() > 2) capture_tool(kill, std::chrono::seconds(20));
+    capture_tool({"scancel", job});
   }
 
   static void report(const std::string& job, const job_state& now) {
@@ -13943,6 +14344,44 @@ LP_API int run_slurm(const program& graph, transport_kind transport, const launc
 
 namespace lp::detail {
 
+// test_mt, local_mt or local_mp from a command line. Unless the user chose
+// where, the checkpoints go to a directory of this launch's own that a user
+// finds again (checkpoint_home), and the launch's end says where they are
+// and how to go on from them.
+inline int run_on_this_host(const program& graph, const std::string& policy,
+                            transport_kind transport, launch_flags flags) {
+  auto command = flags.arguments;
+  bool own_dir = flags.checkpoint_dir.empty() && keeps_checkpoints(graph);
+  if (own_dir) {
+    try {
+      flags.checkpoint_dir = make_launch_checkpoint_dir(graph.name());
+    } catch (const launch_error& e) {
+      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+      return 1;
+    }
+    // local_mp's node processes take their flags from this command line.
+    flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
+                           "--lp_checkpoint_dir=" + flags.checkpoint_dir);
+  }
+  int status = policy == local_multi_processing::flag
+                   ? run_local_multi_processing(graph, transport, flags)
+                   : run_in_process(graph, policy, policy == local_multi_threading::flag,
+                                    transport, flags);
+  if (!flags.checkpoint_dir.empty() && holds_checkpoints(graph, flags.checkpoint_dir)) {
+    auto text = "[lp] this launch's checkpoints are in " + flags.checkpoint_dir +
+                "; to go on from them:\n[lp]  ";
+    for (const auto& word : resume_command(command, flags.checkpoint_dir))
+      text += " " + shell_quote(word);
+    std::cerr << text << std::endl;
+  } else if (own_dir) {
+    // Nothing was saved: no empty directory stays, of the launch or of the
+    // program, which a later launch makes again.
+    ::rmdir(flags.checkpoint_dir.c_str());
+    ::rmdir(checkpoint_home(graph.name()).c_str());
+  }
+  return status;
+}
+
 LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
                        transport_kind transport) {
   try {
@@ -13962,15 +14401,14 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
     std::string chosen = flags.launch.value_or(std::string(policy));
     if (flags.dry_run && chosen != slurm::flag)
       throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
-    if (chosen == test_multi_threading::flag)
-      return run_in_process(graph, chosen, /*handle_signals=*/false, transport, flags);
-    if (chosen == local_multi_threading::flag)
-      return run_in_process(graph, chosen, /*handle_signals=*/true, transport, flags);
-    if (chosen == local_multi_processing::flag)
-      return run_local_multi_processing(graph, transport, flags);
-    if (chosen == slurm::flag) return run_slurm(graph, transport, flags);
-    throw usage_error("--lp_launch=" + chosen +
-                      " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
+    bool local = chosen == test_multi_threading::flag || chosen == local_multi_threading::flag ||
+                 chosen == local_multi_processing::flag;
+    if (!local && chosen != slurm::flag)
+      throw usage_error("--lp_launch=" + chosen +
+                        " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
+    if (!flags.resume.empty()) check_resume_dir(graph, flags.resume);
+    if (!local) return run_slurm(graph, transport, flags);
+    return run_on_this_host(graph, chosen, transport, std::move(flags));
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

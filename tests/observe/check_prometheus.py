@@ -5,7 +5,9 @@ checks that `promtool check metrics` accepts every node's GET /lp/v1/metrics,
 then runs Debian's prometheus on loopback with a scrape config for the
 program's nodes (the launch's secret as the bearer token, from its file) and
 checks through the query API that lp_calls_total of the node called equals
-the calls made. Exits 77 when prometheus or promtool is missing.
+the calls made, and that every node, the workers with no method too, has
+its samples in every family of calls. Exits 77 when prometheus or promtool
+is missing.
 """
 
 import json
@@ -89,6 +91,14 @@ def main():
             return calls and float(calls[0]["value"][1]) == CALLS and calls
         wait_until(f"prometheus sees every node up and lp_calls_total == {CALLS}", scraped, 60)
         print(f"prometheus scraped {len(targets)} nodes; lp_calls_total of counter.add = {CALLS}")
+        # A node with no method is a node all the same: a query by node
+        # finds it, at 0.
+        for family in ("lp_calls_total", "lp_call_duration_seconds_count", "lp_calls_in_flight",
+                       "lp_call_request_bytes_total", "lp_call_reply_bytes_total"):
+            found = sorted(r["metric"]["node"] for r in query(port, f"sum by (node) ({family})") or [])
+            assert found == sorted(LABELS), f"{family} has samples of {found}, not of every node"
+        idle = query(port, 'lp_calls_total{node="workers/0"}')
+        assert idle and all(float(r["value"][1]) == 0 for r in idle), idle
         user = query(port, 'ticks_total{node="recorder"}')
         assert user and float(user[0]["value"][1]) > 0, f"no user counter ticks_total: {user}"
     finally:

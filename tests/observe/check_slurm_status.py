@@ -21,7 +21,8 @@ import sys
 import tempfile
 import time
 
-from check_status_page import LABELS, dom_of, node_element
+from browser import Browser
+from check_status_page import LABELS, checked_dom, logged_in, node_element
 from launched import Launched, call, get, program, skip, wait_until
 
 HTML_LINE = "<img src=x onerror="
@@ -98,12 +99,14 @@ def check(launched, scratch):
     assert "ticks=" in table and secret not in table + launched.output(), "the secret was printed"
     print(f"slurm: --lp_status lists every node serving\n{table}", flush=True)
 
-    browser = shutil.which("chromium")
+    binary = shutil.which("chromium")
     profile = tempfile.mkdtemp(prefix="lp-chromium-")
+    browser = None
     try:
-        url = page + "#secret=" + secret
-        if browser:
-            dom = dom_of(browser, profile, url)
+        if binary:
+            browser = Browser(binary, profile)
+            logged_in(browser, page, secret)
+            dom = checked_dom(browser)
             for label in LABELS:
                 assert node_element(dom, label) == "serving", label
             assert "add(2)" in dom, "the page does not show the counter's lines"
@@ -125,9 +128,13 @@ def check(launched, scratch):
         assert any(line.split()[:2] == ["workers/1", "failed"] for line in table.splitlines()), table
         assert "  failed: killed by signal SIGKILL" in table, table
         if browser:
-            dom = dom_of(browser, profile, url)
-            assert node_element(dom, "workers/1") == "failed"
+            browser.wait_for("the page marks workers/1 failed",
+                             "document.querySelector('#graph g.node[data-label=\"workers/1\"]')"
+                             ".dataset.state === 'failed'", 5)
+            assert node_element(checked_dom(browser), "workers/1") == "failed"
     finally:
+        if browser:
+            browser.close()
         shutil.rmtree(profile, ignore_errors=True)
 
 

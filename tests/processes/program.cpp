@@ -1,17 +1,24 @@
 // The program the multi-processing tests launch:
-//   program --scenario=<name> --dir=<writable directory> [--lp_... flags]
+//   program --scenario=<name> --dir=<writable directory> [--graph_mistake=<kind>]
+//           [--lp_... flags]
 #include <string_view>
 
 #include "scenarios.hpp"
 
 int main(int argc, char** argv) {
-  std::string scenario, dir = "/tmp";
+  std::string scenario, dir = "/tmp", mistake;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg.starts_with("--scenario=")) scenario = arg.substr(11);
     if (arg.starts_with("--dir=")) dir = arg.substr(6);
+    if (arg.starts_with("--graph_mistake=")) mistake = arg.substr(16);
   }
   lp::program p("scenario_" + scenario);
   scenarios::make(p, scenario, dir);
+  // Mistakes in building the graph, made where a user's are: in main(),
+  // uncaught (tests/unit-graph.cpp).
+  if (mistake == "env") p.group("extra").env({{"LP_SECRET", "x"}});
+  if (mistake == "label") p.add_node<scenarios::Counter>("no spaces");
+  if (mistake == "reserved") p.reserve<scenarios::Counter>("later");
   return lp::launch<lp::local_multi_processing>(p, argc, argv);
 }

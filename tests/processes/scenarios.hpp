@@ -376,6 +376,12 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     auto beating = p.group("beating").health_timeout(std::chrono::milliseconds(500));
     beating.add_node<Beating>(dir);
     beating.add_node<Patient>();
+  } else if (name == "saved_on_stop") {
+    // The tally's only checkpoint is the one it saves when it stops
+    // cleanly; with a restart policy, an end of the stop taken for a crash
+    // shows as a restart.
+    p.group("tally").restart_on_failure(3, std::chrono::milliseconds(50)).add_node<Tally>();
+    for (int i = 0; i < 2; ++i) p.group("sleepers").add_node<Sleeper>(dir);
   } else if (name == "many" || name == "many_colocated") {
     auto many = p.group("many");
     if (name == "many_colocated") many.colocate();

@@ -27,9 +27,12 @@ class Launched:
         self.dir = tempfile.mkdtemp(prefix="lp-python-test-")
         self.stdout_path = os.path.join(self.dir, "stdout")
         self.stderr_path = os.path.join(self.dir, "stderr")
+        # A checkpointed program (actor_learner) keeps its checkpoints in here,
+        # not in the user's ~/.local/state.
+        env = dict(os.environ, XDG_STATE_HOME=os.path.join(self.dir, "state"))
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.process = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
+                                            start_new_session=True, env=env)
         self.argv = argv
 
     def output(self):

@@ -4,14 +4,18 @@
 // controllers declare. Included by launch.hpp where detail/config.hpp says
 // the compiled part is defined; compiled once by the meson dependency.
 
+#include <unistd.h>
+
 #include <iostream>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/graph/graph_picture.hpp>
 #include <launchpad/detail/process/node_process.hpp>
+#include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/in_process.hpp>
 #include <launchpad/detail/run/status_command.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
+#include <launchpad/detail/slurm/tools.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
@@ -22,6 +26,44 @@
 #include <string_view>
 
 namespace lp::detail {
+
+// test_mt, local_mt or local_mp from a command line. Unless the user chose
+// where, the checkpoints go to a directory of this launch's own that a user
+// finds again (checkpoint_home), and the launch's end says where they are
+// and how to go on from them.
+inline int run_on_this_host(const program& graph, const std::string& policy,
+                            transport_kind transport, launch_flags flags) {
+  auto command = flags.arguments;
+  bool own_dir = flags.checkpoint_dir.empty() && keeps_checkpoints(graph);
+  if (own_dir) {
+    try {
+      flags.checkpoint_dir = make_launch_checkpoint_dir(graph.name());
+    } catch (const launch_error& e) {
+      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+      return 1;
+    }
+    // local_mp's node processes take their flags from this command line.
+    flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
+                           "--lp_checkpoint_dir=" + flags.checkpoint_dir);
+  }
+  int status = policy == local_multi_processing::flag
+                   ? run_local_multi_processing(graph, transport, flags)
+                   : run_in_process(graph, policy, policy == local_multi_threading::flag,
+                                    transport, flags);
+  if (!flags.checkpoint_dir.empty() && holds_checkpoints(graph, flags.checkpoint_dir)) {
+    auto text = "[lp] this launch's checkpoints are in " + flags.checkpoint_dir +
+                "; to go on from them:\n[lp]  ";
+    for (const auto& word : resume_command(command, flags.checkpoint_dir))
+      text += " " + shell_quote(word);
+    std::cerr << text << std::endl;
+  } else if (own_dir) {
+    // Nothing was saved: no empty directory stays, of the launch or of the
+    // program, which a later launch makes again.
+    ::rmdir(flags.checkpoint_dir.c_str());
+    ::rmdir(checkpoint_home(graph.name()).c_str());
+  }
+  return status;
+}
 
 LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
                        transport_kind transport) {
@@ -42,15 +84,14 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
     std::string chosen = flags.launch.value_or(std::string(policy));
     if (flags.dry_run && chosen != slurm::flag)
       throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
-    if (chosen == test_multi_threading::flag)
-      return run_in_process(graph, chosen, /*handle_signals=*/false, transport, flags);
-    if (chosen == local_multi_threading::flag)
-      return run_in_process(graph, chosen, /*handle_signals=*/true, transport, flags);
-    if (chosen == local_multi_processing::flag)
-      return run_local_multi_processing(graph, transport, flags);
-    if (chosen == slurm::flag) return run_slurm(graph, transport, flags);
-    throw usage_error("--lp_launch=" + chosen +
-                      " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
+    bool local = chosen == test_multi_threading::flag || chosen == local_multi_threading::flag ||
+                 chosen == local_multi_processing::flag;
+    if (!local && chosen != slurm::flag)
+      throw usage_error("--lp_launch=" + chosen +
+                        " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
+    if (!flags.resume.empty()) check_resume_dir(graph, flags.resume);
+    if (!local) return run_slurm(graph, transport, flags);
+    return run_on_this_host(graph, chosen, transport, std::move(flags));
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

@@ -4,6 +4,7 @@
 // answers calls counts into its own share, without a lock or a locked
 // instruction; a scrape adds the shares up.
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -78,11 +79,42 @@ struct histogram {
   }
 };
 
+// The fastest and the slowest call's time, in nanoseconds (fastest above
+// slowest until a call has ended): a latency estimate from the buckets
+// stays within them, so that a method called once shows that call's time.
+template <class Count>
+struct latency_extremes;
+
+// One thread's, kept as a tally is: a load and a store, no locked
+// instruction.
+template <>
+struct latency_extremes<tally> {
+  std::atomic<std::uint64_t> fastest{UINT64_MAX}, slowest{0};
+
+  void add(std::uint64_t ns) noexcept {
+    if (ns < fastest.load(std::memory_order_relaxed))
+      fastest.store(ns, std::memory_order_relaxed);
+    if (ns > slowest.load(std::memory_order_relaxed))
+      slowest.store(ns, std::memory_order_relaxed);
+  }
+};
+
+template <>
+struct latency_extremes<std::uint64_t> {
+  std::uint64_t fastest = UINT64_MAX, slowest = 0;
+
+  void add_up(const latency_extremes<tally>& other) {
+    fastest = std::min(fastest, other.fastest.load(std::memory_order_relaxed));
+    slowest = std::max(slowest, other.slowest.load(std::memory_order_relaxed));
+  }
+};
+
 // What a node counted of the calls to one method, as a scrape reads it.
 template <class Count>
 struct call_figures {
   std::array<Count, call_statuses.size()> by_status{};
   histogram<latency_bounds.size(), Count> latency;
+  latency_extremes<Count> extremes;
   Count request_bytes{}, reply_bytes{};
   Count in_flight{};                                  // calls begun less calls ended
   histogram<batch_bounds.size(), Count> batch_sizes;  // for a batched method
@@ -95,9 +127,10 @@ struct alignas(64) call_share : call_figures<tally> {
            std::size_t reply) {
     in_flight.subtract(1);
     by_status[status_slot(status)].add(1);
-    latency.add(static_cast<std::uint64_t>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
-                latency_bounds_ns);
+    auto ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+    extremes.add(ns);
+    latency.add(ns, latency_bounds_ns);
     request_bytes.add(request);
     reply_bytes.add(reply);
   }
@@ -132,6 +165,7 @@ class method_calls {
       for (std::size_t i = 0; i < sum.by_status.size(); ++i)
         sum.by_status[i] += share->by_status[i].get();
       sum.latency.add_up(share->latency);
+      sum.extremes.add_up(share->extremes);
       sum.request_bytes += share->request_bytes.get();
       sum.reply_bytes += share->reply_bytes.get();
       sum.in_flight += share->in_flight.get();

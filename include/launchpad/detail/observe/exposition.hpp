@@ -30,8 +30,9 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
                                    std::size_t connections);
 
 // The same, for the status page: cumulative counts per method and status, the
-// latency buckets (cumulative too, bounds in latency_bounds), user figures
-// and every point of each series.
+// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
+// slowest call (seconds; null before the first), user figures and every point
+// of each series.
 LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
                                    const process_figures& process,
                                    std::size_t connections);
@@ -132,16 +133,21 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
   exposition::writer w{{}, prometheus_label_value(label)};
   auto totals = exposition::method_totals(metrics);
   auto methods = totals.size();
+  // "(none)" once called; for a node with no methods, at 0 from the start,
+  // so that a scrape finds every node in every family of calls.
   auto used = [&](std::size_t i) {
-    return i < metrics.method_names().size() || totals[i].latency.count() > 0;
+    return i < metrics.method_names().size() || totals[i].latency.count() > 0 ||
+           metrics.method_names().empty();
   };
   w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
   for (std::size_t i = 0; i < methods; ++i) {
     if (!used(i)) continue;
     for (std::size_t s = 0; s < call_statuses.size(); ++s) {
       auto count = totals[i].by_status[s];
-      // Every method shows its successes, at 0 too; other statuses once seen.
-      if (count == 0 && s != 0) continue;
+      // Every method shows its successes, at 0 too, and "(none)" its 404s,
+      // which is all it answers; other statuses once seen.
+      auto shown_at_zero = i < metrics.method_names().size() ? 200 : 404;
+      if (count == 0 && call_statuses[s] != shown_at_zero) continue;
       auto code =
           call_statuses[s] ? std::to_string(call_statuses[s]) : std::string("other");
       w.sample("lp_calls_total",
@@ -233,6 +239,11 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
     for (std::size_t s = 0; s < call_statuses.size(); ++s)
       if (auto count = calls.by_status[s])
         by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
+    json fastest, slowest;  // null before the first call
+    if (calls.extremes.fastest <= calls.extremes.slowest) {
+      fastest = static_cast<double>(calls.extremes.fastest) * 1e-9;
+      slowest = static_cast<double>(calls.extremes.slowest) * 1e-9;
+    }
     json buckets = json::array();
     std::uint64_t cumulative = 0;
     for (const auto& bucket : calls.latency.buckets)
@@ -243,6 +254,8 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
          {"calls", cumulative},
          {"by_code", by_code},
          {"latency_buckets", buckets},
+         {"fastest", fastest},
+         {"slowest", slowest},
          {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
          {"request_bytes", calls.request_bytes},
          {"reply_bytes", calls.reply_bytes},

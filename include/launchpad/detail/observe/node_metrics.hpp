@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/observe/call_metrics.hpp>
 #include <launchpad/detail/observe/metric_name.hpp>
@@ -137,6 +138,22 @@ class node_metrics {
   mutable std::mutex mutex_;
   std::map<std::string, user_entry, std::less<>> users_;
 };
+
+// The methods that have calls in flight, as "tie (1), ping (2)"; empty if
+// none. A hung node's last words name them: its in-flight figures are the
+// one place that knows which handler it was stuck in.
+inline std::string methods_in_flight(const node_metrics& metrics) {
+  std::string out;
+  const auto& names = metrics.method_names();
+  for (std::size_t i = 0; i <= names.size(); ++i) {
+    auto count = static_cast<std::int64_t>(metrics.method(i).total().in_flight);
+    if (count <= 0) continue;
+    if (!out.empty()) out += ", ";
+    out += (i < names.size() ? names[i] : std::string("(none)")) + " (" +
+           std::to_string(count) + ")";
+  }
+  return out;
+}
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 

@@ -146,8 +146,10 @@ class process_launch {
         secret(),
         rendezvous_server::callbacks{
             [this](const std::string& label) {
-              std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
-              request_stop();
+              // A node passes on every stop signal it cannot tell came from
+              // here (under Slurm, none): during a stop, that is no news.
+              if (request_stop())
+                std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
             },
             [this](const std::string& label) { run_finished(label); },
             [this](const std::vector<std::string>& names,
@@ -173,13 +175,16 @@ class process_launch {
   }
 
   // Asks every node process to stop (SIGTERM), then kills those still there
-  // after the termination notice.
-  void request_stop() {
+  // after the termination notice. False if the program stops already.
+  bool request_stop() {
+    bool news = false;
     {
       std::lock_guard lock(mutex_);
+      news = !stop_requested_;
       stop_requested_ = true;
     }
     changed_.notify_all();
+    return news;
   }
 
   // Kills every node process at once (a second Ctrl+C).
@@ -199,7 +204,9 @@ class process_launch {
   }
 
   // As wait(), for a launcher run from a terminal: Ctrl+C or SIGTERM stops
-  // every node (each gets SIGTERM), a second one kills them at once.
+  // every node (each gets SIGTERM), a second request kills them at once. A
+  // signal that only repeats the first (timeout signals its child, then the
+  // child's group) is no second request; stop_on_signals tells them apart.
   bool wait_stopping_on_signals() {
     stop_on_signals signals(
         [this](int signal) {
@@ -562,6 +569,10 @@ class process_launch {
       reaper_.forget(u.pid);
       int status = 0;
       ::waitpid(u.pid, &status, 0);
+      // A node that passed a stop on (lp::stop(), a signal from elsewhere)
+      // told the launcher before it ended, maybe before this thread began
+      // that stop: its end is part of it.
+      if (!stopping) stopping = stop_requested();
       if (options_.runner.task_status) status = options_.runner.task_status(status);
       {
         std::lock_guard lock(mutex_);

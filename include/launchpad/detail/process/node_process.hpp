@@ -47,8 +47,9 @@ LP_API std::optional<std::string> take_env(const char* name) {
 LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
 
 // The life of a node process: host its nodes, publish them, stop when the
-// launcher says so (SIGTERM) or when one of them calls lp::stop(), which
-// the launcher then passes on to every other process.
+// launcher says so (SIGTERM), or when one of them calls lp::stop() or a
+// stop signal comes from elsewhere, which the launcher then passes on to
+// every other process.
 LP_API int run_node_process(const program& graph, transport_kind transport,
                             const launch_flags& flags) {
   auto labels_text = take_env(child_env::nodes).value_or("");
@@ -86,13 +87,23 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     start = comma + 1;
   }
   auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
-  auto told_by_launcher = std::make_shared<std::atomic<bool>>(false);
-  stop_on_signals signals(
-      [told_by_launcher](int) {
-        *told_by_launcher = true;
-        lp::stop();
-      },
-      [](int signal) { std::_Exit(128 + signal); });
+  // A stop signal comes from the launcher, which sends SIGTERM once (and
+  // SIGKILL after the termination notice), or from elsewhere: a kill of a
+  // whole cgroup or job (systemd, a container runtime, scancel) reaches the
+  // nodes as well as the launcher. One from elsewhere is the program's stop,
+  // as lp::stop() is, and goes to the launcher, which takes it as no news if
+  // it stops already. Only the first signal acts: a later one is the same
+  // stop arriving by another way, and a node that does not end is killed
+  // after the notice. Under Slurm, slurmstepd delivers the launcher's
+  // signals and scancel's alike: all count as from elsewhere.
+  enum class stop_signal { none, from_launcher, from_elsewhere };
+  auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
+  const pid_t launcher_pid = policy == slurm_policy ? -1 : ::getppid();
+  stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
+    *signalled = from.by_process && from.sender == launcher_pid ? stop_signal::from_launcher
+                                                                 : stop_signal::from_elsewhere;
+    lp::stop();
+  });
   try {
     host_options options;
     options.policy = policy;
@@ -122,13 +133,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // and decides, by the group's restart policy, what happens next. Nor is a
     // stop this process only followed (a peer refused a call for stopping):
     // the launcher stops already, and its log should not say this node asked.
-    host.state().on_stop([&host, rendezvous, told_by_launcher, label = labels.front()] {
-      if (!*told_by_launcher && !host.state().failure() && !host.state().stop_followed())
+    host.state().on_stop([&host, rendezvous, signalled, label = labels.front()] {
+      if (*signalled != stop_signal::from_launcher && !host.state().failure() &&
+          !host.state().stop_followed())
         rendezvous->tell("stop", label);
     });
-    // A SIGTERM that came while the nodes were being built found no program
+    // A signal that came while the nodes were being built found no program
     // to stop; it is not lost.
-    if (*told_by_launcher) host.state().request_stop();
+    if (*signalled != stop_signal::none) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
     return host.state().report_failure(std::cerr);

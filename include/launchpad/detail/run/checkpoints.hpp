@@ -19,7 +19,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
@@ -27,6 +29,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp::detail {
 
@@ -167,8 +170,118 @@ inline std::optional<std::string> read_checkpoint(const std::string& path,
   return text;
 }
 
-// Where a launch keeps its checkpoints: --lp_checkpoint_dir, else
-// checkpoints/ in its run directory (which then outlives the launch).
+// The checkpoint a node restores: the newer, by the time it was saved, of
+// its own (in the launch's checkpoint directory, where a restart finds its
+// last save) and the one in `resume_dir` (--lp_resume's); its own when both
+// are as new. Empty when there is neither. One that cannot even be looked
+// at is chosen, so that reading it says why.
+inline std::string checkpoint_to_restore(const std::string& own_dir,
+                                         const std::string& resume_dir,
+                                         const std::string& label) {
+  std::string chosen;
+  timespec newest{};
+  for (const auto& dir : {own_dir, resume_dir}) {
+    if (dir.empty()) continue;
+    auto path = checkpoint_path(dir, label);
+    struct stat about {};
+    if (::stat(path.c_str(), &about) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      return path;
+    }
+    const auto& saved = about.st_mtim;
+    if (chosen.empty() || saved.tv_sec > newest.tv_sec ||
+        (saved.tv_sec == newest.tv_sec && saved.tv_nsec > newest.tv_nsec)) {
+      chosen = path;
+      newest = saved;
+    }
+  }
+  return chosen;
+}
+
+inline bool keeps_checkpoints(const program& graph) {
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed) return true;
+  return false;
+}
+
+// True if `dir` holds the checkpoint of a node of `graph`.
+inline bool holds_checkpoints(const program& graph, const std::string& dir) {
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed && ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
+      return true;
+  return false;
+}
+
+// A mistyped --lp_resume would start every node from scratch, in silence:
+// it must name a directory with the checkpoint of a node of this program.
+inline void check_resume_dir(const program& graph, const std::string& dir) {
+  auto refused = [&](const std::string& why) {
+    return usage_error("--lp_resume=" + dir + ": " + why);
+  };
+  struct stat about {};
+  if (::stat(dir.c_str(), &about) != 0)
+    throw refused(errno == ENOENT ? std::string("no such directory")
+                                  : std::string("cannot look at it: ") + std::strerror(errno));
+  if (!S_ISDIR(about.st_mode)) throw refused("not a directory");
+  if (!keeps_checkpoints(graph))
+    throw refused("no node of program '" + graph.name() +
+                  "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
+  if (holds_checkpoints(graph, dir)) return;
+  std::string expected;
+  int listed = 0;
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed && listed++ < 3)
+      expected += (listed > 1 ? ", " : "") + spec.label + ".ckpt";
+  throw refused("it holds no checkpoint of a node of program '" + graph.name() + "' (" +
+                expected + (listed > 3 ? ", ..." : "") +
+                "); is it the directory a launch named at its end?");
+}
+
+// Where local launches keep checkpoints unless --lp_checkpoint_dir says:
+// under the user's state directory ($XDG_STATE_HOME, else ~/.local/state),
+// which outlives the launch and a reboot, by program. Empty for a user with
+// neither.
+inline std::string checkpoint_home(const std::string& program) {
+  std::string base;
+  // The XDG base directory specification ignores a relative path.
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && state[0] == '/')
+    base = state;
+  else if (const char* home = std::getenv("HOME"); home && home[0] == '/')
+    base = std::string(home) + "/.local/state";
+  else
+    return "";
+  return base + "/launchpad/checkpoints/" + program;
+}
+
+// Makes a launch's own checkpoint directory in checkpoint_home, named by the
+// local time it started (2026-12-01_21-26-23, then -2, -3 ... within that
+// second), so that no launch takes another's checkpoints for its own and a
+// user finds a launch by when it ran.
+inline std::string make_launch_checkpoint_dir(const std::string& program) {
+  auto parent = checkpoint_home(program);
+  if (parent.empty())
+    throw launch_error(
+        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an absolute "
+        "path; give one with --lp_checkpoint_dir");
+  make_directories(parent);
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char started[32];
+  std::strftime(started, sizeof started, "%Y-%m-%d_%H-%M-%S", &local);
+  for (int n = 1;; ++n) {
+    auto dir = parent + "/" + started + (n > 1 ? "-" + std::to_string(n) : "");
+    if (::mkdir(dir.c_str(), 0700) == 0) return dir;
+    if (errno != EEXIST)
+      throw launch_error("cannot create the checkpoint directory " + dir + ": " +
+                         std::strerror(errno));
+  }
+}
+
+// Where a launch keeps its checkpoints: --lp_checkpoint_dir (a local
+// launch sets it to its own directory in checkpoint_home when the user did
+// not), else checkpoints/ in its run directory (a Slurm job's, which the
+// compute hosts share, and a test_multi_processing launch's).
 inline std::string checkpoint_dir_of(const launch_flags& flags,
                                      const std::string& run_dir) {
   if (!flags.checkpoint_dir.empty()) return flags.checkpoint_dir;
@@ -178,13 +291,38 @@ inline std::string checkpoint_dir_of(const launch_flags& flags,
 // Tells the user where the checkpoints go, and how to resume from them.
 inline void announce_checkpoints(const program& graph, const std::string& dir,
                                  std::ostream& out) {
-  if (dir.empty()) return;
-  for (const auto& spec : graph.nodes())
-    if (spec.checkpointed) {
-      out << "[lp] checkpoints in " << dir
-          << " (a later launch resumes with --lp_resume=" << dir << ")" << std::endl;
-      return;
+  if (!dir.empty() && keeps_checkpoints(graph))
+    out << "[lp] checkpoints in " << dir << " (a later launch resumes with --lp_resume=" << dir
+        << ")" << std::endl;
+}
+
+// The command line `command` (argv[0] first) with --lp_resume=dir in place
+// of its own --lp_resume, if any, among the launch's flags (before "--").
+inline std::vector<std::string> resume_command(const std::vector<std::string>& command,
+                                               const std::string& dir) {
+  std::vector<std::string> words;
+  auto resume = "--lp_resume=" + dir;
+  bool placed = false;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const auto& word = command[i];
+    if (i > 0 && !placed && word == "--") {
+      words.push_back(resume);
+      placed = true;
     }
+    if (placed || i == 0) {
+      words.push_back(word);
+      continue;
+    }
+    if (word.starts_with("--lp_resume=")) continue;
+    if (word == "--lp_resume") {
+      // Its value is the next word, as parse_flags takes it.
+      if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
+      continue;
+    }
+    words.push_back(word);
+  }
+  if (!placed) words.push_back(resume);
+  return words;
 }
 
 }  // namespace lp::detail

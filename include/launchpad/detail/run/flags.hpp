@@ -31,7 +31,7 @@ struct launch_flags {
   std::size_t max_connections = 2048;
   std::string graph;  // empty: launch, draw nothing
   // docs/launching.md, "Fault tolerance"
-  std::string checkpoint_dir;  // empty: checkpoints/ in the run directory
+  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
   std::string resume;          // a checkpoint directory of an earlier launch
   std::string gpus;            // "0,1,2,3"; empty: the devices found
   // The launcher's status page (docs/observability.md).
@@ -181,15 +181,18 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_checkpoint_dir",
      .hint = "<dir>",
      .example = "./checkpoints",
-     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: "
-             "checkpoints/ in the launch's run directory)",
+     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
+             "directory per launch, named by its start time, in "
+             "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
+             "set; slurm: checkpoints/ in the run directory)",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.checkpoint_dir = std::move(v); }},
     {.name = "--lp_resume",
      .hint = "<dir>",
-     .example = "/tmp/lp-prog-AbC123/checkpoints",
-     .help = "restore each node with checkpoints from this directory of an earlier "
-             "launch, for those with no checkpoint of their own yet",
+     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
+     .help = "restore each node with checkpoints from this directory of an earlier launch, "
+             "unless its own checkpoint in this launch's checkpoint directory is newer; it "
+             "must hold a checkpoint of a node of this program",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.resume = std::move(v); }},
     {.name = "--lp_gpus",

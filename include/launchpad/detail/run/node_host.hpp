@@ -52,8 +52,8 @@ struct host_options {
   // the whole program and no test wants to look at it afterwards.
   bool stop_when_runs_finish = true;
   // Where checkpointed nodes save their state, and restore it from; empty:
-  // they neither save nor restore. A node with no checkpoint there yet
-  // restores from resume_dir (an earlier launch's), if set.
+  // they neither save nor restore. A node restores the newer of its
+  // checkpoint there and its checkpoint in resume_dir (an earlier launch's).
   std::string checkpoint_dir;
   std::string resume_dir;
   // End this process when a node of a group with a health_timeout hangs
@@ -302,21 +302,18 @@ class node_host {
   // Callers never see a restarted node's empty state: it restores before
   // it serves.
   void restore(hosted_node& node) {
-    for (const auto& dir : {options_.checkpoint_dir, options_.resume_dir}) {
-      if (dir.empty()) continue;
-      auto path = checkpoint_path(dir, node.identity.label);
-      auto state = read_checkpoint(path, node.service);
-      if (!state) continue;
-      try {
-        node.instance->restore(*state);
-      } catch (const decode_error& e) {
-        throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
-                               node.service + " (" + e.what() + ")");
-      }
-      std::cerr << "[lp] " << node.identity.label << " restored from " << path
-                << std::endl;
-      return;
+    auto path = checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir,
+                                      node.identity.label);
+    if (path.empty()) return;
+    auto state = read_checkpoint(path, node.service);
+    if (!state) return;
+    try {
+      node.instance->restore(*state);
+    } catch (const decode_error& e) {
+      throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
+                             node.service + " (" + e.what() + ")");
     }
+    std::cerr << "[lp] " << node.identity.label << " restored from " << path << std::endl;
   }
 
   // A save that fails (a full disk) costs that checkpoint, not the node.
@@ -400,9 +397,11 @@ class node_host {
                             ? clock::duration::zero()
                             : clock::now() - clock::time_point(clock::duration(since));
           if (waited >= node->health_timeout) {
+            auto busy = methods_in_flight(node->metrics);
             std::cerr << "[lp] node " << node->identity.label << " hung: a call waited "
-                      << ms(waited)
-                      << " ms for its handlers, past its group's health_timeout of "
+                      << ms(waited) << " ms for its handlers ("
+                      << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
+                      << "), past its group's health_timeout of "
                       << node->health_timeout.count() << " ms; ending its process"
                       << std::endl;
             std::_Exit(hung_exit_status);

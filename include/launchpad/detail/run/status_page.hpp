@@ -3,10 +3,11 @@
 // The status page, whole: HTML, CSS and script in one string, so that it
 // works with no network and nothing installed. It holds no figure; its
 // script reads GET /lp/v1/status once a second with the launch's secret,
-// which the user pastes once (or passes in the URL's #secret=..., which no
-// server sees) and which stays in the tab's sessionStorage. Everything it
-// shows goes through textContent or an attribute, never through HTML
-// parsing: a node's log line cannot add markup to the page.
+// which the user pastes once and which stays in the tab's sessionStorage.
+// It takes the secret from nowhere else: a secret in the page's address
+// would reach the browser's command line, where ps shows it to every user.
+// Everything it shows goes through textContent or an attribute, never
+// through HTML parsing: a node's log line cannot add markup to the page.
 
 #include <string_view>
 
@@ -35,10 +36,20 @@ svg text{font:12px system-ui,sans-serif}
 #graph g.node.failed rect{stroke:#c62828;stroke-width:3}
 .nodes{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:14px}
 .card h3{margin:0 0 6px;font-size:14px}
+/* A card is as narrow as 420 px: its figures keep to one line each, while
+   a heading wraps and a long name breaks, so that no column is pushed out
+   of the card. */
+.card{padding:10px}
+.card table{font-size:13px}
+.card th,.card td{padding:3px 5px}
+.card td{white-space:nowrap}
+.card td:first-child{white-space:normal;overflow-wrap:anywhere}
 .failure{color:#c62828;font-weight:600;white-space:pre-wrap}
 pre{background:#f2f3f6;padding:6px;max-height:160px;overflow:auto;font-size:12px;margin:6px 0}
+pre.log{white-space:pre-wrap;overflow-wrap:anywhere}
+.since{color:#667;font-size:12px;margin:0 0 6px}
 .plots{display:flex;flex-wrap:wrap;gap:10px}
-.plot{background:#fafbfc;border:1px solid #eef}
+.plot{background:#fafbfc;border:1px solid #eef;max-width:100%;height:auto}
 #login{display:none}#login input{width:28em}
 #errors{display:none;color:#c62828}
 </style></head>
@@ -48,7 +59,7 @@ pre{background:#f2f3f6;padding:6px;max-height:160px;overflow:auto;font-size:12px
 <main>
 <section id="login"><h2>This page needs the launch's secret</h2>
 <p>Paste the contents of the file <code>secret</code> in the launch's run directory
-(the launcher printed its path), or open the page as <code>URL#secret=...</code>.</p>
+(the launcher printed its path). This tab keeps it until it closes.</p>
 <form id="login-form"><input id="secret" type="password" autocomplete="off">
 <button type="submit">Show</button></form><p id="login-problem"></p></section>
 <section id="errors"></section>
@@ -71,15 +82,6 @@ function showError(text) {
 window.addEventListener("error", e => showError("script error: " + e.message));
 window.addEventListener("unhandledrejection", e => showError("script error: " + e.reason));
 
-// The secret: from #secret=... once (then out of the address bar), else
-// what this tab was given before.
-(function takeSecret() {
-  const hash = new URLSearchParams(location.hash.slice(1));
-  if (hash.get("secret")) {
-    sessionStorage.setItem("lp_secret", hash.get("secret"));
-    history.replaceState(null, "", location.pathname);
-  }
-})();
 document.getElementById("login-form").addEventListener("submit", e => {
   e.preventDefault();
   sessionStorage.setItem("lp_secret", document.getElementById("secret").value.trim());
@@ -106,13 +108,24 @@ function bytes(n) {
   return n.toFixed(i ? 1 : 0) + " " + units[i];
 }
 function number(n, digits) { return n === undefined || n === null ? "" : Number(n).toFixed(digits); }
+// A figure as a person reads it: a whole number whole, any other to four
+// significant digits (or as many as it has left of the point), not the
+// seventeen a double holds.
+function figure(n) {
+  if (typeof n !== "number" || Number.isInteger(n) || !isFinite(n)) return String(n);
+  const whole = Math.floor(Math.log10(Math.abs(n))) + 1;
+  return String(parseFloat(n.toPrecision(Math.max(4, whole))));
+}
+function clock(t) { return new Date(t * 1000).toLocaleTimeString(); }
 function duration(s) {
   if (s === null || s === undefined) return "";
   return s < 1e-3 ? (s * 1e6).toFixed(0) + " µs" : s < 1 ? (s * 1e3).toFixed(1) + " ms" : s.toFixed(2) + " s";
 }
+// The last calls/s of the node's present process: until a new process has
+// answered twice, none.
 function rateOf(node) {
   const r = node.calls_per_second || [];
-  return r.length ? r[r.length - 1][1] : undefined;
+  return r.length && r[r.length - 1][0] > node.since ? r[r.length - 1][1] : undefined;
 }
 
 // The graph: a row per group (the nodes outside groups first), an arrow
@@ -168,10 +181,12 @@ function drawGraph(status) {
   }
 }
 
-// A line plot of [time, value] points, the last ten minutes at most.
-function plot(title, points, attributes) {
+// A line plot of [time, value] points, the last ten minutes at most, with a
+// dashed line at each of `marks` (times a new process of the node began).
+function plot(title, points, attributes, marks) {
   const w = 400, h = 120, pad = 32;
   const box = svg("svg", Object.assign({"class": "plot", width: w, height: h + 20,
+                                        viewBox: "0 0 " + w + " " + (h + 20),
                                         "data-points": points.length}, attributes));
   box.appendChild(svg("text", {x: 4, y: 13, "font-weight": 600}, title));
   if (points.length === 0) {
@@ -184,8 +199,14 @@ function plot(title, points, attributes) {
   if (v0 === v1) { v0 -= 1; v1 += 1; }
   const x = t => pad + (w - pad - 6) * (t - t0) / (t1 - t0);
   const y = v => 20 + (h - 14) * (1 - (v - v0) / (v1 - v0));
-  box.appendChild(svg("text", {x: 2, y: 28, fill: "#889"}, number(v1, 2)));
-  box.appendChild(svg("text", {x: 2, y: h + 6, fill: "#889"}, number(v0, 2)));
+  box.appendChild(svg("text", {x: 2, y: 28, fill: "#889"}, figure(v1)));
+  box.appendChild(svg("text", {x: 2, y: h + 6, fill: "#889"}, figure(v0)));
+  for (const t of (marks || []).filter(t => t >= t0 && t <= t1)) {
+    const line = svg("line", {"class": "new-process", x1: x(t), x2: x(t), y1: 18, y2: h + 8,
+                              stroke: "#d98b00", "stroke-dasharray": "4 3"});
+    line.appendChild(svg("title", {}, "a new process from " + clock(t) + ": its counts began at 0"));
+    box.appendChild(line);
+  }
   if (points.length === 1)
     box.appendChild(svg("circle", {cx: x(ts[0]), cy: y(vs[0]), r: 3, fill: "#2860c6"}));
   box.appendChild(svg("polyline", {fill: "none", stroke: "#2860c6", "stroke-width": 1.5,
@@ -219,6 +240,12 @@ function drawCards(status) {
     const title = el("h3", {}, node.label + " ");
     title.appendChild(el("span", {"class": "state " + node.state}, node.state));
     card.appendChild(title);
+    // The figures below are one process's: a restart counts from 0 again.
+    if (node.since)
+      card.appendChild(el("div", {"class": "since", "data-since": node.since},
+                          "figures of this process (pid " + node.pid + ") since " + clock(node.since) +
+                          (node.new_process_at && node.new_process_at.length
+                             ? "; a new process counts from 0 again" : "")));
     if (node.failure) card.appendChild(el("div", {"class": "failure"}, "failed: " + node.failure));
     if (node.methods && node.methods.length) {
       const t = el("table");
@@ -239,13 +266,14 @@ function drawCards(status) {
       for (const [k, v] of Object.entries(figures)) {
         const r = el("tr");
         r.appendChild(el("td", {}, k));
-        r.appendChild(el("td", {}, v));
+        r.appendChild(el("td", {"title": String(v)}, figure(v)));
         t.appendChild(r);
       }
       card.appendChild(t);
     }
     const plots = el("div", {"class": "plots"});
-    plots.appendChild(plot("calls/s", node.calls_per_second || [], {"data-series": "calls_per_second"}));
+    plots.appendChild(plot("calls/s", node.calls_per_second || [], {"data-series": "calls_per_second"},
+                           node.new_process_at));
     for (const [name, points] of Object.entries(node.series || {}))
       plots.appendChild(plot(name, points, {"data-series": name}));
     card.appendChild(plots);
@@ -277,7 +305,7 @@ async function refresh() {
   const status = await reply.json();
   document.getElementById("program").textContent = status.program;
   document.getElementById("policy").textContent = status.policy;
-  document.getElementById("updated").textContent = "updated " + new Date(status.time * 1000).toLocaleTimeString();
+  document.getElementById("updated").textContent = "updated " + clock(status.time);
   document.title = status.program + " · Launchpad status";
   drawGraph(status);
   drawTable(status);

@@ -11,6 +11,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -73,9 +74,11 @@ class status_server {
     double time = 0;
     nlohmann::json figures;  // the node's GET /lp/v1/metrics JSON
     std::string url;         // where the node answered
+    std::string process;     // which process answered: its url and pid
   };
   struct history {
     std::deque<sample> samples;  // oldest first, at most kept_samples
+    double since = 0;            // when the last sample's process first answered
   };
   static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
 
@@ -118,17 +121,35 @@ inline double now_seconds() {
 }
 
 // The q-quantile of the calls whose cumulative latency buckets are
-// `buckets`, interpolated within its bucket; null without calls.
-inline nlohmann::json quantile(const std::vector<double>& buckets, double q) {
+// `buckets`, interpolated within its bucket as Prometheus's
+// histogram_quantile() does, but kept within the fastest and the slowest
+// call of the process (`method`'s "fastest" and "slowest"): a bucket's edges
+// are no call's time, and a method called once shows that call's. Null
+// without calls.
+inline nlohmann::json quantile(const std::vector<double>& buckets, double q,
+                               const nlohmann::json& method) {
   if (buckets.empty() || buckets.back() <= 0) return nullptr;
   double rank = q * buckets.back();
   std::size_t i = 0;
   while (i + 1 < buckets.size() && buckets[i] < rank) ++i;
   double below = i ? buckets[i - 1] : 0;
   double lower = i ? latency_bounds[i - 1] : 0;
-  // The last bucket has no upper bound: say its lower one.
-  if (i >= latency_bounds.size()) return latency_bounds.back();
-  double upper = latency_bounds[i];
+  bool last = i >= latency_bounds.size();
+  // The last bucket has no upper bound: unless the slowest call bounds it,
+  // say its lower one.
+  double upper = last ? lower : latency_bounds[i];
+  auto fastest = method.value("fastest", nlohmann::json());
+  auto slowest = method.value("slowest", nlohmann::json());
+  if (fastest.is_number() && slowest.is_number()) {
+    double low = std::max(lower, fastest.get<double>());
+    double high = last ? slowest.get<double>() : std::min(upper, slowest.get<double>());
+    // A scrape reads the buckets and the extremes a moment apart; should
+    // they disagree, the bucket holds.
+    if (low <= high) {
+      lower = low;
+      upper = high;
+    }
+  }
   double in_bucket = buckets[i] - below;
   return lower + (upper - lower) * (in_bucket > 0 ? (rank - below) / in_bucket : 1);
 }
@@ -280,11 +301,17 @@ LP_API void status_server::poll() {
                                 http_connection::clock::now() + std::chrono::seconds(1));
       if (!text) continue;
       auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-      if (figures.is_discarded()) continue;
+      if (figures.is_discarded() || !figures.is_object()) continue;
+      // A restarted node answers from a new process, on a new port or the
+      // same one, with a new pid.
+      auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
+      auto now = status::now_seconds();
       std::lock_guard held(mutex_);
-      auto& samples = histories_[node.label].samples;
-      samples.push_back({status::now_seconds(), std::move(figures), node.url});
-      if (samples.size() > kept_samples) samples.pop_front();
+      auto& seen = histories_[node.label];
+      if (seen.samples.empty() || seen.samples.back().process != process)
+        seen.since = now;
+      seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
+      if (seen.samples.size() > kept_samples) seen.samples.pop_front();
     }
     lock.lock();
     stop_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
@@ -301,16 +328,28 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
               {"restarts", node.restarts},    {"failure", node.failure},
               {"last_lines", node.last_lines}};
   if (!seen || seen->samples.empty()) return out;
-  const auto& last = seen->samples.back();
+  const auto& samples = seen->samples;
+  const auto& last = samples.back();
   const auto& figures = last.figures;
-  // Rates and latencies over the last ten seconds, or since the first sample.
-  const sample* before = &seen->samples.front();
-  for (auto it = seen->samples.rbegin(); it != seen->samples.rend(); ++it)
-    if (last.time - it->time >= 10) {
-      before = &*it;
+  // A node's figures are its process's: a new process counts from 0 again,
+  // which is a reset, not a fall (as Prometheus's rate() has it). So rates
+  // and latencies come from the last process's samples alone: over the last
+  // ten seconds, or since its first sample.
+  auto first = samples.size() - 1;
+  while (first > 0 && samples[first - 1].process == last.process) --first;
+  const sample* before = &samples[first];
+  for (auto i = samples.size(); i-- > first;)
+    if (last.time - samples[i].time >= 10) {
+      before = &samples[i];
       break;
     }
   double span = last.time - before->time;
+  out["since"] = seen->since;
+  json new_process_at = json::array();
+  for (std::size_t i = 1; i < samples.size(); ++i)
+    if (samples[i].process != samples[i - 1].process)
+      new_process_at.push_back(samples[i].time);
+  out["new_process_at"] = new_process_at;
   // The node's own process id, on its host: under Slurm the launcher's
   // child is srun, on the supervisor's. Until a restarted node answers, the
   // figures are its old process's, and the launcher's pid holds.
@@ -351,15 +390,15 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
          {"in_flight", method.value("in_flight", 0)},
          {"per_second",
           span > 0 ? (method.value("calls", 0.0) - calls_before) / span : 0.0},
-         {"p50", status::quantile(window, 0.5)},
-         {"p99", status::quantile(window, 0.99)}});
+         {"p50", status::quantile(window, 0.5, method)},
+         {"p99", status::quantile(window, 0.99, method)}});
   }
   out["methods"] = methods;
   json rate = json::array();
-  for (std::size_t i = 1; i < seen->samples.size(); ++i) {
-    const auto& a = seen->samples[i - 1];
-    const auto& b = seen->samples[i];
-    if (b.time > a.time)
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    const auto& a = samples[i - 1];
+    const auto& b = samples[i];
+    if (b.time > a.time && b.process == a.process)
       rate.push_back(
           {b.time, (status::calls_of(b.figures) - status::calls_of(a.figures)) /
                        (b.time - a.time)});

@@ -186,7 +186,7 @@ class slurm_submission {
       if (!cancelled_hard && ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
         cancelled_hard = true;
         std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
-        capture_tool({"scancel", job});
+        cancel_at_once(job);
         forget_at = clock::now() + std::chrono::seconds(120);
       }
       if (forget_at && clock::now() > *forget_at) {
@@ -213,6 +213,25 @@ class slurm_submission {
                 << ") before its supervisor could say how the program ended; see " << run_dir
                 << "/job.log" << std::endl;
     return 1;
+  }
+
+  // Kills the nodes' steps, then cancels the job. A cancel alone gives every
+  // process Slurm's KillWait to stop: a node takes the cancel's SIGTERM as
+  // the program's stop, and one stopping already keeps on stopping. The
+  // batch step is spared, so that the supervisor still says how it ended.
+  static void cancel_at_once(const std::string& job) {
+    auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
+                              std::chrono::seconds(20));
+    std::vector<std::string> kill{"scancel", "--signal=KILL"};
+    for (const auto& row : tool_split(steps.text, '\n')) {
+      auto step = tool_trim(row);
+      if (!step.starts_with(job + ".")) continue;
+      auto number = step.substr(job.size() + 1);  // not "batch"
+      if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
+        kill.push_back(step);
+    }
+    if (kill.size() > 2) capture_tool(kill, std::chrono::seconds(20));
+    capture_tool({"scancel", job});
   }
 
   static void report(const std::string& job, const job_state& now) {

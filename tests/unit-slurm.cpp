@@ -333,6 +333,10 @@ TEST_SUITE("slurm") {
     CHECK(launcher.count("restarting") == 0);
     CHECK(file_text(dir.run_dir() + "/result") == "0\n");
     CHECK(std::filesystem::exists(dir.path + "/checkpoints/tally/0.ckpt"));
+    // Its end says where the checkpoints are, and how to go on from them.
+    CHECK(output.find("[lp] this launch's checkpoints are in " + dir.path +
+                      "/checkpoints; to go on from them:") != std::string::npos);
+    CHECK(output.find(" --lp_resume=" + dir.path + "/checkpoints") != std::string::npos);
     for (int i = 0; i < 2; ++i)
       CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
     CHECK(command::job_gone(job));

@@ -11329,6 +11329,30 @@ inline launch_flags parse_flags(int argc, char** argv) {
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+
+// ---- launchpad/detail/util/shell_words.hpp ----
+
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// One word for sh, whatever it holds: what a user copies from a message, or
+// a batch script runs.
+inline std::string shell_quote(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
+                                                             std::string_view::npos))
+      plain = false;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace lp::detail
 #include <optional>
 #include <ostream>
 #include <string>
@@ -11627,6 +11651,17 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
   }
   if (!placed) words.push_back(resume);
   return words;
+}
+
+// At a launch's end: where its checkpoints are, and the command line that
+// goes on from them (`command`, argv[0] first); nothing if `dir` holds none.
+inline bool tell_how_to_resume(const program& graph, const std::string& dir,
+                               const std::vector<std::string>& command, std::ostream& out) {
+  if (dir.empty() || !holds_checkpoints(graph, dir)) return false;
+  auto text = "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
+  for (const auto& word : resume_command(command, dir)) text += " " + shell_quote(word);
+  out << text << std::endl;
+  return true;
 }
 
 }  // namespace lp::detail
@@ -13738,18 +13773,6 @@ inline std::string find_program(const std::string& name) {
   throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
 }
 
-// One word for sh, whatever it holds.
-inline std::string shell_quote(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
-                                                             std::string_view::npos))
-      plain = false;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 // What the tools print, in pieces: squeue's and sinfo's rows and fields.
 inline std::string tool_trim(std::string text) {
@@ -14076,6 +14099,7 @@ class slurm_submission {
     }
     int status = follow(job, dir.path());
     ::unlink((dir.path() + "/secret").c_str());  // gone already, unless the job never ran
+    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments, std::cerr);
     return status;
   }
 
@@ -14367,13 +14391,7 @@ inline int run_on_this_host(const program& graph, const std::string& policy,
                    ? run_local_multi_processing(graph, transport, flags)
                    : run_in_process(graph, policy, policy == local_multi_threading::flag,
                                     transport, flags);
-  if (!flags.checkpoint_dir.empty() && holds_checkpoints(graph, flags.checkpoint_dir)) {
-    auto text = "[lp] this launch's checkpoints are in " + flags.checkpoint_dir +
-                "; to go on from them:\n[lp]  ";
-    for (const auto& word : resume_command(command, flags.checkpoint_dir))
-      text += " " + shell_quote(word);
-    std::cerr << text << std::endl;
-  } else if (own_dir) {
+  if (!tell_how_to_resume(graph, flags.checkpoint_dir, command, std::cerr) && own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
     ::rmdir(flags.checkpoint_dir.c_str());

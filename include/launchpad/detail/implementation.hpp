@@ -50,13 +50,7 @@ inline int run_on_this_host(const program& graph, const std::string& policy,
                    ? run_local_multi_processing(graph, transport, flags)
                    : run_in_process(graph, policy, policy == local_multi_threading::flag,
                                     transport, flags);
-  if (!flags.checkpoint_dir.empty() && holds_checkpoints(graph, flags.checkpoint_dir)) {
-    auto text = "[lp] this launch's checkpoints are in " + flags.checkpoint_dir +
-                "; to go on from them:\n[lp]  ";
-    for (const auto& word : resume_command(command, flags.checkpoint_dir))
-      text += " " + shell_quote(word);
-    std::cerr << text << std::endl;
-  } else if (own_dir) {
+  if (!tell_how_to_resume(graph, flags.checkpoint_dir, command, std::cerr) && own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
     ::rmdir(flags.checkpoint_dir.c_str());

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <ctime>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
 #include <optional>
@@ -323,6 +324,17 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
   }
   if (!placed) words.push_back(resume);
   return words;
+}
+
+// At a launch's end: where its checkpoints are, and the command line that
+// goes on from them (`command`, argv[0] first); nothing if `dir` holds none.
+inline bool tell_how_to_resume(const program& graph, const std::string& dir,
+                               const std::vector<std::string>& command, std::ostream& out) {
+  if (dir.empty() || !holds_checkpoints(graph, dir)) return false;
+  auto text = "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
+  for (const auto& word : resume_command(command, dir)) text += " " + shell_quote(word);
+  out << text << std::endl;
+  return true;
 }
 
 }  // namespace lp::detail

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/process/spawn.hpp>
 #include <launchpad/detail/process/launcher.hpp>
@@ -117,6 +118,7 @@ class slurm_submission {
     }
     int status = follow(job, dir.path());
     ::unlink((dir.path() + "/secret").c_str());  // gone already, unless the job never ran
+    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments, std::cerr);
     return status;
   }
 

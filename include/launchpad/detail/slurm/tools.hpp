@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 #include <string_view>
@@ -95,18 +96,6 @@ inline std::string find_program(const std::string& name) {
   throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
 }
 
-// One word for sh, whatever it holds.
-inline std::string shell_quote(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
-                                                             std::string_view::npos))
-      plain = false;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 // What the tools print, in pieces: squeue's and sinfo's rows and fields.
 inline std::string tool_trim(std::string text) {

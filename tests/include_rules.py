@@ -5,10 +5,14 @@
 1. A header in include/launchpad/detail/<layer>/ includes only headers of its
    own layer or of the layers below it:
 
-       util, reflect < wire, observe < call, serve < graph < run < process < slurm
+       util < wire, observe < reflect < call, serve < graph < run < process < slurm
 
    and call and serve never include each other: a client never needs a
-   server, and a server never needs a client.
+   server, and a server never needs a client. A public header a layer
+   includes counts as the layers it reaches (following public headers, also
+   into the compiled part): they must all lie strictly below the includer's,
+   since a public header that reaches one's own layer sits in the middle of
+   it.
 2. <httplib.h> is reached only from serve/, run/, process/ and slurm/: never
    from util/, reflect/, wire/, call/, graph/ or a public header's
    declarations.
@@ -22,6 +26,8 @@
    <nlohmann/json_fwd.hpp> (parsing nlohmann's header is a second of every
    build).
 5. The include graph has no cycle.
+6. A public type sits in a public header: a detail header declares nothing
+   in namespace lp outside lp::detail but forward declarations.
 
 Exits 1 and names every broken rule, with the chain of includes that breaks it.
 """
@@ -33,8 +39,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "include"
-RANK = {"util": 0, "reflect": 0, "wire": 1, "observe": 1, "call": 2, "serve": 2, "graph": 3, "run": 4,
-        "process": 5, "slurm": 6}
+RANK = {"util": 0, "wire": 1, "observe": 1, "reflect": 2, "call": 3, "serve": 3, "graph": 4, "run": 5,
+        "process": 6, "slurm": 7}
 APART = {("call", "serve"), ("serve", "call")}
 NO_HTTPLIB = {"util", "reflect", "wire", "call", "graph", "public"}
 # Reached by a user's code only through the compiled part.
@@ -89,6 +95,55 @@ def chains(start: str, with_compiled_part: bool):
     return seen
 
 
+def through_public(name: str) -> dict[str, list[str]]:
+    """The detail headers a public header reaches through public headers only,
+    each with the chain of public headers that leads to it."""
+    seen, todo, found = {name: [name]}, [name], {}
+    while todo:
+        header = todo.pop()
+        for inner in includes(header):
+            if not library(inner) or inner in seen:
+                continue
+            seen[inner] = seen[header] + [inner]
+            if layer(inner) == "public":
+                todo.append(inner)
+            elif layer(inner) in RANK:
+                found[inner] = seen[inner]
+    return found
+
+
+LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+NAMESPACE = re.compile(r"namespace\s+([\w:]+)\s*\{")
+DEFINITION = re.compile(r"^\s*(?:template\s*<.*>\s*)?(?:(?:struct|class|enum(?:\s+class)?|union)\s+\w+[^;]*$"
+                        r"|concept\s+\w+|using\s+\w+\s*=|(?:inline\s+)?(?:constexpr|const)\s+\w.*=)")
+
+
+def public_declarations(header: str) -> list[str]:
+    """The lines of a detail header that declare something in namespace lp
+    itself (not lp::detail), forward declarations aside."""
+    scopes, found = [], []
+    for line in (ROOT / header).read_text().splitlines():
+        code = LITERAL.sub('""', line).split("//")[0]
+        if code.lstrip().startswith("#"):
+            continue
+        if scopes == ["lp"] and DEFINITION.match(code):
+            found.append(line.strip())
+        at = 0
+        while at < len(code):
+            if (m := NAMESPACE.match(code, at)):
+                scopes.append(m.group(1))
+                at = m.end()
+            elif code[at] == "{":
+                scopes.append("{")
+                at += 1
+            elif code[at] == "}":
+                scopes.pop()
+                at += 1
+            else:
+                at += 1
+    return found
+
+
 def main() -> int:
     headers = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.hpp"))
     problems = []
@@ -99,7 +154,13 @@ def main() -> int:
             if not library(name) or mine not in RANK:
                 continue
             theirs = layer(name)
-            if theirs == "public" or theirs == "detail":
+            if theirs == "detail":
+                continue
+            if theirs == "public":
+                for inner, chain in through_public(name).items():
+                    below = layer(inner)
+                    if RANK[below] >= RANK[mine] or (mine, below) in APART:
+                        problems.append(f"{header} ({mine}) includes {' -> '.join(chain)} ({below})")
                 continue
             if RANK[theirs] > RANK[mine] or (mine, theirs) in APART:
                 problems.append(f"{header} ({mine}) includes {name} ({theirs})")
@@ -132,6 +193,13 @@ def main() -> int:
         for name in includes(header):
             if library(name) and header in chains(name, with_compiled_part=True):
                 problems.append(f"include cycle: {header} -> {name} -> ... -> {header}")
+
+    for header in headers:
+        if layer(header) == "public":
+            continue
+        for line in public_declarations(header):
+            problems.append(f"{header} declares in namespace lp, not lp::detail: {line} "
+                            "(a public type belongs in a public header)")
 
     for problem in problems:
         print(problem)

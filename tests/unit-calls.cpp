@@ -52,7 +52,7 @@ LP_SERVICE(BoxPoints, echo);
 
 TEST_SUITE("calls") {
   template <class B, class V>
-  void check_round_trip(lp::program& p, lp::test_controller*& running,
+  void check_round_trip(lp::program& p, lp::controller*& running,
                         std::vector<std::function<void()>>& checks, const std::string& label,
                         V value) {
     auto node = p.add_node<B>(label);
@@ -66,7 +66,7 @@ TEST_SUITE("calls") {
 
   TEST_CASE("every supported type crosses the wire and comes back equal") {
     lp::program p("types");
-    lp::test_controller* running = nullptr;
+    lp::controller* running = nullptr;
     std::vector<std::function<void()>> checks;
     check_round_trip<BoxBool>(p, running, checks, "bool", true);
     check_round_trip<BoxInt>(p, running, checks, "int", -123456);

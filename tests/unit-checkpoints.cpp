@@ -43,7 +43,7 @@ std::optional<T> saved(const std::string& path, std::string_view service) {
 }
 
 // Until the launcher has seen the node process `pid` end.
-bool gone(lp::process_controller& running, pid_t pid) {
+bool gone(lp::controller& running, pid_t pid) {
   return eventually(
       [&] {
         auto pids = running.pids();

@@ -1,6 +1,6 @@
 // --lp_* flags: which are ours, which are the user's.
 #include <iostream>
-#include <launchpad/detail/graph/graph_picture.hpp>
+#include <launchpad/detail/run/graph_picture.hpp>
 #include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/slurm/script.hpp>
@@ -107,6 +107,8 @@ TEST_SUITE("flags") {
     for (const char* off : {"--lp_insecure=false", "--lp_insecure=0", "--lp_insecure=no"})
       CHECK_FALSE_MESSAGE(parsed({off}).insecure, off);
     CHECK_FALSE(parsed({"--lp_insecure", "--lp_insecure=false"}).insecure);  // the last one wins
+    CHECK_FALSE(parsed({}).system_malloc);
+    CHECK(parsed({"--lp_system_malloc"}).system_malloc);
     CHECK(usage_error_of({"--lp_insecure=maybe"}) ==
           "--lp_insecure=maybe: give true, false, 1, 0, yes or no (--lp_insecure alone is true)");
     CHECK(usage_error_of({"--lp_insecure=TRUE"}).starts_with("--lp_insecure=TRUE: give true,"));
@@ -167,16 +169,16 @@ TEST_SUITE("flags") {
           "--lp_status_port=http: give a port from 0 to 65535, or off");
     CHECK(usage_error_of({"--lp_status_port=65536"}) ==
           "--lp_status_port=65536: give a port from 0 to 65535, or off");
-    CHECK(parsed({"--lp_status_port=off"}).status_port == "off");
-    CHECK(parsed({"--lp_status_port", "8080"}).status_port == "8080");
-    CHECK(parsed({}).status_port == "0");
+    CHECK(parsed({"--lp_status_port=off"}).status_port == lp::detail::port_or_off{});
+    CHECK(parsed({"--lp_status_port", "8080"}).status_port == lp::detail::port_or_off{8080});
+    CHECK(parsed({}).status_port == lp::detail::port_or_off{0});
     auto status =
         parsed({"--lp_status=/tmp/lp-x-1", "--lp_json", "--lp_status_linger_secs=5"});
     CHECK(status.status_of == "/tmp/lp-x-1");
     CHECK(status.json);
     CHECK(status.status_linger_secs == 5);
     auto good = parsed({"--lp_terminal", "tmux", "--lp_max_body_mb=1", "--lp_log_dir", "out"});
-    CHECK(good.terminal == "tmux");
+    CHECK(good.terminal == lp::terminal_kind::tmux);
     CHECK(good.max_body_mb == 1);
     CHECK(good.log_dir == "out");
   }

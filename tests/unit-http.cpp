@@ -10,6 +10,10 @@
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/run/status_server.hpp>
 #include <launchpad/detail/wire/address.hpp>
+#include <launchpad/tensor.hpp>
+#include <array>
+#include <cstdint>
+#include <set>
 
 #include "command.hpp"
 #include "services.hpp"
@@ -129,6 +133,27 @@ struct metrics_node {
 };
 }  // namespace raw
 LP_SERVICE(raw::Slow, wait);
+
+// A method per kind of schema that describe gives (docs/protocol.md,
+// "Introspection").
+namespace schemas {
+enum class Mode : std::uint8_t { off, on };
+struct Sample {
+  BOOST_HANA_DEFINE_STRUCT(Sample, (std::string, name), (std::vector<float>, values),
+                           (std::optional<Mode>, mode));
+};
+struct Tree {  // holds itself
+  BOOST_HANA_DEFINE_STRUCT(Tree, (int, value), (std::vector<Tree>, children));
+};
+struct Kinds {
+  double mean(const std::vector<float>&) { return 0; }
+  std::set<std::string> keys(const std::map<std::string, int>&) { return {}; }
+  void load(std::optional<lp::tensor<float>>) {}
+  Sample sample(Mode, std::pair<bool, std::array<std::int16_t, 3>>) { return {}; }
+  Tree tree() { return {}; }
+};
+}  // namespace schemas
+LP_SERVICE(schemas::Kinds, mean, keys, load, sample, tree);
 
 TEST_SUITE("http") {
   TEST_CASE("every error code of protocol v1, and the node keeps serving") {
@@ -261,7 +286,7 @@ TEST_SUITE("http") {
   }
 
   TEST_CASE("decoding is as strict inside containers as for a parameter (fuzzing found these)") {
-    using lp::detail::decode_error;
+    using lp::decode_error;
     using lp::detail::from_wire;
     constexpr auto cbor = lp::detail::protocol::format::cbor;
     auto j = [](const char* text) { return lp::json::parse(text); };
@@ -275,6 +300,14 @@ TEST_SUITE("http") {
     CHECK_THROWS_AS(from_wire<t::Point>(j(R"({"x": 1})")), decode_error);  // no member y
     CHECK(from_wire<t::Point>(j(R"({"x": 1, "y": 2.5})")) == t::Point{1, 2.5});
     CHECK_THROWS_AS(from_wire<float>(j("1e300")), decode_error);
+    // What a user's lp::json get<T>() throws is an lp::error with its id.
+    try {
+      (void)j(R"({"x": "one", "y": 2})").get<t::Point>();
+      FAIL("a point with a text x was read");
+    } catch (const lp::error& e) {
+      CHECK(e.id() == "decode_error");
+      CHECK(std::string(e.what()).starts_with("[lp.decode_error] "));
+    }
     CHECK(lp::detail::to_utf8("a\xff" "b") == "a\xEF\xBF\xBD" "b");
     CHECK(lp::detail::valid_utf8("h\xC3\xA9"));
     CHECK_FALSE(lp::detail::valid_utf8("\xC0\x80"));  // overlong
@@ -375,6 +408,75 @@ TEST_SUITE("http") {
     CHECK(describe["methods"][2]["signature"] == "void reset()");
   }
 
+  TEST_CASE("describe gives each parameter and result type as a schema") {
+    lp::program p("schemas");
+    p.add_node<schemas::Kinds>("kinds");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    raw::peer kinds(running.urls().at("kinds"), running.secret());
+    auto methods = raw::body_of(kinds.http.Get("/lp/v1/describe"))["methods"];
+    REQUIRE(methods.size() == 5);
+    auto method = [&](std::size_t i) {
+      INFO(methods[i].dump());
+      REQUIRE(methods[i]["params"].size() == methods[i]["arity"]);
+      return methods[i];
+    };
+    // What the schema says of a type is its wire form; its spelling, under
+    // "type", is for people, and compilers spell differently.
+    auto without_spellings = [](lp::json schema) {
+      auto strip = [](auto& self, lp::json& node) -> void {
+        if (node.is_object()) node.erase("type");
+        if (node.is_structured())
+          for (auto& part : node) self(self, part);
+      };
+      strip(strip, schema);
+      return schema;
+    };
+    auto f32 = lp::json{{"kind", "floating"}, {"bits", 32}};
+    auto mean = method(0);
+    CHECK(without_spellings(mean["params"][0]) ==
+          lp::json{{"kind", "typed_array"}, {"element", f32}});
+    CHECK(without_spellings(mean["result"]) == lp::json{{"kind", "floating"}, {"bits", 64}});
+    CHECK(mean["params"][0]["type"] == "std::vector<float>");
+
+    auto keys = method(1);
+    auto text = lp::json{{"kind", "string"}};
+    CHECK(without_spellings(keys["params"][0]) ==
+          lp::json{{"kind", "map"},
+                   {"key", text},
+                   {"value", {{"kind", "integer"}, {"bits", 32}, {"signed", true}}}});
+    CHECK(without_spellings(keys["result"]) ==
+          lp::json{{"kind", "sequence"}, {"element", text}, {"unique", true}});
+
+    auto load = method(2);
+    CHECK(without_spellings(load["params"][0]) ==
+          lp::json{{"kind", "optional"}, {"value", {{"kind", "tensor"}, {"element", f32}}}});
+    CHECK(load["result"] == lp::json{{"kind", "void"}, {"type", "void"}});
+
+    auto sample = method(3);
+    auto mode = lp::json{{"kind", "enumeration"}, {"bits", 8}, {"signed", false}};
+    CHECK(without_spellings(sample["params"][0]) == mode);
+    CHECK(sample["params"][0]["type"] == "schemas::Mode");
+    CHECK(without_spellings(sample["params"][1]) ==
+          lp::json{{"kind", "tuple"},
+                   {"items",
+                    {{{"kind", "boolean"}},
+                     {{"kind", "typed_array"},
+                      {"size", 3},
+                      {"element", {{"kind", "integer"}, {"bits", 16}, {"signed", true}}}}}}});
+    CHECK(without_spellings(sample["result"]) ==
+          lp::json{{"kind", "struct"},
+                   {"fields",
+                    {{{"name", "name"}, {"schema", text}},
+                     {{"name", "values"}, {"schema", {{"kind", "typed_array"}, {"element", f32}}}},
+                     {{"name", "mode"}, {"schema", {{"kind", "optional"}, {"value", mode}}}}}}});
+    CHECK(sample["result"]["type"] == "schemas::Sample");
+
+    // A struct inside itself names the struct around it, not its members again.
+    auto tree = method(4);
+    CHECK(without_spellings(tree["result"]["fields"][1]["schema"]) ==
+          lp::json{{"kind", "sequence"}, {"element", {{"kind", "struct"}, {"recursive", 1}}}});
+  }
+
   TEST_CASE("the library's client GETs health, describe and a missing route on one connection") {
     using lp::detail::http_connection;
     lp::program p("getting");
@@ -465,7 +567,7 @@ TEST_SUITE("http") {
     lp::detail::status_server page(p, "test_mt", secret, [&] {
       lp::detail::node_status node;
       node.label = "counter";
-      node.state = "serving";
+      node.state = lp::detail::node_state::serving;
       std::lock_guard lock(mutex);
       node.url = url;
       return std::vector{node};

@@ -218,7 +218,7 @@ TEST_SUITE("metrics") {
     lp::detail::status_server page(p, "test_mt", running.secret(), [&] {
       lp::detail::node_status node;
       node.label = "counter";
-      node.state = "serving";
+      node.state = lp::detail::node_state::serving;
       node.url = url;
       return std::vector{node};
     });
@@ -248,7 +248,7 @@ TEST_SUITE("metrics") {
     lp::detail::status_server page(p, "local_mp", "", [&] {
       lp::detail::node_status node;
       node.label = "counter";
-      node.state = "serving";
+      node.state = lp::detail::node_state::serving;
       std::lock_guard lock(mutex);
       node.url = url;
       return std::vector{node};

@@ -15,8 +15,11 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 
-#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/process/log_tail.hpp>
+#include <launchpad/detail/process/run_tool.hpp>
+#include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/run/signals.hpp>
 
 #include "command.hpp"
@@ -453,6 +456,48 @@ TEST_SUITE("processes") {
     for (int i = 0; i < 3; ++i) CHECK(dir.has("sleepers-" + std::to_string(i) + ".stopped"));
   }
 
+  TEST_CASE("two launches in one process, one after the other or one from a node: each its own stop and signals") {
+    for (std::string scenario : {"sequential_launches", "nested_launch"}) {
+      CAPTURE(scenario);
+      mp::scratch dir;
+      mp::command launcher({mp::program_path(), "--scenario=" + scenario, "--dir=" + dir.path});
+      // The inner launch ended by its own lp::stop(); the outer one runs on.
+      REQUIRE(mp::eventually([&] { return dir.has("inner.ended"); }, std::chrono::seconds(30)));
+      CHECK(dir.read("inner.ended") == "0");
+      CHECK(dir.has("inner-0.stopped"));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      CHECK_FALSE(launcher.wait(std::chrono::milliseconds(0)));
+      CHECK_FALSE(dir.has("outer-0.stopped"));
+      // Its signals are still its own.
+      ::kill(launcher.pid, SIGTERM);
+      auto status = launcher.wait(std::chrono::seconds(30));
+      INFO(launcher.output());
+      REQUIRE(status);
+      CHECK(WIFEXITED(*status));
+      CHECK(WEXITSTATUS(*status) == 0);
+      CHECK(dir.has("outer-0.stopped"));
+    }
+  }
+
+  TEST_CASE("a node process keeps large blocks in its heap, unless --lp_system_malloc") {
+    for (bool system : {false, true}) {
+      CAPTURE(system);
+      mp::scratch dir;
+      std::vector<std::string> args{mp::program_path(), "--scenario=malloc_probe", "--dir=" + dir.path};
+      if (system) args.push_back("--lp_system_malloc");
+      mp::command launcher(args);
+      auto status = launcher.wait(std::chrono::seconds(30));
+      INFO(launcher.output());
+      REQUIRE(status);
+      CHECK(WEXITSTATUS(*status) == 0);
+      if (dir.read("mmapped") == "sanitizer") {
+        MESSAGE("skipped: a sanitizer's allocator answers malloc");
+        return;
+      }
+      CHECK(dir.read("mmapped") == (system ? "yes" : "no"));
+    }
+  }
+
   TEST_CASE("--lp_terminal=files: one log file per node, named by its label") {
     mp::scratch dir, logs;
     mp::command launcher({mp::program_path(), "--scenario=stopper", "--dir=" + dir.path,
@@ -470,7 +515,11 @@ TEST_SUITE("processes") {
   }
 
   TEST_CASE("--lp_terminal=tmux: a tmux window per node, gone when the program stops") {
-    if (lp::detail::run_tool({"tmux", "-V"}) != 0) {
+    auto tmux = [](std::vector<std::string> command) {
+      command.insert(command.begin(), "tmux");
+      return lp::detail::run_tool(command, lp::detail::tmux_session::tool_limit).status;
+    };
+    if (tmux({"-V"}) != 0) {
       MESSAGE("tmux is not installed; skipped");
       return;
     }
@@ -486,16 +535,78 @@ TEST_SUITE("processes") {
     // (Once in a busy CI run, tmux said no such session at the first ask and
     // yes to every window right after: asked again for up to 5 s.)
     CHECK(mp::eventually(
-        [&] { return lp::detail::run_tool({"tmux", "has-session", "-t", "=" + session}) == 0; },
+        [&] { return tmux({"has-session", "-t", "=" + session}) == 0; },
         std::chrono::seconds(5)));
     for (auto window : {"sleepers/0", "sleepers/1", "sleepers/2"})
-      CHECK(lp::detail::run_tool({"tmux", "select-window", "-t", "=" + session + ":" + window}) == 0);
+      CHECK(tmux({"select-window", "-t", "=" + session + ":" + window}) == 0);
     ::kill(launcher.pid, SIGINT);
     auto status = launcher.wait(std::chrono::seconds(30));
     REQUIRE(status);
     CHECK(WEXITSTATUS(*status) == 0);
-    CHECK(lp::detail::run_tool({"tmux", "has-session", "-t", "=" + session}) != 0);
+    CHECK(tmux({"has-session", "-t", "=" + session}) != 0);
     mp::remove_run_dir(output, "/tmp/lp-scenario_sleepers-");
+  }
+
+  TEST_CASE("a log's last lines, read from its end, are those of the whole log") {
+    constexpr auto kept = lp::detail::labelled_lines::kept;
+    mp::scratch dir;
+    auto path = dir.path + "/node.log";
+    auto tail_of = [&](const std::string& text) {
+      std::ofstream(path, std::ios::binary) << text;
+      return lp::detail::log_tail(path);
+    };
+    std::string many, long_lines;
+    for (std::size_t i = 0; i < 5 * kept; ++i) many += "line " + std::to_string(i) + "\n";
+    for (std::size_t i = 0; i < kept + 5; ++i) long_lines += std::string(1000, 'a' + i % 26) + "\n";
+    auto last = [](const std::string& text) {
+      std::vector<std::string> lines;
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      if (lines.size() > kept) lines.erase(lines.begin(), lines.end() - kept);
+      return lines;
+    };
+    for (const auto& text : {std::string(), std::string("\n"), std::string("one"),
+                             std::string("one\ntwo\n"), many, many + "unfinished", long_lines,
+                             std::string(20000, 'x') + "\nlast\n"}) {
+      CAPTURE(text.size());
+      CHECK(tail_of(text) == last(text));
+    }
+    CHECK(lp::detail::log_tail(dir.path + "/none.log").empty());
+  }
+
+  TEST_CASE("a tool is run to its end within its limit, or killed with its group, named") {
+    using lp::detail::run_tool;
+    using namespace std::chrono_literals;
+    auto said = run_tool({"sh", "-c", "echo out; echo err >&2; exit 3"}, 10s);
+    CHECK(said.status == 3);
+    CHECK(said.text == "out\nerr\n");
+    CHECK(run_tool({"lp-no-such-tool"}, 10s).text == "lp-no-such-tool is not on PATH");
+    // Ended, though what it started still holds its output open.
+    auto begun = std::chrono::steady_clock::now();
+    CHECK(run_tool({"sh", "-c", "sleep 3 & echo left"}, 10s).text == "left\n");
+    CHECK(std::chrono::steady_clock::now() - begun < 2s);
+
+    mp::scratch dir;
+    begun = std::chrono::steady_clock::now();
+    std::string message;
+    try {
+      run_tool({"sh", "-c", "sleep 30 & echo $! > " + dir.path + "/child; wait"}, 1s);
+    } catch (const lp::launch_error& e) {
+      message = e.what();
+    }
+    CHECK(message == "[lp.launch_error] sh did not answer within 1 s, and was killed");
+    CHECK(std::chrono::steady_clock::now() - begun < 5s);
+    // What it started went with it: gone, or a zombie for init to reap.
+    auto child = dir.read("child");
+    REQUIRE_FALSE(child.empty());
+    CHECK(mp::eventually(
+        [&] {
+          std::string stat;
+          std::getline(std::ifstream("/proc/" + child + "/stat"), stat);
+          auto state = stat.find(") ");
+          return stat.empty() || stat.substr(state + 2, 1) == "Z";
+        },
+        5s));
   }
 
   TEST_CASE("a node that does not stop in time is killed after the termination notice") {

@@ -145,8 +145,8 @@ std::string misfit(const std::string& json_text) {
     try {
       read();
       messages.push_back("(no error)");
-    } catch (const lp::detail::decode_error& e) {
-      messages.push_back(e.what());
+    } catch (const lp::decode_error& e) {
+      messages.push_back(e.reason());
     }
   };
   catch_one([&] { from_wire<T>(value); });
@@ -167,13 +167,13 @@ std::string misfit_cbor(const std::string& bytes) {
   std::string direct, via_json;
   try {
     read_as<T>(bytes);
-  } catch (const lp::detail::decode_error& e) {
-    direct = e.what();
+  } catch (const lp::decode_error& e) {
+    direct = e.reason();
   }
   try {
     from_wire<T>(protocol::decode(bytes, protocol::format::cbor));
-  } catch (const lp::detail::decode_error& e) {
-    via_json = e.what();
+  } catch (const lp::decode_error& e) {
+    via_json = e.reason();
   }
   CHECK(direct == via_json);
   return direct;
@@ -244,7 +244,7 @@ TEST_SUITE("wire") {
     auto ints = protocol::decode(protocol::encode(to_wire(std::vector<std::int32_t>{1}), protocol::format::cbor),
                                  protocol::format::cbor);
     CHECK_THROWS_WITH_AS(from_wire<std::vector<float>>(ints), doctest::Contains("typed array"),
-                         lp::detail::decode_error);
+                         lp::decode_error);
     // NaN and infinities keep their bits in CBOR.
     auto odd = through(std::vector<double>{std::nan(""), -std::numeric_limits<double>::infinity()},
                        protocol::format::cbor);
@@ -367,7 +367,7 @@ TEST_SUITE("wire") {
     CHECK(j.dump() == R"({"action":3,"observation":[0.5]})");
     CHECK((j.get<w::Sample>() == w::Sample{{0.5f}, 3}));
     CHECK_THROWS_AS(lp::json::parse(R"({"action": 1.5, "observation": []})").get<w::Sample>(),
-                    lp::detail::decode_error);
+                    lp::decode_error);
   }
 
   TEST_CASE("the new kinds are checked as strictly as a parameter, with one message in every route") {
@@ -482,10 +482,10 @@ TEST_SUITE("wire") {
     CHECK_THROWS_AS(lp::tensor<float>({2, 2}, {1, 2, 3}), lp::usage_error);
     auto bad = lp::json::parse(R"({"shape": [2, 2], "data": [1, 2, 3]})");
     CHECK_THROWS_WITH_AS(from_wire<lp::tensor<float>>(bad), doctest::Contains("needs 4 values, got 3"),
-                         lp::detail::decode_error);
+                         lp::decode_error);
     auto overflow = lp::json::parse(R"({"shape": [4294967296, 4294967296], "data": []})");
-    CHECK_THROWS_AS(from_wire<lp::tensor<float>>(overflow), lp::detail::decode_error);
-    CHECK_THROWS_AS(from_wire<lp::tensor<float>>(lp::json::parse("[1]")), lp::detail::decode_error);
+    CHECK_THROWS_AS(from_wire<lp::tensor<float>>(overflow), lp::decode_error);
+    CHECK_THROWS_AS(from_wire<lp::tensor<float>>(lp::json::parse("[1]")), lp::decode_error);
   }
 
   TEST_CASE("over HTTP: curl's JSON gets arrays back; a bad tensor gets 400 naming the argument") {
@@ -553,7 +553,7 @@ TEST_SUITE("wire") {
       CAPTURE(direct);
       lp::program p("results");
       auto maker = p.add_node<w::Maker>("maker");
-      lp::test_controller running(p, {},
+      lp::controller running(p, lp::test_options{},
                                   direct ? lp::transport_kind::direct : lp::transport_kind::http);
       auto client = running.client(maker);
       for (int round = 0; round < 3; ++round) CHECK((client.make(n) == expected));

@@ -1,9 +1,9 @@
 """Look inside a running actor_learner from Python, as a notebook would.
 
-Start the example with its node logs in its run directory, so that attach()
-finds every node's address there:
+Start the example; attach() finds every node's address in its run
+directory (the file `nodes`):
 
-    build/examples/actor_learner --lp_launch=local_mp --lp_terminal=files &
+    build/examples/actor_learner --lp_launch=local_mp &
     # [lp] the launch's secret is in /tmp/lp-actor_learner-AbC123/secret
     PYTHONPATH=python python3 examples/python/inspect_actor_learner.py /tmp/lp-actor_learner-AbC123
 

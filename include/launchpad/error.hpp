@@ -56,6 +56,18 @@ class secret_error : public launch_error {
   explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
 };
 
+// A value that does not fit the type it must become: an argument or result
+// on the wire, a checkpoint's state, or lp::json read with get<T>() after
+// <launchpad/json.hpp>. reason() says what was expected and what came.
+class decode_error : public error {
+ public:
+  explicit decode_error(const std::string& reason) : error("decode_error", reason), reason_(reason) {}
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
 // A checkpoint that cannot be restored: unreadable, corrupt, or the state of
 // another service. The message names the file.
 class checkpoint_error : public launch_error {

@@ -18,7 +18,7 @@
 // the wire does: strictly), and to_wire/from_wire, a wire value as json and
 // back.
 
-#include <launchpad/detail/reflect/type_name.hpp>
+#include <launchpad/detail/util/type_name.hpp>
 #include <launchpad/detail/wire/cbor_decode.hpp>
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/json_decode.hpp>

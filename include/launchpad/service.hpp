@@ -167,7 +167,7 @@ concept checkpointed = detail::restores_saved_state<T>;
 //
 // Write it right after LP_SERVICE, in the same namespace.
 #define LP_BATCHED(T, m, max_batch, max_wait)                                             \
-  constexpr ::lp::batch_limits lp_batch_limits(                                           \
+  constexpr ::lp::detail::batch_limits lp_batch_limits(                                   \
       ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
     return {static_cast<std::size_t>(max_batch),                                          \
             std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \

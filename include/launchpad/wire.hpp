@@ -12,3 +12,18 @@
 // refused at compile time, each with the reason.
 
 #include <launchpad/detail/wire/kind.hpp>
+#include <nlohmann/json_fwd.hpp>
+
+namespace lp {
+
+// What may cross the wire: every parameter and the result of a service
+// method (void too).
+template <class T>
+concept wire_type = detail::has_wire_form<T>;
+
+// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
+// and writing it needs <launchpad/json.hpp>, which most programs never
+// include, and so never parse nlohmann's header.
+using json = nlohmann::json;
+
+}  // namespace lp

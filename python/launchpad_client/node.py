@@ -1,10 +1,10 @@
 """A proxy to one node, built from what the node says about itself.
 
-`GET /lp/v1/describe` lists the node's methods with their C++ signatures;
-each becomes a method of the proxy that checks its arguments (number and
-types) before sending, and converts the result (cpp_types.py). Calls go over
-the node's keep-alive connections (transport.py), in CBOR when cbor2 is
-installed, in JSON otherwise.
+`GET /lp/v1/describe` lists the node's methods with the schema of each
+parameter and result; each becomes a method of the proxy that checks its
+arguments (number and types) before sending, and converts the result
+(schema.py). Calls go over the node's keep-alive connections
+(transport.py), in CBOR when cbor2 is installed, in JSON otherwise.
 """
 
 import concurrent.futures
@@ -12,7 +12,7 @@ import inspect
 import threading
 import urllib.parse
 
-from . import codec, cpp_types
+from . import codec, schema
 from .errors import LaunchpadError, ProtocolError, RemoteError
 from .optional_packages import cbor2, warn_if_missing
 from .transport import Transport
@@ -36,15 +36,20 @@ def _shared_executor():
 
 
 class MethodSpec:
-    """A method as `describe` gives it, with its parsed parameter types."""
+    """A method as `describe` gives it, with its parameter and result types
+    built from their schemas."""
 
     def __init__(self, entry):
         self.name = entry["name"]
         self.arity = entry["arity"]
-        self.signature = entry["signature"]
         self.batched = entry.get("batched")
         self.path = "/lp/v1/call/" + urllib.parse.quote(self.name, safe="")
-        self.params, self.result = cpp_types.parse_signature(self.name, self.arity, self.signature)
+        self.params, self.result = schema.method_types(entry)
+        # For people: the node's spelling, else one made from the types.
+        self.signature = entry.get("signature")
+        if not isinstance(self.signature, str):
+            self.signature = (f"{self.result.name} {self.name}"
+                              f"({', '.join(p.name for p in self.params)})")
 
     def arguments_to_wire(self, args):
         if len(args) != self.arity:
@@ -203,7 +208,7 @@ class Node:
                                 "this client speaks protocol 1")
         try:
             specs = {entry["name"]: MethodSpec(entry) for entry in body["methods"]}
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError, schema.BadSchema) as e:
             raise ProtocolError(shared.label, "", f"a method in the describe reply is malformed: {e}") from None
         with shared.lock:
             shared.description = body
@@ -282,7 +287,7 @@ class Node:
         if check and spec is not None:
             wire = spec.arguments_to_wire(args)
         else:
-            wire = cpp_types.plain(list(args))
+            wire = schema.plain(list(args))
         try:
             return codec.encode(wire, self._shared.content_type)
         except codec.EncodeError as e:
@@ -309,7 +314,7 @@ class Node:
         body = self._body(reply, method)
         if not (isinstance(body, dict) and "result" in body):
             raise ProtocolError(self.label, method,
-                                f"the reply is not {{\"result\": ...}}: {cpp_types.describe_value(body)}")
+                                f"the reply is not {{\"result\": ...}}: {schema.describe_value(body)}")
         result = body["result"]
         return spec.result.from_wire(result) if spec is not None else result
 
@@ -344,7 +349,7 @@ class Node:
             raise RemoteError(error.get("node") or self.label, error.get("method") or method,
                               error["code"], str(error.get("message", "")), reply.status)
         raise ProtocolError(self.label, method, f"HTTP {reply.status} with a body that is not a "
-                            f"Launchpad error: {cpp_types.describe_value(body)}")
+                            f"Launchpad error: {schema.describe_value(body)}")
 
 
 def connect(url, secret=None, *, run_dir=None, timeout=DEFAULT_TIMEOUT,

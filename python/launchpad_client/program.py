@@ -105,38 +105,35 @@ class Program:
         self.close()
 
 
-def attach(run_dir, *, output=None, wait_for=(), startup_timeout=10.0, timeout=DEFAULT_TIMEOUT,
+def attach(run_dir, *, wait_for=(), startup_timeout=10.0, timeout=DEFAULT_TIMEOUT,
            max_reply_bytes=DEFAULT_MAX_REPLY, format=None):
     """The running program of the launch whose run directory is `run_dir` (the
     launcher prints it: "[lp] the launch's secret is in RUN_DIR/secret").
 
-    The secret comes from `<run_dir>/secret`, the nodes' addresses from what
-    they printed (see run_directory.py): the node logs of a launch with
-    `--lp_terminal=files` (or `tmux`), else `output`: the launcher's output
-    saved to a file, a log directory, or lines. Waits up to `startup_timeout`
-    seconds for the labels in `wait_for` (names of groups wait for their
-    first node), or for any node when none are named.
+    The secret comes from `<run_dir>/secret`, the nodes' addresses from
+    `<run_dir>/nodes`, which every node of the launch appends to once it
+    serves (see run_directory.py). Waits up to `startup_timeout` seconds for
+    the labels in `wait_for` (names of groups wait for their first node), or
+    for any node when none are named.
     """
     run_dir = os.fspath(run_dir)
     secret = run_directory.read_secret(run_dir)
     wanted = [wait_for] if isinstance(wait_for, str) else list(wait_for)
-    if output is not None and not isinstance(output, (str, bytes, os.PathLike)):
-        output = list(output)  # lines (an open file, say) can be read once only
 
     def missing(found):
         return [w for w in wanted if w not in found and not any(l.startswith(w + "/") for l in found)]
 
     give_up = time.monotonic() + startup_timeout
     while True:
-        found = run_directory.node_addresses(run_dir, output)
+        found = run_directory.node_addresses(run_dir)
         if (found and not missing(found)) or time.monotonic() >= give_up:
             break
         time.sleep(0.05)
     if not found:
         raise LaunchpadError(
-            f"found no node addresses for {run_dir} within {startup_timeout:g} s: its nodes print "
-            "them ('[lp] <label> serving at <url>') into <run dir>/logs only under "
-            "--lp_terminal=files or tmux; otherwise pass the launcher's output as output=")
+            f"found no node addresses for {run_dir} within {startup_timeout:g} s: no node has "
+            f"written its address to {os.path.join(run_dir, 'nodes')} yet (each does once it "
+            "serves); is the program still starting, or is this another kind of directory?")
     if missing(found):
         raise LaunchpadError(f"no address for {', '.join(missing(found))} within "
                              f"{startup_timeout:g} s; found {', '.join(sorted(found))}")

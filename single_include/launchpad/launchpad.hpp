@@ -88,7 +88,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-// ---- launchpad/detail/reflect/type_name.hpp ----
+// ---- launchpad/detail/util/type_name.hpp ----
 
 // Names of types, for /lp/v1/describe and error messages. A type's name is
 // a constant, cut at compile time from the compiler's own spelling: a
@@ -185,10 +185,11 @@ LP_API std::string readable_type(std::string_view spelling) {
 // The wire-type model: one classification of C++ types, wire_kind_of<T>,
 // that every codec switches on (cbor_encode.hpp writes, cbor_decode.hpp
 // reads; JSON goes through them, json_encode.hpp and json_decode.hpp), and
-// lp::wire_type, the types a service method may take or return. The kinds
-// are listed in docs/protocol.md ("Values"). To add a kind: classify it
-// here, then give it a case in cbor::write and in the typed reader; each
-// ends with a static_assert, so a kind either forgets does not compile.
+// has_wire_form, the types a service method may take or return (users know
+// it as lp::wire_type, <launchpad/wire.hpp>). The kinds are listed in
+// docs/protocol.md ("Values"). To add a kind: classify it here, then give it
+// a case in cbor::write and in the typed reader; each ends with a
+// static_assert, so a kind either forgets does not compile.
 //
 // Also here: the one walk over the members of a Hana struct
 // (for_each_member, member_types), and, for a type that is not a wire type,
@@ -214,18 +215,14 @@ LP_API std::string readable_type(std::string_view spelling) {
 #include <vector>
 
 namespace lp {
-
-// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
-// and writing it needs <launchpad/json.hpp>, which most programs never
-// include, and so never parse nlohmann's header.
-using json = nlohmann::json;
-
 template <class T>
 class tensor;
-
 }  // namespace lp
 
 namespace lp::detail {
+
+// nlohmann's JSON value, the json kind (lp::json, <launchpad/wire.hpp>).
+using json = nlohmann::json;
 
 // The element types that pack into a typed array (RFC 8746): every
 // arithmetic type but bool, whose std::vector is not contiguous.
@@ -471,7 +468,7 @@ constexpr wire_kind classify() {
 }
 
 // The kind of T (cv-qualifiers aside). Only the outer type: whether its
-// parts cross too is wire_type's question.
+// parts cross too is has_wire_form's question.
 template <class T>
 inline constexpr wire_kind wire_kind_of = classify<T>();
 
@@ -618,27 +615,19 @@ struct wire_diagnosis {
   static constexpr bool value = false;
 };
 
-}  // namespace lp::detail
-
-namespace lp {
-
 // What may cross the wire: every parameter and the result of a service
 // method (void too). The kinds of wire_kind_of, all the way down; a Hana
 // struct crosses when its members do.
 template <class T>
-concept wire_type = std::is_void_v<T> || std::is_void_v<detail::wire_offender<T>>;
-
-}  // namespace lp
-
-namespace lp::detail {
+concept has_wire_form = std::is_void_v<T> || std::is_void_v<wire_offender<T>>;
 
 // Stops the build with the reason T is not a wire type (wire_diagnosis), in
-// the branch a codec takes for such a T: `if constexpr (wire_type<T>) ...
+// the branch a codec takes for such a T: `if constexpr (has_wire_form<T>) ...
 // else explain_wire_type<T>();`, so that the codec adds no errors of its own.
 // Not from a constant evaluation: clang then also refuses the evaluation.
 template <class T>
 constexpr void explain_wire_type() {
-  if constexpr (!wire_type<T>) (void)sizeof(wire_diagnosis<wire_offender<T>>);
+  if constexpr (!has_wire_form<T>) (void)sizeof(wire_diagnosis<wire_offender<T>>);
 }
 
 // For the last branch of a codec's switch on the kind: a kind it has no case
@@ -1118,16 +1107,163 @@ LP_API json reader::map(length count) {
 
 // ---- launchpad/detail/wire/decode_error.hpp ----
 
-// What a reader says of a value that does not fit the type it must become.
+// How a reader quotes a value that does not fit the type it must become
+// (lp::decode_error, <launchpad/error.hpp>).
 
+// ---- launchpad/error.hpp ----
+
+
+namespace lp {
+
+// Root of every exception the library throws. what() reads
+// "[lp.<id>] <message>", where the id is stable and documented in
+// docs/troubleshooting.md, so users and scripts can match on it.
+class error : public std::runtime_error {
+ public:
+  LP_API error(const std::string& id, const std::string& message);
+  const std::string& id() const noexcept { return id_; }
+
+ private:
+  std::string id_;
+};
+
+// The program graph was built wrongly: an empty or duplicate label, a handle
+// from another program, ...
+class graph_error : public error {
+ public:
+  explicit graph_error(const std::string& message) : error("graph_error", message) {}
+};
+
+// The library was used wrongly at run time: an unknown --lp_ flag,
+// lp::context() outside a node, ...
+class usage_error : public error {
+ public:
+  explicit usage_error(const std::string& message) : error("usage_error", message) {}
+};
+
+// A launch could not start or run what it was asked to: a process could not
+// be started, a run directory or log file could not be written, a Slurm tool
+// refused, the launcher's rendezvous could not be reached.
+class launch_error : public error {
+ public:
+  explicit launch_error(const std::string& message) : error("launch_error", message) {}
+
+ protected:
+  launch_error(const std::string& id, const std::string& message) : error(id, message) {}
+};
+
+// A node could not listen on its address (a port in use, an address this
+// host does not have).
+class bind_error : public launch_error {
+ public:
+  explicit bind_error(const std::string& message) : launch_error("bind_error", message) {}
+};
+
+// The kernel gave no random bytes for the launch's secret.
+class secret_error : public launch_error {
+ public:
+  explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
+};
+
+// A value that does not fit the type it must become: an argument or result
+// on the wire, a checkpoint's state, or lp::json read with get<T>() after
+// <launchpad/json.hpp>. reason() says what was expected and what came.
+class decode_error : public error {
+ public:
+  explicit decode_error(const std::string& reason) : error("decode_error", reason), reason_(reason) {}
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+// A checkpoint that cannot be restored: unreadable, corrupt, or the state of
+// another service. The message names the file.
+class checkpoint_error : public launch_error {
+ public:
+  explicit checkpoint_error(const std::string& message)
+      : launch_error("checkpoint_error", message) {}
+};
+
+// A node of a launched program failed (its run() threw, its process exited
+// non-zero or was killed), as a test controller's wait() reports it. what()
+// names each failed node; under test_multi_threading the node's own
+// exception is nested (std::rethrow_if_nested).
+class node_failure : public error {
+ public:
+  explicit node_failure(const std::string& summary) : error("node_failure", summary) {}
+};
+
+// A call could not reach its node or got no answer: connection refused, the
+// connection dropped, the program is stopping, the deadline passed.
+class transport_error : public error {
+ public:
+  transport_error(const std::string& node, const std::string& method,
+                  const std::string& message)
+      : transport_error("transport_error", node, method, message) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+
+ protected:
+  transport_error(const std::string& id, const std::string& node, const std::string& method,
+                  const std::string& message)
+      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+
+ private:
+  std::string node_, method_;
+};
+
+// The call's deadline passed before its reply came. The method may still
+// run, or have run, on the node: retry only what is safe to repeat.
+class deadline_exceeded : public transport_error {
+ public:
+  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("deadline_exceeded", node, method, message) {}
+};
+
+// The call was refused because the program is stopping: the node no longer
+// takes calls, or the launch no longer knows where it serves. Raised only
+// once this process's own program is stopping too (lp::stop_requested() is
+// true), so a run() that calls other nodes may simply let it end the run():
+// a run() that ends by lp::stopping after a stop was asked for ends cleanly.
+class stopping : public transport_error {
+ public:
+  stopping(const std::string& node, const std::string& method, const std::string& message)
+      : transport_error("stopping", node, method, message) {}
+};
+
+// The node answered with an error: the method threw (code "remote_exception"),
+// the request was bad ("bad_request"), no such method ("no_such_method"), the
+// node is stopping ("stopping"). message() is the node's own text.
+class remote_error : public error {
+ public:
+  remote_error(const std::string& node, const std::string& method, const std::string& code,
+               const std::string& message, int status)
+      : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
+        node_(node),
+        method_(method),
+        code_(code),
+        message_(message),
+        status_(status) {}
+  const std::string& node() const noexcept { return node_; }
+  const std::string& method() const noexcept { return method_; }
+  const std::string& code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+  int status() const noexcept { return status_; }
+
+ private:
+  std::string node_, method_, code_, message_;
+  int status_;
+};
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API error::error(const std::string& id, const std::string& message)
+    : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp
 
 namespace lp::detail {
-
-// A value that does not fit the type it must become. what() says what was
-// expected and what came, for the caller's "argument 2 of add: ..." message.
-struct decode_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // A value as an error message quotes it: its type and the start of its text.
 LP_API std::string describe_value(const json& value);
@@ -1650,7 +1786,7 @@ T read_item(reader& in) {
 // that are not a CBOR item (even where a misfit comes first in them).
 template <class T>
 T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
-  if constexpr (wire_type<T>) {
+  if constexpr (has_wire_form<T>) {
     reader in(bytes, max_depth);
     in.seek(at);
     try {
@@ -1700,7 +1836,7 @@ LP_API std::size_t count_items(reader& in) {
 
 LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
   if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
-  (*misfits_)[std::string(key)] = e.what();
+  (*misfits_)[std::string(key)] = e.reason();
 }
 
 LP_API const std::string* deferred_misfits::find(std::size_t index) const {
@@ -1774,8 +1910,10 @@ std::string& thread_buffer(std::size_t expected = 0) {
 // free, so each large body, value and copy of a call costs its page faults
 // anew: two thirds of a 4 MB round trip here. A process that hosts nodes
 // keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB. Setting MALLOC_MMAP_THRESHOLD_,
-// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user.
+// the kernel only past 128 MiB. It is the whole process's allocator, so the
+// user can see it (docs/concepts.md) and turn it off (--lp_system_malloc);
+// setting MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES
+// leaves the choice to the user too.
 inline void keep_large_blocks() {
 #if defined(__GLIBC__)
   static std::once_flag once;
@@ -1998,7 +2136,7 @@ void write_value(sink& out, const T& value) {
 // Appends `value` to `out` (a std::string or a gathered body).
 template <class Out, class T>
 void write(Out& out, const T& value) {
-  if constexpr (wire_type<T>) {
+  if constexpr (has_wire_form<T>) {
     sink to(out);
     write_value(to, value);
   } else {
@@ -2055,261 +2193,6 @@ LP_API json json_of_written(std::string_view bytes) {
 }
 
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/util/launch_state.hpp ----
-
-#include <atomic>
-#include <condition_variable>
-#include <exception>
-#include <functional>
-#include <ostream>
-#include <thread>
-
-namespace lp::detail {
-
-// The exit statuses of a node process that ended itself for a hung node
-// (its group's health_timeout), for its launcher to say which part hung: a
-// handler, or run().
-inline constexpr int hung_exit_status = 124;
-inline constexpr int hung_run_exit_status = 125;
-class node_metrics;
-
-// What a node can ask about itself through lp::context().
-struct node_identity {
-  std::string label;
-  std::string group;
-  int index = -1;
-  std::string program;
-  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
-  std::string run_dir;  // the launch's run directory; empty under a test controller
-  std::vector<int> cores;  // the process is pinned to; empty: not pinned
-  std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
-  node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
-};
-
-// The stop state of one running program in this process, shared by its
-// nodes, its launcher and lp::stop().
-class launch_state {
- public:
-  launch_state(std::string program, std::string policy)
-      : program_(std::move(program)), policy_(std::move(policy)) {}
-
-  const std::string& program() const noexcept { return program_; }
-  const std::string& policy() const noexcept { return policy_; }
-
-  // Asks every node to stop. The on_stop callbacks run once, on the thread
-  // that asked first; any other thread that asks meanwhile waits for them,
-  // so that when this returns they have all run (and a launch may shut its
-  // nodes down).
-  void request_stop() {
-    std::vector<std::function<void()>> callbacks;
-    {
-      std::unique_lock lock(mutex_);
-      if (stop_requested_) {
-        if (callbacks_runner_ != std::this_thread::get_id())
-          changed_.wait(lock, [&] { return callbacks_done_; });
-        return;
-      }
-      stop_requested_ = true;
-      callbacks_runner_ = std::this_thread::get_id();
-      callbacks.swap(on_stop_);
-    }
-    changed_.notify_all();
-    for (auto& callback : callbacks) {
-      try {
-        callback();
-      } catch (...) {
-        fail("on_stop", std::current_exception());
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      callbacks_done_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  bool stop_requested() const {
-    std::lock_guard lock(mutex_);
-    return stop_requested_;
-  }
-
-  // Stops as request_stop() does, for a stop this process heard of from
-  // the rest of the program (a peer refused a call for stopping): nobody
-  // here asked for it, so a node process does not pass it on as its own.
-  void follow_stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_followed_ = stop_followed_ || !stop_requested_;
-    }
-    request_stop();
-  }
-
-  // Whether the stop came by follow_stop() rather than from here.
-  bool stop_followed() const {
-    std::lock_guard lock(mutex_);
-    return stop_followed_;
-  }
-
-  bool wait_for_stop(std::chrono::nanoseconds timeout) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
-  }
-
-  void wait_for_stop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return stop_requested_; });
-  }
-
-  // Runs now if the program is already stopping.
-  void on_stop(std::function<void()> callback) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!stop_requested_) {
-        on_stop_.push_back(std::move(callback));
-        return;
-      }
-    }
-    callback();
-  }
-
-  // A node failed: the first failure is kept for the launcher to report, and
-  // the program stops.
-  void fail(const std::string& label, std::exception_ptr error) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failure_) {
-        failure_ = error;
-        failed_node_ = label;
-      }
-    }
-    request_stop();
-  }
-
-  // Says which node failed and how, if one did; returns the exit status
-  // a launch gives for it (1, or 0 when no node failed).
-  int report_failure(std::ostream& out) const {
-    auto summary = failure_summary();
-    if (summary.empty()) return 0;
-    out << "[lp] " << summary << std::flush;
-    return 1;
-  }
-
-  // "node <label> failed: <what>" and a newline, or empty if none failed.
-  std::string failure_summary() const {
-    auto failed = failure();
-    if (!failed) return {};
-    try {
-      std::rethrow_exception(failed);
-    } catch (const std::exception& e) {
-      return "node " + failed_node() + " failed: " + e.what() + "\n";
-    } catch (...) {
-      return "node " + failed_node() + " failed with an exception not derived from "
-             "std::exception\n";
-    }
-  }
-
-  std::exception_ptr failure() const {
-    std::lock_guard lock(mutex_);
-    return failure_;
-  }
-
-  // How lp::wait_for_runs waits for this launch's runs: the hosts of its
-  // nodes know where the runs are (here, or with a launcher elsewhere).
-  using runs_waiter = std::function<bool(const std::vector<std::string>& names)>;
-  void set_runs_waiter(runs_waiter waiter) {
-    std::lock_guard lock(mutex_);
-    runs_waiter_ = std::move(waiter);
-  }
-  // False with no waiter set, or when the program stopped first.
-  bool wait_for_runs(const std::vector<std::string>& names) {
-    runs_waiter waiter;
-    {
-      std::lock_guard lock(mutex_);
-      waiter = runs_waiter_;
-    }
-    return waiter && waiter(names);
-  }
-  std::string failed_node() const {
-    std::lock_guard lock(mutex_);
-    return failed_node_;
-  }
-
- private:
-  const std::string program_, policy_;
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool stop_requested_ = false;
-  bool stop_followed_ = false;
-  bool callbacks_done_ = false;
-  std::thread::id callbacks_runner_;
-  std::vector<std::function<void()>> on_stop_;
-  std::exception_ptr failure_;
-  std::string failed_node_;
-  runs_waiter runs_waiter_;
-};
-
-// The node whose code this thread is running (its run(), a handler, its
-// constructor), if any.
-struct current_node {
-  const node_identity* identity = nullptr;
-  launch_state* launch = nullptr;
-};
-
-inline current_node& this_thread_node() {
-  thread_local current_node current;
-  return current;
-}
-
-// A peer said that the program stops. This process's part of it stops too,
-// before the caller hears of it, so that lp::stop_requested() is true by
-// the time the call fails with lp::stopping. Outside a node (a test's own
-// calls) nothing here belongs to the program.
-inline void stop_this_threads_program() {
-  if (auto* launch = this_thread_node().launch) launch->follow_stop();
-}
-
-class node_scope {
- public:
-  node_scope(const node_identity& identity, launch_state& launch)
-      : saved_(this_thread_node()) {
-    this_thread_node() = {&identity, &launch};
-  }
-  node_scope(const node_scope&) = delete;
-  node_scope& operator=(const node_scope&) = delete;
-  ~node_scope() { this_thread_node() = saved_; }
-
- private:
-  current_node saved_;
-};
-
-// Every program running in this process, so that lp::stop() from main or a
-// signal reaches them all.
-class launch_registry {
- public:
-  static launch_registry& get() {
-    static launch_registry registry;
-    return registry;
-  }
-  void add(const std::shared_ptr<launch_state>& launch) {
-    std::lock_guard lock(mutex_);
-    launches_.push_back(launch);
-  }
-  void remove(const std::shared_ptr<launch_state>& launch) {
-    std::lock_guard lock(mutex_);
-    std::erase(launches_, launch);
-  }
-  std::vector<std::shared_ptr<launch_state>> all() const {
-    std::lock_guard lock(mutex_);
-    return launches_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<launch_state>> launches_;
-};
 
 }  // namespace lp::detail
 
@@ -2405,147 +2288,6 @@ LP_API json error_body(std::string_view code, std::string_view message, std::str
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail::protocol
-
-// ---- launchpad/error.hpp ----
-
-
-namespace lp {
-
-// Root of every exception the library throws. what() reads
-// "[lp.<id>] <message>", where the id is stable and documented in
-// docs/troubleshooting.md, so users and scripts can match on it.
-class error : public std::runtime_error {
- public:
-  LP_API error(const std::string& id, const std::string& message);
-  const std::string& id() const noexcept { return id_; }
-
- private:
-  std::string id_;
-};
-
-// The program graph was built wrongly: an empty or duplicate label, a handle
-// from another program, ...
-class graph_error : public error {
- public:
-  explicit graph_error(const std::string& message) : error("graph_error", message) {}
-};
-
-// The library was used wrongly at run time: an unknown --lp_ flag,
-// lp::context() outside a node, ...
-class usage_error : public error {
- public:
-  explicit usage_error(const std::string& message) : error("usage_error", message) {}
-};
-
-// A launch could not start or run what it was asked to: a process could not
-// be started, a run directory or log file could not be written, a Slurm tool
-// refused, the launcher's rendezvous could not be reached.
-class launch_error : public error {
- public:
-  explicit launch_error(const std::string& message) : error("launch_error", message) {}
-
- protected:
-  launch_error(const std::string& id, const std::string& message) : error(id, message) {}
-};
-
-// A node could not listen on its address (a port in use, an address this
-// host does not have).
-class bind_error : public launch_error {
- public:
-  explicit bind_error(const std::string& message) : launch_error("bind_error", message) {}
-};
-
-// The kernel gave no random bytes for the launch's secret.
-class secret_error : public launch_error {
- public:
-  explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
-};
-
-// A checkpoint that cannot be restored: unreadable, corrupt, or the state of
-// another service. The message names the file.
-class checkpoint_error : public launch_error {
- public:
-  explicit checkpoint_error(const std::string& message)
-      : launch_error("checkpoint_error", message) {}
-};
-
-// A node of a launched program failed (its run() threw, its process exited
-// non-zero or was killed), as a test controller's wait() reports it. what()
-// names each failed node; under test_multi_threading the node's own
-// exception is nested (std::rethrow_if_nested).
-class node_failure : public error {
- public:
-  explicit node_failure(const std::string& summary) : error("node_failure", summary) {}
-};
-
-// A call could not reach its node or got no answer: connection refused, the
-// connection dropped, the program is stopping, the deadline passed.
-class transport_error : public error {
- public:
-  transport_error(const std::string& node, const std::string& method,
-                  const std::string& message)
-      : transport_error("transport_error", node, method, message) {}
-  const std::string& node() const noexcept { return node_; }
-  const std::string& method() const noexcept { return method_; }
-
- protected:
-  transport_error(const std::string& id, const std::string& node, const std::string& method,
-                  const std::string& message)
-      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
-
- private:
-  std::string node_, method_;
-};
-
-// The call's deadline passed before its reply came. The method may still
-// run, or have run, on the node: retry only what is safe to repeat.
-class deadline_exceeded : public transport_error {
- public:
-  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
-      : transport_error("deadline_exceeded", node, method, message) {}
-};
-
-// The call was refused because the program is stopping: the node no longer
-// takes calls, or the launch no longer knows where it serves. Raised only
-// once this process's own program is stopping too (lp::stop_requested() is
-// true), so a run() that calls other nodes may simply let it end the run():
-// a run() that ends by lp::stopping after a stop was asked for ends cleanly.
-class stopping : public transport_error {
- public:
-  stopping(const std::string& node, const std::string& method, const std::string& message)
-      : transport_error("stopping", node, method, message) {}
-};
-
-// The node answered with an error: the method threw (code "remote_exception"),
-// the request was bad ("bad_request"), no such method ("no_such_method"), the
-// node is stopping ("stopping"). message() is the node's own text.
-class remote_error : public error {
- public:
-  remote_error(const std::string& node, const std::string& method, const std::string& code,
-               const std::string& message, int status)
-      : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
-        node_(node),
-        method_(method),
-        code_(code),
-        message_(message),
-        status_(status) {}
-  const std::string& node() const noexcept { return node_; }
-  const std::string& method() const noexcept { return method_; }
-  const std::string& code() const noexcept { return code_; }
-  const std::string& message() const noexcept { return message_; }
-  int status() const noexcept { return status_; }
-
- private:
-  std::string node_, method_, code_, message_;
-  int status_;
-};
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API error::error(const std::string& id, const std::string& message)
-    : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp
 
 namespace lp::detail {
 
@@ -2732,12 +2474,6 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
   auto code = text("code", "");
   if (code.empty()) code = "http_" + std::to_string(status);
   auto message = text("message", "HTTP status " + std::to_string(status));
-  if (status == 503 && code == "stopping") {
-    // The program stops: so does the caller's part of it, before the caller
-    // hears of it (lp::stopping's promise).
-    stop_this_threads_program();
-    throw stopping(node, method, message);
-  }
   throw remote_error(node, method, code, message, status);
 }
 
@@ -2764,7 +2500,7 @@ LP_API std::string result_cbor(const std::string& node, const std::string& metho
 
 LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
   throw transport_error(node, method,
-                        std::string("the node's reply does not fit the result type: ") + e.what());
+                        std::string("the node's reply does not fit the result type: ") + e.reason());
 }
 
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
@@ -2881,6 +2617,20 @@ class channel {
 // refused at compile time, each with the reason.
 
 
+namespace lp {
+
+// What may cross the wire: every parameter and the result of a service
+// method (void too).
+template <class T>
+concept wire_type = detail::has_wire_form<T>;
+
+// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
+// and writing it needs <launchpad/json.hpp>, which most programs never
+// include, and so never parse nlohmann's header.
+using json = nlohmann::json;
+
+}  // namespace lp
+
 namespace lp::detail {
 
 // What a service method looks like on the wire, from its member pointer.
@@ -2975,15 +2725,13 @@ struct batched_function : member_function<Pointer> {  // not a method: LP_SERVIC
 template <class Method>
 struct lp_batch_tag {};
 
-namespace lp {
+namespace lp::detail {
 
-// How a batched method gathers its callers (see LP_BATCHED).
+// How a batched method gathers its callers: what LP_BATCHED says.
 struct batch_limits {
   std::size_t max_batch;
   std::chrono::microseconds max_wait;
 };
-
-namespace detail {
 
 template <class Method>
 concept batched_method = requires {
@@ -3008,8 +2756,7 @@ struct signature_of<Method> {
 template <class Method>
 using signature = typename signature_of<Method>::type;
 
-}  // namespace detail
-}  // namespace lp
+}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -3294,6 +3041,261 @@ call_result<Caller, Method> proxy_rejected_call() {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/util/launch_state.hpp ----
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <ostream>
+#include <thread>
+
+namespace lp::detail {
+
+// The exit statuses of a node process that ended itself for a hung node
+// (its group's health_timeout), for its launcher to say which part hung: a
+// handler, or run().
+inline constexpr int hung_exit_status = 124;
+inline constexpr int hung_run_exit_status = 125;
+class node_metrics;
+
+// What a node can ask about itself through lp::context().
+struct node_identity {
+  std::string label;
+  std::string group;
+  int index = -1;
+  std::string program;
+  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
+  std::string run_dir;  // the launch's run directory; empty under a test controller
+  std::vector<int> cores;  // the process is pinned to; empty: not pinned
+  std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
+  node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
+};
+
+// The stop state of one running program in this process, shared by its
+// nodes, its launcher and lp::stop().
+class launch_state {
+ public:
+  launch_state(std::string program, std::string policy)
+      : program_(std::move(program)), policy_(std::move(policy)) {}
+
+  const std::string& program() const noexcept { return program_; }
+  const std::string& policy() const noexcept { return policy_; }
+
+  // Asks every node to stop. The on_stop callbacks run once, on the thread
+  // that asked first; any other thread that asks meanwhile waits for them,
+  // so that when this returns they have all run (and a launch may shut its
+  // nodes down).
+  void request_stop() {
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::unique_lock lock(mutex_);
+      if (stop_requested_) {
+        if (callbacks_runner_ != std::this_thread::get_id())
+          changed_.wait(lock, [&] { return callbacks_done_; });
+        return;
+      }
+      stop_requested_ = true;
+      callbacks_runner_ = std::this_thread::get_id();
+      callbacks.swap(on_stop_);
+    }
+    changed_.notify_all();
+    for (auto& callback : callbacks) {
+      try {
+        callback();
+      } catch (...) {
+        fail("on_stop", std::current_exception());
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      callbacks_done_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stop_requested_;
+  }
+
+  // Stops as request_stop() does, for a stop this process heard of from
+  // the rest of the program (a peer refused a call for stopping): nobody
+  // here asked for it, so a node process does not pass it on as its own.
+  void follow_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_followed_ = stop_followed_ || !stop_requested_;
+    }
+    request_stop();
+  }
+
+  // Whether the stop came by follow_stop() rather than from here.
+  bool stop_followed() const {
+    std::lock_guard lock(mutex_);
+    return stop_followed_;
+  }
+
+  bool wait_for_stop(std::chrono::nanoseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
+  }
+
+  void wait_for_stop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_requested_; });
+  }
+
+  // Runs now if the program is already stopping.
+  void on_stop(std::function<void()> callback) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stop_requested_) {
+        on_stop_.push_back(std::move(callback));
+        return;
+      }
+    }
+    callback();
+  }
+
+  // A node failed: the first failure is kept for the launcher to report, and
+  // the program stops.
+  void fail(const std::string& label, std::exception_ptr error) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_) {
+        failure_ = error;
+        failed_node_ = label;
+      }
+    }
+    request_stop();
+  }
+
+  // Says which node failed and how, if one did; returns the exit status
+  // a launch gives for it (1, or 0 when no node failed).
+  int report_failure(std::ostream& out) const {
+    auto summary = failure_summary();
+    if (summary.empty()) return 0;
+    out << "[lp] " << summary << std::flush;
+    return 1;
+  }
+
+  // "node <label> failed: <what>" and a newline, or empty if none failed.
+  std::string failure_summary() const {
+    auto failed = failure();
+    if (!failed) return {};
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception& e) {
+      return "node " + failed_node() + " failed: " + e.what() + "\n";
+    } catch (...) {
+      return "node " + failed_node() + " failed with an exception not derived from "
+             "std::exception\n";
+    }
+  }
+
+  std::exception_ptr failure() const {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+
+  // How lp::wait_for_runs waits for this launch's runs: the hosts of its
+  // nodes know where the runs are (here, or with a launcher elsewhere).
+  using runs_waiter = std::function<bool(const std::vector<std::string>& names)>;
+  void set_runs_waiter(runs_waiter waiter) {
+    std::lock_guard lock(mutex_);
+    runs_waiter_ = std::move(waiter);
+  }
+  // False with no waiter set, or when the program stopped first.
+  bool wait_for_runs(const std::vector<std::string>& names) {
+    runs_waiter waiter;
+    {
+      std::lock_guard lock(mutex_);
+      waiter = runs_waiter_;
+    }
+    return waiter && waiter(names);
+  }
+  std::string failed_node() const {
+    std::lock_guard lock(mutex_);
+    return failed_node_;
+  }
+
+ private:
+  const std::string program_, policy_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_requested_ = false;
+  bool stop_followed_ = false;
+  bool callbacks_done_ = false;
+  std::thread::id callbacks_runner_;
+  std::vector<std::function<void()>> on_stop_;
+  std::exception_ptr failure_;
+  std::string failed_node_;
+  runs_waiter runs_waiter_;
+};
+
+// The node whose code this thread is running (its run(), a handler, its
+// constructor), if any.
+struct current_node {
+  const node_identity* identity = nullptr;
+  launch_state* launch = nullptr;
+};
+
+inline current_node& this_thread_node() {
+  thread_local current_node current;
+  return current;
+}
+
+// A peer said that the program stops. This process's part of it stops too,
+// before the caller hears of it, so that lp::stop_requested() is true by
+// the time the call fails with lp::stopping. Outside a node (a test's own
+// calls) nothing here belongs to the program.
+inline void stop_this_threads_program() {
+  if (auto* launch = this_thread_node().launch) launch->follow_stop();
+}
+
+class node_scope {
+ public:
+  node_scope(const node_identity& identity, launch_state& launch)
+      : saved_(this_thread_node()) {
+    this_thread_node() = {&identity, &launch};
+  }
+  node_scope(const node_scope&) = delete;
+  node_scope& operator=(const node_scope&) = delete;
+  ~node_scope() { this_thread_node() = saved_; }
+
+ private:
+  current_node saved_;
+};
+
+// Every program running in this process, so that lp::stop() from main or a
+// signal reaches them all.
+class launch_registry {
+ public:
+  static launch_registry& get() {
+    static launch_registry registry;
+    return registry;
+  }
+  void add(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    launches_.push_back(launch);
+  }
+  void remove(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    std::erase(launches_, launch);
+  }
+  std::vector<std::shared_ptr<launch_state>> all() const {
+    std::lock_guard lock(mutex_);
+    return launches_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<launch_state>> launches_;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/util/run_progress.hpp ----
 
 // ---- launchpad/detail/util/tally.hpp ----
@@ -3552,6 +3554,11 @@ struct handler_scope {
 };
 
 // The process-wide pool behind client futures (call/caller.hpp).
+// Process-wide on purpose: the bounds below are what a process spends on
+// futures, whatever number of clients and launches it has; a pool per client
+// or per launch would multiply them. docs/concepts.md ("Outstanding futures
+// are bounded in threads") tells users. Its threads leave after 2 s idle, so
+// a process that makes no futures holds none.
 //
 // A future's call holds a pool thread, blocked on its socket, for its round
 // trip. At most call_pool_busy (64) futures are in flight at once; the
@@ -3726,7 +3733,22 @@ struct call_access {
   template <class R>
   static R finish(channel& target, const std::string& method,
                   std::span<const std::string_view> args, const call_deadline& deadline) {
-    return read_result<R>(target.node(), method, target.call(method, args, deadline));
+    try {
+      return read_result<R>(target.node(), method, target.call(method, args, deadline));
+    } catch (const remote_error& refusal) {
+      rethrow_for_caller(refusal);
+    }
+  }
+
+  // A node that refuses because it is stopping says that the program stops:
+  // so does the caller's part of it, before the caller hears of it as
+  // lp::stopping (its promise). Any other refusal goes on as it came.
+  [[noreturn]] static void rethrow_for_caller(const remote_error& refusal) {
+    if (refusal.status() == 503 && refusal.code() == "stopping") {
+      stop_this_threads_program();
+      throw stopping(refusal.node(), refusal.method(), refusal.message());
+    }
+    throw;
   }
 };
 
@@ -4268,7 +4290,7 @@ concept checkpointed = detail::restores_saved_state<T>;
 //
 // Write it right after LP_SERVICE, in the same namespace.
 #define LP_BATCHED(T, m, max_batch, max_wait)                                             \
-  constexpr ::lp::batch_limits lp_batch_limits(                                           \
+  constexpr ::lp::detail::batch_limits lp_batch_limits(                                   \
       ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
     return {static_cast<std::size_t>(max_batch),                                          \
             std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
@@ -5171,6 +5193,232 @@ LP_API arguments::arguments(std::string_view body, protocol::format format) {
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/wire/schema.hpp ----
+
+// What /lp/v1/describe says of each parameter and result type: its schema,
+// a tree that follows the wire kinds (kind.hpp) and says what a value of the
+// type looks like on the wire: an integer's width and sign, a sequence's
+// element, a map's value, a struct's members ... (docs/protocol.md,
+// "Introspection", lists every kind). Clients build their checks from it, so
+// it must not depend on how a compiler spells a type: the spelling rides
+// along for people reading describe, and nothing reads it.
+//
+// The tree is built at compile time: schema_of<T>::value is a constant
+// (constinit) with pointers to its parts' schemas, so a service's types cost
+// its translation unit data, not code. A struct that holds itself (through a
+// std::vector, an optional ...) points back at its own schema; the JSON
+// writer, compiled once, cuts such a loop (schema_json).
+
+
+namespace lp::detail {
+
+struct type_schema;
+
+// A member of a Hana struct: its name and its type's schema.
+struct field_schema {
+  std::string_view name;
+  const type_schema* schema;
+};
+
+struct type_schema {
+  // One of the kinds of docs/protocol.md: "boolean", "integer", "floating",
+  // "enumeration", "string", "optional", "typed_array", "sequence", "map",
+  // "tuple", "struct", "tensor", "json", "nlohmann", and "void" for a
+  // method that returns nothing.
+  std::string_view kind;
+  std::string_view spelling;  // type_spelling<T>: for people only
+  std::size_t bits = 0;       // integer, floating, enumeration (its integer's)
+  bool is_signed = false;     // integer, enumeration
+  bool fixed_size = false;    // std::array: exactly `size` items
+  std::size_t size = 0;
+  bool unique = false;                          // std::set: repeated items are kept once
+  const type_schema* element = nullptr;         // typed_array, sequence, tensor
+  const type_schema* key = nullptr;             // map
+  const type_schema* value = nullptr;           // map, optional
+  std::span<const type_schema* const> items{};  // tuple, in order
+  std::span<const field_schema> fields{};       // struct, in declaration order
+};
+
+// The schema of T (void too), a constant; defined below.
+template <class T>
+struct schema_of {
+  static const type_schema value;
+};
+
+template <class T>
+struct tuple_schemas;
+template <class... E>
+struct tuple_schemas<std::tuple<E...>> {
+  static constexpr std::array<const type_schema*, sizeof...(E)> value{
+      &schema_of<E>::value...};
+};
+
+template <class S>
+struct struct_fields {
+  static constexpr auto value =
+      boost::hana::unpack(boost::hana::accessors<S>(), [](auto... member) {
+        return std::array<field_schema, sizeof...(member)>{
+            field_schema{boost::hana::to<const char*>(boost::hana::first(member)),
+                         &schema_of<std::remove_cvref_t<decltype(boost::hana::second(
+                             member)(std::declval<S&>()))>>::value}...};
+      });
+};
+
+// An integer's or an enum's integer: its width and sign.
+template <class T, class Integer>
+constexpr type_schema integer_schema(std::string_view kind) {
+  return {.kind = kind,
+          .spelling = type_spelling<T>,
+          .bits = 8 * sizeof(Integer),
+          .is_signed = std::is_signed_v<Integer>};
+}
+
+// A std::vector, std::array or std::set (or a typed array, one of numbers).
+template <class T>
+constexpr type_schema items_schema(std::string_view kind) {
+  type_schema out{.kind = kind,
+                  .spelling = type_spelling<T>,
+                  .element = &schema_of<typename T::value_type>::value};
+  if constexpr (is_std_array<T>) {
+    out.fixed_size = true;
+    out.size = std::tuple_size_v<T>;
+  }
+  out.unique = is_std_set<T>;
+  return out;
+}
+
+// Each kind has its branch; the last one stops the build for a kind added
+// to kind.hpp and forgotten here, as the codecs' do.
+template <class T>
+constexpr type_schema make_schema() {
+  constexpr auto kind = wire_kind_of<T>;
+  if constexpr (!has_wire_form<T>) {
+    explain_wire_type<T>();
+    return {};
+  } else if constexpr (kind == wire_kind::boolean) {
+    return {.kind = "boolean", .spelling = type_spelling<T>};
+  } else if constexpr (kind == wire_kind::integer) {
+    return integer_schema<T, T>("integer");
+  } else if constexpr (kind == wire_kind::floating) {
+    return {.kind = "floating", .spelling = type_spelling<T>, .bits = 8 * sizeof(T)};
+  } else if constexpr (kind == wire_kind::enumeration) {
+    return integer_schema<T, std::underlying_type_t<T>>("enumeration");
+  } else if constexpr (kind == wire_kind::string) {
+    return {.kind = "string", .spelling = type_spelling<T>};
+  } else if constexpr (kind == wire_kind::optional) {
+    return {.kind = "optional",
+            .spelling = type_spelling<T>,
+            .value = &schema_of<typename T::value_type>::value};
+  } else if constexpr (kind == wire_kind::typed_array) {
+    return items_schema<T>("typed_array");
+  } else if constexpr (kind == wire_kind::sequence) {
+    return items_schema<T>("sequence");
+  } else if constexpr (kind == wire_kind::map) {
+    return {.kind = "map",
+            .spelling = type_spelling<T>,
+            .key = &schema_of<typename T::key_type>::value,
+            .value = &schema_of<typename T::mapped_type>::value};
+  } else if constexpr (kind == wire_kind::tuple) {
+    return {.kind = "tuple",
+            .spelling = type_spelling<T>,
+            .items = tuple_schemas<typename tuple_elements<T>::type>::value};
+  } else if constexpr (kind == wire_kind::record) {
+    return {.kind = "struct",
+            .spelling = type_spelling<T>,
+            .fields = struct_fields<T>::value};
+  } else if constexpr (kind == wire_kind::tensor) {
+    // A tensor's shape is a value, not part of its type: the schema has none.
+    return {.kind = "tensor",
+            .spelling = type_spelling<T>,
+            .element = &schema_of<typename T::value_type>::value};
+  } else if constexpr (kind == wire_kind::json) {
+    return {.kind = "json", .spelling = type_spelling<T>};
+  } else if constexpr (kind == wire_kind::nlohmann) {
+    // Its own to_json says what it looks like; only its name is known here.
+    return {.kind = "nlohmann", .spelling = type_spelling<T>};
+  } else {
+    static_assert(unhandled_kind<T>, "make_schema has no case for this wire kind");
+  }
+}
+
+template <class T>
+constinit const type_schema schema_of<T>::value = make_schema<std::remove_cv_t<T>>();
+
+// What a void method returns.
+template <>
+inline constinit const type_schema schema_of<void>::value = {.kind = "void",
+                                                             .spelling = "void"};
+
+// The schemas of a method's result and then of each parameter, for
+// describe: one array per signature, a constant.
+template <class Result, class Params>
+struct signature_schemas;
+template <class Result, class... P>
+struct signature_schemas<Result, std::tuple<P...>> {
+  static constexpr std::array<const type_schema*, 1 + sizeof...(P)> value{
+      &schema_of<Result>::value, &schema_of<P>::value...};
+};
+
+// A schema as describe writes it (docs/protocol.md, "Introspection"). A
+// struct met again inside itself is written as {"kind": "struct", "type":
+// ..., "recursive": n}: the n-th struct around it, counting out from 1.
+LP_API nlohmann::json schema_json(const type_schema& schema);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace schema_writer {
+
+// A spelling as people write it: std::string, and no "> >".
+inline std::string spelled(std::string_view spelling) {
+  auto text = readable_type(spelling);
+  for (auto at = text.find(" >"); at != std::string::npos; at = text.find(" >", at))
+    text.erase(at, 1);
+  return text;
+}
+
+inline nlohmann::json write(const type_schema& schema,
+                            std::vector<const type_schema*>& structs) {
+  nlohmann::json out = {{"kind", schema.kind}, {"type", spelled(schema.spelling)}};
+  auto kind = schema.kind;
+  if (kind == "integer" || kind == "floating" || kind == "enumeration")
+    out["bits"] = schema.bits;
+  if (kind == "integer" || kind == "enumeration") out["signed"] = schema.is_signed;
+  if (schema.element) out["element"] = write(*schema.element, structs);
+  if (schema.fixed_size) out["size"] = schema.size;
+  if (schema.unique) out["unique"] = true;
+  if (schema.key) out["key"] = write(*schema.key, structs);
+  if (schema.value) out["value"] = write(*schema.value, structs);
+  if (kind == "tuple") {
+    out["items"] = nlohmann::json::array();
+    for (const auto* item : schema.items) out["items"].push_back(write(*item, structs));
+  }
+  if (kind == "struct") {
+    for (std::size_t i = structs.size(); i-- > 0;)
+      if (structs[i] == &schema) {
+        out["recursive"] = structs.size() - i;
+        return out;
+      }
+    structs.push_back(&schema);
+    out["fields"] = nlohmann::json::array();
+    for (const auto& field : schema.fields)
+      out["fields"].push_back(
+          {{"name", field.name}, {"schema", write(*field.schema, structs)}});
+    structs.pop_back();
+  }
+  return out;
+}
+
+}  // namespace schema_writer
+
+LP_API nlohmann::json schema_json(const type_schema& schema) {
+  std::vector<const type_schema*> structs;
+  return schema_writer::write(schema, structs);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
 #include <iterator>
 
 namespace lp::detail {
@@ -5182,6 +5430,9 @@ struct method_info {
   std::size_t arity;
   std::string signature;
   std::optional<batch_limits> batching;  // for a batched method
+  // The result's schema, then each parameter's (a batched method's: one
+  // caller's element); empty for a method LP_SERVICE refused.
+  std::span<const type_schema* const> schemas;
 };
 
 // A node of a running program, whatever its service type.
@@ -5227,7 +5478,8 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
 // of its result and parameters, signature_text).
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
                        std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching);
+                       std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas);
 
 // The service's name and methods, for /lp/v1/describe.
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
@@ -5322,10 +5574,14 @@ struct method_table {
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
         const auto& types = signature<M>::types;
-        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
-                   batching_of<M>());
         // A method LP_SERVICE refused (its message is already out) is not
         // instantiated, so that its message stands alone.
+        std::span<const type_schema* const> schemas;
+        if constexpr (check_method<T, M>())
+          schemas = signature_schemas<typename signature<M>::result,
+                                      typename signature<M>::params>::value;
+        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
+                   batching_of<M>(), schemas);
         if constexpr (check_method<T, M>()) {
           out.invoke.push_back(&detail::invoke<T, M>);
           out.make_queue.push_back(&detail::make_queue<T, M>);
@@ -5424,14 +5680,21 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
 
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
                        std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching) {
-  methods.push_back({name, arity, signature_text(name, types, count), batching});
+                       std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas) {
+  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
 }
 
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
   json listed = json::array();
   for (const auto& entry : methods) {
     json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    if (!entry.schemas.empty()) {
+      method["result"] = schema_json(*entry.schemas[0]);
+      method["params"] = json::array();
+      for (const auto* param : entry.schemas.subspan(1))
+        method["params"].push_back(schema_json(*param));
+    }
     if (entry.batching)
       method["batched"] = {{"max_batch", entry.batching->max_batch},
                            {"max_wait_us", entry.batching->max_wait.count()}};
@@ -5442,7 +5705,7 @@ LP_API json describe_service(std::string_view service, const std::vector<method_
 
 LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
   throw call_failure(400, "bad_request",
-                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.what());
+                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.reason());
 }
 
 LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
@@ -6173,7 +6436,8 @@ inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VER
 
 // ---- launchpad/launch/policy.hpp ----
 
-// What a launch policy is, and how its nodes call each other.
+// What a launch policy is, how its nodes call each other, and where the
+// output of its node processes goes.
 //
 // A policy is a type named as lp::launch's template argument. It names its
 // --lp_launch value (`flag`), its transport, and whether a program's main()
@@ -6189,6 +6453,14 @@ namespace lp {
 enum class transport_kind {
   http,    // over loopback HTTP, like every other call
   direct,  // on the caller's thread, without HTTP (arguments are still copied)
+};
+
+// Where the output of a launch's node processes goes (--lp_terminal;
+// process_test_options::terminal).
+enum class terminal_kind {
+  current,  // the launcher's own stdout and stderr, each line behind its node's label
+  files,    // one log per node process
+  tmux,     // one log per node process, and a tmux session with a window following each
 };
 
 struct http_transport {
@@ -6272,25 +6544,118 @@ struct slurm {
 
 // ---- launchpad/launch/test_multi_processing.hpp ----
 
+// ---- launchpad/launch/controller.hpp ----
+
+// What a test holds of a program it launched: lp::launch<P>(p, options)
+// returns an lp::controller for either test policy (test_multi_threading,
+// test_multi_processing). Its members mean the same whichever runs the
+// nodes; only how the nodes run differs.
+
 #include <sys/types.h>
 
 
 namespace lp {
 
 namespace detail {
-class process_launch;
-class rendezvous_directory;
 class channel;
+class controlled_launch;
 }  // namespace detail
 
-class process_controller;
+struct test_options;
+struct process_test_options;
+
+// A program launched by a test. Destroying it stops the program and waits
+// until every thread, server and process it started is gone.
+class controller {
+ public:
+  // test_multi_threading: every node a thread of this process.
+  LP_API controller(const program& graph, const test_options& options,
+                    transport_kind transport = transport_kind::http);
+  // test_multi_processing: every node (or colocated group) a process.
+  LP_API controller(const program& graph, const process_test_options& options,
+                    transport_kind transport = transport_kind::http);
+  LP_API controller(controller&&) noexcept;
+  LP_API controller& operator=(controller&&) noexcept;
+  LP_API ~controller();
+
+  // A client for any node of the program; its calls wait for a node that
+  // does not serve yet.
+  template <class T>
+  lp::client<T> client(const handle<T>& node) {
+    if (node.owner() != graph_)
+      throw graph_error("controller::client: the handle to '" + node.label() +
+                        "' belongs to another program");
+    return detail::client_access::make<T>(connect(node.label()));
+  }
+
+  // Label -> URL of every node serving now, for raw HTTP or curl.
+  LP_API std::map<std::string, std::string> urls() const;
+
+  // The bearer token every request to the nodes must carry
+  // (`Authorization: Bearer <secret>`); empty for an insecure launch.
+  LP_API const std::string& secret() const;
+
+  // The launch's run directory (its secret file, its logs, `nodes`); empty
+  // for a launch that has none (test_multi_threading).
+  LP_API const std::string& run_dir() const;
+
+  // The ids of the processes that run nodes now: this process under
+  // test_multi_threading; one per node, or per colocated group, under
+  // test_multi_processing.
+  LP_API std::vector<pid_t> pids() const;
+
+  // Waits until the run() of every node named (labels or group names) has
+  // returned; the other nodes go on serving. False if the program stopped
+  // first (then wait() tells why).
+  LP_API bool wait(const std::vector<std::string>& names);
+
+  // Waits until the program stops: a node called lp::stop() or failed, or
+  // stop() was called. (Under a test a program does not stop by itself when
+  // every run() has returned: the test may still want to look.) Throws
+  // lp::node_failure, whose message is summary(), if a node failed; under
+  // test_multi_threading it holds the node's own exception
+  // (std::rethrow_if_nested). A node that failed and was restarted, as its
+  // group allows, is no failure of the program.
+  LP_API void wait();
+
+  // As wait(), but gives up after `timeout`; returns whether it stopped.
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
+    return wait_until_stopped(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  }
+
+  // Stops the program and waits until it is shut down (node processes get
+  // SIGTERM, then SIGKILL after the termination notice). True if no node
+  // failed; summary() says what did. Never throws a node's failure.
+  LP_API bool stop();
+
+  // Whether the program is stopping or has stopped: a node called
+  // lp::stop() or failed, or stop() was called.
+  LP_API bool stop_requested() const;
+
+  // What failed, one node per line (with a process's last output); empty if
+  // nothing did.
+  LP_API std::string summary() const;
+
+ private:
+  LP_API std::shared_ptr<detail::channel> connect(const std::string& label);
+  LP_API bool wait_until_stopped(std::chrono::nanoseconds timeout);
+
+  const program* graph_;
+  std::unique_ptr<detail::controlled_launch> launch_;
+};
+
+}  // namespace lp
+
+namespace lp {
 
 // What a test may choose about a program it launches as processes.
 struct process_test_options {
   std::string executable;              // the nodes' program (required)
   std::vector<std::string> arguments;  // its arguments after argv[0]
   std::chrono::seconds termination_notice{10};
-  std::string terminal = "current";  // or "files", "tmux"
+  terminal_kind terminal = terminal_kind::current;  // where the nodes' output goes
   bool insecure = false;             // nodes take calls without the launch's secret
   std::size_t max_body_mb = 256;     // the largest request body a node accepts
 };
@@ -6308,76 +6673,8 @@ struct test_multi_processing {
   static constexpr std::string_view flag = "test_mp";
   static constexpr bool from_command_line = false;
   using transport = http_transport;
-  using controller = process_controller;
+  using controller = lp::controller;
   using options = process_test_options;
-};
-
-// A program launched as processes by a test. It has test_controller's
-// members with the same meanings, and pids(). Destroying it stops the
-// program and waits until every process it started is gone.
-class process_controller {
- public:
-  LP_API process_controller(const program& graph, const process_test_options& options,
-                            transport_kind transport = transport_kind::http);
-  LP_API process_controller(process_controller&&) noexcept;
-  LP_API process_controller& operator=(process_controller&&) noexcept;
-  LP_API ~process_controller();
-
-  // A client for any node; calls wait for a node that does not serve yet.
-  template <class T>
-  lp::client<T> client(const handle<T>& node) {
-    if (node.owner() != graph_)
-      throw graph_error("process_controller::client: the handle to '" + node.label() +
-                        "' belongs to another program");
-    return detail::client_access::make<T>(connect(node.label()));
-  }
-
-  // Label -> URL of every node serving now, for raw HTTP or curl.
-  LP_API std::map<std::string, std::string> urls() const;
-
-  // The bearer token every request to the nodes must carry; empty for an
-  // insecure launch.
-  LP_API const std::string& secret() const;
-
-  // The launch's run directory (its secret file, its logs).
-  LP_API const std::string& run_dir() const;
-
-  // Waits until the run() of every node named (labels or group names) has
-  // returned. False if the program stopped first.
-  LP_API bool wait(const std::vector<std::string>& names);
-
-  // Waits until every process has ended: a node called lp::stop() or failed,
-  // or stop() was called (a program under test does not stop by itself when
-  // every run() has returned). Throws lp::node_failure, whose message is
-  // summary(), if a node failed. A node that failed and was restarted, as its
-  // group allows, is not a failure of the program.
-  LP_API void wait();
-
-  // As wait(), but gives up after `timeout`; returns whether it stopped.
-  template <class Rep, class Period>
-  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
-    return wait_until_stopped(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
-  }
-
-  // Stops every node process (SIGTERM, then SIGKILL after the notice) and
-  // waits for them. True if none failed; summary() says what did.
-  LP_API bool stop();
-
-  // What failed, one process per line with its last output; empty if
-  // nothing did.
-  LP_API std::string summary() const;
-
-  // The ids of the node processes running now (one per node, or per
-  // colocated group).
-  LP_API std::vector<pid_t> pids() const;
-
- private:
-  LP_API std::shared_ptr<detail::channel> connect(const std::string& label);
-  LP_API bool wait_until_stopped(std::chrono::nanoseconds timeout);
-
-  const program* graph_;
-  std::unique_ptr<detail::process_launch> launch_;
-  std::shared_ptr<detail::rendezvous_directory> nodes_;
 };
 
 }  // namespace lp
@@ -6386,13 +6683,6 @@ class process_controller {
 
 
 namespace lp {
-
-namespace detail {
-class node_host;
-class channel;
-}  // namespace detail
-
-class test_controller;
 
 // What a test may choose about a program it launches as threads.
 struct test_options {
@@ -6403,6 +6693,9 @@ struct test_options {
   int header_timeout_secs = 10;
   std::size_t min_rate_kib_per_sec = 64;
   std::size_t max_connections = 2048;
+  // As --lp_system_malloc: leave glibc's malloc settings of the test process
+  // alone (docs/concepts.md, "Big values").
+  bool system_malloc = false;
 };
 
 // For tests: every node a thread of the test process, each serving on its
@@ -6418,72 +6711,8 @@ struct test_multi_threading {
   static constexpr std::string_view flag = "test_mt";
   static constexpr bool from_command_line = true;
   using transport = http_transport;
-  using controller = test_controller;
+  using controller = lp::controller;
   using options = test_options;
-};
-
-// A program launched by a test, in this process. test_controller and
-// process_controller have the same members with the same meanings; only
-// how the nodes run differs. Destroying it stops the program and waits until
-// every thread and server it started is gone.
-class test_controller {
- public:
-  LP_API explicit test_controller(const program& graph, const test_options& options = {},
-                                  transport_kind transport = transport_kind::http);
-  LP_API test_controller(test_controller&&) noexcept;
-  LP_API test_controller& operator=(test_controller&&) noexcept;
-  LP_API ~test_controller();
-
-  // A client for any node of the program.
-  template <class T>
-  lp::client<T> client(const handle<T>& node) {
-    if (node.owner() != graph_)
-      throw graph_error("test_controller::client: the handle to '" + node.label() +
-                        "' belongs to another program");
-    return detail::client_access::make<T>(connect(node.label()));
-  }
-
-  // Label -> URL of every node, for raw HTTP or curl.
-  LP_API std::map<std::string, std::string> urls() const;
-
-  // The bearer token every request to the nodes must carry
-  // (`Authorization: Bearer <secret>`); empty for an insecure launch.
-  LP_API const std::string& secret() const;
-
-  // Waits until the run() of every node named (labels or group names) has
-  // returned; the other nodes go on serving. False if the program stopped
-  // first (then wait() tells why).
-  LP_API bool wait(const std::vector<std::string>& names);
-
-  // Waits until the program stops: a node called lp::stop() or failed, or
-  // stop() was called. (Under a test controller a program does not stop by
-  // itself when every run() has returned: the test may still want to look.)
-  // Then shuts it down; throws lp::node_failure, holding the node's own
-  // exception (std::rethrow_if_nested), if a node failed.
-  LP_API void wait();
-
-  // As wait(), but gives up after `timeout`; returns whether it stopped.
-  template <class Rep, class Period>
-  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
-    return wait_until_stopped(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
-  }
-
-  // Stops the program and waits until it is shut down. True if no node
-  // failed; summary() says what did. Never throws a node's failure.
-  LP_API bool stop();
-
-  // What failed, one node per line; empty if nothing did.
-  LP_API std::string summary() const;
-
-  LP_API bool stop_requested() const;
-
- private:
-  LP_API std::shared_ptr<detail::channel> connect(const std::string& label);
-  LP_API bool wait_until_stopped(std::chrono::nanoseconds timeout);
-  LP_API void finish();
-
-  const program* graph_;
-  std::unique_ptr<detail::node_host> host_;
 };
 
 }  // namespace lp
@@ -6566,7 +6795,7 @@ typename detail::test_parts<Policy>::controller launch(
 
 #include <iostream>
 
-// ---- launchpad/detail/graph/graph_picture.hpp ----
+// ---- launchpad/detail/run/graph_picture.hpp ----
 
 // The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
 // Nodes are grouped by their group; an edge goes from each node to every
@@ -6630,7 +6859,8 @@ inline std::string graph_picture(const program& graph, const std::string& format
 // ---- launchpad/detail/process/node_process.hpp ----
 
 // The two sides of a launch whose nodes are processes, as local_mp and a
-// test's process_controller run it: the node process, and the launcher.
+// test's lp::controller of test_mp runs it: the node process, and the
+// launcher.
 
 #include <signal.h>
 #include <unistd.h>
@@ -6785,6 +7015,43 @@ class local_directory final : public directory {
 #include <climits>
 #include <cstddef>
 #include <cstring>
+
+// ---- launchpad/detail/util/text.hpp ----
+
+// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
+// fields that Slurm's commands print.
+
+#include <cctype>
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail {
+
+// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
+// "" and "b"; "" has one empty part. Views into `text`, which must outlive
+// them.
+inline std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0; start <= text.size();) {
+    auto at = text.find(separator, start);
+    if (at == std::string_view::npos) at = text.size();
+    parts.push_back(text.substr(start, at - start));
+    start = at + 1;
+  }
+  return parts;
+}
+
+// `text` without the white space around it; a view into it.
+inline std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace lp::detail
 #include <limits>
 #include <memory>
 #include <optional>
@@ -7153,11 +7420,8 @@ class http_connection {
 
   // Whether a comma-separated header value lists `token`.
   static bool lists(std::string_view value, std::string_view token) {
-    for (std::size_t start = 0; start <= value.size();) {
-      auto comma = std::min(value.find(',', start), value.size());
-      if (iequals(trim(value.substr(start, comma - start)), token)) return true;
-      start = comma + 1;
-    }
+    for (auto item : split(value, ','))
+      if (iequals(trim(item), token)) return true;
     return false;
   }
 
@@ -7617,7 +7881,6 @@ inline std::string slurm_host_address(const std::string& choice) {
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iostream>
 
@@ -7640,11 +7903,8 @@ namespace lp::detail {
 // "0,1,3" as {0, 1, 3}; "" as {}.
 inline std::vector<int> index_list(const std::string& text) {
   std::vector<int> out;
-  for (std::size_t start = 0; start < text.size();) {
-    auto comma = std::min(text.find(',', start), text.size());
-    out.push_back(std::stoi(text.substr(start, comma - start)));
-    start = comma + 1;
-  }
+  if (text.empty()) return out;
+  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
   return out;
 }
 
@@ -7788,6 +8048,273 @@ LP_API process_figures this_process_figures() {
 }
 
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/log_tail.hpp ----
+
+// A node's log file, as its launcher quotes it: under a failure in the
+// summary, and on the status page.
+
+#include <algorithm>
+#include <cstddef>
+#include <fstream>
+
+// ---- launchpad/detail/run/output.hpp ----
+
+// The lines node processes print, as the launcher shows them.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+inline void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// How launchers show their nodes' output: whole lines behind "[label] " (in
+// a colour per label on a terminal), each label's last lines kept for the
+// failure summary and the status page. local_mp reads the lines from pipes
+// (output_pump), local_mt from the nodes' streams (node_streams); the owner
+// locks.
+class labelled_lines {
+ public:
+  static constexpr std::size_t kept = 20;
+
+  explicit labelled_lines(bool colour) : colour_(colour) {}
+
+  // Moves the lines `partial` begins with to `out`, each behind its label;
+  // `at_end`, what is left too, as a last line.
+  void take(const std::string& label, std::string& partial, bool at_end,
+            std::string& out) {
+    std::size_t start = 0;
+    for (auto newline = partial.find('\n'); newline != std::string::npos;
+         newline = partial.find('\n', start)) {
+      add(label, partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    partial.erase(0, start);
+    if (at_end && !partial.empty()) {
+      add(label, partial, out);
+      partial.clear();
+    }
+  }
+
+  // The label's last lines, oldest first.
+  std::vector<std::string> last(const std::string& label) const {
+    auto lines = recent_.find(label);
+    if (lines == recent_.end()) return {};
+    return {lines->second.begin(), lines->second.end()};
+  }
+
+ private:
+  void add(const std::string& label, const std::string& line, std::string& out) {
+    auto nth = colours_.emplace(label, colours_.size()).first->second;
+    std::string prefix = "[" + label + "] ";
+    if (colour_)
+      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+    out += prefix + line + "\n";
+    auto& lines = recent_[label];
+    lines.push_back(line);
+    if (lines.size() > kept) lines.pop_front();
+  }
+
+  const bool colour_;
+  std::map<std::string, std::size_t> colours_;  // by the order labels come in
+  std::map<std::string, std::deque<std::string>> recent_;
+};
+
+// A failed node's last lines, quoted under its failure in the launcher's
+// summary; empty for none.
+inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  std::string text = "[lp]   its last lines:\n";
+  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
+  return text;
+}
+
+// Reads every node's stdout and stderr through pipes and writes each whole
+// line to the launcher's own stdout or stderr, behind a "[label] " prefix
+// (coloured on a terminal). Lines are never cut into one another, and the
+// last lines of each node are kept for the failure summary.
+class output_pump {
+ public:
+  output_pump() {
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    thread_ = std::thread([this] { pump(); });
+  }
+  output_pump(const output_pump&) = delete;
+  output_pump& operator=(const output_pump&) = delete;
+  ~output_pump() { close(); }
+
+  // A pipe for the node's stream `target` (1 or 2); the child gets the
+  // returned write end, which the launcher closes once the child has it.
+  int open(const std::string& label, int target) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    {
+      std::lock_guard lock(mutex_);
+      streams_.push_back({ends[0], target, label, {}});
+      ++open_[label];
+    }
+    wake();
+    return ends[1];
+  }
+
+  // The last lines a node printed, oldest first. For a node that has just
+  // died, waits (up to `drain`) until its pipes are at their end, so that
+  // its last words, still in flight, are among them.
+  std::vector<std::string> last_lines(const std::string& label,
+                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+    std::unique_lock lock(mutex_);
+    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
+    return lines_.last(label);
+  }
+
+  // Waits until every pipe is at its end (all writers gone), then stops; a
+  // pipe some stray grandchild still holds open is given up after 2 s.
+  void close() {
+    if (!thread_.joinable()) return;
+    closing_ = true;
+    wake();
+    thread_.join();
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+
+ private:
+  struct stream {
+    int fd;
+    int target;
+    std::string label, partial;
+  };
+
+  void wake() {
+    char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
+  }
+
+  void pump() {
+    std::vector<char> buffer(65536);
+    std::chrono::steady_clock::time_point give_up{};
+    for (;;) {
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
+          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+          for (auto& s : streams_) {
+            emit(s, true);
+            ::close(s.fd);
+          }
+          streams_.clear();
+          return;
+        }
+        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
+      if (fds[0].revents) {
+        char drain[64];
+        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        std::lock_guard lock(mutex_);
+        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+          if (it->fd != fds[i].fd) continue;
+          if (n > 0) {
+            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
+            emit(*it, false);
+          } else {
+            emit(*it, true);
+            ::close(it->fd);
+            if (--open_[it->label] == 0) drained_.notify_all();
+            streams_.erase(it);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Writes the complete lines of s (and, at its end, what is left).
+  void emit(stream& s, bool at_end) {
+    std::string out;
+    lines_.take(s.label, s.partial, at_end, out);
+    if (!out.empty()) write_all(s.target, out);
+  }
+
+  int wake_[2] = {-1, -1};
+  std::atomic<bool> closing_{false};
+  std::mutex mutex_;
+  std::vector<stream> streams_;
+  labelled_lines lines_{::isatty(1) && ::isatty(2)};
+  std::map<std::string, int> open_;  // pipes not at their end, by label
+  std::condition_variable drained_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail {
+
+// The last lines of the log at `path` (labelled_lines::kept of them, a last
+// one without its newline too), oldest first; none if it cannot be read.
+// Read from its end: a long log is not read whole.
+inline std::vector<std::string> log_tail(const std::string& path) {
+  constexpr std::size_t wanted = labelled_lines::kept;
+  constexpr std::size_t step = 8192;
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) return {};
+  auto end = static_cast<std::streamoff>(file.tellg());
+  if (end <= 0) return {};
+  auto from = static_cast<std::size_t>(end);
+  std::string tail;
+  auto complete_lines = [&] {
+    auto breaks = static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n'));
+    return tail.ends_with('\n') ? breaks - 1 : breaks;
+  };
+  while (from > 0 && complete_lines() < wanted) {
+    auto size = std::min(from, step);
+    from -= size;
+    std::string chunk(size, '\0');
+    file.seekg(static_cast<std::streamoff>(from));
+    if (!file.read(chunk.data(), static_cast<std::streamsize>(size))) return {};
+    tail.insert(0, chunk);
+  }
+  std::string_view text = tail;
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  auto lines = split(text, '\n');
+  // Read from the middle of the log, the first line is a part of one.
+  std::size_t first = from > 0 ? 1 : 0;
+  if (lines.size() > wanted) first = std::max(first, lines.size() - wanted);
+  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
+}
 
 }  // namespace lp::detail
 
@@ -8206,7 +8733,11 @@ class connection_queue final : public httplib::TaskQueue {
   }
   void shutdown() override { pool_.shutdown(); }
 
-  // Whether this thread's connection is one past the cap.
+  // Whether this thread's connection is one past the cap. A thread_local
+  // because httplib hands its handlers the request and nothing of the
+  // connection; one connection has one pool thread of its server for its
+  // whole life, so the thread stands for the connection. Only this
+  // server's threads set or read it.
   static bool& refusing() {
     thread_local bool past_cap = false;
     return past_cap;
@@ -8307,7 +8838,8 @@ class listener {
     explicit server_with_limits(server_limits l)
         : limits(l), cap(connection_cap(l.max_connections)) {}
 
-    // The stream of this thread's connection, for the pre-routing handler.
+    // The stream of this thread's connection, for the pre-routing handler
+    // (thread_local for the reason refusing() gives).
     static deadline_stream*& current() {
       thread_local deadline_stream* stream = nullptr;
       return stream;
@@ -8779,7 +9311,6 @@ class rendezvous_directory final : public directory {
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -8954,25 +9485,6 @@ class group_reaper {
   int to_reaper_ = -1;
 };
 
-// Runs a helper program (argv[0] looked up in PATH) to its end, its output
-// discarded; returns its exit status, or -1 if it could not run.
-inline int run_tool(const std::vector<std::string>& command) {
-  std::vector<char*> argv;
-  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  int failed = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (failed) return -1;
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // How a child ended, in words for the launch's summary.
 inline std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -8985,221 +9497,696 @@ inline std::string describe_status(int status) {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/output.hpp ----
+// ---- launchpad/detail/process/tmux.hpp ----
 
-// The lines node processes print, as the launcher shows them.
+// --lp_terminal=tmux: a tmux session with a window per node process, each
+// following the process's log. The launcher keeps the processes themselves,
+// so it still sees how each ends.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+// ---- launchpad/detail/process/run_tool.hpp ----
+
+// Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
+// to its end, and reading what it prints.
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <map>
-#include <mutex>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
 
+extern char** environ;
+
 namespace lp::detail {
 
-inline void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// How launchers show their nodes' output: whole lines behind "[label] " (in
-// a colour per label on a terminal), each label's last lines kept for the
-// failure summary and the status page. local_mp reads the lines from pipes
-// (output_pump), local_mt from the nodes' streams (node_streams); the owner
-// locks.
-class labelled_lines {
- public:
-  static constexpr std::size_t kept = 20;
-
-  explicit labelled_lines(bool colour) : colour_(colour) {}
-
-  // Moves the lines `partial` begins with to `out`, each behind its label;
-  // `at_end`, what is left too, as a last line.
-  void take(const std::string& label, std::string& partial, bool at_end,
-            std::string& out) {
-    std::size_t start = 0;
-    for (auto newline = partial.find('\n'); newline != std::string::npos;
-         newline = partial.find('\n', start)) {
-      add(label, partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    partial.erase(0, start);
-    if (at_end && !partial.empty()) {
-      add(label, partial, out);
-      partial.clear();
-    }
-  }
-
-  // The label's last lines, oldest first.
-  std::vector<std::string> last(const std::string& label) const {
-    auto lines = recent_.find(label);
-    if (lines == recent_.end()) return {};
-    return {lines->second.begin(), lines->second.end()};
-  }
-
- private:
-  void add(const std::string& label, const std::string& line, std::string& out) {
-    auto nth = colours_.emplace(label, colours_.size()).first->second;
-    std::string prefix = "[" + label + "] ";
-    if (colour_)
-      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
-    out += prefix + line + "\n";
-    auto& lines = recent_[label];
-    lines.push_back(line);
-    if (lines.size() > kept) lines.pop_front();
-  }
-
-  const bool colour_;
-  std::map<std::string, std::size_t> colours_;  // by the order labels come in
-  std::map<std::string, std::deque<std::string>> recent_;
+struct tool_output {
+  int status = -1;   // the exit status; -1 if it could not run or a signal ended it
+  std::string text;  // stdout and stderr, interleaved
 };
 
-// A failed node's last lines, quoted under its failure in the launcher's
-// summary; empty for none.
-inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
-  if (lines.empty()) return {};
-  std::string text = "[lp]   its last lines:\n";
-  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
-  return text;
-}
-
-// Reads every node's stdout and stderr through pipes and writes each whole
-// line to the launcher's own stdout or stderr, behind a "[label] " prefix
-// (coloured on a terminal). Lines are never cut into one another, and the
-// last lines of each node are kept for the failure summary.
-class output_pump {
- public:
-  output_pump() {
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    thread_ = std::thread([this] { pump(); });
+// Runs `command` (argv[0] looked up in PATH) with no input, in a process
+// group of its own, and collects what it prints. A tool can hang (Slurm's
+// commands retry an unreachable controller for minutes; tmux waits for its
+// server): one still running after `limit` is killed with its group, and
+// reaped, and lp::launch_error names it and the limit.
+inline tool_output run_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  using clock = std::chrono::steady_clock;
+  tool_output out;
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    out.text = "cannot create a pipe to run " + command[0] + ": " + std::strerror(errno);
+    return out;
   }
-  output_pump(const output_pump&) = delete;
-  output_pump& operator=(const output_pump&) = delete;
-  ~output_pump() { close(); }
-
-  // A pipe for the node's stream `target` (1 or 2); the child gets the
-  // returned write end, which the launcher closes once the child has it.
-  int open(const std::string& label, int target) {
-    int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    {
-      std::lock_guard lock(mutex_);
-      streams_.push_back({ends[0], target, label, {}});
-      ++open_[label];
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = -1;
+  int failed = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ends[1]);
+  if (failed) {
+    ::close(ends[0]);
+    out.text = failed == ENOENT ? command[0] + " is not on PATH"
+                                : command[0] + " could not run: " + std::strerror(failed);
+    return out;
+  }
+  auto deadline = clock::now() + limit;
+  int status = 0;
+  bool ended = false;
+  bool reading = true;
+  char buffer[4096];
+  while (!ended) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) {
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::close(ends[0]);
+      throw launch_error(command[0] + " did not answer within " +
+                         std::to_string(limit.count()) + " s, and was killed");
     }
-    wake();
-    return ends[1];
-  }
-
-  // The last lines a node printed, oldest first. For a node that has just
-  // died, waits (up to `drain`) until its pipes are at their end, so that
-  // its last words, still in flight, are among them.
-  std::vector<std::string> last_lines(const std::string& label,
-                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
-    std::unique_lock lock(mutex_);
-    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
-    return lines_.last(label);
-  }
-
-  // Waits until every pipe is at its end (all writers gone), then stops; a
-  // pipe some stray grandchild still holds open is given up after 2 s.
-  void close() {
-    if (!thread_.joinable()) return;
-    closing_ = true;
-    wake();
-    thread_.join();
-    ::close(wake_[0]);
-    ::close(wake_[1]);
-  }
-
- private:
-  struct stream {
-    int fd;
-    int target;
-    std::string label, partial;
-  };
-
-  void wake() {
-    char byte = 1;
-    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
-  }
-
-  void pump() {
-    std::vector<char> buffer(65536);
-    std::chrono::steady_clock::time_point give_up{};
-    for (;;) {
-      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
-      {
-        std::lock_guard lock(mutex_);
-        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
-          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
-          for (auto& s : streams_) {
-            emit(s, true);
-            ::close(s.fd);
-          }
-          streams_.clear();
-          return;
-        }
-        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
-      }
-      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
-      if (fds[0].revents) {
-        char drain[64];
-        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
-      }
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        if (!fds[i].revents) continue;
-        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
+    if (reading) {
+      // A slice at a time: a tool that has ended may have left its end of
+      // the pipe to a process it started.
+      pollfd fd{ends[0], POLLIN, 0};
+      int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready > 0) {
+        auto n = ::read(ends[0], buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
-        std::lock_guard lock(mutex_);
-        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
-          if (it->fd != fds[i].fd) continue;
-          if (n > 0) {
-            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
-            emit(*it, false);
-          } else {
-            emit(*it, true);
-            ::close(it->fd);
-            if (--open_[it->label] == 0) drained_.notify_all();
-            streams_.erase(it);
-          }
-          break;
-        }
+        if (n > 0)
+          out.text.append(buffer, static_cast<std::size_t>(n));
+        else
+          reading = false;  // every writer is gone
       }
+    } else {
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(1)));
     }
+    ended = ::waitpid(pid, &status, WNOHANG) == pid;
+  }
+  // What it wrote just before it ended.
+  if (reading) {
+    ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
+    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;)
+      out.text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(ends[0]);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// run_tool for a tool whose failure the caller outlives (a cancel, a
+// cleanup, a question asked again later): a timeout is said on stderr, and
+// comes back as a failed run with the message as its output.
+inline tool_output try_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  try {
+    return run_tool(command, limit);
+  } catch (const launch_error& e) {
+    std::cerr << "[lp] " << e.what() << std::endl;
+    return {-1, e.what()};
+  }
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/util/shell_words.hpp ----
+
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// One word for sh, whatever it holds: what a user copies from a message, or
+// a batch script runs.
+inline std::string shell_quote(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
+                                                             std::string_view::npos))
+      plain = false;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace lp::detail
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+class tmux_session {
+ public:
+  // A tmux command that takes longer has a tmux server that does not answer.
+  static constexpr std::chrono::seconds tool_limit{10};
+
+  tmux_session() = default;
+  tmux_session(const tmux_session&) = delete;
+  tmux_session& operator=(const tmux_session&) = delete;
+  ~tmux_session() { close(); }
+
+  // Opens the detached session `name` with a window per process, named as
+  // the process, following its log (a {name, log path} each); throws
+  // lp::launch_error if tmux cannot.
+  void open(const std::string& name,
+            const std::vector<std::pair<std::string, std::string>>& windows) {
+    name_ = name;
+    bool first = true;
+    for (const auto& [window, log] : windows) {
+      // --pid: the window closes when the launcher dies, however it dies,
+      // and tmux ends with its last window.
+      std::string follow =
+          "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " " + shell_quote(log);
+      std::vector<std::string> command =
+          first ? std::vector<std::string>{"tmux", "new-session", "-d",   "-s",
+                                           name_,  "-n",          window, follow}
+                : std::vector<std::string>{"tmux",      "new-window", "-d",   "-t",
+                                           "=" + name_, "-n",         window, follow};
+      if (run_tool(command, tool_limit).status != 0)
+        throw launch_error(
+            "tmux could not open a window for " + window +
+            "; is tmux installed? (--lp_terminal=files writes the same logs)");
+      first = false;
+    }
+    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << name_
+              << std::endl;
   }
 
-  // Writes the complete lines of s (and, at its end, what is left).
-  void emit(stream& s, bool at_end) {
-    std::string out;
-    lines_.take(s.label, s.partial, at_end, out);
-    if (!out.empty()) write_all(s.target, out);
+  // Ends the session, if one is open, and its windows; the processes are
+  // not its.
+  void close() {
+    if (name_.empty()) return;
+    // "=": this session exactly; a bare name also matches longer ones by prefix.
+    try_tool({"tmux", "kill-session", "-t", "=" + name_}, tool_limit);
+    name_.clear();
   }
 
-  int wake_[2] = {-1, -1};
-  std::atomic<bool> closing_{false};
-  std::mutex mutex_;
-  std::vector<stream> streams_;
-  labelled_lines lines_{::isatty(1) && ::isatty(2)};
-  std::map<std::string, int> open_;  // pipes not at their end, by label
-  std::condition_variable drained_;
-  std::thread thread_;
+ private:
+  std::string name_;  // of the open session; empty: none
 };
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/run/flags.hpp ----
+
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+// Where the launcher's status page listens (--lp_status_port): on a port of
+// 127.0.0.1, 0 for any free one, or nowhere.
+struct port_or_off {
+  std::optional<int> number;  // empty: off
+  friend bool operator==(const port_or_off&, const port_or_off&) = default;
+};
+
+// What the --lp_* flags of a launch asked for, with the defaults. Each member
+// is set by the row of flag_table below named after it (insecure by
+// --lp_insecure, ...). Every other argument belongs to the user and is left
+// alone.
+struct launch_flags {
+  std::optional<std::string> launch;  // unset: the policy main() names
+  bool help = false;
+  bool insecure = false;
+  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
+  int termination_notice_secs = 10;
+  terminal_kind terminal = terminal_kind::current;
+  std::string log_dir;  // empty: logs/ in the run directory
+  std::size_t max_body_mb = 256;
+  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 2048;
+  std::string graph;  // empty: launch, draw nothing
+  // docs/launching.md, "Fault tolerance"
+  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
+  std::string resume;          // a checkpoint directory of an earlier launch
+  std::string gpus;            // "0,1,2,3"; empty: the devices found
+  // The launcher's status page (docs/observability.md).
+  port_or_off status_port{0};
+  int status_linger_secs = 0;
+  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
+  bool json = false;      // ... as JSON
+  // --lp_launch=slurm (docs/slurm.md)
+  std::string slurm_partition;
+  std::string slurm_time;
+  std::string slurm_account;
+  std::vector<std::string> slurm_sbatch;  // each an sbatch option
+  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
+  std::string slurm_host = "auto";        // address, interface or auto
+  bool slurm_detach = false;
+  bool dry_run = false;
+  std::vector<std::string> arguments;  // the whole command line, argv[0] first
+};
+
+inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
+  try {
+    std::size_t used = 0;
+    long number = std::stol(text, &used);
+    if (used == text.size() && number >= low && number <= high) return number;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
+                    std::to_string(low) + " to " + std::to_string(high));
+}
+
+// A value that goes into a batch script line: one line, nothing a shell
+// would expand there.
+inline std::string script_safe(std::string_view flag, std::string value) {
+  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
+    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+inline std::string one_of(std::string_view flag, std::string value,
+                          std::initializer_list<std::string_view> choices) {
+  std::string listed;
+  std::size_t left = choices.size();
+  for (auto choice : choices) {
+    if (value == choice) return value;
+    listed += choice;
+    --left;
+    listed += left > 1 ? ", " : left == 1 ? " or " : "";
+  }
+  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
+}
+
+// One --lp_ flag: the parser, the validation and --lp_help all read this row.
+// A switch names the member it sets (`on`); any other flag takes a value,
+// which `set` checks and stores.
+struct flag_spec {
+  std::string_view name = {};     // "--lp_launch"
+  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
+  std::string_view example = {};  // a real value, for the "needs a value" message
+  std::string_view help = {};
+  bool launch_flags::*on = nullptr;
+  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
+};
+
+inline constexpr flag_spec flag_table[] = {
+    {.name = "--lp_launch",
+     .hint = "<policy>",
+     .example = "local_mp",
+     .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
+             "policy main() names, else local_mt)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.launch = std::move(v); }},
+    {.name = "--lp_terminal",
+     .hint = "<where>",
+     .example = "files",
+     .help = "local_mp: where node output goes: current (this terminal, each line "
+             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
+             "following each)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
+           f.terminal = word == "current" ? terminal_kind::current
+                        : word == "files" ? terminal_kind::files
+                                          : terminal_kind::tmux;
+         }},
+    {.name = "--lp_log_dir",
+     .hint = "<dir>",
+     .example = "./logs",
+     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
+             "launch's run directory)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.log_dir = std::move(v); }},
+    {.name = "--lp_termination_notice_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
+             "default 10)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         }},
+    {.name = "--lp_max_body_mb",
+     .hint = "<n>",
+     .example = "1024",
+     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
+             "1048576, default 256)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
+    {.name = "--lp_header_timeout_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "seconds a request's headers may take from its first byte; a slower "
+             "request gets 408 and its connection closes (1 to 3600, default 10)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+         }},
+    {.name = "--lp_min_rate_kib_per_sec",
+     .hint = "<n>",
+     .example = "16",
+     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
+             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.min_rate_kib_per_sec =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
+    {.name = "--lp_max_connections",
+     .hint = "<n>",
+     .example = "4096",
+     .help = "open connections per node; more are answered 503 and closed (16 to "
+             "1048576, default 2048, at most half of ulimit -n)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_connections =
+               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
+         }},
+    {.name = "--lp_insecure",
+     .help = "accept calls without the launch's secret (warns)",
+     .on = &launch_flags::insecure},
+    {.name = "--lp_system_malloc",
+     .help = "leave malloc as it is set; by default a process that hosts nodes keeps freed "
+             "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value cost "
+             "more than sending it",
+     .on = &launch_flags::system_malloc},
+    {.name = "--lp_graph",
+     .hint = "<format>",
+     .example = "dot",
+     .help = "print the program graph (dot or mermaid) and exit",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+         }},
+    {.name = "--lp_checkpoint_dir",
+     .hint = "<dir>",
+     .example = "./checkpoints",
+     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
+             "directory per launch, named by its start time, in "
+             "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
+             "set; slurm: checkpoints/ in the run directory)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.checkpoint_dir = std::move(v); }},
+    {.name = "--lp_resume",
+     .hint = "<dir>",
+     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
+     .help = "restore each node with checkpoints from this directory of an earlier launch, "
+             "unless its own checkpoint in this launch's checkpoint directory is newer; it "
+             "must hold a checkpoint of a node of this program",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.resume = std::move(v); }},
+    {.name = "--lp_gpus",
+     .hint = "<list>",
+     .example = "0,1,2,3",
+     .help =
+         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
+         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           for (auto index : split(v, ',')) whole_number(name, std::string(index), 0, 1023);
+           f.gpus = std::move(v);
+         }},
+    {.name = "--lp_status_port",
+     .hint = "<port>",
+     .example = "8080",
+     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
+             "127.0.0.1 (default 0: any free one; off: no page)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       if (v != "off" && (v.empty() || v.size() > 5 ||
+                          v.find_first_not_of("0123456789") != std::string::npos ||
+                          std::stol(v) > 65535))
+         throw usage_error(std::string(name) + "=" + v + ": give a port from 0 to 65535, or off");
+       f.status_port = v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
+     }},
+    {.name = "--lp_status_linger_secs",
+     .hint = "<n>",
+     .example = "60",
+     .help = "keep the status page up this long after the program ends, to see how it "
+             "ended (0 to 86400, default 0)",
+     .set = [](launch_flags& f, std::string_view name, std::string v) {
+       f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+     }},
+    {.name = "--lp_status",
+     .hint = "<run_dir>",
+     .example = "/tmp/lp-counter-Ab12Cd",
+     .help = "print the nodes of the running launch whose run directory this is, with "
+             "their figures, and exit",
+     .set = [](launch_flags& f, std::string_view, std::string v) { f.status_of = std::move(v); }},
+    {.name = "--lp_json",
+     .help = "print the status above as JSON instead of a table",
+     .on = &launch_flags::json},
+    {.name = "--lp_slurm_partition",
+     .hint = "<p>",
+     .example = "gpu",
+     .help = "slurm: the job's partition (default: the cluster's default partition)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_time",
+     .hint = "<limit>",
+     .example = "2:00:00",
+     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_account",
+     .hint = "<a>",
+     .example = "my_project",
+     .help = "slurm: the account the job is charged to",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_sbatch",
+     .hint = "<option>",
+     .example = "--qos=high",
+     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           auto option = script_safe(name, std::move(v));
+           if (!option.starts_with("--"))
+             throw usage_error(
+                 "--lp_slurm_sbatch=" + option +
+                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+           f.slurm_sbatch.push_back(std::move(option));
+         }},
+    {.name = "--lp_slurm_dir",
+     .hint = "<dir>",
+     .example = "/shared/lp-slurm",
+     .help = "slurm: where run directories go; the compute hosts must see it at the same "
+             "path (default: ./lp-slurm)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_host",
+     .hint = "<h>",
+     .example = "ib0",
+     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
+             "interface (ib0) or an address",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_detach",
+     .help = "slurm: submit, print the job id and return",
+     .on = &launch_flags::slurm_detach},
+    {.name = "--lp_dry_run",
+     .help = "slurm: print the batch script and each node's command line, and submit "
+             "nothing",
+     .on = &launch_flags::dry_run},
+    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
+};
+
+// Checked where the table is compiled, so a row added later cannot lack what
+// its messages need or shadow another row. (Whether a value row has its `set`
+// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
+// compare a function pointer with null in a constant expression.)
+consteval bool flag_table_is_sound() {
+  for (const auto& row : flag_table) {
+    bool is_switch = row.on != nullptr;
+    bool has_value_words = !row.hint.empty() && !row.example.empty();
+    bool has_no_value_words = row.hint.empty() && row.example.empty();
+    if (!row.name.starts_with("--lp_") || row.help.empty() ||
+        !(is_switch ? has_no_value_words : has_value_words))
+      return false;
+    for (const auto& other : flag_table)
+      if (&other != &row && other.name == row.name) return false;
+  }
+  return true;
+}
+static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
+                                     "either `on` or `set` with a hint and an example");
+
+inline constexpr std::size_t help_width = 80;
+inline constexpr std::size_t help_indent = 24;  // where the descriptions start
+
+// string_view::find, but usable in constant expressions under g++'s
+// -fsanitize=undefined, where libstdc++'s find is not.
+constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
+  for (std::size_t i = from; i < text.size(); ++i)
+    if (text[i] == c) return i;
+  return std::string_view::npos;
+}
+
+// Writes the --lp_help text to `put`, a character at a time. constexpr and
+// without allocation (libstdc++'s constexpr std::string fails under clang 14),
+// so that flags_help is fixed at compile time: measured first, then written.
+template <class Put>
+constexpr void write_help(Put put) {
+  std::size_t column = 0;
+  auto text = [&](std::string_view s) {
+    for (char c : s) {
+      put(c);
+      column = c == '\n' ? 0 : column + 1;
+    }
+  };
+  auto pad_to = [&](std::size_t indent) {
+    while (column < indent) text(" ");
+  };
+  // Fills lines from `indent` to help_width, breaking between words.
+  auto paragraph = [&](std::string_view words, std::size_t indent) {
+    pad_to(indent);
+    while (!words.empty()) {
+      auto end = find_char(words, ' ');
+      auto word = words.substr(0, end);
+      words = end == std::string_view::npos ? "" : words.substr(end + 1);
+      if (column > indent && column + 1 + word.size() > help_width) {
+        text("\n");
+        pad_to(indent);
+      } else if (column > indent) {
+        text(" ");
+      }
+      text(word);
+    }
+    text("\n");
+  };
+  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
+            "to the program):",
+            0);
+  for (const auto& row : flag_table) {
+    text("  ");
+    text(row.name);
+    if (!row.hint.empty()) {
+      text("=");
+      text(row.hint);
+    }
+    if (column + 2 > help_indent) text("\n");
+    paragraph(row.help, help_indent);
+  }
+  text("\n");
+  paragraph("A flag's value follows the = or is the next argument; a value that starts "
+            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
+            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
+            0);
+}
+
+constexpr std::size_t help_size() {
+  std::size_t size = 0;
+  write_help([&](char) { ++size; });
+  return size;
+}
+
+constexpr std::array<char, help_size()> help_chars() {
+  std::array<char, help_size()> chars{};
+  std::size_t i = 0;
+  write_help([&](char c) { chars[i++] = c; });
+  return chars;
+}
+
+inline constexpr auto flags_help_chars = help_chars();
+inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
+
+constexpr std::size_t longest_line(std::string_view text) {
+  std::size_t longest = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    auto end = find_char(text, '\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end - start > longest) longest = end - start;
+    start = end + 1;
+  }
+  return longest;
+}
+static_assert(longest_line(flags_help) <= help_width,
+              "a --lp_help line is wider than 80 columns: shorten a word or a name");
+
+inline const flag_spec* find_flag(std::string_view name) {
+  for (const auto& row : flag_table)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+inline bool switch_value(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  throw usage_error(std::string(name) + "=" + std::string(value) +
+                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
+                    " alone is true)");
+}
+
+inline usage_error needs_value(const flag_spec& flag, const char* next) {
+  std::string message = std::string(flag.name) + " needs a value, e.g. " +
+                        std::string(flag.name) + "=" + std::string(flag.example);
+  // The next word is the user's flag, or a value that only = can carry.
+  if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
+    message += "; a value that starts with -- must follow the =";
+  return usage_error(message);
+}
+
+inline launch_flags parse_flags(int argc, char** argv) {
+  launch_flags flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--lp_")) continue;
+    auto equals = arg.find('=');
+    const flag_spec* flag = find_flag(arg.substr(0, equals));
+    if (!flag)
+      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
+                        "; run with --lp_help to list Launchpad's flags");
+    std::optional<std::string_view> value;
+    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
+    if (flag->on) {
+      // A switch never takes the next word, which may be the user's.
+      flags.*(flag->on) = !value || switch_value(flag->name, *value);
+      continue;
+    }
+    if (!value) {
+      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+      if (!value) throw needs_value(*flag, next);
+    }
+    if (value->empty()) throw needs_value(*flag, nullptr);
+    flag->set(flags, flag->name, std::string(*value));
+  }
+  return flags;
+}
 
 }  // namespace lp::detail
 
@@ -9290,20 +10277,147 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace lp::detail {
 
+// What the handler learns of a signal. Smaller than PIPE_BUF, so each write
+// is whole, and so is each read.
+struct received_signal {
+  int signal;  // 0: the reader ends
+  int code;    // si_code
+  pid_t sender;
+  std::int64_t at_ns;  // CLOCK_MONOTONIC
+};
+
+// Signals belong to the process, not to a launch: one handler for SIGINT and
+// SIGTERM, one pipe, one thread that reads it, shared by every
+// stop_on_signals alive, so that two launches in one process (one after the
+// other, or one started from a node of the other) each hear every signal.
+// The handler goes in when the first stop_on_signals comes, and the
+// previous handlers come back when the last one goes. A static: a signal
+// handler can reach nothing else.
+class signal_hub {
+ public:
+  using listener = std::function<void(const received_signal&)>;
+
+  static signal_hub& get() {
+    static signal_hub hub;
+    return hub;
+  }
+
+  // Hears every SIGINT and SIGTERM until leave(the id).
+  std::uint64_t join(listener hear) {
+    std::lock_guard lock(mutex_);
+    if (listeners_.empty()) start();
+    listeners_.emplace(++last_id_, std::make_shared<entry>(std::move(hear)));
+    return last_id_;
+  }
+
+  // Once this returns, the listener is not running and never runs again.
+  void leave(std::uint64_t id) {
+    std::shared_ptr<entry> gone;
+    std::optional<reading> ended;
+    {
+      std::lock_guard lock(mutex_);
+      gone = std::move(listeners_.at(id));
+      listeners_.erase(id);
+      if (listeners_.empty()) ended = stop();
+    }
+    {
+      std::lock_guard running(gone->running);
+      gone->hear = nullptr;
+    }
+    if (!ended) return;
+    if (ended->reader.get_id() == std::this_thread::get_id()) {
+      ended->reader.detach();  // a listener that leaves from its own signal
+      return;
+    }
+    ended->reader.join();
+    ::close(ended->pipe[0]);
+    ::close(ended->pipe[1]);
+  }
+
+ private:
+  struct entry {
+    explicit entry(listener hear) : hear(std::move(hear)) {}
+    std::recursive_mutex running;  // recursive: a listener may leave from its own call
+    listener hear;
+  };
+  struct reading {
+    int pipe[2] = {-1, -1};
+    std::thread reader;
+  };
+
+  void start() {
+    if (::pipe(now_.pipe) != 0) throw launch_error("cannot create a pipe for signal handling");
+    write_end_.store(now_.pipe[1]);
+    struct sigaction action {};
+    action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
+      int saved_errno = errno;  // the interrupted code may be about to read it
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      received_signal got{signal, info->si_code, info->si_pid,
+                          std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec};
+      [[maybe_unused]] auto written = ::write(write_end_.load(), &got, sizeof got);
+      errno = saved_errno;
+    };
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
+    now_.reader = std::thread([this, read_end = now_.pipe[0]] { read_from(read_end); });
+  }
+
+  // Under mutex_: the handlers go, and the reader is told to end.
+  reading stop() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+    received_signal done{};
+    [[maybe_unused]] auto written = ::write(now_.pipe[1], &done, sizeof done);
+    write_end_.store(-1);
+    return std::exchange(now_, {});
+  }
+
+  void read_from(int read_end) {
+    for (received_signal got{};;) {
+      auto bytes = ::read(read_end, &got, sizeof got);
+      if (bytes < 0 && errno == EINTR) continue;
+      if (bytes != static_cast<ssize_t>(sizeof got) || got.signal == 0) return;
+      std::vector<std::shared_ptr<entry>> everyone;
+      {
+        std::lock_guard lock(mutex_);
+        for (auto& [id, one] : listeners_) everyone.push_back(one);
+      }
+      for (auto& one : everyone) {
+        std::lock_guard running(one->running);
+        if (one->hear) one->hear(got);
+      }
+    }
+  }
+
+  static inline std::atomic<int> write_end_{-1};  // what the handler writes to
+  std::mutex mutex_;
+  std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
+  std::uint64_t last_id_ = 0;
+  reading now_;
+  struct sigaction previous_int_ {}, previous_term_ {};
+};
+
 // Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
-// gracefully), each later request `again` (end at once). The handler only
-// writes the signal, its sender and the time to a pipe, about all a signal
-// handler may safely do; a thread of its own reads the pipe and acts. The
-// previous handlers come back afterwards.
+// gracefully), each later request `again` (end at once). Its actions run on
+// the signal hub's thread, never in the handler.
 //
 // One request may reach a process more than once: GNU timeout signals its
 // child, then the child's whole process group; a supervisor that signals a
@@ -9336,83 +10450,39 @@ class stop_on_signals {
 
   stop_on_signals(const stop_on_signals&) = delete;
   stop_on_signals& operator=(const stop_on_signals&) = delete;
-  ~stop_on_signals() {
-    ::sigaction(SIGINT, &previous_int_, nullptr);
-    ::sigaction(SIGTERM, &previous_term_, nullptr);
-    received done{};
-    [[maybe_unused]] auto written = ::write(pipe_[1], &done, sizeof done);
-    watcher_.join();
-    ::close(pipe_[0]);
-    ::close(pipe_[1]);
-  }
+  ~stop_on_signals() { signal_hub::get().leave(id_); }
 
  private:
   struct own {};
 
-  // What the handler learns of a signal. Smaller than PIPE_BUF, so each
-  // write is whole, and so is each read.
-  struct received {
-    int signal;  // 0: the watcher ends
-    int code;    // si_code
-    pid_t sender;
-    std::int64_t at_ns;  // CLOCK_MONOTONIC
-  };
-
   stop_on_signals(own, traced_action first, traced_action again)
-      : first_(std::move(first)), again_(std::move(again)) {
-    if (::pipe(pipe_) != 0) throw usage_error("cannot create a pipe for signal handling");
-    write_end() = pipe_[1];
-    struct sigaction action {};
-    action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
-      int saved_errno = errno;  // the interrupted code may be about to read it
-      timespec now{};
-      ::clock_gettime(CLOCK_MONOTONIC, &now);
-      received got{signal, info->si_code, info->si_pid,
-                   std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec};
-      [[maybe_unused]] auto written = ::write(write_end(), &got, sizeof got);
-      errno = saved_errno;
-    };
-    action.sa_flags = SA_SIGINFO;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous_int_);
-    ::sigaction(SIGTERM, &action, &previous_term_);
-    watcher_ = std::thread([this] { watch(); });
-  }
-
-  static int& write_end() {
-    static int fd = -1;
-    return fd;
-  }
+      : first_(std::move(first)),
+        again_(std::move(again)),
+        id_(signal_hub::get().join([this](const received_signal& got) { hear(got); })) {}
 
   // As the kernel's SI_FROMUSER: kill(2), sigqueue(3), tgkill(2).
-  static bool by_process(const received& r) { return r.code <= 0; }
+  static bool by_process(const received_signal& r) { return r.code <= 0; }
 
-  static bool repeats(const received& later, const received& request) {
+  static bool repeats(const received_signal& later, const received_signal& request) {
     auto window = std::chrono::nanoseconds(repeat_window).count();
     return later.signal == request.signal && by_process(later) &&
            later.at_ns - request.at_ns < window &&
            (!by_process(request) || later.sender == request.sender);
   }
 
-  void watch() {
-    std::optional<received> request;
-    for (received got{};;) {
-      auto bytes = ::read(pipe_[0], &got, sizeof got);
-      if (bytes < 0 && errno == EINTR) continue;
-      if (bytes != static_cast<ssize_t>(sizeof got) || got.signal == 0) return;
-      if (request && repeats(got, *request)) continue;
-      bool first = !request;
-      request = got;
-      origin from{got.signal, by_process(got), got.sender};
-      if (first) first_(from);
-      else if (again_) again_(from);
-    }
+  // On the hub's thread only.
+  void hear(const received_signal& got) {
+    if (request_ && repeats(got, *request_)) return;
+    bool first = !request_;
+    request_ = got;
+    origin from{got.signal, by_process(got), got.sender};
+    if (first) first_(from);
+    else if (again_) again_(from);
   }
 
   traced_action first_, again_;
-  int pipe_[2] = {-1, -1};
-  struct sigaction previous_int_ {}, previous_term_ {};
-  std::thread watcher_;
+  std::optional<received_signal> request_;
+  std::uint64_t id_;  // last: joins once the rest is ready
 };
 
 }  // namespace lp::detail
@@ -9758,27 +10828,113 @@ setInterval(refresh, 1000);
 )lp_page";
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/util/periodic_worker.hpp ----
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+namespace lp::detail {
+
+// A thread that does a round of work, waits until the time the round asked
+// for, and does another, until it is stopped. A stop ends the wait at once;
+// a round under way runs to its end (one that may take long asks
+// stop_requested() between its steps).
+class periodic_worker {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  periodic_worker() = default;
+  periodic_worker(const periodic_worker&) = delete;
+  periodic_worker& operator=(const periodic_worker&) = delete;
+  ~periodic_worker() { stop(); }
+
+  // `round()` runs at once, then whenever the clock::time_point it returned
+  // comes. Once per worker.
+  template <class Round>
+  void start(Round round) {
+    thread_ = std::thread([this, round = std::move(round)]() mutable {
+      std::unique_lock lock(mutex_);
+      while (!stopping_) {
+        lock.unlock();
+        auto next = round();
+        lock.lock();
+        changed_.wait_until(lock, next, [&] { return stopping_; });
+      }
+    });
+  }
+
+  // Wakes the worker from its wait, without waiting for it: a caller
+  // stopping many workers asks them all first, then joins each.
+  void request_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }
+
+  // Returns once the thread is gone; safe to call twice, or unstarted.
+  void stop() {
+    request_stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace lp::detail {
 
+// A node as its launcher sees it, whatever its figures say.
+enum class node_state { starting, serving, restarting, stopped, failed };
+
+// The state's name in the status JSON, on the page and in --lp_status.
+inline std::string_view to_string(node_state state) {
+  switch (state) {
+    case node_state::starting: return "starting";
+    case node_state::serving: return "serving";
+    case node_state::restarting: return "restarting";
+    case node_state::stopped: return "stopped";
+    case node_state::failed: return "failed";
+  }
+  return "unknown";
+}
+
 // What the launcher knows of a node, whatever its figures say.
 struct node_status {
   std::string label;
-  std::string state;  // starting, serving, restarting, stopped or failed
+  node_state state = node_state::starting;
   std::string url;    // empty until it serves
   long pid = 0;
   int restarts = 0;
   std::string failure;  // how it failed, for a failed node
   std::vector<std::string> last_lines;
 };
+
+namespace status {
+struct node_link;
+}  // namespace status
 
 class status_server {
  public:
@@ -9811,7 +10967,7 @@ class status_server {
   };
   static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
 
-  void poll();
+  void poll(std::map<std::string, status::node_link>& links, std::string& body);
   nlohmann::json node_json(const node_status& node, const history* seen) const;
 
   const program& graph_;
@@ -9819,21 +10975,19 @@ class status_server {
   source nodes_;
   listener listener_;
   std::mutex mutex_;
-  std::condition_variable stop_;
-  bool stopping_ = false;
   std::map<std::string, history> histories_;  // by label
-  std::thread poller_;
+  periodic_worker poller_;
 };
 
 // The file in a run directory that names the launch's status page, for
 // --lp_status=RUN_DIR.
 inline constexpr const char* status_file = "status";
 
-// Starts the status page of a launch from the --lp_status_port flag ("off":
-// none), writes its URL into the run directory and prints it; null if off.
+// Starts the status page of a launch on the port of --lp_status_port,
+// writes its URL into the run directory and prints it; null if off.
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, const std::string& port, status_server::source nodes);
+    const std::string& run_dir, port_or_off port, status_server::source nodes);
 
 // Keeps the page up `seconds` after the program ended, for a look at how it
 // ended; Ctrl+C or SIGTERM ends the wait.
@@ -9983,12 +11137,7 @@ LP_API status_server::status_server(const program& graph, std::string policy,
 }
 
 LP_API status_server::~status_server() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  stop_.notify_all();
-  if (poller_.joinable()) poller_.join();
+  poller_.stop();
   listener_.stop();
 }
 
@@ -9997,53 +11146,47 @@ LP_API std::string status_server::start(const std::string& host, int port) {
   if (bound < 0)
     throw bind_error("the status page cannot listen on " + host + ":" +
                      std::to_string(port) + "; choose another --lp_status_port, or off");
-  poller_ = std::thread([this] { poll(); });
+  // Only the poller uses the connections (by label): they need no lock, so
+  // a node that takes its whole second to answer holds up none of the
+  // page's requests.
+  poller_.start([this, links = std::map<std::string, status::node_link>(),
+                 body = std::string()]() mutable {
+    poll(links, body);
+    return periodic_worker::clock::now() + std::chrono::seconds(1);
+  });
   return "http://" + host + ":" + std::to_string(bound) + "/";
 }
 
-LP_API void status_server::poll() {
-  // Only this thread uses the connections: they need no lock, so a node
-  // that takes its whole second to answer holds up none of the page's
-  // requests.
-  std::map<std::string, status::node_link> links;  // by label
-  std::string body;
+LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
+                                std::string& body) {
   auto headers = std::string("Accept: ") + protocol::json_type + "\r\n";
   if (!secret_.empty()) headers += "Authorization: Bearer " + secret_ + "\r\n";
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    lock.unlock();
-    // The launcher's view first, then each serving node's own, one at a
-    // time: a node that does not answer within a second is shown as the
-    // launcher sees it.
-    auto nodes = nodes_();
-    for (const auto& node : nodes) {
-      if (node.url.empty()) {
-        links.erase(node.label);
-        continue;
-      }
-      {
-        std::lock_guard held(mutex_);
-        if (stopping_) return;
-      }
-      auto text =
-          status::fetch_metrics(links[node.label], node.url, headers, body,
-                                http_connection::clock::now() + std::chrono::seconds(1));
-      if (!text) continue;
-      auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-      if (figures.is_discarded() || !figures.is_object()) continue;
-      // A restarted node answers from a new process, on a new port or the
-      // same one, with a new pid.
-      auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
-      auto now = status::now_seconds();
-      std::lock_guard held(mutex_);
-      auto& seen = histories_[node.label];
-      if (seen.samples.empty() || seen.samples.back().process != process)
-        seen.since = now;
-      seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
-      if (seen.samples.size() > kept_samples) seen.samples.pop_front();
+  // The launcher's view first, then each serving node's own, one at a
+  // time: a node that does not answer within a second is shown as the
+  // launcher sees it.
+  auto nodes = nodes_();
+  for (const auto& node : nodes) {
+    if (node.url.empty()) {
+      links.erase(node.label);
+      continue;
     }
-    lock.lock();
-    stop_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+    if (poller_.stop_requested()) return;
+    auto text =
+        status::fetch_metrics(links[node.label], node.url, headers, body,
+                              http_connection::clock::now() + std::chrono::seconds(1));
+    if (!text) continue;
+    auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (figures.is_discarded() || !figures.is_object()) continue;
+    // A restarted node answers from a new process, on a new port or the
+    // same one, with a new pid.
+    auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
+    auto now = status::now_seconds();
+    std::lock_guard held(mutex_);
+    auto& seen = histories_[node.label];
+    if (seen.samples.empty() || seen.samples.back().process != process)
+      seen.since = now;
+    seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
+    if (seen.samples.size() > kept_samples) seen.samples.pop_front();
   }
 }
 
@@ -10053,7 +11196,7 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
   const auto& spec = graph_.node(node.label);
   json out = {{"label", node.label},          {"group", spec.group},
               {"service", spec.service},      {"edges", spec.edges},
-              {"state", node.state},          {"pid", node.pid},
+              {"state", to_string(node.state)}, {"pid", node.pid},
               {"restarts", node.restarts},    {"failure", node.failure},
               {"last_lines", node.last_lines}};
   if (!seen || seen->samples.empty()) return out;
@@ -10167,11 +11310,11 @@ LP_API std::string status_server::status_json() {
 
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, const std::string& port, status_server::source nodes) {
-  if (port == "off") return nullptr;
+    const std::string& run_dir, port_or_off port, status_server::source nodes) {
+  if (!port.number) return nullptr;
   auto page =
       std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes));
-  auto url = page->start("127.0.0.1", std::stoi(port));
+  auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),
                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -10273,10 +11416,7 @@ struct process_options {
   std::string executable;              // default: this program
   std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
   std::chrono::seconds termination_notice{10};
-  // Where node output goes: "current" (prefixed lines on the launcher's own
-  // stdout and stderr), "files" (one log per node), "tmux" (one log per node,
-  // and a tmux session with a window following each).
-  std::string terminal = "current";
+  terminal_kind terminal = terminal_kind::current;  // where node output goes
   std::string log_dir;     // default: logs/ in the run directory
   bool insecure = false;
   // Stop once every run() has returned; a test controller leaves that to the
@@ -10285,8 +11425,7 @@ struct process_options {
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
   bool direct_calls = false;  // calls between nodes of one process skip HTTP
-  // The launcher's status page: "off", or its port (0: any free one).
-  std::string status_port = "off";
+  port_or_off status_port;  // the launcher's status page; default: none
   unit_runner runner;
   // Place the processes here (a local launch; Slurm places its own): hand
   // out these GPUs, pin to cores.
@@ -10462,10 +11601,12 @@ class process_launch {
         node_status status;
         status.pid = u.pid;
         status.restarts = u.restarts;
-        status.state = u.restart_at ? "restarting" : u.ended ? "stopped" : "starting";
+        status.state = u.restart_at ? node_state::restarting
+                       : u.ended    ? node_state::stopped
+                                    : node_state::starting;
         for (const auto& f : failures_)
           if (f.unit == u.name) {
-            status.state = "failed";
+            status.state = node_state::failed;
             status.failure = f.how;
           }
         units.push_back({u.name, u.labels, std::move(status)});
@@ -10474,14 +11615,13 @@ class process_launch {
     std::vector<node_status> out;
     for (auto& u : units) {
       // The same last lines for every node of a colocated group's process.
-      u.status.last_lines =
-          log_files() ? log_tail(log_path_of(u.name)) : output_.last_lines(u.name);
+      u.status.last_lines = last_lines(u.name);
       for (const auto& label : u.labels) {
         auto node = u.status;
         node.label = label;
         if (auto where = rendezvous_->find(label)) {
           node.url = where->url();
-          if (node.state == "starting") node.state = "serving";
+          if (node.state == node_state::starting) node.state = node_state::serving;
         }
         out.push_back(std::move(node));
       }
@@ -10523,52 +11663,17 @@ class process_launch {
     placement where;
   };
 
-  bool log_files() const { return options_.terminal != "current"; }
+  bool log_files() const { return options_.terminal != terminal_kind::current; }
 
   std::string log_path_of(std::string unit) const {
     std::replace(unit.begin(), unit.end(), '/', '_');
     return options_.log_dir + "/" + unit + ".log";
   }
 
-  // The last lines of a log, read from its end: a long log is not read whole.
-  static std::vector<std::string> log_tail(const std::string& path) {
-    std::ifstream file(path, std::ios::binary | std::ios::ate);
-    if (!file) return {};
-    auto size = static_cast<long>(file.tellg());
-    auto from = std::max(0L, size - 8192L);
-    file.seekg(from);
-    std::vector<std::string> lines;
-    std::string line;
-    if (from > 0) std::getline(file, line);  // a partial first line
-    while (std::getline(file, line)) {
-      lines.push_back(line);
-      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
-    }
-    return lines;
-  }
-
-  // One tmux window per node, each following the node's log; the launcher
-  // keeps the processes themselves, so it still sees how each ends.
   void open_tmux() {
-    tmux_session_ = "lp-" + graph_.name() + "-" + std::to_string(::getpid());
-    bool first = true;
-    for (const auto& u : units_) {
-      // --pid: the window closes when the launcher dies, however it dies,
-      // and tmux ends with its last window.
-      std::string follow = "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " '" +
-                           u.log_path + "'";
-      std::vector<std::string> command =
-          first ? std::vector<std::string>{"tmux", "new-session", "-d", "-s", tmux_session_,
-                                           "-n", u.name, follow}
-                : std::vector<std::string>{"tmux", "new-window", "-d", "-t", "=" + tmux_session_,
-                                           "-n", u.name, follow};
-      if (run_tool(command) != 0)
-        throw launch_error("tmux could not open a window for " + u.name +
-                        "; is tmux installed? (--lp_terminal=files writes the same logs)");
-      first = false;
-    }
-    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << tmux_session_
-              << std::endl;
+    std::vector<std::pair<std::string, std::string>> windows;
+    for (const auto& u : units_) windows.emplace_back(u.name, u.log_path);
+    tmux_.open("lp-" + graph_.name() + "-" + std::to_string(::getpid()), windows);
   }
 
   void make_log_dir() {
@@ -10661,18 +11766,12 @@ class process_launch {
     u.restart_at.reset();
   }
 
-  std::vector<std::string> last_lines(const unit& u) {
-    if (!log_files()) {
-      // A pipe some stray grandchild still holds open is not waited for long.
-      return output_.last_lines(u.name, std::chrono::seconds(2));
-    }
-    std::ifstream file(u.log_path);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(file, line);) {
-      lines.push_back(line);
-      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
-    }
-    return lines;
+  // A process's last lines, from its log or from its pipes, which are
+  // waited for up to `drain` while something still holds them open.
+  std::vector<std::string> last_lines(const std::string& unit,
+                                      std::chrono::milliseconds drain = {}) {
+    if (log_files()) return log_tail(log_path_of(unit));
+    return output_.last_lines(unit, drain);
   }
 
   // Runs on one thread from start to end: the node processes die with the
@@ -10680,7 +11779,7 @@ class process_launch {
   void supervise() {
     try {
       for (auto& u : units_) start(u);
-      if (options_.terminal == "tmux") open_tmux();
+      if (options_.terminal == terminal_kind::tmux) open_tmux();
       {
         std::lock_guard lock(mutex_);
         started_ = true;
@@ -10724,8 +11823,7 @@ class process_launch {
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::milliseconds(10));
     }
-    // "=": this session exactly; a bare name also matches longer ones by prefix.
-    if (!tmux_session_.empty()) run_tool({"tmux", "kill-session", "-t", "=" + tmux_session_});
+    tmux_.close();
     std::lock_guard lock(mutex_);
     ended_ = true;
     changed_.notify_all();
@@ -10785,7 +11883,8 @@ class process_launch {
         continue;
       }
       for (const auto& label : u.labels) rendezvous_->withdraw(label, false, how);
-      auto lines = last_lines(u);
+      // A pipe some stray grandchild still holds open is not waited for long.
+      auto lines = last_lines(u.name, std::chrono::seconds(2));
       std::lock_guard lock(mutex_);
       failures_.push_back({u.name, how, std::move(lines)});
       stop_requested_ = true;
@@ -10816,7 +11915,7 @@ class process_launch {
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::unique_ptr<status_server> status_;
   std::thread supervisor_;
-  std::string tmux_session_;
+  tmux_session tmux_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -10831,479 +11930,165 @@ class process_launch {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/flags.hpp ----
+// ---- launchpad/detail/run/controlled_launch.hpp ----
+
+// What lp::controller asks of the launch it holds, however that launch runs
+// its nodes: as threads (run/in_process.hpp) or as processes
+// (process/node_process.hpp). lp::controller's members are defined once,
+// here, and pass each question on.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+class controlled_launch {
+ public:
+  virtual ~controlled_launch() = default;
+  virtual std::shared_ptr<channel> connect(const std::string& label) = 0;
+  virtual std::map<std::string, std::string> urls() const = 0;
+  virtual const std::string& secret() const = 0;
+  virtual const std::string& run_dir() const = 0;
+  virtual std::vector<pid_t> pids() const = 0;
+  virtual bool wait_finished(const std::vector<std::string>& names) = 0;
+  // Waits for the program's stop, at most `timeout` (none: for ever), then
+  // shuts it down; false if it did not stop in time. Throws node_failure if
+  // a node failed.
+  virtual bool wait(std::optional<std::chrono::nanoseconds> timeout) = 0;
+  virtual bool stop() = 0;
+  virtual bool stop_requested() const = 0;
+  virtual std::string summary() const = 0;
+};
+
+}  // namespace lp::detail
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace lp {
+
+LP_API controller::controller(controller&&) noexcept = default;
+LP_API controller& controller::operator=(controller&&) noexcept = default;
+
+LP_API controller::~controller() {
+  if (launch_) launch_->stop();
+}
+
+LP_API std::shared_ptr<detail::channel> controller::connect(const std::string& label) {
+  return launch_->connect(label);
+}
+
+LP_API std::map<std::string, std::string> controller::urls() const {
+  return launch_->urls();
+}
+LP_API const std::string& controller::secret() const {
+  return launch_->secret();
+}
+LP_API const std::string& controller::run_dir() const {
+  return launch_->run_dir();
+}
+LP_API std::vector<pid_t> controller::pids() const {
+  return launch_->pids();
+}
+
+LP_API bool controller::wait(const std::vector<std::string>& names) {
+  return launch_->wait_finished(names);
+}
+
+LP_API void controller::wait() {
+  launch_->wait(std::nullopt);
+}
+
+LP_API bool controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
+  return launch_->wait(timeout);
+}
+
+LP_API bool controller::stop() {
+  return launch_->stop();
+}
+LP_API bool controller::stop_requested() const {
+  return launch_->stop_requested();
+}
+LP_API std::string controller::summary() const {
+  return launch_->summary();
+}
+
+}  // namespace lp
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+// ---- launchpad/detail/run/node_host.hpp ----
 
 #include <algorithm>
-#include <array>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
-#include <initializer_list>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <string_view>
+#include <exception>
+#include <functional>
+#include <iostream>
+
+// ---- launchpad/detail/run/checkpoint_schedule.hpp ----
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
 #include <utility>
 #include <vector>
 
 namespace lp::detail {
 
-// What the --lp_* flags of a launch asked for, with the defaults. Each member
-// is set by the row of flag_table below named after it (insecure by
-// --lp_insecure, ...). Every other argument belongs to the user and is left
-// alone.
-struct launch_flags {
-  std::optional<std::string> launch;  // unset: the policy main() names
-  bool help = false;
-  bool insecure = false;
-  int termination_notice_secs = 10;
-  std::string terminal = "current";
-  std::string log_dir;  // empty: logs/ in the run directory
-  std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
-  std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 2048;
-  std::string graph;  // empty: launch, draw nothing
-  // docs/launching.md, "Fault tolerance"
-  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
-  std::string resume;          // a checkpoint directory of an earlier launch
-  std::string gpus;            // "0,1,2,3"; empty: the devices found
-  // The launcher's status page (docs/observability.md).
-  std::string status_port = "0";  // 0: any free port; "off": none
-  int status_linger_secs = 0;
-  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
-  bool json = false;      // ... as JSON
-  // --lp_launch=slurm (docs/slurm.md)
-  std::string slurm_partition;
-  std::string slurm_time;
-  std::string slurm_account;
-  std::vector<std::string> slurm_sbatch;  // each an sbatch option
-  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
-  std::string slurm_host = "auto";        // address, interface or auto
-  bool slurm_detach = false;
-  bool dry_run = false;
-  std::vector<std::string> arguments;  // the whole command line, argv[0] first
-};
+// Saves each node that has a checkpoint interval whenever its interval has
+// passed since its last save, on a thread of its own, until stopped.
+class checkpoint_schedule {
+ public:
+  using clock = periodic_worker::clock;
 
-inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
-  try {
-    std::size_t used = 0;
-    long number = std::stol(text, &used);
-    if (used == text.size() && number >= low && number <= high) return number;
-  } catch (const std::exception&) {
-  }
-  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
-                    std::to_string(low) + " to " + std::to_string(high));
-}
+  struct saved_node {
+    std::chrono::milliseconds interval;
+    std::function<void()> save;  // a failed save is the saver's to report
+  };
 
-// A value that goes into a batch script line: one line, nothing a shell
-// would expand there.
-inline std::string script_safe(std::string_view flag, std::string value) {
-  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
-    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
-  return value;
-}
-
-inline std::string one_of(std::string_view flag, std::string value,
-                          std::initializer_list<std::string_view> choices) {
-  std::string listed;
-  std::size_t left = choices.size();
-  for (auto choice : choices) {
-    if (value == choice) return value;
-    listed += choice;
-    --left;
-    listed += left > 1 ? ", " : left == 1 ? " or " : "";
-  }
-  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
-}
-
-// One --lp_ flag: the parser, the validation and --lp_help all read this row.
-// A switch names the member it sets (`on`); any other flag takes a value,
-// which `set` checks and stores.
-struct flag_spec {
-  std::string_view name = {};     // "--lp_launch"
-  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
-  std::string_view example = {};  // a real value, for the "needs a value" message
-  std::string_view help = {};
-  bool launch_flags::*on = nullptr;
-  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
-};
-
-inline constexpr flag_spec flag_table[] = {
-    {.name = "--lp_launch",
-     .hint = "<policy>",
-     .example = "local_mp",
-     .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
-             "policy main() names, else local_mt)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.launch = std::move(v); }},
-    {.name = "--lp_terminal",
-     .hint = "<where>",
-     .example = "files",
-     .help = "local_mp: where node output goes: current (this terminal, each line "
-             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
-             "following each)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
-         }},
-    {.name = "--lp_log_dir",
-     .hint = "<dir>",
-     .example = "./logs",
-     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
-             "launch's run directory)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.log_dir = std::move(v); }},
-    {.name = "--lp_termination_notice_secs",
-     .hint = "<n>",
-     .example = "30",
-     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
-             "default 10)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-         }},
-    {.name = "--lp_max_body_mb",
-     .hint = "<n>",
-     .example = "1024",
-     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
-             "1048576, default 256)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-         }},
-    {.name = "--lp_header_timeout_secs",
-     .hint = "<n>",
-     .example = "30",
-     .help = "seconds a request's headers may take from its first byte; a slower "
-             "request gets 408 and its connection closes (1 to 3600, default 10)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
-         }},
-    {.name = "--lp_min_rate_kib_per_sec",
-     .hint = "<n>",
-     .example = "16",
-     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
-             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.min_rate_kib_per_sec =
-               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-         }},
-    {.name = "--lp_max_connections",
-     .hint = "<n>",
-     .example = "4096",
-     .help = "open connections per node; more are answered 503 and closed (16 to "
-             "1048576, default 2048, at most half of ulimit -n)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_connections =
-               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
-         }},
-    {.name = "--lp_insecure",
-     .help = "accept calls without the launch's secret (warns)",
-     .on = &launch_flags::insecure},
-    {.name = "--lp_graph",
-     .hint = "<format>",
-     .example = "dot",
-     .help = "print the program graph (dot or mermaid) and exit",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
-         }},
-    {.name = "--lp_checkpoint_dir",
-     .hint = "<dir>",
-     .example = "./checkpoints",
-     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
-             "directory per launch, named by its start time, in "
-             "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
-             "set; slurm: checkpoints/ in the run directory)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.checkpoint_dir = std::move(v); }},
-    {.name = "--lp_resume",
-     .hint = "<dir>",
-     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
-     .help = "restore each node with checkpoints from this directory of an earlier launch, "
-             "unless its own checkpoint in this launch's checkpoint directory is newer; it "
-             "must hold a checkpoint of a node of this program",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.resume = std::move(v); }},
-    {.name = "--lp_gpus",
-     .hint = "<list>",
-     .example = "0,1,2,3",
-     .help =
-         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
-         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           for (std::size_t start = 0; start <= v.size();) {
-             auto comma = std::min(v.find(',', start), v.size());
-             whole_number(name, v.substr(start, comma - start), 0, 1023);
-             start = comma + 1;
-           }
-           f.gpus = std::move(v);
-         }},
-    {.name = "--lp_status_port",
-     .hint = "<port>",
-     .example = "8080",
-     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
-             "127.0.0.1 (default 0: any free one; off: no page)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       if (v != "off" && (v.empty() || v.size() > 5 ||
-                          v.find_first_not_of("0123456789") != std::string::npos ||
-                          std::stol(v) > 65535))
-         throw usage_error(std::string(name) + "=" + v + ": give a port from 0 to 65535, or off");
-       f.status_port = v == "off" ? v : std::to_string(std::stol(v));
-     }},
-    {.name = "--lp_status_linger_secs",
-     .hint = "<n>",
-     .example = "60",
-     .help = "keep the status page up this long after the program ends, to see how it "
-             "ended (0 to 86400, default 0)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-     }},
-    {.name = "--lp_status",
-     .hint = "<run_dir>",
-     .example = "/tmp/lp-counter-Ab12Cd",
-     .help = "print the nodes of the running launch whose run directory this is, with "
-             "their figures, and exit",
-     .set = [](launch_flags& f, std::string_view, std::string v) { f.status_of = std::move(v); }},
-    {.name = "--lp_json",
-     .help = "print the status above as JSON instead of a table",
-     .on = &launch_flags::json},
-    {.name = "--lp_slurm_partition",
-     .hint = "<p>",
-     .example = "gpu",
-     .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_time",
-     .hint = "<limit>",
-     .example = "2:00:00",
-     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_account",
-     .hint = "<a>",
-     .example = "my_project",
-     .help = "slurm: the account the job is charged to",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_sbatch",
-     .hint = "<option>",
-     .example = "--qos=high",
-     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           auto option = script_safe(name, std::move(v));
-           if (!option.starts_with("--"))
-             throw usage_error(
-                 "--lp_slurm_sbatch=" + option +
-                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-           f.slurm_sbatch.push_back(std::move(option));
-         }},
-    {.name = "--lp_slurm_dir",
-     .hint = "<dir>",
-     .example = "/shared/lp-slurm",
-     .help = "slurm: where run directories go; the compute hosts must see it at the same "
-             "path (default: ./lp-slurm)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_host",
-     .hint = "<h>",
-     .example = "ib0",
-     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
-             "interface (ib0) or an address",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_detach",
-     .help = "slurm: submit, print the job id and return",
-     .on = &launch_flags::slurm_detach},
-    {.name = "--lp_dry_run",
-     .help = "slurm: print the batch script and each node's command line, and submit "
-             "nothing",
-     .on = &launch_flags::dry_run},
-    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
-};
-
-// Checked where the table is compiled, so a row added later cannot lack what
-// its messages need or shadow another row. (Whether a value row has its `set`
-// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
-// compare a function pointer with null in a constant expression.)
-consteval bool flag_table_is_sound() {
-  for (const auto& row : flag_table) {
-    bool is_switch = row.on != nullptr;
-    bool has_value_words = !row.hint.empty() && !row.example.empty();
-    bool has_no_value_words = row.hint.empty() && row.example.empty();
-    if (!row.name.starts_with("--lp_") || row.help.empty() ||
-        !(is_switch ? has_no_value_words : has_value_words))
-      return false;
-    for (const auto& other : flag_table)
-      if (&other != &row && other.name == row.name) return false;
-  }
-  return true;
-}
-static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
-                                     "either `on` or `set` with a hint and an example");
-
-inline constexpr std::size_t help_width = 80;
-inline constexpr std::size_t help_indent = 24;  // where the descriptions start
-
-// string_view::find, but usable in constant expressions under g++'s
-// -fsanitize=undefined, where libstdc++'s find is not.
-constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
-  for (std::size_t i = from; i < text.size(); ++i)
-    if (text[i] == c) return i;
-  return std::string_view::npos;
-}
-
-// Writes the --lp_help text to `put`, a character at a time. constexpr and
-// without allocation (libstdc++'s constexpr std::string fails under clang 14),
-// so that flags_help is fixed at compile time: measured first, then written.
-template <class Put>
-constexpr void write_help(Put put) {
-  std::size_t column = 0;
-  auto text = [&](std::string_view s) {
-    for (char c : s) {
-      put(c);
-      column = c == '\n' ? 0 : column + 1;
+  // Starts the thread if any node has an interval; the first save of each
+  // comes one interval from now.
+  void start(std::vector<saved_node> nodes) {
+    if (nodes.empty()) return;
+    auto now = clock::now();
+    for (auto& node : nodes) {
+      auto due = now + node.interval;
+      nodes_.push_back({std::move(node), due});
     }
-  };
-  auto pad_to = [&](std::size_t indent) {
-    while (column < indent) text(" ");
-  };
-  // Fills lines from `indent` to help_width, breaking between words.
-  auto paragraph = [&](std::string_view words, std::size_t indent) {
-    pad_to(indent);
-    while (!words.empty()) {
-      auto end = find_char(words, ' ');
-      auto word = words.substr(0, end);
-      words = end == std::string_view::npos ? "" : words.substr(end + 1);
-      if (column > indent && column + 1 + word.size() > help_width) {
-        text("\n");
-        pad_to(indent);
-      } else if (column > indent) {
-        text(" ");
+    worker_.start([this] {
+      auto next = clock::time_point::max();
+      for (auto& [node, due] : nodes_) {
+        if (due <= clock::now()) {
+          node.save();
+          due = clock::now() + node.interval;
+        }
+        next = std::min(next, due);
       }
-      text(word);
-    }
-    text("\n");
+      return next;
+    });
+  }
+
+  // Waits for a save under way, and starts no other.
+  void stop() { worker_.stop(); }
+
+ private:
+  struct scheduled {
+    saved_node node;
+    clock::time_point due;
   };
-  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
-            "to the program):",
-            0);
-  for (const auto& row : flag_table) {
-    text("  ");
-    text(row.name);
-    if (!row.hint.empty()) {
-      text("=");
-      text(row.hint);
-    }
-    if (column + 2 > help_indent) text("\n");
-    paragraph(row.help, help_indent);
-  }
-  text("\n");
-  paragraph("A flag's value follows the = or is the next argument; a value that starts "
-            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
-            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
-            0);
-}
 
-constexpr std::size_t help_size() {
-  std::size_t size = 0;
-  write_help([&](char) { ++size; });
-  return size;
-}
-
-constexpr std::array<char, help_size()> help_chars() {
-  std::array<char, help_size()> chars{};
-  std::size_t i = 0;
-  write_help([&](char c) { chars[i++] = c; });
-  return chars;
-}
-
-inline constexpr auto flags_help_chars = help_chars();
-inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
-
-constexpr std::size_t longest_line(std::string_view text) {
-  std::size_t longest = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    auto end = find_char(text, '\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end - start > longest) longest = end - start;
-    start = end + 1;
-  }
-  return longest;
-}
-static_assert(longest_line(flags_help) <= help_width,
-              "a --lp_help line is wider than 80 columns: shorten a word or a name");
-
-inline const flag_spec* find_flag(std::string_view name) {
-  for (const auto& row : flag_table)
-    if (row.name == name) return &row;
-  return nullptr;
-}
-
-inline bool switch_value(std::string_view name, std::string_view value) {
-  if (value == "true" || value == "1" || value == "yes") return true;
-  if (value == "false" || value == "0" || value == "no") return false;
-  throw usage_error(std::string(name) + "=" + std::string(value) +
-                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
-                    " alone is true)");
-}
-
-inline usage_error needs_value(const flag_spec& flag, const char* next) {
-  std::string message = std::string(flag.name) + " needs a value, e.g. " +
-                        std::string(flag.name) + "=" + std::string(flag.example);
-  // The next word is the user's flag, or a value that only = can carry.
-  if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
-    message += "; a value that starts with -- must follow the =";
-  return usage_error(message);
-}
-
-inline launch_flags parse_flags(int argc, char** argv) {
-  launch_flags flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!arg.starts_with("--lp_")) continue;
-    auto equals = arg.find('=');
-    const flag_spec* flag = find_flag(arg.substr(0, equals));
-    if (!flag)
-      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
-                        "; run with --lp_help to list Launchpad's flags");
-    std::optional<std::string_view> value;
-    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    if (flag->on) {
-      // A switch never takes the next word, which may be the user's.
-      flags.*(flag->on) = !value || switch_value(flag->name, *value);
-      continue;
-    }
-    if (!value) {
-      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-      if (!value) throw needs_value(*flag, next);
-    }
-    if (value->empty()) throw needs_value(*flag, nullptr);
-    flag->set(flags, flag->name, std::string(*value));
-  }
-  return flags;
-}
+  std::vector<scheduled> nodes_;  // the worker's alone once it runs
+  periodic_worker worker_;
+};
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/run/node_host.hpp ----
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstddef>
-#include <cstdlib>
-#include <exception>
-#include <functional>
-#include <iostream>
 
 // ---- launchpad/detail/run/checkpoints.hpp ----
 
@@ -11329,30 +12114,6 @@ inline launch_flags parse_flags(int argc, char** argv) {
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-
-// ---- launchpad/detail/util/shell_words.hpp ----
-
-#include <cctype>
-#include <string>
-#include <string_view>
-
-namespace lp::detail {
-
-// One word for sh, whatever it holds: what a user copies from a message, or
-// a batch script runs.
-inline std::string shell_quote(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
-                                                             std::string_view::npos))
-      plain = false;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-}  // namespace lp::detail
 #include <optional>
 #include <ostream>
 #include <string>
@@ -11916,6 +12677,125 @@ class direct_channel final : public channel {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/run/watchdog.hpp ----
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+// A node of a group with a health_timeout, as the watchdog sees it.
+struct watched_node {
+  std::string label;
+  std::chrono::milliseconds timeout;
+  std::function<void()> probe;  // returns once none of the node's handlers runs
+  const node_metrics& metrics;  // which of its methods have calls in flight
+  run_progress& progress;       // of its run()
+};
+
+// Ends this process when a watched node hangs (docs/launching.md, "Hung
+// nodes"). A prober per node waits for the node's handlers in turn; the
+// watchdog ends the process when one has waited past the node's timeout, or
+// when the node's run() has made no sign of progress that long (until the
+// program stops: then the termination notice bounds it).
+//
+// It ends it with std::_Exit, at once: no destructor, no atexit handler, no
+// flush of what is not written yet. A hung handler or run() cannot be
+// stopped, nor its thread joined, so the ordinary end (stop the program,
+// join its threads, destroy its nodes) would wait for it for ever, and
+// exit() would destroy statics under threads still running. Only a node
+// process that a launcher started watches (host_options::watch_health):
+// it hosts nothing but the program's nodes, and its launcher reads the exit
+// status, says which part hung, and restarts the node or stops the program.
+// No launcher, test or local_mt process is ever ended this way.
+class watchdog {
+ public:
+  using clock = periodic_worker::clock;
+
+  // Starts a prober per node and the watchdog; nothing if `nodes` is empty.
+  void start(const launch_state& program, std::vector<watched_node> nodes) {
+    if (nodes.empty()) return;
+    auto shortest = std::chrono::milliseconds::max();
+    for (auto& node : nodes) {
+      shortest = std::min(shortest, node.timeout);
+      probed_.push_back(std::make_unique<probed>(std::move(node)));
+    }
+    for (auto& watched : probed_)
+      watched->prober.start([node = watched.get()] {
+        node->probing_since =
+            std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
+        node->node.probe();
+        node->probing_since = 0;
+        return clock::now() + node->node.timeout / 4;
+      });
+    watcher_.start([this, &program, shortest] {
+      for (auto& watched : probed_) check(*watched, program);
+      return clock::now() + shortest / 4;
+    });
+  }
+
+  // Asks every thread to stop, then waits for each: a prober waits for the
+  // probe under way.
+  void stop() {
+    watcher_.request_stop();
+    for (auto& watched : probed_) watched->prober.request_stop();
+    watcher_.stop();
+    for (auto& watched : probed_) watched->prober.stop();
+  }
+
+ private:
+  struct probed {
+    explicit probed(watched_node watched) : node(std::move(watched)) {}
+    watched_node node;
+    // When the running probe began waiting for the node's handlers, in
+    // clock ticks; 0 when none waits.
+    std::atomic<clock::rep> probing_since{0};
+    periodic_worker prober;
+  };
+
+  static long long ms(clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+
+  static void check(probed& watched, const launch_state& program) {
+    const auto& node = watched.node;
+    auto since = watched.probing_since.load();
+    auto waited = since == 0 ? clock::duration::zero()
+                             : clock::now() - clock::time_point(clock::duration(since));
+    if (waited >= node.timeout) {
+      auto busy = methods_in_flight(node.metrics);
+      std::cerr << "[lp] node " << node.label << " hung: a call waited " << ms(waited)
+                << " ms for its handlers ("
+                << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
+                << "), past its group's health_timeout of " << node.timeout.count()
+                << " ms; ending its process" << std::endl;
+      std::_Exit(hung_exit_status);  // why not exit(): the class's comment
+    }
+    auto silence = node.progress.silence(clock::now());
+    if (silence >= node.timeout && !program.stop_requested()) {
+      std::cerr << "[lp] node " << node.label << " hung: its run() made no "
+                << "sign of progress (a call, lp::stop_requested(), a metric, "
+                   "lp::heartbeat()) for "
+                << ms(silence) << " ms, past its group's health_timeout of "
+                << node.timeout.count() << " ms; ending its process" << std::endl;
+      std::_Exit(hung_run_exit_status);
+    }
+  }
+
+  std::vector<std::unique_ptr<probed>> probed_;
+  periodic_worker watcher_;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/serve/http_server.hpp ----
 
 #include <httplib.h>
@@ -12353,7 +13233,10 @@ class http_server {
     return false;
   }
 
-  // Whether this thread's current request is a call whose reply is unwritten.
+  // Whether this thread's current request is a call whose reply is
+  // unwritten: httplib's handlers see only the request, and a connection
+  // keeps its server thread (listener.hpp, refusing()), so the thread
+  // carries it from the call's handler to the connection's end.
   static bool& reply_pending() {
     thread_local bool pending = false;
     return pending;
@@ -12529,10 +13412,15 @@ struct host_options {
   std::string checkpoint_dir;
   std::string resume_dir;
   // End this process when a node of a group with a health_timeout hangs
-  // (a node process: its launcher restarts it or stops the program).
+  // (a node process: its launcher restarts it or stops the program; the
+  // watchdog says why no other process may be ended so).
   bool watch_health = false;
   // Where the process was placed, for lp::context().
   std::vector<int> cores, gpus;
+  // Tune glibc's malloc for large values (keep_large_blocks, wire/buffers.hpp):
+  // a process-wide setting, which --lp_system_malloc and
+  // test_options::system_malloc turn off.
+  bool tune_malloc = true;
 };
 
 // The limits of a node's server that the --lp_ flags set.
@@ -12554,7 +13442,7 @@ class node_host {
         options_(std::move(options)),
         state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
     launch_registry::get().add(state_);
-    keep_large_blocks();
+    if (options_.tune_malloc) keep_large_blocks();
     try {
       start(graph);
     } catch (...) {
@@ -12567,6 +13455,7 @@ class node_host {
   ~node_host() { shutdown(); }
 
   launch_state& state() { return *state_; }
+  const launch_state& state() const { return *state_; }
   std::shared_ptr<launch_state> shared_state() const { return state_; }
   const std::string& secret() const { return options_.secret; }
 
@@ -12621,20 +13510,8 @@ class node_host {
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
     for (auto& node : nodes_) node->server->drain();
-    {
-      std::lock_guard lock(checkpoints_mutex_);
-      checkpoints_stop_ = true;
-    }
-    checkpoints_changed_.notify_all();
-    if (checkpointer_.joinable()) checkpointer_.join();
-    {
-      std::lock_guard lock(health_mutex_);
-      health_stop_ = true;
-    }
-    health_changed_.notify_all();
-    if (watchdog_.joinable()) watchdog_.join();
-    for (auto& node : nodes_)
-      if (node->prober.joinable()) node->prober.join();
+    checkpoints_.stop();
+    watchdog_.stop();
     // No call runs now: the last save holds every call answered. A node
     // that failed here may have left its state half-changed; its restart
     // takes the last periodic save instead.
@@ -12662,12 +13539,7 @@ class node_host {
     bool has_run = false;
     bool checkpointed = false;  // and this launch keeps checkpoints
     std::chrono::milliseconds checkpoint_interval{0};
-    std::chrono::steady_clock::time_point next_save;
     std::chrono::milliseconds health_timeout{0};
-    // When the running probe began waiting for the node's handlers, in
-    // steady_clock ticks; 0 when none waits.
-    std::atomic<std::chrono::steady_clock::rep> probing_since{0};
-    std::thread prober;
     run_progress progress;  // of its run(), watched with its health_timeout
     std::unique_ptr<node_instance> instance;
     std::unique_ptr<served_node> served;
@@ -12730,7 +13602,7 @@ class node_host {
     }
     std::size_t runnable = 0;
     for (const auto& node : nodes_) runnable += node->has_run;
-    start_checkpointer();
+    start_checkpoints();
     start_watchdog();
     started_ = true;
     state_->set_runs_waiter([this](const auto& names) { return wait_for_runs(names); });
@@ -12783,7 +13655,7 @@ class node_host {
       node.instance->restore(*state);
     } catch (const decode_error& e) {
       throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
-                             node.service + " (" + e.what() + ")");
+                             node.service + " (" + e.reason() + ")");
     }
     std::cerr << "[lp] " << node.identity.label << " restored from " << path << std::endl;
   }
@@ -12800,98 +13672,22 @@ class node_host {
     }
   }
 
-  // Saves each node with a checkpoint interval when it is due, on a thread
-  // of its own, until shutdown.
-  void start_checkpointer() {
-    auto now = std::chrono::steady_clock::now();
-    bool any = false;
+  void start_checkpoints() {
+    std::vector<checkpoint_schedule::saved_node> saved;
     for (auto& node : nodes_)
-      if (node->checkpointed && node->checkpoint_interval.count() > 0) {
-        node->next_save = now + node->checkpoint_interval;
-        any = true;
-      }
-    if (!any) return;
-    checkpointer_ = std::thread([this] {
-      std::unique_lock lock(checkpoints_mutex_);
-      for (;;) {
-        auto due = std::chrono::steady_clock::time_point::max();
-        for (auto& node : nodes_)
-          if (node->checkpointed && node->checkpoint_interval.count() > 0)
-            due = std::min(due, node->next_save);
-        if (checkpoints_changed_.wait_until(lock, due, [&] { return checkpoints_stop_; }))
-          return;
-        for (auto& node : nodes_) {
-          if (!node->checkpointed || node->checkpoint_interval.count() <= 0) continue;
-          auto now = std::chrono::steady_clock::now();
-          if (node->next_save > now) continue;
-          save(*node);
-          node->next_save = std::chrono::steady_clock::now() + node->checkpoint_interval;
-        }
-      }
-    });
+      if (node->checkpointed && node->checkpoint_interval.count() > 0)
+        saved.push_back({node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
+    checkpoints_.start(std::move(saved));
   }
 
-  // A prober per watched node waits for its handlers in turn; the watchdog
-  // ends the process when one has waited past the node's health_timeout, or
-  // when the node's run() has made no sign of progress that long (until the
-  // program stops: then the termination notice bounds it). A hung handler
-  // or run() cannot be stopped, nor its thread joined: only the end of its
-  // process frees the node, and its launcher restarts it.
   void start_watchdog() {
-    using clock = std::chrono::steady_clock;
-    auto stopped = [this](std::chrono::milliseconds wait) {
-      std::unique_lock lock(health_mutex_);
-      return health_changed_.wait_for(lock, wait, [&] { return health_stop_; });
-    };
-    auto shortest = std::chrono::milliseconds::max();
-    for (auto& node : nodes_) {
-      if (node->health_timeout.count() <= 0) continue;
-      shortest = std::min(shortest, node->health_timeout);
-      node->prober = std::thread([node = node.get(), stopped] {
-        do {
-          node->probing_since =
-              std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
-          node->instance->probe();
-          node->probing_since = 0;
-        } while (!stopped(node->health_timeout / 4));
-      });
-    }
-    if (shortest == std::chrono::milliseconds::max()) return;
-    auto ms = [](clock::duration d) {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-    };
-    watchdog_ = std::thread([this, shortest, stopped, ms] {
-      do {
-        for (auto& node : nodes_) {
-          if (node->health_timeout.count() <= 0) continue;
-          auto since = node->probing_since.load();
-          auto waited = since == 0
-                            ? clock::duration::zero()
-                            : clock::now() - clock::time_point(clock::duration(since));
-          if (waited >= node->health_timeout) {
-            auto busy = methods_in_flight(node->metrics);
-            std::cerr << "[lp] node " << node->identity.label << " hung: a call waited "
-                      << ms(waited) << " ms for its handlers ("
-                      << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
-                      << "), past its group's health_timeout of "
-                      << node->health_timeout.count() << " ms; ending its process"
-                      << std::endl;
-            std::_Exit(hung_exit_status);
-          }
-          auto silence = node->progress.silence(clock::now());
-          if (silence >= node->health_timeout && !state_->stop_requested()) {
-            std::cerr << "[lp] node " << node->identity.label
-                      << " hung: its run() made no "
-                      << "sign of progress (a call, lp::stop_requested(), a metric, "
-                         "lp::heartbeat()) for "
-                      << ms(silence) << " ms, past its group's health_timeout of "
-                      << node->health_timeout.count() << " ms; ending its process"
-                      << std::endl;
-            std::_Exit(hung_run_exit_status);
-          }
-        }
-      } while (!stopped(shortest / 4));
-    });
+    std::vector<watched_node> watched;
+    for (auto& node : nodes_)
+      if (node->health_timeout.count() > 0)
+        watched.push_back({node->identity.label, node->health_timeout,
+                           [node = node.get()] { node->instance->probe(); }, node->metrics,
+                           node->progress});
+    watchdog_.start(*state_, std::move(watched));
   }
 
   const program& graph_;
@@ -12904,18 +13700,13 @@ class node_host {
   std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex shutdown_mutex_;
   bool done_ = false;
-  std::thread checkpointer_;
-  std::thread watchdog_;
-  std::mutex health_mutex_;
-  std::condition_variable health_changed_;
-  bool health_stop_ = false;
-  std::mutex checkpoints_mutex_;
-  std::condition_variable checkpoints_changed_;
-  bool checkpoints_stop_ = false;
+  checkpoint_schedule checkpoints_;
+  watchdog watchdog_;
   bool started_ = false;  // every node built, restored and serving
 };
 
 }  // namespace lp::detail
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12973,12 +13764,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
-  for (std::size_t start = 0; start <= labels_text.size();) {
-    auto comma = labels_text.find(',', start);
-    if (comma == std::string::npos) comma = labels_text.size();
-    labels.push_back(labels_text.substr(start, comma - start));
-    start = comma + 1;
-  }
+  for (auto label : split(labels_text, ',')) labels.emplace_back(label);
   auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
   // A stop signal comes from the launcher, which sends SIGTERM once (and
   // SIGKILL after the termination notice), or from elsewhere: a kill of a
@@ -13010,6 +13796,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = checkpoint_dir_of(flags, run_dir);
     options.watch_health = true;
+    options.tune_malloc = !flags.system_malloc;
     options.cores = cores;
     options.gpus = gpus;
     options.resume_dir = flags.resume;
@@ -13080,11 +13867,49 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
   }
 }
 
+// A test's launch of nodes as processes; this process is their launcher.
+class processes_launch final : public controlled_launch {
+ public:
+  processes_launch(const program& graph, process_options settings)
+      : launch_(graph, std::move(settings)),
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret())) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override {
+    http_channel::options settings;
+    settings.secret = launch_.secret();
+    return std::make_shared<http_channel>(label, nodes_, settings);
+  }
+  std::map<std::string, std::string> urls() const override { return launch_.urls(); }
+  const std::string& secret() const override { return launch_.secret(); }
+  const std::string& run_dir() const override { return launch_.run_dir(); }
+  std::vector<pid_t> pids() const override { return launch_.pids(); }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return launch_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (timeout && !launch_.wait_for(*timeout)) return false;
+    if (!launch_.wait()) throw node_failure(summary());
+    return true;
+  }
+
+  bool stop() override {
+    launch_.request_stop();
+    nodes_->close();
+    return launch_.wait();
+  }
+  bool stop_requested() const override { return launch_.stop_requested(); }
+  std::string summary() const override { return launch_.summary(); }
+
+ private:
+  process_launch launch_;
+  std::shared_ptr<rendezvous_directory> nodes_;
+};
+
 }  // namespace detail
 
-LP_API process_controller::process_controller(const program& graph,
-                                              const process_test_options& options,
-                                              transport_kind transport)
+LP_API controller::controller(const program& graph, const process_test_options& options,
+                              transport_kind transport)
     : graph_(&graph) {
   if (options.executable.empty())
     throw usage_error(
@@ -13102,61 +13927,15 @@ LP_API process_controller::process_controller(const program& graph,
   settings.insecure = options.insecure;
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;
-  launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
-  nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),
-                                                          launch_->secret());
+  launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));
 }
-
-LP_API process_controller::process_controller(process_controller&&) noexcept = default;
-LP_API process_controller& process_controller::operator=(process_controller&&) noexcept = default;
-
-LP_API process_controller::~process_controller() {
-  if (launch_) stop();
-}
-
-LP_API std::shared_ptr<detail::channel> process_controller::connect(const std::string& label) {
-  detail::http_channel::options settings;
-  settings.secret = launch_->secret();
-  return std::make_shared<detail::http_channel>(label, nodes_, settings);
-}
-
-LP_API std::map<std::string, std::string> process_controller::urls() const {
-  return launch_->urls();
-}
-
-LP_API const std::string& process_controller::secret() const { return launch_->secret(); }
-LP_API const std::string& process_controller::run_dir() const { return launch_->run_dir(); }
-
-LP_API bool process_controller::wait(const std::vector<std::string>& names) {
-  return launch_->wait_finished(names);
-}
-
-LP_API void process_controller::wait() {
-  if (!launch_->wait()) throw node_failure(summary());
-}
-
-LP_API bool process_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
-  if (!launch_->wait_for(timeout)) return false;
-  wait();
-  return true;
-}
-
-LP_API bool process_controller::stop() {
-  launch_->request_stop();
-  nodes_->close();
-  return launch_->wait();
-}
-
-LP_API std::string process_controller::summary() const { return launch_->summary(); }
-
-LP_API std::vector<pid_t> process_controller::pids() const { return launch_->pids(); }
 
 }  // namespace lp
 
 // ---- launchpad/detail/run/in_process.hpp ----
 
 // The launches whose nodes are all threads of this process: local_mt and
-// test_mt from a command line, and a test's test_controller.
+// test_mt from a command line, and a test's lp::controller of test_mt.
 
 #include <signal.h>
 
@@ -13286,7 +14065,9 @@ class node_streams {
 };
 
 }  // namespace lp::detail
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13307,9 +14088,9 @@ inline status_server::source node_states(node_host& launch, const node_streams& 
       node.label = label;
       node.url = url;
       node.pid = ::getpid();
-      node.state = label == failed           ? "failed"
-                   : state->stop_requested() ? "stopped"
-                                             : "serving";
+      node.state = label == failed           ? node_state::failed
+                   : state->stop_requested() ? node_state::stopped
+                                             : node_state::serving;
       if (label == failed) node.failure = summary;
       node.last_lines = streams.last_lines(label);
       out.push_back(std::move(node));
@@ -13354,6 +14135,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
     options.resume_dir = flags.resume;
+    options.tune_malloc = !flags.system_malloc;
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
@@ -13377,10 +14159,50 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
   }
 }
 
+// A test's launch of nodes as threads of this process.
+class threads_launch final : public controlled_launch {
+ public:
+  threads_launch(const program& graph, host_options settings) : host_(graph, std::move(settings)) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override { return host_.connect(label); }
+  std::map<std::string, std::string> urls() const override { return host_.urls(); }
+  const std::string& secret() const override { return host_.secret(); }
+  const std::string& run_dir() const override { return no_run_dir_; }
+  std::vector<pid_t> pids() const override { return {::getpid()}; }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return host_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (!timeout) host_.state().wait_for_stop();
+    else if (!host_.state().wait_for_stop(*timeout)) return false;
+    host_.shutdown();
+    if (auto failure = host_.state().failure()) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (...) {
+        std::throw_with_nested(node_failure(summary()));
+      }
+    }
+    return true;
+  }
+
+  bool stop() override {
+    host_.shutdown();
+    return !host_.state().failure();
+  }
+  bool stop_requested() const override { return host_.state().stop_requested(); }
+  std::string summary() const override { return host_.state().failure_summary(); }
+
+ private:
+  node_host host_;
+  const std::string no_run_dir_;
+};
+
 }  // namespace detail
 
-LP_API test_controller::test_controller(const program& graph, const test_options& options,
-                                        transport_kind transport)
+LP_API controller::controller(const program& graph, const test_options& options,
+                              transport_kind transport)
     : graph_(&graph) {
   detail::host_options settings;
   settings.policy = test_multi_threading::flag;
@@ -13391,54 +14213,8 @@ LP_API test_controller::test_controller(const program& graph, const test_options
   settings.limits.max_connections = options.max_connections;
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
-  host_ = std::make_unique<detail::node_host>(graph, std::move(settings));
-}
-
-LP_API test_controller::test_controller(test_controller&&) noexcept = default;
-LP_API test_controller& test_controller::operator=(test_controller&&) noexcept = default;
-LP_API test_controller::~test_controller() = default;
-
-LP_API std::shared_ptr<detail::channel> test_controller::connect(const std::string& label) {
-  return host_->connect(label);
-}
-
-LP_API std::map<std::string, std::string> test_controller::urls() const { return host_->urls(); }
-
-LP_API const std::string& test_controller::secret() const { return host_->secret(); }
-
-LP_API bool test_controller::wait(const std::vector<std::string>& names) {
-  return host_->wait_finished(names);
-}
-
-LP_API void test_controller::wait() {
-  host_->state().wait_for_stop();
-  finish();
-}
-
-LP_API bool test_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
-  if (!host_->state().wait_for_stop(timeout)) return false;
-  finish();
-  return true;
-}
-
-LP_API bool test_controller::stop() {
-  host_->shutdown();
-  return !host_->state().failure();
-}
-
-LP_API std::string test_controller::summary() const { return host_->state().failure_summary(); }
-
-LP_API bool test_controller::stop_requested() const { return host_->state().stop_requested(); }
-
-LP_API void test_controller::finish() {
-  host_->shutdown();
-  if (auto failure = host_->state().failure()) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (...) {
-      std::throw_with_nested(node_failure(summary()));
-    }
-  }
+  settings.tune_malloc = !options.system_malloc;
+  launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
 }
 
 }  // namespace lp
@@ -13676,125 +14452,8 @@ class log_follower {
 // left pending for ever by Slurm; the launch refuses it before submitting.
 
 #include <algorithm>
-
-// ---- launchpad/detail/slurm/tools.hpp ----
-
-// Running Slurm's commands (sbatch, squeue, scancel, sinfo) and reading
-// what they print.
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cctype>
-#include <cerrno>
-#include <chrono>
-#include <cstdlib>
 #include <string>
 #include <string_view>
-#include <vector>
-
-extern char** environ;
-
-namespace lp::detail {
-
-struct tool_output {
-  int status = -1;     // the exit status; -1 if it could not run or was killed
-  std::string text;    // stdout and stderr, interleaved
-};
-
-// Runs `command` (argv[0] looked up in PATH) and collects what it prints.
-// Slurm's commands retry an unreachable controller for minutes; a command
-// still running after `limit` is killed and reported as failed.
-inline tool_output capture_tool(const std::vector<std::string>& command,
-                                std::chrono::seconds limit = std::chrono::seconds(60)) {
-  tool_output out;
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) return out;
-  std::vector<char*> argv;
-  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
-  pid_t pid = -1;
-  int failed = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(ends[1]);
-  if (failed) {
-    ::close(ends[0]);
-    out.text = command[0] + " is not on PATH";
-    return out;
-  }
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  char buffer[4096];
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      ::kill(pid, SIGKILL);
-      out.text += "\n" + command[0] + " did not answer within " +
-                  std::to_string(limit.count()) + " s";
-      break;
-    }
-    pollfd fd{ends[0], POLLIN, 0};
-    int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    auto n = ::read(ends[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(ends[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
-// The absolute path of a program in PATH, for starting it with execve.
-inline std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t start = 0; start <= dirs.size();) {
-    auto colon = dirs.find(':', start);
-    if (colon == std::string_view::npos) colon = dirs.size();
-    auto candidate = std::string(dirs.substr(start, colon - start)) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = colon + 1;
-  }
-  throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
-}
-
-
-// What the tools print, in pieces: squeue's and sinfo's rows and fields.
-inline std::string tool_trim(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  std::size_t start = 0;
-  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
-  return text.substr(start);
-}
-
-inline std::vector<std::string> tool_split(std::string_view text, char separator) {
-  std::vector<std::string> parts;
-  for (std::size_t start = 0; start <= text.size();) {
-    auto at = text.find(separator, start);
-    if (at == std::string_view::npos) at = text.size();
-    parts.emplace_back(text.substr(start, at - start));
-    start = at + 1;
-  }
-  return parts;
-}
-
-}  // namespace lp::detail
-#include <string>
 #include <vector>
 
 namespace lp::detail {
@@ -13808,15 +14467,15 @@ struct partition_hosts {
 };
 
 // sinfo's "gpu:2", "gpu:a100:4(S:0-1)" or "(null)", as a count of GPUs.
-inline int gpus_in(const std::string& gres) {
+inline int gpus_in(std::string_view gres) {
   int total = 0;
-  for (const auto& item : tool_split(gres, ',')) {
+  for (auto item : split(gres, ',')) {
     auto text = item.substr(0, item.find('('));
     if (!text.starts_with("gpu")) continue;
     auto colon = text.rfind(':');
     if (colon == std::string::npos) continue;
     try {
-      total += std::stoi(text.substr(colon + 1));
+      total += std::stoi(std::string(text.substr(colon + 1)));
     } catch (const std::exception&) {
     }
   }
@@ -13825,28 +14484,29 @@ inline int gpus_in(const std::string& gres) {
 
 // The partition `wanted`, or the cluster's default one if empty.
 inline partition_hosts find_partition(const std::string& wanted) {
-  auto listed = capture_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"});
+  auto listed =
+      run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"}, std::chrono::seconds(60));
   if (listed.status != 0)
     throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
-                                    tool_trim(listed.text));
+                       std::string(trim(listed.text)));
   partition_hosts found;
   std::vector<std::string> names;
-  for (const auto& row : tool_split(listed.text, '\n')) {
-    auto fields = tool_split(row, '|');
+  for (auto row : split(listed.text, '\n')) {
+    auto fields = split(row, '|');
     if (fields.size() != 4) continue;
-    auto name = tool_trim(fields[0]);
+    std::string name(trim(fields[0]));
     bool is_default = name.ends_with('*');
     if (is_default) name.pop_back();
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     if (wanted.empty() ? !is_default : name != wanted) continue;
     found.name = name;
     try {
-      found.host_cpus.push_back(std::stoi(fields[1]));
+      found.host_cpus.push_back(std::stoi(std::string(fields[1])));
       found.cpus = std::max(found.cpus, found.host_cpus.back());
-      found.memory_mb = std::max(found.memory_mb, std::stol(fields[2]));
+      found.memory_mb = std::max(found.memory_mb, std::stol(std::string(fields[2])));
     } catch (const std::exception&) {
     }
-    found.gpus = std::max(found.gpus, gpus_in(tool_trim(fields[3])));
+    found.gpus = std::max(found.gpus, gpus_in(trim(fields[3])));
   }
   if (found.name.empty()) {
     std::string known;
@@ -14045,11 +14705,11 @@ struct job_state {
 };
 
 inline job_state query_job(const std::string& job) {
-  auto listed = capture_tool(
+  auto listed = try_tool(
       {"squeue", "--noheader", "--jobs=" + job, "--states=all", "--format=%T|%r|%N"},
       std::chrono::seconds(20));
   job_state now;
-  auto fields = tool_split(tool_trim(listed.text), '|');
+  auto fields = split(trim(listed.text), '|');
   if (listed.status == 0 && fields.size() == 3) {
     now.state = fields[0];
     now.reason = fields[1];
@@ -14113,11 +14773,11 @@ class slurm_submission {
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
-    auto submitted = capture_tool({"sbatch", "--parsable", script_path});
-    auto job = tool_trim(submitted.text.substr(0, submitted.text.find(';')));
+    auto submitted = run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
+    std::string job(trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
     if (submitted.status != 0 || job.empty() ||
         job.find_first_not_of("0123456789") != std::string::npos)
-      throw launch_error("sbatch refused the job: " + tool_trim(submitted.text) +
+      throw launch_error("sbatch refused the job: " + std::string(trim(submitted.text)) +
                                       " (the batch script is " + script_path + ")");
     return job;
   }
@@ -14145,7 +14805,7 @@ class slurm_submission {
       last = now;
       if (now.ended()) break;
       if (now.state == "PENDING" && hopeless(now.reason)) {
-        capture_tool({"scancel", job});
+        try_tool({"scancel", job}, std::chrono::seconds(60));
         std::cerr << "[lp] job " << job << " can never start (" << now.reason
                   << "); it was cancelled. Check --lp_slurm_partition, --lp_slurm_time, "
                      "--lp_slurm_account and the groups' resources()"
@@ -14158,11 +14818,11 @@ class slurm_submission {
         std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
                   << ": stopping job " << job << " (again to cancel it at once)" << std::endl;
         if (now.state == "PENDING") {
-          capture_tool({"scancel", job});
+          try_tool({"scancel", job}, std::chrono::seconds(60));
         } else {
           // To the supervisor only: it stops the nodes in order. A plain
           // scancel would also signal each srun, which kills its step at once.
-          capture_tool({"scancel", "--batch", "--signal=TERM", job});
+          try_tool({"scancel", "--batch", "--signal=TERM", job}, std::chrono::seconds(60));
           give_up_at = clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
         }
       }
@@ -14203,18 +14863,18 @@ class slurm_submission {
   // the program's stop, and one stopping already keeps on stopping. The
   // batch step is spared, so that the supervisor still says how it ended.
   static void cancel_at_once(const std::string& job) {
-    auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
-                              std::chrono::seconds(20));
+    auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
+                          std::chrono::seconds(20));
     std::vector<std::string> kill{"scancel", "--signal=KILL"};
-    for (const auto& row : tool_split(steps.text, '\n')) {
-      auto step = tool_trim(row);
+    for (auto row : split(steps.text, '\n')) {
+      auto step = trim(row);
       if (!step.starts_with(job + ".")) continue;
       auto number = step.substr(job.size() + 1);  // not "batch"
       if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
-        kill.push_back(step);
+        kill.emplace_back(step);
     }
-    if (kill.size() > 2) capture_tool(kill, std::chrono::seconds(20));
-    capture_tool({"scancel", job});
+    if (kill.size() > 2) try_tool(kill, std::chrono::seconds(20));
+    try_tool({"scancel", job}, std::chrono::seconds(60));
   }
 
   static void report(const std::string& job, const job_state& now) {
@@ -14249,6 +14909,30 @@ class slurm_submission {
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+
+// ---- launchpad/detail/slurm/tools.hpp ----
+
+// Where Slurm's commands are.
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// The absolute path of a program in PATH, for starting it with execve.
+inline std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    auto candidate = std::string(dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
+}
+
+}  // namespace lp::detail
 #include <map>
 #include <string>
 #include <thread>
@@ -14273,12 +14957,12 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
     std::string step;
     for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
-                                 "--format=%i|%j"},
-                                std::chrono::seconds(20));
-      for (const auto& row : tool_split(steps.text, '\n')) {
-        auto fields = tool_split(row, '|');
-        if (fields.size() == 2 && tool_trim(fields[1]) == unit) step = tool_trim(fields[0]);
+      auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
+                             "--format=%i|%j"},
+                            std::chrono::seconds(20));
+      for (auto row : split(steps.text, '\n')) {
+        auto fields = split(row, '|');
+        if (fields.size() == 2 && trim(fields[1]) == unit) step = trim(fields[0]);
       }
     }
     if (step.empty()) {
@@ -14288,8 +14972,8 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
     }
     // The nodes stop in order on SIGINT as on SIGTERM; slurmstepd notes a
     // SIGTERM in the node's log as a cancelled step, which this was not.
-    capture_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
-                 std::chrono::seconds(20));
+    try_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
+             std::chrono::seconds(20));
   };
   // srun exits with 128 + the signal that killed its task: read back as
   // that signal, the summary names it, and a task that the stop's SIGINT
@@ -14312,7 +14996,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     if (!job)
       throw launch_error(std::string(slurm_run_dir_env) +
                                       " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
-    options.terminal = "files";
+    options.terminal = terminal_kind::files;
     options.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;
     options.bind_host = slurm_host_address(flags.slurm_host);

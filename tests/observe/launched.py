@@ -81,8 +81,19 @@ class Launched(programs.Launched):
         with open(os.path.join(self.run_dir(), "secret")) as f:
             return f.read().strip()
 
-    def url(self, label):
-        return self.urls([label])[label]
+    def url(self, label, timeout=programs.STARTUP):
+        """The node's address, from the run directory's `nodes` file, as
+        attach() reads it (the last line of a label holds)."""
+        path = os.path.join(self.run_dir(), "nodes")
+
+        def listed():
+            try:
+                with open(path) as f:
+                    found = [line.split() for line in f if line.split()[:1] == [label]]
+            except FileNotFoundError:
+                return None
+            return found[-1][1] if found else None
+        return wait_until(f"{label} in {path}", listed, timeout)
 
     def status_url(self):
         return self.wait_for(r"\[lp\] status at (\S+)").group(1)

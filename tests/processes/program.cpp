@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
     if (arg.starts_with("--dir=")) dir = arg.substr(6);
     if (arg.starts_with("--graph_mistake=")) mistake = arg.substr(16);
   }
+  if (scenario == "sequential_launches" || scenario == "nested_launch")
+    return scenarios::two_launches(scenario, dir, argc, argv);
   lp::program p("scenario_" + scenario);
   scenarios::make(p, scenario, dir);
   // Mistakes in building the graph, made where a user's are: in main(),

@@ -2,6 +2,7 @@
 // Programs for the end-to-end tests of multi-processing launches. The test
 // and tests/processes/program.cpp build them alike, as a real program and
 // its launcher must.
+#include <malloc.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -298,11 +299,77 @@ struct Patient {
 LP_SERVICE(Patient);
 
 // The graph named `name`; `dir` is a directory the nodes may write to.
+// Two launches in one process, both local_mt (each handles the signals
+// itself): "sequential_launches", one after the other, the first stopped by
+// lp::stop(); "nested_launch", the second started from a node of the first
+// and stopped by lp::stop() in it, while the first runs on. Either way the
+// first launch that still runs must hear a later SIGTERM. Leaves
+// <dir>/inner.ended once the launch to be stopped by lp::stop() has ended.
+// Tells whether a 1 MiB block comes from its own mmap in this node process
+// (glibc's default) or from the heap (the launch's keep_large_blocks), in
+// <dir>/mmapped, then stops the program.
+struct MallocProbe {
+  std::string dir;
+  void run() {
+    auto before = ::mallinfo2().hblks;
+    char* volatile block = static_cast<char*>(std::malloc(1 << 20));
+    block[0] = 1;
+    auto during = ::mallinfo2().hblks;
+    std::free(block);
+    // A sanitizer's own allocator answers malloc: there is nothing to see.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    during = before = 0;
+    touch(dir + "/mmapped", "sanitizer");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    during = before = 0;
+    touch(dir + "/mmapped", "sanitizer");
+#endif
+#endif
+    if (!std::ifstream(dir + "/mmapped")) touch(dir + "/mmapped", during > before ? "yes" : "no");
+    lp::stop();
+  }
+};
+LP_SERVICE(MallocProbe);
+
+inline void launch_inner(const std::string& dir, std::string program_path) {
+  lp::program inner("inner");
+  auto sleeper = inner.group("inner").add_node<Sleeper>(dir);
+  inner.add_node<Stopper>("stopper", sleeper);
+  char* args[] = {program_path.data(), nullptr};
+  int status = lp::launch<lp::local_multi_threading>(inner, 1, args);
+  touch(dir + "/inner.ended", std::to_string(status));
+}
+
+struct Nester {
+  std::string dir;
+  std::string program_path;
+  void run() {
+    launch_inner(dir, program_path);
+    // The stop this waits for is the first launch's, as before the second.
+    lp::wait_for_stop();
+  }
+};
+LP_SERVICE(Nester);
+
+inline int two_launches(const std::string& name, const std::string& dir, int argc, char** argv) {
+  lp::program outer("outer");
+  outer.group("outer").add_node<Sleeper>(dir);
+  if (name == "nested_launch") {
+    outer.add_node<Nester>("nester", dir, std::string(argv[0]));
+  } else {
+    launch_inner(dir, argv[0]);
+  }
+  return lp::launch<lp::local_multi_threading>(outer, argc, argv);
+}
+
 inline void make(lp::program& p, const std::string& name, const std::string& dir) {
   if (name == "counter") {
     auto c = p.add_node<Counter>("counter");
     auto producers = p.group("producers");
     for (int i = 0; i < 3; ++i) producers.add_node<Producer>(c, 100);
+  } else if (name == "malloc_probe") {
+    p.add_node<MallocProbe>("probe", dir);
   } else if (name == "sleepers") {
     for (int i = 0; i < 3; ++i) p.group("sleepers").add_node<Sleeper>(dir);
   } else if (name == "flaky") {

@@ -1,6 +1,8 @@
 """A loopback server that answers as a script says: garbage, a wrong
-Content-Type, a truncated body, silence, a trickle. It stands in for a
-broken or hostile node, so the client's answers to each can be tested."""
+Content-Type, a truncated body, silence, a trickle, or a describe reply of
+its own. It stands in for a broken or hostile node, or for a node whose
+methods no C++ program has, so the client's answers to each can be
+tested."""
 
 import socket
 import threading
@@ -43,6 +45,18 @@ class Peer:
     def hold(self, seconds):
         """Waits `seconds`, or less if the fake node is closing; True if it is."""
         return self.stopped.wait(seconds)
+
+
+def method_entry(name, params, result):
+    """A method as describe lists it: the schemas of its parameters and of
+    its result (docs/protocol.md#introspection), without the "signature"
+    spelling, which the client never needs."""
+    return {"name": name, "arity": len(params), "params": params, "result": result}
+
+
+def describe_reply(label, methods, service="fake::Service"):
+    """The body of a node's `GET /lp/v1/describe` reply."""
+    return {"program": "fake", "node": label, "service": service, "protocol": 1, "methods": methods}
 
 
 def reply(status, content_type, body, extra=""):

@@ -1,9 +1,10 @@
 """Launching the C++ programs the Python tests talk to, and ending them.
 
 Each program runs in a session (and process group) of its own, with its
-output in files, so a test can read the launcher's lines ("[lp] ... serving
-at ...", the run directory) while it runs. Every wait is bounded; `stop`
-sends SIGTERM to the group, then SIGKILL to whatever is left.
+output in files, so a test can read the launcher's lines (the run directory
+it prints) while it runs; the nodes' addresses come from the run directory,
+as attach() reads them. Every wait is bounded; `stop` sends SIGTERM to the
+group, then SIGKILL to whatever is left.
 """
 
 import os
@@ -57,10 +58,6 @@ class Launched:
     def run_dir(self):
         return self.wait_for(SECRET_LINE).group(1)
 
-    def urls(self, labels):
-        return {label: self.wait_for(rf"\[lp\] {re.escape(label)} serving at (\S+)").group(1)
-                for label in labels}
-
     def wait_exit(self, timeout):
         try:
             return self.process.wait(timeout)
@@ -88,9 +85,7 @@ def launch_wire_types(*flags):
     launched = Launched([WIRE_TYPES, "--lp_launch=local_mt", *flags])
     try:
         labels = ["scalars", "arrays", "containers", "calls", "tallies/0", "tallies/1"]
-        urls = launched.urls(labels)
-        secret = None if "--lp_insecure" in flags else lp.read_secret(launched.run_dir())
-        return launched, lp.Program(urls, secret, run_dir=None if secret is None else launched.run_dir())
+        return launched, lp.attach(launched.run_dir(), wait_for=labels, startup_timeout=STARTUP)
     except BaseException:
         launched.stop()
         raise

@@ -12,12 +12,13 @@ from programs import ACTOR_LEARNER, WIRE_TYPES, Launched
 
 
 def launch_actor_learner(test):
-    """The actor_learner example under local_mp, node logs in its run
-    directory (--lp_terminal=files), which the test removes at the end."""
-    launched = Launched([ACTOR_LEARNER, "--lp_launch=local_mp", "--lp_terminal=files"])
+    """The actor_learner example under local_mp, its nodes' output in the
+    launcher's (attach reads no log), and its run directory, which the test
+    removes at the end if the launch could not."""
+    launched = Launched([ACTOR_LEARNER, "--lp_launch=local_mp"])
     test.addCleanup(launched.stop)
     run_dir = launched.run_dir()
-    test.addCleanup(shutil.rmtree, run_dir, True)  # the logs keep it after the launch
+    test.addCleanup(shutil.rmtree, run_dir, True)
     return launched, run_dir
 
 
@@ -89,17 +90,16 @@ class ActorLearner(unittest.TestCase):
 
 
 class RunDirectories(unittest.TestCase):
-    def test_from_the_launchers_output(self):
+    def test_a_local_mt_launch(self):
         launched = Launched([WIRE_TYPES, "--lp_launch=local_mt"])
         self.addCleanup(launched.stop)
         run_dir = launched.run_dir()
-        prog = lp.attach(run_dir, output=launched.stderr_path, wait_for=["calls", "tallies/1"])
+        prog = lp.attach(run_dir, wait_for=["calls", "tallies/1"], startup_timeout=30)
         self.addCleanup(prog.close)
         self.assertEqual(prog.name, "wire_types")
         self.assertEqual(prog["calls"].add(2, 3), 5)
         self.assertEqual([n.label for n in prog.group("tallies")], ["tallies/0", "tallies/1"])
-        with open(launched.stderr_path) as lines:  # an open file works too
-            self.assertEqual(lp.attach(run_dir, output=lines).labels, prog.labels)
+        self.assertEqual(prog.labels, sorted(lp.attach(run_dir).labels))
         self.stop_and_wait(prog, launched)  # exit 0: a clean stop
         self.assertFalse(os.path.exists(run_dir))  # the launch removed it
         with self.assertRaisesRegex(FileNotFoundError, "has the program ended"):
@@ -116,25 +116,29 @@ class RunDirectories(unittest.TestCase):
         with open(os.path.join(run_dir, "secret"), "w") as f:
             f.write("ab" * 16 + "\n")
         started = time.monotonic()
-        with self.assertRaisesRegex(lp.LaunchpadError, "found no node addresses .* --lp_terminal=files"):
+        with self.assertRaisesRegex(lp.LaunchpadError, r"found no node addresses .*/nodes yet"):
             lp.attach(run_dir, startup_timeout=0.2)
         self.assertLess(time.monotonic() - started, 2)
 
-    def test_a_nodes_file_and_colourful_logs(self):
+    def test_the_nodes_file_and_never_the_logs(self):
         run_dir = tempfile.mkdtemp(prefix="lp-files-abcdef")
         self.addCleanup(shutil.rmtree, run_dir)
+        # What nodes print is for people: however like an address, it is not read.
         os.mkdir(os.path.join(run_dir, "logs"))
         with open(os.path.join(run_dir, "logs", "shards.log"), "w") as f:
-            f.write("\x1b[36m[lp]\x1b[0m shards/0 serving at http://127.0.0.1:1001\n"
-                    "[lp] shards/1 serving at http://127.0.0.1:1002\n"
-                    "[lp] shards/0 serving at http://127.0.0.1:1003\n")  # restarted: the last wins
+            f.write("[lp] shards/0 serving at http://127.0.0.1:1001\n")
+        with self.assertRaisesRegex(lp.LaunchpadError, "found no node addresses"):
+            lp.attach(run_dir, startup_timeout=0)
+        with open(os.path.join(run_dir, "nodes"), "w") as f:
+            f.write("shards/0 http://127.0.0.1:1001\n"
+                    "shards/1 http://127.0.0.1:1002/\n"
+                    "shards/0 http://127.0.0.1:1003\n"  # restarted: the last line wins
+                    "replay http://127.0.0.1:2001\n"
+                    "actors/0 http://127.0.0.1:20")  # still being written: not yet an address
         prog = lp.attach(run_dir, startup_timeout=0)
+        self.assertEqual(prog.labels, ["replay", "shards/0", "shards/1"])
         self.assertEqual([n.url for n in prog.group("shards")],
                          ["http://127.0.0.1:1003", "http://127.0.0.1:1002"])
-        with open(os.path.join(run_dir, "nodes"), "w") as f:
-            f.write("replay http://127.0.0.1:2001\nactors/0 http://127.0.0.1:2002\n")
-        prog = lp.attach(run_dir, startup_timeout=0)
-        self.assertEqual(prog.labels, ["actors/0", "replay"])
         self.assertIsNone(prog.run_dir and lp.read_secret(run_dir))  # no secret file: --lp_insecure
 
 

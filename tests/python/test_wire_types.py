@@ -232,15 +232,18 @@ class Containers(unittest.TestCase):
                 got = node.echo_outer(outer)
                 self.assertEqual(got["inner"]["id"], 7)
                 self.assertEqual(got["inner"]["name"], "seven ✓")
-                if fmt == "cbor" and np is not None:  # a typed array in a struct: an ndarray
-                    check_array(self, got["inner"]["values"], [0.5, 1.5], "float32")
-                else:
-                    self.assertEqual(list(got["inner"]["values"]), [0.5, 1.5])
+                # The schema says what each member is: a vector of numbers in a
+                # struct is an ndarray, in either format, as a parameter is.
+                check_array(self, got["inner"]["values"], [0.5, 1.5], "float32")
                 self.assertEqual(len(got["items"]), 2)
                 self.assertEqual(got["items"][1]["name"], "")
                 self.assertIsNone(got["extra"])
                 self.assertEqual(got["by_name"]["a"]["id"], 7)
-                self.assertEqual(list(got["weights"]["shape"]), [2, 2])
+                if np is not None:  # a tensor member: an ndarray of its shape
+                    self.assertEqual(got["weights"].shape, (2, 2))
+                    check_array(self, got["weights"].reshape(-1), [1.0, 2.0, 3.0, 4.0], "float32")
+                else:
+                    self.assertEqual(got["weights"]["shape"], [2, 2])
                 self.assertEqual(got["note"], "a note")
                 got = node.echo_outer({**outer, "extra": inner, "note": None})
                 self.assertEqual(got["extra"]["id"], 7)
@@ -267,9 +270,15 @@ class Containers(unittest.TestCase):
             node.echo_bools([True, 1])
         with self.assertRaisesRegex(TypeError, r"argument 1 of echo_optional: expected an integer \(int\), got str '5'"):
             node.echo_optional("5")
-        # A struct is checked by the node, which names the missing member.
-        with self.assertRaisesRegex(lp.RemoteError, "name"):
+        # A struct is checked member by member, by the client as by the node.
+        with self.assertRaisesRegex(TypeError, r"argument 1 of echo_inner: expected a dict with member "
+                                               r"'name' \(wire_types::Inner\), got dict \{'id': 1\}"):
             node.echo_inner({"id": 1})
+        with self.assertRaisesRegex(TypeError, r"argument 1 of echo_optional_struct, member 'values', "
+                                               r"element 1: expected a number \(float\), got str 'x'"):
+            node.echo_optional_struct({"id": 1, "name": "", "values": [0.5, "x"]})
+        with self.assertRaisesRegex(lp.RemoteError, "name"):
+            node.call("echo_inner", {"id": 1}, check=False)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 
 #include <iostream>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/graph/graph_picture.hpp>
+#include <launchpad/detail/run/graph_picture.hpp>
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>

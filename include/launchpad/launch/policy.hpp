@@ -1,6 +1,7 @@
 #pragma once
 
-// What a launch policy is, and how its nodes call each other.
+// What a launch policy is, how its nodes call each other, and where the
+// output of its node processes goes.
 //
 // A policy is a type named as lp::launch's template argument. It names its
 // --lp_launch value (`flag`), its transport, and whether a program's main()
@@ -18,6 +19,14 @@ namespace lp {
 enum class transport_kind {
   http,    // over loopback HTTP, like every other call
   direct,  // on the caller's thread, without HTTP (arguments are still copied)
+};
+
+// Where the output of a launch's node processes goes (--lp_terminal;
+// process_test_options::terminal).
+enum class terminal_kind {
+  current,  // the launcher's own stdout and stderr, each line behind its node's label
+  files,    // one log per node process
+  tmux,     // one log per node process, and a tmux session with a window following each
 };
 
 struct http_transport {

@@ -7,6 +7,7 @@
 #include <launchpad/detail/reflect/call_checks.hpp>
 #include <launchpad/detail/reflect/proxy.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/detail/util/thread_pool.hpp>
 #include <launchpad/detail/wire/cbor_encode.hpp>
@@ -164,7 +165,22 @@ struct call_access {
   template <class R>
   static R finish(channel& target, const std::string& method,
                   std::span<const std::string_view> args, const call_deadline& deadline) {
-    return read_result<R>(target.node(), method, target.call(method, args, deadline));
+    try {
+      return read_result<R>(target.node(), method, target.call(method, args, deadline));
+    } catch (const remote_error& refusal) {
+      rethrow_for_caller(refusal);
+    }
+  }
+
+  // A node that refuses because it is stopping says that the program stops:
+  // so does the caller's part of it, before the caller hears of it as
+  // lp::stopping (its promise). Any other refusal goes on as it came.
+  [[noreturn]] static void rethrow_for_caller(const remote_error& refusal) {
+    if (refusal.status() == 503 && refusal.code() == "stopping") {
+      stop_this_threads_program();
+      throw stopping(refusal.node(), refusal.method(), refusal.message());
+    }
+    throw;
   }
 };
 

@@ -23,6 +23,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstring>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <limits>
 #include <memory>
@@ -392,11 +393,8 @@ class http_connection {
 
   // Whether a comma-separated header value lists `token`.
   static bool lists(std::string_view value, std::string_view token) {
-    for (std::size_t start = 0; start <= value.size();) {
-      auto comma = std::min(value.find(',', start), value.size());
-      if (iequals(trim(value.substr(start, comma - start)), token)) return true;
-      start = comma + 1;
-    }
+    for (auto item : split(value, ','))
+      if (iequals(trim(item), token)) return true;
     return false;
   }
 

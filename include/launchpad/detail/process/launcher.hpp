@@ -15,19 +15,22 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/observe/process_figures.hpp>
+#include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/process/tmux.hpp>
+#include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/run/status_server.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/error.hpp>
+#include <launchpad/launch/policy.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>
@@ -98,10 +101,7 @@ struct process_options {
   std::string executable;              // default: this program
   std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
   std::chrono::seconds termination_notice{10};
-  // Where node output goes: "current" (prefixed lines on the launcher's own
-  // stdout and stderr), "files" (one log per node), "tmux" (one log per node,
-  // and a tmux session with a window following each).
-  std::string terminal = "current";
+  terminal_kind terminal = terminal_kind::current;  // where node output goes
   std::string log_dir;     // default: logs/ in the run directory
   bool insecure = false;
   // Stop once every run() has returned; a test controller leaves that to the
@@ -110,8 +110,7 @@ struct process_options {
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
   bool direct_calls = false;  // calls between nodes of one process skip HTTP
-  // The launcher's status page: "off", or its port (0: any free one).
-  std::string status_port = "off";
+  port_or_off status_port;  // the launcher's status page; default: none
   unit_runner runner;
   // Place the processes here (a local launch; Slurm places its own): hand
   // out these GPUs, pin to cores.
@@ -287,10 +286,12 @@ class process_launch {
         node_status status;
         status.pid = u.pid;
         status.restarts = u.restarts;
-        status.state = u.restart_at ? "restarting" : u.ended ? "stopped" : "starting";
+        status.state = u.restart_at ? node_state::restarting
+                       : u.ended    ? node_state::stopped
+                                    : node_state::starting;
         for (const auto& f : failures_)
           if (f.unit == u.name) {
-            status.state = "failed";
+            status.state = node_state::failed;
             status.failure = f.how;
           }
         units.push_back({u.name, u.labels, std::move(status)});
@@ -299,14 +300,13 @@ class process_launch {
     std::vector<node_status> out;
     for (auto& u : units) {
       // The same last lines for every node of a colocated group's process.
-      u.status.last_lines =
-          log_files() ? log_tail(log_path_of(u.name)) : output_.last_lines(u.name);
+      u.status.last_lines = last_lines(u.name);
       for (const auto& label : u.labels) {
         auto node = u.status;
         node.label = label;
         if (auto where = rendezvous_->find(label)) {
           node.url = where->url();
-          if (node.state == "starting") node.state = "serving";
+          if (node.state == node_state::starting) node.state = node_state::serving;
         }
         out.push_back(std::move(node));
       }
@@ -348,52 +348,17 @@ class process_launch {
     placement where;
   };
 
-  bool log_files() const { return options_.terminal != "current"; }
+  bool log_files() const { return options_.terminal != terminal_kind::current; }
 
   std::string log_path_of(std::string unit) const {
     std::replace(unit.begin(), unit.end(), '/', '_');
     return options_.log_dir + "/" + unit + ".log";
   }
 
-  // The last lines of a log, read from its end: a long log is not read whole.
-  static std::vector<std::string> log_tail(const std::string& path) {
-    std::ifstream file(path, std::ios::binary | std::ios::ate);
-    if (!file) return {};
-    auto size = static_cast<long>(file.tellg());
-    auto from = std::max(0L, size - 8192L);
-    file.seekg(from);
-    std::vector<std::string> lines;
-    std::string line;
-    if (from > 0) std::getline(file, line);  // a partial first line
-    while (std::getline(file, line)) {
-      lines.push_back(line);
-      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
-    }
-    return lines;
-  }
-
-  // One tmux window per node, each following the node's log; the launcher
-  // keeps the processes themselves, so it still sees how each ends.
   void open_tmux() {
-    tmux_session_ = "lp-" + graph_.name() + "-" + std::to_string(::getpid());
-    bool first = true;
-    for (const auto& u : units_) {
-      // --pid: the window closes when the launcher dies, however it dies,
-      // and tmux ends with its last window.
-      std::string follow = "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " '" +
-                           u.log_path + "'";
-      std::vector<std::string> command =
-          first ? std::vector<std::string>{"tmux", "new-session", "-d", "-s", tmux_session_,
-                                           "-n", u.name, follow}
-                : std::vector<std::string>{"tmux", "new-window", "-d", "-t", "=" + tmux_session_,
-                                           "-n", u.name, follow};
-      if (run_tool(command) != 0)
-        throw launch_error("tmux could not open a window for " + u.name +
-                        "; is tmux installed? (--lp_terminal=files writes the same logs)");
-      first = false;
-    }
-    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << tmux_session_
-              << std::endl;
+    std::vector<std::pair<std::string, std::string>> windows;
+    for (const auto& u : units_) windows.emplace_back(u.name, u.log_path);
+    tmux_.open("lp-" + graph_.name() + "-" + std::to_string(::getpid()), windows);
   }
 
   void make_log_dir() {
@@ -486,18 +451,12 @@ class process_launch {
     u.restart_at.reset();
   }
 
-  std::vector<std::string> last_lines(const unit& u) {
-    if (!log_files()) {
-      // A pipe some stray grandchild still holds open is not waited for long.
-      return output_.last_lines(u.name, std::chrono::seconds(2));
-    }
-    std::ifstream file(u.log_path);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(file, line);) {
-      lines.push_back(line);
-      if (lines.size() > labelled_lines::kept) lines.erase(lines.begin());
-    }
-    return lines;
+  // A process's last lines, from its log or from its pipes, which are
+  // waited for up to `drain` while something still holds them open.
+  std::vector<std::string> last_lines(const std::string& unit,
+                                      std::chrono::milliseconds drain = {}) {
+    if (log_files()) return log_tail(log_path_of(unit));
+    return output_.last_lines(unit, drain);
   }
 
   // Runs on one thread from start to end: the node processes die with the
@@ -505,7 +464,7 @@ class process_launch {
   void supervise() {
     try {
       for (auto& u : units_) start(u);
-      if (options_.terminal == "tmux") open_tmux();
+      if (options_.terminal == terminal_kind::tmux) open_tmux();
       {
         std::lock_guard lock(mutex_);
         started_ = true;
@@ -549,8 +508,7 @@ class process_launch {
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::milliseconds(10));
     }
-    // "=": this session exactly; a bare name also matches longer ones by prefix.
-    if (!tmux_session_.empty()) run_tool({"tmux", "kill-session", "-t", "=" + tmux_session_});
+    tmux_.close();
     std::lock_guard lock(mutex_);
     ended_ = true;
     changed_.notify_all();
@@ -610,7 +568,8 @@ class process_launch {
         continue;
       }
       for (const auto& label : u.labels) rendezvous_->withdraw(label, false, how);
-      auto lines = last_lines(u);
+      // A pipe some stray grandchild still holds open is not waited for long.
+      auto lines = last_lines(u.name, std::chrono::seconds(2));
       std::lock_guard lock(mutex_);
       failures_.push_back({u.name, how, std::move(lines)});
       stop_requested_ = true;
@@ -641,7 +600,7 @@ class process_launch {
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::unique_ptr<status_server> status_;
   std::thread supervisor_;
-  std::string tmux_session_;
+  tmux_session tmux_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -1,7 +1,8 @@
 #pragma once
 
 // The two sides of a launch whose nodes are processes, as local_mp and a
-// test's process_controller run it: the node process, and the launcher.
+// test's lp::controller of test_mp runs it: the node process, and the
+// launcher.
 
 #include <signal.h>
 #include <unistd.h>
@@ -18,11 +19,14 @@
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/controlled_launch.hpp>
 #include <launchpad/detail/run/node_host.hpp>
 #include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>
 #include <launchpad/program.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,12 +84,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
-  for (std::size_t start = 0; start <= labels_text.size();) {
-    auto comma = labels_text.find(',', start);
-    if (comma == std::string::npos) comma = labels_text.size();
-    labels.push_back(labels_text.substr(start, comma - start));
-    start = comma + 1;
-  }
+  for (auto label : split(labels_text, ',')) labels.emplace_back(label);
   auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
   // A stop signal comes from the launcher, which sends SIGTERM once (and
   // SIGKILL after the termination notice), or from elsewhere: a kill of a
@@ -117,6 +116,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = checkpoint_dir_of(flags, run_dir);
     options.watch_health = true;
+    options.tune_malloc = !flags.system_malloc;
     options.cores = cores;
     options.gpus = gpus;
     options.resume_dir = flags.resume;
@@ -187,11 +187,49 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
   }
 }
 
+// A test's launch of nodes as processes; this process is their launcher.
+class processes_launch final : public controlled_launch {
+ public:
+  processes_launch(const program& graph, process_options settings)
+      : launch_(graph, std::move(settings)),
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret())) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override {
+    http_channel::options settings;
+    settings.secret = launch_.secret();
+    return std::make_shared<http_channel>(label, nodes_, settings);
+  }
+  std::map<std::string, std::string> urls() const override { return launch_.urls(); }
+  const std::string& secret() const override { return launch_.secret(); }
+  const std::string& run_dir() const override { return launch_.run_dir(); }
+  std::vector<pid_t> pids() const override { return launch_.pids(); }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return launch_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (timeout && !launch_.wait_for(*timeout)) return false;
+    if (!launch_.wait()) throw node_failure(summary());
+    return true;
+  }
+
+  bool stop() override {
+    launch_.request_stop();
+    nodes_->close();
+    return launch_.wait();
+  }
+  bool stop_requested() const override { return launch_.stop_requested(); }
+  std::string summary() const override { return launch_.summary(); }
+
+ private:
+  process_launch launch_;
+  std::shared_ptr<rendezvous_directory> nodes_;
+};
+
 }  // namespace detail
 
-LP_API process_controller::process_controller(const program& graph,
-                                              const process_test_options& options,
-                                              transport_kind transport)
+LP_API controller::controller(const program& graph, const process_test_options& options,
+                              transport_kind transport)
     : graph_(&graph) {
   if (options.executable.empty())
     throw usage_error(
@@ -209,53 +247,7 @@ LP_API process_controller::process_controller(const program& graph,
   settings.insecure = options.insecure;
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;
-  launch_ = std::make_unique<detail::process_launch>(graph, std::move(settings));
-  nodes_ = std::make_shared<detail::rendezvous_directory>(launch_->rendezvous_url(),
-                                                          launch_->secret());
+  launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));
 }
-
-LP_API process_controller::process_controller(process_controller&&) noexcept = default;
-LP_API process_controller& process_controller::operator=(process_controller&&) noexcept = default;
-
-LP_API process_controller::~process_controller() {
-  if (launch_) stop();
-}
-
-LP_API std::shared_ptr<detail::channel> process_controller::connect(const std::string& label) {
-  detail::http_channel::options settings;
-  settings.secret = launch_->secret();
-  return std::make_shared<detail::http_channel>(label, nodes_, settings);
-}
-
-LP_API std::map<std::string, std::string> process_controller::urls() const {
-  return launch_->urls();
-}
-
-LP_API const std::string& process_controller::secret() const { return launch_->secret(); }
-LP_API const std::string& process_controller::run_dir() const { return launch_->run_dir(); }
-
-LP_API bool process_controller::wait(const std::vector<std::string>& names) {
-  return launch_->wait_finished(names);
-}
-
-LP_API void process_controller::wait() {
-  if (!launch_->wait()) throw node_failure(summary());
-}
-
-LP_API bool process_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
-  if (!launch_->wait_for(timeout)) return false;
-  wait();
-  return true;
-}
-
-LP_API bool process_controller::stop() {
-  launch_->request_stop();
-  nodes_->close();
-  return launch_->wait();
-}
-
-LP_API std::string process_controller::summary() const { return launch_->summary(); }
-
-LP_API std::vector<pid_t> process_controller::pids() const { return launch_->pids(); }
 
 }  // namespace lp

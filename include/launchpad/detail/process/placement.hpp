@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
 #include <string>
@@ -19,11 +20,8 @@ namespace lp::detail {
 // "0,1,3" as {0, 1, 3}; "" as {}.
 inline std::vector<int> index_list(const std::string& text) {
   std::vector<int> out;
-  for (std::size_t start = 0; start < text.size();) {
-    auto comma = std::min(text.find(',', start), text.size());
-    out.push_back(std::stoi(text.substr(start, comma - start)));
-    start = comma + 1;
-  }
+  if (text.empty()) return out;
+  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
   return out;
 }
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <concepts>
 #include <cstddef>
-#include <launchpad/detail/reflect/type_name.hpp>
+#include <launchpad/detail/util/type_name.hpp>
 #include <launchpad/wire.hpp>
 #include <string>
 #include <tuple>
@@ -104,15 +104,13 @@ struct batched_function : member_function<Pointer> {  // not a method: LP_SERVIC
 template <class Method>
 struct lp_batch_tag {};
 
-namespace lp {
+namespace lp::detail {
 
-// How a batched method gathers its callers (see LP_BATCHED).
+// How a batched method gathers its callers: what LP_BATCHED says.
 struct batch_limits {
   std::size_t max_batch;
   std::chrono::microseconds max_wait;
 };
-
-namespace detail {
 
 template <class Method>
 concept batched_method = requires {
@@ -137,5 +135,4 @@ struct signature_of<Method> {
 template <class Method>
 using signature = typename signature_of<Method>::type;
 
-}  // namespace detail
-}  // namespace lp
+}  // namespace lp::detail

@@ -1,10 +1,11 @@
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
+#include <launchpad/launch/policy.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,13 @@
 
 namespace lp::detail {
 
+// Where the launcher's status page listens (--lp_status_port): on a port of
+// 127.0.0.1, 0 for any free one, or nowhere.
+struct port_or_off {
+  std::optional<int> number;  // empty: off
+  friend bool operator==(const port_or_off&, const port_or_off&) = default;
+};
+
 // What the --lp_* flags of a launch asked for, with the defaults. Each member
 // is set by the row of flag_table below named after it (insecure by
 // --lp_insecure, ...). Every other argument belongs to the user and is left
@@ -22,8 +30,9 @@ struct launch_flags {
   std::optional<std::string> launch;  // unset: the policy main() names
   bool help = false;
   bool insecure = false;
+  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
   int termination_notice_secs = 10;
-  std::string terminal = "current";
+  terminal_kind terminal = terminal_kind::current;
   std::string log_dir;  // empty: logs/ in the run directory
   std::size_t max_body_mb = 256;
   int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
@@ -35,7 +44,7 @@ struct launch_flags {
   std::string resume;          // a checkpoint directory of an earlier launch
   std::string gpus;            // "0,1,2,3"; empty: the devices found
   // The launcher's status page (docs/observability.md).
-  std::string status_port = "0";  // 0: any free port; "off": none
+  port_or_off status_port{0};
   int status_linger_secs = 0;
   std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
   bool json = false;      // ... as JSON
@@ -111,7 +120,10 @@ inline constexpr flag_spec flag_table[] = {
              "following each)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.terminal = one_of(name, std::move(v), {"current", "files", "tmux"});
+           auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
+           f.terminal = word == "current" ? terminal_kind::current
+                        : word == "files" ? terminal_kind::files
+                                          : terminal_kind::tmux;
          }},
     {.name = "--lp_log_dir",
      .hint = "<dir>",
@@ -170,6 +182,11 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
+    {.name = "--lp_system_malloc",
+     .help = "leave malloc as it is set; by default a process that hosts nodes keeps freed "
+             "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value cost "
+             "more than sending it",
+     .on = &launch_flags::system_malloc},
     {.name = "--lp_graph",
      .hint = "<format>",
      .example = "dot",
@@ -203,11 +220,7 @@ inline constexpr flag_spec flag_table[] = {
          "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           for (std::size_t start = 0; start <= v.size();) {
-             auto comma = std::min(v.find(',', start), v.size());
-             whole_number(name, v.substr(start, comma - start), 0, 1023);
-             start = comma + 1;
-           }
+           for (auto index : split(v, ',')) whole_number(name, std::string(index), 0, 1023);
            f.gpus = std::move(v);
          }},
     {.name = "--lp_status_port",
@@ -220,7 +233,7 @@ inline constexpr flag_spec flag_table[] = {
                           v.find_first_not_of("0123456789") != std::string::npos ||
                           std::stol(v) > 65535))
          throw usage_error(std::string(name) + "=" + v + ": give a port from 0 to 65535, or off");
-       f.status_port = v == "off" ? v : std::to_string(std::stol(v));
+       f.status_port = v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
      }},
     {.name = "--lp_status_linger_secs",
      .hint = "<n>",

@@ -1,7 +1,7 @@
 #pragma once
 
 // The launches whose nodes are all threads of this process: local_mt and
-// test_mt from a command line, and a test's test_controller.
+// test_mt from a command line, and a test's lp::controller of test_mt.
 
 #include <signal.h>
 
@@ -10,6 +10,7 @@
 #include <iostream>
 #include <launchpad/context.hpp>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/run/controlled_launch.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/node_host.hpp>
 #include <launchpad/detail/run/node_streams.hpp>
@@ -21,7 +22,9 @@
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
 #include <launchpad/program.hpp>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,9 +45,9 @@ inline status_server::source node_states(node_host& launch, const node_streams& 
       node.label = label;
       node.url = url;
       node.pid = ::getpid();
-      node.state = label == failed           ? "failed"
-                   : state->stop_requested() ? "stopped"
-                                             : "serving";
+      node.state = label == failed           ? node_state::failed
+                   : state->stop_requested() ? node_state::stopped
+                                             : node_state::serving;
       if (label == failed) node.failure = summary;
       node.last_lines = streams.last_lines(label);
       out.push_back(std::move(node));
@@ -89,6 +92,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
     options.resume_dir = flags.resume;
+    options.tune_malloc = !flags.system_malloc;
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
@@ -112,10 +116,50 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
   }
 }
 
+// A test's launch of nodes as threads of this process.
+class threads_launch final : public controlled_launch {
+ public:
+  threads_launch(const program& graph, host_options settings) : host_(graph, std::move(settings)) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override { return host_.connect(label); }
+  std::map<std::string, std::string> urls() const override { return host_.urls(); }
+  const std::string& secret() const override { return host_.secret(); }
+  const std::string& run_dir() const override { return no_run_dir_; }
+  std::vector<pid_t> pids() const override { return {::getpid()}; }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return host_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (!timeout) host_.state().wait_for_stop();
+    else if (!host_.state().wait_for_stop(*timeout)) return false;
+    host_.shutdown();
+    if (auto failure = host_.state().failure()) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (...) {
+        std::throw_with_nested(node_failure(summary()));
+      }
+    }
+    return true;
+  }
+
+  bool stop() override {
+    host_.shutdown();
+    return !host_.state().failure();
+  }
+  bool stop_requested() const override { return host_.state().stop_requested(); }
+  std::string summary() const override { return host_.state().failure_summary(); }
+
+ private:
+  node_host host_;
+  const std::string no_run_dir_;
+};
+
 }  // namespace detail
 
-LP_API test_controller::test_controller(const program& graph, const test_options& options,
-                                        transport_kind transport)
+LP_API controller::controller(const program& graph, const test_options& options,
+                              transport_kind transport)
     : graph_(&graph) {
   detail::host_options settings;
   settings.policy = test_multi_threading::flag;
@@ -126,54 +170,8 @@ LP_API test_controller::test_controller(const program& graph, const test_options
   settings.limits.max_connections = options.max_connections;
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
-  host_ = std::make_unique<detail::node_host>(graph, std::move(settings));
-}
-
-LP_API test_controller::test_controller(test_controller&&) noexcept = default;
-LP_API test_controller& test_controller::operator=(test_controller&&) noexcept = default;
-LP_API test_controller::~test_controller() = default;
-
-LP_API std::shared_ptr<detail::channel> test_controller::connect(const std::string& label) {
-  return host_->connect(label);
-}
-
-LP_API std::map<std::string, std::string> test_controller::urls() const { return host_->urls(); }
-
-LP_API const std::string& test_controller::secret() const { return host_->secret(); }
-
-LP_API bool test_controller::wait(const std::vector<std::string>& names) {
-  return host_->wait_finished(names);
-}
-
-LP_API void test_controller::wait() {
-  host_->state().wait_for_stop();
-  finish();
-}
-
-LP_API bool test_controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
-  if (!host_->state().wait_for_stop(timeout)) return false;
-  finish();
-  return true;
-}
-
-LP_API bool test_controller::stop() {
-  host_->shutdown();
-  return !host_->state().failure();
-}
-
-LP_API std::string test_controller::summary() const { return host_->state().failure_summary(); }
-
-LP_API bool test_controller::stop_requested() const { return host_->state().stop_requested(); }
-
-LP_API void test_controller::finish() {
-  host_->shutdown();
-  if (auto failure = host_->state().failure()) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (...) {
-      std::throw_with_nested(node_failure(summary()));
-    }
-  }
+  settings.tune_malloc = !options.system_malloc;
+  launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
 }
 
 }  // namespace lp

@@ -1,20 +1,20 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
-#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/run/checkpoint_schedule.hpp>
 #include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/direct_channel.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/run/watchdog.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/util/run_progress.hpp>
@@ -57,10 +57,15 @@ struct host_options {
   std::string checkpoint_dir;
   std::string resume_dir;
   // End this process when a node of a group with a health_timeout hangs
-  // (a node process: its launcher restarts it or stops the program).
+  // (a node process: its launcher restarts it or stops the program; the
+  // watchdog says why no other process may be ended so).
   bool watch_health = false;
   // Where the process was placed, for lp::context().
   std::vector<int> cores, gpus;
+  // Tune glibc's malloc for large values (keep_large_blocks, wire/buffers.hpp):
+  // a process-wide setting, which --lp_system_malloc and
+  // test_options::system_malloc turn off.
+  bool tune_malloc = true;
 };
 
 // The limits of a node's server that the --lp_ flags set.
@@ -82,7 +87,7 @@ class node_host {
         options_(std::move(options)),
         state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
     launch_registry::get().add(state_);
-    keep_large_blocks();
+    if (options_.tune_malloc) keep_large_blocks();
     try {
       start(graph);
     } catch (...) {
@@ -95,6 +100,7 @@ class node_host {
   ~node_host() { shutdown(); }
 
   launch_state& state() { return *state_; }
+  const launch_state& state() const { return *state_; }
   std::shared_ptr<launch_state> shared_state() const { return state_; }
   const std::string& secret() const { return options_.secret; }
 
@@ -149,20 +155,8 @@ class node_host {
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
     for (auto& node : nodes_) node->server->drain();
-    {
-      std::lock_guard lock(checkpoints_mutex_);
-      checkpoints_stop_ = true;
-    }
-    checkpoints_changed_.notify_all();
-    if (checkpointer_.joinable()) checkpointer_.join();
-    {
-      std::lock_guard lock(health_mutex_);
-      health_stop_ = true;
-    }
-    health_changed_.notify_all();
-    if (watchdog_.joinable()) watchdog_.join();
-    for (auto& node : nodes_)
-      if (node->prober.joinable()) node->prober.join();
+    checkpoints_.stop();
+    watchdog_.stop();
     // No call runs now: the last save holds every call answered. A node
     // that failed here may have left its state half-changed; its restart
     // takes the last periodic save instead.
@@ -190,12 +184,7 @@ class node_host {
     bool has_run = false;
     bool checkpointed = false;  // and this launch keeps checkpoints
     std::chrono::milliseconds checkpoint_interval{0};
-    std::chrono::steady_clock::time_point next_save;
     std::chrono::milliseconds health_timeout{0};
-    // When the running probe began waiting for the node's handlers, in
-    // steady_clock ticks; 0 when none waits.
-    std::atomic<std::chrono::steady_clock::rep> probing_since{0};
-    std::thread prober;
     run_progress progress;  // of its run(), watched with its health_timeout
     std::unique_ptr<node_instance> instance;
     std::unique_ptr<served_node> served;
@@ -258,7 +247,7 @@ class node_host {
     }
     std::size_t runnable = 0;
     for (const auto& node : nodes_) runnable += node->has_run;
-    start_checkpointer();
+    start_checkpoints();
     start_watchdog();
     started_ = true;
     state_->set_runs_waiter([this](const auto& names) { return wait_for_runs(names); });
@@ -311,7 +300,7 @@ class node_host {
       node.instance->restore(*state);
     } catch (const decode_error& e) {
       throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
-                             node.service + " (" + e.what() + ")");
+                             node.service + " (" + e.reason() + ")");
     }
     std::cerr << "[lp] " << node.identity.label << " restored from " << path << std::endl;
   }
@@ -328,98 +317,22 @@ class node_host {
     }
   }
 
-  // Saves each node with a checkpoint interval when it is due, on a thread
-  // of its own, until shutdown.
-  void start_checkpointer() {
-    auto now = std::chrono::steady_clock::now();
-    bool any = false;
+  void start_checkpoints() {
+    std::vector<checkpoint_schedule::saved_node> saved;
     for (auto& node : nodes_)
-      if (node->checkpointed && node->checkpoint_interval.count() > 0) {
-        node->next_save = now + node->checkpoint_interval;
-        any = true;
-      }
-    if (!any) return;
-    checkpointer_ = std::thread([this] {
-      std::unique_lock lock(checkpoints_mutex_);
-      for (;;) {
-        auto due = std::chrono::steady_clock::time_point::max();
-        for (auto& node : nodes_)
-          if (node->checkpointed && node->checkpoint_interval.count() > 0)
-            due = std::min(due, node->next_save);
-        if (checkpoints_changed_.wait_until(lock, due, [&] { return checkpoints_stop_; }))
-          return;
-        for (auto& node : nodes_) {
-          if (!node->checkpointed || node->checkpoint_interval.count() <= 0) continue;
-          auto now = std::chrono::steady_clock::now();
-          if (node->next_save > now) continue;
-          save(*node);
-          node->next_save = std::chrono::steady_clock::now() + node->checkpoint_interval;
-        }
-      }
-    });
+      if (node->checkpointed && node->checkpoint_interval.count() > 0)
+        saved.push_back({node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
+    checkpoints_.start(std::move(saved));
   }
 
-  // A prober per watched node waits for its handlers in turn; the watchdog
-  // ends the process when one has waited past the node's health_timeout, or
-  // when the node's run() has made no sign of progress that long (until the
-  // program stops: then the termination notice bounds it). A hung handler
-  // or run() cannot be stopped, nor its thread joined: only the end of its
-  // process frees the node, and its launcher restarts it.
   void start_watchdog() {
-    using clock = std::chrono::steady_clock;
-    auto stopped = [this](std::chrono::milliseconds wait) {
-      std::unique_lock lock(health_mutex_);
-      return health_changed_.wait_for(lock, wait, [&] { return health_stop_; });
-    };
-    auto shortest = std::chrono::milliseconds::max();
-    for (auto& node : nodes_) {
-      if (node->health_timeout.count() <= 0) continue;
-      shortest = std::min(shortest, node->health_timeout);
-      node->prober = std::thread([node = node.get(), stopped] {
-        do {
-          node->probing_since =
-              std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
-          node->instance->probe();
-          node->probing_since = 0;
-        } while (!stopped(node->health_timeout / 4));
-      });
-    }
-    if (shortest == std::chrono::milliseconds::max()) return;
-    auto ms = [](clock::duration d) {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-    };
-    watchdog_ = std::thread([this, shortest, stopped, ms] {
-      do {
-        for (auto& node : nodes_) {
-          if (node->health_timeout.count() <= 0) continue;
-          auto since = node->probing_since.load();
-          auto waited = since == 0
-                            ? clock::duration::zero()
-                            : clock::now() - clock::time_point(clock::duration(since));
-          if (waited >= node->health_timeout) {
-            auto busy = methods_in_flight(node->metrics);
-            std::cerr << "[lp] node " << node->identity.label << " hung: a call waited "
-                      << ms(waited) << " ms for its handlers ("
-                      << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
-                      << "), past its group's health_timeout of "
-                      << node->health_timeout.count() << " ms; ending its process"
-                      << std::endl;
-            std::_Exit(hung_exit_status);
-          }
-          auto silence = node->progress.silence(clock::now());
-          if (silence >= node->health_timeout && !state_->stop_requested()) {
-            std::cerr << "[lp] node " << node->identity.label
-                      << " hung: its run() made no "
-                      << "sign of progress (a call, lp::stop_requested(), a metric, "
-                         "lp::heartbeat()) for "
-                      << ms(silence) << " ms, past its group's health_timeout of "
-                      << node->health_timeout.count() << " ms; ending its process"
-                      << std::endl;
-            std::_Exit(hung_run_exit_status);
-          }
-        }
-      } while (!stopped(shortest / 4));
-    });
+    std::vector<watched_node> watched;
+    for (auto& node : nodes_)
+      if (node->health_timeout.count() > 0)
+        watched.push_back({node->identity.label, node->health_timeout,
+                           [node = node.get()] { node->instance->probe(); }, node->metrics,
+                           node->progress});
+    watchdog_.start(*state_, std::move(watched));
   }
 
   const program& graph_;
@@ -432,14 +345,8 @@ class node_host {
   std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex shutdown_mutex_;
   bool done_ = false;
-  std::thread checkpointer_;
-  std::thread watchdog_;
-  std::mutex health_mutex_;
-  std::condition_variable health_changed_;
-  bool health_stop_ = false;
-  std::mutex checkpoints_mutex_;
-  std::condition_variable checkpoints_changed_;
-  bool checkpoints_stop_ = false;
+  checkpoint_schedule checkpoints_;
+  watchdog watchdog_;
   bool started_ = false;  // every node built, restored and serving
 };
 

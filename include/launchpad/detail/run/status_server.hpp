@@ -21,11 +21,13 @@
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/observe/call_metrics.hpp>
+#include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/run/status_page.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/util/periodic_worker.hpp>
 #include <launchpad/detail/wire/address.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/program.hpp>
@@ -35,21 +37,39 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace lp::detail {
 
+// A node as its launcher sees it, whatever its figures say.
+enum class node_state { starting, serving, restarting, stopped, failed };
+
+// The state's name in the status JSON, on the page and in --lp_status.
+inline std::string_view to_string(node_state state) {
+  switch (state) {
+    case node_state::starting: return "starting";
+    case node_state::serving: return "serving";
+    case node_state::restarting: return "restarting";
+    case node_state::stopped: return "stopped";
+    case node_state::failed: return "failed";
+  }
+  return "unknown";
+}
+
 // What the launcher knows of a node, whatever its figures say.
 struct node_status {
   std::string label;
-  std::string state;  // starting, serving, restarting, stopped or failed
+  node_state state = node_state::starting;
   std::string url;    // empty until it serves
   long pid = 0;
   int restarts = 0;
   std::string failure;  // how it failed, for a failed node
   std::vector<std::string> last_lines;
 };
+
+namespace status {
+struct node_link;
+}  // namespace status
 
 class status_server {
  public:
@@ -82,7 +102,7 @@ class status_server {
   };
   static constexpr std::size_t kept_samples = 600;  // ten minutes, one a second
 
-  void poll();
+  void poll(std::map<std::string, status::node_link>& links, std::string& body);
   nlohmann::json node_json(const node_status& node, const history* seen) const;
 
   const program& graph_;
@@ -90,21 +110,19 @@ class status_server {
   source nodes_;
   listener listener_;
   std::mutex mutex_;
-  std::condition_variable stop_;
-  bool stopping_ = false;
   std::map<std::string, history> histories_;  // by label
-  std::thread poller_;
+  periodic_worker poller_;
 };
 
 // The file in a run directory that names the launch's status page, for
 // --lp_status=RUN_DIR.
 inline constexpr const char* status_file = "status";
 
-// Starts the status page of a launch from the --lp_status_port flag ("off":
-// none), writes its URL into the run directory and prints it; null if off.
+// Starts the status page of a launch on the port of --lp_status_port,
+// writes its URL into the run directory and prints it; null if off.
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, const std::string& port, status_server::source nodes);
+    const std::string& run_dir, port_or_off port, status_server::source nodes);
 
 // Keeps the page up `seconds` after the program ended, for a look at how it
 // ended; Ctrl+C or SIGTERM ends the wait.
@@ -254,12 +272,7 @@ LP_API status_server::status_server(const program& graph, std::string policy,
 }
 
 LP_API status_server::~status_server() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  stop_.notify_all();
-  if (poller_.joinable()) poller_.join();
+  poller_.stop();
   listener_.stop();
 }
 
@@ -268,53 +281,47 @@ LP_API std::string status_server::start(const std::string& host, int port) {
   if (bound < 0)
     throw bind_error("the status page cannot listen on " + host + ":" +
                      std::to_string(port) + "; choose another --lp_status_port, or off");
-  poller_ = std::thread([this] { poll(); });
+  // Only the poller uses the connections (by label): they need no lock, so
+  // a node that takes its whole second to answer holds up none of the
+  // page's requests.
+  poller_.start([this, links = std::map<std::string, status::node_link>(),
+                 body = std::string()]() mutable {
+    poll(links, body);
+    return periodic_worker::clock::now() + std::chrono::seconds(1);
+  });
   return "http://" + host + ":" + std::to_string(bound) + "/";
 }
 
-LP_API void status_server::poll() {
-  // Only this thread uses the connections: they need no lock, so a node
-  // that takes its whole second to answer holds up none of the page's
-  // requests.
-  std::map<std::string, status::node_link> links;  // by label
-  std::string body;
+LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
+                                std::string& body) {
   auto headers = std::string("Accept: ") + protocol::json_type + "\r\n";
   if (!secret_.empty()) headers += "Authorization: Bearer " + secret_ + "\r\n";
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    lock.unlock();
-    // The launcher's view first, then each serving node's own, one at a
-    // time: a node that does not answer within a second is shown as the
-    // launcher sees it.
-    auto nodes = nodes_();
-    for (const auto& node : nodes) {
-      if (node.url.empty()) {
-        links.erase(node.label);
-        continue;
-      }
-      {
-        std::lock_guard held(mutex_);
-        if (stopping_) return;
-      }
-      auto text =
-          status::fetch_metrics(links[node.label], node.url, headers, body,
-                                http_connection::clock::now() + std::chrono::seconds(1));
-      if (!text) continue;
-      auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-      if (figures.is_discarded() || !figures.is_object()) continue;
-      // A restarted node answers from a new process, on a new port or the
-      // same one, with a new pid.
-      auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
-      auto now = status::now_seconds();
-      std::lock_guard held(mutex_);
-      auto& seen = histories_[node.label];
-      if (seen.samples.empty() || seen.samples.back().process != process)
-        seen.since = now;
-      seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
-      if (seen.samples.size() > kept_samples) seen.samples.pop_front();
+  // The launcher's view first, then each serving node's own, one at a
+  // time: a node that does not answer within a second is shown as the
+  // launcher sees it.
+  auto nodes = nodes_();
+  for (const auto& node : nodes) {
+    if (node.url.empty()) {
+      links.erase(node.label);
+      continue;
     }
-    lock.lock();
-    stop_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+    if (poller_.stop_requested()) return;
+    auto text =
+        status::fetch_metrics(links[node.label], node.url, headers, body,
+                              http_connection::clock::now() + std::chrono::seconds(1));
+    if (!text) continue;
+    auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (figures.is_discarded() || !figures.is_object()) continue;
+    // A restarted node answers from a new process, on a new port or the
+    // same one, with a new pid.
+    auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
+    auto now = status::now_seconds();
+    std::lock_guard held(mutex_);
+    auto& seen = histories_[node.label];
+    if (seen.samples.empty() || seen.samples.back().process != process)
+      seen.since = now;
+    seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
+    if (seen.samples.size() > kept_samples) seen.samples.pop_front();
   }
 }
 
@@ -324,7 +331,7 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
   const auto& spec = graph_.node(node.label);
   json out = {{"label", node.label},          {"group", spec.group},
               {"service", spec.service},      {"edges", spec.edges},
-              {"state", node.state},          {"pid", node.pid},
+              {"state", to_string(node.state)}, {"pid", node.pid},
               {"restarts", node.restarts},    {"failure", node.failure},
               {"last_lines", node.last_lines}};
   if (!seen || seen->samples.empty()) return out;
@@ -438,11 +445,11 @@ LP_API std::string status_server::status_json() {
 
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, const std::string& port, status_server::source nodes) {
-  if (port == "off") return nullptr;
+    const std::string& run_dir, port_or_off port, status_server::source nodes) {
+  if (!port.number) return nullptr;
   auto page =
       std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes));
-  auto url = page->start("127.0.0.1", std::stoi(port));
+  auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),
                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

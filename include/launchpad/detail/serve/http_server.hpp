@@ -151,7 +151,10 @@ class http_server {
     return false;
   }
 
-  // Whether this thread's current request is a call whose reply is unwritten.
+  // Whether this thread's current request is a call whose reply is
+  // unwritten: httplib's handlers see only the request, and a connection
+  // keeps its server thread (listener.hpp, refusing()), so the thread
+  // carries it from the call's handler to the connection's end.
   static bool& reply_pending() {
     thread_local bool pending = false;
     return pending;

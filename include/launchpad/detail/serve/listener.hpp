@@ -62,7 +62,11 @@ class connection_queue final : public httplib::TaskQueue {
   }
   void shutdown() override { pool_.shutdown(); }
 
-  // Whether this thread's connection is one past the cap.
+  // Whether this thread's connection is one past the cap. A thread_local
+  // because httplib hands its handlers the request and nothing of the
+  // connection; one connection has one pool thread of its server for its
+  // whole life, so the thread stands for the connection. Only this
+  // server's threads set or read it.
   static bool& refusing() {
     thread_local bool past_cap = false;
     return past_cap;
@@ -163,7 +167,8 @@ class listener {
     explicit server_with_limits(server_limits l)
         : limits(l), cap(connection_cap(l.max_connections)) {}
 
-    // The stream of this thread's connection, for the pre-routing handler.
+    // The stream of this thread's connection, for the pre-routing handler
+    // (thread_local for the reason refusing() gives).
     static deadline_stream*& current() {
       thread_local deadline_stream* stream = nullptr;
       return stream;

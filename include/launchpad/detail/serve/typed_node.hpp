@@ -9,11 +9,13 @@
 #include <launchpad/detail/wire/arguments.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
+#include <launchpad/detail/wire/schema.hpp>
 #include <launchpad/service.hpp>
 #include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -31,6 +33,9 @@ struct method_info {
   std::size_t arity;
   std::string signature;
   std::optional<batch_limits> batching;  // for a batched method
+  // The result's schema, then each parameter's (a batched method's: one
+  // caller's element); empty for a method LP_SERVICE refused.
+  std::span<const type_schema* const> schemas;
 };
 
 // A node of a running program, whatever its service type.
@@ -76,7 +81,8 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
 // of its result and parameters, signature_text).
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
                        std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching);
+                       std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas);
 
 // The service's name and methods, for /lp/v1/describe.
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
@@ -171,10 +177,14 @@ struct method_table {
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
         const auto& types = signature<M>::types;
-        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
-                   batching_of<M>());
         // A method LP_SERVICE refused (its message is already out) is not
         // instantiated, so that its message stands alone.
+        std::span<const type_schema* const> schemas;
+        if constexpr (check_method<T, M>())
+          schemas = signature_schemas<typename signature<M>::result,
+                                      typename signature<M>::params>::value;
+        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
+                   batching_of<M>(), schemas);
         if constexpr (check_method<T, M>()) {
           out.invoke.push_back(&detail::invoke<T, M>);
           out.make_queue.push_back(&detail::make_queue<T, M>);
@@ -273,14 +283,21 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
 
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
                        std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching) {
-  methods.push_back({name, arity, signature_text(name, types, count), batching});
+                       std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas) {
+  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
 }
 
 LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
   json listed = json::array();
   for (const auto& entry : methods) {
     json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    if (!entry.schemas.empty()) {
+      method["result"] = schema_json(*entry.schemas[0]);
+      method["params"] = json::array();
+      for (const auto* param : entry.schemas.subspan(1))
+        method["params"].push_back(schema_json(*param));
+    }
     if (entry.batching)
       method["batched"] = {{"max_batch", entry.batching->max_batch},
                            {"max_wait_us", entry.batching->max_wait.count()}};
@@ -291,7 +308,7 @@ LP_API json describe_service(std::string_view service, const std::vector<method_
 
 LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
   throw call_failure(400, "bad_request",
-                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.what());
+                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.reason());
 }
 
 LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {

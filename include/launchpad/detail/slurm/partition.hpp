@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <launchpad/detail/process/launcher.hpp>
-#include <launchpad/detail/slurm/tools.hpp>
+#include <launchpad/detail/process/run_tool.hpp>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lp::detail {
@@ -21,15 +23,15 @@ struct partition_hosts {
 };
 
 // sinfo's "gpu:2", "gpu:a100:4(S:0-1)" or "(null)", as a count of GPUs.
-inline int gpus_in(const std::string& gres) {
+inline int gpus_in(std::string_view gres) {
   int total = 0;
-  for (const auto& item : tool_split(gres, ',')) {
+  for (auto item : split(gres, ',')) {
     auto text = item.substr(0, item.find('('));
     if (!text.starts_with("gpu")) continue;
     auto colon = text.rfind(':');
     if (colon == std::string::npos) continue;
     try {
-      total += std::stoi(text.substr(colon + 1));
+      total += std::stoi(std::string(text.substr(colon + 1)));
     } catch (const std::exception&) {
     }
   }
@@ -38,28 +40,29 @@ inline int gpus_in(const std::string& gres) {
 
 // The partition `wanted`, or the cluster's default one if empty.
 inline partition_hosts find_partition(const std::string& wanted) {
-  auto listed = capture_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"});
+  auto listed =
+      run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"}, std::chrono::seconds(60));
   if (listed.status != 0)
     throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
-                                    tool_trim(listed.text));
+                       std::string(trim(listed.text)));
   partition_hosts found;
   std::vector<std::string> names;
-  for (const auto& row : tool_split(listed.text, '\n')) {
-    auto fields = tool_split(row, '|');
+  for (auto row : split(listed.text, '\n')) {
+    auto fields = split(row, '|');
     if (fields.size() != 4) continue;
-    auto name = tool_trim(fields[0]);
+    std::string name(trim(fields[0]));
     bool is_default = name.ends_with('*');
     if (is_default) name.pop_back();
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     if (wanted.empty() ? !is_default : name != wanted) continue;
     found.name = name;
     try {
-      found.host_cpus.push_back(std::stoi(fields[1]));
+      found.host_cpus.push_back(std::stoi(std::string(fields[1])));
       found.cpus = std::max(found.cpus, found.host_cpus.back());
-      found.memory_mb = std::max(found.memory_mb, std::stol(fields[2]));
+      found.memory_mb = std::max(found.memory_mb, std::stol(std::string(fields[2])));
     } catch (const std::exception&) {
     }
-    found.gpus = std::max(found.gpus, gpus_in(tool_trim(fields[3])));
+    found.gpus = std::max(found.gpus, gpus_in(trim(fields[3])));
   }
   if (found.name.empty()) {
     std::string known;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/process/launcher.hpp>
-#include <launchpad/detail/slurm/tools.hpp>
+#include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/program.hpp>
 #include <string>
 #include <vector>

@@ -18,13 +18,14 @@
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/process/spawn.hpp>
 #include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/slurm/follow.hpp>
 #include <launchpad/detail/slurm/partition.hpp>
 #include <launchpad/detail/slurm/script.hpp>
-#include <launchpad/detail/slurm/tools.hpp>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
 #include <optional>
 #include <string>
@@ -64,11 +65,11 @@ struct job_state {
 };
 
 inline job_state query_job(const std::string& job) {
-  auto listed = capture_tool(
+  auto listed = try_tool(
       {"squeue", "--noheader", "--jobs=" + job, "--states=all", "--format=%T|%r|%N"},
       std::chrono::seconds(20));
   job_state now;
-  auto fields = tool_split(tool_trim(listed.text), '|');
+  auto fields = split(trim(listed.text), '|');
   if (listed.status == 0 && fields.size() == 3) {
     now.state = fields[0];
     now.reason = fields[1];
@@ -132,11 +133,11 @@ class slurm_submission {
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
-    auto submitted = capture_tool({"sbatch", "--parsable", script_path});
-    auto job = tool_trim(submitted.text.substr(0, submitted.text.find(';')));
+    auto submitted = run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
+    std::string job(trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
     if (submitted.status != 0 || job.empty() ||
         job.find_first_not_of("0123456789") != std::string::npos)
-      throw launch_error("sbatch refused the job: " + tool_trim(submitted.text) +
+      throw launch_error("sbatch refused the job: " + std::string(trim(submitted.text)) +
                                       " (the batch script is " + script_path + ")");
     return job;
   }
@@ -164,7 +165,7 @@ class slurm_submission {
       last = now;
       if (now.ended()) break;
       if (now.state == "PENDING" && hopeless(now.reason)) {
-        capture_tool({"scancel", job});
+        try_tool({"scancel", job}, std::chrono::seconds(60));
         std::cerr << "[lp] job " << job << " can never start (" << now.reason
                   << "); it was cancelled. Check --lp_slurm_partition, --lp_slurm_time, "
                      "--lp_slurm_account and the groups' resources()"
@@ -177,11 +178,11 @@ class slurm_submission {
         std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
                   << ": stopping job " << job << " (again to cancel it at once)" << std::endl;
         if (now.state == "PENDING") {
-          capture_tool({"scancel", job});
+          try_tool({"scancel", job}, std::chrono::seconds(60));
         } else {
           // To the supervisor only: it stops the nodes in order. A plain
           // scancel would also signal each srun, which kills its step at once.
-          capture_tool({"scancel", "--batch", "--signal=TERM", job});
+          try_tool({"scancel", "--batch", "--signal=TERM", job}, std::chrono::seconds(60));
           give_up_at = clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
         }
       }
@@ -222,18 +223,18 @@ class slurm_submission {
   // the program's stop, and one stopping already keeps on stopping. The
   // batch step is spared, so that the supervisor still says how it ended.
   static void cancel_at_once(const std::string& job) {
-    auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
-                              std::chrono::seconds(20));
+    auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
+                          std::chrono::seconds(20));
     std::vector<std::string> kill{"scancel", "--signal=KILL"};
-    for (const auto& row : tool_split(steps.text, '\n')) {
-      auto step = tool_trim(row);
+    for (auto row : split(steps.text, '\n')) {
+      auto step = trim(row);
       if (!step.starts_with(job + ".")) continue;
       auto number = step.substr(job.size() + 1);  // not "batch"
       if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
-        kill.push_back(step);
+        kill.emplace_back(step);
     }
-    if (kill.size() > 2) capture_tool(kill, std::chrono::seconds(20));
-    capture_tool({"scancel", job});
+    if (kill.size() > 2) try_tool(kill, std::chrono::seconds(20));
+    try_tool({"scancel", job}, std::chrono::seconds(60));
   }
 
   static void report(const std::string& job, const job_state& now) {

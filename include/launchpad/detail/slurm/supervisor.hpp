@@ -14,8 +14,10 @@
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/host_address.hpp>
+#include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <launchpad/detail/slurm/tools.hpp>
+#include <launchpad/detail/util/text.hpp>
 #include <map>
 #include <string>
 #include <thread>
@@ -40,12 +42,12 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
     std::string step;
     for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      auto steps = capture_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
-                                 "--format=%i|%j"},
-                                std::chrono::seconds(20));
-      for (const auto& row : tool_split(steps.text, '\n')) {
-        auto fields = tool_split(row, '|');
-        if (fields.size() == 2 && tool_trim(fields[1]) == unit) step = tool_trim(fields[0]);
+      auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
+                             "--format=%i|%j"},
+                            std::chrono::seconds(20));
+      for (auto row : split(steps.text, '\n')) {
+        auto fields = split(row, '|');
+        if (fields.size() == 2 && trim(fields[1]) == unit) step = trim(fields[0]);
       }
     }
     if (step.empty()) {
@@ -55,8 +57,8 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
     }
     // The nodes stop in order on SIGINT as on SIGTERM; slurmstepd notes a
     // SIGTERM in the node's log as a cancelled step, which this was not.
-    capture_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
-                 std::chrono::seconds(20));
+    try_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
+             std::chrono::seconds(20));
   };
   // srun exits with 128 + the signal that killed its task: read back as
   // that signal, the summary names it, and a task that the stop's SIGINT
@@ -79,7 +81,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     if (!job)
       throw launch_error(std::string(slurm_run_dir_env) +
                                       " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
-    options.terminal = "files";
+    options.terminal = terminal_kind::files;
     options.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;
     options.bind_host = slurm_host_address(flags.slurm_host);

@@ -142,6 +142,11 @@ struct handler_scope {
 };
 
 // The process-wide pool behind client futures (call/caller.hpp).
+// Process-wide on purpose: the bounds below are what a process spends on
+// futures, whatever number of clients and launches it has; a pool per client
+// or per launch would multiply them. docs/concepts.md ("Outstanding futures
+// are bounded in threads") tells users. Its threads leave after 2 s idle, so
+// a process that makes no futures holds none.
 //
 // A future's call holds a pool thread, blocked on its socket, for its round
 // trip. At most call_pool_busy (64) futures are in flight at once; the

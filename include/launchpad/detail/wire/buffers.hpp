@@ -41,8 +41,10 @@ std::string& thread_buffer(std::size_t expected = 0) {
 // free, so each large body, value and copy of a call costs its page faults
 // anew: two thirds of a 4 MB round trip here. A process that hosts nodes
 // keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB. Setting MALLOC_MMAP_THRESHOLD_,
-// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user.
+// the kernel only past 128 MiB. It is the whole process's allocator, so the
+// user can see it (docs/concepts.md) and turn it off (--lp_system_malloc);
+// setting MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES
+// leaves the choice to the user too.
 inline void keep_large_blocks() {
 #if defined(__GLIBC__)
   static std::once_flag once;

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/reflect/type_name.hpp>
+#include <launchpad/detail/util/type_name.hpp>
 #include <launchpad/detail/wire/cbor_reader.hpp>
 #include <launchpad/detail/wire/decode_error.hpp>
 #include <launchpad/detail/wire/kind.hpp>
@@ -392,7 +392,7 @@ T read_item(reader& in) {
 // that are not a CBOR item (even where a misfit comes first in them).
 template <class T>
 T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
-  if constexpr (wire_type<T>) {
+  if constexpr (has_wire_form<T>) {
     reader in(bytes, max_depth);
     in.seek(at);
     try {
@@ -442,7 +442,7 @@ LP_API std::size_t count_items(reader& in) {
 
 LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
   if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
-  (*misfits_)[std::string(key)] = e.what();
+  (*misfits_)[std::string(key)] = e.reason();
 }
 
 LP_API const std::string* deferred_misfits::find(std::size_t index) const {

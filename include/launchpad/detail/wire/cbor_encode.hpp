@@ -216,7 +216,7 @@ void write_value(sink& out, const T& value) {
 // Appends `value` to `out` (a std::string or a gathered body).
 template <class Out, class T>
 void write(Out& out, const T& value) {
-  if constexpr (wire_type<T>) {
+  if constexpr (has_wire_form<T>) {
     sink to(out);
     write_value(to, value);
   } else {

@@ -1,20 +1,15 @@
 #pragma once
 
-// What a reader says of a value that does not fit the type it must become.
+// How a reader quotes a value that does not fit the type it must become
+// (lp::decode_error, <launchpad/error.hpp>).
 
 #include <cstddef>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/kind.hpp>
-#include <stdexcept>
+#include <launchpad/error.hpp>
 #include <string>
 
 namespace lp::detail {
-
-// A value that does not fit the type it must become. what() says what was
-// expected and what came, for the caller's "argument 2 of add: ..." message.
-struct decode_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // A value as an error message quotes it: its type and the start of its text.
 LP_API std::string describe_value(const json& value);

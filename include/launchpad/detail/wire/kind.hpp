@@ -3,10 +3,11 @@
 // The wire-type model: one classification of C++ types, wire_kind_of<T>,
 // that every codec switches on (cbor_encode.hpp writes, cbor_decode.hpp
 // reads; JSON goes through them, json_encode.hpp and json_decode.hpp), and
-// lp::wire_type, the types a service method may take or return. The kinds
-// are listed in docs/protocol.md ("Values"). To add a kind: classify it
-// here, then give it a case in cbor::write and in the typed reader; each
-// ends with a static_assert, so a kind either forgets does not compile.
+// has_wire_form, the types a service method may take or return (users know
+// it as lp::wire_type, <launchpad/wire.hpp>). The kinds are listed in
+// docs/protocol.md ("Values"). To add a kind: classify it here, then give it
+// a case in cbor::write and in the typed reader; each ends with a
+// static_assert, so a kind either forgets does not compile.
 //
 // Also here: the one walk over the members of a Hana struct
 // (for_each_member, member_types), and, for a type that is not a wire type,
@@ -38,18 +39,14 @@
 #include <vector>
 
 namespace lp {
-
-// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
-// and writing it needs <launchpad/json.hpp>, which most programs never
-// include, and so never parse nlohmann's header.
-using json = nlohmann::json;
-
 template <class T>
 class tensor;
-
 }  // namespace lp
 
 namespace lp::detail {
+
+// nlohmann's JSON value, the json kind (lp::json, <launchpad/wire.hpp>).
+using json = nlohmann::json;
 
 // The element types that pack into a typed array (RFC 8746): every
 // arithmetic type but bool, whose std::vector is not contiguous.
@@ -295,7 +292,7 @@ constexpr wire_kind classify() {
 }
 
 // The kind of T (cv-qualifiers aside). Only the outer type: whether its
-// parts cross too is wire_type's question.
+// parts cross too is has_wire_form's question.
 template <class T>
 inline constexpr wire_kind wire_kind_of = classify<T>();
 
@@ -442,27 +439,19 @@ struct wire_diagnosis {
   static constexpr bool value = false;
 };
 
-}  // namespace lp::detail
-
-namespace lp {
-
 // What may cross the wire: every parameter and the result of a service
 // method (void too). The kinds of wire_kind_of, all the way down; a Hana
 // struct crosses when its members do.
 template <class T>
-concept wire_type = std::is_void_v<T> || std::is_void_v<detail::wire_offender<T>>;
-
-}  // namespace lp
-
-namespace lp::detail {
+concept has_wire_form = std::is_void_v<T> || std::is_void_v<wire_offender<T>>;
 
 // Stops the build with the reason T is not a wire type (wire_diagnosis), in
-// the branch a codec takes for such a T: `if constexpr (wire_type<T>) ...
+// the branch a codec takes for such a T: `if constexpr (has_wire_form<T>) ...
 // else explain_wire_type<T>();`, so that the codec adds no errors of its own.
 // Not from a constant evaluation: clang then also refuses the evaluation.
 template <class T>
 constexpr void explain_wire_type() {
-  if constexpr (!wire_type<T>) (void)sizeof(wire_diagnosis<wire_offender<T>>);
+  if constexpr (!has_wire_form<T>) (void)sizeof(wire_diagnosis<wire_offender<T>>);
 }
 
 // For the last branch of a codec's switch on the kind: a kind it has no case

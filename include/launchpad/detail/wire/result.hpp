@@ -13,7 +13,6 @@
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/json_decode.hpp>
 #include <launchpad/detail/wire/json_encode.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/detail/wire/kind.hpp>
@@ -210,12 +209,6 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
   auto code = text("code", "");
   if (code.empty()) code = "http_" + std::to_string(status);
   auto message = text("message", "HTTP status " + std::to_string(status));
-  if (status == 503 && code == "stopping") {
-    // The program stops: so does the caller's part of it, before the caller
-    // hears of it (lp::stopping's promise).
-    stop_this_threads_program();
-    throw stopping(node, method, message);
-  }
   throw remote_error(node, method, code, message, status);
 }
 
@@ -242,7 +235,7 @@ LP_API std::string result_cbor(const std::string& node, const std::string& metho
 
 LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
   throw transport_error(node, method,
-                        std::string("the node's reply does not fit the result type: ") + e.what());
+                        std::string("the node's reply does not fit the result type: ") + e.reason());
 }
 
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART

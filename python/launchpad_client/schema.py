@@ -1,29 +1,25 @@
-"""The C++ types of a node's methods, read from `GET /lp/v1/describe`.
+"""The types of a node's methods, from the schemas `GET /lp/v1/describe` gives.
 
-A node describes each method with its C++ signature, as the compiler spells
-it ("long int add(long int)", "std::vector<float> echo(std::vector<float>)").
-This module parses those spellings into types that check a Python argument
-before it is sent (a TypeError or ValueError naming the argument, as the
-node's own checks would answer 400) and turn it into its wire form, and turn
-a result's wire form into Python values: typed arrays into numpy arrays,
-tensors into shaped arrays, tuples into tuples, maps with non-string keys into
-dicts.
+A node describes each parameter and result with a schema of its wire form
+(docs/protocol.md#introspection): {"kind": "integer", "bits": 64, "signed":
+true}, {"kind": "typed_array", "element": {"kind": "floating", "bits": 32}},
+a struct's fields, a map's value ... This module turns each schema into a
+type that checks a Python argument before it is sent (a TypeError or
+ValueError naming the argument, as the node's own checks would answer 400)
+and gives its wire form, and that turns a result's wire form into Python
+values: typed arrays into numpy arrays, tensors into shaped arrays, tuples
+into tuples.
 
-The wire forms are those of docs/protocol.md#values. A type this module does
-not know (a struct, a user type with its own to_json) is `Opaque`: its
-argument goes as given (dicts, lists, numbers; numpy values become plain
-ones) and the node checks it.
-
-Spellings come from g++ or clang++ on a 64-bit Linux (LP64: `long` has 64
-bits). A signature that does not parse makes every parameter Opaque: the
-checks are a convenience, never a reason to refuse a call.
+A schema's "type" is the C++ spelling, for messages only: every check comes
+from the rest of the schema, and a schema without "type" checks the same. A
+kind this module does not know (from a newer node), and the kinds whose form
+the C++ type's own to_json decides ("json", "nlohmann"), are `Opaque`: the
+argument goes as given (numpy values made plain) and the node checks it.
 """
 
 import array
 import collections.abc
 import math
-import platform
-import re
 
 from . import typed_arrays
 from .optional_packages import numpy as np
@@ -46,7 +42,8 @@ def _mismatch(where, ctype, expected, value):
 
 class CppType:
     """A C++ type: `to_wire` checks an argument and gives its wire form,
-    `from_wire` turns a decoded result into Python values."""
+    `from_wire` turns a decoded result into Python values. `name` is how
+    messages call it."""
 
     def __init__(self, name):
         self.name = name
@@ -85,9 +82,11 @@ class Bool(CppType):
 
 
 class Integer(CppType):
+    """An integer, or an enum as its integer."""
+
     def __init__(self, name, bits, signed):
         super().__init__(name)
-        self.element = Element("i" if signed else "u", bits // 8)
+        self.element = Element("i" if signed else "u", bits // 8) if bits in (8, 16, 32, 64) else None
         self.low = -(1 << (bits - 1)) if signed else 0
         self.high = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
 
@@ -110,6 +109,7 @@ class Floating(CppType):
     def __init__(self, name, bits):
         super().__init__(name)
         self.element = Element("f", bits // 8) if bits in (32, 64) else None
+        # A long double travels as a float64, which holds every value it takes.
         self.largest = {32: 3.4028234663852886e38, 64: 1.7976931348623157e308}.get(bits)
 
     def to_wire(self, value, where):
@@ -153,7 +153,7 @@ def _sequence_items(value):
 
 class Sequence(CppType):
     """std::vector and std::set: a list on the wire, and for a std::vector
-    of numbers a typed array in CBOR (`typed`)."""
+    of numbers (a "typed_array") a typed array in CBOR (`typed`)."""
 
     def __init__(self, name, element_type, typed):
         super().__init__(name)
@@ -229,14 +229,14 @@ def typed_from_wire(value, element):
 
 class FixedArray(CppType):
     """std::array<T, N>: N values. It goes as a list, which every node reads;
-    a node may answer with a typed array when T is a number, so such a
-    result becomes what a vector of numbers becomes (an ndarray)."""
+    a node may answer with a typed array when T is a number (`typed`), so
+    such a result becomes what a vector of numbers becomes (an ndarray)."""
 
-    def __init__(self, name, element_type, size):
+    def __init__(self, name, element_type, size, typed):
         super().__init__(name)
         self.element_type = element_type
         self.size = size
-        self.typed = getattr(element_type, "element", None) is not None
+        self.typed = typed
 
     def to_wire(self, value, where):
         items = _sequence_items(value)
@@ -356,10 +356,37 @@ class Tensor(CppType):
             return value
 
 
+class Struct(CppType):
+    """A BOOST_HANA_DEFINE_STRUCT struct: a dict with every member, each
+    checked as its own type. Other keys go as given; the node ignores them."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.fields = {}  # name -> type, in declaration order; filled once built
+
+    def to_wire(self, value, where):
+        if not isinstance(value, collections.abc.Mapping):
+            raise _mismatch(where, self, "a dict", value)
+        out = {}
+        for name, member in self.fields.items():
+            if name not in value:
+                raise _mismatch(where, self, f"a dict with member '{name}'", value)
+            out[name] = member.to_wire(value[name], f"{where}, member '{name}'")
+        for key, item in value.items():
+            if key not in out:
+                out[key] = plain(item)
+        return out
+
+    def from_wire(self, value):
+        if not isinstance(value, dict):
+            return value
+        return {k: self.fields[k].from_wire(v) if k in self.fields else v for k, v in value.items()}
+
+
 class Opaque(CppType):
-    """A type this module does not know, such as a struct: the argument goes
-    as given, with numpy values made plain (a numpy array becomes a list:
-    the client cannot tell whether the struct takes typed arrays)."""
+    """A type whose form the schema does not give (lp::json, a type with its
+    own to_json, a kind this client does not know): the argument goes as
+    given, with numpy values made plain."""
 
     def to_wire(self, value, where):
         return plain(value)
@@ -381,205 +408,116 @@ def plain(value):
     return value
 
 
-# --- Parsing the compiler's spellings. -------------------------------------
+# --- From a schema. ---------------------------------------------------------
 
-_CHAR_SIGNED = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
-_FUNDAMENTAL_WORDS = {"unsigned", "signed", "short", "long", "int", "char", "bool", "float", "double"}
-_ALIASES = {  # in case a compiler spells an alias instead of what it names
-    "std::int8_t": ("signed char",), "std::int16_t": ("short",), "std::int32_t": ("int",),
-    "std::int64_t": ("long",), "std::uint8_t": ("unsigned char",),
-    "std::uint16_t": ("unsigned short",), "std::uint32_t": ("unsigned",),
-    "std::uint64_t": ("unsigned long",), "std::size_t": ("unsigned long",),
-    "std::ptrdiff_t": ("long",),
-}
-_TOKEN = re.compile(r"\s*(?:((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)|(\d+)[uUlL]*|(.))")
+class BadSchema(ValueError):
+    """A schema that is not what docs/protocol.md describes."""
 
 
-class _Unparsed(Exception):
-    pass
+def _name(schema, parts):
+    """How messages call the type: its C++ spelling when the node gave one,
+    else a name made from the schema (`parts`: the names of its parts)."""
+    spelling = schema.get("type")
+    if isinstance(spelling, str) and spelling:
+        return spelling
+    kind = schema.get("kind")
+    bits = schema.get("bits")
+    if kind in ("integer", "enumeration"):
+        return f"std::{'' if schema.get('signed') else 'u'}int{bits}_t"
+    if kind == "floating":
+        return {32: "float", 64: "double"}.get(bits, "long double")
+    if kind in ("typed_array", "sequence"):
+        if "size" in schema:
+            return f"std::array<{parts[0]}, {schema['size']}>"
+        return f"std::{'set' if schema.get('unique') else 'vector'}<{parts[0]}>"
+    simple = {"boolean": "bool", "string": "std::string", "void": "void", "json": "lp::json",
+              "struct": "a struct", "nlohmann": "a type with its own to_json"}
+    if kind in simple:
+        return simple[kind]
+    shapes = {"optional": "std::optional<{}>", "tensor": "lp::tensor<{}>",
+              "map": "std::map<{}, {}>", "tuple": "std::tuple<{}>"}
+    if kind == "tuple":
+        return shapes[kind].format(", ".join(parts))
+    if kind in shapes:
+        return shapes[kind].format(*parts)
+    return f"a {kind}"
 
 
-def _fundamental(name, words):
-    """The type of a spelling made of fundamental words ("long unsigned int")."""
-    longs = words.count("long")
-    if "bool" in words:
-        return Bool(name)
-    if "float" in words:
-        return Floating(name, 32)
-    if "double" in words:
-        return Floating(name, 128 if longs else 64)
-    unsigned = "unsigned" in words
-    if "char" in words:
-        signed = not unsigned and ("signed" in words or _CHAR_SIGNED)
-        return Integer(name, 8, signed)
-    if "short" in words:
-        return Integer(name, 16, not unsigned)
-    return Integer(name, 64 if longs else 32, not unsigned)
+def _part(schema, key):
+    part = schema.get(key)
+    if not isinstance(part, dict):
+        raise BadSchema(f"a {schema.get('kind')} schema without its {key!r}")
+    return part
 
 
-class _Parser:
-    def __init__(self, text):
-        self.tokens = []
-        for match in _TOKEN.finditer(text):
-            word, number, other = match.groups()
-            if word is not None:
-                self.tokens.append(("word", word.lstrip(":") if word.startswith("::") else word))
-            elif number is not None:
-                self.tokens.append(("number", int(number)))
-            elif other is not None and not other.isspace():
-                self.tokens.append(("punct", other))
-        self.at = 0
-        self.text = text
-
-    def peek(self):
-        return self.tokens[self.at] if self.at < len(self.tokens) else (None, None)
-
-    def take(self):
-        token = self.peek()
-        self.at += 1
-        return token
-
-    def expect(self, punct):
-        if self.take() != ("punct", punct):
-            raise _Unparsed()
-
-    def argument(self):
-        """A template argument: a type, or a number (std::array's size)."""
-        kind, value = self.peek()
-        if kind == "number":
-            self.take()
-            return value
-        return self.type()
-
-    def type(self):
-        start = self.at
-        words = []
-        while self.peek()[0] == "word":
-            words.append(self.take()[1])
-            if words[-1] not in _FUNDAMENTAL_WORDS and words[-1] != "const":
-                break
-        words = [w for w in words if w != "const"]
-        if not words:
-            raise _Unparsed()
-        arguments = []
-        if self.peek() == ("punct", "<"):
-            self.take()
-            while True:
-                arguments.append(self.argument())
-                kind, value = self.take()
-                if (kind, value) == ("punct", ">"):
-                    break
-                if (kind, value) != ("punct", ","):
-                    raise _Unparsed()
-        while self.peek() in (("word", "const"),):
-            self.take()
-        if self.peek() in (("punct", "*"), ("punct", "&")) or (
-            self.peek()[0] == "word" and words[-1] not in _FUNDAMENTAL_WORDS
-        ):
-            raise _Unparsed()
-        spelling = self._spelling(start)
-        return _make(spelling, words, arguments)
-
-    def _spelling(self, start):
-        parts = []
-        for kind, value in self.tokens[start:self.at]:
-            text = str(value)
-            if parts and kind == "word" and parts[-1][0] == "word":
-                parts.append((kind, " " + text))
-            elif kind == "punct" and value == ",":
-                parts.append((kind, ", "))
-            else:
-                parts.append((kind, text))
-        return "".join(p for _, p in parts)
+def from_schema(schema, _structs=()):
+    """The type a schema describes. `_structs`: the structs being built
+    around it, for a struct inside itself ({"kind": "struct",
+    "recursive": n}: the n-th around it)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("kind"), str):
+        raise BadSchema(f"a schema is a dict with a 'kind', not {describe_value(schema)}")
+    kind = schema["kind"]
+    build = lambda key: from_schema(_part(schema, key), _structs)  # noqa: E731
+    if kind == "void":
+        return Void(_name(schema, ()))
+    if kind == "boolean":
+        return Bool(_name(schema, ()))
+    if kind in ("integer", "enumeration"):
+        bits = schema.get("bits")
+        if bits not in (8, 16, 32, 64) or not isinstance(schema.get("signed"), bool):
+            raise BadSchema(f"an {kind} schema needs bits 8, 16, 32 or 64 and signed: {schema}")
+        return Integer(_name(schema, ()), bits, schema["signed"])
+    if kind == "floating":
+        if not isinstance(schema.get("bits"), int):
+            raise BadSchema(f"a floating schema needs its bits: {schema}")
+        return Floating(_name(schema, ()), schema["bits"])
+    if kind == "string":
+        return String(_name(schema, ()))
+    if kind == "optional":
+        inner = build("value")
+        return Optional(_name(schema, (inner.name,)), inner)
+    if kind in ("typed_array", "sequence", "tensor"):
+        element = build("element")
+        name = _name(schema, (element.name,))
+        typed = kind != "sequence"
+        if typed and getattr(element, "element", None) is None:
+            raise BadSchema(f"a {kind} of {element.name}, which is no number type of a typed array")
+        if kind == "tensor":
+            return Tensor(name, element)
+        if "size" in schema:
+            return FixedArray(name, element, schema["size"], typed)
+        return Sequence(name, element, typed)
+    if kind == "map":
+        key, value = build("key"), build("value")
+        return Map(_name(schema, (key.name, value.name)), key, value)
+    if kind == "tuple":
+        items = schema.get("items")
+        if not isinstance(items, list):
+            raise BadSchema("a tuple schema without its 'items'")
+        types = [from_schema(item, _structs) for item in items]
+        return Tuple(_name(schema, [t.name for t in types]), types)
+    if kind == "struct":
+        if "recursive" in schema:
+            up = schema["recursive"]
+            if not (isinstance(up, int) and 1 <= up <= len(_structs)):
+                raise BadSchema(f"a recursive struct {up!r} levels up, inside {len(_structs)}")
+            return _structs[-up]
+        fields = schema.get("fields")
+        if not isinstance(fields, list):
+            raise BadSchema("a struct schema without its 'fields'")
+        struct = Struct(_name(schema, ()))
+        for field in fields:
+            if not (isinstance(field, dict) and isinstance(field.get("name"), str)):
+                raise BadSchema(f"a struct's field is a dict with a 'name', not {describe_value(field)}")
+            struct.fields[field["name"]] = from_schema(_part(field, "schema"), (*_structs, struct))
+        return struct
+    return Opaque(_name(schema, ()))  # json, nlohmann, or a kind from a newer node
 
 
-def _normalize(word):
-    for inner in ("std::__cxx11::", "std::__1::", "std::__debug::"):
-        word = word.replace(inner, "std::")
-    return word
-
-
-def _make(spelling, words, arguments):
-    if all(w in _FUNDAMENTAL_WORDS for w in words):
-        if arguments:
-            raise _Unparsed()
-        return _fundamental(spelling, words)
-    name = _normalize(words[-1]) if len(words) == 1 else None
-    if name is None:
-        raise _Unparsed()
-    alias = _ALIASES.get(name) or _ALIASES.get("std::" + name)
-    if alias:
-        return _fundamental(spelling, alias[0].split())
-    types = [a for a in arguments if isinstance(a, CppType)]
-    if name in ("std::string", "std::basic_string"):
-        if name == "std::basic_string" and (not types or types[0].name != "char"):
-            return Opaque(spelling)
-        return String(spelling)
-    if name == "std::vector" and types:
-        element = types[0]
-        typed = (
-            name == "std::vector"
-            and isinstance(element, (Integer, Floating))
-            and getattr(element, "element", None) is not None
-            and (len(arguments) == 1 or (len(types) == 2 and types[1].name.startswith("std::allocator")))
-        )
-        return Sequence(spelling, element, typed)
-    if name == "std::set" and types:
-        return Sequence(spelling, types[0], False)
-    if name == "std::array" and len(arguments) == 2 and isinstance(arguments[1], int) and types:
-        return FixedArray(spelling, types[0], arguments[1])
-    if name in ("std::map", "std::unordered_map") and len(types) >= 2 and isinstance(types[0], String):
-        return Map(spelling, types[0], types[1])
-    if name in ("std::pair", "std::tuple") and len(types) == len(arguments):
-        return Tuple(spelling, types)
-    if name == "std::optional" and len(types) == 1:
-        return Optional(spelling, types[0])
-    if name == "lp::tensor" and len(types) == 1 and getattr(types[0], "element", None) is not None:
-        return Tensor(spelling, types[0])
-    return Opaque(spelling)
-
-
-def parse_type(text):
-    """The type a compiler's spelling names; Opaque when it does not parse."""
-    text = text.strip()
-    if text == "void":
-        return Void(text)
-    parser = _Parser(text)
-    try:
-        parsed = parser.type()
-        if parser.at != len(parser.tokens):
-            raise _Unparsed()
-        return parsed
-    except _Unparsed:
-        return Opaque(text)
-
-
-def _split_top_level(text):
-    """Splits a parameter list at the commas outside any <...> or (...)."""
-    parts, depth, current = [], 0, ""
-    for c in text:
-        if c in "<(":
-            depth += 1
-        elif c in ">)":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += c
-    if current.strip():
-        parts.append(current)
-    return [p.strip() for p in parts]
-
-
-def parse_signature(name, arity, signature):
-    """(parameter types, result type) of `signature` ("R name(P1, P2)"); a
-    spelling that does not parse gives Opaque types, `arity` of them."""
-    marker = signature.find(f" {name}(")
-    if marker < 0 or not signature.endswith(")"):
-        return [Opaque("?")] * arity, Opaque("?")
-    result = parse_type(signature[:marker])
-    params = _split_top_level(signature[marker + len(name) + 2 : -1])
-    if len(params) != arity:
-        return [Opaque("?")] * arity, result
-    return [parse_type(p) for p in params], result
+def method_types(entry):
+    """(parameter types, result type) of a method as describe lists it."""
+    params = entry["params"]
+    if not isinstance(params, list) or len(params) != entry["arity"]:
+        raise BadSchema(f"{entry['name']} has arity {entry['arity']} and "
+                        f"{len(params) if isinstance(params, list) else 'no list of'} parameter schemas")
+    return [from_schema(p) for p in params], from_schema(entry["result"])

@@ -476,6 +476,9 @@ TEST_SUITE("processes") {
       CHECK(WIFEXITED(*status));
       CHECK(WEXITSTATUS(*status) == 0);
       CHECK(dir.has("outer-0.stopped"));
+      // One labelling of std::cout and std::cerr in the process, whichever
+      // launch's node writes.
+      CHECK(launcher.count("[nester] [nester]") == 0);
     }
   }
 

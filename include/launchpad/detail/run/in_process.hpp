@@ -62,9 +62,8 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
   // The nodes share this process's terminal: their std::cout and std::cerr
   // lines are told apart as under local_mp. First and last: no other
   // thread (the signals' one) writes while the streams change hands.
-  std::unique_ptr<node_streams> streams;
-  if (policy == local_multi_threading::flag)
-    streams = std::make_unique<node_streams>(std::string(policy));
+  std::shared_ptr<node_streams> streams;
+  if (policy == local_multi_threading::flag) streams = node_streams::take_over(std::string(policy));
   std::unique_ptr<stop_on_signals> signals;
   if (handle_signals)
     signals = std::make_unique<stop_on_signals>(

@@ -29,6 +29,24 @@ namespace lp::detail {
 
 class node_streams {
  public:
+  // std::cout and std::cerr are the process's, and so is taking them over:
+  // a launch of `policy` that starts while another launch in this process
+  // has them (one started from a node of it) shares that one, which labels
+  // each line with the node that writes it, whichever launch it is of. The
+  // last launch to go gives the streams back, under the lock, so that a
+  // launch that starts meanwhile takes them over only once they are back.
+  static std::shared_ptr<node_streams> take_over(std::string policy) {
+    std::lock_guard lock(taking_over());
+    static std::weak_ptr<node_streams> current;
+    if (auto shared = current.lock()) return shared;
+    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)), [](node_streams* gone) {
+      std::lock_guard lock(taking_over());
+      delete gone;
+    });
+    current = made;
+    return made;
+  }
+
   // Takes over `streams` for the nodes of launches of `policy`: construct
   // it before those nodes start, destroy it after they all ended, while no
   // other thread writes to the streams (their buffers change hands).
@@ -93,6 +111,11 @@ class node_streams {
    private:
     node_streams& owner_;
   };
+
+  static std::mutex& taking_over() {
+    static std::mutex mutex;
+    return mutex;
+  }
 
   const std::string* writing_node() const {
     const auto* node = this_thread_node().identity;

@@ -597,7 +597,9 @@ TEST_SUITE("processes") {
     } catch (const lp::launch_error& e) {
       message = e.what();
     }
-    CHECK(message == "[lp.launch_error] sh did not answer within 1 s, and was killed");
+    CHECK(message == "[lp.launch_error] sh did not answer within 1 s, and was killed; run `sh -c "
+                     "'sleep 30 & echo $! > " + dir.path + "/child; wait'` by hand to see what it "
+                     "waits for");
     CHECK(std::chrono::steady_clock::now() - begun < 5s);
     // What it started went with it: gone, or a zombie for init to reap.
     auto child = dir.read("child");

@@ -9525,6 +9525,30 @@ inline std::string describe_status(int status) {
 #include <chrono>
 #include <cstring>
 #include <iostream>
+
+// ---- launchpad/detail/util/shell_words.hpp ----
+
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// One word for sh, whatever it holds: what a user copies from a message, or
+// a batch script runs.
+inline std::string shell_quote(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
+                                                             std::string_view::npos))
+      plain = false;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace lp::detail
 #include <string>
 #include <thread>
 #include <vector>
@@ -9588,8 +9612,10 @@ inline tool_output run_tool(const std::vector<std::string>& command,
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       ::close(ends[0]);
-      throw launch_error(command[0] + " did not answer within " +
-                         std::to_string(limit.count()) + " s, and was killed");
+      std::string line;
+      for (const auto& word : command) line += (line.empty() ? "" : " ") + shell_quote(word);
+      throw launch_error(command[0] + " did not answer within " + std::to_string(limit.count()) +
+                         " s, and was killed; run `" + line + "` by hand to see what it waits for");
     }
     if (reading) {
       // A slice at a time: a tool that has ended may have left its end of
@@ -9632,30 +9658,6 @@ inline tool_output try_tool(const std::vector<std::string>& command,
     std::cerr << "[lp] " << e.what() << std::endl;
     return {-1, e.what()};
   }
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/util/shell_words.hpp ----
-
-#include <cctype>
-#include <string>
-#include <string_view>
-
-namespace lp::detail {
-
-// One word for sh, whatever it holds: what a user copies from a message, or
-// a batch script runs.
-inline std::string shell_quote(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
-                                                             std::string_view::npos))
-      plain = false;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 }  // namespace lp::detail

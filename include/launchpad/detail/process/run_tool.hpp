@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 #include <thread>
@@ -79,8 +80,10 @@ inline tool_output run_tool(const std::vector<std::string>& command,
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       ::close(ends[0]);
-      throw launch_error(command[0] + " did not answer within " +
-                         std::to_string(limit.count()) + " s, and was killed");
+      std::string line;
+      for (const auto& word : command) line += (line.empty() ? "" : " ") + shell_quote(word);
+      throw launch_error(command[0] + " did not answer within " + std::to_string(limit.count()) +
+                         " s, and was killed; run `" + line + "` by hand to see what it waits for");
     }
     if (reading) {
       // A slice at a time: a tool that has ended may have left its end of

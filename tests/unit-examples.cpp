@@ -120,7 +120,7 @@ TEST_SUITE("examples") {
   TEST_CASE("actor_learner: what the actors saw teaches the learner to beat chance") {
     lp::program p("actor_learner");
     auto nodes = actor_learner::make_program(p, 3, {}, [](const actor_learner::parameters&) {});
-    CHECK(p.nodes().size() == 5);
+    CHECK(p.nodes().size() == 6);  // replay, learner, weights (the cacher), 3 actors
     auto running = lp::launch<lp::test_multi_threading>(p);
     // The learner returns after its updates, and the actors when it is done.
     REQUIRE(running.wait({"learner", "actors"}));
@@ -130,44 +130,16 @@ TEST_SUITE("examples") {
     MESSAGE("average return: learned ", score.learned, ", random ", score.random);
     CHECK(score.learned == 1.0);  // reaches the goal, every time
     CHECK(score.learned > score.random + 1.0);
-    // Full: the rate limiter let the learner finish only after 500 + 400 * 64 / 8.
-    CHECK(running.client(nodes.replay).size() == 2000);
-    running.stop();
-  }
-
-  TEST_CASE("actor_learner: a full replay buffer drops its oldest transitions") {
-    lp::program p("replay");
-    auto handle = p.add_node<actor_learner::ReplayBuffer>("replay", 3L, 0L, 1000.0, 1u);
-    auto running = lp::launch<lp::test_multi_threading>(p);
-    auto replay = running.client(handle);
-    CHECK(replay.sample(4).empty());
-    std::vector<actor_learner::transition> episode;
-    for (int i = 0; i < 5; ++i) episode.push_back({i, 0, 0.0f, i + 1, false});
-    replay.insert(episode);
-    CHECK(replay.size() == 3);
-    std::set<int> sampled;
-    auto batch = replay.sample(100);
-    CHECK(batch.size() == 100);
-    for (const auto& t : batch) sampled.insert(t.state);
-    CHECK(sampled == std::set<int>{2, 3, 4});
-    running.stop();
-  }
-
-  TEST_CASE("actor_learner: the replay buffer's rate limiter holds the learner back") {
-    lp::program p("replay");
-    // Sampling from 2 transitions on, then 1 sampled per inserted.
-    auto handle = p.add_node<actor_learner::ReplayBuffer>("replay", 100L, 2L, 1.0, 1u);
-    auto running = lp::launch<lp::test_multi_threading>(p);
-    auto replay = running.client(handle);
-    actor_learner::transition step{0, 1, 0.0f, 1, false};
-    using steps = std::vector<actor_learner::transition>;
-    replay.insert(steps{step});
-    CHECK(replay.sample(2).empty());  // fewer than 2 so far
-    replay.insert(steps{step});
-    CHECK(replay.sample(2).size() == 2);
-    CHECK(replay.sample(2).empty());  // 2 sampled, none inserted since
-    replay.insert(steps{step, step});
-    CHECK(replay.sample(2).size() == 2);
+    // The cacher serves the learner's last parameters.
+    CHECK(running.client(nodes.weights).get_parameters() == learner.get_parameters());
+    // Full, and the rate limiter held the learner to about 8 samples per
+    // insert after the first 500: its 400 * 64 samples took at least
+    // 500 + (400 * 64 - 800) / 8 inserts (800: the limiter's error buffer).
+    auto info = running.client(nodes.replay).info();
+    REQUIRE(info.size() == 1);
+    CHECK(info[0].size == 2000);
+    CHECK(info[0].samples == 400 * 64);
+    CHECK(info[0].inserts >= 500 + (400 * 64 - 800) / 8);
     running.stop();
   }
 }

@@ -5,10 +5,13 @@ Starting from include/launchpad/launchpad.hpp, every include of a library
 header (``#include <launchpad/...>`` or ``#include "launchpad/..."``) is
 inlined recursively, each header at most once, and the result is written to
 single_include/launchpad/launchpad.hpp.  All other includes are kept as they
-are.  include/launchpad/json.hpp, which launchpad.hpp leaves out (it brings
-in nlohmann's header), becomes single_include/launchpad/json.hpp: the single
-header, then what json.hpp adds to it.  The output is deterministic, so it
-can be checked in and verified in CI:
+are.  Each add-on header that launchpad.hpp leaves out (json.hpp brings in
+nlohmann's header; replay.hpp and cacher.hpp are nodes the library defines)
+becomes a file of its own beside it: the single header, then what the add-on
+adds to it.  Add-ons may share headers, so each header an add-on inlines sits
+in an include guard of its own, and a program can include any of them
+together.  The output is deterministic, so it can be checked in and verified
+in CI:
 
     python3 tools/amalgamate.py            # regenerate
     python3 tools/amalgamate.py --check    # exit 1 if a checked-in file is stale
@@ -24,7 +27,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 INCLUDE_DIR = REPO_ROOT / "include"
 ROOT_HEADER = "launchpad/launchpad.hpp"
-JSON_HEADER = "launchpad/json.hpp"
+ADD_ON_HEADERS = ("launchpad/json.hpp", "launchpad/replay.hpp", "launchpad/cacher.hpp")
 DEFAULT_OUTPUT = REPO_ROOT / "single_include"
 REGEN_COMMAND = "python3 tools/amalgamate.py"
 
@@ -66,6 +69,7 @@ class Amalgamator:
         self.seen_system_includes: set[str] = set()
         self.cond_depth = 0  # preprocessor #if nesting depth of the emitted text
         self.out: list[str] = []
+        self.guard_headers = False  # add-ons: each header inside a guard of its own
 
     def resolve(self, name: str, including: Path | None, lineno: int) -> Path:
         path = (self.include_dir / name).resolve()
@@ -95,7 +99,11 @@ class Amalgamator:
 
         if self.out and self.out[-1] != "":
             self.out.append("")
-        self.out.append(f"// ---- {path.relative_to(self.include_dir).as_posix()} ----")
+        name = path.relative_to(self.include_dir).as_posix()
+        self.out.append(f"// ---- {name} ----")
+        guard = "LP_SINGLE_INCLUDE_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+        if self.guard_headers:
+            self.out += [f"#ifndef {guard}", f"#define {guard}"]
 
         for lineno, line in enumerate(text.splitlines(), start=1):
             line = line.rstrip()
@@ -121,6 +129,8 @@ class Amalgamator:
                     continue
                 self.seen_system_includes.add(key)
             self.emit(line)
+        if self.guard_headers:
+            self.out.append(f"#endif  // {guard}")
 
     def run(self, header: str, prefix: str = "") -> str:
         self.out = []
@@ -132,11 +142,15 @@ class Amalgamator:
 def generate() -> dict[str, str]:
     """The text of each file of single_include/, by its path in it."""
     amalgamator = Amalgamator(INCLUDE_DIR)
-    single = amalgamator.run(ROOT_HEADER)
+    files = {ROOT_HEADER: amalgamator.run(ROOT_HEADER)}
     # The headers launchpad.hpp brought in are in the single header already.
-    amalgamator.seen_system_includes.clear()
-    with_json = amalgamator.run(JSON_HEADER, prefix='#include "launchpad.hpp"\n\n')
-    return {ROOT_HEADER: single, JSON_HEADER: with_json}
+    core_headers = set(amalgamator.seen_headers)
+    amalgamator.guard_headers = True
+    for header in ADD_ON_HEADERS:
+        amalgamator.seen_headers = set(core_headers)
+        amalgamator.seen_system_includes.clear()
+        files[header] = amalgamator.run(header, prefix='#include "launchpad.hpp"\n\n')
+    return files
 
 
 def main(argv: list[str] | None = None) -> int:

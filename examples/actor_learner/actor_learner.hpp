@@ -1,18 +1,22 @@
 #pragma once
 // The shape of a distributed RL agent (as in Ape-X or R2D2), small enough to
-// read: actors play a grid world and insert what they saw into a replay
-// buffer; a learner samples the buffer, improves a Q-table and serves it;
-// actors fetch the latest table now and then. Here the "network" is a table
-// of 100 floats and the learner is tabular Q-learning, but the graph is the
-// one a deep-RL agent has. The replay buffer and the learner checkpoint
-// their state (lp_save, lp_restore): a restarted one goes on from its last
-// checkpoint, and a later launch resumes with --lp_resume.
+// read: actors play a grid world and insert what they saw into a replay node
+// (lp::replay); a learner samples it, improves a Q-table and serves it;
+// actors fetch the latest table now and then through a cacher (lp::cacher),
+// so that however many actors there are, the learner answers a few calls a
+// second. Here the "network" is a table of 100 floats and the learner is
+// tabular Q-learning, but the graph is the one a deep-RL agent has. The
+// replay node and the learner checkpoint their state: a restarted one goes
+// on from its last checkpoint, and a later launch resumes with --lp_resume.
 #include <algorithm>
 #include <boost/hana/define_struct.hpp>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <launchpad/json.hpp>  // transition converts with NLOHMANN_DEFINE_TYPE_INTRUSIVE
+#include <launchpad/cacher.hpp>
 #include <launchpad/launchpad.hpp>
+#include <launchpad/replay.hpp>
 #include <mutex>
 #include <random>
 #include <vector>
@@ -119,79 +123,34 @@ struct transition {
   NLOHMANN_DEFINE_TYPE_INTRUSIVE(transition, state, action, reward, next_state, done)
 };
 
-// What the replay buffer and the learner keep across a restart, and take up
-// again from a later launch's --lp_resume (docs/launching.md, "Fault
-// tolerance"): what their lp_save() returns.
-struct replay_state {
-  BOOST_HANA_DEFINE_STRUCT(replay_state, (std::vector<transition>, items), (long, oldest),
-                           (long, inserted), (long, sampled));
-};
+// What the learner keeps across a restart, and takes up again from a later
+// launch's --lp_resume (docs/launching.md, "Fault tolerance"): what its
+// lp_save() returns. The replay node (lp::replay) checkpoints its items itself.
 struct learner_state {
   BOOST_HANA_DEFINE_STRUCT(learner_state, (parameters, q), (long, updates_done));
 };
 
 // --- The nodes. ---------------------------------------------------------------
 
-// A stand-in for Launchpad's ReverbNode: a bounded buffer of transitions,
-// sampled uniformly. When full, the oldest transitions make room, so the
-// learner trains on what the recent policies did.
-struct ReplayBuffer {
-  long capacity;
-  // A rate limiter, as Reverb's SampleToInsertRatio: no samples before
-  // `min_size` transitions came in, then at most `samples_per_insert` sampled
-  // per inserted one. A learner that outran the actors would fit the first
-  // few episodes over and over; with the limit, what is learned depends on
-  // the data and not on how fast each thread happens to run.
-  long min_size;
-  double samples_per_insert;
-  unsigned seed;
-
-  std::vector<transition> items{};  // a ring: once full, `oldest` is the next to go
-  std::size_t oldest = 0;
-  long inserted = 0, sampled = 0;
-  std::mt19937 rng{seed};
-
-  // Takes a whole episode: one call instead of one per step.
-  void insert(const std::vector<transition>& episode) {
-    for (const auto& t : episode) {
-      if (size() < capacity) {
-        items.push_back(t);
-      } else {
-        items[oldest] = t;
-        oldest = (oldest + 1) % items.size();
-      }
-    }
-    inserted += static_cast<long>(episode.size());
-    // On the status page and at GET /lp/v1/metrics (docs/observability.md).
-    lp::metrics::gauge("replay_size").set(static_cast<double>(size()));
-  }
-  // `n` transitions drawn with replacement, or none when the rate limiter
-  // says wait (the caller tries again later: a call that blocked here would
-  // hold up every insert, since this node takes one call at a time).
-  std::vector<transition> sample(int n) {
-    std::vector<transition> batch;
-    if (items.empty() || inserted < min_size ||
-        sampled > samples_per_insert * static_cast<double>(inserted - min_size))
-      return batch;
-    std::uniform_int_distribution<std::size_t> pick(0, items.size() - 1);
-    for (int i = 0; i < n; ++i) batch.push_back(items[pick(rng)]);
-    sampled += n;
-    return batch;
-  }
-  long size() const { return static_cast<long>(items.size()); }
-
-  // Taken between calls, which alone change the buffer.
-  replay_state lp_save() const {
-    return {items, static_cast<long>(oldest), inserted, sampled};
-  }
-  void lp_restore(replay_state saved) {
-    items = std::move(saved.items);
-    oldest = static_cast<std::size_t>(saved.oldest);
-    inserted = saved.inserted;
-    sampled = saved.sampled;
-  }
-};
-LP_SERVICE(ReplayBuffer, insert, sample, size);
+// The replay node is the library's, as Reverb is Acme's: one table of the
+// 2000 latest transitions, sampled uniformly. Its rate limiter (Reverb's
+// SampleToInsertRatio) lets sampling start at 500 transitions, then about 8
+// samples per inserted one: a learner that outran the actors would fit the
+// first few episodes over and over, and actors that outran the learner would
+// fill the table with what old policies did. With the limit, what is learned
+// depends on the data and not on how fast each thread happens to run. The
+// error buffer is wider than a whole episode's inserts (8 x 50): an insert
+// of a batch goes through whole or not at all.
+using replay_node = lp::replay<transition>;
+inline constexpr const char* table = "experience";
+inline lp::replay_config replay_tables() {
+  return {.tables = {{.name = table,
+                      .sampler = lp::sampler::uniform(),
+                      .remover = lp::remover::fifo(),
+                      .max_size = 2000,
+                      .limiter = lp::rate_limiter::sample_to_insert_ratio(8.0, 500, 800)}},
+          .seed = 1};
+}
 
 struct learner_config {
   long updates = 400;  // batches to learn from, then stop
@@ -202,7 +161,7 @@ struct learner_config {
 
 // Learns from the replay buffer and serves the latest Q-table to the actors.
 struct Learner {
-  lp::client<ReplayBuffer> replay;
+  lp::client<replay_node> replay;
   learner_config config;
   // Called with the final parameters once learning is done (on the learner's
   // node, in the learner's process).
@@ -235,16 +194,18 @@ struct Learner {
   }
 
   void run() {
+    // Waits until the replay node serves, restored if the launch resumes, so
+    // that even a learner restored as done ends the program only after it:
+    // the replay's items are part of what a resumed launch goes on from.
+    (void)replay.info();
     // A restored learner goes on from where its checkpoint left off.
     for (long u = updates_done; u < config.updates;) {
-      auto batch = replay.sample(config.batch);  // no lock held while calling
-      if (batch.empty()) {                       // rate limited: wait for the actors
-        if (lp::wait_for_stop(std::chrono::milliseconds(2))) return;
-        continue;
-      }
+      // Waits while the rate limiter says so; when the program stops, the
+      // wait ends with lp::stopping, which ends run() cleanly.
+      auto batch = replay.sample(table, static_cast<std::uint64_t>(config.batch));
       if (lp::stop_requested()) return;
       std::lock_guard lock(mutex);
-      for (const auto& t : batch) {
+      for (const auto& [key, t, priority, probability, times] : batch) {
         // Q-learning: move Q(s, a) towards r + discount * max over a' of Q(s', a').
         float target = t.reward;
         if (!t.done)
@@ -261,13 +222,19 @@ struct Learner {
 };
 LP_SERVICE(Learner, get_parameters, done);
 
+// What actors fetch the learner's parameters through: one call to the
+// learner per 50 ms however many actors ask (lp::cacher, docs/cacher.md),
+// and never parameters older than half a second.
+using parameters_cache = lp::cacher<Learner, &Learner::get_parameters>;
+
 // Plays epsilon-greedy episodes with the latest parameters it fetched.
 struct Actor {
-  lp::client<Learner> learner;
-  lp::client<ReplayBuffer> replay;
+  lp::client<Learner> learner;            // whether it is done
+  lp::client<parameters_cache> weights;   // its parameters, through the cacher
+  lp::client<replay_node> replay;
   double epsilon;  // how often to explore: each actor its own, as in Ape-X
   unsigned seed;   // seeded, so that a run can be repeated
-  // Episodes between calls to the learner: fresh enough, and fewer calls.
+  // Episodes between fetches: fresh enough, and fewer calls.
   int fetch_every = 4;
 
   void run() {
@@ -278,10 +245,13 @@ struct Actor {
     std::mt19937 rng(seed);
     grid_world env;
     parameters q;
+    // An insert waits while the learner is behind: a second at a time, so
+    // that an actor notices when the learner is done and samples no more.
+    auto patient_replay = replay.with_deadline(std::chrono::seconds(1));
     for (long episode = 0; !lp::stop_requested(); ++episode) {
       if (episode % fetch_every == 0) {
         if (learner.done()) return;
-        q = learner.get_parameters();
+        q = weights.get_parameters();
       }
       std::vector<transition> seen;
       int state = env.reset();
@@ -294,7 +264,11 @@ struct Actor {
         state = next.state;
         done = next.done;
       }
-      replay.insert(seen);
+      try {
+        patient_replay.insert_batch(table, seen, std::vector<double>(seen.size(), 1.0));
+      } catch (const lp::deadline_exceeded&) {
+        if (learner.done()) return;  // else the episode is dropped: there are more
+      }
       returns.record(episode_return);
       episodes.add(1);
     }
@@ -304,19 +278,23 @@ LP_SERVICE(Actor);
 
 struct handles {
   lp::handle<Learner> learner;
-  lp::handle<ReplayBuffer> replay;
+  lp::handle<replay_node> replay;
+  lp::handle<parameters_cache> weights;
 };
 
 inline handles make_program(lp::program& p, int num_actors, learner_config config,
                             std::function<void(const parameters&)> report) {
-  // Room for 2000 transitions; sampling starts at 500, then 8 per insert.
-  auto replay = p.add_node<ReplayBuffer>("replay", 2000L, 500L, 8.0, 1u);
+  auto replay = p.add_node<replay_node>("replay", replay_tables());
   auto learner = p.add_node<Learner>("learner", replay, config, std::move(report));
+  auto weights = p.add_node<parameters_cache>(
+      "weights", learner,
+      lp::cache_config{.refresh = std::chrono::milliseconds(50),
+                       .max_staleness = std::chrono::milliseconds(500)});
   auto actors = p.group("actors");
   for (int i = 0; i < num_actors; ++i)
-    actors.add_node<Actor>(learner, replay, 0.5 / (1 + i),
+    actors.add_node<Actor>(learner, weights, replay, 0.5 / (1 + i),
                            static_cast<unsigned>(100 + i));
-  return {learner, replay};
+  return {learner, replay, weights};
 }
 
 }  // namespace actor_learner

@@ -35,7 +35,7 @@ replay, learner = prog["replay"], prog["learner"]
 q = None
 try:
     for _ in range(200):
-        size, q, done = replay.size(), learner.get_parameters(), learner.done()
+        size, q, done = replay.info()[0]["size"], learner.get_parameters(), learner.done()
         print(f"replay size {size:5d}, learner done: {done}")
         if done:
             break

@@ -61,6 +61,15 @@ inline node_context context() {
           ::getpid(),        identity->cores,  identity->gpus};
 }
 
+// When the caller of the call this thread answers stops waiting for it:
+// the client sends its deadline with each call (docs/protocol.md, the
+// Lp-Deadline-Ms header), so a method that waits (lp::replay's limiters)
+// gives up when nobody waits for it any more. time_point::max() outside a
+// method, or for a caller that sent none (curl, unless it says).
+inline std::chrono::steady_clock::time_point caller_deadline() noexcept {
+  return detail::this_thread_node().call_deadline;
+}
+
 // Stops the whole program: from a node, its own program; from elsewhere (main,
 // a signal handler thread), every program running in this process.
 LP_API void stop();

@@ -142,9 +142,29 @@ class remote_error : public error {
   const std::string& message() const noexcept { return message_; }
   int status() const noexcept { return status_; }
 
+ protected:
+  remote_error(const std::string& id, const remote_error& answer)
+      : error(id, answer.node() + "." + answer.method() + " failed (" + answer.code() +
+                      "): " + answer.message()),
+        node_(answer.node_),
+        method_(answer.method_),
+        code_(answer.code_),
+        message_(answer.message_),
+        status_(answer.status_) {}
+
  private:
   std::string node_, method_, code_, message_;
   int status_;
+};
+
+// A node that answers for another (an lp::cacher) got no answer from the node
+// behind it, and had none young enough to serve instead. node() is the node
+// called (the cacher); message() names the node behind it, its method, and
+// why it failed. code() is "upstream_failed", status() 502. The node called
+// recovers by itself once the node behind answers again: retry later.
+class upstream_error : public remote_error {
+ public:
+  explicit upstream_error(const remote_error& answer) : remote_error("upstream_error", answer) {}
 };
 
 #if LP_DETAIL_DEFINE_COMPILED_PART

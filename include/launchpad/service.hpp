@@ -82,21 +82,27 @@ concept checkpointed = detail::restores_saved_state<T>;
   struct lp_service_definition;                                                           \
   template <>                                                                             \
   struct lp_service_definition<T> {                                                       \
-    using service_type = T;                                                               \
-    static constexpr std::string_view name = #T;                                          \
-    LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                          \
-    static constexpr auto methods =                                                       \
-        boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,   \
-                                                      __VA_ARGS__)>;                      \
-    static constexpr bool lp_checked = ::lp::detail::check_service<                       \
-        T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();           \
-    template <class lp_Caller>                                                            \
-    struct proxy                                                                          \
-        : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {    \
-      using lp_Caller::lp_Caller;                                                         \
-    };                                                                                    \
+    LP_DETAIL_SERVICE_BODY(T, #T, __VA_ARGS__)                                            \
   };                                                                                      \
   lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
+
+// The definition's members, apart so that a library service template
+// (lp::replay<Item>) writes its definition once for every argument: T may
+// be dependent there, and `name` any constant expression.
+#define LP_DETAIL_SERVICE_BODY(T, service_name, ...)                                      \
+  using service_type = T;                                                                 \
+  static constexpr std::string_view name = service_name;                                  \
+  LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                            \
+  static constexpr auto methods =                                                         \
+      boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,     \
+                                                    __VA_ARGS__)>;                        \
+  static constexpr bool lp_checked = ::lp::detail::check_service<                         \
+      T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();             \
+  template <class lp_Caller>                                                              \
+  struct proxy                                                                            \
+      : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {      \
+    using lp_Caller::lp_Caller;                                                           \
+  };
 
 #define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
 #define LP_DETAIL_SERVICE_METHOD_NEXT(T, m) , lp_method_##m
@@ -109,8 +115,16 @@ concept checkpointed = detail::restores_saved_state<T>;
 // the first takes the method's own parameter types, so a braced argument
 // works and an IDE shows the parameters.
 #define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
+  struct lp_method_##m;                                                                   \
+  template <class lp_C, class lp_D,                                                       \
+            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
+  struct lp_member_##m;                                                                   \
   struct lp_method_##m {                                                                  \
     static constexpr std::string_view name = #m;                                          \
+    /* The proxy member alone, for a service that serves this one method too */           \
+    /* (lp::cacher): its client gets the member without the service's others. */         \
+    template <class lp_C, class lp_D>                                                     \
+    using member = lp_member_##m<lp_C, lp_D>;                                             \
     struct probe_base {                                                                   \
       int m;                                                                              \
     };                                                                                    \
@@ -127,9 +141,6 @@ concept checkpointed = detail::restores_saved_state<T>;
     }();                                                                                  \
     using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
   };                                                                                      \
-  template <class lp_C, class lp_D,                                                       \
-            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
-  struct lp_member_##m;                                                                   \
   template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>                 \
   struct lp_member_##m<lp_C, lp_D, ::lp::detail::call_shape_t<                            \
                                        ::lp::detail::parameter_types<lp_P...>,            \

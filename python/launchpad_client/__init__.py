@@ -6,7 +6,7 @@ package calls its methods from Python with their C++ types checked:
     import launchpad_client as lp
 
     prog = lp.attach("/tmp/lp-actor_learner-AbC123")   # the run directory
-    prog["replay"].size()
+    prog["replay"].info()[0]["size"]
     q = prog["learner"].get_parameters()                # a numpy array, shape (25, 4)
     prog.stop()
 

@@ -13,7 +13,7 @@ import threading
 import urllib.parse
 
 from . import codec, schema
-from .errors import LaunchpadError, ProtocolError, RemoteError
+from .errors import DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError
 from .optional_packages import cbor2, warn_if_missing
 from .transport import Transport
 
@@ -346,6 +346,10 @@ class Node:
             return body
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict) and isinstance(error.get("code"), str):
+            if reply.status == 504 and error["code"] == "deadline_exceeded":
+                # The method gave up at this call's deadline (Lp-Deadline-Ms).
+                raise DeadlineExceeded(error.get("node") or self.label, error.get("method") or method,
+                                       str(error.get("message", "")))
             raise RemoteError(error.get("node") or self.label, error.get("method") or method,
                               error["code"], str(error.get("message", "")), reply.status)
         raise ProtocolError(self.label, method, f"HTTP {reply.status} with a body that is not a "

@@ -10,6 +10,7 @@ came back: the node never saw that call.
 """
 
 import errno
+import math
 import threading
 import time
 import urllib.parse
@@ -98,6 +99,9 @@ class Transport:
             head.append(f"Accept: {accept}\r\n".encode("latin-1"))
         if verb == "POST":
             head.append(f"Content-Length: {size}\r\n".encode("latin-1"))
+            # The node learns how long the caller waits (docs/protocol.md), so
+            # that a method that waits (a replay's rate limiter) gives up then.
+            head.append(f"Lp-Deadline-Ms: {math.ceil(timeout * 1000)}\r\n".encode("latin-1"))
         head.append(b"\r\n")
         head = b"".join(head)
         if size and size + len(head) <= http_connection.CHUNK:

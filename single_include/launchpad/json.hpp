@@ -10,6 +10,8 @@
 #include "launchpad.hpp"
 
 // ---- launchpad/json.hpp ----
+#ifndef LP_SINGLE_INCLUDE_LAUNCHPAD_JSON_HPP
+#define LP_SINGLE_INCLUDE_LAUNCHPAD_JSON_HPP
 
 // lp::json, and types with their own to_json/from_json
 // (NLOHMANN_DEFINE_TYPE_*, an adl_serializer), as wire types.
@@ -137,3 +139,4 @@ struct adl_serializer<std::optional<T>> {
 #endif
 
 }  // namespace nlohmann
+#endif  // LP_SINGLE_INCLUDE_LAUNCHPAD_JSON_HPP

@@ -1251,9 +1251,29 @@ class remote_error : public error {
   const std::string& message() const noexcept { return message_; }
   int status() const noexcept { return status_; }
 
+ protected:
+  remote_error(const std::string& id, const remote_error& answer)
+      : error(id, answer.node() + "." + answer.method() + " failed (" + answer.code() +
+                      "): " + answer.message()),
+        node_(answer.node_),
+        method_(answer.method_),
+        code_(answer.code_),
+        message_(answer.message_),
+        status_(answer.status_) {}
+
  private:
   std::string node_, method_, code_, message_;
   int status_;
+};
+
+// A node that answers for another (an lp::cacher) got no answer from the node
+// behind it, and had none young enough to serve instead. node() is the node
+// called (the cacher); message() names the node behind it, its method, and
+// why it failed. code() is "upstream_failed", status() 502. The node called
+// recovers by itself once the node behind answers again: retry later.
+class upstream_error : public remote_error {
+ public:
+  explicit upstream_error(const remote_error& answer) : remote_error("upstream_error", answer) {}
 };
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
@@ -2211,6 +2231,12 @@ inline constexpr const char* stop_path = "/lp/v1/stop";
 inline constexpr const char* metrics_path = "/lp/v1/metrics";
 // The launcher's status page: the program, its nodes and their figures.
 inline constexpr const char* status_path = "/lp/v1/status";
+// A call's deadline, in milliseconds from when the request was sent: a
+// relative time, so that the caller's and the node's clocks need not agree.
+inline constexpr const char* deadline_header = "Lp-Deadline-Ms";
+// The error code (status 502) of a node that answers for another (lp::cacher)
+// when the node behind it failed; clients raise it as lp::upstream_error.
+inline constexpr std::string_view upstream_failed = "upstream_failed";
 inline constexpr const char* json_type = "application/json";
 inline constexpr const char* cbor_type = "application/cbor";
 
@@ -3239,6 +3265,9 @@ class launch_state {
 struct current_node {
   const node_identity* identity = nullptr;
   launch_state* launch = nullptr;
+  // When the caller of the call this thread answers stops waiting
+  // (lp::caller_deadline()).
+  std::chrono::steady_clock::time_point call_deadline = std::chrono::steady_clock::time_point::max();
 };
 
 inline current_node& this_thread_node() {
@@ -3256,9 +3285,11 @@ inline void stop_this_threads_program() {
 
 class node_scope {
  public:
-  node_scope(const node_identity& identity, launch_state& launch)
+  node_scope(const node_identity& identity, launch_state& launch,
+             std::chrono::steady_clock::time_point call_deadline =
+                 std::chrono::steady_clock::time_point::max())
       : saved_(this_thread_node()) {
-    this_thread_node() = {&identity, &launch};
+    this_thread_node() = {&identity, &launch, call_deadline};
   }
   node_scope(const node_scope&) = delete;
   node_scope& operator=(const node_scope&) = delete;
@@ -3742,12 +3773,20 @@ struct call_access {
 
   // A node that refuses because it is stopping says that the program stops:
   // so does the caller's part of it, before the caller hears of it as
-  // lp::stopping (its promise). Any other refusal goes on as it came.
+  // lp::stopping (its promise). A method that gave up waiting at the
+  // caller's deadline (lp::caller_deadline()) may answer before the
+  // caller's own clock runs out: the same lp::deadline_exceeded either way.
+  // Any other refusal goes on as it came.
   [[noreturn]] static void rethrow_for_caller(const remote_error& refusal) {
     if (refusal.status() == 503 && refusal.code() == "stopping") {
       stop_this_threads_program();
       throw stopping(refusal.node(), refusal.method(), refusal.message());
     }
+    if (refusal.status() == 504 && refusal.code() == "deadline_exceeded")
+      throw deadline_exceeded(refusal.node(), refusal.method(), refusal.message());
+    // A node with no answer from the node behind it (lp::cacher): a caller
+    // may catch it apart, and retry later.
+    if (refusal.code() == protocol::upstream_failed) throw upstream_error(refusal);
     throw;
   }
 };
@@ -4205,21 +4244,27 @@ concept checkpointed = detail::restores_saved_state<T>;
   struct lp_service_definition;                                                           \
   template <>                                                                             \
   struct lp_service_definition<T> {                                                       \
-    using service_type = T;                                                               \
-    static constexpr std::string_view name = #T;                                          \
-    LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                          \
-    static constexpr auto methods =                                                       \
-        boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,   \
-                                                      __VA_ARGS__)>;                      \
-    static constexpr bool lp_checked = ::lp::detail::check_service<                       \
-        T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();           \
-    template <class lp_Caller>                                                            \
-    struct proxy                                                                          \
-        : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {    \
-      using lp_Caller::lp_Caller;                                                         \
-    };                                                                                    \
+    LP_DETAIL_SERVICE_BODY(T, #T, __VA_ARGS__)                                            \
   };                                                                                      \
   lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
+
+// The definition's members, apart so that a library service template
+// (lp::replay<Item>) writes its definition once for every argument: T may
+// be dependent there, and `name` any constant expression.
+#define LP_DETAIL_SERVICE_BODY(T, service_name, ...)                                      \
+  using service_type = T;                                                                 \
+  static constexpr std::string_view name = service_name;                                  \
+  LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                            \
+  static constexpr auto methods =                                                         \
+      boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,     \
+                                                    __VA_ARGS__)>;                        \
+  static constexpr bool lp_checked = ::lp::detail::check_service<                         \
+      T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();             \
+  template <class lp_Caller>                                                              \
+  struct proxy                                                                            \
+      : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {      \
+    using lp_Caller::lp_Caller;                                                           \
+  };
 
 #define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
 #define LP_DETAIL_SERVICE_METHOD_NEXT(T, m) , lp_method_##m
@@ -4232,8 +4277,16 @@ concept checkpointed = detail::restores_saved_state<T>;
 // the first takes the method's own parameter types, so a braced argument
 // works and an IDE shows the parameters.
 #define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
+  struct lp_method_##m;                                                                   \
+  template <class lp_C, class lp_D,                                                       \
+            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
+  struct lp_member_##m;                                                                   \
   struct lp_method_##m {                                                                  \
     static constexpr std::string_view name = #m;                                          \
+    /* The proxy member alone, for a service that serves this one method too */           \
+    /* (lp::cacher): its client gets the member without the service's others. */         \
+    template <class lp_C, class lp_D>                                                     \
+    using member = lp_member_##m<lp_C, lp_D>;                                             \
     struct probe_base {                                                                   \
       int m;                                                                              \
     };                                                                                    \
@@ -4250,9 +4303,6 @@ concept checkpointed = detail::restores_saved_state<T>;
     }();                                                                                  \
     using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
   };                                                                                      \
-  template <class lp_C, class lp_D,                                                       \
-            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
-  struct lp_member_##m;                                                                   \
   template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>                 \
   struct lp_member_##m<lp_C, lp_D, ::lp::detail::call_shape_t<                            \
                                        ::lp::detail::parameter_types<lp_P...>,            \
@@ -4432,6 +4482,15 @@ inline node_context context() {
   return {identity->label,   identity->group,  identity->index,
           identity->program, identity->launch, identity->run_dir,
           ::getpid(),        identity->cores,  identity->gpus};
+}
+
+// When the caller of the call this thread answers stops waiting for it:
+// the client sends its deadline with each call (docs/protocol.md, the
+// Lp-Deadline-Ms header), so a method that waits (lp::replay's limiters)
+// gives up when nobody waits for it any more. time_point::max() outside a
+// method, or for a caller that sent none (curl, unless it says).
+inline std::chrono::steady_clock::time_point caller_deadline() noexcept {
+  return detail::this_thread_node().call_deadline;
 }
 
 // Stops the whole program: from a node, its own program; from elsewhere (main,
@@ -7700,7 +7759,8 @@ class http_channel final : public channel {
       auto [connection, reused] = acquire(where, until);
       for (;;) {
         try {
-          auto response = connection->post(path, headers_, args, until, reply, max_reply);
+          auto response =
+              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply);
           if (connection->reusable()) release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
@@ -7729,6 +7789,19 @@ class http_channel final : public channel {
 
   deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
     return expired_call(node_, method, deadline, "; the method may still run on the node");
+  }
+
+  // The node learns the call's deadline (lp::caller_deadline()), so that a
+  // method that waits stops when the caller does; what is left of it at
+  // the time of sending, rounded up so that a call with time left never
+  // reads 0.
+  const std::string& headers_with_deadline(clock::time_point until) const {
+    thread_local std::string headers;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+    headers.assign(headers_);
+    headers.append(protocol::deadline_header).append(": ");
+    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
+    return headers;
   }
 
   // This thread's reply buffer, which only grows (a reply is written over
@@ -12600,10 +12673,13 @@ struct in_process_reply {
 // Answers a call made from this process without HTTP (direct_calls<P>): the
 // same answers as over HTTP, from the arguments as the client encoded them
 // (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
-// its status and when the call ended, measured from `made`.
+// its status and when the call ended, measured from `made`. `deadline` is
+// the caller's (lp::caller_deadline()).
 inline in_process_reply call_in_process(served_node& node, const std::string& method,
                                         std::string_view args, written_reply& out,
-                                        std::chrono::steady_clock::time_point made) {
+                                        std::chrono::steady_clock::time_point made,
+                                        std::chrono::steady_clock::time_point deadline =
+                                            std::chrono::steady_clock::time_point::max()) {
   call_timer timer(node.metrics.calls_to(method), args.size(), made);
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);
@@ -12615,7 +12691,7 @@ inline in_process_reply call_in_process(served_node& node, const std::string& me
     node_gate& gate;
     ~leave() { gate.left(); }
   } guard{node.gate};
-  node_scope scope(node.identity, node.launch);
+  node_scope scope(node.identity, node.launch, deadline);
   timer.status = dispatch(node.instance, node.identity.label, method,
                           protocol::format::cbor, protocol::format::cbor, args, out);
   timer.reply_bytes = out.body.size();
@@ -12659,7 +12735,8 @@ class direct_channel final : public channel {
       request = joined;
     }
     auto& reply = written_reply::of_this_thread<reply_body>();
-    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made);
+    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made,
+                                            deadline.at);
     lock.unlock();
     if (ended > deadline.at)
       throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");
@@ -13359,12 +13436,25 @@ class http_server {
       ~leave() { gate.left(); }
     } guard{node_.gate};
 
-    node_scope scope(identity_, node_.launch);
+    node_scope scope(identity_, node_.launch, call_deadline_of(req));
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
     timer.request_bytes = body->size();
     int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
     timer.reply_bytes = send(res, status, reply, replying);
+  }
+
+  // The caller's deadline, from the time the request came; none (max) if
+  // it sent none or one that is not a count of milliseconds.
+  static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
+    auto never = std::chrono::steady_clock::time_point::max();
+    auto value = req.get_header_value(protocol::deadline_header);
+    if (value.empty()) return never;
+    char* end = nullptr;
+    auto ms = std::strtoll(value.c_str(), &end, 10);
+    // Past ten years, the wait is as good as unbounded (and adding it could overflow).
+    if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   }
 
   served_node& node_;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <launchpad/launchpad.hpp>
+#include <launchpad/replay.hpp>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -179,6 +180,11 @@ struct Tally {
   long total = 0;
 };
 LP_SERVICE(Tally, add, get);
+
+// A replay node's item: a tensor goes as a typed array (tests/unit-replay.cpp).
+struct Step {
+  BOOST_HANA_DEFINE_STRUCT(Step, (long, id), (lp::tensor<float>, observation));
+};
 
 // A Tally that says what it restored, for tests that see only the output
 // of a launch (a Slurm job's).
@@ -406,6 +412,13 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
         .restart_on_failure(5, std::chrono::milliseconds(50))
         .checkpoint_every(std::chrono::milliseconds(100))
         .add_node<Tally>();
+  } else if (name == "replayed") {
+    p.group("replay")
+        .restart_on_failure(5, std::chrono::milliseconds(50))
+        .checkpoint_every(std::chrono::milliseconds(100))
+        .add_node<lp::replay<Step>>(lp::replay_config{
+            .tables = {{.name = "steps", .sampler = lp::sampler::fifo(), .max_size = 1000}},
+            .seed = 7});
   } else if (name == "tallied") {
     // A restart waits a second: long enough for a test to read the
     // checkpoint the restart will take, before the new process saves again.

@@ -13,7 +13,7 @@ from fake_node import FakeNode, reply
 ERROR_CODES = {  # every code of docs/protocol.md#errors, with its status
     "bad_request": 400, "unauthenticated": 401, "no_such_method": 404, "no_such_route": 404,
     "payload_too_large": 413, "unsupported_media_type": 415, "remote_exception": 500,
-    "stopping": 503, "node_failed": 503,
+    "upstream_failed": 502, "stopping": 503, "node_failed": 503,
 }
 
 
@@ -189,6 +189,20 @@ class BadReplies(unittest.TestCase):
                                  ("counter", "add", code, status))
                 self.assertEqual(error.message, f"about {code} ✓")
                 self.assertEqual(str(error), f"counter.add failed ({code}, HTTP {status}): about {code} ✓")
+
+    def test_the_node_learns_the_deadline_and_may_give_up_at_it(self):
+        heads = []
+        body = json.dumps({"error": {"code": "deadline_exceeded", "message": "waited 700 ms for items",
+                                     "node": "replay", "method": "sample"}})
+        def gives_up(head, _):
+            heads.append(head)
+            return reply(504, "application/json", body)
+        node = self.fake(answer_each_request(gives_up))
+        with self.assertRaises(lp.DeadlineExceeded) as caught:
+            self.call(node, timeout=0.7)
+        self.assertIn("Lp-Deadline-Ms: 700\r\n", heads[0] + "\r\n")
+        self.assertEqual((caught.exception.node, caught.exception.method), ("replay", "sample"))
+        self.assertEqual(str(caught.exception), "replay.sample: waited 700 ms for items")
 
     def test_a_pooled_connection_the_node_closed_is_retried_once(self):
         # Each reply keeps the connection alive in words, then the node hangs up.

@@ -174,12 +174,20 @@ struct call_access {
 
   // A node that refuses because it is stopping says that the program stops:
   // so does the caller's part of it, before the caller hears of it as
-  // lp::stopping (its promise). Any other refusal goes on as it came.
+  // lp::stopping (its promise). A method that gave up waiting at the
+  // caller's deadline (lp::caller_deadline()) may answer before the
+  // caller's own clock runs out: the same lp::deadline_exceeded either way.
+  // Any other refusal goes on as it came.
   [[noreturn]] static void rethrow_for_caller(const remote_error& refusal) {
     if (refusal.status() == 503 && refusal.code() == "stopping") {
       stop_this_threads_program();
       throw stopping(refusal.node(), refusal.method(), refusal.message());
     }
+    if (refusal.status() == 504 && refusal.code() == "deadline_exceeded")
+      throw deadline_exceeded(refusal.node(), refusal.method(), refusal.message());
+    // A node with no answer from the node behind it (lp::cacher): a caller
+    // may catch it apart, and retry later.
+    if (refusal.code() == protocol::upstream_failed) throw upstream_error(refusal);
     throw;
   }
 };

@@ -103,7 +103,8 @@ class http_channel final : public channel {
       auto [connection, reused] = acquire(where, until);
       for (;;) {
         try {
-          auto response = connection->post(path, headers_, args, until, reply, max_reply);
+          auto response =
+              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply);
           if (connection->reusable()) release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
@@ -132,6 +133,19 @@ class http_channel final : public channel {
 
   deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
     return expired_call(node_, method, deadline, "; the method may still run on the node");
+  }
+
+  // The node learns the call's deadline (lp::caller_deadline()), so that a
+  // method that waits stops when the caller does; what is left of it at
+  // the time of sending, rounded up so that a call with time left never
+  // reads 0.
+  const std::string& headers_with_deadline(clock::time_point until) const {
+    thread_local std::string headers;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+    headers.assign(headers_);
+    headers.append(protocol::deadline_header).append(": ");
+    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
+    return headers;
   }
 
   // This thread's reply buffer, which only grows (a reply is written over

@@ -41,7 +41,8 @@ class direct_channel final : public channel {
       request = joined;
     }
     auto& reply = written_reply::of_this_thread<reply_body>();
-    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made);
+    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made,
+                                            deadline.at);
     lock.unlock();
     if (ended > deadline.at)
       throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");

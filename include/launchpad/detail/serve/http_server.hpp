@@ -275,12 +275,25 @@ class http_server {
       ~leave() { gate.left(); }
     } guard{node_.gate};
 
-    node_scope scope(identity_, node_.launch);
+    node_scope scope(identity_, node_.launch, call_deadline_of(req));
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
     timer.request_bytes = body->size();
     int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
     timer.reply_bytes = send(res, status, reply, replying);
+  }
+
+  // The caller's deadline, from the time the request came; none (max) if
+  // it sent none or one that is not a count of milliseconds.
+  static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
+    auto never = std::chrono::steady_clock::time_point::max();
+    auto value = req.get_header_value(protocol::deadline_header);
+    if (value.empty()) return never;
+    char* end = nullptr;
+    auto ms = std::strtoll(value.c_str(), &end, 10);
+    // Past ten years, the wait is as good as unbounded (and adding it could overflow).
+    if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   }
 
   served_node& node_;

@@ -43,10 +43,13 @@ struct in_process_reply {
 // Answers a call made from this process without HTTP (direct_calls<P>): the
 // same answers as over HTTP, from the arguments as the client encoded them
 // (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
-// its status and when the call ended, measured from `made`.
+// its status and when the call ended, measured from `made`. `deadline` is
+// the caller's (lp::caller_deadline()).
 inline in_process_reply call_in_process(served_node& node, const std::string& method,
                                         std::string_view args, written_reply& out,
-                                        std::chrono::steady_clock::time_point made) {
+                                        std::chrono::steady_clock::time_point made,
+                                        std::chrono::steady_clock::time_point deadline =
+                                            std::chrono::steady_clock::time_point::max()) {
   call_timer timer(node.metrics.calls_to(method), args.size(), made);
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);
@@ -58,7 +61,7 @@ inline in_process_reply call_in_process(served_node& node, const std::string& me
     node_gate& gate;
     ~leave() { gate.left(); }
   } guard{node.gate};
-  node_scope scope(node.identity, node.launch);
+  node_scope scope(node.identity, node.launch, deadline);
   timer.status = dispatch(node.instance, node.identity.label, method,
                           protocol::format::cbor, protocol::format::cbor, args, out);
   timer.reply_bytes = out.body.size();

@@ -202,6 +202,9 @@ class launch_state {
 struct current_node {
   const node_identity* identity = nullptr;
   launch_state* launch = nullptr;
+  // When the caller of the call this thread answers stops waiting
+  // (lp::caller_deadline()).
+  std::chrono::steady_clock::time_point call_deadline = std::chrono::steady_clock::time_point::max();
 };
 
 inline current_node& this_thread_node() {
@@ -219,9 +222,11 @@ inline void stop_this_threads_program() {
 
 class node_scope {
  public:
-  node_scope(const node_identity& identity, launch_state& launch)
+  node_scope(const node_identity& identity, launch_state& launch,
+             std::chrono::steady_clock::time_point call_deadline =
+                 std::chrono::steady_clock::time_point::max())
       : saved_(this_thread_node()) {
-    this_thread_node() = {&identity, &launch};
+    this_thread_node() = {&identity, &launch, call_deadline};
   }
   node_scope(const node_scope&) = delete;
   node_scope& operator=(const node_scope&) = delete;

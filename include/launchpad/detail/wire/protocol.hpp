@@ -23,6 +23,12 @@ inline constexpr const char* stop_path = "/lp/v1/stop";
 inline constexpr const char* metrics_path = "/lp/v1/metrics";
 // The launcher's status page: the program, its nodes and their figures.
 inline constexpr const char* status_path = "/lp/v1/status";
+// A call's deadline, in milliseconds from when the request was sent: a
+// relative time, so that the caller's and the node's clocks need not agree.
+inline constexpr const char* deadline_header = "Lp-Deadline-Ms";
+// The error code (status 502) of a node that answers for another (lp::cacher)
+// when the node behind it failed; clients raise it as lp::upstream_error.
+inline constexpr std::string_view upstream_failed = "upstream_failed";
 inline constexpr const char* json_type = "application/json";
 inline constexpr const char* cbor_type = "application/cbor";
 

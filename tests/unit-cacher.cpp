@@ -1,0 +1,250 @@
+// lp::cacher: one call to the node behind per refresh interval however many
+// ask, never an answer older than max_staleness, and a clear error (then
+// recovery) when the node behind fails.
+#include <launchpad/cacher.hpp>
+
+#include <atomic>
+#include <boost/hana/define_struct.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "services.hpp"
+
+namespace ca {
+using clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count();
+}
+
+// An answer that says which call made it and when.
+struct stamp {
+  BOOST_HANA_DEFINE_STRUCT(stamp, (long, call), (long long, made_ns));
+};
+
+// A learner stand-in whose answers can be made slow or failing.
+struct Source {
+  static constexpr bool lp_concurrent_handlers = true;  // set_delay while get() is slow
+  stamp get() {
+    long call = ++calls;
+    std::this_thread::sleep_for(milliseconds(delay_ms.load()));
+    if (failing) throw std::runtime_error("the learner lost its parameters");
+    return {call, now_ns()};
+  }
+  // Answers per argument: x and which call answered.
+  std::pair<long, long> scaled(long x) { return {x, ++calls}; }
+  long count() const { return calls; }
+  void set_delay(int ms) { delay_ms = ms; }
+  void set_failing(bool on) { failing = on; }
+
+  std::atomic<long> calls{0};
+  std::atomic<int> delay_ms{0};
+  std::atomic<bool> failing{false};
+};
+
+using weights_node = lp::cacher<Source, &Source::get>;
+using scaled_node = lp::cacher<Source, &Source::scaled>;
+
+double age_ms(const stamp& answer) { return static_cast<double>(now_ns() - answer.made_ns) / 1e6; }
+}  // namespace ca
+
+LP_SERVICE(ca::Source, get, scaled, count, set_delay, set_failing);
+
+namespace ca {
+// The cacher's client has the one method, with Source's signature.
+static_assert(std::is_same_v<decltype(std::declval<lp::client<weights_node>&>().get()), stamp>);
+static_assert(std::is_same_v<decltype(std::declval<lp::client<scaled_node>&>().scaled(1)),
+                             std::pair<long, long>>);
+template <class C>
+concept has_count = requires(C c) { c.count(); };
+static_assert(!has_count<lp::client<weights_node>>);
+static_assert(has_count<lp::client<Source>>);
+}  // namespace ca
+
+TEST_SUITE("cacher") {
+  using namespace ca;
+
+  TEST_CASE("64 actors behind one cacher produce at most one learner call per interval") {
+    constexpr auto refresh = milliseconds(50);
+    lp::program p("cacher_load");
+    auto source = p.add_node<Source>("learner");
+    auto weights = p.add_node<weights_node>(
+        "weights", source, lp::cache_config{.refresh = refresh, .max_staleness = milliseconds(500)});
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto learner = running.client(source).with_deadline(milliseconds(5000));
+    auto cached = running.client(weights).with_deadline(milliseconds(5000));
+    cached.get();  // every node serves
+
+    long before = learner.count();
+    auto start = clock::now();
+    std::atomic<long> asks{0}, too_old{0};
+    std::atomic<double> oldest{0};
+    std::vector<std::thread> actors;
+    for (int i = 0; i < 64; ++i)
+      actors.emplace_back([&] {
+        while (clock::now() - start < milliseconds(1000)) {
+          auto answer = cached.get();
+          double age = age_ms(answer);
+          if (age > 500) ++too_old;
+          double seen = oldest.load();
+          while (age > seen && !oldest.compare_exchange_weak(seen, age)) {
+          }
+          ++asks;
+        }
+      });
+    for (auto& actor : actors) actor.join();
+    auto elapsed = clock::now() - start;
+    long calls = learner.count() - before;
+    MESSAGE(asks.load() << " asks, " << calls << " learner calls in "
+                        << std::chrono::duration_cast<milliseconds>(elapsed).count()
+                        << " ms; oldest answer " << oldest.load() << " ms");
+    CHECK(calls <= elapsed / refresh + 1);
+    CHECK(calls >= 2);                // it did refresh
+    CHECK(asks.load() > 10 * calls);  // and served most asks from the cache
+    CHECK(too_old.load() == 0);
+  }
+
+  TEST_CASE("an answer is never older than max_staleness: past it, callers wait for a fresh one") {
+    constexpr auto max_staleness = milliseconds(300);
+    lp::program p("cacher_staleness");
+    auto source = p.add_node<Source>("learner");
+    auto weights = p.add_node<weights_node>(
+        "weights", source,
+        lp::cache_config{.refresh = milliseconds(100), .max_staleness = max_staleness});
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto learner = running.client(source).with_deadline(milliseconds(5000));
+    auto cached = running.client(weights).with_deadline(milliseconds(5000));
+    auto first = cached.get();
+
+    // Within refresh: the same answer, and no call behind.
+    CHECK(cached.get().call == first.call);
+    CHECK(learner.count() == 1);
+
+    // The learner slows down past the bound: callers wait for its next
+    // answer, all eight on one call to it, rather than get the old one.
+    learner.set_delay(600);
+    std::this_thread::sleep_for(max_staleness + milliseconds(50));
+    std::vector<std::thread> callers;
+    std::atomic<int> fresh{0};
+    std::atomic<long> slowest_wait_ms{100000};
+    for (int i = 0; i < 8; ++i)
+      callers.emplace_back([&] {
+        auto asked = clock::now();
+        auto answer = cached.get();
+        auto waited = std::chrono::duration_cast<milliseconds>(clock::now() - asked).count();
+        if (answer.call > first.call && age_ms(answer) <= static_cast<double>(max_staleness.count()))
+          ++fresh;
+        long seen = slowest_wait_ms.load();
+        while (waited < seen && !slowest_wait_ms.compare_exchange_weak(seen, waited)) {
+        }
+      });
+    for (auto& caller : callers) caller.join();
+    CHECK(fresh.load() == 8);
+    CHECK(slowest_wait_ms.load() >= 400);  // each waited for the slow learner
+    CHECK(learner.count() == 2);            // one call for the eight of them
+
+    // A caller whose deadline ends first hears so, not a stale answer.
+    learner.set_delay(1000);
+    std::this_thread::sleep_for(max_staleness + milliseconds(50));
+    auto impatient = cached.with_deadline(milliseconds(300));
+    std::thread asker([&] { cached.get(); });  // the one that asks the learner
+    std::this_thread::sleep_for(milliseconds(50));
+    CHECK_THROWS_AS(impatient.get(), lp::deadline_exceeded);
+    asker.join();
+  }
+
+  TEST_CASE("the node behind fails: callers get lp::upstream_error naming it, then it recovers") {
+    lp::program p("cacher_failure");
+    auto source = p.add_node<Source>("learner");
+    auto weights = p.add_node<weights_node>(
+        "weights", source,
+        lp::cache_config{.refresh = milliseconds(50), .max_staleness = milliseconds(200)});
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto learner = running.client(source).with_deadline(milliseconds(5000));
+    auto cached = running.client(weights).with_deadline(milliseconds(5000));
+    auto first = cached.get();
+
+    // Failing, but the last answer is young enough: it is served.
+    learner.set_failing(true);
+    std::this_thread::sleep_for(milliseconds(80));
+    CHECK(cached.get().call == first.call);
+
+    // Past max_staleness: the error, naming the cacher, the node and the method.
+    std::this_thread::sleep_for(milliseconds(200));
+    long calls_before = learner.count();
+    try {
+      cached.get();
+      FAIL("a stale answer was served");
+    } catch (const lp::upstream_error& e) {
+      std::string what = e.what();
+      INFO(what);
+      CHECK(e.id() == "upstream_error");
+      CHECK(e.node() == "weights");
+      CHECK(e.code() == "upstream_failed");
+      CHECK(e.status() == 502);
+      CHECK(what.find("'weights'") != std::string::npos);
+      CHECK(what.find("learner.get") != std::string::npos);
+      CHECK(what.find("the learner lost its parameters") != std::string::npos);
+    }
+    // Asked again at once, it answers the same without asking the learner.
+    CHECK_THROWS_AS(cached.get(), lp::upstream_error);
+    CHECK(learner.count() == calls_before + 1);
+
+    // The learner answers again: so does the cacher, after the interval.
+    learner.set_failing(false);
+    std::this_thread::sleep_for(milliseconds(60));
+    auto recovered = cached.get();
+    CHECK(recovered.call > first.call);
+    CHECK(age_ms(recovered) < 200);
+  }
+
+  TEST_CASE("the node behind is gone: the cacher's call says who and what") {
+    lp::program p("cacher_gone");
+    auto source = p.add_node<Source>("learner");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    // Built by hand, outside the program: it outlives the learner.
+    weights_node cacher(running.client(source).with_deadline(milliseconds(2000)),
+                        {.refresh = milliseconds(10), .max_staleness = milliseconds(20),
+                         .deadline = milliseconds(2000)});
+    CHECK(cacher.answer().call == 1);
+    CHECK(running.stop());
+    std::this_thread::sleep_for(milliseconds(30));
+    try {
+      cacher.answer();
+      FAIL("an answer from a learner that is gone");
+    } catch (const std::runtime_error& e) {
+      std::string what = e.what();
+      INFO(what);
+      CHECK(what.find("learner.get") != std::string::npos);
+      CHECK(what.find("again at most every 10 ms") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a method with parameters is cached per argument list") {
+    lp::program p("cacher_arguments");
+    auto source = p.add_node<Source>("learner");
+    auto scaled = p.add_node<scaled_node>(
+        "scaled", source, lp::cache_config{.refresh = milliseconds(5000), .max_staleness = milliseconds(5000)});
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto cached = running.client(scaled).with_deadline(milliseconds(5000));
+    auto one = cached.scaled(1), two = cached.scaled(2);
+    CHECK(one.first == 1);
+    CHECK(two.first == 2);
+    CHECK(one.second != two.second);         // each its own call
+    CHECK(cached.scaled(1) == one);          // and each kept
+    CHECK(cached.scaled(2) == two);
+  }
+
+  TEST_CASE("a config with max_staleness below refresh is refused, saying what holds") {
+    lp::program p("cacher_config");
+    auto source = p.add_node<Source>("learner");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK_THROWS_WITH_AS(
+        weights_node(running.client(source),
+                     {.refresh = milliseconds(100), .max_staleness = milliseconds(10)}),
+        doctest::Contains("refresh <= max_staleness"), lp::usage_error);
+  }
+}

@@ -1,7 +1,8 @@
 // End to end: programs launched with --lp_launch=slurm as jobs of a real
 // Slurm (tools/local-slurm.sh start: four fake nodes on this machine), on
 // loopback, every wait bounded, every job cancelled and every process killed
-// on every path.
+// on every path. With LP_SLURM_TEST_HOSTS=1, the nodes are test hosts of
+// their own (tools/test-hosts.sh, tools/local-slurm.sh start --hosts).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <dirent.h>
 #include <signal.h>
@@ -140,8 +141,13 @@ struct command : test_process::command {
 };
 
 // The flags every test launch passes: its run directory under the scratch
-// directory, its nodes on loopback.
+// directory, its nodes on loopback. On test hosts, each node listens on its
+// host's address (the default, auto), and the job spreads over as many hosts
+// as it can, so that its nodes call one another across hosts.
 std::vector<std::string> slurm_flags(const scratch& dir) {
+  if (const char* hosts = std::getenv("LP_SLURM_TEST_HOSTS"); hosts && std::string(hosts) == "1")
+    return {"--lp_launch=slurm", "--lp_slurm_dir=" + dir.path, "--lp_slurm_host=auto",
+            "--lp_slurm_sbatch=--spread-job", "--lp_termination_notice_secs=5"};
   return {"--lp_launch=slurm", "--lp_slurm_dir=" + dir.path, "--lp_slurm_host=127.0.0.1",
           "--lp_termination_notice_secs=5"};
 }

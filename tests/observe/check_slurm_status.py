@@ -9,8 +9,14 @@ headless chromium draws every node (when installed); and that a node the
 test kills with SIGKILL turns to failed, with its failure. Exits 77 without
 a Slurm to talk to, unless LP_REQUIRE_SLURM says this run is meant to have
 one; cancels the job and removes its directory on every path.
+
+With LP_SLURM_TEST_HOSTS=1 the Slurm's nodes are test hosts of their own
+(tools/test-hosts.sh, tools/local-slurm.sh start --hosts): the nodes listen
+on their hosts' addresses, and the checks run on the supervisor's host, as
+docs/observability.md says to (its page is on that host's loopback).
 """
 
+import ctypes
 import json
 import os
 import re
@@ -66,8 +72,38 @@ def node_of(pid):
     return next((e[len(b"LP_NODES="):].decode() for e in entries if e.startswith(b"LP_NODES=")), "")
 
 
+def test_hosts():
+    return os.environ.get("LP_SLURM_TEST_HOSTS") == "1"
+
+
+def go_to_supervisor_host(run_dir):
+    """Takes on the network of the host where the job's supervisor runs,
+    as `ssh that-host` would: this thread, and every process it starts from
+    now on. The supervisor is the process the batch script started, with
+    LP_SLURM_RUN_DIR (which it takes out of its environment for its steps)."""
+    def supervisor():
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if f"LP_SLURM_RUN_DIR={run_dir}".encode() in f.read().split(b"\0"):
+                        return pid
+            except OSError:
+                pass
+        return None
+    pid = wait_until("the job's supervisor", supervisor, 60)
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
+            raise OSError(ctypes.get_errno(), f"setns to the network of process {pid}")
+    finally:
+        os.close(fd)
+
+
 def check(launched, scratch):
     run_dir, secret = launched.run_dir(), launched.secret()
+    if test_hosts():
+        go_to_supervisor_host(run_dir)
     assert run_dir.startswith(scratch), run_dir
     page = launched.status_url()
     assert page.startswith("http://127.0.0.1:"), page
@@ -82,7 +118,10 @@ def check(launched, scratch):
         ready = (sorted(nodes) == sorted(LABELS) and all(n["state"] == "serving" for n in nodes.values())
                  and calls == [5] and "add(2)" in nodes["counter"]["last_lines"]
                  and any(HTML_LINE in line for line in nodes["recorder"]["last_lines"])
-                 and len(nodes["recorder"].get("series", {}).get("wave", [])) >= 3)
+                 and len(nodes["recorder"].get("series", {}).get("wave", [])) >= 3
+                 # Every node answered the page once: until then, its pid is
+                 # srun's (the launcher's child), and it has no host.
+                 and all(n.get("host") for n in nodes.values()))
         return ready and nodes
     nodes = wait_until("the page: every node serving, the calls counted, the lines shown", listed, 60)
     for label, node in nodes.items():
@@ -146,7 +185,10 @@ def main():
             sys.exit(1)
         skip("no Slurm answers (sinfo failed); start a local one with tools/local-slurm.sh start")
     scratch = tempfile.mkdtemp(prefix="lp-slurm-observe-")
-    launched = Launched(f"--lp_slurm_dir={scratch}", "--lp_slurm_host=127.0.0.1",
+    # On test hosts, the nodes on as many hosts as there are, at their addresses.
+    where = (["--lp_slurm_host=auto", "--lp_slurm_sbatch=--spread-job"] if test_hosts()
+             else ["--lp_slurm_host=127.0.0.1"])
+    launched = Launched(f"--lp_slurm_dir={scratch}", *where,
                         "--lp_termination_notice_secs=5", "--lp_status_linger_secs=60", policy="slurm")
     job = None
     try:

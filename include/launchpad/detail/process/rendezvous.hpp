@@ -117,7 +117,7 @@ class rendezvous_server {
                 }));
     int port = listener_.start(host, 0);
     if (port < 0) throw launch_error("the launcher cannot listen on " + host);
-    url_ = "http://" + host + ":" + std::to_string(port);
+    url_ = address{host, port}.url();
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;

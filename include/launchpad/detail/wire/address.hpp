@@ -7,18 +7,22 @@
 
 namespace lp::detail {
 
-// Where a node serves, as nodes publish it and callers dial it.
+// Where a node serves, as nodes publish it and callers dial it. An IPv6
+// host goes in brackets in its URL (RFC 3986), which other tools expect.
 struct address {
   std::string host;
   int port = 0;
-  std::string url() const { return "http://" + host + ":" + std::to_string(port); }
+  std::string url() const {
+    bool v6 = host.find(':') != std::string::npos;
+    return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  }
   bool operator==(const address&) const = default;
 };
 
 // The host and port of "http://host:port", with or without a path after
 // them; nothing if `url` is not of that form. An IPv6 host may stand in
-// brackets, as RFC 3986 writes it, or bare, as address::url() writes it: the
-// port is what follows the last colon.
+// brackets, as RFC 3986 and address::url() write it, or bare: the port is
+// what follows the last colon.
 inline std::optional<address> address_of_url(std::string_view url) {
   constexpr std::string_view scheme = "http://";
   if (!url.starts_with(scheme)) return std::nullopt;

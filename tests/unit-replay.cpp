@@ -199,7 +199,7 @@ TEST_SUITE("replay") {
         for (long i = 0; i < 150; ++i) replay.insert("t", w * 1000 + i, 1.0);
         --inserting;
       });
-    std::atomic<long> sampled{0};
+    std::atomic<long> sampled{0}, gave_up{0};
     for (int s = 0; s < 2; ++s)
       clients.emplace_back([&] {
         auto replay = running.client(node).with_deadline(200ms);
@@ -207,6 +207,7 @@ TEST_SUITE("replay") {
           try {
             sampled += static_cast<long>(replay.sample("t", 1).size());
           } catch (const lp::deadline_exceeded&) {
+            ++gave_up;
             if (inserting == 0) return;
           }
         }
@@ -230,7 +231,13 @@ TEST_SUITE("replay") {
     for (auto& c : clients) c.join();
     auto t = observer.info().front();
     CHECK(t.inserts == 1200);
-    CHECK(static_cast<long>(t.samples) == sampled.load());
+    // The node gives up 20 ms before these callers (caller_deadline), so
+    // their samples reach them; only a reply slower than that (a loaded
+    // machine, a sanitizer) is one the node counts and the caller, told
+    // lp::deadline_exceeded, never sees.
+    INFO("samples the callers saw " << sampled << ", deadlines they met " << gave_up);
+    CHECK(static_cast<long>(t.samples) >= sampled.load());
+    CHECK(static_cast<long>(t.samples) - sampled.load() <= gave_up.load());
     double diff = r * static_cast<double>(t.inserts) - static_cast<double>(t.samples);
     CHECK(diff >= offset - buffer);
     CHECK(diff <= offset + buffer);
@@ -249,9 +256,19 @@ TEST_SUITE("replay") {
     auto replay = running.client(node);
     replay.insert("t", 1, 1);
     auto start = std::chrono::steady_clock::now();
-    CHECK_THROWS_AS(replay.with_deadline(300ms).sample("t", 1), lp::deadline_exceeded);
+    // The node gives up a tenth of the time before the caller, so that its
+    // answer, not the caller's clock, ends the call, and says why.
+    std::string why;
+    try {
+      replay.with_deadline(300ms).sample("t", 1);
+    } catch (const lp::deadline_exceeded& e) {
+      why = e.what();
+    }
     auto waited = std::chrono::steady_clock::now() - start;
-    CHECK(waited >= 290ms);
+    CHECK_MESSAGE(why.find("waited on the rate limiter until the caller's deadline") !=
+                      std::string::npos,
+                  why);
+    CHECK(waited >= 260ms);
     CHECK(waited < 3s);
     // The node stopped waiting too: its handler is free, and counted the wait.
     REQUIRE(test_process::eventually(

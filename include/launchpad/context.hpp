@@ -61,11 +61,14 @@ inline node_context context() {
           ::getpid(),        identity->cores,  identity->gpus};
 }
 
-// When the caller of the call this thread answers stops waiting for it:
-// the client sends its deadline with each call (docs/protocol.md, the
+// When a method must have answered for its caller to hear the answer: the
+// client sends its deadline with each call (docs/protocol.md, the
 // Lp-Deadline-Ms header), so a method that waits (lp::replay's limiters)
-// gives up when nobody waits for it any more. time_point::max() outside a
-// method, or for a caller that sent none (curl, unless it says).
+// gives up when nobody would wait for it any more. Over HTTP it comes a
+// tenth of the time left (at most 100 ms) before the caller's own, for the
+// reply to travel: a method that gives up then answers before the caller
+// does, rather than do what it waited for unheard. time_point::max()
+// outside a method, or for a caller that sent none (curl, unless it says).
 inline std::chrono::steady_clock::time_point caller_deadline() noexcept {
   return detail::this_thread_node().call_deadline;
 }

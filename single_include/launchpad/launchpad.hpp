@@ -4484,11 +4484,14 @@ inline node_context context() {
           ::getpid(),        identity->cores,  identity->gpus};
 }
 
-// When the caller of the call this thread answers stops waiting for it:
-// the client sends its deadline with each call (docs/protocol.md, the
+// When a method must have answered for its caller to hear the answer: the
+// client sends its deadline with each call (docs/protocol.md, the
 // Lp-Deadline-Ms header), so a method that waits (lp::replay's limiters)
-// gives up when nobody waits for it any more. time_point::max() outside a
-// method, or for a caller that sent none (curl, unless it says).
+// gives up when nobody would wait for it any more. Over HTTP it comes a
+// tenth of the time left (at most 100 ms) before the caller's own, for the
+// reply to travel: a method that gives up then answers before the caller
+// does, rather than do what it waited for unheard. time_point::max()
+// outside a method, or for a caller that sent none (curl, unless it says).
 inline std::chrono::steady_clock::time_point caller_deadline() noexcept {
   return detail::this_thread_node().call_deadline;
 }
@@ -13473,8 +13476,9 @@ class http_server {
     timer.reply_bytes = send(res, status, reply, replying);
   }
 
-  // The caller's deadline, from the time the request came; none (max) if
-  // it sent none or one that is not a count of milliseconds.
+  // The caller's deadline, from the time the request came, less the time
+  // its reply needs to travel (lp::caller_deadline()); none (max) if it
+  // sent none or one that is not a count of milliseconds.
   static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
     auto never = std::chrono::steady_clock::time_point::max();
     auto value = req.get_header_value(protocol::deadline_header);
@@ -13483,7 +13487,8 @@ class http_server {
     auto ms = std::strtoll(value.c_str(), &end, 10);
     // Past ten years, the wait is as good as unbounded (and adding it could overflow).
     if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
-    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    auto for_the_reply = std::min(ms / 10, 100LL);
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms - for_the_reply);
   }
 
   served_node& node_;

@@ -283,8 +283,9 @@ class http_server {
     timer.reply_bytes = send(res, status, reply, replying);
   }
 
-  // The caller's deadline, from the time the request came; none (max) if
-  // it sent none or one that is not a count of milliseconds.
+  // The caller's deadline, from the time the request came, less the time
+  // its reply needs to travel (lp::caller_deadline()); none (max) if it
+  // sent none or one that is not a count of milliseconds.
   static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
     auto never = std::chrono::steady_clock::time_point::max();
     auto value = req.get_header_value(protocol::deadline_header);
@@ -293,7 +294,8 @@ class http_server {
     auto ms = std::strtoll(value.c_str(), &end, 10);
     // Past ten years, the wait is as good as unbounded (and adding it could overflow).
     if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
-    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    auto for_the_reply = std::min(ms / 10, 100LL);
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms - for_the_reply);
   }
 
   served_node& node_;

@@ -3,6 +3,8 @@
 // and its items across a kill -9.
 #include <signal.h>
 
+#include <httplib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -157,6 +159,27 @@ TEST_SUITE("replay") {
                          doctest::Contains("at least max(1, ratio)"), lp::usage_error);
     CHECK_THROWS_AS(lp::replay<long>(lp::replay_config{{{.name = "no spaces"}}}), lp::usage_error);
     CHECK_THROWS_AS(lp::replay<long>(lp::replay_config{}), lp::usage_error);
+  }
+
+  TEST_CASE("a table's figures are the node's metrics") {
+    lp::program p("replay_metrics");
+    auto node = p.add_node<lp::replay<long>>("replay", one_table({.name = "t"}));
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto replay = running.client(node);
+    replay.insert_batch("t", {1, 2, 3}, {1, 1, 1});
+    replay.sample("t", 2);
+    httplib::Client http(running.urls().at("replay"));
+    http.set_read_timeout(std::chrono::seconds(10));
+    auto reply = http.Get("/lp/v1/metrics", {{"Authorization", "Bearer " + running.secret()}});
+    REQUIRE(reply);
+    REQUIRE(reply->status == 200);
+    INFO(reply->body);
+    for (auto line : {"replay_t_size{node=\"replay\"} 3\n",
+                      "replay_t_inserts_total{node=\"replay\"} 3\n",
+                      "replay_t_samples_total{node=\"replay\"} 2\n"})
+      CHECK(reply->body.find(line) != std::string::npos);
+    CHECK(reply->body.find("replay_t_blocked_seconds_total") != std::string::npos);
+    CHECK(running.stop());
   }
 
   TEST_CASE("the limiters' arithmetic: min_size, ratio, queue") {

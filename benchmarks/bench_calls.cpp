@@ -1,6 +1,7 @@
 // Call benchmarks of launchpad against baselines measured in the same run.
 //
 //   bench_calls [--quick]
+//   bench_calls --handshake-node    a node process of 9 (run by its launcher)
 //
 // 1. one small sync call (long add(long)) through lp::client, against a raw
 //    cpp-httplib server + client doing the same with JSON (nlohmann);
@@ -12,7 +13,12 @@
 //    1000 sequential sync calls;
 // 5. 64 threads calling a batched method (LP_BATCHED) whose invocation costs
 //    200 us, against the same method unbatched;
-// 6. a small call without HTTP (lp::direct_calls<P>), against it over HTTP.
+// 6. a small call without HTTP (lp::direct_calls<P>), against it over HTTP;
+// 7. a small call over TLS (test_options::tls, as --lp_tls=on), against it
+//    over plain HTTP;
+// 8. the echo of 3 over TLS, against it over plain HTTP;
+// 9. a new connection and a first small call on it, over TLS (its
+//    handshake) against plain HTTP, to a node process of this program.
 //
 // The machine these run on is usually shared, so absolute figures drift from
 // run to run; the ratios, measured side by side and interleaved, are what to
@@ -23,6 +29,8 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/crypto.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,12 +44,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <latch>
+#include <launchpad/detail/call/http_connection.hpp>
+#include <launchpad/detail/tls/context.hpp>
+#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/launchpad.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -450,12 +463,20 @@ std::vector<row> bench_throughput(lp::client<Bench>& client, int raw_port,
           {"  process CPU us/call", median(lp_cpu), median(raw_cpu), ""}};
 }
 
+// The 1M float32 (4 MB) that 3 and 8 echo.
+constexpr std::size_t echo_count = std::size_t{1} << 20;
+
+std::vector<float> echo_values() {
+  std::vector<float> values(echo_count);
+  for (std::size_t i = 0; i < echo_count; ++i)
+    values[i] = static_cast<float>(i) * 0.001f - 17.25f;
+  return values;
+}
+
 // 3. Round trip of 1M float32; each round one lp echo and three raw TCP echoes.
 row bench_echo(lp::client<Bench>& client, const counts& n) {
-  constexpr std::size_t count = 1u << 20;
-  std::vector<float> values(count);
-  for (std::size_t i = 0; i < count; ++i)
-    values[i] = static_cast<float>(i) * 0.001f - 17.25f;
+  constexpr std::size_t count = echo_count;
+  const std::vector<float> values = echo_values();
   const std::size_t bytes = count * sizeof(float);
   raw_tcp_echo raw(bytes);
   std::vector<char> back(bytes);
@@ -570,6 +591,183 @@ row bench_direct(lp::client<Bench>& direct, lp::client<Bench>& http, const count
   return {"6 direct add(long), median ns/call", median(direct_ns), median(http_ns), ""};
 }
 
+// 7. One small sync call over TLS against the same call over plain HTTP,
+// each on its one kept connection, blocks alternating.
+row bench_tls(lp::client<Bench>& tls, lp::client<Bench>& plain, const counts& n) {
+  for (int i = 0; i < 500; ++i) tls.add(0), plain.add(0);
+  std::vector<double> tls_us, plain_us;
+  for (int round = 0; round < n.latency_rounds / 4; ++round)
+    for (auto* client : {&tls, &plain}) {
+      auto start = steady::now();
+      for (int i = 0; i < n.latency_block; ++i) client->add(0);
+      (client == &tls ? tls_us : plain_us)
+          .push_back(micros(steady::now() - start) / n.latency_block);
+    }
+  return {"7 add(long) over TLS, median us/call", median(tls_us), median(plain_us),
+          "<= 1.30"};
+}
+
+// 8. The echo of 3 over TLS against the same over plain HTTP, each on its
+// kept connection: every round one of each, the order alternating.
+row bench_tls_echo(lp::client<Bench>& tls, lp::client<Bench>& plain, const counts& n) {
+  const std::vector<float> values = echo_values();
+  // Warm up, and check both echo faithfully.
+  if (tls.echo(values) != values)
+    fail("lp echo over TLS: the vector came back different");
+  if (plain.echo(values) != values) fail("lp echo: the vector came back different");
+  std::vector<double> tls_ms, plain_ms;
+  for (int round = 0; round < 2 * n.echo_rounds; ++round)
+    for (int k = 0; k < 2; ++k) {
+      bool over_tls = (round + k) % 2 == 0;
+      auto start = steady::now();
+      auto echoed = (over_tls ? tls : plain).echo(values);
+      (over_tls ? tls_ms : plain_ms).push_back(millis(steady::now() - start));
+      if (echoed.size() != echo_count) fail("lp echo: wrong size");
+    }
+  return {"8 echo 1M float32 over TLS, ms/trip", median(tls_ms), median(plain_ms),
+          "<= 1.50"};
+}
+
+// --- 9: a new connection, over TLS and over plain HTTP -------------------
+
+// Row 9's nodes are processes of this binary started with this flag: a
+// test_multi_processing launch has a run directory, where the launch's
+// certificate and key are for a client of our own to present.
+constexpr std::string_view handshake_node_flag = "--handshake-node";
+
+void build_handshake_program(lp::program& p) {
+  p.add_node<Bench>("bench");
+}
+
+std::string this_executable() {
+  std::string path(4096, '\0');
+  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0) fail(std::string("readlink /proc/self/exe: ") + std::strerror(errno));
+  path.resize(static_cast<std::size_t>(length));
+  return path;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int port_of(const lp::controller& running, const std::string& label) {
+  auto where = lp::detail::address_of_url(running.urls().at(label));
+  if (!where) fail("no address for node " + label);
+  return where->port;
+}
+
+// The protocol version and cipher a TLS 1.3 handshake with the node at
+// 127.0.0.1:port settles on, with `context`'s settings (those of every
+// connection of the launch): "TLSv1.3 TLS_AES_256_GCM_SHA384".
+std::string negotiated_cipher(int port, const lp::detail::tls_context& context) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  where.sin_port = htons(static_cast<std::uint16_t>(port));
+  where.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string said;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof where) == 0) {
+    lp::detail::ssl_handle ssl(SSL_new(context.native()));
+    if (ssl && SSL_set_fd(ssl.get(), fd) == 1 && SSL_connect(ssl.get()) == 1) {
+      said = std::string(SSL_get_version(ssl.get())) + " " +
+             SSL_CIPHER_get_name(SSL_get_current_cipher(ssl.get()));
+      SSL_shutdown(ssl.get());
+    }
+  }
+  ::close(fd);
+  if (said.empty()) fail("no TLS handshake with the node of row 9");
+  return said;
+}
+
+struct handshake_figures {
+  std::vector<row> rows;
+  std::string cipher;  // "TLSv1.3 TLS_AES_256_GCM_SHA384"
+};
+
+// 9. What a new connection costs: connect (over TLS also the handshake:
+// ECDHE and ECDSA P-256, both sides' certificates checked against the
+// launch's), then a first small call on it (POST add, JSON), timed to its
+// reply; the connection is closed untimed. The client's side of a TLS 1.3
+// handshake ends with its certificate sent: the node checks it while the
+// first request is on its way, so that check falls in the first call.
+// The client is ours (detail/call/http_connection.hpp), over TLS with the
+// run directory's credentials, as curl or a client on another host would
+// hold them. Against the same to a node over plain HTTP; blocks of each
+// alternating.
+handshake_figures bench_handshake(const counts& n) {
+  lp::program p("bench_handshake");
+  build_handshake_program(p);
+  auto launch = [&](bool tls) {
+    lp::process_test_options options;
+    options.executable = this_executable();
+    options.arguments = {std::string(handshake_node_flag)};
+    if (tls) options.arguments.push_back("--lp_tls=on");
+    options.termination_notice = std::chrono::seconds(5);
+    return lp::launch<lp::test_multi_processing>(p, options);
+  };
+  auto tls_running = launch(true);
+  auto plain_running = launch(false);
+  auto handle = p.find<Bench>("bench");
+  // Both serve before anything is timed.
+  if (tls_running.client(handle).add(0) != 0 || plain_running.client(handle).add(0) != 0)
+    fail("row 9's nodes: a first add did not answer 0");
+  const std::string certificate = read_whole_file(tls_running.run_dir() + "/tls.crt");
+  const lp::detail::tls_context context(
+      {certificate, read_whole_file(tls_running.run_dir() + "/tls.key"), certificate},
+      tls_running.run_dir());
+  const int tls_port = port_of(tls_running, "bench");
+  const int plain_port = port_of(plain_running, "bench");
+  auto headers_of = [](const lp::controller& running) {
+    return "Content-Type: application/json\r\nAuthorization: Bearer " + running.secret() +
+           "\r\n";
+  };
+  const std::string tls_headers = headers_of(tls_running);
+  const std::string plain_headers = headers_of(plain_running);
+
+  using connection = lp::detail::http_connection;
+  std::string body;
+  std::vector<double> tls_open, tls_total, plain_open, plain_total;
+  auto fresh = [&](bool tls) {
+    auto start = steady::now();
+    auto deadline = start + std::chrono::seconds(10);
+    auto opened_connection = connection::open("127.0.0.1", tls ? tls_port : plain_port,
+                                              deadline, tls ? &context : nullptr);
+    auto opened = steady::now();
+    auto reply =
+        opened_connection->post("/lp/v1/call/add", tls ? tls_headers : plain_headers,
+                                "[0]", deadline, body, std::size_t{1} << 20);
+    auto answered = steady::now();
+    opened_connection.reset();
+    if (reply.status != 200)
+      fail("row 9: status " + std::to_string(reply.status) + ": " +
+           body.substr(0, reply.body_size));
+    (tls ? tls_open : plain_open).push_back(micros(opened - start));
+    (tls ? tls_total : plain_total).push_back(micros(answered - start));
+  };
+  for (int i = 0; i < 20; ++i) fresh(true), fresh(false);  // warm up
+  tls_open.clear(), tls_total.clear(), plain_open.clear(), plain_total.clear();
+  constexpr int block = 4;
+  for (int round = 0; round < n.latency_rounds / 10; ++round)
+    for (int k = 0; k < 2; ++k) {
+      bool tls = (round + k) % 2 == 0;
+      for (int i = 0; i < block; ++i) fresh(tls);
+    }
+  handshake_figures figures;
+  figures.cipher = negotiated_cipher(tls_port, context);
+  figures.rows = {
+      {"9 new connection + first add, us", median(tls_total), median(plain_total), ""},
+      {"  of which connect (+ handshake), us", median(tls_open), median(plain_open), ""}};
+  if (!tls_running.stop() || !plain_running.stop())
+    fail("row 9's nodes: " + tls_running.summary() + plain_running.summary());
+  return figures;
+}
+
 void print_table(const std::vector<row>& rows) {
   std::printf("%-36s %12s %12s %9s  %s\n", "benchmark", "launchpad", "baseline", "ratio",
               "goal");
@@ -590,6 +788,13 @@ void print_table(const std::vector<row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A node process of row 9, started by bench_handshake's launch.
+  for (int i = 1; i < argc; ++i)
+    if (argv[i] == handshake_node_flag) {
+      lp::program p("bench_handshake");
+      build_handshake_program(p);
+      return lp::launch(p, argc, argv);
+    }
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -614,6 +819,10 @@ int main(int argc, char** argv) {
     auto direct_node = direct_program.add_node<Bench>("bench");
     auto direct_running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(direct_program);
     auto direct = direct_running.client(direct_node);
+    lp::program tls_program("bench_tls");
+    auto tls_node = tls_program.add_node<Bench>("bench");
+    auto tls_running = lp::launch<lp::test_multi_threading>(tls_program, {.tls = true});
+    auto tls = tls_running.client(tls_node);
     raw_http_server raw_server;
     raw_http_client raw(raw_server.port());
 
@@ -623,27 +832,35 @@ int main(int argc, char** argv) {
     };
     std::vector<row> rows;
     double floor_us = 0;
-    progress("1/6 sync latency");
+    progress("1/9 sync latency");
     for (auto& r : bench_latency(client, raw, n, floor_us)) rows.push_back(r);
     double lp_cores = 0, raw_cores = 0;
-    progress("2/6 8-thread throughput");
+    progress("2/9 8-thread throughput");
     for (auto& r : bench_throughput(client, raw_server.port(), n, lp_cores, raw_cores))
       rows.push_back(r);
-    progress("3/6 1M float32 echo");
+    progress("3/9 1M float32 echo");
     auto echo = bench_echo(client, n);
     rows.push_back(echo);
     double cold_ms = 0;
-    progress("4/6 1000 async calls");
+    progress("4/9 1000 async calls");
     auto async = bench_async(client, n, cold_ms);
     rows.push_back(async);
-    progress("5/6 batched handler");
+    progress("5/9 batched handler");
     auto batching = bench_batching(model, n);
     rows.push_back(batching);
-    progress("6/6 direct calls");
+    progress("6/9 direct calls");
     auto direct_row = bench_direct(direct, client, n);
     rows.push_back(direct_row);
+    progress("7/9 TLS");
+    rows.push_back(bench_tls(tls, client, n));
+    progress("8/9 1M float32 echo over TLS");
+    rows.push_back(bench_tls_echo(tls, client, n));
+    progress("9/9 new connections, TLS handshake");
+    auto handshake = bench_handshake(n);
+    for (auto& r : handshake.rows) rows.push_back(r);
     running.stop();
     direct_running.stop();
+    tls_running.stop();
 
 #ifdef __OPTIMIZE__
     const char* build = "optimized";
@@ -668,9 +885,20 @@ int main(int argc, char** argv) {
         "%.1f ms\n"
         "5: baseline = the same 64 callers, unbatched; each invocation costs 200 us\n"
         "6: baseline = the same call over HTTP (row 1's launchpad side)\n"
+        "7: baseline = the same call over plain HTTP (row 1's launchpad side)\n"
+        "8: baseline = the same echo over plain HTTP (row 3's launchpad side)\n"
+        "9: baseline = the same over plain HTTP; nodes are processes "
+        "(test_multi_processing),\n"
+        "   a new connection per call, closed after it. TLS adds %.0f us a connection; "
+        "the node\n"
+        "   checks the client's certificate after connect returns, in the first call's "
+        "time\n"
+        "7-9: %s, %s\n"
         "total measured time %.1f s\n",
         floor_us, lp_cores, raw_cores, echo.lp <= 8.0 ? "ok" : "MISSED", echo.lp,
-        1000.0 / (async.lp / 1000.0), cold_ms, seconds(steady::now() - begin));
+        1000.0 / (async.lp / 1000.0), cold_ms,
+        handshake.rows[0].lp - handshake.rows[0].base, handshake.cipher.c_str(),
+        OpenSSL_version(OPENSSL_VERSION), seconds(steady::now() - begin));
     return 0;
   } catch (const std::exception& e) {  // bench_failure, lp::error, std::system_error...
     std::fprintf(stderr, "bench_calls: %s\n", e.what());

@@ -2,8 +2,15 @@
 // returns, a run() that makes no sign of progress (each failed, or
 // restarted by the group's restart policy), and a run() that works on with
 // signs of life, which must not be taken for hung.
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <launchpad/detail/process/reachability.hpp>
 
 #include "command.hpp"
 #include "scenario_launch.hpp"
@@ -13,6 +20,75 @@
 using test_process::eventually;
 using test_process::scenario_options;
 using test_process::scratch;
+
+namespace {
+
+// A node as the network shows it: it answers every GET on a kept
+// connection while `answering`, and otherwise reads and says nothing, as a
+// host behind a partition does. Loopback, a port of its own.
+class silent_node {
+ public:
+  silent_node() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    REQUIRE(::listen(listener_, 16) == 0);
+    socklen_t size = sizeof at;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&at), &size);
+    port = ntohs(at.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~silent_node() {
+    done_ = true;
+    thread_.join();
+    for (int fd : peers_) ::close(fd);
+    ::close(listener_);
+  }
+  int port = 0;
+  std::atomic<bool> answering{true};
+
+ private:
+  void serve() {
+    while (!done_) {
+      std::vector<pollfd> watched{{listener_, POLLIN, 0}};
+      for (int fd : peers_) watched.push_back({fd, POLLIN, 0});
+      if (::poll(watched.data(), watched.size(), 20) <= 0) continue;
+      if (watched[0].revents & POLLIN)
+        peers_.push_back(::accept(listener_, nullptr, nullptr));
+      for (std::size_t i = 1; i < watched.size(); ++i) {
+        if (!(watched[i].revents & (POLLIN | POLLHUP))) continue;
+        char buffer[4096];
+        auto n = ::read(watched[i].fd, buffer, sizeof buffer);
+        if (n <= 0) {
+          ::close(watched[i].fd);
+          std::erase(peers_, watched[i].fd);
+          continue;
+        }
+        if (!answering) continue;
+        std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+        (void)!::write(watched[i].fd, reply.data(), reply.size());
+      }
+    }
+  }
+  int listener_ = -1;
+  std::vector<int> peers_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// What a watch of one node reported, and when.
+struct reports {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> seen;
+  std::size_t count() {
+    std::lock_guard lock(mutex);
+    return seen.size();
+  }
+};
+
+}  // namespace
 
 TEST_SUITE("health") {
   TEST_CASE(
@@ -126,5 +202,52 @@ TEST_SUITE("health") {
     CHECK(after == before);
     CHECK(running.stop());
     CHECK(running.summary().empty());
+  }
+
+  TEST_CASE(
+      "the launcher's reachability watch: a node silent past its timeout is lost once; "
+      "a shorter silence, or a new start, is not") {
+    using namespace std::chrono_literals;
+    using watch = lp::detail::reachability_watch;
+    silent_node node;
+    std::atomic<int> start{0};
+    reports lost;
+    const auto timeout = 600ms;
+    watch watching(
+        {{"unit", "label", timeout}},
+        [&](const std::string& label) -> std::optional<watch::serving> {
+          CHECK(label == "label");
+          return watch::serving{{"127.0.0.1", node.port}, start.load()};
+        },
+        [&](const std::string& unit, std::chrono::milliseconds silence) {
+          std::lock_guard lock(lost.mutex);
+          CHECK(unit == "unit");
+          CHECK(silence >= timeout);
+          lost.seen.emplace_back(unit, std::chrono::steady_clock::now());
+        },
+        nullptr);
+    std::this_thread::sleep_for(3 * timeout);
+    CHECK(lost.count() == 0);  // it answers
+
+    node.answering = false;  // a silence of a third of the timeout
+    std::this_thread::sleep_for(timeout / 3);
+    node.answering = true;
+    std::this_thread::sleep_for(2 * timeout);
+    CHECK(lost.count() == 0);
+
+    node.answering = false;
+    auto silent_from = std::chrono::steady_clock::now();
+    REQUIRE(eventually([&] { return lost.count() == 1; }, 10 * timeout));
+    auto found_after = lost.seen.front().second - silent_from;
+    // Silent since its last answer, at most a period before we stopped it.
+    CHECK(found_after >= timeout - watch::period_of(timeout));
+    // Half a timeout late at most on an idle machine; more under sanitizers.
+    CHECK(found_after < 4 * timeout);
+    std::this_thread::sleep_for(2 * timeout);
+    CHECK(lost.count() == 1);  // once per process
+
+    ++start;  // restarted where it served: watched afresh
+    REQUIRE(eventually([&] { return lost.count() == 2; }, 10 * timeout));
+    node.answering = true;
   }
 }

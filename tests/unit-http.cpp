@@ -545,7 +545,10 @@ TEST_SUITE("http") {
     CHECK(address_of_url("http://node-3:80/lp/v1/status") == address{"node-3", 80});
     CHECK(address_of_url("http://[::1]:9000/") == address{"::1", 9000});
     CHECK(address_of_url(address{"::1", 9000}.url()) == address{"::1", 9000});
-    for (const char* bad : {"", "127.0.0.1:80", "https://a:1", "http://a", "http://a:", "http://:80",
+    // A launch with TLS (docs/protocol.md, "Encryption").
+    CHECK(address_of_url("https://10.0.0.7:8443/") == address{"10.0.0.7", 8443});
+    CHECK(address_of_url(address{"::1", 9000}.url(true)) == address{"::1", 9000});
+    for (const char* bad : {"", "127.0.0.1:80", "ftp://a:1", "httpss://a:1", "http://a", "http://a:", "http://:80",
                             "http://[]:80", "http://a:0", "http://a:65536", "http://a:8o",
                             "http://a:-1", "http://[::1:80", "http://::1]:80", "http://[::1]"}) {
       INFO(bad);

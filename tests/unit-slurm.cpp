@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "processes/wire_words.hpp"
 
 namespace {
 using clock_type = std::chrono::steady_clock;
@@ -191,6 +192,80 @@ std::vector<std::string> sleepers(const scratch& dir, std::vector<std::string> m
   return scenario("sleepers", dir, std::move(more));
 }
 
+bool on_test_hosts() {
+  const char* hosts = std::getenv("LP_SLURM_TEST_HOSTS");
+  return hosts && std::string(hosts) == "1";
+}
+
+// The test host (K of lp-hK) of the node `label`, from the line where it
+// said where it serves: https://10.231.0.K:port, or https://[fd00:1a7c::K]:port
+// (http:// without TLS).
+struct served_at {
+  int host = 0;  // K of lp-hK
+  int port = 0;
+};
+served_at where_serves(const std::string& output, const std::string& label) {
+  auto said = "[" + label + "] [lp] " + label + " serving at http";
+  auto at = output.find(said);
+  if (at == std::string::npos) return {};
+  at = output.find("://", at) + 3;
+  auto url = output.substr(at, output.find_first_of(" \n", at) - at);
+  auto colon = url.rfind(':');
+  auto host = url.substr(0, colon);
+  if (host.starts_with("[")) host = host.substr(1, host.size() - 2);
+  return {std::atoi(host.c_str() + host.find_last_of(".:") + 1),
+          std::atoi(url.c_str() + colon + 1)};
+}
+
+// A node cut off the network: nft rules in its host's namespace drop every
+// packet to or from its port, on every interface, loopback too, so that no
+// caller, local or not, and not the launcher, hears it. (Its host's slurmd
+// stays on the network, which a cut of the whole host would take too: the
+// batch host, which Slurm may give the node, runs the launcher.) Healed
+// when it goes, whatever the test did.
+struct network_cut {
+  explicit network_cut(served_at node) : ns("lp-h" + std::to_string(node.host)) {
+    auto port = std::to_string(node.port);
+    auto done = shell(
+        "printf '%s\\n' 'table inet lp_cut {' "
+        "'chain in { type filter hook input priority -100; policy accept; tcp dport " +
+        port + " drop; tcp sport " + port +
+        " drop; }' "
+        "'chain out { type filter hook output priority -100; policy accept; tcp dport " +
+        port + " drop; tcp sport " + port +
+        " drop; }' '}' "
+        "| ip netns exec " +
+        ns + " nft -f -");
+    INFO(done.second);  // doctest's INFO captures in a lambda, which takes no binding
+    REQUIRE(done.first);
+  }
+  void heal() {
+    if (healed) return;
+    healed = true;
+    auto done = shell("ip netns exec " + ns + " nft delete table inet lp_cut");
+    INFO(done.second);
+    CHECK(done.first);
+  }
+  ~network_cut() { heal(); }
+  std::string ns;
+  bool healed = false;
+};
+
+// Whether a test that needs the test hosts and `tool` can run; if not, it
+// says why, and fails where the run is meant to have them (CI).
+bool test_hosts_with(const std::string& tool) {
+  if (!on_test_hosts()) {
+    MESSAGE("skipped: needs the test hosts (LP_SLURM_TEST_HOSTS=1)");
+    return false;
+  }
+  if (shell("command -v " + tool).first) return true;
+  if (std::getenv("LP_REQUIRE_SLURM"))
+    FAIL("no " << tool
+               << " on the test hosts' machine: apt-get install nftables tcpdump");
+  MESSAGE("skipped: no " << tool << " (apt-get install nftables tcpdump)");
+  return false;
+}
+
 }  // namespace
 
 TEST_SUITE("slurm") {
@@ -214,6 +289,10 @@ TEST_SUITE("slurm") {
       CHECK_MESSAGE(std::filesystem::exists(run_dir + "/logs/" + log + ".log"), log);
     CHECK(file_text(run_dir + "/result") == "0\n");
     CHECK_FALSE(std::filesystem::exists(run_dir + "/secret"));
+    // Beyond loopback by default: TLS, its credentials gone with the job.
+    CHECK(file_text(run_dir + "/logs/consumer.log").find("serving at https://") !=
+          std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(run_dir + "/tls.key"));
     CHECK(command::job_gone(launcher.job()));
   }
 
@@ -600,6 +679,180 @@ TEST_SUITE("slurm") {
     CHECK(launcher.job().empty());
     CHECK(dir.run_dir().empty());
     CHECK(shell("squeue --noheader --name=lp-scenario_sleepers").second.empty());
+  }
+
+  TEST_CASE(
+      "on the wire between test hosts: TLS hides the secret and the payload; off shows "
+      "both") {
+    if (!test_hosts_with("tcpdump")) return;
+    // What crosses the test hosts' network while the talker and the echo,
+    // each on a host of its own, talk: every packet, whole. The bridge
+    // forwards between its ports (the hosts' veths) without showing the
+    // frames on its own interface: the capture takes every interface, and
+    // keeps the test hosts' addresses.
+    auto capture_run = [](const std::vector<std::string>& more) {
+      scratch dir;
+      auto pcap = dir.path + "/wire.pcap";
+      test_process::command tcpdump({"/usr/bin/env", "tcpdump", "-i", "any", "-U", "-s",
+                                     "0", "-w", pcap,
+                                     "net 10.231.0.0/24 or net fd00:1a7c::/64"});
+      REQUIRE(eventually(
+          [&] { return tcpdump.output().find("listening on") != std::string::npos; },
+          10s));
+      command launcher(scenario("wire", dir, more));
+      std::string secret, key_line;
+      REQUIRE(eventually(
+          [&] {
+            auto run_dir = dir.run_dir();
+            if (!run_dir.empty())
+              std::ifstream(run_dir + "/secret") >> secret;  // its line
+            return !secret.empty();
+          },
+          30s));
+      // A line of the TLS key's PEM, past its header: 64 characters of it.
+      std::ifstream(dir.run_dir() + "/tls.key") >> key_line >> key_line >> key_line >>
+          key_line;
+      auto status = launcher.exit_code(120s);
+      INFO(launcher.output());
+      REQUIRE(status.has_value());
+      CHECK(*status == 0);
+      CHECK(launcher.count("[talker/0] the echo said it 20 times") == 1);
+      CHECK(where_serves(launcher.output(), "talker/0").host !=
+            where_serves(launcher.output(), "echo/0").host);
+      ::kill(tcpdump.pid, SIGINT);
+      REQUIRE(tcpdump.wait(10s));
+      auto packets = file_text(pcap);
+      CHECK(packets.size() > 10000);  // the run's traffic is in it
+      // Neither the secret nor the key crosses in Slurm's messages either,
+      // which carry a step's environment in the clear: a node reads them
+      // from the run directory.
+      if (!key_line.empty()) CHECK(packets.find(key_line) == std::string::npos);
+      return std::pair{packets.find(secret) != std::string::npos,
+                       packets.find(scenarios::wire_words) != std::string::npos};
+    };
+    auto [secret_seen, words_seen] = capture_run({});
+    CHECK_FALSE(secret_seen);
+    CHECK_FALSE(words_seen);
+    // The same run in plain HTTP: the check can fail.
+    auto [plain_secret_seen, plain_words_seen] = capture_run({"--lp_tls=off"});
+    CHECK(plain_secret_seen);
+    CHECK(plain_words_seen);
+  }
+
+  TEST_CASE(
+      "a node cut off the network for less than its health_timeout: calls run out of "
+      "time, then "
+      "go through; nothing acknowledged is lost") {
+    if (!test_hosts_with("nft")) return;
+    scratch dir;
+    command launcher(scenario("partitioned", dir));
+    REQUIRE(
+        eventually([&] { return launcher.count("[caller/0] acknowledged ") >= 2; }, 90s));
+    auto counter = where_serves(launcher.output(), "counter/0");
+    INFO(launcher.output());
+    REQUIRE(counter.port > 0);
+    {
+      network_cut cut(counter);
+      std::this_thread::sleep_for(1500ms);  // of the group's 3 s
+    }
+    auto status = launcher.exit_code(90s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    CHECK(output.find("unreachable") == std::string::npos);
+    auto at = output.find("[caller/0] after the cut: acknowledged ");
+    REQUIRE(at != std::string::npos);
+    long acked = 0, late = 0, longest = 0, total = 0;
+    REQUIRE(std::sscanf(
+                output.c_str() + at,
+                "[caller/0] after the cut: acknowledged %ld, late %ld, the longest late "
+                "call took %ld ms, the counter holds %ld",
+                &acked, &late, &longest, &total) == 4);
+    MESSAGE("acknowledged ", acked, ", late ", late, " (the longest ", longest,
+            " ms), the counter holds ", total);
+    CHECK(late >= 1);
+    CHECK(longest < 2000);  // its deadline is 500 ms
+    CHECK(acked >= 20);
+    CHECK(total >= acked);  // a late call may have been done, unheard
+    CHECK(total <= acked + late);
+  }
+
+  TEST_CASE(
+      "a node cut off the network for longer than its health_timeout: the launcher names "
+      "it unreachable, ends it, and the program stops; nothing is left") {
+    if (!test_hosts_with("nft")) return;
+    scratch dir;
+    // The supervisor's status page stays up after the end, until told.
+    command launcher(scenario("partitioned", dir, {"--lp_status_linger_secs=60"}));
+    REQUIRE(
+        eventually([&] { return launcher.count("[caller/0] acknowledged ") >= 2; }, 90s));
+    auto counter = where_serves(launcher.output(), "counter/0");
+    INFO(launcher.output());
+    REQUIRE(counter.port > 0);
+    auto job = launcher.job();
+    auto batch_host = shell("squeue --noheader --jobs=" + job + " --format=%B").second;
+    batch_host = batch_host.substr(batch_host.find_first_of("0123456789"));
+    batch_host.erase(batch_host.find_last_of("0123456789") + 1);
+    std::optional<int> status;
+    {
+      network_cut cut(counter);
+      auto cut_at = clock_type::now();
+      // The job's log reaches the submitter a moment later: the supervisor
+      // said it within the timeout and a half (3 s, probes every 750 ms).
+      CHECK(eventually(
+          [&] { return launcher.count("[lp] node counter/0 is unreachable: ") == 1; },
+          20s));
+      auto said_after = clock_type::now() - cut_at;
+      MESSAGE("unreachable, said after ",
+              std::chrono::duration_cast<std::chrono::milliseconds>(said_after).count(),
+              " ms");
+      CHECK(said_after >= 2s);
+      CHECK(said_after < 12s);
+      // The page shows it: --lp_status on the supervisor's host, whose
+      // loopback the page listens on.
+      REQUIRE(eventually(
+          [&] { return launcher.count("[lp] node counter/0 failed: ") == 1; }, 30s));
+      std::string table;
+      CHECK(eventually(
+          [&] {
+            table = shell("ip netns exec lp-h" + batch_host + " " +
+                          env_path("LP_SLURM_PROGRAM") +
+                          " --scenario=partitioned --dir=" + dir.path +
+                          " --lp_status=" + dir.run_dir())
+                        .second;
+            return table.find("  failed: unreachable: no answer to the launcher for ") !=
+                   std::string::npos;
+          },
+          10s));
+      INFO(table);
+      std::istringstream rows(table);
+      std::string row, first, state;
+      while (std::getline(rows, row) && !row.starts_with("counter/0 ")) {
+      }
+      std::istringstream(row) >> first >> state;
+      CHECK(state == "unreachable");
+      shell("scancel --batch --signal=TERM " + job);  // ends the page's wait
+      // The program stopped without the node: nothing waits for it, and its
+      // process, which nothing can reach, is ended where it runs.
+      status = launcher.exit_code(60s);
+      REQUIRE(status.has_value());
+      CHECK(eventually([&] { return command::job_gone(job); }, 60s));
+      CHECK(eventually([&] { return node_processes(dir).empty(); }, 30s));
+    }
+    auto output = launcher.output();
+    INFO(output);
+    CHECK(*status == 1);
+    CHECK(output.find(
+              "[lp] node counter/0 is unreachable: no answer to the launcher for ") !=
+          std::string::npos);
+    CHECK(
+        output.find(
+            "[lp] node counter/0 failed: unreachable: no answer to the launcher for ") !=
+        std::string::npos);
+    CHECK(output.find(
+              "past its group's health_timeout of 3000 ms (a network partition, or its "
+              "host is down)") != std::string::npos);
   }
 }
 

@@ -56,6 +56,15 @@ class secret_error : public launch_error {
   explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
 };
 
+// The launch's TLS certificate or key cannot be used (--lp_tls_cert,
+// --lp_tls_key, --lp_tls_ca): a file that cannot be read or holds no PEM, a
+// certificate expired or not yet valid, a key of another certificate. The
+// message names the file and the fix.
+class tls_error : public launch_error {
+ public:
+  explicit tls_error(const std::string& message) : launch_error("tls_error", message) {}
+};
+
 // A value that does not fit the type it must become: an argument or result
 // on the wire, a checkpoint's state, or lp::json read with get<T>() after
 // <launchpad/json.hpp>. reason() says what was expected and what came.

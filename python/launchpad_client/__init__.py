@@ -21,11 +21,12 @@ from .node import Method, Node, connect
 from .optional_packages import MissingPackageWarning, have_cbor, have_numpy
 from .program import Program, attach
 from .run_directory import read_secret
+from .tls import tls_context
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DeadlineExceeded", "LaunchpadError", "Method", "MissingPackageWarning", "Node", "Program",
     "ProtocolError", "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect",
-    "have_cbor", "have_numpy", "read_secret",
+    "have_cbor", "have_numpy", "read_secret", "tls_context",
 ]

@@ -14,6 +14,7 @@ into the package's errors with the node's and the method's names.
 import math
 import select
 import socket
+import ssl
 import time
 
 MAX_HEAD = 64 * 1024  # a reply's status line and headers
@@ -32,6 +33,26 @@ class Closed(Exception):
     def __init__(self, reason, received):
         super().__init__(reason)
         self.received = received
+
+
+class HandshakeFailed(Exception):
+    """The TLS handshake failed: `verify` tells whether it was the node's
+    certificate that this client refused."""
+
+    def __init__(self, reason, verify):
+        super().__init__(reason)
+        self.verify = verify
+
+
+# The alerts a node sends when it refuses this client's certificate. In TLS
+# 1.3 the client's side of the handshake ends before the node has checked
+# it, so the refusal comes with the first read.
+REFUSALS = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "CERTIFICATE_UNKNOWN",
+            "CERTIFICATE_EXPIRED", "DECRYPT_ERROR")
+
+
+def is_refusal(error):
+    return any(alert in (error.reason or "") for alert in REFUSALS)
 
 
 class BadReply(Exception):
@@ -70,10 +91,13 @@ class Connection:
     poll and two fcntl calls around each operation; here a small call is a
     send, a poll and a recv.)"""
 
-    def __init__(self, host, port, deadline):
+    def __init__(self, host, port, deadline, tls=None):
         self.sock = self._open(host, port, deadline)
         self.sock.setblocking(False)
         self._poll = select.poll()
+        self.tls = tls is not None
+        if self.tls:
+            self._handshake(tls, deadline)
         self.reusable = True
         self.idle_since = time.monotonic()
         self._extra = b""  # bytes read past the last reply's head, not yet used
@@ -100,6 +124,27 @@ class Connection:
                 error = e
         raise error or OSError(f"no address for {host}")
 
+    def _handshake(self, context, deadline):
+        try:
+            self.sock = context.wrap_socket(self.sock, do_handshake_on_connect=False)
+            while True:
+                try:
+                    self.sock.do_handshake()
+                    return
+                except ssl.SSLWantReadError:
+                    self._wait(select.POLLIN, deadline)
+                except ssl.SSLWantWriteError:
+                    self._wait(select.POLLOUT, deadline)
+        except ssl.SSLCertVerificationError as e:
+            self.sock.close()
+            raise HandshakeFailed(e.verify_message or str(e), True) from None
+        except (ssl.SSLError, ConnectionError) as e:
+            self.sock.close()
+            raise HandshakeFailed(getattr(e, "reason", None) or str(e), False) from None
+        except Timeout:
+            self.sock.close()
+            raise
+
     def close(self):
         self.reusable = False
         self.sock.close()
@@ -107,6 +152,9 @@ class Connection:
     def looks_closed(self):
         """Whether the peer has closed this idle connection (or sent bytes
         nobody asked for): then it must not carry a call."""
+        if self.tls:  # no peeking through TLS: anything readable is a close
+            self._poll.register(self.sock, select.POLLIN)
+            return bool(self._poll.poll(0)) or self.sock.pending() > 0
         try:
             self.sock.recv(1, socket.MSG_PEEK)
             return True  # the end of the stream, or bytes nobody asked for
@@ -128,6 +176,9 @@ class Connection:
         one sendmsg where the kernel takes them all."""
         views = [memoryview(p).cast("B") for p in pieces]
         views = [v for v in views if v.nbytes]
+        if self.tls:
+            self._send_tls(views, deadline)
+            return
         while views:
             try:
                 sent = self.sock.sendmsg(views[:1024])  # IOV_MAX
@@ -140,17 +191,43 @@ class Connection:
             if sent:
                 views[0] = views[0][sent:]
 
+    def _send_tls(self, views, deadline):
+        """As send(), through TLS, which has no sendmsg: small pieces are
+        joined into one record, a large one goes as it is."""
+        if len(views) > 1 and sum(v.nbytes for v in views) <= CHUNK:
+            views = [memoryview(b"".join(views))]
+        for view in views:
+            while view.nbytes:
+                try:
+                    sent = self.sock.send(view)
+                except (ssl.SSLWantWriteError, BlockingIOError):
+                    self._wait(select.POLLOUT, deadline)
+                    continue
+                except ssl.SSLWantReadError:
+                    self._wait(select.POLLIN, deadline)
+                    continue
+                view = view[sent:]
+
     # --- Receiving. -------------------------------------------------------
 
     def _recv(self, deadline, received):
-        """Some bytes: waits first, as right after a request nothing is there yet."""
+        """Some bytes: waits first, as right after a request nothing is there
+        yet (unless TLS holds decrypted bytes already)."""
         while True:
-            self._wait(select.POLLIN, deadline)
+            if not (self.tls and self.sock.pending()):
+                self._wait(select.POLLIN, deadline)
             try:
                 data = self.sock.recv(CHUNK)
                 break
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError):
                 continue
+            except ssl.SSLWantWriteError:
+                self._wait(select.POLLOUT, deadline)
+                continue
+            except ssl.SSLError as e:
+                if received == 0 and is_refusal(e):
+                    raise HandshakeFailed(e.reason, False) from None
+                raise Closed(f"the TLS connection failed ({e.reason or e})", received) from None
             except (ConnectionResetError, ConnectionAbortedError) as e:
                 raise Closed(f"the connection was reset ({e.strerror})", received) from None
         if not data:
@@ -229,9 +306,15 @@ class Connection:
             # Reading first: in a large body's middle, bytes are usually there.
             try:
                 count = sock.recv_into(view[have:], size - have)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError):
                 self._wait(select.POLLIN, deadline)
                 continue
+            except ssl.SSLWantWriteError:
+                self._wait(select.POLLOUT, deadline)
+                continue
+            except ssl.SSLError as e:
+                raise Closed(f"the TLS connection failed ({e.reason or e}) after {have} of the "
+                             f"{size} bytes of the reply's body", 1 + have) from None
             except (ConnectionResetError, ConnectionAbortedError):
                 count = 0
             if not count:

@@ -125,8 +125,8 @@ class Futures:
 class _Shared:
     """What copies of a Node share: the connections and the description."""
 
-    def __init__(self, url, label, secret, max_reply_bytes, wire_format):
-        self.transport = Transport(url, label or url, secret, max_reply_bytes)
+    def __init__(self, url, label, secret, max_reply_bytes, wire_format, tls):
+        self.transport = Transport(url, label or url, secret, max_reply_bytes, tls)
         self.label = label or self.transport.url  # until describe says
         self.label_known = label is not None
         self.description = None
@@ -156,8 +156,8 @@ class Node:
     """
 
     def __init__(self, url, secret=None, *, label=None, timeout=DEFAULT_TIMEOUT,
-                 max_reply_bytes=DEFAULT_MAX_REPLY, format=None, _shared=None):
-        self._shared = _shared or _Shared(url, label, secret, max_reply_bytes, format)
+                 max_reply_bytes=DEFAULT_MAX_REPLY, format=None, tls=None, _shared=None):
+        self._shared = _shared or _Shared(url, label, secret, max_reply_bytes, format, tls)
         self.timeout = float(timeout)
         self.futures = Futures(self)
 
@@ -357,7 +357,7 @@ class Node:
 
 
 def connect(url, secret=None, *, run_dir=None, timeout=DEFAULT_TIMEOUT,
-            max_reply_bytes=DEFAULT_MAX_REPLY, format=None):
+            max_reply_bytes=DEFAULT_MAX_REPLY, format=None, tls=None):
     """A proxy to the node at `url` (e.g. http://127.0.0.1:40123), with its
     methods from the node's description, which this fetches now.
 
@@ -365,13 +365,19 @@ def connect(url, secret=None, *, run_dir=None, timeout=DEFAULT_TIMEOUT,
     directory, to read it from its `secret` file. `timeout`: seconds each call
     may take (120, as in C++). `max_reply_bytes`: a larger reply raises
     ReplyTooLarge unread. `format`: 'cbor' (the default when cbor2 is
-    installed) or 'json'.
+    installed) or 'json'. `tls`: for an https:// node, an ssl.SSLContext
+    (tls_context()); by default the one of `run_dir`'s tls.crt and tls.key.
     """
-    if secret is None and run_dir is not None:
+    if run_dir is not None:
         from .run_directory import read_secret
+        from .tls import context_of_run_dir
 
-        secret = read_secret(run_dir)
-    node = Node(url, secret, timeout=timeout, max_reply_bytes=max_reply_bytes, format=format)
+        if secret is None:
+            secret = read_secret(run_dir)
+        if tls is None:
+            tls = context_of_run_dir(run_dir)
+    node = Node(url, secret, timeout=timeout, max_reply_bytes=max_reply_bytes, format=format,
+                tls=tls)
     try:
         node.describe()
     except LaunchpadError:

@@ -11,6 +11,7 @@ import re
 import time
 
 from . import run_directory, stopping
+from .tls import context_of_run_dir
 from .errors import LaunchpadError
 from .node import DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT, Node
 
@@ -23,12 +24,12 @@ class Program:
     first used."""
 
     def __init__(self, urls, secret=None, *, run_dir=None, name=None, timeout=DEFAULT_TIMEOUT,
-                 max_reply_bytes=DEFAULT_MAX_REPLY, format=None):
+                 max_reply_bytes=DEFAULT_MAX_REPLY, format=None, tls=None):
         self.run_dir = run_dir
         self._name = name
         self._nodes = {
             label: Node(url, secret, label=label, timeout=timeout,
-                        max_reply_bytes=max_reply_bytes, format=format)
+                        max_reply_bytes=max_reply_bytes, format=format, tls=tls)
             for label, url in sorted(urls.items())
         }
 
@@ -110,7 +111,8 @@ def attach(run_dir, *, wait_for=(), startup_timeout=10.0, timeout=DEFAULT_TIMEOU
     """The running program of the launch whose run directory is `run_dir` (the
     launcher prints it: "[lp] the launch's secret is in RUN_DIR/secret").
 
-    The secret comes from `<run_dir>/secret`, the nodes' addresses from
+    The secret comes from `<run_dir>/secret`, TLS credentials (for nodes
+    that serve beyond loopback) from `tls.crt` and `tls.key` beside it, the nodes' addresses from
     `<run_dir>/nodes`, which every node of the launch appends to once it
     serves (see run_directory.py). Waits up to `startup_timeout` seconds for
     the labels in `wait_for` (names of groups wait for their first node), or
@@ -138,4 +140,5 @@ def attach(run_dir, *, wait_for=(), startup_timeout=10.0, timeout=DEFAULT_TIMEOU
         raise LaunchpadError(f"no address for {', '.join(missing(found))} within "
                              f"{startup_timeout:g} s; found {', '.join(sorted(found))}")
     return Program(found, secret, run_dir=run_dir, name=run_directory.program_name(run_dir),
-                   timeout=timeout, max_reply_bytes=max_reply_bytes, format=format)
+                   timeout=timeout, max_reply_bytes=max_reply_bytes, format=format,
+                   tls=context_of_run_dir(run_dir))

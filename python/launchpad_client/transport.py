@@ -18,7 +18,7 @@ import weakref
 
 from . import http_connection
 from .errors import DeadlineExceeded, ProtocolError, ReplyTooLarge, TransportError
-from .http_connection import BadReply, Closed, Connection, Timeout, TooLarge
+from .http_connection import BadReply, Closed, Connection, HandshakeFailed, Timeout, TooLarge
 
 IDLE_LIMIT = 0.8  # seconds; nodes close idle connections after 1 s
 FRESH = 0.1  # seconds idle under which a pooled connection is not checked
@@ -26,12 +26,21 @@ MAX_IDLE = 32  # idle connections kept per node
 
 
 def split_url(url):
-    """(host, port) of a node's URL, such as http://127.0.0.1:40123."""
+    """(scheme, host, port) of a node's URL, such as http://127.0.0.1:40123
+    or https://10.0.0.2:40123."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname or parts.path not in ("", "/"):
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
         raise ValueError(f"{url!r} is not a node's address, such as http://127.0.0.1:40123 "
-                         "(nodes speak plain HTTP)")
-    return parts.hostname, parts.port or 80
+                         "or https://10.0.0.2:40123")
+    return parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def handshake_message(url, failure):
+    if failure.verify:
+        return (f"{url} presented a certificate that is not this launch's ({failure}): is the "
+                "address another launch's node, or are these another launch's TLS files?")
+    return (f"the TLS handshake with {url} failed ({failure}): the node refuses a client that "
+            "does not present this launch's certificate (RUN_DIR/tls.crt and tls.key)")
 
 
 def _close_all(connections):
@@ -40,9 +49,14 @@ def _close_all(connections):
 
 
 class Transport:
-    def __init__(self, url, label, secret, max_reply_bytes):
+    def __init__(self, url, label, secret, max_reply_bytes, tls=None):
         self.url = url.rstrip("/")
-        self.host, self.port = split_url(self.url)
+        scheme, self.host, self.port = split_url(self.url)
+        if scheme == "https" and tls is None:
+            raise ValueError(f"{self.url} speaks TLS: give the launch's run directory (run_dir=), "
+                             "whose tls.crt and tls.key this client presents, or "
+                             "tls=launchpad_client.tls_context(ca, certificate, key)")
+        self.tls = tls if scheme == "https" else None
         self.label = label
         self.max_reply_bytes = max_reply_bytes
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -72,7 +86,7 @@ class Transport:
                 if idle < FRESH or (idle < IDLE_LIMIT and not connection.looks_closed()):
                     return connection, True
                 connection.close()
-        return Connection(self.host, self.port, deadline), False
+        return Connection(self.host, self.port, deadline, self.tls), False
 
     def _release(self, connection):
         if not connection.reusable:
@@ -114,6 +128,8 @@ class Transport:
             except Timeout:
                 raise DeadlineExceeded(self.label, method,
                                        f"could not connect to {self.url} within {timeout:g} s") from None
+            except HandshakeFailed as e:
+                raise TransportError(self.label, method, handshake_message(self.url, e)) from None
             except OSError as e:
                 reason = ("the connection was refused: is the node still running?"
                           if e.errno == errno.ECONNREFUSED else e.strerror or str(e))
@@ -129,6 +145,9 @@ class Transport:
                 connection.close()
                 raise DeadlineExceeded(self.label, method,
                                        f"no whole reply from {self.url} within {timeout:g} s") from None
+            except HandshakeFailed as e:
+                connection.close()
+                raise TransportError(self.label, method, handshake_message(self.url, e)) from None
             except TooLarge as e:
                 connection.close()
                 raise ReplyTooLarge(self.label, method, str(e)) from None

@@ -1165,6 +1165,15 @@ class secret_error : public launch_error {
   explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
 };
 
+// The launch's TLS certificate or key cannot be used (--lp_tls_cert,
+// --lp_tls_key, --lp_tls_ca): a file that cannot be read or holds no PEM, a
+// certificate expired or not yet valid, a key of another certificate. The
+// message names the file and the fix.
+class tls_error : public launch_error {
+ public:
+  explicit tls_error(const std::string& message) : launch_error("tls_error", message) {}
+};
+
 // A value that does not fit the type it must become: an argument or result
 // on the wire, a checkpoint's state, or lp::json read with get<T>() after
 // <launchpad/json.hpp>. reason() says what was expected and what came.
@@ -6758,6 +6767,9 @@ struct test_options {
   // As --lp_system_malloc: leave glibc's malloc settings of the test process
   // alone (docs/concepts.md, "Big values").
   bool system_malloc = false;
+  // As --lp_tls=on: the nodes serve and call over TLS, with credentials
+  // made for this launch (docs/protocol.md, "Encryption").
+  bool tls = false;
 };
 
 // For tests: every node a thread of the test process, each serving on its
@@ -6958,21 +6970,23 @@ namespace lp::detail {
 struct address {
   std::string host;
   int port = 0;
-  std::string url() const {
+  // https:// where the launch speaks TLS.
+  std::string url(bool tls = false) const {
     bool v6 = host.find(':') != std::string::npos;
-    return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
+           std::to_string(port);
   }
   bool operator==(const address&) const = default;
 };
 
-// The host and port of "http://host:port", with or without a path after
+// The host and port of "http://host:port" (or https://), with or without a path after
 // them; nothing if `url` is not of that form. An IPv6 host may stand in
 // brackets, as RFC 3986 and address::url() write it, or bare: the port is
 // what follows the last colon.
 inline std::optional<address> address_of_url(std::string_view url) {
-  constexpr std::string_view scheme = "http://";
-  if (!url.starts_with(scheme)) return std::nullopt;
-  url.remove_prefix(scheme.size());
+  if (url.starts_with("http://")) url.remove_prefix(7);
+  else if (url.starts_with("https://")) url.remove_prefix(8);
+  else return std::nullopt;
   url = url.substr(0, url.find('/'));
   auto colon = url.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;
@@ -7064,7 +7078,9 @@ class local_directory final : public directory {
 // headers and body as two segments and copies the body on its way in; here
 // a small request is one send, a small reply one poll and one recv, and a
 // large body goes between the socket and the caller's buffer without a copy
-// in either direction.
+// in either direction. Over TLS (a launch's nodes beyond loopback, or
+// --lp_tls=on), the handshake follows the connect, and the bytes go through
+// the session (tls/session.hpp) with the same waits and deadlines.
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -7081,6 +7097,650 @@ class local_directory final : public directory {
 #include <climits>
 #include <cstddef>
 #include <cstring>
+
+// ---- launchpad/detail/tls/context.hpp ----
+
+// What every TLS connection of a process shares, server and client alike:
+// TLS 1.3 only, the launch's certificate and key presented, and a trust
+// store that holds the launch's authority alone. Peers are checked against
+// it and nothing else: not the system's CAs, not host names (a node's
+// address changes with every launch and restart). Both sides present the
+// certificate: a server refuses a peer without it during the handshake,
+// before any HTTP.
+
+// ---- launchpad/detail/tls/credentials.hpp ----
+
+// A launch's TLS credentials, as PEM text: the certificate every peer of the
+// launch presents, its key, and what peers are checked against. A launch
+// makes its own (a fresh key and a self-signed certificate, which is then
+// also the one authority peers trust), or reads a site's files
+// (--lp_tls_cert, --lp_tls_key, --lp_tls_ca). Either way they reach node
+// processes as the secret does (docs/protocol.md, "Encryption").
+
+#include <openssl/asn1.h>
+#include <openssl/bn.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+// ---- launchpad/detail/tls/handles.hpp ----
+
+// OpenSSL's objects, each owned by a unique_ptr that frees it the way
+// OpenSSL wants, and OpenSSL's error queue in words. Every other file of
+// tls/ holds its objects through these.
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <memory>
+#include <string>
+
+namespace lp::detail {
+
+template <class T, void (*Free)(T*)>
+struct openssl_free {
+  void operator()(T* object) const { Free(object); }
+};
+
+using ssl_context_handle = std::unique_ptr<SSL_CTX, openssl_free<SSL_CTX, SSL_CTX_free>>;
+using ssl_handle = std::unique_ptr<SSL, openssl_free<SSL, SSL_free>>;
+using key_handle = std::unique_ptr<EVP_PKEY, openssl_free<EVP_PKEY, EVP_PKEY_free>>;
+using certificate_handle = std::unique_ptr<X509, openssl_free<X509, X509_free>>;
+using bio_handle = std::unique_ptr<BIO, openssl_free<BIO, BIO_free_all>>;
+using store_handle =
+    std::unique_ptr<X509_STORE, openssl_free<X509_STORE, X509_STORE_free>>;
+
+// What OpenSSL's error queue of this thread holds, oldest first, in one
+// line; the queue is emptied. Empty if it held nothing.
+inline std::string openssl_errors() {
+  std::string text;
+  while (unsigned long code = ERR_get_error()) {
+    char line[256];
+    ERR_error_string_n(code, line, sizeof line);
+    text += (text.empty() ? "" : "; ") + std::string(line);
+  }
+  return text;
+}
+
+// A memory BIO that reads `text` (which must outlive it).
+inline bio_handle reading_bio(const std::string& text) {
+  return bio_handle(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
+
+}  // namespace lp::detail
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+struct tls_credentials {
+  std::string certificate;  // PEM: the certificate peers present, then its chain, if any
+  std::string key;          // PEM: the certificate's private key
+  std::string authority;    // PEM: the certificates a peer's must verify against
+  bool empty() const noexcept { return certificate.empty(); }
+};
+
+// The files of a site's credentials, as the flags name them; `authority`
+// may be empty (peers then trust the certificate itself).
+struct tls_files {
+  std::string authority, certificate, key;
+};
+
+// How long a launch's own certificate is valid. It starts an hour back, for
+// hosts whose clocks differ a little.
+inline constexpr long tls_validity_days = 365;
+
+// A fresh P-256 key and a self-signed certificate for it, naming the
+// program, with a random serial: the credentials of one launch.
+LP_API tls_credentials make_launch_credentials(const std::string& program);
+
+// The credentials in a site's files, checked: each file readable PEM, the
+// certificate valid now and verified by the authority, the key its own.
+// Throws lp::tls_error naming the file and the fix.
+LP_API tls_credentials read_tls_files(const tls_files& files);
+
+// Every certificate in `pem`, in order; none if it holds none. Throws
+// nothing.
+LP_API std::vector<certificate_handle> certificates_in(const std::string& pem);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace tls_detail {
+
+inline std::string pem_of(const X509* certificate) {
+  bio_handle out(BIO_new(BIO_s_mem()));
+  PEM_write_bio_X509(out.get(), const_cast<X509*>(certificate));
+  char* data = nullptr;
+  long size = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+inline std::string pem_of(const EVP_PKEY* key) {
+  bio_handle out(BIO_new(BIO_s_mem()));
+  PEM_write_bio_PrivateKey(out.get(), key, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  long size = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+inline void add_extension(X509* certificate, int nid, const char* value) {
+  X509V3_CTX context;
+  X509V3_set_ctx_nodb(&context);
+  X509V3_set_ctx(&context, certificate, certificate, nullptr, nullptr, 0);
+  X509_EXTENSION* extension = X509V3_EXT_conf_nid(nullptr, &context, nid, value);
+  if (!extension || !X509_add_ext(certificate, extension, -1)) {
+    X509_EXTENSION_free(extension);
+    throw tls_error("cannot make the launch's certificate: " + openssl_errors());
+  }
+  X509_EXTENSION_free(extension);
+}
+
+// "2026-01-31 09:00 UTC"
+inline std::string time_text(const ASN1_TIME* time) {
+  tm parts{};
+  if (!ASN1_TIME_to_tm(time, &parts)) return "an unreadable time";
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &parts);
+  return text;
+}
+
+inline std::string read_whole(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw tls_error("cannot read the " + flag + " file " + path + ": " +
+                    std::strerror(errno) + "; give a readable file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace tls_detail
+
+LP_API std::vector<certificate_handle> certificates_in(const std::string& pem) {
+  std::vector<certificate_handle> found;
+  auto in = reading_bio(pem);
+  while (X509* certificate = PEM_read_bio_X509(in.get(), nullptr, nullptr, nullptr))
+    found.emplace_back(certificate);
+  ERR_clear_error();  // the end of the text reads as an error
+  return found;
+}
+
+LP_API tls_credentials make_launch_credentials(const std::string& program) {
+  auto fail = [](const char* step) {
+    return tls_error(std::string("cannot make the launch's TLS credentials (") + step +
+                     "): " + openssl_errors());
+  };
+  key_handle key(EVP_EC_gen("P-256"));
+  if (!key) throw fail("an EC P-256 key");
+  certificate_handle certificate(X509_new());
+  if (!certificate || !X509_set_version(certificate.get(), 2))
+    throw fail("a certificate");
+  {
+    std::unique_ptr<BIGNUM, openssl_free<BIGNUM, BN_free>> serial(BN_new());
+    if (!serial || !BN_rand(serial.get(), 159, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) ||
+        !BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(certificate.get())))
+      throw fail("a random serial");
+  }
+  if (!X509_gmtime_adj(X509_getm_notBefore(certificate.get()), -60L * 60) ||
+      !X509_gmtime_adj(X509_getm_notAfter(certificate.get()),
+                       tls_validity_days * 24 * 3600))
+    throw fail("the validity");
+  if (!X509_set_pubkey(certificate.get(), key.get())) throw fail("the public key");
+  // A common name holds at most 64 characters.
+  std::string common = ("launchpad " + program).substr(0, 64);
+  X509_NAME* name = X509_get_subject_name(certificate.get());
+  if (!X509_NAME_add_entry_by_txt(
+          name, "O", MBSTRING_UTF8,
+          reinterpret_cast<const unsigned char*>("Launchpad launch"), -1, -1, 0) ||
+      !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                  reinterpret_cast<const unsigned char*>(common.c_str()),
+                                  -1, -1, 0) ||
+      !X509_set_issuer_name(certificate.get(), name))
+    throw fail("the name");
+  // Its own authority, for servers and clients alike. Peers check it, not
+  // names; the names are for curl, which checks them (docs/protocol.md).
+  tls_detail::add_extension(certificate.get(), NID_basic_constraints, "critical,CA:TRUE");
+  tls_detail::add_extension(certificate.get(), NID_key_usage,
+                            "critical,digitalSignature,keyCertSign");
+  tls_detail::add_extension(certificate.get(), NID_ext_key_usage,
+                            "serverAuth,clientAuth");
+  tls_detail::add_extension(certificate.get(), NID_subject_key_identifier, "hash");
+  tls_detail::add_extension(certificate.get(), NID_subject_alt_name,
+                            "DNS:launchpad,DNS:localhost,IP:127.0.0.1,IP:::1");
+  if (!X509_sign(certificate.get(), key.get(), EVP_sha256())) throw fail("the signature");
+  auto pem = tls_detail::pem_of(certificate.get());
+  return {pem, tls_detail::pem_of(key.get()), pem};
+}
+
+LP_API tls_credentials read_tls_files(const tls_files& files) {
+  using tls_detail::read_whole;
+  tls_credentials read;
+  read.certificate = read_whole(files.certificate, "--lp_tls_cert");
+  read.key = read_whole(files.key, "--lp_tls_key");
+  auto chain = certificates_in(read.certificate);
+  if (chain.empty())
+    throw tls_error("the --lp_tls_cert file " + files.certificate +
+                    " holds no certificate in PEM form (-----BEGIN CERTIFICATE-----); "
+                    "convert it, e.g. openssl x509 -in " +
+                    files.certificate + " -inform DER -out cert.pem");
+  X509* leaf = chain.front().get();
+  if (X509_cmp_current_time(X509_get0_notAfter(leaf)) < 0)
+    throw tls_error(
+        "the certificate in the --lp_tls_cert file " + files.certificate +
+        " expired on " + tls_detail::time_text(X509_get0_notAfter(leaf)) +
+        "; give a current one, or leave out --lp_tls_cert and --lp_tls_key and "
+        "the launch makes its own");
+  if (X509_cmp_current_time(X509_get0_notBefore(leaf)) > 0)
+    throw tls_error("the certificate in the --lp_tls_cert file " + files.certificate +
+                    " is not valid before " +
+                    tls_detail::time_text(X509_get0_notBefore(leaf)) +
+                    "; is this host's clock right? Give a certificate valid now");
+  {
+    auto in = reading_bio(read.key);
+    key_handle key(PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr));
+    ERR_clear_error();
+    if (!key)
+      throw tls_error("the --lp_tls_key file " + files.key +
+                      " holds no private key in PEM form, or an encrypted one; give it "
+                      "unencrypted, e.g. openssl pkey -in " +
+                      files.key + " -out key.pem");
+    if (X509_check_private_key(leaf, key.get()) != 1) {
+      ERR_clear_error();
+      throw tls_error("the key in the --lp_tls_key file " + files.key +
+                      " is not the key of the certificate in the --lp_tls_cert file " +
+                      files.certificate + "; give the two files of one pair");
+    }
+  }
+  if (files.authority.empty()) {
+    // Peers trust exactly this certificate.
+    read.authority = tls_detail::pem_of(leaf);
+    return read;
+  }
+  read.authority = read_whole(files.authority, "--lp_tls_ca");
+  auto authorities = certificates_in(read.authority);
+  if (authorities.empty())
+    throw tls_error("the --lp_tls_ca file " + files.authority +
+                    " holds no certificate in PEM form (-----BEGIN CERTIFICATE-----); "
+                    "give the CA's certificate as PEM");
+  store_handle store(X509_STORE_new());
+  for (auto& authority : authorities) X509_STORE_add_cert(store.get(), authority.get());
+  struct stack_free {
+    void operator()(STACK_OF(X509) * stack) const { sk_X509_free(stack); }
+  };
+  std::unique_ptr<STACK_OF(X509), stack_free> middle(sk_X509_new_null());
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    sk_X509_push(middle.get(), chain[i].get());
+  std::unique_ptr<X509_STORE_CTX, openssl_free<X509_STORE_CTX, X509_STORE_CTX_free>>
+      check(X509_STORE_CTX_new());
+  if (!check || !X509_STORE_CTX_init(check.get(), store.get(), leaf, middle.get()))
+    throw tls_error("cannot check the --lp_tls_cert file: " + openssl_errors());
+  if (X509_verify_cert(check.get()) != 1) {
+    ERR_clear_error();
+    throw tls_error("the certificate in the --lp_tls_cert file " + files.certificate +
+                    " does not verify against the --lp_tls_ca file " + files.authority +
+                    " (" +
+                    X509_verify_cert_error_string(X509_STORE_CTX_get_error(check.get())) +
+                    "); give the CA that signed it, or a current one");
+  }
+  return read;
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+#include <string>
+
+namespace lp::detail {
+
+class tls_context {
+ public:
+  // Throws lp::tls_error if the credentials cannot be used; `source` says
+  // where they came from, for its message.
+  LP_API explicit tls_context(const tls_credentials& credentials,
+                              const std::string& source = "the launch");
+  tls_context(const tls_context&) = delete;
+  tls_context& operator=(const tls_context&) = delete;
+
+  SSL_CTX* native() const noexcept { return context_.get(); }
+
+ private:
+  ssl_context_handle context_;
+};
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API tls_context::tls_context(const tls_credentials& credentials,
+                                const std::string& source)
+    : context_(SSL_CTX_new(TLS_method())) {
+  auto fail = [&](const std::string& what) {
+    auto why = openssl_errors();
+    return tls_error("the TLS credentials of " + source + " cannot be used: " + what +
+                     (why.empty() ? "" : " (" + why + ")"));
+  };
+  SSL_CTX* context = context_.get();
+  if (!context) throw fail("no TLS context");
+  if (!SSL_CTX_set_min_proto_version(context, TLS1_3_VERSION) ||
+      !SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION))
+    throw fail("no TLS 1.3");
+  // Writes may be partial, as send()'s are, and go on from a buffer that
+  // moved (a non-blocking socket's retries).
+  SSL_CTX_set_mode(context,
+                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // A record whole, and what follows it, in one read.
+  SSL_CTX_set_read_ahead(context, 1);
+  // Connections are pooled and long-lived: no session tickets, no cache.
+  SSL_CTX_set_num_tickets(context, 0);
+  SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
+  static constexpr unsigned char session_context[] = "launchpad";
+  SSL_CTX_set_session_id_context(context, session_context, sizeof session_context - 1);
+
+  auto chain = certificates_in(credentials.certificate);
+  if (chain.empty()) throw fail("no certificate in PEM form");
+  if (SSL_CTX_use_certificate(context, chain.front().get()) != 1)
+    throw fail("the certificate is refused");
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    if (SSL_CTX_add1_chain_cert(context, chain[i].get()) != 1)
+      throw fail("a certificate of its chain is refused");
+  {
+    auto in = reading_bio(credentials.key);
+    key_handle key(PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr));
+    if (!key) throw fail("no private key in PEM form");
+    if (SSL_CTX_use_PrivateKey(context, key.get()) != 1 ||
+        SSL_CTX_check_private_key(context) != 1)
+      throw fail("the key is not the certificate's");
+  }
+  auto authorities = certificates_in(credentials.authority);
+  if (authorities.empty()) throw fail("no authority to check peers against");
+  store_handle store(X509_STORE_new());
+  if (!store) throw fail("no trust store");
+  for (auto& authority : authorities)
+    if (X509_STORE_add_cert(store.get(), authority.get()) != 1)
+      throw fail("the authority is refused");
+  SSL_CTX_set_cert_store(context, store.release());  // the context owns it now
+  SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  SSL_CTX_set_verify_depth(context, 8);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/tls/session.hpp ----
+
+// One TLS connection over a non-blocking socket, for either side: the
+// handshake, with a deadline, then reads and writes that never wait. The
+// caller polls the socket for what a step asks (want_read: POLLIN,
+// want_write: POLLOUT), with its own deadlines, as it does for plain
+// sockets: the node server's deadline_stream, the client's http_connection.
+// Bytes go through send(MSG_NOSIGNAL) and recv, so that a peer that left
+// raises no SIGPIPE.
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace lp::detail {
+
+class tls_session {
+ public:
+  using clock = std::chrono::steady_clock;
+  enum class role { client, server };
+
+  // Why a step failed. peer_refused: the peer's alert refused our
+  // certificate (or our lack of one). peer_untrusted: the peer's
+  // certificate is not the launch's, or it showed none. not_tls: the peer
+  // speaks something else (plain HTTP). closed: the peer hung up.
+  enum class trouble {
+    none,
+    timeout,
+    closed,
+    peer_refused,
+    peer_untrusted,
+    not_tls,
+    other
+  };
+
+  // The outcome of one read or write: `bytes` moved, or the socket to wait
+  // for, or the end.
+  struct step {
+    enum state_t { done, want_read, want_write, closed, failed } state = done;
+    std::size_t bytes = 0;
+  };
+
+  // `socket` stays the caller's, and must be non-blocking.
+  LP_API tls_session(const tls_context& context, int socket, role side);
+  tls_session(const tls_session&) = delete;
+  tls_session& operator=(const tls_session&) = delete;
+
+  // Completes the handshake by `deadline`: trouble::none, or why not
+  // (details in error()).
+  LP_API trouble handshake(clock::time_point deadline);
+
+  LP_API step read(char* into, std::size_t size);
+  LP_API step write(const char* from, std::size_t size);
+
+  // Whether bytes already read from the socket wait to be taken: the
+  // socket's poll would not show them.
+  bool buffered() const { return SSL_has_pending(ssl_.get()) == 1; }
+
+  // Tells the peer this side closes (close_notify), if the socket takes it
+  // at once; never waits.
+  LP_API void close();
+
+  // The last failure: what it was, and OpenSSL's words for it.
+  trouble failure() const noexcept { return failure_; }
+  const std::string& error() const noexcept { return error_; }
+
+ private:
+  step::state_t outcome(int result);
+
+  ssl_handle ssl_;
+  int socket_;
+  trouble failure_ = trouble::none;
+  std::string error_;
+};
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+namespace tls_detail {
+
+inline int socket_of(BIO* bio) {
+  return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio)));
+}
+
+// A BIO over a socket that sends with MSG_NOSIGNAL. OpenSSL's own socket
+// BIO uses write(), whose SIGPIPE would end the process when a peer has
+// gone; the library sets no SIGPIPE handler of its own, which is the
+// program's to choose.
+inline BIO_METHOD* socket_method() {
+  static BIO_METHOD* const method = [] {
+    BIO_METHOD* made =
+        BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "lp socket");
+    BIO_meth_set_write(made, [](BIO* bio, const char* data, int size) -> int {
+      BIO_clear_retry_flags(bio);
+      for (;;) {
+        ssize_t sent =
+            ::send(socket_of(bio), data, static_cast<std::size_t>(size), MSG_NOSIGNAL);
+        if (sent >= 0) return static_cast<int>(sent);
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_write(bio);
+        return -1;
+      }
+    });
+    BIO_meth_set_read(made, [](BIO* bio, char* data, int size) -> int {
+      BIO_clear_retry_flags(bio);
+      for (;;) {
+        ssize_t got = ::recv(socket_of(bio), data, static_cast<std::size_t>(size), 0);
+        if (got >= 0) return static_cast<int>(got);
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_read(bio);
+        return -1;
+      }
+    });
+    BIO_meth_set_ctrl(made, [](BIO*, int command, long, void*) -> long {
+      return command == BIO_CTRL_FLUSH ? 1 : 0;
+    });
+    BIO_meth_set_create(made, [](BIO* bio) -> int {
+      BIO_set_init(bio, 1);
+      return 1;
+    });
+    return made;
+  }();
+  return method;
+}
+
+// Whether OpenSSL's reason is the peer's alert about our certificate.
+inline bool refusal_alert(int reason) {
+  switch (reason) {
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+    case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
+    case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace tls_detail
+
+LP_API tls_session::tls_session(const tls_context& context, int socket, role side)
+    : ssl_(SSL_new(context.native())), socket_(socket) {
+  BIO* bio = BIO_new(tls_detail::socket_method());
+  if (!ssl_ || !bio) {
+    BIO_free(bio);
+    throw tls_error("cannot start a TLS connection: " + openssl_errors());
+  }
+  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(socket)));
+  SSL_set_bio(ssl_.get(), bio, bio);  // the session owns it now
+  if (side == role::server)
+    SSL_set_accept_state(ssl_.get());
+  else
+    SSL_set_connect_state(ssl_.get());
+}
+
+LP_API tls_session::step::state_t tls_session::outcome(int result) {
+  int code = SSL_get_error(ssl_.get(), result);
+  if (code == SSL_ERROR_WANT_READ) return step::want_read;
+  if (code == SSL_ERROR_WANT_WRITE) return step::want_write;
+  if (code == SSL_ERROR_ZERO_RETURN) {
+    failure_ = trouble::closed;
+    error_ = "the peer closed the connection";
+    return step::closed;
+  }
+  if (code == SSL_ERROR_SYSCALL) {
+    int error = errno;
+    ERR_clear_error();
+    failure_ = trouble::closed;
+    error_ = error == 0 ? "the peer closed the connection" : std::strerror(error);
+    return error == 0 || error == ECONNRESET || error == EPIPE ? step::closed
+                                                               : step::failed;
+  }
+  unsigned long first = ERR_peek_error();
+  int reason = ERR_GET_REASON(first);
+  long verified = SSL_get_verify_result(ssl_.get());
+  error_ = openssl_errors();
+  if (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+    failure_ = trouble::closed;
+    error_ = "the peer closed the connection";
+    return step::closed;
+  }
+  if (tls_detail::refusal_alert(reason)) {
+    failure_ = trouble::peer_refused;
+  } else if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED ||
+             reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
+    failure_ = trouble::peer_untrusted;
+    if (verified != X509_V_OK) error_ = X509_verify_cert_error_string(verified);
+  } else if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_HTTP_REQUEST ||
+             reason == SSL_R_PACKET_LENGTH_TOO_LONG || reason == SSL_R_UNKNOWN_PROTOCOL ||
+             reason == SSL_R_RECORD_LENGTH_MISMATCH) {
+    failure_ = trouble::not_tls;
+  } else {
+    failure_ = trouble::other;
+  }
+  if (error_.empty()) error_ = "TLS error " + std::to_string(code);
+  return step::failed;
+}
+
+LP_API tls_session::trouble tls_session::handshake(clock::time_point deadline) {
+  for (;;) {
+    ERR_clear_error();
+    int result = SSL_do_handshake(ssl_.get());
+    if (result == 1) return trouble::none;
+    auto state = outcome(result);
+    if (state != step::want_read && state != step::want_write) return failure_;
+    for (;;) {
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
+      if (left <= 0) {
+        failure_ = trouble::timeout;
+        error_ = "the TLS handshake did not finish in time";
+        return failure_;
+      }
+      pollfd watched{socket_,
+                     static_cast<short>(state == step::want_read ? POLLIN : POLLOUT), 0};
+      int ready =
+          ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
+      if (ready > 0) break;
+      if (ready < 0 && errno != EINTR) {
+        failure_ = trouble::other;
+        error_ = std::strerror(errno);
+        return failure_;
+      }
+    }
+  }
+}
+
+LP_API tls_session::step tls_session::read(char* into, std::size_t size) {
+  ERR_clear_error();
+  std::size_t got = 0;
+  int result = SSL_read_ex(ssl_.get(), into, size, &got);
+  if (result == 1) return {step::done, got};
+  return {outcome(result), 0};
+}
+
+LP_API tls_session::step tls_session::write(const char* from, std::size_t size) {
+  ERR_clear_error();
+  std::size_t sent = 0;
+  int result = SSL_write_ex(ssl_.get(), from, size, &sent);
+  if (result == 1) return {step::done, sent};
+  return {outcome(result), 0};
+}
+
+LP_API void tls_session::close() {
+  if (failure_ != trouble::none || !SSL_is_init_finished(ssl_.get())) return;
+  ERR_clear_error();
+  SSL_shutdown(ssl_.get());
+  ERR_clear_error();
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/util/text.hpp ----
 
@@ -7138,10 +7798,13 @@ class http_connection {
   // requests was found closed by the server before any byte of the response
   // arrived: the request never ran, the caller may retry once on a new
   // connection. `timeout`: the deadline passed. `refused`: connect failed.
-  // `broken`: anything else (malformed response, reply too large, reset
+  // `tls`: the TLS handshake failed, or the peer refused it (a client
+  // without the launch's certificate, a peer of another launch, a peer
+  // that does not speak TLS): trying again will not help. `broken`:
+  // anything else (malformed response, reply too large, reset
   // mid-response...).
   struct failure : std::runtime_error {
-    enum kind_t { refused, stale, timeout, broken } kind;
+    enum kind_t { refused, stale, timeout, broken, tls } kind;
     failure(kind_t k, const std::string& what) : std::runtime_error(what), kind(k) {}
   };
 
@@ -7151,10 +7814,12 @@ class http_connection {
     std::size_t body_size = 0;  // the body is body_buffer[0, body_size)
   };
 
-  // Connects to host:port (numeric address or name) by `deadline`.
-  // Throws failure{refused} or failure{timeout}.
+  // Connects to host:port (numeric address or name) by `deadline`, and
+  // with a TLS context completes the handshake by then too. Throws
+  // failure{refused}, failure{timeout} or failure{tls}.
   static std::unique_ptr<http_connection> open(const std::string& host, int port,
-                                               clock::time_point deadline) {
+                                               clock::time_point deadline,
+                                               const tls_context* tls = nullptr) {
     bool literal_v6 = host.find(':') != std::string::npos;
     std::string peer =
         (literal_v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
@@ -7180,7 +7845,10 @@ class http_connection {
         continue;
       }
       std::unique_ptr<http_connection> connection(new http_connection(fd, peer));
-      if (connection->connect_to(*a, deadline, why)) return connection;
+      if (connection->connect_to(*a, deadline, why)) {
+        if (tls) connection->start_tls(*tls, deadline);
+        return connection;
+      }
     }
     throw failure(failure::refused, "cannot connect to " + peer + ": " + why);
   }
@@ -7192,7 +7860,10 @@ class http_connection {
     return std::unique_ptr<http_connection>(new http_connection(fd, std::move(peer)));
   }
 
-  ~http_connection() { ::close(fd_); }
+  ~http_connection() {
+    if (tls_) tls_->close();
+    ::close(fd_);
+  }
   http_connection(const http_connection&) = delete;
   http_connection& operator=(const http_connection&) = delete;
 
@@ -7356,6 +8027,66 @@ class http_connection {
     }
   }
 
+  void start_tls(const tls_context& context, clock::time_point deadline) {
+    tls_ = std::make_unique<tls_session>(context, fd_, tls_session::role::client);
+    if (tls_->handshake(deadline) != tls_session::trouble::none) tls_failed();
+  }
+
+  // Why the TLS session failed, for the caller.
+  [[noreturn]] void tls_failed() const {
+    const auto& why = tls_->error();
+    switch (tls_->failure()) {
+      case tls_session::trouble::timeout: time_out("in the TLS handshake with");
+      case tls_session::trouble::peer_refused:
+        throw failure(failure::tls, peer_ +
+                                        " refused the TLS handshake: this client does not "
+                                        "hold this launch's certificate (" + why + ")");
+      case tls_session::trouble::peer_untrusted:
+        throw failure(failure::tls, peer_ + " showed a certificate this launch does not trust (" +
+                                        why + "): is it a node of another launch?");
+      case tls_session::trouble::not_tls:
+        throw failure(failure::tls, peer_ + " does not speak TLS (" + why +
+                                        "): is it a launch with --lp_tls=off?");
+      case tls_session::trouble::closed:
+        throw failure(failure::tls, peer_ + " closed the connection in the TLS handshake (" +
+                                        why + ")");
+      default:
+        throw failure(failure::tls, "TLS with " + peer_ + " failed: " + why);
+    }
+  }
+
+  // As send_request, through the TLS session: the head (with a small
+  // body), then each piece of a large body.
+  bool send_tls(std::span<const std::string_view> body, bool body_in_head,
+                clock::time_point deadline) {
+    auto send = [&](std::string_view bytes) {
+      while (!bytes.empty()) {
+        auto step = tls_->write(bytes.data(), bytes.size());
+        if (step.state == tls_session::step::done) {
+          bytes.remove_prefix(step.bytes);
+          continue;
+        }
+        if (step.state == tls_session::step::closed) return false;
+        if (step.state == tls_session::step::failed) {
+          if (tls_->failure() == tls_session::trouble::peer_refused) tls_failed();
+          fail("sending to " + peer_ + ": " + tls_->error());
+        }
+        if (step.state == tls_session::step::want_read) {
+          wait(POLLIN, deadline, "sending a request to");
+        } else if (wait(POLLOUT | POLLIN, deadline, "sending a request to") &
+                   (POLLIN | POLLERR | POLLHUP)) {
+          return false;  // the server answered or hung up first
+        }
+      }
+      return true;
+    };
+    if (!send(out_)) return false;
+    if (!body_in_head)
+      for (auto piece : body)
+        if (!send(piece)) return false;
+    return true;
+  }
+
   bool connect_to(const addrinfo& address, clock::time_point deadline, std::string& why) {
     if (::connect(fd_, address.ai_addr, address.ai_addrlen) == 0) return true;
     // EINTR leaves a non-blocking connect going on, as EINPROGRESS does.
@@ -7384,10 +8115,12 @@ class http_connection {
     if (method == verb::post)
       out_.append("Content-Length: ").append(std::to_string(length)).append("\r\n");
     out_.append("\r\n");
-    parts_.assign(1, iovec{});
-    if (out_.size() + length <= streamed_body) {
+    bool body_in_head = out_.size() + length <= streamed_body;
+    if (body_in_head)
       for (auto piece : body) out_.append(piece);
-    } else {
+    if (tls_) return send_tls(body, body_in_head, deadline);
+    parts_.assign(1, iovec{});
+    if (!body_in_head) {
       for (auto piece : body)
         if (!piece.empty())
           parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
@@ -7425,6 +8158,7 @@ class http_connection {
 
   // Up to `size` bytes into `into`; 0 when the server closed the connection.
   std::size_t receive(char* into, std::size_t size, clock::time_point deadline) {
+    if (tls_) return receive_tls(into, size, deadline);
     for (;;) {
       wait(POLLIN, deadline, "waiting for the response from");
       ssize_t got = ::recv(fd_, into, size, 0);
@@ -7436,6 +8170,22 @@ class http_connection {
       if (errno == ECONNRESET) hung_up("reset");
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
         fail("receiving from " + peer_ + ": " + error_text(errno));
+    }
+  }
+
+  std::size_t receive_tls(char* into, std::size_t size, clock::time_point deadline) {
+    for (short events = tls_->buffered() ? 0 : POLLIN;;) {
+      if (events) wait(events, deadline, "waiting for the response from");
+      auto step = tls_->read(into, size);
+      if (step.state == tls_session::step::done) {
+        answered_ = true;
+        return step.bytes;
+      }
+      if (step.state == tls_session::step::closed) return 0;
+      // In TLS 1.3 a server refuses a client's certificate after the
+      // client has finished its handshake: the refusal comes here.
+      if (step.state == tls_session::step::failed) tls_failed();
+      events = step.state == tls_session::step::want_read ? POLLIN : POLLOUT;
     }
   }
 
@@ -7670,6 +8420,7 @@ class http_connection {
   bool reusable_ = true;
   bool served_ = false;    // a whole response came before on this connection
   bool answered_ = false;  // a byte of the current response came
+  std::unique_ptr<tls_session> tls_;  // null: plain HTTP
 };
 
 }  // namespace lp::detail
@@ -7703,10 +8454,11 @@ class http_channel final : public channel {
 
   struct options {
     std::string secret;  // empty: an --lp_insecure launch
+    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
   };
 
   http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)), directory_(std::move(nodes)) {
+      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
     headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
                protocol::cbor_type + "\r\n";
     if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
@@ -7724,6 +8476,9 @@ class http_channel final : public channel {
       try {
         return call_once(method, args, deadline);
       } catch (const http_connection::failure& e) {
+        // The node's TLS refused this caller, or is not this launch's:
+        // another try goes the same way.
+        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
         bool refused = e.kind == http_connection::failure::refused;
         if (!refused || attempt > 0) {
           try {
@@ -7841,8 +8596,9 @@ class http_channel final : public channel {
     return {connect(where, until), false};
   }
 
-  static std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) {
-    return http_connection::open(where.host, where.port, std::min(until, clock::now() + connect_timeout));
+  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
+    return http_connection::open(where.host, where.port,
+                                 std::min(until, clock::now() + connect_timeout), tls_.get());
   }
 
   void release(std::unique_ptr<http_connection> connection) {
@@ -7859,6 +8615,7 @@ class http_channel final : public channel {
 
   const std::string node_;
   const std::shared_ptr<directory> directory_;
+  const std::shared_ptr<const tls_context> tls_;
   std::string headers_;  // Content-Type, Accept and the secret, as header lines
   std::mutex mutex_;
   std::vector<pooled> idle_;
@@ -7988,115 +8745,6 @@ inline std::string slurm_host_address(const std::string& choice) {
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-
-// ---- launchpad/detail/process/placement.hpp ----
-
-// Where the processes of a local launch run: the GPUs each is handed
-// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
-// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
-
-#include <dirent.h>
-#include <sched.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <string>
-#include <vector>
-
-namespace lp::detail {
-
-// "0,1,3" as {0, 1, 3}; "" as {}.
-inline std::vector<int> index_list(const std::string& text) {
-  std::vector<int> out;
-  if (text.empty()) return out;
-  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
-  return out;
-}
-
-inline std::string index_text(const std::vector<int>& indices) {
-  std::string out;
-  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
-  return out;
-}
-
-// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
-inline std::vector<int> gpus_found() {
-  std::vector<int> found;
-  if (DIR* dev = ::opendir("/dev")) {
-    while (auto* entry = ::readdir(dev)) {
-      std::string name = entry->d_name;
-      if (name.size() > 6 && name.starts_with("nvidia") &&
-          name.find_first_not_of("0123456789", 6) == std::string::npos)
-        found.push_back(std::stoi(name.substr(6)));
-    }
-    ::closedir(dev);
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-// The cores this process may run on.
-inline std::vector<int> cores_allowed() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cores;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
-  for (int core = 0; core < CPU_SETSIZE; ++core)
-    if (CPU_ISSET(core, &set)) cores.push_back(core);
-  return cores;
-}
-
-// Pins the calling process (its threads to come) to `cores`; false if the
-// kernel refused.
-inline bool pin_to(const std::vector<int>& cores) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int core : cores) CPU_SET(core, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
-
-struct placement {
-  std::vector<int> gpus;   // handed to the process; empty: none asked for
-  std::vector<int> cores;  // pinned to; empty: not pinned
-};
-
-// One placement per process, each process named with its group's settings.
-// GPUs are never shared: more asked for than `gpus` holds is refused here,
-// before anything starts. Cores are handed out in turn, shared once every
-// core has a process, and a process asking for more cores than there are
-// is not pinned.
-inline std::vector<placement> place(
-    const std::vector<std::pair<std::string, group_settings>>& processes,
-    const std::vector<int>& gpus, const std::vector<int>& cores) {
-  std::vector<placement> out(processes.size());
-  std::size_t asked = 0;
-  std::string askers;
-  for (const auto& [name, settings] : processes)
-    if (settings.resources.gpus > 0) {
-      asked += static_cast<std::size_t>(settings.resources.gpus);
-      askers += (askers.empty() ? "" : ", ") + name + ": " +
-                std::to_string(settings.resources.gpus);
-    }
-  if (asked > gpus.size())
-    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
-                       askers + ") but this launch has " + std::to_string(gpus.size()) +
-                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
-                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
-  std::size_t next_gpu = 0, next_core = 0;
-  for (std::size_t i = 0; i < processes.size(); ++i) {
-    const auto& needs = processes[i].second.resources;
-    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
-    if (!processes[i].second.pin_cores || cores.empty() ||
-        static_cast<std::size_t>(needs.cpus) > cores.size())
-      continue;
-    for (int k = 0; k < needs.cpus; ++k)
-      out[i].cores.push_back(cores[next_core++ % cores.size()]);
-    std::sort(out[i].cores.begin(), out[i].cores.end());
-  }
-  return out;
-}
-
-}  // namespace lp::detail
 
 // ---- launchpad/detail/observe/process_figures.hpp ----
 
@@ -8423,6 +9071,311 @@ inline std::vector<std::string> log_tail(const std::string& path) {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/process/placement.hpp ----
+
+// Where the processes of a local launch run: the GPUs each is handed
+// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
+// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
+
+#include <dirent.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+// "0,1,3" as {0, 1, 3}; "" as {}.
+inline std::vector<int> index_list(const std::string& text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
+  return out;
+}
+
+inline std::string index_text(const std::vector<int>& indices) {
+  std::string out;
+  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
+  return out;
+}
+
+// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
+inline std::vector<int> gpus_found() {
+  std::vector<int> found;
+  if (DIR* dev = ::opendir("/dev")) {
+    while (auto* entry = ::readdir(dev)) {
+      std::string name = entry->d_name;
+      if (name.size() > 6 && name.starts_with("nvidia") &&
+          name.find_first_not_of("0123456789", 6) == std::string::npos)
+        found.push_back(std::stoi(name.substr(6)));
+    }
+    ::closedir(dev);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The cores this process may run on.
+inline std::vector<int> cores_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
+  for (int core = 0; core < CPU_SETSIZE; ++core)
+    if (CPU_ISSET(core, &set)) cores.push_back(core);
+  return cores;
+}
+
+// Pins the calling process (its threads to come) to `cores`; false if the
+// kernel refused.
+inline bool pin_to(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int core : cores) CPU_SET(core, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+struct placement {
+  std::vector<int> gpus;   // handed to the process; empty: none asked for
+  std::vector<int> cores;  // pinned to; empty: not pinned
+};
+
+// One placement per process, each process named with its group's settings.
+// GPUs are never shared: more asked for than `gpus` holds is refused here,
+// before anything starts. Cores are handed out in turn, shared once every
+// core has a process, and a process asking for more cores than there are
+// is not pinned.
+inline std::vector<placement> place(
+    const std::vector<std::pair<std::string, group_settings>>& processes,
+    const std::vector<int>& gpus, const std::vector<int>& cores) {
+  std::vector<placement> out(processes.size());
+  std::size_t asked = 0;
+  std::string askers;
+  for (const auto& [name, settings] : processes)
+    if (settings.resources.gpus > 0) {
+      asked += static_cast<std::size_t>(settings.resources.gpus);
+      askers += (askers.empty() ? "" : ", ") + name + ": " +
+                std::to_string(settings.resources.gpus);
+    }
+  if (asked > gpus.size())
+    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
+                       askers + ") but this launch has " + std::to_string(gpus.size()) +
+                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
+                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
+  std::size_t next_gpu = 0, next_core = 0;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const auto& needs = processes[i].second.resources;
+    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
+    if (!processes[i].second.pin_cores || cores.empty() ||
+        static_cast<std::size_t>(needs.cpus) > cores.size())
+      continue;
+    for (int k = 0; k < needs.cpus; ++k)
+      out[i].cores.push_back(cores[next_core++ % cores.size()]);
+    std::sort(out[i].cores.begin(), out[i].cores.end());
+  }
+  return out;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/reachability.hpp ----
+
+// Whether the launcher can still reach each node that serves beyond
+// loopback. A host cut off from the network (a partition, a dead switch, a
+// frozen machine) leaves its node processes running where nothing can call
+// them, and nothing inside them can tell: the watchdog of a group's
+// health_timeout (run/watchdog.hpp) sees a hung call or run(), not a
+// network. So the launcher asks each such node GET /lp/v1/health, and a node
+// that answers nothing for its group's health_timeout is lost. On loopback
+// there is no network to lose: a node there is not asked.
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+// ---- launchpad/detail/util/periodic_worker.hpp ----
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+namespace lp::detail {
+
+// A thread that does a round of work, waits until the time the round asked
+// for, and does another, until it is stopped. A stop ends the wait at once;
+// a round under way runs to its end (one that may take long asks
+// stop_requested() between its steps).
+class periodic_worker {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  periodic_worker() = default;
+  periodic_worker(const periodic_worker&) = delete;
+  periodic_worker& operator=(const periodic_worker&) = delete;
+  ~periodic_worker() { stop(); }
+
+  // `round()` runs at once, then whenever the clock::time_point it returned
+  // comes. Once per worker.
+  template <class Round>
+  void start(Round round) {
+    thread_ = std::thread([this, round = std::move(round)]() mutable {
+      std::unique_lock lock(mutex_);
+      while (!stopping_) {
+        lock.unlock();
+        auto next = round();
+        lock.lock();
+        changed_.wait_until(lock, next, [&] { return stopping_; });
+      }
+    });
+  }
+
+  // Wakes the worker from its wait, without waiting for it: a caller
+  // stopping many workers asks them all first, then joins each.
+  void request_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }
+
+  // Returns once the thread is gone; safe to call twice, or unstarted.
+  void stop() {
+    request_stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+class reachability_watch {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A process to watch: `label`, one of its nodes, answers for it.
+  struct target {
+    std::string unit;
+    std::string label;
+    std::chrono::milliseconds timeout;  // its group's health_timeout
+  };
+  // Where a node serves now, and which start of its process that is (a
+  // restarted process may serve where the last one did); nothing while it
+  // does not serve.
+  struct serving {
+    address at;
+    int start = 0;
+    bool operator==(const serving&) const = default;
+  };
+  using lookup = std::function<std::optional<serving>(const std::string& label)>;
+  // Called once per process that went silent, from the watch's own thread.
+  using lost =
+      std::function<void(const std::string& unit, std::chrono::milliseconds silence)>;
+
+  // One thread per target, so that a silent node, whose every probe waits
+  // out its deadline, delays no other's.
+  reachability_watch(std::vector<target> targets, lookup where, lost report,
+                     const tls_context* tls)
+      : where_(std::move(where)), report_(std::move(report)), tls_(tls) {
+    for (auto& t : targets) {
+      auto& worker = workers_.emplace_back();
+      worker.start([this, t = std::move(t), state = probe_state{}]() mutable {
+        return round(t, state);
+      });
+    }
+  }
+  reachability_watch(const reachability_watch&) = delete;
+  reachability_watch& operator=(const reachability_watch&) = delete;
+  ~reachability_watch() {
+    for (auto& worker : workers_) worker.request_stop();
+    for (auto& worker : workers_) worker.stop();
+  }
+
+  // How often a node is asked, and how long each probe waits: a quarter of
+  // its timeout each, so that a node is found lost at most half a timeout
+  // late, and a short silence (under a timeout) is outlived.
+  static std::chrono::milliseconds period_of(std::chrono::milliseconds timeout) {
+    return std::clamp(timeout / 4, std::chrono::milliseconds(50),
+                      std::chrono::milliseconds(1000));
+  }
+
+ private:
+  struct probe_state {
+    std::optional<serving> process;  // the one being watched
+    clock::time_point heard;         // its last answer, or when it began to serve
+    bool reported = false;
+    std::unique_ptr<http_connection> connection;
+  };
+
+  clock::time_point round(const target& t, probe_state& state) {
+    auto period = period_of(t.timeout);
+    auto now = clock::now();
+    auto process = where_(t.label);
+    if (!process) {
+      state = {};
+      return now + period;
+    }
+    if (process != state.process) {  // a new process: its silence starts now
+      state = {};
+      state.process = process;
+      state.heard = now;
+    }
+    if (state.reported) return now + period;
+    if (answers(process->at, state, now + period)) {
+      state.heard = clock::now();
+    } else if (auto silence = clock::now() - state.heard; silence > t.timeout) {
+      state.reported = true;
+      report_(t.unit, std::chrono::duration_cast<std::chrono::milliseconds>(silence));
+    }
+    return now + period;
+  }
+
+  // Any HTTP answer will do: a node that says it stops is still reachable.
+  // So is a refused connection, which its host sent: a process that no
+  // longer listens is the reaper's business, not a partition.
+  bool answers(const address& at, probe_state& state, clock::time_point deadline) {
+    try {
+      if (!state.connection || !state.connection->reusable())
+        state.connection = http_connection::open(at.host, at.port, deadline, tls_);
+      std::string body;
+      state.connection->get(protocol::health_path, "", deadline, body, 4096);
+      return true;
+    } catch (const http_connection::failure& e) {
+      state.connection.reset();
+      return e.kind == http_connection::failure::refused;
+    }
+  }
+
+  lookup where_;
+  lost report_;
+  const tls_context* tls_;
+  std::list<periodic_worker> workers_;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/process/rendezvous.hpp ----
 
 // How the node processes of a launch find each other. The launcher serves
@@ -8440,6 +9393,7 @@ inline std::vector<std::string> log_tail(const std::string& path) {
 
 // ---- launchpad/detail/serve/listener.hpp ----
 
+#include <fcntl.h>
 #include <httplib.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -8516,6 +9470,7 @@ inline std::size_t connection_cap(std::size_t wanted) {
 
 }  // namespace lp::detail
 #include <string>
+#include <string_view>
 
 namespace lp::detail {
 
@@ -8533,22 +9488,26 @@ namespace lp::detail {
 // the request: reads and writes fail from then on, httplib gives up, and
 // the connection loop answers 408 itself (if the reply had not begun) and
 // closes. Reads are buffered, since httplib reads a request's lines a byte
-// at a time.
+// at a time. With a TLS session, bytes go through it: the socket is then
+// non-blocking, and each wait is for what the session asks.
 class deadline_stream final : public httplib::Stream {
  public:
   using clock = std::chrono::steady_clock;
   enum class phase { idle, headers, body, reply };
 
   deadline_stream(socket_t socket, const server_limits& limits,
-                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout)
+                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout,
+                  tls_session* tls = nullptr)
       : socket_(socket), limits_(limits), read_timeout_(read_timeout),
-        write_timeout_(write_timeout) {}
+        write_timeout_(write_timeout), tls_(tls) {}
 
   // Waits up to `idle` for the next request's first byte; true when it has
   // come (or the peer hung up, which the next read sees), and the request's
   // clock starts.
   bool next_request(std::chrono::milliseconds idle) {
-    if (used_ == filled_ && poll_for(POLLIN, clock::now() + idle) <= 0) return false;
+    if (used_ == filled_ && !(tls_ && tls_->buffered()) &&
+        poll_for(POLLIN, clock::now() + idle) <= 0)
+      return false;
     phase_ = phase::headers;
     started_ = clock::now();
     moved_ = 0;
@@ -8573,16 +9532,17 @@ class deadline_stream final : public httplib::Stream {
   // The phase a deadline passed in, or idle if none did.
   phase timed_out() const { return timed_out_; }
 
-  bool is_readable() const override { return used_ < filled_ || wait(POLLIN); }
+  bool is_readable() const override {
+    return used_ < filled_ || (tls_ && tls_->buffered()) || wait(POLLIN);
+  }
   bool is_writable() const override { return wait(POLLOUT); }
 
   ssize_t read(char* ptr, std::size_t size) override {
     if (timed_out_ != phase::idle) return -1;
     if (used_ == filled_) {
-      if (!wait(POLLIN)) return -1;
       // A large read goes straight to the caller's buffer.
       bool direct = size >= sizeof buffer_;
-      ssize_t got = ::recv(socket_, direct ? ptr : buffer_, direct ? size : sizeof buffer_, 0);
+      ssize_t got = receive(direct ? ptr : buffer_, direct ? size : sizeof buffer_);
       if (got <= 0) return got;
       if (phase_ == phase::body) moved_ += static_cast<std::size_t>(got);
       if (direct) return got;
@@ -8605,10 +9565,21 @@ class deadline_stream final : public httplib::Stream {
       started_ = clock::now();
       moved_ = 0;
     }
-    if (!wait(POLLOUT)) return -1;
-    ssize_t sent = ::send(socket_, ptr, size, MSG_NOSIGNAL);
+    ssize_t sent = send(ptr, size);
     if (sent > 0 && phase_ == phase::reply) moved_ += static_cast<std::size_t>(sent);
     return sent;
+  }
+
+  // Writes what the socket takes of `bytes` now, without waiting and
+  // whatever the deadlines: the listener's own last reply (408) before it
+  // closes.
+  void send_now(std::string_view bytes) {
+    if (!tls_) {
+      [[maybe_unused]] auto sent =
+          ::send(socket_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      return;
+    }
+    tls_->write(bytes.data(), bytes.size());
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
@@ -8620,6 +9591,41 @@ class deadline_stream final : public httplib::Stream {
   socket_t socket() const override { return socket_; }
 
  private:
+  // Up to `size` bytes once the socket has some: 0 at the peer's end, -1 on
+  // an error or a deadline.
+  ssize_t receive(char* into, std::size_t size) {
+    if (!tls_) {
+      if (!wait(POLLIN)) return -1;
+      return ::recv(socket_, into, size, 0);
+    }
+    for (short events = tls_->buffered() ? 0 : POLLIN;;) {
+      if (events && !wait(events)) return -1;
+      auto step = tls_->read(into, size);
+      if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
+      if (step.state == tls_session::step::closed) return 0;
+      if (step.state == tls_session::step::failed) return -1;
+      events = step.state == tls_session::step::want_read ? POLLIN : POLLOUT;
+    }
+  }
+
+  // What the socket takes of `size` bytes once it takes some; -1 on an
+  // error or a deadline.
+  ssize_t send(const char* from, std::size_t size) {
+    if (!tls_) {
+      if (!wait(POLLOUT)) return -1;
+      return ::send(socket_, from, size, MSG_NOSIGNAL);
+    }
+    for (short events = POLLOUT;;) {
+      if (!wait(events)) return -1;
+      auto step = tls_->write(from, size);
+      if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
+      if (step.state != tls_session::step::want_read &&
+          step.state != tls_session::step::want_write)
+        return -1;
+      events = step.state == tls_session::step::want_read ? POLLIN : POLLOUT;
+    }
+  }
+
   // When this phase must have moved one more byte.
   clock::time_point deadline() const {
     if (phase_ == phase::headers) return started_ + limits_.header_timeout;
@@ -8674,6 +9680,7 @@ class deadline_stream final : public httplib::Stream {
   const socket_t socket_;
   const server_limits& limits_;
   const std::chrono::milliseconds read_timeout_, write_timeout_;
+  tls_session* const tls_;  // null: plain HTTP
   phase phase_ = phase::idle;
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
@@ -8793,6 +9800,8 @@ class httplib_server : public httplib::Server {
 };
 
 }  // namespace lp::detail
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -8904,6 +9913,13 @@ class listener {
     server_.set_payload_max_length(bytes);
   }
 
+  // Serves every connection over TLS with this context (docs/protocol.md,
+  // "Encryption"): a peer that does not complete the handshake within the
+  // header timeout, or shows no certificate the context trusts, is closed
+  // before any HTTP. Set before start().
+  void set_tls(std::shared_ptr<const tls_context> context) { server_.tls = std::move(context); }
+  bool tls() const { return server_.tls != nullptr; }
+
   // Binds host:port (port 0: any free port) and serves; returns the port,
   // or -1 if it cannot bind. Connections are accepted once it returns.
   int start(const std::string& host, int port) {
@@ -8952,6 +9968,7 @@ class listener {
 
     const server_limits limits;
     const std::size_t cap;  // max_connections, within the file descriptors
+    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
     std::atomic<std::size_t> open{0};
     refusal_body refusal = [](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
@@ -8963,6 +9980,9 @@ class listener {
     // keep-alive loop, over a deadline_stream instead of its own.
     bool serve_connection(socket_t socket) override {
       if (connection_queue::refusing()) {
+        // A TLS peer could not read a plain reply, and a handshake here
+        // would hold up the accepting thread: it finds the connection closed.
+        if (tls) return close_socket(socket, false) && false;
         answer(socket, 503, "Service Unavailable", "overloaded",
                "this node has " + std::to_string(cap) +
                    " connections open, its limit (--lp_max_connections); try again later, "
@@ -8970,13 +9990,16 @@ class listener {
         return close_socket(socket, false);
       }
       auto loop = settings();
-      deadline_stream stream(socket, limits, loop.read_timeout, loop.write_timeout);
-      current() = &stream;
       open.fetch_add(1, std::memory_order_relaxed);
       struct closing {
         std::atomic<std::size_t>& open;
         ~closing() { open.fetch_sub(1, std::memory_order_relaxed); }
       } counted{open};
+      std::optional<tls_session> session;
+      if (tls && !handshake(socket, session)) return close_socket(socket, true) && false;
+      deadline_stream stream(socket, limits, loop.read_timeout, loop.write_timeout,
+                             session ? &*session : nullptr);
+      current() = &stream;
       bool served = false, unread = false;
       for (auto left = loop.max_requests;
            left > 0 && listening() && stream.next_request(loop.idle); --left) {
@@ -8984,13 +10007,13 @@ class listener {
         served = serve_one(stream, left == 1, closed);
         if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
           if (late == deadline_stream::phase::headers)
-            answer(socket, 408, "Request Timeout", "request_timeout",
+            answer(stream, 408, "Request Timeout", "request_timeout",
                    "the request's headers did not all arrive within " +
                        std::to_string(limits.header_timeout.count() / 1000) +
                        " s of its first byte (--lp_header_timeout_secs), or nothing came for " +
                        std::to_string(loop.read_timeout.count() / 1000) + " s");
           else if (late == deadline_stream::phase::body)
-            answer(socket, 408, "Request Timeout", "request_timeout",
+            answer(stream, 408, "Request Timeout", "request_timeout",
                    "the request's body came slower than " +
                        std::to_string(limits.min_bytes_per_second >> 10) +
                        " KiB/s (--lp_min_rate_kib_per_sec), or nothing came for " +
@@ -9005,18 +10028,44 @@ class listener {
         if (!served || closed) break;
       }
       current() = nullptr;
+      if (session) session->close();
       return close_socket(socket, unread) && served;
+    }
+
+    // The TLS handshake of a new connection, on its non-blocking socket,
+    // within the header timeout: a peer that stays silent holds its thread
+    // no longer. False if it failed; the peer learns why from the alert
+    // OpenSSL sent, if any, and nothing else.
+    bool handshake(socket_t socket, std::optional<tls_session>& session) const {
+      int flags = ::fcntl(socket, F_GETFL);
+      if (flags < 0 || ::fcntl(socket, F_SETFL, flags | O_NONBLOCK) < 0) return false;
+      try {
+        session.emplace(*tls, socket, tls_session::role::server);
+      } catch (const std::exception&) {
+        return false;
+      }
+      return session->handshake(std::chrono::steady_clock::now() + limits.header_timeout) ==
+             tls_session::trouble::none;
     }
 
     // A whole reply, in one send that never waits: it fits in the socket's
     // buffer, and a peer that left loses nothing it wanted.
+    std::string reply_text(int status, std::string_view reason, std::string_view code,
+                           const std::string& message) {
+      auto body = refusal(code, message);
+      return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
+             "\r\nContent-Type: application/json\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    }
     void answer(socket_t socket, int status, std::string_view reason, std::string_view code,
                 const std::string& message) {
-      auto body = refusal(code, message);
-      auto reply = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
-                   "\r\nContent-Type: application/json\r\nContent-Length: " +
-                   std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      auto reply = reply_text(status, reason, code, message);
       [[maybe_unused]] auto sent = ::send(socket, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    // The same through the connection's stream (and its TLS session, if any).
+    void answer(deadline_stream& stream, int status, std::string_view reason,
+                std::string_view code, const std::string& message) {
+      stream.send_now(reply_text(status, reason, code, message));
     }
 
     // Closes so that the peer gets our reply and a FIN rather than a reset,
@@ -9111,6 +10160,7 @@ inline std::string credential_problem(std::string_view header, std::string_view 
 
 }  // namespace lp::detail
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -9132,9 +10182,12 @@ class rendezvous_server {
         runs_finished;
   };
 
-  // `host`: loopback, unless the nodes run on other hosts (Slurm).
-  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1")
+  // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
+  // TLS context, it serves HTTPS to the launch's nodes only.
+  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1",
+                    std::shared_ptr<const tls_context> tls = nullptr)
       : secret_(std::move(secret)), on_(std::move(on)) {
+    listener_.set_tls(std::move(tls));
     auto& server = listener_.server();
     server.set_keep_alive_timeout(2);
     auto guarded = [this](auto handler) {
@@ -9207,7 +10260,7 @@ class rendezvous_server {
                 }));
     int port = listener_.start(host, 0);
     if (port < 0) throw launch_error("the launcher cannot listen on " + host);
-    url_ = address{host, port}.url();
+    url_ = address{host, port}.url(listener_.tls());
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;
@@ -9272,9 +10325,11 @@ class rendezvous_server {
 // A node process's side: a directory that asks the launcher, and remembers.
 class rendezvous_directory final : public directory {
  public:
-  rendezvous_directory(std::string url, const std::string& secret)
+  rendezvous_directory(std::string url, const std::string& secret,
+                       std::shared_ptr<const tls_context> tls = nullptr)
       : url_(std::move(url)),
         launcher_(address_of(url_)),
+        tls_(std::move(tls)),
         headers_("Content-Type: application/json\r\n" +
                  (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
@@ -9367,13 +10422,16 @@ class rendezvous_directory final : public directory {
              const json& body) const {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     try {
-      auto connection = http_connection::open(launcher_.host, launcher_.port, deadline);
+      auto connection =
+          http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
       std::string reply;
       auto response = connection->post(path, headers_, body.dump(), deadline, reply,
                                        std::size_t{1} << 20);
       return {response.status,
               json::parse(std::string_view(reply).substr(0, response.body_size), nullptr, false)};
     } catch (const http_connection::failure& e) {
+      if (e.kind == http_connection::failure::tls)
+        throw transport_error(node, method, std::string("the launcher's rendezvous: ") + e.what());
       throw transport_error(node, method,
                             std::string("the launcher does not answer; it may have stopped (") +
                                 e.what() + ")");
@@ -9393,7 +10451,7 @@ class rendezvous_directory final : public directory {
                          (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
   }
 
-  // "http://host:port", as rendezvous_server::url() wrote it.
+  // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
   static address address_of(const std::string& url) {
     auto where = address_of_url(url);
     if (!where) throw launch_error("the launcher's rendezvous URL '" + url + "' is not http://host:port");
@@ -9402,6 +10460,7 @@ class rendezvous_directory final : public directory {
 
   const std::string url_;
   const address launcher_;
+  const std::shared_ptr<const tls_context> tls_;
   const std::string headers_;
   std::mutex mutex_;
   std::map<std::string, address> cache_;
@@ -9853,6 +10912,10 @@ struct launch_flags {
   std::optional<std::string> launch;  // unset: the policy main() names
   bool help = false;
   bool insecure = false;
+  // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto
+  // (on where nodes serve beyond loopback); a site's own files, if given.
+  std::string tls = "auto";
+  std::string tls_ca, tls_cert, tls_key;
   bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
@@ -10005,6 +11068,34 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
+    {.name = "--lp_tls",
+     .hint = "<mode>",
+     .example = "on",
+     .help = "TLS between nodes, with a certificate made per launch that every peer must "
+             "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
+             "on where they do, as under slurm)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.tls = one_of(name, std::move(v), {"on", "off", "auto"}); }},
+    {.name = "--lp_tls_cert",
+     .hint = "<file>",
+     .example = "./node.crt",
+     .help = "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
+             "its key (below), and turns TLS on",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_cert = std::move(v); }},
+    {.name = "--lp_tls_key",
+     .hint = "<file>",
+     .example = "./node.key",
+     .help = "the private key (PEM, unencrypted) of that certificate",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_key = std::move(v); }},
+    {.name = "--lp_tls_ca",
+     .hint = "<file>",
+     .example = "./site-ca.crt",
+     .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
+             "certificate itself",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_ca = std::move(v); }},
     {.name = "--lp_system_malloc",
      .help = "leave malloc as it is set; by default a process that hosts nodes keeps freed "
              "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value cost "
@@ -10265,6 +11356,19 @@ inline usage_error needs_value(const flag_spec& flag, const char* next) {
   return usage_error(message);
 }
 
+// The TLS flags that must go together (docs/launching.md, "Flags"): checked
+// by a launch once every flag is read, as each row reads one flag alone.
+inline void check_tls_flags(const launch_flags& flags) {
+  if (flags.tls_cert.empty() != flags.tls_key.empty())
+    throw usage_error("--lp_tls_cert and --lp_tls_key go together: give a certificate and "
+                      "its key");
+  if (!flags.tls_ca.empty() && flags.tls_cert.empty())
+    throw usage_error("--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
+                      "signed, and its key");
+  if (flags.tls == "off" && !flags.tls_cert.empty())
+    throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
+}
+
 inline launch_flags parse_flags(int argc, char** argv) {
   launch_flags flags;
   for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
@@ -10297,6 +11401,55 @@ inline launch_flags parse_flags(int argc, char** argv) {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/run/launch_tls.hpp ----
+
+// Whether a launch's nodes speak TLS, and with which credentials
+// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
+// the nodes serve. The launcher decides, once; its nodes follow.
+
+#include <iostream>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// Whether other hosts may reach a server bound to `host`: anything but
+// loopback.
+inline bool beyond_loopback(std::string_view host) {
+  return !(host.starts_with("127.") || host == "::1" || host == "[::1]" ||
+           host == "localhost");
+}
+
+// The credentials of a launch, or none for plain HTTP: its own (a fresh key
+// and certificate), or the site's files. `beyond` says whether its nodes
+// serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
+// tls_error for files that cannot be used.
+LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+                                  bool beyond);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+                                  bool beyond) {
+  // The launch has checked that the flags go together (check_tls_flags).
+  bool files = !flags.tls_cert.empty();
+  if (flags.tls == "off") {
+    if (beyond)
+      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
+                   "launch's secret and every call's arguments cross the network in "
+                   "cleartext"
+                << std::endl;
+    return {};
+  }
+  if (flags.tls != "on" && !beyond && !files) return {};
+  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
+  return make_launch_credentials(program);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/run/run_directory.hpp ----
 
 #include <fcntl.h>
@@ -10304,43 +11457,74 @@ inline launch_flags parse_flags(int argc, char** argv) {
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace lp::detail {
 
 // A launch's own directory under /tmp, readable only by its user: it holds
-// the launch's secret (the file `secret`, for curl) and, when asked, the
-// nodes' logs. The secret goes with the launch; the directory too, unless
-// logs are left in it.
+// the launch's secret (the file `secret`, for curl), its TLS credentials if
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
+// asked, the nodes' logs. The secret and the credentials go with the launch;
+// the directory too, unless logs are left in it.
 class run_directory {
  public:
-  // An empty secret (an --lp_insecure launch) writes no file. A Slurm
-  // launch makes it in a directory the compute hosts share.
-  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp")
-      : secret_(std::move(secret)) {
+  // The files of the TLS credentials.
+  static constexpr const char* certificate_file = "tls.crt";
+  static constexpr const char* key_file = "tls.key";
+  static constexpr const char* authority_file = "tls_ca.crt";
+
+  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
+  // credentials (no TLS). A Slurm launch makes it in a directory the
+  // compute hosts share.
+  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
+                tls_credentials tls = {})
+      : secret_(std::move(secret)), tls_(std::move(tls)) {
     std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
       throw launch_error("cannot create a run directory under " + parent +
                                       "; is it there, and writable?");
     path_ = pattern;
-    if (secret_.empty()) return;
-    auto file = path_ + "/secret";
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw launch_error("cannot write " + file);
-    write_all(fd, secret_ + "\n");
-    ::close(fd);
+    if (!secret_.empty()) write_private("secret", secret_ + "\n");
+    if (tls_.empty()) return;
+    write_private(certificate_file, tls_.certificate);
+    write_private(key_file, tls_.key);
+    // A launch's own certificate is its own authority.
+    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
   }
   // The run directory another process made (a Slurm job's, made by the
-  // command that submitted it), with the secret in it, if any.
+  // command that submitted it), with the secret and credentials in it, if
+  // any.
   struct adopt {};
   run_directory(adopt, std::string path) : path_(std::move(path)) {
-    std::ifstream(path_ + "/secret") >> secret_;
+    std::tie(secret_, tls_) = credentials_of(path_);
+  }
+
+  // The secret and TLS credentials in the run directory at `path`, which
+  // its maker wrote. A node process reads its own here, never from its
+  // environment: Slurm carries a job step's environment to the compute
+  // host in the clear.
+  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
+    std::pair<std::string, tls_credentials> found;
+    std::ifstream(path + "/secret") >> found.first;
+    auto& tls = found.second;
+    tls.certificate = read_file(path, certificate_file);
+    if (tls.certificate.empty()) return found;
+    tls.key = read_file(path, key_file);
+    tls.authority = read_file(path, authority_file);
+    if (tls.authority.empty()) tls.authority = tls.certificate;
+    return found;
   }
   run_directory(const run_directory&) = delete;
   run_directory& operator=(const run_directory&) = delete;
   ~run_directory() {
     if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    if (!tls_.empty())
+      for (const char* file : {certificate_file, key_file, authority_file})
+        ::unlink((path_ + "/" + file).c_str());
     ::unlink((path_ + "/nodes").c_str());
     ::unlink((path_ + "/status").c_str());  // the status page's URL
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
@@ -10351,14 +11535,37 @@ class run_directory {
   // submitted Slurm job).
   void keep() { kept_ = true; }
   const std::string& secret() const { return secret_; }
+  // Empty for a launch without TLS.
+  const tls_credentials& tls() const { return tls_; }
 
-  // Tells the user where the secret is (never the secret itself).
+  // Tells the user where the secret and credentials are (never themselves).
   void announce(std::ostream& out) const {
     if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!tls_.empty())
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
+          << certificate_file << " and " << key_file << std::endl;
   }
 
  private:
+  // A file of the directory that only its owner may read.
+  void write_private(const std::string& name, const std::string& text) const {
+    auto file = path_ + "/" + name;
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw launch_error("cannot write " + file);
+    write_all(fd, text);
+    ::close(fd);
+  }
+
+  // A file of the directory at `path`, whole; empty if it is not there.
+  static std::string read_file(const std::string& path, const std::string& name) {
+    std::ifstream in(path + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
+  }
+
   std::string secret_;
+  tls_credentials tls_;
   std::string path_;
   bool kept_ = false;
 };
@@ -10647,7 +11854,7 @@ th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eef;font-variant-
 th{font-weight:600;color:#556}
 .state{display:inline-block;padding:1px 7px;border-radius:9px;color:#fff;font-size:12px}
 .serving{background:#2e8540}.starting{background:#8a8f98}.restarting{background:#d98b00}
-.stopped{background:#5b6b86}.failed{background:#c62828}
+.stopped{background:#5b6b86}.failed{background:#c62828}.unreachable{background:#7b1fa2}
 svg text{font:12px system-ui,sans-serif}
 #graph g.node rect{stroke:#1d2330;stroke-width:1}
 #graph g.node.failed rect{stroke:#c62828;stroke-width:3}
@@ -10785,7 +11992,7 @@ function drawGraph(status) {
         stroke: "#99a", "marker-end": "url(#arrow)"}));
     }
   const fills = {serving: "#dff3e3", starting: "#eceef1", restarting: "#fdebc8",
-                 stopped: "#e3e8f0", failed: "#fbdada"};
+                 stopped: "#e3e8f0", failed: "#fbdada", unreachable: "#eedcf3"};
   for (const node of status.nodes) {
     const p = at[node.label];
     const g = svg("g", {"class": "node " + node.state, "data-label": node.label,
@@ -10935,74 +12142,6 @@ setInterval(refresh, 1000);
 )lp_page";
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/util/periodic_worker.hpp ----
-
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-#include <utility>
-
-namespace lp::detail {
-
-// A thread that does a round of work, waits until the time the round asked
-// for, and does another, until it is stopped. A stop ends the wait at once;
-// a round under way runs to its end (one that may take long asks
-// stop_requested() between its steps).
-class periodic_worker {
- public:
-  using clock = std::chrono::steady_clock;
-
-  periodic_worker() = default;
-  periodic_worker(const periodic_worker&) = delete;
-  periodic_worker& operator=(const periodic_worker&) = delete;
-  ~periodic_worker() { stop(); }
-
-  // `round()` runs at once, then whenever the clock::time_point it returned
-  // comes. Once per worker.
-  template <class Round>
-  void start(Round round) {
-    thread_ = std::thread([this, round = std::move(round)]() mutable {
-      std::unique_lock lock(mutex_);
-      while (!stopping_) {
-        lock.unlock();
-        auto next = round();
-        lock.lock();
-        changed_.wait_until(lock, next, [&] { return stopping_; });
-      }
-    });
-  }
-
-  // Wakes the worker from its wait, without waiting for it: a caller
-  // stopping many workers asks them all first, then joins each.
-  void request_stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  bool stop_requested() const {
-    std::lock_guard lock(mutex_);
-    return stopping_;
-  }
-
-  // Returns once the thread is gone; safe to call twice, or unstarted.
-  void stop() {
-    request_stop();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool stopping_ = false;
-  std::thread thread_;
-};
-
-}  // namespace lp::detail
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11014,7 +12153,7 @@ class periodic_worker {
 namespace lp::detail {
 
 // A node as its launcher sees it, whatever its figures say.
-enum class node_state { starting, serving, restarting, stopped, failed };
+enum class node_state { starting, serving, restarting, stopped, failed, unreachable };
 
 // The state's name in the status JSON, on the page and in --lp_status.
 inline std::string_view to_string(node_state state) {
@@ -11024,6 +12163,8 @@ inline std::string_view to_string(node_state state) {
     case node_state::restarting: return "restarting";
     case node_state::stopped: return "stopped";
     case node_state::failed: return "failed";
+    case node_state::unreachable:
+      return "unreachable";
   }
   return "unknown";
 }
@@ -11047,9 +12188,11 @@ class status_server {
  public:
   using source = std::function<std::vector<node_status>()>;
 
-  // `policy`: the launch's flag name, shown on the page.
+  // `policy`: the launch's flag name, shown on the page. `tls`: the
+  // launch's, with which the poller reads its nodes; the page itself stays
+  // plain HTTP on loopback.
   LP_API status_server(const program& graph, std::string policy, std::string secret,
-                       source nodes);
+                       source nodes, std::shared_ptr<const tls_context> tls = nullptr);
   status_server(const status_server&) = delete;
   status_server& operator=(const status_server&) = delete;
   LP_API ~status_server();
@@ -11080,6 +12223,7 @@ class status_server {
   const program& graph_;
   const std::string policy_, secret_;
   source nodes_;
+  const std::shared_ptr<const tls_context> tls_;
   listener listener_;
   std::mutex mutex_;
   std::map<std::string, history> histories_;  // by label
@@ -11094,7 +12238,8 @@ inline constexpr const char* status_file = "status";
 // writes its URL into the run directory and prints it; null if off.
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, port_or_off port, status_server::source nodes);
+    const std::string& run_dir, port_or_off port, status_server::source nodes,
+    std::shared_ptr<const tls_context> tls = nullptr);
 
 // Keeps the page up `seconds` after the program ended, for a look at how it
 // ended; Ctrl+C or SIGTERM ends the wait.
@@ -11181,15 +12326,17 @@ inline constexpr std::size_t max_metrics_body = std::size_t{64} << 20;
 // The body of the node's GET /lp/v1/metrics at `url`, asked on its link's
 // connection (a new one if the node moved or dropped it); nothing if the
 // node does not answer 200 by `deadline`. Valid until `body` changes.
+// `tls`: the launch's, if its nodes speak TLS.
 inline std::optional<std::string_view> fetch_metrics(
     node_link& link, const std::string& url, const std::string& headers,
-    std::string& body, http_connection::clock::time_point deadline) {
+    std::string& body, http_connection::clock::time_point deadline,
+    const tls_context* tls = nullptr) {
   auto where = address_of_url(url);
   if (!where) return std::nullopt;
   for (bool retried = false;; retried = true) {
     try {
       if (!link.connection || !link.connection->reusable() || link.url != url) {
-        link.connection = http_connection::open(where->host, where->port, deadline);
+        link.connection = http_connection::open(where->host, where->port, deadline, tls);
         link.url = url;
       }
       auto reply = link.connection->get(protocol::metrics_path, headers, deadline, body,
@@ -11209,11 +12356,13 @@ inline std::optional<std::string_view> fetch_metrics(
 }  // namespace status
 
 LP_API status_server::status_server(const program& graph, std::string policy,
-                                    std::string secret, source nodes)
+                                    std::string secret, source nodes,
+                                    std::shared_ptr<const tls_context> tls)
     : graph_(graph),
       policy_(std::move(policy)),
       secret_(std::move(secret)),
-      nodes_(std::move(nodes)) {
+      nodes_(std::move(nodes)),
+      tls_(std::move(tls)) {
   auto& server = listener_.server();
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_header(
@@ -11280,7 +12429,8 @@ LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
     if (poller_.stop_requested()) return;
     auto text =
         status::fetch_metrics(links[node.label], node.url, headers, body,
-                              http_connection::clock::now() + std::chrono::seconds(1));
+                              http_connection::clock::now() + std::chrono::seconds(1),
+                              tls_.get());
     if (!text) continue;
     auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (figures.is_discarded() || !figures.is_object()) continue;
@@ -11417,10 +12567,11 @@ LP_API std::string status_server::status_json() {
 
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, port_or_off port, status_server::source nodes) {
+    const std::string& run_dir, port_or_off port, status_server::source nodes,
+    std::shared_ptr<const tls_context> tls) {
   if (!port.number) return nullptr;
-  auto page =
-      std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes));
+  auto page = std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes),
+                                              std::move(tls));
   auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),
@@ -11466,11 +12617,12 @@ LP_API void linger(const status_server* page, int seconds) {
 namespace lp::detail {
 
 // What a node process learns from its launcher, through the environment
-// (never argv, which every user of the machine can read).
+// (never argv, which every user of the machine can read). The secret and
+// the TLS credentials are not among them: the node reads those from the run
+// directory's files (run_directory::credentials_of).
 namespace child_env {
 inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
 inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
-inline constexpr const char* secret = "LP_SECRET";
 inline constexpr const char* launcher = "LP_LAUNCHER_PID";
 inline constexpr const char* policy = "LP_POLICY";
 inline constexpr const char* run_dir = "LP_RUN_DIR";
@@ -11526,6 +12678,9 @@ struct process_options {
   terminal_kind terminal = terminal_kind::current;  // where node output goes
   std::string log_dir;     // default: logs/ in the run directory
   bool insecure = false;
+  // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
+  // adopted run directory brings its own.
+  tls_credentials tls;
   // Stop once every run() has returned; a test controller leaves that to the
   // test, which may still want to ask the nodes that serve.
   bool stop_when_runs_finish = true;
@@ -11548,14 +12703,18 @@ class process_launch {
     std::string unit;  // the process: a node's label, or a colocated group's name
     std::string how;
     std::vector<std::string> last_lines;
+    bool unreachable = false;  // the launcher lost it (reachability.hpp)
   };
 
   process_launch(const program& graph, process_options options)
       : graph_(graph),
         options_(std::move(options)),
         run_dir_(options_.run_dir.empty()
-                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret())
-                     : run_directory(run_directory::adopt{}, options_.run_dir)) {
+                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret(), "/tmp",
+                                     options_.tls)
+                     : run_directory(run_directory::adopt{}, options_.run_dir)),
+        tls_(run_dir_.tls().empty() ? nullptr
+                                    : std::make_shared<const tls_context>(run_dir_.tls())) {
     graph_access::check_defined(graph);
     // Before any node can print; an adopted directory's maker told already.
     if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
@@ -11577,9 +12736,10 @@ class process_launch {
                    std::chrono::milliseconds wait) {
               return runs_finished(names, wait);
             }},
-        options_.bind_host);
+        options_.bind_host, tls_);
     status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
-                                options_.status_port, [this] { return node_states(); });
+                                options_.status_port, [this] { return node_states(); }, tls_);
+    watch_reachability();
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return started_ || ended_; });
@@ -11591,6 +12751,7 @@ class process_launch {
     status_.reset();  // it asks what follows
     request_stop();
     if (supervisor_.joinable()) supervisor_.join();
+    reachability_.reset();
     rendezvous_.reset();
     output_.close();
   }
@@ -11689,6 +12850,8 @@ class process_launch {
   }
 
   const std::string& secret() const { return run_dir_.secret(); }
+  // Null for a launch without TLS.
+  const std::shared_ptr<const tls_context>& tls() const { return tls_; }
   const std::string& run_dir() const { return run_dir_.path(); }
   const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
@@ -11710,10 +12873,12 @@ class process_launch {
         status.restarts = u.restarts;
         status.state = u.restart_at ? node_state::restarting
                        : u.ended    ? node_state::stopped
+                       : u.lost     ? node_state::unreachable
                                     : node_state::starting;
+        if (u.lost && !u.ended) status.failure = *u.lost;
         for (const auto& f : failures_)
           if (f.unit == u.name) {
-            status.state = node_state::failed;
+            status.state = f.unreachable ? node_state::unreachable : node_state::failed;
             status.failure = f.how;
           }
         units.push_back({u.name, u.labels, std::move(status)});
@@ -11727,7 +12892,7 @@ class process_launch {
         auto node = u.status;
         node.label = label;
         if (auto where = rendezvous_->find(label)) {
-          node.url = where->url();
+          node.url = where->url(tls_ != nullptr);
           if (node.state == node_state::starting) node.state = node_state::serving;
         }
         out.push_back(std::move(node));
@@ -11740,7 +12905,8 @@ class process_launch {
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
     for (const auto& spec : graph_.nodes())
-      if (auto where = rendezvous_->find(spec.label)) out[spec.label] = where->url();
+      if (auto where = rendezvous_->find(spec.label))
+        out[spec.label] = where->url(tls_ != nullptr);
     return out;
   }
 
@@ -11766,6 +12932,9 @@ class process_launch {
     std::optional<clock::time_point> restart_at;
     bool ended = false;
     bool killed = false;  // by us, after the termination notice
+    // How the launcher lost it (reachability.hpp), while that process lives.
+    std::optional<std::string> lost;
+    bool abandoned = false;  // lost, and its process ended by us
     std::string log_path;
     placement where;
   };
@@ -11830,7 +12999,6 @@ class process_launch {
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
-        std::string(child_env::secret) + "=" + secret(),
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir(),
@@ -11871,6 +13039,64 @@ class process_launch {
     std::lock_guard lock(mutex_);
     u.ended = false;
     u.restart_at.reset();
+    u.lost.reset();
+    u.abandoned = false;
+  }
+
+  // Nodes beyond loopback, of groups with a health_timeout, are asked
+  // whether they answer; one that does not for that long is lost.
+  void watch_reachability() {
+    std::vector<reachability_watch::target> targets;
+    for (const auto& u : units_)
+      if (u.settings.health_timeout.count() > 0)
+        targets.push_back({u.name, u.labels.front(), u.settings.health_timeout});
+    if (targets.empty()) return;
+    reachability_ = std::make_unique<reachability_watch>(
+        std::move(targets),
+        [this](const std::string& label) -> std::optional<reachability_watch::serving> {
+          auto where = rendezvous_->find(label);
+          if (!where || !beyond_loopback(where->host)) return std::nullopt;
+          std::lock_guard lock(mutex_);
+          for (const auto& u : units_)
+            if (u.labels.front() == label)
+              return reachability_watch::serving{*where, u.restarts};
+          return std::nullopt;
+        },
+        [this](const std::string& name, std::chrono::milliseconds silence) {
+          lose(name, silence);
+        },
+        tls_.get());
+  }
+
+  void lose(const std::string& name, std::chrono::milliseconds silence) {
+    std::lock_guard lock(mutex_);
+    if (stop_requested_) return;  // the stop ends it anyway
+    for (auto& u : units_) {
+      if (u.name != name || u.ended || u.lost) continue;
+      auto silent = "no answer to the launcher for " + std::to_string(silence.count()) +
+                    " ms, past its group's health_timeout of " +
+                    std::to_string(u.settings.health_timeout.count()) +
+                    " ms (a network partition, or its host is down)";
+      u.lost = "unreachable: " + silent + ", and its process was ended";
+      std::cerr << "[lp] node " << name << " is unreachable: " << silent
+                << "; ending its process" << std::endl;
+    }
+    changed_.notify_all();
+  }
+
+  // A lost process cannot be asked to stop, nor be waited for: the process
+  // here that stands for it (itself, or its srun) ends at once, and its task
+  // ends where it runs when its host hears (under Slurm, scancel's).
+  void abandon_lost() {
+    for (auto& u : units_) {
+      {
+        std::lock_guard lock(mutex_);
+        if (!u.lost || u.abandoned || u.ended || u.pid <= 0) continue;
+        u.abandoned = true;
+      }
+      ::kill(-u.pid, SIGKILL);
+      if (options_.runner.signal) options_.runner.signal(u.name, u.pid, SIGKILL);
+    }
   }
 
   // A process's last lines, from its log or from its pipes, which are
@@ -11923,6 +13149,7 @@ class process_launch {
             signal(u, SIGKILL);
           }
       }
+      if (!stopping) abandon_lost();
       if (!stopping) restart_due();
       if (std::all_of(units_.begin(), units_.end(), [](auto& u) { return u.ended || u.pid <= 0; }) &&
           stopping)
@@ -11962,7 +13189,12 @@ class process_launch {
                                 (WIFSIGNALED(status) && !u.killed &&
                                  (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
       if (clean) continue;
-      std::string how = u.killed
+      auto lost = [&] {
+        std::lock_guard lock(mutex_);
+        return u.lost;
+      }();
+      std::string how = lost ? *lost
+                        : u.killed
                             ? "did not stop within the termination notice of " +
                                   std::to_string(options_.termination_notice.count()) +
                                   " s, and was killed"
@@ -11993,7 +13225,7 @@ class process_launch {
       // A pipe some stray grandchild still holds open is not waited for long.
       auto lines = last_lines(u.name, std::chrono::seconds(2));
       std::lock_guard lock(mutex_);
-      failures_.push_back({u.name, how, std::move(lines)});
+      failures_.push_back({u.name, how, std::move(lines), lost.has_value()});
       stop_requested_ = true;
     }
   }
@@ -12015,12 +13247,14 @@ class process_launch {
   const program& graph_;
   process_options options_;
   run_directory run_dir_;
+  std::shared_ptr<const tls_context> tls_;  // null: plain HTTP
   std::vector<unit> units_;
   std::set<std::string> runnable_;
   output_pump output_;
   group_reaper reaper_;
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::unique_ptr<status_server> status_;
+  std::unique_ptr<reachability_watch> reachability_;
   std::thread supervisor_;
   tmux_session tmux_;
 
@@ -13209,6 +14443,7 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -13223,11 +14458,13 @@ class http_server {
   // An empty secret serves everyone (an --lp_insecure launch). A request
   // body larger than max_body_bytes is refused with 413; `limits` bound
   // the time a request may take to arrive and the connections open at once
-  // (listener.hpp).
+  // (listener.hpp). With a TLS context, it serves HTTPS only, to peers
+  // that hold the launch's certificate.
   http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
-              server_limits limits = {})
+              server_limits limits = {}, std::shared_ptr<const tls_context> tls = nullptr)
       : node_(node), identity_(node.identity), secret_(std::move(secret)),
         max_body_bytes_(max_body_bytes), listener_(limits) {
+    listener_.set_tls(std::move(tls));
     configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
@@ -13242,7 +14479,7 @@ class http_server {
       throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
                                     std::to_string(port) + ": " + std::strerror(errno));
     bound_ = {host, bound};
-    url_ = bound_.url();
+    url_ = bound_.url(listener_.tls());
     return url_;
   }
 
@@ -13517,6 +14754,8 @@ struct host_options {
   std::vector<std::string> labels;  // the nodes to run here; empty: all of them
   std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
   std::string secret;  // empty: serve and call without one (--lp_insecure)
+  // Serve and call over TLS with the launch's credentials; null: plain HTTP.
+  std::shared_ptr<const tls_context> tls;
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
@@ -13676,6 +14915,7 @@ class node_host {
   http_channel::options channel_options() const {
     http_channel::options settings;
     settings.secret = options_.secret;
+    settings.tls = options_.tls;
     return settings;
   }
 
@@ -13714,7 +14954,8 @@ class node_host {
       node->served.reset(
           new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
-                                                   options_.max_body_bytes, options_.limits);
+                                                   options_.max_body_bytes, options_.limits,
+                                                   options_.tls);
       nodes_.push_back(std::move(node));
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
@@ -13847,8 +15088,7 @@ LP_API std::optional<std::string> take_env(const char* name) {
   const char* value = std::getenv(name);
   if (!value) return std::nullopt;
   std::string copy = value;
-  // The node's own child processes must not take themselves for nodes,
-  // nor see the secret.
+  // The node's own child processes must not take themselves for nodes.
   ::unsetenv(name);
   return copy;
 }
@@ -13864,10 +15104,10 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
                             const launch_flags& flags) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
-  auto secret = take_env(child_env::secret).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
   auto run_dir = take_env(child_env::run_dir).value_or("");
+  auto [secret, credentials] = run_directory::credentials_of(run_dir);
   auto cores = index_list(take_env(child_env::cores).value_or(""));
   auto gpus = index_list(take_env(child_env::gpus).value_or(""));
   // Before this process starts a thread: threads take their creator's cores.
@@ -13891,7 +15131,17 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
   for (auto label : split(labels_text, ',')) labels.emplace_back(label);
-  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
+  std::shared_ptr<const tls_context> tls;
+  try {
+    if (!credentials.empty())
+      tls = std::make_shared<const tls_context>(
+          credentials,
+          "the run directory's " + std::string(run_directory::certificate_file));
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    return 1;
+  }
+  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret, tls);
   // A stop signal comes from the launcher, which sends SIGTERM once (and
   // SIGKILL after the termination notice), or from elsewhere: a kill of a
   // whole cgroup or job (systemd, a container runtime, scancel) reaches the
@@ -13915,6 +15165,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.labels = labels;
     options.nodes = rendezvous;
     options.secret = secret;
+    options.tls = tls;
     options.run_dir = run_dir;
     if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
     options.max_body_bytes = flags.max_body_mb << 20;
@@ -13958,6 +15209,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
 
 LP_API process_options process_options_from(const launch_flags& flags, std::string_view policy,
                                            transport_kind transport) {
+  // options.tls stays empty: local_mp decides it below, and a Slurm job's
+  // supervisor adopts the credentials its submitter made.
   process_options options;
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
@@ -13981,7 +15234,9 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
-    process_launch launch(graph, process_options_from(flags, local_multi_processing::flag, transport));
+    auto options = process_options_from(flags, local_multi_processing::flag, transport);
+    options.tls = launch_tls(flags, graph.name(), beyond_loopback(options.bind_host));
+    process_launch launch(graph, std::move(options));
     announce_checkpoints(graph, checkpoint_dir_of(flags, launch.run_dir()), std::cerr);
     bool clean = launch.wait_stopping_on_signals();
     if (!clean) std::cerr << launch.summary() << std::flush;
@@ -13998,11 +15253,13 @@ class processes_launch final : public controlled_launch {
  public:
   processes_launch(const program& graph, process_options settings)
       : launch_(graph, std::move(settings)),
-        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret())) {}
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret(),
+                                                      launch_.tls())) {}
 
   std::shared_ptr<channel> connect(const std::string& label) override {
     http_channel::options settings;
     settings.secret = launch_.secret();
+    settings.tls = launch_.tls();
     return std::make_shared<http_channel>(label, nodes_, settings);
   }
   std::map<std::string, std::string> urls() const override { return launch_.urls(); }
@@ -14051,6 +15308,15 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   settings.termination_notice = options.termination_notice;
   settings.terminal = options.terminal;
   settings.insecure = options.insecure;
+  // The nodes' --lp_tls flags are the launch's: this process is their
+  // launcher, and makes the credentials.
+  {
+    std::vector<char*> words;
+    for (auto& word : settings.arguments) words.push_back(word.data());
+    auto flags = detail::parse_flags(static_cast<int>(words.size()), words.data());
+    detail::check_tls_flags(flags);
+    settings.tls = detail::launch_tls(flags, graph.name(), false);
+  }
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;
   launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));
@@ -14272,11 +15538,16 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
-    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret());
+    // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
+    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret(), "/tmp",
+                          launch_tls(flags, graph.name(), false));
     run_dir.announce(std::cerr);
+    std::shared_ptr<const tls_context> tls;
+    if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
     host_options options;
     options.policy = policy;
     options.secret = run_dir.secret();
+    options.tls = tls;
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
@@ -14290,7 +15561,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     if (policy == local_multi_threading::flag)
       page =
           start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status_port, node_states(launch, *streams));
+                            flags.status_port, node_states(launch, *streams), tls);
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
@@ -14362,6 +15633,9 @@ LP_API controller::controller(const program& graph, const test_options& options,
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
   settings.tune_malloc = !options.system_malloc;
+  if (options.tls)
+    settings.tls = std::make_shared<const detail::tls_context>(
+        detail::make_launch_credentials(graph.name()));
   launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
 }
 
@@ -14826,11 +16100,15 @@ inline void print_dry_run(const program& graph, const launch_flags& flags, std::
   auto run_dir = (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
                      .string();
   auto executable = this_executable();
-  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir << "/job.sh:\n"
+  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
+      << "/job.sh:\n"
       << slurm_batch_script(graph, flags, slurm_slots_for(units), run_dir, executable)
       << "\n# The job step of each process, started by the supervisor in the job, with\n"
-         "# LP_NODES (its labels), LP_RENDEZVOUS, LP_SECRET and LP_RUN_DIR in its\n"
-         "# environment; its output goes to "
+         "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
+         "# secret and the TLS credentials it reads from the run directory, never from "
+         "its\n"
+         "# environment, which srun sends in the clear); its output goes to\n"
+         "# "
       << run_dir << "/logs/<label>.log:\n";
   for (const auto& u : units) {
     out << u.name << ":";
@@ -14880,7 +16158,9 @@ class slurm_submission {
                         " holds a space, which #SBATCH lines cannot; choose another directory");
     check_fits(units_, find_partition(flags_.slurm_partition));
     std::filesystem::create_directories(parent);
-    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent);
+    // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
+    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent,
+                      launch_tls(flags_, graph_.name(), true));
     dir.announce(std::cerr);
     // From before the job exists: a Ctrl+C during sbatch must still cancel it.
     stop_on_signals handler(
@@ -14896,7 +16176,7 @@ class slurm_submission {
       std::filesystem::remove(dir.path() + "/job.sh");
       throw;
     }
-    dir.keep();  // the job reads the secret, and removes it when it ends
+    dir.keep();  // the job reads the secret and credentials, and removes them when it ends
     std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in " << dir.path()
               << "/job.log, node logs in " << dir.path() << "/logs" << std::endl;
     if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
@@ -14906,7 +16186,10 @@ class slurm_submission {
       return 0;
     }
     int status = follow(job, dir.path());
-    ::unlink((dir.path() + "/secret").c_str());  // gone already, unless the job never ran
+    // Gone already, unless the job never ran.
+    for (const char* file : {"secret", run_directory::certificate_file, run_directory::key_file,
+                             run_directory::authority_file})
+      ::unlink((dir.path() + "/" + file).c_str());
     tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments, std::cerr);
     return status;
   }
@@ -14945,6 +16228,7 @@ class slurm_submission {
     std::optional<clock::time_point> give_up_at;  // of the orderly stop
     bool cancelled_hard = false;
     std::optional<clock::time_point> forget_at;   // of a job that will not end
+    std::optional<clock::time_point> completing_since;  // with its result written
     job_state last;
     for (;;) {
       auto now = query_job(job);
@@ -14952,6 +16236,21 @@ class slurm_submission {
       if (now.state != last.state || now.reason != last.reason) report(job, now);
       last = now;
       if (now.ended()) break;
+      // A job completes once every host of it has ended its steps. A host
+      // cut off the network hears of it only when it is back, or Slurm marks
+      // it down: the program ended when the supervisor said how.
+      if (now.state != "COMPLETING" || !std::filesystem::exists(run_dir + "/result")) {
+        completing_since.reset();
+      } else if (!completing_since) {
+        completing_since = clock::now();
+      } else if (clock::now() - *completing_since > std::chrono::seconds(10)) {
+        std::cerr
+            << "[lp] job " << job << " is still completing, 10 s after its supervisor "
+            << "ended: a host of it does not answer Slurm (see sinfo), and ends its "
+               "steps when it does"
+            << std::endl;
+        break;
+      }
       if (now.state == "PENDING" && hopeless(now.reason)) {
         try_tool({"scancel", job}, std::chrono::seconds(60));
         std::cerr << "[lp] job " << job << " can never start (" << now.reason
@@ -15236,6 +16535,7 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
                        transport_kind transport) {
   try {
     auto flags = parse_flags(argc, argv);
+    check_tls_flags(flags);
     if (flags.help) {
       std::cout << flags_help;
       return 0;

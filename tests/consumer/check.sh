@@ -9,7 +9,7 @@
 #       same meson project finding it through the installed launchpad.pc;
 #   (c) plain g++ on the single header, as the README shows it:
 #         g++ -std=c++20 -I single_include $(pkg-config --cflags nlohmann_json cpp-httplib) \
-#             main.cpp -o main $(pkg-config --libs cpp-httplib) -pthread
+#             main.cpp -o main $(pkg-config --libs cpp-httplib openssl) -pthread
 #   (d) the single header with the compiled part in a file of its own, as
 #       docs/getting-started.md shows it: LP_SEPARATE_COMPILATION everywhere,
 #       LP_IMPLEMENTATION in that file;
@@ -154,7 +154,7 @@ if [[ $want == *" c "* ]]; then
   cd "$root"
   # shellcheck disable=SC2046  # pkg-config's output is meant to split into words
   quiet 900 g++ -std=c++20 -I single_include $(pkg-config --cflags nlohmann_json cpp-httplib) \
-    tests/consumer/main.cpp -o "$tmp/c" $(pkg-config --libs cpp-httplib) -pthread
+    tests/consumer/main.cpp -o "$tmp/c" $(pkg-config --libs cpp-httplib openssl) -pthread
   check_runs "$tmp/c"
 fi
 
@@ -169,7 +169,7 @@ if [[ $want == *" d "* ]]; then
   quiet 900 g++ "${flags[@]}" -c tests/consumer/main.cpp -o "$tmp/main.o"
   # The user's file defines none of the compiled part: it is launchpad.o's alone.
   defines_no_compiled_part "$tmp/main.o"
-  quiet 300 g++ "$tmp/main.o" "$tmp/launchpad.o" -o "$tmp/d" $(pkg-config --libs cpp-httplib) -pthread
+  quiet 300 g++ "$tmp/main.o" "$tmp/launchpad.o" -o "$tmp/d" $(pkg-config --libs cpp-httplib openssl) -pthread
   check_runs "$tmp/d"
 fi
 

@@ -29,7 +29,7 @@ import time
 
 from browser import Browser
 from check_status_page import LABELS, checked_dom, logged_in, node_element
-from launched import Launched, call, get, program, skip, wait_until
+from launched import Launched, call, get, program, skip, use_tls_of, wait_until
 
 HTML_LINE = "<img src=x onerror="
 
@@ -102,6 +102,7 @@ def go_to_supervisor_host(run_dir):
 
 def check(launched, scratch):
     run_dir, secret = launched.run_dir(), launched.secret()
+    use_tls_of(run_dir)
     if test_hosts():
         go_to_supervisor_host(run_dir)
     assert run_dir.startswith(scratch), run_dir

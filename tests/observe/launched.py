@@ -6,6 +6,7 @@ Every wait is bounded; stop() ends the launcher and, with it, its nodes.
 
 import json
 import os
+import ssl
 import shutil
 import sys
 import time
@@ -36,6 +37,26 @@ def program():
     return path
 
 
+_tls = None  # the launch's certificate and key, for https:// nodes
+
+
+def use_tls_of(run_dir):
+    """Calls to https:// nodes present and trust the launch's certificate
+    (`run_dir`'s tls.crt and tls.key), as the Python client does."""
+    global _tls
+    certificate = os.path.join(run_dir, "tls.crt")
+    if os.path.isfile(certificate):
+        _tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        _tls.check_hostname = False  # nodes are checked against the certificate, not names
+        _tls.load_verify_locations(cafile=certificate)
+        _tls.load_cert_chain(certificate, os.path.join(run_dir, "tls.key"))
+
+
+def _open(request, timeout):
+    context = _tls if request.full_url.startswith("https://") else None
+    return urllib.request.urlopen(request, timeout=timeout, context=context)
+
+
 def get(url, secret=None, accept=None, timeout=5):
     """(status, body) of GET url."""
     request = urllib.request.Request(url)
@@ -44,7 +65,7 @@ def get(url, secret=None, accept=None, timeout=5):
     if accept:
         request.add_header("Accept", accept)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as reply:
+        with _open(request, timeout) as reply:
             return reply.status, reply.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -54,7 +75,7 @@ def call(url, method, args, secret):
     request = urllib.request.Request(f"{url}/lp/v1/call/{method}", data=json.dumps(args).encode(),
                                      headers={"Content-Type": "application/json",
                                               "Authorization": f"Bearer {secret}"})
-    with urllib.request.urlopen(request, timeout=10) as reply:
+    with _open(request, 10) as reply:
         return json.loads(reply.read())["result"]
 
 

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "wire_words.hpp"
+
 namespace scenarios {
 
 inline void touch(const std::string& path, const std::string& text = "") { std::ofstream(path) << text; }
@@ -136,6 +138,67 @@ struct Hammer {
   bool fail_in_stop;
 };
 LP_SERVICE(Hammer);
+
+// Calls the counter with a deadline of 500 ms each, and counts the calls
+// the counter acknowledged and those that ran out of time, saying so once a
+// second, while a test cuts the counter's host off (tests/unit-slurm.cpp).
+// Once `after` calls went through after a late one (the cut outlived), it
+// says what the counter holds, which must be every acknowledged call, and
+// stops the program. Any other error ends its run() with that error.
+struct Acknowledger {
+  lp::client<Counter> counter;
+  int after;
+  void run() {
+    using clock = std::chrono::steady_clock;
+    long acked = 0, late = 0, since_late = 0;
+    clock::duration longest_late{};
+    auto said = clock::now();
+    while (!lp::stop_requested() && (late == 0 || since_late < after)) {
+      auto start = clock::now();
+      try {
+        counter.with_deadline(std::chrono::milliseconds(500)).add(1);
+        ++acked;
+        ++since_late;
+      } catch (const lp::deadline_exceeded&) {
+        ++late;
+        since_late = 0;
+        longest_late = std::max(longest_late, clock::now() - start);
+      }
+      if (clock::now() - said > std::chrono::seconds(1)) {
+        said = clock::now();
+        std::cout << "acknowledged " << acked << ", late " << late << std::endl;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (lp::stop_requested()) return;
+    auto total = counter.with_deadline(std::chrono::seconds(5)).get();
+    std::cout
+        << "after the cut: acknowledged " << acked << ", late " << late
+        << ", the longest late call took "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(longest_late).count()
+        << " ms, the counter holds " << total << std::endl;
+    lp::stop();
+  }
+};
+LP_SERVICE(Acknowledger);
+
+// Says what it is told: a payload a test looks for on the wire.
+struct Echo {
+  std::string say(const std::string& words) { return words; }
+};
+LP_SERVICE(Echo, say);
+
+struct Talker {
+  lp::client<Echo> echo;
+  std::string words;
+  void run() {
+    for (int i = 0; i < 20; ++i)
+      if (echo.say(words) != words)
+        throw std::runtime_error("the echo changed the words");
+    std::cout << "the echo said it 20 times" << std::endl;
+  }
+};
+LP_SERVICE(Talker);
 
 // One of two peers that call each other (program::reserve makes the cycle):
 // each run() pings the other `rounds` times. A service cannot hold an
@@ -462,6 +525,19 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     // shows as a restart.
     p.group("tally").restart_on_failure(3, std::chrono::milliseconds(50)).add_node<Tally>();
     for (int i = 0; i < 2; ++i) p.group("sleepers").add_node<Sleeper>(dir);
+  } else if (name == "partitioned") {
+    // A whole host each (the test hosts' slurmds have 4 CPUs): the caller
+    // calls the counter across the network.
+    auto counter = p.group("counter")
+                       .resources({.cpus = 4})
+                       .health_timeout(std::chrono::seconds(3))
+                       .add_node<Counter>();
+    p.group("caller").resources({.cpus = 4}).add_node<Acknowledger>(counter, 20);
+  } else if (name == "wire") {
+    auto echo = p.group("echo").resources({.cpus = 4}).add_node<Echo>();
+    p.group("talker")
+        .resources({.cpus = 4})
+        .add_node<Talker>(echo, std::string(wire_words));
   } else if (name == "many" || name == "many_colocated") {
     auto many = p.group("many");
     if (name == "many_colocated") many.colocate();

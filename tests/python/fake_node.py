@@ -5,6 +5,7 @@ methods no C++ program has, so the client's answers to each can be
 tested."""
 
 import socket
+import ssl
 import threading
 
 
@@ -70,11 +71,15 @@ def reply(status, content_type, body, extra=""):
 class FakeNode:
     """Serves `script(peer)` on every connection, each on a thread."""
 
-    def __init__(self, script):
+    def __init__(self, script, tls=None):
+        """`tls`: an ssl.SSLContext to serve with (https://), else plain HTTP."""
         self.script = script
+        self.tls = tls
+        self.handshake_failures = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(0.1)  # the accept loop looks at _stopping this often
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.listener.getsockname()[1]}"
         self.connections = 0
         self.requests = []
         self._peers = []
@@ -94,6 +99,14 @@ class FakeNode:
             except OSError:
                 return
             sock.settimeout(None)
+            if self.tls:
+                sock.settimeout(10)
+                try:
+                    sock = self.tls.wrap_socket(sock, server_side=True)
+                except (ssl.SSLError, OSError) as e:
+                    self.handshake_failures.append(str(e))
+                    sock.close()
+                    continue
             with self._lock:
                 self.connections += 1
                 peer = Peer(sock, self._stopping)

@@ -63,6 +63,7 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
                        transport_kind transport) {
   try {
     auto flags = parse_flags(argc, argv);
+    check_tls_flags(flags);
     if (flags.help) {
       std::cout << flags_help;
       return 0;

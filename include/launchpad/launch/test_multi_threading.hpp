@@ -19,6 +19,9 @@ struct test_options {
   // As --lp_system_malloc: leave glibc's malloc settings of the test process
   // alone (docs/concepts.md, "Big values").
   bool system_malloc = false;
+  // As --lp_tls=on: the nodes serve and call over TLS, with credentials
+  // made for this launch (docs/protocol.md, "Encryption").
+  bool tls = false;
 };
 
 // For tests: every node a thread of the test process, each serving on its

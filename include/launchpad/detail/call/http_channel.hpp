@@ -40,10 +40,11 @@ class http_channel final : public channel {
 
   struct options {
     std::string secret;  // empty: an --lp_insecure launch
+    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
   };
 
   http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)), directory_(std::move(nodes)) {
+      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
     headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
                protocol::cbor_type + "\r\n";
     if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
@@ -61,6 +62,9 @@ class http_channel final : public channel {
       try {
         return call_once(method, args, deadline);
       } catch (const http_connection::failure& e) {
+        // The node's TLS refused this caller, or is not this launch's:
+        // another try goes the same way.
+        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
         bool refused = e.kind == http_connection::failure::refused;
         if (!refused || attempt > 0) {
           try {
@@ -178,8 +182,9 @@ class http_channel final : public channel {
     return {connect(where, until), false};
   }
 
-  static std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) {
-    return http_connection::open(where.host, where.port, std::min(until, clock::now() + connect_timeout));
+  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
+    return http_connection::open(where.host, where.port,
+                                 std::min(until, clock::now() + connect_timeout), tls_.get());
   }
 
   void release(std::unique_ptr<http_connection> connection) {
@@ -196,6 +201,7 @@ class http_channel final : public channel {
 
   const std::string node_;
   const std::shared_ptr<directory> directory_;
+  const std::shared_ptr<const tls_context> tls_;
   std::string headers_;  // Content-Type, Accept and the secret, as header lines
   std::mutex mutex_;
   std::vector<pooled> idle_;

@@ -6,7 +6,9 @@
 // headers and body as two segments and copies the body on its way in; here
 // a small request is one send, a small reply one poll and one recv, and a
 // large body goes between the socket and the caller's buffer without a copy
-// in either direction.
+// in either direction. Over TLS (a launch's nodes beyond loopback, or
+// --lp_tls=on), the handshake follows the connect, and the bytes go through
+// the session (tls/session.hpp) with the same waits and deadlines.
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -23,6 +25,8 @@
 #include <climits>
 #include <cstddef>
 #include <cstring>
+#include <launchpad/detail/tls/context.hpp>
+#include <launchpad/detail/tls/session.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <limits>
@@ -45,10 +49,13 @@ class http_connection {
   // requests was found closed by the server before any byte of the response
   // arrived: the request never ran, the caller may retry once on a new
   // connection. `timeout`: the deadline passed. `refused`: connect failed.
-  // `broken`: anything else (malformed response, reply too large, reset
+  // `tls`: the TLS handshake failed, or the peer refused it (a client
+  // without the launch's certificate, a peer of another launch, a peer
+  // that does not speak TLS): trying again will not help. `broken`:
+  // anything else (malformed response, reply too large, reset
   // mid-response...).
   struct failure : std::runtime_error {
-    enum kind_t { refused, stale, timeout, broken } kind;
+    enum kind_t { refused, stale, timeout, broken, tls } kind;
     failure(kind_t k, const std::string& what) : std::runtime_error(what), kind(k) {}
   };
 
@@ -58,10 +65,12 @@ class http_connection {
     std::size_t body_size = 0;  // the body is body_buffer[0, body_size)
   };
 
-  // Connects to host:port (numeric address or name) by `deadline`.
-  // Throws failure{refused} or failure{timeout}.
+  // Connects to host:port (numeric address or name) by `deadline`, and
+  // with a TLS context completes the handshake by then too. Throws
+  // failure{refused}, failure{timeout} or failure{tls}.
   static std::unique_ptr<http_connection> open(const std::string& host, int port,
-                                               clock::time_point deadline) {
+                                               clock::time_point deadline,
+                                               const tls_context* tls = nullptr) {
     bool literal_v6 = host.find(':') != std::string::npos;
     std::string peer =
         (literal_v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
@@ -87,7 +96,10 @@ class http_connection {
         continue;
       }
       std::unique_ptr<http_connection> connection(new http_connection(fd, peer));
-      if (connection->connect_to(*a, deadline, why)) return connection;
+      if (connection->connect_to(*a, deadline, why)) {
+        if (tls) connection->start_tls(*tls, deadline);
+        return connection;
+      }
     }
     throw failure(failure::refused, "cannot connect to " + peer + ": " + why);
   }
@@ -99,7 +111,10 @@ class http_connection {
     return std::unique_ptr<http_connection>(new http_connection(fd, std::move(peer)));
   }
 
-  ~http_connection() { ::close(fd_); }
+  ~http_connection() {
+    if (tls_) tls_->close();
+    ::close(fd_);
+  }
   http_connection(const http_connection&) = delete;
   http_connection& operator=(const http_connection&) = delete;
 
@@ -263,6 +278,66 @@ class http_connection {
     }
   }
 
+  void start_tls(const tls_context& context, clock::time_point deadline) {
+    tls_ = std::make_unique<tls_session>(context, fd_, tls_session::role::client);
+    if (tls_->handshake(deadline) != tls_session::trouble::none) tls_failed();
+  }
+
+  // Why the TLS session failed, for the caller.
+  [[noreturn]] void tls_failed() const {
+    const auto& why = tls_->error();
+    switch (tls_->failure()) {
+      case tls_session::trouble::timeout: time_out("in the TLS handshake with");
+      case tls_session::trouble::peer_refused:
+        throw failure(failure::tls, peer_ +
+                                        " refused the TLS handshake: this client does not "
+                                        "hold this launch's certificate (" + why + ")");
+      case tls_session::trouble::peer_untrusted:
+        throw failure(failure::tls, peer_ + " showed a certificate this launch does not trust (" +
+                                        why + "): is it a node of another launch?");
+      case tls_session::trouble::not_tls:
+        throw failure(failure::tls, peer_ + " does not speak TLS (" + why +
+                                        "): is it a launch with --lp_tls=off?");
+      case tls_session::trouble::closed:
+        throw failure(failure::tls, peer_ + " closed the connection in the TLS handshake (" +
+                                        why + ")");
+      default:
+        throw failure(failure::tls, "TLS with " + peer_ + " failed: " + why);
+    }
+  }
+
+  // As send_request, through the TLS session: the head (with a small
+  // body), then each piece of a large body.
+  bool send_tls(std::span<const std::string_view> body, bool body_in_head,
+                clock::time_point deadline) {
+    auto send = [&](std::string_view bytes) {
+      while (!bytes.empty()) {
+        auto step = tls_->write(bytes.data(), bytes.size());
+        if (step.state == tls_session::step::done) {
+          bytes.remove_prefix(step.bytes);
+          continue;
+        }
+        if (step.state == tls_session::step::closed) return false;
+        if (step.state == tls_session::step::failed) {
+          if (tls_->failure() == tls_session::trouble::peer_refused) tls_failed();
+          fail("sending to " + peer_ + ": " + tls_->error());
+        }
+        if (step.state == tls_session::step::want_read) {
+          wait(POLLIN, deadline, "sending a request to");
+        } else if (wait(POLLOUT | POLLIN, deadline, "sending a request to") &
+                   (POLLIN | POLLERR | POLLHUP)) {
+          return false;  // the server answered or hung up first
+        }
+      }
+      return true;
+    };
+    if (!send(out_)) return false;
+    if (!body_in_head)
+      for (auto piece : body)
+        if (!send(piece)) return false;
+    return true;
+  }
+
   bool connect_to(const addrinfo& address, clock::time_point deadline, std::string& why) {
     if (::connect(fd_, address.ai_addr, address.ai_addrlen) == 0) return true;
     // EINTR leaves a non-blocking connect going on, as EINPROGRESS does.
@@ -291,10 +366,12 @@ class http_connection {
     if (method == verb::post)
       out_.append("Content-Length: ").append(std::to_string(length)).append("\r\n");
     out_.append("\r\n");
-    parts_.assign(1, iovec{});
-    if (out_.size() + length <= streamed_body) {
+    bool body_in_head = out_.size() + length <= streamed_body;
+    if (body_in_head)
       for (auto piece : body) out_.append(piece);
-    } else {
+    if (tls_) return send_tls(body, body_in_head, deadline);
+    parts_.assign(1, iovec{});
+    if (!body_in_head) {
       for (auto piece : body)
         if (!piece.empty())
           parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
@@ -332,6 +409,7 @@ class http_connection {
 
   // Up to `size` bytes into `into`; 0 when the server closed the connection.
   std::size_t receive(char* into, std::size_t size, clock::time_point deadline) {
+    if (tls_) return receive_tls(into, size, deadline);
     for (;;) {
       wait(POLLIN, deadline, "waiting for the response from");
       ssize_t got = ::recv(fd_, into, size, 0);
@@ -343,6 +421,22 @@ class http_connection {
       if (errno == ECONNRESET) hung_up("reset");
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
         fail("receiving from " + peer_ + ": " + error_text(errno));
+    }
+  }
+
+  std::size_t receive_tls(char* into, std::size_t size, clock::time_point deadline) {
+    for (short events = tls_->buffered() ? 0 : POLLIN;;) {
+      if (events) wait(events, deadline, "waiting for the response from");
+      auto step = tls_->read(into, size);
+      if (step.state == tls_session::step::done) {
+        answered_ = true;
+        return step.bytes;
+      }
+      if (step.state == tls_session::step::closed) return 0;
+      // In TLS 1.3 a server refuses a client's certificate after the
+      // client has finished its handshake: the refusal comes here.
+      if (step.state == tls_session::step::failed) tls_failed();
+      events = step.state == tls_session::step::want_read ? POLLIN : POLLOUT;
     }
   }
 
@@ -577,6 +671,7 @@ class http_connection {
   bool reusable_ = true;
   bool served_ = false;    // a whole response came before on this connection
   bool answered_ = false;  // a byte of the current response came
+  std::unique_ptr<tls_session> tls_;  // null: plain HTTP
 };
 
 }  // namespace lp::detail

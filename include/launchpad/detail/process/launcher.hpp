@@ -17,18 +17,22 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/observe/process_figures.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
+#include <launchpad/detail/process/placement.hpp>
+#include <launchpad/detail/process/reachability.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/spawn.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/launch_tls.hpp>
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/run/status_server.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/tls/context.hpp>
+#include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/policy.hpp>
 #include <launchpad/program.hpp>
@@ -44,11 +48,12 @@
 namespace lp::detail {
 
 // What a node process learns from its launcher, through the environment
-// (never argv, which every user of the machine can read).
+// (never argv, which every user of the machine can read). The secret and
+// the TLS credentials are not among them: the node reads those from the run
+// directory's files (run_directory::credentials_of).
 namespace child_env {
 inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
 inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
-inline constexpr const char* secret = "LP_SECRET";
 inline constexpr const char* launcher = "LP_LAUNCHER_PID";
 inline constexpr const char* policy = "LP_POLICY";
 inline constexpr const char* run_dir = "LP_RUN_DIR";
@@ -104,6 +109,9 @@ struct process_options {
   terminal_kind terminal = terminal_kind::current;  // where node output goes
   std::string log_dir;     // default: logs/ in the run directory
   bool insecure = false;
+  // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
+  // adopted run directory brings its own.
+  tls_credentials tls;
   // Stop once every run() has returned; a test controller leaves that to the
   // test, which may still want to ask the nodes that serve.
   bool stop_when_runs_finish = true;
@@ -126,14 +134,18 @@ class process_launch {
     std::string unit;  // the process: a node's label, or a colocated group's name
     std::string how;
     std::vector<std::string> last_lines;
+    bool unreachable = false;  // the launcher lost it (reachability.hpp)
   };
 
   process_launch(const program& graph, process_options options)
       : graph_(graph),
         options_(std::move(options)),
         run_dir_(options_.run_dir.empty()
-                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret())
-                     : run_directory(run_directory::adopt{}, options_.run_dir)) {
+                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret(), "/tmp",
+                                     options_.tls)
+                     : run_directory(run_directory::adopt{}, options_.run_dir)),
+        tls_(run_dir_.tls().empty() ? nullptr
+                                    : std::make_shared<const tls_context>(run_dir_.tls())) {
     graph_access::check_defined(graph);
     // Before any node can print; an adopted directory's maker told already.
     if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
@@ -155,9 +167,10 @@ class process_launch {
                    std::chrono::milliseconds wait) {
               return runs_finished(names, wait);
             }},
-        options_.bind_host);
+        options_.bind_host, tls_);
     status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
-                                options_.status_port, [this] { return node_states(); });
+                                options_.status_port, [this] { return node_states(); }, tls_);
+    watch_reachability();
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return started_ || ended_; });
@@ -169,6 +182,7 @@ class process_launch {
     status_.reset();  // it asks what follows
     request_stop();
     if (supervisor_.joinable()) supervisor_.join();
+    reachability_.reset();
     rendezvous_.reset();
     output_.close();
   }
@@ -267,6 +281,8 @@ class process_launch {
   }
 
   const std::string& secret() const { return run_dir_.secret(); }
+  // Null for a launch without TLS.
+  const std::shared_ptr<const tls_context>& tls() const { return tls_; }
   const std::string& run_dir() const { return run_dir_.path(); }
   const run_directory& directory() const { return run_dir_; }
   const std::string& rendezvous_url() const { return rendezvous_->url(); }
@@ -288,10 +304,12 @@ class process_launch {
         status.restarts = u.restarts;
         status.state = u.restart_at ? node_state::restarting
                        : u.ended    ? node_state::stopped
+                       : u.lost     ? node_state::unreachable
                                     : node_state::starting;
+        if (u.lost && !u.ended) status.failure = *u.lost;
         for (const auto& f : failures_)
           if (f.unit == u.name) {
-            status.state = node_state::failed;
+            status.state = f.unreachable ? node_state::unreachable : node_state::failed;
             status.failure = f.how;
           }
         units.push_back({u.name, u.labels, std::move(status)});
@@ -305,7 +323,7 @@ class process_launch {
         auto node = u.status;
         node.label = label;
         if (auto where = rendezvous_->find(label)) {
-          node.url = where->url();
+          node.url = where->url(tls_ != nullptr);
           if (node.state == node_state::starting) node.state = node_state::serving;
         }
         out.push_back(std::move(node));
@@ -318,7 +336,8 @@ class process_launch {
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
     for (const auto& spec : graph_.nodes())
-      if (auto where = rendezvous_->find(spec.label)) out[spec.label] = where->url();
+      if (auto where = rendezvous_->find(spec.label))
+        out[spec.label] = where->url(tls_ != nullptr);
     return out;
   }
 
@@ -344,6 +363,9 @@ class process_launch {
     std::optional<clock::time_point> restart_at;
     bool ended = false;
     bool killed = false;  // by us, after the termination notice
+    // How the launcher lost it (reachability.hpp), while that process lives.
+    std::optional<std::string> lost;
+    bool abandoned = false;  // lost, and its process ended by us
     std::string log_path;
     placement where;
   };
@@ -408,7 +430,6 @@ class process_launch {
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
-        std::string(child_env::secret) + "=" + secret(),
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
         std::string(child_env::policy) + "=" + options_.policy,
         std::string(child_env::run_dir) + "=" + run_dir(),
@@ -449,6 +470,64 @@ class process_launch {
     std::lock_guard lock(mutex_);
     u.ended = false;
     u.restart_at.reset();
+    u.lost.reset();
+    u.abandoned = false;
+  }
+
+  // Nodes beyond loopback, of groups with a health_timeout, are asked
+  // whether they answer; one that does not for that long is lost.
+  void watch_reachability() {
+    std::vector<reachability_watch::target> targets;
+    for (const auto& u : units_)
+      if (u.settings.health_timeout.count() > 0)
+        targets.push_back({u.name, u.labels.front(), u.settings.health_timeout});
+    if (targets.empty()) return;
+    reachability_ = std::make_unique<reachability_watch>(
+        std::move(targets),
+        [this](const std::string& label) -> std::optional<reachability_watch::serving> {
+          auto where = rendezvous_->find(label);
+          if (!where || !beyond_loopback(where->host)) return std::nullopt;
+          std::lock_guard lock(mutex_);
+          for (const auto& u : units_)
+            if (u.labels.front() == label)
+              return reachability_watch::serving{*where, u.restarts};
+          return std::nullopt;
+        },
+        [this](const std::string& name, std::chrono::milliseconds silence) {
+          lose(name, silence);
+        },
+        tls_.get());
+  }
+
+  void lose(const std::string& name, std::chrono::milliseconds silence) {
+    std::lock_guard lock(mutex_);
+    if (stop_requested_) return;  // the stop ends it anyway
+    for (auto& u : units_) {
+      if (u.name != name || u.ended || u.lost) continue;
+      auto silent = "no answer to the launcher for " + std::to_string(silence.count()) +
+                    " ms, past its group's health_timeout of " +
+                    std::to_string(u.settings.health_timeout.count()) +
+                    " ms (a network partition, or its host is down)";
+      u.lost = "unreachable: " + silent + ", and its process was ended";
+      std::cerr << "[lp] node " << name << " is unreachable: " << silent
+                << "; ending its process" << std::endl;
+    }
+    changed_.notify_all();
+  }
+
+  // A lost process cannot be asked to stop, nor be waited for: the process
+  // here that stands for it (itself, or its srun) ends at once, and its task
+  // ends where it runs when its host hears (under Slurm, scancel's).
+  void abandon_lost() {
+    for (auto& u : units_) {
+      {
+        std::lock_guard lock(mutex_);
+        if (!u.lost || u.abandoned || u.ended || u.pid <= 0) continue;
+        u.abandoned = true;
+      }
+      ::kill(-u.pid, SIGKILL);
+      if (options_.runner.signal) options_.runner.signal(u.name, u.pid, SIGKILL);
+    }
   }
 
   // A process's last lines, from its log or from its pipes, which are
@@ -501,6 +580,7 @@ class process_launch {
             signal(u, SIGKILL);
           }
       }
+      if (!stopping) abandon_lost();
       if (!stopping) restart_due();
       if (std::all_of(units_.begin(), units_.end(), [](auto& u) { return u.ended || u.pid <= 0; }) &&
           stopping)
@@ -540,7 +620,12 @@ class process_launch {
                                 (WIFSIGNALED(status) && !u.killed &&
                                  (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
       if (clean) continue;
-      std::string how = u.killed
+      auto lost = [&] {
+        std::lock_guard lock(mutex_);
+        return u.lost;
+      }();
+      std::string how = lost ? *lost
+                        : u.killed
                             ? "did not stop within the termination notice of " +
                                   std::to_string(options_.termination_notice.count()) +
                                   " s, and was killed"
@@ -571,7 +656,7 @@ class process_launch {
       // A pipe some stray grandchild still holds open is not waited for long.
       auto lines = last_lines(u.name, std::chrono::seconds(2));
       std::lock_guard lock(mutex_);
-      failures_.push_back({u.name, how, std::move(lines)});
+      failures_.push_back({u.name, how, std::move(lines), lost.has_value()});
       stop_requested_ = true;
     }
   }
@@ -593,12 +678,14 @@ class process_launch {
   const program& graph_;
   process_options options_;
   run_directory run_dir_;
+  std::shared_ptr<const tls_context> tls_;  // null: plain HTTP
   std::vector<unit> units_;
   std::set<std::string> runnable_;
   output_pump output_;
   group_reaper reaper_;
   std::unique_ptr<rendezvous_server> rendezvous_;
   std::unique_ptr<status_server> status_;
+  std::unique_ptr<reachability_watch> reachability_;
   std::thread supervisor_;
   tmux_session tmux_;
 

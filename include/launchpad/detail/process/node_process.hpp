@@ -20,6 +20,7 @@
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/controlled_launch.hpp>
+#include <launchpad/detail/run/launch_tls.hpp>
 #include <launchpad/detail/run/node_host.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/util/text.hpp>
@@ -41,8 +42,7 @@ LP_API std::optional<std::string> take_env(const char* name) {
   const char* value = std::getenv(name);
   if (!value) return std::nullopt;
   std::string copy = value;
-  // The node's own child processes must not take themselves for nodes,
-  // nor see the secret.
+  // The node's own child processes must not take themselves for nodes.
   ::unsetenv(name);
   return copy;
 }
@@ -58,10 +58,10 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
                             const launch_flags& flags) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
-  auto secret = take_env(child_env::secret).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
   auto run_dir = take_env(child_env::run_dir).value_or("");
+  auto [secret, credentials] = run_directory::credentials_of(run_dir);
   auto cores = index_list(take_env(child_env::cores).value_or(""));
   auto gpus = index_list(take_env(child_env::gpus).value_or(""));
   // Before this process starts a thread: threads take their creator's cores.
@@ -85,7 +85,17 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
   for (auto label : split(labels_text, ',')) labels.emplace_back(label);
-  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret);
+  std::shared_ptr<const tls_context> tls;
+  try {
+    if (!credentials.empty())
+      tls = std::make_shared<const tls_context>(
+          credentials,
+          "the run directory's " + std::string(run_directory::certificate_file));
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    return 1;
+  }
+  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret, tls);
   // A stop signal comes from the launcher, which sends SIGTERM once (and
   // SIGKILL after the termination notice), or from elsewhere: a kill of a
   // whole cgroup or job (systemd, a container runtime, scancel) reaches the
@@ -109,6 +119,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.labels = labels;
     options.nodes = rendezvous;
     options.secret = secret;
+    options.tls = tls;
     options.run_dir = run_dir;
     if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
     options.max_body_bytes = flags.max_body_mb << 20;
@@ -152,6 +163,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
 
 LP_API process_options process_options_from(const launch_flags& flags, std::string_view policy,
                                            transport_kind transport) {
+  // options.tls stays empty: local_mp decides it below, and a Slurm job's
+  // supervisor adopts the credentials its submitter made.
   process_options options;
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
@@ -175,7 +188,9 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
-    process_launch launch(graph, process_options_from(flags, local_multi_processing::flag, transport));
+    auto options = process_options_from(flags, local_multi_processing::flag, transport);
+    options.tls = launch_tls(flags, graph.name(), beyond_loopback(options.bind_host));
+    process_launch launch(graph, std::move(options));
     announce_checkpoints(graph, checkpoint_dir_of(flags, launch.run_dir()), std::cerr);
     bool clean = launch.wait_stopping_on_signals();
     if (!clean) std::cerr << launch.summary() << std::flush;
@@ -192,11 +207,13 @@ class processes_launch final : public controlled_launch {
  public:
   processes_launch(const program& graph, process_options settings)
       : launch_(graph, std::move(settings)),
-        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret())) {}
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret(),
+                                                      launch_.tls())) {}
 
   std::shared_ptr<channel> connect(const std::string& label) override {
     http_channel::options settings;
     settings.secret = launch_.secret();
+    settings.tls = launch_.tls();
     return std::make_shared<http_channel>(label, nodes_, settings);
   }
   std::map<std::string, std::string> urls() const override { return launch_.urls(); }
@@ -245,6 +262,15 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   settings.termination_notice = options.termination_notice;
   settings.terminal = options.terminal;
   settings.insecure = options.insecure;
+  // The nodes' --lp_tls flags are the launch's: this process is their
+  // launcher, and makes the credentials.
+  {
+    std::vector<char*> words;
+    for (auto& word : settings.arguments) words.push_back(word.data());
+    auto flags = detail::parse_flags(static_cast<int>(words.size()), words.data());
+    detail::check_tls_flags(flags);
+    settings.tls = detail::launch_tls(flags, graph.name(), false);
+  }
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;
   launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));

@@ -21,6 +21,7 @@
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -42,9 +43,12 @@ class rendezvous_server {
         runs_finished;
   };
 
-  // `host`: loopback, unless the nodes run on other hosts (Slurm).
-  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1")
+  // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
+  // TLS context, it serves HTTPS to the launch's nodes only.
+  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1",
+                    std::shared_ptr<const tls_context> tls = nullptr)
       : secret_(std::move(secret)), on_(std::move(on)) {
+    listener_.set_tls(std::move(tls));
     auto& server = listener_.server();
     server.set_keep_alive_timeout(2);
     auto guarded = [this](auto handler) {
@@ -117,7 +121,7 @@ class rendezvous_server {
                 }));
     int port = listener_.start(host, 0);
     if (port < 0) throw launch_error("the launcher cannot listen on " + host);
-    url_ = address{host, port}.url();
+    url_ = address{host, port}.url(listener_.tls());
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;
@@ -182,9 +186,11 @@ class rendezvous_server {
 // A node process's side: a directory that asks the launcher, and remembers.
 class rendezvous_directory final : public directory {
  public:
-  rendezvous_directory(std::string url, const std::string& secret)
+  rendezvous_directory(std::string url, const std::string& secret,
+                       std::shared_ptr<const tls_context> tls = nullptr)
       : url_(std::move(url)),
         launcher_(address_of(url_)),
+        tls_(std::move(tls)),
         headers_("Content-Type: application/json\r\n" +
                  (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
@@ -277,13 +283,16 @@ class rendezvous_directory final : public directory {
              const json& body) const {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     try {
-      auto connection = http_connection::open(launcher_.host, launcher_.port, deadline);
+      auto connection =
+          http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
       std::string reply;
       auto response = connection->post(path, headers_, body.dump(), deadline, reply,
                                        std::size_t{1} << 20);
       return {response.status,
               json::parse(std::string_view(reply).substr(0, response.body_size), nullptr, false)};
     } catch (const http_connection::failure& e) {
+      if (e.kind == http_connection::failure::tls)
+        throw transport_error(node, method, std::string("the launcher's rendezvous: ") + e.what());
       throw transport_error(node, method,
                             std::string("the launcher does not answer; it may have stopped (") +
                                 e.what() + ")");
@@ -303,7 +312,7 @@ class rendezvous_directory final : public directory {
                          (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
   }
 
-  // "http://host:port", as rendezvous_server::url() wrote it.
+  // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
   static address address_of(const std::string& url) {
     auto where = address_of_url(url);
     if (!where) throw launch_error("the launcher's rendezvous URL '" + url + "' is not http://host:port");
@@ -312,6 +321,7 @@ class rendezvous_directory final : public directory {
 
   const std::string url_;
   const address launcher_;
+  const std::shared_ptr<const tls_context> tls_;
   const std::string headers_;
   std::mutex mutex_;
   std::map<std::string, address> cache_;

@@ -30,6 +30,10 @@ struct launch_flags {
   std::optional<std::string> launch;  // unset: the policy main() names
   bool help = false;
   bool insecure = false;
+  // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto
+  // (on where nodes serve beyond loopback); a site's own files, if given.
+  std::string tls = "auto";
+  std::string tls_ca, tls_cert, tls_key;
   bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
@@ -182,6 +186,34 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
      .on = &launch_flags::insecure},
+    {.name = "--lp_tls",
+     .hint = "<mode>",
+     .example = "on",
+     .help = "TLS between nodes, with a certificate made per launch that every peer must "
+             "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
+             "on where they do, as under slurm)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.tls = one_of(name, std::move(v), {"on", "off", "auto"}); }},
+    {.name = "--lp_tls_cert",
+     .hint = "<file>",
+     .example = "./node.crt",
+     .help = "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
+             "its key (below), and turns TLS on",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_cert = std::move(v); }},
+    {.name = "--lp_tls_key",
+     .hint = "<file>",
+     .example = "./node.key",
+     .help = "the private key (PEM, unencrypted) of that certificate",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_key = std::move(v); }},
+    {.name = "--lp_tls_ca",
+     .hint = "<file>",
+     .example = "./site-ca.crt",
+     .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
+             "certificate itself",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_ca = std::move(v); }},
     {.name = "--lp_system_malloc",
      .help = "leave malloc as it is set; by default a process that hosts nodes keeps freed "
              "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value cost "
@@ -440,6 +472,19 @@ inline usage_error needs_value(const flag_spec& flag, const char* next) {
   if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
     message += "; a value that starts with -- must follow the =";
   return usage_error(message);
+}
+
+// The TLS flags that must go together (docs/launching.md, "Flags"): checked
+// by a launch once every flag is read, as each row reads one flag alone.
+inline void check_tls_flags(const launch_flags& flags) {
+  if (flags.tls_cert.empty() != flags.tls_key.empty())
+    throw usage_error("--lp_tls_cert and --lp_tls_key go together: give a certificate and "
+                      "its key");
+  if (!flags.tls_ca.empty() && flags.tls_cert.empty())
+    throw usage_error("--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
+                      "signed, and its key");
+  if (flags.tls == "off" && !flags.tls_cert.empty())
+    throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
 inline launch_flags parse_flags(int argc, char** argv) {

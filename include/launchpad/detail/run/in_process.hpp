@@ -12,6 +12,7 @@
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/run/controlled_launch.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/launch_tls.hpp>
 #include <launchpad/detail/run/node_host.hpp>
 #include <launchpad/detail/run/node_streams.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
@@ -80,11 +81,16 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
-    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret());
+    // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
+    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret(), "/tmp",
+                          launch_tls(flags, graph.name(), false));
     run_dir.announce(std::cerr);
+    std::shared_ptr<const tls_context> tls;
+    if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
     host_options options;
     options.policy = policy;
     options.secret = run_dir.secret();
+    options.tls = tls;
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
@@ -98,7 +104,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     if (policy == local_multi_threading::flag)
       page =
           start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status_port, node_states(launch, *streams));
+                            flags.status_port, node_states(launch, *streams), tls);
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
@@ -170,6 +176,9 @@ LP_API controller::controller(const program& graph, const test_options& options,
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
   settings.tune_malloc = !options.system_malloc;
+  if (options.tls)
+    settings.tls = std::make_shared<const detail::tls_context>(
+        detail::make_launch_credentials(graph.name()));
   launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
 }
 

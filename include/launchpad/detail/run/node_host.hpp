@@ -36,6 +36,8 @@ struct host_options {
   std::vector<std::string> labels;  // the nodes to run here; empty: all of them
   std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
   std::string secret;  // empty: serve and call without one (--lp_insecure)
+  // Serve and call over TLS with the launch's credentials; null: plain HTTP.
+  std::shared_ptr<const tls_context> tls;
   std::string bind_host = "127.0.0.1";
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
@@ -195,6 +197,7 @@ class node_host {
   http_channel::options channel_options() const {
     http_channel::options settings;
     settings.secret = options_.secret;
+    settings.tls = options_.tls;
     return settings;
   }
 
@@ -233,7 +236,8 @@ class node_host {
       node->served.reset(
           new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
-                                                   options_.max_body_bytes, options_.limits);
+                                                   options_.max_body_bytes, options_.limits,
+                                                   options_.tls);
       nodes_.push_back(std::move(node));
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger

@@ -7,44 +7,76 @@
 #include <fstream>
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/error.hpp>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace lp::detail {
 
 // A launch's own directory under /tmp, readable only by its user: it holds
-// the launch's secret (the file `secret`, for curl) and, when asked, the
-// nodes' logs. The secret goes with the launch; the directory too, unless
-// logs are left in it.
+// the launch's secret (the file `secret`, for curl), its TLS credentials if
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
+// asked, the nodes' logs. The secret and the credentials go with the launch;
+// the directory too, unless logs are left in it.
 class run_directory {
  public:
-  // An empty secret (an --lp_insecure launch) writes no file. A Slurm
-  // launch makes it in a directory the compute hosts share.
-  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp")
-      : secret_(std::move(secret)) {
+  // The files of the TLS credentials.
+  static constexpr const char* certificate_file = "tls.crt";
+  static constexpr const char* key_file = "tls.key";
+  static constexpr const char* authority_file = "tls_ca.crt";
+
+  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
+  // credentials (no TLS). A Slurm launch makes it in a directory the
+  // compute hosts share.
+  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
+                tls_credentials tls = {})
+      : secret_(std::move(secret)), tls_(std::move(tls)) {
     std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
       throw launch_error("cannot create a run directory under " + parent +
                                       "; is it there, and writable?");
     path_ = pattern;
-    if (secret_.empty()) return;
-    auto file = path_ + "/secret";
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw launch_error("cannot write " + file);
-    write_all(fd, secret_ + "\n");
-    ::close(fd);
+    if (!secret_.empty()) write_private("secret", secret_ + "\n");
+    if (tls_.empty()) return;
+    write_private(certificate_file, tls_.certificate);
+    write_private(key_file, tls_.key);
+    // A launch's own certificate is its own authority.
+    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
   }
   // The run directory another process made (a Slurm job's, made by the
-  // command that submitted it), with the secret in it, if any.
+  // command that submitted it), with the secret and credentials in it, if
+  // any.
   struct adopt {};
   run_directory(adopt, std::string path) : path_(std::move(path)) {
-    std::ifstream(path_ + "/secret") >> secret_;
+    std::tie(secret_, tls_) = credentials_of(path_);
+  }
+
+  // The secret and TLS credentials in the run directory at `path`, which
+  // its maker wrote. A node process reads its own here, never from its
+  // environment: Slurm carries a job step's environment to the compute
+  // host in the clear.
+  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
+    std::pair<std::string, tls_credentials> found;
+    std::ifstream(path + "/secret") >> found.first;
+    auto& tls = found.second;
+    tls.certificate = read_file(path, certificate_file);
+    if (tls.certificate.empty()) return found;
+    tls.key = read_file(path, key_file);
+    tls.authority = read_file(path, authority_file);
+    if (tls.authority.empty()) tls.authority = tls.certificate;
+    return found;
   }
   run_directory(const run_directory&) = delete;
   run_directory& operator=(const run_directory&) = delete;
   ~run_directory() {
     if (kept_) return;
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    if (!tls_.empty())
+      for (const char* file : {certificate_file, key_file, authority_file})
+        ::unlink((path_ + "/" + file).c_str());
     ::unlink((path_ + "/nodes").c_str());
     ::unlink((path_ + "/status").c_str());  // the status page's URL
     ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
@@ -55,14 +87,37 @@ class run_directory {
   // submitted Slurm job).
   void keep() { kept_ = true; }
   const std::string& secret() const { return secret_; }
+  // Empty for a launch without TLS.
+  const tls_credentials& tls() const { return tls_; }
 
-  // Tells the user where the secret is (never the secret itself).
+  // Tells the user where the secret and credentials are (never themselves).
   void announce(std::ostream& out) const {
     if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!tls_.empty())
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
+          << certificate_file << " and " << key_file << std::endl;
   }
 
  private:
+  // A file of the directory that only its owner may read.
+  void write_private(const std::string& name, const std::string& text) const {
+    auto file = path_ + "/" + name;
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw launch_error("cannot write " + file);
+    write_all(fd, text);
+    ::close(fd);
+  }
+
+  // A file of the directory at `path`, whole; empty if it is not there.
+  static std::string read_file(const std::string& path, const std::string& name) {
+    std::ifstream in(path + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
+  }
+
   std::string secret_;
+  tls_credentials tls_;
   std::string path_;
   bool kept_ = false;
 };

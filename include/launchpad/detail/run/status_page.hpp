@@ -30,7 +30,7 @@ th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eef;font-variant-
 th{font-weight:600;color:#556}
 .state{display:inline-block;padding:1px 7px;border-radius:9px;color:#fff;font-size:12px}
 .serving{background:#2e8540}.starting{background:#8a8f98}.restarting{background:#d98b00}
-.stopped{background:#5b6b86}.failed{background:#c62828}
+.stopped{background:#5b6b86}.failed{background:#c62828}.unreachable{background:#7b1fa2}
 svg text{font:12px system-ui,sans-serif}
 #graph g.node rect{stroke:#1d2330;stroke-width:1}
 #graph g.node.failed rect{stroke:#c62828;stroke-width:3}
@@ -168,7 +168,7 @@ function drawGraph(status) {
         stroke: "#99a", "marker-end": "url(#arrow)"}));
     }
   const fills = {serving: "#dff3e3", starting: "#eceef1", restarting: "#fdebc8",
-                 stopped: "#e3e8f0", failed: "#fbdada"};
+                 stopped: "#e3e8f0", failed: "#fbdada", unreachable: "#eedcf3"};
   for (const node of status.nodes) {
     const p = at[node.label];
     const g = svg("g", {"class": "node " + node.state, "data-label": node.label,

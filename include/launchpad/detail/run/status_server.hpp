@@ -42,7 +42,7 @@
 namespace lp::detail {
 
 // A node as its launcher sees it, whatever its figures say.
-enum class node_state { starting, serving, restarting, stopped, failed };
+enum class node_state { starting, serving, restarting, stopped, failed, unreachable };
 
 // The state's name in the status JSON, on the page and in --lp_status.
 inline std::string_view to_string(node_state state) {
@@ -52,6 +52,8 @@ inline std::string_view to_string(node_state state) {
     case node_state::restarting: return "restarting";
     case node_state::stopped: return "stopped";
     case node_state::failed: return "failed";
+    case node_state::unreachable:
+      return "unreachable";
   }
   return "unknown";
 }
@@ -75,9 +77,11 @@ class status_server {
  public:
   using source = std::function<std::vector<node_status>()>;
 
-  // `policy`: the launch's flag name, shown on the page.
+  // `policy`: the launch's flag name, shown on the page. `tls`: the
+  // launch's, with which the poller reads its nodes; the page itself stays
+  // plain HTTP on loopback.
   LP_API status_server(const program& graph, std::string policy, std::string secret,
-                       source nodes);
+                       source nodes, std::shared_ptr<const tls_context> tls = nullptr);
   status_server(const status_server&) = delete;
   status_server& operator=(const status_server&) = delete;
   LP_API ~status_server();
@@ -108,6 +112,7 @@ class status_server {
   const program& graph_;
   const std::string policy_, secret_;
   source nodes_;
+  const std::shared_ptr<const tls_context> tls_;
   listener listener_;
   std::mutex mutex_;
   std::map<std::string, history> histories_;  // by label
@@ -122,7 +127,8 @@ inline constexpr const char* status_file = "status";
 // writes its URL into the run directory and prints it; null if off.
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, port_or_off port, status_server::source nodes);
+    const std::string& run_dir, port_or_off port, status_server::source nodes,
+    std::shared_ptr<const tls_context> tls = nullptr);
 
 // Keeps the page up `seconds` after the program ended, for a look at how it
 // ended; Ctrl+C or SIGTERM ends the wait.
@@ -209,15 +215,17 @@ inline constexpr std::size_t max_metrics_body = std::size_t{64} << 20;
 // The body of the node's GET /lp/v1/metrics at `url`, asked on its link's
 // connection (a new one if the node moved or dropped it); nothing if the
 // node does not answer 200 by `deadline`. Valid until `body` changes.
+// `tls`: the launch's, if its nodes speak TLS.
 inline std::optional<std::string_view> fetch_metrics(
     node_link& link, const std::string& url, const std::string& headers,
-    std::string& body, http_connection::clock::time_point deadline) {
+    std::string& body, http_connection::clock::time_point deadline,
+    const tls_context* tls = nullptr) {
   auto where = address_of_url(url);
   if (!where) return std::nullopt;
   for (bool retried = false;; retried = true) {
     try {
       if (!link.connection || !link.connection->reusable() || link.url != url) {
-        link.connection = http_connection::open(where->host, where->port, deadline);
+        link.connection = http_connection::open(where->host, where->port, deadline, tls);
         link.url = url;
       }
       auto reply = link.connection->get(protocol::metrics_path, headers, deadline, body,
@@ -237,11 +245,13 @@ inline std::optional<std::string_view> fetch_metrics(
 }  // namespace status
 
 LP_API status_server::status_server(const program& graph, std::string policy,
-                                    std::string secret, source nodes)
+                                    std::string secret, source nodes,
+                                    std::shared_ptr<const tls_context> tls)
     : graph_(graph),
       policy_(std::move(policy)),
       secret_(std::move(secret)),
-      nodes_(std::move(nodes)) {
+      nodes_(std::move(nodes)),
+      tls_(std::move(tls)) {
   auto& server = listener_.server();
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_header(
@@ -308,7 +318,8 @@ LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
     if (poller_.stop_requested()) return;
     auto text =
         status::fetch_metrics(links[node.label], node.url, headers, body,
-                              http_connection::clock::now() + std::chrono::seconds(1));
+                              http_connection::clock::now() + std::chrono::seconds(1),
+                              tls_.get());
     if (!text) continue;
     auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (figures.is_discarded() || !figures.is_object()) continue;
@@ -445,10 +456,11 @@ LP_API std::string status_server::status_json() {
 
 LP_API std::unique_ptr<status_server> start_status_page(
     const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, port_or_off port, status_server::source nodes) {
+    const std::string& run_dir, port_or_off port, status_server::source nodes,
+    std::shared_ptr<const tls_context> tls) {
   if (!port.number) return nullptr;
-  auto page =
-      std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes));
+  auto page = std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes),
+                                              std::move(tls));
   auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),

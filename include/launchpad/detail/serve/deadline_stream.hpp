@@ -12,7 +12,9 @@
 #include <cstddef>
 #include <cstring>
 #include <launchpad/detail/serve/server_limits.hpp>
+#include <launchpad/detail/tls/session.hpp>
 #include <string>
+#include <string_view>
 
 namespace lp::detail {
 
@@ -30,22 +32,26 @@ namespace lp::detail {
 // the request: reads and writes fail from then on, httplib gives up, and
 // the connection loop answers 408 itself (if the reply had not begun) and
 // closes. Reads are buffered, since httplib reads a request's lines a byte
-// at a time.
+// at a time. With a TLS session, bytes go through it: the socket is then
+// non-blocking, and each wait is for what the session asks.
 class deadline_stream final : public httplib::Stream {
  public:
   using clock = std::chrono::steady_clock;
   enum class phase { idle, headers, body, reply };
 
   deadline_stream(socket_t socket, const server_limits& limits,
-                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout)
+                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout,
+                  tls_session* tls = nullptr)
       : socket_(socket), limits_(limits), read_timeout_(read_timeout),
-        write_timeout_(write_timeout) {}
+        write_timeout_(write_timeout), tls_(tls) {}
 
   // Waits up to `idle` for the next request's first byte; true when it has
   // come (or the peer hung up, which the next read sees), and the request's
   // clock starts.
   bool next_request(std::chrono::milliseconds idle) {
-    if (used_ == filled_ && poll_for(POLLIN, clock::now() + idle) <= 0) return false;
+    if (used_ == filled_ && !(tls_ && tls_->buffered()) &&
+        poll_for(POLLIN, clock::now() + idle) <= 0)
+      return false;
     phase_ = phase::headers;
     started_ = clock::now();
     moved_ = 0;
@@ -70,16 +76,17 @@ class deadline_stream final : public httplib::Stream {
   // The phase a deadline passed in, or idle if none did.
   phase timed_out() const { return timed_out_; }
 
-  bool is_readable() const override { return used_ < filled_ || wait(POLLIN); }
+  bool is_readable() const override {
+    return used_ < filled_ || (tls_ && tls_->buffered()) || wait(POLLIN);
+  }
   bool is_writable() const override { return wait(POLLOUT); }
 
   ssize_t read(char* ptr, std::size_t size) override {
     if (timed_out_ != phase::idle) return -1;
     if (used_ == filled_) {
-      if (!wait(POLLIN)) return -1;
       // A large read goes straight to the caller's buffer.
       bool direct = size >= sizeof buffer_;
-      ssize_t got = ::recv(socket_, direct ? ptr : buffer_, direct ? size : sizeof buffer_, 0);
+      ssize_t got = receive(direct ? ptr : buffer_, direct ? size : sizeof buffer_);
       if (got <= 0) return got;
       if (phase_ == phase::body) moved_ += static_cast<std::size_t>(got);
       if (direct) return got;
@@ -102,10 +109,21 @@ class deadline_stream final : public httplib::Stream {
       started_ = clock::now();
       moved_ = 0;
     }
-    if (!wait(POLLOUT)) return -1;
-    ssize_t sent = ::send(socket_, ptr, size, MSG_NOSIGNAL);
+    ssize_t sent = send(ptr, size);
     if (sent > 0 && phase_ == phase::reply) moved_ += static_cast<std::size_t>(sent);
     return sent;
+  }
+
+  // Writes what the socket takes of `bytes` now, without waiting and
+  // whatever the deadlines: the listener's own last reply (408) before it
+  // closes.
+  void send_now(std::string_view bytes) {
+    if (!tls_) {
+      [[maybe_unused]] auto sent =
+          ::send(socket_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      return;
+    }
+    tls_->write(bytes.data(), bytes.size());
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
@@ -117,6 +135,41 @@ class deadline_stream final : public httplib::Stream {
   socket_t socket() const override { return socket_; }
 
  private:
+  // Up to `size` bytes once the socket has some: 0 at the peer's end, -1 on
+  // an error or a deadline.
+  ssize_t receive(char* into, std::size_t size) {
+    if (!tls_) {
+      if (!wait(POLLIN)) return -1;
+      return ::recv(socket_, into, size, 0);
+    }
+    for (short events = tls_->buffered() ? 0 : POLLIN;;) {
+      if (events && !wait(events)) return -1;
+      auto step = tls_->read(into, size);
+      if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
+      if (step.state == tls_session::step::closed) return 0;
+      if (step.state == tls_session::step::failed) return -1;
+      events = step.state == tls_session::step::want_read ? POLLIN : POLLOUT;
+    }
+  }
+
+  // What the socket takes of `size` bytes once it takes some; -1 on an
+  // error or a deadline.
+  ssize_t send(const char* from, std::size_t size) {
+    if (!tls_) {
+      if (!wait(POLLOUT)) return -1;
+      return ::send(socket_, from, size, MSG_NOSIGNAL);
+    }
+    for (short events = POLLOUT;;) {
+      if (!wait(events)) return -1;
+      auto step = tls_->write(from, size);
+      if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
+      if (step.state != tls_session::step::want_read &&
+          step.state != tls_session::step::want_write)
+        return -1;
+      events = step.state == tls_session::step::want_read ? POLLIN : POLLOUT;
+    }
+  }
+
   // When this phase must have moved one more byte.
   clock::time_point deadline() const {
     if (phase_ == phase::headers) return started_ + limits_.header_timeout;
@@ -171,6 +224,7 @@ class deadline_stream final : public httplib::Stream {
   const socket_t socket_;
   const server_limits& limits_;
   const std::chrono::milliseconds read_timeout_, write_timeout_;
+  tls_session* const tls_;  // null: plain HTTP
   phase phase_ = phase::idle;
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far

@@ -16,6 +16,7 @@
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/error.hpp>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -30,11 +31,13 @@ class http_server {
   // An empty secret serves everyone (an --lp_insecure launch). A request
   // body larger than max_body_bytes is refused with 413; `limits` bound
   // the time a request may take to arrive and the connections open at once
-  // (listener.hpp).
+  // (listener.hpp). With a TLS context, it serves HTTPS only, to peers
+  // that hold the launch's certificate.
   http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
-              server_limits limits = {})
+              server_limits limits = {}, std::shared_ptr<const tls_context> tls = nullptr)
       : node_(node), identity_(node.identity), secret_(std::move(secret)),
         max_body_bytes_(max_body_bytes), listener_(limits) {
+    listener_.set_tls(std::move(tls));
     configure(max_body_bytes);
   }
   http_server(const http_server&) = delete;
@@ -49,7 +52,7 @@ class http_server {
       throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
                                     std::to_string(port) + ": " + std::strerror(errno));
     bound_ = {host, bound};
-    url_ = bound_.url();
+    url_ = bound_.url(listener_.tls());
     return url_;
   }
 

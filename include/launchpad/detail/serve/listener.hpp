@@ -1,5 +1,6 @@
 #pragma once
 
+#include <fcntl.h>
 #include <httplib.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,9 +15,13 @@
 #include <launchpad/detail/serve/deadline_stream.hpp>
 #include <launchpad/detail/serve/httplib_internals.hpp>
 #include <launchpad/detail/serve/server_limits.hpp>
+#include <launchpad/detail/tls/context.hpp>
+#include <launchpad/detail/tls/session.hpp>
 #include <launchpad/detail/util/thread_pool.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -128,6 +133,13 @@ class listener {
     server_.set_payload_max_length(bytes);
   }
 
+  // Serves every connection over TLS with this context (docs/protocol.md,
+  // "Encryption"): a peer that does not complete the handshake within the
+  // header timeout, or shows no certificate the context trusts, is closed
+  // before any HTTP. Set before start().
+  void set_tls(std::shared_ptr<const tls_context> context) { server_.tls = std::move(context); }
+  bool tls() const { return server_.tls != nullptr; }
+
   // Binds host:port (port 0: any free port) and serves; returns the port,
   // or -1 if it cannot bind. Connections are accepted once it returns.
   int start(const std::string& host, int port) {
@@ -176,6 +188,7 @@ class listener {
 
     const server_limits limits;
     const std::size_t cap;  // max_connections, within the file descriptors
+    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
     std::atomic<std::size_t> open{0};
     refusal_body refusal = [](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
@@ -187,6 +200,9 @@ class listener {
     // keep-alive loop, over a deadline_stream instead of its own.
     bool serve_connection(socket_t socket) override {
       if (connection_queue::refusing()) {
+        // A TLS peer could not read a plain reply, and a handshake here
+        // would hold up the accepting thread: it finds the connection closed.
+        if (tls) return close_socket(socket, false) && false;
         answer(socket, 503, "Service Unavailable", "overloaded",
                "this node has " + std::to_string(cap) +
                    " connections open, its limit (--lp_max_connections); try again later, "
@@ -194,13 +210,16 @@ class listener {
         return close_socket(socket, false);
       }
       auto loop = settings();
-      deadline_stream stream(socket, limits, loop.read_timeout, loop.write_timeout);
-      current() = &stream;
       open.fetch_add(1, std::memory_order_relaxed);
       struct closing {
         std::atomic<std::size_t>& open;
         ~closing() { open.fetch_sub(1, std::memory_order_relaxed); }
       } counted{open};
+      std::optional<tls_session> session;
+      if (tls && !handshake(socket, session)) return close_socket(socket, true) && false;
+      deadline_stream stream(socket, limits, loop.read_timeout, loop.write_timeout,
+                             session ? &*session : nullptr);
+      current() = &stream;
       bool served = false, unread = false;
       for (auto left = loop.max_requests;
            left > 0 && listening() && stream.next_request(loop.idle); --left) {
@@ -208,13 +227,13 @@ class listener {
         served = serve_one(stream, left == 1, closed);
         if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
           if (late == deadline_stream::phase::headers)
-            answer(socket, 408, "Request Timeout", "request_timeout",
+            answer(stream, 408, "Request Timeout", "request_timeout",
                    "the request's headers did not all arrive within " +
                        std::to_string(limits.header_timeout.count() / 1000) +
                        " s of its first byte (--lp_header_timeout_secs), or nothing came for " +
                        std::to_string(loop.read_timeout.count() / 1000) + " s");
           else if (late == deadline_stream::phase::body)
-            answer(socket, 408, "Request Timeout", "request_timeout",
+            answer(stream, 408, "Request Timeout", "request_timeout",
                    "the request's body came slower than " +
                        std::to_string(limits.min_bytes_per_second >> 10) +
                        " KiB/s (--lp_min_rate_kib_per_sec), or nothing came for " +
@@ -229,18 +248,44 @@ class listener {
         if (!served || closed) break;
       }
       current() = nullptr;
+      if (session) session->close();
       return close_socket(socket, unread) && served;
+    }
+
+    // The TLS handshake of a new connection, on its non-blocking socket,
+    // within the header timeout: a peer that stays silent holds its thread
+    // no longer. False if it failed; the peer learns why from the alert
+    // OpenSSL sent, if any, and nothing else.
+    bool handshake(socket_t socket, std::optional<tls_session>& session) const {
+      int flags = ::fcntl(socket, F_GETFL);
+      if (flags < 0 || ::fcntl(socket, F_SETFL, flags | O_NONBLOCK) < 0) return false;
+      try {
+        session.emplace(*tls, socket, tls_session::role::server);
+      } catch (const std::exception&) {
+        return false;
+      }
+      return session->handshake(std::chrono::steady_clock::now() + limits.header_timeout) ==
+             tls_session::trouble::none;
     }
 
     // A whole reply, in one send that never waits: it fits in the socket's
     // buffer, and a peer that left loses nothing it wanted.
+    std::string reply_text(int status, std::string_view reason, std::string_view code,
+                           const std::string& message) {
+      auto body = refusal(code, message);
+      return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
+             "\r\nContent-Type: application/json\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    }
     void answer(socket_t socket, int status, std::string_view reason, std::string_view code,
                 const std::string& message) {
-      auto body = refusal(code, message);
-      auto reply = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
-                   "\r\nContent-Type: application/json\r\nContent-Length: " +
-                   std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      auto reply = reply_text(status, reason, code, message);
       [[maybe_unused]] auto sent = ::send(socket, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    // The same through the connection's stream (and its TLS session, if any).
+    void answer(deadline_stream& stream, int status, std::string_view reason,
+                std::string_view code, const std::string& message) {
+      stream.send_now(reply_text(status, reason, code, message));
     }
 
     // Closes so that the peer gets our reply and a FIN rather than a reset,

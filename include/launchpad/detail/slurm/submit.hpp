@@ -16,6 +16,7 @@
 #include <iostream>
 #include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/launch_tls.hpp>
 #include <launchpad/detail/process/spawn.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
@@ -38,11 +39,15 @@ inline void print_dry_run(const program& graph, const launch_flags& flags, std::
   auto run_dir = (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
                      .string();
   auto executable = this_executable();
-  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir << "/job.sh:\n"
+  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
+      << "/job.sh:\n"
       << slurm_batch_script(graph, flags, slurm_slots_for(units), run_dir, executable)
       << "\n# The job step of each process, started by the supervisor in the job, with\n"
-         "# LP_NODES (its labels), LP_RENDEZVOUS, LP_SECRET and LP_RUN_DIR in its\n"
-         "# environment; its output goes to "
+         "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
+         "# secret and the TLS credentials it reads from the run directory, never from "
+         "its\n"
+         "# environment, which srun sends in the clear); its output goes to\n"
+         "# "
       << run_dir << "/logs/<label>.log:\n";
   for (const auto& u : units) {
     out << u.name << ":";
@@ -92,7 +97,9 @@ class slurm_submission {
                         " holds a space, which #SBATCH lines cannot; choose another directory");
     check_fits(units_, find_partition(flags_.slurm_partition));
     std::filesystem::create_directories(parent);
-    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent);
+    // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
+    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent,
+                      launch_tls(flags_, graph_.name(), true));
     dir.announce(std::cerr);
     // From before the job exists: a Ctrl+C during sbatch must still cancel it.
     stop_on_signals handler(
@@ -108,7 +115,7 @@ class slurm_submission {
       std::filesystem::remove(dir.path() + "/job.sh");
       throw;
     }
-    dir.keep();  // the job reads the secret, and removes it when it ends
+    dir.keep();  // the job reads the secret and credentials, and removes them when it ends
     std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in " << dir.path()
               << "/job.log, node logs in " << dir.path() << "/logs" << std::endl;
     if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
@@ -118,7 +125,10 @@ class slurm_submission {
       return 0;
     }
     int status = follow(job, dir.path());
-    ::unlink((dir.path() + "/secret").c_str());  // gone already, unless the job never ran
+    // Gone already, unless the job never ran.
+    for (const char* file : {"secret", run_directory::certificate_file, run_directory::key_file,
+                             run_directory::authority_file})
+      ::unlink((dir.path() + "/" + file).c_str());
     tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments, std::cerr);
     return status;
   }
@@ -157,6 +167,7 @@ class slurm_submission {
     std::optional<clock::time_point> give_up_at;  // of the orderly stop
     bool cancelled_hard = false;
     std::optional<clock::time_point> forget_at;   // of a job that will not end
+    std::optional<clock::time_point> completing_since;  // with its result written
     job_state last;
     for (;;) {
       auto now = query_job(job);
@@ -164,6 +175,21 @@ class slurm_submission {
       if (now.state != last.state || now.reason != last.reason) report(job, now);
       last = now;
       if (now.ended()) break;
+      // A job completes once every host of it has ended its steps. A host
+      // cut off the network hears of it only when it is back, or Slurm marks
+      // it down: the program ended when the supervisor said how.
+      if (now.state != "COMPLETING" || !std::filesystem::exists(run_dir + "/result")) {
+        completing_since.reset();
+      } else if (!completing_since) {
+        completing_since = clock::now();
+      } else if (clock::now() - *completing_since > std::chrono::seconds(10)) {
+        std::cerr
+            << "[lp] job " << job << " is still completing, 10 s after its supervisor "
+            << "ended: a host of it does not answer Slurm (see sinfo), and ends its "
+               "steps when it does"
+            << std::endl;
+        break;
+      }
       if (now.state == "PENDING" && hopeless(now.reason)) {
         try_tool({"scancel", job}, std::chrono::seconds(60));
         std::cerr << "[lp] job " << job << " can never start (" << now.reason

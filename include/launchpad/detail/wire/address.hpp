@@ -12,21 +12,23 @@ namespace lp::detail {
 struct address {
   std::string host;
   int port = 0;
-  std::string url() const {
+  // https:// where the launch speaks TLS.
+  std::string url(bool tls = false) const {
     bool v6 = host.find(':') != std::string::npos;
-    return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
+           std::to_string(port);
   }
   bool operator==(const address&) const = default;
 };
 
-// The host and port of "http://host:port", with or without a path after
+// The host and port of "http://host:port" (or https://), with or without a path after
 // them; nothing if `url` is not of that form. An IPv6 host may stand in
 // brackets, as RFC 3986 and address::url() write it, or bare: the port is
 // what follows the last colon.
 inline std::optional<address> address_of_url(std::string_view url) {
-  constexpr std::string_view scheme = "http://";
-  if (!url.starts_with(scheme)) return std::nullopt;
-  url.remove_prefix(scheme.size());
+  if (url.starts_with("http://")) url.remove_prefix(7);
+  else if (url.starts_with("https://")) url.remove_prefix(8);
+  else return std::nullopt;
   url = url.substr(0, url.find('/'));
   auto colon = url.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;

@@ -1,0 +1,52 @@
+#pragma once
+
+// Whether a launch's nodes speak TLS, and with which credentials
+// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
+// the nodes serve. The launcher decides, once; its nodes follow.
+
+#include <iostream>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/tls/credentials.hpp>
+#include <launchpad/error.hpp>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// Whether other hosts may reach a server bound to `host`: anything but
+// loopback.
+inline bool beyond_loopback(std::string_view host) {
+  return !(host.starts_with("127.") || host == "::1" || host == "[::1]" ||
+           host == "localhost");
+}
+
+// The credentials of a launch, or none for plain HTTP: its own (a fresh key
+// and certificate), or the site's files. `beyond` says whether its nodes
+// serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
+// tls_error for files that cannot be used.
+LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+                                  bool beyond);
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+                                  bool beyond) {
+  // The launch has checked that the flags go together (check_tls_flags).
+  bool files = !flags.tls_cert.empty();
+  if (flags.tls == "off") {
+    if (beyond)
+      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
+                   "launch's secret and every call's arguments cross the network in "
+                   "cleartext"
+                << std::endl;
+    return {};
+  }
+  if (flags.tls != "on" && !beyond && !files) return {};
+  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
+  return make_launch_credentials(program);
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail

@@ -1,0 +1,49 @@
+"""TLS to a launch's nodes (https:// addresses).
+
+A launch whose nodes serve beyond loopback speaks TLS 1.3 with credentials
+of its own (docs/protocol.md#tls): one certificate and key, made by the
+launcher, which every node presents and against which every peer checks the
+other. So does this client: it trusts that certificate (or the site's CA the
+launch was given), not host names, since nodes' addresses change, and it
+presents the certificate itself, or the node refuses it at the handshake.
+"""
+
+import os
+import ssl
+
+CERTIFICATE = "tls.crt"
+KEY = "tls.key"
+CA = "tls_ca.crt"  # present when the launch was given a site's CA
+
+
+def tls_context(ca, certificate, key):
+    """An ssl.SSLContext for the nodes of one launch: trusts `ca` (the
+    launch's certificate, or a site's CA) and presents `certificate` with
+    `key` (PEM files)."""
+    for what, path in (("CA", ca), ("certificate", certificate), ("key", key)):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no TLS {what} file {path}: give the files of the launch's run "
+                                    f"directory ({CERTIFICATE}, {KEY}), or the site's own")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    # Peers are checked against the launch's certificate, not their names.
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_REQUIRED
+    try:
+        context.load_verify_locations(cafile=ca)
+        context.load_cert_chain(certificate, key)
+    except ssl.SSLError as e:
+        raise ValueError(f"cannot use the TLS files {certificate}, {key} (CA {ca}): {e.reason or e}; "
+                         "are they PEM files of one launch?") from None
+    return context
+
+
+def context_of_run_dir(run_dir):
+    """The context for the launch whose run directory is `run_dir`; None if
+    the launch has no TLS credentials there (its nodes speak plain HTTP)."""
+    certificate = os.path.join(run_dir, CERTIFICATE)
+    if not os.path.isfile(certificate):
+        return None
+    ca = os.path.join(run_dir, CA)
+    return tls_context(ca if os.path.isfile(ca) else certificate, certificate,
+                       os.path.join(run_dir, KEY))

@@ -5,7 +5,7 @@
 1. A header in include/launchpad/detail/<layer>/ includes only headers of its
    own layer or of the layers below it:
 
-       util < wire, observe, tls < reflect < call, serve < graph, replay < run < process < slurm
+       util < wire, observe, tls < reflect < call, serve < graph, replay < run < process < slurm, kube
 
    and call and serve never include each other: a client never needs a
    server, and a server never needs a client. A public header a layer
@@ -13,7 +13,7 @@
    into the compiled part): they must all lie strictly below the includer's,
    since a public header that reaches one's own layer sits in the middle of
    it.
-2. <httplib.h> is reached only from serve/, run/, process/ and slurm/: never
+2. <httplib.h> is reached only from serve/, run/, process/, slurm/ and kube/: never
    from util/, reflect/, wire/, call/, graph/ or a public header's
    declarations.
 3. What a user's code includes with LP_SEPARATE_COMPILATION (every public
@@ -40,12 +40,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "include"
 RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "serve": 3, "graph": 4, "replay": 4, "run": 5,
-        "process": 6, "slurm": 7}
+        "process": 6, "slurm": 7, "kube": 7}
 APART = {("call", "serve"), ("serve", "call")}
 NO_HTTPLIB = {"util", "reflect", "wire", "tls", "call", "graph", "replay", "public"}
 # Reached by a user's code only through the compiled part.
 COMPILED_ONLY = re.compile(r"launchpad/detail/(serve/(http_server|listener)|run/(node_host|node_streams|in_process|checkpoints|status_|launch_tls)"
-                           r"|tls/|process/|slurm/|implementation)")
+                           r"|tls/|process/|slurm/|kube/|implementation)")
 JSON_HEADER = "launchpad/json.hpp"
 INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
 COMPILED_PART_IF = re.compile(r"^\s*#\s*if\s+LP_DETAIL_DEFINE_COMPILED_PART\b")

@@ -5,6 +5,7 @@
 //   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
 //   return lp::launch<lp::local_multi_processing>(p, argc, argv);
 //   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
+//   return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
 //   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
 //   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
 //   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
@@ -14,6 +15,7 @@
 // policy's transport is chosen at compile time (launch/policy.hpp).
 
 #include <launchpad/detail/config.hpp>
+#include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/policy.hpp>
@@ -59,7 +61,7 @@ template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,
                 "lp::launch<P>(p, argc, argv): P is not a launch policy; use "
-                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm or "
+                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm, lp::kubernetes or "
                 "lp::test_multi_threading (optionally as lp::direct_calls<P>)");
   if constexpr (launch_policy<Policy>) {
     static_assert(Policy::from_command_line,

@@ -11,6 +11,7 @@ came back: the node never saw that call.
 
 import errno
 import math
+import ssl
 import threading
 import time
 import urllib.parse
@@ -155,6 +156,17 @@ class Transport:
                 connection.close()
                 raise ProtocolError(self.label, method,
                                     f"{e} (is {self.url} a Launchpad node?)") from None
+            except ssl.SSLError as e:
+                connection.close()
+                if not reused:
+                    # The node's refusal of this client's certificate: it ends
+                    # the connection after the client's side of the handshake
+                    # (TLS 1.3), and the first send may meet the end before a
+                    # read meets the alert.
+                    raise TransportError(self.label, method, handshake_message(
+                        self.url, HandshakeFailed(e.reason or str(e), False))) from None
+                raise TransportError(self.label, method,
+                                     f"{self.url}: the TLS connection failed ({e.reason or e})") from None
             except OSError as e:
                 connection.close()
                 raise TransportError(self.label, method, f"{self.url}: {e.strerror or e}") from None

@@ -6495,6 +6495,7 @@ inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VER
 //   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
 //   return lp::launch<lp::local_multi_processing>(p, argc, argv);
 //   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
+//   return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
 //   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
 //   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
 //   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
@@ -6503,7 +6504,7 @@ inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VER
 // command line chooses among the others, so one binary runs every way. The
 // policy's transport is chosen at compile time (launch/policy.hpp).
 
-// ---- launchpad/launch/local_multi_processing.hpp ----
+// ---- launchpad/launch/kubernetes.hpp ----
 
 // ---- launchpad/launch/policy.hpp ----
 
@@ -6560,6 +6561,25 @@ struct direct_calls : P {
 };
 
 }  // namespace lp
+
+namespace lp {
+
+// The program on Kubernetes (docs/kubernetes.md). On a workstation, the
+// command writes the launch's manifests: one Indexed Job per process group,
+// a coordinator Job, a headless Service that gives each pod a DNS name, and
+// a Secret with the launch's secret and TLS credentials. In the pods, the
+// same binary is the coordinator (rendezvous, status page, the program's
+// end) or the process its Job's index names.
+struct kubernetes {
+  static constexpr std::string_view flag = "kubernetes";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/local_multi_processing.hpp ----
+
 
 namespace lp {
 
@@ -6826,7 +6846,7 @@ template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,
                 "lp::launch<P>(p, argc, argv): P is not a launch policy; use "
-                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm or "
+                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm, lp::kubernetes or "
                 "lp::test_multi_threading (optionally as lp::direct_calls<P>)");
   if constexpr (launch_policy<Policy>) {
     static_assert(Policy::from_command_line,
@@ -6869,206 +6889,35 @@ typename detail::test_parts<Policy>::controller launch(
 
 #include <iostream>
 
-// ---- launchpad/detail/run/graph_picture.hpp ----
+// ---- launchpad/detail/kube/launch.hpp ----
 
-// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
-// Nodes are grouped by their group; an edge goes from each node to every
-// node it was given a handle to, labelled with that node's service.
-
-#include <map>
-#include <string>
-#include <vector>
-
-namespace lp::detail {
-
-inline std::string graph_dot(const program& graph) {
-  auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
-  std::map<std::string, std::vector<const node_info*>> groups;
-  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
-  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
-  for (const auto& [group, members] : groups) {
-    std::string indent = group.empty() ? "  " : "    ";
-    if (!group.empty())
-      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
-    for (const auto* spec : members)
-      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + spec->service) +
-             "];\n";
-    if (!group.empty()) out += "  }\n";
-  }
-  for (const auto& spec : graph.nodes())
-    for (const auto& target : spec.edges)
-      out += "  " + quoted(spec.label) + " -> " + quoted(target) +
-             " [label=" + quoted(graph.node(target).service) + "];\n";
-  return out + "}\n";
-}
-
-inline std::string graph_mermaid(const program& graph) {
-  std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
-  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
-  auto box = [&](const node_info& spec) {
-    return ids[spec.label] + "[\"" + spec.label + "<br/>" + spec.service + "\"]";
-  };
-  std::map<std::string, std::vector<const node_info*>> groups;
-  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
-  std::string out = "flowchart LR\n";
-  for (const auto& [group, members] : groups) {
-    if (!group.empty()) out += "  subgraph " + group + "\n";
-    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
-    if (!group.empty()) out += "  end\n";
-  }
-  for (const auto& spec : graph.nodes())
-    for (const auto& target : spec.edges)
-      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
-  return out;
-}
-
-inline std::string graph_picture(const program& graph, const std::string& format) {
-  if (format == "dot") return graph_dot(graph);
-  if (format == "mermaid") return graph_mermaid(graph);
-  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/node_process.hpp ----
-
-// The two sides of a launch whose nodes are processes, as local_mp and a
-// test's lp::controller of test_mp runs it: the node process, and the
-// launcher.
+// --lp_launch=kubernetes: on a workstation, write the launch's manifests;
+// in one of its pods, be the coordinator or the process that the pod's
+// Job and index name (docs/kubernetes.md).
 
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <iostream>
 
-// ---- launchpad/detail/call/http_channel.hpp ----
+// ---- launchpad/detail/kube/coordinator.hpp ----
 
-#include <algorithm>
-#include <chrono>
-#include <cstddef>
+// The coordinator pod of a Kubernetes launch. The Job controller starts,
+// restarts and ends the node pods; the coordinator only hears from them. It
+// keeps the rendezvous, decides when the program stops, stops it, shows
+// the status page, and tells how the program ended by its exit status.
+//
+// What it hears: a node process publishes its nodes when it serves, and
+// says how it ended. A process killed outright (SIGKILL, out of memory, its
+// host gone) says nothing; the coordinator finds it by probing every
+// process that serves. A process that failed more often than its group's
+// max_restarts will not be started again (backoffLimitPerIndex says the
+// same to the Job controller), so the program fails and stops.
 
-// ---- launchpad/detail/call/node_addresses.hpp ----
-
-#include <chrono>
-#include <condition_variable>
-
-// ---- launchpad/detail/wire/address.hpp ----
-
-#include <charconv>
-#include <optional>
-#include <string>
-#include <string_view>
-
-namespace lp::detail {
-
-// Where a node serves, as nodes publish it and callers dial it. An IPv6
-// host goes in brackets in its URL (RFC 3986), which other tools expect.
-struct address {
-  std::string host;
-  int port = 0;
-  // https:// where the launch speaks TLS.
-  std::string url(bool tls = false) const {
-    bool v6 = host.find(':') != std::string::npos;
-    return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
-           std::to_string(port);
-  }
-  bool operator==(const address&) const = default;
-};
-
-// The host and port of "http://host:port" (or https://), with or without a path after
-// them; nothing if `url` is not of that form. An IPv6 host may stand in
-// brackets, as RFC 3986 and address::url() write it, or bare: the port is
-// what follows the last colon.
-inline std::optional<address> address_of_url(std::string_view url) {
-  if (url.starts_with("http://")) url.remove_prefix(7);
-  else if (url.starts_with("https://")) url.remove_prefix(8);
-  else return std::nullopt;
-  url = url.substr(0, url.find('/'));
-  auto colon = url.rfind(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  auto host = url.substr(0, colon);
-  auto port_text = url.substr(colon + 1);
-  if (host.starts_with('[') != host.ends_with(']')) return std::nullopt;
-  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
-  int port = 0;
-  auto [end, error] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (host.empty() || error != std::errc() ||
-      end != port_text.data() + port_text.size() || port < 1 || port > 65535)
-    return std::nullopt;
-  return address{std::string(host), port};
-}
-
-}  // namespace lp::detail
-#include <map>
-#include <mutex>
-#include <string>
-
-namespace lp::detail {
-
-// Where the nodes of a launch serve. Nodes publish their address once they
-// serve; callers look addresses up, waiting for a node that does not serve
-// yet. In one process this is a map; across processes the launcher keeps
-// it (rendezvous.hpp).
-class directory {
- public:
-  virtual ~directory() = default;
-  virtual void publish(const std::string& label, const address& where) = 0;
-  // Waits up to `timeout` for the node's address. Throws transport_error,
-  // naming the node and the method being called, when the node is gone or
-  // does not serve in time.
-  virtual address lookup(const std::string& label, const std::string& method,
-                         std::chrono::steady_clock::duration timeout) = 0;
-  // A call to this address failed to connect: the node may have restarted
-  // elsewhere, so look it up afresh next time.
-  virtual void forget(const std::string& label, const address& where) = 0;
-  // Lookups fail from now on, rather than wait for a node that never comes.
-  virtual void close() = 0;
-};
-
-// The directory of a launch whose nodes all run in this process.
-class local_directory final : public directory {
- public:
-  void publish(const std::string& label, const address& where) override {
-    {
-      std::lock_guard lock(mutex_);
-      addresses_[label] = where;
-    }
-    changed_.notify_all();
-  }
-
-  address lookup(const std::string& label, const std::string& method,
-                 std::chrono::steady_clock::duration timeout) override {
-    std::unique_lock lock(mutex_);
-    bool known = changed_.wait_for(lock, timeout,
-                                   [&] { return closed_ || addresses_.count(label) != 0; });
-    if (closed_) throw transport_error(label, method, "the program has stopped");
-    if (!known) throw transport_error(label, method, "the node did not start serving in time");
-    return addresses_[label];
-  }
-
-  void forget(const std::string&, const address&) override {}
-
-  void close() override {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, address> addresses_;
-  bool closed_ = false;
-};
-
-}  // namespace lp::detail
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // ---- launchpad/detail/call/http_connection.hpp ----
 
@@ -8424,307 +8273,15 @@ class http_connection {
 };
 
 }  // namespace lp::detail
-#include <memory>
-#include <mutex>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
-namespace lp::detail {
+// ---- launchpad/detail/kube/names.hpp ----
 
-// A channel over HTTP keep-alive connections, pooled: concurrent calls each
-// take a connection of their own, and a finished call gives its connection
-// back for the next one (the most recent first), so steady traffic seldom
-// reconnects. The connections are our own (http_connection.hpp), not
-// httplib's client: one write per request, one read per reply, and a body
-// read straight into the buffer it is decoded from.
-class http_channel final : public channel {
- public:
-  using clock = std::chrono::steady_clock;
+// What the manifests of a Kubernetes launch and the binary in its pods
+// agree on: the names of the launch's objects, the environment each pod
+// gets, and where the Secret is mounted (docs/kubernetes.md).
 
-  // A pooled connection idle longer than this is dropped before the server
-  // drops it, so a call seldom races the server's keep-alive timeout.
-  static constexpr auto max_idle = std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
-  // The longest a connect may take, within the call's deadline.
-  static constexpr auto connect_timeout = std::chrono::seconds(5);
-  // Replies up to this size are read; a larger one fails the call.
-  static constexpr std::size_t max_reply = std::size_t{1} << 34;
-
-  struct options {
-    std::string secret;  // empty: an --lp_insecure launch
-    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
-  };
-
-  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
-    headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
-               protocol::cbor_type + "\r\n";
-    if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
-  }
-
-  const std::string& node() const override { return node_; }
-
-  raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline) override {
-    // A node that refused the connection, or closed it unanswered, may have
-    // gone because the program stops: the launch knows, so ask it before
-    // saying the node did not answer. A refused call never reached the
-    // node, so it is sent once more, to where the node serves now.
-    for (int attempt = 0;; ++attempt) {
-      try {
-        return call_once(method, args, deadline);
-      } catch (const http_connection::failure& e) {
-        // The node's TLS refused this caller, or is not this launch's:
-        // another try goes the same way.
-        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
-        bool refused = e.kind == http_connection::failure::refused;
-        if (!refused || attempt > 0) {
-          try {
-            directory_->lookup(node_, method, std::chrono::milliseconds(100));
-          } catch (const stopping&) {
-            throw;
-          } catch (const transport_error&) {
-            // Gone, or not back yet: the node did not answer, as said below.
-          }
-          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
-        }
-      }
-    }
-  }
-
-  // Drops every idle connection; calls after this fail.
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    idle_.clear();
-  }
-
- private:
-  // One try at the node where the launch says it serves. A refused
-  // connection is thrown as it is, for call() to decide.
-  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
-                      const call_deadline& deadline) {
-    auto until = deadline.at;
-    // The wait for a node that does not serve yet counts against the deadline.
-    address where;
-    try {
-      where = directory_->lookup(node_, method, deadline.left());
-    } catch (const transport_error&) {
-      if (clock::now() >= until) throw expired(method, deadline.length);
-      throw;
-    }
-    auto& reply = reply_buffer();
-    auto path = std::string(protocol::call_prefix) + method;
-    try {
-      auto [connection, reused] = acquire(where, until);
-      for (;;) {
-        try {
-          auto response =
-              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply);
-          if (connection->reusable()) release(std::move(connection));
-          auto format = protocol::format_of(response.content_type);
-          if (!format)
-            throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                               "an unreadable reply: Content-Type '" + response.content_type +
-                                   "' is neither JSON nor CBOR; is " + where.url() +
-                                   " a Launchpad node?",
-                               response.status);
-          return {response.status, *format, std::string_view(reply.data(), response.body_size)};
-        } catch (const http_connection::failure& e) {
-          // The server closed this pooled connection just before the call
-          // (its keep-alive ran out), so the request never ran: send it again
-          // on a new connection.
-          if (e.kind != http_connection::failure::stale || !reused) throw;
-          connection = connect(where, until);
-          reused = false;
-        }
-      }
-    } catch (const http_connection::failure& e) {
-      if (e.kind == http_connection::failure::timeout || clock::now() >= until)
-        throw expired(method, deadline.length);
-      directory_->forget(node_, where);
-      throw;
-    }
-  }
-
-  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
-    return expired_call(node_, method, deadline, "; the method may still run on the node");
-  }
-
-  // The node learns the call's deadline (lp::caller_deadline()), so that a
-  // method that waits stops when the caller does; what is left of it at
-  // the time of sending, rounded up so that a call with time left never
-  // reads 0.
-  const std::string& headers_with_deadline(clock::time_point until) const {
-    thread_local std::string headers;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
-    headers.assign(headers_);
-    headers.append(protocol::deadline_header).append(": ");
-    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
-    return headers;
-  }
-
-  // This thread's reply buffer, which only grows (a reply is written over
-  // it, so a large one is not zeroed first on every call), up to a size
-  // kept between calls.
-  static std::string& reply_buffer() {
-    thread_local std::string buffer;
-    drop_if_large(buffer);
-    return buffer;
-  }
-
-  struct pooled {
-    std::unique_ptr<http_connection> connection;
-    clock::time_point idle_since;
-  };
-
-  // A pooled connection (and true), or a new one.
-  std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
-                                                            clock::time_point until) {
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) throw transport_error(node_, "", "the program has stopped");
-      auto now = clock::now();
-      while (!idle_.empty()) {
-        auto connection = std::move(idle_.back());
-        idle_.pop_back();
-        if (now - connection.idle_since < max_idle) return {std::move(connection.connection), true};
-      }
-    }
-    return {connect(where, until), false};
-  }
-
-  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
-    return http_connection::open(where.host, where.port,
-                                 std::min(until, clock::now() + connect_timeout), tls_.get());
-  }
-
-  void release(std::unique_ptr<http_connection> connection) {
-    std::lock_guard lock(mutex_);
-    if (closed_) return;
-    auto now = clock::now();
-    idle_.push_back({std::move(connection), now});
-    // The oldest come first: drop those the server will have closed, so the
-    // pool holds no dead sockets after a burst.
-    auto fresh = std::find_if(idle_.begin(), idle_.end(),
-                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
-    idle_.erase(idle_.begin(), fresh);
-  }
-
-  const std::string node_;
-  const std::shared_ptr<directory> directory_;
-  const std::shared_ptr<const tls_context> tls_;
-  std::string headers_;  // Content-Type, Accept and the secret, as header lines
-  std::mutex mutex_;
-  std::vector<pooled> idle_;
-  bool closed_ = false;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/host_address.hpp ----
-
-// Where a node of a Slurm launch listens: the nodes of one program run on
-// several hosts, so loopback will not do. Each host works out its own
-// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
-// global or unique local address; a link-local one needs an interface name
-// that other hosts cannot know).
-
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <unistd.h>
-
-#include <string>
-#include <string_view>
-
-namespace lp::detail {
-
-inline constexpr std::string_view slurm_policy = "slurm";
-
-inline std::string ipv4_text(const sockaddr* address) {
-  char text[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
-  return text;
-}
-
-// The text of an IPv6 address that other hosts could reach; empty for
-// loopback, link-local, unspecified and IPv4-mapped ones.
-inline std::string ipv6_text(const sockaddr* address) {
-  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) || IN6_IS_ADDR_UNSPECIFIED(in6) ||
-      IN6_IS_ADDR_V4MAPPED(in6))
-    return "";
-  char text[INET6_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET6, in6, text, sizeof text);
-  return text;
-}
-
-// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
-// the first interface that is up and not loopback if `name` is empty; empty
-// if there is none.
-inline std::string interface_address(const std::string& name, int family = AF_INET) {
-  ifaddrs* interfaces = nullptr;
-  if (::getifaddrs(&interfaces) != 0) return "";
-  std::string address;
-  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
-    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
-                               : name == i->ifa_name;
-    if (wanted) address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
-  }
-  ::freeifaddrs(interfaces);
-  return address;
-}
-
-// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
-// Debian's /etc/hosts makes it (127.0.1.1); empty then.
-inline std::string host_name_address(int family = AF_INET) {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  addrinfo hints{};
-  hints.ai_family = family;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
-  std::string address;
-  for (auto* a = found; a && address.empty(); a = a->ai_next) {
-    if (family == AF_INET6) address = ipv6_text(a->ai_addr);
-    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127.")) address = text;
-  }
-  ::freeaddrinfo(found);
-  return address;
-}
-
-// `choice` is "auto" (the address of the host's name, else of its first
-// network interface that is not loopback; IPv4 first, then IPv6), the name
-// of an interface (its IPv4 address, else its IPv6 one), or an address,
-// used as it is (an IPv6 one bare, or in brackets, which go).
-inline std::string slurm_host_address(const std::string& choice) {
-  if (choice == "auto") {
-    std::string address;
-    for (int family : {AF_INET, AF_INET6}) {
-      if (address.empty()) address = host_name_address(family);
-      if (address.empty()) address = interface_address("", family);
-    }
-    if (address.empty())
-      throw launch_error("this host has no IPv4 or IPv6 address other hosts could reach; pass "
-                                  "--lp_slurm_host=<interface or address>");
-    return address;
-  }
-  auto address = interface_address(choice);
-  if (address.empty()) address = interface_address(choice, AF_INET6);
-  if (!address.empty()) return address;
-  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
-    return choice.substr(1, choice.size() - 2);
-  return choice;
-}
-
-}  // namespace lp::detail
+#include <chrono>
+#include <cstddef>
 
 // ---- launchpad/detail/process/launcher.hpp ----
 
@@ -9262,6 +8819,55 @@ class periodic_worker {
 };
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/wire/address.hpp ----
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// Where a node serves, as nodes publish it and callers dial it. An IPv6
+// host goes in brackets in its URL (RFC 3986), which other tools expect.
+struct address {
+  std::string host;
+  int port = 0;
+  // https:// where the launch speaks TLS.
+  std::string url(bool tls = false) const {
+    bool v6 = host.find(':') != std::string::npos;
+    return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
+           std::to_string(port);
+  }
+  bool operator==(const address&) const = default;
+};
+
+// The host and port of "http://host:port" (or https://), with or without a path after
+// them; nothing if `url` is not of that form. An IPv6 host may stand in
+// brackets, as RFC 3986 and address::url() write it, or bare: the port is
+// what follows the last colon.
+inline std::optional<address> address_of_url(std::string_view url) {
+  if (url.starts_with("http://")) url.remove_prefix(7);
+  else if (url.starts_with("https://")) url.remove_prefix(8);
+  else return std::nullopt;
+  url = url.substr(0, url.find('/'));
+  auto colon = url.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto host = url.substr(0, colon);
+  auto port_text = url.substr(colon + 1);
+  if (host.starts_with('[') != host.ends_with(']')) return std::nullopt;
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
+  int port = 0;
+  auto [end, error] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (host.empty() || error != std::errc() ||
+      end != port_text.data() + port_text.size() || port < 1 || port > 65535)
+    return std::nullopt;
+  return address{std::string(host), port};
+}
+
+}  // namespace lp::detail
 #include <list>
 #include <memory>
 #include <mutex>
@@ -9390,6 +8996,76 @@ class reachability_watch {
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+
+// ---- launchpad/detail/call/node_addresses.hpp ----
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace lp::detail {
+
+// Where the nodes of a launch serve. Nodes publish their address once they
+// serve; callers look addresses up, waiting for a node that does not serve
+// yet. In one process this is a map; across processes the launcher keeps
+// it (rendezvous.hpp).
+class directory {
+ public:
+  virtual ~directory() = default;
+  virtual void publish(const std::string& label, const address& where) = 0;
+  // Waits up to `timeout` for the node's address. Throws transport_error,
+  // naming the node and the method being called, when the node is gone or
+  // does not serve in time.
+  virtual address lookup(const std::string& label, const std::string& method,
+                         std::chrono::steady_clock::duration timeout) = 0;
+  // A call to this address failed to connect: the node may have restarted
+  // elsewhere, so look it up afresh next time.
+  virtual void forget(const std::string& label, const address& where) = 0;
+  // Lookups fail from now on, rather than wait for a node that never comes.
+  virtual void close() = 0;
+};
+
+// The directory of a launch whose nodes all run in this process.
+class local_directory final : public directory {
+ public:
+  void publish(const std::string& label, const address& where) override {
+    {
+      std::lock_guard lock(mutex_);
+      addresses_[label] = where;
+    }
+    changed_.notify_all();
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    std::unique_lock lock(mutex_);
+    bool known = changed_.wait_for(lock, timeout,
+                                   [&] { return closed_ || addresses_.count(label) != 0; });
+    if (closed_) throw transport_error(label, method, "the program has stopped");
+    if (!known) throw transport_error(label, method, "the node did not start serving in time");
+    return addresses_[label];
+  }
+
+  void forget(const std::string&, const address&) override {}
+
+  void close() override {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, address> addresses_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/serve/listener.hpp ----
 
@@ -10180,12 +9856,21 @@ class rendezvous_server {
     std::function<std::optional<bool>(const std::vector<std::string>& names,
                                       std::chrono::milliseconds wait)>
         runs_finished;
+    // A node process ends, and tells how: `failure` is empty for a clean
+    // end. Only where the launcher does not see its processes exit
+    // (Kubernetes); elsewhere left empty.
+    std::function<void(const std::string& label, const std::string& failure)>
+        process_ended;
+    // A node published where it serves; may be left empty.
+    std::function<void(const std::string& label, const address& where)> published;
   };
 
   // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
-  // TLS context, it serves HTTPS to the launch's nodes only.
-  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1",
-                    std::shared_ptr<const tls_context> tls = nullptr)
+  // TLS context, it serves HTTPS to the launch's nodes only. `port` 0: any
+  // free one, which the launcher hands its nodes.
+  rendezvous_server(std::string secret, callbacks on,
+                    const std::string& host = "127.0.0.1",
+                    std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
       : secret_(std::move(secret)), on_(std::move(on)) {
     listener_.set_tls(std::move(tls));
     auto& server = listener_.server();
@@ -10210,8 +9895,11 @@ class rendezvous_server {
     };
     server.Post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
       auto body = json::parse(req.body);
-      publish(body.at("label").template get<std::string>(),
-              {body.at("host").template get<std::string>(), body.at("port").template get<int>()});
+      auto label = body.at("label").template get<std::string>();
+      address where{body.at("host").template get<std::string>(),
+                    body.at("port").template get<int>()};
+      publish(label, where);
+      if (on_.published) on_.published(label, where);
       res.set_content("{}", "application/json");
     }));
     server.Post("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
@@ -10247,6 +9935,13 @@ class rendezvous_server {
       on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
       res.set_content("{}", "application/json");
     }));
+    if (on_.process_ended)
+      server.Post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
+                    auto body = json::parse(req.body);
+                    on_.process_ended(body.at("label").template get<std::string>(),
+                                      body.at("failure").template get<std::string>());
+                    res.set_content("{}", "application/json");
+                  }));
     server.Post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto outcome = on_.runs_finished(
@@ -10258,9 +9953,11 @@ class rendezvous_server {
                                       .dump(),
                                   "application/json");
                 }));
-    int port = listener_.start(host, 0);
-    if (port < 0) throw launch_error("the launcher cannot listen on " + host);
-    url_ = address{host, port}.url(listener_.tls());
+    int bound = listener_.start(host, port);
+    if (bound < 0)
+      throw launch_error("the launcher cannot listen on " + host +
+                         (port ? " port " + std::to_string(port) : std::string()));
+    url_ = address{host, bound}.url(listener_.tls());
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;
@@ -10400,9 +10097,11 @@ class rendezvous_directory final : public directory {
   }
 
   // Best effort: during a stop the launcher may already be gone.
-  void tell(const std::string& what, const std::string& label) {
+  void tell(const std::string& what, const std::string& label,
+            json more = json::object()) {
+    more["label"] = label;
     try {
-      post("/lp/v1/rendezvous/" + what, {{"label", label}});
+      post("/lp/v1/rendezvous/" + what, more);
     } catch (const std::exception&) {
     }
   }
@@ -10942,6 +10641,11 @@ struct launch_flags {
   std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
   std::string slurm_host = "auto";        // address, interface or auto
   bool slurm_detach = false;
+  // --lp_launch=kubernetes (docs/kubernetes.md)
+  std::string kube_image;  // required to write manifests
+  std::string kube_namespace = "default";
+  std::string kube_binary;           // empty: /usr/local/bin/ and argv[0]'s file name
+  std::string kube_dir = "lp-kube";  // where --lp_dry_run writes the manifests
   bool dry_run = false;
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
 };
@@ -10962,6 +10666,49 @@ inline long whole_number(std::string_view flag, const std::string& text, long lo
 inline std::string script_safe(std::string_view flag, std::string value) {
   if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
     throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+// A value that goes into a manifest or a command line printed for the
+// user: one line of visible characters. The YAML quotes it anyway; a control
+// character would still garble what the user reads.
+inline std::string one_line(std::string_view flag, std::string value) {
+  for (unsigned char c : value)
+    if (c < 0x20 || c == 0x7f)
+      throw usage_error(std::string(flag) +
+                        " needs a value on one line, without control "
+                        "characters");
+  return value;
+}
+
+// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
+inline std::string dns_label_value(std::string_view flag, std::string value) {
+  bool fits =
+      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
+  for (char c : value)
+    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  if (!fits)
+    throw usage_error(
+        std::string(flag) + "=" + one_line(flag, value) +
+        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit, e.g. " +
+        std::string(flag) + "=research");
+  return value;
+}
+
+// A container image reference (registry/repository:tag or @digest): the
+// characters a reference can hold, so a typo shows here and not as a pod
+// that never pulls.
+inline std::string image_reference(std::string_view flag, std::string value) {
+  bool fits = !value.empty() && value.size() <= 512;
+  for (char c : value)
+    fits = fits &&
+           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("._-/:@+").find(c) != std::string_view::npos);
+  if (!fits)
+    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
+                      ": give an image reference, e.g. " + std::string(flag) +
+                      "=registry.example.com/team/prog:1.0");
   return value;
 }
 
@@ -10994,8 +10741,8 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_launch",
      .hint = "<policy>",
      .example = "local_mp",
-     .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
-             "policy main() names, else local_mt)",
+     .help = "how to run the program: test_mt, local_mt, local_mp, slurm or kubernetes "
+             "(default: the policy main() names, else local_mt)",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.launch = std::move(v); }},
     {.name = "--lp_terminal",
@@ -11214,9 +10961,45 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_slurm_detach",
      .help = "slurm: submit, print the job id and return",
      .on = &launch_flags::slurm_detach},
+    {.name = "--lp_kube_image",
+     .hint = "<image>",
+     .example = "registry.example.com/team/prog:1.0",
+     .help = "kubernetes: the container image every pod runs; it holds this program's "
+             "binary (required)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.kube_image = image_reference(name, std::move(v)); }},
+    {.name = "--lp_kube_namespace",
+     .hint = "<ns>",
+     .example = "research",
+     .help = "kubernetes: the namespace of the launch's objects (default: default)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.kube_namespace = dns_label_value(name, std::move(v));
+         }},
+    {.name = "--lp_kube_binary",
+     .hint = "<path>",
+     .example = "/opt/prog/bin/prog",
+     .help = "kubernetes: where the program's binary is in the image (default: "
+             "/usr/local/bin/ and the name of this binary)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           if (!v.starts_with("/"))
+             throw usage_error(std::string(name) + "=" + one_line(name, v) +
+                               ": give the binary's absolute path in the image, e.g. " +
+                               std::string(name) + "=/usr/local/bin/prog");
+           f.kube_binary = one_line(name, std::move(v));
+         }},
+    {.name = "--lp_kube_dir",
+     .hint = "<dir>",
+     .example = "./manifests",
+     .help =
+         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
+         "their own (default: ./lp-kube)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.kube_dir = one_line(name, std::move(v)); }},
     {.name = "--lp_dry_run",
      .help = "slurm: print the batch script and each node's command line, and submit "
-             "nothing",
+             "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
      .on = &launch_flags::dry_run},
     {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
 };
@@ -12733,9 +12516,9 @@ class process_launch {
             },
             [this](const std::string& label) { run_finished(label); },
             [this](const std::vector<std::string>& names,
-                   std::chrono::milliseconds wait) {
-              return runs_finished(names, wait);
-            }},
+                   std::chrono::milliseconds wait) { return runs_finished(names, wait); },
+            {},  // it sees its processes end
+            {}},
         options_.bind_host, tls_);
     status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
                                 options_.status_port, [this] { return node_states(); }, tls_);
@@ -13267,6 +13050,1453 @@ class process_launch {
   std::exception_ptr start_error_;
   std::set<std::string> finished_;
   std::vector<failure> failures_;
+};
+
+}  // namespace lp::detail
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail::kube {
+
+// Set in every pod of a launch by its manifests.
+namespace pod_env {
+inline constexpr const char* role = "LP_KUBE_ROLE";  // "coordinator" or "node"
+inline constexpr const char* group =
+    "LP_KUBE_GROUP";  // a node pod's process group, as in the graph
+inline constexpr const char* service =
+    "LP_KUBE_SERVICE";  // the headless Service: the pods' subdomain
+// Set by the Job controller in every pod of an Indexed Job.
+inline constexpr const char* index = "JOB_COMPLETION_INDEX";
+}  // namespace pod_env
+
+inline constexpr std::string_view coordinator_role = "coordinator";
+inline constexpr std::string_view node_role = "node";
+
+// Where the launch's Secret is mounted: its keys are the run directory's
+// files (secret, tls.crt, tls.key), so a pod reads its credentials as
+// every node process does (run_directory::credentials_of).
+inline constexpr const char* secret_mount = "/var/run/launchpad";
+
+// The coordinator's own directory in its pod: the status page's URL and
+// the secret, for `--lp_status` run there (kubectl exec; tools/lp-kube).
+inline std::string coordinator_dir(const std::string& launch) {
+  return "/tmp/lp-kube-" + launch;
+}
+
+// How long a node pod goes on without an answer from the coordinator
+// before it takes the launch for ended, and stops.
+inline constexpr std::chrono::seconds coordinator_patience{30};
+
+// The coordinator's fixed ports: the nodes find the rendezvous before
+// anything else, so its port cannot be chosen at run time.
+inline constexpr int rendezvous_port = 7300;
+inline constexpr int status_port = 7301;
+
+// `name` as a DNS label (RFC 1123): lower case letters, digits and '-',
+// starting and ending with a letter or digit, at most `max` characters.
+inline std::string dns_label(std::string_view name, std::size_t max) {
+  std::string label;
+  for (char c : name) {
+    if (label.size() == max) break;
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (keep || (!label.empty() && label.back() != '-')) label += keep ? c : '-';
+  }
+  while (!label.empty() && label.back() == '-') label.pop_back();
+  return label.empty() ? "x" : label;
+}
+
+// The process groups of a graph, in the order their first node was added:
+// one Indexed Job each.
+inline std::vector<std::string> groups_of(const program& graph) {
+  std::vector<std::string> groups;
+  std::set<std::string> seen;
+  for (const auto& spec : graph.nodes())
+    if (seen.insert(spec.group).second) groups.push_back(spec.group);
+  return groups;
+}
+
+// The processes of one group, in the order of their indexes in its Job: a
+// colocated group is one process, any other one per node.
+inline std::vector<unit_plan> units_of(const program& graph, const std::string& group) {
+  std::vector<unit_plan> units;
+  for (auto& unit : plan_units(graph)) {
+    const auto& first = unit.labels.front();
+    for (const auto& spec : graph.nodes())
+      if (spec.label == first && spec.group == group) units.push_back(unit);
+  }
+  return units;
+}
+
+// The names of one launch's objects. `launch` is a DNS label of at most 30
+// characters, so that a pod's host name, `<job>-<index>`, stays within
+// the 63 of a label.
+struct launch_names {
+  std::string launch;
+
+  std::string headless_service() const { return launch; }
+  std::string status_service() const { return launch + "-status"; }
+  std::string secret() const { return launch + "-secret"; }
+  std::string coordinator_job() const { return launch + "-coordinator"; }
+  // The Job of the i-th of the graph's groups (groups_of): the group's name
+  // as a label, with its position when two groups would share one.
+  std::string job_of(const program& graph, std::size_t i) const {
+    auto groups = groups_of(graph);
+    auto label_of = [](const std::string& group) {
+      return group.empty() ? std::string("nodes") : dns_label(group, 20);
+    };
+    auto mine = label_of(groups.at(i));
+    for (std::size_t j = 0; j < groups.size(); ++j)
+      if (j != i && label_of(groups[j]) == mine)
+        return launch + "-" + mine.substr(0, 16) + "-" + std::to_string(i);
+    return launch + "-" + mine;
+  }
+  // What a pod of that Job is called in DNS, from any pod of the launch.
+  std::string pod_host(const std::string& job, std::size_t index) const {
+    return job + "-" + std::to_string(index) + "." + headless_service();
+  }
+  // The coordinator's rendezvous, as the nodes' LP_RENDEZVOUS.
+  std::string rendezvous_url(bool tls) const {
+    return std::string(tls ? "https://" : "http://") + pod_host(coordinator_job(), 0) +
+           ":" + std::to_string(rendezvous_port);
+  }
+};
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/process/host_address.hpp ----
+
+// Where a node of a Slurm launch listens: the nodes of one program run on
+// several hosts, so loopback will not do. Each host works out its own
+// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
+// global or unique local address; a link-local one needs an interface name
+// that other hosts cannot know).
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+inline constexpr std::string_view slurm_policy = "slurm";
+inline constexpr std::string_view kubernetes_policy = "kubernetes";
+
+inline std::string ipv4_text(const sockaddr* address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  return text;
+}
+
+// The text of an IPv6 address that other hosts could reach; empty for
+// loopback, link-local, unspecified and IPv4-mapped ones.
+inline std::string ipv6_text(const sockaddr* address) {
+  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) || IN6_IS_ADDR_UNSPECIFIED(in6) ||
+      IN6_IS_ADDR_V4MAPPED(in6))
+    return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET6, in6, text, sizeof text);
+  return text;
+}
+
+// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
+// the first interface that is up and not loopback if `name` is empty; empty
+// if there is none.
+inline std::string interface_address(const std::string& name, int family = AF_INET) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string address;
+  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
+    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
+                               : name == i->ifa_name;
+    if (wanted) address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
+  }
+  ::freeifaddrs(interfaces);
+  return address;
+}
+
+// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
+// Debian's /etc/hosts makes it (127.0.1.1); empty then.
+inline std::string host_name_address(int family = AF_INET) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
+  std::string address;
+  for (auto* a = found; a && address.empty(); a = a->ai_next) {
+    if (family == AF_INET6) address = ipv6_text(a->ai_addr);
+    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127.")) address = text;
+  }
+  ::freeaddrinfo(found);
+  return address;
+}
+
+// `choice` is "auto" (the address of the host's name, else of its first
+// network interface that is not loopback; IPv4 first, then IPv6), the name
+// of an interface (its IPv4 address, else its IPv6 one), or an address,
+// used as it is (an IPv6 one bare, or in brackets, which go).
+inline std::string slurm_host_address(const std::string& choice) {
+  if (choice == "auto") {
+    std::string address;
+    for (int family : {AF_INET, AF_INET6}) {
+      if (address.empty()) address = host_name_address(family);
+      if (address.empty()) address = interface_address("", family);
+    }
+    if (address.empty())
+      throw launch_error("this host has no IPv4 or IPv6 address other hosts could reach; pass "
+                                  "--lp_slurm_host=<interface or address>");
+    return address;
+  }
+  auto address = interface_address(choice);
+  if (address.empty()) address = interface_address(choice, AF_INET6);
+  if (!address.empty()) return address;
+  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
+    return choice.substr(1, choice.size() - 2);
+  return choice;
+}
+
+}  // namespace lp::detail
+
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lp::detail::kube {
+
+class coordinator {
+ public:
+  // Probes of a serving process: every `probe_period`; `lost_after` failed
+  // ones in a row and it is taken for gone.
+  static constexpr auto probe_period = std::chrono::seconds(1);
+  static constexpr int lost_after = 3;
+
+  // `run_dir`: where the Secret is mounted; `launch`: the launch's name.
+  coordinator(const program& graph, const launch_flags& flags, const std::string& run_dir,
+              const std::string& launch)
+      : coordinator(graph, flags, run_directory::credentials_of(run_dir), launch) {}
+
+  coordinator(const coordinator&) = delete;
+  coordinator& operator=(const coordinator&) = delete;
+
+ private:
+  coordinator(const program& graph, const launch_flags& flags,
+              const std::pair<std::string, tls_credentials>& found,
+              const std::string& launch)
+      : graph_(graph),
+        notice_(std::chrono::seconds(flags.termination_notice_secs)),
+        secret_(found.first),
+        own_dir_(coordinator_dir(launch), secret_) {
+    const auto& credentials = found.second;
+    if (!credentials.empty())
+      tls_ = std::make_shared<const tls_context>(
+          credentials, "the Secret's " + std::string(run_directory::certificate_file));
+    for (auto& unit : plan_units(graph)) {
+      for (const auto& label : unit.labels) unit_of_[label] = unit.name;
+      units_.emplace(unit.name,
+                     unit_state{.plan = unit, .where = {}, .last_failure = {}});
+    }
+    for (const auto& spec : graph.nodes())
+      if (spec.has_run) runnable_.insert(spec.label);
+    rendezvous_ = std::make_unique<rendezvous_server>(
+        secret_,
+        rendezvous_server::callbacks{
+            .stop_requested =
+                [this](const std::string& label) {
+                  {
+                    // It stops already: no need to tell it.
+                    std::lock_guard lock(mutex_);
+                    if (auto it = unit_of_.find(label); it != unit_of_.end())
+                      units_.at(it->second).asked_to_stop = true;
+                  }
+                  stop(label + " asked the program to stop");
+                },
+            .run_finished = [this](const std::string& label) { run_finished(label); },
+            .runs_finished =
+                [this](const std::vector<std::string>& names,
+                       std::chrono::milliseconds wait) {
+                  return runs_finished(names, wait);
+                },
+            .process_ended =
+                [this](const std::string& label, const std::string& failure) {
+                  ended(label, failure.empty() ? std::nullopt : std::optional(failure));
+                },
+            .published = [this](const std::string& label,
+                                const address& where) { published(label, where); }},
+        "0.0.0.0", tls_, rendezvous_port);
+    // On loopback in the pod, as every launcher's page: `kubectl
+    // port-forward` reaches it there, and nothing else does.
+    status_ = start_status_page(
+        graph, std::string(kubernetes_policy), secret_, own_dir_.path(),
+        port_or_off{status_port}, [this] { return statuses(); }, tls_);
+  }
+
+ public:
+  // Runs until the program has ended; its exit status: 0 when it stopped
+  // cleanly, 1 when a node failed beyond its restarts.
+  int run() {
+    std::cerr << "[lp] coordinating " << units_.size()
+              << (units_.size() == 1 ? " process" : " processes") << "; rendezvous at "
+              << rendezvous_->url() << std::endl;
+    // The pod's end (kubectl delete, a drain) stops the program in order.
+    stop_on_signals signals([this](const stop_on_signals::origin& from) {
+      stop("the coordinator got signal " + std::to_string(from.signal));
+    });
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      changed_.wait_for(lock, probe_period);
+      if (!stopping_) probe(lock);
+    }
+    // Every process that serves hears of the stop; one that starts later
+    // finds the rendezvous closed, or gone.
+    rendezvous_->close();
+    auto deadline = std::chrono::steady_clock::now() + notice_ + std::chrono::seconds(5);
+    for (auto& [name, unit] : units_)
+      if (unit.where && !unit.asked_to_stop) tell_stop(lock, name, *unit.where);
+    while (std::chrono::steady_clock::now() < deadline && serving() > 0) {
+      changed_.wait_for(lock, probe_period);
+      probe(lock);
+    }
+    for (auto& [name, unit] : units_)
+      if (unit.where)
+        std::cerr << "[lp] " << name
+                  << " did not say that it ended within the termination "
+                     "notice; its pod's own grace period ends it"
+                  << std::endl;
+    std::cerr << "[lp] the program "
+              << (failure_ ? "failed: " + *failure_ : "stopped cleanly") << std::endl;
+    return failure_ ? 1 : 0;
+  }
+
+ private:
+  struct unit_state {
+    unit_plan plan;
+    std::optional<address> where;  // while a process of it serves
+    int failures = 0;
+    int missed_probes = 0;
+    bool ever_served = false;
+    bool asked_to_stop = false;
+    std::string last_failure;
+  };
+
+  void stop(const std::string& why) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    std::cerr << "[lp] stopping: " << why << std::endl;
+    changed_.notify_all();
+  }
+
+  void published(const std::string& label, const address& where) {
+    std::unique_lock lock(mutex_);
+    auto& unit = units_.at(unit_of_.at(label));
+    if (label != unit.plan.labels.front()) return;
+    // Started while the program stops (a restart under way): it stops too.
+    if (stopping_) {
+      unit.where = where;
+      tell_stop(lock, unit.plan.name, where);
+      return;
+    }
+    // A new process while the last one still served: that one ended
+    // without a word.
+    if (unit.where && !(*unit.where == where)) lose(unit, "its process was replaced");
+    unit.where = where;
+    unit.ever_served = true;
+    unit.missed_probes = 0;
+    std::cerr << "[lp] " << unit.plan.name << " serves at " << where.host << ":"
+              << where.port << std::endl;
+  }
+
+  void ended(const std::string& label, std::optional<std::string> failure) {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = unit_of_.find(label);
+      if (it == unit_of_.end()) return;
+      auto& unit = units_.at(it->second);
+      unit.where.reset();
+      if (failure)
+        fail(unit, *failure);
+      else
+        std::cerr << "[lp] " << unit.plan.name << " ended" << std::endl;
+    }
+    changed_.notify_all();
+  }
+
+  // Counts a failure of `unit`'s process; past its restarts, the program's.
+  // Called with the lock held.
+  void fail(unit_state& unit, const std::string& what) {
+    ++unit.failures;
+    unit.last_failure = what;
+    rendezvous_->withdraw(unit.plan.labels.front(), !stopping_, what);
+    if (stopping_) return;
+    int allowed = unit.plan.settings.max_restarts;
+    if (unit.failures <= allowed) {
+      std::cerr << "[lp] " << unit.plan.name << " failed (" << what
+                << "); its Job starts it again (" << unit.failures << " of " << allowed
+                << " restarts)" << std::endl;
+      return;
+    }
+    failure_ = "node " + unit.plan.name + " failed: " + what;
+    stopping_ = true;
+    std::cerr << "[lp] stopping: " << *failure_ << std::endl;
+  }
+
+  void lose(unit_state& unit, const std::string& why) {
+    unit.where.reset();
+    fail(unit, "its pod ended without a word (" + why + ")");
+  }
+
+  std::size_t serving() const {
+    std::size_t count = 0;
+    for (const auto& [name, unit] : units_) count += unit.where.has_value();
+    return count;
+  }
+
+  // Connects to every serving process once, without the lock: a silent
+  // peer must not hold up the rendezvous.
+  void probe(std::unique_lock<std::mutex>& lock) {
+    std::vector<std::pair<std::string, address>> targets;
+    for (const auto& [name, unit] : units_)
+      if (unit.where) targets.emplace_back(name, *unit.where);
+    lock.unlock();
+    std::vector<std::pair<std::string, bool>> answers;
+    for (const auto& [name, where] : targets) {
+      bool answered = true;
+      try {
+        http_connection::open(where.host, where.port,
+                              std::chrono::steady_clock::now() + probe_period,
+                              tls_.get());
+      } catch (const http_connection::failure&) {
+        answered = false;
+      }
+      answers.emplace_back(name, answered);
+    }
+    lock.lock();
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      auto& unit = units_.at(answers[i].first);
+      if (!unit.where || !(*unit.where == targets[i].second))
+        continue;  // news came meanwhile
+      unit.missed_probes = answers[i].second ? 0 : unit.missed_probes + 1;
+      if (unit.missed_probes >= lost_after) lose(unit, "it stopped answering");
+    }
+  }
+
+  // Sends the process POST /lp/v1/stop, the stop lp::stop() makes.
+  // `where` is a copy: the unit's own may change while the lock is off.
+  void tell_stop(std::unique_lock<std::mutex>& lock, const std::string& name,
+                 address where) {
+    lock.unlock();
+    try {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      auto connection =
+          http_connection::open(where.host, where.port, deadline, tls_.get());
+      std::string reply;
+      connection->post(
+          protocol::stop_path,
+          secret_.empty() ? std::string() : "Authorization: Bearer " + secret_ + "\r\n",
+          "", deadline, reply, 1 << 16);
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] could not tell " << name << " to stop: " << e.what()
+                << std::endl;
+    }
+    lock.lock();
+  }
+
+  void run_finished(const std::string& label) {
+    bool all = false;
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      all = !runnable_.empty() && finished_ == runnable_;
+    }
+    changed_.notify_all();
+    // A program whose run() nodes have all returned has nothing left to do.
+    if (all) stop("the run() of every node returned");
+  }
+
+  std::optional<bool> runs_finished(const std::vector<std::string>& names,
+                                    std::chrono::milliseconds wait) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
+    };
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, wait, [&] { return stopping_ || done(); }))
+      return std::nullopt;
+    return done();
+  }
+
+  std::vector<node_status> statuses() {
+    std::lock_guard lock(mutex_);
+    std::vector<node_status> all;
+    for (const auto& [name, unit] : units_)
+      for (const auto& label : unit.plan.labels) {
+        node_status status;
+        status.label = label;
+        status.restarts = unit.failures;
+        status.failure = unit.last_failure;
+        if (unit.where) {
+          status.state = node_state::serving;
+          status.url = unit.where->url(tls_ != nullptr);
+        } else if (unit.failures > unit.plan.settings.max_restarts) {
+          status.state = node_state::failed;
+        } else if (unit.failures > 0) {
+          status.state = node_state::restarting;
+        } else {
+          status.state = unit.ever_served ? node_state::stopped : node_state::starting;
+        }
+        all.push_back(std::move(status));
+      }
+    return all;
+  }
+
+  // A directory of its own: where --lp_status finds the page, in the pod.
+  class own_directory {
+   public:
+    own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
+      remove();  // a stale one, of a pod that ran here before
+      if (::mkdir(path_.c_str(), 0700) != 0)
+        throw launch_error("the coordinator cannot make " + path_ + " in its pod");
+      if (secret.empty()) return;
+      int fd = ::open((path_ + "/secret").c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0) throw launch_error("the coordinator cannot write " + path_ + "/secret");
+      write_all(fd, secret + "\n");
+      ::close(fd);
+    }
+    own_directory(const own_directory&) = delete;
+    own_directory& operator=(const own_directory&) = delete;
+    ~own_directory() { remove(); }
+    const std::string& path() const { return path_; }
+
+   private:
+    void remove() const {
+      for (const char* file : {"secret", status_file})
+        ::unlink((path_ + "/" + file).c_str());
+      ::rmdir(path_.c_str());
+    }
+    std::string path_;
+  };
+
+  const program& graph_;
+  const std::chrono::seconds notice_;
+  const std::string secret_;
+  own_directory own_dir_;
+  std::shared_ptr<const tls_context> tls_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, unit_state> units_;     // by unit name
+  std::map<std::string, std::string> unit_of_;  // label -> unit name
+  std::set<std::string> runnable_, finished_;
+  bool stopping_ = false;
+  std::optional<std::string> failure_;
+  std::unique_ptr<rendezvous_server> rendezvous_;
+  std::unique_ptr<status_server> status_;
+};
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/kube/pod.hpp ----
+
+// What a pod of a Kubernetes launch learns from its environment: which
+// process of the program it runs (docs/kubernetes.md, "In the pods").
+
+#include <cstdlib>
+#include <string>
+
+namespace lp::detail::kube {
+
+// A variable the pod's manifest sets; missing, the pod was not made by
+// this library's manifests. (LP_KUBE_ROLE alone is taken out of the
+// environment: it tells a process that it is a pod's.)
+inline std::string pod_setting(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value)
+    throw launch_error(std::string(name) +
+                       " is not set: this pod was not made from the manifests that "
+                       "--lp_launch=kubernetes writes (docs/kubernetes.md)");
+  return value;
+}
+
+// Which process of the program this pod runs: its Job's group, and the
+// Job controller's index.
+inline unit_plan unit_of_pod(const program& graph) {
+  // Empty for the nodes outside any group.
+  const char* group_value = std::getenv(pod_env::group);
+  if (!group_value) pod_setting(pod_env::group);  // throws, naming it
+  std::string group = group_value;
+  auto index_text = pod_setting(pod_env::index);
+  auto units = units_of(graph, group);
+  std::size_t index = 0;
+  try {
+    index = std::stoul(index_text);
+  } catch (const std::exception&) {
+    throw launch_error(std::string(pod_env::index) + "='" + index_text +
+                       "' is not an index");
+  }
+  if (index >= units.size())
+    throw launch_error("this binary's program '" + graph.name() + "' has " +
+                       std::to_string(units.size()) + " processes in group '" + group +
+                       "', but the pod has index " + std::to_string(index) +
+                       ": was the image built from another version of the program?");
+  return units[index];
+}
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/kube/submit.hpp ----
+
+// --lp_launch=kubernetes outside a pod: the command a user runs on a
+// workstation writes the launch's manifests, for kubectl to apply
+// (docs/kubernetes.md). It talks to no cluster itself: kubectl already
+// holds the user's credentials and context, and a launch is then whatever
+// kubectl apply says it is.
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+// ---- launchpad/detail/kube/manifests.hpp ----
+
+// The Kubernetes objects of one launch (docs/kubernetes.md, "The
+// manifests"): its Secret, a headless Service that gives every pod a DNS
+// name, a Service for the status page, the coordinator's Job, and one
+// Indexed Job per process group.
+
+#include <cstddef>
+
+// ---- launchpad/detail/kube/yaml.hpp ----
+
+// Block-style YAML from JSON values, for the manifests of a Kubernetes
+// launch: what kubectl and a reader take in, written without a YAML
+// library. Every string is double-quoted with JSON's escapes, which are
+// YAML's too: a value never reads as a number, a boolean or null (YAML 1.1
+// takes `on`, `no` and `0400` for other things), and a newline in it stays
+// a newline.
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail::kube {
+
+// Keys keep the order they were added in: a manifest reads apiVersion,
+// kind, metadata, spec, as people write them.
+using yaml_value = nlohmann::ordered_json;
+
+namespace yaml_detail {
+
+// A key as it stands: plain when it plainly is a string (apiVersion,
+// app.kubernetes.io/name, tls.crt), else quoted.
+inline std::string key_text(const std::string& key) {
+  bool plain = !key.empty() && ((key[0] >= 'a' && key[0] <= 'z') ||
+                                (key[0] >= 'A' && key[0] <= 'Z') || key[0] == '_');
+  for (char c : key)
+    plain =
+        plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' || c == '-');
+  std::string lower;
+  for (char c : key) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (std::string_view word :
+       {"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
+    plain = plain && lower != word;
+  return plain
+             ? key
+             : yaml_value(key).dump(-1, ' ', false, yaml_value::error_handler_t::replace);
+}
+
+// A value that fits on its key's line: a scalar, or an empty container.
+inline bool is_block(const yaml_value& value) {
+  return (value.is_object() || value.is_array()) && !value.empty();
+}
+
+inline std::string scalar(const yaml_value& value) {
+  if (value.is_object()) return "{}";
+  if (value.is_array()) return "[]";
+  // Invalid UTF-8 (from a user's flag) turns into U+FFFD rather than
+  // failing the launch.
+  return value.dump(-1, ' ', false, yaml_value::error_handler_t::replace);
+}
+
+// Writes a non-empty container, each line at `indent`; the first at the
+// cursor instead when `continues` (after a sequence's "- ").
+inline void write_block(std::string& out, const yaml_value& value, std::size_t indent,
+                        bool continues) {
+  bool first = true;
+  auto start = [&] {
+    if (!(first && continues)) out.append(indent, ' ');
+    first = false;
+  };
+  auto rest = [&](const yaml_value& inner, bool after_dash) {
+    if (!is_block(inner)) {
+      out += " " + scalar(inner) + "\n";
+    } else if (after_dash) {
+      out += " ";
+      write_block(out, inner, indent + 2, true);
+    } else {
+      out += "\n";
+      write_block(out, inner, indent + 2, false);
+    }
+  };
+  if (value.is_object()) {
+    for (const auto& [key, inner] : value.items()) {
+      start();
+      out += key_text(key) + ":";
+      rest(inner, false);
+    }
+  } else {
+    for (const auto& inner : value) {
+      start();
+      out += "-";
+      rest(inner, true);
+    }
+  }
+}
+
+}  // namespace yaml_detail
+
+// One YAML document, ending in a newline.
+inline std::string to_yaml(const yaml_value& value) {
+  if (!yaml_detail::is_block(value)) return yaml_detail::scalar(value) + "\n";
+  std::string out;
+  yaml_detail::write_block(out, value, 0, false);
+  return out;
+}
+
+// Documents one after another, as `kubectl apply -f` reads them.
+inline std::string to_yaml(const std::vector<yaml_value>& documents) {
+  std::string out;
+  for (const auto& document : documents) {
+    if (!out.empty()) out += "---\n";
+    out += to_yaml(document);
+  }
+  return out;
+}
+
+}  // namespace lp::detail::kube
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail::kube {
+
+// Everything the manifests hold beyond the graph.
+struct manifest_plan {
+  launch_names names;
+  std::string kube_namespace = "default";
+  std::string image;
+  std::string binary;                  // the program's path in the image
+  std::vector<std::string> arguments;  // the container's, after the binary
+  std::string secret;                  // empty: --lp_insecure
+  tls_credentials tls;                 // empty: no TLS
+  int termination_notice_secs = 10;
+};
+
+// The files the manifests are written to by --lp_dry_run.
+inline constexpr const char* manifest_file = "launch.yaml";
+inline constexpr const char* kustomization_file = "kustomization.yaml";
+
+// Where the Secret's volume is called in each pod.
+inline constexpr const char* secret_volume = "launchpad";
+
+namespace manifest_detail {
+
+// The labels every object of the launch carries, by which `kubectl delete
+// -l launchpad.dev/launch=<launch>` finds them all.
+inline yaml_value labels(const program& graph, const manifest_plan& plan) {
+  yaml_value labels = yaml_value::object();
+  labels["app.kubernetes.io/name"] = "launchpad";
+  labels["launchpad.dev/launch"] = plan.names.launch;
+  labels["launchpad.dev/program"] = dns_label(graph.name(), 63);
+  return labels;
+}
+
+inline yaml_value metadata(const std::string& name, const program& graph,
+                           const manifest_plan& plan,
+                           const yaml_value& extra_labels = {}) {
+  auto all = labels(graph, plan);
+  if (extra_labels.is_object()) all.update(extra_labels);
+  yaml_value meta = yaml_value::object();
+  meta["name"] = name;
+  meta["namespace"] = plan.kube_namespace;
+  meta["labels"] = all;
+  return meta;
+}
+
+inline yaml_value env_entry(const std::string& name, const std::string& value) {
+  yaml_value entry = yaml_value::object();
+  entry["name"] = name;
+  entry["value"] = value;
+  return entry;
+}
+
+// The Secret, read-only, at the run directory's path: only its owner
+// (root, or the fsGroup) may read the files.
+inline yaml_value secret_volume_of(const manifest_plan& plan) {
+  yaml_value volume = yaml_value::object();
+  volume["name"] = secret_volume;
+  volume["secret"] = {{"secretName", plan.names.secret()}, {"defaultMode", 0400}};
+  return yaml_value::array({volume});
+}
+
+inline yaml_value secret_mount_of() {
+  yaml_value mount = yaml_value::object();
+  mount["name"] = secret_volume;
+  mount["mountPath"] = secret_mount;
+  mount["readOnly"] = true;
+  return yaml_value::array({mount});
+}
+
+inline yaml_value container_port(const std::string& name, int number) {
+  yaml_value port = yaml_value::object();
+  port["name"] = name;
+  port["containerPort"] = number;
+  return port;
+}
+
+inline yaml_value command_of(const manifest_plan& plan) {
+  yaml_value command = yaml_value::array({plan.binary});
+  for (const auto& argument : plan.arguments) command.push_back(argument);
+  return command;
+}
+
+// An Indexed Job's pod template; `container` is completed with the image,
+// the command, the Secret's mount and the environment.
+inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan& plan,
+                               yaml_value container, const yaml_value& env) {
+  yaml_value full = yaml_value::object();
+  full["name"] = container["name"];
+  full["image"] = plan.image;
+  full["command"] = command_of(plan);
+  full["env"] = env;
+  for (const auto& [key, value] : container.items())
+    if (key != "name") full[key] = value;
+  full["volumeMounts"] = secret_mount_of();
+  yaml_value spec = yaml_value::object();
+  // The pods' DNS names, <job>-<index>.<service>, exist through the
+  // headless Service named here.
+  spec["subdomain"] = plan.names.headless_service();
+  spec["restartPolicy"] = "Never";  // a failed process is the Job's to replace, by index
+  // A node stops in order within its notice, as under local_mp; the pod's
+  // SIGKILL comes a little after it.
+  spec["terminationGracePeriodSeconds"] = plan.termination_notice_secs + 5;
+  spec["containers"] = yaml_value::array({full});
+  spec["volumes"] = secret_volume_of(plan);
+  yaml_value pod = yaml_value::object();
+  pod["metadata"] = {{"labels", pod_labels}};
+  pod["spec"] = spec;
+  return pod;
+}
+
+inline yaml_value resources_of(const lp::resources& needs) {
+  yaml_value amounts = yaml_value::object();
+  amounts["cpu"] = std::to_string(needs.cpus);
+  if (needs.memory_mb > 0) amounts["memory"] = std::to_string(needs.memory_mb) + "Mi";
+  yaml_value limits = amounts;
+  // A GPU is an extended resource: asked as a limit, which is its request.
+  if (needs.gpus > 0) limits["nvidia.com/gpu"] = std::to_string(needs.gpus);
+  return {{"requests", amounts}, {"limits", limits}};
+}
+
+inline std::string group_label(const std::string& group) {
+  return group.empty() ? std::string("nodes") : dns_label(group, 63);
+}
+
+}  // namespace manifest_detail
+
+inline yaml_value secret_object(const program& graph, const manifest_plan& plan) {
+  using namespace manifest_detail;
+  // Exactly the run directory's files: a pod reads the mount as every node
+  // process reads its run directory (run_directory::credentials_of).
+  yaml_value data = yaml_value::object();
+  if (!plan.secret.empty()) data["secret"] = plan.secret + "\n";
+  if (!plan.tls.empty()) {
+    data[run_directory::certificate_file] = plan.tls.certificate;
+    data[run_directory::key_file] = plan.tls.key;
+    if (plan.tls.authority != plan.tls.certificate)
+      data[run_directory::authority_file] = plan.tls.authority;
+  }
+  yaml_value secret = yaml_value::object();
+  secret["apiVersion"] = "v1";
+  secret["kind"] = "Secret";
+  secret["metadata"] = metadata(plan.names.secret(), graph, plan);
+  secret["type"] = "Opaque";
+  secret["stringData"] = data;
+  return secret;
+}
+
+inline yaml_value headless_service_object(const program& graph,
+                                          const manifest_plan& plan) {
+  using namespace manifest_detail;
+  yaml_value spec = yaml_value::object();
+  // No ports: a headless Service needs none, and its DNS records name the
+  // pods, whatever they serve on.
+  spec["clusterIP"] = "None";
+  spec["selector"] = {{"launchpad.dev/launch", plan.names.launch}};
+  // A node must resolve the coordinator before either is ready.
+  spec["publishNotReadyAddresses"] = true;
+  yaml_value service = yaml_value::object();
+  service["apiVersion"] = "v1";
+  service["kind"] = "Service";
+  service["metadata"] = metadata(plan.names.headless_service(), graph, plan);
+  service["spec"] = spec;
+  return service;
+}
+
+inline yaml_value status_service_object(const program& graph, const manifest_plan& plan) {
+  using namespace manifest_detail;
+  yaml_value port = yaml_value::object();
+  port["name"] = "status";
+  port["protocol"] = "TCP";
+  port["port"] = status_port;
+  port["targetPort"] = status_port;
+  yaml_value spec = yaml_value::object();
+  spec["selector"] = {{"launchpad.dev/launch", plan.names.launch},
+                      {"launchpad.dev/role", std::string(coordinator_role)}};
+  spec["ports"] = yaml_value::array({port});
+  yaml_value service = yaml_value::object();
+  service["apiVersion"] = "v1";
+  service["kind"] = "Service";
+  service["metadata"] = metadata(plan.names.status_service(), graph, plan,
+                                 {{"launchpad.dev/role", std::string(coordinator_role)}});
+  service["spec"] = spec;
+  return service;
+}
+
+inline yaml_value coordinator_job_object(const program& graph,
+                                         const manifest_plan& plan) {
+  using namespace manifest_detail;
+  yaml_value role = {{"launchpad.dev/role", std::string(coordinator_role)}};
+  auto pod_labels = labels(graph, plan);
+  pod_labels.update(role);
+  yaml_value env = yaml_value::array();
+  env.push_back(env_entry(pod_env::role, std::string(coordinator_role)));
+  env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
+  env.push_back(env_entry(child_env::run_dir, secret_mount));
+  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  yaml_value container = yaml_value::object();
+  container["name"] = "coordinator";
+  container["ports"] = yaml_value::array({container_port("rendezvous", rendezvous_port),
+                                          container_port("status", status_port)});
+  // It serves the rendezvous and the status page, and runs no node: a
+  // little of a host, and no GPU.
+  container["resources"] = {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}};
+  yaml_value spec = yaml_value::object();
+  // Indexed, for its pod's host name: <job>-0, the rendezvous the nodes
+  // know before it exists (launch_names::rendezvous_url).
+  spec["completionMode"] = "Indexed";
+  spec["completions"] = 1;
+  spec["parallelism"] = 1;
+  // A new coordinator would know nothing of the running nodes: the launch
+  // ends with it.
+  spec["backoffLimit"] = 0;
+  spec["template"] = pod_template(pod_labels, plan, container, env);
+  yaml_value job = yaml_value::object();
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = metadata(plan.names.coordinator_job(), graph, plan, role);
+  job["spec"] = spec;
+  return job;
+}
+
+// The Job of the i-th process group (groups_of): one index per process of
+// it (units_of).
+inline yaml_value group_job_object(const program& graph, const manifest_plan& plan,
+                                   std::size_t i) {
+  using namespace manifest_detail;
+  auto group = groups_of(graph).at(i);
+  auto settings = graph.settings_of(group);
+  auto count = static_cast<int>(units_of(graph, group).size());
+  yaml_value extra = {{"launchpad.dev/group", group_label(group)},
+                      {"launchpad.dev/role", std::string(node_role)}};
+  auto pod_labels = labels(graph, plan);
+  pod_labels.update(extra);
+  yaml_value env = yaml_value::array();
+  env.push_back(env_entry(pod_env::role, std::string(node_role)));
+  env.push_back(env_entry(pod_env::group, group));
+  env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
+  env.push_back(
+      env_entry(child_env::rendezvous, plan.names.rendezvous_url(!plan.tls.empty())));
+  env.push_back(env_entry(child_env::run_dir, secret_mount));
+  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  for (const auto& [name, value] : settings.env) env.push_back(env_entry(name, value));
+  yaml_value container = yaml_value::object();
+  container["name"] = "node";
+  container["resources"] = resources_of(settings.resources);
+  // An eviction, a preemption or a node drained is no failure of the
+  // program's: the pod comes back at its index, with no restart spent.
+  yaml_value ignore_disruptions = yaml_value::object();
+  ignore_disruptions["action"] = "Ignore";
+  ignore_disruptions["onPodConditions"] =
+      yaml_value::array({{{"type", "DisruptionTarget"}, {"status", "True"}}});
+  yaml_value spec = yaml_value::object();
+  spec["completionMode"] = "Indexed";
+  spec["completions"] = count;
+  spec["parallelism"] = count;
+  // A node's restarts, each index counted apart: one node spending its
+  // restarts leaves the others theirs, as under local_mp. What the program
+  // does when one has no restarts left, the coordinator decides.
+  spec["backoffLimitPerIndex"] = settings.max_restarts;
+  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions})}};
+  spec["template"] = pod_template(pod_labels, plan, container, env);
+  yaml_value job = yaml_value::object();
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = metadata(plan.names.job_of(graph, i), graph, plan, extra);
+  job["spec"] = spec;
+  return job;
+}
+
+// Every object of the launch, in the order kubectl should create them: the
+// Secret and the Services before the pods that need them.
+inline std::vector<yaml_value> launch_objects(const program& graph,
+                                              const manifest_plan& plan) {
+  std::vector<yaml_value> objects{
+      secret_object(graph, plan), headless_service_object(graph, plan),
+      status_service_object(graph, plan), coordinator_job_object(graph, plan)};
+  auto groups = groups_of(graph);
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    objects.push_back(group_job_object(graph, plan, i));
+  return objects;
+}
+
+// The launch as one multi-document YAML, for kubectl apply -f.
+inline std::string launch_yaml(const program& graph, const manifest_plan& plan) {
+  return to_yaml(launch_objects(graph, plan));
+}
+
+// What kubectl apply -k reads in the launch's directory.
+inline std::string kustomization_yaml() {
+  yaml_value kustomization = yaml_value::object();
+  kustomization["apiVersion"] = "kustomize.config.k8s.io/v1beta1";
+  kustomization["kind"] = "Kustomization";
+  kustomization["resources"] = yaml_value::array({manifest_file});
+  return to_yaml(kustomization);
+}
+
+}  // namespace lp::detail::kube
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail {
+
+// Writes the manifests of a launch of `graph`: with --lp_dry_run to a
+// directory of their own under --lp_kube_dir, for kubectl apply -k; else
+// to stdout, for kubectl apply -f -. Returns the exit status; throws
+// usage_error for flags that cannot make a launch (no --lp_kube_image).
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags);
+
+namespace kube {
+
+// lp-<program>-<5 random letters or digits>: a DNS label of at most 29
+// characters (launch_names), new for every launch, as two launches of one
+// program may share a namespace.
+inline std::string new_launch_name(const std::string& program) {
+  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char bytes[5];
+  std::size_t filled = 0;
+  while (filled < sizeof bytes) {
+    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
+    if (got < 0) throw launch_error("getrandom() failed; cannot name the launch");
+    filled += static_cast<std::size_t>(got);
+  }
+  std::string name = "lp-" + dns_label(program, 20) + "-";
+  for (unsigned char byte : bytes) name += alphabet[byte % 36];  // a bias no one can use
+  return name;
+}
+
+// The command line of the pods, after the binary: the user's, less the
+// flags that only the workstation reads (its files are not in the image:
+// the pods read TLS credentials from the Secret), with --lp_launch=kubernetes
+// where main() chose the policy.
+inline std::vector<std::string> container_arguments(const launch_flags& flags) {
+  std::vector<std::string> kept;
+  if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
+  auto matches = [](std::string_view argument, std::string_view flag) {
+    return argument == flag ||
+           (argument.starts_with(flag) && argument.size() > flag.size() &&
+            argument[flag.size()] == '=');
+  };
+  const auto& words = flags.arguments;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i] == "--") {
+      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
+                  words.end());
+      break;
+    }
+    if (matches(words[i], "--lp_dry_run")) continue;
+    bool dropped = false;
+    for (std::string_view flag :
+         {"--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"}) {
+      if (!matches(words[i], flag)) continue;
+      dropped = true;
+      // Its value is the next word, as parse_flags read it.
+      if (words[i] == flag && i + 1 < words.size() && !words[i + 1].starts_with("--"))
+        ++i;
+    }
+    if (!dropped) kept.push_back(words[i]);
+  }
+  return kept;
+}
+
+// Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
+// and the name this one was started by.
+inline std::string binary_in_image(const launch_flags& flags) {
+  if (!flags.kube_binary.empty()) return flags.kube_binary;
+  std::string name = flags.arguments.empty()
+                         ? ""
+                         : std::filesystem::path(flags.arguments[0]).filename().string();
+  if (name.empty())
+    throw usage_error(
+        "cannot tell the binary's name in the image from argv[0]; give "
+        "--lp_kube_binary=<its path in the image>, e.g. "
+        "--lp_kube_binary=/usr/local/bin/prog");
+  return "/usr/local/bin/" + name;
+}
+
+// A file only its owner may read, made anew.
+inline void write_private_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, text);
+  ::close(fd);
+}
+
+// How to watch and end a launch, once kubectl applied it.
+inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
+  auto ns =
+      plan.kube_namespace == "default" ? std::string() : " -n " + plan.kube_namespace;
+  out << "[lp] once applied: follow it with kubectl" << ns << " logs -f job/"
+      << plan.names.coordinator_job() << "; its status page with kubectl" << ns
+      << " port-forward service/" << plan.names.status_service() << " " << status_port
+      << "; remove it with kubectl" << ns
+      << " delete jobs,services,secrets -l launchpad.dev/launch=" << plan.names.launch
+      << std::endl;
+}
+
+// run_kube_manifests, writing to `out` and `err`; the launch is named
+// `launch` (empty: a new name).
+inline int write_kube_launch(const program& graph, const launch_flags& flags,
+                             std::ostream& out, std::ostream& err,
+                             std::string launch = {}) {
+  if (flags.kube_image.empty())
+    throw usage_error(
+        "--lp_launch=kubernetes needs the image its pods run: add "
+        "--lp_kube_image=<image>, e.g. "
+        "--lp_kube_image=registry.example.com/team/prog:1.0 (docs/kubernetes.md, "
+        "\"Building an image\")");
+  graph_access::check_defined(graph);
+  manifest_plan plan;
+  plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
+  plan.kube_namespace = flags.kube_namespace;
+  plan.image = flags.kube_image;
+  plan.binary = binary_in_image(flags);
+  plan.arguments = container_arguments(flags);
+  plan.termination_notice_secs = flags.termination_notice_secs;
+  if (flags.insecure)
+    err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
+        << std::endl;
+  plan.secret = flags.insecure ? "" : make_secret();
+  // The pods serve on the cluster's network: TLS unless --lp_tls=off.
+  plan.tls = launch_tls(flags, graph.name(), true);
+  auto manifests = launch_yaml(graph, plan);
+  if (!flags.dry_run) {
+    err << "[lp] the manifests of launch " << plan.names.launch
+        << " are on stdout, for kubectl apply -f -; they hold the launch's secret and "
+           "TLS "
+           "key: keep them from files others can read"
+        << std::endl;
+    out << manifests << std::flush;
+    tell_how_to_follow(plan, err);
+    return 0;
+  }
+  namespace fs = std::filesystem;
+  auto parent = fs::absolute(flags.kube_dir);
+  fs::create_directories(parent);
+  auto dir = (parent / plan.names.launch).string();
+  // Only its owner may read the directory: the Secret's manifest is in it.
+  if (::mkdir(dir.c_str(), 0700) != 0)
+    throw launch_error("cannot make the directory " + dir + ": " + std::strerror(errno) +
+                       "; choose another --lp_kube_dir");
+  write_private_file(dir + "/" + manifest_file, manifests);
+  write_private_file(dir + "/" + kustomization_file, kustomization_yaml());
+  out << "[lp] --lp_dry_run: the manifests of launch " << plan.names.launch << " are in "
+      << dir << "/" << manifest_file
+      << " (its Secret holds the launch's secret and TLS key; the "
+      << "directory is yours alone). Start the launch with:\n"
+      << "kubectl apply -k " << dir << std::endl;
+  tell_how_to_follow(plan, err);
+  return 0;
+}
+
+}  // namespace kube
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags) {
+  try {
+    return kube::write_kube_launch(graph, flags, std::cout, std::cerr);
+  } catch (const usage_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the manifests could not be written: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/node_process.hpp ----
+
+// The two sides of a launch whose nodes are processes, as local_mp and a
+// test's lp::controller of test_mp runs it: the node process, and the
+// launcher.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+// ---- launchpad/detail/call/http_channel.hpp ----
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+// A channel over HTTP keep-alive connections, pooled: concurrent calls each
+// take a connection of their own, and a finished call gives its connection
+// back for the next one (the most recent first), so steady traffic seldom
+// reconnects. The connections are our own (http_connection.hpp), not
+// httplib's client: one write per request, one read per reply, and a body
+// read straight into the buffer it is decoded from.
+class http_channel final : public channel {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A pooled connection idle longer than this is dropped before the server
+  // drops it, so a call seldom races the server's keep-alive timeout.
+  static constexpr auto max_idle = std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
+  // The longest a connect may take, within the call's deadline.
+  static constexpr auto connect_timeout = std::chrono::seconds(5);
+  // Replies up to this size are read; a larger one fails the call.
+  static constexpr std::size_t max_reply = std::size_t{1} << 34;
+
+  struct options {
+    std::string secret;  // empty: an --lp_insecure launch
+    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
+  };
+
+  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
+      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
+    headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
+               protocol::cbor_type + "\r\n";
+    if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
+  }
+
+  const std::string& node() const override { return node_; }
+
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                 const call_deadline& deadline) override {
+    // A node that refused the connection, or closed it unanswered, may have
+    // gone because the program stops: the launch knows, so ask it before
+    // saying the node did not answer. A refused call never reached the
+    // node, so it is sent once more, to where the node serves now.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return call_once(method, args, deadline);
+      } catch (const http_connection::failure& e) {
+        // The node's TLS refused this caller, or is not this launch's:
+        // another try goes the same way.
+        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
+        bool refused = e.kind == http_connection::failure::refused;
+        if (!refused || attempt > 0) {
+          try {
+            directory_->lookup(node_, method, std::chrono::milliseconds(100));
+          } catch (const stopping&) {
+            throw;
+          } catch (const transport_error&) {
+            // Gone, or not back yet: the node did not answer, as said below.
+          }
+          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
+        }
+      }
+    }
+  }
+
+  // Drops every idle connection; calls after this fail.
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    idle_.clear();
+  }
+
+ private:
+  // One try at the node where the launch says it serves. A refused
+  // connection is thrown as it is, for call() to decide.
+  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
+                      const call_deadline& deadline) {
+    auto until = deadline.at;
+    // The wait for a node that does not serve yet counts against the deadline.
+    address where;
+    try {
+      where = directory_->lookup(node_, method, deadline.left());
+    } catch (const transport_error&) {
+      if (clock::now() >= until) throw expired(method, deadline.length);
+      throw;
+    }
+    auto& reply = reply_buffer();
+    auto path = std::string(protocol::call_prefix) + method;
+    try {
+      auto [connection, reused] = acquire(where, until);
+      for (;;) {
+        try {
+          auto response =
+              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply);
+          if (connection->reusable()) release(std::move(connection));
+          auto format = protocol::format_of(response.content_type);
+          if (!format)
+            throw remote_error(node_, method, "http_" + std::to_string(response.status),
+                               "an unreadable reply: Content-Type '" + response.content_type +
+                                   "' is neither JSON nor CBOR; is " + where.url() +
+                                   " a Launchpad node?",
+                               response.status);
+          return {response.status, *format, std::string_view(reply.data(), response.body_size)};
+        } catch (const http_connection::failure& e) {
+          // The server closed this pooled connection just before the call
+          // (its keep-alive ran out), so the request never ran: send it again
+          // on a new connection.
+          if (e.kind != http_connection::failure::stale || !reused) throw;
+          connection = connect(where, until);
+          reused = false;
+        }
+      }
+    } catch (const http_connection::failure& e) {
+      if (e.kind == http_connection::failure::timeout || clock::now() >= until)
+        throw expired(method, deadline.length);
+      directory_->forget(node_, where);
+      throw;
+    }
+  }
+
+  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
+    return expired_call(node_, method, deadline, "; the method may still run on the node");
+  }
+
+  // The node learns the call's deadline (lp::caller_deadline()), so that a
+  // method that waits stops when the caller does; what is left of it at
+  // the time of sending, rounded up so that a call with time left never
+  // reads 0.
+  const std::string& headers_with_deadline(clock::time_point until) const {
+    thread_local std::string headers;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+    headers.assign(headers_);
+    headers.append(protocol::deadline_header).append(": ");
+    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
+    return headers;
+  }
+
+  // This thread's reply buffer, which only grows (a reply is written over
+  // it, so a large one is not zeroed first on every call), up to a size
+  // kept between calls.
+  static std::string& reply_buffer() {
+    thread_local std::string buffer;
+    drop_if_large(buffer);
+    return buffer;
+  }
+
+  struct pooled {
+    std::unique_ptr<http_connection> connection;
+    clock::time_point idle_since;
+  };
+
+  // A pooled connection (and true), or a new one.
+  std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
+                                                            clock::time_point until) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw transport_error(node_, "", "the program has stopped");
+      auto now = clock::now();
+      while (!idle_.empty()) {
+        auto connection = std::move(idle_.back());
+        idle_.pop_back();
+        if (now - connection.idle_since < max_idle) return {std::move(connection.connection), true};
+      }
+    }
+    return {connect(where, until), false};
+  }
+
+  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
+    return http_connection::open(where.host, where.port,
+                                 std::min(until, clock::now() + connect_timeout), tls_.get());
+  }
+
+  void release(std::unique_ptr<http_connection> connection) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    auto now = clock::now();
+    idle_.push_back({std::move(connection), now});
+    // The oldest come first: drop those the server will have closed, so the
+    // pool holds no dead sockets after a burst.
+    auto fresh = std::find_if(idle_.begin(), idle_.end(),
+                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
+    idle_.erase(idle_.begin(), fresh);
+  }
+
+  const std::string node_;
+  const std::shared_ptr<directory> directory_;
+  const std::shared_ptr<const tls_context> tls_;
+  std::string headers_;  // Content-Type, Accept and the secret, as header lines
+  std::mutex mutex_;
+  std::vector<pooled> idle_;
+  bool closed_ = false;
 };
 
 }  // namespace lp::detail
@@ -14757,6 +15987,9 @@ struct host_options {
   // Serve and call over TLS with the launch's credentials; null: plain HTTP.
   std::shared_ptr<const tls_context> tls;
   std::string bind_host = "127.0.0.1";
+  // The host name the nodes publish, where it is not bind_host: a pod binds
+  // every address and is known by its DNS name.
+  std::string advertise_host;
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
   server_limits limits;  // each node's server's
@@ -14961,10 +16194,14 @@ class node_host {
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
       node->server->start(options_.bind_host, 0);
-      options_.nodes->publish(node->identity.label, node->server->bound());
+      auto where = node->server->bound();
+      if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
+      options_.nodes->publish(node->identity.label, where);
       if (!options_.run_dir.empty())
         record_node_address(options_.run_dir, node->identity.label, node->server->url());
-      std::cerr << "[lp] " << node->identity.label << " serving at " << node->server->url()
+      std::cerr << "[lp] " << node->identity.label << " serving at "
+                << (options_.advertise_host.empty() ? node->server->url()
+                                                    : where.url(options_.tls != nullptr))
                 << std::endl;
     }
     std::size_t runnable = 0;
@@ -15096,16 +16333,47 @@ LP_API std::optional<std::string> take_env(const char* name) {
 // True in a process that a multi-processing launcher started as a node.
 LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
 
+// Where a node process runs, as its policy sees it.
+struct node_site {
+  // local_mp and test_mp: the launcher is this process's parent, which
+  // signals it; elsewhere the launcher is on another host (Slurm) or in
+  // another pod (Kubernetes), and every signal comes from elsewhere.
+  bool launcher_is_parent = true;
+  std::string bind_host = "127.0.0.1";
+  std::string advertise_host;  // what the nodes publish; empty: bind_host
+  // Lead a process group of its own, and end it with this process: under
+  // Slurm nothing else ends what a node starts (in a pod, the container's
+  // end does).
+  bool own_group = false;
+  // Tell the launcher how this process ended: it cannot see the exit
+  // status (Kubernetes).
+  bool report_end = false;
+  // Without --lp_checkpoint_dir, checkpoints go to the run directory; a
+  // pod's is its Secret, read-only, and a pod keeps none without a volume.
+  bool checkpoints_in_run_dir = true;
+};
+
+inline node_site node_site_of(std::string_view policy, const launch_flags& flags) {
+  node_site site;
+  if (policy != slurm_policy) return site;
+  site.launcher_is_parent = false;
+  site.bind_host = slurm_host_address(flags.slurm_host);
+  site.own_group = true;
+  return site;
+}
+
 // The life of a node process: host its nodes, publish them, stop when the
 // launcher says so (SIGTERM), or when one of them calls lp::stop() or a
 // stop signal comes from elsewhere, which the launcher then passes on to
 // every other process.
 LP_API int run_node_process(const program& graph, transport_kind transport,
-                            const launch_flags& flags) {
+                            const launch_flags& flags,
+                            const std::optional<node_site>& chosen_site = std::nullopt) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
+  const auto site = chosen_site.value_or(node_site_of(policy, flags));
   auto run_dir = take_env(child_env::run_dir).value_or("");
   auto [secret, credentials] = run_directory::credentials_of(run_dir);
   auto cores = index_list(take_env(child_env::cores).value_or(""));
@@ -15118,12 +16386,13 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   }
   if (auto chosen = take_env(child_env::transport))
     transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
-  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
-  if (policy != slurm_policy && launcher != std::to_string(::getppid())) {
+  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it;
+  // in a pod, the container's end ends it.
+  if (site.launcher_is_parent && launcher != std::to_string(::getppid())) {
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
   }
-  if (policy == slurm_policy && !group_reaper::watch_own_group_for_life())
+  if (site.own_group && !group_reaper::watch_own_group_for_life())
     std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
                  "what this node starts may outlive it: end it in on_stop "
                  "(docs/launching.md, No orphans)" << std::endl;
@@ -15153,7 +16422,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   // signals and scancel's alike: all count as from elsewhere.
   enum class stop_signal { none, from_launcher, from_elsewhere };
   auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
-  const pid_t launcher_pid = policy == slurm_policy ? -1 : ::getppid();
+  const pid_t launcher_pid = site.launcher_is_parent ? ::getppid() : -1;
   stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
     *signalled = from.by_process && from.sender == launcher_pid ? stop_signal::from_launcher
                                                                  : stop_signal::from_elsewhere;
@@ -15167,11 +16436,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.secret = secret;
     options.tls = tls;
     options.run_dir = run_dir;
-    if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
+    options.bind_host = site.bind_host;
+    options.advertise_host = site.advertise_host;
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir);
+    options.checkpoint_dir = site.checkpoints_in_run_dir
+                                 ? checkpoint_dir_of(flags, run_dir)
+                                 : flags.checkpoint_dir;
     options.watch_health = true;
     options.tune_malloc = !flags.system_malloc;
     options.cores = cores;
@@ -15200,9 +16472,15 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     if (*signalled != stop_signal::none) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
+    auto failure = host.state().failure_summary();
+    if (site.report_end)
+      rendezvous->tell("ended", labels.front(), {{"failure", failure}});
     return host.state().report_failure(std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell("ended", labels.front(),
+                       {{"failure", labels_text + " could not start: " + e.what()}});
     return 1;
   }
 }
@@ -15323,6 +16601,186 @@ LP_API controller::controller(const program& graph, const process_test_options& 
 }
 
 }  // namespace lp
+#include <string>
+
+namespace lp::detail::kube {
+
+// Waits until the coordinator's rendezvous takes connections: the Job
+// controller starts the pods in no order, and the coordinator's DNS name
+// comes with its pod.
+inline void wait_for_coordinator(const std::string& url) {
+  auto where = address_of_url(url);
+  if (!where)
+    throw launch_error(std::string(child_env::rendezvous) + "='" + url +
+                       "' is not a URL");
+  constexpr auto patience = std::chrono::minutes(5);
+  auto since = std::chrono::steady_clock::now();
+  for (int attempt = 0;; ++attempt) {
+    try {
+      http_connection::open(where->host, where->port,
+                            std::chrono::steady_clock::now() + std::chrono::seconds(2));
+      return;
+    } catch (const http_connection::failure& e) {
+      auto waited = std::chrono::steady_clock::now() - since;
+      if (waited > patience)
+        throw launch_error("the coordinator at " + url +
+                           " did not answer for 5 minutes (" + e.what() +
+                           "); is its pod running?");
+      if (attempt % 20 == 19)
+        std::cerr << "[lp] waiting for the coordinator at " << url << " (" << e.what()
+                  << ")" << std::endl;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+// The coordinator is the launch: a node pod that cannot reach it for
+// `patience` ends its program (as a stop signal from elsewhere does), rather
+// than serve a launch that has ended without it.
+inline void watch_coordinator(periodic_worker& watch, const address& coordinator,
+                              std::chrono::seconds patience) {
+  auto heard =
+      std::make_shared<periodic_worker::clock::time_point>(periodic_worker::clock::now());
+  watch.start([coordinator, patience, heard] {
+    auto now = periodic_worker::clock::now();
+    try {
+      http_connection::open(coordinator.host, coordinator.port,
+                            now + std::chrono::seconds(2));
+      *heard = periodic_worker::clock::now();
+    } catch (const http_connection::failure& e) {
+      if (periodic_worker::clock::now() - *heard > patience) {
+        std::cerr << "[lp] the coordinator at " << coordinator.host << ":"
+                  << coordinator.port << " has not answered for " << patience.count()
+                  << " s (" << e.what() << "): the launch has ended without it; stopping"
+                  << std::endl;
+        ::kill(::getpid(), SIGTERM);
+        return now + std::chrono::hours(24);
+      }
+    }
+    return now + std::chrono::seconds(2);
+  });
+}
+
+inline int run_pod_node(const program& graph, transport_kind transport,
+                        const launch_flags& flags) {
+  node_site site;
+  site.launcher_is_parent = false;
+  site.bind_host = "0.0.0.0";
+  site.report_end = true;
+  site.checkpoints_in_run_dir = false;
+  std::string rendezvous;
+  try {
+    auto unit = unit_of_pod(graph);
+    std::string labels;
+    for (const auto& label : unit.labels) labels += (labels.empty() ? "" : ",") + label;
+    // A pod's host name is `<job>-<index>`; with the headless Service as its
+    // subdomain, its DNS name is that and the Service's name.
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    site.advertise_host = std::string(host) + "." + pod_setting(pod_env::service);
+    rendezvous = pod_setting(child_env::rendezvous);
+    wait_for_coordinator(rendezvous);
+    ::setenv(child_env::nodes, labels.c_str(), 1);
+    ::setenv(child_env::policy, std::string(kubernetes_policy).c_str(), 1);
+  } catch (const launch_error& e) {
+    std::cerr << "[lp] this pod cannot start: " << e.what() << std::endl;
+    return 1;
+  }
+  periodic_worker watch;
+  watch_coordinator(watch, *address_of_url(rendezvous), coordinator_patience);
+  return run_node_process(graph, transport, flags, site);
+}
+
+inline int run_coordinator(const program& graph, const launch_flags& flags) {
+  try {
+    auto run_dir = pod_setting(child_env::run_dir);
+    return coordinator(graph, flags, run_dir, pod_setting(pod_env::service)).run();
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the coordinator cannot start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace lp::detail::kube
+
+namespace lp::detail {
+
+LP_API int run_kubernetes(const program& graph, transport_kind transport,
+                          const launch_flags& flags) {
+  auto role = take_env(kube::pod_env::role);
+  if (!role) return run_kube_manifests(graph, flags);
+  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
+  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
+  std::cerr
+      << "[lp] " << kube::pod_env::role << "='" << *role
+      << "' is neither coordinator nor node: this pod was not made from the manifests "
+         "that --lp_launch=kubernetes writes"
+      << std::endl;
+  return 1;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/run/graph_picture.hpp ----
+
+// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
+// Nodes are grouped by their group; an edge goes from each node to every
+// node it was given a handle to, labelled with that node's service.
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+inline std::string graph_dot(const program& graph) {
+  auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
+  std::map<std::string, std::vector<const node_info*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+  for (const auto& [group, members] : groups) {
+    std::string indent = group.empty() ? "  " : "    ";
+    if (!group.empty())
+      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
+    for (const auto* spec : members)
+      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + spec->service) +
+             "];\n";
+    if (!group.empty()) out += "  }\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + quoted(spec.label) + " -> " + quoted(target) +
+             " [label=" + quoted(graph.node(target).service) + "];\n";
+  return out + "}\n";
+}
+
+inline std::string graph_mermaid(const program& graph) {
+  std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
+  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
+  auto box = [&](const node_info& spec) {
+    return ids[spec.label] + "[\"" + spec.label + "<br/>" + spec.service + "\"]";
+  };
+  std::map<std::string, std::vector<const node_info*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "flowchart LR\n";
+  for (const auto& [group, members] : groups) {
+    if (!group.empty()) out += "  subgraph " + group + "\n";
+    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
+    if (!group.empty()) out += "  end\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
+  return out;
+}
+
+inline std::string graph_picture(const program& graph, const std::string& format) {
+  if (format == "dot") return graph_dot(graph);
+  if (format == "mermaid") return graph_mermaid(graph);
+  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
+}
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/run/in_process.hpp ----
 
@@ -16549,14 +18007,19 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (is_node_process()) return run_node_process(graph, transport, flags);
     std::string chosen = flags.launch.value_or(std::string(policy));
-    if (flags.dry_run && chosen != slurm::flag)
-      throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
+    bool cluster = chosen == slurm::flag || chosen == kubernetes::flag;
+    if (flags.dry_run && !cluster)
+      throw usage_error(
+          "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
+          "submit; add one of them");
     bool local = chosen == test_multi_threading::flag || chosen == local_multi_threading::flag ||
                  chosen == local_multi_processing::flag;
-    if (!local && chosen != slurm::flag)
+    if (!local && !cluster)
       throw usage_error("--lp_launch=" + chosen +
-                        " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
+                        " is not a launch policy; choose test_mt, local_mt, local_mp, slurm "
+                        "or kubernetes");
     if (!flags.resume.empty()) check_resume_dir(graph, flags.resume);
+    if (chosen == kubernetes::flag) return run_kubernetes(graph, transport, flags);
     if (!local) return run_slurm(graph, transport, flags);
     return run_on_this_host(graph, chosen, transport, std::move(flags));
   } catch (const usage_error& e) {

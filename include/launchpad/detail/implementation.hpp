@@ -8,15 +8,17 @@
 
 #include <iostream>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/run/graph_picture.hpp>
+#include <launchpad/detail/kube/launch.hpp>
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/graph_picture.hpp>
 #include <launchpad/detail/run/in_process.hpp>
 #include <launchpad/detail/run/status_command.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
 #include <launchpad/detail/slurm/tools.hpp>
 #include <launchpad/error.hpp>
+#include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/slurm.hpp>
@@ -77,14 +79,19 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
     // Started by a multi-processing launcher: whatever the policy, be a node.
     if (is_node_process()) return run_node_process(graph, transport, flags);
     std::string chosen = flags.launch.value_or(std::string(policy));
-    if (flags.dry_run && chosen != slurm::flag)
-      throw usage_error("--lp_dry_run shows what --lp_launch=slurm would submit; add that flag");
+    bool cluster = chosen == slurm::flag || chosen == kubernetes::flag;
+    if (flags.dry_run && !cluster)
+      throw usage_error(
+          "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
+          "submit; add one of them");
     bool local = chosen == test_multi_threading::flag || chosen == local_multi_threading::flag ||
                  chosen == local_multi_processing::flag;
-    if (!local && chosen != slurm::flag)
+    if (!local && !cluster)
       throw usage_error("--lp_launch=" + chosen +
-                        " is not a launch policy; choose test_mt, local_mt, local_mp or slurm");
+                        " is not a launch policy; choose test_mt, local_mt, local_mp, slurm "
+                        "or kubernetes");
     if (!flags.resume.empty()) check_resume_dir(graph, flags.resume);
+    if (chosen == kubernetes::flag) return run_kubernetes(graph, transport, flags);
     if (!local) return run_slurm(graph, transport, flags);
     return run_on_this_host(graph, chosen, transport, std::move(flags));
   } catch (const usage_error& e) {

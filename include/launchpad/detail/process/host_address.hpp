@@ -20,6 +20,7 @@
 namespace lp::detail {
 
 inline constexpr std::string_view slurm_policy = "slurm";
+inline constexpr std::string_view kubernetes_policy = "kubernetes";
 
 inline std::string ipv4_text(const sockaddr* address) {
   char text[INET_ADDRSTRLEN] = {};

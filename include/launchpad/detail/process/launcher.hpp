@@ -164,9 +164,9 @@ class process_launch {
             },
             [this](const std::string& label) { run_finished(label); },
             [this](const std::vector<std::string>& names,
-                   std::chrono::milliseconds wait) {
-              return runs_finished(names, wait);
-            }},
+                   std::chrono::milliseconds wait) { return runs_finished(names, wait); },
+            {},  // it sees its processes end
+            {}},
         options_.bind_host, tls_);
     status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
                                 options_.status_port, [this] { return node_states(); }, tls_);

@@ -50,16 +50,47 @@ LP_API std::optional<std::string> take_env(const char* name) {
 // True in a process that a multi-processing launcher started as a node.
 LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
 
+// Where a node process runs, as its policy sees it.
+struct node_site {
+  // local_mp and test_mp: the launcher is this process's parent, which
+  // signals it; elsewhere the launcher is on another host (Slurm) or in
+  // another pod (Kubernetes), and every signal comes from elsewhere.
+  bool launcher_is_parent = true;
+  std::string bind_host = "127.0.0.1";
+  std::string advertise_host;  // what the nodes publish; empty: bind_host
+  // Lead a process group of its own, and end it with this process: under
+  // Slurm nothing else ends what a node starts (in a pod, the container's
+  // end does).
+  bool own_group = false;
+  // Tell the launcher how this process ended: it cannot see the exit
+  // status (Kubernetes).
+  bool report_end = false;
+  // Without --lp_checkpoint_dir, checkpoints go to the run directory; a
+  // pod's is its Secret, read-only, and a pod keeps none without a volume.
+  bool checkpoints_in_run_dir = true;
+};
+
+inline node_site node_site_of(std::string_view policy, const launch_flags& flags) {
+  node_site site;
+  if (policy != slurm_policy) return site;
+  site.launcher_is_parent = false;
+  site.bind_host = slurm_host_address(flags.slurm_host);
+  site.own_group = true;
+  return site;
+}
+
 // The life of a node process: host its nodes, publish them, stop when the
 // launcher says so (SIGTERM), or when one of them calls lp::stop() or a
 // stop signal comes from elsewhere, which the launcher then passes on to
 // every other process.
 LP_API int run_node_process(const program& graph, transport_kind transport,
-                            const launch_flags& flags) {
+                            const launch_flags& flags,
+                            const std::optional<node_site>& chosen_site = std::nullopt) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
+  const auto site = chosen_site.value_or(node_site_of(policy, flags));
   auto run_dir = take_env(child_env::run_dir).value_or("");
   auto [secret, credentials] = run_directory::credentials_of(run_dir);
   auto cores = index_list(take_env(child_env::cores).value_or(""));
@@ -72,12 +103,13 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   }
   if (auto chosen = take_env(child_env::transport))
     transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
-  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it.
-  if (policy != slurm_policy && launcher != std::to_string(::getppid())) {
+  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it;
+  // in a pod, the container's end ends it.
+  if (site.launcher_is_parent && launcher != std::to_string(::getppid())) {
     std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
     return 1;
   }
-  if (policy == slurm_policy && !group_reaper::watch_own_group_for_life())
+  if (site.own_group && !group_reaper::watch_own_group_for_life())
     std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
                  "what this node starts may outlive it: end it in on_stop "
                  "(docs/launching.md, No orphans)" << std::endl;
@@ -107,7 +139,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   // signals and scancel's alike: all count as from elsewhere.
   enum class stop_signal { none, from_launcher, from_elsewhere };
   auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
-  const pid_t launcher_pid = policy == slurm_policy ? -1 : ::getppid();
+  const pid_t launcher_pid = site.launcher_is_parent ? ::getppid() : -1;
   stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
     *signalled = from.by_process && from.sender == launcher_pid ? stop_signal::from_launcher
                                                                  : stop_signal::from_elsewhere;
@@ -121,11 +153,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.secret = secret;
     options.tls = tls;
     options.run_dir = run_dir;
-    if (policy == slurm_policy) options.bind_host = slurm_host_address(flags.slurm_host);
+    options.bind_host = site.bind_host;
+    options.advertise_host = site.advertise_host;
     options.max_body_bytes = flags.max_body_mb << 20;
     options.limits = limits_of(flags);
     options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir);
+    options.checkpoint_dir = site.checkpoints_in_run_dir
+                                 ? checkpoint_dir_of(flags, run_dir)
+                                 : flags.checkpoint_dir;
     options.watch_health = true;
     options.tune_malloc = !flags.system_malloc;
     options.cores = cores;
@@ -154,9 +189,15 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     if (*signalled != stop_signal::none) host.state().request_stop();
     host.state().wait_for_stop();
     host.shutdown();
+    auto failure = host.state().failure_summary();
+    if (site.report_end)
+      rendezvous->tell("ended", labels.front(), {{"failure", failure}});
     return host.state().report_failure(std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell("ended", labels.front(),
+                       {{"failure", labels_text + " could not start: " + e.what()}});
     return 1;
   }
 }

@@ -41,12 +41,21 @@ class rendezvous_server {
     std::function<std::optional<bool>(const std::vector<std::string>& names,
                                       std::chrono::milliseconds wait)>
         runs_finished;
+    // A node process ends, and tells how: `failure` is empty for a clean
+    // end. Only where the launcher does not see its processes exit
+    // (Kubernetes); elsewhere left empty.
+    std::function<void(const std::string& label, const std::string& failure)>
+        process_ended;
+    // A node published where it serves; may be left empty.
+    std::function<void(const std::string& label, const address& where)> published;
   };
 
   // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
-  // TLS context, it serves HTTPS to the launch's nodes only.
-  rendezvous_server(std::string secret, callbacks on, const std::string& host = "127.0.0.1",
-                    std::shared_ptr<const tls_context> tls = nullptr)
+  // TLS context, it serves HTTPS to the launch's nodes only. `port` 0: any
+  // free one, which the launcher hands its nodes.
+  rendezvous_server(std::string secret, callbacks on,
+                    const std::string& host = "127.0.0.1",
+                    std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
       : secret_(std::move(secret)), on_(std::move(on)) {
     listener_.set_tls(std::move(tls));
     auto& server = listener_.server();
@@ -71,8 +80,11 @@ class rendezvous_server {
     };
     server.Post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
       auto body = json::parse(req.body);
-      publish(body.at("label").template get<std::string>(),
-              {body.at("host").template get<std::string>(), body.at("port").template get<int>()});
+      auto label = body.at("label").template get<std::string>();
+      address where{body.at("host").template get<std::string>(),
+                    body.at("port").template get<int>()};
+      publish(label, where);
+      if (on_.published) on_.published(label, where);
       res.set_content("{}", "application/json");
     }));
     server.Post("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
@@ -108,6 +120,13 @@ class rendezvous_server {
       on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
       res.set_content("{}", "application/json");
     }));
+    if (on_.process_ended)
+      server.Post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
+                    auto body = json::parse(req.body);
+                    on_.process_ended(body.at("label").template get<std::string>(),
+                                      body.at("failure").template get<std::string>());
+                    res.set_content("{}", "application/json");
+                  }));
     server.Post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto outcome = on_.runs_finished(
@@ -119,9 +138,11 @@ class rendezvous_server {
                                       .dump(),
                                   "application/json");
                 }));
-    int port = listener_.start(host, 0);
-    if (port < 0) throw launch_error("the launcher cannot listen on " + host);
-    url_ = address{host, port}.url(listener_.tls());
+    int bound = listener_.start(host, port);
+    if (bound < 0)
+      throw launch_error("the launcher cannot listen on " + host +
+                         (port ? " port " + std::to_string(port) : std::string()));
+    url_ = address{host, bound}.url(listener_.tls());
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;
@@ -261,9 +282,11 @@ class rendezvous_directory final : public directory {
   }
 
   // Best effort: during a stop the launcher may already be gone.
-  void tell(const std::string& what, const std::string& label) {
+  void tell(const std::string& what, const std::string& label,
+            json more = json::object()) {
+    more["label"] = label;
     try {
-      post("/lp/v1/rendezvous/" + what, {{"label", label}});
+      post("/lp/v1/rendezvous/" + what, more);
     } catch (const std::exception&) {
     }
   }

@@ -60,6 +60,11 @@ struct launch_flags {
   std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
   std::string slurm_host = "auto";        // address, interface or auto
   bool slurm_detach = false;
+  // --lp_launch=kubernetes (docs/kubernetes.md)
+  std::string kube_image;  // required to write manifests
+  std::string kube_namespace = "default";
+  std::string kube_binary;           // empty: /usr/local/bin/ and argv[0]'s file name
+  std::string kube_dir = "lp-kube";  // where --lp_dry_run writes the manifests
   bool dry_run = false;
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
 };
@@ -80,6 +85,49 @@ inline long whole_number(std::string_view flag, const std::string& text, long lo
 inline std::string script_safe(std::string_view flag, std::string value) {
   if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
     throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+// A value that goes into a manifest or a command line printed for the
+// user: one line of visible characters. The YAML quotes it anyway; a control
+// character would still garble what the user reads.
+inline std::string one_line(std::string_view flag, std::string value) {
+  for (unsigned char c : value)
+    if (c < 0x20 || c == 0x7f)
+      throw usage_error(std::string(flag) +
+                        " needs a value on one line, without control "
+                        "characters");
+  return value;
+}
+
+// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
+inline std::string dns_label_value(std::string_view flag, std::string value) {
+  bool fits =
+      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
+  for (char c : value)
+    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  if (!fits)
+    throw usage_error(
+        std::string(flag) + "=" + one_line(flag, value) +
+        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit, e.g. " +
+        std::string(flag) + "=research");
+  return value;
+}
+
+// A container image reference (registry/repository:tag or @digest): the
+// characters a reference can hold, so a typo shows here and not as a pod
+// that never pulls.
+inline std::string image_reference(std::string_view flag, std::string value) {
+  bool fits = !value.empty() && value.size() <= 512;
+  for (char c : value)
+    fits = fits &&
+           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("._-/:@+").find(c) != std::string_view::npos);
+  if (!fits)
+    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
+                      ": give an image reference, e.g. " + std::string(flag) +
+                      "=registry.example.com/team/prog:1.0");
   return value;
 }
 
@@ -112,8 +160,8 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_launch",
      .hint = "<policy>",
      .example = "local_mp",
-     .help = "how to run the program: test_mt, local_mt, local_mp or slurm (default: the "
-             "policy main() names, else local_mt)",
+     .help = "how to run the program: test_mt, local_mt, local_mp, slurm or kubernetes "
+             "(default: the policy main() names, else local_mt)",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.launch = std::move(v); }},
     {.name = "--lp_terminal",
@@ -332,9 +380,45 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_slurm_detach",
      .help = "slurm: submit, print the job id and return",
      .on = &launch_flags::slurm_detach},
+    {.name = "--lp_kube_image",
+     .hint = "<image>",
+     .example = "registry.example.com/team/prog:1.0",
+     .help = "kubernetes: the container image every pod runs; it holds this program's "
+             "binary (required)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.kube_image = image_reference(name, std::move(v)); }},
+    {.name = "--lp_kube_namespace",
+     .hint = "<ns>",
+     .example = "research",
+     .help = "kubernetes: the namespace of the launch's objects (default: default)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.kube_namespace = dns_label_value(name, std::move(v));
+         }},
+    {.name = "--lp_kube_binary",
+     .hint = "<path>",
+     .example = "/opt/prog/bin/prog",
+     .help = "kubernetes: where the program's binary is in the image (default: "
+             "/usr/local/bin/ and the name of this binary)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           if (!v.starts_with("/"))
+             throw usage_error(std::string(name) + "=" + one_line(name, v) +
+                               ": give the binary's absolute path in the image, e.g. " +
+                               std::string(name) + "=/usr/local/bin/prog");
+           f.kube_binary = one_line(name, std::move(v));
+         }},
+    {.name = "--lp_kube_dir",
+     .hint = "<dir>",
+     .example = "./manifests",
+     .help =
+         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
+         "their own (default: ./lp-kube)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.kube_dir = one_line(name, std::move(v)); }},
     {.name = "--lp_dry_run",
      .help = "slurm: print the batch script and each node's command line, and submit "
-             "nothing",
+             "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
      .on = &launch_flags::dry_run},
     {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
 };

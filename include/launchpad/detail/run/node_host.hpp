@@ -39,6 +39,9 @@ struct host_options {
   // Serve and call over TLS with the launch's credentials; null: plain HTTP.
   std::shared_ptr<const tls_context> tls;
   std::string bind_host = "127.0.0.1";
+  // The host name the nodes publish, where it is not bind_host: a pod binds
+  // every address and is known by its DNS name.
+  std::string advertise_host;
   std::string run_dir;  // the launch's run directory, if it has one
   std::size_t max_body_bytes = std::size_t{256} << 20;
   server_limits limits;  // each node's server's
@@ -243,10 +246,14 @@ class node_host {
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
       node->server->start(options_.bind_host, 0);
-      options_.nodes->publish(node->identity.label, node->server->bound());
+      auto where = node->server->bound();
+      if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
+      options_.nodes->publish(node->identity.label, where);
       if (!options_.run_dir.empty())
         record_node_address(options_.run_dir, node->identity.label, node->server->url());
-      std::cerr << "[lp] " << node->identity.label << " serving at " << node->server->url()
+      std::cerr << "[lp] " << node->identity.label << " serving at "
+                << (options_.advertise_host.empty() ? node->server->url()
+                                                    : where.url(options_.tls != nullptr))
                 << std::endl;
     }
     std::size_t runnable = 0;

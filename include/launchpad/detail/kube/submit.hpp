@@ -1,0 +1,201 @@
+#pragma once
+
+// --lp_launch=kubernetes outside a pod: the command a user runs on a
+// workstation writes the launch's manifests, for kubectl to apply
+// (docs/kubernetes.md). It talks to no cluster itself: kubectl already
+// holds the user's credentials and context, and a launch is then whatever
+// kubectl apply says it is.
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <launchpad/detail/config.hpp>
+#include <launchpad/detail/kube/manifests.hpp>
+#include <launchpad/detail/kube/names.hpp>
+#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/launch_tls.hpp>
+#include <launchpad/detail/run/output.hpp>
+#include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/program.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail {
+
+// Writes the manifests of a launch of `graph`: with --lp_dry_run to a
+// directory of their own under --lp_kube_dir, for kubectl apply -k; else
+// to stdout, for kubectl apply -f -. Returns the exit status; throws
+// usage_error for flags that cannot make a launch (no --lp_kube_image).
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags);
+
+namespace kube {
+
+// lp-<program>-<5 random letters or digits>: a DNS label of at most 29
+// characters (launch_names), new for every launch, as two launches of one
+// program may share a namespace.
+inline std::string new_launch_name(const std::string& program) {
+  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char bytes[5];
+  std::size_t filled = 0;
+  while (filled < sizeof bytes) {
+    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
+    if (got < 0) throw launch_error("getrandom() failed; cannot name the launch");
+    filled += static_cast<std::size_t>(got);
+  }
+  std::string name = "lp-" + dns_label(program, 20) + "-";
+  for (unsigned char byte : bytes) name += alphabet[byte % 36];  // a bias no one can use
+  return name;
+}
+
+// The command line of the pods, after the binary: the user's, less the
+// flags that only the workstation reads (its files are not in the image:
+// the pods read TLS credentials from the Secret), with --lp_launch=kubernetes
+// where main() chose the policy.
+inline std::vector<std::string> container_arguments(const launch_flags& flags) {
+  std::vector<std::string> kept;
+  if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
+  auto matches = [](std::string_view argument, std::string_view flag) {
+    return argument == flag ||
+           (argument.starts_with(flag) && argument.size() > flag.size() &&
+            argument[flag.size()] == '=');
+  };
+  const auto& words = flags.arguments;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i] == "--") {
+      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
+                  words.end());
+      break;
+    }
+    if (matches(words[i], "--lp_dry_run")) continue;
+    bool dropped = false;
+    for (std::string_view flag :
+         {"--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"}) {
+      if (!matches(words[i], flag)) continue;
+      dropped = true;
+      // Its value is the next word, as parse_flags read it.
+      if (words[i] == flag && i + 1 < words.size() && !words[i + 1].starts_with("--"))
+        ++i;
+    }
+    if (!dropped) kept.push_back(words[i]);
+  }
+  return kept;
+}
+
+// Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
+// and the name this one was started by.
+inline std::string binary_in_image(const launch_flags& flags) {
+  if (!flags.kube_binary.empty()) return flags.kube_binary;
+  std::string name = flags.arguments.empty()
+                         ? ""
+                         : std::filesystem::path(flags.arguments[0]).filename().string();
+  if (name.empty())
+    throw usage_error(
+        "cannot tell the binary's name in the image from argv[0]; give "
+        "--lp_kube_binary=<its path in the image>, e.g. "
+        "--lp_kube_binary=/usr/local/bin/prog");
+  return "/usr/local/bin/" + name;
+}
+
+// A file only its owner may read, made anew.
+inline void write_private_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, text);
+  ::close(fd);
+}
+
+// How to watch and end a launch, once kubectl applied it.
+inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
+  auto ns =
+      plan.kube_namespace == "default" ? std::string() : " -n " + plan.kube_namespace;
+  out << "[lp] once applied: follow it with kubectl" << ns << " logs -f job/"
+      << plan.names.coordinator_job() << "; its status page with kubectl" << ns
+      << " port-forward service/" << plan.names.status_service() << " " << status_port
+      << "; remove it with kubectl" << ns
+      << " delete jobs,services,secrets -l launchpad.dev/launch=" << plan.names.launch
+      << std::endl;
+}
+
+// run_kube_manifests, writing to `out` and `err`; the launch is named
+// `launch` (empty: a new name).
+inline int write_kube_launch(const program& graph, const launch_flags& flags,
+                             std::ostream& out, std::ostream& err,
+                             std::string launch = {}) {
+  if (flags.kube_image.empty())
+    throw usage_error(
+        "--lp_launch=kubernetes needs the image its pods run: add "
+        "--lp_kube_image=<image>, e.g. "
+        "--lp_kube_image=registry.example.com/team/prog:1.0 (docs/kubernetes.md, "
+        "\"Building an image\")");
+  graph_access::check_defined(graph);
+  manifest_plan plan;
+  plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
+  plan.kube_namespace = flags.kube_namespace;
+  plan.image = flags.kube_image;
+  plan.binary = binary_in_image(flags);
+  plan.arguments = container_arguments(flags);
+  plan.termination_notice_secs = flags.termination_notice_secs;
+  if (flags.insecure)
+    err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
+        << std::endl;
+  plan.secret = flags.insecure ? "" : make_secret();
+  // The pods serve on the cluster's network: TLS unless --lp_tls=off.
+  plan.tls = launch_tls(flags, graph.name(), true);
+  auto manifests = launch_yaml(graph, plan);
+  if (!flags.dry_run) {
+    err << "[lp] the manifests of launch " << plan.names.launch
+        << " are on stdout, for kubectl apply -f -; they hold the launch's secret and "
+           "TLS "
+           "key: keep them from files others can read"
+        << std::endl;
+    out << manifests << std::flush;
+    tell_how_to_follow(plan, err);
+    return 0;
+  }
+  namespace fs = std::filesystem;
+  auto parent = fs::absolute(flags.kube_dir);
+  fs::create_directories(parent);
+  auto dir = (parent / plan.names.launch).string();
+  // Only its owner may read the directory: the Secret's manifest is in it.
+  if (::mkdir(dir.c_str(), 0700) != 0)
+    throw launch_error("cannot make the directory " + dir + ": " + std::strerror(errno) +
+                       "; choose another --lp_kube_dir");
+  write_private_file(dir + "/" + manifest_file, manifests);
+  write_private_file(dir + "/" + kustomization_file, kustomization_yaml());
+  out << "[lp] --lp_dry_run: the manifests of launch " << plan.names.launch << " are in "
+      << dir << "/" << manifest_file
+      << " (its Secret holds the launch's secret and TLS key; the "
+      << "directory is yours alone). Start the launch with:\n"
+      << "kubectl apply -k " << dir << std::endl;
+  tell_how_to_follow(plan, err);
+  return 0;
+}
+
+}  // namespace kube
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags) {
+  try {
+    return kube::write_kube_launch(graph, flags, std::cout, std::cerr);
+  } catch (const usage_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the manifests could not be written: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail

@@ -6915,7 +6915,6 @@ typename detail::test_parts<Policy>::controller launch(
 // max_restarts will not be started again (backoffLimitPerIndex says the
 // same to the Job controller), so the program fails and stops.
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8382,6 +8381,7 @@ LP_API process_figures this_process_figures() {
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -8399,6 +8399,15 @@ inline void write_all(int fd, const std::string& text) {
     if (n <= 0) return;
     done += static_cast<std::size_t>(n);
   }
+}
+
+// Writes `text` to a new file at `path` that only its owner may read (a
+// secret, a key, a manifest that holds them); throws if the file is there.
+inline void write_private_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, text);
+  ::close(fd);
 }
 
 // How launchers show their nodes' output: whole lines behind "[label] " (in
@@ -9777,22 +9786,32 @@ class listener {
 
 #include <sys/random.h>
 
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 namespace lp::detail {
 
-// 128 random bits from the kernel's CSPRNG, as 32 hex digits: the bearer
-// token every call of a launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
+// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
+inline void random_bytes(unsigned char* out, std::size_t size) {
   std::size_t filled = 0;
-  while (filled < sizeof bytes) {
-    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
-    if (got < 0) throw secret_error("getrandom() failed; cannot make the launch's secret");
+  while (filled < size) {
+    auto got = ::getrandom(out + filled, size - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
+                         "); the launch cannot make its secret or name");
     filled += static_cast<std::size_t>(got);
   }
+}
+
+// 128 random bits, as 32 hex digits: the bearer token every call of a
+// launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  random_bytes(bytes, sizeof bytes);
   static constexpr char digits[] = "0123456789abcdef";
   std::string hex;
   for (unsigned char byte : bytes) {
@@ -11152,6 +11171,34 @@ inline void check_tls_flags(const launch_flags& flags) {
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
+// `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
+// in each form parse_flags reads: "--f", "--f=v", and a value flag's
+// "--f v". What follows "--" is the user's, and stays.
+inline std::vector<std::string> without_flags(
+    const std::vector<std::string>& words,
+    std::initializer_list<std::string_view> dropped) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string_view word = words[i];
+    if (i > 0 && word == "--") {
+      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
+                  words.end());
+      break;
+    }
+    auto name = word.substr(0, word.find('='));
+    bool drop = false;
+    for (auto flag : dropped) drop = drop || (i > 0 && name == flag);
+    if (!drop) {
+      kept.emplace_back(word);
+      continue;
+    }
+    const flag_spec* spec = find_flag(name);
+    bool value_follows = spec && !spec->on && name.size() == word.size();
+    if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
+  }
+  return kept;
+}
+
 inline launch_flags parse_flags(int argc, char** argv) {
   launch_flags flags;
   for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
@@ -11332,11 +11379,7 @@ class run_directory {
  private:
   // A file of the directory that only its owner may read.
   void write_private(const std::string& name, const std::string& text) const {
-    auto file = path_ + "/" + name;
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw launch_error("cannot write " + file);
-    write_all(fd, text);
-    ::close(fd);
+    write_private_file(path_ + "/" + name, text);
   }
 
   // A file of the directory at `path`, whole; empty if it is not there.
@@ -13269,8 +13312,10 @@ inline std::string slurm_host_address(const std::string& choice) {
 
 }  // namespace lp::detail
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -13578,13 +13623,9 @@ class coordinator {
     own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
       remove();  // a stale one, of a pod that ran here before
       if (::mkdir(path_.c_str(), 0700) != 0)
-        throw launch_error("the coordinator cannot make " + path_ + " in its pod");
-      if (secret.empty()) return;
-      int fd = ::open((path_ + "/secret").c_str(),
-                      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0) throw launch_error("the coordinator cannot write " + path_ + "/secret");
-      write_all(fd, secret + "\n");
-      ::close(fd);
+        throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
+                           std::strerror(errno) + "); its image needs a writable /tmp");
+      if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
     }
     own_directory(const own_directory&) = delete;
     own_directory& operator=(const own_directory&) = delete;
@@ -13675,7 +13716,6 @@ inline unit_plan unit_of_pod(const program& graph) {
 // kubectl apply says it is.
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14127,12 +14167,7 @@ namespace kube {
 inline std::string new_launch_name(const std::string& program) {
   static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   unsigned char bytes[5];
-  std::size_t filled = 0;
-  while (filled < sizeof bytes) {
-    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
-    if (got < 0) throw launch_error("getrandom() failed; cannot name the launch");
-    filled += static_cast<std::size_t>(got);
-  }
+  random_bytes(bytes, sizeof bytes);
   std::string name = "lp-" + dns_label(program, 20) + "-";
   for (unsigned char byte : bytes) name += alphabet[byte % 36];  // a bias no one can use
   return name;
@@ -14145,30 +14180,10 @@ inline std::string new_launch_name(const std::string& program) {
 inline std::vector<std::string> container_arguments(const launch_flags& flags) {
   std::vector<std::string> kept;
   if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
-  auto matches = [](std::string_view argument, std::string_view flag) {
-    return argument == flag ||
-           (argument.starts_with(flag) && argument.size() > flag.size() &&
-            argument[flag.size()] == '=');
-  };
-  const auto& words = flags.arguments;
-  for (std::size_t i = 1; i < words.size(); ++i) {
-    if (words[i] == "--") {
-      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
-                  words.end());
-      break;
-    }
-    if (matches(words[i], "--lp_dry_run")) continue;
-    bool dropped = false;
-    for (std::string_view flag :
-         {"--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"}) {
-      if (!matches(words[i], flag)) continue;
-      dropped = true;
-      // Its value is the next word, as parse_flags read it.
-      if (words[i] == flag && i + 1 < words.size() && !words[i + 1].starts_with("--"))
-        ++i;
-    }
-    if (!dropped) kept.push_back(words[i]);
-  }
+  auto words = without_flags(
+      flags.arguments,
+      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"});
+  if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
   return kept;
 }
 
@@ -14185,14 +14200,6 @@ inline std::string binary_in_image(const launch_flags& flags) {
         "--lp_kube_binary=<its path in the image>, e.g. "
         "--lp_kube_binary=/usr/local/bin/prog");
   return "/usr/local/bin/" + name;
-}
-
-// A file only its owner may read, made anew.
-inline void write_private_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
-  write_all(fd, text);
-  ::close(fd);
 }
 
 // How to watch and end a launch, once kubectl applied it.
@@ -17500,19 +17507,7 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
 // The command line the job runs: the submitter's, without the flags that
 // tell only the submitter what to do.
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  std::vector<std::string> arguments;
-  bool user_arguments = false;
-  auto submitter_only = [](std::string_view argument) {
-    for (std::string_view flag : {"--lp_dry_run", "--lp_slurm_detach"})
-      if (argument == flag || (argument.starts_with(flag) && argument[flag.size()] == '='))
-        return true;
-    return false;
-  };
-  for (const auto& argument : flags.arguments) {
-    if (argument == "--") user_arguments = true;
-    if (user_arguments || !submitter_only(argument)) arguments.push_back(argument);
-  }
-  return arguments;
+  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"});
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,

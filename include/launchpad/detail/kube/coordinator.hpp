@@ -12,7 +12,6 @@
 // max_restarts will not be started again (backoffLimitPerIndex says the
 // same to the Job controller), so the program fails and stops.
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,13 +21,16 @@
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/run/status_server.hpp>
 #include <launchpad/program.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -336,13 +338,9 @@ class coordinator {
     own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
       remove();  // a stale one, of a pod that ran here before
       if (::mkdir(path_.c_str(), 0700) != 0)
-        throw launch_error("the coordinator cannot make " + path_ + " in its pod");
-      if (secret.empty()) return;
-      int fd = ::open((path_ + "/secret").c_str(),
-                      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0) throw launch_error("the coordinator cannot write " + path_ + "/secret");
-      write_all(fd, secret + "\n");
-      ::close(fd);
+        throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
+                           std::strerror(errno) + "); its image needs a writable /tmp");
+      if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
     }
     own_directory(const own_directory&) = delete;
     own_directory& operator=(const own_directory&) = delete;

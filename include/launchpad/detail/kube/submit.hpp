@@ -7,7 +7,6 @@
 // kubectl apply says it is.
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,12 +45,7 @@ namespace kube {
 inline std::string new_launch_name(const std::string& program) {
   static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   unsigned char bytes[5];
-  std::size_t filled = 0;
-  while (filled < sizeof bytes) {
-    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
-    if (got < 0) throw launch_error("getrandom() failed; cannot name the launch");
-    filled += static_cast<std::size_t>(got);
-  }
+  random_bytes(bytes, sizeof bytes);
   std::string name = "lp-" + dns_label(program, 20) + "-";
   for (unsigned char byte : bytes) name += alphabet[byte % 36];  // a bias no one can use
   return name;
@@ -64,30 +58,10 @@ inline std::string new_launch_name(const std::string& program) {
 inline std::vector<std::string> container_arguments(const launch_flags& flags) {
   std::vector<std::string> kept;
   if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
-  auto matches = [](std::string_view argument, std::string_view flag) {
-    return argument == flag ||
-           (argument.starts_with(flag) && argument.size() > flag.size() &&
-            argument[flag.size()] == '=');
-  };
-  const auto& words = flags.arguments;
-  for (std::size_t i = 1; i < words.size(); ++i) {
-    if (words[i] == "--") {
-      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
-                  words.end());
-      break;
-    }
-    if (matches(words[i], "--lp_dry_run")) continue;
-    bool dropped = false;
-    for (std::string_view flag :
-         {"--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"}) {
-      if (!matches(words[i], flag)) continue;
-      dropped = true;
-      // Its value is the next word, as parse_flags read it.
-      if (words[i] == flag && i + 1 < words.size() && !words[i + 1].starts_with("--"))
-        ++i;
-    }
-    if (!dropped) kept.push_back(words[i]);
-  }
+  auto words = without_flags(
+      flags.arguments,
+      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"});
+  if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
   return kept;
 }
 
@@ -104,14 +78,6 @@ inline std::string binary_in_image(const launch_flags& flags) {
         "--lp_kube_binary=<its path in the image>, e.g. "
         "--lp_kube_binary=/usr/local/bin/prog");
   return "/usr/local/bin/" + name;
-}
-
-// A file only its owner may read, made anew.
-inline void write_private_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
-  write_all(fd, text);
-  ::close(fd);
 }
 
 // How to watch and end a launch, once kubectl applied it.

@@ -571,6 +571,34 @@ inline void check_tls_flags(const launch_flags& flags) {
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
+// `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
+// in each form parse_flags reads: "--f", "--f=v", and a value flag's
+// "--f v". What follows "--" is the user's, and stays.
+inline std::vector<std::string> without_flags(
+    const std::vector<std::string>& words,
+    std::initializer_list<std::string_view> dropped) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string_view word = words[i];
+    if (i > 0 && word == "--") {
+      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
+                  words.end());
+      break;
+    }
+    auto name = word.substr(0, word.find('='));
+    bool drop = false;
+    for (auto flag : dropped) drop = drop || (i > 0 && name == flag);
+    if (!drop) {
+      kept.emplace_back(word);
+      continue;
+    }
+    const flag_spec* spec = find_flag(name);
+    bool value_follows = spec && !spec->on && name.size() == word.size();
+    if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
+  }
+  return kept;
+}
+
 inline launch_flags parse_flags(int argc, char** argv) {
   launch_flags flags;
   for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);

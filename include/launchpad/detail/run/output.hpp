@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <launchpad/error.hpp>
 #include <map>
@@ -28,6 +29,15 @@ inline void write_all(int fd, const std::string& text) {
     if (n <= 0) return;
     done += static_cast<std::size_t>(n);
   }
+}
+
+// Writes `text` to a new file at `path` that only its owner may read (a
+// secret, a key, a manifest that holds them); throws if the file is there.
+inline void write_private_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, text);
+  ::close(fd);
 }
 
 // How launchers show their nodes' output: whole lines behind "[label] " (in

@@ -101,11 +101,7 @@ class run_directory {
  private:
   // A file of the directory that only its owner may read.
   void write_private(const std::string& name, const std::string& text) const {
-    auto file = path_ + "/" + name;
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw launch_error("cannot write " + file);
-    write_all(fd, text);
-    ::close(fd);
+    write_private_file(path_ + "/" + name, text);
   }
 
   // A file of the directory at `path`, whole; empty if it is not there.

@@ -2,23 +2,33 @@
 
 #include <sys/random.h>
 
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <launchpad/error.hpp>
 #include <string>
 #include <string_view>
 
 namespace lp::detail {
 
-// 128 random bits from the kernel's CSPRNG, as 32 hex digits: the bearer
-// token every call of a launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
+// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
+inline void random_bytes(unsigned char* out, std::size_t size) {
   std::size_t filled = 0;
-  while (filled < sizeof bytes) {
-    auto got = ::getrandom(bytes + filled, sizeof bytes - filled, 0);
-    if (got < 0) throw secret_error("getrandom() failed; cannot make the launch's secret");
+  while (filled < size) {
+    auto got = ::getrandom(out + filled, size - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
+                         "); the launch cannot make its secret or name");
     filled += static_cast<std::size_t>(got);
   }
+}
+
+// 128 random bits, as 32 hex digits: the bearer token every call of a
+// launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  random_bytes(bytes, sizeof bytes);
   static constexpr char digits[] = "0123456789abcdef";
   std::string hex;
   for (unsigned char byte : bytes) {

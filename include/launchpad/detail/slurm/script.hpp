@@ -66,19 +66,7 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
 // The command line the job runs: the submitter's, without the flags that
 // tell only the submitter what to do.
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  std::vector<std::string> arguments;
-  bool user_arguments = false;
-  auto submitter_only = [](std::string_view argument) {
-    for (std::string_view flag : {"--lp_dry_run", "--lp_slurm_detach"})
-      if (argument == flag || (argument.starts_with(flag) && argument[flag.size()] == '='))
-        return true;
-    return false;
-  };
-  for (const auto& argument : flags.arguments) {
-    if (argument == "--") user_arguments = true;
-    if (user_arguments || !submitter_only(argument)) arguments.push_back(argument);
-  }
-  return arguments;
+  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"});
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,

@@ -19,6 +19,7 @@
 
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
+#include <launchpad/detail/process/spawn.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/run/signals.hpp>
 
@@ -454,6 +455,30 @@ TEST_SUITE("processes") {
     CHECK(WIFEXITED(*status));
     CHECK(WEXITSTATUS(*status) == 0);
     for (int i = 0; i < 3; ++i) CHECK(dir.has("sleepers-" + std::to_string(i) + ".stopped"));
+  }
+
+  TEST_CASE(
+      "a stop signal that reaches a node process before its execve is the node's, not "
+      "the launcher's") {
+    std::atomic<int> heard{0};
+    lp::detail::stop_on_signals launcher_handler([&](const auto&) { ++heard; });
+    pid_t child = -1;
+    {
+      lp::detail::fork_guard guard;
+      child = ::fork();
+      if (child == 0) {
+        ::raise(SIGTERM);  // as the launcher's stop would, between fork and execve
+        lp::detail::fork_guard::child_ready_for_signals();
+        ::_exit(0);
+      }
+    }
+    REQUIRE(child > 0);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(heard == 0);
   }
 
   TEST_CASE("two launches in one process, one after the other or one from a node: each its own stop and signals") {

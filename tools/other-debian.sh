@@ -25,7 +25,9 @@ cleanup() {
   # Nothing started in the root outlives it.
   local p
   for p in /proc/[0-9]*; do
-    [[ $(readlink "$p/root" 2>/dev/null) == "$root" ]] && kill -9 "${p#/proc/}" 2>/dev/null
+    # A process may end between the two: a failed kill must not end the
+    # clean-up under set -e, before the umounts.
+    [[ $(readlink "$p/root" 2>/dev/null) == "$root" ]] && { kill -9 "${p#/proc/}" 2>/dev/null || true; }
   done
   local i
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done

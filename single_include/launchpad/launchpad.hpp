@@ -9076,6 +9076,42 @@ class local_directory final : public directory {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/serve/header_value.hpp ----
+
+#include <httplib.h>
+
+#include <cstddef>
+#include <string_view>
+
+namespace lp::detail {
+
+// A request header's value, or "" if it has none: what
+// Request::get_header_value gives, without its cost. httplib's lookup builds
+// a std::string of the name and walks a map that compares names through the
+// locale's tolower, a character at a time: about 1,200 instructions, a
+// dozen times a call (benchmarks/README.md, "One call, profiled"). A
+// request has a handful of headers; a scan that compares lengths first
+// does with a few dozen. Names compare without case (RFC 9110), in ASCII.
+inline std::string_view header_value(const httplib::Request& req, std::string_view name) {
+  auto same = [name](const std::string& other) {
+    if (other.size() != name.size()) return false;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      char a = name[i], b = other[i];
+      if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+      if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
+      if (a != b) return false;
+    }
+    return true;
+  };
+  // Headers of one name sit together in httplib's map (0.11's ordered one,
+  // 0.18's hashed one): the first of them is the one its lookup gives.
+  for (const auto& [key, value] : req.headers)
+    if (same(key)) return value;
+  return {};
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/serve/listener.hpp ----
 
 #include <fcntl.h>
@@ -9154,8 +9190,10 @@ inline std::size_t connection_cap(std::size_t wanted) {
 }
 
 }  // namespace lp::detail
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace lp::detail {
 
@@ -9168,13 +9206,17 @@ namespace lp::detail {
 //   - its body, and the reply: byte n by header_timeout + n / min_rate after
 //     the headers (the reply: after its first byte is written), so on
 //     average at least min_rate once the start is spent.
-// Every wait is a poll() until the nearest of the read (write) timeout and
-// that deadline, so no read can outlive it. A deadline that passes fails
-// the request: reads and writes fail from then on, httplib gives up, and
-// the connection loop answers 408 itself (if the reply had not begun) and
-// closes. Reads are buffered, since httplib reads a request's lines a byte
-// at a time. With a TLS session, bytes go through it: the socket is then
-// non-blocking, and each wait is for what the session asks.
+// A read or write first tries the socket without waiting; only when it
+// would block is there a wait, a poll() until the nearest of the read
+// (write) timeout and that deadline, so no read can outlive it. A deadline
+// that passes fails the request: reads and writes fail from then on,
+// httplib gives up, and the connection loop answers 408 itself (if the
+// reply had not begun) and closes. Reads are buffered, since httplib reads
+// a request's lines a byte at a time. A reply's head is held until its
+// body's first bytes, or its end (flush()), so that a small reply leaves in
+// one segment and its caller wakes once (httplib writes the two apart).
+// With a TLS session, bytes go through it: the socket is then non-blocking,
+// and each wait is for what the session asks.
 class deadline_stream final : public httplib::Stream {
  public:
   using clock = std::chrono::steady_clock;
@@ -9224,6 +9266,11 @@ class deadline_stream final : public httplib::Stream {
 
   ssize_t read(char* ptr, std::size_t size) override {
     if (timed_out_ != phase::idle) return -1;
+    // httplib reads a request's lines a byte at a time: no memcpy call.
+    if (size == 1 && used_ < filled_) {
+      *ptr = buffer_[used_++];
+      return 1;
+    }
     if (used_ == filled_) {
       // A large read goes straight to the caller's buffer.
       bool direct = size >= sizeof buffer_;
@@ -9242,17 +9289,53 @@ class deadline_stream final : public httplib::Stream {
 
   ssize_t write(const char* ptr, std::size_t size) override {
     if (timed_out_ != phase::idle) return -1;
-    // Written while the headers are read: an interim "100 Continue", after
-    // them and before the body, whose clock starts. Else the reply begins.
-    if (phase_ == phase::headers) headers_read();
-    else if (phase_ != phase::reply) {
+    if (phase_ != phase::reply && (interim_ || interim(ptr, size))) {
+      // "100 Continue", after the headers and before the body, whose clock
+      // starts: the peer sends the body only once it has this, so it
+      // leaves at once, up to its blank line. (httplib 0.18 writes that
+      // line apart, and after the pre-routing handler has said the headers
+      // are read; 0.11 writes it whole, before.)
+      headers_read();
+      ssize_t sent = send(ptr, size);
+      if (sent > 0) {
+        interim_tail_.append(ptr, static_cast<std::size_t>(sent));
+        if (interim_tail_.size() > 4) interim_tail_.erase(0, interim_tail_.size() - 4);
+        interim_ = interim_tail_ != "\r\n\r\n";
+        if (!interim_) interim_tail_.clear();
+      }
+      return sent;
+    }
+    if (phase_ != phase::reply) {
+      // The reply begins with its head: held for the next write or flush().
       phase_ = phase::reply;
       started_ = clock::now();
       moved_ = 0;
+      if (size <= held_limit) {
+        held_.assign(ptr, size);
+        return static_cast<ssize_t>(size);
+      }
     }
     ssize_t sent = send(ptr, size);
-    if (sent > 0 && phase_ == phase::reply) moved_ += static_cast<std::size_t>(sent);
+    if (sent > 0) moved_ += static_cast<std::size_t>(sent);
     return sent;
+  }
+
+  // Sends what write() holds. False if it could not: the connection is
+  // then of no more use.
+  bool flush() {
+    if (held_.empty()) return true;
+    std::string_view left = held_;
+    while (!left.empty()) {
+      ssize_t sent = transmit(left.data(), left.size());
+      if (sent < 0) {
+        held_.clear();
+        closing_ = true;
+        return false;
+      }
+      left.remove_prefix(static_cast<std::size_t>(sent));
+    }
+    held_.clear();
+    return true;
   }
 
   // Writes what the socket takes of `bytes` now, without waiting and
@@ -9267,23 +9350,36 @@ class deadline_stream final : public httplib::Stream {
     tls_->write(bytes.data(), bytes.size());
   }
 
+  // Asked for every request (httplib 0.11 asks the stream; 0.18 is told
+  // them), and the same for the connection's life: asked of the kernel once.
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    address_of(::getpeername, ip, port);
+    if (!remote_) remote_ = address_of(::getpeername);
+    ip = remote_->first, port = remote_->second;
   }
   void get_local_ip_and_port(std::string& ip, int& port) const override {
-    address_of(::getsockname, ip, port);
+    if (!local_) local_ = address_of(::getsockname);
+    ip = local_->first, port = local_->second;
   }
   socket_t socket() const override { return socket_; }
 
  private:
+  // Whether a write begins an interim (1xx) reply.
+  static bool interim(const char* ptr, std::size_t size) {
+    return size >= 10 && std::string_view(ptr, 7) == "HTTP/1." && ptr[9] == '1';
+  }
+
   // Up to `size` bytes once the socket has some: 0 at the peer's end, -1 on
   // an error or a deadline.
   ssize_t receive(char* into, std::size_t size) {
     if (!tls_) {
-      if (!wait(POLLIN)) return -1;
-      return ::recv(socket_, into, size, 0);
+      for (;;) {
+        ssize_t got = ::recv(socket_, into, size, MSG_DONTWAIT);
+        if (got >= 0) return got;
+        if (errno == EINTR) continue;
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLIN)) return -1;
+      }
     }
-    for (short events = tls_->buffered() ? 0 : POLLIN;;) {
+    for (short events = 0;;) {
       if (events && !wait(events)) return -1;
       auto step = tls_->read(into, size);
       if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
@@ -9293,15 +9389,29 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
-  // What the socket takes of `size` bytes once it takes some; -1 on an
-  // error or a deadline.
+  // What the socket takes of `size` bytes once it takes some, after all
+  // that write() holds (the count is of `from`'s bytes only); -1 on an
+  // error or a deadline. A small body joins the held head.
   ssize_t send(const char* from, std::size_t size) {
-    if (!tls_) {
-      if (!wait(POLLOUT)) return -1;
-      return ::send(socket_, from, size, MSG_NOSIGNAL);
+    if (held_.empty()) return transmit(from, size);
+    if (size <= held_limit) {
+      held_.append(from, size);
+      return flush() ? static_cast<ssize_t>(size) : -1;
     }
-    for (short events = POLLOUT;;) {
-      if (!wait(events)) return -1;
+    return flush() ? transmit(from, size) : -1;
+  }
+
+  ssize_t transmit(const char* from, std::size_t size) {
+    if (!tls_) {
+      for (;;) {
+        ssize_t sent = ::send(socket_, from, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent >= 0) return sent;
+        if (errno == EINTR) continue;
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLOUT)) return -1;
+      }
+    }
+    for (short events = 0;;) {
+      if (events && !wait(events)) return -1;
       auto step = tls_->write(from, size);
       if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
       if (step.state != tls_session::step::want_read &&
@@ -9343,23 +9453,24 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
+  using ip_and_port = std::pair<std::string, int>;
   template <class Query>
-  void address_of(Query query, std::string& ip, int& port) const {
+  ip_and_port address_of(Query query) const {
     sockaddr_storage where{};
     socklen_t length = sizeof where;
-    ip.clear();
-    port = 0;
-    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return;
+    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return {};
     char text[INET6_ADDRSTRLEN] = {};
     if (where.ss_family == AF_INET) {
       auto& v4 = reinterpret_cast<const sockaddr_in&>(where);
-      if (::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) ip = text;
-      port = ntohs(v4.sin_port);
-    } else if (where.ss_family == AF_INET6) {
-      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
-      if (::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) ip = text;
-      port = ntohs(v6.sin6_port);
+      if (!::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) return {};
+      return {text, ntohs(v4.sin_port)};
     }
+    if (where.ss_family == AF_INET6) {
+      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
+      if (!::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) return {};
+      return {text, ntohs(v6.sin6_port)};
+    }
+    return {};
   }
 
   const socket_t socket_;
@@ -9371,6 +9482,13 @@ class deadline_stream final : public httplib::Stream {
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
   mutable phase timed_out_ = phase::idle;
   bool closing_ = false;
+  mutable std::optional<ip_and_port> remote_, local_;
+  // A reply's head (httplib writes it whole, then the body) is held up to
+  // this size, and a body up to this size joins it.
+  static constexpr std::size_t held_limit = 8 << 10;
+  std::string held_;
+  bool interim_ = false;      // an interim reply is being written
+  std::string interim_tail_;  // its last bytes, to find its end
   std::size_t used_ = 0, filled_ = 0;
   char buffer_[16 << 10];
 };
@@ -9558,6 +9676,13 @@ class listener {
     server_.set_tcp_nodelay(true);
     // Accepted connections inherit the listening socket's buffer sizes.
     server_.set_socket_options(large_socket_buffers);
+    // httplib calls the logger on the handler's thread once it has written
+    // the reply: what the stream holds of it leaves now, before anyone
+    // hears that it has.
+    server_.set_logger([this](const httplib::Request&, const httplib::Response&) {
+      if (auto* stream = server_with_limits::current()) stream->flush();
+      if (written_) written_();
+    });
     // httplib calls this once a request's headers are read, before its body.
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       auto* stream = server_with_limits::current();
@@ -9586,6 +9711,9 @@ class listener {
   std::size_t open_connections() const {
     return server_.open.load(std::memory_order_relaxed);
   }
+
+  // Called on the handler's thread once a reply has been sent.
+  void on_reply_written(std::function<void()> written) { written_ = std::move(written); }
 
   // The body of the 408, 413 and 503 replies the listener writes itself;
   // by default the protocol's error body without a node.
@@ -9630,8 +9758,9 @@ class listener {
 
  private:
   bool over_body_limit(const httplib::Request& req) const {
-    if (body_limit_ == 0 || !req.has_header("Content-Length")) return false;
-    const auto& text = req.get_header_value("Content-Length");
+    if (body_limit_ == 0) return false;
+    // Absent or empty: no length to refuse on.
+    const std::string text(header_value(req, "Content-Length"));
     char* end = nullptr;
     errno = 0;
     auto declared = std::strtoull(text.c_str(), &end, 10);
@@ -9690,6 +9819,8 @@ class listener {
            left > 0 && listening() && stream.next_request(loop.idle); --left) {
         bool closed = false;
         served = serve_one(stream, left == 1, closed);
+        // What httplib wrote without a logger call (a request it refused).
+        if (!stream.flush()) served = false;
         if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
           if (late == deadline_stream::phase::headers)
             answer(stream, 408, "Request Timeout", "request_timeout",
@@ -9777,6 +9908,7 @@ class listener {
 
   server_with_limits server_;
   std::size_t body_limit_ = 0;  // 0: httplib's own limit alone
+  std::function<void()> written_;
   std::thread thread_;
 };
 
@@ -9897,7 +10029,7 @@ class rendezvous_server {
     auto guarded = [this](auto handler) {
       return [this, handler](const httplib::Request& req, httplib::Response& res) {
         if (!secret_.empty()) {
-          auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+          auto problem = credential_problem(header_value(req, "Authorization"), secret_);
           if (!problem.empty()) {
             res.status = 401;
             res.set_content(json{{"error", problem}}.dump(), "application/json");
@@ -10192,6 +10324,7 @@ class rendezvous_directory final : public directory {
 // Starting and ending the node processes of a launch.
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -10226,6 +10359,46 @@ struct child_process {
   int error_fd = -1;                     // becomes the child's stderr
 };
 
+// A forked child keeps its parent's signal handlers until execve. A stop
+// signal that reached it there ran the launcher's handler in the child
+// (which wrote it into the launcher's own signal pipe), and the node then
+// started and never heard it: seen as a node that did not stop, when a
+// launch stopped just as it started (under ThreadSanitizer, 1 run in 15).
+// So the parent forks with every signal blocked, and the child puts back the
+// default actions, as execve would, before it unblocks them: a signal that
+// came meanwhile ends it, which the launcher counts as a clean stop.
+class fork_guard {
+ public:
+  fork_guard() {
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
+  }
+  fork_guard(const fork_guard&) = delete;
+  fork_guard& operator=(const fork_guard&) = delete;
+  ~fork_guard() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+
+  // In the child, before execve; async-signal-safe. Ignored signals stay
+  // ignored, as across execve.
+  static void child_ready_for_signals() {
+    for (int signal = 1; signal < NSIG; ++signal) {
+      struct sigaction now {};
+      if (::sigaction(signal, nullptr, &now) != 0 || now.sa_handler == SIG_IGN ||
+          now.sa_handler == SIG_DFL)
+        continue;
+      struct sigaction reset {};
+      reset.sa_handler = SIG_DFL;
+      ::sigaction(signal, &reset, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  }
+
+ private:
+  sigset_t saved_;
+};
+
 // Starts the child in a process group of its own, so a Ctrl+C at the
 // terminal reaches only the launcher, which stops the nodes in order. The
 // child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
@@ -10248,9 +10421,7 @@ inline pid_t spawn(const child_process& child) {
   for (const auto& variable : child.environment) envp.push_back(const_cast<char*>(variable.c_str()));
   envp.push_back(nullptr);
   const pid_t parent = ::getpid();
-  sigset_t none;
-  sigemptyset(&none);
-
+  fork_guard guard;
   pid_t pid = ::fork();
   if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -10260,10 +10431,10 @@ inline pid_t spawn(const child_process& child) {
     ::dup2(child.output_fd, 1);
     ::dup2(child.error_fd, 2);
     // Nothing of the launcher's leaks in: not its other pipes, not its
-    // listening sockets, not its blocked signals.
+    // listening sockets, not its signal handlers or blocked signals.
     if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
       for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    fork_guard::child_ready_for_signals();
     ::execve(child.executable.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
@@ -10301,10 +10472,9 @@ class group_reaper {
         "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
     const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
     const char* envp[] = {nullptr};
-    sigset_t none;
-    sigemptyset(&none);
     // Forked twice, so that it is nobody's child here: the launcher's own
     // children are its nodes. Only async-signal-safe calls until execve.
+    fork_guard guard;
     pid_t middle = ::fork();
     if (middle < 0) {
       ::close(ends[0]);
@@ -10320,7 +10490,7 @@ class group_reaper {
       ::dup2(null, 2);
       if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
         for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      fork_guard::child_ready_for_signals();
       ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
       ::_exit(127);
     }
@@ -12205,7 +12375,7 @@ LP_API status_server::status_server(const program& graph, std::string policy,
                                            httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     if (!secret_.empty()) {
-      auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+      auto problem = credential_problem(header_value(req, "Authorization"), secret_);
       if (!problem.empty()) {
         res.status = 401;
         return res.set_content(
@@ -15741,8 +15911,7 @@ class http_server {
       return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
                               protocol::format::json);
     });
-    // httplib calls the logger on the handler's thread once the reply is written.
-    server.set_logger([this](const httplib::Request&, const httplib::Response&) {
+    listener_.on_reply_written([this] {
       if (!reply_pending()) return;
       reply_pending() = false;
       node_.gate.written();
@@ -15774,7 +15943,7 @@ class http_server {
       if (!authorized(req, res, "")) return;
       auto process = this_process_figures();
       auto connections = listener_.open_connections();
-      if (req.get_header_value("Accept").find(protocol::json_type) != std::string::npos)
+      if (header_value(req, "Accept").find(protocol::json_type) != std::string_view::npos)
         return res.set_content(
             metrics_json(node_.metrics, identity_.label, process, connections).dump(),
             protocol::json_type);
@@ -15810,7 +15979,7 @@ class http_server {
   // Every route but health needs the launch's secret as a bearer token.
   bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
     if (secret_.empty()) return true;
-    auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+    auto problem = credential_problem(header_value(req, "Authorization"), secret_);
     if (problem.empty()) return true;
     respond(req, res, 401,
             protocol::error_body("unauthenticated", problem, identity_.label, method),
@@ -15830,10 +15999,12 @@ class http_server {
   // The reply's format: what Accept asks for, else the request's own.
   static protocol::format reply_format(const httplib::Request& req,
                                        protocol::format request_format) {
-    auto accept = req.get_header_value("Accept");
-    return accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
-           : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
-                                                                   : request_format;
+    auto accept = header_value(req, "Accept");
+    return accept.find(protocol::cbor_type) != std::string_view::npos
+               ? protocol::format::cbor
+           : accept.find(protocol::json_type) != std::string_view::npos
+               ? protocol::format::json
+               : request_format;
   }
 
   // A reply is written into this thread's reply, and a large one is sent
@@ -15884,7 +16055,8 @@ class http_server {
   std::optional<std::string_view> read_body(const httplib::Request& req,
                                             const httplib::ContentReader& read) {
     struct request_body {};
-    auto declared = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    auto declared = std::strtoull(
+        std::string(header_value(req, "Content-Length")).c_str(), nullptr, 10);
     auto& body = thread_buffer<request_body>(
         static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
     bool complete = read([&body](const char* data, std::size_t length) {
@@ -15926,10 +16098,10 @@ class http_server {
             format);
     };
     if (!authorized(req, res, method)) return;
-    auto format = protocol::format_of(req.get_header_value("Content-Type"));
+    auto format = protocol::format_of(header_value(req, "Content-Type"));
     if (!format)
       return fail(415, "unsupported_media_type",
-                  "Content-Type '" + req.get_header_value("Content-Type") +
+                  "Content-Type '" + std::string(header_value(req, "Content-Type")) +
                       "' is not supported; send application/json or application/cbor",
                   protocol::format::json);
     if (!node_.gate.enter(/*reply_to_write=*/true)) {
@@ -15955,7 +16127,7 @@ class http_server {
   // sent none or one that is not a count of milliseconds.
   static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
     auto never = std::chrono::steady_clock::time_point::max();
-    auto value = req.get_header_value(protocol::deadline_header);
+    auto value = std::string(header_value(req, protocol::deadline_header));
     if (value.empty()) return never;
     char* end = nullptr;
     auto ms = std::strtoll(value.c_str(), &end, 10);

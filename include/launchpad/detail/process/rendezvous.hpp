@@ -14,10 +14,11 @@
 #include <functional>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/listener.hpp>
-#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
+#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>
 #include <map>
@@ -63,7 +64,7 @@ class rendezvous_server {
     auto guarded = [this](auto handler) {
       return [this, handler](const httplib::Request& req, httplib::Response& res) {
         if (!secret_.empty()) {
-          auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+          auto problem = credential_problem(header_value(req, "Authorization"), secret_);
           if (!problem.empty()) {
             res.status = 401;
             res.set_content(json{{"error", problem}}.dump(), "application/json");

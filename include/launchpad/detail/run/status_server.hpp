@@ -25,6 +25,7 @@
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/run/status_page.hpp>
+#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>
@@ -268,7 +269,7 @@ LP_API status_server::status_server(const program& graph, std::string policy,
                                            httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     if (!secret_.empty()) {
-      auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+      auto problem = credential_problem(header_value(req, "Authorization"), secret_);
       if (!problem.empty()) {
         res.status = 401;
         return res.set_content(

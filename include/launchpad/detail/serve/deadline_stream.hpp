@@ -13,8 +13,10 @@
 #include <cstring>
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/tls/session.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace lp::detail {
 
@@ -27,13 +29,17 @@ namespace lp::detail {
 //   - its body, and the reply: byte n by header_timeout + n / min_rate after
 //     the headers (the reply: after its first byte is written), so on
 //     average at least min_rate once the start is spent.
-// Every wait is a poll() until the nearest of the read (write) timeout and
-// that deadline, so no read can outlive it. A deadline that passes fails
-// the request: reads and writes fail from then on, httplib gives up, and
-// the connection loop answers 408 itself (if the reply had not begun) and
-// closes. Reads are buffered, since httplib reads a request's lines a byte
-// at a time. With a TLS session, bytes go through it: the socket is then
-// non-blocking, and each wait is for what the session asks.
+// A read or write first tries the socket without waiting; only when it
+// would block is there a wait, a poll() until the nearest of the read
+// (write) timeout and that deadline, so no read can outlive it. A deadline
+// that passes fails the request: reads and writes fail from then on,
+// httplib gives up, and the connection loop answers 408 itself (if the
+// reply had not begun) and closes. Reads are buffered, since httplib reads
+// a request's lines a byte at a time. A reply's head is held until its
+// body's first bytes, or its end (flush()), so that a small reply leaves in
+// one segment and its caller wakes once (httplib writes the two apart).
+// With a TLS session, bytes go through it: the socket is then non-blocking,
+// and each wait is for what the session asks.
 class deadline_stream final : public httplib::Stream {
  public:
   using clock = std::chrono::steady_clock;
@@ -83,6 +89,11 @@ class deadline_stream final : public httplib::Stream {
 
   ssize_t read(char* ptr, std::size_t size) override {
     if (timed_out_ != phase::idle) return -1;
+    // httplib reads a request's lines a byte at a time: no memcpy call.
+    if (size == 1 && used_ < filled_) {
+      *ptr = buffer_[used_++];
+      return 1;
+    }
     if (used_ == filled_) {
       // A large read goes straight to the caller's buffer.
       bool direct = size >= sizeof buffer_;
@@ -101,17 +112,53 @@ class deadline_stream final : public httplib::Stream {
 
   ssize_t write(const char* ptr, std::size_t size) override {
     if (timed_out_ != phase::idle) return -1;
-    // Written while the headers are read: an interim "100 Continue", after
-    // them and before the body, whose clock starts. Else the reply begins.
-    if (phase_ == phase::headers) headers_read();
-    else if (phase_ != phase::reply) {
+    if (phase_ != phase::reply && (interim_ || interim(ptr, size))) {
+      // "100 Continue", after the headers and before the body, whose clock
+      // starts: the peer sends the body only once it has this, so it
+      // leaves at once, up to its blank line. (httplib 0.18 writes that
+      // line apart, and after the pre-routing handler has said the headers
+      // are read; 0.11 writes it whole, before.)
+      headers_read();
+      ssize_t sent = send(ptr, size);
+      if (sent > 0) {
+        interim_tail_.append(ptr, static_cast<std::size_t>(sent));
+        if (interim_tail_.size() > 4) interim_tail_.erase(0, interim_tail_.size() - 4);
+        interim_ = interim_tail_ != "\r\n\r\n";
+        if (!interim_) interim_tail_.clear();
+      }
+      return sent;
+    }
+    if (phase_ != phase::reply) {
+      // The reply begins with its head: held for the next write or flush().
       phase_ = phase::reply;
       started_ = clock::now();
       moved_ = 0;
+      if (size <= held_limit) {
+        held_.assign(ptr, size);
+        return static_cast<ssize_t>(size);
+      }
     }
     ssize_t sent = send(ptr, size);
-    if (sent > 0 && phase_ == phase::reply) moved_ += static_cast<std::size_t>(sent);
+    if (sent > 0) moved_ += static_cast<std::size_t>(sent);
     return sent;
+  }
+
+  // Sends what write() holds. False if it could not: the connection is
+  // then of no more use.
+  bool flush() {
+    if (held_.empty()) return true;
+    std::string_view left = held_;
+    while (!left.empty()) {
+      ssize_t sent = transmit(left.data(), left.size());
+      if (sent < 0) {
+        held_.clear();
+        closing_ = true;
+        return false;
+      }
+      left.remove_prefix(static_cast<std::size_t>(sent));
+    }
+    held_.clear();
+    return true;
   }
 
   // Writes what the socket takes of `bytes` now, without waiting and
@@ -126,23 +173,36 @@ class deadline_stream final : public httplib::Stream {
     tls_->write(bytes.data(), bytes.size());
   }
 
+  // Asked for every request (httplib 0.11 asks the stream; 0.18 is told
+  // them), and the same for the connection's life: asked of the kernel once.
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    address_of(::getpeername, ip, port);
+    if (!remote_) remote_ = address_of(::getpeername);
+    ip = remote_->first, port = remote_->second;
   }
   void get_local_ip_and_port(std::string& ip, int& port) const override {
-    address_of(::getsockname, ip, port);
+    if (!local_) local_ = address_of(::getsockname);
+    ip = local_->first, port = local_->second;
   }
   socket_t socket() const override { return socket_; }
 
  private:
+  // Whether a write begins an interim (1xx) reply.
+  static bool interim(const char* ptr, std::size_t size) {
+    return size >= 10 && std::string_view(ptr, 7) == "HTTP/1." && ptr[9] == '1';
+  }
+
   // Up to `size` bytes once the socket has some: 0 at the peer's end, -1 on
   // an error or a deadline.
   ssize_t receive(char* into, std::size_t size) {
     if (!tls_) {
-      if (!wait(POLLIN)) return -1;
-      return ::recv(socket_, into, size, 0);
+      for (;;) {
+        ssize_t got = ::recv(socket_, into, size, MSG_DONTWAIT);
+        if (got >= 0) return got;
+        if (errno == EINTR) continue;
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLIN)) return -1;
+      }
     }
-    for (short events = tls_->buffered() ? 0 : POLLIN;;) {
+    for (short events = 0;;) {
       if (events && !wait(events)) return -1;
       auto step = tls_->read(into, size);
       if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
@@ -152,15 +212,29 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
-  // What the socket takes of `size` bytes once it takes some; -1 on an
-  // error or a deadline.
+  // What the socket takes of `size` bytes once it takes some, after all
+  // that write() holds (the count is of `from`'s bytes only); -1 on an
+  // error or a deadline. A small body joins the held head.
   ssize_t send(const char* from, std::size_t size) {
-    if (!tls_) {
-      if (!wait(POLLOUT)) return -1;
-      return ::send(socket_, from, size, MSG_NOSIGNAL);
+    if (held_.empty()) return transmit(from, size);
+    if (size <= held_limit) {
+      held_.append(from, size);
+      return flush() ? static_cast<ssize_t>(size) : -1;
     }
-    for (short events = POLLOUT;;) {
-      if (!wait(events)) return -1;
+    return flush() ? transmit(from, size) : -1;
+  }
+
+  ssize_t transmit(const char* from, std::size_t size) {
+    if (!tls_) {
+      for (;;) {
+        ssize_t sent = ::send(socket_, from, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent >= 0) return sent;
+        if (errno == EINTR) continue;
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLOUT)) return -1;
+      }
+    }
+    for (short events = 0;;) {
+      if (events && !wait(events)) return -1;
       auto step = tls_->write(from, size);
       if (step.state == tls_session::step::done) return static_cast<ssize_t>(step.bytes);
       if (step.state != tls_session::step::want_read &&
@@ -202,23 +276,24 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
+  using ip_and_port = std::pair<std::string, int>;
   template <class Query>
-  void address_of(Query query, std::string& ip, int& port) const {
+  ip_and_port address_of(Query query) const {
     sockaddr_storage where{};
     socklen_t length = sizeof where;
-    ip.clear();
-    port = 0;
-    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return;
+    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return {};
     char text[INET6_ADDRSTRLEN] = {};
     if (where.ss_family == AF_INET) {
       auto& v4 = reinterpret_cast<const sockaddr_in&>(where);
-      if (::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) ip = text;
-      port = ntohs(v4.sin_port);
-    } else if (where.ss_family == AF_INET6) {
-      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
-      if (::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) ip = text;
-      port = ntohs(v6.sin6_port);
+      if (!::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) return {};
+      return {text, ntohs(v4.sin_port)};
     }
+    if (where.ss_family == AF_INET6) {
+      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
+      if (!::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) return {};
+      return {text, ntohs(v6.sin6_port)};
+    }
+    return {};
   }
 
   const socket_t socket_;
@@ -230,6 +305,13 @@ class deadline_stream final : public httplib::Stream {
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
   mutable phase timed_out_ = phase::idle;
   bool closing_ = false;
+  mutable std::optional<ip_and_port> remote_, local_;
+  // A reply's head (httplib writes it whole, then the body) is held up to
+  // this size, and a body up to this size joins it.
+  static constexpr std::size_t held_limit = 8 << 10;
+  std::string held_;
+  bool interim_ = false;      // an interim reply is being written
+  std::string interim_tail_;  // its last bytes, to find its end
   std::size_t used_ = 0, filled_ = 0;
   char buffer_[16 << 10];
 };

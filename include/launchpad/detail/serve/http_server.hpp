@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <launchpad/detail/observe/exposition.hpp>
+#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/serve/served_node.hpp>
@@ -77,8 +78,7 @@ class http_server {
       return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
                               protocol::format::json);
     });
-    // httplib calls the logger on the handler's thread once the reply is written.
-    server.set_logger([this](const httplib::Request&, const httplib::Response&) {
+    listener_.on_reply_written([this] {
       if (!reply_pending()) return;
       reply_pending() = false;
       node_.gate.written();
@@ -110,7 +110,7 @@ class http_server {
       if (!authorized(req, res, "")) return;
       auto process = this_process_figures();
       auto connections = listener_.open_connections();
-      if (req.get_header_value("Accept").find(protocol::json_type) != std::string::npos)
+      if (header_value(req, "Accept").find(protocol::json_type) != std::string_view::npos)
         return res.set_content(
             metrics_json(node_.metrics, identity_.label, process, connections).dump(),
             protocol::json_type);
@@ -146,7 +146,7 @@ class http_server {
   // Every route but health needs the launch's secret as a bearer token.
   bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
     if (secret_.empty()) return true;
-    auto problem = credential_problem(req.get_header_value("Authorization"), secret_);
+    auto problem = credential_problem(header_value(req, "Authorization"), secret_);
     if (problem.empty()) return true;
     respond(req, res, 401,
             protocol::error_body("unauthenticated", problem, identity_.label, method),
@@ -166,10 +166,12 @@ class http_server {
   // The reply's format: what Accept asks for, else the request's own.
   static protocol::format reply_format(const httplib::Request& req,
                                        protocol::format request_format) {
-    auto accept = req.get_header_value("Accept");
-    return accept.find(protocol::cbor_type) != std::string::npos   ? protocol::format::cbor
-           : accept.find(protocol::json_type) != std::string::npos ? protocol::format::json
-                                                                   : request_format;
+    auto accept = header_value(req, "Accept");
+    return accept.find(protocol::cbor_type) != std::string_view::npos
+               ? protocol::format::cbor
+           : accept.find(protocol::json_type) != std::string_view::npos
+               ? protocol::format::json
+               : request_format;
   }
 
   // A reply is written into this thread's reply, and a large one is sent
@@ -220,7 +222,8 @@ class http_server {
   std::optional<std::string_view> read_body(const httplib::Request& req,
                                             const httplib::ContentReader& read) {
     struct request_body {};
-    auto declared = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    auto declared = std::strtoull(
+        std::string(header_value(req, "Content-Length")).c_str(), nullptr, 10);
     auto& body = thread_buffer<request_body>(
         static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
     bool complete = read([&body](const char* data, std::size_t length) {
@@ -262,10 +265,10 @@ class http_server {
             format);
     };
     if (!authorized(req, res, method)) return;
-    auto format = protocol::format_of(req.get_header_value("Content-Type"));
+    auto format = protocol::format_of(header_value(req, "Content-Type"));
     if (!format)
       return fail(415, "unsupported_media_type",
-                  "Content-Type '" + req.get_header_value("Content-Type") +
+                  "Content-Type '" + std::string(header_value(req, "Content-Type")) +
                       "' is not supported; send application/json or application/cbor",
                   protocol::format::json);
     if (!node_.gate.enter(/*reply_to_write=*/true)) {
@@ -291,7 +294,7 @@ class http_server {
   // sent none or one that is not a count of milliseconds.
   static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
     auto never = std::chrono::steady_clock::time_point::max();
-    auto value = req.get_header_value(protocol::deadline_header);
+    auto value = std::string(header_value(req, protocol::deadline_header));
     if (value.empty()) return never;
     char* end = nullptr;
     auto ms = std::strtoll(value.c_str(), &end, 10);

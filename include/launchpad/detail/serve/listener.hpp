@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <launchpad/detail/serve/deadline_stream.hpp>
+#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/httplib_internals.hpp>
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/tls/context.hpp>
@@ -93,6 +94,13 @@ class listener {
     server_.set_tcp_nodelay(true);
     // Accepted connections inherit the listening socket's buffer sizes.
     server_.set_socket_options(large_socket_buffers);
+    // httplib calls the logger on the handler's thread once it has written
+    // the reply: what the stream holds of it leaves now, before anyone
+    // hears that it has.
+    server_.set_logger([this](const httplib::Request&, const httplib::Response&) {
+      if (auto* stream = server_with_limits::current()) stream->flush();
+      if (written_) written_();
+    });
     // httplib calls this once a request's headers are read, before its body.
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       auto* stream = server_with_limits::current();
@@ -121,6 +129,9 @@ class listener {
   std::size_t open_connections() const {
     return server_.open.load(std::memory_order_relaxed);
   }
+
+  // Called on the handler's thread once a reply has been sent.
+  void on_reply_written(std::function<void()> written) { written_ = std::move(written); }
 
   // The body of the 408, 413 and 503 replies the listener writes itself;
   // by default the protocol's error body without a node.
@@ -165,8 +176,9 @@ class listener {
 
  private:
   bool over_body_limit(const httplib::Request& req) const {
-    if (body_limit_ == 0 || !req.has_header("Content-Length")) return false;
-    const auto& text = req.get_header_value("Content-Length");
+    if (body_limit_ == 0) return false;
+    // Absent or empty: no length to refuse on.
+    const std::string text(header_value(req, "Content-Length"));
     char* end = nullptr;
     errno = 0;
     auto declared = std::strtoull(text.c_str(), &end, 10);
@@ -225,6 +237,8 @@ class listener {
            left > 0 && listening() && stream.next_request(loop.idle); --left) {
         bool closed = false;
         served = serve_one(stream, left == 1, closed);
+        // What httplib wrote without a logger call (a request it refused).
+        if (!stream.flush()) served = false;
         if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
           if (late == deadline_stream::phase::headers)
             answer(stream, 408, "Request Timeout", "request_timeout",
@@ -312,6 +326,7 @@ class listener {
 
   server_with_limits server_;
   std::size_t body_limit_ = 0;  // 0: httplib's own limit alone
+  std::function<void()> written_;
   std::thread thread_;
 };
 

@@ -378,7 +378,9 @@ TEST_SUITE("limits") {
                    << " s after the last closed");
     CHECK(opened == total);
     CHECK(served == total);
-    CHECK(peak > floor + at_once / 2);  // the threads did follow the load up
+    // The pool grew under the burst (a connection holds a thread only while
+    // busy, so not to one per connection), so its return below means something.
+    CHECK(peak > floor + 16);
     CHECK(back);
     CHECK(counter.add(1) == 2);
   }
@@ -456,5 +458,76 @@ TEST_SUITE("limits") {
     MESSAGE("serving again " << seconds_since(flood_over) << " s after the flood");
     CHECK(serving);
     CHECK(test_process::eventually([&] { return threads_now() <= threads_before + 4; }, 10s));
+  }
+}
+
+TEST_SUITE("limits") {
+  using namespace limits;
+
+  TEST_CASE(
+      "4,096 idle keep-alive connections hold no thread each, are served again, and "
+      "close at stop") {
+    const long wanted =
+        std::min(under_sanitizer ? 1000L : 4096L, (open_files_limit() - 100) / 3);
+    lp::program p("limits_idle");
+    auto c = p.add_node<t::Counter>("counter");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    running.client(c).add(1);
+    int port = port_of(running.urls().at("counter"));
+    long floor = threads_now();
+
+    // Each asks once and stays; a reply's end is its head's end here (the
+    // health body is sent with it, and read below whole or not at all).
+    auto ask_all = [&](std::vector<peer>& peers) {
+      for (auto& peer : peers) {
+        peer.got.clear();
+        peer.send("GET /lp/v1/health HTTP/1.1\r\nHost: x\r\n\r\n");
+      }
+      long answered = 0;
+      auto until = clock::now() + 20s;
+      for (auto& peer : peers) {
+        while (!peer.got.ends_with("}") && !peer.closed && clock::now() < until) {
+          pollfd watched{peer.fd, POLLIN, 0};
+          ::poll(&watched, 1, 50);
+          peer.take();
+        }
+        answered += peer.got.starts_with("HTTP/1.1 200") && !peer.closed;
+      }
+      return answered;
+    };
+    auto peers = open_peers(port, wanted);
+    long count = static_cast<long>(peers.size());
+    CHECK(count == wanted);
+    long peak = threads_now();
+    CHECK(ask_all(peers) == count);
+    peak = std::max(peak, threads_now());
+    // Idle now: their threads go back to the pool, and the pool lets them go.
+    bool released =
+        test_process::eventually([&] { return threads_now() <= floor + 8; }, 10s);
+    long idle_threads = threads_now();
+    for (auto& peer : peers) peer.take();
+    long still_open =
+        std::count_if(peers.begin(), peers.end(), [](auto& p) { return !p.closed; });
+    MESSAGE(count << " idle connections: threads floor " << floor << ", peak " << peak
+                  << ", idle " << idle_threads << "; " << still_open << " still open");
+    CHECK(released);
+    CHECK(still_open == count);
+
+    // Parked connections wake for their next request, past the second a new
+    // connection may stay silent.
+    CHECK(ask_all(peers) == count);
+
+    // A stop does not wait out their keep-alive (30 s): each sees its end.
+    std::this_thread::sleep_for(100ms);  // parked again
+    auto stopping = clock::now();
+    CHECK(running.stop());
+    double stop_seconds = seconds_since(stopping);
+    wait_all_closed(peers, 5s);
+    long ended =
+        std::count_if(peers.begin(), peers.end(), [](auto& p) { return p.closed; });
+    MESSAGE("stopped in " << stop_seconds << " s; " << ended << " of " << count
+                          << " saw their end");
+    CHECK(stop_seconds < 5.0);
+    CHECK(ended == count);
   }
 }

@@ -84,7 +84,7 @@ class PlainJson:
             self.connection.request("POST", f"/lp/v1/call/{method}", body, self.headers)
             response = self.connection.getresponse()
         except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-            # The node closed the idle connection (after 1 s): http.client
+            # The node closed the idle connection (after 30 s): http.client
             # opens a new one on the next request.
             self.connection.close()
             self.connection.request("POST", f"/lp/v1/call/{method}", body, self.headers)

@@ -2,7 +2,7 @@
 
 A call takes an idle connection (or opens one), sends, reads the reply, and
 gives the connection back if it can carry another call. Nodes close a
-connection after 1 s idle (docs/protocol.md#connections), so the pool drops
+connection after 30 s idle (docs/protocol.md#connections), so the pool drops
 ones idle for longer than IDLE_LIMIT, and ones the node has visibly closed.
 As the C++ client does, a call is retried once, on a new connection, only
 when a pooled connection turns out closed before any byte of the reply
@@ -21,7 +21,7 @@ from . import http_connection
 from .errors import DeadlineExceeded, ProtocolError, ReplyTooLarge, TransportError
 from .http_connection import BadReply, Closed, Connection, HandshakeFailed, Timeout, TooLarge
 
-IDLE_LIMIT = 0.8  # seconds; nodes close idle connections after 1 s
+IDLE_LIMIT = 15.0  # seconds; nodes close idle connections after 30 s
 FRESH = 0.1  # seconds idle under which a pooled connection is not checked
 MAX_IDLE = 32  # idle connections kept per node
 

@@ -2253,9 +2253,13 @@ enum class format { json, cbor };
 
 // Seconds an idle keep-alive connection stays open on a node. Clients drop
 // pooled connections sooner (see http_channel), so none is closed under a
-// call. httplib cannot close an idle connection, so a stopping node waits
-// this long at most for peers that have not hung up: hence short.
-inline constexpr int keep_alive_seconds = 1;
+// call. An idle connection holds no thread (it is parked, serve/parking.hpp)
+// and a stopping node closes it at once, so it may stay long: a caller that
+// calls every few seconds keeps its connection (and its TLS session).
+inline constexpr int keep_alive_seconds = 30;
+
+// Seconds a new connection may stay silent before its first request.
+inline constexpr int first_request_seconds = 1;
 
 // The format of a body with this Content-Type, or nothing if unsupported.
 // No Content-Type means JSON, so `curl -d '[1]'` works.
@@ -6783,7 +6787,7 @@ struct test_options {
   // --lp_max_connections (docs/protocol.md, "Limits").
   int header_timeout_secs = 10;
   std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 2048;
+  std::size_t max_connections = 8192;
   // As --lp_system_malloc: leave glibc's malloc settings of the test process
   // alone (docs/concepts.md, "Big values").
   bool system_malloc = false;
@@ -9164,10 +9168,13 @@ struct server_limits {
   // The slowest average rate at which a peer may send a body or read a
   // reply, after header_timeout (--lp_min_rate_kib_per_sec).
   std::size_t min_bytes_per_second = std::size_t{64} << 10;
-  // Open connections, each served by a thread; more are answered 503 on the
+  // Open connections, idle (parked) or busy; more are answered 503 on the
   // accepting thread and closed (--lp_max_connections). At most half of
   // this process's file descriptors (ulimit -n).
-  std::size_t max_connections = 2048;
+  std::size_t max_connections = 8192;
+  // Threads serving busy connections at once; a connection past them waits
+  // for one (its bytes wait in the kernel), unrefused.
+  std::size_t max_threads = 2048;
 };
 
 // The connections a server may hold: max_connections, but at most half of
@@ -9603,6 +9610,164 @@ class httplib_server : public httplib::Server {
 };
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/serve/parking.hpp ----
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+// Where a server's idle keep-alive connections wait for their next request:
+// all of them on one thread's epoll, rather than each on a thread of its
+// own. A connection parked here is handed back (`then(true)`) when it has
+// bytes to read or has hung up, and given up (`then(false)`) when its
+// deadline passes or the parking closes; `then` runs on the parking's thread
+// (or on the one that closes it), and owns the connection from then on.
+class connection_parking {
+ public:
+  using clock = std::chrono::steady_clock;
+  using handler = std::function<void(bool ready)>;
+
+  connection_parking()
+      : epoll_(::epoll_create1(EPOLL_CLOEXEC)), wake_(::eventfd(0, EFD_CLOEXEC)) {
+    if (epoll_ < 0 || wake_ < 0) {
+      std::string why = std::strerror(errno);
+      release_fds();
+      throw launch_error(
+          "a node cannot watch its idle connections (epoll_create1 or eventfd: " + why +
+          "); this process is out of file descriptors or memory: raise "
+          "ulimit -n, or run fewer nodes in it");
+    }
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = wake_;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &event);
+    thread_ = std::thread([this] { watch(); });
+  }
+  connection_parking(const connection_parking&) = delete;
+  connection_parking& operator=(const connection_parking&) = delete;
+  ~connection_parking() {
+    close();
+    release_fds();
+  }
+
+  // False if the parking is closed: the caller keeps the connection.
+  bool park(int socket, clock::time_point deadline, handler then) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    parked_.insert_or_assign(socket, entry{deadline, std::move(then)});
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+    event.data.fd = socket;
+    if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, socket, &event) != 0) {
+      parked_.erase(socket);
+      return false;
+    }
+    return true;
+  }
+
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return parked_.size();
+  }
+
+  // Gives up every parked connection and parks no more; waits for the
+  // handlers already running.
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+      closed_ = true;
+    }
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto written = ::write(wake_, &one, sizeof one);
+    if (thread_.joinable()) thread_.join();
+    std::map<int, entry> left;
+    {
+      std::lock_guard lock(mutex_);
+      left.swap(parked_);
+    }
+    for (auto& [socket, parked] : left) {
+      ::epoll_ctl(epoll_, EPOLL_CTL_DEL, socket, nullptr);
+      parked.then(false);
+    }
+  }
+
+ private:
+  struct entry {
+    clock::time_point deadline;
+    handler then;
+  };
+
+  void watch() {
+    constexpr int batch = 256;
+    epoll_event events[batch];
+    for (;;) {
+      int timeout_ms = 100;  // deadlines are checked at least this often
+      int ready = ::epoll_wait(epoll_, events, batch, timeout_ms);
+      if (ready < 0 && errno != EINTR) return;
+      std::vector<handler> woken, expired;
+      {
+        std::lock_guard lock(mutex_);
+        if (closed_) return;
+        for (int i = 0; i < std::max(ready, 0); ++i) {
+          int socket = events[i].data.fd;
+          if (socket == wake_) continue;
+          auto found = parked_.find(socket);
+          if (found == parked_.end()) continue;
+          ::epoll_ctl(epoll_, EPOLL_CTL_DEL, socket, nullptr);
+          woken.push_back(std::move(found->second.then));
+          parked_.erase(found);
+        }
+        auto now = clock::now();
+        if (now >= next_sweep_) {
+          next_sweep_ = now + std::chrono::milliseconds(timeout_ms);
+          for (auto it = parked_.begin(); it != parked_.end();) {
+            if (it->second.deadline > now) {
+              ++it;
+              continue;
+            }
+            ::epoll_ctl(epoll_, EPOLL_CTL_DEL, it->first, nullptr);
+            expired.push_back(std::move(it->second.then));
+            it = parked_.erase(it);
+          }
+        }
+      }
+      for (auto& then : woken) then(true);
+      for (auto& then : expired) then(false);
+    }
+  }
+
+  void release_fds() {
+    if (epoll_ >= 0) ::close(epoll_);
+    if (wake_ >= 0) ::close(wake_);
+    epoll_ = wake_ = -1;
+  }
+
+  int epoll_, wake_;
+  mutable std::mutex mutex_;
+  std::map<int, entry> parked_;
+  bool closed_ = false;
+  clock::time_point next_sweep_{};
+  std::thread thread_;  // last: it uses the rest
+};
+
+}  // namespace lp::detail
 #include <memory>
 #include <optional>
 #include <string>
@@ -9623,15 +9788,17 @@ inline void large_socket_buffers(socket_t socket) {
 using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
 
 // httplib calls a task queue's enqueue on its accepting thread, once per
-// accepted connection. This one runs each connection on a thread of an
-// elastic pool (cpp-httplib's own pool holds one thread per keep-alive
-// connection for as long as the connection lives, so a fixed pool of 8 makes
-// the 9th client wait for seconds), up to `cap` connections at once; past
-// the cap it runs the connection's job right there, flagged, and the server
-// answers 503 and closes without a thread (listener::refusing).
+// accepted connection. This one runs each busy connection on a thread of an
+// elastic pool of up to `threads` (cpp-httplib's own pool holds one thread
+// per keep-alive connection for as long as the connection lives, so a fixed
+// pool of 8 makes the 9th client wait for seconds), up to `cap` connections
+// open at once, counted from accept to close, parked or not; past the cap
+// it runs the connection's job right there, flagged, and the server answers
+// 503 and closes without a thread (listener::refusing).
 class connection_queue final : public httplib::TaskQueue {
  public:
-  explicit connection_queue(std::size_t cap) : cap_(cap), pool_(cap) {}
+  connection_queue(std::size_t cap, std::size_t threads, std::atomic<std::size_t>& open)
+      : cap_(cap), open_(open), pool_(std::min(cap, threads)) {}
   enqueue_result enqueue(std::function<void()> job) override {
     // Only this thread adds to open_, so the check holds until the add.
     if (open_.load() >= cap_) {
@@ -9639,22 +9806,19 @@ class connection_queue final : public httplib::TaskQueue {
       job();
       refusing() = false;
     } else {
-      open_.fetch_add(1);
-      pool_.enqueue([this, job = std::move(job)] {
-        job();
-        open_.fetch_sub(1);
-      });
+      open_.fetch_add(1);  // the connection's end takes it off
+      pool_.enqueue(std::move(job));
     }
     // Taken either way: the refusal is the job's own answer.
     return static_cast<enqueue_result>(true);
   }
+  // A parked connection's next request, on a thread of the pool.
+  void resume(std::function<void()> job) { pool_.enqueue(std::move(job)); }
   void shutdown() override { pool_.shutdown(); }
 
   // Whether this thread's connection is one past the cap. A thread_local
-  // because httplib hands its handlers the request and nothing of the
-  // connection; one connection has one pool thread of its server for its
-  // whole life, so the thread stands for the connection. Only this
-  // server's threads set or read it.
+  // because httplib hands the accepted socket and nothing else to the
+  // server; only this server's threads set or read it.
   static bool& refusing() {
     thread_local bool past_cap = false;
     return past_cap;
@@ -9662,8 +9826,8 @@ class connection_queue final : public httplib::TaskQueue {
 
  private:
   const std::size_t cap_;
-  std::atomic<std::size_t> open_{0};
-  thread_pool pool_;  // last: its threads use open_
+  std::atomic<std::size_t>& open_;
+  thread_pool pool_;
 };
 
 // An httplib server set up the way every server of a launch needs it, and
@@ -9671,8 +9835,12 @@ class connection_queue final : public httplib::TaskQueue {
 class listener {
  public:
   explicit listener(server_limits limits = {}) : server_(limits) {
-    std::size_t cap = server_.cap;
-    server_.new_task_queue = [cap] { return new connection_queue(cap); };
+    server_.new_task_queue = [this] {
+      auto* queue =
+          new connection_queue(server_.cap, server_.limits.max_threads, server_.open);
+      server_.queue.store(queue);
+      return queue;
+    };
     server_.set_tcp_nodelay(true);
     // Accepted connections inherit the listening socket's buffer sizes.
     server_.set_socket_options(large_socket_buffers);
@@ -9707,7 +9875,7 @@ class listener {
 
   httplib::Server& server() { return server_; }
 
-  // Connections being served now (not those refused past the cap).
+  // Connections open now, busy or parked (not those refused past the cap).
   std::size_t open_connections() const {
     return server_.open.load(std::memory_order_relaxed);
   }
@@ -9741,15 +9909,20 @@ class listener {
     else if (!server_.bind_to_port(host, port)) bound = -1;
     if (bound < 0) return -1;
     server_.widen_backlog();
+    server_.parking = std::make_unique<connection_parking>();
     // The socket listens already: a peer's connection waits in the backlog
     // until the thread accepts it.
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     return bound;
   }
 
-  // Stops accepting and waits for the connection threads.
+  // Stops accepting, closes the parked connections and waits for the
+  // connection threads.
   void stop() {
     if (!thread_.joinable()) return;
+    // First: a connection it wakes goes to the queue, which lives until
+    // the accepting thread ends.
+    server_.parking->close();
     server_.close_listening_socket();
     thread_.join();
   }
@@ -9773,8 +9946,9 @@ class listener {
     explicit server_with_limits(server_limits l)
         : limits(l), cap(connection_cap(l.max_connections)) {}
 
-    // The stream of this thread's connection, for the pre-routing handler
-    // (thread_local for the reason refusing() gives).
+    // The stream of the connection this thread serves, for the pre-routing
+    // handler, which httplib hands the request alone (a connection keeps
+    // one thread from a request's first byte to its reply's last).
     static deadline_stream*& current() {
       thread_local deadline_stream* stream = nullptr;
       return stream;
@@ -9783,12 +9957,32 @@ class listener {
     const server_limits limits;
     const std::size_t cap;  // max_connections, within the file descriptors
     std::shared_ptr<const tls_context> tls;  // null: plain HTTP
-    std::atomic<std::size_t> open{0};
+    std::atomic<std::size_t> open{0};        // from accept to close
+    std::atomic<connection_queue*> queue{nullptr};  // while the accepting thread runs
+    std::unique_ptr<connection_parking> parking;    // from start()
     refusal_body refusal = [](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
     };
 
    private:
+    // How long a connection keeps its thread after a reply, waiting for the
+    // next request, before it parks: a caller's next call (a loop of calls)
+    // comes sooner and pays nothing for parking.
+    static constexpr std::chrono::milliseconds park_after{20};
+
+    // One open connection, from accept to close, on a thread or parked.
+    struct connection {
+      connection(socket_t s, std::atomic<std::size_t>& count, std::size_t requests)
+          : socket(s), open(count), left(requests) {}
+      connection(const connection&) = delete;
+      connection& operator=(const connection&) = delete;
+      ~connection() { open.fetch_sub(1, std::memory_order_relaxed); }
+      const socket_t socket;
+      std::atomic<std::size_t>& open;
+      std::size_t left;  // requests it may still make
+      std::optional<tls_session> session;
+    };
+
     // httplib's accepting thread hands every connection here, on a pool
     // thread, or on itself for one past the cap. This is httplib's
     // keep-alive loop, over a deadline_stream instead of its own.
@@ -9803,22 +9997,37 @@ class listener {
                    "or launch it with a higher --lp_max_connections");
         return close_socket(socket, false);
       }
+      auto c = std::make_shared<connection>(socket, open, settings().max_requests);
+      if (tls && !handshake(socket, c->session))
+        return close_socket(socket, true) && false;
+      auto first = std::min<std::chrono::seconds>(
+          settings().idle, std::chrono::seconds(protocol::first_request_seconds));
+      return serve(std::move(c), std::chrono::steady_clock::now() + first);
+    }
+
+    // Requests on `c` until it ends, or idles past park_after (it parks,
+    // and this thread goes). The next request is due by `idle_until`.
+    bool serve(std::shared_ptr<connection> c,
+               std::chrono::steady_clock::time_point idle_until) {
       auto loop = settings();
-      open.fetch_add(1, std::memory_order_relaxed);
-      struct closing {
-        std::atomic<std::size_t>& open;
-        ~closing() { open.fetch_sub(1, std::memory_order_relaxed); }
-      } counted{open};
-      std::optional<tls_session> session;
-      if (tls && !handshake(socket, session)) return close_socket(socket, true) && false;
-      deadline_stream stream(socket, limits, loop.read_timeout, loop.write_timeout,
-                             session ? &*session : nullptr);
+      deadline_stream stream(c->socket, limits, loop.read_timeout, loop.write_timeout,
+                             c->session ? &*c->session : nullptr);
       current() = &stream;
-      bool served = false, unread = false;
-      for (auto left = loop.max_requests;
-           left > 0 && listening() && stream.next_request(loop.idle); --left) {
+      bool served = true, unread = false;
+      while (c->left > 0 && listening()) {
+        auto now = std::chrono::steady_clock::now();
+        if (now >= idle_until) break;
+        auto linger =
+            std::min<std::chrono::steady_clock::duration>(park_after, idle_until - now);
+        if (!stream.next_request(std::chrono::ceil<std::chrono::milliseconds>(linger))) {
+          if (std::chrono::steady_clock::now() < idle_until && park(c, idle_until)) {
+            current() = nullptr;
+            return true;
+          }
+          continue;  // the loop ends it, or waits on without parking
+        }
         bool closed = false;
-        served = serve_one(stream, left == 1, closed);
+        served = serve_one(stream, --c->left == 0, closed);
         // What httplib wrote without a logger call (a request it refused).
         if (!stream.flush()) served = false;
         if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
@@ -9842,10 +10051,31 @@ class listener {
           break;
         }
         if (!served || closed) break;
+        idle_until = std::chrono::steady_clock::now() + loop.idle;
       }
       current() = nullptr;
-      if (session) session->close();
-      return close_socket(socket, unread) && served;
+      return end(*c, unread) && served;
+    }
+
+    // Hands `c` to the parking until its next request comes (then a pool
+    // thread serves it) or `idle_until` passes (then it closes). False if
+    // the server is stopping: the caller still has it.
+    bool park(const std::shared_ptr<connection>& c,
+              std::chrono::steady_clock::time_point idle_until) {
+      auto* accepting = queue.load();
+      if (!parking || !accepting) return false;
+      return parking->park(
+          c->socket, idle_until, [this, c, accepting, idle_until](bool ready) {
+            if (ready)
+              accepting->resume([this, c, idle_until] { serve(c, idle_until); });
+            else
+              end(*c, false);
+          });
+    }
+
+    bool end(connection& c, bool unread) {
+      if (c.session) c.session->close();
+      return close_socket(c.socket, unread);
     }
 
     // The TLS handshake of a new connection, on its non-blocking socket,
@@ -10811,7 +11041,7 @@ struct launch_flags {
   std::size_t max_body_mb = 256;
   int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
   std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 2048;
+  std::size_t max_connections = 8192;
   std::string graph;  // empty: launch, draw nothing
   // docs/launching.md, "Fault tolerance"
   std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
@@ -10993,9 +11223,10 @@ inline constexpr flag_spec flag_table[] = {
          }},
     {.name = "--lp_max_connections",
      .hint = "<n>",
-     .example = "4096",
-     .help = "open connections per node; more are answered 503 and closed (16 to "
-             "1048576, default 2048, at most half of ulimit -n)",
+     .example = "16384",
+     .help =
+         "open connections per node, idle or not; more are answered 503 and closed (16 "
+         "to 1048576, default 8192, at most half of ulimit -n)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
            f.max_connections =
@@ -11007,16 +11238,20 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_tls",
      .hint = "<mode>",
      .example = "on",
-     .help = "TLS between nodes, with a certificate made per launch that every peer must "
-             "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
-             "on where they do, as under slurm)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.tls = one_of(name, std::move(v), {"on", "off", "auto"}); }},
+     .help =
+         "TLS between nodes, with a certificate made per launch that every peer must "
+         "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
+         "on where they do, as under slurm)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.tls = one_of(name, std::move(v), {"on", "off", "auto"});
+         }},
     {.name = "--lp_tls_cert",
      .hint = "<file>",
      .example = "./node.crt",
-     .help = "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
-             "its key (below), and turns TLS on",
+     .help =
+         "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
+         "its key (below), and turns TLS on",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.tls_cert = std::move(v); }},
     {.name = "--lp_tls_key",
@@ -11033,9 +11268,11 @@ inline constexpr flag_spec flag_table[] = {
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.tls_ca = std::move(v); }},
     {.name = "--lp_system_malloc",
-     .help = "leave malloc as it is set; by default a process that hosts nodes keeps freed "
-             "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value cost "
-             "more than sending it",
+     .help =
+         "leave malloc as it is set; by default a process that hosts nodes keeps freed "
+         "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
+         "cost "
+         "more than sending it",
      .on = &launch_flags::system_malloc},
     {.name = "--lp_graph",
      .hint = "<format>",
@@ -11048,18 +11285,20 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_checkpoint_dir",
      .hint = "<dir>",
      .example = "./checkpoints",
-     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
-             "directory per launch, named by its start time, in "
-             "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
-             "set; slurm: checkpoints/ in the run directory)",
+     .help =
+         "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
+         "directory per launch, named by its start time, in "
+         "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
+         "set; slurm: checkpoints/ in the run directory)",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.checkpoint_dir = std::move(v); }},
     {.name = "--lp_resume",
      .hint = "<dir>",
      .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
-     .help = "restore each node with checkpoints from this directory of an earlier launch, "
-             "unless its own checkpoint in this launch's checkpoint directory is newer; it "
-             "must hold a checkpoint of a node of this program",
+     .help =
+         "restore each node with checkpoints from this directory of an earlier launch, "
+         "unless its own checkpoint in this launch's checkpoint directory is newer; it "
+         "must hold a checkpoint of a node of this program",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.resume = std::move(v); }},
     {.name = "--lp_gpus",
@@ -11070,7 +11309,8 @@ inline constexpr flag_spec flag_table[] = {
          "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           for (auto index : split(v, ',')) whole_number(name, std::string(index), 0, 1023);
+           for (auto index : split(v, ','))
+             whole_number(name, std::string(index), 0, 1023);
            f.gpus = std::move(v);
          }},
     {.name = "--lp_status_port",
@@ -11078,27 +11318,32 @@ inline constexpr flag_spec flag_table[] = {
      .example = "8080",
      .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
              "127.0.0.1 (default 0: any free one; off: no page)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       if (v != "off" && (v.empty() || v.size() > 5 ||
-                          v.find_first_not_of("0123456789") != std::string::npos ||
-                          std::stol(v) > 65535))
-         throw usage_error(std::string(name) + "=" + v + ": give a port from 0 to 65535, or off");
-       f.status_port = v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           if (v != "off" && (v.empty() || v.size() > 5 ||
+                              v.find_first_not_of("0123456789") != std::string::npos ||
+                              std::stol(v) > 65535))
+             throw usage_error(std::string(name) + "=" + v +
+                               ": give a port from 0 to 65535, or off");
+           f.status_port =
+               v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
+         }},
     {.name = "--lp_status_linger_secs",
      .hint = "<n>",
      .example = "60",
      .help = "keep the status page up this long after the program ends, to see how it "
              "ended (0 to 86400, default 0)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         }},
     {.name = "--lp_status",
      .hint = "<run_dir>",
      .example = "/tmp/lp-counter-Ab12Cd",
      .help = "print the nodes of the running launch whose run directory this is, with "
              "their figures, and exit",
-     .set = [](launch_flags& f, std::string_view, std::string v) { f.status_of = std::move(v); }},
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.status_of = std::move(v); }},
     {.name = "--lp_json",
      .help = "print the status above as JSON instead of a table",
      .on = &launch_flags::json},
@@ -12341,9 +12586,9 @@ inline std::optional<std::string_view> fetch_metrics(
       return std::string_view(body.data(), reply.body_size);
     } catch (const http_connection::failure& e) {
       link.connection.reset();
-      // A node ends an idle connection after protocol::keep_alive_seconds,
-      // about as long as the poller sleeps: the request it closed on never
-      // ran, and goes again on a new connection.
+      // A node ends an idle connection after protocol::keep_alive_seconds
+      // (and a stopping one at once): the request it closed on never ran,
+      // and goes again on a new connection.
       if (e.kind != http_connection::failure::stale || retried) return std::nullopt;
     }
   }

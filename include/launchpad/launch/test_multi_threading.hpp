@@ -15,7 +15,7 @@ struct test_options {
   // --lp_max_connections (docs/protocol.md, "Limits").
   int header_timeout_secs = 10;
   std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 2048;
+  std::size_t max_connections = 8192;
   // As --lp_system_malloc: leave glibc's malloc settings of the test process
   // alone (docs/concepts.md, "Big values").
   bool system_malloc = false;

@@ -41,7 +41,7 @@ struct launch_flags {
   std::size_t max_body_mb = 256;
   int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
   std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 2048;
+  std::size_t max_connections = 8192;
   std::string graph;  // empty: launch, draw nothing
   // docs/launching.md, "Fault tolerance"
   std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
@@ -223,9 +223,10 @@ inline constexpr flag_spec flag_table[] = {
          }},
     {.name = "--lp_max_connections",
      .hint = "<n>",
-     .example = "4096",
-     .help = "open connections per node; more are answered 503 and closed (16 to "
-             "1048576, default 2048, at most half of ulimit -n)",
+     .example = "16384",
+     .help =
+         "open connections per node, idle or not; more are answered 503 and closed (16 "
+         "to 1048576, default 8192, at most half of ulimit -n)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
            f.max_connections =
@@ -237,16 +238,20 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_tls",
      .hint = "<mode>",
      .example = "on",
-     .help = "TLS between nodes, with a certificate made per launch that every peer must "
-             "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
-             "on where they do, as under slurm)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.tls = one_of(name, std::move(v), {"on", "off", "auto"}); }},
+     .help =
+         "TLS between nodes, with a certificate made per launch that every peer must "
+         "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
+         "on where they do, as under slurm)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.tls = one_of(name, std::move(v), {"on", "off", "auto"});
+         }},
     {.name = "--lp_tls_cert",
      .hint = "<file>",
      .example = "./node.crt",
-     .help = "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
-             "its key (below), and turns TLS on",
+     .help =
+         "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
+         "its key (below), and turns TLS on",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.tls_cert = std::move(v); }},
     {.name = "--lp_tls_key",
@@ -263,9 +268,11 @@ inline constexpr flag_spec flag_table[] = {
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.tls_ca = std::move(v); }},
     {.name = "--lp_system_malloc",
-     .help = "leave malloc as it is set; by default a process that hosts nodes keeps freed "
-             "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value cost "
-             "more than sending it",
+     .help =
+         "leave malloc as it is set; by default a process that hosts nodes keeps freed "
+         "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
+         "cost "
+         "more than sending it",
      .on = &launch_flags::system_malloc},
     {.name = "--lp_graph",
      .hint = "<format>",
@@ -278,18 +285,20 @@ inline constexpr flag_spec flag_table[] = {
     {.name = "--lp_checkpoint_dir",
      .hint = "<dir>",
      .example = "./checkpoints",
-     .help = "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
-             "directory per launch, named by its start time, in "
-             "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
-             "set; slurm: checkpoints/ in the run directory)",
+     .help =
+         "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
+         "directory per launch, named by its start time, in "
+         "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
+         "set; slurm: checkpoints/ in the run directory)",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.checkpoint_dir = std::move(v); }},
     {.name = "--lp_resume",
      .hint = "<dir>",
      .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
-     .help = "restore each node with checkpoints from this directory of an earlier launch, "
-             "unless its own checkpoint in this launch's checkpoint directory is newer; it "
-             "must hold a checkpoint of a node of this program",
+     .help =
+         "restore each node with checkpoints from this directory of an earlier launch, "
+         "unless its own checkpoint in this launch's checkpoint directory is newer; it "
+         "must hold a checkpoint of a node of this program",
      .set = [](launch_flags& f, std::string_view,
                std::string v) { f.resume = std::move(v); }},
     {.name = "--lp_gpus",
@@ -300,7 +309,8 @@ inline constexpr flag_spec flag_table[] = {
          "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           for (auto index : split(v, ',')) whole_number(name, std::string(index), 0, 1023);
+           for (auto index : split(v, ','))
+             whole_number(name, std::string(index), 0, 1023);
            f.gpus = std::move(v);
          }},
     {.name = "--lp_status_port",
@@ -308,27 +318,32 @@ inline constexpr flag_spec flag_table[] = {
      .example = "8080",
      .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
              "127.0.0.1 (default 0: any free one; off: no page)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       if (v != "off" && (v.empty() || v.size() > 5 ||
-                          v.find_first_not_of("0123456789") != std::string::npos ||
-                          std::stol(v) > 65535))
-         throw usage_error(std::string(name) + "=" + v + ": give a port from 0 to 65535, or off");
-       f.status_port = v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           if (v != "off" && (v.empty() || v.size() > 5 ||
+                              v.find_first_not_of("0123456789") != std::string::npos ||
+                              std::stol(v) > 65535))
+             throw usage_error(std::string(name) + "=" + v +
+                               ": give a port from 0 to 65535, or off");
+           f.status_port =
+               v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
+         }},
     {.name = "--lp_status_linger_secs",
      .hint = "<n>",
      .example = "60",
      .help = "keep the status page up this long after the program ends, to see how it "
              "ended (0 to 86400, default 0)",
-     .set = [](launch_flags& f, std::string_view name, std::string v) {
-       f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-     }},
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         }},
     {.name = "--lp_status",
      .hint = "<run_dir>",
      .example = "/tmp/lp-counter-Ab12Cd",
      .help = "print the nodes of the running launch whose run directory this is, with "
              "their figures, and exit",
-     .set = [](launch_flags& f, std::string_view, std::string v) { f.status_of = std::move(v); }},
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.status_of = std::move(v); }},
     {.name = "--lp_json",
      .help = "print the status above as JSON instead of a table",
      .on = &launch_flags::json},

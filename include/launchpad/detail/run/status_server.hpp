@@ -235,9 +235,9 @@ inline std::optional<std::string_view> fetch_metrics(
       return std::string_view(body.data(), reply.body_size);
     } catch (const http_connection::failure& e) {
       link.connection.reset();
-      // A node ends an idle connection after protocol::keep_alive_seconds,
-      // about as long as the poller sleeps: the request it closed on never
-      // ran, and goes again on a new connection.
+      // A node ends an idle connection after protocol::keep_alive_seconds
+      // (and a stopping one at once): the request it closed on never ran,
+      // and goes again on a new connection.
       if (e.kind != http_connection::failure::stale || retried) return std::nullopt;
     }
   }

@@ -15,6 +15,7 @@
 #include <launchpad/detail/serve/deadline_stream.hpp>
 #include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/httplib_internals.hpp>
+#include <launchpad/detail/serve/parking.hpp>
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/session.hpp>
@@ -41,15 +42,17 @@ inline void large_socket_buffers(socket_t socket) {
 using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
 
 // httplib calls a task queue's enqueue on its accepting thread, once per
-// accepted connection. This one runs each connection on a thread of an
-// elastic pool (cpp-httplib's own pool holds one thread per keep-alive
-// connection for as long as the connection lives, so a fixed pool of 8 makes
-// the 9th client wait for seconds), up to `cap` connections at once; past
-// the cap it runs the connection's job right there, flagged, and the server
-// answers 503 and closes without a thread (listener::refusing).
+// accepted connection. This one runs each busy connection on a thread of an
+// elastic pool of up to `threads` (cpp-httplib's own pool holds one thread
+// per keep-alive connection for as long as the connection lives, so a fixed
+// pool of 8 makes the 9th client wait for seconds), up to `cap` connections
+// open at once, counted from accept to close, parked or not; past the cap
+// it runs the connection's job right there, flagged, and the server answers
+// 503 and closes without a thread (listener::refusing).
 class connection_queue final : public httplib::TaskQueue {
  public:
-  explicit connection_queue(std::size_t cap) : cap_(cap), pool_(cap) {}
+  connection_queue(std::size_t cap, std::size_t threads, std::atomic<std::size_t>& open)
+      : cap_(cap), open_(open), pool_(std::min(cap, threads)) {}
   enqueue_result enqueue(std::function<void()> job) override {
     // Only this thread adds to open_, so the check holds until the add.
     if (open_.load() >= cap_) {
@@ -57,22 +60,19 @@ class connection_queue final : public httplib::TaskQueue {
       job();
       refusing() = false;
     } else {
-      open_.fetch_add(1);
-      pool_.enqueue([this, job = std::move(job)] {
-        job();
-        open_.fetch_sub(1);
-      });
+      open_.fetch_add(1);  // the connection's end takes it off
+      pool_.enqueue(std::move(job));
     }
     // Taken either way: the refusal is the job's own answer.
     return static_cast<enqueue_result>(true);
   }
+  // A parked connection's next request, on a thread of the pool.
+  void resume(std::function<void()> job) { pool_.enqueue(std::move(job)); }
   void shutdown() override { pool_.shutdown(); }
 
   // Whether this thread's connection is one past the cap. A thread_local
-  // because httplib hands its handlers the request and nothing of the
-  // connection; one connection has one pool thread of its server for its
-  // whole life, so the thread stands for the connection. Only this
-  // server's threads set or read it.
+  // because httplib hands the accepted socket and nothing else to the
+  // server; only this server's threads set or read it.
   static bool& refusing() {
     thread_local bool past_cap = false;
     return past_cap;
@@ -80,8 +80,8 @@ class connection_queue final : public httplib::TaskQueue {
 
  private:
   const std::size_t cap_;
-  std::atomic<std::size_t> open_{0};
-  thread_pool pool_;  // last: its threads use open_
+  std::atomic<std::size_t>& open_;
+  thread_pool pool_;
 };
 
 // An httplib server set up the way every server of a launch needs it, and
@@ -89,8 +89,12 @@ class connection_queue final : public httplib::TaskQueue {
 class listener {
  public:
   explicit listener(server_limits limits = {}) : server_(limits) {
-    std::size_t cap = server_.cap;
-    server_.new_task_queue = [cap] { return new connection_queue(cap); };
+    server_.new_task_queue = [this] {
+      auto* queue =
+          new connection_queue(server_.cap, server_.limits.max_threads, server_.open);
+      server_.queue.store(queue);
+      return queue;
+    };
     server_.set_tcp_nodelay(true);
     // Accepted connections inherit the listening socket's buffer sizes.
     server_.set_socket_options(large_socket_buffers);
@@ -125,7 +129,7 @@ class listener {
 
   httplib::Server& server() { return server_; }
 
-  // Connections being served now (not those refused past the cap).
+  // Connections open now, busy or parked (not those refused past the cap).
   std::size_t open_connections() const {
     return server_.open.load(std::memory_order_relaxed);
   }
@@ -159,15 +163,20 @@ class listener {
     else if (!server_.bind_to_port(host, port)) bound = -1;
     if (bound < 0) return -1;
     server_.widen_backlog();
+    server_.parking = std::make_unique<connection_parking>();
     // The socket listens already: a peer's connection waits in the backlog
     // until the thread accepts it.
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     return bound;
   }
 
-  // Stops accepting and waits for the connection threads.
+  // Stops accepting, closes the parked connections and waits for the
+  // connection threads.
   void stop() {
     if (!thread_.joinable()) return;
+    // First: a connection it wakes goes to the queue, which lives until
+    // the accepting thread ends.
+    server_.parking->close();
     server_.close_listening_socket();
     thread_.join();
   }
@@ -191,8 +200,9 @@ class listener {
     explicit server_with_limits(server_limits l)
         : limits(l), cap(connection_cap(l.max_connections)) {}
 
-    // The stream of this thread's connection, for the pre-routing handler
-    // (thread_local for the reason refusing() gives).
+    // The stream of the connection this thread serves, for the pre-routing
+    // handler, which httplib hands the request alone (a connection keeps
+    // one thread from a request's first byte to its reply's last).
     static deadline_stream*& current() {
       thread_local deadline_stream* stream = nullptr;
       return stream;
@@ -201,12 +211,32 @@ class listener {
     const server_limits limits;
     const std::size_t cap;  // max_connections, within the file descriptors
     std::shared_ptr<const tls_context> tls;  // null: plain HTTP
-    std::atomic<std::size_t> open{0};
+    std::atomic<std::size_t> open{0};        // from accept to close
+    std::atomic<connection_queue*> queue{nullptr};  // while the accepting thread runs
+    std::unique_ptr<connection_parking> parking;    // from start()
     refusal_body refusal = [](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
     };
 
    private:
+    // How long a connection keeps its thread after a reply, waiting for the
+    // next request, before it parks: a caller's next call (a loop of calls)
+    // comes sooner and pays nothing for parking.
+    static constexpr std::chrono::milliseconds park_after{20};
+
+    // One open connection, from accept to close, on a thread or parked.
+    struct connection {
+      connection(socket_t s, std::atomic<std::size_t>& count, std::size_t requests)
+          : socket(s), open(count), left(requests) {}
+      connection(const connection&) = delete;
+      connection& operator=(const connection&) = delete;
+      ~connection() { open.fetch_sub(1, std::memory_order_relaxed); }
+      const socket_t socket;
+      std::atomic<std::size_t>& open;
+      std::size_t left;  // requests it may still make
+      std::optional<tls_session> session;
+    };
+
     // httplib's accepting thread hands every connection here, on a pool
     // thread, or on itself for one past the cap. This is httplib's
     // keep-alive loop, over a deadline_stream instead of its own.
@@ -221,22 +251,37 @@ class listener {
                    "or launch it with a higher --lp_max_connections");
         return close_socket(socket, false);
       }
+      auto c = std::make_shared<connection>(socket, open, settings().max_requests);
+      if (tls && !handshake(socket, c->session))
+        return close_socket(socket, true) && false;
+      auto first = std::min<std::chrono::seconds>(
+          settings().idle, std::chrono::seconds(protocol::first_request_seconds));
+      return serve(std::move(c), std::chrono::steady_clock::now() + first);
+    }
+
+    // Requests on `c` until it ends, or idles past park_after (it parks,
+    // and this thread goes). The next request is due by `idle_until`.
+    bool serve(std::shared_ptr<connection> c,
+               std::chrono::steady_clock::time_point idle_until) {
       auto loop = settings();
-      open.fetch_add(1, std::memory_order_relaxed);
-      struct closing {
-        std::atomic<std::size_t>& open;
-        ~closing() { open.fetch_sub(1, std::memory_order_relaxed); }
-      } counted{open};
-      std::optional<tls_session> session;
-      if (tls && !handshake(socket, session)) return close_socket(socket, true) && false;
-      deadline_stream stream(socket, limits, loop.read_timeout, loop.write_timeout,
-                             session ? &*session : nullptr);
+      deadline_stream stream(c->socket, limits, loop.read_timeout, loop.write_timeout,
+                             c->session ? &*c->session : nullptr);
       current() = &stream;
-      bool served = false, unread = false;
-      for (auto left = loop.max_requests;
-           left > 0 && listening() && stream.next_request(loop.idle); --left) {
+      bool served = true, unread = false;
+      while (c->left > 0 && listening()) {
+        auto now = std::chrono::steady_clock::now();
+        if (now >= idle_until) break;
+        auto linger =
+            std::min<std::chrono::steady_clock::duration>(park_after, idle_until - now);
+        if (!stream.next_request(std::chrono::ceil<std::chrono::milliseconds>(linger))) {
+          if (std::chrono::steady_clock::now() < idle_until && park(c, idle_until)) {
+            current() = nullptr;
+            return true;
+          }
+          continue;  // the loop ends it, or waits on without parking
+        }
         bool closed = false;
-        served = serve_one(stream, left == 1, closed);
+        served = serve_one(stream, --c->left == 0, closed);
         // What httplib wrote without a logger call (a request it refused).
         if (!stream.flush()) served = false;
         if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
@@ -260,10 +305,31 @@ class listener {
           break;
         }
         if (!served || closed) break;
+        idle_until = std::chrono::steady_clock::now() + loop.idle;
       }
       current() = nullptr;
-      if (session) session->close();
-      return close_socket(socket, unread) && served;
+      return end(*c, unread) && served;
+    }
+
+    // Hands `c` to the parking until its next request comes (then a pool
+    // thread serves it) or `idle_until` passes (then it closes). False if
+    // the server is stopping: the caller still has it.
+    bool park(const std::shared_ptr<connection>& c,
+              std::chrono::steady_clock::time_point idle_until) {
+      auto* accepting = queue.load();
+      if (!parking || !accepting) return false;
+      return parking->park(
+          c->socket, idle_until, [this, c, accepting, idle_until](bool ready) {
+            if (ready)
+              accepting->resume([this, c, idle_until] { serve(c, idle_until); });
+            else
+              end(*c, false);
+          });
+    }
+
+    bool end(connection& c, bool unread) {
+      if (c.session) c.session->close();
+      return close_socket(c.socket, unread);
     }
 
     // The TLS handshake of a new connection, on its non-blocking socket,

@@ -21,10 +21,13 @@ struct server_limits {
   // The slowest average rate at which a peer may send a body or read a
   // reply, after header_timeout (--lp_min_rate_kib_per_sec).
   std::size_t min_bytes_per_second = std::size_t{64} << 10;
-  // Open connections, each served by a thread; more are answered 503 on the
+  // Open connections, idle (parked) or busy; more are answered 503 on the
   // accepting thread and closed (--lp_max_connections). At most half of
   // this process's file descriptors (ulimit -n).
-  std::size_t max_connections = 2048;
+  std::size_t max_connections = 8192;
+  // Threads serving busy connections at once; a connection past them waits
+  // for one (its bytes wait in the kernel), unrefused.
+  std::size_t max_threads = 2048;
 };
 
 // The connections a server may hold: max_connections, but at most half of

@@ -36,9 +36,13 @@ enum class format { json, cbor };
 
 // Seconds an idle keep-alive connection stays open on a node. Clients drop
 // pooled connections sooner (see http_channel), so none is closed under a
-// call. httplib cannot close an idle connection, so a stopping node waits
-// this long at most for peers that have not hung up: hence short.
-inline constexpr int keep_alive_seconds = 1;
+// call. An idle connection holds no thread (it is parked, serve/parking.hpp)
+// and a stopping node closes it at once, so it may stay long: a caller that
+// calls every few seconds keeps its connection (and its TLS session).
+inline constexpr int keep_alive_seconds = 30;
+
+// Seconds a new connection may stay silent before its first request.
+inline constexpr int first_request_seconds = 1;
 
 // The format of a body with this Content-Type, or nothing if unsupported.
 // No Content-Type means JSON, so `curl -d '[1]'` works.

@@ -38,12 +38,18 @@ std::string pattern(std::size_t size) {
   return s;
 }
 
-// httplib's server on 127.0.0.1, set up as the library's own, with an echo
-// at /echo; tests add handlers and settings before start().
+// httplib's server on 127.0.0.1: a server other than the library's own, with
+// its socket buffers, and an echo at /echo; tests add handlers and settings
+// before start().
 struct server {
   server() {
     http.set_tcp_nodelay(true);
-    http.set_socket_options(lp::detail::large_socket_buffers);
+    http.set_socket_options([](socket_t socket) {
+      httplib::default_socket_options(socket);
+      for (int option : {SO_SNDBUF, SO_RCVBUF})
+        ::setsockopt(socket, SOL_SOCKET, option, &lp::detail::socket_buffer_bytes,
+                     sizeof lp::detail::socket_buffer_bytes);
+    });
     // Under a sanitizer on a busy machine, checking one 64 MB body and
     // making the next may take longer than httplib's 5 s of keep-alive or
     // of a read: the connection must still be there.

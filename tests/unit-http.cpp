@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/run/status_server.hpp>
-#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/wire/address.hpp>
 #include <launchpad/tensor.hpp>
 #include <set>
@@ -376,19 +375,6 @@ TEST_SUITE("http") {
       CHECK(reply.ends_with("{\"result\":" + std::to_string(5 * (i + 1)) + "}"));
     }
     ::close(fd);
-  }
-
-  TEST_CASE("a header's value, as httplib would find it, without case") {
-    httplib::Request req;
-    req.headers.emplace("content-TYPE", "application/cbor");
-    req.headers.emplace("X-Twice", "first");
-    req.headers.emplace("x-twice", "second");
-    CHECK(lp::detail::header_value(req, "Content-Type") == "application/cbor");
-    // The first of two: which one that is depends on httplib's map (0.11
-    // keeps the order they came in, 0.18 hashes); the same as its own.
-    CHECK(lp::detail::header_value(req, "X-TWICE") == req.get_header_value("X-TWICE"));
-    CHECK(lp::detail::header_value(req, "X-Twic") == "");
-    CHECK(lp::detail::header_value(req, "Accept") == "");
   }
 
   TEST_CASE("a large body sent as curl sends it, after Expect: 100-continue, is answered") {

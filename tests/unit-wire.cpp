@@ -15,6 +15,8 @@
 #include <future>
 #include <limits>
 
+#include <launchpad/detail/wire/http1.hpp>
+
 #include "services.hpp"
 
 namespace w {
@@ -618,5 +620,120 @@ TEST_SUITE("wire") {
     CHECK(wrong == 0);
     CHECK(right == 64 * 32);
     CHECK(count.get() == 64 * 32);  // each add counted once
+  }
+}
+
+// HTTP/1.1 framing: what a request's head must be to be served, and the
+// status and message of each way it can be wrong.
+TEST_SUITE("wire") {
+  namespace http1 = lp::detail::http1;
+
+  TEST_CASE("http1: a request head's method, target, body framing and connection") {
+    http1::request_head head;
+    auto error = http1::parse_request_head(
+        "POST /lp/v1/call/add?x=1 HTTP/1.1\r\nHost: n\r\ncontent-length:  3 \r\n"
+        "Connection: TE, close\r\nX-Empty:\r\n",
+        head);
+    REQUIRE_FALSE(error);
+    CHECK(head.method == "POST");
+    CHECK(head.path() == "/lp/v1/call/add");
+    CHECK(head.query() == "x=1");
+    CHECK(head.length == std::optional<std::size_t>(3));
+    CHECK_FALSE(head.chunked);
+    CHECK_FALSE(head.keep_alive);
+    CHECK(head.field_value("CONTENT-LENGTH") == "3");
+    CHECK(head.field_value("x-empty") == "");
+    CHECK(head.field_value("Missing") == "");
+    CHECK(head.fields.size() == 4);
+
+    // Parsed again into the same head: nothing of the first is left.
+    REQUIRE_FALSE(http1::parse_request_head(
+        "GET http://node:80/lp/v1/health HTTP/1.0\r\nConnection: keep-alive\r\n", head));
+    CHECK(head.path() == "/lp/v1/health");
+    CHECK(head.query() == "");
+    CHECK(head.http10);
+    CHECK(head.keep_alive);
+    CHECK_FALSE(head.length);
+    CHECK(head.fields.size() == 1);
+
+    REQUIRE_FALSE(http1::parse_request_head(
+        "POST /x HTTP/1.1\r\nTransfer-Encoding: Chunked\r\nExpect: 100-continue\r\n",
+        head));
+    CHECK(head.chunked);
+    CHECK(head.expect_continue);
+    CHECK(head.keep_alive);
+    REQUIRE_FALSE(http1::parse_request_head("GET / HTTP/1.0\r\n", head));
+    CHECK_FALSE(head.keep_alive);
+  }
+
+  TEST_CASE("http1: a head that cannot be served says why, with its status") {
+    struct bad {
+      std::string_view text;
+      int status;
+      std::string_view says;
+    };
+    const bad heads[] = {
+        {"GET /\r\n", 400, "request line"},
+        {"GET  / HTTP/1.1\r\n", 400, "not a path"},
+        {"GET * HTTP/1.1\r\n", 400, "not a path"},
+        {"G(T / HTTP/1.1\r\n", 400, "not a token"},
+        {"GET / HTTP/2.0\r\n", 505, "HTTP/1.1"},
+        {"GET / FTP/1.1\r\n", 400, "HTTP/1.1"},
+        {"GET / HTTP/1.1\r\nNo colon\r\n", 400, "malformed header line"},
+        {"GET / HTTP/1.1\r\nName : v\r\n", 400, "malformed header line"},
+        {"GET / HTTP/1.1\r\nA: b\r\n folded\r\n", 400, "malformed header line"},
+        {"GET / HTTP/1.1\r\nA: b\nB: c\r\n", 400, "malformed header line"},
+        {"POST / HTTP/1.1\r\nContent-Length: -1\r\n", 400, "Content-Length"},
+        {"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n", 400,
+         "Content-Length"},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n", 501,
+         "Transfer-Encoding"},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n", 400,
+         "both"},
+        {"POST / HTTP/1.1\r\nExpect: 200-ok\r\n", 417, "100-continue"},
+    };
+    http1::request_head head;
+    for (const auto& b : heads) {
+      CAPTURE(b.text);
+      auto error = http1::parse_request_head(b.text, head);
+      REQUIRE(error);
+      CHECK(error->status == b.status);
+      CHECK(error->message.find(b.says) != std::string::npos);
+    }
+    // A length past size_t is larger than any limit, which refuses it (413).
+    REQUIRE_FALSE(http1::parse_request_head(
+        "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n", head));
+    CHECK(head.length ==
+          std::optional<std::size_t>(std::numeric_limits<std::size_t>::max()));
+    // Equal duplicates are one length.
+    CHECK_FALSE(http1::parse_request_head(
+        "POST / HTTP/1.1\r\nContent-Length: 3\r\ncontent-length: 3\r\n", head));
+    // What a message quotes is printable and short, whatever was sent.
+    auto error =
+        http1::parse_request_head(std::string(300, '\x01') + " / HTTP/1.1\r\n", head);
+    REQUIRE(error);
+    CHECK(error->message.size() < 200);
+    CHECK(error->message.find('\x01') == std::string::npos);
+  }
+
+  TEST_CASE("http1: lengths, chunk sizes and token lists") {
+    CHECK(http1::decimal("0") == std::optional<std::size_t>(0));
+    CHECK(http1::decimal("18446744073709551615") ==
+          std::optional<std::size_t>(std::numeric_limits<std::size_t>::max()));
+    CHECK_FALSE(http1::decimal("18446744073709551616"));
+    CHECK_FALSE(http1::decimal(""));
+    CHECK_FALSE(http1::decimal("+1"));
+    CHECK_FALSE(http1::decimal("1 "));
+    CHECK(http1::chunk_size("1A3f") == std::optional<std::size_t>(0x1a3f));
+    CHECK(http1::chunk_size("10 ;name=value") == std::optional<std::size_t>(16));
+    CHECK(http1::chunk_size("0") == std::optional<std::size_t>(0));
+    CHECK_FALSE(http1::chunk_size(""));
+    CHECK_FALSE(http1::chunk_size("x"));
+    CHECK_FALSE(http1::chunk_size("10 20"));
+    CHECK_FALSE(http1::chunk_size("1ffffffffffffffff"));
+    CHECK(http1::lists("TE, Close", "close"));
+    CHECK(http1::lists("keep-alive", "keep-alive"));
+    CHECK_FALSE(http1::lists("closed", "close"));
+    CHECK_FALSE(http1::lists("", "close"));
   }
 }

@@ -7594,42 +7594,260 @@ LP_API void tls_session::close() {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/util/text.hpp ----
+// ---- launchpad/detail/wire/http1.hpp ----
 
-// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
-// fields that Slurm's commands print.
+// HTTP/1.1 framing (RFC 9112) over bytes already read: the field lines,
+// lengths and chunk sizes that the client's responses and the server's
+// requests share, and a request's head. No sockets here; the readers that
+// find a head's end and read bodies hold the limits on size and time.
 
-#include <cctype>
 #include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
-namespace lp::detail {
+namespace lp::detail::http1 {
 
-// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
-// "" and "b"; "" has one empty part. Views into `text`, which must outlive
-// them.
-inline std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0; start <= text.size();) {
-    auto at = text.find(separator, start);
-    if (at == std::string_view::npos) at = text.size();
-    parts.push_back(text.substr(start, at - start));
-    start = at + 1;
+// ASCII only: field names and the tokens we compare are, whatever the locale.
+constexpr char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+}
+
+constexpr bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+// Without the optional white space (SP, HTAB) around a field value.
+constexpr std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// At most 60 bytes of what a peer sent, fit for an error message.
+inline std::string printable(std::string_view text) {
+  std::string out(text.substr(0, 60));
+  for (char& c : out)
+    if (c < ' ' || c > '~') c = '?';
+  return text.size() > 60 ? out + "..." : out;
+}
+
+// Whether a comma-separated field value ("close, TE") lists `token`.
+constexpr bool lists(std::string_view value, std::string_view token) {
+  for (;;) {
+    auto comma = value.find(',');
+    if (iequals(trim(value.substr(0, comma)), token)) return true;
+    if (comma == std::string_view::npos) return false;
+    value.remove_prefix(comma + 1);
   }
-  return parts;
 }
 
-// `text` without the white space around it; a view into it.
-inline std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  return text;
+// A decimal number of digits only, or nothing (other characters, empty, or
+// past size_t): a Content-Length.
+constexpr std::optional<std::size_t> decimal(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  std::size_t n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    auto digit = static_cast<std::size_t>(c - '0');
+    if (n > (std::numeric_limits<std::size_t>::max() - digit) / 10) return std::nullopt;
+    n = n * 10 + digit;
+  }
+  return n;
 }
 
-}  // namespace lp::detail
+// The size a chunk's line declares ("1a3f", "1a3f;name=value": extensions
+// carry nothing we use), or nothing if the line is malformed or the size
+// is past size_t.
+constexpr std::optional<std::size_t> chunk_size(std::string_view line) {
+  std::size_t size = 0, i = 0;
+  for (; i < line.size(); ++i) {
+    char c = lower(line[i]);
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) break;
+    if (size > (std::numeric_limits<std::size_t>::max() >> 4)) return std::nullopt;
+    size = size * 16 + static_cast<std::size_t>(digit);
+  }
+  auto rest = trim(line.substr(i));
+  if (i == 0 || (!rest.empty() && rest.front() != ';')) return std::nullopt;
+  return size;
+}
+
+// A path with its %XX escapes decoded into `into` (a "%" without two hex
+// digits stays as it is); `path` itself when it has none.
+inline std::string_view percent_decoded(std::string_view path, std::string& into) {
+  if (path.find('%') == std::string_view::npos) return path;
+  auto hex = [](char c) {
+    c = lower(c);
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  into.clear();
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 2 < path.size() && hex(path[i + 1]) >= 0 &&
+        hex(path[i + 2]) >= 0) {
+      into += static_cast<char>(hex(path[i + 1]) * 16 + hex(path[i + 2]));
+      i += 2;
+    } else {
+      into += path[i];
+    }
+  }
+  return into;
+}
+
+// RFC 9110's tchar: what a method and a field name are made of.
+constexpr bool token_char(char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+    return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+constexpr bool token(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!token_char(c)) return false;
+  return true;
+}
+
+struct field {
+  std::string_view name, value;
+};
+
+// "Name: value" without its CRLF, or nothing if it is not a field line: a
+// name that is no token (white space before the colon included, which
+// RFC 9112 has a server reject rather than guess at), a line folded onto
+// the one before it, a CR, LF or NUL inside.
+constexpr std::optional<field> field_line(std::string_view line) {
+  auto colon = line.find(':');
+  if (colon == std::string_view::npos || !token(line.substr(0, colon)))
+    return std::nullopt;
+  auto value = line.substr(colon + 1);
+  for (char c : value)
+    if (c == '\r' || c == '\n' || c == '\0') return std::nullopt;
+  return field{line.substr(0, colon), trim(value)};
+}
+
+// Why a request's head cannot be served: the status to answer (400, 417,
+// 501 or 505), and what to tell its sender.
+struct head_error {
+  int status;
+  std::string message;
+};
+
+// A request's head, as views into the bytes it was parsed from.
+struct request_head {
+  std::string_view method, target;
+  bool http10 = false;
+  std::optional<std::size_t> length;  // Content-Length
+  bool chunked = false;               // Transfer-Encoding: chunked
+  bool keep_alive = true;             // after this request, by its version and Connection
+  bool expect_continue = false;       // Expect: 100-continue
+  std::vector<field> fields;          // every field line, in order
+
+  // The first field of this name (names compare without case), or "".
+  std::string_view field_value(std::string_view name) const {
+    for (const auto& f : fields)
+      if (iequals(f.name, name)) return f.value;
+    return {};
+  }
+  // The target's path and query ("/a/b?c" has "/a/b" and "c").
+  std::string_view path() const { return target.substr(0, target.find('?')); }
+  std::string_view query() const {
+    auto mark = target.find('?');
+    return mark == std::string_view::npos ? std::string_view{} : target.substr(mark + 1);
+  }
+};
+
+// Parses `text`, a request's head from its request line up to and including
+// the CRLF of its last field line (the empty line that ends it left out),
+// into `head`, whose fields' storage is reused. Nothing if it may be
+// served; else why not. A target in absolute form ("http://host/path", as
+// a proxy sends) is taken by its path, as RFC 9112 has a server do.
+inline std::optional<head_error> parse_request_head(std::string_view text,
+                                                    request_head& head) {
+  head.fields.clear();
+  head.length.reset();
+  head.chunked = head.expect_continue = false;
+  auto eol = text.find("\r\n");
+  auto line = text.substr(0, eol);
+  text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 2);
+
+  auto first_space = line.find(' ');
+  auto last_space = line.rfind(' ');
+  if (first_space == std::string_view::npos || first_space == last_space)
+    return head_error{400, "the request line is not 'METHOD /path HTTP/1.1': '" +
+                               printable(line) + "'"};
+  head.method = line.substr(0, first_space);
+  head.target = line.substr(first_space + 1, last_space - first_space - 1);
+  auto version = line.substr(last_space + 1);
+  if (!token(head.method))
+    return head_error{400,
+                      "the request's method is not a token: '" + printable(line) + "'"};
+  if (version != "HTTP/1.1" && version != "HTTP/1.0")
+    return head_error{
+        version.starts_with("HTTP/") ? 505 : 400,
+        "this node speaks HTTP/1.1 (and 1.0), not '" + printable(version) + "'"};
+  head.http10 = version == "HTTP/1.0";
+  for (auto scheme : {std::string_view("http://"), std::string_view("https://")})
+    if (head.target.size() > scheme.size() &&
+        iequals(head.target.substr(0, scheme.size()), scheme)) {
+      auto slash = head.target.find('/', scheme.size());
+      head.target = slash == std::string_view::npos ? "/" : head.target.substr(slash);
+    }
+  if (head.target.empty() || head.target.front() != '/' ||
+      head.target.find_first_of(" \t\r\n") != std::string_view::npos ||
+      head.target.find('\0') != std::string_view::npos)
+    return head_error{400,
+                      "the request's target is not a path: '" + printable(line) + "'"};
+
+  bool close = false, keep_alive = false;
+  while (!text.empty()) {
+    eol = text.find("\r\n");
+    line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 2);
+    auto f = field_line(line);
+    if (!f)
+      return head_error{400,
+                        "a malformed header line (a name, a colon, a value, on one "
+                        "line): '" +
+                            printable(line) + "'"};
+    head.fields.push_back(*f);
+    if (iequals(f->name, "Content-Length")) {
+      auto length = decimal(f->value);
+      // All digits, past size_t: larger than any limit, which refuses it.
+      if (!length && !f->value.empty() &&
+          f->value.find_first_not_of("0123456789") == std::string_view::npos)
+        length = std::numeric_limits<std::size_t>::max();
+      if (!length || (head.length && *head.length != *length))
+        return head_error{400, "a Content-Length that is not one number: '" +
+                                   printable(f->value) + "'"};
+      head.length = length;
+    } else if (iequals(f->name, "Transfer-Encoding")) {
+      if (!iequals(f->value, "chunked"))
+        return head_error{501, "this node reads bodies in one piece or chunked, not '" +
+                                   printable(f->value) + "' (Transfer-Encoding)"};
+      head.chunked = true;
+    } else if (iequals(f->name, "Connection")) {
+      close = close || lists(f->value, "close");
+      keep_alive = keep_alive || lists(f->value, "keep-alive");
+    } else if (iequals(f->name, "Expect")) {
+      if (!iequals(f->value, "100-continue"))
+        return head_error{417, "this node meets no expectation but 100-continue, not '" +
+                                   printable(f->value) + "'"};
+      head.expect_continue = !head.http10;
+    }
+  }
+  // Both would let two readers disagree on where the body ends.
+  if (head.chunked && head.length)
+    return head_error{400, "a request with both Content-Length and Transfer-Encoding"};
+  head.keep_alive = !close && (!head.http10 || keep_alive);
+  return std::nullopt;
+}
+
+}  // namespace lp::detail::http1
 #include <limits>
 #include <memory>
 #include <optional>
@@ -7778,7 +7996,8 @@ class http_connection {
     if (std::any_of(path.begin(), path.end(), [](char c) {
           return static_cast<unsigned char>(c) <= ' ' || c == 127;
         }))
-      fail("request path '" + printable(path) + "' has a space or control character");
+      fail("request path '" + http1::printable(path) +
+           "' has a space or control character");
     bool sent = send_request(method, path, headers, body, deadline);
 
     head h;
@@ -7829,14 +8048,6 @@ class http_connection {
 
   static std::string error_text(int error) {
     return std::system_category().message(error);
-  }
-
-  // At most 60 bytes of what a peer sent, fit for an error message.
-  static std::string printable(std::string_view text) {
-    std::string out(text.substr(0, 60));
-    for (char& c : out)
-      if (c < ' ' || c > '~') c = '?';
-    return text.size() > 60 ? out + "..." : out;
   }
 
   [[noreturn]] static void fail(const std::string& what) {
@@ -8071,70 +8282,31 @@ class http_connection {
     in_begin_ = 0;
   }
 
-  static bool iequals(std::string_view a, std::string_view b) {
-    auto lower = [](char c) {
-      return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
-    };
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(),
-                      [&](char x, char y) { return lower(x) == lower(y); });
-  }
-
-  static std::string_view trim(std::string_view s) {
-    auto first = s.find_first_not_of(" \t");
-    if (first == std::string_view::npos) return {};
-    return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-  }
-
-  // Whether a comma-separated header value lists `token`.
-  static bool lists(std::string_view value, std::string_view token) {
-    for (auto item : split(value, ','))
-      if (iequals(trim(item), token)) return true;
-    return false;
-  }
-
-  static bool all_digits(std::string_view s) {
-    return !s.empty() &&
-           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-  }
-
-  // A decimal number, or nothing if it has other characters or overflows.
-  static std::optional<std::size_t> decimal(std::string_view s) {
-    if (!all_digits(s)) return std::nullopt;
-    std::size_t n = 0;
-    for (char c : s) {
-      auto digit = static_cast<std::size_t>(c - '0');
-      if (n > (std::numeric_limits<std::size_t>::max() - digit) / 10) return std::nullopt;
-      n = n * 10 + digit;
-    }
-    return n;
-  }
-
   head parse_head(std::string_view text) const {
+    using http1::iequals, http1::decimal;
     auto eol = text.find("\r\n");
     auto line = text.substr(0, eol);
     // "HTTP/1.1 200 OK"; the reason phrase may be empty or missing.
-    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." ||
-        (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
-        !all_digits(line.substr(9, 3)) || (line.size() > 12 && line[12] != ' '))
-      fail("malformed status line from " + peer_ + ": '" + printable(line) + "'");
+    auto status = line.size() >= 12 ? decimal(line.substr(9, 3)) : std::nullopt;
+    if (!status || line.substr(0, 7) != "HTTP/1." || (line[7] != '0' && line[7] != '1') ||
+        line[8] != ' ' || (line.size() > 12 && line[12] != ' '))
+      fail("malformed status line from " + peer_ + ": '" + http1::printable(line) + "'");
     head h;
-    h.status = static_cast<int>(*decimal(line.substr(9, 3)));
+    h.status = static_cast<int>(*status);
     bool http10 = line[7] == '0';
     bool close = false, keep_alive = false;
     for (text.remove_prefix(eol + 2); !text.empty(); text.remove_prefix(eol + 2)) {
       eol = text.find("\r\n");
       line = text.substr(0, eol);
-      auto colon = line.find(':');
-      if (colon == std::string_view::npos || colon == 0 || line[0] == ' ' ||
-          line[0] == '\t')
-        fail("malformed header line from " + peer_ + ": '" + printable(line) + "'");
-      auto name = line.substr(0, colon);
-      auto value = trim(line.substr(colon + 1));
+      auto field = http1::field_line(line);
+      if (!field)
+        fail("malformed header line from " + peer_ + ": '" + http1::printable(line) +
+             "'");
+      auto [name, value] = *field;
       if (iequals(name, "Content-Length")) {
         auto length = decimal(value);
         if (!length)
-          fail("bad Content-Length from " + peer_ + ": '" + printable(value) +
+          fail("bad Content-Length from " + peer_ + ": '" + http1::printable(value) +
                "' (not a number, or too large)");
         if (h.length && *h.length != *length)
           fail(peer_ + " sent two different Content-Length headers");
@@ -8142,12 +8314,12 @@ class http_connection {
       } else if (iequals(name, "Transfer-Encoding")) {
         // Only chunked: this client asks for no other coding.
         if (!iequals(value, "chunked"))
-          fail("unsupported Transfer-Encoding from " + peer_ + ": '" + printable(value) +
-               "'");
+          fail("unsupported Transfer-Encoding from " + peer_ + ": '" +
+               http1::printable(value) + "'");
         h.chunked = true;
       } else if (iequals(name, "Connection")) {
-        close = close || lists(value, "close");
-        keep_alive = keep_alive || lists(value, "keep-alive");
+        close = close || http1::lists(value, "close");
+        keep_alive = keep_alive || http1::lists(value, "keep-alive");
       } else if (iequals(name, "Content-Type")) {
         h.content_type = value;
       }
@@ -8191,22 +8363,11 @@ class http_connection {
   }
 
   std::size_t chunk_size(std::string_view line) const {
-    std::size_t size = 0, i = 0;
-    for (; i < line.size(); ++i) {
-      char c = line[i];
-      int digit = c >= '0' && c <= '9'   ? c - '0'
-                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                         : -1;
-      if (digit < 0) break;
-      if (size > (std::numeric_limits<std::size_t>::max() >> 4))
-        fail("chunk size from " + peer_ + " overflows: '" + printable(line) + "'");
-      size = size * 16 + static_cast<std::size_t>(digit);
-    }
-    auto rest = trim(line.substr(i));
-    if (i == 0 || (!rest.empty() && rest[0] != ';'))  // ";name=value" extensions: unused
-      fail("bad chunk size line from " + peer_ + ": '" + printable(line) + "'");
-    return size;
+    auto size = http1::chunk_size(line);
+    if (!size)
+      fail("bad chunk size line from " + peer_ + " (not hex, or it overflows): '" +
+           http1::printable(line) + "'");
+    return *size;
   }
 
   // Geometric growth for bodies of unknown length, so many small chunks do
@@ -8598,6 +8759,43 @@ class output_pump {
   std::condition_variable drained_;
   std::thread thread_;
 };
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/util/text.hpp ----
+
+// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
+// fields that Slurm's commands print.
+
+#include <cctype>
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace lp::detail {
+
+// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
+// "" and "b"; "" has one empty part. Views into `text`, which must outlive
+// them.
+inline std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0; start <= text.size();) {
+    auto at = text.find(separator, start);
+    if (at == std::string_view::npos) at = text.size();
+    parts.push_back(text.substr(start, at - start));
+    start = at + 1;
+  }
+  return parts;
+}
+
+// `text` without the white space around it; a view into it.
+inline std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  return text;
+}
 
 }  // namespace lp::detail
 #include <string>
@@ -9003,8 +9201,6 @@ class reachability_watch {
 // that do not serve yet. Nodes bind port 0, so no port is ever picked in
 // advance and raced for.
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -9080,64 +9276,30 @@ class local_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/serve/header_value.hpp ----
-
-#include <httplib.h>
-
-#include <cstddef>
-#include <string_view>
-
-namespace lp::detail {
-
-// A request header's value, or "" if it has none: what
-// Request::get_header_value gives, without its cost. httplib's lookup builds
-// a std::string of the name and walks a map that compares names through the
-// locale's tolower, a character at a time: about 1,200 instructions, a
-// dozen times a call (benchmarks/README.md, "One call, profiled"). A
-// request has a handful of headers; a scan that compares lengths first
-// does with a few dozen. Names compare without case (RFC 9110), in ASCII.
-inline std::string_view header_value(const httplib::Request& req, std::string_view name) {
-  auto same = [name](const std::string& other) {
-    if (other.size() != name.size()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-      char a = name[i], b = other[i];
-      if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-      if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-      if (a != b) return false;
-    }
-    return true;
-  };
-  // Headers of one name sit together in httplib's map (0.11's ordered one,
-  // 0.18's hashed one): the first of them is the one its lookup gives.
-  for (const auto& [key, value] : req.headers)
-    if (same(key)) return value;
-  return {};
-}
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/serve/listener.hpp ----
 
 #include <fcntl.h>
-#include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
-#include <cstdlib>
+#include <exception>
 #include <functional>
 
 // ---- launchpad/detail/serve/deadline_stream.hpp ----
 
-#include <httplib.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -9175,6 +9337,10 @@ struct server_limits {
   // Threads serving busy connections at once; a connection past them waits
   // for one (its bytes wait in the kernel), unrefused.
   std::size_t max_threads = 2048;
+  // Silence within a request, on each read; a reply's peer that takes
+  // nothing for this long, on each write.
+  std::chrono::milliseconds read_timeout = std::chrono::seconds(5);
+  std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
 };
 
 // The connections a server may hold: max_connections, but at most half of
@@ -9197,43 +9363,48 @@ inline std::size_t connection_cap(std::size_t wanted) {
 }
 
 }  // namespace lp::detail
-#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace lp::detail {
 
-// One connection's socket as httplib reads and writes it, with deadlines
-// over whole requests. httplib's own stream bounds each read (5 s by
-// default), so a peer sending a byte every 2 s would hold the connection and
-// its thread forever; this one also bounds
-//   - a request's headers: all of them within header_timeout of its first
-//     byte, however they trickle;
+// One connection's socket as a server reads its requests and writes its
+// replies, with deadlines over whole requests. A deadline on each read (5 s,
+// server_limits::read_timeout) alone would let a peer sending a byte every
+// 2 s hold the connection and its thread forever; this one also bounds
+//   - a request's head: all of it within header_timeout of its first byte,
+//     however it trickles;
 //   - its body, and the reply: byte n by header_timeout + n / min_rate after
-//     the headers (the reply: after its first byte is written), so on
-//     average at least min_rate once the start is spent.
+//     the head (the reply: after its first byte is written), so on average
+//     at least min_rate once the start is spent.
 // A read or write first tries the socket without waiting; only when it
 // would block is there a wait, a poll() until the nearest of the read
 // (write) timeout and that deadline, so no read can outlive it. A deadline
-// that passes fails the request: reads and writes fail from then on,
-// httplib gives up, and the connection loop answers 408 itself (if the
-// reply had not begun) and closes. Reads are buffered, since httplib reads
-// a request's lines a byte at a time. A reply's head is held until its
-// body's first bytes, or its end (flush()), so that a small reply leaves in
-// one segment and its caller wakes once (httplib writes the two apart).
-// With a TLS session, bytes go through it: the socket is then non-blocking,
-// and each wait is for what the session asks.
-class deadline_stream final : public httplib::Stream {
+// that passes fails the request: reads and writes fail from then on, and
+// the connection loop answers 408 itself (if the reply had not begun) and
+// closes. A head is read into the stream's buffer and parsed there; a body
+// goes from the buffer and then straight from the socket into the caller's
+// memory; a reply leaves in one sendmsg of its head and body's pieces, so
+// that a small one is one segment and its caller wakes once. With a TLS
+// session, bytes go through it: the socket is then non-blocking, and each
+// wait is for what the session asks.
+class deadline_stream {
  public:
   using clock = std::chrono::steady_clock;
   enum class phase { idle, headers, body, reply };
+  // What reading a request's head found: all of it; nothing, the peer
+  // having closed before its first byte; more than the buffer holds; or a
+  // failure (the peer's end, an error, a deadline: timed_out() tells).
+  enum class head_read { whole, none, too_large, failed };
 
-  deadline_stream(socket_t socket, const server_limits& limits,
-                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout,
-                  tls_session* tls = nullptr)
-      : socket_(socket), limits_(limits), read_timeout_(read_timeout),
-        write_timeout_(write_timeout), tls_(tls) {}
+  // The largest head read: request line and fields.
+  static constexpr std::size_t head_limit = 64 << 10;
+
+  deadline_stream(int socket, const server_limits& limits, tls_session* tls = nullptr)
+      : socket_(socket), limits_(limits), tls_(tls) {}
+  deadline_stream(const deadline_stream&) = delete;
+  deadline_stream& operator=(const deadline_stream&) = delete;
 
   // Waits up to `idle` for the next request's first byte; true when it has
   // come (or the peer hung up, which the next read sees), and the request's
@@ -9249,13 +9420,39 @@ class deadline_stream final : public httplib::Stream {
     return true;
   }
 
-  // The request was answered before its body was read (413): the unread
-  // body would be taken for the next request, so the connection ends with
-  // the reply.
-  void close_after_reply() { closing_ = true; }
-  bool closing() const { return closing_; }
+  // Reads a request's head into `head`: its request line up to the CRLF of
+  // its last field line, without the empty line that ends it; a view into
+  // the stream's buffer, valid until the next read. Empty lines before the
+  // request line are skipped, as RFC 9112 has a server do.
+  head_read read_head(std::string_view& head) {
+    for (std::size_t searched = used_;;) {
+      while (filled_ - used_ >= 2 && buffer_[used_] == '\r' && buffer_[used_ + 1] == '\n')
+        used_ += 2;
+      searched = std::max(searched, used_);
+      std::string_view pending(buffer_ + used_, filled_ - used_);
+      auto end = pending.find("\r\n\r\n", searched - used_);
+      if (end != std::string_view::npos) {
+        head = pending.substr(0, end + 2);
+        used_ += end + 4;
+        return head_read::whole;
+      }
+      searched = filled_ < used_ + 3 ? used_ : filled_ - 3;
+      if (filled_ == sizeof buffer_) {
+        if (used_ == 0) return head_read::too_large;
+        std::memmove(buffer_, buffer_ + used_, filled_ - used_);
+        searched -= used_;
+        filled_ -= used_;
+        used_ = 0;
+      }
+      bool first = used_ == filled_;
+      ssize_t got = receive(buffer_ + filled_, sizeof buffer_ - filled_);
+      if (got == 0 && first) return head_read::none;
+      if (got <= 0) return head_read::failed;
+      filled_ += static_cast<std::size_t>(got);
+    }
+  }
 
-  // httplib has read the headers; the body's clock starts.
+  // The head has been read: the body's clock starts.
   void headers_read() {
     if (phase_ != phase::headers) return;
     phase_ = phase::body;
@@ -9263,85 +9460,90 @@ class deadline_stream final : public httplib::Stream {
     moved_ = 0;
   }
 
-  // The phase a deadline passed in, or idle if none did.
-  phase timed_out() const { return timed_out_; }
-
-  bool is_readable() const override {
-    return used_ < filled_ || (tls_ && tls_->buffered()) || wait(POLLIN);
-  }
-  bool is_writable() const override { return wait(POLLOUT); }
-
-  ssize_t read(char* ptr, std::size_t size) override {
-    if (timed_out_ != phase::idle) return -1;
-    // httplib reads a request's lines a byte at a time: no memcpy call.
-    if (size == 1 && used_ < filled_) {
-      *ptr = buffer_[used_++];
-      return 1;
+  // Fills [into, into + size) with the body's next bytes: what the buffer
+  // holds, then straight from the socket. False at the peer's end, on an
+  // error or a deadline.
+  bool read_body(char* into, std::size_t size) {
+    std::size_t got = std::min(size, filled_ - used_);
+    std::memcpy(into, buffer_ + used_, got);
+    used_ += got;
+    while (got < size) {
+      ssize_t more = receive(into + got, size - got);
+      if (more <= 0) return false;
+      got += static_cast<std::size_t>(more);
+      moved_ += static_cast<std::size_t>(more);
     }
-    if (used_ == filled_) {
-      // A large read goes straight to the caller's buffer.
-      bool direct = size >= sizeof buffer_;
-      ssize_t got = receive(direct ? ptr : buffer_, direct ? size : sizeof buffer_);
-      if (got <= 0) return got;
-      if (phase_ == phase::body) moved_ += static_cast<std::size_t>(got);
-      if (direct) return got;
-      used_ = 0;
-      filled_ = static_cast<std::size_t>(got);
-    }
-    std::size_t n = std::min(size, filled_ - used_);
-    std::memcpy(ptr, buffer_ + used_, n);
-    used_ += n;
-    return static_cast<ssize_t>(n);
+    return true;
   }
 
-  ssize_t write(const char* ptr, std::size_t size) override {
-    if (timed_out_ != phase::idle) return -1;
-    if (phase_ != phase::reply && (interim_ || interim(ptr, size))) {
-      // "100 Continue", after the headers and before the body, whose clock
-      // starts: the peer sends the body only once it has this, so it
-      // leaves at once, up to its blank line. (httplib 0.18 writes that
-      // line apart, and after the pre-routing handler has said the headers
-      // are read; 0.11 writes it whole, before.)
-      headers_read();
-      ssize_t sent = send(ptr, size);
-      if (sent > 0) {
-        interim_tail_.append(ptr, static_cast<std::size_t>(sent));
-        if (interim_tail_.size() > 4) interim_tail_.erase(0, interim_tail_.size() - 4);
-        interim_ = interim_tail_ != "\r\n\r\n";
-        if (!interim_) interim_tail_.clear();
+  // One CRLF-terminated line of a chunked body's framing, without its CRLF;
+  // a view valid until the next read. False if it is longer than the buffer,
+  // cut off, or late.
+  bool read_line(std::string_view& line) {
+    for (std::size_t searched = used_;;) {
+      std::string_view pending(buffer_ + used_, filled_ - used_);
+      auto end = pending.find("\r\n", searched - used_);
+      if (end != std::string_view::npos) {
+        line = pending.substr(0, end);
+        used_ += end + 2;
+        return true;
       }
-      return sent;
-    }
-    if (phase_ != phase::reply) {
-      // The reply begins with its head: held for the next write or flush().
-      phase_ = phase::reply;
-      started_ = clock::now();
-      moved_ = 0;
-      if (size <= held_limit) {
-        held_.assign(ptr, size);
-        return static_cast<ssize_t>(size);
+      searched = filled_ < used_ + 1 ? used_ : filled_ - 1;
+      if (filled_ == sizeof buffer_) {
+        if (used_ == 0) return false;
+        std::memmove(buffer_, buffer_ + used_, filled_ - used_);
+        searched -= used_;
+        filled_ -= used_;
+        used_ = 0;
       }
+      ssize_t got = receive(buffer_ + filled_, sizeof buffer_ - filled_);
+      if (got <= 0) return false;
+      filled_ += static_cast<std::size_t>(got);
+      moved_ += static_cast<std::size_t>(got);
     }
-    ssize_t sent = send(ptr, size);
-    if (sent > 0) moved_ += static_cast<std::size_t>(sent);
-    return sent;
   }
 
-  // Sends what write() holds. False if it could not: the connection is
-  // then of no more use.
-  bool flush() {
-    if (held_.empty()) return true;
-    std::string_view left = held_;
-    while (!left.empty()) {
-      ssize_t sent = transmit(left.data(), left.size());
-      if (sent < 0) {
-        held_.clear();
-        closing_ = true;
-        return false;
+  // "100 Continue", for a peer that waits for it before it sends its body.
+  bool send_continue() {
+    return send_all(std::string_view("HTTP/1.1 100 Continue\r\n\r\n"));
+  }
+
+  // Writes a reply, its head and its body's pieces, in as few sends as the
+  // socket takes: a small reply is one segment. False if it could not; the
+  // connection is then of no more use.
+  bool write_reply(std::string_view head, std::span<const std::string_view> body) {
+    if (timed_out_ != phase::idle) return false;
+    phase_ = phase::reply;
+    started_ = clock::now();
+    moved_ = 0;
+    if (tls_) {
+      // One record for a small reply, as one segment for plain HTTP.
+      std::size_t size = head.size();
+      for (auto piece : body) size += piece.size();
+      if (size <= joined_limit) {
+        std::string joined(head);
+        for (auto piece : body) joined += piece;
+        return send_all(joined);
       }
-      left.remove_prefix(static_cast<std::size_t>(sent));
+      if (!send_all(head)) return false;
+      for (auto piece : body)
+        if (!send_all(piece)) return false;
+      return true;
     }
-    held_.clear();
+    constexpr std::size_t batch = 64;  // pieces per sendmsg, well under IOV_MAX
+    iovec vectors[batch];
+    std::size_t next = 0;  // the first piece not in `vectors` yet; head is piece -1
+    bool head_left = true;
+    while (head_left || next < body.size()) {
+      std::size_t count = 0;
+      if (head_left && !head.empty())
+        vectors[count++] = {const_cast<char*>(head.data()), head.size()};
+      head_left = false;
+      for (; next < body.size() && count < batch; ++next)
+        if (!body[next].empty())
+          vectors[count++] = {const_cast<char*>(body[next].data()), body[next].size()};
+      if (!send_vectors(vectors, count)) return false;
+    }
     return true;
   }
 
@@ -9357,24 +9559,13 @@ class deadline_stream final : public httplib::Stream {
     tls_->write(bytes.data(), bytes.size());
   }
 
-  // Asked for every request (httplib 0.11 asks the stream; 0.18 is told
-  // them), and the same for the connection's life: asked of the kernel once.
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    if (!remote_) remote_ = address_of(::getpeername);
-    ip = remote_->first, port = remote_->second;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    if (!local_) local_ = address_of(::getsockname);
-    ip = local_->first, port = local_->second;
-  }
-  socket_t socket() const override { return socket_; }
+  // The phase a deadline passed in, or idle if none did.
+  phase timed_out() const { return timed_out_; }
+
+  // Whether bytes of a next request are here already (a pipelined one).
+  bool buffered() const { return used_ < filled_ || (tls_ && tls_->buffered()); }
 
  private:
-  // Whether a write begins an interim (1xx) reply.
-  static bool interim(const char* ptr, std::size_t size) {
-    return size >= 10 && std::string_view(ptr, 7) == "HTTP/1." && ptr[9] == '1';
-  }
-
   // Up to `size` bytes once the socket has some: 0 at the peer's end, -1 on
   // an error or a deadline.
   ssize_t receive(char* into, std::size_t size) {
@@ -9396,16 +9587,43 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
-  // What the socket takes of `size` bytes once it takes some, after all
-  // that write() holds (the count is of `from`'s bytes only); -1 on an
-  // error or a deadline. A small body joins the held head.
-  ssize_t send(const char* from, std::size_t size) {
-    if (held_.empty()) return transmit(from, size);
-    if (size <= held_limit) {
-      held_.append(from, size);
-      return flush() ? static_cast<ssize_t>(size) : -1;
+  bool send_all(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t sent = transmit(bytes.data(), bytes.size());
+      if (sent < 0) return false;
+      bytes.remove_prefix(static_cast<std::size_t>(sent));
+      moved_ += static_cast<std::size_t>(sent);
     }
-    return flush() ? transmit(from, size) : -1;
+    return true;
+  }
+
+  // Sends every byte `vectors` point to, moving them along as they go.
+  bool send_vectors(iovec* vectors, std::size_t count) {
+    while (count > 0) {
+      msghdr message{};
+      message.msg_iov = vectors;
+      message.msg_iovlen = count;
+      ssize_t sent = ::sendmsg(socket_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (sent < 0) {
+        if (errno == EINTR) continue;
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLOUT)) return false;
+        continue;
+      }
+      moved_ += static_cast<std::size_t>(sent);
+      for (auto left = static_cast<std::size_t>(sent);
+           left > 0 || (count > 0 && vectors->iov_len == 0);) {
+        if (vectors->iov_len <= left) {
+          left -= vectors->iov_len;
+          ++vectors;
+          --count;
+          continue;
+        }
+        vectors->iov_base = static_cast<char*>(vectors->iov_base) + left;
+        vectors->iov_len -= left;
+        left = 0;
+      }
+    }
+    return true;
   }
 
   ssize_t transmit(const char* from, std::size_t size) {
@@ -9442,7 +9660,7 @@ class deadline_stream final : public httplib::Stream {
   // the phase's deadline; the deadline's passing fails the request.
   bool wait(short events) const {
     auto now = clock::now();
-    auto until = now + (events == POLLIN ? read_timeout_ : write_timeout_);
+    auto until = now + (events == POLLIN ? limits_.read_timeout : limits_.write_timeout);
     if (phase_ != phase::idle) until = std::min(until, deadline());
     int ready = poll_for(events, until);
     if (ready > 0) return true;
@@ -9460,153 +9678,180 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
-  using ip_and_port = std::pair<std::string, int>;
-  template <class Query>
-  ip_and_port address_of(Query query) const {
-    sockaddr_storage where{};
-    socklen_t length = sizeof where;
-    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return {};
-    char text[INET6_ADDRSTRLEN] = {};
-    if (where.ss_family == AF_INET) {
-      auto& v4 = reinterpret_cast<const sockaddr_in&>(where);
-      if (!::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) return {};
-      return {text, ntohs(v4.sin_port)};
-    }
-    if (where.ss_family == AF_INET6) {
-      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
-      if (!::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) return {};
-      return {text, ntohs(v6.sin6_port)};
-    }
-    return {};
-  }
-
-  const socket_t socket_;
+  const int socket_;
   const server_limits& limits_;
-  const std::chrono::milliseconds read_timeout_, write_timeout_;
   tls_session* const tls_;  // null: plain HTTP
   phase phase_ = phase::idle;
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
   mutable phase timed_out_ = phase::idle;
-  bool closing_ = false;
-  mutable std::optional<ip_and_port> remote_, local_;
-  // A reply's head (httplib writes it whole, then the body) is held up to
-  // this size, and a body up to this size joins it.
-  static constexpr std::size_t held_limit = 8 << 10;
-  std::string held_;
-  bool interim_ = false;      // an interim reply is being written
-  std::string interim_tail_;  // its last bytes, to find its end
+  // A TLS reply up to this size leaves as one record.
+  static constexpr std::size_t joined_limit = 16 << 10;
   std::size_t used_ = 0, filled_ = 0;
-  char buffer_[16 << 10];
+  char buffer_[head_limit];
 };
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/serve/httplib_internals.hpp ----
+// ---- launchpad/detail/serve/exchange.hpp ----
 
-// Everything the listener takes from cpp-httplib's server beyond its
-// documented API, in one place. The protections of listener.hpp (a deadline
-// over a whole request, a minimum body rate, the connection cap with its
-// quick 503, threads that retire) need httplib's keep-alive loop over a
-// stream of ours, and httplib offers no hook for that but the virtual
-// process_and_close_socket and the protected process_request and members
-// used below. Where these differ between releases, the difference is found
-// by what compiles, not guessed from the version: CI builds and tests both
-// shapes, 0.11.4 (Debian 12) and 0.18.7 (Debian 13), and meson.build and
-// CMakeLists.txt warn at configure time about any release outside them.
+// What a server's handlers see of a request and make of its reply, and the
+// table that routes one to a handler: the server side of HTTP/1.1 without
+// cpp-httplib (listener.hpp reads and writes the bytes).
 
-#include <httplib.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
-#include <type_traits>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace lp::detail {
 
-// CPPHTTPLIB_VERSION ("0.18.7") as major * 10000 + minor * 100 + patch.
-constexpr long version_number(const char* text) {
-  long parts[3] = {0, 0, 0};
-  for (int part = 0; *text && part < 3; ++text) {
-    if (*text == '.') ++part;
-    else if (*text >= '0' && *text <= '9') parts[part] = parts[part] * 10 + (*text - '0');
+// A request, as views into the connection's buffers: valid during its
+// handler only.
+struct http_request {
+  const http1::request_head& head;
+  std::string_view path;  // percent-decoded, without the query
+  std::string_view body;
+  // What follows the prefix of a route by prefix ("add" of
+  // "/lp/v1/call/add"); empty for a route by path.
+  std::string_view rest;
+
+  std::string_view method() const { return head.method; }
+  // The first header of this name (without case), or "".
+  std::string_view header(std::string_view name) const { return head.field_value(name); }
+};
+
+// A reply: a status, a body with its type, and the headers a handler adds.
+// The body is `body`, or, if `pieces` is not empty, the pieces in order:
+// views the handler keeps valid until the reply is written (a node's reply
+// buffers, which live as long as its thread).
+struct http_reply {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+  std::vector<std::string_view> pieces;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool close = false;  // the connection ends after this reply
+
+  // Ready for the next request, keeping what it has allocated.
+  void reset() {
+    status = 200;
+    content_type.clear();
+    body.clear();
+    pieces.clear();
+    headers.clear();
+    close = false;
   }
-  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+  void set_content(std::string content, std::string_view type) {
+    body = std::move(content);
+    content_type = type;
+    pieces.clear();
+  }
+  void set_header(std::string name, std::string value) {
+    headers.emplace_back(std::move(name), std::move(value));
+  }
+};
+
+using http_handler = std::function<void(const http_request&, http_reply&)>;
+
+// The reason phrase of a status this library answers with.
+constexpr std::string_view reason_phrase(int status) {
+  switch (status) {
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 415:
+      return "Unsupported Media Type";
+    case 417:
+      return "Expectation Failed";
+    case 422:
+      return "Unprocessable Content";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
+  }
 }
-inline constexpr long httplib_version = version_number(CPPHTTPLIB_VERSION);
-static_assert(httplib_version >= 1100,
-              "launchpad needs cpp-httplib 0.11 or later (Debian 12 has 0.11.4, Debian 13 "
-              "0.18.7): install a newer libcpp-httplib-dev");
 
-// TaskQueue::enqueue returned nothing before 0.15; since then it says
-// whether it took the job (if not, httplib closes the socket itself).
-using enqueue_result =
-    decltype(std::declval<httplib::TaskQueue&>().enqueue(std::function<void()>{}));
-
-class httplib_server : public httplib::Server {
+// Routes by method and path, or by method and a path's prefix
+// ("/lp/v1/call/" and a rest without '/', empty too). A HEAD is served as
+// its GET, without the body. What no route takes goes to `otherwise`, if
+// set.
+class http_routes {
  public:
-  // Debian's libcpp-httplib is built with a listen backlog of 5, so a
-  // burst of new connections (64 node processes starting) would wait for
-  // SYN retries.
-  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
-
-  // What httplib's stop() does, but also before its accept loop has
-  // started (where stop() does nothing, and the loop would then run
-  // forever): the loop ends when it finds the socket gone.
-  void close_listening_socket() {
-    socket_t socket = svr_sock_.exchange(INVALID_SOCKET);
-    if (socket == INVALID_SOCKET) return;
-    ::shutdown(socket, SHUT_RDWR);
-    ::close(socket);
+  void get(std::string path, http_handler handler) {
+    add("GET", std::move(path), false, std::move(handler));
   }
-
- protected:
-  // The settings httplib's own keep-alive loop would use, as set through
-  // its documented setters.
-  struct loop_settings {
-    std::chrono::milliseconds read_timeout, write_timeout;
-    std::chrono::seconds idle;  // between requests (set_keep_alive_timeout)
-    std::size_t max_requests;   // on one connection (set_keep_alive_max_count)
-  };
-  loop_settings settings() const {
-    using std::chrono::duration_cast, std::chrono::milliseconds, std::chrono::seconds,
-        std::chrono::microseconds;
-    return {duration_cast<milliseconds>(seconds(read_timeout_sec_) +
-                                        microseconds(read_timeout_usec_)),
-            duration_cast<milliseconds>(seconds(write_timeout_sec_) +
-                                        microseconds(write_timeout_usec_)),
-            seconds(keep_alive_timeout_sec_), keep_alive_max_count_};
+  void post(std::string path, http_handler handler) {
+    add("POST", std::move(path), false, std::move(handler));
   }
+  void post_under(std::string prefix, http_handler handler) {
+    add("POST", std::move(prefix), true, std::move(handler));
+  }
+  void otherwise(http_handler handler) { otherwise_ = std::move(handler); }
 
-  bool listening() const { return svr_sock_ != INVALID_SOCKET; }
-
-  // Reads, routes and answers one request. In 0.11 process_request reads
-  // the peer's address from the stream; 0.18 takes it as arguments. (A
-  // template, so that only the shape that compiles is used.)
-  template <class Stream>
-  bool serve_one(Stream& stream, bool last, bool& closed) {
-    if constexpr (requires { this->process_request(stream, last, closed, nullptr); }) {
-      return this->process_request(stream, last, closed, nullptr);
-    } else {
-      std::string remote_ip, local_ip;
-      int remote_port = 0, local_port = 0;
-      stream.get_remote_ip_and_port(remote_ip, remote_port);
-      stream.get_local_ip_and_port(local_ip, local_port);
-      return this->process_request(stream, remote_ip, remote_port, local_ip, local_port, last,
-                                   closed, nullptr);
+  // The handler for a request's method and path, and what follows the
+  // prefix of a route by prefix; null if none, not even `otherwise`.
+  std::pair<const http_handler*, std::string_view> find(std::string_view method,
+                                                        std::string_view path) const {
+    if (method == "HEAD") method = "GET";
+    for (const auto& r : routes_) {
+      if (method != r.method) continue;
+      if (!r.prefix && path == r.path) return {&r.handler, {}};
+      if (r.prefix && path.starts_with(r.path)) {
+        auto rest = path.substr(r.path.size());
+        if (rest.find('/') == std::string_view::npos) return {&r.handler, rest};
+      }
     }
+    return {otherwise_ ? &otherwise_ : nullptr, {}};
   }
-
-  // httplib's accepting thread hands each accepted socket here, through
-  // the task queue; the server closes it.
-  virtual bool serve_connection(socket_t socket) = 0;
 
  private:
-  bool process_and_close_socket(socket_t socket) final { return serve_connection(socket); }
+  struct route {
+    std::string method, path;
+    bool prefix;
+    http_handler handler;
+  };
+  void add(std::string method, std::string path, bool prefix, http_handler handler) {
+    routes_.push_back({std::move(method), std::move(path), prefix, std::move(handler)});
+  }
+  std::vector<route> routes_;
+  http_handler otherwise_;
 };
 
 }  // namespace lp::detail
@@ -9770,376 +10015,489 @@ class connection_parking {
 }  // namespace lp::detail
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
 
 namespace lp::detail {
 
-// httplib's socket options, with buffers of socket_buffer_bytes.
-inline void large_socket_buffers(socket_t socket) {
-  httplib::default_socket_options(socket);
-  ::setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-  ::setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes, sizeof socket_buffer_bytes);
-}
-
 // Why a server refuses, or gives up on, a request: an error body of the
 // protocol (code, message), in JSON.
 using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
 
-// httplib calls a task queue's enqueue on its accepting thread, once per
-// accepted connection. This one runs each busy connection on a thread of an
-// elastic pool of up to `threads` (cpp-httplib's own pool holds one thread
-// per keep-alive connection for as long as the connection lives, so a fixed
-// pool of 8 makes the 9th client wait for seconds), up to `cap` connections
-// open at once, counted from accept to close, parked or not; past the cap
-// it runs the connection's job right there, flagged, and the server answers
-// 503 and closes without a thread (listener::refusing).
-class connection_queue final : public httplib::TaskQueue {
- public:
-  connection_queue(std::size_t cap, std::size_t threads, std::atomic<std::size_t>& open)
-      : cap_(cap), open_(open), pool_(std::min(cap, threads)) {}
-  enqueue_result enqueue(std::function<void()> job) override {
-    // Only this thread adds to open_, so the check holds until the add.
-    if (open_.load() >= cap_) {
-      refusing() = true;
-      job();
-      refusing() = false;
-    } else {
-      open_.fetch_add(1);  // the connection's end takes it off
-      pool_.enqueue(std::move(job));
-    }
-    // Taken either way: the refusal is the job's own answer.
-    return static_cast<enqueue_result>(true);
-  }
-  // A parked connection's next request, on a thread of the pool.
-  void resume(std::function<void()> job) { pool_.enqueue(std::move(job)); }
-  void shutdown() override { pool_.shutdown(); }
-
-  // Whether this thread's connection is one past the cap. A thread_local
-  // because httplib hands the accepted socket and nothing else to the
-  // server; only this server's threads set or read it.
-  static bool& refusing() {
-    thread_local bool past_cap = false;
-    return past_cap;
-  }
-
- private:
-  const std::size_t cap_;
-  std::atomic<std::size_t>& open_;
-  thread_pool pool_;
-};
-
-// An httplib server set up the way every server of a launch needs it, and
-// run on a thread of its own.
+// An HTTP/1.1 server on a thread of its own, the way every server of a
+// launch needs it: a node, the launcher's rendezvous, the status page.
+//
+// One thread accepts. Each connection is served on a thread of an elastic
+// pool while it is busy, from its request's first byte to 20 ms after its
+// reply (a caller's next call usually comes sooner); then it parks without
+// a thread (parking.hpp) until its next request. Up to max_connections are
+// open at once, parked or not; one more is answered 503 by the accepting
+// thread itself and closed, without a thread. Every request is read under
+// the deadlines of deadline_stream and the limits of server_limits
+// (docs/protocol.md, "Limits").
 class listener {
  public:
-  explicit listener(server_limits limits = {}) : server_(limits) {
-    server_.new_task_queue = [this] {
-      auto* queue =
-          new connection_queue(server_.cap, server_.limits.max_threads, server_.open);
-      server_.queue.store(queue);
-      return queue;
-    };
-    server_.set_tcp_nodelay(true);
-    // Accepted connections inherit the listening socket's buffer sizes.
-    server_.set_socket_options(large_socket_buffers);
-    // httplib calls the logger on the handler's thread once it has written
-    // the reply: what the stream holds of it leaves now, before anyone
-    // hears that it has.
-    server_.set_logger([this](const httplib::Request&, const httplib::Response&) {
-      if (auto* stream = server_with_limits::current()) stream->flush();
-      if (written_) written_();
-    });
-    // httplib calls this once a request's headers are read, before its body.
-    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      auto* stream = server_with_limits::current();
-      if (stream) stream->headers_read();
-      if (!over_body_limit(req)) return httplib::Server::HandlerResponse::Unhandled;
-      // Refused on its word, before a byte of the body is read: waiting for
-      // a body that will not be taken would cost its whole transfer.
-      res.status = 413;
-      res.set_header("Connection", "close");
-      res.set_content(server_.refusal("payload_too_large",
-                                      "the body is larger than this node accepts (" +
-                                          std::to_string(body_limit_) +
-                                          " bytes, --lp_max_body_mb)"),
-                      protocol::json_type);
-      if (stream) stream->close_after_reply();
-      return httplib::Server::HandlerResponse::Handled;
-    });
+  explicit listener(server_limits limits = {})
+      : limits_(limits),
+        cap_(connection_cap(limits.max_connections)),
+        pool_(std::min(cap_, limits.max_threads)) {
+    // A peer that leaves mid-reply must cost a failed write, not the
+    // process: OpenSSL writes to the socket without MSG_NOSIGNAL. (As
+    // cpp-httplib's server did before, for the whole process.)
+    ::signal(SIGPIPE, SIG_IGN);
   }
   listener(const listener&) = delete;
   listener& operator=(const listener&) = delete;
   ~listener() { stop(); }
 
-  httplib::Server& server() { return server_; }
+  // Where handlers go; set before start().
+  http_routes& routes() { return routes_; }
 
   // Connections open now, busy or parked (not those refused past the cap).
-  std::size_t open_connections() const {
-    return server_.open.load(std::memory_order_relaxed);
-  }
+  std::size_t open_connections() const { return open_.load(std::memory_order_relaxed); }
 
   // Called on the handler's thread once a reply has been sent.
   void on_reply_written(std::function<void()> written) { written_ = std::move(written); }
 
-  // The body of the 408, 413 and 503 replies the listener writes itself;
-  // by default the protocol's error body without a node.
-  void set_refusal_body(refusal_body body) { server_.refusal = std::move(body); }
+  // The body of the error replies the listener writes itself (400, 404,
+  // 408, 413, 431, 503...); by default the protocol's error body without a
+  // node.
+  void set_refusal_body(refusal_body body) { refusal_ = std::move(body); }
 
   // Requests with a larger body get 413: at once when their Content-Length
   // says so, else (a chunked body) once it grows past the limit.
-  void set_body_limit(std::size_t bytes) {
-    body_limit_ = bytes;
-    server_.set_payload_max_length(bytes);
-  }
+  void set_body_limit(std::size_t bytes) { body_limit_ = bytes; }
 
   // Serves every connection over TLS with this context (docs/protocol.md,
   // "Encryption"): a peer that does not complete the handshake within the
   // header timeout, or shows no certificate the context trusts, is closed
   // before any HTTP. Set before start().
-  void set_tls(std::shared_ptr<const tls_context> context) { server_.tls = std::move(context); }
-  bool tls() const { return server_.tls != nullptr; }
+  void set_tls(std::shared_ptr<const tls_context> context) { tls_ = std::move(context); }
+  bool tls() const { return tls_ != nullptr; }
 
   // Binds host:port (port 0: any free port) and serves; returns the port,
   // or -1 if it cannot bind. Connections are accepted once it returns.
   int start(const std::string& host, int port) {
-    int bound = port;
-    if (port == 0) bound = server_.bind_to_any_port(host);
-    else if (!server_.bind_to_port(host, port)) bound = -1;
+    int bound = bind_and_listen(host, port);
     if (bound < 0) return -1;
-    server_.widen_backlog();
-    server_.parking = std::make_unique<connection_parking>();
-    // The socket listens already: a peer's connection waits in the backlog
-    // until the thread accepts it.
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    parking_ = std::make_unique<connection_parking>();
+    thread_ = std::thread([this] { accept_all(); });
     return bound;
   }
 
-  // Stops accepting, closes the parked connections and waits for the
-  // connection threads.
+  // Stops accepting, closes the parked connections, lets the busy ones end
+  // their request, and waits for every thread.
   void stop() {
     if (!thread_.joinable()) return;
-    // First: a connection it wakes goes to the queue, which lives until
-    // the accepting thread ends.
-    server_.parking->close();
-    server_.close_listening_socket();
+    stopping_ = true;
+    ::shutdown(listening_, SHUT_RDWR);  // accept() returns
     thread_.join();
+    // A connection it wakes goes to the pool, which runs what is queued.
+    parking_->close();
+    pool_.shutdown();
+    ::close(listening_);
+    listening_ = -1;
   }
 
   bool running() const { return thread_.joinable(); }
 
  private:
-  bool over_body_limit(const httplib::Request& req) const {
-    if (body_limit_ == 0) return false;
-    // Absent or empty: no length to refuse on.
-    const std::string text(header_value(req, "Content-Length"));
-    char* end = nullptr;
-    errno = 0;
-    auto declared = std::strtoull(text.c_str(), &end, 10);
-    // An unreadable length is httplib's to refuse (400).
-    if (text.empty() || *end != '\0' || text[0] == '-') return false;
-    return errno == ERANGE || declared > body_limit_;
-  }
+  // How long a connection keeps its thread after a reply, waiting for the
+  // next request, before it parks: a caller's next call (a loop of calls)
+  // comes sooner and pays nothing for parking.
+  static constexpr std::chrono::milliseconds park_after{20};
+  static constexpr std::size_t max_fields = 100;
 
-  struct server_with_limits final : httplib_server {
-    explicit server_with_limits(server_limits l)
-        : limits(l), cap(connection_cap(l.max_connections)) {}
+  using clock = std::chrono::steady_clock;
 
-    // The stream of the connection this thread serves, for the pre-routing
-    // handler, which httplib hands the request alone (a connection keeps
-    // one thread from a request's first byte to its reply's last).
-    static deadline_stream*& current() {
-      thread_local deadline_stream* stream = nullptr;
-      return stream;
-    }
-
-    const server_limits limits;
-    const std::size_t cap;  // max_connections, within the file descriptors
-    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
-    std::atomic<std::size_t> open{0};        // from accept to close
-    std::atomic<connection_queue*> queue{nullptr};  // while the accepting thread runs
-    std::unique_ptr<connection_parking> parking;    // from start()
-    refusal_body refusal = [](std::string_view code, const std::string& message) {
-      return protocol::encode(protocol::error_body(code, message, "", ""), protocol::format::json);
-    };
-
-   private:
-    // How long a connection keeps its thread after a reply, waiting for the
-    // next request, before it parks: a caller's next call (a loop of calls)
-    // comes sooner and pays nothing for parking.
-    static constexpr std::chrono::milliseconds park_after{20};
-
-    // One open connection, from accept to close, on a thread or parked.
-    struct connection {
-      connection(socket_t s, std::atomic<std::size_t>& count, std::size_t requests)
-          : socket(s), open(count), left(requests) {}
-      connection(const connection&) = delete;
-      connection& operator=(const connection&) = delete;
-      ~connection() { open.fetch_sub(1, std::memory_order_relaxed); }
-      const socket_t socket;
-      std::atomic<std::size_t>& open;
-      std::size_t left;  // requests it may still make
-      std::optional<tls_session> session;
-    };
-
-    // httplib's accepting thread hands every connection here, on a pool
-    // thread, or on itself for one past the cap. This is httplib's
-    // keep-alive loop, over a deadline_stream instead of its own.
-    bool serve_connection(socket_t socket) override {
-      if (connection_queue::refusing()) {
-        // A TLS peer could not read a plain reply, and a handshake here
-        // would hold up the accepting thread: it finds the connection closed.
-        if (tls) return close_socket(socket, false) && false;
-        answer(socket, 503, "Service Unavailable", "overloaded",
-               "this node has " + std::to_string(cap) +
-                   " connections open, its limit (--lp_max_connections); try again later, "
-                   "or launch it with a higher --lp_max_connections");
-        return close_socket(socket, false);
-      }
-      auto c = std::make_shared<connection>(socket, open, settings().max_requests);
-      if (tls && !handshake(socket, c->session))
-        return close_socket(socket, true) && false;
-      auto first = std::min<std::chrono::seconds>(
-          settings().idle, std::chrono::seconds(protocol::first_request_seconds));
-      return serve(std::move(c), std::chrono::steady_clock::now() + first);
-    }
-
-    // Requests on `c` until it ends, or idles past park_after (it parks,
-    // and this thread goes). The next request is due by `idle_until`.
-    bool serve(std::shared_ptr<connection> c,
-               std::chrono::steady_clock::time_point idle_until) {
-      auto loop = settings();
-      deadline_stream stream(c->socket, limits, loop.read_timeout, loop.write_timeout,
-                             c->session ? &*c->session : nullptr);
-      current() = &stream;
-      bool served = true, unread = false;
-      while (c->left > 0 && listening()) {
-        auto now = std::chrono::steady_clock::now();
-        if (now >= idle_until) break;
-        auto linger =
-            std::min<std::chrono::steady_clock::duration>(park_after, idle_until - now);
-        if (!stream.next_request(std::chrono::ceil<std::chrono::milliseconds>(linger))) {
-          if (std::chrono::steady_clock::now() < idle_until && park(c, idle_until)) {
-            current() = nullptr;
-            return true;
-          }
-          continue;  // the loop ends it, or waits on without parking
-        }
-        bool closed = false;
-        served = serve_one(stream, --c->left == 0, closed);
-        // What httplib wrote without a logger call (a request it refused).
-        if (!stream.flush()) served = false;
-        if (auto late = stream.timed_out(); late != deadline_stream::phase::idle) {
-          if (late == deadline_stream::phase::headers)
-            answer(stream, 408, "Request Timeout", "request_timeout",
-                   "the request's headers did not all arrive within " +
-                       std::to_string(limits.header_timeout.count() / 1000) +
-                       " s of its first byte (--lp_header_timeout_secs), or nothing came for " +
-                       std::to_string(loop.read_timeout.count() / 1000) + " s");
-          else if (late == deadline_stream::phase::body)
-            answer(stream, 408, "Request Timeout", "request_timeout",
-                   "the request's body came slower than " +
-                       std::to_string(limits.min_bytes_per_second >> 10) +
-                       " KiB/s (--lp_min_rate_kib_per_sec), or nothing came for " +
-                       std::to_string(loop.read_timeout.count() / 1000) + " s");
-          unread = true;
-          break;
-        }
-        if (stream.closing()) {
-          unread = true;
-          break;
-        }
-        if (!served || closed) break;
-        idle_until = std::chrono::steady_clock::now() + loop.idle;
-      }
-      current() = nullptr;
-      return end(*c, unread) && served;
-    }
-
-    // Hands `c` to the parking until its next request comes (then a pool
-    // thread serves it) or `idle_until` passes (then it closes). False if
-    // the server is stopping: the caller still has it.
-    bool park(const std::shared_ptr<connection>& c,
-              std::chrono::steady_clock::time_point idle_until) {
-      auto* accepting = queue.load();
-      if (!parking || !accepting) return false;
-      return parking->park(
-          c->socket, idle_until, [this, c, accepting, idle_until](bool ready) {
-            if (ready)
-              accepting->resume([this, c, idle_until] { serve(c, idle_until); });
-            else
-              end(*c, false);
-          });
-    }
-
-    bool end(connection& c, bool unread) {
-      if (c.session) c.session->close();
-      return close_socket(c.socket, unread);
-    }
-
-    // The TLS handshake of a new connection, on its non-blocking socket,
-    // within the header timeout: a peer that stays silent holds its thread
-    // no longer. False if it failed; the peer learns why from the alert
-    // OpenSSL sent, if any, and nothing else.
-    bool handshake(socket_t socket, std::optional<tls_session>& session) const {
-      int flags = ::fcntl(socket, F_GETFL);
-      if (flags < 0 || ::fcntl(socket, F_SETFL, flags | O_NONBLOCK) < 0) return false;
-      try {
-        session.emplace(*tls, socket, tls_session::role::server);
-      } catch (const std::exception&) {
-        return false;
-      }
-      return session->handshake(std::chrono::steady_clock::now() + limits.header_timeout) ==
-             tls_session::trouble::none;
-    }
-
-    // A whole reply, in one send that never waits: it fits in the socket's
-    // buffer, and a peer that left loses nothing it wanted.
-    std::string reply_text(int status, std::string_view reason, std::string_view code,
-                           const std::string& message) {
-      auto body = refusal(code, message);
-      return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
-             "\r\nContent-Type: application/json\r\nContent-Length: " +
-             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-    }
-    void answer(socket_t socket, int status, std::string_view reason, std::string_view code,
-                const std::string& message) {
-      auto reply = reply_text(status, reason, code, message);
-      [[maybe_unused]] auto sent = ::send(socket, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    }
-    // The same through the connection's stream (and its TLS session, if any).
-    void answer(deadline_stream& stream, int status, std::string_view reason,
-                std::string_view code, const std::string& message) {
-      stream.send_now(reply_text(status, reason, code, message));
-    }
-
-    // Closes so that the peer gets our reply and a FIN rather than a reset,
-    // which would throw away the reply it has not read yet. A request left
-    // `unread` (refused or cut off mid-way) may still be arriving: its
-    // bytes are read and dropped for a moment after our FIN, so that the
-    // close finds none unread.
-    static bool close_socket(socket_t socket, bool unread) {
-      char scratch[16 << 10];
-      ::shutdown(socket, SHUT_WR);
-      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(unread ? 500 : 0);
-      for (int i = 0; i < 256; ++i) {
-        ssize_t got = ::recv(socket, scratch, sizeof scratch, MSG_DONTWAIT);
-        if (got > 0) continue;
-        if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
-        auto left = std::chrono::ceil<std::chrono::milliseconds>(
-            until - std::chrono::steady_clock::now());
-        pollfd watched{socket, POLLIN, 0};
-        if (left.count() <= 0 || ::poll(&watched, 1, static_cast<int>(left.count())) <= 0) break;
-      }
-      return ::close(socket) == 0;
-    }
+  // One open connection, from accept to close, on a thread or parked.
+  struct connection {
+    connection(int s, std::atomic<std::size_t>& count) : socket(s), open(count) {}
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+    ~connection() { open.fetch_sub(1, std::memory_order_relaxed); }
+    const int socket;
+    std::atomic<std::size_t>& open;
+    std::optional<tls_session> session;
   };
 
-  server_with_limits server_;
-  std::size_t body_limit_ = 0;  // 0: httplib's own limit alone
+  int bind_and_listen(const std::string& host, int port) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0)
+      return -1;
+    int bound = -1;
+    for (auto* at = found; at && bound < 0; at = at->ai_next) {
+      int fd = ::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, at->ai_protocol);
+      if (fd < 0) continue;
+      int on = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+      // Accepted connections inherit the buffer sizes.
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes,
+                   sizeof socket_buffer_bytes);
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes,
+                   sizeof socket_buffer_bytes);
+      sockaddr_storage where{};
+      socklen_t length = sizeof where;
+      if (::bind(fd, at->ai_addr, at->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0 ||
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&where), &length) != 0) {
+        ::close(fd);
+        continue;
+      }
+      listening_ = fd;
+      bound = ntohs(where.ss_family == AF_INET6
+                        ? reinterpret_cast<const sockaddr_in6&>(where).sin6_port
+                        : reinterpret_cast<const sockaddr_in&>(where).sin_port);
+    }
+    ::freeaddrinfo(found);
+    return bound;
+  }
+
+  void accept_all() {
+    while (!stopping_) {
+      int socket = ::accept4(listening_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (socket < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        // Out of descriptors or memory: the peer waits in the backlog until
+        // a connection closes.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          continue;
+        }
+        return;  // stopping: the socket was shut down
+      }
+      int on = 1;
+      ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+      // Only this thread adds to open_, so the check holds until the add.
+      if (open_.load() >= cap_) {
+        refuse_past_cap(socket);
+        continue;
+      }
+      open_.fetch_add(1);  // the connection's end takes it off
+      pool_.enqueue([this, socket] { serve_new(socket); });
+    }
+  }
+
+  // One past the cap: answered at once, on the accepting thread, and
+  // closed. A TLS peer could not read a plain reply, and a handshake here
+  // would hold up the accepting thread: it finds the connection closed.
+  void refuse_past_cap(int socket) {
+    if (!tls_) {
+      auto reply =
+          reply_text(503, "overloaded",
+                     "this node has " + std::to_string(cap_) +
+                         " connections open, its limit (--lp_max_connections); try "
+                         "again later, or launch it with a higher --lp_max_connections");
+      [[maybe_unused]] auto sent =
+          ::send(socket, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    close_socket(socket, false);
+  }
+
+  void serve_new(int socket) {
+    auto c = std::make_shared<connection>(socket, open_);
+    if (tls_ && !handshake(*c)) return close_socket(socket, true);
+    auto first = std::min<std::chrono::seconds>(
+        std::chrono::seconds(protocol::keep_alive_seconds),
+        std::chrono::seconds(protocol::first_request_seconds));
+    serve(std::move(c), clock::now() + first);
+  }
+
+  // What serving one request left of its connection.
+  enum class after { next, close, close_unread };
+
+  // Requests on `c` until it ends, or idles past park_after (it parks, and
+  // this thread goes). The next request is due by `idle_until`.
+  void serve(std::shared_ptr<connection> c, clock::time_point idle_until) {
+    deadline_stream stream(c->socket, limits_, c->session ? &*c->session : nullptr);
+    after next = after::next;
+    while (next == after::next && !stopping_) {
+      auto now = clock::now();
+      if (now >= idle_until) break;
+      auto linger = std::min<clock::duration>(park_after, idle_until - now);
+      if (!stream.next_request(std::chrono::ceil<std::chrono::milliseconds>(linger))) {
+        if (clock::now() < idle_until && park(c, idle_until)) return;
+        continue;  // the loop ends it, or waits on without parking
+      }
+      next = serve_one(stream);
+      idle_until = clock::now() + std::chrono::seconds(protocol::keep_alive_seconds);
+    }
+    end(*c, next == after::close_unread);
+  }
+
+  // Reads one request, routes it, writes its reply.
+  after serve_one(deadline_stream& stream) {
+    thread_local http1::request_head head;
+    std::string_view text;
+    switch (stream.read_head(text)) {
+      case deadline_stream::head_read::whole:
+        break;
+      case deadline_stream::head_read::none:
+        return after::close;
+      case deadline_stream::head_read::too_large:
+        return refuse(stream, 431, "headers_too_large",
+                      "the request's head is over " +
+                          std::to_string(deadline_stream::head_limit >> 10) + " KiB");
+      case deadline_stream::head_read::failed:
+        return cut_off(stream);
+    }
+    if (auto error = http1::parse_request_head(text, head))
+      return refuse(stream, error->status, "bad_request", error->message);
+    if (head.fields.size() > max_fields)
+      return refuse(
+          stream, 431, "headers_too_large",
+          "the request has over " + std::to_string(max_fields) + " header fields");
+    stream.headers_read();
+
+    bool has_body = head.length || head.chunked;
+    if (body_limit_ && head.length && *head.length > body_limit_)
+      // Refused on its word, before a byte of the body is read (and before
+      // anything else is looked at): waiting for a body that will not be
+      // taken would cost its whole transfer.
+      return refuse(stream, 413, "payload_too_large", too_large_message());
+    thread_local std::string decoded;
+    auto path = http1::percent_decoded(head.path(), decoded);
+    auto [handler, rest] = routes_.find(head.method, path);
+    if (!handler) {
+      auto message =
+          "no route " + std::string(head.method) + " " + http1::printable(path);
+      // A body that no one will read ends the connection, unread.
+      if (has_body) return refuse(stream, 404, "no_such_route", message);
+      return answer(stream, head, 404, "no_such_route", message);
+    }
+    std::string_view body;
+    if (has_body) {
+      if (head.expect_continue && !stream.send_continue()) return after::close;
+      auto read = read_body(stream, head, body);
+      if (read != after::next) return read;
+    }
+    thread_local http_reply reply;
+    reply.reset();
+    try {
+      (*handler)(http_request{head, path, body, rest}, reply);
+    } catch (const std::exception& e) {
+      return answer(stream, head, 500, "internal", e.what());
+    }
+    return write(stream, head, reply);
+  }
+
+  // The request's body, into this thread's buffer; `body` views it.
+  after read_body(deadline_stream& stream, const http1::request_head& head,
+                  std::string_view& body) {
+    thread_local std::string buffer;  // its size only grows: no zeroing per call
+    drop_if_large(buffer);
+    if (head.length) {
+      if (buffer.size() < *head.length) buffer.resize(*head.length);
+      if (!stream.read_body(buffer.data(), *head.length)) return cut_off(stream);
+      body = std::string_view(buffer.data(), *head.length);
+      return after::next;
+    }
+    std::size_t size = 0;
+    for (;;) {
+      std::string_view line;
+      if (!stream.read_line(line)) return cut_off(stream);
+      auto chunk = http1::chunk_size(line);
+      if (!chunk)
+        return refuse(stream, 400, "bad_request",
+                      "a malformed chunk size line: '" + http1::printable(line) + "'");
+      if (*chunk == 0) break;
+      if (body_limit_ && *chunk > body_limit_ - size)
+        return refuse(stream, 413, "payload_too_large", too_large_message());
+      if (buffer.size() < size + *chunk)
+        buffer.resize(std::max(size + *chunk, std::min(2 * buffer.size(), body_limit_)));
+      if (!stream.read_body(buffer.data() + size, *chunk)) return cut_off(stream);
+      size += *chunk;
+      if (!stream.read_line(line) || !line.empty())
+        return refuse(stream, 400, "bad_request",
+                      "a chunk longer than its size line says");
+    }
+    // Trailer fields carry nothing a handler here uses.
+    for (std::size_t trailers = 0;;) {
+      std::string_view line;
+      if (!stream.read_line(line)) return cut_off(stream);
+      if (line.empty()) break;
+      if ((trailers += line.size() + 2) > deadline_stream::head_limit)
+        return refuse(stream, 431, "headers_too_large",
+                      "the request's trailers are too large");
+    }
+    body = std::string_view(buffer.data(), size);
+    return after::next;
+  }
+
+  std::string too_large_message() const {
+    return "the body is larger than this node accepts (" + std::to_string(body_limit_) +
+           " bytes, --lp_max_body_mb)";
+  }
+
+  // Writes `reply`; the connection goes on if both sides want it to. A
+  // small body joins the head, to leave in one segment; a large one is
+  // written from where it is.
+  after write(deadline_stream& stream, const http1::request_head& head,
+              http_reply& reply) {
+    bool keep = head.keep_alive && !reply.close && !stopping_;
+    bool with_body = head.method != "HEAD";
+    std::string_view whole[] = {reply.body};
+    std::span<const std::string_view> body = whole;
+    if (!reply.pieces.empty()) body = reply.pieces;
+    std::size_t size = 0;
+    for (auto piece : body) size += piece.size();
+    thread_local std::string text;
+    text.clear();
+    text += "HTTP/1.1 ";
+    text += std::to_string(reply.status);
+    text += ' ';
+    text += reason_phrase(reply.status);
+    text += "\r\nContent-Length: ";
+    text += std::to_string(size);
+    if (!reply.content_type.empty()) {
+      text += "\r\nContent-Type: ";
+      text += reply.content_type;
+    }
+    for (const auto& [name, value] : reply.headers) {
+      text += "\r\n";
+      text += name;
+      text += ": ";
+      text += value;
+    }
+    if (!keep)
+      text += "\r\nConnection: close";
+    else if (head.http10)
+      text += "\r\nConnection: keep-alive";
+    text += "\r\n\r\n";
+    if (!with_body) {
+      body = {};
+    } else if (size <= streamed_body) {
+      for (auto piece : body) text += piece;
+      body = {};
+    }
+    bool sent = stream.write_reply(text, body);
+    drop_if_large(text);
+    if (written_) written_();
+    return sent && keep ? after::next : after::close;
+  }
+
+  // An error reply of the listener's own, with the refusal body.
+  after answer(deadline_stream& stream, const http1::request_head& head, int status,
+               std::string_view code, const std::string& message) {
+    http_reply reply;
+    reply.status = status;
+    reply.set_content(refusal_(code, message), protocol::json_type);
+    return write(stream, head, reply);
+  }
+
+  // A request that cannot be read on: answered, and the connection ends
+  // (what is left of it would be taken for the next request).
+  after refuse(deadline_stream& stream, int status, std::string_view code,
+               const std::string& message) {
+    stream.send_now(reply_text(status, code, message));
+    return after::close_unread;
+  }
+
+  // A read that failed: 408 if a deadline passed, else the peer has gone.
+  after cut_off(deadline_stream& stream) {
+    auto late = stream.timed_out();
+    if (late == deadline_stream::phase::headers)
+      return refuse(
+          stream, 408, "request_timeout",
+          "the request's headers did not all arrive within " +
+              std::to_string(limits_.header_timeout.count() / 1000) +
+              " s of its first byte (--lp_header_timeout_secs), or nothing came for " +
+              std::to_string(limits_.read_timeout.count() / 1000) + " s");
+    if (late == deadline_stream::phase::body)
+      return refuse(stream, 408, "request_timeout",
+                    "the request's body came slower than " +
+                        std::to_string(limits_.min_bytes_per_second >> 10) +
+                        " KiB/s (--lp_min_rate_kib_per_sec), or nothing came for " +
+                        std::to_string(limits_.read_timeout.count() / 1000) + " s");
+    return after::close_unread;
+  }
+
+  // Hands `c` to the parking until its next request comes (then a pool
+  // thread serves it) or `idle_until` passes (then it closes). False if
+  // the server is stopping: the caller still has it.
+  bool park(const std::shared_ptr<connection>& c, clock::time_point idle_until) {
+    return parking_->park(c->socket, idle_until, [this, c, idle_until](bool ready) {
+      if (ready)
+        pool_.enqueue([this, c, idle_until] { serve(c, idle_until); });
+      else
+        end(*c, false);
+    });
+  }
+
+  void end(connection& c, bool unread) {
+    if (c.session) c.session->close();
+    close_socket(c.socket, unread);
+  }
+
+  // The TLS handshake of a new connection, on its non-blocking socket,
+  // within the header timeout: a peer that stays silent holds its thread
+  // no longer. False if it failed; the peer learns why from the alert
+  // OpenSSL sent, if any, and nothing else.
+  bool handshake(connection& c) const {
+    int flags = ::fcntl(c.socket, F_GETFL);
+    if (flags < 0 || ::fcntl(c.socket, F_SETFL, flags | O_NONBLOCK) < 0) return false;
+    try {
+      c.session.emplace(*tls_, c.socket, tls_session::role::server);
+    } catch (const std::exception&) {
+      return false;
+    }
+    return c.session->handshake(clock::now() + limits_.header_timeout) ==
+           tls_session::trouble::none;
+  }
+
+  // A whole error reply, to be sent in one write that never waits: it fits
+  // in the socket's buffer, and a peer that left loses nothing it wanted.
+  std::string reply_text(int status, std::string_view code,
+                         const std::string& message) const {
+    auto body = refusal_(code, message);
+    return "HTTP/1.1 " + std::to_string(status) + " " +
+           std::string(reason_phrase(status)) +
+           "\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  }
+
+  // Closes so that the peer gets our reply and a FIN rather than a reset,
+  // which would throw away the reply it has not read yet. A request left
+  // `unread` (refused or cut off mid-way) may still be arriving: its bytes
+  // are read and dropped for a moment after our FIN, so that the close
+  // finds none unread.
+  static void close_socket(int socket, bool unread) {
+    char scratch[16 << 10];
+    ::shutdown(socket, SHUT_WR);
+    auto until = clock::now() + std::chrono::milliseconds(unread ? 500 : 0);
+    for (int i = 0; i < 256; ++i) {
+      ssize_t got = ::recv(socket, scratch, sizeof scratch, MSG_DONTWAIT);
+      if (got > 0) continue;
+      if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now());
+      pollfd watched{socket, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&watched, 1, static_cast<int>(left.count())) <= 0)
+        break;
+    }
+    ::close(socket);
+  }
+
+  const server_limits limits_;
+  const std::size_t cap_;  // max_connections, within the file descriptors
+  http_routes routes_;
+  std::shared_ptr<const tls_context> tls_;  // null: plain HTTP
+  std::size_t body_limit_ = std::size_t{64} << 20;
+  refusal_body refusal_ = [](std::string_view code, const std::string& message) {
+    return protocol::encode(protocol::error_body(code, message, "", ""),
+                            protocol::format::json);
+  };
   std::function<void()> written_;
-  std::thread thread_;
+  std::atomic<std::size_t> open_{0};  // from accept to close
+  std::atomic<bool> stopping_{false};
+  int listening_ = -1;
+  std::unique_ptr<connection_parking> parking_;  // from start()
+  thread_pool pool_;
+  std::thread thread_;  // last: it uses the rest
 };
 
 }  // namespace lp::detail
@@ -10254,12 +10612,11 @@ class rendezvous_server {
                     std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
       : secret_(std::move(secret)), on_(std::move(on)) {
     listener_.set_tls(std::move(tls));
-    auto& server = listener_.server();
-    server.set_keep_alive_timeout(2);
+    auto& routes = listener_.routes();
     auto guarded = [this](auto handler) {
-      return [this, handler](const httplib::Request& req, httplib::Response& res) {
+      return [this, handler](const http_request& req, http_reply& res) {
         if (!secret_.empty()) {
-          auto problem = credential_problem(header_value(req, "Authorization"), secret_);
+          auto problem = credential_problem(req.header("Authorization"), secret_);
           if (!problem.empty()) {
             res.status = 401;
             res.set_content(json{{"error", problem}}.dump(), "application/json");
@@ -10274,56 +10631,62 @@ class rendezvous_server {
         }
       };
     };
-    server.Post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
-      auto body = json::parse(req.body);
-      auto label = body.at("label").template get<std::string>();
-      address where{body.at("host").template get<std::string>(),
-                    body.at("port").template get<int>()};
-      publish(label, where);
-      if (on_.published) on_.published(label, where);
-      res.set_content("{}", "application/json");
-    }));
-    server.Post("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
-      auto body = json::parse(req.body);
-      auto label = body.at("label").template get<std::string>();
-      auto wait = std::chrono::milliseconds(
-          std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
-      std::unique_lock lock(mutex_);
-      changed_.wait_for(lock, wait, [&] {
-        return closed_ || nodes_[label].where || nodes_[label].gone;
-      });
-      auto& entry = nodes_[label];
-      if (closed_) {
-        // A stopping program takes no new callers: a node found now would
-        // refuse the call, or be gone.
-        res.status = 410;
-        res.set_content(json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
-                        "application/json");
-      } else if (entry.where) {
-        res.set_content(json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
-                        "application/json");
-      } else {
-        res.status = entry.gone ? 410 : 404;
-        res.set_content(json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
-                        "application/json");
-      }
-    }));
-    server.Post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
-      on_.stop_requested(json::parse(req.body).at("label").template get<std::string>());
-      res.set_content("{}", "application/json");
-    }));
-    server.Post("/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
-      on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
-      res.set_content("{}", "application/json");
-    }));
+    routes.post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto label = body.at("label").template get<std::string>();
+                  address where{body.at("host").template get<std::string>(),
+                                body.at("port").template get<int>()};
+                  publish(label, where);
+                  if (on_.published) on_.published(label, where);
+                  res.set_content("{}", "application/json");
+                }));
+    routes.post(
+        "/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+          auto body = json::parse(req.body);
+          auto label = body.at("label").template get<std::string>();
+          auto wait = std::chrono::milliseconds(
+              std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
+          std::unique_lock lock(mutex_);
+          changed_.wait_for(lock, wait, [&] {
+            return closed_ || nodes_[label].where || nodes_[label].gone;
+          });
+          auto& entry = nodes_[label];
+          if (closed_) {
+            // A stopping program takes no new callers: a node found now would
+            // refuse the call, or be gone.
+            res.status = 410;
+            res.set_content(
+                json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
+                "application/json");
+          } else if (entry.where) {
+            res.set_content(
+                json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
+                "application/json");
+          } else {
+            res.status = entry.gone ? 410 : 404;
+            res.set_content(
+                json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
+                "application/json");
+          }
+        }));
+    routes.post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
+                  on_.stop_requested(
+                      json::parse(req.body).at("label").template get<std::string>());
+                  res.set_content("{}", "application/json");
+                }));
+    routes.post(
+        "/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
+          on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
+          res.set_content("{}", "application/json");
+        }));
     if (on_.process_ended)
-      server.Post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
+      routes.post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
                     auto body = json::parse(req.body);
                     on_.process_ended(body.at("label").template get<std::string>(),
                                       body.at("failure").template get<std::string>());
                     res.set_content("{}", "application/json");
                   }));
-    server.Post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
+    routes.post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto outcome = on_.runs_finished(
                       body.at("names").template get<std::vector<std::string>>(),
@@ -12052,7 +12415,6 @@ class stop_on_signals {
 // rates and plot them from the moment it opens.
 
 #include <fcntl.h>
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12604,8 +12966,8 @@ LP_API status_server::status_server(const program& graph, std::string policy,
       secret_(std::move(secret)),
       nodes_(std::move(nodes)),
       tls_(std::move(tls)) {
-  auto& server = listener_.server();
-  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+  auto& routes = listener_.routes();
+  routes.get("/", [](const http_request&, http_reply& res) {
     res.set_header(
         "Content-Security-Policy",
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -12613,14 +12975,13 @@ LP_API status_server::status_server(const program& graph, std::string policy,
     res.set_header("Cache-Control", "no-store");
     res.set_content(std::string(status_page_html), "text/html; charset=utf-8");
   });
-  server.Get(protocol::health_path, [](const httplib::Request&, httplib::Response& res) {
+  routes.get(protocol::health_path, [](const http_request&, http_reply& res) {
     res.set_content(R"({"status":"serving"})", protocol::json_type);
   });
-  server.Get(protocol::status_path, [this](const httplib::Request& req,
-                                           httplib::Response& res) {
+  routes.get(protocol::status_path, [this](const http_request& req, http_reply& res) {
     res.set_header("Cache-Control", "no-store");
     if (!secret_.empty()) {
-      auto problem = credential_problem(header_value(req, "Authorization"), secret_);
+      auto problem = credential_problem(req.header("Authorization"), secret_);
       if (!problem.empty()) {
         res.status = 401;
         return res.set_content(
@@ -15795,8 +16156,6 @@ class watchdog {
 
 // ---- launchpad/detail/serve/http_server.hpp ----
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16114,8 +16473,10 @@ class http_server {
   // that hold the launch's certificate.
   http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
               server_limits limits = {}, std::shared_ptr<const tls_context> tls = nullptr)
-      : node_(node), identity_(node.identity), secret_(std::move(secret)),
-        max_body_bytes_(max_body_bytes), listener_(limits) {
+      : node_(node),
+        identity_(node.identity),
+        secret_(std::move(secret)),
+        listener_(limits) {
     listener_.set_tls(std::move(tls));
     configure(max_body_bytes);
   }
@@ -16150,8 +16511,8 @@ class http_server {
 
  private:
   void configure(std::size_t max_body_bytes) {
-    auto& server = listener_.server();
-    // The 408 and 503 the listener writes itself name this node.
+    auto& routes = listener_.routes();
+    // The errors the listener writes itself name this node.
     listener_.set_refusal_body([this](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
                               protocol::format::json);
@@ -16161,70 +16522,59 @@ class http_server {
       reply_pending() = false;
       node_.gate.written();
     });
-    server.set_keep_alive_max_count(std::size_t{1} << 30);
-    server.set_keep_alive_timeout(protocol::keep_alive_seconds);
     listener_.set_body_limit(max_body_bytes);
-    server.Post(R"(/lp/v1/call/([^/]*))",
-                [this](const httplib::Request& req, httplib::Response& res,
-                       const httplib::ContentReader& read) { call(req, res, read); });
-    server.Get(protocol::describe_path,
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  if (!authorized(req, res, "")) return;
-                  json body = describe_service(node_.instance.service(), node_.instance.methods());
-                  body["program"] = identity_.program;
-                  body["node"] = identity_.label;
-                  body["protocol"] = 1;
-                  respond(req, res, 200, body, protocol::format::json);
-                });
+    routes.post_under("/lp/v1/call/", [this](const http_request& req, http_reply& res) {
+      call(req, res);
+    });
+    routes.get(protocol::describe_path, [this](const http_request& req, http_reply& res) {
+      if (!authorized(req, res, "")) return;
+      json body = describe_service(node_.instance.service(), node_.instance.methods());
+      body["program"] = identity_.program;
+      body["node"] = identity_.label;
+      body["protocol"] = 1;
+      respond(req, res, 200, body, protocol::format::json);
+    });
     // What lp::stop() does, for tools outside the program (the Python
     // client's stop()): a node process passes it on to its launcher.
-    server.Post(protocol::stop_path, [this](const httplib::Request& req, httplib::Response& res) {
+    routes.post(protocol::stop_path, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       node_.launch.request_stop();
       respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
     });
-    server.Get(protocol::metrics_path, [this](const httplib::Request& req,
-                                              httplib::Response& res) {
+    routes.get(protocol::metrics_path, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       auto process = this_process_figures();
       auto connections = listener_.open_connections();
-      if (header_value(req, "Accept").find(protocol::json_type) != std::string_view::npos)
+      if (req.header("Accept").find(protocol::json_type) != std::string_view::npos)
         return res.set_content(
             metrics_json(node_.metrics, identity_.label, process, connections).dump(),
             protocol::json_type);
       res.set_content(
           prometheus_text(node_.metrics, identity_.label, process, connections),
-          std::string(prometheus_type));
+          prometheus_type);
     });
-    server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
+    routes.get(protocol::health_path, [this](const http_request& req, http_reply& res) {
       bool serving = !node_.gate.draining();
-      respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
-            protocol::format::json);
+      respond(req, res, serving ? 200 : 503,
+              {{"status", serving ? "serving" : "stopping"}}, protocol::format::json);
     });
-    // httplib calls this for every status >= 400; only its own bare errors
-    // (unknown route, unreadable request) still need a body.
-    server.set_error_handler(httplib::Server::HandlerWithResponse(
-        [this](const httplib::Request& req, httplib::Response& res) {
-      bool answered = !res.body.empty() || res.content_length_ > 0;
-      if (answered) return httplib::Server::HandlerResponse::Unhandled;
-      auto code = res.status == 404   ? "no_such_route"
-                  : res.status == 413 ? "payload_too_large"
-                                      : "bad_request";
-      auto message = res.status == 404
-                         ? "no route " + req.method + " " + req.path +
-                               "; call a method with POST /lp/v1/call/<method>, see GET " +
-                               protocol::describe_path
-                         : "the request could not be read (HTTP " + std::to_string(res.status) + ")";
-      respond(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
-            protocol::format::json);
-      return httplib::Server::HandlerResponse::Handled;
-    }));
+    routes.otherwise([this](const http_request& req, http_reply& res) {
+      respond(req, res, 404,
+              protocol::error_body(
+                  "no_such_route",
+                  "no route " + std::string(req.method()) + " " + std::string(req.path) +
+                      "; call a method with POST /lp/v1/call/<method>, see "
+                      "GET " +
+                      std::string(protocol::describe_path),
+                  identity_.label, ""),
+              protocol::format::json);
+    });
   }
 
   // Every route but health needs the launch's secret as a bearer token.
-  bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
+  bool authorized(const http_request& req, http_reply& res, std::string_view method) {
     if (secret_.empty()) return true;
-    auto problem = credential_problem(header_value(req, "Authorization"), secret_);
+    auto problem = credential_problem(req.header("Authorization"), secret_);
     if (problem.empty()) return true;
     respond(req, res, 401,
             protocol::error_body("unauthenticated", problem, identity_.label, method),
@@ -16233,18 +16583,18 @@ class http_server {
   }
 
   // Whether this thread's current request is a call whose reply is
-  // unwritten: httplib's handlers see only the request, and a connection
-  // keeps its server thread (listener.hpp, refusing()), so the thread
-  // carries it from the call's handler to the connection's end.
+  // unwritten: the listener writes a reply on the thread that ran its
+  // handler, so the thread carries it from the call's handler to the
+  // reply's end.
   static bool& reply_pending() {
     thread_local bool pending = false;
     return pending;
   }
 
   // The reply's format: what Accept asks for, else the request's own.
-  static protocol::format reply_format(const httplib::Request& req,
+  static protocol::format reply_format(const http_request& req,
                                        protocol::format request_format) {
-    auto accept = header_value(req, "Accept");
+    auto accept = req.header("Accept");
     return accept.find(protocol::cbor_type) != std::string_view::npos
                ? protocol::format::cbor
            : accept.find(protocol::json_type) != std::string_view::npos
@@ -16257,7 +16607,7 @@ class http_server {
   // handler returns and before the thread takes its next request.
   struct reply_tag {};
 
-  static void respond(const httplib::Request& req, httplib::Response& res, int status,
+  static void respond(const http_request& req, http_reply& res, int status,
                       const json& body, protocol::format request_format) {
     auto format = reply_format(req, request_format);
     auto& reply = written_reply::of_this_thread<reply_tag>();
@@ -16265,88 +16615,44 @@ class http_server {
     send(res, status, reply, format);
   }
 
-  // Returns the body's size.
-  static std::size_t send(httplib::Response& res, int status, written_reply& reply,
+  // Returns the body's size. The body is written from the thread's reply
+  // (and the result's arrays it refers to), which stays as it is until the
+  // listener has written it.
+  static std::size_t send(http_reply& res, int status, written_reply& reply,
                           protocol::format format) {
     res.status = status;
-    auto pieces = reply.body.pieces();  // valid while the reply is unchanged
+    res.content_type = protocol::content_type(format);
+    res.body.clear();
+    res.pieces.clear();
     std::size_t size = 0;
-    for (auto piece : pieces) size += piece.size();
-    if (size <= streamed_body) {
-      std::string whole;
-      auto joined = reply.joined(whole);
-      res.set_content(joined.data(), joined.size(), protocol::content_type(format));
-      return size;
+    for (auto piece : reply.body.pieces()) {
+      res.pieces.push_back(piece);
+      size += piece.size();
     }
-    res.set_content_provider(size, protocol::content_type(format),
-                             [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                               for (auto piece : pieces) {
-                                 if (offset >= piece.size()) {
-                                   offset -= piece.size();
-                                   continue;
-                                 }
-                                 if (!sink.write(piece.data() + offset, piece.size() - offset))
-                                   return false;
-                                 offset = 0;
-                               }
-                               return true;
-                             });
     return size;
-  }
-
-  // The request's body, read into this thread's request buffer; nothing if
-  // it could not be read (httplib has set the status: 413 for a body over
-  // the limit, 400 otherwise).
-  std::optional<std::string_view> read_body(const httplib::Request& req,
-                                            const httplib::ContentReader& read) {
-    struct request_body {};
-    auto declared = std::strtoull(
-        std::string(header_value(req, "Content-Length")).c_str(), nullptr, 10);
-    auto& body = thread_buffer<request_body>(
-        static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
-    bool complete = read([&body](const char* data, std::size_t length) {
-      body.append(data, length);
-      return true;
-    });
-    if (!complete) return std::nullopt;
-    return body;
   }
 
   // Every call is counted, whatever its answer (respond() and send() set
   // the status).
-  void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
-    const std::string method = req.matches[1];
+  void call(const http_request& req, http_reply& res) {
+    const std::string method(req.rest);
     call_timer timer(node_.metrics.calls_to(method), 0);
-    answer_call(req, res, read, method, timer);
+    answer_call(req, res, method, timer);
     timer.status = res.status;
   }
 
-  void answer_call(const httplib::Request& req, httplib::Response& res,
-                   const httplib::ContentReader& read, const std::string& method,
+  void answer_call(const http_request& req, http_reply& res, const std::string& method,
                    call_timer& timer) {
-    // Read first, whatever the answer: a body left unread would be taken
-    // for the connection's next request.
-    auto body = read_body(req, read);
-    if (!body) {
-      bool too_large = res.status == 413;
-      return respond(req, res, too_large ? 413 : 400,
-                   protocol::error_body(too_large ? "payload_too_large" : "bad_request",
-                                        too_large ? "the body is larger than this node accepts "
-                                                    "(--lp_max_body_mb)"
-                                                  : "the body could not be read",
-                                        identity_.label, method),
-                   protocol::format::json);
-    }
     auto fail = [&](int status, std::string_view code, const std::string& message,
                     protocol::format format) {
-      respond(req, res, status, protocol::error_body(code, message, identity_.label, method),
-            format);
+      respond(req, res, status,
+              protocol::error_body(code, message, identity_.label, method), format);
     };
     if (!authorized(req, res, method)) return;
-    auto format = protocol::format_of(header_value(req, "Content-Type"));
+    auto format = protocol::format_of(req.header("Content-Type"));
     if (!format)
       return fail(415, "unsupported_media_type",
-                  "Content-Type '" + std::string(header_value(req, "Content-Type")) +
+                  "Content-Type '" + std::string(req.header("Content-Type")) +
                       "' is not supported; send application/json or application/cbor",
                   protocol::format::json);
     if (!node_.gate.enter(/*reply_to_write=*/true)) {
@@ -16362,17 +16668,18 @@ class http_server {
     node_scope scope(identity_, node_.launch, call_deadline_of(req));
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
-    timer.request_bytes = body->size();
-    int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
+    timer.request_bytes = req.body.size();
+    int status = dispatch(node_.instance, identity_.label, method, *format, replying,
+                          req.body, reply);
     timer.reply_bytes = send(res, status, reply, replying);
   }
 
   // The caller's deadline, from the time the request came, less the time
   // its reply needs to travel (lp::caller_deadline()); none (max) if it
   // sent none or one that is not a count of milliseconds.
-  static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
+  static std::chrono::steady_clock::time_point call_deadline_of(const http_request& req) {
     auto never = std::chrono::steady_clock::time_point::max();
-    auto value = std::string(header_value(req, protocol::deadline_header));
+    auto value = std::string(req.header(protocol::deadline_header));
     if (value.empty()) return never;
     char* end = nullptr;
     auto ms = std::strtoll(value.c_str(), &end, 10);
@@ -16385,7 +16692,6 @@ class http_server {
   served_node& node_;
   const node_identity& identity_;
   const std::string secret_;
-  const std::size_t max_body_bytes_;
   address bound_;
   std::string url_;
   listener listener_;  // last: it stops before what its handlers use

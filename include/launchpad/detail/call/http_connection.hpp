@@ -27,8 +27,8 @@
 #include <cstring>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/session.hpp>
-#include <launchpad/detail/util/text.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/wire/http1.hpp>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -177,7 +177,8 @@ class http_connection {
     if (std::any_of(path.begin(), path.end(), [](char c) {
           return static_cast<unsigned char>(c) <= ' ' || c == 127;
         }))
-      fail("request path '" + printable(path) + "' has a space or control character");
+      fail("request path '" + http1::printable(path) +
+           "' has a space or control character");
     bool sent = send_request(method, path, headers, body, deadline);
 
     head h;
@@ -228,14 +229,6 @@ class http_connection {
 
   static std::string error_text(int error) {
     return std::system_category().message(error);
-  }
-
-  // At most 60 bytes of what a peer sent, fit for an error message.
-  static std::string printable(std::string_view text) {
-    std::string out(text.substr(0, 60));
-    for (char& c : out)
-      if (c < ' ' || c > '~') c = '?';
-    return text.size() > 60 ? out + "..." : out;
   }
 
   [[noreturn]] static void fail(const std::string& what) {
@@ -470,70 +463,31 @@ class http_connection {
     in_begin_ = 0;
   }
 
-  static bool iequals(std::string_view a, std::string_view b) {
-    auto lower = [](char c) {
-      return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
-    };
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(),
-                      [&](char x, char y) { return lower(x) == lower(y); });
-  }
-
-  static std::string_view trim(std::string_view s) {
-    auto first = s.find_first_not_of(" \t");
-    if (first == std::string_view::npos) return {};
-    return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-  }
-
-  // Whether a comma-separated header value lists `token`.
-  static bool lists(std::string_view value, std::string_view token) {
-    for (auto item : split(value, ','))
-      if (iequals(trim(item), token)) return true;
-    return false;
-  }
-
-  static bool all_digits(std::string_view s) {
-    return !s.empty() &&
-           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-  }
-
-  // A decimal number, or nothing if it has other characters or overflows.
-  static std::optional<std::size_t> decimal(std::string_view s) {
-    if (!all_digits(s)) return std::nullopt;
-    std::size_t n = 0;
-    for (char c : s) {
-      auto digit = static_cast<std::size_t>(c - '0');
-      if (n > (std::numeric_limits<std::size_t>::max() - digit) / 10) return std::nullopt;
-      n = n * 10 + digit;
-    }
-    return n;
-  }
-
   head parse_head(std::string_view text) const {
+    using http1::iequals, http1::decimal;
     auto eol = text.find("\r\n");
     auto line = text.substr(0, eol);
     // "HTTP/1.1 200 OK"; the reason phrase may be empty or missing.
-    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." ||
-        (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
-        !all_digits(line.substr(9, 3)) || (line.size() > 12 && line[12] != ' '))
-      fail("malformed status line from " + peer_ + ": '" + printable(line) + "'");
+    auto status = line.size() >= 12 ? decimal(line.substr(9, 3)) : std::nullopt;
+    if (!status || line.substr(0, 7) != "HTTP/1." || (line[7] != '0' && line[7] != '1') ||
+        line[8] != ' ' || (line.size() > 12 && line[12] != ' '))
+      fail("malformed status line from " + peer_ + ": '" + http1::printable(line) + "'");
     head h;
-    h.status = static_cast<int>(*decimal(line.substr(9, 3)));
+    h.status = static_cast<int>(*status);
     bool http10 = line[7] == '0';
     bool close = false, keep_alive = false;
     for (text.remove_prefix(eol + 2); !text.empty(); text.remove_prefix(eol + 2)) {
       eol = text.find("\r\n");
       line = text.substr(0, eol);
-      auto colon = line.find(':');
-      if (colon == std::string_view::npos || colon == 0 || line[0] == ' ' ||
-          line[0] == '\t')
-        fail("malformed header line from " + peer_ + ": '" + printable(line) + "'");
-      auto name = line.substr(0, colon);
-      auto value = trim(line.substr(colon + 1));
+      auto field = http1::field_line(line);
+      if (!field)
+        fail("malformed header line from " + peer_ + ": '" + http1::printable(line) +
+             "'");
+      auto [name, value] = *field;
       if (iequals(name, "Content-Length")) {
         auto length = decimal(value);
         if (!length)
-          fail("bad Content-Length from " + peer_ + ": '" + printable(value) +
+          fail("bad Content-Length from " + peer_ + ": '" + http1::printable(value) +
                "' (not a number, or too large)");
         if (h.length && *h.length != *length)
           fail(peer_ + " sent two different Content-Length headers");
@@ -541,12 +495,12 @@ class http_connection {
       } else if (iequals(name, "Transfer-Encoding")) {
         // Only chunked: this client asks for no other coding.
         if (!iequals(value, "chunked"))
-          fail("unsupported Transfer-Encoding from " + peer_ + ": '" + printable(value) +
-               "'");
+          fail("unsupported Transfer-Encoding from " + peer_ + ": '" +
+               http1::printable(value) + "'");
         h.chunked = true;
       } else if (iequals(name, "Connection")) {
-        close = close || lists(value, "close");
-        keep_alive = keep_alive || lists(value, "keep-alive");
+        close = close || http1::lists(value, "close");
+        keep_alive = keep_alive || http1::lists(value, "keep-alive");
       } else if (iequals(name, "Content-Type")) {
         h.content_type = value;
       }
@@ -590,22 +544,11 @@ class http_connection {
   }
 
   std::size_t chunk_size(std::string_view line) const {
-    std::size_t size = 0, i = 0;
-    for (; i < line.size(); ++i) {
-      char c = line[i];
-      int digit = c >= '0' && c <= '9'   ? c - '0'
-                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                         : -1;
-      if (digit < 0) break;
-      if (size > (std::numeric_limits<std::size_t>::max() >> 4))
-        fail("chunk size from " + peer_ + " overflows: '" + printable(line) + "'");
-      size = size * 16 + static_cast<std::size_t>(digit);
-    }
-    auto rest = trim(line.substr(i));
-    if (i == 0 || (!rest.empty() && rest[0] != ';'))  // ";name=value" extensions: unused
-      fail("bad chunk size line from " + peer_ + ": '" + printable(line) + "'");
-    return size;
+    auto size = http1::chunk_size(line);
+    if (!size)
+      fail("bad chunk size line from " + peer_ + " (not hex, or it overflows): '" +
+           http1::printable(line) + "'");
+    return *size;
   }
 
   // Geometric growth for bodies of unknown length, so many small chunks do

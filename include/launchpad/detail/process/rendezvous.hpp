@@ -6,15 +6,12 @@
 // that do not serve yet. Nodes bind port 0, so no port is ever picked in
 // advance and raced for.
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
-#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
@@ -59,12 +56,11 @@ class rendezvous_server {
                     std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
       : secret_(std::move(secret)), on_(std::move(on)) {
     listener_.set_tls(std::move(tls));
-    auto& server = listener_.server();
-    server.set_keep_alive_timeout(2);
+    auto& routes = listener_.routes();
     auto guarded = [this](auto handler) {
-      return [this, handler](const httplib::Request& req, httplib::Response& res) {
+      return [this, handler](const http_request& req, http_reply& res) {
         if (!secret_.empty()) {
-          auto problem = credential_problem(header_value(req, "Authorization"), secret_);
+          auto problem = credential_problem(req.header("Authorization"), secret_);
           if (!problem.empty()) {
             res.status = 401;
             res.set_content(json{{"error", problem}}.dump(), "application/json");
@@ -79,56 +75,62 @@ class rendezvous_server {
         }
       };
     };
-    server.Post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
-      auto body = json::parse(req.body);
-      auto label = body.at("label").template get<std::string>();
-      address where{body.at("host").template get<std::string>(),
-                    body.at("port").template get<int>()};
-      publish(label, where);
-      if (on_.published) on_.published(label, where);
-      res.set_content("{}", "application/json");
-    }));
-    server.Post("/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
-      auto body = json::parse(req.body);
-      auto label = body.at("label").template get<std::string>();
-      auto wait = std::chrono::milliseconds(
-          std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
-      std::unique_lock lock(mutex_);
-      changed_.wait_for(lock, wait, [&] {
-        return closed_ || nodes_[label].where || nodes_[label].gone;
-      });
-      auto& entry = nodes_[label];
-      if (closed_) {
-        // A stopping program takes no new callers: a node found now would
-        // refuse the call, or be gone.
-        res.status = 410;
-        res.set_content(json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
-                        "application/json");
-      } else if (entry.where) {
-        res.set_content(json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
-                        "application/json");
-      } else {
-        res.status = entry.gone ? 410 : 404;
-        res.set_content(json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
-                        "application/json");
-      }
-    }));
-    server.Post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
-      on_.stop_requested(json::parse(req.body).at("label").template get<std::string>());
-      res.set_content("{}", "application/json");
-    }));
-    server.Post("/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
-      on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
-      res.set_content("{}", "application/json");
-    }));
+    routes.post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto label = body.at("label").template get<std::string>();
+                  address where{body.at("host").template get<std::string>(),
+                                body.at("port").template get<int>()};
+                  publish(label, where);
+                  if (on_.published) on_.published(label, where);
+                  res.set_content("{}", "application/json");
+                }));
+    routes.post(
+        "/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+          auto body = json::parse(req.body);
+          auto label = body.at("label").template get<std::string>();
+          auto wait = std::chrono::milliseconds(
+              std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
+          std::unique_lock lock(mutex_);
+          changed_.wait_for(lock, wait, [&] {
+            return closed_ || nodes_[label].where || nodes_[label].gone;
+          });
+          auto& entry = nodes_[label];
+          if (closed_) {
+            // A stopping program takes no new callers: a node found now would
+            // refuse the call, or be gone.
+            res.status = 410;
+            res.set_content(
+                json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
+                "application/json");
+          } else if (entry.where) {
+            res.set_content(
+                json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
+                "application/json");
+          } else {
+            res.status = entry.gone ? 410 : 404;
+            res.set_content(
+                json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
+                "application/json");
+          }
+        }));
+    routes.post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
+                  on_.stop_requested(
+                      json::parse(req.body).at("label").template get<std::string>());
+                  res.set_content("{}", "application/json");
+                }));
+    routes.post(
+        "/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
+          on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
+          res.set_content("{}", "application/json");
+        }));
     if (on_.process_ended)
-      server.Post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
+      routes.post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
                     auto body = json::parse(req.body);
                     on_.process_ended(body.at("label").template get<std::string>(),
                                       body.at("failure").template get<std::string>());
                     res.set_content("{}", "application/json");
                   }));
-    server.Post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
+    routes.post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto outcome = on_.runs_finished(
                       body.at("names").template get<std::vector<std::string>>(),

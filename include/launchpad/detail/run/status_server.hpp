@@ -8,7 +8,6 @@
 // rates and plot them from the moment it opens.
 
 #include <fcntl.h>
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,7 +24,6 @@
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/signals.hpp>
 #include <launchpad/detail/run/status_page.hpp>
-#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>
@@ -253,8 +251,8 @@ LP_API status_server::status_server(const program& graph, std::string policy,
       secret_(std::move(secret)),
       nodes_(std::move(nodes)),
       tls_(std::move(tls)) {
-  auto& server = listener_.server();
-  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+  auto& routes = listener_.routes();
+  routes.get("/", [](const http_request&, http_reply& res) {
     res.set_header(
         "Content-Security-Policy",
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -262,14 +260,13 @@ LP_API status_server::status_server(const program& graph, std::string policy,
     res.set_header("Cache-Control", "no-store");
     res.set_content(std::string(status_page_html), "text/html; charset=utf-8");
   });
-  server.Get(protocol::health_path, [](const httplib::Request&, httplib::Response& res) {
+  routes.get(protocol::health_path, [](const http_request&, http_reply& res) {
     res.set_content(R"({"status":"serving"})", protocol::json_type);
   });
-  server.Get(protocol::status_path, [this](const httplib::Request& req,
-                                           httplib::Response& res) {
+  routes.get(protocol::status_path, [this](const http_request& req, http_reply& res) {
     res.set_header("Cache-Control", "no-store");
     if (!secret_.empty()) {
-      auto problem = credential_problem(header_value(req, "Authorization"), secret_);
+      auto problem = credential_problem(req.header("Authorization"), secret_);
       if (!problem.empty()) {
         res.status = 401;
         return res.set_content(

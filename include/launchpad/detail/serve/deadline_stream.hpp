@@ -1,10 +1,8 @@
 #pragma once
 
-#include <httplib.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,43 +11,48 @@
 #include <cstring>
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/tls/session.hpp>
-#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace lp::detail {
 
-// One connection's socket as httplib reads and writes it, with deadlines
-// over whole requests. httplib's own stream bounds each read (5 s by
-// default), so a peer sending a byte every 2 s would hold the connection and
-// its thread forever; this one also bounds
-//   - a request's headers: all of them within header_timeout of its first
-//     byte, however they trickle;
+// One connection's socket as a server reads its requests and writes its
+// replies, with deadlines over whole requests. A deadline on each read (5 s,
+// server_limits::read_timeout) alone would let a peer sending a byte every
+// 2 s hold the connection and its thread forever; this one also bounds
+//   - a request's head: all of it within header_timeout of its first byte,
+//     however it trickles;
 //   - its body, and the reply: byte n by header_timeout + n / min_rate after
-//     the headers (the reply: after its first byte is written), so on
-//     average at least min_rate once the start is spent.
+//     the head (the reply: after its first byte is written), so on average
+//     at least min_rate once the start is spent.
 // A read or write first tries the socket without waiting; only when it
 // would block is there a wait, a poll() until the nearest of the read
 // (write) timeout and that deadline, so no read can outlive it. A deadline
-// that passes fails the request: reads and writes fail from then on,
-// httplib gives up, and the connection loop answers 408 itself (if the
-// reply had not begun) and closes. Reads are buffered, since httplib reads
-// a request's lines a byte at a time. A reply's head is held until its
-// body's first bytes, or its end (flush()), so that a small reply leaves in
-// one segment and its caller wakes once (httplib writes the two apart).
-// With a TLS session, bytes go through it: the socket is then non-blocking,
-// and each wait is for what the session asks.
-class deadline_stream final : public httplib::Stream {
+// that passes fails the request: reads and writes fail from then on, and
+// the connection loop answers 408 itself (if the reply had not begun) and
+// closes. A head is read into the stream's buffer and parsed there; a body
+// goes from the buffer and then straight from the socket into the caller's
+// memory; a reply leaves in one sendmsg of its head and body's pieces, so
+// that a small one is one segment and its caller wakes once. With a TLS
+// session, bytes go through it: the socket is then non-blocking, and each
+// wait is for what the session asks.
+class deadline_stream {
  public:
   using clock = std::chrono::steady_clock;
   enum class phase { idle, headers, body, reply };
+  // What reading a request's head found: all of it; nothing, the peer
+  // having closed before its first byte; more than the buffer holds; or a
+  // failure (the peer's end, an error, a deadline: timed_out() tells).
+  enum class head_read { whole, none, too_large, failed };
 
-  deadline_stream(socket_t socket, const server_limits& limits,
-                  std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout,
-                  tls_session* tls = nullptr)
-      : socket_(socket), limits_(limits), read_timeout_(read_timeout),
-        write_timeout_(write_timeout), tls_(tls) {}
+  // The largest head read: request line and fields.
+  static constexpr std::size_t head_limit = 64 << 10;
+
+  deadline_stream(int socket, const server_limits& limits, tls_session* tls = nullptr)
+      : socket_(socket), limits_(limits), tls_(tls) {}
+  deadline_stream(const deadline_stream&) = delete;
+  deadline_stream& operator=(const deadline_stream&) = delete;
 
   // Waits up to `idle` for the next request's first byte; true when it has
   // come (or the peer hung up, which the next read sees), and the request's
@@ -65,13 +68,39 @@ class deadline_stream final : public httplib::Stream {
     return true;
   }
 
-  // The request was answered before its body was read (413): the unread
-  // body would be taken for the next request, so the connection ends with
-  // the reply.
-  void close_after_reply() { closing_ = true; }
-  bool closing() const { return closing_; }
+  // Reads a request's head into `head`: its request line up to the CRLF of
+  // its last field line, without the empty line that ends it; a view into
+  // the stream's buffer, valid until the next read. Empty lines before the
+  // request line are skipped, as RFC 9112 has a server do.
+  head_read read_head(std::string_view& head) {
+    for (std::size_t searched = used_;;) {
+      while (filled_ - used_ >= 2 && buffer_[used_] == '\r' && buffer_[used_ + 1] == '\n')
+        used_ += 2;
+      searched = std::max(searched, used_);
+      std::string_view pending(buffer_ + used_, filled_ - used_);
+      auto end = pending.find("\r\n\r\n", searched - used_);
+      if (end != std::string_view::npos) {
+        head = pending.substr(0, end + 2);
+        used_ += end + 4;
+        return head_read::whole;
+      }
+      searched = filled_ < used_ + 3 ? used_ : filled_ - 3;
+      if (filled_ == sizeof buffer_) {
+        if (used_ == 0) return head_read::too_large;
+        std::memmove(buffer_, buffer_ + used_, filled_ - used_);
+        searched -= used_;
+        filled_ -= used_;
+        used_ = 0;
+      }
+      bool first = used_ == filled_;
+      ssize_t got = receive(buffer_ + filled_, sizeof buffer_ - filled_);
+      if (got == 0 && first) return head_read::none;
+      if (got <= 0) return head_read::failed;
+      filled_ += static_cast<std::size_t>(got);
+    }
+  }
 
-  // httplib has read the headers; the body's clock starts.
+  // The head has been read: the body's clock starts.
   void headers_read() {
     if (phase_ != phase::headers) return;
     phase_ = phase::body;
@@ -79,85 +108,90 @@ class deadline_stream final : public httplib::Stream {
     moved_ = 0;
   }
 
-  // The phase a deadline passed in, or idle if none did.
-  phase timed_out() const { return timed_out_; }
-
-  bool is_readable() const override {
-    return used_ < filled_ || (tls_ && tls_->buffered()) || wait(POLLIN);
-  }
-  bool is_writable() const override { return wait(POLLOUT); }
-
-  ssize_t read(char* ptr, std::size_t size) override {
-    if (timed_out_ != phase::idle) return -1;
-    // httplib reads a request's lines a byte at a time: no memcpy call.
-    if (size == 1 && used_ < filled_) {
-      *ptr = buffer_[used_++];
-      return 1;
+  // Fills [into, into + size) with the body's next bytes: what the buffer
+  // holds, then straight from the socket. False at the peer's end, on an
+  // error or a deadline.
+  bool read_body(char* into, std::size_t size) {
+    std::size_t got = std::min(size, filled_ - used_);
+    std::memcpy(into, buffer_ + used_, got);
+    used_ += got;
+    while (got < size) {
+      ssize_t more = receive(into + got, size - got);
+      if (more <= 0) return false;
+      got += static_cast<std::size_t>(more);
+      moved_ += static_cast<std::size_t>(more);
     }
-    if (used_ == filled_) {
-      // A large read goes straight to the caller's buffer.
-      bool direct = size >= sizeof buffer_;
-      ssize_t got = receive(direct ? ptr : buffer_, direct ? size : sizeof buffer_);
-      if (got <= 0) return got;
-      if (phase_ == phase::body) moved_ += static_cast<std::size_t>(got);
-      if (direct) return got;
-      used_ = 0;
-      filled_ = static_cast<std::size_t>(got);
-    }
-    std::size_t n = std::min(size, filled_ - used_);
-    std::memcpy(ptr, buffer_ + used_, n);
-    used_ += n;
-    return static_cast<ssize_t>(n);
+    return true;
   }
 
-  ssize_t write(const char* ptr, std::size_t size) override {
-    if (timed_out_ != phase::idle) return -1;
-    if (phase_ != phase::reply && (interim_ || interim(ptr, size))) {
-      // "100 Continue", after the headers and before the body, whose clock
-      // starts: the peer sends the body only once it has this, so it
-      // leaves at once, up to its blank line. (httplib 0.18 writes that
-      // line apart, and after the pre-routing handler has said the headers
-      // are read; 0.11 writes it whole, before.)
-      headers_read();
-      ssize_t sent = send(ptr, size);
-      if (sent > 0) {
-        interim_tail_.append(ptr, static_cast<std::size_t>(sent));
-        if (interim_tail_.size() > 4) interim_tail_.erase(0, interim_tail_.size() - 4);
-        interim_ = interim_tail_ != "\r\n\r\n";
-        if (!interim_) interim_tail_.clear();
+  // One CRLF-terminated line of a chunked body's framing, without its CRLF;
+  // a view valid until the next read. False if it is longer than the buffer,
+  // cut off, or late.
+  bool read_line(std::string_view& line) {
+    for (std::size_t searched = used_;;) {
+      std::string_view pending(buffer_ + used_, filled_ - used_);
+      auto end = pending.find("\r\n", searched - used_);
+      if (end != std::string_view::npos) {
+        line = pending.substr(0, end);
+        used_ += end + 2;
+        return true;
       }
-      return sent;
-    }
-    if (phase_ != phase::reply) {
-      // The reply begins with its head: held for the next write or flush().
-      phase_ = phase::reply;
-      started_ = clock::now();
-      moved_ = 0;
-      if (size <= held_limit) {
-        held_.assign(ptr, size);
-        return static_cast<ssize_t>(size);
+      searched = filled_ < used_ + 1 ? used_ : filled_ - 1;
+      if (filled_ == sizeof buffer_) {
+        if (used_ == 0) return false;
+        std::memmove(buffer_, buffer_ + used_, filled_ - used_);
+        searched -= used_;
+        filled_ -= used_;
+        used_ = 0;
       }
+      ssize_t got = receive(buffer_ + filled_, sizeof buffer_ - filled_);
+      if (got <= 0) return false;
+      filled_ += static_cast<std::size_t>(got);
+      moved_ += static_cast<std::size_t>(got);
     }
-    ssize_t sent = send(ptr, size);
-    if (sent > 0) moved_ += static_cast<std::size_t>(sent);
-    return sent;
   }
 
-  // Sends what write() holds. False if it could not: the connection is
-  // then of no more use.
-  bool flush() {
-    if (held_.empty()) return true;
-    std::string_view left = held_;
-    while (!left.empty()) {
-      ssize_t sent = transmit(left.data(), left.size());
-      if (sent < 0) {
-        held_.clear();
-        closing_ = true;
-        return false;
+  // "100 Continue", for a peer that waits for it before it sends its body.
+  bool send_continue() {
+    return send_all(std::string_view("HTTP/1.1 100 Continue\r\n\r\n"));
+  }
+
+  // Writes a reply, its head and its body's pieces, in as few sends as the
+  // socket takes: a small reply is one segment. False if it could not; the
+  // connection is then of no more use.
+  bool write_reply(std::string_view head, std::span<const std::string_view> body) {
+    if (timed_out_ != phase::idle) return false;
+    phase_ = phase::reply;
+    started_ = clock::now();
+    moved_ = 0;
+    if (tls_) {
+      // One record for a small reply, as one segment for plain HTTP.
+      std::size_t size = head.size();
+      for (auto piece : body) size += piece.size();
+      if (size <= joined_limit) {
+        std::string joined(head);
+        for (auto piece : body) joined += piece;
+        return send_all(joined);
       }
-      left.remove_prefix(static_cast<std::size_t>(sent));
+      if (!send_all(head)) return false;
+      for (auto piece : body)
+        if (!send_all(piece)) return false;
+      return true;
     }
-    held_.clear();
+    constexpr std::size_t batch = 64;  // pieces per sendmsg, well under IOV_MAX
+    iovec vectors[batch];
+    std::size_t next = 0;  // the first piece not in `vectors` yet; head is piece -1
+    bool head_left = true;
+    while (head_left || next < body.size()) {
+      std::size_t count = 0;
+      if (head_left && !head.empty())
+        vectors[count++] = {const_cast<char*>(head.data()), head.size()};
+      head_left = false;
+      for (; next < body.size() && count < batch; ++next)
+        if (!body[next].empty())
+          vectors[count++] = {const_cast<char*>(body[next].data()), body[next].size()};
+      if (!send_vectors(vectors, count)) return false;
+    }
     return true;
   }
 
@@ -173,24 +207,13 @@ class deadline_stream final : public httplib::Stream {
     tls_->write(bytes.data(), bytes.size());
   }
 
-  // Asked for every request (httplib 0.11 asks the stream; 0.18 is told
-  // them), and the same for the connection's life: asked of the kernel once.
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    if (!remote_) remote_ = address_of(::getpeername);
-    ip = remote_->first, port = remote_->second;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    if (!local_) local_ = address_of(::getsockname);
-    ip = local_->first, port = local_->second;
-  }
-  socket_t socket() const override { return socket_; }
+  // The phase a deadline passed in, or idle if none did.
+  phase timed_out() const { return timed_out_; }
+
+  // Whether bytes of a next request are here already (a pipelined one).
+  bool buffered() const { return used_ < filled_ || (tls_ && tls_->buffered()); }
 
  private:
-  // Whether a write begins an interim (1xx) reply.
-  static bool interim(const char* ptr, std::size_t size) {
-    return size >= 10 && std::string_view(ptr, 7) == "HTTP/1." && ptr[9] == '1';
-  }
-
   // Up to `size` bytes once the socket has some: 0 at the peer's end, -1 on
   // an error or a deadline.
   ssize_t receive(char* into, std::size_t size) {
@@ -212,16 +235,43 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
-  // What the socket takes of `size` bytes once it takes some, after all
-  // that write() holds (the count is of `from`'s bytes only); -1 on an
-  // error or a deadline. A small body joins the held head.
-  ssize_t send(const char* from, std::size_t size) {
-    if (held_.empty()) return transmit(from, size);
-    if (size <= held_limit) {
-      held_.append(from, size);
-      return flush() ? static_cast<ssize_t>(size) : -1;
+  bool send_all(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t sent = transmit(bytes.data(), bytes.size());
+      if (sent < 0) return false;
+      bytes.remove_prefix(static_cast<std::size_t>(sent));
+      moved_ += static_cast<std::size_t>(sent);
     }
-    return flush() ? transmit(from, size) : -1;
+    return true;
+  }
+
+  // Sends every byte `vectors` point to, moving them along as they go.
+  bool send_vectors(iovec* vectors, std::size_t count) {
+    while (count > 0) {
+      msghdr message{};
+      message.msg_iov = vectors;
+      message.msg_iovlen = count;
+      ssize_t sent = ::sendmsg(socket_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (sent < 0) {
+        if (errno == EINTR) continue;
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLOUT)) return false;
+        continue;
+      }
+      moved_ += static_cast<std::size_t>(sent);
+      for (auto left = static_cast<std::size_t>(sent);
+           left > 0 || (count > 0 && vectors->iov_len == 0);) {
+        if (vectors->iov_len <= left) {
+          left -= vectors->iov_len;
+          ++vectors;
+          --count;
+          continue;
+        }
+        vectors->iov_base = static_cast<char*>(vectors->iov_base) + left;
+        vectors->iov_len -= left;
+        left = 0;
+      }
+    }
+    return true;
   }
 
   ssize_t transmit(const char* from, std::size_t size) {
@@ -258,7 +308,7 @@ class deadline_stream final : public httplib::Stream {
   // the phase's deadline; the deadline's passing fails the request.
   bool wait(short events) const {
     auto now = clock::now();
-    auto until = now + (events == POLLIN ? read_timeout_ : write_timeout_);
+    auto until = now + (events == POLLIN ? limits_.read_timeout : limits_.write_timeout);
     if (phase_ != phase::idle) until = std::min(until, deadline());
     int ready = poll_for(events, until);
     if (ready > 0) return true;
@@ -276,44 +326,17 @@ class deadline_stream final : public httplib::Stream {
     }
   }
 
-  using ip_and_port = std::pair<std::string, int>;
-  template <class Query>
-  ip_and_port address_of(Query query) const {
-    sockaddr_storage where{};
-    socklen_t length = sizeof where;
-    if (query(socket_, reinterpret_cast<sockaddr*>(&where), &length) != 0) return {};
-    char text[INET6_ADDRSTRLEN] = {};
-    if (where.ss_family == AF_INET) {
-      auto& v4 = reinterpret_cast<const sockaddr_in&>(where);
-      if (!::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text)) return {};
-      return {text, ntohs(v4.sin_port)};
-    }
-    if (where.ss_family == AF_INET6) {
-      auto& v6 = reinterpret_cast<const sockaddr_in6&>(where);
-      if (!::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text)) return {};
-      return {text, ntohs(v6.sin6_port)};
-    }
-    return {};
-  }
-
-  const socket_t socket_;
+  const int socket_;
   const server_limits& limits_;
-  const std::chrono::milliseconds read_timeout_, write_timeout_;
   tls_session* const tls_;  // null: plain HTTP
   phase phase_ = phase::idle;
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
   mutable phase timed_out_ = phase::idle;
-  bool closing_ = false;
-  mutable std::optional<ip_and_port> remote_, local_;
-  // A reply's head (httplib writes it whole, then the body) is held up to
-  // this size, and a body up to this size joins it.
-  static constexpr std::size_t held_limit = 8 << 10;
-  std::string held_;
-  bool interim_ = false;      // an interim reply is being written
-  std::string interim_tail_;  // its last bytes, to find its end
+  // A TLS reply up to this size leaves as one record.
+  static constexpr std::size_t joined_limit = 16 << 10;
   std::size_t used_ = 0, filled_ = 0;
-  char buffer_[16 << 10];
+  char buffer_[head_limit];
 };
 
 }  // namespace lp::detail

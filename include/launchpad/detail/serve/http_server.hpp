@@ -1,7 +1,5 @@
 #pragma once
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <launchpad/detail/observe/exposition.hpp>
-#include <launchpad/detail/serve/header_value.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/serve/served_node.hpp>
@@ -36,8 +33,10 @@ class http_server {
   // that hold the launch's certificate.
   http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
               server_limits limits = {}, std::shared_ptr<const tls_context> tls = nullptr)
-      : node_(node), identity_(node.identity), secret_(std::move(secret)),
-        max_body_bytes_(max_body_bytes), listener_(limits) {
+      : node_(node),
+        identity_(node.identity),
+        secret_(std::move(secret)),
+        listener_(limits) {
     listener_.set_tls(std::move(tls));
     configure(max_body_bytes);
   }
@@ -72,8 +71,8 @@ class http_server {
 
  private:
   void configure(std::size_t max_body_bytes) {
-    auto& server = listener_.server();
-    // The 408 and 503 the listener writes itself name this node.
+    auto& routes = listener_.routes();
+    // The errors the listener writes itself name this node.
     listener_.set_refusal_body([this](std::string_view code, const std::string& message) {
       return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
                               protocol::format::json);
@@ -83,70 +82,59 @@ class http_server {
       reply_pending() = false;
       node_.gate.written();
     });
-    server.set_keep_alive_max_count(std::size_t{1} << 30);
-    server.set_keep_alive_timeout(protocol::keep_alive_seconds);
     listener_.set_body_limit(max_body_bytes);
-    server.Post(R"(/lp/v1/call/([^/]*))",
-                [this](const httplib::Request& req, httplib::Response& res,
-                       const httplib::ContentReader& read) { call(req, res, read); });
-    server.Get(protocol::describe_path,
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  if (!authorized(req, res, "")) return;
-                  json body = describe_service(node_.instance.service(), node_.instance.methods());
-                  body["program"] = identity_.program;
-                  body["node"] = identity_.label;
-                  body["protocol"] = 1;
-                  respond(req, res, 200, body, protocol::format::json);
-                });
+    routes.post_under("/lp/v1/call/", [this](const http_request& req, http_reply& res) {
+      call(req, res);
+    });
+    routes.get(protocol::describe_path, [this](const http_request& req, http_reply& res) {
+      if (!authorized(req, res, "")) return;
+      json body = describe_service(node_.instance.service(), node_.instance.methods());
+      body["program"] = identity_.program;
+      body["node"] = identity_.label;
+      body["protocol"] = 1;
+      respond(req, res, 200, body, protocol::format::json);
+    });
     // What lp::stop() does, for tools outside the program (the Python
     // client's stop()): a node process passes it on to its launcher.
-    server.Post(protocol::stop_path, [this](const httplib::Request& req, httplib::Response& res) {
+    routes.post(protocol::stop_path, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       node_.launch.request_stop();
       respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
     });
-    server.Get(protocol::metrics_path, [this](const httplib::Request& req,
-                                              httplib::Response& res) {
+    routes.get(protocol::metrics_path, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       auto process = this_process_figures();
       auto connections = listener_.open_connections();
-      if (header_value(req, "Accept").find(protocol::json_type) != std::string_view::npos)
+      if (req.header("Accept").find(protocol::json_type) != std::string_view::npos)
         return res.set_content(
             metrics_json(node_.metrics, identity_.label, process, connections).dump(),
             protocol::json_type);
       res.set_content(
           prometheus_text(node_.metrics, identity_.label, process, connections),
-          std::string(prometheus_type));
+          prometheus_type);
     });
-    server.Get(protocol::health_path, [this](const httplib::Request& req, httplib::Response& res) {
+    routes.get(protocol::health_path, [this](const http_request& req, http_reply& res) {
       bool serving = !node_.gate.draining();
-      respond(req, res, serving ? 200 : 503, {{"status", serving ? "serving" : "stopping"}},
-            protocol::format::json);
+      respond(req, res, serving ? 200 : 503,
+              {{"status", serving ? "serving" : "stopping"}}, protocol::format::json);
     });
-    // httplib calls this for every status >= 400; only its own bare errors
-    // (unknown route, unreadable request) still need a body.
-    server.set_error_handler(httplib::Server::HandlerWithResponse(
-        [this](const httplib::Request& req, httplib::Response& res) {
-      bool answered = !res.body.empty() || res.content_length_ > 0;
-      if (answered) return httplib::Server::HandlerResponse::Unhandled;
-      auto code = res.status == 404   ? "no_such_route"
-                  : res.status == 413 ? "payload_too_large"
-                                      : "bad_request";
-      auto message = res.status == 404
-                         ? "no route " + req.method + " " + req.path +
-                               "; call a method with POST /lp/v1/call/<method>, see GET " +
-                               protocol::describe_path
-                         : "the request could not be read (HTTP " + std::to_string(res.status) + ")";
-      respond(req, res, res.status, protocol::error_body(code, message, identity_.label, ""),
-            protocol::format::json);
-      return httplib::Server::HandlerResponse::Handled;
-    }));
+    routes.otherwise([this](const http_request& req, http_reply& res) {
+      respond(req, res, 404,
+              protocol::error_body(
+                  "no_such_route",
+                  "no route " + std::string(req.method()) + " " + std::string(req.path) +
+                      "; call a method with POST /lp/v1/call/<method>, see "
+                      "GET " +
+                      std::string(protocol::describe_path),
+                  identity_.label, ""),
+              protocol::format::json);
+    });
   }
 
   // Every route but health needs the launch's secret as a bearer token.
-  bool authorized(const httplib::Request& req, httplib::Response& res, const std::string& method) {
+  bool authorized(const http_request& req, http_reply& res, std::string_view method) {
     if (secret_.empty()) return true;
-    auto problem = credential_problem(header_value(req, "Authorization"), secret_);
+    auto problem = credential_problem(req.header("Authorization"), secret_);
     if (problem.empty()) return true;
     respond(req, res, 401,
             protocol::error_body("unauthenticated", problem, identity_.label, method),
@@ -155,18 +143,18 @@ class http_server {
   }
 
   // Whether this thread's current request is a call whose reply is
-  // unwritten: httplib's handlers see only the request, and a connection
-  // keeps its server thread (listener.hpp, refusing()), so the thread
-  // carries it from the call's handler to the connection's end.
+  // unwritten: the listener writes a reply on the thread that ran its
+  // handler, so the thread carries it from the call's handler to the
+  // reply's end.
   static bool& reply_pending() {
     thread_local bool pending = false;
     return pending;
   }
 
   // The reply's format: what Accept asks for, else the request's own.
-  static protocol::format reply_format(const httplib::Request& req,
+  static protocol::format reply_format(const http_request& req,
                                        protocol::format request_format) {
-    auto accept = header_value(req, "Accept");
+    auto accept = req.header("Accept");
     return accept.find(protocol::cbor_type) != std::string_view::npos
                ? protocol::format::cbor
            : accept.find(protocol::json_type) != std::string_view::npos
@@ -179,7 +167,7 @@ class http_server {
   // handler returns and before the thread takes its next request.
   struct reply_tag {};
 
-  static void respond(const httplib::Request& req, httplib::Response& res, int status,
+  static void respond(const http_request& req, http_reply& res, int status,
                       const json& body, protocol::format request_format) {
     auto format = reply_format(req, request_format);
     auto& reply = written_reply::of_this_thread<reply_tag>();
@@ -187,88 +175,44 @@ class http_server {
     send(res, status, reply, format);
   }
 
-  // Returns the body's size.
-  static std::size_t send(httplib::Response& res, int status, written_reply& reply,
+  // Returns the body's size. The body is written from the thread's reply
+  // (and the result's arrays it refers to), which stays as it is until the
+  // listener has written it.
+  static std::size_t send(http_reply& res, int status, written_reply& reply,
                           protocol::format format) {
     res.status = status;
-    auto pieces = reply.body.pieces();  // valid while the reply is unchanged
+    res.content_type = protocol::content_type(format);
+    res.body.clear();
+    res.pieces.clear();
     std::size_t size = 0;
-    for (auto piece : pieces) size += piece.size();
-    if (size <= streamed_body) {
-      std::string whole;
-      auto joined = reply.joined(whole);
-      res.set_content(joined.data(), joined.size(), protocol::content_type(format));
-      return size;
+    for (auto piece : reply.body.pieces()) {
+      res.pieces.push_back(piece);
+      size += piece.size();
     }
-    res.set_content_provider(size, protocol::content_type(format),
-                             [pieces](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                               for (auto piece : pieces) {
-                                 if (offset >= piece.size()) {
-                                   offset -= piece.size();
-                                   continue;
-                                 }
-                                 if (!sink.write(piece.data() + offset, piece.size() - offset))
-                                   return false;
-                                 offset = 0;
-                               }
-                               return true;
-                             });
     return size;
-  }
-
-  // The request's body, read into this thread's request buffer; nothing if
-  // it could not be read (httplib has set the status: 413 for a body over
-  // the limit, 400 otherwise).
-  std::optional<std::string_view> read_body(const httplib::Request& req,
-                                            const httplib::ContentReader& read) {
-    struct request_body {};
-    auto declared = std::strtoull(
-        std::string(header_value(req, "Content-Length")).c_str(), nullptr, 10);
-    auto& body = thread_buffer<request_body>(
-        static_cast<std::size_t>(std::min<unsigned long long>(declared, max_body_bytes_)));
-    bool complete = read([&body](const char* data, std::size_t length) {
-      body.append(data, length);
-      return true;
-    });
-    if (!complete) return std::nullopt;
-    return body;
   }
 
   // Every call is counted, whatever its answer (respond() and send() set
   // the status).
-  void call(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
-    const std::string method = req.matches[1];
+  void call(const http_request& req, http_reply& res) {
+    const std::string method(req.rest);
     call_timer timer(node_.metrics.calls_to(method), 0);
-    answer_call(req, res, read, method, timer);
+    answer_call(req, res, method, timer);
     timer.status = res.status;
   }
 
-  void answer_call(const httplib::Request& req, httplib::Response& res,
-                   const httplib::ContentReader& read, const std::string& method,
+  void answer_call(const http_request& req, http_reply& res, const std::string& method,
                    call_timer& timer) {
-    // Read first, whatever the answer: a body left unread would be taken
-    // for the connection's next request.
-    auto body = read_body(req, read);
-    if (!body) {
-      bool too_large = res.status == 413;
-      return respond(req, res, too_large ? 413 : 400,
-                   protocol::error_body(too_large ? "payload_too_large" : "bad_request",
-                                        too_large ? "the body is larger than this node accepts "
-                                                    "(--lp_max_body_mb)"
-                                                  : "the body could not be read",
-                                        identity_.label, method),
-                   protocol::format::json);
-    }
     auto fail = [&](int status, std::string_view code, const std::string& message,
                     protocol::format format) {
-      respond(req, res, status, protocol::error_body(code, message, identity_.label, method),
-            format);
+      respond(req, res, status,
+              protocol::error_body(code, message, identity_.label, method), format);
     };
     if (!authorized(req, res, method)) return;
-    auto format = protocol::format_of(header_value(req, "Content-Type"));
+    auto format = protocol::format_of(req.header("Content-Type"));
     if (!format)
       return fail(415, "unsupported_media_type",
-                  "Content-Type '" + std::string(header_value(req, "Content-Type")) +
+                  "Content-Type '" + std::string(req.header("Content-Type")) +
                       "' is not supported; send application/json or application/cbor",
                   protocol::format::json);
     if (!node_.gate.enter(/*reply_to_write=*/true)) {
@@ -284,17 +228,18 @@ class http_server {
     node_scope scope(identity_, node_.launch, call_deadline_of(req));
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
-    timer.request_bytes = body->size();
-    int status = dispatch(node_.instance, identity_.label, method, *format, replying, *body, reply);
+    timer.request_bytes = req.body.size();
+    int status = dispatch(node_.instance, identity_.label, method, *format, replying,
+                          req.body, reply);
     timer.reply_bytes = send(res, status, reply, replying);
   }
 
   // The caller's deadline, from the time the request came, less the time
   // its reply needs to travel (lp::caller_deadline()); none (max) if it
   // sent none or one that is not a count of milliseconds.
-  static std::chrono::steady_clock::time_point call_deadline_of(const httplib::Request& req) {
+  static std::chrono::steady_clock::time_point call_deadline_of(const http_request& req) {
     auto never = std::chrono::steady_clock::time_point::max();
-    auto value = std::string(header_value(req, protocol::deadline_header));
+    auto value = std::string(req.header(protocol::deadline_header));
     if (value.empty()) return never;
     char* end = nullptr;
     auto ms = std::strtoll(value.c_str(), &end, 10);
@@ -307,7 +252,6 @@ class http_server {
   served_node& node_;
   const node_identity& identity_;
   const std::string secret_;
-  const std::size_t max_body_bytes_;
   address bound_;
   std::string url_;
   listener listener_;  // last: it stops before what its handlers use

@@ -28,6 +28,10 @@ struct server_limits {
   // Threads serving busy connections at once; a connection past them waits
   // for one (its bytes wait in the kernel), unrefused.
   std::size_t max_threads = 2048;
+  // Silence within a request, on each read; a reply's peer that takes
+  // nothing for this long, on each write.
+  std::chrono::milliseconds read_timeout = std::chrono::seconds(5);
+  std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
 };
 
 // The connections a server may hold: max_connections, but at most half of

@@ -1,6 +1,7 @@
 #pragma once
 // The ways a program ends: a node calls lp::stop(), every run() returns,
 // main calls lp::stop(), or Ctrl+C. `make_program` builds the graph for one.
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <launchpad/launchpad.hpp>
@@ -12,7 +13,7 @@ namespace program_wait {
 // Counts its steps; any node or main() may ask how far it got.
 struct Worker {
   int steps;
-  int done = 0;
+  std::atomic<int> done = 0;  // run() counts while callers read
   void run() {
     for (; done < steps && !lp::stop_requested(); ++done)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -9425,30 +9425,19 @@ class deadline_stream {
   // the stream's buffer, valid until the next read. Empty lines before the
   // request line are skipped, as RFC 9112 has a server do.
   head_read read_head(std::string_view& head) {
-    for (std::size_t searched = used_;;) {
-      while (filled_ - used_ >= 2 && buffer_[used_] == '\r' && buffer_[used_ + 1] == '\n')
-        used_ += 2;
-      searched = std::max(searched, used_);
-      std::string_view pending(buffer_ + used_, filled_ - used_);
-      auto end = pending.find("\r\n\r\n", searched - used_);
-      if (end != std::string_view::npos) {
-        head = pending.substr(0, end + 2);
-        used_ += end + 4;
+    while (filled_ - used_ >= 2 && buffer_[used_] == '\r' && buffer_[used_ + 1] == '\n')
+      used_ += 2;
+    bool first = used_ == filled_;
+    switch (read_until("\r\n\r\n", head)) {
+      case until::found:
+        head.remove_suffix(2);
         return head_read::whole;
-      }
-      searched = filled_ < used_ + 3 ? used_ : filled_ - 3;
-      if (filled_ == sizeof buffer_) {
-        if (used_ == 0) return head_read::too_large;
-        std::memmove(buffer_, buffer_ + used_, filled_ - used_);
-        searched -= used_;
-        filled_ -= used_;
-        used_ = 0;
-      }
-      bool first = used_ == filled_;
-      ssize_t got = receive(buffer_ + filled_, sizeof buffer_ - filled_);
-      if (got == 0 && first) return head_read::none;
-      if (got <= 0) return head_read::failed;
-      filled_ += static_cast<std::size_t>(got);
+      case until::full:
+        return head_read::too_large;
+      case until::ended:
+        return first ? head_read::none : head_read::failed;
+      default:
+        return head_read::failed;
     }
   }
 
@@ -9480,27 +9469,9 @@ class deadline_stream {
   // a view valid until the next read. False if it is longer than the buffer,
   // cut off, or late.
   bool read_line(std::string_view& line) {
-    for (std::size_t searched = used_;;) {
-      std::string_view pending(buffer_ + used_, filled_ - used_);
-      auto end = pending.find("\r\n", searched - used_);
-      if (end != std::string_view::npos) {
-        line = pending.substr(0, end);
-        used_ += end + 2;
-        return true;
-      }
-      searched = filled_ < used_ + 1 ? used_ : filled_ - 1;
-      if (filled_ == sizeof buffer_) {
-        if (used_ == 0) return false;
-        std::memmove(buffer_, buffer_ + used_, filled_ - used_);
-        searched -= used_;
-        filled_ -= used_;
-        used_ = 0;
-      }
-      ssize_t got = receive(buffer_ + filled_, sizeof buffer_ - filled_);
-      if (got <= 0) return false;
-      filled_ += static_cast<std::size_t>(got);
-      moved_ += static_cast<std::size_t>(got);
-    }
+    if (read_until("\r\n", line) != until::found) return false;
+    line.remove_suffix(2);
+    return true;
   }
 
   // "100 Continue", for a peer that waits for it before it sends its body.
@@ -9566,6 +9537,37 @@ class deadline_stream {
   bool buffered() const { return used_ < filled_ || (tls_ && tls_->buffered()); }
 
  private:
+  enum class until { found, full, ended, failed };
+
+  // Reads until the buffer holds `end`; `text` views the bytes up to and
+  // including it, which are taken. `full` if the buffer fills first,
+  // `ended` at the peer's end, `failed` on an error or a deadline.
+  until read_until(std::string_view end, std::string_view& text) {
+    for (std::size_t searched = used_;;) {
+      std::string_view pending(buffer_ + used_, filled_ - used_);
+      auto at = pending.find(end, searched - used_);
+      if (at != std::string_view::npos) {
+        text = pending.substr(0, at + end.size());
+        used_ += at + end.size();
+        return until::found;
+      }
+      // A match may begin in the last bytes searched.
+      searched = std::max(used_, filled_ - std::min(filled_, end.size() - 1));
+      if (filled_ == sizeof buffer_) {
+        if (used_ == 0) return until::full;
+        std::memmove(buffer_, buffer_ + used_, filled_ - used_);
+        searched -= used_;
+        filled_ -= used_;
+        used_ = 0;
+      }
+      ssize_t got = receive(buffer_ + filled_, sizeof buffer_ - filled_);
+      if (got == 0) return until::ended;
+      if (got < 0) return until::failed;
+      filled_ += static_cast<std::size_t>(got);
+      if (phase_ == phase::body) moved_ += static_cast<std::size_t>(got);
+    }
+  }
+
   // Up to `size` bytes once the socket has some: 0 at the peer's end, -1 on
   // an error or a deadline.
   ssize_t receive(char* into, std::size_t size) {

@@ -5185,6 +5185,15 @@ class batch_queue final : public batch_queue_base {
                               " calls; a batched method returns one result per call, in order");
         for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
       }
+    } catch (const call_failure& e) {
+      for (auto* caller : batch) caller->error = std::make_exception_ptr(e);
+    } catch (const std::exception& e) {
+      // Each caller gets a copy of its own: one exception rethrown in every
+      // caller's thread is freed by whichever ends last, through a count
+      // that ThreadSanitizer cannot see in libstdc++. A caller answers with
+      // the message alone (dispatch.hpp), which the copy keeps.
+      for (auto* caller : batch)
+        caller->error = std::make_exception_ptr(std::runtime_error(e.what()));
     } catch (...) {
       for (auto* caller : batch) caller->error = std::current_exception();
     }

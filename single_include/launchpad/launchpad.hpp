@@ -1388,8 +1388,16 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T
   bool native = tag == native_tag<T>;
   bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
   if ((!native && !swapped) || size % sizeof(T) != 0) return false;
-  out.resize(size / sizeof(T));
-  if (size != 0) std::memcpy(out.data(), data, size);
+  auto count = size / sizeof(T);
+  // From aligned bytes the vector is built by one copy; resize would first
+  // zero all of it (a second pass over megabytes of a bulk argument).
+  if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) == 0) {
+    auto first = static_cast<const T*>(data);
+    out.assign(first, first + count);
+  } else {
+    out.resize(count);
+    if (size != 0) std::memcpy(out.data(), data, size);
+  }
   if (!native)
     for (auto& value : out) value = byte_swapped(value);
   return true;

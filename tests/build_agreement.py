@@ -2,8 +2,9 @@
 """Checks that CMakeLists.txt compiles the library as meson.build does.
 
 Both read src/compiled_part.txt, yet either could read it wrong, add a
-definition of its own or lose a dependency's flags (cpp-httplib's
-CPPHTTPLIB_*_SUPPORT change the size of its classes). So this configures, in
+definition of its own or differ in a dependency's (nlohmann_json's CMake
+package may define JSON_DIAGNOSTICS, which changes the size of its values,
+where its pkg-config file defines nothing). So this configures, in
 a temporary directory and without building, a CMake project that takes the
 repository with add_subdirectory() and compiles examples/counter/main.cpp
 against launchpad::launchpad, as the meson build compiles it against

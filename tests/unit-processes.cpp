@@ -560,11 +560,25 @@ TEST_SUITE("processes") {
     auto at = output.find("tmux attach -t ") + 15;
     auto session = output.substr(at, output.find('\n', at) - at);
     // "=": this session exactly; a bare name also matches longer ones by prefix.
-    // (Once in a busy CI run, tmux said no such session at the first ask and
-    // yes to every window right after: asked again for up to 5 s.)
-    CHECK(mp::eventually(
-        [&] { return tmux({"has-session", "-t", "=" + session}) == 0; },
-        std::chrono::seconds(5)));
+    // In busy CI runs tmux has said no such session at the first ask, and
+    // once failed for all of 5 s, then yes to every window right after: a
+    // single ask may take tmux's whole tool_limit (10 s). Asked again for up
+    // to 30 s; what it answered, and when, goes into the report.
+    std::string answers;
+    bool there = mp::eventually(
+        [&] {
+          auto asked = std::chrono::steady_clock::now();
+          int status = tmux({"has-session", "-t", "=" + session});
+          answers += " " + std::to_string(status) + " after " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - asked)
+                                        .count()) +
+                     " ms;";
+          return status == 0;
+        },
+        std::chrono::seconds(30));
+    if (!there) MESSAGE("tmux has-session -t =" << session << " answered:" << answers);
+    CHECK(there);
     for (auto window : {"sleepers/0", "sleepers/1", "sleepers/2"})
       CHECK(tmux({"select-window", "-t", "=" + session + ":" + window}) == 0);
     ::kill(launcher.pid, SIGINT);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <launchpad/launchpad.hpp>
@@ -23,7 +24,13 @@
 
 namespace scenarios {
 
-inline void touch(const std::string& path, const std::string& text = "") { std::ofstream(path) << text; }
+// Written whole, then renamed into place: a test that sees the file reads
+// all of it (a TSan CI run once read "inner.ended" between its creation and
+// its write).
+inline void touch(const std::string& path, const std::string& text = "") {
+  std::ofstream(path + ".part") << text;
+  std::filesystem::rename(path + ".part", path);
+}
 
 struct Counter {
   long add(long x) { return total += x; }

@@ -907,6 +907,41 @@ row bench_cross_process(const counts& n) {
           "<= 2.00"};
 }
 
+// 11. Process CPU per call when calls come 1 ms apart, against the
+// floor's ping-pong at the same pace, blocks alternating: what waiting for
+// a reply or the next request costs where a spin before blocking
+// (util/spin_wait.hpp) cannot pay, the next request being far off.
+row bench_paced(lp::client<Bench>& client, const counts& n) {
+  raw_tcp_echo ping(64);
+  char out[64] = {}, in[64];
+  double lp_cpu = 0, floor_cpu = 0;
+  int blocks = 0;
+  auto paced = [&](double& cpu_total, auto&& once) {
+    auto cpu = cpu_seconds();
+    for (int i = 0; i < n.latency_block; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      once();
+    }
+    cpu_total += cpu_seconds() - cpu;
+  };
+  auto lp_block = [&] {
+    paced(lp_cpu, [&] {
+      if (client.add(0) < 0) fail("paced add: negative total");
+    });
+  };
+  auto floor_block = [&] { paced(floor_cpu, [&] { ping.round_trip(out, in); }); };
+  for (int round = 0; round < n.latency_rounds / 20; ++round, ++blocks)
+    if (round % 2 == 0)
+      lp_block(), floor_block();
+    else
+      floor_block(), lp_block();
+  if (auto error = ping.finish(); !error.empty())
+    fail("raw TCP ping-pong server: " + error);
+  double calls = static_cast<double>(blocks * n.latency_block);
+  return {"11 add(long) 1 ms apart, process CPU us/call", lp_cpu / calls * 1e6,
+          floor_cpu / calls * 1e6, ""};
+}
+
 int main(int argc, char** argv) {
   // A node process of row 9, started by bench_handshake's launch.
   for (int i = 1; i < argc; ++i)
@@ -951,34 +986,36 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_calls: %s\n", what);
     };
     std::vector<row> rows;
-    progress("1/10 sync latency");
+    progress("1/11 sync latency");
     for (auto& r : bench_latency(client, raw, n)) rows.push_back(r);
     double lp_cores = 0, raw_cores = 0;
-    progress("2/10 8-thread throughput");
+    progress("2/11 8-thread throughput");
     for (auto& r : bench_throughput(client, raw_server.port(), n, lp_cores, raw_cores))
       rows.push_back(r);
-    progress("3/10 1M float32 echo");
+    progress("3/11 1M float32 echo");
     auto echo = bench_echo(client, n);
     rows.push_back(echo);
     double cold_ms = 0;
-    progress("4/10 1000 async calls");
+    progress("4/11 1000 async calls");
     auto async = bench_async(client, n, cold_ms);
     rows.push_back(async);
-    progress("5/10 batched handler");
+    progress("5/11 batched handler");
     auto batching = bench_batching(model, n);
     rows.push_back(batching);
-    progress("6/10 direct calls");
+    progress("6/11 direct calls");
     auto direct_row = bench_direct(direct, client, n);
     rows.push_back(direct_row);
-    progress("7/10 TLS");
+    progress("7/11 TLS");
     rows.push_back(bench_tls(tls, client, n));
-    progress("8/10 1M float32 echo over TLS");
+    progress("8/11 1M float32 echo over TLS");
     rows.push_back(bench_tls_echo(tls, client, n));
-    progress("9/10 new connections, TLS handshake");
+    progress("9/11 new connections, TLS handshake");
     auto handshake = bench_handshake(n);
     for (auto& r : handshake.rows) rows.push_back(r);
-    progress("10/10 a call to another process");
+    progress("10/11 a call to another process");
     rows.push_back(bench_cross_process(n));
+    progress("11/11 calls 1 ms apart");
+    rows.push_back(bench_paced(client, n));
     running.stop();
     direct_running.stop();
     tls_running.stop();
@@ -1019,6 +1056,7 @@ int main(int argc, char** argv) {
         "7-9: %s, %s\n"
         "10: baseline = a 64-byte TCP ping-pong with a forked child process;\n"
         "   the node is a process (test_multi_processing)\n"
+        "11: baseline = the floor of 1f, its round trips 1 ms apart as the calls\n"
         "total measured time %.1f s\n",
         rows[3].lp <= 28.0 ? "ok" : "MISSED", rows[3].lp, lp_cores, raw_cores,
         echo.lp <= 8.0 ? "ok" : "MISSED", echo.lp, 1000.0 / (async.lp / 1000.0), cold_ms,

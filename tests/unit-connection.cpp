@@ -11,9 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/serve/listener.hpp>
+#include <launchpad/detail/util/spin_wait.hpp>
+#include <launchpad/detail/wire/buffers.hpp>
 #include <memory>
 #include <string>
 #include <thread>
@@ -546,5 +547,40 @@ TEST_SUITE("connection") {
     CHECK(body.substr(0, r.body_size) == "big!");
     CHECK_FALSE(c->reusable());
     CHECK(clock::now() - start < 5s);
+  }
+
+  TEST_CASE("a socket that stays quiet through a spin is spun on ever more rarely") {
+    // Whether a wait spun shows without a clock: with a byte waiting, a
+    // spin finds it and a skipped spin returns 0.
+    int pair[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
+    lp::detail::spin_wait spin;
+    auto ready = [&] { return spin(pair[0], POLLIN) & POLLIN; };
+    char byte = 'x';
+    REQUIRE(::write(pair[1], &byte, 1) == 1);
+    CHECK(ready());
+    REQUIRE(::read(pair[0], &byte, 1) == 1);
+    // Misses in a row: after the k-th, the next 2^k - 1 waits block at once.
+    for (int misses = 1; misses <= 11; ++misses) {
+      CAPTURE(misses);
+      auto start = clock::now();
+      CHECK_FALSE(ready());  // quiet: a miss
+      CHECK(clock::now() - start >= lp::detail::spin_wait::budget);
+      REQUIRE(::write(pair[1], &byte, 1) == 1);
+      int skipped = 0;
+      while (!ready() && skipped < 5000) ++skipped;
+      CHECK(skipped == (1 << std::min(misses, 10)) - 1);
+      REQUIRE(::read(pair[0], &byte, 1) == 1);
+      // The spin that found the byte ended the run: the next one spins.
+      REQUIRE(::write(pair[1], &byte, 1) == 1);
+      CHECK(ready());
+      REQUIRE(::read(pair[0], &byte, 1) == 1);
+      for (int again = 1; again <= misses; ++again) {  // `misses` in a row again
+        CHECK_FALSE(ready());
+        for (int skip = 0; skip < (1 << again) - 1; ++skip) CHECK_FALSE(ready());
+      }
+    }
+    ::close(pair[0]);
+    ::close(pair[1]);
   }
 }

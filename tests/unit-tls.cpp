@@ -283,6 +283,15 @@ TEST_SUITE("tls") {
       auto reply = connection->get("/lp/v1/health", "", deadline(), body, 1 << 20);
       CHECK(reply.status == 200);
       CHECK(body.substr(0, reply.body_size).find("serving") != std::string::npos);
+      int fd = tls_test::connect_plain(port);
+      REQUIRE(fd >= 0);
+      lp::detail::ssl_handle ssl(SSL_new(context.native()));
+      SSL_set_fd(ssl.get(), fd);
+      REQUIRE(SSL_connect(ssl.get()) == 1);
+      CHECK(std::string(SSL_CIPHER_get_name(SSL_get_current_cipher(ssl.get()))) ==
+            "TLS_AES_128_GCM_SHA256");
+      SSL_shutdown(ssl.get());
+      ::close(fd);
       try {
         tls_test::http_connection::open("127.0.0.1", port, deadline())
             ->get("/lp/v1/health", "", deadline(), body, 1 << 20);

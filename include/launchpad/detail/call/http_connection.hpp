@@ -27,6 +27,7 @@
 #include <cstring>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/session.hpp>
+#include <launchpad/detail/util/spin_wait.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/http1.hpp>
 #include <limits>
@@ -254,7 +255,11 @@ class http_connection {
   }
 
   // Waits for `events` until the deadline; returns the events that came.
-  short wait(short events, clock::time_point deadline, const char* doing) const {
+  short wait(short events, clock::time_point deadline, const char* doing) {
+    if (short came = spin_(fd_, events)) {
+      if (came & POLLNVAL) fail("poll on the connection to " + peer_ + ": not a socket");
+      return came;
+    }
     for (;;) {
       auto left =
           std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
@@ -615,6 +620,7 @@ class http_connection {
   bool served_ = false;    // a whole response came before on this connection
   bool answered_ = false;  // a byte of the current response came
   std::unique_ptr<tls_session> tls_;  // null: plain HTTP
+  spin_wait spin_;
 };
 
 }  // namespace lp::detail

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/tls/session.hpp>
+#include <launchpad/detail/util/spin_wait.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -319,6 +320,7 @@ class deadline_stream {
   }
 
   int poll_for(short events, clock::time_point until) const {
+    if (spin_(socket_, events)) return 1;
     for (;;) {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
       if (left <= 0) return 0;
@@ -335,6 +337,7 @@ class deadline_stream {
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
   mutable phase timed_out_ = phase::idle;
+  mutable spin_wait spin_;
   // A TLS reply up to this size leaves as one record.
   static constexpr std::size_t joined_limit = 16 << 10;
   std::size_t used_ = 0, filled_ = 0;

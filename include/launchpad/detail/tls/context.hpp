@@ -46,6 +46,13 @@ LP_API tls_context::tls_context(const tls_credentials& credentials,
   if (!SSL_CTX_set_min_proto_version(context, TLS1_3_VERSION) ||
       !SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION))
     throw fail("no TLS 1.3");
+  // AES-128-GCM first, where OpenSSL puts AES-256-GCM: both ends are ours,
+  // and with AES instructions it is TLS 1.3's cheapest suite, a quarter
+  // faster than AES-256-GCM here (docs/security.md, "What it costs").
+  if (!SSL_CTX_set_ciphersuites(context,
+                                "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+                                "TLS_CHACHA20_POLY1305_SHA256"))
+    throw fail("no TLS 1.3 cipher suite");
   // Writes may be partial, as send()'s are, and go on from a buffer that
   // moved (a non-blocking socket's retries).
   SSL_CTX_set_mode(context,

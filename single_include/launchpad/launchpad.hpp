@@ -7307,7 +7307,10 @@ LP_API tls_context::tls_context(const tls_credentials& credentials,
   if (!SSL_CTX_set_ciphersuites(context,
                                 "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
                                 "TLS_CHACHA20_POLY1305_SHA256"))
-    throw fail("no TLS 1.3 cipher suite");
+    throw fail(
+        "none of TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and "
+        "TLS_CHACHA20_POLY1305_SHA256 is allowed; check CipherSuites in the "
+        "OpenSSL configuration (OPENSSL_CONF, or openssl.cnf)");
   // Writes may be partial, as send()'s are, and go on from a buffer that
   // moved (a non-blocking socket's retries).
   SSL_CTX_set_mode(context,
@@ -7592,9 +7595,9 @@ LP_API tls_session::trouble tls_session::handshake(clock::time_point deadline) {
 }
 
 // SSL_get_error needs the thread's error queue empty before each read or
-// write. It nearly always is (outcome() drains it), and asking costs a
-// tenth of clearing, which a small call over TLS would pay four times
-// (benchmarks/README.md, "Waiting without sleeping").
+// write. It nearly always is (outcome() drains it), and clearing an empty
+// queue measured ~840 instructions, which a small call over TLS would pay
+// four times (benchmarks/README.md, "Waiting without sleeping").
 inline void empty_error_queue() {
   if (ERR_peek_error() != 0) ERR_clear_error();
 }
@@ -8164,24 +8167,19 @@ class http_connection {
 
   // Waits for `events` until the deadline; returns the events that came.
   short wait(short events, clock::time_point deadline, const char* doing) {
-    if (short came = spin_(fd_, events)) {
-      if (came & POLLNVAL) fail("poll on the connection to " + peer_ + ": not a socket");
-      return came;
-    }
-    for (;;) {
+    short came = spin_(fd_, events);
+    while (!came) {
       auto left =
           std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
       if (left <= 0) time_out(doing);
       pollfd p{fd_, events, 0};
       int ready =
           ::poll(&p, 1, static_cast<int>(std::min<decltype(left)>(left, INT_MAX)));
-      if (ready > 0) {
-        if (p.revents & POLLNVAL)
-          fail("poll on the connection to " + peer_ + ": not a socket");
-        return p.revents;
-      }
+      if (ready > 0) came = p.revents;
       if (ready < 0 && errno != EINTR) fail("poll: " + error_text(errno));
     }
+    if (came & POLLNVAL) fail("poll on the connection to " + peer_ + ": not a socket");
+    return came;
   }
 
   void start_tls(const tls_context& context, clock::time_point deadline) {

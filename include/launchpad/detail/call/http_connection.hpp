@@ -256,24 +256,19 @@ class http_connection {
 
   // Waits for `events` until the deadline; returns the events that came.
   short wait(short events, clock::time_point deadline, const char* doing) {
-    if (short came = spin_(fd_, events)) {
-      if (came & POLLNVAL) fail("poll on the connection to " + peer_ + ": not a socket");
-      return came;
-    }
-    for (;;) {
+    short came = spin_(fd_, events);
+    while (!came) {
       auto left =
           std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
       if (left <= 0) time_out(doing);
       pollfd p{fd_, events, 0};
       int ready =
           ::poll(&p, 1, static_cast<int>(std::min<decltype(left)>(left, INT_MAX)));
-      if (ready > 0) {
-        if (p.revents & POLLNVAL)
-          fail("poll on the connection to " + peer_ + ": not a socket");
-        return p.revents;
-      }
+      if (ready > 0) came = p.revents;
       if (ready < 0 && errno != EINTR) fail("poll: " + error_text(errno));
     }
+    if (came & POLLNVAL) fail("poll on the connection to " + peer_ + ": not a socket");
+    return came;
   }
 
   void start_tls(const tls_context& context, clock::time_point deadline) {

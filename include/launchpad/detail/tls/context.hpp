@@ -52,7 +52,10 @@ LP_API tls_context::tls_context(const tls_credentials& credentials,
   if (!SSL_CTX_set_ciphersuites(context,
                                 "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
                                 "TLS_CHACHA20_POLY1305_SHA256"))
-    throw fail("no TLS 1.3 cipher suite");
+    throw fail(
+        "none of TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and "
+        "TLS_CHACHA20_POLY1305_SHA256 is allowed; check CipherSuites in the "
+        "OpenSSL configuration (OPENSSL_CONF, or openssl.cnf)");
   // Writes may be partial, as send()'s are, and go on from a buffer that
   // moved (a non-blocking socket's retries).
   SSL_CTX_set_mode(context,

@@ -15,6 +15,8 @@
 #include <future>
 #include <limits>
 
+#include <launchpad/detail/serve/dispatch.hpp>
+#include <launchpad/detail/serve/typed_node.hpp>
 #include <launchpad/detail/wire/http1.hpp>
 
 #include "services.hpp"
@@ -86,11 +88,21 @@ struct Pure {
   static constexpr bool lp_concurrent_handlers = true;
   long twice(long x) const { return 2 * x; }
 };
+
+// Notes where the vector it was given keeps its values.
+struct Keeper {
+  std::vector<float> keep(std::vector<float> values) {
+    kept_at = values.data();
+    return values;
+  }
+  static inline const float* kept_at = nullptr;
+};
 }  // namespace w
 
 LP_SERVICE(w::Floats, echo);
 LP_SERVICE(w::Tensor, echo);
 LP_SERVICE(w::Pure, twice);
+LP_SERVICE(w::Keeper, keep);
 LP_SERVICE(w::Maker, make);
 LP_SERVICE(w::Mixer, scale, tags, count, next, wrap, kinds);
 
@@ -473,6 +485,24 @@ TEST_SUITE("wire") {
     lp::detail::cbor::write(body, many);
     CHECK(body.pieces().size() == 2 * lp::detail::cbor::gathered::max_borrowed + 1);
     CHECK(whole(body) == written(many));
+  }
+
+  TEST_CASE(
+      "a parameter taken by value is moved in, and the result sent from where it is") {
+    // docs/concepts.md: the one copy of a 4 MB echo is the decoding's.
+    lp::detail::typed_node<w::Keeper> node(std::make_unique<w::Keeper>());
+    std::vector<float> values(100'000, 1.5f);  // over the size a reply refers to
+    std::string body;
+    lp::detail::cbor::head(body, 4, 1);
+    lp::detail::cbor::write(body, values);
+    lp::detail::written_reply out;
+    REQUIRE(lp::detail::dispatch(node, "keeper", "keep", protocol::format::cbor,
+                                 protocol::format::cbor, body, out) == 200);
+    auto pieces = out.body.pieces();
+    REQUIRE(pieces.size() == 3);  // the heads, the values, nothing after them
+    CHECK(pieces[1].data() == reinterpret_cast<const char*>(w::Keeper::kept_at));
+    CHECK(pieces[1].size() == values.size() * sizeof(float));
+    CHECK(std::memcmp(pieces[1].data(), values.data(), pieces[1].size()) == 0);
   }
 
   TEST_CASE("tensors: shape, access, and what a bad one gets") {

@@ -167,7 +167,10 @@ class slurm_submission {
     std::optional<clock::time_point> give_up_at;  // of the orderly stop
     bool cancelled_hard = false;
     std::optional<clock::time_point> forget_at;   // of a job that will not end
-    std::optional<clock::time_point> completing_since;  // with its result written
+    // Since when the job has been completing with its result written; the
+    // epoch while it is not (an optional here trips g++ 12's
+    // -Wmaybe-uninitialized at -O3).
+    clock::time_point completing_since{};
     job_state last;
     for (;;) {
       auto now = query_job(job);
@@ -179,10 +182,10 @@ class slurm_submission {
       // cut off the network hears of it only when it is back, or Slurm marks
       // it down: the program ended when the supervisor said how.
       if (now.state != "COMPLETING" || !std::filesystem::exists(run_dir + "/result")) {
-        completing_since.reset();
-      } else if (!completing_since) {
+        completing_since = {};
+      } else if (completing_since == clock::time_point{}) {
         completing_since = clock::now();
-      } else if (clock::now() - *completing_since > std::chrono::seconds(10)) {
+      } else if (clock::now() - completing_since > std::chrono::seconds(10)) {
         std::cerr
             << "[lp] job " << job << " is still completing, 10 s after its supervisor "
             << "ended: a host of it does not answer Slurm (see sinfo), and ends its "

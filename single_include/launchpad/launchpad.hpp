@@ -7307,10 +7307,12 @@ LP_API tls_context::tls_context(const tls_credentials& credentials,
   if (!SSL_CTX_set_ciphersuites(context,
                                 "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
                                 "TLS_CHACHA20_POLY1305_SHA256"))
-    throw fail(
-        "none of TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and "
-        "TLS_CHACHA20_POLY1305_SHA256 is allowed; check CipherSuites in the "
-        "OpenSSL configuration (OPENSSL_CONF, or openssl.cnf)");
+    // It fails only on a name this OpenSSL does not know; the OpenSSL
+    // configuration's CipherSuites cannot make it fail.
+    throw fail(std::string("this OpenSSL (") + OpenSSL_version(OPENSSL_VERSION) +
+               ") does not know the TLS 1.3 suites TLS_AES_128_GCM_SHA256, "
+               "TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256; "
+               "build against OpenSSL 3.0 or later");
   // Writes may be partial, as send()'s are, and go on from a buffer that
   // moved (a non-blocking socket's retries).
   SSL_CTX_set_mode(context,

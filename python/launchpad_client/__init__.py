@@ -18,6 +18,7 @@ See docs/python.md.
 from .errors import (DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError, ReplyTooLarge,
                      TransportError)
 from .node import Method, Node, connect
+from .node_context import stop, stop_requested
 from .optional_packages import MissingPackageWarning, have_cbor, have_numpy
 from .program import Program, attach
 from .run_directory import read_secret
@@ -28,5 +29,5 @@ __version__ = "0.1.0"
 __all__ = [
     "DeadlineExceeded", "LaunchpadError", "Method", "MissingPackageWarning", "Node", "Program",
     "ProtocolError", "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect",
-    "have_cbor", "have_numpy", "read_secret", "tls_context",
+    "have_cbor", "have_numpy", "read_secret", "stop", "stop_requested", "tls_context",
 ]

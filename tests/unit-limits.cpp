@@ -155,6 +155,7 @@ struct steady_caller {
               auto sent = clock::now();
               counter.add(1);
               millis.push_back(seconds_since(sent) * 1000);
+              done_at.push_back(clock::now());
               std::this_thread::sleep_for(5ms);  // pacing, not synchronisation
             } catch (const std::exception& e) {
               if (failures++ == 0) first_failure = e.what();
@@ -174,6 +175,7 @@ struct steady_caller {
 
   std::atomic<bool> stop{false};
   std::vector<double> millis;
+  std::vector<clock::time_point> done_at;  // when each call's reply came
   long failures = 0;
   std::string first_failure;
   std::thread thread;  // last: it uses the members above
@@ -231,17 +233,25 @@ TEST_SUITE("limits") {
 
     double earliest = 1e9, latest = 0;
     long answered_408 = 0, answered_other = 0;
+    auto first_closed = clock::time_point::max();
     for (auto& peer : peers) {
       if (!peer.closed) continue;
+      first_closed = std::min(first_closed, peer.ended);
       double after = std::chrono::duration<double>(peer.ended - peer.opened).count();
       earliest = std::min(earliest, after);
       latest = std::max(latest, after);
       if (peer.got.starts_with("HTTP/1.1 408")) ++answered_408;
       else if (!peer.got.empty()) ++answered_other;
     }
+    // Calls answered while every trickler was still open: had the tricklers
+    // held the server's threads, the calls would have waited for the header
+    // bound, and none would be.
+    auto served_meanwhile = std::count_if(caller.done_at.begin(), caller.done_at.end(),
+                                          [&](auto t) { return t < first_closed; });
     MESSAGE(tricklers << " tricklers: closed " << earliest << " to " << latest
                       << " s after their first byte, " << answered_408 << " answered 408; "
-                      << caller.millis.size() << " calls meanwhile, p50 "
+                      << caller.millis.size() << " calls, " << served_meanwhile
+                      << " before the first trickler was closed, p50 "
                       << caller.percentile(0.50) << " ms, p99 " << caller.percentile(0.99)
                       << " ms, max " << caller.percentile(1.0) << " ms; threads at most "
                       << peak_threads);
@@ -252,8 +262,10 @@ TEST_SUITE("limits") {
     CHECK(answered_other == 0);  // never 400
     INFO("first failure: " << caller.first_failure);
     CHECK(caller.failures == 0);
-    CHECK(caller.millis.size() > 100);
-    CHECK(caller.percentile(0.99) < (under_sanitizer ? 250.0 : 50.0));
+    // A call every 5 ms for 9.5 s or more: hundreds, unless something
+    // starved them; their latency is in the message above, not a bound
+    // that a loaded machine could break.
+    CHECK(served_meanwhile >= 10);
   }
 
   TEST_CASE("a half request gets 408 at the header bound; a trickled body is cut off") {
@@ -304,14 +316,16 @@ TEST_SUITE("limits") {
     int port = port_of(running.urls().at("counter"));
 
     // 2 GiB declared, 1,000 bytes sent: the answer must not wait for the
-    // rest (it used to: 408 after 5 s).
+    // rest (it used to: 408 after 5 s). Only a node that decided from the
+    // head alone can answer 413: it never gets the body. So that, not a
+    // time, is what is checked; the time is in the message.
     peer big(port);
     auto sent = clock::now();
     REQUIRE(big.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                      running.secret() +
                      "\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n" +
                      std::string(1000, ' ')));
-    for (auto until = sent + 5s; big.got.find("\r\n\r\n") == std::string::npos &&
+    for (auto until = sent + 30s; big.got.find("\r\n\r\n") == std::string::npos &&
                                  !big.closed && clock::now() < until;) {
       pollfd watched{big.fd, POLLIN, 0};
       ::poll(&watched, 1, 10);
@@ -321,7 +335,6 @@ TEST_SUITE("limits") {
     MESSAGE("2 GiB declared, 1,000 bytes sent: answered after " << millis << " ms");
     INFO(big.got);
     CHECK(big.got.starts_with("HTTP/1.1 413 "));
-    CHECK(millis < (under_sanitizer ? 1000 : 100));
     big.wait_closed(3s);
     CHECK(big.got.find("\"payload_too_large\"") != std::string::npos);
     CHECK(big.got.find("--lp_max_body_mb") != std::string::npos);

@@ -121,7 +121,7 @@ struct command : test_process::command {
     auto id = job();
     if (!id.empty()) {
       shell("scancel " + id);
-      eventually([&] { return job_gone(id); }, 30s);
+      eventually([&] { return job_gone(id); }, 60s);
     }
   }
   // The id of the job it submitted, once it said so.
@@ -446,8 +446,9 @@ TEST_SUITE("slurm") {
     REQUIRE(status.has_value());
     CHECK(*status == 1);
     CHECK(launcher.count("[lp] cancelling job " + launcher.job() + " at once") == 1);
-    // Not Slurm's KillWait (5 s here), which a cancel of the job alone gives.
-    CHECK(took < 4s);
+    // Not Slurm's KillWait (20 s here, tools/local-slurm.sh), which a cancel
+    // of the job alone gives: half of it, whatever the machine's load.
+    CHECK(took < 10s);
     CHECK(command::job_gone(launcher.job()));
     for (pid_t pid : nodes) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }, 10s));
   }
@@ -478,7 +479,7 @@ TEST_SUITE("slurm") {
         INFO(launcher.output());
         CHECK(status == std::optional<int>(0));
       }
-      CHECK(eventually([&] { return command::job_gone(job); }, 30s));
+      CHECK(eventually([&] { return command::job_gone(job); }, 60s));
       CHECK(eventually([&] {
         return std::none_of(started.begin(), started.end(), [](pid_t pid) { return ::kill(pid, 0) == 0; });
       }, 10s));
@@ -745,7 +746,7 @@ TEST_SUITE("slurm") {
       "go through; nothing acknowledged is lost") {
     if (!test_hosts_with("nft")) return;
     scratch dir;
-    command launcher(scenario("partitioned", dir));
+    command launcher(scenario("partitioned_patient", dir));
     REQUIRE(
         eventually([&] { return launcher.count("[caller/0] acknowledged ") >= 2; }, 90s));
     auto counter = where_serves(launcher.output(), "counter/0");
@@ -753,7 +754,7 @@ TEST_SUITE("slurm") {
     REQUIRE(counter.port > 0);
     {
       network_cut cut(counter);
-      std::this_thread::sleep_for(1500ms);  // of the group's 3 s
+      std::this_thread::sleep_for(1500ms);  // of the group's 10 s
     }
     auto status = launcher.exit_code(90s);
     auto output = launcher.output();

@@ -115,7 +115,7 @@ SlurmdParameters=config_overrides
 $(mode_config CommunicationParameters)
 SchedulerParameters=sched_interval=1
 MailProg=/bin/true
-KillWait=5
+KillWait=20
 ReturnToService=2
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none

@@ -532,12 +532,14 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     // shows as a restart.
     p.group("tally").restart_on_failure(3, std::chrono::milliseconds(50)).add_node<Tally>();
     for (int i = 0; i < 2; ++i) p.group("sleepers").add_node<Sleeper>(dir);
-  } else if (name == "partitioned") {
+  } else if (name == "partitioned" || name == "partitioned_patient") {
     // A whole host each (the test hosts' slurmds have 4 CPUs): the caller
-    // calls the counter across the network.
+    // calls the counter across the network. The patient counter's
+    // health_timeout is far above a short cut and the commands that make
+    // and heal it, whatever the probes' phase.
     auto counter = p.group("counter")
                        .resources({.cpus = 4})
-                       .health_timeout(std::chrono::seconds(3))
+                       .health_timeout(std::chrono::seconds(name == "partitioned" ? 3 : 10))
                        .add_node<Counter>();
     p.group("caller").resources({.cpus = 4}).add_node<Acknowledger>(counter, 20);
   } else if (name == "wire") {

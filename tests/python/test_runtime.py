@@ -37,6 +37,7 @@ class Learner:
         return self.steps * self.rate
 
     def slow(self, seconds: float) -> None:
+        open(self.name + ".started", "w").close()  # the test waits for it
         time.sleep(seconds)
 
     def ask_counter(self, x: int) -> int:
@@ -93,7 +94,7 @@ class Runtime(unittest.TestCase):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([self.dir, PACKAGE]),
                "LP_PYTHON_CONTROL_FD": str(write)}
         process = subprocess.Popen([sys.executable, "-m", "launchpad_client.runtime", path],
-                                   env=env, pass_fds=(write,), stdout=subprocess.PIPE,
+                                   env=env, pass_fds=(write,), cwd=self.dir, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         os.close(write)
         control = queue.Queue()
@@ -119,6 +120,14 @@ class Runtime(unittest.TestCase):
         except queue.Empty:
             self.fail("no line on the control pipe in time")
 
+    def wait_started(self, timeout=20):
+        """Waits until the node runs `slow` (it leaves lr.started in the
+        process's directory, which is the test's)."""
+        give_up = time.monotonic() + timeout
+        while not os.path.exists(os.path.join(self.dir, "lr.started")):
+            self.assertLess(time.monotonic(), give_up, "the call did not start in time")
+            time.sleep(0.01)
+
     def ended(self, process, timeout=20):
         _, err = process.communicate(timeout=timeout)
         return process.returncode, err
@@ -142,7 +151,7 @@ class Runtime(unittest.TestCase):
         node = lp.connect(url, secret=SECRET)
         self.addCleanup(node.close)
         future = node.futures.slow(1.0)
-        time.sleep(0.3)
+        self.wait_started()
         process.send_signal(signal.SIGTERM)
         self.assertIsNone(future.result(timeout=10))
         self.assertEqual(self.ended(process)[0], 0)
@@ -209,7 +218,7 @@ class Runtime(unittest.TestCase):
         node = lp.connect(url, secret=SECRET)
         self.addCleanup(node.close)
         future = node.futures.slow(30.0)
-        time.sleep(0.3)
+        self.wait_started()
         started = time.monotonic()
         process.kill()
         with self.assertRaises(lp.TransportError):

@@ -379,7 +379,10 @@ TEST_SUITE("load") {
     auto c = p.add_node<t::Counter>("counter");
     auto r = p.add_node<load::Relay>("relay", c);
     auto running = lp::launch<Policy>(p);
-    auto relay = running.client(r).with_deadline(std::chrono::seconds(20));
+    // Without the urgent path the 192 calls deadlock for certain (every pool
+    // slot waits on the relay): a deadline far above their time, however
+    // slow the machine, tells the two apart without a bound on speed.
+    auto relay = running.client(r).with_deadline(std::chrono::minutes(2));
     constexpr long calls = 3 * static_cast<long>(lp::detail::call_pool_busy);
     auto start = std::chrono::steady_clock::now();
     std::vector<std::future<long>> pending;
@@ -395,7 +398,6 @@ TEST_SUITE("load") {
     double took = load::seconds_since(start);
     MESSAGE(calls << " futures of a method that waits on 3 futures each: " << took << " s");
     CHECK(failures == 0);
-    CHECK(took < 15.0);
     CHECK(running.client(c).get() == 3 * calls);
   }
 

@@ -3,12 +3,18 @@
 # TSan (g++), in the build directories and with the options .ci/run uses,
 # and counts the runs that failed: a test that fails by chance shows up here
 # long before it costs a landing. Each failed run's meson log is kept.
-# Usage: tools/sanitizer-loops.sh [N]   (default 20; needs what .ci/run
-# installs: clang, libclang-rt-dev, meson)
+# Usage: tools/sanitizer-loops.sh [N [address|thread]]   (default 20 runs of
+# each; needs what .ci/run installs: clang, libclang-rt-dev, meson)
 # Prints one line per run and a closing line "P passed, F failed".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs=${1:-20}
+case ${2:-both} in
+  address) dirs=(build-clang) ;;
+  thread) dirs=(build-thread) ;;
+  both) dirs=(build-clang build-thread) ;;
+  *) echo "usage: $0 [N [address|thread]]" >&2; exit 2 ;;
+esac
 targets=(tests/unit tests/program examples/consumer_producers examples/actor_learner)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -19,7 +25,7 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/te
 [[ -d build-thread ]] || meson setup build-thread -Db_sanitize=thread -Db_lundef=false >/dev/null
 logs=$(mktemp -d "${TMPDIR:-/tmp}/lp-sanitizer-loops.XXXXXX")
 passed=0 failed=0
-for dir in build-clang build-thread; do
+for dir in "${dirs[@]}"; do
   ninja -C "$dir" "${targets[@]}" >/dev/null
   for ((i = 1; i <= runs; i++)); do
     begin=$SECONDS

@@ -39,11 +39,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "include"
-RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "serve": 3, "graph": 4, "replay": 4, "run": 5,
+RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "serve": 3, "graph": 4, "replay": 4, "run": 5, "python": 5,
         "process": 6, "slurm": 7, "kube": 7}
 APART = {("call", "serve"), ("serve", "call")}
 # Reached by a user's code only through the compiled part.
-COMPILED_ONLY = re.compile(r"launchpad/detail/(serve/(http_server|listener)|run/(node_host|node_streams|in_process|checkpoints|status_|launch_tls)"
+COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|run/(node_host|node_streams|in_process|checkpoints|status_|launch_tls)"
                            r"|tls/|process/|slurm/|kube/|implementation)")
 JSON_HEADER = "launchpad/json.hpp"
 INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')

@@ -19,7 +19,7 @@
 
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
-#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/run/signals.hpp>
 

@@ -9,6 +9,7 @@
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/program.hpp>
+#include <launchpad/python.hpp>
 // After program.hpp, which reaches the node registry metrics.hpp defines with.
 #include <launchpad/metrics.hpp>
 #include <launchpad/service.hpp>

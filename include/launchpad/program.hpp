@@ -9,12 +9,14 @@
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
 #include <launchpad/detail/graph/handle_arguments.hpp>
+#include <launchpad/detail/graph/python_recipe.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/service.hpp>
 #include <map>
-#include <set>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -44,6 +46,7 @@ struct node_info {
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
   bool checkpointed = false;  // lp::checkpointed: lp_save and lp_restore
+  std::optional<python_class> python;  // a Python service's class (LP_PYTHON)
 };
 
 // What a group asks of the launch policies that run processes.
@@ -73,6 +76,8 @@ using node_builder = std::function<std::unique_ptr<node_instance>(const connecto
 struct graph_access {
   static std::unique_ptr<node_instance> build(const program& graph, std::size_t node,
                                               const connector& connect);
+  // What starts a node of a Python service; null for a C++ node.
+  static const python_recipe* python(const program& graph, std::size_t node);
   // Throws lp::graph_error naming a node reserved and never defined.
   static void check_defined(const program& graph);
 };
@@ -133,14 +138,15 @@ class program {
                         "' was not reserved in program '" + name_ + "'");
     std::size_t at = 0;
     while (nodes_[at].label != reserved.label()) ++at;  // a handle of ours names a node
-    if (builders_[at])
+    if (builders_[at] || pythons_[at])
       throw graph_error("node '" + reserved.label() +
                         "' is defined already; define each "
                         "reserved node once");
     auto spec = nodes_[at];
-    auto builder = wire<T>(spec, std::forward<Args>(args)...);
+    auto made = made_from<T>(spec, std::forward<Args>(args)...);
     nodes_[at] = std::move(spec);
-    builders_[at] = std::move(builder);
+    builders_[at] = std::move(made.builder);
+    pythons_[at] = std::move(made.python);
   }
 
   // A group of nodes labelled "<name>/0", "<name>/1", ...
@@ -187,8 +193,8 @@ class program {
     if constexpr (service<T>) {
       check_free(label);
       auto spec = declared<T>(label, std::move(group), index);
-      auto builder = wire<T>(spec, std::forward<Args>(args)...);
-      append(std::move(spec), std::move(builder));
+      auto made = made_from<T>(spec, std::forward<Args>(args)...);
+      append(std::move(spec), std::move(made));
     }
     return handle<T>(this, std::move(label));
   }
@@ -200,14 +206,29 @@ class program {
         "reserve<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
         "right after T, in T's namespace or at global scope");
     check_free(label);
-    append(declared<T>(label, std::move(group), index), {});
+    append(declared<T>(label, std::move(group), index), {});  // defined later
     return handle<T>(this, std::move(label));
   }
 
   template <class T>
   static node_info declared(std::string label, std::string group, int index) {
-    return described(std::move(label), std::move(group), index, service_definition<T>::name,
-                     runnable<T>, lp::checkpointed<T>);
+    auto spec = described(std::move(label), std::move(group), index,
+                          service_definition<T>::name, runnable<T>, lp::checkpointed<T>);
+    if constexpr (python_service<T>) spec.python = python_class_of<T>;
+    return spec;
+  }
+
+  // How a node is made: a C++ node built from its arguments, or a Python
+  // node started with them.
+  struct recipe {
+    detail::node_builder builder;
+    std::shared_ptr<const detail::python_recipe> python;
+  };
+
+  template <class T, class... Args>
+  recipe made_from(node_info& spec, Args&&... args) {
+    if constexpr (python_service<T>) return {{}, python_wire<T>(spec, args...)};
+    else return {wire<T>(spec, std::forward<Args>(args)...), {}};
   }
 
   // What does not depend on the service's type is compiled once, not per
@@ -216,7 +237,7 @@ class program {
                                     std::string_view service, bool has_run, bool checkpointed);
   // Throws lp::graph_error if a node or group has `label` already.
   LP_API void check_free(const std::string& label) const;
-  LP_API void append(node_info spec, detail::node_builder builder);
+  LP_API void append(node_info spec, recipe made);
   // Checks a handle given to the node `spec` (of this program, naming a
   // node) and records its target as an edge.
   LP_API void connect(node_info& spec, const std::string& target, const program* owner) const;
@@ -250,6 +271,27 @@ class program {
     }
   }
 
+  // A Python node's arguments go to its class's __init__ in their wire
+  // form; its handles become typed Python clients there.
+  template <class T, class... Args>
+  std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec, const Args&... args) {
+    static_assert((detail::python_argument_type<std::decay_t<Args>> && ...),
+                  "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
+                  "goes to the class's __init__, so it must have a wire form, as a method's "
+                  "parameter must, or be an lp::handle (or a std::vector of them)");
+    auto made = std::make_shared<detail::python_recipe>();
+    if constexpr ((detail::python_argument_type<std::decay_t<Args>> && ...)) {
+      auto check = [&](const std::string& target, const program* owner) {
+        connect(spec, target, owner);
+      };
+      (detail::for_each_handle(args, check), ...);
+      made->where = python_class_of<T>;
+      made->methods = &detail::service_methods<T>();
+      (made->arguments.push_back(detail::python_argument_of(args)), ...);
+    }
+    return made;
+  }
+
   bool taken(const std::string& label) const {
     for (const auto& spec : nodes_)
       if (spec.label == label || spec.group == label) return true;
@@ -263,7 +305,8 @@ class program {
 
   std::string name_;
   std::vector<node_info> nodes_;
-  std::vector<detail::node_builder> builders_;  // by node
+  std::vector<detail::node_builder> builders_;  // by node; empty for a Python node
+  std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;  // by node
   std::map<std::string, group_state> groups_;
 };
 
@@ -376,9 +419,13 @@ inline std::unique_ptr<node_instance> graph_access::build(const program& graph, 
   return graph.builders_.at(node)(connect);
 }
 
+inline const python_recipe* graph_access::python(const program& graph, std::size_t node) {
+  return graph.pythons_.at(node).get();
+}
+
 inline void graph_access::check_defined(const program& graph) {
   for (std::size_t i = 0; i < graph.nodes_.size(); ++i)
-    if (!graph.builders_[i])
+    if (!graph.builders_[i] && !graph.pythons_[i])
       throw graph_error(
           "node '" + graph.nodes_[i].label + "' of program '" + graph.name_ +
           "' was reserved and never defined; call define(handle, args...) with "
@@ -464,9 +511,10 @@ LP_API void program::check_free(const std::string& label) const {
                       "'; labels must be unique");
 }
 
-LP_API void program::append(node_info spec, detail::node_builder builder) {
+LP_API void program::append(node_info spec, recipe made) {
   nodes_.push_back(std::move(spec));
-  builders_.push_back(std::move(builder));
+  builders_.push_back(std::move(made.builder));
+  pythons_.push_back(std::move(made.python));
 }
 
 LP_API void program::connect(node_info& spec, const std::string& target,

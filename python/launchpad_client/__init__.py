@@ -17,6 +17,8 @@ See docs/python.md.
 
 from .errors import (DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError, ReplyTooLarge,
                      TransportError)
+from .hints import (Json, Tensor, float32, float64, int8, int16, int32, int64, uint8, uint16,
+                    uint32, uint64)
 from .node import Method, Node, connect
 from .node_context import stop, stop_requested
 from .optional_packages import MissingPackageWarning, have_cbor, have_numpy
@@ -27,6 +29,8 @@ from .tls import tls_context
 __version__ = "0.1.0"
 
 __all__ = [
+    "Json", "Tensor", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64",
     "DeadlineExceeded", "LaunchpadError", "Method", "MissingPackageWarning", "Node", "Program",
     "ProtocolError", "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect",
     "have_cbor", "have_numpy", "read_secret", "stop", "stop_requested", "tls_context",

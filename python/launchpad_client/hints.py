@@ -239,11 +239,13 @@ def _cpp_spelling(schema):
         return repr(schema)
 
 
-def compare(expected_methods, cls, node="the node"):
+def compare(expected_methods, cls, node="the node", has_run=None):
     """Every difference between the methods C++ declares for a Python node
     (describe's "methods") and what `cls`'s hints say, as messages that
-    name the node, the method and both types. Empty when they agree."""
-    problems = []
+    name the node, the method and both types. Empty when they agree.
+    `has_run`: whether the C++ interface declares `void run();` (None: not
+    compared)."""
+    problems = _run_problems(cls, node, has_run)
     service = cls.__name__
     for entry in expected_methods:
         name = entry["name"]
@@ -273,3 +275,21 @@ def compare(expected_methods, cls, node="the node"):
             problems.append(f"{where}, result: C++ {_cpp_spelling(entry['result'])} against "
                             f"Python {ours['hints']['result']} ({why})")
     return problems
+
+
+def _run_problems(cls, node, has_run):
+    """A run() on one side only: the launch would start a loop that is not
+    there, or never start one that is."""
+    if has_run is None:
+        return []
+    service = cls.__name__
+    has = callable(getattr(cls, "run", None))
+    if has_run and not has:
+        return [f"{node}: {service}.run: C++ declares void run(), and the Python class {service} "
+                f"has no method run: add run() to the class, or remove `void run();` from the "
+                f"C++ interface struct"]
+    if has and not has_run:
+        return [f"{node}: {service}.run: the Python class {service} has run(), and C++ declares "
+                f"none: declare `void run();` in the C++ interface struct, or rename the method "
+                f"if it is not the node's loop"]
+    return []

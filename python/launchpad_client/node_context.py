@@ -1,29 +1,151 @@
 """What a Python node's own code asks of its program, as a C++ node asks
 `lp::stop()` and `lp::stop_requested()`: `launchpad_client.stop()` and
 `launchpad_client.stop_requested()`. The runtime (runtime.py) connects them
-to the node's host; outside a node they do nothing and say False."""
+to the node's host; outside a node they do nothing and say False.
 
+The host is at the other end of a connected AF_UNIX stream socket (the
+control socket, runtime.py lists its lines). One thread reads it: it hands
+each reply to the request waiting for it, and when the socket ends (the
+host is gone) it calls the runtime back, which stops the node, so that no
+node outlives its host.
+"""
+
+import queue
 import threading
+import time
 
-_control = None  # the pipe to the node's host, set by the runtime
-_lock = threading.Lock()
+# Seconds an `address` request waits for its reply. The host may answer only
+# once that node serves, which may take a restart or a slow start.
+ADDRESS_TIMEOUT = 60.0
+
+_host = None  # the _Host, set by the runtime
 _stopping = threading.Event()
+# The host's `run`: every node of the program serves, so run() may call them.
+_run_now = threading.Event()
 
 
-def connect(stream):
-    global _control
-    _control = stream
+class HostGone(LookupError):
+    """The control socket ended: the host is gone, and the node stops."""
+
+
+class _Host:
+    def __init__(self, sock, on_lost):
+        self._sock = sock
+        self._on_lost = on_lost
+        self._write_lock = threading.Lock()  # one line at a time, never two interleaved
+        self._ask_lock = threading.Lock()  # one request in flight, so a reply is its
+        self._replies = queue.Queue()
+        self.lost = threading.Event()
+        threading.Thread(target=self._read, name="lp-control", daemon=True).start()
+
+    def write(self, line):
+        data = (line + "\n").encode("utf-8")
+        with self._write_lock:
+            self._sock.sendall(data)
+
+    def _read(self):
+        pending = b""
+        try:
+            while True:
+                chunk = self._sock.recv(4096)
+                if not chunk:
+                    break
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    self._dispatch(line.decode("utf-8", "replace"))
+        except OSError:
+            pass  # a reset is an end as well
+        self.lost.set()
+        self._replies.put(None)  # wakes a request waiting for its reply
+        self._on_lost()
+
+    def _dispatch(self, line):
+        # A line this node does not know is a later host's: it is passed over.
+        if line.startswith("address "):
+            self._replies.put(line)
+        elif line == "run":
+            _run_now.set()
+
+    def address(self, label, timeout):
+        with self._ask_lock:
+            self._drop_late_replies()
+            if self.lost.is_set():
+                raise HostGone(f"no address for node {label!r}: the host is gone (the control "
+                               "socket closed), and this node is stopping")
+            try:
+                self.write(f"address {label}")
+            except OSError as e:
+                raise HostGone(f"no address for node {label!r}: cannot ask the host "
+                               f"({e.strerror or e}); this node is stopping") from None
+            return self._reply(label, time.monotonic() + timeout, timeout)
+
+    def _drop_late_replies(self):
+        # Replies to a request that gave up waiting: they are not this one's.
+        while True:
+            try:
+                self._replies.get_nowait()
+            except queue.Empty:
+                return
+
+    def _reply(self, label, give_up, timeout):
+        while True:
+            try:
+                line = self._replies.get(timeout=max(0.0, give_up - time.monotonic()))
+            except queue.Empty:
+                raise LookupError(f"the host did not answer the address request for node "
+                                  f"{label!r} within {timeout:g} s") from None
+            if line is None:
+                raise HostGone(f"no address for node {label!r}: the host closed the control "
+                               "socket, and this node is stopping")
+            answered, _, rest = line[len("address "):].partition(" ")
+            if answered != label:
+                continue  # a late reply to a request that gave up
+            if rest == "-" or rest.startswith("- "):
+                reason = rest[2:].strip() or "the host gave no reason"
+                raise LookupError(f"no address for node {label!r}: {reason}")
+            return rest.strip()
+
+
+def connect(sock, on_lost):
+    """Makes `sock` (the control socket) this node's way to its host, and
+    starts reading it; `on_lost()` runs once, on the reading thread, when it
+    ends."""
+    global _host
+    _host = _Host(sock, on_lost)
+
+
+def connected():
+    """True in a node started by a host (LP_PYTHON_CONTROL_FD)."""
+    return _host is not None
+
+
+def wait_for_run(stopped):
+    """Returns once the host says every node serves (at once without a
+    host), or `stopped` is set; True in the first case."""
+    if _host is None:
+        return not stopped.is_set()
+    while not (_run_now.wait(0.2) or stopped.is_set()):
+        pass
+    return _run_now.is_set() and not stopped.is_set()
 
 
 def tell(line):
     """Writes one line to the node's host (runtime.py lists them)."""
-    with _lock:
-        if _control is not None:
-            try:
-                _control.write(line + "\n")
-                _control.flush()
-            except OSError:
-                pass
+    if _host is not None:
+        try:
+            _host.write(line)
+        except OSError:
+            pass  # the host is gone: the reading thread sees the end and stops the node
+
+
+def address(label, timeout=ADDRESS_TIMEOUT):
+    """The URL of node `label`, as the host knows it now. Raises LookupError
+    (HostGone when the host is gone) with the host's reason."""
+    if _host is None:
+        raise LookupError("this process has no host to ask (LP_PYTHON_CONTROL_FD is not set)")
+    if not label or any(c.isspace() for c in label):
+        raise ValueError(f"{label!r} is not a node's label")
+    return _host.address(label, timeout)
 
 
 def stop():

@@ -7,45 +7,80 @@ spec, a JSON file only its owner reads:
     {"node": "learner", "program": "demo", "service": "Learner",
      "module": "learner", "class": "Learner",
      "declared": [...],          # describe's "methods" of the C++ declaration
-     "args": [...],              # the constructor's arguments, in JSON
-     "arg_schemas": [...],       # their schemas; {"kind": "handle", ...} for a handle
+     "args_file": "/tmp/.../args.cbor",  # the constructor's arguments: a CBOR array
+     "arg_schemas": [...],       # their schemas; {"kind": "handle"} for a handle's label,
+                                 # {"kind": "handles"} for a list of labels
      "run_dir": "/tmp/lp-demo-XXXXXX",   # the secret and TLS files, the nodes file
-     "host": "127.0.0.1", "tls": false, "has_run": true}
+     "host": "127.0.0.1", "tls": false,
+     "has_run": true,            # C++ declares `void run();`
+     "termination_notice_s": 10, # how long calls that run at a stop may take (optional)
+     "checkpoint": {"save": "/ckpt/learner.ckpt", "restore": "/ckpt/learner.ckpt" or null,
+                    "interval_ms": 30000}}   # optional; 0: saved at stop only
 
-and the environment variable LP_PYTHON_CONTROL_FD, a pipe to its host on
-which it writes one line for each thing the host must know:
+and the environment variable LP_PYTHON_CONTROL_FD, one end of a connected
+AF_UNIX stream socket (socketpair) to its host. Both ways carry lines of
+UTF-8 text. The node writes:
 
     serving <url>      the node serves (the host publishes the address)
     finished           run() returned
     stop               the node asked the program to stop (launchpad_client.stop())
+    address <label>    where does node <label> serve? (a handle's first use, and
+                       after its node stopped answering)
+
+and the host writes `run` once every node of the program serves (run()
+starts then, as a C++ node's does), and answers each `address` request, one
+at a time, with one line:
+
+    address <label> <url>
+    address <label> - <why there is none>
+
+When the socket ends (the host is gone) the node stops as on SIGTERM, so
+that it never outlives its host. Without LP_PYTHON_CONTROL_FD (a node
+started by hand) a handle finds its node in the run directory's nodes file.
 
 Before anything serves it imports the module, finds the class and compares
-its methods' type hints with the C++ declaration (hints.compare); each
-failure ends the process with its own exit status and a message that says
-what to do. On SIGTERM it stops taking calls, lets the running ones end,
-and exits 0.
+it with the C++ declaration: its methods' type hints (hints.compare), run()
+against has_run, and its checkpoint methods (both state() and
+restore(value), or neither). Each failure ends the process with its own exit
+status and a message that says what to do. A class that keeps checkpoints,
+given a "checkpoint" in its spec, restores its state from "restore" (a
+missing file: it starts empty) before it serves, and saves it to "save"
+every interval_ms and when it stops (checkpoint.py). On SIGTERM, SIGINT or
+the host's end it stops taking calls, lets the running ones end, saves, and
+exits 0.
 """
 
 import importlib
 import json
 import os
 import signal
+import socket
 import sys
 import ssl
 import threading
 import time
 import traceback
 
-from . import hints, node_context, run_directory
+from . import checkpoint, codec, hints, node_context, run_directory
+from .errors import DeadlineExceeded, TransportError
 from .node import Node
+from .optional_packages import cbor2
 from .schema import from_schema
 from .server import NodeServer
 from .tls import context_of_run_dir
 
 # Exit statuses the host reads: failures that a restart cannot mend.
+USAGE = 2  # no spec, a malformed one, or no control socket where the host said
 IMPORT_FAILED = 3
 TYPES_DIFFER = 4
 CONSTRUCTION_FAILED = 5
+CHECKPOINT_UNREADABLE = 6
+
+# Seconds the process may take, after a stop began, beyond the calls'
+# termination notice (the last save, the exit): a node whose own threads
+# hold it up past that exits anyway rather than outlive a host that is gone.
+STOP_GRACE = 30.0
+
 
 def _fail(status, label, message, tail=None):
     print(f"[lp] {label}: {message}", file=sys.stderr)
@@ -76,13 +111,34 @@ def _import_class(spec):
     return cls
 
 
+def _check_class(spec, cls):
+    """Every way the class differs from the C++ declaration, in one message."""
+    label = spec["node"]
+    problems = (hints.compare(spec.get("declared") or [], cls, node=label, has_run=spec.get("has_run"))
+                + checkpoint.class_problems(cls, label))
+    if problems:
+        _fail(TYPES_DIFFER, label, f"the Python class {spec['module']}.{spec['class']} does not "
+              f"match the C++ declaration of {spec.get('service', cls.__name__)}:\n  "
+              + "\n  ".join(problems))
+
+
 def _arguments(spec):
     """The constructor's arguments: values decoded by their schemas, and a
-    typed client of the node each handle names."""
+    typed client of the node each handle names (a list of them for a
+    std::vector of handles). A host writes them in CBOR to "args_file"
+    (tensors stay binary); a spec written by hand may give "args" in JSON."""
+    if "args_file" in spec:
+        with open(spec["args_file"], "rb") as f:
+            values = codec.decode_cbor(f.read())
+    else:
+        values = spec.get("args", [])
     out = []
-    for value, schema in zip(spec.get("args", []), spec.get("arg_schemas", [])):
-        if schema.get("kind") == "handle":
+    for value, schema in zip(values, spec.get("arg_schemas", [])):
+        kind = schema.get("kind")
+        if kind == "handle":
             out.append(_Peer(spec, value))
+        elif kind == "handles":
+            out.append([_Peer(spec, label) for label in value])
         else:
             out.append(from_schema(schema).from_wire(value))
     return out
@@ -90,7 +146,9 @@ def _arguments(spec):
 
 class _Peer:
     """A handle of another node: a typed client, connected on first use
-    (the node may not serve yet when this one is built)."""
+    (the node may not serve yet when this one is built). Its address comes
+    from the host; a call that finds no one there (the node restarted
+    elsewhere) makes the next one ask again."""
 
     def __init__(self, spec, label):
         self._spec, self._label = spec, label
@@ -101,23 +159,86 @@ class _Peer:
         with self._lock:
             if self._node is None:
                 run_dir = self._spec["run_dir"]
-                give_up = time.monotonic() + 30
-                while True:
-                    url = run_directory.node_addresses(run_dir).get(self._label)
-                    if url or time.monotonic() > give_up:
-                        break
-                    time.sleep(0.02)
-                if not url:
-                    raise LookupError(f"no address for node {self._label!r} in {run_dir}/nodes "
-                                      "within 30 s")
-                self._node = Node(url, run_directory.read_secret(run_dir), label=self._label,
-                                  tls=context_of_run_dir(run_dir))
+                self._node = Node(self._address(), run_directory.read_secret(run_dir),
+                                  label=self._label, tls=context_of_run_dir(run_dir))
             return self._node
+
+    def _address(self):
+        if node_context.connected():
+            return node_context.address(self._label)
+        run_dir = self._spec["run_dir"]
+        give_up = time.monotonic() + 30
+        while True:
+            url = run_directory.node_addresses(run_dir).get(self._label)
+            if url:
+                return url
+            if time.monotonic() > give_up:
+                raise LookupError(f"no address for node {self._label!r} in {run_dir}/nodes "
+                                  "within 30 s")
+            time.sleep(0.02)
+
+    def _forget_if_gone(self, node, error):
+        # A deadline says the node is slow, not gone: its address stands.
+        if not isinstance(error, TransportError) or isinstance(error, DeadlineExceeded):
+            return
+        with self._lock:
+            if self._node is node:
+                self._node = None
+        node.close()
+
+    def _use(self, action):
+        node = self._connect()
+        try:
+            return action(node)
+        except TransportError as e:
+            self._forget_if_gone(node, e)
+            raise
+
+    def _submit(self, action):
+        node = self._connect()
+        try:
+            future = action(node)
+        except TransportError as e:
+            self._forget_if_gone(node, e)
+            raise
+        future.add_done_callback(
+            lambda f: f.cancelled() or self._forget_if_gone(node, f.exception()))
+        return future
+
+    @property
+    def futures(self):
+        return _PeerFutures(self)
 
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self._connect(), name)
+        value = self._use(lambda node: getattr(node, name))
+        return _PeerMethod(self, name) if callable(value) else value
+
+
+class _PeerMethod:
+    """A method of a peer, found by name on each call, so that a call after
+    the node moved goes to where it is now."""
+
+    def __init__(self, peer, name):
+        self._peer, self._name = peer, name
+
+    def __call__(self, *args, **kwargs):
+        return self._peer._use(lambda node: getattr(node, self._name)(*args, **kwargs))
+
+    def submit(self, *args, **kwargs):
+        return self._peer._submit(lambda node: getattr(node, self._name).submit(*args, **kwargs))
+
+
+class _PeerFutures:
+    def __init__(self, peer):
+        self._peer = peer
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._peer._submit(
+            lambda node: getattr(node.futures, name)(*args, **kwargs))
 
 
 def _server_tls(run_dir):
@@ -131,29 +252,95 @@ def _server_tls(run_dir):
     return context
 
 
-def main(argv):
-    if len(argv) != 2:
-        print("usage: python3 -m launchpad_client.runtime SPEC (a launch starts it)", file=sys.stderr)
-        return 2
-    with open(argv[1], encoding="utf-8") as f:
-        spec = json.load(f)
-    label = spec["node"]
+def _connect_host(label, stopped):
+    """Connects the node to its host, if a host started it: the control
+    socket's end (the host is gone) stops the node."""
     fd = os.environ.get("LP_PYTHON_CONTROL_FD")
-    if fd is not None:
-        node_context.connect(os.fdopen(int(fd), "w", buffering=1, closefd=True))
-
-    cls = _import_class(spec)
-    problems = hints.compare(spec.get("declared") or [], cls, node=label)
-    if problems:
-        _fail(TYPES_DIFFER, label, f"the Python class {spec['module']}.{spec['class']} does not "
-              f"match the C++ declaration of {spec.get('service', cls.__name__)}:\n  "
-              + "\n  ".join(problems))
+    if fd is None:
+        return
     try:
-        target = cls(*_arguments(spec))
-    except BaseException:
-        _fail(CONSTRUCTION_FAILED, label, f"{spec['class']}(...) raised",
-              _last_lines(traceback.format_exc()))
+        sock = socket.socket(fileno=int(fd))
+    except (OSError, ValueError) as e:
+        _fail(USAGE, label, f"LP_PYTHON_CONTROL_FD={fd} is not a socket ({e}); the host passes "
+              "one end of socketpair(AF_UNIX, SOCK_STREAM)")
+    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+        _fail(USAGE, label, f"LP_PYTHON_CONTROL_FD={fd} is not an AF_UNIX stream socket; the "
+              "host passes one end of socketpair(AF_UNIX, SOCK_STREAM)")
+    # A process the node's code starts must not hold the host's socket open.
+    sock.set_inheritable(False)
 
+    def lost():
+        if not stopped.is_set():
+            print(f"[lp] {label}: the host closed the control socket (it is gone); stopping",
+                  file=sys.stderr, flush=True)
+        node_context.set_stopping()
+        stopped.set()
+
+    node_context.connect(sock, lost)
+
+
+class _CheckpointSpec:
+    def __init__(self, save, restore, interval_s):
+        self.save, self.restore, self.interval_s = save, restore, interval_s
+
+
+def _checkpoint_spec(spec, cls):
+    """The spec's "checkpoint" if the class keeps checkpoints, else None."""
+    raw = spec.get("checkpoint")
+    label = spec["node"]
+    if raw is None or not checkpoint.keeps_checkpoints(cls):
+        return None
+    interval = raw.get("interval_ms", 0) if isinstance(raw, dict) else None
+    if (not isinstance(raw, dict) or not isinstance(raw.get("save"), str) or not raw["save"]
+            or not isinstance(raw.get("restore"), (str, type(None)))
+            or not isinstance(interval, int) or isinstance(interval, bool) or interval < 0):
+        _fail(USAGE, label, f"the spec's checkpoint is malformed ({json.dumps(raw)}); it is "
+              '{"save": PATH, "restore": PATH or null, "interval_ms": N >= 0}')
+    if cbor2 is None:
+        _fail(IMPORT_FAILED, label, f"{cls.__name__} keeps checkpoints, which are CBOR, and cbor2 "
+              f"is not installed for {sys.executable}: apt-get install python3-cbor2 (or "
+              f"{sys.executable} -m pip install cbor2)")
+    return _CheckpointSpec(raw["save"], raw.get("restore") or None, interval / 1000)
+
+
+def _restore(target, spec, path):
+    """Gives the object the state saved at `path`, if there is such a file."""
+    label = spec["node"]
+    service = spec.get("service", type(target).__name__)
+    try:
+        data = checkpoint.read(path, service)
+        if data is None:
+            return
+        try:
+            value = checkpoint.decode(data)
+        except ValueError as e:
+            raise checkpoint.damaged_state(path, e) from None
+    except checkpoint.CheckpointError as e:
+        _fail(CHECKPOINT_UNREADABLE, label, str(e))
+    try:
+        target.restore(value)
+    except BaseException:
+        _fail(CONSTRUCTION_FAILED, label, f"{spec['class']}.restore(...) raised on the state of "
+              f"the checkpoint {path}", _last_lines(traceback.format_exc()))
+    print(f"[lp] {label} restored from {path}", file=sys.stderr, flush=True)
+
+
+def _exit_within(seconds, label, main_done):
+    """Ends the process `seconds` from now if it still runs: a thread of the
+    node's own (not a daemon) would keep it alive after main() returned, and
+    a node whose host is gone has no one left to kill it. Exit status 0 if
+    the stop had ended (only such a thread was left), else 1."""
+    def watch():
+        time.sleep(seconds)
+        print(f"[lp] {label}: still running {seconds:g} s after the stop began; exiting "
+              "without waiting for the node's own threads", file=sys.stderr, flush=True)
+        os._exit(0 if main_done.is_set() else 1)
+
+    threading.Thread(target=watch, name=f"lp-{label}-exit", daemon=True).start()
+
+
+def _serve(spec, target, stopped, keeping, main_done):
+    label = spec["node"]
     run_dir = spec.get("run_dir")
     secret = run_directory.read_secret(run_dir) if run_dir else None
     server = NodeServer(target, node=label, program=spec.get("program", ""), secret=secret,
@@ -161,32 +348,82 @@ def main(argv):
                         tls=_server_tls(run_dir) if spec.get("tls") else None,
                         host=spec.get("host", "127.0.0.1"))
     server.on_stop = node_context.stop
-    ended = threading.Event()
 
     def on_term(signum, frame):
         node_context.set_stopping()
-        ended.set()
+        stopped.set()
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     server.start()
     print(f"[lp] {label} serving at {server.url}", flush=True)
     node_context.tell(f"serving {server.url}")
+    saver = None
+    if keeping is not None:
+        # state() takes the server's call lock (None: concurrent handlers),
+        # so a save waits for the call that runs, as lp_save does.
+        saver = checkpoint.Saver(target, keeping.save, spec.get("service", type(target).__name__),
+                                 label, turn=server._lock).start(keeping.interval_s)
+    _start_run(spec, target, stopped)
 
-    if spec.get("has_run") and callable(getattr(target, "run", None)):
-        def run():
-            try:
-                target.run()
-            except BaseException:
-                _fail(1, label, "run() raised", _last_lines(traceback.format_exc()))
-            node_context.tell("finished")
-        threading.Thread(target=run, name=f"lp-{label}-run", daemon=True).start()
-
-    while not ended.wait(1.0):
+    while not stopped.wait(1.0):
         pass
+    notice = float(spec.get("termination_notice_s", 10))
+    _exit_within(notice + STOP_GRACE, label, main_done)
     server.drain()
-    server.wait_idle(float(spec.get("termination_notice_s", 10)))
+    idle = server.wait_idle(notice)
     server.close()
+    if saver is not None:
+        saver.stop()
+        if idle:
+            saver.save()
+        else:
+            print(f"[lp] {label}: no checkpoint saved at the stop: calls still ran after "
+                  f"{notice:g} s; the last saved one stands", file=sys.stderr, flush=True)
+
+
+def _start_run(spec, target, stopped):
+    if not spec.get("has_run"):
+        return
+    label = spec["node"]
+
+    def run():
+        # As a C++ node's, run() starts once every node of the program serves.
+        if not node_context.wait_for_run(stopped):
+            return
+        try:
+            target.run()
+        except BaseException:
+            _fail(1, label, "run() raised", _last_lines(traceback.format_exc()))
+        node_context.tell("finished")
+
+    threading.Thread(target=run, name=f"lp-{label}-run", daemon=True).start()
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: python3 -m launchpad_client.runtime SPEC (a launch starts it)", file=sys.stderr)
+        return USAGE
+    with open(argv[1], encoding="utf-8") as f:
+        spec = json.load(f)
+    label = spec["node"]
+    stopped = threading.Event()  # SIGTERM, SIGINT, or the host's end
+    _connect_host(label, stopped)
+
+    cls = _import_class(spec)
+    _check_class(spec, cls)
+    keeping = _checkpoint_spec(spec, cls)
+    try:
+        target = cls(*_arguments(spec))
+    except BaseException:
+        _fail(CONSTRUCTION_FAILED, label, f"{spec['class']}(...) raised",
+              _last_lines(traceback.format_exc()))
+
+    if keeping is not None and keeping.restore:
+        _restore(target, spec, keeping.restore)
+    main_done = threading.Event()
+    _serve(spec, target, stopped, keeping, main_done)
+    main_done.set()
     return 0
 
 

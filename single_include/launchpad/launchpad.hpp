@@ -3104,6 +3104,9 @@ namespace lp::detail {
 // handler, or run().
 inline constexpr int hung_exit_status = 124;
 inline constexpr int hung_run_exit_status = 125;
+// A node process that could not start for a reason a restart cannot mend
+// (a Python node whose class differs from its declaration).
+inline constexpr int unrecoverable_exit_status = 123;
 class node_metrics;
 
 // What a node can ask about itself through lp::context().
@@ -5215,76 +5218,13 @@ class batch_queue final : public batch_queue_base {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/wire/arguments.hpp ----
+// ---- launchpad/detail/serve/method_list.hpp ----
 
+// What describe and the method lookup need of a service's methods: their
+// names, signatures, types and batching, without invoking them, so that a
+// service served by Python (LP_PYTHON) is described as a C++ one is.
 
-namespace lp::detail {
-
-// The positional arguments of a call, as its body carried them, read as
-// CBOR whatever the body's format: a CBOR body is checked whole, so a
-// malformed one is refused before any method runs, and each argument is
-// read once its parameter's type is known, straight into that type
-// (cbor::read_as, the one reader of every type). A JSON body is parsed,
-// and its arrays written as CBOR (curl's path; C++ clients send CBOR). The
-// body must outlive the arguments.
-class arguments {
- public:
-  // Throws what protocol::decode throws for a body that is not a value in
-  // its format.
-  LP_API arguments(std::string_view body, protocol::format format);
-
-  arguments(const arguments&) = delete;
-  arguments& operator=(const arguments&) = delete;
-
-  bool is_array() const { return is_array_; }
-  // The JSON type of a body that is not an array, for the caller's error.
-  const char* type_name() const { return type_name_; }
-
-  std::size_t size() const { return starts_.size(); }
-
-  // Argument i (< size()) as a T; throws decode_error if it does not fit.
-  template <class T>
-  T get(std::size_t i) const {
-    auto at = starts_[i];
-    return cbor::read_as<T>(cbor_, at, protocol::max_depth);
-  }
-
- private:
-  const char* type_name_ = "array";
-  std::string owned_;                // the CBOR form of a JSON array
-  std::string_view cbor_;            // the arguments, a CBOR array
-  std::vector<std::size_t> starts_;  // where each argument starts in cbor_
-  bool is_array_ = false;
-};
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API arguments::arguments(std::string_view body, protocol::format format) {
-  if (format == protocol::format::cbor) {
-    if (auto starts = cbor::reader(body, protocol::max_depth).array_items()) {
-      cbor_ = body;
-      starts_ = std::move(*starts);
-      is_array_ = true;
-      return;
-    }
-    type_name_ = protocol::decode(body, format).type_name();
-    return;
-  }
-  json parsed = protocol::decode(body, format);
-  type_name_ = parsed.type_name();
-  if (!parsed.is_array()) return;
-  // Each argument in CBOR, where it starts noted as it is written.
-  cbor::head(owned_, 4, parsed.size());
-  starts_.reserve(parsed.size());
-  for (const auto& argument : parsed) {
-    starts_.push_back(owned_.size());
-    json::to_cbor(argument, owned_);
-  }
-  cbor_ = owned_;
-  is_array_ = true;
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
+#include <iterator>
 
 // ---- launchpad/detail/wire/schema.hpp ----
 
@@ -5511,7 +5451,6 @@ LP_API nlohmann::json schema_json(const type_schema& schema) {
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
-#include <iterator>
 
 namespace lp::detail {
 
@@ -5526,6 +5465,160 @@ struct method_info {
   // caller's element); empty for a method LP_SERVICE refused.
   std::span<const type_schema* const> schemas;
 };
+
+// "result name(parameters)" from the type spellings of the result and then
+// of each parameter.
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count);
+
+// Appends a method's entry to `methods` (its signature from the spellings
+// of its result and parameters, signature_text).
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types, std::size_t count,
+                       std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas);
+
+// The service's name and methods, for /lp/v1/describe.
+LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
+
+template <class Method>
+std::optional<batch_limits> batching_of() {
+  if constexpr (batched_method<Method>) return lp_batch_limits(lp_batch_tag<Method>{});
+  else return std::nullopt;
+}
+
+// The service's methods in LP_SERVICE order, built once per type.
+template <class T>
+const std::vector<method_info>& service_methods() {
+  static const std::vector<method_info> methods = [] {
+    std::vector<method_info> out;
+    boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
+      using M = typename decltype(method)::type;
+      const auto& types = signature<M>::types;
+      // A method LP_SERVICE refused (its message is already out) is not
+      // instantiated, so that its message stands alone.
+      std::span<const type_schema* const> schemas;
+      if constexpr (check_method<T, M>())
+        schemas =
+            signature_schemas<typename signature<M>::result, typename signature<M>::params>::value;
+      add_method(out, M::name, signature<M>::arity, types, std::size(types), batching_of<M>(),
+                 schemas);
+    });
+    return out;
+  }();
+  return methods;
+}
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count) {
+  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
+  for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
+  return text + ")";
+}
+
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types, std::size_t count,
+                       std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas) {
+  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
+}
+
+LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
+  json listed = json::array();
+  for (const auto& entry : methods) {
+    json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    if (!entry.schemas.empty()) {
+      method["result"] = schema_json(*entry.schemas[0]);
+      method["params"] = json::array();
+      for (const auto* param : entry.schemas.subspan(1))
+        method["params"].push_back(schema_json(*param));
+    }
+    if (entry.batching)
+      method["batched"] = {{"max_batch", entry.batching->max_batch},
+                           {"max_wait_us", entry.batching->max_wait.count()}};
+    listed.push_back(std::move(method));
+  }
+  return {{"service", service}, {"methods", listed}};
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/arguments.hpp ----
+
+
+namespace lp::detail {
+
+// The positional arguments of a call, as its body carried them, read as
+// CBOR whatever the body's format: a CBOR body is checked whole, so a
+// malformed one is refused before any method runs, and each argument is
+// read once its parameter's type is known, straight into that type
+// (cbor::read_as, the one reader of every type). A JSON body is parsed,
+// and its arrays written as CBOR (curl's path; C++ clients send CBOR). The
+// body must outlive the arguments.
+class arguments {
+ public:
+  // Throws what protocol::decode throws for a body that is not a value in
+  // its format.
+  LP_API arguments(std::string_view body, protocol::format format);
+
+  arguments(const arguments&) = delete;
+  arguments& operator=(const arguments&) = delete;
+
+  bool is_array() const { return is_array_; }
+  // The JSON type of a body that is not an array, for the caller's error.
+  const char* type_name() const { return type_name_; }
+
+  std::size_t size() const { return starts_.size(); }
+
+  // Argument i (< size()) as a T; throws decode_error if it does not fit.
+  template <class T>
+  T get(std::size_t i) const {
+    auto at = starts_[i];
+    return cbor::read_as<T>(cbor_, at, protocol::max_depth);
+  }
+
+ private:
+  const char* type_name_ = "array";
+  std::string owned_;                // the CBOR form of a JSON array
+  std::string_view cbor_;            // the arguments, a CBOR array
+  std::vector<std::size_t> starts_;  // where each argument starts in cbor_
+  bool is_array_ = false;
+};
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+LP_API arguments::arguments(std::string_view body, protocol::format format) {
+  if (format == protocol::format::cbor) {
+    if (auto starts = cbor::reader(body, protocol::max_depth).array_items()) {
+      cbor_ = body;
+      starts_ = std::move(*starts);
+      is_array_ = true;
+      return;
+    }
+    type_name_ = protocol::decode(body, format).type_name();
+    return;
+  }
+  json parsed = protocol::decode(body, format);
+  type_name_ = parsed.type_name();
+  if (!parsed.is_array()) return;
+  // Each argument in CBOR, where it starts noted as it is written.
+  cbor::head(owned_, 4, parsed.size());
+  starts_.reserve(parsed.size());
+  for (const auto& argument : parsed) {
+    starts_.push_back(owned_.size());
+    json::to_cbor(argument, owned_);
+  }
+  cbor_ = owned_;
+  is_array_ = true;
+}
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
+namespace lp::detail {
 
 // A node of a running program, whatever its service type.
 class node_instance {
@@ -5560,21 +5653,6 @@ class node_instance {
 // service's methods if it has none of that name.
 LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
                                std::string_view service);
-
-// "result name(parameters)" from the type spellings of the result and then
-// of each parameter.
-LP_API std::string signature_text(std::string_view name, const std::string_view* types,
-                                  std::size_t count);
-
-// Appends a method's entry to `methods` (its signature from the spellings
-// of its result and parameters, signature_text).
-LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
-                       std::span<const type_schema* const> schemas);
-
-// The service's name and methods, for /lp/v1/describe.
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
 
 // Argument i of `method` does not fit its parameter: the caller's 400.
 [[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e);
@@ -5636,25 +5714,18 @@ void invoke(T& object, const arguments& args, protocol::format format, written_r
     write_result(out, std::move(result), format);
 }
 
-template <class Method>
-std::optional<batch_limits> batching_of() {
-  if constexpr (batched_method<Method>) return lp_batch_limits(lp_batch_tag<Method>{});
-  else return std::nullopt;
-}
-
 template <class T, class Method>
 std::unique_ptr<batch_queue_base> make_queue() {
   if constexpr (batched_method<Method>) return std::make_unique<batch_queue<T, Method>>();
   else return nullptr;
 }
 
-// The service's methods in LP_SERVICE order, built once per type: what is
-// the same for every type (info), and how each is invoked.
+// How each of the service's methods is invoked, in LP_SERVICE order (what
+// describe needs of them is service_methods<T>()).
 template <class T>
 struct method_table {
   using invoker = void (*)(T&, const arguments&, protocol::format, written_reply& out,
                            std::mutex* serial, batch_queue_base* queue);
-  std::vector<method_info> info;
   // `serial` is null for a service with concurrent handlers; `queue` is the
   // node's queue for this method if it is batched.
   std::vector<invoker> invoke;
@@ -5665,15 +5736,6 @@ struct method_table {
       method_table out;
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
-        const auto& types = signature<M>::types;
-        // A method LP_SERVICE refused (its message is already out) is not
-        // instantiated, so that its message stands alone.
-        std::span<const type_schema* const> schemas;
-        if constexpr (check_method<T, M>())
-          schemas = signature_schemas<typename signature<M>::result,
-                                      typename signature<M>::params>::value;
-        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
-                   batching_of<M>(), schemas);
         if constexpr (check_method<T, M>()) {
           out.invoke.push_back(&detail::invoke<T, M>);
           out.make_queue.push_back(&detail::make_queue<T, M>);
@@ -5698,13 +5760,13 @@ class typed_node final : public node_instance {
 
   void call(std::string_view method, const arguments& args, protocol::format format,
             written_reply& out) override {
-    auto i = find_method(table().info, method, service_definition<T>::name);
+    auto i = find_method(service_methods<T>(), method, service_definition<T>::name);
     table().invoke[i](*object_, args, format, out, concurrent_handlers<T> ? nullptr : &serial_,
                       queues_[i].get());
   }
 
   std::string_view service() const override { return service_definition<T>::name; }
-  const std::vector<method_info>& methods() const override { return table().info; }
+  const std::vector<method_info>& methods() const override { return service_methods<T>(); }
 
   bool checkpointed() const override { return lp::checkpointed<T>; }
 
@@ -5761,38 +5823,6 @@ LP_API std::size_t find_method(const std::vector<method_info>& methods, std::str
   throw call_failure(404, "no_such_method",
                      "service " + std::string(service) + " has no method '" + std::string(method) +
                          "'; its methods: " + (known.empty() ? "(none)" : known));
-}
-
-LP_API std::string signature_text(std::string_view name, const std::string_view* types,
-                                  std::size_t count) {
-  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
-  for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
-  return text + ")";
-}
-
-LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
-                       std::span<const type_schema* const> schemas) {
-  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
-}
-
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
-  json listed = json::array();
-  for (const auto& entry : methods) {
-    json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
-    if (!entry.schemas.empty()) {
-      method["result"] = schema_json(*entry.schemas[0]);
-      method["params"] = json::array();
-      for (const auto* param : entry.schemas.subspan(1))
-        method["params"].push_back(schema_json(*param));
-    }
-    if (entry.batching)
-      method["batched"] = {{"max_batch", entry.batching->max_batch},
-                           {"max_wait_us", entry.batching->max_wait.count()}};
-    listed.push_back(std::move(method));
-  }
-  return {{"service", service}, {"methods", listed}};
 }
 
 LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
@@ -5863,6 +5893,107 @@ std::unique_ptr<T> build(A&&... args) {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/graph/python_recipe.hpp ----
+
+// What a launch needs to start a node of a Python service (LP_PYTHON): the
+// class, the C++ declaration to compare with its type hints, and the
+// constructor's arguments in their wire form. Made where the user's code
+// knows the types; read by the node's host (detail/python/).
+
+// ---- launchpad/python.hpp ----
+
+// LP_PYTHON(T, "module", "Class") makes the nodes of service T objects of a
+// Python class: C++ declares the service's methods and their types once, in
+// an interface struct whose methods it never defines, and Python implements
+// them (docs/python_nodes.md):
+//
+//   struct Learner {                        // served by Python
+//     float update(std::vector<float> batch);
+//     lp::tensor<float> parameters();
+//     void run();                           // if the class has a run()
+//   };
+//   LP_SERVICE(Learner, update, parameters);
+//   LP_PYTHON(Learner, "learner", "Learner");   // learner.py: class Learner
+//
+// p.add_node<Learner>("learner", args...) then adds a node as for a C++
+// service: its arguments (values with a wire form, and handles, which
+// arrive as typed Python clients) go to the class's __init__, and
+// lp::client<Learner> calls it. Before the node serves, the launch compares
+// the class's type hints with the declaration and stops with a message that
+// names the node, the method and both types where they differ.
+
+
+namespace lp {
+
+// Where a Python service's class lives: `module` as Python imports it
+// (importlib.import_module), `name` the class in it.
+struct python_class {
+  std::string_view module;
+  std::string_view name;
+};
+
+// A service whose nodes are objects of a Python class (LP_PYTHON).
+template <class T>
+concept python_service = service<T> && requires {
+  { lp_python_lookup(lp_service_tag<T>{}) } -> std::same_as<python_class>;
+};
+
+// The Python class that serves T.
+template <python_service T>
+inline constexpr python_class python_class_of = lp_python_lookup(lp_service_tag<T>{});
+
+}  // namespace lp
+
+// Write it right after LP_SERVICE(T, ...), in the same namespace.
+#define LP_PYTHON(T, module, class_name)                                                  \
+  constexpr ::lp::python_class lp_python_lookup(::lp_service_tag<T>) {                    \
+    return {module, class_name};                                                          \
+  }                                                                                       \
+  static_assert(::lp::service<T>, "LP_PYTHON(" #T ", ...): write LP_SERVICE(" #T          \
+                                  ", methods...) first, naming the methods Python serves")
+
+namespace lp::detail {
+
+// One argument of the class's __init__: a value, or the labels of the
+// nodes a handle (or a std::vector of handles) names, which the runtime
+// turns into typed clients.
+struct python_argument {
+  std::string cbor;                     // the value; empty for handles
+  const type_schema* schema = nullptr;  // the value's type; null for handles
+  std::vector<std::string> handles;
+  bool handle_list = false;  // a std::vector of handles: a Python list of clients
+};
+
+struct python_recipe {
+  python_class where;
+  const std::vector<method_info>* methods = nullptr;  // the C++ declaration
+  std::vector<python_argument> arguments;
+};
+
+template <class A>
+inline constexpr bool is_handle_list = false;
+template <class T>
+inline constexpr bool is_handle_list<std::vector<handle<T>>> = true;
+
+// A constructor argument of a Python node can cross the wire, or names nodes.
+template <class A>
+concept python_argument_type = is_handle<A> || is_handle_list<A> || has_wire_form<A>;
+
+template <class A>
+python_argument python_argument_of(const A& value) {
+  python_argument out;
+  if constexpr (is_handle<A> || is_handle_list<A>) {
+    out.handle_list = is_handle_list<A>;
+    for_each_handle(value, [&](const std::string& label, const void*) { out.handles.push_back(label); });
+  } else {
+    cbor::write(out.cbor, value);
+    out.schema = &schema_of<A>::value;
+  }
+  return out;
+}
+
+}  // namespace lp::detail
+
 namespace lp {
 
 // What each process of a group needs: one node's process, or a colocated
@@ -5886,6 +6017,7 @@ struct node_info {
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
   bool checkpointed = false;  // lp::checkpointed: lp_save and lp_restore
+  std::optional<python_class> python;  // a Python service's class (LP_PYTHON)
 };
 
 // What a group asks of the launch policies that run processes.
@@ -5915,6 +6047,8 @@ using node_builder = std::function<std::unique_ptr<node_instance>(const connecto
 struct graph_access {
   static std::unique_ptr<node_instance> build(const program& graph, std::size_t node,
                                               const connector& connect);
+  // What starts a node of a Python service; null for a C++ node.
+  static const python_recipe* python(const program& graph, std::size_t node);
   // Throws lp::graph_error naming a node reserved and never defined.
   static void check_defined(const program& graph);
 };
@@ -5975,14 +6109,15 @@ class program {
                         "' was not reserved in program '" + name_ + "'");
     std::size_t at = 0;
     while (nodes_[at].label != reserved.label()) ++at;  // a handle of ours names a node
-    if (builders_[at])
+    if (builders_[at] || pythons_[at])
       throw graph_error("node '" + reserved.label() +
                         "' is defined already; define each "
                         "reserved node once");
     auto spec = nodes_[at];
-    auto builder = wire<T>(spec, std::forward<Args>(args)...);
+    auto made = made_from<T>(spec, std::forward<Args>(args)...);
     nodes_[at] = std::move(spec);
-    builders_[at] = std::move(builder);
+    builders_[at] = std::move(made.builder);
+    pythons_[at] = std::move(made.python);
   }
 
   // A group of nodes labelled "<name>/0", "<name>/1", ...
@@ -6029,8 +6164,8 @@ class program {
     if constexpr (service<T>) {
       check_free(label);
       auto spec = declared<T>(label, std::move(group), index);
-      auto builder = wire<T>(spec, std::forward<Args>(args)...);
-      append(std::move(spec), std::move(builder));
+      auto made = made_from<T>(spec, std::forward<Args>(args)...);
+      append(std::move(spec), std::move(made));
     }
     return handle<T>(this, std::move(label));
   }
@@ -6042,14 +6177,29 @@ class program {
         "reserve<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
         "right after T, in T's namespace or at global scope");
     check_free(label);
-    append(declared<T>(label, std::move(group), index), {});
+    append(declared<T>(label, std::move(group), index), {});  // defined later
     return handle<T>(this, std::move(label));
   }
 
   template <class T>
   static node_info declared(std::string label, std::string group, int index) {
-    return described(std::move(label), std::move(group), index, service_definition<T>::name,
-                     runnable<T>, lp::checkpointed<T>);
+    auto spec = described(std::move(label), std::move(group), index,
+                          service_definition<T>::name, runnable<T>, lp::checkpointed<T>);
+    if constexpr (python_service<T>) spec.python = python_class_of<T>;
+    return spec;
+  }
+
+  // How a node is made: a C++ node built from its arguments, or a Python
+  // node started with them.
+  struct recipe {
+    detail::node_builder builder;
+    std::shared_ptr<const detail::python_recipe> python;
+  };
+
+  template <class T, class... Args>
+  recipe made_from(node_info& spec, Args&&... args) {
+    if constexpr (python_service<T>) return {{}, python_wire<T>(spec, args...)};
+    else return {wire<T>(spec, std::forward<Args>(args)...), {}};
   }
 
   // What does not depend on the service's type is compiled once, not per
@@ -6058,7 +6208,7 @@ class program {
                                     std::string_view service, bool has_run, bool checkpointed);
   // Throws lp::graph_error if a node or group has `label` already.
   LP_API void check_free(const std::string& label) const;
-  LP_API void append(node_info spec, detail::node_builder builder);
+  LP_API void append(node_info spec, recipe made);
   // Checks a handle given to the node `spec` (of this program, naming a
   // node) and records its target as an edge.
   LP_API void connect(node_info& spec, const std::string& target, const program* owner) const;
@@ -6092,6 +6242,27 @@ class program {
     }
   }
 
+  // A Python node's arguments go to its class's __init__ in their wire
+  // form; its handles become typed Python clients there.
+  template <class T, class... Args>
+  std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec, const Args&... args) {
+    static_assert((detail::python_argument_type<std::decay_t<Args>> && ...),
+                  "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
+                  "goes to the class's __init__, so it must have a wire form, as a method's "
+                  "parameter must, or be an lp::handle (or a std::vector of them)");
+    auto made = std::make_shared<detail::python_recipe>();
+    if constexpr ((detail::python_argument_type<std::decay_t<Args>> && ...)) {
+      auto check = [&](const std::string& target, const program* owner) {
+        connect(spec, target, owner);
+      };
+      (detail::for_each_handle(args, check), ...);
+      made->where = python_class_of<T>;
+      made->methods = &detail::service_methods<T>();
+      (made->arguments.push_back(detail::python_argument_of(args)), ...);
+    }
+    return made;
+  }
+
   bool taken(const std::string& label) const {
     for (const auto& spec : nodes_)
       if (spec.label == label || spec.group == label) return true;
@@ -6105,7 +6276,8 @@ class program {
 
   std::string name_;
   std::vector<node_info> nodes_;
-  std::vector<detail::node_builder> builders_;  // by node
+  std::vector<detail::node_builder> builders_;  // by node; empty for a Python node
+  std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;  // by node
   std::map<std::string, group_state> groups_;
 };
 
@@ -6218,9 +6390,13 @@ inline std::unique_ptr<node_instance> graph_access::build(const program& graph, 
   return graph.builders_.at(node)(connect);
 }
 
+inline const python_recipe* graph_access::python(const program& graph, std::size_t node) {
+  return graph.pythons_.at(node).get();
+}
+
 inline void graph_access::check_defined(const program& graph) {
   for (std::size_t i = 0; i < graph.nodes_.size(); ++i)
-    if (!graph.builders_[i])
+    if (!graph.builders_[i] && !graph.pythons_[i])
       throw graph_error(
           "node '" + graph.nodes_[i].label + "' of program '" + graph.name_ +
           "' was reserved and never defined; call define(handle, args...) with "
@@ -6306,9 +6482,10 @@ LP_API void program::check_free(const std::string& label) const {
                       "'; labels must be unique");
 }
 
-LP_API void program::append(node_info spec, detail::node_builder builder) {
+LP_API void program::append(node_info spec, recipe made) {
   nodes_.push_back(std::move(spec));
-  builders_.push_back(std::move(builder));
+  builders_.push_back(std::move(made.builder));
+  pythons_.push_back(std::move(made.python));
 }
 
 LP_API void program::connect(node_info& spec, const std::string& target,
@@ -6811,6 +6988,8 @@ struct test_options {
   // As --lp_tls=on: the nodes serve and call over TLS, with credentials
   // made for this launch (docs/protocol.md, "Encryption").
   bool tls = false;
+  // As --lp_python: the interpreter of the Python nodes (docs/python_nodes.md).
+  std::string python = "python3";
 };
 
 // For tests: every node a thread of the test process, each serving on its
@@ -7281,16 +7460,20 @@ class tls_context {
   tls_context& operator=(const tls_context&) = delete;
 
   SSL_CTX* native() const noexcept { return context_.get(); }
+  // What it was made from, for a process of the launch that speaks TLS
+  // itself (a Python node's).
+  const tls_credentials& credentials() const noexcept { return credentials_; }
 
  private:
   ssl_context_handle context_;
+  tls_credentials credentials_;
 };
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
 LP_API tls_context::tls_context(const tls_credentials& credentials,
                                 const std::string& source)
-    : context_(SSL_CTX_new(TLS_method())) {
+    : context_(SSL_CTX_new(TLS_method())), credentials_(credentials) {
   auto fail = [&](const std::string& what) {
     auto why = openssl_errors();
     return tls_error("the TLS credentials of " + source + " cannot be used: " + what +
@@ -11011,7 +11194,7 @@ class rendezvous_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process/spawn.hpp ----
+// ---- launchpad/detail/util/spawn.hpp ----
 
 // Starting and ending the node processes of a launch.
 
@@ -11049,6 +11232,7 @@ struct child_process {
   std::vector<std::string> environment;  // added to this process's, "NAME=value"
   int output_fd = -1;                    // becomes the child's stdout
   int error_fd = -1;                     // becomes the child's stderr
+  int passed_fd = -1;                    // if set, becomes the child's fd 3
 };
 
 // A forked child keeps its parent's signal handlers until execve. A stop
@@ -11122,10 +11306,17 @@ inline pid_t spawn(const child_process& child) {
     if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
     ::dup2(child.output_fd, 1);
     ::dup2(child.error_fd, 2);
+    int first_closed = 3;
+    if (child.passed_fd >= 0) {
+      // dup2 onto itself would keep close-on-exec.
+      if (child.passed_fd == 3) ::fcntl(3, F_SETFD, 0);
+      else ::dup2(child.passed_fd, 3);
+      first_closed = 4;
+    }
     // Nothing of the launcher's leaks in: not its other pipes, not its
     // listening sockets, not its signal handlers or blocked signals.
-    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    if (::syscall(SYS_close_range, static_cast<unsigned>(first_closed), ~0U, 0U) != 0)
+      for (int fd = first_closed; fd < 65536; ++fd) ::close(fd);
     fork_guard::child_ready_for_signals();
     ::execve(child.executable.c_str(), argv.data(), envp.data());
     ::_exit(127);
@@ -11500,6 +11691,7 @@ struct launch_flags {
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;  // empty: logs/ in the run directory
+  std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
   std::size_t max_body_mb = 256;
   int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
   std::size_t min_rate_kib_per_sec = 64;
@@ -11639,6 +11831,12 @@ inline constexpr flag_spec flag_table[] = {
                         : word == "files" ? terminal_kind::files
                                           : terminal_kind::tmux;
          }},
+    {.name = "--lp_python",
+     .hint = "<interpreter>",
+     .example = "./venv/bin/python",
+     .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.python = one_line(name, std::move(v)); }},
     {.name = "--lp_log_dir",
      .hint = "<dir>",
      .example = "./logs",
@@ -13909,7 +14107,9 @@ class process_launch {
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
-      if (!stopping && u.restarts < u.settings.max_restarts) {
+      bool unrecoverable = WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
+      if (unrecoverable) how = "could not start, for a reason a restart would not mend";
+      if (!stopping && !unrecoverable && u.restarts < u.settings.max_restarts) {
         auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
         {
           std::lock_guard lock(mutex_);  // the status page reads them
@@ -15485,6 +15685,400 @@ LP_API std::string controller::summary() const {
 #include <functional>
 #include <iostream>
 
+// ---- launchpad/detail/python/python_node.hpp ----
+
+// A node of a Python service (LP_PYTHON), as the process that hosts it sees
+// it: a child process running `python3 -m launchpad_client.runtime SPEC`,
+// which serves the node itself on the launch's wire. Its host writes the
+// spec and the launch's secret and credentials into a private directory,
+// forwards the child's output as the node's, answers its address lookups
+// over a socket pair, and stops it in order (docs/python_nodes.md).
+//
+// The control socket carries lines. From the node: `serving <url>`,
+// `finished` (run() returned), `stop` (it asked the program to stop),
+// `address <label>`; from the host: `run` (every node serves: call run()),
+// and the answers to lookups, `address <label> <url>` or
+// `address <label> - <why>`.
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+// The runtime's exit statuses for a node that no restart can mend
+// (python/launchpad_client/runtime.py).
+inline constexpr int python_import_failed = 3;
+inline constexpr int python_types_differ = 4;
+inline constexpr int python_construction_failed = 5;
+inline constexpr int python_checkpoint_unreadable = 6;
+
+// A Python node that could not start for a reason a restart cannot mend: a
+// module that does not import, a class that differs from its declaration,
+// an __init__ that raises, a checkpoint it cannot read.
+class python_start_error : public launch_error {
+ public:
+  using launch_error::launch_error;
+};
+
+// What a host gives each of its Python nodes.
+struct python_settings {
+  std::string interpreter = "python3";  // a name found on PATH, or a path
+  std::string program;
+  std::string bind_host = "127.0.0.1";
+  std::string secret;     // empty: --lp_insecure
+  tls_credentials tls;    // empty: plain HTTP
+  std::string checkpoint_save;     // empty: keeps no checkpoints
+  std::string checkpoint_restore;  // empty: starts empty
+  std::chrono::milliseconds checkpoint_interval{0};
+  std::chrono::seconds termination_notice{10};
+  std::map<std::string, std::string> env;  // the group's, beside the host's own
+};
+
+class python_node {
+ public:
+  // What the node tells its host, each on the thread that reads it.
+  struct events {
+    std::function<void()> finished;  // its run() returned
+    std::function<void()> stop;      // it asked the program to stop
+    // The process ended when nobody asked it to: what happened, in words.
+    std::function<void(const std::string& why)> ended;
+    // The URL of the node with this label; throws if there is none.
+    std::function<std::string(const std::string& label)> lookup;
+    // A line the node wrote, on its stderr or stdout.
+    std::function<void(bool error, const std::string& line)> output;
+  };
+
+  python_node(const node_info& spec, const python_recipe& recipe, python_settings settings,
+              events tell)
+      : label_(spec.label),
+        settings_(std::move(settings)),
+        tell_(std::move(tell)),
+        executable_(settings_.interpreter.find('/') == std::string::npos
+                        ? on_path(settings_.interpreter)
+                        : settings_.interpreter),
+        files_(settings_.program + "." + file_name(spec.label), settings_.secret, temp_dir(),
+               settings_.tls) {
+    try {
+      write_spec(spec, recipe);
+      start();
+    } catch (...) {
+      remove_files();
+      throw;
+    }
+  }
+  python_node(const python_node&) = delete;
+  python_node& operator=(const python_node&) = delete;
+  ~python_node() {
+    stop();
+    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
+      if (thread->joinable()) thread->join();
+    remove_files();
+  }
+
+  // Waits until the node serves; returns its URL. Throws python_start_error
+  // (or launch_error, for a runtime that is not there) with the last lines
+  // it wrote if it ended first.
+  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mutex_);
+    bool settled = changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
+    if (!url_.empty()) return url_;
+    if (!settled) {
+      lock.unlock();
+      stop();
+      throw launch_error("Python node '" + label_ + "' did not serve within " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                         " s" + last_lines_text());
+    }
+    // Its last lines come on other threads: wait for them to be read.
+    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+    throw start_failure();
+  }
+
+  pid_t pid() const { return pid_; }
+
+  // Calls the node's run(), once every node of the launch serves.
+  void start_run() {
+    static constexpr std::string_view line = "run\n";
+    ::send(control_, line.data(), line.size(), MSG_NOSIGNAL);
+  }
+
+  // Asks the node to stop (SIGTERM: it drains its calls and saves its
+  // checkpoint), then kills it after the termination notice. Safe to call
+  // twice.
+  void stop() {
+    std::unique_lock lock(mutex_);
+    if (pid_ <= 0 || exited_) return;
+    if (!stopping_) {
+      stopping_ = true;
+      ::kill(pid_, SIGTERM);
+    }
+    if (!changed_.wait_for(lock, settings_.termination_notice, [&] { return exited_; })) {
+      ::kill(-pid_, SIGKILL);
+      changed_.wait(lock, [&] { return exited_; });
+    }
+  }
+
+ private:
+  static std::string file_name(std::string label) {
+    for (auto& c : label)
+      if (c == '/') c = '_';
+    return label;
+  }
+
+  // What the spec needs beside the secret and credentials, which files_
+  // removes itself.
+  void remove_files() {
+    for (const char* name : {"spec.json", "args.cbor"})
+      ::unlink((files_.path() + "/" + name).c_str());
+  }
+
+  static std::string temp_dir() {
+    const char* dir = std::getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+  }
+
+  LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
+
+  void start() {
+    int control[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+    control_ = control[0];
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+      throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    child_process child;
+    child.executable = executable_;
+    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime",
+                       files_.path() + "/spec.json"};
+    child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
+    child.environment.push_back("PYTHONUNBUFFERED=1");
+    for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
+    child.output_fd = out[1];
+    child.error_fd = err[1];
+    child.passed_fd = control[1];
+    pid_ = spawn(child);
+    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
+    outputs_open_ = 2;
+    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
+    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
+    control_reader_ = std::thread([this] { read_control(); });
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
+  // The interpreter's path, as execvp would find it, so that a missing one
+  // is named before anything starts.
+  static std::string on_path(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (!dirs.empty()) {
+      auto colon = dirs.find(':');
+      auto dir = dirs.substr(0, colon);
+      auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (colon == std::string_view::npos) break;
+      dirs.remove_prefix(colon + 1);
+    }
+    throw launch_error("no Python interpreter '" + name +
+                       "' on PATH for the Python nodes; install python3, or name one with "
+                       "--lp_python=PATH (a virtualenv's bin/python works)");
+  }
+
+  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
+    std::string pending;
+    char chunk[4096];
+    for (;;) {
+      auto n = ::read(fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pending.append(chunk, static_cast<std::size_t>(n));
+      for (auto end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
+        take(pending.substr(0, end));
+        pending.erase(0, end + 1);
+      }
+    }
+    if (!pending.empty()) take(std::move(pending));
+  }
+
+  void read_output(int fd, bool error) {
+    each_line(fd, [&](std::string&& line) {
+      if (error) {
+        std::lock_guard lock(mutex_);
+        last_lines_.push_back(line);
+        if (last_lines_.size() > 12) last_lines_.pop_front();
+      }
+      if (tell_.output) tell_.output(error, line);
+    });
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    --outputs_open_;
+    changed_.notify_all();
+  }
+
+  void read_control() {
+    each_line(control_, [&](std::string&& line) {
+      std::string_view text = line;
+      if (text.starts_with("serving ")) {
+        std::lock_guard lock(mutex_);
+        url_ = text.substr(8);
+        changed_.notify_all();
+      } else if (text == "finished") {
+        if (tell_.finished) tell_.finished();
+      } else if (text == "stop") {
+        if (tell_.stop) tell_.stop();
+      } else if (text.starts_with("address ")) {
+        answer_lookup(std::string(text.substr(8)));
+      }
+    });
+  }
+
+  void answer_lookup(const std::string& label) {
+    std::string answer;
+    try {
+      answer = "address " + label + " " + tell_.lookup(label) + "\n";
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      for (auto& c : why)
+        if (c == '\n') c = ' ';
+      answer = "address " + label + " - " + why + "\n";
+    }
+    ::send(control_, answer.data(), answer.size(), MSG_NOSIGNAL);
+  }
+
+  void wait_for_exit() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    // What it left in its process group goes with it.
+    ::kill(-pid_, SIGKILL);
+    // Its end unblocks the control reader: no one else holds the socket.
+    ::shutdown(control_, SHUT_RDWR);
+    bool unasked;
+    {
+      std::lock_guard lock(mutex_);
+      exited_ = true;
+      status_ = status;
+      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
+      changed_.notify_all();
+    }
+    if (unasked && tell_.ended) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+      }
+      tell_.ended(ended_how() + last_lines_text());
+    }
+  }
+
+  std::string ended_how() const {
+    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0) return "its Python process exited";
+    return "its Python process " + describe_status(status_);
+  }
+
+  std::string last_lines_text() const {
+    std::string text;
+    for (const auto& line : last_lines_) text += "\n  " + line;
+    return text.empty() ? text : ":" + text;
+  }
+
+  python_start_error start_failure() const {
+    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+    std::string what = "Python node '" + label_ + "' could not start: ";
+    if (code == python_import_failed || code == python_types_differ ||
+        code == python_construction_failed || code == python_checkpoint_unreadable)
+      return python_start_error(what + "see its lines above" + last_lines_text());
+    // The runtime itself did not run: most often the package is not where
+    // this interpreter looks.
+    return python_start_error(
+        what + "its Python process " + describe_status(status_) + " before it served" +
+        last_lines_text() + "\n(is launchpad_client importable by " + settings_.interpreter +
+        "? Put the checkout's python/ on PYTHONPATH, or install it: docs/python_nodes.md)");
+  }
+
+  std::string label_;
+  python_settings settings_;
+  events tell_;
+  std::string executable_;
+  run_directory files_;  // removed when the node is gone
+  pid_t pid_ = -1;
+  int control_ = -1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string url_;
+  bool stopping_ = false;
+  bool exited_ = false;
+  int status_ = 0;
+  int outputs_open_ = 0;
+  std::deque<std::string> last_lines_;
+
+  std::thread control_reader_, out_reader_, err_reader_, waiter_;
+};
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
+  json arg_schemas = json::array();
+  std::string args;
+  cbor::head(args, 4, recipe.arguments.size());
+  for (const auto& argument : recipe.arguments) {
+    if (argument.schema) {
+      arg_schemas.push_back(schema_json(*argument.schema));
+      args += argument.cbor;
+    } else if (argument.handle_list) {
+      arg_schemas.push_back({{"kind", "handles"}});
+      cbor::write(args, argument.handles);
+    } else {
+      arg_schemas.push_back({{"kind", "handle"}});
+      cbor::write(args, argument.handles.front());
+    }
+  }
+  json described = describe_service(spec.service, *recipe.methods);
+  json written = {{"node", spec.label},
+                  {"program", settings_.program},
+                  {"service", spec.service},
+                  {"module", recipe.where.module},
+                  {"class", recipe.where.name},
+                  {"declared", described["methods"]},
+                  {"args_file", files_.path() + "/args.cbor"},
+                  {"arg_schemas", arg_schemas},
+                  {"run_dir", files_.path()},
+                  {"host", settings_.bind_host},
+                  {"tls", !settings_.tls.empty()},
+                  {"has_run", spec.has_run},
+                  {"termination_notice_s", settings_.termination_notice.count()}};
+  if (!settings_.checkpoint_save.empty())
+    written["checkpoint"] = {
+        {"save", settings_.checkpoint_save},
+        {"restore", settings_.checkpoint_restore.empty() ? json(nullptr)
+                                                         : json(settings_.checkpoint_restore)},
+        {"interval_ms", settings_.checkpoint_interval.count()}};
+  write_private_file(files_.path() + "/args.cbor", args);
+  write_private_file(files_.path() + "/spec.json", written.dump());
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/run/checkpoint_schedule.hpp ----
 
 #include <algorithm>
@@ -16816,6 +17410,10 @@ struct host_options {
   // Serve and call over TLS with the launch's credentials; null: plain HTTP.
   std::shared_ptr<const tls_context> tls;
   std::string bind_host = "127.0.0.1";
+  // The interpreter of the Python nodes (--lp_python).
+  std::string python = "python3";
+  // How long a stopping Python node may take to end.
+  std::chrono::seconds termination_notice{10};
   // The host name the nodes publish, where it is not bind_host: a pod binds
   // every address and is known by its DNS name.
   std::string advertise_host;
@@ -16893,7 +17491,8 @@ class node_host {
     if (slot) return slot;
     if (options_.direct_calls)
       for (auto& node : nodes_)
-        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->served);
+        if (node->identity.label == label && node->served)
+          return slot = std::make_shared<direct_channel>(label, *node->served);
     return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
@@ -16922,7 +17521,8 @@ class node_host {
   // Label -> URL of the nodes hosted here.
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
-    for (const auto& node : nodes_) out[node->identity.label] = node->server->url();
+    for (const auto& node : nodes_)
+      out[node->identity.label] = node->python ? node->python_url : node->server->url();
     return out;
   }
 
@@ -16936,7 +17536,11 @@ class node_host {
     state_->request_stop();
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
-    for (auto& node : nodes_) node->server->drain();
+    for (auto& node : nodes_)
+      if (node->server) node->server->drain();
+    // A Python node drains, saves its checkpoint and ends on its own.
+    for (auto& node : nodes_)
+      if (node->python) node->python->stop();
     checkpoints_.stop();
     watchdog_.stop();
     // No call runs now: the last save holds every call answered. A node
@@ -16952,7 +17556,8 @@ class node_host {
       std::lock_guard lock(mutex_);
       for (auto& [label, channel] : channels_) channel->close();
     }
-    for (auto& node : nodes_) node->server->stop();
+    for (auto& node : nodes_)
+      if (node->server) node->server->stop();
     while (!nodes_.empty()) nodes_.pop_back();
     state_->set_runs_waiter({});
     launch_registry::get().remove(state_);
@@ -16972,6 +17577,10 @@ class node_host {
     std::unique_ptr<served_node> served;
     std::unique_ptr<http_server> server;
     std::thread runner;
+    // A node of a Python service: its process, which serves it.
+    const python_recipe* recipe = nullptr;
+    std::unique_ptr<python_node> python;
+    std::string python_url;
   };
 
   http_channel::options channel_options() const {
@@ -17001,6 +17610,11 @@ class node_host {
       node->identity.metrics = &node->metrics;
       node->service = spec.service;
       node->has_run = spec.has_run;
+      if ((node->recipe = graph_access::python(graph, i))) {
+        start_python(*node, spec);
+        nodes_.push_back(std::move(node));
+        continue;
+      }
       node_scope scope(node->identity, *state_);
       node->instance = graph_access::build(graph, i, connector);
       std::vector<std::string> names;
@@ -17022,6 +17636,7 @@ class node_host {
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
+      if (node->python) continue;
       node->server->start(options_.bind_host, 0);
       auto where = node->server->bound();
       if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
@@ -17033,8 +17648,9 @@ class node_host {
                                                     : where.url(options_.tls != nullptr))
                 << std::endl;
     }
-    std::size_t runnable = 0;
-    for (const auto& node : nodes_) runnable += node->has_run;
+    for (auto& node : nodes_)
+      if (node->python) publish_python(*node);
+    for (const auto& node : nodes_) runnable_ += node->has_run;
     start_checkpoints();
     start_watchdog();
     started_ = true;
@@ -17045,8 +17661,9 @@ class node_host {
       finished_changed_.notify_all();
     });
     for (auto& node : nodes_) {
-      if (!node->has_run) continue;
-      node->runner = std::thread([this, node = node.get(), runnable] {
+      if (node->has_run && node->python) node->python->start_run();
+      if (!node->has_run || node->python) continue;
+      node->runner = std::thread([this, node = node.get()] {
         node_scope scope(node->identity, *state_);
         watched_run watched(node->progress);
         try {
@@ -17061,19 +17678,85 @@ class node_host {
           state_->fail(node->identity.label, std::current_exception());
           return;
         }
-        if (options_.run_finished) options_.run_finished(node->identity.label);
-        bool all_done;
-        {
-          std::lock_guard lock(mutex_);
-          finished_.insert(node->identity.label);
-          all_done = finished_.size() == runnable;
-          finished_changed_.notify_all();
-        }
-        // A program whose run() nodes have all returned has nothing left to do.
-        if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
-          state_->request_stop();
+        run_returned(node->identity.label);
       });
     }
+  }
+
+  void run_returned(const std::string& label) {
+    if (options_.run_finished) options_.run_finished(label);
+    bool all_done;
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      all_done = finished_.size() == runnable_;
+      finished_changed_.notify_all();
+    }
+    // A program whose run() nodes have all returned has nothing left to do.
+    if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
+      state_->request_stop();
+  }
+
+  // Starts the Python node's process; publish_python waits until it serves,
+  // so that every Python node imports its modules at the same time.
+  void start_python(hosted_node& node, const node_info& spec) {
+    const auto& group = graph_.settings_of(spec.group);
+    python_settings settings;
+    settings.interpreter = options_.python;
+    settings.program = graph_.name();
+    settings.bind_host = options_.bind_host;
+    settings.secret = options_.secret;
+    if (options_.tls) settings.tls = options_.tls->credentials();
+    settings.termination_notice = options_.termination_notice;
+    if (!options_.checkpoint_dir.empty()) {
+      settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
+      settings.checkpoint_restore =
+          checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir, spec.label);
+      settings.checkpoint_interval = group.checkpoint_interval;
+    }
+    // Threads share their process's environment; a Python node has its own.
+    settings.env = group.env;
+    if (!options_.gpus.empty()) {
+      auto& devices = settings.env["CUDA_VISIBLE_DEVICES"];
+      for (int gpu : options_.gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+    }
+    std::vector<std::string> names;
+    for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
+    node.metrics.set_methods(std::move(names));
+    auto* at = &node;
+    python_node::events tell;
+    tell.finished = [this, at] { run_returned(at->identity.label); };
+    tell.stop = [this, at] {
+      node_scope scope(at->identity, *state_);
+      state_->request_stop();
+    };
+    tell.ended = [this, at](const std::string& why) {
+      state_->fail(at->identity.label,
+                   std::make_exception_ptr(launch_error("Python node '" + at->identity.label +
+                                                        "' ended: " + why)));
+    };
+    tell.lookup = [this](const std::string& label) {
+      return options_.nodes->lookup(label, "", std::chrono::seconds(60))
+          .url(options_.tls != nullptr);
+    };
+    tell.output = [this, at](bool error, const std::string& line) {
+      node_scope scope(at->identity, *state_);
+      (error ? std::cerr : std::cout) << line << std::endl;
+    };
+    node.python = std::make_unique<python_node>(spec, *node.recipe, std::move(settings),
+                                                std::move(tell));
+  }
+
+  void publish_python(hosted_node& node) {
+    node.python_url = node.python->wait_serving(std::chrono::seconds(120));
+    auto where = address_of_url(node.python_url);
+    if (!where)
+      throw launch_error("Python node '" + node.identity.label + "' serves at '" +
+                         node.python_url + "', which is no http(s)://host:port");
+    if (!options_.advertise_host.empty()) where->host = options_.advertise_host;
+    options_.nodes->publish(node.identity.label, *where);
+    if (!options_.run_dir.empty())
+      record_node_address(options_.run_dir, node.identity.label, node.python_url);
   }
 
   // Callers never see a restarted node's empty state: it restores before
@@ -17136,6 +17819,7 @@ class node_host {
   checkpoint_schedule checkpoints_;
   watchdog watchdog_;
   bool started_ = false;  // every node built, restored and serving
+  std::size_t runnable_ = 0;  // nodes with a run()
 };
 
 }  // namespace lp::detail
@@ -17278,6 +17962,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.cores = cores;
     options.gpus = gpus;
     options.resume_dir = flags.resume;
+    options.python = flags.python;
+    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -17305,6 +17991,12 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     if (site.report_end)
       rendezvous->tell("ended", labels.front(), {{"failure", failure}});
     return host.state().report_failure(std::cerr);
+  } catch (const python_start_error& e) {
+    // Its own lines said why; a restart would say it again.
+    std::cerr << "[lp] " << e.what() << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}});
+    return unrecoverable_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
     if (site.report_end && !labels.empty())
@@ -17842,6 +18534,8 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
     options.resume_dir = flags.resume;
     options.tune_malloc = !flags.system_malloc;
+    options.python = flags.python;
+    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
@@ -17920,6 +18614,7 @@ LP_API controller::controller(const program& graph, const test_options& options,
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
   settings.tune_malloc = !options.system_malloc;
+  settings.python = options.python;
   if (options.tls)
     settings.tls = std::make_shared<const detail::tls_context>(
         detail::make_launch_credentials(graph.name()));

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <launchpad/launch/controller.hpp>
 #include <launchpad/launch/policy.hpp>
+#include <string>
 #include <string_view>
 
 namespace lp {
@@ -22,6 +23,8 @@ struct test_options {
   // As --lp_tls=on: the nodes serve and call over TLS, with credentials
   // made for this launch (docs/protocol.md, "Encryption").
   bool tls = false;
+  // As --lp_python: the interpreter of the Python nodes (docs/python_nodes.md).
+  std::string python = "python3";
 };
 
 // For tests: every node a thread of the test process, each serving on its

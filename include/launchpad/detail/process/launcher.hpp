@@ -22,7 +22,7 @@
 #include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/process/reachability.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
-#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/launch_tls.hpp>
@@ -639,7 +639,9 @@ class process_launch {
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
-      if (!stopping && u.restarts < u.settings.max_restarts) {
+      bool unrecoverable = WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
+      if (unrecoverable) how = "could not start, for a reason a restart would not mend";
+      if (!stopping && !unrecoverable && u.restarts < u.settings.max_restarts) {
         auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
         {
           std::lock_guard lock(mutex_);  // the status page reads them

@@ -166,6 +166,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.cores = cores;
     options.gpus = gpus;
     options.resume_dir = flags.resume;
+    options.python = flags.python;
+    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -193,6 +195,12 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     if (site.report_end)
       rendezvous->tell("ended", labels.front(), {{"failure", failure}});
     return host.state().report_failure(std::cerr);
+  } catch (const python_start_error& e) {
+    // Its own lines said why; a restart would say it again.
+    std::cerr << "[lp] " << e.what() << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}});
+    return unrecoverable_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
     if (site.report_end && !labels.empty())

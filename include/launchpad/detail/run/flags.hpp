@@ -38,6 +38,7 @@ struct launch_flags {
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;  // empty: logs/ in the run directory
+  std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
   std::size_t max_body_mb = 256;
   int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
   std::size_t min_rate_kib_per_sec = 64;
@@ -177,6 +178,12 @@ inline constexpr flag_spec flag_table[] = {
                         : word == "files" ? terminal_kind::files
                                           : terminal_kind::tmux;
          }},
+    {.name = "--lp_python",
+     .hint = "<interpreter>",
+     .example = "./venv/bin/python",
+     .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.python = one_line(name, std::move(v)); }},
     {.name = "--lp_log_dir",
      .hint = "<dir>",
      .example = "./logs",

@@ -98,6 +98,8 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
     options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
     options.resume_dir = flags.resume;
     options.tune_malloc = !flags.system_malloc;
+    options.python = flags.python;
+    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
@@ -176,6 +178,7 @@ LP_API controller::controller(const program& graph, const test_options& options,
   settings.direct_calls = transport == transport_kind::direct;
   settings.stop_when_runs_finish = false;
   settings.tune_malloc = !options.system_malloc;
+  settings.python = options.python;
   if (options.tls)
     settings.tls = std::make_shared<const detail::tls_context>(
         detail::make_launch_credentials(graph.name()));

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/python/python_node.hpp>
 #include <launchpad/detail/run/checkpoint_schedule.hpp>
 #include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/direct_channel.hpp>
@@ -39,6 +40,10 @@ struct host_options {
   // Serve and call over TLS with the launch's credentials; null: plain HTTP.
   std::shared_ptr<const tls_context> tls;
   std::string bind_host = "127.0.0.1";
+  // The interpreter of the Python nodes (--lp_python).
+  std::string python = "python3";
+  // How long a stopping Python node may take to end.
+  std::chrono::seconds termination_notice{10};
   // The host name the nodes publish, where it is not bind_host: a pod binds
   // every address and is known by its DNS name.
   std::string advertise_host;
@@ -116,7 +121,8 @@ class node_host {
     if (slot) return slot;
     if (options_.direct_calls)
       for (auto& node : nodes_)
-        if (node->identity.label == label) return slot = std::make_shared<direct_channel>(label, *node->served);
+        if (node->identity.label == label && node->served)
+          return slot = std::make_shared<direct_channel>(label, *node->served);
     return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
@@ -145,7 +151,8 @@ class node_host {
   // Label -> URL of the nodes hosted here.
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
-    for (const auto& node : nodes_) out[node->identity.label] = node->server->url();
+    for (const auto& node : nodes_)
+      out[node->identity.label] = node->python ? node->python_url : node->server->url();
     return out;
   }
 
@@ -159,7 +166,11 @@ class node_host {
     state_->request_stop();
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
-    for (auto& node : nodes_) node->server->drain();
+    for (auto& node : nodes_)
+      if (node->server) node->server->drain();
+    // A Python node drains, saves its checkpoint and ends on its own.
+    for (auto& node : nodes_)
+      if (node->python) node->python->stop();
     checkpoints_.stop();
     watchdog_.stop();
     // No call runs now: the last save holds every call answered. A node
@@ -175,7 +186,8 @@ class node_host {
       std::lock_guard lock(mutex_);
       for (auto& [label, channel] : channels_) channel->close();
     }
-    for (auto& node : nodes_) node->server->stop();
+    for (auto& node : nodes_)
+      if (node->server) node->server->stop();
     while (!nodes_.empty()) nodes_.pop_back();
     state_->set_runs_waiter({});
     launch_registry::get().remove(state_);
@@ -195,6 +207,10 @@ class node_host {
     std::unique_ptr<served_node> served;
     std::unique_ptr<http_server> server;
     std::thread runner;
+    // A node of a Python service: its process, which serves it.
+    const python_recipe* recipe = nullptr;
+    std::unique_ptr<python_node> python;
+    std::string python_url;
   };
 
   http_channel::options channel_options() const {
@@ -224,6 +240,11 @@ class node_host {
       node->identity.metrics = &node->metrics;
       node->service = spec.service;
       node->has_run = spec.has_run;
+      if ((node->recipe = graph_access::python(graph, i))) {
+        start_python(*node, spec);
+        nodes_.push_back(std::move(node));
+        continue;
+      }
       node_scope scope(node->identity, *state_);
       node->instance = graph_access::build(graph, i, connector);
       std::vector<std::string> names;
@@ -245,6 +266,7 @@ class node_host {
     }
     for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
+      if (node->python) continue;
       node->server->start(options_.bind_host, 0);
       auto where = node->server->bound();
       if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
@@ -256,8 +278,9 @@ class node_host {
                                                     : where.url(options_.tls != nullptr))
                 << std::endl;
     }
-    std::size_t runnable = 0;
-    for (const auto& node : nodes_) runnable += node->has_run;
+    for (auto& node : nodes_)
+      if (node->python) publish_python(*node);
+    for (const auto& node : nodes_) runnable_ += node->has_run;
     start_checkpoints();
     start_watchdog();
     started_ = true;
@@ -268,8 +291,9 @@ class node_host {
       finished_changed_.notify_all();
     });
     for (auto& node : nodes_) {
-      if (!node->has_run) continue;
-      node->runner = std::thread([this, node = node.get(), runnable] {
+      if (node->has_run && node->python) node->python->start_run();
+      if (!node->has_run || node->python) continue;
+      node->runner = std::thread([this, node = node.get()] {
         node_scope scope(node->identity, *state_);
         watched_run watched(node->progress);
         try {
@@ -284,19 +308,85 @@ class node_host {
           state_->fail(node->identity.label, std::current_exception());
           return;
         }
-        if (options_.run_finished) options_.run_finished(node->identity.label);
-        bool all_done;
-        {
-          std::lock_guard lock(mutex_);
-          finished_.insert(node->identity.label);
-          all_done = finished_.size() == runnable;
-          finished_changed_.notify_all();
-        }
-        // A program whose run() nodes have all returned has nothing left to do.
-        if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
-          state_->request_stop();
+        run_returned(node->identity.label);
       });
     }
+  }
+
+  void run_returned(const std::string& label) {
+    if (options_.run_finished) options_.run_finished(label);
+    bool all_done;
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      all_done = finished_.size() == runnable_;
+      finished_changed_.notify_all();
+    }
+    // A program whose run() nodes have all returned has nothing left to do.
+    if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
+      state_->request_stop();
+  }
+
+  // Starts the Python node's process; publish_python waits until it serves,
+  // so that every Python node imports its modules at the same time.
+  void start_python(hosted_node& node, const node_info& spec) {
+    const auto& group = graph_.settings_of(spec.group);
+    python_settings settings;
+    settings.interpreter = options_.python;
+    settings.program = graph_.name();
+    settings.bind_host = options_.bind_host;
+    settings.secret = options_.secret;
+    if (options_.tls) settings.tls = options_.tls->credentials();
+    settings.termination_notice = options_.termination_notice;
+    if (!options_.checkpoint_dir.empty()) {
+      settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
+      settings.checkpoint_restore =
+          checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir, spec.label);
+      settings.checkpoint_interval = group.checkpoint_interval;
+    }
+    // Threads share their process's environment; a Python node has its own.
+    settings.env = group.env;
+    if (!options_.gpus.empty()) {
+      auto& devices = settings.env["CUDA_VISIBLE_DEVICES"];
+      for (int gpu : options_.gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+    }
+    std::vector<std::string> names;
+    for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
+    node.metrics.set_methods(std::move(names));
+    auto* at = &node;
+    python_node::events tell;
+    tell.finished = [this, at] { run_returned(at->identity.label); };
+    tell.stop = [this, at] {
+      node_scope scope(at->identity, *state_);
+      state_->request_stop();
+    };
+    tell.ended = [this, at](const std::string& why) {
+      state_->fail(at->identity.label,
+                   std::make_exception_ptr(launch_error("Python node '" + at->identity.label +
+                                                        "' ended: " + why)));
+    };
+    tell.lookup = [this](const std::string& label) {
+      return options_.nodes->lookup(label, "", std::chrono::seconds(60))
+          .url(options_.tls != nullptr);
+    };
+    tell.output = [this, at](bool error, const std::string& line) {
+      node_scope scope(at->identity, *state_);
+      (error ? std::cerr : std::cout) << line << std::endl;
+    };
+    node.python = std::make_unique<python_node>(spec, *node.recipe, std::move(settings),
+                                                std::move(tell));
+  }
+
+  void publish_python(hosted_node& node) {
+    node.python_url = node.python->wait_serving(std::chrono::seconds(120));
+    auto where = address_of_url(node.python_url);
+    if (!where)
+      throw launch_error("Python node '" + node.identity.label + "' serves at '" +
+                         node.python_url + "', which is no http(s)://host:port");
+    if (!options_.advertise_host.empty()) where->host = options_.advertise_host;
+    options_.nodes->publish(node.identity.label, *where);
+    if (!options_.run_dir.empty())
+      record_node_address(options_.run_dir, node.identity.label, node.python_url);
   }
 
   // Callers never see a restarted node's empty state: it restores before
@@ -359,6 +449,7 @@ class node_host {
   checkpoint_schedule checkpoints_;
   watchdog watchdog_;
   bool started_ = false;  // every node built, restored and serving
+  std::size_t runnable_ = 0;  // nodes with a run()
 };
 
 }  // namespace lp::detail

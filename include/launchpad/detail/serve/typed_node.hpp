@@ -6,6 +6,7 @@
 #include <launchpad/detail/observe/node_metrics.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
 #include <launchpad/detail/serve/batch_queue.hpp>
+#include <launchpad/detail/serve/method_list.hpp>
 #include <launchpad/detail/wire/arguments.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
@@ -25,18 +26,6 @@
 #include <vector>
 
 namespace lp::detail {
-
-// What describe and the method lookup need of a method: the same for every
-// service type, so that code is compiled once.
-struct method_info {
-  std::string_view name;
-  std::size_t arity;
-  std::string signature;
-  std::optional<batch_limits> batching;  // for a batched method
-  // The result's schema, then each parameter's (a batched method's: one
-  // caller's element); empty for a method LP_SERVICE refused.
-  std::span<const type_schema* const> schemas;
-};
 
 // A node of a running program, whatever its service type.
 class node_instance {
@@ -71,21 +60,6 @@ class node_instance {
 // service's methods if it has none of that name.
 LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
                                std::string_view service);
-
-// "result name(parameters)" from the type spellings of the result and then
-// of each parameter.
-LP_API std::string signature_text(std::string_view name, const std::string_view* types,
-                                  std::size_t count);
-
-// Appends a method's entry to `methods` (its signature from the spellings
-// of its result and parameters, signature_text).
-LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
-                       std::span<const type_schema* const> schemas);
-
-// The service's name and methods, for /lp/v1/describe.
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
 
 // Argument i of `method` does not fit its parameter: the caller's 400.
 [[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e);
@@ -147,25 +121,18 @@ void invoke(T& object, const arguments& args, protocol::format format, written_r
     write_result(out, std::move(result), format);
 }
 
-template <class Method>
-std::optional<batch_limits> batching_of() {
-  if constexpr (batched_method<Method>) return lp_batch_limits(lp_batch_tag<Method>{});
-  else return std::nullopt;
-}
-
 template <class T, class Method>
 std::unique_ptr<batch_queue_base> make_queue() {
   if constexpr (batched_method<Method>) return std::make_unique<batch_queue<T, Method>>();
   else return nullptr;
 }
 
-// The service's methods in LP_SERVICE order, built once per type: what is
-// the same for every type (info), and how each is invoked.
+// How each of the service's methods is invoked, in LP_SERVICE order (what
+// describe needs of them is service_methods<T>()).
 template <class T>
 struct method_table {
   using invoker = void (*)(T&, const arguments&, protocol::format, written_reply& out,
                            std::mutex* serial, batch_queue_base* queue);
-  std::vector<method_info> info;
   // `serial` is null for a service with concurrent handlers; `queue` is the
   // node's queue for this method if it is batched.
   std::vector<invoker> invoke;
@@ -176,15 +143,6 @@ struct method_table {
       method_table out;
       boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
         using M = typename decltype(method)::type;
-        const auto& types = signature<M>::types;
-        // A method LP_SERVICE refused (its message is already out) is not
-        // instantiated, so that its message stands alone.
-        std::span<const type_schema* const> schemas;
-        if constexpr (check_method<T, M>())
-          schemas = signature_schemas<typename signature<M>::result,
-                                      typename signature<M>::params>::value;
-        add_method(out.info, M::name, signature<M>::arity, types, std::size(types),
-                   batching_of<M>(), schemas);
         if constexpr (check_method<T, M>()) {
           out.invoke.push_back(&detail::invoke<T, M>);
           out.make_queue.push_back(&detail::make_queue<T, M>);
@@ -209,13 +167,13 @@ class typed_node final : public node_instance {
 
   void call(std::string_view method, const arguments& args, protocol::format format,
             written_reply& out) override {
-    auto i = find_method(table().info, method, service_definition<T>::name);
+    auto i = find_method(service_methods<T>(), method, service_definition<T>::name);
     table().invoke[i](*object_, args, format, out, concurrent_handlers<T> ? nullptr : &serial_,
                       queues_[i].get());
   }
 
   std::string_view service() const override { return service_definition<T>::name; }
-  const std::vector<method_info>& methods() const override { return table().info; }
+  const std::vector<method_info>& methods() const override { return service_methods<T>(); }
 
   bool checkpointed() const override { return lp::checkpointed<T>; }
 
@@ -272,38 +230,6 @@ LP_API std::size_t find_method(const std::vector<method_info>& methods, std::str
   throw call_failure(404, "no_such_method",
                      "service " + std::string(service) + " has no method '" + std::string(method) +
                          "'; its methods: " + (known.empty() ? "(none)" : known));
-}
-
-LP_API std::string signature_text(std::string_view name, const std::string_view* types,
-                                  std::size_t count) {
-  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
-  for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
-  return text + ")";
-}
-
-LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
-                       std::span<const type_schema* const> schemas) {
-  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
-}
-
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
-  json listed = json::array();
-  for (const auto& entry : methods) {
-    json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
-    if (!entry.schemas.empty()) {
-      method["result"] = schema_json(*entry.schemas[0]);
-      method["params"] = json::array();
-      for (const auto* param : entry.schemas.subspan(1))
-        method["params"].push_back(schema_json(*param));
-    }
-    if (entry.batching)
-      method["batched"] = {{"max_batch", entry.batching->max_batch},
-                           {"max_wait_us", entry.batching->max_wait.count()}};
-    listed.push_back(std::move(method));
-  }
-  return {{"service", service}, {"methods", listed}};
 }
 
 LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {

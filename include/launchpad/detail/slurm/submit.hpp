@@ -17,7 +17,7 @@
 #include <launchpad/detail/run/checkpoints.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/launch_tls.hpp>
-#include <launchpad/detail/process/spawn.hpp>
+#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/run/run_directory.hpp>

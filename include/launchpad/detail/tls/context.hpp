@@ -26,16 +26,20 @@ class tls_context {
   tls_context& operator=(const tls_context&) = delete;
 
   SSL_CTX* native() const noexcept { return context_.get(); }
+  // What it was made from, for a process of the launch that speaks TLS
+  // itself (a Python node's).
+  const tls_credentials& credentials() const noexcept { return credentials_; }
 
  private:
   ssl_context_handle context_;
+  tls_credentials credentials_;
 };
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
 LP_API tls_context::tls_context(const tls_credentials& credentials,
                                 const std::string& source)
-    : context_(SSL_CTX_new(TLS_method())) {
+    : context_(SSL_CTX_new(TLS_method())), credentials_(credentials) {
   auto fail = [&](const std::string& what) {
     auto why = openssl_errors();
     return tls_error("the TLS credentials of " + source + " cannot be used: " + what +

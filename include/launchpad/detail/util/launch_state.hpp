@@ -20,6 +20,9 @@ namespace lp::detail {
 // handler, or run().
 inline constexpr int hung_exit_status = 124;
 inline constexpr int hung_run_exit_status = 125;
+// A node process that could not start for a reason a restart cannot mend
+// (a Python node whose class differs from its declaration).
+inline constexpr int unrecoverable_exit_status = 123;
 class node_metrics;
 
 // What a node can ask about itself through lp::context().

@@ -37,6 +37,7 @@ struct child_process {
   std::vector<std::string> environment;  // added to this process's, "NAME=value"
   int output_fd = -1;                    // becomes the child's stdout
   int error_fd = -1;                     // becomes the child's stderr
+  int passed_fd = -1;                    // if set, becomes the child's fd 3
 };
 
 // A forked child keeps its parent's signal handlers until execve. A stop
@@ -110,10 +111,17 @@ inline pid_t spawn(const child_process& child) {
     if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
     ::dup2(child.output_fd, 1);
     ::dup2(child.error_fd, 2);
+    int first_closed = 3;
+    if (child.passed_fd >= 0) {
+      // dup2 onto itself would keep close-on-exec.
+      if (child.passed_fd == 3) ::fcntl(3, F_SETFD, 0);
+      else ::dup2(child.passed_fd, 3);
+      first_closed = 4;
+    }
     // Nothing of the launcher's leaks in: not its other pipes, not its
     // listening sockets, not its signal handlers or blocked signals.
-    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    if (::syscall(SYS_close_range, static_cast<unsigned>(first_closed), ~0U, 0U) != 0)
+      for (int fd = first_closed; fd < 65536; ++fd) ::close(fd);
     fork_guard::child_ready_for_signals();
     ::execve(child.executable.c_str(), argv.data(), envp.data());
     ::_exit(127);

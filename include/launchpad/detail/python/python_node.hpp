@@ -1,0 +1,401 @@
+#pragma once
+
+// A node of a Python service (LP_PYTHON), as the process that hosts it sees
+// it: a child process running `python3 -m launchpad_client.runtime SPEC`,
+// which serves the node itself on the launch's wire. Its host writes the
+// spec and the launch's secret and credentials into a private directory,
+// forwards the child's output as the node's, answers its address lookups
+// over a socket pair, and stops it in order (docs/python_nodes.md).
+//
+// The control socket carries lines. From the node: `serving <url>`,
+// `finished` (run() returned), `stop` (it asked the program to stop),
+// `address <label>`; from the host: `run` (every node serves: call run()),
+// and the answers to lookups, `address <label> <url>` or
+// `address <label> - <why>`.
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <launchpad/detail/graph/python_recipe.hpp>
+#include <launchpad/detail/run/output.hpp>
+#include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/tls/credentials.hpp>
+#include <launchpad/detail/util/spawn.hpp>
+#include <launchpad/detail/wire/schema.hpp>
+#include <launchpad/error.hpp>
+#include <launchpad/program.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace lp::detail {
+
+// The runtime's exit statuses for a node that no restart can mend
+// (python/launchpad_client/runtime.py).
+inline constexpr int python_import_failed = 3;
+inline constexpr int python_types_differ = 4;
+inline constexpr int python_construction_failed = 5;
+inline constexpr int python_checkpoint_unreadable = 6;
+
+// A Python node that could not start for a reason a restart cannot mend: a
+// module that does not import, a class that differs from its declaration,
+// an __init__ that raises, a checkpoint it cannot read.
+class python_start_error : public launch_error {
+ public:
+  using launch_error::launch_error;
+};
+
+// What a host gives each of its Python nodes.
+struct python_settings {
+  std::string interpreter = "python3";  // a name found on PATH, or a path
+  std::string program;
+  std::string bind_host = "127.0.0.1";
+  std::string secret;     // empty: --lp_insecure
+  tls_credentials tls;    // empty: plain HTTP
+  std::string checkpoint_save;     // empty: keeps no checkpoints
+  std::string checkpoint_restore;  // empty: starts empty
+  std::chrono::milliseconds checkpoint_interval{0};
+  std::chrono::seconds termination_notice{10};
+  std::map<std::string, std::string> env;  // the group's, beside the host's own
+};
+
+class python_node {
+ public:
+  // What the node tells its host, each on the thread that reads it.
+  struct events {
+    std::function<void()> finished;  // its run() returned
+    std::function<void()> stop;      // it asked the program to stop
+    // The process ended when nobody asked it to: what happened, in words.
+    std::function<void(const std::string& why)> ended;
+    // The URL of the node with this label; throws if there is none.
+    std::function<std::string(const std::string& label)> lookup;
+    // A line the node wrote, on its stderr or stdout.
+    std::function<void(bool error, const std::string& line)> output;
+  };
+
+  python_node(const node_info& spec, const python_recipe& recipe, python_settings settings,
+              events tell)
+      : label_(spec.label),
+        settings_(std::move(settings)),
+        tell_(std::move(tell)),
+        executable_(settings_.interpreter.find('/') == std::string::npos
+                        ? on_path(settings_.interpreter)
+                        : settings_.interpreter),
+        files_(settings_.program + "." + file_name(spec.label), settings_.secret, temp_dir(),
+               settings_.tls) {
+    try {
+      write_spec(spec, recipe);
+      start();
+    } catch (...) {
+      remove_files();
+      throw;
+    }
+  }
+  python_node(const python_node&) = delete;
+  python_node& operator=(const python_node&) = delete;
+  ~python_node() {
+    stop();
+    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
+      if (thread->joinable()) thread->join();
+    remove_files();
+  }
+
+  // Waits until the node serves; returns its URL. Throws python_start_error
+  // (or launch_error, for a runtime that is not there) with the last lines
+  // it wrote if it ended first.
+  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mutex_);
+    bool settled = changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
+    if (!url_.empty()) return url_;
+    if (!settled) {
+      lock.unlock();
+      stop();
+      throw launch_error("Python node '" + label_ + "' did not serve within " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                         " s" + last_lines_text());
+    }
+    // Its last lines come on other threads: wait for them to be read.
+    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+    throw start_failure();
+  }
+
+  pid_t pid() const { return pid_; }
+
+  // Calls the node's run(), once every node of the launch serves.
+  void start_run() {
+    static constexpr std::string_view line = "run\n";
+    ::send(control_, line.data(), line.size(), MSG_NOSIGNAL);
+  }
+
+  // Asks the node to stop (SIGTERM: it drains its calls and saves its
+  // checkpoint), then kills it after the termination notice. Safe to call
+  // twice.
+  void stop() {
+    std::unique_lock lock(mutex_);
+    if (pid_ <= 0 || exited_) return;
+    if (!stopping_) {
+      stopping_ = true;
+      ::kill(pid_, SIGTERM);
+    }
+    if (!changed_.wait_for(lock, settings_.termination_notice, [&] { return exited_; })) {
+      ::kill(-pid_, SIGKILL);
+      changed_.wait(lock, [&] { return exited_; });
+    }
+  }
+
+ private:
+  static std::string file_name(std::string label) {
+    for (auto& c : label)
+      if (c == '/') c = '_';
+    return label;
+  }
+
+  // What the spec needs beside the secret and credentials, which files_
+  // removes itself.
+  void remove_files() {
+    for (const char* name : {"spec.json", "args.cbor"})
+      ::unlink((files_.path() + "/" + name).c_str());
+  }
+
+  static std::string temp_dir() {
+    const char* dir = std::getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+  }
+
+  LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
+
+  void start() {
+    int control[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+    control_ = control[0];
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+      throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    child_process child;
+    child.executable = executable_;
+    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime",
+                       files_.path() + "/spec.json"};
+    child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
+    child.environment.push_back("PYTHONUNBUFFERED=1");
+    for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
+    child.output_fd = out[1];
+    child.error_fd = err[1];
+    child.passed_fd = control[1];
+    pid_ = spawn(child);
+    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
+    outputs_open_ = 2;
+    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
+    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
+    control_reader_ = std::thread([this] { read_control(); });
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
+  // The interpreter's path, as execvp would find it, so that a missing one
+  // is named before anything starts.
+  static std::string on_path(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (!dirs.empty()) {
+      auto colon = dirs.find(':');
+      auto dir = dirs.substr(0, colon);
+      auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (colon == std::string_view::npos) break;
+      dirs.remove_prefix(colon + 1);
+    }
+    throw launch_error("no Python interpreter '" + name +
+                       "' on PATH for the Python nodes; install python3, or name one with "
+                       "--lp_python=PATH (a virtualenv's bin/python works)");
+  }
+
+  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
+    std::string pending;
+    char chunk[4096];
+    for (;;) {
+      auto n = ::read(fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pending.append(chunk, static_cast<std::size_t>(n));
+      for (auto end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
+        take(pending.substr(0, end));
+        pending.erase(0, end + 1);
+      }
+    }
+    if (!pending.empty()) take(std::move(pending));
+  }
+
+  void read_output(int fd, bool error) {
+    each_line(fd, [&](std::string&& line) {
+      if (error) {
+        std::lock_guard lock(mutex_);
+        last_lines_.push_back(line);
+        if (last_lines_.size() > 12) last_lines_.pop_front();
+      }
+      if (tell_.output) tell_.output(error, line);
+    });
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    --outputs_open_;
+    changed_.notify_all();
+  }
+
+  void read_control() {
+    each_line(control_, [&](std::string&& line) {
+      std::string_view text = line;
+      if (text.starts_with("serving ")) {
+        std::lock_guard lock(mutex_);
+        url_ = text.substr(8);
+        changed_.notify_all();
+      } else if (text == "finished") {
+        if (tell_.finished) tell_.finished();
+      } else if (text == "stop") {
+        if (tell_.stop) tell_.stop();
+      } else if (text.starts_with("address ")) {
+        answer_lookup(std::string(text.substr(8)));
+      }
+    });
+  }
+
+  void answer_lookup(const std::string& label) {
+    std::string answer;
+    try {
+      answer = "address " + label + " " + tell_.lookup(label) + "\n";
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      for (auto& c : why)
+        if (c == '\n') c = ' ';
+      answer = "address " + label + " - " + why + "\n";
+    }
+    ::send(control_, answer.data(), answer.size(), MSG_NOSIGNAL);
+  }
+
+  void wait_for_exit() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    // What it left in its process group goes with it.
+    ::kill(-pid_, SIGKILL);
+    // Its end unblocks the control reader: no one else holds the socket.
+    ::shutdown(control_, SHUT_RDWR);
+    bool unasked;
+    {
+      std::lock_guard lock(mutex_);
+      exited_ = true;
+      status_ = status;
+      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
+      changed_.notify_all();
+    }
+    if (unasked && tell_.ended) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+      }
+      tell_.ended(ended_how() + last_lines_text());
+    }
+  }
+
+  std::string ended_how() const {
+    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0) return "its Python process exited";
+    return "its Python process " + describe_status(status_);
+  }
+
+  std::string last_lines_text() const {
+    std::string text;
+    for (const auto& line : last_lines_) text += "\n  " + line;
+    return text.empty() ? text : ":" + text;
+  }
+
+  python_start_error start_failure() const {
+    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+    std::string what = "Python node '" + label_ + "' could not start: ";
+    if (code == python_import_failed || code == python_types_differ ||
+        code == python_construction_failed || code == python_checkpoint_unreadable)
+      return python_start_error(what + "see its lines above" + last_lines_text());
+    // The runtime itself did not run: most often the package is not where
+    // this interpreter looks.
+    return python_start_error(
+        what + "its Python process " + describe_status(status_) + " before it served" +
+        last_lines_text() + "\n(is launchpad_client importable by " + settings_.interpreter +
+        "? Put the checkout's python/ on PYTHONPATH, or install it: docs/python_nodes.md)");
+  }
+
+  std::string label_;
+  python_settings settings_;
+  events tell_;
+  std::string executable_;
+  run_directory files_;  // removed when the node is gone
+  pid_t pid_ = -1;
+  int control_ = -1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string url_;
+  bool stopping_ = false;
+  bool exited_ = false;
+  int status_ = 0;
+  int outputs_open_ = 0;
+  std::deque<std::string> last_lines_;
+
+  std::thread control_reader_, out_reader_, err_reader_, waiter_;
+};
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
+  json arg_schemas = json::array();
+  std::string args;
+  cbor::head(args, 4, recipe.arguments.size());
+  for (const auto& argument : recipe.arguments) {
+    if (argument.schema) {
+      arg_schemas.push_back(schema_json(*argument.schema));
+      args += argument.cbor;
+    } else if (argument.handle_list) {
+      arg_schemas.push_back({{"kind", "handles"}});
+      cbor::write(args, argument.handles);
+    } else {
+      arg_schemas.push_back({{"kind", "handle"}});
+      cbor::write(args, argument.handles.front());
+    }
+  }
+  json described = describe_service(spec.service, *recipe.methods);
+  json written = {{"node", spec.label},
+                  {"program", settings_.program},
+                  {"service", spec.service},
+                  {"module", recipe.where.module},
+                  {"class", recipe.where.name},
+                  {"declared", described["methods"]},
+                  {"args_file", files_.path() + "/args.cbor"},
+                  {"arg_schemas", arg_schemas},
+                  {"run_dir", files_.path()},
+                  {"host", settings_.bind_host},
+                  {"tls", !settings_.tls.empty()},
+                  {"has_run", spec.has_run},
+                  {"termination_notice_s", settings_.termination_notice.count()}};
+  if (!settings_.checkpoint_save.empty())
+    written["checkpoint"] = {
+        {"save", settings_.checkpoint_save},
+        {"restore", settings_.checkpoint_restore.empty() ? json(nullptr)
+                                                         : json(settings_.checkpoint_restore)},
+        {"interval_ms", settings_.checkpoint_interval.count()}};
+  write_private_file(files_.path() + "/args.cbor", args);
+  write_private_file(files_.path() + "/spec.json", written.dump());
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
+
+}  // namespace lp::detail

@@ -1,0 +1,103 @@
+"""The Python classes of tests/python_nodes: each serves a service that
+tests/python_nodes/services.hpp declares in C++ (LP_PYTHON)."""
+
+import os
+import time
+
+import launchpad_client as lp
+
+
+class Learner:
+    """Learner: C++ calls it; it calls the C++ Counter it was given."""
+
+    def __init__(self, counter, rate: float, name: str, weights: list[lp.float32]):
+        self.counter, self.rate, self.name = counter, rate, name
+        self.weights = weights
+        self.updates = 0
+
+    def update(self, batch: list[lp.float32]) -> float:
+        self.updates += 1
+        self.counter.add(len(batch))  # Python -> C++
+        return self.rate * float(sum(batch))
+
+    def steps(self) -> int:
+        return self.updates
+
+    def describe(self) -> str:
+        return f"{self.name}:{len(self.weights)}:{self.weights[0]:g}"
+
+    def fail(self, message: str) -> None:
+        raise ValueError(message)
+
+    def sleep_ms(self, ms: int) -> int:
+        time.sleep(ms / 1000)
+        return os.getpid()
+
+
+class Runner:
+    """Runner: its run() calls the C++ Counter, then stops the program."""
+
+    def __init__(self, counter, times: int, then_stop: bool):
+        self.counter, self.times, self.then_stop = counter, times, then_stop
+
+    def run(self):
+        for _ in range(self.times):
+            self.counter.add(1)
+        if self.then_stop:
+            lp.stop()
+
+    def ping(self) -> int:
+        return 1
+
+
+class Tally:
+    """Tally: a state that survives restarts (state() and restore())."""
+
+    def __init__(self):
+        self.total = 0
+
+    def add(self, x: int) -> int:
+        self.total += x
+        return self.total
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def state(self):
+        return {"total": self.total}
+
+    def restore(self, saved):
+        self.total = saved["total"]
+
+
+# Classes that differ from their C++ declarations, one way each.
+class NoUpdate:
+    def steps(self) -> int:
+        return 0
+
+
+class TwoArguments:
+    def update(self, batch: list[lp.float32], extra: int) -> float:
+        return 0.0
+
+    def steps(self) -> int:
+        return 0
+
+
+class ScalarBatch:
+    def update(self, batch: float) -> float:
+        return batch
+
+    def steps(self) -> int:
+        return 0
+
+
+class RaisesInInit:
+    def __init__(self):
+        raise RuntimeError("no GPU here")
+
+    def update(self, batch: list[lp.float32]) -> float:
+        return 0.0
+
+    def steps(self) -> int:
+        return 0

@@ -1,0 +1,87 @@
+#pragma once
+
+// The services of tests/python_nodes: a C++ Counter, and services that
+// Python classes of nodes.py serve (LP_PYTHON), some of them declared
+// unlike their class on purpose.
+
+#include <launchpad/launchpad.hpp>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace pyn {
+
+struct Counter {
+  long add(long x) {
+    std::lock_guard lock(mutex);
+    return total += x;
+  }
+  long get() {
+    std::lock_guard lock(mutex);
+    return total;
+  }
+  static constexpr bool lp_concurrent_handlers = true;
+  std::mutex mutex;
+  long total = 0;
+};
+LP_SERVICE(Counter, add, get);
+
+struct Learner {
+  double update(std::vector<float> batch);
+  long steps();
+  std::string describe();
+  void fail(std::string message);
+  long sleep_ms(long ms);
+};
+LP_SERVICE(Learner, update, steps, describe, fail, sleep_ms);
+LP_PYTHON(Learner, "nodes", "Learner");
+
+struct Runner {
+  long ping();
+  void run();
+};
+LP_SERVICE(Runner, ping);
+LP_PYTHON(Runner, "nodes", "Runner");
+
+struct Tally {
+  long add(long x);
+  long pid();
+};
+LP_SERVICE(Tally, add, pid);
+LP_PYTHON(Tally, "nodes", "Tally");
+
+// A C++ node that drives a Python one from its run().
+struct Actor {
+  lp::client<Learner> learner;
+  int updates = 3;
+  void run() {
+    for (int i = 0; i < updates; ++i) learner.update({1.f, 2.f, 3.f});
+  }
+};
+LP_SERVICE(Actor);
+
+// Each of these is declared as Learner is, and served by a class that
+// differs from it one way (or cannot be had at all).
+#define PYN_LEARNER_LIKE(Name, module, class_name) \
+  struct Name {                                    \
+    double update(std::vector<float> batch);       \
+    long steps();                                  \
+  };                                               \
+  LP_SERVICE(Name, update, steps);                 \
+  LP_PYTHON(Name, module, class_name)
+
+PYN_LEARNER_LIKE(MissingMethod, "nodes", "NoUpdate");
+PYN_LEARNER_LIKE(ArityDiffers, "nodes", "TwoArguments");
+PYN_LEARNER_LIKE(TypeDiffers, "nodes", "ScalarBatch");
+PYN_LEARNER_LIKE(ImportFails, "broken_module", "Learner");
+PYN_LEARNER_LIKE(ClassMissing, "nodes", "NoSuchClass");
+PYN_LEARNER_LIKE(InitRaises, "nodes", "RaisesInInit");
+
+struct RunDeclaredOnly {
+  long steps();
+  void run();
+};
+LP_SERVICE(RunDeclaredOnly, steps);
+LP_PYTHON(RunDeclaredOnly, "nodes", "TwoArguments");
+
+}  // namespace pyn

@@ -1,0 +1,204 @@
+// Python nodes in a program launched as threads (test_multi_threading): a
+// Python process per Python node. Needs LP_TEST_PYTHON (an interpreter with
+// numpy and cbor2) and PYTHONPATH holding python/ and this folder, as meson
+// sets them.
+
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <launchpad/launchpad.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "services.hpp"
+
+namespace {
+
+lp::test_options with_python() {
+  lp::test_options options;
+  options.python = std::getenv("LP_TEST_PYTHON") ? std::getenv("LP_TEST_PYTHON") : "python3";
+  return options;
+}
+
+// The message of the error that starting `p` throws.
+std::string start_error(const lp::program& p) {
+  try {
+    lp::controller running(p, with_python());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(it started)";
+}
+
+}  // namespace
+
+TEST_SUITE("python_nodes") {
+  TEST_CASE("C++ calls a Python node, which calls C++ back, with its constructor's arguments") {
+    lp::program p("pyn");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    auto learner = p.add_node<pyn::Learner>("learner", counter, 0.5, std::string("alpha"),
+                                            std::vector<float>{2.5f, 1.f});
+    lp::controller running(p, with_python());
+    auto client = running.client(learner);
+    CHECK(client.describe() == "alpha:2:2.5");
+    CHECK(client.update({1.f, 2.f, 3.f}) == doctest::Approx(3.0));
+    CHECK(client.async.update({4.f}).get() == doctest::Approx(2.0));
+    CHECK(client.steps() == 2);
+    CHECK(running.client(counter).get() == 4);  // the Python node's calls to C++
+    CHECK(running.urls().count("learner") == 1);
+    running.stop();
+  }
+
+  TEST_CASE("a Python exception reaches the C++ caller as lp::remote_error") {
+    lp::program p("pyn");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    auto learner = p.add_node<pyn::Learner>("learner", counter, 1.0, std::string("a"),
+                                            std::vector<float>{0.f});
+    lp::controller running(p, with_python());
+    try {
+      running.client(learner).fail("the batch is empty");
+      FAIL("fail() returned");
+    } catch (const lp::remote_error& e) {
+      CHECK(e.node() == "learner");
+      CHECK(e.method() == "fail");
+      CHECK(std::string(e.what()).find("ValueError") != std::string::npos);
+      CHECK(e.message().find("the batch is empty") != std::string::npos);
+    }
+    // The node serves on after it.
+    CHECK(running.client(learner).steps() == 0);
+    running.stop();
+  }
+
+  TEST_CASE("a deadline ends a C++ call to a slow Python method") {
+    lp::program p("pyn");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    auto learner = p.add_node<pyn::Learner>("learner", counter, 1.0, std::string("a"),
+                                            std::vector<float>{0.f});
+    lp::controller running(p, with_python());
+    auto hurried = running.client(learner).with_deadline(std::chrono::milliseconds(200));
+    CHECK_THROWS_AS(hurried.sleep_ms(5000), lp::deadline_exceeded);
+    running.stop();
+  }
+
+  TEST_CASE("a C++ run() drives a Python node") {
+    lp::program p("pyn");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    auto learner = p.add_node<pyn::Learner>("learner", counter, 1.0, std::string("a"),
+                                            std::vector<float>{0.f});
+    p.add_node<pyn::Actor>("actor", learner);
+    lp::controller running(p, with_python());
+    CHECK(running.wait({"actor"}));
+    CHECK(running.client(counter).get() == 9);
+    CHECK(running.client(learner).steps() == 3);
+    running.stop();
+  }
+
+  TEST_CASE("a Python run() starts once every node serves, calls C++, and tells its end") {
+    lp::program p("pyn");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    p.add_node<pyn::Runner>("runner", counter, 5, false);
+    lp::controller running(p, with_python());
+    CHECK(running.wait({"runner"}));
+    CHECK(running.client(counter).get() == 5);
+    running.stop();
+  }
+
+  TEST_CASE("a Python node's stop() stops the program") {
+    lp::program p("pyn");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    p.add_node<pyn::Runner>("runner", counter, 2, true);
+    lp::controller running(p, with_python());
+    CHECK(running.wait_for(std::chrono::seconds(60)));
+  }
+
+  TEST_CASE("a Python node killed with SIGKILL fails the program, naming it") {
+    lp::program p("pyn");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    auto learner = p.add_node<pyn::Learner>("learner", counter, 1.0, std::string("a"),
+                                            std::vector<float>{0.f});
+    lp::controller running(p, with_python());
+    auto pid = static_cast<pid_t>(running.client(learner).sleep_ms(0));
+    REQUIRE(pid > 0);
+    ::kill(pid, SIGKILL);
+    try {
+      running.wait_for(std::chrono::seconds(30));
+      FAIL("the program did not fail");
+    } catch (const lp::node_failure& e) {
+      CHECK(std::string(e.what()).find("learner") != std::string::npos);
+      CHECK(std::string(e.what()).find("SIGKILL") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a class unlike its declaration stops the launch before it runs, saying how") {
+    struct expectation {
+      std::string what;
+      std::vector<std::string> said;
+    };
+    auto check = [](const std::string& message, const std::vector<std::string>& said) {
+      CAPTURE(message);
+      for (const auto& words : said) CHECK(message.find(words) != std::string::npos);
+    };
+    {
+      lp::program p("pyn");
+      p.add_node<pyn::MissingMethod>("learner");
+      check(start_error(p), {"learner", "update"});
+    }
+    {
+      lp::program p("pyn");
+      p.add_node<pyn::ArityDiffers>("learner");
+      check(start_error(p), {"learner", "update", "1", "2"});
+    }
+    {
+      lp::program p("pyn");
+      p.add_node<pyn::TypeDiffers>("learner");
+      check(start_error(p), {"learner", "update", "std::vector<float>", "Python float"});
+    }
+    {
+      lp::program p("pyn");
+      p.add_node<pyn::RunDeclaredOnly>("learner");
+      check(start_error(p), {"learner", "run"});
+    }
+  }
+
+  TEST_CASE("a module that does not import, a missing class, a raising __init__: clear failures") {
+    {
+      lp::program p("pyn");
+      p.add_node<pyn::ImportFails>("learner");
+      auto message = start_error(p);
+      CAPTURE(message);
+      CHECK(message.find("a_package_that_is_not_installed") != std::string::npos);
+      CHECK(message.find("broken_module") != std::string::npos);
+    }
+    {
+      lp::program p("pyn");
+      p.add_node<pyn::ClassMissing>("learner");
+      auto message = start_error(p);
+      CAPTURE(message);
+      CHECK(message.find("NoSuchClass") != std::string::npos);
+    }
+    {
+      lp::program p("pyn");
+      p.add_node<pyn::InitRaises>("learner");
+      auto message = start_error(p);
+      CAPTURE(message);
+      CHECK(message.find("no GPU here") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("an interpreter that is not there is named") {
+    lp::program p("pyn");
+    p.add_node<pyn::Tally>("tally");
+    auto options = with_python();
+    options.python = "no-such-python3";
+    try {
+      lp::controller running(p, options);
+      FAIL("it started");
+    } catch (const std::exception& e) {
+      CHECK(std::string(e.what()).find("no-such-python3") != std::string::npos);
+      CHECK(std::string(e.what()).find("--lp_python") != std::string::npos);
+    }
+  }
+}

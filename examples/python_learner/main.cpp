@@ -65,7 +65,8 @@ struct Actor {
         return;
       }
     }
-    throw std::runtime_error("the actors did not learn to pick the best arm");
+    // Another actor may have stopped the program first.
+    if (!lp::stop_requested()) throw std::runtime_error("the actors did not learn to pick the best arm");
   }
 };
 LP_SERVICE(Actor);

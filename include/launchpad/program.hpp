@@ -287,6 +287,7 @@ class program {
       (detail::for_each_handle(args, check), ...);
       made->where = python_class_of<T>;
       made->methods = &detail::service_methods<T>();
+      made->state = detail::declared_state<T>();
       (made->arguments.push_back(detail::python_argument_of(args)), ...);
     }
     return made;

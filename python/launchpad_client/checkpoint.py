@@ -8,8 +8,10 @@ launch reads what Python writes (include/launchpad/detail/run/checkpoints.hpp):
     <n bytes of CBOR>
 
 A class keeps checkpoints by defining both `state()`, which returns its
-state as plain values (numbers, strings, lists, dicts, numpy arrays), and
-`restore(value)`, which takes what `state()` returned.
+state, and `restore(value)`, which takes it back; the C++ interface struct
+declares the state's type as a C++ service does (`State lp_save() const;`
+and `void lp_restore(State);`), so the bytes are those a C++ lp_save of that
+State would write, checked against that type on the way in and out.
 """
 
 import contextlib
@@ -49,17 +51,27 @@ def checksum(data):
     return value
 
 
-def class_problems(cls, node):
-    """What is wrong with `cls` as a checkpointed class: half of the pair
-    (state() without restore(value), or the reverse)."""
+def class_problems(cls, node, declared_state=None, method_names=()):
+    """How `cls` differs from the checkpoint C++ declares: `declared_state`
+    is the schema of lp_save()'s State in the C++ interface (None: it
+    declares none). A checkpointed class has state() and restore(value)."""
     has_state = callable(getattr(cls, "state", None))
     has_restore = callable(getattr(cls, "restore", None))
-    if has_state == has_restore:
-        return []
-    have, missing = ("state()", "restore(value)") if has_state else ("restore(value)", "state()")
-    return [f"{node}: the Python class {cls.__name__} has {have} but no {missing}: a node's "
-            f"checkpoint needs both (restore(value) takes what state() returns); define "
-            f"{missing.split('(')[0]}, or rename {have.split('(')[0]} if it is not the checkpoint"]
+    name = cls.__name__
+    if declared_state is not None and not (has_state and has_restore):
+        missing = " and ".join(m for m, has in (("state()", has_state),
+                                                 ("restore(value)", has_restore)) if not has)
+        return [f"{node}: C++ declares a checkpoint (lp_save and lp_restore in the interface "
+                f"struct), and the Python class {name} has no {missing}: define state(), which "
+                "returns the state, and restore(value), which takes it back"]
+    if declared_state is None and (has_state or has_restore) and "state" not in method_names \
+            and "restore" not in method_names:
+        return [f"{node}: the Python class {name} has "
+                f"{'state() and restore(value)' if has_state and has_restore else 'state()' if has_state else 'restore(value)'}"
+                ", a checkpoint C++ does not declare: add `State lp_save() const;` and "
+                "`void lp_restore(State);` to the C++ interface struct (State: the type state() "
+                "returns), or rename them if they are not the checkpoint"]
+    return []
 
 
 def keeps_checkpoints(cls):
@@ -262,8 +274,9 @@ class Saver:
     `interval` seconds on a thread of its own, and when asked (at stop).
     A save that fails says why on stderr, and the node goes on."""
 
-    def __init__(self, target, path, service, label, turn=None):
+    def __init__(self, target, path, service, label, turn=None, to_bytes=None):
         self._target, self._path, self._service, self._label = target, path, service, label
+        self._to_bytes = to_bytes or encode
         # The node's call lock: state() runs between calls, as lp_save does.
         self._turn = turn if turn is not None else contextlib.nullcontext()
         self._one_at_a_time = threading.Lock()  # every save writes the same temporary file
@@ -302,8 +315,8 @@ class Saver:
             except Exception as e:
                 raise _NoState(f"state() raised {type(e).__name__}: {e}") from None
             try:
-                return encode(value)
-            except codec.EncodeError as e:
+                return self._to_bytes(value)
+            except (codec.EncodeError, TypeError, ValueError) as e:
                 raise _NoState(f"state() returned what a checkpoint cannot hold ({e}); return "
                                "numbers, strings, lists, dicts and numpy arrays") from None
 

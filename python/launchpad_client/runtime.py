@@ -115,7 +115,8 @@ def _check_class(spec, cls):
     """Every way the class differs from the C++ declaration, in one message."""
     label = spec["node"]
     problems = (hints.compare(spec.get("declared") or [], cls, node=label, has_run=spec.get("has_run"))
-                + checkpoint.class_problems(cls, label))
+                + checkpoint.class_problems(cls, label, spec.get("state_schema"),
+                                            [m.get("name") for m in spec.get("declared") or []]))
     if problems:
         _fail(TYPES_DIFFER, label, f"the Python class {spec['module']}.{spec['class']} does not "
               f"match the C++ declaration of {spec.get('service', cls.__name__)}:\n  "
@@ -280,8 +281,25 @@ def _connect_host(label, stopped):
 
 
 class _CheckpointSpec:
-    def __init__(self, save, restore, interval_s):
+    def __init__(self, save, restore, interval_s, state_schema):
         self.save, self.restore, self.interval_s = save, restore, interval_s
+        # The State of the C++ declaration's lp_save: the state crosses as a
+        # C++ value of that type would.
+        self.state = from_schema(state_schema) if state_schema is not None else None
+
+    def to_bytes(self, value):
+        if self.state is None:
+            return checkpoint.encode(value)
+        return b"".join(codec.encode_cbor(self.state.to_wire(value, "what state() returned")))
+
+    def from_bytes(self, data):
+        if self.state is None:
+            return checkpoint.decode(data)
+        try:
+            value = codec.decode_cbor(data)
+        except Exception as e:  # cbor2's errors vary by version
+            raise ValueError(str(e) or type(e).__name__) from None
+        return self.state.from_wire(value)
 
 
 def _checkpoint_spec(spec, cls):
@@ -300,10 +318,11 @@ def _checkpoint_spec(spec, cls):
         _fail(IMPORT_FAILED, label, f"{cls.__name__} keeps checkpoints, which are CBOR, and cbor2 "
               f"is not installed for {sys.executable}: apt-get install python3-cbor2 (or "
               f"{sys.executable} -m pip install cbor2)")
-    return _CheckpointSpec(raw["save"], raw.get("restore") or None, interval / 1000)
+    return _CheckpointSpec(raw["save"], raw.get("restore") or None, interval / 1000,
+                           spec.get("state_schema"))
 
 
-def _restore(target, spec, path):
+def _restore(target, spec, path, keeping):
     """Gives the object the state saved at `path`, if there is such a file."""
     label = spec["node"]
     service = spec.get("service", type(target).__name__)
@@ -312,7 +331,7 @@ def _restore(target, spec, path):
         if data is None:
             return
         try:
-            value = checkpoint.decode(data)
+            value = keeping.from_bytes(data)
         except ValueError as e:
             raise checkpoint.damaged_state(path, e) from None
     except checkpoint.CheckpointError as e:
@@ -363,7 +382,8 @@ def _serve(spec, target, stopped, keeping, main_done):
         # state() takes the server's call lock (None: concurrent handlers),
         # so a save waits for the call that runs, as lp_save does.
         saver = checkpoint.Saver(target, keeping.save, spec.get("service", type(target).__name__),
-                                 label, turn=server._lock).start(keeping.interval_s)
+                                 label, turn=server._lock,
+                                 to_bytes=keeping.to_bytes).start(keeping.interval_s)
     _start_run(spec, target, stopped)
 
     while not stopped.wait(1.0):
@@ -420,7 +440,7 @@ def main(argv):
               _last_lines(traceback.format_exc()))
 
     if keeping is not None and keeping.restore:
-        _restore(target, spec, keeping.restore)
+        _restore(target, spec, keeping.restore, keeping)
     main_done = threading.Event()
     _serve(spec, target, stopped, keeping, main_done)
     main_done.set()

@@ -5968,7 +5968,18 @@ struct python_recipe {
   python_class where;
   const std::vector<method_info>* methods = nullptr;  // the C++ declaration
   std::vector<python_argument> arguments;
+  // The State of the declaration's lp_save (lp::checkpointed): the class's
+  // state() returns one, and restore(value) takes it. Null: no checkpoint.
+  const type_schema* state = nullptr;
 };
+
+template <class T>
+const type_schema* declared_state() {
+  if constexpr (lp::checkpointed<T>)
+    return &schema_of<std::decay_t<decltype(std::declval<const T&>().lp_save())>>::value;
+  else
+    return nullptr;
+}
 
 template <class A>
 inline constexpr bool is_handle_list = false;
@@ -6258,6 +6269,7 @@ class program {
       (detail::for_each_handle(args, check), ...);
       made->where = python_class_of<T>;
       made->methods = &detail::service_methods<T>();
+      made->state = detail::declared_state<T>();
       (made->arguments.push_back(detail::python_argument_of(args)), ...);
     }
     return made;
@@ -16004,7 +16016,7 @@ class python_node {
     std::string what = "Python node '" + label_ + "' could not start: ";
     if (code == python_import_failed || code == python_types_differ ||
         code == python_construction_failed || code == python_checkpoint_unreadable)
-      return python_start_error(what + "see its lines above" + last_lines_text());
+      return python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
     // The runtime itself did not run: most often the package is not where
     // this interpreter looks.
     return python_start_error(
@@ -16065,6 +16077,7 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"tls", !settings_.tls.empty()},
                   {"has_run", spec.has_run},
                   {"termination_notice_s", settings_.termination_notice.count()}};
+  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
   if (!settings_.checkpoint_save.empty())
     written["checkpoint"] = {
         {"save", settings_.checkpoint_save},
@@ -17708,7 +17721,7 @@ class node_host {
     settings.secret = options_.secret;
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
-    if (!options_.checkpoint_dir.empty()) {
+    if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
       settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
       settings.checkpoint_restore =
           checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir, spec.label);

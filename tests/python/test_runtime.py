@@ -121,7 +121,9 @@ I64 = {"kind": "integer", "bits": 64, "signed": True, "type": "long"}
 DECLARED = [{"name": "step", "arity": 1, "signature": "double step(long)",
              "params": [I64], "result": {"kind": "floating", "bits": 64, "type": "double"}}]
 ADD = [{"name": "add", "arity": 1, "signature": "long add(long)", "params": [I64], "result": I64}]
-KEEPER = dict(cls="Keeper", declared=ADD, args=(), schemas=())
+# The State its C++ interface declares (lp_save, lp_restore): an lp::json.
+KEEPER = dict(cls="Keeper", declared=ADD, args=(), schemas=(),
+              state_schema={"kind": "json", "type": "lp::json"})
 HANDLE = {"kind": "handle", "service": "Counter"}
 
 
@@ -205,7 +207,7 @@ class Runtime(unittest.TestCase):
     def start(self, module="learner_module", cls="Learner", declared=DECLARED,
               args=(0.5, "lr"), schemas=({"kind": "floating", "bits": 64}, {"kind": "string"}),
               has_run=False, checkpoint=None, control=True, env=None, stderr=subprocess.PIPE,
-              run_on_serving=True):
+              run_on_serving=True, state_schema=None):
         """Starts the node; returns the process and the Host (None with
         control=False: a node started by hand, without a host)."""
         spec = {"node": "learner", "program": "test", "service": "Learner", "module": module,
@@ -214,6 +216,8 @@ class Runtime(unittest.TestCase):
                 "has_run": has_run}
         if checkpoint is not None:
             spec["checkpoint"] = checkpoint
+        if state_schema is not None:
+            spec["state_schema"] = state_schema
         path = os.path.join(self.dir, "spec.json")
         with open(path, "w") as f:
             json.dump(spec, f)
@@ -613,11 +617,33 @@ class Runtime(unittest.TestCase):
     def test_half_a_checkpoint_is_a_type_error(self):
         for cls, missing in (("SavesOnly", "no restore(value)"), ("RestoresOnly", "no state()")):
             with self.subTest(cls=cls):
-                process, _ = self.start(cls=cls, declared=ADD, args=(), schemas=())
+                process, _ = self.start(cls=cls, declared=ADD, args=(), schemas=(),
+                                        state_schema=KEEPER["state_schema"])
                 status, err = self.ended(process)
                 self.assertEqual(status, runtime.TYPES_DIFFER)
-                self.assertIn(f"the Python class {cls} has", err)
-                self.assertIn(f"{missing}: a node's checkpoint needs both", err)
+                self.assertIn(f"the Python class {cls} has {missing}", err)
+                self.assertIn("C++ declares a checkpoint", err)
+
+    def test_a_checkpoint_cpp_does_not_declare_is_a_type_error(self):
+        process, _ = self.start(cls="Keeper", declared=ADD, args=(), schemas=())
+        status, err = self.ended(process)
+        self.assertEqual(status, runtime.TYPES_DIFFER)
+        self.assertIn("a checkpoint C++ does not declare", err)
+        self.assertIn("`State lp_save() const;`", err)
+
+    @unittest.skipUnless(lp.have_cbor(), "checkpoints are CBOR")
+    def test_the_state_is_checked_against_its_declared_type(self):
+        spec = self.keeping(interval_ms=20)
+        with open(os.path.join(self.dir, "stderr"), "w") as err:
+            process, host = self.start(**{**KEEPER, "state_schema": I64}, checkpoint=spec,
+                                       stderr=err)
+        self.serving(host)
+        give_up = time.monotonic() + STARTUP
+        while "no checkpoint saved" not in self.text_of("stderr"):
+            self.assertLess(time.monotonic(), give_up, "a state of the wrong type was saved")
+            time.sleep(0.02)
+        self.assertIn("what state() returned", self.text_of("stderr"))
+        self.assertIsNone(self.saved(spec["save"]))
 
     def test_checkpoints_without_cbor2(self):
         process, _ = self.start(**KEEPER, checkpoint=self.keeping(), env={"LP_PYTHON_NO_CBOR": "1"})

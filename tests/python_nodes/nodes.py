@@ -63,11 +63,11 @@ class Tally:
     def pid(self) -> int:
         return os.getpid()
 
-    def state(self):
-        return {"total": self.total}
+    def state(self) -> int:
+        return self.total
 
-    def restore(self, saved):
-        self.total = saved["total"]
+    def restore(self, saved: int):
+        self.total = saved
 
 
 # Classes that differ from their C++ declarations, one way each.

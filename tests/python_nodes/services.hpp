@@ -46,6 +46,9 @@ LP_PYTHON(Runner, "nodes", "Runner");
 struct Tally {
   long add(long x);
   long pid();
+  // Its checkpoint: Python's state() and restore(value), of this type.
+  long lp_save() const;
+  void lp_restore(long total);
 };
 LP_SERVICE(Tally, add, pid);
 LP_PYTHON(Tally, "nodes", "Tally");

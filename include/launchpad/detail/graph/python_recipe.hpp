@@ -31,7 +31,18 @@ struct python_recipe {
   python_class where;
   const std::vector<method_info>* methods = nullptr;  // the C++ declaration
   std::vector<python_argument> arguments;
+  // The State of the declaration's lp_save (lp::checkpointed): the class's
+  // state() returns one, and restore(value) takes it. Null: no checkpoint.
+  const type_schema* state = nullptr;
 };
+
+template <class T>
+const type_schema* declared_state() {
+  if constexpr (lp::checkpointed<T>)
+    return &schema_of<std::decay_t<decltype(std::declval<const T&>().lp_save())>>::value;
+  else
+    return nullptr;
+}
 
 template <class A>
 inline constexpr bool is_handle_list = false;

@@ -325,7 +325,7 @@ class python_node {
     std::string what = "Python node '" + label_ + "' could not start: ";
     if (code == python_import_failed || code == python_types_differ ||
         code == python_construction_failed || code == python_checkpoint_unreadable)
-      return python_start_error(what + "see its lines above" + last_lines_text());
+      return python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
     // The runtime itself did not run: most often the package is not where
     // this interpreter looks.
     return python_start_error(
@@ -386,6 +386,7 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"tls", !settings_.tls.empty()},
                   {"has_run", spec.has_run},
                   {"termination_notice_s", settings_.termination_notice.count()}};
+  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
   if (!settings_.checkpoint_save.empty())
     written["checkpoint"] = {
         {"save", settings_.checkpoint_save},

@@ -338,7 +338,7 @@ class node_host {
     settings.secret = options_.secret;
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
-    if (!options_.checkpoint_dir.empty()) {
+    if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
       settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
       settings.checkpoint_restore =
           checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir, spec.label);

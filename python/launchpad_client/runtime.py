@@ -1,5 +1,9 @@
 """`python3 -m launchpad_client.runtime SPEC`: one Python node of a program.
 
+(`... runtime --check SPEC` only imports the class and compares it with its
+C++ declaration, with the exit statuses below: a launch of processes does
+that for every Python node before it starts any.)
+
 The process that hosts a Python node (its launch's node process, or the
 launcher itself under the thread policies) starts this with the path of a
 spec, a JSON file only its owner reads:
@@ -421,12 +425,20 @@ def _start_run(spec, target, stopped):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: python3 -m launchpad_client.runtime SPEC (a launch starts it)", file=sys.stderr)
+    check_only = len(argv) == 3 and argv[1] == "--check"
+    if len(argv) != 2 and not check_only:
+        print("usage: python3 -m launchpad_client.runtime [--check] SPEC (a launch starts it)",
+              file=sys.stderr)
         return USAGE
-    with open(argv[1], encoding="utf-8") as f:
+    with open(argv[-1], encoding="utf-8") as f:
         spec = json.load(f)
     label = spec["node"]
+    if check_only:
+        # A launch of processes checks every Python class before any node
+        # starts: the import and the comparison, nothing built or served.
+        cls = _import_class(spec)
+        _check_class(spec, cls)
+        return 0
     stopped = threading.Event()  # SIGTERM, SIGINT, or the host's end
     _connect_host(label, stopped)
 

@@ -11206,6 +11206,388 @@ class rendezvous_directory final : public directory {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/process/tmux.hpp ----
+
+// --lp_terminal=tmux: a tmux session with a window per node process, each
+// following the process's log. The launcher keeps the processes themselves,
+// so it still sees how each ends.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+// ---- launchpad/detail/process/run_tool.hpp ----
+
+// Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
+// to its end, and reading what it prints.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+
+// ---- launchpad/detail/util/shell_words.hpp ----
+
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace lp::detail {
+
+// One word for sh, whatever it holds: what a user copies from a message, or
+// a batch script runs.
+inline std::string shell_quote(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
+                                                             std::string_view::npos))
+      plain = false;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace lp::detail
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace lp::detail {
+
+struct tool_output {
+  int status = -1;   // the exit status; -1 if it could not run or a signal ended it
+  std::string text;  // stdout and stderr, interleaved
+};
+
+// Runs `command` (argv[0] looked up in PATH) with no input, in a process
+// group of its own, and collects what it prints. A tool can hang (Slurm's
+// commands retry an unreachable controller for minutes; tmux waits for its
+// server): one still running after `limit` is killed with its group, and
+// reaped, and lp::launch_error names it and the limit.
+inline tool_output run_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  using clock = std::chrono::steady_clock;
+  tool_output out;
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    out.text = "cannot create a pipe to run " + command[0] + ": " + std::strerror(errno);
+    return out;
+  }
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = -1;
+  int failed = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ends[1]);
+  if (failed) {
+    ::close(ends[0]);
+    out.text = failed == ENOENT ? command[0] + " is not on PATH"
+                                : command[0] + " could not run: " + std::strerror(failed);
+    return out;
+  }
+  auto deadline = clock::now() + limit;
+  int status = 0;
+  bool ended = false;
+  bool reading = true;
+  char buffer[4096];
+  while (!ended) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) {
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::close(ends[0]);
+      std::string line;
+      for (const auto& word : command) line += (line.empty() ? "" : " ") + shell_quote(word);
+      throw launch_error(command[0] + " did not answer within " + std::to_string(limit.count()) +
+                         " s, and was killed; run `" + line + "` by hand to see what it waits for");
+    }
+    if (reading) {
+      // A slice at a time: a tool that has ended may have left its end of
+      // the pipe to a process it started.
+      pollfd fd{ends[0], POLLIN, 0};
+      int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready > 0) {
+        auto n = ::read(ends[0], buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0)
+          out.text.append(buffer, static_cast<std::size_t>(n));
+        else
+          reading = false;  // every writer is gone
+      }
+    } else {
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(1)));
+    }
+    ended = ::waitpid(pid, &status, WNOHANG) == pid;
+  }
+  // What it wrote just before it ended.
+  if (reading) {
+    ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
+    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;)
+      out.text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(ends[0]);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// run_tool for a tool whose failure the caller outlives (a cancel, a
+// cleanup, a question asked again later): a timeout is said on stderr, and
+// comes back as a failed run with the message as its output.
+inline tool_output try_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  try {
+    return run_tool(command, limit);
+  } catch (const launch_error& e) {
+    std::cerr << "[lp] " << e.what() << std::endl;
+    return {-1, e.what()};
+  }
+}
+
+}  // namespace lp::detail
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lp::detail {
+
+class tmux_session {
+ public:
+  // A tmux command that takes longer has a tmux server that does not answer.
+  static constexpr std::chrono::seconds tool_limit{10};
+
+  tmux_session() = default;
+  tmux_session(const tmux_session&) = delete;
+  tmux_session& operator=(const tmux_session&) = delete;
+  ~tmux_session() { close(); }
+
+  // Opens the detached session `name` with a window per process, named as
+  // the process, following its log (a {name, log path} each); throws
+  // lp::launch_error if tmux cannot.
+  void open(const std::string& name,
+            const std::vector<std::pair<std::string, std::string>>& windows) {
+    name_ = name;
+    bool first = true;
+    for (const auto& [window, log] : windows) {
+      // --pid: the window closes when the launcher dies, however it dies,
+      // and tmux ends with its last window.
+      std::string follow =
+          "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " " + shell_quote(log);
+      std::vector<std::string> command =
+          first ? std::vector<std::string>{"tmux", "new-session", "-d",   "-s",
+                                           name_,  "-n",          window, follow}
+                : std::vector<std::string>{"tmux",      "new-window", "-d",   "-t",
+                                           "=" + name_, "-n",         window, follow};
+      if (run_tool(command, tool_limit).status != 0)
+        throw launch_error(
+            "tmux could not open a window for " + window +
+            "; is tmux installed? (--lp_terminal=files writes the same logs)");
+      first = false;
+    }
+    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << name_
+              << std::endl;
+  }
+
+  // Ends the session, if one is open, and its windows; the processes are
+  // not its.
+  void close() {
+    if (name_.empty()) return;
+    // "=": this session exactly; a bare name also matches longer ones by prefix.
+    try_tool({"tmux", "kill-session", "-t", "=" + name_}, tool_limit);
+    name_.clear();
+  }
+
+ private:
+  std::string name_;  // of the open session; empty: none
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/python/python_node.hpp ----
+
+// A node of a Python service (LP_PYTHON), as the process that hosts it sees
+// it: a child process running `python3 -m launchpad_client.runtime SPEC`,
+// which serves the node itself on the launch's wire. Its host writes the
+// spec and the launch's secret and credentials into a private directory,
+// forwards the child's output as the node's, answers its address lookups
+// over a socket pair, and stops it in order (docs/python_nodes.md).
+//
+// The control socket carries lines. From the node: `serving <url>`,
+// `finished` (run() returned), `stop` (it asked the program to stop),
+// `address <label>`; from the host: `run` (every node serves: call run()),
+// and the answers to lookups, `address <label> <url>` or
+// `address <label> - <why>`.
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <iostream>
+
+// ---- launchpad/detail/run/run_directory.hpp ----
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace lp::detail {
+
+// A launch's own directory under /tmp, readable only by its user: it holds
+// the launch's secret (the file `secret`, for curl), its TLS credentials if
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
+// asked, the nodes' logs. The secret and the credentials go with the launch;
+// the directory too, unless logs are left in it.
+class run_directory {
+ public:
+  // The files of the TLS credentials.
+  static constexpr const char* certificate_file = "tls.crt";
+  static constexpr const char* key_file = "tls.key";
+  static constexpr const char* authority_file = "tls_ca.crt";
+
+  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
+  // credentials (no TLS). A Slurm launch makes it in a directory the
+  // compute hosts share.
+  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
+                tls_credentials tls = {})
+      : secret_(std::move(secret)), tls_(std::move(tls)) {
+    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw launch_error("cannot create a run directory under " + parent +
+                                      "; is it there, and writable?");
+    path_ = pattern;
+    if (!secret_.empty()) write_private("secret", secret_ + "\n");
+    if (tls_.empty()) return;
+    write_private(certificate_file, tls_.certificate);
+    write_private(key_file, tls_.key);
+    // A launch's own certificate is its own authority.
+    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
+  }
+  // The run directory another process made (a Slurm job's, made by the
+  // command that submitted it), with the secret and credentials in it, if
+  // any.
+  struct adopt {};
+  run_directory(adopt, std::string path) : path_(std::move(path)) {
+    std::tie(secret_, tls_) = credentials_of(path_);
+  }
+
+  // The secret and TLS credentials in the run directory at `path`, which
+  // its maker wrote. A node process reads its own here, never from its
+  // environment: Slurm carries a job step's environment to the compute
+  // host in the clear.
+  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
+    std::pair<std::string, tls_credentials> found;
+    std::ifstream(path + "/secret") >> found.first;
+    auto& tls = found.second;
+    tls.certificate = read_file(path, certificate_file);
+    if (tls.certificate.empty()) return found;
+    tls.key = read_file(path, key_file);
+    tls.authority = read_file(path, authority_file);
+    if (tls.authority.empty()) tls.authority = tls.certificate;
+    return found;
+  }
+  run_directory(const run_directory&) = delete;
+  run_directory& operator=(const run_directory&) = delete;
+  ~run_directory() {
+    if (kept_) return;
+    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    if (!tls_.empty())
+      for (const char* file : {certificate_file, key_file, authority_file})
+        ::unlink((path_ + "/" + file).c_str());
+    ::unlink((path_ + "/nodes").c_str());
+    ::unlink((path_ + "/status").c_str());  // the status page's URL
+    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
+  }
+
+  const std::string& path() const { return path_; }
+  // Leaves the directory and its secret to whoever goes on using them (a
+  // submitted Slurm job).
+  void keep() { kept_ = true; }
+  const std::string& secret() const { return secret_; }
+  // Empty for a launch without TLS.
+  const tls_credentials& tls() const { return tls_; }
+
+  // Tells the user where the secret and credentials are (never themselves).
+  void announce(std::ostream& out) const {
+    if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!tls_.empty())
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
+          << certificate_file << " and " << key_file << std::endl;
+  }
+
+ private:
+  // A file of the directory that only its owner may read.
+  void write_private(const std::string& name, const std::string& text) const {
+    write_private_file(path_ + "/" + name, text);
+  }
+
+  // A file of the directory at `path`, whole; empty if it is not there.
+  static std::string read_file(const std::string& path, const std::string& name) {
+    std::ifstream in(path + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string secret_;
+  tls_credentials tls_;
+  std::string path_;
+  bool kept_ = false;
+};
+
+// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
+// attach to a running program (the Python client's attach(run_dir)). Every
+// process of a launch appends its own nodes, whole lines at a time; a
+// restarted node adds a new line, and the last line of a label is the one
+// that holds.
+inline void record_node_address(const std::string& run_dir, const std::string& label,
+                                const std::string& url) {
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
+  write_all(fd, label + " " + url + "\n");
+  ::close(fd);
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/util/spawn.hpp ----
 
 // Starting and ending the node processes of a launch.
@@ -11443,226 +11825,408 @@ inline std::string describe_status(int status) {
 }
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/process/tmux.hpp ----
-
-// --lp_terminal=tmux: a tmux session with a window per node process, each
-// following the process's log. The launcher keeps the processes themselves,
-// so it still sees how each ends.
-
-#include <unistd.h>
-
-#include <chrono>
-#include <iostream>
-
-// ---- launchpad/detail/process/run_tool.hpp ----
-
-// Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
-// to its end, and reading what it prints.
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <iostream>
-
-// ---- launchpad/detail/util/shell_words.hpp ----
-
-#include <cctype>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
-
-namespace lp::detail {
-
-// One word for sh, whatever it holds: what a user copies from a message, or
-// a batch script runs.
-inline std::string shell_quote(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
-                                                             std::string_view::npos))
-      plain = false;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-}  // namespace lp::detail
-#include <string>
 #include <thread>
 #include <vector>
 
-extern char** environ;
-
 namespace lp::detail {
 
-struct tool_output {
-  int status = -1;   // the exit status; -1 if it could not run or a signal ended it
-  std::string text;  // stdout and stderr, interleaved
+// The runtime's exit statuses for a node that no restart can mend
+// (python/launchpad_client/runtime.py).
+inline constexpr int python_import_failed = 3;
+inline constexpr int python_types_differ = 4;
+inline constexpr int python_construction_failed = 5;
+inline constexpr int python_checkpoint_unreadable = 6;
+
+// A Python node that could not start for a reason a restart cannot mend: a
+// module that does not import, a class that differs from its declaration,
+// an __init__ that raises, a checkpoint it cannot read.
+class python_start_error : public launch_error {
+ public:
+  using launch_error::launch_error;
 };
 
-// Runs `command` (argv[0] looked up in PATH) with no input, in a process
-// group of its own, and collects what it prints. A tool can hang (Slurm's
-// commands retry an unreachable controller for minutes; tmux waits for its
-// server): one still running after `limit` is killed with its group, and
-// reaped, and lp::launch_error names it and the limit.
-inline tool_output run_tool(const std::vector<std::string>& command,
-                            std::chrono::seconds limit) {
-  using clock = std::chrono::steady_clock;
-  tool_output out;
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) {
-    out.text = "cannot create a pipe to run " + command[0] + ": " + std::strerror(errno);
-    return out;
-  }
-  std::vector<char*> argv;
-  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = -1;
-  int failed = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(ends[1]);
-  if (failed) {
-    ::close(ends[0]);
-    out.text = failed == ENOENT ? command[0] + " is not on PATH"
-                                : command[0] + " could not run: " + std::strerror(failed);
-    return out;
-  }
-  auto deadline = clock::now() + limit;
-  int status = 0;
-  bool ended = false;
-  bool reading = true;
-  char buffer[4096];
-  while (!ended) {
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-    if (left.count() <= 0) {
-      ::kill(-pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      ::close(ends[0]);
-      std::string line;
-      for (const auto& word : command) line += (line.empty() ? "" : " ") + shell_quote(word);
-      throw launch_error(command[0] + " did not answer within " + std::to_string(limit.count()) +
-                         " s, and was killed; run `" + line + "` by hand to see what it waits for");
-    }
-    if (reading) {
-      // A slice at a time: a tool that has ended may have left its end of
-      // the pipe to a process it started.
-      pollfd fd{ends[0], POLLIN, 0};
-      int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 100)));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready > 0) {
-        auto n = ::read(ends[0], buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0)
-          out.text.append(buffer, static_cast<std::size_t>(n));
-        else
-          reading = false;  // every writer is gone
-      }
-    } else {
-      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(1)));
-    }
-    ended = ::waitpid(pid, &status, WNOHANG) == pid;
-  }
-  // What it wrote just before it ended.
-  if (reading) {
-    ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
-    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;)
-      out.text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(ends[0]);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+// What a host gives each of its Python nodes.
+struct python_settings {
+  std::string interpreter = "python3";  // a name found on PATH, or a path
+  std::string program;
+  std::string bind_host = "127.0.0.1";
+  std::string secret;     // empty: --lp_insecure
+  tls_credentials tls;    // empty: plain HTTP
+  std::string checkpoint_save;     // empty: keeps no checkpoints
+  std::string checkpoint_restore;  // empty: starts empty
+  std::chrono::milliseconds checkpoint_interval{0};
+  std::chrono::seconds termination_notice{10};
+  std::map<std::string, std::string> env;  // the group's, beside the host's own
+  // Only import the class and compare it with its declaration, then end
+  // (check_python_nodes).
+  bool check_only = false;
+};
 
-// run_tool for a tool whose failure the caller outlives (a cancel, a
-// cleanup, a question asked again later): a timeout is said on stderr, and
-// comes back as a failed run with the message as its output.
-inline tool_output try_tool(const std::vector<std::string>& command,
-                            std::chrono::seconds limit) {
-  try {
-    return run_tool(command, limit);
-  } catch (const launch_error& e) {
-    std::cerr << "[lp] " << e.what() << std::endl;
-    return {-1, e.what()};
-  }
-}
-
-}  // namespace lp::detail
-#include <string>
-#include <utility>
-#include <vector>
-
-namespace lp::detail {
-
-class tmux_session {
+class python_node {
  public:
-  // A tmux command that takes longer has a tmux server that does not answer.
-  static constexpr std::chrono::seconds tool_limit{10};
+  // What the node tells its host, each on the thread that reads it.
+  struct events {
+    std::function<void()> finished;  // its run() returned
+    std::function<void()> stop;      // it asked the program to stop
+    // The process ended when nobody asked it to: what happened, in words.
+    std::function<void(const std::string& why)> ended;
+    // The URL of the node with this label; throws if there is none.
+    std::function<std::string(const std::string& label)> lookup;
+    // A line the node wrote, on its stderr or stdout.
+    std::function<void(bool error, const std::string& line)> output;
+  };
 
-  tmux_session() = default;
-  tmux_session(const tmux_session&) = delete;
-  tmux_session& operator=(const tmux_session&) = delete;
-  ~tmux_session() { close(); }
-
-  // Opens the detached session `name` with a window per process, named as
-  // the process, following its log (a {name, log path} each); throws
-  // lp::launch_error if tmux cannot.
-  void open(const std::string& name,
-            const std::vector<std::pair<std::string, std::string>>& windows) {
-    name_ = name;
-    bool first = true;
-    for (const auto& [window, log] : windows) {
-      // --pid: the window closes when the launcher dies, however it dies,
-      // and tmux ends with its last window.
-      std::string follow =
-          "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " " + shell_quote(log);
-      std::vector<std::string> command =
-          first ? std::vector<std::string>{"tmux", "new-session", "-d",   "-s",
-                                           name_,  "-n",          window, follow}
-                : std::vector<std::string>{"tmux",      "new-window", "-d",   "-t",
-                                           "=" + name_, "-n",         window, follow};
-      if (run_tool(command, tool_limit).status != 0)
-        throw launch_error(
-            "tmux could not open a window for " + window +
-            "; is tmux installed? (--lp_terminal=files writes the same logs)");
-      first = false;
+  python_node(const node_info& spec, const python_recipe& recipe, python_settings settings,
+              events tell)
+      : label_(spec.label),
+        settings_(std::move(settings)),
+        tell_(std::move(tell)),
+        executable_(settings_.interpreter.find('/') == std::string::npos
+                        ? on_path(settings_.interpreter)
+                        : settings_.interpreter),
+        files_(settings_.program + "." + file_name(spec.label), settings_.secret, temp_dir(),
+               settings_.tls) {
+    try {
+      write_spec(spec, recipe);
+      start();
+    } catch (...) {
+      remove_files();
+      throw;
     }
-    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << name_
-              << std::endl;
+  }
+  python_node(const python_node&) = delete;
+  python_node& operator=(const python_node&) = delete;
+  ~python_node() {
+    stop();
+    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
+      if (thread->joinable()) thread->join();
+    remove_files();
   }
 
-  // Ends the session, if one is open, and its windows; the processes are
-  // not its.
-  void close() {
-    if (name_.empty()) return;
-    // "=": this session exactly; a bare name also matches longer ones by prefix.
-    try_tool({"tmux", "kill-session", "-t", "=" + name_}, tool_limit);
-    name_.clear();
+  // Waits until the node serves; returns its URL. Throws python_start_error
+  // (or launch_error, for a runtime that is not there) with the last lines
+  // it wrote if it ended first.
+  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mutex_);
+    bool settled = changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
+    if (!url_.empty()) return url_;
+    if (!settled) {
+      lock.unlock();
+      stop();
+      throw launch_error("Python node '" + label_ + "' did not serve within " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                         " s" + last_lines_text());
+    }
+    // Its last lines come on other threads: wait for them to be read.
+    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+    throw start_failure();
+  }
+
+  pid_t pid() const { return pid_; }
+
+  // For check_only: waits until the check ends; throws as wait_serving
+  // does if the class differs from its declaration or cannot be had.
+  void wait_checked() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return exited_ && outputs_open_ == 0; });
+    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) throw start_failure();
+  }
+
+  // Calls the node's run(), once every node of the launch serves.
+  void start_run() {
+    static constexpr std::string_view line = "run\n";
+    ::send(control_, line.data(), line.size(), MSG_NOSIGNAL);
+  }
+
+  // Asks the node to stop (SIGTERM: it drains its calls and saves its
+  // checkpoint), then kills it after the termination notice. Safe to call
+  // twice.
+  void stop() {
+    std::unique_lock lock(mutex_);
+    if (pid_ <= 0 || exited_) return;
+    if (!stopping_) {
+      stopping_ = true;
+      ::kill(pid_, SIGTERM);
+    }
+    if (!changed_.wait_for(lock, settings_.termination_notice, [&] { return exited_; })) {
+      ::kill(-pid_, SIGKILL);
+      changed_.wait(lock, [&] { return exited_; });
+    }
   }
 
  private:
-  std::string name_;  // of the open session; empty: none
+  static std::string file_name(std::string label) {
+    for (auto& c : label)
+      if (c == '/') c = '_';
+    return label;
+  }
+
+  // What the spec needs beside the secret and credentials, which files_
+  // removes itself.
+  void remove_files() {
+    for (const char* name : {"spec.json", "args.cbor"})
+      ::unlink((files_.path() + "/" + name).c_str());
+  }
+
+  static std::string temp_dir() {
+    const char* dir = std::getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+  }
+
+  LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
+
+  void start() {
+    int control[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+    control_ = control[0];
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+      throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    child_process child;
+    child.executable = executable_;
+    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime"};
+    if (settings_.check_only) child.arguments.emplace_back("--check");
+    child.arguments.push_back(files_.path() + "/spec.json");
+    child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
+    child.environment.push_back("PYTHONUNBUFFERED=1");
+    for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
+    child.output_fd = out[1];
+    child.error_fd = err[1];
+    child.passed_fd = control[1];
+    pid_ = spawn(child);
+    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
+    outputs_open_ = 2;
+    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
+    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
+    control_reader_ = std::thread([this] { read_control(); });
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
+  // The interpreter's path, as execvp would find it, so that a missing one
+  // is named before anything starts.
+  static std::string on_path(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (!dirs.empty()) {
+      auto colon = dirs.find(':');
+      auto dir = dirs.substr(0, colon);
+      auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (colon == std::string_view::npos) break;
+      dirs.remove_prefix(colon + 1);
+    }
+    throw launch_error("no Python interpreter '" + name +
+                       "' on PATH for the Python nodes; install python3, or name one with "
+                       "--lp_python=PATH (a virtualenv's bin/python works)");
+  }
+
+  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
+    std::string pending;
+    char chunk[4096];
+    for (;;) {
+      auto n = ::read(fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pending.append(chunk, static_cast<std::size_t>(n));
+      for (auto end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
+        take(pending.substr(0, end));
+        pending.erase(0, end + 1);
+      }
+    }
+    if (!pending.empty()) take(std::move(pending));
+  }
+
+  void read_output(int fd, bool error) {
+    each_line(fd, [&](std::string&& line) {
+      if (error) {
+        std::lock_guard lock(mutex_);
+        last_lines_.push_back(line);
+        if (last_lines_.size() > 12) last_lines_.pop_front();
+      }
+      if (tell_.output) tell_.output(error, line);
+    });
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    --outputs_open_;
+    changed_.notify_all();
+  }
+
+  void read_control() {
+    each_line(control_, [&](std::string&& line) {
+      std::string_view text = line;
+      if (text.starts_with("serving ")) {
+        std::lock_guard lock(mutex_);
+        url_ = text.substr(8);
+        changed_.notify_all();
+      } else if (text == "finished") {
+        if (tell_.finished) tell_.finished();
+      } else if (text == "stop") {
+        if (tell_.stop) tell_.stop();
+      } else if (text.starts_with("address ")) {
+        answer_lookup(std::string(text.substr(8)));
+      }
+    });
+  }
+
+  void answer_lookup(const std::string& label) {
+    std::string answer;
+    try {
+      answer = "address " + label + " " + tell_.lookup(label) + "\n";
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      for (auto& c : why)
+        if (c == '\n') c = ' ';
+      answer = "address " + label + " - " + why + "\n";
+    }
+    ::send(control_, answer.data(), answer.size(), MSG_NOSIGNAL);
+  }
+
+  void wait_for_exit() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    // What it left in its process group goes with it.
+    ::kill(-pid_, SIGKILL);
+    // Its end unblocks the control reader: no one else holds the socket.
+    ::shutdown(control_, SHUT_RDWR);
+    bool unasked;
+    {
+      std::lock_guard lock(mutex_);
+      exited_ = true;
+      status_ = status;
+      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
+      changed_.notify_all();
+    }
+    if (unasked && tell_.ended) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+      }
+      tell_.ended(ended_how() + last_lines_text());
+    }
+  }
+
+  std::string ended_how() const {
+    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0) return "its Python process exited";
+    return "its Python process " + describe_status(status_);
+  }
+
+  std::string last_lines_text() const {
+    std::string text;
+    for (const auto& line : last_lines_) text += "\n  " + line;
+    return text.empty() ? text : ":" + text;
+  }
+
+  python_start_error start_failure() const {
+    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+    std::string what = "Python node '" + label_ + "' could not start: ";
+    if (code == python_import_failed || code == python_types_differ ||
+        code == python_construction_failed || code == python_checkpoint_unreadable)
+      return python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
+    // The runtime itself did not run: most often the package is not where
+    // this interpreter looks.
+    return python_start_error(
+        what + "its Python process " + describe_status(status_) + " before it served" +
+        last_lines_text() + "\n(is launchpad_client importable by " + settings_.interpreter +
+        "? Put the checkout's python/ on PYTHONPATH, or install it: docs/python_nodes.md)");
+  }
+
+  std::string label_;
+  python_settings settings_;
+  events tell_;
+  std::string executable_;
+  run_directory files_;  // removed when the node is gone
+  pid_t pid_ = -1;
+  int control_ = -1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string url_;
+  bool stopping_ = false;
+  bool exited_ = false;
+  int status_ = 0;
+  int outputs_open_ = 0;
+  std::deque<std::string> last_lines_;
+
+  std::thread control_reader_, out_reader_, err_reader_, waiter_;
 };
+
+// Checks the class of every Python node of `graph` against its declaration,
+// each class once and all at once, before a launch of processes starts any
+// node: so that a mismatch ends the launch before any node runs, as it
+// does under the thread policies. Throws python_start_error.
+inline void check_python_nodes(const program& graph, const std::string& interpreter) {
+  std::vector<std::unique_ptr<python_node>> checks;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+    const auto& spec = graph.nodes()[i];
+    const auto* recipe = graph_access::python(graph, i);
+    if (!recipe || !seen.insert(spec.service).second) continue;
+    python_settings settings;
+    settings.interpreter = interpreter;
+    settings.program = graph.name();
+    settings.check_only = true;
+    python_node::events tell;
+    tell.output = [](bool error, const std::string& line) {
+      if (error) std::cerr << line << std::endl;
+    };
+    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings), std::move(tell)));
+  }
+  for (auto& check : checks) check->wait_checked();
+}
+
+#if LP_DETAIL_DEFINE_COMPILED_PART
+
+LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
+  json arg_schemas = json::array();
+  std::string args;
+  cbor::head(args, 4, recipe.arguments.size());
+  for (const auto& argument : recipe.arguments) {
+    if (argument.schema) {
+      arg_schemas.push_back(schema_json(*argument.schema));
+      args += argument.cbor;
+    } else if (argument.handle_list) {
+      arg_schemas.push_back({{"kind", "handles"}});
+      cbor::write(args, argument.handles);
+    } else {
+      arg_schemas.push_back({{"kind", "handle"}});
+      cbor::write(args, argument.handles.front());
+    }
+  }
+  json described = describe_service(spec.service, *recipe.methods);
+  json written = {{"node", spec.label},
+                  {"program", settings_.program},
+                  {"service", spec.service},
+                  {"module", recipe.where.module},
+                  {"class", recipe.where.name},
+                  {"declared", described["methods"]},
+                  {"args_file", files_.path() + "/args.cbor"},
+                  {"arg_schemas", arg_schemas},
+                  {"run_dir", files_.path()},
+                  {"host", settings_.bind_host},
+                  {"tls", !settings_.tls.empty()},
+                  {"has_run", spec.has_run},
+                  {"termination_notice_s", settings_.termination_notice.count()}};
+  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
+  if (!settings_.checkpoint_save.empty())
+    written["checkpoint"] = {
+        {"save", settings_.checkpoint_save},
+        {"restore", settings_.checkpoint_restore.empty() ? json(nullptr)
+                                                         : json(settings_.checkpoint_restore)},
+        {"interval_ms", settings_.checkpoint_interval.count()}};
+  write_private_file(files_.path() + "/args.cbor", args);
+  write_private_file(files_.path() + "/spec.json", written.dump());
+}
+
+#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -12364,137 +12928,6 @@ LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& 
 }
 
 #endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/run/run_directory.hpp ----
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <tuple>
-#include <utility>
-
-namespace lp::detail {
-
-// A launch's own directory under /tmp, readable only by its user: it holds
-// the launch's secret (the file `secret`, for curl), its TLS credentials if
-// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
-// asked, the nodes' logs. The secret and the credentials go with the launch;
-// the directory too, unless logs are left in it.
-class run_directory {
- public:
-  // The files of the TLS credentials.
-  static constexpr const char* certificate_file = "tls.crt";
-  static constexpr const char* key_file = "tls.key";
-  static constexpr const char* authority_file = "tls_ca.crt";
-
-  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
-  // credentials (no TLS). A Slurm launch makes it in a directory the
-  // compute hosts share.
-  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
-                tls_credentials tls = {})
-      : secret_(std::move(secret)), tls_(std::move(tls)) {
-    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw launch_error("cannot create a run directory under " + parent +
-                                      "; is it there, and writable?");
-    path_ = pattern;
-    if (!secret_.empty()) write_private("secret", secret_ + "\n");
-    if (tls_.empty()) return;
-    write_private(certificate_file, tls_.certificate);
-    write_private(key_file, tls_.key);
-    // A launch's own certificate is its own authority.
-    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
-  }
-  // The run directory another process made (a Slurm job's, made by the
-  // command that submitted it), with the secret and credentials in it, if
-  // any.
-  struct adopt {};
-  run_directory(adopt, std::string path) : path_(std::move(path)) {
-    std::tie(secret_, tls_) = credentials_of(path_);
-  }
-
-  // The secret and TLS credentials in the run directory at `path`, which
-  // its maker wrote. A node process reads its own here, never from its
-  // environment: Slurm carries a job step's environment to the compute
-  // host in the clear.
-  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
-    std::pair<std::string, tls_credentials> found;
-    std::ifstream(path + "/secret") >> found.first;
-    auto& tls = found.second;
-    tls.certificate = read_file(path, certificate_file);
-    if (tls.certificate.empty()) return found;
-    tls.key = read_file(path, key_file);
-    tls.authority = read_file(path, authority_file);
-    if (tls.authority.empty()) tls.authority = tls.certificate;
-    return found;
-  }
-  run_directory(const run_directory&) = delete;
-  run_directory& operator=(const run_directory&) = delete;
-  ~run_directory() {
-    if (kept_) return;
-    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
-    if (!tls_.empty())
-      for (const char* file : {certificate_file, key_file, authority_file})
-        ::unlink((path_ + "/" + file).c_str());
-    ::unlink((path_ + "/nodes").c_str());
-    ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
-  }
-
-  const std::string& path() const { return path_; }
-  // Leaves the directory and its secret to whoever goes on using them (a
-  // submitted Slurm job).
-  void keep() { kept_ = true; }
-  const std::string& secret() const { return secret_; }
-  // Empty for a launch without TLS.
-  const tls_credentials& tls() const { return tls_; }
-
-  // Tells the user where the secret and credentials are (never themselves).
-  void announce(std::ostream& out) const {
-    if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
-    if (!tls_.empty())
-      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
-          << certificate_file << " and " << key_file << std::endl;
-  }
-
- private:
-  // A file of the directory that only its owner may read.
-  void write_private(const std::string& name, const std::string& text) const {
-    write_private_file(path_ + "/" + name, text);
-  }
-
-  // A file of the directory at `path`, whole; empty if it is not there.
-  static std::string read_file(const std::string& path, const std::string& name) {
-    std::ifstream in(path + "/" + name, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();
-    return text.str();
-  }
-
-  std::string secret_;
-  tls_credentials tls_;
-  std::string path_;
-  bool kept_ = false;
-};
-
-// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
-// attach to a running program (the Python client's attach(run_dir)). Every
-// process of a launch appends its own nodes, whole lines at a time; a
-// restarted node adds a new line, and the last line of a label is the one
-// that holds.
-inline void record_node_address(const std::string& run_dir, const std::string& label,
-                                const std::string& url) {
-  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
-  write_all(fd, label + " " + url + "\n");
-  ::close(fd);
-}
 
 }  // namespace lp::detail
 
@@ -13604,6 +14037,7 @@ struct process_options {
   // out these GPUs, pin to cores.
   bool place = false;
   std::vector<int> gpus;
+  std::string python = "python3";  // the Python nodes' interpreter (--lp_python)
 };
 
 class process_launch {
@@ -13627,6 +14061,7 @@ class process_launch {
         tls_(run_dir_.tls().empty() ? nullptr
                                     : std::make_shared<const tls_context>(run_dir_.tls())) {
     graph_access::check_defined(graph);
+    check_python_nodes(graph, options_.python);
     // Before any node can print; an adopted directory's maker told already.
     if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
     if (options_.executable.empty()) options_.executable = this_executable();
@@ -15697,401 +16132,6 @@ LP_API std::string controller::summary() const {
 #include <functional>
 #include <iostream>
 
-// ---- launchpad/detail/python/python_node.hpp ----
-
-// A node of a Python service (LP_PYTHON), as the process that hosts it sees
-// it: a child process running `python3 -m launchpad_client.runtime SPEC`,
-// which serves the node itself on the launch's wire. Its host writes the
-// spec and the launch's secret and credentials into a private directory,
-// forwards the child's output as the node's, answers its address lookups
-// over a socket pair, and stops it in order (docs/python_nodes.md).
-//
-// The control socket carries lines. From the node: `serving <url>`,
-// `finished` (run() returned), `stop` (it asked the program to stop),
-// `address <label>`; from the host: `run` (every node serves: call run()),
-// and the answers to lookups, `address <label> <url>` or
-// `address <label> - <why>`.
-
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <fstream>
-#include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <vector>
-
-namespace lp::detail {
-
-// The runtime's exit statuses for a node that no restart can mend
-// (python/launchpad_client/runtime.py).
-inline constexpr int python_import_failed = 3;
-inline constexpr int python_types_differ = 4;
-inline constexpr int python_construction_failed = 5;
-inline constexpr int python_checkpoint_unreadable = 6;
-
-// A Python node that could not start for a reason a restart cannot mend: a
-// module that does not import, a class that differs from its declaration,
-// an __init__ that raises, a checkpoint it cannot read.
-class python_start_error : public launch_error {
- public:
-  using launch_error::launch_error;
-};
-
-// What a host gives each of its Python nodes.
-struct python_settings {
-  std::string interpreter = "python3";  // a name found on PATH, or a path
-  std::string program;
-  std::string bind_host = "127.0.0.1";
-  std::string secret;     // empty: --lp_insecure
-  tls_credentials tls;    // empty: plain HTTP
-  std::string checkpoint_save;     // empty: keeps no checkpoints
-  std::string checkpoint_restore;  // empty: starts empty
-  std::chrono::milliseconds checkpoint_interval{0};
-  std::chrono::seconds termination_notice{10};
-  std::map<std::string, std::string> env;  // the group's, beside the host's own
-};
-
-class python_node {
- public:
-  // What the node tells its host, each on the thread that reads it.
-  struct events {
-    std::function<void()> finished;  // its run() returned
-    std::function<void()> stop;      // it asked the program to stop
-    // The process ended when nobody asked it to: what happened, in words.
-    std::function<void(const std::string& why)> ended;
-    // The URL of the node with this label; throws if there is none.
-    std::function<std::string(const std::string& label)> lookup;
-    // A line the node wrote, on its stderr or stdout.
-    std::function<void(bool error, const std::string& line)> output;
-  };
-
-  python_node(const node_info& spec, const python_recipe& recipe, python_settings settings,
-              events tell)
-      : label_(spec.label),
-        settings_(std::move(settings)),
-        tell_(std::move(tell)),
-        executable_(settings_.interpreter.find('/') == std::string::npos
-                        ? on_path(settings_.interpreter)
-                        : settings_.interpreter),
-        files_(settings_.program + "." + file_name(spec.label), settings_.secret, temp_dir(),
-               settings_.tls) {
-    try {
-      write_spec(spec, recipe);
-      start();
-    } catch (...) {
-      remove_files();
-      throw;
-    }
-  }
-  python_node(const python_node&) = delete;
-  python_node& operator=(const python_node&) = delete;
-  ~python_node() {
-    stop();
-    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
-      if (thread->joinable()) thread->join();
-    remove_files();
-  }
-
-  // Waits until the node serves; returns its URL. Throws python_start_error
-  // (or launch_error, for a runtime that is not there) with the last lines
-  // it wrote if it ended first.
-  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
-    std::unique_lock lock(mutex_);
-    bool settled = changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
-    if (!url_.empty()) return url_;
-    if (!settled) {
-      lock.unlock();
-      stop();
-      throw launch_error("Python node '" + label_ + "' did not serve within " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-                         " s" + last_lines_text());
-    }
-    // Its last lines come on other threads: wait for them to be read.
-    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
-    throw start_failure();
-  }
-
-  pid_t pid() const { return pid_; }
-
-  // Calls the node's run(), once every node of the launch serves.
-  void start_run() {
-    static constexpr std::string_view line = "run\n";
-    ::send(control_, line.data(), line.size(), MSG_NOSIGNAL);
-  }
-
-  // Asks the node to stop (SIGTERM: it drains its calls and saves its
-  // checkpoint), then kills it after the termination notice. Safe to call
-  // twice.
-  void stop() {
-    std::unique_lock lock(mutex_);
-    if (pid_ <= 0 || exited_) return;
-    if (!stopping_) {
-      stopping_ = true;
-      ::kill(pid_, SIGTERM);
-    }
-    if (!changed_.wait_for(lock, settings_.termination_notice, [&] { return exited_; })) {
-      ::kill(-pid_, SIGKILL);
-      changed_.wait(lock, [&] { return exited_; });
-    }
-  }
-
- private:
-  static std::string file_name(std::string label) {
-    for (auto& c : label)
-      if (c == '/') c = '_';
-    return label;
-  }
-
-  // What the spec needs beside the secret and credentials, which files_
-  // removes itself.
-  void remove_files() {
-    for (const char* name : {"spec.json", "args.cbor"})
-      ::unlink((files_.path() + "/" + name).c_str());
-  }
-
-  static std::string temp_dir() {
-    const char* dir = std::getenv("TMPDIR");
-    return dir && *dir ? dir : "/tmp";
-  }
-
-  LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
-
-  void start() {
-    int control[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0)
-      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
-    control_ = control[0];
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
-      throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-    child_process child;
-    child.executable = executable_;
-    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime",
-                       files_.path() + "/spec.json"};
-    child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
-    child.environment.push_back("PYTHONUNBUFFERED=1");
-    for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
-    child.output_fd = out[1];
-    child.error_fd = err[1];
-    child.passed_fd = control[1];
-    pid_ = spawn(child);
-    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
-    outputs_open_ = 2;
-    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
-    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
-    control_reader_ = std::thread([this] { read_control(); });
-    waiter_ = std::thread([this] { wait_for_exit(); });
-  }
-
-  // The interpreter's path, as execvp would find it, so that a missing one
-  // is named before anything starts.
-  static std::string on_path(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    while (!dirs.empty()) {
-      auto colon = dirs.find(':');
-      auto dir = dirs.substr(0, colon);
-      auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-      if (colon == std::string_view::npos) break;
-      dirs.remove_prefix(colon + 1);
-    }
-    throw launch_error("no Python interpreter '" + name +
-                       "' on PATH for the Python nodes; install python3, or name one with "
-                       "--lp_python=PATH (a virtualenv's bin/python works)");
-  }
-
-  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
-    std::string pending;
-    char chunk[4096];
-    for (;;) {
-      auto n = ::read(fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
-        take(pending.substr(0, end));
-        pending.erase(0, end + 1);
-      }
-    }
-    if (!pending.empty()) take(std::move(pending));
-  }
-
-  void read_output(int fd, bool error) {
-    each_line(fd, [&](std::string&& line) {
-      if (error) {
-        std::lock_guard lock(mutex_);
-        last_lines_.push_back(line);
-        if (last_lines_.size() > 12) last_lines_.pop_front();
-      }
-      if (tell_.output) tell_.output(error, line);
-    });
-    ::close(fd);
-    std::lock_guard lock(mutex_);
-    --outputs_open_;
-    changed_.notify_all();
-  }
-
-  void read_control() {
-    each_line(control_, [&](std::string&& line) {
-      std::string_view text = line;
-      if (text.starts_with("serving ")) {
-        std::lock_guard lock(mutex_);
-        url_ = text.substr(8);
-        changed_.notify_all();
-      } else if (text == "finished") {
-        if (tell_.finished) tell_.finished();
-      } else if (text == "stop") {
-        if (tell_.stop) tell_.stop();
-      } else if (text.starts_with("address ")) {
-        answer_lookup(std::string(text.substr(8)));
-      }
-    });
-  }
-
-  void answer_lookup(const std::string& label) {
-    std::string answer;
-    try {
-      answer = "address " + label + " " + tell_.lookup(label) + "\n";
-    } catch (const std::exception& e) {
-      std::string why = e.what();
-      for (auto& c : why)
-        if (c == '\n') c = ' ';
-      answer = "address " + label + " - " + why + "\n";
-    }
-    ::send(control_, answer.data(), answer.size(), MSG_NOSIGNAL);
-  }
-
-  void wait_for_exit() {
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    // What it left in its process group goes with it.
-    ::kill(-pid_, SIGKILL);
-    // Its end unblocks the control reader: no one else holds the socket.
-    ::shutdown(control_, SHUT_RDWR);
-    bool unasked;
-    {
-      std::lock_guard lock(mutex_);
-      exited_ = true;
-      status_ = status;
-      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
-      changed_.notify_all();
-    }
-    if (unasked && tell_.ended) {
-      {
-        std::unique_lock lock(mutex_);
-        changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
-      }
-      tell_.ended(ended_how() + last_lines_text());
-    }
-  }
-
-  std::string ended_how() const {
-    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0) return "its Python process exited";
-    return "its Python process " + describe_status(status_);
-  }
-
-  std::string last_lines_text() const {
-    std::string text;
-    for (const auto& line : last_lines_) text += "\n  " + line;
-    return text.empty() ? text : ":" + text;
-  }
-
-  python_start_error start_failure() const {
-    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
-    std::string what = "Python node '" + label_ + "' could not start: ";
-    if (code == python_import_failed || code == python_types_differ ||
-        code == python_construction_failed || code == python_checkpoint_unreadable)
-      return python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
-    // The runtime itself did not run: most often the package is not where
-    // this interpreter looks.
-    return python_start_error(
-        what + "its Python process " + describe_status(status_) + " before it served" +
-        last_lines_text() + "\n(is launchpad_client importable by " + settings_.interpreter +
-        "? Put the checkout's python/ on PYTHONPATH, or install it: docs/python_nodes.md)");
-  }
-
-  std::string label_;
-  python_settings settings_;
-  events tell_;
-  std::string executable_;
-  run_directory files_;  // removed when the node is gone
-  pid_t pid_ = -1;
-  int control_ = -1;
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::string url_;
-  bool stopping_ = false;
-  bool exited_ = false;
-  int status_ = 0;
-  int outputs_open_ = 0;
-  std::deque<std::string> last_lines_;
-
-  std::thread control_reader_, out_reader_, err_reader_, waiter_;
-};
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
-  json arg_schemas = json::array();
-  std::string args;
-  cbor::head(args, 4, recipe.arguments.size());
-  for (const auto& argument : recipe.arguments) {
-    if (argument.schema) {
-      arg_schemas.push_back(schema_json(*argument.schema));
-      args += argument.cbor;
-    } else if (argument.handle_list) {
-      arg_schemas.push_back({{"kind", "handles"}});
-      cbor::write(args, argument.handles);
-    } else {
-      arg_schemas.push_back({{"kind", "handle"}});
-      cbor::write(args, argument.handles.front());
-    }
-  }
-  json described = describe_service(spec.service, *recipe.methods);
-  json written = {{"node", spec.label},
-                  {"program", settings_.program},
-                  {"service", spec.service},
-                  {"module", recipe.where.module},
-                  {"class", recipe.where.name},
-                  {"declared", described["methods"]},
-                  {"args_file", files_.path() + "/args.cbor"},
-                  {"arg_schemas", arg_schemas},
-                  {"run_dir", files_.path()},
-                  {"host", settings_.bind_host},
-                  {"tls", !settings_.tls.empty()},
-                  {"has_run", spec.has_run},
-                  {"termination_notice_s", settings_.termination_notice.count()}};
-  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
-  if (!settings_.checkpoint_save.empty())
-    written["checkpoint"] = {
-        {"save", settings_.checkpoint_save},
-        {"restore", settings_.checkpoint_restore.empty() ? json(nullptr)
-                                                         : json(settings_.checkpoint_restore)},
-        {"interval_ms", settings_.checkpoint_interval.count()}};
-  write_private_file(files_.path() + "/args.cbor", args);
-  write_private_file(files_.path() + "/spec.json", written.dump());
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/run/checkpoint_schedule.hpp ----
 
 #include <algorithm>
@@ -18035,6 +18075,7 @@ LP_API process_options process_options_from(const launch_flags& flags, std::stri
   if (options.place)
     options.gpus = flags.gpus.empty() ? gpus_found() : index_list(flags.gpus);
   options.status_port = flags.status_port;
+  options.python = flags.python;
   return options;
 }
 
@@ -18128,6 +18169,7 @@ LP_API controller::controller(const program& graph, const process_test_options& 
     auto flags = detail::parse_flags(static_cast<int>(words.size()), words.data());
     detail::check_tls_flags(flags);
     settings.tls = detail::launch_tls(flags, graph.name(), false);
+    settings.python = flags.python;
   }
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;

@@ -4,6 +4,7 @@
 // (the launcher) and by its node processes (program.cpp).
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,15 @@ inline graph make(lp::program& p, const std::string& scenario) {
     made.tally = tallies.add_node<Tally>();
   } else if (scenario == "mismatch") {
     p.group("learners").restart_on_failure(3).add_node<MissingMethod>();
+    made.counter = p.add_node<Counter>("counter");
+  } else if (scenario == "missing_on_the_host") {
+    // The launcher finds nodes.py, the node's process does not (its
+    // PYTHONPATH holds only the package): a host unlike the launcher's.
+    const char* package = std::getenv("LP_TEST_PACKAGE_DIR");
+    p.group("learners")
+        .restart_on_failure(3)
+        .env({{"PYTHONPATH", package ? package : ""}})
+        .add_node<Tally>();
     made.counter = p.add_node<Counter>("counter");
   }
   return made;

@@ -126,10 +126,24 @@ TEST_SUITE("python_nodes") {
     CHECK(running.stop());
   }
 
-  TEST_CASE("test_mp: a class unlike its declaration ends the launch without restarts") {
+  TEST_CASE("test_mp: a class unlike its declaration stops the launch before any node starts") {
     lp::program p("pyn_mismatch");
     pyn::make(p, "mismatch");
-    lp::controller running(p, nodes_of("mismatch"));
+    try {
+      lp::controller running(p, nodes_of("mismatch"));
+      FAIL("the launch started");
+    } catch (const lp::launch_error& e) {
+      std::string message = e.what();
+      CAPTURE(message);
+      CHECK(message.find("learners/0") != std::string::npos);
+      CHECK(message.find("has no method update") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("test_mp: a node whose class cannot be had on its host ends the launch without restarts") {
+    lp::program p("pyn_missing_on_the_host");
+    pyn::make(p, "missing_on_the_host");
+    lp::controller running(p, nodes_of("missing_on_the_host"));
     try {
       running.wait_for(60s);
       FAIL("the launch did not fail");
@@ -138,9 +152,9 @@ TEST_SUITE("python_nodes") {
       CAPTURE(summary);
       CHECK(summary.find("learners/0") != std::string::npos);
       CHECK(summary.find("a restart would not mend") != std::string::npos);
-      CHECK(summary.find("has no method update") != std::string::npos);
+      CHECK(summary.find("No module named 'nodes'") != std::string::npos);
+      CHECK(summary.find("restart 1 of") == std::string::npos);
     }
-    CHECK(running.summary().find("restart 1 of") == std::string::npos);
   }
 
   TEST_CASE("local_mp: the example's C++ actors and Python learner, labelled, and nothing left") {

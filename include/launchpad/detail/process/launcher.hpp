@@ -22,8 +22,8 @@
 #include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/process/reachability.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
-#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/process/tmux.hpp>
+#include <launchpad/detail/python/python_node.hpp>
 #include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/run/launch_tls.hpp>
 #include <launchpad/detail/run/output.hpp>
@@ -33,6 +33,7 @@
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
+#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/policy.hpp>
 #include <launchpad/program.hpp>
@@ -124,6 +125,7 @@ struct process_options {
   // out these GPUs, pin to cores.
   bool place = false;
   std::vector<int> gpus;
+  std::string python = "python3";  // the Python nodes' interpreter (--lp_python)
 };
 
 class process_launch {
@@ -147,6 +149,7 @@ class process_launch {
         tls_(run_dir_.tls().empty() ? nullptr
                                     : std::make_shared<const tls_context>(run_dir_.tls())) {
     graph_access::check_defined(graph);
+    check_python_nodes(graph, options_.python);
     // Before any node can print; an adopted directory's maker told already.
     if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
     if (options_.executable.empty()) options_.executable = this_executable();

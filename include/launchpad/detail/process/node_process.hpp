@@ -226,6 +226,7 @@ LP_API process_options process_options_from(const launch_flags& flags, std::stri
   if (options.place)
     options.gpus = flags.gpus.empty() ? gpus_found() : index_list(flags.gpus);
   options.status_port = flags.status_port;
+  options.python = flags.python;
   return options;
 }
 
@@ -319,6 +320,7 @@ LP_API controller::controller(const program& graph, const process_test_options& 
     auto flags = detail::parse_flags(static_cast<int>(words.size()), words.data());
     detail::check_tls_flags(flags);
     settings.tls = detail::launch_tls(flags, graph.name(), false);
+    settings.python = flags.python;
   }
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;

@@ -25,6 +25,7 @@
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <launchpad/detail/graph/python_recipe.hpp>
 #include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
@@ -37,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -71,6 +73,9 @@ struct python_settings {
   std::chrono::milliseconds checkpoint_interval{0};
   std::chrono::seconds termination_notice{10};
   std::map<std::string, std::string> env;  // the group's, beside the host's own
+  // Only import the class and compare it with its declaration, then end
+  // (check_python_nodes).
+  bool check_only = false;
 };
 
 class python_node {
@@ -135,6 +140,14 @@ class python_node {
 
   pid_t pid() const { return pid_; }
 
+  // For check_only: waits until the check ends; throws as wait_serving
+  // does if the class differs from its declaration or cannot be had.
+  void wait_checked() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return exited_ && outputs_open_ == 0; });
+    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) throw start_failure();
+  }
+
   // Calls the node's run(), once every node of the launch serves.
   void start_run() {
     static constexpr std::string_view line = "run\n";
@@ -188,8 +201,9 @@ class python_node {
       throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
     child_process child;
     child.executable = executable_;
-    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime",
-                       files_.path() + "/spec.json"};
+    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime"};
+    if (settings_.check_only) child.arguments.emplace_back("--check");
+    child.arguments.push_back(files_.path() + "/spec.json");
     child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
     child.environment.push_back("PYTHONUNBUFFERED=1");
     for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
@@ -353,6 +367,30 @@ class python_node {
 
   std::thread control_reader_, out_reader_, err_reader_, waiter_;
 };
+
+// Checks the class of every Python node of `graph` against its declaration,
+// each class once and all at once, before a launch of processes starts any
+// node: so that a mismatch ends the launch before any node runs, as it
+// does under the thread policies. Throws python_start_error.
+inline void check_python_nodes(const program& graph, const std::string& interpreter) {
+  std::vector<std::unique_ptr<python_node>> checks;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+    const auto& spec = graph.nodes()[i];
+    const auto* recipe = graph_access::python(graph, i);
+    if (!recipe || !seen.insert(spec.service).second) continue;
+    python_settings settings;
+    settings.interpreter = interpreter;
+    settings.program = graph.name();
+    settings.check_only = true;
+    python_node::events tell;
+    tell.output = [](bool error, const std::string& line) {
+      if (error) std::cerr << line << std::endl;
+    };
+    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings), std::move(tell)));
+  }
+  for (auto& check : checks) check->wait_checked();
+}
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 

@@ -25,6 +25,7 @@ from .optional_packages import MissingPackageWarning, have_cbor, have_numpy
 from .program import Program, attach
 from .run_directory import read_secret
 from .tls import tls_context
+from . import metrics  # metrics.counter(name).add(n), .gauge(name).set(v), .series(name).record(v)
 
 __version__ = "0.1.0"
 
@@ -33,5 +34,5 @@ __all__ = [
     "uint32", "uint64",
     "DeadlineExceeded", "LaunchpadError", "Method", "MissingPackageWarning", "Node", "Program",
     "ProtocolError", "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect",
-    "have_cbor", "have_numpy", "read_secret", "stop", "stop_requested", "tls_context",
+    "have_cbor", "have_numpy", "metrics", "read_secret", "stop", "stop_requested", "tls_context",
 ]

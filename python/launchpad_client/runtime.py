@@ -18,6 +18,7 @@ spec, a JSON file only its owner reads:
      "host": "127.0.0.1", "tls": false,
      "has_run": true,            # C++ declares `void run();`
      "termination_notice_s": 10, # how long calls that run at a stop may take (optional)
+     "max_body_bytes": 268435456,  # the largest request body it reads (optional)
      "checkpoint": {"save": "/ckpt/learner.ckpt", "restore": "/ckpt/learner.ckpt" or null,
                     "interval_ms": 30000}}   # optional; 0: saved at stop only
 
@@ -70,6 +71,7 @@ from .errors import DeadlineExceeded, TransportError
 from .node import Node
 from .optional_packages import cbor2
 from .schema import from_schema
+from . import server as server_module
 from .server import NodeServer
 from .tls import context_of_run_dir
 
@@ -369,7 +371,8 @@ def _serve(spec, target, stopped, keeping, main_done):
     server = NodeServer(target, node=label, program=spec.get("program", ""), secret=secret,
                         declared=spec.get("declared"), service=spec.get("service"),
                         tls=_server_tls(run_dir) if spec.get("tls") else None,
-                        host=spec.get("host", "127.0.0.1"))
+                        host=spec.get("host", "127.0.0.1"),
+                        max_body=spec.get("max_body_bytes", server_module.DEFAULT_MAX_BODY))
     server.on_stop = node_context.stop
 
     def on_term(signum, frame):

@@ -25,6 +25,7 @@ import typing
 from urllib.parse import unquote
 
 from . import codec, hints
+from . import metrics as user_metrics
 from .schema import from_schema
 
 MAX_HEAD = 64 * 1024
@@ -39,6 +40,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"
             431: "Request Header Fields Too Large", 500: "Internal Server Error",
             501: "Not Implemented", 503: "Service Unavailable", 504: "Gateway Timeout",
             505: "HTTP Version Not Supported"}
+PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _JSON_TYPES = ("", "application/json", "application/x-www-form-urlencoded", "text/plain")
 
 
@@ -442,18 +444,30 @@ class NodeServer:
                                       reply_bytes)
 
     def _metrics(self, connection, request, close):
-        figures = self.metrics()
         if codec.JSON in request.headers.get("accept", ""):
-            return self._send_value(connection, 200, figures, request, close, codec.JSON)
-        self._send(connection, 200, "text/plain; version=0.0.4", [_prometheus(figures)], close)
+            return self._send_value(connection, 200, self.metrics(), request, close, codec.JSON)
+        self._send(connection, 200, PROMETHEUS_TYPE, [self.prometheus()], close)
         return not close
 
-    def metrics(self):
-        """The node's figures, in the shape of a C++ node's metrics JSON."""
+    def prometheus(self):
+        """The node's figures in the Prometheus text format, as a C++ node
+        writes them (detail/observe/exposition.hpp), its user figures
+        (metrics.py) last."""
+        node = _label_value(self.node)
+        return (_prometheus(self.metrics(user=False), node)
+                + user_metrics._registry.prometheus(node)).encode()
+
+    def metrics(self, user=True):
+        """The node's figures, in the shape of a C++ node's metrics JSON,
+        with what its code records through launchpad_client.metrics (the
+        process's figures: a Python node is one process); `user=False`
+        leaves those empty."""
         with self._figures_lock:
             methods = [{
                 "name": name, "calls": m.figures.calls, "by_code": dict(m.figures.by_code),
-                "latency_buckets": _cumulative(m.figures.buckets), "fastest": m.figures.fastest,
+                # The last bucket, over the last bound (+Inf), holds every call.
+                "latency_buckets": _cumulative(m.figures.buckets) + [m.figures.calls],
+                "fastest": m.figures.fastest,
                 "slowest": m.figures.slowest, "in_flight": m.figures.in_flight,
                 "request_bytes": m.figures.request_bytes, "reply_bytes": m.figures.reply_bytes,
                 "batches": 0} for name, m in self._methods.items()]
@@ -465,7 +479,8 @@ class NodeServer:
                 "threads": threading.active_count(), "connections": connections,
                 "restarts": int(os.environ.get("LP_RESTARTS", "0") or 0),
                 "latency_bounds": list(LATENCY_BOUNDS), "methods": methods,
-                "counters": {}, "gauges": {}, "series": {}}
+                **(user_metrics._registry.figures() if user else
+                   {"counters": {}, "gauges": {}, "series": {}})}
 
     # --- Replies. -----------------------------------------------------------
 
@@ -670,16 +685,63 @@ def _resident_bytes():
         return 0
 
 
-def _prometheus(figures):
-    node = figures["node"]
-    lines = ["# TYPE lp_calls_total counter"]
-    for m in figures["methods"]:
+def _label_value(value):
+    """A label value between the quotes: \\, " and newline escaped, as the
+    text format asks (prometheus_label_value in exposition.hpp)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+# The order of a method's codes in lp_calls_total: the C++ node's
+# call_statuses (detail/observe/call_metrics.hpp); any other is "other".
+_CALL_STATUSES = ("200", "400", "401", "404", "408", "413", "415", "500", "503")
+
+
+def _prometheus(figures, node):
+    """The node's own families from its metrics JSON (`figures`), in the C++
+    node's names, types, help and order; `node`, the label, escaped.
+
+    Not written, for want of the figure: lp_call_duration_seconds (the
+    calls' total time is not kept) and lp_batch_size (a Python node does not
+    batch); calls to a method the node does not have are answered 404
+    without being counted, so there is no method="(none)"."""
+    out = []
+
+    def family(name, type_, help_text):
+        out.append(f"# HELP {name} {help_text}\n# TYPE {name} {type_}\n")
+
+    def sample(name, extra, value):
+        labels = f'node="{node}"' + (f",{extra}" if extra else "")
+        out.append(f"{name}{{{labels}}} {user_metrics.prometheus_number(value)}\n")
+
+    methods = [(_label_value(m["name"]), m) for m in figures["methods"]]
+    family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.")
+    for name, m in methods:
+        by_code = {}
         for code, count in m["by_code"].items():
-            lines.append(f'lp_calls_total{{node="{node}",method="{m["name"]}",code="{code}"}} {count}')
-    lines += ["# TYPE lp_process_resident_memory_bytes gauge",
-              f'lp_process_resident_memory_bytes{{node="{node}"}} {figures["resident_bytes"]}',
-              "# TYPE lp_process_cpu_seconds_total counter",
-              f'lp_process_cpu_seconds_total{{node="{node}"}} {figures["cpu_seconds"]}',
-              "# TYPE lp_open_connections gauge",
-              f'lp_open_connections{{node="{node}"}} {figures["connections"]}']
-    return ("\n".join(lines) + "\n").encode()
+            code = code if code in _CALL_STATUSES else "other"
+            by_code[code] = by_code.get(code, 0) + count
+        for code in _CALL_STATUSES + ("other",):
+            if by_code.get(code) or code == "200":  # every method shows its 200s, at 0 too
+                sample("lp_calls_total", f'method="{name}",code="{code}"', by_code.get(code, 0))
+    family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.")
+    for name, m in methods:
+        sample("lp_calls_in_flight", f'method="{name}"', m["in_flight"])
+    family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.")
+    for name, m in methods:
+        sample("lp_call_request_bytes_total", f'method="{name}"', m["request_bytes"])
+    family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.")
+    for name, m in methods:
+        sample("lp_call_reply_bytes_total", f'method="{name}"', m["reply_bytes"])
+    for name, type_, help_text, key in (
+            ("lp_process_resident_memory_bytes", "gauge", "Resident memory of the node's process.",
+             "resident_bytes"),
+            ("lp_process_cpu_seconds_total", "counter", "CPU time of the node's process.",
+             "cpu_seconds"),
+            ("lp_process_threads", "gauge", "Threads of the node's process.", "threads"),
+            ("lp_open_connections", "gauge", "Connections open on the node's server.",
+             "connections"),
+            ("lp_restarts_total", "counter", "Restarts of the node's process by its launcher.",
+             "restarts")):
+        family(name, type_, help_text)
+        sample(name, "", figures[key])
+    return "".join(out)

@@ -11863,6 +11863,7 @@ struct python_settings {
   std::string checkpoint_restore;  // empty: starts empty
   std::chrono::milliseconds checkpoint_interval{0};
   std::chrono::seconds termination_notice{10};
+  std::size_t max_body_bytes = std::size_t{256} << 20;
   std::map<std::string, std::string> env;  // the group's, beside the host's own
   // Only import the class and compare it with its declaration, then end
   // (check_python_nodes).
@@ -12214,7 +12215,8 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"host", settings_.bind_host},
                   {"tls", !settings_.tls.empty()},
                   {"has_run", spec.has_run},
-                  {"termination_notice_s", settings_.termination_notice.count()}};
+                  {"termination_notice_s", settings_.termination_notice.count()},
+                  {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
   if (!settings_.checkpoint_save.empty())
     written["checkpoint"] = {
@@ -17761,6 +17763,7 @@ class node_host {
     settings.secret = options_.secret;
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
+    settings.max_body_bytes = options_.max_body_bytes;
     if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
       settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
       settings.checkpoint_restore =

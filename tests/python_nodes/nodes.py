@@ -101,3 +101,13 @@ class RaisesInInit:
 
     def steps(self) -> int:
         return 0
+
+
+class Fanout:
+    """Fanout: given a std::vector of handles, a list of clients."""
+
+    def __init__(self, counters):
+        self.counters = counters
+
+    def add_all(self, x: int) -> int:
+        return sum(counter.add(x) for counter in self.counters)

@@ -53,6 +53,12 @@ struct Tally {
 LP_SERVICE(Tally, add, pid);
 LP_PYTHON(Tally, "nodes", "Tally");
 
+struct Fanout {
+  long add_all(long x);
+};
+LP_SERVICE(Fanout, add_all);
+LP_PYTHON(Fanout, "nodes", "Fanout");
+
 // A C++ node that drives a Python one from its run().
 struct Actor {
   lp::client<Learner> learner;

@@ -70,7 +70,9 @@ TEST_SUITE("python_nodes") {
     lp::program p("pyn_calls");
     auto made = pyn::make(p, "calls");
     {
-      lp::controller running(p, nodes_of("calls"));
+      auto options = nodes_of("calls");
+      options.max_body_mb = 1;
+      lp::controller running(p, options);
       auto learner = running.client(made.learner);
       CHECK(learner.describe() == "alpha:2:2.5");
       CHECK(learner.update({1.f, 2.f, 3.f}) == doctest::Approx(3.0));
@@ -89,6 +91,10 @@ TEST_SUITE("python_nodes") {
       CHECK(shell(curl + "-H 'Content-Type: application/json' -d '[]' " + url + "/lp/v1/call/steps").second == "401");
       CHECK(shell(curl + auth + "-H 'Content-Type: application/json' -d '[]' " + url + "/lp/v1/call/nope").second == "404");
       CHECK(shell(curl + auth + "-H 'Content-Type: application/json' -d '[1,' " + url + "/lp/v1/call/steps").second == "400");
+      // A body over --lp_max_body_mb.
+      test_process::scratch dir;
+      std::ofstream(dir.path + "/big.json") << "[\"" << std::string(std::size_t{2} << 20, 'x') << "\"]";
+      CHECK(shell(curl + auth + "-H 'Content-Type: application/json' --data-binary @" + dir.path + "/big.json " + url + "/lp/v1/call/describe").second == "413");
       // The node serves on after all of them.
       CHECK(learner.steps() == 1);
       CHECK(running.stop());

@@ -52,6 +52,17 @@ TEST_SUITE("python_nodes") {
     running.stop();
   }
 
+  TEST_CASE("a std::vector of handles reaches __init__ as a list of clients") {
+    lp::program p("pyn");
+    std::vector<lp::handle<pyn::Counter>> counters;
+    for (int i = 0; i < 3; ++i) counters.push_back(p.add_node<pyn::Counter>("counter" + std::to_string(i)));
+    auto fanout = p.add_node<pyn::Fanout>("fanout", counters);
+    lp::controller running(p, with_python());
+    CHECK(running.client(fanout).add_all(2) == 6);
+    CHECK(running.client(counters[1]).get() == 2);
+    running.stop();
+  }
+
   TEST_CASE("a Python exception reaches the C++ caller as lp::remote_error") {
     lp::program p("pyn");
     auto counter = p.add_node<pyn::Counter>("counter");
@@ -64,7 +75,8 @@ TEST_SUITE("python_nodes") {
     } catch (const lp::remote_error& e) {
       CHECK(e.node() == "learner");
       CHECK(e.method() == "fail");
-      CHECK(std::string(e.what()).find("ValueError") != std::string::npos);
+      CHECK(e.code() == "remote_exception");
+      CHECK(std::string(e.what()).find("ValueError: the batch is empty") != std::string::npos);
       CHECK(e.message().find("the batch is empty") != std::string::npos);
     }
     // The node serves on after it.

@@ -72,6 +72,7 @@ struct python_settings {
   std::string checkpoint_restore;  // empty: starts empty
   std::chrono::milliseconds checkpoint_interval{0};
   std::chrono::seconds termination_notice{10};
+  std::size_t max_body_bytes = std::size_t{256} << 20;
   std::map<std::string, std::string> env;  // the group's, beside the host's own
   // Only import the class and compare it with its declaration, then end
   // (check_python_nodes).
@@ -423,7 +424,8 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"host", settings_.bind_host},
                   {"tls", !settings_.tls.empty()},
                   {"has_run", spec.has_run},
-                  {"termination_notice_s", settings_.termination_notice.count()}};
+                  {"termination_notice_s", settings_.termination_notice.count()},
+                  {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
   if (!settings_.checkpoint_save.empty())
     written["checkpoint"] = {

@@ -66,9 +66,12 @@ def _letter(c):
     return "a" <= c <= "z" or "A" <= c <= "Z" or c == "_"
 
 
-def _as_float(where, value):
+def _as_float(value, kind, name, operation):
     """`value` as a float, as C++ takes a double: a bool, an int, a float, a
     numpy scalar; a str is not a number here."""
+    if type(value) is float:  # the common case, at no more cost
+        return value
+    where = f'{_PREFIX}{kind}("{name}").{operation}({value!r})'
     if isinstance(value, (str, bytes, bytearray)):
         raise TypeError(f"{where}: {value!r} is a {type(value).__name__}, not a number")
     try:
@@ -100,9 +103,8 @@ class _Series:
         self.lock = threading.Lock()
 
     def record(self, value):
-        now = time.time()
-        with self.lock:
-            self.points_.append((now, value))
+        with self.lock:  # the time under the lock too: points in the order of their times
+            self.points_.append((time.time(), value))
             self.recorded += 1
 
     def points(self):
@@ -193,7 +195,7 @@ class Counter:
         self.name = name
 
     def add(self, n=1):
-        amount = _as_float(f'{_PREFIX}counter("{self.name}").add({n!r})', n)
+        amount = _as_float(n, _COUNTER, self.name, "add")
         if not amount >= 0:  # NaN too, as in C++
             raise ValueError(f'{_PREFIX}counter("{self.name}").add({n!r}): a counter only goes '
                              f"up; use {_PREFIX}gauge for a figure that goes down")
@@ -214,7 +216,7 @@ class Gauge:
         self.name = name
 
     def set(self, v):
-        self._figure.value = _as_float(f'{_PREFIX}gauge("{self.name}").set({v!r})', v)
+        self._figure.value = _as_float(v, _GAUGE, self.name, "set")
 
     def value(self):
         return self._figure.value
@@ -231,7 +233,7 @@ class Series:
         self.name = name
 
     def record(self, v):
-        self._series.record(_as_float(f'{_PREFIX}series("{self.name}").record({v!r})', v))
+        self._series.record(_as_float(v, _SERIES, self.name, "record"))
 
 
 def counter(name):

@@ -11908,6 +11908,7 @@ class python_node {
     stop();
     for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
       if (thread->joinable()) thread->join();
+    if (control_ >= 0) ::close(control_);
     remove_files();
   }
 
@@ -11984,13 +11985,17 @@ class python_node {
   LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
 
   void start() {
-    int control[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0)
-      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
-    control_ = control[0];
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
-      throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    int control[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    auto close_all = [&] {
+      for (int fd : {control[0], control[1], out[0], out[1], err[0], err[1]})
+        if (fd >= 0) ::close(fd);
+    };
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0 ||
+        ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      auto why = std::string(std::strerror(errno));
+      close_all();
+      throw launch_error("cannot create the pipes of a Python node: " + why);
+    }
     child_process child;
     child.executable = executable_;
     child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime"};
@@ -12002,7 +12007,13 @@ class python_node {
     child.output_fd = out[1];
     child.error_fd = err[1];
     child.passed_fd = control[1];
-    pid_ = spawn(child);
+    try {
+      pid_ = spawn(child);
+    } catch (...) {
+      close_all();
+      throw;
+    }
+    control_ = control[0];
     for (int fd : {control[1], out[1], err[1]}) ::close(fd);
     outputs_open_ = 2;
     out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
@@ -12091,11 +12102,15 @@ class python_node {
   }
 
   void wait_for_exit() {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    // What it left in its process group goes with it, while the group's id
+    // cannot be reused: the process is reaped only below.
+    ::kill(-pid_, SIGKILL);
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
-    // What it left in its process group goes with it.
-    ::kill(-pid_, SIGKILL);
     // Its end unblocks the control reader: no one else holds the socket.
     ::shutdown(control_, SHUT_RDWR);
     bool unasked;

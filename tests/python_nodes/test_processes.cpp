@@ -163,16 +163,20 @@ TEST_SUITE("python_nodes") {
     }
   }
 
-  TEST_CASE("local_mp: the example's C++ actors and Python learner, labelled, and nothing left") {
-    test_process::command run({env("LP_EXAMPLE_PYTHON_LEARNER"), "--lp_launch=local_mp",
-                               "--lp_python=" + env("LP_TEST_PYTHON")});
-    auto code = run.exit_code(120s);
-    auto output = run.output();
-    CAPTURE(output);
-    REQUIRE(code.has_value());
-    CHECK(*code == 0);
-    CHECK(output.find("[learner] [lp] learner serving at http://127.0.0.1:") != std::string::npos);
-    CHECK(output.find("average reward") != std::string::npos);
-    CHECK(runtimes_of("python_learner") == 0);
+  TEST_CASE("the example's C++ actors and Python learner, labelled, and nothing left") {
+    for (std::string policy : {"local_mp", "local_mt", "test_mt"}) {
+      CAPTURE(policy);
+      test_process::command run({env("LP_EXAMPLE_PYTHON_LEARNER"), "--lp_launch=" + policy,
+                                 "--lp_python=" + env("LP_TEST_PYTHON")});
+      auto code = run.exit_code(120s);
+      auto output = run.output();
+      CAPTURE(output);
+      REQUIRE(code.has_value());
+      CHECK(*code == 0);
+      CHECK(output.find("average reward") != std::string::npos);
+      if (policy == "local_mp")
+        CHECK(output.find("[learner] [lp] learner serving at http://127.0.0.1:") != std::string::npos);
+      CHECK(runtimes_of("python_learner") == 0);
+    }
   }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the unit suites N times under ASan+UBSan (clang++) and N times under
+# Runs the unit suites and the Python nodes' suites N times under ASan+UBSan (clang++) and N times under
 # TSan (g++), in the build directories and with the options .ci/run uses,
 # and counts the runs that failed: a test that fails by chance shows up here
 # long before it costs a landing. Each failed run's meson log is kept.
@@ -15,7 +15,9 @@ case ${2:-both} in
   both) dirs=(build-clang build-thread) ;;
   *) echo "usage: $0 [N [address|thread]]" >&2; exit 2 ;;
 esac
-targets=(tests/unit tests/program examples/consumer_producers examples/actor_learner)
+targets=(tests/unit tests/program examples/consumer_producers examples/actor_learner
+  tests/python_nodes/python_nodes_threads tests/python_nodes/python_nodes_processes
+  tests/python_nodes/python_nodes_program examples/python_learner)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp
@@ -29,7 +31,7 @@ for dir in "${dirs[@]}"; do
   ninja -C "$dir" "${targets[@]}" >/dev/null
   for ((i = 1; i <= runs; i++)); do
     begin=$SECONDS
-    if meson test -C "$dir" --no-rebuild --suite unit >"$logs/$dir.$i.out" 2>&1; then
+    if meson test -C "$dir" --no-rebuild --suite unit --suite python_nodes >"$logs/$dir.$i.out" 2>&1; then
       passed=$((passed + 1))
       echo "$dir run $i: passed ($((SECONDS - begin)) s)"
       rm -f "$logs/$dir.$i.out"

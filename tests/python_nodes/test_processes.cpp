@@ -163,6 +163,12 @@ TEST_SUITE("python_nodes") {
     }
   }
 
+  TEST_CASE("a graph picture names a Python node's class") {
+    test_process::command run({env("LP_EXAMPLE_PYTHON_LEARNER"), "--lp_graph=mermaid"});
+    CHECK(run.exit_code(30s) == 0);
+    CHECK(run.output().find("learner<br/>Learner (Python learner.Learner)") != std::string::npos);
+  }
+
   TEST_CASE("the example's C++ actors and Python learner, labelled, and nothing left") {
     for (std::string policy : {"local_mp", "local_mt", "test_mt"}) {
       CAPTURE(policy);

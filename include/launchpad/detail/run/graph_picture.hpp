@@ -12,6 +12,13 @@
 
 namespace lp::detail {
 
+// A node's service, and the Python class that serves it if one does.
+inline std::string served_by(const node_info& spec) {
+  if (!spec.python) return spec.service;
+  return spec.service + " (Python " + std::string(spec.python->module) + "." +
+         std::string(spec.python->name) + ")";
+}
+
 inline std::string graph_dot(const program& graph) {
   auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
   std::map<std::string, std::vector<const node_info*>> groups;
@@ -22,7 +29,7 @@ inline std::string graph_dot(const program& graph) {
     if (!group.empty())
       out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
     for (const auto* spec : members)
-      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + spec->service) +
+      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + served_by(*spec)) +
              "];\n";
     if (!group.empty()) out += "  }\n";
   }
@@ -37,7 +44,7 @@ inline std::string graph_mermaid(const program& graph) {
   std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
   for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
   auto box = [&](const node_info& spec) {
-    return ids[spec.label] + "[\"" + spec.label + "<br/>" + spec.service + "\"]";
+    return ids[spec.label] + "[\"" + spec.label + "<br/>" + served_by(spec) + "\"]";
   };
   std::map<std::string, std::vector<const node_info*>> groups;
   for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);

@@ -382,8 +382,10 @@ def _serve(spec, target, stopped, keeping, main_done):
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     server.start()
-    print(f"[lp] {label} serving at {server.url}", flush=True)
-    node_context.tell(f"serving {server.url}")
+    if node_context.connected():
+        node_context.tell(f"serving {server.url}")  # its host says where it serves
+    else:
+        print(f"[lp] {label} serving at {server.url}", flush=True)
     saver = None
     if keeping is not None:
         # state() takes the server's call lock (None: concurrent handlers),

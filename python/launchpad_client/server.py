@@ -70,10 +70,17 @@ def caller_deadline():
 
 
 class _MethodFigures:
+    """What a node counts of the calls to one of its methods (or, as
+    "(none)", to a method it lacks), as call_figures in
+    detail/observe/call_metrics.hpp: `buckets` per latency bound, not
+    cumulative, without the calls over the last bound (`calls` counts those
+    too); `seconds`, the calls' total time, the histogram's _sum."""
+
     def __init__(self):
         self.calls = 0
         self.by_code = {}
         self.buckets = [0] * len(LATENCY_BOUNDS)
+        self.seconds = 0.0
         self.fastest = None
         self.slowest = None
         self.in_flight = 0
@@ -88,6 +95,7 @@ class _MethodFigures:
             if seconds <= bound:
                 self.buckets[i] += 1
                 break
+        self.seconds += seconds
         self.fastest = seconds if self.fastest is None else min(self.fastest, seconds)
         self.slowest = seconds if self.slowest is None else max(self.slowest, seconds)
         self.request_bytes += request_bytes
@@ -219,6 +227,7 @@ class NodeServer:
                          for e in self.methods_described}
         self._lock = None if getattr(target, "lp_concurrent_handlers", False) else threading.Lock()
         self._figures_lock = threading.Lock()
+        self._none_figures = _MethodFigures()  # calls to a method it lacks, as "(none)"
         self._draining = False
         self._connections = set()
         self._connections_lock = threading.Lock()
@@ -371,9 +380,19 @@ class NodeServer:
     def _call(self, connection, request, name, start, close):
         served = self._methods.get(name)
         if served is None:
-            raise CallError(404, "no_such_method",
-                            f"{self.service} has no method {name!r}; its methods are "
-                            f"{', '.join(sorted(self._methods)) or '(none)'}")
+            error = CallError(404, "no_such_method",
+                              f"{self.service} has no method {name!r}; its methods are "
+                              f"{', '.join(sorted(self._methods)) or '(none)'}")
+            # Counted under "(none)", as a C++ node counts a name it lacks (a
+            # peer cannot add a figure per made-up name), with the error's bytes.
+            self._send_error(connection, error, name, close)
+            reply_bytes = len(json.dumps({"error": {
+                "code": error.code, "message": error.message, "node": self.node,
+                "method": name}}, ensure_ascii=False).encode())
+            with self._figures_lock:
+                self._none_figures.record(404, time.perf_counter() - start, len(request.body),
+                                          reply_bytes)
+            return not close
         status = 200
         reply_bytes = 0
         with self._figures_lock:
@@ -454,23 +473,34 @@ class NodeServer:
         writes them (detail/observe/exposition.hpp), its user figures
         (metrics.py) last."""
         node = _label_value(self.node)
-        return (_prometheus(self.metrics(user=False), node)
+        return (_prometheus(self.metrics(user=False, sums=True), node)
                 + user_metrics._registry.prometheus(node)).encode()
 
-    def metrics(self, user=True):
+    def metrics(self, user=True, *, sums=False):
         """The node's figures, in the shape of a C++ node's metrics JSON,
         with what its code records through launchpad_client.metrics (the
         process's figures: a Python node is one process); `user=False`
-        leaves those empty."""
+        leaves those empty. Calls to a method the node lacks are the last
+        method, "(none)", once there is one. `sums=True` adds each method's
+        "latency_sum" (the calls' total time, seconds), a key the C++ JSON
+        lacks: what the Prometheus text's _sum reads, from the same
+        snapshot as its buckets."""
+
+        def entry(name, figures):
+            out = {"name": name, "calls": figures.calls, "by_code": dict(figures.by_code),
+                   # The last bucket, over the last bound (+Inf), holds every call.
+                   "latency_buckets": _cumulative(figures.buckets) + [figures.calls],
+                   "fastest": figures.fastest, "slowest": figures.slowest,
+                   "in_flight": figures.in_flight, "request_bytes": figures.request_bytes,
+                   "reply_bytes": figures.reply_bytes, "batches": 0}
+            if sums:
+                out["latency_sum"] = figures.seconds
+            return out
+
         with self._figures_lock:
-            methods = [{
-                "name": name, "calls": m.figures.calls, "by_code": dict(m.figures.by_code),
-                # The last bucket, over the last bound (+Inf), holds every call.
-                "latency_buckets": _cumulative(m.figures.buckets) + [m.figures.calls],
-                "fastest": m.figures.fastest,
-                "slowest": m.figures.slowest, "in_flight": m.figures.in_flight,
-                "request_bytes": m.figures.request_bytes, "reply_bytes": m.figures.reply_bytes,
-                "batches": 0} for name, m in self._methods.items()]
+            methods = [entry(name, m.figures) for name, m in self._methods.items()]
+            if self._none_figures.calls:
+                methods.append(entry("(none)", self._none_figures))
         with self._connections_lock:
             connections = len(self._connections)
         times = os.times()
@@ -697,13 +727,18 @@ _CALL_STATUSES = ("200", "400", "401", "404", "408", "413", "415", "500", "503")
 
 
 def _prometheus(figures, node):
-    """The node's own families from its metrics JSON (`figures`), in the C++
-    node's names, types, help and order; `node`, the label, escaped.
+    """The node's own families from its metrics JSON (`figures`, with each
+    method's "latency_sum": metrics(sums=True)), in the C++ node's names,
+    types, help, order and numbers (printf's %.17g); `node`, the label,
+    escaped.
 
-    Not written, for want of the figure: lp_call_duration_seconds (the
-    calls' total time is not kept) and lp_batch_size (a Python node does not
-    batch); calls to a method the node does not have are answered 404
-    without being counted, so there is no method="(none)"."""
+    lp_call_duration_seconds is the C++ node's histogram: per method a
+    cumulative _bucket for each bound of LATENCY_BOUNDS and +Inf, _sum (the
+    calls' total time, seconds) and _count. Calls to a method the node lacks
+    are method="(none)", last, once there is one; a node with no method
+    shows "(none)" at 0 from the start, as C++ does, so that a scrape finds
+    every node in every family of calls. Not written, for want of the
+    figure: lp_batch_size (a Python node does not batch)."""
     out = []
 
     def family(name, type_, help_text):
@@ -714,15 +749,32 @@ def _prometheus(figures, node):
         out.append(f"{name}{{{labels}}} {user_metrics.prometheus_number(value)}\n")
 
     methods = [(_label_value(m["name"]), m) for m in figures["methods"]]
+    if not methods:
+        none = len(LATENCY_BOUNDS) + 1
+        methods = [("(none)", {"name": "(none)", "calls": 0, "by_code": {},
+                               "latency_buckets": [0] * none, "latency_sum": 0.0,
+                               "in_flight": 0, "request_bytes": 0, "reply_bytes": 0})]
     family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.")
     for name, m in methods:
         by_code = {}
         for code, count in m["by_code"].items():
             code = code if code in _CALL_STATUSES else "other"
             by_code[code] = by_code.get(code, 0) + count
+        # Every method shows its 200s, at 0 too, and "(none)" its 404s, which
+        # is all it answers; other codes once seen.
+        shown_at_zero = "404" if m["name"] == "(none)" else "200"
         for code in _CALL_STATUSES + ("other",):
-            if by_code.get(code) or code == "200":  # every method shows its 200s, at 0 too
+            if by_code.get(code) or code == shown_at_zero:
                 sample("lp_calls_total", f'method="{name}",code="{code}"', by_code.get(code, 0))
+    family("lp_call_duration_seconds", "histogram",
+           "Time from a call's arrival to its reply, on the node (a direct call: from when "
+           "the caller made it).")
+    les = [user_metrics.prometheus_number(bound) for bound in LATENCY_BOUNDS] + ["+Inf"]
+    for name, m in methods:
+        for le, count in zip(les, m["latency_buckets"], strict=True):
+            sample("lp_call_duration_seconds_bucket", f'method="{name}",le="{le}"', count)
+        sample("lp_call_duration_seconds_sum", f'method="{name}"', m["latency_sum"])
+        sample("lp_call_duration_seconds_count", f'method="{name}"', m["latency_buckets"][-1])
     family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.")
     for name, m in methods:
         sample("lp_calls_in_flight", f'method="{name}"', m["in_flight"])

@@ -4,7 +4,10 @@ in the Prometheus text, recorded from several threads at once, bad names
 and a counter's negative amount refused with a message that says what to
 do, and the output in the C++ node's shapes, names, types and help: against
 an expectation taken from a C++ node (below), and live against the nodes of
-the actor_learner example when LP_EXAMPLE_ACTOR_LEARNER names it."""
+the actor_learner example when LP_EXAMPLE_ACTOR_LEARNER names it. And the
+node's own figures of its calls as a C++ node writes them: the
+lp_call_duration_seconds histogram (its buckets, _sum and _count) and the
+calls to a method the node lacks, under method="(none)"."""
 
 import json
 import math
@@ -25,7 +28,8 @@ from programs import ACTOR_LEARNER, STARTUP, Launched
 SECRET = "0123456789abcdef0123456789abcdef"
 
 # What a C++ node answered, for the figures that `record_as_the_cpp_node`
-# records: the same calls through lp::metrics, in this program (g++ 12.2;
+# records (the same calls through lp::metrics) and for the calls that
+# `call_as_the_cpp_program` makes, in this program (g++ 12.2;
 # g++ -std=c++20 -Iinclude x.cpp -lcpp-httplib -lssl -lcrypto), whose
 # output is below. To take it again after a change to the C++ exposition:
 #
@@ -51,16 +55,19 @@ SECRET = "0123456789abcdef0123456789abcdef"
 #       for (int i = 0; i < 1005; ++i) lp::metrics::series("long_series").record(i);
 #       return 0;
 #     }
+#     int ping(int x) { return x; }
 #   };
-#   LP_SERVICE(Recorder, record);
+#   LP_SERVICE(Recorder, record, ping);
 #
 #   int main() {  // prints GET /lp/v1/metrics, as text and as JSON
 #     lp::program p("metrics");
 #     auto r = p.add_node<Recorder>("learner");
 #     auto running = lp::launch<lp::test_multi_threading>(p);
 #     running.client(r).record();
+#     for (int i = 0; i < 3; ++i) running.client(r).ping(i);
 #     httplib::Client http(running.urls().at("learner"));
 #     httplib::Headers auth{{"Authorization", "Bearer " + running.secret()}};
+#     http.Post("/lp/v1/call/nope", auth, "[]", "application/json");
 #     std::cout << http.Get("/lp/v1/metrics", auth)->body;
 #     auth.emplace("Accept", "application/json");
 #     std::cout << http.Get("/lp/v1/metrics", auth)->body << "\n";
@@ -111,6 +118,92 @@ whole{node="learner"} 3
 # TYPE zero_total counter
 zero_total{node="learner"} 0
 """
+# ... its families of calls, first in the text (the values of time and
+# bytes are that run's; the counts are the calls'), ...
+CPP_CALLS_TEXT = """\
+# HELP lp_calls_total Calls to a method of the node, by HTTP status.
+# TYPE lp_calls_total counter
+lp_calls_total{node="learner",method="record",code="200"} 1
+lp_calls_total{node="learner",method="ping",code="200"} 3
+lp_calls_total{node="learner",method="(none)",code="404"} 1
+# HELP lp_call_duration_seconds Time from a call's arrival to its reply, on the node (a direct call: from when the caller made it).
+# TYPE lp_call_duration_seconds histogram
+lp_call_duration_seconds_bucket{node="learner",method="record",le="5.0000000000000002e-05"} 0
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.0001"} 0
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.00025000000000000001"} 0
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.00050000000000000001"} 0
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.0025000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.0050000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.01"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.025000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.050000000000000003"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.10000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.25"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="0.5"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="1"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="2.5"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="5"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="10"} 1
+lp_call_duration_seconds_bucket{node="learner",method="record",le="+Inf"} 1
+lp_call_duration_seconds_sum{node="learner",method="record"} 0.00057814300000000004
+lp_call_duration_seconds_count{node="learner",method="record"} 1
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="5.0000000000000002e-05"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.0001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.00025000000000000001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.00050000000000000001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.0025000000000000001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.0050000000000000001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.01"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.025000000000000001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.050000000000000003"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.10000000000000001"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.25"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="0.5"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="1"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="2.5"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="5"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="10"} 3
+lp_call_duration_seconds_bucket{node="learner",method="ping",le="+Inf"} 3
+lp_call_duration_seconds_sum{node="learner",method="ping"} 2.2604000000000002e-05
+lp_call_duration_seconds_count{node="learner",method="ping"} 3
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="5.0000000000000002e-05"} 0
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.0001"} 0
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.00025000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.00050000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.0025000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.0050000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.01"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.025000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.050000000000000003"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.10000000000000001"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.25"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="0.5"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="1"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="2.5"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="5"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="10"} 1
+lp_call_duration_seconds_bucket{node="learner",method="(none)",le="+Inf"} 1
+lp_call_duration_seconds_sum{node="learner",method="(none)"} 0.000185312
+lp_call_duration_seconds_count{node="learner",method="(none)"} 1
+# HELP lp_calls_in_flight Calls to a method being answered now.
+# TYPE lp_calls_in_flight gauge
+lp_calls_in_flight{node="learner",method="record"} 0
+lp_calls_in_flight{node="learner",method="ping"} 0
+lp_calls_in_flight{node="learner",method="(none)"} 0
+# HELP lp_call_request_bytes_total Bytes of the calls' bodies.
+# TYPE lp_call_request_bytes_total counter
+lp_call_request_bytes_total{node="learner",method="record"} 1
+lp_call_request_bytes_total{node="learner",method="ping"} 6
+lp_call_request_bytes_total{node="learner",method="(none)"} 2
+# HELP lp_call_reply_bytes_total Bytes of the replies' bodies.
+# TYPE lp_call_reply_bytes_total counter
+lp_call_reply_bytes_total{node="learner",method="record"} 9
+lp_call_reply_bytes_total{node="learner",method="ping"} 27
+lp_call_reply_bytes_total{node="learner",method="(none)"} 145
+"""
 # ... its JSON's user figures (each series as its values, with their times;
 # a NaN or an infinity is null, as nlohmann writes it) ...
 CPP_USER_JSON = {
@@ -149,9 +242,6 @@ CPP_JSON_KEYS = {"node", "pid", "host", "resident_bytes", "cpu_seconds", "thread
 CPP_METHOD_KEYS = {"name", "calls", "by_code", "latency_buckets", "fastest", "slowest",
                    "in_flight", "request_bytes", "reply_bytes", "batches"}
 CPP_TEXT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-# What the Python node does not write, for want of the figure: the calls'
-# total time (its _sum) is not kept.
-PYTHON_LACKS = {"lp_call_duration_seconds"}
 
 
 def record_as_the_cpp_node():
@@ -173,13 +263,16 @@ def record_as_the_cpp_node():
         long_series.record(i)
 
 
-def get(url, path, headers):
-    """GET over a fresh connection: (status, Content-Type, body as text)."""
+def get(url, path, headers, method="GET", body=b""):
+    """GET (or `method` with `body`) over a fresh connection: (status,
+    Content-Type, body as text)."""
     host, port = url.rsplit("//", 1)[1].rsplit(":", 1)
     fields = {"Host": host, "Connection": "close", **headers}
-    head = f"GET {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+    if body:
+        fields["Content-Length"] = str(len(body))
+    head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
     with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(head.encode() + b"\r\n")
+        s.sendall(head.encode() + b"\r\n" + body)
         data = b""
         while chunk := s.recv(65536):
             data += chunk
@@ -225,6 +318,65 @@ def sample(text, name):
     """The value of the first sample of `name`, or None."""
     match = re.search(rf"^{re.escape(name)}{{[^}}]*}} (\S+)$", text, re.M)
     return float(match.group(1)) if match else None
+
+
+def call_missing(url, body=b"[]"):
+    """POST /lp/v1/call/nope, a method no node here has: (status, body)."""
+    status, _, text = get(url, "/lp/v1/call/nope", {"Authorization": f"Bearer {SECRET}",
+                                                    "Content-Type": "application/json"},
+                          "POST", body)
+    return status, text
+
+
+def calls_text(text):
+    """The families of calls, the text's first: up to the process's."""
+    return text[:text.index("# HELP lp_process_resident_memory_bytes")]
+
+
+def shape(text):
+    """The text with each sample's value as V: its families, names, labels
+    and their order, without the figures."""
+    return "".join((line if line.startswith("#") else line.rsplit(" ", 1)[0] + " V") + "\n"
+                   for line in text.splitlines())
+
+
+def histogram(text, method):
+    """lp_call_duration_seconds of `method`: ([(le, cumulative count)], sum,
+    count), each as the text writes it."""
+    labels = f'node="learner",method="{method}"'
+    buckets = re.findall(
+        rf'^lp_call_duration_seconds_bucket{{{re.escape(labels)},le="([^"]+)"}} (\S+)$', text, re.M)
+    total = re.search(rf"^lp_call_duration_seconds_sum{{{re.escape(labels)}}} (\S+)$", text, re.M)
+    count = re.search(rf"^lp_call_duration_seconds_count{{{re.escape(labels)}}} (\S+)$", text, re.M)
+    return buckets, total.group(1), count.group(1)
+
+
+class Recorder:
+    """The C++ program's service (above), without its figures."""
+
+    def record(self) -> int:
+        return 0
+
+    def ping(self, x: int) -> int:
+        return x
+
+
+def call_as_the_cpp_program(server):
+    """The C++ program's calls (above), in the same order, to `server`."""
+    with lp.connect(server.url, secret=SECRET) as node:
+        node.record()
+        for i in range(3):
+            node.ping(i)
+    wait_counted(server)
+    return call_missing(server.url)
+
+
+def wait_counted(server):
+    """Waits for the calls made to be counted: a call is, once its reply is
+    sent, on the server's thread (and call_missing reads until the node
+    closes, after it counted)."""
+    if not server.wait_idle(10):
+        raise AssertionError("the node's calls did not end in 10 s")
 
 
 class Served:
@@ -492,6 +644,103 @@ class BadUse(FreshRegistry):
         self.assertEqual(self.serve().metrics()["series"], {"s": []})
 
 
+class CallFigures(FreshRegistry):
+    """The node's own figures of its calls: lp_call_duration_seconds and
+    method="(none)"."""
+
+    def test_the_histogram_of_a_node_that_served_n_calls(self):
+        class Napper:
+            def nap(self, seconds: float) -> float:
+                time.sleep(seconds)
+                return seconds
+
+        server = self.serve(Napper())
+        quick, slow, nap = 15, 5, 0.03
+        with lp.connect(server.url, secret=SECRET) as node:
+            began = time.perf_counter()
+            for seconds in [0.0] * quick + [nap] * slow:
+                node.nap(seconds)
+        wait_counted(server)
+        took = time.perf_counter() - began
+        figures, text, _ = scrape(server.url)
+        buckets, total, count = histogram(text, "nap")
+        n = quick + slow
+        les = [le for le, _ in buckets]
+        self.assertEqual(les, [le for le, _ in histogram(CPP_CALLS_TEXT, "ping")[0]])
+        self.assertEqual(les[-1], "+Inf")
+        self.assertEqual([float(le) for le in les[:-1]], list(figures["latency_bounds"]))
+        values = [float(v) for _, v in buckets]
+        self.assertEqual(values, sorted(values))  # cumulative: never down
+        self.assertEqual((values[-1], float(count)), (n, n))
+        self.assertEqual(values, figures["methods"][0]["latency_buckets"])  # as the JSON has them
+        under = dict(zip(les, values))
+        self.assertLessEqual(under["0.025000000000000001"], quick)  # each nap took over 0.03 s
+        self.assertEqual(under["10"], n)
+        # The calls' total time: at least what they slept, at most what the
+        # caller waited; between the fastest and the slowest call's, n times.
+        total = float(total)
+        self.assertGreaterEqual(total, slow * nap)
+        self.assertLessEqual(total, took)
+        method = figures["methods"][0]
+        self.assertLessEqual(method["fastest"] * n, total * (1 + 1e-9))
+        self.assertGreaterEqual(method["slowest"] * n, total * (1 - 1e-9))
+        self.assertNotIn("latency_sum", method)  # a key the C++ JSON lacks
+        # A running sum: the next calls add to it.
+        with lp.connect(server.url, secret=SECRET) as node:
+            node.nap(nap)
+        wait_counted(server)
+        later = histogram(scrape(server.url)[1], "nap")
+        self.assertEqual(later[2], str(n + 1))
+        self.assertGreaterEqual(float(later[1]), total + nap)
+
+    def test_calls_to_a_method_the_node_lacks_count_under_none(self):
+        server = self.serve()
+        with lp.connect(server.url, secret=SECRET) as node:
+            node.step(1.0)
+        wait_counted(server)
+        figures, text, _ = scrape(server.url)
+        self.assertNotIn("(none)", text)  # not before such a call
+        self.assertEqual([m["name"] for m in figures["methods"]], ["step"])
+        replies = [call_missing(server.url, body) for body in (b"[]", b"[1, 2]")]
+        for status, reply in replies:
+            self.assertEqual((status, json.loads(reply)["error"]["code"]), (404, "no_such_method"))
+        figures, text, _ = scrape(server.url)
+        none = figures["methods"][-1]
+        self.assertEqual(none["name"], "(none)")
+        self.assertEqual((none["calls"], none["by_code"], none["in_flight"]), (2, {"404": 2}, 0))
+        self.assertEqual(none["request_bytes"], len(b"[]") + len(b"[1, 2]"))
+        self.assertEqual(none["reply_bytes"], sum(len(reply.encode()) for _, reply in replies))
+        labels = 'node="learner",method="(none)"'
+        self.assertIn(f'lp_calls_total{{{labels},code="404"}} 2\n', text)
+        self.assertIn(f'lp_call_duration_seconds_bucket{{{labels},le="+Inf"}} 2\n', text)
+        self.assertIn(f"lp_call_duration_seconds_count{{{labels}}} 2\n", text)
+        self.assertIn(f"lp_calls_in_flight{{{labels}}} 0\n", text)
+        self.assertIn(f"lp_call_request_bytes_total{{{labels}}} {none['request_bytes']}\n", text)
+        self.assertIn(f"lp_call_reply_bytes_total{{{labels}}} {none['reply_bytes']}\n", text)
+        self.assertEqual(sample(text, "lp_calls_total"), 1.0)  # step's own, apart
+        # A call to nothing is no method's: step's figures did not move.
+        self.assertEqual(figures["methods"][0]["calls"], 1)
+
+    def test_a_node_without_methods_shows_none_from_the_start(self):
+        class Quiet:
+            def run(self):
+                pass
+
+        server = self.serve(Quiet())
+        figures, text, _ = scrape(server.url)
+        self.assertEqual(figures["methods"], [])  # the JSON, as C++'s: once called
+        labels = 'node="learner",method="(none)"'
+        ours = calls_text(text)
+        self.assertIn(f'lp_calls_total{{{labels},code="404"}} 0\n', ours)
+        buckets, total, count = histogram(ours, "(none)")
+        self.assertEqual([v for _, v in buckets], ["0"] * (len(figures["latency_bounds"]) + 1))
+        self.assertEqual((total, count), ("0", "0"))
+        for family in ("lp_calls_in_flight", "lp_call_request_bytes_total",
+                       "lp_call_reply_bytes_total"):
+            self.assertIn(f"{family}{{{labels}}} 0\n", ours)
+        self.assertNotIn("method=\"run\"", ours)
+
+
 class SameAsCpp(FreshRegistry):
     """The Python node's output against a C++ node's."""
 
@@ -513,9 +762,42 @@ class SameAsCpp(FreshRegistry):
     def test_the_library_families_as_the_cpp_node_wrote_them(self):
         text = self.serve().prometheus().decode()
         ours = "".join(line + "\n" for line in text.splitlines() if line.startswith("# "))
-        theirs = "".join(line + "\n" for name, lines in families(CPP_LP_FAMILIES).items()
-                         if name not in PYTHON_LACKS for line in lines)
-        self.assertEqual(ours, theirs)
+        self.assertEqual(ours, CPP_LP_FAMILIES)
+
+    def test_the_families_of_calls_as_the_cpp_node_wrote_them(self):
+        server = self.serve(Recorder())
+        status, _ = call_as_the_cpp_program(server)
+        self.assertEqual(status, 404)
+        ours = calls_text(scrape(server.url)[1])
+        # Every line, label and number format alike (the le bounds as %.17g,
+        # "+Inf" last, _sum and _count after each method's buckets, "(none)"
+        # last in each family) ...
+        self.assertEqual(shape(ours), shape(CPP_CALLS_TEXT))
+        # ... and the counts, which are the calls' (the times and the bytes
+        # are a run's).
+        def counts(text):
+            return [line for line in text.splitlines()
+                    if line.startswith(("lp_calls_total", "lp_call_duration_seconds_count",
+                                        "lp_calls_in_flight"))
+                    or 'le="+Inf"' in line]
+        self.assertEqual(counts(ours), counts(CPP_CALLS_TEXT))
+        for method in ("record", "ping", "(none)"):
+            buckets, total, count = histogram(ours, method)
+            theirs = histogram(CPP_CALLS_TEXT, method)
+            self.assertEqual([le for le, _ in buckets], [le for le, _ in theirs[0]])
+            self.assertEqual(count, theirs[2])
+            self.assertRegex(total, r"^\d\.\d+(e-\d\d)?$|^0$")  # %.17g, as C++ writes it
+
+    def test_the_json_of_calls_to_a_missing_method_as_the_cpp_node_has_it(self):
+        server = self.serve(Recorder())
+        call_as_the_cpp_program(server)
+        figures = scrape(server.url)[0]
+        self.assertEqual([m["name"] for m in figures["methods"]], ["record", "ping", "(none)"])
+        none = figures["methods"][-1]
+        self.assertEqual(set(none), CPP_METHOD_KEYS)
+        self.assertEqual((none["calls"], none["by_code"], none["in_flight"], none["batches"]),
+                         (1, {"404": 1}, 0, 0))
+        self.assertEqual(none["latency_buckets"][-1], 1)
 
     def test_the_json_has_the_cpp_node_keys(self):
         server = self.serve()

@@ -4,7 +4,6 @@
 // (the launcher) and by its node processes (program.cpp).
 
 #include <chrono>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,8 +18,10 @@ struct graph {
 };
 
 // "calls": a Counter and a Learner that calls it. "restarts": a Tally that
-// keeps checkpoints and restarts after a failure. "mismatch": a Learner-like
-// service whose class lacks a method, in a group that would restart it.
+// keeps checkpoints and restarts after a failure (also from a damaged
+// checkpoint, which no restart mends). "mismatch": a Learner-like service
+// whose class lacks a method, in a group that would restart it.
+// "init_raises": one whose __init__ raises, restarted once.
 inline graph make(lp::program& p, const std::string& scenario) {
   graph made;
   if (scenario == "calls") {
@@ -35,14 +36,8 @@ inline graph make(lp::program& p, const std::string& scenario) {
   } else if (scenario == "mismatch") {
     p.group("learners").restart_on_failure(3).add_node<MissingMethod>();
     made.counter = p.add_node<Counter>("counter");
-  } else if (scenario == "missing_on_the_host") {
-    // The launcher finds nodes.py, the node's process does not (its
-    // PYTHONPATH holds only the package): a host unlike the launcher's.
-    const char* package = std::getenv("LP_TEST_PACKAGE_DIR");
-    p.group("learners")
-        .restart_on_failure(3)
-        .env({{"PYTHONPATH", package ? package : ""}})
-        .add_node<Tally>();
+  } else if (scenario == "init_raises") {
+    p.group("learners").restart_on_failure(1, std::chrono::milliseconds(50)).add_node<InitRaises>();
     made.counter = p.add_node<Counter>("counter");
   }
   return made;

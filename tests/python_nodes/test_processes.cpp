@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <launchpad/launchpad.hpp>
 #include <sstream>
@@ -146,10 +147,32 @@ TEST_SUITE("python_nodes") {
     }
   }
 
-  TEST_CASE("test_mp: a node whose class cannot be had on its host ends the launch without restarts") {
-    lp::program p("pyn_missing_on_the_host");
-    pyn::make(p, "missing_on_the_host");
-    lp::controller running(p, nodes_of("missing_on_the_host"));
+  TEST_CASE("test_mp: a damaged checkpoint ends the launch without restarts") {
+    test_process::scratch resume;
+    std::filesystem::create_directories(resume.path + "/tallies");
+    std::ofstream(resume.path + "/tallies/0.ckpt") << "lp-checkpoint 1\nservice Tally\nbytes 1\n"
+                                                    << "fnv1a64 0000000000000000\n\x08";
+    lp::program p("pyn_restarts");
+    pyn::make(p, "restarts");
+    auto options = nodes_of("restarts");
+    options.arguments.push_back("--lp_resume=" + resume.path);
+    lp::controller running(p, options);
+    try {
+      running.wait_for(60s);
+      FAIL("the launch did not fail");
+    } catch (const lp::node_failure& e) {
+      std::string summary = e.what();
+      CAPTURE(summary);
+      CHECK(summary.find("tallies/0") != std::string::npos);
+      CHECK(summary.find("a restart would not mend") != std::string::npos);
+      CHECK(summary.find("checksum") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("test_mp: an __init__ that raises is restarted as its group says, then fails") {
+    lp::program p("pyn_init_raises");
+    pyn::make(p, "init_raises");
+    lp::controller running(p, nodes_of("init_raises"));
     try {
       running.wait_for(60s);
       FAIL("the launch did not fail");
@@ -157,9 +180,8 @@ TEST_SUITE("python_nodes") {
       std::string summary = e.what();
       CAPTURE(summary);
       CHECK(summary.find("learners/0") != std::string::npos);
-      CHECK(summary.find("a restart would not mend") != std::string::npos);
-      CHECK(summary.find("No module named 'nodes'") != std::string::npos);
-      CHECK(summary.find("restart 1 of") == std::string::npos);
+      CHECK(summary.find("no GPU here") != std::string::npos);
+      CHECK(summary.find("a restart would not mend") == std::string::npos);
     }
   }
 

@@ -55,7 +55,7 @@ inline constexpr int python_checkpoint_unreadable = 6;
 
 // A Python node that could not start for a reason a restart cannot mend: a
 // module that does not import, a class that differs from its declaration,
-// an __init__ that raises, a checkpoint it cannot read.
+// a checkpoint it cannot read.
 class python_start_error : public launch_error {
  public:
   using launch_error::launch_error;
@@ -137,7 +137,7 @@ class python_node {
     }
     // Its last lines come on other threads: wait for them to be read.
     changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
-    throw start_failure();
+    fail_to_start();
   }
 
   pid_t pid() const { return pid_; }
@@ -147,7 +147,7 @@ class python_node {
   void wait_checked() {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return exited_ && outputs_open_ == 0; });
-    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) throw start_failure();
+    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) fail_to_start();
   }
 
   // Calls the node's run(), once every node of the launch serves.
@@ -350,15 +350,19 @@ class python_node {
     return text.empty() ? text : ":" + text;
   }
 
-  python_start_error start_failure() const {
+  [[noreturn]] void fail_to_start() const {
     int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
     std::string what = "Python node '" + label_ + "' could not start: ";
     if (code == python_import_failed || code == python_types_differ ||
-        code == python_construction_failed || code == python_checkpoint_unreadable)
-      return python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
+        code == python_checkpoint_unreadable)
+      throw python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
+    // An __init__ that raised may find next time what it lacked (a GPU in
+    // use), as a C++ constructor may: its group's restarts apply.
+    if (code == python_construction_failed)
+      throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
     // The runtime itself did not run: most often the package is not where
     // this interpreter looks.
-    return python_start_error(
+    throw python_start_error(
         what + "its Python process " + describe_status(status_) + " before it served" +
         last_lines_text() + "\n(is launchpad_client importable by " + settings_.interpreter +
         "? Put the checkout's python/ on PYTHONPATH, or install it: docs/python_nodes.md)");
@@ -390,14 +394,17 @@ class python_node {
 // does under the thread policies. Throws python_start_error.
 inline void check_python_nodes(const program& graph, const std::string& interpreter) {
   std::vector<std::unique_ptr<python_node>> checks;
-  std::set<std::string> seen;
+  // A group's env (a PYTHONPATH of its own) may find another class.
+  std::set<std::pair<std::string, std::map<std::string, std::string>>> seen;
   for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
     const auto& spec = graph.nodes()[i];
     const auto* recipe = graph_access::python(graph, i);
-    if (!recipe || !seen.insert(spec.service).second) continue;
+    auto env = graph.settings_of(spec.group).env;
+    if (!recipe || !seen.emplace(spec.service, env).second) continue;
     python_settings settings;
     settings.interpreter = interpreter;
     settings.program = graph.name();
+    settings.env = std::move(env);
     settings.check_only = true;
     python_node::events tell;
     tell.output = [](bool error, const std::string& line) {

@@ -388,6 +388,9 @@ class node_host {
     options_.nodes->publish(node.identity.label, *where);
     if (!options_.run_dir.empty())
       record_node_address(options_.run_dir, node.identity.label, node.python_url);
+    node_scope scope(node.identity, *state_);
+    std::cerr << "[lp] " << node.identity.label << " serving at "
+              << where->url(options_.tls != nullptr) << std::endl;
   }
 
   // Callers never see a restarted node's empty state: it restores before

@@ -3,6 +3,8 @@
 // loopback, every wait bounded, every job cancelled and every process killed
 // on every path. With LP_SLURM_TEST_HOSTS=1, the nodes are test hosts of
 // their own (tools/test-hosts.sh, tools/local-slurm.sh start --hosts).
+// Programs with Python nodes run under the interpreter meson names
+// (LP_NODE_PYTHON), with the checkout's python/ on PYTHONPATH (python_job).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <dirent.h>
 #include <signal.h>
@@ -113,6 +115,40 @@ std::vector<pid_t> node_processes(const scratch& dir) {
   return nodes;
 }
 
+// A process's command line, word by word.
+std::vector<std::string> argv_of(pid_t pid) {
+  auto all = file_text("/proc/" + std::to_string(pid) + "/cmdline");
+  std::vector<std::string> words;
+  for (std::size_t start = 0; start < all.size();) {
+    auto end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    words.push_back(all.substr(start, end - start));
+    start = end + 1;
+  }
+  return words;
+}
+
+// A process's working directory; empty once it is gone.
+std::string cwd_of(pid_t pid) {
+  std::error_code error;
+  return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/cwd", error).string();
+}
+
+// The Python processes (`<interpreter> -m launchpad_client.runtime
+// [--check] SPEC`) of a job submitted with TMPDIR=<dir>/tmp: the launch
+// writes each one's spec under TMPDIR, which the job inherits (see
+// python_job). --check: the supervisor's check of a class, before any node
+// starts; else a Python node.
+std::vector<pid_t> python_runtimes(const std::string& dir) {
+  std::vector<pid_t> found;
+  for (pid_t pid : processes_with(" " + dir + "/tmp/")) {
+    auto argv = argv_of(pid);
+    if (argv.size() >= 4 && argv[1] == "-m" && argv[2] == "launchpad_client.runtime")
+      found.push_back(pid);
+  }
+  return found;
+}
+
 // A launcher run as a command (see command.hpp) whose job, if it submitted
 // one, is cancelled when the test ends.
 struct command : test_process::command {
@@ -151,6 +187,37 @@ std::vector<std::string> slurm_flags(const scratch& dir) {
             "--lp_slurm_sbatch=--spread-job", "--lp_termination_notice_secs=5"};
   return {"--lp_launch=slurm", "--lp_slurm_dir=" + dir.path, "--lp_slurm_host=127.0.0.1",
           "--lp_termination_notice_secs=5"};
+}
+
+// A program with Python nodes, submitted from `cwd` as its user would
+// (examples/python_learner/main.cpp says how to run it):
+// - the interpreter: --lp_python, a path (Debian's python3, which has numpy
+//   and cbor2; meson finds it). A bare name would be looked up on the PATH
+//   of the node's host, as the job step has it;
+// - PYTHONPATH: the checkout's python/ (the package launchpad_client). Like
+//   every variable of the submitter's environment it reaches the batch
+//   script (sbatch exports it all) and each job step (srun --export=ALL),
+//   and the Python process inherits its node process's;
+// - the working directory: a job step starts where sbatch ran, which is
+//   where the launcher ran, and `python -m` puts its working directory
+//   first on sys.path: a module beside the program (the example's
+//   learner.py) imports without PYTHONPATH, as under local_mp;
+// - TMPDIR, exported the same way: each Python node's host writes the
+//   node's spec, secret and TLS key there (private, removed with the node),
+//   which the test finds the Python processes by. Nothing needs it set.
+std::vector<std::string> python_job(const std::string& cwd, const std::string& binary,
+                                    const scratch& dir, std::vector<std::string> more = {}) {
+  std::filesystem::create_directories(dir.path + "/tmp");
+  std::vector<std::string> args{"/usr/bin/env",
+                                "-C",
+                                cwd,
+                                "PYTHONPATH=" + env_path("LP_PYTHON_PACKAGE_DIR"),
+                                "TMPDIR=" + dir.path + "/tmp",
+                                binary,
+                                "--lp_python=" + env_path("LP_NODE_PYTHON")};
+  for (auto& flag : slurm_flags(dir)) args.push_back(flag);
+  for (auto& flag : more) args.push_back(flag);
+  return args;
 }
 
 // The command line of a scenario of tests/processes, as a Slurm job.
@@ -294,6 +361,115 @@ TEST_SUITE("slurm") {
           std::string::npos);
     CHECK_FALSE(std::filesystem::exists(run_dir + "/tls.key"));
     CHECK(command::job_gone(launcher.job()));
+  }
+
+  TEST_CASE(
+      "python_learner (C++ actors, a Python learner) as a Slurm job: exit 0, the learner "
+      "serves over TLS on its host's address, and nothing is left") {
+    scratch dir;
+    auto example_dir = env_path("LP_EXAMPLE_PYTHON_LEARNER_DIR");
+    command launcher(python_job(example_dir, env_path("LP_EXAMPLE_PYTHON_LEARNER"), dir));
+    // While it runs (seconds): what the learner's node process gave its
+    // Python process, read at once, and the learner's line in the run
+    // directory's nodes file, which goes with the launch. (The supervisor
+    // checks the class first, on the batch host, with the same
+    // environment, directory and interpreter.)
+    std::vector<std::string> runtime_argv;
+    std::string runtime_cwd, runtime_pythonpath, published;
+    bool caught = eventually(
+        [&] {
+          if (launcher.wait(0ms)) return true;  // ended, or never started one
+          for (pid_t pid : runtime_argv.empty() ? python_runtimes(dir.path) : std::vector<pid_t>{}) {
+            auto argv = argv_of(pid);
+            auto cwd = cwd_of(pid);
+            auto pythonpath = environ_of(pid, "PYTHONPATH");
+            if (argv.size() != 4 || cwd.empty()) continue;  // a check, or gone meanwhile
+            runtime_argv = argv;
+            runtime_cwd = cwd;
+            runtime_pythonpath = pythonpath;
+          }
+          if (published.empty() && !dir.run_dir().empty()) {
+            auto nodes = file_text(dir.run_dir() + "/nodes");
+            auto at = nodes.find("learner ");
+            if (at != std::string::npos && nodes.find('\n', at) != std::string::npos)
+              published = nodes.substr(at + 8, nodes.find('\n', at) - at - 8);
+          }
+          return !runtime_argv.empty() && !published.empty();
+        },
+        90s);
+    auto status = launcher.exit_code(120s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(caught);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    CHECK(output.find("average reward") != std::string::npos);  // an actor learned
+    // The interpreter --lp_python named, the working directory sbatch ran
+    // in, and the submitter's PYTHONPATH.
+    REQUIRE_MESSAGE(!runtime_argv.empty(), "the learner's Python process was not seen running");
+    CHECK(runtime_argv[0] == env_path("LP_NODE_PYTHON"));
+    CHECK(runtime_argv.size() == 4);
+    CHECK(runtime_cwd == std::filesystem::canonical(example_dir).string());
+    CHECK(runtime_pythonpath == env_path("LP_PYTHON_PACKAGE_DIR"));
+    // Served over TLS, at its host's address (on test hosts, hK's own:
+    // 10.231.0.K, or fd00:1a7c::K), as the run directory's nodes file says.
+    auto said = std::string("[learner] [lp] learner serving at https://");
+    auto at = output.find(said);
+    REQUIRE(at != std::string::npos);
+    auto url = output.substr(at + said.size() - 8);
+    url = url.substr(0, url.find_first_of(" \n"));
+    auto learner = where_serves(output, "learner");
+    CHECK(learner.port > 0);
+    if (on_test_hosts()) {
+      CHECK((url.starts_with("https://10.231.0.") || url.starts_with("https://[fd00:1a7c::")));
+      CHECK(learner.host >= 1);
+      CHECK(learner.host <= 4);
+    } else {
+      CHECK(url.starts_with("https://127.0.0.1:"));
+    }
+    auto run_dir = dir.run_dir();
+    REQUIRE(!run_dir.empty());
+    CHECK(published == url);
+    CHECK_FALSE(std::filesystem::exists(run_dir + "/nodes"));
+    CHECK(file_text(run_dir + "/logs/learner.log").find("learner serving at https://") !=
+          std::string::npos);
+    CHECK(file_text(run_dir + "/result") == "0\n");
+    CHECK_FALSE(std::filesystem::exists(run_dir + "/tls.key"));
+    // Nothing is left: no job, no process of it, no Python process, and
+    // none of the Python node's files (its spec, secret and key).
+    CHECK(command::job_gone(launcher.job()));
+    CHECK(eventually([&] { return python_runtimes(dir.path).empty(); }, 10s));
+    CHECK(eventually([&] { return processes_with("--lp_slurm_dir=" + dir.path).empty(); }, 10s));
+    CHECK(std::filesystem::is_empty(dir.path + "/tmp"));
+  }
+
+  TEST_CASE(
+      "a Python node whose module does not import: the job fails before any node starts, "
+      "naming the node and the module, with no restart") {
+    scratch dir;
+    // Submitted from the scratch directory, which holds no such module; its
+    // group restarts failed nodes three times, which cannot help here. The
+    // supervisor checks every Python class before it starts any node.
+    command launcher(python_job(dir.path, env_path("LP_SLURM_PYTHON_MISSING"), dir));
+    auto status = launcher.exit_code(120s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 1);
+    CHECK(output.find("Python node 'ghosts/0' could not start") != std::string::npos);
+    CHECK(output.find("[lp] ghosts/0: cannot import module 'lp_test_no_such_module' for the "
+                      "Python node") != std::string::npos);
+    CHECK(output.find("ModuleNotFoundError: No module named 'lp_test_no_such_module'") !=
+          std::string::npos);
+    CHECK(launcher.count("restarting") == 0);
+    CHECK(launcher.count("serving at") == 0);  // not even the C++ node
+    auto run_dir = dir.run_dir();
+    REQUIRE(!run_dir.empty());
+    CHECK(file_text(run_dir + "/result") == "1\n");
+    CHECK(command::job_gone(launcher.job()));
+    CHECK(eventually([&] { return python_runtimes(dir.path).empty(); }, 10s));
+    CHECK(eventually([&] { return processes_with("--lp_slurm_dir=" + dir.path).empty(); }, 10s));
+    CHECK(std::filesystem::is_empty(dir.path + "/tmp"));
   }
 
   TEST_CASE("--lp_slurm_detach returns the job id; the job has the group's resources and partition") {
@@ -514,7 +690,9 @@ TEST_SUITE("slurm") {
 
   TEST_CASE("an actor that throws its own error during the stop still makes the exit 1") {
     scratch dir;
-    command launcher(scenario("hammer_fails", dir));
+    // No node hangs here: a notice as long as a loaded machine may need to
+    // stop 17 of them, so that only the actor's own error can fail the run.
+    command launcher(scenario("hammer_fails", dir, {"--lp_termination_notice_secs=30"}));
     REQUIRE(eventually([&] { return launcher.count("serving at") == 17; }, 60s));
     ::kill(launcher.pid, SIGTERM);
     auto status = launcher.exit_code(60s);

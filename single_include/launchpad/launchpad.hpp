@@ -10890,9 +10890,11 @@ class rendezvous_server {
                                       std::chrono::milliseconds wait)>
         runs_finished;
     // A node process ends, and tells how: `failure` is empty for a clean
-    // end. Only where the launcher does not see its processes exit
-    // (Kubernetes); elsewhere left empty.
-    std::function<void(const std::string& label, const std::string& failure)>
+    // end; `unrecoverable`, a failure no restart mends (a Python node whose
+    // class its host cannot have). Only where the launcher does not see its
+    // processes exit (Kubernetes); elsewhere left empty.
+    std::function<void(const std::string& label, const std::string& failure,
+                       bool unrecoverable)>
         process_ended;
     // A node published where it serves; may be left empty.
     std::function<void(const std::string& label, const address& where)> published;
@@ -10977,7 +10979,8 @@ class rendezvous_server {
       routes.post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
                     auto body = json::parse(req.body);
                     on_.process_ended(body.at("label").template get<std::string>(),
-                                      body.at("failure").template get<std::string>());
+                                      body.at("failure").template get<std::string>(),
+                                      body.value("unrecoverable", false));
                     res.set_content("{}", "application/json");
                   }));
     routes.post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
@@ -14928,8 +14931,10 @@ class coordinator {
                   return runs_finished(names, wait);
                 },
             .process_ended =
-                [this](const std::string& label, const std::string& failure) {
-                  ended(label, failure.empty() ? std::nullopt : std::optional(failure));
+                [this](const std::string& label, const std::string& failure,
+                       bool unrecoverable) {
+                  ended(label, failure.empty() ? std::nullopt : std::optional(failure),
+                        unrecoverable);
                 },
             .published = [this](const std::string& label,
                                 const address& where) { published(label, where); }},
@@ -15019,13 +15024,17 @@ class coordinator {
               << where.port << std::endl;
   }
 
-  void ended(const std::string& label, std::optional<std::string> failure) {
+  void ended(const std::string& label, std::optional<std::string> failure,
+             bool unrecoverable = false) {
     {
       std::lock_guard lock(mutex_);
       auto it = unit_of_.find(label);
       if (it == unit_of_.end()) return;
       auto& unit = units_.at(it->second);
       unit.where.reset();
+      // Its Job does not start it again either (FailIndex on its exit
+      // status, manifests.hpp).
+      if (failure && unrecoverable) unit.failures = unit.plan.settings.max_restarts;
       if (failure)
         fail(unit, *failure);
       else
@@ -15654,7 +15663,14 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   // restarts leaves the others theirs, as under local_mp. What the program
   // does when one has no restarts left, the coordinator decides.
   spec["backoffLimitPerIndex"] = settings.max_restarts;
-  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions})}};
+  // A node that cannot start for a reason a restart would not mend (a
+  // Python class its image cannot have) spends no restarts.
+  yaml_value unrecoverable = yaml_value::object();
+  unrecoverable["action"] = "FailIndex";
+  unrecoverable["onExitCodes"] = {{"containerName", "node"},
+                                  {"operator", "In"},
+                                  {"values", yaml_value::array({unrecoverable_exit_status})}};
+  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
   spec["template"] = pod_template(pod_labels, plan, container, env);
   yaml_value job = yaml_value::object();
   job["apiVersion"] = "batch/v1";
@@ -18076,7 +18092,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // Its own lines said why; a restart would say it again.
     std::cerr << "[lp] " << e.what() << std::endl;
     if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}});
+      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}, {"unrecoverable", true}});
     return unrecoverable_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;

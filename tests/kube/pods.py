@@ -9,24 +9,30 @@ What it stands in for, and how:
   namespace on a bridge, private addresses), entered in a mount and UTS
   namespace of its own, with the host name an Indexed Job's pod gets
   (`<job>-<index>`), the environment of its container (the manifest's env,
-  and JOB_COMPLETION_INDEX), and the Secret's keys as files;
+  and JOB_COMPLETION_INDEX, over the image's: --image-env), its working
+  directory (the container's workingDir, else the image's: --workdir), and
+  the Secret's keys as files;
 - cluster DNS: every pod's /etc/hosts names every pod as
   `<job>-<index>.<service>`, the names that the headless Service gives;
 - the Job controller: a pod that exits 0 completes its index; one that
   fails is started again while its index has failed no more than
   backoffLimitPerIndex times (after 1 s, not the controller's 10 s and up),
-  else its index fails; the coordinator's Job has one index and no retries;
+  else its index fails, as it does at once for an exit status that a
+  podFailurePolicy rule FailIndex names (onExitCodes, operator In); the
+  coordinator's Job has one index and no retries;
 - `kubectl delete`: once the coordinator has ended, no index starts again;
   the pods still running after their terminationGracePeriodSeconds and 40 s
   more (a node pod ends by itself 30 s after it last heard from the
   coordinator) get SIGTERM, and SIGKILL after as long again.
 What it does not stand in for: the API server, scheduling, images
-(the pod runs this machine's build of the binary, named by --binary),
-resources and limits, probes, and the Secret's mount path (the pod's
-LP_RUN_DIR names a private directory of the harness's instead).
+(the pod runs this machine's build of the binary, named by --binary, on
+this machine's file system; of an image's configuration it has only
+--image-env and --workdir), resources and limits, probes, and the Secret's
+mount path (the pod's LP_RUN_DIR names a private directory of the
+harness's instead).
 
     pods.py MANIFEST_DIR --binary PATH [--kill GROUP:INDEX] [--stop-when GROUP:INDEX]
-            [--timeout S]
+            [--timeout S] [--image-env NAME=VALUE]... [--workdir DIR]
 
 GROUP is a process group's name in the program (empty for the nodes
 outside any group); `--kill coordinator` kills the coordinator's once every
@@ -34,7 +40,11 @@ node pod serves. --kill sends SIGKILL to that pod's process once it
 serves (its log says "serving at"); --stop-when sends SIGTERM to the
 coordinator's once that pod serves (after the kill, if both are given), as
 `lp-kube stop` does, and first asks for the status table in the
-coordinator's pod, as `lp-kube status` does.
+coordinator's pod, as `lp-kube status` does. --image-env and --workdir are
+what an image's ENV and WORKDIR would give every container (PATH, unless
+given, is /usr/sbin:/usr/bin:/sbin:/bin; the working directory, unless
+given, is /, as in an image without WORKDIR): e.g. PYTHONPATH for a
+program's Python nodes, and the directory of their modules.
 
 prints one JSON object: how each pod and index ended, and where the logs are.
 Run as root; the test hosts must be down before, and are down after.
@@ -99,7 +109,14 @@ def main() -> int:
                         help="GROUP:INDEX: SIGTERM the coordinator once that pod serves")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--image-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a variable of the image's environment (ENV), under the container's")
+    parser.add_argument("--workdir", default="/",
+                        help="the image's working directory (WORKDIR); default /")
     args = parser.parse_args()
+    for variable in args.image_env:
+        if "=" not in variable or variable.startswith("="):
+            parser.error(f"--image-env {variable!r}: give NAME=VALUE")
 
     jobs, secret = load(args.manifests)
     work = args.work or Path(tempfile.mkdtemp(prefix="lp-pods-"))
@@ -150,13 +167,14 @@ def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
                 return pod
         sys.exit(f"pods.py: no pod {what}")
 
+    image = Image(dict(v.split("=", 1) for v in args.image_env), args.workdir)
     to_kill, stop_when = pod_named(args.kill), pod_named(args.stop_when)
     killed = stopped = False
     status_table = ""
 
     started = time.monotonic()
     for pod in pods:
-        start(pod, args.binary, secret_dir, hosts, work)
+        start(pod, args.binary, secret_dir, hosts, work, image)
     coordinator = pods[0]
     deleted_at = None
     while True:
@@ -177,7 +195,7 @@ def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
             coordinator.process.send_signal(signal.SIGTERM)
             stopped = True
         for pod in pods:
-            settle(pod, now, args.binary, secret_dir, hosts, work, deleted_at is None)
+            settle(pod, now, args.binary, secret_dir, hosts, work, image, deleted_at is None)
         # The launch is over when the coordinator's Job is. The other pods
         # get their grace period to end by themselves; then whatever still
         # runs is deleted, as `kubectl delete` would.
@@ -233,11 +251,22 @@ def grace_of(pod: Pod) -> int:
     return pod.job["spec"]["template"]["spec"].get("terminationGracePeriodSeconds", 30)
 
 
-def start(pod: Pod, binary: str, secret_dir: Path, hosts: Path, work: Path) -> None:
+class Image:
+    """What the image's configuration gives every container: its
+    environment (ENV) and working directory (WORKDIR)."""
+
+    def __init__(self, env: dict, workdir: str):
+        self.env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **env}
+        self.workdir = workdir
+
+
+def start(pod: Pod, binary: str, secret_dir: Path, hosts: Path, work: Path,
+          image: Image) -> None:
     spec = pod.job["spec"]["template"]["spec"]
     container = spec["containers"][0]
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME": pod.name,
-           "JOB_COMPLETION_INDEX": str(pod.index)}
+    # The container's env over the image's, as the kubelet merges them.
+    env = dict(image.env)
+    env.update({"HOSTNAME": pod.name, "JOB_COMPLETION_INDEX": str(pod.index)})
     for variable in container.get("env", []):
         env[variable["name"]] = variable["value"]
     env["LP_RUN_DIR"] = str(secret_dir)  # the harness's, not the mount path
@@ -259,7 +288,8 @@ def start(pod: Pod, binary: str, secret_dir: Path, hosts: Path, work: Path) -> N
             "sh", "-c", shell, str(hosts), pod.name]
     argv += [f"{k}={v}" for k, v in env.items()] + command
     pod.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL)
+                                   stdin=subprocess.DEVNULL,
+                                   cwd=container.get("workingDir") or image.workdir)
     log.close()
 
 
@@ -274,7 +304,8 @@ def delete(pod: Pod) -> None:
     pod.outcome = "deleted"
 
 
-def settle(pod: Pod, now: float, binary, secret_dir, hosts, work, restarts: bool) -> None:
+def settle(pod: Pod, now: float, binary, secret_dir, hosts, work, image: Image,
+           restarts: bool) -> None:
     """The Job controller's part: a pod that ended completes, fails or
     restarts its index (not once the launch is being deleted)."""
     if pod.outcome:
@@ -284,7 +315,7 @@ def settle(pod: Pod, now: float, binary, secret_dir, hosts, work, restarts: bool
         return
     if pod.restart_at and now >= pod.restart_at:
         pod.restart_at = 0.0
-        start(pod, binary, secret_dir, hosts, work)
+        start(pod, binary, secret_dir, hosts, work, image)
         return
     if pod.process is None or pod.restart_at or pod.process.poll() is None:
         return
@@ -296,10 +327,21 @@ def settle(pod: Pod, now: float, binary, secret_dir, hosts, work, restarts: bool
     pod.failures += 1
     spec = pod.job["spec"]
     limit = spec.get("backoffLimitPerIndex", spec.get("backoffLimit", 6))
-    if pod.failures > limit:
+    if pod.failures > limit or fails_index(spec, status):
         pod.outcome = "failed"
     else:
         pod.restart_at = now + 1.0
+
+
+def fails_index(spec: dict, status: int) -> bool:
+    """A podFailurePolicy rule FailIndex whose onExitCodes (operator In, for
+    the container "node") hold the exit status: the index fails at once."""
+    for rule in (spec.get("podFailurePolicy") or {}).get("rules", []):
+        codes = rule.get("onExitCodes")
+        if rule.get("action") == "FailIndex" and codes and codes.get("operator") == "In" \
+                and codes.get("containerName", "node") == "node" and status in codes["values"]:
+            return True
+    return False
 
 
 if __name__ == "__main__":

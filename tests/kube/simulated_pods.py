@@ -3,7 +3,8 @@
 manifests that --lp_launch=kubernetes --lp_dry_run writes, with TLS, one
 network namespace per pod.
 
-    simulated_pods.py CONSUMER_PRODUCERS ACTOR_LEARNER TEST_PROGRAM
+    simulated_pods.py CONSUMER_PRODUCERS ACTOR_LEARNER TEST_PROGRAM PYTHON_LEARNER PYTHON \
+        PYTHON_MISSING
 
 1. consumer_producers runs to its result: the coordinator exits 0, every
    index of every Job succeeds, and the consumer prints its sum.
@@ -18,6 +19,16 @@ network namespace per pod.
    serves: the Job starts it again each time, and once it serves the fourth
    time, the status table asked in the coordinator's pod shows it, and a
    SIGTERM to the coordinator (lp-kube stop) stops the program cleanly.
+6. python_learner (C++ actors, a Python learner) runs to its result, with
+   --lp_python=PYTHON (an interpreter with numpy and cbor2) and an image
+   whose environment puts the package launchpad_client on PYTHONPATH and
+   whose working directory holds learner.py: every index succeeds, the
+   learner's Python process runs in its pod with that interpreter,
+   PYTHONPATH and working directory, and nothing of it is left after.
+7. python_missing (tests/slurm/python_missing.cpp: a Python node whose
+   module no PYTHONPATH holds, in a group with 3 restarts): its pod fails
+   once with status 123, which a FailIndex rule of its Job names, and the
+   coordinator stops the program at once (exit 1), naming node and module.
 
 Needs root, iproute2 and util-linux (tools/test-hosts.sh); exits 77 (skipped)
 with a message without them, unless LP_REQUIRE_KUBE_PODS is set.
@@ -29,12 +40,15 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
 IMAGE = "registry.invalid/launchpad-test:1"
 
 
@@ -55,13 +69,81 @@ def manifests(binary: str, work: Path, *arguments: str) -> Path:
     return found[0].parent
 
 
+def pods_command(binary: str, manifest_dir: Path, work: Path, *options: str) -> list[str]:
+    return [sys.executable, str(HERE / "pods.py"), str(manifest_dir), "--binary", binary,
+            "--work", str(work / "pods"), "--timeout", "120", *options]
+
+
 def run_pods(binary: str, manifest_dir: Path, work: Path, *options: str) -> dict:
-    result = subprocess.run([sys.executable, str(HERE / "pods.py"), str(manifest_dir),
-                             "--binary", binary, "--work", str(work / "pods"), "--timeout", "120",
-                             *options], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(pods_command(binary, manifest_dir, work, *options),
+                            capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
         sys.exit(f"pods.py failed ({result.returncode}):\n{result.stderr}")
     return json.loads(result.stdout)
+
+
+def runtimes(tmp: Path) -> list[int]:
+    """The Python processes of the Python nodes whose host wrote their spec
+    under `tmp` (their TMPDIR): `<interpreter> -m launchpad_client.runtime
+    <tmp>/.../spec.json`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (len(argv) >= 4 and argv[1:3] == [b"-m", b"launchpad_client.runtime"]
+                and argv[3].startswith(str(tmp).encode() + b"/")):
+            found.append(int(entry))
+    return found
+
+
+def what_runtime_has(pid: int) -> dict | None:
+    """What a Python node's process was given: its command line, working
+    directory, PYTHONPATH and network namespace; None if it is gone."""
+    try:
+        argv = [w.decode() for w in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if w]
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+        environ = dict(e.decode().split("=", 1) for e in
+                       Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in e)
+        net = os.stat(f"/proc/{pid}/ns/net").st_ino
+    except (OSError, ValueError):
+        return None
+    return {"argv": argv, "cwd": cwd, "PYTHONPATH": environ.get("PYTHONPATH"), "net": net}
+
+
+def run_pods_watching(tmp: Path, binary: str, manifest_dir: Path, work: Path,
+                      *options: str) -> tuple[dict, dict | None]:
+    """run_pods, looking meanwhile (every 20 ms) for a Python node's process
+    under `tmp`: what it was given, read as soon as it runs."""
+    seen = None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pods = subprocess.Popen(pods_command(binary, manifest_dir, work, *options),
+                                stdout=out, stderr=err)
+        deadline = time.monotonic() + 300
+        try:
+            while pods.poll() is None and time.monotonic() < deadline:
+                if seen is None:
+                    for pid in runtimes(tmp):
+                        seen = what_runtime_has(pid) or seen
+                time.sleep(0.02)
+        finally:
+            if pods.poll() is None:
+                # KeyboardInterrupt: its cleanup ends the pods and takes the
+                # test hosts down.
+                pods.send_signal(signal.SIGINT)
+                try:
+                    pods.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    pods.kill()
+                    pods.wait()
+        out.seek(0)
+        err.seek(0)
+        if pods.returncode != 0:
+            sys.exit(f"pods.py failed ({pods.returncode}):\n{err.read().decode(errors='replace')}")
+        return json.loads(out.read()), seen
 
 
 def log_of(report: dict, pod_suffix: str) -> str:
@@ -92,10 +174,80 @@ def to_result(binary: str, work: Path, result_line: str, pod_with_result: str) -
     check(result_line in log_of(report, pod_with_result), f"{name}: '{result_line}'", report)
 
 
+def python_learner(binary: str, python: str, work: Path) -> None:
+    """python_learner's pods, as an image made for Python nodes runs them.
+    What such an image needs (beside the binary, as for any program):
+    - the interpreter: python3 with what the node's module imports (numpy
+      here) and cbor2 (python3-numpy, python3-cbor2), named by --lp_python,
+      which the manifests pass on in each container's command, or found as
+      python3 on the image's PATH;
+    - the package launchpad_client: the checkout's python/ on the image's
+      PYTHONPATH (ENV PYTHONPATH=...), or installed in the interpreter's
+      site-packages;
+    - the node's module (learner.py): in the image's WORKDIR, which
+      `python -m` puts first on sys.path, or on PYTHONPATH.
+    The manifests carry none of it, and need not: the workstation's paths
+    mean nothing in the image. (A group's env(), which they do carry, could
+    set PYTHONPATH for a group's nodes; the learner is in none.)
+    Here the image's ENV and WORKDIR are pods.py's --image-env and
+    --workdir, over this machine's file system: the example's directory
+    and the checkout's python/. TMPDIR, where a Python node's host writes
+    the node's spec, secret and key (a pod's /tmp in an image), is a
+    directory of this test's, by which it finds the Python process."""
+    tmp = work / "tmp"
+    tmp.mkdir(parents=True)
+    example = ROOT / "examples" / "python_learner"
+    package = ROOT / "python"
+    manifest_dir = manifests(binary, work, f"--lp_python={python}")
+    report, seen = run_pods_watching(
+        tmp, binary, manifest_dir, work, "--image-env", f"PYTHONPATH={package}",
+        "--image-env", f"TMPDIR={tmp}", "--workdir", str(example))
+    check(report["coordinator"] == 0, "python_learner: the coordinator exits 0", report)
+    check(all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
+          "python_learner: every index of every Job succeeds at its first start", report)
+    check("learner serving at https://" in log_of(report, "nodes-0"),
+          "python_learner: the learner serves over TLS in its pod", report)
+    check(any("average reward" in log_of(report, f"actors-{i}") for i in range(2)),
+          "python_learner: an actor learned", report)
+    check(seen is not None, "python_learner: the learner's Python process was seen running", report)
+    check(seen["argv"][:3] == [python, "-m", "launchpad_client.runtime"],
+          f"python_learner: the node runs --lp_python's interpreter ({seen['argv']})", report)
+    check(seen["cwd"] == str(example.resolve()),
+          f"python_learner: in the image's working directory ({seen['cwd']})", report)
+    check(seen["PYTHONPATH"] == str(package),
+          f"python_learner: with the image's PYTHONPATH ({seen['PYTHONPATH']})", report)
+    check(seen["net"] != os.stat("/proc/self/ns/net").st_ino,
+          "python_learner: in its pod's network namespace", report)
+    check(not runtimes(tmp), "python_learner: no Python process is left", report)
+    check(not any(tmp.iterdir()), "python_learner: no spec, secret or key is left", report)
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    check(not re.search(r"^lp-h[0-9]+", namespaces, re.M),
+          "python_learner: no pod's network namespace is left", report)
+
+
+def python_missing(binary: str, python: str, work: Path) -> None:
+    """A Python node whose image cannot have its class (a module on no
+    PYTHONPATH), in a group with restarts: its pod fails once, with the
+    status no restart mends, its Job does not start it again, and the
+    coordinator stops the program at once, naming the node and the module."""
+    work.mkdir(parents=True)
+    report = run_pods(binary, manifests(binary, work, f"--lp_python={python}"), work,
+                      "--image-env", f"PYTHONPATH={ROOT / 'python'}")
+    ghost = next(p for p in report["pods"] if p["pod"].endswith("-ghosts-0"))
+    check(ghost["exits"] == [123] and ghost["outcome"] == "failed",
+          "python_missing: the Python node's pod fails once, its index not started again", report)
+    check(report["coordinator"] == 1, "python_missing: the coordinator exits 1", report)
+    coordinator = log_of(report, "coordinator-0")
+    check("ghosts/0" in coordinator and "lp_test_no_such_module" in coordinator
+          and "restarts)" not in coordinator,
+          "python_missing: the coordinator names the node and the module, and restarts nothing",
+          report)
+
+
 def main() -> int:
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 7:
         sys.exit(__doc__)
-    consumer_producers, actor_learner, program = sys.argv[1:]
+    consumer_producers, actor_learner, program, learner, python, missing = sys.argv[1:]
     if os.geteuid() != 0:
         skip("not root (network namespaces need it)")
     for tool in ("ip", "nsenter", "unshare", "mount", "hostname"):
@@ -155,6 +307,9 @@ def main() -> int:
               "1 restart", report)
         check("flaky/0 failed (its pod ended without a word" in log_of(report, "coordinator-0"),
               "flaky: the coordinator counts the kill against the group's restarts", report)
+
+        python_learner(learner, python, work / "pl")
+        python_missing(missing, python, work / "pm")
     return 0
 
 

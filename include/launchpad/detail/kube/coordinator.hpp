@@ -97,8 +97,10 @@ class coordinator {
                   return runs_finished(names, wait);
                 },
             .process_ended =
-                [this](const std::string& label, const std::string& failure) {
-                  ended(label, failure.empty() ? std::nullopt : std::optional(failure));
+                [this](const std::string& label, const std::string& failure,
+                       bool unrecoverable) {
+                  ended(label, failure.empty() ? std::nullopt : std::optional(failure),
+                        unrecoverable);
                 },
             .published = [this](const std::string& label,
                                 const address& where) { published(label, where); }},
@@ -188,13 +190,17 @@ class coordinator {
               << where.port << std::endl;
   }
 
-  void ended(const std::string& label, std::optional<std::string> failure) {
+  void ended(const std::string& label, std::optional<std::string> failure,
+             bool unrecoverable = false) {
     {
       std::lock_guard lock(mutex_);
       auto it = unit_of_.find(label);
       if (it == unit_of_.end()) return;
       auto& unit = units_.at(it->second);
       unit.where.reset();
+      // Its Job does not start it again either (FailIndex on its exit
+      // status, manifests.hpp).
+      if (failure && unrecoverable) unit.failures = unit.plan.settings.max_restarts;
       if (failure)
         fail(unit, *failure);
       else

@@ -12,6 +12,7 @@
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/run/run_directory.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
+#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/program.hpp>
 #include <string>
 #include <string_view>
@@ -276,7 +277,14 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   // restarts leaves the others theirs, as under local_mp. What the program
   // does when one has no restarts left, the coordinator decides.
   spec["backoffLimitPerIndex"] = settings.max_restarts;
-  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions})}};
+  // A node that cannot start for a reason a restart would not mend (a
+  // Python class its image cannot have) spends no restarts.
+  yaml_value unrecoverable = yaml_value::object();
+  unrecoverable["action"] = "FailIndex";
+  unrecoverable["onExitCodes"] = {{"containerName", "node"},
+                                  {"operator", "In"},
+                                  {"values", yaml_value::array({unrecoverable_exit_status})}};
+  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
   spec["template"] = pod_template(pod_labels, plan, container, env);
   yaml_value job = yaml_value::object();
   job["apiVersion"] = "batch/v1";

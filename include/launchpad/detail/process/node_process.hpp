@@ -199,7 +199,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // Its own lines said why; a restart would say it again.
     std::cerr << "[lp] " << e.what() << std::endl;
     if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}});
+      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}, {"unrecoverable", true}});
     return unrecoverable_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;

@@ -40,9 +40,11 @@ class rendezvous_server {
                                       std::chrono::milliseconds wait)>
         runs_finished;
     // A node process ends, and tells how: `failure` is empty for a clean
-    // end. Only where the launcher does not see its processes exit
-    // (Kubernetes); elsewhere left empty.
-    std::function<void(const std::string& label, const std::string& failure)>
+    // end; `unrecoverable`, a failure no restart mends (a Python node whose
+    // class its host cannot have). Only where the launcher does not see its
+    // processes exit (Kubernetes); elsewhere left empty.
+    std::function<void(const std::string& label, const std::string& failure,
+                       bool unrecoverable)>
         process_ended;
     // A node published where it serves; may be left empty.
     std::function<void(const std::string& label, const address& where)> published;
@@ -127,7 +129,8 @@ class rendezvous_server {
       routes.post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
                     auto body = json::parse(req.body);
                     on_.process_ended(body.at("label").template get<std::string>(),
-                                      body.at("failure").template get<std::string>());
+                                      body.at("failure").template get<std::string>(),
+                                      body.value("unrecoverable", false));
                     res.set_content("{}", "application/json");
                   }));
     routes.post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {

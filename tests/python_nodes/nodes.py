@@ -63,6 +63,9 @@ class Tally:
     def pid(self) -> int:
         return os.getpid()
 
+    def env(self, name: str) -> str:
+        return os.environ.get(name, "")
+
     def state(self) -> int:
         return self.total
 

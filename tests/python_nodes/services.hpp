@@ -46,11 +46,12 @@ LP_PYTHON(Runner, "nodes", "Runner");
 struct Tally {
   long add(long x);
   long pid();
+  std::string env(std::string name);
   // Its checkpoint: Python's state() and restore(value), of this type.
   long lp_save() const;
   void lp_restore(long total);
 };
-LP_SERVICE(Tally, add, pid);
+LP_SERVICE(Tally, add, pid, env);
 LP_PYTHON(Tally, "nodes", "Tally");
 
 struct Fanout {

@@ -52,6 +52,20 @@ TEST_SUITE("python_nodes") {
     running.stop();
   }
 
+  TEST_CASE("a reserved Python node, defined later, and a group's env in its process") {
+    lp::program p("pyn");
+    auto learner = p.reserve<pyn::Learner>("learner");
+    auto counter = p.add_node<pyn::Counter>("counter");
+    p.define(learner, counter, 2.0, std::string("late"), std::vector<float>{1.f});
+    auto tallies = p.group("tallies");
+    tallies.env({{"PYN_GREETING", "hello from the group"}});
+    auto tally = tallies.add_node<pyn::Tally>();
+    lp::controller running(p, with_python());
+    CHECK(running.client(learner).describe() == "late:1:1");
+    CHECK(running.client(tally).env("PYN_GREETING") == "hello from the group");
+    running.stop();
+  }
+
   TEST_CASE("a std::vector of handles reaches __init__ as a list of clients") {
     lp::program p("pyn");
     std::vector<lp::handle<pyn::Counter>> counters;

@@ -275,12 +275,12 @@ class program {
   // form; its handles become typed Python clients there.
   template <class T, class... Args>
   std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec, const Args&... args) {
-    static_assert((detail::python_argument_type<std::decay_t<Args>> && ...),
+    static_assert(detail::python_arguments<std::decay_t<Args>...>,
                   "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
                   "goes to the class's __init__, so it must have a wire form, as a method's "
                   "parameter must, or be an lp::handle (or a std::vector of them)");
     auto made = std::make_shared<detail::python_recipe>();
-    if constexpr ((detail::python_argument_type<std::decay_t<Args>> && ...)) {
+    if constexpr (detail::python_arguments<std::decay_t<Args>...>) {
       auto check = [&](const std::string& target, const program* owner) {
         connect(spec, target, owner);
       };

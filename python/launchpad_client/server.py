@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 from . import codec, hints
 from . import metrics as user_metrics
+from .optional_packages import numpy as np
 from .schema import from_schema
 
 MAX_HEAD = 64 * 1024
@@ -628,7 +629,10 @@ class _Reader:
             body = bytes(self._buffer[:length])
             del self._buffer[:length]
             return body
-        body = bytearray(length)
+        # A large body goes into memory nobody zeroes first, and its typed
+        # arrays stay there as the method's numpy arrays (codec.decode_cbor).
+        body = (np.empty(length, dtype=np.uint8) if np is not None and length >= codec.LARGE_ARRAY
+                else bytearray(length))
         view = memoryview(body)
         have = len(self._buffer)
         view[:have] = self._buffer

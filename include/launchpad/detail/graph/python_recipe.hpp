@@ -53,6 +53,11 @@ inline constexpr bool is_handle_list<std::vector<handle<T>>> = true;
 template <class A>
 concept python_argument_type = is_handle<A> || is_handle_list<A> || has_wire_form<A>;
 
+// As a value, so that a compiler's message for the refusal is the library's
+// alone, not each concept's reasons.
+template <class... A>
+inline constexpr bool python_arguments = (python_argument_type<A> && ...);
+
 template <class A>
 python_argument python_argument_of(const A& value) {
   python_argument out;

@@ -339,6 +339,7 @@ class node_host {
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
     settings.max_body_bytes = options_.max_body_bytes;
+    settings.tune_malloc = options_.tune_malloc;
     if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
       settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
       settings.checkpoint_restore =

@@ -13,6 +13,9 @@
 #include <launchpad/detail/kube/submit.hpp>
 #include <launchpad/detail/kube/yaml.hpp>
 #include <launchpad/detail/run/flags.hpp>
+#include <launchpad/launch/kubernetes.hpp>
+#include <launchpad/launch/slurm.hpp>
+#include <set>
 #include <sstream>
 
 #include "command.hpp"
@@ -320,6 +323,68 @@ TEST_SUITE("kube") {
     }
     CHECK(lp::detail::kube::new_launch_name("p") !=
           lp::detail::kube::new_launch_name("p"));
+  }
+
+  // docs/kubernetes.md, "The manifests": a group's Job is named by its
+  // label alone if no other group's Job could take that name; else by its
+  // label's first 16 characters and its position among all the graph's
+  // groups (those of nodes outside any group included), from 0.
+  TEST_CASE("names: Jobs of groups that share a label are numbered by their position") {
+    lp::program p("numbered");
+    p.group("actors").add_node<t::Counter>();                     // 0
+    p.group("Learner").add_node<t::Counter>();                    // 1
+    p.add_node<t::Counter>("alone");                              // 2: "nodes"
+    p.group("learner").add_node<t::Counter>();                    // 3
+    p.group("Nodes").add_node<t::Counter>();                      // 4
+    p.group("learner_1").add_node<t::Counter>();                  // 5: 1's numbered name
+    p.group(std::string(18, 'b') + "_x").add_node<t::Counter>();  // 6
+    p.group(std::string(18, 'B') + "-X").add_node<t::Counter>();  // 7
+    lp::detail::kube::launch_names names{"lp-numbered-00000"};
+    std::vector<std::string> jobs;
+    for (std::size_t i = 0; i < 8; ++i) jobs.push_back(names.job_of(p, i));
+    CHECK(jobs == std::vector<std::string>{
+                      "lp-numbered-00000-actors",
+                      "lp-numbered-00000-learner-1",
+                      "lp-numbered-00000-nodes-2",
+                      "lp-numbered-00000-learner-3",
+                      "lp-numbered-00000-nodes-4",
+                      "lp-numbered-00000-learner-1-5",
+                      "lp-numbered-00000-" + std::string(16, 'b') + "-6",
+                      "lp-numbered-00000-" + std::string(16, 'b') + "-7",
+                  });
+    CHECK(std::set<std::string>(jobs.begin(), jobs.end()).size() == jobs.size());
+    // One group with a label of its own keeps it, whatever its position.
+    lp::program q("plain");
+    q.add_node<t::Counter>("alone");
+    q.group("Learner").add_node<t::Counter>();
+    lp::detail::kube::launch_names plain{"lp-plain-00000"};
+    CHECK(plain.job_of(q, 0) == "lp-plain-00000-nodes");
+    CHECK(plain.job_of(q, 1) == "lp-plain-00000-learner");
+  }
+
+  // docs/launching.md lists Kubernetes among the policies and the cluster
+  // launches, beside Slurm.
+  TEST_CASE("docs/launching.md names Kubernetes as a cluster launch beside Slurm") {
+    std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() /
+                     "docs" / "launching.md");
+    REQUIRE(in);
+    std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    for (const auto& [type, flag] :
+         {std::pair<std::string, std::string_view>{"lp::slurm", lp::slurm::flag},
+          {"lp::kubernetes", lp::kubernetes::flag}}) {
+      auto row = "| `" + type + "` | `" + std::string(flag) + "` |";
+      CAPTURE(row);
+      auto first = doc.find(row);
+      CHECK(first != std::string::npos);                     // where every node is
+      CHECK(doc.find(row, first + 1) != std::string::npos);  // from main()
+    }
+    auto from = doc.find("## Not there yet");
+    REQUIRE(from != std::string::npos);
+    auto section = doc.substr(from, doc.find("\n## ", from + 1) - from);
+    INFO(section);
+    CHECK(section.find("(kubernetes.md") != std::string::npos);
+    CHECK(section.find("(slurm.md") != std::string::npos);
+    CHECK(section.find("the one cluster launch") == std::string::npos);
   }
 
   TEST_CASE("the flags: the image is required, values are checked, defaults") {

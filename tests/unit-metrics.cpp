@@ -5,6 +5,7 @@
 #include <launchpad/detail/observe/exposition.hpp>
 #include <launchpad/detail/observe/metric_name.hpp>
 #include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/replay.hpp>
 
 #include "command.hpp"
 #include "services.hpp"
@@ -305,6 +306,77 @@ TEST_SUITE("metrics") {
     auto text = m::scrape(running.urls().at("counter"), running.secret());
     CHECK(m::sample(text, R"(lp_calls_total{node="counter",method="add",code="200"})") ==
           5);
+  }
+
+  // A call that ends at its caller's deadline (lp::replay's limiter waits
+  // until then, and answers 504 deadline_exceeded) counts under its own
+  // code, in both forms of the metrics, and is in flight only while it runs;
+  // so is a slow method whose caller gave up before it ended.
+  TEST_CASE(
+      "a call that ends with 504 counts under code 504, and is in flight only until it "
+      "ends") {
+    using test_process::eventually;
+    lp::program p("metrics");
+    auto replay = p.add_node<lp::replay<long>>(
+        "replay",
+        lp::replay_config{{{.name = "t", .limiter = lp::rate_limiter::min_size(5)}}});
+    auto sleepy = p.add_node<t::Sleepy>("sleepy");
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    auto url = running.urls().at("replay");
+    // The node's own answer, at the deadline the call sent (less its
+    // allowance for the reply): a caller that waits longer hears it.
+    httplib::Client http(url);
+    http.set_read_timeout(std::chrono::seconds(30));
+    auto reply = http.Post(
+        "/lp/v1/call/sample",
+        {{"Authorization", "Bearer " + running.secret()}, {"Lp-Deadline-Ms", "200"}},
+        R"(["t", 1])", "application/json");
+    REQUIRE(reply);
+    REQUIRE(reply->status == 504);
+    // And a C++ caller's, which may hear the node's 504 or give up first.
+    CHECK_THROWS_AS(running.client(replay)
+                        .with_deadline(std::chrono::milliseconds(200))
+                        .sample("t", 1),
+                    lp::deadline_exceeded);
+    auto sample_504 = R"(lp_calls_total{node="replay",method="sample",code="504"})";
+    std::string text;
+    REQUIRE(eventually(
+        [&] {
+          text = m::scrape(url, running.secret());
+          return m::sample(text, sample_504) == 2;
+        },
+        std::chrono::seconds(10)));
+    INFO(text);
+    CHECK(text.find(R"(method="sample",code="other")") == std::string::npos);
+    CHECK(m::sample(text, R"(lp_calls_in_flight{node="replay",method="sample"})") == 0);
+    CHECK(m::sample(text,
+                    R"(lp_call_duration_seconds_count{node="replay",method="sample"})") ==
+          2);
+    auto json = m::scrape_json(url, running.secret());
+    auto methods = json.at("methods");
+    auto sample = std::find_if(
+        methods.begin(), methods.end(),
+        [](const lp::json& method) { return method.at("name") == "sample"; });
+    REQUIRE(sample != methods.end());
+    CHECK(sample->at("by_code") == lp::json{{"504", 2}});
+    CHECK(sample->at("in_flight") == 0);
+
+    // A slow method past its caller's deadline: the caller has given up,
+    // the node still answers (in flight), then counts the call as it ended.
+    auto sleeper = running.client(sleepy).with_deadline(std::chrono::milliseconds(100));
+    CHECK_THROWS_AS(sleeper.sleep(2000), lp::deadline_exceeded);
+    auto slept = running.urls().at("sleepy");
+    auto in_flight = R"(lp_calls_in_flight{node="sleepy",method="sleep"})";
+    CHECK(m::sample(m::scrape(slept, running.secret()), in_flight) == 1);
+    REQUIRE(eventually(
+        [&] {
+          text = m::scrape(slept, running.secret());
+          return m::sample(text, in_flight) == 0;
+        },
+        std::chrono::seconds(10)));
+    CHECK(m::sample(text, R"(lp_calls_total{node="sleepy",method="sleep",code="200"})") ==
+          1);
+    CHECK(running.stop());
   }
 
   TEST_CASE("a batched method's batch sizes") {

@@ -9,9 +9,17 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <launchpad/detail/run/checkpoints.hpp>
+#include <launchpad/json.hpp>
 #include <launchpad/replay.hpp>
+#include <limits>
 #include <map>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -38,6 +46,115 @@ std::vector<long> items_of(const std::vector<lp::sampled<long>>& drawn) {
   std::vector<long> out;
   for (auto& d : drawn) out.push_back(d.item);
   return out;
+}
+
+// A file of the repository, found from this test's own place.
+std::string repository_file(const std::string& path) {
+  std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() / path);
+  REQUIRE_MESSAGE(in, "cannot read " << path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// C++ text without its comments (string literals kept as they are).
+std::string without_comments(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '"') {
+      auto end = i + 1;
+      while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+      out += text.substr(i, end + 1 - i);
+      i = end;
+    } else if (text.substr(i, 2) == "//") {
+      while (i < text.size() && text[i] != '\n') ++i;
+      out += '\n';
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// Whitespace as one space, and none beside brackets or before a comma: a
+// declaration reads the same however a line is broken.
+std::string squeezed(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\t') {
+      space = !out.empty();
+      continue;
+    }
+    bool tight =
+        std::strchr("()<>[],;", c) || (!out.empty() && std::strchr("(<[", out.back()));
+    if (space && !tight) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+// The public members that `opening` ("class replay {", "struct table_config
+// {") declares in `header`, each as a declaration ending in ';': member
+// functions without their bodies or a constructor's initializers, data
+// members with their defaults. static_asserts are no members.
+std::vector<std::string> public_declarations(const std::string& header,
+                                             const std::string& opening) {
+  auto text = without_comments(header);
+  auto at = text.find(opening);
+  REQUIRE_MESSAGE(at != std::string::npos, "no '" << opening << "' in the header");
+  bool is_public = opening.starts_with("struct");
+  std::vector<std::string> found;
+  std::string current;
+  auto emit = [&] {
+    auto declaration = squeezed(current);
+    current.clear();
+    // A constructor's initializers follow a lone ':' after its parameters.
+    if (auto open = declaration.find('('); open != std::string::npos) {
+      auto i = open;
+      for (int depth = 0; i < declaration.size(); ++i) {
+        depth += declaration[i] == '(' ? 1 : declaration[i] == ')' ? -1 : 0;
+        if (depth == 0) break;
+      }
+      for (; i + 1 < declaration.size(); ++i)
+        if (declaration[i] == ':' && declaration[i + 1] != ':' &&
+            declaration[i - 1] != ':') {
+          declaration = squeezed(declaration.substr(0, i));
+          break;
+        }
+    }
+    if (is_public && !declaration.empty() && !declaration.starts_with("static_assert"))
+      found.push_back(declaration + ";");
+  };
+  int parens = 0;
+  for (auto i = at + opening.size(); i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(') ++parens;
+    if (c == ')') --parens;
+    if (parens > 0 || (c != '{' && c != ';' && c != '}' && c != ':')) {
+      current += c;
+      continue;
+    }
+    if (c == '}') break;  // the class's end
+    if (c == ':') {
+      auto word = squeezed(current);
+      if (text[i + 1] != ':' &&
+          (word == "public" || word == "private" || word == "protected")) {
+        is_public = word == "public";
+        current.clear();
+      } else {
+        current += c;
+        if (text[i + 1] == ':') current += text[++i];
+      }
+      continue;
+    }
+    if (c == '{') {  // a member function's body: skipped
+      int depth = 1;
+      while (depth > 0 && ++i < text.size())
+        depth += text[i] == '{' ? 1 : text[i] == '}' ? -1 : 0;
+    }
+    emit();
+  }
+  return found;
 }
 }  // namespace replay_test
 
@@ -136,6 +253,138 @@ TEST_SUITE("replay") {
     CHECK(kept(lp::remover::lowest_priority()) == std::vector<long>{1, 3, 5});
     CHECK(kept(lp::remover::highest_priority()) == std::vector<long>{2, 4, 5});
     CHECK(kept(lp::remover::uniform()).size() == 3);
+  }
+
+  // docs/replay.md says which item each remover drops; the LIFO one, item
+  // by item: the newest of those already in, never the one coming in.
+  TEST_CASE(
+      "the lifo remover drops the newest item already in, and the new one goes in") {
+    lp::replay<long> r(one_table({.name = "t",
+                                  .sampler = lp::sampler::fifo(),
+                                  .remover = lp::remover::lifo(),
+                                  .max_size = 3}));
+    for (long i = 1; i <= 3; ++i) r.insert("t", i, 1);
+    // The items in, oldest first (a checkpoint lists them by key).
+    auto in = [&] {
+      auto state = r.lp_save();
+      std::vector<long> items;
+      for (auto& saved : state.tables.front().items) items.push_back(saved.item);
+      return items;
+    };
+    r.insert("t", 4, 1);  // 3 goes
+    CHECK(in() == std::vector<long>{1, 2, 4});
+    r.insert("t", 5, 1);  // 4 goes
+    CHECK(in() == std::vector<long>{1, 2, 5});
+    CHECK(r.info().front().removed == 2);
+  }
+
+  // docs/replay.md, "The API, in full": every public member of lp::replay
+  // and of what configures it, with its defaults, as replay.hpp declares it.
+  TEST_CASE(
+      "docs/replay.md gives every public declaration of lp::replay and its "
+      "configuration") {
+    auto header = replay_test::repository_file("include/launchpad/replay.hpp");
+    auto doc = replay_test::squeezed(replay_test::repository_file("docs/replay.md"));
+    std::size_t checked = 0;
+    for (auto opening :
+         {"class sampler {", "class remover {", "class rate_limiter {",
+          "struct table_config {", "struct replay_config {", "class replay {"}) {
+      auto declarations = replay_test::public_declarations(header, opening);
+      CAPTURE(opening);
+      CHECK(!declarations.empty());
+      for (auto& declaration : declarations) {
+        CAPTURE(declaration);
+        CHECK(doc.find(declaration) != std::string::npos);
+        ++checked;
+      }
+    }
+    // The extraction itself: a member function, a default, a constructor.
+    auto replay = replay_test::public_declarations(header, "class replay {");
+    CHECK(std::find(replay.begin(), replay.end(),
+                    "explicit replay(replay_config config);") != replay.end());
+    CHECK(std::find(replay.begin(), replay.end(),
+                    "std::vector<table_info> info() const;") != replay.end());
+    auto table = replay_test::public_declarations(header, "struct table_config {");
+    CHECK(std::find(table.begin(), table.end(), "std::size_t max_size = 1'000'000;") !=
+          table.end());
+    CHECK(checked > 30);
+  }
+
+  // A priority that is negative, NaN or infinite is the caller's mistake:
+  // 400 bad_request, as an argument of the wrong type is, not a 500.
+  TEST_CASE(
+      "a negative, NaN or infinite priority is a bad request (400), and the node serves "
+      "on") {
+    lp::program p("replay_bad_priority");
+    auto node = p.add_node<lp::replay<long>>("replay", one_table({.name = "t"}));
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    httplib::Client http(running.urls().at("replay"));
+    http.set_read_timeout(std::chrono::seconds(30));
+    // ["t", 1, priority] in CBOR: JSON has no NaN or infinity.
+    auto body = [](double priority) {
+      std::string cbor = "\x83\x61t\x01\xfb";
+      std::uint64_t bits;
+      std::memcpy(&bits, &priority, sizeof bits);
+      for (int shift = 56; shift >= 0; shift -= 8)
+        cbor += static_cast<char>(bits >> shift);
+      return cbor;
+    };
+    for (double priority : {-1.0, std::numeric_limits<double>::quiet_NaN(),
+                            std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity()}) {
+      CAPTURE(priority);
+      auto reply = http.Post("/lp/v1/call/insert",
+                             {{"Authorization", "Bearer " + running.secret()},
+                              {"Accept", "application/json"}},
+                             body(priority), "application/cbor");
+      REQUIRE(reply);
+      CHECK(reply->status == 400);
+      INFO(reply->body);
+      auto error = lp::json::parse(reply->body).at("error");
+      CHECK(error.at("code") == "bad_request");
+      CHECK(error.at("node") == "replay");
+      CHECK(error.at("method") == "insert");
+      CHECK(error.at("message").get<std::string>().starts_with("argument 3 of insert: "));
+      CHECK(error.at("message").get<std::string>().find("finite numbers >= 0") !=
+            std::string::npos);
+    }
+    auto json_reply =
+        http.Post("/lp/v1/call/insert", {{"Authorization", "Bearer " + running.secret()}},
+                  R"(["t", 1, -0.5])", "application/json");
+    REQUIRE(json_reply);
+    CHECK(json_reply->status == 400);
+    // A C++ caller gets lp::remote_error, with the status and the code.
+    auto replay = running.client(node);
+    try {
+      replay.insert_batch("t", {1, 2}, {1, std::numeric_limits<double>::quiet_NaN()});
+      FAIL("insert_batch took a NaN priority");
+    } catch (const lp::remote_error& e) {
+      CHECK(e.status() == 400);
+      CHECK(e.code() == "bad_request");
+      CHECK(e.message().starts_with("argument 3 of insert_batch: "));
+    }
+    // The node serves on, and nothing of the refused calls went in.
+    auto key = replay.insert("t", 7, 1);
+    try {
+      replay.update_priorities("t", {key}, {-std::numeric_limits<double>::infinity()});
+      FAIL("update_priorities took an infinite priority");
+    } catch (const lp::remote_error& e) {
+      CHECK(e.status() == 400);
+      CHECK(e.code() == "bad_request");
+    }
+    auto info = replay.info().front();
+    CHECK(info.size == 1);
+    CHECK(info.inserts == 1);
+    auto drawn = replay.sample("t", 1).front();
+    CHECK(drawn.item == 7);
+    CHECK(drawn.priority == 1);
+    // On a plain object, outside a call, the same mistakes are lp::usage_error.
+    lp::replay<long> plain(one_table({.name = "t"}));
+    CHECK_THROWS_AS(plain.insert("t", 1, std::numeric_limits<double>::quiet_NaN()),
+                    lp::usage_error);
+    CHECK_THROWS_AS(plain.insert("t", 1, std::numeric_limits<double>::infinity()),
+                    lp::usage_error);
+    CHECK(running.stop());
   }
 
   TEST_CASE("remove, info, several tables, and mistakes named") {

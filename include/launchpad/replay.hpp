@@ -19,9 +19,13 @@
 //
 // A call the limiter holds back waits, at most until the caller's deadline
 // (lp::caller_deadline(); the caller then sees lp::deadline_exceeded), and
-// ends with lp::stopping when the program stops. Its items are the node's
-// checkpoint (lp_save/lp_restore), and its figures are metrics:
-// replay_<table>_size, _inserts_total, _samples_total, _blocked_seconds_total.
+// ends with lp::stopping when the program stops. A bad argument (a table it
+// does not have, a priority that is negative, NaN or infinite, lists of
+// different lengths) is the caller's bad request (400 bad_request; an
+// lp::remote_error at a C++ caller), or lp::usage_error on a plain object.
+// Its items are the node's checkpoint (lp_save/lp_restore), and its figures
+// are metrics: replay_<table>_size, _inserts_total, _samples_total,
+// _blocked_seconds_total.
 //
 // Not included by <launchpad/launchpad.hpp>: a program that uses it includes
 // this header.
@@ -171,22 +175,25 @@ class replay {
   replay_key insert(const std::string& table, Item item, double priority) {
     std::vector<Item> one;
     one.push_back(std::move(item));
-    return tables_->find(table).insert(std::move(one), {priority}, caller_deadline()).front();
+    return tables_->find(table, "insert")
+        .insert(std::move(one), {priority}, caller_deadline(), "insert")
+        .front();
   }
 
   // Inserts items[i] with priorities[i], all at once (the limiter lets the
   // whole batch go or waits); returns their keys.
   std::vector<replay_key> insert_batch(const std::string& table, std::vector<Item> items,
                                        std::vector<double> priorities) {
-    return tables_->find(table).insert(std::move(items), std::move(priorities),
-                                       caller_deadline());
+    return tables_->find(table, "insert_batch")
+        .insert(std::move(items), std::move(priorities), caller_deadline(),
+                "insert_batch");
   }
 
   // n draws, each with its key and probability. Waits until the limiter
   // allows n samples; fewer come back only if max_times_sampled empties the
   // table in the middle.
   std::vector<sampled<Item>> sample(const std::string& table, std::uint64_t n) {
-    auto drawn = tables_->find(table).sample(n, caller_deadline());
+    auto drawn = tables_->find(table, "sample").sample(n, caller_deadline());
     std::vector<sampled<Item>> out;
     out.reserve(drawn.size());
     for (auto& d : drawn) out.push_back({d.key, *d.item, d.priority, d.probability, d.times_sampled});
@@ -197,12 +204,12 @@ class replay {
   // are skipped. Returns how many were updated.
   std::uint64_t update_priorities(const std::string& table, std::vector<replay_key> keys,
                                   std::vector<double> priorities) {
-    return tables_->find(table).update_priorities(keys, priorities);
+    return tables_->find(table, "update_priorities").update_priorities(keys, priorities);
   }
 
   // Removes the keys still in the table; returns how many were.
   std::uint64_t remove(const std::string& table, std::vector<replay_key> keys) {
-    return tables_->find(table).remove(keys);
+    return tables_->find(table, "remove").remove(keys);
   }
 
   std::vector<table_info> info() const {

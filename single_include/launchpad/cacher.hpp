@@ -37,6 +37,8 @@
 // docs/cacher.md says what a caller gets and when. Not included by
 // <launchpad/launchpad.hpp>: a program that uses it includes this header.
 
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
 #include <chrono>
 
 // ---- launchpad/detail/reflect/forwarded_method.hpp ----
@@ -54,8 +56,6 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/hana/tuple.hpp>
-#include <boost/hana/type.hpp>
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
@@ -332,6 +332,34 @@ struct cached_method<Cacher, Result, std::tuple<P...>> {
 template <class T, auto Method>
 using cached_signature = member_function<decltype(Method)>;
 
+// Whether T's LP_SERVICE lists Method, checked in a function: its
+// static_assert says so alone, and leaves lp::cacher<T, Method> a class
+// that add_node can take (clang++ takes a class whose own static_assert
+// failed for broken, and add_node would then add a second message). The
+// cacher is then a service of no methods (refused_cacher_definition).
+template <class T, auto Method>
+constexpr bool cacher_method_listed() {
+  static_assert(!service<T> || !std::is_void_v<typename cached_listing<T, Method>::type>,
+                "lp::cacher<T, &T::m>: LP_SERVICE(T, ...) does not list m (T::m is named "
+                "beside this message); a cacher serves a remote method: add m to T's "
+                "LP_SERVICE");
+  return true;
+}
+
+// What lp_service_lookup gives for a cacher of a method T's LP_SERVICE does
+// not list: a service, of no methods, so that add_node does not say that
+// the cacher is no service after cacher_method_listed has said why.
+template <class Service>
+struct refused_cacher_definition {
+  using service_type = Service;
+  static constexpr std::string_view name = cacher_prefix;
+  static constexpr auto methods = boost::hana::tuple_t<>;
+  template <class Caller>
+  struct proxy : Caller {
+    using Caller::Caller;
+  };
+};
+
 }  // namespace detail
 
 template <class T, auto Method>
@@ -346,10 +374,7 @@ class cacher
   static_assert(service<T>,
                 "lp::cacher<T, &T::m>: T is not a service; declare it with "
                 "LP_SERVICE(T, m, ...) right after T");
-  static_assert(!service<T> || !std::is_void_v<listed>,
-                "lp::cacher<T, &T::m>: LP_SERVICE(T, ...) does not list m (T::m is named "
-                "beside this message); a cacher serves a remote method: add m to T's "
-                "LP_SERVICE");
+  static_assert(detail::cacher_method_listed<T, Method>());
   static_assert(std::is_void_v<listed> || !detail::batched_method<listed>,
                 "lp::cacher<T, &T::m>: T::m is batched (LP_BATCHED), and a cacher takes "
                 "whole calls; put the cacher in front of a method that is not batched");
@@ -447,6 +472,11 @@ detail::forwarding_definition<cacher<T, Method>,
                               typename detail::cached_listing<T, Method>::type,
                               &cacher<T, Method>::answer>
 lp_service_lookup(lp_service_tag<cacher<T, Method>>);
+
+template <class T, auto Method>
+  requires(service<T> && std::is_void_v<typename detail::cached_listing<T, Method>::type>)
+detail::refused_cacher_definition<cacher<T, Method>> lp_service_lookup(
+    lp_service_tag<cacher<T, Method>>);
 
 }  // namespace lp
 #endif  // LP_SINGLE_INCLUDE_LAUNCHPAD_CACHER_HPP

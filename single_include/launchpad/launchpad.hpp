@@ -4668,10 +4668,12 @@ inline constexpr auto latency_bounds_ns = [] {
 inline constexpr std::array<std::uint64_t, 12> batch_bounds = {
     1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
 
-// The statuses a call ends with (docs/protocol.md); any other lands in the
-// last slot, reported as "other".
-inline constexpr std::array<int, 10> call_statuses = {200, 400, 401, 404, 408,
-                                                      413, 415, 500, 503, 0};
+// The statuses a call ends with (docs/protocol.md, "Errors"): 502 from a
+// cacher whose node behind failed, 504 from a method that waited until its
+// caller's deadline (lp::replay, lp::cacher). Any other lands in the last
+// slot, reported as "other".
+inline constexpr std::array<int, 12> call_statuses = {200, 400, 401, 404, 408, 413,
+                                                      415, 500, 502, 503, 504, 0};
 
 inline std::size_t status_slot(int status) {
   for (std::size_t i = 0; i + 1 < call_statuses.size(); ++i)
@@ -5990,6 +5992,11 @@ inline constexpr bool is_handle_list<std::vector<handle<T>>> = true;
 template <class A>
 concept python_argument_type = is_handle<A> || is_handle_list<A> || has_wire_form<A>;
 
+// As a value, so that a compiler's message for the refusal is the library's
+// alone, not each concept's reasons.
+template <class... A>
+inline constexpr bool python_arguments = (python_argument_type<A> && ...);
+
 template <class A>
 python_argument python_argument_of(const A& value) {
   python_argument out;
@@ -6257,12 +6264,12 @@ class program {
   // form; its handles become typed Python clients there.
   template <class T, class... Args>
   std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec, const Args&... args) {
-    static_assert((detail::python_argument_type<std::decay_t<Args>> && ...),
+    static_assert(detail::python_arguments<std::decay_t<Args>...>,
                   "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
                   "goes to the class's __init__, so it must have a wire form, as a method's "
                   "parameter must, or be an lp::handle (or a std::vector of them)");
     auto made = std::make_shared<detail::python_recipe>();
-    if constexpr ((detail::python_argument_type<std::decay_t<Args>> && ...)) {
+    if constexpr (detail::python_arguments<std::decay_t<Args>...>) {
       auto check = [&](const std::string& target, const program* owner) {
         connect(spec, target, owner);
       };
@@ -11871,6 +11878,9 @@ struct python_settings {
   // Only import the class and compare it with its declaration, then end
   // (check_python_nodes).
   bool check_only = false;
+  // Tune the node's glibc malloc as a C++ node's (keep_large_blocks): a
+  // 4 MB body's blocks stay the process's, not the kernel's, between calls.
+  bool tune_malloc = true;
 };
 
 class python_node {
@@ -12005,6 +12015,11 @@ class python_node {
     if (settings_.check_only) child.arguments.emplace_back("--check");
     child.arguments.push_back(files_.path() + "/spec.json");
     child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
+    if (settings_.tune_malloc && !std::getenv("MALLOC_MMAP_THRESHOLD_") &&
+        !std::getenv("MALLOC_TRIM_THRESHOLD_") && !std::getenv("GLIBC_TUNABLES")) {
+      child.environment.push_back("MALLOC_MMAP_THRESHOLD_=" + std::to_string(64 << 20));
+      child.environment.push_back("MALLOC_TRIM_THRESHOLD_=" + std::to_string(128 << 20));
+    }
     child.environment.push_back("PYTHONUNBUFFERED=1");
     for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
     child.output_fd = out[1];
@@ -14732,18 +14747,42 @@ struct launch_names {
   std::string status_service() const { return launch + "-status"; }
   std::string secret() const { return launch + "-secret"; }
   std::string coordinator_job() const { return launch + "-coordinator"; }
-  // The Job of the i-th of the graph's groups (groups_of): the group's name
-  // as a label, with its position when two groups would share one.
-  std::string job_of(const program& graph, std::size_t i) const {
+  // The Jobs of the graph's groups (groups_of), in its order
+  // (docs/kubernetes.md, "The manifests"): `<launch>-<label>`, the group's
+  // name as a DNS label of at most 20 characters ("nodes" for the nodes
+  // outside any group). A group whose label another group shares is
+  // numbered instead: `<launch>-<label's first 16 characters>-<i>`, i its
+  // position among all the groups, from 0. So is a group whose label is
+  // another's numbered name ("learner_1", when "Learner" is group 1 and
+  // "learner" another): every Job's name is the launch's alone.
+  std::vector<std::string> jobs(const program& graph) const {
     auto groups = groups_of(graph);
-    auto label_of = [](const std::string& group) {
-      return group.empty() ? std::string("nodes") : dns_label(group, 20);
+    std::vector<std::string> labels;
+    for (const auto& group : groups)
+      labels.push_back(group.empty() ? std::string("nodes") : dns_label(group, 20));
+    std::vector<bool> numbered(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (std::size_t j = 0; j < groups.size(); ++j)
+        if (j != i && labels[j] == labels[i]) numbered[i] = true;
+    auto name = [&](std::size_t i) {
+      return numbered[i] ? labels[i].substr(0, 16) + "-" + std::to_string(i) : labels[i];
     };
-    auto mine = label_of(groups.at(i));
-    for (std::size_t j = 0; j < groups.size(); ++j)
-      if (j != i && label_of(groups[j]) == mine)
-        return launch + "-" + mine.substr(0, 16) + "-" + std::to_string(i);
-    return launch + "-" + mine;
+    // Numbered names end in distinct positions, so they differ; a label
+    // left as it is may still be one of them.
+    for (bool again = true; again;) {
+      again = false;
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        for (std::size_t j = 0; j < groups.size() && !numbered[i]; ++j)
+          if (numbered[j] && name(j) == labels[i]) numbered[i] = again = true;
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      names.push_back(launch + "-" + name(i));
+    return names;
+  }
+  // The Job of the i-th of the graph's groups (jobs()).
+  std::string job_of(const program& graph, std::size_t i) const {
+    return jobs(graph).at(i);
   }
   // What a pod of that Job is called in DNS, from any pod of the launch.
   std::string pod_host(const std::string& job, std::size_t index) const {
@@ -17802,6 +17841,7 @@ class node_host {
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
     settings.max_body_bytes = options_.max_body_bytes;
+    settings.tune_malloc = options_.tune_malloc;
     if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
       settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
       settings.checkpoint_restore =

@@ -32,9 +32,13 @@
 //
 // A call the limiter holds back waits, at most until the caller's deadline
 // (lp::caller_deadline(); the caller then sees lp::deadline_exceeded), and
-// ends with lp::stopping when the program stops. Its items are the node's
-// checkpoint (lp_save/lp_restore), and its figures are metrics:
-// replay_<table>_size, _inserts_total, _samples_total, _blocked_seconds_total.
+// ends with lp::stopping when the program stops. A bad argument (a table it
+// does not have, a priority that is negative, NaN or infinite, lists of
+// different lengths) is the caller's bad request (400 bad_request; an
+// lp::remote_error at a C++ caller), or lp::usage_error on a plain object.
+// Its items are the node's checkpoint (lp_save/lp_restore), and its figures
+// are metrics: replay_<table>_size, _inserts_total, _samples_total,
+// _blocked_seconds_total.
 //
 // Not included by <launchpad/launchpad.hpp>: a program that uses it includes
 // this header.
@@ -192,6 +196,8 @@ class sum_tree {
 #include <memory>
 #include <random>
 #include <set>
+#include <sstream>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -212,9 +218,48 @@ inline double checked_alpha(double alpha) {
   return alpha;
 }
 
+// A mistake in argument `argument` (from 1) of a call to lp::replay's
+// `method`: while the node answers a call (over HTTP or direct), the
+// caller's bad request, 400 bad_request as an argument of the wrong type
+// is; on a plain object, lp::usage_error.
+[[noreturn]] inline void bad_replay_argument(std::string_view method, int argument,
+                                             const std::string& reason) {
+  auto message = "argument " + std::to_string(argument) + " of " + std::string(method) +
+                 ": " + reason;
+  if (handlers_on_this_thread() > 0) throw call_failure(400, "bad_request", message);
+  throw usage_error("lp::replay: " + message);
+}
+
+// -1, nan, inf: as a caller would write it.
+inline std::string number_text(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+inline bool valid_priority(double priority) {
+  return priority >= 0 && std::isfinite(priority);
+}
+
+// Checks the priorities given to `method`: its third argument, in each
+// method that takes priorities.
+inline void check_priorities(std::string_view method,
+                             const std::vector<double>& priorities) {
+  for (std::size_t i = 0; i < priorities.size(); ++i)
+    if (!valid_priority(priorities[i]))
+      bad_replay_argument(
+          method, 3,
+          (priorities.size() == 1 ? std::string("the priority")
+                                  : "priority " + std::to_string(i + 1) + " of " +
+                                        std::to_string(priorities.size())) +
+              " is " + number_text(priorities[i]) +
+              "; priorities must be finite numbers >= 0");
+}
+
+// A checkpoint's priority.
 inline double checked_priority(double priority) {
-  if (!(priority >= 0) || !std::isfinite(priority))
-    throw usage_error("lp::replay: a priority of " + std::to_string(priority) +
+  if (!valid_priority(priority))
+    throw usage_error("lp::replay: a priority of " + number_text(priority) +
                       " was given; priorities must be finite numbers >= 0");
   return priority;
 }
@@ -477,20 +522,26 @@ class replay_table {
     metrics_->size.set(static_cast<double>(items_.size()));
   }
 
-  std::vector<replay_key_type> insert(std::vector<Item> items, std::vector<double> priorities,
-                                      clock::time_point deadline) {
+  // `method` (insert or insert_batch) names the call in what a mistake in
+  // its arguments says.
+  std::vector<replay_key_type> insert(std::vector<Item> items,
+                                      std::vector<double> priorities,
+                                      clock::time_point deadline,
+                                      std::string_view method) {
     if (priorities.size() != items.size())
-      throw usage_error("lp::replay::insert_batch: " + std::to_string(items.size()) +
-                        " items came with " + std::to_string(priorities.size()) +
-                        " priorities; give one priority per item");
-    for (double p : priorities) checked_priority(p);
+      bad_replay_argument(method, 3,
+                          std::to_string(items.size()) + " items came with " +
+                              std::to_string(priorities.size()) +
+                              " priorities; give one priority per item");
+    check_priorities(method, priorities);
     auto n = static_cast<std::uint64_t>(items.size());
     if (n == 0) return {};
     if (static_cast<double>(n) * spec_.limiter.samples_per_insert >
         spec_.limiter.max_diff - spec_.limiter.min_diff)
-      throw usage_error("lp::replay::insert_batch: a batch of " + std::to_string(n) +
-                        " items is more than table '" + spec_.name +
-                        "''s rate limiter ever lets in at once; insert fewer at a time");
+      bad_replay_argument(
+          method, 2,
+          "a batch of " + std::to_string(n) + " items is more than table '" + spec_.name +
+              "''s rate limiter ever lets in at once; insert fewer at a time");
     std::vector<std::shared_ptr<const Item>> shared;
     shared.reserve(items.size());
     for (auto& item : items) shared.push_back(std::make_shared<const Item>(std::move(item)));
@@ -518,9 +569,10 @@ class replay_table {
   std::vector<drawn<Item>> sample(std::uint64_t n, clock::time_point deadline) {
     if (n == 0) return {};
     if (static_cast<double>(n) > spec_.limiter.max_diff - spec_.limiter.min_diff)
-      throw usage_error("lp::replay::sample: " + std::to_string(n) +
-                        " samples at once are more than table '" + spec_.name +
-                        "''s rate limiter ever allows; sample fewer at a time");
+      bad_replay_argument("sample", 2,
+                          std::to_string(n) + " samples at once are more than table '" +
+                              spec_.name +
+                              "''s rate limiter ever allows; sample fewer at a time");
     std::unique_lock lock(mutex_);
     wait(lock, [&] { return limit_.can_sample(n, items_.size()); }, deadline, sample_blocked_,
          "sample");
@@ -547,10 +599,11 @@ class replay_table {
   std::uint64_t update_priorities(const std::vector<replay_key_type>& keys,
                                   const std::vector<double>& priorities) {
     if (keys.size() != priorities.size())
-      throw usage_error("lp::replay::update_priorities: " + std::to_string(keys.size()) +
-                        " keys came with " + std::to_string(priorities.size()) +
-                        " priorities; give one priority per key");
-    for (double p : priorities) checked_priority(p);
+      bad_replay_argument("update_priorities", 3,
+                          std::to_string(keys.size()) + " keys came with " +
+                              std::to_string(priorities.size()) +
+                              " priorities; give one priority per key");
+    check_priorities("update_priorities", priorities);
     std::lock_guard lock(mutex_);
     std::uint64_t updated = 0;
     for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -734,12 +787,14 @@ class replay_tables {
     }
   }
 
-  replay_table<Item>& find(const std::string& name) {
+  // The table a call to `method` names (its first argument).
+  replay_table<Item>& find(const std::string& name, std::string_view method) {
     for (auto& t : tables_)
       if (t->name() == name) return *t;
     std::string names;
     for (auto& t : tables_) names += (names.empty() ? "'" : ", '") + t->name() + "'";
-    throw usage_error("lp::replay has no table named '" + name + "'; its tables are " + names);
+    bad_replay_argument(
+        method, 1, "there is no table named '" + name + "'; its tables are " + names);
   }
 
   template <class F>
@@ -917,22 +972,25 @@ class replay {
   replay_key insert(const std::string& table, Item item, double priority) {
     std::vector<Item> one;
     one.push_back(std::move(item));
-    return tables_->find(table).insert(std::move(one), {priority}, caller_deadline()).front();
+    return tables_->find(table, "insert")
+        .insert(std::move(one), {priority}, caller_deadline(), "insert")
+        .front();
   }
 
   // Inserts items[i] with priorities[i], all at once (the limiter lets the
   // whole batch go or waits); returns their keys.
   std::vector<replay_key> insert_batch(const std::string& table, std::vector<Item> items,
                                        std::vector<double> priorities) {
-    return tables_->find(table).insert(std::move(items), std::move(priorities),
-                                       caller_deadline());
+    return tables_->find(table, "insert_batch")
+        .insert(std::move(items), std::move(priorities), caller_deadline(),
+                "insert_batch");
   }
 
   // n draws, each with its key and probability. Waits until the limiter
   // allows n samples; fewer come back only if max_times_sampled empties the
   // table in the middle.
   std::vector<sampled<Item>> sample(const std::string& table, std::uint64_t n) {
-    auto drawn = tables_->find(table).sample(n, caller_deadline());
+    auto drawn = tables_->find(table, "sample").sample(n, caller_deadline());
     std::vector<sampled<Item>> out;
     out.reserve(drawn.size());
     for (auto& d : drawn) out.push_back({d.key, *d.item, d.priority, d.probability, d.times_sampled});
@@ -943,12 +1001,12 @@ class replay {
   // are skipped. Returns how many were updated.
   std::uint64_t update_priorities(const std::string& table, std::vector<replay_key> keys,
                                   std::vector<double> priorities) {
-    return tables_->find(table).update_priorities(keys, priorities);
+    return tables_->find(table, "update_priorities").update_priorities(keys, priorities);
   }
 
   // Removes the keys still in the table; returns how many were.
   std::uint64_t remove(const std::string& table, std::vector<replay_key> keys) {
-    return tables_->find(table).remove(keys);
+    return tables_->find(table, "remove").remove(keys);
   }
 
   std::vector<table_info> info() const {

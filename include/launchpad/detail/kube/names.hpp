@@ -95,18 +95,42 @@ struct launch_names {
   std::string status_service() const { return launch + "-status"; }
   std::string secret() const { return launch + "-secret"; }
   std::string coordinator_job() const { return launch + "-coordinator"; }
-  // The Job of the i-th of the graph's groups (groups_of): the group's name
-  // as a label, with its position when two groups would share one.
-  std::string job_of(const program& graph, std::size_t i) const {
+  // The Jobs of the graph's groups (groups_of), in its order
+  // (docs/kubernetes.md, "The manifests"): `<launch>-<label>`, the group's
+  // name as a DNS label of at most 20 characters ("nodes" for the nodes
+  // outside any group). A group whose label another group shares is
+  // numbered instead: `<launch>-<label's first 16 characters>-<i>`, i its
+  // position among all the groups, from 0. So is a group whose label is
+  // another's numbered name ("learner_1", when "Learner" is group 1 and
+  // "learner" another): every Job's name is the launch's alone.
+  std::vector<std::string> jobs(const program& graph) const {
     auto groups = groups_of(graph);
-    auto label_of = [](const std::string& group) {
-      return group.empty() ? std::string("nodes") : dns_label(group, 20);
+    std::vector<std::string> labels;
+    for (const auto& group : groups)
+      labels.push_back(group.empty() ? std::string("nodes") : dns_label(group, 20));
+    std::vector<bool> numbered(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (std::size_t j = 0; j < groups.size(); ++j)
+        if (j != i && labels[j] == labels[i]) numbered[i] = true;
+    auto name = [&](std::size_t i) {
+      return numbered[i] ? labels[i].substr(0, 16) + "-" + std::to_string(i) : labels[i];
     };
-    auto mine = label_of(groups.at(i));
-    for (std::size_t j = 0; j < groups.size(); ++j)
-      if (j != i && label_of(groups[j]) == mine)
-        return launch + "-" + mine.substr(0, 16) + "-" + std::to_string(i);
-    return launch + "-" + mine;
+    // Numbered names end in distinct positions, so they differ; a label
+    // left as it is may still be one of them.
+    for (bool again = true; again;) {
+      again = false;
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        for (std::size_t j = 0; j < groups.size() && !numbered[i]; ++j)
+          if (numbered[j] && name(j) == labels[i]) numbered[i] = again = true;
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      names.push_back(launch + "-" + name(i));
+    return names;
+  }
+  // The Job of the i-th of the graph's groups (jobs()).
+  std::string job_of(const program& graph, std::size_t i) const {
+    return jobs(graph).at(i);
   }
   // What a pod of that Job is called in DNS, from any pod of the launch.
   std::string pod_host(const std::string& job, std::size_t index) const {

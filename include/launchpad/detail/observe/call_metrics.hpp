@@ -39,10 +39,12 @@ inline constexpr auto latency_bounds_ns = [] {
 inline constexpr std::array<std::uint64_t, 12> batch_bounds = {
     1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
 
-// The statuses a call ends with (docs/protocol.md); any other lands in the
-// last slot, reported as "other".
-inline constexpr std::array<int, 10> call_statuses = {200, 400, 401, 404, 408,
-                                                      413, 415, 500, 503, 0};
+// The statuses a call ends with (docs/protocol.md, "Errors"): 502 from a
+// cacher whose node behind failed, 504 from a method that waited until its
+// caller's deadline (lp::replay, lp::cacher). Any other lands in the last
+// slot, reported as "other".
+inline constexpr std::array<int, 12> call_statuses = {200, 400, 401, 404, 408, 413,
+                                                      415, 500, 502, 503, 504, 0};
 
 inline std::size_t status_slot(int status) {
   for (std::size_t i = 0; i + 1 < call_statuses.size(); ++i)

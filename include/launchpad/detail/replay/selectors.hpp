@@ -5,13 +5,18 @@
 // told of every insert, removal and priority change.
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <launchpad/detail/replay/sum_tree.hpp>
+#include <launchpad/detail/util/thread_pool.hpp>
+#include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
 #include <memory>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -33,9 +38,48 @@ inline double checked_alpha(double alpha) {
   return alpha;
 }
 
+// A mistake in argument `argument` (from 1) of a call to lp::replay's
+// `method`: while the node answers a call (over HTTP or direct), the
+// caller's bad request, 400 bad_request as an argument of the wrong type
+// is; on a plain object, lp::usage_error.
+[[noreturn]] inline void bad_replay_argument(std::string_view method, int argument,
+                                             const std::string& reason) {
+  auto message = "argument " + std::to_string(argument) + " of " + std::string(method) +
+                 ": " + reason;
+  if (handlers_on_this_thread() > 0) throw call_failure(400, "bad_request", message);
+  throw usage_error("lp::replay: " + message);
+}
+
+// -1, nan, inf: as a caller would write it.
+inline std::string number_text(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+inline bool valid_priority(double priority) {
+  return priority >= 0 && std::isfinite(priority);
+}
+
+// Checks the priorities given to `method`: its third argument, in each
+// method that takes priorities.
+inline void check_priorities(std::string_view method,
+                             const std::vector<double>& priorities) {
+  for (std::size_t i = 0; i < priorities.size(); ++i)
+    if (!valid_priority(priorities[i]))
+      bad_replay_argument(
+          method, 3,
+          (priorities.size() == 1 ? std::string("the priority")
+                                  : "priority " + std::to_string(i + 1) + " of " +
+                                        std::to_string(priorities.size())) +
+              " is " + number_text(priorities[i]) +
+              "; priorities must be finite numbers >= 0");
+}
+
+// A checkpoint's priority.
 inline double checked_priority(double priority) {
-  if (!(priority >= 0) || !std::isfinite(priority))
-    throw usage_error("lp::replay: a priority of " + std::to_string(priority) +
+  if (!valid_priority(priority))
+    throw usage_error("lp::replay: a priority of " + number_text(priority) +
                       " was given; priorities must be finite numbers >= 0");
   return priority;
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -83,20 +84,26 @@ class replay_table {
     metrics_->size.set(static_cast<double>(items_.size()));
   }
 
-  std::vector<replay_key_type> insert(std::vector<Item> items, std::vector<double> priorities,
-                                      clock::time_point deadline) {
+  // `method` (insert or insert_batch) names the call in what a mistake in
+  // its arguments says.
+  std::vector<replay_key_type> insert(std::vector<Item> items,
+                                      std::vector<double> priorities,
+                                      clock::time_point deadline,
+                                      std::string_view method) {
     if (priorities.size() != items.size())
-      throw usage_error("lp::replay::insert_batch: " + std::to_string(items.size()) +
-                        " items came with " + std::to_string(priorities.size()) +
-                        " priorities; give one priority per item");
-    for (double p : priorities) checked_priority(p);
+      bad_replay_argument(method, 3,
+                          std::to_string(items.size()) + " items came with " +
+                              std::to_string(priorities.size()) +
+                              " priorities; give one priority per item");
+    check_priorities(method, priorities);
     auto n = static_cast<std::uint64_t>(items.size());
     if (n == 0) return {};
     if (static_cast<double>(n) * spec_.limiter.samples_per_insert >
         spec_.limiter.max_diff - spec_.limiter.min_diff)
-      throw usage_error("lp::replay::insert_batch: a batch of " + std::to_string(n) +
-                        " items is more than table '" + spec_.name +
-                        "''s rate limiter ever lets in at once; insert fewer at a time");
+      bad_replay_argument(
+          method, 2,
+          "a batch of " + std::to_string(n) + " items is more than table '" + spec_.name +
+              "''s rate limiter ever lets in at once; insert fewer at a time");
     std::vector<std::shared_ptr<const Item>> shared;
     shared.reserve(items.size());
     for (auto& item : items) shared.push_back(std::make_shared<const Item>(std::move(item)));
@@ -124,9 +131,10 @@ class replay_table {
   std::vector<drawn<Item>> sample(std::uint64_t n, clock::time_point deadline) {
     if (n == 0) return {};
     if (static_cast<double>(n) > spec_.limiter.max_diff - spec_.limiter.min_diff)
-      throw usage_error("lp::replay::sample: " + std::to_string(n) +
-                        " samples at once are more than table '" + spec_.name +
-                        "''s rate limiter ever allows; sample fewer at a time");
+      bad_replay_argument("sample", 2,
+                          std::to_string(n) + " samples at once are more than table '" +
+                              spec_.name +
+                              "''s rate limiter ever allows; sample fewer at a time");
     std::unique_lock lock(mutex_);
     wait(lock, [&] { return limit_.can_sample(n, items_.size()); }, deadline, sample_blocked_,
          "sample");
@@ -153,10 +161,11 @@ class replay_table {
   std::uint64_t update_priorities(const std::vector<replay_key_type>& keys,
                                   const std::vector<double>& priorities) {
     if (keys.size() != priorities.size())
-      throw usage_error("lp::replay::update_priorities: " + std::to_string(keys.size()) +
-                        " keys came with " + std::to_string(priorities.size()) +
-                        " priorities; give one priority per key");
-    for (double p : priorities) checked_priority(p);
+      bad_replay_argument("update_priorities", 3,
+                          std::to_string(keys.size()) + " keys came with " +
+                              std::to_string(priorities.size()) +
+                              " priorities; give one priority per key");
+    check_priorities("update_priorities", priorities);
     std::lock_guard lock(mutex_);
     std::uint64_t updated = 0;
     for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -340,12 +349,14 @@ class replay_tables {
     }
   }
 
-  replay_table<Item>& find(const std::string& name) {
+  // The table a call to `method` names (its first argument).
+  replay_table<Item>& find(const std::string& name, std::string_view method) {
     for (auto& t : tables_)
       if (t->name() == name) return *t;
     std::string names;
     for (auto& t : tables_) names += (names.empty() ? "'" : ", '") + t->name() + "'";
-    throw usage_error("lp::replay has no table named '" + name + "'; its tables are " + names);
+    bad_replay_argument(
+        method, 1, "there is no table named '" + name + "'; its tables are " + names);
   }
 
   template <class F>

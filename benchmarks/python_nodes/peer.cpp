@@ -19,8 +19,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <launchpad/launchpad.hpp>
 #include <latch>
+#include <launchpad/launchpad.hpp>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -52,7 +52,9 @@ struct Target {
 };
 LP_SERVICE(Target, add);
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error(what);
+}
 
 void write_all(int fd, const char* data, std::size_t size) {
   while (size > 0) {
@@ -90,7 +92,8 @@ class raw_echo_connection {
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
       std::string why = std::strerror(errno);
       ::close(fd_);
-      fail("raw TCP echo: cannot connect to 127.0.0.1:" + std::to_string(port) + ": " + why);
+      fail("raw TCP echo: cannot connect to 127.0.0.1:" + std::to_string(port) + ": " +
+           why);
     }
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -129,7 +132,8 @@ class raw_echo_connection {
 
 std::vector<float> ramp(long count) {
   std::vector<float> values(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * 0.5f;
   return values;
 }
 
@@ -143,7 +147,8 @@ struct Driver {
     for (long i = 0; i < n; ++i) {
       auto start = steady::now();
       long got = python.add(i);
-      us.push_back(std::chrono::duration<double, std::micro>(steady::now() - start).count());
+      us.push_back(
+          std::chrono::duration<double, std::micro>(steady::now() - start).count());
       if (got != i + 1) fail("python.add returned a wrong sum");
     }
     return us;
@@ -193,7 +198,8 @@ struct Driver {
     for (long i = 0; i < n; ++i) {
       auto start = steady::now();
       auto back = python.echo(values);
-      ms.push_back(std::chrono::duration<double, std::milli>(steady::now() - start).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(steady::now() - start).count());
       if (back != values) fail("the Python node's echo differs from what was sent");
     }
     return ms;
@@ -209,7 +215,8 @@ struct Driver {
     for (long i = 0; i < n; ++i) {
       auto start = steady::now();
       auto back = connection.round_trip(values);
-      ms.push_back(std::chrono::duration<double, std::milli>(steady::now() - start).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(steady::now() - start).count());
       if (back != values) fail("the raw TCP echo differs from what was sent");
     }
     return ms;

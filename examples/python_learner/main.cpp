@@ -33,7 +33,9 @@ LP_SERVICE(Learner, learn, preferences);
 LP_PYTHON(Learner, "learner", "Learner");
 
 // The mean reward of arm i: the last arm is the best.
-inline double mean_reward(int arm) { return 0.1 * arm; }
+inline double mean_reward(int arm) {
+  return 0.1 * arm;
+}
 
 struct Actor {
   lp::client<Learner> learner;
@@ -59,14 +61,15 @@ struct Actor {
       recent = round == 1 ? mean : 0.9 * recent + 0.1 * mean;
       long step = learner.learn(drawn, rewards);
       if (recent > 0.95 * mean_reward(arms - 1) && round > 20) {
-        std::printf("actor %u: average reward %.3f after %d rounds (learner step %ld)\n", seed,
-                    recent, round, step);
+        std::printf("actor %u: average reward %.3f after %d rounds (learner step %ld)\n",
+                    seed, recent, round, step);
         lp::stop();
         return;
       }
     }
     // Another actor may have stopped the program first.
-    if (!lp::stop_requested()) throw std::runtime_error("the actors did not learn to pick the best arm");
+    if (!lp::stop_requested())
+      throw std::runtime_error("the actors did not learn to pick the best arm");
   }
 };
 LP_SERVICE(Actor);

@@ -46,9 +46,10 @@ inline constexpr python_class python_class_of = lp_python_lookup(lp_service_tag<
 }  // namespace lp
 
 // Write it right after LP_SERVICE(T, ...), in the same namespace.
-#define LP_PYTHON(T, module, class_name)                                                  \
-  constexpr ::lp::python_class lp_python_lookup(::lp_service_tag<T>) {                    \
-    return {module, class_name};                                                          \
-  }                                                                                       \
-  static_assert(::lp::service<T>, "LP_PYTHON(" #T ", ...): write LP_SERVICE(" #T          \
-                                  ", methods...) first, naming the methods Python serves")
+#define LP_PYTHON(T, module, class_name)                               \
+  constexpr ::lp::python_class lp_python_lookup(::lp_service_tag<T>) { \
+    return {module, class_name};                                       \
+  }                                                                    \
+  static_assert(::lp::service<T>,                                      \
+                "LP_PYTHON(" #T ", ...): write LP_SERVICE(" #T         \
+                ", methods...) first, naming the methods Python serves")

@@ -5476,17 +5476,20 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
 // Appends a method's entry to `methods` (its signature from the spellings
 // of its result and parameters, signature_text).
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
+                       std::size_t arity, const std::string_view* types,
+                       std::size_t count, std::optional<batch_limits> batching,
                        std::span<const type_schema* const> schemas);
 
 // The service's name and methods, for /lp/v1/describe.
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
+LP_API json describe_service(std::string_view service,
+                             const std::vector<method_info>& methods);
 
 template <class Method>
 std::optional<batch_limits> batching_of() {
-  if constexpr (batched_method<Method>) return lp_batch_limits(lp_batch_tag<Method>{});
-  else return std::nullopt;
+  if constexpr (batched_method<Method>)
+    return lp_batch_limits(lp_batch_tag<Method>{});
+  else
+    return std::nullopt;
 }
 
 // The service's methods in LP_SERVICE order, built once per type.
@@ -5501,10 +5504,10 @@ const std::vector<method_info>& service_methods() {
       // instantiated, so that its message stands alone.
       std::span<const type_schema* const> schemas;
       if constexpr (check_method<T, M>())
-        schemas =
-            signature_schemas<typename signature<M>::result, typename signature<M>::params>::value;
-      add_method(out, M::name, signature<M>::arity, types, std::size(types), batching_of<M>(),
-                 schemas);
+        schemas = signature_schemas<typename signature<M>::result,
+                                    typename signature<M>::params>::value;
+      add_method(out, M::name, signature<M>::arity, types, std::size(types),
+                 batching_of<M>(), schemas);
     });
     return out;
   }();
@@ -5516,21 +5519,24 @@ const std::vector<method_info>& service_methods() {
 LP_API std::string signature_text(std::string_view name, const std::string_view* types,
                                   std::size_t count) {
   std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
-  for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
+  for (std::size_t i = 1; i < count; ++i)
+    text += (i > 1 ? ", " : "") + readable_type(types[i]);
   return text + ")";
 }
 
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
+                       std::size_t arity, const std::string_view* types,
+                       std::size_t count, std::optional<batch_limits> batching,
                        std::span<const type_schema* const> schemas) {
   methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
 }
 
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
+LP_API json describe_service(std::string_view service,
+                             const std::vector<method_info>& methods) {
   json listed = json::array();
   for (const auto& entry : methods) {
-    json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    json method = {
+        {"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
     if (!entry.schemas.empty()) {
       method["result"] = schema_json(*entry.schemas[0]);
       method["params"] = json::array();
@@ -5947,12 +5953,13 @@ inline constexpr python_class python_class_of = lp_python_lookup(lp_service_tag<
 }  // namespace lp
 
 // Write it right after LP_SERVICE(T, ...), in the same namespace.
-#define LP_PYTHON(T, module, class_name)                                                  \
-  constexpr ::lp::python_class lp_python_lookup(::lp_service_tag<T>) {                    \
-    return {module, class_name};                                                          \
-  }                                                                                       \
-  static_assert(::lp::service<T>, "LP_PYTHON(" #T ", ...): write LP_SERVICE(" #T          \
-                                  ", methods...) first, naming the methods Python serves")
+#define LP_PYTHON(T, module, class_name)                               \
+  constexpr ::lp::python_class lp_python_lookup(::lp_service_tag<T>) { \
+    return {module, class_name};                                       \
+  }                                                                    \
+  static_assert(::lp::service<T>,                                      \
+                "LP_PYTHON(" #T ", ...): write LP_SERVICE(" #T         \
+                ", methods...) first, naming the methods Python serves")
 
 namespace lp::detail {
 
@@ -6002,7 +6009,9 @@ python_argument python_argument_of(const A& value) {
   python_argument out;
   if constexpr (is_handle<A> || is_handle_list<A>) {
     out.handle_list = is_handle_list<A>;
-    for_each_handle(value, [&](const std::string& label, const void*) { out.handles.push_back(label); });
+    for_each_handle(value, [&](const std::string& label, const void*) {
+      out.handles.push_back(label);
+    });
   } else {
     cbor::write(out.cbor, value);
     out.schema = &schema_of<A>::value;
@@ -11867,8 +11876,8 @@ struct python_settings {
   std::string interpreter = "python3";  // a name found on PATH, or a path
   std::string program;
   std::string bind_host = "127.0.0.1";
-  std::string secret;     // empty: --lp_insecure
-  tls_credentials tls;    // empty: plain HTTP
+  std::string secret;              // empty: --lp_insecure
+  tls_credentials tls;             // empty: plain HTTP
   std::string checkpoint_save;     // empty: keeps no checkpoints
   std::string checkpoint_restore;  // empty: starts empty
   std::chrono::milliseconds checkpoint_interval{0};
@@ -11897,16 +11906,16 @@ class python_node {
     std::function<void(bool error, const std::string& line)> output;
   };
 
-  python_node(const node_info& spec, const python_recipe& recipe, python_settings settings,
-              events tell)
+  python_node(const node_info& spec, const python_recipe& recipe,
+              python_settings settings, events tell)
       : label_(spec.label),
         settings_(std::move(settings)),
         tell_(std::move(tell)),
         executable_(settings_.interpreter.find('/') == std::string::npos
                         ? on_path(settings_.interpreter)
                         : settings_.interpreter),
-        files_(settings_.program + "." + file_name(spec.label), settings_.secret, temp_dir(),
-               settings_.tls) {
+        files_(settings_.program + "." + file_name(spec.label), settings_.secret,
+               temp_dir(), settings_.tls) {
     try {
       write_spec(spec, recipe);
       start();
@@ -11930,14 +11939,17 @@ class python_node {
   // it wrote if it ended first.
   std::string wait_serving(std::chrono::steady_clock::duration timeout) {
     std::unique_lock lock(mutex_);
-    bool settled = changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
+    bool settled =
+        changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
     if (!url_.empty()) return url_;
     if (!settled) {
       lock.unlock();
       stop();
-      throw launch_error("Python node '" + label_ + "' did not serve within " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-                         " s" + last_lines_text());
+      throw launch_error(
+          "Python node '" + label_ + "' did not serve within " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+          " s" + last_lines_text());
     }
     // Its last lines come on other threads: wait for them to be read.
     changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
@@ -12021,7 +12033,8 @@ class python_node {
       child.environment.push_back("MALLOC_TRIM_THRESHOLD_=" + std::to_string(128 << 20));
     }
     child.environment.push_back("PYTHONUNBUFFERED=1");
-    for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
+    for (const auto& [name, value] : settings_.env)
+      child.environment.push_back(name + "=" + value);
     child.output_fd = out[1];
     child.error_fd = err[1];
     child.passed_fd = control[1];
@@ -12053,9 +12066,10 @@ class python_node {
       if (colon == std::string_view::npos) break;
       dirs.remove_prefix(colon + 1);
     }
-    throw launch_error("no Python interpreter '" + name +
-                       "' on PATH for the Python nodes; install python3, or name one with "
-                       "--lp_python=PATH (a virtualenv's bin/python works)");
+    throw launch_error(
+        "no Python interpreter '" + name +
+        "' on PATH for the Python nodes; install python3, or name one with "
+        "--lp_python=PATH (a virtualenv's bin/python works)");
   }
 
   static void each_line(int fd, const std::function<void(std::string&&)>& take) {
@@ -12066,7 +12080,8 @@ class python_node {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
+      for (auto end = pending.find('\n'); end != std::string::npos;
+           end = pending.find('\n')) {
         take(pending.substr(0, end));
         pending.erase(0, end + 1);
       }
@@ -12121,7 +12136,8 @@ class python_node {
 
   void wait_for_exit() {
     siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
     }
     // What it left in its process group goes with it, while the group's id
     // cannot be reused: the process is reaped only below.
@@ -12142,14 +12158,16 @@ class python_node {
     if (unasked && tell_.ended) {
       {
         std::unique_lock lock(mutex_);
-        changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+        changed_.wait_for(lock, std::chrono::seconds(2),
+                          [&] { return outputs_open_ == 0; });
       }
       tell_.ended(ended_how() + last_lines_text());
     }
   }
 
   std::string ended_how() const {
-    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0) return "its Python process exited";
+    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0)
+      return "its Python process exited";
     return "its Python process " + describe_status(status_);
   }
 
@@ -12171,10 +12189,12 @@ class python_node {
       throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
     // The runtime itself did not run: most often the package is not where
     // this interpreter looks.
-    throw python_start_error(
-        what + "its Python process " + describe_status(status_) + " before it served" +
-        last_lines_text() + "\n(is launchpad_client importable by " + settings_.interpreter +
-        "? Put the checkout's python/ on PYTHONPATH, or install it: docs/python_nodes.md)");
+    throw python_start_error(what + "its Python process " + describe_status(status_) +
+                             " before it served" + last_lines_text() +
+                             "\n(is launchpad_client importable by " +
+                             settings_.interpreter +
+                             "? Put the checkout's python/ on PYTHONPATH, or install it: "
+                             "docs/python_nodes.md)");
   }
 
   std::string label_;
@@ -12219,7 +12239,8 @@ inline void check_python_nodes(const program& graph, const std::string& interpre
     tell.output = [](bool error, const std::string& line) {
       if (error) std::cerr << line << std::endl;
     };
-    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings), std::move(tell)));
+    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings),
+                                                   std::move(tell)));
   }
   for (auto& check : checks) check->wait_checked();
 }
@@ -12259,11 +12280,11 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
   if (!settings_.checkpoint_save.empty())
-    written["checkpoint"] = {
-        {"save", settings_.checkpoint_save},
-        {"restore", settings_.checkpoint_restore.empty() ? json(nullptr)
-                                                         : json(settings_.checkpoint_restore)},
-        {"interval_ms", settings_.checkpoint_interval.count()}};
+    written["checkpoint"] = {{"save", settings_.checkpoint_save},
+                             {"restore", settings_.checkpoint_restore.empty()
+                                             ? json(nullptr)
+                                             : json(settings_.checkpoint_restore)},
+                             {"interval_ms", settings_.checkpoint_interval.count()}};
   write_private_file(files_.path() + "/args.cbor", args);
   write_private_file(files_.path() + "/spec.json", written.dump());
 }

@@ -37,7 +37,9 @@ inline graph make(lp::program& p, const std::string& scenario) {
     p.group("learners").restart_on_failure(3).add_node<MissingMethod>();
     made.counter = p.add_node<Counter>("counter");
   } else if (scenario == "init_raises") {
-    p.group("learners").restart_on_failure(1, std::chrono::milliseconds(50)).add_node<InitRaises>();
+    p.group("learners")
+        .restart_on_failure(1, std::chrono::milliseconds(50))
+        .add_node<InitRaises>();
     made.counter = p.add_node<Counter>("counter");
   }
   return made;

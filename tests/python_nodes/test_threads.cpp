@@ -19,7 +19,8 @@ namespace {
 
 lp::test_options with_python() {
   lp::test_options options;
-  options.python = std::getenv("LP_TEST_PYTHON") ? std::getenv("LP_TEST_PYTHON") : "python3";
+  options.python =
+      std::getenv("LP_TEST_PYTHON") ? std::getenv("LP_TEST_PYTHON") : "python3";
   return options;
 }
 
@@ -36,7 +37,8 @@ std::string start_error(const lp::program& p) {
 }  // namespace
 
 TEST_SUITE("python_nodes") {
-  TEST_CASE("C++ calls a Python node, which calls C++ back, with its constructor's arguments") {
+  TEST_CASE(
+      "C++ calls a Python node, which calls C++ back, with its constructor's arguments") {
     lp::program p("pyn");
     auto counter = p.add_node<pyn::Counter>("counter");
     auto learner = p.add_node<pyn::Learner>("learner", counter, 0.5, std::string("alpha"),
@@ -69,7 +71,8 @@ TEST_SUITE("python_nodes") {
   TEST_CASE("a std::vector of handles reaches __init__ as a list of clients") {
     lp::program p("pyn");
     std::vector<lp::handle<pyn::Counter>> counters;
-    for (int i = 0; i < 3; ++i) counters.push_back(p.add_node<pyn::Counter>("counter" + std::to_string(i)));
+    for (int i = 0; i < 3; ++i)
+      counters.push_back(p.add_node<pyn::Counter>("counter" + std::to_string(i)));
     auto fanout = p.add_node<pyn::Fanout>("fanout", counters);
     lp::controller running(p, with_python());
     CHECK(running.client(fanout).add_all(2) == 6);
@@ -90,7 +93,8 @@ TEST_SUITE("python_nodes") {
       CHECK(e.node() == "learner");
       CHECK(e.method() == "fail");
       CHECK(e.code() == "remote_exception");
-      CHECK(std::string(e.what()).find("ValueError: the batch is empty") != std::string::npos);
+      CHECK(std::string(e.what()).find("ValueError: the batch is empty") !=
+            std::string::npos);
       CHECK(e.message().find("the batch is empty") != std::string::npos);
     }
     // The node serves on after it.
@@ -122,7 +126,8 @@ TEST_SUITE("python_nodes") {
     running.stop();
   }
 
-  TEST_CASE("a Python run() starts once every node serves, calls C++, and tells its end") {
+  TEST_CASE(
+      "a Python run() starts once every node serves, calls C++, and tells its end") {
     lp::program p("pyn");
     auto counter = p.add_node<pyn::Counter>("counter");
     p.add_node<pyn::Runner>("runner", counter, 5, false);
@@ -158,7 +163,8 @@ TEST_SUITE("python_nodes") {
     }
   }
 
-  TEST_CASE("a class unlike its declaration stops the launch before it runs, saying how") {
+  TEST_CASE(
+      "a class unlike its declaration stops the launch before it runs, saying how") {
     struct expectation {
       std::string what;
       std::vector<std::string> said;
@@ -189,7 +195,9 @@ TEST_SUITE("python_nodes") {
     }
   }
 
-  TEST_CASE("a module that does not import, a missing class, a raising __init__: clear failures") {
+  TEST_CASE(
+      "a module that does not import, a missing class, a raising __init__: clear "
+      "failures") {
     {
       lp::program p("pyn");
       p.add_node<pyn::ImportFails>("learner");

@@ -20,7 +20,8 @@ LP_PYTHON(Ghost, "lp_test_no_such_module", "Ghost");
 // must stop it.
 struct Waiter {
   void run() {
-    while (!lp::stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    while (!lp::stop_requested())
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 };
 LP_SERVICE(Waiter);
@@ -29,7 +30,9 @@ LP_SERVICE(Waiter);
 
 int main(int argc, char** argv) {
   lp::program p("python_missing");
-  p.group("ghosts").restart_on_failure(3, std::chrono::milliseconds(50)).add_node<missing::Ghost>();
+  p.group("ghosts")
+      .restart_on_failure(3, std::chrono::milliseconds(50))
+      .add_node<missing::Ghost>();
   p.add_node<missing::Waiter>("waiter");
   return lp::launch(p, argc, argv);
 }

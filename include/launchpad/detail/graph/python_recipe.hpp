@@ -63,7 +63,9 @@ python_argument python_argument_of(const A& value) {
   python_argument out;
   if constexpr (is_handle<A> || is_handle_list<A>) {
     out.handle_list = is_handle_list<A>;
-    for_each_handle(value, [&](const std::string& label, const void*) { out.handles.push_back(label); });
+    for_each_handle(value, [&](const std::string& label, const void*) {
+      out.handles.push_back(label);
+    });
   } else {
     cbor::write(out.cbor, value);
     out.schema = &schema_of<A>::value;

@@ -66,8 +66,8 @@ struct python_settings {
   std::string interpreter = "python3";  // a name found on PATH, or a path
   std::string program;
   std::string bind_host = "127.0.0.1";
-  std::string secret;     // empty: --lp_insecure
-  tls_credentials tls;    // empty: plain HTTP
+  std::string secret;              // empty: --lp_insecure
+  tls_credentials tls;             // empty: plain HTTP
   std::string checkpoint_save;     // empty: keeps no checkpoints
   std::string checkpoint_restore;  // empty: starts empty
   std::chrono::milliseconds checkpoint_interval{0};
@@ -96,16 +96,16 @@ class python_node {
     std::function<void(bool error, const std::string& line)> output;
   };
 
-  python_node(const node_info& spec, const python_recipe& recipe, python_settings settings,
-              events tell)
+  python_node(const node_info& spec, const python_recipe& recipe,
+              python_settings settings, events tell)
       : label_(spec.label),
         settings_(std::move(settings)),
         tell_(std::move(tell)),
         executable_(settings_.interpreter.find('/') == std::string::npos
                         ? on_path(settings_.interpreter)
                         : settings_.interpreter),
-        files_(settings_.program + "." + file_name(spec.label), settings_.secret, temp_dir(),
-               settings_.tls) {
+        files_(settings_.program + "." + file_name(spec.label), settings_.secret,
+               temp_dir(), settings_.tls) {
     try {
       write_spec(spec, recipe);
       start();
@@ -129,14 +129,17 @@ class python_node {
   // it wrote if it ended first.
   std::string wait_serving(std::chrono::steady_clock::duration timeout) {
     std::unique_lock lock(mutex_);
-    bool settled = changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
+    bool settled =
+        changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
     if (!url_.empty()) return url_;
     if (!settled) {
       lock.unlock();
       stop();
-      throw launch_error("Python node '" + label_ + "' did not serve within " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-                         " s" + last_lines_text());
+      throw launch_error(
+          "Python node '" + label_ + "' did not serve within " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+          " s" + last_lines_text());
     }
     // Its last lines come on other threads: wait for them to be read.
     changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
@@ -220,7 +223,8 @@ class python_node {
       child.environment.push_back("MALLOC_TRIM_THRESHOLD_=" + std::to_string(128 << 20));
     }
     child.environment.push_back("PYTHONUNBUFFERED=1");
-    for (const auto& [name, value] : settings_.env) child.environment.push_back(name + "=" + value);
+    for (const auto& [name, value] : settings_.env)
+      child.environment.push_back(name + "=" + value);
     child.output_fd = out[1];
     child.error_fd = err[1];
     child.passed_fd = control[1];
@@ -252,9 +256,10 @@ class python_node {
       if (colon == std::string_view::npos) break;
       dirs.remove_prefix(colon + 1);
     }
-    throw launch_error("no Python interpreter '" + name +
-                       "' on PATH for the Python nodes; install python3, or name one with "
-                       "--lp_python=PATH (a virtualenv's bin/python works)");
+    throw launch_error(
+        "no Python interpreter '" + name +
+        "' on PATH for the Python nodes; install python3, or name one with "
+        "--lp_python=PATH (a virtualenv's bin/python works)");
   }
 
   static void each_line(int fd, const std::function<void(std::string&&)>& take) {
@@ -265,7 +270,8 @@ class python_node {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
+      for (auto end = pending.find('\n'); end != std::string::npos;
+           end = pending.find('\n')) {
         take(pending.substr(0, end));
         pending.erase(0, end + 1);
       }
@@ -320,7 +326,8 @@ class python_node {
 
   void wait_for_exit() {
     siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
     }
     // What it left in its process group goes with it, while the group's id
     // cannot be reused: the process is reaped only below.
@@ -341,14 +348,16 @@ class python_node {
     if (unasked && tell_.ended) {
       {
         std::unique_lock lock(mutex_);
-        changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+        changed_.wait_for(lock, std::chrono::seconds(2),
+                          [&] { return outputs_open_ == 0; });
       }
       tell_.ended(ended_how() + last_lines_text());
     }
   }
 
   std::string ended_how() const {
-    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0) return "its Python process exited";
+    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0)
+      return "its Python process exited";
     return "its Python process " + describe_status(status_);
   }
 
@@ -370,10 +379,12 @@ class python_node {
       throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
     // The runtime itself did not run: most often the package is not where
     // this interpreter looks.
-    throw python_start_error(
-        what + "its Python process " + describe_status(status_) + " before it served" +
-        last_lines_text() + "\n(is launchpad_client importable by " + settings_.interpreter +
-        "? Put the checkout's python/ on PYTHONPATH, or install it: docs/python_nodes.md)");
+    throw python_start_error(what + "its Python process " + describe_status(status_) +
+                             " before it served" + last_lines_text() +
+                             "\n(is launchpad_client importable by " +
+                             settings_.interpreter +
+                             "? Put the checkout's python/ on PYTHONPATH, or install it: "
+                             "docs/python_nodes.md)");
   }
 
   std::string label_;
@@ -418,7 +429,8 @@ inline void check_python_nodes(const program& graph, const std::string& interpre
     tell.output = [](bool error, const std::string& line) {
       if (error) std::cerr << line << std::endl;
     };
-    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings), std::move(tell)));
+    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings),
+                                                   std::move(tell)));
   }
   for (auto& check : checks) check->wait_checked();
 }
@@ -458,11 +470,11 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
   if (!settings_.checkpoint_save.empty())
-    written["checkpoint"] = {
-        {"save", settings_.checkpoint_save},
-        {"restore", settings_.checkpoint_restore.empty() ? json(nullptr)
-                                                         : json(settings_.checkpoint_restore)},
-        {"interval_ms", settings_.checkpoint_interval.count()}};
+    written["checkpoint"] = {{"save", settings_.checkpoint_save},
+                             {"restore", settings_.checkpoint_restore.empty()
+                                             ? json(nullptr)
+                                             : json(settings_.checkpoint_restore)},
+                             {"interval_ms", settings_.checkpoint_interval.count()}};
   write_private_file(files_.path() + "/args.cbor", args);
   write_private_file(files_.path() + "/spec.json", written.dump());
 }

@@ -40,17 +40,20 @@ LP_API std::string signature_text(std::string_view name, const std::string_view*
 // Appends a method's entry to `methods` (its signature from the spellings
 // of its result and parameters, signature_text).
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
+                       std::size_t arity, const std::string_view* types,
+                       std::size_t count, std::optional<batch_limits> batching,
                        std::span<const type_schema* const> schemas);
 
 // The service's name and methods, for /lp/v1/describe.
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods);
+LP_API json describe_service(std::string_view service,
+                             const std::vector<method_info>& methods);
 
 template <class Method>
 std::optional<batch_limits> batching_of() {
-  if constexpr (batched_method<Method>) return lp_batch_limits(lp_batch_tag<Method>{});
-  else return std::nullopt;
+  if constexpr (batched_method<Method>)
+    return lp_batch_limits(lp_batch_tag<Method>{});
+  else
+    return std::nullopt;
 }
 
 // The service's methods in LP_SERVICE order, built once per type.
@@ -65,10 +68,10 @@ const std::vector<method_info>& service_methods() {
       // instantiated, so that its message stands alone.
       std::span<const type_schema* const> schemas;
       if constexpr (check_method<T, M>())
-        schemas =
-            signature_schemas<typename signature<M>::result, typename signature<M>::params>::value;
-      add_method(out, M::name, signature<M>::arity, types, std::size(types), batching_of<M>(),
-                 schemas);
+        schemas = signature_schemas<typename signature<M>::result,
+                                    typename signature<M>::params>::value;
+      add_method(out, M::name, signature<M>::arity, types, std::size(types),
+                 batching_of<M>(), schemas);
     });
     return out;
   }();
@@ -80,21 +83,24 @@ const std::vector<method_info>& service_methods() {
 LP_API std::string signature_text(std::string_view name, const std::string_view* types,
                                   std::size_t count) {
   std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
-  for (std::size_t i = 1; i < count; ++i) text += (i > 1 ? ", " : "") + readable_type(types[i]);
+  for (std::size_t i = 1; i < count; ++i)
+    text += (i > 1 ? ", " : "") + readable_type(types[i]);
   return text + ")";
 }
 
 LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types, std::size_t count,
-                       std::optional<batch_limits> batching,
+                       std::size_t arity, const std::string_view* types,
+                       std::size_t count, std::optional<batch_limits> batching,
                        std::span<const type_schema* const> schemas) {
   methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
 }
 
-LP_API json describe_service(std::string_view service, const std::vector<method_info>& methods) {
+LP_API json describe_service(std::string_view service,
+                             const std::vector<method_info>& methods) {
   json listed = json::array();
   for (const auto& entry : methods) {
-    json method = {{"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    json method = {
+        {"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
     if (!entry.schemas.empty()) {
       method["result"] = schema_json(*entry.schemas[0]);
       method["params"] = json::array();

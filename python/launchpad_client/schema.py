@@ -19,6 +19,7 @@ argument goes as given (numpy values made plain) and the node checks it.
 
 import array
 import collections.abc
+import dataclasses
 import math
 
 from . import typed_arrays
@@ -365,6 +366,9 @@ class Struct(CppType):
         self.fields = {}  # name -> type, in declaration order; filled once built
 
     def to_wire(self, value, where):
+        # A dataclass stands for a struct as its hint does (hints.py).
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         if not isinstance(value, collections.abc.Mapping):
             raise _mismatch(where, self, "a dict", value)
         out = {}

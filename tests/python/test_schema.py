@@ -2,6 +2,7 @@
 C++ node: each kind, a struct inside itself, schemas without spellings, and
 a fake node's describe reply."""
 
+import dataclasses
 import json
 import unittest
 
@@ -101,6 +102,20 @@ class Kinds(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"argument 1: expected a dict \(ns::Point\), got list"):
             point.to_wire([1, None], "argument 1")
         self.assertEqual(point.from_wire({"x": 2, "tags": ["a"]}), {"x": 2.0, "tags": ["a"]})
+
+    def test_a_dataclass_is_a_struct(self):
+        @dataclasses.dataclass
+        class Point:
+            x: float
+            tags: list | None
+
+        point = s.from_schema({"kind": "struct", "type": "ns::Point", "fields": [
+            {"name": "x", "schema": F32},
+            {"name": "tags", "schema": {"kind": "optional", "value": {"kind": "sequence", "element": TEXT}}},
+        ]})
+        self.assertEqual(point.to_wire(Point(1, ["a"]), "state()"), {"x": 1.0, "tags": ["a"]})
+        with self.assertRaisesRegex(TypeError, r"state\(\), member 'tags', element 1"):
+            point.to_wire(Point(1, ["a", 2]), "state()")
 
     def test_a_struct_inside_itself(self):
         tree = s.from_schema({"kind": "struct", "type": "ns::Tree", "fields": [

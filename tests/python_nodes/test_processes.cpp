@@ -1,14 +1,20 @@
 // Python nodes in programs launched as processes: test_multi_processing
 // (this test is the launcher; python_nodes_program, the nodes) and
 // local_multi_processing (the example python_learner, run as a command).
+// Needs no tool beyond the README's packages: HTTP by a socket of its own,
+// processes from /proc.
 // Needs LP_TEST_PYTHON, PYTHONPATH, LP_PYTHON_NODES_PROGRAM and
 // LP_EXAMPLE_PYTHON_LEARNER, as meson sets them.
 
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,15 +44,46 @@ lp::process_test_options nodes_of(const std::string& scenario) {
   return options;
 }
 
-// What a shell command printed, and its exit status.
-std::pair<int, std::string> shell(const std::string& line) {
-  std::string text;
-  FILE* pipe = ::popen((line + " 2>&1").c_str(), "r");
-  REQUIRE(pipe);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
-    text.append(buffer, n);
-  return {::pclose(pipe), text};
+struct reply {
+  int status = -1;  // -1: no reply
+  std::string body;
+};
+
+// A POST to a node as curl makes it, over a socket of its own, with
+// "Connection: close" so that the reply ends with the connection. With
+// `announced`, the request says its body is that long and sends none.
+reply post(const std::string& url, const std::string& path, const std::string& body,
+           const std::string& secret, std::size_t announced = 0) {
+  auto colon = url.rfind(':');
+  int port = std::stoi(url.substr(colon + 1));
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  reply out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
+    std::string request =
+        "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+        "Content-Type: application/json\r\nConnection: close\r\n" +
+        (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n") +
+        "Content-Length: " + std::to_string(announced ? announced : body.size()) +
+        "\r\n\r\n" + body;
+    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    std::string text;
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+      text.append(buffer, static_cast<std::size_t>(n));
+    if (text.starts_with("HTTP/1.1 ") && text.size() > 12)
+      out.status = std::stoi(text.substr(9, 3));
+    if (auto end = text.find("\r\n\r\n"); end != std::string::npos)
+      out.body = text.substr(end + 4);
+  }
+  ::close(fd);
+  return out;
 }
 
 std::string file_text(const std::string& path) {
@@ -57,20 +94,27 @@ std::string file_text(const std::string& path) {
 }
 
 // Python runtimes still running whose spec lies under a directory of
-// program `program` (none should outlive their launch).
+// program `program` (none should outlive their launch), from /proc: the
+// README's machine has no pgrep.
 int runtimes_of(const std::string& program) {
-  return shell("pgrep -f '[l]aunchpad_client.runtime .*/lp-" + program + "\\.' | wc -l")
-                     .second == "0\n"
-             ? 0
-             : 1;
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto command = file_text(entry.path().string() + "/cmdline");
+    if (command.find("launchpad_client.runtime") != std::string::npos &&
+        command.find("/lp-" + program + ".") != std::string::npos)
+      ++found;
+  }
+  return found;
 }
 
 }  // namespace
 
 TEST_SUITE("python_nodes") {
   TEST_CASE(
-      "test_mp: calls both ways, and curl gets the protocol's errors from a Python "
-      "node") {
+      "test_mp: calls both ways, and HTTP callers get the protocol's errors from a "
+      "Python node") {
     lp::program p("pyn_calls");
     auto made = pyn::make(p, "calls");
     {
@@ -82,38 +126,21 @@ TEST_SUITE("python_nodes") {
       CHECK(learner.update({1.f, 2.f, 3.f}) == doctest::Approx(3.0));
       CHECK(running.client(made.counter).get() == 3);
       auto url = running.urls().at("learner");
-      auto auth = "-H 'Authorization: Bearer " + running.secret() + "' ";
-      std::string curl = "curl -s -o /dev/null -w '%{http_code}' --max-time 10 ";
+      auto secret = running.secret();
       // Well-formed: as against any node.
-      auto [ok, steps] = shell("curl -s --max-time 10 " + auth +
-                               "-H 'Content-Type: application/json' -d '[]' " + url +
-                               "/lp/v1/call/steps");
-      CHECK(ok == 0);
-      CHECK(steps == R"({"result":1})");
+      auto steps = post(url, "/lp/v1/call/steps", "[]", secret);
+      CHECK(steps.status == 200);
+      CHECK(steps.body == R"({"result":1})");
       // Wrong types, no secret, no such method, a body that is no JSON.
-      CHECK(shell(curl + auth + "-H 'Content-Type: application/json' -d '[\"x\"]' " +
-                  url + "/lp/v1/call/update")
-                .second == "400");
-      auto [_, said] = shell("curl -s --max-time 10 " + auth +
-                             "-H 'Content-Type: application/json' -d '[\"x\"]' " + url +
-                             "/lp/v1/call/update");
-      CHECK(said.find("argument 1") != std::string::npos);
-      CHECK(shell(curl + "-H 'Content-Type: application/json' -d '[]' " + url +
-                  "/lp/v1/call/steps")
-                .second == "401");
-      CHECK(shell(curl + auth + "-H 'Content-Type: application/json' -d '[]' " + url +
-                  "/lp/v1/call/nope")
-                .second == "404");
-      CHECK(shell(curl + auth + "-H 'Content-Type: application/json' -d '[1,' " + url +
-                  "/lp/v1/call/steps")
-                .second == "400");
-      // A body over --lp_max_body_mb.
-      test_process::scratch dir;
-      std::ofstream(dir.path + "/big.json")
-          << "[\"" << std::string(std::size_t{2} << 20, 'x') << "\"]";
-      CHECK(shell(curl + auth + "-H 'Content-Type: application/json' --data-binary @" +
-                  dir.path + "/big.json " + url + "/lp/v1/call/describe")
-                .second == "413");
+      auto wrong = post(url, "/lp/v1/call/update", R"(["x"])", secret);
+      CHECK(wrong.status == 400);
+      CHECK(wrong.body.find("argument 1") != std::string::npos);
+      CHECK(post(url, "/lp/v1/call/steps", "[]", "").status == 401);
+      CHECK(post(url, "/lp/v1/call/nope", "[]", secret).status == 404);
+      CHECK(post(url, "/lp/v1/call/steps", "[1,", secret).status == 400);
+      // A body over --lp_max_body_mb, refused on its announced length.
+      CHECK(post(url, "/lp/v1/call/describe", "", secret, std::size_t{2} << 20).status ==
+            413);
       // The node serves on after all of them.
       CHECK(learner.steps() == 1);
       CHECK(running.stop());

@@ -11472,7 +11472,6 @@ class tmux_session {
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <iostream>
 
@@ -11621,7 +11620,9 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11629,6 +11630,17 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 extern char** environ;
 
 namespace lp::detail {
+
+// The absolute path of a program in PATH, as execvp would find it, for
+// starting it with execve; nothing if no directory of PATH holds it.
+inline std::optional<std::string> on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
 
 // The path of the running executable, so a launch can start it again.
 inline std::string this_executable() {
@@ -11847,7 +11859,6 @@ inline std::string describe_status(int status) {
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -11912,7 +11923,7 @@ class python_node {
         settings_(std::move(settings)),
         tell_(std::move(tell)),
         executable_(settings_.interpreter.find('/') == std::string::npos
-                        ? on_path(settings_.interpreter)
+                        ? interpreter_on_path(settings_.interpreter)
                         : settings_.interpreter),
         files_(settings_.program + "." + file_name(spec.label), settings_.secret,
                temp_dir(), settings_.tls) {
@@ -11949,7 +11960,8 @@ class python_node {
           "Python node '" + label_ + "' did not serve within " +
           std::to_string(
               std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-          " s" + last_lines_text());
+          " s (is its __init__ or a module it imports waiting on something?)" +
+          last_lines_text());
     }
     // Its last lines come on other threads: wait for them to be read.
     changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
@@ -12053,19 +12065,9 @@ class python_node {
     waiter_ = std::thread([this] { wait_for_exit(); });
   }
 
-  // The interpreter's path, as execvp would find it, so that a missing one
-  // is named before anything starts.
-  static std::string on_path(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    while (!dirs.empty()) {
-      auto colon = dirs.find(':');
-      auto dir = dirs.substr(0, colon);
-      auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-      if (colon == std::string_view::npos) break;
-      dirs.remove_prefix(colon + 1);
-    }
+  // A missing interpreter is named before anything starts.
+  static std::string interpreter_on_path(const std::string& name) {
+    if (auto found = on_path(name)) return *found;
     throw launch_error(
         "no Python interpreter '" + name +
         "' on PATH for the Python nodes; install python3, or name one with "
@@ -19501,21 +19503,13 @@ class slurm_submission {
 
 // Where Slurm's commands are.
 
-#include <unistd.h>
-
-#include <cstdlib>
 #include <string>
-#include <string_view>
 
 namespace lp::detail {
 
 // The absolute path of a program in PATH, for starting it with execve.
 inline std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
-    auto candidate = std::string(dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
+  if (auto found = on_path(name)) return *found;
   throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
 }
 

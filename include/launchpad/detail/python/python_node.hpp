@@ -23,7 +23,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/graph/python_recipe.hpp>
@@ -37,7 +36,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -102,7 +100,7 @@ class python_node {
         settings_(std::move(settings)),
         tell_(std::move(tell)),
         executable_(settings_.interpreter.find('/') == std::string::npos
-                        ? on_path(settings_.interpreter)
+                        ? interpreter_on_path(settings_.interpreter)
                         : settings_.interpreter),
         files_(settings_.program + "." + file_name(spec.label), settings_.secret,
                temp_dir(), settings_.tls) {
@@ -139,7 +137,8 @@ class python_node {
           "Python node '" + label_ + "' did not serve within " +
           std::to_string(
               std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-          " s" + last_lines_text());
+          " s (is its __init__ or a module it imports waiting on something?)" +
+          last_lines_text());
     }
     // Its last lines come on other threads: wait for them to be read.
     changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
@@ -243,19 +242,9 @@ class python_node {
     waiter_ = std::thread([this] { wait_for_exit(); });
   }
 
-  // The interpreter's path, as execvp would find it, so that a missing one
-  // is named before anything starts.
-  static std::string on_path(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    while (!dirs.empty()) {
-      auto colon = dirs.find(':');
-      auto dir = dirs.substr(0, colon);
-      auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-      if (colon == std::string_view::npos) break;
-      dirs.remove_prefix(colon + 1);
-    }
+  // A missing interpreter is named before anything starts.
+  static std::string interpreter_on_path(const std::string& name) {
+    if (auto found = on_path(name)) return *found;
     throw launch_error(
         "no Python interpreter '" + name +
         "' on PATH for the Python nodes; install python3, or name one with "

@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +24,17 @@
 extern char** environ;
 
 namespace lp::detail {
+
+// The absolute path of a program in PATH, as execvp would find it, for
+// starting it with execve; nothing if no directory of PATH holds it.
+inline std::optional<std::string> on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
 
 // The path of the running executable, so a launch can start it again.
 inline std::string this_executable() {

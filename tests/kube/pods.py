@@ -32,7 +32,8 @@ mount path (the pod's LP_RUN_DIR names a private directory of the
 harness's instead).
 
     pods.py MANIFEST_DIR --binary PATH [--kill GROUP:INDEX] [--stop-when GROUP:INDEX]
-            [--timeout S] [--image-env NAME=VALUE]... [--workdir DIR]
+            [--start-late GROUP:INDEX] [--timeout S] [--image-env NAME=VALUE]...
+            [--workdir DIR]
 
 GROUP is a process group's name in the program (empty for the nodes
 outside any group); `--kill coordinator` kills the coordinator's once every
@@ -40,7 +41,11 @@ node pod serves. --kill sends SIGKILL to that pod's process once it
 serves (its log says "serving at"); --stop-when sends SIGTERM to the
 coordinator's once that pod serves (after the kill, if both are given), as
 `lp-kube stop` does, and first asks for the status table in the
-coordinator's pod, as `lp-kube status` does. --image-env and --workdir are
+coordinator's pod, as `lp-kube status` does. --start-late starts that pod
+only once the coordinator's log says the program stops and every other
+node pod has ended (the Job controller starts pods in no order: a short
+program may end before a pod of it runs).
+--image-env and --workdir are
 what an image's ENV and WORKDIR would give every container (PATH, unless
 given, is /usr/sbin:/usr/bin:/sbin:/bin; the working directory, unless
 given, is /, as in an image without WORKDIR): e.g. PYTHONPATH for a
@@ -107,6 +112,9 @@ def main() -> int:
                         help="GROUP:INDEX or coordinator: SIGKILL that pod once it serves")
     parser.add_argument("--stop-when", default="",
                         help="GROUP:INDEX: SIGTERM the coordinator once that pod serves")
+    parser.add_argument("--start-late", default="",
+                        help="GROUP:INDEX: start that pod once the program stops "
+                             "and the other node pods have ended")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--image-env", action="append", default=[], metavar="NAME=VALUE",
@@ -169,12 +177,14 @@ def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
 
     image = Image(dict(v.split("=", 1) for v in args.image_env), args.workdir)
     to_kill, stop_when = pod_named(args.kill), pod_named(args.stop_when)
+    late = pod_named(args.start_late)
     killed = stopped = False
     status_table = ""
 
     started = time.monotonic()
     for pod in pods:
-        start(pod, args.binary, secret_dir, hosts, work, image)
+        if pod is not late:
+            start(pod, args.binary, secret_dir, hosts, work, image)
     coordinator = pods[0]
     deleted_at = None
     while True:
@@ -194,6 +204,11 @@ def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
             status_table = ask_status(coordinator, args.binary)
             coordinator.process.send_signal(signal.SIGTERM)
             stopped = True
+        if (late and late.starts == 0
+                and all(p.process and p.process.poll() is not None
+                        for p in pods[1:] if p is not late)
+                and "[lp] stopping:" in Path(coordinator.log_path).read_text(errors="replace")):
+            start(late, args.binary, secret_dir, hosts, work, image)
         for pod in pods:
             settle(pod, now, args.binary, secret_dir, hosts, work, image, deleted_at is None)
         # The launch is over when the coordinator's Job is. The other pods

@@ -24,7 +24,10 @@ network namespace per pod.
    whose environment puts the package launchpad_client on PYTHONPATH and
    whose working directory holds learner.py: every index succeeds, the
    learner's Python process runs in its pod with that interpreter,
-   PYTHONPATH and working directory, and nothing of it is left after.
+   PYTHONPATH and working directory, and nothing of it is left after. The
+   second actor's pod starts only once the program stops and the other
+   pods have ended (pods.py --start-late): it joins, is told to stop, and
+   exits 0 as well.
 7. python_missing (tests/slurm/python_missing.cpp: a Python node whose
    module no PYTHONPATH holds, in a group with 3 restarts): its pod fails
    once with status 123, which a FailIndex rule of its Job names, and the
@@ -159,7 +162,11 @@ def check(condition: bool, what: str, report: dict) -> None:
         return
     print(f"FAILED: {what}\n{json.dumps(report, indent=1)}")
     for pod in report["pods"]:
-        print(f"---- {pod['pod']}\n{Path(pod['log']).read_text(errors='replace')[-3000:]}")
+        log = Path(pod["log"]).read_text(errors="replace") if pod["log"] else ""
+        print(f"---- {pod['pod']}\n{log[-3000:]}")
+    # Last, as a short summary: a test log is often shown by its end only.
+    print(f"FAILED: {what} after {report['seconds']} s; coordinator exit {report['coordinator']}; "
+          + "; ".join(f"{p['pod']}: {p['outcome']}, exits {p['exits']}" for p in report["pods"]))
     sys.exit(1)
 
 
@@ -201,7 +208,7 @@ def python_learner(binary: str, python: str, work: Path) -> None:
     manifest_dir = manifests(binary, work, f"--lp_python={python}")
     report, seen = run_pods_watching(
         tmp, binary, manifest_dir, work, "--image-env", f"PYTHONPATH={package}",
-        "--image-env", f"TMPDIR={tmp}", "--workdir", str(example))
+        "--image-env", f"TMPDIR={tmp}", "--workdir", str(example), "--start-late", "actors:1")
     check(report["coordinator"] == 0, "python_learner: the coordinator exits 0", report)
     check(all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
           "python_learner: every index of every Job succeeds at its first start", report)

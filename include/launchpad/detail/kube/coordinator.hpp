@@ -128,13 +128,16 @@ class coordinator {
       changed_.wait_for(lock, probe_period);
       if (!stopping_) probe(lock);
     }
-    // Every process that serves hears of the stop; one that starts later
-    // finds the rendezvous closed, or gone.
+    // Every process that serves hears of the stop. The Job controller
+    // starts pods in no order, and a short program may end before one of
+    // them joined: it gets the same notice to join, hears of the stop when
+    // it does (published), and ends cleanly rather than wait for a
+    // coordinator that is gone.
     rendezvous_->close();
     auto deadline = std::chrono::steady_clock::now() + notice_ + std::chrono::seconds(5);
     for (auto& [name, unit] : units_)
       if (unit.where && !unit.asked_to_stop) tell_stop(lock, name, *unit.where);
-    while (std::chrono::steady_clock::now() < deadline && serving() > 0) {
+    while (std::chrono::steady_clock::now() < deadline && serving() + joining() > 0) {
       changed_.wait_for(lock, probe_period);
       probe(lock);
     }
@@ -143,6 +146,11 @@ class coordinator {
         std::cerr << "[lp] " << name
                   << " did not say that it ended within the termination "
                      "notice; its pod's own grace period ends it"
+                  << std::endl;
+      else if (yet_to_join(unit))
+        std::cerr << "[lp] " << name
+                  << " never joined the launch; its pod, if it starts, ends once it "
+                     "has waited 5 minutes for the coordinator"
                   << std::endl;
     std::cerr << "[lp] the program "
               << (failure_ ? "failed: " + *failure_ : "stopped cleanly") << std::endl;
@@ -177,6 +185,7 @@ class coordinator {
     // Started while the program stops (a restart under way): it stops too.
     if (stopping_) {
       unit.where = where;
+      unit.ever_served = true;
       tell_stop(lock, unit.plan.name, where);
       return;
     }
@@ -236,6 +245,19 @@ class coordinator {
   std::size_t serving() const {
     std::size_t count = 0;
     for (const auto& [name, unit] : units_) count += unit.where.has_value();
+    return count;
+  }
+
+  // A unit whose pod has not served yet and may still: not one that failed
+  // past its restarts.
+  static bool yet_to_join(const unit_state& unit) {
+    return !unit.ever_served && !unit.where &&
+           unit.failures <= unit.plan.settings.max_restarts;
+  }
+
+  std::size_t joining() const {
+    std::size_t count = 0;
+    for (const auto& [name, unit] : units_) count += yet_to_join(unit);
     return count;
   }
 

@@ -10,12 +10,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstddef>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/util/spin_wait.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/wire/result.hpp>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -470,6 +473,93 @@ TEST_SUITE("connection") {
           "exceeds 64 KiB");
     check("HTTP/1.1 101 Switching Protocols\r\n\r\n", "switched protocols");
     check("", "before responding");  // closed at once, on a fresh connection
+  }
+
+  // A node's reply {"result": typed array of `count` elements tagged
+  // `tag`}, with `extra` bytes after it, as a whole HTTP response.
+  std::string typed_result_response(std::size_t count, std::size_t element, int tag,
+                                    int status = 200, const std::string& type = "application/cbor",
+                                    std::size_t extra = 0) {
+    std::string body = "\xa1\x66result";
+    body += '\xd8';
+    body += static_cast<char>(tag);
+    std::size_t length = count * element;
+    body += '\x5a';
+    for (int shift = 24; shift >= 0; shift -= 8)
+      body += static_cast<char>((length >> shift) & 0xff);
+    for (std::size_t i = 0; i < count; ++i) {
+      float value = static_cast<float>(i) * 0.5f;
+      char bytes[8] = {};
+      std::memcpy(bytes, &value, sizeof value);
+      body.append(bytes, element);
+    }
+    body.append(extra, 'x');
+    return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: " + type +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+
+  TEST_CASE("a large result of numbers is read straight into its vector") {
+    using sink_t = lp::detail::placed_vector<std::vector<float>>;
+    constexpr std::size_t count = 1 << 20;  // 4 MB of float32
+    constexpr int float32 = 85;             // RFC 8746: float32, little-endian
+    struct outcome {
+      http_connection::response response;
+      std::string body;
+      std::vector<float> placed;
+    };
+    auto post = [](const std::string& reply) {
+      raw_server raw({reply});
+      auto c = http_connection::open("127.0.0.1", raw.port, in(10s));
+      outcome out;
+      sink_t sink;
+      out.response = c->post("/x", "", std::span<const std::string_view>(), in(10s), out.body,
+                             unlimited, &sink);
+      out.placed = std::move(sink.value);
+      return out;
+    };
+    SUBCASE("a typed array of the vector's elements ends in the vector, not the buffer") {
+      auto got = post(typed_result_response(count, 4, float32));
+      CHECK(got.response.placed);
+      CHECK(got.response.body_size == lp::detail::reply_sink::lead_size);
+      CHECK(got.body.size() < 1024);  // the buffer never held the body
+      REQUIRE(got.placed.size() == count);
+      bool all = true;
+      for (std::size_t i = 0; i < count; ++i) all = all && got.placed[i] == static_cast<float>(i) * 0.5f;
+      CHECK(all);
+    }
+    SUBCASE("anything else is read into the buffer whole, as without a sink") {
+      auto whole = [&](const std::string& reply) {
+        CAPTURE(reply.substr(0, 80));
+        auto got = post(reply);
+        CHECK_FALSE(got.response.placed);
+        CHECK(got.placed.empty());
+        auto body_at = reply.find("\r\n\r\n") + 4;
+        CHECK(got.response.body_size == reply.size() - body_at);
+        CHECK(std::string_view(got.body).substr(0, got.response.body_size) ==
+              std::string_view(reply).substr(body_at));
+      };
+      whole(typed_result_response(count / 2, 8, 86));  // float64: converted by read_result
+      whole(typed_result_response(count, 4, float32, 500));
+      whole(typed_result_response(count, 4, float32, 200, "application/json"));
+      whole(typed_result_response(count, 4, float32, 200, "application/cbor", 1));
+      whole(typed_result_response(1000, 4, float32));  // small: not worth a look
+    }
+    SUBCASE("a connection lost within a placed body fails as broken") {
+      auto reply = typed_result_response(count, 4, float32);
+      raw_server raw({reply.substr(0, reply.size() / 2)});
+      auto c = http_connection::open("127.0.0.1", raw.port, in(10s));
+      std::string body;
+      sink_t sink;
+      try {
+        c->post("/x", "", std::span<const std::string_view>(), in(10s), body, unlimited, &sink);
+        FAIL("the post succeeded");
+      } catch (const failure& f) {
+        CHECK(f.kind == failure::broken);
+        CHECK(mentions(f, "before the end"));
+        CHECK(sink.value.size() == count);  // placed, then cut short
+      }
+      CHECK_FALSE(c->reusable());
+    }
   }
 
   TEST_CASE("a body larger than max_body is refused unread") {

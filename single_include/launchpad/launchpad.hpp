@@ -23,6 +23,36 @@
 
 // ---- launchpad/detail/call/channel.hpp ----
 
+// ---- launchpad/detail/wire/reply_sink.hpp ----
+
+#include <string_view>
+
+namespace lp::detail {
+
+// Where the body of a large reply may go instead of the connection's
+// buffer. A result of many numbers read from the buffer is one more copy
+// of the whole body (4 MB for a million float32s); read straight into the
+// result's own storage it is not (result.hpp, placed_vector).
+class reply_sink {
+ public:
+  // place() is shown at most this much of the body's start: enough for a
+  // result's head, a typed array's tag and its byte string's length.
+  static constexpr std::size_t lead_size = 24;
+  // Smaller bodies are read as usual: their copy costs less than a look.
+  static constexpr std::size_t min_body = std::size_t{64} << 10;
+
+  // `lead` is the start of a body of `body_size` bytes (a response of
+  // `status` and `content_type`). Returns where its other
+  // body_size - lead.size() bytes go, or null to read them as usual.
+  virtual char* place(int status, std::string_view content_type, std::size_t body_size,
+                      std::string_view lead) = 0;
+
+ protected:
+  ~reply_sink() = default;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/wire/result.hpp ----
 
 // A call's result on the wire: {"result": value} in a reply with status 200,
@@ -32,6 +62,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 // ---- launchpad/detail/config.hpp ----
 
@@ -85,7 +117,6 @@
 // comes first.
 
 #include <array>
-#include <cstdint>
 #include <cstdlib>
 
 // ---- launchpad/detail/util/type_name.hpp ----
@@ -96,7 +127,6 @@
 // the spelling readable when a message or describe needs it.
 
 #include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -177,8 +207,6 @@ LP_API std::string readable_type(std::string_view spelling) {
 //   truncated items and trailing bytes (cbor::malformed).
 // The lexing steps are inline; reading or checking whole items, and every
 // message, is in the library's compiled part (detail/config.hpp).
-
-#include <cstring>
 
 // ---- launchpad/detail/wire/kind.hpp ----
 
@@ -2353,6 +2381,7 @@ struct raw_reply {
   int status = 0;
   protocol::format format = protocol::format::cbor;
   std::string_view body;
+  bool placed = false;  // the result went to the call's reply_sink
 };
 
 // Whether every floating-point number in `value` is finite.
@@ -2470,6 +2499,51 @@ R read_result(const std::string& node, const std::string& method,
     }
   }
 }
+
+// A result of type std::vector<T> of numbers, read by the connection
+// straight into the vector: a node's reply {"result": typed array} of T in
+// this machine's byte order. Any other reply (an error, JSON, another
+// element type) is read as usual, and read_result decides.
+template <class R>
+class placed_vector;
+
+template <packable T>
+class placed_vector<std::vector<T>> final : public reply_sink {
+ public:
+  std::vector<T> value;
+
+  char* place(int status, std::string_view content_type, std::size_t body_size,
+              std::string_view lead) override {
+    if (status != 200 || protocol::format_of(content_type) != protocol::format::cbor ||
+        !lead.starts_with(result_prefix))
+      return nullptr;
+    auto at = result_prefix.size();
+    auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(lead[i]); };
+    // The tag (one byte after 0xd8: typed-array tags are 64-87), then the
+    // byte string's head with a length of 1, 2, 4 or 8 bytes (a body this
+    // large needs one).
+    if (lead.size() < at + 3 || byte(at) != 0xd8 || byte(at + 1) != typed_array::native_tag<T>)
+      return nullptr;
+    auto initial = byte(at + 2);
+    if (initial < 0x58 || initial > 0x5b) return nullptr;
+    std::size_t length_bytes = std::size_t{1} << (initial - 0x58);
+    std::size_t start = at + 3 + length_bytes;
+    if (start > lead.size()) return nullptr;
+    std::uint64_t length = 0;
+    for (std::size_t i = at + 3; i < start; ++i) length = length << 8 | byte(i);
+    // The byte string ends the body, and holds whole elements.
+    if (length != body_size - start || length % sizeof(T) != 0) return nullptr;
+    value.resize(length / sizeof(T));
+    auto* storage = reinterpret_cast<char*>(value.data());
+    std::memcpy(storage, lead.data() + start, lead.size() - start);
+    return storage + (lead.size() - start);
+  }
+};
+
+template <class R>
+inline constexpr bool placeable_result = false;
+template <packable T>
+inline constexpr bool placeable_result<std::vector<T>> = true;
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
@@ -2597,9 +2671,10 @@ class channel {
   // Sends the positional arguments, a CBOR array in consecutive pieces, and
   // returns the reply (read_result makes it the result or the error), or
   // throws lp::transport_error / lp::deadline_exceeded (when no reply came
-  // by `deadline`).
+  // by `deadline`). A channel may hand a large reply to `sink` (null: none)
+  // and return it `placed`.
   virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                         const call_deadline& deadline) = 0;
+                         const call_deadline& deadline, reply_sink* sink) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.
   virtual void close() = 0;
@@ -3789,7 +3864,14 @@ struct call_access {
   static R finish(channel& target, const std::string& method,
                   std::span<const std::string_view> args, const call_deadline& deadline) {
     try {
-      return read_result<R>(target.node(), method, target.call(method, args, deadline));
+      if constexpr (placeable_result<R>) {
+        placed_vector<R> sink;
+        auto reply = target.call(method, args, deadline, &sink);
+        if (reply.placed) return std::move(sink.value);
+        return read_result<R>(target.node(), method, reply);
+      } else {
+        return read_result<R>(target.node(), method, target.call(method, args, deadline, nullptr));
+      }
     } catch (const remote_error& refusal) {
       rethrow_for_caller(refusal);
     }
@@ -8188,6 +8270,9 @@ class http_connection {
     int status = 0;
     std::string content_type;   // empty if absent
     std::size_t body_size = 0;  // the body is body_buffer[0, body_size)
+    // The body went to the request's reply_sink: body_buffer holds only
+    // its first body_size bytes, the sink's place the rest.
+    bool placed = false;
   };
 
   // Connects to host:port (numeric address or name) by `deadline`, and
@@ -8256,11 +8341,12 @@ class http_connection {
   }
 
   // The same with a body in pieces, sent one after the other: a large
-  // piece goes out from where it is.
+  // piece goes out from where it is. A `sink` may take a large response
+  // body where it wants it (reply_sink.hpp).
   response post(std::string_view path, std::string_view headers,
                 std::span<const std::string_view> body, clock::time_point deadline,
-                std::string& body_buffer, std::size_t max_body) {
-    return request(verb::post, path, headers, body, deadline, body_buffer, max_body);
+                std::string& body_buffer, std::size_t max_body, reply_sink* sink = nullptr) {
+    return request(verb::post, path, headers, body, deadline, body_buffer, max_body, sink);
   }
 
   // GETs `path`, as post() does but with no body (nor Content-Length).
@@ -8292,7 +8378,8 @@ class http_connection {
 
   response request(verb method, std::string_view path, std::string_view headers,
                    std::span<const std::string_view> body, clock::time_point deadline,
-                   std::string& body_buffer, std::size_t max_body) {
+                   std::string& body_buffer, std::size_t max_body,
+                   reply_sink* sink = nullptr) {
     if (!reusable_) fail("this connection to " + peer_ + " cannot carry another request");
     // Any failure below leaves the connection unusable; success decides anew.
     reusable_ = false;
@@ -8323,9 +8410,23 @@ class http_connection {
       r.body_size = read_chunked(body_buffer, max_body, deadline);
     } else if (h.length) {
       if (*h.length > max_body) too_large(std::to_string(*h.length) + " bytes", max_body);
-      if (body_buffer.size() < *h.length) body_buffer.resize(*h.length);
-      read_exact(body_buffer.data(), *h.length, deadline);
       r.body_size = *h.length;
+      std::size_t lead = 0;
+      if (sink && *h.length >= reply_sink::min_body) {
+        lead = reply_sink::lead_size;
+        if (body_buffer.size() < lead) body_buffer.resize(lead);
+        read_exact(body_buffer.data(), lead, deadline);
+        if (char* place = sink->place(h.status, h.content_type, *h.length,
+                                      std::string_view(body_buffer.data(), lead))) {
+          read_exact(place, *h.length - lead, deadline);
+          r.body_size = lead;
+          r.placed = true;
+        }
+      }
+      if (!r.placed) {
+        if (body_buffer.size() < *h.length) body_buffer.resize(*h.length);
+        read_exact(body_buffer.data() + lead, *h.length - lead, deadline);
+      }
     } else {
       r.body_size = read_to_close(body_buffer, max_body, deadline);
       keep = false;
@@ -15997,14 +16098,14 @@ class http_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline) override {
+                 const call_deadline& deadline, reply_sink* sink) override {
     // A node that refused the connection, or closed it unanswered, may have
     // gone because the program stops: the launch knows, so ask it before
     // saying the node did not answer. A refused call never reached the
     // node, so it is sent once more, to where the node serves now.
     for (int attempt = 0;; ++attempt) {
       try {
-        return call_once(method, args, deadline);
+        return call_once(method, args, deadline, sink);
       } catch (const http_connection::failure& e) {
         // The node's TLS refused this caller, or is not this launch's:
         // another try goes the same way.
@@ -16035,7 +16136,7 @@ class http_channel final : public channel {
   // One try at the node where the launch says it serves. A refused
   // connection is thrown as it is, for call() to decide.
   raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
-                      const call_deadline& deadline) {
+                      const call_deadline& deadline, reply_sink* sink) {
     auto until = deadline.at;
     // The wait for a node that does not serve yet counts against the deadline.
     address where;
@@ -16052,7 +16153,8 @@ class http_channel final : public channel {
       for (;;) {
         try {
           auto response =
-              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply);
+              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply,
+                               sink);
           if (connection->reusable()) release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
@@ -16061,7 +16163,8 @@ class http_channel final : public channel {
                                    "' is neither JSON nor CBOR; is " + where.url() +
                                    " a Launchpad node?",
                                response.status);
-          return {response.status, *format, std::string_view(reply.data(), response.body_size)};
+          return {response.status, *format, std::string_view(reply.data(), response.body_size),
+                  response.placed};
         } catch (const http_connection::failure& e) {
           // The server closed this pooled connection just before the call
           // (its keep-alive ran out), so the request never ran: send it again
@@ -16869,8 +16972,9 @@ class direct_channel final : public channel {
 
   const std::string& node() const override { return node_; }
 
+  // The reply is in this process already: no sink saves a copy.
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline) override {
+                 const call_deadline& deadline, reply_sink*) override {
     // Held through the call, so close() waits for calls that found the node
     // before it goes away.
     std::shared_lock lock(mutex_);

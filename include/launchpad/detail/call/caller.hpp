@@ -166,7 +166,14 @@ struct call_access {
   static R finish(channel& target, const std::string& method,
                   std::span<const std::string_view> args, const call_deadline& deadline) {
     try {
-      return read_result<R>(target.node(), method, target.call(method, args, deadline));
+      if constexpr (placeable_result<R>) {
+        placed_vector<R> sink;
+        auto reply = target.call(method, args, deadline, &sink);
+        if (reply.placed) return std::move(sink.value);
+        return read_result<R>(target.node(), method, reply);
+      } else {
+        return read_result<R>(target.node(), method, target.call(method, args, deadline, nullptr));
+      }
     } catch (const remote_error& refusal) {
       rethrow_for_caller(refusal);
     }

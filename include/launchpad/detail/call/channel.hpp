@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <launchpad/detail/wire/reply_sink.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
 #include <span>
@@ -50,9 +51,10 @@ class channel {
   // Sends the positional arguments, a CBOR array in consecutive pieces, and
   // returns the reply (read_result makes it the result or the error), or
   // throws lp::transport_error / lp::deadline_exceeded (when no reply came
-  // by `deadline`).
+  // by `deadline`). A channel may hand a large reply to `sink` (null: none)
+  // and return it `placed`.
   virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                         const call_deadline& deadline) = 0;
+                         const call_deadline& deadline, reply_sink* sink) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.
   virtual void close() = 0;

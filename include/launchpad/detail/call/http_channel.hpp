@@ -53,14 +53,14 @@ class http_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline) override {
+                 const call_deadline& deadline, reply_sink* sink) override {
     // A node that refused the connection, or closed it unanswered, may have
     // gone because the program stops: the launch knows, so ask it before
     // saying the node did not answer. A refused call never reached the
     // node, so it is sent once more, to where the node serves now.
     for (int attempt = 0;; ++attempt) {
       try {
-        return call_once(method, args, deadline);
+        return call_once(method, args, deadline, sink);
       } catch (const http_connection::failure& e) {
         // The node's TLS refused this caller, or is not this launch's:
         // another try goes the same way.
@@ -91,7 +91,7 @@ class http_channel final : public channel {
   // One try at the node where the launch says it serves. A refused
   // connection is thrown as it is, for call() to decide.
   raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
-                      const call_deadline& deadline) {
+                      const call_deadline& deadline, reply_sink* sink) {
     auto until = deadline.at;
     // The wait for a node that does not serve yet counts against the deadline.
     address where;
@@ -108,7 +108,8 @@ class http_channel final : public channel {
       for (;;) {
         try {
           auto response =
-              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply);
+              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply,
+                               sink);
           if (connection->reusable()) release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
@@ -117,7 +118,8 @@ class http_channel final : public channel {
                                    "' is neither JSON nor CBOR; is " + where.url() +
                                    " a Launchpad node?",
                                response.status);
-          return {response.status, *format, std::string_view(reply.data(), response.body_size)};
+          return {response.status, *format, std::string_view(reply.data(), response.body_size),
+                  response.placed};
         } catch (const http_connection::failure& e) {
           // The server closed this pooled connection just before the call
           // (its keep-alive ran out), so the request never ran: send it again

@@ -30,6 +30,7 @@
 #include <launchpad/detail/util/spin_wait.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/http1.hpp>
+#include <launchpad/detail/wire/reply_sink.hpp>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ class http_connection {
     int status = 0;
     std::string content_type;   // empty if absent
     std::size_t body_size = 0;  // the body is body_buffer[0, body_size)
+    // The body went to the request's reply_sink: body_buffer holds only
+    // its first body_size bytes, the sink's place the rest.
+    bool placed = false;
   };
 
   // Connects to host:port (numeric address or name) by `deadline`, and
@@ -132,11 +136,12 @@ class http_connection {
   }
 
   // The same with a body in pieces, sent one after the other: a large
-  // piece goes out from where it is.
+  // piece goes out from where it is. A `sink` may take a large response
+  // body where it wants it (reply_sink.hpp).
   response post(std::string_view path, std::string_view headers,
                 std::span<const std::string_view> body, clock::time_point deadline,
-                std::string& body_buffer, std::size_t max_body) {
-    return request(verb::post, path, headers, body, deadline, body_buffer, max_body);
+                std::string& body_buffer, std::size_t max_body, reply_sink* sink = nullptr) {
+    return request(verb::post, path, headers, body, deadline, body_buffer, max_body, sink);
   }
 
   // GETs `path`, as post() does but with no body (nor Content-Length).
@@ -168,7 +173,8 @@ class http_connection {
 
   response request(verb method, std::string_view path, std::string_view headers,
                    std::span<const std::string_view> body, clock::time_point deadline,
-                   std::string& body_buffer, std::size_t max_body) {
+                   std::string& body_buffer, std::size_t max_body,
+                   reply_sink* sink = nullptr) {
     if (!reusable_) fail("this connection to " + peer_ + " cannot carry another request");
     // Any failure below leaves the connection unusable; success decides anew.
     reusable_ = false;
@@ -199,9 +205,23 @@ class http_connection {
       r.body_size = read_chunked(body_buffer, max_body, deadline);
     } else if (h.length) {
       if (*h.length > max_body) too_large(std::to_string(*h.length) + " bytes", max_body);
-      if (body_buffer.size() < *h.length) body_buffer.resize(*h.length);
-      read_exact(body_buffer.data(), *h.length, deadline);
       r.body_size = *h.length;
+      std::size_t lead = 0;
+      if (sink && *h.length >= reply_sink::min_body) {
+        lead = reply_sink::lead_size;
+        if (body_buffer.size() < lead) body_buffer.resize(lead);
+        read_exact(body_buffer.data(), lead, deadline);
+        if (char* place = sink->place(h.status, h.content_type, *h.length,
+                                      std::string_view(body_buffer.data(), lead))) {
+          read_exact(place, *h.length - lead, deadline);
+          r.body_size = lead;
+          r.placed = true;
+        }
+      }
+      if (!r.placed) {
+        if (body_buffer.size() < *h.length) body_buffer.resize(*h.length);
+        read_exact(body_buffer.data() + lead, *h.length - lead, deadline);
+      }
     } else {
       r.body_size = read_to_close(body_buffer, max_body, deadline);
       keep = false;

@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/cbor_decode.hpp>
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/json_decode.hpp>
 #include <launchpad/detail/wire/json_encode.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
+#include <launchpad/detail/wire/reply_sink.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
@@ -23,6 +26,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace lp::detail {
 
@@ -41,6 +45,7 @@ struct raw_reply {
   int status = 0;
   protocol::format format = protocol::format::cbor;
   std::string_view body;
+  bool placed = false;  // the result went to the call's reply_sink
 };
 
 // Whether every floating-point number in `value` is finite.
@@ -158,6 +163,51 @@ R read_result(const std::string& node, const std::string& method,
     }
   }
 }
+
+// A result of type std::vector<T> of numbers, read by the connection
+// straight into the vector: a node's reply {"result": typed array} of T in
+// this machine's byte order. Any other reply (an error, JSON, another
+// element type) is read as usual, and read_result decides.
+template <class R>
+class placed_vector;
+
+template <packable T>
+class placed_vector<std::vector<T>> final : public reply_sink {
+ public:
+  std::vector<T> value;
+
+  char* place(int status, std::string_view content_type, std::size_t body_size,
+              std::string_view lead) override {
+    if (status != 200 || protocol::format_of(content_type) != protocol::format::cbor ||
+        !lead.starts_with(result_prefix))
+      return nullptr;
+    auto at = result_prefix.size();
+    auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(lead[i]); };
+    // The tag (one byte after 0xd8: typed-array tags are 64-87), then the
+    // byte string's head with a length of 1, 2, 4 or 8 bytes (a body this
+    // large needs one).
+    if (lead.size() < at + 3 || byte(at) != 0xd8 || byte(at + 1) != typed_array::native_tag<T>)
+      return nullptr;
+    auto initial = byte(at + 2);
+    if (initial < 0x58 || initial > 0x5b) return nullptr;
+    std::size_t length_bytes = std::size_t{1} << (initial - 0x58);
+    std::size_t start = at + 3 + length_bytes;
+    if (start > lead.size()) return nullptr;
+    std::uint64_t length = 0;
+    for (std::size_t i = at + 3; i < start; ++i) length = length << 8 | byte(i);
+    // The byte string ends the body, and holds whole elements.
+    if (length != body_size - start || length % sizeof(T) != 0) return nullptr;
+    value.resize(length / sizeof(T));
+    auto* storage = reinterpret_cast<char*>(value.data());
+    std::memcpy(storage, lead.data() + start, lead.size() - start);
+    return storage + (lead.size() - start);
+  }
+};
+
+template <class R>
+inline constexpr bool placeable_result = false;
+template <packable T>
+inline constexpr bool placeable_result<std::vector<T>> = true;
 
 #if LP_DETAIL_DEFINE_COMPILED_PART
 

@@ -25,9 +25,16 @@
    code sees only
    <nlohmann/json_fwd.hpp> (parsing nlohmann's header is a second of every
    build).
-5. The include graph has no cycle.
+5. The include graph has no cycle (but the compiled part's include at the
+   end of launch.hpp, which leads back to it).
 6. A public type sits in a public header: a detail header declares nothing
    in namespace lp outside lp::detail but forward declarations.
+7. One place decides where the compiled part is defined: no header but
+   launch.hpp holds `#if LP_DETAIL_DEFINE_COMPILED_PART`, and only there is
+   detail/implementation.hpp included. A header's definitions sit in
+   impl/<name>_inl.hpp beside it, which includes it first; implementation.hpp
+   includes every one of them, and no other header does. An _inl file counts
+   as its header's layer (rule 1).
 
 Exits 1 and names every broken rule, with the chain of includes that breaks it.
 """
@@ -44,8 +51,11 @@ RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "
 APART = {("call", "serve"), ("serve", "call")}
 # Reached by a user's code only through the compiled part.
 COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|run/(node_host|node_streams|in_process|checkpoints|status_|launch_tls)"
-                           r"|tls/|process/|slurm/|kube/|implementation)")
+                           r"|tls/|process/|slurm/|kube/|implementation)|/impl/")
 JSON_HEADER = "launchpad/json.hpp"
+IMPLEMENTATION = "launchpad/detail/implementation.hpp"
+DECIDES = "launchpad/launch.hpp"  # the one header that holds the compiled part's #if
+INL = re.compile(r"^(?P<dir>.*)/impl/(?P<name>\w+)_inl\.hpp$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
 COMPILED_PART_IF = re.compile(r"^\s*#\s*if\s+LP_DETAIL_DEFINE_COMPILED_PART\b")
 IF = re.compile(r"^\s*#\s*if")
@@ -73,6 +83,8 @@ def layer(header: str) -> str:
     parts = header.split("/")
     if len(parts) >= 4 and parts[1] == "detail" and parts[2] in RANK:
         return parts[2]
+    if parts[1] == "impl":
+        return "impl"  # the public headers' definitions: the compiled part, never a user's include
     return "public" if parts[1] != "detail" else "detail"
 
 
@@ -185,9 +197,12 @@ def main() -> int:
             problems.append(f"{header} reaches <nlohmann/json.hpp> without the compiled part: " +
                             " -> ".join(reached["nlohmann/json.hpp"]))
 
+    # launch.hpp's compiled part comes after its declarations, and its _inl
+    # file includes launch.hpp again, as every _inl file its header: that one
+    # include back is no cycle.
     for header in headers:
-        for name in includes(header):
-            if library(name) and header in chains(name, with_compiled_part=True):
+        for name in includes(header, with_compiled_part=False):
+            if library(name) and header in chains(name, with_compiled_part=False):
                 problems.append(f"include cycle: {header} -> {name} -> ... -> {header}")
 
     for header in headers:
@@ -196,6 +211,33 @@ def main() -> int:
         for line in public_declarations(header):
             problems.append(f"{header} declares in namespace lp, not lp::detail: {line} "
                             "(a public type belongs in a public header)")
+
+    inls = {header for header in headers if INL.match(header)}
+    for header in headers:
+        text = (ROOT / header).read_text()
+        if header != DECIDES and any(COMPILED_PART_IF.match(line) for line in text.splitlines()):
+            problems.append(f"{header} holds #if LP_DETAIL_DEFINE_COMPILED_PART: only {DECIDES} "
+                            "decides where the compiled part is defined; move the definitions "
+                            "to an impl/<name>_inl.hpp beside the header")
+        for name in includes(header):
+            if name == IMPLEMENTATION and header != DECIDES:
+                problems.append(f"{header} includes {IMPLEMENTATION}: only {DECIDES} does")
+            if name in inls and header != IMPLEMENTATION:
+                problems.append(f"{header} includes {name}: only {IMPLEMENTATION} includes the "
+                                "_inl files")
+    if IMPLEMENTATION not in includes(DECIDES):
+        problems.append(f"{DECIDES} does not include {IMPLEMENTATION}")
+    for header in sorted(inls):
+        m = INL.match(header)
+        own = f"{m['dir']}/{m['name']}.hpp"
+        found = [name for name in includes(header) if library(name)]
+        if not (ROOT / own).is_file():
+            problems.append(f"{header} sits beside no {own}")
+        elif not found or found[0] != own:
+            problems.append(f"{header} does not include {own} first")
+        if header not in includes(IMPLEMENTATION):
+            problems.append(f"{IMPLEMENTATION} does not include {header}: its definitions "
+                            "would be compiled nowhere")
 
     for problem in problems:
         print(problem)

@@ -10,7 +10,11 @@ nlohmann's header; replay.hpp and cacher.hpp are nodes the library defines)
 becomes a file of its own beside it: the single header, then what the add-on
 adds to it.  Add-ons may share headers, so each header an add-on inlines sits
 in an include guard of its own, and a program can include any of them
-together.  The output is deterministic, so it can be checked in and verified
+together.  The compiled part (launch.hpp's `#if LP_DETAIL_DEFINE_COMPILED_PART`,
+which includes detail/implementation.hpp) is set aside where it stands and
+written at the end, after every header launchpad.hpp includes, whatever
+their order: it brings in the headers it needs, as it does from include/.
+The output is deterministic, so it can be checked in and verified
 in CI:
 
     python3 tools/amalgamate.py            # regenerate
@@ -44,7 +48,9 @@ LIBRARY_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:<(launchpad/[^>]+)>|"(lau
 ANY_INCLUDE_RE = re.compile(r'^\s*#\s*include\b')
 PRAGMA_ONCE_RE = re.compile(r'^\s*#\s*pragma\s+once\b')
 COND_OPEN_RE = re.compile(r'^\s*#\s*if(?:n?def)?\b')
+COND_ELSE_RE = re.compile(r'^\s*#\s*(?:else|elif)\b')
 COND_CLOSE_RE = re.compile(r'^\s*#\s*endif\b')
+COMPILED_PART_IF = "#if LP_DETAIL_DEFINE_COMPILED_PART"
 
 
 class AmalgamateError(Exception):
@@ -67,7 +73,13 @@ class Amalgamator:
         # LP_SEPARATE_COMPILATION leaves out): none may be needed outside it.
         self.conditional_headers: set[Path] = set()
         self.seen_system_includes: set[str] = set()
-        self.cond_depth = 0  # preprocessor #if nesting depth of the emitted text
+        # Includes emitted inside an #if, each with the branches it was in:
+        # one is needed again only outside them.
+        self.branch_includes: dict[str, tuple[int, ...]] = {}
+        self.branches: list[int] = []  # the open #if branches of the emitted text
+        self.branch_count = 0
+        # The compiled part's lines, set aside until every header is in.
+        self.compiled_part: tuple[Path, int, list[str]] | None = None
         self.out: list[str] = []
         self.guard_headers = False  # add-ons: each header inside a guard of its own
 
@@ -82,12 +94,60 @@ class Amalgamator:
             )
         return path
 
+    @property
+    def cond_depth(self) -> int:
+        """The preprocessor #if nesting depth of the emitted text."""
+        return len(self.branches)
+
+    def new_branch(self) -> int:
+        self.branch_count += 1
+        return self.branch_count
+
     def emit(self, line: str) -> None:
         if COND_OPEN_RE.match(line):
-            self.cond_depth += 1
-        elif COND_CLOSE_RE.match(line):
-            self.cond_depth = max(0, self.cond_depth - 1)
+            self.branches.append(self.new_branch())
+        elif COND_ELSE_RE.match(line) and self.branches:
+            self.branches[-1] = self.new_branch()
+        elif COND_CLOSE_RE.match(line) and self.branches:
+            self.branches.pop()
         self.out.append(line)
+
+    def already_included(self, line: str) -> bool:
+        """Whether an identical system/third-party include is in effect here
+        already (and records it if not)."""
+        key = " ".join(line.split())
+        if key in self.seen_system_includes:
+            return True
+        where = self.branch_includes.get(key)
+        if where is not None and tuple(self.branches[:len(where)]) == where:
+            return True
+        if self.cond_depth == 0:
+            self.seen_system_includes.add(key)
+        else:
+            self.branch_includes[key] = tuple(self.branches)
+        return False
+
+    def set_aside(self, path: Path, lines: list[str], lineno: int) -> None:
+        """Keeps the compiled part's #if block (lines, up to lineno) for the end
+        of the output."""
+        if self.compiled_part is not None:
+            raise AmalgamateError(
+                f"{display(path)}:{lineno}: a second {COMPILED_PART_IF}; only launch.hpp "
+                "decides where the compiled part is defined")
+        # The comment that says what the block is goes with it.
+        comment = []
+        while self.out and self.out[-1].lstrip().startswith("//"):
+            comment.insert(0, self.out.pop())
+        first = lineno - len(lines) + 1 - len(comment)
+        self.compiled_part = (path, first, comment + lines)
+
+    def write_compiled_part(self) -> None:
+        if self.compiled_part is None:
+            return
+        (path, first, lines), self.compiled_part = self.compiled_part, None
+        self.out += ["", f"// ---- the compiled part, from {display(path)} ----"]
+        for offset, line in enumerate(lines):
+            self.line(line, path, first + offset)
 
     def inline(self, path: Path) -> None:
         self.seen_headers.add(path)
@@ -105,36 +165,51 @@ class Amalgamator:
         if self.guard_headers:
             self.out += [f"#ifndef {guard}", f"#define {guard}"]
 
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            line = line.rstrip()
-            if PRAGMA_ONCE_RE.match(line):
+        lines = [line.rstrip() for line in text.splitlines()]
+        lineno = 0
+        while lineno < len(lines):
+            line = lines[lineno]
+            lineno += 1
+            if line.strip() == COMPILED_PART_IF:
+                block, depth = [line], 1
+                while depth and lineno < len(lines):
+                    block.append(lines[lineno])
+                    lineno += 1
+                    if COND_OPEN_RE.match(block[-1]):
+                        depth += 1
+                    elif COND_CLOSE_RE.match(block[-1]):
+                        depth -= 1
+                self.set_aside(path, block, lineno)
                 continue
-            m = LIBRARY_INCLUDE_RE.match(line)
-            if m:
-                dep = self.resolve(m.group(1) or m.group(2), path, lineno)
-                if dep in self.conditional_headers and self.cond_depth == 0:
-                    raise AmalgamateError(
-                        f"{display(path)}:{lineno}: {display(dep)} was first inlined inside an "
-                        "#if, so a build without that branch would miss it; include it "
-                        "before the conditional include")
-                if dep not in self.seen_headers:
-                    if self.cond_depth > 0:
-                        self.conditional_headers.add(dep)
-                    self.inline(dep)
-                continue
-            if ANY_INCLUDE_RE.match(line) and self.cond_depth == 0:
-                # Deduplicate identical unconditional system/third-party includes.
-                key = " ".join(line.split())
-                if key in self.seen_system_includes:
-                    continue
-                self.seen_system_includes.add(key)
-            self.emit(line)
+            self.line(line, path, lineno)
         if self.guard_headers:
             self.out.append(f"#endif  // {guard}")
+
+    def line(self, line: str, path: Path | None, lineno: int) -> None:
+        if PRAGMA_ONCE_RE.match(line):
+            return
+        m = LIBRARY_INCLUDE_RE.match(line)
+        if m:
+            dep = self.resolve(m.group(1) or m.group(2), path, lineno)
+            if dep in self.conditional_headers and self.cond_depth == 0:
+                raise AmalgamateError(
+                    f"{display(path)}:{lineno}: {display(dep)} was first inlined inside an "
+                    "#if, so a build without that branch would miss it; include it "
+                    "before the conditional include")
+            if dep not in self.seen_headers:
+                if self.cond_depth > 0:
+                    self.conditional_headers.add(dep)
+                self.inline(dep)
+            return
+        # Identical system/third-party includes: the first one in effect serves.
+        if ANY_INCLUDE_RE.match(line) and self.already_included(line):
+            return
+        self.emit(line)
 
     def run(self, header: str, prefix: str = "") -> str:
         self.out = []
         self.inline(self.resolve(header, None, 0))
+        self.write_compiled_part()
         body = "\n".join(self.out).strip("\n")
         return f"{BANNER}\n#pragma once\n\n{prefix}{body}\n"
 
@@ -149,6 +224,7 @@ def generate() -> dict[str, str]:
     for header in ADD_ON_HEADERS:
         amalgamator.seen_headers = set(core_headers)
         amalgamator.seen_system_includes.clear()
+        amalgamator.branch_includes.clear()
         files[header] = amalgamator.run(header, prefix='#include "launchpad.hpp"\n\n')
     return files
 

@@ -129,14 +129,4 @@ inline void on_stop(std::function<void()> callback) {
   detail::launch_of_caller("lp::on_stop()")->on_stop(std::move(callback));
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API void stop() {
-  if (auto* launch = detail::this_thread_node().launch) {
-    launch->request_stop();
-    return;
-  }
-  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp

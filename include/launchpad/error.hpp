@@ -176,9 +176,4 @@ class upstream_error : public remote_error {
   explicit upstream_error(const remote_error& answer) : remote_error("upstream_error", answer) {}
 };
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API error::error(const std::string& id, const std::string& message)
-    : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp

@@ -92,6 +92,10 @@ typename detail::test_parts<Policy>::controller launch(
 
 }  // namespace lp
 
+// The library's compiled part, wherever detail/config.hpp says it is defined
+// (inline by default): the one place that decides. A program that launches
+// includes this header, so its definitions come with it; they bring in every
+// header they need, whichever a file included before.
 #if LP_DETAIL_DEFINE_COMPILED_PART
 #include <launchpad/detail/implementation.hpp>
 #endif

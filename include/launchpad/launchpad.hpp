@@ -8,13 +8,11 @@
 #include <launchpad/context.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
+#include <launchpad/launch.hpp>
+#include <launchpad/metrics.hpp>
 #include <launchpad/program.hpp>
 #include <launchpad/python.hpp>
-// After program.hpp, which reaches the node registry metrics.hpp defines with.
-#include <launchpad/metrics.hpp>
 #include <launchpad/service.hpp>
 #include <launchpad/tensor.hpp>
 #include <launchpad/version.hpp>
 #include <launchpad/wire.hpp>
-// Last: where the compiled part is defined inline, it follows everything.
-#include <launchpad/launch.hpp>

@@ -72,8 +72,3 @@ class series {
 };
 
 }  // namespace lp::metrics
-
-// Where the library is header-only, the definitions these call come with it.
-#if LP_DETAIL_DEFINE_COMPILED_PART
-#include <launchpad/detail/observe/node_metrics.hpp>
-#endif

@@ -78,6 +78,11 @@ class reply_sink {
 //   headers declare those parts only, and they are compiled once: in the
 //   library the meson dependency builds, or, with the single header, in the
 //   one translation unit that also defines LP_IMPLEMENTATION.
+//
+// The definitions sit apart from the declarations, in impl/<header>_inl.hpp
+// beside each header; detail/implementation.hpp gathers them all, and the
+// end of launch.hpp includes it where this macro says so: the one place that
+// decides, so that the order of a file's includes does not matter.
 #if !defined(LP_SEPARATE_COMPILATION)
 #define LP_API inline
 #define LP_DETAIL_DEFINE_COMPILED_PART 1
@@ -87,14 +92,6 @@ class reply_sink {
 #else
 #define LP_API
 #define LP_DETAIL_DEFINE_COMPILED_PART 0
-#endif
-
-// The compiled part reads and writes JSON (bodies, describe, the
-// rendezvous): it alone needs nlohmann's header. A user's code sees only
-// its declarations (<nlohmann/json_fwd.hpp>), unless it includes
-// <launchpad/json.hpp> to use lp::json as a wire type.
-#if LP_DETAIL_DEFINE_COMPILED_PART
-#include <nlohmann/json.hpp>
 #endif
 
 // ---- launchpad/detail/wire/cbor_decode.hpp ----
@@ -166,23 +163,6 @@ std::string type_name() {
   return readable_type(type_spelling<T>);
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string readable_type(std::string_view spelling) {
-  std::string name(spelling);
-  for (std::string_view verbose :
-       {"std::__cxx11::basic_string<char>", "std::basic_string<char>",
-        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
-        "std::basic_string<char, std::char_traits<char>, std::allocator<char>>"}) {
-    for (auto pos = name.find(verbose); pos != std::string::npos;
-         pos = name.find(verbose))
-      name.replace(pos, verbose.size(), "std::string");
-  }
-  return name;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/wire/cbor_reader.hpp ----
@@ -206,7 +186,7 @@ LP_API std::string readable_type(std::string_view spelling) {
 // - map keys that are not text, simple values other than false/true/null,
 //   truncated items and trailing bytes (cbor::malformed).
 // The lexing steps are inline; reading or checking whole items, and every
-// message, is in the library's compiled part (detail/config.hpp).
+// message, is in the library's compiled part (impl/cbor_reader_inl.hpp).
 
 // ---- launchpad/detail/wire/kind.hpp ----
 
@@ -517,15 +497,6 @@ inline std::size_t shape_count(const std::vector<std::size_t>& shape) {
 // A shape as messages write it: [2, 3].
 LP_API std::string shape_text(const std::vector<std::size_t>& shape);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 // ---- Which types cross, and if not, why ----------------------------------
 
 template <class... T>
@@ -701,25 +672,6 @@ inline bool valid_utf8(std::string_view text) {
 // `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD,
 // for messages that quote what a peer sent.
 LP_API std::string to_utf8(std::string_view text);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string to_utf8(std::string_view text) {
-  std::string out;
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      ++at;
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 #include <limits>
@@ -951,186 +903,6 @@ class reader {
 
 LP_API json read(std::string_view bytes, std::size_t max_depth);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API json read(std::string_view bytes, std::size_t max_depth) {
-  return reader(bytes, max_depth).read_all();
-}
-
-LP_API json reader::read_all() {
-  json value = read();
-  at_end();
-  return value;
-}
-
-LP_API json reader::read_at(std::size_t& at) {
-  at_ = at;
-  json value = read();
-  at = at_;
-  return value;
-}
-
-LP_API std::optional<std::vector<std::size_t>> reader::array_items() {
-  auto initial = next();
-  if (initial >> 5 != 4) {
-    at_ = 0;
-    skip();
-    at_end();
-    return std::nullopt;
-  }
-  auto count = size_of(initial);
-  array_fits(count);
-  std::vector<std::size_t> starts;
-  if (count) starts.reserve(static_cast<std::size_t>(*count));
-  nested items(*this);
-  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-    starts.push_back(at_);
-    skip();
-  }
-  at_end();
-  return starts;
-}
-
-LP_API json reader::read() {
-  check_depth();
-  auto initial = next();
-  std::uint8_t major = initial >> 5, info = initial & 0x1f;
-  if (major == 7) return simple(info);
-  if (major >= 2 && major <= 5) {
-    auto size = size_of(initial);
-    if (major == 2) return binary(size, std::nullopt);
-    if (major == 3) {
-      std::string out;
-      text_into(size, out);
-      return out;
-    }
-    return major == 4 ? array(size) : map(size);
-  }
-  if (info == 31) indefinite_number(major);
-  auto arg = argument(info);
-  if (major == 0) return arg;
-  if (major == 1) return negative(arg);
-  return binary(size_of(tagged(arg)), arg);
-}
-
-LP_API void reader::skip() {
-  check_depth();
-  auto initial = next();
-  std::uint8_t major = initial >> 5, info = initial & 0x1f;
-  if (major == 7) {
-    simple(info);
-    return;
-  }
-  if (major == 2 || major == 3) {
-    auto size = size_of(initial);
-    if (major == 3) {
-      std::string scratch;
-      text(size, scratch);
-    } else {
-      skip_bytes(size);
-    }
-    return;
-  }
-  if (major == 4 || major == 5) {
-    auto count = size_of(initial);
-    if (major == 5) map_fits(count);
-    else array_fits(count);
-    nested items(*this);
-    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-      if (major == 5) map_key();
-      skip();
-    }
-    return;
-  }
-  if (info == 31) indefinite_number(major);
-  auto arg = argument(info);
-  if (major == 1) negative(arg);
-  if (major == 6) skip_bytes(size_of(tagged(arg)));
-}
-
-LP_API void reader::fail(const std::string& what) const {
-  throw malformed(what + " (at byte " + std::to_string(at_) + ")");
-}
-
-LP_API void reader::too_deep() const {
-  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
-}
-
-LP_API void reader::indefinite_number(std::uint8_t major) const {
-  fail("major type " + std::to_string(major) + " cannot have an indefinite length");
-}
-
-LP_API void reader::skip_bytes(length size) {
-  if (size) {
-    take(*size);
-  } else {
-    std::string scratch;
-    string_bytes(2, size, scratch);
-  }
-}
-
-LP_API void reader::map_key() {
-  std::string scratch;
-  map_key(scratch);
-}
-
-LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
-  std::string scratch;
-  auto view = string_bytes(2, size, scratch);
-  // Pointers of the same type make assign one memcpy.
-  auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
-  std::vector<std::uint8_t> bytes(first, first + view.size());
-  return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
-}
-
-LP_API double reader::half(std::uint16_t bits) {
-  int exponent = (bits >> 10) & 0x1f;
-  double mantissa = bits & 0x3ff;
-  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                     : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
-                                                       : std::numeric_limits<double>::quiet_NaN())
-                                      : std::ldexp(mantissa + 1024, exponent - 25);
-  return bits & 0x8000 ? -magnitude : magnitude;
-}
-
-LP_API json reader::simple(std::uint8_t info) {
-  switch (info) {
-    case 20: return false;
-    case 21: return true;
-    case 22: return nullptr;
-    case 25:
-    case 26:
-    case 27: return floating(info);
-    case 31: fail("a break outside an indefinite-length item");
-    default: fail("simple value " + std::to_string(info) + " is not supported");
-  }
-}
-
-LP_API json reader::array(length count) {
-  array_fits(count);
-  json out = json::array();
-  auto& items = out.get_ref<json::array_t&>();
-  if (count) items.reserve(static_cast<std::size_t>(*count));
-  nested inside(*this);
-  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) items.push_back(read());
-  return out;
-}
-
-LP_API json reader::map(length count) {
-  map_fits(count);
-  json out = json::object();
-  auto& members = out.get_ref<json::object_t&>();
-  nested inside(*this);
-  std::string scratch;
-  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
-    std::string key(map_key(scratch));
-    members[key] = read();
-  }
-  return out;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail::cbor
 
 // ---- launchpad/detail/wire/decode_error.hpp ----
@@ -1313,37 +1085,12 @@ class upstream_error : public remote_error {
   explicit upstream_error(const remote_error& answer) : remote_error("upstream_error", answer) {}
 };
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API error::error(const std::string& id, const std::string& message)
-    : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp
 
 namespace lp::detail {
 
 // A value as an error message quotes it: its type and the start of its text.
 LP_API std::string describe_value(const json& value);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string describe_value(const json& value) {
-  if (value.is_binary()) {
-    const auto& bytes = value.get_binary();
-    return "byte string of " + std::to_string(bytes.size()) + " bytes" +
-           (bytes.has_subtype() ? " tagged " + std::to_string(bytes.subtype()) : "");
-  }
-  auto text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 40) {
-    std::size_t cut = 37;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-      --cut;  // not mid-character
-    text = text.substr(0, cut) + "...";
-  }
-  return std::string(value.type_name()) + " " + text;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -1449,49 +1196,6 @@ LP_API void expand(json& value);
 
 // Whether `value` holds a byte string anywhere (only then is expand needed).
 LP_API bool has_binary(const json& value);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-template <class T>
-json numbers(const json::binary_t& bytes, bool little_endian) {
-  json out = json::array();
-  out.get_ref<json::array_t&>().reserve(bytes.size() / sizeof(T));
-  for (std::size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
-    T element;
-    std::memcpy(&element, bytes.data() + at, sizeof(T));
-    if (little_endian != (std::endian::native == std::endian::little)) element = byte_swapped(element);
-    out.push_back(element);
-  }
-  return out;
-}
-
-inline json numbers_of(const json::binary_t& bytes, const element& e) {
-  if (e.is_float) return e.size == 4 ? numbers<float>(bytes, e.little_endian) : numbers<double>(bytes, e.little_endian);
-  switch (e.size) {
-    case 1: return e.is_signed ? numbers<std::int8_t>(bytes, true) : numbers<std::uint8_t>(bytes, true);
-    case 2: return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian) : numbers<std::uint16_t>(bytes, e.little_endian);
-    case 4: return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian) : numbers<std::uint32_t>(bytes, e.little_endian);
-    default: return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian) : numbers<std::uint64_t>(bytes, e.little_endian);
-  }
-}
-
-LP_API void expand(json& value) {
-  if (value.is_binary()) {
-    const auto& bytes = value.get_binary();
-    if (!bytes.has_subtype()) return;
-    if (auto e = element_of(bytes.subtype())) value = numbers_of(bytes, *e);
-  } else if (value.is_structured()) {
-    for (auto& element : value) expand(element);
-  }
-}
-
-LP_API bool has_binary(const json& value) {
-  if (value.is_binary()) return true;
-  if (!value.is_structured()) return false;
-  return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace typed_array
 }  // namespace lp::detail
@@ -1869,63 +1573,6 @@ T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
   }
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type) {
-  in.seek(start);
-  json item = in.read();
-  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) + "), got " +
-                     describe_value(item));
-}
-
-LP_API void not_a_tensor(reader& in, std::size_t start) {
-  in.seek(start);
-  json item = in.read();
-  throw decode_error("expected a tensor, an object with 'shape' and 'data', got " +
-                     describe_value(item));
-}
-
-LP_API std::size_t count_items(reader& in) {
-  auto at = in.at();
-  std::size_t count = 0;
-  {
-    reader::nested items(in);
-    while (!in.at_break()) {
-      in.skip();
-      ++count;
-    }
-  }
-  in.seek(at);
-  return count;
-}
-
-LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
-  if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
-  (*misfits_)[std::string(key)] = e.reason();
-}
-
-LP_API const std::string* deferred_misfits::find(std::size_t index) const {
-  if (!misfits_) return nullptr;
-  auto it = misfits_->find(order(index));
-  return it == misfits_->end() ? nullptr : &it->second;
-}
-
-LP_API std::string deferred_misfits::order(std::size_t index) {
-  auto digits = std::to_string(index);
-  return std::string(20 - digits.size(), '0') + digits;
-}
-
-LP_API void deferred_misfits::erase(std::string_view key) {
-  auto it = misfits_->find(key);
-  if (it != misfits_->end()) misfits_->erase(it);
-}
-
-LP_API void deferred_misfits::throw_any() const {
-  if (!misfits_->empty()) throw decode_error(misfits_->begin()->second);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail::cbor
 
 // ---- launchpad/detail/wire/cbor_encode.hpp ----
@@ -2087,20 +1734,6 @@ class gathered {
   std::vector<std::string_view> pieces_;
 };
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API std::span<const std::string_view> gathered::pieces() {
-  pieces_.clear();
-  std::size_t at = 0;
-  for (const auto& b : borrowed_) {
-    pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
-    pieces_.push_back(b.data);
-    at = b.at;
-  }
-  pieces_.push_back(std::string_view(bytes_).substr(at));
-  return pieces_;
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 // Where cbor::write puts what it writes: a string, or a gathered body.
 inline std::string& bytes_of(std::string& out) {
   return out;
@@ -2224,16 +1857,6 @@ namespace lp::detail {
 // A json value in CBOR (typed arrays are its tagged byte strings).
 LP_API std::string cbor_of(const json& value);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string cbor_of(const json& value) {
-  std::string bytes;
-  json::to_cbor(value, bytes);
-  return bytes;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/wire/json_encode.hpp ----
@@ -2250,14 +1873,6 @@ namespace lp::detail {
 // Our own bytes, read back: no bound on nesting, and text that is not
 // UTF-8 is kept for the JSON writer to replace.
 LP_API json json_of_written(std::string_view bytes);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API json json_of_written(std::string_view bytes) {
-  return cbor::reader(bytes, cbor::unbounded, /*check_text=*/false).read_all();
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -2328,39 +1943,6 @@ LP_API json decode(std::string_view body, format f);
 
 LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
                        std::string_view method);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string encode(const json& value, format f) {
-  if (f == format::cbor) {
-    std::string out;
-    json::to_cbor(value, out);
-    return out;
-  }
-  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
-  if (!typed_array::has_binary(value)) return text(value);
-  json expanded = value;
-  typed_array::expand(expanded);
-  return text(expanded);
-}
-
-LP_API json decode(std::string_view body, format f) {
-  if (f == format::cbor) return cbor::read(body, max_depth);
-  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
-    if (static_cast<std::size_t>(depth) > max_depth)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
-    return true;
-  };
-  return json::parse(body, limit);
-}
-
-LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
-                       std::string_view method) {
-  return {{"error",
-           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail::protocol
 
@@ -2544,87 +2126,6 @@ template <class R>
 inline constexpr bool placeable_result = false;
 template <packable T>
 inline constexpr bool placeable_result<std::vector<T>> = true;
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API bool finite_numbers(const json& value) {
-  if (value.is_number_float()) return std::isfinite(value.get<double>());
-  if (value.is_structured())
-    return std::all_of(value.begin(), value.end(),
-                       [](const json& v) { return finite_numbers(v); });
-  return true;
-}
-
-LP_API void reply_to_json(written_reply& out) {
-  std::string whole;
-  json body = json_of_written(out.joined(whole));
-  typed_array::expand(body);
-  if (!finite_numbers(body))
-    throw call_failure(500, "remote_exception",
-                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-                       "(Accept: application/cbor)");
-  out.clear();
-  out.body.bytes() = body.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-LP_API void write_void_result(written_reply& out, protocol::format f) {
-  out.clear();
-  out.body.bytes() += result_prefix;
-  out.body.bytes() += static_cast<char>(0xf6);
-  if (f == protocol::format::json) reply_to_json(out);
-}
-
-LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
-                        std::string_view node, std::string_view method, protocol::format f) {
-  out.clear();
-  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
-}
-
-LP_API json result_of(const std::string& node, const std::string& method, int status,
-                      json&& reply) {
-  if (status == 200 && reply.is_object() && reply.contains("result"))
-    return std::move(reply["result"]);
-  const json* error =
-      reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
-  auto text = [&](const char* key, const std::string& fallback) {
-    return error && error->contains(key) && (*error)[key].is_string()
-               ? (*error)[key].get<std::string>()
-               : fallback;
-  };
-  // An empty code is no code: the caller matches on it.
-  auto code = text("code", "");
-  if (code.empty()) code = "http_" + std::to_string(status);
-  auto message = text("message", "HTTP status " + std::to_string(status));
-  throw remote_error(node, method, code, message, status);
-}
-
-LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply) {
-  json parsed;
-  try {
-    parsed = protocol::decode(reply.body, reply.format);
-  } catch (const std::exception& e) {
-    throw remote_error(node, method, "http_" + std::to_string(reply.status),
-                       "an unreadable reply (" + std::string(e.what()) + ")",
-                       reply.status);
-  }
-  return result_of(node, method, reply.status, std::move(parsed));
-}
-
-LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply) {
-  result_in(node, method, reply);
-}
-
-LP_API std::string result_cbor(const std::string& node, const std::string& method,
-                               const raw_reply& reply) {
-  return cbor_of(result_in(node, method, reply));
-}
-
-LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
-  throw transport_error(node, method,
-                        std::string("the node's reply does not fit the result type: ") + e.reason());
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -4658,16 +4159,6 @@ inline void on_stop(std::function<void()> callback) {
   detail::launch_of_caller("lp::on_stop()")->on_stop(std::move(callback));
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API void stop() {
-  if (auto* launch = detail::this_thread_node().launch) {
-    launch->request_stop();
-    return;
-  }
-  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp
 
 // ---- launchpad/handle.hpp ----
@@ -4709,6 +4200,162 @@ class handle {
 };
 
 }  // namespace lp
+
+// ---- launchpad/launch.hpp ----
+
+// lp::launch runs a program under a launch policy:
+//
+//   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
+//   return lp::launch<lp::local_multi_processing>(p, argc, argv);
+//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
+//   return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
+//   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
+//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+//   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+//
+// The policy named as a template argument is the default; --lp_launch on the
+// command line chooses among the others, so one binary runs every way. The
+// policy's transport is chosen at compile time (launch/policy.hpp).
+
+// ---- launchpad/launch/kubernetes.hpp ----
+
+// ---- launchpad/launch/policy.hpp ----
+
+// What a launch policy is, how its nodes call each other, and where the
+// output of its node processes goes.
+//
+// A policy is a type named as lp::launch's template argument. It names its
+// --lp_launch value (`flag`), its transport, and whether a program's main()
+// can run it from a command line; a policy for tests also names its
+// controller and that controller's options. lp::launch checks all of this at
+// compile time, so a policy used in a form it cannot run is a compile error.
+
+
+namespace lp {
+
+// How calls between two nodes hosted in one process travel. Between
+// processes they always go over HTTP (JSON and CBOR, docs/protocol.md).
+enum class transport_kind {
+  http,    // over loopback HTTP, like every other call
+  direct,  // on the caller's thread, without HTTP (arguments are still copied)
+};
+
+// Where the output of a launch's node processes goes (--lp_terminal;
+// process_test_options::terminal).
+enum class terminal_kind {
+  current,  // the launcher's own stdout and stderr, each line behind its node's label
+  files,    // one log per node process
+  tmux,     // one log per node process, and a tmux session with a window following each
+};
+
+struct http_transport {
+  static constexpr transport_kind kind = transport_kind::http;
+};
+struct direct_transport {
+  static constexpr transport_kind kind = transport_kind::direct;
+};
+
+template <class P>
+concept launch_policy = requires {
+  { P::flag } -> std::convertible_to<std::string_view>;
+  { P::transport::kind } -> std::convertible_to<transport_kind>;
+  { P::from_command_line } -> std::convertible_to<bool>;
+};
+
+// P, with calls between nodes of one process made directly, skipping HTTP:
+// for fast tests of big programs, and colocated groups. Under any policy
+// that --lp_launch picks at run time, calls between processes still go over
+// HTTP.
+//
+//   auto running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+template <launch_policy P>
+struct direct_calls : P {
+  using transport = direct_transport;
+};
+
+}  // namespace lp
+
+namespace lp {
+
+// The program on Kubernetes (docs/kubernetes.md). On a workstation, the
+// command writes the launch's manifests: one Indexed Job per process group,
+// a coordinator Job, a headless Service that gives each pod a DNS name, and
+// a Secret with the launch's secret and TLS credentials. In the pods, the
+// same binary is the coordinator (rendezvous, status page, the program's
+// end) or the process its Job's index names.
+struct kubernetes {
+  static constexpr std::string_view flag = "kubernetes";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/local_multi_processing.hpp ----
+
+
+namespace lp {
+
+// Every node its own process: the launcher starts this same program again
+// once per node (or per colocated group), with the same arguments; each
+// process builds the same program graph and runs only its own nodes. The
+// nodes find each other through the launcher (a rendezvous on loopback), so
+// no port is chosen in advance. Ctrl+C or SIGTERM stops every node (each
+// gets SIGTERM, and is killed after --lp_termination_notice_secs); a second
+// Ctrl+C kills them at once. When the launcher dies, even by SIGKILL, its
+// node processes die with it.
+struct local_multi_processing {
+  static constexpr std::string_view flag = "local_mp";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/local_multi_threading.hpp ----
+
+
+namespace lp {
+
+// Every node a thread of one process, each serving on its own loopback HTTP
+// port. Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second
+// one exits at once.
+struct local_multi_threading {
+  static constexpr std::string_view flag = "local_mt";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/slurm.hpp ----
+
+
+namespace lp {
+
+// The program as one Slurm job (docs/slurm.md). The command you run submits
+// it with sbatch and follows it; in the job, the same binary runs as the
+// supervisor, which starts every node (or colocated group) as its own job
+// step with srun, with the resources of its group, and does what local_mp's
+// launcher does: rendezvous, restarts, ordered stop, failure summary.
+struct slurm {
+  static constexpr std::string_view flag = "slurm";
+  static constexpr bool from_command_line = true;
+  using transport = http_transport;
+};
+
+}  // namespace lp
+
+// ---- launchpad/launch/test_multi_processing.hpp ----
+
+// ---- launchpad/launch/controller.hpp ----
+
+// What a test holds of a program it launched: lp::launch<P>(p, options)
+// returns an lp::controller for either test policy (test_multi_threading,
+// test_multi_processing). Its members mean the same whichever runs the
+// nodes; only how the nodes run differs.
+
+#include <sys/types.h>
 
 // ---- launchpad/program.hpp ----
 
@@ -5141,41 +4788,6 @@ inline std::string methods_in_flight(const node_metrics& metrics) {
   return out;
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace metrics_of_this_thread {
-inline node_metrics& node(std::string_view function) {
-  const auto* identity = this_thread_node().identity;
-  if (!identity || !identity->metrics)
-    throw usage_error(
-        std::string(function) +
-        " was called outside a node; record a metric from a node's run(), one of "
-        "its methods or its constructor");
-  return *identity->metrics;
-}
-}  // namespace metrics_of_this_thread
-
-LP_API user_figure& user_counter(std::string_view name) {
-  return metrics_of_this_thread::node("lp::metrics::counter")
-      .figure("lp::metrics::counter", name, node_metrics::kind::counter);
-}
-
-LP_API user_figure& user_gauge(std::string_view name) {
-  return metrics_of_this_thread::node("lp::metrics::gauge")
-      .figure("lp::metrics::gauge", name, node_metrics::kind::gauge);
-}
-
-LP_API user_series& user_series_named(std::string_view name) {
-  return metrics_of_this_thread::node("lp::metrics::series")
-      .series("lp::metrics::series", name);
-}
-
-LP_API void record_in_series(user_series& series, double value) {
-  series.record(value);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/serve/batch_queue.hpp ----
@@ -5481,59 +5093,6 @@ struct signature_schemas<Result, std::tuple<P...>> {
 // ..., "recursive": n}: the n-th struct around it, counting out from 1.
 LP_API nlohmann::json schema_json(const type_schema& schema);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace schema_writer {
-
-// A spelling as people write it: std::string, and no "> >".
-inline std::string spelled(std::string_view spelling) {
-  auto text = readable_type(spelling);
-  for (auto at = text.find(" >"); at != std::string::npos; at = text.find(" >", at))
-    text.erase(at, 1);
-  return text;
-}
-
-inline nlohmann::json write(const type_schema& schema,
-                            std::vector<const type_schema*>& structs) {
-  nlohmann::json out = {{"kind", schema.kind}, {"type", spelled(schema.spelling)}};
-  auto kind = schema.kind;
-  if (kind == "integer" || kind == "floating" || kind == "enumeration")
-    out["bits"] = schema.bits;
-  if (kind == "integer" || kind == "enumeration") out["signed"] = schema.is_signed;
-  if (schema.element) out["element"] = write(*schema.element, structs);
-  if (schema.fixed_size) out["size"] = schema.size;
-  if (schema.unique) out["unique"] = true;
-  if (schema.key) out["key"] = write(*schema.key, structs);
-  if (schema.value) out["value"] = write(*schema.value, structs);
-  if (kind == "tuple") {
-    out["items"] = nlohmann::json::array();
-    for (const auto* item : schema.items) out["items"].push_back(write(*item, structs));
-  }
-  if (kind == "struct") {
-    for (std::size_t i = structs.size(); i-- > 0;)
-      if (structs[i] == &schema) {
-        out["recursive"] = structs.size() - i;
-        return out;
-      }
-    structs.push_back(&schema);
-    out["fields"] = nlohmann::json::array();
-    for (const auto& field : schema.fields)
-      out["fields"].push_back(
-          {{"name", field.name}, {"schema", write(*field.schema, structs)}});
-    structs.pop_back();
-  }
-  return out;
-}
-
-}  // namespace schema_writer
-
-LP_API nlohmann::json schema_json(const type_schema& schema) {
-  std::vector<const type_schema*> structs;
-  return schema_writer::write(schema, structs);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 namespace lp::detail {
@@ -5596,45 +5155,6 @@ const std::vector<method_info>& service_methods() {
   return methods;
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string signature_text(std::string_view name, const std::string_view* types,
-                                  std::size_t count) {
-  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
-  for (std::size_t i = 1; i < count; ++i)
-    text += (i > 1 ? ", " : "") + readable_type(types[i]);
-  return text + ")";
-}
-
-LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types,
-                       std::size_t count, std::optional<batch_limits> batching,
-                       std::span<const type_schema* const> schemas) {
-  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
-}
-
-LP_API json describe_service(std::string_view service,
-                             const std::vector<method_info>& methods) {
-  json listed = json::array();
-  for (const auto& entry : methods) {
-    json method = {
-        {"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
-    if (!entry.schemas.empty()) {
-      method["result"] = schema_json(*entry.schemas[0]);
-      method["params"] = json::array();
-      for (const auto* param : entry.schemas.subspan(1))
-        method["params"].push_back(schema_json(*param));
-    }
-    if (entry.batching)
-      method["batched"] = {{"max_batch", entry.batching->max_batch},
-                           {"max_wait_us", entry.batching->max_wait.count()}};
-    listed.push_back(std::move(method));
-  }
-  return {{"service", service}, {"methods", listed}};
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/wire/arguments.hpp ----
@@ -5678,33 +5198,6 @@ class arguments {
   std::vector<std::size_t> starts_;  // where each argument starts in cbor_
   bool is_array_ = false;
 };
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API arguments::arguments(std::string_view body, protocol::format format) {
-  if (format == protocol::format::cbor) {
-    if (auto starts = cbor::reader(body, protocol::max_depth).array_items()) {
-      cbor_ = body;
-      starts_ = std::move(*starts);
-      is_array_ = true;
-      return;
-    }
-    type_name_ = protocol::decode(body, format).type_name();
-    return;
-  }
-  json parsed = protocol::decode(body, format);
-  type_name_ = parsed.type_name();
-  if (!parsed.is_array()) return;
-  // Each argument in CBOR, where it starts noted as it is written.
-  cbor::head(owned_, 4, parsed.size());
-  starts_.reserve(parsed.size());
-  for (const auto& argument : parsed) {
-    starts_.push_back(owned_.size());
-    json::to_cbor(argument, owned_);
-  }
-  cbor_ = owned_;
-  is_array_ = true;
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -5901,32 +5394,6 @@ class typed_node final : public node_instance {
   std::mutex serial_;
   std::vector<std::unique_ptr<batch_queue_base>> queues_;  // by method, for batched ones
 };
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
-                               std::string_view service) {
-  for (std::size_t i = 0; i < methods.size(); ++i)
-    if (methods[i].name == method) return i;
-  std::string known;
-  for (const auto& entry : methods) known += (known.empty() ? "" : ", ") + std::string(entry.name);
-  throw call_failure(404, "no_such_method",
-                     "service " + std::string(service) + " has no method '" + std::string(method) +
-                         "'; its methods: " + (known.empty() ? "(none)" : known));
-}
-
-LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
-  throw call_failure(400, "bad_request",
-                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.reason());
-}
-
-LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
-  throw call_failure(400, "bad_request",
-                     std::string(method) + " takes " + std::to_string(arity) + " argument(s), got " +
-                         std::to_string(args.size()));
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
 
 }  // namespace lp::detail
 
@@ -6543,415 +6010,7 @@ inline node_group program::group(std::string name) {
   return node_group(this, std::move(name));
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace detail {
-LP_API void end_graph_errors_cleanly() {
-  static const std::terminate_handler previous = std::set_terminate([] {
-    try {
-      if (auto escaped = std::current_exception()) std::rethrow_exception(escaped);
-    } catch (const graph_error& e) {
-      std::fflush(stdout);  // what main() printed before, as an exit would
-      std::fprintf(stderr, "[lp] the program could not start: %s\n", e.what());
-      std::_Exit(1);
-    } catch (...) {
-    }
-    if (previous) previous();
-    std::abort();
-  });
-}
-
-LP_API void check_name(std::string_view name, std::string_view what) {
-  auto allowed = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
-  };
-  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
-  for (char c : name)
-    if (!allowed(c))
-      throw graph_error(std::string(what) + " '" + std::string(name) +
-                        "' may hold only letters, digits, '_', '-' and '.'");
-}
-}  // namespace detail
-
-LP_API node_info program::described(std::string label, std::string group, int index,
-                                    std::string_view service, bool has_run, bool checkpointed) {
-  node_info spec;
-  spec.label = std::move(label);
-  spec.group = std::move(group);
-  spec.index = index;
-  spec.service = std::string(service);
-  spec.has_run = has_run;
-  spec.checkpointed = checkpointed;
-  return spec;
-}
-
-LP_API void program::check_free(const std::string& label) const {
-  if (taken(label))
-    throw graph_error("program '" + name_ + "' already has a node or group named '" + label +
-                      "'; labels must be unique");
-}
-
-LP_API void program::append(node_info spec, recipe made) {
-  nodes_.push_back(std::move(spec));
-  builders_.push_back(std::move(made.builder));
-  pythons_.push_back(std::move(made.python));
-}
-
-LP_API void program::connect(node_info& spec, const std::string& target,
-                             const program* owner) const {
-  if (!owner)
-    throw graph_error("node '" + spec.label +
-                      "' was given an empty lp::handle (default-constructed, naming no node); "
-                      "give it the handle add_node returned");
-  if (owner != this)
-    throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
-                      "' from another program; handles work only in the program that made them");
-  spec.edges.push_back(target);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp
-// After program.hpp, which reaches the node registry metrics.hpp defines with.
-
-// ---- launchpad/metrics.hpp ----
-
-// Figures a node records about itself, exported with the node's own metrics
-// at GET /lp/v1/metrics and plotted on the launcher's status page
-// (docs/observability.md):
-//
-//   lp::metrics::counter("episodes").add(1);     // episodes_total
-//   lp::metrics::gauge("replay_size").set(n);    // replay_size
-//   lp::metrics::series("return").record(r);     // replay of the last values
-//
-// Each names a figure of the node whose code runs it (its run(), a method,
-// its constructor), made on first use. A name is letters, digits and _, not
-// starting with a digit, lp_ or __; a bad one, or one the node already uses
-// for another kind, throws lp::usage_error. Constructing one looks the name
-// up; keep it to record often. Recording from run() is a sign of its
-// progress, for its group's health_timeout (lp::heartbeat()).
-
-
-namespace lp::metrics {
-
-// A count that only goes up (Prometheus's counter; exported as <name>_total).
-class counter {
- public:
-  explicit counter(std::string_view name) : figure_(&detail::user_counter(name)) {}
-  void add(double amount = 1) {
-    if (!(amount >= 0))
-      throw usage_error(
-          "lp::metrics::counter::add(" + std::to_string(amount) +
-          "): a counter only goes up; use lp::metrics::gauge for a figure that "
-          "goes down");
-    figure_->value.fetch_add(amount, std::memory_order_relaxed);
-    detail::sign_of_life();
-  }
-  double value() const { return figure_->value.load(std::memory_order_relaxed); }
-
- private:
-  detail::user_figure* figure_;
-};
-
-// A figure that goes up and down: its last value is exported.
-class gauge {
- public:
-  explicit gauge(std::string_view name) : figure_(&detail::user_gauge(name)) {}
-  void set(double value) {
-    figure_->value.store(value, std::memory_order_relaxed);
-    detail::sign_of_life();
-  }
-  double value() const { return figure_->value.load(std::memory_order_relaxed); }
-
- private:
-  detail::user_figure* figure_;
-};
-
-// Values over time: the node keeps its last 1000 with their times for the
-// status page's plots; Prometheus sees the last one, as a gauge.
-class series {
- public:
-  explicit series(std::string_view name) : series_(&detail::user_series_named(name)) {}
-  void record(double value) {
-    detail::record_in_series(*series_, value);
-    detail::sign_of_life();
-  }
-
- private:
-  detail::user_series* series_;
-};
-
-}  // namespace lp::metrics
-
-// Where the library is header-only, the definitions these call come with it.
-#if LP_DETAIL_DEFINE_COMPILED_PART
-#endif
-
-// ---- launchpad/tensor.hpp ----
-
-// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
-// parameters, observations and batches. It travels as
-//   {"shape": [d0, d1, ...], "data": <the values>}
-// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
-// large) and an array of numbers in JSON (so curl still reads it).
-//
-//   lp::tensor<float> weights({2, 3});       // zeros
-//   weights(1, 2) = 0.5f;
-//   float* raw = weights.data();             // 6 contiguous floats
-//
-// A std::vector<float> (or of any other number type) travels as a typed
-// array too; a tensor adds the shape.
-
-#include <initializer_list>
-
-namespace lp {
-
-template <class T>
-class tensor {
-  static_assert(detail::packable<T>,
-                "lp::tensor<T>: T must be a number type other than bool (float, double, "
-                "std::int32_t, ...)");
-
- public:
-  using value_type = T;
-  using shape_type = std::vector<std::size_t>;
-
-  tensor() = default;
-
-  // A tensor of this shape, every value zero.
-  explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
-
-  // A tensor of this shape holding `values` (row-major); throws
-  // lp::usage_error if their number is not the product of the shape.
-  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
-    if (values_.size() != count(shape_))
-      throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
-                        std::to_string(count(shape_)) + " values, not " +
-                        std::to_string(values_.size()));
-  }
-
-  const shape_type& shape() const noexcept { return shape_; }
-  std::size_t rank() const noexcept { return shape_.size(); }
-  std::size_t size() const noexcept { return values_.size(); }
-
-  T* data() noexcept { return values_.data(); }
-  const T* data() const noexcept { return values_.data(); }
-
-  // The values in row-major order.
-  std::vector<T>& values() noexcept { return values_; }
-  const std::vector<T>& values() const noexcept { return values_; }
-
-  T& operator[](std::size_t flat) { return values_[flat]; }
-  const T& operator[](std::size_t flat) const { return values_[flat]; }
-
-  // The value at one index per dimension, unchecked like operator[].
-  template <class... Index>
-  T& operator()(Index... index) {
-    return values_[offset({static_cast<std::size_t>(index)...})];
-  }
-  template <class... Index>
-  const T& operator()(Index... index) const {
-    return values_[offset({static_cast<std::size_t>(index)...})];
-  }
-
-  bool operator==(const tensor&) const = default;
-
- private:
-  static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
-  static std::string shape_text(const shape_type& shape) { return detail::shape_text(shape); }
-
-  std::size_t offset(std::initializer_list<std::size_t> index) const {
-    std::size_t flat = 0, dimension = 0;
-    for (auto i : index) flat = flat * shape_[dimension++] + i;
-    return flat;
-  }
-
-  shape_type shape_;
-  std::vector<T> values_;
-};
-
-}  // namespace lp
-
-// ---- launchpad/version.hpp ----
-
-// The one place the version is written; meson.build reads these three lines.
-#define LP_VERSION_MAJOR 0
-#define LP_VERSION_MINOR 1
-#define LP_VERSION_PATCH 0
-
-#define LP_DETAIL_STRINGIZE2(x) #x
-#define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)
-#define LP_VERSION_STRING              \
-  LP_DETAIL_STRINGIZE(LP_VERSION_MAJOR) \
-  "." LP_DETAIL_STRINGIZE(LP_VERSION_MINOR) "." LP_DETAIL_STRINGIZE(LP_VERSION_PATCH)
-
-namespace lp {
-struct version_info {
-  int major, minor, patch;
-  const char* string;
-};
-inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH,
-                                      LP_VERSION_STRING};
-}  // namespace lp
-// Last: where the compiled part is defined inline, it follows everything.
-
-// ---- launchpad/launch.hpp ----
-
-// lp::launch runs a program under a launch policy:
-//
-//   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
-//   return lp::launch<lp::local_multi_processing>(p, argc, argv);
-//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
-//   return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
-//   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
-//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
-//
-// The policy named as a template argument is the default; --lp_launch on the
-// command line chooses among the others, so one binary runs every way. The
-// policy's transport is chosen at compile time (launch/policy.hpp).
-
-// ---- launchpad/launch/kubernetes.hpp ----
-
-// ---- launchpad/launch/policy.hpp ----
-
-// What a launch policy is, how its nodes call each other, and where the
-// output of its node processes goes.
-//
-// A policy is a type named as lp::launch's template argument. It names its
-// --lp_launch value (`flag`), its transport, and whether a program's main()
-// can run it from a command line; a policy for tests also names its
-// controller and that controller's options. lp::launch checks all of this at
-// compile time, so a policy used in a form it cannot run is a compile error.
-
-
-namespace lp {
-
-// How calls between two nodes hosted in one process travel. Between
-// processes they always go over HTTP (JSON and CBOR, docs/protocol.md).
-enum class transport_kind {
-  http,    // over loopback HTTP, like every other call
-  direct,  // on the caller's thread, without HTTP (arguments are still copied)
-};
-
-// Where the output of a launch's node processes goes (--lp_terminal;
-// process_test_options::terminal).
-enum class terminal_kind {
-  current,  // the launcher's own stdout and stderr, each line behind its node's label
-  files,    // one log per node process
-  tmux,     // one log per node process, and a tmux session with a window following each
-};
-
-struct http_transport {
-  static constexpr transport_kind kind = transport_kind::http;
-};
-struct direct_transport {
-  static constexpr transport_kind kind = transport_kind::direct;
-};
-
-template <class P>
-concept launch_policy = requires {
-  { P::flag } -> std::convertible_to<std::string_view>;
-  { P::transport::kind } -> std::convertible_to<transport_kind>;
-  { P::from_command_line } -> std::convertible_to<bool>;
-};
-
-// P, with calls between nodes of one process made directly, skipping HTTP:
-// for fast tests of big programs, and colocated groups. Under any policy
-// that --lp_launch picks at run time, calls between processes still go over
-// HTTP.
-//
-//   auto running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
-template <launch_policy P>
-struct direct_calls : P {
-  using transport = direct_transport;
-};
-
-}  // namespace lp
-
-namespace lp {
-
-// The program on Kubernetes (docs/kubernetes.md). On a workstation, the
-// command writes the launch's manifests: one Indexed Job per process group,
-// a coordinator Job, a headless Service that gives each pod a DNS name, and
-// a Secret with the launch's secret and TLS credentials. In the pods, the
-// same binary is the coordinator (rendezvous, status page, the program's
-// end) or the process its Job's index names.
-struct kubernetes {
-  static constexpr std::string_view flag = "kubernetes";
-  static constexpr bool from_command_line = true;
-  using transport = http_transport;
-};
-
-}  // namespace lp
-
-// ---- launchpad/launch/local_multi_processing.hpp ----
-
-
-namespace lp {
-
-// Every node its own process: the launcher starts this same program again
-// once per node (or per colocated group), with the same arguments; each
-// process builds the same program graph and runs only its own nodes. The
-// nodes find each other through the launcher (a rendezvous on loopback), so
-// no port is chosen in advance. Ctrl+C or SIGTERM stops every node (each
-// gets SIGTERM, and is killed after --lp_termination_notice_secs); a second
-// Ctrl+C kills them at once. When the launcher dies, even by SIGKILL, its
-// node processes die with it.
-struct local_multi_processing {
-  static constexpr std::string_view flag = "local_mp";
-  static constexpr bool from_command_line = true;
-  using transport = http_transport;
-};
-
-}  // namespace lp
-
-// ---- launchpad/launch/local_multi_threading.hpp ----
-
-
-namespace lp {
-
-// Every node a thread of one process, each serving on its own loopback HTTP
-// port. Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second
-// one exits at once.
-struct local_multi_threading {
-  static constexpr std::string_view flag = "local_mt";
-  static constexpr bool from_command_line = true;
-  using transport = http_transport;
-};
-
-}  // namespace lp
-
-// ---- launchpad/launch/slurm.hpp ----
-
-
-namespace lp {
-
-// The program as one Slurm job (docs/slurm.md). The command you run submits
-// it with sbatch and follows it; in the job, the same binary runs as the
-// supervisor, which starts every node (or colocated group) as its own job
-// step with srun, with the resources of its group, and does what local_mp's
-// launcher does: rendezvous, restarts, ordered stop, failure summary.
-struct slurm {
-  static constexpr std::string_view flag = "slurm";
-  static constexpr bool from_command_line = true;
-  using transport = http_transport;
-};
-
-}  // namespace lp
-
-// ---- launchpad/launch/test_multi_processing.hpp ----
-
-// ---- launchpad/launch/controller.hpp ----
-
-// What a test holds of a program it launched: lp::launch<P>(p, options)
-// returns an lp::controller for either test policy (test_multi_threading,
-// test_multi_processing). Its members mean the same whichever runs the
-// nodes; only how the nodes run differs.
-
-#include <sys/types.h>
-
 
 namespace lp {
 
@@ -7187,46 +6246,683 @@ typename detail::test_parts<Policy>::controller launch(
 
 }  // namespace lp
 
+// ---- launchpad/metrics.hpp ----
+
+// Figures a node records about itself, exported with the node's own metrics
+// at GET /lp/v1/metrics and plotted on the launcher's status page
+// (docs/observability.md):
+//
+//   lp::metrics::counter("episodes").add(1);     // episodes_total
+//   lp::metrics::gauge("replay_size").set(n);    // replay_size
+//   lp::metrics::series("return").record(r);     // replay of the last values
+//
+// Each names a figure of the node whose code runs it (its run(), a method,
+// its constructor), made on first use. A name is letters, digits and _, not
+// starting with a digit, lp_ or __; a bad one, or one the node already uses
+// for another kind, throws lp::usage_error. Constructing one looks the name
+// up; keep it to record often. Recording from run() is a sign of its
+// progress, for its group's health_timeout (lp::heartbeat()).
+
+
+namespace lp::metrics {
+
+// A count that only goes up (Prometheus's counter; exported as <name>_total).
+class counter {
+ public:
+  explicit counter(std::string_view name) : figure_(&detail::user_counter(name)) {}
+  void add(double amount = 1) {
+    if (!(amount >= 0))
+      throw usage_error(
+          "lp::metrics::counter::add(" + std::to_string(amount) +
+          "): a counter only goes up; use lp::metrics::gauge for a figure that "
+          "goes down");
+    figure_->value.fetch_add(amount, std::memory_order_relaxed);
+    detail::sign_of_life();
+  }
+  double value() const { return figure_->value.load(std::memory_order_relaxed); }
+
+ private:
+  detail::user_figure* figure_;
+};
+
+// A figure that goes up and down: its last value is exported.
+class gauge {
+ public:
+  explicit gauge(std::string_view name) : figure_(&detail::user_gauge(name)) {}
+  void set(double value) {
+    figure_->value.store(value, std::memory_order_relaxed);
+    detail::sign_of_life();
+  }
+  double value() const { return figure_->value.load(std::memory_order_relaxed); }
+
+ private:
+  detail::user_figure* figure_;
+};
+
+// Values over time: the node keeps its last 1000 with their times for the
+// status page's plots; Prometheus sees the last one, as a gauge.
+class series {
+ public:
+  explicit series(std::string_view name) : series_(&detail::user_series_named(name)) {}
+  void record(double value) {
+    detail::record_in_series(*series_, value);
+    detail::sign_of_life();
+  }
+
+ private:
+  detail::user_series* series_;
+};
+
+}  // namespace lp::metrics
+
+// ---- launchpad/tensor.hpp ----
+
+// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
+// parameters, observations and batches. It travels as
+//   {"shape": [d0, d1, ...], "data": <the values>}
+// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
+// large) and an array of numbers in JSON (so curl still reads it).
+//
+//   lp::tensor<float> weights({2, 3});       // zeros
+//   weights(1, 2) = 0.5f;
+//   float* raw = weights.data();             // 6 contiguous floats
+//
+// A std::vector<float> (or of any other number type) travels as a typed
+// array too; a tensor adds the shape.
+
+#include <initializer_list>
+
+namespace lp {
+
+template <class T>
+class tensor {
+  static_assert(detail::packable<T>,
+                "lp::tensor<T>: T must be a number type other than bool (float, double, "
+                "std::int32_t, ...)");
+
+ public:
+  using value_type = T;
+  using shape_type = std::vector<std::size_t>;
+
+  tensor() = default;
+
+  // A tensor of this shape, every value zero.
+  explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
+
+  // A tensor of this shape holding `values` (row-major); throws
+  // lp::usage_error if their number is not the product of the shape.
+  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
+    if (values_.size() != count(shape_))
+      throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
+                        std::to_string(count(shape_)) + " values, not " +
+                        std::to_string(values_.size()));
+  }
+
+  const shape_type& shape() const noexcept { return shape_; }
+  std::size_t rank() const noexcept { return shape_.size(); }
+  std::size_t size() const noexcept { return values_.size(); }
+
+  T* data() noexcept { return values_.data(); }
+  const T* data() const noexcept { return values_.data(); }
+
+  // The values in row-major order.
+  std::vector<T>& values() noexcept { return values_; }
+  const std::vector<T>& values() const noexcept { return values_; }
+
+  T& operator[](std::size_t flat) { return values_[flat]; }
+  const T& operator[](std::size_t flat) const { return values_[flat]; }
+
+  // The value at one index per dimension, unchecked like operator[].
+  template <class... Index>
+  T& operator()(Index... index) {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+  template <class... Index>
+  const T& operator()(Index... index) const {
+    return values_[offset({static_cast<std::size_t>(index)...})];
+  }
+
+  bool operator==(const tensor&) const = default;
+
+ private:
+  static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
+  static std::string shape_text(const shape_type& shape) { return detail::shape_text(shape); }
+
+  std::size_t offset(std::initializer_list<std::size_t> index) const {
+    std::size_t flat = 0, dimension = 0;
+    for (auto i : index) flat = flat * shape_[dimension++] + i;
+    return flat;
+  }
+
+  shape_type shape_;
+  std::vector<T> values_;
+};
+
+}  // namespace lp
+
+// ---- launchpad/version.hpp ----
+
+// The one place the version is written; meson.build reads these three lines.
+#define LP_VERSION_MAJOR 0
+#define LP_VERSION_MINOR 1
+#define LP_VERSION_PATCH 0
+
+#define LP_DETAIL_STRINGIZE2(x) #x
+#define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)
+#define LP_VERSION_STRING              \
+  LP_DETAIL_STRINGIZE(LP_VERSION_MAJOR) \
+  "." LP_DETAIL_STRINGIZE(LP_VERSION_MINOR) "." LP_DETAIL_STRINGIZE(LP_VERSION_PATCH)
+
+namespace lp {
+struct version_info {
+  int major, minor, patch;
+  const char* string;
+};
+inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH,
+                                      LP_VERSION_STRING};
+}  // namespace lp
+
+// ---- the compiled part, from include/launchpad/launch.hpp ----
+// The library's compiled part, wherever detail/config.hpp says it is defined
+// (inline by default): the one place that decides. A program that launches
+// includes this header, so its definitions come with it; they bring in every
+// header they need, whichever a file included before.
 #if LP_DETAIL_DEFINE_COMPILED_PART
 
 // ---- launchpad/detail/implementation.hpp ----
 
-// The library's compiled part: every definition that lp::launch and the test
-// controllers declare. Included by launch.hpp where detail/config.hpp says
-// the compiled part is defined; compiled once by the meson dependency.
+// The library's compiled part: the definitions of what its headers declare
+// LP_API (docs/concepts.md, "How the library is built"). Each header's share
+// sits in impl/<header>_inl.hpp beside it, which includes its header; this
+// file gathers them all, so that the part is whole wherever it is compiled,
+// whichever public headers a file included and in whatever order. It is
+// included in one place: at the end of launch.hpp, where detail/config.hpp
+// says the compiled part is defined (LP_DETAIL_DEFINE_COMPILED_PART): inline
+// by default, or in the one file that defines LP_IMPLEMENTATION (the meson
+// and CMake libraries' src/compiled_part.cpp).
 
-#include <unistd.h>
+// The compiled part reads and writes JSON (bodies, describe, the
+// rendezvous): it alone needs nlohmann's header, and its headers (servers,
+// launchers) are read after it. A user's code sees only its declarations
+// (<nlohmann/json_fwd.hpp>), unless it includes <launchpad/json.hpp> to use
+// lp::json as a wire type.
+#include <nlohmann/json.hpp>
 
+// ---- launchpad/detail/kube/impl/submit_inl.hpp ----
+
+// submit.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/kube/submit.hpp ----
+
+// --lp_launch=kubernetes outside a pod: the command a user runs on a
+// workstation writes the launch's manifests, for kubectl to apply
+// (docs/kubernetes.md). It talks to no cluster itself: kubectl already
+// holds the user's credentials and context, and a launch is then whatever
+// kubectl apply says it is.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <filesystem>
 #include <iostream>
 
-// ---- launchpad/detail/kube/launch.hpp ----
+// ---- launchpad/detail/kube/manifests.hpp ----
 
-// --lp_launch=kubernetes: on a workstation, write the launch's manifests;
-// in one of its pods, be the coordinator or the process that the pod's
-// Job and index name (docs/kubernetes.md).
+// The Kubernetes objects of one launch (docs/kubernetes.md, "The
+// manifests"): its Secret, a headless Service that gives every pod a DNS
+// name, a Service for the status page, the coordinator's Job, and one
+// Indexed Job per process group.
+
+// ---- launchpad/detail/kube/names.hpp ----
+
+// What the manifests of a Kubernetes launch and the binary in its pods
+// agree on: the names of the launch's objects, the environment each pod
+// gets, and where the Secret is mounted (docs/kubernetes.md).
+
+// ---- launchpad/detail/process/launcher.hpp ----
+
+// The launcher of a program whose nodes are processes: it starts them, keeps
+// the rendezvous, restarts the failed ones its groups allow, stops them all
+// in order, and says how each ended.
 
 #include <signal.h>
-#include <unistd.h>
+#include <sys/wait.h>
 
-#include <cstdlib>
-#include <iostream>
+// ---- launchpad/detail/observe/process_figures.hpp ----
 
-// ---- launchpad/detail/kube/coordinator.hpp ----
+#include <sys/resource.h>
 
-// The coordinator pod of a Kubernetes launch. The Job controller starts,
-// restarts and ends the node pods; the coordinator only hears from them. It
-// keeps the rendezvous, decides when the program stops, stops it, shows
-// the status page, and tells how the program ended by its exit status.
-//
-// What it hears: a node process publishes its nodes when it serves, and
-// says how it ended. A process killed outright (SIGKILL, out of memory, its
-// host gone) says nothing; the coordinator finds it by probing every
-// process that serves. A process that failed more often than its group's
-// max_restarts will not be started again (backoffLimitPerIndex says the
-// same to the Job controller), so the program fails and stops.
+#include <fstream>
 
-#include <sys/stat.h>
-#include <unistd.h>
+namespace lp::detail {
+
+// What a node's process uses, as the kernel counts it; every node of a
+// process reports the same.
+struct process_figures {
+  long pid = 0;
+  std::string host;
+  double resident_bytes = 0;
+  double cpu_seconds = 0;
+  long threads = 0;
+  long restarts = 0;  // of this node's process, by its launcher
+};
+
+// Set by a launcher in a node process's environment: how often it restarted it.
+inline constexpr const char* restarts_env = "LP_RESTARTS";
+
+LP_API process_figures this_process_figures();
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/log_tail.hpp ----
+
+// A node's log file, as its launcher quotes it: under a failure in the
+// summary, and on the status page.
+
+// ---- launchpad/detail/run/output.hpp ----
+
+// The lines node processes print, as the launcher shows them.
+
+#include <poll.h>
+
+
+namespace lp::detail {
+
+inline void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Writes `text` to a new file at `path` that only its owner may read (a
+// secret, a key, a manifest that holds them); throws if the file is there.
+inline void write_private_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, text);
+  ::close(fd);
+}
+
+// How launchers show their nodes' output: whole lines behind "[label] " (in
+// a colour per label on a terminal), each label's last lines kept for the
+// failure summary and the status page. local_mp reads the lines from pipes
+// (output_pump), local_mt from the nodes' streams (node_streams); the owner
+// locks.
+class labelled_lines {
+ public:
+  static constexpr std::size_t kept = 20;
+
+  explicit labelled_lines(bool colour) : colour_(colour) {}
+
+  // Moves the lines `partial` begins with to `out`, each behind its label;
+  // `at_end`, what is left too, as a last line.
+  void take(const std::string& label, std::string& partial, bool at_end,
+            std::string& out) {
+    std::size_t start = 0;
+    for (auto newline = partial.find('\n'); newline != std::string::npos;
+         newline = partial.find('\n', start)) {
+      add(label, partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    partial.erase(0, start);
+    if (at_end && !partial.empty()) {
+      add(label, partial, out);
+      partial.clear();
+    }
+  }
+
+  // The label's last lines, oldest first.
+  std::vector<std::string> last(const std::string& label) const {
+    auto lines = recent_.find(label);
+    if (lines == recent_.end()) return {};
+    return {lines->second.begin(), lines->second.end()};
+  }
+
+ private:
+  void add(const std::string& label, const std::string& line, std::string& out) {
+    auto nth = colours_.emplace(label, colours_.size()).first->second;
+    std::string prefix = "[" + label + "] ";
+    if (colour_)
+      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+    out += prefix + line + "\n";
+    auto& lines = recent_[label];
+    lines.push_back(line);
+    if (lines.size() > kept) lines.pop_front();
+  }
+
+  const bool colour_;
+  std::map<std::string, std::size_t> colours_;  // by the order labels come in
+  std::map<std::string, std::deque<std::string>> recent_;
+};
+
+// A failed node's last lines, quoted under its failure in the launcher's
+// summary; empty for none.
+inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  std::string text = "[lp]   its last lines:\n";
+  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
+  return text;
+}
+
+// Reads every node's stdout and stderr through pipes and writes each whole
+// line to the launcher's own stdout or stderr, behind a "[label] " prefix
+// (coloured on a terminal). Lines are never cut into one another, and the
+// last lines of each node are kept for the failure summary.
+class output_pump {
+ public:
+  output_pump() {
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    thread_ = std::thread([this] { pump(); });
+  }
+  output_pump(const output_pump&) = delete;
+  output_pump& operator=(const output_pump&) = delete;
+  ~output_pump() { close(); }
+
+  // A pipe for the node's stream `target` (1 or 2); the child gets the
+  // returned write end, which the launcher closes once the child has it.
+  int open(const std::string& label, int target) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    {
+      std::lock_guard lock(mutex_);
+      streams_.push_back({ends[0], target, label, {}});
+      ++open_[label];
+    }
+    wake();
+    return ends[1];
+  }
+
+  // The last lines a node printed, oldest first. For a node that has just
+  // died, waits (up to `drain`) until its pipes are at their end, so that
+  // its last words, still in flight, are among them.
+  std::vector<std::string> last_lines(const std::string& label,
+                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+    std::unique_lock lock(mutex_);
+    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
+    return lines_.last(label);
+  }
+
+  // Waits until every pipe is at its end (all writers gone), then stops; a
+  // pipe some stray grandchild still holds open is given up after 2 s.
+  void close() {
+    if (!thread_.joinable()) return;
+    closing_ = true;
+    wake();
+    thread_.join();
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+
+ private:
+  struct stream {
+    int fd;
+    int target;
+    std::string label, partial;
+  };
+
+  void wake() {
+    char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
+  }
+
+  void pump() {
+    std::vector<char> buffer(65536);
+    std::chrono::steady_clock::time_point give_up{};
+    for (;;) {
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
+          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+          for (auto& s : streams_) {
+            emit(s, true);
+            ::close(s.fd);
+          }
+          streams_.clear();
+          return;
+        }
+        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
+      if (fds[0].revents) {
+        char drain[64];
+        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        std::lock_guard lock(mutex_);
+        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+          if (it->fd != fds[i].fd) continue;
+          if (n > 0) {
+            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
+            emit(*it, false);
+          } else {
+            emit(*it, true);
+            ::close(it->fd);
+            if (--open_[it->label] == 0) drained_.notify_all();
+            streams_.erase(it);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Writes the complete lines of s (and, at its end, what is left).
+  void emit(stream& s, bool at_end) {
+    std::string out;
+    lines_.take(s.label, s.partial, at_end, out);
+    if (!out.empty()) write_all(s.target, out);
+  }
+
+  int wake_[2] = {-1, -1};
+  std::atomic<bool> closing_{false};
+  std::mutex mutex_;
+  std::vector<stream> streams_;
+  labelled_lines lines_{::isatty(1) && ::isatty(2)};
+  std::map<std::string, int> open_;  // pipes not at their end, by label
+  std::condition_variable drained_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/util/text.hpp ----
+
+// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
+// fields that Slurm's commands print.
+
+#include <cctype>
+
+namespace lp::detail {
+
+// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
+// "" and "b"; "" has one empty part. Views into `text`, which must outlive
+// them.
+inline std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0; start <= text.size();) {
+    auto at = text.find(separator, start);
+    if (at == std::string_view::npos) at = text.size();
+    parts.push_back(text.substr(start, at - start));
+    start = at + 1;
+  }
+  return parts;
+}
+
+// `text` without the white space around it; a view into it.
+inline std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// The last lines of the log at `path` (labelled_lines::kept of them, a last
+// one without its newline too), oldest first; none if it cannot be read.
+// Read from its end: a long log is not read whole.
+inline std::vector<std::string> log_tail(const std::string& path) {
+  constexpr std::size_t wanted = labelled_lines::kept;
+  constexpr std::size_t step = 8192;
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) return {};
+  auto end = static_cast<std::streamoff>(file.tellg());
+  if (end <= 0) return {};
+  auto from = static_cast<std::size_t>(end);
+  std::string tail;
+  auto complete_lines = [&] {
+    auto breaks = static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n'));
+    return tail.ends_with('\n') ? breaks - 1 : breaks;
+  };
+  while (from > 0 && complete_lines() < wanted) {
+    auto size = std::min(from, step);
+    from -= size;
+    std::string chunk(size, '\0');
+    file.seekg(static_cast<std::streamoff>(from));
+    if (!file.read(chunk.data(), static_cast<std::streamsize>(size))) return {};
+    tail.insert(0, chunk);
+  }
+  std::string_view text = tail;
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  auto lines = split(text, '\n');
+  // Read from the middle of the log, the first line is a part of one.
+  std::size_t first = from > 0 ? 1 : 0;
+  if (lines.size() > wanted) first = std::max(first, lines.size() - wanted);
+  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/placement.hpp ----
+
+// Where the processes of a local launch run: the GPUs each is handed
+// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
+// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
+
+#include <dirent.h>
+#include <sched.h>
+
+
+namespace lp::detail {
+
+// "0,1,3" as {0, 1, 3}; "" as {}.
+inline std::vector<int> index_list(const std::string& text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
+  return out;
+}
+
+inline std::string index_text(const std::vector<int>& indices) {
+  std::string out;
+  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
+  return out;
+}
+
+// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
+inline std::vector<int> gpus_found() {
+  std::vector<int> found;
+  if (DIR* dev = ::opendir("/dev")) {
+    while (auto* entry = ::readdir(dev)) {
+      std::string name = entry->d_name;
+      if (name.size() > 6 && name.starts_with("nvidia") &&
+          name.find_first_not_of("0123456789", 6) == std::string::npos)
+        found.push_back(std::stoi(name.substr(6)));
+    }
+    ::closedir(dev);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The cores this process may run on.
+inline std::vector<int> cores_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
+  for (int core = 0; core < CPU_SETSIZE; ++core)
+    if (CPU_ISSET(core, &set)) cores.push_back(core);
+  return cores;
+}
+
+// Pins the calling process (its threads to come) to `cores`; false if the
+// kernel refused.
+inline bool pin_to(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int core : cores) CPU_SET(core, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+struct placement {
+  std::vector<int> gpus;   // handed to the process; empty: none asked for
+  std::vector<int> cores;  // pinned to; empty: not pinned
+};
+
+// One placement per process, each process named with its group's settings.
+// GPUs are never shared: more asked for than `gpus` holds is refused here,
+// before anything starts. Cores are handed out in turn, shared once every
+// core has a process, and a process asking for more cores than there are
+// is not pinned.
+inline std::vector<placement> place(
+    const std::vector<std::pair<std::string, group_settings>>& processes,
+    const std::vector<int>& gpus, const std::vector<int>& cores) {
+  std::vector<placement> out(processes.size());
+  std::size_t asked = 0;
+  std::string askers;
+  for (const auto& [name, settings] : processes)
+    if (settings.resources.gpus > 0) {
+      asked += static_cast<std::size_t>(settings.resources.gpus);
+      askers += (askers.empty() ? "" : ", ") + name + ": " +
+                std::to_string(settings.resources.gpus);
+    }
+  if (asked > gpus.size())
+    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
+                       askers + ") but this launch has " + std::to_string(gpus.size()) +
+                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
+                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
+  std::size_t next_gpu = 0, next_core = 0;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const auto& needs = processes[i].second.resources;
+    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
+    if (!processes[i].second.pin_cores || cores.empty() ||
+        static_cast<std::size_t>(needs.cpus) > cores.size())
+      continue;
+    for (int k = 0; k < needs.cpus; ++k)
+      out[i].cores.push_back(cores[next_core++ % cores.size()]);
+    std::sort(out[i].cores.begin(), out[i].cores.end());
+  }
+  return out;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/reachability.hpp ----
+
+// Whether the launcher can still reach each node that serves beyond
+// loopback. A host cut off from the network (a partition, a dead switch, a
+// frozen machine) leaves its node processes running where nothing can call
+// them, and nothing inside them can tell: the watchdog of a group's
+// health_timeout (run/watchdog.hpp) sees a hung call or run(), not a
+// network. So the launcher asks each such node GET /lp/v1/health, and a node
+// that answers nothing for its group's health_timeout is lost. On loopback
+// there is no network to lose: a node there is not asked.
 
 // ---- launchpad/detail/call/http_connection.hpp ----
 
@@ -7243,18 +6939,10 @@ typename detail::test_parts<Policy>::controller launch(
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <sys/types.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <climits>
-#include <cstddef>
-#include <cstring>
 
 // ---- launchpad/detail/tls/context.hpp ----
 
@@ -7283,10 +6971,6 @@ typename detail::test_parts<Policy>::controller launch(
 #include <openssl/x509v3.h>
 #include <time.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
 // ---- launchpad/detail/tls/handles.hpp ----
 
 // OpenSSL's objects, each owned by a unique_ptr that frees it the way
@@ -7297,10 +6981,7 @@ typename detail::test_parts<Policy>::controller launch(
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 
-#include <memory>
-#include <string>
 
 namespace lp::detail {
 
@@ -7336,8 +7017,6 @@ inline bio_handle reading_bio(const std::string& text) {
 
 }  // namespace lp::detail
 #include <sstream>
-#include <string>
-#include <vector>
 
 namespace lp::detail {
 
@@ -7371,192 +7050,7 @@ LP_API tls_credentials read_tls_files(const tls_files& files);
 // nothing.
 LP_API std::vector<certificate_handle> certificates_in(const std::string& pem);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace tls_detail {
-
-inline std::string pem_of(const X509* certificate) {
-  bio_handle out(BIO_new(BIO_s_mem()));
-  PEM_write_bio_X509(out.get(), const_cast<X509*>(certificate));
-  char* data = nullptr;
-  long size = BIO_get_mem_data(out.get(), &data);
-  return std::string(data, static_cast<std::size_t>(size));
-}
-
-inline std::string pem_of(const EVP_PKEY* key) {
-  bio_handle out(BIO_new(BIO_s_mem()));
-  PEM_write_bio_PrivateKey(out.get(), key, nullptr, nullptr, 0, nullptr, nullptr);
-  char* data = nullptr;
-  long size = BIO_get_mem_data(out.get(), &data);
-  return std::string(data, static_cast<std::size_t>(size));
-}
-
-inline void add_extension(X509* certificate, int nid, const char* value) {
-  X509V3_CTX context;
-  X509V3_set_ctx_nodb(&context);
-  X509V3_set_ctx(&context, certificate, certificate, nullptr, nullptr, 0);
-  X509_EXTENSION* extension = X509V3_EXT_conf_nid(nullptr, &context, nid, value);
-  if (!extension || !X509_add_ext(certificate, extension, -1)) {
-    X509_EXTENSION_free(extension);
-    throw tls_error("cannot make the launch's certificate: " + openssl_errors());
-  }
-  X509_EXTENSION_free(extension);
-}
-
-// "2026-01-31 09:00 UTC"
-inline std::string time_text(const ASN1_TIME* time) {
-  tm parts{};
-  if (!ASN1_TIME_to_tm(time, &parts)) return "an unreadable time";
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &parts);
-  return text;
-}
-
-inline std::string read_whole(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw tls_error("cannot read the " + flag + " file " + path + ": " +
-                    std::strerror(errno) + "; give a readable file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace tls_detail
-
-LP_API std::vector<certificate_handle> certificates_in(const std::string& pem) {
-  std::vector<certificate_handle> found;
-  auto in = reading_bio(pem);
-  while (X509* certificate = PEM_read_bio_X509(in.get(), nullptr, nullptr, nullptr))
-    found.emplace_back(certificate);
-  ERR_clear_error();  // the end of the text reads as an error
-  return found;
-}
-
-LP_API tls_credentials make_launch_credentials(const std::string& program) {
-  auto fail = [](const char* step) {
-    return tls_error(std::string("cannot make the launch's TLS credentials (") + step +
-                     "): " + openssl_errors());
-  };
-  key_handle key(EVP_EC_gen("P-256"));
-  if (!key) throw fail("an EC P-256 key");
-  certificate_handle certificate(X509_new());
-  if (!certificate || !X509_set_version(certificate.get(), 2))
-    throw fail("a certificate");
-  {
-    std::unique_ptr<BIGNUM, openssl_free<BIGNUM, BN_free>> serial(BN_new());
-    if (!serial || !BN_rand(serial.get(), 159, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) ||
-        !BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(certificate.get())))
-      throw fail("a random serial");
-  }
-  if (!X509_gmtime_adj(X509_getm_notBefore(certificate.get()), -60L * 60) ||
-      !X509_gmtime_adj(X509_getm_notAfter(certificate.get()),
-                       tls_validity_days * 24 * 3600))
-    throw fail("the validity");
-  if (!X509_set_pubkey(certificate.get(), key.get())) throw fail("the public key");
-  // A common name holds at most 64 characters.
-  std::string common = ("launchpad " + program).substr(0, 64);
-  X509_NAME* name = X509_get_subject_name(certificate.get());
-  if (!X509_NAME_add_entry_by_txt(
-          name, "O", MBSTRING_UTF8,
-          reinterpret_cast<const unsigned char*>("Launchpad launch"), -1, -1, 0) ||
-      !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
-                                  reinterpret_cast<const unsigned char*>(common.c_str()),
-                                  -1, -1, 0) ||
-      !X509_set_issuer_name(certificate.get(), name))
-    throw fail("the name");
-  // Its own authority, for servers and clients alike. Peers check it, not
-  // names; the names are for curl, which checks them (docs/protocol.md).
-  tls_detail::add_extension(certificate.get(), NID_basic_constraints, "critical,CA:TRUE");
-  tls_detail::add_extension(certificate.get(), NID_key_usage,
-                            "critical,digitalSignature,keyCertSign");
-  tls_detail::add_extension(certificate.get(), NID_ext_key_usage,
-                            "serverAuth,clientAuth");
-  tls_detail::add_extension(certificate.get(), NID_subject_key_identifier, "hash");
-  tls_detail::add_extension(certificate.get(), NID_subject_alt_name,
-                            "DNS:launchpad,DNS:localhost,IP:127.0.0.1,IP:::1");
-  if (!X509_sign(certificate.get(), key.get(), EVP_sha256())) throw fail("the signature");
-  auto pem = tls_detail::pem_of(certificate.get());
-  return {pem, tls_detail::pem_of(key.get()), pem};
-}
-
-LP_API tls_credentials read_tls_files(const tls_files& files) {
-  using tls_detail::read_whole;
-  tls_credentials read;
-  read.certificate = read_whole(files.certificate, "--lp_tls_cert");
-  read.key = read_whole(files.key, "--lp_tls_key");
-  auto chain = certificates_in(read.certificate);
-  if (chain.empty())
-    throw tls_error("the --lp_tls_cert file " + files.certificate +
-                    " holds no certificate in PEM form (-----BEGIN CERTIFICATE-----); "
-                    "convert it, e.g. openssl x509 -in " +
-                    files.certificate + " -inform DER -out cert.pem");
-  X509* leaf = chain.front().get();
-  if (X509_cmp_current_time(X509_get0_notAfter(leaf)) < 0)
-    throw tls_error(
-        "the certificate in the --lp_tls_cert file " + files.certificate +
-        " expired on " + tls_detail::time_text(X509_get0_notAfter(leaf)) +
-        "; give a current one, or leave out --lp_tls_cert and --lp_tls_key and "
-        "the launch makes its own");
-  if (X509_cmp_current_time(X509_get0_notBefore(leaf)) > 0)
-    throw tls_error("the certificate in the --lp_tls_cert file " + files.certificate +
-                    " is not valid before " +
-                    tls_detail::time_text(X509_get0_notBefore(leaf)) +
-                    "; is this host's clock right? Give a certificate valid now");
-  {
-    auto in = reading_bio(read.key);
-    key_handle key(PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr));
-    ERR_clear_error();
-    if (!key)
-      throw tls_error("the --lp_tls_key file " + files.key +
-                      " holds no private key in PEM form, or an encrypted one; give it "
-                      "unencrypted, e.g. openssl pkey -in " +
-                      files.key + " -out key.pem");
-    if (X509_check_private_key(leaf, key.get()) != 1) {
-      ERR_clear_error();
-      throw tls_error("the key in the --lp_tls_key file " + files.key +
-                      " is not the key of the certificate in the --lp_tls_cert file " +
-                      files.certificate + "; give the two files of one pair");
-    }
-  }
-  if (files.authority.empty()) {
-    // Peers trust exactly this certificate.
-    read.authority = tls_detail::pem_of(leaf);
-    return read;
-  }
-  read.authority = read_whole(files.authority, "--lp_tls_ca");
-  auto authorities = certificates_in(read.authority);
-  if (authorities.empty())
-    throw tls_error("the --lp_tls_ca file " + files.authority +
-                    " holds no certificate in PEM form (-----BEGIN CERTIFICATE-----); "
-                    "give the CA's certificate as PEM");
-  store_handle store(X509_STORE_new());
-  for (auto& authority : authorities) X509_STORE_add_cert(store.get(), authority.get());
-  struct stack_free {
-    void operator()(STACK_OF(X509) * stack) const { sk_X509_free(stack); }
-  };
-  std::unique_ptr<STACK_OF(X509), stack_free> middle(sk_X509_new_null());
-  for (std::size_t i = 1; i < chain.size(); ++i)
-    sk_X509_push(middle.get(), chain[i].get());
-  std::unique_ptr<X509_STORE_CTX, openssl_free<X509_STORE_CTX, X509_STORE_CTX_free>>
-      check(X509_STORE_CTX_new());
-  if (!check || !X509_STORE_CTX_init(check.get(), store.get(), leaf, middle.get()))
-    throw tls_error("cannot check the --lp_tls_cert file: " + openssl_errors());
-  if (X509_verify_cert(check.get()) != 1) {
-    ERR_clear_error();
-    throw tls_error("the certificate in the --lp_tls_cert file " + files.certificate +
-                    " does not verify against the --lp_tls_ca file " + files.authority +
-                    " (" +
-                    X509_verify_cert_error_string(X509_STORE_CTX_get_error(check.get())) +
-                    "); give the CA that signed it, or a current one");
-  }
-  return read;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
-#include <string>
 
 namespace lp::detail {
 
@@ -7579,74 +7073,6 @@ class tls_context {
   tls_credentials credentials_;
 };
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API tls_context::tls_context(const tls_credentials& credentials,
-                                const std::string& source)
-    : context_(SSL_CTX_new(TLS_method())), credentials_(credentials) {
-  auto fail = [&](const std::string& what) {
-    auto why = openssl_errors();
-    return tls_error("the TLS credentials of " + source + " cannot be used: " + what +
-                     (why.empty() ? "" : " (" + why + ")"));
-  };
-  SSL_CTX* context = context_.get();
-  if (!context) throw fail("no TLS context");
-  if (!SSL_CTX_set_min_proto_version(context, TLS1_3_VERSION) ||
-      !SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION))
-    throw fail("no TLS 1.3");
-  // AES-128-GCM first, where OpenSSL puts AES-256-GCM: both ends are ours,
-  // and with AES instructions it is TLS 1.3's cheapest suite, a quarter
-  // faster than AES-256-GCM here (docs/security.md, "What it costs").
-  if (!SSL_CTX_set_ciphersuites(context,
-                                "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
-                                "TLS_CHACHA20_POLY1305_SHA256"))
-    // It fails only on a name this OpenSSL does not know; the OpenSSL
-    // configuration's CipherSuites cannot make it fail.
-    throw fail(std::string("this OpenSSL (") + OpenSSL_version(OPENSSL_VERSION) +
-               ") does not know the TLS 1.3 suites TLS_AES_128_GCM_SHA256, "
-               "TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256; "
-               "build against OpenSSL 3.0 or later");
-  // Writes may be partial, as send()'s are, and go on from a buffer that
-  // moved (a non-blocking socket's retries).
-  SSL_CTX_set_mode(context,
-                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  // A record whole, and what follows it, in one read.
-  SSL_CTX_set_read_ahead(context, 1);
-  // Connections are pooled and long-lived: no session tickets, no cache.
-  SSL_CTX_set_num_tickets(context, 0);
-  SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
-  static constexpr unsigned char session_context[] = "launchpad";
-  SSL_CTX_set_session_id_context(context, session_context, sizeof session_context - 1);
-
-  auto chain = certificates_in(credentials.certificate);
-  if (chain.empty()) throw fail("no certificate in PEM form");
-  if (SSL_CTX_use_certificate(context, chain.front().get()) != 1)
-    throw fail("the certificate is refused");
-  for (std::size_t i = 1; i < chain.size(); ++i)
-    if (SSL_CTX_add1_chain_cert(context, chain[i].get()) != 1)
-      throw fail("a certificate of its chain is refused");
-  {
-    auto in = reading_bio(credentials.key);
-    key_handle key(PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr));
-    if (!key) throw fail("no private key in PEM form");
-    if (SSL_CTX_use_PrivateKey(context, key.get()) != 1 ||
-        SSL_CTX_check_private_key(context) != 1)
-      throw fail("the key is not the certificate's");
-  }
-  auto authorities = certificates_in(credentials.authority);
-  if (authorities.empty()) throw fail("no authority to check peers against");
-  store_handle store(X509_STORE_new());
-  if (!store) throw fail("no trust store");
-  for (auto& authority : authorities)
-    if (X509_STORE_add_cert(store.get(), authority.get()) != 1)
-      throw fail("the authority is refused");
-  SSL_CTX_set_cert_store(context, store.release());  // the context owns it now
-  SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-  SSL_CTX_set_verify_depth(context, 8);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/tls/session.hpp ----
@@ -7659,18 +7085,7 @@ LP_API tls_context::tls_context(const tls_credentials& credentials,
 // Bytes go through send(MSG_NOSIGNAL) and recv, so that a peer that left
 // raises no SIGPIPE.
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/types.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <climits>
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <string>
 
 namespace lp::detail {
 
@@ -7733,204 +7148,11 @@ class tls_session {
   std::string error_;
 };
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace tls_detail {
-
-inline int socket_of(BIO* bio) {
-  return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio)));
-}
-
-// A BIO over a socket that sends with MSG_NOSIGNAL. OpenSSL's own socket
-// BIO uses write(), whose SIGPIPE would end the process when a peer has
-// gone; the library sets no SIGPIPE handler of its own, which is the
-// program's to choose.
-inline BIO_METHOD* socket_method() {
-  static BIO_METHOD* const method = [] {
-    BIO_METHOD* made =
-        BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "lp socket");
-    BIO_meth_set_write(made, [](BIO* bio, const char* data, int size) -> int {
-      BIO_clear_retry_flags(bio);
-      for (;;) {
-        ssize_t sent =
-            ::send(socket_of(bio), data, static_cast<std::size_t>(size), MSG_NOSIGNAL);
-        if (sent >= 0) return static_cast<int>(sent);
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_write(bio);
-        return -1;
-      }
-    });
-    BIO_meth_set_read(made, [](BIO* bio, char* data, int size) -> int {
-      BIO_clear_retry_flags(bio);
-      for (;;) {
-        ssize_t got = ::recv(socket_of(bio), data, static_cast<std::size_t>(size), 0);
-        if (got >= 0) return static_cast<int>(got);
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_read(bio);
-        return -1;
-      }
-    });
-    BIO_meth_set_ctrl(made, [](BIO*, int command, long, void*) -> long {
-      return command == BIO_CTRL_FLUSH ? 1 : 0;
-    });
-    BIO_meth_set_create(made, [](BIO* bio) -> int {
-      BIO_set_init(bio, 1);
-      return 1;
-    });
-    return made;
-  }();
-  return method;
-}
-
-// Whether OpenSSL's reason is the peer's alert about our certificate.
-inline bool refusal_alert(int reason) {
-  switch (reason) {
-    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
-    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
-    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
-    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
-    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
-    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
-    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
-    case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
-    case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace tls_detail
-
-LP_API tls_session::tls_session(const tls_context& context, int socket, role side)
-    : ssl_(SSL_new(context.native())), socket_(socket) {
-  BIO* bio = BIO_new(tls_detail::socket_method());
-  if (!ssl_ || !bio) {
-    BIO_free(bio);
-    throw tls_error("cannot start a TLS connection: " + openssl_errors());
-  }
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(socket)));
-  SSL_set_bio(ssl_.get(), bio, bio);  // the session owns it now
-  if (side == role::server)
-    SSL_set_accept_state(ssl_.get());
-  else
-    SSL_set_connect_state(ssl_.get());
-}
-
-LP_API tls_session::step::state_t tls_session::outcome(int result) {
-  int code = SSL_get_error(ssl_.get(), result);
-  if (code == SSL_ERROR_WANT_READ) return step::want_read;
-  if (code == SSL_ERROR_WANT_WRITE) return step::want_write;
-  if (code == SSL_ERROR_ZERO_RETURN) {
-    failure_ = trouble::closed;
-    error_ = "the peer closed the connection";
-    return step::closed;
-  }
-  if (code == SSL_ERROR_SYSCALL) {
-    int error = errno;
-    ERR_clear_error();
-    failure_ = trouble::closed;
-    error_ = error == 0 ? "the peer closed the connection" : std::strerror(error);
-    return error == 0 || error == ECONNRESET || error == EPIPE ? step::closed
-                                                               : step::failed;
-  }
-  unsigned long first = ERR_peek_error();
-  int reason = ERR_GET_REASON(first);
-  long verified = SSL_get_verify_result(ssl_.get());
-  error_ = openssl_errors();
-  if (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
-    failure_ = trouble::closed;
-    error_ = "the peer closed the connection";
-    return step::closed;
-  }
-  if (tls_detail::refusal_alert(reason)) {
-    failure_ = trouble::peer_refused;
-  } else if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED ||
-             reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
-    failure_ = trouble::peer_untrusted;
-    if (verified != X509_V_OK) error_ = X509_verify_cert_error_string(verified);
-  } else if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_HTTP_REQUEST ||
-             reason == SSL_R_PACKET_LENGTH_TOO_LONG || reason == SSL_R_UNKNOWN_PROTOCOL ||
-             reason == SSL_R_RECORD_LENGTH_MISMATCH) {
-    failure_ = trouble::not_tls;
-  } else {
-    failure_ = trouble::other;
-  }
-  if (error_.empty()) error_ = "TLS error " + std::to_string(code);
-  return step::failed;
-}
-
-LP_API tls_session::trouble tls_session::handshake(clock::time_point deadline) {
-  for (;;) {
-    ERR_clear_error();
-    int result = SSL_do_handshake(ssl_.get());
-    if (result == 1) return trouble::none;
-    auto state = outcome(result);
-    if (state != step::want_read && state != step::want_write) return failure_;
-    for (;;) {
-      auto left =
-          std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
-      if (left <= 0) {
-        failure_ = trouble::timeout;
-        error_ = "the TLS handshake did not finish in time";
-        return failure_;
-      }
-      pollfd watched{socket_,
-                     static_cast<short>(state == step::want_read ? POLLIN : POLLOUT), 0};
-      int ready =
-          ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
-      if (ready > 0) break;
-      if (ready < 0 && errno != EINTR) {
-        failure_ = trouble::other;
-        error_ = std::strerror(errno);
-        return failure_;
-      }
-    }
-  }
-}
-
-// SSL_get_error needs the thread's error queue empty before each read or
-// write. It nearly always is (outcome() drains it), and clearing an empty
-// queue measured ~840 instructions, which a small call over TLS would pay
-// four times (benchmarks/README.md, "Waiting without sleeping").
-inline void empty_error_queue() {
-  if (ERR_peek_error() != 0) ERR_clear_error();
-}
-
-LP_API tls_session::step tls_session::read(char* into, std::size_t size) {
-  empty_error_queue();
-  std::size_t got = 0;
-  int result = SSL_read_ex(ssl_.get(), into, size, &got);
-  if (result == 1) return {step::done, got};
-  return {outcome(result), 0};
-}
-
-LP_API tls_session::step tls_session::write(const char* from, std::size_t size) {
-  empty_error_queue();
-  std::size_t sent = 0;
-  int result = SSL_write_ex(ssl_.get(), from, size, &sent);
-  if (result == 1) return {step::done, sent};
-  return {outcome(result), 0};
-}
-
-LP_API void tls_session::close() {
-  if (failure_ != trouble::none || !SSL_is_init_finished(ssl_.get())) return;
-  ERR_clear_error();
-  SSL_shutdown(ssl_.get());
-  ERR_clear_error();
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/util/spin_wait.hpp ----
 
-#include <poll.h>
-#include <sched.h>
 
-#include <algorithm>
-#include <chrono>
 
 namespace lp::detail {
 
@@ -7989,12 +7211,6 @@ class spin_wait {
 // requests share, and a request's head. No sockets here; the readers that
 // find a head's end and read bodies hold the limits on size and time.
 
-#include <cstddef>
-#include <limits>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace lp::detail::http1 {
 
@@ -8236,15 +7452,7 @@ inline std::optional<head_error> parse_request_head(std::string_view text,
 }
 
 }  // namespace lp::detail::http1
-#include <limits>
-#include <memory>
-#include <optional>
-#include <span>
-#include <stdexcept>
-#include <string>
-#include <string_view>
 #include <system_error>
-#include <vector>
 
 namespace lp::detail {
 
@@ -8845,538 +8053,8 @@ class http_connection {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/kube/names.hpp ----
-
-// What the manifests of a Kubernetes launch and the binary in its pods
-// agree on: the names of the launch's objects, the environment each pod
-// gets, and where the Secret is mounted (docs/kubernetes.md).
-
-#include <chrono>
-#include <cstddef>
-
-// ---- launchpad/detail/process/launcher.hpp ----
-
-// The launcher of a program whose nodes are processes: it starts them, keeps
-// the rendezvous, restarts the failed ones its groups allow, stops them all
-// in order, and says how each ended.
-
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
-#include <iostream>
-
-// ---- launchpad/detail/observe/process_figures.hpp ----
-
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <fstream>
-#include <string>
-
-namespace lp::detail {
-
-// What a node's process uses, as the kernel counts it; every node of a
-// process reports the same.
-struct process_figures {
-  long pid = 0;
-  std::string host;
-  double resident_bytes = 0;
-  double cpu_seconds = 0;
-  long threads = 0;
-  long restarts = 0;  // of this node's process, by its launcher
-};
-
-// Set by a launcher in a node process's environment: how often it restarted it.
-inline constexpr const char* restarts_env = "LP_RESTARTS";
-
-LP_API process_figures this_process_figures();
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API process_figures this_process_figures() {
-  process_figures out;
-  out.pid = ::getpid();
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) out.host = host;
-  long pages = 0, resident = 0;
-  if (std::ifstream statm("/proc/self/statm"); statm >> pages >> resident)
-    out.resident_bytes =
-        static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-  rusage usage{};
-  if (::getrusage(RUSAGE_SELF, &usage) == 0)
-    out.cpu_seconds =
-        static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-  std::ifstream status("/proc/self/status");
-  for (std::string word; status >> word;)
-    if (word == "Threads:") {
-      status >> out.threads;
-      break;
-    }
-  if (const char* restarts = std::getenv(restarts_env))
-    out.restarts = std::atol(restarts);
-  return out;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/log_tail.hpp ----
-
-// A node's log file, as its launcher quotes it: under a failure in the
-// summary, and on the status page.
-
-#include <algorithm>
-#include <cstddef>
-#include <fstream>
-
-// ---- launchpad/detail/run/output.hpp ----
-
-// The lines node processes print, as the launcher shows them.
-
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <map>
-#include <mutex>
-#include <string>
-#include <thread>
-#include <vector>
-
-namespace lp::detail {
-
-inline void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// Writes `text` to a new file at `path` that only its owner may read (a
-// secret, a key, a manifest that holds them); throws if the file is there.
-inline void write_private_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
-  write_all(fd, text);
-  ::close(fd);
-}
-
-// How launchers show their nodes' output: whole lines behind "[label] " (in
-// a colour per label on a terminal), each label's last lines kept for the
-// failure summary and the status page. local_mp reads the lines from pipes
-// (output_pump), local_mt from the nodes' streams (node_streams); the owner
-// locks.
-class labelled_lines {
- public:
-  static constexpr std::size_t kept = 20;
-
-  explicit labelled_lines(bool colour) : colour_(colour) {}
-
-  // Moves the lines `partial` begins with to `out`, each behind its label;
-  // `at_end`, what is left too, as a last line.
-  void take(const std::string& label, std::string& partial, bool at_end,
-            std::string& out) {
-    std::size_t start = 0;
-    for (auto newline = partial.find('\n'); newline != std::string::npos;
-         newline = partial.find('\n', start)) {
-      add(label, partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    partial.erase(0, start);
-    if (at_end && !partial.empty()) {
-      add(label, partial, out);
-      partial.clear();
-    }
-  }
-
-  // The label's last lines, oldest first.
-  std::vector<std::string> last(const std::string& label) const {
-    auto lines = recent_.find(label);
-    if (lines == recent_.end()) return {};
-    return {lines->second.begin(), lines->second.end()};
-  }
-
- private:
-  void add(const std::string& label, const std::string& line, std::string& out) {
-    auto nth = colours_.emplace(label, colours_.size()).first->second;
-    std::string prefix = "[" + label + "] ";
-    if (colour_)
-      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
-    out += prefix + line + "\n";
-    auto& lines = recent_[label];
-    lines.push_back(line);
-    if (lines.size() > kept) lines.pop_front();
-  }
-
-  const bool colour_;
-  std::map<std::string, std::size_t> colours_;  // by the order labels come in
-  std::map<std::string, std::deque<std::string>> recent_;
-};
-
-// A failed node's last lines, quoted under its failure in the launcher's
-// summary; empty for none.
-inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
-  if (lines.empty()) return {};
-  std::string text = "[lp]   its last lines:\n";
-  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
-  return text;
-}
-
-// Reads every node's stdout and stderr through pipes and writes each whole
-// line to the launcher's own stdout or stderr, behind a "[label] " prefix
-// (coloured on a terminal). Lines are never cut into one another, and the
-// last lines of each node are kept for the failure summary.
-class output_pump {
- public:
-  output_pump() {
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    thread_ = std::thread([this] { pump(); });
-  }
-  output_pump(const output_pump&) = delete;
-  output_pump& operator=(const output_pump&) = delete;
-  ~output_pump() { close(); }
-
-  // A pipe for the node's stream `target` (1 or 2); the child gets the
-  // returned write end, which the launcher closes once the child has it.
-  int open(const std::string& label, int target) {
-    int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    {
-      std::lock_guard lock(mutex_);
-      streams_.push_back({ends[0], target, label, {}});
-      ++open_[label];
-    }
-    wake();
-    return ends[1];
-  }
-
-  // The last lines a node printed, oldest first. For a node that has just
-  // died, waits (up to `drain`) until its pipes are at their end, so that
-  // its last words, still in flight, are among them.
-  std::vector<std::string> last_lines(const std::string& label,
-                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
-    std::unique_lock lock(mutex_);
-    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
-    return lines_.last(label);
-  }
-
-  // Waits until every pipe is at its end (all writers gone), then stops; a
-  // pipe some stray grandchild still holds open is given up after 2 s.
-  void close() {
-    if (!thread_.joinable()) return;
-    closing_ = true;
-    wake();
-    thread_.join();
-    ::close(wake_[0]);
-    ::close(wake_[1]);
-  }
-
- private:
-  struct stream {
-    int fd;
-    int target;
-    std::string label, partial;
-  };
-
-  void wake() {
-    char byte = 1;
-    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
-  }
-
-  void pump() {
-    std::vector<char> buffer(65536);
-    std::chrono::steady_clock::time_point give_up{};
-    for (;;) {
-      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
-      {
-        std::lock_guard lock(mutex_);
-        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
-          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
-          for (auto& s : streams_) {
-            emit(s, true);
-            ::close(s.fd);
-          }
-          streams_.clear();
-          return;
-        }
-        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
-      }
-      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
-      if (fds[0].revents) {
-        char drain[64];
-        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
-      }
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        if (!fds[i].revents) continue;
-        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
-        if (n < 0 && errno == EINTR) continue;
-        std::lock_guard lock(mutex_);
-        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
-          if (it->fd != fds[i].fd) continue;
-          if (n > 0) {
-            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
-            emit(*it, false);
-          } else {
-            emit(*it, true);
-            ::close(it->fd);
-            if (--open_[it->label] == 0) drained_.notify_all();
-            streams_.erase(it);
-          }
-          break;
-        }
-      }
-    }
-  }
-
-  // Writes the complete lines of s (and, at its end, what is left).
-  void emit(stream& s, bool at_end) {
-    std::string out;
-    lines_.take(s.label, s.partial, at_end, out);
-    if (!out.empty()) write_all(s.target, out);
-  }
-
-  int wake_[2] = {-1, -1};
-  std::atomic<bool> closing_{false};
-  std::mutex mutex_;
-  std::vector<stream> streams_;
-  labelled_lines lines_{::isatty(1) && ::isatty(2)};
-  std::map<std::string, int> open_;  // pipes not at their end, by label
-  std::condition_variable drained_;
-  std::thread thread_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/util/text.hpp ----
-
-// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
-// fields that Slurm's commands print.
-
-#include <cctype>
-#include <cstddef>
-#include <string_view>
-#include <vector>
-
-namespace lp::detail {
-
-// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
-// "" and "b"; "" has one empty part. Views into `text`, which must outlive
-// them.
-inline std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0; start <= text.size();) {
-    auto at = text.find(separator, start);
-    if (at == std::string_view::npos) at = text.size();
-    parts.push_back(text.substr(start, at - start));
-    start = at + 1;
-  }
-  return parts;
-}
-
-// `text` without the white space around it; a view into it.
-inline std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  return text;
-}
-
-}  // namespace lp::detail
-#include <string>
-#include <string_view>
-#include <vector>
-
-namespace lp::detail {
-
-// The last lines of the log at `path` (labelled_lines::kept of them, a last
-// one without its newline too), oldest first; none if it cannot be read.
-// Read from its end: a long log is not read whole.
-inline std::vector<std::string> log_tail(const std::string& path) {
-  constexpr std::size_t wanted = labelled_lines::kept;
-  constexpr std::size_t step = 8192;
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return {};
-  auto end = static_cast<std::streamoff>(file.tellg());
-  if (end <= 0) return {};
-  auto from = static_cast<std::size_t>(end);
-  std::string tail;
-  auto complete_lines = [&] {
-    auto breaks = static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n'));
-    return tail.ends_with('\n') ? breaks - 1 : breaks;
-  };
-  while (from > 0 && complete_lines() < wanted) {
-    auto size = std::min(from, step);
-    from -= size;
-    std::string chunk(size, '\0');
-    file.seekg(static_cast<std::streamoff>(from));
-    if (!file.read(chunk.data(), static_cast<std::streamsize>(size))) return {};
-    tail.insert(0, chunk);
-  }
-  std::string_view text = tail;
-  if (text.ends_with('\n')) text.remove_suffix(1);
-  auto lines = split(text, '\n');
-  // Read from the middle of the log, the first line is a part of one.
-  std::size_t first = from > 0 ? 1 : 0;
-  if (lines.size() > wanted) first = std::max(first, lines.size() - wanted);
-  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/placement.hpp ----
-
-// Where the processes of a local launch run: the GPUs each is handed
-// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
-// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
-
-#include <dirent.h>
-#include <sched.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <string>
-#include <vector>
-
-namespace lp::detail {
-
-// "0,1,3" as {0, 1, 3}; "" as {}.
-inline std::vector<int> index_list(const std::string& text) {
-  std::vector<int> out;
-  if (text.empty()) return out;
-  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
-  return out;
-}
-
-inline std::string index_text(const std::vector<int>& indices) {
-  std::string out;
-  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
-  return out;
-}
-
-// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
-inline std::vector<int> gpus_found() {
-  std::vector<int> found;
-  if (DIR* dev = ::opendir("/dev")) {
-    while (auto* entry = ::readdir(dev)) {
-      std::string name = entry->d_name;
-      if (name.size() > 6 && name.starts_with("nvidia") &&
-          name.find_first_not_of("0123456789", 6) == std::string::npos)
-        found.push_back(std::stoi(name.substr(6)));
-    }
-    ::closedir(dev);
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-// The cores this process may run on.
-inline std::vector<int> cores_allowed() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cores;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
-  for (int core = 0; core < CPU_SETSIZE; ++core)
-    if (CPU_ISSET(core, &set)) cores.push_back(core);
-  return cores;
-}
-
-// Pins the calling process (its threads to come) to `cores`; false if the
-// kernel refused.
-inline bool pin_to(const std::vector<int>& cores) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int core : cores) CPU_SET(core, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
-
-struct placement {
-  std::vector<int> gpus;   // handed to the process; empty: none asked for
-  std::vector<int> cores;  // pinned to; empty: not pinned
-};
-
-// One placement per process, each process named with its group's settings.
-// GPUs are never shared: more asked for than `gpus` holds is refused here,
-// before anything starts. Cores are handed out in turn, shared once every
-// core has a process, and a process asking for more cores than there are
-// is not pinned.
-inline std::vector<placement> place(
-    const std::vector<std::pair<std::string, group_settings>>& processes,
-    const std::vector<int>& gpus, const std::vector<int>& cores) {
-  std::vector<placement> out(processes.size());
-  std::size_t asked = 0;
-  std::string askers;
-  for (const auto& [name, settings] : processes)
-    if (settings.resources.gpus > 0) {
-      asked += static_cast<std::size_t>(settings.resources.gpus);
-      askers += (askers.empty() ? "" : ", ") + name + ": " +
-                std::to_string(settings.resources.gpus);
-    }
-  if (asked > gpus.size())
-    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
-                       askers + ") but this launch has " + std::to_string(gpus.size()) +
-                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
-                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
-  std::size_t next_gpu = 0, next_core = 0;
-  for (std::size_t i = 0; i < processes.size(); ++i) {
-    const auto& needs = processes[i].second.resources;
-    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
-    if (!processes[i].second.pin_cores || cores.empty() ||
-        static_cast<std::size_t>(needs.cpus) > cores.size())
-      continue;
-    for (int k = 0; k < needs.cpus; ++k)
-      out[i].cores.push_back(cores[next_core++ % cores.size()]);
-    std::sort(out[i].cores.begin(), out[i].cores.end());
-  }
-  return out;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/reachability.hpp ----
-
-// Whether the launcher can still reach each node that serves beyond
-// loopback. A host cut off from the network (a partition, a dead switch, a
-// frozen machine) leaves its node processes running where nothing can call
-// them, and nothing inside them can tell: the watchdog of a group's
-// health_timeout (run/watchdog.hpp) sees a hung call or run(), not a
-// network. So the launcher asks each such node GET /lp/v1/health, and a node
-// that answers nothing for its group's health_timeout is lost. On loopback
-// there is no network to lose: a node there is not asked.
-
-#include <algorithm>
-#include <chrono>
-#include <functional>
-
 // ---- launchpad/detail/util/periodic_worker.hpp ----
 
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-#include <utility>
 
 namespace lp::detail {
 
@@ -9441,9 +8119,6 @@ class periodic_worker {
 // ---- launchpad/detail/wire/address.hpp ----
 
 #include <charconv>
-#include <optional>
-#include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -9486,12 +8161,6 @@ inline std::optional<address> address_of_url(std::string_view url) {
 }
 
 }  // namespace lp::detail
-#include <list>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <vector>
 
 namespace lp::detail {
 
@@ -9608,18 +8277,8 @@ class reachability_watch {
 // that do not serve yet. Nodes bind port 0, so no port is ever picked in
 // advance and raced for.
 
-#include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <functional>
-
 // ---- launchpad/detail/call/node_addresses.hpp ----
 
-#include <chrono>
-#include <condition_variable>
-#include <map>
-#include <mutex>
-#include <string>
 
 namespace lp::detail {
 
@@ -9685,45 +8344,13 @@ class local_directory final : public directory {
 
 // ---- launchpad/detail/serve/listener.hpp ----
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstddef>
-#include <exception>
-#include <functional>
 
 // ---- launchpad/detail/serve/deadline_stream.hpp ----
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstddef>
-#include <cstring>
 
 // ---- launchpad/detail/serve/server_limits.hpp ----
 
-#include <sys/resource.h>
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstddef>
-#include <iostream>
-#include <string>
 
 namespace lp::detail {
 
@@ -9770,9 +8397,6 @@ inline std::size_t connection_cap(std::size_t wanted) {
 }
 
 }  // namespace lp::detail
-#include <span>
-#include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -10110,12 +8734,6 @@ class deadline_stream {
 // table that routes one to a handler: the server side of HTTP/1.1 without
 // cpp-httplib (listener.hpp reads and writes the bytes).
 
-#include <cstddef>
-#include <functional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -10271,20 +8889,7 @@ class http_routes {
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstdint>
-#include <cstring>
-#include <functional>
-#include <map>
-#include <mutex>
-#include <string>
-#include <thread>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -10424,12 +9029,6 @@ class connection_parking {
 };
 
 }  // namespace lp::detail
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <thread>
 
 namespace lp::detail {
 
@@ -10917,11 +9516,6 @@ class listener {
 
 #include <sys/random.h>
 
-#include <cerrno>
-#include <cstddef>
-#include <cstring>
-#include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -10985,13 +9579,6 @@ inline std::string credential_problem(std::string_view header, std::string_view 
 }
 
 }  // namespace lp::detail
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <thread>
-#include <vector>
 
 namespace lp::detail {
 
@@ -11332,34 +9919,16 @@ class rendezvous_directory final : public directory {
 // following the process's log. The launcher keeps the processes themselves,
 // so it still sees how each ends.
 
-#include <unistd.h>
-
-#include <chrono>
-#include <iostream>
 
 // ---- launchpad/detail/process/run_tool.hpp ----
 
 // Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
 // to its end, and reading what it prints.
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <iostream>
 
 // ---- launchpad/detail/util/shell_words.hpp ----
 
-#include <cctype>
-#include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -11378,9 +9947,6 @@ inline std::string shell_quote(const std::string& word) {
 }
 
 }  // namespace lp::detail
-#include <string>
-#include <thread>
-#include <vector>
 
 extern char** environ;
 
@@ -11490,9 +10056,6 @@ inline tool_output try_tool(const std::vector<std::string>& command,
 }
 
 }  // namespace lp::detail
-#include <string>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -11563,30 +10126,10 @@ class tmux_session {
 // and the answers to lookups, `address <label> <url>` or
 // `address <label> - <why>`.
 
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <functional>
-#include <iostream>
 
 // ---- launchpad/detail/run/run_directory.hpp ----
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <tuple>
-#include <utility>
 
 namespace lp::detail {
 
@@ -11711,22 +10254,10 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 
 // Starting and ending the node processes of a launch.
 
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
 
 extern char** environ;
 
@@ -11957,14 +10488,6 @@ inline std::string describe_status(int status) {
 }
 
 }  // namespace lp::detail
-#include <map>
-#include <memory>
-#include <mutex>
-#include <set>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <vector>
 
 namespace lp::detail {
 
@@ -12348,65 +10871,10 @@ inline void check_python_nodes(const program& graph, const std::string& interpre
   for (auto& check : checks) check->wait_checked();
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
-  json arg_schemas = json::array();
-  std::string args;
-  cbor::head(args, 4, recipe.arguments.size());
-  for (const auto& argument : recipe.arguments) {
-    if (argument.schema) {
-      arg_schemas.push_back(schema_json(*argument.schema));
-      args += argument.cbor;
-    } else if (argument.handle_list) {
-      arg_schemas.push_back({{"kind", "handles"}});
-      cbor::write(args, argument.handles);
-    } else {
-      arg_schemas.push_back({{"kind", "handle"}});
-      cbor::write(args, argument.handles.front());
-    }
-  }
-  json described = describe_service(spec.service, *recipe.methods);
-  json written = {{"node", spec.label},
-                  {"program", settings_.program},
-                  {"service", spec.service},
-                  {"module", recipe.where.module},
-                  {"class", recipe.where.name},
-                  {"declared", described["methods"]},
-                  {"args_file", files_.path() + "/args.cbor"},
-                  {"arg_schemas", arg_schemas},
-                  {"run_dir", files_.path()},
-                  {"host", settings_.bind_host},
-                  {"tls", !settings_.tls.empty()},
-                  {"has_run", spec.has_run},
-                  {"termination_notice_s", settings_.termination_notice.count()},
-                  {"max_body_bytes", settings_.max_body_bytes}};
-  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
-  if (!settings_.checkpoint_save.empty())
-    written["checkpoint"] = {{"save", settings_.checkpoint_save},
-                             {"restore", settings_.checkpoint_restore.empty()
-                                             ? json(nullptr)
-                                             : json(settings_.checkpoint_restore)},
-                             {"interval_ms", settings_.checkpoint_interval.count()}};
-  write_private_file(files_.path() + "/args.cbor", args);
-  write_private_file(files_.path() + "/spec.json", written.dump());
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/run/flags.hpp ----
 
-#include <array>
-#include <cstddef>
-#include <initializer_list>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -13054,9 +11522,6 @@ inline launch_flags parse_flags(int argc, char** argv) {
 // (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
 // the nodes serve. The launcher decides, once; its nodes follow.
 
-#include <iostream>
-#include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -13074,47 +11539,11 @@ inline bool beyond_loopback(std::string_view host) {
 LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
                                   bool beyond);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
-                                  bool beyond) {
-  // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.tls_cert.empty();
-  if (flags.tls == "off") {
-    if (beyond)
-      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
-                   "launch's secret and every call's arguments cross the network in "
-                   "cleartext"
-                << std::endl;
-    return {};
-  }
-  if (flags.tls != "on" && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
-  return make_launch_credentials(program);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
 
 // ---- launchpad/detail/run/signals.hpp ----
 
-#include <signal.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstdint>
-#include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -13322,16 +11751,6 @@ class stop_on_signals {
 // second and keeps the last minutes of them, so that the page can show
 // rates and plot them from the moment it opens.
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <cstddef>
-#include <deque>
-#include <functional>
-#include <iostream>
 
 // ---- launchpad/detail/run/status_page.hpp ----
 
@@ -13344,7 +11763,6 @@ class stop_on_signals {
 // Everything it shows goes through textContent or an attribute, never
 // through HTML parsing: a node's log line cannot add markup to the page.
 
-#include <string_view>
 
 namespace lp::detail {
 
@@ -13653,13 +12071,6 @@ setInterval(refresh, 1000);
 )lp_page";
 
 }  // namespace lp::detail
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace lp::detail {
 
@@ -13756,373 +12167,7 @@ LP_API std::unique_ptr<status_server> start_status_page(
 // ended; Ctrl+C or SIGTERM ends the wait.
 LP_API void linger(const status_server* page, int seconds);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace status {
-
-inline double now_seconds() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// The q-quantile of the calls whose cumulative latency buckets are
-// `buckets`, interpolated within its bucket as Prometheus's
-// histogram_quantile() does, but kept within the fastest and the slowest
-// call of the process (`method`'s "fastest" and "slowest"): a bucket's edges
-// are no call's time, and a method called once shows that call's. Null
-// without calls.
-inline nlohmann::json quantile(const std::vector<double>& buckets, double q,
-                               const nlohmann::json& method) {
-  if (buckets.empty() || buckets.back() <= 0) return nullptr;
-  double rank = q * buckets.back();
-  std::size_t i = 0;
-  while (i + 1 < buckets.size() && buckets[i] < rank) ++i;
-  double below = i ? buckets[i - 1] : 0;
-  double lower = i ? latency_bounds[i - 1] : 0;
-  bool last = i >= latency_bounds.size();
-  // The last bucket has no upper bound: unless the slowest call bounds it,
-  // say its lower one.
-  double upper = last ? lower : latency_bounds[i];
-  auto fastest = method.value("fastest", nlohmann::json());
-  auto slowest = method.value("slowest", nlohmann::json());
-  if (fastest.is_number() && slowest.is_number()) {
-    double low = std::max(lower, fastest.get<double>());
-    double high = last ? slowest.get<double>() : std::min(upper, slowest.get<double>());
-    // A scrape reads the buckets and the extremes a moment apart; should
-    // they disagree, the bucket holds.
-    if (low <= high) {
-      lower = low;
-      upper = high;
-    }
-  }
-  double in_bucket = buckets[i] - below;
-  return lower + (upper - lower) * (in_bucket > 0 ? (rank - below) / in_bucket : 1);
-}
-
-inline std::vector<double> buckets_of(const nlohmann::json& method) {
-  std::vector<double> out;
-  if (method.contains("latency_buckets"))
-    for (const auto& count : method["latency_buckets"])
-      out.push_back(count.get<double>());
-  return out;
-}
-
-inline double calls_of(const nlohmann::json& figures) {
-  double total = 0;
-  if (figures.contains("methods"))
-    for (const auto& method : figures["methods"]) total += method.value("calls", 0.0);
-  return total;
-}
-
-inline const nlohmann::json* method_named(const nlohmann::json& figures,
-                                          const std::string& name) {
-  if (!figures.contains("methods")) return nullptr;
-  for (const auto& method : figures["methods"])
-    if (method.value("name", "") == name) return &method;
-  return nullptr;
-}
-
-// The poller's connection to one node, kept from one poll to the next while
-// the node keeps it open.
-struct node_link {
-  std::unique_ptr<http_connection> connection;
-  std::string url;  // where `connection` goes
-};
-
-// Far above any node's figures (a user series keeps 1000 points), yet a
-// bound on what a confused peer could make the launcher hold.
-inline constexpr std::size_t max_metrics_body = std::size_t{64} << 20;
-
-// The body of the node's GET /lp/v1/metrics at `url`, asked on its link's
-// connection (a new one if the node moved or dropped it); nothing if the
-// node does not answer 200 by `deadline`. Valid until `body` changes.
-// `tls`: the launch's, if its nodes speak TLS.
-inline std::optional<std::string_view> fetch_metrics(
-    node_link& link, const std::string& url, const std::string& headers,
-    std::string& body, http_connection::clock::time_point deadline,
-    const tls_context* tls = nullptr) {
-  auto where = address_of_url(url);
-  if (!where) return std::nullopt;
-  for (bool retried = false;; retried = true) {
-    try {
-      if (!link.connection || !link.connection->reusable() || link.url != url) {
-        link.connection = http_connection::open(where->host, where->port, deadline, tls);
-        link.url = url;
-      }
-      auto reply = link.connection->get(protocol::metrics_path, headers, deadline, body,
-                                        max_metrics_body);
-      if (reply.status != 200) return std::nullopt;
-      return std::string_view(body.data(), reply.body_size);
-    } catch (const http_connection::failure& e) {
-      link.connection.reset();
-      // A node ends an idle connection after protocol::keep_alive_seconds
-      // (and a stopping one at once): the request it closed on never ran,
-      // and goes again on a new connection.
-      if (e.kind != http_connection::failure::stale || retried) return std::nullopt;
-    }
-  }
-}
-
-}  // namespace status
-
-LP_API status_server::status_server(const program& graph, std::string policy,
-                                    std::string secret, source nodes,
-                                    std::shared_ptr<const tls_context> tls)
-    : graph_(graph),
-      policy_(std::move(policy)),
-      secret_(std::move(secret)),
-      nodes_(std::move(nodes)),
-      tls_(std::move(tls)) {
-  auto& routes = listener_.routes();
-  routes.get("/", [](const http_request&, http_reply& res) {
-    res.set_header(
-        "Content-Security-Policy",
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-        "connect-src 'self'; img-src data:");
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(std::string(status_page_html), "text/html; charset=utf-8");
-  });
-  routes.get(protocol::health_path, [](const http_request&, http_reply& res) {
-    res.set_content(R"({"status":"serving"})", protocol::json_type);
-  });
-  routes.get(protocol::status_path, [this](const http_request& req, http_reply& res) {
-    res.set_header("Cache-Control", "no-store");
-    if (!secret_.empty()) {
-      auto problem = credential_problem(req.header("Authorization"), secret_);
-      if (!problem.empty()) {
-        res.status = 401;
-        return res.set_content(
-            protocol::encode(protocol::error_body("unauthenticated", problem, "", ""),
-                             protocol::format::json),
-            protocol::json_type);
-      }
-    }
-    res.set_content(status_json(), protocol::json_type);
-  });
-}
-
-LP_API status_server::~status_server() {
-  poller_.stop();
-  listener_.stop();
-}
-
-LP_API std::string status_server::start(const std::string& host, int port) {
-  int bound = listener_.start(host, port);
-  if (bound < 0)
-    throw bind_error("the status page cannot listen on " + host + ":" +
-                     std::to_string(port) + "; choose another --lp_status_port, or off");
-  // Only the poller uses the connections (by label): they need no lock, so
-  // a node that takes its whole second to answer holds up none of the
-  // page's requests.
-  poller_.start([this, links = std::map<std::string, status::node_link>(),
-                 body = std::string()]() mutable {
-    poll(links, body);
-    return periodic_worker::clock::now() + std::chrono::seconds(1);
-  });
-  return "http://" + host + ":" + std::to_string(bound) + "/";
-}
-
-LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
-                                std::string& body) {
-  auto headers = std::string("Accept: ") + protocol::json_type + "\r\n";
-  if (!secret_.empty()) headers += "Authorization: Bearer " + secret_ + "\r\n";
-  // The launcher's view first, then each serving node's own, one at a
-  // time: a node that does not answer within a second is shown as the
-  // launcher sees it.
-  auto nodes = nodes_();
-  for (const auto& node : nodes) {
-    if (node.url.empty()) {
-      links.erase(node.label);
-      continue;
-    }
-    if (poller_.stop_requested()) return;
-    auto text =
-        status::fetch_metrics(links[node.label], node.url, headers, body,
-                              http_connection::clock::now() + std::chrono::seconds(1),
-                              tls_.get());
-    if (!text) continue;
-    auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (figures.is_discarded() || !figures.is_object()) continue;
-    // A restarted node answers from a new process, on a new port or the
-    // same one, with a new pid.
-    auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
-    auto now = status::now_seconds();
-    std::lock_guard held(mutex_);
-    auto& seen = histories_[node.label];
-    if (seen.samples.empty() || seen.samples.back().process != process)
-      seen.since = now;
-    seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
-    if (seen.samples.size() > kept_samples) seen.samples.pop_front();
-  }
-}
-
-LP_API nlohmann::json status_server::node_json(const node_status& node,
-                                               const history* seen) const {
-  using nlohmann::json;
-  const auto& spec = graph_.node(node.label);
-  json out = {{"label", node.label},          {"group", spec.group},
-              {"service", spec.service},      {"edges", spec.edges},
-              {"state", to_string(node.state)}, {"pid", node.pid},
-              {"restarts", node.restarts},    {"failure", node.failure},
-              {"last_lines", node.last_lines}};
-  if (!seen || seen->samples.empty()) return out;
-  const auto& samples = seen->samples;
-  const auto& last = samples.back();
-  const auto& figures = last.figures;
-  // A node's figures are its process's: a new process counts from 0 again,
-  // which is a reset, not a fall (as Prometheus's rate() has it). So rates
-  // and latencies come from the last process's samples alone: over the last
-  // ten seconds, or since its first sample.
-  auto first = samples.size() - 1;
-  while (first > 0 && samples[first - 1].process == last.process) --first;
-  const sample* before = &samples[first];
-  for (auto i = samples.size(); i-- > first;)
-    if (last.time - samples[i].time >= 10) {
-      before = &samples[i];
-      break;
-    }
-  double span = last.time - before->time;
-  out["since"] = seen->since;
-  json new_process_at = json::array();
-  for (std::size_t i = 1; i < samples.size(); ++i)
-    if (samples[i].process != samples[i - 1].process)
-      new_process_at.push_back(samples[i].time);
-  out["new_process_at"] = new_process_at;
-  // The node's own process id, on its host: under Slurm the launcher's
-  // child is srun, on the supervisor's. Until a restarted node answers, the
-  // figures are its old process's, and the launcher's pid holds.
-  if (last.url == node.url) out["pid"] = figures.value("pid", node.pid);
-  out["host"] = figures.value("host", "");
-  out["resident_bytes"] = figures.value("resident_bytes", 0.0);
-  out["threads"] = figures.value("threads", 0);
-  out["connections"] = figures.value("connections", 0);
-  out["cpu_seconds"] = figures.value("cpu_seconds", 0.0);
-  out["cpu_percent"] = span > 0 ? 100 *
-                                      (figures.value("cpu_seconds", 0.0) -
-                                       before->figures.value("cpu_seconds", 0.0)) /
-                                      span
-                                : 0.0;
-  out["updated"] = last.time;
-  json methods = json::array();
-  for (const auto& method : figures["methods"]) {
-    auto name = method.value("name", "");
-    auto now = status::buckets_of(method);
-    std::vector<double> window = now;
-    double calls_before = 0;
-    if (const auto* earlier = status::method_named(before->figures, name);
-        earlier && span > 0) {
-      auto then = status::buckets_of(*earlier);
-      for (std::size_t i = 0; i < window.size() && i < then.size(); ++i)
-        window[i] -= then[i];
-      calls_before = earlier->value("calls", 0.0);
-    }
-    // No call lately: the figures since the start.
-    if (window.empty() || window.back() <= 0) window = now;
-    double errors = 0;
-    for (const auto& [code, count] : method["by_code"].items())
-      if (code != "200") errors += count.get<double>();
-    methods.push_back(
-        {{"name", name},
-         {"calls", method.value("calls", 0.0)},
-         {"errors", errors},
-         {"in_flight", method.value("in_flight", 0)},
-         {"per_second",
-          span > 0 ? (method.value("calls", 0.0) - calls_before) / span : 0.0},
-         {"p50", status::quantile(window, 0.5, method)},
-         {"p99", status::quantile(window, 0.99, method)}});
-  }
-  out["methods"] = methods;
-  json rate = json::array();
-  for (std::size_t i = 1; i < samples.size(); ++i) {
-    const auto& a = samples[i - 1];
-    const auto& b = samples[i];
-    if (b.time > a.time && b.process == a.process)
-      rate.push_back(
-          {b.time, (status::calls_of(b.figures) - status::calls_of(a.figures)) /
-                       (b.time - a.time)});
-  }
-  out["calls_per_second"] = rate;
-  out["counters"] = figures.value("counters", json::object());
-  out["gauges"] = figures.value("gauges", json::object());
-  out["series"] = figures.value("series", json::object());
-  return out;
-}
-
-LP_API std::string status_server::status_json() {
-  std::map<std::string, node_status> nodes;
-  for (auto& node : nodes_()) nodes[node.label] = std::move(node);
-  nlohmann::json listed = nlohmann::json::array();
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& spec : graph_.nodes()) {  // in the graph's order
-      auto node = nodes.find(spec.label);
-      if (node == nodes.end()) continue;
-      auto seen = histories_.find(spec.label);
-      listed.push_back(
-          node_json(node->second, seen == histories_.end() ? nullptr : &seen->second));
-    }
-  }
-  nlohmann::json groups = nlohmann::json::array();
-  for (const auto& spec : graph_.nodes())
-    if (!spec.group.empty() && (groups.empty() || groups.back() != spec.group))
-      groups.push_back(spec.group);
-  return nlohmann::json{{"program", graph_.name()},
-                        {"policy", policy_},
-                        {"time", status::now_seconds()},
-                        {"groups", groups},
-                        {"nodes", listed}}
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-LP_API std::unique_ptr<status_server> start_status_page(
-    const program& graph, std::string policy, const std::string& secret,
-    const std::string& run_dir, port_or_off port, status_server::source nodes,
-    std::shared_ptr<const tls_context> tls) {
-  if (!port.number) return nullptr;
-  auto page = std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes),
-                                              std::move(tls));
-  auto url = page->start("127.0.0.1", *port.number);
-  if (!run_dir.empty()) {
-    int fd = ::open((run_dir + "/" + status_file).c_str(),
-                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-      write_all(fd, url + "\n");
-      ::close(fd);
-    }
-  }
-  std::cerr << "[lp] status at " << url << std::endl;
-  return page;
-}
-
-LP_API void linger(const status_server* page, int seconds) {
-  if (!page || seconds <= 0) return;
-  std::cerr << "[lp] the program has ended; its status page stays up for " << seconds
-            << " s (--lp_status_linger_secs; Ctrl+C to leave now)" << std::endl;
-  std::mutex mutex;
-  std::condition_variable woken;
-  bool leave = false;
-  auto wake = [&](int) {
-    std::lock_guard lock(mutex);
-    leave = true;
-    woken.notify_all();
-  };
-  stop_on_signals signals(wake, wake);
-  std::unique_lock lock(mutex);
-  woken.wait_for(lock, std::chrono::seconds(seconds), [&] { return leave; });
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <set>
-#include <string>
-#include <thread>
-#include <vector>
 
 namespace lp::detail {
 
@@ -14784,10 +12829,6 @@ class process_launch {
 };
 
 }  // namespace lp::detail
-#include <set>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace lp::detail::kube {
 
@@ -14921,6 +12962,113 @@ struct launch_names {
 
 }  // namespace lp::detail::kube
 
+// ---- launchpad/detail/kube/yaml.hpp ----
+
+// Block-style YAML from JSON values, for the manifests of a Kubernetes
+// launch: what kubectl and a reader take in, written without a YAML
+// library. Every string is double-quoted with JSON's escapes, which are
+// YAML's too: a value never reads as a number, a boolean or null (YAML 1.1
+// takes `on`, `no` and `0400` for other things), and a newline in it stays
+// a newline.
+
+
+namespace lp::detail::kube {
+
+// Keys keep the order they were added in: a manifest reads apiVersion,
+// kind, metadata, spec, as people write them.
+using yaml_value = nlohmann::ordered_json;
+
+namespace yaml_detail {
+
+// A key as it stands: plain when it plainly is a string (apiVersion,
+// app.kubernetes.io/name, tls.crt), else quoted.
+inline std::string key_text(const std::string& key) {
+  bool plain = !key.empty() && ((key[0] >= 'a' && key[0] <= 'z') ||
+                                (key[0] >= 'A' && key[0] <= 'Z') || key[0] == '_');
+  for (char c : key)
+    plain =
+        plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' || c == '-');
+  std::string lower;
+  for (char c : key) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (std::string_view word :
+       {"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
+    plain = plain && lower != word;
+  return plain
+             ? key
+             : yaml_value(key).dump(-1, ' ', false, yaml_value::error_handler_t::replace);
+}
+
+// A value that fits on its key's line: a scalar, or an empty container.
+inline bool is_block(const yaml_value& value) {
+  return (value.is_object() || value.is_array()) && !value.empty();
+}
+
+inline std::string scalar(const yaml_value& value) {
+  if (value.is_object()) return "{}";
+  if (value.is_array()) return "[]";
+  // Invalid UTF-8 (from a user's flag) turns into U+FFFD rather than
+  // failing the launch.
+  return value.dump(-1, ' ', false, yaml_value::error_handler_t::replace);
+}
+
+// Writes a non-empty container, each line at `indent`; the first at the
+// cursor instead when `continues` (after a sequence's "- ").
+inline void write_block(std::string& out, const yaml_value& value, std::size_t indent,
+                        bool continues) {
+  bool first = true;
+  auto start = [&] {
+    if (!(first && continues)) out.append(indent, ' ');
+    first = false;
+  };
+  auto rest = [&](const yaml_value& inner, bool after_dash) {
+    if (!is_block(inner)) {
+      out += " " + scalar(inner) + "\n";
+    } else if (after_dash) {
+      out += " ";
+      write_block(out, inner, indent + 2, true);
+    } else {
+      out += "\n";
+      write_block(out, inner, indent + 2, false);
+    }
+  };
+  if (value.is_object()) {
+    for (const auto& [key, inner] : value.items()) {
+      start();
+      out += key_text(key) + ":";
+      rest(inner, false);
+    }
+  } else {
+    for (const auto& inner : value) {
+      start();
+      out += "-";
+      rest(inner, true);
+    }
+  }
+}
+
+}  // namespace yaml_detail
+
+// One YAML document, ending in a newline.
+inline std::string to_yaml(const yaml_value& value) {
+  if (!yaml_detail::is_block(value)) return yaml_detail::scalar(value) + "\n";
+  std::string out;
+  yaml_detail::write_block(out, value, 0, false);
+  return out;
+}
+
+// Documents one after another, as `kubectl apply -f` reads them.
+inline std::string to_yaml(const std::vector<yaml_value>& documents) {
+  std::string out;
+  for (const auto& document : documents) {
+    if (!out.empty()) out += "---\n";
+    out += to_yaml(document);
+  }
+  return out;
+}
+
+}  // namespace lp::detail::kube
+
 // ---- launchpad/detail/process/host_address.hpp ----
 
 // Where a node of a Slurm launch listens: the nodes of one program run on
@@ -14932,12 +13080,7 @@ struct launch_names {
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <unistd.h>
 
-#include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -15024,19 +13167,2844 @@ inline std::string slurm_host_address(const std::string& choice) {
 
 }  // namespace lp::detail
 
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <cstring>
-#include <iostream>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <set>
-#include <string>
-#include <thread>
-#include <vector>
+namespace lp::detail::kube {
+
+// Everything the manifests hold beyond the graph.
+struct manifest_plan {
+  launch_names names;
+  std::string kube_namespace = "default";
+  std::string image;
+  std::string binary;                  // the program's path in the image
+  std::vector<std::string> arguments;  // the container's, after the binary
+  std::string secret;                  // empty: --lp_insecure
+  tls_credentials tls;                 // empty: no TLS
+  int termination_notice_secs = 10;
+};
+
+// The files the manifests are written to by --lp_dry_run.
+inline constexpr const char* manifest_file = "launch.yaml";
+inline constexpr const char* kustomization_file = "kustomization.yaml";
+
+// Where the Secret's volume is called in each pod.
+inline constexpr const char* secret_volume = "launchpad";
+
+namespace manifest_detail {
+
+// The labels every object of the launch carries, by which `kubectl delete
+// -l launchpad.dev/launch=<launch>` finds them all.
+inline yaml_value labels(const program& graph, const manifest_plan& plan) {
+  yaml_value labels = yaml_value::object();
+  labels["app.kubernetes.io/name"] = "launchpad";
+  labels["launchpad.dev/launch"] = plan.names.launch;
+  labels["launchpad.dev/program"] = dns_label(graph.name(), 63);
+  return labels;
+}
+
+inline yaml_value metadata(const std::string& name, const program& graph,
+                           const manifest_plan& plan,
+                           const yaml_value& extra_labels = {}) {
+  auto all = labels(graph, plan);
+  if (extra_labels.is_object()) all.update(extra_labels);
+  yaml_value meta = yaml_value::object();
+  meta["name"] = name;
+  meta["namespace"] = plan.kube_namespace;
+  meta["labels"] = all;
+  return meta;
+}
+
+inline yaml_value env_entry(const std::string& name, const std::string& value) {
+  yaml_value entry = yaml_value::object();
+  entry["name"] = name;
+  entry["value"] = value;
+  return entry;
+}
+
+// The Secret, read-only, at the run directory's path: only its owner
+// (root, or the fsGroup) may read the files.
+inline yaml_value secret_volume_of(const manifest_plan& plan) {
+  yaml_value volume = yaml_value::object();
+  volume["name"] = secret_volume;
+  volume["secret"] = {{"secretName", plan.names.secret()}, {"defaultMode", 0400}};
+  return yaml_value::array({volume});
+}
+
+inline yaml_value secret_mount_of() {
+  yaml_value mount = yaml_value::object();
+  mount["name"] = secret_volume;
+  mount["mountPath"] = secret_mount;
+  mount["readOnly"] = true;
+  return yaml_value::array({mount});
+}
+
+inline yaml_value container_port(const std::string& name, int number) {
+  yaml_value port = yaml_value::object();
+  port["name"] = name;
+  port["containerPort"] = number;
+  return port;
+}
+
+inline yaml_value command_of(const manifest_plan& plan) {
+  yaml_value command = yaml_value::array({plan.binary});
+  for (const auto& argument : plan.arguments) command.push_back(argument);
+  return command;
+}
+
+// An Indexed Job's pod template; `container` is completed with the image,
+// the command, the Secret's mount and the environment.
+inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan& plan,
+                               yaml_value container, const yaml_value& env) {
+  yaml_value full = yaml_value::object();
+  full["name"] = container["name"];
+  full["image"] = plan.image;
+  full["command"] = command_of(plan);
+  full["env"] = env;
+  for (const auto& [key, value] : container.items())
+    if (key != "name") full[key] = value;
+  full["volumeMounts"] = secret_mount_of();
+  yaml_value spec = yaml_value::object();
+  // The pods' DNS names, <job>-<index>.<service>, exist through the
+  // headless Service named here.
+  spec["subdomain"] = plan.names.headless_service();
+  spec["restartPolicy"] = "Never";  // a failed process is the Job's to replace, by index
+  // A node stops in order within its notice, as under local_mp; the pod's
+  // SIGKILL comes a little after it.
+  spec["terminationGracePeriodSeconds"] = plan.termination_notice_secs + 5;
+  spec["containers"] = yaml_value::array({full});
+  spec["volumes"] = secret_volume_of(plan);
+  yaml_value pod = yaml_value::object();
+  pod["metadata"] = {{"labels", pod_labels}};
+  pod["spec"] = spec;
+  return pod;
+}
+
+inline yaml_value resources_of(const lp::resources& needs) {
+  yaml_value amounts = yaml_value::object();
+  amounts["cpu"] = std::to_string(needs.cpus);
+  if (needs.memory_mb > 0) amounts["memory"] = std::to_string(needs.memory_mb) + "Mi";
+  yaml_value limits = amounts;
+  // A GPU is an extended resource: asked as a limit, which is its request.
+  if (needs.gpus > 0) limits["nvidia.com/gpu"] = std::to_string(needs.gpus);
+  return {{"requests", amounts}, {"limits", limits}};
+}
+
+inline std::string group_label(const std::string& group) {
+  return group.empty() ? std::string("nodes") : dns_label(group, 63);
+}
+
+}  // namespace manifest_detail
+
+inline yaml_value secret_object(const program& graph, const manifest_plan& plan) {
+  using namespace manifest_detail;
+  // Exactly the run directory's files: a pod reads the mount as every node
+  // process reads its run directory (run_directory::credentials_of).
+  yaml_value data = yaml_value::object();
+  if (!plan.secret.empty()) data["secret"] = plan.secret + "\n";
+  if (!plan.tls.empty()) {
+    data[run_directory::certificate_file] = plan.tls.certificate;
+    data[run_directory::key_file] = plan.tls.key;
+    if (plan.tls.authority != plan.tls.certificate)
+      data[run_directory::authority_file] = plan.tls.authority;
+  }
+  yaml_value secret = yaml_value::object();
+  secret["apiVersion"] = "v1";
+  secret["kind"] = "Secret";
+  secret["metadata"] = metadata(plan.names.secret(), graph, plan);
+  secret["type"] = "Opaque";
+  secret["stringData"] = data;
+  return secret;
+}
+
+inline yaml_value headless_service_object(const program& graph,
+                                          const manifest_plan& plan) {
+  using namespace manifest_detail;
+  yaml_value spec = yaml_value::object();
+  // No ports: a headless Service needs none, and its DNS records name the
+  // pods, whatever they serve on.
+  spec["clusterIP"] = "None";
+  spec["selector"] = {{"launchpad.dev/launch", plan.names.launch}};
+  // A node must resolve the coordinator before either is ready.
+  spec["publishNotReadyAddresses"] = true;
+  yaml_value service = yaml_value::object();
+  service["apiVersion"] = "v1";
+  service["kind"] = "Service";
+  service["metadata"] = metadata(plan.names.headless_service(), graph, plan);
+  service["spec"] = spec;
+  return service;
+}
+
+inline yaml_value status_service_object(const program& graph, const manifest_plan& plan) {
+  using namespace manifest_detail;
+  yaml_value port = yaml_value::object();
+  port["name"] = "status";
+  port["protocol"] = "TCP";
+  port["port"] = status_port;
+  port["targetPort"] = status_port;
+  yaml_value spec = yaml_value::object();
+  spec["selector"] = {{"launchpad.dev/launch", plan.names.launch},
+                      {"launchpad.dev/role", std::string(coordinator_role)}};
+  spec["ports"] = yaml_value::array({port});
+  yaml_value service = yaml_value::object();
+  service["apiVersion"] = "v1";
+  service["kind"] = "Service";
+  service["metadata"] = metadata(plan.names.status_service(), graph, plan,
+                                 {{"launchpad.dev/role", std::string(coordinator_role)}});
+  service["spec"] = spec;
+  return service;
+}
+
+inline yaml_value coordinator_job_object(const program& graph,
+                                         const manifest_plan& plan) {
+  using namespace manifest_detail;
+  yaml_value role = {{"launchpad.dev/role", std::string(coordinator_role)}};
+  auto pod_labels = labels(graph, plan);
+  pod_labels.update(role);
+  yaml_value env = yaml_value::array();
+  env.push_back(env_entry(pod_env::role, std::string(coordinator_role)));
+  env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
+  env.push_back(env_entry(child_env::run_dir, secret_mount));
+  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  yaml_value container = yaml_value::object();
+  container["name"] = "coordinator";
+  container["ports"] = yaml_value::array({container_port("rendezvous", rendezvous_port),
+                                          container_port("status", status_port)});
+  // It serves the rendezvous and the status page, and runs no node: a
+  // little of a host, and no GPU.
+  container["resources"] = {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}};
+  yaml_value spec = yaml_value::object();
+  // Indexed, for its pod's host name: <job>-0, the rendezvous the nodes
+  // know before it exists (launch_names::rendezvous_url).
+  spec["completionMode"] = "Indexed";
+  spec["completions"] = 1;
+  spec["parallelism"] = 1;
+  // A new coordinator would know nothing of the running nodes: the launch
+  // ends with it.
+  spec["backoffLimit"] = 0;
+  spec["template"] = pod_template(pod_labels, plan, container, env);
+  yaml_value job = yaml_value::object();
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = metadata(plan.names.coordinator_job(), graph, plan, role);
+  job["spec"] = spec;
+  return job;
+}
+
+// The Job of the i-th process group (groups_of): one index per process of
+// it (units_of).
+inline yaml_value group_job_object(const program& graph, const manifest_plan& plan,
+                                   std::size_t i) {
+  using namespace manifest_detail;
+  auto group = groups_of(graph).at(i);
+  auto settings = graph.settings_of(group);
+  auto count = static_cast<int>(units_of(graph, group).size());
+  yaml_value extra = {{"launchpad.dev/group", group_label(group)},
+                      {"launchpad.dev/role", std::string(node_role)}};
+  auto pod_labels = labels(graph, plan);
+  pod_labels.update(extra);
+  yaml_value env = yaml_value::array();
+  env.push_back(env_entry(pod_env::role, std::string(node_role)));
+  env.push_back(env_entry(pod_env::group, group));
+  env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
+  env.push_back(
+      env_entry(child_env::rendezvous, plan.names.rendezvous_url(!plan.tls.empty())));
+  env.push_back(env_entry(child_env::run_dir, secret_mount));
+  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  for (const auto& [name, value] : settings.env) env.push_back(env_entry(name, value));
+  yaml_value container = yaml_value::object();
+  container["name"] = "node";
+  container["resources"] = resources_of(settings.resources);
+  // An eviction, a preemption or a node drained is no failure of the
+  // program's: the pod comes back at its index, with no restart spent.
+  yaml_value ignore_disruptions = yaml_value::object();
+  ignore_disruptions["action"] = "Ignore";
+  ignore_disruptions["onPodConditions"] =
+      yaml_value::array({{{"type", "DisruptionTarget"}, {"status", "True"}}});
+  yaml_value spec = yaml_value::object();
+  spec["completionMode"] = "Indexed";
+  spec["completions"] = count;
+  spec["parallelism"] = count;
+  // A node's restarts, each index counted apart: one node spending its
+  // restarts leaves the others theirs, as under local_mp. What the program
+  // does when one has no restarts left, the coordinator decides.
+  spec["backoffLimitPerIndex"] = settings.max_restarts;
+  // A node that cannot start for a reason a restart would not mend (a
+  // Python class its image cannot have) spends no restarts.
+  yaml_value unrecoverable = yaml_value::object();
+  unrecoverable["action"] = "FailIndex";
+  unrecoverable["onExitCodes"] = {{"containerName", "node"},
+                                  {"operator", "In"},
+                                  {"values", yaml_value::array({unrecoverable_exit_status})}};
+  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
+  spec["template"] = pod_template(pod_labels, plan, container, env);
+  yaml_value job = yaml_value::object();
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = metadata(plan.names.job_of(graph, i), graph, plan, extra);
+  job["spec"] = spec;
+  return job;
+}
+
+// Every object of the launch, in the order kubectl should create them: the
+// Secret and the Services before the pods that need them.
+inline std::vector<yaml_value> launch_objects(const program& graph,
+                                              const manifest_plan& plan) {
+  std::vector<yaml_value> objects{
+      secret_object(graph, plan), headless_service_object(graph, plan),
+      status_service_object(graph, plan), coordinator_job_object(graph, plan)};
+  auto groups = groups_of(graph);
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    objects.push_back(group_job_object(graph, plan, i));
+  return objects;
+}
+
+// The launch as one multi-document YAML, for kubectl apply -f.
+inline std::string launch_yaml(const program& graph, const manifest_plan& plan) {
+  return to_yaml(launch_objects(graph, plan));
+}
+
+// What kubectl apply -k reads in the launch's directory.
+inline std::string kustomization_yaml() {
+  yaml_value kustomization = yaml_value::object();
+  kustomization["apiVersion"] = "kustomize.config.k8s.io/v1beta1";
+  kustomization["kind"] = "Kustomization";
+  kustomization["resources"] = yaml_value::array({manifest_file});
+  return to_yaml(kustomization);
+}
+
+}  // namespace lp::detail::kube
+
+namespace lp::detail {
+
+// Writes the manifests of a launch of `graph`: with --lp_dry_run to a
+// directory of their own under --lp_kube_dir, for kubectl apply -k; else
+// to stdout, for kubectl apply -f -. Returns the exit status; throws
+// usage_error for flags that cannot make a launch (no --lp_kube_image).
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags);
+
+namespace kube {
+
+// lp-<program>-<5 random letters or digits>: a DNS label of at most 29
+// characters (launch_names), new for every launch, as two launches of one
+// program may share a namespace.
+inline std::string new_launch_name(const std::string& program) {
+  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char bytes[5];
+  random_bytes(bytes, sizeof bytes);
+  std::string name = "lp-" + dns_label(program, 20) + "-";
+  for (unsigned char byte : bytes) name += alphabet[byte % 36];  // a bias no one can use
+  return name;
+}
+
+// The command line of the pods, after the binary: the user's, less the
+// flags that only the workstation reads (its files are not in the image:
+// the pods read TLS credentials from the Secret), with --lp_launch=kubernetes
+// where main() chose the policy.
+inline std::vector<std::string> container_arguments(const launch_flags& flags) {
+  std::vector<std::string> kept;
+  if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
+  auto words = without_flags(
+      flags.arguments,
+      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"});
+  if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
+  return kept;
+}
+
+// Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
+// and the name this one was started by.
+inline std::string binary_in_image(const launch_flags& flags) {
+  if (!flags.kube_binary.empty()) return flags.kube_binary;
+  std::string name = flags.arguments.empty()
+                         ? ""
+                         : std::filesystem::path(flags.arguments[0]).filename().string();
+  if (name.empty())
+    throw usage_error(
+        "cannot tell the binary's name in the image from argv[0]; give "
+        "--lp_kube_binary=<its path in the image>, e.g. "
+        "--lp_kube_binary=/usr/local/bin/prog");
+  return "/usr/local/bin/" + name;
+}
+
+// How to watch and end a launch, once kubectl applied it.
+inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
+  auto ns =
+      plan.kube_namespace == "default" ? std::string() : " -n " + plan.kube_namespace;
+  out << "[lp] once applied: follow it with kubectl" << ns << " logs -f job/"
+      << plan.names.coordinator_job() << "; its status page with kubectl" << ns
+      << " port-forward service/" << plan.names.status_service() << " " << status_port
+      << "; remove it with kubectl" << ns
+      << " delete jobs,services,secrets -l launchpad.dev/launch=" << plan.names.launch
+      << std::endl;
+}
+
+// run_kube_manifests, writing to `out` and `err`; the launch is named
+// `launch` (empty: a new name).
+inline int write_kube_launch(const program& graph, const launch_flags& flags,
+                             std::ostream& out, std::ostream& err,
+                             std::string launch = {}) {
+  if (flags.kube_image.empty())
+    throw usage_error(
+        "--lp_launch=kubernetes needs the image its pods run: add "
+        "--lp_kube_image=<image>, e.g. "
+        "--lp_kube_image=registry.example.com/team/prog:1.0 (docs/kubernetes.md, "
+        "\"Building an image\")");
+  graph_access::check_defined(graph);
+  manifest_plan plan;
+  plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
+  plan.kube_namespace = flags.kube_namespace;
+  plan.image = flags.kube_image;
+  plan.binary = binary_in_image(flags);
+  plan.arguments = container_arguments(flags);
+  plan.termination_notice_secs = flags.termination_notice_secs;
+  if (flags.insecure)
+    err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
+        << std::endl;
+  plan.secret = flags.insecure ? "" : make_secret();
+  // The pods serve on the cluster's network: TLS unless --lp_tls=off.
+  plan.tls = launch_tls(flags, graph.name(), true);
+  auto manifests = launch_yaml(graph, plan);
+  if (!flags.dry_run) {
+    err << "[lp] the manifests of launch " << plan.names.launch
+        << " are on stdout, for kubectl apply -f -; they hold the launch's secret and "
+           "TLS "
+           "key: keep them from files others can read"
+        << std::endl;
+    out << manifests << std::flush;
+    tell_how_to_follow(plan, err);
+    return 0;
+  }
+  namespace fs = std::filesystem;
+  auto parent = fs::absolute(flags.kube_dir);
+  fs::create_directories(parent);
+  auto dir = (parent / plan.names.launch).string();
+  // Only its owner may read the directory: the Secret's manifest is in it.
+  if (::mkdir(dir.c_str(), 0700) != 0)
+    throw launch_error("cannot make the directory " + dir + ": " + std::strerror(errno) +
+                       "; choose another --lp_kube_dir");
+  write_private_file(dir + "/" + manifest_file, manifests);
+  write_private_file(dir + "/" + kustomization_file, kustomization_yaml());
+  out << "[lp] --lp_dry_run: the manifests of launch " << plan.names.launch << " are in "
+      << dir << "/" << manifest_file
+      << " (its Secret holds the launch's secret and TLS key; the "
+      << "directory is yours alone). Start the launch with:\n"
+      << "kubectl apply -k " << dir << std::endl;
+  tell_how_to_follow(plan, err);
+  return 0;
+}
+
+}  // namespace kube
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags) {
+  try {
+    return kube::write_kube_launch(graph, flags, std::cout, std::cerr);
+  } catch (const usage_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the manifests could not be written: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/observe/impl/exposition_inl.hpp ----
+
+// exposition.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/observe/exposition.hpp ----
+
+// A node's figures as the Prometheus text exposition format (version 0.0.4,
+// what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
+
+
+namespace lp::detail {
+
+inline constexpr std::string_view prometheus_type =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+// A label value between the quotes: \, " and newline escaped, as the format
+// asks; anything else (UTF-8 included) as it is.
+LP_API std::string prometheus_label_value(std::string_view value);
+
+// The node's calls, its process and its user figures. `connections`: those
+// open on the node's server now.
+LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
+
+// The same, for the status page: cumulative counts per method and status, the
+// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
+// slowest call (seconds; null before the first), user figures and every point
+// of each series.
+LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+LP_API std::string prometheus_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace exposition {
+
+inline std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+struct writer {
+  std::string out;
+  std::string node;  // the node label, escaped
+
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+  }
+
+  // name{node="...",extra} value
+  void sample(std::string_view name, std::string_view extra, double value) {
+    out += name;
+    out += "{node=\"" + node + "\"";
+    if (!extra.empty()) {
+      out += ',';
+      out += extra;
+    }
+    out += "} " + number(value) + "\n";
+  }
+
+  // `bounds` and `unit`: what the le labels and the sum say, per unit counted.
+  template <std::size_t N, class Bound>
+  void histogram_samples(std::string_view name, std::string_view extra,
+                         const histogram<N>& h, const std::array<Bound, N>& bounds,
+                         double unit) {
+    std::string sep = extra.empty() ? "" : ",";
+    double cumulative = 0;
+    for (std::size_t i = 0; i <= N; ++i) {
+      cumulative += static_cast<double>(h.buckets[i]);
+      auto le = i < N ? number(static_cast<double>(bounds[i])) : std::string("+Inf");
+      sample(std::string(name) + "_bucket",
+             std::string(extra) + sep + "le=\"" + le + "\"", cumulative);
+    }
+    sample(std::string(name) + "_sum", extra, static_cast<double>(h.sum) * unit);
+    sample(std::string(name) + "_count", extra, cumulative);
+  }
+};
+
+inline std::string method_label(const node_metrics& metrics, std::size_t i) {
+  return "method=\"" +
+         (i < metrics.method_names().size() ? metrics.method_names()[i]
+                                            : std::string("(none)")) +
+         "\"";
+}
+
+// Each method's figures, added up over the threads that counted them, with
+// "(none)" last.
+inline std::vector<call_figures<std::uint64_t>> method_totals(
+    const node_metrics& metrics) {
+  std::vector<call_figures<std::uint64_t>> totals;
+  for (std::size_t i = 0; i <= metrics.method_names().size(); ++i)
+    totals.push_back(metrics.method(i).total());
+  return totals;
+}
+
+}  // namespace exposition
+
+LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections) {
+  exposition::writer w{{}, prometheus_label_value(label)};
+  auto totals = exposition::method_totals(metrics);
+  auto methods = totals.size();
+  // "(none)" once called; for a node with no methods, at 0 from the start,
+  // so that a scrape finds every node in every family of calls.
+  auto used = [&](std::size_t i) {
+    return i < metrics.method_names().size() || totals[i].latency.count() > 0 ||
+           metrics.method_names().empty();
+  };
+  w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
+  for (std::size_t i = 0; i < methods; ++i) {
+    if (!used(i)) continue;
+    for (std::size_t s = 0; s < call_statuses.size(); ++s) {
+      auto count = totals[i].by_status[s];
+      // Every method shows its successes, at 0 too, and "(none)" its 404s,
+      // which is all it answers; other statuses once seen.
+      auto shown_at_zero = i < metrics.method_names().size() ? 200 : 404;
+      if (count == 0 && call_statuses[s] != shown_at_zero) continue;
+      auto code =
+          call_statuses[s] ? std::to_string(call_statuses[s]) : std::string("other");
+      w.sample("lp_calls_total",
+               exposition::method_label(metrics, i) + ",code=\"" + code + "\"",
+               static_cast<double>(count));
+    }
+  }
+  w.family("lp_call_duration_seconds", "histogram",
+           "Time from a call's arrival to its reply, on the node (a direct "
+           "call: from when the caller made it).");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.histogram_samples("lp_call_duration_seconds",
+                          exposition::method_label(metrics, i), totals[i].latency,
+                          latency_bounds, 1e-9);
+  w.family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
+               static_cast<double>(static_cast<std::int64_t>(totals[i].in_flight)));
+  w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
+               static_cast<double>(totals[i].request_bytes));
+  w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
+  for (std::size_t i = 0; i < methods; ++i)
+    if (used(i))
+      w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
+               static_cast<double>(totals[i].reply_bytes));
+  bool batched = false;
+  for (std::size_t i = 0; i + 1 < methods; ++i)
+    batched = batched || totals[i].batch_sizes.count() > 0;
+  if (batched) {
+    w.family("lp_batch_size", "histogram", "Calls per invocation of a batched method.");
+    for (std::size_t i = 0; i + 1 < methods; ++i)
+      if (totals[i].batch_sizes.count() > 0)
+        w.histogram_samples("lp_batch_size", exposition::method_label(metrics, i),
+                            totals[i].batch_sizes, batch_bounds, 1.0);
+  }
+  w.family("lp_process_resident_memory_bytes", "gauge",
+           "Resident memory of the node's process.");
+  w.sample("lp_process_resident_memory_bytes", "", process.resident_bytes);
+  w.family("lp_process_cpu_seconds_total", "counter", "CPU time of the node's process.");
+  w.sample("lp_process_cpu_seconds_total", "", process.cpu_seconds);
+  w.family("lp_process_threads", "gauge", "Threads of the node's process.");
+  w.sample("lp_process_threads", "", static_cast<double>(process.threads));
+  w.family("lp_open_connections", "gauge", "Connections open on the node's server.");
+  w.sample("lp_open_connections", "", static_cast<double>(connections));
+  w.family("lp_restarts_total", "counter",
+           "Restarts of the node's process by its launcher.");
+  w.sample("lp_restarts_total", "", static_cast<double>(process.restarts));
+  metrics.each_user_figure(
+      [&](const std::string& name, const node_metrics::user_entry& entry) {
+        switch (entry.what) {
+          case node_metrics::kind::counter: {
+            auto exported = name.ends_with("_total") ? name : name + "_total";
+            w.family(exported, "counter", "lp::metrics::counter(\"" + name + "\")");
+            w.sample(exported, "", entry.figure->value.load(std::memory_order_relaxed));
+            break;
+          }
+          case node_metrics::kind::gauge:
+            w.family(name, "gauge", "lp::metrics::gauge(\"" + name + "\")");
+            w.sample(name, "", entry.figure->value.load(std::memory_order_relaxed));
+            break;
+          case node_metrics::kind::series: {
+            auto points = entry.series->points();
+            if (points.empty()) break;
+            w.family(name, "gauge",
+                     "The last value of lp::metrics::series(\"" + name + "\")");
+            w.sample(name, "", points.back().second);
+            break;
+          }
+        }
+      });
+  return std::move(w.out);
+}
+
+LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections) {
+  using nlohmann::json;
+  json methods = json::array();
+  auto totals = exposition::method_totals(metrics);
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    const auto& calls = totals[i];
+    if (i == metrics.method_names().size() && calls.latency.count() == 0) break;
+    json by_code = json::object();
+    for (std::size_t s = 0; s < call_statuses.size(); ++s)
+      if (auto count = calls.by_status[s])
+        by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
+    json fastest, slowest;  // null before the first call
+    if (calls.extremes.fastest <= calls.extremes.slowest) {
+      fastest = static_cast<double>(calls.extremes.fastest) * 1e-9;
+      slowest = static_cast<double>(calls.extremes.slowest) * 1e-9;
+    }
+    json buckets = json::array();
+    std::uint64_t cumulative = 0;
+    for (const auto& bucket : calls.latency.buckets)
+      buckets.push_back(cumulative += bucket);
+    methods.push_back(
+        {{"name", i < metrics.method_names().size() ? metrics.method_names()[i]
+                                                    : std::string("(none)")},
+         {"calls", cumulative},
+         {"by_code", by_code},
+         {"latency_buckets", buckets},
+         {"fastest", fastest},
+         {"slowest", slowest},
+         {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
+         {"request_bytes", calls.request_bytes},
+         {"reply_bytes", calls.reply_bytes},
+         {"batches", calls.batch_sizes.count()}});
+  }
+  json counters = json::object(), gauges = json::object(), series = json::object();
+  metrics.each_user_figure(
+      [&](const std::string& name, const node_metrics::user_entry& entry) {
+        if (entry.what == node_metrics::kind::counter)
+          counters[name] = entry.figure->value.load(std::memory_order_relaxed);
+        else if (entry.what == node_metrics::kind::gauge)
+          gauges[name] = entry.figure->value.load(std::memory_order_relaxed);
+        else {
+          json points = json::array();
+          for (auto [t, v] : entry.series->points()) points.push_back({t, v});
+          series[name] = std::move(points);
+        }
+      });
+  return {{"node", label},
+          {"pid", process.pid},
+          {"host", process.host},
+          {"resident_bytes", process.resident_bytes},
+          {"cpu_seconds", process.cpu_seconds},
+          {"threads", process.threads},
+          {"connections", connections},
+          {"restarts", process.restarts},
+          {"latency_bounds", latency_bounds},
+          {"methods", methods},
+          {"counters", counters},
+          {"gauges", gauges},
+          {"series", series}};
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/observe/impl/node_metrics_inl.hpp ----
+
+// node_metrics.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+namespace metrics_of_this_thread {
+inline node_metrics& node(std::string_view function) {
+  const auto* identity = this_thread_node().identity;
+  if (!identity || !identity->metrics)
+    throw usage_error(
+        std::string(function) +
+        " was called outside a node; record a metric from a node's run(), one of "
+        "its methods or its constructor");
+  return *identity->metrics;
+}
+}  // namespace metrics_of_this_thread
+
+LP_API user_figure& user_counter(std::string_view name) {
+  return metrics_of_this_thread::node("lp::metrics::counter")
+      .figure("lp::metrics::counter", name, node_metrics::kind::counter);
+}
+
+LP_API user_figure& user_gauge(std::string_view name) {
+  return metrics_of_this_thread::node("lp::metrics::gauge")
+      .figure("lp::metrics::gauge", name, node_metrics::kind::gauge);
+}
+
+LP_API user_series& user_series_named(std::string_view name) {
+  return metrics_of_this_thread::node("lp::metrics::series")
+      .series("lp::metrics::series", name);
+}
+
+LP_API void record_in_series(user_series& series, double value) {
+  series.record(value);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/observe/impl/process_figures_inl.hpp ----
+
+// process_figures.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API process_figures this_process_figures() {
+  process_figures out;
+  out.pid = ::getpid();
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) out.host = host;
+  long pages = 0, resident = 0;
+  if (std::ifstream statm("/proc/self/statm"); statm >> pages >> resident)
+    out.resident_bytes =
+        static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0)
+    out.cpu_seconds =
+        static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  std::ifstream status("/proc/self/status");
+  for (std::string word; status >> word;)
+    if (word == "Threads:") {
+      status >> out.threads;
+      break;
+    }
+  if (const char* restarts = std::getenv(restarts_env))
+    out.restarts = std::atol(restarts);
+  return out;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/python/impl/python_node_inl.hpp ----
+
+// python_node.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
+  json arg_schemas = json::array();
+  std::string args;
+  cbor::head(args, 4, recipe.arguments.size());
+  for (const auto& argument : recipe.arguments) {
+    if (argument.schema) {
+      arg_schemas.push_back(schema_json(*argument.schema));
+      args += argument.cbor;
+    } else if (argument.handle_list) {
+      arg_schemas.push_back({{"kind", "handles"}});
+      cbor::write(args, argument.handles);
+    } else {
+      arg_schemas.push_back({{"kind", "handle"}});
+      cbor::write(args, argument.handles.front());
+    }
+  }
+  json described = describe_service(spec.service, *recipe.methods);
+  json written = {{"node", spec.label},
+                  {"program", settings_.program},
+                  {"service", spec.service},
+                  {"module", recipe.where.module},
+                  {"class", recipe.where.name},
+                  {"declared", described["methods"]},
+                  {"args_file", files_.path() + "/args.cbor"},
+                  {"arg_schemas", arg_schemas},
+                  {"run_dir", files_.path()},
+                  {"host", settings_.bind_host},
+                  {"tls", !settings_.tls.empty()},
+                  {"has_run", spec.has_run},
+                  {"termination_notice_s", settings_.termination_notice.count()},
+                  {"max_body_bytes", settings_.max_body_bytes}};
+  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
+  if (!settings_.checkpoint_save.empty())
+    written["checkpoint"] = {{"save", settings_.checkpoint_save},
+                             {"restore", settings_.checkpoint_restore.empty()
+                                             ? json(nullptr)
+                                             : json(settings_.checkpoint_restore)},
+                             {"interval_ms", settings_.checkpoint_interval.count()}};
+  write_private_file(files_.path() + "/args.cbor", args);
+  write_private_file(files_.path() + "/spec.json", written.dump());
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/run/impl/controlled_launch_inl.hpp ----
+
+// controlled_launch.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/run/controlled_launch.hpp ----
+
+// What lp::controller asks of the launch it holds, however that launch runs
+// its nodes: as threads (run/in_process.hpp) or as processes
+// (process/node_process.hpp). lp::controller's members are defined once,
+// in impl/controlled_launch_inl.hpp, and pass each question on.
+
+
+
+namespace lp::detail {
+
+class controlled_launch {
+ public:
+  virtual ~controlled_launch() = default;
+  virtual std::shared_ptr<channel> connect(const std::string& label) = 0;
+  virtual std::map<std::string, std::string> urls() const = 0;
+  virtual const std::string& secret() const = 0;
+  virtual const std::string& run_dir() const = 0;
+  virtual std::vector<pid_t> pids() const = 0;
+  virtual bool wait_finished(const std::vector<std::string>& names) = 0;
+  // Waits for the program's stop, at most `timeout` (none: for ever), then
+  // shuts it down; false if it did not stop in time. Throws node_failure if
+  // a node failed.
+  virtual bool wait(std::optional<std::chrono::nanoseconds> timeout) = 0;
+  virtual bool stop() = 0;
+  virtual bool stop_requested() const = 0;
+  virtual std::string summary() const = 0;
+};
+
+}  // namespace lp::detail
+
+namespace lp {
+
+LP_API controller::controller(controller&&) noexcept = default;
+LP_API controller& controller::operator=(controller&&) noexcept = default;
+
+LP_API controller::~controller() {
+  if (launch_) launch_->stop();
+}
+
+LP_API std::shared_ptr<detail::channel> controller::connect(const std::string& label) {
+  return launch_->connect(label);
+}
+
+LP_API std::map<std::string, std::string> controller::urls() const {
+  return launch_->urls();
+}
+LP_API const std::string& controller::secret() const {
+  return launch_->secret();
+}
+LP_API const std::string& controller::run_dir() const {
+  return launch_->run_dir();
+}
+LP_API std::vector<pid_t> controller::pids() const {
+  return launch_->pids();
+}
+
+LP_API bool controller::wait(const std::vector<std::string>& names) {
+  return launch_->wait_finished(names);
+}
+
+LP_API void controller::wait() {
+  launch_->wait(std::nullopt);
+}
+
+LP_API bool controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
+  return launch_->wait(timeout);
+}
+
+LP_API bool controller::stop() {
+  return launch_->stop();
+}
+LP_API bool controller::stop_requested() const {
+  return launch_->stop_requested();
+}
+LP_API std::string controller::summary() const {
+  return launch_->summary();
+}
+
+}  // namespace lp
+
+// ---- launchpad/detail/run/impl/launch_tls_inl.hpp ----
+
+// launch_tls.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+                                  bool beyond) {
+  // The launch has checked that the flags go together (check_tls_flags).
+  bool files = !flags.tls_cert.empty();
+  if (flags.tls == "off") {
+    if (beyond)
+      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
+                   "launch's secret and every call's arguments cross the network in "
+                   "cleartext"
+                << std::endl;
+    return {};
+  }
+  if (flags.tls != "on" && !beyond && !files) return {};
+  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
+  return make_launch_credentials(program);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/run/impl/status_command_inl.hpp ----
+
+// status_command.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/run/status_command.hpp ----
+
+// program --lp_status=RUN_DIR [--lp_json]: what the status page shows, for a
+// shell or a script. Asks the launch's status page (its URL and the secret
+// are in the run directory) and prints a table of the nodes, or the JSON.
+
+
+namespace lp::detail {
+
+// Returns the exit status: 0, or 1 if the launch cannot be asked.
+LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out);
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+namespace status_table {
+
+inline std::string fixed(const nlohmann::json& value, int digits, double scale = 1) {
+  if (!value.is_number()) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, value.get<double>() * scale);
+  return text;
+}
+
+inline std::string cell(std::string text, std::size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text + " ";
+}
+
+struct answer {
+  int status = 0;
+  std::string body;
+};
+
+// The page's answer to GET /lp/v1/status; nothing if it cannot be asked.
+// As patient as a person at a shell: 2 s to connect, 5 s more for the
+// answer.
+inline std::optional<answer> fetch(const std::string& url, const std::string& secret) {
+  using clock = http_connection::clock;
+  // Every node's figures and history: large for a large launch, but bounded.
+  constexpr std::size_t max_body = std::size_t{256} << 20;
+  auto where = address_of_url(url);
+  if (!where) return std::nullopt;
+  std::string headers;
+  if (!secret.empty()) headers = "Authorization: Bearer " + secret + "\r\n";
+  std::string body;
+  try {
+    auto connection = http_connection::open(where->host, where->port,
+                                            clock::now() + std::chrono::seconds(2));
+    auto reply = connection->get(protocol::status_path, headers,
+                                 clock::now() + std::chrono::seconds(5), body, max_body);
+    body.resize(reply.body_size);
+    return answer{reply.status, std::move(body)};
+  } catch (const http_connection::failure&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace status_table
+
+LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out) {
+  std::string url, secret;
+  std::ifstream(run_dir + "/" + status_file) >> url;
+  std::ifstream(run_dir + "/secret") >> secret;
+  if (url.empty()) {
+    std::cerr << "[lp] " << run_dir
+              << " names no status page: is it a run directory of a "
+              << "running local_mt, local_mp or slurm launch (not one started with "
+              << "--lp_status_port=off)?" << std::endl;
+    return 1;
+  }
+  auto reply = status_table::fetch(url, secret);
+  if (!reply || reply->status != 200) {
+    std::cerr << "[lp] the status page at " << url << " does not answer"
+              << (reply ? " (HTTP " + std::to_string(reply->status) + ")" : std::string())
+              << "; has the launch ended?" << std::endl;
+    return 1;
+  }
+  if (as_json) {
+    out << reply->body << std::endl;
+    return 0;
+  }
+  auto status = nlohmann::json::parse(reply->body);
+  using status_table::cell, status_table::fixed;
+  out << status["program"].get<std::string>() << " ("
+      << status["policy"].get<std::string>() << ")\n";
+  out << cell("NODE", 16) << cell("STATE", 10) << cell("PID", 8) << cell("RESTARTS", 8)
+      << cell("CALLS/S", 8) << cell("P50_MS", 8) << cell("P99_MS", 8) << cell("RSS_MB", 8)
+      << cell("CPU_%", 6) << "FIGURES\n";
+  for (const auto& node : status["nodes"]) {
+    // The latencies of the node's busiest method.
+    const nlohmann::json* busiest = nullptr;
+    double calls_per_second = 0;
+    auto methods = node.value("methods", nlohmann::json::array());
+    for (const auto& method : methods) {
+      calls_per_second += method.value("per_second", 0.0);
+      if (!busiest || method.value("calls", 0.0) > busiest->value("calls", 0.0))
+        busiest = &method;
+    }
+    std::string figures;
+    for (const char* kind : {"counters", "gauges", "series"}) {
+      auto named = node.value(kind, nlohmann::json::object());
+      for (const auto& [name, value] : named.items()) {
+        // A series shows its last value.
+        const auto& shown =
+            value.is_array() ? (value.empty() ? value : value.back()[1]) : value;
+        if (!shown.is_number()) continue;
+        auto whole = shown.get<double>() ==
+                     static_cast<double>(static_cast<long>(shown.get<double>()));
+        figures += name + "=" + fixed(shown, whole ? 0 : 3) + " ";
+      }
+    }
+    out << cell(node["label"].get<std::string>(), 16)
+        << cell(node["state"].get<std::string>(), 10)
+        << cell(std::to_string(node.value("pid", 0L)), 8)
+        << cell(std::to_string(node.value("restarts", 0)), 8)
+        << cell(node.contains("methods") ? fixed(calls_per_second, 1) : "-", 8)
+        << cell(busiest ? fixed((*busiest)["p50"], 3, 1e3) : "-", 8)
+        << cell(busiest ? fixed((*busiest)["p99"], 3, 1e3) : "-", 8)
+        << cell(fixed(node.value("resident_bytes", nlohmann::json()), 1, 1.0 / (1 << 20)),
+                8)
+        << cell(fixed(node.value("cpu_percent", nlohmann::json()), 0), 6) << figures
+        << "\n";
+    if (!node.value("failure", "").empty())
+      out << "  failed: " << node["failure"].get<std::string>() << "\n";
+  }
+  out << std::flush;
+  return 0;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/run/impl/status_server_inl.hpp ----
+
+// status_server.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+namespace status {
+
+inline double now_seconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The q-quantile of the calls whose cumulative latency buckets are
+// `buckets`, interpolated within its bucket as Prometheus's
+// histogram_quantile() does, but kept within the fastest and the slowest
+// call of the process (`method`'s "fastest" and "slowest"): a bucket's edges
+// are no call's time, and a method called once shows that call's. Null
+// without calls.
+inline nlohmann::json quantile(const std::vector<double>& buckets, double q,
+                               const nlohmann::json& method) {
+  if (buckets.empty() || buckets.back() <= 0) return nullptr;
+  double rank = q * buckets.back();
+  std::size_t i = 0;
+  while (i + 1 < buckets.size() && buckets[i] < rank) ++i;
+  double below = i ? buckets[i - 1] : 0;
+  double lower = i ? latency_bounds[i - 1] : 0;
+  bool last = i >= latency_bounds.size();
+  // The last bucket has no upper bound: unless the slowest call bounds it,
+  // say its lower one.
+  double upper = last ? lower : latency_bounds[i];
+  auto fastest = method.value("fastest", nlohmann::json());
+  auto slowest = method.value("slowest", nlohmann::json());
+  if (fastest.is_number() && slowest.is_number()) {
+    double low = std::max(lower, fastest.get<double>());
+    double high = last ? slowest.get<double>() : std::min(upper, slowest.get<double>());
+    // A scrape reads the buckets and the extremes a moment apart; should
+    // they disagree, the bucket holds.
+    if (low <= high) {
+      lower = low;
+      upper = high;
+    }
+  }
+  double in_bucket = buckets[i] - below;
+  return lower + (upper - lower) * (in_bucket > 0 ? (rank - below) / in_bucket : 1);
+}
+
+inline std::vector<double> buckets_of(const nlohmann::json& method) {
+  std::vector<double> out;
+  if (method.contains("latency_buckets"))
+    for (const auto& count : method["latency_buckets"])
+      out.push_back(count.get<double>());
+  return out;
+}
+
+inline double calls_of(const nlohmann::json& figures) {
+  double total = 0;
+  if (figures.contains("methods"))
+    for (const auto& method : figures["methods"]) total += method.value("calls", 0.0);
+  return total;
+}
+
+inline const nlohmann::json* method_named(const nlohmann::json& figures,
+                                          const std::string& name) {
+  if (!figures.contains("methods")) return nullptr;
+  for (const auto& method : figures["methods"])
+    if (method.value("name", "") == name) return &method;
+  return nullptr;
+}
+
+// The poller's connection to one node, kept from one poll to the next while
+// the node keeps it open.
+struct node_link {
+  std::unique_ptr<http_connection> connection;
+  std::string url;  // where `connection` goes
+};
+
+// Far above any node's figures (a user series keeps 1000 points), yet a
+// bound on what a confused peer could make the launcher hold.
+inline constexpr std::size_t max_metrics_body = std::size_t{64} << 20;
+
+// The body of the node's GET /lp/v1/metrics at `url`, asked on its link's
+// connection (a new one if the node moved or dropped it); nothing if the
+// node does not answer 200 by `deadline`. Valid until `body` changes.
+// `tls`: the launch's, if its nodes speak TLS.
+inline std::optional<std::string_view> fetch_metrics(
+    node_link& link, const std::string& url, const std::string& headers,
+    std::string& body, http_connection::clock::time_point deadline,
+    const tls_context* tls = nullptr) {
+  auto where = address_of_url(url);
+  if (!where) return std::nullopt;
+  for (bool retried = false;; retried = true) {
+    try {
+      if (!link.connection || !link.connection->reusable() || link.url != url) {
+        link.connection = http_connection::open(where->host, where->port, deadline, tls);
+        link.url = url;
+      }
+      auto reply = link.connection->get(protocol::metrics_path, headers, deadline, body,
+                                        max_metrics_body);
+      if (reply.status != 200) return std::nullopt;
+      return std::string_view(body.data(), reply.body_size);
+    } catch (const http_connection::failure& e) {
+      link.connection.reset();
+      // A node ends an idle connection after protocol::keep_alive_seconds
+      // (and a stopping one at once): the request it closed on never ran,
+      // and goes again on a new connection.
+      if (e.kind != http_connection::failure::stale || retried) return std::nullopt;
+    }
+  }
+}
+
+}  // namespace status
+
+LP_API status_server::status_server(const program& graph, std::string policy,
+                                    std::string secret, source nodes,
+                                    std::shared_ptr<const tls_context> tls)
+    : graph_(graph),
+      policy_(std::move(policy)),
+      secret_(std::move(secret)),
+      nodes_(std::move(nodes)),
+      tls_(std::move(tls)) {
+  auto& routes = listener_.routes();
+  routes.get("/", [](const http_request&, http_reply& res) {
+    res.set_header(
+        "Content-Security-Policy",
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+        "connect-src 'self'; img-src data:");
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(std::string(status_page_html), "text/html; charset=utf-8");
+  });
+  routes.get(protocol::health_path, [](const http_request&, http_reply& res) {
+    res.set_content(R"({"status":"serving"})", protocol::json_type);
+  });
+  routes.get(protocol::status_path, [this](const http_request& req, http_reply& res) {
+    res.set_header("Cache-Control", "no-store");
+    if (!secret_.empty()) {
+      auto problem = credential_problem(req.header("Authorization"), secret_);
+      if (!problem.empty()) {
+        res.status = 401;
+        return res.set_content(
+            protocol::encode(protocol::error_body("unauthenticated", problem, "", ""),
+                             protocol::format::json),
+            protocol::json_type);
+      }
+    }
+    res.set_content(status_json(), protocol::json_type);
+  });
+}
+
+LP_API status_server::~status_server() {
+  poller_.stop();
+  listener_.stop();
+}
+
+LP_API std::string status_server::start(const std::string& host, int port) {
+  int bound = listener_.start(host, port);
+  if (bound < 0)
+    throw bind_error("the status page cannot listen on " + host + ":" +
+                     std::to_string(port) + "; choose another --lp_status_port, or off");
+  // Only the poller uses the connections (by label): they need no lock, so
+  // a node that takes its whole second to answer holds up none of the
+  // page's requests.
+  poller_.start([this, links = std::map<std::string, status::node_link>(),
+                 body = std::string()]() mutable {
+    poll(links, body);
+    return periodic_worker::clock::now() + std::chrono::seconds(1);
+  });
+  return "http://" + host + ":" + std::to_string(bound) + "/";
+}
+
+LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
+                                std::string& body) {
+  auto headers = std::string("Accept: ") + protocol::json_type + "\r\n";
+  if (!secret_.empty()) headers += "Authorization: Bearer " + secret_ + "\r\n";
+  // The launcher's view first, then each serving node's own, one at a
+  // time: a node that does not answer within a second is shown as the
+  // launcher sees it.
+  auto nodes = nodes_();
+  for (const auto& node : nodes) {
+    if (node.url.empty()) {
+      links.erase(node.label);
+      continue;
+    }
+    if (poller_.stop_requested()) return;
+    auto text =
+        status::fetch_metrics(links[node.label], node.url, headers, body,
+                              http_connection::clock::now() + std::chrono::seconds(1),
+                              tls_.get());
+    if (!text) continue;
+    auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (figures.is_discarded() || !figures.is_object()) continue;
+    // A restarted node answers from a new process, on a new port or the
+    // same one, with a new pid.
+    auto process = node.url + " " + figures.value("pid", nlohmann::json()).dump();
+    auto now = status::now_seconds();
+    std::lock_guard held(mutex_);
+    auto& seen = histories_[node.label];
+    if (seen.samples.empty() || seen.samples.back().process != process)
+      seen.since = now;
+    seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
+    if (seen.samples.size() > kept_samples) seen.samples.pop_front();
+  }
+}
+
+LP_API nlohmann::json status_server::node_json(const node_status& node,
+                                               const history* seen) const {
+  using nlohmann::json;
+  const auto& spec = graph_.node(node.label);
+  json out = {{"label", node.label},          {"group", spec.group},
+              {"service", spec.service},      {"edges", spec.edges},
+              {"state", to_string(node.state)}, {"pid", node.pid},
+              {"restarts", node.restarts},    {"failure", node.failure},
+              {"last_lines", node.last_lines}};
+  if (!seen || seen->samples.empty()) return out;
+  const auto& samples = seen->samples;
+  const auto& last = samples.back();
+  const auto& figures = last.figures;
+  // A node's figures are its process's: a new process counts from 0 again,
+  // which is a reset, not a fall (as Prometheus's rate() has it). So rates
+  // and latencies come from the last process's samples alone: over the last
+  // ten seconds, or since its first sample.
+  auto first = samples.size() - 1;
+  while (first > 0 && samples[first - 1].process == last.process) --first;
+  const sample* before = &samples[first];
+  for (auto i = samples.size(); i-- > first;)
+    if (last.time - samples[i].time >= 10) {
+      before = &samples[i];
+      break;
+    }
+  double span = last.time - before->time;
+  out["since"] = seen->since;
+  json new_process_at = json::array();
+  for (std::size_t i = 1; i < samples.size(); ++i)
+    if (samples[i].process != samples[i - 1].process)
+      new_process_at.push_back(samples[i].time);
+  out["new_process_at"] = new_process_at;
+  // The node's own process id, on its host: under Slurm the launcher's
+  // child is srun, on the supervisor's. Until a restarted node answers, the
+  // figures are its old process's, and the launcher's pid holds.
+  if (last.url == node.url) out["pid"] = figures.value("pid", node.pid);
+  out["host"] = figures.value("host", "");
+  out["resident_bytes"] = figures.value("resident_bytes", 0.0);
+  out["threads"] = figures.value("threads", 0);
+  out["connections"] = figures.value("connections", 0);
+  out["cpu_seconds"] = figures.value("cpu_seconds", 0.0);
+  out["cpu_percent"] = span > 0 ? 100 *
+                                      (figures.value("cpu_seconds", 0.0) -
+                                       before->figures.value("cpu_seconds", 0.0)) /
+                                      span
+                                : 0.0;
+  out["updated"] = last.time;
+  json methods = json::array();
+  for (const auto& method : figures["methods"]) {
+    auto name = method.value("name", "");
+    auto now = status::buckets_of(method);
+    std::vector<double> window = now;
+    double calls_before = 0;
+    if (const auto* earlier = status::method_named(before->figures, name);
+        earlier && span > 0) {
+      auto then = status::buckets_of(*earlier);
+      for (std::size_t i = 0; i < window.size() && i < then.size(); ++i)
+        window[i] -= then[i];
+      calls_before = earlier->value("calls", 0.0);
+    }
+    // No call lately: the figures since the start.
+    if (window.empty() || window.back() <= 0) window = now;
+    double errors = 0;
+    for (const auto& [code, count] : method["by_code"].items())
+      if (code != "200") errors += count.get<double>();
+    methods.push_back(
+        {{"name", name},
+         {"calls", method.value("calls", 0.0)},
+         {"errors", errors},
+         {"in_flight", method.value("in_flight", 0)},
+         {"per_second",
+          span > 0 ? (method.value("calls", 0.0) - calls_before) / span : 0.0},
+         {"p50", status::quantile(window, 0.5, method)},
+         {"p99", status::quantile(window, 0.99, method)}});
+  }
+  out["methods"] = methods;
+  json rate = json::array();
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    const auto& a = samples[i - 1];
+    const auto& b = samples[i];
+    if (b.time > a.time && b.process == a.process)
+      rate.push_back(
+          {b.time, (status::calls_of(b.figures) - status::calls_of(a.figures)) /
+                       (b.time - a.time)});
+  }
+  out["calls_per_second"] = rate;
+  out["counters"] = figures.value("counters", json::object());
+  out["gauges"] = figures.value("gauges", json::object());
+  out["series"] = figures.value("series", json::object());
+  return out;
+}
+
+LP_API std::string status_server::status_json() {
+  std::map<std::string, node_status> nodes;
+  for (auto& node : nodes_()) nodes[node.label] = std::move(node);
+  nlohmann::json listed = nlohmann::json::array();
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& spec : graph_.nodes()) {  // in the graph's order
+      auto node = nodes.find(spec.label);
+      if (node == nodes.end()) continue;
+      auto seen = histories_.find(spec.label);
+      listed.push_back(
+          node_json(node->second, seen == histories_.end() ? nullptr : &seen->second));
+    }
+  }
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& spec : graph_.nodes())
+    if (!spec.group.empty() && (groups.empty() || groups.back() != spec.group))
+      groups.push_back(spec.group);
+  return nlohmann::json{{"program", graph_.name()},
+                        {"policy", policy_},
+                        {"time", status::now_seconds()},
+                        {"groups", groups},
+                        {"nodes", listed}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+LP_API std::unique_ptr<status_server> start_status_page(
+    const program& graph, std::string policy, const std::string& secret,
+    const std::string& run_dir, port_or_off port, status_server::source nodes,
+    std::shared_ptr<const tls_context> tls) {
+  if (!port.number) return nullptr;
+  auto page = std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes),
+                                              std::move(tls));
+  auto url = page->start("127.0.0.1", *port.number);
+  if (!run_dir.empty()) {
+    int fd = ::open((run_dir + "/" + status_file).c_str(),
+                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      write_all(fd, url + "\n");
+      ::close(fd);
+    }
+  }
+  std::cerr << "[lp] status at " << url << std::endl;
+  return page;
+}
+
+LP_API void linger(const status_server* page, int seconds) {
+  if (!page || seconds <= 0) return;
+  std::cerr << "[lp] the program has ended; its status page stays up for " << seconds
+            << " s (--lp_status_linger_secs; Ctrl+C to leave now)" << std::endl;
+  std::mutex mutex;
+  std::condition_variable woken;
+  bool leave = false;
+  auto wake = [&](int) {
+    std::lock_guard lock(mutex);
+    leave = true;
+    woken.notify_all();
+  };
+  stop_on_signals signals(wake, wake);
+  std::unique_lock lock(mutex);
+  woken.wait_for(lock, std::chrono::seconds(seconds), [&] { return leave; });
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/impl/dispatch_inl.hpp ----
+
+// dispatch.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/serve/dispatch.hpp ----
+
+// What a node does with a call, from the request's bytes to the reply's
+// bytes, with no socket in the way: the whole path a hostile or buggy peer
+// can reach (tests/fuzz drives it directly).
+
+
+namespace lp::detail {
+
+// Calls the method with the positional arguments and writes the reply, the
+// result or the error, in `reply_format` over `out`; returns its status
+// (docs/protocol.md lists every one). The path of every call, over HTTP or
+// direct.
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, written_reply& out);
+
+// Answers a call whose body (in `format`) holds the positional arguments.
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, written_reply& out);
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, written_reply& out) {
+  auto fail = [&](int status, std::string_view code, const std::string& message) {
+    write_error(out, code, message, label, method, reply_format);
+    return status;
+  };
+  if (!args.is_array())
+    return fail(400, "bad_request",
+                std::string("the body must be an array of the positional arguments, got ") +
+                    args.type_name());
+  try {
+    node.call(method, args, reply_format, out);
+    return 200;
+  } catch (const call_failure& e) {
+    return fail(e.status, e.code, e.what());
+  } catch (const std::exception& e) {
+    return fail(500, "remote_exception", e.what());
+  } catch (...) {
+    return fail(500, "remote_exception", "an exception not derived from std::exception");
+  }
+}
+
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, written_reply& out) {
+  // Futures the method makes go ahead of the call pool's queue (call_pool()).
+  handler_scope handling;
+  std::optional<arguments> args;
+  try {
+    args.emplace(body, format);
+  } catch (const std::exception& e) {
+    write_error(out, "bad_request",
+                std::string("the body is not valid ") +
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
+                label, method, reply_format);
+    return 400;
+  }
+  return answer(node, label, method, *args, reply_format, out);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/impl/method_list_inl.hpp ----
+
+// method_list.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count) {
+  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
+  for (std::size_t i = 1; i < count; ++i)
+    text += (i > 1 ? ", " : "") + readable_type(types[i]);
+  return text + ")";
+}
+
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types,
+                       std::size_t count, std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas) {
+  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
+}
+
+LP_API json describe_service(std::string_view service,
+                             const std::vector<method_info>& methods) {
+  json listed = json::array();
+  for (const auto& entry : methods) {
+    json method = {
+        {"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    if (!entry.schemas.empty()) {
+      method["result"] = schema_json(*entry.schemas[0]);
+      method["params"] = json::array();
+      for (const auto* param : entry.schemas.subspan(1))
+        method["params"].push_back(schema_json(*param));
+    }
+    if (entry.batching)
+      method["batched"] = {{"max_batch", entry.batching->max_batch},
+                           {"max_wait_us", entry.batching->max_wait.count()}};
+    listed.push_back(std::move(method));
+  }
+  return {{"service", service}, {"methods", listed}};
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/impl/typed_node_inl.hpp ----
+
+// typed_node.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
+                               std::string_view service) {
+  for (std::size_t i = 0; i < methods.size(); ++i)
+    if (methods[i].name == method) return i;
+  std::string known;
+  for (const auto& entry : methods) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  throw call_failure(404, "no_such_method",
+                     "service " + std::string(service) + " has no method '" + std::string(method) +
+                         "'; its methods: " + (known.empty() ? "(none)" : known));
+}
+
+LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
+  throw call_failure(400, "bad_request",
+                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.reason());
+}
+
+LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
+  throw call_failure(400, "bad_request",
+                     std::string(method) + " takes " + std::to_string(arity) + " argument(s), got " +
+                         std::to_string(args.size()));
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/tls/impl/context_inl.hpp ----
+
+// context.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API tls_context::tls_context(const tls_credentials& credentials,
+                                const std::string& source)
+    : context_(SSL_CTX_new(TLS_method())), credentials_(credentials) {
+  auto fail = [&](const std::string& what) {
+    auto why = openssl_errors();
+    return tls_error("the TLS credentials of " + source + " cannot be used: " + what +
+                     (why.empty() ? "" : " (" + why + ")"));
+  };
+  SSL_CTX* context = context_.get();
+  if (!context) throw fail("no TLS context");
+  if (!SSL_CTX_set_min_proto_version(context, TLS1_3_VERSION) ||
+      !SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION))
+    throw fail("no TLS 1.3");
+  // AES-128-GCM first, where OpenSSL puts AES-256-GCM: both ends are ours,
+  // and with AES instructions it is TLS 1.3's cheapest suite, a quarter
+  // faster than AES-256-GCM here (docs/security.md, "What it costs").
+  if (!SSL_CTX_set_ciphersuites(context,
+                                "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+                                "TLS_CHACHA20_POLY1305_SHA256"))
+    // It fails only on a name this OpenSSL does not know; the OpenSSL
+    // configuration's CipherSuites cannot make it fail.
+    throw fail(std::string("this OpenSSL (") + OpenSSL_version(OPENSSL_VERSION) +
+               ") does not know the TLS 1.3 suites TLS_AES_128_GCM_SHA256, "
+               "TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256; "
+               "build against OpenSSL 3.0 or later");
+  // Writes may be partial, as send()'s are, and go on from a buffer that
+  // moved (a non-blocking socket's retries).
+  SSL_CTX_set_mode(context,
+                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // A record whole, and what follows it, in one read.
+  SSL_CTX_set_read_ahead(context, 1);
+  // Connections are pooled and long-lived: no session tickets, no cache.
+  SSL_CTX_set_num_tickets(context, 0);
+  SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
+  static constexpr unsigned char session_context[] = "launchpad";
+  SSL_CTX_set_session_id_context(context, session_context, sizeof session_context - 1);
+
+  auto chain = certificates_in(credentials.certificate);
+  if (chain.empty()) throw fail("no certificate in PEM form");
+  if (SSL_CTX_use_certificate(context, chain.front().get()) != 1)
+    throw fail("the certificate is refused");
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    if (SSL_CTX_add1_chain_cert(context, chain[i].get()) != 1)
+      throw fail("a certificate of its chain is refused");
+  {
+    auto in = reading_bio(credentials.key);
+    key_handle key(PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr));
+    if (!key) throw fail("no private key in PEM form");
+    if (SSL_CTX_use_PrivateKey(context, key.get()) != 1 ||
+        SSL_CTX_check_private_key(context) != 1)
+      throw fail("the key is not the certificate's");
+  }
+  auto authorities = certificates_in(credentials.authority);
+  if (authorities.empty()) throw fail("no authority to check peers against");
+  store_handle store(X509_STORE_new());
+  if (!store) throw fail("no trust store");
+  for (auto& authority : authorities)
+    if (X509_STORE_add_cert(store.get(), authority.get()) != 1)
+      throw fail("the authority is refused");
+  SSL_CTX_set_cert_store(context, store.release());  // the context owns it now
+  SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  SSL_CTX_set_verify_depth(context, 8);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/tls/impl/credentials_inl.hpp ----
+
+// credentials.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+#include <ctime>
+
+namespace lp::detail {
+
+namespace tls_detail {
+
+inline std::string pem_of(const X509* certificate) {
+  bio_handle out(BIO_new(BIO_s_mem()));
+  PEM_write_bio_X509(out.get(), const_cast<X509*>(certificate));
+  char* data = nullptr;
+  long size = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+inline std::string pem_of(const EVP_PKEY* key) {
+  bio_handle out(BIO_new(BIO_s_mem()));
+  PEM_write_bio_PrivateKey(out.get(), key, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  long size = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+inline void add_extension(X509* certificate, int nid, const char* value) {
+  X509V3_CTX context;
+  X509V3_set_ctx_nodb(&context);
+  X509V3_set_ctx(&context, certificate, certificate, nullptr, nullptr, 0);
+  X509_EXTENSION* extension = X509V3_EXT_conf_nid(nullptr, &context, nid, value);
+  if (!extension || !X509_add_ext(certificate, extension, -1)) {
+    X509_EXTENSION_free(extension);
+    throw tls_error("cannot make the launch's certificate: " + openssl_errors());
+  }
+  X509_EXTENSION_free(extension);
+}
+
+// "2026-01-31 09:00 UTC"
+inline std::string time_text(const ASN1_TIME* time) {
+  tm parts{};
+  if (!ASN1_TIME_to_tm(time, &parts)) return "an unreadable time";
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &parts);
+  return text;
+}
+
+inline std::string read_whole(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw tls_error("cannot read the " + flag + " file " + path + ": " +
+                    std::strerror(errno) + "; give a readable file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace tls_detail
+
+LP_API std::vector<certificate_handle> certificates_in(const std::string& pem) {
+  std::vector<certificate_handle> found;
+  auto in = reading_bio(pem);
+  while (X509* certificate = PEM_read_bio_X509(in.get(), nullptr, nullptr, nullptr))
+    found.emplace_back(certificate);
+  ERR_clear_error();  // the end of the text reads as an error
+  return found;
+}
+
+LP_API tls_credentials make_launch_credentials(const std::string& program) {
+  auto fail = [](const char* step) {
+    return tls_error(std::string("cannot make the launch's TLS credentials (") + step +
+                     "): " + openssl_errors());
+  };
+  key_handle key(EVP_EC_gen("P-256"));
+  if (!key) throw fail("an EC P-256 key");
+  certificate_handle certificate(X509_new());
+  if (!certificate || !X509_set_version(certificate.get(), 2))
+    throw fail("a certificate");
+  {
+    std::unique_ptr<BIGNUM, openssl_free<BIGNUM, BN_free>> serial(BN_new());
+    if (!serial || !BN_rand(serial.get(), 159, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) ||
+        !BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(certificate.get())))
+      throw fail("a random serial");
+  }
+  if (!X509_gmtime_adj(X509_getm_notBefore(certificate.get()), -60L * 60) ||
+      !X509_gmtime_adj(X509_getm_notAfter(certificate.get()),
+                       tls_validity_days * 24 * 3600))
+    throw fail("the validity");
+  if (!X509_set_pubkey(certificate.get(), key.get())) throw fail("the public key");
+  // A common name holds at most 64 characters.
+  std::string common = ("launchpad " + program).substr(0, 64);
+  X509_NAME* name = X509_get_subject_name(certificate.get());
+  if (!X509_NAME_add_entry_by_txt(
+          name, "O", MBSTRING_UTF8,
+          reinterpret_cast<const unsigned char*>("Launchpad launch"), -1, -1, 0) ||
+      !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                  reinterpret_cast<const unsigned char*>(common.c_str()),
+                                  -1, -1, 0) ||
+      !X509_set_issuer_name(certificate.get(), name))
+    throw fail("the name");
+  // Its own authority, for servers and clients alike. Peers check it, not
+  // names; the names are for curl, which checks them (docs/protocol.md).
+  tls_detail::add_extension(certificate.get(), NID_basic_constraints, "critical,CA:TRUE");
+  tls_detail::add_extension(certificate.get(), NID_key_usage,
+                            "critical,digitalSignature,keyCertSign");
+  tls_detail::add_extension(certificate.get(), NID_ext_key_usage,
+                            "serverAuth,clientAuth");
+  tls_detail::add_extension(certificate.get(), NID_subject_key_identifier, "hash");
+  tls_detail::add_extension(certificate.get(), NID_subject_alt_name,
+                            "DNS:launchpad,DNS:localhost,IP:127.0.0.1,IP:::1");
+  if (!X509_sign(certificate.get(), key.get(), EVP_sha256())) throw fail("the signature");
+  auto pem = tls_detail::pem_of(certificate.get());
+  return {pem, tls_detail::pem_of(key.get()), pem};
+}
+
+LP_API tls_credentials read_tls_files(const tls_files& files) {
+  using tls_detail::read_whole;
+  tls_credentials read;
+  read.certificate = read_whole(files.certificate, "--lp_tls_cert");
+  read.key = read_whole(files.key, "--lp_tls_key");
+  auto chain = certificates_in(read.certificate);
+  if (chain.empty())
+    throw tls_error("the --lp_tls_cert file " + files.certificate +
+                    " holds no certificate in PEM form (-----BEGIN CERTIFICATE-----); "
+                    "convert it, e.g. openssl x509 -in " +
+                    files.certificate + " -inform DER -out cert.pem");
+  X509* leaf = chain.front().get();
+  if (X509_cmp_current_time(X509_get0_notAfter(leaf)) < 0)
+    throw tls_error(
+        "the certificate in the --lp_tls_cert file " + files.certificate +
+        " expired on " + tls_detail::time_text(X509_get0_notAfter(leaf)) +
+        "; give a current one, or leave out --lp_tls_cert and --lp_tls_key and "
+        "the launch makes its own");
+  if (X509_cmp_current_time(X509_get0_notBefore(leaf)) > 0)
+    throw tls_error("the certificate in the --lp_tls_cert file " + files.certificate +
+                    " is not valid before " +
+                    tls_detail::time_text(X509_get0_notBefore(leaf)) +
+                    "; is this host's clock right? Give a certificate valid now");
+  {
+    auto in = reading_bio(read.key);
+    key_handle key(PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr));
+    ERR_clear_error();
+    if (!key)
+      throw tls_error("the --lp_tls_key file " + files.key +
+                      " holds no private key in PEM form, or an encrypted one; give it "
+                      "unencrypted, e.g. openssl pkey -in " +
+                      files.key + " -out key.pem");
+    if (X509_check_private_key(leaf, key.get()) != 1) {
+      ERR_clear_error();
+      throw tls_error("the key in the --lp_tls_key file " + files.key +
+                      " is not the key of the certificate in the --lp_tls_cert file " +
+                      files.certificate + "; give the two files of one pair");
+    }
+  }
+  if (files.authority.empty()) {
+    // Peers trust exactly this certificate.
+    read.authority = tls_detail::pem_of(leaf);
+    return read;
+  }
+  read.authority = read_whole(files.authority, "--lp_tls_ca");
+  auto authorities = certificates_in(read.authority);
+  if (authorities.empty())
+    throw tls_error("the --lp_tls_ca file " + files.authority +
+                    " holds no certificate in PEM form (-----BEGIN CERTIFICATE-----); "
+                    "give the CA's certificate as PEM");
+  store_handle store(X509_STORE_new());
+  for (auto& authority : authorities) X509_STORE_add_cert(store.get(), authority.get());
+  struct stack_free {
+    void operator()(STACK_OF(X509) * stack) const { sk_X509_free(stack); }
+  };
+  std::unique_ptr<STACK_OF(X509), stack_free> middle(sk_X509_new_null());
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    sk_X509_push(middle.get(), chain[i].get());
+  std::unique_ptr<X509_STORE_CTX, openssl_free<X509_STORE_CTX, X509_STORE_CTX_free>>
+      check(X509_STORE_CTX_new());
+  if (!check || !X509_STORE_CTX_init(check.get(), store.get(), leaf, middle.get()))
+    throw tls_error("cannot check the --lp_tls_cert file: " + openssl_errors());
+  if (X509_verify_cert(check.get()) != 1) {
+    ERR_clear_error();
+    throw tls_error("the certificate in the --lp_tls_cert file " + files.certificate +
+                    " does not verify against the --lp_tls_ca file " + files.authority +
+                    " (" +
+                    X509_verify_cert_error_string(X509_STORE_CTX_get_error(check.get())) +
+                    "); give the CA that signed it, or a current one");
+  }
+  return read;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/tls/impl/session_inl.hpp ----
+
+// session.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+namespace tls_detail {
+
+inline int socket_of(BIO* bio) {
+  return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio)));
+}
+
+// A BIO over a socket that sends with MSG_NOSIGNAL. OpenSSL's own socket
+// BIO uses write(), whose SIGPIPE would end the process when a peer has
+// gone; the library sets no SIGPIPE handler of its own, which is the
+// program's to choose.
+inline BIO_METHOD* socket_method() {
+  static BIO_METHOD* const method = [] {
+    BIO_METHOD* made =
+        BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "lp socket");
+    BIO_meth_set_write(made, [](BIO* bio, const char* data, int size) -> int {
+      BIO_clear_retry_flags(bio);
+      for (;;) {
+        ssize_t sent =
+            ::send(socket_of(bio), data, static_cast<std::size_t>(size), MSG_NOSIGNAL);
+        if (sent >= 0) return static_cast<int>(sent);
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_write(bio);
+        return -1;
+      }
+    });
+    BIO_meth_set_read(made, [](BIO* bio, char* data, int size) -> int {
+      BIO_clear_retry_flags(bio);
+      for (;;) {
+        ssize_t got = ::recv(socket_of(bio), data, static_cast<std::size_t>(size), 0);
+        if (got >= 0) return static_cast<int>(got);
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_read(bio);
+        return -1;
+      }
+    });
+    BIO_meth_set_ctrl(made, [](BIO*, int command, long, void*) -> long {
+      return command == BIO_CTRL_FLUSH ? 1 : 0;
+    });
+    BIO_meth_set_create(made, [](BIO* bio) -> int {
+      BIO_set_init(bio, 1);
+      return 1;
+    });
+    return made;
+  }();
+  return method;
+}
+
+// Whether OpenSSL's reason is the peer's alert about our certificate.
+inline bool refusal_alert(int reason) {
+  switch (reason) {
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+    case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
+    case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace tls_detail
+
+LP_API tls_session::tls_session(const tls_context& context, int socket, role side)
+    : ssl_(SSL_new(context.native())), socket_(socket) {
+  BIO* bio = BIO_new(tls_detail::socket_method());
+  if (!ssl_ || !bio) {
+    BIO_free(bio);
+    throw tls_error("cannot start a TLS connection: " + openssl_errors());
+  }
+  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(socket)));
+  SSL_set_bio(ssl_.get(), bio, bio);  // the session owns it now
+  if (side == role::server)
+    SSL_set_accept_state(ssl_.get());
+  else
+    SSL_set_connect_state(ssl_.get());
+}
+
+LP_API tls_session::step::state_t tls_session::outcome(int result) {
+  int code = SSL_get_error(ssl_.get(), result);
+  if (code == SSL_ERROR_WANT_READ) return step::want_read;
+  if (code == SSL_ERROR_WANT_WRITE) return step::want_write;
+  if (code == SSL_ERROR_ZERO_RETURN) {
+    failure_ = trouble::closed;
+    error_ = "the peer closed the connection";
+    return step::closed;
+  }
+  if (code == SSL_ERROR_SYSCALL) {
+    int error = errno;
+    ERR_clear_error();
+    failure_ = trouble::closed;
+    error_ = error == 0 ? "the peer closed the connection" : std::strerror(error);
+    return error == 0 || error == ECONNRESET || error == EPIPE ? step::closed
+                                                               : step::failed;
+  }
+  unsigned long first = ERR_peek_error();
+  int reason = ERR_GET_REASON(first);
+  long verified = SSL_get_verify_result(ssl_.get());
+  error_ = openssl_errors();
+  if (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+    failure_ = trouble::closed;
+    error_ = "the peer closed the connection";
+    return step::closed;
+  }
+  if (tls_detail::refusal_alert(reason)) {
+    failure_ = trouble::peer_refused;
+  } else if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED ||
+             reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
+    failure_ = trouble::peer_untrusted;
+    if (verified != X509_V_OK) error_ = X509_verify_cert_error_string(verified);
+  } else if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_HTTP_REQUEST ||
+             reason == SSL_R_PACKET_LENGTH_TOO_LONG || reason == SSL_R_UNKNOWN_PROTOCOL ||
+             reason == SSL_R_RECORD_LENGTH_MISMATCH) {
+    failure_ = trouble::not_tls;
+  } else {
+    failure_ = trouble::other;
+  }
+  if (error_.empty()) error_ = "TLS error " + std::to_string(code);
+  return step::failed;
+}
+
+LP_API tls_session::trouble tls_session::handshake(clock::time_point deadline) {
+  for (;;) {
+    ERR_clear_error();
+    int result = SSL_do_handshake(ssl_.get());
+    if (result == 1) return trouble::none;
+    auto state = outcome(result);
+    if (state != step::want_read && state != step::want_write) return failure_;
+    for (;;) {
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
+      if (left <= 0) {
+        failure_ = trouble::timeout;
+        error_ = "the TLS handshake did not finish in time";
+        return failure_;
+      }
+      pollfd watched{socket_,
+                     static_cast<short>(state == step::want_read ? POLLIN : POLLOUT), 0};
+      int ready =
+          ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
+      if (ready > 0) break;
+      if (ready < 0 && errno != EINTR) {
+        failure_ = trouble::other;
+        error_ = std::strerror(errno);
+        return failure_;
+      }
+    }
+  }
+}
+
+// SSL_get_error needs the thread's error queue empty before each read or
+// write. It nearly always is (outcome() drains it), and clearing an empty
+// queue measured ~840 instructions, which a small call over TLS would pay
+// four times (benchmarks/README.md, "Waiting without sleeping").
+inline void empty_error_queue() {
+  if (ERR_peek_error() != 0) ERR_clear_error();
+}
+
+LP_API tls_session::step tls_session::read(char* into, std::size_t size) {
+  empty_error_queue();
+  std::size_t got = 0;
+  int result = SSL_read_ex(ssl_.get(), into, size, &got);
+  if (result == 1) return {step::done, got};
+  return {outcome(result), 0};
+}
+
+LP_API tls_session::step tls_session::write(const char* from, std::size_t size) {
+  empty_error_queue();
+  std::size_t sent = 0;
+  int result = SSL_write_ex(ssl_.get(), from, size, &sent);
+  if (result == 1) return {step::done, sent};
+  return {outcome(result), 0};
+}
+
+LP_API void tls_session::close() {
+  if (failure_ != trouble::none || !SSL_is_init_finished(ssl_.get())) return;
+  ERR_clear_error();
+  SSL_shutdown(ssl_.get());
+  ERR_clear_error();
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/util/impl/type_name_inl.hpp ----
+
+// type_name.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::string readable_type(std::string_view spelling) {
+  std::string name(spelling);
+  for (std::string_view verbose :
+       {"std::__cxx11::basic_string<char>", "std::basic_string<char>",
+        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+        "std::basic_string<char, std::char_traits<char>, std::allocator<char>>"}) {
+    for (auto pos = name.find(verbose); pos != std::string::npos;
+         pos = name.find(verbose))
+      name.replace(pos, verbose.size(), "std::string");
+  }
+  return name;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/arguments_inl.hpp ----
+
+// arguments.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API arguments::arguments(std::string_view body, protocol::format format) {
+  if (format == protocol::format::cbor) {
+    if (auto starts = cbor::reader(body, protocol::max_depth).array_items()) {
+      cbor_ = body;
+      starts_ = std::move(*starts);
+      is_array_ = true;
+      return;
+    }
+    type_name_ = protocol::decode(body, format).type_name();
+    return;
+  }
+  json parsed = protocol::decode(body, format);
+  type_name_ = parsed.type_name();
+  if (!parsed.is_array()) return;
+  // Each argument in CBOR, where it starts noted as it is written.
+  cbor::head(owned_, 4, parsed.size());
+  starts_.reserve(parsed.size());
+  for (const auto& argument : parsed) {
+    starts_.push_back(owned_.size());
+    json::to_cbor(argument, owned_);
+  }
+  cbor_ = owned_;
+  is_array_ = true;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/cbor_decode_inl.hpp ----
+
+// cbor_decode.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail::cbor {
+
+LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type) {
+  in.seek(start);
+  json item = in.read();
+  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) + "), got " +
+                     describe_value(item));
+}
+
+LP_API void not_a_tensor(reader& in, std::size_t start) {
+  in.seek(start);
+  json item = in.read();
+  throw decode_error("expected a tensor, an object with 'shape' and 'data', got " +
+                     describe_value(item));
+}
+
+LP_API std::size_t count_items(reader& in) {
+  auto at = in.at();
+  std::size_t count = 0;
+  {
+    reader::nested items(in);
+    while (!in.at_break()) {
+      in.skip();
+      ++count;
+    }
+  }
+  in.seek(at);
+  return count;
+}
+
+LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
+  if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
+  (*misfits_)[std::string(key)] = e.reason();
+}
+
+LP_API const std::string* deferred_misfits::find(std::size_t index) const {
+  if (!misfits_) return nullptr;
+  auto it = misfits_->find(order(index));
+  return it == misfits_->end() ? nullptr : &it->second;
+}
+
+LP_API std::string deferred_misfits::order(std::size_t index) {
+  auto digits = std::to_string(index);
+  return std::string(20 - digits.size(), '0') + digits;
+}
+
+LP_API void deferred_misfits::erase(std::string_view key) {
+  auto it = misfits_->find(key);
+  if (it != misfits_->end()) misfits_->erase(it);
+}
+
+LP_API void deferred_misfits::throw_any() const {
+  if (!misfits_->empty()) throw decode_error(misfits_->begin()->second);
+}
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/wire/impl/cbor_encode_inl.hpp ----
+
+// cbor_encode.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail::cbor {
+
+LP_API std::span<const std::string_view> gathered::pieces() {
+  pieces_.clear();
+  std::size_t at = 0;
+  for (const auto& b : borrowed_) {
+    pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
+    pieces_.push_back(b.data);
+    at = b.at;
+  }
+  pieces_.push_back(std::string_view(bytes_).substr(at));
+  return pieces_;
+}
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/wire/impl/cbor_reader_inl.hpp ----
+
+// cbor_reader.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail::cbor {
+
+LP_API json read(std::string_view bytes, std::size_t max_depth) {
+  return reader(bytes, max_depth).read_all();
+}
+
+LP_API json reader::read_all() {
+  json value = read();
+  at_end();
+  return value;
+}
+
+LP_API json reader::read_at(std::size_t& at) {
+  at_ = at;
+  json value = read();
+  at = at_;
+  return value;
+}
+
+LP_API std::optional<std::vector<std::size_t>> reader::array_items() {
+  auto initial = next();
+  if (initial >> 5 != 4) {
+    at_ = 0;
+    skip();
+    at_end();
+    return std::nullopt;
+  }
+  auto count = size_of(initial);
+  array_fits(count);
+  std::vector<std::size_t> starts;
+  if (count) starts.reserve(static_cast<std::size_t>(*count));
+  nested items(*this);
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+    starts.push_back(at_);
+    skip();
+  }
+  at_end();
+  return starts;
+}
+
+LP_API json reader::read() {
+  check_depth();
+  auto initial = next();
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major == 7) return simple(info);
+  if (major >= 2 && major <= 5) {
+    auto size = size_of(initial);
+    if (major == 2) return binary(size, std::nullopt);
+    if (major == 3) {
+      std::string out;
+      text_into(size, out);
+      return out;
+    }
+    return major == 4 ? array(size) : map(size);
+  }
+  if (info == 31) indefinite_number(major);
+  auto arg = argument(info);
+  if (major == 0) return arg;
+  if (major == 1) return negative(arg);
+  return binary(size_of(tagged(arg)), arg);
+}
+
+LP_API void reader::skip() {
+  check_depth();
+  auto initial = next();
+  std::uint8_t major = initial >> 5, info = initial & 0x1f;
+  if (major == 7) {
+    simple(info);
+    return;
+  }
+  if (major == 2 || major == 3) {
+    auto size = size_of(initial);
+    if (major == 3) {
+      std::string scratch;
+      text(size, scratch);
+    } else {
+      skip_bytes(size);
+    }
+    return;
+  }
+  if (major == 4 || major == 5) {
+    auto count = size_of(initial);
+    if (major == 5) map_fits(count);
+    else array_fits(count);
+    nested items(*this);
+    for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+      if (major == 5) map_key();
+      skip();
+    }
+    return;
+  }
+  if (info == 31) indefinite_number(major);
+  auto arg = argument(info);
+  if (major == 1) negative(arg);
+  if (major == 6) skip_bytes(size_of(tagged(arg)));
+}
+
+LP_API void reader::fail(const std::string& what) const {
+  throw malformed(what + " (at byte " + std::to_string(at_) + ")");
+}
+
+LP_API void reader::too_deep() const {
+  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+}
+
+LP_API void reader::indefinite_number(std::uint8_t major) const {
+  fail("major type " + std::to_string(major) + " cannot have an indefinite length");
+}
+
+LP_API void reader::skip_bytes(length size) {
+  if (size) {
+    take(*size);
+  } else {
+    std::string scratch;
+    string_bytes(2, size, scratch);
+  }
+}
+
+LP_API void reader::map_key() {
+  std::string scratch;
+  map_key(scratch);
+}
+
+LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
+  std::string scratch;
+  auto view = string_bytes(2, size, scratch);
+  // Pointers of the same type make assign one memcpy.
+  auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
+  std::vector<std::uint8_t> bytes(first, first + view.size());
+  return tag ? json::binary(std::move(bytes), *tag) : json::binary(std::move(bytes));
+}
+
+LP_API double reader::half(std::uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  double mantissa = bits & 0x3ff;
+  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                     : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                                       : std::numeric_limits<double>::quiet_NaN())
+                                      : std::ldexp(mantissa + 1024, exponent - 25);
+  return bits & 0x8000 ? -magnitude : magnitude;
+}
+
+LP_API json reader::simple(std::uint8_t info) {
+  switch (info) {
+    case 20: return false;
+    case 21: return true;
+    case 22: return nullptr;
+    case 25:
+    case 26:
+    case 27: return floating(info);
+    case 31: fail("a break outside an indefinite-length item");
+    default: fail("simple value " + std::to_string(info) + " is not supported");
+  }
+}
+
+LP_API json reader::array(length count) {
+  array_fits(count);
+  json out = json::array();
+  auto& items = out.get_ref<json::array_t&>();
+  if (count) items.reserve(static_cast<std::size_t>(*count));
+  nested inside(*this);
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) items.push_back(read());
+  return out;
+}
+
+LP_API json reader::map(length count) {
+  map_fits(count);
+  json out = json::object();
+  auto& members = out.get_ref<json::object_t&>();
+  nested inside(*this);
+  std::string scratch;
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
+    std::string key(map_key(scratch));
+    members[key] = read();
+  }
+  return out;
+}
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/wire/impl/decode_error_inl.hpp ----
+
+// decode_error.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::string describe_value(const json& value) {
+  if (value.is_binary()) {
+    const auto& bytes = value.get_binary();
+    return "byte string of " + std::to_string(bytes.size()) + " bytes" +
+           (bytes.has_subtype() ? " tagged " + std::to_string(bytes.subtype()) : "");
+  }
+  auto text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 40) {
+    std::size_t cut = 37;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+      --cut;  // not mid-character
+    text = text.substr(0, cut) + "...";
+  }
+  return std::string(value.type_name()) + " " + text;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/json_decode_inl.hpp ----
+
+// json_decode.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::string cbor_of(const json& value) {
+  std::string bytes;
+  json::to_cbor(value, bytes);
+  return bytes;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/json_encode_inl.hpp ----
+
+// json_encode.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API json json_of_written(std::string_view bytes) {
+  return cbor::reader(bytes, cbor::unbounded, /*check_text=*/false).read_all();
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/kind_inl.hpp ----
+
+// kind.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/protocol_inl.hpp ----
+
+// protocol.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail::protocol {
+
+LP_API std::string encode(const json& value, format f) {
+  if (f == format::cbor) {
+    std::string out;
+    json::to_cbor(value, out);
+    return out;
+  }
+  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  if (!typed_array::has_binary(value)) return text(value);
+  json expanded = value;
+  typed_array::expand(expanded);
+  return text(expanded);
+}
+
+LP_API json decode(std::string_view body, format f) {
+  if (f == format::cbor) return cbor::read(body, max_depth);
+  json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > max_depth)
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+    return true;
+  };
+  return json::parse(body, limit);
+}
+
+LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
+                       std::string_view method) {
+  return {{"error",
+           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
+}
+
+}  // namespace lp::detail::protocol
+
+// ---- launchpad/detail/wire/impl/result_inl.hpp ----
+
+// result.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API bool finite_numbers(const json& value) {
+  if (value.is_number_float()) return std::isfinite(value.get<double>());
+  if (value.is_structured())
+    return std::all_of(value.begin(), value.end(),
+                       [](const json& v) { return finite_numbers(v); });
+  return true;
+}
+
+LP_API void reply_to_json(written_reply& out) {
+  std::string whole;
+  json body = json_of_written(out.joined(whole));
+  typed_array::expand(body);
+  if (!finite_numbers(body))
+    throw call_failure(500, "remote_exception",
+                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+                       "(Accept: application/cbor)");
+  out.clear();
+  out.body.bytes() = body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+LP_API void write_void_result(written_reply& out, protocol::format f) {
+  out.clear();
+  out.body.bytes() += result_prefix;
+  out.body.bytes() += static_cast<char>(0xf6);
+  if (f == protocol::format::json) reply_to_json(out);
+}
+
+LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
+                        std::string_view node, std::string_view method, protocol::format f) {
+  out.clear();
+  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
+}
+
+LP_API json result_of(const std::string& node, const std::string& method, int status,
+                      json&& reply) {
+  if (status == 200 && reply.is_object() && reply.contains("result"))
+    return std::move(reply["result"]);
+  const json* error =
+      reply.is_object() && reply.contains("error") ? &reply["error"] : nullptr;
+  auto text = [&](const char* key, const std::string& fallback) {
+    return error && error->contains(key) && (*error)[key].is_string()
+               ? (*error)[key].get<std::string>()
+               : fallback;
+  };
+  // An empty code is no code: the caller matches on it.
+  auto code = text("code", "");
+  if (code.empty()) code = "http_" + std::to_string(status);
+  auto message = text("message", "HTTP status " + std::to_string(status));
+  throw remote_error(node, method, code, message, status);
+}
+
+LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply) {
+  json parsed;
+  try {
+    parsed = protocol::decode(reply.body, reply.format);
+  } catch (const std::exception& e) {
+    throw remote_error(node, method, "http_" + std::to_string(reply.status),
+                       "an unreadable reply (" + std::string(e.what()) + ")",
+                       reply.status);
+  }
+  return result_of(node, method, reply.status, std::move(parsed));
+}
+
+LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply) {
+  result_in(node, method, reply);
+}
+
+LP_API std::string result_cbor(const std::string& node, const std::string& method,
+                               const raw_reply& reply) {
+  return cbor_of(result_in(node, method, reply));
+}
+
+LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
+  throw transport_error(node, method,
+                        std::string("the node's reply does not fit the result type: ") + e.reason());
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/schema_inl.hpp ----
+
+// schema.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+namespace schema_writer {
+
+// A spelling as people write it: std::string, and no "> >".
+inline std::string spelled(std::string_view spelling) {
+  auto text = readable_type(spelling);
+  for (auto at = text.find(" >"); at != std::string::npos; at = text.find(" >", at))
+    text.erase(at, 1);
+  return text;
+}
+
+inline nlohmann::json write(const type_schema& schema,
+                            std::vector<const type_schema*>& structs) {
+  nlohmann::json out = {{"kind", schema.kind}, {"type", spelled(schema.spelling)}};
+  auto kind = schema.kind;
+  if (kind == "integer" || kind == "floating" || kind == "enumeration")
+    out["bits"] = schema.bits;
+  if (kind == "integer" || kind == "enumeration") out["signed"] = schema.is_signed;
+  if (schema.element) out["element"] = write(*schema.element, structs);
+  if (schema.fixed_size) out["size"] = schema.size;
+  if (schema.unique) out["unique"] = true;
+  if (schema.key) out["key"] = write(*schema.key, structs);
+  if (schema.value) out["value"] = write(*schema.value, structs);
+  if (kind == "tuple") {
+    out["items"] = nlohmann::json::array();
+    for (const auto* item : schema.items) out["items"].push_back(write(*item, structs));
+  }
+  if (kind == "struct") {
+    for (std::size_t i = structs.size(); i-- > 0;)
+      if (structs[i] == &schema) {
+        out["recursive"] = structs.size() - i;
+        return out;
+      }
+    structs.push_back(&schema);
+    out["fields"] = nlohmann::json::array();
+    for (const auto& field : schema.fields)
+      out["fields"].push_back(
+          {{"name", field.name}, {"schema", write(*field.schema, structs)}});
+    structs.pop_back();
+  }
+  return out;
+}
+
+}  // namespace schema_writer
+
+LP_API nlohmann::json schema_json(const type_schema& schema) {
+  std::vector<const type_schema*> structs;
+  return schema_writer::write(schema, structs);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/impl/typed_array_inl.hpp ----
+
+// typed_array.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail::typed_array {
+
+template <class T>
+json numbers(const json::binary_t& bytes, bool little_endian) {
+  json out = json::array();
+  out.get_ref<json::array_t&>().reserve(bytes.size() / sizeof(T));
+  for (std::size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
+    T element;
+    std::memcpy(&element, bytes.data() + at, sizeof(T));
+    if (little_endian != (std::endian::native == std::endian::little)) element = byte_swapped(element);
+    out.push_back(element);
+  }
+  return out;
+}
+
+inline json numbers_of(const json::binary_t& bytes, const element& e) {
+  if (e.is_float) return e.size == 4 ? numbers<float>(bytes, e.little_endian) : numbers<double>(bytes, e.little_endian);
+  switch (e.size) {
+    case 1: return e.is_signed ? numbers<std::int8_t>(bytes, true) : numbers<std::uint8_t>(bytes, true);
+    case 2: return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian) : numbers<std::uint16_t>(bytes, e.little_endian);
+    case 4: return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian) : numbers<std::uint32_t>(bytes, e.little_endian);
+    default: return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian) : numbers<std::uint64_t>(bytes, e.little_endian);
+  }
+}
+
+LP_API void expand(json& value) {
+  if (value.is_binary()) {
+    const auto& bytes = value.get_binary();
+    if (!bytes.has_subtype()) return;
+    if (auto e = element_of(bytes.subtype())) value = numbers_of(bytes, *e);
+  } else if (value.is_structured()) {
+    for (auto& element : value) expand(element);
+  }
+}
+
+LP_API bool has_binary(const json& value) {
+  if (value.is_binary()) return true;
+  if (!value.is_structured()) return false;
+  return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
+}
+
+}  // namespace lp::detail::typed_array
+
+// ---- launchpad/detail/wire/impl/utf8_inl.hpp ----
+
+// utf8.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::string to_utf8(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    auto length = utf8_sequence(text.substr(at));
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/impl/context_inl.hpp ----
+
+// context.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp {
+
+LP_API void stop() {
+  if (auto* launch = detail::this_thread_node().launch) {
+    launch->request_stop();
+    return;
+  }
+  for (auto& launch : detail::launch_registry::get().all()) launch->request_stop();
+}
+
+}  // namespace lp
+
+// ---- launchpad/impl/error_inl.hpp ----
+
+// error.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp {
+
+LP_API error::error(const std::string& id, const std::string& message)
+    : std::runtime_error("[lp." + id + "] " + message), id_(id) {}
+
+}  // namespace lp
+
+// ---- launchpad/impl/launch_inl.hpp ----
+
+// launch.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled). lp::launch's main path, which --lp_launch sends to a launcher.
+
+
+
+// ---- launchpad/detail/kube/launch.hpp ----
+
+// --lp_launch=kubernetes: on a workstation, write the launch's manifests;
+// in one of its pods, be the coordinator or the process that the pod's
+// Job and index name (docs/kubernetes.md).
+
+
+// ---- launchpad/detail/kube/coordinator.hpp ----
+
+// The coordinator pod of a Kubernetes launch. The Job controller starts,
+// restarts and ends the node pods; the coordinator only hears from them. It
+// keeps the rendezvous, decides when the program stops, stops it, shows
+// the status page, and tells how the program ended by its exit status.
+//
+// What it hears: a node process publishes its nodes when it serves, and
+// says how it ended. A process killed outright (SIGKILL, out of memory, its
+// host gone) says nothing; the coordinator finds it by probing every
+// process that serves. A process that failed more often than its group's
+// max_restarts will not be started again (backoffLimitPerIndex says the
+// same to the Job controller), so the program fails and stops.
+
+
+
 
 namespace lp::detail::kube {
 
@@ -15404,8 +16372,6 @@ class coordinator {
 // What a pod of a Kubernetes launch learns from its environment: which
 // process of the program it runs (docs/kubernetes.md, "In the pods").
 
-#include <cstdlib>
-#include <string>
 
 namespace lp::detail::kube {
 
@@ -15447,621 +16413,15 @@ inline unit_plan unit_of_pod(const program& graph) {
 
 }  // namespace lp::detail::kube
 
-// ---- launchpad/detail/kube/submit.hpp ----
-
-// --lp_launch=kubernetes outside a pod: the command a user runs on a
-// workstation writes the launch's manifests, for kubectl to apply
-// (docs/kubernetes.md). It talks to no cluster itself: kubectl already
-// holds the user's credentials and context, and a launch is then whatever
-// kubectl apply says it is.
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstddef>
-#include <cstring>
-#include <filesystem>
-#include <iostream>
-
-// ---- launchpad/detail/kube/manifests.hpp ----
-
-// The Kubernetes objects of one launch (docs/kubernetes.md, "The
-// manifests"): its Secret, a headless Service that gives every pod a DNS
-// name, a Service for the status page, the coordinator's Job, and one
-// Indexed Job per process group.
-
-#include <cstddef>
-
-// ---- launchpad/detail/kube/yaml.hpp ----
-
-// Block-style YAML from JSON values, for the manifests of a Kubernetes
-// launch: what kubectl and a reader take in, written without a YAML
-// library. Every string is double-quoted with JSON's escapes, which are
-// YAML's too: a value never reads as a number, a boolean or null (YAML 1.1
-// takes `on`, `no` and `0400` for other things), and a newline in it stays
-// a newline.
-
-#include <cstddef>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <string_view>
-#include <vector>
-
-namespace lp::detail::kube {
-
-// Keys keep the order they were added in: a manifest reads apiVersion,
-// kind, metadata, spec, as people write them.
-using yaml_value = nlohmann::ordered_json;
-
-namespace yaml_detail {
-
-// A key as it stands: plain when it plainly is a string (apiVersion,
-// app.kubernetes.io/name, tls.crt), else quoted.
-inline std::string key_text(const std::string& key) {
-  bool plain = !key.empty() && ((key[0] >= 'a' && key[0] <= 'z') ||
-                                (key[0] >= 'A' && key[0] <= 'Z') || key[0] == '_');
-  for (char c : key)
-    plain =
-        plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                  (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' || c == '-');
-  std::string lower;
-  for (char c : key) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  for (std::string_view word :
-       {"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
-    plain = plain && lower != word;
-  return plain
-             ? key
-             : yaml_value(key).dump(-1, ' ', false, yaml_value::error_handler_t::replace);
-}
-
-// A value that fits on its key's line: a scalar, or an empty container.
-inline bool is_block(const yaml_value& value) {
-  return (value.is_object() || value.is_array()) && !value.empty();
-}
-
-inline std::string scalar(const yaml_value& value) {
-  if (value.is_object()) return "{}";
-  if (value.is_array()) return "[]";
-  // Invalid UTF-8 (from a user's flag) turns into U+FFFD rather than
-  // failing the launch.
-  return value.dump(-1, ' ', false, yaml_value::error_handler_t::replace);
-}
-
-// Writes a non-empty container, each line at `indent`; the first at the
-// cursor instead when `continues` (after a sequence's "- ").
-inline void write_block(std::string& out, const yaml_value& value, std::size_t indent,
-                        bool continues) {
-  bool first = true;
-  auto start = [&] {
-    if (!(first && continues)) out.append(indent, ' ');
-    first = false;
-  };
-  auto rest = [&](const yaml_value& inner, bool after_dash) {
-    if (!is_block(inner)) {
-      out += " " + scalar(inner) + "\n";
-    } else if (after_dash) {
-      out += " ";
-      write_block(out, inner, indent + 2, true);
-    } else {
-      out += "\n";
-      write_block(out, inner, indent + 2, false);
-    }
-  };
-  if (value.is_object()) {
-    for (const auto& [key, inner] : value.items()) {
-      start();
-      out += key_text(key) + ":";
-      rest(inner, false);
-    }
-  } else {
-    for (const auto& inner : value) {
-      start();
-      out += "-";
-      rest(inner, true);
-    }
-  }
-}
-
-}  // namespace yaml_detail
-
-// One YAML document, ending in a newline.
-inline std::string to_yaml(const yaml_value& value) {
-  if (!yaml_detail::is_block(value)) return yaml_detail::scalar(value) + "\n";
-  std::string out;
-  yaml_detail::write_block(out, value, 0, false);
-  return out;
-}
-
-// Documents one after another, as `kubectl apply -f` reads them.
-inline std::string to_yaml(const std::vector<yaml_value>& documents) {
-  std::string out;
-  for (const auto& document : documents) {
-    if (!out.empty()) out += "---\n";
-    out += to_yaml(document);
-  }
-  return out;
-}
-
-}  // namespace lp::detail::kube
-#include <string>
-#include <string_view>
-#include <vector>
-
-namespace lp::detail::kube {
-
-// Everything the manifests hold beyond the graph.
-struct manifest_plan {
-  launch_names names;
-  std::string kube_namespace = "default";
-  std::string image;
-  std::string binary;                  // the program's path in the image
-  std::vector<std::string> arguments;  // the container's, after the binary
-  std::string secret;                  // empty: --lp_insecure
-  tls_credentials tls;                 // empty: no TLS
-  int termination_notice_secs = 10;
-};
-
-// The files the manifests are written to by --lp_dry_run.
-inline constexpr const char* manifest_file = "launch.yaml";
-inline constexpr const char* kustomization_file = "kustomization.yaml";
-
-// Where the Secret's volume is called in each pod.
-inline constexpr const char* secret_volume = "launchpad";
-
-namespace manifest_detail {
-
-// The labels every object of the launch carries, by which `kubectl delete
-// -l launchpad.dev/launch=<launch>` finds them all.
-inline yaml_value labels(const program& graph, const manifest_plan& plan) {
-  yaml_value labels = yaml_value::object();
-  labels["app.kubernetes.io/name"] = "launchpad";
-  labels["launchpad.dev/launch"] = plan.names.launch;
-  labels["launchpad.dev/program"] = dns_label(graph.name(), 63);
-  return labels;
-}
-
-inline yaml_value metadata(const std::string& name, const program& graph,
-                           const manifest_plan& plan,
-                           const yaml_value& extra_labels = {}) {
-  auto all = labels(graph, plan);
-  if (extra_labels.is_object()) all.update(extra_labels);
-  yaml_value meta = yaml_value::object();
-  meta["name"] = name;
-  meta["namespace"] = plan.kube_namespace;
-  meta["labels"] = all;
-  return meta;
-}
-
-inline yaml_value env_entry(const std::string& name, const std::string& value) {
-  yaml_value entry = yaml_value::object();
-  entry["name"] = name;
-  entry["value"] = value;
-  return entry;
-}
-
-// The Secret, read-only, at the run directory's path: only its owner
-// (root, or the fsGroup) may read the files.
-inline yaml_value secret_volume_of(const manifest_plan& plan) {
-  yaml_value volume = yaml_value::object();
-  volume["name"] = secret_volume;
-  volume["secret"] = {{"secretName", plan.names.secret()}, {"defaultMode", 0400}};
-  return yaml_value::array({volume});
-}
-
-inline yaml_value secret_mount_of() {
-  yaml_value mount = yaml_value::object();
-  mount["name"] = secret_volume;
-  mount["mountPath"] = secret_mount;
-  mount["readOnly"] = true;
-  return yaml_value::array({mount});
-}
-
-inline yaml_value container_port(const std::string& name, int number) {
-  yaml_value port = yaml_value::object();
-  port["name"] = name;
-  port["containerPort"] = number;
-  return port;
-}
-
-inline yaml_value command_of(const manifest_plan& plan) {
-  yaml_value command = yaml_value::array({plan.binary});
-  for (const auto& argument : plan.arguments) command.push_back(argument);
-  return command;
-}
-
-// An Indexed Job's pod template; `container` is completed with the image,
-// the command, the Secret's mount and the environment.
-inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan& plan,
-                               yaml_value container, const yaml_value& env) {
-  yaml_value full = yaml_value::object();
-  full["name"] = container["name"];
-  full["image"] = plan.image;
-  full["command"] = command_of(plan);
-  full["env"] = env;
-  for (const auto& [key, value] : container.items())
-    if (key != "name") full[key] = value;
-  full["volumeMounts"] = secret_mount_of();
-  yaml_value spec = yaml_value::object();
-  // The pods' DNS names, <job>-<index>.<service>, exist through the
-  // headless Service named here.
-  spec["subdomain"] = plan.names.headless_service();
-  spec["restartPolicy"] = "Never";  // a failed process is the Job's to replace, by index
-  // A node stops in order within its notice, as under local_mp; the pod's
-  // SIGKILL comes a little after it.
-  spec["terminationGracePeriodSeconds"] = plan.termination_notice_secs + 5;
-  spec["containers"] = yaml_value::array({full});
-  spec["volumes"] = secret_volume_of(plan);
-  yaml_value pod = yaml_value::object();
-  pod["metadata"] = {{"labels", pod_labels}};
-  pod["spec"] = spec;
-  return pod;
-}
-
-inline yaml_value resources_of(const lp::resources& needs) {
-  yaml_value amounts = yaml_value::object();
-  amounts["cpu"] = std::to_string(needs.cpus);
-  if (needs.memory_mb > 0) amounts["memory"] = std::to_string(needs.memory_mb) + "Mi";
-  yaml_value limits = amounts;
-  // A GPU is an extended resource: asked as a limit, which is its request.
-  if (needs.gpus > 0) limits["nvidia.com/gpu"] = std::to_string(needs.gpus);
-  return {{"requests", amounts}, {"limits", limits}};
-}
-
-inline std::string group_label(const std::string& group) {
-  return group.empty() ? std::string("nodes") : dns_label(group, 63);
-}
-
-}  // namespace manifest_detail
-
-inline yaml_value secret_object(const program& graph, const manifest_plan& plan) {
-  using namespace manifest_detail;
-  // Exactly the run directory's files: a pod reads the mount as every node
-  // process reads its run directory (run_directory::credentials_of).
-  yaml_value data = yaml_value::object();
-  if (!plan.secret.empty()) data["secret"] = plan.secret + "\n";
-  if (!plan.tls.empty()) {
-    data[run_directory::certificate_file] = plan.tls.certificate;
-    data[run_directory::key_file] = plan.tls.key;
-    if (plan.tls.authority != plan.tls.certificate)
-      data[run_directory::authority_file] = plan.tls.authority;
-  }
-  yaml_value secret = yaml_value::object();
-  secret["apiVersion"] = "v1";
-  secret["kind"] = "Secret";
-  secret["metadata"] = metadata(plan.names.secret(), graph, plan);
-  secret["type"] = "Opaque";
-  secret["stringData"] = data;
-  return secret;
-}
-
-inline yaml_value headless_service_object(const program& graph,
-                                          const manifest_plan& plan) {
-  using namespace manifest_detail;
-  yaml_value spec = yaml_value::object();
-  // No ports: a headless Service needs none, and its DNS records name the
-  // pods, whatever they serve on.
-  spec["clusterIP"] = "None";
-  spec["selector"] = {{"launchpad.dev/launch", plan.names.launch}};
-  // A node must resolve the coordinator before either is ready.
-  spec["publishNotReadyAddresses"] = true;
-  yaml_value service = yaml_value::object();
-  service["apiVersion"] = "v1";
-  service["kind"] = "Service";
-  service["metadata"] = metadata(plan.names.headless_service(), graph, plan);
-  service["spec"] = spec;
-  return service;
-}
-
-inline yaml_value status_service_object(const program& graph, const manifest_plan& plan) {
-  using namespace manifest_detail;
-  yaml_value port = yaml_value::object();
-  port["name"] = "status";
-  port["protocol"] = "TCP";
-  port["port"] = status_port;
-  port["targetPort"] = status_port;
-  yaml_value spec = yaml_value::object();
-  spec["selector"] = {{"launchpad.dev/launch", plan.names.launch},
-                      {"launchpad.dev/role", std::string(coordinator_role)}};
-  spec["ports"] = yaml_value::array({port});
-  yaml_value service = yaml_value::object();
-  service["apiVersion"] = "v1";
-  service["kind"] = "Service";
-  service["metadata"] = metadata(plan.names.status_service(), graph, plan,
-                                 {{"launchpad.dev/role", std::string(coordinator_role)}});
-  service["spec"] = spec;
-  return service;
-}
-
-inline yaml_value coordinator_job_object(const program& graph,
-                                         const manifest_plan& plan) {
-  using namespace manifest_detail;
-  yaml_value role = {{"launchpad.dev/role", std::string(coordinator_role)}};
-  auto pod_labels = labels(graph, plan);
-  pod_labels.update(role);
-  yaml_value env = yaml_value::array();
-  env.push_back(env_entry(pod_env::role, std::string(coordinator_role)));
-  env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
-  env.push_back(env_entry(child_env::run_dir, secret_mount));
-  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
-  yaml_value container = yaml_value::object();
-  container["name"] = "coordinator";
-  container["ports"] = yaml_value::array({container_port("rendezvous", rendezvous_port),
-                                          container_port("status", status_port)});
-  // It serves the rendezvous and the status page, and runs no node: a
-  // little of a host, and no GPU.
-  container["resources"] = {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}};
-  yaml_value spec = yaml_value::object();
-  // Indexed, for its pod's host name: <job>-0, the rendezvous the nodes
-  // know before it exists (launch_names::rendezvous_url).
-  spec["completionMode"] = "Indexed";
-  spec["completions"] = 1;
-  spec["parallelism"] = 1;
-  // A new coordinator would know nothing of the running nodes: the launch
-  // ends with it.
-  spec["backoffLimit"] = 0;
-  spec["template"] = pod_template(pod_labels, plan, container, env);
-  yaml_value job = yaml_value::object();
-  job["apiVersion"] = "batch/v1";
-  job["kind"] = "Job";
-  job["metadata"] = metadata(plan.names.coordinator_job(), graph, plan, role);
-  job["spec"] = spec;
-  return job;
-}
-
-// The Job of the i-th process group (groups_of): one index per process of
-// it (units_of).
-inline yaml_value group_job_object(const program& graph, const manifest_plan& plan,
-                                   std::size_t i) {
-  using namespace manifest_detail;
-  auto group = groups_of(graph).at(i);
-  auto settings = graph.settings_of(group);
-  auto count = static_cast<int>(units_of(graph, group).size());
-  yaml_value extra = {{"launchpad.dev/group", group_label(group)},
-                      {"launchpad.dev/role", std::string(node_role)}};
-  auto pod_labels = labels(graph, plan);
-  pod_labels.update(extra);
-  yaml_value env = yaml_value::array();
-  env.push_back(env_entry(pod_env::role, std::string(node_role)));
-  env.push_back(env_entry(pod_env::group, group));
-  env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
-  env.push_back(
-      env_entry(child_env::rendezvous, plan.names.rendezvous_url(!plan.tls.empty())));
-  env.push_back(env_entry(child_env::run_dir, secret_mount));
-  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
-  for (const auto& [name, value] : settings.env) env.push_back(env_entry(name, value));
-  yaml_value container = yaml_value::object();
-  container["name"] = "node";
-  container["resources"] = resources_of(settings.resources);
-  // An eviction, a preemption or a node drained is no failure of the
-  // program's: the pod comes back at its index, with no restart spent.
-  yaml_value ignore_disruptions = yaml_value::object();
-  ignore_disruptions["action"] = "Ignore";
-  ignore_disruptions["onPodConditions"] =
-      yaml_value::array({{{"type", "DisruptionTarget"}, {"status", "True"}}});
-  yaml_value spec = yaml_value::object();
-  spec["completionMode"] = "Indexed";
-  spec["completions"] = count;
-  spec["parallelism"] = count;
-  // A node's restarts, each index counted apart: one node spending its
-  // restarts leaves the others theirs, as under local_mp. What the program
-  // does when one has no restarts left, the coordinator decides.
-  spec["backoffLimitPerIndex"] = settings.max_restarts;
-  // A node that cannot start for a reason a restart would not mend (a
-  // Python class its image cannot have) spends no restarts.
-  yaml_value unrecoverable = yaml_value::object();
-  unrecoverable["action"] = "FailIndex";
-  unrecoverable["onExitCodes"] = {{"containerName", "node"},
-                                  {"operator", "In"},
-                                  {"values", yaml_value::array({unrecoverable_exit_status})}};
-  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
-  spec["template"] = pod_template(pod_labels, plan, container, env);
-  yaml_value job = yaml_value::object();
-  job["apiVersion"] = "batch/v1";
-  job["kind"] = "Job";
-  job["metadata"] = metadata(plan.names.job_of(graph, i), graph, plan, extra);
-  job["spec"] = spec;
-  return job;
-}
-
-// Every object of the launch, in the order kubectl should create them: the
-// Secret and the Services before the pods that need them.
-inline std::vector<yaml_value> launch_objects(const program& graph,
-                                              const manifest_plan& plan) {
-  std::vector<yaml_value> objects{
-      secret_object(graph, plan), headless_service_object(graph, plan),
-      status_service_object(graph, plan), coordinator_job_object(graph, plan)};
-  auto groups = groups_of(graph);
-  for (std::size_t i = 0; i < groups.size(); ++i)
-    objects.push_back(group_job_object(graph, plan, i));
-  return objects;
-}
-
-// The launch as one multi-document YAML, for kubectl apply -f.
-inline std::string launch_yaml(const program& graph, const manifest_plan& plan) {
-  return to_yaml(launch_objects(graph, plan));
-}
-
-// What kubectl apply -k reads in the launch's directory.
-inline std::string kustomization_yaml() {
-  yaml_value kustomization = yaml_value::object();
-  kustomization["apiVersion"] = "kustomize.config.k8s.io/v1beta1";
-  kustomization["kind"] = "Kustomization";
-  kustomization["resources"] = yaml_value::array({manifest_file});
-  return to_yaml(kustomization);
-}
-
-}  // namespace lp::detail::kube
-#include <ostream>
-#include <string>
-#include <string_view>
-#include <vector>
-
-namespace lp::detail {
-
-// Writes the manifests of a launch of `graph`: with --lp_dry_run to a
-// directory of their own under --lp_kube_dir, for kubectl apply -k; else
-// to stdout, for kubectl apply -f -. Returns the exit status; throws
-// usage_error for flags that cannot make a launch (no --lp_kube_image).
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags);
-
-namespace kube {
-
-// lp-<program>-<5 random letters or digits>: a DNS label of at most 29
-// characters (launch_names), new for every launch, as two launches of one
-// program may share a namespace.
-inline std::string new_launch_name(const std::string& program) {
-  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  unsigned char bytes[5];
-  random_bytes(bytes, sizeof bytes);
-  std::string name = "lp-" + dns_label(program, 20) + "-";
-  for (unsigned char byte : bytes) name += alphabet[byte % 36];  // a bias no one can use
-  return name;
-}
-
-// The command line of the pods, after the binary: the user's, less the
-// flags that only the workstation reads (its files are not in the image:
-// the pods read TLS credentials from the Secret), with --lp_launch=kubernetes
-// where main() chose the policy.
-inline std::vector<std::string> container_arguments(const launch_flags& flags) {
-  std::vector<std::string> kept;
-  if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
-  auto words = without_flags(
-      flags.arguments,
-      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"});
-  if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
-  return kept;
-}
-
-// Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
-// and the name this one was started by.
-inline std::string binary_in_image(const launch_flags& flags) {
-  if (!flags.kube_binary.empty()) return flags.kube_binary;
-  std::string name = flags.arguments.empty()
-                         ? ""
-                         : std::filesystem::path(flags.arguments[0]).filename().string();
-  if (name.empty())
-    throw usage_error(
-        "cannot tell the binary's name in the image from argv[0]; give "
-        "--lp_kube_binary=<its path in the image>, e.g. "
-        "--lp_kube_binary=/usr/local/bin/prog");
-  return "/usr/local/bin/" + name;
-}
-
-// How to watch and end a launch, once kubectl applied it.
-inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
-  auto ns =
-      plan.kube_namespace == "default" ? std::string() : " -n " + plan.kube_namespace;
-  out << "[lp] once applied: follow it with kubectl" << ns << " logs -f job/"
-      << plan.names.coordinator_job() << "; its status page with kubectl" << ns
-      << " port-forward service/" << plan.names.status_service() << " " << status_port
-      << "; remove it with kubectl" << ns
-      << " delete jobs,services,secrets -l launchpad.dev/launch=" << plan.names.launch
-      << std::endl;
-}
-
-// run_kube_manifests, writing to `out` and `err`; the launch is named
-// `launch` (empty: a new name).
-inline int write_kube_launch(const program& graph, const launch_flags& flags,
-                             std::ostream& out, std::ostream& err,
-                             std::string launch = {}) {
-  if (flags.kube_image.empty())
-    throw usage_error(
-        "--lp_launch=kubernetes needs the image its pods run: add "
-        "--lp_kube_image=<image>, e.g. "
-        "--lp_kube_image=registry.example.com/team/prog:1.0 (docs/kubernetes.md, "
-        "\"Building an image\")");
-  graph_access::check_defined(graph);
-  manifest_plan plan;
-  plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
-  plan.kube_namespace = flags.kube_namespace;
-  plan.image = flags.kube_image;
-  plan.binary = binary_in_image(flags);
-  plan.arguments = container_arguments(flags);
-  plan.termination_notice_secs = flags.termination_notice_secs;
-  if (flags.insecure)
-    err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
-        << std::endl;
-  plan.secret = flags.insecure ? "" : make_secret();
-  // The pods serve on the cluster's network: TLS unless --lp_tls=off.
-  plan.tls = launch_tls(flags, graph.name(), true);
-  auto manifests = launch_yaml(graph, plan);
-  if (!flags.dry_run) {
-    err << "[lp] the manifests of launch " << plan.names.launch
-        << " are on stdout, for kubectl apply -f -; they hold the launch's secret and "
-           "TLS "
-           "key: keep them from files others can read"
-        << std::endl;
-    out << manifests << std::flush;
-    tell_how_to_follow(plan, err);
-    return 0;
-  }
-  namespace fs = std::filesystem;
-  auto parent = fs::absolute(flags.kube_dir);
-  fs::create_directories(parent);
-  auto dir = (parent / plan.names.launch).string();
-  // Only its owner may read the directory: the Secret's manifest is in it.
-  if (::mkdir(dir.c_str(), 0700) != 0)
-    throw launch_error("cannot make the directory " + dir + ": " + std::strerror(errno) +
-                       "; choose another --lp_kube_dir");
-  write_private_file(dir + "/" + manifest_file, manifests);
-  write_private_file(dir + "/" + kustomization_file, kustomization_yaml());
-  out << "[lp] --lp_dry_run: the manifests of launch " << plan.names.launch << " are in "
-      << dir << "/" << manifest_file
-      << " (its Secret holds the launch's secret and TLS key; the "
-      << "directory is yours alone). Start the launch with:\n"
-      << "kubectl apply -k " << dir << std::endl;
-  tell_how_to_follow(plan, err);
-  return 0;
-}
-
-}  // namespace kube
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags) {
-  try {
-    return kube::write_kube_launch(graph, flags, std::cout, std::cerr);
-  } catch (const usage_error&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the manifests could not be written: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/process/node_process.hpp ----
 
 // The two sides of a launch whose nodes are processes, as local_mp and a
 // test's lp::controller of test_mp runs it: the node process, and the
 // launcher.
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
-#include <iostream>
 
 // ---- launchpad/detail/call/http_channel.hpp ----
 
-#include <algorithm>
-#include <chrono>
-#include <cstddef>
-#include <memory>
-#include <mutex>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -16257,115 +16617,10 @@ class http_channel final : public channel {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/controlled_launch.hpp ----
-
-// What lp::controller asks of the launch it holds, however that launch runs
-// its nodes: as threads (run/in_process.hpp) or as processes
-// (process/node_process.hpp). lp::controller's members are defined once,
-// here, and pass each question on.
-
-#include <sys/types.h>
-
-#include <chrono>
-#include <map>
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
-namespace lp::detail {
-
-class controlled_launch {
- public:
-  virtual ~controlled_launch() = default;
-  virtual std::shared_ptr<channel> connect(const std::string& label) = 0;
-  virtual std::map<std::string, std::string> urls() const = 0;
-  virtual const std::string& secret() const = 0;
-  virtual const std::string& run_dir() const = 0;
-  virtual std::vector<pid_t> pids() const = 0;
-  virtual bool wait_finished(const std::vector<std::string>& names) = 0;
-  // Waits for the program's stop, at most `timeout` (none: for ever), then
-  // shuts it down; false if it did not stop in time. Throws node_failure if
-  // a node failed.
-  virtual bool wait(std::optional<std::chrono::nanoseconds> timeout) = 0;
-  virtual bool stop() = 0;
-  virtual bool stop_requested() const = 0;
-  virtual std::string summary() const = 0;
-};
-
-}  // namespace lp::detail
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace lp {
-
-LP_API controller::controller(controller&&) noexcept = default;
-LP_API controller& controller::operator=(controller&&) noexcept = default;
-
-LP_API controller::~controller() {
-  if (launch_) launch_->stop();
-}
-
-LP_API std::shared_ptr<detail::channel> controller::connect(const std::string& label) {
-  return launch_->connect(label);
-}
-
-LP_API std::map<std::string, std::string> controller::urls() const {
-  return launch_->urls();
-}
-LP_API const std::string& controller::secret() const {
-  return launch_->secret();
-}
-LP_API const std::string& controller::run_dir() const {
-  return launch_->run_dir();
-}
-LP_API std::vector<pid_t> controller::pids() const {
-  return launch_->pids();
-}
-
-LP_API bool controller::wait(const std::vector<std::string>& names) {
-  return launch_->wait_finished(names);
-}
-
-LP_API void controller::wait() {
-  launch_->wait(std::nullopt);
-}
-
-LP_API bool controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
-  return launch_->wait(timeout);
-}
-
-LP_API bool controller::stop() {
-  return launch_->stop();
-}
-LP_API bool controller::stop_requested() const {
-  return launch_->stop_requested();
-}
-LP_API std::string controller::summary() const {
-  return launch_->summary();
-}
-
-}  // namespace lp
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 // ---- launchpad/detail/run/node_host.hpp ----
-
-#include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <cstddef>
-#include <exception>
-#include <functional>
-#include <iostream>
 
 // ---- launchpad/detail/run/checkpoint_schedule.hpp ----
 
-#include <algorithm>
-#include <chrono>
-#include <functional>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -16430,22 +16685,7 @@ class checkpoint_schedule {
 //   fnv1a64 <16 hex digits>\n
 //   <n bytes of CBOR>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <ctime>
-#include <optional>
-#include <ostream>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace lp::detail {
 
@@ -16756,87 +16996,10 @@ inline bool tell_how_to_resume(const program& graph, const std::string& dir,
 
 // ---- launchpad/detail/run/direct_channel.hpp ----
 
-#include <chrono>
-
 // ---- launchpad/detail/serve/served_node.hpp ----
-
-#include <chrono>
-
-// ---- launchpad/detail/serve/dispatch.hpp ----
-
-// What a node does with a call, from the request's bytes to the reply's
-// bytes, with no socket in the way: the whole path a hostile or buggy peer
-// can reach (tests/fuzz drives it directly).
-
-#include <optional>
-#include <string>
-#include <string_view>
-
-namespace lp::detail {
-
-// Calls the method with the positional arguments and writes the reply, the
-// result or the error, in `reply_format` over `out`; returns its status
-// (docs/protocol.md lists every one). The path of every call, over HTTP or
-// direct.
-LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out);
-
-// Answers a call whose body (in `format`) holds the positional arguments.
-LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out) {
-  auto fail = [&](int status, std::string_view code, const std::string& message) {
-    write_error(out, code, message, label, method, reply_format);
-    return status;
-  };
-  if (!args.is_array())
-    return fail(400, "bad_request",
-                std::string("the body must be an array of the positional arguments, got ") +
-                    args.type_name());
-  try {
-    node.call(method, args, reply_format, out);
-    return 200;
-  } catch (const call_failure& e) {
-    return fail(e.status, e.code, e.what());
-  } catch (const std::exception& e) {
-    return fail(500, "remote_exception", e.what());
-  } catch (...) {
-    return fail(500, "remote_exception", "an exception not derived from std::exception");
-  }
-}
-
-LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out) {
-  // Futures the method makes go ahead of the call pool's queue (call_pool()).
-  handler_scope handling;
-  std::optional<arguments> args;
-  try {
-    args.emplace(body, format);
-  } catch (const std::exception& e) {
-    write_error(out, "bad_request",
-                std::string("the body is not valid ") +
-                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
-                label, method, reply_format);
-    return 400;
-  }
-  return answer(node, label, method, *args, reply_format, out);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
 
 // ---- launchpad/detail/serve/node_gate.hpp ----
 
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 
 namespace lp::detail {
 
@@ -16891,9 +17054,6 @@ class node_gate {
 };
 
 }  // namespace lp::detail
-#include <string>
-#include <string_view>
-#include <utility>
 
 namespace lp::detail {
 
@@ -16951,12 +17111,7 @@ inline in_process_reply call_in_process(served_node& node, const std::string& me
 }
 
 }  // namespace lp::detail
-#include <mutex>
 #include <shared_mutex>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
 
 namespace lp::detail {
 
@@ -17011,16 +17166,6 @@ class direct_channel final : public channel {
 
 // ---- launchpad/detail/run/watchdog.hpp ----
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdlib>
-#include <functional>
-#include <iostream>
-#include <memory>
-#include <string>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -17130,310 +17275,6 @@ class watchdog {
 
 // ---- launchpad/detail/serve/http_server.hpp ----
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdlib>
-#include <cstring>
-
-// ---- launchpad/detail/observe/exposition.hpp ----
-
-// A node's figures as the Prometheus text exposition format (version 0.0.4,
-// what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
-
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <string_view>
-#include <vector>
-
-namespace lp::detail {
-
-inline constexpr std::string_view prometheus_type =
-    "text/plain; version=0.0.4; charset=utf-8";
-
-// A label value between the quotes: \, " and newline escaped, as the format
-// asks; anything else (UTF-8 included) as it is.
-LP_API std::string prometheus_label_value(std::string_view value);
-
-// The node's calls, its process and its user figures. `connections`: those
-// open on the node's server now.
-LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections);
-
-// The same, for the status page: cumulative counts per method and status, the
-// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
-// slowest call (seconds; null before the first), user figures and every point
-// of each series.
-LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string prometheus_label_value(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
-
-namespace exposition {
-
-inline std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
-
-struct writer {
-  std::string out;
-  std::string node;  // the node label, escaped
-
-  void family(std::string_view name, std::string_view type, std::string_view help) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += ' ';
-    out += type;
-    out += '\n';
-  }
-
-  // name{node="...",extra} value
-  void sample(std::string_view name, std::string_view extra, double value) {
-    out += name;
-    out += "{node=\"" + node + "\"";
-    if (!extra.empty()) {
-      out += ',';
-      out += extra;
-    }
-    out += "} " + number(value) + "\n";
-  }
-
-  // `bounds` and `unit`: what the le labels and the sum say, per unit counted.
-  template <std::size_t N, class Bound>
-  void histogram_samples(std::string_view name, std::string_view extra,
-                         const histogram<N>& h, const std::array<Bound, N>& bounds,
-                         double unit) {
-    std::string sep = extra.empty() ? "" : ",";
-    double cumulative = 0;
-    for (std::size_t i = 0; i <= N; ++i) {
-      cumulative += static_cast<double>(h.buckets[i]);
-      auto le = i < N ? number(static_cast<double>(bounds[i])) : std::string("+Inf");
-      sample(std::string(name) + "_bucket",
-             std::string(extra) + sep + "le=\"" + le + "\"", cumulative);
-    }
-    sample(std::string(name) + "_sum", extra, static_cast<double>(h.sum) * unit);
-    sample(std::string(name) + "_count", extra, cumulative);
-  }
-};
-
-inline std::string method_label(const node_metrics& metrics, std::size_t i) {
-  return "method=\"" +
-         (i < metrics.method_names().size() ? metrics.method_names()[i]
-                                            : std::string("(none)")) +
-         "\"";
-}
-
-// Each method's figures, added up over the threads that counted them, with
-// "(none)" last.
-inline std::vector<call_figures<std::uint64_t>> method_totals(
-    const node_metrics& metrics) {
-  std::vector<call_figures<std::uint64_t>> totals;
-  for (std::size_t i = 0; i <= metrics.method_names().size(); ++i)
-    totals.push_back(metrics.method(i).total());
-  return totals;
-}
-
-}  // namespace exposition
-
-LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections) {
-  exposition::writer w{{}, prometheus_label_value(label)};
-  auto totals = exposition::method_totals(metrics);
-  auto methods = totals.size();
-  // "(none)" once called; for a node with no methods, at 0 from the start,
-  // so that a scrape finds every node in every family of calls.
-  auto used = [&](std::size_t i) {
-    return i < metrics.method_names().size() || totals[i].latency.count() > 0 ||
-           metrics.method_names().empty();
-  };
-  w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
-  for (std::size_t i = 0; i < methods; ++i) {
-    if (!used(i)) continue;
-    for (std::size_t s = 0; s < call_statuses.size(); ++s) {
-      auto count = totals[i].by_status[s];
-      // Every method shows its successes, at 0 too, and "(none)" its 404s,
-      // which is all it answers; other statuses once seen.
-      auto shown_at_zero = i < metrics.method_names().size() ? 200 : 404;
-      if (count == 0 && call_statuses[s] != shown_at_zero) continue;
-      auto code =
-          call_statuses[s] ? std::to_string(call_statuses[s]) : std::string("other");
-      w.sample("lp_calls_total",
-               exposition::method_label(metrics, i) + ",code=\"" + code + "\"",
-               static_cast<double>(count));
-    }
-  }
-  w.family("lp_call_duration_seconds", "histogram",
-           "Time from a call's arrival to its reply, on the node (a direct "
-           "call: from when the caller made it).");
-  for (std::size_t i = 0; i < methods; ++i)
-    if (used(i))
-      w.histogram_samples("lp_call_duration_seconds",
-                          exposition::method_label(metrics, i), totals[i].latency,
-                          latency_bounds, 1e-9);
-  w.family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.");
-  for (std::size_t i = 0; i < methods; ++i)
-    if (used(i))
-      w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
-               static_cast<double>(static_cast<std::int64_t>(totals[i].in_flight)));
-  w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
-  for (std::size_t i = 0; i < methods; ++i)
-    if (used(i))
-      w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
-               static_cast<double>(totals[i].request_bytes));
-  w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
-  for (std::size_t i = 0; i < methods; ++i)
-    if (used(i))
-      w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
-               static_cast<double>(totals[i].reply_bytes));
-  bool batched = false;
-  for (std::size_t i = 0; i + 1 < methods; ++i)
-    batched = batched || totals[i].batch_sizes.count() > 0;
-  if (batched) {
-    w.family("lp_batch_size", "histogram", "Calls per invocation of a batched method.");
-    for (std::size_t i = 0; i + 1 < methods; ++i)
-      if (totals[i].batch_sizes.count() > 0)
-        w.histogram_samples("lp_batch_size", exposition::method_label(metrics, i),
-                            totals[i].batch_sizes, batch_bounds, 1.0);
-  }
-  w.family("lp_process_resident_memory_bytes", "gauge",
-           "Resident memory of the node's process.");
-  w.sample("lp_process_resident_memory_bytes", "", process.resident_bytes);
-  w.family("lp_process_cpu_seconds_total", "counter", "CPU time of the node's process.");
-  w.sample("lp_process_cpu_seconds_total", "", process.cpu_seconds);
-  w.family("lp_process_threads", "gauge", "Threads of the node's process.");
-  w.sample("lp_process_threads", "", static_cast<double>(process.threads));
-  w.family("lp_open_connections", "gauge", "Connections open on the node's server.");
-  w.sample("lp_open_connections", "", static_cast<double>(connections));
-  w.family("lp_restarts_total", "counter",
-           "Restarts of the node's process by its launcher.");
-  w.sample("lp_restarts_total", "", static_cast<double>(process.restarts));
-  metrics.each_user_figure(
-      [&](const std::string& name, const node_metrics::user_entry& entry) {
-        switch (entry.what) {
-          case node_metrics::kind::counter: {
-            auto exported = name.ends_with("_total") ? name : name + "_total";
-            w.family(exported, "counter", "lp::metrics::counter(\"" + name + "\")");
-            w.sample(exported, "", entry.figure->value.load(std::memory_order_relaxed));
-            break;
-          }
-          case node_metrics::kind::gauge:
-            w.family(name, "gauge", "lp::metrics::gauge(\"" + name + "\")");
-            w.sample(name, "", entry.figure->value.load(std::memory_order_relaxed));
-            break;
-          case node_metrics::kind::series: {
-            auto points = entry.series->points();
-            if (points.empty()) break;
-            w.family(name, "gauge",
-                     "The last value of lp::metrics::series(\"" + name + "\")");
-            w.sample(name, "", points.back().second);
-            break;
-          }
-        }
-      });
-  return std::move(w.out);
-}
-
-LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections) {
-  using nlohmann::json;
-  json methods = json::array();
-  auto totals = exposition::method_totals(metrics);
-  for (std::size_t i = 0; i < totals.size(); ++i) {
-    const auto& calls = totals[i];
-    if (i == metrics.method_names().size() && calls.latency.count() == 0) break;
-    json by_code = json::object();
-    for (std::size_t s = 0; s < call_statuses.size(); ++s)
-      if (auto count = calls.by_status[s])
-        by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
-    json fastest, slowest;  // null before the first call
-    if (calls.extremes.fastest <= calls.extremes.slowest) {
-      fastest = static_cast<double>(calls.extremes.fastest) * 1e-9;
-      slowest = static_cast<double>(calls.extremes.slowest) * 1e-9;
-    }
-    json buckets = json::array();
-    std::uint64_t cumulative = 0;
-    for (const auto& bucket : calls.latency.buckets)
-      buckets.push_back(cumulative += bucket);
-    methods.push_back(
-        {{"name", i < metrics.method_names().size() ? metrics.method_names()[i]
-                                                    : std::string("(none)")},
-         {"calls", cumulative},
-         {"by_code", by_code},
-         {"latency_buckets", buckets},
-         {"fastest", fastest},
-         {"slowest", slowest},
-         {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
-         {"request_bytes", calls.request_bytes},
-         {"reply_bytes", calls.reply_bytes},
-         {"batches", calls.batch_sizes.count()}});
-  }
-  json counters = json::object(), gauges = json::object(), series = json::object();
-  metrics.each_user_figure(
-      [&](const std::string& name, const node_metrics::user_entry& entry) {
-        if (entry.what == node_metrics::kind::counter)
-          counters[name] = entry.figure->value.load(std::memory_order_relaxed);
-        else if (entry.what == node_metrics::kind::gauge)
-          gauges[name] = entry.figure->value.load(std::memory_order_relaxed);
-        else {
-          json points = json::array();
-          for (auto [t, v] : entry.series->points()) points.push_back({t, v});
-          series[name] = std::move(points);
-        }
-      });
-  return {{"node", label},
-          {"pid", process.pid},
-          {"host", process.host},
-          {"resident_bytes", process.resident_bytes},
-          {"cpu_seconds", process.cpu_seconds},
-          {"threads", process.threads},
-          {"connections", connections},
-          {"restarts", process.restarts},
-          {"latency_bounds", latency_bounds},
-          {"methods", methods},
-          {"counters", counters},
-          {"gauges", gauges},
-          {"series", series}};
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <thread>
 
 namespace lp::detail {
 
@@ -17672,13 +17513,6 @@ class http_server {
 };
 
 }  // namespace lp::detail
-#include <map>
-#include <memory>
-#include <mutex>
-#include <set>
-#include <string>
-#include <thread>
-#include <vector>
 
 namespace lp::detail {
 
@@ -18109,12 +17943,6 @@ class node_host {
 };
 
 }  // namespace lp::detail
-#include <map>
-#include <memory>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace lp {
 
@@ -18410,7 +18238,6 @@ LP_API controller::controller(const program& graph, const process_test_options& 
 }
 
 }  // namespace lp
-#include <string>
 
 namespace lp::detail::kube {
 
@@ -18536,9 +18363,6 @@ LP_API int run_kubernetes(const program& graph, transport_kind transport,
 // Nodes are grouped by their group; an edge goes from each node to every
 // node it was given a handle to, labelled with that node's service.
 
-#include <map>
-#include <string>
-#include <vector>
 
 namespace lp::detail {
 
@@ -18603,11 +18427,6 @@ inline std::string graph_picture(const program& graph, const std::string& format
 // The launches whose nodes are all threads of this process: local_mt and
 // test_mt from a command line, and a test's lp::controller of test_mt.
 
-#include <signal.h>
-
-#include <cstdlib>
-#include <exception>
-#include <iostream>
 
 // ---- launchpad/detail/run/node_streams.hpp ----
 
@@ -18620,19 +18439,8 @@ inline std::string graph_picture(const program& graph, const std::string& format
 // constructor). printf, write(2) on fd 1 or 2, and threads a node starts
 // itself bypass it (docs/observability.md).
 
-#include <unistd.h>
 
-#include <iostream>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <streambuf>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <tuple>
-#include <utility>
-#include <vector>
 
 namespace lp::detail {
 
@@ -18754,12 +18562,6 @@ class node_streams {
 };
 
 }  // namespace lp::detail
-#include <map>
-#include <memory>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace lp {
 
@@ -18918,156 +18720,10 @@ LP_API controller::controller(const program& graph, const test_options& options,
 
 }  // namespace lp
 
-// ---- launchpad/detail/run/status_command.hpp ----
-
-// program --lp_status=RUN_DIR [--lp_json]: what the status page shows, for a
-// shell or a script. Asks the launch's status page (its URL and the secret
-// are in the run directory) and prints a table of the nodes, or the JSON.
-
-#include <chrono>
-#include <cstddef>
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <nlohmann/json.hpp>
-#include <optional>
-#include <ostream>
-#include <string>
-#include <utility>
-
-namespace lp::detail {
-
-// Returns the exit status: 0, or 1 if the launch cannot be asked.
-LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out);
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace status_table {
-
-inline std::string fixed(const nlohmann::json& value, int digits, double scale = 1) {
-  if (!value.is_number()) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, value.get<double>() * scale);
-  return text;
-}
-
-inline std::string cell(std::string text, std::size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
-  return text + " ";
-}
-
-struct answer {
-  int status = 0;
-  std::string body;
-};
-
-// The page's answer to GET /lp/v1/status; nothing if it cannot be asked.
-// As patient as a person at a shell: 2 s to connect, 5 s more for the
-// answer.
-inline std::optional<answer> fetch(const std::string& url, const std::string& secret) {
-  using clock = http_connection::clock;
-  // Every node's figures and history: large for a large launch, but bounded.
-  constexpr std::size_t max_body = std::size_t{256} << 20;
-  auto where = address_of_url(url);
-  if (!where) return std::nullopt;
-  std::string headers;
-  if (!secret.empty()) headers = "Authorization: Bearer " + secret + "\r\n";
-  std::string body;
-  try {
-    auto connection = http_connection::open(where->host, where->port,
-                                            clock::now() + std::chrono::seconds(2));
-    auto reply = connection->get(protocol::status_path, headers,
-                                 clock::now() + std::chrono::seconds(5), body, max_body);
-    body.resize(reply.body_size);
-    return answer{reply.status, std::move(body)};
-  } catch (const http_connection::failure&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace status_table
-
-LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out) {
-  std::string url, secret;
-  std::ifstream(run_dir + "/" + status_file) >> url;
-  std::ifstream(run_dir + "/secret") >> secret;
-  if (url.empty()) {
-    std::cerr << "[lp] " << run_dir
-              << " names no status page: is it a run directory of a "
-              << "running local_mt, local_mp or slurm launch (not one started with "
-              << "--lp_status_port=off)?" << std::endl;
-    return 1;
-  }
-  auto reply = status_table::fetch(url, secret);
-  if (!reply || reply->status != 200) {
-    std::cerr << "[lp] the status page at " << url << " does not answer"
-              << (reply ? " (HTTP " + std::to_string(reply->status) + ")" : std::string())
-              << "; has the launch ended?" << std::endl;
-    return 1;
-  }
-  if (as_json) {
-    out << reply->body << std::endl;
-    return 0;
-  }
-  auto status = nlohmann::json::parse(reply->body);
-  using status_table::cell, status_table::fixed;
-  out << status["program"].get<std::string>() << " ("
-      << status["policy"].get<std::string>() << ")\n";
-  out << cell("NODE", 16) << cell("STATE", 10) << cell("PID", 8) << cell("RESTARTS", 8)
-      << cell("CALLS/S", 8) << cell("P50_MS", 8) << cell("P99_MS", 8) << cell("RSS_MB", 8)
-      << cell("CPU_%", 6) << "FIGURES\n";
-  for (const auto& node : status["nodes"]) {
-    // The latencies of the node's busiest method.
-    const nlohmann::json* busiest = nullptr;
-    double calls_per_second = 0;
-    auto methods = node.value("methods", nlohmann::json::array());
-    for (const auto& method : methods) {
-      calls_per_second += method.value("per_second", 0.0);
-      if (!busiest || method.value("calls", 0.0) > busiest->value("calls", 0.0))
-        busiest = &method;
-    }
-    std::string figures;
-    for (const char* kind : {"counters", "gauges", "series"}) {
-      auto named = node.value(kind, nlohmann::json::object());
-      for (const auto& [name, value] : named.items()) {
-        // A series shows its last value.
-        const auto& shown =
-            value.is_array() ? (value.empty() ? value : value.back()[1]) : value;
-        if (!shown.is_number()) continue;
-        auto whole = shown.get<double>() ==
-                     static_cast<double>(static_cast<long>(shown.get<double>()));
-        figures += name + "=" + fixed(shown, whole ? 0 : 3) + " ";
-      }
-    }
-    out << cell(node["label"].get<std::string>(), 16)
-        << cell(node["state"].get<std::string>(), 10)
-        << cell(std::to_string(node.value("pid", 0L)), 8)
-        << cell(std::to_string(node.value("restarts", 0)), 8)
-        << cell(node.contains("methods") ? fixed(calls_per_second, 1) : "-", 8)
-        << cell(busiest ? fixed((*busiest)["p50"], 3, 1e3) : "-", 8)
-        << cell(busiest ? fixed((*busiest)["p99"], 3, 1e3) : "-", 8)
-        << cell(fixed(node.value("resident_bytes", nlohmann::json()), 1, 1.0 / (1 << 20)),
-                8)
-        << cell(fixed(node.value("cpu_percent", nlohmann::json()), 0), 6) << figures
-        << "\n";
-    if (!node.value("failure", "").empty())
-      out << "  failed: " << node["failure"].get<std::string>() << "\n";
-  }
-  out << std::flush;
-  return 0;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/slurm/launch.hpp ----
 
 // --lp_launch=slurm: submit the program as one job, or, inside the job, be
 // its supervisor (docs/slurm.md).
-
-#include <cstdlib>
-#include <iostream>
 
 // ---- launchpad/detail/slurm/submit.hpp ----
 
@@ -19075,26 +18731,12 @@ LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& 
 // Slurm job, then follows the job (its state, its logs) to its end, and
 // cancels it on Ctrl+C.
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 
 // ---- launchpad/detail/slurm/follow.hpp ----
 
 // The submitting command shows what the job writes: the supervisor's log
 // as it is, each node's log behind "[label] ", as local_mp shows them.
 
-#include <fstream>
-#include <ostream>
-#include <string>
-#include <vector>
 
 namespace lp::detail {
 
@@ -19150,10 +18792,6 @@ class log_follower {
 // A job that asks more of one host than any host of its partition has is
 // left pending for ever by Slurm; the launch refuses it before submitting.
 
-#include <algorithm>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace lp::detail {
 
@@ -19260,9 +18898,6 @@ inline bool hopeless(const std::string& reason) {
 // What a Slurm launch asks of Slurm: the batch script of the job, and the
 // srun command that runs each process of the program as a job step.
 
-#include <algorithm>
-#include <string>
-#include <vector>
 
 namespace lp::detail {
 
@@ -19354,9 +18989,6 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
 }
 
 }  // namespace lp::detail
-#include <optional>
-#include <string>
-#include <thread>
 
 namespace lp::detail {
 
@@ -19617,19 +19249,11 @@ class slurm_submission {
 // which does what local_mp's launcher does (rendezvous, restarts, ordered
 // stop, failure summary), with each process of the program a job step.
 
-#include <signal.h>
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
 
 // ---- launchpad/detail/slurm/tools.hpp ----
 
 // Where Slurm's commands are.
 
-#include <string>
 
 namespace lp::detail {
 
@@ -19640,9 +19264,6 @@ inline std::string find_program(const std::string& name) {
 }
 
 }  // namespace lp::detail
-#include <map>
-#include <string>
-#include <thread>
 
 namespace lp::detail {
 
@@ -19724,7 +19345,6 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
 }
 
 }  // namespace lp::detail
-#include <string>
 
 namespace lp::detail {
 
@@ -19754,8 +19374,6 @@ LP_API int run_slurm(const program& graph, transport_kind transport, const launc
 }
 
 }  // namespace lp::detail
-#include <string>
-#include <string_view>
 
 namespace lp::detail {
 
@@ -19831,4 +19449,80 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
 }
 
 }  // namespace lp::detail
+
+// ---- launchpad/impl/program_inl.hpp ----
+
+// program.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp {
+
+namespace detail {
+LP_API void end_graph_errors_cleanly() {
+  static const std::terminate_handler previous = std::set_terminate([] {
+    try {
+      if (auto escaped = std::current_exception()) std::rethrow_exception(escaped);
+    } catch (const graph_error& e) {
+      std::fflush(stdout);  // what main() printed before, as an exit would
+      std::fprintf(stderr, "[lp] the program could not start: %s\n", e.what());
+      std::_Exit(1);
+    } catch (...) {
+    }
+    if (previous) previous();
+    std::abort();
+  });
+}
+
+LP_API void check_name(std::string_view name, std::string_view what) {
+  auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  };
+  if (name.empty()) throw graph_error(std::string(what) + " must not be empty");
+  for (char c : name)
+    if (!allowed(c))
+      throw graph_error(std::string(what) + " '" + std::string(name) +
+                        "' may hold only letters, digits, '_', '-' and '.'");
+}
+}  // namespace detail
+
+LP_API node_info program::described(std::string label, std::string group, int index,
+                                    std::string_view service, bool has_run, bool checkpointed) {
+  node_info spec;
+  spec.label = std::move(label);
+  spec.group = std::move(group);
+  spec.index = index;
+  spec.service = std::string(service);
+  spec.has_run = has_run;
+  spec.checkpointed = checkpointed;
+  return spec;
+}
+
+LP_API void program::check_free(const std::string& label) const {
+  if (taken(label))
+    throw graph_error("program '" + name_ + "' already has a node or group named '" + label +
+                      "'; labels must be unique");
+}
+
+LP_API void program::append(node_info spec, recipe made) {
+  nodes_.push_back(std::move(spec));
+  builders_.push_back(std::move(made.builder));
+  pythons_.push_back(std::move(made.python));
+}
+
+LP_API void program::connect(node_info& spec, const std::string& target,
+                             const program* owner) const {
+  if (!owner)
+    throw graph_error("node '" + spec.label +
+                      "' was given an empty lp::handle (default-constructed, naming no node); "
+                      "give it the handle add_node returned");
+  if (owner != this)
+    throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
+                      "' from another program; handles work only in the program that made them");
+  spec.edges.push_back(target);
+}
+
+}  // namespace lp
 #endif

@@ -46,6 +46,9 @@
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
+// Built from the headers alone (tests/fuzz/meson.build): the compiled part
+// the headers above declare comes, inline, with launch.hpp.
+#include <launchpad/launch.hpp>
 #include <launchpad/tensor.hpp>
 #include <launchpad/wire.hpp>
 #include <map>

@@ -38,6 +38,9 @@
 #include <cstdlib>
 #include <launchpad/detail/serve/exchange.hpp>
 #include <launchpad/detail/serve/listener.hpp>
+// Built from the headers alone (tests/fuzz/meson.build): the compiled part
+// the headers above declare comes, inline, with launch.hpp.
+#include <launchpad/launch.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>

@@ -11,6 +11,11 @@
 //   headers declare those parts only, and they are compiled once: in the
 //   library the meson dependency builds, or, with the single header, in the
 //   one translation unit that also defines LP_IMPLEMENTATION.
+//
+// The definitions sit apart from the declarations, in impl/<header>_inl.hpp
+// beside each header; detail/implementation.hpp gathers them all, and the
+// end of launch.hpp includes it where this macro says so: the one place that
+// decides, so that the order of a file's includes does not matter.
 #if !defined(LP_SEPARATE_COMPILATION)
 #define LP_API inline
 #define LP_DETAIL_DEFINE_COMPILED_PART 1
@@ -22,10 +27,3 @@
 #define LP_DETAIL_DEFINE_COMPILED_PART 0
 #endif
 
-// The compiled part reads and writes JSON (bodies, describe, the
-// rendezvous): it alone needs nlohmann's header. A user's code sees only
-// its declarations (<nlohmann/json_fwd.hpp>), unless it includes
-// <launchpad/json.hpp> to use lp::json as a wire type.
-#if LP_DETAIL_DEFINE_COMPILED_PART
-#include <nlohmann/json.hpp>
-#endif

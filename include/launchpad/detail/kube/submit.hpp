@@ -149,19 +149,4 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
 
 }  // namespace kube
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags) {
-  try {
-    return kube::write_kube_launch(graph, flags, std::cout, std::cerr);
-  } catch (const usage_error&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the manifests could not be written: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail

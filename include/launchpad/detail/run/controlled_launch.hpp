@@ -3,7 +3,7 @@
 // What lp::controller asks of the launch it holds, however that launch runs
 // its nodes: as threads (run/in_process.hpp) or as processes
 // (process/node_process.hpp). lp::controller's members are defined once,
-// here, and pass each question on.
+// in impl/controlled_launch_inl.hpp, and pass each question on.
 
 #include <sys/types.h>
 
@@ -38,57 +38,3 @@ class controlled_launch {
 };
 
 }  // namespace lp::detail
-
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-namespace lp {
-
-LP_API controller::controller(controller&&) noexcept = default;
-LP_API controller& controller::operator=(controller&&) noexcept = default;
-
-LP_API controller::~controller() {
-  if (launch_) launch_->stop();
-}
-
-LP_API std::shared_ptr<detail::channel> controller::connect(const std::string& label) {
-  return launch_->connect(label);
-}
-
-LP_API std::map<std::string, std::string> controller::urls() const {
-  return launch_->urls();
-}
-LP_API const std::string& controller::secret() const {
-  return launch_->secret();
-}
-LP_API const std::string& controller::run_dir() const {
-  return launch_->run_dir();
-}
-LP_API std::vector<pid_t> controller::pids() const {
-  return launch_->pids();
-}
-
-LP_API bool controller::wait(const std::vector<std::string>& names) {
-  return launch_->wait_finished(names);
-}
-
-LP_API void controller::wait() {
-  launch_->wait(std::nullopt);
-}
-
-LP_API bool controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
-  return launch_->wait(timeout);
-}
-
-LP_API bool controller::stop() {
-  return launch_->stop();
-}
-LP_API bool controller::stop_requested() const {
-  return launch_->stop_requested();
-}
-LP_API std::string controller::summary() const {
-  return launch_->summary();
-}
-
-}  // namespace lp
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART

@@ -28,25 +28,4 @@ inline bool beyond_loopback(std::string_view host) {
 LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
                                   bool beyond);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
-                                  bool beyond) {
-  // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.tls_cert.empty();
-  if (flags.tls == "off") {
-    if (beyond)
-      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
-                   "launch's secret and every call's arguments cross the network in "
-                   "cleartext"
-                << std::endl;
-    return {};
-  }
-  if (flags.tls != "on" && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
-  return make_launch_credentials(program);
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail

@@ -27,6 +27,7 @@
 #include <launchpad/detail/wire/http1.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>

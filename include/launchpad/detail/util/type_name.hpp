@@ -48,21 +48,4 @@ std::string type_name() {
   return readable_type(type_spelling<T>);
 }
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string readable_type(std::string_view spelling) {
-  std::string name(spelling);
-  for (std::string_view verbose :
-       {"std::__cxx11::basic_string<char>", "std::basic_string<char>",
-        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
-        "std::basic_string<char, std::char_traits<char>, std::allocator<char>>"}) {
-    for (auto pos = name.find(verbose); pos != std::string::npos;
-         pos = name.find(verbose))
-      name.replace(pos, verbose.size(), "std::string");
-  }
-  return name;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail

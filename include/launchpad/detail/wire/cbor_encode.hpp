@@ -102,20 +102,6 @@ class gathered {
   std::vector<std::string_view> pieces_;
 };
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API std::span<const std::string_view> gathered::pieces() {
-  pieces_.clear();
-  std::size_t at = 0;
-  for (const auto& b : borrowed_) {
-    pieces_.push_back(std::string_view(bytes_).substr(at, b.at - at));
-    pieces_.push_back(b.data);
-    at = b.at;
-  }
-  pieces_.push_back(std::string_view(bytes_).substr(at));
-  return pieces_;
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 // Where cbor::write puts what it writes: a string, or a gathered body.
 inline std::string& bytes_of(std::string& out) {
   return out;

@@ -18,14 +18,4 @@ namespace lp::detail {
 // A json value in CBOR (typed arrays are its tagged byte strings).
 LP_API std::string cbor_of(const json& value);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string cbor_of(const json& value) {
-  std::string bytes;
-  json::to_cbor(value, bytes);
-  return bytes;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail

@@ -19,12 +19,4 @@ namespace lp::detail {
 // UTF-8 is kept for the JSON writer to replace.
 LP_API json json_of_written(std::string_view bytes);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API json json_of_written(std::string_view bytes) {
-  return cbor::reader(bytes, cbor::unbounded, /*check_text=*/false).read_all();
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail

@@ -313,15 +313,6 @@ inline std::size_t shape_count(const std::vector<std::size_t>& shape) {
 // A shape as messages write it: [2, 3].
 LP_API std::string shape_text(const std::vector<std::size_t>& shape);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-LP_API std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 // ---- Which types cross, and if not, why ----------------------------------
 
 template <class... T>

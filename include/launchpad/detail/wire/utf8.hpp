@@ -40,23 +40,4 @@ inline bool valid_utf8(std::string_view text) {
 // for messages that quote what a peer sent.
 LP_API std::string to_utf8(std::string_view text);
 
-#if LP_DETAIL_DEFINE_COMPILED_PART
-
-LP_API std::string to_utf8(std::string_view text) {
-  std::string out;
-  for (std::size_t at = 0; at < text.size();) {
-    auto length = utf8_sequence(text.substr(at));
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      ++at;
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
-}
-
-#endif  // LP_DETAIL_DEFINE_COMPILED_PART
-
 }  // namespace lp::detail

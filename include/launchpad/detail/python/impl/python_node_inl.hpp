@@ -1,0 +1,54 @@
+#pragma once
+
+// python_node.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+#include <launchpad/detail/python/python_node.hpp>
+#include <nlohmann/json.hpp>
+
+namespace lp::detail {
+
+LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
+  json arg_schemas = json::array();
+  std::string args;
+  cbor::head(args, 4, recipe.arguments.size());
+  for (const auto& argument : recipe.arguments) {
+    if (argument.schema) {
+      arg_schemas.push_back(schema_json(*argument.schema));
+      args += argument.cbor;
+    } else if (argument.handle_list) {
+      arg_schemas.push_back({{"kind", "handles"}});
+      cbor::write(args, argument.handles);
+    } else {
+      arg_schemas.push_back({{"kind", "handle"}});
+      cbor::write(args, argument.handles.front());
+    }
+  }
+  json described = describe_service(spec.service, *recipe.methods);
+  json written = {{"node", spec.label},
+                  {"program", settings_.program},
+                  {"service", spec.service},
+                  {"module", recipe.where.module},
+                  {"class", recipe.where.name},
+                  {"declared", described["methods"]},
+                  {"args_file", files_.path() + "/args.cbor"},
+                  {"arg_schemas", arg_schemas},
+                  {"run_dir", files_.path()},
+                  {"host", settings_.bind_host},
+                  {"tls", !settings_.tls.empty()},
+                  {"has_run", spec.has_run},
+                  {"termination_notice_s", settings_.termination_notice.count()},
+                  {"max_body_bytes", settings_.max_body_bytes}};
+  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
+  if (!settings_.checkpoint_save.empty())
+    written["checkpoint"] = {{"save", settings_.checkpoint_save},
+                             {"restore", settings_.checkpoint_restore.empty()
+                                             ? json(nullptr)
+                                             : json(settings_.checkpoint_restore)},
+                             {"interval_ms", settings_.checkpoint_interval.count()}};
+  write_private_file(files_.path() + "/args.cbor", args);
+  write_private_file(files_.path() + "/spec.json", written.dump());
+}
+
+}  // namespace lp::detail

@@ -74,20 +74,27 @@ struct cached_listing<T, Method, true> {
   using type = listed_descriptor<Method, decltype(service_definition<T>::methods)>;
 };
 
+// Whether T lists Method, which a cacher can then serve; a service that does
+// not gets the cacher's own message (refused_cacher_definition), not a
+// second one saying that cacher<T, Method> is no service.
+template <class T, auto Method>
+concept cacheable = !std::is_void_v<typename cached_listing<T, Method>::type>;
+template <class T, auto Method>
+concept refused_for_cacher = service<T> && !cacheable<T, Method>;
+
 inline constexpr std::string_view cacher_prefix = "lp::cacher<", cacher_scope = "::",
                                   cacher_suffix = ">";
 
 // "lp::cacher<Learner::get_parameters>", for describe and the status page.
 template <class T, class Listed>
 struct cacher_name {
-  static constexpr std::string_view value = cacher_prefix;
-};
-template <class T, class Listed>
-  requires(!std::is_void_v<Listed>)
-struct cacher_name<T, Listed> {
   static constexpr std::string_view value =
       joined_name<cacher_prefix, service_definition<T>::name, cacher_scope, Listed::name,
                   cacher_suffix>::value;
+};
+template <class T>
+struct cacher_name<T, void> {
+  static constexpr std::string_view value = cacher_prefix;
 };
 
 // The member function a cacher serves T::m's calls with: T::m's own
@@ -233,19 +240,23 @@ class cacher
   detail::answer_cache<result> cache_;
 };
 
+namespace detail {
+template <class T, auto Method>
+using cacher_definition =
+    forwarding_definition<cacher<T, Method>,
+                          cacher_name<T, typename cached_listing<T, Method>::type>::value,
+                          typename cached_listing<T, Method>::type, &cacher<T, Method>::answer>;
+}  // namespace detail
+
 // The description LP_SERVICE would have written for cacher<T, Method>, found
 // by argument-dependent lookup as LP_SERVICE's is (lp_service_tag's
 // argument is in namespace lp).
 template <class T, auto Method>
-  requires(!std::is_void_v<typename detail::cached_listing<T, Method>::type>)
-detail::forwarding_definition<cacher<T, Method>,
-                              detail::cacher_name<T, typename detail::cached_listing<T, Method>::type>::value,
-                              typename detail::cached_listing<T, Method>::type,
-                              &cacher<T, Method>::answer>
-lp_service_lookup(lp_service_tag<cacher<T, Method>>);
+  requires(detail::cacheable<T, Method>)
+detail::cacher_definition<T, Method> lp_service_lookup(lp_service_tag<cacher<T, Method>>);
 
 template <class T, auto Method>
-  requires(service<T> && std::is_void_v<typename detail::cached_listing<T, Method>::type>)
+  requires(detail::refused_for_cacher<T, Method>)
 detail::refused_cacher_definition<cacher<T, Method>> lp_service_lookup(
     lp_service_tag<cacher<T, Method>>);
 

@@ -14,7 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <launchpad/detail/run/checkpoints.hpp>
+#include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/launchpad.hpp>
 #include <memory>
 #include <string>

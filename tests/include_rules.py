@@ -5,10 +5,15 @@
 1. A header in include/launchpad/detail/<layer>/ includes only headers of its
    own layer or of the layers below it:
 
-       util < wire, observe, tls < reflect < call, serve < graph, replay < run < process < slurm, kube
+       util < wire, observe, tls < reflect < call, serve < graph, replay < cli
+            < checkpoint < host, status, python < process < slurm, kube
 
    and call and serve never include each other: a client never needs a
-   server, and a server never needs a client. A public header a layer
+   server, and a server never needs a client. host, status and python
+   share a rank, as they include each other: an in-process launch (host)
+   serves the status page, whose server writes with the host's output and
+   listens to its signals; a host runs Python nodes, which use its output
+   and run directory. A public header a layer
    includes counts as the layers it reaches (following public headers, also
    into the compiled part): they must all lie strictly below the includer's,
    since a public header that reaches one's own layer sits in the middle of
@@ -46,12 +51,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "include"
-RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "serve": 3, "graph": 4, "replay": 4, "run": 5, "python": 5,
-        "process": 6, "slurm": 7, "kube": 7}
+RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "serve": 3, "graph": 4, "replay": 4, "cli": 5,
+        "checkpoint": 6, "host": 7, "status": 7, "python": 7, "process": 8, "slurm": 9, "kube": 9}
 APART = {("call", "serve"), ("serve", "call")}
 # Reached by a user's code only through the compiled part.
-COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|run/(node_host|node_streams|in_process|checkpoints|status_|launch_tls)"
-                           r"|tls/|process/|slurm/|kube/|implementation)|/impl/")
+COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|host/(node_host|node_streams|in_process|launch_tls)"
+                           r"|checkpoint/checkpoints|status/|tls/|process/|slurm/|kube/|implementation)|/impl/")
 JSON_HEADER = "launchpad/json.hpp"
 IMPLEMENTATION = "launchpad/detail/implementation.hpp"
 DECIDES = "launchpad/launch.hpp"  # the one header that holds the compiled part's #if

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <launchpad/detail/run/checkpoints.hpp>
+#include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <random>
 
 #include "command.hpp"

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <launchpad/detail/run/graph_picture.hpp>
+#include <launchpad/detail/cli/graph_picture.hpp>
 
 #include "command.hpp"
 #include "processes/scenarios.hpp"

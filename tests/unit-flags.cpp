@@ -1,8 +1,8 @@
 // --lp_* flags: which are ours, which are the user's.
 #include <iostream>
-#include <launchpad/detail/run/graph_picture.hpp>
-#include <launchpad/detail/run/checkpoints.hpp>
-#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/cli/graph_picture.hpp>
+#include <launchpad/detail/checkpoint/checkpoints.hpp>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <sstream>
 

@@ -11,7 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <launchpad/detail/call/http_connection.hpp>
-#include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/detail/wire/address.hpp>
 #include <launchpad/tensor.hpp>
 #include <set>

@@ -7,12 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/kube/manifests.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/kube/pod.hpp>
 #include <launchpad/detail/kube/submit.hpp>
 #include <launchpad/detail/kube/yaml.hpp>
-#include <launchpad/detail/run/flags.hpp>
 #include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/launch/slurm.hpp>
 #include <set>

@@ -4,7 +4,7 @@
 
 #include <launchpad/detail/observe/exposition.hpp>
 #include <launchpad/detail/observe/metric_name.hpp>
-#include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/replay.hpp>
 
 #include "command.hpp"

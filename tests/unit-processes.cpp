@@ -21,7 +21,7 @@
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/process/tmux.hpp>
-#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/host/signals.hpp>
 
 #include "command.hpp"
 #include "scenario_launch.hpp"

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <launchpad/detail/run/checkpoints.hpp>
+#include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/json.hpp>
 #include <launchpad/replay.hpp>
 #include <limits>

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <launchpad/detail/call/http_connection.hpp>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/run/launch_tls.hpp>
+#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/detail/wire/address.hpp>

@@ -1,5 +1,5 @@
 """A Python node's checkpoints: the C++ library's file format, so that the
-launch reads what Python writes (include/launchpad/detail/run/checkpoints.hpp):
+launch reads what Python writes (include/launchpad/detail/checkpoint/checkpoints.hpp):
 
     lp-checkpoint 1\\n
     service <name>\\n

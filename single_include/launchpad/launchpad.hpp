@@ -6448,6 +6448,923 @@ inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VER
 // lp::json as a wire type.
 #include <nlohmann/json.hpp>
 
+// ---- launchpad/detail/host/impl/controlled_launch_inl.hpp ----
+
+// controlled_launch.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/host/controlled_launch.hpp ----
+
+// What lp::controller asks of the launch it holds, however that launch runs
+// its nodes: as threads (host/in_process.hpp) or as processes
+// (process/node_process.hpp). lp::controller's members are defined once,
+// in impl/controlled_launch_inl.hpp, and pass each question on.
+
+
+
+namespace lp::detail {
+
+class controlled_launch {
+ public:
+  virtual ~controlled_launch() = default;
+  virtual std::shared_ptr<channel> connect(const std::string& label) = 0;
+  virtual std::map<std::string, std::string> urls() const = 0;
+  virtual const std::string& secret() const = 0;
+  virtual const std::string& run_dir() const = 0;
+  virtual std::vector<pid_t> pids() const = 0;
+  virtual bool wait_finished(const std::vector<std::string>& names) = 0;
+  // Waits for the program's stop, at most `timeout` (none: for ever), then
+  // shuts it down; false if it did not stop in time. Throws node_failure if
+  // a node failed.
+  virtual bool wait(std::optional<std::chrono::nanoseconds> timeout) = 0;
+  virtual bool stop() = 0;
+  virtual bool stop_requested() const = 0;
+  virtual std::string summary() const = 0;
+};
+
+}  // namespace lp::detail
+
+namespace lp {
+
+LP_API controller::controller(controller&&) noexcept = default;
+LP_API controller& controller::operator=(controller&&) noexcept = default;
+
+LP_API controller::~controller() {
+  if (launch_) launch_->stop();
+}
+
+LP_API std::shared_ptr<detail::channel> controller::connect(const std::string& label) {
+  return launch_->connect(label);
+}
+
+LP_API std::map<std::string, std::string> controller::urls() const {
+  return launch_->urls();
+}
+LP_API const std::string& controller::secret() const {
+  return launch_->secret();
+}
+LP_API const std::string& controller::run_dir() const {
+  return launch_->run_dir();
+}
+LP_API std::vector<pid_t> controller::pids() const {
+  return launch_->pids();
+}
+
+LP_API bool controller::wait(const std::vector<std::string>& names) {
+  return launch_->wait_finished(names);
+}
+
+LP_API void controller::wait() {
+  launch_->wait(std::nullopt);
+}
+
+LP_API bool controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
+  return launch_->wait(timeout);
+}
+
+LP_API bool controller::stop() {
+  return launch_->stop();
+}
+LP_API bool controller::stop_requested() const {
+  return launch_->stop_requested();
+}
+LP_API std::string controller::summary() const {
+  return launch_->summary();
+}
+
+}  // namespace lp
+
+// ---- launchpad/detail/host/impl/launch_tls_inl.hpp ----
+
+// launch_tls.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/host/launch_tls.hpp ----
+
+// Whether a launch's nodes speak TLS, and with which credentials
+// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
+// the nodes serve. The launcher decides, once; its nodes follow.
+
+#include <iostream>
+
+// ---- launchpad/detail/cli/flags.hpp ----
+
+// ---- launchpad/detail/util/text.hpp ----
+
+// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
+// fields that Slurm's commands print.
+
+#include <cctype>
+
+namespace lp::detail {
+
+// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
+// "" and "b"; "" has one empty part. Views into `text`, which must outlive
+// them.
+inline std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0; start <= text.size();) {
+    auto at = text.find(separator, start);
+    if (at == std::string_view::npos) at = text.size();
+    parts.push_back(text.substr(start, at - start));
+    start = at + 1;
+  }
+  return parts;
+}
+
+// `text` without the white space around it; a view into it.
+inline std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// Where the launcher's status page listens (--lp_status_port): on a port of
+// 127.0.0.1, 0 for any free one, or nowhere.
+struct port_or_off {
+  std::optional<int> number;  // empty: off
+  friend bool operator==(const port_or_off&, const port_or_off&) = default;
+};
+
+// What the --lp_* flags of a launch asked for, with the defaults. Each member
+// is set by the row of flag_table below named after it (insecure by
+// --lp_insecure, ...). Every other argument belongs to the user and is left
+// alone.
+struct launch_flags {
+  std::optional<std::string> launch;  // unset: the policy main() names
+  bool help = false;
+  bool insecure = false;
+  // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto
+  // (on where nodes serve beyond loopback); a site's own files, if given.
+  std::string tls = "auto";
+  std::string tls_ca, tls_cert, tls_key;
+  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
+  int termination_notice_secs = 10;
+  terminal_kind terminal = terminal_kind::current;
+  std::string log_dir;  // empty: logs/ in the run directory
+  std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
+  std::size_t max_body_mb = 256;
+  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 8192;
+  std::string graph;  // empty: launch, draw nothing
+  // docs/launching.md, "Fault tolerance"
+  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
+  std::string resume;          // a checkpoint directory of an earlier launch
+  std::string gpus;            // "0,1,2,3"; empty: the devices found
+  // The launcher's status page (docs/observability.md).
+  port_or_off status_port{0};
+  int status_linger_secs = 0;
+  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
+  bool json = false;      // ... as JSON
+  // --lp_launch=slurm (docs/slurm.md)
+  std::string slurm_partition;
+  std::string slurm_time;
+  std::string slurm_account;
+  std::vector<std::string> slurm_sbatch;  // each an sbatch option
+  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
+  std::string slurm_host = "auto";        // address, interface or auto
+  bool slurm_detach = false;
+  // --lp_launch=kubernetes (docs/kubernetes.md)
+  std::string kube_image;  // required to write manifests
+  std::string kube_namespace = "default";
+  std::string kube_binary;           // empty: /usr/local/bin/ and argv[0]'s file name
+  std::string kube_dir = "lp-kube";  // where --lp_dry_run writes the manifests
+  bool dry_run = false;
+  std::vector<std::string> arguments;  // the whole command line, argv[0] first
+};
+
+inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
+  try {
+    std::size_t used = 0;
+    long number = std::stol(text, &used);
+    if (used == text.size() && number >= low && number <= high) return number;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
+                    std::to_string(low) + " to " + std::to_string(high));
+}
+
+// A value that goes into a batch script line: one line, nothing a shell
+// would expand there.
+inline std::string script_safe(std::string_view flag, std::string value) {
+  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
+    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+// A value that goes into a manifest or a command line printed for the
+// user: one line of visible characters. The YAML quotes it anyway; a control
+// character would still garble what the user reads.
+inline std::string one_line(std::string_view flag, std::string value) {
+  for (unsigned char c : value)
+    if (c < 0x20 || c == 0x7f)
+      throw usage_error(std::string(flag) +
+                        " needs a value on one line, without control "
+                        "characters");
+  return value;
+}
+
+// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
+inline std::string dns_label_value(std::string_view flag, std::string value) {
+  bool fits =
+      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
+  for (char c : value)
+    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  if (!fits)
+    throw usage_error(
+        std::string(flag) + "=" + one_line(flag, value) +
+        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit, e.g. " +
+        std::string(flag) + "=research");
+  return value;
+}
+
+// A container image reference (registry/repository:tag or @digest): the
+// characters a reference can hold, so a typo shows here and not as a pod
+// that never pulls.
+inline std::string image_reference(std::string_view flag, std::string value) {
+  bool fits = !value.empty() && value.size() <= 512;
+  for (char c : value)
+    fits = fits &&
+           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("._-/:@+").find(c) != std::string_view::npos);
+  if (!fits)
+    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
+                      ": give an image reference, e.g. " + std::string(flag) +
+                      "=registry.example.com/team/prog:1.0");
+  return value;
+}
+
+inline std::string one_of(std::string_view flag, std::string value,
+                          std::initializer_list<std::string_view> choices) {
+  std::string listed;
+  std::size_t left = choices.size();
+  for (auto choice : choices) {
+    if (value == choice) return value;
+    listed += choice;
+    --left;
+    listed += left > 1 ? ", " : left == 1 ? " or " : "";
+  }
+  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
+}
+
+// One --lp_ flag: the parser, the validation and --lp_help all read this row.
+// A switch names the member it sets (`on`); any other flag takes a value,
+// which `set` checks and stores.
+struct flag_spec {
+  std::string_view name = {};     // "--lp_launch"
+  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
+  std::string_view example = {};  // a real value, for the "needs a value" message
+  std::string_view help = {};
+  bool launch_flags::*on = nullptr;
+  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
+};
+
+inline constexpr flag_spec flag_table[] = {
+    {.name = "--lp_launch",
+     .hint = "<policy>",
+     .example = "local_mp",
+     .help = "how to run the program: test_mt, local_mt, local_mp, slurm or kubernetes "
+             "(default: the policy main() names, else local_mt)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.launch = std::move(v); }},
+    {.name = "--lp_terminal",
+     .hint = "<where>",
+     .example = "files",
+     .help = "local_mp: where node output goes: current (this terminal, each line "
+             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
+             "following each)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
+           f.terminal = word == "current" ? terminal_kind::current
+                        : word == "files" ? terminal_kind::files
+                                          : terminal_kind::tmux;
+         }},
+    {.name = "--lp_python",
+     .hint = "<interpreter>",
+     .example = "./venv/bin/python",
+     .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.python = one_line(name, std::move(v)); }},
+    {.name = "--lp_log_dir",
+     .hint = "<dir>",
+     .example = "./logs",
+     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
+             "launch's run directory)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.log_dir = std::move(v); }},
+    {.name = "--lp_termination_notice_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
+             "default 10)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         }},
+    {.name = "--lp_max_body_mb",
+     .hint = "<n>",
+     .example = "1024",
+     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
+             "1048576, default 256)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
+    {.name = "--lp_header_timeout_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "seconds a request's headers may take from its first byte; a slower "
+             "request gets 408 and its connection closes (1 to 3600, default 10)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+         }},
+    {.name = "--lp_min_rate_kib_per_sec",
+     .hint = "<n>",
+     .example = "16",
+     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
+             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.min_rate_kib_per_sec =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         }},
+    {.name = "--lp_max_connections",
+     .hint = "<n>",
+     .example = "16384",
+     .help =
+         "open connections per node, idle or not; more are answered 503 and closed (16 "
+         "to 1048576, default 8192, at most half of ulimit -n)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.max_connections =
+               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
+         }},
+    {.name = "--lp_insecure",
+     .help = "accept calls without the launch's secret (warns)",
+     .on = &launch_flags::insecure},
+    {.name = "--lp_tls",
+     .hint = "<mode>",
+     .example = "on",
+     .help =
+         "TLS between nodes, with a certificate made per launch that every peer must "
+         "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
+         "on where they do, as under slurm)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.tls = one_of(name, std::move(v), {"on", "off", "auto"});
+         }},
+    {.name = "--lp_tls_cert",
+     .hint = "<file>",
+     .example = "./node.crt",
+     .help =
+         "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
+         "its key (below), and turns TLS on",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_cert = std::move(v); }},
+    {.name = "--lp_tls_key",
+     .hint = "<file>",
+     .example = "./node.key",
+     .help = "the private key (PEM, unencrypted) of that certificate",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_key = std::move(v); }},
+    {.name = "--lp_tls_ca",
+     .hint = "<file>",
+     .example = "./site-ca.crt",
+     .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
+             "certificate itself",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.tls_ca = std::move(v); }},
+    {.name = "--lp_system_malloc",
+     .help =
+         "leave malloc as it is set; by default a process that hosts nodes keeps freed "
+         "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
+         "cost "
+         "more than sending it",
+     .on = &launch_flags::system_malloc},
+    {.name = "--lp_graph",
+     .hint = "<format>",
+     .example = "dot",
+     .help = "print the program graph (dot or mermaid) and exit",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+         }},
+    {.name = "--lp_checkpoint_dir",
+     .hint = "<dir>",
+     .example = "./checkpoints",
+     .help =
+         "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
+         "directory per launch, named by its start time, in "
+         "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
+         "set; slurm: checkpoints/ in the run directory)",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.checkpoint_dir = std::move(v); }},
+    {.name = "--lp_resume",
+     .hint = "<dir>",
+     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
+     .help =
+         "restore each node with checkpoints from this directory of an earlier launch, "
+         "unless its own checkpoint in this launch's checkpoint directory is newer; it "
+         "must hold a checkpoint of a node of this program",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.resume = std::move(v); }},
+    {.name = "--lp_gpus",
+     .hint = "<list>",
+     .example = "0,1,2,3",
+     .help =
+         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
+         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           for (auto index : split(v, ','))
+             whole_number(name, std::string(index), 0, 1023);
+           f.gpus = std::move(v);
+         }},
+    {.name = "--lp_status_port",
+     .hint = "<port>",
+     .example = "8080",
+     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
+             "127.0.0.1 (default 0: any free one; off: no page)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           if (v != "off" && (v.empty() || v.size() > 5 ||
+                              v.find_first_not_of("0123456789") != std::string::npos ||
+                              std::stol(v) > 65535))
+             throw usage_error(std::string(name) + "=" + v +
+                               ": give a port from 0 to 65535, or off");
+           f.status_port =
+               v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
+         }},
+    {.name = "--lp_status_linger_secs",
+     .hint = "<n>",
+     .example = "60",
+     .help = "keep the status page up this long after the program ends, to see how it "
+             "ended (0 to 86400, default 0)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         }},
+    {.name = "--lp_status",
+     .hint = "<run_dir>",
+     .example = "/tmp/lp-counter-Ab12Cd",
+     .help = "print the nodes of the running launch whose run directory this is, with "
+             "their figures, and exit",
+     .set = [](launch_flags& f, std::string_view,
+               std::string v) { f.status_of = std::move(v); }},
+    {.name = "--lp_json",
+     .help = "print the status above as JSON instead of a table",
+     .on = &launch_flags::json},
+    {.name = "--lp_slurm_partition",
+     .hint = "<p>",
+     .example = "gpu",
+     .help = "slurm: the job's partition (default: the cluster's default partition)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_time",
+     .hint = "<limit>",
+     .example = "2:00:00",
+     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_account",
+     .hint = "<a>",
+     .example = "my_project",
+     .help = "slurm: the account the job is charged to",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_sbatch",
+     .hint = "<option>",
+     .example = "--qos=high",
+     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           auto option = script_safe(name, std::move(v));
+           if (!option.starts_with("--"))
+             throw usage_error(
+                 "--lp_slurm_sbatch=" + option +
+                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+           f.slurm_sbatch.push_back(std::move(option));
+         }},
+    {.name = "--lp_slurm_dir",
+     .hint = "<dir>",
+     .example = "/shared/lp-slurm",
+     .help = "slurm: where run directories go; the compute hosts must see it at the same "
+             "path (default: ./lp-slurm)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_host",
+     .hint = "<h>",
+     .example = "ib0",
+     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
+             "interface (ib0) or an address",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_detach",
+     .help = "slurm: submit, print the job id and return",
+     .on = &launch_flags::slurm_detach},
+    {.name = "--lp_kube_image",
+     .hint = "<image>",
+     .example = "registry.example.com/team/prog:1.0",
+     .help = "kubernetes: the container image every pod runs; it holds this program's "
+             "binary (required)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.kube_image = image_reference(name, std::move(v)); }},
+    {.name = "--lp_kube_namespace",
+     .hint = "<ns>",
+     .example = "research",
+     .help = "kubernetes: the namespace of the launch's objects (default: default)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           f.kube_namespace = dns_label_value(name, std::move(v));
+         }},
+    {.name = "--lp_kube_binary",
+     .hint = "<path>",
+     .example = "/opt/prog/bin/prog",
+     .help = "kubernetes: where the program's binary is in the image (default: "
+             "/usr/local/bin/ and the name of this binary)",
+     .set =
+         [](launch_flags& f, std::string_view name, std::string v) {
+           if (!v.starts_with("/"))
+             throw usage_error(std::string(name) + "=" + one_line(name, v) +
+                               ": give the binary's absolute path in the image, e.g. " +
+                               std::string(name) + "=/usr/local/bin/prog");
+           f.kube_binary = one_line(name, std::move(v));
+         }},
+    {.name = "--lp_kube_dir",
+     .hint = "<dir>",
+     .example = "./manifests",
+     .help =
+         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
+         "their own (default: ./lp-kube)",
+     .set = [](launch_flags& f, std::string_view name,
+               std::string v) { f.kube_dir = one_line(name, std::move(v)); }},
+    {.name = "--lp_dry_run",
+     .help = "slurm: print the batch script and each node's command line, and submit "
+             "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
+     .on = &launch_flags::dry_run},
+    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
+};
+
+// Checked where the table is compiled, so a row added later cannot lack what
+// its messages need or shadow another row. (Whether a value row has its `set`
+// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
+// compare a function pointer with null in a constant expression.)
+consteval bool flag_table_is_sound() {
+  for (const auto& row : flag_table) {
+    bool is_switch = row.on != nullptr;
+    bool has_value_words = !row.hint.empty() && !row.example.empty();
+    bool has_no_value_words = row.hint.empty() && row.example.empty();
+    if (!row.name.starts_with("--lp_") || row.help.empty() ||
+        !(is_switch ? has_no_value_words : has_value_words))
+      return false;
+    for (const auto& other : flag_table)
+      if (&other != &row && other.name == row.name) return false;
+  }
+  return true;
+}
+static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
+                                     "either `on` or `set` with a hint and an example");
+
+inline constexpr std::size_t help_width = 80;
+inline constexpr std::size_t help_indent = 24;  // where the descriptions start
+
+// string_view::find, but usable in constant expressions under g++'s
+// -fsanitize=undefined, where libstdc++'s find is not.
+constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
+  for (std::size_t i = from; i < text.size(); ++i)
+    if (text[i] == c) return i;
+  return std::string_view::npos;
+}
+
+// Writes the --lp_help text to `put`, a character at a time. constexpr and
+// without allocation (libstdc++'s constexpr std::string fails under clang 14),
+// so that flags_help is fixed at compile time: measured first, then written.
+template <class Put>
+constexpr void write_help(Put put) {
+  std::size_t column = 0;
+  auto text = [&](std::string_view s) {
+    for (char c : s) {
+      put(c);
+      column = c == '\n' ? 0 : column + 1;
+    }
+  };
+  auto pad_to = [&](std::size_t indent) {
+    while (column < indent) text(" ");
+  };
+  // Fills lines from `indent` to help_width, breaking between words.
+  auto paragraph = [&](std::string_view words, std::size_t indent) {
+    pad_to(indent);
+    while (!words.empty()) {
+      auto end = find_char(words, ' ');
+      auto word = words.substr(0, end);
+      words = end == std::string_view::npos ? "" : words.substr(end + 1);
+      if (column > indent && column + 1 + word.size() > help_width) {
+        text("\n");
+        pad_to(indent);
+      } else if (column > indent) {
+        text(" ");
+      }
+      text(word);
+    }
+    text("\n");
+  };
+  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
+            "to the program):",
+            0);
+  for (const auto& row : flag_table) {
+    text("  ");
+    text(row.name);
+    if (!row.hint.empty()) {
+      text("=");
+      text(row.hint);
+    }
+    if (column + 2 > help_indent) text("\n");
+    paragraph(row.help, help_indent);
+  }
+  text("\n");
+  paragraph("A flag's value follows the = or is the next argument; a value that starts "
+            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
+            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
+            0);
+}
+
+constexpr std::size_t help_size() {
+  std::size_t size = 0;
+  write_help([&](char) { ++size; });
+  return size;
+}
+
+constexpr std::array<char, help_size()> help_chars() {
+  std::array<char, help_size()> chars{};
+  std::size_t i = 0;
+  write_help([&](char c) { chars[i++] = c; });
+  return chars;
+}
+
+inline constexpr auto flags_help_chars = help_chars();
+inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
+
+constexpr std::size_t longest_line(std::string_view text) {
+  std::size_t longest = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    auto end = find_char(text, '\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end - start > longest) longest = end - start;
+    start = end + 1;
+  }
+  return longest;
+}
+static_assert(longest_line(flags_help) <= help_width,
+              "a --lp_help line is wider than 80 columns: shorten a word or a name");
+
+inline const flag_spec* find_flag(std::string_view name) {
+  for (const auto& row : flag_table)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+inline bool switch_value(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  throw usage_error(std::string(name) + "=" + std::string(value) +
+                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
+                    " alone is true)");
+}
+
+inline usage_error needs_value(const flag_spec& flag, const char* next) {
+  std::string message = std::string(flag.name) + " needs a value, e.g. " +
+                        std::string(flag.name) + "=" + std::string(flag.example);
+  // The next word is the user's flag, or a value that only = can carry.
+  if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
+    message += "; a value that starts with -- must follow the =";
+  return usage_error(message);
+}
+
+// The TLS flags that must go together (docs/launching.md, "Flags"): checked
+// by a launch once every flag is read, as each row reads one flag alone.
+inline void check_tls_flags(const launch_flags& flags) {
+  if (flags.tls_cert.empty() != flags.tls_key.empty())
+    throw usage_error("--lp_tls_cert and --lp_tls_key go together: give a certificate and "
+                      "its key");
+  if (!flags.tls_ca.empty() && flags.tls_cert.empty())
+    throw usage_error("--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
+                      "signed, and its key");
+  if (flags.tls == "off" && !flags.tls_cert.empty())
+    throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
+}
+
+// `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
+// in each form parse_flags reads: "--f", "--f=v", and a value flag's
+// "--f v". What follows "--" is the user's, and stays.
+inline std::vector<std::string> without_flags(
+    const std::vector<std::string>& words,
+    std::initializer_list<std::string_view> dropped) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string_view word = words[i];
+    if (i > 0 && word == "--") {
+      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
+                  words.end());
+      break;
+    }
+    auto name = word.substr(0, word.find('='));
+    bool drop = false;
+    for (auto flag : dropped) drop = drop || (i > 0 && name == flag);
+    if (!drop) {
+      kept.emplace_back(word);
+      continue;
+    }
+    const flag_spec* spec = find_flag(name);
+    bool value_follows = spec && !spec->on && name.size() == word.size();
+    if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
+  }
+  return kept;
+}
+
+inline launch_flags parse_flags(int argc, char** argv) {
+  launch_flags flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--lp_")) continue;
+    auto equals = arg.find('=');
+    const flag_spec* flag = find_flag(arg.substr(0, equals));
+    if (!flag)
+      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
+                        "; run with --lp_help to list Launchpad's flags");
+    std::optional<std::string_view> value;
+    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
+    if (flag->on) {
+      // A switch never takes the next word, which may be the user's.
+      flags.*(flag->on) = !value || switch_value(flag->name, *value);
+      continue;
+    }
+    if (!value) {
+      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+      if (!value) throw needs_value(*flag, next);
+    }
+    if (value->empty()) throw needs_value(*flag, nullptr);
+    flag->set(flags, flag->name, std::string(*value));
+  }
+  return flags;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/tls/credentials.hpp ----
+
+// A launch's TLS credentials, as PEM text: the certificate every peer of the
+// launch presents, its key, and what peers are checked against. A launch
+// makes its own (a fresh key and a self-signed certificate, which is then
+// also the one authority peers trust), or reads a site's files
+// (--lp_tls_cert, --lp_tls_key, --lp_tls_ca). Either way they reach node
+// processes as the secret does (docs/protocol.md, "Encryption").
+
+#include <openssl/asn1.h>
+#include <openssl/bn.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+#include <time.h>
+
+#include <cerrno>
+#include <fstream>
+
+// ---- launchpad/detail/tls/handles.hpp ----
+
+// OpenSSL's objects, each owned by a unique_ptr that frees it the way
+// OpenSSL wants, and OpenSSL's error queue in words. Every other file of
+// tls/ holds its objects through these.
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+
+
+namespace lp::detail {
+
+template <class T, void (*Free)(T*)>
+struct openssl_free {
+  void operator()(T* object) const { Free(object); }
+};
+
+using ssl_context_handle = std::unique_ptr<SSL_CTX, openssl_free<SSL_CTX, SSL_CTX_free>>;
+using ssl_handle = std::unique_ptr<SSL, openssl_free<SSL, SSL_free>>;
+using key_handle = std::unique_ptr<EVP_PKEY, openssl_free<EVP_PKEY, EVP_PKEY_free>>;
+using certificate_handle = std::unique_ptr<X509, openssl_free<X509, X509_free>>;
+using bio_handle = std::unique_ptr<BIO, openssl_free<BIO, BIO_free_all>>;
+using store_handle =
+    std::unique_ptr<X509_STORE, openssl_free<X509_STORE, X509_STORE_free>>;
+
+// What OpenSSL's error queue of this thread holds, oldest first, in one
+// line; the queue is emptied. Empty if it held nothing.
+inline std::string openssl_errors() {
+  std::string text;
+  while (unsigned long code = ERR_get_error()) {
+    char line[256];
+    ERR_error_string_n(code, line, sizeof line);
+    text += (text.empty() ? "" : "; ") + std::string(line);
+  }
+  return text;
+}
+
+// A memory BIO that reads `text` (which must outlive it).
+inline bio_handle reading_bio(const std::string& text) {
+  return bio_handle(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
+
+}  // namespace lp::detail
+#include <sstream>
+
+namespace lp::detail {
+
+struct tls_credentials {
+  std::string certificate;  // PEM: the certificate peers present, then its chain, if any
+  std::string key;          // PEM: the certificate's private key
+  std::string authority;    // PEM: the certificates a peer's must verify against
+  bool empty() const noexcept { return certificate.empty(); }
+};
+
+// The files of a site's credentials, as the flags name them; `authority`
+// may be empty (peers then trust the certificate itself).
+struct tls_files {
+  std::string authority, certificate, key;
+};
+
+// How long a launch's own certificate is valid. It starts an hour back, for
+// hosts whose clocks differ a little.
+inline constexpr long tls_validity_days = 365;
+
+// A fresh P-256 key and a self-signed certificate for it, naming the
+// program, with a random serial: the credentials of one launch.
+LP_API tls_credentials make_launch_credentials(const std::string& program);
+
+// The credentials in a site's files, checked: each file readable PEM, the
+// certificate valid now and verified by the authority, the key its own.
+// Throws lp::tls_error naming the file and the fix.
+LP_API tls_credentials read_tls_files(const tls_files& files);
+
+// Every certificate in `pem`, in order; none if it holds none. Throws
+// nothing.
+LP_API std::vector<certificate_handle> certificates_in(const std::string& pem);
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// Whether other hosts may reach a server bound to `host`: anything but
+// loopback.
+inline bool beyond_loopback(std::string_view host) {
+  return !(host.starts_with("127.") || host == "::1" || host == "[::1]" ||
+           host == "localhost");
+}
+
+// The credentials of a launch, or none for plain HTTP: its own (a fresh key
+// and certificate), or the site's files. `beyond` says whether its nodes
+// serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
+// tls_error for files that cannot be used.
+LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+                                  bool beyond);
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+                                  bool beyond) {
+  // The launch has checked that the flags go together (check_tls_flags).
+  bool files = !flags.tls_cert.empty();
+  if (flags.tls == "off") {
+    if (beyond)
+      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
+                   "launch's secret and every call's arguments cross the network in "
+                   "cleartext"
+                << std::endl;
+    return {};
+  }
+  if (flags.tls != "on" && !beyond && !files) return {};
+  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
+  return make_launch_credentials(program);
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/kube/impl/submit_inl.hpp ----
 
 // submit.hpp's share of the library's compiled part: the definitions that
@@ -6465,64 +7382,9 @@ inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VER
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include <cerrno>
 #include <filesystem>
-#include <iostream>
 
-// ---- launchpad/detail/kube/manifests.hpp ----
-
-// The Kubernetes objects of one launch (docs/kubernetes.md, "The
-// manifests"): its Secret, a headless Service that gives every pod a DNS
-// name, a Service for the status page, the coordinator's Job, and one
-// Indexed Job per process group.
-
-// ---- launchpad/detail/kube/names.hpp ----
-
-// What the manifests of a Kubernetes launch and the binary in its pods
-// agree on: the names of the launch's objects, the environment each pod
-// gets, and where the Secret is mounted (docs/kubernetes.md).
-
-// ---- launchpad/detail/process/launcher.hpp ----
-
-// The launcher of a program whose nodes are processes: it starts them, keeps
-// the rendezvous, restarts the failed ones its groups allow, stops them all
-// in order, and says how each ended.
-
-#include <signal.h>
-#include <sys/wait.h>
-
-// ---- launchpad/detail/observe/process_figures.hpp ----
-
-#include <sys/resource.h>
-
-#include <fstream>
-
-namespace lp::detail {
-
-// What a node's process uses, as the kernel counts it; every node of a
-// process reports the same.
-struct process_figures {
-  long pid = 0;
-  std::string host;
-  double resident_bytes = 0;
-  double cpu_seconds = 0;
-  long threads = 0;
-  long restarts = 0;  // of this node's process, by its launcher
-};
-
-// Set by a launcher in a node process's environment: how often it restarted it.
-inline constexpr const char* restarts_env = "LP_RESTARTS";
-
-LP_API process_figures this_process_figures();
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/log_tail.hpp ----
-
-// A node's log file, as its launcher quotes it: under a failure in the
-// summary, and on the status page.
-
-// ---- launchpad/detail/run/output.hpp ----
+// ---- launchpad/detail/host/output.hpp ----
 
 // The lines node processes print, as the launcher shows them.
 
@@ -6737,39 +7599,449 @@ class output_pump {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/util/text.hpp ----
+// ---- launchpad/detail/kube/manifests.hpp ----
 
-// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
-// fields that Slurm's commands print.
+// The Kubernetes objects of one launch (docs/kubernetes.md, "The
+// manifests"): its Secret, a headless Service that gives every pod a DNS
+// name, a Service for the status page, the coordinator's Job, and one
+// Indexed Job per process group.
 
-#include <cctype>
+// ---- launchpad/detail/host/run_directory.hpp ----
+
+
+// ---- launchpad/detail/serve/secret.hpp ----
+
+#include <sys/random.h>
+
 
 namespace lp::detail {
 
-// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
-// "" and "b"; "" has one empty part. Views into `text`, which must outlive
-// them.
-inline std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0; start <= text.size();) {
-    auto at = text.find(separator, start);
-    if (at == std::string_view::npos) at = text.size();
-    parts.push_back(text.substr(start, at - start));
-    start = at + 1;
+// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
+inline void random_bytes(unsigned char* out, std::size_t size) {
+  std::size_t filled = 0;
+  while (filled < size) {
+    auto got = ::getrandom(out + filled, size - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
+                         "); the launch cannot make its secret or name");
+    filled += static_cast<std::size_t>(got);
   }
-  return parts;
 }
 
-// `text` without the white space around it; a view into it.
-inline std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  return text;
+// 128 random bits, as 32 hex digits: the bearer token every call of a
+// launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  random_bytes(bytes, sizeof bytes);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : bytes) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
+  }
+  return hex;
+}
+
+// Compares in time independent of where the strings differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+// What is wrong with a request's Authorization header, in words for its
+// sender; empty if it carries the launch's secret. HTTP's scheme names are
+// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
+inline std::string credential_problem(std::string_view header, std::string_view secret) {
+  if (header.empty())
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the launch's run "
+           "directory (docs/protocol.md)";
+  auto space = header.find(' ');
+  auto scheme = header.substr(0, space);
+  constexpr std::string_view bearer = "bearer";
+  bool is_bearer = scheme.size() == bearer.size();
+  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
+    is_bearer = (scheme[i] | 0x20) == bearer[i];
+  if (!is_bearer)
+    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
+           "<secret>'";
+  auto token = space == std::string_view::npos ? std::string_view() : header.substr(space);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
+  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
+  return {};
 }
 
 }  // namespace lp::detail
+
+namespace lp::detail {
+
+// A launch's own directory under /tmp, readable only by its user: it holds
+// the launch's secret (the file `secret`, for curl), its TLS credentials if
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
+// asked, the nodes' logs. The secret and the credentials go with the launch;
+// the directory too, unless logs are left in it.
+class run_directory {
+ public:
+  // The files of the TLS credentials.
+  static constexpr const char* certificate_file = "tls.crt";
+  static constexpr const char* key_file = "tls.key";
+  static constexpr const char* authority_file = "tls_ca.crt";
+
+  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
+  // credentials (no TLS). A Slurm launch makes it in a directory the
+  // compute hosts share.
+  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
+                tls_credentials tls = {})
+      : secret_(std::move(secret)), tls_(std::move(tls)) {
+    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw launch_error("cannot create a run directory under " + parent +
+                                      "; is it there, and writable?");
+    path_ = pattern;
+    if (!secret_.empty()) write_private("secret", secret_ + "\n");
+    if (tls_.empty()) return;
+    write_private(certificate_file, tls_.certificate);
+    write_private(key_file, tls_.key);
+    // A launch's own certificate is its own authority.
+    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
+  }
+  // The run directory another process made (a Slurm job's, made by the
+  // command that submitted it), with the secret and credentials in it, if
+  // any.
+  struct adopt {};
+  run_directory(adopt, std::string path) : path_(std::move(path)) {
+    std::tie(secret_, tls_) = credentials_of(path_);
+  }
+
+  // The secret and TLS credentials in the run directory at `path`, which
+  // its maker wrote. A node process reads its own here, never from its
+  // environment: Slurm carries a job step's environment to the compute
+  // host in the clear.
+  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
+    std::pair<std::string, tls_credentials> found;
+    std::ifstream(path + "/secret") >> found.first;
+    auto& tls = found.second;
+    tls.certificate = read_file(path, certificate_file);
+    if (tls.certificate.empty()) return found;
+    tls.key = read_file(path, key_file);
+    tls.authority = read_file(path, authority_file);
+    if (tls.authority.empty()) tls.authority = tls.certificate;
+    return found;
+  }
+  run_directory(const run_directory&) = delete;
+  run_directory& operator=(const run_directory&) = delete;
+  ~run_directory() {
+    if (kept_) return;
+    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    if (!tls_.empty())
+      for (const char* file : {certificate_file, key_file, authority_file})
+        ::unlink((path_ + "/" + file).c_str());
+    ::unlink((path_ + "/nodes").c_str());
+    ::unlink((path_ + "/status").c_str());  // the status page's URL
+    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
+  }
+
+  const std::string& path() const { return path_; }
+  // Leaves the directory and its secret to whoever goes on using them (a
+  // submitted Slurm job).
+  void keep() { kept_ = true; }
+  const std::string& secret() const { return secret_; }
+  // Empty for a launch without TLS.
+  const tls_credentials& tls() const { return tls_; }
+
+  // Tells the user where the secret and credentials are (never themselves).
+  void announce(std::ostream& out) const {
+    if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!tls_.empty())
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
+          << certificate_file << " and " << key_file << std::endl;
+  }
+
+ private:
+  // A file of the directory that only its owner may read.
+  void write_private(const std::string& name, const std::string& text) const {
+    write_private_file(path_ + "/" + name, text);
+  }
+
+  // A file of the directory at `path`, whole; empty if it is not there.
+  static std::string read_file(const std::string& path, const std::string& name) {
+    std::ifstream in(path + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string secret_;
+  tls_credentials tls_;
+  std::string path_;
+  bool kept_ = false;
+};
+
+// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
+// attach to a running program (the Python client's attach(run_dir)). Every
+// process of a launch appends its own nodes, whole lines at a time; a
+// restarted node adds a new line, and the last line of a label is the one
+// that holds.
+inline void record_node_address(const std::string& run_dir, const std::string& label,
+                                const std::string& url) {
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
+  write_all(fd, label + " " + url + "\n");
+  ::close(fd);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/kube/names.hpp ----
+
+// What the manifests of a Kubernetes launch and the binary in its pods
+// agree on: the names of the launch's objects, the environment each pod
+// gets, and where the Secret is mounted (docs/kubernetes.md).
+
+// ---- launchpad/detail/process/launcher.hpp ----
+
+// The launcher of a program whose nodes are processes: it starts them, keeps
+// the rendezvous, restarts the failed ones its groups allow, stops them all
+// in order, and says how each ended.
+
+#include <signal.h>
+#include <sys/wait.h>
+
+// ---- launchpad/detail/host/signals.hpp ----
+
+
+
+namespace lp::detail {
+
+// What the handler learns of a signal. Smaller than PIPE_BUF, so each write
+// is whole, and so is each read.
+struct received_signal {
+  int signal;  // 0: the reader ends
+  int code;    // si_code
+  pid_t sender;
+  std::int64_t at_ns;  // CLOCK_MONOTONIC
+};
+
+// Signals belong to the process, not to a launch: one handler for SIGINT and
+// SIGTERM, one pipe, one thread that reads it, shared by every
+// stop_on_signals alive, so that two launches in one process (one after the
+// other, or one started from a node of the other) each hear every signal.
+// The handler goes in when the first stop_on_signals comes, and the
+// previous handlers come back when the last one goes. A static: a signal
+// handler can reach nothing else.
+class signal_hub {
+ public:
+  using listener = std::function<void(const received_signal&)>;
+
+  static signal_hub& get() {
+    static signal_hub hub;
+    return hub;
+  }
+
+  // Hears every SIGINT and SIGTERM until leave(the id).
+  std::uint64_t join(listener hear) {
+    std::lock_guard lock(mutex_);
+    if (listeners_.empty()) start();
+    listeners_.emplace(++last_id_, std::make_shared<entry>(std::move(hear)));
+    return last_id_;
+  }
+
+  // Once this returns, the listener is not running and never runs again.
+  void leave(std::uint64_t id) {
+    std::shared_ptr<entry> gone;
+    std::optional<reading> ended;
+    {
+      std::lock_guard lock(mutex_);
+      gone = std::move(listeners_.at(id));
+      listeners_.erase(id);
+      if (listeners_.empty()) ended = stop();
+    }
+    {
+      std::lock_guard running(gone->running);
+      gone->hear = nullptr;
+    }
+    if (!ended) return;
+    if (ended->reader.get_id() == std::this_thread::get_id()) {
+      ended->reader.detach();  // a listener that leaves from its own signal
+      return;
+    }
+    ended->reader.join();
+    ::close(ended->pipe[0]);
+    ::close(ended->pipe[1]);
+  }
+
+ private:
+  struct entry {
+    explicit entry(listener hear) : hear(std::move(hear)) {}
+    std::recursive_mutex running;  // recursive: a listener may leave from its own call
+    listener hear;
+  };
+  struct reading {
+    int pipe[2] = {-1, -1};
+    std::thread reader;
+  };
+
+  void start() {
+    if (::pipe(now_.pipe) != 0) throw launch_error("cannot create a pipe for signal handling");
+    write_end_.store(now_.pipe[1]);
+    struct sigaction action {};
+    action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
+      int saved_errno = errno;  // the interrupted code may be about to read it
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      received_signal got{signal, info->si_code, info->si_pid,
+                          std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec};
+      [[maybe_unused]] auto written = ::write(write_end_.load(), &got, sizeof got);
+      errno = saved_errno;
+    };
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
+    now_.reader = std::thread([this, read_end = now_.pipe[0]] { read_from(read_end); });
+  }
+
+  // Under mutex_: the handlers go, and the reader is told to end.
+  reading stop() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+    received_signal done{};
+    [[maybe_unused]] auto written = ::write(now_.pipe[1], &done, sizeof done);
+    write_end_.store(-1);
+    return std::exchange(now_, {});
+  }
+
+  void read_from(int read_end) {
+    for (received_signal got{};;) {
+      auto bytes = ::read(read_end, &got, sizeof got);
+      if (bytes < 0 && errno == EINTR) continue;
+      if (bytes != static_cast<ssize_t>(sizeof got) || got.signal == 0) return;
+      std::vector<std::shared_ptr<entry>> everyone;
+      {
+        std::lock_guard lock(mutex_);
+        for (auto& [id, one] : listeners_) everyone.push_back(one);
+      }
+      for (auto& one : everyone) {
+        std::lock_guard running(one->running);
+        if (one->hear) one->hear(got);
+      }
+    }
+  }
+
+  static inline std::atomic<int> write_end_{-1};  // what the handler writes to
+  std::mutex mutex_;
+  std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
+  std::uint64_t last_id_ = 0;
+  reading now_;
+  struct sigaction previous_int_ {}, previous_term_ {};
+};
+
+// Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
+// gracefully), each later request `again` (end at once). Its actions run on
+// the signal hub's thread, never in the handler.
+//
+// One request may reach a process more than once: GNU timeout signals its
+// child, then the child's whole process group; a supervisor that signals a
+// group or a cgroup may reach it twice; a wrapper (timeout again) that a
+// terminal's Ctrl+C reached passes it on. So a later signal is the request
+// again, and changes nothing, when it is the same signal, sent by a process
+// within `repeat_window` of the request, and by the request's own sender or
+// after a Ctrl+C. A Ctrl+C (sent by the kernel, not by a process), a signal
+// from another sender, or the same sender's after the window is a request of
+// its own: a person who presses Ctrl+C twice means it.
+class stop_on_signals {
+ public:
+  struct origin {
+    int signal = 0;
+    bool by_process = false;  // kill(2) and kin; false: the kernel (a terminal's Ctrl+C)
+    pid_t sender = 0;         // 0 if the sender is outside this PID namespace
+  };
+  using action = std::function<void(int signal)>;
+  using traced_action = std::function<void(const origin&)>;
+
+  static constexpr std::chrono::milliseconds repeat_window{1000};
+
+  stop_on_signals(action first, action again)
+      : stop_on_signals(
+            own{}, [first = std::move(first)](const origin& from) { first(from.signal); },
+            [again = std::move(again)](const origin& from) { again(from.signal); }) {}
+
+  // Acts on the first signal only, and tells where it came from.
+  explicit stop_on_signals(traced_action first) : stop_on_signals(own{}, std::move(first), {}) {}
+
+  stop_on_signals(const stop_on_signals&) = delete;
+  stop_on_signals& operator=(const stop_on_signals&) = delete;
+  ~stop_on_signals() { signal_hub::get().leave(id_); }
+
+ private:
+  struct own {};
+
+  stop_on_signals(own, traced_action first, traced_action again)
+      : first_(std::move(first)),
+        again_(std::move(again)),
+        id_(signal_hub::get().join([this](const received_signal& got) { hear(got); })) {}
+
+  // As the kernel's SI_FROMUSER: kill(2), sigqueue(3), tgkill(2).
+  static bool by_process(const received_signal& r) { return r.code <= 0; }
+
+  static bool repeats(const received_signal& later, const received_signal& request) {
+    auto window = std::chrono::nanoseconds(repeat_window).count();
+    return later.signal == request.signal && by_process(later) &&
+           later.at_ns - request.at_ns < window &&
+           (!by_process(request) || later.sender == request.sender);
+  }
+
+  // On the hub's thread only.
+  void hear(const received_signal& got) {
+    if (request_ && repeats(got, *request_)) return;
+    bool first = !request_;
+    request_ = got;
+    origin from{got.signal, by_process(got), got.sender};
+    if (first) first_(from);
+    else if (again_) again_(from);
+  }
+
+  traced_action first_, again_;
+  std::optional<received_signal> request_;
+  std::uint64_t id_;  // last: joins once the rest is ready
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/observe/process_figures.hpp ----
+
+#include <sys/resource.h>
+
+
+namespace lp::detail {
+
+// What a node's process uses, as the kernel counts it; every node of a
+// process reports the same.
+struct process_figures {
+  long pid = 0;
+  std::string host;
+  double resident_bytes = 0;
+  double cpu_seconds = 0;
+  long threads = 0;
+  long restarts = 0;  // of this node's process, by its launcher
+};
+
+// Set by a launcher in a node process's environment: how often it restarted it.
+inline constexpr const char* restarts_env = "LP_RESTARTS";
+
+LP_API process_figures this_process_figures();
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/log_tail.hpp ----
+
+// A node's log file, as its launcher quotes it: under a failure in the
+// summary, and on the status page.
+
 
 namespace lp::detail {
 
@@ -6919,7 +8191,7 @@ inline std::vector<placement> place(
 // loopback. A host cut off from the network (a partition, a dead switch, a
 // frozen machine) leaves its node processes running where nothing can call
 // them, and nothing inside them can tell: the watchdog of a group's
-// health_timeout (run/watchdog.hpp) sees a hung call or run(), not a
+// health_timeout (host/watchdog.hpp) sees a hung call or run(), not a
 // network. So the launcher asks each such node GET /lp/v1/health, and a node
 // that answers nothing for its group's health_timeout is lost. On loopback
 // there is no network to lose: a node there is not asked.
@@ -6954,103 +8226,6 @@ inline std::vector<placement> place(
 // certificate: a server refuses a peer without it during the handshake,
 // before any HTTP.
 
-// ---- launchpad/detail/tls/credentials.hpp ----
-
-// A launch's TLS credentials, as PEM text: the certificate every peer of the
-// launch presents, its key, and what peers are checked against. A launch
-// makes its own (a fresh key and a self-signed certificate, which is then
-// also the one authority peers trust), or reads a site's files
-// (--lp_tls_cert, --lp_tls_key, --lp_tls_ca). Either way they reach node
-// processes as the secret does (docs/protocol.md, "Encryption").
-
-#include <openssl/asn1.h>
-#include <openssl/bn.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509_vfy.h>
-#include <openssl/x509v3.h>
-#include <time.h>
-
-// ---- launchpad/detail/tls/handles.hpp ----
-
-// OpenSSL's objects, each owned by a unique_ptr that frees it the way
-// OpenSSL wants, and OpenSSL's error queue in words. Every other file of
-// tls/ holds its objects through these.
-
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/ssl.h>
-
-
-namespace lp::detail {
-
-template <class T, void (*Free)(T*)>
-struct openssl_free {
-  void operator()(T* object) const { Free(object); }
-};
-
-using ssl_context_handle = std::unique_ptr<SSL_CTX, openssl_free<SSL_CTX, SSL_CTX_free>>;
-using ssl_handle = std::unique_ptr<SSL, openssl_free<SSL, SSL_free>>;
-using key_handle = std::unique_ptr<EVP_PKEY, openssl_free<EVP_PKEY, EVP_PKEY_free>>;
-using certificate_handle = std::unique_ptr<X509, openssl_free<X509, X509_free>>;
-using bio_handle = std::unique_ptr<BIO, openssl_free<BIO, BIO_free_all>>;
-using store_handle =
-    std::unique_ptr<X509_STORE, openssl_free<X509_STORE, X509_STORE_free>>;
-
-// What OpenSSL's error queue of this thread holds, oldest first, in one
-// line; the queue is emptied. Empty if it held nothing.
-inline std::string openssl_errors() {
-  std::string text;
-  while (unsigned long code = ERR_get_error()) {
-    char line[256];
-    ERR_error_string_n(code, line, sizeof line);
-    text += (text.empty() ? "" : "; ") + std::string(line);
-  }
-  return text;
-}
-
-// A memory BIO that reads `text` (which must outlive it).
-inline bio_handle reading_bio(const std::string& text) {
-  return bio_handle(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-}
-
-}  // namespace lp::detail
-#include <sstream>
-
-namespace lp::detail {
-
-struct tls_credentials {
-  std::string certificate;  // PEM: the certificate peers present, then its chain, if any
-  std::string key;          // PEM: the certificate's private key
-  std::string authority;    // PEM: the certificates a peer's must verify against
-  bool empty() const noexcept { return certificate.empty(); }
-};
-
-// The files of a site's credentials, as the flags name them; `authority`
-// may be empty (peers then trust the certificate itself).
-struct tls_files {
-  std::string authority, certificate, key;
-};
-
-// How long a launch's own certificate is valid. It starts an hour back, for
-// hosts whose clocks differ a little.
-inline constexpr long tls_validity_days = 365;
-
-// A fresh P-256 key and a self-signed certificate for it, naming the
-// program, with a random serial: the credentials of one launch.
-LP_API tls_credentials make_launch_credentials(const std::string& program);
-
-// The credentials in a site's files, checked: each file readable PEM, the
-// certificate valid now and verified by the authority, the key its own.
-// Throws lp::tls_error naming the file and the fix.
-LP_API tls_credentials read_tls_files(const tls_files& files);
-
-// Every certificate in `pem`, in order; none if it holds none. Throws
-// nothing.
-LP_API std::vector<certificate_handle> certificates_in(const std::string& pem);
-
-}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -9512,74 +10687,6 @@ class listener {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/serve/secret.hpp ----
-
-#include <sys/random.h>
-
-
-namespace lp::detail {
-
-// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
-inline void random_bytes(unsigned char* out, std::size_t size) {
-  std::size_t filled = 0;
-  while (filled < size) {
-    auto got = ::getrandom(out + filled, size - filled, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0)
-      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
-                         "); the launch cannot make its secret or name");
-    filled += static_cast<std::size_t>(got);
-  }
-}
-
-// 128 random bits, as 32 hex digits: the bearer token every call of a
-// launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
-  random_bytes(bytes, sizeof bytes);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : bytes) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 15];
-  }
-  return hex;
-}
-
-// Compares in time independent of where the strings differ.
-inline bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-// What is wrong with a request's Authorization header, in words for its
-// sender; empty if it carries the launch's secret. HTTP's scheme names are
-// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
-inline std::string credential_problem(std::string_view header, std::string_view secret) {
-  if (header.empty())
-    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the launch's run "
-           "directory (docs/protocol.md)";
-  auto space = header.find(' ');
-  auto scheme = header.substr(0, space);
-  constexpr std::string_view bearer = "bearer";
-  bool is_bearer = scheme.size() == bearer.size();
-  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
-    is_bearer = (scheme[i] | 0x20) == bearer[i];
-  if (!is_bearer)
-    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
-           "<secret>'";
-  auto token = space == std::string_view::npos ? std::string_view() : header.substr(space);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
-  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
-  return {};
-}
-
-}  // namespace lp::detail
-
 namespace lp::detail {
 
 // The launcher's side.
@@ -10126,129 +11233,6 @@ class tmux_session {
 // and the answers to lookups, `address <label> <url>` or
 // `address <label> - <why>`.
 
-
-// ---- launchpad/detail/run/run_directory.hpp ----
-
-
-
-namespace lp::detail {
-
-// A launch's own directory under /tmp, readable only by its user: it holds
-// the launch's secret (the file `secret`, for curl), its TLS credentials if
-// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
-// asked, the nodes' logs. The secret and the credentials go with the launch;
-// the directory too, unless logs are left in it.
-class run_directory {
- public:
-  // The files of the TLS credentials.
-  static constexpr const char* certificate_file = "tls.crt";
-  static constexpr const char* key_file = "tls.key";
-  static constexpr const char* authority_file = "tls_ca.crt";
-
-  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
-  // credentials (no TLS). A Slurm launch makes it in a directory the
-  // compute hosts share.
-  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
-                tls_credentials tls = {})
-      : secret_(std::move(secret)), tls_(std::move(tls)) {
-    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw launch_error("cannot create a run directory under " + parent +
-                                      "; is it there, and writable?");
-    path_ = pattern;
-    if (!secret_.empty()) write_private("secret", secret_ + "\n");
-    if (tls_.empty()) return;
-    write_private(certificate_file, tls_.certificate);
-    write_private(key_file, tls_.key);
-    // A launch's own certificate is its own authority.
-    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
-  }
-  // The run directory another process made (a Slurm job's, made by the
-  // command that submitted it), with the secret and credentials in it, if
-  // any.
-  struct adopt {};
-  run_directory(adopt, std::string path) : path_(std::move(path)) {
-    std::tie(secret_, tls_) = credentials_of(path_);
-  }
-
-  // The secret and TLS credentials in the run directory at `path`, which
-  // its maker wrote. A node process reads its own here, never from its
-  // environment: Slurm carries a job step's environment to the compute
-  // host in the clear.
-  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
-    std::pair<std::string, tls_credentials> found;
-    std::ifstream(path + "/secret") >> found.first;
-    auto& tls = found.second;
-    tls.certificate = read_file(path, certificate_file);
-    if (tls.certificate.empty()) return found;
-    tls.key = read_file(path, key_file);
-    tls.authority = read_file(path, authority_file);
-    if (tls.authority.empty()) tls.authority = tls.certificate;
-    return found;
-  }
-  run_directory(const run_directory&) = delete;
-  run_directory& operator=(const run_directory&) = delete;
-  ~run_directory() {
-    if (kept_) return;
-    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
-    if (!tls_.empty())
-      for (const char* file : {certificate_file, key_file, authority_file})
-        ::unlink((path_ + "/" + file).c_str());
-    ::unlink((path_ + "/nodes").c_str());
-    ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
-  }
-
-  const std::string& path() const { return path_; }
-  // Leaves the directory and its secret to whoever goes on using them (a
-  // submitted Slurm job).
-  void keep() { kept_ = true; }
-  const std::string& secret() const { return secret_; }
-  // Empty for a launch without TLS.
-  const tls_credentials& tls() const { return tls_; }
-
-  // Tells the user where the secret and credentials are (never themselves).
-  void announce(std::ostream& out) const {
-    if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
-    if (!tls_.empty())
-      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
-          << certificate_file << " and " << key_file << std::endl;
-  }
-
- private:
-  // A file of the directory that only its owner may read.
-  void write_private(const std::string& name, const std::string& text) const {
-    write_private_file(path_ + "/" + name, text);
-  }
-
-  // A file of the directory at `path`, whole; empty if it is not there.
-  static std::string read_file(const std::string& path, const std::string& name) {
-    std::ifstream in(path + "/" + name, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();
-    return text.str();
-  }
-
-  std::string secret_;
-  tls_credentials tls_;
-  std::string path_;
-  bool kept_ = false;
-};
-
-// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
-// attach to a running program (the Python client's attach(run_dir)). Every
-// process of a launch appends its own nodes, whole lines at a time; a
-// restarted node adds a new line, and the last line of a label is the one
-// that holds.
-inline void record_node_address(const std::string& run_dir, const std::string& label,
-                                const std::string& url) {
-  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
-  write_all(fd, label + " " + url + "\n");
-  ::close(fd);
-}
-
-}  // namespace lp::detail
 
 // ---- launchpad/detail/util/spawn.hpp ----
 
@@ -10873,876 +11857,7 @@ inline void check_python_nodes(const program& graph, const std::string& interpre
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/flags.hpp ----
-
-
-namespace lp::detail {
-
-// Where the launcher's status page listens (--lp_status_port): on a port of
-// 127.0.0.1, 0 for any free one, or nowhere.
-struct port_or_off {
-  std::optional<int> number;  // empty: off
-  friend bool operator==(const port_or_off&, const port_or_off&) = default;
-};
-
-// What the --lp_* flags of a launch asked for, with the defaults. Each member
-// is set by the row of flag_table below named after it (insecure by
-// --lp_insecure, ...). Every other argument belongs to the user and is left
-// alone.
-struct launch_flags {
-  std::optional<std::string> launch;  // unset: the policy main() names
-  bool help = false;
-  bool insecure = false;
-  // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto
-  // (on where nodes serve beyond loopback); a site's own files, if given.
-  std::string tls = "auto";
-  std::string tls_ca, tls_cert, tls_key;
-  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
-  int termination_notice_secs = 10;
-  terminal_kind terminal = terminal_kind::current;
-  std::string log_dir;  // empty: logs/ in the run directory
-  std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
-  std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
-  std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 8192;
-  std::string graph;  // empty: launch, draw nothing
-  // docs/launching.md, "Fault tolerance"
-  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
-  std::string resume;          // a checkpoint directory of an earlier launch
-  std::string gpus;            // "0,1,2,3"; empty: the devices found
-  // The launcher's status page (docs/observability.md).
-  port_or_off status_port{0};
-  int status_linger_secs = 0;
-  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
-  bool json = false;      // ... as JSON
-  // --lp_launch=slurm (docs/slurm.md)
-  std::string slurm_partition;
-  std::string slurm_time;
-  std::string slurm_account;
-  std::vector<std::string> slurm_sbatch;  // each an sbatch option
-  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
-  std::string slurm_host = "auto";        // address, interface or auto
-  bool slurm_detach = false;
-  // --lp_launch=kubernetes (docs/kubernetes.md)
-  std::string kube_image;  // required to write manifests
-  std::string kube_namespace = "default";
-  std::string kube_binary;           // empty: /usr/local/bin/ and argv[0]'s file name
-  std::string kube_dir = "lp-kube";  // where --lp_dry_run writes the manifests
-  bool dry_run = false;
-  std::vector<std::string> arguments;  // the whole command line, argv[0] first
-};
-
-inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
-  try {
-    std::size_t used = 0;
-    long number = std::stol(text, &used);
-    if (used == text.size() && number >= low && number <= high) return number;
-  } catch (const std::exception&) {
-  }
-  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
-                    std::to_string(low) + " to " + std::to_string(high));
-}
-
-// A value that goes into a batch script line: one line, nothing a shell
-// would expand there.
-inline std::string script_safe(std::string_view flag, std::string value) {
-  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
-    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
-  return value;
-}
-
-// A value that goes into a manifest or a command line printed for the
-// user: one line of visible characters. The YAML quotes it anyway; a control
-// character would still garble what the user reads.
-inline std::string one_line(std::string_view flag, std::string value) {
-  for (unsigned char c : value)
-    if (c < 0x20 || c == 0x7f)
-      throw usage_error(std::string(flag) +
-                        " needs a value on one line, without control "
-                        "characters");
-  return value;
-}
-
-// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
-inline std::string dns_label_value(std::string_view flag, std::string value) {
-  bool fits =
-      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
-  for (char c : value)
-    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-  if (!fits)
-    throw usage_error(
-        std::string(flag) + "=" + one_line(flag, value) +
-        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
-        "starting and ending with a letter or digit, e.g. " +
-        std::string(flag) + "=research");
-  return value;
-}
-
-// A container image reference (registry/repository:tag or @digest): the
-// characters a reference can hold, so a typo shows here and not as a pod
-// that never pulls.
-inline std::string image_reference(std::string_view flag, std::string value) {
-  bool fits = !value.empty() && value.size() <= 512;
-  for (char c : value)
-    fits = fits &&
-           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            std::string_view("._-/:@+").find(c) != std::string_view::npos);
-  if (!fits)
-    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
-                      ": give an image reference, e.g. " + std::string(flag) +
-                      "=registry.example.com/team/prog:1.0");
-  return value;
-}
-
-inline std::string one_of(std::string_view flag, std::string value,
-                          std::initializer_list<std::string_view> choices) {
-  std::string listed;
-  std::size_t left = choices.size();
-  for (auto choice : choices) {
-    if (value == choice) return value;
-    listed += choice;
-    --left;
-    listed += left > 1 ? ", " : left == 1 ? " or " : "";
-  }
-  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
-}
-
-// One --lp_ flag: the parser, the validation and --lp_help all read this row.
-// A switch names the member it sets (`on`); any other flag takes a value,
-// which `set` checks and stores.
-struct flag_spec {
-  std::string_view name = {};     // "--lp_launch"
-  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
-  std::string_view example = {};  // a real value, for the "needs a value" message
-  std::string_view help = {};
-  bool launch_flags::*on = nullptr;
-  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
-};
-
-inline constexpr flag_spec flag_table[] = {
-    {.name = "--lp_launch",
-     .hint = "<policy>",
-     .example = "local_mp",
-     .help = "how to run the program: test_mt, local_mt, local_mp, slurm or kubernetes "
-             "(default: the policy main() names, else local_mt)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.launch = std::move(v); }},
-    {.name = "--lp_terminal",
-     .hint = "<where>",
-     .example = "files",
-     .help = "local_mp: where node output goes: current (this terminal, each line "
-             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
-             "following each)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
-           f.terminal = word == "current" ? terminal_kind::current
-                        : word == "files" ? terminal_kind::files
-                                          : terminal_kind::tmux;
-         }},
-    {.name = "--lp_python",
-     .hint = "<interpreter>",
-     .example = "./venv/bin/python",
-     .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.python = one_line(name, std::move(v)); }},
-    {.name = "--lp_log_dir",
-     .hint = "<dir>",
-     .example = "./logs",
-     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
-             "launch's run directory)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.log_dir = std::move(v); }},
-    {.name = "--lp_termination_notice_secs",
-     .hint = "<n>",
-     .example = "30",
-     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
-             "default 10)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-         }},
-    {.name = "--lp_max_body_mb",
-     .hint = "<n>",
-     .example = "1024",
-     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
-             "1048576, default 256)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-         }},
-    {.name = "--lp_header_timeout_secs",
-     .hint = "<n>",
-     .example = "30",
-     .help = "seconds a request's headers may take from its first byte; a slower "
-             "request gets 408 and its connection closes (1 to 3600, default 10)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
-         }},
-    {.name = "--lp_min_rate_kib_per_sec",
-     .hint = "<n>",
-     .example = "16",
-     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
-             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.min_rate_kib_per_sec =
-               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-         }},
-    {.name = "--lp_max_connections",
-     .hint = "<n>",
-     .example = "16384",
-     .help =
-         "open connections per node, idle or not; more are answered 503 and closed (16 "
-         "to 1048576, default 8192, at most half of ulimit -n)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_connections =
-               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
-         }},
-    {.name = "--lp_insecure",
-     .help = "accept calls without the launch's secret (warns)",
-     .on = &launch_flags::insecure},
-    {.name = "--lp_tls",
-     .hint = "<mode>",
-     .example = "on",
-     .help =
-         "TLS between nodes, with a certificate made per launch that every peer must "
-         "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
-         "on where they do, as under slurm)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.tls = one_of(name, std::move(v), {"on", "off", "auto"});
-         }},
-    {.name = "--lp_tls_cert",
-     .hint = "<file>",
-     .example = "./node.crt",
-     .help =
-         "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
-         "its key (below), and turns TLS on",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_cert = std::move(v); }},
-    {.name = "--lp_tls_key",
-     .hint = "<file>",
-     .example = "./node.key",
-     .help = "the private key (PEM, unencrypted) of that certificate",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_key = std::move(v); }},
-    {.name = "--lp_tls_ca",
-     .hint = "<file>",
-     .example = "./site-ca.crt",
-     .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
-             "certificate itself",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_ca = std::move(v); }},
-    {.name = "--lp_system_malloc",
-     .help =
-         "leave malloc as it is set; by default a process that hosts nodes keeps freed "
-         "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
-         "cost "
-         "more than sending it",
-     .on = &launch_flags::system_malloc},
-    {.name = "--lp_graph",
-     .hint = "<format>",
-     .example = "dot",
-     .help = "print the program graph (dot or mermaid) and exit",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
-         }},
-    {.name = "--lp_checkpoint_dir",
-     .hint = "<dir>",
-     .example = "./checkpoints",
-     .help =
-         "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
-         "directory per launch, named by its start time, in "
-         "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
-         "set; slurm: checkpoints/ in the run directory)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.checkpoint_dir = std::move(v); }},
-    {.name = "--lp_resume",
-     .hint = "<dir>",
-     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
-     .help =
-         "restore each node with checkpoints from this directory of an earlier launch, "
-         "unless its own checkpoint in this launch's checkpoint directory is newer; it "
-         "must hold a checkpoint of a node of this program",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.resume = std::move(v); }},
-    {.name = "--lp_gpus",
-     .hint = "<list>",
-     .example = "0,1,2,3",
-     .help =
-         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
-         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           for (auto index : split(v, ','))
-             whole_number(name, std::string(index), 0, 1023);
-           f.gpus = std::move(v);
-         }},
-    {.name = "--lp_status_port",
-     .hint = "<port>",
-     .example = "8080",
-     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
-             "127.0.0.1 (default 0: any free one; off: no page)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           if (v != "off" && (v.empty() || v.size() > 5 ||
-                              v.find_first_not_of("0123456789") != std::string::npos ||
-                              std::stol(v) > 65535))
-             throw usage_error(std::string(name) + "=" + v +
-                               ": give a port from 0 to 65535, or off");
-           f.status_port =
-               v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
-         }},
-    {.name = "--lp_status_linger_secs",
-     .hint = "<n>",
-     .example = "60",
-     .help = "keep the status page up this long after the program ends, to see how it "
-             "ended (0 to 86400, default 0)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-         }},
-    {.name = "--lp_status",
-     .hint = "<run_dir>",
-     .example = "/tmp/lp-counter-Ab12Cd",
-     .help = "print the nodes of the running launch whose run directory this is, with "
-             "their figures, and exit",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.status_of = std::move(v); }},
-    {.name = "--lp_json",
-     .help = "print the status above as JSON instead of a table",
-     .on = &launch_flags::json},
-    {.name = "--lp_slurm_partition",
-     .hint = "<p>",
-     .example = "gpu",
-     .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_time",
-     .hint = "<limit>",
-     .example = "2:00:00",
-     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_account",
-     .hint = "<a>",
-     .example = "my_project",
-     .help = "slurm: the account the job is charged to",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_sbatch",
-     .hint = "<option>",
-     .example = "--qos=high",
-     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           auto option = script_safe(name, std::move(v));
-           if (!option.starts_with("--"))
-             throw usage_error(
-                 "--lp_slurm_sbatch=" + option +
-                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-           f.slurm_sbatch.push_back(std::move(option));
-         }},
-    {.name = "--lp_slurm_dir",
-     .hint = "<dir>",
-     .example = "/shared/lp-slurm",
-     .help = "slurm: where run directories go; the compute hosts must see it at the same "
-             "path (default: ./lp-slurm)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_host",
-     .hint = "<h>",
-     .example = "ib0",
-     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
-             "interface (ib0) or an address",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_detach",
-     .help = "slurm: submit, print the job id and return",
-     .on = &launch_flags::slurm_detach},
-    {.name = "--lp_kube_image",
-     .hint = "<image>",
-     .example = "registry.example.com/team/prog:1.0",
-     .help = "kubernetes: the container image every pod runs; it holds this program's "
-             "binary (required)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.kube_image = image_reference(name, std::move(v)); }},
-    {.name = "--lp_kube_namespace",
-     .hint = "<ns>",
-     .example = "research",
-     .help = "kubernetes: the namespace of the launch's objects (default: default)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.kube_namespace = dns_label_value(name, std::move(v));
-         }},
-    {.name = "--lp_kube_binary",
-     .hint = "<path>",
-     .example = "/opt/prog/bin/prog",
-     .help = "kubernetes: where the program's binary is in the image (default: "
-             "/usr/local/bin/ and the name of this binary)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           if (!v.starts_with("/"))
-             throw usage_error(std::string(name) + "=" + one_line(name, v) +
-                               ": give the binary's absolute path in the image, e.g. " +
-                               std::string(name) + "=/usr/local/bin/prog");
-           f.kube_binary = one_line(name, std::move(v));
-         }},
-    {.name = "--lp_kube_dir",
-     .hint = "<dir>",
-     .example = "./manifests",
-     .help =
-         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
-         "their own (default: ./lp-kube)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.kube_dir = one_line(name, std::move(v)); }},
-    {.name = "--lp_dry_run",
-     .help = "slurm: print the batch script and each node's command line, and submit "
-             "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
-     .on = &launch_flags::dry_run},
-    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
-};
-
-// Checked where the table is compiled, so a row added later cannot lack what
-// its messages need or shadow another row. (Whether a value row has its `set`
-// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
-// compare a function pointer with null in a constant expression.)
-consteval bool flag_table_is_sound() {
-  for (const auto& row : flag_table) {
-    bool is_switch = row.on != nullptr;
-    bool has_value_words = !row.hint.empty() && !row.example.empty();
-    bool has_no_value_words = row.hint.empty() && row.example.empty();
-    if (!row.name.starts_with("--lp_") || row.help.empty() ||
-        !(is_switch ? has_no_value_words : has_value_words))
-      return false;
-    for (const auto& other : flag_table)
-      if (&other != &row && other.name == row.name) return false;
-  }
-  return true;
-}
-static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
-                                     "either `on` or `set` with a hint and an example");
-
-inline constexpr std::size_t help_width = 80;
-inline constexpr std::size_t help_indent = 24;  // where the descriptions start
-
-// string_view::find, but usable in constant expressions under g++'s
-// -fsanitize=undefined, where libstdc++'s find is not.
-constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
-  for (std::size_t i = from; i < text.size(); ++i)
-    if (text[i] == c) return i;
-  return std::string_view::npos;
-}
-
-// Writes the --lp_help text to `put`, a character at a time. constexpr and
-// without allocation (libstdc++'s constexpr std::string fails under clang 14),
-// so that flags_help is fixed at compile time: measured first, then written.
-template <class Put>
-constexpr void write_help(Put put) {
-  std::size_t column = 0;
-  auto text = [&](std::string_view s) {
-    for (char c : s) {
-      put(c);
-      column = c == '\n' ? 0 : column + 1;
-    }
-  };
-  auto pad_to = [&](std::size_t indent) {
-    while (column < indent) text(" ");
-  };
-  // Fills lines from `indent` to help_width, breaking between words.
-  auto paragraph = [&](std::string_view words, std::size_t indent) {
-    pad_to(indent);
-    while (!words.empty()) {
-      auto end = find_char(words, ' ');
-      auto word = words.substr(0, end);
-      words = end == std::string_view::npos ? "" : words.substr(end + 1);
-      if (column > indent && column + 1 + word.size() > help_width) {
-        text("\n");
-        pad_to(indent);
-      } else if (column > indent) {
-        text(" ");
-      }
-      text(word);
-    }
-    text("\n");
-  };
-  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
-            "to the program):",
-            0);
-  for (const auto& row : flag_table) {
-    text("  ");
-    text(row.name);
-    if (!row.hint.empty()) {
-      text("=");
-      text(row.hint);
-    }
-    if (column + 2 > help_indent) text("\n");
-    paragraph(row.help, help_indent);
-  }
-  text("\n");
-  paragraph("A flag's value follows the = or is the next argument; a value that starts "
-            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
-            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
-            0);
-}
-
-constexpr std::size_t help_size() {
-  std::size_t size = 0;
-  write_help([&](char) { ++size; });
-  return size;
-}
-
-constexpr std::array<char, help_size()> help_chars() {
-  std::array<char, help_size()> chars{};
-  std::size_t i = 0;
-  write_help([&](char c) { chars[i++] = c; });
-  return chars;
-}
-
-inline constexpr auto flags_help_chars = help_chars();
-inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
-
-constexpr std::size_t longest_line(std::string_view text) {
-  std::size_t longest = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    auto end = find_char(text, '\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end - start > longest) longest = end - start;
-    start = end + 1;
-  }
-  return longest;
-}
-static_assert(longest_line(flags_help) <= help_width,
-              "a --lp_help line is wider than 80 columns: shorten a word or a name");
-
-inline const flag_spec* find_flag(std::string_view name) {
-  for (const auto& row : flag_table)
-    if (row.name == name) return &row;
-  return nullptr;
-}
-
-inline bool switch_value(std::string_view name, std::string_view value) {
-  if (value == "true" || value == "1" || value == "yes") return true;
-  if (value == "false" || value == "0" || value == "no") return false;
-  throw usage_error(std::string(name) + "=" + std::string(value) +
-                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
-                    " alone is true)");
-}
-
-inline usage_error needs_value(const flag_spec& flag, const char* next) {
-  std::string message = std::string(flag.name) + " needs a value, e.g. " +
-                        std::string(flag.name) + "=" + std::string(flag.example);
-  // The next word is the user's flag, or a value that only = can carry.
-  if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
-    message += "; a value that starts with -- must follow the =";
-  return usage_error(message);
-}
-
-// The TLS flags that must go together (docs/launching.md, "Flags"): checked
-// by a launch once every flag is read, as each row reads one flag alone.
-inline void check_tls_flags(const launch_flags& flags) {
-  if (flags.tls_cert.empty() != flags.tls_key.empty())
-    throw usage_error("--lp_tls_cert and --lp_tls_key go together: give a certificate and "
-                      "its key");
-  if (!flags.tls_ca.empty() && flags.tls_cert.empty())
-    throw usage_error("--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
-                      "signed, and its key");
-  if (flags.tls == "off" && !flags.tls_cert.empty())
-    throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
-}
-
-// `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
-// in each form parse_flags reads: "--f", "--f=v", and a value flag's
-// "--f v". What follows "--" is the user's, and stays.
-inline std::vector<std::string> without_flags(
-    const std::vector<std::string>& words,
-    std::initializer_list<std::string_view> dropped) {
-  std::vector<std::string> kept;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    std::string_view word = words[i];
-    if (i > 0 && word == "--") {
-      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
-                  words.end());
-      break;
-    }
-    auto name = word.substr(0, word.find('='));
-    bool drop = false;
-    for (auto flag : dropped) drop = drop || (i > 0 && name == flag);
-    if (!drop) {
-      kept.emplace_back(word);
-      continue;
-    }
-    const flag_spec* spec = find_flag(name);
-    bool value_follows = spec && !spec->on && name.size() == word.size();
-    if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
-  }
-  return kept;
-}
-
-inline launch_flags parse_flags(int argc, char** argv) {
-  launch_flags flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!arg.starts_with("--lp_")) continue;
-    auto equals = arg.find('=');
-    const flag_spec* flag = find_flag(arg.substr(0, equals));
-    if (!flag)
-      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
-                        "; run with --lp_help to list Launchpad's flags");
-    std::optional<std::string_view> value;
-    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    if (flag->on) {
-      // A switch never takes the next word, which may be the user's.
-      flags.*(flag->on) = !value || switch_value(flag->name, *value);
-      continue;
-    }
-    if (!value) {
-      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-      if (!value) throw needs_value(*flag, next);
-    }
-    if (value->empty()) throw needs_value(*flag, nullptr);
-    flag->set(flags, flag->name, std::string(*value));
-  }
-  return flags;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/run/launch_tls.hpp ----
-
-// Whether a launch's nodes speak TLS, and with which credentials
-// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
-// the nodes serve. The launcher decides, once; its nodes follow.
-
-
-namespace lp::detail {
-
-// Whether other hosts may reach a server bound to `host`: anything but
-// loopback.
-inline bool beyond_loopback(std::string_view host) {
-  return !(host.starts_with("127.") || host == "::1" || host == "[::1]" ||
-           host == "localhost");
-}
-
-// The credentials of a launch, or none for plain HTTP: its own (a fresh key
-// and certificate), or the site's files. `beyond` says whether its nodes
-// serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
-// tls_error for files that cannot be used.
-LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
-                                  bool beyond);
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/run/signals.hpp ----
-
-
-
-namespace lp::detail {
-
-// What the handler learns of a signal. Smaller than PIPE_BUF, so each write
-// is whole, and so is each read.
-struct received_signal {
-  int signal;  // 0: the reader ends
-  int code;    // si_code
-  pid_t sender;
-  std::int64_t at_ns;  // CLOCK_MONOTONIC
-};
-
-// Signals belong to the process, not to a launch: one handler for SIGINT and
-// SIGTERM, one pipe, one thread that reads it, shared by every
-// stop_on_signals alive, so that two launches in one process (one after the
-// other, or one started from a node of the other) each hear every signal.
-// The handler goes in when the first stop_on_signals comes, and the
-// previous handlers come back when the last one goes. A static: a signal
-// handler can reach nothing else.
-class signal_hub {
- public:
-  using listener = std::function<void(const received_signal&)>;
-
-  static signal_hub& get() {
-    static signal_hub hub;
-    return hub;
-  }
-
-  // Hears every SIGINT and SIGTERM until leave(the id).
-  std::uint64_t join(listener hear) {
-    std::lock_guard lock(mutex_);
-    if (listeners_.empty()) start();
-    listeners_.emplace(++last_id_, std::make_shared<entry>(std::move(hear)));
-    return last_id_;
-  }
-
-  // Once this returns, the listener is not running and never runs again.
-  void leave(std::uint64_t id) {
-    std::shared_ptr<entry> gone;
-    std::optional<reading> ended;
-    {
-      std::lock_guard lock(mutex_);
-      gone = std::move(listeners_.at(id));
-      listeners_.erase(id);
-      if (listeners_.empty()) ended = stop();
-    }
-    {
-      std::lock_guard running(gone->running);
-      gone->hear = nullptr;
-    }
-    if (!ended) return;
-    if (ended->reader.get_id() == std::this_thread::get_id()) {
-      ended->reader.detach();  // a listener that leaves from its own signal
-      return;
-    }
-    ended->reader.join();
-    ::close(ended->pipe[0]);
-    ::close(ended->pipe[1]);
-  }
-
- private:
-  struct entry {
-    explicit entry(listener hear) : hear(std::move(hear)) {}
-    std::recursive_mutex running;  // recursive: a listener may leave from its own call
-    listener hear;
-  };
-  struct reading {
-    int pipe[2] = {-1, -1};
-    std::thread reader;
-  };
-
-  void start() {
-    if (::pipe(now_.pipe) != 0) throw launch_error("cannot create a pipe for signal handling");
-    write_end_.store(now_.pipe[1]);
-    struct sigaction action {};
-    action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
-      int saved_errno = errno;  // the interrupted code may be about to read it
-      timespec now{};
-      ::clock_gettime(CLOCK_MONOTONIC, &now);
-      received_signal got{signal, info->si_code, info->si_pid,
-                          std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec};
-      [[maybe_unused]] auto written = ::write(write_end_.load(), &got, sizeof got);
-      errno = saved_errno;
-    };
-    action.sa_flags = SA_SIGINFO;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous_int_);
-    ::sigaction(SIGTERM, &action, &previous_term_);
-    now_.reader = std::thread([this, read_end = now_.pipe[0]] { read_from(read_end); });
-  }
-
-  // Under mutex_: the handlers go, and the reader is told to end.
-  reading stop() {
-    ::sigaction(SIGINT, &previous_int_, nullptr);
-    ::sigaction(SIGTERM, &previous_term_, nullptr);
-    received_signal done{};
-    [[maybe_unused]] auto written = ::write(now_.pipe[1], &done, sizeof done);
-    write_end_.store(-1);
-    return std::exchange(now_, {});
-  }
-
-  void read_from(int read_end) {
-    for (received_signal got{};;) {
-      auto bytes = ::read(read_end, &got, sizeof got);
-      if (bytes < 0 && errno == EINTR) continue;
-      if (bytes != static_cast<ssize_t>(sizeof got) || got.signal == 0) return;
-      std::vector<std::shared_ptr<entry>> everyone;
-      {
-        std::lock_guard lock(mutex_);
-        for (auto& [id, one] : listeners_) everyone.push_back(one);
-      }
-      for (auto& one : everyone) {
-        std::lock_guard running(one->running);
-        if (one->hear) one->hear(got);
-      }
-    }
-  }
-
-  static inline std::atomic<int> write_end_{-1};  // what the handler writes to
-  std::mutex mutex_;
-  std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
-  std::uint64_t last_id_ = 0;
-  reading now_;
-  struct sigaction previous_int_ {}, previous_term_ {};
-};
-
-// Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
-// gracefully), each later request `again` (end at once). Its actions run on
-// the signal hub's thread, never in the handler.
-//
-// One request may reach a process more than once: GNU timeout signals its
-// child, then the child's whole process group; a supervisor that signals a
-// group or a cgroup may reach it twice; a wrapper (timeout again) that a
-// terminal's Ctrl+C reached passes it on. So a later signal is the request
-// again, and changes nothing, when it is the same signal, sent by a process
-// within `repeat_window` of the request, and by the request's own sender or
-// after a Ctrl+C. A Ctrl+C (sent by the kernel, not by a process), a signal
-// from another sender, or the same sender's after the window is a request of
-// its own: a person who presses Ctrl+C twice means it.
-class stop_on_signals {
- public:
-  struct origin {
-    int signal = 0;
-    bool by_process = false;  // kill(2) and kin; false: the kernel (a terminal's Ctrl+C)
-    pid_t sender = 0;         // 0 if the sender is outside this PID namespace
-  };
-  using action = std::function<void(int signal)>;
-  using traced_action = std::function<void(const origin&)>;
-
-  static constexpr std::chrono::milliseconds repeat_window{1000};
-
-  stop_on_signals(action first, action again)
-      : stop_on_signals(
-            own{}, [first = std::move(first)](const origin& from) { first(from.signal); },
-            [again = std::move(again)](const origin& from) { again(from.signal); }) {}
-
-  // Acts on the first signal only, and tells where it came from.
-  explicit stop_on_signals(traced_action first) : stop_on_signals(own{}, std::move(first), {}) {}
-
-  stop_on_signals(const stop_on_signals&) = delete;
-  stop_on_signals& operator=(const stop_on_signals&) = delete;
-  ~stop_on_signals() { signal_hub::get().leave(id_); }
-
- private:
-  struct own {};
-
-  stop_on_signals(own, traced_action first, traced_action again)
-      : first_(std::move(first)),
-        again_(std::move(again)),
-        id_(signal_hub::get().join([this](const received_signal& got) { hear(got); })) {}
-
-  // As the kernel's SI_FROMUSER: kill(2), sigqueue(3), tgkill(2).
-  static bool by_process(const received_signal& r) { return r.code <= 0; }
-
-  static bool repeats(const received_signal& later, const received_signal& request) {
-    auto window = std::chrono::nanoseconds(repeat_window).count();
-    return later.signal == request.signal && by_process(later) &&
-           later.at_ns - request.at_ns < window &&
-           (!by_process(request) || later.sender == request.sender);
-  }
-
-  // On the hub's thread only.
-  void hear(const received_signal& got) {
-    if (request_ && repeats(got, *request_)) return;
-    bool first = !request_;
-    request_ = got;
-    origin from{got.signal, by_process(got), got.sender};
-    if (first) first_(from);
-    else if (again_) again_(from);
-  }
-
-  traced_action first_, again_;
-  std::optional<received_signal> request_;
-  std::uint64_t id_;  // last: joins once the rest is ready
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/run/status_server.hpp ----
+// ---- launchpad/detail/status/status_server.hpp ----
 
 // The launcher's status page (docs/observability.md): one HTTP server on
 // loopback that serves the page itself, open to all (it holds no figure),
@@ -11752,21 +11867,26 @@ class stop_on_signals {
 // rates and plot them from the moment it opens.
 
 
-// ---- launchpad/detail/run/status_page.hpp ----
+// ---- launchpad/detail/status/status_page.hpp ----
 
-// The status page, whole: HTML, CSS and script in one string, so that it
-// works with no network and nothing installed. It holds no figure; its
-// script reads GET /lp/v1/status once a second with the launch's secret,
-// which the user pastes once and which stays in the tab's sessionStorage.
-// It takes the secret from nowhere else: a secret in the page's address
-// would reach the browser's command line, where ps shows it to every user.
-// Everything it shows goes through textContent or an attribute, never
-// through HTML parsing: a node's log line cannot add markup to the page.
+// Generated by tools/embed.py from status_page.html beside it: do not edit.
+// Edit status_page.html and run `python3 tools/embed.py`; its --check (a
+// meson test, suite docs) fails while this file is stale.
+//
+// The status page, whole: HTML, CSS and script in one file, served as one
+// string (status_page.hpp), so that it works with no network and nothing
+// installed. It holds no figure; its script reads GET /lp/v1/status
+// once a second with the launch's secret, which the user pastes once and
+// which stays in the tab's sessionStorage. It takes the secret from nowhere
+// else: a secret in the page's address would reach the browser's command
+// line, where ps shows it to every user. Everything it shows goes through
+// textContent or an attribute, never through HTML parsing: a node's log line
+// cannot add markup to the page.
 
 
 namespace lp::detail {
 
-inline constexpr std::string_view status_page_html = R"lp_page(<!doctype html>
+inline constexpr std::string_view status_page_html = R"lp_embed(<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Launchpad status</title>
@@ -12068,7 +12188,7 @@ async function refresh() {
 refresh();
 setInterval(refresh, 1000);
 </script></body></html>
-)lp_page";
+)lp_embed";
 
 }  // namespace lp::detail
 
@@ -14031,128 +14151,165 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/impl/controlled_launch_inl.hpp ----
+// ---- launchpad/detail/serve/impl/dispatch_inl.hpp ----
 
-// controlled_launch.hpp's share of the library's compiled part: the definitions that
+// dispatch.hpp's share of the library's compiled part: the definitions that
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-// ---- launchpad/detail/run/controlled_launch.hpp ----
+// ---- launchpad/detail/serve/dispatch.hpp ----
 
-// What lp::controller asks of the launch it holds, however that launch runs
-// its nodes: as threads (run/in_process.hpp) or as processes
-// (process/node_process.hpp). lp::controller's members are defined once,
-// in impl/controlled_launch_inl.hpp, and pass each question on.
-
+// What a node does with a call, from the request's bytes to the reply's
+// bytes, with no socket in the way: the whole path a hostile or buggy peer
+// can reach (tests/fuzz drives it directly).
 
 
 namespace lp::detail {
 
-class controlled_launch {
- public:
-  virtual ~controlled_launch() = default;
-  virtual std::shared_ptr<channel> connect(const std::string& label) = 0;
-  virtual std::map<std::string, std::string> urls() const = 0;
-  virtual const std::string& secret() const = 0;
-  virtual const std::string& run_dir() const = 0;
-  virtual std::vector<pid_t> pids() const = 0;
-  virtual bool wait_finished(const std::vector<std::string>& names) = 0;
-  // Waits for the program's stop, at most `timeout` (none: for ever), then
-  // shuts it down; false if it did not stop in time. Throws node_failure if
-  // a node failed.
-  virtual bool wait(std::optional<std::chrono::nanoseconds> timeout) = 0;
-  virtual bool stop() = 0;
-  virtual bool stop_requested() const = 0;
-  virtual std::string summary() const = 0;
-};
+// Calls the method with the positional arguments and writes the reply, the
+// result or the error, in `reply_format` over `out`; returns its status
+// (docs/protocol.md lists every one). The path of every call, over HTTP or
+// direct.
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, written_reply& out);
+
+// Answers a call whose body (in `format`) holds the positional arguments.
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, written_reply& out);
 
 }  // namespace lp::detail
 
-namespace lp {
-
-LP_API controller::controller(controller&&) noexcept = default;
-LP_API controller& controller::operator=(controller&&) noexcept = default;
-
-LP_API controller::~controller() {
-  if (launch_) launch_->stop();
-}
-
-LP_API std::shared_ptr<detail::channel> controller::connect(const std::string& label) {
-  return launch_->connect(label);
-}
-
-LP_API std::map<std::string, std::string> controller::urls() const {
-  return launch_->urls();
-}
-LP_API const std::string& controller::secret() const {
-  return launch_->secret();
-}
-LP_API const std::string& controller::run_dir() const {
-  return launch_->run_dir();
-}
-LP_API std::vector<pid_t> controller::pids() const {
-  return launch_->pids();
-}
-
-LP_API bool controller::wait(const std::vector<std::string>& names) {
-  return launch_->wait_finished(names);
-}
-
-LP_API void controller::wait() {
-  launch_->wait(std::nullopt);
-}
-
-LP_API bool controller::wait_until_stopped(std::chrono::nanoseconds timeout) {
-  return launch_->wait(timeout);
-}
-
-LP_API bool controller::stop() {
-  return launch_->stop();
-}
-LP_API bool controller::stop_requested() const {
-  return launch_->stop_requested();
-}
-LP_API std::string controller::summary() const {
-  return launch_->summary();
-}
-
-}  // namespace lp
-
-// ---- launchpad/detail/run/impl/launch_tls_inl.hpp ----
-
-// launch_tls.hpp's share of the library's compiled part: the definitions that
-// detail/implementation.hpp gathers (detail/config.hpp says where they are
-// compiled).
-
-
 namespace lp::detail {
 
-LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
-                                  bool beyond) {
-  // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.tls_cert.empty();
-  if (flags.tls == "off") {
-    if (beyond)
-      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
-                   "launch's secret and every call's arguments cross the network in "
-                   "cleartext"
-                << std::endl;
-    return {};
+LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
+                  const arguments& args, protocol::format reply_format, written_reply& out) {
+  auto fail = [&](int status, std::string_view code, const std::string& message) {
+    write_error(out, code, message, label, method, reply_format);
+    return status;
+  };
+  if (!args.is_array())
+    return fail(400, "bad_request",
+                std::string("the body must be an array of the positional arguments, got ") +
+                    args.type_name());
+  try {
+    node.call(method, args, reply_format, out);
+    return 200;
+  } catch (const call_failure& e) {
+    return fail(e.status, e.code, e.what());
+  } catch (const std::exception& e) {
+    return fail(500, "remote_exception", e.what());
+  } catch (...) {
+    return fail(500, "remote_exception", "an exception not derived from std::exception");
   }
-  if (flags.tls != "on" && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
-  return make_launch_credentials(program);
+}
+
+LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
+                    protocol::format format, protocol::format reply_format,
+                    std::string_view body, written_reply& out) {
+  // Futures the method makes go ahead of the call pool's queue (call_pool()).
+  handler_scope handling;
+  std::optional<arguments> args;
+  try {
+    args.emplace(body, format);
+  } catch (const std::exception& e) {
+    write_error(out, "bad_request",
+                std::string("the body is not valid ") +
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
+                label, method, reply_format);
+    return 400;
+  }
+  return answer(node, label, method, *args, reply_format, out);
 }
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/impl/status_command_inl.hpp ----
+// ---- launchpad/detail/serve/impl/method_list_inl.hpp ----
+
+// method_list.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::string signature_text(std::string_view name, const std::string_view* types,
+                                  std::size_t count) {
+  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
+  for (std::size_t i = 1; i < count; ++i)
+    text += (i > 1 ? ", " : "") + readable_type(types[i]);
+  return text + ")";
+}
+
+LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
+                       std::size_t arity, const std::string_view* types,
+                       std::size_t count, std::optional<batch_limits> batching,
+                       std::span<const type_schema* const> schemas) {
+  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
+}
+
+LP_API json describe_service(std::string_view service,
+                             const std::vector<method_info>& methods) {
+  json listed = json::array();
+  for (const auto& entry : methods) {
+    json method = {
+        {"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
+    if (!entry.schemas.empty()) {
+      method["result"] = schema_json(*entry.schemas[0]);
+      method["params"] = json::array();
+      for (const auto* param : entry.schemas.subspan(1))
+        method["params"].push_back(schema_json(*param));
+    }
+    if (entry.batching)
+      method["batched"] = {{"max_batch", entry.batching->max_batch},
+                           {"max_wait_us", entry.batching->max_wait.count()}};
+    listed.push_back(std::move(method));
+  }
+  return {{"service", service}, {"methods", listed}};
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/impl/typed_node_inl.hpp ----
+
+// typed_node.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
+                               std::string_view service) {
+  for (std::size_t i = 0; i < methods.size(); ++i)
+    if (methods[i].name == method) return i;
+  std::string known;
+  for (const auto& entry : methods) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  throw call_failure(404, "no_such_method",
+                     "service " + std::string(service) + " has no method '" + std::string(method) +
+                         "'; its methods: " + (known.empty() ? "(none)" : known));
+}
+
+LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
+  throw call_failure(400, "bad_request",
+                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.reason());
+}
+
+LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
+  throw call_failure(400, "bad_request",
+                     std::string(method) + " takes " + std::to_string(arity) + " argument(s), got " +
+                         std::to_string(args.size()));
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/status/impl/status_command_inl.hpp ----
 
 // status_command.hpp's share of the library's compiled part: the definitions that
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-// ---- launchpad/detail/run/status_command.hpp ----
+// ---- launchpad/detail/status/status_command.hpp ----
 
 // program --lp_status=RUN_DIR [--lp_json]: what the status page shows, for a
 // shell or a script. Asks the launch's status page (its URL and the secret
@@ -14285,7 +14442,7 @@ LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& 
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/impl/status_server_inl.hpp ----
+// ---- launchpad/detail/status/impl/status_server_inl.hpp ----
 
 // status_server.hpp's share of the library's compiled part: the definitions that
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
@@ -14646,158 +14803,6 @@ LP_API void linger(const status_server* page, int seconds) {
   stop_on_signals signals(wake, wake);
   std::unique_lock lock(mutex);
   woken.wait_for(lock, std::chrono::seconds(seconds), [&] { return leave; });
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/impl/dispatch_inl.hpp ----
-
-// dispatch.hpp's share of the library's compiled part: the definitions that
-// detail/implementation.hpp gathers (detail/config.hpp says where they are
-// compiled).
-
-// ---- launchpad/detail/serve/dispatch.hpp ----
-
-// What a node does with a call, from the request's bytes to the reply's
-// bytes, with no socket in the way: the whole path a hostile or buggy peer
-// can reach (tests/fuzz drives it directly).
-
-
-namespace lp::detail {
-
-// Calls the method with the positional arguments and writes the reply, the
-// result or the error, in `reply_format` over `out`; returns its status
-// (docs/protocol.md lists every one). The path of every call, over HTTP or
-// direct.
-LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out);
-
-// Answers a call whose body (in `format`) holds the positional arguments.
-LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out);
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out) {
-  auto fail = [&](int status, std::string_view code, const std::string& message) {
-    write_error(out, code, message, label, method, reply_format);
-    return status;
-  };
-  if (!args.is_array())
-    return fail(400, "bad_request",
-                std::string("the body must be an array of the positional arguments, got ") +
-                    args.type_name());
-  try {
-    node.call(method, args, reply_format, out);
-    return 200;
-  } catch (const call_failure& e) {
-    return fail(e.status, e.code, e.what());
-  } catch (const std::exception& e) {
-    return fail(500, "remote_exception", e.what());
-  } catch (...) {
-    return fail(500, "remote_exception", "an exception not derived from std::exception");
-  }
-}
-
-LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out) {
-  // Futures the method makes go ahead of the call pool's queue (call_pool()).
-  handler_scope handling;
-  std::optional<arguments> args;
-  try {
-    args.emplace(body, format);
-  } catch (const std::exception& e) {
-    write_error(out, "bad_request",
-                std::string("the body is not valid ") +
-                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
-                label, method, reply_format);
-    return 400;
-  }
-  return answer(node, label, method, *args, reply_format, out);
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/impl/method_list_inl.hpp ----
-
-// method_list.hpp's share of the library's compiled part: the definitions that
-// detail/implementation.hpp gathers (detail/config.hpp says where they are
-// compiled).
-
-
-namespace lp::detail {
-
-LP_API std::string signature_text(std::string_view name, const std::string_view* types,
-                                  std::size_t count) {
-  std::string text = readable_type(types[0]) + " " + std::string(name) + "(";
-  for (std::size_t i = 1; i < count; ++i)
-    text += (i > 1 ? ", " : "") + readable_type(types[i]);
-  return text + ")";
-}
-
-LP_API void add_method(std::vector<method_info>& methods, std::string_view name,
-                       std::size_t arity, const std::string_view* types,
-                       std::size_t count, std::optional<batch_limits> batching,
-                       std::span<const type_schema* const> schemas) {
-  methods.push_back({name, arity, signature_text(name, types, count), batching, schemas});
-}
-
-LP_API json describe_service(std::string_view service,
-                             const std::vector<method_info>& methods) {
-  json listed = json::array();
-  for (const auto& entry : methods) {
-    json method = {
-        {"name", entry.name}, {"arity", entry.arity}, {"signature", entry.signature}};
-    if (!entry.schemas.empty()) {
-      method["result"] = schema_json(*entry.schemas[0]);
-      method["params"] = json::array();
-      for (const auto* param : entry.schemas.subspan(1))
-        method["params"].push_back(schema_json(*param));
-    }
-    if (entry.batching)
-      method["batched"] = {{"max_batch", entry.batching->max_batch},
-                           {"max_wait_us", entry.batching->max_wait.count()}};
-    listed.push_back(std::move(method));
-  }
-  return {{"service", service}, {"methods", listed}};
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/impl/typed_node_inl.hpp ----
-
-// typed_node.hpp's share of the library's compiled part: the definitions that
-// detail/implementation.hpp gathers (detail/config.hpp says where they are
-// compiled).
-
-
-namespace lp::detail {
-
-LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
-                               std::string_view service) {
-  for (std::size_t i = 0; i < methods.size(); ++i)
-    if (methods[i].name == method) return i;
-  std::string known;
-  for (const auto& entry : methods) known += (known.empty() ? "" : ", ") + std::string(entry.name);
-  throw call_failure(404, "no_such_method",
-                     "service " + std::string(service) + " has no method '" + std::string(method) +
-                         "'; its methods: " + (known.empty() ? "(none)" : known));
-}
-
-LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
-  throw call_failure(400, "bad_request",
-                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.reason());
-}
-
-LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
-  throw call_failure(400, "bad_request",
-                     std::string(method) + " takes " + std::to_string(arity) + " argument(s), got " +
-                         std::to_string(args.size()));
 }
 
 }  // namespace lp::detail
@@ -15982,697 +15987,7 @@ LP_API error::error(const std::string& id, const std::string& message)
 
 
 
-// ---- launchpad/detail/kube/launch.hpp ----
-
-// --lp_launch=kubernetes: on a workstation, write the launch's manifests;
-// in one of its pods, be the coordinator or the process that the pod's
-// Job and index name (docs/kubernetes.md).
-
-
-// ---- launchpad/detail/kube/coordinator.hpp ----
-
-// The coordinator pod of a Kubernetes launch. The Job controller starts,
-// restarts and ends the node pods; the coordinator only hears from them. It
-// keeps the rendezvous, decides when the program stops, stops it, shows
-// the status page, and tells how the program ended by its exit status.
-//
-// What it hears: a node process publishes its nodes when it serves, and
-// says how it ended. A process killed outright (SIGKILL, out of memory, its
-// host gone) says nothing; the coordinator finds it by probing every
-// process that serves. A process that failed more often than its group's
-// max_restarts will not be started again (backoffLimitPerIndex says the
-// same to the Job controller), so the program fails and stops.
-
-
-
-
-namespace lp::detail::kube {
-
-class coordinator {
- public:
-  // Probes of a serving process: every `probe_period`; `lost_after` failed
-  // ones in a row and it is taken for gone.
-  static constexpr auto probe_period = std::chrono::seconds(1);
-  static constexpr int lost_after = 3;
-
-  // `run_dir`: where the Secret is mounted; `launch`: the launch's name.
-  coordinator(const program& graph, const launch_flags& flags, const std::string& run_dir,
-              const std::string& launch)
-      : coordinator(graph, flags, run_directory::credentials_of(run_dir), launch) {}
-
-  coordinator(const coordinator&) = delete;
-  coordinator& operator=(const coordinator&) = delete;
-
- private:
-  coordinator(const program& graph, const launch_flags& flags,
-              const std::pair<std::string, tls_credentials>& found,
-              const std::string& launch)
-      : graph_(graph),
-        notice_(std::chrono::seconds(flags.termination_notice_secs)),
-        secret_(found.first),
-        own_dir_(coordinator_dir(launch), secret_) {
-    const auto& credentials = found.second;
-    if (!credentials.empty())
-      tls_ = std::make_shared<const tls_context>(
-          credentials, "the Secret's " + std::string(run_directory::certificate_file));
-    for (auto& unit : plan_units(graph)) {
-      for (const auto& label : unit.labels) unit_of_[label] = unit.name;
-      units_.emplace(unit.name,
-                     unit_state{.plan = unit, .where = {}, .last_failure = {}});
-    }
-    for (const auto& spec : graph.nodes())
-      if (spec.has_run) runnable_.insert(spec.label);
-    rendezvous_ = std::make_unique<rendezvous_server>(
-        secret_,
-        rendezvous_server::callbacks{
-            .stop_requested =
-                [this](const std::string& label) {
-                  {
-                    // It stops already: no need to tell it.
-                    std::lock_guard lock(mutex_);
-                    if (auto it = unit_of_.find(label); it != unit_of_.end())
-                      units_.at(it->second).asked_to_stop = true;
-                  }
-                  stop(label + " asked the program to stop");
-                },
-            .run_finished = [this](const std::string& label) { run_finished(label); },
-            .runs_finished =
-                [this](const std::vector<std::string>& names,
-                       std::chrono::milliseconds wait) {
-                  return runs_finished(names, wait);
-                },
-            .process_ended =
-                [this](const std::string& label, const std::string& failure,
-                       bool unrecoverable) {
-                  ended(label, failure.empty() ? std::nullopt : std::optional(failure),
-                        unrecoverable);
-                },
-            .published = [this](const std::string& label,
-                                const address& where) { published(label, where); }},
-        "0.0.0.0", tls_, rendezvous_port);
-    // On loopback in the pod, as every launcher's page: `kubectl
-    // port-forward` reaches it there, and nothing else does.
-    status_ = start_status_page(
-        graph, std::string(kubernetes_policy), secret_, own_dir_.path(),
-        port_or_off{status_port}, [this] { return statuses(); }, tls_);
-  }
-
- public:
-  // Runs until the program has ended; its exit status: 0 when it stopped
-  // cleanly, 1 when a node failed beyond its restarts.
-  int run() {
-    std::cerr << "[lp] coordinating " << units_.size()
-              << (units_.size() == 1 ? " process" : " processes") << "; rendezvous at "
-              << rendezvous_->url() << std::endl;
-    // The pod's end (kubectl delete, a drain) stops the program in order.
-    stop_on_signals signals([this](const stop_on_signals::origin& from) {
-      stop("the coordinator got signal " + std::to_string(from.signal));
-    });
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      changed_.wait_for(lock, probe_period);
-      if (!stopping_) probe(lock);
-    }
-    // Every process that serves hears of the stop. The Job controller
-    // starts pods in no order, and a short program may end before one of
-    // them joined: it gets the same notice to join, hears of the stop when
-    // it does (published), and ends cleanly rather than wait for a
-    // coordinator that is gone.
-    rendezvous_->close();
-    auto deadline = std::chrono::steady_clock::now() + notice_ + std::chrono::seconds(5);
-    for (auto& [name, unit] : units_)
-      if (unit.where && !unit.asked_to_stop) tell_stop(lock, name, *unit.where);
-    while (std::chrono::steady_clock::now() < deadline && serving() + joining() > 0) {
-      changed_.wait_for(lock, probe_period);
-      probe(lock);
-    }
-    for (auto& [name, unit] : units_)
-      if (unit.where)
-        std::cerr << "[lp] " << name
-                  << " did not say that it ended within the termination "
-                     "notice; its pod's own grace period ends it"
-                  << std::endl;
-      else if (yet_to_join(unit))
-        std::cerr << "[lp] " << name
-                  << " never joined the launch; its pod, if it starts, ends once it "
-                     "has waited 5 minutes for the coordinator"
-                  << std::endl;
-    std::cerr << "[lp] the program "
-              << (failure_ ? "failed: " + *failure_ : "stopped cleanly") << std::endl;
-    return failure_ ? 1 : 0;
-  }
-
- private:
-  struct unit_state {
-    unit_plan plan;
-    std::optional<address> where;  // while a process of it serves
-    int failures = 0;
-    int missed_probes = 0;
-    bool ever_served = false;
-    bool asked_to_stop = false;
-    std::string last_failure;
-  };
-
-  void stop(const std::string& why) {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
-    }
-    std::cerr << "[lp] stopping: " << why << std::endl;
-    changed_.notify_all();
-  }
-
-  void published(const std::string& label, const address& where) {
-    std::unique_lock lock(mutex_);
-    auto& unit = units_.at(unit_of_.at(label));
-    if (label != unit.plan.labels.front()) return;
-    // Started while the program stops (a restart under way): it stops too.
-    if (stopping_) {
-      unit.where = where;
-      unit.ever_served = true;
-      tell_stop(lock, unit.plan.name, where);
-      return;
-    }
-    // A new process while the last one still served: that one ended
-    // without a word.
-    if (unit.where && !(*unit.where == where)) lose(unit, "its process was replaced");
-    unit.where = where;
-    unit.ever_served = true;
-    unit.missed_probes = 0;
-    std::cerr << "[lp] " << unit.plan.name << " serves at " << where.host << ":"
-              << where.port << std::endl;
-  }
-
-  void ended(const std::string& label, std::optional<std::string> failure,
-             bool unrecoverable = false) {
-    {
-      std::lock_guard lock(mutex_);
-      auto it = unit_of_.find(label);
-      if (it == unit_of_.end()) return;
-      auto& unit = units_.at(it->second);
-      unit.where.reset();
-      // Its Job does not start it again either (FailIndex on its exit
-      // status, manifests.hpp).
-      if (failure && unrecoverable) unit.failures = unit.plan.settings.max_restarts;
-      if (failure)
-        fail(unit, *failure);
-      else
-        std::cerr << "[lp] " << unit.plan.name << " ended" << std::endl;
-    }
-    changed_.notify_all();
-  }
-
-  // Counts a failure of `unit`'s process; past its restarts, the program's.
-  // Called with the lock held.
-  void fail(unit_state& unit, const std::string& what) {
-    ++unit.failures;
-    unit.last_failure = what;
-    rendezvous_->withdraw(unit.plan.labels.front(), !stopping_, what);
-    if (stopping_) return;
-    int allowed = unit.plan.settings.max_restarts;
-    if (unit.failures <= allowed) {
-      std::cerr << "[lp] " << unit.plan.name << " failed (" << what
-                << "); its Job starts it again (" << unit.failures << " of " << allowed
-                << " restarts)" << std::endl;
-      return;
-    }
-    failure_ = "node " + unit.plan.name + " failed: " + what;
-    stopping_ = true;
-    std::cerr << "[lp] stopping: " << *failure_ << std::endl;
-  }
-
-  void lose(unit_state& unit, const std::string& why) {
-    unit.where.reset();
-    fail(unit, "its pod ended without a word (" + why + ")");
-  }
-
-  std::size_t serving() const {
-    std::size_t count = 0;
-    for (const auto& [name, unit] : units_) count += unit.where.has_value();
-    return count;
-  }
-
-  // A unit whose pod has not served yet and may still: not one that failed
-  // past its restarts.
-  static bool yet_to_join(const unit_state& unit) {
-    return !unit.ever_served && !unit.where &&
-           unit.failures <= unit.plan.settings.max_restarts;
-  }
-
-  std::size_t joining() const {
-    std::size_t count = 0;
-    for (const auto& [name, unit] : units_) count += yet_to_join(unit);
-    return count;
-  }
-
-  // Connects to every serving process once, without the lock: a silent
-  // peer must not hold up the rendezvous.
-  void probe(std::unique_lock<std::mutex>& lock) {
-    std::vector<std::pair<std::string, address>> targets;
-    for (const auto& [name, unit] : units_)
-      if (unit.where) targets.emplace_back(name, *unit.where);
-    lock.unlock();
-    std::vector<std::pair<std::string, bool>> answers;
-    for (const auto& [name, where] : targets) {
-      bool answered = true;
-      try {
-        http_connection::open(where.host, where.port,
-                              std::chrono::steady_clock::now() + probe_period,
-                              tls_.get());
-      } catch (const http_connection::failure&) {
-        answered = false;
-      }
-      answers.emplace_back(name, answered);
-    }
-    lock.lock();
-    for (std::size_t i = 0; i < answers.size(); ++i) {
-      auto& unit = units_.at(answers[i].first);
-      if (!unit.where || !(*unit.where == targets[i].second))
-        continue;  // news came meanwhile
-      unit.missed_probes = answers[i].second ? 0 : unit.missed_probes + 1;
-      if (unit.missed_probes >= lost_after) lose(unit, "it stopped answering");
-    }
-  }
-
-  // Sends the process POST /lp/v1/stop, the stop lp::stop() makes.
-  // `where` is a copy: the unit's own may change while the lock is off.
-  void tell_stop(std::unique_lock<std::mutex>& lock, const std::string& name,
-                 address where) {
-    lock.unlock();
-    try {
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-      auto connection =
-          http_connection::open(where.host, where.port, deadline, tls_.get());
-      std::string reply;
-      connection->post(
-          protocol::stop_path,
-          secret_.empty() ? std::string() : "Authorization: Bearer " + secret_ + "\r\n",
-          "", deadline, reply, 1 << 16);
-    } catch (const std::exception& e) {
-      std::cerr << "[lp] could not tell " << name << " to stop: " << e.what()
-                << std::endl;
-    }
-    lock.lock();
-  }
-
-  void run_finished(const std::string& label) {
-    bool all = false;
-    {
-      std::lock_guard lock(mutex_);
-      finished_.insert(label);
-      all = !runnable_.empty() && finished_ == runnable_;
-    }
-    changed_.notify_all();
-    // A program whose run() nodes have all returned has nothing left to do.
-    if (all) stop("the run() of every node returned");
-  }
-
-  std::optional<bool> runs_finished(const std::vector<std::string>& names,
-                                    std::chrono::milliseconds wait) {
-    auto wanted = runnable_labels(graph_, names);
-    auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
-                           wanted.end());
-    };
-    std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, wait, [&] { return stopping_ || done(); }))
-      return std::nullopt;
-    return done();
-  }
-
-  std::vector<node_status> statuses() {
-    std::lock_guard lock(mutex_);
-    std::vector<node_status> all;
-    for (const auto& [name, unit] : units_)
-      for (const auto& label : unit.plan.labels) {
-        node_status status;
-        status.label = label;
-        status.restarts = unit.failures;
-        status.failure = unit.last_failure;
-        if (unit.where) {
-          status.state = node_state::serving;
-          status.url = unit.where->url(tls_ != nullptr);
-        } else if (unit.failures > unit.plan.settings.max_restarts) {
-          status.state = node_state::failed;
-        } else if (unit.failures > 0) {
-          status.state = node_state::restarting;
-        } else {
-          status.state = unit.ever_served ? node_state::stopped : node_state::starting;
-        }
-        all.push_back(std::move(status));
-      }
-    return all;
-  }
-
-  // A directory of its own: where --lp_status finds the page, in the pod.
-  class own_directory {
-   public:
-    own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
-      remove();  // a stale one, of a pod that ran here before
-      if (::mkdir(path_.c_str(), 0700) != 0)
-        throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
-                           std::strerror(errno) + "); its image needs a writable /tmp");
-      if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
-    }
-    own_directory(const own_directory&) = delete;
-    own_directory& operator=(const own_directory&) = delete;
-    ~own_directory() { remove(); }
-    const std::string& path() const { return path_; }
-
-   private:
-    void remove() const {
-      for (const char* file : {"secret", status_file})
-        ::unlink((path_ + "/" + file).c_str());
-      ::rmdir(path_.c_str());
-    }
-    std::string path_;
-  };
-
-  const program& graph_;
-  const std::chrono::seconds notice_;
-  const std::string secret_;
-  own_directory own_dir_;
-  std::shared_ptr<const tls_context> tls_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, unit_state> units_;     // by unit name
-  std::map<std::string, std::string> unit_of_;  // label -> unit name
-  std::set<std::string> runnable_, finished_;
-  bool stopping_ = false;
-  std::optional<std::string> failure_;
-  std::unique_ptr<rendezvous_server> rendezvous_;
-  std::unique_ptr<status_server> status_;
-};
-
-}  // namespace lp::detail::kube
-
-// ---- launchpad/detail/kube/pod.hpp ----
-
-// What a pod of a Kubernetes launch learns from its environment: which
-// process of the program it runs (docs/kubernetes.md, "In the pods").
-
-
-namespace lp::detail::kube {
-
-// A variable the pod's manifest sets; missing, the pod was not made by
-// this library's manifests. (LP_KUBE_ROLE alone is taken out of the
-// environment: it tells a process that it is a pod's.)
-inline std::string pod_setting(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value || !*value)
-    throw launch_error(std::string(name) +
-                       " is not set: this pod was not made from the manifests that "
-                       "--lp_launch=kubernetes writes (docs/kubernetes.md)");
-  return value;
-}
-
-// Which process of the program this pod runs: its Job's group, and the
-// Job controller's index.
-inline unit_plan unit_of_pod(const program& graph) {
-  // Empty for the nodes outside any group.
-  const char* group_value = std::getenv(pod_env::group);
-  if (!group_value) pod_setting(pod_env::group);  // throws, naming it
-  std::string group = group_value;
-  auto index_text = pod_setting(pod_env::index);
-  auto units = units_of(graph, group);
-  std::size_t index = 0;
-  try {
-    index = std::stoul(index_text);
-  } catch (const std::exception&) {
-    throw launch_error(std::string(pod_env::index) + "='" + index_text +
-                       "' is not an index");
-  }
-  if (index >= units.size())
-    throw launch_error("this binary's program '" + graph.name() + "' has " +
-                       std::to_string(units.size()) + " processes in group '" + group +
-                       "', but the pod has index " + std::to_string(index) +
-                       ": was the image built from another version of the program?");
-  return units[index];
-}
-
-}  // namespace lp::detail::kube
-
-// ---- launchpad/detail/process/node_process.hpp ----
-
-// The two sides of a launch whose nodes are processes, as local_mp and a
-// test's lp::controller of test_mp runs it: the node process, and the
-// launcher.
-
-
-// ---- launchpad/detail/call/http_channel.hpp ----
-
-
-namespace lp::detail {
-
-// A channel over HTTP keep-alive connections, pooled: concurrent calls each
-// take a connection of their own, and a finished call gives its connection
-// back for the next one (the most recent first), so steady traffic seldom
-// reconnects. The connections are our own (http_connection.hpp), not
-// httplib's client: one write per request, one read per reply, and a body
-// read straight into the buffer it is decoded from.
-class http_channel final : public channel {
- public:
-  using clock = std::chrono::steady_clock;
-
-  // A pooled connection idle longer than this is dropped before the server
-  // drops it, so a call seldom races the server's keep-alive timeout.
-  static constexpr auto max_idle = std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
-  // The longest a connect may take, within the call's deadline.
-  static constexpr auto connect_timeout = std::chrono::seconds(5);
-  // Replies up to this size are read; a larger one fails the call.
-  static constexpr std::size_t max_reply = std::size_t{1} << 34;
-
-  struct options {
-    std::string secret;  // empty: an --lp_insecure launch
-    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
-  };
-
-  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
-    headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
-               protocol::cbor_type + "\r\n";
-    if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
-  }
-
-  const std::string& node() const override { return node_; }
-
-  raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline, reply_sink* sink) override {
-    // A node that refused the connection, or closed it unanswered, may have
-    // gone because the program stops: the launch knows, so ask it before
-    // saying the node did not answer. A refused call never reached the
-    // node, so it is sent once more, to where the node serves now.
-    for (int attempt = 0;; ++attempt) {
-      try {
-        return call_once(method, args, deadline, sink);
-      } catch (const http_connection::failure& e) {
-        // The node's TLS refused this caller, or is not this launch's:
-        // another try goes the same way.
-        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
-        bool refused = e.kind == http_connection::failure::refused;
-        if (!refused || attempt > 0) {
-          try {
-            directory_->lookup(node_, method, std::chrono::milliseconds(100));
-          } catch (const stopping&) {
-            throw;
-          } catch (const transport_error&) {
-            // Gone, or not back yet: the node did not answer, as said below.
-          }
-          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
-        }
-      }
-    }
-  }
-
-  // Drops every idle connection; calls after this fail.
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    idle_.clear();
-  }
-
- private:
-  // One try at the node where the launch says it serves. A refused
-  // connection is thrown as it is, for call() to decide.
-  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
-                      const call_deadline& deadline, reply_sink* sink) {
-    auto until = deadline.at;
-    // The wait for a node that does not serve yet counts against the deadline.
-    address where;
-    try {
-      where = directory_->lookup(node_, method, deadline.left());
-    } catch (const transport_error&) {
-      if (clock::now() >= until) throw expired(method, deadline.length);
-      throw;
-    }
-    auto& reply = reply_buffer();
-    auto path = std::string(protocol::call_prefix) + method;
-    try {
-      auto [connection, reused] = acquire(where, until);
-      for (;;) {
-        try {
-          auto response =
-              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply,
-                               sink);
-          if (connection->reusable()) release(std::move(connection));
-          auto format = protocol::format_of(response.content_type);
-          if (!format)
-            throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                               "an unreadable reply: Content-Type '" + response.content_type +
-                                   "' is neither JSON nor CBOR; is " + where.url() +
-                                   " a Launchpad node?",
-                               response.status);
-          return {response.status, *format, std::string_view(reply.data(), response.body_size),
-                  response.placed};
-        } catch (const http_connection::failure& e) {
-          // The server closed this pooled connection just before the call
-          // (its keep-alive ran out), so the request never ran: send it again
-          // on a new connection.
-          if (e.kind != http_connection::failure::stale || !reused) throw;
-          connection = connect(where, until);
-          reused = false;
-        }
-      }
-    } catch (const http_connection::failure& e) {
-      if (e.kind == http_connection::failure::timeout || clock::now() >= until)
-        throw expired(method, deadline.length);
-      directory_->forget(node_, where);
-      throw;
-    }
-  }
-
-  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
-    return expired_call(node_, method, deadline, "; the method may still run on the node");
-  }
-
-  // The node learns the call's deadline (lp::caller_deadline()), so that a
-  // method that waits stops when the caller does; what is left of it at
-  // the time of sending, rounded up so that a call with time left never
-  // reads 0.
-  const std::string& headers_with_deadline(clock::time_point until) const {
-    thread_local std::string headers;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
-    headers.assign(headers_);
-    headers.append(protocol::deadline_header).append(": ");
-    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
-    return headers;
-  }
-
-  // This thread's reply buffer, which only grows (a reply is written over
-  // it, so a large one is not zeroed first on every call), up to a size
-  // kept between calls.
-  static std::string& reply_buffer() {
-    thread_local std::string buffer;
-    drop_if_large(buffer);
-    return buffer;
-  }
-
-  struct pooled {
-    std::unique_ptr<http_connection> connection;
-    clock::time_point idle_since;
-  };
-
-  // A pooled connection (and true), or a new one.
-  std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
-                                                            clock::time_point until) {
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) throw transport_error(node_, "", "the program has stopped");
-      auto now = clock::now();
-      while (!idle_.empty()) {
-        auto connection = std::move(idle_.back());
-        idle_.pop_back();
-        if (now - connection.idle_since < max_idle) return {std::move(connection.connection), true};
-      }
-    }
-    return {connect(where, until), false};
-  }
-
-  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
-    return http_connection::open(where.host, where.port,
-                                 std::min(until, clock::now() + connect_timeout), tls_.get());
-  }
-
-  void release(std::unique_ptr<http_connection> connection) {
-    std::lock_guard lock(mutex_);
-    if (closed_) return;
-    auto now = clock::now();
-    idle_.push_back({std::move(connection), now});
-    // The oldest come first: drop those the server will have closed, so the
-    // pool holds no dead sockets after a burst.
-    auto fresh = std::find_if(idle_.begin(), idle_.end(),
-                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
-    idle_.erase(idle_.begin(), fresh);
-  }
-
-  const std::string node_;
-  const std::shared_ptr<directory> directory_;
-  const std::shared_ptr<const tls_context> tls_;
-  std::string headers_;  // Content-Type, Accept and the secret, as header lines
-  std::mutex mutex_;
-  std::vector<pooled> idle_;
-  bool closed_ = false;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/run/node_host.hpp ----
-
-// ---- launchpad/detail/run/checkpoint_schedule.hpp ----
-
-
-namespace lp::detail {
-
-// Saves each node that has a checkpoint interval whenever its interval has
-// passed since its last save, on a thread of its own, until stopped.
-class checkpoint_schedule {
- public:
-  using clock = periodic_worker::clock;
-
-  struct saved_node {
-    std::chrono::milliseconds interval;
-    std::function<void()> save;  // a failed save is the saver's to report
-  };
-
-  // Starts the thread if any node has an interval; the first save of each
-  // comes one interval from now.
-  void start(std::vector<saved_node> nodes) {
-    if (nodes.empty()) return;
-    auto now = clock::now();
-    for (auto& node : nodes) {
-      auto due = now + node.interval;
-      nodes_.push_back({std::move(node), due});
-    }
-    worker_.start([this] {
-      auto next = clock::time_point::max();
-      for (auto& [node, due] : nodes_) {
-        if (due <= clock::now()) {
-          node.save();
-          due = clock::now() + node.interval;
-        }
-        next = std::min(next, due);
-      }
-      return next;
-    });
-  }
-
-  // Waits for a save under way, and starts no other.
-  void stop() { worker_.stop(); }
-
- private:
-  struct scheduled {
-    saved_node node;
-    clock::time_point due;
-  };
-
-  std::vector<scheduled> nodes_;  // the worker's alone once it runs
-  periodic_worker worker_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/run/checkpoints.hpp ----
+// ---- launchpad/detail/checkpoint/checkpoints.hpp ----
 
 // Checkpoint files: a node's saved state (lp_save, in CBOR) behind a header
 // that names the service and checks the bytes, written so that a crash at
@@ -16994,7 +16309,330 @@ inline bool tell_how_to_resume(const program& graph, const std::string& dir,
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/direct_channel.hpp ----
+// ---- launchpad/detail/cli/graph_picture.hpp ----
+
+// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
+// Nodes are grouped by their group; an edge goes from each node to every
+// node it was given a handle to, labelled with that node's service.
+
+
+namespace lp::detail {
+
+// A node's service, and the Python class that serves it if one does.
+inline std::string served_by(const node_info& spec) {
+  if (!spec.python) return spec.service;
+  return spec.service + " (Python " + std::string(spec.python->module) + "." +
+         std::string(spec.python->name) + ")";
+}
+
+inline std::string graph_dot(const program& graph) {
+  auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
+  std::map<std::string, std::vector<const node_info*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+  for (const auto& [group, members] : groups) {
+    std::string indent = group.empty() ? "  " : "    ";
+    if (!group.empty())
+      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
+    for (const auto* spec : members)
+      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + served_by(*spec)) +
+             "];\n";
+    if (!group.empty()) out += "  }\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + quoted(spec.label) + " -> " + quoted(target) +
+             " [label=" + quoted(graph.node(target).service) + "];\n";
+  return out + "}\n";
+}
+
+inline std::string graph_mermaid(const program& graph) {
+  std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
+  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
+  auto box = [&](const node_info& spec) {
+    return ids[spec.label] + "[\"" + spec.label + "<br/>" + served_by(spec) + "\"]";
+  };
+  std::map<std::string, std::vector<const node_info*>> groups;
+  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
+  std::string out = "flowchart LR\n";
+  for (const auto& [group, members] : groups) {
+    if (!group.empty()) out += "  subgraph " + group + "\n";
+    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
+    if (!group.empty()) out += "  end\n";
+  }
+  for (const auto& spec : graph.nodes())
+    for (const auto& target : spec.edges)
+      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
+  return out;
+}
+
+inline std::string graph_picture(const program& graph, const std::string& format) {
+  if (format == "dot") return graph_dot(graph);
+  if (format == "mermaid") return graph_mermaid(graph);
+  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/in_process.hpp ----
+
+// The launches whose nodes are all threads of this process: local_mt and
+// test_mt from a command line, and a test's lp::controller of test_mt.
+
+
+// ---- launchpad/detail/host/node_host.hpp ----
+
+// ---- launchpad/detail/call/http_channel.hpp ----
+
+
+namespace lp::detail {
+
+// A channel over HTTP keep-alive connections, pooled: concurrent calls each
+// take a connection of their own, and a finished call gives its connection
+// back for the next one (the most recent first), so steady traffic seldom
+// reconnects. The connections are our own (http_connection.hpp), not
+// httplib's client: one write per request, one read per reply, and a body
+// read straight into the buffer it is decoded from.
+class http_channel final : public channel {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A pooled connection idle longer than this is dropped before the server
+  // drops it, so a call seldom races the server's keep-alive timeout.
+  static constexpr auto max_idle = std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
+  // The longest a connect may take, within the call's deadline.
+  static constexpr auto connect_timeout = std::chrono::seconds(5);
+  // Replies up to this size are read; a larger one fails the call.
+  static constexpr std::size_t max_reply = std::size_t{1} << 34;
+
+  struct options {
+    std::string secret;  // empty: an --lp_insecure launch
+    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
+  };
+
+  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
+      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
+    headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
+               protocol::cbor_type + "\r\n";
+    if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
+  }
+
+  const std::string& node() const override { return node_; }
+
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                 const call_deadline& deadline, reply_sink* sink) override {
+    // A node that refused the connection, or closed it unanswered, may have
+    // gone because the program stops: the launch knows, so ask it before
+    // saying the node did not answer. A refused call never reached the
+    // node, so it is sent once more, to where the node serves now.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return call_once(method, args, deadline, sink);
+      } catch (const http_connection::failure& e) {
+        // The node's TLS refused this caller, or is not this launch's:
+        // another try goes the same way.
+        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
+        bool refused = e.kind == http_connection::failure::refused;
+        if (!refused || attempt > 0) {
+          try {
+            directory_->lookup(node_, method, std::chrono::milliseconds(100));
+          } catch (const stopping&) {
+            throw;
+          } catch (const transport_error&) {
+            // Gone, or not back yet: the node did not answer, as said below.
+          }
+          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
+        }
+      }
+    }
+  }
+
+  // Drops every idle connection; calls after this fail.
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    idle_.clear();
+  }
+
+ private:
+  // One try at the node where the launch says it serves. A refused
+  // connection is thrown as it is, for call() to decide.
+  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
+                      const call_deadline& deadline, reply_sink* sink) {
+    auto until = deadline.at;
+    // The wait for a node that does not serve yet counts against the deadline.
+    address where;
+    try {
+      where = directory_->lookup(node_, method, deadline.left());
+    } catch (const transport_error&) {
+      if (clock::now() >= until) throw expired(method, deadline.length);
+      throw;
+    }
+    auto& reply = reply_buffer();
+    auto path = std::string(protocol::call_prefix) + method;
+    try {
+      auto [connection, reused] = acquire(where, until);
+      for (;;) {
+        try {
+          auto response =
+              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply,
+                               sink);
+          if (connection->reusable()) release(std::move(connection));
+          auto format = protocol::format_of(response.content_type);
+          if (!format)
+            throw remote_error(node_, method, "http_" + std::to_string(response.status),
+                               "an unreadable reply: Content-Type '" + response.content_type +
+                                   "' is neither JSON nor CBOR; is " + where.url() +
+                                   " a Launchpad node?",
+                               response.status);
+          return {response.status, *format, std::string_view(reply.data(), response.body_size),
+                  response.placed};
+        } catch (const http_connection::failure& e) {
+          // The server closed this pooled connection just before the call
+          // (its keep-alive ran out), so the request never ran: send it again
+          // on a new connection.
+          if (e.kind != http_connection::failure::stale || !reused) throw;
+          connection = connect(where, until);
+          reused = false;
+        }
+      }
+    } catch (const http_connection::failure& e) {
+      if (e.kind == http_connection::failure::timeout || clock::now() >= until)
+        throw expired(method, deadline.length);
+      directory_->forget(node_, where);
+      throw;
+    }
+  }
+
+  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
+    return expired_call(node_, method, deadline, "; the method may still run on the node");
+  }
+
+  // The node learns the call's deadline (lp::caller_deadline()), so that a
+  // method that waits stops when the caller does; what is left of it at
+  // the time of sending, rounded up so that a call with time left never
+  // reads 0.
+  const std::string& headers_with_deadline(clock::time_point until) const {
+    thread_local std::string headers;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+    headers.assign(headers_);
+    headers.append(protocol::deadline_header).append(": ");
+    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
+    return headers;
+  }
+
+  // This thread's reply buffer, which only grows (a reply is written over
+  // it, so a large one is not zeroed first on every call), up to a size
+  // kept between calls.
+  static std::string& reply_buffer() {
+    thread_local std::string buffer;
+    drop_if_large(buffer);
+    return buffer;
+  }
+
+  struct pooled {
+    std::unique_ptr<http_connection> connection;
+    clock::time_point idle_since;
+  };
+
+  // A pooled connection (and true), or a new one.
+  std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
+                                                            clock::time_point until) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw transport_error(node_, "", "the program has stopped");
+      auto now = clock::now();
+      while (!idle_.empty()) {
+        auto connection = std::move(idle_.back());
+        idle_.pop_back();
+        if (now - connection.idle_since < max_idle) return {std::move(connection.connection), true};
+      }
+    }
+    return {connect(where, until), false};
+  }
+
+  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
+    return http_connection::open(where.host, where.port,
+                                 std::min(until, clock::now() + connect_timeout), tls_.get());
+  }
+
+  void release(std::unique_ptr<http_connection> connection) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    auto now = clock::now();
+    idle_.push_back({std::move(connection), now});
+    // The oldest come first: drop those the server will have closed, so the
+    // pool holds no dead sockets after a burst.
+    auto fresh = std::find_if(idle_.begin(), idle_.end(),
+                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
+    idle_.erase(idle_.begin(), fresh);
+  }
+
+  const std::string node_;
+  const std::shared_ptr<directory> directory_;
+  const std::shared_ptr<const tls_context> tls_;
+  std::string headers_;  // Content-Type, Accept and the secret, as header lines
+  std::mutex mutex_;
+  std::vector<pooled> idle_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/checkpoint/checkpoint_schedule.hpp ----
+
+
+namespace lp::detail {
+
+// Saves each node that has a checkpoint interval whenever its interval has
+// passed since its last save, on a thread of its own, until stopped.
+class checkpoint_schedule {
+ public:
+  using clock = periodic_worker::clock;
+
+  struct saved_node {
+    std::chrono::milliseconds interval;
+    std::function<void()> save;  // a failed save is the saver's to report
+  };
+
+  // Starts the thread if any node has an interval; the first save of each
+  // comes one interval from now.
+  void start(std::vector<saved_node> nodes) {
+    if (nodes.empty()) return;
+    auto now = clock::now();
+    for (auto& node : nodes) {
+      auto due = now + node.interval;
+      nodes_.push_back({std::move(node), due});
+    }
+    worker_.start([this] {
+      auto next = clock::time_point::max();
+      for (auto& [node, due] : nodes_) {
+        if (due <= clock::now()) {
+          node.save();
+          due = clock::now() + node.interval;
+        }
+        next = std::min(next, due);
+      }
+      return next;
+    });
+  }
+
+  // Waits for a save under way, and starts no other.
+  void stop() { worker_.stop(); }
+
+ private:
+  struct scheduled {
+    saved_node node;
+    clock::time_point due;
+  };
+
+  std::vector<scheduled> nodes_;  // the worker's alone once it runs
+  periodic_worker worker_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/direct_channel.hpp ----
 
 // ---- launchpad/detail/serve/served_node.hpp ----
 
@@ -17164,7 +16802,7 @@ class direct_channel final : public channel {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/run/watchdog.hpp ----
+// ---- launchpad/detail/host/watchdog.hpp ----
 
 
 namespace lp::detail {
@@ -17944,6 +17582,737 @@ class node_host {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/host/node_streams.hpp ----
+
+// Under local_mt every node is a thread of the launcher's process, and they
+// all write to its one terminal. What a node writes to std::cout, std::cerr
+// and std::clog comes out as under local_mp: in whole lines behind
+// "[label] ", its last lines kept for the status page. Of all the ways to
+// write, only these streams can be given a buffer of ours, which asks the
+// writing thread whose code it runs (its node_scope: a run(), a handler, a
+// constructor). printf, write(2) on fd 1 or 2, and threads a node starts
+// itself bypass it (docs/observability.md).
+
+
+#include <streambuf>
+
+namespace lp::detail {
+
+class node_streams {
+ public:
+  // std::cout and std::cerr are the process's, and so is taking them over:
+  // a launch of `policy` that starts while another launch in this process
+  // has them (one started from a node of it) shares that one, which labels
+  // each line with the node that writes it, whichever launch it is of. The
+  // last launch to go gives the streams back, under the lock, so that a
+  // launch that starts meanwhile takes them over only once they are back.
+  static std::shared_ptr<node_streams> take_over(std::string policy) {
+    std::lock_guard lock(taking_over());
+    static std::weak_ptr<node_streams> current;
+    if (auto shared = current.lock()) return shared;
+    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)), [](node_streams* gone) {
+      std::lock_guard lock(taking_over());
+      delete gone;
+    });
+    current = made;
+    return made;
+  }
+
+  // Takes over `streams` for the nodes of launches of `policy`: construct
+  // it before those nodes start, destroy it after they all ended, while no
+  // other thread writes to the streams (their buffers change hands).
+  explicit node_streams(std::string policy,
+                        const std::vector<std::ostream*>& streams = {&std::cout,
+                                                                     &std::cerr,
+                                                                     &std::clog})
+      : policy_(std::move(policy)), lines_(::isatty(1) && ::isatty(2)) {
+    for (auto* stream : streams) {
+      buffers_.emplace_back(std::make_unique<buffer>(*this, stream->rdbuf()));
+      stream->rdbuf(buffers_.back().get());
+      streams_.push_back(stream);
+    }
+  }
+  node_streams(const node_streams&) = delete;
+  node_streams& operator=(const node_streams&) = delete;
+  // Gives the streams back; a line a node left unfinished ends here.
+  ~node_streams() {
+    for (std::size_t i = 0; i < streams_.size(); ++i)
+      streams_[i]->rdbuf(buffers_[i]->original);
+    std::lock_guard lock(mutex_);
+    for (auto& [key, partial] : partial_) {
+      auto* which = std::get<buffer*>(key);
+      std::string out;
+      lines_.take(std::get<std::string>(key), partial, /*at_end=*/true, out);
+      which->original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+      which->original->pubsync();
+    }
+  }
+
+  // The last lines the node wrote, oldest first (at most
+  // labelled_lines::kept).
+  std::vector<std::string> last_lines(const std::string& label) const {
+    std::lock_guard lock(mutex_);
+    return lines_.last(label);
+  }
+
+ private:
+  // A stream's buffer while it is taken over. It has no buffer area of its
+  // own, so that every write reaches xsputn or overflow, where a lock
+  // keeps the threads apart.
+  struct buffer : std::streambuf {
+    buffer(node_streams& owner, std::streambuf* was) : original(was), owner_(owner) {}
+    std::streambuf* const original;
+
+   protected:
+    std::streamsize xsputn(const char* text, std::streamsize n) override {
+      const auto* label = owner_.writing_node();
+      if (!label) return original->sputn(text, n);
+      owner_.write(*this, *label, std::string_view(text, static_cast<std::size_t>(n)));
+      return n;
+    }
+    int_type overflow(int_type c) override {
+      if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+      char one = traits_type::to_char_type(c);
+      return xsputn(&one, 1) == 1 ? c : traits_type::eof();
+    }
+    // A flush reaches the terminal; a node's unfinished line waits for its
+    // end, so that lines are never cut into one another.
+    int sync() override { return original->pubsync(); }
+
+   private:
+    node_streams& owner_;
+  };
+
+  static std::mutex& taking_over() {
+    static std::mutex mutex;
+    return mutex;
+  }
+
+  const std::string* writing_node() const {
+    const auto* node = this_thread_node().identity;
+    return node && node->launch == policy_ ? &node->label : nullptr;
+  }
+
+  void write(buffer& which, const std::string& label, std::string_view text) {
+    std::lock_guard lock(mutex_);
+    auto key = std::make_tuple(std::this_thread::get_id(), &which, label);
+    auto& partial = partial_[key];
+    partial.append(text);
+    std::string out;
+    lines_.take(label, partial, /*at_end=*/false, out);
+    if (partial.empty()) partial_.erase(key);
+    if (!out.empty())
+      which.original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+
+  const std::string policy_;
+  std::vector<std::ostream*> streams_;
+  std::vector<std::unique_ptr<buffer>> buffers_;
+  mutable std::mutex mutex_;
+  // What a thread wrote of a line not yet ended, by thread, stream and node
+  // (a direct call runs the callee's handler on the caller's thread).
+  std::map<std::tuple<std::thread::id, buffer*, std::string>, std::string> partial_;
+  labelled_lines lines_;
+};
+
+}  // namespace lp::detail
+
+namespace lp {
+
+namespace detail {
+
+// What the status page shows of nodes that are all threads of this process.
+inline status_server::source node_states(node_host& launch, const node_streams& streams) {
+  auto state = launch.shared_state();
+  return [state, urls = launch.urls(), &streams] {
+    auto failed = state->failure() ? state->failed_node() : std::string();
+    auto summary = failed.empty() ? std::string() : state->failure_summary();
+    std::vector<node_status> out;
+    for (const auto& [label, url] : urls) {
+      node_status node;
+      node.label = label;
+      node.url = url;
+      node.pid = ::getpid();
+      node.state = label == failed           ? node_state::failed
+                   : state->stop_requested() ? node_state::stopped
+                                             : node_state::serving;
+      if (label == failed) node.failure = summary;
+      node.last_lines = streams.last_lines(label);
+      out.push_back(std::move(node));
+    }
+    return out;
+  };
+}
+
+// Runs the program to its end in this process; returns the exit status.
+LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
+                          transport_kind transport, const launch_flags& flags) {
+  // The nodes share this process's terminal: their std::cout and std::cerr
+  // lines are told apart as under local_mp. First and last: no other
+  // thread (the signals' one) writes while the streams change hands.
+  std::shared_ptr<node_streams> streams;
+  if (policy == local_multi_threading::flag) streams = node_streams::take_over(std::string(policy));
+  std::unique_ptr<stop_on_signals> signals;
+  if (handle_signals)
+    signals = std::make_unique<stop_on_signals>(
+        [](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping the program (again to exit at once)" << std::endl;
+          lp::stop();
+        },
+        [](int signal) {
+          std::cerr << "[lp] second signal: exiting at once" << std::endl;
+          std::_Exit(128 + signal);
+        });
+  if (flags.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
+    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret(), "/tmp",
+                          launch_tls(flags, graph.name(), false));
+    run_dir.announce(std::cerr);
+    std::shared_ptr<const tls_context> tls;
+    if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
+    host_options options;
+    options.policy = policy;
+    options.secret = run_dir.secret();
+    options.tls = tls;
+    options.run_dir = run_dir.path();
+    options.max_body_bytes = flags.max_body_mb << 20;
+    options.limits = limits_of(flags);
+    options.direct_calls = transport == transport_kind::direct;
+    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
+    options.resume_dir = flags.resume;
+    options.tune_malloc = !flags.system_malloc;
+    options.python = flags.python;
+    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
+    announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
+    node_host launch(graph, std::move(options));
+    std::unique_ptr<status_server> page;
+    if (policy == local_multi_threading::flag)
+      page =
+          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
+                            flags.status_port, node_states(launch, *streams), tls);
+    launch.state().wait_for_stop();
+    launch.shutdown();
+    int status = launch.state().report_failure(std::cerr);
+    // As local_mp's summary does: the failed node's lines, not lost among
+    // the others it printed before.
+    if (status != 0 && streams)
+      std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
+                << std::flush;
+    linger(page.get(), flags.status_linger_secs);
+    return status;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+// A test's launch of nodes as threads of this process.
+class threads_launch final : public controlled_launch {
+ public:
+  threads_launch(const program& graph, host_options settings) : host_(graph, std::move(settings)) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override { return host_.connect(label); }
+  std::map<std::string, std::string> urls() const override { return host_.urls(); }
+  const std::string& secret() const override { return host_.secret(); }
+  const std::string& run_dir() const override { return no_run_dir_; }
+  std::vector<pid_t> pids() const override { return {::getpid()}; }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return host_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (!timeout) host_.state().wait_for_stop();
+    else if (!host_.state().wait_for_stop(*timeout)) return false;
+    host_.shutdown();
+    if (auto failure = host_.state().failure()) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (...) {
+        std::throw_with_nested(node_failure(summary()));
+      }
+    }
+    return true;
+  }
+
+  bool stop() override {
+    host_.shutdown();
+    return !host_.state().failure();
+  }
+  bool stop_requested() const override { return host_.state().stop_requested(); }
+  std::string summary() const override { return host_.state().failure_summary(); }
+
+ private:
+  node_host host_;
+  const std::string no_run_dir_;
+};
+
+}  // namespace detail
+
+LP_API controller::controller(const program& graph, const test_options& options,
+                              transport_kind transport)
+    : graph_(&graph) {
+  detail::host_options settings;
+  settings.policy = test_multi_threading::flag;
+  settings.secret = options.insecure ? "" : detail::make_secret();
+  settings.max_body_bytes = options.max_body_mb << 20;
+  settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);
+  settings.limits.min_bytes_per_second = options.min_rate_kib_per_sec << 10;
+  settings.limits.max_connections = options.max_connections;
+  settings.direct_calls = transport == transport_kind::direct;
+  settings.stop_when_runs_finish = false;
+  settings.tune_malloc = !options.system_malloc;
+  settings.python = options.python;
+  if (options.tls)
+    settings.tls = std::make_shared<const detail::tls_context>(
+        detail::make_launch_credentials(graph.name()));
+  launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
+}
+
+}  // namespace lp
+
+// ---- launchpad/detail/kube/launch.hpp ----
+
+// --lp_launch=kubernetes: on a workstation, write the launch's manifests;
+// in one of its pods, be the coordinator or the process that the pod's
+// Job and index name (docs/kubernetes.md).
+
+
+// ---- launchpad/detail/kube/coordinator.hpp ----
+
+// The coordinator pod of a Kubernetes launch. The Job controller starts,
+// restarts and ends the node pods; the coordinator only hears from them. It
+// keeps the rendezvous, decides when the program stops, stops it, shows
+// the status page, and tells how the program ended by its exit status.
+//
+// What it hears: a node process publishes its nodes when it serves, and
+// says how it ended. A process killed outright (SIGKILL, out of memory, its
+// host gone) says nothing; the coordinator finds it by probing every
+// process that serves. A process that failed more often than its group's
+// max_restarts will not be started again (backoffLimitPerIndex says the
+// same to the Job controller), so the program fails and stops.
+
+
+
+
+namespace lp::detail::kube {
+
+class coordinator {
+ public:
+  // Probes of a serving process: every `probe_period`; `lost_after` failed
+  // ones in a row and it is taken for gone.
+  static constexpr auto probe_period = std::chrono::seconds(1);
+  static constexpr int lost_after = 3;
+
+  // `run_dir`: where the Secret is mounted; `launch`: the launch's name.
+  coordinator(const program& graph, const launch_flags& flags, const std::string& run_dir,
+              const std::string& launch)
+      : coordinator(graph, flags, run_directory::credentials_of(run_dir), launch) {}
+
+  coordinator(const coordinator&) = delete;
+  coordinator& operator=(const coordinator&) = delete;
+
+ private:
+  coordinator(const program& graph, const launch_flags& flags,
+              const std::pair<std::string, tls_credentials>& found,
+              const std::string& launch)
+      : graph_(graph),
+        notice_(std::chrono::seconds(flags.termination_notice_secs)),
+        secret_(found.first),
+        own_dir_(coordinator_dir(launch), secret_) {
+    const auto& credentials = found.second;
+    if (!credentials.empty())
+      tls_ = std::make_shared<const tls_context>(
+          credentials, "the Secret's " + std::string(run_directory::certificate_file));
+    for (auto& unit : plan_units(graph)) {
+      for (const auto& label : unit.labels) unit_of_[label] = unit.name;
+      units_.emplace(unit.name,
+                     unit_state{.plan = unit, .where = {}, .last_failure = {}});
+    }
+    for (const auto& spec : graph.nodes())
+      if (spec.has_run) runnable_.insert(spec.label);
+    rendezvous_ = std::make_unique<rendezvous_server>(
+        secret_,
+        rendezvous_server::callbacks{
+            .stop_requested =
+                [this](const std::string& label) {
+                  {
+                    // It stops already: no need to tell it.
+                    std::lock_guard lock(mutex_);
+                    if (auto it = unit_of_.find(label); it != unit_of_.end())
+                      units_.at(it->second).asked_to_stop = true;
+                  }
+                  stop(label + " asked the program to stop");
+                },
+            .run_finished = [this](const std::string& label) { run_finished(label); },
+            .runs_finished =
+                [this](const std::vector<std::string>& names,
+                       std::chrono::milliseconds wait) {
+                  return runs_finished(names, wait);
+                },
+            .process_ended =
+                [this](const std::string& label, const std::string& failure,
+                       bool unrecoverable) {
+                  ended(label, failure.empty() ? std::nullopt : std::optional(failure),
+                        unrecoverable);
+                },
+            .published = [this](const std::string& label,
+                                const address& where) { published(label, where); }},
+        "0.0.0.0", tls_, rendezvous_port);
+    // On loopback in the pod, as every launcher's page: `kubectl
+    // port-forward` reaches it there, and nothing else does.
+    status_ = start_status_page(
+        graph, std::string(kubernetes_policy), secret_, own_dir_.path(),
+        port_or_off{status_port}, [this] { return statuses(); }, tls_);
+  }
+
+ public:
+  // Runs until the program has ended; its exit status: 0 when it stopped
+  // cleanly, 1 when a node failed beyond its restarts.
+  int run() {
+    std::cerr << "[lp] coordinating " << units_.size()
+              << (units_.size() == 1 ? " process" : " processes") << "; rendezvous at "
+              << rendezvous_->url() << std::endl;
+    // The pod's end (kubectl delete, a drain) stops the program in order.
+    stop_on_signals signals([this](const stop_on_signals::origin& from) {
+      stop("the coordinator got signal " + std::to_string(from.signal));
+    });
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      changed_.wait_for(lock, probe_period);
+      if (!stopping_) probe(lock);
+    }
+    // Every process that serves hears of the stop. The Job controller
+    // starts pods in no order, and a short program may end before one of
+    // them joined: it gets the same notice to join, hears of the stop when
+    // it does (published), and ends cleanly rather than wait for a
+    // coordinator that is gone.
+    rendezvous_->close();
+    auto deadline = std::chrono::steady_clock::now() + notice_ + std::chrono::seconds(5);
+    for (auto& [name, unit] : units_)
+      if (unit.where && !unit.asked_to_stop) tell_stop(lock, name, *unit.where);
+    while (std::chrono::steady_clock::now() < deadline && serving() + joining() > 0) {
+      changed_.wait_for(lock, probe_period);
+      probe(lock);
+    }
+    for (auto& [name, unit] : units_)
+      if (unit.where)
+        std::cerr << "[lp] " << name
+                  << " did not say that it ended within the termination "
+                     "notice; its pod's own grace period ends it"
+                  << std::endl;
+      else if (yet_to_join(unit))
+        std::cerr << "[lp] " << name
+                  << " never joined the launch; its pod, if it starts, ends once it "
+                     "has waited 5 minutes for the coordinator"
+                  << std::endl;
+    std::cerr << "[lp] the program "
+              << (failure_ ? "failed: " + *failure_ : "stopped cleanly") << std::endl;
+    return failure_ ? 1 : 0;
+  }
+
+ private:
+  struct unit_state {
+    unit_plan plan;
+    std::optional<address> where;  // while a process of it serves
+    int failures = 0;
+    int missed_probes = 0;
+    bool ever_served = false;
+    bool asked_to_stop = false;
+    std::string last_failure;
+  };
+
+  void stop(const std::string& why) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    std::cerr << "[lp] stopping: " << why << std::endl;
+    changed_.notify_all();
+  }
+
+  void published(const std::string& label, const address& where) {
+    std::unique_lock lock(mutex_);
+    auto& unit = units_.at(unit_of_.at(label));
+    if (label != unit.plan.labels.front()) return;
+    // Started while the program stops (a restart under way): it stops too.
+    if (stopping_) {
+      unit.where = where;
+      unit.ever_served = true;
+      tell_stop(lock, unit.plan.name, where);
+      return;
+    }
+    // A new process while the last one still served: that one ended
+    // without a word.
+    if (unit.where && !(*unit.where == where)) lose(unit, "its process was replaced");
+    unit.where = where;
+    unit.ever_served = true;
+    unit.missed_probes = 0;
+    std::cerr << "[lp] " << unit.plan.name << " serves at " << where.host << ":"
+              << where.port << std::endl;
+  }
+
+  void ended(const std::string& label, std::optional<std::string> failure,
+             bool unrecoverable = false) {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = unit_of_.find(label);
+      if (it == unit_of_.end()) return;
+      auto& unit = units_.at(it->second);
+      unit.where.reset();
+      // Its Job does not start it again either (FailIndex on its exit
+      // status, manifests.hpp).
+      if (failure && unrecoverable) unit.failures = unit.plan.settings.max_restarts;
+      if (failure)
+        fail(unit, *failure);
+      else
+        std::cerr << "[lp] " << unit.plan.name << " ended" << std::endl;
+    }
+    changed_.notify_all();
+  }
+
+  // Counts a failure of `unit`'s process; past its restarts, the program's.
+  // Called with the lock held.
+  void fail(unit_state& unit, const std::string& what) {
+    ++unit.failures;
+    unit.last_failure = what;
+    rendezvous_->withdraw(unit.plan.labels.front(), !stopping_, what);
+    if (stopping_) return;
+    int allowed = unit.plan.settings.max_restarts;
+    if (unit.failures <= allowed) {
+      std::cerr << "[lp] " << unit.plan.name << " failed (" << what
+                << "); its Job starts it again (" << unit.failures << " of " << allowed
+                << " restarts)" << std::endl;
+      return;
+    }
+    failure_ = "node " + unit.plan.name + " failed: " + what;
+    stopping_ = true;
+    std::cerr << "[lp] stopping: " << *failure_ << std::endl;
+  }
+
+  void lose(unit_state& unit, const std::string& why) {
+    unit.where.reset();
+    fail(unit, "its pod ended without a word (" + why + ")");
+  }
+
+  std::size_t serving() const {
+    std::size_t count = 0;
+    for (const auto& [name, unit] : units_) count += unit.where.has_value();
+    return count;
+  }
+
+  // A unit whose pod has not served yet and may still: not one that failed
+  // past its restarts.
+  static bool yet_to_join(const unit_state& unit) {
+    return !unit.ever_served && !unit.where &&
+           unit.failures <= unit.plan.settings.max_restarts;
+  }
+
+  std::size_t joining() const {
+    std::size_t count = 0;
+    for (const auto& [name, unit] : units_) count += yet_to_join(unit);
+    return count;
+  }
+
+  // Connects to every serving process once, without the lock: a silent
+  // peer must not hold up the rendezvous.
+  void probe(std::unique_lock<std::mutex>& lock) {
+    std::vector<std::pair<std::string, address>> targets;
+    for (const auto& [name, unit] : units_)
+      if (unit.where) targets.emplace_back(name, *unit.where);
+    lock.unlock();
+    std::vector<std::pair<std::string, bool>> answers;
+    for (const auto& [name, where] : targets) {
+      bool answered = true;
+      try {
+        http_connection::open(where.host, where.port,
+                              std::chrono::steady_clock::now() + probe_period,
+                              tls_.get());
+      } catch (const http_connection::failure&) {
+        answered = false;
+      }
+      answers.emplace_back(name, answered);
+    }
+    lock.lock();
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      auto& unit = units_.at(answers[i].first);
+      if (!unit.where || !(*unit.where == targets[i].second))
+        continue;  // news came meanwhile
+      unit.missed_probes = answers[i].second ? 0 : unit.missed_probes + 1;
+      if (unit.missed_probes >= lost_after) lose(unit, "it stopped answering");
+    }
+  }
+
+  // Sends the process POST /lp/v1/stop, the stop lp::stop() makes.
+  // `where` is a copy: the unit's own may change while the lock is off.
+  void tell_stop(std::unique_lock<std::mutex>& lock, const std::string& name,
+                 address where) {
+    lock.unlock();
+    try {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      auto connection =
+          http_connection::open(where.host, where.port, deadline, tls_.get());
+      std::string reply;
+      connection->post(
+          protocol::stop_path,
+          secret_.empty() ? std::string() : "Authorization: Bearer " + secret_ + "\r\n",
+          "", deadline, reply, 1 << 16);
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] could not tell " << name << " to stop: " << e.what()
+                << std::endl;
+    }
+    lock.lock();
+  }
+
+  void run_finished(const std::string& label) {
+    bool all = false;
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      all = !runnable_.empty() && finished_ == runnable_;
+    }
+    changed_.notify_all();
+    // A program whose run() nodes have all returned has nothing left to do.
+    if (all) stop("the run() of every node returned");
+  }
+
+  std::optional<bool> runs_finished(const std::vector<std::string>& names,
+                                    std::chrono::milliseconds wait) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
+    };
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, wait, [&] { return stopping_ || done(); }))
+      return std::nullopt;
+    return done();
+  }
+
+  std::vector<node_status> statuses() {
+    std::lock_guard lock(mutex_);
+    std::vector<node_status> all;
+    for (const auto& [name, unit] : units_)
+      for (const auto& label : unit.plan.labels) {
+        node_status status;
+        status.label = label;
+        status.restarts = unit.failures;
+        status.failure = unit.last_failure;
+        if (unit.where) {
+          status.state = node_state::serving;
+          status.url = unit.where->url(tls_ != nullptr);
+        } else if (unit.failures > unit.plan.settings.max_restarts) {
+          status.state = node_state::failed;
+        } else if (unit.failures > 0) {
+          status.state = node_state::restarting;
+        } else {
+          status.state = unit.ever_served ? node_state::stopped : node_state::starting;
+        }
+        all.push_back(std::move(status));
+      }
+    return all;
+  }
+
+  // A directory of its own: where --lp_status finds the page, in the pod.
+  class own_directory {
+   public:
+    own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
+      remove();  // a stale one, of a pod that ran here before
+      if (::mkdir(path_.c_str(), 0700) != 0)
+        throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
+                           std::strerror(errno) + "); its image needs a writable /tmp");
+      if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
+    }
+    own_directory(const own_directory&) = delete;
+    own_directory& operator=(const own_directory&) = delete;
+    ~own_directory() { remove(); }
+    const std::string& path() const { return path_; }
+
+   private:
+    void remove() const {
+      for (const char* file : {"secret", status_file})
+        ::unlink((path_ + "/" + file).c_str());
+      ::rmdir(path_.c_str());
+    }
+    std::string path_;
+  };
+
+  const program& graph_;
+  const std::chrono::seconds notice_;
+  const std::string secret_;
+  own_directory own_dir_;
+  std::shared_ptr<const tls_context> tls_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, unit_state> units_;     // by unit name
+  std::map<std::string, std::string> unit_of_;  // label -> unit name
+  std::set<std::string> runnable_, finished_;
+  bool stopping_ = false;
+  std::optional<std::string> failure_;
+  std::unique_ptr<rendezvous_server> rendezvous_;
+  std::unique_ptr<status_server> status_;
+};
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/kube/pod.hpp ----
+
+// What a pod of a Kubernetes launch learns from its environment: which
+// process of the program it runs (docs/kubernetes.md, "In the pods").
+
+
+namespace lp::detail::kube {
+
+// A variable the pod's manifest sets; missing, the pod was not made by
+// this library's manifests. (LP_KUBE_ROLE alone is taken out of the
+// environment: it tells a process that it is a pod's.)
+inline std::string pod_setting(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value)
+    throw launch_error(std::string(name) +
+                       " is not set: this pod was not made from the manifests that "
+                       "--lp_launch=kubernetes writes (docs/kubernetes.md)");
+  return value;
+}
+
+// Which process of the program this pod runs: its Job's group, and the
+// Job controller's index.
+inline unit_plan unit_of_pod(const program& graph) {
+  // Empty for the nodes outside any group.
+  const char* group_value = std::getenv(pod_env::group);
+  if (!group_value) pod_setting(pod_env::group);  // throws, naming it
+  std::string group = group_value;
+  auto index_text = pod_setting(pod_env::index);
+  auto units = units_of(graph, group);
+  std::size_t index = 0;
+  try {
+    index = std::stoul(index_text);
+  } catch (const std::exception&) {
+    throw launch_error(std::string(pod_env::index) + "='" + index_text +
+                       "' is not an index");
+  }
+  if (index >= units.size())
+    throw launch_error("this binary's program '" + graph.name() + "' has " +
+                       std::to_string(units.size()) + " processes in group '" + group +
+                       "', but the pod has index " + std::to_string(index) +
+                       ": was the image built from another version of the program?");
+  return units[index];
+}
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/process/node_process.hpp ----
+
+// The two sides of a launch whose nodes are processes, as local_mp and a
+// test's lp::controller of test_mp runs it: the node process, and the
+// launcher.
+
+
+
 namespace lp {
 
 namespace detail {
@@ -18356,369 +18725,6 @@ LP_API int run_kubernetes(const program& graph, transport_kind transport,
 }
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/run/graph_picture.hpp ----
-
-// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
-// Nodes are grouped by their group; an edge goes from each node to every
-// node it was given a handle to, labelled with that node's service.
-
-
-namespace lp::detail {
-
-// A node's service, and the Python class that serves it if one does.
-inline std::string served_by(const node_info& spec) {
-  if (!spec.python) return spec.service;
-  return spec.service + " (Python " + std::string(spec.python->module) + "." +
-         std::string(spec.python->name) + ")";
-}
-
-inline std::string graph_dot(const program& graph) {
-  auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
-  std::map<std::string, std::vector<const node_info*>> groups;
-  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
-  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
-  for (const auto& [group, members] : groups) {
-    std::string indent = group.empty() ? "  " : "    ";
-    if (!group.empty())
-      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
-    for (const auto* spec : members)
-      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + served_by(*spec)) +
-             "];\n";
-    if (!group.empty()) out += "  }\n";
-  }
-  for (const auto& spec : graph.nodes())
-    for (const auto& target : spec.edges)
-      out += "  " + quoted(spec.label) + " -> " + quoted(target) +
-             " [label=" + quoted(graph.node(target).service) + "];\n";
-  return out + "}\n";
-}
-
-inline std::string graph_mermaid(const program& graph) {
-  std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
-  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
-  auto box = [&](const node_info& spec) {
-    return ids[spec.label] + "[\"" + spec.label + "<br/>" + served_by(spec) + "\"]";
-  };
-  std::map<std::string, std::vector<const node_info*>> groups;
-  for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
-  std::string out = "flowchart LR\n";
-  for (const auto& [group, members] : groups) {
-    if (!group.empty()) out += "  subgraph " + group + "\n";
-    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
-    if (!group.empty()) out += "  end\n";
-  }
-  for (const auto& spec : graph.nodes())
-    for (const auto& target : spec.edges)
-      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
-  return out;
-}
-
-inline std::string graph_picture(const program& graph, const std::string& format) {
-  if (format == "dot") return graph_dot(graph);
-  if (format == "mermaid") return graph_mermaid(graph);
-  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/run/in_process.hpp ----
-
-// The launches whose nodes are all threads of this process: local_mt and
-// test_mt from a command line, and a test's lp::controller of test_mt.
-
-
-// ---- launchpad/detail/run/node_streams.hpp ----
-
-// Under local_mt every node is a thread of the launcher's process, and they
-// all write to its one terminal. What a node writes to std::cout, std::cerr
-// and std::clog comes out as under local_mp: in whole lines behind
-// "[label] ", its last lines kept for the status page. Of all the ways to
-// write, only these streams can be given a buffer of ours, which asks the
-// writing thread whose code it runs (its node_scope: a run(), a handler, a
-// constructor). printf, write(2) on fd 1 or 2, and threads a node starts
-// itself bypass it (docs/observability.md).
-
-
-#include <streambuf>
-
-namespace lp::detail {
-
-class node_streams {
- public:
-  // std::cout and std::cerr are the process's, and so is taking them over:
-  // a launch of `policy` that starts while another launch in this process
-  // has them (one started from a node of it) shares that one, which labels
-  // each line with the node that writes it, whichever launch it is of. The
-  // last launch to go gives the streams back, under the lock, so that a
-  // launch that starts meanwhile takes them over only once they are back.
-  static std::shared_ptr<node_streams> take_over(std::string policy) {
-    std::lock_guard lock(taking_over());
-    static std::weak_ptr<node_streams> current;
-    if (auto shared = current.lock()) return shared;
-    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)), [](node_streams* gone) {
-      std::lock_guard lock(taking_over());
-      delete gone;
-    });
-    current = made;
-    return made;
-  }
-
-  // Takes over `streams` for the nodes of launches of `policy`: construct
-  // it before those nodes start, destroy it after they all ended, while no
-  // other thread writes to the streams (their buffers change hands).
-  explicit node_streams(std::string policy,
-                        const std::vector<std::ostream*>& streams = {&std::cout,
-                                                                     &std::cerr,
-                                                                     &std::clog})
-      : policy_(std::move(policy)), lines_(::isatty(1) && ::isatty(2)) {
-    for (auto* stream : streams) {
-      buffers_.emplace_back(std::make_unique<buffer>(*this, stream->rdbuf()));
-      stream->rdbuf(buffers_.back().get());
-      streams_.push_back(stream);
-    }
-  }
-  node_streams(const node_streams&) = delete;
-  node_streams& operator=(const node_streams&) = delete;
-  // Gives the streams back; a line a node left unfinished ends here.
-  ~node_streams() {
-    for (std::size_t i = 0; i < streams_.size(); ++i)
-      streams_[i]->rdbuf(buffers_[i]->original);
-    std::lock_guard lock(mutex_);
-    for (auto& [key, partial] : partial_) {
-      auto* which = std::get<buffer*>(key);
-      std::string out;
-      lines_.take(std::get<std::string>(key), partial, /*at_end=*/true, out);
-      which->original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
-      which->original->pubsync();
-    }
-  }
-
-  // The last lines the node wrote, oldest first (at most
-  // labelled_lines::kept).
-  std::vector<std::string> last_lines(const std::string& label) const {
-    std::lock_guard lock(mutex_);
-    return lines_.last(label);
-  }
-
- private:
-  // A stream's buffer while it is taken over. It has no buffer area of its
-  // own, so that every write reaches xsputn or overflow, where a lock
-  // keeps the threads apart.
-  struct buffer : std::streambuf {
-    buffer(node_streams& owner, std::streambuf* was) : original(was), owner_(owner) {}
-    std::streambuf* const original;
-
-   protected:
-    std::streamsize xsputn(const char* text, std::streamsize n) override {
-      const auto* label = owner_.writing_node();
-      if (!label) return original->sputn(text, n);
-      owner_.write(*this, *label, std::string_view(text, static_cast<std::size_t>(n)));
-      return n;
-    }
-    int_type overflow(int_type c) override {
-      if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-      char one = traits_type::to_char_type(c);
-      return xsputn(&one, 1) == 1 ? c : traits_type::eof();
-    }
-    // A flush reaches the terminal; a node's unfinished line waits for its
-    // end, so that lines are never cut into one another.
-    int sync() override { return original->pubsync(); }
-
-   private:
-    node_streams& owner_;
-  };
-
-  static std::mutex& taking_over() {
-    static std::mutex mutex;
-    return mutex;
-  }
-
-  const std::string* writing_node() const {
-    const auto* node = this_thread_node().identity;
-    return node && node->launch == policy_ ? &node->label : nullptr;
-  }
-
-  void write(buffer& which, const std::string& label, std::string_view text) {
-    std::lock_guard lock(mutex_);
-    auto key = std::make_tuple(std::this_thread::get_id(), &which, label);
-    auto& partial = partial_[key];
-    partial.append(text);
-    std::string out;
-    lines_.take(label, partial, /*at_end=*/false, out);
-    if (partial.empty()) partial_.erase(key);
-    if (!out.empty())
-      which.original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
-  }
-
-  const std::string policy_;
-  std::vector<std::ostream*> streams_;
-  std::vector<std::unique_ptr<buffer>> buffers_;
-  mutable std::mutex mutex_;
-  // What a thread wrote of a line not yet ended, by thread, stream and node
-  // (a direct call runs the callee's handler on the caller's thread).
-  std::map<std::tuple<std::thread::id, buffer*, std::string>, std::string> partial_;
-  labelled_lines lines_;
-};
-
-}  // namespace lp::detail
-
-namespace lp {
-
-namespace detail {
-
-// What the status page shows of nodes that are all threads of this process.
-inline status_server::source node_states(node_host& launch, const node_streams& streams) {
-  auto state = launch.shared_state();
-  return [state, urls = launch.urls(), &streams] {
-    auto failed = state->failure() ? state->failed_node() : std::string();
-    auto summary = failed.empty() ? std::string() : state->failure_summary();
-    std::vector<node_status> out;
-    for (const auto& [label, url] : urls) {
-      node_status node;
-      node.label = label;
-      node.url = url;
-      node.pid = ::getpid();
-      node.state = label == failed           ? node_state::failed
-                   : state->stop_requested() ? node_state::stopped
-                                             : node_state::serving;
-      if (label == failed) node.failure = summary;
-      node.last_lines = streams.last_lines(label);
-      out.push_back(std::move(node));
-    }
-    return out;
-  };
-}
-
-// Runs the program to its end in this process; returns the exit status.
-LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
-                          transport_kind transport, const launch_flags& flags) {
-  // The nodes share this process's terminal: their std::cout and std::cerr
-  // lines are told apart as under local_mp. First and last: no other
-  // thread (the signals' one) writes while the streams change hands.
-  std::shared_ptr<node_streams> streams;
-  if (policy == local_multi_threading::flag) streams = node_streams::take_over(std::string(policy));
-  std::unique_ptr<stop_on_signals> signals;
-  if (handle_signals)
-    signals = std::make_unique<stop_on_signals>(
-        [](int signal) {
-          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                    << ": stopping the program (again to exit at once)" << std::endl;
-          lp::stop();
-        },
-        [](int signal) {
-          std::cerr << "[lp] second signal: exiting at once" << std::endl;
-          std::_Exit(128 + signal);
-        });
-  if (flags.insecure)
-    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
-              << std::endl;
-  try {
-    // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
-    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret(), "/tmp",
-                          launch_tls(flags, graph.name(), false));
-    run_dir.announce(std::cerr);
-    std::shared_ptr<const tls_context> tls;
-    if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
-    host_options options;
-    options.policy = policy;
-    options.secret = run_dir.secret();
-    options.tls = tls;
-    options.run_dir = run_dir.path();
-    options.max_body_bytes = flags.max_body_mb << 20;
-    options.limits = limits_of(flags);
-    options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
-    options.resume_dir = flags.resume;
-    options.tune_malloc = !flags.system_malloc;
-    options.python = flags.python;
-    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
-    announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
-    node_host launch(graph, std::move(options));
-    std::unique_ptr<status_server> page;
-    if (policy == local_multi_threading::flag)
-      page =
-          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status_port, node_states(launch, *streams), tls);
-    launch.state().wait_for_stop();
-    launch.shutdown();
-    int status = launch.state().report_failure(std::cerr);
-    // As local_mp's summary does: the failed node's lines, not lost among
-    // the others it printed before.
-    if (status != 0 && streams)
-      std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
-                << std::flush;
-    linger(page.get(), flags.status_linger_secs);
-    return status;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-// A test's launch of nodes as threads of this process.
-class threads_launch final : public controlled_launch {
- public:
-  threads_launch(const program& graph, host_options settings) : host_(graph, std::move(settings)) {}
-
-  std::shared_ptr<channel> connect(const std::string& label) override { return host_.connect(label); }
-  std::map<std::string, std::string> urls() const override { return host_.urls(); }
-  const std::string& secret() const override { return host_.secret(); }
-  const std::string& run_dir() const override { return no_run_dir_; }
-  std::vector<pid_t> pids() const override { return {::getpid()}; }
-  bool wait_finished(const std::vector<std::string>& names) override {
-    return host_.wait_finished(names);
-  }
-
-  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
-    if (!timeout) host_.state().wait_for_stop();
-    else if (!host_.state().wait_for_stop(*timeout)) return false;
-    host_.shutdown();
-    if (auto failure = host_.state().failure()) {
-      try {
-        std::rethrow_exception(failure);
-      } catch (...) {
-        std::throw_with_nested(node_failure(summary()));
-      }
-    }
-    return true;
-  }
-
-  bool stop() override {
-    host_.shutdown();
-    return !host_.state().failure();
-  }
-  bool stop_requested() const override { return host_.state().stop_requested(); }
-  std::string summary() const override { return host_.state().failure_summary(); }
-
- private:
-  node_host host_;
-  const std::string no_run_dir_;
-};
-
-}  // namespace detail
-
-LP_API controller::controller(const program& graph, const test_options& options,
-                              transport_kind transport)
-    : graph_(&graph) {
-  detail::host_options settings;
-  settings.policy = test_multi_threading::flag;
-  settings.secret = options.insecure ? "" : detail::make_secret();
-  settings.max_body_bytes = options.max_body_mb << 20;
-  settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);
-  settings.limits.min_bytes_per_second = options.min_rate_kib_per_sec << 10;
-  settings.limits.max_connections = options.max_connections;
-  settings.direct_calls = transport == transport_kind::direct;
-  settings.stop_when_runs_finish = false;
-  settings.tune_malloc = !options.system_malloc;
-  settings.python = options.python;
-  if (options.tls)
-    settings.tls = std::make_shared<const detail::tls_context>(
-        detail::make_launch_credentials(graph.name()));
-  launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
-}
-
-}  // namespace lp
 
 // ---- launchpad/detail/slurm/launch.hpp ----
 

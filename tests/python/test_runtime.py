@@ -672,10 +672,10 @@ class Runtime(unittest.TestCase):
 
 
 class CheckpointFile(unittest.TestCase):
-    """The file format, against the C++ library's (detail/run/checkpoints.hpp)."""
+    """The file format, against the C++ library's (detail/checkpoint/checkpoints.hpp)."""
 
     def test_checksum_is_the_cpp_librarys(self):
-        # Printed by a program that includes include/launchpad/detail/run/
+        # Printed by a program that includes include/launchpad/detail/checkpoint/
         # checkpoints.hpp and calls lp::detail::checkpoint_checksum.
         known = {b"": 0xcbf29ce484222325, b"a": 0xaf63dc4c8601ec8c, b"\x01": 0xaf63bc4c8601b62c,
                  b"12345678": 0x49f2564e2d0004fc, b"lp-checkpoint": 0xdcacae00d8e4dcf3,

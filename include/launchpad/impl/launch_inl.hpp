@@ -9,15 +9,15 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <launchpad/detail/checkpoint/checkpoints.hpp>
+#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/cli/graph_picture.hpp>
+#include <launchpad/detail/host/in_process.hpp>
 #include <launchpad/detail/kube/launch.hpp>
 #include <launchpad/detail/process/node_process.hpp>
-#include <launchpad/detail/run/checkpoints.hpp>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/run/graph_picture.hpp>
-#include <launchpad/detail/run/in_process.hpp>
-#include <launchpad/detail/run/status_command.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
 #include <launchpad/detail/slurm/tools.hpp>
+#include <launchpad/detail/status/status_command.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>

@@ -16,15 +16,15 @@
 #include <unistd.h>
 
 #include <launchpad/detail/call/http_connection.hpp>
+#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/host/output.hpp>
+#include <launchpad/detail/host/run_directory.hpp>
+#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/run/output.hpp>
-#include <launchpad/detail/run/run_directory.hpp>
-#include <launchpad/detail/run/signals.hpp>
-#include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/program.hpp>
 
 #include <cerrno>

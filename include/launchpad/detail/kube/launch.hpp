@@ -9,13 +9,13 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/kube/coordinator.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/kube/pod.hpp>
 #include <launchpad/detail/kube/submit.hpp>
 #include <launchpad/detail/process/node_process.hpp>
-#include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/kubernetes.hpp>

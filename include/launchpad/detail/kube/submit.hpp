@@ -15,12 +15,12 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/host/launch_tls.hpp>
+#include <launchpad/detail/host/output.hpp>
 #include <launchpad/detail/kube/manifests.hpp>
 #include <launchpad/detail/kube/names.hpp>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/run/launch_tls.hpp>
-#include <launchpad/detail/run/output.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>

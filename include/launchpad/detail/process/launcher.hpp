@@ -17,6 +17,11 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/host/launch_tls.hpp>
+#include <launchpad/detail/host/output.hpp>
+#include <launchpad/detail/host/run_directory.hpp>
+#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/observe/process_figures.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/placement.hpp>
@@ -24,13 +29,8 @@
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/python/python_node.hpp>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/run/launch_tls.hpp>
-#include <launchpad/detail/run/output.hpp>
-#include <launchpad/detail/run/run_directory.hpp>
-#include <launchpad/detail/run/signals.hpp>
-#include <launchpad/detail/run/status_server.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/detail/util/spawn.hpp>

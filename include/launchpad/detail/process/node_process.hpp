@@ -18,11 +18,11 @@
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
-#include <launchpad/detail/run/flags.hpp>
-#include <launchpad/detail/run/controlled_launch.hpp>
-#include <launchpad/detail/run/launch_tls.hpp>
-#include <launchpad/detail/run/node_host.hpp>
-#include <launchpad/detail/run/signals.hpp>
+#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/host/controlled_launch.hpp>
+#include <launchpad/detail/host/launch_tls.hpp>
+#include <launchpad/detail/host/node_host.hpp>
+#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>

@@ -4,7 +4,7 @@
 // loopback. A host cut off from the network (a partition, a dead switch, a
 // frozen machine) leaves its node processes running where nothing can call
 // them, and nothing inside them can tell: the watchdog of a group's
-// health_timeout (run/watchdog.hpp) sees a hung call or run(), not a
+// health_timeout (host/watchdog.hpp) sees a hung call or run(), not a
 // network. So the launcher asks each such node GET /lp/v1/health, and a node
 // that answers nothing for its group's health_timeout is lost. On loopback
 // there is no network to lose: a node there is not asked.

@@ -26,8 +26,8 @@
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/graph/python_recipe.hpp>
-#include <launchpad/detail/run/output.hpp>
-#include <launchpad/detail/run/run_directory.hpp>
+#include <launchpad/detail/host/output.hpp>
+#include <launchpad/detail/host/run_directory.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/wire/schema.hpp>

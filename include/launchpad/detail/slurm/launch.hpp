@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/process/node_process.hpp>
-#include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/slurm/submit.hpp>
 #include <launchpad/detail/slurm/supervisor.hpp>
 #include <launchpad/error.hpp>

@@ -4,7 +4,7 @@
 // srun command that runs each process of the program as a job step.
 
 #include <algorithm>
-#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/program.hpp>

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/run_tool.hpp>

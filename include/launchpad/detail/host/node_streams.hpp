@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <launchpad/detail/run/output.hpp>
+#include <launchpad/detail/host/output.hpp>
 #include <launchpad/detail/util/launch_state.hpp>
 #include <map>
 #include <memory>

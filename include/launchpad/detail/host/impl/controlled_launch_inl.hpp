@@ -4,7 +4,7 @@
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-#include <launchpad/detail/run/controlled_launch.hpp>
+#include <launchpad/detail/host/controlled_launch.hpp>
 
 namespace lp {
 

@@ -22,7 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <launchpad/detail/run/flags.hpp>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/detail/wire/address.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/error.hpp>

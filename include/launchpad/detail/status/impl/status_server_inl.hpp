@@ -4,7 +4,7 @@
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-#include <launchpad/detail/run/status_server.hpp>
+#include <launchpad/detail/status/status_server.hpp>
 #include <nlohmann/json.hpp>
 
 namespace lp::detail {

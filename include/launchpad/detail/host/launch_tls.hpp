@@ -5,8 +5,8 @@
 // the nodes serve. The launcher decides, once; its nodes follow.
 
 #include <iostream>
+#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/run/flags.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/error.hpp>
 #include <string>

@@ -4,7 +4,7 @@
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-#include <launchpad/detail/run/status_command.hpp>
+#include <launchpad/detail/status/status_command.hpp>
 #include <nlohmann/json.hpp>
 
 namespace lp::detail {

@@ -984,7 +984,8 @@ int main(int argc, char** argv) {
     auto model = running.client(model_node);
     lp::program direct_program("bench_direct");
     auto direct_node = direct_program.add_node<Bench>("bench");
-    auto direct_running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(direct_program);
+    auto direct_running =
+        lp::launch<lp::direct_calls<lp::test_multi_threading>>(direct_program);
     auto direct = direct_running.client(direct_node);
     lp::program tls_program("bench_tls");
     auto tls_node = tls_program.add_node<Bench>("bench");

@@ -19,10 +19,10 @@
 #include <future>
 #include <launchpad/launchpad.hpp>
 
-#include "../tests/process_figures.hpp"
 #include <string>
 #include <thread>
 #include <vector>
+#include "../tests/process_figures.hpp"
 
 namespace bench {
 struct Counter {
@@ -58,8 +58,10 @@ int main(int argc, char** argv) {
   int reps = 5;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--count" && i + 1 < argc) count = std::atol(argv[++i]);
-    else if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (arg == "--count" && i + 1 < argc)
+      count = std::atol(argv[++i]);
+    else if (arg == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: bench_futures [--count N] [--reps R]\n");
       return 2;
@@ -111,12 +113,15 @@ int main(int argc, char** argv) {
     for (long i = 0; i < count; ++i)
       if (counter.add(1) != ++expected) fail("a sync result is wrong");
     sync_ms.push_back(ms_since(start));
-    std::printf("burst %d: %ld futures %.0f ms (threads peak %ld, RSS peak %.1f MiB); %ld sync %.0f ms\n",
-                rep + 1, count, async_ms.back(), rep_tasks, rep_mib, count, sync_ms.back());
+    std::printf(
+        "burst %d: %ld futures %.0f ms (threads peak %ld, RSS peak %.1f MiB); %ld sync "
+        "%.0f ms\n",
+        rep + 1, count, async_ms.back(), rep_tasks, rep_mib, count, sync_ms.back());
   }
   double a = median(async_ms), s = median(sync_ms);
   std::printf(
-      "%ld outstanding futures: median %.0f ms (%.0f calls/s); baseline %ld sequential sync "
+      "%ld outstanding futures: median %.0f ms (%.0f calls/s); baseline %ld sequential "
+      "sync "
       "calls %.0f ms; ratio %.2f\n"
       "threads: idle %ld, peak with the futures outstanding %ld (+%ld)\n"
       "RSS: idle %.1f MiB, peak %.1f MiB (+%.1f MiB)\n",

@@ -69,7 +69,9 @@ long long cpu_ns(clockid_t clock) {
   return static_cast<long long>(t.tv_sec) * 1'000'000'000LL + t.tv_nsec;
 }
 
-double ms(long long ns) { return static_cast<double>(ns) / 1e6; }
+double ms(long long ns) {
+  return static_cast<double>(ns) / 1e6;
+}
 
 // What a node process stamps on its way to serving (0: not yet).
 struct node_stamps {
@@ -100,8 +102,8 @@ struct Ping {
   std::vector<long long> timeline() {
     for (int i = 0; i < 2000 && stamps.published == 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return {stamps.main_entry, stamps.graph_built, stamps.constructed, stamps.published,
-            stamps.first_ping, stamps.cpu_at_first_ping};
+    return {stamps.main_entry, stamps.graph_built, stamps.constructed,
+            stamps.published,  stamps.first_ping,  stamps.cpu_at_first_ping};
   }
 };
 LP_SERVICE(Ping, ping, timeline);
@@ -114,7 +116,9 @@ namespace {
   std::exit(1);
 }
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string errno_text(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
 
 // The one graph, built alike by the launcher and by every node process.
 std::vector<lp::handle<Ping>> build_graph(lp::program& p, int nodes) {
@@ -134,7 +138,8 @@ class stamping_buffer final : public std::streambuf {
  protected:
   std::streamsize xsputn(const char* text, std::streamsize n) override {
     if (stamps.published == 0 &&
-        std::string_view(text, static_cast<std::size_t>(n)).find("serving at") != std::string_view::npos)
+        std::string_view(text, static_cast<std::size_t>(n)).find("serving at") !=
+            std::string_view::npos)
       stamps.published = now_ns();
     return out_->sputn(text, n);
   }
@@ -189,7 +194,9 @@ std::string this_executable() {
   return path;
 }
 
-bool gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+bool gone(pid_t pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 // Processes whose parent is this one (zombies included).
 std::vector<pid_t> children() {
@@ -207,7 +214,8 @@ std::vector<pid_t> children() {
     if (close_paren == std::string::npos) continue;
     char state = 0;
     int ppid = 0;
-    if (std::sscanf(line.c_str() + close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self)
+    if (std::sscanf(line.c_str() + close_paren + 1, " %c %d", &state, &ppid) == 2 &&
+        ppid == self)
       out.push_back(pid);
   }
   ::closedir(proc);
@@ -233,7 +241,8 @@ struct baseline_result {
 // fork+execv `nodes` bind-once processes; the time until all are ready.
 baseline_result run_baseline(const std::string& exe, int nodes) {
   int ready[2], hold[2];
-  if (::pipe2(ready, O_CLOEXEC) != 0 || ::pipe2(hold, O_CLOEXEC) != 0) fail(errno_text("pipe2"));
+  if (::pipe2(ready, O_CLOEXEC) != 0 || ::pipe2(hold, O_CLOEXEC) != 0)
+    fail(errno_text("pipe2"));
   std::string flag = "--bind-once";
   char* argv[] = {const_cast<char*>(exe.c_str()), flag.data(), nullptr};
   const pid_t parent = ::getpid();
@@ -306,19 +315,19 @@ baseline_result run_baseline(const std::string& exe, int nodes) {
 // Per run of the lp launch, milliseconds since just before lp::launch.
 struct lp_result {
   long long wall_ns;
-  double forked;         // the controller returned: every process forked
-  double last_main;      // the last node process reached main()
-  double last_built;     // ... built its Ping
-  double last_published; // ... published its address
-  double last_pinged;    // ... ran its first ping()
-  double stop_ms;        // stop() (not timed)
+  double forked;          // the controller returned: every process forked
+  double last_main;       // the last node process reached main()
+  double last_built;      // ... built its Ping
+  double last_published;  // ... published its address
+  double last_pinged;     // ... ran its first ping()
+  double stop_ms;         // stop() (not timed)
   // Per node, median over the nodes of this run:
   double main_to_built;
   double built_to_published;
   double published_to_pinged;
-  double cpu_to_serve;       // node CPU until its first ping
-  double cpu_per_process;    // node CPU over its whole life (RUSAGE_CHILDREN)
-  double launcher_cpu;       // the launcher's CPU during the timed part
+  double cpu_to_serve;     // node CPU until its first ping
+  double cpu_per_process;  // node CPU over its whole life (RUSAGE_CHILDREN)
+  double launcher_cpu;     // the launcher's CPU during the timed part
 };
 
 double median(std::vector<double> values) {
@@ -365,13 +374,15 @@ lp_result run_lp(const std::string& exe, int nodes) {
            std::to_string(nodes));
     for (auto& client : clients) timelines.push_back(client.timeline());
     auto stop_start = now_ns();
-    if (!running.stop()) fail("lp: stop() did not end every node cleanly:\n" + running.summary());
+    if (!running.stop())
+      fail("lp: stop() did not end every node cleanly:\n" + running.summary());
     r.stop_ms = ms(now_ns() - stop_start);
     r.wall_ns = end - start;
     r.forked = ms(forked - start);
   }
   for (auto pid : pids)
-    if (!gone(pid)) fail("lp: node process " + std::to_string(pid) + " is still there after stop()");
+    if (!gone(pid))
+      fail("lp: node process " + std::to_string(pid) + " is still there after stop()");
   if (auto left = children(); !left.empty())
     fail("lp: " + std::to_string(left.size()) + " child processes left after the run");
   r.cpu_per_process = ms(children_cpu_ns() - children_before) / nodes;
@@ -399,7 +410,9 @@ lp_result run_lp(const std::string& exe, int nodes) {
 }
 
 // ~10 s in all on 2 busy cores; more rounds where a run is short and noisy.
-int rounds_for(int nodes) { return nodes <= 8 ? 11 : nodes <= 32 ? 5 : 3; }
+int rounds_for(int nodes) {
+  return nodes <= 8 ? 11 : nodes <= 32 ? 5 : 3;
+}
 
 int launcher_main(bool quick) {
   auto exe = this_executable();
@@ -407,9 +420,11 @@ int launcher_main(bool quick) {
 #ifdef __OPTIMIZE__
   const char* build = "optimized build";
 #else
-  const char* build = "NOT OPTIMIZED (-O0): figures are meaningless, see benchmarks/README.md";
+  const char* build =
+      "NOT OPTIMIZED (-O0): figures are meaningless, see benchmarks/README.md";
 #endif
-  std::printf("launchpad %s launch benchmark: %u cores, %s\n\n", std::string(lp::version.string).c_str(),
+  std::printf("launchpad %s launch benchmark: %u cores, %s\n\n",
+              std::string(lp::version.string).c_str(),
               std::thread::hardware_concurrency(), build);
   std::fflush(stdout);
 
@@ -420,7 +435,8 @@ int launcher_main(bool quick) {
 
   struct row {
     int nodes = 0;
-    std::vector<double> baseline, lp, baseline_cpu, baseline_forked, baseline_launcher_cpu;
+    std::vector<double> baseline, lp, baseline_cpu, baseline_forked,
+        baseline_launcher_cpu;
     std::vector<lp_result> runs;
   };
   std::vector<row> rows;
@@ -436,14 +452,14 @@ int launcher_main(bool quick) {
           r.baseline_cpu.push_back(ms(b.cpu_per_process_ns));
           r.baseline_forked.push_back(ms(b.forked_ns));
           r.baseline_launcher_cpu.push_back(ms(b.launcher_cpu_ns));
-          std::fprintf(stderr, "bench_launch: %3d nodes, round %d: baseline %8.1f ms\n", nodes,
-                       round + 1, ms(b.wall_ns));
+          std::fprintf(stderr, "bench_launch: %3d nodes, round %d: baseline %8.1f ms\n",
+                       nodes, round + 1, ms(b.wall_ns));
         } else {
           auto l = run_lp(exe, nodes);
           r.lp.push_back(ms(l.wall_ns));
           r.runs.push_back(l);
-          std::fprintf(stderr, "bench_launch: %3d nodes, round %d: lp       %8.1f ms\n", nodes,
-                       round + 1, ms(l.wall_ns));
+          std::fprintf(stderr, "bench_launch: %3d nodes, round %d: lp       %8.1f ms\n",
+                       nodes, round + 1, ms(l.wall_ns));
         }
       }
     }
@@ -451,62 +467,74 @@ int launcher_main(bool quick) {
   }
   auto total = ms(now_ns() - total_start) / 1000;
 
-  std::printf("%-6s %5s %14s %14s %7s  %s\n", "nodes", "runs", "baseline ms", "lp ms", "ratio",
-              "goal");
+  std::printf("%-6s %5s %14s %14s %7s  %s\n", "nodes", "runs", "baseline ms", "lp ms",
+              "ratio", "goal");
   for (const auto& r : rows) {
     double b = median(r.baseline), l = median(r.lp);
     bool ok = l <= 2 * b;
-    std::printf("%-6d %5zu %14.1f %14.1f %7.2f  <= 2.00  %s\n", r.nodes, r.lp.size(), b, l, l / b,
-                ok ? "ok" : "MISSED");
+    std::printf("%-6d %5zu %14.1f %14.1f %7.2f  <= 2.00  %s\n", r.nodes, r.lp.size(), b,
+                l, l / b, ok ? "ok" : "MISSED");
   }
   std::printf(
-      "\nbaseline = fork+execv of N copies of this binary that bind 127.0.0.1:0, listen and\n"
+      "\nbaseline = fork+execv of N copies of this binary that bind 127.0.0.1:0, listen "
+      "and\n"
       "           write a byte to an inherited pipe; timed until all N bytes arrived.\n"
-      "lp       = lp::launch<lp::test_multi_processing> of N Ping nodes, one process each;\n"
+      "lp       = lp::launch<lp::test_multi_processing> of N Ping nodes, one process "
+      "each;\n"
       "           timed until all N concurrent client.async.ping() futures answered.\n"
-      "medians of the runs; ratio = lp / baseline; both measured in this run, interleaved.\n");
+      "medians of the runs; ratio = lp / baseline; both measured in this run, "
+      "interleaved.\n");
 
   auto med = [](const std::vector<lp_result>& runs, double lp_result::*field) {
     std::vector<double> v;
     for (const auto& run : runs) v.push_back(run.*field);
     return median(v);
   };
-  std::printf("\nwhere the lp time goes (ms since just before lp::launch; medians over runs):\n");
+  std::printf(
+      "\nwhere the lp time goes (ms since just before lp::launch; medians over runs):\n");
   std::printf("%-6s %8s %8s %8s %10s %8s %9s %16s\n", "nodes", "forked", "main", "built",
               "published", "pinged", "answered", "baseline forked");
   for (const auto& r : rows)
-    std::printf("%-6d %8.1f %8.1f %8.1f %10.1f %8.1f %9.1f %16.1f\n", r.nodes,
-                med(r.runs, &lp_result::forked), med(r.runs, &lp_result::last_main),
-                med(r.runs, &lp_result::last_built), med(r.runs, &lp_result::last_published),
-                med(r.runs, &lp_result::last_pinged), median(r.lp), median(r.baseline_forked));
+    std::printf(
+        "%-6d %8.1f %8.1f %8.1f %10.1f %8.1f %9.1f %16.1f\n", r.nodes,
+        med(r.runs, &lp_result::forked), med(r.runs, &lp_result::last_main),
+        med(r.runs, &lp_result::last_built), med(r.runs, &lp_result::last_published),
+        med(r.runs, &lp_result::last_pinged), median(r.lp), median(r.baseline_forked));
   std::printf(
       "forked: lp::launch returned, every node process forked; main, built, published,\n"
-      "pinged: when the LAST node process reached main(), constructed its Ping, published\n"
+      "pinged: when the LAST node process reached main(), constructed its Ping, "
+      "published\n"
       "its address to the rendezvous (lp's 'serving at' line, or its first ping if that\n"
       "came first), ran its first ping();\n"
       "answered: the last future answered (the lp figure above); baseline forked: the\n"
       "baseline's fork loop ended.\n");
 
-  std::printf("\nper node process (ms; medians over the nodes of a run, then over runs):\n");
+  std::printf(
+      "\nper node process (ms; medians over the nodes of a run, then over runs):\n");
   std::printf("%-6s %10s %13s %11s %9s %9s %9s %14s %9s\n", "nodes", "main>built",
               "built>publish", "publ>pinged", "cpu:serve", "cpu:life", "cpu:base",
               "launcher cpu", "stop");
   for (const auto& r : rows) {
     char launcher[32];
-    std::snprintf(launcher, sizeof launcher, "%.0f / %.0f", med(r.runs, &lp_result::launcher_cpu),
-                  median(r.baseline_launcher_cpu));
+    std::snprintf(launcher, sizeof launcher, "%.0f / %.0f",
+                  med(r.runs, &lp_result::launcher_cpu), median(r.baseline_launcher_cpu));
     std::printf("%-6d %10.2f %13.2f %11.2f %9.2f %9.2f %9.2f %14s %9.1f\n", r.nodes,
-                med(r.runs, &lp_result::main_to_built), med(r.runs, &lp_result::built_to_published),
-                med(r.runs, &lp_result::published_to_pinged), med(r.runs, &lp_result::cpu_to_serve),
-                med(r.runs, &lp_result::cpu_per_process), median(r.baseline_cpu), launcher,
-                med(r.runs, &lp_result::stop_ms));
+                med(r.runs, &lp_result::main_to_built),
+                med(r.runs, &lp_result::built_to_published),
+                med(r.runs, &lp_result::published_to_pinged),
+                med(r.runs, &lp_result::cpu_to_serve),
+                med(r.runs, &lp_result::cpu_per_process), median(r.baseline_cpu),
+                launcher, med(r.runs, &lp_result::stop_ms));
   }
   std::printf(
-      "main>built, built>publish, publ>pinged: a node's own steps (built>publish = start its\n"
+      "main>built, built>publish, publ>pinged: a node's own steps (built>publish = start "
+      "its\n"
       "HTTP server + POST its address to the rendezvous; publ>pinged = waiting for the\n"
       "launcher's ping, which it sends only once lp::launch has returned);\n"
-      "cpu:serve: a node process's CPU (all threads) up to its first ping; cpu:life: up to\n"
-      "its exit (RUSAGE_CHILDREN / N); cpu:base: a baseline process's, start to exit (wait4);\n"
+      "cpu:serve: a node process's CPU (all threads) up to its first ping; cpu:life: up "
+      "to\n"
+      "its exit (RUSAGE_CHILDREN / N); cpu:base: a baseline process's, start to exit "
+      "(wait4);\n"
       "launcher cpu: the launching process's own CPU in the timed part, lp / baseline;\n"
       "stop: controller.stop() (not timed).\n");
   std::printf("\ntotal time %.1f s\n", total);

@@ -34,7 +34,8 @@ struct store {
   std::vector<Item> get(long n) {
     std::lock_guard lock(mutex);
     std::vector<Item> out;
-    for (long i = 0; i < n && !items.empty(); ++i) out.push_back(items[(next++) % items.size()]);
+    for (long i = 0; i < n && !items.empty(); ++i)
+      out.push_back(items[(next++) % items.size()]);
     return out;
   }
   std::mutex mutex;
@@ -46,7 +47,9 @@ using float_store = store<floats>;
 LP_SERVICE(byte_store, put, get);
 LP_SERVICE(float_store, put, get);
 
-bytes make(bytes*, std::size_t size) { return bytes(size, 7); }
+bytes make(bytes*, std::size_t size) {
+  return bytes(size, 7);
+}
 floats make(floats*, std::size_t size) {
   return floats({size / sizeof(float)}, std::vector<float>(size / sizeof(float), 0.5f));
 }
@@ -76,7 +79,8 @@ rates measure(std::size_t size, double seconds, Insert insert, Sample sample) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   done = true;
   for (auto& t : threads) t.join();
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {static_cast<double>(inserts) / took, static_cast<double>(samples) / took};
 }
 
@@ -90,17 +94,20 @@ void throughput(const char* what, const char* program, std::size_t size, int tri
                 double seconds) {
   lp::program p(program);
   auto replay = p.add_node<lp::replay<Item>>(
-      "replay", lp::replay_config{.tables = {{.name = "t", .max_size = 10'000}}, .seed = 1});
+      "replay",
+      lp::replay_config{.tables = {{.name = "t", .max_size = 10'000}}, .seed = 1});
   auto plain = p.add_node<Store>("store");
   auto running = lp::launch<lp::test_multi_threading>(p);
   auto r = running.client(replay);
   auto s = running.client(plain);
   std::vector<double> ri, rs, bi, bs;
   for (int trial = 0; trial < trials; ++trial) {
-    auto a = measure<Item>(size, seconds, [&](const Item& item) { r.insert("t", item, 1.0); },
-                           [&] { return static_cast<long>(r.sample("t", 1).size()); });
-    auto b = measure<Item>(size, seconds, [&](const Item& item) { s.put(item); },
-                           [&] { return static_cast<long>(s.get(1).size()); });
+    auto a = measure<Item>(
+        size, seconds, [&](const Item& item) { r.insert("t", item, 1.0); },
+        [&] { return static_cast<long>(r.sample("t", 1).size()); });
+    auto b = measure<Item>(
+        size, seconds, [&](const Item& item) { s.put(item); },
+        [&] { return static_cast<long>(s.get(1).size()); });
     ri.push_back(a.inserts_per_s);
     rs.push_back(a.samples_per_s);
     bi.push_back(b.inserts_per_s);
@@ -136,14 +143,18 @@ int main(int argc, char** argv) {
 #else
   const char* build = " (NOT OPTIMIZED)";
 #endif
-  std::printf("bench_replay%s: 8 writers, 1 sampler; medians of %d trials of %.1f s\n\n", build,
-              trials, seconds);
-  std::printf("| items | figure | replay | plain store | ratio |\n| --- | --- | --- | --- | --- |\n");
-  bench::throughput<bench::bytes, bench::byte_store>("1 KB bytes", "bench_replay_bytes", 1024, trials, seconds);
-  bench::throughput<bench::floats, bench::float_store>("64 KB tensor", "bench_replay_tensors",
-                                                      64 * 1024, trials, seconds);
-  std::printf("\n| items | item bytes | heap bytes per stored item | ratio | overhead bytes |\n"
-              "| --- | --- | --- | --- | --- |\n");
+  std::printf("bench_replay%s: 8 writers, 1 sampler; medians of %d trials of %.1f s\n\n",
+              build, trials, seconds);
+  std::printf(
+      "| items | figure | replay | plain store | ratio |\n| --- | --- | --- | --- | --- "
+      "|\n");
+  bench::throughput<bench::bytes, bench::byte_store>("1 KB bytes", "bench_replay_bytes",
+                                                     1024, trials, seconds);
+  bench::throughput<bench::floats, bench::float_store>(
+      "64 KB tensor", "bench_replay_tensors", 64 * 1024, trials, seconds);
+  std::printf(
+      "\n| items | item bytes | heap bytes per stored item | ratio | overhead bytes |\n"
+      "| --- | --- | --- | --- | --- |\n");
   bench::memory<bench::bytes>("1 KB bytes", 1024, quick ? 2'000 : 20'000);
   bench::memory<bench::floats>("64 KB tensor", 64 * 1024, quick ? 200 : 2'000);
   return 0;

@@ -37,7 +37,9 @@ struct scratch {
   ~scratch() { std::filesystem::remove_all(path); }
   scratch(const scratch&) = delete;
   scratch& operator=(const scratch&) = delete;
-  bool has(const std::string& name) const { return std::filesystem::exists(path + "/" + name); }
+  bool has(const std::string& name) const {
+    return std::filesystem::exists(path + "/" + name);
+  }
   // The first line of a file in it.
   std::string read(const std::string& name) const {
     std::string text;
@@ -103,7 +105,8 @@ struct command {
   std::size_t count(const std::string& part) {
     auto all = output();
     std::size_t n = 0;
-    for (auto at = all.find(part); at != std::string::npos; at = all.find(part, at + 1)) ++n;
+    for (auto at = all.find(part); at != std::string::npos; at = all.find(part, at + 1))
+      ++n;
     return n;
   }
   // The exit code, or 128 + the number of the signal that ended it; nothing
@@ -117,15 +120,20 @@ struct command {
   // Once it ended, its output is all read too (a busy machine may leave the
   // reader behind), unless a stray process it left holds the pipe a while.
   std::optional<int> wait(std::chrono::milliseconds limit) {
-    eventually([&] {
-      int raw = 0;
-      if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
-      return status.has_value();
-    }, limit);
-    if (status) eventually([&] {
-      std::lock_guard lock(mutex);
-      return drained;
-    }, std::chrono::seconds(5));
+    eventually(
+        [&] {
+          int raw = 0;
+          if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
+          return status.has_value();
+        },
+        limit);
+    if (status)
+      eventually(
+          [&] {
+            std::lock_guard lock(mutex);
+            return drained;
+          },
+          std::chrono::seconds(5));
     return status;
   }
   // The launcher's children: its node processes.
@@ -134,7 +142,8 @@ struct command {
     DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
     if (!tasks) return out;
     while (auto* task = ::readdir(tasks)) {
-      std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + task->d_name + "/children");
+      std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + task->d_name +
+                         "/children");
       for (pid_t child; list >> child;) out.push_back(child);
     }
     ::closedir(tasks);

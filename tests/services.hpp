@@ -65,7 +65,8 @@ struct Meeting {
     std::unique_lock lock(mutex);
     ++arrived;
     everyone.notify_all();
-    return everyone.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= n; });
+    return everyone.wait_for(lock, std::chrono::seconds(10),
+                             [&] { return arrived >= n; });
   }
   std::mutex mutex;
   std::condition_variable everyone;

@@ -27,7 +27,9 @@ struct Pairs {
   void record(std::vector<int> xs) {
     for (int x : xs) seen += x;
   }
-  std::vector<int> wrong_count(std::vector<int> xs) { return std::vector<int>(xs.size() + 1); }
+  std::vector<int> wrong_count(std::vector<int> xs) {
+    return std::vector<int>(xs.size() + 1);
+  }
   std::vector<int> fail(std::vector<int>) { throw std::runtime_error("no batch today"); }
   long total() const { return seen; }
   long seen = 0;
@@ -55,7 +57,8 @@ TEST_SUITE("batching") {
     std::vector<std::future<long>> futures;
     for (long i = 0; i < 64; ++i) futures.push_back(squarer.async.square(i));
     int exact = 0;
-    for (long i = 0; i < 64; ++i) exact += futures[static_cast<std::size_t>(i)].get() == i * i;
+    for (long i = 0; i < 64; ++i)
+      exact += futures[static_cast<std::size_t>(i)].get() == i * i;
     CHECK(exact == 64);
     auto sizes = squarer.sizes();
     std::size_t calls = 0, largest = 0;
@@ -64,12 +67,13 @@ TEST_SUITE("batching") {
       largest = std::max(largest, size);
     }
     CHECK(calls == 65);
-    CHECK(largest <= 16);               // never more than max_batch
-    CHECK(sizes.size() < 65);           // and calls were gathered: fewer invocations than calls
-    CHECK(sizes.front() == 1);          // the lone first call
+    CHECK(largest <= 16);       // never more than max_batch
+    CHECK(sizes.size() < 65);   // and calls were gathered: fewer invocations than calls
+    CHECK(sizes.front() == 1);  // the lone first call
   }
 
-  TEST_CASE("several parameters, void results, and what a broken batch tells each caller") {
+  TEST_CASE(
+      "several parameters, void results, and what a broken batch tells each caller") {
     lp::program p("batching_more");
     auto node = p.add_node<b::Pairs>("pairs");
     auto running = lp::launch<lp::test_multi_threading>(p);
@@ -79,7 +83,8 @@ TEST_SUITE("batching") {
     for (int t = 0; t < 16; ++t)
       threads.emplace_back([&, t] {
         for (int i = 0; i < 20; ++i) {
-          exact += pairs.join("x" + std::to_string(t) + "-", i) == "x" + std::to_string(t) + "-" + std::to_string(i);
+          exact += pairs.join("x" + std::to_string(t) + "-", i) ==
+                   "x" + std::to_string(t) + "-" + std::to_string(i);
           pairs.record(1);
         }
       });
@@ -88,8 +93,10 @@ TEST_SUITE("batching") {
     CHECK(pairs.total() == 16 * 20);  // every void call ran once
     auto a = pairs.async.wrong_count(1), c = pairs.async.wrong_count(2);
     for (auto* f : {&a, &c})
-      CHECK_THROWS_WITH_AS(f->get(), doctest::Contains("one result per call"), lp::remote_error);
-    CHECK_THROWS_WITH_AS(pairs.fail(1), doctest::Contains("no batch today"), lp::remote_error);
+      CHECK_THROWS_WITH_AS(f->get(), doctest::Contains("one result per call"),
+                           lp::remote_error);
+    CHECK_THROWS_WITH_AS(pairs.fail(1), doctest::Contains("no batch today"),
+                         lp::remote_error);
   }
 
   TEST_CASE("curl calls a batched method with one element, like any other") {

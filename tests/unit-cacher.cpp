@@ -18,7 +18,9 @@ using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 long long now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             clock::now().time_since_epoch())
+      .count();
 }
 
 // An answer that says which call made it and when.
@@ -61,11 +63,14 @@ LP_SERVICE(ca::Source, get, scaled, count, set_delay, set_failing);
 
 namespace ca {
 // The cacher's client has the one method, with Source's signature.
-static_assert(std::is_same_v<decltype(std::declval<lp::client<weights_node>&>().get()), stamp>);
+static_assert(
+    std::is_same_v<decltype(std::declval<lp::client<weights_node>&>().get()), stamp>);
 static_assert(std::is_same_v<decltype(std::declval<lp::client<scaled_node>&>().scaled(1)),
                              std::pair<long, long>>);
 template <class C>
-concept has_count = requires(C c) { c.count(); };
+concept has_count = requires(C c) {
+  c.count();
+};
 static_assert(!has_count<lp::client<weights_node>>);
 static_assert(has_count<lp::client<Source>>);
 }  // namespace ca
@@ -78,7 +83,8 @@ TEST_SUITE("cacher") {
     lp::program p("cacher_load");
     auto source = p.add_node<Source>("learner");
     auto weights = p.add_node<weights_node>(
-        "weights", source, lp::cache_config{.refresh = refresh, .max_staleness = milliseconds(500)});
+        "weights", source,
+        lp::cache_config{.refresh = refresh, .max_staleness = milliseconds(500)});
     auto running = lp::launch<lp::test_multi_threading>(p);
     auto learner = running.client(source).with_deadline(milliseconds(5000));
     auto cached = running.client(weights).with_deadline(milliseconds(5000));
@@ -104,7 +110,8 @@ TEST_SUITE("cacher") {
     while (clock::now() - start < milliseconds(1000)) {
       auto sent = now_ns();
       learner.count();
-      slowest_trip_ms = std::max(slowest_trip_ms, static_cast<double>(now_ns() - sent) / 1e6);
+      slowest_trip_ms =
+          std::max(slowest_trip_ms, static_cast<double>(now_ns() - sent) / 1e6);
       std::this_thread::sleep_for(milliseconds(5));
     }
     for (auto& actor : actors) actor.join();
@@ -114,14 +121,17 @@ TEST_SUITE("cacher") {
     MESSAGE(asks.load() << " asks, " << calls << " learner calls in "
                         << std::chrono::duration_cast<milliseconds>(elapsed).count()
                         << " ms; oldest answer when asked " << oldest
-                        << " ms; slowest round trip to the learner " << slowest_trip_ms << " ms");
+                        << " ms; slowest round trip to the learner " << slowest_trip_ms
+                        << " ms");
     CHECK(calls <= elapsed / refresh + 1);
     CHECK(calls >= 2);                // it did refresh
     CHECK(asks.load() > 10 * calls);  // and served most asks from the cache
     CHECK(oldest <= 500 + slowest_trip_ms);
   }
 
-  TEST_CASE("an answer is never older than max_staleness: past it, callers wait for a fresh one") {
+  TEST_CASE(
+      "an answer is never older than max_staleness: past it, callers wait for a fresh "
+      "one") {
     constexpr auto max_staleness = milliseconds(300);
     lp::program p("cacher_staleness");
     auto source = p.add_node<Source>("learner");
@@ -158,15 +168,17 @@ TEST_SUITE("cacher") {
         auto asked = clock::now();
         auto asked_ns = now_ns();
         auto answer = cached.get();
-        auto waited = std::chrono::duration_cast<milliseconds>(clock::now() - asked).count();
-        if (answer.call > first.call && answer.made_ns >= asked_ns) ++fresh;  // made after the ask
+        auto waited =
+            std::chrono::duration_cast<milliseconds>(clock::now() - asked).count();
+        if (answer.call > first.call && answer.made_ns >= asked_ns)
+          ++fresh;  // made after the ask
         long seen = slowest_wait_ms.load();
         while (waited < seen && !slowest_wait_ms.compare_exchange_weak(seen, waited)) {
         }
       });
     for (auto& caller : callers) caller.join();
     CHECK(fresh.load() == 8);
-    CHECK(slowest_wait_ms.load() >= 400);  // each waited for the slow learner
+    CHECK(slowest_wait_ms.load() >= 400);        // each waited for the slow learner
     CHECK(learner.count() == calls_so_far + 1);  // one call for the eight of them
 
     // A caller whose deadline ends first hears so, not a stale answer.
@@ -179,12 +191,15 @@ TEST_SUITE("cacher") {
     asker.join();
   }
 
-  TEST_CASE("the node behind fails: callers get lp::upstream_error naming it, then it recovers") {
+  TEST_CASE(
+      "the node behind fails: callers get lp::upstream_error naming it, then it "
+      "recovers") {
     lp::program p("cacher_failure");
     auto source = p.add_node<Source>("learner");
-    auto weights = p.add_node<weights_node>(
-        "weights", source,
-        lp::cache_config{.refresh = milliseconds(50), .max_staleness = milliseconds(200)});
+    auto weights =
+        p.add_node<weights_node>("weights", source,
+                                 lp::cache_config{.refresh = milliseconds(50),
+                                                  .max_staleness = milliseconds(200)});
     auto running = lp::launch<lp::test_multi_threading>(p);
     auto learner = running.client(source).with_deadline(milliseconds(5000));
     auto cached = running.client(weights).with_deadline(milliseconds(5000));
@@ -244,7 +259,8 @@ TEST_SUITE("cacher") {
     auto running = lp::launch<lp::test_multi_threading>(p);
     // Built by hand, outside the program: it outlives the learner.
     weights_node cacher(running.client(source).with_deadline(milliseconds(2000)),
-                        {.refresh = milliseconds(10), .max_staleness = milliseconds(20),
+                        {.refresh = milliseconds(10),
+                         .max_staleness = milliseconds(20),
                          .deadline = milliseconds(2000)});
     CHECK(cacher.answer().call == 1);
     CHECK(running.stop());
@@ -263,15 +279,17 @@ TEST_SUITE("cacher") {
   TEST_CASE("a method with parameters is cached per argument list") {
     lp::program p("cacher_arguments");
     auto source = p.add_node<Source>("learner");
-    auto scaled = p.add_node<scaled_node>(
-        "scaled", source, lp::cache_config{.refresh = milliseconds(5000), .max_staleness = milliseconds(5000)});
+    auto scaled =
+        p.add_node<scaled_node>("scaled", source,
+                                lp::cache_config{.refresh = milliseconds(5000),
+                                                 .max_staleness = milliseconds(5000)});
     auto running = lp::launch<lp::test_multi_threading>(p);
     auto cached = running.client(scaled).with_deadline(milliseconds(5000));
     auto one = cached.scaled(1), two = cached.scaled(2);
     CHECK(one.first == 1);
     CHECK(two.first == 2);
-    CHECK(one.second != two.second);         // each its own call
-    CHECK(cached.scaled(1) == one);          // and each kept
+    CHECK(one.second != two.second);  // each its own call
+    CHECK(cached.scaled(1) == one);   // and each kept
     CHECK(cached.scaled(2) == two);
   }
 

@@ -52,9 +52,9 @@ LP_SERVICE(BoxPoints, echo);
 
 TEST_SUITE("calls") {
   template <class B, class V>
-  void check_round_trip(lp::program& p, lp::controller*& running,
-                        std::vector<std::function<void()>>& checks, const std::string& label,
-                        V value) {
+  void check_round_trip(lp::program & p, lp::controller * &running,
+                        std::vector<std::function<void()>> & checks,
+                        const std::string& label, V value) {
     auto node = p.add_node<B>(label);
     checks.push_back([&running, node, value, label] {
       INFO("type " << label);
@@ -70,23 +70,29 @@ TEST_SUITE("calls") {
     std::vector<std::function<void()>> checks;
     check_round_trip<BoxBool>(p, running, checks, "bool", true);
     check_round_trip<BoxInt>(p, running, checks, "int", -123456);
-    check_round_trip<BoxInt64>(p, running, checks, "int64", std::int64_t{-9'000'000'000'000'000'000});
-    check_round_trip<BoxUint64>(p, running, checks, "uint64", std::uint64_t{18'000'000'000'000'000'000u});
+    check_round_trip<BoxInt64>(p, running, checks, "int64",
+                               std::int64_t{-9'000'000'000'000'000'000});
+    check_round_trip<BoxUint64>(p, running, checks, "uint64",
+                                std::uint64_t{18'000'000'000'000'000'000u});
     check_round_trip<BoxDouble>(p, running, checks, "double", 3.141592653589793);
     check_round_trip<BoxFloat>(p, running, checks, "float", 1.5f);
-    check_round_trip<BoxString>(p, running, checks, "string", std::string("héllo \"wire\"\n\0x", 17));
+    check_round_trip<BoxString>(p, running, checks, "string",
+                                std::string("héllo \"wire\"\n\0x", 17));
     check_round_trip<BoxVector>(p, running, checks, "vector", std::vector<int>{1, 2, 3});
-    check_round_trip<BoxNested>(p, running, checks, "nested",
-                                std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}});
+    check_round_trip<BoxNested>(
+        p, running, checks, "nested",
+        std::vector<std::vector<std::string>>{{"a"}, {}, {"b", "c"}});
     check_round_trip<BoxMap>(p, running, checks, "map",
                              std::map<std::string, double>{{"x", 1.0}, {"y", -2.5}});
     check_round_trip<BoxOptional>(p, running, checks, "optional", std::optional<int>(7));
     check_round_trip<BoxOptional>(p, running, checks, "nullopt", std::optional<int>());
-    check_round_trip<BoxPair>(p, running, checks, "pair", std::pair<int, std::string>(1, "one"));
+    check_round_trip<BoxPair>(p, running, checks, "pair",
+                              std::pair<int, std::string>(1, "one"));
     check_round_trip<BoxTuple>(p, running, checks, "tuple",
                                std::tuple<int, double, std::string>(1, 2.5, "three"));
     check_round_trip<BoxPoint>(p, running, checks, "hana_struct", t::Point{1.5, -2});
-    check_round_trip<BoxPixel>(p, running, checks, "nlohmann_struct", t::Pixel{1, 2, 3, "px"});
+    check_round_trip<BoxPixel>(p, running, checks, "nlohmann_struct",
+                               t::Pixel{1, 2, 3, "px"});
     check_round_trip<BoxPoints>(p, running, checks, "vector_of_structs",
                                 std::vector<t::Point>{{0, 0}, {1, 1}});
     auto controller = lp::launch<lp::test_multi_threading>(p);
@@ -143,7 +149,8 @@ TEST_SUITE("calls") {
       CHECK(e.id() == "remote_error");
     }
     CHECK_THROWS_AS(client.async.fail("later").get(), lp::remote_error);
-    CHECK_THROWS_WITH_AS(client.fail_oddly(), doctest::Contains("not derived from std::exception"),
+    CHECK_THROWS_WITH_AS(client.fail_oddly(),
+                         doctest::Contains("not derived from std::exception"),
                          lp::remote_error);
   }
 
@@ -175,7 +182,9 @@ TEST_SUITE("calls") {
     for (auto& f : met) CHECK(f.get());
   }
 
-  TEST_CASE("deadlines: per client and per call; an expired call raises lp::deadline_exceeded") {
+  TEST_CASE(
+      "deadlines: per client and per call; an expired call raises "
+      "lp::deadline_exceeded") {
     lp::program p("deadlines");
     auto s = p.add_node<t::Sleepy>("sleepy");
     auto running = lp::launch<lp::test_multi_threading>(p);
@@ -214,7 +223,9 @@ TEST_SUITE("calls") {
 }
 
 TEST_SUITE("calls") {
-  TEST_CASE("direct_calls<P>: the same results and errors without HTTP, on the caller's thread") {
+  TEST_CASE(
+      "direct_calls<P>: the same results and errors without HTTP, on the caller's "
+      "thread") {
     lp::program p("direct");
     auto counter = p.add_node<t::Counter>("counter");
     auto thrower = p.add_node<t::Thrower>("thrower");
@@ -235,8 +246,9 @@ TEST_SUITE("calls") {
       CHECK(e.message() == "direct disk full");
       CHECK(e.status() == 500);
     }
-    CHECK_THROWS_AS(running.client(sleepy).with_deadline(std::chrono::milliseconds(10)).sleep(50),
-                    lp::deadline_exceeded);
+    CHECK_THROWS_AS(
+        running.client(sleepy).with_deadline(std::chrono::milliseconds(10)).sleep(50),
+        lp::deadline_exceeded);
     // 8 threads, one node: still one call at a time, the count exact.
     std::vector<std::thread> threads;
     for (int i = 0; i < 8; ++i)
@@ -287,7 +299,8 @@ struct fake_node {
   void serve() {
     int fd = -1;
     for (int i = 0; i < 500 && fd < 0 && !stop_; ++i)  // 10 s at most
-      if (readable(listener_, 20)) fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (readable(listener_, 20))
+        fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
     std::string request;
     for (int i = 0; i < 500 && request.find("\r\n\r\n") == std::string::npos; ++i) {
@@ -321,8 +334,8 @@ struct fake_node {
 lp::client<t::Sleepy> client_of(const fake_node& node) {
   auto nodes = std::make_shared<lp::detail::local_directory>();
   nodes->publish("trickler", {"127.0.0.1", node.port});
-  auto channel = std::make_shared<lp::detail::http_channel>("trickler", nodes,
-                                                            lp::detail::http_channel::options{});
+  auto channel = std::make_shared<lp::detail::http_channel>(
+      "trickler", nodes, lp::detail::http_channel::options{});
   return lp::detail::client_access::make<t::Sleepy>(channel);
 }
 
@@ -352,14 +365,16 @@ TEST_SUITE("calls") {
     using std::chrono::milliseconds;
     auto whole = trickle::reply();
     // A head that promises 60 bytes of body: 6 s of trickle after it.
-    std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/cbor\r\nContent-Length: 60\r\n\r\n";
+    std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/cbor\r\nContent-Length: 60\r\n\r\n";
     struct {
       const char* what;
       std::string first, trickled;
       bool async;
     } cases[] = {
         {"the whole reply trickles", "", whole, false},
-        {"the head comes at once, the body trickles", head, std::string(60, '\xf6'), false},
+        {"the head comes at once, the body trickles", head, std::string(60, '\xf6'),
+         false},
         {"a future: the whole reply trickles", "", whole, true},
     };
     for (auto& c : cases) {
@@ -368,11 +383,13 @@ TEST_SUITE("calls") {
       trickle::fake_node node(c.first, c.trickled);
       auto client = trickle::client_of(node).with_deadline(milliseconds(1000));
       double took = trickle::seconds_to_fail([&] {
-        if (c.async) client.async.sleep(1).get();
-        else client.sleep(1);
+        if (c.async)
+          client.async.sleep(1).get();
+        else
+          client.sleep(1);
       });
-      MESSAGE(what << ": deadline_exceeded after " << took << " s, " << node.bytes_sent.load()
-                     << " bytes trickled");
+      MESSAGE(what << ": deadline_exceeded after " << took << " s, "
+                   << node.bytes_sent.load() << " bytes trickled");
       CHECK(took >= 0.95);
       CHECK(took < 1.9);  // not the whole trickle (8 s and more)
       CHECK(node.bytes_sent < static_cast<int>(c.trickled.size()));

@@ -12,8 +12,8 @@
 #include <random>
 
 #include "command.hpp"
-#include "scenario_launch.hpp"
 #include "processes/scenarios.hpp"
+#include "scenario_launch.hpp"
 #include "services.hpp"
 
 namespace ckpt {
@@ -57,7 +57,8 @@ void tally_saved(const std::string& file, long total, std::chrono::seconds age) 
   std::string state;
   lp::detail::cbor::write(state, total);
   lp::detail::write_checkpoint(file, "Tally", state);
-  std::filesystem::last_write_time(file, std::filesystem::file_time_type::clock::now() - age);
+  std::filesystem::last_write_time(file,
+                                   std::filesystem::file_time_type::clock::now() - age);
 }
 
 // What follows `prefix` in `text`, up to the end of its line or `end`.
@@ -157,7 +158,8 @@ TEST_SUITE("checkpoints") {
     CHECK(ckpt::saved<long>(dir.path + "/second/tally/0.ckpt", "Tally") == 42);
   }
 
-  TEST_CASE("a node restores the newer of its own checkpoint and the one in --lp_resume") {
+  TEST_CASE(
+      "a node restores the newer of its own checkpoint and the one in --lp_resume") {
     ckpt::scratch dir;
     lp::program p("scenario_checkpointed");
     scenarios::make(p, "checkpointed", dir.path);
@@ -165,7 +167,8 @@ TEST_SUITE("checkpoints") {
     auto earlier = dir.path + "/earlier/tally/0.ckpt";
     auto restored = [&] {
       auto running = lp::launch<lp::test_multi_processing>(
-          p, ckpt::options_for("checkpointed", dir, {"--lp_resume=" + dir.path + "/earlier"}));
+          p, ckpt::options_for("checkpointed", dir,
+                               {"--lp_resume=" + dir.path + "/earlier"}));
       long total = running.client(p.find<scenarios::Tally>("tally/0")).get();
       CHECK(running.stop());
       return total;
@@ -181,14 +184,15 @@ TEST_SUITE("checkpoints") {
     CHECK(restored() == 7);
   }
 
-  TEST_CASE("by default a launch's checkpoints go to the user's state directory, and its end "
-            "says where they are and how to go on from them") {
+  TEST_CASE(
+      "by default a launch's checkpoints go to the user's state directory, and its end "
+      "says where they are and how to go on from them") {
     ckpt::scratch dir;
     auto program = ckpt::program_path();
     auto state = dir.path + "/state";
     auto home = state + "/launchpad/checkpoints/scenario_checkpointed/";
-    std::vector<std::string> command{program, "--scenario=checkpointed", "--dir=" + dir.path,
-                                     "--lp_launch=local_mp"};
+    std::vector<std::string> command{program, "--scenario=checkpointed",
+                                     "--dir=" + dir.path, "--lp_launch=local_mp"};
     auto with_state = [&](std::vector<std::string> words) {
       words.insert(words.begin(), {"/usr/bin/env", "XDG_STATE_HOME=" + state});
       return words;
@@ -199,9 +203,8 @@ TEST_SUITE("checkpoints") {
     REQUIRE(saved.starts_with(home));  // a directory of this launch's own in there
     CHECK(std::filesystem::exists(saved + "/tally/0.ckpt"));
     auto resume_line = ckpt::after(first, "; to go on from them:\n[lp]   ");
-    CHECK(resume_line ==
-          program + " --scenario=checkpointed --dir=" + dir.path +
-              " --lp_launch=local_mp --lp_resume=" + saved);
+    CHECK(resume_line == program + " --scenario=checkpointed --dir=" + dir.path +
+                             " --lp_launch=local_mp --lp_resume=" + saved);
     // The run directory went with the launch: nothing of it stays in /tmp.
     auto secret = ckpt::after(first, "[lp] the launch's secret is in ");
     REQUIRE(secret.ends_with("/secret"));
@@ -211,8 +214,8 @@ TEST_SUITE("checkpoints") {
     auto words = command;
     words.push_back("--lp_resume=" + saved);
     auto second = ckpt::run_and_interrupt(with_state(words));
-    CHECK(second.find("[tally/0] [lp] tally/0 restored from " + saved + "/tally/0.ckpt") !=
-          std::string::npos);
+    CHECK(second.find("[tally/0] [lp] tally/0 restored from " + saved +
+                      "/tally/0.ckpt") != std::string::npos);
     auto next = ckpt::after(second, "[lp] this launch's checkpoints are in ", ';');
     CHECK(next.starts_with(home));
     CHECK(next != saved);
@@ -228,11 +231,12 @@ TEST_SUITE("checkpoints") {
     CHECK(std::filesystem::is_empty(nothing + "/launchpad/checkpoints"));
 
     // Without XDG_STATE_HOME, under ~/.local/state; local_mt as local_mp.
-    auto alone = ckpt::run_and_interrupt({"/usr/bin/env", "-u", "XDG_STATE_HOME",
-                                          "HOME=" + dir.path, program, "--scenario=checkpointed",
-                                          "--lp_launch=local_mt"});
+    auto alone = ckpt::run_and_interrupt(
+        {"/usr/bin/env", "-u", "XDG_STATE_HOME", "HOME=" + dir.path, program,
+         "--scenario=checkpointed", "--lp_launch=local_mt"});
     CHECK(ckpt::after(alone, "[lp] this launch's checkpoints are in ", ';')
-              .starts_with(dir.path + "/.local/state/launchpad/checkpoints/scenario_checkpointed/"));
+              .starts_with(dir.path +
+                           "/.local/state/launchpad/checkpoints/scenario_checkpointed/"));
   }
 
   TEST_CASE("kill -9 in the middle of saving 32 MB: the checkpoint is always whole") {

@@ -10,8 +10,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/util/spin_wait.hpp>
@@ -477,9 +477,9 @@ TEST_SUITE("connection") {
 
   // A node's reply {"result": typed array of `count` elements tagged
   // `tag`}, with `extra` bytes after it, as a whole HTTP response.
-  std::string typed_result_response(std::size_t count, std::size_t element, int tag,
-                                    int status = 200, const std::string& type = "application/cbor",
-                                    std::size_t extra = 0) {
+  std::string typed_result_response(
+      std::size_t count, std::size_t element, int tag, int status = 200,
+      const std::string& type = "application/cbor", std::size_t extra = 0) {
     std::string body = "\xa1\x66result";
     body += '\xd8';
     body += static_cast<char>(tag);
@@ -512,8 +512,8 @@ TEST_SUITE("connection") {
       auto c = http_connection::open("127.0.0.1", raw.port, in(10s));
       outcome out;
       sink_t sink;
-      out.response = c->post("/x", "", std::span<const std::string_view>(), in(10s), out.body,
-                             unlimited, &sink);
+      out.response = c->post("/x", "", std::span<const std::string_view>(), in(10s),
+                             out.body, unlimited, &sink);
       out.placed = std::move(sink.value);
       return out;
     };
@@ -524,7 +524,8 @@ TEST_SUITE("connection") {
       CHECK(got.body.size() < 1024);  // the buffer never held the body
       REQUIRE(got.placed.size() == count);
       bool all = true;
-      for (std::size_t i = 0; i < count; ++i) all = all && got.placed[i] == static_cast<float>(i) * 0.5f;
+      for (std::size_t i = 0; i < count; ++i)
+        all = all && got.placed[i] == static_cast<float>(i) * 0.5f;
       CHECK(all);
     }
     SUBCASE("anything else is read into the buffer whole, as without a sink") {
@@ -538,7 +539,8 @@ TEST_SUITE("connection") {
         CHECK(std::string_view(got.body).substr(0, got.response.body_size) ==
               std::string_view(reply).substr(body_at));
       };
-      whole(typed_result_response(count / 2, 8, 86));  // float64: converted by read_result
+      whole(
+          typed_result_response(count / 2, 8, 86));  // float64: converted by read_result
       whole(typed_result_response(count, 4, float32, 500));
       whole(typed_result_response(count, 4, float32, 200, "application/json"));
       whole(typed_result_response(count, 4, float32, 200, "application/cbor", 1));
@@ -551,7 +553,8 @@ TEST_SUITE("connection") {
       std::string body;
       sink_t sink;
       try {
-        c->post("/x", "", std::span<const std::string_view>(), in(10s), body, unlimited, &sink);
+        c->post("/x", "", std::span<const std::string_view>(), in(10s), body, unlimited,
+                &sink);
         FAIL("the post succeeded");
       } catch (const failure& f) {
         CHECK(f.kind == failure::broken);

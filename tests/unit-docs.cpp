@@ -12,15 +12,18 @@ using namespace std::chrono_literals;
 static std::atomic<bool> batch_running{false};
 static std::atomic<bool> other_entered{false};
 
-static bool wait_for_flag(const std::atomic<bool>& flag, std::chrono::milliseconds limit) {
+static bool wait_for_flag(const std::atomic<bool>& flag,
+                          std::chrono::milliseconds limit) {
   auto end = std::chrono::steady_clock::now() + limit;
-  while (!flag && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(1ms);
+  while (!flag && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(1ms);
   return flag;
 }
 
 // One batch of act: waits up to `limit` for other() to start meanwhile, and
 // answers each caller whether it did.
-static std::vector<int> batch_meeting_other(std::size_t size, std::chrono::milliseconds limit) {
+static std::vector<int> batch_meeting_other(std::size_t size,
+                                            std::chrono::milliseconds limit) {
   batch_running = true;
   bool met = wait_for_flag(other_entered, limit);
   batch_running = false;
@@ -121,16 +124,21 @@ TEST_SUITE("docs") {
     CHECK(sum == 24.0f);
     const auto& read_only = t;
     static_assert(std::is_same_v<decltype(read_only.data()), const float*>);
-    static_assert(std::is_same_v<decltype(read_only.values()), const std::vector<float>&>);
-    static_assert(std::is_same_v<decltype(read_only.shape()), const std::vector<std::size_t>&>);
-    static_assert(std::is_same_v<lp::tensor<float>::shape_type, std::vector<std::size_t>>);
+    static_assert(
+        std::is_same_v<decltype(read_only.values()), const std::vector<float>&>);
+    static_assert(
+        std::is_same_v<decltype(read_only.shape()), const std::vector<std::size_t>&>);
+    static_assert(
+        std::is_same_v<lp::tensor<float>::shape_type, std::vector<std::size_t>>);
     CHECK(read_only(0, 1) == 10.0f);
     CHECK(read_only[5] == 5.0f);
 
-    CHECK(lp::tensor<float>({2, 3}, {0, 1, 2, 3, 4, 5}) == lp::tensor<float>({2, 3}, {0, 1, 2, 3, 4, 5}));
-    CHECK(lp::tensor<float>({2, 3}) != lp::tensor<float>({3, 2}));  // same values, other shape
-    CHECK_THROWS_WITH_AS(lp::tensor<float>({2, 3}, {1, 2}), doctest::Contains("holds 6 values, not 2"),
-                         lp::usage_error);
+    CHECK(lp::tensor<float>({2, 3}, {0, 1, 2, 3, 4, 5}) ==
+          lp::tensor<float>({2, 3}, {0, 1, 2, 3, 4, 5}));
+    CHECK(lp::tensor<float>({2, 3}) !=
+          lp::tensor<float>({3, 2}));  // same values, other shape
+    CHECK_THROWS_WITH_AS(lp::tensor<float>({2, 3}, {1, 2}),
+                         doctest::Contains("holds 6 values, not 2"), lp::usage_error);
     lp::tensor<double> none;
     CHECK(none.rank() == 0);
     CHECK(none.size() == 0);
@@ -144,9 +152,10 @@ TEST_SUITE("docs") {
 
     lp::program p("docs_handles");
     docs::Graph graph;  // a struct of handles needs no initialiser
-    CHECK_THROWS_WITH_AS(p.add_node<docs::Producer>("producer", graph.counter),
-                         doctest::Contains("node 'producer' was given an empty lp::handle"),
-                         lp::graph_error);
+    CHECK_THROWS_WITH_AS(
+        p.add_node<docs::Producer>("producer", graph.counter),
+        doctest::Contains("node 'producer' was given an empty lp::handle"),
+        lp::graph_error);
     CHECK(p.nodes().empty());  // the refused node was not added
     std::vector<lp::handle<t::Counter>> some(2);
     some[0] = p.add_node<t::Counter>("counter");
@@ -201,7 +210,9 @@ TEST_SUITE("docs") {
     CHECK(second.get() == 2);
   }
 
-  TEST_CASE("with concurrent handlers a batch runs alongside other calls, one batch at a time") {
+  TEST_CASE(
+      "with concurrent handlers a batch runs alongside other calls, one batch at a "
+      "time") {
     docs::batch_running = false;
     docs::other_entered = false;
     lp::program p("docs_batch_concurrent");

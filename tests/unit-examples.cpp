@@ -35,7 +35,8 @@ TEST_SUITE("examples") {
     auto running = lp::launch<lp::test_multi_threading>(p);
     CHECK(running.wait({"workers"}));
     for (int i = 0; i < 3; ++i)
-      CHECK(running.client(p.find<program_wait::Worker>("workers/" + std::to_string(i))).progress() == 10);
+      CHECK(running.client(p.find<program_wait::Worker>("workers/" + std::to_string(i)))
+                .progress() == 10);
     running.stop();
   }
 
@@ -49,7 +50,8 @@ TEST_SUITE("examples") {
     CHECK(running.wait_for(std::chrono::seconds(10)));
   }
 
-  TEST_CASE("batching: every actor gets its own action, from fewer invocations than calls") {
+  TEST_CASE(
+      "batching: every actor gets its own action, from fewer invocations than calls") {
     batching::Summary summary;
     lp::program p("batching");
     batching::make_program(p, 16, 20, [&](const batching::Summary& s) { summary = s; });
@@ -72,8 +74,8 @@ TEST_SUITE("examples") {
   TEST_CASE("mapreduce counts every word as one thread would") {
     // Seeded random text, so that every word turns up in many shards and the
     // reducers see many partial counts of it.
-    const std::vector<std::string> vocabulary = {"map", "reduce", "node", "graph", "Word",
-                                                 "shard", "count", "it's", "a", "the"};
+    const std::vector<std::string> vocabulary = {
+        "map", "reduce", "node", "graph", "Word", "shard", "count", "it's", "a", "the"};
     std::mt19937 rng(7);
     std::uniform_int_distribution<std::size_t> pick(0, vocabulary.size() - 1);
     std::vector<std::string> shards;
@@ -119,7 +121,8 @@ TEST_SUITE("examples") {
 
   TEST_CASE("actor_learner: what the actors saw teaches the learner to beat chance") {
     lp::program p("actor_learner");
-    auto nodes = actor_learner::make_program(p, 3, {}, [](const actor_learner::parameters&) {});
+    auto nodes =
+        actor_learner::make_program(p, 3, {}, [](const actor_learner::parameters&) {});
     CHECK(p.nodes().size() == 6);  // replay, learner, weights (the cacher), 3 actors
     auto running = lp::launch<lp::test_multi_threading>(p);
     // The learner returns after its updates, and the actors when it is done.

@@ -1,8 +1,8 @@
 // --lp_* flags: which are ours, which are the user's.
 #include <iostream>
-#include <launchpad/detail/cli/graph_picture.hpp>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/cli/graph_picture.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <sstream>
 
@@ -99,19 +99,23 @@ TEST_SUITE("flags") {
                          doctest::Contains("needs a value"), lp::usage_error);
   }
 
-  TEST_CASE("a switch is on alone or as =true|1|yes, off as =false|0|no, else a usage error") {
+  TEST_CASE(
+      "a switch is on alone or as =true|1|yes, off as =false|0|no, else a usage error") {
     CHECK_FALSE(parsed({}).insecure);
     for (const char* on :
          {"--lp_insecure", "--lp_insecure=true", "--lp_insecure=1", "--lp_insecure=yes"})
       CHECK_MESSAGE(parsed({on}).insecure, on);
     for (const char* off : {"--lp_insecure=false", "--lp_insecure=0", "--lp_insecure=no"})
       CHECK_FALSE_MESSAGE(parsed({off}).insecure, off);
-    CHECK_FALSE(parsed({"--lp_insecure", "--lp_insecure=false"}).insecure);  // the last one wins
+    CHECK_FALSE(
+        parsed({"--lp_insecure", "--lp_insecure=false"}).insecure);  // the last one wins
     CHECK_FALSE(parsed({}).system_malloc);
     CHECK(parsed({"--lp_system_malloc"}).system_malloc);
     CHECK(usage_error_of({"--lp_insecure=maybe"}) ==
-          "--lp_insecure=maybe: give true, false, 1, 0, yes or no (--lp_insecure alone is true)");
-    CHECK(usage_error_of({"--lp_insecure=TRUE"}).starts_with("--lp_insecure=TRUE: give true,"));
+          "--lp_insecure=maybe: give true, false, 1, 0, yes or no (--lp_insecure alone "
+          "is true)");
+    CHECK(usage_error_of({"--lp_insecure=TRUE"})
+              .starts_with("--lp_insecure=TRUE: give true,"));
     CHECK(usage_error_of({"--lp_insecure="}).starts_with("--lp_insecure=: give true,"));
     // The next word is never a switch's value: it may be the program's own.
     auto next = parsed({"--lp_insecure", "false"});
@@ -131,14 +135,17 @@ TEST_SUITE("flags") {
 
   TEST_CASE("a flag that needs a value never takes another -- word as its value") {
     CHECK(usage_error_of({"--lp_launch", "--my_flag"}) ==
-          "--lp_launch needs a value, e.g. --lp_launch=local_mp; a value that starts with -- "
+          "--lp_launch needs a value, e.g. --lp_launch=local_mp; a value that starts "
+          "with -- "
           "must follow the =");
     CHECK(usage_error_of({"--lp_slurm_sbatch", "--qos=high"}) ==
-          "--lp_slurm_sbatch needs a value, e.g. --lp_slurm_sbatch=--qos=high; a value that "
+          "--lp_slurm_sbatch needs a value, e.g. --lp_slurm_sbatch=--qos=high; a value "
+          "that "
           "starts with -- must follow the =");
     CHECK(parsed({"--lp_slurm_sbatch=--qos=high"}).slurm_sbatch ==
           std::vector<std::string>{"--qos=high"});
-    CHECK(parsed({"--lp_launch", "-v"}).launch == "-v");  // one dash: a value (a bad policy)
+    CHECK(parsed({"--lp_launch", "-v"}).launch ==
+          "-v");  // one dash: a value (a bad policy)
     for (const auto& row : lp::detail::flag_table) {
       if (row.on) continue;
       std::string name(row.name), example(row.example);
@@ -153,14 +160,16 @@ TEST_SUITE("flags") {
       CHECK(usage_error_of({name + "="}) == needs);
       // The example in the message is one that works, in both spellings.
       CHECK(usage_error_of({name + "=" + example}) == "no error");
-      if (!example.starts_with("--")) CHECK(usage_error_of({name, example}) == "no error");
+      if (!example.starts_with("--"))
+        CHECK(usage_error_of({name, example}) == "no error");
     }
   }
 
   TEST_CASE("bad values name the flag and what to give") {
     CHECK(usage_error_of({"--lp_terminal=screen"}) ==
           "--lp_terminal=screen: choose current, files or tmux");
-    CHECK(usage_error_of({"--lp_graph", "png"}) == "--lp_graph=png: choose dot or mermaid");
+    CHECK(usage_error_of({"--lp_graph", "png"}) ==
+          "--lp_graph=png: choose dot or mermaid");
     CHECK(usage_error_of({"--lp_max_body_mb=0"}) ==
           "--lp_max_body_mb=0: give a whole number from 1 to 1048576");
     CHECK(usage_error_of({"--lp_termination_notice_secs=5s"}) ==
@@ -170,14 +179,16 @@ TEST_SUITE("flags") {
     CHECK(usage_error_of({"--lp_status_port=65536"}) ==
           "--lp_status_port=65536: give a port from 0 to 65535, or off");
     CHECK(parsed({"--lp_status_port=off"}).status_port == lp::detail::port_or_off{});
-    CHECK(parsed({"--lp_status_port", "8080"}).status_port == lp::detail::port_or_off{8080});
+    CHECK(parsed({"--lp_status_port", "8080"}).status_port ==
+          lp::detail::port_or_off{8080});
     CHECK(parsed({}).status_port == lp::detail::port_or_off{0});
     auto status =
         parsed({"--lp_status=/tmp/lp-x-1", "--lp_json", "--lp_status_linger_secs=5"});
     CHECK(status.status_of == "/tmp/lp-x-1");
     CHECK(status.json);
     CHECK(status.status_linger_secs == 5);
-    auto good = parsed({"--lp_terminal", "tmux", "--lp_max_body_mb=1", "--lp_log_dir", "out"});
+    auto good =
+        parsed({"--lp_terminal", "tmux", "--lp_max_body_mb=1", "--lp_log_dir", "out"});
     CHECK(good.terminal == lp::terminal_kind::tmux);
     CHECK(good.max_body_mb == 1);
     CHECK(good.log_dir == "out");
@@ -190,8 +201,10 @@ TEST_SUITE("flags") {
       std::string name(row.name);
       CAPTURE(name);
       int seen = 0;
-      for (auto at = help.find(name); at != std::string::npos; at = help.find(name, at + 1))
-        if (at + name.size() == help.size() || !is_name_char(help[at + name.size()])) ++seen;
+      for (auto at = help.find(name); at != std::string::npos;
+           at = help.find(name, at + 1))
+        if (at + name.size() == help.size() || !is_name_char(help[at + name.size()]))
+          ++seen;
       CHECK(seen == 1);
       CHECK(help.find("  " + name + (row.on ? " " : "=" + std::string(row.hint))) !=
             std::string::npos);
@@ -199,7 +212,8 @@ TEST_SUITE("flags") {
     }
     int entries = 0;
     std::size_t start = 0;
-    for (auto end = help.find('\n'); end != std::string::npos; end = help.find('\n', start)) {
+    for (auto end = help.find('\n'); end != std::string::npos;
+         end = help.find('\n', start)) {
       std::string line = help.substr(start, end - start);
       CHECK_MESSAGE(line.size() <= 80, line);
       if (line.starts_with("  --lp_")) ++entries;
@@ -209,14 +223,17 @@ TEST_SUITE("flags") {
     CHECK(entries == static_cast<int>(std::size(lp::detail::flag_table)));
   }
 
-  TEST_CASE("--lp_graph draws the graph: groups, nodes with their service, edges from handles") {
+  TEST_CASE(
+      "--lp_graph draws the graph: groups, nodes with their service, edges from "
+      "handles") {
     lp::program q("edges");
     auto target = q.add_node<t::Counter>("counter");
     q.group("users").add_node<life_like::User>(target);
     auto dot = lp::detail::graph_picture(q, "dot");
     CHECK(dot.find("digraph \"edges\"") != std::string::npos);
     CHECK(dot.find("subgraph \"cluster_users\"") != std::string::npos);
-    CHECK(dot.find("\"users/0\" -> \"counter\" [label=\"t::Counter\"]") != std::string::npos);
+    CHECK(dot.find("\"users/0\" -> \"counter\" [label=\"t::Counter\"]") !=
+          std::string::npos);
     CHECK(dot.find("\"counter\" [label=\"counter\\nt::Counter\"]") != std::string::npos);
     auto mermaid = lp::detail::graph_picture(q, "mermaid");
     CHECK(mermaid.rfind("flowchart LR\n", 0) == 0);
@@ -239,7 +256,9 @@ TEST_SUITE("flags") {
     CHECK(lp::launch(p, policy.argc(), policy.argv()) == 2);
   }
 
-  TEST_CASE("--lp_resume must name a directory with a checkpoint of this program, else exit 2") {
+  TEST_CASE(
+      "--lp_resume must name a directory with a checkpoint of this program, else exit "
+      "2") {
     test_process::scratch dir;
     lp::program p("resumable");
     p.add_node<resumable::Saved>("saved");
@@ -262,7 +281,8 @@ TEST_SUITE("flags") {
     plain.add_node<resumable::Unsaved>("unsaved");
     auto result = launch_test_mt(plain, {"--lp_resume=" + dir.path + "/empty"});
     CHECK(result.status == 2);
-    CHECK(result.errors.find("no node of program 'plain' keeps checkpoints") != std::string::npos);
+    CHECK(result.errors.find("no node of program 'plain' keeps checkpoints") !=
+          std::string::npos);
 
     std::string state;
     lp::detail::cbor::write(state, 7L);
@@ -270,23 +290,27 @@ TEST_SUITE("flags") {
     auto resumed = launch_test_mt(p, {own, "--lp_resume=" + dir.path + "/earlier"});
     INFO(resumed.errors);
     CHECK(resumed.status == 0);
-    CHECK(resumed.errors.find("[lp] saved restored from " + dir.path + "/earlier/saved.ckpt") !=
-          std::string::npos);
+    CHECK(resumed.errors.find("[lp] saved restored from " + dir.path +
+                              "/earlier/saved.ckpt") != std::string::npos);
   }
 
-  TEST_CASE("the line that goes on from a launch's checkpoints: its own, its --lp_resume replaced") {
+  TEST_CASE(
+      "the line that goes on from a launch's checkpoints: its own, its --lp_resume "
+      "replaced") {
     using words = std::vector<std::string>;
-    CHECK(lp::detail::resume_command({"prog", "--lp_resume", "old", "--x", "--", "--lp_resume=u"},
-                                     "new") ==
+    CHECK(lp::detail::resume_command(
+              {"prog", "--lp_resume", "old", "--x", "--", "--lp_resume=u"}, "new") ==
           words{"prog", "--x", "--lp_resume=new", "--", "--lp_resume=u"});
-    CHECK(lp::detail::resume_command({"prog", "--lp_resume=old", "--lp_resume", "--v"}, "new") ==
-          words{"prog", "--v", "--lp_resume=new"});
+    CHECK(lp::detail::resume_command({"prog", "--lp_resume=old", "--lp_resume", "--v"},
+                                     "new") == words{"prog", "--v", "--lp_resume=new"});
   }
 
-  TEST_CASE("the Slurm job's command line drops the submitter's own flags, in every spelling") {
+  TEST_CASE(
+      "the Slurm job's command line drops the submitter's own flags, in every spelling") {
     auto flags = parsed({"--lp_launch=slurm", "--lp_dry_run", "--lp_slurm_detach=yes",
                          "--lp_dry_run=no", "--x", "--", "--lp_dry_run"});
     CHECK(lp::detail::job_arguments(flags) ==
-          std::vector<std::string>{"prog", "--lp_launch=slurm", "--x", "--", "--lp_dry_run"});
+          std::vector<std::string>{"prog", "--lp_launch=slurm", "--x", "--",
+                                   "--lp_dry_run"});
   }
 }

@@ -98,8 +98,8 @@ LP_SERVICE(g::Wide, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
            m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48,
            m49, m50, m51, m52, m53, m54, m55, m56, m57, m58, m59, m60, m61, m62, m63,
            m64);
-static_assert(decltype(boost::hana::length(lp::detail::definition_of<g::Wide>::methods))::value ==
-              64);
+static_assert(decltype(boost::hana::length(
+                  lp::detail::definition_of<g::Wide>::methods))::value == 64);
 
 TEST_SUITE("graph") {
   TEST_CASE("labels are checked") {
@@ -166,24 +166,28 @@ TEST_SUITE("graph") {
     CHECK_THROWS_AS(running.client(c), lp::graph_error);
   }
 
-  TEST_CASE("a mistake in building the graph ends the program cleanly: its message, exit 1") {
+  TEST_CASE(
+      "a mistake in building the graph ends the program cleanly: its message, exit 1") {
     // main() lets each escape, before lp::launch or inside it.
     for (const auto& mistake_and_message : std::map<std::string, std::string>{
-             {"env", "group 'extra': 'LP_SECRET' cannot be an environment variable's name"},
+             {"env",
+              "group 'extra': 'LP_SECRET' cannot be an environment variable's name"},
              {"label", "a node label 'no spaces' may hold only letters"},
-             {"reserved", "node 'later' of program 'scenario_counter' was reserved and never "
-                          "defined"}}) {
+             {"reserved",
+              "node 'later' of program 'scenario_counter' was reserved and never "
+              "defined"}}) {
       const std::string& mistake = mistake_and_message.first;
       const std::string& message = mistake_and_message.second;
       INFO(mistake);
       test_process::command launcher({test_process::program_path(), "--scenario=counter",
-                                      "--graph_mistake=" + mistake, "--lp_launch=local_mp"});
+                                      "--graph_mistake=" + mistake,
+                                      "--lp_launch=local_mp"});
       auto status = launcher.exit_code(std::chrono::seconds(60));
       auto output = launcher.output();
       INFO(output);
       CHECK(status == 1);
-      CHECK(output.find("[lp] the program could not start: [lp.graph_error] " + message) !=
-            std::string::npos);
+      CHECK(output.find("[lp] the program could not start: [lp.graph_error] " +
+                        message) != std::string::npos);
       CHECK(output.find("terminate called") == std::string::npos);
     }
   }

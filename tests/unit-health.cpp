@@ -13,8 +13,8 @@
 #include <launchpad/detail/process/reachability.hpp>
 
 #include "command.hpp"
-#include "scenario_launch.hpp"
 #include "processes/scenarios.hpp"
+#include "scenario_launch.hpp"
 #include "services.hpp"
 
 using test_process::eventually;
@@ -256,7 +256,8 @@ TEST_SUITE("health") {
     // above, a figure here.
     MESSAGE("found silent "
             << std::chrono::duration_cast<std::chrono::milliseconds>(found_after).count()
-            << " ms after it stopped answering, its timeout " << timeout.count() << " ms");
+            << " ms after it stopped answering, its timeout " << timeout.count()
+            << " ms");
     std::this_thread::sleep_for(2 * timeout);
     CHECK(lost.count() == 1);  // once per process
 

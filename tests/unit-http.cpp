@@ -24,7 +24,8 @@ std::atomic<bool> release{false}, entered{false};
 struct Slow {
   int wait() {
     entered = true;
-    for (int i = 0; i < 2000 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < 2000 && !release; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return 1;
   }
 };
@@ -78,7 +79,8 @@ bool read_until(int fd, std::string& got, std::string_view text) {
 lp::json body_of(const httplib::Result& result) {
   REQUIRE(result);
   auto type = result->get_header_value("Content-Type");
-  return type == "application/cbor" ? lp::json::from_cbor(result->body) : lp::json::parse(result->body);
+  return type == "application/cbor" ? lp::json::from_cbor(result->body)
+                                    : lp::json::parse(result->body);
 }
 
 void check_error(const httplib::Result& result, int status, const std::string& code,
@@ -89,7 +91,8 @@ void check_error(const httplib::Result& result, int status, const std::string& c
   CHECK(body["error"]["code"] == code);
   CHECK(body["error"]["node"] == "counter");
   INFO("message: " << body["error"]["message"]);
-  CHECK(body["error"]["message"].get<std::string>().find(message_part) != std::string::npos);
+  CHECK(body["error"]["message"].get<std::string>().find(message_part) !=
+        std::string::npos);
 }
 
 // A node's metrics route, as the status page's poller sees it: answers as
@@ -175,16 +178,24 @@ TEST_SUITE("http") {
     CHECK(raw::body_of(curl_like)["result"] == 3);
 
     raw::check_error(counter.call("add", "[1"), 400, "bad_request", "not valid JSON");
-    raw::check_error(counter.call("add", R"({"x":1})"), 400, "bad_request", "must be an array");
-    raw::check_error(counter.call("add", "[1,2]"), 400, "bad_request", "add takes 1 argument(s), got 2");
-    raw::check_error(counter.call("add", R"(["one"])"), 400, "bad_request", "argument 1 of add");
-    raw::check_error(counter.call("add", "[1.5]"), 400, "bad_request", "expected an integer");
-    raw::check_error(counter.call("add", "[1e300]"), 400, "bad_request", "expected an integer");
-    raw::check_error(counter.call("add", "[99999999999999999999]"), 400, "bad_request", "argument 1");
-    raw::check_error(counter.call("add", "[1]", "text/xml"), 415, "unsupported_media_type", "text/xml");
-    raw::check_error(counter.call("launch_missiles", "[]"), 404, "no_such_method", "add, get, reset");
-    raw::check_error(counter.call("add", std::string("\x82\x01", 2), "application/cbor"), 400,
-                     "bad_request", "not valid CBOR");
+    raw::check_error(counter.call("add", R"({"x":1})"), 400, "bad_request",
+                     "must be an array");
+    raw::check_error(counter.call("add", "[1,2]"), 400, "bad_request",
+                     "add takes 1 argument(s), got 2");
+    raw::check_error(counter.call("add", R"(["one"])"), 400, "bad_request",
+                     "argument 1 of add");
+    raw::check_error(counter.call("add", "[1.5]"), 400, "bad_request",
+                     "expected an integer");
+    raw::check_error(counter.call("add", "[1e300]"), 400, "bad_request",
+                     "expected an integer");
+    raw::check_error(counter.call("add", "[99999999999999999999]"), 400, "bad_request",
+                     "argument 1");
+    raw::check_error(counter.call("add", "[1]", "text/xml"), 415,
+                     "unsupported_media_type", "text/xml");
+    raw::check_error(counter.call("launch_missiles", "[]"), 404, "no_such_method",
+                     "add, get, reset");
+    raw::check_error(counter.call("add", std::string("\x82\x01", 2), "application/cbor"),
+                     400, "bad_request", "not valid CBOR");
 
     auto unknown_route = counter.http.Get("/nothing/here");
     raw::check_error(unknown_route, 404, "no_such_route", "POST /lp/v1/call/<method>");
@@ -194,8 +205,10 @@ TEST_SUITE("http") {
     REQUIRE(thrown);
     CHECK(thrown->status == 500);
     auto error = raw::body_of(thrown)["error"];
-    CHECK(error == lp::json{{"code", "remote_exception"}, {"message", "no more space"},
-                            {"node", "thrower"}, {"method", "fail"}});
+    CHECK(error == lp::json{{"code", "remote_exception"},
+                            {"message", "no more space"},
+                            {"node", "thrower"},
+                            {"method", "fail"}});
 
     // Still serving after all that.
     CHECK(raw::body_of(counter.call("get", "[]"))["result"] == 3);
@@ -209,8 +222,10 @@ TEST_SUITE("http") {
     auto running = lp::launch<lp::test_multi_threading>(p);
     CHECK(running.secret().size() == 32);
     raw::peer stranger(running.urls().at("counter"), "0123456789abcdef0123456789abcdef");
-    raw::check_error(stranger.call("add", "[1]"), 401, "unauthenticated", "not this launch's secret");
-    raw::check_error(stranger.http.Get("/lp/v1/describe"), 401, "unauthenticated", "secret");
+    raw::check_error(stranger.call("add", "[1]"), 401, "unauthenticated",
+                     "not this launch's secret");
+    raw::check_error(stranger.http.Get("/lp/v1/describe"), 401, "unauthenticated",
+                     "secret");
     httplib::Client anonymous(running.urls().at("counter"));
     raw::check_error(anonymous.Post("/lp/v1/call/add", "[1]", "application/json"), 401,
                      "unauthenticated", "Authorization: Bearer");
@@ -226,17 +241,20 @@ TEST_SUITE("http") {
     p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p);
     httplib::Client http(running.urls().at("counter"));
-    raw::check_error(http.Post("/lp/v1/stop", "{}", "application/json"), 401, "unauthenticated",
-                     "Authorization: Bearer");
+    raw::check_error(http.Post("/lp/v1/stop", "{}", "application/json"), 401,
+                     "unauthenticated", "Authorization: Bearer");
     CHECK_FALSE(running.stop_requested());
-    auto reply = http.Post("/lp/v1/stop", {{"Authorization", "Bearer " + running.secret()}}, "{}",
-                           "application/json");
+    auto reply =
+        http.Post("/lp/v1/stop", {{"Authorization", "Bearer " + running.secret()}}, "{}",
+                  "application/json");
     REQUIRE(reply);
     CHECK(reply->status == 200);
     CHECK(running.wait_for(std::chrono::seconds(10)));
   }
 
-  TEST_CASE("the Authorization scheme is case-insensitive; each bad credential says what it is") {
+  TEST_CASE(
+      "the Authorization scheme is case-insensitive; each bad credential says what it "
+      "is") {
     lp::program p("schemes");
     p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p);
@@ -261,24 +279,31 @@ TEST_SUITE("http") {
                      "not this launch's secret");
   }
 
-  TEST_CASE("hostile bodies: depth bombs, bad UTF-8, huge numbers, oversized; the node serves on") {
+  TEST_CASE(
+      "hostile bodies: depth bombs, bad UTF-8, huge numbers, oversized; the node serves "
+      "on") {
     lp::program p("hostile");
     p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p, {.max_body_mb = 1});
     raw::peer counter(running.urls().at("counter"), running.secret());
-    std::string deep_json = "[" + std::string(100000, '[') + std::string(100000, ']') + "]";
-    raw::check_error(counter.call("add", deep_json), 400, "bad_request", "deeper than 128");
+    std::string deep_json =
+        "[" + std::string(100000, '[') + std::string(100000, ']') + "]";
+    raw::check_error(counter.call("add", deep_json), 400, "bad_request",
+                     "deeper than 128");
     std::string deep_cbor(100000, '\x81');  // arrays of one array of one array...
     deep_cbor += '\x01';
-    raw::check_error(counter.call("add", deep_cbor, "application/cbor"), 400, "bad_request",
-                     "deeper than 128");
-    raw::check_error(counter.call("add", "[\"\xff\xfe\"]"), 400, "bad_request", "not valid JSON");
+    raw::check_error(counter.call("add", deep_cbor, "application/cbor"), 400,
+                     "bad_request", "deeper than 128");
+    raw::check_error(counter.call("add", "[\"\xff\xfe\"]"), 400, "bad_request",
+                     "not valid JSON");
     // CBOR text may hold any bytes; text that is not UTF-8 is refused.
     std::string bad_text = "\x81\x62\xff\xfe";  // [ text(2) ff fe ]
-    raw::check_error(counter.call("add", bad_text, "application/cbor"), 400, "bad_request",
-                     "not valid UTF-8");
-    raw::check_error(counter.call("add", "[1e400]"), 400, "bad_request", "not valid JSON");
-    raw::check_error(counter.call("add", "[-99999999999999999999999]"), 400, "bad_request", "");
+    raw::check_error(counter.call("add", bad_text, "application/cbor"), 400,
+                     "bad_request", "not valid UTF-8");
+    raw::check_error(counter.call("add", "[1e400]"), 400, "bad_request",
+                     "not valid JSON");
+    raw::check_error(counter.call("add", "[-99999999999999999999999]"), 400,
+                     "bad_request", "");
     auto big = counter.call("add", "[" + std::string(2 << 20, ' ') + "1]");
     REQUIRE(big);
     CHECK(big->status == 413);
@@ -286,7 +311,9 @@ TEST_SUITE("http") {
     CHECK(raw::body_of(counter.call("add", "[1]"))["result"] == 1);
   }
 
-  TEST_CASE("decoding is as strict inside containers as for a parameter (fuzzing found these)") {
+  TEST_CASE(
+      "decoding is as strict inside containers as for a parameter (fuzzing found "
+      "these)") {
     using lp::decode_error;
     using lp::detail::from_wire;
     constexpr auto cbor = lp::detail::protocol::format::cbor;
@@ -295,7 +322,8 @@ TEST_SUITE("http") {
     CHECK_THROWS_AS(from_wire<std::vector<int>>(j("[1.5]")), decode_error);
     CHECK_THROWS_AS(from_wire<std::vector<int>>(j("[1e30]")), decode_error);
     CHECK_THROWS_AS(from_wire<std::optional<int>>(j("1e30")), decode_error);
-    CHECK_THROWS_AS((from_wire<std::map<std::string, short>>(j(R"({"a": 70000})"))), decode_error);
+    CHECK_THROWS_AS((from_wire<std::map<std::string, short>>(j(R"({"a": 70000})"))),
+                    decode_error);
     CHECK_THROWS_AS((from_wire<std::pair<int, int>>(j("[1, 2.5]"))), decode_error);
     CHECK_THROWS_AS((from_wire<std::tuple<int>>(j("[1, 2]"))), decode_error);
     CHECK_THROWS_AS(from_wire<t::Point>(j(R"({"x": 1})")), decode_error);  // no member y
@@ -309,14 +337,19 @@ TEST_SUITE("http") {
       CHECK(e.id() == "decode_error");
       CHECK(std::string(e.what()).starts_with("[lp.decode_error] "));
     }
-    CHECK(lp::detail::to_utf8("a\xff" "b") == "a\xEF\xBF\xBD" "b");
+    CHECK(lp::detail::to_utf8("a\xff"
+                              "b") ==
+          "a\xEF\xBF\xBD"
+          "b");
     CHECK(lp::detail::valid_utf8("h\xC3\xA9"));
-    CHECK_FALSE(lp::detail::valid_utf8("\xC0\x80"));  // overlong
+    CHECK_FALSE(lp::detail::valid_utf8("\xC0\x80"));      // overlong
     CHECK_FALSE(lp::detail::valid_utf8("\xED\xA0\x80"));  // a surrogate
     // A map "of 2^64 - 1 entries" is refused before anything is reserved
     // for it; nesting counts however it is written.
-    std::string huge_map = "\x82\xbb" + std::string(8, '\xff') + "\xff" + std::string(5000, '\x9f');
-    CHECK_THROWS_AS(lp::detail::protocol::decode(huge_map, cbor), lp::detail::cbor::malformed);
+    std::string huge_map =
+        "\x82\xbb" + std::string(8, '\xff') + "\xff" + std::string(5000, '\x9f');
+    CHECK_THROWS_AS(lp::detail::protocol::decode(huge_map, cbor),
+                    lp::detail::cbor::malformed);
     std::string deep = "\x81" + std::string(5000, '\x9f');
     CHECK_THROWS_AS(lp::detail::protocol::decode(deep, cbor), std::length_error);
   }
@@ -331,9 +364,12 @@ TEST_SUITE("http") {
     std::vector<int> sockets;
     for (int i = 0; i < 2; ++i) {
       int fd = raw::connect_to(url);
-      std::string partial = "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
-                            "Authorization: Bearer " + running.secret() + "\r\n\r\n[1";
-      REQUIRE(::send(fd, partial.data(), partial.size(), 0) == static_cast<ssize_t>(partial.size()));
+      std::string partial =
+          "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
+          "Authorization: Bearer " +
+          running.secret() + "\r\n\r\n[1";
+      REQUIRE(::send(fd, partial.data(), partial.size(), 0) ==
+              static_cast<ssize_t>(partial.size()));
       if (i == 1) ::shutdown(fd, SHUT_WR);
       sockets.push_back(fd);
     }
@@ -377,17 +413,19 @@ TEST_SUITE("http") {
     ::close(fd);
   }
 
-  TEST_CASE("a large body sent as curl sends it, after Expect: 100-continue, is answered") {
+  TEST_CASE(
+      "a large body sent as curl sends it, after Expect: 100-continue, is answered") {
     lp::program p("expect");
     p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p);
     int fd = raw::connect_to(running.urls().at("counter"));
     // 2 MB of JSON (curl asks first for any body over 1 MiB).
     std::string body = "[4" + std::string(std::size_t{2} << 20, ' ') + "]";
-    raw::send_all(fd, "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                      "application/json\r\nExpect: 100-continue\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\nAuthorization: Bearer " +
-                          running.secret() + "\r\n\r\n");
+    raw::send_all(fd,
+                  "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                  "application/json\r\nExpect: 100-continue\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\nAuthorization: Bearer " +
+                      running.secret() + "\r\n\r\n");
     std::string got;
     REQUIRE(raw::read_until(fd, got, "\r\n\r\n"));
     CHECK(got.starts_with("HTTP/1.1 100 Continue\r\n"));
@@ -404,13 +442,15 @@ TEST_SUITE("http") {
     auto running = lp::launch<lp::test_multi_threading>(p);
     raw::peer counter(running.urls().at("counter"), running.secret());
     auto request = lp::json::to_cbor(lp::json::array({5}));
-    auto reply = counter.http.Post("/lp/v1/call/add", std::string(request.begin(), request.end()),
-                                   "application/cbor");
+    auto reply =
+        counter.http.Post("/lp/v1/call/add", std::string(request.begin(), request.end()),
+                          "application/cbor");
     REQUIRE(reply);
     CHECK(reply->get_header_value("Content-Type") == "application/cbor");
     CHECK(raw::body_of(reply)["result"] == 5);
     auto as_json = counter.http.Post("/lp/v1/call/add", {{"Accept", "application/json"}},
-                                     std::string(request.begin(), request.end()), "application/cbor");
+                                     std::string(request.begin(), request.end()),
+                                     "application/cbor");
     REQUIRE(as_json);
     CHECK(as_json->get_header_value("Content-Type") == "application/json");
     CHECK(lp::json::parse(as_json->body)["result"] == 10);
@@ -462,7 +502,8 @@ TEST_SUITE("http") {
     auto mean = method(0);
     CHECK(without_spellings(mean["params"][0]) ==
           lp::json{{"kind", "typed_array"}, {"element", f32}});
-    CHECK(without_spellings(mean["result"]) == lp::json{{"kind", "floating"}, {"bits", 64}});
+    CHECK(without_spellings(mean["result"]) ==
+          lp::json{{"kind", "floating"}, {"bits", 64}});
     CHECK(mean["params"][0]["type"] == "std::vector<float>");
 
     auto keys = method(1);
@@ -476,7 +517,8 @@ TEST_SUITE("http") {
 
     auto load = method(2);
     CHECK(without_spellings(load["params"][0]) ==
-          lp::json{{"kind", "optional"}, {"value", {{"kind", "tensor"}, {"element", f32}}}});
+          lp::json{{"kind", "optional"},
+                   {"value", {{"kind", "tensor"}, {"element", f32}}}});
     CHECK(load["result"] == lp::json{{"kind", "void"}, {"type", "void"}});
 
     auto sample = method(3);
@@ -484,27 +526,33 @@ TEST_SUITE("http") {
     CHECK(without_spellings(sample["params"][0]) == mode);
     CHECK(sample["params"][0]["type"] == "schemas::Mode");
     CHECK(without_spellings(sample["params"][1]) ==
-          lp::json{{"kind", "tuple"},
-                   {"items",
-                    {{{"kind", "boolean"}},
-                     {{"kind", "typed_array"},
-                      {"size", 3},
-                      {"element", {{"kind", "integer"}, {"bits", 16}, {"signed", true}}}}}}});
+          lp::json{
+              {"kind", "tuple"},
+              {"items",
+               {{{"kind", "boolean"}},
+                {{"kind", "typed_array"},
+                 {"size", 3},
+                 {"element", {{"kind", "integer"}, {"bits", 16}, {"signed", true}}}}}}});
     CHECK(without_spellings(sample["result"]) ==
           lp::json{{"kind", "struct"},
                    {"fields",
                     {{{"name", "name"}, {"schema", text}},
-                     {{"name", "values"}, {"schema", {{"kind", "typed_array"}, {"element", f32}}}},
-                     {{"name", "mode"}, {"schema", {{"kind", "optional"}, {"value", mode}}}}}}});
+                     {{"name", "values"},
+                      {"schema", {{"kind", "typed_array"}, {"element", f32}}}},
+                     {{"name", "mode"},
+                      {"schema", {{"kind", "optional"}, {"value", mode}}}}}}});
     CHECK(sample["result"]["type"] == "schemas::Sample");
 
     // A struct inside itself names the struct around it, not its members again.
     auto tree = method(4);
     CHECK(without_spellings(tree["result"]["fields"][1]["schema"]) ==
-          lp::json{{"kind", "sequence"}, {"element", {{"kind", "struct"}, {"recursive", 1}}}});
+          lp::json{{"kind", "sequence"},
+                   {"element", {{"kind", "struct"}, {"recursive", 1}}}});
   }
 
-  TEST_CASE("the library's client GETs health, describe and a missing route on one connection") {
+  TEST_CASE(
+      "the library's client GETs health, describe and a missing route on one "
+      "connection") {
     using lp::detail::http_connection;
     lp::program p("getting");
     p.add_node<t::Counter>("counter");
@@ -535,9 +583,9 @@ TEST_SUITE("http") {
         "no route GET /nothing/here"));
     REQUIRE(connection->reusable());
     // A POST after the GETs, on the same connection: their framing held.
-    auto added = connection->post("/lp/v1/call/add",
-                                  secret + "Content-Type: application/json\r\n", "[2]",
-                                  deadline, buffer, 1 << 20);
+    auto added =
+        connection->post("/lp/v1/call/add", secret + "Content-Type: application/json\r\n",
+                         "[2]", deadline, buffer, 1 << 20);
     CHECK(added.status == 200);
     CHECK(body(added)["result"] == 2);
   }
@@ -545,7 +593,8 @@ TEST_SUITE("http") {
   TEST_CASE("a GET goes out with no body and no Content-Length") {
     using lp::detail::http_connection;
     int ends[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends) == 0);
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends) ==
+            0);
     auto connection = http_connection::adopt(ends[0], "peer");
     std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
     REQUIRE(::send(ends[1], reply.data(), reply.size(), MSG_NOSIGNAL) ==
@@ -575,15 +624,18 @@ TEST_SUITE("http") {
     // A launch with TLS (docs/protocol.md, "Encryption").
     CHECK(address_of_url("https://10.0.0.7:8443/") == address{"10.0.0.7", 8443});
     CHECK(address_of_url(address{"::1", 9000}.url(true)) == address{"::1", 9000});
-    for (const char* bad : {"", "127.0.0.1:80", "ftp://a:1", "httpss://a:1", "http://a", "http://a:", "http://:80",
-                            "http://[]:80", "http://a:0", "http://a:65536", "http://a:8o",
-                            "http://a:-1", "http://[::1:80", "http://::1]:80", "http://[::1]"}) {
+    for (const char* bad : {"", "127.0.0.1:80", "ftp://a:1", "httpss://a:1", "http://a",
+                            "http://a:", "http://:80", "http://[]:80", "http://a:0",
+                            "http://a:65536", "http://a:8o", "http://a:-1",
+                            "http://[::1:80", "http://::1]:80", "http://[::1]"}) {
       INFO(bad);
       CHECK_FALSE(address_of_url(bad));
     }
   }
 
-  TEST_CASE("the status page reads a node on one kept connection, after a restart, and where it moves") {
+  TEST_CASE(
+      "the status page reads a node on one kept connection, after a restart, and where "
+      "it moves") {
     using test_process::eventually;
     const std::string secret = "0123456789abcdef0123456789abcdef";
     lp::program p("polled");
@@ -611,7 +663,8 @@ TEST_SUITE("http") {
     serve_at(node->url());
     page.start("127.0.0.1", 0);
     // httplib's server closes a connection after its fifth request.
-    REQUIRE(eventually([&] { return node->client_ports().size() >= 3; }, std::chrono::seconds(15)));
+    REQUIRE(eventually([&] { return node->client_ports().size() >= 3; },
+                       std::chrono::seconds(15)));
     CHECK(pid() == 101);
     auto ports = node->client_ports();
     CHECK(ports[1] == ports[0]);
@@ -635,7 +688,8 @@ TEST_SUITE("http") {
     auto running = lp::launch<lp::test_multi_threading>(p);
     auto url = running.urls().at("counter");
     auto in_flight = running.client(s).async.wait();
-    for (int i = 0; i < 2000 && !raw::entered; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 2000 && !raw::entered; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     REQUIRE(raw::entered);
     std::jthread stopper([&] { running.stop(); });
     raw::peer late(url, running.secret());

@@ -74,7 +74,8 @@ LP_SERVICE(life::SelfSignal);
 LP_SERVICE(life::SecretReader);
 
 TEST_SUITE("lifecycle") {
-  TEST_CASE("lp::stop() from a node stops the program; wait_for_stop wakes; on_stop runs") {
+  TEST_CASE(
+      "lp::stop() from a node stops the program; wait_for_stop wakes; on_stop runs") {
     std::atomic<bool> woke{false};
     std::atomic<int> stops{0};
     lp::program p("stop_from_node");
@@ -100,7 +101,9 @@ TEST_SUITE("lifecycle") {
     CHECK(stops == 1);
   }
 
-  TEST_CASE("wait() throws lp::node_failure holding the node's own exception; the program stops") {
+  TEST_CASE(
+      "wait() throws lp::node_failure holding the node's own exception; the program "
+      "stops") {
     std::atomic<bool> woke{false};
     lp::program p("failing");
     p.add_node<life::Waiter>("waiter", &woke);
@@ -110,7 +113,8 @@ TEST_SUITE("lifecycle") {
       running.wait();
       FAIL("wait() returned although a node failed");
     } catch (const lp::node_failure& e) {
-      CHECK(std::string(e.what()) == "[lp.node_failure] node failer failed: boom in run\n");
+      CHECK(std::string(e.what()) ==
+            "[lp.node_failure] node failer failed: boom in run\n");
       CHECK(running.summary() == "node failer failed: boom in run\n");
       CHECK_THROWS_WITH_AS(std::rethrow_if_nested(e), "boom in run", std::runtime_error);
     }
@@ -118,7 +122,8 @@ TEST_SUITE("lifecycle") {
     CHECK(woke);
   }
 
-  TEST_CASE("a launched program stops when every run() has returned; a test decides itself") {
+  TEST_CASE(
+      "a launched program stops when every run() has returned; a test decides itself") {
     std::atomic<int> finished{0};
     lp::program p("all_done");
     auto c = p.add_node<t::Counter>("counter");  // serves, has no run()
@@ -146,7 +151,8 @@ TEST_SUITE("lifecycle") {
     CHECK(running.wait({"solo", "team"}));
     running.stop();
     REQUIRE(seen.size() == 3);
-    std::sort(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.label < b.label; });
+    std::sort(seen.begin(), seen.end(),
+              [](auto& a, auto& b) { return a.label < b.label; });
     CHECK(seen[0].label == "solo");
     CHECK(seen[0].group == "");
     CHECK(seen[0].index == -1);
@@ -159,7 +165,8 @@ TEST_SUITE("lifecycle") {
     CHECK_THROWS_AS(lp::on_stop([] {}), lp::usage_error);  // no program runs now
   }
 
-  TEST_CASE("lp::launch with argv: exit status 0 when stopped cleanly, 1 when a node failed") {
+  TEST_CASE(
+      "lp::launch with argv: exit status 0 when stopped cleanly, 1 when a node failed") {
     lp::program ok("ok");
     ok.add_node<life::Stopper>("stopper");
     std::string flag = "--lp_launch=local_mt";
@@ -171,7 +178,8 @@ TEST_SUITE("lifecycle") {
     CHECK(lp::launch<lp::local_multi_threading>(bad, 1, argv.data()) == 1);
   }
 
-  TEST_CASE("local_mt keeps its secret in a 0600 file of its run directory, gone afterwards") {
+  TEST_CASE(
+      "local_mt keeps its secret in a 0600 file of its run directory, gone afterwards") {
     std::string secret;
     lp::program p("secret_file");
     p.add_node<life::SecretReader>("reader", &secret);

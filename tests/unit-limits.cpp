@@ -52,11 +52,14 @@ using figures::threads_now;
 // The files this process may open (ulimit -n).
 long open_files_limit() {
   rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY)
+    return 1 << 20;
   return static_cast<long>(files.rlim_cur);
 }
 
-int port_of(const std::string& url) { return std::stoi(url.substr(url.rfind(':') + 1)); }
+int port_of(const std::string& url) {
+  return std::stoi(url.substr(url.rfind(':') + 1));
+}
 
 // A client socket on the loopback; closed with the object.
 struct peer {
@@ -71,8 +74,12 @@ struct peer {
       fd = -1;
     }
   }
-  peer(peer&& other) noexcept : fd(std::exchange(other.fd, -1)), got(std::move(other.got)),
-        opened(other.opened), ended(other.ended), closed(other.closed) {}
+  peer(peer&& other) noexcept
+      : fd(std::exchange(other.fd, -1)),
+        got(std::move(other.got)),
+        opened(other.opened),
+        ended(other.ended),
+        closed(other.closed) {}
   peer& operator=(peer&&) = delete;
   ~peer() { close(); }
 
@@ -150,8 +157,7 @@ std::vector<peer> open_peers(int port, long count) {
 struct steady_caller {
   explicit steady_caller(lp::client<t::Counter>& counter)
       : thread([this, &counter] {
-          while (!stop)
-            try {
+          while (!stop) try {
               auto sent = clock::now();
               counter.add(1);
               millis.push_back(seconds_since(sent) * 1000);
@@ -170,7 +176,9 @@ struct steady_caller {
     if (millis.empty()) return 1e9;
     auto sorted = millis;
     std::sort(sorted.begin(), sorted.end());
-    return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(q * static_cast<double>(sorted.size())))];
+    return sorted[std::min(
+        sorted.size() - 1,
+        static_cast<std::size_t>(q * static_cast<double>(sorted.size())))];
   }
 
   std::atomic<bool> stop{false};
@@ -182,7 +190,8 @@ struct steady_caller {
 };
 
 const std::string request_head =
-    "POST /lp/v1/call/add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    "POST /lp/v1/call/add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+    "application/json\r\n"
     "Content-Length: 3\r\nX-Padding: ";
 
 }  // namespace limits
@@ -190,7 +199,9 @@ const std::string request_head =
 TEST_SUITE("limits") {
   using namespace limits;
 
-  TEST_CASE("200 peers sending a header byte every 2 s are closed at the 10 s bound; calls go on") {
+  TEST_CASE(
+      "200 peers sending a header byte every 2 s are closed at the 10 s bound; calls go "
+      "on") {
     constexpr long tricklers = 200;
     constexpr double bound = 10.0;  // the default --lp_header_timeout_secs
     lp::program p("limits_trickle");
@@ -240,8 +251,10 @@ TEST_SUITE("limits") {
       double after = std::chrono::duration<double>(peer.ended - peer.opened).count();
       earliest = std::min(earliest, after);
       latest = std::max(latest, after);
-      if (peer.got.starts_with("HTTP/1.1 408")) ++answered_408;
-      else if (!peer.got.empty()) ++answered_other;
+      if (peer.got.starts_with("HTTP/1.1 408"))
+        ++answered_408;
+      else if (!peer.got.empty())
+        ++answered_other;
     }
     // Calls answered while every trickler was still open: had the tricklers
     // held the server's threads, the calls would have waited for the header
@@ -249,9 +262,9 @@ TEST_SUITE("limits") {
     auto served_meanwhile = std::count_if(caller.done_at.begin(), caller.done_at.end(),
                                           [&](auto t) { return t < first_closed; });
     MESSAGE(tricklers << " tricklers: closed " << earliest << " to " << latest
-                      << " s after their first byte, " << answered_408 << " answered 408; "
-                      << caller.millis.size() << " calls, " << served_meanwhile
-                      << " before the first trickler was closed, p50 "
+                      << " s after their first byte, " << answered_408
+                      << " answered 408; " << caller.millis.size() << " calls, "
+                      << served_meanwhile << " before the first trickler was closed, p50 "
                       << caller.percentile(0.50) << " ms, p99 " << caller.percentile(0.99)
                       << " ms, max " << caller.percentile(1.0) << " ms; threads at most "
                       << peak_threads);
@@ -291,8 +304,9 @@ TEST_SUITE("limits") {
     // A body of 1 MB promised, a byte every 200 ms sent: at 1 KiB/s after
     // the 1 s start, it is cut off long before it could end.
     peer slow(port);
-    REQUIRE(slow.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                      running.secret() + "\r\nContent-Length: 1000000\r\n\r\n["));
+    REQUIRE(
+        slow.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                  running.secret() + "\r\nContent-Length: 1000000\r\n\r\n["));
     auto start = clock::now();
     for (int i = 0; i < 40 && !slow.closed; ++i) {
       std::this_thread::sleep_for(200ms);
@@ -321,12 +335,13 @@ TEST_SUITE("limits") {
     // time, is what is checked; the time is in the message.
     peer big(port);
     auto sent = clock::now();
-    REQUIRE(big.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                     running.secret() +
-                     "\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n" +
-                     std::string(1000, ' ')));
+    REQUIRE(big.send(
+        "POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+        running.secret() +
+        "\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n" +
+        std::string(1000, ' ')));
     for (auto until = sent + 30s; big.got.find("\r\n\r\n") == std::string::npos &&
-                                 !big.closed && clock::now() < until;) {
+                                  !big.closed && clock::now() < until;) {
       pollfd watched{big.fd, POLLIN, 0};
       ::poll(&watched, 1, 10);
       big.take();
@@ -343,15 +358,18 @@ TEST_SUITE("limits") {
 
     // A length too long to be a number is over any limit, too.
     peer huge(port);
-    REQUIRE(huge.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Length: "
-                      "99999999999999999999999\r\n\r\n"));
+    REQUIRE(
+        huge.send("POST /lp/v1/call/add HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                  "99999999999999999999999\r\n\r\n"));
     huge.wait_closed(3s);
     CHECK(huge.got.starts_with("HTTP/1.1 413 "));
 
     CHECK(running.client(c).add(2) == 2);
   }
 
-  TEST_CASE("5,000 connections opened and closed: the threads are back near the floor in 10 s") {
+  TEST_CASE(
+      "5,000 connections opened and closed: the threads are back near the floor in 10 "
+      "s") {
     // Up to 500 open at once, within this process's file descriptors (each
     // takes two: ours and the server's).
     const long total = under_sanitizer ? 2000 : 5000;
@@ -385,9 +403,10 @@ TEST_SUITE("limits") {
     }  // each batch closes here
     auto closed = clock::now();
     bool back = test_process::eventually([&] { return threads_now() <= floor + 8; }, 10s);
-    MESSAGE(opened << " connections (" << at_once << " at once) in " << seconds_since(start) - seconds_since(closed)
-                   << " s, " << served << " answered; threads: floor " << floor << ", peak "
-                   << peak << ", " << threads_now() << " " << seconds_since(closed)
+    MESSAGE(opened << " connections (" << at_once << " at once) in "
+                   << seconds_since(start) - seconds_since(closed) << " s, " << served
+                   << " answered; threads: floor " << floor << ", peak " << peak << ", "
+                   << threads_now() << " " << seconds_since(closed)
                    << " s after the last closed");
     CHECK(opened == total);
     CHECK(served == total);
@@ -398,9 +417,12 @@ TEST_SUITE("limits") {
     CHECK(counter.add(1) == 2);
   }
 
-  TEST_CASE("a flood past the connection cap: 503 at once, bounded descriptors, serving after") {
+  TEST_CASE(
+      "a flood past the connection cap: 503 at once, bounded descriptors, serving "
+      "after") {
     constexpr long cap = 64;
-    const long flood = std::min(under_sanitizer ? 1000L : 2000L, open_files_limit() - 300);
+    const long flood =
+        std::min(under_sanitizer ? 1000L : 2000L, open_files_limit() - 300);
     lp::program p("limits_flood");
     auto c = p.add_node<t::Counter>("counter");
     auto running = lp::launch<lp::test_multi_threading>(p, {.max_connections = cap});
@@ -424,29 +446,34 @@ TEST_SUITE("limits") {
       still_open += !peer.closed;
       if (!peer.got.starts_with("HTTP/1.1 503 ")) continue;
       ++refused;
-      refusal_seconds.push_back(std::chrono::duration<double>(peer.ended - peer.opened).count());
+      refusal_seconds.push_back(
+          std::chrono::duration<double>(peer.ended - peer.opened).count());
       slowest_refusal = std::max(slowest_refusal, refusal_seconds.back());
     }
-    bool overloaded = !peers.empty() && std::any_of(peers.begin(), peers.end(), [](auto& peer) {
-      return peer.got.find("\"overloaded\"") != std::string::npos &&
-             peer.got.find("--lp_max_connections") != std::string::npos;
-    });
+    bool overloaded =
+        !peers.empty() && std::any_of(peers.begin(), peers.end(), [](auto& peer) {
+          return peer.got.find("\"overloaded\"") != std::string::npos &&
+                 peer.got.find("--lp_max_connections") != std::string::npos;
+        });
     double mib_during = resident_mib();
     long count = static_cast<long>(peers.size());
     peers.clear();  // closes ours
 
     MESSAGE(count << " connections opened in " << opening << " s against a cap of " << cap
                   << ": " << refused << " answered 503, the slowest " << slowest_refusal
-                  << " s after connecting; threads " << threads_before << " -> " << threads_during
-                  << ", sockets " << sockets_before << " -> " << sockets_during << " (" << count
-                  << " ours); RSS " << mib_before << " -> " << mib_during << " MiB");
+                  << " s after connecting; threads " << threads_before << " -> "
+                  << threads_during << ", sockets " << sockets_before << " -> "
+                  << sockets_during << " (" << count << " ours); RSS " << mib_before
+                  << " -> " << mib_during << " MiB");
     CHECK(count == flood);
     CHECK(refused >= flood / 2);
     // Answered by the accepting thread, one after another, at once: not after
     // the second an admitted connection may idle, nor after a thread's start.
     std::sort(refusal_seconds.begin(), refusal_seconds.end());
-    double median_refusal = refusal_seconds.empty() ? 1e9 : refusal_seconds[refusal_seconds.size() / 2];
-    MESSAGE("503 after " << median_refusal << " s (median), " << slowest_refusal << " s (slowest)");
+    double median_refusal =
+        refusal_seconds.empty() ? 1e9 : refusal_seconds[refusal_seconds.size() / 2];
+    MESSAGE("503 after " << median_refusal << " s (median), " << slowest_refusal
+                         << " s (slowest)");
     // Times that a sanitizer on a busy machine stretches past any bound that
     // still means "at once": there, the thread and socket counts below must
     // show it (no thread per refused connection).
@@ -454,23 +481,26 @@ TEST_SUITE("limits") {
       CHECK(median_refusal < 1.0);
       CHECK(slowest_refusal < 3.0);
     }
-    CHECK(still_open == 0);        // the ones let in closed after their idle second
+    CHECK(still_open == 0);  // the ones let in closed after their idle second
     CHECK(overloaded);
     CHECK(threads_during <= threads_before + cap + 8);
     CHECK(sockets_during <= sockets_before + count + cap + 8);
     if (!under_sanitizer) CHECK(mib_during - mib_before < 64.0);
     // Serving again, with its threads back down.
     auto flood_over = clock::now();
-    bool serving = test_process::eventually([&] {
-      try {
-        return counter.add(1) >= 2;
-      } catch (const std::exception&) {
-        return false;
-      }
-    }, 5s);
+    bool serving = test_process::eventually(
+        [&] {
+          try {
+            return counter.add(1) >= 2;
+          } catch (const std::exception&) {
+            return false;
+          }
+        },
+        5s);
     MESSAGE("serving again " << seconds_since(flood_over) << " s after the flood");
     CHECK(serving);
-    CHECK(test_process::eventually([&] { return threads_now() <= threads_before + 4; }, 10s));
+    CHECK(test_process::eventually([&] { return threads_now() <= threads_before + 4; },
+                                   10s));
   }
 }
 

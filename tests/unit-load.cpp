@@ -65,7 +65,9 @@ struct Ledger {
   long total() const { return calls; }
   long duplicate_calls() const { return duplicates; }
   long stray_calls() const { return strays; }
-  long missing() const { return static_cast<long>(std::count(seen.begin(), seen.end(), 0)); }
+  long missing() const {
+    return static_cast<long>(std::count(seen.begin(), seen.end(), 0));
+  }
 
   long size() const { return static_cast<long>(seen.size()); }
 
@@ -92,7 +94,8 @@ LP_SERVICE(Relay, fan);
 // a ticket no other reply carries.
 class replies {
  public:
-  explicit replies(long ids) : ids_(ids), tickets_(static_cast<std::size_t>(ids) + 1, 0) {}
+  explicit replies(long ids)
+      : ids_(ids), tickets_(static_cast<std::size_t>(ids) + 1, 0) {}
 
   void record(long id, long answer) {
     if (answer < 0 || answer % ids_ != id) {
@@ -100,8 +103,10 @@ class replies {
       return;
     }
     long ticket = answer / ids_;
-    if (ticket < 1 || ticket > ids_) ++wrong_;
-    else if (tickets_[static_cast<std::size_t>(ticket)]++) ++repeated_;
+    if (ticket < 1 || ticket > ids_)
+      ++wrong_;
+    else if (tickets_[static_cast<std::size_t>(ticket)]++)
+      ++repeated_;
     ++answered_;
   }
   void failed(const std::string& why) {
@@ -161,8 +166,8 @@ void burst(lp::client<Ledger>& ledger, long first, long count, replies& answers)
 // The connections open on a node's server, as its metrics say.
 long open_connections(const std::string& url, const std::string& secret) {
   httplib::Client http(url);
-  auto reply = http.Get("/lp/v1/metrics",
-                        {{"Authorization", "Bearer " + secret}, {"Accept", "application/json"}});
+  auto reply = http.Get("/lp/v1/metrics", {{"Authorization", "Bearer " + secret},
+                                           {"Accept", "application/json"}});
   REQUIRE(reply);
   return lp::json::parse(reply->body).at("connections").get<long>();
 }
@@ -202,10 +207,12 @@ TEST_SUITE("load") {
       });
     for (auto& caller : callers) caller.join();
     MESSAGE(ids << " sync calls in " << load::seconds_since(start) << " s, the slowest "
-                << *std::max_element(slowest.begin(), slowest.end()) * 1000 << " ms; threads "
-                << load::threads_now() << ", sockets " << load::sockets_now());
+                << *std::max_element(slowest.begin(), slowest.end()) * 1000
+                << " ms; threads " << load::threads_now() << ", sockets "
+                << load::sockets_now());
 
-    for (long t = 1; t < threads; ++t) answers[0].merge(answers[static_cast<std::size_t>(t)]);
+    for (long t = 1; t < threads; ++t)
+      answers[0].merge(answers[static_cast<std::size_t>(t)]);
     answers[0].check(ids);
     load::check_ledger(ledger, ids);
   }
@@ -242,16 +249,18 @@ TEST_SUITE("load") {
       auto start = std::chrono::steady_clock::now();
       load::burst(ledger, b * per_burst, per_burst, answers);
       mib.push_back(load::resident_mib());
-      MESSAGE("burst " << b + 1 << ": " << load::seconds_since(start) << " s, RSS " << mib.back()
-                       << " MiB (before the first: " << before << " MiB); threads "
-                       << load::threads_now() << ", sockets " << load::sockets_now());
+      MESSAGE("burst " << b + 1 << ": " << load::seconds_since(start) << " s, RSS "
+                       << mib.back() << " MiB (before the first: " << before
+                       << " MiB); threads " << load::threads_now() << ", sockets "
+                       << load::sockets_now());
     }
     answers.check(ids);
     load::check_ledger(ledger, ids);
 
     double growth = mib[2] - mib[1];
     MESSAGE("RSS after bursts 1, 2, 3: " << mib[0] << ", " << mib[1] << ", " << mib[2]
-                                         << " MiB; growth from 2 to 3: " << growth << " MiB");
+                                         << " MiB; growth from 2 to 3: " << growth
+                                         << " MiB");
     if (load::under_sanitizer)
       MESSAGE("the RSS bound is not checked under a sanitizer");
     else
@@ -268,13 +277,15 @@ TEST_SUITE("load") {
         std::lock_guard pass(gate);
         ++done;
       });
-    CHECK(test_process::eventually([&] { return pool.threads() == 32; }, std::chrono::seconds(5)));  // each job blocked
+    CHECK(test_process::eventually([&] { return pool.threads() == 32; },
+                                   std::chrono::seconds(5)));  // each job blocked
     closed.unlock();
     CHECK(test_process::eventually([&] { return done == 32 && pool.threads() == 0; },
                                    std::chrono::seconds(5)));
     std::promise<void> ran;
     pool.enqueue([&] { ran.set_value(); });
-    CHECK(ran.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    CHECK(ran.get_future().wait_for(std::chrono::seconds(10)) ==
+          std::future_status::ready);
   }
 
   TEST_CASE("after 1,000 futures the process's threads return to where they were") {
@@ -298,7 +309,8 @@ TEST_SUITE("load") {
     CHECK(back);
   }
 
-  TEST_CASE("10,000 outstanding futures: threads and memory stay bounded, each answered") {
+  TEST_CASE(
+      "10,000 outstanding futures: threads and memory stay bounded, each answered") {
     // Fewer under a sanitizer, whose per-thread and per-allocation costs
     // would make the test slow; the bounds are the same.
     constexpr long count = load::under_sanitizer ? 2'000 : 10'000;
@@ -320,7 +332,8 @@ TEST_SUITE("load") {
     double rss_peak = rss_before;
     std::thread sampler([&] {
       for (int i = 0; i < 30'000 && !done; ++i) {
-        pool_peak = std::max(pool_peak, static_cast<long>(lp::detail::call_pool().threads()));
+        pool_peak =
+            std::max(pool_peak, static_cast<long>(lp::detail::call_pool().threads()));
         peak = std::max(peak, load::threads_now());
         rss_peak = std::max(rss_peak, load::resident_mib());
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -347,7 +360,8 @@ TEST_SUITE("load") {
     // Every call of the burst had its own connection while in flight, and
     // the client pools them: the node holds at most one per call that was
     // in flight at once, and one for this question.
-    auto connections = load::open_connections(running.urls().at("ledger"), running.secret());
+    auto connections =
+        load::open_connections(running.urls().at("ledger"), running.secret());
     // Idle pool and server threads retire 2 s after their last job, parked
     // connections hold none: once they have, the process holds no thread
     // the burst started, however many futures it made.
@@ -356,8 +370,9 @@ TEST_SUITE("load") {
     MESSAGE(count << " futures: issued in " << issued << " s, all answered in " << took
                   << " s; call pool threads at most " << pool_peak << "; process threads "
                   << before << " before, peak " << peak << ", " << load::threads_now()
-                  << " now; node connections " << connections << "; RSS before " << rss_before
-                  << " MiB, peak " << rss_peak << " MiB (+" << rss_peak - rss_before << ")");
+                  << " now; node connections " << connections << "; RSS before "
+                  << rss_before << " MiB, peak " << rss_peak << " MiB (+"
+                  << rss_peak - rss_before << ")");
     CHECK(pool_peak <= busy);
     CHECK(connections <= busy + 1);
     CHECK(retired);
@@ -396,13 +411,16 @@ TEST_SUITE("load") {
       }
     }
     double took = load::seconds_since(start);
-    MESSAGE(calls << " futures of a method that waits on 3 futures each: " << took << " s");
+    MESSAGE(calls << " futures of a method that waits on 3 futures each: " << took
+                  << " s");
     CHECK(failures == 0);
     CHECK(running.client(c).get() == 3 * calls);
   }
 
   TEST_CASE("futures of a method that waits on futures never wait behind the queue") {
-    SUBCASE("over HTTP") { nested_futures_complete<lp::test_multi_threading>(); }
+    SUBCASE("over HTTP") {
+      nested_futures_complete<lp::test_multi_threading>();
+    }
     SUBCASE("direct calls") {
       nested_futures_complete<lp::direct_calls<lp::test_multi_threading>>();
     }

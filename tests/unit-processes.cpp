@@ -17,15 +17,15 @@
 #include <random>
 #include <sstream>
 
+#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
-#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/process/tmux.hpp>
-#include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/util/spawn.hpp>
 
 #include "command.hpp"
-#include "scenario_launch.hpp"
 #include "processes/scenarios.hpp"
+#include "scenario_launch.hpp"
 #include "services.hpp"
 
 namespace mp {
@@ -69,8 +69,8 @@ using test_process::scenario_options;
 std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> out;
   std::error_code gone;
-  for (const auto& task :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", gone)) {
+  for (const auto& task : std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid) + "/task", gone)) {
     std::ifstream list(task.path().string() + "/children");
     for (pid_t child; list >> child;) out.push_back(child);
   }
@@ -79,17 +79,18 @@ std::vector<pid_t> children_of(pid_t pid) {
 
 // Scenario saved_on_stop under local_mp with its checkpoints in `dir`, run
 // by `wrapper` (timeout, say) if one is given.
-std::vector<std::string> saved_on_stop(const scratch& dir, std::vector<std::string> wrapper = {}) {
-  wrapper.insert(wrapper.end(), {program_path(), "--scenario=saved_on_stop", "--dir=" + dir.path,
-                                 "--lp_checkpoint_dir=" + dir.path});
+std::vector<std::string> saved_on_stop(const scratch& dir,
+                                       std::vector<std::string> wrapper = {}) {
+  wrapper.insert(wrapper.end(), {program_path(), "--scenario=saved_on_stop",
+                                 "--dir=" + dir.path, "--lp_checkpoint_dir=" + dir.path});
   return wrapper;
 }
 
 // One stop request, however many processes it reached and however often:
 // exit 0, every node's on_stop ran, the tally saved its checkpoint on the
 // way out (it saves no other), and no node was killed, failed or restarted.
-void check_one_clean_stop(command& launcher, const scratch& dir, const std::vector<pid_t>& nodes,
-                          std::optional<int> status) {
+void check_one_clean_stop(command& launcher, const scratch& dir,
+                          const std::vector<pid_t>& nodes, std::optional<int> status) {
   INFO(launcher.output());
   REQUIRE(status);
   CHECK(WIFEXITED(*status));
@@ -161,7 +162,8 @@ struct on_terminal {
   std::size_t count(const std::string& part) {
     std::lock_guard lock(mutex);
     std::size_t n = 0;
-    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+      ++n;
     return n;
   }
   std::string output() {
@@ -169,11 +171,13 @@ struct on_terminal {
     return text;
   }
   std::optional<int> wait(std::chrono::milliseconds limit) {
-    eventually([&] {
-      int raw = 0;
-      if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
-      return status.has_value();
-    }, limit);
+    eventually(
+        [&] {
+          int raw = 0;
+          if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
+          return status.has_value();
+        },
+        limit);
     return status;
   }
 
@@ -210,7 +214,8 @@ void hammer_stopped_by_sigterm(const std::string& policy, int rounds, unsigned s
     CHECK(launcher.count("asked the program to stop") == 0);
     for (int g = 0; g < 4; ++g)
       for (int i = 0; i < 4; ++i)
-        CHECK(dir.has("actors" + std::to_string(g) + "-" + std::to_string(i) + ".stopped"));
+        CHECK(
+            dir.has("actors" + std::to_string(g) + "-" + std::to_string(i) + ".stopped"));
   }
 }
 
@@ -245,7 +250,8 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_counter");
     scenarios::make(p, "counter", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("counter", dir));
+    auto running =
+        lp::launch<lp::test_multi_processing>(p, mp::scenario_options("counter", dir));
     CHECK(running.pids().size() == 4);
     CHECK(running.wait({"producers"}));
     CHECK(running.client(p.find<scenarios::Counter>("counter")).get() == 300);
@@ -253,7 +259,8 @@ TEST_SUITE("processes") {
     CHECK(running.summary().empty());
   }
 
-  TEST_CASE("consumer_producers as local_mp: exit 0, every node's output behind its label") {
+  TEST_CASE(
+      "consumer_producers as local_mp: exit 0, every node's output behind its label") {
     const char* example = std::getenv("LP_EXAMPLE_CONSUMER_PRODUCERS");
     REQUIRE(example);
     mp::command launcher({example, "--lp_launch=local_mp"});
@@ -265,7 +272,8 @@ TEST_SUITE("processes") {
     CHECK(launcher.count("[consumer] sum of squares below 1000: 332833500") == 1);
     for (int i = 0; i < 4; ++i) {
       auto label = "producers/" + std::to_string(i);
-      CHECK(launcher.count("[" + label + "] [lp] " + label + " serving at http://127.0.0.1:") == 1);
+      CHECK(launcher.count("[" + label + "] [lp] " + label +
+                           " serving at http://127.0.0.1:") == 1);
     }
   }
 
@@ -281,7 +289,8 @@ TEST_SUITE("processes") {
     REQUIRE(status);
     CHECK(WIFEXITED(*status));
     CHECK(WEXITSTATUS(*status) == 0);  // the example fails unless it beat a random policy
-    CHECK(launcher.count("[learner] average return: learned policy 1.00, random policy ") == 1);
+    CHECK(launcher.count(
+              "[learner] average return: learned policy 1.00, random policy ") == 1);
     // Saved when they stopped: a later launch could resume from them.
     CHECK(dir.has("replay.ckpt"));
     CHECK(dir.has("learner.ckpt"));
@@ -304,7 +313,8 @@ TEST_SUITE("processes") {
               "[learner] average return: learned policy 1.00, random policy ") == 1);
   }
 
-  TEST_CASE("kill -9 of a node: the launch fails at once, naming it, and nothing remains") {
+  TEST_CASE(
+      "kill -9 of a node: the launch fails at once, naming it, and nothing remains") {
     mp::scratch dir;
     lp::program p("scenario_sleepers");
     scenarios::make(p, "sleepers", dir.path);
@@ -337,58 +347,74 @@ TEST_SUITE("processes") {
     CHECK(dir.has("sleepers-0.stopped"));  // the others stopped in order
     CHECK(dir.has("sleepers-2.stopped"));
     auto sleeper = running.client(p.find<scenarios::Sleeper>("sleepers/0"));
-    CHECK_THROWS_WITH_AS(sleeper.ping(), doctest::Contains("sleepers/0"), lp::transport_error);
+    CHECK_THROWS_WITH_AS(sleeper.ping(), doctest::Contains("sleepers/0"),
+                         lp::transport_error);
   }
 
   TEST_CASE("SIGKILL of the launcher: every node process dies with it") {
     mp::scratch dir;
-    mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});
-    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(30)));
+    mp::command launcher(
+        {mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; },
+                           std::chrono::seconds(30)));
     auto nodes = launcher.children();
     REQUIRE(nodes.size() == 3);
     ::kill(launcher.pid, SIGKILL);
-    CHECK(mp::eventually([&] {
-      for (auto pid : nodes)
-        if (mp::alive(pid)) return false;
-      return true;
-    }, std::chrono::seconds(2)));
+    CHECK(mp::eventually(
+        [&] {
+          for (auto pid : nodes)
+            if (mp::alive(pid)) return false;
+          return true;
+        },
+        std::chrono::seconds(2)));
     // A launcher killed so cannot tidy up its run directory; the test does.
     mp::remove_run_dir(launcher.output(), "/tmp/lp-scenario_sleepers-");
   }
 
-  TEST_CASE("SIGKILL of the launcher: what the nodes started dies too, to the great-grandchild") {
+  TEST_CASE(
+      "SIGKILL of the launcher: what the nodes started dies too, to the "
+      "great-grandchild") {
     mp::scratch dir;
     mp::command launcher({mp::program_path(), "--scenario=spawner", "--dir=" + dir.path});
     REQUIRE(mp::eventually([&] { return mp::pid_in(dir, "great-grandchild.pid") > 0; },
                            std::chrono::seconds(30)));
-    std::vector<pid_t> descendants{mp::pid_in(dir, "grandchild.pid"), mp::pid_in(dir, "great-grandchild.pid")};
+    std::vector<pid_t> descendants{mp::pid_in(dir, "grandchild.pid"),
+                                   mp::pid_in(dir, "great-grandchild.pid")};
     for (auto pid : descendants) REQUIRE(mp::alive(pid));
     ::kill(launcher.pid, SIGKILL);
-    CHECK(mp::eventually([&] {
-      for (auto pid : descendants)
-        if (mp::alive(pid)) return false;
-      return true;
-    }, std::chrono::seconds(5)));
+    CHECK(mp::eventually(
+        [&] {
+          for (auto pid : descendants)
+            if (mp::alive(pid)) return false;
+          return true;
+        },
+        std::chrono::seconds(5)));
     mp::remove_run_dir(launcher.output(), "/tmp/lp-scenario_spawner-");
   }
 
-  TEST_CASE("a node that ends leaves nothing it started behind, while the program runs on") {
+  TEST_CASE(
+      "a node that ends leaves nothing it started behind, while the program runs on") {
     mp::scratch dir;
     lp::program p("scenario_spawner");
     scenarios::make(p, "spawner", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("spawner", dir));
+    auto running =
+        lp::launch<lp::test_multi_processing>(p, mp::scenario_options("spawner", dir));
     REQUIRE(mp::eventually([&] { return mp::pid_in(dir, "great-grandchild.pid") > 0; },
                            std::chrono::seconds(30)));
-    std::vector<pid_t> descendants{mp::pid_in(dir, "grandchild.pid"), mp::pid_in(dir, "great-grandchild.pid")};
+    std::vector<pid_t> descendants{mp::pid_in(dir, "grandchild.pid"),
+                                   mp::pid_in(dir, "great-grandchild.pid")};
     CHECK(running.stop());
-    CHECK(mp::eventually([&] {  // SIGKILL sent to the group: gone a moment later
-      for (auto pid : descendants)
-        if (mp::alive(pid)) return false;
-      return true;
-    }, std::chrono::seconds(2)));
+    CHECK(mp::eventually(
+        [&] {  // SIGKILL sent to the group: gone a moment later
+          for (auto pid : descendants)
+            if (mp::alive(pid)) return false;
+          return true;
+        },
+        std::chrono::seconds(2)));
   }
 
-  TEST_CASE("SIGTERM at a random moment to 16 actors hammering one node: exit 0, 20 times") {
+  TEST_CASE(
+      "SIGTERM at a random moment to 16 actors hammering one node: exit 0, 20 times") {
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
     constexpr int rounds = 5;  // five processes under a sanitizer, on 2 cores: slow
 #else
@@ -397,7 +423,9 @@ TEST_SUITE("processes") {
     mp::hammer_stopped_by_sigterm("local_mp", rounds, 20261201);
   }
 
-  TEST_CASE("local_mt: SIGTERM at a random moment to 16 actors hammering one node: exit 0, 20 times") {
+  TEST_CASE(
+      "local_mt: SIGTERM at a random moment to 16 actors hammering one node: exit 0, 20 "
+      "times") {
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
     constexpr int rounds = 5;  // 17 threads under a sanitizer, on 2 cores: slow
 #else
@@ -406,7 +434,9 @@ TEST_SUITE("processes") {
     mp::hammer_stopped_by_sigterm("local_mt", rounds, 20261202);
   }
 
-  TEST_CASE("test_mt: stop() or lp::stop() while 16 actors hammer one node: clean, on_stop ran") {
+  TEST_CASE(
+      "test_mt: stop() or lp::stop() while 16 actors hammer one node: clean, on_stop "
+      "ran") {
     std::mt19937 random(20261203);
     for (int round = 0; round < 8; ++round) {
       CAPTURE(round);
@@ -415,8 +445,8 @@ TEST_SUITE("processes") {
       if (round < 4)
         mp::hammer_stopped_in_threads<lp::test_multi_threading>(random, by_controller);
       else
-        mp::hammer_stopped_in_threads<lp::direct_calls<lp::test_multi_threading>>(random,
-                                                                                  by_controller);
+        mp::hammer_stopped_in_threads<lp::direct_calls<lp::test_multi_threading>>(
+            random, by_controller);
     }
   }
 
@@ -424,8 +454,8 @@ TEST_SUITE("processes") {
     for (std::string policy : {"local_mp", "local_mt"}) {
       CAPTURE(policy);
       mp::scratch dir;
-      mp::command launcher({mp::program_path(), "--scenario=hammer_fails", "--dir=" + dir.path,
-                            "--lp_launch=" + policy});
+      mp::command launcher({mp::program_path(), "--scenario=hammer_fails",
+                            "--dir=" + dir.path, "--lp_launch=" + policy});
       REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 17; },
                              std::chrono::seconds(60)));
       ::kill(launcher.pid, SIGTERM);
@@ -449,21 +479,25 @@ TEST_SUITE("processes") {
     REQUIRE(mp::eventually([&] { return counter.get() > 0; }, std::chrono::seconds(30)));
     CHECK_FALSE(running.stop());
     INFO(running.summary());
-    CHECK(running.summary().find("node actors0/0 failed: an error of the actor's own, while "
-                                 "stopping") != std::string::npos);
+    CHECK(running.summary().find(
+              "node actors0/0 failed: an error of the actor's own, while "
+              "stopping") != std::string::npos);
   }
 
   TEST_CASE("SIGINT to the launcher: every node stops in order, on_stop runs, exit 0") {
     mp::scratch dir;
-    mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});
-    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(30)));
+    mp::command launcher(
+        {mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; },
+                           std::chrono::seconds(30)));
     ::kill(launcher.pid, SIGINT);
     auto status = launcher.wait(std::chrono::seconds(30));
     INFO(launcher.output());
     REQUIRE(status);
     CHECK(WIFEXITED(*status));
     CHECK(WEXITSTATUS(*status) == 0);
-    for (int i = 0; i < 3; ++i) CHECK(dir.has("sleepers-" + std::to_string(i) + ".stopped"));
+    for (int i = 0; i < 3; ++i)
+      CHECK(dir.has("sleepers-" + std::to_string(i) + ".stopped"));
   }
 
   TEST_CASE(
@@ -490,13 +524,17 @@ TEST_SUITE("processes") {
     CHECK(heard == 0);
   }
 
-  TEST_CASE("two launches in one process, one after the other or one from a node: each its own stop and signals") {
+  TEST_CASE(
+      "two launches in one process, one after the other or one from a node: each its own "
+      "stop and signals") {
     for (std::string scenario : {"sequential_launches", "nested_launch"}) {
       CAPTURE(scenario);
       mp::scratch dir;
-      mp::command launcher({mp::program_path(), "--scenario=" + scenario, "--dir=" + dir.path});
+      mp::command launcher(
+          {mp::program_path(), "--scenario=" + scenario, "--dir=" + dir.path});
       // The inner launch ended by its own lp::stop(); the outer one runs on.
-      REQUIRE(mp::eventually([&] { return dir.has("inner.ended"); }, std::chrono::seconds(30)));
+      REQUIRE(mp::eventually([&] { return dir.has("inner.ended"); },
+                             std::chrono::seconds(30)));
       CHECK(dir.read("inner.ended") == "0");
       CHECK(dir.has("inner-0.stopped"));
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -520,7 +558,8 @@ TEST_SUITE("processes") {
     for (bool system : {false, true}) {
       CAPTURE(system);
       mp::scratch dir;
-      std::vector<std::string> args{mp::program_path(), "--scenario=malloc_probe", "--dir=" + dir.path};
+      std::vector<std::string> args{mp::program_path(), "--scenario=malloc_probe",
+                                    "--dir=" + dir.path};
       if (system) args.push_back("--lp_system_malloc");
       mp::command launcher(args);
       auto status = launcher.wait(std::chrono::seconds(30));
@@ -546,7 +585,8 @@ TEST_SUITE("processes") {
     CHECK(launcher.count("node logs in " + logs.path) == 1);
     CHECK(launcher.count("serving at") == 0);  // not on the terminal
     std::ifstream log(logs.path + "/sleepers_0.log");
-    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    std::string text((std::istreambuf_iterator<char>(log)),
+                     std::istreambuf_iterator<char>());
     CHECK(text.find("[lp] sleepers/0 serving at http://127.0.0.1:") != std::string::npos);
     CHECK(logs.has("stopper.log"));
   }
@@ -608,7 +648,8 @@ TEST_SUITE("processes") {
     };
     std::string many, long_lines;
     for (std::size_t i = 0; i < 5 * kept; ++i) many += "line " + std::to_string(i) + "\n";
-    for (std::size_t i = 0; i < kept + 5; ++i) long_lines += std::string(1000, 'a' + i % 26) + "\n";
+    for (std::size_t i = 0; i < kept + 5; ++i)
+      long_lines += std::string(1000, 'a' + i % 26) + "\n";
     auto last = [](const std::string& text) {
       std::vector<std::string> lines;
       std::istringstream in(text);
@@ -616,16 +657,17 @@ TEST_SUITE("processes") {
       if (lines.size() > kept) lines.erase(lines.begin(), lines.end() - kept);
       return lines;
     };
-    for (const auto& text : {std::string(), std::string("\n"), std::string("one"),
-                             std::string("one\ntwo\n"), many, many + "unfinished", long_lines,
-                             std::string(20000, 'x') + "\nlast\n"}) {
+    for (const auto& text :
+         {std::string(), std::string("\n"), std::string("one"), std::string("one\ntwo\n"),
+          many, many + "unfinished", long_lines, std::string(20000, 'x') + "\nlast\n"}) {
       CAPTURE(text.size());
       CHECK(tail_of(text) == last(text));
     }
     CHECK(lp::detail::log_tail(dir.path + "/none.log").empty());
   }
 
-  TEST_CASE("a tool is run to its end within its limit, or killed with its group, named") {
+  TEST_CASE(
+      "a tool is run to its end within its limit, or killed with its group, named") {
     using lp::detail::run_tool;
     using namespace std::chrono_literals;
     auto said = run_tool({"sh", "-c", "echo out; echo err >&2; exit 3"}, 10s);
@@ -645,9 +687,12 @@ TEST_SUITE("processes") {
     } catch (const lp::launch_error& e) {
       message = e.what();
     }
-    CHECK(message == "[lp.launch_error] sh did not answer within 1 s, and was killed; run `sh -c "
-                     "'sleep 30 & echo $! > " + dir.path + "/child; wait'` by hand to see what it "
-                     "waits for");
+    CHECK(message ==
+          "[lp.launch_error] sh did not answer within 1 s, and was killed; run `sh -c "
+          "'sleep 30 & echo $! > " +
+              dir.path +
+              "/child; wait'` by hand to see what it "
+              "waits for");
     CHECK(std::chrono::steady_clock::now() - begun < 5s);
     // What it started went with it: gone, or a zombie for init to reap.
     auto child = dir.read("child");
@@ -666,26 +711,33 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     mp::command launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path,
                           "--lp_termination_notice_secs=1"});
-    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; }, std::chrono::seconds(30)));
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; },
+                           std::chrono::seconds(30)));
     auto nodes = launcher.children();
     ::kill(launcher.pid, SIGTERM);
     auto status = launcher.wait(std::chrono::seconds(10));
     INFO(launcher.output());
     REQUIRE(status);
     CHECK(WEXITSTATUS(*status) == 1);
-    CHECK(launcher.count("node stubborn failed: did not stop within the termination notice of 1 s") == 1);
+    CHECK(
+        launcher.count(
+            "node stubborn failed: did not stop within the termination notice of 1 s") ==
+        1);
     for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
   }
 
-  TEST_CASE("a second request kills every node at once: another sender's, or the same one's later") {
+  TEST_CASE(
+      "a second request kills every node at once: another sender's, or the same one's "
+      "later") {
     for (bool same_sender : {false, true}) {
       CAPTURE(same_sender);
       mp::scratch dir;
       // A notice far longer than the bound below: only the second request's
       // kill can end the launch within it.
-      mp::command launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path,
-                            "--lp_termination_notice_secs=60"});
-      REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; }, std::chrono::seconds(30)));
+      mp::command launcher({mp::program_path(), "--scenario=stubborn",
+                            "--dir=" + dir.path, "--lp_termination_notice_secs=60"});
+      REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; },
+                             std::chrono::seconds(30)));
       auto nodes = launcher.children();
       ::kill(launcher.pid, SIGINT);
       REQUIRE(mp::eventually([&] { return launcher.count("stopping every node") == 1; },
@@ -711,28 +763,33 @@ TEST_SUITE("processes") {
       auto status = launcher.wait(std::chrono::seconds(45));
       INFO(launcher.output());
       REQUIRE(status);
-      CHECK(mp::clock::now() - second_at < std::chrono::seconds(30));  // not the 60 s notice
+      CHECK(mp::clock::now() - second_at <
+            std::chrono::seconds(30));  // not the 60 s notice
       CHECK(WEXITSTATUS(*status) == 1);
       CHECK(launcher.count("killing every node") == 1);
       for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
     }
   }
 
-  TEST_CASE("a second Ctrl+C at a terminal kills every node at once, however soon it comes") {
+  TEST_CASE(
+      "a second Ctrl+C at a terminal kills every node at once, however soon it comes") {
     mp::scratch dir;
-    mp::on_terminal launcher({mp::program_path(), "--scenario=stubborn", "--dir=" + dir.path,
-                              "--lp_termination_notice_secs=60"});
-    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; }, std::chrono::seconds(30)));
+    mp::on_terminal launcher({mp::program_path(), "--scenario=stubborn",
+                              "--dir=" + dir.path, "--lp_termination_notice_secs=60"});
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 1; },
+                           std::chrono::seconds(30)));
     auto nodes = mp::children_of(launcher.pid);
     launcher.type('\x03');
-    REQUIRE(mp::eventually([&] { return launcher.count("SIGINT: stopping every node") == 1; },
-                           std::chrono::seconds(10)));
+    REQUIRE(
+        mp::eventually([&] { return launcher.count("SIGINT: stopping every node") == 1; },
+                       std::chrono::seconds(10)));
     auto second_at = mp::clock::now();
     launcher.type('\x03');
     auto status = launcher.wait(std::chrono::seconds(45));
     INFO(launcher.output());
     REQUIRE(status);
-    CHECK(mp::clock::now() - second_at < std::chrono::seconds(30));  // not the 60 s notice
+    CHECK(mp::clock::now() - second_at <
+          std::chrono::seconds(30));  // not the 60 s notice
     CHECK(WEXITSTATUS(*status) == 1);
     // What it wrote last may still be on its way through the terminal.
     CHECK(mp::eventually([&] { return launcher.count("killing every node") == 1; },
@@ -740,7 +797,8 @@ TEST_SUITE("processes") {
     for (auto pid : nodes) CHECK_FALSE(mp::alive(pid));
   }
 
-  TEST_CASE("under timeout, which signals the program and then its group: one clean stop") {
+  TEST_CASE(
+      "under timeout, which signals the program and then its group: one clean stop") {
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
     constexpr int limit = 30;
 #else
@@ -750,8 +808,8 @@ TEST_SUITE("processes") {
       CAPTURE(policy);
       mp::scratch dir;
       // --preserve-status: timeout exits as the program did, not with 124.
-      auto args = mp::saved_on_stop(
-          dir, {"/usr/bin/timeout", "--preserve-status", "--signal=TERM", std::to_string(limit)});
+      auto args = mp::saved_on_stop(dir, {"/usr/bin/timeout", "--preserve-status",
+                                          "--signal=TERM", std::to_string(limit)});
       args.push_back("--lp_launch=" + policy);
       mp::command launcher(args);
       // Every node serves before the time is up, or this tests a stop during the start.
@@ -772,15 +830,19 @@ TEST_SUITE("processes") {
   TEST_CASE("kill -TERM -<the launcher's process group>: one clean stop") {
     mp::scratch dir;
     mp::command launcher(mp::saved_on_stop(dir));  // it leads a process group of its own
-    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(60)));
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; },
+                           std::chrono::seconds(60)));
     auto nodes = launcher.children();
     CHECK(nodes.size() == 3);
     REQUIRE(::kill(-launcher.pid, SIGTERM) == 0);
-    mp::check_one_clean_stop(launcher, dir, nodes, launcher.wait(std::chrono::seconds(60)));
+    mp::check_one_clean_stop(launcher, dir, nodes,
+                             launcher.wait(std::chrono::seconds(60)));
     CHECK(launcher.count("[lp] SIGTERM: stopping every node") == 1);
   }
 
-  TEST_CASE("SIGTERM to every process of the launch at once, as a cgroup kill: one clean stop") {
+  TEST_CASE(
+      "SIGTERM to every process of the launch at once, as a cgroup kill: one clean "
+      "stop") {
     for (bool nodes_first : {true, false}) {
       CAPTURE(nodes_first);
       mp::scratch dir;
@@ -792,33 +854,41 @@ TEST_SUITE("processes") {
       auto everyone = nodes;
       everyone.insert(nodes_first ? everyone.end() : everyone.begin(), launcher.pid);
       for (auto pid : everyone) ::kill(pid, SIGTERM);
-      mp::check_one_clean_stop(launcher, dir, nodes, launcher.wait(std::chrono::seconds(60)));
+      mp::check_one_clean_stop(launcher, dir, nodes,
+                               launcher.wait(std::chrono::seconds(60)));
     }
   }
 
-  TEST_CASE("SIGTERM to one node process alone stops the program, as lp::stop() there would") {
+  TEST_CASE(
+      "SIGTERM to one node process alone stops the program, as lp::stop() there would") {
     mp::scratch dir;
     mp::command launcher(mp::saved_on_stop(dir));
-    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; }, std::chrono::seconds(60)));
+    REQUIRE(mp::eventually([&] { return launcher.count("serving at") == 3; },
+                           std::chrono::seconds(60)));
     auto nodes = launcher.children();
     REQUIRE(nodes.size() == 3);
     ::kill(nodes[1], SIGTERM);
-    mp::check_one_clean_stop(launcher, dir, nodes, launcher.wait(std::chrono::seconds(60)));
+    mp::check_one_clean_stop(launcher, dir, nodes,
+                             launcher.wait(std::chrono::seconds(60)));
     CHECK(launcher.count("asked the program to stop") == 1);
     CHECK(launcher.count("stopping every node") == 0);  // the launcher got no signal
   }
 
-  TEST_CASE("the run directory lists every node's address in `nodes`, for tools that attach") {
+  TEST_CASE(
+      "the run directory lists every node's address in `nodes`, for tools that attach") {
     mp::scratch dir;
     lp::program p("scenario_sleepers");
     scenarios::make(p, "sleepers", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("sleepers", dir));
+    auto running =
+        lp::launch<lp::test_multi_processing>(p, mp::scenario_options("sleepers", dir));
     std::map<std::string, std::string> listed;
-    REQUIRE(mp::eventually([&] {
-      std::ifstream nodes(running.run_dir() + "/nodes");
-      for (std::string label, url; nodes >> label >> url;) listed[label] = url;
-      return listed.size() == 3;
-    }, std::chrono::seconds(30)));
+    REQUIRE(mp::eventually(
+        [&] {
+          std::ifstream nodes(running.run_dir() + "/nodes");
+          for (std::string label, url; nodes >> label >> url;) listed[label] = url;
+          return listed.size() == 3;
+        },
+        std::chrono::seconds(30)));
     CHECK(listed == running.urls());
     CHECK(running.stop());
   }
@@ -827,27 +897,33 @@ TEST_SUITE("processes") {
     mp::scratch dir;
     lp::program p("scenario_stopper");
     scenarios::make(p, "stopper", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("stopper", dir));
+    auto running =
+        lp::launch<lp::test_multi_processing>(p, mp::scenario_options("stopper", dir));
     running.wait();
     CHECK(dir.has("sleepers-0.stopped"));
   }
 
-  TEST_CASE("a group's restart policy: restarted crashes are no failure, the one past them is") {
+  TEST_CASE(
+      "a group's restart policy: restarted crashes are no failure, the one past them "
+      "is") {
     {
       mp::scratch dir;
       lp::program p("scenario_flaky");
       scenarios::make(p, "flaky", dir.path);  // 2 crashes, 3 restarts allowed
-      auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky", dir));
+      auto running =
+          lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky", dir));
       auto flaky = running.client(p.find<scenarios::Flaky>("flaky/0"));
       std::string answer;
-      CHECK(mp::eventually([&] {
-        try {
-          answer = flaky.ping();  // a caller retries an idempotent call, nothing more
-          return true;
-        } catch (const lp::transport_error&) {
-          return false;
-        }
-      }, std::chrono::seconds(20)));
+      CHECK(mp::eventually(
+          [&] {
+            try {
+              answer = flaky.ping();  // a caller retries an idempotent call, nothing more
+              return true;
+            } catch (const lp::transport_error&) {
+              return false;
+            }
+          },
+          std::chrono::seconds(20)));
       CHECK(answer == "pong");
       std::ifstream starts(dir.path + "/flaky.starts");
       int count = 0;
@@ -868,14 +944,17 @@ TEST_SUITE("processes") {
       std::ofstream(dir.path + "/flaky.starts") << -2;
       lp::program p("scenario_flaky");
       scenarios::make(p, "flaky", dir.path);
-      auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky", dir));
+      auto running =
+          lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky", dir));
       CHECK_THROWS_AS(running.wait(), lp::node_failure);
       auto summary = running.summary();
       INFO(summary);
       CHECK(summary.rfind("[lp] node flaky/0 failed: exited with status 3\n", 0) == 0);
-      CHECK(summary.find("failed:", summary.find("failed:") + 1) == std::string::npos);  // one, not four
+      CHECK(summary.find("failed:", summary.find("failed:") + 1) ==
+            std::string::npos);  // one, not four
       CHECK(summary.find("crashing on start 2") != std::string::npos);
-      CHECK(summary.find("crashing on start -1") != std::string::npos);  // last lines span restarts
+      CHECK(summary.find("crashing on start -1") !=
+            std::string::npos);  // last lines span restarts
       CHECK_FALSE(running.stop());
       int count = 0;
       std::ifstream(dir.path + "/flaky.starts") >> count;
@@ -883,24 +962,28 @@ TEST_SUITE("processes") {
     }
   }
 
-  TEST_CASE("without a restart policy a crash stops the program, with the node's last words") {
+  TEST_CASE(
+      "without a restart policy a crash stops the program, with the node's last words") {
     mp::scratch dir;
     lp::program p("scenario_flaky_no_restart");
     scenarios::make(p, "flaky_no_restart", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("flaky_no_restart", dir));
+    auto running = lp::launch<lp::test_multi_processing>(
+        p, mp::scenario_options("flaky_no_restart", dir));
     CHECK_THROWS_AS(running.wait(), lp::node_failure);
     auto summary = running.summary();
     CHECK(summary.find("node flaky/0 failed: exited with status 3") != std::string::npos);
     CHECK(summary.find("crashing on start 1") != std::string::npos);
     auto counter = running.client(p.find<scenarios::Counter>("counter"));
-    CHECK_THROWS_WITH_AS(counter.get(), doctest::Contains("counter.get"), lp::transport_error);
+    CHECK_THROWS_WITH_AS(counter.get(), doctest::Contains("counter.get"),
+                         lp::transport_error);
   }
 
   TEST_CASE("a call issued before its node serves waits for it") {
     mp::scratch dir;
     lp::program p("scenario_late");
     scenarios::make(p, "late", dir.path);
-    auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options("late", dir));
+    auto running =
+        lp::launch<lp::test_multi_processing>(p, mp::scenario_options("late", dir));
     CHECK(running.client(p.find<scenarios::Late>("late")).ping() == 7);
   }
 
@@ -910,7 +993,8 @@ TEST_SUITE("processes") {
       mp::scratch dir;
       lp::program p("scenario_" + scenario);
       scenarios::make(p, scenario, dir.path);
-      auto running = lp::launch<lp::test_multi_processing>(p, mp::scenario_options(scenario, dir));
+      auto running =
+          lp::launch<lp::test_multi_processing>(p, mp::scenario_options(scenario, dir));
       CHECK(running.pids().size() == (scenario == "many" ? 64 : 1));
       auto last = running.client(p.find<scenarios::Counter>("many/63"));
       CHECK(last.add(5) == 5);

@@ -164,7 +164,8 @@ using replay_test::one_table;
 TEST_SUITE("replay") {
   TEST_CASE("prioritized sampling matches p_i^alpha / sum p^alpha") {
     double alpha = 0.7;
-    lp::replay<long> r(one_table({.name = "t", .sampler = lp::sampler::prioritized(alpha)}));
+    lp::replay<long> r(
+        one_table({.name = "t", .sampler = lp::sampler::prioritized(alpha)}));
     std::vector<double> priorities = {0.5, 1, 2, 3, 5, 8, 0, 13};
     std::vector<long> items(priorities.size());
     auto keys = r.insert_batch("t", items, priorities);
@@ -182,9 +183,12 @@ TEST_SUITE("replay") {
       double expected = std::pow(priorities[i], alpha) / total;
       double observed = static_cast<double>(seen[keys[i]]) / draws;
       // Five standard errors of a frequency over 200,000 draws.
-      CHECK(std::abs(observed - expected) <= 5 * std::sqrt(expected * (1 - expected) / draws) + 1e-9);
-      if (priorities[i] == 0) CHECK(seen[keys[i]] == 0);
-      else CHECK(reported[keys[i]] == doctest::Approx(expected).epsilon(1e-9));
+      CHECK(std::abs(observed - expected) <=
+            5 * std::sqrt(expected * (1 - expected) / draws) + 1e-9);
+      if (priorities[i] == 0)
+        CHECK(seen[keys[i]] == 0);
+      else
+        CHECK(reported[keys[i]] == doctest::Approx(expected).epsilon(1e-9));
     }
 
     // New priorities take effect at once.
@@ -194,13 +198,15 @@ TEST_SUITE("replay") {
     total = 0;
     for (std::size_t i = 0; i < 6; ++i) total += std::pow(priorities[i], alpha);
     total += std::pow(100.0, alpha);
-    CHECK(after[keys[6]] / 20'000.0 == doctest::Approx(std::pow(100.0, alpha) / total).epsilon(0.05));
+    CHECK(after[keys[6]] / 20'000.0 ==
+          doctest::Approx(std::pow(100.0, alpha) / total).epsilon(0.05));
   }
 
   TEST_CASE("uniform sampling is uniform (chi-square) and reports 1/size") {
     lp::replay<long> r(one_table({.name = "t", .sampler = lp::sampler::uniform()}));
     const int n = 10;
-    for (long i = 0; i < n; ++i) r.insert("t", i, static_cast<double>(i));  // priorities ignored
+    for (long i = 0; i < n; ++i)
+      r.insert("t", i, static_cast<double>(i));  // priorities ignored
     const long draws = 100'000;
     std::map<long, long> seen;
     long misreported = 0;
@@ -238,8 +244,11 @@ TEST_SUITE("replay") {
 
   TEST_CASE("removers make room in a full table") {
     auto kept = [](lp::remover rm) {
-      lp::replay<long> r(one_table({.name = "t", .sampler = lp::sampler::fifo(), .remover = rm,
-                                    .max_size = 3, .max_times_sampled = 1}));
+      lp::replay<long> r(one_table({.name = "t",
+                                    .sampler = lp::sampler::fifo(),
+                                    .remover = rm,
+                                    .max_size = 3,
+                                    .max_times_sampled = 1}));
       r.insert_batch("t", {1, 2, 3, 4, 5}, {5, 1, 4, 2, 3});
       auto info = r.info().front();
       CHECK(info.size == 3);
@@ -388,7 +397,8 @@ TEST_SUITE("replay") {
   }
 
   TEST_CASE("remove, info, several tables, and mistakes named") {
-    lp::replay<long> r({{{.name = "a"}, {.name = "b", .sampler = lp::sampler::lifo()}}, 1});
+    lp::replay<long> r(
+        {{{.name = "a"}, {.name = "b", .sampler = lp::sampler::lifo()}}, 1});
     auto keys = r.insert_batch("a", {1, 2, 3}, {1, 1, 1});
     r.insert("b", 9, 1);
     CHECK(r.remove("a", {keys[0], keys[0], 12345}) == 1);
@@ -406,7 +416,8 @@ TEST_SUITE("replay") {
     CHECK_THROWS_AS(r.insert_batch("a", {1, 2}, {1}), lp::usage_error);
     CHECK_THROWS_WITH_AS(lp::rate_limiter::sample_to_insert_ratio(4, 10, 2),
                          doctest::Contains("at least max(1, ratio)"), lp::usage_error);
-    CHECK_THROWS_AS(lp::replay<long>(lp::replay_config{{{.name = "no spaces"}}}), lp::usage_error);
+    CHECK_THROWS_AS(lp::replay<long>(lp::replay_config{{{.name = "no spaces"}}}),
+                    lp::usage_error);
     CHECK_THROWS_AS(lp::replay<long>(lp::replay_config{}), lp::usage_error);
   }
 
@@ -419,7 +430,8 @@ TEST_SUITE("replay") {
     replay.sample("t", 2);
     httplib::Client http(running.urls().at("replay"));
     http.set_read_timeout(std::chrono::seconds(10));
-    auto reply = http.Get("/lp/v1/metrics", {{"Authorization", "Bearer " + running.secret()}});
+    auto reply =
+        http.Get("/lp/v1/metrics", {{"Authorization", "Bearer " + running.secret()}});
     REQUIRE(reply);
     REQUIRE(reply->status == 200);
     INFO(reply->body);
@@ -441,26 +453,30 @@ TEST_SUITE("replay") {
     // stay in [20 - 4, 20 + 4] once 10 items are in.
     lp::detail::rate_limit ratio{lp::rate_limiter::sample_to_insert_ratio(2, 10, 4).spec};
     ratio.inserts = 10;
-    CHECK(ratio.can_sample(4, 10));   // diff 20 -> 16
+    CHECK(ratio.can_sample(4, 10));  // diff 20 -> 16
     CHECK_FALSE(ratio.can_sample(5, 10));
-    CHECK(ratio.can_insert(2, 10));   // diff 20 -> 24
+    CHECK(ratio.can_insert(2, 10));  // diff 20 -> 24
     CHECK_FALSE(ratio.can_insert(3, 10));
 
     lp::replay<long> q({{lp::table_config::queue("q", 2)}, 1});
     q.insert("q", 1, 0);
     q.insert("q", 2, 0);
-    CHECK_FALSE(lp::detail::rate_limit{lp::rate_limiter::queue(2).spec, 2, 0}.can_insert(1, 2));
+    CHECK_FALSE(
+        lp::detail::rate_limit{lp::rate_limiter::queue(2).spec, 2, 0}.can_insert(1, 2));
     CHECK(replay_test::items_of(q.sample("q", 2)) == std::vector<long>{1, 2});
     CHECK(q.info().front().size == 0);
   }
 
-  TEST_CASE("sample_to_insert_ratio holds within error_buffer: 8 inserting and 2 sampling clients") {
+  TEST_CASE(
+      "sample_to_insert_ratio holds within error_buffer: 8 inserting and 2 sampling "
+      "clients") {
     const double r = 2, buffer = 6;
     const std::size_t min_size = 10;
     lp::program p("replay_ratio");
     auto node = p.add_node<lp::replay<long>>(
         "replay", one_table({.name = "t",
-                             .limiter = lp::rate_limiter::sample_to_insert_ratio(r, min_size, buffer)}));
+                             .limiter = lp::rate_limiter::sample_to_insert_ratio(
+                                 r, min_size, buffer)}));
     auto running = lp::launch<lp::test_multi_threading>(p);
     std::atomic<int> inserting{8};
     std::atomic<bool> broken{false};
@@ -539,10 +555,10 @@ TEST_SUITE("replay") {
     httplib::Client http(running.urls().at("replay"));
     http.set_read_timeout(std::chrono::seconds(30));
     start = std::chrono::steady_clock::now();
-    auto reply = http.Post("/lp/v1/call/sample",
-                           {{"Authorization", "Bearer " + running.secret()},
-                            {"Lp-Deadline-Ms", "300"}},
-                           R"(["t", 1])", "application/json");
+    auto reply = http.Post(
+        "/lp/v1/call/sample",
+        {{"Authorization", "Bearer " + running.secret()}, {"Lp-Deadline-Ms", "300"}},
+        R"(["t", 1])", "application/json");
     REQUIRE(reply);
     CHECK(reply->status == 504);
     CHECK(reply->body.find("\"deadline_exceeded\"") != std::string::npos);
@@ -599,7 +615,8 @@ TEST_SUITE("replay") {
     auto running = lp::launch<lp::test_multi_processing>(p, options);
     auto replay = running.client(p.find<lp::replay<Step>>("replay/0")).with_deadline(20s);
     for (long i = 0; i < 40; ++i)
-      replay.insert("steps", Step{i, lp::tensor<float>({2, 3}, std::vector<float>(6, float(i)))},
+      replay.insert("steps",
+                    Step{i, lp::tensor<float>({2, 3}, std::vector<float>(6, float(i)))},
                     static_cast<double>(i));
     // Until a checkpoint holds all 40.
     auto file = dir.path + "/checkpoints/replay/0.ckpt";

@@ -46,11 +46,14 @@ std::pair<bool, std::string> shell(const std::string& line) {
   FILE* pipe = ::popen((line + " 2>&1").c_str(), "r");
   if (!pipe) return {false, ""};
   char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+    text.append(buffer, n);
   return {::pclose(pipe) == 0, text};
 }
 
-bool slurm_answers() { return shell("timeout 10 sinfo --noheader").first; }
+bool slurm_answers() {
+  return shell("timeout 10 sinfo --noheader").first;
+}
 
 // A scratch directory, which is also the jobs' --lp_slurm_dir.
 struct scratch {
@@ -131,7 +134,8 @@ std::vector<std::string> argv_of(pid_t pid) {
 // A process's working directory; empty once it is gone.
 std::string cwd_of(pid_t pid) {
   std::error_code error;
-  return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/cwd", error).string();
+  return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/cwd", error)
+      .string();
 }
 
 // The Python processes (`<interpreter> -m launchpad_client.runtime
@@ -172,7 +176,8 @@ struct command : test_process::command {
   static bool job_gone(const std::string& id) {
     auto [ok, text] = shell("squeue --noheader --jobs=" + id + " --format=%T");
     return !ok || text.empty() ||
-           (text.find("PENDING") == std::string::npos && text.find("RUNNING") == std::string::npos &&
+           (text.find("PENDING") == std::string::npos &&
+            text.find("RUNNING") == std::string::npos &&
             text.find("COMPLETING") == std::string::npos);
   }
 };
@@ -182,7 +187,8 @@ struct command : test_process::command {
 // host's address (the default, auto), and the job spreads over as many hosts
 // as it can, so that its nodes call one another across hosts.
 std::vector<std::string> slurm_flags(const scratch& dir) {
-  if (const char* hosts = std::getenv("LP_SLURM_TEST_HOSTS"); hosts && std::string(hosts) == "1")
+  if (const char* hosts = std::getenv("LP_SLURM_TEST_HOSTS");
+      hosts && std::string(hosts) == "1")
     return {"--lp_launch=slurm", "--lp_slurm_dir=" + dir.path, "--lp_slurm_host=auto",
             "--lp_slurm_sbatch=--spread-job", "--lp_termination_notice_secs=5"};
   return {"--lp_launch=slurm", "--lp_slurm_dir=" + dir.path, "--lp_slurm_host=127.0.0.1",
@@ -206,7 +212,8 @@ std::vector<std::string> slurm_flags(const scratch& dir) {
 //   node's spec, secret and TLS key there (private, removed with the node),
 //   which the test finds the Python processes by. Nothing needs it set.
 std::vector<std::string> python_job(const std::string& cwd, const std::string& binary,
-                                    const scratch& dir, std::vector<std::string> more = {}) {
+                                    const scratch& dir,
+                                    std::vector<std::string> more = {}) {
   std::filesystem::create_directories(dir.path + "/tmp");
   std::vector<std::string> args{"/usr/bin/env",
                                 "-C",
@@ -255,7 +262,8 @@ long saved_total(const std::string& path) {
   return total;
 }
 
-std::vector<std::string> sleepers(const scratch& dir, std::vector<std::string> more = {}) {
+std::vector<std::string> sleepers(const scratch& dir,
+                                  std::vector<std::string> more = {}) {
   return scenario("sleepers", dir, std::move(more));
 }
 
@@ -336,7 +344,8 @@ bool test_hosts_with(const std::string& tool) {
 }  // namespace
 
 TEST_SUITE("slurm") {
-  TEST_CASE("consumer_producers as a Slurm job across fake nodes: exit 0, a log per node") {
+  TEST_CASE(
+      "consumer_producers as a Slurm job across fake nodes: exit 0, a log per node") {
     scratch dir;
     std::vector<std::string> args{env_path("LP_EXAMPLE_CONSUMER_PRODUCERS")};
     for (auto& flag : slurm_flags(dir)) args.push_back(flag);
@@ -348,11 +357,13 @@ TEST_SUITE("slurm") {
     INFO(output);
     REQUIRE(status.has_value());
     CHECK(*status == 0);
-    CHECK(output.find("[consumer] sum of squares below 1000: 332833500") != std::string::npos);
+    CHECK(output.find("[consumer] sum of squares below 1000: 332833500") !=
+          std::string::npos);
     CHECK(output.find(" runs on n[") != std::string::npos);  // more than one host
     auto run_dir = dir.run_dir();
     REQUIRE(!run_dir.empty());
-    for (std::string log : {"consumer", "producers_0", "producers_1", "producers_2", "producers_3"})
+    for (std::string log :
+         {"consumer", "producers_0", "producers_1", "producers_2", "producers_3"})
       CHECK_MESSAGE(std::filesystem::exists(run_dir + "/logs/" + log + ".log"), log);
     CHECK(file_text(run_dir + "/result") == "0\n");
     CHECK_FALSE(std::filesystem::exists(run_dir + "/secret"));
@@ -379,7 +390,8 @@ TEST_SUITE("slurm") {
     bool caught = eventually(
         [&] {
           if (launcher.wait(0ms)) return true;  // ended, or never started one
-          for (pid_t pid : runtime_argv.empty() ? python_runtimes(dir.path) : std::vector<pid_t>{}) {
+          for (pid_t pid :
+               runtime_argv.empty() ? python_runtimes(dir.path) : std::vector<pid_t>{}) {
             auto argv = argv_of(pid);
             auto cwd = cwd_of(pid);
             auto pythonpath = environ_of(pid, "PYTHONPATH");
@@ -406,7 +418,8 @@ TEST_SUITE("slurm") {
     CHECK(output.find("average reward") != std::string::npos);  // an actor learned
     // The interpreter --lp_python named, the working directory sbatch ran
     // in, and the submitter's PYTHONPATH.
-    REQUIRE_MESSAGE(!runtime_argv.empty(), "the learner's Python process was not seen running");
+    REQUIRE_MESSAGE(!runtime_argv.empty(),
+                    "the learner's Python process was not seen running");
     CHECK(runtime_argv[0] == env_path("LP_NODE_PYTHON"));
     CHECK(runtime_argv.size() == 4);
     CHECK(runtime_cwd == std::filesystem::canonical(example_dir).string());
@@ -421,7 +434,8 @@ TEST_SUITE("slurm") {
     auto learner = where_serves(output, "learner");
     CHECK(learner.port > 0);
     if (on_test_hosts()) {
-      CHECK((url.starts_with("https://10.231.0.") || url.starts_with("https://[fd00:1a7c::")));
+      CHECK((url.starts_with("https://10.231.0.") ||
+             url.starts_with("https://[fd00:1a7c::")));
       CHECK(learner.host >= 1);
       CHECK(learner.host <= 4);
     } else {
@@ -439,7 +453,8 @@ TEST_SUITE("slurm") {
     // none of the Python node's files (its spec, secret and key).
     CHECK(command::job_gone(launcher.job()));
     CHECK(eventually([&] { return python_runtimes(dir.path).empty(); }, 10s));
-    CHECK(eventually([&] { return processes_with("--lp_slurm_dir=" + dir.path).empty(); }, 10s));
+    CHECK(eventually([&] { return processes_with("--lp_slurm_dir=" + dir.path).empty(); },
+                     10s));
     CHECK(std::filesystem::is_empty(dir.path + "/tmp"));
   }
 
@@ -457,8 +472,9 @@ TEST_SUITE("slurm") {
     REQUIRE(status.has_value());
     CHECK(*status == 1);
     CHECK(output.find("Python node 'ghosts/0' could not start") != std::string::npos);
-    CHECK(output.find("[lp] ghosts/0: cannot import module 'lp_test_no_such_module' for the "
-                      "Python node") != std::string::npos);
+    CHECK(output.find(
+              "[lp] ghosts/0: cannot import module 'lp_test_no_such_module' for the "
+              "Python node") != std::string::npos);
     CHECK(output.find("ModuleNotFoundError: No module named 'lp_test_no_such_module'") !=
           std::string::npos);
     CHECK(launcher.count("restarting") == 0);
@@ -468,11 +484,14 @@ TEST_SUITE("slurm") {
     CHECK(file_text(run_dir + "/result") == "1\n");
     CHECK(command::job_gone(launcher.job()));
     CHECK(eventually([&] { return python_runtimes(dir.path).empty(); }, 10s));
-    CHECK(eventually([&] { return processes_with("--lp_slurm_dir=" + dir.path).empty(); }, 10s));
+    CHECK(eventually([&] { return processes_with("--lp_slurm_dir=" + dir.path).empty(); },
+                     10s));
     CHECK(std::filesystem::is_empty(dir.path + "/tmp"));
   }
 
-  TEST_CASE("--lp_slurm_detach returns the job id; the job has the group's resources and partition") {
+  TEST_CASE(
+      "--lp_slurm_detach returns the job id; the job has the group's resources and "
+      "partition") {
     scratch dir;
     command launcher(sleepers(dir, {"--group=sleepers", "--cpus=2", "--memory_mb=300",
                                     "--lp_slurm_partition=debug", "--lp_slurm_detach"}));
@@ -503,7 +522,8 @@ TEST_SUITE("slurm") {
     auto run_dir = dir.run_dir();
     CHECK(file_text(run_dir + "/result") == "0\n");
     for (int i = 0; i < 3; ++i)
-      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
+      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) +
+                                    ".stopped"));
   }
 
   TEST_CASE("peers that call each other, and a node that waits for their runs: exit 0") {
@@ -554,7 +574,8 @@ TEST_SUITE("slurm") {
     CHECK(eventually([&] { return node_processes(dir).empty(); }, 10s));
   }
 
-  TEST_CASE("Ctrl+C of the submitting launcher: the job stops in order, and nothing is left") {
+  TEST_CASE(
+      "Ctrl+C of the submitting launcher: the job stops in order, and nothing is left") {
     scratch dir;
     command launcher(sleepers(dir));
     std::vector<pid_t> nodes;
@@ -565,20 +586,24 @@ TEST_SUITE("slurm") {
     INFO(output);
     REQUIRE(status.has_value());
     CHECK(*status == 0);
-    CHECK(output.find("[lp] SIGINT: stopping job " + launcher.job()) != std::string::npos);
+    CHECK(output.find("[lp] SIGINT: stopping job " + launcher.job()) !=
+          std::string::npos);
     CHECK(command::job_gone(launcher.job()));
     // Slurm may call the job gone a moment before its step daemon has reaped
     // the last node process.
     for (pid_t pid : nodes) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }, 10s));
     CHECK(eventually([&] { return processes_with("--dir=" + dir.path).empty(); }, 10s));
     for (int i = 0; i < 3; ++i)
-      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
+      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) +
+                                    ".stopped"));
   }
 
-  TEST_CASE("scancel of the job, which signals every process of it: a clean stop, final checkpoints") {
+  TEST_CASE(
+      "scancel of the job, which signals every process of it: a clean stop, final "
+      "checkpoints") {
     scratch dir;
-    command launcher(
-        scenario("saved_on_stop", dir, {"--lp_checkpoint_dir=" + dir.path + "/checkpoints"}));
+    command launcher(scenario("saved_on_stop", dir,
+                              {"--lp_checkpoint_dir=" + dir.path + "/checkpoints"}));
     std::vector<pid_t> nodes;
     REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 3; }, 60s));
     REQUIRE(eventually([&] { return launcher.count("serving at") == 3; }, 60s));
@@ -599,7 +624,8 @@ TEST_SUITE("slurm") {
                       "/checkpoints; to go on from them:") != std::string::npos);
     CHECK(output.find(" --lp_resume=" + dir.path + "/checkpoints") != std::string::npos);
     for (int i = 0; i < 2; ++i)
-      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) + ".stopped"));
+      CHECK(std::filesystem::exists(dir.path + "/sleepers-" + std::to_string(i) +
+                                    ".stopped"));
     CHECK(command::job_gone(job));
     for (pid_t pid : nodes) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }, 10s));
   }
@@ -611,7 +637,8 @@ TEST_SUITE("slurm") {
     REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 1; }, 60s));
     REQUIRE(eventually([&] { return launcher.count("serving at") == 1; }, 60s));
     ::kill(launcher.pid, SIGINT);
-    REQUIRE(eventually([&] { return launcher.count("[lp] SIGINT: stopping job") == 1; }, 30s));
+    REQUIRE(eventually([&] { return launcher.count("[lp] SIGINT: stopping job") == 1; },
+                       30s));
     // From another process: the same one's SIGINT this soon would only
     // repeat the first.
     auto second_at = clock_type::now();
@@ -629,20 +656,23 @@ TEST_SUITE("slurm") {
     for (pid_t pid : nodes) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }, 10s));
   }
 
-  TEST_CASE("what a node starts ends with it: after Ctrl+C, and after kill -9 and scancel") {
+  TEST_CASE(
+      "what a node starts ends with it: after Ctrl+C, and after kill -9 and scancel") {
     // The local cluster tracks a step's processes by parentage
     // (proctrack/linuxproc), which the spawner's grandchild, orphaned at
     // once, has lost: only the node's own group reaper can end it.
     auto pid_in = [](const scratch& dir, const std::string& name) {
       auto text = file_text(dir.path + "/" + name);
-      return text.empty() || text.back() != '\n' ? pid_t{0} : static_cast<pid_t>(std::stol(text));
+      return text.empty() || text.back() != '\n' ? pid_t{0}
+                                                 : static_cast<pid_t>(std::stol(text));
     };
     for (bool launcher_killed : {false, true}) {
       CAPTURE(launcher_killed);
       scratch dir;
       command launcher(scenario("spawner", dir));
       REQUIRE(eventually([&] { return pid_in(dir, "great-grandchild.pid") > 0; }, 60s));
-      std::vector<pid_t> started{pid_in(dir, "grandchild.pid"), pid_in(dir, "great-grandchild.pid")};
+      std::vector<pid_t> started{pid_in(dir, "grandchild.pid"),
+                                 pid_in(dir, "great-grandchild.pid")};
       REQUIRE(started[0] > 0);
       auto job = launcher.job();
       if (launcher_killed) {
@@ -656,14 +686,19 @@ TEST_SUITE("slurm") {
         CHECK(status == std::optional<int>(0));
       }
       CHECK(eventually([&] { return command::job_gone(job); }, 60s));
-      CHECK(eventually([&] {
-        return std::none_of(started.begin(), started.end(), [](pid_t pid) { return ::kill(pid, 0) == 0; });
-      }, 10s));
-      for (pid_t pid : started) ::kill(pid, SIGKILL);  // nothing left behind, whatever failed
+      CHECK(eventually(
+          [&] {
+            return std::none_of(started.begin(), started.end(),
+                                [](pid_t pid) { return ::kill(pid, 0) == 0; });
+          },
+          10s));
+      for (pid_t pid : started)
+        ::kill(pid, SIGKILL);  // nothing left behind, whatever failed
     }
   }
 
-  TEST_CASE("SIGTERM at a random moment to 16 actors hammering one node: exit 0, 5 times") {
+  TEST_CASE(
+      "SIGTERM at a random moment to 16 actors hammering one node: exit 0, 5 times") {
     std::mt19937 random(20261204);
     for (int round = 0; round < 5; ++round) {
       CAPTURE(round);
@@ -710,12 +745,14 @@ TEST_SUITE("slurm") {
     // Crashes twice, then serves.
     REQUIRE(eventually(
         [&] {
-          return launcher.output().find("[flaky/0] [lp] flaky/0 serving at") != std::string::npos;
+          return launcher.output().find("[flaky/0] [lp] flaky/0 serving at") !=
+                 std::string::npos;
         },
         60s));
     auto output = launcher.output();
-    CHECK(output.find("[lp] node flaky/0 exited with status 3; restarting it in 50 ms (restart 1 "
-                      "of 3)") != std::string::npos);
+    CHECK(output.find(
+              "[lp] node flaky/0 exited with status 3; restarting it in 50 ms (restart 1 "
+              "of 3)") != std::string::npos);
     CHECK(output.find("(restart 2 of 3)") != std::string::npos);
     ::kill(launcher.pid, SIGINT);
     auto status = launcher.exit_code(60s);
@@ -803,7 +840,8 @@ TEST_SUITE("slurm") {
     CHECK(launcher.job().empty());
   }
 
-  TEST_CASE("a request larger than any host of the partition: a clear error, nothing pending") {
+  TEST_CASE(
+      "a request larger than any host of the partition: a clear error, nothing pending") {
     scratch dir;
     command launcher(sleepers(dir, {"--group=sleepers", "--cpus=64"}));
     auto status = launcher.exit_code(30s);
@@ -811,23 +849,26 @@ TEST_SUITE("slurm") {
     INFO(output);
     REQUIRE(status.has_value());
     CHECK(*status == 1);
-    CHECK(output.find("the process of sleepers/0 asks for 64 CPUs, but the largest host of "
-                      "partition debug has 4") != std::string::npos);
+    CHECK(
+        output.find("the process of sleepers/0 asks for 64 CPUs, but the largest host of "
+                    "partition debug has 4") != std::string::npos);
     CHECK(output.find("Nothing was submitted") != std::string::npos);
     CHECK(launcher.job().empty());
     CHECK(shell("squeue --noheader --name=lp-scenario_sleepers").second.empty());
     CHECK(dir.run_dir().empty());
   }
 
-  TEST_CASE("more processes than the partition holds at once: a clear error, nothing pending") {
+  TEST_CASE(
+      "more processes than the partition holds at once: a clear error, nothing pending") {
     scratch dir;
     command launcher(scenario("many", dir));
     auto status = launcher.exit_code(30s);
     auto output = launcher.output();
     INFO(output);
     CHECK(status == 1);
-    CHECK(output.find("the program runs 64 processes of 1 CPU(s) each, but partition debug holds "
-                      "at most 16 at once") != std::string::npos);
+    CHECK(output.find(
+              "the program runs 64 processes of 1 CPU(s) each, but partition debug holds "
+              "at most 16 at once") != std::string::npos);
     CHECK(launcher.job().empty());
     CHECK(dir.run_dir().empty());
   }
@@ -843,7 +884,8 @@ TEST_SUITE("slurm") {
                       "(sinfo lists: debug)") != std::string::npos);
   }
 
-  TEST_CASE("--lp_dry_run prints the batch script and each node's step, and submits nothing") {
+  TEST_CASE(
+      "--lp_dry_run prints the batch script and each node's step, and submits nothing") {
     scratch dir;
     command launcher(sleepers(dir, {"--group=sleepers", "--cpus=2", "--memory_mb=300",
                                     "--lp_slurm_partition=debug", "--lp_slurm_time=10:00",
@@ -855,9 +897,11 @@ TEST_SUITE("slurm") {
     for (std::string line :
          {"#SBATCH --job-name=lp-scenario_sleepers\n", "#SBATCH --ntasks=3\n",
           "#SBATCH --cpus-per-task=2\n", "#SBATCH --mem-per-cpu=150M\n",
-          "#SBATCH --partition=debug\n", "#SBATCH --time=10:00\n", "#SBATCH --qos=normal\n",
-          "#SBATCH --signal=B:TERM@35\n", "export LP_SLURM_RUN_DIR\n",
-          "sleepers/2: srun --nodes=1 --ntasks=1 --exact --job-name=sleepers/2 --export=ALL "
+          "#SBATCH --partition=debug\n", "#SBATCH --time=10:00\n",
+          "#SBATCH --qos=normal\n", "#SBATCH --signal=B:TERM@35\n",
+          "export LP_SLURM_RUN_DIR\n",
+          "sleepers/2: srun --nodes=1 --ntasks=1 --exact --job-name=sleepers/2 "
+          "--export=ALL "
           "--cpus-per-task=2 --mem=300M "})
       CHECK_MESSAGE(output.find(line) != std::string::npos, line);
     CHECK(launcher.job().empty());
@@ -1045,7 +1089,8 @@ TEST_SUITE("slurm") {
 int main(int argc, char** argv) {
   if (!slurm_answers()) {
     if (std::getenv("LP_REQUIRE_SLURM")) {
-      std::cerr << "no Slurm answers (sinfo failed), but LP_REQUIRE_SLURM is set; start one with "
+      std::cerr << "no Slurm answers (sinfo failed), but LP_REQUIRE_SLURM is set; start "
+                   "one with "
                    "tools/local-slurm.sh start"
                 << std::endl;
       return 1;

@@ -27,9 +27,12 @@ LP_SERVICE(ParameterServer, pull, push);
 #endif
 
 struct Logger {
-  void log(const std::string& who, const std::string& line) { lines.push_back(who + ": " + line); }
+  void log(const std::string& who, const std::string& line) {
+    lines.push_back(who + ": " + line);
+  }
   std::vector<std::string> tail(int n) const {
-    return {lines.end() - std::min<long>(n, static_cast<long>(lines.size())), lines.end()};
+    return {lines.end() - std::min<long>(n, static_cast<long>(lines.size())),
+            lines.end()};
   }
   std::vector<std::string> lines;
 };

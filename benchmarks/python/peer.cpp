@@ -29,7 +29,8 @@ struct Driver {
     for (int i = 0; i < n; ++i) {
       auto start = steady::now();
       bench.add(1);
-      us.push_back(std::chrono::duration<double, std::micro>(steady::now() - start).count());
+      us.push_back(
+          std::chrono::duration<double, std::micro>(steady::now() - start).count());
     }
     return us;
   }
@@ -42,7 +43,8 @@ struct Driver {
     for (int i = 0; i < n; ++i) {
       auto start = steady::now();
       auto back = bench.echo(values);
-      ms.push_back(std::chrono::duration<double, std::milli>(steady::now() - start).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(steady::now() - start).count());
       if (back != values) throw std::runtime_error("the echo differs from what was sent");
     }
     return ms;

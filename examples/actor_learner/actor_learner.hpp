@@ -13,8 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <launchpad/json.hpp>  // transition converts with NLOHMANN_DEFINE_TYPE_INTRUSIVE
 #include <launchpad/cacher.hpp>
+#include <launchpad/json.hpp>  // transition converts with NLOHMANN_DEFINE_TYPE_INTRUSIVE
 #include <launchpad/launchpad.hpp>
 #include <launchpad/replay.hpp>
 #include <mutex>
@@ -66,7 +66,8 @@ struct grid_world {
 // The action with the highest value in `state` (the first one on a tie).
 inline int greedy(const parameters& q, int state) {
   const float* first = &q(state, 0);  // a row: the values of every action
-  return static_cast<int>(std::max_element(first, first + grid_world::num_actions) - first);
+  return static_cast<int>(std::max_element(first, first + grid_world::num_actions) -
+                          first);
 }
 
 // What an actor does: explore (a random action) with probability `epsilon`,
@@ -144,12 +145,13 @@ struct learner_state {
 using replay_node = lp::replay<transition>;
 inline constexpr const char* table = "experience";
 inline lp::replay_config replay_tables() {
-  return {.tables = {{.name = table,
-                      .sampler = lp::sampler::uniform(),
-                      .remover = lp::remover::fifo(),
-                      .max_size = 2000,
-                      .limiter = lp::rate_limiter::sample_to_insert_ratio(8.0, 500, 800)}},
-          .seed = 1};
+  return {
+      .tables = {{.name = table,
+                  .sampler = lp::sampler::uniform(),
+                  .remover = lp::remover::fifo(),
+                  .max_size = 2000,
+                  .limiter = lp::rate_limiter::sample_to_insert_ratio(8.0, 500, 800)}},
+      .seed = 1};
 }
 
 struct learner_config {
@@ -208,8 +210,7 @@ struct Learner {
       for (const auto& [key, t, priority, probability, times] : batch) {
         // Q-learning: move Q(s, a) towards r + discount * max over a' of Q(s', a').
         float target = t.reward;
-        if (!t.done)
-          target += config.discount * q(t.next_state, greedy(q, t.next_state));
+        if (!t.done) target += config.discount * q(t.next_state, greedy(q, t.next_state));
         float& value = q(t.state, t.action);
         value += config.learning_rate * (target - value);
       }
@@ -229,8 +230,8 @@ using parameters_cache = lp::cacher<Learner, &Learner::get_parameters>;
 
 // Plays epsilon-greedy episodes with the latest parameters it fetched.
 struct Actor {
-  lp::client<Learner> learner;            // whether it is done
-  lp::client<parameters_cache> weights;   // its parameters, through the cacher
+  lp::client<Learner> learner;           // whether it is done
+  lp::client<parameters_cache> weights;  // its parameters, through the cacher
   lp::client<replay_node> replay;
   double epsilon;  // how often to explore: each actor its own, as in Ape-X
   unsigned seed;   // seeded, so that a run can be repeated

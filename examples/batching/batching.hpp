@@ -4,8 +4,8 @@
 // network on an accelerator would want, while each actor still calls it with
 // its own observation and gets its own action back.
 #include <algorithm>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <launchpad/launchpad.hpp>
@@ -21,7 +21,8 @@ inline int best_action(const lp::tensor<float>& observation) {
   float best_score = -1e30f;
   for (int action = 0; action < 3; ++action) {
     float score = 0;
-    for (int i = 0; i < 4; ++i) score += weights[action][i] * observation[static_cast<std::size_t>(i)];
+    for (int i = 0; i < 4; ++i)
+      score += weights[action][i] * observation[static_cast<std::size_t>(i)];
     if (score > best_score) best = action, best_score = score;
   }
   return best;
@@ -29,7 +30,9 @@ inline int best_action(const lp::tensor<float>& observation) {
 
 inline lp::tensor<float> observation_of(int actor, int step) {
   lp::tensor<float> observation({4});
-  for (int i = 0; i < 4; ++i) observation[static_cast<std::size_t>(i)] = static_cast<float>((actor * 7 + step * 3 + i * 5) % 11) - 5;
+  for (int i = 0; i < 4; ++i)
+    observation[static_cast<std::size_t>(i)] =
+        static_cast<float>((actor * 7 + step * 3 + i * 5) % 11) - 5;
   return observation;
 }
 
@@ -38,7 +41,8 @@ struct Inference {
   std::vector<int> act(std::vector<lp::tensor<float>> observations) {
     ++invocations;
     std::vector<int> actions;
-    for (const auto& observation : observations) actions.push_back(best_action(observation));
+    for (const auto& observation : observations)
+      actions.push_back(best_action(observation));
     return actions;
   }
   // How many times act() ran, for the report.
@@ -107,7 +111,8 @@ LP_SERVICE(Actor);
 inline void make_program(lp::program& p, int num_actors, int steps,
                          std::function<void(const Summary&)> report) {
   auto policy = p.add_node<Inference>("inference");
-  auto reporter = p.add_node<Reporter>("reporter", policy, static_cast<long>(num_actors), std::move(report));
+  auto reporter = p.add_node<Reporter>("reporter", policy, static_cast<long>(num_actors),
+                                       std::move(report));
   auto actors = p.group("actors");
   for (int i = 0; i < num_actors; ++i) actors.add_node<Actor>(policy, reporter, i, steps);
 }

@@ -12,7 +12,9 @@ LP_SERVICE(Counter, add, get);
 struct Producer {
   lp::client<Counter> counter;  // filled from a handle
   int n;
-  void run() { for (int i = 0; i < n; ++i) counter.add(1); }
+  void run() {
+    for (int i = 0; i < n; ++i) counter.add(1);
+  }
 };
 LP_SERVICE(Producer);  // no remote methods, has run()
 

@@ -9,7 +9,8 @@ struct Greeter {
   std::string greeting;
   void run() {
     auto me = lp::context();
-    std::cout << greeting << " from " << me.label << " of program " << me.program << std::endl;
+    std::cout << greeting << " from " << me.label << " of program " << me.program
+              << std::endl;
     lp::stop();
   }
 };

@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg.starts_with("--end=")) end = arg.substr(6);
-    if (arg.starts_with("--stop_after_ms=")) stop_after_ms = std::stoi(std::string(arg.substr(16)));
+    if (arg.starts_with("--stop_after_ms="))
+      stop_after_ms = std::stoi(std::string(arg.substr(16)));
   }
   lp::program p("program_wait");
   program_wait::make_program(p, end, 40);

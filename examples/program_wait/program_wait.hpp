@@ -17,7 +17,8 @@ struct Worker {
   void run() {
     for (; done < steps && !lp::stop_requested(); ++done)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::cout << lp::context().label + " did " + std::to_string(done) + " steps\n" << std::flush;
+    std::cout << lp::context().label + " did " + std::to_string(done) + " steps\n"
+              << std::flush;
   }
   int progress() const { return done; }
 };
@@ -61,7 +62,8 @@ inline void make_program(lp::program& p, const std::string& end, int steps) {
   std::vector<lp::handle<Worker>> workers;
   auto group = p.group("workers");
   // With a Stopper the workers have more to do than it lets them finish.
-  for (int i = 0; i < 3; ++i) workers.push_back(group.add_node<Worker>(end == "node" ? steps * 100 : steps));
+  for (int i = 0; i < 3; ++i)
+    workers.push_back(group.add_node<Worker>(end == "node" ? steps * 100 : steps));
   if (end == "node") p.add_node<Stopper>("stopper", workers, steps / 2);
 }
 

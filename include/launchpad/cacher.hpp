@@ -82,8 +82,8 @@ concept cacheable = !std::is_void_v<typename cached_listing<T, Method>::type>;
 template <class T, auto Method>
 concept refused_for_cacher = service<T> && !cacheable<T, Method>;
 
-inline constexpr std::string_view cacher_prefix = "lp::cacher<", cacher_scope = "::",
-                                  cacher_suffix = ">";
+inline constexpr std::string_view cacher_prefix = "lp::cacher<",
+                                  cacher_scope = "::", cacher_suffix = ">";
 
 // "lp::cacher<Learner::get_parameters>", for describe and the status page.
 template <class T, class Listed>
@@ -104,7 +104,9 @@ template <class Cacher, class Result, class Params>
 struct cached_method;
 template <class Cacher, class Result, class... P>
 struct cached_method<Cacher, Result, std::tuple<P...>> {
-  Result answer(const P&... args) { return static_cast<Cacher&>(*this).lp_answer(args...); }
+  Result answer(const P&... args) {
+    return static_cast<Cacher&>(*this).lp_answer(args...);
+  }
 };
 
 template <class T, auto Method>
@@ -190,8 +192,8 @@ class cacher
             // The program stops: so do the callers, cleanly (lp::stopping).
             throw detail::call_failure(503, "stopping", e.what());
           } catch (const std::exception& e) {
-            throw detail::call_failure(502, std::string(detail::protocol::upstream_failed),
-                                       failed(e.what()));
+            throw detail::call_failure(
+                502, std::string(detail::protocol::upstream_failed), failed(e.what()));
           }
         },
         [&] {
@@ -199,29 +201,34 @@ class cacher
               504, "deadline_exceeded",
               "the caller's deadline passed while the cacher '" + label_ +
                   "' waited for a fresh answer of " + behind_.node() + "." +
-                  std::string(listed::name) + " (its last answer is older than max_staleness, " +
+                  std::string(listed::name) +
+                  " (its last answer is older than max_staleness, " +
                   std::to_string(config_.max_staleness.count()) +
-                  " ms); give the call a longer deadline, or the cacher a longer max_staleness");
+                  " ms); give the call a longer deadline, or the cacher a longer "
+                  "max_staleness");
         });
   }
 
   std::string failed(const std::string& why) const {
     auto behind = behind_.node(), method = std::string(listed::name);
     return "the cacher '" + label_ + "' has no answer of " + behind + "." + method +
-           " younger than its max_staleness (" + std::to_string(config_.max_staleness.count()) +
-           " ms) to serve, and asking '" + behind + "' failed: " + why + ". It asks '" +
-           behind + "' again at most every " + std::to_string(config_.refresh.count()) +
+           " younger than its max_staleness (" +
+           std::to_string(config_.max_staleness.count()) + " ms) to serve, and asking '" +
+           behind + "' failed: " + why + ". It asks '" + behind +
+           "' again at most every " + std::to_string(config_.refresh.count()) +
            " ms and serves its answers as soon as it answers: retry later, and if it "
-           "keeps failing, look at why '" + behind + "' does (its log)";
+           "keeps failing, look at why '" +
+           behind + "' does (its log)";
   }
 
   static cache_config checked(cache_config config) {
     if (config.refresh.count() < 0 || config.max_staleness < config.refresh ||
         config.deadline.count() <= 0)
-      throw usage_error("lp::cache_config: refresh " + std::to_string(config.refresh.count()) +
-                        " ms, max_staleness " + std::to_string(config.max_staleness.count()) +
-                        " ms, deadline " + std::to_string(config.deadline.count()) +
-                        " ms; give 0 <= refresh <= max_staleness and a positive deadline");
+      throw usage_error(
+          "lp::cache_config: refresh " + std::to_string(config.refresh.count()) +
+          " ms, max_staleness " + std::to_string(config.max_staleness.count()) +
+          " ms, deadline " + std::to_string(config.deadline.count()) +
+          " ms; give 0 <= refresh <= max_staleness and a positive deadline");
     return config;
   }
 
@@ -242,22 +249,22 @@ class cacher
 
 namespace detail {
 template <class T, auto Method>
-using cacher_definition =
-    forwarding_definition<cacher<T, Method>,
-                          cacher_name<T, typename cached_listing<T, Method>::type>::value,
-                          typename cached_listing<T, Method>::type, &cacher<T, Method>::answer>;
+using cacher_definition = forwarding_definition<
+    cacher<T, Method>, cacher_name<T, typename cached_listing<T, Method>::type>::value,
+    typename cached_listing<T, Method>::type, &cacher<T, Method>::answer>;
 }  // namespace detail
 
 // The description LP_SERVICE would have written for cacher<T, Method>, found
 // by argument-dependent lookup as LP_SERVICE's is (lp_service_tag's
 // argument is in namespace lp).
 template <class T, auto Method>
-  requires(detail::cacheable<T, Method>)
-detail::cacher_definition<T, Method> lp_service_lookup(lp_service_tag<cacher<T, Method>>);
+requires(detail::cacheable<T, Method>)
+    detail::cacher_definition<T, Method> lp_service_lookup(
+        lp_service_tag<cacher<T, Method>>);
 
 template <class T, auto Method>
-  requires(detail::refused_for_cacher<T, Method>)
-detail::refused_cacher_definition<cacher<T, Method>> lp_service_lookup(
-    lp_service_tag<cacher<T, Method>>);
+requires(detail::refused_for_cacher<T, Method>)
+    detail::refused_cacher_definition<cacher<T, Method>> lp_service_lookup(
+        lp_service_tag<cacher<T, Method>>);
 
 }  // namespace lp

@@ -42,9 +42,10 @@ inline std::shared_ptr<launch_state> launch_of_caller(const char* function) {
   auto all = launch_registry::get().all();
   if (all.size() == 1) return all.front();
   throw usage_error(std::string(function) +
-                    (all.empty() ? " needs a running program, and none runs in this process"
-                                 : " was called outside a node while several programs run; "
-                                   "call it from a node, or use the launch's controller"));
+                    (all.empty()
+                         ? " needs a running program, and none runs in this process"
+                         : " was called outside a node while several programs run; "
+                           "call it from a node, or use the launch's controller"));
 }
 }  // namespace detail
 
@@ -54,7 +55,8 @@ inline node_context context() {
   const auto* identity = detail::this_thread_node().identity;
   if (!identity)
     throw usage_error(
-        "lp::context() was called outside a node; call it from a node's run(), one of its "
+        "lp::context() was called outside a node; call it from a node's run(), one of "
+        "its "
         "methods or its constructor");
   return {identity->label,   identity->group,  identity->index,
           identity->program, identity->launch, identity->run_dir,

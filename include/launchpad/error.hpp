@@ -53,7 +53,8 @@ class bind_error : public launch_error {
 // The kernel gave no random bytes for the launch's secret.
 class secret_error : public launch_error {
  public:
-  explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
+  explicit secret_error(const std::string& message)
+      : launch_error("secret_error", message) {}
 };
 
 // The launch's TLS certificate or key cannot be used (--lp_tls_cert,
@@ -70,7 +71,8 @@ class tls_error : public launch_error {
 // <launchpad/json.hpp>. reason() says what was expected and what came.
 class decode_error : public error {
  public:
-  explicit decode_error(const std::string& reason) : error("decode_error", reason), reason_(reason) {}
+  explicit decode_error(const std::string& reason)
+      : error("decode_error", reason), reason_(reason) {}
   const std::string& reason() const noexcept { return reason_; }
 
  private:
@@ -105,9 +107,11 @@ class transport_error : public error {
   const std::string& method() const noexcept { return method_; }
 
  protected:
-  transport_error(const std::string& id, const std::string& node, const std::string& method,
-                  const std::string& message)
-      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+  transport_error(const std::string& id, const std::string& node,
+                  const std::string& method, const std::string& message)
+      : error(id, "calling " + node + "." + method + ": " + message),
+        node_(node),
+        method_(method) {}
 
  private:
   std::string node_, method_;
@@ -117,7 +121,8 @@ class transport_error : public error {
 // run, or have run, on the node: retry only what is safe to repeat.
 class deadline_exceeded : public transport_error {
  public:
-  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
+  deadline_exceeded(const std::string& node, const std::string& method,
+                    const std::string& message)
       : transport_error("deadline_exceeded", node, method, message) {}
 };
 
@@ -137,8 +142,8 @@ class stopping : public transport_error {
 // node is stopping ("stopping"). message() is the node's own text.
 class remote_error : public error {
  public:
-  remote_error(const std::string& node, const std::string& method, const std::string& code,
-               const std::string& message, int status)
+  remote_error(const std::string& node, const std::string& method,
+               const std::string& code, const std::string& message, int status)
       : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
         node_(node),
         method_(method),
@@ -173,7 +178,8 @@ class remote_error : public error {
 // recovers by itself once the node behind answers again: retry later.
 class upstream_error : public remote_error {
  public:
-  explicit upstream_error(const remote_error& answer) : remote_error("upstream_error", answer) {}
+  explicit upstream_error(const remote_error& answer)
+      : remote_error("upstream_error", answer) {}
 };
 
 }  // namespace lp

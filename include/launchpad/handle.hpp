@@ -27,7 +27,8 @@ class handle {
 
  private:
   friend class program;
-  handle(const program* owner, std::string label) : owner_(owner), label_(std::move(label)) {}
+  handle(const program* owner, std::string label)
+      : owner_(owner), label_(std::move(label)) {}
 
   const program* owner_ = nullptr;
   std::string label_;

@@ -29,8 +29,8 @@
 namespace lp {
 
 namespace detail {
-LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
-                       transport_kind transport);
+LP_API int launch_main(const program& graph, int argc, char** argv,
+                       std::string_view policy, transport_kind transport);
 
 // A policy's controller and options, or stand-ins for a policy that has
 // none, so that launch's own message is the only error the user reads.
@@ -45,7 +45,10 @@ struct test_parts {
   using controller = no_controller;
 };
 template <class P>
-  requires requires { typename P::controller; typename P::options; }
+requires requires {
+  typename P::controller;
+  typename P::options;
+}
 struct test_parts<P> {
   using options = typename P::options;
   using controller = typename P::controller;
@@ -61,13 +64,15 @@ template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,
                 "lp::launch<P>(p, argc, argv): P is not a launch policy; use "
-                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm, lp::kubernetes or "
+                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm, "
+                "lp::kubernetes or "
                 "lp::test_multi_threading (optionally as lp::direct_calls<P>)");
   if constexpr (launch_policy<Policy>) {
-    static_assert(Policy::from_command_line,
-                  "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
-                  "lp::launch<P>(p, options), which returns its controller; from main(), use "
-                  "lp::local_multi_processing");
+    static_assert(
+        Policy::from_command_line,
+        "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
+        "lp::launch<P>(p, options), which returns its controller; from main(), use "
+        "lp::local_multi_processing");
     return detail::launch_main(graph, argc, argv, Policy::flag, Policy::transport::kind);
   } else {
     return 2;
@@ -78,12 +83,14 @@ int launch(const program& graph, int argc, char** argv) {
 // stops the program when it goes.
 template <class Policy>
 typename detail::test_parts<Policy>::controller launch(
-    const program& graph, const typename detail::test_parts<Policy>::options& options = {}) {
+    const program& graph,
+    const typename detail::test_parts<Policy>::options& options = {}) {
   using parts = detail::test_parts<Policy>;
-  static_assert(!std::is_same_v<typename parts::controller, detail::no_controller>,
-                "lp::launch<P>(p, options): P is not a policy for tests; a test launches "
-                "lp::test_multi_threading or lp::test_multi_processing (optionally as "
-                "lp::direct_calls<P>); a program's main() calls lp::launch<P>(p, argc, argv)");
+  static_assert(
+      !std::is_same_v<typename parts::controller, detail::no_controller>,
+      "lp::launch<P>(p, options): P is not a policy for tests; a test launches "
+      "lp::test_multi_threading or lp::test_multi_processing (optionally as "
+      "lp::direct_calls<P>); a program's main() calls lp::launch<P>(p, argc, argv)");
   if constexpr (launch_policy<Policy>)
     return typename parts::controller(graph, options, Policy::transport::kind);
   else

@@ -7,9 +7,9 @@
 #include <exception>
 #include <functional>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/serve/typed_node.hpp>
 #include <launchpad/detail/graph/handle_arguments.hpp>
 #include <launchpad/detail/graph/python_recipe.hpp>
+#include <launchpad/detail/serve/typed_node.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <launchpad/service.hpp>
@@ -45,7 +45,7 @@ struct node_info {
   std::string service;
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
-  bool checkpointed = false;  // lp::checkpointed: lp_save and lp_restore
+  bool checkpointed = false;           // lp::checkpointed: lp_save and lp_restore
   std::optional<python_class> python;  // a Python service's class (LP_PYTHON)
 };
 
@@ -187,9 +187,10 @@ class program {
 
   template <class T, class... Args>
   handle<T> add(std::string label, std::string group, int index, Args&&... args) {
-    static_assert(service<T>,
-                  "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
-                  "right after T, in T's namespace or at global scope");
+    static_assert(
+        service<T>,
+        "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
+        "right after T, in T's namespace or at global scope");
     if constexpr (service<T>) {
       check_free(label);
       auto spec = declared<T>(label, std::move(group), index);
@@ -227,20 +228,24 @@ class program {
 
   template <class T, class... Args>
   recipe made_from(node_info& spec, Args&&... args) {
-    if constexpr (python_service<T>) return {{}, python_wire<T>(spec, args...)};
-    else return {wire<T>(spec, std::forward<Args>(args)...), {}};
+    if constexpr (python_service<T>)
+      return {{}, python_wire<T>(spec, args...)};
+    else
+      return {wire<T>(spec, std::forward<Args>(args)...), {}};
   }
 
   // What does not depend on the service's type is compiled once, not per
   // service in each of the user's files.
   LP_API static node_info described(std::string label, std::string group, int index,
-                                    std::string_view service, bool has_run, bool checkpointed);
+                                    std::string_view service, bool has_run,
+                                    bool checkpointed);
   // Throws lp::graph_error if a node or group has `label` already.
   LP_API void check_free(const std::string& label) const;
   LP_API void append(node_info spec, recipe made);
   // Checks a handle given to the node `spec` (of this program, naming a
   // node) and records its target as an edge.
-  LP_API void connect(node_info& spec, const std::string& target, const program* owner) const;
+  LP_API void connect(node_info& spec, const std::string& target,
+                      const program* owner) const;
 
   // Checks the handles among args and records them as spec's edges; returns
   // what builds the node from args.
@@ -274,11 +279,13 @@ class program {
   // A Python node's arguments go to its class's __init__ in their wire
   // form; its handles become typed Python clients there.
   template <class T, class... Args>
-  std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec, const Args&... args) {
-    static_assert(detail::python_arguments<std::decay_t<Args>...>,
-                  "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
-                  "goes to the class's __init__, so it must have a wire form, as a method's "
-                  "parameter must, or be an lp::handle (or a std::vector of them)");
+  std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec,
+                                                           const Args&... args) {
+    static_assert(
+        detail::python_arguments<std::decay_t<Args>...>,
+        "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
+        "goes to the class's __init__, so it must have a wire form, as a method's "
+        "parameter must, or be an lp::handle (or a std::vector of them)");
     auto made = std::make_shared<detail::python_recipe>();
     if constexpr (detail::python_arguments<std::decay_t<Args>...>) {
       auto check = [&](const std::string& target, const program* owner) {
@@ -335,8 +342,8 @@ class node_group {
   // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
   // launches that run processes; in the multi-threading ones a failure stops
   // the program.
-  node_group& restart_on_failure(int max_restarts,
-                                 std::chrono::milliseconds backoff = std::chrono::milliseconds(200)) {
+  node_group& restart_on_failure(int max_restarts, std::chrono::milliseconds backoff =
+                                                       std::chrono::milliseconds(200)) {
     auto& settings = program_->groups_[name_].settings;
     settings.max_restarts = max_restarts;
     settings.restart_backoff = backoff;
@@ -383,7 +390,8 @@ class node_group {
   // a colocated group asks it once, for its one process.
   node_group& resources(lp::resources needs) {
     if (needs.cpus < 1 || needs.memory_mb < 0 || needs.gpus < 0)
-      throw graph_error("group '" + name_ + "': resources need at least 1 CPU, and no negative "
+      throw graph_error("group '" + name_ +
+                        "': resources need at least 1 CPU, and no negative "
                         "memory or GPUs");
     program_->groups_[name_].settings.resources = needs;
     program_->groups_[name_].settings.pin_cores = true;
@@ -409,13 +417,15 @@ class node_group {
 
  private:
   friend class program;
-  node_group(program* owner, std::string name) : program_(owner), name_(std::move(name)) {}
+  node_group(program* owner, std::string name)
+      : program_(owner), name_(std::move(name)) {}
   program* program_;
   std::string name_;
 };
 
 namespace detail {
-inline std::unique_ptr<node_instance> graph_access::build(const program& graph, std::size_t node,
+inline std::unique_ptr<node_instance> graph_access::build(const program& graph,
+                                                          std::size_t node,
                                                           const connector& connect) {
   return graph.builders_.at(node)(connect);
 }
@@ -445,7 +455,8 @@ inline std::set<std::string> runnable_labels(const program& graph,
       if (spec.has_run) labels.insert(spec.label);
     }
     if (!known)
-      throw graph_error("program '" + graph.name() + "' has no node or group '" + name + "'");
+      throw graph_error("program '" + graph.name() + "' has no node or group '" + name +
+                        "'");
   }
   return labels;
 }

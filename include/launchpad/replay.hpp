@@ -63,8 +63,12 @@ class sampler {
   static sampler prioritized(double alpha) {
     return {{detail::selector_kind::prioritized, detail::checked_alpha(alpha)}};
   }
-  static sampler max_heap() { return {{detail::selector_kind::max_heap}}; }  // highest priority
-  static sampler min_heap() { return {{detail::selector_kind::min_heap}}; }  // lowest priority
+  static sampler max_heap() {
+    return {{detail::selector_kind::max_heap}};
+  }  // highest priority
+  static sampler min_heap() {
+    return {{detail::selector_kind::min_heap}};
+  }  // lowest priority
 
   detail::selector_spec spec;
 };
@@ -113,7 +117,7 @@ struct table_config {
   // Reverb's queue: FIFO in and out, each item sampled once, inserts wait
   // while the queue is full.
   static table_config queue(std::string name, std::size_t n) {
-    return {std::move(name), lp::sampler::fifo(), lp::remover::fifo(), n, 1,
+    return {std::move(name),           lp::sampler::fifo(), lp::remover::fifo(), n, 1,
             lp::rate_limiter::queue(n)};
   }
 };
@@ -126,10 +130,7 @@ struct replay_config {
 // One sampled item.
 template <class Item>
 struct sampled {
-  BOOST_HANA_DEFINE_STRUCT(sampled,
-                           (replay_key, key),
-                           (Item, item),
-                           (double, priority),
+  BOOST_HANA_DEFINE_STRUCT(sampled, (replay_key, key), (Item, item), (double, priority),
                            // The chance this draw had of picking it (1 for
                            // FIFO, LIFO and the heaps): for importance weights.
                            (double, probability),
@@ -138,29 +139,29 @@ struct sampled {
 
 // A table's figures, as replay<Item>::info() returns them.
 struct table_info {
-  BOOST_HANA_DEFINE_STRUCT(table_info,
-                           (std::string, name),
-                           (std::uint64_t, size),
+  BOOST_HANA_DEFINE_STRUCT(table_info, (std::string, name), (std::uint64_t, size),
                            (std::uint64_t, max_size),
-                           (std::uint64_t, inserts),   // since the node first started
-                           (std::uint64_t, samples),   // items returned
-                           (std::uint64_t, removed),   // evicted, over-sampled or removed
+                           (std::uint64_t, inserts),  // since the node first started
+                           (std::uint64_t, samples),  // items returned
+                           (std::uint64_t, removed),  // evicted, over-sampled or removed
                            (double, insert_blocked_seconds),  // waits on the limiter
                            (double, sample_blocked_seconds));
 };
 
 template <class Item>
 class replay {
-  static_assert(wire_type<Item>,
-                "lp::replay<Item> sends Item over the wire: Item must be an lp::wire_type "
-                "(a BOOST_HANA_DEFINE_STRUCT struct, an lp::tensor, a std::vector, ...)");
+  static_assert(
+      wire_type<Item>,
+      "lp::replay<Item> sends Item over the wire: Item must be an lp::wire_type "
+      "(a BOOST_HANA_DEFINE_STRUCT struct, an lp::tensor, a std::vector, ...)");
 
  public:
   // Its tables' handlers wait on the limiters, so calls run side by side.
   static constexpr bool lp_concurrent_handlers = true;
 
   explicit replay(replay_config config)
-      : tables_(std::make_shared<detail::replay_tables<Item>>(specs(config), config.seed)) {
+      : tables_(
+            std::make_shared<detail::replay_tables<Item>>(specs(config), config.seed)) {
     // In a node (not a test's plain object), a stop wakes every waiting call.
     if (detail::this_thread_node().launch) {
       std::weak_ptr<detail::replay_tables<Item>> tables = tables_;
@@ -196,7 +197,8 @@ class replay {
     auto drawn = tables_->find(table, "sample").sample(n, caller_deadline());
     std::vector<sampled<Item>> out;
     out.reserve(drawn.size());
-    for (auto& d : drawn) out.push_back({d.key, *d.item, d.priority, d.probability, d.times_sampled});
+    for (auto& d : drawn)
+      out.push_back({d.key, *d.item, d.priority, d.probability, d.times_sampled});
     return out;
   }
 
@@ -223,14 +225,16 @@ class replay {
   }
 
   detail::replay_state<Item> lp_save() const { return tables_->save(); }
-  void lp_restore(detail::replay_state<Item> state) { tables_->restore(std::move(state)); }
+  void lp_restore(detail::replay_state<Item> state) {
+    tables_->restore(std::move(state));
+  }
 
  private:
   static std::vector<detail::table_spec> specs(const replay_config& config) {
     std::vector<detail::table_spec> out;
     for (auto& t : config.tables)
-      out.push_back({t.name, t.sampler.spec, t.remover.spec, t.max_size, t.max_times_sampled,
-                     t.limiter.spec});
+      out.push_back({t.name, t.sampler.spec, t.remover.spec, t.max_size,
+                     t.max_times_sampled, t.limiter.spec});
     return out;
   }
 

@@ -14,9 +14,9 @@
 // `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
 
 #include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
 #include <chrono>
 #include <cstddef>
-#include <boost/hana/type.hpp>
 #include <launchpad/detail/reflect/build_checks.hpp>
 #include <launchpad/detail/reflect/call_checks.hpp>
 #include <launchpad/detail/reflect/preprocessor.hpp>
@@ -53,7 +53,9 @@ using service_definition = detail::definition_of<T>;
 
 // A node's run() is called on its own thread once every node serves.
 template <class T>
-concept runnable = requires(T& node) { node.run(); };
+concept runnable = requires(T& node) {
+  node.run();
+};
 
 // A service opts into concurrent handlers with
 //   static constexpr bool lp_concurrent_handlers = true;
@@ -77,31 +79,30 @@ concept checkpointed = detail::restores_saved_state<T>;
 // method that hands the call to the library. What it checks is in
 // detail/reflect/service_checks.hpp; how a call is checked, in
 // detail/reflect/call_checks.hpp.
-#define LP_SERVICE(T, ...)                                                                \
-  template <class>                                                                        \
-  struct lp_service_definition;                                                           \
-  template <>                                                                             \
-  struct lp_service_definition<T> {                                                       \
-    LP_DETAIL_SERVICE_BODY(T, #T, __VA_ARGS__)                                            \
-  };                                                                                      \
+#define LP_SERVICE(T, ...)                     \
+  template <class>                             \
+  struct lp_service_definition;                \
+  template <>                                  \
+  struct lp_service_definition<T> {            \
+    LP_DETAIL_SERVICE_BODY(T, #T, __VA_ARGS__) \
+  };                                           \
   lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
 
 // The definition's members, apart so that a library service template
 // (lp::replay<Item>) writes its definition once for every argument: T may
 // be dependent there, and `name` any constant expression.
-#define LP_DETAIL_SERVICE_BODY(T, service_name, ...)                                      \
-  using service_type = T;                                                                 \
-  static constexpr std::string_view name = service_name;                                  \
-  LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                            \
-  static constexpr auto methods =                                                         \
-      boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,     \
-                                                    __VA_ARGS__)>;                        \
-  static constexpr bool lp_checked = ::lp::detail::check_service<                         \
-      T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();             \
-  template <class lp_Caller>                                                              \
-  struct proxy                                                                            \
-      : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {      \
-    using lp_Caller::lp_Caller;                                                           \
+#define LP_DETAIL_SERVICE_BODY(T, service_name, ...)                                   \
+  using service_type = T;                                                              \
+  static constexpr std::string_view name = service_name;                               \
+  LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                         \
+  static constexpr auto methods = boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(       \
+      LP_DETAIL_SERVICE_METHOD_TYPE, T, __VA_ARGS__)>;                                 \
+  static constexpr bool lp_checked = ::lp::detail::check_service<T LP_DETAIL_FOR_EACH( \
+      LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();                               \
+  template <class lp_Caller>                                                           \
+  struct proxy : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T,         \
+                                              __VA_ARGS__) {                           \
+    using lp_Caller::lp_Caller;                                                        \
   };
 
 #define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
@@ -114,53 +115,61 @@ concept checkpointed = detail::restores_saved_state<T>;
 // member has three overloads (call_checks.hpp says how they divide calls);
 // the first takes the method's own parameter types, so a braced argument
 // works and an IDE shows the parameters.
-#define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
-  struct lp_method_##m;                                                                   \
-  template <class lp_C, class lp_D,                                                       \
-            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
-  struct lp_member_##m;                                                                   \
-  struct lp_method_##m {                                                                  \
-    static constexpr std::string_view name = #m;                                          \
-    /* The proxy member alone, for a service that serves this one method too */           \
-    /* (lp::cacher): its client gets the member without the service's others. */         \
-    template <class lp_C, class lp_D>                                                     \
-    using member = lp_member_##m<lp_C, lp_D>;                                             \
-    struct probe_base {                                                                   \
-      int m;                                                                              \
-    };                                                                                    \
-    template <class U>                                                                    \
-    struct probe : U, probe_base {};                                                      \
-    template <class U>                                                                    \
-    static constexpr bool named = std::is_final_v<U> || !requires { &probe<U>::m; };      \
-    template <class U>                                                                    \
-    static constexpr bool addressable = requires { &U::m; };                              \
-    /* A template, so that the branch not taken is never checked. */                    \
-    static constexpr auto pointer = []<class U = T>() {                                   \
-      if constexpr (addressable<U>) return &U::m;                                         \
-      else return nullptr;                                                                \
-    }();                                                                                  \
-    using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
-  };                                                                                      \
-  template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>                 \
-  struct lp_member_##m<lp_C, lp_D, ::lp::detail::call_shape_t<                            \
-                                       ::lp::detail::parameter_types<lp_P...>,            \
-                                       ::std::index_sequence<lp_I...>>> {                 \
-    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
-        ::lp::detail::parameter_t<lp_P>... lp_args) const {                               \
-      return ::lp::detail::proxy_call<lp_method_##m, lp_C>(                               \
-          static_cast<const lp_D&>(*this), lp_args...);                                   \
-    }                                                                                     \
-    template <class... lp_A>                                                              \
-    ::lp::detail::call_result<lp_C, lp_method_##m> m(lp_A&&... lp_args) const {           \
-      return ::lp::detail::proxy_checked_call<lp_method_##m, lp_C>(                       \
-          static_cast<const lp_D&>(*this), ::std::index_sequence_for<lp_A...>(),          \
-          static_cast<lp_A&&>(lp_args)...);                                               \
-    }                                                                                     \
-    template <int = 0>                                                                    \
-    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
-        ::lp::detail::braced_argument<lp_method_##m, int(lp_I) + 1, lp_P>...) const {     \
-      return ::lp::detail::proxy_rejected_call<lp_method_##m, lp_C>();                    \
-    }                                                                                     \
+#define LP_DETAIL_SERVICE_METHOD(T, m)                                                \
+  struct lp_method_##m;                                                               \
+  template <class lp_C, class lp_D,                                                   \
+            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                    \
+  struct lp_member_##m;                                                               \
+  struct lp_method_##m {                                                              \
+    static constexpr std::string_view name = #m;                                      \
+    /* The proxy member alone, for a service that serves this one method too */       \
+    /* (lp::cacher): its client gets the member without the service's others. */      \
+    template <class lp_C, class lp_D>                                                 \
+    using member = lp_member_##m<lp_C, lp_D>;                                         \
+    struct probe_base {                                                               \
+      int m;                                                                          \
+    };                                                                                \
+    template <class U>                                                                \
+    struct probe : U, probe_base {};                                                  \
+    template <class U>                                                                \
+    static constexpr bool named = std::is_final_v<U> || !requires {                   \
+      &probe<U>::m;                                                                   \
+    };                                                                                \
+    template <class U>                                                                \
+    static constexpr bool addressable = requires {                                    \
+      &U::m;                                                                          \
+    };                                                                                \
+    /* A template, so that the branch not taken is never checked. */                  \
+    static constexpr auto pointer = []<class U = T>() {                               \
+      if constexpr (addressable<U>)                                                   \
+        return &U::m;                                                                 \
+      else                                                                            \
+        return nullptr;                                                               \
+    }                                                                                 \
+    ();                                                                               \
+    using pointer_type = std::remove_const_t<decltype(pointer)>;                      \
+  };                                                                                  \
+  template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>             \
+  struct lp_member_##m<                                                               \
+      lp_C, lp_D,                                                                     \
+      ::lp::detail::call_shape_t<::lp::detail::parameter_types<lp_P...>,              \
+                                 ::std::index_sequence<lp_I...>>> {                   \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                 \
+        ::lp::detail::parameter_t<lp_P>... lp_args) const {                           \
+      return ::lp::detail::proxy_call<lp_method_##m, lp_C>(                           \
+          static_cast<const lp_D&>(*this), lp_args...);                               \
+    }                                                                                 \
+    template <class... lp_A>                                                          \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(lp_A&&... lp_args) const {       \
+      return ::lp::detail::proxy_checked_call<lp_method_##m, lp_C>(                   \
+          static_cast<const lp_D&>(*this), ::std::index_sequence_for<lp_A...>(),      \
+          static_cast<lp_A&&>(lp_args)...);                                           \
+    }                                                                                 \
+    template <int = 0>                                                                \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                 \
+        ::lp::detail::braced_argument<lp_method_##m, int(lp_I) + 1, lp_P>...) const { \
+      return ::lp::detail::proxy_rejected_call<lp_method_##m, lp_C>();                \
+    }                                                                                 \
   };
 
 // LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
@@ -177,11 +186,11 @@ concept checkpointed = detail::restores_saved_state<T>;
 //   int action = policy.act(observation);  // one observation, one action
 //
 // Write it right after LP_SERVICE, in the same namespace.
-#define LP_BATCHED(T, m, max_batch, max_wait)                                             \
-  constexpr ::lp::detail::batch_limits lp_batch_limits(                                   \
-      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
-    return {static_cast<std::size_t>(max_batch),                                          \
-            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
-  }                                                                                       \
-  static_assert(::lp::detail::check_batched<lp_service_definition<T>::lp_method_##m,      \
+#define LP_BATCHED(T, m, max_batch, max_wait)                                        \
+  constexpr ::lp::detail::batch_limits lp_batch_limits(                              \
+      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                     \
+    return {static_cast<std::size_t>(max_batch),                                     \
+            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};        \
+  }                                                                                  \
+  static_assert(::lp::detail::check_batched<lp_service_definition<T>::lp_method_##m, \
                                             static_cast<long long>(max_batch)>())

@@ -42,7 +42,8 @@ class tensor {
 
   // A tensor of this shape holding `values` (row-major); throws
   // lp::usage_error if their number is not the product of the shape.
-  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
+  tensor(shape_type shape, std::vector<T> values)
+      : shape_(std::move(shape)), values_(std::move(values)) {
     if (values_.size() != count(shape_))
       throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
                         std::to_string(count(shape_)) + " values, not " +
@@ -77,7 +78,9 @@ class tensor {
 
  private:
   static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
-  static std::string shape_text(const shape_type& shape) { return detail::shape_text(shape); }
+  static std::string shape_text(const shape_type& shape) {
+    return detail::shape_text(shape);
+  }
 
   std::size_t offset(std::initializer_list<std::size_t> index) const {
     std::size_t flat = 0, dimension = 0;

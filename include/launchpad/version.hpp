@@ -7,7 +7,7 @@
 
 #define LP_DETAIL_STRINGIZE2(x) #x
 #define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)
-#define LP_VERSION_STRING              \
+#define LP_VERSION_STRING               \
   LP_DETAIL_STRINGIZE(LP_VERSION_MAJOR) \
   "." LP_DETAIL_STRINGIZE(LP_VERSION_MINOR) "." LP_DETAIL_STRINGIZE(LP_VERSION_PATCH)
 
@@ -16,6 +16,6 @@ struct version_info {
   int major, minor, patch;
   const char* string;
 };
-inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH,
-                                      LP_VERSION_STRING};
+inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR,
+                                      LP_VERSION_PATCH, LP_VERSION_STRING};
 }  // namespace lp

@@ -75,7 +75,8 @@ struct descriptor_with<Pointer, First, Rest...> {
     else
       return false;
   }();
-  using type = std::conditional_t<match, First, typename descriptor_with<Pointer, Rest...>::type>;
+  using type =
+      std::conditional_t<match, First, typename descriptor_with<Pointer, Rest...>::type>;
 };
 
 // The descriptor among a service's `methods` (LP_SERVICE's Hana tuple of
@@ -88,7 +89,8 @@ template <auto Pointer, class... Listed>
 struct listed_descriptor_of<Pointer, boost::hana::tuple<Listed...>>
     : descriptor_with<Pointer, typename Listed::type...> {};
 template <auto Pointer, class Methods>
-using listed_descriptor = typename listed_descriptor_of<Pointer, std::remove_cv_t<Methods>>::type;
+using listed_descriptor =
+    typename listed_descriptor_of<Pointer, std::remove_cv_t<Methods>>::type;
 
 // Listed's name, served by the forwarding service's member function Served
 // (whose parameters and result are Listed's).
@@ -178,7 +180,8 @@ class answer_cache {
   // no more often than a healthy one. An asker who would wait past
   // `give_up` (its caller's deadline) gets what `expired()` throws instead.
   template <class Fetch, class Expired>
-  Value get(const std::string& key, clock::time_point give_up, Fetch&& fetch, Expired&& expired) {
+  Value get(const std::string& key, clock::time_point give_up, Fetch&& fetch,
+            Expired&& expired) {
     std::unique_lock lock(mutex_);
     if (entries_.size() > prune_above_ && !entries_.contains(key)) prune(clock::now());
     entry& e = entries_[key];
@@ -191,7 +194,8 @@ class answer_cache {
     if (e.asking) {
       auto attempts = e.attempts;
       ++e.waiting;
-      bool came = answered_.wait_until(lock, give_up, [&] { return e.attempts != attempts; });
+      bool came =
+          answered_.wait_until(lock, give_up, [&] { return e.attempts != attempts; });
       --e.waiting;
       if (!came) {
         lock.unlock();
@@ -200,7 +204,8 @@ class answer_cache {
     }
     if (!e.failure) return copy(e.answer, lock);
     // A failure: the last answer stands in while it is still young enough.
-    if (e.answer && clock::now() - e.answered < timing_.max_staleness) return copy(e.answer, lock);
+    if (e.answer && clock::now() - e.answered < timing_.max_staleness)
+      return copy(e.answer, lock);
     std::rethrow_exception(e.failure);
   }
 
@@ -244,7 +249,8 @@ class answer_cache {
     return copy(e.answer, lock);
   }
 
-  static Value copy(std::shared_ptr<const Value> answer, std::unique_lock<std::mutex>& lock) {
+  static Value copy(std::shared_ptr<const Value> answer,
+                    std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     return *answer;
   }
@@ -255,7 +261,8 @@ class answer_cache {
   void prune(clock::time_point now) {
     std::erase_if(entries_, [&](const auto& item) {
       const entry& e = item.second;
-      return !e.asking && e.waiting == 0 && now - e.attempt_ended >= timing_.max_staleness;
+      return !e.asking && e.waiting == 0 &&
+             now - e.attempt_ended >= timing_.max_staleness;
     });
     prune_above_ = std::max<std::size_t>(64, 2 * entries_.size());
   }
@@ -311,8 +318,8 @@ concept cacheable = !std::is_void_v<typename cached_listing<T, Method>::type>;
 template <class T, auto Method>
 concept refused_for_cacher = service<T> && !cacheable<T, Method>;
 
-inline constexpr std::string_view cacher_prefix = "lp::cacher<", cacher_scope = "::",
-                                  cacher_suffix = ">";
+inline constexpr std::string_view cacher_prefix = "lp::cacher<",
+                                  cacher_scope = "::", cacher_suffix = ">";
 
 // "lp::cacher<Learner::get_parameters>", for describe and the status page.
 template <class T, class Listed>
@@ -333,7 +340,9 @@ template <class Cacher, class Result, class Params>
 struct cached_method;
 template <class Cacher, class Result, class... P>
 struct cached_method<Cacher, Result, std::tuple<P...>> {
-  Result answer(const P&... args) { return static_cast<Cacher&>(*this).lp_answer(args...); }
+  Result answer(const P&... args) {
+    return static_cast<Cacher&>(*this).lp_answer(args...);
+  }
 };
 
 template <class T, auto Method>
@@ -419,8 +428,8 @@ class cacher
             // The program stops: so do the callers, cleanly (lp::stopping).
             throw detail::call_failure(503, "stopping", e.what());
           } catch (const std::exception& e) {
-            throw detail::call_failure(502, std::string(detail::protocol::upstream_failed),
-                                       failed(e.what()));
+            throw detail::call_failure(
+                502, std::string(detail::protocol::upstream_failed), failed(e.what()));
           }
         },
         [&] {
@@ -428,29 +437,34 @@ class cacher
               504, "deadline_exceeded",
               "the caller's deadline passed while the cacher '" + label_ +
                   "' waited for a fresh answer of " + behind_.node() + "." +
-                  std::string(listed::name) + " (its last answer is older than max_staleness, " +
+                  std::string(listed::name) +
+                  " (its last answer is older than max_staleness, " +
                   std::to_string(config_.max_staleness.count()) +
-                  " ms); give the call a longer deadline, or the cacher a longer max_staleness");
+                  " ms); give the call a longer deadline, or the cacher a longer "
+                  "max_staleness");
         });
   }
 
   std::string failed(const std::string& why) const {
     auto behind = behind_.node(), method = std::string(listed::name);
     return "the cacher '" + label_ + "' has no answer of " + behind + "." + method +
-           " younger than its max_staleness (" + std::to_string(config_.max_staleness.count()) +
-           " ms) to serve, and asking '" + behind + "' failed: " + why + ". It asks '" +
-           behind + "' again at most every " + std::to_string(config_.refresh.count()) +
+           " younger than its max_staleness (" +
+           std::to_string(config_.max_staleness.count()) + " ms) to serve, and asking '" +
+           behind + "' failed: " + why + ". It asks '" + behind +
+           "' again at most every " + std::to_string(config_.refresh.count()) +
            " ms and serves its answers as soon as it answers: retry later, and if it "
-           "keeps failing, look at why '" + behind + "' does (its log)";
+           "keeps failing, look at why '" +
+           behind + "' does (its log)";
   }
 
   static cache_config checked(cache_config config) {
     if (config.refresh.count() < 0 || config.max_staleness < config.refresh ||
         config.deadline.count() <= 0)
-      throw usage_error("lp::cache_config: refresh " + std::to_string(config.refresh.count()) +
-                        " ms, max_staleness " + std::to_string(config.max_staleness.count()) +
-                        " ms, deadline " + std::to_string(config.deadline.count()) +
-                        " ms; give 0 <= refresh <= max_staleness and a positive deadline");
+      throw usage_error(
+          "lp::cache_config: refresh " + std::to_string(config.refresh.count()) +
+          " ms, max_staleness " + std::to_string(config.max_staleness.count()) +
+          " ms, deadline " + std::to_string(config.deadline.count()) +
+          " ms; give 0 <= refresh <= max_staleness and a positive deadline");
     return config;
   }
 
@@ -471,23 +485,23 @@ class cacher
 
 namespace detail {
 template <class T, auto Method>
-using cacher_definition =
-    forwarding_definition<cacher<T, Method>,
-                          cacher_name<T, typename cached_listing<T, Method>::type>::value,
-                          typename cached_listing<T, Method>::type, &cacher<T, Method>::answer>;
+using cacher_definition = forwarding_definition<
+    cacher<T, Method>, cacher_name<T, typename cached_listing<T, Method>::type>::value,
+    typename cached_listing<T, Method>::type, &cacher<T, Method>::answer>;
 }  // namespace detail
 
 // The description LP_SERVICE would have written for cacher<T, Method>, found
 // by argument-dependent lookup as LP_SERVICE's is (lp_service_tag's
 // argument is in namespace lp).
 template <class T, auto Method>
-  requires(detail::cacheable<T, Method>)
-detail::cacher_definition<T, Method> lp_service_lookup(lp_service_tag<cacher<T, Method>>);
+requires(detail::cacheable<T, Method>)
+    detail::cacher_definition<T, Method> lp_service_lookup(
+        lp_service_tag<cacher<T, Method>>);
 
 template <class T, auto Method>
-  requires(detail::refused_for_cacher<T, Method>)
-detail::refused_cacher_definition<cacher<T, Method>> lp_service_lookup(
-    lp_service_tag<cacher<T, Method>>);
+requires(detail::refused_for_cacher<T, Method>)
+    detail::refused_cacher_definition<cacher<T, Method>> lp_service_lookup(
+        lp_service_tag<cacher<T, Method>>);
 
 }  // namespace lp
 #endif  // LP_SINGLE_INCLUDE_LAUNCHPAD_CACHER_HPP

@@ -358,7 +358,8 @@ struct json_like {
   operator const json&() const;
 };
 template <class T>
-concept own_conversion = requires(json_like& j, const json_like& in, const T& value, T& out) {
+concept own_conversion = requires(json_like& j, const json_like& in, const T& value,
+                                  T& out) {
   to_json(j, value);
   from_json(in, out);
 };
@@ -648,14 +649,20 @@ namespace lp::detail {
 inline std::size_t utf8_sequence(std::string_view text) {
   auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   unsigned char lead = byte(0);
-  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
-                                      : (lead >> 3) == 0x1E ? 4 : 0;
+  std::size_t length = lead < 0x80           ? 1
+                       : (lead >> 5) == 0x6  ? 2
+                       : (lead >> 4) == 0xE  ? 3
+                       : (lead >> 3) == 0x1E ? 4
+                                             : 0;
   if (length == 0 || length > text.size()) return 0;
   for (std::size_t i = 1; i < length; ++i)
     if ((byte(i) & 0xC0) != 0x80) return 0;
   std::uint32_t point = length == 1 ? lead : lead & (0x7F >> length);
   for (std::size_t i = 1; i < length; ++i) point = (point << 6) | (byte(i) & 0x3F);
-  bool shortest = point >= (length == 1 ? 0u : length == 2 ? 0x80u : length == 3 ? 0x800u : 0x10000u);
+  bool shortest = point >= (length == 1   ? 0u
+                            : length == 2 ? 0x80u
+                            : length == 3 ? 0x800u
+                                          : 0x10000u);
   bool scalar = point <= 0x10FFFF && (point < 0xD800 || point > 0xDFFF);
   return shortest && scalar ? length : 0;
 }
@@ -707,9 +714,6 @@ class reader {
     skip();
     at = at_;
   }
-
-
-
 
   // Checks the whole body as read_all does, without building a value, and
   // returns where each item of the array it holds starts; nothing if the
@@ -785,7 +789,8 @@ class reader {
       fail("the body ends in the middle of a value");
     }
     std::uint64_t value = 0;
-    for (std::size_t i = 0; i < width; ++i) value = (value << 8) | static_cast<std::uint8_t>(in_[at_ + i]);
+    for (std::size_t i = 0; i < width; ++i)
+      value = (value << 8) | static_cast<std::uint8_t>(in_[at_ + i]);
     at_ += width;
     return value;
   }
@@ -809,10 +814,12 @@ class reader {
   // than the bytes left is malformed: refused before any memory is
   // reserved for it.
   void array_fits(length count) const {
-    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
+    if (count && *count > in_.size() - at_)
+      fail("an array is longer than the bytes left");
   }
   void map_fits(length count) const {
-    if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
+    if (count && *count > (in_.size() - at_) / 2)
+      fail("a map is longer than the bytes left");
   }
 
   // The bytes of a byte or text string (major type 2 or 3) whose initial
@@ -833,7 +840,8 @@ class reader {
   // A text string whose initial byte was read, checked as UTF-8.
   std::string_view text(length size, std::string& scratch) {
     auto out = string_bytes(3, size, scratch);
-    if (check_text_ && !valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
+    if (check_text_ && !valid_utf8(out))
+      throw std::domain_error("a text string is not valid UTF-8");
     return out;
   }
 
@@ -863,9 +871,10 @@ class reader {
   std::uint8_t tagged(std::uint64_t tag) {
     auto initial = next();
     if (initial >> 5 != 2)
-      fail("tag " + std::to_string(tag) +
-           " on something other than a byte string; the only tags understood are RFC 8746 "
-           "typed arrays");
+      fail(
+          "tag " + std::to_string(tag) +
+          " on something other than a byte string; the only tags understood are RFC 8746 "
+          "typed arrays");
     return initial;
   }
 
@@ -962,7 +971,8 @@ class bind_error : public launch_error {
 // The kernel gave no random bytes for the launch's secret.
 class secret_error : public launch_error {
  public:
-  explicit secret_error(const std::string& message) : launch_error("secret_error", message) {}
+  explicit secret_error(const std::string& message)
+      : launch_error("secret_error", message) {}
 };
 
 // The launch's TLS certificate or key cannot be used (--lp_tls_cert,
@@ -979,7 +989,8 @@ class tls_error : public launch_error {
 // <launchpad/json.hpp>. reason() says what was expected and what came.
 class decode_error : public error {
  public:
-  explicit decode_error(const std::string& reason) : error("decode_error", reason), reason_(reason) {}
+  explicit decode_error(const std::string& reason)
+      : error("decode_error", reason), reason_(reason) {}
   const std::string& reason() const noexcept { return reason_; }
 
  private:
@@ -1014,9 +1025,11 @@ class transport_error : public error {
   const std::string& method() const noexcept { return method_; }
 
  protected:
-  transport_error(const std::string& id, const std::string& node, const std::string& method,
-                  const std::string& message)
-      : error(id, "calling " + node + "." + method + ": " + message), node_(node), method_(method) {}
+  transport_error(const std::string& id, const std::string& node,
+                  const std::string& method, const std::string& message)
+      : error(id, "calling " + node + "." + method + ": " + message),
+        node_(node),
+        method_(method) {}
 
  private:
   std::string node_, method_;
@@ -1026,7 +1039,8 @@ class transport_error : public error {
 // run, or have run, on the node: retry only what is safe to repeat.
 class deadline_exceeded : public transport_error {
  public:
-  deadline_exceeded(const std::string& node, const std::string& method, const std::string& message)
+  deadline_exceeded(const std::string& node, const std::string& method,
+                    const std::string& message)
       : transport_error("deadline_exceeded", node, method, message) {}
 };
 
@@ -1046,8 +1060,8 @@ class stopping : public transport_error {
 // node is stopping ("stopping"). message() is the node's own text.
 class remote_error : public error {
  public:
-  remote_error(const std::string& node, const std::string& method, const std::string& code,
-               const std::string& message, int status)
+  remote_error(const std::string& node, const std::string& method,
+               const std::string& code, const std::string& message, int status)
       : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
         node_(node),
         method_(method),
@@ -1082,7 +1096,8 @@ class remote_error : public error {
 // recovers by itself once the node behind answers again: retry later.
 class upstream_error : public remote_error {
  public:
-  explicit upstream_error(const remote_error& answer) : remote_error("upstream_error", answer) {}
+  explicit upstream_error(const remote_error& answer)
+      : remote_error("upstream_error", answer) {}
 };
 
 }  // namespace lp
@@ -1116,7 +1131,8 @@ constexpr std::uint8_t tag(bool little_endian) {
   if constexpr (sizeof(T) == 1) return std::is_signed_v<T> ? 72 : 64;  // no byte order
   std::uint8_t ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
   if constexpr (std::is_floating_point_v<T>)
-    return static_cast<std::uint8_t>(0x50 | (little_endian ? 4 : 0) | (sizeof(T) == 4 ? 1 : 2));
+    return static_cast<std::uint8_t>(0x50 | (little_endian ? 4 : 0) |
+                                     (sizeof(T) == 4 ? 1 : 2));
   else
     return static_cast<std::uint8_t>(0x40 | (std::is_signed_v<T> ? 8 : 0) |
                                      (little_endian ? 4 : 0) | ll);
@@ -1138,7 +1154,8 @@ inline std::optional<element> element_of(std::uint64_t tag) {
   bool little = tag & 0x04;
   auto ll = tag & 0x03;
   if (tag & 0x10) {
-    if (ll == 0 || ll == 3) return std::nullopt;  // float16 and float128: no C++ type here
+    if (ll == 0 || ll == 3)
+      return std::nullopt;  // float16 and float128: no C++ type here
     return element{ll == 1 ? 4u : 8u, true, true, little};
   }
   bool is_signed = tag & 0x08;
@@ -1180,7 +1197,8 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T
 
 // The same into exactly N values; false also when there are not N.
 template <packable T, std::size_t N>
-bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::array<T, N>& out) {
+bool unpack(std::uint64_t tag, const void* data, std::size_t size,
+            std::array<T, N>& out) {
   bool native = tag == native_tag<T>;
   bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
   if ((!native && !swapped) || size != N * sizeof(T)) return false;
@@ -1208,7 +1226,8 @@ namespace lp::detail::cbor {
 // The item at `start` does not fit: "expected <expected> (<type>), got
 // <the item>", quoted as the generic reader reads it. `type` is the C++
 // type's type_spelling.
-[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type);
+[[noreturn]] LP_API void mismatch(reader& in, std::size_t start,
+                                  std::string_view expected, std::string_view type);
 
 // The item at `start` is not a tensor.
 [[noreturn]] LP_API void not_a_tensor(reader& in, std::size_t start);
@@ -1219,7 +1238,8 @@ LP_API std::size_t count_items(reader& in);
 
 // An integer item (initial byte read) within [min, max], as its 64 bits.
 inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t initial,
-                                  std::int64_t min, std::uint64_t max, std::string_view type) {
+                                  std::int64_t min, std::uint64_t max,
+                                  std::string_view type) {
   std::uint8_t major = initial >> 5, info = initial & 0x1f;
   if (major > 1) mismatch(in, start, "an integer", type);
   if (info == 31) in.indefinite_number(major);
@@ -1247,7 +1267,8 @@ inline double read_number(reader& in, std::size_t start, std::uint8_t initial, d
   } else {
     mismatch(in, start, "a number", type);
   }
-  if (std::isfinite(value) && std::abs(value) > max) mismatch(in, start, "a number in range", type);
+  if (std::isfinite(value) && std::abs(value) > max)
+    mismatch(in, start, "a number in range", type);
   return value;
 }
 
@@ -1320,13 +1341,15 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial);
 
 // A std::vector, std::array or std::set given as an array of items.
 template <class T>
-void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std::string_view expected) {
+void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial,
+                std::string_view expected) {
   using element = typename T::value_type;
   if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
   if constexpr (is_std_array<T>) {
-    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
+    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>)
+      mismatch(in, start, expected, type_spelling<T>);
     reader::nested items(in);
     for (auto& item : out) read_value(in, item);
     if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
@@ -1341,8 +1364,10 @@ void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std
       } else {
         element item{};
         read_value(in, item);
-        if constexpr (is_std_set<T>) out.insert(std::move(item));
-        else out.push_back(std::move(item));
+        if constexpr (is_std_set<T>)
+          out.insert(std::move(item));
+        else
+          out.push_back(std::move(item));
       }
     }
   }
@@ -1359,7 +1384,8 @@ void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
-  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
+  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>)
+    mismatch(in, start, expected, type_spelling<T>);
   {
     reader::nested items(in);
     std::apply([&](auto&... item) { (read_value(in, item), ...); }, out);
@@ -1415,11 +1441,14 @@ void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   for_each_member(out, [&](const char* name, auto&) {
     auto at = index++;
     if (missing || misfit) return;
-    if (!seen[at]) missing = name;
-    else misfit = misfits.find(at);
+    if (!seen[at])
+      missing = name;
+    else
+      misfit = misfits.find(at);
   });
   if (missing)
-    mismatch(in, start, std::string("an object with member '") + missing + "'", type_spelling<T>);
+    mismatch(in, start, std::string("an object with member '") + missing + "'",
+             type_spelling<T>);
   if (misfit) throw decode_error(*misfit);
 }
 
@@ -1462,28 +1491,36 @@ template <class T>
 void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   constexpr auto kind = wire_kind_of<T>;
   if constexpr (kind == wire_kind::boolean) {
-    if (initial == 0xf5) out = true;
-    else if (initial == 0xf4) out = false;
-    else mismatch(in, start, "a boolean", type_spelling<T>);
+    if (initial == 0xf5)
+      out = true;
+    else if (initial == 0xf4)
+      out = false;
+    else
+      mismatch(in, start, "a boolean", type_spelling<T>);
   } else if constexpr (kind == wire_kind::integer) {
-    out = static_cast<T>(read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
-                                      static_cast<std::uint64_t>(std::numeric_limits<T>::max()),
-                                      type_spelling<T>));
+    out = static_cast<T>(read_integer(
+        in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
+        static_cast<std::uint64_t>(std::numeric_limits<T>::max()), type_spelling<T>));
   } else if constexpr (kind == wire_kind::floating) {
-    out = static_cast<T>(read_number(in, start, initial, static_cast<double>(std::numeric_limits<T>::max()),
+    out = static_cast<T>(read_number(in, start, initial,
+                                     static_cast<double>(std::numeric_limits<T>::max()),
                                      type_spelling<T>));
   } else if constexpr (kind == wire_kind::enumeration) {
     using underlying = std::underlying_type_t<T>;
     out = static_cast<T>(static_cast<underlying>(
-        read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
-                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), type_spelling<T>)));
+        read_integer(in, start, initial,
+                     static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
+                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()),
+                     type_spelling<T>)));
   } else if constexpr (kind == wire_kind::string) {
     if (initial >> 5 != 3) mismatch(in, start, "a string", type_spelling<T>);
     out.clear();
     in.text_into(in.size_of(initial), out);
   } else if constexpr (kind == wire_kind::optional) {
-    if (initial == 0xf6) out.reset();
-    else read_after(in, out.emplace(), start, initial);
+    if (initial == 0xf6)
+      out.reset();
+    else
+      read_after(in, out.emplace(), start, initial);
   } else if constexpr (kind == wire_kind::typed_array) {
     constexpr bool fixed = is_std_array<T>;
     auto expected = [] {
@@ -1506,8 +1543,10 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
       read_items(in, out, start, initial, "an array");
     }
   } else if constexpr (kind == wire_kind::sequence) {
-    if constexpr (is_std_array<T>) read_items(in, out, start, initial, array_expected<T>());
-    else read_items(in, out, start, initial, "an array");
+    if constexpr (is_std_array<T>)
+      read_items(in, out, start, initial, array_expected<T>());
+    else
+      read_items(in, out, start, initial, "an array");
   } else if constexpr (kind == wire_kind::map) {
     read_map(in, out, start, initial);
   } else if constexpr (kind == wire_kind::tuple) {
@@ -1524,7 +1563,8 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
       static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
     }
   } else {
-    static_assert(unhandled_kind<T>, "the typed CBOR reader has no case for this wire kind");
+    static_assert(unhandled_kind<T>,
+                  "the typed CBOR reader has no case for this wire kind");
   }
 }
 
@@ -1538,11 +1578,14 @@ void read_value(reader& in, T& out) {
 // The item at the reader as a new T.
 template <class T>
 T read_item(reader& in) {
-  if constexpr (wire_kind_of<T> == wire_kind::nlohmann && !std::is_default_constructible_v<T>) {
+  if constexpr (wire_kind_of<T> == wire_kind::nlohmann &&
+                !std::is_default_constructible_v<T>) {
     // nlohmann can make some types it cannot assign to.
     in.check_depth();
-    if constexpr (json_codec_included<T>) return json_codec<T>::make(in);
-    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
+    if constexpr (json_codec_included<T>)
+      return json_codec<T>::make(in);
+    else
+      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     T value{};
     read_value(in, value);
@@ -1630,7 +1673,8 @@ inline void keep_large_blocks() {
 #if defined(__GLIBC__)
   static std::once_flag once;
   std::call_once(once, [] {
-    for (const char* chosen : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
+    for (const char* chosen :
+         {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
       if (std::getenv(chosen)) return;
     ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
     ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
@@ -1670,7 +1714,8 @@ inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
                                           : width == 2 ? 25
                                           : width == 4 ? 26
                                                        : 27));
-  for (int i = 0; i < width; ++i) bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
+  for (int i = 0; i < width; ++i)
+    bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
   out.append(bytes, static_cast<std::size_t>(1 + width));
 }
 
@@ -1753,8 +1798,10 @@ class sink {
 
   // The bytes of a typed array, which a gathered body may refer to.
   void numbers(const char* data, std::size_t size) {
-    if (gathered_) gathered_->numbers(data, size);
-    else bytes.append(data, size);
+    if (gathered_)
+      gathered_->numbers(data, size);
+    else
+      bytes.append(data, size);
   }
 
  private:
@@ -1772,7 +1819,8 @@ inline void float64(std::string& bytes, double value) {
   std::uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   char out[9] = {static_cast<char>(0xfb)};
-  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
   bytes.append(out, sizeof out);
 }
 
@@ -1795,8 +1843,10 @@ void write_value(sink& out, const T& value) {
   } else if constexpr (kind == wire_kind::string) {
     text(bytes, value);
   } else if constexpr (kind == wire_kind::optional) {
-    if (value) write_value(out, *value);
-    else bytes += static_cast<char>(0xf6);
+    if (value)
+      write_value(out, *value);
+    else
+      bytes += static_cast<char>(0xf6);
   } else if constexpr (kind == wire_kind::typed_array) {
     numbers(out, value.data(), value.size());
   } else if constexpr (kind == wire_kind::sequence) {
@@ -1824,8 +1874,10 @@ void write_value(sink& out, const T& value) {
     text(bytes, "shape");
     write_value(out, value.shape());
   } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
-    if constexpr (json_codec_included<T>) json_codec<T>::write(bytes, value);
-    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
+    if constexpr (json_codec_included<T>)
+      json_codec<T>::write(bytes, value);
+    else
+      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
   }
@@ -1924,7 +1976,9 @@ inline std::optional<format> format_of(std::string_view content_type) {
   return std::nullopt;
 }
 
-inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
+inline const char* content_type(format f) {
+  return f == format::cbor ? cbor_type : json_type;
+}
 
 // Deeper values are refused before they are built: nlohmann prints JSON
 // recursively, so a few kilobytes of nesting would otherwise overflow the
@@ -1941,8 +1995,8 @@ LP_API std::string encode(const json& value, format f);
 // std::domain_error for text that is not UTF-8.
 LP_API json decode(std::string_view body, format f);
 
-LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
-                       std::string_view method);
+LP_API json error_body(std::string_view code, std::string_view message,
+                       std::string_view node, std::string_view method);
 
 }  // namespace lp::detail::protocol
 
@@ -2022,14 +2076,17 @@ void write_result(written_reply& out, R value, protocol::format f) {
     auto kept = std::make_shared<const R>(std::move(value));
     out.body.bytes() += result_prefix;
     cbor::write(out.body, *kept);
-    if (f == protocol::format::json) reply_to_json(out);
-    else if (out.body.borrows()) out.kept = std::move(kept);
+    if (f == protocol::format::json)
+      reply_to_json(out);
+    else if (out.body.borrows())
+      out.kept = std::move(kept);
   }
 }
 
 // Writes an error reply over `out`.
-LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
-                        std::string_view node, std::string_view method, protocol::format f);
+LP_API void write_error(written_reply& out, std::string_view code,
+                        const std::string& message, std::string_view node,
+                        std::string_view method, protocol::format f);
 
 // The result in a parsed reply, or the lp::remote_error it stands for.
 LP_API json result_of(const std::string& node, const std::string& method, int status,
@@ -2037,10 +2094,12 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
 
 // The result in any reply, or the error it stands for (an unreadable reply
 // is an lp::remote_error).
-LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply);
+LP_API json result_in(const std::string& node, const std::string& method,
+                      const raw_reply& reply);
 
 // Throws the error the reply stands for, if it stands for one.
-LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply);
+LP_API void check_reply(const std::string& node, const std::string& method,
+                        const raw_reply& reply);
 
 // The same, in CBOR: what a typed read takes, whatever the reply's format.
 LP_API std::string result_cbor(const std::string& node, const std::string& method,
@@ -2104,7 +2163,8 @@ class placed_vector<std::vector<T>> final : public reply_sink {
     // The tag (one byte after 0xd8: typed-array tags are 64-87), then the
     // byte string's head with a length of 1, 2, 4 or 8 bytes (a body this
     // large needs one).
-    if (lead.size() < at + 3 || byte(at) != 0xd8 || byte(at + 1) != typed_array::native_tag<T>)
+    if (lead.size() < at + 3 || byte(at) != 0xd8 ||
+        byte(at + 1) != typed_array::native_tag<T>)
       return nullptr;
     auto initial = byte(at + 2);
     if (initial < 0x58 || initial > 0x5b) return nullptr;
@@ -2158,10 +2218,11 @@ struct call_deadline {
 // What a call that got no reply within its deadline raises; `why` adds what
 // became of the call.
 inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
-                                      std::chrono::milliseconds deadline, const std::string& why) {
+                                      std::chrono::milliseconds deadline,
+                                      const std::string& why) {
   return deadline_exceeded(node, method,
-                           "no reply within the deadline of " + std::to_string(deadline.count()) +
-                               " ms" + why);
+                           "no reply within the deadline of " +
+                               std::to_string(deadline.count()) + " ms" + why);
 }
 
 // How a client reaches one node. The launch policy picks the implementation
@@ -2174,7 +2235,8 @@ class channel {
   // throws lp::transport_error / lp::deadline_exceeded (when no reply came
   // by `deadline`). A channel may hand a large reply to `sink` (null: none)
   // and return it `placed`.
-  virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
+  virtual raw_reply call(const std::string& method,
+                         std::span<const std::string_view> args,
                          const call_deadline& deadline, reply_sink* sink) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.
@@ -2282,9 +2344,12 @@ struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
   // A method may take its parameters by value or by const reference: the
   // caller's value is copied over the wire, so a reference it could write
   // through would silently write to nothing.
-  static constexpr bool params_by_value =
-      ((!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) && ...);
-  static constexpr bool wire_ok = wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
+  template <class Q>
+  static constexpr bool by_value =
+      !std::is_reference_v<Q> || std::is_const_v<std::remove_reference_t<Q>>;
+  static constexpr bool params_by_value = (by_value<P> && ...);
+  static constexpr bool wire_ok =
+      wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
 
   // How the compiler spells the result and each parameter (describe's
   // signature_text).
@@ -2317,9 +2382,9 @@ template <class C, class R, class... P, bool NoExcept>
 struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
   using whole = member_function<R (C::*)(P...) noexcept(NoExcept)>;
   static constexpr bool valid = whole::valid;
-  static constexpr bool shape_ok = (std::is_void_v<R> || batch_column<std::remove_cvref_t<R>>::is_vector) &&
-                                  (batch_column<std::remove_cvref_t<P>>::is_vector && ...) &&
-                                  sizeof...(P) > 0;
+  static constexpr bool shape_ok =
+      (std::is_void_v<R> || batch_column<std::remove_cvref_t<R>>::is_vector) &&
+      (batch_column<std::remove_cvref_t<P>>::is_vector && ...) && sizeof...(P) > 0;
   using result = typename batch_column<std::remove_cvref_t<R>>::type;
   using params = std::tuple<typename batch_column<std::remove_cvref_t<P>>::type...>;
   using batch_params = std::tuple<std::remove_cvref_t<P>...>;
@@ -2328,7 +2393,8 @@ struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
   static constexpr bool wire_ok = whole::wire_ok;
 
   static constexpr std::string_view types[] = {
-      type_spelling<result>, type_spelling<typename batch_column<std::remove_cvref_t<P>>::type>...};
+      type_spelling<result>,
+      type_spelling<typename batch_column<std::remove_cvref_t<P>>::type>...};
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -2366,7 +2432,7 @@ struct signature_of {
   using type = member_function<typename Method::pointer_type>;
 };
 template <class Method>
-  requires batched_method<Method>
+requires batched_method<Method>
 struct signature_of<Method> {
   using type = batched_function<typename Method::pointer_type>;
 };
@@ -2601,9 +2667,10 @@ call_result<Caller, Method> proxy_checked_call(const Caller& from,
                   "beside this message); pass exactly the parameters T::m declares");
     // clang-format on
     throw usage_error("unreachable: the call was rejected at compile time");
-  } else if constexpr ((static_cast<int>(check_argument<
-                            Pointer, static_cast<int>(I) + 1, A,
-                            std::tuple_element_t<I, typename traits::params>>()) &
+  } else if constexpr ((static_cast<int>(
+                            check_argument<
+                                Pointer, static_cast<int>(I) + 1, A,
+                                std::tuple_element_t<I, typename traits::params>>()) &
                         ...)) {  // &, not &&: every argument is checked, and each named
     return proxy_call<Method>(from, std::forward<A>(args)...);
   } else {
@@ -2691,8 +2758,8 @@ struct node_identity {
   std::string group;
   int index = -1;
   std::string program;
-  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
-  std::string run_dir;  // the launch's run directory; empty under a test controller
+  std::string launch;      // the launch policy's flag name, e.g. "local_mt"
+  std::string run_dir;     // the launch's run directory; empty under a test controller
   std::vector<int> cores;  // the process is pinned to; empty: not pinned
   std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
   node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
@@ -2815,7 +2882,8 @@ class launch_state {
     } catch (const std::exception& e) {
       return "node " + failed_node() + " failed: " + e.what() + "\n";
     } catch (...) {
-      return "node " + failed_node() + " failed with an exception not derived from "
+      return "node " + failed_node() +
+             " failed with an exception not derived from "
              "std::exception\n";
     }
   }
@@ -2867,7 +2935,8 @@ struct current_node {
   launch_state* launch = nullptr;
   // When the caller of the call this thread answers stops waiting
   // (lp::caller_deadline()).
-  std::chrono::steady_clock::time_point call_deadline = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point call_deadline =
+      std::chrono::steady_clock::time_point::max();
 };
 
 inline current_node& this_thread_node() {
@@ -3132,7 +3201,8 @@ class thread_pool {
     --starting_;
     for (;;) {
       ++idle_;
-      bool woken = ready_.wait_for(lock, idle_limit_, [&] { return stopping_ || startable() > 0; });
+      bool woken = ready_.wait_for(lock, idle_limit_,
+                                   [&] { return stopping_ || startable() > 0; });
       --idle_;
       if (!woken) {
         // Idle too long: leave. The next enqueue (or shutdown) joins us.
@@ -3166,7 +3236,7 @@ class thread_pool {
   std::vector<std::thread> retired_;  // left, not yet joined
   std::size_t idle_ = 0;
   std::size_t starting_ = 0;  // started, not yet in work()
-  std::size_t busy_ = 0;  // ordinary jobs running
+  std::size_t busy_ = 0;      // ordinary jobs running
   bool stopping_ = false;
 };
 
@@ -3356,8 +3426,10 @@ struct call_access {
           return finish<R>(*target, method, {&whole, 1}, deadline);
         });
     auto future = task->get_future();
-    if (handlers_on_this_thread() > 0) call_pool().enqueue_urgent([task] { (*task)(); });
-    else call_pool().enqueue([task] { (*task)(); });
+    if (handlers_on_this_thread() > 0)
+      call_pool().enqueue_urgent([task] { (*task)(); });
+    else
+      call_pool().enqueue([task] { (*task)(); });
     return future;
   }
 
@@ -3371,7 +3443,8 @@ struct call_access {
         if (reply.placed) return std::move(sink.value);
         return read_result<R>(target.node(), method, reply);
       } else {
-        return read_result<R>(target.node(), method, target.call(method, args, deadline, nullptr));
+        return read_result<R>(target.node(), method,
+                              target.call(method, args, deadline, nullptr));
       }
     } catch (const remote_error& refusal) {
       rethrow_for_caller(refusal);
@@ -3571,13 +3644,15 @@ constexpr bool buildable_or_explained() {
 #define LP_DETAIL_FOR_EACH(macro, data, ...) \
   __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_STEP(macro, data, __VA_ARGS__)))
 #define LP_DETAIL_FOR_EACH_STEP(macro, data, first, ...) \
-  macro(data, first) __VA_OPT__(LP_DETAIL_FOR_EACH_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
+  macro(data, first)                                     \
+      __VA_OPT__(LP_DETAIL_FOR_EACH_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
 #define LP_DETAIL_FOR_EACH_AGAIN() LP_DETAIL_FOR_EACH_STEP
 
 #define LP_DETAIL_FOR_EACH_COMMA(macro, data, ...) \
   __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, __VA_ARGS__)))
 #define LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, first, ...) \
-  macro(data, first) __VA_OPT__(, LP_DETAIL_FOR_EACH_COMMA_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
+  macro(data, first) __VA_OPT__(                               \
+      , LP_DETAIL_FOR_EACH_COMMA_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
 #define LP_DETAIL_FOR_EACH_COMMA_AGAIN() LP_DETAIL_FOR_EACH_COMMA_STEP
 
 // ---- launchpad/detail/reflect/service_checks.hpp ----
@@ -3822,7 +3897,9 @@ using service_definition = detail::definition_of<T>;
 
 // A node's run() is called on its own thread once every node serves.
 template <class T>
-concept runnable = requires(T& node) { node.run(); };
+concept runnable = requires(T& node) {
+  node.run();
+};
 
 // A service opts into concurrent handlers with
 //   static constexpr bool lp_concurrent_handlers = true;
@@ -3846,31 +3923,30 @@ concept checkpointed = detail::restores_saved_state<T>;
 // method that hands the call to the library. What it checks is in
 // detail/reflect/service_checks.hpp; how a call is checked, in
 // detail/reflect/call_checks.hpp.
-#define LP_SERVICE(T, ...)                                                                \
-  template <class>                                                                        \
-  struct lp_service_definition;                                                           \
-  template <>                                                                             \
-  struct lp_service_definition<T> {                                                       \
-    LP_DETAIL_SERVICE_BODY(T, #T, __VA_ARGS__)                                            \
-  };                                                                                      \
+#define LP_SERVICE(T, ...)                     \
+  template <class>                             \
+  struct lp_service_definition;                \
+  template <>                                  \
+  struct lp_service_definition<T> {            \
+    LP_DETAIL_SERVICE_BODY(T, #T, __VA_ARGS__) \
+  };                                           \
   lp_service_definition<T> lp_service_lookup(::lp_service_tag<T>)
 
 // The definition's members, apart so that a library service template
 // (lp::replay<Item>) writes its definition once for every argument: T may
 // be dependent there, and `name` any constant expression.
-#define LP_DETAIL_SERVICE_BODY(T, service_name, ...)                                      \
-  using service_type = T;                                                                 \
-  static constexpr std::string_view name = service_name;                                  \
-  LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                            \
-  static constexpr auto methods =                                                         \
-      boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(LP_DETAIL_SERVICE_METHOD_TYPE, T,     \
-                                                    __VA_ARGS__)>;                        \
-  static constexpr bool lp_checked = ::lp::detail::check_service<                         \
-      T LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();             \
-  template <class lp_Caller>                                                              \
-  struct proxy                                                                            \
-      : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T, __VA_ARGS__) {      \
-    using lp_Caller::lp_Caller;                                                           \
+#define LP_DETAIL_SERVICE_BODY(T, service_name, ...)                                   \
+  using service_type = T;                                                              \
+  static constexpr std::string_view name = service_name;                               \
+  LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_METHOD, T, __VA_ARGS__)                         \
+  static constexpr auto methods = boost::hana::tuple_t<LP_DETAIL_FOR_EACH_COMMA(       \
+      LP_DETAIL_SERVICE_METHOD_TYPE, T, __VA_ARGS__)>;                                 \
+  static constexpr bool lp_checked = ::lp::detail::check_service<T LP_DETAIL_FOR_EACH( \
+      LP_DETAIL_SERVICE_METHOD_NEXT, T, __VA_ARGS__)>();                               \
+  template <class lp_Caller>                                                           \
+  struct proxy : lp_Caller LP_DETAIL_FOR_EACH(LP_DETAIL_SERVICE_PROXY_BASE, T,         \
+                                              __VA_ARGS__) {                           \
+    using lp_Caller::lp_Caller;                                                        \
   };
 
 #define LP_DETAIL_SERVICE_METHOD_TYPE(T, m) lp_method_##m
@@ -3883,53 +3959,61 @@ concept checkpointed = detail::restores_saved_state<T>;
 // member has three overloads (call_checks.hpp says how they divide calls);
 // the first takes the method's own parameter types, so a braced argument
 // works and an IDE shows the parameters.
-#define LP_DETAIL_SERVICE_METHOD(T, m)                                                    \
-  struct lp_method_##m;                                                                   \
-  template <class lp_C, class lp_D,                                                       \
-            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                        \
-  struct lp_member_##m;                                                                   \
-  struct lp_method_##m {                                                                  \
-    static constexpr std::string_view name = #m;                                          \
-    /* The proxy member alone, for a service that serves this one method too */           \
-    /* (lp::cacher): its client gets the member without the service's others. */         \
-    template <class lp_C, class lp_D>                                                     \
-    using member = lp_member_##m<lp_C, lp_D>;                                             \
-    struct probe_base {                                                                   \
-      int m;                                                                              \
-    };                                                                                    \
-    template <class U>                                                                    \
-    struct probe : U, probe_base {};                                                      \
-    template <class U>                                                                    \
-    static constexpr bool named = std::is_final_v<U> || !requires { &probe<U>::m; };      \
-    template <class U>                                                                    \
-    static constexpr bool addressable = requires { &U::m; };                              \
-    /* A template, so that the branch not taken is never checked. */                    \
-    static constexpr auto pointer = []<class U = T>() {                                   \
-      if constexpr (addressable<U>) return &U::m;                                         \
-      else return nullptr;                                                                \
-    }();                                                                                  \
-    using pointer_type = std::remove_const_t<decltype(pointer)>;                          \
-  };                                                                                      \
-  template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>                 \
-  struct lp_member_##m<lp_C, lp_D, ::lp::detail::call_shape_t<                            \
-                                       ::lp::detail::parameter_types<lp_P...>,            \
-                                       ::std::index_sequence<lp_I...>>> {                 \
-    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
-        ::lp::detail::parameter_t<lp_P>... lp_args) const {                               \
-      return ::lp::detail::proxy_call<lp_method_##m, lp_C>(                               \
-          static_cast<const lp_D&>(*this), lp_args...);                                   \
-    }                                                                                     \
-    template <class... lp_A>                                                              \
-    ::lp::detail::call_result<lp_C, lp_method_##m> m(lp_A&&... lp_args) const {           \
-      return ::lp::detail::proxy_checked_call<lp_method_##m, lp_C>(                       \
-          static_cast<const lp_D&>(*this), ::std::index_sequence_for<lp_A...>(),          \
-          static_cast<lp_A&&>(lp_args)...);                                               \
-    }                                                                                     \
-    template <int = 0>                                                                    \
-    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                     \
-        ::lp::detail::braced_argument<lp_method_##m, int(lp_I) + 1, lp_P>...) const {     \
-      return ::lp::detail::proxy_rejected_call<lp_method_##m, lp_C>();                    \
-    }                                                                                     \
+#define LP_DETAIL_SERVICE_METHOD(T, m)                                                \
+  struct lp_method_##m;                                                               \
+  template <class lp_C, class lp_D,                                                   \
+            class = ::lp::detail::call_shape<lp_method_##m, lp_C>>                    \
+  struct lp_member_##m;                                                               \
+  struct lp_method_##m {                                                              \
+    static constexpr std::string_view name = #m;                                      \
+    /* The proxy member alone, for a service that serves this one method too */       \
+    /* (lp::cacher): its client gets the member without the service's others. */      \
+    template <class lp_C, class lp_D>                                                 \
+    using member = lp_member_##m<lp_C, lp_D>;                                         \
+    struct probe_base {                                                               \
+      int m;                                                                          \
+    };                                                                                \
+    template <class U>                                                                \
+    struct probe : U, probe_base {};                                                  \
+    template <class U>                                                                \
+    static constexpr bool named = std::is_final_v<U> || !requires {                   \
+      &probe<U>::m;                                                                   \
+    };                                                                                \
+    template <class U>                                                                \
+    static constexpr bool addressable = requires {                                    \
+      &U::m;                                                                          \
+    };                                                                                \
+    /* A template, so that the branch not taken is never checked. */                  \
+    static constexpr auto pointer = []<class U = T>() {                               \
+      if constexpr (addressable<U>)                                                   \
+        return &U::m;                                                                 \
+      else                                                                            \
+        return nullptr;                                                               \
+    }                                                                                 \
+    ();                                                                               \
+    using pointer_type = std::remove_const_t<decltype(pointer)>;                      \
+  };                                                                                  \
+  template <class lp_C, class lp_D, class... lp_P, ::std::size_t... lp_I>             \
+  struct lp_member_##m<                                                               \
+      lp_C, lp_D,                                                                     \
+      ::lp::detail::call_shape_t<::lp::detail::parameter_types<lp_P...>,              \
+                                 ::std::index_sequence<lp_I...>>> {                   \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                 \
+        ::lp::detail::parameter_t<lp_P>... lp_args) const {                           \
+      return ::lp::detail::proxy_call<lp_method_##m, lp_C>(                           \
+          static_cast<const lp_D&>(*this), lp_args...);                               \
+    }                                                                                 \
+    template <class... lp_A>                                                          \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(lp_A&&... lp_args) const {       \
+      return ::lp::detail::proxy_checked_call<lp_method_##m, lp_C>(                   \
+          static_cast<const lp_D&>(*this), ::std::index_sequence_for<lp_A...>(),      \
+          static_cast<lp_A&&>(lp_args)...);                                           \
+    }                                                                                 \
+    template <int = 0>                                                                \
+    ::lp::detail::call_result<lp_C, lp_method_##m> m(                                 \
+        ::lp::detail::braced_argument<lp_method_##m, int(lp_I) + 1, lp_P>...) const { \
+      return ::lp::detail::proxy_rejected_call<lp_method_##m, lp_C>();                \
+    }                                                                                 \
   };
 
 // LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
@@ -3946,13 +4030,13 @@ concept checkpointed = detail::restores_saved_state<T>;
 //   int action = policy.act(observation);  // one observation, one action
 //
 // Write it right after LP_SERVICE, in the same namespace.
-#define LP_BATCHED(T, m, max_batch, max_wait)                                             \
-  constexpr ::lp::detail::batch_limits lp_batch_limits(                                   \
-      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                          \
-    return {static_cast<std::size_t>(max_batch),                                          \
-            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};             \
-  }                                                                                       \
-  static_assert(::lp::detail::check_batched<lp_service_definition<T>::lp_method_##m,      \
+#define LP_BATCHED(T, m, max_batch, max_wait)                                        \
+  constexpr ::lp::detail::batch_limits lp_batch_limits(                              \
+      ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                     \
+    return {static_cast<std::size_t>(max_batch),                                     \
+            std::chrono::duration_cast<std::chrono::microseconds>(max_wait)};        \
+  }                                                                                  \
+  static_assert(::lp::detail::check_batched<lp_service_definition<T>::lp_method_##m, \
                                             static_cast<long long>(max_batch)>())
 
 namespace lp {
@@ -4072,9 +4156,10 @@ inline std::shared_ptr<launch_state> launch_of_caller(const char* function) {
   auto all = launch_registry::get().all();
   if (all.size() == 1) return all.front();
   throw usage_error(std::string(function) +
-                    (all.empty() ? " needs a running program, and none runs in this process"
-                                 : " was called outside a node while several programs run; "
-                                   "call it from a node, or use the launch's controller"));
+                    (all.empty()
+                         ? " needs a running program, and none runs in this process"
+                         : " was called outside a node while several programs run; "
+                           "call it from a node, or use the launch's controller"));
 }
 }  // namespace detail
 
@@ -4084,7 +4169,8 @@ inline node_context context() {
   const auto* identity = detail::this_thread_node().identity;
   if (!identity)
     throw usage_error(
-        "lp::context() was called outside a node; call it from a node's run(), one of its "
+        "lp::context() was called outside a node; call it from a node's run(), one of "
+        "its "
         "methods or its constructor");
   return {identity->label,   identity->group,  identity->index,
           identity->program, identity->launch, identity->run_dir,
@@ -4188,7 +4274,8 @@ class handle {
 
  private:
   friend class program;
-  handle(const program* owner, std::string label) : owner_(owner), label_(std::move(label)) {}
+  handle(const program* owner, std::string label)
+      : owner_(owner), label_(std::move(label)) {}
 
   const program* owner_ = nullptr;
   std::string label_;
@@ -4361,13 +4448,84 @@ struct slurm {
 
 #include <cstdio>
 
-// ---- launchpad/detail/serve/typed_node.hpp ----
+// ---- launchpad/detail/graph/handle_arguments.hpp ----
 
-// ---- launchpad/detail/observe/node_metrics.hpp ----
 
-// The figures one node keeps: its calls, method by method, and what its own
-// code records through lp::metrics. Its server exports them (exposition.hpp);
-// the launcher's status page reads them as JSON.
+namespace lp::detail {
+
+// Given by the launch policy: a channel to the node with this label.
+using connector = std::function<std::shared_ptr<channel>(const std::string& label)>;
+
+template <class A>
+inline constexpr bool is_handle = false;
+template <class T>
+inline constexpr bool is_handle<handle<T>> = true;
+
+// Calls f on every handle in a node argument.
+template <class A, class F>
+void for_each_handle(const A& argument, F&& f) {
+  if constexpr (is_handle<A>) {
+    f(argument.label(), argument.owner());
+  } else if constexpr (is_std_vector<A>) {
+    for (const auto& element : argument) for_each_handle(element, f);
+  }
+}
+
+// A node argument as the node receives it: handles become clients.
+template <class A>
+auto resolve(const A& argument, const connector& connect) {
+  if constexpr (is_handle<A>) {
+    return client_access::make<typename A::service_type>(connect(argument.label()));
+  } else if constexpr (is_std_vector<A>) {
+    std::vector<decltype(resolve(argument.front(), connect))> out;
+    out.reserve(argument.size());
+    for (const auto& element : argument) out.push_back(resolve(element, connect));
+    return out;
+  } else {
+    return argument;
+  }
+}
+
+template <class A>
+using resolved_t =
+    decltype(resolve(std::declval<const A&>(), std::declval<const connector&>()));
+
+template <class T, class... A>
+concept buildable_from = std::is_constructible_v<T, A...> || requires(A&&... args) {
+  T{std::forward<A>(args)...};
+};
+
+template <class T, class... A>
+std::unique_ptr<T> build(A&&... args) {
+  if constexpr (std::is_constructible_v<T, A...>)
+    return std::make_unique<T>(std::forward<A>(args)...);
+  else
+    return std::unique_ptr<T>(new T{std::forward<A>(args)...});
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/graph/python_recipe.hpp ----
+
+// What a launch needs to start a node of a Python service (LP_PYTHON): the
+// class, the C++ declaration to compare with its type hints, and the
+// constructor's arguments in their wire form. Made where the user's code
+// knows the types; read by the node's host (detail/python/).
+
+// ---- launchpad/detail/serve/method_list.hpp ----
+
+// What describe and the method lookup need of a service's methods: their
+// names, signatures, types and batching, without invoking them, so that a
+// service served by Python (LP_PYTHON) is described as a C++ one is.
+
+#include <iterator>
+
+// ---- launchpad/detail/serve/batch_queue.hpp ----
+
+// The callers of a batched method wait here until a batch forms: max_batch
+// of them, or whoever came within max_wait of the oldest. One of the waiting
+// threads then runs the method once for the whole batch and hands each
+// caller its own result. No thread of its own: the batch runs on a caller's.
 
 // ---- launchpad/detail/observe/call_metrics.hpp ----
 
@@ -4592,212 +4750,6 @@ class call_timer {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/observe/metric_name.hpp ----
-
-
-namespace lp::detail {
-
-// What a user's metric may be called: Prometheus's rule for names, minus the
-// colon (kept for recording rules) and the prefixes the library keeps for
-// itself (lp_) and Prometheus reserves (__). Throws usage_error naming the
-// rule that `name` breaks.
-inline void check_metric_name(std::string_view function, std::string_view name) {
-  auto fail = [&](std::string_view rule) {
-    throw usage_error(std::string(function) + "(\"" + std::string(name.substr(0, 80)) +
-                      "\"): " + std::string(rule));
-  };
-  if (name.empty()) fail("a metric name cannot be empty");
-  if (name.size() > 100) fail("a metric name has at most 100 characters");
-  auto letter = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  };
-  if (!letter(name.front()))
-    fail(
-        "a metric name starts with a letter or _ (Prometheus's rule: "
-        "[a-zA-Z_][a-zA-Z0-9_]*)");
-  for (char c : name)
-    if (!letter(c) && !(c >= '0' && c <= '9'))
-      fail(
-          "a metric name holds only letters, digits and _ (Prometheus's rule: "
-          "[a-zA-Z_][a-zA-Z0-9_]*)");
-  if (name.starts_with("lp_") || name.starts_with("__"))
-    fail("names that start with lp_ or __ are kept for the library and Prometheus");
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/observe/user_metrics.hpp ----
-
-// What lp::metrics needs of a node's registry (node_metrics.hpp): declared
-// here without it, so that a user's code that records a figure includes no
-// more than this.
-
-
-namespace lp::detail {
-
-class user_series;
-
-// A counter and a gauge are a number their owner changes with one relaxed
-// atomic operation; Prometheus reads them at any time.
-struct user_figure {
-  std::atomic<double> value{0};
-};
-
-// The calling node's counter, gauge or series of that name, made on first
-// use. Throws usage_error outside a node, for a bad name, or for a name the
-// node already uses for another kind.
-LP_API user_figure& user_counter(std::string_view name);
-LP_API user_figure& user_gauge(std::string_view name);
-LP_API user_series& user_series_named(std::string_view name);
-
-LP_API void record_in_series(user_series& series, double value);
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// The last `capacity` values recorded, each with its time (seconds since
-// the epoch): what the status page plots. Recording takes a lock; a series
-// is for figures a node has now and then (an episode's return), not per call.
-class user_series {
- public:
-  static constexpr std::size_t capacity = 1000;
-
-  void record(double value) {
-    double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
-    std::lock_guard lock(mutex_);
-    if (points_.size() < capacity)
-      points_.emplace_back(now, value);
-    else
-      points_[next_] = {now, value};
-    next_ = (next_ + 1) % capacity;
-    ++recorded_;
-  }
-
-  // Oldest first.
-  std::vector<std::pair<double, double>> points() const {
-    std::lock_guard lock(mutex_);
-    if (points_.size() < capacity) return points_;
-    std::vector<std::pair<double, double>> out(points_.begin() + static_cast<long>(next_),
-                                               points_.end());
-    out.insert(out.end(), points_.begin(), points_.begin() + static_cast<long>(next_));
-    return out;
-  }
-
-  std::size_t recorded() const {
-    std::lock_guard lock(mutex_);
-    return recorded_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::pair<double, double>> points_;
-  std::size_t next_ = 0;
-  std::size_t recorded_ = 0;
-};
-
-class node_metrics {
- public:
-  enum class kind { counter, gauge, series };
-
-  // The methods a call may name, in the service's order; a call to any
-  // other name is counted under "(none)", so that a peer cannot make the
-  // node's metrics grow by calling made-up names. Set before serving.
-  void set_methods(std::vector<std::string> names) {
-    names_ = std::move(names);
-    calls_ = std::make_unique<method_calls[]>(names_.size() + 1);
-  }
-
-  const std::vector<std::string>& method_names() const { return names_; }
-
-  method_calls& method(std::size_t i) { return calls_[i]; }
-  const method_calls& method(std::size_t i) const { return calls_[i]; }
-  method_calls& calls_to(std::string_view name) {
-    std::size_t i = 0;
-    while (i < names_.size() && names_[i] != name) ++i;
-    return calls_[i];
-  }
-
-  // The figure of that name, made on first use; a name has one kind.
-  user_figure& figure(std::string_view function, std::string_view name, kind wanted) {
-    check_metric_name(function, name);
-    std::lock_guard lock(mutex_);
-    auto& entry = entry_of(function, name, wanted);
-    return *entry.figure;
-  }
-  user_series& series(std::string_view function, std::string_view name) {
-    check_metric_name(function, name);
-    std::lock_guard lock(mutex_);
-    return *entry_of(function, name, kind::series).series;
-  }
-
-  struct user_entry {
-    kind what;
-    std::unique_ptr<user_figure> figure;  // a counter's or a gauge's
-    std::unique_ptr<user_series> series;
-  };
-
-  // Calls f(name, entry) for each user figure, by name, under the lock.
-  template <class F>
-  void each_user_figure(F f) const {
-    std::lock_guard lock(mutex_);
-    for (const auto& [name, entry] : users_) f(name, entry);
-  }
-
- private:
-  user_entry& entry_of(std::string_view function, std::string_view name, kind wanted) {
-    auto [it, added] = users_.try_emplace(std::string(name));
-    auto& entry = it->second;
-    if (added) {
-      entry.what = wanted;
-      if (wanted == kind::series)
-        entry.series = std::make_unique<user_series>();
-      else
-        entry.figure = std::make_unique<user_figure>();
-    } else if (entry.what != wanted) {
-      static constexpr const char* kinds[] = {"counter", "gauge", "series"};
-      throw usage_error(std::string(function) + "(\"" + std::string(name) +
-                        "\"): this node already has a " +
-                        kinds[static_cast<int>(entry.what)] +
-                        " of that name; a metric name has one kind");
-    }
-    return entry;
-  }
-
-  std::vector<std::string> names_;
-  std::unique_ptr<method_calls[]> calls_ = std::make_unique<method_calls[]>(1);
-  mutable std::mutex mutex_;
-  std::map<std::string, user_entry, std::less<>> users_;
-};
-
-// The methods that have calls in flight, as "tie (1), ping (2)"; empty if
-// none. A hung node's last words name them: its in-flight figures are the
-// one place that knows which handler it was stuck in.
-inline std::string methods_in_flight(const node_metrics& metrics) {
-  std::string out;
-  const auto& names = metrics.method_names();
-  for (std::size_t i = 0; i <= names.size(); ++i) {
-    auto count = static_cast<std::int64_t>(metrics.method(i).total().in_flight);
-    if (count <= 0) continue;
-    if (!out.empty()) out += ", ";
-    out += (i < names.size() ? names[i] : std::string("(none)")) + " (" +
-           std::to_string(count) + ")";
-  }
-  return out;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/batch_queue.hpp ----
-
-// The callers of a batched method wait here until a batch forms: max_batch
-// of them, or whoever came within max_wait of the oldest. One of the waiting
-// threads then runs the method once for the whole batch and hands each
-// caller its own result. No thread of its own: the batch runs on a caller's.
-
-
 namespace lp::detail {
 
 struct batch_failure : std::runtime_error {
@@ -4819,8 +4771,8 @@ class batch_queue final : public batch_queue_base {
   using element_args = typename traits::params;
   using clock = std::chrono::steady_clock;
   // What one caller gets: std::monostate for a void method.
-  using result_type = std::conditional_t<std::is_void_v<typename traits::result>, std::monostate,
-                                         typename traits::result>;
+  using result_type = std::conditional_t<std::is_void_v<typename traits::result>,
+                                         std::monostate, typename traits::result>;
 
   struct pending {
     element_args args;
@@ -4864,7 +4816,9 @@ class batch_queue final : public batch_queue_base {
   }
 
  private:
-  static constexpr batch_limits limits() { return lp_batch_limits(lp_batch_tag<Method>{}); }
+  static constexpr batch_limits limits() {
+    return lp_batch_limits(lp_batch_tag<Method>{});
+  }
 
   clock::time_point due() const { return waiting_.front()->arrived + limits().max_wait; }
 
@@ -4873,9 +4827,11 @@ class batch_queue final : public batch_queue_base {
       auto columns = [&]<std::size_t... I>(std::index_sequence<I...>) {
         typename traits::batch_params out;
         ((std::get<I>(out).reserve(batch.size())), ...);
-        for (auto* caller : batch) ((std::get<I>(out).push_back(std::move(std::get<I>(caller->args)))), ...);
+        for (auto* caller : batch)
+          ((std::get<I>(out).push_back(std::move(std::get<I>(caller->args)))), ...);
         return out;
-      }(std::make_index_sequence<traits::arity>{});
+      }
+      (std::make_index_sequence<traits::arity>{});
       std::unique_lock<std::mutex> turn;
       if (serial) turn = std::unique_lock(*serial);
       auto apply = [&](auto&... column) -> decltype(auto) {
@@ -4887,10 +4843,12 @@ class batch_queue final : public batch_queue_base {
       } else {
         auto results = std::apply(apply, columns);
         if (results.size() != batch.size())
-          throw batch_failure(std::string(Method::name) + " returned " + std::to_string(results.size()) +
-                              " results for a batch of " + std::to_string(batch.size()) +
-                              " calls; a batched method returns one result per call, in order");
-        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
+          throw batch_failure(
+              std::string(Method::name) + " returned " + std::to_string(results.size()) +
+              " results for a batch of " + std::to_string(batch.size()) +
+              " calls; a batched method returns one result per call, in order");
+        for (std::size_t i = 0; i < batch.size(); ++i)
+          batch[i]->result = std::move(results[i]);
       }
     } catch (const call_failure& e) {
       for (auto* caller : batch) caller->error = std::make_exception_ptr(e);
@@ -4913,14 +4871,6 @@ class batch_queue final : public batch_queue_base {
 };
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/serve/method_list.hpp ----
-
-// What describe and the method lookup need of a service's methods: their
-// names, signatures, types and batching, without invoking them, so that a
-// service served by Python (LP_PYTHON) is described as a C++ one is.
-
-#include <iterator>
 
 // ---- launchpad/detail/wire/schema.hpp ----
 
@@ -5157,306 +5107,6 @@ const std::vector<method_info>& service_methods() {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/wire/arguments.hpp ----
-
-
-namespace lp::detail {
-
-// The positional arguments of a call, as its body carried them, read as
-// CBOR whatever the body's format: a CBOR body is checked whole, so a
-// malformed one is refused before any method runs, and each argument is
-// read once its parameter's type is known, straight into that type
-// (cbor::read_as, the one reader of every type). A JSON body is parsed,
-// and its arrays written as CBOR (curl's path; C++ clients send CBOR). The
-// body must outlive the arguments.
-class arguments {
- public:
-  // Throws what protocol::decode throws for a body that is not a value in
-  // its format.
-  LP_API arguments(std::string_view body, protocol::format format);
-
-  arguments(const arguments&) = delete;
-  arguments& operator=(const arguments&) = delete;
-
-  bool is_array() const { return is_array_; }
-  // The JSON type of a body that is not an array, for the caller's error.
-  const char* type_name() const { return type_name_; }
-
-  std::size_t size() const { return starts_.size(); }
-
-  // Argument i (< size()) as a T; throws decode_error if it does not fit.
-  template <class T>
-  T get(std::size_t i) const {
-    auto at = starts_[i];
-    return cbor::read_as<T>(cbor_, at, protocol::max_depth);
-  }
-
- private:
-  const char* type_name_ = "array";
-  std::string owned_;                // the CBOR form of a JSON array
-  std::string_view cbor_;            // the arguments, a CBOR array
-  std::vector<std::size_t> starts_;  // where each argument starts in cbor_
-  bool is_array_ = false;
-};
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// A node of a running program, whatever its service type.
-class node_instance {
- public:
-  virtual ~node_instance() = default;
-  virtual void run() = 0;
-  // Decodes the positional arguments, invokes the method and writes the
-  // reply that carries its result, in `format`, over `out`. Throws
-  // call_failure, or whatever the method throws.
-  virtual void call(std::string_view method, const arguments& args, protocol::format format,
-                    written_reply& out) = 0;
-  // The service's name and methods, for /lp/v1/describe (describe_service).
-  virtual std::string_view service() const = 0;
-  virtual const std::vector<method_info>& methods() const = 0;
-  // Whether the service has lp_save and lp_restore (lp::checkpointed).
-  virtual bool checkpointed() const { return false; }
-  // What lp_save() returns, in CBOR, taken between calls (a service with
-  // concurrent handlers, or whose run() changes the state, keeps its own
-  // lock in lp_save).
-  virtual std::string save() { return {}; }
-  // Gives lp_restore the state save() wrote; throws decode_error for bytes
-  // that are not such a state.
-  virtual void restore(std::string_view) {}
-  // Returns once no handler runs (for a service whose handlers take turns):
-  // blocks for as long as one hangs.
-  virtual void probe() {}
-  // From now on each batch of a batched method is counted in `metrics`.
-  virtual void count_batches(node_metrics& metrics) = 0;
-};
-
-// The index of `method` in `methods`; throws call_failure (404) naming the
-// service's methods if it has none of that name.
-LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
-                               std::string_view service);
-
-// Argument i of `method` does not fit its parameter: the caller's 400.
-[[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e);
-
-// A call with another number of arguments than `arity`: the caller's 400.
-[[noreturn]] LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method);
-
-inline void check_arity(const arguments& args, std::size_t arity, std::string_view method) {
-  if (args.size() != arity) bad_arity(args, arity, method);
-}
-
-// Argument i of a call to `method` as a P (compiled once per parameter
-// type, not per method).
-template <class P>
-P decode_argument(const arguments& args, std::size_t i, std::string_view method) {
-  try {
-    return args.get<P>(i);
-  } catch (const decode_error& e) {
-    bad_argument(i, method, e);
-  }
-}
-
-// One call of an unbatched method with its decoded arguments: its result,
-// or std::monostate for a void method.
-template <class T, class Method>
-auto call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
-  std::unique_lock<std::mutex> turn;
-  if (serial) turn = std::unique_lock(*serial);
-  auto apply = [&](auto&... value) -> decltype(auto) {
-    return (object.*Method::pointer)(std::move(value)...);
-  };
-  if constexpr (std::is_void_v<typename signature<Method>::result>) {
-    std::apply(apply, values);
-    return std::monostate{};
-  } else {
-    return std::apply(apply, values);
-  }
-}
-
-template <class T, class Method>
-void invoke(T& object, const arguments& args, protocol::format format, written_reply& out,
-            std::mutex* serial, batch_queue_base* queue) {
-  using traits = signature<Method>;
-  check_arity(args, traits::arity, Method::name);
-  auto values = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    // Braces evaluate in order, so the first bad argument is the one named.
-    return typename traits::params{
-        decode_argument<std::tuple_element_t<I, typename traits::params>>(args, I, Method::name)...};
-  }(std::make_index_sequence<traits::arity>{});
-  auto result = [&] {
-    if constexpr (batched_method<Method>)
-      return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
-    else
-      return call_once<T, Method>(object, values, serial);
-  }();
-  if constexpr (std::is_same_v<decltype(result), std::monostate>)
-    write_result(out, nullptr, format);
-  else
-    write_result(out, std::move(result), format);
-}
-
-template <class T, class Method>
-std::unique_ptr<batch_queue_base> make_queue() {
-  if constexpr (batched_method<Method>) return std::make_unique<batch_queue<T, Method>>();
-  else return nullptr;
-}
-
-// How each of the service's methods is invoked, in LP_SERVICE order (what
-// describe needs of them is service_methods<T>()).
-template <class T>
-struct method_table {
-  using invoker = void (*)(T&, const arguments&, protocol::format, written_reply& out,
-                           std::mutex* serial, batch_queue_base* queue);
-  // `serial` is null for a service with concurrent handlers; `queue` is the
-  // node's queue for this method if it is batched.
-  std::vector<invoker> invoke;
-  std::vector<std::unique_ptr<batch_queue_base> (*)()> make_queue;
-
-  static const method_table& of_service() {
-    static const method_table table = [] {
-      method_table out;
-      boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
-        using M = typename decltype(method)::type;
-        if constexpr (check_method<T, M>()) {
-          out.invoke.push_back(&detail::invoke<T, M>);
-          out.make_queue.push_back(&detail::make_queue<T, M>);
-        }
-      });
-      return out;
-    }();
-    return table;
-  }
-};
-
-template <class T>
-class typed_node final : public node_instance {
- public:
-  explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {
-    for (auto make : table().make_queue) queues_.push_back(make());
-  }
-
-  void run() override {
-    if constexpr (runnable<T>) object_->run();
-  }
-
-  void call(std::string_view method, const arguments& args, protocol::format format,
-            written_reply& out) override {
-    auto i = find_method(service_methods<T>(), method, service_definition<T>::name);
-    table().invoke[i](*object_, args, format, out, concurrent_handlers<T> ? nullptr : &serial_,
-                      queues_[i].get());
-  }
-
-  std::string_view service() const override { return service_definition<T>::name; }
-  const std::vector<method_info>& methods() const override { return service_methods<T>(); }
-
-  bool checkpointed() const override { return lp::checkpointed<T>; }
-
-  void probe() override {
-    if constexpr (!concurrent_handlers<T>) std::lock_guard turn(serial_);
-  }
-
-  std::string save() override {
-    std::string bytes;
-    if constexpr (lp::checkpointed<T>) {
-      // The node waits for lp_save only, not for the encoding.
-      auto state = [&] {
-        std::unique_lock<std::mutex> turn;
-        if (!concurrent_handlers<T>) turn = std::unique_lock(serial_);
-        return object_->lp_save();
-      }();
-      cbor::write(bytes, state);
-    }
-    return bytes;
-  }
-
-  void restore(std::string_view bytes) override {
-    if constexpr (lp::checkpointed<T>) {
-      using State = std::decay_t<decltype(std::declval<const T&>().lp_save())>;
-      std::size_t at = 0;
-      auto state = cbor::read_as<State>(bytes, at, protocol::max_depth);
-      if (at != bytes.size()) throw decode_error("bytes after the saved state");
-      std::lock_guard turn(serial_);
-      object_->lp_restore(std::move(state));
-    }
-  }
-
-  void count_batches(node_metrics& metrics) override {
-    for (std::size_t i = 0; i < queues_.size(); ++i)
-      if (queues_[i]) queues_[i]->calls = &metrics.method(i);
-  }
-
- private:
-  static const method_table<T>& table() { return method_table<T>::of_service(); }
-
-  std::unique_ptr<T> object_;
-  std::mutex serial_;
-  std::vector<std::unique_ptr<batch_queue_base>> queues_;  // by method, for batched ones
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/graph/handle_arguments.hpp ----
-
-
-namespace lp::detail {
-
-// Given by the launch policy: a channel to the node with this label.
-using connector = std::function<std::shared_ptr<channel>(const std::string& label)>;
-
-template <class A>
-inline constexpr bool is_handle = false;
-template <class T>
-inline constexpr bool is_handle<handle<T>> = true;
-
-// Calls f on every handle in a node argument.
-template <class A, class F>
-void for_each_handle(const A& argument, F&& f) {
-  if constexpr (is_handle<A>) {
-    f(argument.label(), argument.owner());
-  } else if constexpr (is_std_vector<A>) {
-    for (const auto& element : argument) for_each_handle(element, f);
-  }
-}
-
-// A node argument as the node receives it: handles become clients.
-template <class A>
-auto resolve(const A& argument, const connector& connect) {
-  if constexpr (is_handle<A>) {
-    return client_access::make<typename A::service_type>(connect(argument.label()));
-  } else if constexpr (is_std_vector<A>) {
-    std::vector<decltype(resolve(argument.front(), connect))> out;
-    out.reserve(argument.size());
-    for (const auto& element : argument) out.push_back(resolve(element, connect));
-    return out;
-  } else {
-    return argument;
-  }
-}
-
-template <class A>
-using resolved_t = decltype(resolve(std::declval<const A&>(), std::declval<const connector&>()));
-
-template <class T, class... A>
-concept buildable_from =
-    std::is_constructible_v<T, A...> || requires(A&&... args) { T{std::forward<A>(args)...}; };
-
-template <class T, class... A>
-std::unique_ptr<T> build(A&&... args) {
-  if constexpr (std::is_constructible_v<T, A...>) return std::make_unique<T>(std::forward<A>(args)...);
-  else return std::unique_ptr<T>(new T{std::forward<A>(args)...});
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/graph/python_recipe.hpp ----
-
-// What a launch needs to start a node of a Python service (LP_PYTHON): the
-// class, the C++ declaration to compare with its type hints, and the
-// constructor's arguments in their wire form. Made where the user's code
-// knows the types; read by the node's host (detail/python/).
-
 // ---- launchpad/python.hpp ----
 
 // LP_PYTHON(T, "module", "Class") makes the nodes of service T objects of a
@@ -5570,6 +5220,463 @@ python_argument python_argument_of(const A& value) {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/serve/typed_node.hpp ----
+
+// ---- launchpad/detail/observe/node_metrics.hpp ----
+
+// The figures one node keeps: its calls, method by method, and what its own
+// code records through lp::metrics. Its server exports them (exposition.hpp);
+// the launcher's status page reads them as JSON.
+
+// ---- launchpad/detail/observe/metric_name.hpp ----
+
+
+namespace lp::detail {
+
+// What a user's metric may be called: Prometheus's rule for names, minus the
+// colon (kept for recording rules) and the prefixes the library keeps for
+// itself (lp_) and Prometheus reserves (__). Throws usage_error naming the
+// rule that `name` breaks.
+inline void check_metric_name(std::string_view function, std::string_view name) {
+  auto fail = [&](std::string_view rule) {
+    throw usage_error(std::string(function) + "(\"" + std::string(name.substr(0, 80)) +
+                      "\"): " + std::string(rule));
+  };
+  if (name.empty()) fail("a metric name cannot be empty");
+  if (name.size() > 100) fail("a metric name has at most 100 characters");
+  auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  if (!letter(name.front()))
+    fail(
+        "a metric name starts with a letter or _ (Prometheus's rule: "
+        "[a-zA-Z_][a-zA-Z0-9_]*)");
+  for (char c : name)
+    if (!letter(c) && !(c >= '0' && c <= '9'))
+      fail(
+          "a metric name holds only letters, digits and _ (Prometheus's rule: "
+          "[a-zA-Z_][a-zA-Z0-9_]*)");
+  if (name.starts_with("lp_") || name.starts_with("__"))
+    fail("names that start with lp_ or __ are kept for the library and Prometheus");
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/observe/user_metrics.hpp ----
+
+// What lp::metrics needs of a node's registry (node_metrics.hpp): declared
+// here without it, so that a user's code that records a figure includes no
+// more than this.
+
+
+namespace lp::detail {
+
+class user_series;
+
+// A counter and a gauge are a number their owner changes with one relaxed
+// atomic operation; Prometheus reads them at any time.
+struct user_figure {
+  std::atomic<double> value{0};
+};
+
+// The calling node's counter, gauge or series of that name, made on first
+// use. Throws usage_error outside a node, for a bad name, or for a name the
+// node already uses for another kind.
+LP_API user_figure& user_counter(std::string_view name);
+LP_API user_figure& user_gauge(std::string_view name);
+LP_API user_series& user_series_named(std::string_view name);
+
+LP_API void record_in_series(user_series& series, double value);
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// The last `capacity` values recorded, each with its time (seconds since
+// the epoch): what the status page plots. Recording takes a lock; a series
+// is for figures a node has now and then (an episode's return), not per call.
+class user_series {
+ public:
+  static constexpr std::size_t capacity = 1000;
+
+  void record(double value) {
+    double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    std::lock_guard lock(mutex_);
+    if (points_.size() < capacity)
+      points_.emplace_back(now, value);
+    else
+      points_[next_] = {now, value};
+    next_ = (next_ + 1) % capacity;
+    ++recorded_;
+  }
+
+  // Oldest first.
+  std::vector<std::pair<double, double>> points() const {
+    std::lock_guard lock(mutex_);
+    if (points_.size() < capacity) return points_;
+    std::vector<std::pair<double, double>> out(points_.begin() + static_cast<long>(next_),
+                                               points_.end());
+    out.insert(out.end(), points_.begin(), points_.begin() + static_cast<long>(next_));
+    return out;
+  }
+
+  std::size_t recorded() const {
+    std::lock_guard lock(mutex_);
+    return recorded_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<double, double>> points_;
+  std::size_t next_ = 0;
+  std::size_t recorded_ = 0;
+};
+
+class node_metrics {
+ public:
+  enum class kind { counter, gauge, series };
+
+  // The methods a call may name, in the service's order; a call to any
+  // other name is counted under "(none)", so that a peer cannot make the
+  // node's metrics grow by calling made-up names. Set before serving.
+  void set_methods(std::vector<std::string> names) {
+    names_ = std::move(names);
+    calls_ = std::make_unique<method_calls[]>(names_.size() + 1);
+  }
+
+  const std::vector<std::string>& method_names() const { return names_; }
+
+  method_calls& method(std::size_t i) { return calls_[i]; }
+  const method_calls& method(std::size_t i) const { return calls_[i]; }
+  method_calls& calls_to(std::string_view name) {
+    std::size_t i = 0;
+    while (i < names_.size() && names_[i] != name) ++i;
+    return calls_[i];
+  }
+
+  // The figure of that name, made on first use; a name has one kind.
+  user_figure& figure(std::string_view function, std::string_view name, kind wanted) {
+    check_metric_name(function, name);
+    std::lock_guard lock(mutex_);
+    auto& entry = entry_of(function, name, wanted);
+    return *entry.figure;
+  }
+  user_series& series(std::string_view function, std::string_view name) {
+    check_metric_name(function, name);
+    std::lock_guard lock(mutex_);
+    return *entry_of(function, name, kind::series).series;
+  }
+
+  struct user_entry {
+    kind what;
+    std::unique_ptr<user_figure> figure;  // a counter's or a gauge's
+    std::unique_ptr<user_series> series;
+  };
+
+  // Calls f(name, entry) for each user figure, by name, under the lock.
+  template <class F>
+  void each_user_figure(F f) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, entry] : users_) f(name, entry);
+  }
+
+ private:
+  user_entry& entry_of(std::string_view function, std::string_view name, kind wanted) {
+    auto [it, added] = users_.try_emplace(std::string(name));
+    auto& entry = it->second;
+    if (added) {
+      entry.what = wanted;
+      if (wanted == kind::series)
+        entry.series = std::make_unique<user_series>();
+      else
+        entry.figure = std::make_unique<user_figure>();
+    } else if (entry.what != wanted) {
+      static constexpr const char* kinds[] = {"counter", "gauge", "series"};
+      throw usage_error(std::string(function) + "(\"" + std::string(name) +
+                        "\"): this node already has a " +
+                        kinds[static_cast<int>(entry.what)] +
+                        " of that name; a metric name has one kind");
+    }
+    return entry;
+  }
+
+  std::vector<std::string> names_;
+  std::unique_ptr<method_calls[]> calls_ = std::make_unique<method_calls[]>(1);
+  mutable std::mutex mutex_;
+  std::map<std::string, user_entry, std::less<>> users_;
+};
+
+// The methods that have calls in flight, as "tie (1), ping (2)"; empty if
+// none. A hung node's last words name them: its in-flight figures are the
+// one place that knows which handler it was stuck in.
+inline std::string methods_in_flight(const node_metrics& metrics) {
+  std::string out;
+  const auto& names = metrics.method_names();
+  for (std::size_t i = 0; i <= names.size(); ++i) {
+    auto count = static_cast<std::int64_t>(metrics.method(i).total().in_flight);
+    if (count <= 0) continue;
+    if (!out.empty()) out += ", ";
+    out += (i < names.size() ? names[i] : std::string("(none)")) + " (" +
+           std::to_string(count) + ")";
+  }
+  return out;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/arguments.hpp ----
+
+
+namespace lp::detail {
+
+// The positional arguments of a call, as its body carried them, read as
+// CBOR whatever the body's format: a CBOR body is checked whole, so a
+// malformed one is refused before any method runs, and each argument is
+// read once its parameter's type is known, straight into that type
+// (cbor::read_as, the one reader of every type). A JSON body is parsed,
+// and its arrays written as CBOR (curl's path; C++ clients send CBOR). The
+// body must outlive the arguments.
+class arguments {
+ public:
+  // Throws what protocol::decode throws for a body that is not a value in
+  // its format.
+  LP_API arguments(std::string_view body, protocol::format format);
+
+  arguments(const arguments&) = delete;
+  arguments& operator=(const arguments&) = delete;
+
+  bool is_array() const { return is_array_; }
+  // The JSON type of a body that is not an array, for the caller's error.
+  const char* type_name() const { return type_name_; }
+
+  std::size_t size() const { return starts_.size(); }
+
+  // Argument i (< size()) as a T; throws decode_error if it does not fit.
+  template <class T>
+  T get(std::size_t i) const {
+    auto at = starts_[i];
+    return cbor::read_as<T>(cbor_, at, protocol::max_depth);
+  }
+
+ private:
+  const char* type_name_ = "array";
+  std::string owned_;                // the CBOR form of a JSON array
+  std::string_view cbor_;            // the arguments, a CBOR array
+  std::vector<std::size_t> starts_;  // where each argument starts in cbor_
+  bool is_array_ = false;
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A node of a running program, whatever its service type.
+class node_instance {
+ public:
+  virtual ~node_instance() = default;
+  virtual void run() = 0;
+  // Decodes the positional arguments, invokes the method and writes the
+  // reply that carries its result, in `format`, over `out`. Throws
+  // call_failure, or whatever the method throws.
+  virtual void call(std::string_view method, const arguments& args,
+                    protocol::format format, written_reply& out) = 0;
+  // The service's name and methods, for /lp/v1/describe (describe_service).
+  virtual std::string_view service() const = 0;
+  virtual const std::vector<method_info>& methods() const = 0;
+  // Whether the service has lp_save and lp_restore (lp::checkpointed).
+  virtual bool checkpointed() const { return false; }
+  // What lp_save() returns, in CBOR, taken between calls (a service with
+  // concurrent handlers, or whose run() changes the state, keeps its own
+  // lock in lp_save).
+  virtual std::string save() { return {}; }
+  // Gives lp_restore the state save() wrote; throws decode_error for bytes
+  // that are not such a state.
+  virtual void restore(std::string_view) {}
+  // Returns once no handler runs (for a service whose handlers take turns):
+  // blocks for as long as one hangs.
+  virtual void probe() {}
+  // From now on each batch of a batched method is counted in `metrics`.
+  virtual void count_batches(node_metrics& metrics) = 0;
+};
+
+// The index of `method` in `methods`; throws call_failure (404) naming the
+// service's methods if it has none of that name.
+LP_API std::size_t find_method(const std::vector<method_info>& methods,
+                               std::string_view method, std::string_view service);
+
+// Argument i of `method` does not fit its parameter: the caller's 400.
+[[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method,
+                                      const decode_error& e);
+
+// A call with another number of arguments than `arity`: the caller's 400.
+[[noreturn]] LP_API void bad_arity(const arguments& args, std::size_t arity,
+                                   std::string_view method);
+
+inline void check_arity(const arguments& args, std::size_t arity,
+                        std::string_view method) {
+  if (args.size() != arity) bad_arity(args, arity, method);
+}
+
+// Argument i of a call to `method` as a P (compiled once per parameter
+// type, not per method).
+template <class P>
+P decode_argument(const arguments& args, std::size_t i, std::string_view method) {
+  try {
+    return args.get<P>(i);
+  } catch (const decode_error& e) {
+    bad_argument(i, method, e);
+  }
+}
+
+// One call of an unbatched method with its decoded arguments: its result,
+// or std::monostate for a void method.
+template <class T, class Method>
+auto call_once(T& object, typename signature<Method>::params& values,
+               std::mutex* serial) {
+  std::unique_lock<std::mutex> turn;
+  if (serial) turn = std::unique_lock(*serial);
+  auto apply = [&](auto&... value) -> decltype(auto) {
+    return (object.*Method::pointer)(std::move(value)...);
+  };
+  if constexpr (std::is_void_v<typename signature<Method>::result>) {
+    std::apply(apply, values);
+    return std::monostate{};
+  } else {
+    return std::apply(apply, values);
+  }
+}
+
+template <class T, class Method>
+void invoke(T& object, const arguments& args, protocol::format format, written_reply& out,
+            std::mutex* serial, batch_queue_base* queue) {
+  using traits = signature<Method>;
+  check_arity(args, traits::arity, Method::name);
+  auto values = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    // Braces evaluate in order, so the first bad argument is the one named.
+    return typename traits::params{
+        decode_argument<std::tuple_element_t<I, typename traits::params>>(
+            args, I, Method::name)...};
+  }
+  (std::make_index_sequence<traits::arity>{});
+  auto result = [&] {
+    if constexpr (batched_method<Method>)
+      return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values),
+                                                               serial);
+    else
+      return call_once<T, Method>(object, values, serial);
+  }();
+  if constexpr (std::is_same_v<decltype(result), std::monostate>)
+    write_result(out, nullptr, format);
+  else
+    write_result(out, std::move(result), format);
+}
+
+template <class T, class Method>
+std::unique_ptr<batch_queue_base> make_queue() {
+  if constexpr (batched_method<Method>)
+    return std::make_unique<batch_queue<T, Method>>();
+  else
+    return nullptr;
+}
+
+// How each of the service's methods is invoked, in LP_SERVICE order (what
+// describe needs of them is service_methods<T>()).
+template <class T>
+struct method_table {
+  using invoker = void (*)(T&, const arguments&, protocol::format, written_reply& out,
+                           std::mutex* serial, batch_queue_base* queue);
+  // `serial` is null for a service with concurrent handlers; `queue` is the
+  // node's queue for this method if it is batched.
+  std::vector<invoker> invoke;
+  std::vector<std::unique_ptr<batch_queue_base> (*)()> make_queue;
+
+  static const method_table& of_service() {
+    static const method_table table = [] {
+      method_table out;
+      boost::hana::for_each(service_definition<T>::methods, [&](auto method) {
+        using M = typename decltype(method)::type;
+        if constexpr (check_method<T, M>()) {
+          out.invoke.push_back(&detail::invoke<T, M>);
+          out.make_queue.push_back(&detail::make_queue<T, M>);
+        }
+      });
+      return out;
+    }();
+    return table;
+  }
+};
+
+template <class T>
+class typed_node final : public node_instance {
+ public:
+  explicit typed_node(std::unique_ptr<T> object) : object_(std::move(object)) {
+    for (auto make : table().make_queue) queues_.push_back(make());
+  }
+
+  void run() override {
+    if constexpr (runnable<T>) object_->run();
+  }
+
+  void call(std::string_view method, const arguments& args, protocol::format format,
+            written_reply& out) override {
+    auto i = find_method(service_methods<T>(), method, service_definition<T>::name);
+    table().invoke[i](*object_, args, format, out,
+                      concurrent_handlers<T> ? nullptr : &serial_, queues_[i].get());
+  }
+
+  std::string_view service() const override { return service_definition<T>::name; }
+  const std::vector<method_info>& methods() const override {
+    return service_methods<T>();
+  }
+
+  bool checkpointed() const override { return lp::checkpointed<T>; }
+
+  void probe() override {
+    if constexpr (!concurrent_handlers<T>) std::lock_guard turn(serial_);
+  }
+
+  std::string save() override {
+    std::string bytes;
+    if constexpr (lp::checkpointed<T>) {
+      // The node waits for lp_save only, not for the encoding.
+      auto state = [&] {
+        std::unique_lock<std::mutex> turn;
+        if (!concurrent_handlers<T>) turn = std::unique_lock(serial_);
+        return object_->lp_save();
+      }();
+      cbor::write(bytes, state);
+    }
+    return bytes;
+  }
+
+  void restore(std::string_view bytes) override {
+    if constexpr (lp::checkpointed<T>) {
+      using State = std::decay_t<decltype(std::declval<const T&>().lp_save())>;
+      std::size_t at = 0;
+      auto state = cbor::read_as<State>(bytes, at, protocol::max_depth);
+      if (at != bytes.size()) throw decode_error("bytes after the saved state");
+      std::lock_guard turn(serial_);
+      object_->lp_restore(std::move(state));
+    }
+  }
+
+  void count_batches(node_metrics& metrics) override {
+    for (std::size_t i = 0; i < queues_.size(); ++i)
+      if (queues_[i]) queues_[i]->calls = &metrics.method(i);
+  }
+
+ private:
+  static const method_table<T>& table() { return method_table<T>::of_service(); }
+
+  std::unique_ptr<T> object_;
+  std::mutex serial_;
+  std::vector<std::unique_ptr<batch_queue_base>> queues_;  // by method, for batched ones
+};
+
+}  // namespace lp::detail
+
 namespace lp {
 
 // What each process of a group needs: one node's process, or a colocated
@@ -5592,7 +5699,7 @@ struct node_info {
   std::string service;
   std::vector<std::string> edges;  // labels of the nodes it was given handles to
   bool has_run = false;
-  bool checkpointed = false;  // lp::checkpointed: lp_save and lp_restore
+  bool checkpointed = false;           // lp::checkpointed: lp_save and lp_restore
   std::optional<python_class> python;  // a Python service's class (LP_PYTHON)
 };
 
@@ -5734,9 +5841,10 @@ class program {
 
   template <class T, class... Args>
   handle<T> add(std::string label, std::string group, int index, Args&&... args) {
-    static_assert(service<T>,
-                  "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
-                  "right after T, in T's namespace or at global scope");
+    static_assert(
+        service<T>,
+        "add_node<T>: T is not a service; declare it with LP_SERVICE(T, methods...) "
+        "right after T, in T's namespace or at global scope");
     if constexpr (service<T>) {
       check_free(label);
       auto spec = declared<T>(label, std::move(group), index);
@@ -5774,20 +5882,24 @@ class program {
 
   template <class T, class... Args>
   recipe made_from(node_info& spec, Args&&... args) {
-    if constexpr (python_service<T>) return {{}, python_wire<T>(spec, args...)};
-    else return {wire<T>(spec, std::forward<Args>(args)...), {}};
+    if constexpr (python_service<T>)
+      return {{}, python_wire<T>(spec, args...)};
+    else
+      return {wire<T>(spec, std::forward<Args>(args)...), {}};
   }
 
   // What does not depend on the service's type is compiled once, not per
   // service in each of the user's files.
   LP_API static node_info described(std::string label, std::string group, int index,
-                                    std::string_view service, bool has_run, bool checkpointed);
+                                    std::string_view service, bool has_run,
+                                    bool checkpointed);
   // Throws lp::graph_error if a node or group has `label` already.
   LP_API void check_free(const std::string& label) const;
   LP_API void append(node_info spec, recipe made);
   // Checks a handle given to the node `spec` (of this program, naming a
   // node) and records its target as an edge.
-  LP_API void connect(node_info& spec, const std::string& target, const program* owner) const;
+  LP_API void connect(node_info& spec, const std::string& target,
+                      const program* owner) const;
 
   // Checks the handles among args and records them as spec's edges; returns
   // what builds the node from args.
@@ -5821,11 +5933,13 @@ class program {
   // A Python node's arguments go to its class's __init__ in their wire
   // form; its handles become typed Python clients there.
   template <class T, class... Args>
-  std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec, const Args&... args) {
-    static_assert(detail::python_arguments<std::decay_t<Args>...>,
-                  "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
-                  "goes to the class's __init__, so it must have a wire form, as a method's "
-                  "parameter must, or be an lp::handle (or a std::vector of them)");
+  std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec,
+                                                           const Args&... args) {
+    static_assert(
+        detail::python_arguments<std::decay_t<Args>...>,
+        "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
+        "goes to the class's __init__, so it must have a wire form, as a method's "
+        "parameter must, or be an lp::handle (or a std::vector of them)");
     auto made = std::make_shared<detail::python_recipe>();
     if constexpr (detail::python_arguments<std::decay_t<Args>...>) {
       auto check = [&](const std::string& target, const program* owner) {
@@ -5882,8 +5996,8 @@ class node_group {
   // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
   // launches that run processes; in the multi-threading ones a failure stops
   // the program.
-  node_group& restart_on_failure(int max_restarts,
-                                 std::chrono::milliseconds backoff = std::chrono::milliseconds(200)) {
+  node_group& restart_on_failure(int max_restarts, std::chrono::milliseconds backoff =
+                                                       std::chrono::milliseconds(200)) {
     auto& settings = program_->groups_[name_].settings;
     settings.max_restarts = max_restarts;
     settings.restart_backoff = backoff;
@@ -5930,7 +6044,8 @@ class node_group {
   // a colocated group asks it once, for its one process.
   node_group& resources(lp::resources needs) {
     if (needs.cpus < 1 || needs.memory_mb < 0 || needs.gpus < 0)
-      throw graph_error("group '" + name_ + "': resources need at least 1 CPU, and no negative "
+      throw graph_error("group '" + name_ +
+                        "': resources need at least 1 CPU, and no negative "
                         "memory or GPUs");
     program_->groups_[name_].settings.resources = needs;
     program_->groups_[name_].settings.pin_cores = true;
@@ -5956,13 +6071,15 @@ class node_group {
 
  private:
   friend class program;
-  node_group(program* owner, std::string name) : program_(owner), name_(std::move(name)) {}
+  node_group(program* owner, std::string name)
+      : program_(owner), name_(std::move(name)) {}
   program* program_;
   std::string name_;
 };
 
 namespace detail {
-inline std::unique_ptr<node_instance> graph_access::build(const program& graph, std::size_t node,
+inline std::unique_ptr<node_instance> graph_access::build(const program& graph,
+                                                          std::size_t node,
                                                           const connector& connect) {
   return graph.builders_.at(node)(connect);
 }
@@ -5992,7 +6109,8 @@ inline std::set<std::string> runnable_labels(const program& graph,
       if (spec.has_run) labels.insert(spec.label);
     }
     if (!known)
-      throw graph_error("program '" + graph.name() + "' has no node or group '" + name + "'");
+      throw graph_error("program '" + graph.name() + "' has no node or group '" + name +
+                        "'");
   }
   return labels;
 }
@@ -6114,8 +6232,8 @@ struct process_test_options {
   std::vector<std::string> arguments;  // its arguments after argv[0]
   std::chrono::seconds termination_notice{10};
   terminal_kind terminal = terminal_kind::current;  // where the nodes' output goes
-  bool insecure = false;             // nodes take calls without the launch's secret
-  std::size_t max_body_mb = 256;     // the largest request body a node accepts
+  bool insecure = false;          // nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;  // the largest request body a node accepts
 };
 
 // For tests of a program as processes, like local_multi_processing. The test
@@ -6183,8 +6301,8 @@ struct test_multi_threading {
 namespace lp {
 
 namespace detail {
-LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
-                       transport_kind transport);
+LP_API int launch_main(const program& graph, int argc, char** argv,
+                       std::string_view policy, transport_kind transport);
 
 // A policy's controller and options, or stand-ins for a policy that has
 // none, so that launch's own message is the only error the user reads.
@@ -6199,7 +6317,10 @@ struct test_parts {
   using controller = no_controller;
 };
 template <class P>
-  requires requires { typename P::controller; typename P::options; }
+requires requires {
+  typename P::controller;
+  typename P::options;
+}
 struct test_parts<P> {
   using options = typename P::options;
   using controller = typename P::controller;
@@ -6215,13 +6336,15 @@ template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,
                 "lp::launch<P>(p, argc, argv): P is not a launch policy; use "
-                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm, lp::kubernetes or "
+                "lp::local_multi_threading, lp::local_multi_processing, lp::slurm, "
+                "lp::kubernetes or "
                 "lp::test_multi_threading (optionally as lp::direct_calls<P>)");
   if constexpr (launch_policy<Policy>) {
-    static_assert(Policy::from_command_line,
-                  "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
-                  "lp::launch<P>(p, options), which returns its controller; from main(), use "
-                  "lp::local_multi_processing");
+    static_assert(
+        Policy::from_command_line,
+        "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
+        "lp::launch<P>(p, options), which returns its controller; from main(), use "
+        "lp::local_multi_processing");
     return detail::launch_main(graph, argc, argv, Policy::flag, Policy::transport::kind);
   } else {
     return 2;
@@ -6232,12 +6355,14 @@ int launch(const program& graph, int argc, char** argv) {
 // stops the program when it goes.
 template <class Policy>
 typename detail::test_parts<Policy>::controller launch(
-    const program& graph, const typename detail::test_parts<Policy>::options& options = {}) {
+    const program& graph,
+    const typename detail::test_parts<Policy>::options& options = {}) {
   using parts = detail::test_parts<Policy>;
-  static_assert(!std::is_same_v<typename parts::controller, detail::no_controller>,
-                "lp::launch<P>(p, options): P is not a policy for tests; a test launches "
-                "lp::test_multi_threading or lp::test_multi_processing (optionally as "
-                "lp::direct_calls<P>); a program's main() calls lp::launch<P>(p, argc, argv)");
+  static_assert(
+      !std::is_same_v<typename parts::controller, detail::no_controller>,
+      "lp::launch<P>(p, options): P is not a policy for tests; a test launches "
+      "lp::test_multi_threading or lp::test_multi_processing (optionally as "
+      "lp::direct_calls<P>); a program's main() calls lp::launch<P>(p, argc, argv)");
   if constexpr (launch_policy<Policy>)
     return typename parts::controller(graph, options, Policy::transport::kind);
   else
@@ -6351,7 +6476,8 @@ class tensor {
 
   // A tensor of this shape holding `values` (row-major); throws
   // lp::usage_error if their number is not the product of the shape.
-  tensor(shape_type shape, std::vector<T> values) : shape_(std::move(shape)), values_(std::move(values)) {
+  tensor(shape_type shape, std::vector<T> values)
+      : shape_(std::move(shape)), values_(std::move(values)) {
     if (values_.size() != count(shape_))
       throw usage_error("lp::tensor: a shape of " + shape_text(shape_) + " holds " +
                         std::to_string(count(shape_)) + " values, not " +
@@ -6386,7 +6512,9 @@ class tensor {
 
  private:
   static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
-  static std::string shape_text(const shape_type& shape) { return detail::shape_text(shape); }
+  static std::string shape_text(const shape_type& shape) {
+    return detail::shape_text(shape);
+  }
 
   std::size_t offset(std::initializer_list<std::size_t> index) const {
     std::size_t flat = 0, dimension = 0;
@@ -6409,7 +6537,7 @@ class tensor {
 
 #define LP_DETAIL_STRINGIZE2(x) #x
 #define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)
-#define LP_VERSION_STRING              \
+#define LP_VERSION_STRING               \
   LP_DETAIL_STRINGIZE(LP_VERSION_MAJOR) \
   "." LP_DETAIL_STRINGIZE(LP_VERSION_MINOR) "." LP_DETAIL_STRINGIZE(LP_VERSION_PATCH)
 
@@ -6418,8 +6546,8 @@ struct version_info {
   int major, minor, patch;
   const char* string;
 };
-inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH,
-                                      LP_VERSION_STRING};
+inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR,
+                                      LP_VERSION_PATCH, LP_VERSION_STRING};
 }  // namespace lp
 
 // ---- the compiled part, from include/launchpad/launch.hpp ----
@@ -6609,10 +6737,10 @@ struct launch_flags {
   bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
-  std::string log_dir;  // empty: logs/ in the run directory
+  std::string log_dir;             // empty: logs/ in the run directory
   std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
   std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
+  int header_timeout_secs = 10;  // docs/protocol.md, "Limits"
   std::size_t min_rate_kib_per_sec = 64;
   std::size_t max_connections = 8192;
   std::string graph;  // empty: launch, draw nothing
@@ -6642,7 +6770,8 @@ struct launch_flags {
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
 };
 
-inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
+inline long whole_number(std::string_view flag, const std::string& text, long low,
+                         long high) {
   try {
     std::size_t used = 0;
     long number = std::stol(text, &used);
@@ -7034,8 +7163,9 @@ consteval bool flag_table_is_sound() {
   }
   return true;
 }
-static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
-                                     "either `on` or `set` with a hint and an example");
+static_assert(flag_table_is_sound(),
+              "each flag_table row: one --lp_ name, a help text, and "
+              "either `on` or `set` with a hint and an example");
 
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
@@ -7080,9 +7210,10 @@ constexpr void write_help(Put put) {
     }
     text("\n");
   };
-  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
-            "to the program):",
-            0);
+  paragraph(
+      "Launchpad flags (every other argument, and every argument after --, is left "
+      "to the program):",
+      0);
   for (const auto& row : flag_table) {
     text("  ");
     text(row.name);
@@ -7094,10 +7225,11 @@ constexpr void write_help(Put put) {
     paragraph(row.help, help_indent);
   }
   text("\n");
-  paragraph("A flag's value follows the = or is the next argument; a value that starts "
-            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
-            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
-            0);
+  paragraph(
+      "A flag's value follows the = or is the next argument; a value that starts "
+      "with -- must follow the =. A flag shown without =<...> is a switch: on when "
+      "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
+      0);
 }
 
 constexpr std::size_t help_size() {
@@ -7114,7 +7246,8 @@ constexpr std::array<char, help_size()> help_chars() {
 }
 
 inline constexpr auto flags_help_chars = help_chars();
-inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
+inline constexpr std::string_view flags_help{flags_help_chars.data(),
+                                             flags_help_chars.size()};
 
 constexpr std::size_t longest_line(std::string_view text) {
   std::size_t longest = 0;
@@ -7156,11 +7289,13 @@ inline usage_error needs_value(const flag_spec& flag, const char* next) {
 // by a launch once every flag is read, as each row reads one flag alone.
 inline void check_tls_flags(const launch_flags& flags) {
   if (flags.tls_cert.empty() != flags.tls_key.empty())
-    throw usage_error("--lp_tls_cert and --lp_tls_key go together: give a certificate and "
-                      "its key");
+    throw usage_error(
+        "--lp_tls_cert and --lp_tls_key go together: give a certificate and "
+        "its key");
   if (!flags.tls_ca.empty() && flags.tls_cert.empty())
-    throw usage_error("--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
-                      "signed, and its key");
+    throw usage_error(
+        "--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
+        "signed, and its key");
   if (flags.tls == "off" && !flags.tls_cert.empty())
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
@@ -7504,8 +7639,9 @@ class output_pump {
   // The last lines a node printed, oldest first. For a node that has just
   // died, waits (up to `drain`) until its pipes are at their end, so that
   // its last words, still in flight, are among them.
-  std::vector<std::string> last_lines(const std::string& label,
-                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+  std::vector<std::string> last_lines(
+      const std::string& label,
+      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
     std::unique_lock lock(mutex_);
     drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
     return lines_.last(label);
@@ -7543,7 +7679,8 @@ class output_pump {
         std::lock_guard lock(mutex_);
         if (closing_ && give_up == std::chrono::steady_clock::time_point{})
           give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+        if (closing_ &&
+            (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
           for (auto& s : streams_) {
             emit(s, true);
             ::close(s.fd);
@@ -7553,7 +7690,8 @@ class output_pump {
         }
         for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
       }
-      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR)
+        return;
       if (fds[0].revents) {
         char drain[64];
         [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
@@ -7657,7 +7795,8 @@ inline bool same_secret(std::string_view a, std::string_view b) {
 // case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
 inline std::string credential_problem(std::string_view header, std::string_view secret) {
   if (header.empty())
-    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the launch's run "
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
+           "launch's run "
            "directory (docs/protocol.md)";
   auto space = header.find(' ');
   auto scheme = header.substr(0, space);
@@ -7668,7 +7807,8 @@ inline std::string credential_problem(std::string_view header, std::string_view 
   if (!is_bearer)
     return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
            "<secret>'";
-  auto token = space == std::string_view::npos ? std::string_view() : header.substr(space);
+  auto token =
+      space == std::string_view::npos ? std::string_view() : header.substr(space);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
   if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
@@ -7694,13 +7834,13 @@ class run_directory {
   // An empty secret (an --lp_insecure launch) writes no file, nor do empty
   // credentials (no TLS). A Slurm launch makes it in a directory the
   // compute hosts share.
-  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
-                tls_credentials tls = {})
+  run_directory(const std::string& program, std::string secret,
+                const std::string& parent = "/tmp", tls_credentials tls = {})
       : secret_(std::move(secret)), tls_(std::move(tls)) {
     std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
       throw launch_error("cannot create a run directory under " + parent +
-                                      "; is it there, and writable?");
+                         "; is it there, and writable?");
     path_ = pattern;
     if (!secret_.empty()) write_private("secret", secret_ + "\n");
     if (tls_.empty()) return;
@@ -7742,7 +7882,7 @@ class run_directory {
         ::unlink((path_ + "/" + file).c_str());
     ::unlink((path_ + "/nodes").c_str());
     ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
+    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
   }
 
   const std::string& path() const { return path_; }
@@ -7755,10 +7895,11 @@ class run_directory {
 
   // Tells the user where the secret and credentials are (never themselves).
   void announce(std::ostream& out) const {
-    if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!secret_.empty())
+      out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
     if (!tls_.empty())
-      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
-          << certificate_file << " and " << key_file << std::endl;
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
+          << "/" << certificate_file << " and " << key_file << std::endl;
   }
 
  private:
@@ -7788,7 +7929,8 @@ class run_directory {
 // that holds.
 inline void record_node_address(const std::string& run_dir, const std::string& label,
                                 const std::string& url) {
-  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                  0600);
   if (fd < 0) return;  // the launch runs on; only attaching tools miss it
   write_all(fd, label + " " + url + "\n");
   ::close(fd);
@@ -7886,7 +8028,8 @@ class signal_hub {
   };
 
   void start() {
-    if (::pipe(now_.pipe) != 0) throw launch_error("cannot create a pipe for signal handling");
+    if (::pipe(now_.pipe) != 0)
+      throw launch_error("cannot create a pipe for signal handling");
     write_end_.store(now_.pipe[1]);
     struct sigaction action {};
     action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
@@ -7937,7 +8080,8 @@ class signal_hub {
   std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
   std::uint64_t last_id_ = 0;
   reading now_;
-  struct sigaction previous_int_ {}, previous_term_ {};
+  struct sigaction previous_int_ {
+  }, previous_term_{};
 };
 
 // Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
@@ -7971,7 +8115,8 @@ class stop_on_signals {
             [again = std::move(again)](const origin& from) { again(from.signal); }) {}
 
   // Acts on the first signal only, and tells where it came from.
-  explicit stop_on_signals(traced_action first) : stop_on_signals(own{}, std::move(first), {}) {}
+  explicit stop_on_signals(traced_action first)
+      : stop_on_signals(own{}, std::move(first), {}) {}
 
   stop_on_signals(const stop_on_signals&) = delete;
   stop_on_signals& operator=(const stop_on_signals&) = delete;
@@ -8001,8 +8146,10 @@ class stop_on_signals {
     bool first = !request_;
     request_ = got;
     origin from{got.signal, by_process(got), got.sender};
-    if (first) first_(from);
-    else if (again_) again_(from);
+    if (first)
+      first_(from);
+    else if (again_)
+      again_(from);
   }
 
   traced_action first_, again_;
@@ -8728,8 +8875,10 @@ class http_connection {
   // body where it wants it (reply_sink.hpp).
   response post(std::string_view path, std::string_view headers,
                 std::span<const std::string_view> body, clock::time_point deadline,
-                std::string& body_buffer, std::size_t max_body, reply_sink* sink = nullptr) {
-    return request(verb::post, path, headers, body, deadline, body_buffer, max_body, sink);
+                std::string& body_buffer, std::size_t max_body,
+                reply_sink* sink = nullptr) {
+    return request(verb::post, path, headers, body, deadline, body_buffer, max_body,
+                   sink);
   }
 
   // GETs `path`, as post() does but with no body (nor Content-Length).
@@ -8888,20 +9037,25 @@ class http_connection {
   [[noreturn]] void tls_failed() const {
     const auto& why = tls_->error();
     switch (tls_->failure()) {
-      case tls_session::trouble::timeout: time_out("in the TLS handshake with");
+      case tls_session::trouble::timeout:
+        time_out("in the TLS handshake with");
       case tls_session::trouble::peer_refused:
-        throw failure(failure::tls, peer_ +
-                                        " refused the TLS handshake: this client does not "
-                                        "hold this launch's certificate (" + why + ")");
+        throw failure(failure::tls,
+                      peer_ +
+                          " refused the TLS handshake: this client does not "
+                          "hold this launch's certificate (" +
+                          why + ")");
       case tls_session::trouble::peer_untrusted:
-        throw failure(failure::tls, peer_ + " showed a certificate this launch does not trust (" +
-                                        why + "): is it a node of another launch?");
+        throw failure(failure::tls,
+                      peer_ + " showed a certificate this launch does not trust (" + why +
+                          "): is it a node of another launch?");
       case tls_session::trouble::not_tls:
         throw failure(failure::tls, peer_ + " does not speak TLS (" + why +
                                         "): is it a launch with --lp_tls=off?");
       case tls_session::trouble::closed:
-        throw failure(failure::tls, peer_ + " closed the connection in the TLS handshake (" +
-                                        why + ")");
+        throw failure(
+            failure::tls,
+            peer_ + " closed the connection in the TLS handshake (" + why + ")");
       default:
         throw failure(failure::tls, "TLS with " + peer_ + " failed: " + why);
     }
@@ -9220,8 +9374,8 @@ class http_connection {
   std::string in_;                         // response head and chunk framing
   std::size_t in_begin_ = 0, in_end_ = 0;  // in_'s bytes not consumed yet
   bool reusable_ = true;
-  bool served_ = false;    // a whole response came before on this connection
-  bool answered_ = false;  // a byte of the current response came
+  bool served_ = false;               // a whole response came before on this connection
+  bool answered_ = false;             // a byte of the current response came
   std::unique_ptr<tls_session> tls_;  // null: plain HTTP
   spin_wait spin_;
 };
@@ -9316,9 +9470,12 @@ struct address {
 // brackets, as RFC 3986 and address::url() write it, or bare: the port is
 // what follows the last colon.
 inline std::optional<address> address_of_url(std::string_view url) {
-  if (url.starts_with("http://")) url.remove_prefix(7);
-  else if (url.starts_with("https://")) url.remove_prefix(8);
-  else return std::nullopt;
+  if (url.starts_with("http://"))
+    url.remove_prefix(7);
+  else if (url.starts_with("https://"))
+    url.remove_prefix(8);
+  else
+    return std::nullopt;
   url = url.substr(0, url.find('/'));
   auto colon = url.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;
@@ -9491,10 +9648,11 @@ class local_directory final : public directory {
   address lookup(const std::string& label, const std::string& method,
                  std::chrono::steady_clock::duration timeout) override {
     std::unique_lock lock(mutex_);
-    bool known = changed_.wait_for(lock, timeout,
-                                   [&] { return closed_ || addresses_.count(label) != 0; });
+    bool known = changed_.wait_for(
+        lock, timeout, [&] { return closed_ || addresses_.count(label) != 0; });
     if (closed_) throw transport_error(label, method, "the program has stopped");
-    if (!known) throw transport_error(label, method, "the node did not start serving in time");
+    if (!known)
+      throw transport_error(label, method, "the node did not start serving in time");
     return addresses_[label];
   }
 
@@ -9559,7 +9717,8 @@ struct server_limits {
 // past 1023.)
 inline std::size_t connection_cap(std::size_t wanted) {
   rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return wanted;
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY)
+    return wanted;
   auto half = std::max<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 2, 16);
   if (wanted <= half) return wanted;
   // The default quietly; a number asked for with a word.
@@ -9858,8 +10017,8 @@ class deadline_stream {
   clock::time_point deadline() const {
     if (phase_ == phase::headers) return started_ + limits_.header_timeout;
     auto rate = std::max<std::size_t>(limits_.min_bytes_per_second, 1);
-    auto earned = std::chrono::microseconds(
-        static_cast<long long>(static_cast<double>(moved_) / static_cast<double>(rate) * 1e6));
+    auto earned = std::chrono::microseconds(static_cast<long long>(
+        static_cast<double>(moved_) / static_cast<double>(rate) * 1e6));
     return started_ + limits_.header_timeout +
            std::chrono::duration_cast<clock::duration>(earned);
   }
@@ -9879,10 +10038,12 @@ class deadline_stream {
   int poll_for(short events, clock::time_point until) const {
     if (spin_(socket_, events)) return 1;
     for (;;) {
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
       if (left <= 0) return 0;
       pollfd watched{socket_, events, 0};
-      int ready = ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      int ready =
+          ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
       if (ready >= 0 || errno != EINTR) return ready;
     }
   }
@@ -10209,7 +10370,8 @@ namespace lp::detail {
 
 // Why a server refuses, or gives up on, a request: an error body of the
 // protocol (code, message), in JSON.
-using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
+using refusal_body =
+    std::function<std::string(std::string_view code, const std::string& message)>;
 
 // An HTTP/1.1 server on a thread of its own, the way every server of a
 // launch needs it: a node, the launcher's rendezvous, the status page.
@@ -10883,7 +11045,8 @@ class rendezvous_directory final : public directory {
                  (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
   void publish(const std::string& label, const address& where) override {
-    post("/lp/v1/rendezvous/publish", {{"label", label}, {"host", where.host}, {"port", where.port}});
+    post("/lp/v1/rendezvous/publish",
+         {{"label", label}, {"host", where.host}, {"port", where.port}});
   }
 
   address lookup(const std::string& label, const std::string& method,
@@ -10899,23 +11062,27 @@ class rendezvous_directory final : public directory {
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0)
         throw transport_error(label, method, "the node did not start serving in time");
-      auto reply = ask(label, method, "/lp/v1/rendezvous/lookup",
-                       {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
+      auto reply =
+          ask(label, method, "/lp/v1/rendezvous/lookup",
+              {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
       if (reply.status == 200) {
-        address where{reply.body.at("host").get<std::string>(), reply.body.at("port").get<int>()};
+        address where{reply.body.at("host").get<std::string>(),
+                      reply.body.at("port").get<int>()};
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;
       }
-      if (reply.status == 410 && reply.body.is_object() && reply.body.contains("stopping")) {
+      if (reply.status == 410 && reply.body.is_object() &&
+          reply.body.contains("stopping")) {
         stop_this_threads_program();
         throw stopping(label, method, "the program is stopping");
       }
       if (reply.status != 404)
-        throw transport_error(label, method,
-                              reply.body.is_object() && reply.body.contains("error")
-                                  ? "the node is gone: " + reply.body["error"].get<std::string>()
-                                  : "the launcher answered HTTP " + std::to_string(reply.status));
+        throw transport_error(
+            label, method,
+            reply.body.is_object() && reply.body.contains("error")
+                ? "the node is gone: " + reply.body["error"].get<std::string>()
+                : "the launcher answered HTTP " + std::to_string(reply.status));
     }
   }
 
@@ -10979,13 +11146,16 @@ class rendezvous_directory final : public directory {
       auto response = connection->post(path, headers_, body.dump(), deadline, reply,
                                        std::size_t{1} << 20);
       return {response.status,
-              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr, false)};
+              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr,
+                          false)};
     } catch (const http_connection::failure& e) {
       if (e.kind == http_connection::failure::tls)
-        throw transport_error(node, method, std::string("the launcher's rendezvous: ") + e.what());
-      throw transport_error(node, method,
-                            std::string("the launcher does not answer; it may have stopped (") +
-                                e.what() + ")");
+        throw transport_error(node, method,
+                              std::string("the launcher's rendezvous: ") + e.what());
+      throw transport_error(
+          node, method,
+          std::string("the launcher does not answer; it may have stopped (") + e.what() +
+              ")");
     }
   }
 
@@ -10998,14 +11168,17 @@ class rendezvous_directory final : public directory {
       why = e.what();
     }
     if (!reply || reply->status != 200)
-      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " + path + " (" +
+      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " +
+                         path + " (" +
                          (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
   }
 
   // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
   static address address_of(const std::string& url) {
     auto where = address_of_url(url);
-    if (!where) throw launch_error("the launcher's rendezvous URL '" + url + "' is not http://host:port");
+    if (!where)
+      throw launch_error("the launcher's rendezvous URL '" + url +
+                         "' is not http://host:port");
     return *where;
   }
 
@@ -11044,8 +11217,8 @@ namespace lp::detail {
 inline std::string shell_quote(const std::string& word) {
   bool plain = !word.empty();
   for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
-                                                             std::string_view::npos))
+    if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+          std::string_view("-_./=:,@%+").find(c) != std::string_view::npos))
       plain = false;
   if (plain) return word;
   std::string quoted = "'";
@@ -11115,9 +11288,11 @@ inline tool_output run_tool(const std::vector<std::string>& command,
       }
       ::close(ends[0]);
       std::string line;
-      for (const auto& word : command) line += (line.empty() ? "" : " ") + shell_quote(word);
-      throw launch_error(command[0] + " did not answer within " + std::to_string(limit.count()) +
-                         " s, and was killed; run `" + line + "` by hand to see what it waits for");
+      for (const auto& word : command)
+        line += (line.empty() ? "" : " ") + shell_quote(word);
+      throw launch_error(command[0] + " did not answer within " +
+                         std::to_string(limit.count()) + " s, and was killed; run `" +
+                         line + "` by hand to see what it waits for");
     }
     if (reading) {
       // A slice at a time: a tool that has ended may have left its end of
@@ -11324,7 +11499,8 @@ inline pid_t spawn(const child_process& child) {
   // Everything the child needs is prepared here: between fork and exec it
   // may only make async-signal-safe calls.
   std::vector<char*> argv, envp;
-  for (const auto& argument : child.arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  for (const auto& argument : child.arguments)
+    argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   // The child's own values replace this process's: getenv takes the first.
   auto replaced = [&](std::string_view variable) {
@@ -11335,7 +11511,8 @@ inline pid_t spawn(const child_process& child) {
   };
   for (char** variable = environ; *variable; ++variable)
     if (!replaced(*variable)) envp.push_back(*variable);
-  for (const auto& variable : child.environment) envp.push_back(const_cast<char*>(variable.c_str()));
+  for (const auto& variable : child.environment)
+    envp.push_back(const_cast<char*>(variable.c_str()));
   envp.push_back(nullptr);
   const pid_t parent = ::getpid();
   fork_guard guard;
@@ -11350,8 +11527,10 @@ inline pid_t spawn(const child_process& child) {
     int first_closed = 3;
     if (child.passed_fd >= 0) {
       // dup2 onto itself would keep close-on-exec.
-      if (child.passed_fd == 3) ::fcntl(3, F_SETFD, 0);
-      else ::dup2(child.passed_fd, 3);
+      if (child.passed_fd == 3)
+        ::fcntl(3, F_SETFD, 0);
+      else
+        ::dup2(child.passed_fd, 3);
       first_closed = 4;
     }
     // Nothing of the launcher's leaks in: not its other pipes, not its
@@ -11381,7 +11560,8 @@ class group_reaper {
   group_reaper() {
     int ends[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
-      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+      throw launch_error(std::string("cannot create a socket pair: ") +
+                         std::strerror(errno));
     static constexpr const char* script =
         "trap '' INT TERM HUP PIPE\n"
         "groups=\n"
@@ -11389,7 +11569,8 @@ class group_reaper {
         "  case $word in\n"
         "    done) exit 0 ;;\n"
         "    watch) groups=\"$groups -$group\" ;;\n"
-        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || kept=\"$kept $g\"; "
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || "
+        "kept=\"$kept $g\"; "
         "done; groups=$kept ;;\n"
         "  esac\n"
         "done\n"
@@ -11463,10 +11644,12 @@ class group_reaper {
 
 // How a child ended, in words for the launch's summary.
 inline std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const char* name = ::sigabbrev_np(WTERMSIG(status));
-    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
+    return std::string("killed by signal ") +
+           (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
   }
   return "ended with status " + std::to_string(status);
 }
@@ -12200,11 +12383,16 @@ enum class node_state { starting, serving, restarting, stopped, failed, unreacha
 // The state's name in the status JSON, on the page and in --lp_status.
 inline std::string_view to_string(node_state state) {
   switch (state) {
-    case node_state::starting: return "starting";
-    case node_state::serving: return "serving";
-    case node_state::restarting: return "restarting";
-    case node_state::stopped: return "stopped";
-    case node_state::failed: return "failed";
+    case node_state::starting:
+      return "starting";
+    case node_state::serving:
+      return "serving";
+    case node_state::restarting:
+      return "restarting";
+    case node_state::stopped:
+      return "stopped";
+    case node_state::failed:
+      return "failed";
     case node_state::unreachable:
       return "unreachable";
   }
@@ -12215,7 +12403,7 @@ inline std::string_view to_string(node_state state) {
 struct node_status {
   std::string label;
   node_state state = node_state::starting;
-  std::string url;    // empty until it serves
+  std::string url;  // empty until it serves
   long pid = 0;
   int restarts = 0;
   std::string failure;  // how it failed, for a failed node
@@ -12351,7 +12539,7 @@ struct process_options {
   std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
   std::chrono::seconds termination_notice{10};
   terminal_kind terminal = terminal_kind::current;  // where node output goes
-  std::string log_dir;     // default: logs/ in the run directory
+  std::string log_dir;                              // default: logs/ in the run directory
   bool insecure = false;
   // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
   // adopted run directory brings its own.
@@ -12361,8 +12549,8 @@ struct process_options {
   bool stop_when_runs_finish = true;
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
-  bool direct_calls = false;  // calls between nodes of one process skip HTTP
-  port_or_off status_port;  // the launcher's status page; default: none
+  bool direct_calls = false;            // calls between nodes of one process skip HTTP
+  port_or_off status_port;              // the launcher's status page; default: none
   unit_runner runner;
   // Place the processes here (a local launch; Slurm places its own): hand
   // out these GPUs, pin to cores.
@@ -12386,11 +12574,12 @@ class process_launch {
       : graph_(graph),
         options_(std::move(options)),
         run_dir_(options_.run_dir.empty()
-                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret(), "/tmp",
-                                     options_.tls)
+                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret(),
+                                     "/tmp", options_.tls)
                      : run_directory(run_directory::adopt{}, options_.run_dir)),
-        tls_(run_dir_.tls().empty() ? nullptr
-                                    : std::make_shared<const tls_context>(run_dir_.tls())) {
+        tls_(run_dir_.tls().empty()
+                 ? nullptr
+                 : std::make_shared<const tls_context>(run_dir_.tls())) {
     graph_access::check_defined(graph);
     check_python_nodes(graph, options_.python);
     // Before any node can print; an adopted directory's maker told already.
@@ -12406,7 +12595,8 @@ class process_launch {
               // A node passes on every stop signal it cannot tell came from
               // here (under Slurm, none): during a stop, that is no news.
               if (request_stop())
-                std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
+                std::cerr << "[lp] " << label << " asked the program to stop"
+                          << std::endl;
             },
             [this](const std::string& label) { run_finished(label); },
             [this](const std::vector<std::string>& names,
@@ -12414,8 +12604,9 @@ class process_launch {
             {},  // it sees its processes end
             {}},
         options_.bind_host, tls_);
-    status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
-                                options_.status_port, [this] { return node_states(); }, tls_);
+    status_ = start_status_page(
+        graph_, options_.policy, secret(), run_dir(), options_.status_port,
+        [this] { return node_states(); }, tls_);
     watch_reachability();
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
@@ -12499,7 +12690,10 @@ class process_launch {
   std::optional<bool> runs_finished(const std::vector<std::string>& names,
                                     std::chrono::milliseconds wait) {
     auto wanted = runnable_labels(graph_, names);
-    auto done = [&] { return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end()); };
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
+    };
     std::unique_lock lock(mutex_);
     if (!changed_.wait_for(lock, wait, [&] { return stop_requested_ || done(); }))
       return std::nullopt;
@@ -12653,8 +12847,10 @@ class process_launch {
   }
 
   void signal(const unit& u, int signal) {
-    if (options_.runner.signal) options_.runner.signal(u.name, u.pid, signal);
-    else ::kill(-u.pid, signal);
+    if (options_.runner.signal)
+      options_.runner.signal(u.name, u.pid, signal);
+    else
+      ::kill(-u.pid, signal);
   }
 
   void run_finished(const std::string& label) {
@@ -12695,7 +12891,8 @@ class process_launch {
                                   index_text(u.where.cores));
     if (log_files()) {
       u.log_path = log_path_of(u.name);
-      int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      int fd =
+          ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
       auto pid = spawn(child);
@@ -12828,7 +13025,8 @@ class process_launch {
       }
       if (!stopping) abandon_lost();
       if (!stopping) restart_due();
-      if (std::all_of(units_.begin(), units_.end(), [](auto& u) { return u.ended || u.pid <= 0; }) &&
+      if (std::all_of(units_.begin(), units_.end(),
+                      [](auto& u) { return u.ended || u.pid <= 0; }) &&
           stopping)
         break;
       std::unique_lock lock(mutex_);
@@ -12844,7 +13042,8 @@ class process_launch {
     for (auto& u : units_) {
       if (u.ended || u.pid <= 0) continue;
       siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) !=
+              0 ||
           info.si_pid != u.pid)
         continue;
       // Whatever the node left in its process group goes too; the group id
@@ -12862,9 +13061,10 @@ class process_launch {
         std::lock_guard lock(mutex_);
         u.ended = true;
       }
-      bool clean = stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
-                                (WIFSIGNALED(status) && !u.killed &&
-                                 (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
+      bool clean =
+          stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                       (WIFSIGNALED(status) && !u.killed &&
+                        (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
       if (clean) continue;
       auto lost = [&] {
         std::lock_guard lock(mutex_);
@@ -12885,7 +13085,8 @@ class process_launch {
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
-      bool unrecoverable = WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
+      bool unrecoverable =
+          WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
       if (unrecoverable) how = "could not start, for a reason a restart would not mend";
       if (!stopping && !unrecoverable && u.restarts < u.settings.max_restarts) {
         auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
@@ -12917,7 +13118,8 @@ class process_launch {
       } catch (const std::exception& e) {
         std::lock_guard lock(mutex_);
         u.restart_at.reset();
-        failures_.push_back({u.name, std::string("could not be restarted: ") + e.what(), {}});
+        failures_.push_back(
+            {u.name, std::string("could not be restarted: ") + e.what(), {}});
         stop_requested_ = true;
       }
     }
@@ -13209,7 +13411,8 @@ inline constexpr std::string_view kubernetes_policy = "kubernetes";
 
 inline std::string ipv4_text(const sockaddr* address) {
   char text[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
+              sizeof text);
   return text;
 }
 
@@ -13217,8 +13420,8 @@ inline std::string ipv4_text(const sockaddr* address) {
 // loopback, link-local, unspecified and IPv4-mapped ones.
 inline std::string ipv6_text(const sockaddr* address) {
   auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) || IN6_IS_ADDR_UNSPECIFIED(in6) ||
-      IN6_IS_ADDR_V4MAPPED(in6))
+  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
+      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
     return "";
   char text[INET6_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET6, in6, text, sizeof text);
@@ -13236,7 +13439,8 @@ inline std::string interface_address(const std::string& name, int family = AF_IN
     if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
     bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
                                : name == i->ifa_name;
-    if (wanted) address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
+    if (wanted)
+      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
   }
   ::freeifaddrs(interfaces);
   return address;
@@ -13254,8 +13458,10 @@ inline std::string host_name_address(int family = AF_INET) {
   if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
   std::string address;
   for (auto* a = found; a && address.empty(); a = a->ai_next) {
-    if (family == AF_INET6) address = ipv6_text(a->ai_addr);
-    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127.")) address = text;
+    if (family == AF_INET6)
+      address = ipv6_text(a->ai_addr);
+    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
+      address = text;
   }
   ::freeaddrinfo(found);
   return address;
@@ -13273,8 +13479,9 @@ inline std::string slurm_host_address(const std::string& choice) {
       if (address.empty()) address = interface_address("", family);
     }
     if (address.empty())
-      throw launch_error("this host has no IPv4 or IPv6 address other hosts could reach; pass "
-                                  "--lp_slurm_host=<interface or address>");
+      throw launch_error(
+          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
+          "--lp_slurm_host=<interface or address>");
     return address;
   }
   auto address = interface_address(choice);
@@ -13550,10 +13757,12 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   // Python class its image cannot have) spends no restarts.
   yaml_value unrecoverable = yaml_value::object();
   unrecoverable["action"] = "FailIndex";
-  unrecoverable["onExitCodes"] = {{"containerName", "node"},
-                                  {"operator", "In"},
-                                  {"values", yaml_value::array({unrecoverable_exit_status})}};
-  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
+  unrecoverable["onExitCodes"] = {
+      {"containerName", "node"},
+      {"operator", "In"},
+      {"values", yaml_value::array({unrecoverable_exit_status})}};
+  spec["podFailurePolicy"] = {
+      {"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
   spec["template"] = pod_template(pod_labels, plan, container, env);
   yaml_value job = yaml_value::object();
   job["apiVersion"] = "batch/v1";
@@ -14170,28 +14379,32 @@ namespace lp::detail {
 // result or the error, in `reply_format` over `out`; returns its status
 // (docs/protocol.md lists every one). The path of every call, over HTTP or
 // direct.
-LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out);
+LP_API int answer(node_instance& node, const std::string& label,
+                  const std::string& method, const arguments& args,
+                  protocol::format reply_format, written_reply& out);
 
 // Answers a call whose body (in `format`) holds the positional arguments.
-LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out);
+LP_API int dispatch(node_instance& node, const std::string& label,
+                    const std::string& method, protocol::format format,
+                    protocol::format reply_format, std::string_view body,
+                    written_reply& out);
 
 }  // namespace lp::detail
 
 namespace lp::detail {
 
-LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out) {
+LP_API int answer(node_instance& node, const std::string& label,
+                  const std::string& method, const arguments& args,
+                  protocol::format reply_format, written_reply& out) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
     write_error(out, code, message, label, method, reply_format);
     return status;
   };
   if (!args.is_array())
-    return fail(400, "bad_request",
-                std::string("the body must be an array of the positional arguments, got ") +
-                    args.type_name());
+    return fail(
+        400, "bad_request",
+        std::string("the body must be an array of the positional arguments, got ") +
+            args.type_name());
   try {
     node.call(method, args, reply_format, out);
     return 200;
@@ -14204,9 +14417,10 @@ LP_API int answer(node_instance& node, const std::string& label, const std::stri
   }
 }
 
-LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out) {
+LP_API int dispatch(node_instance& node, const std::string& label,
+                    const std::string& method, protocol::format format,
+                    protocol::format reply_format, std::string_view body,
+                    written_reply& out) {
   // Futures the method makes go ahead of the call pool's queue (call_pool()).
   handler_scope handling;
   std::optional<arguments> args;
@@ -14215,7 +14429,8 @@ LP_API int dispatch(node_instance& node, const std::string& label, const std::st
   } catch (const std::exception& e) {
     write_error(out, "bad_request",
                 std::string("the body is not valid ") +
-                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " +
+                    e.what(),
                 label, method, reply_format);
     return 400;
   }
@@ -14279,26 +14494,29 @@ LP_API json describe_service(std::string_view service,
 
 namespace lp::detail {
 
-LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
-                               std::string_view service) {
+LP_API std::size_t find_method(const std::vector<method_info>& methods,
+                               std::string_view method, std::string_view service) {
   for (std::size_t i = 0; i < methods.size(); ++i)
     if (methods[i].name == method) return i;
   std::string known;
-  for (const auto& entry : methods) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  for (const auto& entry : methods)
+    known += (known.empty() ? "" : ", ") + std::string(entry.name);
   throw call_failure(404, "no_such_method",
-                     "service " + std::string(service) + " has no method '" + std::string(method) +
+                     "service " + std::string(service) + " has no method '" +
+                         std::string(method) +
                          "'; its methods: " + (known.empty() ? "(none)" : known));
 }
 
 LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
   throw call_failure(400, "bad_request",
-                     "argument " + std::to_string(i + 1) + " of " + std::string(method) + ": " + e.reason());
+                     "argument " + std::to_string(i + 1) + " of " + std::string(method) +
+                         ": " + e.reason());
 }
 
 LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
   throw call_failure(400, "bad_request",
-                     std::string(method) + " takes " + std::to_string(arity) + " argument(s), got " +
-                         std::to_string(args.size()));
+                     std::string(method) + " takes " + std::to_string(arity) +
+                         " argument(s), got " + std::to_string(args.size()));
 }
 
 }  // namespace lp::detail
@@ -14630,10 +14848,9 @@ LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
       continue;
     }
     if (poller_.stop_requested()) return;
-    auto text =
-        status::fetch_metrics(links[node.label], node.url, headers, body,
-                              http_connection::clock::now() + std::chrono::seconds(1),
-                              tls_.get());
+    auto text = status::fetch_metrics(
+        links[node.label], node.url, headers, body,
+        http_connection::clock::now() + std::chrono::seconds(1), tls_.get());
     if (!text) continue;
     auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (figures.is_discarded() || !figures.is_object()) continue;
@@ -14643,8 +14860,7 @@ LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
     auto now = status::now_seconds();
     std::lock_guard held(mutex_);
     auto& seen = histories_[node.label];
-    if (seen.samples.empty() || seen.samples.back().process != process)
-      seen.since = now;
+    if (seen.samples.empty() || seen.samples.back().process != process) seen.since = now;
     seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
     if (seen.samples.size() > kept_samples) seen.samples.pop_front();
   }
@@ -14654,10 +14870,14 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
                                                const history* seen) const {
   using nlohmann::json;
   const auto& spec = graph_.node(node.label);
-  json out = {{"label", node.label},          {"group", spec.group},
-              {"service", spec.service},      {"edges", spec.edges},
-              {"state", to_string(node.state)}, {"pid", node.pid},
-              {"restarts", node.restarts},    {"failure", node.failure},
+  json out = {{"label", node.label},
+              {"group", spec.group},
+              {"service", spec.service},
+              {"edges", spec.edges},
+              {"state", to_string(node.state)},
+              {"pid", node.pid},
+              {"restarts", node.restarts},
+              {"failure", node.failure},
               {"last_lines", node.last_lines}};
   if (!seen || seen->samples.empty()) return out;
   const auto& samples = seen->samples;
@@ -14773,8 +14993,8 @@ LP_API std::unique_ptr<status_server> start_status_page(
     const std::string& run_dir, port_or_off port, status_server::source nodes,
     std::shared_ptr<const tls_context> tls) {
   if (!port.number) return nullptr;
-  auto page = std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes),
-                                              std::move(tls));
+  auto page = std::make_unique<status_server>(graph, std::move(policy), secret,
+                                              std::move(nodes), std::move(tls));
   auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),
@@ -15340,11 +15560,12 @@ LP_API arguments::arguments(std::string_view body, protocol::format format) {
 
 namespace lp::detail::cbor {
 
-LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type) {
+LP_API void mismatch(reader& in, std::size_t start, std::string_view expected,
+                     std::string_view type) {
   in.seek(start);
   json item = in.read();
-  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) + "), got " +
-                     describe_value(item));
+  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) +
+                     "), got " + describe_value(item));
 }
 
 LP_API void not_a_tensor(reader& in, std::size_t start) {
@@ -15369,7 +15590,8 @@ LP_API std::size_t count_items(reader& in) {
 }
 
 LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
-  if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
+  if (!misfits_)
+    misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
   (*misfits_)[std::string(key)] = e.reason();
 }
 
@@ -15507,8 +15729,10 @@ LP_API void reader::skip() {
   }
   if (major == 4 || major == 5) {
     auto count = size_of(initial);
-    if (major == 5) map_fits(count);
-    else array_fits(count);
+    if (major == 5)
+      map_fits(count);
+    else
+      array_fits(count);
     nested items(*this);
     for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
       if (major == 5) map_key();
@@ -15527,7 +15751,8 @@ LP_API void reader::fail(const std::string& what) const {
 }
 
 LP_API void reader::too_deep() const {
-  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) +
+                          " levels");
 }
 
 LP_API void reader::indefinite_number(std::uint8_t major) const {
@@ -15560,23 +15785,30 @@ LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
 LP_API double reader::half(std::uint16_t bits) {
   int exponent = (bits >> 10) & 0x1f;
   double mantissa = bits & 0x3ff;
-  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                     : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
-                                                       : std::numeric_limits<double>::quiet_NaN())
-                                      : std::ldexp(mantissa + 1024, exponent - 25);
+  double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
+                     : exponent == 31
+                         ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                          : std::numeric_limits<double>::quiet_NaN())
+                         : std::ldexp(mantissa + 1024, exponent - 25);
   return bits & 0x8000 ? -magnitude : magnitude;
 }
 
 LP_API json reader::simple(std::uint8_t info) {
   switch (info) {
-    case 20: return false;
-    case 21: return true;
-    case 22: return nullptr;
+    case 20:
+      return false;
+    case 21:
+      return true;
+    case 22:
+      return nullptr;
     case 25:
     case 26:
-    case 27: return floating(info);
-    case 31: fail("a break outside an indefinite-length item");
-    default: fail("simple value " + std::to_string(info) + " is not supported");
+    case 27:
+      return floating(info);
+    case 31:
+      fail("a break outside an indefinite-length item");
+    default:
+      fail("simple value " + std::to_string(info) + " is not supported");
   }
 }
 
@@ -15586,7 +15818,8 @@ LP_API json reader::array(length count) {
   auto& items = out.get_ref<json::array_t&>();
   if (count) items.reserve(static_cast<std::size_t>(*count));
   nested inside(*this);
-  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) items.push_back(read());
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i)
+    items.push_back(read());
   return out;
 }
 
@@ -15697,7 +15930,9 @@ LP_API std::string encode(const json& value, format f) {
     json::to_cbor(value, out);
     return out;
   }
-  auto text = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  auto text = [](const json& v) {
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
+  };
   if (!typed_array::has_binary(value)) return text(value);
   json expanded = value;
   typed_array::expand(expanded);
@@ -15708,16 +15943,20 @@ LP_API json decode(std::string_view body, format f) {
   if (f == format::cbor) return cbor::read(body, max_depth);
   json::parser_callback_t limit = [](int depth, json::parse_event_t, json&) {
     if (static_cast<std::size_t>(depth) > max_depth)
-      throw std::length_error("it nests deeper than " + std::to_string(max_depth) + " levels");
+      throw std::length_error("it nests deeper than " + std::to_string(max_depth) +
+                              " levels");
     return true;
   };
   return json::parse(body, limit);
 }
 
-LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
-                       std::string_view method) {
+LP_API json error_body(std::string_view code, std::string_view message,
+                       std::string_view node, std::string_view method) {
   return {{"error",
-           {{"code", code}, {"message", to_utf8(message)}, {"node", node}, {"method", to_utf8(method)}}}};
+           {{"code", code},
+            {"message", to_utf8(message)},
+            {"node", node},
+            {"method", to_utf8(method)}}}};
 }
 
 }  // namespace lp::detail::protocol
@@ -15744,9 +15983,10 @@ LP_API void reply_to_json(written_reply& out) {
   json body = json_of_written(out.joined(whole));
   typed_array::expand(body);
   if (!finite_numbers(body))
-    throw call_failure(500, "remote_exception",
-                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-                       "(Accept: application/cbor)");
+    throw call_failure(
+        500, "remote_exception",
+        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+        "(Accept: application/cbor)");
   out.clear();
   out.body.bytes() = body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -15758,10 +15998,12 @@ LP_API void write_void_result(written_reply& out, protocol::format f) {
   if (f == protocol::format::json) reply_to_json(out);
 }
 
-LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
-                        std::string_view node, std::string_view method, protocol::format f) {
+LP_API void write_error(written_reply& out, std::string_view code,
+                        const std::string& message, std::string_view node,
+                        std::string_view method, protocol::format f) {
   out.clear();
-  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
+  out.body.bytes() =
+      protocol::encode(protocol::error_body(code, message, node, method), f);
 }
 
 LP_API json result_of(const std::string& node, const std::string& method, int status,
@@ -15782,7 +16024,8 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
   throw remote_error(node, method, code, message, status);
 }
 
-LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply) {
+LP_API json result_in(const std::string& node, const std::string& method,
+                      const raw_reply& reply) {
   json parsed;
   try {
     parsed = protocol::decode(reply.body, reply.format);
@@ -15794,7 +16037,8 @@ LP_API json result_in(const std::string& node, const std::string& method, const 
   return result_of(node, method, reply.status, std::move(parsed));
 }
 
-LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply) {
+LP_API void check_reply(const std::string& node, const std::string& method,
+                        const raw_reply& reply) {
   result_in(node, method, reply);
 }
 
@@ -15803,9 +16047,11 @@ LP_API std::string result_cbor(const std::string& node, const std::string& metho
   return cbor_of(result_in(node, method, reply));
 }
 
-LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
-  throw transport_error(node, method,
-                        std::string("the node's reply does not fit the result type: ") + e.reason());
+LP_API void misfit_result(const std::string& node, const std::string& method,
+                          const decode_error& e) {
+  throw transport_error(
+      node, method,
+      std::string("the node's reply does not fit the result type: ") + e.reason());
 }
 
 }  // namespace lp::detail
@@ -15886,19 +16132,30 @@ json numbers(const json::binary_t& bytes, bool little_endian) {
   for (std::size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
     T element;
     std::memcpy(&element, bytes.data() + at, sizeof(T));
-    if (little_endian != (std::endian::native == std::endian::little)) element = byte_swapped(element);
+    if (little_endian != (std::endian::native == std::endian::little))
+      element = byte_swapped(element);
     out.push_back(element);
   }
   return out;
 }
 
 inline json numbers_of(const json::binary_t& bytes, const element& e) {
-  if (e.is_float) return e.size == 4 ? numbers<float>(bytes, e.little_endian) : numbers<double>(bytes, e.little_endian);
+  if (e.is_float)
+    return e.size == 4 ? numbers<float>(bytes, e.little_endian)
+                       : numbers<double>(bytes, e.little_endian);
   switch (e.size) {
-    case 1: return e.is_signed ? numbers<std::int8_t>(bytes, true) : numbers<std::uint8_t>(bytes, true);
-    case 2: return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian) : numbers<std::uint16_t>(bytes, e.little_endian);
-    case 4: return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian) : numbers<std::uint32_t>(bytes, e.little_endian);
-    default: return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian) : numbers<std::uint64_t>(bytes, e.little_endian);
+    case 1:
+      return e.is_signed ? numbers<std::int8_t>(bytes, true)
+                         : numbers<std::uint8_t>(bytes, true);
+    case 2:
+      return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian)
+                         : numbers<std::uint16_t>(bytes, e.little_endian);
+    case 4:
+      return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian)
+                         : numbers<std::uint32_t>(bytes, e.little_endian);
+    default:
+      return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian)
+                         : numbers<std::uint64_t>(bytes, e.little_endian);
   }
 }
 
@@ -15915,7 +16172,8 @@ LP_API void expand(json& value) {
 LP_API bool has_binary(const json& value) {
   if (value.is_binary()) return true;
   if (!value.is_structured()) return false;
-  return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
+  return std::any_of(value.begin(), value.end(),
+                     [](const json& v) { return has_binary(v); });
 }
 
 }  // namespace lp::detail::typed_array
@@ -16178,7 +16436,8 @@ inline bool keeps_checkpoints(const program& graph) {
 // True if `dir` holds the checkpoint of a node of `graph`.
 inline bool holds_checkpoints(const program& graph, const std::string& dir) {
   for (const auto& spec : graph.nodes())
-    if (spec.checkpointed && ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
+    if (spec.checkpointed &&
+        ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
       return true;
   return false;
 }
@@ -16191,12 +16450,14 @@ inline void check_resume_dir(const program& graph, const std::string& dir) {
   };
   struct stat about {};
   if (::stat(dir.c_str(), &about) != 0)
-    throw refused(errno == ENOENT ? std::string("no such directory")
-                                  : std::string("cannot look at it: ") + std::strerror(errno));
+    throw refused(errno == ENOENT
+                      ? std::string("no such directory")
+                      : std::string("cannot look at it: ") + std::strerror(errno));
   if (!S_ISDIR(about.st_mode)) throw refused("not a directory");
   if (!keeps_checkpoints(graph))
-    throw refused("no node of program '" + graph.name() +
-                  "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
+    throw refused(
+        "no node of program '" + graph.name() +
+        "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
   if (holds_checkpoints(graph, dir)) return;
   std::string expected;
   int listed = 0;
@@ -16232,7 +16493,8 @@ inline std::string make_launch_checkpoint_dir(const std::string& program) {
   auto parent = checkpoint_home(program);
   if (parent.empty())
     throw launch_error(
-        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an absolute "
+        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an "
+        "absolute "
         "path; give one with --lp_checkpoint_dir");
   make_directories(parent);
   std::time_t now = std::time(nullptr);
@@ -16263,8 +16525,8 @@ inline std::string checkpoint_dir_of(const launch_flags& flags,
 inline void announce_checkpoints(const program& graph, const std::string& dir,
                                  std::ostream& out) {
   if (!dir.empty() && keeps_checkpoints(graph))
-    out << "[lp] checkpoints in " << dir << " (a later launch resumes with --lp_resume=" << dir
-        << ")" << std::endl;
+    out << "[lp] checkpoints in " << dir
+        << " (a later launch resumes with --lp_resume=" << dir << ")" << std::endl;
 }
 
 // The command line `command` (argv[0] first) with --lp_resume=dir in place
@@ -16299,9 +16561,11 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
 // At a launch's end: where its checkpoints are, and the command line that
 // goes on from them (`command`, argv[0] first); nothing if `dir` holds none.
 inline bool tell_how_to_resume(const program& graph, const std::string& dir,
-                               const std::vector<std::string>& command, std::ostream& out) {
+                               const std::vector<std::string>& command,
+                               std::ostream& out) {
   if (dir.empty() || !holds_checkpoints(graph, dir)) return false;
-  auto text = "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
+  auto text =
+      "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
   for (const auto& word : resume_command(command, dir)) text += " " + shell_quote(word);
   out << text << std::endl;
   return true;
@@ -16329,14 +16593,16 @@ inline std::string graph_dot(const program& graph) {
   auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
   std::map<std::string, std::vector<const node_info*>> groups;
   for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
-  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+  std::string out =
+      "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
   for (const auto& [group, members] : groups) {
     std::string indent = group.empty() ? "  " : "    ";
     if (!group.empty())
-      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
+      out += "  subgraph " + quoted("cluster_" + group) +
+             " {\n    label=" + quoted(group) + ";\n";
     for (const auto* spec : members)
-      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + served_by(*spec)) +
-             "];\n";
+      out += indent + quoted(spec->label) +
+             " [label=" + quoted(spec->label + "\\n" + served_by(*spec)) + "];\n";
     if (!group.empty()) out += "  }\n";
   }
   for (const auto& spec : graph.nodes())
@@ -16348,7 +16614,8 @@ inline std::string graph_dot(const program& graph) {
 
 inline std::string graph_mermaid(const program& graph) {
   std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
-  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
+  for (const auto& spec : graph.nodes())
+    ids[spec.label] = "n" + std::to_string(ids.size());
   auto box = [&](const node_info& spec) {
     return ids[spec.label] + "[\"" + spec.label + "<br/>" + served_by(spec) + "\"]";
   };
@@ -16357,12 +16624,14 @@ inline std::string graph_mermaid(const program& graph) {
   std::string out = "flowchart LR\n";
   for (const auto& [group, members] : groups) {
     if (!group.empty()) out += "  subgraph " + group + "\n";
-    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
+    for (const auto* spec : members)
+      out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
     if (!group.empty()) out += "  end\n";
   }
   for (const auto& spec : graph.nodes())
     for (const auto& target : spec.edges)
-      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
+      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " +
+             ids[target] + "\n";
   return out;
 }
 
@@ -16399,22 +16668,26 @@ class http_channel final : public channel {
 
   // A pooled connection idle longer than this is dropped before the server
   // drops it, so a call seldom races the server's keep-alive timeout.
-  static constexpr auto max_idle = std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
+  static constexpr auto max_idle =
+      std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
   // The longest a connect may take, within the call's deadline.
   static constexpr auto connect_timeout = std::chrono::seconds(5);
   // Replies up to this size are read; a larger one fails the call.
   static constexpr std::size_t max_reply = std::size_t{1} << 34;
 
   struct options {
-    std::string secret;  // empty: an --lp_insecure launch
+    std::string secret;                      // empty: an --lp_insecure launch
     std::shared_ptr<const tls_context> tls;  // null: plain HTTP
   };
 
   http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
-    headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
-               protocol::cbor_type + "\r\n";
-    if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
+      : node_(std::move(node)),
+        directory_(std::move(nodes)),
+        tls_(std::move(settings.tls)) {
+    headers_ = std::string("Content-Type: ") + protocol::cbor_type +
+               "\r\nAccept: " + protocol::cbor_type + "\r\n";
+    if (!settings.secret.empty())
+      headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
   }
 
   const std::string& node() const override { return node_; }
@@ -16431,7 +16704,8 @@ class http_channel final : public channel {
       } catch (const http_connection::failure& e) {
         // The node's TLS refused this caller, or is not this launch's:
         // another try goes the same way.
-        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
+        if (e.kind == http_connection::failure::tls)
+          throw transport_error(node_, method, e.what());
         bool refused = e.kind == http_connection::failure::refused;
         if (!refused || attempt > 0) {
           try {
@@ -16441,7 +16715,8 @@ class http_channel final : public channel {
           } catch (const transport_error&) {
             // Gone, or not back yet: the node did not answer, as said below.
           }
-          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
+          throw transport_error(node_, method,
+                                std::string("no answer (") + e.what() + ")");
         }
       }
     }
@@ -16474,19 +16749,19 @@ class http_channel final : public channel {
       auto [connection, reused] = acquire(where, until);
       for (;;) {
         try {
-          auto response =
-              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply,
-                               sink);
+          auto response = connection->post(path, headers_with_deadline(until), args,
+                                           until, reply, max_reply, sink);
           if (connection->reusable()) release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
             throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                               "an unreadable reply: Content-Type '" + response.content_type +
+                               "an unreadable reply: Content-Type '" +
+                                   response.content_type +
                                    "' is neither JSON nor CBOR; is " + where.url() +
                                    " a Launchpad node?",
                                response.status);
-          return {response.status, *format, std::string_view(reply.data(), response.body_size),
-                  response.placed};
+          return {response.status, *format,
+                  std::string_view(reply.data(), response.body_size), response.placed};
         } catch (const http_connection::failure& e) {
           // The server closed this pooled connection just before the call
           // (its keep-alive ran out), so the request never ran: send it again
@@ -16504,8 +16779,10 @@ class http_channel final : public channel {
     }
   }
 
-  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
-    return expired_call(node_, method, deadline, "; the method may still run on the node");
+  deadline_exceeded expired(const std::string& method,
+                            std::chrono::milliseconds deadline) const {
+    return expired_call(node_, method, deadline,
+                        "; the method may still run on the node");
   }
 
   // The node learns the call's deadline (lp::caller_deadline()), so that a
@@ -16514,7 +16791,8 @@ class http_channel final : public channel {
   // reads 0.
   const std::string& headers_with_deadline(clock::time_point until) const {
     thread_local std::string headers;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
     headers.assign(headers_);
     headers.append(protocol::deadline_header).append(": ");
     headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
@@ -16545,15 +16823,18 @@ class http_channel final : public channel {
       while (!idle_.empty()) {
         auto connection = std::move(idle_.back());
         idle_.pop_back();
-        if (now - connection.idle_since < max_idle) return {std::move(connection.connection), true};
+        if (now - connection.idle_since < max_idle)
+          return {std::move(connection.connection), true};
       }
     }
     return {connect(where, until), false};
   }
 
-  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
+  std::unique_ptr<http_connection> connect(const address& where,
+                                           clock::time_point until) const {
     return http_connection::open(where.host, where.port,
-                                 std::min(until, clock::now() + connect_timeout), tls_.get());
+                                 std::min(until, clock::now() + connect_timeout),
+                                 tls_.get());
   }
 
   void release(std::unique_ptr<http_connection> connection) {
@@ -16563,8 +16844,9 @@ class http_channel final : public channel {
     idle_.push_back({std::move(connection), now});
     // The oldest come first: drop those the server will have closed, so the
     // pool holds no dead sockets after a burst.
-    auto fresh = std::find_if(idle_.begin(), idle_.end(),
-                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
+    auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const pooled& p) {
+      return now - p.idle_since < max_idle;
+    });
     idle_.erase(idle_.begin(), fresh);
   }
 
@@ -16712,7 +16994,8 @@ struct served_node {
 inline std::pair<std::string_view, std::string> refusal(const served_node& node) {
   if (node.launch.failure())
     return {"node_failed", "node '" + node.identity.label + "' failed and is stopping"};
-  return {"stopping", "node '" + node.identity.label + "' is stopping: its program stops"};
+  return {"stopping",
+          "node '" + node.identity.label + "' is stopping: its program stops"};
 }
 
 struct in_process_reply {
@@ -16725,11 +17008,11 @@ struct in_process_reply {
 // (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
 // its status and when the call ended, measured from `made`. `deadline` is
 // the caller's (lp::caller_deadline()).
-inline in_process_reply call_in_process(served_node& node, const std::string& method,
-                                        std::string_view args, written_reply& out,
-                                        std::chrono::steady_clock::time_point made,
-                                        std::chrono::steady_clock::time_point deadline =
-                                            std::chrono::steady_clock::time_point::max()) {
+inline in_process_reply call_in_process(
+    served_node& node, const std::string& method, std::string_view args,
+    written_reply& out, std::chrono::steady_clock::time_point made,
+    std::chrono::steady_clock::time_point deadline =
+        std::chrono::steady_clock::time_point::max()) {
   call_timer timer(node.metrics.calls_to(method), args.size(), made);
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);
@@ -16761,7 +17044,8 @@ namespace lp::detail {
 // returns.
 class direct_channel final : public channel {
  public:
-  direct_channel(std::string node, served_node& target) : node_(std::move(node)), target_(&target) {}
+  direct_channel(std::string node, served_node& target)
+      : node_(std::move(node)), target_(&target) {}
 
   const std::string& node() const override { return node_; }
 
@@ -16781,11 +17065,12 @@ class direct_channel final : public channel {
       request = joined;
     }
     auto& reply = written_reply::of_this_thread<reply_body>();
-    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made,
-                                            deadline.at);
+    auto [status, ended] =
+        call_in_process(*target_, method, request, reply, deadline.made, deadline.at);
     lock.unlock();
     if (ended > deadline.at)
-      throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");
+      throw expired_call(node_, method, deadline.length,
+                         " (a direct call, which ran to its end)");
     return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }
 
@@ -16943,7 +17228,7 @@ class http_server {
     int bound = listener_.start(host, port);
     if (bound < 0)
       throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
-                                    std::to_string(port) + ": " + std::strerror(errno));
+                       std::to_string(port) + ": " + std::strerror(errno));
     bound_ = {host, bound};
     url_ = bound_.url(listener_.tls());
     return url_;
@@ -17139,7 +17424,8 @@ class http_server {
     // Past ten years, the wait is as good as unbounded (and adding it could overflow).
     if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
     auto for_the_reply = std::min(ms / 10, 100LL);
-    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms - for_the_reply);
+    return std::chrono::steady_clock::now() +
+           std::chrono::milliseconds(ms - for_the_reply);
   }
 
   served_node& node_;
@@ -17246,7 +17532,8 @@ class node_host {
       for (auto& node : nodes_)
         if (node->identity.label == label && node->served)
           return slot = std::make_shared<direct_channel>(label, *node->served);
-    return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
+    return slot =
+               std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
   // Waits until the run() of every node named (labels or group names) has
@@ -17254,7 +17541,8 @@ class node_host {
   bool wait_finished(const std::vector<std::string>& names) {
     auto wanted = runnable_labels(graph_, names);
     auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end());
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
     };
     std::unique_lock lock(mutex_);
     finished_changed_.wait(lock, [&] { return done() || state_->stop_requested(); });
@@ -17371,7 +17659,8 @@ class node_host {
       node_scope scope(node->identity, *state_);
       node->instance = graph_access::build(graph, i, connector);
       std::vector<std::string> names;
-      for (const auto& method : node->instance->methods()) names.emplace_back(method.name);
+      for (const auto& method : node->instance->methods())
+        names.emplace_back(method.name);
       node->metrics.set_methods(std::move(names));
       node->instance->count_batches(node->metrics);
       node->checkpointed =
@@ -17383,11 +17672,12 @@ class node_host {
       node->served.reset(
           new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
-                                                   options_.max_body_bytes, options_.limits,
-                                                   options_.tls);
+                                                   options_.max_body_bytes,
+                                                   options_.limits, options_.tls);
       nodes_.push_back(std::move(node));
     }
-    for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
+    for (const auto& wanted : options_.labels)
+      graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
       if (node->python) continue;
       node->server->start(options_.bind_host, 0);
@@ -17473,7 +17763,8 @@ class node_host {
     settings.env = group.env;
     if (!options_.gpus.empty()) {
       auto& devices = settings.env["CUDA_VISIBLE_DEVICES"];
-      for (int gpu : options_.gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+      for (int gpu : options_.gpus)
+        devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
     }
     std::vector<std::string> names;
     for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
@@ -17487,8 +17778,8 @@ class node_host {
     };
     tell.ended = [this, at](const std::string& why) {
       state_->fail(at->identity.label,
-                   std::make_exception_ptr(launch_error("Python node '" + at->identity.label +
-                                                        "' ended: " + why)));
+                   std::make_exception_ptr(launch_error(
+                       "Python node '" + at->identity.label + "' ended: " + why)));
     };
     tell.lookup = [this](const std::string& label) {
       return options_.nodes->lookup(label, "", std::chrono::seconds(60))
@@ -17550,7 +17841,8 @@ class node_host {
     std::vector<checkpoint_schedule::saved_node> saved;
     for (auto& node : nodes_)
       if (node->checkpointed && node->checkpoint_interval.count() > 0)
-        saved.push_back({node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
+        saved.push_back(
+            {node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
     checkpoints_.start(std::move(saved));
   }
 
@@ -17559,8 +17851,8 @@ class node_host {
     for (auto& node : nodes_)
       if (node->health_timeout.count() > 0)
         watched.push_back({node->identity.label, node->health_timeout,
-                           [node = node.get()] { node->instance->probe(); }, node->metrics,
-                           node->progress});
+                           [node = node.get()] { node->instance->probe(); },
+                           node->metrics, node->progress});
     watchdog_.start(*state_, std::move(watched));
   }
 
@@ -17576,7 +17868,7 @@ class node_host {
   bool done_ = false;
   checkpoint_schedule checkpoints_;
   watchdog watchdog_;
-  bool started_ = false;  // every node built, restored and serving
+  bool started_ = false;      // every node built, restored and serving
   std::size_t runnable_ = 0;  // nodes with a run()
 };
 
@@ -17610,10 +17902,11 @@ class node_streams {
     std::lock_guard lock(taking_over());
     static std::weak_ptr<node_streams> current;
     if (auto shared = current.lock()) return shared;
-    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)), [](node_streams* gone) {
-      std::lock_guard lock(taking_over());
-      delete gone;
-    });
+    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)),
+                                       [](node_streams* gone) {
+                                         std::lock_guard lock(taking_over());
+                                         delete gone;
+                                       });
     current = made;
     return made;
   }
@@ -17745,13 +18038,15 @@ inline status_server::source node_states(node_host& launch, const node_streams& 
 }
 
 // Runs the program to its end in this process; returns the exit status.
-LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
-                          transport_kind transport, const launch_flags& flags) {
+LP_API int run_in_process(const program& graph, std::string_view policy,
+                          bool handle_signals, transport_kind transport,
+                          const launch_flags& flags) {
   // The nodes share this process's terminal: their std::cout and std::cerr
   // lines are told apart as under local_mp. First and last: no other
   // thread (the signals' one) writes while the streams change hands.
   std::shared_ptr<node_streams> streams;
-  if (policy == local_multi_threading::flag) streams = node_streams::take_over(std::string(policy));
+  if (policy == local_multi_threading::flag)
+    streams = node_streams::take_over(std::string(policy));
   std::unique_ptr<stop_on_signals> signals;
   if (handle_signals)
     signals = std::make_unique<stop_on_signals>(
@@ -17813,9 +18108,12 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
 // A test's launch of nodes as threads of this process.
 class threads_launch final : public controlled_launch {
  public:
-  threads_launch(const program& graph, host_options settings) : host_(graph, std::move(settings)) {}
+  threads_launch(const program& graph, host_options settings)
+      : host_(graph, std::move(settings)) {}
 
-  std::shared_ptr<channel> connect(const std::string& label) override { return host_.connect(label); }
+  std::shared_ptr<channel> connect(const std::string& label) override {
+    return host_.connect(label);
+  }
   std::map<std::string, std::string> urls() const override { return host_.urls(); }
   const std::string& secret() const override { return host_.secret(); }
   const std::string& run_dir() const override { return no_run_dir_; }
@@ -17825,8 +18123,10 @@ class threads_launch final : public controlled_launch {
   }
 
   bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
-    if (!timeout) host_.state().wait_for_stop();
-    else if (!host_.state().wait_for_stop(*timeout)) return false;
+    if (!timeout)
+      host_.state().wait_for_stop();
+    else if (!host_.state().wait_for_stop(*timeout))
+      return false;
     host_.shutdown();
     if (auto failure = host_.state().failure()) {
       try {
@@ -18327,7 +18627,9 @@ LP_API std::optional<std::string> take_env(const char* name) {
 }
 
 // True in a process that a multi-processing launcher started as a node.
-LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
+LP_API bool is_node_process() {
+  return std::getenv(child_env::nodes) != nullptr;
+}
 
 // Where a node process runs, as its policy sees it.
 struct node_site {
@@ -18391,7 +18693,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   if (site.own_group && !group_reaper::watch_own_group_for_life())
     std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
                  "what this node starts may outlive it: end it in on_stop "
-                 "(docs/launching.md, No orphans)" << std::endl;
+                 "(docs/launching.md, No orphans)"
+              << std::endl;
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
@@ -18420,8 +18723,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
   const pid_t launcher_pid = site.launcher_is_parent ? ::getppid() : -1;
   stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
-    *signalled = from.by_process && from.sender == launcher_pid ? stop_signal::from_launcher
-                                                                 : stop_signal::from_elsewhere;
+    *signalled = from.by_process && from.sender == launcher_pid
+                     ? stop_signal::from_launcher
+                     : stop_signal::from_elsewhere;
     lp::stop();
   });
   try {
@@ -18478,7 +18782,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // Its own lines said why; a restart would say it again.
     std::cerr << "[lp] " << e.what() << std::endl;
     if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}, {"unrecoverable", true}});
+      rendezvous->tell("ended", labels.front(),
+                       {{"failure", e.what()}, {"unrecoverable", true}});
     return unrecoverable_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
@@ -18489,8 +18794,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   }
 }
 
-LP_API process_options process_options_from(const launch_flags& flags, std::string_view policy,
-                                           transport_kind transport) {
+LP_API process_options process_options_from(const launch_flags& flags,
+                                            std::string_view policy,
+                                            transport_kind transport) {
   // options.tls stays empty: local_mp decides it below, and a Slurm job's
   // supervisor adopts the credentials its submitter made.
   process_options options;
@@ -18508,7 +18814,6 @@ LP_API process_options process_options_from(const launch_flags& flags, std::stri
   options.python = flags.python;
   return options;
 }
-
 
 // local_mp from a command line: this process is the launcher.
 LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
@@ -18536,8 +18841,8 @@ class processes_launch final : public controlled_launch {
  public:
   processes_launch(const program& graph, process_options settings)
       : launch_(graph, std::move(settings)),
-        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret(),
-                                                      launch_.tls())) {}
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(),
+                                                      launch_.secret(), launch_.tls())) {}
 
   std::shared_ptr<channel> connect(const std::string& label) override {
     http_channel::options settings;
@@ -18579,7 +18884,8 @@ LP_API controller::controller(const program& graph, const process_test_options& 
     : graph_(&graph) {
   if (options.executable.empty())
     throw usage_error(
-        "test_multi_processing needs process_test_options::executable: a program whose main() "
+        "test_multi_processing needs process_test_options::executable: a program whose "
+        "main() "
         "builds the same graph and calls lp::launch");
   detail::process_options settings;
   settings.policy = test_multi_processing::flag;
@@ -18587,7 +18893,8 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   settings.arguments.push_back(options.executable);
   for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
   if (options.max_body_mb != process_test_options{}.max_body_mb)
-    settings.arguments.push_back("--lp_max_body_mb=" + std::to_string(options.max_body_mb));
+    settings.arguments.push_back("--lp_max_body_mb=" +
+                                 std::to_string(options.max_body_mb));
   settings.termination_notice = options.termination_notice;
   settings.terminal = options.terminal;
   settings.insecure = options.insecure;
@@ -18803,7 +19110,7 @@ namespace lp::detail {
 
 struct partition_hosts {
   std::string name;
-  int cpus = 0;      // of its largest host
+  int cpus = 0;  // of its largest host
   long memory_mb = 0;
   int gpus = 0;
   std::vector<int> host_cpus;  // of each host
@@ -18827,8 +19134,8 @@ inline int gpus_in(std::string_view gres) {
 
 // The partition `wanted`, or the cluster's default one if empty.
 inline partition_hosts find_partition(const std::string& wanted) {
-  auto listed =
-      run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"}, std::chrono::seconds(60));
+  auto listed = run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"},
+                         std::chrono::seconds(60));
   if (listed.status != 0)
     throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
                        std::string(trim(listed.text)));
@@ -18854,24 +19161,28 @@ inline partition_hosts find_partition(const std::string& wanted) {
   if (found.name.empty()) {
     std::string known;
     for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
-    throw launch_error((wanted.empty() ? std::string("this cluster has no default partition")
-                                : "there is no partition " + wanted) +
-                    "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
+    throw launch_error(
+        (wanted.empty() ? std::string("this cluster has no default partition")
+                        : "there is no partition " + wanted) +
+        "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
   }
   return found;
 }
 
-inline void check_fits(const std::vector<unit_plan>& units, const partition_hosts& hosts) {
+inline void check_fits(const std::vector<unit_plan>& units,
+                       const partition_hosts& hosts) {
   for (const auto& u : units) {
     const auto& needs = u.settings.resources;
     auto refuse = [&](const std::string& what, long asked, long largest) {
-      throw launch_error("the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
-                      ", but the largest host of partition " + hosts.name + " has " +
-                      std::to_string(largest) + "; lower its group's resources() or choose " +
-                      "another partition with --lp_slurm_partition. Nothing was submitted.");
+      throw launch_error(
+          "the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
+          ", but the largest host of partition " + hosts.name + " has " +
+          std::to_string(largest) + "; lower its group's resources() or choose " +
+          "another partition with --lp_slurm_partition. Nothing was submitted.");
     };
     if (needs.cpus > hosts.cpus) refuse("CPUs", needs.cpus, hosts.cpus);
-    if (needs.memory_mb > hosts.memory_mb) refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
+    if (needs.memory_mb > hosts.memory_mb)
+      refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
     if (needs.gpus > hosts.gpus) refuse("GPUs", needs.gpus, hosts.gpus);
   }
   // The job is one task per process, each sized for the largest request:
@@ -18881,18 +19192,19 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
   std::size_t room = 0;
   for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
   if (units.size() > room)
-    throw launch_error("the program runs " + std::to_string(units.size()) + " processes of " +
-                    std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
-                    " holds at most " + std::to_string(room) +
-                    " at once; colocate groups (p.group(...).colocate()), lower resources() or "
-                    "choose another partition with --lp_slurm_partition. Nothing was submitted.");
+    throw launch_error(
+        "the program runs " + std::to_string(units.size()) + " processes of " +
+        std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
+        " holds at most " + std::to_string(room) +
+        " at once; colocate groups (p.group(...).colocate()), lower resources() or "
+        "choose another partition with --lp_slurm_partition. Nothing was submitted.");
 }
 
 // Pending reasons that no amount of waiting changes.
 inline bool hopeless(const std::string& reason) {
-  for (const char* never : {"PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig",
-                            "BadConstraints", "InvalidAccount", "InvalidQOS",
-                            "AccountNotAllowed", "QOSNotAllowed"})
+  for (const char* never :
+       {"PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig", "BadConstraints",
+        "InvalidAccount", "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed"})
     if (reason == never) return true;
   return false;
 }
@@ -18938,9 +19250,12 @@ inline slurm_slots slurm_slots_for(const std::vector<unit_plan>& units) {
 // asks, so the other steps fit beside it.
 inline std::vector<std::string> srun_options(const unit_plan& u) {
   const auto& needs = u.settings.resources;
-  std::vector<std::string> options{"--nodes=1", "--ntasks=1", "--exact", "--job-name=" + u.name,
-                                   "--export=ALL", "--cpus-per-task=" + std::to_string(needs.cpus)};
-  if (needs.memory_mb > 0) options.push_back("--mem=" + std::to_string(needs.memory_mb) + "M");
+  std::vector<std::string> options{
+      "--nodes=1",    "--ntasks=1",
+      "--exact",      "--job-name=" + u.name,
+      "--export=ALL", "--cpus-per-task=" + std::to_string(needs.cpus)};
+  if (needs.memory_mb > 0)
+    options.push_back("--mem=" + std::to_string(needs.memory_mb) + "M");
   if (needs.gpus > 0) options.push_back("--gres=gpu:" + std::to_string(needs.gpus));
   return options;
 }
@@ -18953,7 +19268,8 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
   std::vector<std::string> command{srun};
   for (auto& option : srun_options(u)) command.push_back(std::move(option));
   command.push_back(executable);
-  command.insert(command.end(), arguments.begin() + (arguments.empty() ? 0 : 1), arguments.end());
+  command.insert(command.end(), arguments.begin() + (arguments.empty() ? 0 : 1),
+                 arguments.end());
   return command;
 }
 
@@ -18964,7 +19280,8 @@ inline std::vector<std::string> job_arguments(const launch_flags& flags) {
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
-                                      const slurm_slots& slots, const std::string& run_dir,
+                                      const slurm_slots& slots,
+                                      const std::string& run_dir,
                                       const std::string& executable) {
   std::string script = "#!/bin/sh\n";
   auto line = [&](const std::string& option) { script += "#SBATCH " + option + "\n"; };
@@ -18973,7 +19290,8 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   line("--ntasks=" + std::to_string(slots.count));
   line("--cpus-per-task=" + std::to_string(slots.cpus));
   if (slots.memory_mb > 0)
-    line("--mem-per-cpu=" + std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
+    line("--mem-per-cpu=" +
+         std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
   if (slots.gpus > 0) line("--gpus-per-task=" + std::to_string(slots.gpus));
   if (!flags.slurm_partition.empty()) line("--partition=" + flags.slurm_partition);
   if (!flags.slurm_time.empty()) line("--time=" + flags.slurm_time);
@@ -18983,14 +19301,17 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   // the nodes in order.
   line("--signal=B:TERM@" + std::to_string(flags.termination_notice_secs + 30));
   for (const auto& option : flags.slurm_sbatch) line(option);
-  script += "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
-            "# of the program as a job step (srun), restarts and stops them, and writes\n"
-            "# how the program ended to " + run_dir + "/result.\n";
+  script +=
+      "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
+      "# of the program as a job step (srun), restarts and stops them, and writes\n"
+      "# how the program ended to " +
+      run_dir + "/result.\n";
   script += std::string(slurm_run_dir_env) + "=" + shell_quote(run_dir) + "\n";
   script += "export " + std::string(slurm_run_dir_env) + "\n";
   script += "exec " + shell_quote(executable);
   auto arguments = job_arguments(flags);
-  for (std::size_t i = 1; i < arguments.size(); ++i) script += " " + shell_quote(arguments[i]);
+  for (std::size_t i = 1; i < arguments.size(); ++i)
+    script += " " + shell_quote(arguments[i]);
   return script + "\n";
 }
 
@@ -18998,10 +19319,12 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
 
 namespace lp::detail {
 
-inline void print_dry_run(const program& graph, const launch_flags& flags, std::ostream& out) {
+inline void print_dry_run(const program& graph, const launch_flags& flags,
+                          std::ostream& out) {
   auto units = plan_units(graph);
-  auto run_dir = (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
-                     .string();
+  auto run_dir =
+      (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
+          .string();
   auto executable = this_executable();
   out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
       << "/job.sh:\n"
@@ -19026,8 +19349,9 @@ struct job_state {
   std::string state, reason, nodes;
   bool ended() const {
     if (state.empty()) return true;
-    for (const char* final : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
-                              "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
+    for (const char* final :
+         {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+          "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
       if (state == final) return true;
     return false;
   }
@@ -19043,7 +19367,8 @@ inline job_state query_job(const std::string& job) {
     now.state = fields[0];
     now.reason = fields[1];
     now.nodes = fields[2];
-  } else if (listed.status != 0 && listed.text.find("Invalid job id") == std::string::npos) {
+  } else if (listed.status != 0 &&
+             listed.text.find("Invalid job id") == std::string::npos) {
     now.state = "UNKNOWN";  // squeue failed for a while: ask again
   }
   return now;
@@ -19057,8 +19382,9 @@ class slurm_submission {
   int run() {
     auto parent = std::filesystem::absolute(flags_.slurm_dir).string();
     if (parent.find_first_of(" \t") != std::string::npos)
-      throw usage_error("--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
-                        " holds a space, which #SBATCH lines cannot; choose another directory");
+      throw usage_error(
+          "--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
+          " holds a space, which #SBATCH lines cannot; choose another directory");
     check_fits(units_, find_partition(flags_.slurm_partition));
     std::filesystem::create_directories(parent);
     // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
@@ -19080,20 +19406,23 @@ class slurm_submission {
       throw;
     }
     dir.keep();  // the job reads the secret and credentials, and removes them when it ends
-    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in " << dir.path()
-              << "/job.log, node logs in " << dir.path() << "/logs" << std::endl;
+    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
+              << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
+              << std::endl;
     if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
       std::cerr << "[lp] follow it with: squeue --jobs=" << job
-                << "; stop it in order with: scancel --batch --signal=TERM " << job << std::endl;
+                << "; stop it in order with: scancel --batch --signal=TERM " << job
+                << std::endl;
       std::cout << job << std::endl;
       return 0;
     }
     int status = follow(job, dir.path());
     // Gone already, unless the job never ran.
-    for (const char* file : {"secret", run_directory::certificate_file, run_directory::key_file,
-                             run_directory::authority_file})
+    for (const char* file : {"secret", run_directory::certificate_file,
+                             run_directory::key_file, run_directory::authority_file})
       ::unlink((dir.path() + "/" + file).c_str());
-    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments, std::cerr);
+    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments,
+                       std::cerr);
     return status;
   }
 
@@ -19107,12 +19436,14 @@ class slurm_submission {
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
-    auto submitted = run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
-    std::string job(trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
+    auto submitted =
+        run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
+    std::string job(
+        trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
     if (submitted.status != 0 || job.empty() ||
         job.find_first_not_of("0123456789") != std::string::npos)
       throw launch_error("sbatch refused the job: " + std::string(trim(submitted.text)) +
-                                      " (the batch script is " + script_path + ")");
+                         " (the batch script is " + script_path + ")");
     return job;
   }
 
@@ -19130,7 +19461,7 @@ class slurm_submission {
     int acted_on = 0;
     std::optional<clock::time_point> give_up_at;  // of the orderly stop
     bool cancelled_hard = false;
-    std::optional<clock::time_point> forget_at;   // of a job that will not end
+    std::optional<clock::time_point> forget_at;  // of a job that will not end
     // Since when the job has been completing with its result written; the
     // epoch while it is not (an optional here trips g++ 12's
     // -Wmaybe-uninitialized at -O3).
@@ -19169,17 +19500,21 @@ class slurm_submission {
       if (seen >= 1 && acted_on == 0) {
         acted_on = 1;
         std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
-                  << ": stopping job " << job << " (again to cancel it at once)" << std::endl;
+                  << ": stopping job " << job << " (again to cancel it at once)"
+                  << std::endl;
         if (now.state == "PENDING") {
           try_tool({"scancel", job}, std::chrono::seconds(60));
         } else {
           // To the supervisor only: it stops the nodes in order. A plain
           // scancel would also signal each srun, which kills its step at once.
-          try_tool({"scancel", "--batch", "--signal=TERM", job}, std::chrono::seconds(60));
-          give_up_at = clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
+          try_tool({"scancel", "--batch", "--signal=TERM", job},
+                   std::chrono::seconds(60));
+          give_up_at =
+              clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
         }
       }
-      if (!cancelled_hard && ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
+      if (!cancelled_hard &&
+          ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
         cancelled_hard = true;
         std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
         cancel_at_once(job);
@@ -19205,9 +19540,10 @@ class slurm_submission {
     std::ifstream(run_dir + "/result") >> status;
     if (status == 0 && !cancelled_hard) return 0;
     if (status < 0)
-      std::cerr << "[lp] job " << job << " ended (" << (last.state.empty() ? "gone" : last.state)
-                << ") before its supervisor could say how the program ended; see " << run_dir
-                << "/job.log" << std::endl;
+      std::cerr << "[lp] job " << job << " ended ("
+                << (last.state.empty() ? "gone" : last.state)
+                << ") before its supervisor could say how the program ended; see "
+                << run_dir << "/job.log" << std::endl;
     return 1;
   }
 
@@ -19216,8 +19552,9 @@ class slurm_submission {
   // the program's stop, and one stopping already keeps on stopping. The
   // batch step is spared, so that the supervisor still says how it ended.
   static void cancel_at_once(const std::string& job) {
-    auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
-                          std::chrono::seconds(20));
+    auto steps =
+        try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
+                 std::chrono::seconds(20));
     std::vector<std::string> kill{"scancel", "--signal=KILL"};
     for (auto row : split(steps.text, '\n')) {
       auto step = trim(row);
@@ -19279,21 +19616,23 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
   std::map<std::string, unit_plan> units;
   for (auto& u : plan_units(graph)) units.emplace(u.name, u);
   unit_runner runner;
-  runner.wrap = [units, srun = find_program("srun")](const std::string& unit, child_process& child) {
-    child.arguments = srun_command(srun, units.at(unit), child.executable, child.arguments);
+  runner.wrap = [units, srun = find_program("srun")](const std::string& unit,
+                                                     child_process& child) {
+    child.arguments =
+        srun_command(srun, units.at(unit), child.executable, child.arguments);
     child.executable = srun;
   };
   // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
   // once, with no time to stop. scancel signals the step's tasks.
-  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit, pid_t pid,
-                                                           int signal) {
+  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit,
+                                                           pid_t pid, int signal) {
     // A step shows in squeue a moment after its srun starts.
     std::string step;
     for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
-                             "--format=%i|%j"},
-                            std::chrono::seconds(20));
+      auto steps =
+          try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i|%j"},
+                   std::chrono::seconds(20));
       for (auto row : split(steps.text, '\n')) {
         auto fields = split(row, '|');
         if (fields.size() == 2 && trim(fields[1]) == unit) step = trim(fields[0]);
@@ -19316,7 +19655,8 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
   // program stops).
   runner.task_status = [](int status) {
     if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
-      return WEXITSTATUS(status) - 128;  // the wait status of a death by that signal (Linux)
+      return WEXITSTATUS(status) -
+             128;  // the wait status of a death by that signal (Linux)
     return status;
   };
   return runner;
@@ -19329,7 +19669,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     const char* job = std::getenv("SLURM_JOB_ID");
     if (!job)
       throw launch_error(std::string(slurm_run_dir_env) +
-                                      " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
+                         " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
     options.terminal = terminal_kind::files;
     options.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;
@@ -19354,15 +19694,16 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
 
 namespace lp::detail {
 
-LP_API int run_slurm(const program& graph, transport_kind transport, const launch_flags& flags) {
+LP_API int run_slurm(const program& graph, transport_kind transport,
+                     const launch_flags& flags) {
   if (flags.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
     std::string path = run_dir;
     ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
-    return run_slurm_supervisor(graph, flags,
-                                process_options_from(flags, slurm::flag, transport), path);
+    return run_slurm_supervisor(
+        graph, flags, process_options_from(flags, slurm::flag, transport), path);
   }
   try {
     graph_access::check_defined(graph);
@@ -19415,8 +19756,8 @@ inline int run_on_this_host(const program& graph, const std::string& policy,
   return status;
 }
 
-LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
-                       transport_kind transport) {
+LP_API int launch_main(const program& graph, int argc, char** argv,
+                       std::string_view policy, transport_kind transport) {
   try {
     auto flags = parse_flags(argc, argv);
     check_tls_flags(flags);
@@ -19438,12 +19779,14 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
-    bool local = chosen == test_multi_threading::flag || chosen == local_multi_threading::flag ||
+    bool local = chosen == test_multi_threading::flag ||
+                 chosen == local_multi_threading::flag ||
                  chosen == local_multi_processing::flag;
     if (!local && !cluster)
-      throw usage_error("--lp_launch=" + chosen +
-                        " is not a launch policy; choose test_mt, local_mt, local_mp, slurm "
-                        "or kubernetes");
+      throw usage_error(
+          "--lp_launch=" + chosen +
+          " is not a launch policy; choose test_mt, local_mt, local_mp, slurm "
+          "or kubernetes");
     if (!flags.resume.empty()) check_resume_dir(graph, flags.resume);
     if (chosen == kubernetes::flag) return run_kubernetes(graph, transport, flags);
     if (!local) return run_slurm(graph, transport, flags);
@@ -19495,7 +19838,8 @@ LP_API void check_name(std::string_view name, std::string_view what) {
 }  // namespace detail
 
 LP_API node_info program::described(std::string label, std::string group, int index,
-                                    std::string_view service, bool has_run, bool checkpointed) {
+                                    std::string_view service, bool has_run,
+                                    bool checkpointed) {
   node_info spec;
   spec.label = std::move(label);
   spec.group = std::move(group);
@@ -19508,8 +19852,8 @@ LP_API node_info program::described(std::string label, std::string group, int in
 
 LP_API void program::check_free(const std::string& label) const {
   if (taken(label))
-    throw graph_error("program '" + name_ + "' already has a node or group named '" + label +
-                      "'; labels must be unique");
+    throw graph_error("program '" + name_ + "' already has a node or group named '" +
+                      label + "'; labels must be unique");
 }
 
 LP_API void program::append(node_info spec, recipe made) {
@@ -19521,12 +19865,14 @@ LP_API void program::append(node_info spec, recipe made) {
 LP_API void program::connect(node_info& spec, const std::string& target,
                              const program* owner) const {
   if (!owner)
-    throw graph_error("node '" + spec.label +
-                      "' was given an empty lp::handle (default-constructed, naming no node); "
-                      "give it the handle add_node returned");
+    throw graph_error(
+        "node '" + spec.label +
+        "' was given an empty lp::handle (default-constructed, naming no node); "
+        "give it the handle add_node returned");
   if (owner != this)
-    throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
-                      "' from another program; handles work only in the program that made them");
+    throw graph_error(
+        "node '" + spec.label + "' was given a handle to '" + target +
+        "' from another program; handles work only in the program that made them");
   spec.edges.push_back(target);
 }
 

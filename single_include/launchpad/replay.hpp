@@ -77,15 +77,17 @@ inline limiter_spec min_size_limit(std::size_t n) {
 
 inline limiter_spec ratio_limit(double r, std::size_t min_size, double error_buffer) {
   if (!(r > 0) || !std::isfinite(r))
-    throw usage_error("lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) +
-                      ", ...): the ratio must be a finite number > 0 of samples per insert");
+    throw usage_error(
+        "lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) +
+        ", ...): the ratio must be a finite number > 0 of samples per insert");
   // Narrower, and one insert or sample could take diff from below the
   // window to above it: both sides would wait for ever.
   if (!(error_buffer >= std::max(1.0, r)))
-    throw usage_error("lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) + ", " +
-                      std::to_string(min_size) + ", " + std::to_string(error_buffer) +
-                      "): error_buffer must be at least max(1, ratio), or inserts and samples "
-                      "could each wait for the other; raise it");
+    throw usage_error(
+        "lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) + ", " +
+        std::to_string(min_size) + ", " + std::to_string(error_buffer) +
+        "): error_buffer must be at least max(1, ratio), or inserts and samples "
+        "could each wait for the other; raise it");
   double offset = r * static_cast<double>(std::max<std::size_t>(min_size, 1));
   return {r, static_cast<std::uint64_t>(std::max<std::size_t>(min_size, 1)),
           offset - error_buffer, offset + error_buffer};
@@ -166,7 +168,8 @@ class sum_tree {
     while (at < capacity_) {
       double left = nodes_[2 * at];
       // A zero-weight leaf is never picked, even when rounding puts u at its edge.
-      if (u < left || nodes_[2 * at + 1] <= 0) at = 2 * at;
+      if (u < left || nodes_[2 * at + 1] <= 0)
+        at = 2 * at;
       else {
         u -= left;
         at = 2 * at + 1;
@@ -350,7 +353,9 @@ class prioritized_selector final : public selector {
     keys_.push_back(key);
     tree_.push_back(weight(priority));
   }
-  void remove(replay_key_type key, double) override { tree_.swap_remove(keys_.swap_remove(key)); }
+  void remove(replay_key_type key, double) override {
+    tree_.swap_remove(keys_.swap_remove(key));
+  }
   void update(replay_key_type key, double, double priority) override {
     tree_.set(keys_.position(key), weight(priority));
   }
@@ -379,13 +384,19 @@ class prioritized_selector final : public selector {
 class heap_selector final : public selector {
  public:
   explicit heap_selector(bool highest) : highest_(highest) {}
-  void insert(replay_key_type key, double priority) override { order_.emplace(rank(priority), key); }
-  void remove(replay_key_type key, double priority) override { order_.erase({rank(priority), key}); }
+  void insert(replay_key_type key, double priority) override {
+    order_.emplace(rank(priority), key);
+  }
+  void remove(replay_key_type key, double priority) override {
+    order_.erase({rank(priority), key});
+  }
   void update(replay_key_type key, double old_priority, double priority) override {
     order_.erase({rank(old_priority), key});
     order_.emplace(rank(priority), key);
   }
-  selection select(std::mt19937_64&) const override { return {order_.begin()->second, 1.0}; }
+  selection select(std::mt19937_64&) const override {
+    return {order_.begin()->second, 1.0};
+  }
 
  private:
   double rank(double priority) const { return highest_ ? -priority : priority; }
@@ -395,12 +406,18 @@ class heap_selector final : public selector {
 
 inline std::unique_ptr<selector> make_selector(const selector_spec& spec) {
   switch (spec.kind) {
-    case selector_kind::uniform: return std::make_unique<uniform_selector>();
-    case selector_kind::fifo: return std::make_unique<ordered_selector>(false);
-    case selector_kind::lifo: return std::make_unique<ordered_selector>(true);
-    case selector_kind::prioritized: return std::make_unique<prioritized_selector>(spec.alpha);
-    case selector_kind::max_heap: return std::make_unique<heap_selector>(true);
-    case selector_kind::min_heap: return std::make_unique<heap_selector>(false);
+    case selector_kind::uniform:
+      return std::make_unique<uniform_selector>();
+    case selector_kind::fifo:
+      return std::make_unique<ordered_selector>(false);
+    case selector_kind::lifo:
+      return std::make_unique<ordered_selector>(true);
+    case selector_kind::prioritized:
+      return std::make_unique<prioritized_selector>(spec.alpha);
+    case selector_kind::max_heap:
+      return std::make_unique<heap_selector>(true);
+    case selector_kind::min_heap:
+      return std::make_unique<heap_selector>(false);
   }
   return std::make_unique<uniform_selector>();
 }
@@ -420,27 +437,21 @@ namespace lp::detail {
 
 template <class Item>
 struct saved_item {
-  BOOST_HANA_DEFINE_STRUCT(saved_item,
-                           (std::uint64_t, key),
-                           (Item, item),
-                           (double, priority),
-                           (std::uint64_t, times_sampled));
+  BOOST_HANA_DEFINE_STRUCT(saved_item, (std::uint64_t, key), (Item, item),
+                           (double, priority), (std::uint64_t, times_sampled));
 };
 
 template <class Item>
 struct saved_table {
-  BOOST_HANA_DEFINE_STRUCT(saved_table,
-                           (std::string, name),
+  BOOST_HANA_DEFINE_STRUCT(saved_table, (std::string, name),
                            (std::vector<saved_item<Item>>, items),  // oldest first
-                           (std::uint64_t, inserts),
-                           (std::uint64_t, samples),
+                           (std::uint64_t, inserts), (std::uint64_t, samples),
                            (std::uint64_t, removed));
 };
 
 template <class Item>
 struct replay_state {
-  BOOST_HANA_DEFINE_STRUCT(replay_state,
-                           (std::uint64_t, next_key),
+  BOOST_HANA_DEFINE_STRUCT(replay_state, (std::uint64_t, next_key),
                            (std::vector<saved_table<Item>>, tables));
 };
 
@@ -495,8 +506,8 @@ class replay_table {
   using clock = std::chrono::steady_clock;
 
  public:
-  replay_table(table_spec spec, std::uint64_t seed, std::atomic<replay_key_type>& next_key,
-               const std::atomic<bool>& stopping)
+  replay_table(table_spec spec, std::uint64_t seed,
+               std::atomic<replay_key_type>& next_key, const std::atomic<bool>& stopping)
       : spec_(std::move(spec)),
         sampler_(make_selector(spec_.sampler)),
         limit_{spec_.limiter},
@@ -544,11 +555,13 @@ class replay_table {
               "''s rate limiter ever lets in at once; insert fewer at a time");
     std::vector<std::shared_ptr<const Item>> shared;
     shared.reserve(items.size());
-    for (auto& item : items) shared.push_back(std::make_shared<const Item>(std::move(item)));
+    for (auto& item : items)
+      shared.push_back(std::make_shared<const Item>(std::move(item)));
 
     std::unique_lock lock(mutex_);
-    wait(lock, [&] { return limit_.can_insert(n, items_.size()); }, deadline, insert_blocked_,
-         "insert");
+    wait(
+        lock, [&] { return limit_.can_insert(n, items_.size()); }, deadline,
+        insert_blocked_, "insert");
     std::vector<replay_key_type> keys;
     keys.reserve(shared.size());
     for (std::size_t i = 0; i < shared.size(); ++i) {
@@ -574,8 +587,9 @@ class replay_table {
                               spec_.name +
                               "''s rate limiter ever allows; sample fewer at a time");
     std::unique_lock lock(mutex_);
-    wait(lock, [&] { return limit_.can_sample(n, items_.size()); }, deadline, sample_blocked_,
-         "sample");
+    wait(
+        lock, [&] { return limit_.can_sample(n, items_.size()); }, deadline,
+        sample_blocked_, "sample");
     std::vector<drawn<Item>> out;
     out.reserve(n);
     for (std::uint64_t i = 0; i < n && !items_.empty(); ++i) {
@@ -583,8 +597,10 @@ class replay_table {
       auto found = items_.find(chosen.key);
       auto& e = found->second;
       ++e.times_sampled;
-      out.push_back({chosen.key, e.item, e.priority, chosen.probability, e.times_sampled});
-      if (spec_.max_times_sampled && e.times_sampled >= spec_.max_times_sampled) erase(found);
+      out.push_back(
+          {chosen.key, e.item, e.priority, chosen.probability, e.times_sampled});
+      if (spec_.max_times_sampled && e.times_sampled >= spec_.max_times_sampled)
+        erase(found);
     }
     limit_.samples += out.size();
     if (metrics_) {
@@ -636,15 +652,16 @@ class replay_table {
 
   table_figures figures() const {
     std::lock_guard lock(mutex_);
-    return {spec_.name,    items_.size(),   spec_.max_size,  limit_.inserts,
-            limit_.samples, removed_,       insert_blocked_, sample_blocked_};
+    return {spec_.name,     items_.size(), spec_.max_size,  limit_.inserts,
+            limit_.samples, removed_,      insert_blocked_, sample_blocked_};
   }
 
   saved_table<Item> save() const {
     std::lock_guard lock(mutex_);
     saved_table<Item> out{spec_.name, {}, limit_.inserts, limit_.samples, removed_};
     out.items.reserve(items_.size());
-    for (auto& [key, e] : items_) out.items.push_back({key, *e.item, e.priority, e.times_sampled});
+    for (auto& [key, e] : items_)
+      out.items.push_back({key, *e.item, e.priority, e.times_sampled});
     std::sort(out.items.begin(), out.items.end(),
               [](const auto& a, const auto& b) { return a.key < b.key; });
     return out;
@@ -703,8 +720,8 @@ class replay_table {
   // the node's protocol answers, so that a caller that still waits hears
   // why.
   template <class Allowed>
-  void wait(std::unique_lock<std::mutex>& lock, Allowed allowed, clock::time_point deadline,
-            double& blocked_seconds, const char* call) {
+  void wait(std::unique_lock<std::mutex>& lock, Allowed allowed,
+            clock::time_point deadline, double& blocked_seconds, const char* call) {
     if (allowed()) return;
     auto start = clock::now();
     struct count_blocked {
@@ -726,11 +743,14 @@ class replay_table {
         throw call_failure(
             504, "deadline_exceeded",
             std::string("table '") + spec_.name + "': a " + call +
-                " waited on the rate limiter until the caller's deadline (" + limiter_state() +
+                " waited on the rate limiter until the caller's deadline (" +
+                limiter_state() +
                 "); give the call a longer deadline (with_deadline), or check that its "
                 "counterpart (samples for an insert, inserts for a sample) is running");
-      if (deadline == clock::time_point::max()) changed_.wait(lock);
-      else changed_.wait_until(lock, deadline);
+      if (deadline == clock::time_point::max())
+        changed_.wait(lock);
+      else
+        changed_.wait_until(lock, deadline);
     }
   }
 
@@ -757,7 +777,8 @@ class replay_table {
 inline bool metric_word(const std::string& name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_';
   });
 }
 
@@ -767,17 +788,21 @@ class replay_tables {
  public:
   replay_tables(const std::vector<table_spec>& specs, std::uint64_t seed) {
     if (specs.empty())
-      throw usage_error("lp::replay needs at least one table: give replay_config{.tables = "
-                        "{{.name = \"...\", ...}}}");
-    if (seed == 0) seed = std::random_device()() | (std::uint64_t(std::random_device()()) << 32);
+      throw usage_error(
+          "lp::replay needs at least one table: give replay_config{.tables = "
+          "{{.name = \"...\", ...}}}");
+    if (seed == 0)
+      seed = std::random_device()() | (std::uint64_t(std::random_device()()) << 32);
     std::uint64_t index = 0;
     for (auto& spec : specs) {
       if (!metric_word(spec.name))
-        throw usage_error("lp::replay: the table name '" + spec.name +
-                          "' must be letters, digits and _, not starting with a digit (it "
-                          "names the table's metrics)");
+        throw usage_error(
+            "lp::replay: the table name '" + spec.name +
+            "' must be letters, digits and _, not starting with a digit (it "
+            "names the table's metrics)");
       if (spec.max_size == 0)
-        throw usage_error("lp::replay: table '" + spec.name + "' has max_size 0; give it room");
+        throw usage_error("lp::replay: table '" + spec.name +
+                          "' has max_size 0; give it room");
       for (auto& t : tables_)
         if (t->name() == spec.name)
           throw usage_error("lp::replay: two tables are named '" + spec.name +
@@ -822,10 +847,11 @@ class replay_tables {
       auto found = std::find_if(tables_.begin(), tables_.end(),
                                 [&](auto& t) { return t->name() == saved.name; });
       if (found == tables_.end()) {
-        std::cerr << "lp::replay: the checkpoint's table '" << saved.name << "' ("
-                  << saved.items.size()
-                  << " items) is no longer in the node's configuration; its items are dropped"
-                  << std::endl;
+        std::cerr
+            << "lp::replay: the checkpoint's table '" << saved.name << "' ("
+            << saved.items.size()
+            << " items) is no longer in the node's configuration; its items are dropped"
+            << std::endl;
         continue;
       }
       (*found)->restore(std::move(saved));
@@ -860,8 +886,12 @@ class sampler {
   static sampler prioritized(double alpha) {
     return {{detail::selector_kind::prioritized, detail::checked_alpha(alpha)}};
   }
-  static sampler max_heap() { return {{detail::selector_kind::max_heap}}; }  // highest priority
-  static sampler min_heap() { return {{detail::selector_kind::min_heap}}; }  // lowest priority
+  static sampler max_heap() {
+    return {{detail::selector_kind::max_heap}};
+  }  // highest priority
+  static sampler min_heap() {
+    return {{detail::selector_kind::min_heap}};
+  }  // lowest priority
 
   detail::selector_spec spec;
 };
@@ -910,7 +940,7 @@ struct table_config {
   // Reverb's queue: FIFO in and out, each item sampled once, inserts wait
   // while the queue is full.
   static table_config queue(std::string name, std::size_t n) {
-    return {std::move(name), lp::sampler::fifo(), lp::remover::fifo(), n, 1,
+    return {std::move(name),           lp::sampler::fifo(), lp::remover::fifo(), n, 1,
             lp::rate_limiter::queue(n)};
   }
 };
@@ -923,10 +953,7 @@ struct replay_config {
 // One sampled item.
 template <class Item>
 struct sampled {
-  BOOST_HANA_DEFINE_STRUCT(sampled,
-                           (replay_key, key),
-                           (Item, item),
-                           (double, priority),
+  BOOST_HANA_DEFINE_STRUCT(sampled, (replay_key, key), (Item, item), (double, priority),
                            // The chance this draw had of picking it (1 for
                            // FIFO, LIFO and the heaps): for importance weights.
                            (double, probability),
@@ -935,29 +962,29 @@ struct sampled {
 
 // A table's figures, as replay<Item>::info() returns them.
 struct table_info {
-  BOOST_HANA_DEFINE_STRUCT(table_info,
-                           (std::string, name),
-                           (std::uint64_t, size),
+  BOOST_HANA_DEFINE_STRUCT(table_info, (std::string, name), (std::uint64_t, size),
                            (std::uint64_t, max_size),
-                           (std::uint64_t, inserts),   // since the node first started
-                           (std::uint64_t, samples),   // items returned
-                           (std::uint64_t, removed),   // evicted, over-sampled or removed
+                           (std::uint64_t, inserts),  // since the node first started
+                           (std::uint64_t, samples),  // items returned
+                           (std::uint64_t, removed),  // evicted, over-sampled or removed
                            (double, insert_blocked_seconds),  // waits on the limiter
                            (double, sample_blocked_seconds));
 };
 
 template <class Item>
 class replay {
-  static_assert(wire_type<Item>,
-                "lp::replay<Item> sends Item over the wire: Item must be an lp::wire_type "
-                "(a BOOST_HANA_DEFINE_STRUCT struct, an lp::tensor, a std::vector, ...)");
+  static_assert(
+      wire_type<Item>,
+      "lp::replay<Item> sends Item over the wire: Item must be an lp::wire_type "
+      "(a BOOST_HANA_DEFINE_STRUCT struct, an lp::tensor, a std::vector, ...)");
 
  public:
   // Its tables' handlers wait on the limiters, so calls run side by side.
   static constexpr bool lp_concurrent_handlers = true;
 
   explicit replay(replay_config config)
-      : tables_(std::make_shared<detail::replay_tables<Item>>(specs(config), config.seed)) {
+      : tables_(
+            std::make_shared<detail::replay_tables<Item>>(specs(config), config.seed)) {
     // In a node (not a test's plain object), a stop wakes every waiting call.
     if (detail::this_thread_node().launch) {
       std::weak_ptr<detail::replay_tables<Item>> tables = tables_;
@@ -993,7 +1020,8 @@ class replay {
     auto drawn = tables_->find(table, "sample").sample(n, caller_deadline());
     std::vector<sampled<Item>> out;
     out.reserve(drawn.size());
-    for (auto& d : drawn) out.push_back({d.key, *d.item, d.priority, d.probability, d.times_sampled});
+    for (auto& d : drawn)
+      out.push_back({d.key, *d.item, d.priority, d.probability, d.times_sampled});
     return out;
   }
 
@@ -1020,14 +1048,16 @@ class replay {
   }
 
   detail::replay_state<Item> lp_save() const { return tables_->save(); }
-  void lp_restore(detail::replay_state<Item> state) { tables_->restore(std::move(state)); }
+  void lp_restore(detail::replay_state<Item> state) {
+    tables_->restore(std::move(state));
+  }
 
  private:
   static std::vector<detail::table_spec> specs(const replay_config& config) {
     std::vector<detail::table_spec> out;
     for (auto& t : config.tables)
-      out.push_back({t.name, t.sampler.spec, t.remover.spec, t.max_size, t.max_times_sampled,
-                     t.limiter.spec});
+      out.push_back({t.name, t.sampler.spec, t.remover.spec, t.max_size,
+                     t.max_times_sampled, t.limiter.spec});
     return out;
   }
 

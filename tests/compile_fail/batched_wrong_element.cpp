@@ -12,4 +12,6 @@ struct Policy {
 LP_SERVICE(Policy, act);
 LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
 
-int call(const lp::client<Policy>& policy) { return policy.act(std::vector<float>{1.0f}); }
+int call(const lp::client<Policy>& policy) {
+  return policy.act(std::vector<float>{1.0f});
+}

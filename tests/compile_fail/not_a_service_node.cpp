@@ -6,4 +6,6 @@ struct Plain {
   void run() {}
 };
 
-void build(lp::program& p) { p.add_node<Plain>("plain"); }
+void build(lp::program& p) {
+  p.add_node<Plain>("plain");
+}

@@ -13,4 +13,6 @@ struct Painter {
 };
 LP_SERVICE(Painter, fill);
 
-int main() { return 0; }
+int main() {
+  return 0;
+}

@@ -8,4 +8,6 @@ struct Worker {
 };
 LP_SERVICE(Worker);
 
-void build(lp::program& p) { p.add_node<Worker>("worker", 1, 2, 3); }
+void build(lp::program& p) {
+  p.add_node<Worker>("worker", 1, 2, 3);
+}

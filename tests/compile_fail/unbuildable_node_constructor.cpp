@@ -15,4 +15,6 @@ class Worker {
 };
 LP_SERVICE(Worker);
 
-void build(lp::program& p) { p.add_node<Worker>("worker", std::string("ten")); }
+void build(lp::program& p) {
+  p.add_node<Worker>("worker", std::string("ten"));
+}

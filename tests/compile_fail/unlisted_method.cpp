@@ -17,4 +17,6 @@ struct Counter {
 };
 LP_SERVICE(Counter, add);
 
-void call(const lp::client<Counter>& counter) { counter.reset(); }
+void call(const lp::client<Counter>& counter) {
+  counter.reset();
+}

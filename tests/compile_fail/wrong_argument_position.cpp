@@ -11,4 +11,6 @@ struct Logger {
 };
 LP_SERVICE(Logger, log);
 
-void call(const lp::client<Logger>& logger) { logger.log("main", "high"); }
+void call(const lp::client<Logger>& logger) {
+  logger.log("main", "high");
+}

@@ -10,4 +10,6 @@ struct Counter {
 };
 LP_SERVICE(Counter, add);
 
-std::future<long> call(const lp::client<Counter>& counter) { return counter.async.add("text"); }
+std::future<long> call(const lp::client<Counter>& counter) {
+  return counter.async.add("text");
+}

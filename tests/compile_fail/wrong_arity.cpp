@@ -9,4 +9,6 @@ struct Counter {
 };
 LP_SERVICE(Counter, add);
 
-long call(const lp::client<Counter>& counter) { return counter.add(1, 2); }
+long call(const lp::client<Counter>& counter) {
+  return counter.add(1, 2);
+}

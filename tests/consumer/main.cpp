@@ -52,7 +52,8 @@ LP_SERVICE(Caller);  // no remote methods, has run()
 int main(int argc, char** argv) {
   lp::program p("consumer");
   auto greeter = p.add_node<consumer::Greeter>("greeter", "Hello");
-  auto cached = p.add_node<consumer::settings_cache>("cached", greeter, lp::cache_config{});
+  auto cached =
+      p.add_node<consumer::settings_cache>("cached", greeter, lp::cache_config{});
   auto replies = p.add_node<consumer::log>(
       "replies", lp::replay_config{.tables = {{.name = "replies"}}});
   p.group("callers").add_node<consumer::Caller>(greeter, cached, replies);

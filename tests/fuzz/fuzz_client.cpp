@@ -74,12 +74,13 @@ bool verbose() {
 }
 
 [[noreturn]] void violated(const char* what, const char* type = "") {
-  if (verbose()) std::fprintf(stderr, "lp fuzz_client: invariant violated: %s %s\n", what, type);
+  if (verbose())
+    std::fprintf(stderr, "lp fuzz_client: invariant violated: %s %s\n", what, type);
   __builtin_trap();
 }
 
-#define LP_FUZZ_CHECK(condition, type)        \
-  do {                                        \
+#define LP_FUZZ_CHECK(condition, type)            \
+  do {                                            \
     if (!(condition)) violated(#condition, type); \
   } while (0)
 
@@ -103,9 +104,11 @@ outcome decode_as(const lp::detail::raw_reply& reply, const char* type) {
         std::string_view bytes = first.joined(whole_first);
         R again;
         try {
-          again = lp::detail::read_result<R>("fuzz", "m", {200, protocol::format::cbor, bytes});
+          again = lp::detail::read_result<R>("fuzz", "m",
+                                             {200, protocol::format::cbor, bytes});
         } catch (const std::exception& e) {
-          if (verbose()) std::fprintf(stderr, "lp fuzz_client: rereading: %s\n", e.what());
+          if (verbose())
+            std::fprintf(stderr, "lp fuzz_client: rereading: %s\n", e.what());
           violated("a value written back reads again", type);
         }
         lp::detail::write_result<R>(second, std::move(again), protocol::format::cbor);
@@ -152,7 +155,8 @@ void decode_all(const lp::detail::raw_reply& reply) {
   decode_as<std::vector<double>>(reply, "vector<double>");
   decode_as<std::vector<std::string>>(reply, "vector<string>");
   decode_as<std::map<std::string, int>>(reply, "map<string,int>");
-  decode_as<std::unordered_map<std::string, double>>(reply, "unordered_map<string,double>");
+  decode_as<std::unordered_map<std::string, double>>(reply,
+                                                     "unordered_map<string,double>");
   decode_as<std::set<int>>(reply, "set<int>");
   decode_as<std::optional<int>>(reply, "optional<int>");
   decode_as<std::array<float, 3>>(reply, "array<float,3>");
@@ -182,7 +186,8 @@ void fuzz_http(std::uint8_t mode, std::string_view response) {
   // What does not fit the socket's buffer is left out (not blocking here):
   // the same input is cut at the same place every time.
   for (std::size_t sent = 0; sent < response.size();) {
-    ssize_t n = ::send(node, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
+    ssize_t n =
+        ::send(node, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) break;
     sent += static_cast<std::size_t>(n);
   }

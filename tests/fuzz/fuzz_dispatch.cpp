@@ -92,7 +92,8 @@ struct Fuzzed {
   Point move(Point p, int dx, int dy) {
     p.x += dx;
     p.y += dy;
-    if (std::abs(p.x) > 1e300 || std::abs(p.y) > 1e300) throw std::out_of_range("move: off the plane");
+    if (std::abs(p.x) > 1e300 || std::abs(p.y) > 1e300)
+      throw std::out_of_range("move: off the plane");
     return p;
   }
   Box grow(const Box& box, double by) {
@@ -123,7 +124,8 @@ struct Fuzzed {
   // (a typed array in CBOR), a set, a hash map, an enum, any json value.
   std::array<float, 3> rgb(const std::array<float, 3>& v) { return {v[2], v[1], v[0]}; }
   std::set<int> uniq(const std::set<int>& values) { return values; }
-  std::unordered_map<std::string, double> weigh(std::unordered_map<std::string, double> weights) {
+  std::unordered_map<std::string, double> weigh(
+      std::unordered_map<std::string, double> weights) {
     weights["_n"] = static_cast<double>(weights.size());
     return weights;
   }
@@ -141,18 +143,18 @@ struct Fuzzed {
 }  // namespace fz
 
 LP_SERVICE(fz::Fuzzed, add, mix, scale, negate, echo, repeat, split, sum, tally, halve,
-           move, grow, forget, remember, widen, transpose, rgb, uniq, weigh, paint, raw, fail);
+           move, grow, forget, remember, widen, transpose, rgb, uniq, weigh, paint, raw,
+           fail);
 
 namespace {
 
 using lp::json;
 namespace protocol = lp::detail::protocol;
 
-constexpr std::string_view methods[] = {"add",    "mix",   "scale",  "negate",   "echo",
-                                        "repeat", "split", "sum",    "tally",    "halve",
-                                        "move",   "grow",  "forget", "remember", "widen",
-                                        "transpose", "rgb",   "uniq",   "weigh",    "paint",
-                                        "raw",       "fail"};
+constexpr std::string_view methods[] = {
+    "add",   "mix",   "scale", "negate", "echo",   "repeat",   "split", "sum",
+    "tally", "halve", "move",  "grow",   "forget", "remember", "widen", "transpose",
+    "rgb",   "uniq",  "weigh", "paint",  "raw",    "fail"};
 
 // Set LP_FUZZ_VERBOSE=1 to have each violation say what it is before it traps.
 bool verbose() {
@@ -249,8 +251,7 @@ bool is_known_method(std::string_view method) {
   return false;
 }
 
-void check_reply(const reply& r, const std::string& method,
-                 protocol::format format) {
+void check_reply(const reply& r, const std::string& method, protocol::format format) {
   const auto* rp = &r;
   LP_FUZZ_CHECK(r.status == 200 || r.status == 400 || r.status == 404 || r.status == 500,
                 rp);
@@ -303,7 +304,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     decoded = protocol::decode(bytes, format);
   } catch (const std::exception& e) {
-    if (verbose()) std::fprintf(stderr, "lp fuzz: the reply does not decode: %s\n", e.what());
+    if (verbose())
+      std::fprintf(stderr, "lp fuzz: the reply does not decode: %s\n", e.what());
     violated("the reply decodes", nullptr);
   }
   check_reply(reply{status, format, std::move(decoded)}, method, format);

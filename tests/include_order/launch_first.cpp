@@ -19,4 +19,6 @@
 #include <launchpad/wire.hpp>
 
 // A second file of the same program: its inline definitions are the same.
-double records_so_far() { return lp::metrics::counter("records").value(); }
+double records_so_far() {
+  return lp::metrics::counter("records").value();
+}

@@ -51,8 +51,9 @@ LP_SERVICE(Producer);
 
 // Serves until stopped; leaves a file behind when its on_stop ran.
 struct Sleeper {
-  explicit Sleeper(std::string dir) : marker(dir + "/" + lp::context().group + "-" +
-                                             std::to_string(lp::context().index) + ".stopped") {
+  explicit Sleeper(std::string dir)
+      : marker(dir + "/" + lp::context().group + "-" +
+               std::to_string(lp::context().index) + ".stopped") {
     lp::on_stop([path = marker] { touch(path); });
   }
   int ping() { return ::getpid(); }
@@ -111,9 +112,10 @@ LP_SERVICE(Stubborn, ping);
 // or a simulator does; each writes its pid into `dir`.
 struct Spawner {
   explicit Spawner(const std::string& dir) {
-    std::string helper = "echo $$ > " + dir + "/grandchild.pid; sleep 300 & echo $! > " + dir +
-                         "/great-grandchild.pid; wait";
-    if (std::system(("sh -c '" + helper + "' &").c_str()) != 0) throw std::runtime_error("sh");
+    std::string helper = "echo $$ > " + dir + "/grandchild.pid; sleep 300 & echo $! > " +
+                         dir + "/great-grandchild.pid; wait";
+    if (std::system(("sh -c '" + helper + "' &").c_str()) != 0)
+      throw std::runtime_error("sh");
   }
   int ping() { return ::getpid(); }
 };
@@ -125,8 +127,8 @@ LP_SERVICE(Spawner, ping);
 struct Hammer {
   Hammer(lp::client<Counter> counter, std::string dir, bool fail_in_stop)
       : counter(std::move(counter)), fail_in_stop(fail_in_stop) {
-    auto marker = dir + "/" + lp::context().group + "-" + std::to_string(lp::context().index) +
-                  ".stopped";
+    auto marker = dir + "/" + lp::context().group + "-" +
+                  std::to_string(lp::context().index) + ".stopped";
     lp::on_stop([marker] { touch(marker); });
   }
   void run() {
@@ -402,7 +404,8 @@ struct MallocProbe {
     touch(dir + "/mmapped", "sanitizer");
 #endif
 #endif
-    if (!std::ifstream(dir + "/mmapped")) touch(dir + "/mmapped", during > before ? "yes" : "no");
+    if (!std::ifstream(dir + "/mmapped"))
+      touch(dir + "/mmapped", during > before ? "yes" : "no");
     lp::stop();
   }
 };
@@ -428,7 +431,8 @@ struct Nester {
 };
 LP_SERVICE(Nester);
 
-inline int two_launches(const std::string& name, const std::string& dir, int argc, char** argv) {
+inline int two_launches(const std::string& name, const std::string& dir, int argc,
+                        char** argv) {
   lp::program outer("outer");
   outer.group("outer").add_node<Sleeper>(dir);
   if (name == "nested_launch") {
@@ -449,7 +453,9 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
   } else if (name == "sleepers") {
     for (int i = 0; i < 3; ++i) p.group("sleepers").add_node<Sleeper>(dir);
   } else if (name == "flaky") {
-    p.group("flaky").restart_on_failure(3, std::chrono::milliseconds(50)).add_node<Flaky>(dir, 2);
+    p.group("flaky")
+        .restart_on_failure(3, std::chrono::milliseconds(50))
+        .add_node<Flaky>(dir, 2);
   } else if (name == "flaky_no_restart") {
     p.group("flaky").add_node<Flaky>(dir, 1);
     p.add_node<Counter>("counter");
@@ -486,9 +492,11 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     p.group("replay")
         .restart_on_failure(5, std::chrono::milliseconds(50))
         .checkpoint_every(std::chrono::milliseconds(100))
-        .add_node<lp::replay<Step>>(lp::replay_config{
-            .tables = {{.name = "steps", .sampler = lp::sampler::fifo(), .max_size = 1000}},
-            .seed = 7});
+        .add_node<lp::replay<Step>>(
+            lp::replay_config{.tables = {{.name = "steps",
+                                          .sampler = lp::sampler::fifo(),
+                                          .max_size = 1000}},
+                              .seed = 7});
   } else if (name == "tallied") {
     // A restart waits a second: long enough for a test to read the
     // checkpoint the restart will take, before the new process saves again.
@@ -530,17 +538,20 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     // The tally's only checkpoint is the one it saves when it stops
     // cleanly; with a restart policy, an end of the stop taken for a crash
     // shows as a restart.
-    p.group("tally").restart_on_failure(3, std::chrono::milliseconds(50)).add_node<Tally>();
+    p.group("tally")
+        .restart_on_failure(3, std::chrono::milliseconds(50))
+        .add_node<Tally>();
     for (int i = 0; i < 2; ++i) p.group("sleepers").add_node<Sleeper>(dir);
   } else if (name == "partitioned" || name == "partitioned_patient") {
     // A whole host each (the test hosts' slurmds have 4 CPUs): the caller
     // calls the counter across the network. The patient counter's
     // health_timeout is far above a short cut and the commands that make
     // and heal it, whatever the probes' phase.
-    auto counter = p.group("counter")
-                       .resources({.cpus = 4})
-                       .health_timeout(std::chrono::seconds(name == "partitioned" ? 3 : 10))
-                       .add_node<Counter>();
+    auto counter =
+        p.group("counter")
+            .resources({.cpus = 4})
+            .health_timeout(std::chrono::seconds(name == "partitioned" ? 3 : 10))
+            .add_node<Counter>();
     p.group("caller").resources({.cpus = 4}).add_node<Acknowledger>(counter, 20);
   } else if (name == "wire") {
     auto echo = p.group("echo").resources({.cpus = 4}).add_node<Echo>();

@@ -7,9 +7,9 @@
 //   wire_types [--lp_launch=local_mt] [--lp_... flags]
 //
 // It runs until it is stopped (no node has a run()).
-#include <boost/hana/define_struct.hpp>
 #include <array>
 #include <atomic>
+#include <boost/hana/define_struct.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -30,14 +30,17 @@
 namespace wire_types {
 
 struct Inner {
-  BOOST_HANA_DEFINE_STRUCT(Inner, (int, id), (std::string, name), (std::vector<float>, values));
+  BOOST_HANA_DEFINE_STRUCT(Inner, (int, id), (std::string, name),
+                           (std::vector<float>, values));
 };
 
 // Nested structs, optionals, maps and a tensor in one value.
 struct Outer {
   BOOST_HANA_DEFINE_STRUCT(Outer, (Inner, inner), (std::vector<Inner>, items),
-                           (std::optional<Inner>, extra), (std::map<std::string, Inner>, by_name),
-                           (lp::tensor<float>, weights), (std::optional<std::string>, note));
+                           (std::optional<Inner>, extra),
+                           (std::map<std::string, Inner>, by_name),
+                           (lp::tensor<float>, weights),
+                           (std::optional<std::string>, note));
 };
 
 // A struct with nlohmann's own conversion (its members convert laxly).
@@ -69,7 +72,8 @@ struct Scalars {
     if (which == "nan") return std::numeric_limits<double>::quiet_NaN();
     if (which == "inf") return std::numeric_limits<double>::infinity();
     if (which == "-inf") return -std::numeric_limits<double>::infinity();
-    throw std::invalid_argument("special() takes \"nan\", \"inf\" or \"-inf\", not \"" + which + "\"");
+    throw std::invalid_argument("special() takes \"nan\", \"inf\" or \"-inf\", not \"" +
+                                which + "\"");
   }
 };
 
@@ -87,7 +91,9 @@ struct Arrays {
   std::vector<std::uint64_t> echo_u64(const std::vector<std::uint64_t>& v) { return v; }
   lp::tensor<float> echo_tensor_f32(const lp::tensor<float>& v) { return v; }
   lp::tensor<double> echo_tensor_f64(const lp::tensor<double>& v) { return v; }
-  lp::tensor<std::int32_t> echo_tensor_i32(const lp::tensor<std::int32_t>& v) { return v; }
+  lp::tensor<std::int32_t> echo_tensor_i32(const lp::tensor<std::int32_t>& v) {
+    return v;
+  }
   lp::tensor<std::uint8_t> echo_tensor_u8(const lp::tensor<std::uint8_t>& v) { return v; }
   // n float32 values 0, 1, 2 ... without sending any.
   std::vector<float> make_f32(long n) {
@@ -102,15 +108,22 @@ struct Arrays {
 struct Containers {
   std::vector<bool> echo_bools(const std::vector<bool>& v) { return v; }
   std::vector<std::string> echo_strings(const std::vector<std::string>& v) { return v; }
-  std::vector<std::vector<int>> echo_nested(const std::vector<std::vector<int>>& v) { return v; }
-  std::map<std::string, double> echo_string_map(const std::map<std::string, double>& v) { return v; }
+  std::vector<std::vector<int>> echo_nested(const std::vector<std::vector<int>>& v) {
+    return v;
+  }
+  std::map<std::string, double> echo_string_map(const std::map<std::string, double>& v) {
+    return v;
+  }
   // (A map with keys other than strings has no wire form: pairs instead.)
   std::vector<std::pair<int, std::string>> echo_pairs(
       const std::vector<std::pair<int, std::string>>& v) {
     return v;
   }
-  std::pair<int, std::string> echo_pair(const std::pair<int, std::string>& v) { return v; }
-  std::tuple<int, double, std::string> echo_tuple(const std::tuple<int, double, std::string>& v) {
+  std::pair<int, std::string> echo_pair(const std::pair<int, std::string>& v) {
+    return v;
+  }
+  std::tuple<int, double, std::string> echo_tuple(
+      const std::tuple<int, double, std::string>& v) {
     return v;
   }
   std::array<double, 3> echo_array3(const std::array<double, 3>& v) { return v; }
@@ -150,12 +163,12 @@ struct Tally {
 
 }  // namespace wire_types
 
-LP_SERVICE(wire_types::Scalars, nothing, echo_bool, echo_int8, echo_int16, echo_int32, echo_int64,
-           echo_uint8, echo_uint16, echo_uint32, echo_uint64, echo_float, echo_double, echo_string,
-           special);
-LP_SERVICE(wire_types::Arrays, echo_f32, echo_f64, echo_i8, echo_i16, echo_i32, echo_i64, echo_u8,
-           echo_u16, echo_u32, echo_u64, echo_tensor_f32, echo_tensor_f64, echo_tensor_i32,
-           echo_tensor_u8, make_f32, count_f32);
+LP_SERVICE(wire_types::Scalars, nothing, echo_bool, echo_int8, echo_int16, echo_int32,
+           echo_int64, echo_uint8, echo_uint16, echo_uint32, echo_uint64, echo_float,
+           echo_double, echo_string, special);
+LP_SERVICE(wire_types::Arrays, echo_f32, echo_f64, echo_i8, echo_i16, echo_i32, echo_i64,
+           echo_u8, echo_u16, echo_u32, echo_u64, echo_tensor_f32, echo_tensor_f64,
+           echo_tensor_i32, echo_tensor_u8, make_f32, count_f32);
 LP_SERVICE(wire_types::Containers, echo_bools, echo_strings, echo_nested, echo_string_map,
            echo_pairs, echo_pair, echo_tuple, echo_array3, echo_set, echo_optional,
            echo_optional_struct, echo_inner, echo_outer, echo_pixel);

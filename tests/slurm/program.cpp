@@ -12,12 +12,15 @@ int main(int argc, char** argv) {
   lp::resources needs;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    auto value = [&](std::string_view name) { return std::string(arg.substr(name.size())); };
+    auto value = [&](std::string_view name) {
+      return std::string(arg.substr(name.size()));
+    };
     if (arg.starts_with("--scenario=")) scenario = value("--scenario=");
     if (arg.starts_with("--dir=")) dir = value("--dir=");
     if (arg.starts_with("--group=")) group = value("--group=");
     if (arg.starts_with("--cpus=")) needs.cpus = std::stoi(value("--cpus="));
-    if (arg.starts_with("--memory_mb=")) needs.memory_mb = std::stol(value("--memory_mb="));
+    if (arg.starts_with("--memory_mb="))
+      needs.memory_mb = std::stol(value("--memory_mb="));
     if (arg.starts_with("--gpus=")) needs.gpus = std::stoi(value("--gpus="));
   }
   lp::program p("scenario_" + scenario);

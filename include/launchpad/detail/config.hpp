@@ -26,4 +26,3 @@
 #define LP_API
 #define LP_DETAIL_DEFINE_COMPILED_PART 0
 #endif
-

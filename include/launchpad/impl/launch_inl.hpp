@@ -62,8 +62,8 @@ inline int run_on_this_host(const program& graph, const std::string& policy,
   return status;
 }
 
-LP_API int launch_main(const program& graph, int argc, char** argv, std::string_view policy,
-                       transport_kind transport) {
+LP_API int launch_main(const program& graph, int argc, char** argv,
+                       std::string_view policy, transport_kind transport) {
   try {
     auto flags = parse_flags(argc, argv);
     check_tls_flags(flags);
@@ -85,12 +85,14 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::string_
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
-    bool local = chosen == test_multi_threading::flag || chosen == local_multi_threading::flag ||
+    bool local = chosen == test_multi_threading::flag ||
+                 chosen == local_multi_threading::flag ||
                  chosen == local_multi_processing::flag;
     if (!local && !cluster)
-      throw usage_error("--lp_launch=" + chosen +
-                        " is not a launch policy; choose test_mt, local_mt, local_mp, slurm "
-                        "or kubernetes");
+      throw usage_error(
+          "--lp_launch=" + chosen +
+          " is not a launch policy; choose test_mt, local_mt, local_mp, slurm "
+          "or kubernetes");
     if (!flags.resume.empty()) check_resume_dir(graph, flags.resume);
     if (chosen == kubernetes::flag) return run_kubernetes(graph, transport, flags);
     if (!local) return run_slurm(graph, transport, flags);

@@ -38,7 +38,8 @@ LP_API void check_name(std::string_view name, std::string_view what) {
 }  // namespace detail
 
 LP_API node_info program::described(std::string label, std::string group, int index,
-                                    std::string_view service, bool has_run, bool checkpointed) {
+                                    std::string_view service, bool has_run,
+                                    bool checkpointed) {
   node_info spec;
   spec.label = std::move(label);
   spec.group = std::move(group);
@@ -51,8 +52,8 @@ LP_API node_info program::described(std::string label, std::string group, int in
 
 LP_API void program::check_free(const std::string& label) const {
   if (taken(label))
-    throw graph_error("program '" + name_ + "' already has a node or group named '" + label +
-                      "'; labels must be unique");
+    throw graph_error("program '" + name_ + "' already has a node or group named '" +
+                      label + "'; labels must be unique");
 }
 
 LP_API void program::append(node_info spec, recipe made) {
@@ -64,12 +65,14 @@ LP_API void program::append(node_info spec, recipe made) {
 LP_API void program::connect(node_info& spec, const std::string& target,
                              const program* owner) const {
   if (!owner)
-    throw graph_error("node '" + spec.label +
-                      "' was given an empty lp::handle (default-constructed, naming no node); "
-                      "give it the handle add_node returned");
+    throw graph_error(
+        "node '" + spec.label +
+        "' was given an empty lp::handle (default-constructed, naming no node); "
+        "give it the handle add_node returned");
   if (owner != this)
-    throw graph_error("node '" + spec.label + "' was given a handle to '" + target +
-                      "' from another program; handles work only in the program that made them");
+    throw graph_error(
+        "node '" + spec.label + "' was given a handle to '" + target +
+        "' from another program; handles work only in the program that made them");
   spec.edges.push_back(target);
 }
 

@@ -16,8 +16,8 @@ struct process_test_options {
   std::vector<std::string> arguments;  // its arguments after argv[0]
   std::chrono::seconds termination_notice{10};
   terminal_kind terminal = terminal_kind::current;  // where the nodes' output goes
-  bool insecure = false;             // nodes take calls without the launch's secret
-  std::size_t max_body_mb = 256;     // the largest request body a node accepts
+  bool insecure = false;          // nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;  // the largest request body a node accepts
 };
 
 // For tests of a program as processes, like local_multi_processing. The test

@@ -157,8 +157,10 @@ struct call_access {
           return finish<R>(*target, method, {&whole, 1}, deadline);
         });
     auto future = task->get_future();
-    if (handlers_on_this_thread() > 0) call_pool().enqueue_urgent([task] { (*task)(); });
-    else call_pool().enqueue([task] { (*task)(); });
+    if (handlers_on_this_thread() > 0)
+      call_pool().enqueue_urgent([task] { (*task)(); });
+    else
+      call_pool().enqueue([task] { (*task)(); });
     return future;
   }
 
@@ -172,7 +174,8 @@ struct call_access {
         if (reply.placed) return std::move(sink.value);
         return read_result<R>(target.node(), method, reply);
       } else {
-        return read_result<R>(target.node(), method, target.call(method, args, deadline, nullptr));
+        return read_result<R>(target.node(), method,
+                              target.call(method, args, deadline, nullptr));
       }
     } catch (const remote_error& refusal) {
       rethrow_for_caller(refusal);

@@ -37,10 +37,11 @@ struct call_deadline {
 // What a call that got no reply within its deadline raises; `why` adds what
 // became of the call.
 inline deadline_exceeded expired_call(const std::string& node, const std::string& method,
-                                      std::chrono::milliseconds deadline, const std::string& why) {
+                                      std::chrono::milliseconds deadline,
+                                      const std::string& why) {
   return deadline_exceeded(node, method,
-                           "no reply within the deadline of " + std::to_string(deadline.count()) +
-                               " ms" + why);
+                           "no reply within the deadline of " +
+                               std::to_string(deadline.count()) + " ms" + why);
 }
 
 // How a client reaches one node. The launch policy picks the implementation
@@ -53,7 +54,8 @@ class channel {
   // throws lp::transport_error / lp::deadline_exceeded (when no reply came
   // by `deadline`). A channel may hand a large reply to `sink` (null: none)
   // and return it `placed`.
-  virtual raw_reply call(const std::string& method, std::span<const std::string_view> args,
+  virtual raw_reply call(const std::string& method,
+                         std::span<const std::string_view> args,
                          const call_deadline& deadline, reply_sink* sink) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/call/channel.hpp>
-#include <launchpad/detail/call/node_addresses.hpp>
 #include <launchpad/detail/call/http_connection.hpp>
+#include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
@@ -32,22 +32,26 @@ class http_channel final : public channel {
 
   // A pooled connection idle longer than this is dropped before the server
   // drops it, so a call seldom races the server's keep-alive timeout.
-  static constexpr auto max_idle = std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
+  static constexpr auto max_idle =
+      std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
   // The longest a connect may take, within the call's deadline.
   static constexpr auto connect_timeout = std::chrono::seconds(5);
   // Replies up to this size are read; a larger one fails the call.
   static constexpr std::size_t max_reply = std::size_t{1} << 34;
 
   struct options {
-    std::string secret;  // empty: an --lp_insecure launch
+    std::string secret;                      // empty: an --lp_insecure launch
     std::shared_ptr<const tls_context> tls;  // null: plain HTTP
   };
 
   http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)), directory_(std::move(nodes)), tls_(std::move(settings.tls)) {
-    headers_ = std::string("Content-Type: ") + protocol::cbor_type + "\r\nAccept: " +
-               protocol::cbor_type + "\r\n";
-    if (!settings.secret.empty()) headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
+      : node_(std::move(node)),
+        directory_(std::move(nodes)),
+        tls_(std::move(settings.tls)) {
+    headers_ = std::string("Content-Type: ") + protocol::cbor_type +
+               "\r\nAccept: " + protocol::cbor_type + "\r\n";
+    if (!settings.secret.empty())
+      headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
   }
 
   const std::string& node() const override { return node_; }
@@ -64,7 +68,8 @@ class http_channel final : public channel {
       } catch (const http_connection::failure& e) {
         // The node's TLS refused this caller, or is not this launch's:
         // another try goes the same way.
-        if (e.kind == http_connection::failure::tls) throw transport_error(node_, method, e.what());
+        if (e.kind == http_connection::failure::tls)
+          throw transport_error(node_, method, e.what());
         bool refused = e.kind == http_connection::failure::refused;
         if (!refused || attempt > 0) {
           try {
@@ -74,7 +79,8 @@ class http_channel final : public channel {
           } catch (const transport_error&) {
             // Gone, or not back yet: the node did not answer, as said below.
           }
-          throw transport_error(node_, method, std::string("no answer (") + e.what() + ")");
+          throw transport_error(node_, method,
+                                std::string("no answer (") + e.what() + ")");
         }
       }
     }
@@ -107,19 +113,19 @@ class http_channel final : public channel {
       auto [connection, reused] = acquire(where, until);
       for (;;) {
         try {
-          auto response =
-              connection->post(path, headers_with_deadline(until), args, until, reply, max_reply,
-                               sink);
+          auto response = connection->post(path, headers_with_deadline(until), args,
+                                           until, reply, max_reply, sink);
           if (connection->reusable()) release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
             throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                               "an unreadable reply: Content-Type '" + response.content_type +
+                               "an unreadable reply: Content-Type '" +
+                                   response.content_type +
                                    "' is neither JSON nor CBOR; is " + where.url() +
                                    " a Launchpad node?",
                                response.status);
-          return {response.status, *format, std::string_view(reply.data(), response.body_size),
-                  response.placed};
+          return {response.status, *format,
+                  std::string_view(reply.data(), response.body_size), response.placed};
         } catch (const http_connection::failure& e) {
           // The server closed this pooled connection just before the call
           // (its keep-alive ran out), so the request never ran: send it again
@@ -137,8 +143,10 @@ class http_channel final : public channel {
     }
   }
 
-  deadline_exceeded expired(const std::string& method, std::chrono::milliseconds deadline) const {
-    return expired_call(node_, method, deadline, "; the method may still run on the node");
+  deadline_exceeded expired(const std::string& method,
+                            std::chrono::milliseconds deadline) const {
+    return expired_call(node_, method, deadline,
+                        "; the method may still run on the node");
   }
 
   // The node learns the call's deadline (lp::caller_deadline()), so that a
@@ -147,7 +155,8 @@ class http_channel final : public channel {
   // reads 0.
   const std::string& headers_with_deadline(clock::time_point until) const {
     thread_local std::string headers;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
     headers.assign(headers_);
     headers.append(protocol::deadline_header).append(": ");
     headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
@@ -178,15 +187,18 @@ class http_channel final : public channel {
       while (!idle_.empty()) {
         auto connection = std::move(idle_.back());
         idle_.pop_back();
-        if (now - connection.idle_since < max_idle) return {std::move(connection.connection), true};
+        if (now - connection.idle_since < max_idle)
+          return {std::move(connection.connection), true};
       }
     }
     return {connect(where, until), false};
   }
 
-  std::unique_ptr<http_connection> connect(const address& where, clock::time_point until) const {
+  std::unique_ptr<http_connection> connect(const address& where,
+                                           clock::time_point until) const {
     return http_connection::open(where.host, where.port,
-                                 std::min(until, clock::now() + connect_timeout), tls_.get());
+                                 std::min(until, clock::now() + connect_timeout),
+                                 tls_.get());
   }
 
   void release(std::unique_ptr<http_connection> connection) {
@@ -196,8 +208,9 @@ class http_channel final : public channel {
     idle_.push_back({std::move(connection), now});
     // The oldest come first: drop those the server will have closed, so the
     // pool holds no dead sockets after a burst.
-    auto fresh = std::find_if(idle_.begin(), idle_.end(),
-                              [&](const pooled& p) { return now - p.idle_since < max_idle; });
+    auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const pooled& p) {
+      return now - p.idle_since < max_idle;
+    });
     idle_.erase(idle_.begin(), fresh);
   }
 

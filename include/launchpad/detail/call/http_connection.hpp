@@ -140,8 +140,10 @@ class http_connection {
   // body where it wants it (reply_sink.hpp).
   response post(std::string_view path, std::string_view headers,
                 std::span<const std::string_view> body, clock::time_point deadline,
-                std::string& body_buffer, std::size_t max_body, reply_sink* sink = nullptr) {
-    return request(verb::post, path, headers, body, deadline, body_buffer, max_body, sink);
+                std::string& body_buffer, std::size_t max_body,
+                reply_sink* sink = nullptr) {
+    return request(verb::post, path, headers, body, deadline, body_buffer, max_body,
+                   sink);
   }
 
   // GETs `path`, as post() does but with no body (nor Content-Length).
@@ -300,20 +302,25 @@ class http_connection {
   [[noreturn]] void tls_failed() const {
     const auto& why = tls_->error();
     switch (tls_->failure()) {
-      case tls_session::trouble::timeout: time_out("in the TLS handshake with");
+      case tls_session::trouble::timeout:
+        time_out("in the TLS handshake with");
       case tls_session::trouble::peer_refused:
-        throw failure(failure::tls, peer_ +
-                                        " refused the TLS handshake: this client does not "
-                                        "hold this launch's certificate (" + why + ")");
+        throw failure(failure::tls,
+                      peer_ +
+                          " refused the TLS handshake: this client does not "
+                          "hold this launch's certificate (" +
+                          why + ")");
       case tls_session::trouble::peer_untrusted:
-        throw failure(failure::tls, peer_ + " showed a certificate this launch does not trust (" +
-                                        why + "): is it a node of another launch?");
+        throw failure(failure::tls,
+                      peer_ + " showed a certificate this launch does not trust (" + why +
+                          "): is it a node of another launch?");
       case tls_session::trouble::not_tls:
         throw failure(failure::tls, peer_ + " does not speak TLS (" + why +
                                         "): is it a launch with --lp_tls=off?");
       case tls_session::trouble::closed:
-        throw failure(failure::tls, peer_ + " closed the connection in the TLS handshake (" +
-                                        why + ")");
+        throw failure(
+            failure::tls,
+            peer_ + " closed the connection in the TLS handshake (" + why + ")");
       default:
         throw failure(failure::tls, "TLS with " + peer_ + " failed: " + why);
     }
@@ -632,8 +639,8 @@ class http_connection {
   std::string in_;                         // response head and chunk framing
   std::size_t in_begin_ = 0, in_end_ = 0;  // in_'s bytes not consumed yet
   bool reusable_ = true;
-  bool served_ = false;    // a whole response came before on this connection
-  bool answered_ = false;  // a byte of the current response came
+  bool served_ = false;               // a whole response came before on this connection
+  bool answered_ = false;             // a byte of the current response came
   std::unique_ptr<tls_session> tls_;  // null: plain HTTP
   spin_wait spin_;
 };

@@ -44,10 +44,11 @@ class local_directory final : public directory {
   address lookup(const std::string& label, const std::string& method,
                  std::chrono::steady_clock::duration timeout) override {
     std::unique_lock lock(mutex_);
-    bool known = changed_.wait_for(lock, timeout,
-                                   [&] { return closed_ || addresses_.count(label) != 0; });
+    bool known = changed_.wait_for(
+        lock, timeout, [&] { return closed_ || addresses_.count(label) != 0; });
     if (closed_) throw transport_error(label, method, "the program has stopped");
-    if (!known) throw transport_error(label, method, "the node did not start serving in time");
+    if (!known)
+      throw transport_error(label, method, "the node did not start serving in time");
     return addresses_[label];
   }
 

@@ -208,7 +208,8 @@ inline bool keeps_checkpoints(const program& graph) {
 // True if `dir` holds the checkpoint of a node of `graph`.
 inline bool holds_checkpoints(const program& graph, const std::string& dir) {
   for (const auto& spec : graph.nodes())
-    if (spec.checkpointed && ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
+    if (spec.checkpointed &&
+        ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
       return true;
   return false;
 }
@@ -221,12 +222,14 @@ inline void check_resume_dir(const program& graph, const std::string& dir) {
   };
   struct stat about {};
   if (::stat(dir.c_str(), &about) != 0)
-    throw refused(errno == ENOENT ? std::string("no such directory")
-                                  : std::string("cannot look at it: ") + std::strerror(errno));
+    throw refused(errno == ENOENT
+                      ? std::string("no such directory")
+                      : std::string("cannot look at it: ") + std::strerror(errno));
   if (!S_ISDIR(about.st_mode)) throw refused("not a directory");
   if (!keeps_checkpoints(graph))
-    throw refused("no node of program '" + graph.name() +
-                  "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
+    throw refused(
+        "no node of program '" + graph.name() +
+        "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
   if (holds_checkpoints(graph, dir)) return;
   std::string expected;
   int listed = 0;
@@ -262,7 +265,8 @@ inline std::string make_launch_checkpoint_dir(const std::string& program) {
   auto parent = checkpoint_home(program);
   if (parent.empty())
     throw launch_error(
-        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an absolute "
+        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an "
+        "absolute "
         "path; give one with --lp_checkpoint_dir");
   make_directories(parent);
   std::time_t now = std::time(nullptr);
@@ -293,8 +297,8 @@ inline std::string checkpoint_dir_of(const launch_flags& flags,
 inline void announce_checkpoints(const program& graph, const std::string& dir,
                                  std::ostream& out) {
   if (!dir.empty() && keeps_checkpoints(graph))
-    out << "[lp] checkpoints in " << dir << " (a later launch resumes with --lp_resume=" << dir
-        << ")" << std::endl;
+    out << "[lp] checkpoints in " << dir
+        << " (a later launch resumes with --lp_resume=" << dir << ")" << std::endl;
 }
 
 // The command line `command` (argv[0] first) with --lp_resume=dir in place
@@ -329,9 +333,11 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
 // At a launch's end: where its checkpoints are, and the command line that
 // goes on from them (`command`, argv[0] first); nothing if `dir` holds none.
 inline bool tell_how_to_resume(const program& graph, const std::string& dir,
-                               const std::vector<std::string>& command, std::ostream& out) {
+                               const std::vector<std::string>& command,
+                               std::ostream& out) {
   if (dir.empty() || !holds_checkpoints(graph, dir)) return false;
-  auto text = "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
+  auto text =
+      "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
   for (const auto& word : resume_command(command, dir)) text += " " + shell_quote(word);
   out << text << std::endl;
   return true;

@@ -37,10 +37,10 @@ struct launch_flags {
   bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
-  std::string log_dir;  // empty: logs/ in the run directory
+  std::string log_dir;             // empty: logs/ in the run directory
   std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
   std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;             // docs/protocol.md, "Limits"
+  int header_timeout_secs = 10;  // docs/protocol.md, "Limits"
   std::size_t min_rate_kib_per_sec = 64;
   std::size_t max_connections = 8192;
   std::string graph;  // empty: launch, draw nothing
@@ -70,7 +70,8 @@ struct launch_flags {
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
 };
 
-inline long whole_number(std::string_view flag, const std::string& text, long low, long high) {
+inline long whole_number(std::string_view flag, const std::string& text, long low,
+                         long high) {
   try {
     std::size_t used = 0;
     long number = std::stol(text, &used);
@@ -462,8 +463,9 @@ consteval bool flag_table_is_sound() {
   }
   return true;
 }
-static_assert(flag_table_is_sound(), "each flag_table row: one --lp_ name, a help text, and "
-                                     "either `on` or `set` with a hint and an example");
+static_assert(flag_table_is_sound(),
+              "each flag_table row: one --lp_ name, a help text, and "
+              "either `on` or `set` with a hint and an example");
 
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
@@ -508,9 +510,10 @@ constexpr void write_help(Put put) {
     }
     text("\n");
   };
-  paragraph("Launchpad flags (every other argument, and every argument after --, is left "
-            "to the program):",
-            0);
+  paragraph(
+      "Launchpad flags (every other argument, and every argument after --, is left "
+      "to the program):",
+      0);
   for (const auto& row : flag_table) {
     text("  ");
     text(row.name);
@@ -522,10 +525,11 @@ constexpr void write_help(Put put) {
     paragraph(row.help, help_indent);
   }
   text("\n");
-  paragraph("A flag's value follows the = or is the next argument; a value that starts "
-            "with -- must follow the =. A flag shown without =<...> is a switch: on when "
-            "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
-            0);
+  paragraph(
+      "A flag's value follows the = or is the next argument; a value that starts "
+      "with -- must follow the =. A flag shown without =<...> is a switch: on when "
+      "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
+      0);
 }
 
 constexpr std::size_t help_size() {
@@ -542,7 +546,8 @@ constexpr std::array<char, help_size()> help_chars() {
 }
 
 inline constexpr auto flags_help_chars = help_chars();
-inline constexpr std::string_view flags_help{flags_help_chars.data(), flags_help_chars.size()};
+inline constexpr std::string_view flags_help{flags_help_chars.data(),
+                                             flags_help_chars.size()};
 
 constexpr std::size_t longest_line(std::string_view text) {
   std::size_t longest = 0;
@@ -584,11 +589,13 @@ inline usage_error needs_value(const flag_spec& flag, const char* next) {
 // by a launch once every flag is read, as each row reads one flag alone.
 inline void check_tls_flags(const launch_flags& flags) {
   if (flags.tls_cert.empty() != flags.tls_key.empty())
-    throw usage_error("--lp_tls_cert and --lp_tls_key go together: give a certificate and "
-                      "its key");
+    throw usage_error(
+        "--lp_tls_cert and --lp_tls_key go together: give a certificate and "
+        "its key");
   if (!flags.tls_ca.empty() && flags.tls_cert.empty())
-    throw usage_error("--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
-                      "signed, and its key");
+    throw usage_error(
+        "--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
+        "signed, and its key");
   if (flags.tls == "off" && !flags.tls_cert.empty())
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }

@@ -23,14 +23,16 @@ inline std::string graph_dot(const program& graph) {
   auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
   std::map<std::string, std::vector<const node_info*>> groups;
   for (const auto& spec : graph.nodes()) groups[spec.group].push_back(&spec);
-  std::string out = "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+  std::string out =
+      "digraph " + quoted(graph.name()) + " {\n  rankdir=LR;\n  node [shape=box];\n";
   for (const auto& [group, members] : groups) {
     std::string indent = group.empty() ? "  " : "    ";
     if (!group.empty())
-      out += "  subgraph " + quoted("cluster_" + group) + " {\n    label=" + quoted(group) + ";\n";
+      out += "  subgraph " + quoted("cluster_" + group) +
+             " {\n    label=" + quoted(group) + ";\n";
     for (const auto* spec : members)
-      out += indent + quoted(spec->label) + " [label=" + quoted(spec->label + "\\n" + served_by(*spec)) +
-             "];\n";
+      out += indent + quoted(spec->label) +
+             " [label=" + quoted(spec->label + "\\n" + served_by(*spec)) + "];\n";
     if (!group.empty()) out += "  }\n";
   }
   for (const auto& spec : graph.nodes())
@@ -42,7 +44,8 @@ inline std::string graph_dot(const program& graph) {
 
 inline std::string graph_mermaid(const program& graph) {
   std::map<std::string, std::string> ids;  // labels may hold '/', ids may not
-  for (const auto& spec : graph.nodes()) ids[spec.label] = "n" + std::to_string(ids.size());
+  for (const auto& spec : graph.nodes())
+    ids[spec.label] = "n" + std::to_string(ids.size());
   auto box = [&](const node_info& spec) {
     return ids[spec.label] + "[\"" + spec.label + "<br/>" + served_by(spec) + "\"]";
   };
@@ -51,12 +54,14 @@ inline std::string graph_mermaid(const program& graph) {
   std::string out = "flowchart LR\n";
   for (const auto& [group, members] : groups) {
     if (!group.empty()) out += "  subgraph " + group + "\n";
-    for (const auto* spec : members) out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
+    for (const auto* spec : members)
+      out += (group.empty() ? "  " : "    ") + box(*spec) + "\n";
     if (!group.empty()) out += "  end\n";
   }
   for (const auto& spec : graph.nodes())
     for (const auto& target : spec.edges)
-      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " + ids[target] + "\n";
+      out += "  " + ids[spec.label] + " -- " + graph.node(target).service + " --> " +
+             ids[target] + "\n";
   return out;
 }
 

@@ -47,16 +47,20 @@ auto resolve(const A& argument, const connector& connect) {
 }
 
 template <class A>
-using resolved_t = decltype(resolve(std::declval<const A&>(), std::declval<const connector&>()));
+using resolved_t =
+    decltype(resolve(std::declval<const A&>(), std::declval<const connector&>()));
 
 template <class T, class... A>
-concept buildable_from =
-    std::is_constructible_v<T, A...> || requires(A&&... args) { T{std::forward<A>(args)...}; };
+concept buildable_from = std::is_constructible_v<T, A...> || requires(A&&... args) {
+  T{std::forward<A>(args)...};
+};
 
 template <class T, class... A>
 std::unique_ptr<T> build(A&&... args) {
-  if constexpr (std::is_constructible_v<T, A...>) return std::make_unique<T>(std::forward<A>(args)...);
-  else return std::unique_ptr<T>(new T{std::forward<A>(args)...});
+  if constexpr (std::is_constructible_v<T, A...>)
+    return std::make_unique<T>(std::forward<A>(args)...);
+  else
+    return std::unique_ptr<T>(new T{std::forward<A>(args)...});
 }
 
 }  // namespace lp::detail

@@ -1,9 +1,9 @@
 #pragma once
 
 #include <chrono>
-#include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/call/channel.hpp>
 #include <launchpad/detail/serve/served_node.hpp>
+#include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/error.hpp>
 #include <mutex>
 #include <shared_mutex>
@@ -22,7 +22,8 @@ namespace lp::detail {
 // returns.
 class direct_channel final : public channel {
  public:
-  direct_channel(std::string node, served_node& target) : node_(std::move(node)), target_(&target) {}
+  direct_channel(std::string node, served_node& target)
+      : node_(std::move(node)), target_(&target) {}
 
   const std::string& node() const override { return node_; }
 
@@ -42,11 +43,12 @@ class direct_channel final : public channel {
       request = joined;
     }
     auto& reply = written_reply::of_this_thread<reply_body>();
-    auto [status, ended] = call_in_process(*target_, method, request, reply, deadline.made,
-                                            deadline.at);
+    auto [status, ended] =
+        call_in_process(*target_, method, request, reply, deadline.made, deadline.at);
     lock.unlock();
     if (ended > deadline.at)
-      throw expired_call(node_, method, deadline.length, " (a direct call, which ran to its end)");
+      throw expired_call(node_, method, deadline.length,
+                         " (a direct call, which ran to its end)");
     return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
   }
 

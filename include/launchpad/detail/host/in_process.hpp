@@ -58,13 +58,15 @@ inline status_server::source node_states(node_host& launch, const node_streams& 
 }
 
 // Runs the program to its end in this process; returns the exit status.
-LP_API int run_in_process(const program& graph, std::string_view policy, bool handle_signals,
-                          transport_kind transport, const launch_flags& flags) {
+LP_API int run_in_process(const program& graph, std::string_view policy,
+                          bool handle_signals, transport_kind transport,
+                          const launch_flags& flags) {
   // The nodes share this process's terminal: their std::cout and std::cerr
   // lines are told apart as under local_mp. First and last: no other
   // thread (the signals' one) writes while the streams change hands.
   std::shared_ptr<node_streams> streams;
-  if (policy == local_multi_threading::flag) streams = node_streams::take_over(std::string(policy));
+  if (policy == local_multi_threading::flag)
+    streams = node_streams::take_over(std::string(policy));
   std::unique_ptr<stop_on_signals> signals;
   if (handle_signals)
     signals = std::make_unique<stop_on_signals>(
@@ -126,9 +128,12 @@ LP_API int run_in_process(const program& graph, std::string_view policy, bool ha
 // A test's launch of nodes as threads of this process.
 class threads_launch final : public controlled_launch {
  public:
-  threads_launch(const program& graph, host_options settings) : host_(graph, std::move(settings)) {}
+  threads_launch(const program& graph, host_options settings)
+      : host_(graph, std::move(settings)) {}
 
-  std::shared_ptr<channel> connect(const std::string& label) override { return host_.connect(label); }
+  std::shared_ptr<channel> connect(const std::string& label) override {
+    return host_.connect(label);
+  }
   std::map<std::string, std::string> urls() const override { return host_.urls(); }
   const std::string& secret() const override { return host_.secret(); }
   const std::string& run_dir() const override { return no_run_dir_; }
@@ -138,8 +143,10 @@ class threads_launch final : public controlled_launch {
   }
 
   bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
-    if (!timeout) host_.state().wait_for_stop();
-    else if (!host_.state().wait_for_stop(*timeout)) return false;
+    if (!timeout)
+      host_.state().wait_for_stop();
+    else if (!host_.state().wait_for_stop(*timeout))
+      return false;
     host_.shutdown();
     if (auto failure = host_.state().failure()) {
       try {

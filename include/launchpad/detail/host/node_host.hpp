@@ -123,7 +123,8 @@ class node_host {
       for (auto& node : nodes_)
         if (node->identity.label == label && node->served)
           return slot = std::make_shared<direct_channel>(label, *node->served);
-    return slot = std::make_shared<http_channel>(label, options_.nodes, channel_options());
+    return slot =
+               std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
   // Waits until the run() of every node named (labels or group names) has
@@ -131,7 +132,8 @@ class node_host {
   bool wait_finished(const std::vector<std::string>& names) {
     auto wanted = runnable_labels(graph_, names);
     auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end());
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
     };
     std::unique_lock lock(mutex_);
     finished_changed_.wait(lock, [&] { return done() || state_->stop_requested(); });
@@ -248,7 +250,8 @@ class node_host {
       node_scope scope(node->identity, *state_);
       node->instance = graph_access::build(graph, i, connector);
       std::vector<std::string> names;
-      for (const auto& method : node->instance->methods()) names.emplace_back(method.name);
+      for (const auto& method : node->instance->methods())
+        names.emplace_back(method.name);
       node->metrics.set_methods(std::move(names));
       node->instance->count_batches(node->metrics);
       node->checkpointed =
@@ -260,11 +263,12 @@ class node_host {
       node->served.reset(
           new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
       node->server = std::make_unique<http_server>(*node->served, options_.secret,
-                                                   options_.max_body_bytes, options_.limits,
-                                                   options_.tls);
+                                                   options_.max_body_bytes,
+                                                   options_.limits, options_.tls);
       nodes_.push_back(std::move(node));
     }
-    for (const auto& wanted : options_.labels) graph.node(wanted);  // throws for a stranger
+    for (const auto& wanted : options_.labels)
+      graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
       if (node->python) continue;
       node->server->start(options_.bind_host, 0);
@@ -350,7 +354,8 @@ class node_host {
     settings.env = group.env;
     if (!options_.gpus.empty()) {
       auto& devices = settings.env["CUDA_VISIBLE_DEVICES"];
-      for (int gpu : options_.gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+      for (int gpu : options_.gpus)
+        devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
     }
     std::vector<std::string> names;
     for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
@@ -364,8 +369,8 @@ class node_host {
     };
     tell.ended = [this, at](const std::string& why) {
       state_->fail(at->identity.label,
-                   std::make_exception_ptr(launch_error("Python node '" + at->identity.label +
-                                                        "' ended: " + why)));
+                   std::make_exception_ptr(launch_error(
+                       "Python node '" + at->identity.label + "' ended: " + why)));
     };
     tell.lookup = [this](const std::string& label) {
       return options_.nodes->lookup(label, "", std::chrono::seconds(60))
@@ -427,7 +432,8 @@ class node_host {
     std::vector<checkpoint_schedule::saved_node> saved;
     for (auto& node : nodes_)
       if (node->checkpointed && node->checkpoint_interval.count() > 0)
-        saved.push_back({node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
+        saved.push_back(
+            {node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
     checkpoints_.start(std::move(saved));
   }
 
@@ -436,8 +442,8 @@ class node_host {
     for (auto& node : nodes_)
       if (node->health_timeout.count() > 0)
         watched.push_back({node->identity.label, node->health_timeout,
-                           [node = node.get()] { node->instance->probe(); }, node->metrics,
-                           node->progress});
+                           [node = node.get()] { node->instance->probe(); },
+                           node->metrics, node->progress});
     watchdog_.start(*state_, std::move(watched));
   }
 
@@ -453,7 +459,7 @@ class node_host {
   bool done_ = false;
   checkpoint_schedule checkpoints_;
   watchdog watchdog_;
-  bool started_ = false;  // every node built, restored and serving
+  bool started_ = false;      // every node built, restored and serving
   std::size_t runnable_ = 0;  // nodes with a run()
 };
 

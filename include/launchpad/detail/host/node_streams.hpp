@@ -39,10 +39,11 @@ class node_streams {
     std::lock_guard lock(taking_over());
     static std::weak_ptr<node_streams> current;
     if (auto shared = current.lock()) return shared;
-    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)), [](node_streams* gone) {
-      std::lock_guard lock(taking_over());
-      delete gone;
-    });
+    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)),
+                                       [](node_streams* gone) {
+                                         std::lock_guard lock(taking_over());
+                                         delete gone;
+                                       });
     current = made;
     return made;
   }

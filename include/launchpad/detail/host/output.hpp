@@ -132,8 +132,9 @@ class output_pump {
   // The last lines a node printed, oldest first. For a node that has just
   // died, waits (up to `drain`) until its pipes are at their end, so that
   // its last words, still in flight, are among them.
-  std::vector<std::string> last_lines(const std::string& label,
-                                      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+  std::vector<std::string> last_lines(
+      const std::string& label,
+      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
     std::unique_lock lock(mutex_);
     drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
     return lines_.last(label);
@@ -171,7 +172,8 @@ class output_pump {
         std::lock_guard lock(mutex_);
         if (closing_ && give_up == std::chrono::steady_clock::time_point{})
           give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        if (closing_ && (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+        if (closing_ &&
+            (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
           for (auto& s : streams_) {
             emit(s, true);
             ::close(s.fd);
@@ -181,7 +183,8 @@ class output_pump {
         }
         for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
       }
-      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR) return;
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR)
+        return;
       if (fds[0].revents) {
         char drain[64];
         [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);

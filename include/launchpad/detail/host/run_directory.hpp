@@ -31,13 +31,13 @@ class run_directory {
   // An empty secret (an --lp_insecure launch) writes no file, nor do empty
   // credentials (no TLS). A Slurm launch makes it in a directory the
   // compute hosts share.
-  run_directory(const std::string& program, std::string secret, const std::string& parent = "/tmp",
-                tls_credentials tls = {})
+  run_directory(const std::string& program, std::string secret,
+                const std::string& parent = "/tmp", tls_credentials tls = {})
       : secret_(std::move(secret)), tls_(std::move(tls)) {
     std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
       throw launch_error("cannot create a run directory under " + parent +
-                                      "; is it there, and writable?");
+                         "; is it there, and writable?");
     path_ = pattern;
     if (!secret_.empty()) write_private("secret", secret_ + "\n");
     if (tls_.empty()) return;
@@ -79,7 +79,7 @@ class run_directory {
         ::unlink((path_ + "/" + file).c_str());
     ::unlink((path_ + "/nodes").c_str());
     ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
+    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
   }
 
   const std::string& path() const { return path_; }
@@ -92,10 +92,11 @@ class run_directory {
 
   // Tells the user where the secret and credentials are (never themselves).
   void announce(std::ostream& out) const {
-    if (!secret_.empty()) out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!secret_.empty())
+      out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
     if (!tls_.empty())
-      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_ << "/"
-          << certificate_file << " and " << key_file << std::endl;
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
+          << "/" << certificate_file << " and " << key_file << std::endl;
   }
 
  private:
@@ -125,7 +126,8 @@ class run_directory {
 // that holds.
 inline void record_node_address(const std::string& run_dir, const std::string& label,
                                 const std::string& url) {
-  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                  0600);
   if (fd < 0) return;  // the launch runs on; only attaching tools miss it
   write_all(fd, label + " " + url + "\n");
   ::close(fd);

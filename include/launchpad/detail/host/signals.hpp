@@ -89,7 +89,8 @@ class signal_hub {
   };
 
   void start() {
-    if (::pipe(now_.pipe) != 0) throw launch_error("cannot create a pipe for signal handling");
+    if (::pipe(now_.pipe) != 0)
+      throw launch_error("cannot create a pipe for signal handling");
     write_end_.store(now_.pipe[1]);
     struct sigaction action {};
     action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
@@ -140,7 +141,8 @@ class signal_hub {
   std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
   std::uint64_t last_id_ = 0;
   reading now_;
-  struct sigaction previous_int_ {}, previous_term_ {};
+  struct sigaction previous_int_ {
+  }, previous_term_{};
 };
 
 // Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
@@ -174,7 +176,8 @@ class stop_on_signals {
             [again = std::move(again)](const origin& from) { again(from.signal); }) {}
 
   // Acts on the first signal only, and tells where it came from.
-  explicit stop_on_signals(traced_action first) : stop_on_signals(own{}, std::move(first), {}) {}
+  explicit stop_on_signals(traced_action first)
+      : stop_on_signals(own{}, std::move(first), {}) {}
 
   stop_on_signals(const stop_on_signals&) = delete;
   stop_on_signals& operator=(const stop_on_signals&) = delete;
@@ -204,8 +207,10 @@ class stop_on_signals {
     bool first = !request_;
     request_ = got;
     origin from{got.signal, by_process(got), got.sender};
-    if (first) first_(from);
-    else if (again_) again_(from);
+    if (first)
+      first_(from);
+    else if (again_)
+      again_(from);
   }
 
   traced_action first_, again_;

@@ -281,10 +281,12 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   // Python class its image cannot have) spends no restarts.
   yaml_value unrecoverable = yaml_value::object();
   unrecoverable["action"] = "FailIndex";
-  unrecoverable["onExitCodes"] = {{"containerName", "node"},
-                                  {"operator", "In"},
-                                  {"values", yaml_value::array({unrecoverable_exit_status})}};
-  spec["podFailurePolicy"] = {{"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
+  unrecoverable["onExitCodes"] = {
+      {"containerName", "node"},
+      {"operator", "In"},
+      {"values", yaml_value::array({unrecoverable_exit_status})}};
+  spec["podFailurePolicy"] = {
+      {"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
   spec["template"] = pod_template(pod_labels, plan, container, env);
   yaml_value job = yaml_value::object();
   job["apiVersion"] = "batch/v1";

@@ -24,7 +24,8 @@ inline constexpr std::string_view kubernetes_policy = "kubernetes";
 
 inline std::string ipv4_text(const sockaddr* address) {
   char text[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
+              sizeof text);
   return text;
 }
 
@@ -32,8 +33,8 @@ inline std::string ipv4_text(const sockaddr* address) {
 // loopback, link-local, unspecified and IPv4-mapped ones.
 inline std::string ipv6_text(const sockaddr* address) {
   auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) || IN6_IS_ADDR_UNSPECIFIED(in6) ||
-      IN6_IS_ADDR_V4MAPPED(in6))
+  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
+      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
     return "";
   char text[INET6_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET6, in6, text, sizeof text);
@@ -51,7 +52,8 @@ inline std::string interface_address(const std::string& name, int family = AF_IN
     if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
     bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
                                : name == i->ifa_name;
-    if (wanted) address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
+    if (wanted)
+      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
   }
   ::freeifaddrs(interfaces);
   return address;
@@ -69,8 +71,10 @@ inline std::string host_name_address(int family = AF_INET) {
   if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
   std::string address;
   for (auto* a = found; a && address.empty(); a = a->ai_next) {
-    if (family == AF_INET6) address = ipv6_text(a->ai_addr);
-    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127.")) address = text;
+    if (family == AF_INET6)
+      address = ipv6_text(a->ai_addr);
+    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
+      address = text;
   }
   ::freeaddrinfo(found);
   return address;
@@ -88,8 +92,9 @@ inline std::string slurm_host_address(const std::string& choice) {
       if (address.empty()) address = interface_address("", family);
     }
     if (address.empty())
-      throw launch_error("this host has no IPv4 or IPv6 address other hosts could reach; pass "
-                                  "--lp_slurm_host=<interface or address>");
+      throw launch_error(
+          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
+          "--lp_slurm_host=<interface or address>");
     return address;
   }
   auto address = interface_address(choice);

@@ -108,7 +108,7 @@ struct process_options {
   std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
   std::chrono::seconds termination_notice{10};
   terminal_kind terminal = terminal_kind::current;  // where node output goes
-  std::string log_dir;     // default: logs/ in the run directory
+  std::string log_dir;                              // default: logs/ in the run directory
   bool insecure = false;
   // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
   // adopted run directory brings its own.
@@ -118,8 +118,8 @@ struct process_options {
   bool stop_when_runs_finish = true;
   std::string run_dir;  // adopt this run directory; default: make one under /tmp
   std::string bind_host = "127.0.0.1";  // where the rendezvous listens
-  bool direct_calls = false;  // calls between nodes of one process skip HTTP
-  port_or_off status_port;  // the launcher's status page; default: none
+  bool direct_calls = false;            // calls between nodes of one process skip HTTP
+  port_or_off status_port;              // the launcher's status page; default: none
   unit_runner runner;
   // Place the processes here (a local launch; Slurm places its own): hand
   // out these GPUs, pin to cores.
@@ -143,11 +143,12 @@ class process_launch {
       : graph_(graph),
         options_(std::move(options)),
         run_dir_(options_.run_dir.empty()
-                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret(), "/tmp",
-                                     options_.tls)
+                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret(),
+                                     "/tmp", options_.tls)
                      : run_directory(run_directory::adopt{}, options_.run_dir)),
-        tls_(run_dir_.tls().empty() ? nullptr
-                                    : std::make_shared<const tls_context>(run_dir_.tls())) {
+        tls_(run_dir_.tls().empty()
+                 ? nullptr
+                 : std::make_shared<const tls_context>(run_dir_.tls())) {
     graph_access::check_defined(graph);
     check_python_nodes(graph, options_.python);
     // Before any node can print; an adopted directory's maker told already.
@@ -163,7 +164,8 @@ class process_launch {
               // A node passes on every stop signal it cannot tell came from
               // here (under Slurm, none): during a stop, that is no news.
               if (request_stop())
-                std::cerr << "[lp] " << label << " asked the program to stop" << std::endl;
+                std::cerr << "[lp] " << label << " asked the program to stop"
+                          << std::endl;
             },
             [this](const std::string& label) { run_finished(label); },
             [this](const std::vector<std::string>& names,
@@ -171,8 +173,9 @@ class process_launch {
             {},  // it sees its processes end
             {}},
         options_.bind_host, tls_);
-    status_ = start_status_page(graph_, options_.policy, secret(), run_dir(),
-                                options_.status_port, [this] { return node_states(); }, tls_);
+    status_ = start_status_page(
+        graph_, options_.policy, secret(), run_dir(), options_.status_port,
+        [this] { return node_states(); }, tls_);
     watch_reachability();
     supervisor_ = std::thread([this] { supervise(); });
     std::unique_lock lock(mutex_);
@@ -256,7 +259,10 @@ class process_launch {
   std::optional<bool> runs_finished(const std::vector<std::string>& names,
                                     std::chrono::milliseconds wait) {
     auto wanted = runnable_labels(graph_, names);
-    auto done = [&] { return std::includes(finished_.begin(), finished_.end(), wanted.begin(), wanted.end()); };
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
+    };
     std::unique_lock lock(mutex_);
     if (!changed_.wait_for(lock, wait, [&] { return stop_requested_ || done(); }))
       return std::nullopt;
@@ -410,8 +416,10 @@ class process_launch {
   }
 
   void signal(const unit& u, int signal) {
-    if (options_.runner.signal) options_.runner.signal(u.name, u.pid, signal);
-    else ::kill(-u.pid, signal);
+    if (options_.runner.signal)
+      options_.runner.signal(u.name, u.pid, signal);
+    else
+      ::kill(-u.pid, signal);
   }
 
   void run_finished(const std::string& label) {
@@ -452,7 +460,8 @@ class process_launch {
                                   index_text(u.where.cores));
     if (log_files()) {
       u.log_path = log_path_of(u.name);
-      int fd = ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      int fd =
+          ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
       child.output_fd = child.error_fd = fd;
       auto pid = spawn(child);
@@ -585,7 +594,8 @@ class process_launch {
       }
       if (!stopping) abandon_lost();
       if (!stopping) restart_due();
-      if (std::all_of(units_.begin(), units_.end(), [](auto& u) { return u.ended || u.pid <= 0; }) &&
+      if (std::all_of(units_.begin(), units_.end(),
+                      [](auto& u) { return u.ended || u.pid <= 0; }) &&
           stopping)
         break;
       std::unique_lock lock(mutex_);
@@ -601,7 +611,8 @@ class process_launch {
     for (auto& u : units_) {
       if (u.ended || u.pid <= 0) continue;
       siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) !=
+              0 ||
           info.si_pid != u.pid)
         continue;
       // Whatever the node left in its process group goes too; the group id
@@ -619,9 +630,10 @@ class process_launch {
         std::lock_guard lock(mutex_);
         u.ended = true;
       }
-      bool clean = stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
-                                (WIFSIGNALED(status) && !u.killed &&
-                                 (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
+      bool clean =
+          stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                       (WIFSIGNALED(status) && !u.killed &&
+                        (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
       if (clean) continue;
       auto lost = [&] {
         std::lock_guard lock(mutex_);
@@ -642,7 +654,8 @@ class process_launch {
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
-      bool unrecoverable = WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
+      bool unrecoverable =
+          WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
       if (unrecoverable) how = "could not start, for a reason a restart would not mend";
       if (!stopping && !unrecoverable && u.restarts < u.settings.max_restarts) {
         auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
@@ -674,7 +687,8 @@ class process_launch {
       } catch (const std::exception& e) {
         std::lock_guard lock(mutex_);
         u.restart_at.reset();
-        failures_.push_back({u.name, std::string("could not be restarted: ") + e.what(), {}});
+        failures_.push_back(
+            {u.name, std::string("could not be restarted: ") + e.what(), {}});
         stop_requested_ = true;
       }
     }

@@ -13,16 +13,16 @@
 #include <exception>
 #include <iostream>
 #include <launchpad/context.hpp>
-#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/call/http_channel.hpp>
-#include <launchpad/detail/process/host_address.hpp>
-#include <launchpad/detail/process/launcher.hpp>
-#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
 #include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/host/node_host.hpp>
 #include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/process/host_address.hpp>
+#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>
@@ -48,7 +48,9 @@ LP_API std::optional<std::string> take_env(const char* name) {
 }
 
 // True in a process that a multi-processing launcher started as a node.
-LP_API bool is_node_process() { return std::getenv(child_env::nodes) != nullptr; }
+LP_API bool is_node_process() {
+  return std::getenv(child_env::nodes) != nullptr;
+}
 
 // Where a node process runs, as its policy sees it.
 struct node_site {
@@ -112,7 +114,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   if (site.own_group && !group_reaper::watch_own_group_for_life())
     std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
                  "what this node starts may outlive it: end it in on_stop "
-                 "(docs/launching.md, No orphans)" << std::endl;
+                 "(docs/launching.md, No orphans)"
+              << std::endl;
   // Output goes through a pipe: make each line leave when it is written.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> labels;
@@ -141,8 +144,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
   const pid_t launcher_pid = site.launcher_is_parent ? ::getppid() : -1;
   stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
-    *signalled = from.by_process && from.sender == launcher_pid ? stop_signal::from_launcher
-                                                                 : stop_signal::from_elsewhere;
+    *signalled = from.by_process && from.sender == launcher_pid
+                     ? stop_signal::from_launcher
+                     : stop_signal::from_elsewhere;
     lp::stop();
   });
   try {
@@ -199,7 +203,8 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // Its own lines said why; a restart would say it again.
     std::cerr << "[lp] " << e.what() << std::endl;
     if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(), {{"failure", e.what()}, {"unrecoverable", true}});
+      rendezvous->tell("ended", labels.front(),
+                       {{"failure", e.what()}, {"unrecoverable", true}});
     return unrecoverable_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
@@ -210,8 +215,9 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   }
 }
 
-LP_API process_options process_options_from(const launch_flags& flags, std::string_view policy,
-                                           transport_kind transport) {
+LP_API process_options process_options_from(const launch_flags& flags,
+                                            std::string_view policy,
+                                            transport_kind transport) {
   // options.tls stays empty: local_mp decides it below, and a Slurm job's
   // supervisor adopts the credentials its submitter made.
   process_options options;
@@ -229,7 +235,6 @@ LP_API process_options process_options_from(const launch_flags& flags, std::stri
   options.python = flags.python;
   return options;
 }
-
 
 // local_mp from a command line: this process is the launcher.
 LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
@@ -257,8 +262,8 @@ class processes_launch final : public controlled_launch {
  public:
   processes_launch(const program& graph, process_options settings)
       : launch_(graph, std::move(settings)),
-        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(), launch_.secret(),
-                                                      launch_.tls())) {}
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(),
+                                                      launch_.secret(), launch_.tls())) {}
 
   std::shared_ptr<channel> connect(const std::string& label) override {
     http_channel::options settings;
@@ -300,7 +305,8 @@ LP_API controller::controller(const program& graph, const process_test_options& 
     : graph_(&graph) {
   if (options.executable.empty())
     throw usage_error(
-        "test_multi_processing needs process_test_options::executable: a program whose main() "
+        "test_multi_processing needs process_test_options::executable: a program whose "
+        "main() "
         "builds the same graph and calls lp::launch");
   detail::process_options settings;
   settings.policy = test_multi_processing::flag;
@@ -308,7 +314,8 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   settings.arguments.push_back(options.executable);
   for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
   if (options.max_body_mb != process_test_options{}.max_body_mb)
-    settings.arguments.push_back("--lp_max_body_mb=" + std::to_string(options.max_body_mb));
+    settings.arguments.push_back("--lp_max_body_mb=" +
+                                 std::to_string(options.max_body_mb));
   settings.termination_notice = options.termination_notice;
   settings.terminal = options.terminal;
   settings.insecure = options.insecure;

@@ -222,7 +222,8 @@ class rendezvous_directory final : public directory {
                  (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
   void publish(const std::string& label, const address& where) override {
-    post("/lp/v1/rendezvous/publish", {{"label", label}, {"host", where.host}, {"port", where.port}});
+    post("/lp/v1/rendezvous/publish",
+         {{"label", label}, {"host", where.host}, {"port", where.port}});
   }
 
   address lookup(const std::string& label, const std::string& method,
@@ -238,23 +239,27 @@ class rendezvous_directory final : public directory {
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0)
         throw transport_error(label, method, "the node did not start serving in time");
-      auto reply = ask(label, method, "/lp/v1/rendezvous/lookup",
-                       {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
+      auto reply =
+          ask(label, method, "/lp/v1/rendezvous/lookup",
+              {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
       if (reply.status == 200) {
-        address where{reply.body.at("host").get<std::string>(), reply.body.at("port").get<int>()};
+        address where{reply.body.at("host").get<std::string>(),
+                      reply.body.at("port").get<int>()};
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;
       }
-      if (reply.status == 410 && reply.body.is_object() && reply.body.contains("stopping")) {
+      if (reply.status == 410 && reply.body.is_object() &&
+          reply.body.contains("stopping")) {
         stop_this_threads_program();
         throw stopping(label, method, "the program is stopping");
       }
       if (reply.status != 404)
-        throw transport_error(label, method,
-                              reply.body.is_object() && reply.body.contains("error")
-                                  ? "the node is gone: " + reply.body["error"].get<std::string>()
-                                  : "the launcher answered HTTP " + std::to_string(reply.status));
+        throw transport_error(
+            label, method,
+            reply.body.is_object() && reply.body.contains("error")
+                ? "the node is gone: " + reply.body["error"].get<std::string>()
+                : "the launcher answered HTTP " + std::to_string(reply.status));
     }
   }
 
@@ -318,13 +323,16 @@ class rendezvous_directory final : public directory {
       auto response = connection->post(path, headers_, body.dump(), deadline, reply,
                                        std::size_t{1} << 20);
       return {response.status,
-              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr, false)};
+              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr,
+                          false)};
     } catch (const http_connection::failure& e) {
       if (e.kind == http_connection::failure::tls)
-        throw transport_error(node, method, std::string("the launcher's rendezvous: ") + e.what());
-      throw transport_error(node, method,
-                            std::string("the launcher does not answer; it may have stopped (") +
-                                e.what() + ")");
+        throw transport_error(node, method,
+                              std::string("the launcher's rendezvous: ") + e.what());
+      throw transport_error(
+          node, method,
+          std::string("the launcher does not answer; it may have stopped (") + e.what() +
+              ")");
     }
   }
 
@@ -337,14 +345,17 @@ class rendezvous_directory final : public directory {
       why = e.what();
     }
     if (!reply || reply->status != 200)
-      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " + path + " (" +
+      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " +
+                         path + " (" +
                          (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
   }
 
   // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
   static address address_of(const std::string& url) {
     auto where = address_of_url(url);
-    if (!where) throw launch_error("the launcher's rendezvous URL '" + url + "' is not http://host:port");
+    if (!where)
+      throw launch_error("the launcher's rendezvous URL '" + url +
+                         "' is not http://host:port");
     return *where;
   }
 

@@ -81,9 +81,11 @@ inline tool_output run_tool(const std::vector<std::string>& command,
       }
       ::close(ends[0]);
       std::string line;
-      for (const auto& word : command) line += (line.empty() ? "" : " ") + shell_quote(word);
-      throw launch_error(command[0] + " did not answer within " + std::to_string(limit.count()) +
-                         " s, and was killed; run `" + line + "` by hand to see what it waits for");
+      for (const auto& word : command)
+        line += (line.empty() ? "" : " ") + shell_quote(word);
+      throw launch_error(command[0] + " did not answer within " +
+                         std::to_string(limit.count()) + " s, and was killed; run `" +
+                         line + "` by hand to see what it waits for");
     }
     if (reading) {
       // A slice at a time: a tool that has ended may have left its end of

@@ -88,9 +88,10 @@ call_result<Caller, Method> proxy_checked_call(const Caller& from,
                   "beside this message); pass exactly the parameters T::m declares");
     // clang-format on
     throw usage_error("unreachable: the call was rejected at compile time");
-  } else if constexpr ((static_cast<int>(check_argument<
-                            Pointer, static_cast<int>(I) + 1, A,
-                            std::tuple_element_t<I, typename traits::params>>()) &
+  } else if constexpr ((static_cast<int>(
+                            check_argument<
+                                Pointer, static_cast<int>(I) + 1, A,
+                                std::tuple_element_t<I, typename traits::params>>()) &
                         ...)) {  // &, not &&: every argument is checked, and each named
     return proxy_call<Method>(from, std::forward<A>(args)...);
   } else {

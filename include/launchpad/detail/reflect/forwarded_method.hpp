@@ -32,7 +32,8 @@ struct descriptor_with<Pointer, First, Rest...> {
     else
       return false;
   }();
-  using type = std::conditional_t<match, First, typename descriptor_with<Pointer, Rest...>::type>;
+  using type =
+      std::conditional_t<match, First, typename descriptor_with<Pointer, Rest...>::type>;
 };
 
 // The descriptor among a service's `methods` (LP_SERVICE's Hana tuple of
@@ -45,7 +46,8 @@ template <auto Pointer, class... Listed>
 struct listed_descriptor_of<Pointer, boost::hana::tuple<Listed...>>
     : descriptor_with<Pointer, typename Listed::type...> {};
 template <auto Pointer, class Methods>
-using listed_descriptor = typename listed_descriptor_of<Pointer, std::remove_cv_t<Methods>>::type;
+using listed_descriptor =
+    typename listed_descriptor_of<Pointer, std::remove_cv_t<Methods>>::type;
 
 // Listed's name, served by the forwarding service's member function Served
 // (whose parameters and result are Listed's).

@@ -19,11 +19,13 @@
 #define LP_DETAIL_FOR_EACH(macro, data, ...) \
   __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_STEP(macro, data, __VA_ARGS__)))
 #define LP_DETAIL_FOR_EACH_STEP(macro, data, first, ...) \
-  macro(data, first) __VA_OPT__(LP_DETAIL_FOR_EACH_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
+  macro(data, first)                                     \
+      __VA_OPT__(LP_DETAIL_FOR_EACH_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
 #define LP_DETAIL_FOR_EACH_AGAIN() LP_DETAIL_FOR_EACH_STEP
 
 #define LP_DETAIL_FOR_EACH_COMMA(macro, data, ...) \
   __VA_OPT__(LP_DETAIL_EXPAND(LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, __VA_ARGS__)))
 #define LP_DETAIL_FOR_EACH_COMMA_STEP(macro, data, first, ...) \
-  macro(data, first) __VA_OPT__(, LP_DETAIL_FOR_EACH_COMMA_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
+  macro(data, first) __VA_OPT__(                               \
+      , LP_DETAIL_FOR_EACH_COMMA_AGAIN LP_DETAIL_PARENS(macro, data, __VA_ARGS__))
 #define LP_DETAIL_FOR_EACH_COMMA_AGAIN() LP_DETAIL_FOR_EACH_COMMA_STEP

@@ -38,9 +38,12 @@ struct member_function<R (C::*)(P...) noexcept(NoExcept)> {
   // A method may take its parameters by value or by const reference: the
   // caller's value is copied over the wire, so a reference it could write
   // through would silently write to nothing.
-  static constexpr bool params_by_value =
-      ((!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) && ...);
-  static constexpr bool wire_ok = wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
+  template <class Q>
+  static constexpr bool by_value =
+      !std::is_reference_v<Q> || std::is_const_v<std::remove_reference_t<Q>>;
+  static constexpr bool params_by_value = (by_value<P> && ...);
+  static constexpr bool wire_ok =
+      wire_type<result> && (wire_type<std::remove_cvref_t<P>> && ...);
 
   // How the compiler spells the result and each parameter (describe's
   // signature_text).
@@ -73,9 +76,9 @@ template <class C, class R, class... P, bool NoExcept>
 struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
   using whole = member_function<R (C::*)(P...) noexcept(NoExcept)>;
   static constexpr bool valid = whole::valid;
-  static constexpr bool shape_ok = (std::is_void_v<R> || batch_column<std::remove_cvref_t<R>>::is_vector) &&
-                                  (batch_column<std::remove_cvref_t<P>>::is_vector && ...) &&
-                                  sizeof...(P) > 0;
+  static constexpr bool shape_ok =
+      (std::is_void_v<R> || batch_column<std::remove_cvref_t<R>>::is_vector) &&
+      (batch_column<std::remove_cvref_t<P>>::is_vector && ...) && sizeof...(P) > 0;
   using result = typename batch_column<std::remove_cvref_t<R>>::type;
   using params = std::tuple<typename batch_column<std::remove_cvref_t<P>>::type...>;
   using batch_params = std::tuple<std::remove_cvref_t<P>...>;
@@ -84,7 +87,8 @@ struct batched_function<R (C::*)(P...) noexcept(NoExcept)> {
   static constexpr bool wire_ok = whole::wire_ok;
 
   static constexpr std::string_view types[] = {
-      type_spelling<result>, type_spelling<typename batch_column<std::remove_cvref_t<P>>::type>...};
+      type_spelling<result>,
+      type_spelling<typename batch_column<std::remove_cvref_t<P>>::type>...};
 };
 
 template <class C, class R, class... P, bool NoExcept>
@@ -122,7 +126,7 @@ struct signature_of {
   using type = member_function<typename Method::pointer_type>;
 };
 template <class Method>
-  requires batched_method<Method>
+requires batched_method<Method>
 struct signature_of<Method> {
   using type = batched_function<typename Method::pointer_type>;
 };

@@ -29,15 +29,17 @@ inline limiter_spec min_size_limit(std::size_t n) {
 
 inline limiter_spec ratio_limit(double r, std::size_t min_size, double error_buffer) {
   if (!(r > 0) || !std::isfinite(r))
-    throw usage_error("lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) +
-                      ", ...): the ratio must be a finite number > 0 of samples per insert");
+    throw usage_error(
+        "lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) +
+        ", ...): the ratio must be a finite number > 0 of samples per insert");
   // Narrower, and one insert or sample could take diff from below the
   // window to above it: both sides would wait for ever.
   if (!(error_buffer >= std::max(1.0, r)))
-    throw usage_error("lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) + ", " +
-                      std::to_string(min_size) + ", " + std::to_string(error_buffer) +
-                      "): error_buffer must be at least max(1, ratio), or inserts and samples "
-                      "could each wait for the other; raise it");
+    throw usage_error(
+        "lp::rate_limiter::sample_to_insert_ratio(" + std::to_string(r) + ", " +
+        std::to_string(min_size) + ", " + std::to_string(error_buffer) +
+        "): error_buffer must be at least max(1, ratio), or inserts and samples "
+        "could each wait for the other; raise it");
   double offset = r * static_cast<double>(std::max<std::size_t>(min_size, 1));
   return {r, static_cast<std::uint64_t>(std::max<std::size_t>(min_size, 1)),
           offset - error_buffer, offset + error_buffer};

@@ -170,7 +170,9 @@ class prioritized_selector final : public selector {
     keys_.push_back(key);
     tree_.push_back(weight(priority));
   }
-  void remove(replay_key_type key, double) override { tree_.swap_remove(keys_.swap_remove(key)); }
+  void remove(replay_key_type key, double) override {
+    tree_.swap_remove(keys_.swap_remove(key));
+  }
   void update(replay_key_type key, double, double priority) override {
     tree_.set(keys_.position(key), weight(priority));
   }
@@ -199,13 +201,19 @@ class prioritized_selector final : public selector {
 class heap_selector final : public selector {
  public:
   explicit heap_selector(bool highest) : highest_(highest) {}
-  void insert(replay_key_type key, double priority) override { order_.emplace(rank(priority), key); }
-  void remove(replay_key_type key, double priority) override { order_.erase({rank(priority), key}); }
+  void insert(replay_key_type key, double priority) override {
+    order_.emplace(rank(priority), key);
+  }
+  void remove(replay_key_type key, double priority) override {
+    order_.erase({rank(priority), key});
+  }
   void update(replay_key_type key, double old_priority, double priority) override {
     order_.erase({rank(old_priority), key});
     order_.emplace(rank(priority), key);
   }
-  selection select(std::mt19937_64&) const override { return {order_.begin()->second, 1.0}; }
+  selection select(std::mt19937_64&) const override {
+    return {order_.begin()->second, 1.0};
+  }
 
  private:
   double rank(double priority) const { return highest_ ? -priority : priority; }
@@ -215,12 +223,18 @@ class heap_selector final : public selector {
 
 inline std::unique_ptr<selector> make_selector(const selector_spec& spec) {
   switch (spec.kind) {
-    case selector_kind::uniform: return std::make_unique<uniform_selector>();
-    case selector_kind::fifo: return std::make_unique<ordered_selector>(false);
-    case selector_kind::lifo: return std::make_unique<ordered_selector>(true);
-    case selector_kind::prioritized: return std::make_unique<prioritized_selector>(spec.alpha);
-    case selector_kind::max_heap: return std::make_unique<heap_selector>(true);
-    case selector_kind::min_heap: return std::make_unique<heap_selector>(false);
+    case selector_kind::uniform:
+      return std::make_unique<uniform_selector>();
+    case selector_kind::fifo:
+      return std::make_unique<ordered_selector>(false);
+    case selector_kind::lifo:
+      return std::make_unique<ordered_selector>(true);
+    case selector_kind::prioritized:
+      return std::make_unique<prioritized_selector>(spec.alpha);
+    case selector_kind::max_heap:
+      return std::make_unique<heap_selector>(true);
+    case selector_kind::min_heap:
+      return std::make_unique<heap_selector>(false);
   }
   return std::make_unique<uniform_selector>();
 }

@@ -39,7 +39,8 @@ class sum_tree {
     while (at < capacity_) {
       double left = nodes_[2 * at];
       // A zero-weight leaf is never picked, even when rounding puts u at its edge.
-      if (u < left || nodes_[2 * at + 1] <= 0) at = 2 * at;
+      if (u < left || nodes_[2 * at + 1] <= 0)
+        at = 2 * at;
       else {
         u -= left;
         at = 2 * at + 1;

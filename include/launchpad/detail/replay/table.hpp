@@ -57,8 +57,8 @@ class replay_table {
   using clock = std::chrono::steady_clock;
 
  public:
-  replay_table(table_spec spec, std::uint64_t seed, std::atomic<replay_key_type>& next_key,
-               const std::atomic<bool>& stopping)
+  replay_table(table_spec spec, std::uint64_t seed,
+               std::atomic<replay_key_type>& next_key, const std::atomic<bool>& stopping)
       : spec_(std::move(spec)),
         sampler_(make_selector(spec_.sampler)),
         limit_{spec_.limiter},
@@ -106,11 +106,13 @@ class replay_table {
               "''s rate limiter ever lets in at once; insert fewer at a time");
     std::vector<std::shared_ptr<const Item>> shared;
     shared.reserve(items.size());
-    for (auto& item : items) shared.push_back(std::make_shared<const Item>(std::move(item)));
+    for (auto& item : items)
+      shared.push_back(std::make_shared<const Item>(std::move(item)));
 
     std::unique_lock lock(mutex_);
-    wait(lock, [&] { return limit_.can_insert(n, items_.size()); }, deadline, insert_blocked_,
-         "insert");
+    wait(
+        lock, [&] { return limit_.can_insert(n, items_.size()); }, deadline,
+        insert_blocked_, "insert");
     std::vector<replay_key_type> keys;
     keys.reserve(shared.size());
     for (std::size_t i = 0; i < shared.size(); ++i) {
@@ -136,8 +138,9 @@ class replay_table {
                               spec_.name +
                               "''s rate limiter ever allows; sample fewer at a time");
     std::unique_lock lock(mutex_);
-    wait(lock, [&] { return limit_.can_sample(n, items_.size()); }, deadline, sample_blocked_,
-         "sample");
+    wait(
+        lock, [&] { return limit_.can_sample(n, items_.size()); }, deadline,
+        sample_blocked_, "sample");
     std::vector<drawn<Item>> out;
     out.reserve(n);
     for (std::uint64_t i = 0; i < n && !items_.empty(); ++i) {
@@ -145,8 +148,10 @@ class replay_table {
       auto found = items_.find(chosen.key);
       auto& e = found->second;
       ++e.times_sampled;
-      out.push_back({chosen.key, e.item, e.priority, chosen.probability, e.times_sampled});
-      if (spec_.max_times_sampled && e.times_sampled >= spec_.max_times_sampled) erase(found);
+      out.push_back(
+          {chosen.key, e.item, e.priority, chosen.probability, e.times_sampled});
+      if (spec_.max_times_sampled && e.times_sampled >= spec_.max_times_sampled)
+        erase(found);
     }
     limit_.samples += out.size();
     if (metrics_) {
@@ -198,15 +203,16 @@ class replay_table {
 
   table_figures figures() const {
     std::lock_guard lock(mutex_);
-    return {spec_.name,    items_.size(),   spec_.max_size,  limit_.inserts,
-            limit_.samples, removed_,       insert_blocked_, sample_blocked_};
+    return {spec_.name,     items_.size(), spec_.max_size,  limit_.inserts,
+            limit_.samples, removed_,      insert_blocked_, sample_blocked_};
   }
 
   saved_table<Item> save() const {
     std::lock_guard lock(mutex_);
     saved_table<Item> out{spec_.name, {}, limit_.inserts, limit_.samples, removed_};
     out.items.reserve(items_.size());
-    for (auto& [key, e] : items_) out.items.push_back({key, *e.item, e.priority, e.times_sampled});
+    for (auto& [key, e] : items_)
+      out.items.push_back({key, *e.item, e.priority, e.times_sampled});
     std::sort(out.items.begin(), out.items.end(),
               [](const auto& a, const auto& b) { return a.key < b.key; });
     return out;
@@ -265,8 +271,8 @@ class replay_table {
   // the node's protocol answers, so that a caller that still waits hears
   // why.
   template <class Allowed>
-  void wait(std::unique_lock<std::mutex>& lock, Allowed allowed, clock::time_point deadline,
-            double& blocked_seconds, const char* call) {
+  void wait(std::unique_lock<std::mutex>& lock, Allowed allowed,
+            clock::time_point deadline, double& blocked_seconds, const char* call) {
     if (allowed()) return;
     auto start = clock::now();
     struct count_blocked {
@@ -288,11 +294,14 @@ class replay_table {
         throw call_failure(
             504, "deadline_exceeded",
             std::string("table '") + spec_.name + "': a " + call +
-                " waited on the rate limiter until the caller's deadline (" + limiter_state() +
+                " waited on the rate limiter until the caller's deadline (" +
+                limiter_state() +
                 "); give the call a longer deadline (with_deadline), or check that its "
                 "counterpart (samples for an insert, inserts for a sample) is running");
-      if (deadline == clock::time_point::max()) changed_.wait(lock);
-      else changed_.wait_until(lock, deadline);
+      if (deadline == clock::time_point::max())
+        changed_.wait(lock);
+      else
+        changed_.wait_until(lock, deadline);
     }
   }
 
@@ -319,7 +328,8 @@ class replay_table {
 inline bool metric_word(const std::string& name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_';
   });
 }
 
@@ -329,17 +339,21 @@ class replay_tables {
  public:
   replay_tables(const std::vector<table_spec>& specs, std::uint64_t seed) {
     if (specs.empty())
-      throw usage_error("lp::replay needs at least one table: give replay_config{.tables = "
-                        "{{.name = \"...\", ...}}}");
-    if (seed == 0) seed = std::random_device()() | (std::uint64_t(std::random_device()()) << 32);
+      throw usage_error(
+          "lp::replay needs at least one table: give replay_config{.tables = "
+          "{{.name = \"...\", ...}}}");
+    if (seed == 0)
+      seed = std::random_device()() | (std::uint64_t(std::random_device()()) << 32);
     std::uint64_t index = 0;
     for (auto& spec : specs) {
       if (!metric_word(spec.name))
-        throw usage_error("lp::replay: the table name '" + spec.name +
-                          "' must be letters, digits and _, not starting with a digit (it "
-                          "names the table's metrics)");
+        throw usage_error(
+            "lp::replay: the table name '" + spec.name +
+            "' must be letters, digits and _, not starting with a digit (it "
+            "names the table's metrics)");
       if (spec.max_size == 0)
-        throw usage_error("lp::replay: table '" + spec.name + "' has max_size 0; give it room");
+        throw usage_error("lp::replay: table '" + spec.name +
+                          "' has max_size 0; give it room");
       for (auto& t : tables_)
         if (t->name() == spec.name)
           throw usage_error("lp::replay: two tables are named '" + spec.name +
@@ -384,10 +398,11 @@ class replay_tables {
       auto found = std::find_if(tables_.begin(), tables_.end(),
                                 [&](auto& t) { return t->name() == saved.name; });
       if (found == tables_.end()) {
-        std::cerr << "lp::replay: the checkpoint's table '" << saved.name << "' ("
-                  << saved.items.size()
-                  << " items) is no longer in the node's configuration; its items are dropped"
-                  << std::endl;
+        std::cerr
+            << "lp::replay: the checkpoint's table '" << saved.name << "' ("
+            << saved.items.size()
+            << " items) is no longer in the node's configuration; its items are dropped"
+            << std::endl;
         continue;
       }
       (*found)->restore(std::move(saved));

@@ -44,8 +44,8 @@ class batch_queue final : public batch_queue_base {
   using element_args = typename traits::params;
   using clock = std::chrono::steady_clock;
   // What one caller gets: std::monostate for a void method.
-  using result_type = std::conditional_t<std::is_void_v<typename traits::result>, std::monostate,
-                                         typename traits::result>;
+  using result_type = std::conditional_t<std::is_void_v<typename traits::result>,
+                                         std::monostate, typename traits::result>;
 
   struct pending {
     element_args args;
@@ -89,7 +89,9 @@ class batch_queue final : public batch_queue_base {
   }
 
  private:
-  static constexpr batch_limits limits() { return lp_batch_limits(lp_batch_tag<Method>{}); }
+  static constexpr batch_limits limits() {
+    return lp_batch_limits(lp_batch_tag<Method>{});
+  }
 
   clock::time_point due() const { return waiting_.front()->arrived + limits().max_wait; }
 
@@ -98,9 +100,11 @@ class batch_queue final : public batch_queue_base {
       auto columns = [&]<std::size_t... I>(std::index_sequence<I...>) {
         typename traits::batch_params out;
         ((std::get<I>(out).reserve(batch.size())), ...);
-        for (auto* caller : batch) ((std::get<I>(out).push_back(std::move(std::get<I>(caller->args)))), ...);
+        for (auto* caller : batch)
+          ((std::get<I>(out).push_back(std::move(std::get<I>(caller->args)))), ...);
         return out;
-      }(std::make_index_sequence<traits::arity>{});
+      }
+      (std::make_index_sequence<traits::arity>{});
       std::unique_lock<std::mutex> turn;
       if (serial) turn = std::unique_lock(*serial);
       auto apply = [&](auto&... column) -> decltype(auto) {
@@ -112,10 +116,12 @@ class batch_queue final : public batch_queue_base {
       } else {
         auto results = std::apply(apply, columns);
         if (results.size() != batch.size())
-          throw batch_failure(std::string(Method::name) + " returned " + std::to_string(results.size()) +
-                              " results for a batch of " + std::to_string(batch.size()) +
-                              " calls; a batched method returns one result per call, in order");
-        for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
+          throw batch_failure(
+              std::string(Method::name) + " returned " + std::to_string(results.size()) +
+              " results for a batch of " + std::to_string(batch.size()) +
+              " calls; a batched method returns one result per call, in order");
+        for (std::size_t i = 0; i < batch.size(); ++i)
+          batch[i]->result = std::move(results[i]);
       }
     } catch (const call_failure& e) {
       for (auto* caller : batch) caller->error = std::make_exception_ptr(e);

@@ -301,8 +301,8 @@ class deadline_stream {
   clock::time_point deadline() const {
     if (phase_ == phase::headers) return started_ + limits_.header_timeout;
     auto rate = std::max<std::size_t>(limits_.min_bytes_per_second, 1);
-    auto earned = std::chrono::microseconds(
-        static_cast<long long>(static_cast<double>(moved_) / static_cast<double>(rate) * 1e6));
+    auto earned = std::chrono::microseconds(static_cast<long long>(
+        static_cast<double>(moved_) / static_cast<double>(rate) * 1e6));
     return started_ + limits_.header_timeout +
            std::chrono::duration_cast<clock::duration>(earned);
   }
@@ -322,10 +322,12 @@ class deadline_stream {
   int poll_for(short events, clock::time_point until) const {
     if (spin_(socket_, events)) return 1;
     for (;;) {
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
       if (left <= 0) return 0;
       pollfd watched{socket_, events, 0};
-      int ready = ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      int ready =
+          ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
       if (ready >= 0 || errno != EINTR) return ready;
     }
   }

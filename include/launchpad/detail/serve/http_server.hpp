@@ -50,7 +50,7 @@ class http_server {
     int bound = listener_.start(host, port);
     if (bound < 0)
       throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
-                                    std::to_string(port) + ": " + std::strerror(errno));
+                       std::to_string(port) + ": " + std::strerror(errno));
     bound_ = {host, bound};
     url_ = bound_.url(listener_.tls());
     return url_;
@@ -246,7 +246,8 @@ class http_server {
     // Past ten years, the wait is as good as unbounded (and adding it could overflow).
     if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
     auto for_the_reply = std::min(ms / 10, 100LL);
-    return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms - for_the_reply);
+    return std::chrono::steady_clock::now() +
+           std::chrono::milliseconds(ms - for_the_reply);
   }
 
   served_node& node_;

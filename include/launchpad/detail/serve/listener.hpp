@@ -38,7 +38,8 @@ namespace lp::detail {
 
 // Why a server refuses, or gives up on, a request: an error body of the
 // protocol (code, message), in JSON.
-using refusal_body = std::function<std::string(std::string_view code, const std::string& message)>;
+using refusal_body =
+    std::function<std::string(std::string_view code, const std::string& message)>;
 
 // An HTTP/1.1 server on a thread of its own, the way every server of a
 // launch needs it: a node, the launcher's rendezvous, the status page.

@@ -52,7 +52,8 @@ inline bool same_secret(std::string_view a, std::string_view b) {
 // case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
 inline std::string credential_problem(std::string_view header, std::string_view secret) {
   if (header.empty())
-    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the launch's run "
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
+           "launch's run "
            "directory (docs/protocol.md)";
   auto space = header.find(' ');
   auto scheme = header.substr(0, space);
@@ -63,7 +64,8 @@ inline std::string credential_problem(std::string_view header, std::string_view 
   if (!is_bearer)
     return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
            "<secret>'";
-  auto token = space == std::string_view::npos ? std::string_view() : header.substr(space);
+  auto token =
+      space == std::string_view::npos ? std::string_view() : header.substr(space);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
   if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";

@@ -32,7 +32,8 @@ struct served_node {
 inline std::pair<std::string_view, std::string> refusal(const served_node& node) {
   if (node.launch.failure())
     return {"node_failed", "node '" + node.identity.label + "' failed and is stopping"};
-  return {"stopping", "node '" + node.identity.label + "' is stopping: its program stops"};
+  return {"stopping",
+          "node '" + node.identity.label + "' is stopping: its program stops"};
 }
 
 struct in_process_reply {
@@ -45,11 +46,11 @@ struct in_process_reply {
 // (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
 // its status and when the call ended, measured from `made`. `deadline` is
 // the caller's (lp::caller_deadline()).
-inline in_process_reply call_in_process(served_node& node, const std::string& method,
-                                        std::string_view args, written_reply& out,
-                                        std::chrono::steady_clock::time_point made,
-                                        std::chrono::steady_clock::time_point deadline =
-                                            std::chrono::steady_clock::time_point::max()) {
+inline in_process_reply call_in_process(
+    served_node& node, const std::string& method, std::string_view args,
+    written_reply& out, std::chrono::steady_clock::time_point made,
+    std::chrono::steady_clock::time_point deadline =
+        std::chrono::steady_clock::time_point::max()) {
   call_timer timer(node.metrics.calls_to(method), args.size(), made);
   if (!node.gate.enter(/*reply_to_write=*/false)) {
     auto [code, message] = refusal(node);

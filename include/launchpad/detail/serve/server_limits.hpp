@@ -41,7 +41,8 @@ struct server_limits {
 // past 1023.)
 inline std::size_t connection_cap(std::size_t wanted) {
   rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return wanted;
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY)
+    return wanted;
   auto half = std::max<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 2, 16);
   if (wanted <= half) return wanted;
   // The default quietly; a number asked for with a word.

@@ -2,6 +2,7 @@
 
 #include <boost/hana/for_each.hpp>
 #include <cstddef>
+#include <iterator>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/observe/node_metrics.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
@@ -12,7 +13,6 @@
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/detail/wire/schema.hpp>
 #include <launchpad/service.hpp>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,8 +35,8 @@ class node_instance {
   // Decodes the positional arguments, invokes the method and writes the
   // reply that carries its result, in `format`, over `out`. Throws
   // call_failure, or whatever the method throws.
-  virtual void call(std::string_view method, const arguments& args, protocol::format format,
-                    written_reply& out) = 0;
+  virtual void call(std::string_view method, const arguments& args,
+                    protocol::format format, written_reply& out) = 0;
   // The service's name and methods, for /lp/v1/describe (describe_service).
   virtual std::string_view service() const = 0;
   virtual const std::vector<method_info>& methods() const = 0;
@@ -58,16 +58,19 @@ class node_instance {
 
 // The index of `method` in `methods`; throws call_failure (404) naming the
 // service's methods if it has none of that name.
-LP_API std::size_t find_method(const std::vector<method_info>& methods, std::string_view method,
-                               std::string_view service);
+LP_API std::size_t find_method(const std::vector<method_info>& methods,
+                               std::string_view method, std::string_view service);
 
 // Argument i of `method` does not fit its parameter: the caller's 400.
-[[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e);
+[[noreturn]] LP_API void bad_argument(std::size_t i, std::string_view method,
+                                      const decode_error& e);
 
 // A call with another number of arguments than `arity`: the caller's 400.
-[[noreturn]] LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method);
+[[noreturn]] LP_API void bad_arity(const arguments& args, std::size_t arity,
+                                   std::string_view method);
 
-inline void check_arity(const arguments& args, std::size_t arity, std::string_view method) {
+inline void check_arity(const arguments& args, std::size_t arity,
+                        std::string_view method) {
   if (args.size() != arity) bad_arity(args, arity, method);
 }
 
@@ -85,7 +88,8 @@ P decode_argument(const arguments& args, std::size_t i, std::string_view method)
 // One call of an unbatched method with its decoded arguments: its result,
 // or std::monostate for a void method.
 template <class T, class Method>
-auto call_once(T& object, typename signature<Method>::params& values, std::mutex* serial) {
+auto call_once(T& object, typename signature<Method>::params& values,
+               std::mutex* serial) {
   std::unique_lock<std::mutex> turn;
   if (serial) turn = std::unique_lock(*serial);
   auto apply = [&](auto&... value) -> decltype(auto) {
@@ -107,11 +111,14 @@ void invoke(T& object, const arguments& args, protocol::format format, written_r
   auto values = [&]<std::size_t... I>(std::index_sequence<I...>) {
     // Braces evaluate in order, so the first bad argument is the one named.
     return typename traits::params{
-        decode_argument<std::tuple_element_t<I, typename traits::params>>(args, I, Method::name)...};
-  }(std::make_index_sequence<traits::arity>{});
+        decode_argument<std::tuple_element_t<I, typename traits::params>>(
+            args, I, Method::name)...};
+  }
+  (std::make_index_sequence<traits::arity>{});
   auto result = [&] {
     if constexpr (batched_method<Method>)
-      return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values), serial);
+      return static_cast<batch_queue<T, Method>*>(queue)->call(object, std::move(values),
+                                                               serial);
     else
       return call_once<T, Method>(object, values, serial);
   }();
@@ -123,8 +130,10 @@ void invoke(T& object, const arguments& args, protocol::format format, written_r
 
 template <class T, class Method>
 std::unique_ptr<batch_queue_base> make_queue() {
-  if constexpr (batched_method<Method>) return std::make_unique<batch_queue<T, Method>>();
-  else return nullptr;
+  if constexpr (batched_method<Method>)
+    return std::make_unique<batch_queue<T, Method>>();
+  else
+    return nullptr;
 }
 
 // How each of the service's methods is invoked, in LP_SERVICE order (what
@@ -168,12 +177,14 @@ class typed_node final : public node_instance {
   void call(std::string_view method, const arguments& args, protocol::format format,
             written_reply& out) override {
     auto i = find_method(service_methods<T>(), method, service_definition<T>::name);
-    table().invoke[i](*object_, args, format, out, concurrent_handlers<T> ? nullptr : &serial_,
-                      queues_[i].get());
+    table().invoke[i](*object_, args, format, out,
+                      concurrent_handlers<T> ? nullptr : &serial_, queues_[i].get());
   }
 
   std::string_view service() const override { return service_definition<T>::name; }
-  const std::vector<method_info>& methods() const override { return service_methods<T>(); }
+  const std::vector<method_info>& methods() const override {
+    return service_methods<T>();
+  }
 
   bool checkpointed() const override { return lp::checkpointed<T>; }
 

@@ -17,15 +17,16 @@
 
 namespace lp::detail {
 
-LP_API int run_slurm(const program& graph, transport_kind transport, const launch_flags& flags) {
+LP_API int run_slurm(const program& graph, transport_kind transport,
+                     const launch_flags& flags) {
   if (flags.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
     std::string path = run_dir;
     ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
-    return run_slurm_supervisor(graph, flags,
-                                process_options_from(flags, slurm::flag, transport), path);
+    return run_slurm_supervisor(
+        graph, flags, process_options_from(flags, slurm::flag, transport), path);
   }
   try {
     graph_access::check_defined(graph);

@@ -16,7 +16,7 @@ namespace lp::detail {
 
 struct partition_hosts {
   std::string name;
-  int cpus = 0;      // of its largest host
+  int cpus = 0;  // of its largest host
   long memory_mb = 0;
   int gpus = 0;
   std::vector<int> host_cpus;  // of each host
@@ -40,8 +40,8 @@ inline int gpus_in(std::string_view gres) {
 
 // The partition `wanted`, or the cluster's default one if empty.
 inline partition_hosts find_partition(const std::string& wanted) {
-  auto listed =
-      run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"}, std::chrono::seconds(60));
+  auto listed = run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"},
+                         std::chrono::seconds(60));
   if (listed.status != 0)
     throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
                        std::string(trim(listed.text)));
@@ -67,24 +67,28 @@ inline partition_hosts find_partition(const std::string& wanted) {
   if (found.name.empty()) {
     std::string known;
     for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
-    throw launch_error((wanted.empty() ? std::string("this cluster has no default partition")
-                                : "there is no partition " + wanted) +
-                    "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
+    throw launch_error(
+        (wanted.empty() ? std::string("this cluster has no default partition")
+                        : "there is no partition " + wanted) +
+        "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
   }
   return found;
 }
 
-inline void check_fits(const std::vector<unit_plan>& units, const partition_hosts& hosts) {
+inline void check_fits(const std::vector<unit_plan>& units,
+                       const partition_hosts& hosts) {
   for (const auto& u : units) {
     const auto& needs = u.settings.resources;
     auto refuse = [&](const std::string& what, long asked, long largest) {
-      throw launch_error("the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
-                      ", but the largest host of partition " + hosts.name + " has " +
-                      std::to_string(largest) + "; lower its group's resources() or choose " +
-                      "another partition with --lp_slurm_partition. Nothing was submitted.");
+      throw launch_error(
+          "the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
+          ", but the largest host of partition " + hosts.name + " has " +
+          std::to_string(largest) + "; lower its group's resources() or choose " +
+          "another partition with --lp_slurm_partition. Nothing was submitted.");
     };
     if (needs.cpus > hosts.cpus) refuse("CPUs", needs.cpus, hosts.cpus);
-    if (needs.memory_mb > hosts.memory_mb) refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
+    if (needs.memory_mb > hosts.memory_mb)
+      refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
     if (needs.gpus > hosts.gpus) refuse("GPUs", needs.gpus, hosts.gpus);
   }
   // The job is one task per process, each sized for the largest request:
@@ -94,18 +98,19 @@ inline void check_fits(const std::vector<unit_plan>& units, const partition_host
   std::size_t room = 0;
   for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
   if (units.size() > room)
-    throw launch_error("the program runs " + std::to_string(units.size()) + " processes of " +
-                    std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
-                    " holds at most " + std::to_string(room) +
-                    " at once; colocate groups (p.group(...).colocate()), lower resources() or "
-                    "choose another partition with --lp_slurm_partition. Nothing was submitted.");
+    throw launch_error(
+        "the program runs " + std::to_string(units.size()) + " processes of " +
+        std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
+        " holds at most " + std::to_string(room) +
+        " at once; colocate groups (p.group(...).colocate()), lower resources() or "
+        "choose another partition with --lp_slurm_partition. Nothing was submitted.");
 }
 
 // Pending reasons that no amount of waiting changes.
 inline bool hopeless(const std::string& reason) {
-  for (const char* never : {"PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig",
-                            "BadConstraints", "InvalidAccount", "InvalidQOS",
-                            "AccountNotAllowed", "QOSNotAllowed"})
+  for (const char* never :
+       {"PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig", "BadConstraints",
+        "InvalidAccount", "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed"})
     if (reason == never) return true;
   return false;
 }

@@ -44,9 +44,12 @@ inline slurm_slots slurm_slots_for(const std::vector<unit_plan>& units) {
 // asks, so the other steps fit beside it.
 inline std::vector<std::string> srun_options(const unit_plan& u) {
   const auto& needs = u.settings.resources;
-  std::vector<std::string> options{"--nodes=1", "--ntasks=1", "--exact", "--job-name=" + u.name,
-                                   "--export=ALL", "--cpus-per-task=" + std::to_string(needs.cpus)};
-  if (needs.memory_mb > 0) options.push_back("--mem=" + std::to_string(needs.memory_mb) + "M");
+  std::vector<std::string> options{
+      "--nodes=1",    "--ntasks=1",
+      "--exact",      "--job-name=" + u.name,
+      "--export=ALL", "--cpus-per-task=" + std::to_string(needs.cpus)};
+  if (needs.memory_mb > 0)
+    options.push_back("--mem=" + std::to_string(needs.memory_mb) + "M");
   if (needs.gpus > 0) options.push_back("--gres=gpu:" + std::to_string(needs.gpus));
   return options;
 }
@@ -59,7 +62,8 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
   std::vector<std::string> command{srun};
   for (auto& option : srun_options(u)) command.push_back(std::move(option));
   command.push_back(executable);
-  command.insert(command.end(), arguments.begin() + (arguments.empty() ? 0 : 1), arguments.end());
+  command.insert(command.end(), arguments.begin() + (arguments.empty() ? 0 : 1),
+                 arguments.end());
   return command;
 }
 
@@ -70,7 +74,8 @@ inline std::vector<std::string> job_arguments(const launch_flags& flags) {
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
-                                      const slurm_slots& slots, const std::string& run_dir,
+                                      const slurm_slots& slots,
+                                      const std::string& run_dir,
                                       const std::string& executable) {
   std::string script = "#!/bin/sh\n";
   auto line = [&](const std::string& option) { script += "#SBATCH " + option + "\n"; };
@@ -79,7 +84,8 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   line("--ntasks=" + std::to_string(slots.count));
   line("--cpus-per-task=" + std::to_string(slots.cpus));
   if (slots.memory_mb > 0)
-    line("--mem-per-cpu=" + std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
+    line("--mem-per-cpu=" +
+         std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
   if (slots.gpus > 0) line("--gpus-per-task=" + std::to_string(slots.gpus));
   if (!flags.slurm_partition.empty()) line("--partition=" + flags.slurm_partition);
   if (!flags.slurm_time.empty()) line("--time=" + flags.slurm_time);
@@ -89,14 +95,17 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   // the nodes in order.
   line("--signal=B:TERM@" + std::to_string(flags.termination_notice_secs + 30));
   for (const auto& option : flags.slurm_sbatch) line(option);
-  script += "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
-            "# of the program as a job step (srun), restarts and stops them, and writes\n"
-            "# how the program ended to " + run_dir + "/result.\n";
+  script +=
+      "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
+      "# of the program as a job step (srun), restarts and stops them, and writes\n"
+      "# how the program ended to " +
+      run_dir + "/result.\n";
   script += std::string(slurm_run_dir_env) + "=" + shell_quote(run_dir) + "\n";
   script += "export " + std::string(slurm_run_dir_env) + "\n";
   script += "exec " + shell_quote(executable);
   auto arguments = job_arguments(flags);
-  for (std::size_t i = 1; i < arguments.size(); ++i) script += " " + shell_quote(arguments[i]);
+  for (std::size_t i = 1; i < arguments.size(); ++i)
+    script += " " + shell_quote(arguments[i]);
   return script + "\n";
 }
 

@@ -17,15 +17,15 @@
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/host/launch_tls.hpp>
-#include <launchpad/detail/util/spawn.hpp>
+#include <launchpad/detail/host/run_directory.hpp>
+#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
 #include <launchpad/detail/serve/secret.hpp>
-#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/slurm/follow.hpp>
 #include <launchpad/detail/slurm/partition.hpp>
 #include <launchpad/detail/slurm/script.hpp>
+#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
 #include <optional>
@@ -34,10 +34,12 @@
 
 namespace lp::detail {
 
-inline void print_dry_run(const program& graph, const launch_flags& flags, std::ostream& out) {
+inline void print_dry_run(const program& graph, const launch_flags& flags,
+                          std::ostream& out) {
   auto units = plan_units(graph);
-  auto run_dir = (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
-                     .string();
+  auto run_dir =
+      (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
+          .string();
   auto executable = this_executable();
   out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
       << "/job.sh:\n"
@@ -62,8 +64,9 @@ struct job_state {
   std::string state, reason, nodes;
   bool ended() const {
     if (state.empty()) return true;
-    for (const char* final : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
-                              "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
+    for (const char* final :
+         {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+          "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
       if (state == final) return true;
     return false;
   }
@@ -79,7 +82,8 @@ inline job_state query_job(const std::string& job) {
     now.state = fields[0];
     now.reason = fields[1];
     now.nodes = fields[2];
-  } else if (listed.status != 0 && listed.text.find("Invalid job id") == std::string::npos) {
+  } else if (listed.status != 0 &&
+             listed.text.find("Invalid job id") == std::string::npos) {
     now.state = "UNKNOWN";  // squeue failed for a while: ask again
   }
   return now;
@@ -93,8 +97,9 @@ class slurm_submission {
   int run() {
     auto parent = std::filesystem::absolute(flags_.slurm_dir).string();
     if (parent.find_first_of(" \t") != std::string::npos)
-      throw usage_error("--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
-                        " holds a space, which #SBATCH lines cannot; choose another directory");
+      throw usage_error(
+          "--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
+          " holds a space, which #SBATCH lines cannot; choose another directory");
     check_fits(units_, find_partition(flags_.slurm_partition));
     std::filesystem::create_directories(parent);
     // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
@@ -116,20 +121,23 @@ class slurm_submission {
       throw;
     }
     dir.keep();  // the job reads the secret and credentials, and removes them when it ends
-    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in " << dir.path()
-              << "/job.log, node logs in " << dir.path() << "/logs" << std::endl;
+    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
+              << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
+              << std::endl;
     if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
       std::cerr << "[lp] follow it with: squeue --jobs=" << job
-                << "; stop it in order with: scancel --batch --signal=TERM " << job << std::endl;
+                << "; stop it in order with: scancel --batch --signal=TERM " << job
+                << std::endl;
       std::cout << job << std::endl;
       return 0;
     }
     int status = follow(job, dir.path());
     // Gone already, unless the job never ran.
-    for (const char* file : {"secret", run_directory::certificate_file, run_directory::key_file,
-                             run_directory::authority_file})
+    for (const char* file : {"secret", run_directory::certificate_file,
+                             run_directory::key_file, run_directory::authority_file})
       ::unlink((dir.path() + "/" + file).c_str());
-    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments, std::cerr);
+    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments,
+                       std::cerr);
     return status;
   }
 
@@ -143,12 +151,14 @@ class slurm_submission {
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
-    auto submitted = run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
-    std::string job(trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
+    auto submitted =
+        run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
+    std::string job(
+        trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
     if (submitted.status != 0 || job.empty() ||
         job.find_first_not_of("0123456789") != std::string::npos)
       throw launch_error("sbatch refused the job: " + std::string(trim(submitted.text)) +
-                                      " (the batch script is " + script_path + ")");
+                         " (the batch script is " + script_path + ")");
     return job;
   }
 
@@ -166,7 +176,7 @@ class slurm_submission {
     int acted_on = 0;
     std::optional<clock::time_point> give_up_at;  // of the orderly stop
     bool cancelled_hard = false;
-    std::optional<clock::time_point> forget_at;   // of a job that will not end
+    std::optional<clock::time_point> forget_at;  // of a job that will not end
     // Since when the job has been completing with its result written; the
     // epoch while it is not (an optional here trips g++ 12's
     // -Wmaybe-uninitialized at -O3).
@@ -205,17 +215,21 @@ class slurm_submission {
       if (seen >= 1 && acted_on == 0) {
         acted_on = 1;
         std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
-                  << ": stopping job " << job << " (again to cancel it at once)" << std::endl;
+                  << ": stopping job " << job << " (again to cancel it at once)"
+                  << std::endl;
         if (now.state == "PENDING") {
           try_tool({"scancel", job}, std::chrono::seconds(60));
         } else {
           // To the supervisor only: it stops the nodes in order. A plain
           // scancel would also signal each srun, which kills its step at once.
-          try_tool({"scancel", "--batch", "--signal=TERM", job}, std::chrono::seconds(60));
-          give_up_at = clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
+          try_tool({"scancel", "--batch", "--signal=TERM", job},
+                   std::chrono::seconds(60));
+          give_up_at =
+              clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
         }
       }
-      if (!cancelled_hard && ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
+      if (!cancelled_hard &&
+          ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
         cancelled_hard = true;
         std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
         cancel_at_once(job);
@@ -241,9 +255,10 @@ class slurm_submission {
     std::ifstream(run_dir + "/result") >> status;
     if (status == 0 && !cancelled_hard) return 0;
     if (status < 0)
-      std::cerr << "[lp] job " << job << " ended (" << (last.state.empty() ? "gone" : last.state)
-                << ") before its supervisor could say how the program ended; see " << run_dir
-                << "/job.log" << std::endl;
+      std::cerr << "[lp] job " << job << " ended ("
+                << (last.state.empty() ? "gone" : last.state)
+                << ") before its supervisor could say how the program ended; see "
+                << run_dir << "/job.log" << std::endl;
     return 1;
   }
 
@@ -252,8 +267,9 @@ class slurm_submission {
   // the program's stop, and one stopping already keeps on stopping. The
   // batch step is spared, so that the supervisor still says how it ended.
   static void cancel_at_once(const std::string& job) {
-    auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
-                          std::chrono::seconds(20));
+    auto steps =
+        try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
+                 std::chrono::seconds(20));
     std::vector<std::string> kill{"scancel", "--signal=KILL"};
     for (auto row : split(steps.text, '\n')) {
       auto step = trim(row);

@@ -12,8 +12,8 @@
 #include <fstream>
 #include <iostream>
 #include <launchpad/detail/cli/flags.hpp>
-#include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/host_address.hpp>
+#include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <launchpad/detail/slurm/tools.hpp>
@@ -30,21 +30,23 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
   std::map<std::string, unit_plan> units;
   for (auto& u : plan_units(graph)) units.emplace(u.name, u);
   unit_runner runner;
-  runner.wrap = [units, srun = find_program("srun")](const std::string& unit, child_process& child) {
-    child.arguments = srun_command(srun, units.at(unit), child.executable, child.arguments);
+  runner.wrap = [units, srun = find_program("srun")](const std::string& unit,
+                                                     child_process& child) {
+    child.arguments =
+        srun_command(srun, units.at(unit), child.executable, child.arguments);
     child.executable = srun;
   };
   // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
   // once, with no time to stop. scancel signals the step's tasks.
-  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit, pid_t pid,
-                                                           int signal) {
+  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit,
+                                                           pid_t pid, int signal) {
     // A step shows in squeue a moment after its srun starts.
     std::string step;
     for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      auto steps = try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job,
-                             "--format=%i|%j"},
-                            std::chrono::seconds(20));
+      auto steps =
+          try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i|%j"},
+                   std::chrono::seconds(20));
       for (auto row : split(steps.text, '\n')) {
         auto fields = split(row, '|');
         if (fields.size() == 2 && trim(fields[1]) == unit) step = trim(fields[0]);
@@ -67,7 +69,8 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
   // program stops).
   runner.task_status = [](int status) {
     if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
-      return WEXITSTATUS(status) - 128;  // the wait status of a death by that signal (Linux)
+      return WEXITSTATUS(status) -
+             128;  // the wait status of a death by that signal (Linux)
     return status;
   };
   return runner;
@@ -80,7 +83,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     const char* job = std::getenv("SLURM_JOB_ID");
     if (!job)
       throw launch_error(std::string(slurm_run_dir_env) +
-                                      " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
+                         " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
     options.terminal = terminal_kind::files;
     options.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;

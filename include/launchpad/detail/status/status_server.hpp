@@ -46,11 +46,16 @@ enum class node_state { starting, serving, restarting, stopped, failed, unreacha
 // The state's name in the status JSON, on the page and in --lp_status.
 inline std::string_view to_string(node_state state) {
   switch (state) {
-    case node_state::starting: return "starting";
-    case node_state::serving: return "serving";
-    case node_state::restarting: return "restarting";
-    case node_state::stopped: return "stopped";
-    case node_state::failed: return "failed";
+    case node_state::starting:
+      return "starting";
+    case node_state::serving:
+      return "serving";
+    case node_state::restarting:
+      return "restarting";
+    case node_state::stopped:
+      return "stopped";
+    case node_state::failed:
+      return "failed";
     case node_state::unreachable:
       return "unreachable";
   }
@@ -61,7 +66,7 @@ inline std::string_view to_string(node_state state) {
 struct node_status {
   std::string label;
   node_state state = node_state::starting;
-  std::string url;    // empty until it serves
+  std::string url;  // empty until it serves
   long pid = 0;
   int restarts = 0;
   std::string failure;  // how it failed, for a failed node

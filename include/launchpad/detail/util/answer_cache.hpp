@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstddef>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -45,7 +45,8 @@ class answer_cache {
   // no more often than a healthy one. An asker who would wait past
   // `give_up` (its caller's deadline) gets what `expired()` throws instead.
   template <class Fetch, class Expired>
-  Value get(const std::string& key, clock::time_point give_up, Fetch&& fetch, Expired&& expired) {
+  Value get(const std::string& key, clock::time_point give_up, Fetch&& fetch,
+            Expired&& expired) {
     std::unique_lock lock(mutex_);
     if (entries_.size() > prune_above_ && !entries_.contains(key)) prune(clock::now());
     entry& e = entries_[key];
@@ -58,7 +59,8 @@ class answer_cache {
     if (e.asking) {
       auto attempts = e.attempts;
       ++e.waiting;
-      bool came = answered_.wait_until(lock, give_up, [&] { return e.attempts != attempts; });
+      bool came =
+          answered_.wait_until(lock, give_up, [&] { return e.attempts != attempts; });
       --e.waiting;
       if (!came) {
         lock.unlock();
@@ -67,7 +69,8 @@ class answer_cache {
     }
     if (!e.failure) return copy(e.answer, lock);
     // A failure: the last answer stands in while it is still young enough.
-    if (e.answer && clock::now() - e.answered < timing_.max_staleness) return copy(e.answer, lock);
+    if (e.answer && clock::now() - e.answered < timing_.max_staleness)
+      return copy(e.answer, lock);
     std::rethrow_exception(e.failure);
   }
 
@@ -111,7 +114,8 @@ class answer_cache {
     return copy(e.answer, lock);
   }
 
-  static Value copy(std::shared_ptr<const Value> answer, std::unique_lock<std::mutex>& lock) {
+  static Value copy(std::shared_ptr<const Value> answer,
+                    std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     return *answer;
   }
@@ -122,7 +126,8 @@ class answer_cache {
   void prune(clock::time_point now) {
     std::erase_if(entries_, [&](const auto& item) {
       const entry& e = item.second;
-      return !e.asking && e.waiting == 0 && now - e.attempt_ended >= timing_.max_staleness;
+      return !e.asking && e.waiting == 0 &&
+             now - e.attempt_ended >= timing_.max_staleness;
     });
     prune_above_ = std::max<std::size_t>(64, 2 * entries_.size());
   }

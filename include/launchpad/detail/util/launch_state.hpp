@@ -31,8 +31,8 @@ struct node_identity {
   std::string group;
   int index = -1;
   std::string program;
-  std::string launch;   // the launch policy's flag name, e.g. "local_mt"
-  std::string run_dir;  // the launch's run directory; empty under a test controller
+  std::string launch;      // the launch policy's flag name, e.g. "local_mt"
+  std::string run_dir;     // the launch's run directory; empty under a test controller
   std::vector<int> cores;  // the process is pinned to; empty: not pinned
   std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
   node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
@@ -155,7 +155,8 @@ class launch_state {
     } catch (const std::exception& e) {
       return "node " + failed_node() + " failed: " + e.what() + "\n";
     } catch (...) {
-      return "node " + failed_node() + " failed with an exception not derived from "
+      return "node " + failed_node() +
+             " failed with an exception not derived from "
              "std::exception\n";
     }
   }
@@ -207,7 +208,8 @@ struct current_node {
   launch_state* launch = nullptr;
   // When the caller of the call this thread answers stops waiting
   // (lp::caller_deadline()).
-  std::chrono::steady_clock::time_point call_deadline = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point call_deadline =
+      std::chrono::steady_clock::time_point::max();
 };
 
 inline current_node& this_thread_node() {

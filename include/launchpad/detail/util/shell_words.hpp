@@ -11,8 +11,8 @@ namespace lp::detail {
 inline std::string shell_quote(const std::string& word) {
   bool plain = !word.empty();
   for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,@%+").find(c) !=
-                                                             std::string_view::npos))
+    if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+          std::string_view("-_./=:,@%+").find(c) != std::string_view::npos))
       plain = false;
   if (plain) return word;
   std::string quoted = "'";

@@ -102,7 +102,8 @@ inline pid_t spawn(const child_process& child) {
   // Everything the child needs is prepared here: between fork and exec it
   // may only make async-signal-safe calls.
   std::vector<char*> argv, envp;
-  for (const auto& argument : child.arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  for (const auto& argument : child.arguments)
+    argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   // The child's own values replace this process's: getenv takes the first.
   auto replaced = [&](std::string_view variable) {
@@ -113,7 +114,8 @@ inline pid_t spawn(const child_process& child) {
   };
   for (char** variable = environ; *variable; ++variable)
     if (!replaced(*variable)) envp.push_back(*variable);
-  for (const auto& variable : child.environment) envp.push_back(const_cast<char*>(variable.c_str()));
+  for (const auto& variable : child.environment)
+    envp.push_back(const_cast<char*>(variable.c_str()));
   envp.push_back(nullptr);
   const pid_t parent = ::getpid();
   fork_guard guard;
@@ -128,8 +130,10 @@ inline pid_t spawn(const child_process& child) {
     int first_closed = 3;
     if (child.passed_fd >= 0) {
       // dup2 onto itself would keep close-on-exec.
-      if (child.passed_fd == 3) ::fcntl(3, F_SETFD, 0);
-      else ::dup2(child.passed_fd, 3);
+      if (child.passed_fd == 3)
+        ::fcntl(3, F_SETFD, 0);
+      else
+        ::dup2(child.passed_fd, 3);
       first_closed = 4;
     }
     // Nothing of the launcher's leaks in: not its other pipes, not its
@@ -159,7 +163,8 @@ class group_reaper {
   group_reaper() {
     int ends[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
-      throw launch_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
+      throw launch_error(std::string("cannot create a socket pair: ") +
+                         std::strerror(errno));
     static constexpr const char* script =
         "trap '' INT TERM HUP PIPE\n"
         "groups=\n"
@@ -167,7 +172,8 @@ class group_reaper {
         "  case $word in\n"
         "    done) exit 0 ;;\n"
         "    watch) groups=\"$groups -$group\" ;;\n"
-        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || kept=\"$kept $g\"; "
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || "
+        "kept=\"$kept $g\"; "
         "done; groups=$kept ;;\n"
         "  esac\n"
         "done\n"
@@ -241,10 +247,12 @@ class group_reaper {
 
 // How a child ended, in words for the launch's summary.
 inline std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const char* name = ::sigabbrev_np(WTERMSIG(status));
-    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
+    return std::string("killed by signal ") +
+           (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
   }
   return "ended with status " + std::to_string(status);
 }

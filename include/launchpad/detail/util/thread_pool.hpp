@@ -89,7 +89,8 @@ class thread_pool {
     --starting_;
     for (;;) {
       ++idle_;
-      bool woken = ready_.wait_for(lock, idle_limit_, [&] { return stopping_ || startable() > 0; });
+      bool woken = ready_.wait_for(lock, idle_limit_,
+                                   [&] { return stopping_ || startable() > 0; });
       --idle_;
       if (!woken) {
         // Idle too long: leave. The next enqueue (or shutdown) joins us.
@@ -123,7 +124,7 @@ class thread_pool {
   std::vector<std::thread> retired_;  // left, not yet joined
   std::size_t idle_ = 0;
   std::size_t starting_ = 0;  // started, not yet in work()
-  std::size_t busy_ = 0;  // ordinary jobs running
+  std::size_t busy_ = 0;      // ordinary jobs running
   bool stopping_ = false;
 };
 

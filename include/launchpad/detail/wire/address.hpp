@@ -26,9 +26,12 @@ struct address {
 // brackets, as RFC 3986 and address::url() write it, or bare: the port is
 // what follows the last colon.
 inline std::optional<address> address_of_url(std::string_view url) {
-  if (url.starts_with("http://")) url.remove_prefix(7);
-  else if (url.starts_with("https://")) url.remove_prefix(8);
-  else return std::nullopt;
+  if (url.starts_with("http://"))
+    url.remove_prefix(7);
+  else if (url.starts_with("https://"))
+    url.remove_prefix(8);
+  else
+    return std::nullopt;
   url = url.substr(0, url.find('/'));
   auto colon = url.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;

@@ -49,7 +49,8 @@ inline void keep_large_blocks() {
 #if defined(__GLIBC__)
   static std::once_flag once;
   std::call_once(once, [] {
-    for (const char* chosen : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
+    for (const char* chosen :
+         {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
       if (std::getenv(chosen)) return;
     ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
     ::mallopt(M_TRIM_THRESHOLD, 128 << 20);

@@ -45,7 +45,8 @@ namespace lp::detail::cbor {
 // The item at `start` does not fit: "expected <expected> (<type>), got
 // <the item>", quoted as the generic reader reads it. `type` is the C++
 // type's type_spelling.
-[[noreturn]] LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type);
+[[noreturn]] LP_API void mismatch(reader& in, std::size_t start,
+                                  std::string_view expected, std::string_view type);
 
 // The item at `start` is not a tensor.
 [[noreturn]] LP_API void not_a_tensor(reader& in, std::size_t start);
@@ -56,7 +57,8 @@ LP_API std::size_t count_items(reader& in);
 
 // An integer item (initial byte read) within [min, max], as its 64 bits.
 inline std::uint64_t read_integer(reader& in, std::size_t start, std::uint8_t initial,
-                                  std::int64_t min, std::uint64_t max, std::string_view type) {
+                                  std::int64_t min, std::uint64_t max,
+                                  std::string_view type) {
   std::uint8_t major = initial >> 5, info = initial & 0x1f;
   if (major > 1) mismatch(in, start, "an integer", type);
   if (info == 31) in.indefinite_number(major);
@@ -84,7 +86,8 @@ inline double read_number(reader& in, std::size_t start, std::uint8_t initial, d
   } else {
     mismatch(in, start, "a number", type);
   }
-  if (std::isfinite(value) && std::abs(value) > max) mismatch(in, start, "a number in range", type);
+  if (std::isfinite(value) && std::abs(value) > max)
+    mismatch(in, start, "a number in range", type);
   return value;
 }
 
@@ -157,13 +160,15 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial);
 
 // A std::vector, std::array or std::set given as an array of items.
 template <class T>
-void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std::string_view expected) {
+void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial,
+                std::string_view expected) {
   using element = typename T::value_type;
   if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
   if constexpr (is_std_array<T>) {
-    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
+    if ((count ? *count : count_items(in)) != std::tuple_size_v<T>)
+      mismatch(in, start, expected, type_spelling<T>);
     reader::nested items(in);
     for (auto& item : out) read_value(in, item);
     if (!count && !in.at_break()) in.fail("an indefinite-length array lacks its break");
@@ -178,8 +183,10 @@ void read_items(reader& in, T& out, std::size_t start, std::uint8_t initial, std
       } else {
         element item{};
         read_value(in, item);
-        if constexpr (is_std_set<T>) out.insert(std::move(item));
-        else out.push_back(std::move(item));
+        if constexpr (is_std_set<T>)
+          out.insert(std::move(item));
+        else
+          out.push_back(std::move(item));
       }
     }
   }
@@ -196,7 +203,8 @@ void read_tuple(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if (initial >> 5 != 4) mismatch(in, start, expected, type_spelling<T>);
   auto count = in.size_of(initial);
   in.array_fits(count);
-  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>) mismatch(in, start, expected, type_spelling<T>);
+  if ((count ? *count : count_items(in)) != std::tuple_size_v<T>)
+    mismatch(in, start, expected, type_spelling<T>);
   {
     reader::nested items(in);
     std::apply([&](auto&... item) { (read_value(in, item), ...); }, out);
@@ -252,11 +260,14 @@ void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   for_each_member(out, [&](const char* name, auto&) {
     auto at = index++;
     if (missing || misfit) return;
-    if (!seen[at]) missing = name;
-    else misfit = misfits.find(at);
+    if (!seen[at])
+      missing = name;
+    else
+      misfit = misfits.find(at);
   });
   if (missing)
-    mismatch(in, start, std::string("an object with member '") + missing + "'", type_spelling<T>);
+    mismatch(in, start, std::string("an object with member '") + missing + "'",
+             type_spelling<T>);
   if (misfit) throw decode_error(*misfit);
 }
 
@@ -299,28 +310,36 @@ template <class T>
 void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   constexpr auto kind = wire_kind_of<T>;
   if constexpr (kind == wire_kind::boolean) {
-    if (initial == 0xf5) out = true;
-    else if (initial == 0xf4) out = false;
-    else mismatch(in, start, "a boolean", type_spelling<T>);
+    if (initial == 0xf5)
+      out = true;
+    else if (initial == 0xf4)
+      out = false;
+    else
+      mismatch(in, start, "a boolean", type_spelling<T>);
   } else if constexpr (kind == wire_kind::integer) {
-    out = static_cast<T>(read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
-                                      static_cast<std::uint64_t>(std::numeric_limits<T>::max()),
-                                      type_spelling<T>));
+    out = static_cast<T>(read_integer(
+        in, start, initial, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
+        static_cast<std::uint64_t>(std::numeric_limits<T>::max()), type_spelling<T>));
   } else if constexpr (kind == wire_kind::floating) {
-    out = static_cast<T>(read_number(in, start, initial, static_cast<double>(std::numeric_limits<T>::max()),
+    out = static_cast<T>(read_number(in, start, initial,
+                                     static_cast<double>(std::numeric_limits<T>::max()),
                                      type_spelling<T>));
   } else if constexpr (kind == wire_kind::enumeration) {
     using underlying = std::underlying_type_t<T>;
     out = static_cast<T>(static_cast<underlying>(
-        read_integer(in, start, initial, static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
-                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()), type_spelling<T>)));
+        read_integer(in, start, initial,
+                     static_cast<std::int64_t>(std::numeric_limits<underlying>::min()),
+                     static_cast<std::uint64_t>(std::numeric_limits<underlying>::max()),
+                     type_spelling<T>)));
   } else if constexpr (kind == wire_kind::string) {
     if (initial >> 5 != 3) mismatch(in, start, "a string", type_spelling<T>);
     out.clear();
     in.text_into(in.size_of(initial), out);
   } else if constexpr (kind == wire_kind::optional) {
-    if (initial == 0xf6) out.reset();
-    else read_after(in, out.emplace(), start, initial);
+    if (initial == 0xf6)
+      out.reset();
+    else
+      read_after(in, out.emplace(), start, initial);
   } else if constexpr (kind == wire_kind::typed_array) {
     constexpr bool fixed = is_std_array<T>;
     auto expected = [] {
@@ -343,8 +362,10 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
       read_items(in, out, start, initial, "an array");
     }
   } else if constexpr (kind == wire_kind::sequence) {
-    if constexpr (is_std_array<T>) read_items(in, out, start, initial, array_expected<T>());
-    else read_items(in, out, start, initial, "an array");
+    if constexpr (is_std_array<T>)
+      read_items(in, out, start, initial, array_expected<T>());
+    else
+      read_items(in, out, start, initial, "an array");
   } else if constexpr (kind == wire_kind::map) {
     read_map(in, out, start, initial);
   } else if constexpr (kind == wire_kind::tuple) {
@@ -361,7 +382,8 @@ void read_after(reader& in, T& out, std::size_t start, std::uint8_t initial) {
       static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
     }
   } else {
-    static_assert(unhandled_kind<T>, "the typed CBOR reader has no case for this wire kind");
+    static_assert(unhandled_kind<T>,
+                  "the typed CBOR reader has no case for this wire kind");
   }
 }
 
@@ -375,11 +397,14 @@ void read_value(reader& in, T& out) {
 // The item at the reader as a new T.
 template <class T>
 T read_item(reader& in) {
-  if constexpr (wire_kind_of<T> == wire_kind::nlohmann && !std::is_default_constructible_v<T>) {
+  if constexpr (wire_kind_of<T> == wire_kind::nlohmann &&
+                !std::is_default_constructible_v<T>) {
     // nlohmann can make some types it cannot assign to.
     in.check_depth();
-    if constexpr (json_codec_included<T>) return json_codec<T>::make(in);
-    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
+    if constexpr (json_codec_included<T>)
+      return json_codec<T>::make(in);
+    else
+      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     T value{};
     read_value(in, value);

@@ -38,7 +38,8 @@ inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
                                           : width == 2 ? 25
                                           : width == 4 ? 26
                                                        : 27));
-  for (int i = 0; i < width; ++i) bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
+  for (int i = 0; i < width; ++i)
+    bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
   out.append(bytes, static_cast<std::size_t>(1 + width));
 }
 
@@ -121,8 +122,10 @@ class sink {
 
   // The bytes of a typed array, which a gathered body may refer to.
   void numbers(const char* data, std::size_t size) {
-    if (gathered_) gathered_->numbers(data, size);
-    else bytes.append(data, size);
+    if (gathered_)
+      gathered_->numbers(data, size);
+    else
+      bytes.append(data, size);
   }
 
  private:
@@ -140,7 +143,8 @@ inline void float64(std::string& bytes, double value) {
   std::uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   char out[9] = {static_cast<char>(0xfb)};
-  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
   bytes.append(out, sizeof out);
 }
 
@@ -163,8 +167,10 @@ void write_value(sink& out, const T& value) {
   } else if constexpr (kind == wire_kind::string) {
     text(bytes, value);
   } else if constexpr (kind == wire_kind::optional) {
-    if (value) write_value(out, *value);
-    else bytes += static_cast<char>(0xf6);
+    if (value)
+      write_value(out, *value);
+    else
+      bytes += static_cast<char>(0xf6);
   } else if constexpr (kind == wire_kind::typed_array) {
     numbers(out, value.data(), value.size());
   } else if constexpr (kind == wire_kind::sequence) {
@@ -192,8 +198,10 @@ void write_value(sink& out, const T& value) {
     text(bytes, "shape");
     write_value(out, value.shape());
   } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
-    if constexpr (json_codec_included<T>) json_codec<T>::write(bytes, value);
-    else static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
+    if constexpr (json_codec_included<T>)
+      json_codec<T>::write(bytes, value);
+    else
+      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
   } else {
     static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
   }

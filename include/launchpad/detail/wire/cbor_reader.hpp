@@ -66,9 +66,6 @@ class reader {
     at = at_;
   }
 
-
-
-
   // Checks the whole body as read_all does, without building a value, and
   // returns where each item of the array it holds starts; nothing if the
   // body is not an array.
@@ -143,7 +140,8 @@ class reader {
       fail("the body ends in the middle of a value");
     }
     std::uint64_t value = 0;
-    for (std::size_t i = 0; i < width; ++i) value = (value << 8) | static_cast<std::uint8_t>(in_[at_ + i]);
+    for (std::size_t i = 0; i < width; ++i)
+      value = (value << 8) | static_cast<std::uint8_t>(in_[at_ + i]);
     at_ += width;
     return value;
   }
@@ -167,10 +165,12 @@ class reader {
   // than the bytes left is malformed: refused before any memory is
   // reserved for it.
   void array_fits(length count) const {
-    if (count && *count > in_.size() - at_) fail("an array is longer than the bytes left");
+    if (count && *count > in_.size() - at_)
+      fail("an array is longer than the bytes left");
   }
   void map_fits(length count) const {
-    if (count && *count > (in_.size() - at_) / 2) fail("a map is longer than the bytes left");
+    if (count && *count > (in_.size() - at_) / 2)
+      fail("a map is longer than the bytes left");
   }
 
   // The bytes of a byte or text string (major type 2 or 3) whose initial
@@ -191,7 +191,8 @@ class reader {
   // A text string whose initial byte was read, checked as UTF-8.
   std::string_view text(length size, std::string& scratch) {
     auto out = string_bytes(3, size, scratch);
-    if (check_text_ && !valid_utf8(out)) throw std::domain_error("a text string is not valid UTF-8");
+    if (check_text_ && !valid_utf8(out))
+      throw std::domain_error("a text string is not valid UTF-8");
     return out;
   }
 
@@ -221,9 +222,10 @@ class reader {
   std::uint8_t tagged(std::uint64_t tag) {
     auto initial = next();
     if (initial >> 5 != 2)
-      fail("tag " + std::to_string(tag) +
-           " on something other than a byte string; the only tags understood are RFC 8746 "
-           "typed arrays");
+      fail(
+          "tag " + std::to_string(tag) +
+          " on something other than a byte string; the only tags understood are RFC 8746 "
+          "typed arrays");
     return initial;
   }
 

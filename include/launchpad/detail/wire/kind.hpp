@@ -174,7 +174,8 @@ struct json_like {
   operator const json&() const;
 };
 template <class T>
-concept own_conversion = requires(json_like& j, const json_like& in, const T& value, T& out) {
+concept own_conversion = requires(json_like& j, const json_like& in, const T& value,
+                                  T& out) {
   to_json(j, value);
   from_json(in, out);
 };

@@ -2,12 +2,12 @@
 
 // Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
 
+#include <cstddef>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/wire/cbor_reader.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
 #include <launchpad/detail/wire/utf8.hpp>
-#include <launchpad/detail/wire/kind.hpp>
-#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -56,7 +56,9 @@ inline std::optional<format> format_of(std::string_view content_type) {
   return std::nullopt;
 }
 
-inline const char* content_type(format f) { return f == format::cbor ? cbor_type : json_type; }
+inline const char* content_type(format f) {
+  return f == format::cbor ? cbor_type : json_type;
+}
 
 // Deeper values are refused before they are built: nlohmann prints JSON
 // recursively, so a few kilobytes of nesting would otherwise overflow the
@@ -73,7 +75,7 @@ LP_API std::string encode(const json& value, format f);
 // std::domain_error for text that is not UTF-8.
 LP_API json decode(std::string_view body, format f);
 
-LP_API json error_body(std::string_view code, std::string_view message, std::string_view node,
-                       std::string_view method);
+LP_API json error_body(std::string_view code, std::string_view message,
+                       std::string_view node, std::string_view method);
 
 }  // namespace lp::detail::protocol

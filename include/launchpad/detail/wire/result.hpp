@@ -15,11 +15,11 @@
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/json_decode.hpp>
 #include <launchpad/detail/wire/json_encode.hpp>
+#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/reply_sink.hpp>
-#include <launchpad/error.hpp>
-#include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
+#include <launchpad/error.hpp>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -104,14 +104,17 @@ void write_result(written_reply& out, R value, protocol::format f) {
     auto kept = std::make_shared<const R>(std::move(value));
     out.body.bytes() += result_prefix;
     cbor::write(out.body, *kept);
-    if (f == protocol::format::json) reply_to_json(out);
-    else if (out.body.borrows()) out.kept = std::move(kept);
+    if (f == protocol::format::json)
+      reply_to_json(out);
+    else if (out.body.borrows())
+      out.kept = std::move(kept);
   }
 }
 
 // Writes an error reply over `out`.
-LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
-                        std::string_view node, std::string_view method, protocol::format f);
+LP_API void write_error(written_reply& out, std::string_view code,
+                        const std::string& message, std::string_view node,
+                        std::string_view method, protocol::format f);
 
 // The result in a parsed reply, or the lp::remote_error it stands for.
 LP_API json result_of(const std::string& node, const std::string& method, int status,
@@ -119,10 +122,12 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
 
 // The result in any reply, or the error it stands for (an unreadable reply
 // is an lp::remote_error).
-LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply);
+LP_API json result_in(const std::string& node, const std::string& method,
+                      const raw_reply& reply);
 
 // Throws the error the reply stands for, if it stands for one.
-LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply);
+LP_API void check_reply(const std::string& node, const std::string& method,
+                        const raw_reply& reply);
 
 // The same, in CBOR: what a typed read takes, whatever the reply's format.
 LP_API std::string result_cbor(const std::string& node, const std::string& method,
@@ -186,7 +191,8 @@ class placed_vector<std::vector<T>> final : public reply_sink {
     // The tag (one byte after 0xd8: typed-array tags are 64-87), then the
     // byte string's head with a length of 1, 2, 4 or 8 bytes (a body this
     // large needs one).
-    if (lead.size() < at + 3 || byte(at) != 0xd8 || byte(at + 1) != typed_array::native_tag<T>)
+    if (lead.size() < at + 3 || byte(at) != 0xd8 ||
+        byte(at + 1) != typed_array::native_tag<T>)
       return nullptr;
     auto initial = byte(at + 2);
     if (initial < 0x58 || initial > 0x5b) return nullptr;

@@ -31,7 +31,8 @@ constexpr std::uint8_t tag(bool little_endian) {
   if constexpr (sizeof(T) == 1) return std::is_signed_v<T> ? 72 : 64;  // no byte order
   std::uint8_t ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
   if constexpr (std::is_floating_point_v<T>)
-    return static_cast<std::uint8_t>(0x50 | (little_endian ? 4 : 0) | (sizeof(T) == 4 ? 1 : 2));
+    return static_cast<std::uint8_t>(0x50 | (little_endian ? 4 : 0) |
+                                     (sizeof(T) == 4 ? 1 : 2));
   else
     return static_cast<std::uint8_t>(0x40 | (std::is_signed_v<T> ? 8 : 0) |
                                      (little_endian ? 4 : 0) | ll);
@@ -53,7 +54,8 @@ inline std::optional<element> element_of(std::uint64_t tag) {
   bool little = tag & 0x04;
   auto ll = tag & 0x03;
   if (tag & 0x10) {
-    if (ll == 0 || ll == 3) return std::nullopt;  // float16 and float128: no C++ type here
+    if (ll == 0 || ll == 3)
+      return std::nullopt;  // float16 and float128: no C++ type here
     return element{ll == 1 ? 4u : 8u, true, true, little};
   }
   bool is_signed = tag & 0x08;
@@ -95,7 +97,8 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T
 
 // The same into exactly N values; false also when there are not N.
 template <packable T, std::size_t N>
-bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::array<T, N>& out) {
+bool unpack(std::uint64_t tag, const void* data, std::size_t size,
+            std::array<T, N>& out) {
   bool native = tag == native_tag<T>;
   bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
   if ((!native && !swapped) || size != N * sizeof(T)) return false;

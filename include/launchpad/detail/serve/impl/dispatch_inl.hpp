@@ -8,16 +8,18 @@
 
 namespace lp::detail {
 
-LP_API int answer(node_instance& node, const std::string& label, const std::string& method,
-                  const arguments& args, protocol::format reply_format, written_reply& out) {
+LP_API int answer(node_instance& node, const std::string& label,
+                  const std::string& method, const arguments& args,
+                  protocol::format reply_format, written_reply& out) {
   auto fail = [&](int status, std::string_view code, const std::string& message) {
     write_error(out, code, message, label, method, reply_format);
     return status;
   };
   if (!args.is_array())
-    return fail(400, "bad_request",
-                std::string("the body must be an array of the positional arguments, got ") +
-                    args.type_name());
+    return fail(
+        400, "bad_request",
+        std::string("the body must be an array of the positional arguments, got ") +
+            args.type_name());
   try {
     node.call(method, args, reply_format, out);
     return 200;
@@ -30,9 +32,10 @@ LP_API int answer(node_instance& node, const std::string& label, const std::stri
   }
 }
 
-LP_API int dispatch(node_instance& node, const std::string& label, const std::string& method,
-                    protocol::format format, protocol::format reply_format,
-                    std::string_view body, written_reply& out) {
+LP_API int dispatch(node_instance& node, const std::string& label,
+                    const std::string& method, protocol::format format,
+                    protocol::format reply_format, std::string_view body,
+                    written_reply& out) {
   // Futures the method makes go ahead of the call pool's queue (call_pool()).
   handler_scope handling;
   std::optional<arguments> args;
@@ -41,7 +44,8 @@ LP_API int dispatch(node_instance& node, const std::string& label, const std::st
   } catch (const std::exception& e) {
     write_error(out, "bad_request",
                 std::string("the body is not valid ") +
-                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " + e.what(),
+                    (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " +
+                    e.what(),
                 label, method, reply_format);
     return 400;
   }

@@ -188,10 +188,9 @@ LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
       continue;
     }
     if (poller_.stop_requested()) return;
-    auto text =
-        status::fetch_metrics(links[node.label], node.url, headers, body,
-                              http_connection::clock::now() + std::chrono::seconds(1),
-                              tls_.get());
+    auto text = status::fetch_metrics(
+        links[node.label], node.url, headers, body,
+        http_connection::clock::now() + std::chrono::seconds(1), tls_.get());
     if (!text) continue;
     auto figures = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (figures.is_discarded() || !figures.is_object()) continue;
@@ -201,8 +200,7 @@ LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
     auto now = status::now_seconds();
     std::lock_guard held(mutex_);
     auto& seen = histories_[node.label];
-    if (seen.samples.empty() || seen.samples.back().process != process)
-      seen.since = now;
+    if (seen.samples.empty() || seen.samples.back().process != process) seen.since = now;
     seen.samples.push_back({now, std::move(figures), node.url, std::move(process)});
     if (seen.samples.size() > kept_samples) seen.samples.pop_front();
   }
@@ -212,10 +210,14 @@ LP_API nlohmann::json status_server::node_json(const node_status& node,
                                                const history* seen) const {
   using nlohmann::json;
   const auto& spec = graph_.node(node.label);
-  json out = {{"label", node.label},          {"group", spec.group},
-              {"service", spec.service},      {"edges", spec.edges},
-              {"state", to_string(node.state)}, {"pid", node.pid},
-              {"restarts", node.restarts},    {"failure", node.failure},
+  json out = {{"label", node.label},
+              {"group", spec.group},
+              {"service", spec.service},
+              {"edges", spec.edges},
+              {"state", to_string(node.state)},
+              {"pid", node.pid},
+              {"restarts", node.restarts},
+              {"failure", node.failure},
               {"last_lines", node.last_lines}};
   if (!seen || seen->samples.empty()) return out;
   const auto& samples = seen->samples;
@@ -331,8 +333,8 @@ LP_API std::unique_ptr<status_server> start_status_page(
     const std::string& run_dir, port_or_off port, status_server::source nodes,
     std::shared_ptr<const tls_context> tls) {
   if (!port.number) return nullptr;
-  auto page = std::make_unique<status_server>(graph, std::move(policy), secret, std::move(nodes),
-                                              std::move(tls));
+  auto page = std::make_unique<status_server>(graph, std::move(policy), secret,
+                                              std::move(nodes), std::move(tls));
   auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),

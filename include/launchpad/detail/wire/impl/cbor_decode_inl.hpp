@@ -9,11 +9,12 @@
 
 namespace lp::detail::cbor {
 
-LP_API void mismatch(reader& in, std::size_t start, std::string_view expected, std::string_view type) {
+LP_API void mismatch(reader& in, std::size_t start, std::string_view expected,
+                     std::string_view type) {
   in.seek(start);
   json item = in.read();
-  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) + "), got " +
-                     describe_value(item));
+  throw decode_error("expected " + std::string(expected) + " (" + readable_type(type) +
+                     "), got " + describe_value(item));
 }
 
 LP_API void not_a_tensor(reader& in, std::size_t start) {
@@ -38,7 +39,8 @@ LP_API std::size_t count_items(reader& in) {
 }
 
 LP_API void deferred_misfits::note(std::string_view key, const decode_error& e) {
-  if (!misfits_) misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
+  if (!misfits_)
+    misfits_ = std::make_unique<std::map<std::string, std::string, std::less<>>>();
   (*misfits_)[std::string(key)] = e.reason();
 }
 

@@ -89,8 +89,10 @@ LP_API void reader::skip() {
   }
   if (major == 4 || major == 5) {
     auto count = size_of(initial);
-    if (major == 5) map_fits(count);
-    else array_fits(count);
+    if (major == 5)
+      map_fits(count);
+    else
+      array_fits(count);
     nested items(*this);
     for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) {
       if (major == 5) map_key();
@@ -109,7 +111,8 @@ LP_API void reader::fail(const std::string& what) const {
 }
 
 LP_API void reader::too_deep() const {
-  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) + " levels");
+  throw std::length_error("it nests deeper than " + std::to_string(max_depth_) +
+                          " levels");
 }
 
 LP_API void reader::indefinite_number(std::uint8_t major) const {
@@ -142,23 +145,30 @@ LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
 LP_API double reader::half(std::uint16_t bits) {
   int exponent = (bits >> 10) & 0x1f;
   double mantissa = bits & 0x3ff;
-  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                     : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
-                                                       : std::numeric_limits<double>::quiet_NaN())
-                                      : std::ldexp(mantissa + 1024, exponent - 25);
+  double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
+                     : exponent == 31
+                         ? (mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                          : std::numeric_limits<double>::quiet_NaN())
+                         : std::ldexp(mantissa + 1024, exponent - 25);
   return bits & 0x8000 ? -magnitude : magnitude;
 }
 
 LP_API json reader::simple(std::uint8_t info) {
   switch (info) {
-    case 20: return false;
-    case 21: return true;
-    case 22: return nullptr;
+    case 20:
+      return false;
+    case 21:
+      return true;
+    case 22:
+      return nullptr;
     case 25:
     case 26:
-    case 27: return floating(info);
-    case 31: fail("a break outside an indefinite-length item");
-    default: fail("simple value " + std::to_string(info) + " is not supported");
+    case 27:
+      return floating(info);
+    case 31:
+      fail("a break outside an indefinite-length item");
+    default:
+      fail("simple value " + std::to_string(info) + " is not supported");
   }
 }
 
@@ -168,7 +178,8 @@ LP_API json reader::array(length count) {
   auto& items = out.get_ref<json::array_t&>();
   if (count) items.reserve(static_cast<std::size_t>(*count));
   nested inside(*this);
-  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i) items.push_back(read());
+  for (std::uint64_t i = 0; count ? i < *count : !at_break(); ++i)
+    items.push_back(read());
   return out;
 }
 

@@ -22,9 +22,10 @@ LP_API void reply_to_json(written_reply& out) {
   json body = json_of_written(out.joined(whole));
   typed_array::expand(body);
   if (!finite_numbers(body))
-    throw call_failure(500, "remote_exception",
-                       "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-                       "(Accept: application/cbor)");
+    throw call_failure(
+        500, "remote_exception",
+        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
+        "(Accept: application/cbor)");
   out.clear();
   out.body.bytes() = body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -36,10 +37,12 @@ LP_API void write_void_result(written_reply& out, protocol::format f) {
   if (f == protocol::format::json) reply_to_json(out);
 }
 
-LP_API void write_error(written_reply& out, std::string_view code, const std::string& message,
-                        std::string_view node, std::string_view method, protocol::format f) {
+LP_API void write_error(written_reply& out, std::string_view code,
+                        const std::string& message, std::string_view node,
+                        std::string_view method, protocol::format f) {
   out.clear();
-  out.body.bytes() = protocol::encode(protocol::error_body(code, message, node, method), f);
+  out.body.bytes() =
+      protocol::encode(protocol::error_body(code, message, node, method), f);
 }
 
 LP_API json result_of(const std::string& node, const std::string& method, int status,
@@ -60,7 +63,8 @@ LP_API json result_of(const std::string& node, const std::string& method, int st
   throw remote_error(node, method, code, message, status);
 }
 
-LP_API json result_in(const std::string& node, const std::string& method, const raw_reply& reply) {
+LP_API json result_in(const std::string& node, const std::string& method,
+                      const raw_reply& reply) {
   json parsed;
   try {
     parsed = protocol::decode(reply.body, reply.format);
@@ -72,7 +76,8 @@ LP_API json result_in(const std::string& node, const std::string& method, const 
   return result_of(node, method, reply.status, std::move(parsed));
 }
 
-LP_API void check_reply(const std::string& node, const std::string& method, const raw_reply& reply) {
+LP_API void check_reply(const std::string& node, const std::string& method,
+                        const raw_reply& reply) {
   result_in(node, method, reply);
 }
 
@@ -81,9 +86,11 @@ LP_API std::string result_cbor(const std::string& node, const std::string& metho
   return cbor_of(result_in(node, method, reply));
 }
 
-LP_API void misfit_result(const std::string& node, const std::string& method, const decode_error& e) {
-  throw transport_error(node, method,
-                        std::string("the node's reply does not fit the result type: ") + e.reason());
+LP_API void misfit_result(const std::string& node, const std::string& method,
+                          const decode_error& e) {
+  throw transport_error(
+      node, method,
+      std::string("the node's reply does not fit the result type: ") + e.reason());
 }
 
 }  // namespace lp::detail

@@ -16,19 +16,30 @@ json numbers(const json::binary_t& bytes, bool little_endian) {
   for (std::size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
     T element;
     std::memcpy(&element, bytes.data() + at, sizeof(T));
-    if (little_endian != (std::endian::native == std::endian::little)) element = byte_swapped(element);
+    if (little_endian != (std::endian::native == std::endian::little))
+      element = byte_swapped(element);
     out.push_back(element);
   }
   return out;
 }
 
 inline json numbers_of(const json::binary_t& bytes, const element& e) {
-  if (e.is_float) return e.size == 4 ? numbers<float>(bytes, e.little_endian) : numbers<double>(bytes, e.little_endian);
+  if (e.is_float)
+    return e.size == 4 ? numbers<float>(bytes, e.little_endian)
+                       : numbers<double>(bytes, e.little_endian);
   switch (e.size) {
-    case 1: return e.is_signed ? numbers<std::int8_t>(bytes, true) : numbers<std::uint8_t>(bytes, true);
-    case 2: return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian) : numbers<std::uint16_t>(bytes, e.little_endian);
-    case 4: return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian) : numbers<std::uint32_t>(bytes, e.little_endian);
-    default: return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian) : numbers<std::uint64_t>(bytes, e.little_endian);
+    case 1:
+      return e.is_signed ? numbers<std::int8_t>(bytes, true)
+                         : numbers<std::uint8_t>(bytes, true);
+    case 2:
+      return e.is_signed ? numbers<std::int16_t>(bytes, e.little_endian)
+                         : numbers<std::uint16_t>(bytes, e.little_endian);
+    case 4:
+      return e.is_signed ? numbers<std::int32_t>(bytes, e.little_endian)
+                         : numbers<std::uint32_t>(bytes, e.little_endian);
+    default:
+      return e.is_signed ? numbers<std::int64_t>(bytes, e.little_endian)
+                         : numbers<std::uint64_t>(bytes, e.little_endian);
   }
 }
 
@@ -45,7 +56,8 @@ LP_API void expand(json& value) {
 LP_API bool has_binary(const json& value) {
   if (value.is_binary()) return true;
   if (!value.is_structured()) return false;
-  return std::any_of(value.begin(), value.end(), [](const json& v) { return has_binary(v); });
+  return std::any_of(value.begin(), value.end(),
+                     [](const json& v) { return has_binary(v); });
 }
 
 }  // namespace lp::detail::typed_array

@@ -148,10 +148,12 @@ class coordinator {
                      "notice; its pod's own grace period ends it"
                   << std::endl;
       else if (yet_to_join(unit))
-        std::cerr << "[lp] " << name
-                  << " never joined the launch; its pod, if it starts, ends once it "
-                     "has waited 5 minutes for the coordinator"
-                  << std::endl;
+        std::cerr
+            << "[lp] " << name
+            << " never joined the launch: its pod did not start, or did not reach "
+               "the rendezvous in time (kubectl describe pod says why); if it starts "
+               "now, it fails after waiting 5 minutes for the coordinator"
+            << std::endl;
     std::cerr << "[lp] the program "
               << (failure_ ? "failed: " + *failure_ : "stopped cleanly") << std::endl;
     return failure_ ? 1 : 0;
@@ -251,8 +253,7 @@ class coordinator {
   // A unit whose pod has not served yet and may still: not one that failed
   // past its restarts.
   static bool yet_to_join(const unit_state& unit) {
-    return !unit.ever_served && !unit.where &&
-           unit.failures <= unit.plan.settings.max_restarts;
+    return !unit.ever_served && unit.failures <= unit.plan.settings.max_restarts;
   }
 
   std::size_t joining() const {

@@ -402,7 +402,7 @@ TEST_SUITE("connection") {
     }
     auto took = clock::now() - start;
     CHECK(took >= 300ms);
-    CHECK(took < 1300ms);
+    CHECK(took < 5s);  // the silent server would have kept it forever
     CHECK_FALSE(c->reusable());
   }
 

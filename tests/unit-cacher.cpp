@@ -159,9 +159,8 @@ TEST_SUITE("cacher") {
 
     // The learner slows down past the bound: callers wait for its next
     // answer, all eight on one call to it, rather than get the old one. An
-    // answer made after its caller asked is one that caller waited for. (A
-    // refresh that the second ask started may still be on its way to the
-    // learner and be the call the eight wait on: so at most one call.)
+    // answer made after its caller asked is one that caller waited for: how
+    // long it waited says nothing, as a caller's thread may start late.
     learner.set_delay(600);
     std::this_thread::sleep_for(max_staleness + milliseconds(50));
     std::vector<std::thread> callers;

@@ -56,7 +56,7 @@ RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "
 APART = {("call", "serve"), ("serve", "call")}
 # Reached by a user's code only through the compiled part.
 COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|host/(node_host|node_streams|in_process|launch_tls)"
-                           r"|checkpoint/checkpoints|status/|tls/|process/|slurm/|kube/|implementation)|/impl/")
+                           r"|checkpoint/checkpoints|status/|tls/|process/|slurm/|kube/|implementation|launchers)|/impl/")
 JSON_HEADER = "launchpad/json.hpp"
 IMPLEMENTATION = "launchpad/detail/implementation.hpp"
 DECIDES = "launchpad/launch.hpp"  # the one header that holds the compiled part's #if

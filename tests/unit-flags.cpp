@@ -3,6 +3,7 @@
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/cli/graph_picture.hpp>
+#include <launchpad/detail/launchers.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <sstream>
 
@@ -50,17 +51,34 @@ std::string usage_error_of(std::vector<std::string> words) {
   words.insert(words.begin(), "prog");
   args a(std::move(words));
   try {
-    lp::detail::parse_flags(a.argc(), a.argv());
+    lp::detail::read_each_flag(a.argc(), a.argv());
   } catch (const lp::usage_error& e) {
     return std::string(e.what()).substr(std::string("[lp.usage_error] ").size());
   }
   return "no error";
 }
 
-lp::detail::launch_flags parsed(std::vector<std::string> words) {
+lp::detail::command_line parsed(std::vector<std::string> words) {
   words.insert(words.begin(), "prog");
   args a(std::move(words));
-  return lp::detail::parse_flags(a.argc(), a.argv());
+  return lp::detail::read_each_flag(a.argc(), a.argv());
+}
+
+// Calls f(rows, fills) for each table of flags that lp::launch reads, where
+// fills(line) is what the table's rows fill in a command line read.
+template <class F>
+void each_table(F f) {
+  using line = lp::detail::command_line;
+  auto shared = [](line& l) -> lp::detail::launch_flags& { return l.flags; };
+  f(lp::detail::flag_table<lp::detail::launch_flags>(lp::detail::flag_rows), shared);
+  f(lp::detail::flag_table<lp::detail::launch_flags>(lp::detail::closing_flag_rows),
+    shared);
+  f(
+      lp::detail::flag_table<lp::detail::slurm_options>(lp::detail::slurm_flag_rows),
+      [](line & l) -> auto& { return std::get<lp::detail::slurm_options>(l.options); });
+  f(
+      lp::detail::flag_table<lp::detail::kube_options>(lp::detail::kube_flag_rows),
+      [](line & l) -> auto& { return std::get<lp::detail::kube_options>(l.options); });
 }
 
 struct launched {
@@ -83,34 +101,34 @@ launched launch_test_mt(const lp::program& p, std::vector<std::string> words) {
 TEST_SUITE("flags") {
   TEST_CASE("--lp_launch in both spellings; the user's own flags are left alone") {
     args a({"prog", "--lp_launch=test_mt", "--my_flag=3", "input.txt"});
-    CHECK(lp::detail::parse_flags(a.argc(), a.argv()).launch == "test_mt");
+    CHECK(lp::detail::read_each_flag(a.argc(), a.argv()).flags.launch == "test_mt");
     args b({"prog", "--lp_launch", "local_mt", "-v"});
-    CHECK(lp::detail::parse_flags(b.argc(), b.argv()).launch == "local_mt");
+    CHECK(lp::detail::read_each_flag(b.argc(), b.argv()).flags.launch == "local_mt");
     args c({"prog", "--", "--lp_bogus"});  // after "--" nothing is ours
-    CHECK_FALSE(lp::detail::parse_flags(c.argc(), c.argv()).launch.has_value());
+    CHECK_FALSE(lp::detail::read_each_flag(c.argc(), c.argv()).flags.launch.has_value());
   }
 
   TEST_CASE("unknown --lp_ flags and missing values are usage errors") {
     args a({"prog", "--lp_lunch=local_mt"});
-    CHECK_THROWS_WITH_AS(lp::detail::parse_flags(a.argc(), a.argv()),
+    CHECK_THROWS_WITH_AS(lp::detail::read_each_flag(a.argc(), a.argv()),
                          doctest::Contains("unknown flag --lp_lunch"), lp::usage_error);
     args b({"prog", "--lp_launch"});
-    CHECK_THROWS_WITH_AS(lp::detail::parse_flags(b.argc(), b.argv()),
+    CHECK_THROWS_WITH_AS(lp::detail::read_each_flag(b.argc(), b.argv()),
                          doctest::Contains("needs a value"), lp::usage_error);
   }
 
   TEST_CASE(
       "a switch is on alone or as =true|1|yes, off as =false|0|no, else a usage error") {
-    CHECK_FALSE(parsed({}).insecure);
+    CHECK_FALSE(parsed({}).flags.process.insecure);
     for (const char* on :
          {"--lp_insecure", "--lp_insecure=true", "--lp_insecure=1", "--lp_insecure=yes"})
-      CHECK_MESSAGE(parsed({on}).insecure, on);
+      CHECK_MESSAGE(parsed({on}).flags.process.insecure, on);
     for (const char* off : {"--lp_insecure=false", "--lp_insecure=0", "--lp_insecure=no"})
-      CHECK_FALSE_MESSAGE(parsed({off}).insecure, off);
-    CHECK_FALSE(
-        parsed({"--lp_insecure", "--lp_insecure=false"}).insecure);  // the last one wins
-    CHECK_FALSE(parsed({}).system_malloc);
-    CHECK(parsed({"--lp_system_malloc"}).system_malloc);
+      CHECK_FALSE_MESSAGE(parsed({off}).flags.process.insecure, off);
+    CHECK_FALSE(parsed({"--lp_insecure", "--lp_insecure=false"})
+                    .flags.process.insecure);  // the last one wins
+    CHECK_FALSE(parsed({}).flags.process.system_malloc);
+    CHECK(parsed({"--lp_system_malloc"}).flags.process.system_malloc);
     CHECK(usage_error_of({"--lp_insecure=maybe"}) ==
           "--lp_insecure=maybe: give true, false, 1, 0, yes or no (--lp_insecure alone "
           "is true)");
@@ -119,18 +137,24 @@ TEST_SUITE("flags") {
     CHECK(usage_error_of({"--lp_insecure="}).starts_with("--lp_insecure=: give true,"));
     // The next word is never a switch's value: it may be the program's own.
     auto next = parsed({"--lp_insecure", "false"});
-    CHECK(next.insecure);
-    CHECK(next.arguments.back() == "false");
-    for (const auto& row : lp::detail::flag_table) {
-      if (!row.on) continue;
-      std::string name(row.name);
-      CAPTURE(name);
-      CHECK(parsed({name}).*(row.on));
-      CHECK(parsed({name + "=yes"}).*(row.on));
-      CHECK_FALSE(parsed({name + "=no"}).*(row.on));
-      CHECK(usage_error_of({name + "=2"}) ==
-            name + "=2: give true, false, 1, 0, yes or no (" + name + " alone is true)");
-    }
+    CHECK(next.flags.process.insecure);
+    CHECK(next.flags.arguments.back() == "false");
+    each_table([](auto rows, auto fills) {
+      for (const auto& row : rows) {
+        if (!row.is_switch()) continue;
+        std::string name(row.name);
+        CAPTURE(name);
+        REQUIRE(static_cast<bool>(row.on));  // not checkable at compile time (flags.hpp)
+        auto on = parsed({name}), yes = parsed({name + "=yes"}),
+             no = parsed({name + "=no"});
+        CHECK(row.on(fills(on)));
+        CHECK(row.on(fills(yes)));
+        CHECK_FALSE(row.on(fills(no)));
+        CHECK(usage_error_of({name + "=2"}) ==
+              name + "=2: give true, false, 1, 0, yes or no (" + name +
+                  " alone is true)");
+      }
+    });
   }
 
   TEST_CASE("a flag that needs a value never takes another -- word as its value") {
@@ -142,27 +166,30 @@ TEST_SUITE("flags") {
           "--lp_slurm_sbatch needs a value, e.g. --lp_slurm_sbatch=--qos=high; a value "
           "that "
           "starts with -- must follow the =");
-    CHECK(parsed({"--lp_slurm_sbatch=--qos=high"}).slurm_sbatch ==
-          std::vector<std::string>{"--qos=high"});
-    CHECK(parsed({"--lp_launch", "-v"}).launch ==
+    CHECK(std::get<lp::detail::slurm_options>(
+              parsed({"--lp_slurm_sbatch=--qos=high"}).options)
+              .sbatch == std::vector<std::string>{"--qos=high"});
+    CHECK(parsed({"--lp_launch", "-v"}).flags.launch ==
           "-v");  // one dash: a value (a bad policy)
-    for (const auto& row : lp::detail::flag_table) {
-      if (row.on) continue;
-      std::string name(row.name), example(row.example);
-      CAPTURE(name);
-      CHECK(static_cast<bool>(row.set));  // not checkable at compile time (flags.hpp)
-      std::string needs = name + " needs a value, e.g. " + name + "=" + example;
-      std::string hint = "; a value that starts with -- must follow the =";
-      CHECK(usage_error_of({name, "--my_flag"}) == needs + hint);
-      CHECK(usage_error_of({name, "--lp_insecure"}) == needs + hint);
-      CHECK(usage_error_of({name, "--", "value"}) == needs);
-      CHECK(usage_error_of({name}) == needs);
-      CHECK(usage_error_of({name + "="}) == needs);
-      // The example in the message is one that works, in both spellings.
-      CHECK(usage_error_of({name + "=" + example}) == "no error");
-      if (!example.starts_with("--"))
-        CHECK(usage_error_of({name, example}) == "no error");
-    }
+    each_table([](auto rows, auto) {
+      for (const auto& row : rows) {
+        if (row.is_switch()) continue;
+        std::string name(row.name), example(row.example);
+        CAPTURE(name);
+        CHECK(static_cast<bool>(row.set));  // not checkable at compile time (flags.hpp)
+        std::string needs = name + " needs a value, e.g. " + name + "=" + example;
+        std::string hint = "; a value that starts with -- must follow the =";
+        CHECK(usage_error_of({name, "--my_flag"}) == needs + hint);
+        CHECK(usage_error_of({name, "--lp_insecure"}) == needs + hint);
+        CHECK(usage_error_of({name, "--", "value"}) == needs);
+        CHECK(usage_error_of({name}) == needs);
+        CHECK(usage_error_of({name + "="}) == needs);
+        // The example in the message is one that works, in both spellings.
+        CHECK(usage_error_of({name + "=" + example}) == "no error");
+        if (!example.starts_with("--"))
+          CHECK(usage_error_of({name, example}) == "no error");
+      }
+    });
   }
 
   TEST_CASE("bad values name the flag and what to give") {
@@ -178,38 +205,44 @@ TEST_SUITE("flags") {
           "--lp_status_port=http: give a port from 0 to 65535, or off");
     CHECK(usage_error_of({"--lp_status_port=65536"}) ==
           "--lp_status_port=65536: give a port from 0 to 65535, or off");
-    CHECK(parsed({"--lp_status_port=off"}).status_port == lp::detail::port_or_off{});
-    CHECK(parsed({"--lp_status_port", "8080"}).status_port ==
+    CHECK(parsed({"--lp_status_port=off"}).flags.status.port ==
+          lp::detail::port_or_off{});
+    CHECK(parsed({"--lp_status_port", "8080"}).flags.status.port ==
           lp::detail::port_or_off{8080});
-    CHECK(parsed({}).status_port == lp::detail::port_or_off{0});
+    CHECK(parsed({}).flags.status.port == lp::detail::port_or_off{0});
     auto status =
         parsed({"--lp_status=/tmp/lp-x-1", "--lp_json", "--lp_status_linger_secs=5"});
-    CHECK(status.status_of == "/tmp/lp-x-1");
-    CHECK(status.json);
-    CHECK(status.status_linger_secs == 5);
+    CHECK(status.flags.status.of == "/tmp/lp-x-1");
+    CHECK(status.flags.status.json);
+    CHECK(status.flags.status.linger_secs == 5);
     auto good =
         parsed({"--lp_terminal", "tmux", "--lp_max_body_mb=1", "--lp_log_dir", "out"});
-    CHECK(good.terminal == lp::terminal_kind::tmux);
-    CHECK(good.max_body_mb == 1);
-    CHECK(good.log_dir == "out");
+    CHECK(good.flags.process.terminal == lp::terminal_kind::tmux);
+    CHECK(good.flags.server.max_body_mb == 1);
+    CHECK(good.flags.process.log_dir == "out");
   }
 
   TEST_CASE("--lp_help lists every flag of the table once, within 80 columns") {
     std::string help(lp::detail::flags_help);
     auto is_name_char = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
-    for (const auto& row : lp::detail::flag_table) {
-      std::string name(row.name);
-      CAPTURE(name);
-      int seen = 0;
-      for (auto at = help.find(name); at != std::string::npos;
-           at = help.find(name, at + 1))
-        if (at + name.size() == help.size() || !is_name_char(help[at + name.size()]))
-          ++seen;
-      CHECK(seen == 1);
-      CHECK(help.find("  " + name + (row.on ? " " : "=" + std::string(row.hint))) !=
-            std::string::npos);
-      CHECK(help.find(std::string(row.help.substr(0, 20))) != std::string::npos);
-    }
+    int rows_in_all = 0;
+    each_table([&](auto rows, auto) {
+      for (const auto& row : rows) {
+        ++rows_in_all;
+        std::string name(row.name);
+        CAPTURE(name);
+        int seen = 0;
+        for (auto at = help.find(name); at != std::string::npos;
+             at = help.find(name, at + 1))
+          if (at + name.size() == help.size() || !is_name_char(help[at + name.size()]))
+            ++seen;
+        CHECK(seen == 1);
+        CHECK(help.find("  " + name +
+                        (row.is_switch() ? " " : "=" + std::string(row.hint))) !=
+              std::string::npos);
+        CHECK(help.find(std::string(row.help.substr(0, 20))) != std::string::npos);
+      }
+    });
     int entries = 0;
     std::size_t start = 0;
     for (auto end = help.find('\n'); end != std::string::npos;
@@ -220,7 +253,7 @@ TEST_SUITE("flags") {
       start = end + 1;
     }
     CHECK(start == help.size());  // ends with a newline
-    CHECK(entries == static_cast<int>(std::size(lp::detail::flag_table)));
+    CHECK(entries == rows_in_all);
   }
 
   TEST_CASE(
@@ -309,7 +342,7 @@ TEST_SUITE("flags") {
       "the Slurm job's command line drops the submitter's own flags, in every spelling") {
     auto flags = parsed({"--lp_launch=slurm", "--lp_dry_run", "--lp_slurm_detach=yes",
                          "--lp_dry_run=no", "--x", "--", "--lp_dry_run"});
-    CHECK(lp::detail::job_arguments(flags) ==
+    CHECK(lp::detail::job_arguments(flags.flags) ==
           std::vector<std::string>{"prog", "--lp_launch=slurm", "--x", "--",
                                    "--lp_dry_run"});
   }

@@ -13,6 +13,7 @@
 #include <launchpad/detail/kube/pod.hpp>
 #include <launchpad/detail/kube/submit.hpp>
 #include <launchpad/detail/kube/yaml.hpp>
+#include <launchpad/detail/launchers.hpp>
 #include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/launch/slurm.hpp>
 #include <set>
@@ -36,10 +37,21 @@ struct args {
   std::vector<char*> pointers;
 };
 
-lp::detail::launch_flags parsed(std::vector<std::string> words) {
+lp::detail::command_line parsed(std::vector<std::string> words) {
   words.insert(words.begin(), "/home/me/build/two");
   args a(std::move(words));
-  return lp::detail::parse_flags(a.argc(), a.argv());
+  return lp::detail::read_each_flag(a.argc(), a.argv());
+}
+
+const lp::detail::kube_options& kube_of(const lp::detail::command_line& line) {
+  return std::get<lp::detail::kube_options>(line.options);
+}
+
+// write_kube_launch with the flags and options of `line`.
+int write_launch(const lp::program& p, const lp::detail::command_line& line,
+                 std::ostream& out, std::ostream& err, std::string launch = {}) {
+  return lp::detail::kube::write_kube_launch(p, line.flags, kube_of(line), out, err,
+                                             std::move(launch));
 }
 
 // The program of the golden file: a colocated group of two nodes with
@@ -391,18 +403,22 @@ TEST_SUITE("kube") {
     lp::program p("Two_Groups");
     add_two_groups(p);
     std::ostringstream out, err;
-    CHECK_THROWS_WITH_AS(lp::detail::kube::write_kube_launch(p, parsed({}), out, err),
+    CHECK_THROWS_WITH_AS(write_launch(p, parsed({}), out, err),
                          doctest::Contains("add --lp_kube_image=<image>"),
                          lp::usage_error);
     CHECK_THROWS_WITH_AS(
-        lp::detail::run_kube_manifests(p, parsed({"--lp_launch=kubernetes"})),
+        [&] {
+          auto line = parsed({"--lp_launch=kubernetes"});
+          lp::detail::run_kube_manifests(p, line.flags, kube_of(line));
+        }(),
         doctest::Contains("needs the image its pods run"), lp::usage_error);
     auto defaults = parsed({});
-    CHECK(defaults.kube_namespace == "default");
-    CHECK(defaults.kube_dir == "lp-kube");
-    CHECK(lp::detail::kube::binary_in_image(defaults) == "/usr/local/bin/two");
-    CHECK(lp::detail::kube::binary_in_image(parsed({"--lp_kube_binary=/opt/x"})) ==
-          "/opt/x");
+    CHECK(kube_of(defaults).kube_namespace == "default");
+    CHECK(kube_of(defaults).dir == "lp-kube");
+    CHECK(lp::detail::kube::binary_in_image(defaults.flags, kube_of(defaults)) ==
+          "/usr/local/bin/two");
+    auto binary = parsed({"--lp_kube_binary=/opt/x"});
+    CHECK(lp::detail::kube::binary_in_image(binary.flags, kube_of(binary)) == "/opt/x");
     auto refused = [](std::vector<std::string> words) {
       try {
         parsed(std::move(words));
@@ -434,11 +450,12 @@ TEST_SUITE("kube") {
         parsed({"--lp_launch=kubernetes", "--lp_dry_run", "--lp_kube_dir", "out",
                 "--lp_kube_image=i:1", "--lp_kube_dir=o2", "--lp_dry_run=no", "--x",
                 "--lp_tls_cert", "c.pem", "--lp_tls_key=k", "--", "--lp_dry_run",
-                "--lp_kube_dir=u"}));
+                "--lp_kube_dir=u"})
+            .flags);
     CHECK(arguments == words{"--lp_launch=kubernetes", "--lp_kube_image=i:1", "--x", "--",
                              "--lp_dry_run", "--lp_kube_dir=u"});
     // main() chose the policy: the pods are told.
-    CHECK(lp::detail::kube::container_arguments(parsed({"--x"})) ==
+    CHECK(lp::detail::kube::container_arguments(parsed({"--x"}).flags) ==
           words{"--lp_launch=kubernetes", "--x"});
   }
 
@@ -453,8 +470,7 @@ TEST_SUITE("kube") {
                 "--lp_dry_run", "--lp_kube_dir=" + dir.path + "/kube",
                 "--lp_kube_namespace=research"});
     std::ostringstream out, err;
-    CHECK(lp::detail::kube::write_kube_launch(p, flags, out, err,
-                                              "lp-two-groups-zz9zz") == 0);
+    CHECK(write_launch(p, flags, out, err, "lp-two-groups-zz9zz") == 0);
     auto launch_dir = dir.path + "/kube/lp-two-groups-zz9zz";
     CHECK(mode_of(launch_dir) == 0700);
     CHECK(mode_of(launch_dir + "/launch.yaml") == 0600);
@@ -472,14 +488,13 @@ TEST_SUITE("kube") {
           std::string::npos);
     // A launch of the same name is not overwritten.
     std::ostringstream again;
-    CHECK_THROWS_WITH(lp::detail::kube::write_kube_launch(p, flags, again, again,
-                                                          "lp-two-groups-zz9zz"),
+    CHECK_THROWS_WITH(write_launch(p, flags, again, again, "lp-two-groups-zz9zz"),
                       doctest::Contains("choose another --lp_kube_dir"));
 
     auto piped = parsed(
         {"--lp_kube_image=registry.invalid/two:1", "--lp_insecure", "--lp_tls=off"});
     std::ostringstream yaml, note;
-    CHECK(lp::detail::kube::write_kube_launch(p, piped, yaml, note) == 0);
+    CHECK(write_launch(p, piped, yaml, note) == 0);
     CHECK(yaml.str().starts_with("apiVersion: \"v1\"\nkind: \"Secret\"\n"));
     CHECK(yaml.str().find("  secret: \"") == std::string::npos);  // the Secret has none
     CHECK(yaml.str().find("tls.crt") == std::string::npos);

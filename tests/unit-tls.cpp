@@ -15,6 +15,7 @@
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/host/launch_tls.hpp>
+#include <launchpad/detail/launchers.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/detail/wire/address.hpp>
@@ -443,8 +444,7 @@ TEST_SUITE("tls") {
       std::vector<char*> argv;
       for (auto& word : words) argv.push_back(word.data());
       try {
-        lp::detail::check_tls_flags(
-            lp::detail::parse_flags(static_cast<int>(argv.size()), argv.data()));
+        lp::detail::read_command_line(static_cast<int>(argv.size()), argv.data());
         return std::string("no error");
       } catch (const lp::usage_error& e) {
         return std::string(e.what());
@@ -461,14 +461,14 @@ TEST_SUITE("tls") {
         parsed({"--lp_tls_ca=ca.crt"}).starts_with("[lp.usage_error] --lp_tls_ca needs"));
     CHECK(parsed({"--lp_tls=off", "--lp_tls_cert=a", "--lp_tls_key=b"})
               .starts_with("[lp.usage_error] --lp_tls=off and --lp_tls_cert contradict"));
-    lp::detail::launch_flags flags;
+    lp::detail::tls_flags flags;
     CHECK(lp::detail::launch_tls(flags, "p", false).empty());       // auto, on loopback
     CHECK_FALSE(lp::detail::launch_tls(flags, "p", true).empty());  // auto, beyond it
-    flags.tls = "on";
+    flags.mode = lp::detail::tls_mode::on;
     auto made = lp::detail::launch_tls(flags, "p", false);
     CHECK(made.authority == made.certificate);
     CHECK(made.key.starts_with("-----BEGIN PRIVATE KEY-----"));
-    flags.tls = "off";
+    flags.mode = lp::detail::tls_mode::off;
     CHECK(lp::detail::launch_tls(flags, "p", true).empty());  // warns
   }
 }

@@ -6722,51 +6722,65 @@ struct port_or_off {
   friend bool operator==(const port_or_off&, const port_or_off&) = default;
 };
 
-// What the --lp_* flags of a launch asked for, with the defaults. Each member
-// is set by the row of flag_table below named after it (insecure by
-// --lp_insecure, ...). Every other argument belongs to the user and is left
-// alone.
-struct launch_flags {
-  std::optional<std::string> launch;  // unset: the policy main() names
-  bool help = false;
+// The --lp_* flags every launch shares, parsed once where lp::launch starts
+// (detail/launchers.hpp), in groups named for what they set, with the
+// defaults. A policy's own flags (--lp_slurm_*, --lp_kube_*) are its
+// launcher's options, in its own folder. Every other argument belongs to the
+// user and is left alone.
+
+// The limits of every node's server (docs/protocol.md, "Limits").
+struct server_flags {
+  std::size_t max_body_mb = 256;
+  int header_timeout_secs = 10;
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 8192;
+};
+
+// TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto (on
+// where nodes serve beyond loopback); a site's own files, if given.
+enum class tls_mode { on, off, automatic };
+struct tls_flags {
+  tls_mode mode = tls_mode::automatic;
+  std::string ca, cert, key;
+};
+
+// docs/launching.md, "Fault tolerance".
+struct checkpoint_flags {
+  std::string dir;     // empty: checkpoint_dir_of (checkpoints.hpp) says
+  std::string resume;  // a checkpoint directory of an earlier launch
+};
+
+// The launcher's status page (docs/observability.md).
+struct status_flags {
+  port_or_off port{0};
+  int linger_secs = 0;
+  std::string of;     // --lp_status=RUN_DIR: print that launch's status and exit
+  bool json = false;  // ... as JSON
+};
+
+// How this host's processes that host nodes are run.
+struct node_process_flags {
   bool insecure = false;
-  // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto
-  // (on where nodes serve beyond loopback); a site's own files, if given.
-  std::string tls = "auto";
-  std::string tls_ca, tls_cert, tls_key;
   bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;             // empty: logs/ in the run directory
   std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
-  std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;  // docs/protocol.md, "Limits"
-  std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 8192;
+  std::string gpus;                // "0,1,2,3"; empty: the devices found
+};
+
+struct launch_flags {
+  std::optional<std::string> launch;  // unset: the policy main() names
+  bool help = false;
   std::string graph;  // empty: launch, draw nothing
-  // docs/launching.md, "Fault tolerance"
-  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
-  std::string resume;          // a checkpoint directory of an earlier launch
-  std::string gpus;            // "0,1,2,3"; empty: the devices found
-  // The launcher's status page (docs/observability.md).
-  port_or_off status_port{0};
-  int status_linger_secs = 0;
-  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
-  bool json = false;      // ... as JSON
-  // --lp_launch=slurm (docs/slurm.md)
-  std::string slurm_partition;
-  std::string slurm_time;
-  std::string slurm_account;
-  std::vector<std::string> slurm_sbatch;  // each an sbatch option
-  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
-  std::string slurm_host = "auto";        // address, interface or auto
-  bool slurm_detach = false;
-  // --lp_launch=kubernetes (docs/kubernetes.md)
-  std::string kube_image;  // required to write manifests
-  std::string kube_namespace = "default";
-  std::string kube_binary;           // empty: /usr/local/bin/ and argv[0]'s file name
-  std::string kube_dir = "lp-kube";  // where --lp_dry_run writes the manifests
+  // Show what a cluster launch would submit, and submit nothing: a choice of
+  // the launch, not of one cluster's options (slurm and kubernetes read it).
   bool dry_run = false;
+  node_process_flags process;
+  server_flags server;
+  tls_flags tls;
+  checkpoint_flags checkpoints;
+  status_flags status;
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
 };
 
@@ -6782,14 +6796,6 @@ inline long whole_number(std::string_view flag, const std::string& text, long lo
                     std::to_string(low) + " to " + std::to_string(high));
 }
 
-// A value that goes into a batch script line: one line, nothing a shell
-// would expand there.
-inline std::string script_safe(std::string_view flag, std::string value) {
-  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
-    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
-  return value;
-}
-
 // A value that goes into a manifest or a command line printed for the
 // user: one line of visible characters. The YAML quotes it anyway; a control
 // character would still garble what the user reads.
@@ -6799,37 +6805,6 @@ inline std::string one_line(std::string_view flag, std::string value) {
       throw usage_error(std::string(flag) +
                         " needs a value on one line, without control "
                         "characters");
-  return value;
-}
-
-// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
-inline std::string dns_label_value(std::string_view flag, std::string value) {
-  bool fits =
-      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
-  for (char c : value)
-    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-  if (!fits)
-    throw usage_error(
-        std::string(flag) + "=" + one_line(flag, value) +
-        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
-        "starting and ending with a letter or digit, e.g. " +
-        std::string(flag) + "=research");
-  return value;
-}
-
-// A container image reference (registry/repository:tag or @digest): the
-// characters a reference can hold, so a typo shows here and not as a pod
-// that never pulls.
-inline std::string image_reference(std::string_view flag, std::string value) {
-  bool fits = !value.empty() && value.size() <= 512;
-  for (char c : value)
-    fits = fits &&
-           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            std::string_view("._-/:@+").find(c) != std::string_view::npos);
-  if (!fits)
-    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
-                      ": give an image reference, e.g. " + std::string(flag) +
-                      "=registry.example.com/team/prog:1.0");
   return value;
 }
 
@@ -6846,19 +6821,24 @@ inline std::string one_of(std::string_view flag, std::string value,
   throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
 }
 
-// One --lp_ flag: the parser, the validation and --lp_help all read this row.
-// A switch names the member it sets (`on`); any other flag takes a value,
-// which `set` checks and stores.
-struct flag_spec {
+// One --lp_ flag of a table whose rows fill `Options`: the parser, the
+// validation and --lp_help all read this row. A switch (a row without a
+// hint) names the bool it turns on or off (`on`); any other flag takes a
+// value, which `set` checks and stores. The flags every launch shares are
+// flag_rows below; a launcher's own are its folder's (slurm/options.hpp,
+// kube/options.hpp), and detail/launchers.hpp reads them all.
+template <class Options>
+struct flag_row {
   std::string_view name = {};     // "--lp_launch"
   std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
   std::string_view example = {};  // a real value, for the "needs a value" message
   std::string_view help = {};
-  bool launch_flags::*on = nullptr;
-  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
+  bool& (*on)(Options&) = nullptr;
+  void (*set)(Options&, std::string_view name, std::string value) = nullptr;
+  constexpr bool is_switch() const { return hint.empty(); }
 };
 
-inline constexpr flag_spec flag_table[] = {
+inline constexpr flag_row<launch_flags> flag_rows[] = {
     {.name = "--lp_launch",
      .hint = "<policy>",
      .example = "local_mp",
@@ -6875,23 +6855,23 @@ inline constexpr flag_spec flag_table[] = {
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
            auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
-           f.terminal = word == "current" ? terminal_kind::current
-                        : word == "files" ? terminal_kind::files
-                                          : terminal_kind::tmux;
+           f.process.terminal = word == "current" ? terminal_kind::current
+                                : word == "files" ? terminal_kind::files
+                                                  : terminal_kind::tmux;
          }},
     {.name = "--lp_python",
      .hint = "<interpreter>",
      .example = "./venv/bin/python",
      .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
      .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.python = one_line(name, std::move(v)); }},
+               std::string v) { f.process.python = one_line(name, std::move(v)); }},
     {.name = "--lp_log_dir",
      .hint = "<dir>",
      .example = "./logs",
      .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
              "launch's run directory)",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.log_dir = std::move(v); }},
+               std::string v) { f.process.log_dir = std::move(v); }},
     {.name = "--lp_termination_notice_secs",
      .hint = "<n>",
      .example = "30",
@@ -6899,7 +6879,8 @@ inline constexpr flag_spec flag_table[] = {
              "default 10)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+           f.process.termination_notice_secs =
+               static_cast<int>(whole_number(name, v, 0, 86400));
          }},
     {.name = "--lp_max_body_mb",
      .hint = "<n>",
@@ -6908,7 +6889,8 @@ inline constexpr flag_spec flag_table[] = {
              "1048576, default 256)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+           f.server.max_body_mb =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
          }},
     {.name = "--lp_header_timeout_secs",
      .hint = "<n>",
@@ -6917,7 +6899,8 @@ inline constexpr flag_spec flag_table[] = {
              "request gets 408 and its connection closes (1 to 3600, default 10)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+           f.server.header_timeout_secs =
+               static_cast<int>(whole_number(name, v, 1, 3600));
          }},
     {.name = "--lp_min_rate_kib_per_sec",
      .hint = "<n>",
@@ -6926,7 +6909,7 @@ inline constexpr flag_spec flag_table[] = {
              "after the header time; slower ones are cut off (1 to 1048576, default 64)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.min_rate_kib_per_sec =
+           f.server.min_rate_kib_per_sec =
                static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
          }},
     {.name = "--lp_max_connections",
@@ -6937,12 +6920,12 @@ inline constexpr flag_spec flag_table[] = {
          "to 1048576, default 8192, at most half of ulimit -n)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_connections =
+           f.server.max_connections =
                static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
          }},
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
-     .on = &launch_flags::insecure},
+     .on = [](launch_flags& f) -> bool& { return f.process.insecure; }},
     {.name = "--lp_tls",
      .hint = "<mode>",
      .example = "on",
@@ -6952,7 +6935,10 @@ inline constexpr flag_spec flag_table[] = {
          "on where they do, as under slurm)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.tls = one_of(name, std::move(v), {"on", "off", "auto"});
+           auto word = one_of(name, std::move(v), {"on", "off", "auto"});
+           f.tls.mode = word == "on"    ? tls_mode::on
+                        : word == "off" ? tls_mode::off
+                                        : tls_mode::automatic;
          }},
     {.name = "--lp_tls_cert",
      .hint = "<file>",
@@ -6961,27 +6947,27 @@ inline constexpr flag_spec flag_table[] = {
          "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
          "its key (below), and turns TLS on",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_cert = std::move(v); }},
+               std::string v) { f.tls.cert = std::move(v); }},
     {.name = "--lp_tls_key",
      .hint = "<file>",
      .example = "./node.key",
      .help = "the private key (PEM, unencrypted) of that certificate",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_key = std::move(v); }},
+               std::string v) { f.tls.key = std::move(v); }},
     {.name = "--lp_tls_ca",
      .hint = "<file>",
      .example = "./site-ca.crt",
      .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
              "certificate itself",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_ca = std::move(v); }},
+               std::string v) { f.tls.ca = std::move(v); }},
     {.name = "--lp_system_malloc",
      .help =
          "leave malloc as it is set; by default a process that hosts nodes keeps freed "
          "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
          "cost "
          "more than sending it",
-     .on = &launch_flags::system_malloc},
+     .on = [](launch_flags& f) -> bool& { return f.process.system_malloc; }},
     {.name = "--lp_graph",
      .hint = "<format>",
      .example = "dot",
@@ -6999,7 +6985,7 @@ inline constexpr flag_spec flag_table[] = {
          "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
          "set; slurm: checkpoints/ in the run directory)",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.checkpoint_dir = std::move(v); }},
+               std::string v) { f.checkpoints.dir = std::move(v); }},
     {.name = "--lp_resume",
      .hint = "<dir>",
      .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
@@ -7008,7 +6994,7 @@ inline constexpr flag_spec flag_table[] = {
          "unless its own checkpoint in this launch's checkpoint directory is newer; it "
          "must hold a checkpoint of a node of this program",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.resume = std::move(v); }},
+               std::string v) { f.checkpoints.resume = std::move(v); }},
     {.name = "--lp_gpus",
      .hint = "<list>",
      .example = "0,1,2,3",
@@ -7019,7 +7005,7 @@ inline constexpr flag_spec flag_table[] = {
          [](launch_flags& f, std::string_view name, std::string v) {
            for (auto index : split(v, ','))
              whole_number(name, std::string(index), 0, 1023);
-           f.gpus = std::move(v);
+           f.process.gpus = std::move(v);
          }},
     {.name = "--lp_status_port",
      .hint = "<port>",
@@ -7033,7 +7019,7 @@ inline constexpr flag_spec flag_table[] = {
                               std::stol(v) > 65535))
              throw usage_error(std::string(name) + "=" + v +
                                ": give a port from 0 to 65535, or off");
-           f.status_port =
+           f.status.port =
                v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
          }},
     {.name = "--lp_status_linger_secs",
@@ -7043,7 +7029,7 @@ inline constexpr flag_spec flag_table[] = {
              "ended (0 to 86400, default 0)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+           f.status.linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
          }},
     {.name = "--lp_status",
      .hint = "<run_dir>",
@@ -7051,121 +7037,69 @@ inline constexpr flag_spec flag_table[] = {
      .help = "print the nodes of the running launch whose run directory this is, with "
              "their figures, and exit",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.status_of = std::move(v); }},
+               std::string v) { f.status.of = std::move(v); }},
     {.name = "--lp_json",
      .help = "print the status above as JSON instead of a table",
-     .on = &launch_flags::json},
-    {.name = "--lp_slurm_partition",
-     .hint = "<p>",
-     .example = "gpu",
-     .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_time",
-     .hint = "<limit>",
-     .example = "2:00:00",
-     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_account",
-     .hint = "<a>",
-     .example = "my_project",
-     .help = "slurm: the account the job is charged to",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_sbatch",
-     .hint = "<option>",
-     .example = "--qos=high",
-     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           auto option = script_safe(name, std::move(v));
-           if (!option.starts_with("--"))
-             throw usage_error(
-                 "--lp_slurm_sbatch=" + option +
-                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-           f.slurm_sbatch.push_back(std::move(option));
-         }},
-    {.name = "--lp_slurm_dir",
-     .hint = "<dir>",
-     .example = "/shared/lp-slurm",
-     .help = "slurm: where run directories go; the compute hosts must see it at the same "
-             "path (default: ./lp-slurm)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_host",
-     .hint = "<h>",
-     .example = "ib0",
-     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
-             "interface (ib0) or an address",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_detach",
-     .help = "slurm: submit, print the job id and return",
-     .on = &launch_flags::slurm_detach},
-    {.name = "--lp_kube_image",
-     .hint = "<image>",
-     .example = "registry.example.com/team/prog:1.0",
-     .help = "kubernetes: the container image every pod runs; it holds this program's "
-             "binary (required)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.kube_image = image_reference(name, std::move(v)); }},
-    {.name = "--lp_kube_namespace",
-     .hint = "<ns>",
-     .example = "research",
-     .help = "kubernetes: the namespace of the launch's objects (default: default)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.kube_namespace = dns_label_value(name, std::move(v));
-         }},
-    {.name = "--lp_kube_binary",
-     .hint = "<path>",
-     .example = "/opt/prog/bin/prog",
-     .help = "kubernetes: where the program's binary is in the image (default: "
-             "/usr/local/bin/ and the name of this binary)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           if (!v.starts_with("/"))
-             throw usage_error(std::string(name) + "=" + one_line(name, v) +
-                               ": give the binary's absolute path in the image, e.g. " +
-                               std::string(name) + "=/usr/local/bin/prog");
-           f.kube_binary = one_line(name, std::move(v));
-         }},
-    {.name = "--lp_kube_dir",
-     .hint = "<dir>",
-     .example = "./manifests",
-     .help =
-         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
-         "their own (default: ./lp-kube)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.kube_dir = one_line(name, std::move(v)); }},
+     .on = [](launch_flags& f) -> bool& { return f.status.json; }},
+};
+
+// Shared too, and --lp_help lists them last, after every launcher's own
+// flags: what to do instead of a launch.
+inline constexpr flag_row<launch_flags> closing_flag_rows[] = {
     {.name = "--lp_dry_run",
      .help = "slurm: print the batch script and each node's command line, and submit "
              "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
-     .on = &launch_flags::dry_run},
-    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
+     .on = [](launch_flags& f) -> bool& { return f.dry_run; }},
+    {.name = "--lp_help",
+     .help = "print this help and exit",
+     .on = [](launch_flags& f) -> bool& { return f.help; }},
 };
 
-// Checked where the table is compiled, so a row added later cannot lack what
-// its messages need or shadow another row. (Whether a value row has its `set`
-// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
+// A table of rows that fill `Options`.
+template <class Options>
+using flag_table = std::span<const flag_row<Options>>;
+
+// The launcher of a launch policy P (lp::slurm, ...): its own flags
+// (`options`, read by `flag_rows`) and how it runs a program
+// (`run(graph, transport, flags, options)`). Each is specialized in the
+// policy's folder; detail/launchers.hpp lists them.
+template <class P>
+struct launcher;
+
+// The options of a launcher that has no flags of its own.
+struct no_options {};
+
+// Checked where the tables are brought together (detail/launchers.hpp), so
+// a row added later cannot lack what its messages need or shadow another
+// row, of its table or of another. (Whether a row has its `on` or `set` is
+// checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
 // compare a function pointer with null in a constant expression.)
-consteval bool flag_table_is_sound() {
-  for (const auto& row : flag_table) {
-    bool is_switch = row.on != nullptr;
+template <class Options>
+constexpr bool rows_are_sound(flag_table<Options> rows) {
+  for (const auto& row : rows) {
     bool has_value_words = !row.hint.empty() && !row.example.empty();
-    bool has_no_value_words = row.hint.empty() && row.example.empty();
     if (!row.name.starts_with("--lp_") || row.help.empty() ||
-        !(is_switch ? has_no_value_words : has_value_words))
+        !(row.is_switch() ? row.example.empty() : has_value_words))
       return false;
-    for (const auto& other : flag_table)
-      if (&other != &row && other.name == row.name) return false;
   }
   return true;
 }
-static_assert(flag_table_is_sound(),
-              "each flag_table row: one --lp_ name, a help text, and "
-              "either `on` or `set` with a hint and an example");
+
+template <class A, class B>
+constexpr bool no_name_twice(flag_table<A> a, flag_table<B> b) {
+  bool same_table = false;
+  if constexpr (std::is_same_v<A, B>) same_table = a.data() == b.data();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = 0; j < b.size(); ++j)
+      if (a[i].name == b[j].name && !(same_table && i == j)) return false;
+  return true;
+}
+
+template <class... Options>
+constexpr bool flag_tables_are_sound(flag_table<Options>... tables) {
+  auto against_all = [&](auto table) { return (no_name_twice(table, tables) && ...); };
+  return (rows_are_sound(tables) && ...) && (against_all(tables) && ...);
+}
 
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
@@ -7178,11 +7112,12 @@ constexpr std::size_t find_char(std::string_view text, char c, std::size_t from 
   return std::string_view::npos;
 }
 
-// Writes the --lp_help text to `put`, a character at a time. constexpr and
-// without allocation (libstdc++'s constexpr std::string fails under clang 14),
-// so that flags_help is fixed at compile time: measured first, then written.
-template <class Put>
-constexpr void write_help(Put put) {
+// Writes the --lp_help text of `tables`' rows, in order, to `put`, a
+// character at a time. constexpr and without allocation (libstdc++'s
+// constexpr std::string fails under clang 14), so that the help is fixed at
+// compile time (help_text below): measured first, then written.
+template <class Put, class... Options>
+constexpr void write_help(Put put, flag_table<Options>... tables) {
   std::size_t column = 0;
   auto text = [&](std::string_view s) {
     for (char c : s) {
@@ -7210,20 +7145,23 @@ constexpr void write_help(Put put) {
     }
     text("\n");
   };
+  auto rows = [&](auto table) {
+    for (const auto& row : table) {
+      text("  ");
+      text(row.name);
+      if (!row.is_switch()) {
+        text("=");
+        text(row.hint);
+      }
+      if (column + 2 > help_indent) text("\n");
+      paragraph(row.help, help_indent);
+    }
+  };
   paragraph(
       "Launchpad flags (every other argument, and every argument after --, is left "
       "to the program):",
       0);
-  for (const auto& row : flag_table) {
-    text("  ");
-    text(row.name);
-    if (!row.hint.empty()) {
-      text("=");
-      text(row.hint);
-    }
-    if (column + 2 > help_indent) text("\n");
-    paragraph(row.help, help_indent);
-  }
+  (rows(tables), ...);
   text("\n");
   paragraph(
       "A flag's value follows the = or is the next argument; a value that starts "
@@ -7232,22 +7170,28 @@ constexpr void write_help(Put put) {
       0);
 }
 
+// The help that `Help::write(put)` writes, as characters fixed at compile
+// time.
+template <class Help>
 constexpr std::size_t help_size() {
   std::size_t size = 0;
-  write_help([&](char) { ++size; });
+  Help::write([&](char) { ++size; });
   return size;
 }
 
-constexpr std::array<char, help_size()> help_chars() {
-  std::array<char, help_size()> chars{};
+template <class Help>
+constexpr std::array<char, help_size<Help>()> help_chars() {
+  std::array<char, help_size<Help>()> chars{};
   std::size_t i = 0;
-  write_help([&](char c) { chars[i++] = c; });
+  Help::write([&](char c) { chars[i++] = c; });
   return chars;
 }
 
-inline constexpr auto flags_help_chars = help_chars();
-inline constexpr std::string_view flags_help{flags_help_chars.data(),
-                                             flags_help_chars.size()};
+template <class Help>
+inline constexpr auto help_text_chars = help_chars<Help>();
+template <class Help>
+inline constexpr std::string_view help_text{help_text_chars<Help>.data(),
+                                            help_text_chars<Help>.size()};
 
 constexpr std::size_t longest_line(std::string_view text) {
   std::size_t longest = 0;
@@ -7259,11 +7203,10 @@ constexpr std::size_t longest_line(std::string_view text) {
   }
   return longest;
 }
-static_assert(longest_line(flags_help) <= help_width,
-              "a --lp_help line is wider than 80 columns: shorten a word or a name");
 
-inline const flag_spec* find_flag(std::string_view name) {
-  for (const auto& row : flag_table)
+template <class Options>
+const flag_row<Options>* find_flag(flag_table<Options> rows, std::string_view name) {
+  for (const auto& row : rows)
     if (row.name == name) return &row;
   return nullptr;
 }
@@ -7276,9 +7219,10 @@ inline bool switch_value(std::string_view name, std::string_view value) {
                     " alone is true)");
 }
 
-inline usage_error needs_value(const flag_spec& flag, const char* next) {
-  std::string message = std::string(flag.name) + " needs a value, e.g. " +
-                        std::string(flag.name) + "=" + std::string(flag.example);
+inline usage_error needs_value(std::string_view name, std::string_view example,
+                               const char* next) {
+  std::string message = std::string(name) + " needs a value, e.g. " + std::string(name) +
+                        "=" + std::string(example);
   // The next word is the user's flag, or a value that only = can carry.
   if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
     message += "; a value that starts with -- must follow the =";
@@ -7286,26 +7230,29 @@ inline usage_error needs_value(const flag_spec& flag, const char* next) {
 }
 
 // The TLS flags that must go together (docs/launching.md, "Flags"): checked
-// by a launch once every flag is read, as each row reads one flag alone.
-inline void check_tls_flags(const launch_flags& flags) {
-  if (flags.tls_cert.empty() != flags.tls_key.empty())
+// once every flag is read (read_command_line), as each row reads one flag
+// alone.
+inline void check_tls_flags(const tls_flags& tls) {
+  if (tls.cert.empty() != tls.key.empty())
     throw usage_error(
         "--lp_tls_cert and --lp_tls_key go together: give a certificate and "
         "its key");
-  if (!flags.tls_ca.empty() && flags.tls_cert.empty())
+  if (!tls.ca.empty() && tls.cert.empty())
     throw usage_error(
         "--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
         "signed, and its key");
-  if (flags.tls == "off" && !flags.tls_cert.empty())
+  if (tls.mode == tls_mode::off && !tls.cert.empty())
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
 // `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
-// in each form parse_flags reads: "--f", "--f=v", and a value flag's
-// "--f v". What follows "--" is the user's, and stays.
-inline std::vector<std::string> without_flags(
-    const std::vector<std::string>& words,
-    std::initializer_list<std::string_view> dropped) {
+// in each form read_flags reads: "--f", "--f=v", and a value flag's "--f v"
+// (a row of `tables` says which takes a value). What follows "--" is the
+// user's, and stays.
+template <class... Options>
+std::vector<std::string> without_flags(const std::vector<std::string>& words,
+                                       std::initializer_list<std::string_view> dropped,
+                                       flag_table<Options>... tables) {
   std::vector<std::string> kept;
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string_view word = words[i];
@@ -7321,40 +7268,71 @@ inline std::vector<std::string> without_flags(
       kept.emplace_back(word);
       continue;
     }
-    const flag_spec* spec = find_flag(name);
-    bool value_follows = spec && !spec->on && name.size() == word.size();
+    auto takes_value = [&](auto table) {
+      auto* row = find_flag(table, name);
+      return row && !row->is_switch();
+    };
+    bool value_follows = (takes_value(tables) || ...) && name.size() == word.size();
     if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
   }
   return kept;
 }
 
-inline launch_flags parse_flags(int argc, char** argv) {
-  launch_flags flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+// Where read_flags puts what one table's rows read.
+template <class Options>
+struct flag_target {
+  flag_table<Options> rows;
+  Options& into;
+};
+
+// Reads argv's --lp_ words into the targets, each by the row of its table
+// that names it; every other word is the user's. A --lp_ word that no table
+// names is a usage error, or, with `others_allowed`, left to whoever reads
+// the rest (a test's process launch, which reads the shared flags of its
+// nodes' command line).
+template <class... Options>
+void read_flags(int argc, char** argv, bool others_allowed,
+                flag_target<Options>... targets) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
     if (!arg.starts_with("--lp_")) continue;
     auto equals = arg.find('=');
-    const flag_spec* flag = find_flag(arg.substr(0, equals));
-    if (!flag)
-      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
-                        "; run with --lp_help to list Launchpad's flags");
+    auto name = arg.substr(0, equals);
     std::optional<std::string_view> value;
     if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    if (flag->on) {
-      // A switch never takes the next word, which may be the user's.
-      flags.*(flag->on) = !value || switch_value(flag->name, *value);
-      continue;
-    }
-    if (!value) {
-      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-      if (!value) throw needs_value(*flag, next);
-    }
-    if (value->empty()) throw needs_value(*flag, nullptr);
-    flag->set(flags, flag->name, std::string(*value));
+    auto read = [&](auto target) {
+      const auto* flag = find_flag(target.rows, name);
+      if (!flag) return false;
+      if (flag->is_switch()) {
+        // A switch never takes the next word, which may be the user's.
+        flag->on(target.into) = !value || switch_value(flag->name, *value);
+        return true;
+      }
+      if (!value) {
+        const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+        if (!value) throw needs_value(flag->name, flag->example, next);
+      }
+      if (value->empty()) throw needs_value(flag->name, flag->example, nullptr);
+      flag->set(target.into, flag->name, std::string(*value));
+      return true;
+    };
+    if (!(read(targets) || ...) && !others_allowed)
+      throw usage_error("unknown flag " + std::string(name) +
+                        "; run with --lp_help to list Launchpad's flags");
   }
+}
+
+// The shared flags of a command line; the flags of the launchers' tables
+// are left to them (test_multi_processing's launch reads its nodes' TLS
+// and interpreter with this).
+inline launch_flags read_shared_flags(int argc, char** argv) {
+  launch_flags flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+  read_flags(argc, argv, true, flag_target<launch_flags>{flag_rows, flags},
+             flag_target<launch_flags>{closing_flag_rows, flags});
+  check_tls_flags(flags.tls);
   return flags;
 }
 
@@ -7474,18 +7452,18 @@ inline bool beyond_loopback(std::string_view host) {
 // and certificate), or the site's files. `beyond` says whether its nodes
 // serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
 // tls_error for files that cannot be used.
-LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
                                   bool beyond);
 
 }  // namespace lp::detail
 
 namespace lp::detail {
 
-LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& program,
+LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
                                   bool beyond) {
   // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.tls_cert.empty();
-  if (flags.tls == "off") {
+  bool files = !flags.cert.empty();
+  if (flags.mode == tls_mode::off) {
     if (beyond)
       std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
                    "launch's secret and every call's arguments cross the network in "
@@ -7493,8 +7471,8 @@ LP_API tls_credentials launch_tls(const launch_flags& flags, const std::string& 
                 << std::endl;
     return {};
   }
-  if (flags.tls != "on" && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.tls_ca, flags.tls_cert, flags.tls_key});
+  if (flags.mode != tls_mode::on && !beyond && !files) return {};
+  if (files) return read_tls_files({flags.ca, flags.cert, flags.key});
   return make_launch_credentials(program);
 }
 
@@ -13406,7 +13384,6 @@ inline std::string to_yaml(const std::vector<yaml_value>& documents) {
 
 namespace lp::detail {
 
-inline constexpr std::string_view slurm_policy = "slurm";
 inline constexpr std::string_view kubernetes_policy = "kubernetes";
 
 inline std::string ipv4_text(const sockaddr* address) {
@@ -13801,13 +13778,117 @@ inline std::string kustomization_yaml() {
 
 }  // namespace lp::detail::kube
 
+// ---- launchpad/detail/kube/options.hpp ----
+
+// --lp_launch=kubernetes's own flags (docs/kubernetes.md): the --lp_kube_*
+// rows, and the options they fill, read and checked here; the launch's
+// shared flags are detail/cli/flags.hpp's.
+
+
+namespace lp {
+class program;
+}
+
+namespace lp::detail {
+
+struct kube_options {
+  std::string image;  // required to write manifests
+  std::string kube_namespace = "default";
+  std::string binary;           // empty: /usr/local/bin/ and argv[0]'s file name
+  std::string dir = "lp-kube";  // where --lp_dry_run writes the manifests
+};
+
+// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
+inline std::string dns_label_value(std::string_view flag, std::string value) {
+  bool fits =
+      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
+  for (char c : value)
+    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  if (!fits)
+    throw usage_error(
+        std::string(flag) + "=" + one_line(flag, value) +
+        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit, e.g. " +
+        std::string(flag) + "=research");
+  return value;
+}
+
+// A container image reference (registry/repository:tag or @digest): the
+// characters a reference can hold, so a typo shows here and not as a pod
+// that never pulls.
+inline std::string image_reference(std::string_view flag, std::string value) {
+  bool fits = !value.empty() && value.size() <= 512;
+  for (char c : value)
+    fits = fits &&
+           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("._-/:@+").find(c) != std::string_view::npos);
+  if (!fits)
+    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
+                      ": give an image reference, e.g. " + std::string(flag) +
+                      "=registry.example.com/team/prog:1.0");
+  return value;
+}
+
+inline constexpr flag_row<kube_options> kube_flag_rows[] = {
+    {.name = "--lp_kube_image",
+     .hint = "<image>",
+     .example = "registry.example.com/team/prog:1.0",
+     .help = "kubernetes: the container image every pod runs; it holds this program's "
+             "binary (required)",
+     .set = [](kube_options& f, std::string_view name,
+               std::string v) { f.image = image_reference(name, std::move(v)); }},
+    {.name = "--lp_kube_namespace",
+     .hint = "<ns>",
+     .example = "research",
+     .help = "kubernetes: the namespace of the launch's objects (default: default)",
+     .set =
+         [](kube_options& f, std::string_view name, std::string v) {
+           f.kube_namespace = dns_label_value(name, std::move(v));
+         }},
+    {.name = "--lp_kube_binary",
+     .hint = "<path>",
+     .example = "/opt/prog/bin/prog",
+     .help = "kubernetes: where the program's binary is in the image (default: "
+             "/usr/local/bin/ and the name of this binary)",
+     .set =
+         [](kube_options& f, std::string_view name, std::string v) {
+           if (!v.starts_with("/"))
+             throw usage_error(std::string(name) + "=" + one_line(name, v) +
+                               ": give the binary's absolute path in the image, e.g. " +
+                               std::string(name) + "=/usr/local/bin/prog");
+           f.binary = one_line(name, std::move(v));
+         }},
+    {.name = "--lp_kube_dir",
+     .hint = "<dir>",
+     .example = "./manifests",
+     .help =
+         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
+         "their own (default: ./lp-kube)",
+     .set = [](kube_options& f, std::string_view name,
+               std::string v) { f.dir = one_line(name, std::move(v)); }},
+};
+
+// kubernetes: on a workstation, the manifests; in a pod, its coordinator or
+// its node process. Its run is kube/launch.hpp's.
+template <>
+struct launcher<kubernetes> {
+  using options = kube_options;
+  static constexpr flag_table<kube_options> flag_rows{kube_flag_rows};
+  static constexpr bool dry_run = true;
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const kube_options& cluster);
+};
+
+}  // namespace lp::detail
+
 namespace lp::detail {
 
 // Writes the manifests of a launch of `graph`: with --lp_dry_run to a
 // directory of their own under --lp_kube_dir, for kubectl apply -k; else
 // to stdout, for kubectl apply -f -. Returns the exit status; throws
 // usage_error for flags that cannot make a launch (no --lp_kube_image).
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags);
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
+                              const kube_options& cluster);
 
 namespace kube {
 
@@ -13832,15 +13913,17 @@ inline std::vector<std::string> container_arguments(const launch_flags& flags) {
   if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
   auto words = without_flags(
       flags.arguments,
-      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"});
+      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"},
+      flag_table<launch_flags>(flag_rows), flag_table<kube_options>(kube_flag_rows));
   if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
   return kept;
 }
 
 // Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
 // and the name this one was started by.
-inline std::string binary_in_image(const launch_flags& flags) {
-  if (!flags.kube_binary.empty()) return flags.kube_binary;
+inline std::string binary_in_image(const launch_flags& flags,
+                                   const kube_options& cluster) {
+  if (!cluster.binary.empty()) return cluster.binary;
   std::string name = flags.arguments.empty()
                          ? ""
                          : std::filesystem::path(flags.arguments[0]).filename().string();
@@ -13867,9 +13950,9 @@ inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
 // run_kube_manifests, writing to `out` and `err`; the launch is named
 // `launch` (empty: a new name).
 inline int write_kube_launch(const program& graph, const launch_flags& flags,
-                             std::ostream& out, std::ostream& err,
-                             std::string launch = {}) {
-  if (flags.kube_image.empty())
+                             const kube_options& cluster, std::ostream& out,
+                             std::ostream& err, std::string launch = {}) {
+  if (cluster.image.empty())
     throw usage_error(
         "--lp_launch=kubernetes needs the image its pods run: add "
         "--lp_kube_image=<image>, e.g. "
@@ -13878,17 +13961,17 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
   graph_access::check_defined(graph);
   manifest_plan plan;
   plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
-  plan.kube_namespace = flags.kube_namespace;
-  plan.image = flags.kube_image;
-  plan.binary = binary_in_image(flags);
+  plan.kube_namespace = cluster.kube_namespace;
+  plan.image = cluster.image;
+  plan.binary = binary_in_image(flags, cluster);
   plan.arguments = container_arguments(flags);
-  plan.termination_notice_secs = flags.termination_notice_secs;
-  if (flags.insecure)
+  plan.termination_notice_secs = flags.process.termination_notice_secs;
+  if (flags.process.insecure)
     err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
         << std::endl;
-  plan.secret = flags.insecure ? "" : make_secret();
+  plan.secret = flags.process.insecure ? "" : make_secret();
   // The pods serve on the cluster's network: TLS unless --lp_tls=off.
-  plan.tls = launch_tls(flags, graph.name(), true);
+  plan.tls = launch_tls(flags.tls, graph.name(), true);
   auto manifests = launch_yaml(graph, plan);
   if (!flags.dry_run) {
     err << "[lp] the manifests of launch " << plan.names.launch
@@ -13901,7 +13984,7 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
     return 0;
   }
   namespace fs = std::filesystem;
-  auto parent = fs::absolute(flags.kube_dir);
+  auto parent = fs::absolute(cluster.dir);
   fs::create_directories(parent);
   auto dir = (parent / plan.names.launch).string();
   // Only its owner may read the directory: the Secret's manifest is in it.
@@ -13925,9 +14008,10 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
 
 namespace lp::detail {
 
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags) {
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
+                              const kube_options& cluster) {
   try {
-    return kube::write_kube_launch(graph, flags, std::cout, std::cerr);
+    return kube::write_kube_launch(graph, flags, cluster, std::cout, std::cerr);
   } catch (const usage_error&) {
     throw;
   } catch (const std::exception& e) {
@@ -16244,7 +16328,6 @@ LP_API error::error(const std::string& id, const std::string& message)
 // compiled). lp::launch's main path, which --lp_launch sends to a launcher.
 
 
-
 // ---- launchpad/detail/checkpoint/checkpoints.hpp ----
 
 // Checkpoint files: a node's saved state (lp_save, in CBOR) behind a header
@@ -16515,9 +16598,9 @@ inline std::string make_launch_checkpoint_dir(const std::string& program) {
 // launch sets it to its own directory in checkpoint_home when the user did
 // not), else checkpoints/ in its run directory (a Slurm job's, which the
 // compute hosts share, and a test_multi_processing launch's).
-inline std::string checkpoint_dir_of(const launch_flags& flags,
+inline std::string checkpoint_dir_of(const checkpoint_flags& flags,
                                      const std::string& run_dir) {
-  if (!flags.checkpoint_dir.empty()) return flags.checkpoint_dir;
+  if (!flags.dir.empty()) return flags.dir;
   return run_dir.empty() ? "" : run_dir + "/checkpoints";
 }
 
@@ -16648,6 +16731,44 @@ inline std::string graph_picture(const program& graph, const std::string& format
 // The launches whose nodes are all threads of this process: local_mt and
 // test_mt from a command line, and a test's lp::controller of test_mt.
 
+
+// ---- launchpad/detail/host/local_launchers.hpp ----
+
+// The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
+// every node a thread of this process. Declared here, for the table of
+// launchers (detail/launchers.hpp); their runs are in_process.hpp's.
+
+
+namespace lp {
+class program;
+}
+
+namespace lp::detail {
+
+// What a launcher without flags of its own has.
+struct launcher_without_options {
+  using options = no_options;
+  static constexpr flag_table<no_options> flag_rows{};
+  static constexpr bool dry_run = false;  // nothing to show that it would submit
+};
+
+// test_mt: the nodes share this process with the caller's, which keeps its
+// terminal and signals.
+template <>
+struct launcher<test_multi_threading> : launcher_without_options {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
+};
+
+// local_mt: takes over the terminal and the signals, and serves the status
+// page.
+template <>
+struct launcher<local_multi_threading> : launcher_without_options {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
+};
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/host/node_host.hpp ----
 
@@ -17488,7 +17609,7 @@ struct host_options {
 };
 
 // The limits of a node's server that the --lp_ flags set.
-inline server_limits limits_of(const launch_flags& flags) {
+inline server_limits limits_of(const server_flags& flags) {
   server_limits limits;
   limits.header_timeout = std::chrono::seconds(flags.header_timeout_secs);
   limits.min_bytes_per_second = flags.min_rate_kib_per_sec << 10;
@@ -18059,13 +18180,13 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
           std::cerr << "[lp] second signal: exiting at once" << std::endl;
           std::_Exit(128 + signal);
         });
-  if (flags.insecure)
+  if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
     // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
-    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret(), "/tmp",
-                          launch_tls(flags, graph.name(), false));
+    run_directory run_dir(graph.name(), flags.process.insecure ? "" : make_secret(),
+                          "/tmp", launch_tls(flags.tls, graph.name(), false));
     run_dir.announce(std::cerr);
     std::shared_ptr<const tls_context> tls;
     if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
@@ -18074,21 +18195,22 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
     options.secret = run_dir.secret();
     options.tls = tls;
     options.run_dir = run_dir.path();
-    options.max_body_bytes = flags.max_body_mb << 20;
-    options.limits = limits_of(flags);
+    options.max_body_bytes = flags.server.max_body_mb << 20;
+    options.limits = limits_of(flags.server);
     options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
-    options.resume_dir = flags.resume;
-    options.tune_malloc = !flags.system_malloc;
-    options.python = flags.python;
-    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
+    options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
+    options.resume_dir = flags.checkpoints.resume;
+    options.tune_malloc = !flags.process.system_malloc;
+    options.python = flags.process.python;
+    options.termination_notice =
+        std::chrono::seconds(flags.process.termination_notice_secs);
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
     if (policy == local_multi_threading::flag)
       page =
           start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status_port, node_states(launch, *streams), tls);
+                            flags.status.port, node_states(launch, *streams), tls);
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
@@ -18097,12 +18219,59 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
     if (status != 0 && streams)
       std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
                 << std::flush;
-    linger(page.get(), flags.status_linger_secs);
+    linger(page.get(), flags.status.linger_secs);
     return status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
   }
+}
+
+// A launch of test_mt, local_mt or local_mp from a command line, which
+// `run(flags)` starts. Unless the user chose where, the checkpoints go to a
+// directory of this launch's own that a user finds again (checkpoint_home),
+// and the launch's end says where they are and how to go on from them.
+template <class Run>
+int run_on_this_host(const program& graph, launch_flags flags, Run run) {
+  auto command = flags.arguments;
+  bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
+  if (own_dir) {
+    try {
+      flags.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
+    } catch (const launch_error& e) {
+      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+      return 1;
+    }
+    // local_mp's node processes take their flags from this command line.
+    flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
+                           "--lp_checkpoint_dir=" + flags.checkpoints.dir);
+  }
+  int status = run(std::as_const(flags));
+  if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
+    // Nothing was saved: no empty directory stays, of the launch or of the
+    // program, which a later launch makes again.
+    ::rmdir(flags.checkpoints.dir.c_str());
+    ::rmdir(checkpoint_home(graph.name()).c_str());
+  }
+  return status;
+}
+
+inline int launcher<test_multi_threading>::run(const program& graph,
+                                               transport_kind transport,
+                                               const launch_flags& flags,
+                                               const no_options&) {
+  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
+    return run_in_process(graph, test_multi_threading::flag, false, transport, chosen);
+  });
+}
+
+inline int launcher<local_multi_threading>::run(const program& graph,
+                                                transport_kind transport,
+                                                const launch_flags& flags,
+                                                const no_options&) {
+  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
+    return run_in_process(graph, local_multi_threading::flag, true, transport, chosen);
+  });
 }
 
 // A test's launch of nodes as threads of this process.
@@ -18220,7 +18389,7 @@ class coordinator {
               const std::pair<std::string, tls_credentials>& found,
               const std::string& launch)
       : graph_(graph),
-        notice_(std::chrono::seconds(flags.termination_notice_secs)),
+        notice_(std::chrono::seconds(flags.process.termination_notice_secs)),
         secret_(found.first),
         own_dir_(coordinator_dir(launch), secret_) {
     const auto& credentials = found.second;
@@ -18613,6 +18782,23 @@ inline unit_plan unit_of_pod(const program& graph) {
 // launcher.
 
 
+// ---- launchpad/detail/process/local_mp_launcher.hpp ----
+
+// The launcher of local_mp (detail/cli/flags.hpp, `launcher`): every node
+// (or colocated group) a process of this host, which runs main() again and,
+// told so by its environment, hosts its nodes. Declared here, for the table
+// of launchers (detail/launchers.hpp); its run is node_process.hpp's.
+
+
+namespace lp::detail {
+
+template <>
+struct launcher<local_multi_processing> : launcher_without_options {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
+};
+
+}  // namespace lp::detail
 
 namespace lp {
 
@@ -18652,15 +18838,6 @@ struct node_site {
   bool checkpoints_in_run_dir = true;
 };
 
-inline node_site node_site_of(std::string_view policy, const launch_flags& flags) {
-  node_site site;
-  if (policy != slurm_policy) return site;
-  site.launcher_is_parent = false;
-  site.bind_host = slurm_host_address(flags.slurm_host);
-  site.own_group = true;
-  return site;
-}
-
 // The life of a node process: host its nodes, publish them, stop when the
 // launcher says so (SIGTERM), or when one of them calls lp::stop() or a
 // stop signal comes from elsewhere, which the launcher then passes on to
@@ -18672,7 +18849,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
-  const auto site = chosen_site.value_or(node_site_of(policy, flags));
+  const auto site = chosen_site.value_or(node_site{});
   auto run_dir = take_env(child_env::run_dir).value_or("");
   auto [secret, credentials] = run_directory::credentials_of(run_dir);
   auto cores = index_list(take_env(child_env::cores).value_or(""));
@@ -18739,19 +18916,20 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.run_dir = run_dir;
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
-    options.max_body_bytes = flags.max_body_mb << 20;
-    options.limits = limits_of(flags);
+    options.max_body_bytes = flags.server.max_body_mb << 20;
+    options.limits = limits_of(flags.server);
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = site.checkpoints_in_run_dir
-                                 ? checkpoint_dir_of(flags, run_dir)
-                                 : flags.checkpoint_dir;
+                                 ? checkpoint_dir_of(flags.checkpoints, run_dir)
+                                 : flags.checkpoints.dir;
     options.watch_health = true;
-    options.tune_malloc = !flags.system_malloc;
+    options.tune_malloc = !flags.process.system_malloc;
     options.cores = cores;
     options.gpus = gpus;
-    options.resume_dir = flags.resume;
-    options.python = flags.python;
-    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
+    options.resume_dir = flags.checkpoints.resume;
+    options.python = flags.process.python;
+    options.termination_notice =
+        std::chrono::seconds(flags.process.termination_notice_secs);
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -18804,37 +18982,48 @@ LP_API process_options process_options_from(const launch_flags& flags,
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
   options.arguments = flags.arguments;
-  options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
-  options.terminal = flags.terminal;
-  options.log_dir = flags.log_dir;
-  options.insecure = flags.insecure;
-  options.place = policy != slurm_policy;
-  if (options.place)
-    options.gpus = flags.gpus.empty() ? gpus_found() : index_list(flags.gpus);
-  options.status_port = flags.status_port;
-  options.python = flags.python;
+  options.termination_notice =
+      std::chrono::seconds(flags.process.termination_notice_secs);
+  options.terminal = flags.process.terminal;
+  options.log_dir = flags.process.log_dir;
+  options.insecure = flags.process.insecure;
+  options.status_port = flags.status.port;
+  options.python = flags.process.python;
   return options;
 }
 
 // local_mp from a command line: this process is the launcher.
 LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
                                       const launch_flags& flags) {
-  if (flags.insecure)
+  if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
     auto options = process_options_from(flags, local_multi_processing::flag, transport);
-    options.tls = launch_tls(flags, graph.name(), beyond_loopback(options.bind_host));
+    options.place = true;
+    options.gpus =
+        flags.process.gpus.empty() ? gpus_found() : index_list(flags.process.gpus);
+    options.tls = launch_tls(flags.tls, graph.name(), beyond_loopback(options.bind_host));
     process_launch launch(graph, std::move(options));
-    announce_checkpoints(graph, checkpoint_dir_of(flags, launch.run_dir()), std::cerr);
+    announce_checkpoints(graph, checkpoint_dir_of(flags.checkpoints, launch.run_dir()),
+                         std::cerr);
     bool clean = launch.wait_stopping_on_signals();
     if (!clean) std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status_linger_secs);
+    linger(launch.status_page(), flags.status.linger_secs);
     return clean ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
   }
+}
+
+inline int launcher<local_multi_processing>::run(const program& graph,
+                                                 transport_kind transport,
+                                                 const launch_flags& flags,
+                                                 const no_options&) {
+  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
+    return run_local_multi_processing(graph, transport, chosen);
+  });
 }
 
 // A test's launch of nodes as processes; this process is their launcher.
@@ -18904,10 +19093,9 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   {
     std::vector<char*> words;
     for (auto& word : settings.arguments) words.push_back(word.data());
-    auto flags = detail::parse_flags(static_cast<int>(words.size()), words.data());
-    detail::check_tls_flags(flags);
-    settings.tls = detail::launch_tls(flags, graph.name(), false);
-    settings.python = flags.python;
+    auto flags = detail::read_shared_flags(static_cast<int>(words.size()), words.data());
+    settings.tls = detail::launch_tls(flags.tls, graph.name(), false);
+    settings.python = flags.process.python;
   }
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;
@@ -19019,9 +19207,9 @@ inline int run_coordinator(const program& graph, const launch_flags& flags) {
 namespace lp::detail {
 
 LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags) {
+                          const launch_flags& flags, const kube_options& cluster) {
   auto role = take_env(kube::pod_env::role);
-  if (!role) return run_kube_manifests(graph, flags);
+  if (!role) return run_kube_manifests(graph, flags, cluster);
   if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
   if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
   std::cerr
@@ -19030,6 +19218,226 @@ LP_API int run_kubernetes(const program& graph, transport_kind transport,
          "that --lp_launch=kubernetes writes"
       << std::endl;
   return 1;
+}
+
+inline int launcher<kubernetes>::run(const program& graph, transport_kind transport,
+                                     const launch_flags& flags,
+                                     const kube_options& cluster) {
+  return run_kubernetes(graph, transport, flags, cluster);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/launchers.hpp ----
+
+// The launch policies that a command line can name (--lp_launch), each with
+// its launcher (detail/cli/flags.hpp, `launcher`), which its own folder
+// declares with its own flags: one table, from a name to a type. Here the
+// command line is read, once, into the flags every launch shares and each
+// launcher's options; --lp_help lists them all. The compiled part's
+// launch_main (impl/launch_inl.hpp) dispatches through it, and includes the
+// headers that define the launchers' runs.
+
+// ---- launchpad/detail/slurm/options.hpp ----
+
+// --lp_launch=slurm's own flags (docs/slurm.md): the --lp_slurm_* rows, and
+// the options they fill, read and checked here; the launch's shared flags
+// are detail/cli/flags.hpp's.
+
+
+namespace lp {
+class program;
+}
+
+namespace lp::detail {
+
+struct node_site;
+
+struct slurm_options {
+  std::string partition;
+  std::string time;
+  std::string account;
+  std::vector<std::string> sbatch;  // each an sbatch option
+  std::string dir = "lp-slurm";     // shared with the compute hosts
+  std::string host = "auto";        // address, interface or auto
+  bool detach = false;
+};
+
+// A value that goes into a batch script line: one line, nothing a shell
+// would expand there.
+inline std::string script_safe(std::string_view flag, std::string value) {
+  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
+    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+inline constexpr flag_row<slurm_options> slurm_flag_rows[] = {
+    {.name = "--lp_slurm_partition",
+     .hint = "<p>",
+     .example = "gpu",
+     .help = "slurm: the job's partition (default: the cluster's default partition)",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.partition = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_time",
+     .hint = "<limit>",
+     .example = "2:00:00",
+     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.time = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_account",
+     .hint = "<a>",
+     .example = "my_project",
+     .help = "slurm: the account the job is charged to",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.account = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_sbatch",
+     .hint = "<option>",
+     .example = "--qos=high",
+     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
+     .set =
+         [](slurm_options& f, std::string_view name, std::string v) {
+           auto option = script_safe(name, std::move(v));
+           if (!option.starts_with("--"))
+             throw usage_error(
+                 "--lp_slurm_sbatch=" + option +
+                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+           f.sbatch.push_back(std::move(option));
+         }},
+    {.name = "--lp_slurm_dir",
+     .hint = "<dir>",
+     .example = "/shared/lp-slurm",
+     .help = "slurm: where run directories go; the compute hosts must see it at the same "
+             "path (default: ./lp-slurm)",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.dir = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_host",
+     .hint = "<h>",
+     .example = "ib0",
+     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
+             "interface (ib0) or an address",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.host = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_detach",
+     .help = "slurm: submit, print the job id and return",
+     .on = [](slurm_options& f) -> bool& { return f.detach; }},
+};
+
+// slurm: the submitter, the job's supervisor, and each job step's node
+// process, which serves on --lp_slurm_host and leads a process group of
+// its own (nothing else ends what it starts). Its run and node_site_of are
+// slurm/launch.hpp's.
+template <>
+struct launcher<slurm> {
+  using options = slurm_options;
+  static constexpr flag_table<slurm_options> flag_rows{slurm_flag_rows};
+  static constexpr bool dry_run = true;
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const slurm_options& job);
+  static node_site node_site_of(const slurm_options& job);
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+template <class... Policies>
+struct policy_table {
+  // Each policy's launcher's options, in the table's order.
+  using options = std::tuple<typename launcher<Policies>::options...>;
+
+  // Calls `f(std::type_identity<P>{}, index)` for the policy P that `name`
+  // names (P::flag), whose options are std::get<index>(options); false if
+  // none does.
+  template <class F>
+  static bool with_policy(std::string_view name, F&& f) {
+    return with_policy(name, f, std::index_sequence_for<Policies...>{});
+  }
+
+  // "a, b or c": the names, for a message.
+  static std::string names() {
+    std::string listed;
+    std::size_t left = sizeof...(Policies);
+    ((listed += std::string(Policies::flag) + (--left > 1  ? ", "
+                                               : left == 1 ? " or "
+                                                           : "")),
+     ...);
+    return listed;
+  }
+
+  // Every flag a command line may hold: the shared ones, then each
+  // launcher's.
+  struct help {
+    template <class Put>
+    static constexpr void write(Put put) {
+      write_help(put, flag_table<launch_flags>(flag_rows),
+                 launcher<Policies>::flag_rows...,
+                 flag_table<launch_flags>(closing_flag_rows));
+    }
+  };
+  static constexpr bool tables_are_sound() {
+    return flag_tables_are_sound(flag_table<launch_flags>(flag_rows),
+                                 launcher<Policies>::flag_rows...,
+                                 flag_table<launch_flags>(closing_flag_rows));
+  }
+
+  // Reads argv's --lp_ words, each into the table that names it.
+  static void read(int argc, char** argv, launch_flags& flags, options& own) {
+    std::apply(
+        [&](auto&... each) {
+          read_flags(argc, argv, false, flag_target<launch_flags>{flag_rows, flags},
+                     flag_target<typename launcher<Policies>::options>{
+                         launcher<Policies>::flag_rows, each}...,
+                     flag_target<launch_flags>{closing_flag_rows, flags});
+        },
+        own);
+  }
+
+ private:
+  template <class F, std::size_t... I>
+  static bool with_policy(std::string_view name, F& f, std::index_sequence<I...>) {
+    return ((name == Policies::flag &&
+             (f(std::type_identity<Policies>{}, std::integral_constant<std::size_t, I>{}),
+              true)) ||
+            ...);
+  }
+};
+
+// The policies --lp_launch names. test_multi_processing is not among them:
+// only a test's lp::controller starts it.
+using launch_policies = policy_table<test_multi_threading, local_multi_threading,
+                                     local_multi_processing, slurm, kubernetes>;
+
+static_assert(launch_policies::tables_are_sound(),
+              "each flag row: one --lp_ name, in no other row of any table, a help "
+              "text, and a hint and an example unless it is a switch");
+
+inline constexpr std::string_view flags_help = help_text<launch_policies::help>;
+static_assert(longest_line(flags_help) <= help_width,
+              "a --lp_help line is wider than 80 columns: shorten a word or a name");
+
+// A command line, read: the flags every launch shares, and each launcher's
+// options.
+struct command_line {
+  launch_flags flags;
+  launch_policies::options options;
+};
+
+// Reads every --lp_ flag of argv, each checked by its row alone; a flag of a
+// policy other than the one chosen is read and checked too (a node process
+// gets its launcher's whole command line).
+inline command_line read_each_flag(int argc, char** argv) {
+  command_line line;
+  for (int i = 0; i < argc; ++i) line.flags.arguments.emplace_back(argv[i]);
+  launch_policies::read(argc, argv, line.flags, line.options);
+  return line;
+}
+
+// The command line as lp::launch reads it: each flag, then the TLS flags
+// together.
+inline command_line read_command_line(int argc, char** argv) {
+  auto line = read_each_flag(argc, argv);
+  check_tls_flags(line.flags.tls);
+  return line;
 }
 
 }  // namespace lp::detail
@@ -19277,11 +19685,13 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
 // The command line the job runs: the submitter's, without the flags that
 // tell only the submitter what to do.
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"});
+  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"},
+                       flag_table<launch_flags>(flag_rows),
+                       flag_table<slurm_options>(slurm_flag_rows));
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
-                                      const slurm_slots& slots,
+                                      const slurm_options& job, const slurm_slots& slots,
                                       const std::string& run_dir,
                                       const std::string& executable) {
   std::string script = "#!/bin/sh\n";
@@ -19294,14 +19704,14 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
     line("--mem-per-cpu=" +
          std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
   if (slots.gpus > 0) line("--gpus-per-task=" + std::to_string(slots.gpus));
-  if (!flags.slurm_partition.empty()) line("--partition=" + flags.slurm_partition);
-  if (!flags.slurm_time.empty()) line("--time=" + flags.slurm_time);
-  if (!flags.slurm_account.empty()) line("--account=" + flags.slurm_account);
+  if (!job.partition.empty()) line("--partition=" + job.partition);
+  if (!job.time.empty()) line("--time=" + job.time);
+  if (!job.account.empty()) line("--account=" + job.account);
   // Before the time limit, Slurm signals every process of the job, and srun
   // kills its step at once on SIGTERM; warned first, the supervisor stops
   // the nodes in order.
-  line("--signal=B:TERM@" + std::to_string(flags.termination_notice_secs + 30));
-  for (const auto& option : flags.slurm_sbatch) line(option);
+  line("--signal=B:TERM@" + std::to_string(flags.process.termination_notice_secs + 30));
+  for (const auto& option : job.sbatch) line(option);
   script +=
       "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
       "# of the program as a job step (srun), restarts and stops them, and writes\n"
@@ -19321,15 +19731,15 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
 namespace lp::detail {
 
 inline void print_dry_run(const program& graph, const launch_flags& flags,
-                          std::ostream& out) {
+                          const slurm_options& job, std::ostream& out) {
   auto units = plan_units(graph);
   auto run_dir =
-      (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
-          .string();
+      (std::filesystem::absolute(job.dir) / ("lp-" + graph.name() + "-XXXXXX")).string();
   auto executable = this_executable();
   out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
       << "/job.sh:\n"
-      << slurm_batch_script(graph, flags, slurm_slots_for(units), run_dir, executable)
+      << slurm_batch_script(graph, flags, job, slurm_slots_for(units), run_dir,
+                            executable)
       << "\n# The job step of each process, started by the supervisor in the job, with\n"
          "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
          "# secret and the TLS credentials it reads from the run directory, never from "
@@ -19377,20 +19787,21 @@ inline job_state query_job(const std::string& job) {
 
 class slurm_submission {
  public:
-  slurm_submission(const program& graph, const launch_flags& flags)
-      : graph_(graph), flags_(flags), units_(plan_units(graph)) {}
+  slurm_submission(const program& graph, const launch_flags& flags,
+                   const slurm_options& job)
+      : graph_(graph), flags_(flags), slurm_(job), units_(plan_units(graph)) {}
 
   int run() {
-    auto parent = std::filesystem::absolute(flags_.slurm_dir).string();
+    auto parent = std::filesystem::absolute(slurm_.dir).string();
     if (parent.find_first_of(" \t") != std::string::npos)
       throw usage_error(
-          "--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
+          "--lp_slurm_dir=" + slurm_.dir + ": the path " + parent +
           " holds a space, which #SBATCH lines cannot; choose another directory");
-    check_fits(units_, find_partition(flags_.slurm_partition));
+    check_fits(units_, find_partition(slurm_.partition));
     std::filesystem::create_directories(parent);
     // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
-    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent,
-                      launch_tls(flags_, graph_.name(), true));
+    run_directory dir(graph_.name(), flags_.process.insecure ? "" : make_secret(), parent,
+                      launch_tls(flags_.tls, graph_.name(), true));
     dir.announce(std::cerr);
     // From before the job exists: a Ctrl+C during sbatch must still cancel it.
     stop_on_signals handler(
@@ -19410,7 +19821,7 @@ class slurm_submission {
     std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
               << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
               << std::endl;
-    if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
+    if (slurm_.detach && signals_ == 0) {  // else follow, which cancels it
       std::cerr << "[lp] follow it with: squeue --jobs=" << job
                 << "; stop it in order with: scancel --batch --signal=TERM " << job
                 << std::endl;
@@ -19422,8 +19833,8 @@ class slurm_submission {
     for (const char* file : {"secret", run_directory::certificate_file,
                              run_directory::key_file, run_directory::authority_file})
       ::unlink((dir.path() + "/" + file).c_str());
-    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments,
-                       std::cerr);
+    tell_how_to_resume(graph_, checkpoint_dir_of(flags_.checkpoints, dir.path()),
+                       flags_.arguments, std::cerr);
     return status;
   }
 
@@ -19432,8 +19843,8 @@ class slurm_submission {
     auto script_path = run_dir + "/job.sh";
     {
       std::ofstream script(script_path);
-      script << slurm_batch_script(graph_, flags_, slurm_slots_for(units_), run_dir,
-                                   this_executable());
+      script << slurm_batch_script(graph_, flags_, slurm_, slurm_slots_for(units_),
+                                   run_dir, this_executable());
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
@@ -19510,8 +19921,8 @@ class slurm_submission {
           // scancel would also signal each srun, which kills its step at once.
           try_tool({"scancel", "--batch", "--signal=TERM", job},
                    std::chrono::seconds(60));
-          give_up_at =
-              clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
+          give_up_at = clock::now() +
+                       std::chrono::seconds(flags_.process.termination_notice_secs + 30);
         }
       }
       if (!cancelled_hard &&
@@ -19580,6 +19991,7 @@ class slurm_submission {
 
   const program& graph_;
   const launch_flags& flags_;
+  const slurm_options& slurm_;
   std::vector<unit_plan> units_;
   std::atomic<int> signals_{0};
   std::atomic<int> last_signal_{SIGINT};
@@ -19664,7 +20076,8 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
 }
 
 inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
-                                process_options options, const std::string& run_dir) {
+                                const slurm_options& job_options, process_options options,
+                                const std::string& run_dir) {
   int status = 1;
   try {
     const char* job = std::getenv("SLURM_JOB_ID");
@@ -19674,12 +20087,12 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     options.terminal = terminal_kind::files;
     options.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;
-    options.bind_host = slurm_host_address(flags.slurm_host);
+    options.bind_host = slurm_host_address(job_options.host);
     options.runner = srun_runner(graph, job);
     process_launch launch(graph, std::move(options));
     status = launch.wait_stopping_on_signals() ? 0 : 1;
     std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status_linger_secs);
+    linger(launch.status_page(), flags.status.linger_secs);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
   }
@@ -19696,23 +20109,23 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
 namespace lp::detail {
 
 LP_API int run_slurm(const program& graph, transport_kind transport,
-                     const launch_flags& flags) {
-  if (flags.insecure)
+                     const launch_flags& flags, const slurm_options& job) {
+  if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
     std::string path = run_dir;
     ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
     return run_slurm_supervisor(
-        graph, flags, process_options_from(flags, slurm::flag, transport), path);
+        graph, flags, job, process_options_from(flags, slurm::flag, transport), path);
   }
   try {
     graph_access::check_defined(graph);
     if (flags.dry_run) {
-      print_dry_run(graph, flags, std::cout);
+      print_dry_run(graph, flags, job, std::cout);
       return 0;
     }
-    return slurm_submission(graph, flags).run();
+    return slurm_submission(graph, flags, job).run();
   } catch (const usage_error&) {
     throw;
   } catch (const std::exception& e) {
@@ -19721,47 +20134,28 @@ LP_API int run_slurm(const program& graph, transport_kind transport,
   }
 }
 
+inline int launcher<slurm>::run(const program& graph, transport_kind transport,
+                                const launch_flags& flags, const slurm_options& job) {
+  return run_slurm(graph, transport, flags, job);
+}
+
+inline node_site launcher<slurm>::node_site_of(const slurm_options& job) {
+  node_site site;
+  site.launcher_is_parent = false;
+  site.bind_host = slurm_host_address(job.host);
+  site.own_group = true;
+  return site;
+}
+
 }  // namespace lp::detail
 
 namespace lp::detail {
 
-// test_mt, local_mt or local_mp from a command line. Unless the user chose
-// where, the checkpoints go to a directory of this launch's own that a user
-// finds again (checkpoint_home), and the launch's end says where they are
-// and how to go on from them.
-inline int run_on_this_host(const program& graph, const std::string& policy,
-                            transport_kind transport, launch_flags flags) {
-  auto command = flags.arguments;
-  bool own_dir = flags.checkpoint_dir.empty() && keeps_checkpoints(graph);
-  if (own_dir) {
-    try {
-      flags.checkpoint_dir = make_launch_checkpoint_dir(graph.name());
-    } catch (const launch_error& e) {
-      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-      return 1;
-    }
-    // local_mp's node processes take their flags from this command line.
-    flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
-                           "--lp_checkpoint_dir=" + flags.checkpoint_dir);
-  }
-  int status = policy == local_multi_processing::flag
-                   ? run_local_multi_processing(graph, transport, flags)
-                   : run_in_process(graph, policy, policy == local_multi_threading::flag,
-                                    transport, flags);
-  if (!tell_how_to_resume(graph, flags.checkpoint_dir, command, std::cerr) && own_dir) {
-    // Nothing was saved: no empty directory stays, of the launch or of the
-    // program, which a later launch makes again.
-    ::rmdir(flags.checkpoint_dir.c_str());
-    ::rmdir(checkpoint_home(graph.name()).c_str());
-  }
-  return status;
-}
-
 LP_API int launch_main(const program& graph, int argc, char** argv,
                        std::string_view policy, transport_kind transport) {
   try {
-    auto flags = parse_flags(argc, argv);
-    check_tls_flags(flags);
+    auto line = read_command_line(argc, argv);
+    const auto& flags = line.flags;
     if (flags.help) {
       std::cout << flags_help;
       return 0;
@@ -19770,28 +20164,40 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
       std::cout << graph_picture(graph, flags.graph);
       return 0;
     }
-    if (!flags.status_of.empty())
-      return print_status(flags.status_of, flags.json, std::cout);
-    // Started by a multi-processing launcher: whatever the policy, be a node.
-    if (is_node_process()) return run_node_process(graph, transport, flags);
+    if (!flags.status.of.empty())
+      return print_status(flags.status.of, flags.status.json, std::cout);
+    // Started by a multi-processing launcher: whatever the policy, be a node,
+    // where the launcher that started it says (LP_POLICY).
+    if (is_node_process()) {
+      std::optional<node_site> site;
+      if (const char* started_by = std::getenv(child_env::policy))
+        launch_policies::with_policy(started_by, [&](auto chosen, auto index) {
+          using launch = launcher<typename decltype(chosen)::type>;
+          if constexpr (requires { launch::node_site_of(std::get<index>(line.options)); })
+            site = launch::node_site_of(std::get<index>(line.options));
+        });
+      return run_node_process(graph, transport, flags, site);
+    }
     std::string chosen = flags.launch.value_or(std::string(policy));
-    bool cluster = chosen == slurm::flag || chosen == kubernetes::flag;
-    if (flags.dry_run && !cluster)
+    bool dry_run = false;
+    bool known = launch_policies::with_policy(chosen, [&](auto p, auto) {
+      dry_run = launcher<typename decltype(p)::type>::dry_run;
+    });
+    if (flags.dry_run && !dry_run)
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
-    bool local = chosen == test_multi_threading::flag ||
-                 chosen == local_multi_threading::flag ||
-                 chosen == local_multi_processing::flag;
-    if (!local && !cluster)
-      throw usage_error(
-          "--lp_launch=" + chosen +
-          " is not a launch policy; choose test_mt, local_mt, local_mp, slurm "
-          "or kubernetes");
-    if (!flags.resume.empty()) check_resume_dir(graph, flags.resume);
-    if (chosen == kubernetes::flag) return run_kubernetes(graph, transport, flags);
-    if (!local) return run_slurm(graph, transport, flags);
-    return run_on_this_host(graph, chosen, transport, std::move(flags));
+    if (!known)
+      throw usage_error("--lp_launch=" + chosen + " is not a launch policy; choose " +
+                        launch_policies::names());
+    if (!flags.checkpoints.resume.empty())
+      check_resume_dir(graph, flags.checkpoints.resume);
+    int status = 1;
+    launch_policies::with_policy(chosen, [&](auto p, auto index) {
+      status = launcher<typename decltype(p)::type>::run(graph, transport, flags,
+                                                         std::get<index>(line.options));
+    });
+    return status;
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

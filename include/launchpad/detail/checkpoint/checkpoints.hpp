@@ -287,9 +287,9 @@ inline std::string make_launch_checkpoint_dir(const std::string& program) {
 // launch sets it to its own directory in checkpoint_home when the user did
 // not), else checkpoints/ in its run directory (a Slurm job's, which the
 // compute hosts share, and a test_multi_processing launch's).
-inline std::string checkpoint_dir_of(const launch_flags& flags,
+inline std::string checkpoint_dir_of(const checkpoint_flags& flags,
                                      const std::string& run_dir) {
-  if (!flags.checkpoint_dir.empty()) return flags.checkpoint_dir;
+  if (!flags.dir.empty()) return flags.dir;
   return run_dir.empty() ? "" : run_dir + "/checkpoints";
 }
 

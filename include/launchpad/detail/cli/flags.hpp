@@ -7,9 +7,11 @@
 #include <launchpad/error.hpp>
 #include <launchpad/launch/policy.hpp>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -22,51 +24,65 @@ struct port_or_off {
   friend bool operator==(const port_or_off&, const port_or_off&) = default;
 };
 
-// What the --lp_* flags of a launch asked for, with the defaults. Each member
-// is set by the row of flag_table below named after it (insecure by
-// --lp_insecure, ...). Every other argument belongs to the user and is left
-// alone.
-struct launch_flags {
-  std::optional<std::string> launch;  // unset: the policy main() names
-  bool help = false;
+// The --lp_* flags every launch shares, parsed once where lp::launch starts
+// (detail/launchers.hpp), in groups named for what they set, with the
+// defaults. A policy's own flags (--lp_slurm_*, --lp_kube_*) are its
+// launcher's options, in its own folder. Every other argument belongs to the
+// user and is left alone.
+
+// The limits of every node's server (docs/protocol.md, "Limits").
+struct server_flags {
+  std::size_t max_body_mb = 256;
+  int header_timeout_secs = 10;
+  std::size_t min_rate_kib_per_sec = 64;
+  std::size_t max_connections = 8192;
+};
+
+// TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto (on
+// where nodes serve beyond loopback); a site's own files, if given.
+enum class tls_mode { on, off, automatic };
+struct tls_flags {
+  tls_mode mode = tls_mode::automatic;
+  std::string ca, cert, key;
+};
+
+// docs/launching.md, "Fault tolerance".
+struct checkpoint_flags {
+  std::string dir;     // empty: checkpoint_dir_of (checkpoints.hpp) says
+  std::string resume;  // a checkpoint directory of an earlier launch
+};
+
+// The launcher's status page (docs/observability.md).
+struct status_flags {
+  port_or_off port{0};
+  int linger_secs = 0;
+  std::string of;     // --lp_status=RUN_DIR: print that launch's status and exit
+  bool json = false;  // ... as JSON
+};
+
+// How this host's processes that host nodes are run.
+struct node_process_flags {
   bool insecure = false;
-  // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto
-  // (on where nodes serve beyond loopback); a site's own files, if given.
-  std::string tls = "auto";
-  std::string tls_ca, tls_cert, tls_key;
   bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;             // empty: logs/ in the run directory
   std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
-  std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;  // docs/protocol.md, "Limits"
-  std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 8192;
+  std::string gpus;                // "0,1,2,3"; empty: the devices found
+};
+
+struct launch_flags {
+  std::optional<std::string> launch;  // unset: the policy main() names
+  bool help = false;
   std::string graph;  // empty: launch, draw nothing
-  // docs/launching.md, "Fault tolerance"
-  std::string checkpoint_dir;  // empty: checkpoint_dir_of (checkpoints.hpp) says
-  std::string resume;          // a checkpoint directory of an earlier launch
-  std::string gpus;            // "0,1,2,3"; empty: the devices found
-  // The launcher's status page (docs/observability.md).
-  port_or_off status_port{0};
-  int status_linger_secs = 0;
-  std::string status_of;  // --lp_status=RUN_DIR: print that launch's status and exit
-  bool json = false;      // ... as JSON
-  // --lp_launch=slurm (docs/slurm.md)
-  std::string slurm_partition;
-  std::string slurm_time;
-  std::string slurm_account;
-  std::vector<std::string> slurm_sbatch;  // each an sbatch option
-  std::string slurm_dir = "lp-slurm";     // shared with the compute hosts
-  std::string slurm_host = "auto";        // address, interface or auto
-  bool slurm_detach = false;
-  // --lp_launch=kubernetes (docs/kubernetes.md)
-  std::string kube_image;  // required to write manifests
-  std::string kube_namespace = "default";
-  std::string kube_binary;           // empty: /usr/local/bin/ and argv[0]'s file name
-  std::string kube_dir = "lp-kube";  // where --lp_dry_run writes the manifests
+  // Show what a cluster launch would submit, and submit nothing: a choice of
+  // the launch, not of one cluster's options (slurm and kubernetes read it).
   bool dry_run = false;
+  node_process_flags process;
+  server_flags server;
+  tls_flags tls;
+  checkpoint_flags checkpoints;
+  status_flags status;
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
 };
 
@@ -82,14 +98,6 @@ inline long whole_number(std::string_view flag, const std::string& text, long lo
                     std::to_string(low) + " to " + std::to_string(high));
 }
 
-// A value that goes into a batch script line: one line, nothing a shell
-// would expand there.
-inline std::string script_safe(std::string_view flag, std::string value) {
-  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
-    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
-  return value;
-}
-
 // A value that goes into a manifest or a command line printed for the
 // user: one line of visible characters. The YAML quotes it anyway; a control
 // character would still garble what the user reads.
@@ -99,37 +107,6 @@ inline std::string one_line(std::string_view flag, std::string value) {
       throw usage_error(std::string(flag) +
                         " needs a value on one line, without control "
                         "characters");
-  return value;
-}
-
-// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
-inline std::string dns_label_value(std::string_view flag, std::string value) {
-  bool fits =
-      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
-  for (char c : value)
-    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-  if (!fits)
-    throw usage_error(
-        std::string(flag) + "=" + one_line(flag, value) +
-        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
-        "starting and ending with a letter or digit, e.g. " +
-        std::string(flag) + "=research");
-  return value;
-}
-
-// A container image reference (registry/repository:tag or @digest): the
-// characters a reference can hold, so a typo shows here and not as a pod
-// that never pulls.
-inline std::string image_reference(std::string_view flag, std::string value) {
-  bool fits = !value.empty() && value.size() <= 512;
-  for (char c : value)
-    fits = fits &&
-           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            std::string_view("._-/:@+").find(c) != std::string_view::npos);
-  if (!fits)
-    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
-                      ": give an image reference, e.g. " + std::string(flag) +
-                      "=registry.example.com/team/prog:1.0");
   return value;
 }
 
@@ -146,19 +123,24 @@ inline std::string one_of(std::string_view flag, std::string value,
   throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
 }
 
-// One --lp_ flag: the parser, the validation and --lp_help all read this row.
-// A switch names the member it sets (`on`); any other flag takes a value,
-// which `set` checks and stores.
-struct flag_spec {
+// One --lp_ flag of a table whose rows fill `Options`: the parser, the
+// validation and --lp_help all read this row. A switch (a row without a
+// hint) names the bool it turns on or off (`on`); any other flag takes a
+// value, which `set` checks and stores. The flags every launch shares are
+// flag_rows below; a launcher's own are its folder's (slurm/options.hpp,
+// kube/options.hpp), and detail/launchers.hpp reads them all.
+template <class Options>
+struct flag_row {
   std::string_view name = {};     // "--lp_launch"
   std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
   std::string_view example = {};  // a real value, for the "needs a value" message
   std::string_view help = {};
-  bool launch_flags::*on = nullptr;
-  void (*set)(launch_flags&, std::string_view name, std::string value) = nullptr;
+  bool& (*on)(Options&) = nullptr;
+  void (*set)(Options&, std::string_view name, std::string value) = nullptr;
+  constexpr bool is_switch() const { return hint.empty(); }
 };
 
-inline constexpr flag_spec flag_table[] = {
+inline constexpr flag_row<launch_flags> flag_rows[] = {
     {.name = "--lp_launch",
      .hint = "<policy>",
      .example = "local_mp",
@@ -175,23 +157,23 @@ inline constexpr flag_spec flag_table[] = {
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
            auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
-           f.terminal = word == "current" ? terminal_kind::current
-                        : word == "files" ? terminal_kind::files
-                                          : terminal_kind::tmux;
+           f.process.terminal = word == "current" ? terminal_kind::current
+                                : word == "files" ? terminal_kind::files
+                                                  : terminal_kind::tmux;
          }},
     {.name = "--lp_python",
      .hint = "<interpreter>",
      .example = "./venv/bin/python",
      .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
      .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.python = one_line(name, std::move(v)); }},
+               std::string v) { f.process.python = one_line(name, std::move(v)); }},
     {.name = "--lp_log_dir",
      .hint = "<dir>",
      .example = "./logs",
      .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
              "launch's run directory)",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.log_dir = std::move(v); }},
+               std::string v) { f.process.log_dir = std::move(v); }},
     {.name = "--lp_termination_notice_secs",
      .hint = "<n>",
      .example = "30",
@@ -199,7 +181,8 @@ inline constexpr flag_spec flag_table[] = {
              "default 10)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.termination_notice_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+           f.process.termination_notice_secs =
+               static_cast<int>(whole_number(name, v, 0, 86400));
          }},
     {.name = "--lp_max_body_mb",
      .hint = "<n>",
@@ -208,7 +191,8 @@ inline constexpr flag_spec flag_table[] = {
              "1048576, default 256)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_body_mb = static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+           f.server.max_body_mb =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
          }},
     {.name = "--lp_header_timeout_secs",
      .hint = "<n>",
@@ -217,7 +201,8 @@ inline constexpr flag_spec flag_table[] = {
              "request gets 408 and its connection closes (1 to 3600, default 10)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.header_timeout_secs = static_cast<int>(whole_number(name, v, 1, 3600));
+           f.server.header_timeout_secs =
+               static_cast<int>(whole_number(name, v, 1, 3600));
          }},
     {.name = "--lp_min_rate_kib_per_sec",
      .hint = "<n>",
@@ -226,7 +211,7 @@ inline constexpr flag_spec flag_table[] = {
              "after the header time; slower ones are cut off (1 to 1048576, default 64)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.min_rate_kib_per_sec =
+           f.server.min_rate_kib_per_sec =
                static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
          }},
     {.name = "--lp_max_connections",
@@ -237,12 +222,12 @@ inline constexpr flag_spec flag_table[] = {
          "to 1048576, default 8192, at most half of ulimit -n)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.max_connections =
+           f.server.max_connections =
                static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
          }},
     {.name = "--lp_insecure",
      .help = "accept calls without the launch's secret (warns)",
-     .on = &launch_flags::insecure},
+     .on = [](launch_flags& f) -> bool& { return f.process.insecure; }},
     {.name = "--lp_tls",
      .hint = "<mode>",
      .example = "on",
@@ -252,7 +237,10 @@ inline constexpr flag_spec flag_table[] = {
          "on where they do, as under slurm)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.tls = one_of(name, std::move(v), {"on", "off", "auto"});
+           auto word = one_of(name, std::move(v), {"on", "off", "auto"});
+           f.tls.mode = word == "on"    ? tls_mode::on
+                        : word == "off" ? tls_mode::off
+                                        : tls_mode::automatic;
          }},
     {.name = "--lp_tls_cert",
      .hint = "<file>",
@@ -261,27 +249,27 @@ inline constexpr flag_spec flag_table[] = {
          "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
          "its key (below), and turns TLS on",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_cert = std::move(v); }},
+               std::string v) { f.tls.cert = std::move(v); }},
     {.name = "--lp_tls_key",
      .hint = "<file>",
      .example = "./node.key",
      .help = "the private key (PEM, unencrypted) of that certificate",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_key = std::move(v); }},
+               std::string v) { f.tls.key = std::move(v); }},
     {.name = "--lp_tls_ca",
      .hint = "<file>",
      .example = "./site-ca.crt",
      .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
              "certificate itself",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls_ca = std::move(v); }},
+               std::string v) { f.tls.ca = std::move(v); }},
     {.name = "--lp_system_malloc",
      .help =
          "leave malloc as it is set; by default a process that hosts nodes keeps freed "
          "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
          "cost "
          "more than sending it",
-     .on = &launch_flags::system_malloc},
+     .on = [](launch_flags& f) -> bool& { return f.process.system_malloc; }},
     {.name = "--lp_graph",
      .hint = "<format>",
      .example = "dot",
@@ -299,7 +287,7 @@ inline constexpr flag_spec flag_table[] = {
          "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
          "set; slurm: checkpoints/ in the run directory)",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.checkpoint_dir = std::move(v); }},
+               std::string v) { f.checkpoints.dir = std::move(v); }},
     {.name = "--lp_resume",
      .hint = "<dir>",
      .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
@@ -308,7 +296,7 @@ inline constexpr flag_spec flag_table[] = {
          "unless its own checkpoint in this launch's checkpoint directory is newer; it "
          "must hold a checkpoint of a node of this program",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.resume = std::move(v); }},
+               std::string v) { f.checkpoints.resume = std::move(v); }},
     {.name = "--lp_gpus",
      .hint = "<list>",
      .example = "0,1,2,3",
@@ -319,7 +307,7 @@ inline constexpr flag_spec flag_table[] = {
          [](launch_flags& f, std::string_view name, std::string v) {
            for (auto index : split(v, ','))
              whole_number(name, std::string(index), 0, 1023);
-           f.gpus = std::move(v);
+           f.process.gpus = std::move(v);
          }},
     {.name = "--lp_status_port",
      .hint = "<port>",
@@ -333,7 +321,7 @@ inline constexpr flag_spec flag_table[] = {
                               std::stol(v) > 65535))
              throw usage_error(std::string(name) + "=" + v +
                                ": give a port from 0 to 65535, or off");
-           f.status_port =
+           f.status.port =
                v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
          }},
     {.name = "--lp_status_linger_secs",
@@ -343,7 +331,7 @@ inline constexpr flag_spec flag_table[] = {
              "ended (0 to 86400, default 0)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.status_linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+           f.status.linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
          }},
     {.name = "--lp_status",
      .hint = "<run_dir>",
@@ -351,121 +339,69 @@ inline constexpr flag_spec flag_table[] = {
      .help = "print the nodes of the running launch whose run directory this is, with "
              "their figures, and exit",
      .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.status_of = std::move(v); }},
+               std::string v) { f.status.of = std::move(v); }},
     {.name = "--lp_json",
      .help = "print the status above as JSON instead of a table",
-     .on = &launch_flags::json},
-    {.name = "--lp_slurm_partition",
-     .hint = "<p>",
-     .example = "gpu",
-     .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_partition = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_time",
-     .hint = "<limit>",
-     .example = "2:00:00",
-     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_time = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_account",
-     .hint = "<a>",
-     .example = "my_project",
-     .help = "slurm: the account the job is charged to",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_account = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_sbatch",
-     .hint = "<option>",
-     .example = "--qos=high",
-     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           auto option = script_safe(name, std::move(v));
-           if (!option.starts_with("--"))
-             throw usage_error(
-                 "--lp_slurm_sbatch=" + option +
-                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-           f.slurm_sbatch.push_back(std::move(option));
-         }},
-    {.name = "--lp_slurm_dir",
-     .hint = "<dir>",
-     .example = "/shared/lp-slurm",
-     .help = "slurm: where run directories go; the compute hosts must see it at the same "
-             "path (default: ./lp-slurm)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_dir = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_host",
-     .hint = "<h>",
-     .example = "ib0",
-     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
-             "interface (ib0) or an address",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.slurm_host = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_detach",
-     .help = "slurm: submit, print the job id and return",
-     .on = &launch_flags::slurm_detach},
-    {.name = "--lp_kube_image",
-     .hint = "<image>",
-     .example = "registry.example.com/team/prog:1.0",
-     .help = "kubernetes: the container image every pod runs; it holds this program's "
-             "binary (required)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.kube_image = image_reference(name, std::move(v)); }},
-    {.name = "--lp_kube_namespace",
-     .hint = "<ns>",
-     .example = "research",
-     .help = "kubernetes: the namespace of the launch's objects (default: default)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.kube_namespace = dns_label_value(name, std::move(v));
-         }},
-    {.name = "--lp_kube_binary",
-     .hint = "<path>",
-     .example = "/opt/prog/bin/prog",
-     .help = "kubernetes: where the program's binary is in the image (default: "
-             "/usr/local/bin/ and the name of this binary)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           if (!v.starts_with("/"))
-             throw usage_error(std::string(name) + "=" + one_line(name, v) +
-                               ": give the binary's absolute path in the image, e.g. " +
-                               std::string(name) + "=/usr/local/bin/prog");
-           f.kube_binary = one_line(name, std::move(v));
-         }},
-    {.name = "--lp_kube_dir",
-     .hint = "<dir>",
-     .example = "./manifests",
-     .help =
-         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
-         "their own (default: ./lp-kube)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.kube_dir = one_line(name, std::move(v)); }},
+     .on = [](launch_flags& f) -> bool& { return f.status.json; }},
+};
+
+// Shared too, and --lp_help lists them last, after every launcher's own
+// flags: what to do instead of a launch.
+inline constexpr flag_row<launch_flags> closing_flag_rows[] = {
     {.name = "--lp_dry_run",
      .help = "slurm: print the batch script and each node's command line, and submit "
              "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
-     .on = &launch_flags::dry_run},
-    {.name = "--lp_help", .help = "print this help and exit", .on = &launch_flags::help},
+     .on = [](launch_flags& f) -> bool& { return f.dry_run; }},
+    {.name = "--lp_help",
+     .help = "print this help and exit",
+     .on = [](launch_flags& f) -> bool& { return f.help; }},
 };
 
-// Checked where the table is compiled, so a row added later cannot lack what
-// its messages need or shadow another row. (Whether a value row has its `set`
-// is checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
+// A table of rows that fill `Options`.
+template <class Options>
+using flag_table = std::span<const flag_row<Options>>;
+
+// The launcher of a launch policy P (lp::slurm, ...): its own flags
+// (`options`, read by `flag_rows`) and how it runs a program
+// (`run(graph, transport, flags, options)`). Each is specialized in the
+// policy's folder; detail/launchers.hpp lists them.
+template <class P>
+struct launcher;
+
+// The options of a launcher that has no flags of its own.
+struct no_options {};
+
+// Checked where the tables are brought together (detail/launchers.hpp), so
+// a row added later cannot lack what its messages need or shadow another
+// row, of its table or of another. (Whether a row has its `on` or `set` is
+// checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
 // compare a function pointer with null in a constant expression.)
-consteval bool flag_table_is_sound() {
-  for (const auto& row : flag_table) {
-    bool is_switch = row.on != nullptr;
+template <class Options>
+constexpr bool rows_are_sound(flag_table<Options> rows) {
+  for (const auto& row : rows) {
     bool has_value_words = !row.hint.empty() && !row.example.empty();
-    bool has_no_value_words = row.hint.empty() && row.example.empty();
     if (!row.name.starts_with("--lp_") || row.help.empty() ||
-        !(is_switch ? has_no_value_words : has_value_words))
+        !(row.is_switch() ? row.example.empty() : has_value_words))
       return false;
-    for (const auto& other : flag_table)
-      if (&other != &row && other.name == row.name) return false;
   }
   return true;
 }
-static_assert(flag_table_is_sound(),
-              "each flag_table row: one --lp_ name, a help text, and "
-              "either `on` or `set` with a hint and an example");
+
+template <class A, class B>
+constexpr bool no_name_twice(flag_table<A> a, flag_table<B> b) {
+  bool same_table = false;
+  if constexpr (std::is_same_v<A, B>) same_table = a.data() == b.data();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = 0; j < b.size(); ++j)
+      if (a[i].name == b[j].name && !(same_table && i == j)) return false;
+  return true;
+}
+
+template <class... Options>
+constexpr bool flag_tables_are_sound(flag_table<Options>... tables) {
+  auto against_all = [&](auto table) { return (no_name_twice(table, tables) && ...); };
+  return (rows_are_sound(tables) && ...) && (against_all(tables) && ...);
+}
 
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
@@ -478,11 +414,12 @@ constexpr std::size_t find_char(std::string_view text, char c, std::size_t from 
   return std::string_view::npos;
 }
 
-// Writes the --lp_help text to `put`, a character at a time. constexpr and
-// without allocation (libstdc++'s constexpr std::string fails under clang 14),
-// so that flags_help is fixed at compile time: measured first, then written.
-template <class Put>
-constexpr void write_help(Put put) {
+// Writes the --lp_help text of `tables`' rows, in order, to `put`, a
+// character at a time. constexpr and without allocation (libstdc++'s
+// constexpr std::string fails under clang 14), so that the help is fixed at
+// compile time (help_text below): measured first, then written.
+template <class Put, class... Options>
+constexpr void write_help(Put put, flag_table<Options>... tables) {
   std::size_t column = 0;
   auto text = [&](std::string_view s) {
     for (char c : s) {
@@ -510,20 +447,23 @@ constexpr void write_help(Put put) {
     }
     text("\n");
   };
+  auto rows = [&](auto table) {
+    for (const auto& row : table) {
+      text("  ");
+      text(row.name);
+      if (!row.is_switch()) {
+        text("=");
+        text(row.hint);
+      }
+      if (column + 2 > help_indent) text("\n");
+      paragraph(row.help, help_indent);
+    }
+  };
   paragraph(
       "Launchpad flags (every other argument, and every argument after --, is left "
       "to the program):",
       0);
-  for (const auto& row : flag_table) {
-    text("  ");
-    text(row.name);
-    if (!row.hint.empty()) {
-      text("=");
-      text(row.hint);
-    }
-    if (column + 2 > help_indent) text("\n");
-    paragraph(row.help, help_indent);
-  }
+  (rows(tables), ...);
   text("\n");
   paragraph(
       "A flag's value follows the = or is the next argument; a value that starts "
@@ -532,22 +472,28 @@ constexpr void write_help(Put put) {
       0);
 }
 
+// The help that `Help::write(put)` writes, as characters fixed at compile
+// time.
+template <class Help>
 constexpr std::size_t help_size() {
   std::size_t size = 0;
-  write_help([&](char) { ++size; });
+  Help::write([&](char) { ++size; });
   return size;
 }
 
-constexpr std::array<char, help_size()> help_chars() {
-  std::array<char, help_size()> chars{};
+template <class Help>
+constexpr std::array<char, help_size<Help>()> help_chars() {
+  std::array<char, help_size<Help>()> chars{};
   std::size_t i = 0;
-  write_help([&](char c) { chars[i++] = c; });
+  Help::write([&](char c) { chars[i++] = c; });
   return chars;
 }
 
-inline constexpr auto flags_help_chars = help_chars();
-inline constexpr std::string_view flags_help{flags_help_chars.data(),
-                                             flags_help_chars.size()};
+template <class Help>
+inline constexpr auto help_text_chars = help_chars<Help>();
+template <class Help>
+inline constexpr std::string_view help_text{help_text_chars<Help>.data(),
+                                            help_text_chars<Help>.size()};
 
 constexpr std::size_t longest_line(std::string_view text) {
   std::size_t longest = 0;
@@ -559,11 +505,10 @@ constexpr std::size_t longest_line(std::string_view text) {
   }
   return longest;
 }
-static_assert(longest_line(flags_help) <= help_width,
-              "a --lp_help line is wider than 80 columns: shorten a word or a name");
 
-inline const flag_spec* find_flag(std::string_view name) {
-  for (const auto& row : flag_table)
+template <class Options>
+const flag_row<Options>* find_flag(flag_table<Options> rows, std::string_view name) {
+  for (const auto& row : rows)
     if (row.name == name) return &row;
   return nullptr;
 }
@@ -576,9 +521,10 @@ inline bool switch_value(std::string_view name, std::string_view value) {
                     " alone is true)");
 }
 
-inline usage_error needs_value(const flag_spec& flag, const char* next) {
-  std::string message = std::string(flag.name) + " needs a value, e.g. " +
-                        std::string(flag.name) + "=" + std::string(flag.example);
+inline usage_error needs_value(std::string_view name, std::string_view example,
+                               const char* next) {
+  std::string message = std::string(name) + " needs a value, e.g. " + std::string(name) +
+                        "=" + std::string(example);
   // The next word is the user's flag, or a value that only = can carry.
   if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
     message += "; a value that starts with -- must follow the =";
@@ -586,26 +532,29 @@ inline usage_error needs_value(const flag_spec& flag, const char* next) {
 }
 
 // The TLS flags that must go together (docs/launching.md, "Flags"): checked
-// by a launch once every flag is read, as each row reads one flag alone.
-inline void check_tls_flags(const launch_flags& flags) {
-  if (flags.tls_cert.empty() != flags.tls_key.empty())
+// once every flag is read (read_command_line), as each row reads one flag
+// alone.
+inline void check_tls_flags(const tls_flags& tls) {
+  if (tls.cert.empty() != tls.key.empty())
     throw usage_error(
         "--lp_tls_cert and --lp_tls_key go together: give a certificate and "
         "its key");
-  if (!flags.tls_ca.empty() && flags.tls_cert.empty())
+  if (!tls.ca.empty() && tls.cert.empty())
     throw usage_error(
         "--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
         "signed, and its key");
-  if (flags.tls == "off" && !flags.tls_cert.empty())
+  if (tls.mode == tls_mode::off && !tls.cert.empty())
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
 // `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
-// in each form parse_flags reads: "--f", "--f=v", and a value flag's
-// "--f v". What follows "--" is the user's, and stays.
-inline std::vector<std::string> without_flags(
-    const std::vector<std::string>& words,
-    std::initializer_list<std::string_view> dropped) {
+// in each form read_flags reads: "--f", "--f=v", and a value flag's "--f v"
+// (a row of `tables` says which takes a value). What follows "--" is the
+// user's, and stays.
+template <class... Options>
+std::vector<std::string> without_flags(const std::vector<std::string>& words,
+                                       std::initializer_list<std::string_view> dropped,
+                                       flag_table<Options>... tables) {
   std::vector<std::string> kept;
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string_view word = words[i];
@@ -621,40 +570,71 @@ inline std::vector<std::string> without_flags(
       kept.emplace_back(word);
       continue;
     }
-    const flag_spec* spec = find_flag(name);
-    bool value_follows = spec && !spec->on && name.size() == word.size();
+    auto takes_value = [&](auto table) {
+      auto* row = find_flag(table, name);
+      return row && !row->is_switch();
+    };
+    bool value_follows = (takes_value(tables) || ...) && name.size() == word.size();
     if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
   }
   return kept;
 }
 
-inline launch_flags parse_flags(int argc, char** argv) {
-  launch_flags flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+// Where read_flags puts what one table's rows read.
+template <class Options>
+struct flag_target {
+  flag_table<Options> rows;
+  Options& into;
+};
+
+// Reads argv's --lp_ words into the targets, each by the row of its table
+// that names it; every other word is the user's. A --lp_ word that no table
+// names is a usage error, or, with `others_allowed`, left to whoever reads
+// the rest (a test's process launch, which reads the shared flags of its
+// nodes' command line).
+template <class... Options>
+void read_flags(int argc, char** argv, bool others_allowed,
+                flag_target<Options>... targets) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
     if (!arg.starts_with("--lp_")) continue;
     auto equals = arg.find('=');
-    const flag_spec* flag = find_flag(arg.substr(0, equals));
-    if (!flag)
-      throw usage_error("unknown flag " + std::string(arg.substr(0, equals)) +
-                        "; run with --lp_help to list Launchpad's flags");
+    auto name = arg.substr(0, equals);
     std::optional<std::string_view> value;
     if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    if (flag->on) {
-      // A switch never takes the next word, which may be the user's.
-      flags.*(flag->on) = !value || switch_value(flag->name, *value);
-      continue;
-    }
-    if (!value) {
-      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-      if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-      if (!value) throw needs_value(*flag, next);
-    }
-    if (value->empty()) throw needs_value(*flag, nullptr);
-    flag->set(flags, flag->name, std::string(*value));
+    auto read = [&](auto target) {
+      const auto* flag = find_flag(target.rows, name);
+      if (!flag) return false;
+      if (flag->is_switch()) {
+        // A switch never takes the next word, which may be the user's.
+        flag->on(target.into) = !value || switch_value(flag->name, *value);
+        return true;
+      }
+      if (!value) {
+        const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+        if (!value) throw needs_value(flag->name, flag->example, next);
+      }
+      if (value->empty()) throw needs_value(flag->name, flag->example, nullptr);
+      flag->set(target.into, flag->name, std::string(*value));
+      return true;
+    };
+    if (!(read(targets) || ...) && !others_allowed)
+      throw usage_error("unknown flag " + std::string(name) +
+                        "; run with --lp_help to list Launchpad's flags");
   }
+}
+
+// The shared flags of a command line; the flags of the launchers' tables
+// are left to them (test_multi_processing's launch reads its nodes' TLS
+// and interpreter with this).
+inline launch_flags read_shared_flags(int argc, char** argv) {
+  launch_flags flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+  read_flags(argc, argv, true, flag_target<launch_flags>{flag_rows, flags},
+             flag_target<launch_flags>{closing_flag_rows, flags});
+  check_tls_flags(flags.tls);
   return flags;
 }
 

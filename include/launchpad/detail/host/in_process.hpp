@@ -4,15 +4,18 @@
 // test_mt from a command line, and a test's lp::controller of test_mt.
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <launchpad/context.hpp>
+#include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
 #include <launchpad/detail/host/launch_tls.hpp>
+#include <launchpad/detail/host/local_launchers.hpp>
 #include <launchpad/detail/host/node_host.hpp>
 #include <launchpad/detail/host/node_streams.hpp>
 #include <launchpad/detail/host/run_directory.hpp>
@@ -28,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lp {
@@ -79,13 +83,13 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
           std::cerr << "[lp] second signal: exiting at once" << std::endl;
           std::_Exit(128 + signal);
         });
-  if (flags.insecure)
+  if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
     // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
-    run_directory run_dir(graph.name(), flags.insecure ? "" : make_secret(), "/tmp",
-                          launch_tls(flags, graph.name(), false));
+    run_directory run_dir(graph.name(), flags.process.insecure ? "" : make_secret(),
+                          "/tmp", launch_tls(flags.tls, graph.name(), false));
     run_dir.announce(std::cerr);
     std::shared_ptr<const tls_context> tls;
     if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
@@ -94,21 +98,22 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
     options.secret = run_dir.secret();
     options.tls = tls;
     options.run_dir = run_dir.path();
-    options.max_body_bytes = flags.max_body_mb << 20;
-    options.limits = limits_of(flags);
+    options.max_body_bytes = flags.server.max_body_mb << 20;
+    options.limits = limits_of(flags.server);
     options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags, run_dir.path());
-    options.resume_dir = flags.resume;
-    options.tune_malloc = !flags.system_malloc;
-    options.python = flags.python;
-    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
+    options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
+    options.resume_dir = flags.checkpoints.resume;
+    options.tune_malloc = !flags.process.system_malloc;
+    options.python = flags.process.python;
+    options.termination_notice =
+        std::chrono::seconds(flags.process.termination_notice_secs);
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
     if (policy == local_multi_threading::flag)
       page =
           start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status_port, node_states(launch, *streams), tls);
+                            flags.status.port, node_states(launch, *streams), tls);
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
@@ -117,12 +122,59 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
     if (status != 0 && streams)
       std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
                 << std::flush;
-    linger(page.get(), flags.status_linger_secs);
+    linger(page.get(), flags.status.linger_secs);
     return status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
   }
+}
+
+// A launch of test_mt, local_mt or local_mp from a command line, which
+// `run(flags)` starts. Unless the user chose where, the checkpoints go to a
+// directory of this launch's own that a user finds again (checkpoint_home),
+// and the launch's end says where they are and how to go on from them.
+template <class Run>
+int run_on_this_host(const program& graph, launch_flags flags, Run run) {
+  auto command = flags.arguments;
+  bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
+  if (own_dir) {
+    try {
+      flags.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
+    } catch (const launch_error& e) {
+      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+      return 1;
+    }
+    // local_mp's node processes take their flags from this command line.
+    flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
+                           "--lp_checkpoint_dir=" + flags.checkpoints.dir);
+  }
+  int status = run(std::as_const(flags));
+  if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
+    // Nothing was saved: no empty directory stays, of the launch or of the
+    // program, which a later launch makes again.
+    ::rmdir(flags.checkpoints.dir.c_str());
+    ::rmdir(checkpoint_home(graph.name()).c_str());
+  }
+  return status;
+}
+
+inline int launcher<test_multi_threading>::run(const program& graph,
+                                               transport_kind transport,
+                                               const launch_flags& flags,
+                                               const no_options&) {
+  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
+    return run_in_process(graph, test_multi_threading::flag, false, transport, chosen);
+  });
+}
+
+inline int launcher<local_multi_threading>::run(const program& graph,
+                                                transport_kind transport,
+                                                const launch_flags& flags,
+                                                const no_options&) {
+  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
+    return run_in_process(graph, local_multi_threading::flag, true, transport, chosen);
+  });
 }
 
 // A test's launch of nodes as threads of this process.

@@ -79,7 +79,7 @@ struct host_options {
 };
 
 // The limits of a node's server that the --lp_ flags set.
-inline server_limits limits_of(const launch_flags& flags) {
+inline server_limits limits_of(const server_flags& flags) {
   server_limits limits;
   limits.header_timeout = std::chrono::seconds(flags.header_timeout_secs);
   limits.min_bytes_per_second = flags.min_rate_kib_per_sec << 10;

@@ -63,7 +63,7 @@ class coordinator {
               const std::pair<std::string, tls_credentials>& found,
               const std::string& launch)
       : graph_(graph),
-        notice_(std::chrono::seconds(flags.termination_notice_secs)),
+        notice_(std::chrono::seconds(flags.process.termination_notice_secs)),
         secret_(found.first),
         own_dir_(coordinator_dir(launch), secret_) {
     const auto& credentials = found.second;

@@ -13,6 +13,7 @@
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/kube/coordinator.hpp>
 #include <launchpad/detail/kube/names.hpp>
+#include <launchpad/detail/kube/options.hpp>
 #include <launchpad/detail/kube/pod.hpp>
 #include <launchpad/detail/kube/submit.hpp>
 #include <launchpad/detail/process/node_process.hpp>
@@ -125,9 +126,9 @@ inline int run_coordinator(const program& graph, const launch_flags& flags) {
 namespace lp::detail {
 
 LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags) {
+                          const launch_flags& flags, const kube_options& cluster) {
   auto role = take_env(kube::pod_env::role);
-  if (!role) return run_kube_manifests(graph, flags);
+  if (!role) return run_kube_manifests(graph, flags, cluster);
   if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
   if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
   std::cerr
@@ -136,6 +137,12 @@ LP_API int run_kubernetes(const program& graph, transport_kind transport,
          "that --lp_launch=kubernetes writes"
       << std::endl;
   return 1;
+}
+
+inline int launcher<kubernetes>::run(const program& graph, transport_kind transport,
+                                     const launch_flags& flags,
+                                     const kube_options& cluster) {
+  return run_kubernetes(graph, transport, flags, cluster);
 }
 
 }  // namespace lp::detail

@@ -21,6 +21,7 @@
 #include <launchpad/detail/host/output.hpp>
 #include <launchpad/detail/kube/manifests.hpp>
 #include <launchpad/detail/kube/names.hpp>
+#include <launchpad/detail/kube/options.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
@@ -35,7 +36,8 @@ namespace lp::detail {
 // directory of their own under --lp_kube_dir, for kubectl apply -k; else
 // to stdout, for kubectl apply -f -. Returns the exit status; throws
 // usage_error for flags that cannot make a launch (no --lp_kube_image).
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags);
+LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
+                              const kube_options& cluster);
 
 namespace kube {
 
@@ -60,15 +62,17 @@ inline std::vector<std::string> container_arguments(const launch_flags& flags) {
   if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
   auto words = without_flags(
       flags.arguments,
-      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"});
+      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"},
+      flag_table<launch_flags>(flag_rows), flag_table<kube_options>(kube_flag_rows));
   if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
   return kept;
 }
 
 // Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
 // and the name this one was started by.
-inline std::string binary_in_image(const launch_flags& flags) {
-  if (!flags.kube_binary.empty()) return flags.kube_binary;
+inline std::string binary_in_image(const launch_flags& flags,
+                                   const kube_options& cluster) {
+  if (!cluster.binary.empty()) return cluster.binary;
   std::string name = flags.arguments.empty()
                          ? ""
                          : std::filesystem::path(flags.arguments[0]).filename().string();
@@ -95,9 +99,9 @@ inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
 // run_kube_manifests, writing to `out` and `err`; the launch is named
 // `launch` (empty: a new name).
 inline int write_kube_launch(const program& graph, const launch_flags& flags,
-                             std::ostream& out, std::ostream& err,
-                             std::string launch = {}) {
-  if (flags.kube_image.empty())
+                             const kube_options& cluster, std::ostream& out,
+                             std::ostream& err, std::string launch = {}) {
+  if (cluster.image.empty())
     throw usage_error(
         "--lp_launch=kubernetes needs the image its pods run: add "
         "--lp_kube_image=<image>, e.g. "
@@ -106,17 +110,17 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
   graph_access::check_defined(graph);
   manifest_plan plan;
   plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
-  plan.kube_namespace = flags.kube_namespace;
-  plan.image = flags.kube_image;
-  plan.binary = binary_in_image(flags);
+  plan.kube_namespace = cluster.kube_namespace;
+  plan.image = cluster.image;
+  plan.binary = binary_in_image(flags, cluster);
   plan.arguments = container_arguments(flags);
-  plan.termination_notice_secs = flags.termination_notice_secs;
-  if (flags.insecure)
+  plan.termination_notice_secs = flags.process.termination_notice_secs;
+  if (flags.process.insecure)
     err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
         << std::endl;
-  plan.secret = flags.insecure ? "" : make_secret();
+  plan.secret = flags.process.insecure ? "" : make_secret();
   // The pods serve on the cluster's network: TLS unless --lp_tls=off.
-  plan.tls = launch_tls(flags, graph.name(), true);
+  plan.tls = launch_tls(flags.tls, graph.name(), true);
   auto manifests = launch_yaml(graph, plan);
   if (!flags.dry_run) {
     err << "[lp] the manifests of launch " << plan.names.launch
@@ -129,7 +133,7 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
     return 0;
   }
   namespace fs = std::filesystem;
-  auto parent = fs::absolute(flags.kube_dir);
+  auto parent = fs::absolute(cluster.dir);
   fs::create_directories(parent);
   auto dir = (parent / plan.names.launch).string();
   // Only its owner may read the directory: the Secret's manifest is in it.

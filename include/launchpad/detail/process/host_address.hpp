@@ -19,7 +19,6 @@
 
 namespace lp::detail {
 
-inline constexpr std::string_view slurm_policy = "slurm";
 inline constexpr std::string_view kubernetes_policy = "kubernetes";
 
 inline std::string ipv4_text(const sockaddr* address) {

@@ -17,11 +17,13 @@
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
+#include <launchpad/detail/host/in_process.hpp>
 #include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/host/node_host.hpp>
 #include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/local_mp_launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
@@ -72,15 +74,6 @@ struct node_site {
   bool checkpoints_in_run_dir = true;
 };
 
-inline node_site node_site_of(std::string_view policy, const launch_flags& flags) {
-  node_site site;
-  if (policy != slurm_policy) return site;
-  site.launcher_is_parent = false;
-  site.bind_host = slurm_host_address(flags.slurm_host);
-  site.own_group = true;
-  return site;
-}
-
 // The life of a node process: host its nodes, publish them, stop when the
 // launcher says so (SIGTERM), or when one of them calls lp::stop() or a
 // stop signal comes from elsewhere, which the launcher then passes on to
@@ -92,7 +85,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
   auto policy = take_env(child_env::policy).value_or("local_mp");
-  const auto site = chosen_site.value_or(node_site_of(policy, flags));
+  const auto site = chosen_site.value_or(node_site{});
   auto run_dir = take_env(child_env::run_dir).value_or("");
   auto [secret, credentials] = run_directory::credentials_of(run_dir);
   auto cores = index_list(take_env(child_env::cores).value_or(""));
@@ -159,19 +152,20 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.run_dir = run_dir;
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
-    options.max_body_bytes = flags.max_body_mb << 20;
-    options.limits = limits_of(flags);
+    options.max_body_bytes = flags.server.max_body_mb << 20;
+    options.limits = limits_of(flags.server);
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = site.checkpoints_in_run_dir
-                                 ? checkpoint_dir_of(flags, run_dir)
-                                 : flags.checkpoint_dir;
+                                 ? checkpoint_dir_of(flags.checkpoints, run_dir)
+                                 : flags.checkpoints.dir;
     options.watch_health = true;
-    options.tune_malloc = !flags.system_malloc;
+    options.tune_malloc = !flags.process.system_malloc;
     options.cores = cores;
     options.gpus = gpus;
-    options.resume_dir = flags.resume;
-    options.python = flags.python;
-    options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
+    options.resume_dir = flags.checkpoints.resume;
+    options.python = flags.process.python;
+    options.termination_notice =
+        std::chrono::seconds(flags.process.termination_notice_secs);
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -224,37 +218,48 @@ LP_API process_options process_options_from(const launch_flags& flags,
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
   options.arguments = flags.arguments;
-  options.termination_notice = std::chrono::seconds(flags.termination_notice_secs);
-  options.terminal = flags.terminal;
-  options.log_dir = flags.log_dir;
-  options.insecure = flags.insecure;
-  options.place = policy != slurm_policy;
-  if (options.place)
-    options.gpus = flags.gpus.empty() ? gpus_found() : index_list(flags.gpus);
-  options.status_port = flags.status_port;
-  options.python = flags.python;
+  options.termination_notice =
+      std::chrono::seconds(flags.process.termination_notice_secs);
+  options.terminal = flags.process.terminal;
+  options.log_dir = flags.process.log_dir;
+  options.insecure = flags.process.insecure;
+  options.status_port = flags.status.port;
+  options.python = flags.process.python;
   return options;
 }
 
 // local_mp from a command line: this process is the launcher.
 LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
                                       const launch_flags& flags) {
-  if (flags.insecure)
+  if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
     auto options = process_options_from(flags, local_multi_processing::flag, transport);
-    options.tls = launch_tls(flags, graph.name(), beyond_loopback(options.bind_host));
+    options.place = true;
+    options.gpus =
+        flags.process.gpus.empty() ? gpus_found() : index_list(flags.process.gpus);
+    options.tls = launch_tls(flags.tls, graph.name(), beyond_loopback(options.bind_host));
     process_launch launch(graph, std::move(options));
-    announce_checkpoints(graph, checkpoint_dir_of(flags, launch.run_dir()), std::cerr);
+    announce_checkpoints(graph, checkpoint_dir_of(flags.checkpoints, launch.run_dir()),
+                         std::cerr);
     bool clean = launch.wait_stopping_on_signals();
     if (!clean) std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status_linger_secs);
+    linger(launch.status_page(), flags.status.linger_secs);
     return clean ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
   }
+}
+
+inline int launcher<local_multi_processing>::run(const program& graph,
+                                                 transport_kind transport,
+                                                 const launch_flags& flags,
+                                                 const no_options&) {
+  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
+    return run_local_multi_processing(graph, transport, chosen);
+  });
 }
 
 // A test's launch of nodes as processes; this process is their launcher.
@@ -324,10 +329,9 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   {
     std::vector<char*> words;
     for (auto& word : settings.arguments) words.push_back(word.data());
-    auto flags = detail::parse_flags(static_cast<int>(words.size()), words.data());
-    detail::check_tls_flags(flags);
-    settings.tls = detail::launch_tls(flags, graph.name(), false);
-    settings.python = flags.python;
+    auto flags = detail::read_shared_flags(static_cast<int>(words.size()), words.data());
+    settings.tls = detail::launch_tls(flags.tls, graph.name(), false);
+    settings.python = flags.process.python;
   }
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;

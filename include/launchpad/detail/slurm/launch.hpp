@@ -7,7 +7,9 @@
 #include <iostream>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/node_process.hpp>
+#include <launchpad/detail/slurm/options.hpp>
 #include <launchpad/detail/slurm/submit.hpp>
 #include <launchpad/detail/slurm/supervisor.hpp>
 #include <launchpad/error.hpp>
@@ -18,29 +20,42 @@
 namespace lp::detail {
 
 LP_API int run_slurm(const program& graph, transport_kind transport,
-                     const launch_flags& flags) {
-  if (flags.insecure)
+                     const launch_flags& flags, const slurm_options& job) {
+  if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
     std::string path = run_dir;
     ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
     return run_slurm_supervisor(
-        graph, flags, process_options_from(flags, slurm::flag, transport), path);
+        graph, flags, job, process_options_from(flags, slurm::flag, transport), path);
   }
   try {
     graph_access::check_defined(graph);
     if (flags.dry_run) {
-      print_dry_run(graph, flags, std::cout);
+      print_dry_run(graph, flags, job, std::cout);
       return 0;
     }
-    return slurm_submission(graph, flags).run();
+    return slurm_submission(graph, flags, job).run();
   } catch (const usage_error&) {
     throw;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
   }
+}
+
+inline int launcher<slurm>::run(const program& graph, transport_kind transport,
+                                const launch_flags& flags, const slurm_options& job) {
+  return run_slurm(graph, transport, flags, job);
+}
+
+inline node_site launcher<slurm>::node_site_of(const slurm_options& job) {
+  node_site site;
+  site.launcher_is_parent = false;
+  site.bind_host = slurm_host_address(job.host);
+  site.own_group = true;
+  return site;
 }
 
 }  // namespace lp::detail

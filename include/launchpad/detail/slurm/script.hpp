@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/slurm/options.hpp>
 #include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/program.hpp>
 #include <string>
@@ -70,11 +71,13 @@ inline std::vector<std::string> srun_command(const std::string& srun, const unit
 // The command line the job runs: the submitter's, without the flags that
 // tell only the submitter what to do.
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"});
+  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"},
+                       flag_table<launch_flags>(flag_rows),
+                       flag_table<slurm_options>(slurm_flag_rows));
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
-                                      const slurm_slots& slots,
+                                      const slurm_options& job, const slurm_slots& slots,
                                       const std::string& run_dir,
                                       const std::string& executable) {
   std::string script = "#!/bin/sh\n";
@@ -87,14 +90,14 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
     line("--mem-per-cpu=" +
          std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
   if (slots.gpus > 0) line("--gpus-per-task=" + std::to_string(slots.gpus));
-  if (!flags.slurm_partition.empty()) line("--partition=" + flags.slurm_partition);
-  if (!flags.slurm_time.empty()) line("--time=" + flags.slurm_time);
-  if (!flags.slurm_account.empty()) line("--account=" + flags.slurm_account);
+  if (!job.partition.empty()) line("--partition=" + job.partition);
+  if (!job.time.empty()) line("--time=" + job.time);
+  if (!job.account.empty()) line("--account=" + job.account);
   // Before the time limit, Slurm signals every process of the job, and srun
   // kills its step at once on SIGTERM; warned first, the supervisor stops
   // the nodes in order.
-  line("--signal=B:TERM@" + std::to_string(flags.termination_notice_secs + 30));
-  for (const auto& option : flags.slurm_sbatch) line(option);
+  line("--signal=B:TERM@" + std::to_string(flags.process.termination_notice_secs + 30));
+  for (const auto& option : job.sbatch) line(option);
   script +=
       "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
       "# of the program as a job step (srun), restarts and stops them, and writes\n"

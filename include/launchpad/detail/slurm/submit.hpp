@@ -23,6 +23,7 @@
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/slurm/follow.hpp>
+#include <launchpad/detail/slurm/options.hpp>
 #include <launchpad/detail/slurm/partition.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <launchpad/detail/util/spawn.hpp>
@@ -35,15 +36,15 @@
 namespace lp::detail {
 
 inline void print_dry_run(const program& graph, const launch_flags& flags,
-                          std::ostream& out) {
+                          const slurm_options& job, std::ostream& out) {
   auto units = plan_units(graph);
   auto run_dir =
-      (std::filesystem::absolute(flags.slurm_dir) / ("lp-" + graph.name() + "-XXXXXX"))
-          .string();
+      (std::filesystem::absolute(job.dir) / ("lp-" + graph.name() + "-XXXXXX")).string();
   auto executable = this_executable();
   out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
       << "/job.sh:\n"
-      << slurm_batch_script(graph, flags, slurm_slots_for(units), run_dir, executable)
+      << slurm_batch_script(graph, flags, job, slurm_slots_for(units), run_dir,
+                            executable)
       << "\n# The job step of each process, started by the supervisor in the job, with\n"
          "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
          "# secret and the TLS credentials it reads from the run directory, never from "
@@ -91,20 +92,21 @@ inline job_state query_job(const std::string& job) {
 
 class slurm_submission {
  public:
-  slurm_submission(const program& graph, const launch_flags& flags)
-      : graph_(graph), flags_(flags), units_(plan_units(graph)) {}
+  slurm_submission(const program& graph, const launch_flags& flags,
+                   const slurm_options& job)
+      : graph_(graph), flags_(flags), slurm_(job), units_(plan_units(graph)) {}
 
   int run() {
-    auto parent = std::filesystem::absolute(flags_.slurm_dir).string();
+    auto parent = std::filesystem::absolute(slurm_.dir).string();
     if (parent.find_first_of(" \t") != std::string::npos)
       throw usage_error(
-          "--lp_slurm_dir=" + flags_.slurm_dir + ": the path " + parent +
+          "--lp_slurm_dir=" + slurm_.dir + ": the path " + parent +
           " holds a space, which #SBATCH lines cannot; choose another directory");
-    check_fits(units_, find_partition(flags_.slurm_partition));
+    check_fits(units_, find_partition(slurm_.partition));
     std::filesystem::create_directories(parent);
     // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
-    run_directory dir(graph_.name(), flags_.insecure ? "" : make_secret(), parent,
-                      launch_tls(flags_, graph_.name(), true));
+    run_directory dir(graph_.name(), flags_.process.insecure ? "" : make_secret(), parent,
+                      launch_tls(flags_.tls, graph_.name(), true));
     dir.announce(std::cerr);
     // From before the job exists: a Ctrl+C during sbatch must still cancel it.
     stop_on_signals handler(
@@ -124,7 +126,7 @@ class slurm_submission {
     std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
               << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
               << std::endl;
-    if (flags_.slurm_detach && signals_ == 0) {  // else follow, which cancels it
+    if (slurm_.detach && signals_ == 0) {  // else follow, which cancels it
       std::cerr << "[lp] follow it with: squeue --jobs=" << job
                 << "; stop it in order with: scancel --batch --signal=TERM " << job
                 << std::endl;
@@ -136,8 +138,8 @@ class slurm_submission {
     for (const char* file : {"secret", run_directory::certificate_file,
                              run_directory::key_file, run_directory::authority_file})
       ::unlink((dir.path() + "/" + file).c_str());
-    tell_how_to_resume(graph_, checkpoint_dir_of(flags_, dir.path()), flags_.arguments,
-                       std::cerr);
+    tell_how_to_resume(graph_, checkpoint_dir_of(flags_.checkpoints, dir.path()),
+                       flags_.arguments, std::cerr);
     return status;
   }
 
@@ -146,8 +148,8 @@ class slurm_submission {
     auto script_path = run_dir + "/job.sh";
     {
       std::ofstream script(script_path);
-      script << slurm_batch_script(graph_, flags_, slurm_slots_for(units_), run_dir,
-                                   this_executable());
+      script << slurm_batch_script(graph_, flags_, slurm_, slurm_slots_for(units_),
+                                   run_dir, this_executable());
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
@@ -224,8 +226,8 @@ class slurm_submission {
           // scancel would also signal each srun, which kills its step at once.
           try_tool({"scancel", "--batch", "--signal=TERM", job},
                    std::chrono::seconds(60));
-          give_up_at =
-              clock::now() + std::chrono::seconds(flags_.termination_notice_secs + 30);
+          give_up_at = clock::now() +
+                       std::chrono::seconds(flags_.process.termination_notice_secs + 30);
         }
       }
       if (!cancelled_hard &&
@@ -294,6 +296,7 @@ class slurm_submission {
 
   const program& graph_;
   const launch_flags& flags_;
+  const slurm_options& slurm_;
   std::vector<unit_plan> units_;
   std::atomic<int> signals_{0};
   std::atomic<int> last_signal_{SIGINT};

@@ -106,10 +106,10 @@ struct process_options {
   std::string policy = "local_mp";
   std::string executable;              // default: this program
   std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
-  std::chrono::seconds termination_notice{10};
-  terminal_kind terminal = terminal_kind::current;  // where node output goes
-  std::string log_dir;                              // default: logs/ in the run directory
-  bool insecure = false;
+  // How the node processes run, as --lp_terminal, --lp_log_dir (default:
+  // logs/ in the run directory), --lp_termination_notice_secs, --lp_insecure
+  // and --lp_python say (gpus: see `gpus` below).
+  node_process_flags process;
   // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
   // adopted run directory brings its own.
   tls_credentials tls;
@@ -125,7 +125,6 @@ struct process_options {
   // out these GPUs, pin to cores.
   bool place = false;
   std::vector<int> gpus;
-  std::string python = "python3";  // the Python nodes' interpreter (--lp_python)
 };
 
 class process_launch {
@@ -143,14 +142,15 @@ class process_launch {
       : graph_(graph),
         options_(std::move(options)),
         run_dir_(options_.run_dir.empty()
-                     ? run_directory(graph.name(), options_.insecure ? "" : make_secret(),
+                     ? run_directory(graph.name(),
+                                     options_.process.insecure ? "" : make_secret(),
                                      "/tmp", options_.tls)
                      : run_directory(run_directory::adopt{}, options_.run_dir)),
         tls_(run_dir_.tls().empty()
                  ? nullptr
                  : std::make_shared<const tls_context>(run_dir_.tls())) {
     graph_access::check_defined(graph);
-    check_python_nodes(graph, options_.python);
+    check_python_nodes(graph, options_.process.python);
     // Before any node can print; an adopted directory's maker told already.
     if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
     if (options_.executable.empty()) options_.executable = this_executable();
@@ -379,11 +379,14 @@ class process_launch {
     placement where;
   };
 
-  bool log_files() const { return options_.terminal != terminal_kind::current; }
+  bool log_files() const { return options_.process.terminal != terminal_kind::current; }
+  std::chrono::seconds termination_notice() const {
+    return std::chrono::seconds(options_.process.termination_notice_secs);
+  }
 
   std::string log_path_of(std::string unit) const {
     std::replace(unit.begin(), unit.end(), '/', '_');
-    return options_.log_dir + "/" + unit + ".log";
+    return options_.process.log_dir + "/" + unit + ".log";
   }
 
   void open_tmux() {
@@ -394,9 +397,10 @@ class process_launch {
 
   void make_log_dir() {
     if (!log_files()) return;
-    if (options_.log_dir.empty()) options_.log_dir = run_dir_.path() + "/logs";
-    ::mkdir(options_.log_dir.c_str(), 0700);
-    std::cerr << "[lp] node logs in " << options_.log_dir << std::endl;
+    if (options_.process.log_dir.empty())
+      options_.process.log_dir = run_dir_.path() + "/logs";
+    ::mkdir(options_.process.log_dir.c_str(), 0700);
+    std::cerr << "[lp] node logs in " << options_.process.log_dir << std::endl;
   }
 
   void plan_units() {
@@ -555,7 +559,7 @@ class process_launch {
   void supervise() {
     try {
       for (auto& u : units_) start(u);
-      if (options_.terminal == terminal_kind::tmux) open_tmux();
+      if (options_.process.terminal == terminal_kind::tmux) open_tmux();
       {
         std::lock_guard lock(mutex_);
         started_ = true;
@@ -579,7 +583,7 @@ class process_launch {
       }
       if (stop && !stopping) {
         stopping = true;
-        notice_ends = clock::now() + options_.termination_notice;
+        notice_ends = clock::now() + termination_notice();
         rendezvous_->close();
         for (auto& u : units_)
           if (!u.ended && u.pid > 0) signal(u, SIGTERM);
@@ -639,11 +643,10 @@ class process_launch {
         std::lock_guard lock(mutex_);
         return u.lost;
       }();
-      std::string how = lost ? *lost
-                        : u.killed
-                            ? "did not stop within the termination notice of " +
-                                  std::to_string(options_.termination_notice.count()) +
-                                  " s, and was killed"
+      std::string how = lost       ? *lost
+                        : u.killed ? "did not stop within the termination notice of " +
+                                         std::to_string(termination_notice().count()) +
+                                         " s, and was killed"
                         : WIFEXITED(status) && WEXITSTATUS(status) == hung_exit_status
                             ? "hung: a call waited past its group's health_timeout, and "
                               "its process was ended"

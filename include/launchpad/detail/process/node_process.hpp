@@ -218,13 +218,8 @@ LP_API process_options process_options_from(const launch_flags& flags,
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
   options.arguments = flags.arguments;
-  options.termination_notice =
-      std::chrono::seconds(flags.process.termination_notice_secs);
-  options.terminal = flags.process.terminal;
-  options.log_dir = flags.process.log_dir;
-  options.insecure = flags.process.insecure;
+  options.process = flags.process;
   options.status_port = flags.status.port;
-  options.python = flags.process.python;
   return options;
 }
 
@@ -321,9 +316,10 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   if (options.max_body_mb != process_test_options{}.max_body_mb)
     settings.arguments.push_back("--lp_max_body_mb=" +
                                  std::to_string(options.max_body_mb));
-  settings.termination_notice = options.termination_notice;
-  settings.terminal = options.terminal;
-  settings.insecure = options.insecure;
+  settings.process.termination_notice_secs =
+      static_cast<int>(options.termination_notice.count());
+  settings.process.terminal = options.terminal;
+  settings.process.insecure = options.insecure;
   // The nodes' --lp_tls flags are the launch's: this process is their
   // launcher, and makes the credentials.
   {
@@ -331,7 +327,7 @@ LP_API controller::controller(const program& graph, const process_test_options& 
     for (auto& word : settings.arguments) words.push_back(word.data());
     auto flags = detail::read_shared_flags(static_cast<int>(words.size()), words.data());
     settings.tls = detail::launch_tls(flags.tls, graph.name(), false);
-    settings.python = flags.process.python;
+    settings.process.python = flags.process.python;
   }
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;

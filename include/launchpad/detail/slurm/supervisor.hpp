@@ -86,8 +86,8 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     if (!job)
       throw launch_error(std::string(slurm_run_dir_env) +
                          " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
-    options.terminal = terminal_kind::files;
-    options.log_dir = run_dir + "/logs";
+    options.process.terminal = terminal_kind::files;
+    options.process.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;
     options.bind_host = slurm_host_address(job_options.host);
     options.runner = srun_runner(graph, job);

@@ -75,10 +75,14 @@ void each_table(F f) {
     shared);
   f(
       lp::detail::flag_table<lp::detail::slurm_options>(lp::detail::slurm_flag_rows),
-      [](line & l) -> auto& { return std::get<lp::detail::slurm_options>(l.options); });
+      [](line & l) -> auto& {
+        return lp::detail::options_of<lp::detail::slurm_options>(l.options);
+      });
   f(
       lp::detail::flag_table<lp::detail::kube_options>(lp::detail::kube_flag_rows),
-      [](line & l) -> auto& { return std::get<lp::detail::kube_options>(l.options); });
+      [](line & l) -> auto& {
+        return lp::detail::options_of<lp::detail::kube_options>(l.options);
+      });
 }
 
 struct launched {
@@ -166,7 +170,7 @@ TEST_SUITE("flags") {
           "--lp_slurm_sbatch needs a value, e.g. --lp_slurm_sbatch=--qos=high; a value "
           "that "
           "starts with -- must follow the =");
-    CHECK(std::get<lp::detail::slurm_options>(
+    CHECK(lp::detail::options_of<lp::detail::slurm_options>(
               parsed({"--lp_slurm_sbatch=--qos=high"}).options)
               .sbatch == std::vector<std::string>{"--qos=high"});
     CHECK(parsed({"--lp_launch", "-v"}).flags.launch ==

@@ -44,7 +44,7 @@ lp::detail::command_line parsed(std::vector<std::string> words) {
 }
 
 const lp::detail::kube_options& kube_of(const lp::detail::command_line& line) {
-  return std::get<lp::detail::kube_options>(line.options);
+  return lp::detail::options_of<lp::detail::kube_options>(line.options);
 }
 
 // write_kube_launch with the flags and options of `line`.

@@ -7055,9 +7055,20 @@ inline constexpr flag_row<launch_flags> closing_flag_rows[] = {
      .on = [](launch_flags& f) -> bool& { return f.help; }},
 };
 
-// A table of rows that fill `Options`.
+// A table of rows that fill `Options`: a view of its array (std::span's
+// constructors cost a user's file more to compile).
 template <class Options>
-using flag_table = std::span<const flag_row<Options>>;
+struct flag_table {
+  constexpr flag_table() = default;
+  template <std::size_t N>
+  constexpr flag_table(const flag_row<Options> (&rows)[N]) : first(rows), count(N) {}
+  constexpr const flag_row<Options>* begin() const { return first; }
+  constexpr const flag_row<Options>* end() const { return first + count; }
+  constexpr std::size_t size() const { return count; }
+  constexpr const flag_row<Options>& operator[](std::size_t i) const { return first[i]; }
+  const flag_row<Options>* first = nullptr;
+  std::size_t count = 0;
+};
 
 // The launcher of a launch policy P (lp::slurm, ...): its own flags
 // (`options`, read by `flag_rows`) and how it runs a program
@@ -7088,7 +7099,7 @@ constexpr bool rows_are_sound(flag_table<Options> rows) {
 template <class A, class B>
 constexpr bool no_name_twice(flag_table<A> a, flag_table<B> b) {
   bool same_table = false;
-  if constexpr (std::is_same_v<A, B>) same_table = a.data() == b.data();
+  if constexpr (std::is_same_v<A, B>) same_table = a.begin() == b.begin();
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < b.size(); ++j)
       if (a[i].name == b[j].name && !(same_table && i == j)) return false;
@@ -7278,6 +7289,26 @@ std::vector<std::string> without_flags(const std::vector<std::string>& words,
   return kept;
 }
 
+// A switch's state as argv's word says it: on alone. A switch never takes
+// the next word, which may be the user's.
+inline bool switch_of(std::string_view name, std::optional<std::string_view> value) {
+  return !value || switch_value(name, *value);
+}
+
+// A value flag's value: after its "=", or the next word of argv, which it
+// then takes (`i` moves on).
+inline std::string value_of(std::string_view name, std::string_view example,
+                            std::optional<std::string_view> value, int& i, int argc,
+                            char** argv) {
+  if (!value) {
+    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+    if (!value) throw needs_value(name, example, next);
+  }
+  if (value->empty()) throw needs_value(name, example, nullptr);
+  return std::string(*value);
+}
+
 // Where read_flags puts what one table's rows read.
 template <class Options>
 struct flag_target {
@@ -7304,18 +7335,11 @@ void read_flags(int argc, char** argv, bool others_allowed,
     auto read = [&](auto target) {
       const auto* flag = find_flag(target.rows, name);
       if (!flag) return false;
-      if (flag->is_switch()) {
-        // A switch never takes the next word, which may be the user's.
-        flag->on(target.into) = !value || switch_value(flag->name, *value);
-        return true;
-      }
-      if (!value) {
-        const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-        if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-        if (!value) throw needs_value(flag->name, flag->example, next);
-      }
-      if (value->empty()) throw needs_value(flag->name, flag->example, nullptr);
-      flag->set(target.into, flag->name, std::string(*value));
+      if (flag->is_switch())
+        flag->on(target.into) = switch_of(flag->name, value);
+      else
+        flag->set(target.into, flag->name,
+                  value_of(flag->name, flag->example, value, i, argc, argv));
       return true;
     };
     if (!(read(targets) || ...) && !others_allowed)
@@ -16634,7 +16658,7 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
     }
     if (word.starts_with("--lp_resume=")) continue;
     if (word == "--lp_resume") {
-      // Its value is the next word, as parse_flags takes it.
+      // Its value is the next word, as read_flags takes it.
       if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
       continue;
     }
@@ -18231,11 +18255,13 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
 }
 
 // A launch of test_mt, local_mt or local_mp from a command line, which
-// `run(flags)` starts. Unless the user chose where, the checkpoints go to a
+// `run` starts. Unless the user chose where, the checkpoints go to a
 // directory of this launch's own that a user finds again (checkpoint_home),
 // and the launch's end says where they are and how to go on from them.
-template <class Run>
-int run_on_this_host(const program& graph, launch_flags flags, Run run) {
+inline int run_on_this_host(const program& graph, transport_kind transport,
+                            launch_flags flags,
+                            int (*run)(const program&, transport_kind,
+                                       const launch_flags&)) {
   auto command = flags.arguments;
   bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
   if (own_dir) {
@@ -18249,7 +18275,7 @@ int run_on_this_host(const program& graph, launch_flags flags, Run run) {
     flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
                            "--lp_checkpoint_dir=" + flags.checkpoints.dir);
   }
-  int status = run(std::as_const(flags));
+  int status = run(graph, transport, flags);
   if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
@@ -18263,18 +18289,22 @@ inline int launcher<test_multi_threading>::run(const program& graph,
                                                transport_kind transport,
                                                const launch_flags& flags,
                                                const no_options&) {
-  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
-    return run_in_process(graph, test_multi_threading::flag, false, transport, chosen);
-  });
+  return run_on_this_host(graph, transport, flags,
+                          [](const program& g, transport_kind t, const launch_flags& f) {
+                            return run_in_process(g, test_multi_threading::flag, false, t,
+                                                  f);
+                          });
 }
 
 inline int launcher<local_multi_threading>::run(const program& graph,
                                                 transport_kind transport,
                                                 const launch_flags& flags,
                                                 const no_options&) {
-  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
-    return run_in_process(graph, local_multi_threading::flag, true, transport, chosen);
-  });
+  return run_on_this_host(graph, transport, flags,
+                          [](const program& g, transport_kind t, const launch_flags& f) {
+                            return run_in_process(g, local_multi_threading::flag, true, t,
+                                                  f);
+                          });
 }
 
 // A test's launch of nodes as threads of this process.
@@ -19019,9 +19049,7 @@ inline int launcher<local_multi_processing>::run(const program& graph,
                                                  transport_kind transport,
                                                  const launch_flags& flags,
                                                  const no_options&) {
-  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
-    return run_local_multi_processing(graph, transport, chosen);
-  });
+  return run_on_this_host(graph, transport, flags, &run_local_multi_processing);
 }
 
 // A test's launch of nodes as processes; this process is their launcher.
@@ -19339,27 +19367,71 @@ struct launcher<slurm> {
 
 namespace lp::detail {
 
+// The options of the launcher of the I-th policy of a table (a plain
+// holder: std::tuple's constructors cost a user's file more to compile).
+template <std::size_t I, class Options>
+struct options_slot {
+  Options value;
+};
+
+template <class Indices, class... Policies>
+struct options_of_policies;
+template <std::size_t... I, class... Policies>
+struct options_of_policies<std::index_sequence<I...>, Policies...>
+    : options_slot<I, typename launcher<Policies>::options>... {};
+
+template <std::size_t I, class Options>
+Options& slot(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <std::size_t I, class Options>
+const Options& slot(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
+// The options of type Options, of the one launcher that has them.
+template <class Options, std::size_t I>
+Options& options_of(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <class Options, std::size_t I>
+const Options& options_of(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
 template <class... Policies>
 struct policy_table {
-  // Each policy's launcher's options, in the table's order.
-  using options = std::tuple<typename launcher<Policies>::options...>;
+  // Each policy's launcher's options, in the table's order: slot<I>(options)
+  // is the I-th's.
+  using options = options_of_policies<std::index_sequence_for<Policies...>, Policies...>;
 
-  // Calls `f(std::type_identity<P>{}, index)` for the policy P that `name`
-  // names (P::flag), whose options are std::get<index>(options); false if
-  // none does.
-  template <class F>
-  static bool with_policy(std::string_view name, F&& f) {
-    return with_policy(name, f, std::index_sequence_for<Policies...>{});
+  // A policy of the table, as its name finds it.
+  struct entry {
+    std::string_view name;  // P::flag
+    bool dry_run;           // launcher<P>::dry_run
+    // launcher<P>::run, with its options out of `options`.
+    int (*run)(const program&, transport_kind, const launch_flags&, const options&);
+    // Where a node process that launcher<P> started runs, if the launcher
+    // says (node_site_of); else false, and `site` stays as it is.
+    bool (*site)(const options&, node_site& site);
+  };
+
+  // The entry of the policy `name` names; nullptr if none does.
+  static const entry* find(std::string_view name) {
+    for (const auto& e : entries)
+      if (e.name == name) return &e;
+    return nullptr;
   }
 
   // "a, b or c": the names, for a message.
   static std::string names() {
     std::string listed;
-    std::size_t left = sizeof...(Policies);
-    ((listed += std::string(Policies::flag) + (--left > 1  ? ", "
-                                               : left == 1 ? " or "
-                                                           : "")),
-     ...);
+    std::size_t left = std::size(entries);
+    for (const auto& e : entries) {
+      listed += e.name;
+      --left;
+      listed += left > 1 ? ", " : left == 1 ? " or " : "";
+    }
     return listed;
   }
 
@@ -19381,24 +19453,42 @@ struct policy_table {
 
   // Reads argv's --lp_ words, each into the table that names it.
   static void read(int argc, char** argv, launch_flags& flags, options& own) {
-    std::apply(
-        [&](auto&... each) {
-          read_flags(argc, argv, false, flag_target<launch_flags>{flag_rows, flags},
-                     flag_target<typename launcher<Policies>::options>{
-                         launcher<Policies>::flag_rows, each}...,
-                     flag_target<launch_flags>{closing_flag_rows, flags});
-        },
-        own);
+    read(argc, argv, flags, own, std::index_sequence_for<Policies...>{});
   }
 
  private:
-  template <class F, std::size_t... I>
-  static bool with_policy(std::string_view name, F& f, std::index_sequence<I...>) {
-    return ((name == Policies::flag &&
-             (f(std::type_identity<Policies>{}, std::integral_constant<std::size_t, I>{}),
-              true)) ||
-            ...);
+  template <std::size_t... I>
+  static void read(int argc, char** argv, launch_flags& flags, options& own,
+                   std::index_sequence<I...>) {
+    read_flags(argc, argv, false, flag_target<launch_flags>{flag_rows, flags},
+               flag_target<typename launcher<Policies>::options>{
+                   launcher<Policies>::flag_rows, slot<I>(own)}...,
+               flag_target<launch_flags>{closing_flag_rows, flags});
   }
+
+  template <class P, std::size_t I>
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const options& own) {
+    return launcher<P>::run(graph, transport, flags, slot<I>(own));
+  }
+
+  template <class P, std::size_t I>
+  static bool site(const options& own, node_site& where) {
+    if constexpr (requires { launcher<P>::node_site_of(slot<I>(own)); }) {
+      where = launcher<P>::node_site_of(slot<I>(own));
+      return true;
+    } else {
+      return false;
+    }
+  }
+
+  template <std::size_t... I>
+  static constexpr std::array<entry, sizeof...(Policies)> make_entries(
+      std::index_sequence<I...>) {
+    return {entry{Policies::flag, launcher<Policies>::dry_run, &run<Policies, I>,
+                  &site<Policies, I>}...};
+  }
+  static constexpr auto entries = make_entries(std::index_sequence_for<Policies...>{});
 };
 
 // The policies --lp_launch names. test_multi_processing is not among them:
@@ -20168,35 +20258,25 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
     // Started by a multi-processing launcher: whatever the policy, be a node,
     // where the launcher that started it says (LP_POLICY).
     if (is_node_process()) {
-      std::optional<node_site> site;
-      if (const char* started_by = std::getenv(child_env::policy))
-        launch_policies::with_policy(started_by, [&](auto chosen, auto index) {
-          using launch = launcher<typename decltype(chosen)::type>;
-          if constexpr (requires { launch::node_site_of(std::get<index>(line.options)); })
-            site = launch::node_site_of(std::get<index>(line.options));
-        });
-      return run_node_process(graph, transport, flags, site);
+      node_site site;
+      const char* started_by = std::getenv(child_env::policy);
+      const auto* starter = started_by ? launch_policies::find(started_by) : nullptr;
+      if (starter && starter->site(line.options, site))
+        return run_node_process(graph, transport, flags, site);
+      return run_node_process(graph, transport, flags);
     }
     std::string chosen = flags.launch.value_or(std::string(policy));
-    bool dry_run = false;
-    bool known = launch_policies::with_policy(chosen, [&](auto p, auto) {
-      dry_run = launcher<typename decltype(p)::type>::dry_run;
-    });
-    if (flags.dry_run && !dry_run)
+    const auto* found = launch_policies::find(chosen);
+    if (flags.dry_run && !(found && found->dry_run))
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
-    if (!known)
+    if (!found)
       throw usage_error("--lp_launch=" + chosen + " is not a launch policy; choose " +
                         launch_policies::names());
     if (!flags.checkpoints.resume.empty())
       check_resume_dir(graph, flags.checkpoints.resume);
-    int status = 1;
-    launch_policies::with_policy(chosen, [&](auto p, auto index) {
-      status = launcher<typename decltype(p)::type>::run(graph, transport, flags,
-                                                         std::get<index>(line.options));
-    });
-    return status;
+    return found->run(graph, transport, flags, line.options);
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

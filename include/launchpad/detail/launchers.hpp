@@ -8,6 +8,7 @@
 // launch_main (impl/launch_inl.hpp) dispatches through it, and includes the
 // headers that define the launchers' runs.
 
+#include <array>
 #include <cstddef>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/host/local_launchers.hpp>
@@ -19,35 +20,78 @@
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/slurm.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
+#include <launchpad/program.hpp>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <type_traits>
 #include <utility>
 
 namespace lp::detail {
 
+// The options of the launcher of the I-th policy of a table (a plain
+// holder: std::tuple's constructors cost a user's file more to compile).
+template <std::size_t I, class Options>
+struct options_slot {
+  Options value;
+};
+
+template <class Indices, class... Policies>
+struct options_of_policies;
+template <std::size_t... I, class... Policies>
+struct options_of_policies<std::index_sequence<I...>, Policies...>
+    : options_slot<I, typename launcher<Policies>::options>... {};
+
+template <std::size_t I, class Options>
+Options& slot(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <std::size_t I, class Options>
+const Options& slot(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
+// The options of type Options, of the one launcher that has them.
+template <class Options, std::size_t I>
+Options& options_of(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <class Options, std::size_t I>
+const Options& options_of(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
 template <class... Policies>
 struct policy_table {
-  // Each policy's launcher's options, in the table's order.
-  using options = std::tuple<typename launcher<Policies>::options...>;
+  // Each policy's launcher's options, in the table's order: slot<I>(options)
+  // is the I-th's.
+  using options = options_of_policies<std::index_sequence_for<Policies...>, Policies...>;
 
-  // Calls `f(std::type_identity<P>{}, index)` for the policy P that `name`
-  // names (P::flag), whose options are std::get<index>(options); false if
-  // none does.
-  template <class F>
-  static bool with_policy(std::string_view name, F&& f) {
-    return with_policy(name, f, std::index_sequence_for<Policies...>{});
+  // A policy of the table, as its name finds it.
+  struct entry {
+    std::string_view name;  // P::flag
+    bool dry_run;           // launcher<P>::dry_run
+    // launcher<P>::run, with its options out of `options`.
+    int (*run)(const program&, transport_kind, const launch_flags&, const options&);
+    // Where a node process that launcher<P> started runs, if the launcher
+    // says (node_site_of); else false, and `site` stays as it is.
+    bool (*site)(const options&, node_site& site);
+  };
+
+  // The entry of the policy `name` names; nullptr if none does.
+  static const entry* find(std::string_view name) {
+    for (const auto& e : entries)
+      if (e.name == name) return &e;
+    return nullptr;
   }
 
   // "a, b or c": the names, for a message.
   static std::string names() {
     std::string listed;
-    std::size_t left = sizeof...(Policies);
-    ((listed += std::string(Policies::flag) + (--left > 1  ? ", "
-                                               : left == 1 ? " or "
-                                                           : "")),
-     ...);
+    std::size_t left = std::size(entries);
+    for (const auto& e : entries) {
+      listed += e.name;
+      --left;
+      listed += left > 1 ? ", " : left == 1 ? " or " : "";
+    }
     return listed;
   }
 
@@ -69,24 +113,42 @@ struct policy_table {
 
   // Reads argv's --lp_ words, each into the table that names it.
   static void read(int argc, char** argv, launch_flags& flags, options& own) {
-    std::apply(
-        [&](auto&... each) {
-          read_flags(argc, argv, false, flag_target<launch_flags>{flag_rows, flags},
-                     flag_target<typename launcher<Policies>::options>{
-                         launcher<Policies>::flag_rows, each}...,
-                     flag_target<launch_flags>{closing_flag_rows, flags});
-        },
-        own);
+    read(argc, argv, flags, own, std::index_sequence_for<Policies...>{});
   }
 
  private:
-  template <class F, std::size_t... I>
-  static bool with_policy(std::string_view name, F& f, std::index_sequence<I...>) {
-    return ((name == Policies::flag &&
-             (f(std::type_identity<Policies>{}, std::integral_constant<std::size_t, I>{}),
-              true)) ||
-            ...);
+  template <std::size_t... I>
+  static void read(int argc, char** argv, launch_flags& flags, options& own,
+                   std::index_sequence<I...>) {
+    read_flags(argc, argv, false, flag_target<launch_flags>{flag_rows, flags},
+               flag_target<typename launcher<Policies>::options>{
+                   launcher<Policies>::flag_rows, slot<I>(own)}...,
+               flag_target<launch_flags>{closing_flag_rows, flags});
   }
+
+  template <class P, std::size_t I>
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const options& own) {
+    return launcher<P>::run(graph, transport, flags, slot<I>(own));
+  }
+
+  template <class P, std::size_t I>
+  static bool site(const options& own, node_site& where) {
+    if constexpr (requires { launcher<P>::node_site_of(slot<I>(own)); }) {
+      where = launcher<P>::node_site_of(slot<I>(own));
+      return true;
+    } else {
+      return false;
+    }
+  }
+
+  template <std::size_t... I>
+  static constexpr std::array<entry, sizeof...(Policies)> make_entries(
+      std::index_sequence<I...>) {
+    return {entry{Policies::flag, launcher<Policies>::dry_run, &run<Policies, I>,
+                  &site<Policies, I>}...};
+  }
+  static constexpr auto entries = make_entries(std::index_sequence_for<Policies...>{});
 };
 
 // The policies --lp_launch names. test_multi_processing is not among them:

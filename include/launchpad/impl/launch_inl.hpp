@@ -19,10 +19,8 @@
 #include <launchpad/detail/status/status_command.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
 
 namespace lp::detail {
 
@@ -44,35 +42,25 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
     // Started by a multi-processing launcher: whatever the policy, be a node,
     // where the launcher that started it says (LP_POLICY).
     if (is_node_process()) {
-      std::optional<node_site> site;
-      if (const char* started_by = std::getenv(child_env::policy))
-        launch_policies::with_policy(started_by, [&](auto chosen, auto index) {
-          using launch = launcher<typename decltype(chosen)::type>;
-          if constexpr (requires { launch::node_site_of(std::get<index>(line.options)); })
-            site = launch::node_site_of(std::get<index>(line.options));
-        });
-      return run_node_process(graph, transport, flags, site);
+      node_site site;
+      const char* started_by = std::getenv(child_env::policy);
+      const auto* starter = started_by ? launch_policies::find(started_by) : nullptr;
+      if (starter && starter->site(line.options, site))
+        return run_node_process(graph, transport, flags, site);
+      return run_node_process(graph, transport, flags);
     }
     std::string chosen = flags.launch.value_or(std::string(policy));
-    bool dry_run = false;
-    bool known = launch_policies::with_policy(chosen, [&](auto p, auto) {
-      dry_run = launcher<typename decltype(p)::type>::dry_run;
-    });
-    if (flags.dry_run && !dry_run)
+    const auto* found = launch_policies::find(chosen);
+    if (flags.dry_run && !(found && found->dry_run))
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
-    if (!known)
+    if (!found)
       throw usage_error("--lp_launch=" + chosen + " is not a launch policy; choose " +
                         launch_policies::names());
     if (!flags.checkpoints.resume.empty())
       check_resume_dir(graph, flags.checkpoints.resume);
-    int status = 1;
-    launch_policies::with_policy(chosen, [&](auto p, auto index) {
-      status = launcher<typename decltype(p)::type>::run(graph, transport, flags,
-                                                         std::get<index>(line.options));
-    });
-    return status;
+    return found->run(graph, transport, flags, line.options);
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;

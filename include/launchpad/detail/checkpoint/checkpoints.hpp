@@ -320,7 +320,7 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
     }
     if (word.starts_with("--lp_resume=")) continue;
     if (word == "--lp_resume") {
-      // Its value is the next word, as parse_flags takes it.
+      // Its value is the next word, as read_flags takes it.
       if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
       continue;
     }

@@ -7,7 +7,6 @@
 #include <launchpad/error.hpp>
 #include <launchpad/launch/policy.hpp>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -357,9 +356,20 @@ inline constexpr flag_row<launch_flags> closing_flag_rows[] = {
      .on = [](launch_flags& f) -> bool& { return f.help; }},
 };
 
-// A table of rows that fill `Options`.
+// A table of rows that fill `Options`: a view of its array (std::span's
+// constructors cost a user's file more to compile).
 template <class Options>
-using flag_table = std::span<const flag_row<Options>>;
+struct flag_table {
+  constexpr flag_table() = default;
+  template <std::size_t N>
+  constexpr flag_table(const flag_row<Options> (&rows)[N]) : first(rows), count(N) {}
+  constexpr const flag_row<Options>* begin() const { return first; }
+  constexpr const flag_row<Options>* end() const { return first + count; }
+  constexpr std::size_t size() const { return count; }
+  constexpr const flag_row<Options>& operator[](std::size_t i) const { return first[i]; }
+  const flag_row<Options>* first = nullptr;
+  std::size_t count = 0;
+};
 
 // The launcher of a launch policy P (lp::slurm, ...): its own flags
 // (`options`, read by `flag_rows`) and how it runs a program
@@ -390,7 +400,7 @@ constexpr bool rows_are_sound(flag_table<Options> rows) {
 template <class A, class B>
 constexpr bool no_name_twice(flag_table<A> a, flag_table<B> b) {
   bool same_table = false;
-  if constexpr (std::is_same_v<A, B>) same_table = a.data() == b.data();
+  if constexpr (std::is_same_v<A, B>) same_table = a.begin() == b.begin();
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < b.size(); ++j)
       if (a[i].name == b[j].name && !(same_table && i == j)) return false;
@@ -580,6 +590,26 @@ std::vector<std::string> without_flags(const std::vector<std::string>& words,
   return kept;
 }
 
+// A switch's state as argv's word says it: on alone. A switch never takes
+// the next word, which may be the user's.
+inline bool switch_of(std::string_view name, std::optional<std::string_view> value) {
+  return !value || switch_value(name, *value);
+}
+
+// A value flag's value: after its "=", or the next word of argv, which it
+// then takes (`i` moves on).
+inline std::string value_of(std::string_view name, std::string_view example,
+                            std::optional<std::string_view> value, int& i, int argc,
+                            char** argv) {
+  if (!value) {
+    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
+    if (!value) throw needs_value(name, example, next);
+  }
+  if (value->empty()) throw needs_value(name, example, nullptr);
+  return std::string(*value);
+}
+
 // Where read_flags puts what one table's rows read.
 template <class Options>
 struct flag_target {
@@ -606,18 +636,11 @@ void read_flags(int argc, char** argv, bool others_allowed,
     auto read = [&](auto target) {
       const auto* flag = find_flag(target.rows, name);
       if (!flag) return false;
-      if (flag->is_switch()) {
-        // A switch never takes the next word, which may be the user's.
-        flag->on(target.into) = !value || switch_value(flag->name, *value);
-        return true;
-      }
-      if (!value) {
-        const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-        if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-        if (!value) throw needs_value(flag->name, flag->example, next);
-      }
-      if (value->empty()) throw needs_value(flag->name, flag->example, nullptr);
-      flag->set(target.into, flag->name, std::string(*value));
+      if (flag->is_switch())
+        flag->on(target.into) = switch_of(flag->name, value);
+      else
+        flag->set(target.into, flag->name,
+                  value_of(flag->name, flag->example, value, i, argc, argv));
       return true;
     };
     if (!(read(targets) || ...) && !others_allowed)

@@ -131,11 +131,13 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
 }
 
 // A launch of test_mt, local_mt or local_mp from a command line, which
-// `run(flags)` starts. Unless the user chose where, the checkpoints go to a
+// `run` starts. Unless the user chose where, the checkpoints go to a
 // directory of this launch's own that a user finds again (checkpoint_home),
 // and the launch's end says where they are and how to go on from them.
-template <class Run>
-int run_on_this_host(const program& graph, launch_flags flags, Run run) {
+inline int run_on_this_host(const program& graph, transport_kind transport,
+                            launch_flags flags,
+                            int (*run)(const program&, transport_kind,
+                                       const launch_flags&)) {
   auto command = flags.arguments;
   bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
   if (own_dir) {
@@ -149,7 +151,7 @@ int run_on_this_host(const program& graph, launch_flags flags, Run run) {
     flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
                            "--lp_checkpoint_dir=" + flags.checkpoints.dir);
   }
-  int status = run(std::as_const(flags));
+  int status = run(graph, transport, flags);
   if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
@@ -163,18 +165,22 @@ inline int launcher<test_multi_threading>::run(const program& graph,
                                                transport_kind transport,
                                                const launch_flags& flags,
                                                const no_options&) {
-  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
-    return run_in_process(graph, test_multi_threading::flag, false, transport, chosen);
-  });
+  return run_on_this_host(graph, transport, flags,
+                          [](const program& g, transport_kind t, const launch_flags& f) {
+                            return run_in_process(g, test_multi_threading::flag, false, t,
+                                                  f);
+                          });
 }
 
 inline int launcher<local_multi_threading>::run(const program& graph,
                                                 transport_kind transport,
                                                 const launch_flags& flags,
                                                 const no_options&) {
-  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
-    return run_in_process(graph, local_multi_threading::flag, true, transport, chosen);
-  });
+  return run_on_this_host(graph, transport, flags,
+                          [](const program& g, transport_kind t, const launch_flags& f) {
+                            return run_in_process(g, local_multi_threading::flag, true, t,
+                                                  f);
+                          });
 }
 
 // A test's launch of nodes as threads of this process.

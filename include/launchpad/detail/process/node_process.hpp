@@ -252,9 +252,7 @@ inline int launcher<local_multi_processing>::run(const program& graph,
                                                  transport_kind transport,
                                                  const launch_flags& flags,
                                                  const no_options&) {
-  return run_on_this_host(graph, flags, [&](const launch_flags& chosen) {
-    return run_local_multi_processing(graph, transport, chosen);
-  });
+  return run_on_this_host(graph, transport, flags, &run_local_multi_processing);
 }
 
 // A test's launch of nodes as processes; this process is their launcher.

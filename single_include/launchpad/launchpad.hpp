@@ -7241,8 +7241,8 @@ inline usage_error needs_value(std::string_view name, std::string_view example,
 }
 
 // The TLS flags that must go together (docs/launching.md, "Flags"): checked
-// once every flag is read (read_command_line), as each row reads one flag
-// alone.
+// once every flag is read (read_command_line, below), as each row reads one
+// flag alone.
 inline void check_tls_flags(const tls_flags& tls) {
   if (tls.cert.empty() != tls.key.empty())
     throw usage_error(
@@ -7348,16 +7348,89 @@ void read_flags(int argc, char** argv, bool others_allowed,
   }
 }
 
+// The options of the launcher of the I-th policy of a list (a plain
+// holder: std::tuple's constructors cost a user's file more to compile).
+template <std::size_t I, class Options>
+struct options_slot {
+  Options value;
+};
+
+template <class Indices, class... Policies>
+struct options_of_policies;
+template <std::size_t... I, class... Policies>
+struct options_of_policies<std::index_sequence<I...>, Policies...>
+    : options_slot<I, typename launcher<Policies>::options>... {};
+
+// Each launcher's options, in the order of `Policies`: slot<I>(options) is
+// the I-th's.
+template <class... Policies>
+using launchers_options =
+    options_of_policies<std::index_sequence_for<Policies...>, Policies...>;
+
+template <std::size_t I, class Options>
+Options& slot(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <std::size_t I, class Options>
+const Options& slot(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
+// The options of type Options, of the one launcher that has them.
+template <class Options, std::size_t I>
+Options& options_of(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <class Options, std::size_t I>
+const Options& options_of(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
+// A command line, read: the flags every launch shares, and the options of
+// the launchers of `Policies` (detail/launchers.hpp lists those that
+// --lp_launch names).
+template <class... Policies>
+struct command_line_of {
+  launch_flags flags;
+  launchers_options<Policies...> options;
+};
+
+// What reading a command line checks beyond each flag's own row.
+struct read_checks {
+  bool unknown_flags = true;  // a --lp_ word that no table names is an error
+  bool tls_together = true;   // the TLS flags go together (check_tls_flags)
+};
+
+template <class... Policies, std::size_t... I>
+void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
+                     read_checks checks, std::index_sequence<I...>) {
+  auto& flags = line.flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+  read_flags(argc, argv, !checks.unknown_flags,
+             flag_target<launch_flags>{flag_rows, flags},
+             flag_target<typename launcher<Policies>::options>{
+                 launcher<Policies>::flag_rows, slot<I>(line.options)}...,
+             flag_target<launch_flags>{closing_flag_rows, flags});
+  if (checks.tls_together) check_tls_flags(flags.tls);
+}
+
+// Reads argv (argv[0] first) into `line`, once, where a launch starts: each
+// --lp_ flag by the row of the table that names it, the shared ones into
+// line.flags and each launcher's into its options; then the flags that go
+// together.
+template <class... Policies>
+void read_command_line(int argc, char** argv, command_line_of<Policies...>& line,
+                       read_checks checks = {}) {
+  read_each_table(argc, argv, line, checks, std::index_sequence_for<Policies...>{});
+}
+
 // The shared flags of a command line; the flags of the launchers' tables
 // are left to them (test_multi_processing's launch reads its nodes' TLS
 // and interpreter with this).
 inline launch_flags read_shared_flags(int argc, char** argv) {
-  launch_flags flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  read_flags(argc, argv, true, flag_target<launch_flags>{flag_rows, flags},
-             flag_target<launch_flags>{closing_flag_rows, flags});
-  check_tls_flags(flags.tls);
-  return flags;
+  command_line_of<> line;
+  read_command_line(argc, argv, line, {.unknown_flags = false});
+  return std::move(line.flags);
 }
 
 }  // namespace lp::detail
@@ -19259,11 +19332,12 @@ inline int launcher<kubernetes>::run(const program& graph, transport_kind transp
 
 // The launch policies that a command line can name (--lp_launch), each with
 // its launcher (detail/cli/flags.hpp, `launcher`), which its own folder
-// declares with its own flags: one table, from a name to a type. Here the
-// command line is read, once, into the flags every launch shares and each
-// launcher's options; --lp_help lists them all. The compiled part's
-// launch_main (impl/launch_inl.hpp) dispatches through it, and includes the
-// headers that define the launchers' runs.
+// declares with its own flags: one table, from a name to a type, whose
+// command_line detail/cli/flags.hpp reads, once, into the flags every launch
+// shares and each launcher's options; --lp_help lists them all. The compiled
+// part's launch_main (impl/launch_inl.hpp) reads the command line and
+// dispatches through the table, and includes the headers that define the
+// launchers' runs.
 
 // ---- launchpad/detail/slurm/options.hpp ----
 
@@ -19277,8 +19351,6 @@ class program;
 }
 
 namespace lp::detail {
-
-struct node_site;
 
 struct slurm_options {
   std::string partition;
@@ -19351,7 +19423,7 @@ inline constexpr flag_row<slurm_options> slurm_flag_rows[] = {
 
 // slurm: the submitter, the job's supervisor, and each job step's node
 // process, which serves on --lp_slurm_host and leads a process group of
-// its own (nothing else ends what it starts). Its run and node_site_of are
+// its own (nothing else ends what it starts). Its run and run_node are
 // slurm/launch.hpp's.
 template <>
 struct launcher<slurm> {
@@ -19360,50 +19432,20 @@ struct launcher<slurm> {
   static constexpr bool dry_run = true;
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const slurm_options& job);
-  static node_site node_site_of(const slurm_options& job);
+  static int run_node(const program& graph, transport_kind transport,
+                      const launch_flags& flags, const slurm_options& job);
 };
 
 }  // namespace lp::detail
 
 namespace lp::detail {
 
-// The options of the launcher of the I-th policy of a table (a plain
-// holder: std::tuple's constructors cost a user's file more to compile).
-template <std::size_t I, class Options>
-struct options_slot {
-  Options value;
-};
-
-template <class Indices, class... Policies>
-struct options_of_policies;
-template <std::size_t... I, class... Policies>
-struct options_of_policies<std::index_sequence<I...>, Policies...>
-    : options_slot<I, typename launcher<Policies>::options>... {};
-
-template <std::size_t I, class Options>
-Options& slot(options_slot<I, Options>& s) {
-  return s.value;
-}
-template <std::size_t I, class Options>
-const Options& slot(const options_slot<I, Options>& s) {
-  return s.value;
-}
-
-// The options of type Options, of the one launcher that has them.
-template <class Options, std::size_t I>
-Options& options_of(options_slot<I, Options>& s) {
-  return s.value;
-}
-template <class Options, std::size_t I>
-const Options& options_of(const options_slot<I, Options>& s) {
-  return s.value;
-}
-
 template <class... Policies>
 struct policy_table {
-  // Each policy's launcher's options, in the table's order: slot<I>(options)
-  // is the I-th's.
-  using options = options_of_policies<std::index_sequence_for<Policies...>, Policies...>;
+  // A command line, read (detail/cli/flags.hpp, read_command_line): the
+  // shared flags, and each policy's launcher's options, in the table's order.
+  using line = command_line_of<Policies...>;
+  using options = launchers_options<Policies...>;
 
   // A policy of the table, as its name finds it.
   struct entry {
@@ -19411,9 +19453,9 @@ struct policy_table {
     bool dry_run;           // launcher<P>::dry_run
     // launcher<P>::run, with its options out of `options`.
     int (*run)(const program&, transport_kind, const launch_flags&, const options&);
-    // Where a node process that launcher<P> started runs, if the launcher
-    // says (node_site_of); else false, and `site` stays as it is.
-    bool (*site)(const options&, node_site& site);
+    // launcher<P>::run_node: a node process that launcher<P> started, where
+    // it says; nullptr if it says nothing (run_node_process's defaults).
+    int (*node)(const program&, transport_kind, const launch_flags&, const options&);
   };
 
   // The entry of the policy `name` names; nullptr if none does.
@@ -19451,21 +19493,7 @@ struct policy_table {
                                  flag_table<launch_flags>(closing_flag_rows));
   }
 
-  // Reads argv's --lp_ words, each into the table that names it.
-  static void read(int argc, char** argv, launch_flags& flags, options& own) {
-    read(argc, argv, flags, own, std::index_sequence_for<Policies...>{});
-  }
-
  private:
-  template <std::size_t... I>
-  static void read(int argc, char** argv, launch_flags& flags, options& own,
-                   std::index_sequence<I...>) {
-    read_flags(argc, argv, false, flag_target<launch_flags>{flag_rows, flags},
-               flag_target<typename launcher<Policies>::options>{
-                   launcher<Policies>::flag_rows, slot<I>(own)}...,
-               flag_target<launch_flags>{closing_flag_rows, flags});
-  }
-
   template <class P, std::size_t I>
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const options& own) {
@@ -19473,20 +19501,25 @@ struct policy_table {
   }
 
   template <class P, std::size_t I>
-  static bool site(const options& own, node_site& where) {
-    if constexpr (requires { launcher<P>::node_site_of(slot<I>(own)); }) {
-      where = launcher<P>::node_site_of(slot<I>(own));
-      return true;
-    } else {
-      return false;
-    }
+  static int node(const program& graph, transport_kind transport,
+                  const launch_flags& flags, const options& own) {
+    return launcher<P>::run_node(graph, transport, flags, slot<I>(own));
+  }
+  template <class P, std::size_t I>
+  static constexpr auto node_of() {
+    using run_node =
+        int (*)(const program&, transport_kind, const launch_flags&, const options&);
+    if constexpr (requires { &launcher<P>::run_node; })
+      return run_node{&node<P, I>};
+    else
+      return run_node{nullptr};
   }
 
   template <std::size_t... I>
   static constexpr std::array<entry, sizeof...(Policies)> make_entries(
       std::index_sequence<I...>) {
     return {entry{Policies::flag, launcher<Policies>::dry_run, &run<Policies, I>,
-                  &site<Policies, I>}...};
+                  node_of<Policies, I>()}...};
   }
   static constexpr auto entries = make_entries(std::index_sequence_for<Policies...>{});
 };
@@ -19506,26 +19539,22 @@ static_assert(longest_line(flags_help) <= help_width,
 
 // A command line, read: the flags every launch shares, and each launcher's
 // options.
-struct command_line {
-  launch_flags flags;
-  launch_policies::options options;
-};
+using command_line = launch_policies::line;
 
-// Reads every --lp_ flag of argv, each checked by its row alone; a flag of a
+// Every --lp_ flag of argv, each checked by its row alone; a flag of a
 // policy other than the one chosen is read and checked too (a node process
 // gets its launcher's whole command line).
 inline command_line read_each_flag(int argc, char** argv) {
   command_line line;
-  for (int i = 0; i < argc; ++i) line.flags.arguments.emplace_back(argv[i]);
-  launch_policies::read(argc, argv, line.flags, line.options);
+  read_command_line(argc, argv, line, {.tls_together = false});
   return line;
 }
 
 // The command line as lp::launch reads it: each flag, then the TLS flags
 // together.
 inline command_line read_command_line(int argc, char** argv) {
-  auto line = read_each_flag(argc, argv);
-  check_tls_flags(line.flags.tls);
+  command_line line;
+  read_command_line(argc, argv, line);
   return line;
 }
 
@@ -20228,12 +20257,16 @@ inline int launcher<slurm>::run(const program& graph, transport_kind transport,
   return run_slurm(graph, transport, flags, job);
 }
 
-inline node_site launcher<slurm>::node_site_of(const slurm_options& job) {
+// A job step's node process: its parent is slurmstepd, it serves on
+// --lp_slurm_host, and it leads a process group of its own.
+inline int launcher<slurm>::run_node(const program& graph, transport_kind transport,
+                                     const launch_flags& flags,
+                                     const slurm_options& job) {
   node_site site;
   site.launcher_is_parent = false;
   site.bind_host = slurm_host_address(job.host);
   site.own_group = true;
-  return site;
+  return run_node_process(graph, transport, flags, site);
 }
 
 }  // namespace lp::detail
@@ -20243,7 +20276,8 @@ namespace lp::detail {
 LP_API int launch_main(const program& graph, int argc, char** argv,
                        std::string_view policy, transport_kind transport) {
   try {
-    auto line = read_command_line(argc, argv);
+    command_line line;
+    read_command_line(argc, argv, line);
     const auto& flags = line.flags;
     if (flags.help) {
       std::cout << flags_help;
@@ -20258,11 +20292,10 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
     // Started by a multi-processing launcher: whatever the policy, be a node,
     // where the launcher that started it says (LP_POLICY).
     if (is_node_process()) {
-      node_site site;
       const char* started_by = std::getenv(child_env::policy);
       const auto* starter = started_by ? launch_policies::find(started_by) : nullptr;
-      if (starter && starter->site(line.options, site))
-        return run_node_process(graph, transport, flags, site);
+      if (starter && starter->node)
+        return starter->node(graph, transport, flags, line.options);
       return run_node_process(graph, transport, flags);
     }
     std::string chosen = flags.launch.value_or(std::string(policy));

@@ -2,11 +2,12 @@
 
 // The launch policies that a command line can name (--lp_launch), each with
 // its launcher (detail/cli/flags.hpp, `launcher`), which its own folder
-// declares with its own flags: one table, from a name to a type. Here the
-// command line is read, once, into the flags every launch shares and each
-// launcher's options; --lp_help lists them all. The compiled part's
-// launch_main (impl/launch_inl.hpp) dispatches through it, and includes the
-// headers that define the launchers' runs.
+// declares with its own flags: one table, from a name to a type, whose
+// command_line detail/cli/flags.hpp reads, once, into the flags every launch
+// shares and each launcher's options; --lp_help lists them all. The compiled
+// part's launch_main (impl/launch_inl.hpp) reads the command line and
+// dispatches through the table, and includes the headers that define the
+// launchers' runs.
 
 #include <array>
 #include <cstddef>
@@ -27,43 +28,12 @@
 
 namespace lp::detail {
 
-// The options of the launcher of the I-th policy of a table (a plain
-// holder: std::tuple's constructors cost a user's file more to compile).
-template <std::size_t I, class Options>
-struct options_slot {
-  Options value;
-};
-
-template <class Indices, class... Policies>
-struct options_of_policies;
-template <std::size_t... I, class... Policies>
-struct options_of_policies<std::index_sequence<I...>, Policies...>
-    : options_slot<I, typename launcher<Policies>::options>... {};
-
-template <std::size_t I, class Options>
-Options& slot(options_slot<I, Options>& s) {
-  return s.value;
-}
-template <std::size_t I, class Options>
-const Options& slot(const options_slot<I, Options>& s) {
-  return s.value;
-}
-
-// The options of type Options, of the one launcher that has them.
-template <class Options, std::size_t I>
-Options& options_of(options_slot<I, Options>& s) {
-  return s.value;
-}
-template <class Options, std::size_t I>
-const Options& options_of(const options_slot<I, Options>& s) {
-  return s.value;
-}
-
 template <class... Policies>
 struct policy_table {
-  // Each policy's launcher's options, in the table's order: slot<I>(options)
-  // is the I-th's.
-  using options = options_of_policies<std::index_sequence_for<Policies...>, Policies...>;
+  // A command line, read (detail/cli/flags.hpp, read_command_line): the
+  // shared flags, and each policy's launcher's options, in the table's order.
+  using line = command_line_of<Policies...>;
+  using options = launchers_options<Policies...>;
 
   // A policy of the table, as its name finds it.
   struct entry {
@@ -71,9 +41,9 @@ struct policy_table {
     bool dry_run;           // launcher<P>::dry_run
     // launcher<P>::run, with its options out of `options`.
     int (*run)(const program&, transport_kind, const launch_flags&, const options&);
-    // Where a node process that launcher<P> started runs, if the launcher
-    // says (node_site_of); else false, and `site` stays as it is.
-    bool (*site)(const options&, node_site& site);
+    // launcher<P>::run_node: a node process that launcher<P> started, where
+    // it says; nullptr if it says nothing (run_node_process's defaults).
+    int (*node)(const program&, transport_kind, const launch_flags&, const options&);
   };
 
   // The entry of the policy `name` names; nullptr if none does.
@@ -111,21 +81,7 @@ struct policy_table {
                                  flag_table<launch_flags>(closing_flag_rows));
   }
 
-  // Reads argv's --lp_ words, each into the table that names it.
-  static void read(int argc, char** argv, launch_flags& flags, options& own) {
-    read(argc, argv, flags, own, std::index_sequence_for<Policies...>{});
-  }
-
  private:
-  template <std::size_t... I>
-  static void read(int argc, char** argv, launch_flags& flags, options& own,
-                   std::index_sequence<I...>) {
-    read_flags(argc, argv, false, flag_target<launch_flags>{flag_rows, flags},
-               flag_target<typename launcher<Policies>::options>{
-                   launcher<Policies>::flag_rows, slot<I>(own)}...,
-               flag_target<launch_flags>{closing_flag_rows, flags});
-  }
-
   template <class P, std::size_t I>
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const options& own) {
@@ -133,20 +89,25 @@ struct policy_table {
   }
 
   template <class P, std::size_t I>
-  static bool site(const options& own, node_site& where) {
-    if constexpr (requires { launcher<P>::node_site_of(slot<I>(own)); }) {
-      where = launcher<P>::node_site_of(slot<I>(own));
-      return true;
-    } else {
-      return false;
-    }
+  static int node(const program& graph, transport_kind transport,
+                  const launch_flags& flags, const options& own) {
+    return launcher<P>::run_node(graph, transport, flags, slot<I>(own));
+  }
+  template <class P, std::size_t I>
+  static constexpr auto node_of() {
+    using run_node =
+        int (*)(const program&, transport_kind, const launch_flags&, const options&);
+    if constexpr (requires { &launcher<P>::run_node; })
+      return run_node{&node<P, I>};
+    else
+      return run_node{nullptr};
   }
 
   template <std::size_t... I>
   static constexpr std::array<entry, sizeof...(Policies)> make_entries(
       std::index_sequence<I...>) {
     return {entry{Policies::flag, launcher<Policies>::dry_run, &run<Policies, I>,
-                  &site<Policies, I>}...};
+                  node_of<Policies, I>()}...};
   }
   static constexpr auto entries = make_entries(std::index_sequence_for<Policies...>{});
 };
@@ -166,26 +127,22 @@ static_assert(longest_line(flags_help) <= help_width,
 
 // A command line, read: the flags every launch shares, and each launcher's
 // options.
-struct command_line {
-  launch_flags flags;
-  launch_policies::options options;
-};
+using command_line = launch_policies::line;
 
-// Reads every --lp_ flag of argv, each checked by its row alone; a flag of a
+// Every --lp_ flag of argv, each checked by its row alone; a flag of a
 // policy other than the one chosen is read and checked too (a node process
 // gets its launcher's whole command line).
 inline command_line read_each_flag(int argc, char** argv) {
   command_line line;
-  for (int i = 0; i < argc; ++i) line.flags.arguments.emplace_back(argv[i]);
-  launch_policies::read(argc, argv, line.flags, line.options);
+  read_command_line(argc, argv, line, {.tls_together = false});
   return line;
 }
 
 // The command line as lp::launch reads it: each flag, then the TLS flags
 // together.
 inline command_line read_command_line(int argc, char** argv) {
-  auto line = read_each_flag(argc, argv);
-  check_tls_flags(line.flags.tls);
+  command_line line;
+  read_command_line(argc, argv, line);
   return line;
 }
 

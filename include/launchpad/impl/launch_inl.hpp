@@ -27,7 +27,8 @@ namespace lp::detail {
 LP_API int launch_main(const program& graph, int argc, char** argv,
                        std::string_view policy, transport_kind transport) {
   try {
-    auto line = read_command_line(argc, argv);
+    command_line line;
+    read_command_line(argc, argv, line);
     const auto& flags = line.flags;
     if (flags.help) {
       std::cout << flags_help;
@@ -42,11 +43,10 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
     // Started by a multi-processing launcher: whatever the policy, be a node,
     // where the launcher that started it says (LP_POLICY).
     if (is_node_process()) {
-      node_site site;
       const char* started_by = std::getenv(child_env::policy);
       const auto* starter = started_by ? launch_policies::find(started_by) : nullptr;
-      if (starter && starter->site(line.options, site))
-        return run_node_process(graph, transport, flags, site);
+      if (starter && starter->node)
+        return starter->node(graph, transport, flags, line.options);
       return run_node_process(graph, transport, flags);
     }
     std::string chosen = flags.launch.value_or(std::string(policy));

@@ -542,8 +542,8 @@ inline usage_error needs_value(std::string_view name, std::string_view example,
 }
 
 // The TLS flags that must go together (docs/launching.md, "Flags"): checked
-// once every flag is read (read_command_line), as each row reads one flag
-// alone.
+// once every flag is read (read_command_line, below), as each row reads one
+// flag alone.
 inline void check_tls_flags(const tls_flags& tls) {
   if (tls.cert.empty() != tls.key.empty())
     throw usage_error(
@@ -649,16 +649,89 @@ void read_flags(int argc, char** argv, bool others_allowed,
   }
 }
 
+// The options of the launcher of the I-th policy of a list (a plain
+// holder: std::tuple's constructors cost a user's file more to compile).
+template <std::size_t I, class Options>
+struct options_slot {
+  Options value;
+};
+
+template <class Indices, class... Policies>
+struct options_of_policies;
+template <std::size_t... I, class... Policies>
+struct options_of_policies<std::index_sequence<I...>, Policies...>
+    : options_slot<I, typename launcher<Policies>::options>... {};
+
+// Each launcher's options, in the order of `Policies`: slot<I>(options) is
+// the I-th's.
+template <class... Policies>
+using launchers_options =
+    options_of_policies<std::index_sequence_for<Policies...>, Policies...>;
+
+template <std::size_t I, class Options>
+Options& slot(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <std::size_t I, class Options>
+const Options& slot(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
+// The options of type Options, of the one launcher that has them.
+template <class Options, std::size_t I>
+Options& options_of(options_slot<I, Options>& s) {
+  return s.value;
+}
+template <class Options, std::size_t I>
+const Options& options_of(const options_slot<I, Options>& s) {
+  return s.value;
+}
+
+// A command line, read: the flags every launch shares, and the options of
+// the launchers of `Policies` (detail/launchers.hpp lists those that
+// --lp_launch names).
+template <class... Policies>
+struct command_line_of {
+  launch_flags flags;
+  launchers_options<Policies...> options;
+};
+
+// What reading a command line checks beyond each flag's own row.
+struct read_checks {
+  bool unknown_flags = true;  // a --lp_ word that no table names is an error
+  bool tls_together = true;   // the TLS flags go together (check_tls_flags)
+};
+
+template <class... Policies, std::size_t... I>
+void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
+                     read_checks checks, std::index_sequence<I...>) {
+  auto& flags = line.flags;
+  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
+  read_flags(argc, argv, !checks.unknown_flags,
+             flag_target<launch_flags>{flag_rows, flags},
+             flag_target<typename launcher<Policies>::options>{
+                 launcher<Policies>::flag_rows, slot<I>(line.options)}...,
+             flag_target<launch_flags>{closing_flag_rows, flags});
+  if (checks.tls_together) check_tls_flags(flags.tls);
+}
+
+// Reads argv (argv[0] first) into `line`, once, where a launch starts: each
+// --lp_ flag by the row of the table that names it, the shared ones into
+// line.flags and each launcher's into its options; then the flags that go
+// together.
+template <class... Policies>
+void read_command_line(int argc, char** argv, command_line_of<Policies...>& line,
+                       read_checks checks = {}) {
+  read_each_table(argc, argv, line, checks, std::index_sequence_for<Policies...>{});
+}
+
 // The shared flags of a command line; the flags of the launchers' tables
 // are left to them (test_multi_processing's launch reads its nodes' TLS
 // and interpreter with this).
 inline launch_flags read_shared_flags(int argc, char** argv) {
-  launch_flags flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  read_flags(argc, argv, true, flag_target<launch_flags>{flag_rows, flags},
-             flag_target<launch_flags>{closing_flag_rows, flags});
-  check_tls_flags(flags.tls);
-  return flags;
+  command_line_of<> line;
+  read_command_line(argc, argv, line, {.unknown_flags = false});
+  return std::move(line.flags);
 }
 
 }  // namespace lp::detail

@@ -50,12 +50,16 @@ inline int launcher<slurm>::run(const program& graph, transport_kind transport,
   return run_slurm(graph, transport, flags, job);
 }
 
-inline node_site launcher<slurm>::node_site_of(const slurm_options& job) {
+// A job step's node process: its parent is slurmstepd, it serves on
+// --lp_slurm_host, and it leads a process group of its own.
+inline int launcher<slurm>::run_node(const program& graph, transport_kind transport,
+                                     const launch_flags& flags,
+                                     const slurm_options& job) {
   node_site site;
   site.launcher_is_parent = false;
   site.bind_host = slurm_host_address(job.host);
   site.own_group = true;
-  return site;
+  return run_node_process(graph, transport, flags, site);
 }
 
 }  // namespace lp::detail

@@ -19,8 +19,6 @@ class program;
 
 namespace lp::detail {
 
-struct node_site;
-
 struct slurm_options {
   std::string partition;
   std::string time;
@@ -92,7 +90,7 @@ inline constexpr flag_row<slurm_options> slurm_flag_rows[] = {
 
 // slurm: the submitter, the job's supervisor, and each job step's node
 // process, which serves on --lp_slurm_host and leads a process group of
-// its own (nothing else ends what it starts). Its run and node_site_of are
+// its own (nothing else ends what it starts). Its run and run_node are
 // slurm/launch.hpp's.
 template <>
 struct launcher<slurm> {
@@ -101,7 +99,8 @@ struct launcher<slurm> {
   static constexpr bool dry_run = true;
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const slurm_options& job);
-  static node_site node_site_of(const slurm_options& job);
+  static int run_node(const program& graph, transport_kind transport,
+                      const launch_flags& flags, const slurm_options& job);
 };
 
 }  // namespace lp::detail

@@ -6679,6 +6679,58 @@ LP_API std::string controller::summary() const {
 
 // ---- launchpad/detail/cli/flags.hpp ----
 
+// ---- launchpad/detail/serve/server_limits.hpp ----
+
+#include <sys/resource.h>
+
+
+namespace lp::detail {
+
+// What a server puts up with from its peers (docs/protocol.md, "Limits").
+// The --lp_ flags of the same names set a node's.
+struct server_limits {
+  // From a request's first byte to the end of its headers
+  // (--lp_header_timeout_secs); also the start a body or a reply gets before
+  // its rate counts.
+  std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
+  // The slowest average rate at which a peer may send a body or read a
+  // reply, after header_timeout (--lp_min_rate_kib_per_sec).
+  std::size_t min_bytes_per_second = std::size_t{64} << 10;
+  // Open connections, idle (parked) or busy; more are answered 503 on the
+  // accepting thread and closed (--lp_max_connections). At most half of
+  // this process's file descriptors (ulimit -n).
+  std::size_t max_connections = 8192;
+  // Threads serving busy connections at once; a connection past them waits
+  // for one (its bytes wait in the kernel), unrefused.
+  std::size_t max_threads = 2048;
+  // Silence within a request, on each read; a reply's peer that takes
+  // nothing for this long, on each write.
+  std::chrono::milliseconds read_timeout = std::chrono::seconds(5);
+  std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
+};
+
+// The connections a server may hold: max_connections, but at most half of
+// the file descriptors this process may open, so that neither a flood nor
+// the node's own calls and files run out of them. (The soft limit is not
+// raised here: code of the user's that uses select() breaks on descriptors
+// past 1023.)
+inline std::size_t connection_cap(std::size_t wanted) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY)
+    return wanted;
+  auto half = std::max<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 2, 16);
+  if (wanted <= half) return wanted;
+  // The default quietly; a number asked for with a word.
+  static std::atomic<bool> told{false};
+  if (wanted != server_limits{}.max_connections && !told.exchange(true))
+    std::cerr << "[lp] --lp_max_connections=" << wanted << " lowered to " << half
+              << ": this process may open " << files.rlim_cur
+              << " files (raise it with ulimit -n)" << std::endl;
+  return half;
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/util/text.hpp ----
 
 // Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
@@ -6728,12 +6780,11 @@ struct port_or_off {
 // launcher's options, in its own folder. Every other argument belongs to the
 // user and is left alone.
 
-// The limits of every node's server (docs/protocol.md, "Limits").
+// The limits of every node's server (docs/protocol.md, "Limits"), read
+// straight into the values a server takes.
 struct server_flags {
   std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;
-  std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 8192;
+  server_limits limits;  // its defaults are the flags'
 };
 
 // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto (on
@@ -6899,8 +6950,8 @@ inline constexpr flag_row<launch_flags> flag_rows[] = {
              "request gets 408 and its connection closes (1 to 3600, default 10)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.header_timeout_secs =
-               static_cast<int>(whole_number(name, v, 1, 3600));
+           f.server.limits.header_timeout =
+               std::chrono::seconds(whole_number(name, v, 1, 3600));
          }},
     {.name = "--lp_min_rate_kib_per_sec",
      .hint = "<n>",
@@ -6909,8 +6960,8 @@ inline constexpr flag_row<launch_flags> flag_rows[] = {
              "after the header time; slower ones are cut off (1 to 1048576, default 64)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.min_rate_kib_per_sec =
-               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+           f.server.limits.min_bytes_per_second =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20)) << 10;
          }},
     {.name = "--lp_max_connections",
      .hint = "<n>",
@@ -6920,7 +6971,7 @@ inline constexpr flag_row<launch_flags> flag_rows[] = {
          "to 1048576, default 8192, at most half of ulimit -n)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.max_connections =
+           f.server.limits.max_connections =
                static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
          }},
     {.name = "--lp_insecure",
@@ -8236,7 +8287,6 @@ class stop_on_signals {
 
 // ---- launchpad/detail/observe/process_figures.hpp ----
 
-#include <sys/resource.h>
 
 
 namespace lp::detail {
@@ -9756,56 +9806,6 @@ class local_directory final : public directory {
 // ---- launchpad/detail/serve/deadline_stream.hpp ----
 
 
-// ---- launchpad/detail/serve/server_limits.hpp ----
-
-
-
-namespace lp::detail {
-
-// What a server puts up with from its peers (docs/protocol.md, "Limits").
-// The --lp_ flags of the same names set a node's.
-struct server_limits {
-  // From a request's first byte to the end of its headers
-  // (--lp_header_timeout_secs); also the start a body or a reply gets before
-  // its rate counts.
-  std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
-  // The slowest average rate at which a peer may send a body or read a
-  // reply, after header_timeout (--lp_min_rate_kib_per_sec).
-  std::size_t min_bytes_per_second = std::size_t{64} << 10;
-  // Open connections, idle (parked) or busy; more are answered 503 on the
-  // accepting thread and closed (--lp_max_connections). At most half of
-  // this process's file descriptors (ulimit -n).
-  std::size_t max_connections = 8192;
-  // Threads serving busy connections at once; a connection past them waits
-  // for one (its bytes wait in the kernel), unrefused.
-  std::size_t max_threads = 2048;
-  // Silence within a request, on each read; a reply's peer that takes
-  // nothing for this long, on each write.
-  std::chrono::milliseconds read_timeout = std::chrono::seconds(5);
-  std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
-};
-
-// The connections a server may hold: max_connections, but at most half of
-// the file descriptors this process may open, so that neither a flood nor
-// the node's own calls and files run out of them. (The soft limit is not
-// raised here: code of the user's that uses select() breaks on descriptors
-// past 1023.)
-inline std::size_t connection_cap(std::size_t wanted) {
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY)
-    return wanted;
-  auto half = std::max<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 2, 16);
-  if (wanted <= half) return wanted;
-  // The default quietly; a number asked for with a word.
-  static std::atomic<bool> told{false};
-  if (wanted != server_limits{}.max_connections && !told.exchange(true))
-    std::cerr << "[lp] --lp_max_connections=" << wanted << " lowered to " << half
-              << ": this process may open " << files.rlim_cur
-              << " files (raise it with ulimit -n)" << std::endl;
-  return half;
-}
-
-}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -17708,15 +17708,6 @@ struct host_options {
   bool tune_malloc = true;
 };
 
-// The limits of a node's server that the --lp_ flags set.
-inline server_limits limits_of(const server_flags& flags) {
-  server_limits limits;
-  limits.header_timeout = std::chrono::seconds(flags.header_timeout_secs);
-  limits.min_bytes_per_second = flags.min_rate_kib_per_sec << 10;
-  limits.max_connections = flags.max_connections;
-  return limits;
-}
-
 // Runs some nodes of a program in this process: each its own HTTP server,
 // each run() its own thread. Every launch policy hosts its nodes with this:
 // all of them in one process (multi-threading), or a few per process.
@@ -18296,7 +18287,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
     options.tls = tls;
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = limits_of(flags.server);
+    options.limits = flags.server.limits;
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
     options.resume_dir = flags.checkpoints.resume;
@@ -19023,7 +19014,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
     options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = limits_of(flags.server);
+    options.limits = flags.server.limits;
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = site.checkpoints_in_run_dir
                                  ? checkpoint_dir_of(flags.checkpoints, run_dir)

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <initializer_list>
+#include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/policy.hpp>
@@ -29,12 +31,11 @@ struct port_or_off {
 // launcher's options, in its own folder. Every other argument belongs to the
 // user and is left alone.
 
-// The limits of every node's server (docs/protocol.md, "Limits").
+// The limits of every node's server (docs/protocol.md, "Limits"), read
+// straight into the values a server takes.
 struct server_flags {
   std::size_t max_body_mb = 256;
-  int header_timeout_secs = 10;
-  std::size_t min_rate_kib_per_sec = 64;
-  std::size_t max_connections = 8192;
+  server_limits limits;  // its defaults are the flags'
 };
 
 // TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto (on
@@ -200,8 +201,8 @@ inline constexpr flag_row<launch_flags> flag_rows[] = {
              "request gets 408 and its connection closes (1 to 3600, default 10)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.header_timeout_secs =
-               static_cast<int>(whole_number(name, v, 1, 3600));
+           f.server.limits.header_timeout =
+               std::chrono::seconds(whole_number(name, v, 1, 3600));
          }},
     {.name = "--lp_min_rate_kib_per_sec",
      .hint = "<n>",
@@ -210,8 +211,8 @@ inline constexpr flag_row<launch_flags> flag_rows[] = {
              "after the header time; slower ones are cut off (1 to 1048576, default 64)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.min_rate_kib_per_sec =
-               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+           f.server.limits.min_bytes_per_second =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20)) << 10;
          }},
     {.name = "--lp_max_connections",
      .hint = "<n>",
@@ -221,7 +222,7 @@ inline constexpr flag_row<launch_flags> flag_rows[] = {
          "to 1048576, default 8192, at most half of ulimit -n)",
      .set =
          [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.max_connections =
+           f.server.limits.max_connections =
                static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
          }},
     {.name = "--lp_insecure",

@@ -99,7 +99,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
     options.tls = tls;
     options.run_dir = run_dir.path();
     options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = limits_of(flags.server);
+    options.limits = flags.server.limits;
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
     options.resume_dir = flags.checkpoints.resume;

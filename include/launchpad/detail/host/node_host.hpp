@@ -78,15 +78,6 @@ struct host_options {
   bool tune_malloc = true;
 };
 
-// The limits of a node's server that the --lp_ flags set.
-inline server_limits limits_of(const server_flags& flags) {
-  server_limits limits;
-  limits.header_timeout = std::chrono::seconds(flags.header_timeout_secs);
-  limits.min_bytes_per_second = flags.min_rate_kib_per_sec << 10;
-  limits.max_connections = flags.max_connections;
-  return limits;
-}
-
 // Runs some nodes of a program in this process: each its own HTTP server,
 // each run() its own thread. Every launch policy hosts its nodes with this:
 // all of them in one process (multi-threading), or a few per process.

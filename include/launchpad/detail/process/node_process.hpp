@@ -153,7 +153,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
     options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = limits_of(flags.server);
+    options.limits = flags.server.limits;
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = site.checkpoints_in_run_dir
                                  ? checkpoint_dir_of(flags.checkpoints, run_dir)

@@ -260,6 +260,22 @@ TEST_SUITE("processes") {
   }
 
   TEST_CASE(
+      "a --lp_ flag the node processes would refuse fails at the launch, not in them") {
+    mp::scratch dir;
+    lp::program p("scenario_counter");
+    scenarios::make(p, "counter", dir.path);
+    auto options = mp::scenario_options("counter", dir);
+    options.arguments.push_back("--lp_lunch=local_mp");
+    CHECK_THROWS_WITH_AS(lp::launch<lp::test_multi_processing>(p, options),
+                         doctest::Contains("unknown flag --lp_lunch"), lp::usage_error);
+    // A launcher's own flag is one they read.
+    options.arguments.back() = "--lp_slurm_partition=debug";
+    auto running = lp::launch<lp::test_multi_processing>(p, options);
+    CHECK(running.wait({"producers"}));
+    CHECK(running.stop());
+  }
+
+  TEST_CASE(
       "consumer_producers as local_mp: exit 0, every node's output behind its label") {
     const char* example = std::getenv("LP_EXAMPLE_CONSUMER_PRODUCERS");
     REQUIRE(example);

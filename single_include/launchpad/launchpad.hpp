@@ -6775,7 +6775,7 @@ struct port_or_off {
 };
 
 // The --lp_* flags every launch shares, parsed once where lp::launch starts
-// (detail/launchers.hpp), in groups named for what they set, with the
+// (read_command_line, below), in groups named for what they set, with the
 // defaults. A policy's own flags (--lp_slurm_*, --lp_kube_*) are its
 // launcher's options, in its own folder. Every other argument belongs to the
 // user and is left alone.
@@ -6877,7 +6877,7 @@ inline std::string one_of(std::string_view flag, std::string value,
 // hint) names the bool it turns on or off (`on`); any other flag takes a
 // value, which `set` checks and stores. The flags every launch shares are
 // flag_rows below; a launcher's own are its folder's (slurm/options.hpp,
-// kube/options.hpp), and detail/launchers.hpp reads them all.
+// kube/options.hpp), and read_command_line (below) reads them all.
 template <class Options>
 struct flag_row {
   std::string_view name = {};     // "--lp_launch"
@@ -7369,12 +7369,9 @@ struct flag_target {
 
 // Reads argv's --lp_ words into the targets, each by the row of its table
 // that names it; every other word is the user's. A --lp_ word that no table
-// names is a usage error, or, with `others_allowed`, left to whoever reads
-// the rest (a test's process launch, which reads the shared flags of its
-// nodes' command line).
+// names is a usage error.
 template <class... Options>
-void read_flags(int argc, char** argv, bool others_allowed,
-                flag_target<Options>... targets) {
+void read_flags(int argc, char** argv, flag_target<Options>... targets) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
@@ -7393,7 +7390,7 @@ void read_flags(int argc, char** argv, bool others_allowed,
                   value_of(flag->name, flag->example, value, i, argc, argv));
       return true;
     };
-    if (!(read(targets) || ...) && !others_allowed)
+    if (!(read(targets) || ...))
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
   }
@@ -7448,8 +7445,7 @@ struct command_line_of {
 
 // What reading a command line checks beyond each flag's own row.
 struct read_checks {
-  bool unknown_flags = true;  // a --lp_ word that no table names is an error
-  bool tls_together = true;   // the TLS flags go together (check_tls_flags)
+  bool tls_together = true;  // the TLS flags go together (check_tls_flags)
 };
 
 template <class... Policies, std::size_t... I>
@@ -7457,8 +7453,7 @@ void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
                      read_checks checks, std::index_sequence<I...>) {
   auto& flags = line.flags;
   for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  read_flags(argc, argv, !checks.unknown_flags,
-             flag_target<launch_flags>{flag_rows, flags},
+  read_flags(argc, argv, flag_target<launch_flags>{flag_rows, flags},
              flag_target<typename launcher<Policies>::options>{
                  launcher<Policies>::flag_rows, slot<I>(line.options)}...,
              flag_target<launch_flags>{closing_flag_rows, flags});
@@ -7473,15 +7468,6 @@ template <class... Policies>
 void read_command_line(int argc, char** argv, command_line_of<Policies...>& line,
                        read_checks checks = {}) {
   read_each_table(argc, argv, line, checks, std::index_sequence_for<Policies...>{});
-}
-
-// The shared flags of a command line; the flags of the launchers' tables
-// are left to them (test_multi_processing's launch reads its nodes' TLS
-// and interpreter with this).
-inline launch_flags read_shared_flags(int argc, char** argv) {
-  command_line_of<> line;
-  read_command_line(argc, argv, line, {.unknown_flags = false});
-  return std::move(line.flags);
 }
 
 }  // namespace lp::detail
@@ -19159,40 +19145,6 @@ class processes_launch final : public controlled_launch {
 
 }  // namespace detail
 
-LP_API controller::controller(const program& graph, const process_test_options& options,
-                              transport_kind transport)
-    : graph_(&graph) {
-  if (options.executable.empty())
-    throw usage_error(
-        "test_multi_processing needs process_test_options::executable: a program whose "
-        "main() "
-        "builds the same graph and calls lp::launch");
-  detail::process_options settings;
-  settings.policy = test_multi_processing::flag;
-  settings.executable = options.executable;
-  settings.arguments.push_back(options.executable);
-  for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
-  if (options.max_body_mb != process_test_options{}.max_body_mb)
-    settings.arguments.push_back("--lp_max_body_mb=" +
-                                 std::to_string(options.max_body_mb));
-  settings.process.termination_notice_secs =
-      static_cast<int>(options.termination_notice.count());
-  settings.process.terminal = options.terminal;
-  settings.process.insecure = options.insecure;
-  // The nodes' --lp_tls flags are the launch's: this process is their
-  // launcher, and makes the credentials.
-  {
-    std::vector<char*> words;
-    for (auto& word : settings.arguments) words.push_back(word.data());
-    auto flags = detail::read_shared_flags(static_cast<int>(words.size()), words.data());
-    settings.tls = detail::launch_tls(flags.tls, graph.name(), false);
-    settings.process.python = flags.process.python;
-  }
-  settings.stop_when_runs_finish = false;
-  settings.direct_calls = transport == transport_kind::direct;
-  launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));
-}
-
 }  // namespace lp
 
 namespace lp::detail::kube {
@@ -20308,6 +20260,49 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
 }
 
 }  // namespace lp::detail
+
+namespace lp {
+
+// A test's launch of test_mp (detail/process/node_process.hpp runs it):
+// here, beside the table of every launcher's flags that its node processes
+// read.
+LP_API controller::controller(const program& graph, const process_test_options& options,
+                              transport_kind transport)
+    : graph_(&graph) {
+  if (options.executable.empty())
+    throw usage_error(
+        "test_multi_processing needs process_test_options::executable: a program whose "
+        "main() "
+        "builds the same graph and calls lp::launch");
+  detail::process_options settings;
+  settings.policy = test_multi_processing::flag;
+  settings.executable = options.executable;
+  settings.arguments.push_back(options.executable);
+  for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
+  if (options.max_body_mb != process_test_options{}.max_body_mb)
+    settings.arguments.push_back("--lp_max_body_mb=" +
+                                 std::to_string(options.max_body_mb));
+  settings.process.termination_notice_secs =
+      static_cast<int>(options.termination_notice.count());
+  settings.process.terminal = options.terminal;
+  settings.process.insecure = options.insecure;
+  // The nodes' command line, read here as each node process reads it: a
+  // flag it would refuse fails here. Their --lp_tls flags are the launch's:
+  // this process is their launcher, and makes the credentials.
+  {
+    std::vector<char*> words;
+    for (auto& word : settings.arguments) words.push_back(word.data());
+    detail::command_line line;
+    detail::read_command_line(static_cast<int>(words.size()), words.data(), line);
+    settings.tls = detail::launch_tls(line.flags.tls, graph.name(), false);
+    settings.process.python = line.flags.process.python;
+  }
+  settings.stop_when_runs_finish = false;
+  settings.direct_calls = transport == transport_kind::direct;
+  launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));
+}
+
+}  // namespace lp
 
 // ---- launchpad/impl/program_inl.hpp ----
 

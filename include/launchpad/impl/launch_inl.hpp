@@ -12,15 +12,19 @@
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/cli/graph_picture.hpp>
 #include <launchpad/detail/host/in_process.hpp>
+#include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/kube/launch.hpp>
 #include <launchpad/detail/launchers.hpp>
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
 #include <launchpad/detail/status/status_command.hpp>
 #include <launchpad/error.hpp>
+#include <launchpad/launch/test_multi_processing.hpp>
 #include <launchpad/program.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace lp::detail {
 
@@ -68,3 +72,46 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
 }
 
 }  // namespace lp::detail
+
+namespace lp {
+
+// A test's launch of test_mp (detail/process/node_process.hpp runs it):
+// here, beside the table of every launcher's flags that its node processes
+// read.
+LP_API controller::controller(const program& graph, const process_test_options& options,
+                              transport_kind transport)
+    : graph_(&graph) {
+  if (options.executable.empty())
+    throw usage_error(
+        "test_multi_processing needs process_test_options::executable: a program whose "
+        "main() "
+        "builds the same graph and calls lp::launch");
+  detail::process_options settings;
+  settings.policy = test_multi_processing::flag;
+  settings.executable = options.executable;
+  settings.arguments.push_back(options.executable);
+  for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
+  if (options.max_body_mb != process_test_options{}.max_body_mb)
+    settings.arguments.push_back("--lp_max_body_mb=" +
+                                 std::to_string(options.max_body_mb));
+  settings.process.termination_notice_secs =
+      static_cast<int>(options.termination_notice.count());
+  settings.process.terminal = options.terminal;
+  settings.process.insecure = options.insecure;
+  // The nodes' command line, read here as each node process reads it: a
+  // flag it would refuse fails here. Their --lp_tls flags are the launch's:
+  // this process is their launcher, and makes the credentials.
+  {
+    std::vector<char*> words;
+    for (auto& word : settings.arguments) words.push_back(word.data());
+    detail::command_line line;
+    detail::read_command_line(static_cast<int>(words.size()), words.data(), line);
+    settings.tls = detail::launch_tls(line.flags.tls, graph.name(), false);
+    settings.process.python = line.flags.process.python;
+  }
+  settings.stop_when_runs_finish = false;
+  settings.direct_calls = transport == transport_kind::direct;
+  launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));
+}
+
+}  // namespace lp

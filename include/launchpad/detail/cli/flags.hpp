@@ -26,7 +26,7 @@ struct port_or_off {
 };
 
 // The --lp_* flags every launch shares, parsed once where lp::launch starts
-// (detail/launchers.hpp), in groups named for what they set, with the
+// (read_command_line, below), in groups named for what they set, with the
 // defaults. A policy's own flags (--lp_slurm_*, --lp_kube_*) are its
 // launcher's options, in its own folder. Every other argument belongs to the
 // user and is left alone.
@@ -128,7 +128,7 @@ inline std::string one_of(std::string_view flag, std::string value,
 // hint) names the bool it turns on or off (`on`); any other flag takes a
 // value, which `set` checks and stores. The flags every launch shares are
 // flag_rows below; a launcher's own are its folder's (slurm/options.hpp,
-// kube/options.hpp), and detail/launchers.hpp reads them all.
+// kube/options.hpp), and read_command_line (below) reads them all.
 template <class Options>
 struct flag_row {
   std::string_view name = {};     // "--lp_launch"
@@ -620,12 +620,9 @@ struct flag_target {
 
 // Reads argv's --lp_ words into the targets, each by the row of its table
 // that names it; every other word is the user's. A --lp_ word that no table
-// names is a usage error, or, with `others_allowed`, left to whoever reads
-// the rest (a test's process launch, which reads the shared flags of its
-// nodes' command line).
+// names is a usage error.
 template <class... Options>
-void read_flags(int argc, char** argv, bool others_allowed,
-                flag_target<Options>... targets) {
+void read_flags(int argc, char** argv, flag_target<Options>... targets) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
@@ -644,7 +641,7 @@ void read_flags(int argc, char** argv, bool others_allowed,
                   value_of(flag->name, flag->example, value, i, argc, argv));
       return true;
     };
-    if (!(read(targets) || ...) && !others_allowed)
+    if (!(read(targets) || ...))
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
   }
@@ -699,8 +696,7 @@ struct command_line_of {
 
 // What reading a command line checks beyond each flag's own row.
 struct read_checks {
-  bool unknown_flags = true;  // a --lp_ word that no table names is an error
-  bool tls_together = true;   // the TLS flags go together (check_tls_flags)
+  bool tls_together = true;  // the TLS flags go together (check_tls_flags)
 };
 
 template <class... Policies, std::size_t... I>
@@ -708,8 +704,7 @@ void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
                      read_checks checks, std::index_sequence<I...>) {
   auto& flags = line.flags;
   for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  read_flags(argc, argv, !checks.unknown_flags,
-             flag_target<launch_flags>{flag_rows, flags},
+  read_flags(argc, argv, flag_target<launch_flags>{flag_rows, flags},
              flag_target<typename launcher<Policies>::options>{
                  launcher<Policies>::flag_rows, slot<I>(line.options)}...,
              flag_target<launch_flags>{closing_flag_rows, flags});
@@ -724,15 +719,6 @@ template <class... Policies>
 void read_command_line(int argc, char** argv, command_line_of<Policies...>& line,
                        read_checks checks = {}) {
   read_each_table(argc, argv, line, checks, std::index_sequence_for<Policies...>{});
-}
-
-// The shared flags of a command line; the flags of the launchers' tables
-// are left to them (test_multi_processing's launch reads its nodes' TLS
-// and interpreter with this).
-inline launch_flags read_shared_flags(int argc, char** argv) {
-  command_line_of<> line;
-  read_command_line(argc, argv, line, {.unknown_flags = false});
-  return std::move(line.flags);
 }
 
 }  // namespace lp::detail

@@ -298,38 +298,4 @@ class processes_launch final : public controlled_launch {
 
 }  // namespace detail
 
-LP_API controller::controller(const program& graph, const process_test_options& options,
-                              transport_kind transport)
-    : graph_(&graph) {
-  if (options.executable.empty())
-    throw usage_error(
-        "test_multi_processing needs process_test_options::executable: a program whose "
-        "main() "
-        "builds the same graph and calls lp::launch");
-  detail::process_options settings;
-  settings.policy = test_multi_processing::flag;
-  settings.executable = options.executable;
-  settings.arguments.push_back(options.executable);
-  for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
-  if (options.max_body_mb != process_test_options{}.max_body_mb)
-    settings.arguments.push_back("--lp_max_body_mb=" +
-                                 std::to_string(options.max_body_mb));
-  settings.process.termination_notice_secs =
-      static_cast<int>(options.termination_notice.count());
-  settings.process.terminal = options.terminal;
-  settings.process.insecure = options.insecure;
-  // The nodes' --lp_tls flags are the launch's: this process is their
-  // launcher, and makes the credentials.
-  {
-    std::vector<char*> words;
-    for (auto& word : settings.arguments) words.push_back(word.data());
-    auto flags = detail::read_shared_flags(static_cast<int>(words.size()), words.data());
-    settings.tls = detail::launch_tls(flags.tls, graph.name(), false);
-    settings.process.python = flags.process.python;
-  }
-  settings.stop_when_runs_finish = false;
-  settings.direct_calls = transport == transport_kind::direct;
-  launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));
-}
-
 }  // namespace lp

@@ -1,4 +1,5 @@
 // --lp_* flags: which are ours, which are the user's.
+#include <algorithm>
 #include <iostream>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/flags.hpp>
@@ -32,6 +33,12 @@ struct Unsaved {
 };
 LP_SERVICE(Unsaved);
 }  // namespace resumable
+
+// The tables of every launcher, checked here, at compile time, rather than
+// in every file that launches (detail/cli/flags.hpp, rows_are_sound).
+static_assert(lp::detail::launch_policies::tables_are_sound(),
+              "each flag row: one --lp_ name, in no other row of any table, a help "
+              "text, and a hint and an example unless it is a switch");
 
 namespace {
 struct args {
@@ -227,7 +234,11 @@ TEST_SUITE("flags") {
   }
 
   TEST_CASE("--lp_help lists every flag of the table once, within 80 columns") {
-    std::string help(lp::detail::flags_help);
+    std::string help = lp::detail::flags_help();
+    for (std::size_t start = 0, end = 0; start < help.size(); start = end + 1) {
+      end = std::min(help.find('\n', start), help.size());
+      CHECK(end - start <= lp::detail::help_width);
+    }
     auto is_name_char = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
     int rows_in_all = 0;
     each_table([&](auto rows, auto) {
@@ -349,5 +360,25 @@ TEST_SUITE("flags") {
     CHECK(lp::detail::job_arguments(flags.flags) ==
           std::vector<std::string>{"prog", "--lp_launch=slurm", "--x", "--",
                                    "--lp_dry_run"});
+  }
+}
+
+TEST_SUITE("command line: what a launcher passes on") {
+  TEST_CASE(
+      "each word carries the flag that read it, in every spelling; the user's none") {
+    auto line = parsed({"--lp_slurm_time", "1:00", "--x", "--lp_dry_run=no", "--lp_json",
+                        "v", "--", "--lp_help"});
+    using tags = std::vector<std::string_view>;
+    CHECK(line.flags.read_by == tags{"", "--lp_slurm_time", "--lp_slurm_time", "",
+                                     "--lp_dry_run", "--lp_json", "", "", ""});
+    CHECK(line.flags.read_by.size() == line.flags.arguments.size());
+  }
+
+  TEST_CASE("the shared flags are read and checked together before any launcher's") {
+    args a({"prog", "--lp_slurm_sbatch=qos", "--lp_tls_cert=c.pem"});
+    lp::detail::command_line line;
+    CHECK_THROWS_WITH_AS(lp::detail::read_command_line(a.argc(), a.argv(), line),
+                         doctest::Contains("--lp_tls_cert and --lp_tls_key go together"),
+                         lp::usage_error);
   }
 }

@@ -14,7 +14,9 @@
 // command line chooses among the others, so one binary runs every way. The
 // policy's transport is chosen at compile time (launch/policy.hpp).
 
+#include <cstddef>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/named_policies.hpp>
 #include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
@@ -23,14 +25,15 @@
 #include <launchpad/launch/test_multi_processing.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
 #include <launchpad/program.hpp>
-#include <string_view>
 #include <type_traits>
 
 namespace lp {
 
 namespace detail {
-LP_API int launch_main(const program& graph, int argc, char** argv,
-                       std::string_view policy, transport_kind transport);
+// Runs the program under the launcher of --lp_launch's policy, else of the
+// one at `policy` in named_policies.
+LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
+                       transport_kind transport);
 
 // A policy's controller and options, or stand-ins for a policy that has
 // none, so that launch's own message is the only error the user reads.
@@ -73,7 +76,13 @@ int launch(const program& graph, int argc, char** argv) {
         "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
         "lp::launch<P>(p, options), which returns its controller; from main(), use "
         "lp::local_multi_processing");
-    return detail::launch_main(graph, argc, argv, Policy::flag, Policy::transport::kind);
+    constexpr auto place = detail::place_in<Policy>(detail::named_policies{});
+    static_assert(
+        !Policy::from_command_line || place < detail::length(detail::named_policies{}),
+        "lp::launch<P>(p, argc, argv): P is none of the policies that "
+        "--lp_launch names; use lp::local_multi_threading, "
+        "lp::local_multi_processing, lp::slurm or lp::kubernetes");
+    return detail::launch_main(graph, argc, argv, place, Policy::transport::kind);
   } else {
     return 2;
   }

@@ -4304,6 +4304,12 @@ class handle {
 // command line chooses among the others, so one binary runs every way. The
 // policy's transport is chosen at compile time (launch/policy.hpp).
 
+// ---- launchpad/detail/named_policies.hpp ----
+
+// The launch policies that --lp_launch names, as types: lp::launch finds the
+// place of its template argument here, at compile time, and the table of
+// their launchers (detail/launchers.hpp) is made from the same list.
+
 // ---- launchpad/launch/kubernetes.hpp ----
 
 // ---- launchpad/launch/policy.hpp ----
@@ -4433,7 +4439,7 @@ struct slurm {
 
 }  // namespace lp
 
-// ---- launchpad/launch/test_multi_processing.hpp ----
+// ---- launchpad/launch/test_multi_threading.hpp ----
 
 // ---- launchpad/launch/controller.hpp ----
 
@@ -6226,40 +6232,6 @@ class controller {
 
 namespace lp {
 
-// What a test may choose about a program it launches as processes.
-struct process_test_options {
-  std::string executable;              // the nodes' program (required)
-  std::vector<std::string> arguments;  // its arguments after argv[0]
-  std::chrono::seconds termination_notice{10};
-  terminal_kind terminal = terminal_kind::current;  // where the nodes' output goes
-  bool insecure = false;          // nodes take calls without the launch's secret
-  std::size_t max_body_mb = 256;  // the largest request body a node accepts
-};
-
-// For tests of a program as processes, like local_multi_processing. The test
-// process is the launcher; each node runs in a process of `executable`, a
-// program whose main() builds the same graph and calls lp::launch (usually
-// the program's own binary; build the graph in a function both share).
-// It runs only under a test: from main(), use local_multi_processing.
-//
-//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   running.wait({"producers"});
-//   CHECK(running.client(counter).get() == 4000);
-struct test_multi_processing {
-  static constexpr std::string_view flag = "test_mp";
-  static constexpr bool from_command_line = false;
-  using transport = http_transport;
-  using controller = lp::controller;
-  using options = process_test_options;
-};
-
-}  // namespace lp
-
-// ---- launchpad/launch/test_multi_threading.hpp ----
-
-
-namespace lp {
-
 // What a test may choose about a program it launches as threads.
 struct test_options {
   bool insecure = false;          // nodes take calls without the launch's secret
@@ -6298,11 +6270,69 @@ struct test_multi_threading {
 
 }  // namespace lp
 
+namespace lp::detail {
+
+template <class... Policies>
+struct policy_list {};
+using named_policies = policy_list<test_multi_threading, local_multi_threading,
+                                   local_multi_processing, slurm, kubernetes>;
+
+// The place in `list` of Policy, or of the policy it is made from
+// (direct_calls<P>); the list's length if neither is in it.
+template <class Policy, class... Named>
+constexpr std::size_t place_in(policy_list<Named...>) {
+  std::size_t place = 0;
+  (void)((std::is_base_of_v<Named, Policy> || (++place, false)) || ...);
+  return place;
+}
+template <class... Named>
+constexpr std::size_t length(policy_list<Named...>) {
+  return sizeof...(Named);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/launch/test_multi_processing.hpp ----
+
+
+namespace lp {
+
+// What a test may choose about a program it launches as processes.
+struct process_test_options {
+  std::string executable;              // the nodes' program (required)
+  std::vector<std::string> arguments;  // its arguments after argv[0]
+  std::chrono::seconds termination_notice{10};
+  terminal_kind terminal = terminal_kind::current;  // where the nodes' output goes
+  bool insecure = false;          // nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;  // the largest request body a node accepts
+};
+
+// For tests of a program as processes, like local_multi_processing. The test
+// process is the launcher; each node runs in a process of `executable`, a
+// program whose main() builds the same graph and calls lp::launch (usually
+// the program's own binary; build the graph in a function both share).
+// It runs only under a test: from main(), use local_multi_processing.
+//
+//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+//   running.wait({"producers"});
+//   CHECK(running.client(counter).get() == 4000);
+struct test_multi_processing {
+  static constexpr std::string_view flag = "test_mp";
+  static constexpr bool from_command_line = false;
+  using transport = http_transport;
+  using controller = lp::controller;
+  using options = process_test_options;
+};
+
+}  // namespace lp
+
 namespace lp {
 
 namespace detail {
-LP_API int launch_main(const program& graph, int argc, char** argv,
-                       std::string_view policy, transport_kind transport);
+// Runs the program under the launcher of --lp_launch's policy, else of the
+// one at `policy` in named_policies.
+LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
+                       transport_kind transport);
 
 // A policy's controller and options, or stand-ins for a policy that has
 // none, so that launch's own message is the only error the user reads.
@@ -6345,7 +6375,13 @@ int launch(const program& graph, int argc, char** argv) {
         "lp::launch<P>(p, argc, argv): this policy runs only under a test, as "
         "lp::launch<P>(p, options), which returns its controller; from main(), use "
         "lp::local_multi_processing");
-    return detail::launch_main(graph, argc, argv, Policy::flag, Policy::transport::kind);
+    constexpr auto place = detail::place_in<Policy>(detail::named_policies{});
+    static_assert(
+        !Policy::from_command_line || place < detail::length(detail::named_policies{}),
+        "lp::launch<P>(p, argc, argv): P is none of the policies that "
+        "--lp_launch names; use lp::local_multi_threading, "
+        "lp::local_multi_processing, lp::slurm or lp::kubernetes");
+    return detail::launch_main(graph, argc, argv, place, Policy::transport::kind);
   } else {
     return 2;
   }
@@ -6833,6 +6869,9 @@ struct launch_flags {
   checkpoint_flags checkpoints;
   status_flags status;
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
+  // The flag that read each word of `arguments` ("--lp_x"), empty for the
+  // user's words: a launcher passes on those its processes need.
+  std::vector<std::string_view> read_by;
 };
 
 inline long whole_number(std::string_view flag, const std::string& text, long low,
@@ -7131,9 +7170,10 @@ struct launcher;
 // The options of a launcher that has no flags of its own.
 struct no_options {};
 
-// Checked where the tables are brought together (detail/launchers.hpp), so
-// a row added later cannot lack what its messages need or shadow another
-// row, of its table or of another. (Whether a row has its `on` or `set` is
+// Checked at compile time by the library's tests (tests/unit-flags.cpp),
+// not in every file that launches, so that a row added later cannot lack
+// what its messages need or shadow another row, of its table or of
+// another. (Whether a row has its `on` or `set` is
 // checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
 // compare a function pointer with null in a constant expression.)
 template <class Options>
@@ -7166,20 +7206,11 @@ constexpr bool flag_tables_are_sound(flag_table<Options>... tables) {
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
 
-// string_view::find, but usable in constant expressions under g++'s
-// -fsanitize=undefined, where libstdc++'s find is not.
-constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
-  for (std::size_t i = from; i < text.size(); ++i)
-    if (text[i] == c) return i;
-  return std::string_view::npos;
-}
-
 // Writes the --lp_help text of `tables`' rows, in order, to `put`, a
-// character at a time. constexpr and without allocation (libstdc++'s
-// constexpr std::string fails under clang 14), so that the help is fixed at
-// compile time (help_text below): measured first, then written.
+// character at a time. Written when asked for, not fixed at compile time:
+// every file that launches would pay for it.
 template <class Put, class... Options>
-constexpr void write_help(Put put, flag_table<Options>... tables) {
+void write_help(Put put, flag_table<Options>... tables) {
   std::size_t column = 0;
   auto text = [&](std::string_view s) {
     for (char c : s) {
@@ -7194,7 +7225,7 @@ constexpr void write_help(Put put, flag_table<Options>... tables) {
   auto paragraph = [&](std::string_view words, std::size_t indent) {
     pad_to(indent);
     while (!words.empty()) {
-      auto end = find_char(words, ' ');
+      auto end = words.find(' ');
       auto word = words.substr(0, end);
       words = end == std::string_view::npos ? "" : words.substr(end + 1);
       if (column > indent && column + 1 + word.size() > help_width) {
@@ -7230,40 +7261,6 @@ constexpr void write_help(Put put, flag_table<Options>... tables) {
       "with -- must follow the =. A flag shown without =<...> is a switch: on when "
       "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
       0);
-}
-
-// The help that `Help::write(put)` writes, as characters fixed at compile
-// time.
-template <class Help>
-constexpr std::size_t help_size() {
-  std::size_t size = 0;
-  Help::write([&](char) { ++size; });
-  return size;
-}
-
-template <class Help>
-constexpr std::array<char, help_size<Help>()> help_chars() {
-  std::array<char, help_size<Help>()> chars{};
-  std::size_t i = 0;
-  Help::write([&](char c) { chars[i++] = c; });
-  return chars;
-}
-
-template <class Help>
-inline constexpr auto help_text_chars = help_chars<Help>();
-template <class Help>
-inline constexpr std::string_view help_text{help_text_chars<Help>.data(),
-                                            help_text_chars<Help>.size()};
-
-constexpr std::size_t longest_line(std::string_view text) {
-  std::size_t longest = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    auto end = find_char(text, '\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end - start > longest) longest = end - start;
-    start = end + 1;
-  }
-  return longest;
 }
 
 template <class Options>
@@ -7307,71 +7304,31 @@ inline void check_tls_flags(const tls_flags& tls) {
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
-// `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
-// in each form read_flags reads: "--f", "--f=v", and a value flag's "--f v"
-// (a row of `tables` says which takes a value). What follows "--" is the
-// user's, and stays.
-template <class... Options>
-std::vector<std::string> without_flags(const std::vector<std::string>& words,
-                                       std::initializer_list<std::string_view> dropped,
-                                       flag_table<Options>... tables) {
-  std::vector<std::string> kept;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    std::string_view word = words[i];
-    if (i > 0 && word == "--") {
-      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
-                  words.end());
-      break;
-    }
-    auto name = word.substr(0, word.find('='));
-    bool drop = false;
-    for (auto flag : dropped) drop = drop || (i > 0 && name == flag);
-    if (!drop) {
-      kept.emplace_back(word);
-      continue;
-    }
-    auto takes_value = [&](auto table) {
-      auto* row = find_flag(table, name);
-      return row && !row->is_switch();
-    };
-    bool value_follows = (takes_value(tables) || ...) && name.size() == word.size();
-    if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
-  }
-  return kept;
-}
-
-// A switch's state as argv's word says it: on alone. A switch never takes
-// the next word, which may be the user's.
-inline bool switch_of(std::string_view name, std::optional<std::string_view> value) {
-  return !value || switch_value(name, *value);
-}
-
-// A value flag's value: after its "=", or the next word of argv, which it
-// then takes (`i` moves on).
-inline std::string value_of(std::string_view name, std::string_view example,
-                            std::optional<std::string_view> value, int& i, int argc,
-                            char** argv) {
-  if (!value) {
-    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-    if (!value) throw needs_value(name, example, next);
-  }
-  if (value->empty()) throw needs_value(name, example, nullptr);
-  return std::string(*value);
-}
-
-// Where read_flags puts what one table's rows read.
-template <class Options>
-struct flag_target {
-  flag_table<Options> rows;
-  Options& into;
+// A --lp_ flag as argv gives it: the name of the row that reads it, and its
+// value (none for a switch given alone).
+struct flag_word {
+  std::string_view name;
+  std::optional<std::string_view> value;
 };
 
-// Reads argv's --lp_ words into the targets, each by the row of its table
-// that names it; every other word is the user's. A --lp_ word that no table
-// names is a usage error.
+// The name, example and kind of the row of `tables` named `name`.
+struct row_words {
+  std::string_view name, example;
+  bool is_switch = false;
+};
+
+// argv's --lp_ words (argv[0] first), each with its value: after its "=", or,
+// for a flag that takes one (its row says), the next word. Every other word
+// is the user's, as is every word after "--". `read_by[i]` is the flag that
+// read argv[i], empty for the user's words, so that a launcher can pass on
+// what the processes it starts need without reading argv again. A --lp_
+// word that no table names is a usage error.
 template <class... Options>
-void read_flags(int argc, char** argv, flag_target<Options>... targets) {
+std::vector<flag_word> flag_words(int argc, char** argv,
+                                  std::vector<std::string_view>& read_by,
+                                  flag_table<Options>... tables) {
+  std::vector<flag_word> words;
+  read_by.assign(static_cast<std::size_t>(argc), {});
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
@@ -7380,19 +7337,53 @@ void read_flags(int argc, char** argv, flag_target<Options>... targets) {
     auto name = arg.substr(0, equals);
     std::optional<std::string_view> value;
     if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    auto read = [&](auto target) {
-      const auto* flag = find_flag(target.rows, name);
-      if (!flag) return false;
-      if (flag->is_switch())
-        flag->on(target.into) = switch_of(flag->name, value);
-      else
-        flag->set(target.into, flag->name,
-                  value_of(flag->name, flag->example, value, i, argc, argv));
-      return true;
+    row_words row;
+    auto look_up = [&](auto table) {
+      const auto* found = find_flag(table, name);
+      if (found) row = {found->name, found->example, found->is_switch()};
+      return found != nullptr;
     };
-    if (!(read(targets) || ...))
+    if (!(look_up(tables) || ...))
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
+    read_by[static_cast<std::size_t>(i)] = row.name;
+    // A switch never takes the next word, which may be the user's.
+    if (!row.is_switch && !value) {
+      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (!next || std::string_view(next).starts_with("--"))
+        throw needs_value(row.name, row.example, next);
+      value = argv[++i];
+      read_by[static_cast<std::size_t>(i)] = row.name;
+    }
+    if (!row.is_switch && value->empty())
+      throw needs_value(row.name, row.example, nullptr);
+    words.push_back({row.name, value});
+  }
+  return words;
+}
+
+// Where apply_flags puts what one table's rows read.
+template <class Options>
+struct flag_target {
+  flag_table<Options> rows;
+  Options& into;
+};
+
+// Sets each target by the rows of its table that read a word of `words`, in
+// argv's order: of a flag given twice, the last counts.
+template <class... Options>
+void apply_flags(const std::vector<flag_word>& words, flag_target<Options>... targets) {
+  for (const auto& word : words) {
+    auto apply = [&](auto target) {
+      const auto* row = find_flag(target.rows, word.name);
+      if (!row) return false;
+      if (row->is_switch())
+        row->on(target.into) = !word.value || switch_value(row->name, *word.value);
+      else
+        row->set(target.into, row->name, std::string(*word.value));
+      return true;
+    };
+    (apply(targets) || ...);
   }
 }
 
@@ -7452,12 +7443,17 @@ template <class... Policies, std::size_t... I>
 void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
                      read_checks checks, std::index_sequence<I...>) {
   auto& flags = line.flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  read_flags(argc, argv, flag_target<launch_flags>{flag_rows, flags},
-             flag_target<typename launcher<Policies>::options>{
-                 launcher<Policies>::flag_rows, slot<I>(line.options)}...,
-             flag_target<launch_flags>{closing_flag_rows, flags});
+  flags.arguments.assign(argv, argv + argc);
+  auto words = flag_words(argc, argv, flags.read_by, flag_table<launch_flags>(flag_rows),
+                          launcher<Policies>::flag_rows...,
+                          flag_table<launch_flags>(closing_flag_rows));
+  // The shared flags first, and those that go together checked, then each
+  // launcher's.
+  apply_flags(words, flag_target<launch_flags>{flag_rows, flags},
+              flag_target<launch_flags>{closing_flag_rows, flags});
   if (checks.tls_together) check_tls_flags(flags.tls);
+  apply_flags(words, flag_target<typename launcher<Policies>::options>{
+                         launcher<Policies>::flag_rows, slot<I>(line.options)}...);
 }
 
 // Reads argv (argv[0] first) into `line`, once, where a launch starts: each
@@ -12562,8 +12558,10 @@ inline constexpr const char* gpus = "LP_GPUS";
 // unit is the binary itself, in a process group of its own; the Slurm
 // launch runs it as a job step, through srun.
 struct unit_runner {
-  // Rewrites the command that runs `unit`.
-  std::function<void(const std::string& unit, child_process& command)> wrap;
+  // The command that each unit named here runs under, its program and
+  // arguments following (srun and the step's options): given whole before
+  // the launch, as a unit's command never depends on when it starts.
+  std::map<std::string, std::vector<std::string>> commands_before;
   // Sends `signal` to what runs `unit`; `pid` is the process started for it.
   std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
   // The wait status of the unit's own task, from that of the process
@@ -12933,7 +12931,16 @@ class process_launch {
     child_process child{options_.executable, options_.arguments, {}, -1, -1};
     std::string labels;
     for (const auto& label : u.labels) labels += (labels.empty() ? "" : ",") + label;
-    if (options_.runner.wrap) options_.runner.wrap(u.name, child);
+    if (auto before = options_.runner.commands_before.find(u.name);
+        before != options_.runner.commands_before.end() && !before->second.empty()) {
+      std::vector<std::string> command = before->second;
+      command.push_back(child.executable);
+      command.insert(command.end(),
+                     child.arguments.begin() + (child.arguments.empty() ? 0 : 1),
+                     child.arguments.end());
+      child.executable = command.front();
+      child.arguments = std::move(command);
+    }
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
@@ -13961,6 +13968,7 @@ struct launcher<kubernetes> {
   using options = kube_options;
   static constexpr flag_table<kube_options> flag_rows{kube_flag_rows};
   static constexpr bool dry_run = true;
+  static constexpr bool on_this_host = false;
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const kube_options& cluster);
 };
@@ -13997,11 +14005,12 @@ inline std::string new_launch_name(const std::string& program) {
 inline std::vector<std::string> container_arguments(const launch_flags& flags) {
   std::vector<std::string> kept;
   if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
-  auto words = without_flags(
-      flags.arguments,
-      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"},
-      flag_table<launch_flags>(flag_rows), flag_table<kube_options>(kube_flag_rows));
-  if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
+  for (std::size_t i = 1; i < flags.arguments.size(); ++i) {
+    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
+    if (flag != "--lp_dry_run" && flag != "--lp_kube_dir" && flag != "--lp_tls_cert" &&
+        flag != "--lp_tls_key" && flag != "--lp_tls_ca")
+      kept.push_back(flags.arguments[i]);
+  }
   return kept;
 }
 
@@ -16822,7 +16831,8 @@ inline std::string graph_picture(const program& graph, const std::string& format
 
 // The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
 // every node a thread of this process. Declared here, for the table of
-// launchers (detail/launchers.hpp); their runs are in_process.hpp's.
+// launchers (detail/launchers.hpp); their runs, and run_on_this_host, which
+// local_mp's launcher shares, are in_process.hpp's.
 
 
 namespace lp {
@@ -16831,17 +16841,27 @@ class program;
 
 namespace lp::detail {
 
-// What a launcher without flags of its own has.
-struct launcher_without_options {
+// What the launchers of a launch on this host have: no flags of their own,
+// and checkpoints kept where run_on_this_host (in_process.hpp) says, which
+// the table of launchers runs them through.
+struct launcher_on_this_host {
   using options = no_options;
   static constexpr flag_table<no_options> flag_rows{};
   static constexpr bool dry_run = false;  // nothing to show that it would submit
+  static constexpr bool on_this_host = true;
 };
+
+// Runs `run` with the checkpoints in a directory of the launch's own,
+// unless the user chose one, and tells at the end how to go on from them.
+LP_API int run_on_this_host(const program& graph, transport_kind transport,
+                            launch_flags flags,
+                            int (*run)(const program&, transport_kind,
+                                       const launch_flags&, const no_options&));
 
 // test_mt: the nodes share this process with the caller's, which keeps its
 // terminal and signals.
 template <>
-struct launcher<test_multi_threading> : launcher_without_options {
+struct launcher<test_multi_threading> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const no_options&);
 };
@@ -16849,7 +16869,7 @@ struct launcher<test_multi_threading> : launcher_without_options {
 // local_mt: takes over the terminal and the signals, and serves the status
 // page.
 template <>
-struct launcher<local_multi_threading> : launcher_without_options {
+struct launcher<local_multi_threading> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const no_options&);
 };
@@ -18308,10 +18328,10 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
 // `run` starts. Unless the user chose where, the checkpoints go to a
 // directory of this launch's own that a user finds again (checkpoint_home),
 // and the launch's end says where they are and how to go on from them.
-inline int run_on_this_host(const program& graph, transport_kind transport,
+LP_API int run_on_this_host(const program& graph, transport_kind transport,
                             launch_flags flags,
                             int (*run)(const program&, transport_kind,
-                                       const launch_flags&)) {
+                                       const launch_flags&, const no_options&)) {
   auto command = flags.arguments;
   bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
   if (own_dir) {
@@ -18322,10 +18342,13 @@ inline int run_on_this_host(const program& graph, transport_kind transport,
       return 1;
     }
     // local_mp's node processes take their flags from this command line.
-    flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
+    auto after_name = flags.arguments.empty() ? 0 : 1;
+    flags.arguments.insert(flags.arguments.begin() + after_name,
                            "--lp_checkpoint_dir=" + flags.checkpoints.dir);
+    if (!flags.read_by.empty())  // as read_command_line tags them
+      flags.read_by.insert(flags.read_by.begin() + after_name, "--lp_checkpoint_dir");
   }
-  int status = run(graph, transport, flags);
+  int status = run(graph, transport, flags, {});
   if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
@@ -18339,22 +18362,14 @@ inline int launcher<test_multi_threading>::run(const program& graph,
                                                transport_kind transport,
                                                const launch_flags& flags,
                                                const no_options&) {
-  return run_on_this_host(graph, transport, flags,
-                          [](const program& g, transport_kind t, const launch_flags& f) {
-                            return run_in_process(g, test_multi_threading::flag, false, t,
-                                                  f);
-                          });
+  return run_in_process(graph, test_multi_threading::flag, false, transport, flags);
 }
 
 inline int launcher<local_multi_threading>::run(const program& graph,
                                                 transport_kind transport,
                                                 const launch_flags& flags,
                                                 const no_options&) {
-  return run_on_this_host(graph, transport, flags,
-                          [](const program& g, transport_kind t, const launch_flags& f) {
-                            return run_in_process(g, local_multi_threading::flag, true, t,
-                                                  f);
-                          });
+  return run_in_process(graph, local_multi_threading::flag, true, transport, flags);
 }
 
 // A test's launch of nodes as threads of this process.
@@ -18876,7 +18891,7 @@ inline unit_plan unit_of_pod(const program& graph) {
 namespace lp::detail {
 
 template <>
-struct launcher<local_multi_processing> : launcher_without_options {
+struct launcher<local_multi_processing> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const no_options&);
 };
@@ -19071,8 +19086,10 @@ LP_API process_options process_options_from(const launch_flags& flags,
 }
 
 // local_mp from a command line: this process is the launcher.
-LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
-                                      const launch_flags& flags) {
+inline int launcher<local_multi_processing>::run(const program& graph,
+                                                 transport_kind transport,
+                                                 const launch_flags& flags,
+                                                 const no_options&) {
   if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
@@ -19093,13 +19110,6 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
   }
-}
-
-inline int launcher<local_multi_processing>::run(const program& graph,
-                                                 transport_kind transport,
-                                                 const launch_flags& flags,
-                                                 const no_options&) {
-  return run_on_this_host(graph, transport, flags, &run_local_multi_processing);
 }
 
 // A test's launch of nodes as processes; this process is their launcher.
@@ -19373,6 +19383,7 @@ struct launcher<slurm> {
   using options = slurm_options;
   static constexpr flag_table<slurm_options> flag_rows{slurm_flag_rows};
   static constexpr bool dry_run = true;
+  static constexpr bool on_this_host = false;
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const slurm_options& job);
   static int run_node(const program& graph, transport_kind transport,
@@ -19383,8 +19394,10 @@ struct launcher<slurm> {
 
 namespace lp::detail {
 
+template <class List>
+struct policy_table;
 template <class... Policies>
-struct policy_table {
+struct policy_table<policy_list<Policies...>> {
   // A command line, read (detail/cli/flags.hpp, read_command_line): the
   // shared flags, and each policy's launcher's options, in the table's order.
   using line = command_line_of<Policies...>;
@@ -19400,6 +19413,9 @@ struct policy_table {
     // it says; nullptr if it says nothing (run_node_process's defaults).
     int (*node)(const program&, transport_kind, const launch_flags&, const options&);
   };
+
+  // The entry of the policy at `place` in the list.
+  static const entry& at(std::size_t place) { return entries[place]; }
 
   // The entry of the policy `name` names; nullptr if none does.
   static const entry* find(std::string_view name) {
@@ -19424,7 +19440,7 @@ struct policy_table {
   // launcher's.
   struct help {
     template <class Put>
-    static constexpr void write(Put put) {
+    static void write(Put put) {
       write_help(put, flag_table<launch_flags>(flag_rows),
                  launcher<Policies>::flag_rows...,
                  flag_table<launch_flags>(closing_flag_rows));
@@ -19440,7 +19456,10 @@ struct policy_table {
   template <class P, std::size_t I>
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const options& own) {
-    return launcher<P>::run(graph, transport, flags, slot<I>(own));
+    if constexpr (launcher<P>::on_this_host)
+      return run_on_this_host(graph, transport, flags, &launcher<P>::run);
+    else
+      return launcher<P>::run(graph, transport, flags, slot<I>(own));
   }
 
   template <class P, std::size_t I>
@@ -19467,18 +19486,17 @@ struct policy_table {
   static constexpr auto entries = make_entries(std::index_sequence_for<Policies...>{});
 };
 
-// The policies --lp_launch names. test_multi_processing is not among them:
-// only a test's lp::controller starts it.
-using launch_policies = policy_table<test_multi_threading, local_multi_threading,
-                                     local_multi_processing, slurm, kubernetes>;
+// The policies --lp_launch names (launch.hpp's named_policies).
+// test_multi_processing is not among them: only a test's lp::controller
+// starts it.
+using launch_policies = policy_table<named_policies>;
 
-static_assert(launch_policies::tables_are_sound(),
-              "each flag row: one --lp_ name, in no other row of any table, a help "
-              "text, and a hint and an example unless it is a switch");
-
-inline constexpr std::string_view flags_help = help_text<launch_policies::help>;
-static_assert(longest_line(flags_help) <= help_width,
-              "a --lp_help line is wider than 80 columns: shorten a word or a name");
+// The --lp_help text.
+inline std::string flags_help() {
+  std::string text;
+  launch_policies::help::write([&](char c) { text += c; });
+  return text;
+}
 
 // A command line, read: the flags every launch shares, and each launcher's
 // options.
@@ -19730,25 +19748,25 @@ inline std::vector<std::string> srun_options(const unit_plan& u) {
   return options;
 }
 
-// The command line of a process's step: srun, its options, then the program
-// with the arguments it was launched with.
-inline std::vector<std::string> srun_command(const std::string& srun, const unit_plan& u,
-                                             const std::string& executable,
-                                             const std::vector<std::string>& arguments) {
+// What runs a process as its job step: srun and its options, before the
+// program and the arguments it was launched with.
+inline std::vector<std::string> srun_before(const std::string& srun, const unit_plan& u) {
   std::vector<std::string> command{srun};
   for (auto& option : srun_options(u)) command.push_back(std::move(option));
-  command.push_back(executable);
-  command.insert(command.end(), arguments.begin() + (arguments.empty() ? 0 : 1),
-                 arguments.end());
   return command;
 }
 
 // The command line the job runs: the submitter's, without the flags that
-// tell only the submitter what to do.
+// tell only the submitter what to do, in whichever spelling the reader took
+// them (read_by).
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"},
-                       flag_table<launch_flags>(flag_rows),
-                       flag_table<slurm_options>(slurm_flag_rows));
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < flags.arguments.size(); ++i) {
+    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
+    if (flag != "--lp_dry_run" && flag != "--lp_slurm_detach")
+      kept.push_back(flags.arguments[i]);
+  }
+  return kept;
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
@@ -19808,10 +19826,13 @@ inline void print_dry_run(const program& graph, const launch_flags& flags,
          "# environment, which srun sends in the clear); its output goes to\n"
          "# "
       << run_dir << "/logs/<label>.log:\n";
+  auto arguments = job_arguments(flags);
   for (const auto& u : units) {
     out << u.name << ":";
-    for (const auto& word : srun_command("srun", u, executable, job_arguments(flags)))
-      out << " " << shell_quote(word);
+    for (const auto& word : srun_before("srun", u)) out << " " << shell_quote(word);
+    out << " " << shell_quote(executable);
+    for (std::size_t i = 1; i < arguments.size(); ++i)
+      out << " " << shell_quote(arguments[i]);
     out << "\n";
   }
 }
@@ -20087,15 +20108,10 @@ namespace lp::detail {
 // Runs each process as a step of the job `job`, through srun. Its calls all
 // come from the launch's one supervising thread.
 inline unit_runner srun_runner(const program& graph, const std::string& job) {
-  std::map<std::string, unit_plan> units;
-  for (auto& u : plan_units(graph)) units.emplace(u.name, u);
   unit_runner runner;
-  runner.wrap = [units, srun = find_program("srun")](const std::string& unit,
-                                                     child_process& child) {
-    child.arguments =
-        srun_command(srun, units.at(unit), child.executable, child.arguments);
-    child.executable = srun;
-  };
+  auto srun = find_program("srun");
+  for (const auto& u : plan_units(graph))
+    runner.commands_before.emplace(u.name, srun_before(srun, u));
   // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
   // once, with no time to stop. scancel signals the step's tasks.
   runner.signal = [job, scancel = find_program("scancel")](const std::string& unit,
@@ -20216,14 +20232,14 @@ inline int launcher<slurm>::run_node(const program& graph, transport_kind transp
 
 namespace lp::detail {
 
-LP_API int launch_main(const program& graph, int argc, char** argv,
-                       std::string_view policy, transport_kind transport) {
+LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
+                       transport_kind transport) {
   try {
     command_line line;
     read_command_line(argc, argv, line);
     const auto& flags = line.flags;
     if (flags.help) {
-      std::cout << flags_help;
+      std::cout << flags_help();
       return 0;
     }
     if (!flags.graph.empty()) {
@@ -20241,15 +20257,15 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
         return starter->node(graph, transport, flags, line.options);
       return run_node_process(graph, transport, flags);
     }
-    std::string chosen = flags.launch.value_or(std::string(policy));
-    const auto* found = launch_policies::find(chosen);
+    const auto* found = flags.launch ? launch_policies::find(*flags.launch)
+                                     : &launch_policies::at(policy);
     if (flags.dry_run && !(found && found->dry_run))
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
     if (!found)
-      throw usage_error("--lp_launch=" + chosen + " is not a launch policy; choose " +
-                        launch_policies::names());
+      throw usage_error("--lp_launch=" + *flags.launch +
+                        " is not a launch policy; choose " + launch_policies::names());
     if (!flags.checkpoints.resume.empty())
       check_resume_dir(graph, flags.checkpoints.resume);
     return found->run(graph, transport, flags, line.options);

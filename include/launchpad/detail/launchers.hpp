@@ -14,6 +14,7 @@
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/host/local_launchers.hpp>
 #include <launchpad/detail/kube/options.hpp>
+#include <launchpad/detail/named_policies.hpp>
 #include <launchpad/detail/process/local_mp_launcher.hpp>
 #include <launchpad/detail/slurm/options.hpp>
 #include <launchpad/launch/kubernetes.hpp>
@@ -28,8 +29,10 @@
 
 namespace lp::detail {
 
+template <class List>
+struct policy_table;
 template <class... Policies>
-struct policy_table {
+struct policy_table<policy_list<Policies...>> {
   // A command line, read (detail/cli/flags.hpp, read_command_line): the
   // shared flags, and each policy's launcher's options, in the table's order.
   using line = command_line_of<Policies...>;
@@ -45,6 +48,9 @@ struct policy_table {
     // it says; nullptr if it says nothing (run_node_process's defaults).
     int (*node)(const program&, transport_kind, const launch_flags&, const options&);
   };
+
+  // The entry of the policy at `place` in the list.
+  static const entry& at(std::size_t place) { return entries[place]; }
 
   // The entry of the policy `name` names; nullptr if none does.
   static const entry* find(std::string_view name) {
@@ -69,7 +75,7 @@ struct policy_table {
   // launcher's.
   struct help {
     template <class Put>
-    static constexpr void write(Put put) {
+    static void write(Put put) {
       write_help(put, flag_table<launch_flags>(flag_rows),
                  launcher<Policies>::flag_rows...,
                  flag_table<launch_flags>(closing_flag_rows));
@@ -85,7 +91,10 @@ struct policy_table {
   template <class P, std::size_t I>
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const options& own) {
-    return launcher<P>::run(graph, transport, flags, slot<I>(own));
+    if constexpr (launcher<P>::on_this_host)
+      return run_on_this_host(graph, transport, flags, &launcher<P>::run);
+    else
+      return launcher<P>::run(graph, transport, flags, slot<I>(own));
   }
 
   template <class P, std::size_t I>
@@ -112,18 +121,17 @@ struct policy_table {
   static constexpr auto entries = make_entries(std::index_sequence_for<Policies...>{});
 };
 
-// The policies --lp_launch names. test_multi_processing is not among them:
-// only a test's lp::controller starts it.
-using launch_policies = policy_table<test_multi_threading, local_multi_threading,
-                                     local_multi_processing, slurm, kubernetes>;
+// The policies --lp_launch names (launch.hpp's named_policies).
+// test_multi_processing is not among them: only a test's lp::controller
+// starts it.
+using launch_policies = policy_table<named_policies>;
 
-static_assert(launch_policies::tables_are_sound(),
-              "each flag row: one --lp_ name, in no other row of any table, a help "
-              "text, and a hint and an example unless it is a switch");
-
-inline constexpr std::string_view flags_help = help_text<launch_policies::help>;
-static_assert(longest_line(flags_help) <= help_width,
-              "a --lp_help line is wider than 80 columns: shorten a word or a name");
+// The --lp_help text.
+inline std::string flags_help() {
+  std::string text;
+  launch_policies::help::write([&](char c) { text += c; });
+  return text;
+}
 
 // A command line, read: the flags every launch shares, and each launcher's
 // options.

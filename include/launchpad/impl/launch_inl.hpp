@@ -28,14 +28,14 @@
 
 namespace lp::detail {
 
-LP_API int launch_main(const program& graph, int argc, char** argv,
-                       std::string_view policy, transport_kind transport) {
+LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
+                       transport_kind transport) {
   try {
     command_line line;
     read_command_line(argc, argv, line);
     const auto& flags = line.flags;
     if (flags.help) {
-      std::cout << flags_help;
+      std::cout << flags_help();
       return 0;
     }
     if (!flags.graph.empty()) {
@@ -53,15 +53,15 @@ LP_API int launch_main(const program& graph, int argc, char** argv,
         return starter->node(graph, transport, flags, line.options);
       return run_node_process(graph, transport, flags);
     }
-    std::string chosen = flags.launch.value_or(std::string(policy));
-    const auto* found = launch_policies::find(chosen);
+    const auto* found = flags.launch ? launch_policies::find(*flags.launch)
+                                     : &launch_policies::at(policy);
     if (flags.dry_run && !(found && found->dry_run))
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
     if (!found)
-      throw usage_error("--lp_launch=" + chosen + " is not a launch policy; choose " +
-                        launch_policies::names());
+      throw usage_error("--lp_launch=" + *flags.launch +
+                        " is not a launch policy; choose " + launch_policies::names());
     if (!flags.checkpoints.resume.empty())
       check_resume_dir(graph, flags.checkpoints.resume);
     return found->run(graph, transport, flags, line.options);

@@ -84,6 +84,9 @@ struct launch_flags {
   checkpoint_flags checkpoints;
   status_flags status;
   std::vector<std::string> arguments;  // the whole command line, argv[0] first
+  // The flag that read each word of `arguments` ("--lp_x"), empty for the
+  // user's words: a launcher passes on those its processes need.
+  std::vector<std::string_view> read_by;
 };
 
 inline long whole_number(std::string_view flag, const std::string& text, long low,
@@ -382,9 +385,10 @@ struct launcher;
 // The options of a launcher that has no flags of its own.
 struct no_options {};
 
-// Checked where the tables are brought together (detail/launchers.hpp), so
-// a row added later cannot lack what its messages need or shadow another
-// row, of its table or of another. (Whether a row has its `on` or `set` is
+// Checked at compile time by the library's tests (tests/unit-flags.cpp),
+// not in every file that launches, so that a row added later cannot lack
+// what its messages need or shadow another row, of its table or of
+// another. (Whether a row has its `on` or `set` is
 // checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
 // compare a function pointer with null in a constant expression.)
 template <class Options>
@@ -417,20 +421,11 @@ constexpr bool flag_tables_are_sound(flag_table<Options>... tables) {
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
 
-// string_view::find, but usable in constant expressions under g++'s
-// -fsanitize=undefined, where libstdc++'s find is not.
-constexpr std::size_t find_char(std::string_view text, char c, std::size_t from = 0) {
-  for (std::size_t i = from; i < text.size(); ++i)
-    if (text[i] == c) return i;
-  return std::string_view::npos;
-}
-
 // Writes the --lp_help text of `tables`' rows, in order, to `put`, a
-// character at a time. constexpr and without allocation (libstdc++'s
-// constexpr std::string fails under clang 14), so that the help is fixed at
-// compile time (help_text below): measured first, then written.
+// character at a time. Written when asked for, not fixed at compile time:
+// every file that launches would pay for it.
 template <class Put, class... Options>
-constexpr void write_help(Put put, flag_table<Options>... tables) {
+void write_help(Put put, flag_table<Options>... tables) {
   std::size_t column = 0;
   auto text = [&](std::string_view s) {
     for (char c : s) {
@@ -445,7 +440,7 @@ constexpr void write_help(Put put, flag_table<Options>... tables) {
   auto paragraph = [&](std::string_view words, std::size_t indent) {
     pad_to(indent);
     while (!words.empty()) {
-      auto end = find_char(words, ' ');
+      auto end = words.find(' ');
       auto word = words.substr(0, end);
       words = end == std::string_view::npos ? "" : words.substr(end + 1);
       if (column > indent && column + 1 + word.size() > help_width) {
@@ -481,40 +476,6 @@ constexpr void write_help(Put put, flag_table<Options>... tables) {
       "with -- must follow the =. A flag shown without =<...> is a switch: on when "
       "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
       0);
-}
-
-// The help that `Help::write(put)` writes, as characters fixed at compile
-// time.
-template <class Help>
-constexpr std::size_t help_size() {
-  std::size_t size = 0;
-  Help::write([&](char) { ++size; });
-  return size;
-}
-
-template <class Help>
-constexpr std::array<char, help_size<Help>()> help_chars() {
-  std::array<char, help_size<Help>()> chars{};
-  std::size_t i = 0;
-  Help::write([&](char c) { chars[i++] = c; });
-  return chars;
-}
-
-template <class Help>
-inline constexpr auto help_text_chars = help_chars<Help>();
-template <class Help>
-inline constexpr std::string_view help_text{help_text_chars<Help>.data(),
-                                            help_text_chars<Help>.size()};
-
-constexpr std::size_t longest_line(std::string_view text) {
-  std::size_t longest = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    auto end = find_char(text, '\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end - start > longest) longest = end - start;
-    start = end + 1;
-  }
-  return longest;
 }
 
 template <class Options>
@@ -558,71 +519,31 @@ inline void check_tls_flags(const tls_flags& tls) {
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
-// `words` (argv, argv[0] first) without the --lp_ flags named in `dropped`,
-// in each form read_flags reads: "--f", "--f=v", and a value flag's "--f v"
-// (a row of `tables` says which takes a value). What follows "--" is the
-// user's, and stays.
-template <class... Options>
-std::vector<std::string> without_flags(const std::vector<std::string>& words,
-                                       std::initializer_list<std::string_view> dropped,
-                                       flag_table<Options>... tables) {
-  std::vector<std::string> kept;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    std::string_view word = words[i];
-    if (i > 0 && word == "--") {
-      kept.insert(kept.end(), words.begin() + static_cast<std::ptrdiff_t>(i),
-                  words.end());
-      break;
-    }
-    auto name = word.substr(0, word.find('='));
-    bool drop = false;
-    for (auto flag : dropped) drop = drop || (i > 0 && name == flag);
-    if (!drop) {
-      kept.emplace_back(word);
-      continue;
-    }
-    auto takes_value = [&](auto table) {
-      auto* row = find_flag(table, name);
-      return row && !row->is_switch();
-    };
-    bool value_follows = (takes_value(tables) || ...) && name.size() == word.size();
-    if (value_follows && i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
-  }
-  return kept;
-}
-
-// A switch's state as argv's word says it: on alone. A switch never takes
-// the next word, which may be the user's.
-inline bool switch_of(std::string_view name, std::optional<std::string_view> value) {
-  return !value || switch_value(name, *value);
-}
-
-// A value flag's value: after its "=", or the next word of argv, which it
-// then takes (`i` moves on).
-inline std::string value_of(std::string_view name, std::string_view example,
-                            std::optional<std::string_view> value, int& i, int argc,
-                            char** argv) {
-  if (!value) {
-    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (next && !std::string_view(next).starts_with("--")) value = argv[++i];
-    if (!value) throw needs_value(name, example, next);
-  }
-  if (value->empty()) throw needs_value(name, example, nullptr);
-  return std::string(*value);
-}
-
-// Where read_flags puts what one table's rows read.
-template <class Options>
-struct flag_target {
-  flag_table<Options> rows;
-  Options& into;
+// A --lp_ flag as argv gives it: the name of the row that reads it, and its
+// value (none for a switch given alone).
+struct flag_word {
+  std::string_view name;
+  std::optional<std::string_view> value;
 };
 
-// Reads argv's --lp_ words into the targets, each by the row of its table
-// that names it; every other word is the user's. A --lp_ word that no table
-// names is a usage error.
+// The name, example and kind of the row of `tables` named `name`.
+struct row_words {
+  std::string_view name, example;
+  bool is_switch = false;
+};
+
+// argv's --lp_ words (argv[0] first), each with its value: after its "=", or,
+// for a flag that takes one (its row says), the next word. Every other word
+// is the user's, as is every word after "--". `read_by[i]` is the flag that
+// read argv[i], empty for the user's words, so that a launcher can pass on
+// what the processes it starts need without reading argv again. A --lp_
+// word that no table names is a usage error.
 template <class... Options>
-void read_flags(int argc, char** argv, flag_target<Options>... targets) {
+std::vector<flag_word> flag_words(int argc, char** argv,
+                                  std::vector<std::string_view>& read_by,
+                                  flag_table<Options>... tables) {
+  std::vector<flag_word> words;
+  read_by.assign(static_cast<std::size_t>(argc), {});
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
@@ -631,19 +552,53 @@ void read_flags(int argc, char** argv, flag_target<Options>... targets) {
     auto name = arg.substr(0, equals);
     std::optional<std::string_view> value;
     if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    auto read = [&](auto target) {
-      const auto* flag = find_flag(target.rows, name);
-      if (!flag) return false;
-      if (flag->is_switch())
-        flag->on(target.into) = switch_of(flag->name, value);
-      else
-        flag->set(target.into, flag->name,
-                  value_of(flag->name, flag->example, value, i, argc, argv));
-      return true;
+    row_words row;
+    auto look_up = [&](auto table) {
+      const auto* found = find_flag(table, name);
+      if (found) row = {found->name, found->example, found->is_switch()};
+      return found != nullptr;
     };
-    if (!(read(targets) || ...))
+    if (!(look_up(tables) || ...))
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
+    read_by[static_cast<std::size_t>(i)] = row.name;
+    // A switch never takes the next word, which may be the user's.
+    if (!row.is_switch && !value) {
+      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (!next || std::string_view(next).starts_with("--"))
+        throw needs_value(row.name, row.example, next);
+      value = argv[++i];
+      read_by[static_cast<std::size_t>(i)] = row.name;
+    }
+    if (!row.is_switch && value->empty())
+      throw needs_value(row.name, row.example, nullptr);
+    words.push_back({row.name, value});
+  }
+  return words;
+}
+
+// Where apply_flags puts what one table's rows read.
+template <class Options>
+struct flag_target {
+  flag_table<Options> rows;
+  Options& into;
+};
+
+// Sets each target by the rows of its table that read a word of `words`, in
+// argv's order: of a flag given twice, the last counts.
+template <class... Options>
+void apply_flags(const std::vector<flag_word>& words, flag_target<Options>... targets) {
+  for (const auto& word : words) {
+    auto apply = [&](auto target) {
+      const auto* row = find_flag(target.rows, word.name);
+      if (!row) return false;
+      if (row->is_switch())
+        row->on(target.into) = !word.value || switch_value(row->name, *word.value);
+      else
+        row->set(target.into, row->name, std::string(*word.value));
+      return true;
+    };
+    (apply(targets) || ...);
   }
 }
 
@@ -703,12 +658,17 @@ template <class... Policies, std::size_t... I>
 void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
                      read_checks checks, std::index_sequence<I...>) {
   auto& flags = line.flags;
-  for (int i = 0; i < argc; ++i) flags.arguments.emplace_back(argv[i]);
-  read_flags(argc, argv, flag_target<launch_flags>{flag_rows, flags},
-             flag_target<typename launcher<Policies>::options>{
-                 launcher<Policies>::flag_rows, slot<I>(line.options)}...,
-             flag_target<launch_flags>{closing_flag_rows, flags});
+  flags.arguments.assign(argv, argv + argc);
+  auto words = flag_words(argc, argv, flags.read_by, flag_table<launch_flags>(flag_rows),
+                          launcher<Policies>::flag_rows...,
+                          flag_table<launch_flags>(closing_flag_rows));
+  // The shared flags first, and those that go together checked, then each
+  // launcher's.
+  apply_flags(words, flag_target<launch_flags>{flag_rows, flags},
+              flag_target<launch_flags>{closing_flag_rows, flags});
   if (checks.tls_together) check_tls_flags(flags.tls);
+  apply_flags(words, flag_target<typename launcher<Policies>::options>{
+                         launcher<Policies>::flag_rows, slot<I>(line.options)}...);
 }
 
 // Reads argv (argv[0] first) into `line`, once, where a launch starts: each

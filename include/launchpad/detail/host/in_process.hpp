@@ -134,10 +134,10 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
 // `run` starts. Unless the user chose where, the checkpoints go to a
 // directory of this launch's own that a user finds again (checkpoint_home),
 // and the launch's end says where they are and how to go on from them.
-inline int run_on_this_host(const program& graph, transport_kind transport,
+LP_API int run_on_this_host(const program& graph, transport_kind transport,
                             launch_flags flags,
                             int (*run)(const program&, transport_kind,
-                                       const launch_flags&)) {
+                                       const launch_flags&, const no_options&)) {
   auto command = flags.arguments;
   bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
   if (own_dir) {
@@ -148,10 +148,13 @@ inline int run_on_this_host(const program& graph, transport_kind transport,
       return 1;
     }
     // local_mp's node processes take their flags from this command line.
-    flags.arguments.insert(flags.arguments.begin() + (flags.arguments.empty() ? 0 : 1),
+    auto after_name = flags.arguments.empty() ? 0 : 1;
+    flags.arguments.insert(flags.arguments.begin() + after_name,
                            "--lp_checkpoint_dir=" + flags.checkpoints.dir);
+    if (!flags.read_by.empty())  // as read_command_line tags them
+      flags.read_by.insert(flags.read_by.begin() + after_name, "--lp_checkpoint_dir");
   }
-  int status = run(graph, transport, flags);
+  int status = run(graph, transport, flags, {});
   if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
@@ -165,22 +168,14 @@ inline int launcher<test_multi_threading>::run(const program& graph,
                                                transport_kind transport,
                                                const launch_flags& flags,
                                                const no_options&) {
-  return run_on_this_host(graph, transport, flags,
-                          [](const program& g, transport_kind t, const launch_flags& f) {
-                            return run_in_process(g, test_multi_threading::flag, false, t,
-                                                  f);
-                          });
+  return run_in_process(graph, test_multi_threading::flag, false, transport, flags);
 }
 
 inline int launcher<local_multi_threading>::run(const program& graph,
                                                 transport_kind transport,
                                                 const launch_flags& flags,
                                                 const no_options&) {
-  return run_on_this_host(graph, transport, flags,
-                          [](const program& g, transport_kind t, const launch_flags& f) {
-                            return run_in_process(g, local_multi_threading::flag, true, t,
-                                                  f);
-                          });
+  return run_in_process(graph, local_multi_threading::flag, true, transport, flags);
 }
 
 // A test's launch of nodes as threads of this process.

@@ -2,9 +2,11 @@
 
 // The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
 // every node a thread of this process. Declared here, for the table of
-// launchers (detail/launchers.hpp); their runs are in_process.hpp's.
+// launchers (detail/launchers.hpp); their runs, and run_on_this_host, which
+// local_mp's launcher shares, are in_process.hpp's.
 
 #include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
 #include <launchpad/launch/policy.hpp>
 #include <launchpad/launch/test_multi_threading.hpp>
@@ -15,17 +17,27 @@ class program;
 
 namespace lp::detail {
 
-// What a launcher without flags of its own has.
-struct launcher_without_options {
+// What the launchers of a launch on this host have: no flags of their own,
+// and checkpoints kept where run_on_this_host (in_process.hpp) says, which
+// the table of launchers runs them through.
+struct launcher_on_this_host {
   using options = no_options;
   static constexpr flag_table<no_options> flag_rows{};
   static constexpr bool dry_run = false;  // nothing to show that it would submit
+  static constexpr bool on_this_host = true;
 };
+
+// Runs `run` with the checkpoints in a directory of the launch's own,
+// unless the user chose one, and tells at the end how to go on from them.
+LP_API int run_on_this_host(const program& graph, transport_kind transport,
+                            launch_flags flags,
+                            int (*run)(const program&, transport_kind,
+                                       const launch_flags&, const no_options&));
 
 // test_mt: the nodes share this process with the caller's, which keeps its
 // terminal and signals.
 template <>
-struct launcher<test_multi_threading> : launcher_without_options {
+struct launcher<test_multi_threading> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const no_options&);
 };
@@ -33,7 +45,7 @@ struct launcher<test_multi_threading> : launcher_without_options {
 // local_mt: takes over the terminal and the signals, and serves the status
 // page.
 template <>
-struct launcher<local_multi_threading> : launcher_without_options {
+struct launcher<local_multi_threading> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const no_options&);
 };

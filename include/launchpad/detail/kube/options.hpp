@@ -102,6 +102,7 @@ struct launcher<kubernetes> {
   using options = kube_options;
   static constexpr flag_table<kube_options> flag_rows{kube_flag_rows};
   static constexpr bool dry_run = true;
+  static constexpr bool on_this_host = false;
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const kube_options& cluster);
 };

@@ -60,11 +60,12 @@ inline std::string new_launch_name(const std::string& program) {
 inline std::vector<std::string> container_arguments(const launch_flags& flags) {
   std::vector<std::string> kept;
   if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
-  auto words = without_flags(
-      flags.arguments,
-      {"--lp_dry_run", "--lp_kube_dir", "--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca"},
-      flag_table<launch_flags>(flag_rows), flag_table<kube_options>(kube_flag_rows));
-  if (!words.empty()) kept.insert(kept.end(), words.begin() + 1, words.end());
+  for (std::size_t i = 1; i < flags.arguments.size(); ++i) {
+    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
+    if (flag != "--lp_dry_run" && flag != "--lp_kube_dir" && flag != "--lp_tls_cert" &&
+        flag != "--lp_tls_key" && flag != "--lp_tls_ca")
+      kept.push_back(flags.arguments[i]);
+  }
   return kept;
 }
 

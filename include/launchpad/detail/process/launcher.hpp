@@ -70,8 +70,10 @@ inline constexpr const char* gpus = "LP_GPUS";
 // unit is the binary itself, in a process group of its own; the Slurm
 // launch runs it as a job step, through srun.
 struct unit_runner {
-  // Rewrites the command that runs `unit`.
-  std::function<void(const std::string& unit, child_process& command)> wrap;
+  // The command that each unit named here runs under, its program and
+  // arguments following (srun and the step's options): given whole before
+  // the launch, as a unit's command never depends on when it starts.
+  std::map<std::string, std::vector<std::string>> commands_before;
   // Sends `signal` to what runs `unit`; `pid` is the process started for it.
   std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
   // The wait status of the unit's own task, from that of the process
@@ -441,7 +443,16 @@ class process_launch {
     child_process child{options_.executable, options_.arguments, {}, -1, -1};
     std::string labels;
     for (const auto& label : u.labels) labels += (labels.empty() ? "" : ",") + label;
-    if (options_.runner.wrap) options_.runner.wrap(u.name, child);
+    if (auto before = options_.runner.commands_before.find(u.name);
+        before != options_.runner.commands_before.end() && !before->second.empty()) {
+      std::vector<std::string> command = before->second;
+      command.push_back(child.executable);
+      command.insert(command.end(),
+                     child.arguments.begin() + (child.arguments.empty() ? 0 : 1),
+                     child.arguments.end());
+      child.executable = command.front();
+      child.arguments = std::move(command);
+    }
     child.environment = {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),

@@ -13,7 +13,7 @@
 namespace lp::detail {
 
 template <>
-struct launcher<local_multi_processing> : launcher_without_options {
+struct launcher<local_multi_processing> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const no_options&);
 };

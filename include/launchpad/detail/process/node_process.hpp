@@ -224,8 +224,10 @@ LP_API process_options process_options_from(const launch_flags& flags,
 }
 
 // local_mp from a command line: this process is the launcher.
-LP_API int run_local_multi_processing(const program& graph, transport_kind transport,
-                                      const launch_flags& flags) {
+inline int launcher<local_multi_processing>::run(const program& graph,
+                                                 transport_kind transport,
+                                                 const launch_flags& flags,
+                                                 const no_options&) {
   if (flags.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
@@ -246,13 +248,6 @@ LP_API int run_local_multi_processing(const program& graph, transport_kind trans
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
     return 1;
   }
-}
-
-inline int launcher<local_multi_processing>::run(const program& graph,
-                                                 transport_kind transport,
-                                                 const launch_flags& flags,
-                                                 const no_options&) {
-  return run_on_this_host(graph, transport, flags, &run_local_multi_processing);
 }
 
 // A test's launch of nodes as processes; this process is their launcher.

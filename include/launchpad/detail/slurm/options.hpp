@@ -97,6 +97,7 @@ struct launcher<slurm> {
   using options = slurm_options;
   static constexpr flag_table<slurm_options> flag_rows{slurm_flag_rows};
   static constexpr bool dry_run = true;
+  static constexpr bool on_this_host = false;
   static int run(const program& graph, transport_kind transport,
                  const launch_flags& flags, const slurm_options& job);
   static int run_node(const program& graph, transport_kind transport,

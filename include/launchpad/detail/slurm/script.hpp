@@ -55,25 +55,25 @@ inline std::vector<std::string> srun_options(const unit_plan& u) {
   return options;
 }
 
-// The command line of a process's step: srun, its options, then the program
-// with the arguments it was launched with.
-inline std::vector<std::string> srun_command(const std::string& srun, const unit_plan& u,
-                                             const std::string& executable,
-                                             const std::vector<std::string>& arguments) {
+// What runs a process as its job step: srun and its options, before the
+// program and the arguments it was launched with.
+inline std::vector<std::string> srun_before(const std::string& srun, const unit_plan& u) {
   std::vector<std::string> command{srun};
   for (auto& option : srun_options(u)) command.push_back(std::move(option));
-  command.push_back(executable);
-  command.insert(command.end(), arguments.begin() + (arguments.empty() ? 0 : 1),
-                 arguments.end());
   return command;
 }
 
 // The command line the job runs: the submitter's, without the flags that
-// tell only the submitter what to do.
+// tell only the submitter what to do, in whichever spelling the reader took
+// them (read_by).
 inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  return without_flags(flags.arguments, {"--lp_dry_run", "--lp_slurm_detach"},
-                       flag_table<launch_flags>(flag_rows),
-                       flag_table<slurm_options>(slurm_flag_rows));
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < flags.arguments.size(); ++i) {
+    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
+    if (flag != "--lp_dry_run" && flag != "--lp_slurm_detach")
+      kept.push_back(flags.arguments[i]);
+  }
+  return kept;
 }
 
 inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,

@@ -52,10 +52,13 @@ inline void print_dry_run(const program& graph, const launch_flags& flags,
          "# environment, which srun sends in the clear); its output goes to\n"
          "# "
       << run_dir << "/logs/<label>.log:\n";
+  auto arguments = job_arguments(flags);
   for (const auto& u : units) {
     out << u.name << ":";
-    for (const auto& word : srun_command("srun", u, executable, job_arguments(flags)))
-      out << " " << shell_quote(word);
+    for (const auto& word : srun_before("srun", u)) out << " " << shell_quote(word);
+    out << " " << shell_quote(executable);
+    for (std::size_t i = 1; i < arguments.size(); ++i)
+      out << " " << shell_quote(arguments[i]);
     out << "\n";
   }
 }

@@ -28,15 +28,10 @@ namespace lp::detail {
 // Runs each process as a step of the job `job`, through srun. Its calls all
 // come from the launch's one supervising thread.
 inline unit_runner srun_runner(const program& graph, const std::string& job) {
-  std::map<std::string, unit_plan> units;
-  for (auto& u : plan_units(graph)) units.emplace(u.name, u);
   unit_runner runner;
-  runner.wrap = [units, srun = find_program("srun")](const std::string& unit,
-                                                     child_process& child) {
-    child.arguments =
-        srun_command(srun, units.at(unit), child.executable, child.arguments);
-    child.executable = srun;
-  };
+  auto srun = find_program("srun");
+  for (const auto& u : plan_units(graph))
+    runner.commands_before.emplace(u.name, srun_before(srun, u));
   // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
   // once, with no time to stop. scancel signals the step's tasks.
   runner.signal = [job, scancel = find_program("scancel")](const std::string& unit,

@@ -58,7 +58,7 @@ std::string usage_error_of(std::vector<std::string> words) {
   words.insert(words.begin(), "prog");
   args a(std::move(words));
   try {
-    lp::detail::read_each_flag(a.argc(), a.argv());
+    lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false});
   } catch (const lp::usage_error& e) {
     return std::string(e.what()).substr(std::string("[lp.usage_error] ").size());
   }
@@ -68,7 +68,7 @@ std::string usage_error_of(std::vector<std::string> words) {
 lp::detail::command_line parsed(std::vector<std::string> words) {
   words.insert(words.begin(), "prog");
   args a(std::move(words));
-  return lp::detail::read_each_flag(a.argc(), a.argv());
+  return lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false});
 }
 
 // Calls f(rows, fills) for each table of flags that lp::launch reads, where
@@ -112,20 +112,25 @@ launched launch_test_mt(const lp::program& p, std::vector<std::string> words) {
 TEST_SUITE("flags") {
   TEST_CASE("--lp_launch in both spellings; the user's own flags are left alone") {
     args a({"prog", "--lp_launch=test_mt", "--my_flag=3", "input.txt"});
-    CHECK(lp::detail::read_each_flag(a.argc(), a.argv()).flags.launch == "test_mt");
+    CHECK(lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false})
+              .flags.launch == "test_mt");
     args b({"prog", "--lp_launch", "local_mt", "-v"});
-    CHECK(lp::detail::read_each_flag(b.argc(), b.argv()).flags.launch == "local_mt");
+    CHECK(lp::detail::read_command_line(b.argc(), b.argv(), {.tls_together = false})
+              .flags.launch == "local_mt");
     args c({"prog", "--", "--lp_bogus"});  // after "--" nothing is ours
-    CHECK_FALSE(lp::detail::read_each_flag(c.argc(), c.argv()).flags.launch.has_value());
+    CHECK_FALSE(lp::detail::read_command_line(c.argc(), c.argv(), {.tls_together = false})
+                    .flags.launch.has_value());
   }
 
   TEST_CASE("unknown --lp_ flags and missing values are usage errors") {
     args a({"prog", "--lp_lunch=local_mt"});
-    CHECK_THROWS_WITH_AS(lp::detail::read_each_flag(a.argc(), a.argv()),
-                         doctest::Contains("unknown flag --lp_lunch"), lp::usage_error);
+    CHECK_THROWS_WITH_AS(
+        lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false}),
+        doctest::Contains("unknown flag --lp_lunch"), lp::usage_error);
     args b({"prog", "--lp_launch"});
-    CHECK_THROWS_WITH_AS(lp::detail::read_each_flag(b.argc(), b.argv()),
-                         doctest::Contains("needs a value"), lp::usage_error);
+    CHECK_THROWS_WITH_AS(
+        lp::detail::read_command_line(b.argc(), b.argv(), {.tls_together = false}),
+        doctest::Contains("needs a value"), lp::usage_error);
   }
 
   TEST_CASE(
@@ -195,6 +200,7 @@ TEST_SUITE("flags") {
         CHECK(usage_error_of({name, "--", "value"}) == needs);
         CHECK(usage_error_of({name}) == needs);
         CHECK(usage_error_of({name + "="}) == needs);
+        CHECK(usage_error_of({name, ""}) == needs);
         // The example in the message is one that works, in both spellings.
         CHECK(usage_error_of({name + "=" + example}) == "no error");
         if (!example.starts_with("--"))
@@ -234,7 +240,7 @@ TEST_SUITE("flags") {
   }
 
   TEST_CASE("--lp_help lists every flag of the table once, within 80 columns") {
-    std::string help = lp::detail::flags_help();
+    std::string help = lp::detail::launch_policies::help();
     for (std::size_t start = 0, end = 0; start < help.size(); start = end + 1) {
       end = std::min(help.find('\n', start), help.size());
       CHECK(end - start <= lp::detail::help_width);
@@ -372,12 +378,14 @@ TEST_SUITE("command line: what a launcher passes on") {
     CHECK(line.flags.read_by == tags{"", "--lp_slurm_time", "--lp_slurm_time", "",
                                      "--lp_dry_run", "--lp_json", "", "", ""});
     CHECK(line.flags.read_by.size() == line.flags.arguments.size());
+    // Of a flag given twice, in either spelling, the last counts.
+    CHECK(parsed({"--lp_log_dir", "a", "--lp_log_dir=b"}).flags.process.log_dir == "b");
+    CHECK(parsed({"--lp_log_dir=a", "--lp_log_dir", "b"}).flags.process.log_dir == "b");
   }
 
   TEST_CASE("the shared flags are read and checked together before any launcher's") {
     args a({"prog", "--lp_slurm_sbatch=qos", "--lp_tls_cert=c.pem"});
-    lp::detail::command_line line;
-    CHECK_THROWS_WITH_AS(lp::detail::read_command_line(a.argc(), a.argv(), line),
+    CHECK_THROWS_WITH_AS(lp::detail::read_command_line(a.argc(), a.argv()),
                          doctest::Contains("--lp_tls_cert and --lp_tls_key go together"),
                          lp::usage_error);
   }

@@ -40,7 +40,7 @@ struct args {
 lp::detail::command_line parsed(std::vector<std::string> words) {
   words.insert(words.begin(), "/home/me/build/two");
   args a(std::move(words));
-  return lp::detail::read_each_flag(a.argc(), a.argv());
+  return lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false});
 }
 
 const lp::detail::kube_options& kube_of(const lp::detail::command_line& line) {

@@ -6770,7 +6770,7 @@ inline std::size_t connection_cap(std::size_t wanted) {
 // ---- launchpad/detail/util/text.hpp ----
 
 // Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
-// fields that Slurm's commands print.
+// fields that Slurm's commands print, the choices a message names.
 
 #include <cctype>
 
@@ -6788,6 +6788,19 @@ inline std::vector<std::string_view> split(std::string_view text, char separator
     start = at + 1;
   }
   return parts;
+}
+
+// "a, b or c": `words` as a message lists the choices among them.
+template <class Words>
+std::string choices_text(const Words& words) {
+  std::string listed;
+  std::size_t left = std::size(words);
+  for (std::string_view word : words) {
+    listed += word;
+    --left;
+    listed += left > 1 ? ", " : left == 1 ? " or " : "";
+  }
+  return listed;
 }
 
 // `text` without the white space around it; a view into it.
@@ -6900,15 +6913,10 @@ inline std::string one_line(std::string_view flag, std::string value) {
 
 inline std::string one_of(std::string_view flag, std::string value,
                           std::initializer_list<std::string_view> choices) {
-  std::string listed;
-  std::size_t left = choices.size();
-  for (auto choice : choices) {
+  for (auto choice : choices)
     if (value == choice) return value;
-    listed += choice;
-    --left;
-    listed += left > 1 ? ", " : left == 1 ? " or " : "";
-  }
-  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
+  throw usage_error(std::string(flag) + "=" + value + ": choose " +
+                    choices_text(choices));
 }
 
 // One --lp_ flag of a table whose rows fill `Options`: the parser, the
@@ -7206,17 +7214,17 @@ constexpr bool flag_tables_are_sound(flag_table<Options>... tables) {
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
 
-// Writes the --lp_help text of `tables`' rows, in order, to `put`, a
-// character at a time. Written when asked for, not fixed at compile time:
-// every file that launches would pay for it.
-template <class Put, class... Options>
-void write_help(Put put, flag_table<Options>... tables) {
+// The --lp_help text of `tables`' rows, in order. Written when asked for,
+// not fixed at compile time: every file that launches would pay for it.
+template <class... Options>
+std::string help_text(flag_table<Options>... tables) {
+  std::string help;
   std::size_t column = 0;
   auto text = [&](std::string_view s) {
-    for (char c : s) {
-      put(c);
-      column = c == '\n' ? 0 : column + 1;
-    }
+    help += s;
+    auto line_end = s.rfind('\n');
+    column =
+        line_end == std::string_view::npos ? column + s.size() : s.size() - line_end - 1;
   };
   auto pad_to = [&](std::size_t indent) {
     while (column < indent) text(" ");
@@ -7261,6 +7269,7 @@ void write_help(Put put, flag_table<Options>... tables) {
       "with -- must follow the =. A flag shown without =<...> is a switch: on when "
       "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
       0);
+  return help;
 }
 
 template <class Options>
@@ -7304,30 +7313,21 @@ inline void check_tls_flags(const tls_flags& tls) {
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
-// A --lp_ flag as argv gives it: the name of the row that reads it, and its
-// value (none for a switch given alone).
-struct flag_word {
-  std::string_view name;
-  std::optional<std::string_view> value;
-};
-
 // The name, example and kind of the row of `tables` named `name`.
 struct row_words {
   std::string_view name, example;
   bool is_switch = false;
 };
 
-// argv's --lp_ words (argv[0] first), each with its value: after its "=", or,
-// for a flag that takes one (its row says), the next word. Every other word
-// is the user's, as is every word after "--". `read_by[i]` is the flag that
-// read argv[i], empty for the user's words, so that a launcher can pass on
-// what the processes it starts need without reading argv again. A --lp_
-// word that no table names is a usage error.
+// Tags each word of argv (argv[0] first) with the flag that reads it
+// (`read_by`): a --lp_ word by the row of `tables` that names it, and, for
+// a flag that takes a value and has no "=", the next word, its value. The
+// user's words, and every word after "--", stay untagged. A launcher then
+// passes on what the processes it starts need without reading argv again.
+// A --lp_ word that no table names, or a value missing, is a usage error.
 template <class... Options>
-std::vector<flag_word> flag_words(int argc, char** argv,
-                                  std::vector<std::string_view>& read_by,
-                                  flag_table<Options>... tables) {
-  std::vector<flag_word> words;
+void tag_flag_words(int argc, char** argv, std::vector<std::string_view>& read_by,
+                    flag_table<Options>... tables) {
   read_by.assign(static_cast<std::size_t>(argc), {});
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -7335,8 +7335,6 @@ std::vector<flag_word> flag_words(int argc, char** argv,
     if (!arg.starts_with("--lp_")) continue;
     auto equals = arg.find('=');
     auto name = arg.substr(0, equals);
-    std::optional<std::string_view> value;
-    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
     row_words row;
     auto look_up = [&](auto table) {
       const auto* found = find_flag(table, name);
@@ -7347,19 +7345,17 @@ std::vector<flag_word> flag_words(int argc, char** argv,
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
     read_by[static_cast<std::size_t>(i)] = row.name;
-    // A switch never takes the next word, which may be the user's.
-    if (!row.is_switch && !value) {
+    if (row.is_switch) continue;  // never the next word, which may be the user's
+    if (equals == std::string_view::npos) {
       const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
       if (!next || std::string_view(next).starts_with("--"))
         throw needs_value(row.name, row.example, next);
-      value = argv[++i];
-      read_by[static_cast<std::size_t>(i)] = row.name;
-    }
-    if (!row.is_switch && value->empty())
+      read_by[static_cast<std::size_t>(++i)] = row.name;
+      if (*next == '\0') throw needs_value(row.name, row.example, nullptr);
+    } else if (equals + 1 == arg.size()) {
       throw needs_value(row.name, row.example, nullptr);
-    words.push_back({row.name, value});
+    }
   }
-  return words;
 }
 
 // Where apply_flags puts what one table's rows read.
@@ -7369,18 +7365,30 @@ struct flag_target {
   Options& into;
 };
 
-// Sets each target by the rows of its table that read a word of `words`, in
-// argv's order: of a flag given twice, the last counts.
+// Sets each target by the rows of its table that read a word of argv, as
+// tag_flag_words tagged them, in argv's order: of a flag given twice, the
+// last counts. A flag's value is after its "=", or the next word, which
+// the same flag read (a value never starts with --).
 template <class... Options>
-void apply_flags(const std::vector<flag_word>& words, flag_target<Options>... targets) {
-  for (const auto& word : words) {
+void apply_flags(int argc, char** argv, const std::vector<std::string_view>& read_by,
+                 flag_target<Options>... targets) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto flag = read_by[static_cast<std::size_t>(i)];
+    if (flag.empty() || !arg.starts_with("--lp_")) continue;
+    std::optional<std::string_view> value;
+    if (auto equals = arg.find('='); equals != std::string_view::npos)
+      value = arg.substr(equals + 1);
+    else if (i + 1 < argc && read_by[static_cast<std::size_t>(i) + 1] == flag &&
+             !std::string_view(argv[i + 1]).starts_with("--"))
+      value = argv[i + 1];
     auto apply = [&](auto target) {
-      const auto* row = find_flag(target.rows, word.name);
+      const auto* row = find_flag(target.rows, flag);
       if (!row) return false;
       if (row->is_switch())
-        row->on(target.into) = !word.value || switch_value(row->name, *word.value);
+        row->on(target.into) = !value || switch_value(row->name, *value);
       else
-        row->set(target.into, row->name, std::string(*word.value));
+        row->set(target.into, row->name, std::string(*value));
       return true;
     };
     (apply(targets) || ...);
@@ -7444,25 +7452,27 @@ void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
                      read_checks checks, std::index_sequence<I...>) {
   auto& flags = line.flags;
   flags.arguments.assign(argv, argv + argc);
-  auto words = flag_words(argc, argv, flags.read_by, flag_table<launch_flags>(flag_rows),
-                          launcher<Policies>::flag_rows...,
-                          flag_table<launch_flags>(closing_flag_rows));
+  tag_flag_words(argc, argv, flags.read_by, flag_table<launch_flags>(flag_rows),
+                 launcher<Policies>::flag_rows...,
+                 flag_table<launch_flags>(closing_flag_rows));
   // The shared flags first, and those that go together checked, then each
   // launcher's.
-  apply_flags(words, flag_target<launch_flags>{flag_rows, flags},
+  apply_flags(argc, argv, flags.read_by, flag_target<launch_flags>{flag_rows, flags},
               flag_target<launch_flags>{closing_flag_rows, flags});
   if (checks.tls_together) check_tls_flags(flags.tls);
-  apply_flags(words, flag_target<typename launcher<Policies>::options>{
-                         launcher<Policies>::flag_rows, slot<I>(line.options)}...);
+  apply_flags(argc, argv, flags.read_by,
+              flag_target<typename launcher<Policies>::options>{
+                  launcher<Policies>::flag_rows, slot<I>(line.options)}...);
 }
 
 // Reads argv (argv[0] first) into `line`, once, where a launch starts: each
 // --lp_ flag by the row of the table that names it, the shared ones into
 // line.flags and each launcher's into its options; then the flags that go
-// together.
+// together. detail/launchers.hpp's read_command_line reads the table of the
+// policies that --lp_launch names.
 template <class... Policies>
-void read_command_line(int argc, char** argv, command_line_of<Policies...>& line,
-                       read_checks checks = {}) {
+void read_tables(int argc, char** argv, command_line_of<Policies...>& line,
+                 read_checks checks) {
   read_each_table(argc, argv, line, checks, std::index_sequence_for<Policies...>{});
 }
 
@@ -12566,7 +12576,7 @@ struct unit_runner {
   std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
   // The wait status of the unit's own task, from that of the process
   // started for it; left empty, the same.
-  std::function<int(int status)> task_status;
+  int (*task_status)(int status) = nullptr;
 };
 
 // A process of a launch: a node, or a colocated group's nodes.
@@ -19398,7 +19408,7 @@ template <class List>
 struct policy_table;
 template <class... Policies>
 struct policy_table<policy_list<Policies...>> {
-  // A command line, read (detail/cli/flags.hpp, read_command_line): the
+  // A command line, read (read_command_line, below): the
   // shared flags, and each policy's launcher's options, in the table's order.
   using line = command_line_of<Policies...>;
   using options = launchers_options<Policies...>;
@@ -19426,26 +19436,17 @@ struct policy_table<policy_list<Policies...>> {
 
   // "a, b or c": the names, for a message.
   static std::string names() {
-    std::string listed;
-    std::size_t left = std::size(entries);
-    for (const auto& e : entries) {
-      listed += e.name;
-      --left;
-      listed += left > 1 ? ", " : left == 1 ? " or " : "";
-    }
-    return listed;
+    return choices_text(
+        std::array<std::string_view, sizeof...(Policies)>{Policies::flag...});
   }
 
-  // Every flag a command line may hold: the shared ones, then each
-  // launcher's.
-  struct help {
-    template <class Put>
-    static void write(Put put) {
-      write_help(put, flag_table<launch_flags>(flag_rows),
-                 launcher<Policies>::flag_rows...,
-                 flag_table<launch_flags>(closing_flag_rows));
-    }
-  };
+  // The --lp_help text: every flag a command line may hold, the shared
+  // ones, then each launcher's, then the closing ones.
+  static std::string help() {
+    return help_text(flag_table<launch_flags>(flag_rows),
+                     launcher<Policies>::flag_rows...,
+                     flag_table<launch_flags>(closing_flag_rows));
+  }
   static constexpr bool tables_are_sound() {
     return flag_tables_are_sound(flag_table<launch_flags>(flag_rows),
                                  launcher<Policies>::flag_rows...,
@@ -19491,31 +19492,15 @@ struct policy_table<policy_list<Policies...>> {
 // starts it.
 using launch_policies = policy_table<named_policies>;
 
-// The --lp_help text.
-inline std::string flags_help() {
-  std::string text;
-  launch_policies::help::write([&](char c) { text += c; });
-  return text;
-}
-
 // A command line, read: the flags every launch shares, and each launcher's
 // options.
 using command_line = launch_policies::line;
 
-// Every --lp_ flag of argv, each checked by its row alone; a flag of a
-// policy other than the one chosen is read and checked too (a node process
-// gets its launcher's whole command line).
-inline command_line read_each_flag(int argc, char** argv) {
-  command_line line;
-  read_command_line(argc, argv, line, {.tls_together = false});
-  return line;
-}
-
 // The command line as lp::launch reads it: each flag, then the TLS flags
-// together.
-inline command_line read_command_line(int argc, char** argv) {
+// together (a test may leave those out: each flag checked by its row alone).
+inline command_line read_command_line(int argc, char** argv, read_checks checks = {}) {
   command_line line;
-  read_command_line(argc, argv, line);
+  read_tables(argc, argv, line, checks);
   return line;
 }
 
@@ -20235,11 +20220,10 @@ namespace lp::detail {
 LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
                        transport_kind transport) {
   try {
-    command_line line;
-    read_command_line(argc, argv, line);
+    const auto line = read_command_line(argc, argv);
     const auto& flags = line.flags;
     if (flags.help) {
-      std::cout << flags_help();
+      std::cout << launch_policies::help();
       return 0;
     }
     if (!flags.graph.empty()) {
@@ -20308,8 +20292,7 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   {
     std::vector<char*> words;
     for (auto& word : settings.arguments) words.push_back(word.data());
-    detail::command_line line;
-    detail::read_command_line(static_cast<int>(words.size()), words.data(), line);
+    auto line = detail::read_command_line(static_cast<int>(words.size()), words.data());
     settings.tls = detail::launch_tls(line.flags.tls, graph.name(), false);
     settings.process.python = line.flags.process.python;
   }

@@ -17,6 +17,7 @@
 #include <launchpad/detail/named_policies.hpp>
 #include <launchpad/detail/process/local_mp_launcher.hpp>
 #include <launchpad/detail/slurm/options.hpp>
+#include <launchpad/detail/util/text.hpp>
 #include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
@@ -33,7 +34,7 @@ template <class List>
 struct policy_table;
 template <class... Policies>
 struct policy_table<policy_list<Policies...>> {
-  // A command line, read (detail/cli/flags.hpp, read_command_line): the
+  // A command line, read (read_command_line, below): the
   // shared flags, and each policy's launcher's options, in the table's order.
   using line = command_line_of<Policies...>;
   using options = launchers_options<Policies...>;
@@ -61,26 +62,17 @@ struct policy_table<policy_list<Policies...>> {
 
   // "a, b or c": the names, for a message.
   static std::string names() {
-    std::string listed;
-    std::size_t left = std::size(entries);
-    for (const auto& e : entries) {
-      listed += e.name;
-      --left;
-      listed += left > 1 ? ", " : left == 1 ? " or " : "";
-    }
-    return listed;
+    return choices_text(
+        std::array<std::string_view, sizeof...(Policies)>{Policies::flag...});
   }
 
-  // Every flag a command line may hold: the shared ones, then each
-  // launcher's.
-  struct help {
-    template <class Put>
-    static void write(Put put) {
-      write_help(put, flag_table<launch_flags>(flag_rows),
-                 launcher<Policies>::flag_rows...,
-                 flag_table<launch_flags>(closing_flag_rows));
-    }
-  };
+  // The --lp_help text: every flag a command line may hold, the shared
+  // ones, then each launcher's, then the closing ones.
+  static std::string help() {
+    return help_text(flag_table<launch_flags>(flag_rows),
+                     launcher<Policies>::flag_rows...,
+                     flag_table<launch_flags>(closing_flag_rows));
+  }
   static constexpr bool tables_are_sound() {
     return flag_tables_are_sound(flag_table<launch_flags>(flag_rows),
                                  launcher<Policies>::flag_rows...,
@@ -126,31 +118,15 @@ struct policy_table<policy_list<Policies...>> {
 // starts it.
 using launch_policies = policy_table<named_policies>;
 
-// The --lp_help text.
-inline std::string flags_help() {
-  std::string text;
-  launch_policies::help::write([&](char c) { text += c; });
-  return text;
-}
-
 // A command line, read: the flags every launch shares, and each launcher's
 // options.
 using command_line = launch_policies::line;
 
-// Every --lp_ flag of argv, each checked by its row alone; a flag of a
-// policy other than the one chosen is read and checked too (a node process
-// gets its launcher's whole command line).
-inline command_line read_each_flag(int argc, char** argv) {
-  command_line line;
-  read_command_line(argc, argv, line, {.tls_together = false});
-  return line;
-}
-
 // The command line as lp::launch reads it: each flag, then the TLS flags
-// together.
-inline command_line read_command_line(int argc, char** argv) {
+// together (a test may leave those out: each flag checked by its row alone).
+inline command_line read_command_line(int argc, char** argv, read_checks checks = {}) {
   command_line line;
-  read_command_line(argc, argv, line);
+  read_tables(argc, argv, line, checks);
   return line;
 }
 

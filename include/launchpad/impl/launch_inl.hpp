@@ -31,11 +31,10 @@ namespace lp::detail {
 LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
                        transport_kind transport) {
   try {
-    command_line line;
-    read_command_line(argc, argv, line);
+    const auto line = read_command_line(argc, argv);
     const auto& flags = line.flags;
     if (flags.help) {
-      std::cout << flags_help();
+      std::cout << launch_policies::help();
       return 0;
     }
     if (!flags.graph.empty()) {
@@ -104,8 +103,7 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   {
     std::vector<char*> words;
     for (auto& word : settings.arguments) words.push_back(word.data());
-    detail::command_line line;
-    detail::read_command_line(static_cast<int>(words.size()), words.data(), line);
+    auto line = detail::read_command_line(static_cast<int>(words.size()), words.data());
     settings.tls = detail::launch_tls(line.flags.tls, graph.name(), false);
     settings.process.python = line.flags.process.python;
   }

@@ -115,15 +115,10 @@ inline std::string one_line(std::string_view flag, std::string value) {
 
 inline std::string one_of(std::string_view flag, std::string value,
                           std::initializer_list<std::string_view> choices) {
-  std::string listed;
-  std::size_t left = choices.size();
-  for (auto choice : choices) {
+  for (auto choice : choices)
     if (value == choice) return value;
-    listed += choice;
-    --left;
-    listed += left > 1 ? ", " : left == 1 ? " or " : "";
-  }
-  throw usage_error(std::string(flag) + "=" + value + ": choose " + listed);
+  throw usage_error(std::string(flag) + "=" + value + ": choose " +
+                    choices_text(choices));
 }
 
 // One --lp_ flag of a table whose rows fill `Options`: the parser, the
@@ -421,17 +416,17 @@ constexpr bool flag_tables_are_sound(flag_table<Options>... tables) {
 inline constexpr std::size_t help_width = 80;
 inline constexpr std::size_t help_indent = 24;  // where the descriptions start
 
-// Writes the --lp_help text of `tables`' rows, in order, to `put`, a
-// character at a time. Written when asked for, not fixed at compile time:
-// every file that launches would pay for it.
-template <class Put, class... Options>
-void write_help(Put put, flag_table<Options>... tables) {
+// The --lp_help text of `tables`' rows, in order. Written when asked for,
+// not fixed at compile time: every file that launches would pay for it.
+template <class... Options>
+std::string help_text(flag_table<Options>... tables) {
+  std::string help;
   std::size_t column = 0;
   auto text = [&](std::string_view s) {
-    for (char c : s) {
-      put(c);
-      column = c == '\n' ? 0 : column + 1;
-    }
+    help += s;
+    auto line_end = s.rfind('\n');
+    column =
+        line_end == std::string_view::npos ? column + s.size() : s.size() - line_end - 1;
   };
   auto pad_to = [&](std::size_t indent) {
     while (column < indent) text(" ");
@@ -476,6 +471,7 @@ void write_help(Put put, flag_table<Options>... tables) {
       "with -- must follow the =. A flag shown without =<...> is a switch: on when "
       "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
       0);
+  return help;
 }
 
 template <class Options>
@@ -519,30 +515,21 @@ inline void check_tls_flags(const tls_flags& tls) {
     throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
 }
 
-// A --lp_ flag as argv gives it: the name of the row that reads it, and its
-// value (none for a switch given alone).
-struct flag_word {
-  std::string_view name;
-  std::optional<std::string_view> value;
-};
-
 // The name, example and kind of the row of `tables` named `name`.
 struct row_words {
   std::string_view name, example;
   bool is_switch = false;
 };
 
-// argv's --lp_ words (argv[0] first), each with its value: after its "=", or,
-// for a flag that takes one (its row says), the next word. Every other word
-// is the user's, as is every word after "--". `read_by[i]` is the flag that
-// read argv[i], empty for the user's words, so that a launcher can pass on
-// what the processes it starts need without reading argv again. A --lp_
-// word that no table names is a usage error.
+// Tags each word of argv (argv[0] first) with the flag that reads it
+// (`read_by`): a --lp_ word by the row of `tables` that names it, and, for
+// a flag that takes a value and has no "=", the next word, its value. The
+// user's words, and every word after "--", stay untagged. A launcher then
+// passes on what the processes it starts need without reading argv again.
+// A --lp_ word that no table names, or a value missing, is a usage error.
 template <class... Options>
-std::vector<flag_word> flag_words(int argc, char** argv,
-                                  std::vector<std::string_view>& read_by,
-                                  flag_table<Options>... tables) {
-  std::vector<flag_word> words;
+void tag_flag_words(int argc, char** argv, std::vector<std::string_view>& read_by,
+                    flag_table<Options>... tables) {
   read_by.assign(static_cast<std::size_t>(argc), {});
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -550,8 +537,6 @@ std::vector<flag_word> flag_words(int argc, char** argv,
     if (!arg.starts_with("--lp_")) continue;
     auto equals = arg.find('=');
     auto name = arg.substr(0, equals);
-    std::optional<std::string_view> value;
-    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
     row_words row;
     auto look_up = [&](auto table) {
       const auto* found = find_flag(table, name);
@@ -562,19 +547,17 @@ std::vector<flag_word> flag_words(int argc, char** argv,
       throw usage_error("unknown flag " + std::string(name) +
                         "; run with --lp_help to list Launchpad's flags");
     read_by[static_cast<std::size_t>(i)] = row.name;
-    // A switch never takes the next word, which may be the user's.
-    if (!row.is_switch && !value) {
+    if (row.is_switch) continue;  // never the next word, which may be the user's
+    if (equals == std::string_view::npos) {
       const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
       if (!next || std::string_view(next).starts_with("--"))
         throw needs_value(row.name, row.example, next);
-      value = argv[++i];
-      read_by[static_cast<std::size_t>(i)] = row.name;
-    }
-    if (!row.is_switch && value->empty())
+      read_by[static_cast<std::size_t>(++i)] = row.name;
+      if (*next == '\0') throw needs_value(row.name, row.example, nullptr);
+    } else if (equals + 1 == arg.size()) {
       throw needs_value(row.name, row.example, nullptr);
-    words.push_back({row.name, value});
+    }
   }
-  return words;
 }
 
 // Where apply_flags puts what one table's rows read.
@@ -584,18 +567,30 @@ struct flag_target {
   Options& into;
 };
 
-// Sets each target by the rows of its table that read a word of `words`, in
-// argv's order: of a flag given twice, the last counts.
+// Sets each target by the rows of its table that read a word of argv, as
+// tag_flag_words tagged them, in argv's order: of a flag given twice, the
+// last counts. A flag's value is after its "=", or the next word, which
+// the same flag read (a value never starts with --).
 template <class... Options>
-void apply_flags(const std::vector<flag_word>& words, flag_target<Options>... targets) {
-  for (const auto& word : words) {
+void apply_flags(int argc, char** argv, const std::vector<std::string_view>& read_by,
+                 flag_target<Options>... targets) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto flag = read_by[static_cast<std::size_t>(i)];
+    if (flag.empty() || !arg.starts_with("--lp_")) continue;
+    std::optional<std::string_view> value;
+    if (auto equals = arg.find('='); equals != std::string_view::npos)
+      value = arg.substr(equals + 1);
+    else if (i + 1 < argc && read_by[static_cast<std::size_t>(i) + 1] == flag &&
+             !std::string_view(argv[i + 1]).starts_with("--"))
+      value = argv[i + 1];
     auto apply = [&](auto target) {
-      const auto* row = find_flag(target.rows, word.name);
+      const auto* row = find_flag(target.rows, flag);
       if (!row) return false;
       if (row->is_switch())
-        row->on(target.into) = !word.value || switch_value(row->name, *word.value);
+        row->on(target.into) = !value || switch_value(row->name, *value);
       else
-        row->set(target.into, row->name, std::string(*word.value));
+        row->set(target.into, row->name, std::string(*value));
       return true;
     };
     (apply(targets) || ...);
@@ -659,25 +654,27 @@ void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
                      read_checks checks, std::index_sequence<I...>) {
   auto& flags = line.flags;
   flags.arguments.assign(argv, argv + argc);
-  auto words = flag_words(argc, argv, flags.read_by, flag_table<launch_flags>(flag_rows),
-                          launcher<Policies>::flag_rows...,
-                          flag_table<launch_flags>(closing_flag_rows));
+  tag_flag_words(argc, argv, flags.read_by, flag_table<launch_flags>(flag_rows),
+                 launcher<Policies>::flag_rows...,
+                 flag_table<launch_flags>(closing_flag_rows));
   // The shared flags first, and those that go together checked, then each
   // launcher's.
-  apply_flags(words, flag_target<launch_flags>{flag_rows, flags},
+  apply_flags(argc, argv, flags.read_by, flag_target<launch_flags>{flag_rows, flags},
               flag_target<launch_flags>{closing_flag_rows, flags});
   if (checks.tls_together) check_tls_flags(flags.tls);
-  apply_flags(words, flag_target<typename launcher<Policies>::options>{
-                         launcher<Policies>::flag_rows, slot<I>(line.options)}...);
+  apply_flags(argc, argv, flags.read_by,
+              flag_target<typename launcher<Policies>::options>{
+                  launcher<Policies>::flag_rows, slot<I>(line.options)}...);
 }
 
 // Reads argv (argv[0] first) into `line`, once, where a launch starts: each
 // --lp_ flag by the row of the table that names it, the shared ones into
 // line.flags and each launcher's into its options; then the flags that go
-// together.
+// together. detail/launchers.hpp's read_command_line reads the table of the
+// policies that --lp_launch names.
 template <class... Policies>
-void read_command_line(int argc, char** argv, command_line_of<Policies...>& line,
-                       read_checks checks = {}) {
+void read_tables(int argc, char** argv, command_line_of<Policies...>& line,
+                 read_checks checks) {
   read_each_table(argc, argv, line, checks, std::index_sequence_for<Policies...>{});
 }
 

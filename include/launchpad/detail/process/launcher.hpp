@@ -78,7 +78,7 @@ struct unit_runner {
   std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
   // The wait status of the unit's own task, from that of the process
   // started for it; left empty, the same.
-  std::function<int(int status)> task_status;
+  int (*task_status)(int status) = nullptr;
 };
 
 // A process of a launch: a node, or a colocated group's nodes.

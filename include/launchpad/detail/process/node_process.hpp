@@ -17,7 +17,6 @@
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
-#include <launchpad/detail/host/in_process.hpp>
 #include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/host/node_host.hpp>
 #include <launchpad/detail/host/signals.hpp>

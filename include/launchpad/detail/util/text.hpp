@@ -1,10 +1,12 @@
 #pragma once
 
 // Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
-// fields that Slurm's commands print.
+// fields that Slurm's commands print, the choices a message names.
 
 #include <cctype>
 #include <cstddef>
+#include <iterator>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +24,19 @@ inline std::vector<std::string_view> split(std::string_view text, char separator
     start = at + 1;
   }
   return parts;
+}
+
+// "a, b or c": `words` as a message lists the choices among them.
+template <class Words>
+std::string choices_text(const Words& words) {
+  std::string listed;
+  std::size_t left = std::size(words);
+  for (std::string_view word : words) {
+    listed += word;
+    --left;
+    listed += left > 1 ? ", " : left == 1 ? " or " : "";
+  }
+  return listed;
 }
 
 // `text` without the white space around it; a view into it.

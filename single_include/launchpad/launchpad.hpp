@@ -13367,19 +13367,94 @@ struct launch_names {
 
 // ---- launchpad/detail/kube/yaml.hpp ----
 
-// Block-style YAML from JSON values, for the manifests of a Kubernetes
-// launch: what kubectl and a reader take in, written without a YAML
-// library. Every string is double-quoted with JSON's escapes, which are
-// YAML's too: a value never reads as a number, a boolean or null (YAML 1.1
-// takes `on`, `no` and `0400` for other things), and a newline in it stays
-// a newline.
+// Block-style YAML from values built in order, for the manifests of a
+// Kubernetes launch: what kubectl and a reader take in, written without a
+// YAML library. Every string is double-quoted with JSON's escapes, which
+// are YAML's too: a value never reads as a number, a boolean or null (YAML
+// 1.1 takes `on`, `no` and `0400` for other things), and a newline in it
+// stays a newline.
 
 
 namespace lp::detail::kube {
 
-// Keys keep the order they were added in: a manifest reads apiVersion,
-// kind, metadata, spec, as people write them.
-using yaml_value = nlohmann::ordered_json;
+// A mapping, a sequence or a scalar. Keys keep the order they were added
+// in: a manifest reads apiVersion, kind, metadata, spec, as people write
+// them. Not nlohmann::ordered_json, which would compile a second JSON
+// library (parser and serializer) into every file that launches, for
+// manifests that are only ever written; a scalar is the wire's
+// nlohmann::json, already there.
+class yaml_value {
+ public:
+  using member = std::pair<std::string, yaml_value>;
+
+  yaml_value() = default;  // null
+  yaml_value(std::nullptr_t) {}
+  yaml_value(bool value) : scalar_(value) {}
+  yaml_value(int value) : scalar_(value) {}
+  yaml_value(const char* text) : scalar_(text) {}
+  yaml_value(std::string text) : scalar_(std::move(text)) {}
+  // {{"key", value}, ...}: a mapping, in the order written.
+  yaml_value(std::initializer_list<member> members)
+      : shape_(shape::mapping), members_(members) {}
+
+  static yaml_value object() { return yaml_value(std::initializer_list<member>{}); }
+  static yaml_value array(std::initializer_list<yaml_value> elements = {}) {
+    yaml_value out;
+    out.shape_ = shape::sequence;
+    out.elements_ = elements;
+    return out;
+  }
+
+  bool is_object() const { return shape_ == shape::mapping; }
+  bool is_array() const { return shape_ == shape::sequence; }
+  bool empty() const { return members_.empty() && elements_.empty(); }
+
+  // A mapping's value at `key`, added (null) at the end if it is not there;
+  // a null becomes an empty mapping first.
+  yaml_value& operator[](const std::string& key) {
+    if (shape_ == shape::scalar && scalar_.is_null()) shape_ = shape::mapping;
+    for (auto& [name, value] : members_)
+      if (name == key) return value;
+    return members_.emplace_back(key, yaml_value()).second;
+  }
+  // Null where there is no `key`.
+  const yaml_value& operator[](const std::string& key) const {
+    static const yaml_value none;
+    for (const auto& [name, value] : members_)
+      if (name == key) return value;
+    return none;
+  }
+  bool contains(const std::string& key) const {
+    for (const auto& member : members_)
+      if (member.first == key) return true;
+    return false;
+  }
+  yaml_value& operator[](std::size_t i) { return elements_.at(i); }
+  const yaml_value& operator[](std::size_t i) const { return elements_.at(i); }
+
+  void push_back(yaml_value element) { elements_.push_back(std::move(element)); }
+  // Sets each of `other`'s keys: in its place if this mapping has it, else
+  // at the end.
+  void update(const yaml_value& other) {
+    for (const auto& [name, value] : other.members_) (*this)[name] = value;
+  }
+
+  const std::vector<member>& items() const { return members_; }
+  const std::vector<yaml_value>& elements() const { return elements_; }
+  const nlohmann::json& scalar() const { return scalar_; }
+
+  friend bool operator==(const yaml_value& a, const yaml_value& b) {
+    return a.shape_ == b.shape_ && a.scalar_ == b.scalar_ && a.members_ == b.members_ &&
+           a.elements_ == b.elements_;
+  }
+
+ private:
+  enum class shape { scalar, mapping, sequence };
+  shape shape_ = shape::scalar;
+  nlohmann::json scalar_;
+  std::vector<member> members_;
+  std::vector<yaml_value> elements_;
+};
 
 namespace yaml_detail {
 
@@ -13397,9 +13472,9 @@ inline std::string key_text(const std::string& key) {
   for (std::string_view word :
        {"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
     plain = plain && lower != word;
-  return plain
-             ? key
-             : yaml_value(key).dump(-1, ' ', false, yaml_value::error_handler_t::replace);
+  return plain ? key
+               : nlohmann::json(key).dump(-1, ' ', false,
+                                          nlohmann::json::error_handler_t::replace);
 }
 
 // A value that fits on its key's line: a scalar, or an empty container.
@@ -13412,7 +13487,7 @@ inline std::string scalar(const yaml_value& value) {
   if (value.is_array()) return "[]";
   // Invalid UTF-8 (from a user's flag) turns into U+FFFD rather than
   // failing the launch.
-  return value.dump(-1, ' ', false, yaml_value::error_handler_t::replace);
+  return value.scalar().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Writes a non-empty container, each line at `indent`; the first at the
@@ -13442,7 +13517,7 @@ inline void write_block(std::string& out, const yaml_value& value, std::size_t i
       rest(inner, false);
     }
   } else {
-    for (const auto& inner : value) {
+    for (const auto& inner : value.elements()) {
       start();
       out += "-";
       rest(inner, true);

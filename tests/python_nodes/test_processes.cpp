@@ -18,7 +18,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <launchpad/json.hpp>
 #include <launchpad/launchpad.hpp>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -237,6 +239,39 @@ TEST_SUITE("python_nodes") {
       CHECK(summary.find("no GPU here") != std::string::npos);
       CHECK(summary.find("a restart would not mend") == std::string::npos);
     }
+  }
+
+  TEST_CASE("local_mt: the status page gives a Python node's own process") {
+    auto program = env("LP_PYTHON_NODES_PROGRAM");
+    test_process::command run({program, "--scenario=calls", "--lp_launch=local_mt",
+                               "--lp_python=" + env("LP_TEST_PYTHON")});
+    std::string run_dir;
+    REQUIRE(eventually(
+        [&] {
+          auto output = run.output();
+          auto secret = output.find("/secret");
+          auto at = output.rfind(' ', secret);
+          if (secret == std::string::npos || at == std::string::npos ||
+              output.find("learner serving at") == std::string::npos)
+            return false;
+          run_dir = output.substr(at + 1, secret - at - 1);
+          return true;
+        },
+        60s));
+    CAPTURE(run_dir);
+    test_process::command status({program, "--lp_status=" + run_dir, "--lp_json"});
+    REQUIRE(status.exit_code(30s) == 0);
+    auto nodes = lp::json::parse(status.output())["nodes"];
+    std::map<std::string, long> pids;
+    for (const auto& node : nodes)
+      pids[node["label"].get<std::string>()] = node["pid"].get<long>();
+    CHECK(pids.at("counter") == run.pid);
+    CHECK(pids.at("learner") != run.pid);
+    CHECK(file_text("/proc/" + std::to_string(pids.at("learner")) + "/cmdline")
+              .find("launchpad_client.runtime") != std::string::npos);
+    REQUIRE(::kill(run.pid, SIGTERM) == 0);
+    CHECK(run.exit_code(60s) == 0);
+    CHECK(runtimes_of("pyn_calls") == 0);
   }
 
   TEST_CASE("a graph picture names a Python node's class") {

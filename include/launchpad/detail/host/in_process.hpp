@@ -41,7 +41,7 @@ namespace detail {
 // What the status page shows of nodes that are all threads of this process.
 inline status_server::source node_states(node_host& launch, const node_streams& streams) {
   auto state = launch.shared_state();
-  return [state, urls = launch.urls(), &streams] {
+  return [state, urls = launch.urls(), pids = launch.pids(), &streams] {
     auto failed = state->failure() ? state->failed_node() : std::string();
     auto summary = failed.empty() ? std::string() : state->failure_summary();
     std::vector<node_status> out;
@@ -49,7 +49,7 @@ inline status_server::source node_states(node_host& launch, const node_streams& 
       node_status node;
       node.label = label;
       node.url = url;
-      node.pid = ::getpid();
+      node.pid = pids.at(label);
       node.state = label == failed           ? node_state::failed
                    : state->stop_requested() ? node_state::stopped
                                              : node_state::serving;
@@ -61,18 +61,24 @@ inline status_server::source node_states(node_host& launch, const node_streams& 
   };
 }
 
+// Whose launch of threads this is. A user's (local_mt) owns the process:
+// it stops on SIGINT and SIGTERM, tells its nodes' lines apart and serves
+// the status page. A test's (test_mt) leaves all three to the test.
+enum class thread_launch { test, user };
+
 // Runs the program to its end in this process; returns the exit status.
-LP_API int run_in_process(const program& graph, std::string_view policy,
-                          bool handle_signals, transport_kind transport,
-                          const launch_flags& flags) {
+LP_API int run_in_process(const program& graph, thread_launch kind,
+                          transport_kind transport, const launch_flags& flags) {
+  const bool user = kind == thread_launch::user;
+  const std::string_view policy =
+      user ? local_multi_threading::flag : test_multi_threading::flag;
   // The nodes share this process's terminal: their std::cout and std::cerr
   // lines are told apart as under local_mp. First and last: no other
   // thread (the signals' one) writes while the streams change hands.
   std::shared_ptr<node_streams> streams;
-  if (policy == local_multi_threading::flag)
-    streams = node_streams::take_over(std::string(policy));
+  if (user) streams = node_streams::take_over(std::string(policy));
   std::unique_ptr<stop_on_signals> signals;
-  if (handle_signals)
+  if (user)
     signals = std::make_unique<stop_on_signals>(
         [](int signal) {
           std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
@@ -110,7 +116,7 @@ LP_API int run_in_process(const program& graph, std::string_view policy,
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
-    if (policy == local_multi_threading::flag)
+    if (user)
       page =
           start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
                             flags.status.port, node_states(launch, *streams), tls);
@@ -168,14 +174,14 @@ inline int launcher<test_multi_threading>::run(const program& graph,
                                                transport_kind transport,
                                                const launch_flags& flags,
                                                const no_options&) {
-  return run_in_process(graph, test_multi_threading::flag, false, transport, flags);
+  return run_in_process(graph, thread_launch::test, transport, flags);
 }
 
 inline int launcher<local_multi_threading>::run(const program& graph,
                                                 transport_kind transport,
                                                 const launch_flags& flags,
                                                 const no_options&) {
-  return run_in_process(graph, local_multi_threading::flag, true, transport, flags);
+  return run_in_process(graph, thread_launch::user, transport, flags);
 }
 
 // A test's launch of nodes as threads of this process.

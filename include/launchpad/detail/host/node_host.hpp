@@ -1,5 +1,7 @@
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -146,6 +148,15 @@ class node_host {
     std::map<std::string, std::string> out;
     for (const auto& node : nodes_)
       out[node->identity.label] = node->python ? node->python_url : node->server->url();
+    return out;
+  }
+
+  // Label -> the process that serves the node: this one, or a Python
+  // node's own.
+  std::map<std::string, pid_t> pids() const {
+    std::map<std::string, pid_t> out;
+    for (const auto& node : nodes_)
+      out[node->identity.label] = node->python ? node->python->pid() : ::getpid();
     return out;
   }
 

@@ -136,6 +136,9 @@ if [[ $want == *" b "* ]]; then
   [[ -n $pc ]] || { current="(b) meson install wrote no launchpad.pc under $tmp/prefix"; false; }
   [[ -f $tmp/prefix/include/launchpad/launchpad.hpp ]] || {
     current="(b) meson install wrote no include/launchpad/launchpad.hpp"; false; }
+  others=$(find "$tmp/prefix/include" -type f ! -name '*.hpp')
+  [[ -z $others ]] || {
+    current="(b) meson install put files other than headers under include/: $others"; false; }
   echo "launchpad.pc: ${pc#"$tmp/"}"
   sed 's/^/  | /' "$pc"
   export PKG_CONFIG_PATH=${pc%/*}

@@ -333,10 +333,10 @@ class NodeServer:
                 status = 503 if self._draining else 200
                 return self._send_value(connection, status, {
                     "status": "stopping" if self._draining else "serving"}, request, close)
-            self._authorize(request)
             if path.startswith("/lp/v1/call/") and request.method == "POST":
                 method = path[len("/lp/v1/call/"):]
                 return self._call(connection, request, method, start, close)
+            self._authorize(request)
             if path == "/lp/v1/describe" and request.method == "GET":
                 return self._send_value(connection, 200, {
                     "methods": self.methods_described, "node": self.node,
@@ -380,16 +380,24 @@ class NodeServer:
 
     def _call(self, connection, request, name, start, close):
         served = self._methods.get(name)
+        try:
+            self._authorize(request)
+        except CallError as e:
+            # Counted as a C++ node counts it: under the method, or "(none)"
+            # for a name it lacks, with no bytes (its body was not read as a
+            # call's).
+            self._send_error(connection, e, name, close)
+            with self._figures_lock:
+                (served.figures if served else self._none_figures).record(
+                    e.status, time.perf_counter() - start, 0, 0)
+            return not close
         if served is None:
             error = CallError(404, "no_such_method",
                               f"{self.service} has no method {name!r}; its methods are "
                               f"{', '.join(sorted(self._methods)) or '(none)'}")
             # Counted under "(none)", as a C++ node counts a name it lacks (a
             # peer cannot add a figure per made-up name), with the error's bytes.
-            self._send_error(connection, error, name, close)
-            reply_bytes = len(json.dumps({"error": {
-                "code": error.code, "message": error.message, "node": self.node,
-                "method": name}}, ensure_ascii=False).encode())
+            reply_bytes = self._send_error(connection, error, name, close)
             with self._figures_lock:
                 self._none_figures.record(404, time.perf_counter() - start, len(request.body),
                                           reply_bytes)
@@ -521,6 +529,7 @@ class NodeServer:
         return not close
 
     def _send_error(self, connection, error, method, close):
+        """Sends the error's body; returns its length."""
         body = json.dumps({"error": {"code": error.code, "message": error.message,
                                      "node": self.node, "method": method}},
                           ensure_ascii=False).encode()
@@ -528,6 +537,7 @@ class NodeServer:
             self._send(connection, error.status, codec.JSON, [body], close)
         except OSError:
             pass
+        return len(body)
 
     @staticmethod
     def _send(connection, status, content_type, pieces, close):
@@ -727,7 +737,7 @@ def _label_value(value):
 
 # The order of a method's codes in lp_calls_total: the C++ node's
 # call_statuses (detail/observe/call_metrics.hpp); any other is "other".
-_CALL_STATUSES = ("200", "400", "401", "404", "408", "413", "415", "500", "503")
+_CALL_STATUSES = ("200", "400", "401", "404", "408", "413", "415", "500", "502", "503", "504")
 
 
 def _prometheus(figures, node):

@@ -693,6 +693,28 @@ class CallFigures(FreshRegistry):
         self.assertEqual(later[2], str(n + 1))
         self.assertGreaterEqual(float(later[1]), total + nap)
 
+    def test_calls_without_the_secret_count_as_401_as_a_cpp_node_counts_them(self):
+        """Under the method called, or "(none)" for a name the node lacks,
+        with no bytes: a C++ node reads no body it refuses so."""
+        server = self.serve()
+        for path in ("/lp/v1/call/step", "/lp/v1/call/nope"):
+            for auth in ({}, {"Authorization": "Bearer wrong"}):
+                status, _, reply = get(server.url, path,
+                                       {"Content-Type": "application/json", **auth}, "POST",
+                                       b"[1.0]")
+                self.assertEqual((status, json.loads(reply)["error"]["code"]),
+                                 (401, "unauthenticated"))
+        wait_counted(server)
+        figures, text, _ = scrape(server.url)
+        self.assertEqual([m["name"] for m in figures["methods"]], ["step", "(none)"])
+        for method in figures["methods"]:
+            self.assertEqual((method["calls"], method["by_code"], method["in_flight"],
+                              method["request_bytes"], method["reply_bytes"]),
+                             (2, {"401": 2}, 0, 0, 0))
+        for method in ("step", "(none)"):
+            self.assertIn(f'lp_calls_total{{node="learner",method="{method}",code="401"}} 2\n',
+                          text)
+
     def test_calls_to_a_method_the_node_lacks_count_under_none(self):
         server = self.serve()
         with lp.connect(server.url, secret=SECRET) as node:

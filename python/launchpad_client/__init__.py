@@ -22,6 +22,7 @@ from .hints import (Json, Tensor, float32, float64, int8, int16, int32, int64, u
 from .node import Method, Node, connect
 from .node_context import stop, stop_requested
 from .optional_packages import MissingPackageWarning, have_cbor, have_numpy
+from .progress import heartbeat
 from .program import Program, attach
 from .run_directory import read_secret
 from .tls import tls_context
@@ -34,5 +35,6 @@ __all__ = [
     "uint32", "uint64",
     "DeadlineExceeded", "LaunchpadError", "Method", "MissingPackageWarning", "Node", "Program",
     "ProtocolError", "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect",
-    "have_cbor", "have_numpy", "metrics", "read_secret", "stop", "stop_requested", "tls_context",
+    "have_cbor", "have_numpy", "heartbeat", "metrics", "read_secret", "stop", "stop_requested",
+    "tls_context",
 ]

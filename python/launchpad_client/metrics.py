@@ -32,6 +32,8 @@ import math
 import threading
 import time
 
+from . import progress
+
 # The values a series keeps: user_series::capacity in node_metrics.hpp.
 SERIES_CAPACITY = 1000
 MAX_NAME = 100
@@ -201,6 +203,7 @@ class Counter:
                              f"up; use {_PREFIX}gauge for a figure that goes down")
         with self._figure.lock:
             self._figure.value += amount
+        progress.sign()
 
     def value(self):
         return self._figure.value
@@ -217,6 +220,7 @@ class Gauge:
 
     def set(self, v):
         self._figure.value = _as_float(v, _GAUGE, self.name, "set")
+        progress.sign()
 
     def value(self):
         return self._figure.value
@@ -234,6 +238,7 @@ class Series:
 
     def record(self, v):
         self._series.record(_as_float(v, _SERIES, self.name, "record"))
+        progress.sign()
 
 
 def counter(name):

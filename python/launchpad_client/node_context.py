@@ -14,6 +14,8 @@ import queue
 import threading
 import time
 
+from . import progress
+
 # Seconds an `address` request waits for its reply. The host may answer only
 # once that node serves, which may take a restart or a slow start.
 ADDRESS_TIMEOUT = 60.0
@@ -154,7 +156,9 @@ def stop():
 
 
 def stop_requested():
-    """True once the program stops: a run() loop should return then."""
+    """True once the program stops: a run() loop should return then. From
+    run(), a sign of progress too."""
+    progress.sign()
     return _stopping.is_set()
 
 

@@ -19,6 +19,8 @@ spec, a JSON file only its owner reads:
      "has_run": true,            # C++ declares `void run();`
      "termination_notice_s": 10, # how long calls that run at a stop may take (optional)
      "max_body_bytes": 268435456,  # the largest request body it reads (optional)
+     "health_timeout_ms": 60000, # its group's health_timeout where its host watches
+                                 # health (a launcher's node process); optional
      "checkpoint": {"save": "/ckpt/learner.ckpt", "restore": "/ckpt/learner.ckpt" or null,
                     "interval_ms": 30000}}   # optional; 0: saved at stop only
 
@@ -52,7 +54,9 @@ given a "checkpoint" in its spec, restores its state from "restore" (a
 missing file: it starts empty) before it serves, and saves it to "save"
 every interval_ms and when it stops (checkpoint.py). On SIGTERM, SIGINT or
 the host's end it stops taking calls, lets the running ones end, saves, and
-exits 0.
+exits 0. Given a health_timeout_ms, it ends itself as a C++ node process
+does when its node hangs (_watch_health), with the status its launcher
+reads: its host ends with the same.
 """
 
 import importlib
@@ -66,7 +70,7 @@ import threading
 import time
 import traceback
 
-from . import checkpoint, codec, hints, node_context, run_directory
+from . import checkpoint, codec, hints, node_context, progress, run_directory
 from .errors import DeadlineExceeded, TransportError
 from .node import Node
 from .optional_packages import cbor2
@@ -81,6 +85,10 @@ IMPORT_FAILED = 3
 TYPES_DIFFER = 4
 CONSTRUCTION_FAILED = 5
 CHECKPOINT_UNREADABLE = 6
+# A hung node, as a C++ node process ends for one (launch_state.hpp): a
+# handler, or run().
+HUNG = 124
+HUNG_RUN = 125
 
 # Seconds the process may take, after a stop began, beyond the calls'
 # termination notice (the last save, the exit): a node whose own threads
@@ -194,14 +202,17 @@ class _Peer:
         node.close()
 
     def _use(self, action):
-        node = self._connect()
-        try:
-            return action(node)
-        except TransportError as e:
-            self._forget_if_gone(node, e)
-            raise
+        # From run(), a call is a sign of progress, and alive while it waits.
+        with progress.waiting():
+            node = self._connect()
+            try:
+                return action(node)
+            except TransportError as e:
+                self._forget_if_gone(node, e)
+                raise
 
     def _submit(self, action):
+        progress.sign()
         node = self._connect()
         try:
             future = action(node)
@@ -394,6 +405,7 @@ def _serve(spec, target, stopped, keeping, main_done):
                                  label, turn=server._lock,
                                  to_bytes=keeping.to_bytes).start(keeping.interval_s)
     _start_run(spec, target, stopped)
+    _watch_health(spec, server, stopped)
 
     while not stopped.wait(1.0):
         pass
@@ -420,13 +432,65 @@ def _start_run(spec, target, stopped):
         # As a C++ node's, run() starts once every node of the program serves.
         if not node_context.wait_for_run(stopped):
             return
+        progress.begin()
         try:
             target.run()
         except BaseException:
             _fail(1, label, "run() raised", _last_lines(traceback.format_exc()))
+        finally:
+            progress.end()
         node_context.tell("finished")
 
     threading.Thread(target=run, name=f"lp-{label}-run", daemon=True).start()
+
+
+def _watch_health(spec, server, stopped):
+    """Ends this process when the node hangs past its group's
+    health_timeout, as a C++ node process's watchdog does (watchdog.hpp;
+    docs/launching.md, "Hung nodes"): when a probe that takes the node's
+    turn between calls has waited that long (HUNG; a node with concurrent
+    handlers has no turn to take), or when run() has made no sign of
+    progress that long (HUNG_RUN; until the program stops). It prints why,
+    and exits at once: a hung thread cannot be joined."""
+    timeout_ms = spec.get("health_timeout_ms") or 0
+    if timeout_ms <= 0:
+        return
+    timeout = timeout_ms / 1000
+    label = spec["node"]
+    probing_since = [0.0]  # when the running probe began to wait; 0: none waits
+    turn = server._lock
+
+    def probe():
+        while True:
+            probing_since[0] = time.monotonic()
+            with turn:
+                pass
+            probing_since[0] = 0.0
+            time.sleep(timeout / 4)
+
+    def hung(status, why):
+        print(f"[lp] node {label} hung: {why}, past its group's health_timeout of "
+              f"{timeout_ms} ms; ending its process", file=sys.stderr, flush=True)
+        os._exit(status)
+
+    def watch():
+        while True:
+            time.sleep(timeout / 4)
+            now = time.monotonic()
+            since = probing_since[0]
+            if since and now - since >= timeout:
+                busy = server.methods_in_flight()
+                hung(HUNG, f"a call waited {(now - since) * 1000:.0f} ms for its handlers "
+                     f"({'calls in flight: ' + busy if busy else 'no call in flight'})")
+            silence = progress.silence(now)
+            if silence >= timeout and not stopped.is_set():
+                hung(HUNG_RUN, "its run() made no sign of progress (a call, "
+                     "launchpad_client.stop_requested(), a metric, "
+                     f"launchpad_client.heartbeat()) for {silence * 1000:.0f} ms")
+
+    if turn is not None:
+        threading.Thread(target=probe, name=f"lp-{label}-probe", daemon=True).start()
+    threading.Thread(target=watch, name=f"lp-{label}-watch", daemon=True).start()
 
 
 def main(argv):

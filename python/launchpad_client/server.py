@@ -471,6 +471,14 @@ class NodeServer:
                 served.figures.record(status, time.perf_counter() - start, len(request.body),
                                       reply_bytes)
 
+    def methods_in_flight(self):
+        """The methods with calls running now and how many, as a C++ node
+        names them when it hangs ("tie (1), step (2)"); empty if none."""
+        with self._figures_lock:
+            busy = [(name, m.figures.in_flight) for name, m in self._methods.items()]
+            busy.append(("(none)", self._none_figures.in_flight))
+        return ", ".join(f"{name} ({count})" for name, count in busy if count > 0)
+
     def _metrics(self, connection, request, close):
         if codec.JSON in request.headers.get("accept", ""):
             return self._send_value(connection, 200, self.metrics(), request, close, codec.JSON)

@@ -11731,6 +11731,8 @@ inline constexpr int python_import_failed = 3;
 inline constexpr int python_types_differ = 4;
 inline constexpr int python_construction_failed = 5;
 inline constexpr int python_checkpoint_unreadable = 6;
+// And, as a C++ node process's, for a node that hung: hung_exit_status and
+// hung_run_exit_status (launch_state.hpp).
 
 // A Python node that could not start for a reason a restart cannot mend: a
 // module that does not import, a class that differs from its declaration,
@@ -11751,6 +11753,10 @@ struct python_settings {
   std::string checkpoint_restore;  // empty: starts empty
   std::chrono::milliseconds checkpoint_interval{0};
   std::chrono::seconds termination_notice{10};
+  // Its group's health_timeout, where its host watches health (a
+  // launcher's node process): the runtime ends itself when the node hangs,
+  // as a C++ node process does. Zero: not watched.
+  std::chrono::milliseconds health_timeout{0};
   std::size_t max_body_bytes = std::size_t{256} << 20;
   std::map<std::string, std::string> env;  // the group's, beside the host's own
   // Only import the class and compare it with its declaration, then end
@@ -11767,8 +11773,9 @@ class python_node {
   struct events {
     std::function<void()> finished;  // its run() returned
     std::function<void()> stop;      // it asked the program to stop
-    // The process ended when nobody asked it to: what happened, in words.
-    std::function<void(const std::string& why)> ended;
+    // The process ended when nobody asked it to: its wait status, and what
+    // happened in words.
+    std::function<void(int status, const std::string& why)> ended;
     // The URL of the node with this label; throws if there is none.
     std::function<std::string(const std::string& label)> lookup;
     // A line the node wrote, on its stderr or stdout.
@@ -12021,7 +12028,7 @@ class python_node {
         changed_.wait_for(lock, std::chrono::seconds(2),
                           [&] { return outputs_open_ == 0; });
       }
-      tell_.ended(ended_how() + last_lines_text());
+      tell_.ended(status, ended_how() + last_lines_text());
     }
   }
 
@@ -13162,7 +13169,8 @@ class process_launch {
                         : WIFEXITED(status) && WEXITSTATUS(status) == hung_run_exit_status
                             ? "hung: its run() made no sign of progress for its group's "
                               "health_timeout, and its process was ended (a long step "
-                              "can call lp::heartbeat(); or raise health_timeout)"
+                              "can call lp::heartbeat(), launchpad_client.heartbeat() in "
+                              "Python; or raise health_timeout)"
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";
@@ -14612,6 +14620,8 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"termination_notice_s", settings_.termination_notice.count()},
                   {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
+  if (settings_.health_timeout.count() > 0)
+    written["health_timeout_ms"] = settings_.health_timeout.count();
   if (!settings_.checkpoint_save.empty())
     written["checkpoint"] = {{"save", settings_.checkpoint_save},
                              {"restore", settings_.checkpoint_restore.empty()
@@ -18066,6 +18076,7 @@ class node_host {
     settings.termination_notice = options_.termination_notice;
     settings.max_body_bytes = options_.max_body_bytes;
     settings.tune_malloc = options_.tune_malloc;
+    if (options_.watch_health) settings.health_timeout = group.health_timeout;
     if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
       settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
       settings.checkpoint_restore =
@@ -18089,7 +18100,14 @@ class node_host {
       node_scope scope(at->identity, *state_);
       state_->request_stop();
     };
-    tell.ended = [this, at](const std::string& why) {
+    tell.ended = [this, at](int status, const std::string& why) {
+      // A Python node that hung ended itself as the watchdog ends a C++
+      // node's process: this process ends with its status, for its
+      // launcher to say which part hung (its lines are out already).
+      if (options_.watch_health && WIFEXITED(status) &&
+          (WEXITSTATUS(status) == hung_exit_status ||
+           WEXITSTATUS(status) == hung_run_exit_status))
+        std::_Exit(WEXITSTATUS(status));
       state_->fail(at->identity.label,
                    std::make_exception_ptr(launch_error(
                        "Python node '" + at->identity.label + "' ended: " + why)));

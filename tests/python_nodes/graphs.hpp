@@ -15,13 +15,17 @@ struct graph {
   lp::handle<Counter> counter;
   lp::handle<Learner> learner;
   lp::handle<Tally> tally;
+  lp::handle<Beater> beater;
 };
 
 // "calls": a Counter and a Learner that calls it. "restarts": a Tally that
 // keeps checkpoints and restarts after a failure (also from a damaged
 // checkpoint, which no restart mends). "mismatch": a Learner-like service
 // whose class lacks a method, in a group that would restart it.
-// "init_raises": one whose __init__ raises, restarted once.
+// "init_raises": one whose __init__ raises, restarted once. Under a
+// health_timeout of 500 ms: "stuck", a run() that makes no sign of progress;
+// "beating", one that works 2 s with heartbeats; "knot", a Learner whose
+// handler sleeps as long as it is asked.
 inline graph make(lp::program& p, const std::string& scenario) {
   graph made;
   if (scenario == "calls") {
@@ -36,6 +40,17 @@ inline graph make(lp::program& p, const std::string& scenario) {
   } else if (scenario == "mismatch") {
     p.group("learners").restart_on_failure(3).add_node<MissingMethod>();
     made.counter = p.add_node<Counter>("counter");
+  } else if (scenario == "stuck" || scenario == "beating") {
+    made.beater =
+        p.group(scenario)
+            .health_timeout(std::chrono::milliseconds(500))
+            .add_node<Beater>(scenario == "stuck" ? 600.0 : 2.0, scenario == "beating");
+  } else if (scenario == "knot") {
+    made.counter = p.add_node<Counter>("counter");
+    made.learner = p.group("knots")
+                       .health_timeout(std::chrono::milliseconds(500))
+                       .add_node<Learner>(made.counter, 0.5, std::string("knot"),
+                                          std::vector<float>{1.f});
   } else if (scenario == "init_raises") {
     p.group("learners")
         .restart_on_failure(1, std::chrono::milliseconds(50))

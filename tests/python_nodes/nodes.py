@@ -50,6 +50,32 @@ class Runner:
         return 1
 
 
+class Beater:
+    """Beater: run() works `seconds`, with a heartbeat() every 0.1 s if
+    `beat`, and none otherwise (a hang, past a health_timeout), then waits
+    for the stop."""
+
+    def __init__(self, seconds: float, beat: bool):
+        self.seconds, self.beat = seconds, beat
+        self.done = False
+
+    def run(self):
+        end = time.monotonic() + self.seconds
+        while time.monotonic() < end:
+            time.sleep(0.1)
+            if self.beat:
+                lp.heartbeat()
+        self.done = True
+        while not lp.stop_requested():
+            time.sleep(0.05)
+
+    def finished(self) -> bool:
+        return self.done
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
 class Tally:
     """Tally: a state that survives restarts (state() and restore())."""
 

@@ -60,6 +60,16 @@ struct Fanout {
 LP_SERVICE(Fanout, add_all);
 LP_PYTHON(Fanout, "nodes", "Fanout");
 
+// Its run() works `seconds`, with a launchpad_client.heartbeat() every
+// 0.1 s if `beat` (none: a hang), then waits for the stop.
+struct Beater {
+  bool finished();
+  long pid();
+  void run();
+};
+LP_SERVICE(Beater, finished, pid);
+LP_PYTHON(Beater, "nodes", "Beater");
+
 // A C++ node that drives a Python one from its run().
 struct Actor {
   lp::client<Learner> learner;

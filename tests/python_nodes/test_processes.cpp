@@ -241,6 +241,61 @@ TEST_SUITE("python_nodes") {
     }
   }
 
+  TEST_CASE(
+      "test_mp: a Python run() that makes no sign of progress past its health_timeout "
+      "fails, named") {
+    lp::program p("pyn_stuck");
+    pyn::make(p, "stuck");
+    lp::controller running(p, nodes_of("stuck"));
+    CHECK_THROWS_AS(running.wait_for(60s), lp::node_failure);
+    auto summary = running.summary();
+    INFO(summary);
+    CHECK(summary.find("[lp] node stuck/0 failed: hung: its run() made no sign of "
+                       "progress for its group's health_timeout") != std::string::npos);
+    // The runtime's last words say how long, and what counts as a sign.
+    CHECK(summary.find("[lp] node stuck/0 hung: its run() made no sign of progress (a "
+                       "call, launchpad_client.stop_requested(), a metric, "
+                       "launchpad_client.heartbeat()) for ") != std::string::npos);
+    CHECK(summary.find("past its group's health_timeout of 500 ms; ending its process") !=
+          std::string::npos);
+    CHECK(runtimes_of("pyn_stuck") == 0);
+  }
+
+  TEST_CASE(
+      "test_mp: a Python handler that holds the node's turn past its health_timeout "
+      "fails, named") {
+    lp::program p("pyn_knot");
+    auto made = pyn::make(p, "knot");
+    lp::controller running(p, nodes_of("knot"));
+    auto learner = running.client(made.learner);
+    CHECK(learner.steps() == 0);
+    CHECK_THROWS_AS(learner.with_deadline(20s).sleep_ms(600'000), lp::transport_error);
+    CHECK_THROWS_AS(running.wait_for(60s), lp::node_failure);
+    auto summary = running.summary();
+    INFO(summary);
+    CHECK(summary.find("[lp] node knots/0 failed: hung: a call waited past its group's "
+                       "health_timeout") != std::string::npos);
+    CHECK(summary.find("[lp] node knots/0 hung: a call waited ") != std::string::npos);
+    CHECK(summary.find(" ms for its handlers (calls in flight: sleep_ms (1)), past its "
+                       "group's health_timeout of 500 ms") != std::string::npos);
+    CHECK(runtimes_of("pyn_knot") == 0);
+  }
+
+  TEST_CASE(
+      "test_mp: a Python run() that works past its health_timeout with heartbeats "
+      "lives") {
+    lp::program p("pyn_beating");
+    auto made = pyn::make(p, "beating");
+    lp::controller running(p, nodes_of("beating"));
+    auto beater = running.client(made.beater);
+    auto first = beater.pid();
+    CHECK(eventually([&] { return beater.finished(); }, 30s));
+    CHECK(beater.pid() == first);
+    CHECK_FALSE(running.stop_requested());
+    CHECK(running.stop());
+    CHECK(running.summary().empty());
+  }
+
   TEST_CASE("local_mt: the status page gives a Python node's own process") {
     auto program = env("LP_PYTHON_NODES_PROGRAM");
     test_process::command run({program, "--scenario=calls", "--lp_launch=local_mt",

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -346,6 +348,7 @@ class node_host {
     settings.termination_notice = options_.termination_notice;
     settings.max_body_bytes = options_.max_body_bytes;
     settings.tune_malloc = options_.tune_malloc;
+    if (options_.watch_health) settings.health_timeout = group.health_timeout;
     if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
       settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
       settings.checkpoint_restore =
@@ -369,7 +372,14 @@ class node_host {
       node_scope scope(at->identity, *state_);
       state_->request_stop();
     };
-    tell.ended = [this, at](const std::string& why) {
+    tell.ended = [this, at](int status, const std::string& why) {
+      // A Python node that hung ended itself as the watchdog ends a C++
+      // node's process: this process ends with its status, for its
+      // launcher to say which part hung (its lines are out already).
+      if (options_.watch_health && WIFEXITED(status) &&
+          (WEXITSTATUS(status) == hung_exit_status ||
+           WEXITSTATUS(status) == hung_run_exit_status))
+        std::_Exit(WEXITSTATUS(status));
       state_->fail(at->identity.label,
                    std::make_exception_ptr(launch_error(
                        "Python node '" + at->identity.label + "' ended: " + why)));

@@ -664,7 +664,8 @@ class process_launch {
                         : WIFEXITED(status) && WEXITSTATUS(status) == hung_run_exit_status
                             ? "hung: its run() made no sign of progress for its group's "
                               "health_timeout, and its process was ended (a long step "
-                              "can call lp::heartbeat(); or raise health_timeout)"
+                              "can call lp::heartbeat(), launchpad_client.heartbeat() in "
+                              "Python; or raise health_timeout)"
                             : describe_status(status);
       if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         how = "exited before the program stopped";

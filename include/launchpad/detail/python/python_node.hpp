@@ -50,6 +50,8 @@ inline constexpr int python_import_failed = 3;
 inline constexpr int python_types_differ = 4;
 inline constexpr int python_construction_failed = 5;
 inline constexpr int python_checkpoint_unreadable = 6;
+// And, as a C++ node process's, for a node that hung: hung_exit_status and
+// hung_run_exit_status (launch_state.hpp).
 
 // A Python node that could not start for a reason a restart cannot mend: a
 // module that does not import, a class that differs from its declaration,
@@ -70,6 +72,10 @@ struct python_settings {
   std::string checkpoint_restore;  // empty: starts empty
   std::chrono::milliseconds checkpoint_interval{0};
   std::chrono::seconds termination_notice{10};
+  // Its group's health_timeout, where its host watches health (a
+  // launcher's node process): the runtime ends itself when the node hangs,
+  // as a C++ node process does. Zero: not watched.
+  std::chrono::milliseconds health_timeout{0};
   std::size_t max_body_bytes = std::size_t{256} << 20;
   std::map<std::string, std::string> env;  // the group's, beside the host's own
   // Only import the class and compare it with its declaration, then end
@@ -86,8 +92,9 @@ class python_node {
   struct events {
     std::function<void()> finished;  // its run() returned
     std::function<void()> stop;      // it asked the program to stop
-    // The process ended when nobody asked it to: what happened, in words.
-    std::function<void(const std::string& why)> ended;
+    // The process ended when nobody asked it to: its wait status, and what
+    // happened in words.
+    std::function<void(int status, const std::string& why)> ended;
     // The URL of the node with this label; throws if there is none.
     std::function<std::string(const std::string& label)> lookup;
     // A line the node wrote, on its stderr or stdout.
@@ -340,7 +347,7 @@ class python_node {
         changed_.wait_for(lock, std::chrono::seconds(2),
                           [&] { return outputs_open_ == 0; });
       }
-      tell_.ended(ended_how() + last_lines_text());
+      tell_.ended(status, ended_how() + last_lines_text());
     }
   }
 

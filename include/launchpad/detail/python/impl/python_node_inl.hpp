@@ -41,6 +41,8 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"termination_notice_s", settings_.termination_notice.count()},
                   {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
+  if (settings_.health_timeout.count() > 0)
+    written["health_timeout_ms"] = settings_.health_timeout.count();
   if (!settings_.checkpoint_save.empty())
     written["checkpoint"] = {{"save", settings_.checkpoint_save},
                              {"restore", settings_.checkpoint_restore.empty()

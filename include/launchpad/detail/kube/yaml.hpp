@@ -60,15 +60,10 @@ class yaml_value {
   // Null where there is no `key`.
   const yaml_value& operator[](const std::string& key) const {
     static const yaml_value none;
-    for (const auto& [name, value] : members_)
-      if (name == key) return value;
-    return none;
+    const auto* found = find(key);
+    return found ? *found : none;
   }
-  bool contains(const std::string& key) const {
-    for (const auto& member : members_)
-      if (member.first == key) return true;
-    return false;
-  }
+  bool contains(const std::string& key) const { return find(key) != nullptr; }
   yaml_value& operator[](std::size_t i) { return elements_.at(i); }
   const yaml_value& operator[](std::size_t i) const { return elements_.at(i); }
 
@@ -89,6 +84,12 @@ class yaml_value {
   }
 
  private:
+  const yaml_value* find(const std::string& key) const {
+    for (const auto& [name, value] : members_)
+      if (name == key) return &value;
+    return nullptr;
+  }
+
   enum class shape { scalar, mapping, sequence };
   shape shape_ = shape::scalar;
   nlohmann::json scalar_;

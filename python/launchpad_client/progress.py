@@ -8,7 +8,6 @@ own health_timeout). The runtime's watch (runtime.py) reads `silence()`.
 Outside a node's run() they do nothing, so a library may make them freely.
 """
 
-import contextlib
 import threading
 import time
 
@@ -39,19 +38,27 @@ def heartbeat():
     sign()
 
 
-@contextlib.contextmanager
-def waiting():
-    """run() waits in the library (a call): alive until it returns."""
-    global _waits
-    if not _on_run_thread():
-        yield
-        return
-    _waits += 1
-    try:
-        yield
-    finally:
-        _waits -= 1
-        sign()
+class _Waiting:
+    """`with waiting:` around a wait of run()'s in the library (a call):
+    alive until it returns. An object, not a generator: it wraps every call
+    a node makes through a handle, and costs little when not in run()."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        global _waits
+        if _on_run_thread():
+            _waits += 1
+
+    def __exit__(self, *exception):
+        global _waits
+        # The same thread: run() cannot have ended during its own call.
+        if _on_run_thread():
+            _waits -= 1
+            sign()
+
+
+waiting = _Waiting()
 
 
 def begin():

@@ -203,7 +203,7 @@ class _Peer:
 
     def _use(self, action):
         # From run(), a call is a sign of progress, and alive while it waits.
-        with progress.waiting():
+        with progress.waiting:
             node = self._connect()
             try:
                 return action(node)

@@ -48,7 +48,7 @@ class Progress(unittest.TestCase):
     def test_a_wait_in_a_call_is_alive_and_ends_with_a_sign(self):
         progress.begin()
         progress.silence(10.0)
-        with progress.waiting():
+        with progress.waiting:
             self.assertEqual(progress.silence(50.0), 0.0)
         self.assertEqual(progress.silence(60.0), 0.0)
         self.assertEqual(progress.silence(61.0), 1.0)

@@ -40,6 +40,8 @@
    impl/<name>_inl.hpp beside it, which includes it first; implementation.hpp
    includes every one of them, and no other header does. An _inl file counts
    as its header's layer (rule 1).
+8. Every LP_API definition (a function with its body) sits in an impl/ file:
+   a header declares its share of the compiled part, and only declares it.
 
 Exits 1 and names every broken rule, with the chain of includes that breaks it.
 """
@@ -81,6 +83,27 @@ def includes(header: str, with_compiled_part: bool = True) -> list[str]:
             depth -= 1
         elif (m := INCLUDE.match(line)) and skip_from is None:
             found.append(m.group(1))
+    return found
+
+
+def lp_api_definitions(header: str) -> list[str]:
+    """The LP_API functions that `header` defines (with a body), by their first line."""
+    lines = [LITERAL.sub('""', line).split("//")[0] for line in (ROOT / header).read_text().splitlines()]
+    code = "\n".join(lines)
+    found = []
+    for m in re.finditer(r"\bLP_API\b", code):
+        depth, at = 0, m.end()
+        while at < len(code):
+            c = code[at]
+            if c in "([":
+                depth += 1
+            elif c in ")]":
+                depth -= 1
+            elif depth == 0 and c in ";{":
+                break
+            at += 1
+        if at < len(code) and code[at] == "{":
+            found.append(code[m.start():].split("\n", 1)[0].strip())
     return found
 
 
@@ -243,6 +266,13 @@ def main() -> int:
         if header not in includes(IMPLEMENTATION):
             problems.append(f"{IMPLEMENTATION} does not include {header}: its definitions "
                             "would be compiled nowhere")
+
+    for header in headers:
+        if "/impl/" in header or header == "launchpad/detail/config.hpp":
+            continue
+        for line in lp_api_definitions(header):
+            problems.append(f"{header} defines an LP_API function: {line} (its definition "
+                            "belongs in the impl/<name>_inl.hpp beside the header)")
 
     for problem in problems:
         print(problem)

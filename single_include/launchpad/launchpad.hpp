@@ -6699,19 +6699,39 @@ LP_API std::string controller::summary() const {
 
 }  // namespace lp
 
-// ---- launchpad/detail/host/impl/launch_tls_inl.hpp ----
+// ---- launchpad/detail/host/impl/in_process_inl.hpp ----
 
-// launch_tls.hpp's share of the library's compiled part: the definitions that
-// detail/implementation.hpp gathers (detail/config.hpp says where they are
-// compiled).
+// in_process.hpp's share of the library's compiled part: the definitions
+// that detail/implementation.hpp gathers (detail/config.hpp says where they
+// are compiled).
 
-// ---- launchpad/detail/host/launch_tls.hpp ----
+// ---- launchpad/detail/host/in_process.hpp ----
 
-// Whether a launch's nodes speak TLS, and with which credentials
-// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
-// the nodes serve. The launcher decides, once; its nodes follow.
+// The launches whose nodes are all threads of this process: local_mt and
+// test_mt from a command line, and a test's lp::controller of test_mt.
+
+#include <signal.h>
 
 #include <iostream>
+
+// ---- launchpad/detail/checkpoint/checkpoints.hpp ----
+
+// Checkpoint files: a node's saved state (lp_save, in CBOR) behind a header
+// that names the service and checks the bytes, written so that a crash at
+// any moment leaves the last complete checkpoint (docs/launching.md,
+// "Fault tolerance").
+//
+//   lp-checkpoint 1\n
+//   service <name>\n
+//   bytes <n>\n
+//   fnv1a64 <16 hex digits>\n
+//   <n bytes of CBOR>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <ctime>
 
 // ---- launchpad/detail/cli/flags.hpp ----
 
@@ -7478,6 +7498,346 @@ void read_tables(int argc, char** argv, command_line_of<Policies...>& line,
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/util/shell_words.hpp ----
+
+
+namespace lp::detail {
+
+// One word for sh, whatever it holds: what a user copies from a message, or
+// a batch script runs.
+inline std::string shell_quote(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+          std::string_view("-_./=:,@%+").find(c) != std::string_view::npos))
+      plain = false;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A checksum that catches a torn or damaged file (not an attacker), at
+// memory speed: FNV-1a over 8-byte words, then the bytes left.
+inline std::uint64_t checkpoint_checksum(std::string_view bytes) {
+  constexpr std::uint64_t prime = 0x100000001b3ULL;
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes.data() + i, 8);
+    hash = (hash ^ word) * prime;
+  }
+  for (; i < bytes.size(); ++i)
+    hash = (hash ^ static_cast<unsigned char>(bytes[i])) * prime;
+  return hash;
+}
+
+inline bool write_fully(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    auto n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// The file of the node labelled `label` ("actors/3": actors/3.ckpt) in `dir`.
+inline std::string checkpoint_path(const std::string& dir, const std::string& label) {
+  return dir + "/" + label + ".ckpt";
+}
+
+inline void make_directories(const std::string& path) {
+  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    auto part = path.substr(0, slash);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+      throw launch_error("cannot create the checkpoint directory " + part + ": " +
+                         std::strerror(errno));
+    if (slash == std::string::npos) return;
+  }
+}
+
+// Writes the checkpoint at `path` whole or not at all: into a temporary file,
+// synced, then renamed over the old one, and the directory synced, so that
+// a crash leaves the old checkpoint or the new one, never part of one.
+inline void write_checkpoint(const std::string& path, std::string_view service,
+                             std::string_view state) {
+  auto dir = path.substr(0, path.rfind('/'));
+  make_directories(dir);
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx",
+                static_cast<unsigned long long>(checkpoint_checksum(state)));
+  std::string header = "lp-checkpoint 1\nservice " + std::string(service) + "\nbytes " +
+                       std::to_string(state.size()) + "\nfnv1a64 " + sum + "\n";
+  auto temporary = path + ".tmp";
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw launch_error("cannot write the checkpoint " + temporary + ": " +
+                       std::strerror(errno));
+  bool written = write_fully(fd, header) && write_fully(fd, state) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    ::unlink(temporary.c_str());
+    throw launch_error("cannot write the checkpoint " + path + ": " +
+                       std::strerror(errno));
+  }
+  if (int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+// The state saved at `path`, or nothing if there is no such file. Throws
+// checkpoint_error, naming the file, for one that is damaged or holds the
+// state of another service than `service`.
+inline std::optional<std::string> read_checkpoint(const std::string& path,
+                                                  std::string_view service) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw checkpoint_error("cannot read the checkpoint " + path + ": " +
+                           std::strerror(errno));
+  }
+  // One allocation, read straight into: a state may be gigabytes.
+  struct stat about {};
+  std::string text;
+  if (::fstat(fd, &about) == 0 && about.st_size > 0)
+    text.resize(static_cast<std::size_t>(about.st_size));
+  std::size_t got = 0;
+  for (;;) {
+    if (got == text.size()) text.resize(std::max<std::size_t>(2 * got, 4096));
+    auto n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      throw checkpoint_error("cannot read the checkpoint " + path + ": " +
+                             std::strerror(errno));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  text.resize(got);
+  ::close(fd);
+  auto corrupt = [&](const std::string& why) {
+    return checkpoint_error(
+        "the checkpoint " + path + " is damaged (" + why +
+        "); remove it to start that node afresh, or resume from another");
+  };
+  std::size_t at = 0;
+  auto line = [&](std::string_view key) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos || text.compare(at, key.size(), key) != 0)
+      throw corrupt("no line '" + std::string(key) + "...' where expected");
+    auto value = text.substr(at + key.size(), end - at - key.size());
+    at = end + 1;
+    return value;
+  };
+  line("lp-checkpoint 1");
+  auto saved_service = line("service ");
+  auto size_text = line("bytes ");
+  auto sum_text = line("fnv1a64 ");
+  if (saved_service != service)
+    throw checkpoint_error(
+        "the checkpoint " + path + " holds the state of a " + saved_service +
+        ", not of a " + std::string(service) +
+        "; is it another program's, or was the node's service changed?");
+  std::string_view state = std::string_view(text).substr(at);
+  if (size_text != std::to_string(state.size()))
+    throw corrupt("it has " + std::to_string(state.size()) +
+                  " bytes of state, its header says " + size_text);
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx",
+                static_cast<unsigned long long>(checkpoint_checksum(state)));
+  if (sum_text != sum) throw corrupt("its checksum does not match its bytes");
+  text.erase(0, at);  // moves the state down: no second copy of it
+  return text;
+}
+
+// The checkpoint a node restores: the newer, by the time it was saved, of
+// its own (in the launch's checkpoint directory, where a restart finds its
+// last save) and the one in `resume_dir` (--lp_resume's); its own when both
+// are as new. Empty when there is neither. One that cannot even be looked
+// at is chosen, so that reading it says why.
+inline std::string checkpoint_to_restore(const std::string& own_dir,
+                                         const std::string& resume_dir,
+                                         const std::string& label) {
+  std::string chosen;
+  timespec newest{};
+  for (const auto& dir : {own_dir, resume_dir}) {
+    if (dir.empty()) continue;
+    auto path = checkpoint_path(dir, label);
+    struct stat about {};
+    if (::stat(path.c_str(), &about) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      return path;
+    }
+    const auto& saved = about.st_mtim;
+    if (chosen.empty() || saved.tv_sec > newest.tv_sec ||
+        (saved.tv_sec == newest.tv_sec && saved.tv_nsec > newest.tv_nsec)) {
+      chosen = path;
+      newest = saved;
+    }
+  }
+  return chosen;
+}
+
+inline bool keeps_checkpoints(const program& graph) {
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed) return true;
+  return false;
+}
+
+// True if `dir` holds the checkpoint of a node of `graph`.
+inline bool holds_checkpoints(const program& graph, const std::string& dir) {
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed &&
+        ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
+      return true;
+  return false;
+}
+
+// A mistyped --lp_resume would start every node from scratch, in silence:
+// it must name a directory with the checkpoint of a node of this program.
+inline void check_resume_dir(const program& graph, const std::string& dir) {
+  auto refused = [&](const std::string& why) {
+    return usage_error("--lp_resume=" + dir + ": " + why);
+  };
+  struct stat about {};
+  if (::stat(dir.c_str(), &about) != 0)
+    throw refused(errno == ENOENT
+                      ? std::string("no such directory")
+                      : std::string("cannot look at it: ") + std::strerror(errno));
+  if (!S_ISDIR(about.st_mode)) throw refused("not a directory");
+  if (!keeps_checkpoints(graph))
+    throw refused(
+        "no node of program '" + graph.name() +
+        "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
+  if (holds_checkpoints(graph, dir)) return;
+  std::string expected;
+  int listed = 0;
+  for (const auto& spec : graph.nodes())
+    if (spec.checkpointed && listed++ < 3)
+      expected += (listed > 1 ? ", " : "") + spec.label + ".ckpt";
+  throw refused("it holds no checkpoint of a node of program '" + graph.name() + "' (" +
+                expected + (listed > 3 ? ", ..." : "") +
+                "); is it the directory a launch named at its end?");
+}
+
+// Where local launches keep checkpoints unless --lp_checkpoint_dir says:
+// under the user's state directory ($XDG_STATE_HOME, else ~/.local/state),
+// which outlives the launch and a reboot, by program. Empty for a user with
+// neither.
+inline std::string checkpoint_home(const std::string& program) {
+  std::string base;
+  // The XDG base directory specification ignores a relative path.
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && state[0] == '/')
+    base = state;
+  else if (const char* home = std::getenv("HOME"); home && home[0] == '/')
+    base = std::string(home) + "/.local/state";
+  else
+    return "";
+  return base + "/launchpad/checkpoints/" + program;
+}
+
+// Makes a launch's own checkpoint directory in checkpoint_home, named by the
+// local time it started (2026-12-01_21-26-23, then -2, -3 ... within that
+// second), so that no launch takes another's checkpoints for its own and a
+// user finds a launch by when it ran.
+inline std::string make_launch_checkpoint_dir(const std::string& program) {
+  auto parent = checkpoint_home(program);
+  if (parent.empty())
+    throw launch_error(
+        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an "
+        "absolute "
+        "path; give one with --lp_checkpoint_dir");
+  make_directories(parent);
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char started[32];
+  std::strftime(started, sizeof started, "%Y-%m-%d_%H-%M-%S", &local);
+  for (int n = 1;; ++n) {
+    auto dir = parent + "/" + started + (n > 1 ? "-" + std::to_string(n) : "");
+    if (::mkdir(dir.c_str(), 0700) == 0) return dir;
+    if (errno != EEXIST)
+      throw launch_error("cannot create the checkpoint directory " + dir + ": " +
+                         std::strerror(errno));
+  }
+}
+
+// Where a launch keeps its checkpoints: --lp_checkpoint_dir (a local
+// launch sets it to its own directory in checkpoint_home when the user did
+// not), else checkpoints/ in its run directory (a Slurm job's, which the
+// compute hosts share, and a test_multi_processing launch's).
+inline std::string checkpoint_dir_of(const checkpoint_flags& flags,
+                                     const std::string& run_dir) {
+  if (!flags.dir.empty()) return flags.dir;
+  return run_dir.empty() ? "" : run_dir + "/checkpoints";
+}
+
+// Tells the user where the checkpoints go, and how to resume from them.
+inline void announce_checkpoints(const program& graph, const std::string& dir,
+                                 std::ostream& out) {
+  if (!dir.empty() && keeps_checkpoints(graph))
+    out << "[lp] checkpoints in " << dir
+        << " (a later launch resumes with --lp_resume=" << dir << ")" << std::endl;
+}
+
+// The command line `command` (argv[0] first) with --lp_resume=dir in place
+// of its own --lp_resume, if any, among the launch's flags (before "--").
+inline std::vector<std::string> resume_command(const std::vector<std::string>& command,
+                                               const std::string& dir) {
+  std::vector<std::string> words;
+  auto resume = "--lp_resume=" + dir;
+  bool placed = false;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const auto& word = command[i];
+    if (i > 0 && !placed && word == "--") {
+      words.push_back(resume);
+      placed = true;
+    }
+    if (placed || i == 0) {
+      words.push_back(word);
+      continue;
+    }
+    if (word.starts_with("--lp_resume=")) continue;
+    if (word == "--lp_resume") {
+      // Its value is the next word, as read_flags takes it.
+      if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
+      continue;
+    }
+    words.push_back(word);
+  }
+  if (!placed) words.push_back(resume);
+  return words;
+}
+
+// At a launch's end: where its checkpoints are, and the command line that
+// goes on from them (`command`, argv[0] first); nothing if `dir` holds none.
+inline bool tell_how_to_resume(const program& graph, const std::string& dir,
+                               const std::vector<std::string>& command,
+                               std::ostream& out) {
+  if (dir.empty() || !holds_checkpoints(graph, dir)) return false;
+  auto text =
+      "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
+  for (const auto& word : resume_command(command, dir)) text += " " + shell_quote(word);
+  out << text << std::endl;
+  return true;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/launch_tls.hpp ----
+
+// Whether a launch's nodes speak TLS, and with which credentials
+// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
+// the nodes serve. The launcher decides, once; its nodes follow.
+
 // ---- launchpad/detail/tls/credentials.hpp ----
 
 // A launch's TLS credentials, as PEM text: the certificate every peer of the
@@ -7495,7 +7855,6 @@ void read_tables(int argc, char** argv, command_line_of<Policies...>& line,
 #include <openssl/x509v3.h>
 #include <time.h>
 
-#include <cerrno>
 #include <fstream>
 
 // ---- launchpad/detail/tls/handles.hpp ----
@@ -7597,868 +7956,60 @@ LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& pro
 
 }  // namespace lp::detail
 
-namespace lp::detail {
+// ---- launchpad/detail/host/local_launchers.hpp ----
 
-LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
-                                  bool beyond) {
-  // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.cert.empty();
-  if (flags.mode == tls_mode::off) {
-    if (beyond)
-      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
-                   "launch's secret and every call's arguments cross the network in "
-                   "cleartext"
-                << std::endl;
-    return {};
-  }
-  if (flags.mode != tls_mode::on && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.ca, flags.cert, flags.key});
-  return make_launch_credentials(program);
+// The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
+// every node a thread of this process. Declared here, for the table of
+// launchers (detail/launchers.hpp); their runs, and run_on_this_host, which
+// local_mp's launcher shares, are in_process.hpp's.
+
+
+namespace lp {
+class program;
 }
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/kube/impl/submit_inl.hpp ----
-
-// submit.hpp's share of the library's compiled part: the definitions that
-// detail/implementation.hpp gathers (detail/config.hpp says where they are
-// compiled).
-
-// ---- launchpad/detail/kube/submit.hpp ----
-
-// --lp_launch=kubernetes outside a pod: the command a user runs on a
-// workstation writes the launch's manifests, for kubectl to apply
-// (docs/kubernetes.md). It talks to no cluster itself: kubectl already
-// holds the user's credentials and context, and a launch is then whatever
-// kubectl apply says it is.
-
-#include <fcntl.h>
-#include <sys/stat.h>
-
-#include <filesystem>
-
-// ---- launchpad/detail/host/output.hpp ----
-
-// The lines node processes print, as the launcher shows them.
-
-#include <poll.h>
-
 
 namespace lp::detail {
 
-inline void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// Writes `text` to a new file at `path` that only its owner may read (a
-// secret, a key, a manifest that holds them); throws if the file is there.
-inline void write_private_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
-  write_all(fd, text);
-  ::close(fd);
-}
-
-// How launchers show their nodes' output: whole lines behind "[label] " (in
-// a colour per label on a terminal), each label's last lines kept for the
-// failure summary and the status page. local_mp reads the lines from pipes
-// (output_pump), local_mt from the nodes' streams (node_streams); the owner
-// locks.
-class labelled_lines {
- public:
-  static constexpr std::size_t kept = 20;
-
-  explicit labelled_lines(bool colour) : colour_(colour) {}
-
-  // Moves the lines `partial` begins with to `out`, each behind its label;
-  // `at_end`, what is left too, as a last line.
-  void take(const std::string& label, std::string& partial, bool at_end,
-            std::string& out) {
-    std::size_t start = 0;
-    for (auto newline = partial.find('\n'); newline != std::string::npos;
-         newline = partial.find('\n', start)) {
-      add(label, partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    partial.erase(0, start);
-    if (at_end && !partial.empty()) {
-      add(label, partial, out);
-      partial.clear();
-    }
-  }
-
-  // The label's last lines, oldest first.
-  std::vector<std::string> last(const std::string& label) const {
-    auto lines = recent_.find(label);
-    if (lines == recent_.end()) return {};
-    return {lines->second.begin(), lines->second.end()};
-  }
-
- private:
-  void add(const std::string& label, const std::string& line, std::string& out) {
-    auto nth = colours_.emplace(label, colours_.size()).first->second;
-    std::string prefix = "[" + label + "] ";
-    if (colour_)
-      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
-    out += prefix + line + "\n";
-    auto& lines = recent_[label];
-    lines.push_back(line);
-    if (lines.size() > kept) lines.pop_front();
-  }
-
-  const bool colour_;
-  std::map<std::string, std::size_t> colours_;  // by the order labels come in
-  std::map<std::string, std::deque<std::string>> recent_;
+// What the launchers of a launch on this host have: no flags of their own,
+// and checkpoints kept where run_on_this_host (in_process.hpp) says, which
+// the table of launchers runs them through.
+struct launcher_on_this_host {
+  using options = no_options;
+  static constexpr flag_table<no_options> flag_rows{};
+  static constexpr bool dry_run = false;  // nothing to show that it would submit
+  static constexpr bool on_this_host = true;
 };
 
-// A failed node's last lines, quoted under its failure in the launcher's
-// summary; empty for none.
-inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
-  if (lines.empty()) return {};
-  std::string text = "[lp]   its last lines:\n";
-  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
-  return text;
-}
+// Runs `run` with the checkpoints in a directory of the launch's own,
+// unless the user chose one, and tells at the end how to go on from them.
+LP_API int run_on_this_host(const program& graph, transport_kind transport,
+                            launch_flags flags,
+                            int (*run)(const program&, transport_kind,
+                                       const launch_flags&, const no_options&));
 
-// Reads every node's stdout and stderr through pipes and writes each whole
-// line to the launcher's own stdout or stderr, behind a "[label] " prefix
-// (coloured on a terminal). Lines are never cut into one another, and the
-// last lines of each node are kept for the failure summary.
-class output_pump {
- public:
-  output_pump() {
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    thread_ = std::thread([this] { pump(); });
-  }
-  output_pump(const output_pump&) = delete;
-  output_pump& operator=(const output_pump&) = delete;
-  ~output_pump() { close(); }
+// test_mt: the nodes share this process with the caller's, which keeps its
+// terminal and signals.
+template <>
+struct launcher<test_multi_threading> : launcher_on_this_host {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
+};
 
-  // A pipe for the node's stream `target` (1 or 2); the child gets the
-  // returned write end, which the launcher closes once the child has it.
-  int open(const std::string& label, int target) {
-    int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    {
-      std::lock_guard lock(mutex_);
-      streams_.push_back({ends[0], target, label, {}});
-      ++open_[label];
-    }
-    wake();
-    return ends[1];
-  }
-
-  // The last lines a node printed, oldest first. For a node that has just
-  // died, waits (up to `drain`) until its pipes are at their end, so that
-  // its last words, still in flight, are among them.
-  std::vector<std::string> last_lines(
-      const std::string& label,
-      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
-    std::unique_lock lock(mutex_);
-    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
-    return lines_.last(label);
-  }
-
-  // Waits until every pipe is at its end (all writers gone), then stops; a
-  // pipe some stray grandchild still holds open is given up after 2 s.
-  void close() {
-    if (!thread_.joinable()) return;
-    closing_ = true;
-    wake();
-    thread_.join();
-    ::close(wake_[0]);
-    ::close(wake_[1]);
-  }
-
- private:
-  struct stream {
-    int fd;
-    int target;
-    std::string label, partial;
-  };
-
-  void wake() {
-    char byte = 1;
-    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
-  }
-
-  void pump() {
-    std::vector<char> buffer(65536);
-    std::chrono::steady_clock::time_point give_up{};
-    for (;;) {
-      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
-      {
-        std::lock_guard lock(mutex_);
-        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
-          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        if (closing_ &&
-            (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
-          for (auto& s : streams_) {
-            emit(s, true);
-            ::close(s.fd);
-          }
-          streams_.clear();
-          return;
-        }
-        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
-      }
-      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR)
-        return;
-      if (fds[0].revents) {
-        char drain[64];
-        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
-      }
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        if (!fds[i].revents) continue;
-        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
-        if (n < 0 && errno == EINTR) continue;
-        std::lock_guard lock(mutex_);
-        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
-          if (it->fd != fds[i].fd) continue;
-          if (n > 0) {
-            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
-            emit(*it, false);
-          } else {
-            emit(*it, true);
-            ::close(it->fd);
-            if (--open_[it->label] == 0) drained_.notify_all();
-            streams_.erase(it);
-          }
-          break;
-        }
-      }
-    }
-  }
-
-  // Writes the complete lines of s (and, at its end, what is left).
-  void emit(stream& s, bool at_end) {
-    std::string out;
-    lines_.take(s.label, s.partial, at_end, out);
-    if (!out.empty()) write_all(s.target, out);
-  }
-
-  int wake_[2] = {-1, -1};
-  std::atomic<bool> closing_{false};
-  std::mutex mutex_;
-  std::vector<stream> streams_;
-  labelled_lines lines_{::isatty(1) && ::isatty(2)};
-  std::map<std::string, int> open_;  // pipes not at their end, by label
-  std::condition_variable drained_;
-  std::thread thread_;
+// local_mt: takes over the terminal and the signals, and serves the status
+// page.
+template <>
+struct launcher<local_multi_threading> : launcher_on_this_host {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
 };
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/kube/manifests.hpp ----
+// ---- launchpad/detail/host/node_host.hpp ----
 
-// The Kubernetes objects of one launch (docs/kubernetes.md, "The
-// manifests"): its Secret, a headless Service that gives every pod a DNS
-// name, a Service for the status page, the coordinator's Job, and one
-// Indexed Job per process group.
-
-// ---- launchpad/detail/host/run_directory.hpp ----
-
-
-// ---- launchpad/detail/serve/secret.hpp ----
-
-#include <sys/random.h>
-
-
-namespace lp::detail {
-
-// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
-inline void random_bytes(unsigned char* out, std::size_t size) {
-  std::size_t filled = 0;
-  while (filled < size) {
-    auto got = ::getrandom(out + filled, size - filled, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0)
-      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
-                         "); the launch cannot make its secret or name");
-    filled += static_cast<std::size_t>(got);
-  }
-}
-
-// 128 random bits, as 32 hex digits: the bearer token every call of a
-// launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
-  random_bytes(bytes, sizeof bytes);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : bytes) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 15];
-  }
-  return hex;
-}
-
-// Compares in time independent of where the strings differ.
-inline bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-// What is wrong with a request's Authorization header, in words for its
-// sender; empty if it carries the launch's secret. HTTP's scheme names are
-// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
-inline std::string credential_problem(std::string_view header, std::string_view secret) {
-  if (header.empty())
-    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
-           "launch's run "
-           "directory (docs/protocol.md)";
-  auto space = header.find(' ');
-  auto scheme = header.substr(0, space);
-  constexpr std::string_view bearer = "bearer";
-  bool is_bearer = scheme.size() == bearer.size();
-  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
-    is_bearer = (scheme[i] | 0x20) == bearer[i];
-  if (!is_bearer)
-    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
-           "<secret>'";
-  auto token =
-      space == std::string_view::npos ? std::string_view() : header.substr(space);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
-  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
-  return {};
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// A launch's own directory under /tmp, readable only by its user: it holds
-// the launch's secret (the file `secret`, for curl), its TLS credentials if
-// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
-// asked, the nodes' logs. The secret and the credentials go with the launch;
-// the directory too, unless logs are left in it.
-class run_directory {
- public:
-  // The files of the TLS credentials.
-  static constexpr const char* certificate_file = "tls.crt";
-  static constexpr const char* key_file = "tls.key";
-  static constexpr const char* authority_file = "tls_ca.crt";
-
-  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
-  // credentials (no TLS). A Slurm launch makes it in a directory the
-  // compute hosts share.
-  run_directory(const std::string& program, std::string secret,
-                const std::string& parent = "/tmp", tls_credentials tls = {})
-      : secret_(std::move(secret)), tls_(std::move(tls)) {
-    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw launch_error("cannot create a run directory under " + parent +
-                         "; is it there, and writable?");
-    path_ = pattern;
-    if (!secret_.empty()) write_private("secret", secret_ + "\n");
-    if (tls_.empty()) return;
-    write_private(certificate_file, tls_.certificate);
-    write_private(key_file, tls_.key);
-    // A launch's own certificate is its own authority.
-    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
-  }
-  // The run directory another process made (a Slurm job's, made by the
-  // command that submitted it), with the secret and credentials in it, if
-  // any.
-  struct adopt {};
-  run_directory(adopt, std::string path) : path_(std::move(path)) {
-    std::tie(secret_, tls_) = credentials_of(path_);
-  }
-
-  // The secret and TLS credentials in the run directory at `path`, which
-  // its maker wrote. A node process reads its own here, never from its
-  // environment: Slurm carries a job step's environment to the compute
-  // host in the clear.
-  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
-    std::pair<std::string, tls_credentials> found;
-    std::ifstream(path + "/secret") >> found.first;
-    auto& tls = found.second;
-    tls.certificate = read_file(path, certificate_file);
-    if (tls.certificate.empty()) return found;
-    tls.key = read_file(path, key_file);
-    tls.authority = read_file(path, authority_file);
-    if (tls.authority.empty()) tls.authority = tls.certificate;
-    return found;
-  }
-  run_directory(const run_directory&) = delete;
-  run_directory& operator=(const run_directory&) = delete;
-  ~run_directory() {
-    if (kept_) return;
-    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
-    if (!tls_.empty())
-      for (const char* file : {certificate_file, key_file, authority_file})
-        ::unlink((path_ + "/" + file).c_str());
-    ::unlink((path_ + "/nodes").c_str());
-    ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
-  }
-
-  const std::string& path() const { return path_; }
-  // Leaves the directory and its secret to whoever goes on using them (a
-  // submitted Slurm job).
-  void keep() { kept_ = true; }
-  const std::string& secret() const { return secret_; }
-  // Empty for a launch without TLS.
-  const tls_credentials& tls() const { return tls_; }
-
-  // Tells the user where the secret and credentials are (never themselves).
-  void announce(std::ostream& out) const {
-    if (!secret_.empty())
-      out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
-    if (!tls_.empty())
-      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
-          << "/" << certificate_file << " and " << key_file << std::endl;
-  }
-
- private:
-  // A file of the directory that only its owner may read.
-  void write_private(const std::string& name, const std::string& text) const {
-    write_private_file(path_ + "/" + name, text);
-  }
-
-  // A file of the directory at `path`, whole; empty if it is not there.
-  static std::string read_file(const std::string& path, const std::string& name) {
-    std::ifstream in(path + "/" + name, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();
-    return text.str();
-  }
-
-  std::string secret_;
-  tls_credentials tls_;
-  std::string path_;
-  bool kept_ = false;
-};
-
-// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
-// attach to a running program (the Python client's attach(run_dir)). Every
-// process of a launch appends its own nodes, whole lines at a time; a
-// restarted node adds a new line, and the last line of a label is the one
-// that holds.
-inline void record_node_address(const std::string& run_dir, const std::string& label,
-                                const std::string& url) {
-  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-                  0600);
-  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
-  write_all(fd, label + " " + url + "\n");
-  ::close(fd);
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/kube/names.hpp ----
-
-// What the manifests of a Kubernetes launch and the binary in its pods
-// agree on: the names of the launch's objects, the environment each pod
-// gets, and where the Secret is mounted (docs/kubernetes.md).
-
-// ---- launchpad/detail/process/launcher.hpp ----
-
-// The launcher of a program whose nodes are processes: it starts them, keeps
-// the rendezvous, restarts the failed ones its groups allow, stops them all
-// in order, and says how each ended.
-
-#include <signal.h>
 #include <sys/wait.h>
 
-// ---- launchpad/detail/host/signals.hpp ----
-
-
-
-namespace lp::detail {
-
-// What the handler learns of a signal. Smaller than PIPE_BUF, so each write
-// is whole, and so is each read.
-struct received_signal {
-  int signal;  // 0: the reader ends
-  int code;    // si_code
-  pid_t sender;
-  std::int64_t at_ns;  // CLOCK_MONOTONIC
-};
-
-// Signals belong to the process, not to a launch: one handler for SIGINT and
-// SIGTERM, one pipe, one thread that reads it, shared by every
-// stop_on_signals alive, so that two launches in one process (one after the
-// other, or one started from a node of the other) each hear every signal.
-// The handler goes in when the first stop_on_signals comes, and the
-// previous handlers come back when the last one goes. A static: a signal
-// handler can reach nothing else.
-class signal_hub {
- public:
-  using listener = std::function<void(const received_signal&)>;
-
-  static signal_hub& get() {
-    static signal_hub hub;
-    return hub;
-  }
-
-  // Hears every SIGINT and SIGTERM until leave(the id).
-  std::uint64_t join(listener hear) {
-    std::lock_guard lock(mutex_);
-    if (listeners_.empty()) start();
-    listeners_.emplace(++last_id_, std::make_shared<entry>(std::move(hear)));
-    return last_id_;
-  }
-
-  // Once this returns, the listener is not running and never runs again.
-  void leave(std::uint64_t id) {
-    std::shared_ptr<entry> gone;
-    std::optional<reading> ended;
-    {
-      std::lock_guard lock(mutex_);
-      gone = std::move(listeners_.at(id));
-      listeners_.erase(id);
-      if (listeners_.empty()) ended = stop();
-    }
-    {
-      std::lock_guard running(gone->running);
-      gone->hear = nullptr;
-    }
-    if (!ended) return;
-    if (ended->reader.get_id() == std::this_thread::get_id()) {
-      ended->reader.detach();  // a listener that leaves from its own signal
-      return;
-    }
-    ended->reader.join();
-    ::close(ended->pipe[0]);
-    ::close(ended->pipe[1]);
-  }
-
- private:
-  struct entry {
-    explicit entry(listener hear) : hear(std::move(hear)) {}
-    std::recursive_mutex running;  // recursive: a listener may leave from its own call
-    listener hear;
-  };
-  struct reading {
-    int pipe[2] = {-1, -1};
-    std::thread reader;
-  };
-
-  void start() {
-    if (::pipe(now_.pipe) != 0)
-      throw launch_error("cannot create a pipe for signal handling");
-    write_end_.store(now_.pipe[1]);
-    struct sigaction action {};
-    action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
-      int saved_errno = errno;  // the interrupted code may be about to read it
-      timespec now{};
-      ::clock_gettime(CLOCK_MONOTONIC, &now);
-      received_signal got{signal, info->si_code, info->si_pid,
-                          std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec};
-      [[maybe_unused]] auto written = ::write(write_end_.load(), &got, sizeof got);
-      errno = saved_errno;
-    };
-    action.sa_flags = SA_SIGINFO;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous_int_);
-    ::sigaction(SIGTERM, &action, &previous_term_);
-    now_.reader = std::thread([this, read_end = now_.pipe[0]] { read_from(read_end); });
-  }
-
-  // Under mutex_: the handlers go, and the reader is told to end.
-  reading stop() {
-    ::sigaction(SIGINT, &previous_int_, nullptr);
-    ::sigaction(SIGTERM, &previous_term_, nullptr);
-    received_signal done{};
-    [[maybe_unused]] auto written = ::write(now_.pipe[1], &done, sizeof done);
-    write_end_.store(-1);
-    return std::exchange(now_, {});
-  }
-
-  void read_from(int read_end) {
-    for (received_signal got{};;) {
-      auto bytes = ::read(read_end, &got, sizeof got);
-      if (bytes < 0 && errno == EINTR) continue;
-      if (bytes != static_cast<ssize_t>(sizeof got) || got.signal == 0) return;
-      std::vector<std::shared_ptr<entry>> everyone;
-      {
-        std::lock_guard lock(mutex_);
-        for (auto& [id, one] : listeners_) everyone.push_back(one);
-      }
-      for (auto& one : everyone) {
-        std::lock_guard running(one->running);
-        if (one->hear) one->hear(got);
-      }
-    }
-  }
-
-  static inline std::atomic<int> write_end_{-1};  // what the handler writes to
-  std::mutex mutex_;
-  std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
-  std::uint64_t last_id_ = 0;
-  reading now_;
-  struct sigaction previous_int_ {
-  }, previous_term_{};
-};
-
-// Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
-// gracefully), each later request `again` (end at once). Its actions run on
-// the signal hub's thread, never in the handler.
-//
-// One request may reach a process more than once: GNU timeout signals its
-// child, then the child's whole process group; a supervisor that signals a
-// group or a cgroup may reach it twice; a wrapper (timeout again) that a
-// terminal's Ctrl+C reached passes it on. So a later signal is the request
-// again, and changes nothing, when it is the same signal, sent by a process
-// within `repeat_window` of the request, and by the request's own sender or
-// after a Ctrl+C. A Ctrl+C (sent by the kernel, not by a process), a signal
-// from another sender, or the same sender's after the window is a request of
-// its own: a person who presses Ctrl+C twice means it.
-class stop_on_signals {
- public:
-  struct origin {
-    int signal = 0;
-    bool by_process = false;  // kill(2) and kin; false: the kernel (a terminal's Ctrl+C)
-    pid_t sender = 0;         // 0 if the sender is outside this PID namespace
-  };
-  using action = std::function<void(int signal)>;
-  using traced_action = std::function<void(const origin&)>;
-
-  static constexpr std::chrono::milliseconds repeat_window{1000};
-
-  stop_on_signals(action first, action again)
-      : stop_on_signals(
-            own{}, [first = std::move(first)](const origin& from) { first(from.signal); },
-            [again = std::move(again)](const origin& from) { again(from.signal); }) {}
-
-  // Acts on the first signal only, and tells where it came from.
-  explicit stop_on_signals(traced_action first)
-      : stop_on_signals(own{}, std::move(first), {}) {}
-
-  stop_on_signals(const stop_on_signals&) = delete;
-  stop_on_signals& operator=(const stop_on_signals&) = delete;
-  ~stop_on_signals() { signal_hub::get().leave(id_); }
-
- private:
-  struct own {};
-
-  stop_on_signals(own, traced_action first, traced_action again)
-      : first_(std::move(first)),
-        again_(std::move(again)),
-        id_(signal_hub::get().join([this](const received_signal& got) { hear(got); })) {}
-
-  // As the kernel's SI_FROMUSER: kill(2), sigqueue(3), tgkill(2).
-  static bool by_process(const received_signal& r) { return r.code <= 0; }
-
-  static bool repeats(const received_signal& later, const received_signal& request) {
-    auto window = std::chrono::nanoseconds(repeat_window).count();
-    return later.signal == request.signal && by_process(later) &&
-           later.at_ns - request.at_ns < window &&
-           (!by_process(request) || later.sender == request.sender);
-  }
-
-  // On the hub's thread only.
-  void hear(const received_signal& got) {
-    if (request_ && repeats(got, *request_)) return;
-    bool first = !request_;
-    request_ = got;
-    origin from{got.signal, by_process(got), got.sender};
-    if (first)
-      first_(from);
-    else if (again_)
-      again_(from);
-  }
-
-  traced_action first_, again_;
-  std::optional<received_signal> request_;
-  std::uint64_t id_;  // last: joins once the rest is ready
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/observe/process_figures.hpp ----
-
-
-
-namespace lp::detail {
-
-// What a node's process uses, as the kernel counts it; every node of a
-// process reports the same.
-struct process_figures {
-  long pid = 0;
-  std::string host;
-  double resident_bytes = 0;
-  double cpu_seconds = 0;
-  long threads = 0;
-  long restarts = 0;  // of this node's process, by its launcher
-};
-
-// Set by a launcher in a node process's environment: how often it restarted it.
-inline constexpr const char* restarts_env = "LP_RESTARTS";
-
-LP_API process_figures this_process_figures();
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/log_tail.hpp ----
-
-// A node's log file, as its launcher quotes it: under a failure in the
-// summary, and on the status page.
-
-
-namespace lp::detail {
-
-// The last lines of the log at `path` (labelled_lines::kept of them, a last
-// one without its newline too), oldest first; none if it cannot be read.
-// Read from its end: a long log is not read whole.
-inline std::vector<std::string> log_tail(const std::string& path) {
-  constexpr std::size_t wanted = labelled_lines::kept;
-  constexpr std::size_t step = 8192;
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return {};
-  auto end = static_cast<std::streamoff>(file.tellg());
-  if (end <= 0) return {};
-  auto from = static_cast<std::size_t>(end);
-  std::string tail;
-  auto complete_lines = [&] {
-    auto breaks = static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n'));
-    return tail.ends_with('\n') ? breaks - 1 : breaks;
-  };
-  while (from > 0 && complete_lines() < wanted) {
-    auto size = std::min(from, step);
-    from -= size;
-    std::string chunk(size, '\0');
-    file.seekg(static_cast<std::streamoff>(from));
-    if (!file.read(chunk.data(), static_cast<std::streamsize>(size))) return {};
-    tail.insert(0, chunk);
-  }
-  std::string_view text = tail;
-  if (text.ends_with('\n')) text.remove_suffix(1);
-  auto lines = split(text, '\n');
-  // Read from the middle of the log, the first line is a part of one.
-  std::size_t first = from > 0 ? 1 : 0;
-  if (lines.size() > wanted) first = std::max(first, lines.size() - wanted);
-  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/placement.hpp ----
-
-// Where the processes of a local launch run: the GPUs each is handed
-// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
-// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
-
-#include <dirent.h>
-#include <sched.h>
-
-
-namespace lp::detail {
-
-// "0,1,3" as {0, 1, 3}; "" as {}.
-inline std::vector<int> index_list(const std::string& text) {
-  std::vector<int> out;
-  if (text.empty()) return out;
-  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
-  return out;
-}
-
-inline std::string index_text(const std::vector<int>& indices) {
-  std::string out;
-  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
-  return out;
-}
-
-// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
-inline std::vector<int> gpus_found() {
-  std::vector<int> found;
-  if (DIR* dev = ::opendir("/dev")) {
-    while (auto* entry = ::readdir(dev)) {
-      std::string name = entry->d_name;
-      if (name.size() > 6 && name.starts_with("nvidia") &&
-          name.find_first_not_of("0123456789", 6) == std::string::npos)
-        found.push_back(std::stoi(name.substr(6)));
-    }
-    ::closedir(dev);
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-// The cores this process may run on.
-inline std::vector<int> cores_allowed() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cores;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
-  for (int core = 0; core < CPU_SETSIZE; ++core)
-    if (CPU_ISSET(core, &set)) cores.push_back(core);
-  return cores;
-}
-
-// Pins the calling process (its threads to come) to `cores`; false if the
-// kernel refused.
-inline bool pin_to(const std::vector<int>& cores) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int core : cores) CPU_SET(core, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
-
-struct placement {
-  std::vector<int> gpus;   // handed to the process; empty: none asked for
-  std::vector<int> cores;  // pinned to; empty: not pinned
-};
-
-// One placement per process, each process named with its group's settings.
-// GPUs are never shared: more asked for than `gpus` holds is refused here,
-// before anything starts. Cores are handed out in turn, shared once every
-// core has a process, and a process asking for more cores than there are
-// is not pinned.
-inline std::vector<placement> place(
-    const std::vector<std::pair<std::string, group_settings>>& processes,
-    const std::vector<int>& gpus, const std::vector<int>& cores) {
-  std::vector<placement> out(processes.size());
-  std::size_t asked = 0;
-  std::string askers;
-  for (const auto& [name, settings] : processes)
-    if (settings.resources.gpus > 0) {
-      asked += static_cast<std::size_t>(settings.resources.gpus);
-      askers += (askers.empty() ? "" : ", ") + name + ": " +
-                std::to_string(settings.resources.gpus);
-    }
-  if (asked > gpus.size())
-    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
-                       askers + ") but this launch has " + std::to_string(gpus.size()) +
-                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
-                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
-  std::size_t next_gpu = 0, next_core = 0;
-  for (std::size_t i = 0; i < processes.size(); ++i) {
-    const auto& needs = processes[i].second.resources;
-    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
-    if (!processes[i].second.pin_cores || cores.empty() ||
-        static_cast<std::size_t>(needs.cpus) > cores.size())
-      continue;
-    for (int k = 0; k < needs.cpus; ++k)
-      out[i].cores.push_back(cores[next_core++ % cores.size()]);
-    std::sort(out[i].cores.begin(), out[i].cores.end());
-  }
-  return out;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/reachability.hpp ----
-
-// Whether the launcher can still reach each node that serves beyond
-// loopback. A host cut off from the network (a partition, a dead switch, a
-// frozen machine) leaves its node processes running where nothing can call
-// them, and nothing inside them can tell: the watchdog of a group's
-// health_timeout (host/watchdog.hpp) sees a hung call or run(), not a
-// network. So the launcher asks each such node GET /lp/v1/health, and a node
-// that answers nothing for its group's health_timeout is lost. On loopback
-// there is no network to lose: a node there is not asked.
+// ---- launchpad/detail/call/http_channel.hpp ----
 
 // ---- launchpad/detail/call/http_connection.hpp ----
 
@@ -8475,6 +8026,7 @@ inline std::vector<placement> place(
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -8591,6 +8143,7 @@ class tls_session {
 
 // ---- launchpad/detail/util/spin_wait.hpp ----
 
+#include <sched.h>
 
 
 namespace lp::detail {
@@ -9499,6 +9052,329 @@ class http_connection {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/call/node_addresses.hpp ----
+
+// ---- launchpad/detail/wire/address.hpp ----
+
+#include <charconv>
+
+namespace lp::detail {
+
+// Where a node serves, as nodes publish it and callers dial it. An IPv6
+// host goes in brackets in its URL (RFC 3986), which other tools expect.
+struct address {
+  std::string host;
+  int port = 0;
+  // https:// where the launch speaks TLS.
+  std::string url(bool tls = false) const {
+    bool v6 = host.find(':') != std::string::npos;
+    return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
+           std::to_string(port);
+  }
+  bool operator==(const address&) const = default;
+};
+
+// The host and port of "http://host:port" (or https://), with or without a path after
+// them; nothing if `url` is not of that form. An IPv6 host may stand in
+// brackets, as RFC 3986 and address::url() write it, or bare: the port is
+// what follows the last colon.
+inline std::optional<address> address_of_url(std::string_view url) {
+  if (url.starts_with("http://"))
+    url.remove_prefix(7);
+  else if (url.starts_with("https://"))
+    url.remove_prefix(8);
+  else
+    return std::nullopt;
+  url = url.substr(0, url.find('/'));
+  auto colon = url.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto host = url.substr(0, colon);
+  auto port_text = url.substr(colon + 1);
+  if (host.starts_with('[') != host.ends_with(']')) return std::nullopt;
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
+  int port = 0;
+  auto [end, error] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (host.empty() || error != std::errc() ||
+      end != port_text.data() + port_text.size() || port < 1 || port > 65535)
+    return std::nullopt;
+  return address{std::string(host), port};
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// Where the nodes of a launch serve. Nodes publish their address once they
+// serve; callers look addresses up, waiting for a node that does not serve
+// yet. In one process this is a map; across processes the launcher keeps
+// it (rendezvous.hpp).
+class directory {
+ public:
+  virtual ~directory() = default;
+  virtual void publish(const std::string& label, const address& where) = 0;
+  // Waits up to `timeout` for the node's address. Throws transport_error,
+  // naming the node and the method being called, when the node is gone or
+  // does not serve in time.
+  virtual address lookup(const std::string& label, const std::string& method,
+                         std::chrono::steady_clock::duration timeout) = 0;
+  // A call to this address failed to connect: the node may have restarted
+  // elsewhere, so look it up afresh next time.
+  virtual void forget(const std::string& label, const address& where) = 0;
+  // Lookups fail from now on, rather than wait for a node that never comes.
+  virtual void close() = 0;
+};
+
+// The directory of a launch whose nodes all run in this process.
+class local_directory final : public directory {
+ public:
+  void publish(const std::string& label, const address& where) override {
+    {
+      std::lock_guard lock(mutex_);
+      addresses_[label] = where;
+    }
+    changed_.notify_all();
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    std::unique_lock lock(mutex_);
+    bool known = changed_.wait_for(
+        lock, timeout, [&] { return closed_ || addresses_.count(label) != 0; });
+    if (closed_) throw transport_error(label, method, "the program has stopped");
+    if (!known)
+      throw transport_error(label, method, "the node did not start serving in time");
+    return addresses_[label];
+  }
+
+  void forget(const std::string&, const address&) override {}
+
+  void close() override {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, address> addresses_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A channel over HTTP keep-alive connections, pooled: concurrent calls each
+// take a connection of their own, and a finished call gives its connection
+// back for the next one (the most recent first), so steady traffic seldom
+// reconnects. The connections are our own (http_connection.hpp), not
+// httplib's client: one write per request, one read per reply, and a body
+// read straight into the buffer it is decoded from.
+class http_channel final : public channel {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A pooled connection idle longer than this is dropped before the server
+  // drops it, so a call seldom races the server's keep-alive timeout.
+  static constexpr auto max_idle =
+      std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
+  // The longest a connect may take, within the call's deadline.
+  static constexpr auto connect_timeout = std::chrono::seconds(5);
+  // Replies up to this size are read; a larger one fails the call.
+  static constexpr std::size_t max_reply = std::size_t{1} << 34;
+
+  struct options {
+    std::string secret;                      // empty: an --lp_insecure launch
+    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
+  };
+
+  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
+      : node_(std::move(node)),
+        directory_(std::move(nodes)),
+        tls_(std::move(settings.tls)) {
+    headers_ = std::string("Content-Type: ") + protocol::cbor_type +
+               "\r\nAccept: " + protocol::cbor_type + "\r\n";
+    if (!settings.secret.empty())
+      headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
+  }
+
+  const std::string& node() const override { return node_; }
+
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                 const call_deadline& deadline, reply_sink* sink) override {
+    // A node that refused the connection, or closed it unanswered, may have
+    // gone because the program stops: the launch knows, so ask it before
+    // saying the node did not answer. A refused call never reached the
+    // node, so it is sent once more, to where the node serves now.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return call_once(method, args, deadline, sink);
+      } catch (const http_connection::failure& e) {
+        // The node's TLS refused this caller, or is not this launch's:
+        // another try goes the same way.
+        if (e.kind == http_connection::failure::tls)
+          throw transport_error(node_, method, e.what());
+        bool refused = e.kind == http_connection::failure::refused;
+        if (!refused || attempt > 0) {
+          try {
+            directory_->lookup(node_, method, std::chrono::milliseconds(100));
+          } catch (const stopping&) {
+            throw;
+          } catch (const transport_error&) {
+            // Gone, or not back yet: the node did not answer, as said below.
+          }
+          throw transport_error(node_, method,
+                                std::string("no answer (") + e.what() + ")");
+        }
+      }
+    }
+  }
+
+  // Drops every idle connection; calls after this fail.
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    idle_.clear();
+  }
+
+ private:
+  // One try at the node where the launch says it serves. A refused
+  // connection is thrown as it is, for call() to decide.
+  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
+                      const call_deadline& deadline, reply_sink* sink) {
+    auto until = deadline.at;
+    // The wait for a node that does not serve yet counts against the deadline.
+    address where;
+    try {
+      where = directory_->lookup(node_, method, deadline.left());
+    } catch (const transport_error&) {
+      if (clock::now() >= until) throw expired(method, deadline.length);
+      throw;
+    }
+    auto& reply = reply_buffer();
+    auto path = std::string(protocol::call_prefix) + method;
+    try {
+      auto [connection, reused] = acquire(where, until);
+      for (;;) {
+        try {
+          auto response = connection->post(path, headers_with_deadline(until), args,
+                                           until, reply, max_reply, sink);
+          if (connection->reusable()) release(std::move(connection));
+          auto format = protocol::format_of(response.content_type);
+          if (!format)
+            throw remote_error(node_, method, "http_" + std::to_string(response.status),
+                               "an unreadable reply: Content-Type '" +
+                                   response.content_type +
+                                   "' is neither JSON nor CBOR; is " + where.url() +
+                                   " a Launchpad node?",
+                               response.status);
+          return {response.status, *format,
+                  std::string_view(reply.data(), response.body_size), response.placed};
+        } catch (const http_connection::failure& e) {
+          // The server closed this pooled connection just before the call
+          // (its keep-alive ran out), so the request never ran: send it again
+          // on a new connection.
+          if (e.kind != http_connection::failure::stale || !reused) throw;
+          connection = connect(where, until);
+          reused = false;
+        }
+      }
+    } catch (const http_connection::failure& e) {
+      if (e.kind == http_connection::failure::timeout || clock::now() >= until)
+        throw expired(method, deadline.length);
+      directory_->forget(node_, where);
+      throw;
+    }
+  }
+
+  deadline_exceeded expired(const std::string& method,
+                            std::chrono::milliseconds deadline) const {
+    return expired_call(node_, method, deadline,
+                        "; the method may still run on the node");
+  }
+
+  // The node learns the call's deadline (lp::caller_deadline()), so that a
+  // method that waits stops when the caller does; what is left of it at
+  // the time of sending, rounded up so that a call with time left never
+  // reads 0.
+  const std::string& headers_with_deadline(clock::time_point until) const {
+    thread_local std::string headers;
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+    headers.assign(headers_);
+    headers.append(protocol::deadline_header).append(": ");
+    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
+    return headers;
+  }
+
+  // This thread's reply buffer, which only grows (a reply is written over
+  // it, so a large one is not zeroed first on every call), up to a size
+  // kept between calls.
+  static std::string& reply_buffer() {
+    thread_local std::string buffer;
+    drop_if_large(buffer);
+    return buffer;
+  }
+
+  struct pooled {
+    std::unique_ptr<http_connection> connection;
+    clock::time_point idle_since;
+  };
+
+  // A pooled connection (and true), or a new one.
+  std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
+                                                            clock::time_point until) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw transport_error(node_, "", "the program has stopped");
+      auto now = clock::now();
+      while (!idle_.empty()) {
+        auto connection = std::move(idle_.back());
+        idle_.pop_back();
+        if (now - connection.idle_since < max_idle)
+          return {std::move(connection.connection), true};
+      }
+    }
+    return {connect(where, until), false};
+  }
+
+  std::unique_ptr<http_connection> connect(const address& where,
+                                           clock::time_point until) const {
+    return http_connection::open(where.host, where.port,
+                                 std::min(until, clock::now() + connect_timeout),
+                                 tls_.get());
+  }
+
+  void release(std::unique_ptr<http_connection> connection) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    auto now = clock::now();
+    idle_.push_back({std::move(connection), now});
+    // The oldest come first: drop those the server will have closed, so the
+    // pool holds no dead sockets after a burst.
+    auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const pooled& p) {
+      return now - p.idle_since < max_idle;
+    });
+    idle_.erase(idle_.begin(), fresh);
+  }
+
+  const std::string node_;
+  const std::shared_ptr<directory> directory_;
+  const std::shared_ptr<const tls_context> tls_;
+  std::string headers_;  // Content-Type, Accept and the secret, as header lines
+  std::mutex mutex_;
+  std::vector<pooled> idle_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/checkpoint/checkpoint_schedule.hpp ----
+
 // ---- launchpad/detail/util/periodic_worker.hpp ----
 
 
@@ -9562,233 +9438,1481 @@ class periodic_worker {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/wire/address.hpp ----
+namespace lp::detail {
 
-#include <charconv>
+// Saves each node that has a checkpoint interval whenever its interval has
+// passed since its last save, on a thread of its own, until stopped.
+class checkpoint_schedule {
+ public:
+  using clock = periodic_worker::clock;
+
+  struct saved_node {
+    std::chrono::milliseconds interval;
+    std::function<void()> save;  // a failed save is the saver's to report
+  };
+
+  // Starts the thread if any node has an interval; the first save of each
+  // comes one interval from now.
+  void start(std::vector<saved_node> nodes) {
+    if (nodes.empty()) return;
+    auto now = clock::now();
+    for (auto& node : nodes) {
+      auto due = now + node.interval;
+      nodes_.push_back({std::move(node), due});
+    }
+    worker_.start([this] {
+      auto next = clock::time_point::max();
+      for (auto& [node, due] : nodes_) {
+        if (due <= clock::now()) {
+          node.save();
+          due = clock::now() + node.interval;
+        }
+        next = std::min(next, due);
+      }
+      return next;
+    });
+  }
+
+  // Waits for a save under way, and starts no other.
+  void stop() { worker_.stop(); }
+
+ private:
+  struct scheduled {
+    saved_node node;
+    clock::time_point due;
+  };
+
+  std::vector<scheduled> nodes_;  // the worker's alone once it runs
+  periodic_worker worker_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/direct_channel.hpp ----
+
+// ---- launchpad/detail/serve/served_node.hpp ----
+
+// ---- launchpad/detail/serve/dispatch.hpp ----
+
+// What a node does with a call, from the request's bytes to the reply's
+// bytes, with no socket in the way: the whole path a hostile or buggy peer
+// can reach (tests/fuzz drives it directly).
+
 
 namespace lp::detail {
 
-// Where a node serves, as nodes publish it and callers dial it. An IPv6
-// host goes in brackets in its URL (RFC 3986), which other tools expect.
-struct address {
-  std::string host;
-  int port = 0;
-  // https:// where the launch speaks TLS.
-  std::string url(bool tls = false) const {
-    bool v6 = host.find(':') != std::string::npos;
-    return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
-           std::to_string(port);
+// Calls the method with the positional arguments and writes the reply, the
+// result or the error, in `reply_format` over `out`; returns its status
+// (docs/protocol.md lists every one). The path of every call, over HTTP or
+// direct.
+LP_API int answer(node_instance& node, const std::string& label,
+                  const std::string& method, const arguments& args,
+                  protocol::format reply_format, written_reply& out);
+
+// Answers a call whose body (in `format`) holds the positional arguments.
+LP_API int dispatch(node_instance& node, const std::string& label,
+                    const std::string& method, protocol::format format,
+                    protocol::format reply_format, std::string_view body,
+                    written_reply& out);
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/node_gate.hpp ----
+
+
+namespace lp::detail {
+
+// The calls a node lets in: every call until the node drains, none after.
+// Draining waits for the calls already in to return and, for a while, for
+// their replies to be written (HTTP writes a reply after the handler
+// returns). One gate per node, shared by its HTTP server and by the direct
+// calls of its own process, so a stopping node treats both alike.
+class node_gate {
+ public:
+  // Lets a call in, unless the node drains. A call let in must be followed
+  // by left(), and by written() if it was let in with a reply to write.
+  bool enter(bool reply_to_write) {
+    std::lock_guard lock(mutex_);
+    if (draining_) return false;
+    ++in_flight_;
+    unwritten_ += reply_to_write;
+    return true;
   }
-  bool operator==(const address&) const = default;
+
+  void left() {
+    std::lock_guard lock(mutex_);
+    if (--in_flight_ == 0) idle_.notify_all();
+  }
+
+  void written() {
+    std::lock_guard lock(mutex_);
+    if (--unwritten_ == 0) idle_.notify_all();
+  }
+
+  // From now on no call gets in. Returns once the calls in have returned,
+  // and their replies are written or a second has passed (a reply whose
+  // client has gone is given up then).
+  void drain() {
+    std::unique_lock lock(mutex_);
+    draining_ = true;
+    idle_.wait(lock, [&] { return in_flight_ == 0; });
+    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
+  }
+
+  bool draining() {
+    std::lock_guard lock(mutex_);
+    return draining_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int in_flight_ = 0;  // calls whose handler runs
+  int unwritten_ = 0;  // calls whose reply is not written yet
+  bool draining_ = false;
 };
 
-// The host and port of "http://host:port" (or https://), with or without a path after
-// them; nothing if `url` is not of that form. An IPv6 host may stand in
-// brackets, as RFC 3986 and address::url() write it, or bare: the port is
-// what follows the last colon.
-inline std::optional<address> address_of_url(std::string_view url) {
-  if (url.starts_with("http://"))
-    url.remove_prefix(7);
-  else if (url.starts_with("https://"))
-    url.remove_prefix(8);
-  else
-    return std::nullopt;
-  url = url.substr(0, url.find('/'));
-  auto colon = url.rfind(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  auto host = url.substr(0, colon);
-  auto port_text = url.substr(colon + 1);
-  if (host.starts_with('[') != host.ends_with(']')) return std::nullopt;
-  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
-  int port = 0;
-  auto [end, error] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (host.empty() || error != std::errc() ||
-      end != port_text.data() + port_text.size() || port < 1 || port > 65535)
-    return std::nullopt;
-  return address{std::string(host), port};
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A node as its callers reach it, over HTTP or directly: the node, who it
+// is, the program it belongs to, and the gate its calls pass.
+struct served_node {
+  node_instance& instance;
+  const node_identity& identity;
+  launch_state& launch;
+  node_metrics& metrics;
+  node_gate gate;
+};
+
+// Why a draining node refuses a call: its program stops ("stopping", which
+// callers raise as lp::stopping and take as their own program's stop), or
+// this node failed ("node_failed": a restart may follow, so the caller's
+// program goes on).
+inline std::pair<std::string_view, std::string> refusal(const served_node& node) {
+  if (node.launch.failure())
+    return {"node_failed", "node '" + node.identity.label + "' failed and is stopping"};
+  return {"stopping",
+          "node '" + node.identity.label + "' is stopping: its program stops"};
+}
+
+struct in_process_reply {
+  int status;
+  std::chrono::steady_clock::time_point ended;
+};
+
+// Answers a call made from this process without HTTP (direct_calls<P>): the
+// same answers as over HTTP, from the arguments as the client encoded them
+// (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
+// its status and when the call ended, measured from `made`. `deadline` is
+// the caller's (lp::caller_deadline()).
+inline in_process_reply call_in_process(
+    served_node& node, const std::string& method, std::string_view args,
+    written_reply& out, std::chrono::steady_clock::time_point made,
+    std::chrono::steady_clock::time_point deadline =
+        std::chrono::steady_clock::time_point::max()) {
+  call_timer timer(node.metrics.calls_to(method), args.size(), made);
+  if (!node.gate.enter(/*reply_to_write=*/false)) {
+    auto [code, message] = refusal(node);
+    write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
+    timer.status = 503;
+    return {timer.status, timer.stop()};
+  }
+  struct leave {
+    node_gate& gate;
+    ~leave() { gate.left(); }
+  } guard{node.gate};
+  node_scope scope(node.identity, node.launch, deadline);
+  timer.status = dispatch(node.instance, node.identity.label, method,
+                          protocol::format::cbor, protocol::format::cbor, args, out);
+  timer.reply_bytes = out.body.size();
+  return {timer.status, timer.stop()};
+}
+
+}  // namespace lp::detail
+#include <shared_mutex>
+
+namespace lp::detail {
+
+// A channel to a node in this process that calls it without HTTP, on the
+// caller's thread (lp::direct_calls<P>): for unit tests of big programs, and
+// colocated nodes. Arguments and results are still encoded and decoded, so a
+// method sees copies and fails the same ways; a call cannot be cut short,
+// so one that overruns its deadline raises lp::deadline_exceeded when it
+// returns.
+class direct_channel final : public channel {
+ public:
+  direct_channel(std::string node, served_node& target)
+      : node_(std::move(node)), target_(&target) {}
+
+  const std::string& node() const override { return node_; }
+
+  // The reply is in this process already: no sink saves a copy.
+  raw_reply call(const std::string& method, std::span<const std::string_view> args,
+                 const call_deadline& deadline, reply_sink*) override {
+    // Held through the call, so close() waits for calls that found the node
+    // before it goes away.
+    std::shared_lock lock(mutex_);
+    if (!target_) throw transport_error(node_, method, "the program has stopped");
+    struct request_body {};
+    struct reply_body {};
+    std::string_view request = args.empty() ? std::string_view() : args[0];
+    if (args.size() > 1) {
+      auto& joined = thread_buffer<request_body>();
+      for (auto piece : args) joined += piece;
+      request = joined;
+    }
+    auto& reply = written_reply::of_this_thread<reply_body>();
+    auto [status, ended] =
+        call_in_process(*target_, method, request, reply, deadline.made, deadline.at);
+    lock.unlock();
+    if (ended > deadline.at)
+      throw expired_call(node_, method, deadline.length,
+                         " (a direct call, which ran to its end)");
+    return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
+  }
+
+  void close() override {
+    std::unique_lock lock(mutex_);
+    target_ = nullptr;
+  }
+
+ private:
+  const std::string node_;
+  std::shared_mutex mutex_;
+  served_node* target_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/run_directory.hpp ----
+
+
+// ---- launchpad/detail/host/output.hpp ----
+
+// The lines node processes print, as the launcher shows them.
+
+
+
+namespace lp::detail {
+
+inline void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Writes `text` to a new file at `path` that only its owner may read (a
+// secret, a key, a manifest that holds them); throws if the file is there.
+inline void write_private_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, text);
+  ::close(fd);
+}
+
+// How launchers show their nodes' output: whole lines behind "[label] " (in
+// a colour per label on a terminal), each label's last lines kept for the
+// failure summary and the status page. local_mp reads the lines from pipes
+// (output_pump), local_mt from the nodes' streams (node_streams); the owner
+// locks.
+class labelled_lines {
+ public:
+  static constexpr std::size_t kept = 20;
+
+  explicit labelled_lines(bool colour) : colour_(colour) {}
+
+  // Moves the lines `partial` begins with to `out`, each behind its label;
+  // `at_end`, what is left too, as a last line.
+  void take(const std::string& label, std::string& partial, bool at_end,
+            std::string& out) {
+    std::size_t start = 0;
+    for (auto newline = partial.find('\n'); newline != std::string::npos;
+         newline = partial.find('\n', start)) {
+      add(label, partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    partial.erase(0, start);
+    if (at_end && !partial.empty()) {
+      add(label, partial, out);
+      partial.clear();
+    }
+  }
+
+  // The label's last lines, oldest first.
+  std::vector<std::string> last(const std::string& label) const {
+    auto lines = recent_.find(label);
+    if (lines == recent_.end()) return {};
+    return {lines->second.begin(), lines->second.end()};
+  }
+
+ private:
+  void add(const std::string& label, const std::string& line, std::string& out) {
+    auto nth = colours_.emplace(label, colours_.size()).first->second;
+    std::string prefix = "[" + label + "] ";
+    if (colour_)
+      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+    out += prefix + line + "\n";
+    auto& lines = recent_[label];
+    lines.push_back(line);
+    if (lines.size() > kept) lines.pop_front();
+  }
+
+  const bool colour_;
+  std::map<std::string, std::size_t> colours_;  // by the order labels come in
+  std::map<std::string, std::deque<std::string>> recent_;
+};
+
+// A failed node's last lines, quoted under its failure in the launcher's
+// summary; empty for none.
+inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  std::string text = "[lp]   its last lines:\n";
+  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
+  return text;
+}
+
+// Reads every node's stdout and stderr through pipes and writes each whole
+// line to the launcher's own stdout or stderr, behind a "[label] " prefix
+// (coloured on a terminal). Lines are never cut into one another, and the
+// last lines of each node are kept for the failure summary.
+class output_pump {
+ public:
+  output_pump() {
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    thread_ = std::thread([this] { pump(); });
+  }
+  output_pump(const output_pump&) = delete;
+  output_pump& operator=(const output_pump&) = delete;
+  ~output_pump() { close(); }
+
+  // A pipe for the node's stream `target` (1 or 2); the child gets the
+  // returned write end, which the launcher closes once the child has it.
+  int open(const std::string& label, int target) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    {
+      std::lock_guard lock(mutex_);
+      streams_.push_back({ends[0], target, label, {}});
+      ++open_[label];
+    }
+    wake();
+    return ends[1];
+  }
+
+  // The last lines a node printed, oldest first. For a node that has just
+  // died, waits (up to `drain`) until its pipes are at their end, so that
+  // its last words, still in flight, are among them.
+  std::vector<std::string> last_lines(
+      const std::string& label,
+      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+    std::unique_lock lock(mutex_);
+    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
+    return lines_.last(label);
+  }
+
+  // Waits until every pipe is at its end (all writers gone), then stops; a
+  // pipe some stray grandchild still holds open is given up after 2 s.
+  void close() {
+    if (!thread_.joinable()) return;
+    closing_ = true;
+    wake();
+    thread_.join();
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+
+ private:
+  struct stream {
+    int fd;
+    int target;
+    std::string label, partial;
+  };
+
+  void wake() {
+    char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
+  }
+
+  void pump() {
+    std::vector<char> buffer(65536);
+    std::chrono::steady_clock::time_point give_up{};
+    for (;;) {
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
+          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        if (closing_ &&
+            (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+          for (auto& s : streams_) {
+            emit(s, true);
+            ::close(s.fd);
+          }
+          streams_.clear();
+          return;
+        }
+        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR)
+        return;
+      if (fds[0].revents) {
+        char drain[64];
+        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        std::lock_guard lock(mutex_);
+        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+          if (it->fd != fds[i].fd) continue;
+          if (n > 0) {
+            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
+            emit(*it, false);
+          } else {
+            emit(*it, true);
+            ::close(it->fd);
+            if (--open_[it->label] == 0) drained_.notify_all();
+            streams_.erase(it);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Writes the complete lines of s (and, at its end, what is left).
+  void emit(stream& s, bool at_end) {
+    std::string out;
+    lines_.take(s.label, s.partial, at_end, out);
+    if (!out.empty()) write_all(s.target, out);
+  }
+
+  int wake_[2] = {-1, -1};
+  std::atomic<bool> closing_{false};
+  std::mutex mutex_;
+  std::vector<stream> streams_;
+  labelled_lines lines_{::isatty(1) && ::isatty(2)};
+  std::map<std::string, int> open_;  // pipes not at their end, by label
+  std::condition_variable drained_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/secret.hpp ----
+
+#include <sys/random.h>
+
+
+namespace lp::detail {
+
+// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
+inline void random_bytes(unsigned char* out, std::size_t size) {
+  std::size_t filled = 0;
+  while (filled < size) {
+    auto got = ::getrandom(out + filled, size - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
+                         "); the launch cannot make its secret or name");
+    filled += static_cast<std::size_t>(got);
+  }
+}
+
+// 128 random bits, as 32 hex digits: the bearer token every call of a
+// launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  random_bytes(bytes, sizeof bytes);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : bytes) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
+  }
+  return hex;
+}
+
+// Compares in time independent of where the strings differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+// What is wrong with a request's Authorization header, in words for its
+// sender; empty if it carries the launch's secret. HTTP's scheme names are
+// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
+inline std::string credential_problem(std::string_view header, std::string_view secret) {
+  if (header.empty())
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
+           "launch's run "
+           "directory (docs/protocol.md)";
+  auto space = header.find(' ');
+  auto scheme = header.substr(0, space);
+  constexpr std::string_view bearer = "bearer";
+  bool is_bearer = scheme.size() == bearer.size();
+  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
+    is_bearer = (scheme[i] | 0x20) == bearer[i];
+  if (!is_bearer)
+    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
+           "<secret>'";
+  auto token =
+      space == std::string_view::npos ? std::string_view() : header.substr(space);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
+  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
+  return {};
 }
 
 }  // namespace lp::detail
 
 namespace lp::detail {
 
-class reachability_watch {
+// A launch's own directory under /tmp, readable only by its user: it holds
+// the launch's secret (the file `secret`, for curl), its TLS credentials if
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
+// asked, the nodes' logs. The secret and the credentials go with the launch;
+// the directory too, unless logs are left in it.
+class run_directory {
  public:
-  using clock = std::chrono::steady_clock;
+  // The files of the TLS credentials.
+  static constexpr const char* certificate_file = "tls.crt";
+  static constexpr const char* key_file = "tls.key";
+  static constexpr const char* authority_file = "tls_ca.crt";
 
-  // A process to watch: `label`, one of its nodes, answers for it.
-  struct target {
-    std::string unit;
-    std::string label;
-    std::chrono::milliseconds timeout;  // its group's health_timeout
-  };
-  // Where a node serves now, and which start of its process that is (a
-  // restarted process may serve where the last one did); nothing while it
-  // does not serve.
-  struct serving {
-    address at;
-    int start = 0;
-    bool operator==(const serving&) const = default;
-  };
-  using lookup = std::function<std::optional<serving>(const std::string& label)>;
-  // Called once per process that went silent, from the watch's own thread.
-  using lost =
-      std::function<void(const std::string& unit, std::chrono::milliseconds silence)>;
-
-  // One thread per target, so that a silent node, whose every probe waits
-  // out its deadline, delays no other's.
-  reachability_watch(std::vector<target> targets, lookup where, lost report,
-                     const tls_context* tls)
-      : where_(std::move(where)), report_(std::move(report)), tls_(tls) {
-    for (auto& t : targets) {
-      auto& worker = workers_.emplace_back();
-      worker.start([this, t = std::move(t), state = probe_state{}]() mutable {
-        return round(t, state);
-      });
-    }
+  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
+  // credentials (no TLS). A Slurm launch makes it in a directory the
+  // compute hosts share.
+  run_directory(const std::string& program, std::string secret,
+                const std::string& parent = "/tmp", tls_credentials tls = {})
+      : secret_(std::move(secret)), tls_(std::move(tls)) {
+    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw launch_error("cannot create a run directory under " + parent +
+                         "; is it there, and writable?");
+    path_ = pattern;
+    if (!secret_.empty()) write_private("secret", secret_ + "\n");
+    if (tls_.empty()) return;
+    write_private(certificate_file, tls_.certificate);
+    write_private(key_file, tls_.key);
+    // A launch's own certificate is its own authority.
+    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
   }
-  reachability_watch(const reachability_watch&) = delete;
-  reachability_watch& operator=(const reachability_watch&) = delete;
-  ~reachability_watch() {
-    for (auto& worker : workers_) worker.request_stop();
-    for (auto& worker : workers_) worker.stop();
+  // The run directory another process made (a Slurm job's, made by the
+  // command that submitted it), with the secret and credentials in it, if
+  // any.
+  struct adopt {};
+  run_directory(adopt, std::string path) : path_(std::move(path)) {
+    std::tie(secret_, tls_) = credentials_of(path_);
   }
 
-  // How often a node is asked, and how long each probe waits: a quarter of
-  // its timeout each, so that a node is found lost at most half a timeout
-  // late, and a short silence (under a timeout) is outlived.
-  static std::chrono::milliseconds period_of(std::chrono::milliseconds timeout) {
-    return std::clamp(timeout / 4, std::chrono::milliseconds(50),
-                      std::chrono::milliseconds(1000));
+  // The secret and TLS credentials in the run directory at `path`, which
+  // its maker wrote. A node process reads its own here, never from its
+  // environment: Slurm carries a job step's environment to the compute
+  // host in the clear.
+  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
+    std::pair<std::string, tls_credentials> found;
+    std::ifstream(path + "/secret") >> found.first;
+    auto& tls = found.second;
+    tls.certificate = read_file(path, certificate_file);
+    if (tls.certificate.empty()) return found;
+    tls.key = read_file(path, key_file);
+    tls.authority = read_file(path, authority_file);
+    if (tls.authority.empty()) tls.authority = tls.certificate;
+    return found;
+  }
+  run_directory(const run_directory&) = delete;
+  run_directory& operator=(const run_directory&) = delete;
+  ~run_directory() {
+    if (kept_) return;
+    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    if (!tls_.empty())
+      for (const char* file : {certificate_file, key_file, authority_file})
+        ::unlink((path_ + "/" + file).c_str());
+    ::unlink((path_ + "/nodes").c_str());
+    ::unlink((path_ + "/status").c_str());  // the status page's URL
+    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
+  }
+
+  const std::string& path() const { return path_; }
+  // Leaves the directory and its secret to whoever goes on using them (a
+  // submitted Slurm job).
+  void keep() { kept_ = true; }
+  const std::string& secret() const { return secret_; }
+  // Empty for a launch without TLS.
+  const tls_credentials& tls() const { return tls_; }
+
+  // Tells the user where the secret and credentials are (never themselves).
+  void announce(std::ostream& out) const {
+    if (!secret_.empty())
+      out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!tls_.empty())
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
+          << "/" << certificate_file << " and " << key_file << std::endl;
   }
 
  private:
-  struct probe_state {
-    std::optional<serving> process;  // the one being watched
-    clock::time_point heard;         // its last answer, or when it began to serve
-    bool reported = false;
-    std::unique_ptr<http_connection> connection;
-  };
-
-  clock::time_point round(const target& t, probe_state& state) {
-    auto period = period_of(t.timeout);
-    auto now = clock::now();
-    auto process = where_(t.label);
-    if (!process) {
-      state = {};
-      return now + period;
-    }
-    if (process != state.process) {  // a new process: its silence starts now
-      state = {};
-      state.process = process;
-      state.heard = now;
-    }
-    if (state.reported) return now + period;
-    if (answers(process->at, state, now + period)) {
-      state.heard = clock::now();
-    } else if (auto silence = clock::now() - state.heard; silence > t.timeout) {
-      state.reported = true;
-      report_(t.unit, std::chrono::duration_cast<std::chrono::milliseconds>(silence));
-    }
-    return now + period;
+  // A file of the directory that only its owner may read.
+  void write_private(const std::string& name, const std::string& text) const {
+    write_private_file(path_ + "/" + name, text);
   }
 
-  // Any HTTP answer will do: a node that says it stops is still reachable.
-  // So is a refused connection, which its host sent: a process that no
-  // longer listens is the reaper's business, not a partition.
-  bool answers(const address& at, probe_state& state, clock::time_point deadline) {
-    try {
-      if (!state.connection || !state.connection->reusable())
-        state.connection = http_connection::open(at.host, at.port, deadline, tls_);
-      std::string body;
-      state.connection->get(protocol::health_path, "", deadline, body, 4096);
-      return true;
-    } catch (const http_connection::failure& e) {
-      state.connection.reset();
-      return e.kind == http_connection::failure::refused;
-    }
+  // A file of the directory at `path`, whole; empty if it is not there.
+  static std::string read_file(const std::string& path, const std::string& name) {
+    std::ifstream in(path + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
   }
 
-  lookup where_;
-  lost report_;
-  const tls_context* tls_;
-  std::list<periodic_worker> workers_;
+  std::string secret_;
+  tls_credentials tls_;
+  std::string path_;
+  bool kept_ = false;
 };
+
+// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
+// attach to a running program (the Python client's attach(run_dir)). Every
+// process of a launch appends its own nodes, whole lines at a time; a
+// restarted node adds a new line, and the last line of a label is the one
+// that holds.
+inline void record_node_address(const std::string& run_dir, const std::string& label,
+                                const std::string& url) {
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                  0600);
+  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
+  write_all(fd, label + " " + url + "\n");
+  ::close(fd);
+}
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process/rendezvous.hpp ----
-
-// How the node processes of a launch find each other. The launcher serves
-// a small HTTP directory on loopback; each node publishes its address there
-// once it serves, and callers look addresses up there, waiting for nodes
-// that do not serve yet. Nodes bind port 0, so no port is ever picked in
-// advance and raced for.
-
-// ---- launchpad/detail/call/node_addresses.hpp ----
+// ---- launchpad/detail/host/watchdog.hpp ----
 
 
 namespace lp::detail {
 
-// Where the nodes of a launch serve. Nodes publish their address once they
-// serve; callers look addresses up, waiting for a node that does not serve
-// yet. In one process this is a map; across processes the launcher keeps
-// it (rendezvous.hpp).
-class directory {
- public:
-  virtual ~directory() = default;
-  virtual void publish(const std::string& label, const address& where) = 0;
-  // Waits up to `timeout` for the node's address. Throws transport_error,
-  // naming the node and the method being called, when the node is gone or
-  // does not serve in time.
-  virtual address lookup(const std::string& label, const std::string& method,
-                         std::chrono::steady_clock::duration timeout) = 0;
-  // A call to this address failed to connect: the node may have restarted
-  // elsewhere, so look it up afresh next time.
-  virtual void forget(const std::string& label, const address& where) = 0;
-  // Lookups fail from now on, rather than wait for a node that never comes.
-  virtual void close() = 0;
+// A node of a group with a health_timeout, as the watchdog sees it.
+struct watched_node {
+  std::string label;
+  std::chrono::milliseconds timeout;
+  std::function<void()> probe;  // returns once none of the node's handlers runs
+  const node_metrics& metrics;  // which of its methods have calls in flight
+  run_progress& progress;       // of its run()
 };
 
-// The directory of a launch whose nodes all run in this process.
-class local_directory final : public directory {
+// Ends this process when a watched node hangs (docs/launching.md, "Hung
+// nodes"). A prober per node waits for the node's handlers in turn; the
+// watchdog ends the process when one has waited past the node's timeout, or
+// when the node's run() has made no sign of progress that long (until the
+// program stops: then the termination notice bounds it).
+//
+// It ends it with std::_Exit, at once: no destructor, no atexit handler, no
+// flush of what is not written yet. A hung handler or run() cannot be
+// stopped, nor its thread joined, so the ordinary end (stop the program,
+// join its threads, destroy its nodes) would wait for it for ever, and
+// exit() would destroy statics under threads still running. Only a node
+// process that a launcher started watches (host_options::watch_health):
+// it hosts nothing but the program's nodes, and its launcher reads the exit
+// status, says which part hung, and restarts the node or stops the program.
+// No launcher, test or local_mt process is ever ended this way.
+class watchdog {
  public:
-  void publish(const std::string& label, const address& where) override {
-    {
-      std::lock_guard lock(mutex_);
-      addresses_[label] = where;
+  using clock = periodic_worker::clock;
+
+  // Starts a prober per node and the watchdog; nothing if `nodes` is empty.
+  void start(const launch_state& program, std::vector<watched_node> nodes) {
+    if (nodes.empty()) return;
+    auto shortest = std::chrono::milliseconds::max();
+    for (auto& node : nodes) {
+      shortest = std::min(shortest, node.timeout);
+      probed_.push_back(std::make_unique<probed>(std::move(node)));
     }
-    changed_.notify_all();
+    for (auto& watched : probed_)
+      watched->prober.start([node = watched.get()] {
+        node->probing_since =
+            std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
+        node->node.probe();
+        node->probing_since = 0;
+        return clock::now() + node->node.timeout / 4;
+      });
+    watcher_.start([this, &program, shortest] {
+      for (auto& watched : probed_) check(*watched, program);
+      return clock::now() + shortest / 4;
+    });
   }
 
-  address lookup(const std::string& label, const std::string& method,
-                 std::chrono::steady_clock::duration timeout) override {
-    std::unique_lock lock(mutex_);
-    bool known = changed_.wait_for(
-        lock, timeout, [&] { return closed_ || addresses_.count(label) != 0; });
-    if (closed_) throw transport_error(label, method, "the program has stopped");
-    if (!known)
-      throw transport_error(label, method, "the node did not start serving in time");
-    return addresses_[label];
-  }
-
-  void forget(const std::string&, const address&) override {}
-
-  void close() override {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    changed_.notify_all();
+  // Asks every thread to stop, then waits for each: a prober waits for the
+  // probe under way.
+  void stop() {
+    watcher_.request_stop();
+    for (auto& watched : probed_) watched->prober.request_stop();
+    watcher_.stop();
+    for (auto& watched : probed_) watched->prober.stop();
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, address> addresses_;
-  bool closed_ = false;
+  struct probed {
+    explicit probed(watched_node watched) : node(std::move(watched)) {}
+    watched_node node;
+    // When the running probe began waiting for the node's handlers, in
+    // clock ticks; 0 when none waits.
+    std::atomic<clock::rep> probing_since{0};
+    periodic_worker prober;
+  };
+
+  static long long ms(clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+
+  static void check(probed& watched, const launch_state& program) {
+    const auto& node = watched.node;
+    auto since = watched.probing_since.load();
+    auto waited = since == 0 ? clock::duration::zero()
+                             : clock::now() - clock::time_point(clock::duration(since));
+    if (waited >= node.timeout) {
+      auto busy = methods_in_flight(node.metrics);
+      std::cerr << "[lp] node " << node.label << " hung: a call waited " << ms(waited)
+                << " ms for its handlers ("
+                << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
+                << "), past its group's health_timeout of " << node.timeout.count()
+                << " ms; ending its process" << std::endl;
+      std::_Exit(hung_exit_status);  // why not exit(): the class's comment
+    }
+    auto silence = node.progress.silence(clock::now());
+    if (silence >= node.timeout && !program.stop_requested()) {
+      std::cerr << "[lp] node " << node.label << " hung: its run() made no "
+                << "sign of progress (a call, lp::stop_requested(), a metric, "
+                   "lp::heartbeat()) for "
+                << ms(silence) << " ms, past its group's health_timeout of "
+                << node.timeout.count() << " ms; ending its process" << std::endl;
+      std::_Exit(hung_run_exit_status);
+    }
+  }
+
+  std::vector<std::unique_ptr<probed>> probed_;
+  periodic_worker watcher_;
 };
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/python/python_node.hpp ----
+
+// A node of a Python service (LP_PYTHON), as the process that hosts it sees
+// it: a child process running `python3 -m launchpad_client.runtime SPEC`,
+// which serves the node itself on the launch's wire. Its host writes the
+// spec and the launch's secret and credentials into a private directory,
+// forwards the child's output as the node's, answers its address lookups
+// over a socket pair, and stops it in order (docs/python_nodes.md).
+//
+// The control socket carries lines. From the node: `serving <url>`,
+// `finished` (run() returned), `stop` (it asked the program to stop),
+// `address <label>`; from the host: `run` (every node serves: call run()),
+// and the answers to lookups, `address <label> <url>` or
+// `address <label> - <why>`.
+
+
+// ---- launchpad/detail/util/spawn.hpp ----
+
+// Starting and ending the node processes of a launch.
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+
+extern char** environ;
+
+namespace lp::detail {
+
+// The absolute path of a program in PATH, as execvp would find it, for
+// starting it with execve; nothing if no directory of PATH holds it.
+inline std::optional<std::string> on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+// The path of the running executable, so a launch can start it again.
+inline std::string this_executable() {
+  std::string path(4096, '\0');
+  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0) throw launch_error("cannot find this program's executable");
+  path.resize(static_cast<std::size_t>(length));
+  return path;
+}
+
+struct child_process {
+  std::string executable;
+  std::vector<std::string> arguments;    // argv, from argv[0]
+  std::vector<std::string> environment;  // added to this process's, "NAME=value"
+  int output_fd = -1;                    // becomes the child's stdout
+  int error_fd = -1;                     // becomes the child's stderr
+  int passed_fd = -1;                    // if set, becomes the child's fd 3
+};
+
+// A forked child keeps its parent's signal handlers until execve. A stop
+// signal that reached it there ran the launcher's handler in the child
+// (which wrote it into the launcher's own signal pipe), and the node then
+// started and never heard it: seen as a node that did not stop, when a
+// launch stopped just as it started (under ThreadSanitizer, 1 run in 15).
+// So the parent forks with every signal blocked, and the child puts back the
+// default actions, as execve would, before it unblocks them: a signal that
+// came meanwhile ends it, which the launcher counts as a clean stop.
+class fork_guard {
+ public:
+  fork_guard() {
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
+  }
+  fork_guard(const fork_guard&) = delete;
+  fork_guard& operator=(const fork_guard&) = delete;
+  ~fork_guard() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+
+  // In the child, before execve; async-signal-safe. Ignored signals stay
+  // ignored, as across execve.
+  static void child_ready_for_signals() {
+    for (int signal = 1; signal < NSIG; ++signal) {
+      struct sigaction now {};
+      if (::sigaction(signal, nullptr, &now) != 0 || now.sa_handler == SIG_IGN ||
+          now.sa_handler == SIG_DFL)
+        continue;
+      struct sigaction reset {};
+      reset.sa_handler = SIG_DFL;
+      ::sigaction(signal, &reset, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  }
+
+ private:
+  sigset_t saved_;
+};
+
+// Starts the child in a process group of its own, so a Ctrl+C at the
+// terminal reaches only the launcher, which stops the nodes in order. The
+// child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
+// thread alive for as long as the launch runs.
+inline pid_t spawn(const child_process& child) {
+  // Everything the child needs is prepared here: between fork and exec it
+  // may only make async-signal-safe calls.
+  std::vector<char*> argv, envp;
+  for (const auto& argument : child.arguments)
+    argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  // The child's own values replace this process's: getenv takes the first.
+  auto replaced = [&](std::string_view variable) {
+    auto name = variable.substr(0, variable.find('=') + 1);
+    for (const auto& own : child.environment)
+      if (std::string_view(own).starts_with(name)) return true;
+    return false;
+  };
+  for (char** variable = environ; *variable; ++variable)
+    if (!replaced(*variable)) envp.push_back(*variable);
+  for (const auto& variable : child.environment)
+    envp.push_back(const_cast<char*>(variable.c_str()));
+  envp.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  fork_guard guard;
+  pid_t pid = ::fork();
+  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
+    ::dup2(child.output_fd, 1);
+    ::dup2(child.error_fd, 2);
+    int first_closed = 3;
+    if (child.passed_fd >= 0) {
+      // dup2 onto itself would keep close-on-exec.
+      if (child.passed_fd == 3)
+        ::fcntl(3, F_SETFD, 0);
+      else
+        ::dup2(child.passed_fd, 3);
+      first_closed = 4;
+    }
+    // Nothing of the launcher's leaks in: not its other pipes, not its
+    // listening sockets, not its signal handlers or blocked signals.
+    if (::syscall(SYS_close_range, static_cast<unsigned>(first_closed), ~0U, 0U) != 0)
+      for (int fd = first_closed; fd < 65536; ++fd) ::close(fd);
+    fork_guard::child_ready_for_signals();
+    ::execve(child.executable.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
+  return pid;
+}
+
+// Kills the process groups of a launch's nodes if the launcher dies without
+// doing it, even by SIGKILL. A node process dies with its launcher
+// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
+// simulator, their own children. They stay in the node's process group, so
+// a process that outlives the launcher kills those groups: a shell, in a
+// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
+// socket and, when the socket reaches its end without a "done", kills them
+// all. Needs no privileges; it cannot reach a descendant that left the
+// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
+// "No orphans").
+class group_reaper {
+ public:
+  group_reaper() {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") +
+                         std::strerror(errno));
+    static constexpr const char* script =
+        "trap '' INT TERM HUP PIPE\n"
+        "groups=\n"
+        "while read -r word group; do\n"
+        "  case $word in\n"
+        "    done) exit 0 ;;\n"
+        "    watch) groups=\"$groups -$group\" ;;\n"
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || "
+        "kept=\"$kept $g\"; "
+        "done; groups=$kept ;;\n"
+        "  esac\n"
+        "done\n"
+        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
+    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
+    const char* envp[] = {nullptr};
+    // Forked twice, so that it is nobody's child here: the launcher's own
+    // children are its nodes. Only async-signal-safe calls until execve.
+    fork_guard guard;
+    pid_t middle = ::fork();
+    if (middle < 0) {
+      ::close(ends[0]);
+      ::close(ends[1]);
+      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+    }
+    if (middle == 0) {
+      if (::fork() != 0) ::_exit(0);
+      ::setpgid(0, 0);
+      ::dup2(ends[1], 0);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+      fork_guard::child_ready_for_signals();
+      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+      ::_exit(127);
+    }
+    ::close(ends[1]);
+    int status = 0;
+    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+    }
+    to_reaper_ = ends[0];
+  }
+  group_reaper(const group_reaper&) = delete;
+  group_reaper& operator=(const group_reaper&) = delete;
+  // The launcher ends in order: it has stopped every group itself.
+  ~group_reaper() {
+    say("done");
+    ::close(to_reaper_);
+  }
+
+  // Under Slurm a node process is its own launcher's child no more (srun's
+  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
+  // by parentage, which an orphaned grandchild has lost. So such a process
+  // leads a group of its own and leaves a reaper watching it for as long as
+  // it lives: whatever is left in its group is killed when it ends, by exit
+  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
+  static bool watch_own_group_for_life() {
+    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
+    // Never destroyed: its socket closes with the process, without "done".
+    static auto* reaper = new group_reaper();
+    reaper->watch(::getpid());
+    return true;
+  }
+
+  void watch(pid_t group) { say("watch " + std::to_string(group)); }
+  // The group has ended; its id may be reused, so it must not be killed.
+  void forget(pid_t group) { say("forget " + std::to_string(group)); }
+
+ private:
+  // Best effort: a reaper that is gone cannot be helped, and must not take
+  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
+  void say(const std::string& line) {
+    std::string text = line + "\n";
+    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+
+  int to_reaper_ = -1;
+};
+
+// How a child ended, in words for the launch's summary.
+inline std::string describe_status(int status) {
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = ::sigabbrev_np(WTERMSIG(status));
+    return std::string("killed by signal ") +
+           (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// The runtime's exit statuses for a node that no restart can mend
+// (python/launchpad_client/runtime.py).
+inline constexpr int python_import_failed = 3;
+inline constexpr int python_types_differ = 4;
+inline constexpr int python_construction_failed = 5;
+inline constexpr int python_checkpoint_unreadable = 6;
+// And, as a C++ node process's, for a node that hung: hung_exit_status and
+// hung_run_exit_status (launch_state.hpp).
+
+// A Python node that could not start for a reason a restart cannot mend: a
+// module that does not import, a class that differs from its declaration,
+// a checkpoint it cannot read.
+class python_start_error : public launch_error {
+ public:
+  using launch_error::launch_error;
+};
+
+// What a host gives each of its Python nodes.
+struct python_settings {
+  std::string interpreter = "python3";  // a name found on PATH, or a path
+  std::string program;
+  std::string bind_host = "127.0.0.1";
+  std::string secret;              // empty: --lp_insecure
+  tls_credentials tls;             // empty: plain HTTP
+  std::string checkpoint_save;     // empty: keeps no checkpoints
+  std::string checkpoint_restore;  // empty: starts empty
+  std::chrono::milliseconds checkpoint_interval{0};
+  std::chrono::seconds termination_notice{10};
+  // Its group's health_timeout, where its host watches health (a
+  // launcher's node process): the runtime ends itself when the node hangs,
+  // as a C++ node process does. Zero: not watched.
+  std::chrono::milliseconds health_timeout{0};
+  std::size_t max_body_bytes = std::size_t{256} << 20;
+  std::map<std::string, std::string> env;  // the group's, beside the host's own
+  // Only import the class and compare it with its declaration, then end
+  // (check_python_nodes).
+  bool check_only = false;
+  // Tune the node's glibc malloc as a C++ node's (keep_large_blocks): a
+  // 4 MB body's blocks stay the process's, not the kernel's, between calls.
+  bool tune_malloc = true;
+};
+
+class python_node {
+ public:
+  // What the node tells its host, each on the thread that reads it.
+  struct events {
+    std::function<void()> finished;  // its run() returned
+    std::function<void()> stop;      // it asked the program to stop
+    // The process ended when nobody asked it to: its wait status, and what
+    // happened in words.
+    std::function<void(int status, const std::string& why)> ended;
+    // The URL of the node with this label; throws if there is none.
+    std::function<std::string(const std::string& label)> lookup;
+    // A line the node wrote, on its stderr or stdout.
+    std::function<void(bool error, const std::string& line)> output;
+  };
+
+  python_node(const node_info& spec, const python_recipe& recipe,
+              python_settings settings, events tell)
+      : label_(spec.label),
+        settings_(std::move(settings)),
+        tell_(std::move(tell)),
+        executable_(settings_.interpreter.find('/') == std::string::npos
+                        ? interpreter_on_path(settings_.interpreter)
+                        : settings_.interpreter),
+        files_(settings_.program + "." + file_name(spec.label), settings_.secret,
+               temp_dir(), settings_.tls) {
+    try {
+      write_spec(spec, recipe);
+      start();
+    } catch (...) {
+      remove_files();
+      throw;
+    }
+  }
+  python_node(const python_node&) = delete;
+  python_node& operator=(const python_node&) = delete;
+  ~python_node() {
+    stop();
+    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
+      if (thread->joinable()) thread->join();
+    if (control_ >= 0) ::close(control_);
+    remove_files();
+  }
+
+  // Waits until the node serves; returns its URL. Throws python_start_error
+  // (or launch_error, for a runtime that is not there) with the last lines
+  // it wrote if it ended first.
+  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mutex_);
+    bool settled =
+        changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
+    if (!url_.empty()) return url_;
+    if (!settled) {
+      lock.unlock();
+      stop();
+      throw launch_error(
+          "Python node '" + label_ + "' did not serve within " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+          " s (is its __init__ or a module it imports waiting on something?)" +
+          last_lines_text());
+    }
+    // Its last lines come on other threads: wait for them to be read.
+    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+    fail_to_start();
+  }
+
+  pid_t pid() const { return pid_; }
+
+  // For check_only: waits until the check ends; throws as wait_serving
+  // does if the class differs from its declaration or cannot be had.
+  void wait_checked() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return exited_ && outputs_open_ == 0; });
+    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) fail_to_start();
+  }
+
+  // Calls the node's run(), once every node of the launch serves.
+  void start_run() {
+    static constexpr std::string_view line = "run\n";
+    ::send(control_, line.data(), line.size(), MSG_NOSIGNAL);
+  }
+
+  // Asks the node to stop (SIGTERM: it drains its calls and saves its
+  // checkpoint), then kills it after the termination notice. Safe to call
+  // twice.
+  void stop() {
+    std::unique_lock lock(mutex_);
+    if (pid_ <= 0 || exited_) return;
+    if (!stopping_) {
+      stopping_ = true;
+      ::kill(pid_, SIGTERM);
+    }
+    if (!changed_.wait_for(lock, settings_.termination_notice, [&] { return exited_; })) {
+      ::kill(-pid_, SIGKILL);
+      changed_.wait(lock, [&] { return exited_; });
+    }
+  }
+
+ private:
+  static std::string file_name(std::string label) {
+    for (auto& c : label)
+      if (c == '/') c = '_';
+    return label;
+  }
+
+  // What the spec needs beside the secret and credentials, which files_
+  // removes itself.
+  void remove_files() {
+    for (const char* name : {"spec.json", "args.cbor"})
+      ::unlink((files_.path() + "/" + name).c_str());
+  }
+
+  static std::string temp_dir() {
+    const char* dir = std::getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+  }
+
+  LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
+
+  void start() {
+    int control[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    auto close_all = [&] {
+      for (int fd : {control[0], control[1], out[0], out[1], err[0], err[1]})
+        if (fd >= 0) ::close(fd);
+    };
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0 ||
+        ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      auto why = std::string(std::strerror(errno));
+      close_all();
+      throw launch_error("cannot create the pipes of a Python node: " + why);
+    }
+    child_process child;
+    child.executable = executable_;
+    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime"};
+    if (settings_.check_only) child.arguments.emplace_back("--check");
+    child.arguments.push_back(files_.path() + "/spec.json");
+    child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
+    if (settings_.tune_malloc && !std::getenv("MALLOC_MMAP_THRESHOLD_") &&
+        !std::getenv("MALLOC_TRIM_THRESHOLD_") && !std::getenv("GLIBC_TUNABLES")) {
+      child.environment.push_back("MALLOC_MMAP_THRESHOLD_=" + std::to_string(64 << 20));
+      child.environment.push_back("MALLOC_TRIM_THRESHOLD_=" + std::to_string(128 << 20));
+    }
+    child.environment.push_back("PYTHONUNBUFFERED=1");
+    for (const auto& [name, value] : settings_.env)
+      child.environment.push_back(name + "=" + value);
+    child.output_fd = out[1];
+    child.error_fd = err[1];
+    child.passed_fd = control[1];
+    try {
+      pid_ = spawn(child);
+    } catch (...) {
+      close_all();
+      throw;
+    }
+    control_ = control[0];
+    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
+    outputs_open_ = 2;
+    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
+    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
+    control_reader_ = std::thread([this] { read_control(); });
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
+  // A missing interpreter is named before anything starts.
+  static std::string interpreter_on_path(const std::string& name) {
+    if (auto found = on_path(name)) return *found;
+    throw launch_error(
+        "no Python interpreter '" + name +
+        "' on PATH for the Python nodes; install python3, or name one with "
+        "--lp_python=PATH (a virtualenv's bin/python works)");
+  }
+
+  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
+    std::string pending;
+    char chunk[4096];
+    for (;;) {
+      auto n = ::read(fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pending.append(chunk, static_cast<std::size_t>(n));
+      for (auto end = pending.find('\n'); end != std::string::npos;
+           end = pending.find('\n')) {
+        take(pending.substr(0, end));
+        pending.erase(0, end + 1);
+      }
+    }
+    if (!pending.empty()) take(std::move(pending));
+  }
+
+  void read_output(int fd, bool error) {
+    each_line(fd, [&](std::string&& line) {
+      if (error) {
+        std::lock_guard lock(mutex_);
+        last_lines_.push_back(line);
+        if (last_lines_.size() > 12) last_lines_.pop_front();
+      }
+      if (tell_.output) tell_.output(error, line);
+    });
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    --outputs_open_;
+    changed_.notify_all();
+  }
+
+  void read_control() {
+    each_line(control_, [&](std::string&& line) {
+      std::string_view text = line;
+      if (text.starts_with("serving ")) {
+        std::lock_guard lock(mutex_);
+        url_ = text.substr(8);
+        changed_.notify_all();
+      } else if (text == "finished") {
+        if (tell_.finished) tell_.finished();
+      } else if (text == "stop") {
+        if (tell_.stop) tell_.stop();
+      } else if (text.starts_with("address ")) {
+        answer_lookup(std::string(text.substr(8)));
+      }
+    });
+  }
+
+  void answer_lookup(const std::string& label) {
+    std::string answer;
+    try {
+      answer = "address " + label + " " + tell_.lookup(label) + "\n";
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      for (auto& c : why)
+        if (c == '\n') c = ' ';
+      answer = "address " + label + " - " + why + "\n";
+    }
+    ::send(control_, answer.data(), answer.size(), MSG_NOSIGNAL);
+  }
+
+  void wait_for_exit() {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    // What it left in its process group goes with it, while the group's id
+    // cannot be reused: the process is reaped only below.
+    ::kill(-pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    // Its end unblocks the control reader: no one else holds the socket.
+    ::shutdown(control_, SHUT_RDWR);
+    bool unasked;
+    {
+      std::lock_guard lock(mutex_);
+      exited_ = true;
+      status_ = status;
+      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
+      changed_.notify_all();
+    }
+    if (unasked && tell_.ended) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, std::chrono::seconds(2),
+                          [&] { return outputs_open_ == 0; });
+      }
+      tell_.ended(status, ended_how() + last_lines_text());
+    }
+  }
+
+  std::string ended_how() const {
+    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0)
+      return "its Python process exited";
+    return "its Python process " + describe_status(status_);
+  }
+
+  std::string last_lines_text() const {
+    std::string text;
+    for (const auto& line : last_lines_) text += "\n  " + line;
+    return text.empty() ? text : ":" + text;
+  }
+
+  [[noreturn]] void fail_to_start() const {
+    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+    std::string what = "Python node '" + label_ + "' could not start: ";
+    if (code == python_import_failed || code == python_types_differ ||
+        code == python_checkpoint_unreadable)
+      throw python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
+    // An __init__ that raised may find next time what it lacked (a GPU in
+    // use), as a C++ constructor may: its group's restarts apply.
+    if (code == python_construction_failed)
+      throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
+    // The runtime itself did not run: most often the package is not where
+    // this interpreter looks.
+    throw python_start_error(what + "its Python process " + describe_status(status_) +
+                             " before it served" + last_lines_text() +
+                             "\n(is launchpad_client importable by " +
+                             settings_.interpreter +
+                             "? Put the checkout's python/ on PYTHONPATH, or install it: "
+                             "docs/python_nodes.md)");
+  }
+
+  std::string label_;
+  python_settings settings_;
+  events tell_;
+  std::string executable_;
+  run_directory files_;  // removed when the node is gone
+  pid_t pid_ = -1;
+  int control_ = -1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string url_;
+  bool stopping_ = false;
+  bool exited_ = false;
+  int status_ = 0;
+  int outputs_open_ = 0;
+  std::deque<std::string> last_lines_;
+
+  std::thread control_reader_, out_reader_, err_reader_, waiter_;
+};
+
+// Checks the class of every Python node of `graph` against its declaration,
+// each class once and all at once, before a launch of processes starts any
+// node: so that a mismatch ends the launch before any node runs, as it
+// does under the thread policies. Throws python_start_error.
+inline void check_python_nodes(const program& graph, const std::string& interpreter) {
+  std::vector<std::unique_ptr<python_node>> checks;
+  // A group's env (a PYTHONPATH of its own) may find another class.
+  std::set<std::pair<std::string, std::map<std::string, std::string>>> seen;
+  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+    const auto& spec = graph.nodes()[i];
+    const auto* recipe = graph_access::python(graph, i);
+    auto env = graph.settings_of(spec.group).env;
+    if (!recipe || !seen.emplace(spec.service, env).second) continue;
+    python_settings settings;
+    settings.interpreter = interpreter;
+    settings.program = graph.name();
+    settings.env = std::move(env);
+    settings.check_only = true;
+    python_node::events tell;
+    tell.output = [](bool error, const std::string& line) {
+      if (error) std::cerr << line << std::endl;
+    };
+    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings),
+                                                   std::move(tell)));
+  }
+  for (auto& check : checks) check->wait_checked();
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/http_server.hpp ----
+
+// ---- launchpad/detail/observe/exposition.hpp ----
+
+// A node's figures as the Prometheus text exposition format (version 0.0.4,
+// what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
+
+// ---- launchpad/detail/observe/process_figures.hpp ----
+
+
+
+namespace lp::detail {
+
+// What a node's process uses, as the kernel counts it; every node of a
+// process reports the same.
+struct process_figures {
+  long pid = 0;
+  std::string host;
+  double resident_bytes = 0;
+  double cpu_seconds = 0;
+  long threads = 0;
+  long restarts = 0;  // of this node's process, by its launcher
+};
+
+// Set by a launcher in a node process's environment: how often it restarted it.
+inline constexpr const char* restarts_env = "LP_RESTARTS";
+
+LP_API process_figures this_process_figures();
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+inline constexpr std::string_view prometheus_type =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+// A label value between the quotes: \, " and newline escaped, as the format
+// asks; anything else (UTF-8 included) as it is.
+LP_API std::string prometheus_label_value(std::string_view value);
+
+// The node's calls, its process and its user figures. `connections`: those
+// open on the node's server now.
+LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
+
+// The same, for the status page: cumulative counts per method and status, the
+// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
+// slowest call (seconds; null before the first), user figures and every point
+// of each series.
+LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
 
 }  // namespace lp::detail
 
@@ -10918,1199 +12042,1026 @@ class listener {
 
 namespace lp::detail {
 
-// The launcher's side.
-class rendezvous_server {
+// Serves one node over HTTP (protocol v1, docs/protocol.md).
+class http_server {
  public:
-  struct callbacks {
-    std::function<void(const std::string& label)> stop_requested;
-    std::function<void(const std::string& label)> run_finished;
-    // Whether the runs of these nodes or groups have all returned (true),
-    // the program stops first (false), or neither within `wait`.
-    std::function<std::optional<bool>(const std::vector<std::string>& names,
-                                      std::chrono::milliseconds wait)>
-        runs_finished;
-    // A node process ends, and tells how: `failure` is empty for a clean
-    // end; `unrecoverable`, a failure no restart mends (a Python node whose
-    // class its host cannot have). Only where the launcher does not see its
-    // processes exit (Kubernetes); elsewhere left empty.
-    std::function<void(const std::string& label, const std::string& failure,
-                       bool unrecoverable)>
-        process_ended;
-    // A node published where it serves; may be left empty.
-    std::function<void(const std::string& label, const address& where)> published;
-  };
-
-  // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
-  // TLS context, it serves HTTPS to the launch's nodes only. `port` 0: any
-  // free one, which the launcher hands its nodes.
-  rendezvous_server(std::string secret, callbacks on,
-                    const std::string& host = "127.0.0.1",
-                    std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
-      : secret_(std::move(secret)), on_(std::move(on)) {
+  // An empty secret serves everyone (an --lp_insecure launch). A request
+  // body larger than max_body_bytes is refused with 413; `limits` bound
+  // the time a request may take to arrive and the connections open at once
+  // (listener.hpp). With a TLS context, it serves HTTPS only, to peers
+  // that hold the launch's certificate.
+  http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
+              server_limits limits = {}, std::shared_ptr<const tls_context> tls = nullptr)
+      : node_(node),
+        identity_(node.identity),
+        secret_(std::move(secret)),
+        listener_(limits) {
     listener_.set_tls(std::move(tls));
-    auto& routes = listener_.routes();
-    auto guarded = [this](auto handler) {
-      return [this, handler](const http_request& req, http_reply& res) {
-        if (!secret_.empty()) {
-          auto problem = credential_problem(req.header("Authorization"), secret_);
-          if (!problem.empty()) {
-            res.status = 401;
-            res.set_content(json{{"error", problem}}.dump(), "application/json");
-            return;
-          }
-        }
-        try {
-          handler(req, res);
-        } catch (const std::exception& e) {
-          res.status = 400;
-          res.set_content(json{{"error", e.what()}}.dump(), "application/json");
-        }
-      };
-    };
-    routes.post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
-                  auto body = json::parse(req.body);
-                  auto label = body.at("label").template get<std::string>();
-                  address where{body.at("host").template get<std::string>(),
-                                body.at("port").template get<int>()};
-                  publish(label, where);
-                  if (on_.published) on_.published(label, where);
-                  res.set_content("{}", "application/json");
-                }));
-    routes.post(
-        "/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
-          auto body = json::parse(req.body);
-          auto label = body.at("label").template get<std::string>();
-          auto wait = std::chrono::milliseconds(
-              std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
-          std::unique_lock lock(mutex_);
-          changed_.wait_for(lock, wait, [&] {
-            return closed_ || nodes_[label].where || nodes_[label].gone;
-          });
-          auto& entry = nodes_[label];
-          if (closed_) {
-            // A stopping program takes no new callers: a node found now would
-            // refuse the call, or be gone.
-            res.status = 410;
-            res.set_content(
-                json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
-                "application/json");
-          } else if (entry.where) {
-            res.set_content(
-                json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
-                "application/json");
-          } else {
-            res.status = entry.gone ? 410 : 404;
-            res.set_content(
-                json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
-                "application/json");
-          }
-        }));
-    routes.post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
-                  on_.stop_requested(
-                      json::parse(req.body).at("label").template get<std::string>());
-                  res.set_content("{}", "application/json");
-                }));
-    routes.post(
-        "/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
-          on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
-          res.set_content("{}", "application/json");
-        }));
-    if (on_.process_ended)
-      routes.post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
-                    auto body = json::parse(req.body);
-                    on_.process_ended(body.at("label").template get<std::string>(),
-                                      body.at("failure").template get<std::string>(),
-                                      body.value("unrecoverable", false));
-                    res.set_content("{}", "application/json");
-                  }));
-    routes.post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
-                  auto body = json::parse(req.body);
-                  auto outcome = on_.runs_finished(
-                      body.at("names").template get<std::vector<std::string>>(),
-                      std::chrono::milliseconds(std::clamp(
-                          body.at("wait_ms").template get<long>(), 0L, 10'000L)));
-                  res.set_content(json{{"done", outcome.value_or(false)},
-                                       {"stopping", outcome == false}}
-                                      .dump(),
-                                  "application/json");
-                }));
+    configure(max_body_bytes);
+  }
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+  ~http_server() { stop(); }
+
+  // Binds host:port (port 0: any free port), serves on a thread of its own,
+  // and returns the URL once connections are accepted.
+  std::string start(const std::string& host, int port) {
     int bound = listener_.start(host, port);
     if (bound < 0)
-      throw launch_error("the launcher cannot listen on " + host +
-                         (port ? " port " + std::to_string(port) : std::string()));
-    url_ = address{host, bound}.url(listener_.tls());
+      throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
+                       std::to_string(port) + ": " + std::strerror(errno));
+    bound_ = {host, bound};
+    url_ = bound_.url(listener_.tls());
+    return url_;
   }
-  rendezvous_server(const rendezvous_server&) = delete;
-  rendezvous_server& operator=(const rendezvous_server&) = delete;
-  ~rendezvous_server() {
-    close();
+
+  const std::string& url() const noexcept { return url_; }
+  const address& bound() const noexcept { return bound_; }
+
+  // From now on new calls get 503 "stopping"; calls already running finish,
+  // and their replies are written (node_gate::drain).
+  void drain() { node_.gate.drain(); }
+
+  void stop() {
+    if (!listener_.running()) return;
+    drain();
     listener_.stop();
   }
 
-  const std::string& url() const { return url_; }
-
-  void publish(const std::string& label, const address& where) {
-    {
-      std::lock_guard lock(mutex_);
-      nodes_[label].where = where;
-      nodes_[label].gone.reset();
-    }
-    changed_.notify_all();
+ private:
+  void configure(std::size_t max_body_bytes) {
+    auto& routes = listener_.routes();
+    // The errors the listener writes itself name this node.
+    listener_.set_refusal_body([this](std::string_view code, const std::string& message) {
+      return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
+                              protocol::format::json);
+    });
+    listener_.on_reply_written([this] {
+      if (!reply_pending()) return;
+      reply_pending() = false;
+      node_.gate.written();
+    });
+    listener_.set_body_limit(max_body_bytes);
+    routes.post_under("/lp/v1/call/", [this](const http_request& req, http_reply& res) {
+      call(req, res);
+    });
+    routes.get(protocol::describe_path, [this](const http_request& req, http_reply& res) {
+      if (!authorized(req, res, "")) return;
+      json body = describe_service(node_.instance.service(), node_.instance.methods());
+      body["program"] = identity_.program;
+      body["node"] = identity_.label;
+      body["protocol"] = 1;
+      respond(req, res, 200, body, protocol::format::json);
+    });
+    // What lp::stop() does, for tools outside the program (the Python
+    // client's stop()): a node process passes it on to its launcher.
+    routes.post(protocol::stop_path, [this](const http_request& req, http_reply& res) {
+      if (!authorized(req, res, "")) return;
+      node_.launch.request_stop();
+      respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
+    });
+    routes.get(protocol::metrics_path, [this](const http_request& req, http_reply& res) {
+      if (!authorized(req, res, "")) return;
+      auto process = this_process_figures();
+      auto connections = listener_.open_connections();
+      if (req.header("Accept").find(protocol::json_type) != std::string_view::npos)
+        return res.set_content(
+            metrics_json(node_.metrics, identity_.label, process, connections).dump(),
+            protocol::json_type);
+      res.set_content(
+          prometheus_text(node_.metrics, identity_.label, process, connections),
+          prometheus_type);
+    });
+    routes.get(protocol::health_path, [this](const http_request& req, http_reply& res) {
+      bool serving = !node_.gate.draining();
+      respond(req, res, serving ? 200 : 503,
+              {{"status", serving ? "serving" : "stopping"}}, protocol::format::json);
+    });
+    routes.otherwise([this](const http_request& req, http_reply& res) {
+      respond(req, res, 404,
+              protocol::error_body(
+                  "no_such_route",
+                  "no route " + std::string(req.method()) + " " + std::string(req.path) +
+                      "; call a method with POST /lp/v1/call/<method>, see "
+                      "GET " +
+                      std::string(protocol::describe_path),
+                  identity_.label, ""),
+              protocol::format::json);
+    });
   }
 
-  // The node's process ended; `restarting` keeps callers waiting for the
-  // next one, otherwise they fail at once with `reason`.
-  void withdraw(const std::string& label, bool restarting, const std::string& reason) {
-    {
-      std::lock_guard lock(mutex_);
-      nodes_[label].where.reset();
-      if (!restarting) nodes_[label].gone = reason;
-    }
-    changed_.notify_all();
+  // Every route but health needs the launch's secret as a bearer token.
+  bool authorized(const http_request& req, http_reply& res, std::string_view method) {
+    if (secret_.empty()) return true;
+    auto problem = credential_problem(req.header("Authorization"), secret_);
+    if (problem.empty()) return true;
+    respond(req, res, 401,
+            protocol::error_body("unauthenticated", problem, identity_.label, method),
+            protocol::format::json);
+    return false;
   }
 
-  std::optional<address> find(const std::string& label) {
+  // Whether this thread's current request is a call whose reply is
+  // unwritten: the listener writes a reply on the thread that ran its
+  // handler, so the thread carries it from the call's handler to the
+  // reply's end.
+  static bool& reply_pending() {
+    thread_local bool pending = false;
+    return pending;
+  }
+
+  // The reply's format: what Accept asks for, else the request's own.
+  static protocol::format reply_format(const http_request& req,
+                                       protocol::format request_format) {
+    auto accept = req.header("Accept");
+    return accept.find(protocol::cbor_type) != std::string_view::npos
+               ? protocol::format::cbor
+           : accept.find(protocol::json_type) != std::string_view::npos
+               ? protocol::format::json
+               : request_format;
+  }
+
+  // A reply is written into this thread's reply, and a large one is sent
+  // straight from it (and from the result's arrays it refers to), after the
+  // handler returns and before the thread takes its next request.
+  struct reply_tag {};
+
+  static void respond(const http_request& req, http_reply& res, int status,
+                      const json& body, protocol::format request_format) {
+    auto format = reply_format(req, request_format);
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    reply.body.bytes() = protocol::encode(body, format);
+    send(res, status, reply, format);
+  }
+
+  // Returns the body's size. The body is written from the thread's reply
+  // (and the result's arrays it refers to), which stays as it is until the
+  // listener has written it.
+  static std::size_t send(http_reply& res, int status, written_reply& reply,
+                          protocol::format format) {
+    res.status = status;
+    res.content_type = protocol::content_type(format);
+    res.body.clear();
+    res.pieces.clear();
+    std::size_t size = 0;
+    for (auto piece : reply.body.pieces()) {
+      res.pieces.push_back(piece);
+      size += piece.size();
+    }
+    return size;
+  }
+
+  // Every call is counted, whatever its answer (respond() and send() set
+  // the status).
+  void call(const http_request& req, http_reply& res) {
+    const std::string method(req.rest);
+    call_timer timer(node_.metrics.calls_to(method), 0);
+    answer_call(req, res, method, timer);
+    timer.status = res.status;
+  }
+
+  void answer_call(const http_request& req, http_reply& res, const std::string& method,
+                   call_timer& timer) {
+    auto fail = [&](int status, std::string_view code, const std::string& message,
+                    protocol::format format) {
+      respond(req, res, status,
+              protocol::error_body(code, message, identity_.label, method), format);
+    };
+    if (!authorized(req, res, method)) return;
+    auto format = protocol::format_of(req.header("Content-Type"));
+    if (!format)
+      return fail(415, "unsupported_media_type",
+                  "Content-Type '" + std::string(req.header("Content-Type")) +
+                      "' is not supported; send application/json or application/cbor",
+                  protocol::format::json);
+    if (!node_.gate.enter(/*reply_to_write=*/true)) {
+      auto [code, message] = refusal(node_);
+      return fail(503, code, message, *format);
+    }
+    reply_pending() = true;
+    struct leave {
+      node_gate& gate;
+      ~leave() { gate.left(); }
+    } guard{node_.gate};
+
+    node_scope scope(identity_, node_.launch, call_deadline_of(req));
+    auto& reply = written_reply::of_this_thread<reply_tag>();
+    auto replying = reply_format(req, *format);
+    timer.request_bytes = req.body.size();
+    int status = dispatch(node_.instance, identity_.label, method, *format, replying,
+                          req.body, reply);
+    timer.reply_bytes = send(res, status, reply, replying);
+  }
+
+  // The caller's deadline, from the time the request came, less the time
+  // its reply needs to travel (lp::caller_deadline()); none (max) if it
+  // sent none or one that is not a count of milliseconds.
+  static std::chrono::steady_clock::time_point call_deadline_of(const http_request& req) {
+    auto never = std::chrono::steady_clock::time_point::max();
+    auto value = std::string(req.header(protocol::deadline_header));
+    if (value.empty()) return never;
+    char* end = nullptr;
+    auto ms = std::strtoll(value.c_str(), &end, 10);
+    // Past ten years, the wait is as good as unbounded (and adding it could overflow).
+    if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
+    auto for_the_reply = std::min(ms / 10, 100LL);
+    return std::chrono::steady_clock::now() +
+           std::chrono::milliseconds(ms - for_the_reply);
+  }
+
+  served_node& node_;
+  const node_identity& identity_;
+  const std::string secret_;
+  address bound_;
+  std::string url_;
+  listener listener_;  // last: it stops before what its handlers use
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
+struct host_options {
+  std::string policy;               // the launch policy's flag name
+  std::vector<std::string> labels;  // the nodes to run here; empty: all of them
+  std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
+  std::string secret;  // empty: serve and call without one (--lp_insecure)
+  // Serve and call over TLS with the launch's credentials; null: plain HTTP.
+  std::shared_ptr<const tls_context> tls;
+  std::string bind_host = "127.0.0.1";
+  // The interpreter of the Python nodes (--lp_python).
+  std::string python = "python3";
+  // How long a stopping Python node may take to end.
+  std::chrono::seconds termination_notice{10};
+  // The host name the nodes publish, where it is not bind_host: a pod binds
+  // every address and is known by its DNS name.
+  std::string advertise_host;
+  std::string run_dir;  // the launch's run directory, if it has one
+  std::size_t max_body_bytes = std::size_t{256} << 20;
+  server_limits limits;  // each node's server's
+  // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
+  bool direct_calls = false;
+  // Told when a node's run() returns (a launcher in another process).
+  std::function<void(const std::string& label)> run_finished;
+  // Waits for runs of nodes hosted elsewhere, as wait_finished does here:
+  // set with run_finished, by whoever that launcher is.
+  std::function<bool(const std::vector<std::string>& names, const launch_state& here)>
+      wait_runs_elsewhere;
+  // Stop once every run() here has returned: right when this process hosts
+  // the whole program and no test wants to look at it afterwards.
+  bool stop_when_runs_finish = true;
+  // Where checkpointed nodes save their state, and restore it from; empty:
+  // they neither save nor restore. A node restores the newer of its
+  // checkpoint there and its checkpoint in resume_dir (an earlier launch's).
+  std::string checkpoint_dir;
+  std::string resume_dir;
+  // End this process when a node of a group with a health_timeout hangs
+  // (a node process: its launcher restarts it or stops the program; the
+  // watchdog says why no other process may be ended so).
+  bool watch_health = false;
+  // Where the process was placed, for lp::context().
+  std::vector<int> cores, gpus;
+  // Tune glibc's malloc for large values (keep_large_blocks, wire/buffers.hpp):
+  // a process-wide setting, which --lp_system_malloc and
+  // test_options::system_malloc turn off.
+  bool tune_malloc = true;
+};
+
+// Runs some nodes of a program in this process: each its own HTTP server,
+// each run() its own thread. Every launch policy hosts its nodes with this:
+// all of them in one process (multi-threading), or a few per process.
+class node_host {
+ public:
+  node_host(const program& graph, host_options options)
+      : graph_(graph),
+        options_(std::move(options)),
+        state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
+    launch_registry::get().add(state_);
+    if (options_.tune_malloc) keep_large_blocks();
+    try {
+      start(graph);
+    } catch (...) {
+      shutdown();
+      throw;
+    }
+  }
+  node_host(const node_host&) = delete;
+  node_host& operator=(const node_host&) = delete;
+  ~node_host() { shutdown(); }
+
+  launch_state& state() { return *state_; }
+  const launch_state& state() const { return *state_; }
+  std::shared_ptr<launch_state> shared_state() const { return state_; }
+  const std::string& secret() const { return options_.secret; }
+
+  // A channel to the node with this label; one per node, shared.
+  std::shared_ptr<channel> connect(const std::string& label) {
     std::lock_guard lock(mutex_);
-    return nodes_[label].where;
+    auto& slot = channels_[label];
+    if (slot) return slot;
+    if (options_.direct_calls)
+      for (auto& node : nodes_)
+        if (node->identity.label == label && node->served)
+          return slot = std::make_shared<direct_channel>(label, *node->served);
+    return slot =
+               std::make_shared<http_channel>(label, options_.nodes, channel_options());
   }
 
-  void close() {
+  // Waits until the run() of every node named (labels or group names) has
+  // returned, or the program stops. True in the first case.
+  bool wait_finished(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
+    };
+    std::unique_lock lock(mutex_);
+    finished_changed_.wait(lock, [&] { return done() || state_->stop_requested(); });
+    return done();
+  }
+
+  // lp::wait_for_runs from a node of this launch.
+  bool wait_for_runs(const std::vector<std::string>& names) {
+    auto wanted = runnable_labels(graph_, names);
+    if (const auto* me = this_thread_node().identity; me && wanted.count(me->label))
+      throw usage_error("lp::wait_for_runs(): node " + me->label +
+                        " would wait for its own run(); wait for the other nodes only");
+    if (options_.wait_runs_elsewhere) return options_.wait_runs_elsewhere(names, *state_);
+    return wait_finished(names);
+  }
+
+  // Label -> URL of the nodes hosted here.
+  std::map<std::string, std::string> urls() const {
+    std::map<std::string, std::string> out;
+    for (const auto& node : nodes_)
+      out[node->identity.label] = node->python ? node->python_url : node->server->url();
+    return out;
+  }
+
+  // Label -> the process that serves the node: this one, or a Python
+  // node's own.
+  std::map<std::string, pid_t> pids() const {
+    std::map<std::string, pid_t> out;
+    for (const auto& node : nodes_)
+      out[node->identity.label] = node->python ? node->python->pid() : ::getpid();
+    return out;
+  }
+
+  // Stops the program (if nobody has yet) and waits until everything it
+  // started here is gone: run() threads joined, calls drained, servers
+  // closed, nodes destroyed. Safe to call twice.
+  void shutdown() {
+    std::lock_guard once(shutdown_mutex_);
+    if (done_) return;
+    done_ = true;
+    state_->request_stop();
+    for (auto& node : nodes_)
+      if (node->runner.joinable()) node->runner.join();
+    for (auto& node : nodes_)
+      if (node->server) node->server->drain();
+    // A Python node drains, saves its checkpoint and ends on its own.
+    for (auto& node : nodes_)
+      if (node->python) node->python->stop();
+    checkpoints_.stop();
+    watchdog_.stop();
+    // No call runs now: the last save holds every call answered. A node
+    // that failed here may have left its state half-changed; its restart
+    // takes the last periodic save instead.
+    if (started_ && !state_->failure())
+      for (auto& node : nodes_)
+        if (node->checkpointed) save(*node);
+    // Our own idle connections would keep servers' threads waiting out their
+    // keep-alive; close them first so the servers stop at once.
+    options_.nodes->close();
     {
       std::lock_guard lock(mutex_);
-      closed_ = true;
+      for (auto& [label, channel] : channels_) channel->close();
     }
-    changed_.notify_all();
+    for (auto& node : nodes_)
+      if (node->server) node->server->stop();
+    while (!nodes_.empty()) nodes_.pop_back();
+    state_->set_runs_waiter({});
+    launch_registry::get().remove(state_);
+  }
+
+ private:
+  struct hosted_node {
+    node_identity identity;
+    std::string service;
+    node_metrics metrics;
+    bool has_run = false;
+    bool checkpointed = false;  // and this launch keeps checkpoints
+    std::chrono::milliseconds checkpoint_interval{0};
+    std::chrono::milliseconds health_timeout{0};
+    run_progress progress;  // of its run(), watched with its health_timeout
+    std::unique_ptr<node_instance> instance;
+    std::unique_ptr<served_node> served;
+    std::unique_ptr<http_server> server;
+    std::thread runner;
+    // A node of a Python service: its process, which serves it.
+    const python_recipe* recipe = nullptr;
+    std::unique_ptr<python_node> python;
+    std::string python_url;
+  };
+
+  http_channel::options channel_options() const {
+    http_channel::options settings;
+    settings.secret = options_.secret;
+    settings.tls = options_.tls;
+    return settings;
+  }
+
+  bool hosts(const std::string& label) const {
+    if (options_.labels.empty()) return true;
+    for (const auto& wanted : options_.labels)
+      if (wanted == label) return true;
+    return false;
+  }
+
+  void start(const program& graph) {
+    graph_access::check_defined(graph);
+    auto connector = [this](const std::string& label) { return connect(label); };
+    for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+      const auto& spec = graph.nodes()[i];
+      if (!hosts(spec.label)) continue;
+      auto node = std::make_unique<hosted_node>();
+      node->identity = {spec.label,     spec.group,       spec.index,
+                        graph.name(),   state_->policy(), options_.run_dir,
+                        options_.cores, options_.gpus};
+      node->identity.metrics = &node->metrics;
+      node->service = spec.service;
+      node->has_run = spec.has_run;
+      if ((node->recipe = graph_access::python(graph, i))) {
+        start_python(*node, spec);
+        nodes_.push_back(std::move(node));
+        continue;
+      }
+      node_scope scope(node->identity, *state_);
+      node->instance = graph_access::build(graph, i, connector);
+      std::vector<std::string> names;
+      for (const auto& method : node->instance->methods())
+        names.emplace_back(method.name);
+      node->metrics.set_methods(std::move(names));
+      node->instance->count_batches(node->metrics);
+      node->checkpointed =
+          node->instance->checkpointed() && !options_.checkpoint_dir.empty();
+      node->checkpoint_interval = graph.settings_of(spec.group).checkpoint_interval;
+      if (options_.watch_health)
+        node->health_timeout = graph.settings_of(spec.group).health_timeout;
+      if (node->checkpointed) restore(*node);
+      node->served.reset(
+          new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
+      node->server = std::make_unique<http_server>(*node->served, options_.secret,
+                                                   options_.max_body_bytes,
+                                                   options_.limits, options_.tls);
+      nodes_.push_back(std::move(node));
+    }
+    for (const auto& wanted : options_.labels)
+      graph.node(wanted);  // throws for a stranger
+    for (auto& node : nodes_) {
+      if (node->python) continue;
+      node->server->start(options_.bind_host, 0);
+      auto where = node->server->bound();
+      if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
+      options_.nodes->publish(node->identity.label, where);
+      if (!options_.run_dir.empty())
+        record_node_address(options_.run_dir, node->identity.label, node->server->url());
+      std::cerr << "[lp] " << node->identity.label << " serving at "
+                << (options_.advertise_host.empty() ? node->server->url()
+                                                    : where.url(options_.tls != nullptr))
+                << std::endl;
+    }
+    for (auto& node : nodes_)
+      if (node->python) publish_python(*node);
+    for (const auto& node : nodes_) runnable_ += node->has_run;
+    start_checkpoints();
+    start_watchdog();
+    started_ = true;
+    state_->set_runs_waiter([this](const auto& names) { return wait_for_runs(names); });
+    // wait_finished also wakes when the program stops.
+    state_->on_stop([this] {
+      std::lock_guard lock(mutex_);
+      finished_changed_.notify_all();
+    });
+    for (auto& node : nodes_) {
+      if (node->has_run && node->python) node->python->start_run();
+      if (!node->has_run || node->python) continue;
+      node->runner = std::thread([this, node = node.get()] {
+        node_scope scope(node->identity, *state_);
+        watched_run watched(node->progress);
+        try {
+          node->instance->run();
+        } catch (const stopping&) {
+          // A call refused because the program stops ends a run() as
+          // cleanly as the stop does, once this process knows of the stop.
+          if (!state_->stop_requested())
+            state_->fail(node->identity.label, std::current_exception());
+          return;
+        } catch (...) {
+          state_->fail(node->identity.label, std::current_exception());
+          return;
+        }
+        run_returned(node->identity.label);
+      });
+    }
+  }
+
+  void run_returned(const std::string& label) {
+    if (options_.run_finished) options_.run_finished(label);
+    bool all_done;
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      all_done = finished_.size() == runnable_;
+      finished_changed_.notify_all();
+    }
+    // A program whose run() nodes have all returned has nothing left to do.
+    if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
+      state_->request_stop();
+  }
+
+  // Starts the Python node's process; publish_python waits until it serves,
+  // so that every Python node imports its modules at the same time.
+  void start_python(hosted_node& node, const node_info& spec) {
+    const auto& group = graph_.settings_of(spec.group);
+    python_settings settings;
+    settings.interpreter = options_.python;
+    settings.program = graph_.name();
+    settings.bind_host = options_.bind_host;
+    settings.secret = options_.secret;
+    if (options_.tls) settings.tls = options_.tls->credentials();
+    settings.termination_notice = options_.termination_notice;
+    settings.max_body_bytes = options_.max_body_bytes;
+    settings.tune_malloc = options_.tune_malloc;
+    if (options_.watch_health) settings.health_timeout = group.health_timeout;
+    if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
+      settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
+      settings.checkpoint_restore =
+          checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir, spec.label);
+      settings.checkpoint_interval = group.checkpoint_interval;
+    }
+    // Threads share their process's environment; a Python node has its own.
+    settings.env = group.env;
+    if (!options_.gpus.empty()) {
+      auto& devices = settings.env["CUDA_VISIBLE_DEVICES"];
+      for (int gpu : options_.gpus)
+        devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+    }
+    std::vector<std::string> names;
+    for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
+    node.metrics.set_methods(std::move(names));
+    auto* at = &node;
+    python_node::events tell;
+    tell.finished = [this, at] { run_returned(at->identity.label); };
+    tell.stop = [this, at] {
+      node_scope scope(at->identity, *state_);
+      state_->request_stop();
+    };
+    tell.ended = [this, at](int status, const std::string& why) {
+      // A Python node that hung ended itself as the watchdog ends a C++
+      // node's process: this process ends with its status, for its
+      // launcher to say which part hung (its lines are out already).
+      if (options_.watch_health && WIFEXITED(status) &&
+          (WEXITSTATUS(status) == hung_exit_status ||
+           WEXITSTATUS(status) == hung_run_exit_status))
+        std::_Exit(WEXITSTATUS(status));
+      state_->fail(at->identity.label,
+                   std::make_exception_ptr(launch_error(
+                       "Python node '" + at->identity.label + "' ended: " + why)));
+    };
+    tell.lookup = [this](const std::string& label) {
+      return options_.nodes->lookup(label, "", std::chrono::seconds(60))
+          .url(options_.tls != nullptr);
+    };
+    tell.output = [this, at](bool error, const std::string& line) {
+      node_scope scope(at->identity, *state_);
+      (error ? std::cerr : std::cout) << line << std::endl;
+    };
+    node.python = std::make_unique<python_node>(spec, *node.recipe, std::move(settings),
+                                                std::move(tell));
+  }
+
+  void publish_python(hosted_node& node) {
+    node.python_url = node.python->wait_serving(std::chrono::seconds(120));
+    auto where = address_of_url(node.python_url);
+    if (!where)
+      throw launch_error("Python node '" + node.identity.label + "' serves at '" +
+                         node.python_url + "', which is no http(s)://host:port");
+    if (!options_.advertise_host.empty()) where->host = options_.advertise_host;
+    options_.nodes->publish(node.identity.label, *where);
+    if (!options_.run_dir.empty())
+      record_node_address(options_.run_dir, node.identity.label, node.python_url);
+    node_scope scope(node.identity, *state_);
+    std::cerr << "[lp] " << node.identity.label << " serving at "
+              << where->url(options_.tls != nullptr) << std::endl;
+  }
+
+  // Callers never see a restarted node's empty state: it restores before
+  // it serves.
+  void restore(hosted_node& node) {
+    auto path = checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir,
+                                      node.identity.label);
+    if (path.empty()) return;
+    auto state = read_checkpoint(path, node.service);
+    if (!state) return;
+    try {
+      node.instance->restore(*state);
+    } catch (const decode_error& e) {
+      throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
+                             node.service + " (" + e.reason() + ")");
+    }
+    std::cerr << "[lp] " << node.identity.label << " restored from " << path << std::endl;
+  }
+
+  // A save that fails (a full disk) costs that checkpoint, not the node.
+  void save(hosted_node& node) {
+    node_scope scope(node.identity, *state_);
+    auto path = checkpoint_path(options_.checkpoint_dir, node.identity.label);
+    try {
+      write_checkpoint(path, node.service, node.instance->save());
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] " << node.identity.label << ": no checkpoint saved: " << e.what()
+                << std::endl;
+    }
+  }
+
+  void start_checkpoints() {
+    std::vector<checkpoint_schedule::saved_node> saved;
+    for (auto& node : nodes_)
+      if (node->checkpointed && node->checkpoint_interval.count() > 0)
+        saved.push_back(
+            {node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
+    checkpoints_.start(std::move(saved));
+  }
+
+  void start_watchdog() {
+    std::vector<watched_node> watched;
+    for (auto& node : nodes_)
+      if (node->health_timeout.count() > 0)
+        watched.push_back({node->identity.label, node->health_timeout,
+                           [node = node.get()] { node->instance->probe(); },
+                           node->metrics, node->progress});
+    watchdog_.start(*state_, std::move(watched));
+  }
+
+  const program& graph_;
+  host_options options_;
+  std::shared_ptr<launch_state> state_;
+  std::vector<std::unique_ptr<hosted_node>> nodes_;
+  std::mutex mutex_;
+  std::condition_variable finished_changed_;
+  std::set<std::string> finished_;
+  std::map<std::string, std::shared_ptr<channel>> channels_;
+  std::mutex shutdown_mutex_;
+  bool done_ = false;
+  checkpoint_schedule checkpoints_;
+  watchdog watchdog_;
+  bool started_ = false;      // every node built, restored and serving
+  std::size_t runnable_ = 0;  // nodes with a run()
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/node_streams.hpp ----
+
+// Under local_mt every node is a thread of the launcher's process, and they
+// all write to its one terminal. What a node writes to std::cout, std::cerr
+// and std::clog comes out as under local_mp: in whole lines behind
+// "[label] ", its last lines kept for the status page. Of all the ways to
+// write, only these streams can be given a buffer of ours, which asks the
+// writing thread whose code it runs (its node_scope: a run(), a handler, a
+// constructor). printf, write(2) on fd 1 or 2, and threads a node starts
+// itself bypass it (docs/observability.md).
+
+
+#include <streambuf>
+
+namespace lp::detail {
+
+class node_streams {
+ public:
+  // std::cout and std::cerr are the process's, and so is taking them over:
+  // a launch of `policy` that starts while another launch in this process
+  // has them (one started from a node of it) shares that one, which labels
+  // each line with the node that writes it, whichever launch it is of. The
+  // last launch to go gives the streams back, under the lock, so that a
+  // launch that starts meanwhile takes them over only once they are back.
+  static std::shared_ptr<node_streams> take_over(std::string policy) {
+    std::lock_guard lock(taking_over());
+    static std::weak_ptr<node_streams> current;
+    if (auto shared = current.lock()) return shared;
+    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)),
+                                       [](node_streams* gone) {
+                                         std::lock_guard lock(taking_over());
+                                         delete gone;
+                                       });
+    current = made;
+    return made;
+  }
+
+  // Takes over `streams` for the nodes of launches of `policy`: construct
+  // it before those nodes start, destroy it after they all ended, while no
+  // other thread writes to the streams (their buffers change hands).
+  explicit node_streams(std::string policy,
+                        const std::vector<std::ostream*>& streams = {&std::cout,
+                                                                     &std::cerr,
+                                                                     &std::clog})
+      : policy_(std::move(policy)), lines_(::isatty(1) && ::isatty(2)) {
+    for (auto* stream : streams) {
+      buffers_.emplace_back(std::make_unique<buffer>(*this, stream->rdbuf()));
+      stream->rdbuf(buffers_.back().get());
+      streams_.push_back(stream);
+    }
+  }
+  node_streams(const node_streams&) = delete;
+  node_streams& operator=(const node_streams&) = delete;
+  // Gives the streams back; a line a node left unfinished ends here.
+  ~node_streams() {
+    for (std::size_t i = 0; i < streams_.size(); ++i)
+      streams_[i]->rdbuf(buffers_[i]->original);
+    std::lock_guard lock(mutex_);
+    for (auto& [key, partial] : partial_) {
+      auto* which = std::get<buffer*>(key);
+      std::string out;
+      lines_.take(std::get<std::string>(key), partial, /*at_end=*/true, out);
+      which->original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+      which->original->pubsync();
+    }
+  }
+
+  // The last lines the node wrote, oldest first (at most
+  // labelled_lines::kept).
+  std::vector<std::string> last_lines(const std::string& label) const {
+    std::lock_guard lock(mutex_);
+    return lines_.last(label);
+  }
+
+ private:
+  // A stream's buffer while it is taken over. It has no buffer area of its
+  // own, so that every write reaches xsputn or overflow, where a lock
+  // keeps the threads apart.
+  struct buffer : std::streambuf {
+    buffer(node_streams& owner, std::streambuf* was) : original(was), owner_(owner) {}
+    std::streambuf* const original;
+
+   protected:
+    std::streamsize xsputn(const char* text, std::streamsize n) override {
+      const auto* label = owner_.writing_node();
+      if (!label) return original->sputn(text, n);
+      owner_.write(*this, *label, std::string_view(text, static_cast<std::size_t>(n)));
+      return n;
+    }
+    int_type overflow(int_type c) override {
+      if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+      char one = traits_type::to_char_type(c);
+      return xsputn(&one, 1) == 1 ? c : traits_type::eof();
+    }
+    // A flush reaches the terminal; a node's unfinished line waits for its
+    // end, so that lines are never cut into one another.
+    int sync() override { return original->pubsync(); }
+
+   private:
+    node_streams& owner_;
+  };
+
+  static std::mutex& taking_over() {
+    static std::mutex mutex;
+    return mutex;
+  }
+
+  const std::string* writing_node() const {
+    const auto* node = this_thread_node().identity;
+    return node && node->launch == policy_ ? &node->label : nullptr;
+  }
+
+  void write(buffer& which, const std::string& label, std::string_view text) {
+    std::lock_guard lock(mutex_);
+    auto key = std::make_tuple(std::this_thread::get_id(), &which, label);
+    auto& partial = partial_[key];
+    partial.append(text);
+    std::string out;
+    lines_.take(label, partial, /*at_end=*/false, out);
+    if (partial.empty()) partial_.erase(key);
+    if (!out.empty())
+      which.original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+
+  const std::string policy_;
+  std::vector<std::ostream*> streams_;
+  std::vector<std::unique_ptr<buffer>> buffers_;
+  mutable std::mutex mutex_;
+  // What a thread wrote of a line not yet ended, by thread, stream and node
+  // (a direct call runs the callee's handler on the caller's thread).
+  std::map<std::tuple<std::thread::id, buffer*, std::string>, std::string> partial_;
+  labelled_lines lines_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/signals.hpp ----
+
+
+
+namespace lp::detail {
+
+// What the handler learns of a signal. Smaller than PIPE_BUF, so each write
+// is whole, and so is each read.
+struct received_signal {
+  int signal;  // 0: the reader ends
+  int code;    // si_code
+  pid_t sender;
+  std::int64_t at_ns;  // CLOCK_MONOTONIC
+};
+
+// Signals belong to the process, not to a launch: one handler for SIGINT and
+// SIGTERM, one pipe, one thread that reads it, shared by every
+// stop_on_signals alive, so that two launches in one process (one after the
+// other, or one started from a node of the other) each hear every signal.
+// The handler goes in when the first stop_on_signals comes, and the
+// previous handlers come back when the last one goes. A static: a signal
+// handler can reach nothing else.
+class signal_hub {
+ public:
+  using listener = std::function<void(const received_signal&)>;
+
+  static signal_hub& get() {
+    static signal_hub hub;
+    return hub;
+  }
+
+  // Hears every SIGINT and SIGTERM until leave(the id).
+  std::uint64_t join(listener hear) {
+    std::lock_guard lock(mutex_);
+    if (listeners_.empty()) start();
+    listeners_.emplace(++last_id_, std::make_shared<entry>(std::move(hear)));
+    return last_id_;
+  }
+
+  // Once this returns, the listener is not running and never runs again.
+  void leave(std::uint64_t id) {
+    std::shared_ptr<entry> gone;
+    std::optional<reading> ended;
+    {
+      std::lock_guard lock(mutex_);
+      gone = std::move(listeners_.at(id));
+      listeners_.erase(id);
+      if (listeners_.empty()) ended = stop();
+    }
+    {
+      std::lock_guard running(gone->running);
+      gone->hear = nullptr;
+    }
+    if (!ended) return;
+    if (ended->reader.get_id() == std::this_thread::get_id()) {
+      ended->reader.detach();  // a listener that leaves from its own signal
+      return;
+    }
+    ended->reader.join();
+    ::close(ended->pipe[0]);
+    ::close(ended->pipe[1]);
   }
 
  private:
   struct entry {
-    std::optional<address> where;
-    std::optional<std::string> gone;
+    explicit entry(listener hear) : hear(std::move(hear)) {}
+    std::recursive_mutex running;  // recursive: a listener may leave from its own call
+    listener hear;
   };
-
-  const std::string secret_;
-  const callbacks on_;
-  std::string url_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, entry> nodes_;
-  bool closed_ = false;
-  // Every node process of a launch keeps connections here: room for many.
-  // Last: it stops before what its handlers use.
-  listener listener_{server_limits{.max_connections = 8192}};
-};
-
-// A node process's side: a directory that asks the launcher, and remembers.
-class rendezvous_directory final : public directory {
- public:
-  rendezvous_directory(std::string url, const std::string& secret,
-                       std::shared_ptr<const tls_context> tls = nullptr)
-      : url_(std::move(url)),
-        launcher_(address_of(url_)),
-        tls_(std::move(tls)),
-        headers_("Content-Type: application/json\r\n" +
-                 (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
-
-  void publish(const std::string& label, const address& where) override {
-    post("/lp/v1/rendezvous/publish",
-         {{"label", label}, {"host", where.host}, {"port", where.port}});
-  }
-
-  address lookup(const std::string& label, const std::string& method,
-                 std::chrono::steady_clock::duration timeout) override {
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) throw stopping(label, method, "the program is stopping");
-      if (auto known = cache_.find(label); known != cache_.end()) return known->second;
-    }
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0)
-        throw transport_error(label, method, "the node did not start serving in time");
-      auto reply =
-          ask(label, method, "/lp/v1/rendezvous/lookup",
-              {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
-      if (reply.status == 200) {
-        address where{reply.body.at("host").get<std::string>(),
-                      reply.body.at("port").get<int>()};
-        std::lock_guard lock(mutex_);
-        cache_[label] = where;
-        return where;
-      }
-      if (reply.status == 410 && reply.body.is_object() &&
-          reply.body.contains("stopping")) {
-        stop_this_threads_program();
-        throw stopping(label, method, "the program is stopping");
-      }
-      if (reply.status != 404)
-        throw transport_error(
-            label, method,
-            reply.body.is_object() && reply.body.contains("error")
-                ? "the node is gone: " + reply.body["error"].get<std::string>()
-                : "the launcher answered HTTP " + std::to_string(reply.status));
-    }
-  }
-
-  void forget(const std::string& label, const address& where) override {
-    std::lock_guard lock(mutex_);
-    if (auto known = cache_.find(label); known != cache_.end() && known->second == where)
-      cache_.erase(known);
-  }
-
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-  }
-
-  // Waits until the launcher has heard that the run() of every node named
-  // returned (true), or the program stops (false), as this process or the
-  // launcher sees it.
-  bool wait_for_runs(const std::vector<std::string>& names, const launch_state& here) {
-    while (!here.stop_requested()) {
-      // Short polls: a stop of this process alone (a failure the launcher
-      // restarts) must not keep its run() threads waiting long.
-      auto reply = ask("launcher", "wait_for_runs", "/lp/v1/rendezvous/runs",
-                       {{"names", names}, {"wait_ms", 1000}});
-      if (reply.status != 200 || !reply.body.is_object())
-        throw launch_error("lp::wait_for_runs(): the launcher answered HTTP " +
-                           std::to_string(reply.status));
-      if (reply.body.value("done", false)) return true;
-      if (reply.body.value("stopping", false)) return false;
-    }
-    return false;
-  }
-
-  // Best effort: during a stop the launcher may already be gone.
-  void tell(const std::string& what, const std::string& label,
-            json more = json::object()) {
-    more["label"] = label;
-    try {
-      post("/lp/v1/rendezvous/" + what, more);
-    } catch (const std::exception&) {
-    }
-  }
-
- private:
-  struct answer {
-    int status;
-    json body;  // discarded if it is not JSON
+  struct reading {
+    int pipe[2] = {-1, -1};
+    std::thread reader;
   };
-
-  // One request to the launcher, on a connection of its own: a node asks
-  // seldom (once per peer, again when a peer restarts), through the same
-  // client as its calls. A launcher busy starting 64 processes (under a
-  // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
-  // its nodes anyway, so patience costs nothing.
-  answer ask(const std::string& node, const std::string& method, const std::string& path,
-             const json& body) const {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    try {
-      auto connection =
-          http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
-      std::string reply;
-      auto response = connection->post(path, headers_, body.dump(), deadline, reply,
-                                       std::size_t{1} << 20);
-      return {response.status,
-              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr,
-                          false)};
-    } catch (const http_connection::failure& e) {
-      if (e.kind == http_connection::failure::tls)
-        throw transport_error(node, method,
-                              std::string("the launcher's rendezvous: ") + e.what());
-      throw transport_error(
-          node, method,
-          std::string("the launcher does not answer; it may have stopped (") + e.what() +
-              ")");
-    }
-  }
-
-  void post(const std::string& path, const json& body) {
-    std::optional<answer> reply;
-    std::string why;
-    try {
-      reply = ask("launcher", "rendezvous", path, body);
-    } catch (const transport_error& e) {
-      why = e.what();
-    }
-    if (!reply || reply->status != 200)
-      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " +
-                         path + " (" +
-                         (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
-  }
-
-  // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
-  static address address_of(const std::string& url) {
-    auto where = address_of_url(url);
-    if (!where)
-      throw launch_error("the launcher's rendezvous URL '" + url +
-                         "' is not http://host:port");
-    return *where;
-  }
-
-  const std::string url_;
-  const address launcher_;
-  const std::shared_ptr<const tls_context> tls_;
-  const std::string headers_;
-  std::mutex mutex_;
-  std::map<std::string, address> cache_;
-  bool closed_ = false;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/tmux.hpp ----
-
-// --lp_terminal=tmux: a tmux session with a window per node process, each
-// following the process's log. The launcher keeps the processes themselves,
-// so it still sees how each ends.
-
-
-// ---- launchpad/detail/process/run_tool.hpp ----
-
-// Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
-// to its end, and reading what it prints.
-
-#include <spawn.h>
-
-// ---- launchpad/detail/util/shell_words.hpp ----
-
-
-namespace lp::detail {
-
-// One word for sh, whatever it holds: what a user copies from a message, or
-// a batch script runs.
-inline std::string shell_quote(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) ||
-          std::string_view("-_./=:,@%+").find(c) != std::string_view::npos))
-      plain = false;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-}  // namespace lp::detail
-
-extern char** environ;
-
-namespace lp::detail {
-
-struct tool_output {
-  int status = -1;   // the exit status; -1 if it could not run or a signal ended it
-  std::string text;  // stdout and stderr, interleaved
-};
-
-// Runs `command` (argv[0] looked up in PATH) with no input, in a process
-// group of its own, and collects what it prints. A tool can hang (Slurm's
-// commands retry an unreachable controller for minutes; tmux waits for its
-// server): one still running after `limit` is killed with its group, and
-// reaped, and lp::launch_error names it and the limit.
-inline tool_output run_tool(const std::vector<std::string>& command,
-                            std::chrono::seconds limit) {
-  using clock = std::chrono::steady_clock;
-  tool_output out;
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) {
-    out.text = "cannot create a pipe to run " + command[0] + ": " + std::strerror(errno);
-    return out;
-  }
-  std::vector<char*> argv;
-  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = -1;
-  int failed = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(ends[1]);
-  if (failed) {
-    ::close(ends[0]);
-    out.text = failed == ENOENT ? command[0] + " is not on PATH"
-                                : command[0] + " could not run: " + std::strerror(failed);
-    return out;
-  }
-  auto deadline = clock::now() + limit;
-  int status = 0;
-  bool ended = false;
-  bool reading = true;
-  char buffer[4096];
-  while (!ended) {
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-    if (left.count() <= 0) {
-      ::kill(-pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      ::close(ends[0]);
-      std::string line;
-      for (const auto& word : command)
-        line += (line.empty() ? "" : " ") + shell_quote(word);
-      throw launch_error(command[0] + " did not answer within " +
-                         std::to_string(limit.count()) + " s, and was killed; run `" +
-                         line + "` by hand to see what it waits for");
-    }
-    if (reading) {
-      // A slice at a time: a tool that has ended may have left its end of
-      // the pipe to a process it started.
-      pollfd fd{ends[0], POLLIN, 0};
-      int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 100)));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready > 0) {
-        auto n = ::read(ends[0], buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0)
-          out.text.append(buffer, static_cast<std::size_t>(n));
-        else
-          reading = false;  // every writer is gone
-      }
-    } else {
-      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(1)));
-    }
-    ended = ::waitpid(pid, &status, WNOHANG) == pid;
-  }
-  // What it wrote just before it ended.
-  if (reading) {
-    ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
-    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;)
-      out.text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(ends[0]);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
-// run_tool for a tool whose failure the caller outlives (a cancel, a
-// cleanup, a question asked again later): a timeout is said on stderr, and
-// comes back as a failed run with the message as its output.
-inline tool_output try_tool(const std::vector<std::string>& command,
-                            std::chrono::seconds limit) {
-  try {
-    return run_tool(command, limit);
-  } catch (const launch_error& e) {
-    std::cerr << "[lp] " << e.what() << std::endl;
-    return {-1, e.what()};
-  }
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-class tmux_session {
- public:
-  // A tmux command that takes longer has a tmux server that does not answer.
-  static constexpr std::chrono::seconds tool_limit{10};
-
-  tmux_session() = default;
-  tmux_session(const tmux_session&) = delete;
-  tmux_session& operator=(const tmux_session&) = delete;
-  ~tmux_session() { close(); }
-
-  // Opens the detached session `name` with a window per process, named as
-  // the process, following its log (a {name, log path} each); throws
-  // lp::launch_error if tmux cannot.
-  void open(const std::string& name,
-            const std::vector<std::pair<std::string, std::string>>& windows) {
-    name_ = name;
-    bool first = true;
-    for (const auto& [window, log] : windows) {
-      // --pid: the window closes when the launcher dies, however it dies,
-      // and tmux ends with its last window.
-      std::string follow =
-          "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " " + shell_quote(log);
-      std::vector<std::string> command =
-          first ? std::vector<std::string>{"tmux", "new-session", "-d",   "-s",
-                                           name_,  "-n",          window, follow}
-                : std::vector<std::string>{"tmux",      "new-window", "-d",   "-t",
-                                           "=" + name_, "-n",         window, follow};
-      if (run_tool(command, tool_limit).status != 0)
-        throw launch_error(
-            "tmux could not open a window for " + window +
-            "; is tmux installed? (--lp_terminal=files writes the same logs)");
-      first = false;
-    }
-    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << name_
-              << std::endl;
-  }
-
-  // Ends the session, if one is open, and its windows; the processes are
-  // not its.
-  void close() {
-    if (name_.empty()) return;
-    // "=": this session exactly; a bare name also matches longer ones by prefix.
-    try_tool({"tmux", "kill-session", "-t", "=" + name_}, tool_limit);
-    name_.clear();
-  }
-
- private:
-  std::string name_;  // of the open session; empty: none
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/python/python_node.hpp ----
-
-// A node of a Python service (LP_PYTHON), as the process that hosts it sees
-// it: a child process running `python3 -m launchpad_client.runtime SPEC`,
-// which serves the node itself on the launch's wire. Its host writes the
-// spec and the launch's secret and credentials into a private directory,
-// forwards the child's output as the node's, answers its address lookups
-// over a socket pair, and stops it in order (docs/python_nodes.md).
-//
-// The control socket carries lines. From the node: `serving <url>`,
-// `finished` (run() returned), `stop` (it asked the program to stop),
-// `address <label>`; from the host: `run` (every node serves: call run()),
-// and the answers to lookups, `address <label> <url>` or
-// `address <label> - <why>`.
-
-
-// ---- launchpad/detail/util/spawn.hpp ----
-
-// Starting and ending the node processes of a launch.
-
-#include <pthread.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-
-
-extern char** environ;
-
-namespace lp::detail {
-
-// The absolute path of a program in PATH, as execvp would find it, for
-// starting it with execve; nothing if no directory of PATH holds it.
-inline std::optional<std::string> on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
-    auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
-// The path of the running executable, so a launch can start it again.
-inline std::string this_executable() {
-  std::string path(4096, '\0');
-  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
-  if (length <= 0) throw launch_error("cannot find this program's executable");
-  path.resize(static_cast<std::size_t>(length));
-  return path;
-}
-
-struct child_process {
-  std::string executable;
-  std::vector<std::string> arguments;    // argv, from argv[0]
-  std::vector<std::string> environment;  // added to this process's, "NAME=value"
-  int output_fd = -1;                    // becomes the child's stdout
-  int error_fd = -1;                     // becomes the child's stderr
-  int passed_fd = -1;                    // if set, becomes the child's fd 3
-};
-
-// A forked child keeps its parent's signal handlers until execve. A stop
-// signal that reached it there ran the launcher's handler in the child
-// (which wrote it into the launcher's own signal pipe), and the node then
-// started and never heard it: seen as a node that did not stop, when a
-// launch stopped just as it started (under ThreadSanitizer, 1 run in 15).
-// So the parent forks with every signal blocked, and the child puts back the
-// default actions, as execve would, before it unblocks them: a signal that
-// came meanwhile ends it, which the launcher counts as a clean stop.
-class fork_guard {
- public:
-  fork_guard() {
-    sigset_t all;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
-  }
-  fork_guard(const fork_guard&) = delete;
-  fork_guard& operator=(const fork_guard&) = delete;
-  ~fork_guard() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
-
-  // In the child, before execve; async-signal-safe. Ignored signals stay
-  // ignored, as across execve.
-  static void child_ready_for_signals() {
-    for (int signal = 1; signal < NSIG; ++signal) {
-      struct sigaction now {};
-      if (::sigaction(signal, nullptr, &now) != 0 || now.sa_handler == SIG_IGN ||
-          now.sa_handler == SIG_DFL)
-        continue;
-      struct sigaction reset {};
-      reset.sa_handler = SIG_DFL;
-      ::sigaction(signal, &reset, nullptr);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  }
-
- private:
-  sigset_t saved_;
-};
-
-// Starts the child in a process group of its own, so a Ctrl+C at the
-// terminal reaches only the launcher, which stops the nodes in order. The
-// child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
-// thread alive for as long as the launch runs.
-inline pid_t spawn(const child_process& child) {
-  // Everything the child needs is prepared here: between fork and exec it
-  // may only make async-signal-safe calls.
-  std::vector<char*> argv, envp;
-  for (const auto& argument : child.arguments)
-    argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  // The child's own values replace this process's: getenv takes the first.
-  auto replaced = [&](std::string_view variable) {
-    auto name = variable.substr(0, variable.find('=') + 1);
-    for (const auto& own : child.environment)
-      if (std::string_view(own).starts_with(name)) return true;
-    return false;
-  };
-  for (char** variable = environ; *variable; ++variable)
-    if (!replaced(*variable)) envp.push_back(*variable);
-  for (const auto& variable : child.environment)
-    envp.push_back(const_cast<char*>(variable.c_str()));
-  envp.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  fork_guard guard;
-  pid_t pid = ::fork();
-  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
-    ::dup2(child.output_fd, 1);
-    ::dup2(child.error_fd, 2);
-    int first_closed = 3;
-    if (child.passed_fd >= 0) {
-      // dup2 onto itself would keep close-on-exec.
-      if (child.passed_fd == 3)
-        ::fcntl(3, F_SETFD, 0);
-      else
-        ::dup2(child.passed_fd, 3);
-      first_closed = 4;
-    }
-    // Nothing of the launcher's leaks in: not its other pipes, not its
-    // listening sockets, not its signal handlers or blocked signals.
-    if (::syscall(SYS_close_range, static_cast<unsigned>(first_closed), ~0U, 0U) != 0)
-      for (int fd = first_closed; fd < 65536; ++fd) ::close(fd);
-    fork_guard::child_ready_for_signals();
-    ::execve(child.executable.c_str(), argv.data(), envp.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
-  return pid;
-}
-
-// Kills the process groups of a launch's nodes if the launcher dies without
-// doing it, even by SIGKILL. A node process dies with its launcher
-// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
-// simulator, their own children. They stay in the node's process group, so
-// a process that outlives the launcher kills those groups: a shell, in a
-// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
-// socket and, when the socket reaches its end without a "done", kills them
-// all. Needs no privileges; it cannot reach a descendant that left the
-// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
-// "No orphans").
-class group_reaper {
- public:
-  group_reaper() {
-    int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
-      throw launch_error(std::string("cannot create a socket pair: ") +
-                         std::strerror(errno));
-    static constexpr const char* script =
-        "trap '' INT TERM HUP PIPE\n"
-        "groups=\n"
-        "while read -r word group; do\n"
-        "  case $word in\n"
-        "    done) exit 0 ;;\n"
-        "    watch) groups=\"$groups -$group\" ;;\n"
-        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || "
-        "kept=\"$kept $g\"; "
-        "done; groups=$kept ;;\n"
-        "  esac\n"
-        "done\n"
-        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
-    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
-    const char* envp[] = {nullptr};
-    // Forked twice, so that it is nobody's child here: the launcher's own
-    // children are its nodes. Only async-signal-safe calls until execve.
-    fork_guard guard;
-    pid_t middle = ::fork();
-    if (middle < 0) {
-      ::close(ends[0]);
-      ::close(ends[1]);
-      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
-    }
-    if (middle == 0) {
-      if (::fork() != 0) ::_exit(0);
-      ::setpgid(0, 0);
-      ::dup2(ends[1], 0);
-      int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-      fork_guard::child_ready_for_signals();
-      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
-      ::_exit(127);
-    }
-    ::close(ends[1]);
-    int status = 0;
-    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
-    }
-    to_reaper_ = ends[0];
-  }
-  group_reaper(const group_reaper&) = delete;
-  group_reaper& operator=(const group_reaper&) = delete;
-  // The launcher ends in order: it has stopped every group itself.
-  ~group_reaper() {
-    say("done");
-    ::close(to_reaper_);
-  }
-
-  // Under Slurm a node process is its own launcher's child no more (srun's
-  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
-  // by parentage, which an orphaned grandchild has lost. So such a process
-  // leads a group of its own and leaves a reaper watching it for as long as
-  // it lives: whatever is left in its group is killed when it ends, by exit
-  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
-  static bool watch_own_group_for_life() {
-    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
-    // Never destroyed: its socket closes with the process, without "done".
-    static auto* reaper = new group_reaper();
-    reaper->watch(::getpid());
-    return true;
-  }
-
-  void watch(pid_t group) { say("watch " + std::to_string(group)); }
-  // The group has ended; its id may be reused, so it must not be killed.
-  void forget(pid_t group) { say("forget " + std::to_string(group)); }
-
- private:
-  // Best effort: a reaper that is gone cannot be helped, and must not take
-  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
-  void say(const std::string& line) {
-    std::string text = line + "\n";
-    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
-  }
-
-  int to_reaper_ = -1;
-};
-
-// How a child ended, in words for the launch's summary.
-inline std::string describe_status(int status) {
-  if (WIFEXITED(status))
-    return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const char* name = ::sigabbrev_np(WTERMSIG(status));
-    return std::string("killed by signal ") +
-           (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
-  }
-  return "ended with status " + std::to_string(status);
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// The runtime's exit statuses for a node that no restart can mend
-// (python/launchpad_client/runtime.py).
-inline constexpr int python_import_failed = 3;
-inline constexpr int python_types_differ = 4;
-inline constexpr int python_construction_failed = 5;
-inline constexpr int python_checkpoint_unreadable = 6;
-// And, as a C++ node process's, for a node that hung: hung_exit_status and
-// hung_run_exit_status (launch_state.hpp).
-
-// A Python node that could not start for a reason a restart cannot mend: a
-// module that does not import, a class that differs from its declaration,
-// a checkpoint it cannot read.
-class python_start_error : public launch_error {
- public:
-  using launch_error::launch_error;
-};
-
-// What a host gives each of its Python nodes.
-struct python_settings {
-  std::string interpreter = "python3";  // a name found on PATH, or a path
-  std::string program;
-  std::string bind_host = "127.0.0.1";
-  std::string secret;              // empty: --lp_insecure
-  tls_credentials tls;             // empty: plain HTTP
-  std::string checkpoint_save;     // empty: keeps no checkpoints
-  std::string checkpoint_restore;  // empty: starts empty
-  std::chrono::milliseconds checkpoint_interval{0};
-  std::chrono::seconds termination_notice{10};
-  // Its group's health_timeout, where its host watches health (a
-  // launcher's node process): the runtime ends itself when the node hangs,
-  // as a C++ node process does. Zero: not watched.
-  std::chrono::milliseconds health_timeout{0};
-  std::size_t max_body_bytes = std::size_t{256} << 20;
-  std::map<std::string, std::string> env;  // the group's, beside the host's own
-  // Only import the class and compare it with its declaration, then end
-  // (check_python_nodes).
-  bool check_only = false;
-  // Tune the node's glibc malloc as a C++ node's (keep_large_blocks): a
-  // 4 MB body's blocks stay the process's, not the kernel's, between calls.
-  bool tune_malloc = true;
-};
-
-class python_node {
- public:
-  // What the node tells its host, each on the thread that reads it.
-  struct events {
-    std::function<void()> finished;  // its run() returned
-    std::function<void()> stop;      // it asked the program to stop
-    // The process ended when nobody asked it to: its wait status, and what
-    // happened in words.
-    std::function<void(int status, const std::string& why)> ended;
-    // The URL of the node with this label; throws if there is none.
-    std::function<std::string(const std::string& label)> lookup;
-    // A line the node wrote, on its stderr or stdout.
-    std::function<void(bool error, const std::string& line)> output;
-  };
-
-  python_node(const node_info& spec, const python_recipe& recipe,
-              python_settings settings, events tell)
-      : label_(spec.label),
-        settings_(std::move(settings)),
-        tell_(std::move(tell)),
-        executable_(settings_.interpreter.find('/') == std::string::npos
-                        ? interpreter_on_path(settings_.interpreter)
-                        : settings_.interpreter),
-        files_(settings_.program + "." + file_name(spec.label), settings_.secret,
-               temp_dir(), settings_.tls) {
-    try {
-      write_spec(spec, recipe);
-      start();
-    } catch (...) {
-      remove_files();
-      throw;
-    }
-  }
-  python_node(const python_node&) = delete;
-  python_node& operator=(const python_node&) = delete;
-  ~python_node() {
-    stop();
-    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
-      if (thread->joinable()) thread->join();
-    if (control_ >= 0) ::close(control_);
-    remove_files();
-  }
-
-  // Waits until the node serves; returns its URL. Throws python_start_error
-  // (or launch_error, for a runtime that is not there) with the last lines
-  // it wrote if it ended first.
-  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
-    std::unique_lock lock(mutex_);
-    bool settled =
-        changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
-    if (!url_.empty()) return url_;
-    if (!settled) {
-      lock.unlock();
-      stop();
-      throw launch_error(
-          "Python node '" + label_ + "' did not serve within " +
-          std::to_string(
-              std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-          " s (is its __init__ or a module it imports waiting on something?)" +
-          last_lines_text());
-    }
-    // Its last lines come on other threads: wait for them to be read.
-    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
-    fail_to_start();
-  }
-
-  pid_t pid() const { return pid_; }
-
-  // For check_only: waits until the check ends; throws as wait_serving
-  // does if the class differs from its declaration or cannot be had.
-  void wait_checked() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return exited_ && outputs_open_ == 0; });
-    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) fail_to_start();
-  }
-
-  // Calls the node's run(), once every node of the launch serves.
-  void start_run() {
-    static constexpr std::string_view line = "run\n";
-    ::send(control_, line.data(), line.size(), MSG_NOSIGNAL);
-  }
-
-  // Asks the node to stop (SIGTERM: it drains its calls and saves its
-  // checkpoint), then kills it after the termination notice. Safe to call
-  // twice.
-  void stop() {
-    std::unique_lock lock(mutex_);
-    if (pid_ <= 0 || exited_) return;
-    if (!stopping_) {
-      stopping_ = true;
-      ::kill(pid_, SIGTERM);
-    }
-    if (!changed_.wait_for(lock, settings_.termination_notice, [&] { return exited_; })) {
-      ::kill(-pid_, SIGKILL);
-      changed_.wait(lock, [&] { return exited_; });
-    }
-  }
-
- private:
-  static std::string file_name(std::string label) {
-    for (auto& c : label)
-      if (c == '/') c = '_';
-    return label;
-  }
-
-  // What the spec needs beside the secret and credentials, which files_
-  // removes itself.
-  void remove_files() {
-    for (const char* name : {"spec.json", "args.cbor"})
-      ::unlink((files_.path() + "/" + name).c_str());
-  }
-
-  static std::string temp_dir() {
-    const char* dir = std::getenv("TMPDIR");
-    return dir && *dir ? dir : "/tmp";
-  }
-
-  LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
 
   void start() {
-    int control[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-    auto close_all = [&] {
-      for (int fd : {control[0], control[1], out[0], out[1], err[0], err[1]})
-        if (fd >= 0) ::close(fd);
+    if (::pipe(now_.pipe) != 0)
+      throw launch_error("cannot create a pipe for signal handling");
+    write_end_.store(now_.pipe[1]);
+    struct sigaction action {};
+    action.sa_sigaction = [](int signal, siginfo_t* info, void*) {
+      int saved_errno = errno;  // the interrupted code may be about to read it
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      received_signal got{signal, info->si_code, info->si_pid,
+                          std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec};
+      [[maybe_unused]] auto written = ::write(write_end_.load(), &got, sizeof got);
+      errno = saved_errno;
     };
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0 ||
-        ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-      auto why = std::string(std::strerror(errno));
-      close_all();
-      throw launch_error("cannot create the pipes of a Python node: " + why);
-    }
-    child_process child;
-    child.executable = executable_;
-    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime"};
-    if (settings_.check_only) child.arguments.emplace_back("--check");
-    child.arguments.push_back(files_.path() + "/spec.json");
-    child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
-    if (settings_.tune_malloc && !std::getenv("MALLOC_MMAP_THRESHOLD_") &&
-        !std::getenv("MALLOC_TRIM_THRESHOLD_") && !std::getenv("GLIBC_TUNABLES")) {
-      child.environment.push_back("MALLOC_MMAP_THRESHOLD_=" + std::to_string(64 << 20));
-      child.environment.push_back("MALLOC_TRIM_THRESHOLD_=" + std::to_string(128 << 20));
-    }
-    child.environment.push_back("PYTHONUNBUFFERED=1");
-    for (const auto& [name, value] : settings_.env)
-      child.environment.push_back(name + "=" + value);
-    child.output_fd = out[1];
-    child.error_fd = err[1];
-    child.passed_fd = control[1];
-    try {
-      pid_ = spawn(child);
-    } catch (...) {
-      close_all();
-      throw;
-    }
-    control_ = control[0];
-    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
-    outputs_open_ = 2;
-    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
-    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
-    control_reader_ = std::thread([this] { read_control(); });
-    waiter_ = std::thread([this] { wait_for_exit(); });
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
+    now_.reader = std::thread([this, read_end = now_.pipe[0]] { read_from(read_end); });
   }
 
-  // A missing interpreter is named before anything starts.
-  static std::string interpreter_on_path(const std::string& name) {
-    if (auto found = on_path(name)) return *found;
-    throw launch_error(
-        "no Python interpreter '" + name +
-        "' on PATH for the Python nodes; install python3, or name one with "
-        "--lp_python=PATH (a virtualenv's bin/python works)");
+  // Under mutex_: the handlers go, and the reader is told to end.
+  reading stop() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+    received_signal done{};
+    [[maybe_unused]] auto written = ::write(now_.pipe[1], &done, sizeof done);
+    write_end_.store(-1);
+    return std::exchange(now_, {});
   }
 
-  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
-    std::string pending;
-    char chunk[4096];
-    for (;;) {
-      auto n = ::read(fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos;
-           end = pending.find('\n')) {
-        take(pending.substr(0, end));
-        pending.erase(0, end + 1);
-      }
-    }
-    if (!pending.empty()) take(std::move(pending));
-  }
-
-  void read_output(int fd, bool error) {
-    each_line(fd, [&](std::string&& line) {
-      if (error) {
-        std::lock_guard lock(mutex_);
-        last_lines_.push_back(line);
-        if (last_lines_.size() > 12) last_lines_.pop_front();
-      }
-      if (tell_.output) tell_.output(error, line);
-    });
-    ::close(fd);
-    std::lock_guard lock(mutex_);
-    --outputs_open_;
-    changed_.notify_all();
-  }
-
-  void read_control() {
-    each_line(control_, [&](std::string&& line) {
-      std::string_view text = line;
-      if (text.starts_with("serving ")) {
-        std::lock_guard lock(mutex_);
-        url_ = text.substr(8);
-        changed_.notify_all();
-      } else if (text == "finished") {
-        if (tell_.finished) tell_.finished();
-      } else if (text == "stop") {
-        if (tell_.stop) tell_.stop();
-      } else if (text.starts_with("address ")) {
-        answer_lookup(std::string(text.substr(8)));
-      }
-    });
-  }
-
-  void answer_lookup(const std::string& label) {
-    std::string answer;
-    try {
-      answer = "address " + label + " " + tell_.lookup(label) + "\n";
-    } catch (const std::exception& e) {
-      std::string why = e.what();
-      for (auto& c : why)
-        if (c == '\n') c = ' ';
-      answer = "address " + label + " - " + why + "\n";
-    }
-    ::send(control_, answer.data(), answer.size(), MSG_NOSIGNAL);
-  }
-
-  void wait_for_exit() {
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
-           errno == EINTR) {
-    }
-    // What it left in its process group goes with it, while the group's id
-    // cannot be reused: the process is reaped only below.
-    ::kill(-pid_, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    // Its end unblocks the control reader: no one else holds the socket.
-    ::shutdown(control_, SHUT_RDWR);
-    bool unasked;
-    {
-      std::lock_guard lock(mutex_);
-      exited_ = true;
-      status_ = status;
-      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
-      changed_.notify_all();
-    }
-    if (unasked && tell_.ended) {
+  void read_from(int read_end) {
+    for (received_signal got{};;) {
+      auto bytes = ::read(read_end, &got, sizeof got);
+      if (bytes < 0 && errno == EINTR) continue;
+      if (bytes != static_cast<ssize_t>(sizeof got) || got.signal == 0) return;
+      std::vector<std::shared_ptr<entry>> everyone;
       {
-        std::unique_lock lock(mutex_);
-        changed_.wait_for(lock, std::chrono::seconds(2),
-                          [&] { return outputs_open_ == 0; });
+        std::lock_guard lock(mutex_);
+        for (auto& [id, one] : listeners_) everyone.push_back(one);
       }
-      tell_.ended(status, ended_how() + last_lines_text());
+      for (auto& one : everyone) {
+        std::lock_guard running(one->running);
+        if (one->hear) one->hear(got);
+      }
     }
   }
 
-  std::string ended_how() const {
-    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0)
-      return "its Python process exited";
-    return "its Python process " + describe_status(status_);
-  }
-
-  std::string last_lines_text() const {
-    std::string text;
-    for (const auto& line : last_lines_) text += "\n  " + line;
-    return text.empty() ? text : ":" + text;
-  }
-
-  [[noreturn]] void fail_to_start() const {
-    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
-    std::string what = "Python node '" + label_ + "' could not start: ";
-    if (code == python_import_failed || code == python_types_differ ||
-        code == python_checkpoint_unreadable)
-      throw python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
-    // An __init__ that raised may find next time what it lacked (a GPU in
-    // use), as a C++ constructor may: its group's restarts apply.
-    if (code == python_construction_failed)
-      throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
-    // The runtime itself did not run: most often the package is not where
-    // this interpreter looks.
-    throw python_start_error(what + "its Python process " + describe_status(status_) +
-                             " before it served" + last_lines_text() +
-                             "\n(is launchpad_client importable by " +
-                             settings_.interpreter +
-                             "? Put the checkout's python/ on PYTHONPATH, or install it: "
-                             "docs/python_nodes.md)");
-  }
-
-  std::string label_;
-  python_settings settings_;
-  events tell_;
-  std::string executable_;
-  run_directory files_;  // removed when the node is gone
-  pid_t pid_ = -1;
-  int control_ = -1;
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::string url_;
-  bool stopping_ = false;
-  bool exited_ = false;
-  int status_ = 0;
-  int outputs_open_ = 0;
-  std::deque<std::string> last_lines_;
-
-  std::thread control_reader_, out_reader_, err_reader_, waiter_;
+  static inline std::atomic<int> write_end_{-1};  // what the handler writes to
+  std::mutex mutex_;
+  std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
+  std::uint64_t last_id_ = 0;
+  reading now_;
+  struct sigaction previous_int_ {
+  }, previous_term_{};
 };
 
-// Checks the class of every Python node of `graph` against its declaration,
-// each class once and all at once, before a launch of processes starts any
-// node: so that a mismatch ends the launch before any node runs, as it
-// does under the thread policies. Throws python_start_error.
-inline void check_python_nodes(const program& graph, const std::string& interpreter) {
-  std::vector<std::unique_ptr<python_node>> checks;
-  // A group's env (a PYTHONPATH of its own) may find another class.
-  std::set<std::pair<std::string, std::map<std::string, std::string>>> seen;
-  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
-    const auto& spec = graph.nodes()[i];
-    const auto* recipe = graph_access::python(graph, i);
-    auto env = graph.settings_of(spec.group).env;
-    if (!recipe || !seen.emplace(spec.service, env).second) continue;
-    python_settings settings;
-    settings.interpreter = interpreter;
-    settings.program = graph.name();
-    settings.env = std::move(env);
-    settings.check_only = true;
-    python_node::events tell;
-    tell.output = [](bool error, const std::string& line) {
-      if (error) std::cerr << line << std::endl;
-    };
-    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings),
-                                                   std::move(tell)));
+// Handles SIGINT and SIGTERM while it lives: the first calls `first` (stop
+// gracefully), each later request `again` (end at once). Its actions run on
+// the signal hub's thread, never in the handler.
+//
+// One request may reach a process more than once: GNU timeout signals its
+// child, then the child's whole process group; a supervisor that signals a
+// group or a cgroup may reach it twice; a wrapper (timeout again) that a
+// terminal's Ctrl+C reached passes it on. So a later signal is the request
+// again, and changes nothing, when it is the same signal, sent by a process
+// within `repeat_window` of the request, and by the request's own sender or
+// after a Ctrl+C. A Ctrl+C (sent by the kernel, not by a process), a signal
+// from another sender, or the same sender's after the window is a request of
+// its own: a person who presses Ctrl+C twice means it.
+class stop_on_signals {
+ public:
+  struct origin {
+    int signal = 0;
+    bool by_process = false;  // kill(2) and kin; false: the kernel (a terminal's Ctrl+C)
+    pid_t sender = 0;         // 0 if the sender is outside this PID namespace
+  };
+  using action = std::function<void(int signal)>;
+  using traced_action = std::function<void(const origin&)>;
+
+  static constexpr std::chrono::milliseconds repeat_window{1000};
+
+  stop_on_signals(action first, action again)
+      : stop_on_signals(
+            own{}, [first = std::move(first)](const origin& from) { first(from.signal); },
+            [again = std::move(again)](const origin& from) { again(from.signal); }) {}
+
+  // Acts on the first signal only, and tells where it came from.
+  explicit stop_on_signals(traced_action first)
+      : stop_on_signals(own{}, std::move(first), {}) {}
+
+  stop_on_signals(const stop_on_signals&) = delete;
+  stop_on_signals& operator=(const stop_on_signals&) = delete;
+  ~stop_on_signals() { signal_hub::get().leave(id_); }
+
+ private:
+  struct own {};
+
+  stop_on_signals(own, traced_action first, traced_action again)
+      : first_(std::move(first)),
+        again_(std::move(again)),
+        id_(signal_hub::get().join([this](const received_signal& got) { hear(got); })) {}
+
+  // As the kernel's SI_FROMUSER: kill(2), sigqueue(3), tgkill(2).
+  static bool by_process(const received_signal& r) { return r.code <= 0; }
+
+  static bool repeats(const received_signal& later, const received_signal& request) {
+    auto window = std::chrono::nanoseconds(repeat_window).count();
+    return later.signal == request.signal && by_process(later) &&
+           later.at_ns - request.at_ns < window &&
+           (!by_process(request) || later.sender == request.sender);
   }
-  for (auto& check : checks) check->wait_checked();
-}
+
+  // On the hub's thread only.
+  void hear(const received_signal& got) {
+    if (request_ && repeats(got, *request_)) return;
+    bool first = !request_;
+    request_ = got;
+    origin from{got.signal, by_process(got), got.sender};
+    if (first)
+      first_(from);
+    else if (again_)
+      again_(from);
+  }
+
+  traced_action first_, again_;
+  std::optional<received_signal> request_;
+  std::uint64_t id_;  // last: joins once the rest is ready
+};
 
 }  // namespace lp::detail
 
@@ -12548,6 +13499,1106 @@ LP_API std::unique_ptr<status_server> start_status_page(
 // Keeps the page up `seconds` after the program ended, for a look at how it
 // ended; Ctrl+C or SIGTERM ends the wait.
 LP_API void linger(const status_server* page, int seconds);
+
+}  // namespace lp::detail
+
+namespace lp {
+
+namespace detail {
+
+// What the status page shows of nodes that are all threads of this process.
+inline status_server::source node_states(node_host& launch, const node_streams& streams) {
+  auto state = launch.shared_state();
+  return [state, urls = launch.urls(), pids = launch.pids(), &streams] {
+    auto failed = state->failure() ? state->failed_node() : std::string();
+    auto summary = failed.empty() ? std::string() : state->failure_summary();
+    std::vector<node_status> out;
+    for (const auto& [label, url] : urls) {
+      node_status node;
+      node.label = label;
+      node.url = url;
+      node.pid = pids.at(label);
+      node.state = label == failed           ? node_state::failed
+                   : state->stop_requested() ? node_state::stopped
+                                             : node_state::serving;
+      if (label == failed) node.failure = summary;
+      node.last_lines = streams.last_lines(label);
+      out.push_back(std::move(node));
+    }
+    return out;
+  };
+}
+
+// Whose launch of threads this is. A user's (local_mt) owns the process:
+// it stops on SIGINT and SIGTERM, tells its nodes' lines apart and serves
+// the status page. A test's (test_mt) leaves all three to the test.
+enum class thread_launch { test, user };
+
+// Runs the program to its end in this process; returns the exit status.
+LP_API int run_in_process(const program& graph, thread_launch kind,
+                          transport_kind transport, const launch_flags& flags);
+
+inline int launcher<test_multi_threading>::run(const program& graph,
+                                               transport_kind transport,
+                                               const launch_flags& flags,
+                                               const no_options&) {
+  return run_in_process(graph, thread_launch::test, transport, flags);
+}
+
+inline int launcher<local_multi_threading>::run(const program& graph,
+                                                transport_kind transport,
+                                                const launch_flags& flags,
+                                                const no_options&) {
+  return run_in_process(graph, thread_launch::user, transport, flags);
+}
+
+// A test's launch of nodes as threads of this process.
+class threads_launch final : public controlled_launch {
+ public:
+  threads_launch(const program& graph, host_options settings)
+      : host_(graph, std::move(settings)) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override {
+    return host_.connect(label);
+  }
+  std::map<std::string, std::string> urls() const override { return host_.urls(); }
+  const std::string& secret() const override { return host_.secret(); }
+  const std::string& run_dir() const override { return no_run_dir_; }
+  std::vector<pid_t> pids() const override { return {::getpid()}; }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return host_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (!timeout)
+      host_.state().wait_for_stop();
+    else if (!host_.state().wait_for_stop(*timeout))
+      return false;
+    host_.shutdown();
+    if (auto failure = host_.state().failure()) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (...) {
+        std::throw_with_nested(node_failure(summary()));
+      }
+    }
+    return true;
+  }
+
+  bool stop() override {
+    host_.shutdown();
+    return !host_.state().failure();
+  }
+  bool stop_requested() const override { return host_.state().stop_requested(); }
+  std::string summary() const override { return host_.state().failure_summary(); }
+
+ private:
+  node_host host_;
+  const std::string no_run_dir_;
+};
+
+}  // namespace detail
+
+}  // namespace lp
+
+
+
+namespace lp {
+
+namespace detail {
+
+LP_API int run_in_process(const program& graph, thread_launch kind,
+                          transport_kind transport, const launch_flags& flags) {
+  const bool user = kind == thread_launch::user;
+  const std::string_view policy =
+      user ? local_multi_threading::flag : test_multi_threading::flag;
+  // The nodes share this process's terminal: their std::cout and std::cerr
+  // lines are told apart as under local_mp. First and last: no other
+  // thread (the signals' one) writes while the streams change hands.
+  std::shared_ptr<node_streams> streams;
+  if (user) streams = node_streams::take_over(std::string(policy));
+  std::unique_ptr<stop_on_signals> signals;
+  if (user)
+    signals = std::make_unique<stop_on_signals>(
+        [](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping the program (again to exit at once)" << std::endl;
+          lp::stop();
+        },
+        [](int signal) {
+          std::cerr << "[lp] second signal: exiting at once" << std::endl;
+          std::_Exit(128 + signal);
+        });
+  if (flags.process.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
+    run_directory run_dir(graph.name(), flags.process.insecure ? "" : make_secret(),
+                          "/tmp", launch_tls(flags.tls, graph.name(), false));
+    run_dir.announce(std::cerr);
+    std::shared_ptr<const tls_context> tls;
+    if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
+    host_options options;
+    options.policy = policy;
+    options.secret = run_dir.secret();
+    options.tls = tls;
+    options.run_dir = run_dir.path();
+    options.max_body_bytes = flags.server.max_body_mb << 20;
+    options.limits = flags.server.limits;
+    options.direct_calls = transport == transport_kind::direct;
+    options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
+    options.resume_dir = flags.checkpoints.resume;
+    options.tune_malloc = !flags.process.system_malloc;
+    options.python = flags.process.python;
+    options.termination_notice =
+        std::chrono::seconds(flags.process.termination_notice_secs);
+    announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
+    node_host launch(graph, std::move(options));
+    std::unique_ptr<status_server> page;
+    if (user)
+      page =
+          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
+                            flags.status.port, node_states(launch, *streams), tls);
+    launch.state().wait_for_stop();
+    launch.shutdown();
+    int status = launch.state().report_failure(std::cerr);
+    // As local_mp's summary does: the failed node's lines, not lost among
+    // the others it printed before.
+    if (status != 0 && streams)
+      std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
+                << std::flush;
+    linger(page.get(), flags.status.linger_secs);
+    return status;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+// A launch of test_mt, local_mt or local_mp from a command line, which
+// `run` starts. Unless the user chose where, the checkpoints go to a
+// directory of this launch's own that a user finds again (checkpoint_home),
+// and the launch's end says where they are and how to go on from them.
+LP_API int run_on_this_host(const program& graph, transport_kind transport,
+                            launch_flags flags,
+                            int (*run)(const program&, transport_kind,
+                                       const launch_flags&, const no_options&)) {
+  auto command = flags.arguments;
+  bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
+  if (own_dir) {
+    try {
+      flags.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
+    } catch (const launch_error& e) {
+      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+      return 1;
+    }
+    // local_mp's node processes take their flags from this command line.
+    auto after_name = flags.arguments.empty() ? 0 : 1;
+    flags.arguments.insert(flags.arguments.begin() + after_name,
+                           "--lp_checkpoint_dir=" + flags.checkpoints.dir);
+    if (!flags.read_by.empty())  // as read_command_line tags them
+      flags.read_by.insert(flags.read_by.begin() + after_name, "--lp_checkpoint_dir");
+  }
+  int status = run(graph, transport, flags, {});
+  if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
+    // Nothing was saved: no empty directory stays, of the launch or of the
+    // program, which a later launch makes again.
+    ::rmdir(flags.checkpoints.dir.c_str());
+    ::rmdir(checkpoint_home(graph.name()).c_str());
+  }
+  return status;
+}
+
+}  // namespace detail
+
+LP_API controller::controller(const program& graph, const test_options& options,
+                              transport_kind transport)
+    : graph_(&graph) {
+  detail::host_options settings;
+  settings.policy = test_multi_threading::flag;
+  settings.secret = options.insecure ? "" : detail::make_secret();
+  settings.max_body_bytes = options.max_body_mb << 20;
+  settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);
+  settings.limits.min_bytes_per_second = options.min_rate_kib_per_sec << 10;
+  settings.limits.max_connections = options.max_connections;
+  settings.direct_calls = transport == transport_kind::direct;
+  settings.stop_when_runs_finish = false;
+  settings.tune_malloc = !options.system_malloc;
+  settings.python = options.python;
+  if (options.tls)
+    settings.tls = std::make_shared<const detail::tls_context>(
+        detail::make_launch_credentials(graph.name()));
+  launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
+}
+
+}  // namespace lp
+
+// ---- launchpad/detail/host/impl/launch_tls_inl.hpp ----
+
+// launch_tls.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
+                                  bool beyond) {
+  // The launch has checked that the flags go together (check_tls_flags).
+  bool files = !flags.cert.empty();
+  if (flags.mode == tls_mode::off) {
+    if (beyond)
+      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
+                   "launch's secret and every call's arguments cross the network in "
+                   "cleartext"
+                << std::endl;
+    return {};
+  }
+  if (flags.mode != tls_mode::on && !beyond && !files) return {};
+  if (files) return read_tls_files({flags.ca, flags.cert, flags.key});
+  return make_launch_credentials(program);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/kube/impl/launch_inl.hpp ----
+
+// launch.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/kube/launch.hpp ----
+
+// --lp_launch=kubernetes: on a workstation, write the launch's manifests;
+// in one of its pods, be the coordinator or the process that the pod's
+// Job and index name (docs/kubernetes.md).
+
+
+// ---- launchpad/detail/kube/coordinator.hpp ----
+
+// The coordinator pod of a Kubernetes launch. The Job controller starts,
+// restarts and ends the node pods; the coordinator only hears from them. It
+// keeps the rendezvous, decides when the program stops, stops it, shows
+// the status page, and tells how the program ended by its exit status.
+//
+// What it hears: a node process publishes its nodes when it serves, and
+// says how it ended. A process killed outright (SIGKILL, out of memory, its
+// host gone) says nothing; the coordinator finds it by probing every
+// process that serves. A process that failed more often than its group's
+// max_restarts will not be started again (backoffLimitPerIndex says the
+// same to the Job controller), so the program fails and stops.
+
+
+// ---- launchpad/detail/kube/names.hpp ----
+
+// What the manifests of a Kubernetes launch and the binary in its pods
+// agree on: the names of the launch's objects, the environment each pod
+// gets, and where the Secret is mounted (docs/kubernetes.md).
+
+// ---- launchpad/detail/process/launcher.hpp ----
+
+// The launcher of a program whose nodes are processes: it starts them, keeps
+// the rendezvous, restarts the failed ones its groups allow, stops them all
+// in order, and says how each ended.
+
+
+// ---- launchpad/detail/process/log_tail.hpp ----
+
+// A node's log file, as its launcher quotes it: under a failure in the
+// summary, and on the status page.
+
+
+namespace lp::detail {
+
+// The last lines of the log at `path` (labelled_lines::kept of them, a last
+// one without its newline too), oldest first; none if it cannot be read.
+// Read from its end: a long log is not read whole.
+inline std::vector<std::string> log_tail(const std::string& path) {
+  constexpr std::size_t wanted = labelled_lines::kept;
+  constexpr std::size_t step = 8192;
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) return {};
+  auto end = static_cast<std::streamoff>(file.tellg());
+  if (end <= 0) return {};
+  auto from = static_cast<std::size_t>(end);
+  std::string tail;
+  auto complete_lines = [&] {
+    auto breaks = static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n'));
+    return tail.ends_with('\n') ? breaks - 1 : breaks;
+  };
+  while (from > 0 && complete_lines() < wanted) {
+    auto size = std::min(from, step);
+    from -= size;
+    std::string chunk(size, '\0');
+    file.seekg(static_cast<std::streamoff>(from));
+    if (!file.read(chunk.data(), static_cast<std::streamsize>(size))) return {};
+    tail.insert(0, chunk);
+  }
+  std::string_view text = tail;
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  auto lines = split(text, '\n');
+  // Read from the middle of the log, the first line is a part of one.
+  std::size_t first = from > 0 ? 1 : 0;
+  if (lines.size() > wanted) first = std::max(first, lines.size() - wanted);
+  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/placement.hpp ----
+
+// Where the processes of a local launch run: the GPUs each is handed
+// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
+// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
+
+#include <dirent.h>
+
+
+namespace lp::detail {
+
+// "0,1,3" as {0, 1, 3}; "" as {}.
+inline std::vector<int> index_list(const std::string& text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
+  return out;
+}
+
+inline std::string index_text(const std::vector<int>& indices) {
+  std::string out;
+  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
+  return out;
+}
+
+// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
+inline std::vector<int> gpus_found() {
+  std::vector<int> found;
+  if (DIR* dev = ::opendir("/dev")) {
+    while (auto* entry = ::readdir(dev)) {
+      std::string name = entry->d_name;
+      if (name.size() > 6 && name.starts_with("nvidia") &&
+          name.find_first_not_of("0123456789", 6) == std::string::npos)
+        found.push_back(std::stoi(name.substr(6)));
+    }
+    ::closedir(dev);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The cores this process may run on.
+inline std::vector<int> cores_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
+  for (int core = 0; core < CPU_SETSIZE; ++core)
+    if (CPU_ISSET(core, &set)) cores.push_back(core);
+  return cores;
+}
+
+// Pins the calling process (its threads to come) to `cores`; false if the
+// kernel refused.
+inline bool pin_to(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int core : cores) CPU_SET(core, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+struct placement {
+  std::vector<int> gpus;   // handed to the process; empty: none asked for
+  std::vector<int> cores;  // pinned to; empty: not pinned
+};
+
+// One placement per process, each process named with its group's settings.
+// GPUs are never shared: more asked for than `gpus` holds is refused here,
+// before anything starts. Cores are handed out in turn, shared once every
+// core has a process, and a process asking for more cores than there are
+// is not pinned.
+inline std::vector<placement> place(
+    const std::vector<std::pair<std::string, group_settings>>& processes,
+    const std::vector<int>& gpus, const std::vector<int>& cores) {
+  std::vector<placement> out(processes.size());
+  std::size_t asked = 0;
+  std::string askers;
+  for (const auto& [name, settings] : processes)
+    if (settings.resources.gpus > 0) {
+      asked += static_cast<std::size_t>(settings.resources.gpus);
+      askers += (askers.empty() ? "" : ", ") + name + ": " +
+                std::to_string(settings.resources.gpus);
+    }
+  if (asked > gpus.size())
+    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
+                       askers + ") but this launch has " + std::to_string(gpus.size()) +
+                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
+                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
+  std::size_t next_gpu = 0, next_core = 0;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const auto& needs = processes[i].second.resources;
+    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
+    if (!processes[i].second.pin_cores || cores.empty() ||
+        static_cast<std::size_t>(needs.cpus) > cores.size())
+      continue;
+    for (int k = 0; k < needs.cpus; ++k)
+      out[i].cores.push_back(cores[next_core++ % cores.size()]);
+    std::sort(out[i].cores.begin(), out[i].cores.end());
+  }
+  return out;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/reachability.hpp ----
+
+// Whether the launcher can still reach each node that serves beyond
+// loopback. A host cut off from the network (a partition, a dead switch, a
+// frozen machine) leaves its node processes running where nothing can call
+// them, and nothing inside them can tell: the watchdog of a group's
+// health_timeout (host/watchdog.hpp) sees a hung call or run(), not a
+// network. So the launcher asks each such node GET /lp/v1/health, and a node
+// that answers nothing for its group's health_timeout is lost. On loopback
+// there is no network to lose: a node there is not asked.
+
+
+namespace lp::detail {
+
+class reachability_watch {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A process to watch: `label`, one of its nodes, answers for it.
+  struct target {
+    std::string unit;
+    std::string label;
+    std::chrono::milliseconds timeout;  // its group's health_timeout
+  };
+  // Where a node serves now, and which start of its process that is (a
+  // restarted process may serve where the last one did); nothing while it
+  // does not serve.
+  struct serving {
+    address at;
+    int start = 0;
+    bool operator==(const serving&) const = default;
+  };
+  using lookup = std::function<std::optional<serving>(const std::string& label)>;
+  // Called once per process that went silent, from the watch's own thread.
+  using lost =
+      std::function<void(const std::string& unit, std::chrono::milliseconds silence)>;
+
+  // One thread per target, so that a silent node, whose every probe waits
+  // out its deadline, delays no other's.
+  reachability_watch(std::vector<target> targets, lookup where, lost report,
+                     const tls_context* tls)
+      : where_(std::move(where)), report_(std::move(report)), tls_(tls) {
+    for (auto& t : targets) {
+      auto& worker = workers_.emplace_back();
+      worker.start([this, t = std::move(t), state = probe_state{}]() mutable {
+        return round(t, state);
+      });
+    }
+  }
+  reachability_watch(const reachability_watch&) = delete;
+  reachability_watch& operator=(const reachability_watch&) = delete;
+  ~reachability_watch() {
+    for (auto& worker : workers_) worker.request_stop();
+    for (auto& worker : workers_) worker.stop();
+  }
+
+  // How often a node is asked, and how long each probe waits: a quarter of
+  // its timeout each, so that a node is found lost at most half a timeout
+  // late, and a short silence (under a timeout) is outlived.
+  static std::chrono::milliseconds period_of(std::chrono::milliseconds timeout) {
+    return std::clamp(timeout / 4, std::chrono::milliseconds(50),
+                      std::chrono::milliseconds(1000));
+  }
+
+ private:
+  struct probe_state {
+    std::optional<serving> process;  // the one being watched
+    clock::time_point heard;         // its last answer, or when it began to serve
+    bool reported = false;
+    std::unique_ptr<http_connection> connection;
+  };
+
+  clock::time_point round(const target& t, probe_state& state) {
+    auto period = period_of(t.timeout);
+    auto now = clock::now();
+    auto process = where_(t.label);
+    if (!process) {
+      state = {};
+      return now + period;
+    }
+    if (process != state.process) {  // a new process: its silence starts now
+      state = {};
+      state.process = process;
+      state.heard = now;
+    }
+    if (state.reported) return now + period;
+    if (answers(process->at, state, now + period)) {
+      state.heard = clock::now();
+    } else if (auto silence = clock::now() - state.heard; silence > t.timeout) {
+      state.reported = true;
+      report_(t.unit, std::chrono::duration_cast<std::chrono::milliseconds>(silence));
+    }
+    return now + period;
+  }
+
+  // Any HTTP answer will do: a node that says it stops is still reachable.
+  // So is a refused connection, which its host sent: a process that no
+  // longer listens is the reaper's business, not a partition.
+  bool answers(const address& at, probe_state& state, clock::time_point deadline) {
+    try {
+      if (!state.connection || !state.connection->reusable())
+        state.connection = http_connection::open(at.host, at.port, deadline, tls_);
+      std::string body;
+      state.connection->get(protocol::health_path, "", deadline, body, 4096);
+      return true;
+    } catch (const http_connection::failure& e) {
+      state.connection.reset();
+      return e.kind == http_connection::failure::refused;
+    }
+  }
+
+  lookup where_;
+  lost report_;
+  const tls_context* tls_;
+  std::list<periodic_worker> workers_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/rendezvous.hpp ----
+
+// How the node processes of a launch find each other. The launcher serves
+// a small HTTP directory on loopback; each node publishes its address there
+// once it serves, and callers look addresses up there, waiting for nodes
+// that do not serve yet. Nodes bind port 0, so no port is ever picked in
+// advance and raced for.
+
+
+namespace lp::detail {
+
+// The launcher's side.
+class rendezvous_server {
+ public:
+  struct callbacks {
+    std::function<void(const std::string& label)> stop_requested;
+    std::function<void(const std::string& label)> run_finished;
+    // Whether the runs of these nodes or groups have all returned (true),
+    // the program stops first (false), or neither within `wait`.
+    std::function<std::optional<bool>(const std::vector<std::string>& names,
+                                      std::chrono::milliseconds wait)>
+        runs_finished;
+    // A node process ends, and tells how: `failure` is empty for a clean
+    // end; `unrecoverable`, a failure no restart mends (a Python node whose
+    // class its host cannot have). Only where the launcher does not see its
+    // processes exit (Kubernetes); elsewhere left empty.
+    std::function<void(const std::string& label, const std::string& failure,
+                       bool unrecoverable)>
+        process_ended;
+    // A node published where it serves; may be left empty.
+    std::function<void(const std::string& label, const address& where)> published;
+  };
+
+  // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
+  // TLS context, it serves HTTPS to the launch's nodes only. `port` 0: any
+  // free one, which the launcher hands its nodes.
+  rendezvous_server(std::string secret, callbacks on,
+                    const std::string& host = "127.0.0.1",
+                    std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
+      : secret_(std::move(secret)), on_(std::move(on)) {
+    listener_.set_tls(std::move(tls));
+    auto& routes = listener_.routes();
+    auto guarded = [this](auto handler) {
+      return [this, handler](const http_request& req, http_reply& res) {
+        if (!secret_.empty()) {
+          auto problem = credential_problem(req.header("Authorization"), secret_);
+          if (!problem.empty()) {
+            res.status = 401;
+            res.set_content(json{{"error", problem}}.dump(), "application/json");
+            return;
+          }
+        }
+        try {
+          handler(req, res);
+        } catch (const std::exception& e) {
+          res.status = 400;
+          res.set_content(json{{"error", e.what()}}.dump(), "application/json");
+        }
+      };
+    };
+    routes.post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto label = body.at("label").template get<std::string>();
+                  address where{body.at("host").template get<std::string>(),
+                                body.at("port").template get<int>()};
+                  publish(label, where);
+                  if (on_.published) on_.published(label, where);
+                  res.set_content("{}", "application/json");
+                }));
+    routes.post(
+        "/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+          auto body = json::parse(req.body);
+          auto label = body.at("label").template get<std::string>();
+          auto wait = std::chrono::milliseconds(
+              std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
+          std::unique_lock lock(mutex_);
+          changed_.wait_for(lock, wait, [&] {
+            return closed_ || nodes_[label].where || nodes_[label].gone;
+          });
+          auto& entry = nodes_[label];
+          if (closed_) {
+            // A stopping program takes no new callers: a node found now would
+            // refuse the call, or be gone.
+            res.status = 410;
+            res.set_content(
+                json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
+                "application/json");
+          } else if (entry.where) {
+            res.set_content(
+                json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
+                "application/json");
+          } else {
+            res.status = entry.gone ? 410 : 404;
+            res.set_content(
+                json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
+                "application/json");
+          }
+        }));
+    routes.post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
+                  on_.stop_requested(
+                      json::parse(req.body).at("label").template get<std::string>());
+                  res.set_content("{}", "application/json");
+                }));
+    routes.post(
+        "/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
+          on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
+          res.set_content("{}", "application/json");
+        }));
+    if (on_.process_ended)
+      routes.post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
+                    auto body = json::parse(req.body);
+                    on_.process_ended(body.at("label").template get<std::string>(),
+                                      body.at("failure").template get<std::string>(),
+                                      body.value("unrecoverable", false));
+                    res.set_content("{}", "application/json");
+                  }));
+    routes.post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto outcome = on_.runs_finished(
+                      body.at("names").template get<std::vector<std::string>>(),
+                      std::chrono::milliseconds(std::clamp(
+                          body.at("wait_ms").template get<long>(), 0L, 10'000L)));
+                  res.set_content(json{{"done", outcome.value_or(false)},
+                                       {"stopping", outcome == false}}
+                                      .dump(),
+                                  "application/json");
+                }));
+    int bound = listener_.start(host, port);
+    if (bound < 0)
+      throw launch_error("the launcher cannot listen on " + host +
+                         (port ? " port " + std::to_string(port) : std::string()));
+    url_ = address{host, bound}.url(listener_.tls());
+  }
+  rendezvous_server(const rendezvous_server&) = delete;
+  rendezvous_server& operator=(const rendezvous_server&) = delete;
+  ~rendezvous_server() {
+    close();
+    listener_.stop();
+  }
+
+  const std::string& url() const { return url_; }
+
+  void publish(const std::string& label, const address& where) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where = where;
+      nodes_[label].gone.reset();
+    }
+    changed_.notify_all();
+  }
+
+  // The node's process ended; `restarting` keeps callers waiting for the
+  // next one, otherwise they fail at once with `reason`.
+  void withdraw(const std::string& label, bool restarting, const std::string& reason) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where.reset();
+      if (!restarting) nodes_[label].gone = reason;
+    }
+    changed_.notify_all();
+  }
+
+  std::optional<address> find(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    return nodes_[label].where;
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  struct entry {
+    std::optional<address> where;
+    std::optional<std::string> gone;
+  };
+
+  const std::string secret_;
+  const callbacks on_;
+  std::string url_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, entry> nodes_;
+  bool closed_ = false;
+  // Every node process of a launch keeps connections here: room for many.
+  // Last: it stops before what its handlers use.
+  listener listener_{server_limits{.max_connections = 8192}};
+};
+
+// A node process's side: a directory that asks the launcher, and remembers.
+class rendezvous_directory final : public directory {
+ public:
+  rendezvous_directory(std::string url, const std::string& secret,
+                       std::shared_ptr<const tls_context> tls = nullptr)
+      : url_(std::move(url)),
+        launcher_(address_of(url_)),
+        tls_(std::move(tls)),
+        headers_("Content-Type: application/json\r\n" +
+                 (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
+
+  void publish(const std::string& label, const address& where) override {
+    post("/lp/v1/rendezvous/publish",
+         {{"label", label}, {"host", where.host}, {"port", where.port}});
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw stopping(label, method, "the program is stopping");
+      if (auto known = cache_.find(label); known != cache_.end()) return known->second;
+    }
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        throw transport_error(label, method, "the node did not start serving in time");
+      auto reply =
+          ask(label, method, "/lp/v1/rendezvous/lookup",
+              {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
+      if (reply.status == 200) {
+        address where{reply.body.at("host").get<std::string>(),
+                      reply.body.at("port").get<int>()};
+        std::lock_guard lock(mutex_);
+        cache_[label] = where;
+        return where;
+      }
+      if (reply.status == 410 && reply.body.is_object() &&
+          reply.body.contains("stopping")) {
+        stop_this_threads_program();
+        throw stopping(label, method, "the program is stopping");
+      }
+      if (reply.status != 404)
+        throw transport_error(
+            label, method,
+            reply.body.is_object() && reply.body.contains("error")
+                ? "the node is gone: " + reply.body["error"].get<std::string>()
+                : "the launcher answered HTTP " + std::to_string(reply.status));
+    }
+  }
+
+  void forget(const std::string& label, const address& where) override {
+    std::lock_guard lock(mutex_);
+    if (auto known = cache_.find(label); known != cache_.end() && known->second == where)
+      cache_.erase(known);
+  }
+
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+
+  // Waits until the launcher has heard that the run() of every node named
+  // returned (true), or the program stops (false), as this process or the
+  // launcher sees it.
+  bool wait_for_runs(const std::vector<std::string>& names, const launch_state& here) {
+    while (!here.stop_requested()) {
+      // Short polls: a stop of this process alone (a failure the launcher
+      // restarts) must not keep its run() threads waiting long.
+      auto reply = ask("launcher", "wait_for_runs", "/lp/v1/rendezvous/runs",
+                       {{"names", names}, {"wait_ms", 1000}});
+      if (reply.status != 200 || !reply.body.is_object())
+        throw launch_error("lp::wait_for_runs(): the launcher answered HTTP " +
+                           std::to_string(reply.status));
+      if (reply.body.value("done", false)) return true;
+      if (reply.body.value("stopping", false)) return false;
+    }
+    return false;
+  }
+
+  // Best effort: during a stop the launcher may already be gone.
+  void tell(const std::string& what, const std::string& label,
+            json more = json::object()) {
+    more["label"] = label;
+    try {
+      post("/lp/v1/rendezvous/" + what, more);
+    } catch (const std::exception&) {
+    }
+  }
+
+ private:
+  struct answer {
+    int status;
+    json body;  // discarded if it is not JSON
+  };
+
+  // One request to the launcher, on a connection of its own: a node asks
+  // seldom (once per peer, again when a peer restarts), through the same
+  // client as its calls. A launcher busy starting 64 processes (under a
+  // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
+  // its nodes anyway, so patience costs nothing.
+  answer ask(const std::string& node, const std::string& method, const std::string& path,
+             const json& body) const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    try {
+      auto connection =
+          http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
+      std::string reply;
+      auto response = connection->post(path, headers_, body.dump(), deadline, reply,
+                                       std::size_t{1} << 20);
+      return {response.status,
+              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr,
+                          false)};
+    } catch (const http_connection::failure& e) {
+      if (e.kind == http_connection::failure::tls)
+        throw transport_error(node, method,
+                              std::string("the launcher's rendezvous: ") + e.what());
+      throw transport_error(
+          node, method,
+          std::string("the launcher does not answer; it may have stopped (") + e.what() +
+              ")");
+    }
+  }
+
+  void post(const std::string& path, const json& body) {
+    std::optional<answer> reply;
+    std::string why;
+    try {
+      reply = ask("launcher", "rendezvous", path, body);
+    } catch (const transport_error& e) {
+      why = e.what();
+    }
+    if (!reply || reply->status != 200)
+      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " +
+                         path + " (" +
+                         (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
+  }
+
+  // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
+  static address address_of(const std::string& url) {
+    auto where = address_of_url(url);
+    if (!where)
+      throw launch_error("the launcher's rendezvous URL '" + url +
+                         "' is not http://host:port");
+    return *where;
+  }
+
+  const std::string url_;
+  const address launcher_;
+  const std::shared_ptr<const tls_context> tls_;
+  const std::string headers_;
+  std::mutex mutex_;
+  std::map<std::string, address> cache_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/tmux.hpp ----
+
+// --lp_terminal=tmux: a tmux session with a window per node process, each
+// following the process's log. The launcher keeps the processes themselves,
+// so it still sees how each ends.
+
+
+// ---- launchpad/detail/process/run_tool.hpp ----
+
+// Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
+// to its end, and reading what it prints.
+
+#include <spawn.h>
+
+
+extern char** environ;
+
+namespace lp::detail {
+
+struct tool_output {
+  int status = -1;   // the exit status; -1 if it could not run or a signal ended it
+  std::string text;  // stdout and stderr, interleaved
+};
+
+// Runs `command` (argv[0] looked up in PATH) with no input, in a process
+// group of its own, and collects what it prints. A tool can hang (Slurm's
+// commands retry an unreachable controller for minutes; tmux waits for its
+// server): one still running after `limit` is killed with its group, and
+// reaped, and lp::launch_error names it and the limit.
+inline tool_output run_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  using clock = std::chrono::steady_clock;
+  tool_output out;
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    out.text = "cannot create a pipe to run " + command[0] + ": " + std::strerror(errno);
+    return out;
+  }
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = -1;
+  int failed = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ends[1]);
+  if (failed) {
+    ::close(ends[0]);
+    out.text = failed == ENOENT ? command[0] + " is not on PATH"
+                                : command[0] + " could not run: " + std::strerror(failed);
+    return out;
+  }
+  auto deadline = clock::now() + limit;
+  int status = 0;
+  bool ended = false;
+  bool reading = true;
+  char buffer[4096];
+  while (!ended) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) {
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::close(ends[0]);
+      std::string line;
+      for (const auto& word : command)
+        line += (line.empty() ? "" : " ") + shell_quote(word);
+      throw launch_error(command[0] + " did not answer within " +
+                         std::to_string(limit.count()) + " s, and was killed; run `" +
+                         line + "` by hand to see what it waits for");
+    }
+    if (reading) {
+      // A slice at a time: a tool that has ended may have left its end of
+      // the pipe to a process it started.
+      pollfd fd{ends[0], POLLIN, 0};
+      int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready > 0) {
+        auto n = ::read(ends[0], buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0)
+          out.text.append(buffer, static_cast<std::size_t>(n));
+        else
+          reading = false;  // every writer is gone
+      }
+    } else {
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(1)));
+    }
+    ended = ::waitpid(pid, &status, WNOHANG) == pid;
+  }
+  // What it wrote just before it ended.
+  if (reading) {
+    ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
+    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;)
+      out.text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(ends[0]);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// run_tool for a tool whose failure the caller outlives (a cancel, a
+// cleanup, a question asked again later): a timeout is said on stderr, and
+// comes back as a failed run with the message as its output.
+inline tool_output try_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  try {
+    return run_tool(command, limit);
+  } catch (const launch_error& e) {
+    std::cerr << "[lp] " << e.what() << std::endl;
+    return {-1, e.what()};
+  }
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+class tmux_session {
+ public:
+  // A tmux command that takes longer has a tmux server that does not answer.
+  static constexpr std::chrono::seconds tool_limit{10};
+
+  tmux_session() = default;
+  tmux_session(const tmux_session&) = delete;
+  tmux_session& operator=(const tmux_session&) = delete;
+  ~tmux_session() { close(); }
+
+  // Opens the detached session `name` with a window per process, named as
+  // the process, following its log (a {name, log path} each); throws
+  // lp::launch_error if tmux cannot.
+  void open(const std::string& name,
+            const std::vector<std::pair<std::string, std::string>>& windows) {
+    name_ = name;
+    bool first = true;
+    for (const auto& [window, log] : windows) {
+      // --pid: the window closes when the launcher dies, however it dies,
+      // and tmux ends with its last window.
+      std::string follow =
+          "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " " + shell_quote(log);
+      std::vector<std::string> command =
+          first ? std::vector<std::string>{"tmux", "new-session", "-d",   "-s",
+                                           name_,  "-n",          window, follow}
+                : std::vector<std::string>{"tmux",      "new-window", "-d",   "-t",
+                                           "=" + name_, "-n",         window, follow};
+      if (run_tool(command, tool_limit).status != 0)
+        throw launch_error(
+            "tmux could not open a window for " + window +
+            "; is tmux installed? (--lp_terminal=files writes the same logs)");
+      first = false;
+    }
+    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << name_
+              << std::endl;
+  }
+
+  // Ends the session, if one is open, and its windows; the processes are
+  // not its.
+  void close() {
+    if (name_.empty()) return;
+    // "=": this session exactly; a bare name also matches longer ones by prefix.
+    try_tool({"tmux", "kill-session", "-t", "=" + name_}, tool_limit);
+    name_.clear();
+  }
+
+ private:
+  std::string name_;  // of the open session; empty: none
+};
 
 }  // namespace lp::detail
 
@@ -13373,6 +15424,639 @@ struct launch_names {
 
 }  // namespace lp::detail::kube
 
+// ---- launchpad/detail/process/host_address.hpp ----
+
+// Where a node of a Slurm launch listens: the nodes of one program run on
+// several hosts, so loopback will not do. Each host works out its own
+// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
+// global or unique local address; a link-local one needs an interface name
+// that other hosts cannot know).
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+
+
+namespace lp::detail {
+
+inline constexpr std::string_view kubernetes_policy = "kubernetes";
+
+inline std::string ipv4_text(const sockaddr* address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
+              sizeof text);
+  return text;
+}
+
+// The text of an IPv6 address that other hosts could reach; empty for
+// loopback, link-local, unspecified and IPv4-mapped ones.
+inline std::string ipv6_text(const sockaddr* address) {
+  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
+      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
+    return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET6, in6, text, sizeof text);
+  return text;
+}
+
+// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
+// the first interface that is up and not loopback if `name` is empty; empty
+// if there is none.
+inline std::string interface_address(const std::string& name, int family = AF_INET) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string address;
+  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
+    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
+                               : name == i->ifa_name;
+    if (wanted)
+      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
+  }
+  ::freeifaddrs(interfaces);
+  return address;
+}
+
+// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
+// Debian's /etc/hosts makes it (127.0.1.1); empty then.
+inline std::string host_name_address(int family = AF_INET) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
+  std::string address;
+  for (auto* a = found; a && address.empty(); a = a->ai_next) {
+    if (family == AF_INET6)
+      address = ipv6_text(a->ai_addr);
+    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
+      address = text;
+  }
+  ::freeaddrinfo(found);
+  return address;
+}
+
+// `choice` is "auto" (the address of the host's name, else of its first
+// network interface that is not loopback; IPv4 first, then IPv6), the name
+// of an interface (its IPv4 address, else its IPv6 one), or an address,
+// used as it is (an IPv6 one bare, or in brackets, which go).
+inline std::string slurm_host_address(const std::string& choice) {
+  if (choice == "auto") {
+    std::string address;
+    for (int family : {AF_INET, AF_INET6}) {
+      if (address.empty()) address = host_name_address(family);
+      if (address.empty()) address = interface_address("", family);
+    }
+    if (address.empty())
+      throw launch_error(
+          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
+          "--lp_slurm_host=<interface or address>");
+    return address;
+  }
+  auto address = interface_address(choice);
+  if (address.empty()) address = interface_address(choice, AF_INET6);
+  if (!address.empty()) return address;
+  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
+    return choice.substr(1, choice.size() - 2);
+  return choice;
+}
+
+}  // namespace lp::detail
+
+
+namespace lp::detail::kube {
+
+class coordinator {
+ public:
+  // Probes of a serving process: every `probe_period`; `lost_after` failed
+  // ones in a row and it is taken for gone.
+  static constexpr auto probe_period = std::chrono::seconds(1);
+  static constexpr int lost_after = 3;
+
+  // `run_dir`: where the Secret is mounted; `launch`: the launch's name.
+  coordinator(const program& graph, const launch_flags& flags, const std::string& run_dir,
+              const std::string& launch)
+      : coordinator(graph, flags, run_directory::credentials_of(run_dir), launch) {}
+
+  coordinator(const coordinator&) = delete;
+  coordinator& operator=(const coordinator&) = delete;
+
+ private:
+  coordinator(const program& graph, const launch_flags& flags,
+              const std::pair<std::string, tls_credentials>& found,
+              const std::string& launch)
+      : graph_(graph),
+        notice_(std::chrono::seconds(flags.process.termination_notice_secs)),
+        secret_(found.first),
+        own_dir_(coordinator_dir(launch), secret_) {
+    const auto& credentials = found.second;
+    if (!credentials.empty())
+      tls_ = std::make_shared<const tls_context>(
+          credentials, "the Secret's " + std::string(run_directory::certificate_file));
+    for (auto& unit : plan_units(graph)) {
+      for (const auto& label : unit.labels) unit_of_[label] = unit.name;
+      units_.emplace(unit.name,
+                     unit_state{.plan = unit, .where = {}, .last_failure = {}});
+    }
+    for (const auto& spec : graph.nodes())
+      if (spec.has_run) runnable_.insert(spec.label);
+    rendezvous_ = std::make_unique<rendezvous_server>(
+        secret_,
+        rendezvous_server::callbacks{
+            .stop_requested =
+                [this](const std::string& label) {
+                  {
+                    // It stops already: no need to tell it.
+                    std::lock_guard lock(mutex_);
+                    if (auto it = unit_of_.find(label); it != unit_of_.end())
+                      units_.at(it->second).asked_to_stop = true;
+                  }
+                  stop(label + " asked the program to stop");
+                },
+            .run_finished = [this](const std::string& label) { run_finished(label); },
+            .runs_finished =
+                [this](const std::vector<std::string>& names,
+                       std::chrono::milliseconds wait) {
+                  return runs_finished(names, wait);
+                },
+            .process_ended =
+                [this](const std::string& label, const std::string& failure,
+                       bool unrecoverable) {
+                  ended(label, failure.empty() ? std::nullopt : std::optional(failure),
+                        unrecoverable);
+                },
+            .published = [this](const std::string& label,
+                                const address& where) { published(label, where); }},
+        "0.0.0.0", tls_, rendezvous_port);
+    // On loopback in the pod, as every launcher's page: `kubectl
+    // port-forward` reaches it there, and nothing else does.
+    status_ = start_status_page(
+        graph, std::string(kubernetes_policy), secret_, own_dir_.path(),
+        port_or_off{status_port}, [this] { return statuses(); }, tls_);
+  }
+
+ public:
+  // Runs until the program has ended; its exit status: 0 when it stopped
+  // cleanly, 1 when a node failed beyond its restarts.
+  int run() {
+    std::cerr << "[lp] coordinating " << units_.size()
+              << (units_.size() == 1 ? " process" : " processes") << "; rendezvous at "
+              << rendezvous_->url() << std::endl;
+    // The pod's end (kubectl delete, a drain) stops the program in order.
+    stop_on_signals signals([this](const stop_on_signals::origin& from) {
+      stop("the coordinator got signal " + std::to_string(from.signal));
+    });
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      changed_.wait_for(lock, probe_period);
+      if (!stopping_) probe(lock);
+    }
+    // Every process that serves hears of the stop. The Job controller
+    // starts pods in no order, and a short program may end before one of
+    // them joined: it gets the same notice to join, hears of the stop when
+    // it does (published), and ends cleanly rather than wait for a
+    // coordinator that is gone.
+    rendezvous_->close();
+    auto deadline = std::chrono::steady_clock::now() + notice_ + std::chrono::seconds(5);
+    for (auto& [name, unit] : units_)
+      if (unit.where && !unit.asked_to_stop) tell_stop(lock, name, *unit.where);
+    while (std::chrono::steady_clock::now() < deadline && serving() + joining() > 0) {
+      changed_.wait_for(lock, probe_period);
+      probe(lock);
+    }
+    for (auto& [name, unit] : units_)
+      if (unit.where)
+        std::cerr << "[lp] " << name
+                  << " did not say that it ended within the termination "
+                     "notice; its pod's own grace period ends it"
+                  << std::endl;
+      else if (yet_to_join(unit))
+        std::cerr
+            << "[lp] " << name
+            << " never joined the launch: its pod did not start, or did not reach "
+               "the rendezvous in time (kubectl describe pod says why); if it starts "
+               "now, it fails after waiting 5 minutes for the coordinator"
+            << std::endl;
+    std::cerr << "[lp] the program "
+              << (failure_ ? "failed: " + *failure_ : "stopped cleanly") << std::endl;
+    return failure_ ? 1 : 0;
+  }
+
+ private:
+  struct unit_state {
+    unit_plan plan;
+    std::optional<address> where;  // while a process of it serves
+    int failures = 0;
+    int missed_probes = 0;
+    bool ever_served = false;
+    bool asked_to_stop = false;
+    std::string last_failure;
+  };
+
+  void stop(const std::string& why) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    std::cerr << "[lp] stopping: " << why << std::endl;
+    changed_.notify_all();
+  }
+
+  void published(const std::string& label, const address& where) {
+    std::unique_lock lock(mutex_);
+    auto& unit = units_.at(unit_of_.at(label));
+    if (label != unit.plan.labels.front()) return;
+    // Started while the program stops (a restart under way): it stops too.
+    if (stopping_) {
+      unit.where = where;
+      unit.ever_served = true;
+      tell_stop(lock, unit.plan.name, where);
+      return;
+    }
+    // A new process while the last one still served: that one ended
+    // without a word.
+    if (unit.where && !(*unit.where == where)) lose(unit, "its process was replaced");
+    unit.where = where;
+    unit.ever_served = true;
+    unit.missed_probes = 0;
+    std::cerr << "[lp] " << unit.plan.name << " serves at " << where.host << ":"
+              << where.port << std::endl;
+  }
+
+  void ended(const std::string& label, std::optional<std::string> failure,
+             bool unrecoverable = false) {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = unit_of_.find(label);
+      if (it == unit_of_.end()) return;
+      auto& unit = units_.at(it->second);
+      unit.where.reset();
+      // Its Job does not start it again either (FailIndex on its exit
+      // status, manifests.hpp).
+      if (failure && unrecoverable) unit.failures = unit.plan.settings.max_restarts;
+      if (failure)
+        fail(unit, *failure);
+      else
+        std::cerr << "[lp] " << unit.plan.name << " ended" << std::endl;
+    }
+    changed_.notify_all();
+  }
+
+  // Counts a failure of `unit`'s process; past its restarts, the program's.
+  // Called with the lock held.
+  void fail(unit_state& unit, const std::string& what) {
+    ++unit.failures;
+    unit.last_failure = what;
+    rendezvous_->withdraw(unit.plan.labels.front(), !stopping_, what);
+    if (stopping_) return;
+    int allowed = unit.plan.settings.max_restarts;
+    if (unit.failures <= allowed) {
+      std::cerr << "[lp] " << unit.plan.name << " failed (" << what
+                << "); its Job starts it again (" << unit.failures << " of " << allowed
+                << " restarts)" << std::endl;
+      return;
+    }
+    failure_ = "node " + unit.plan.name + " failed: " + what;
+    stopping_ = true;
+    std::cerr << "[lp] stopping: " << *failure_ << std::endl;
+  }
+
+  void lose(unit_state& unit, const std::string& why) {
+    unit.where.reset();
+    fail(unit, "its pod ended without a word (" + why + ")");
+  }
+
+  std::size_t serving() const {
+    std::size_t count = 0;
+    for (const auto& [name, unit] : units_) count += unit.where.has_value();
+    return count;
+  }
+
+  // A unit whose pod has not served yet and may still: not one that failed
+  // past its restarts.
+  static bool yet_to_join(const unit_state& unit) {
+    return !unit.ever_served && unit.failures <= unit.plan.settings.max_restarts;
+  }
+
+  std::size_t joining() const {
+    std::size_t count = 0;
+    for (const auto& [name, unit] : units_) count += yet_to_join(unit);
+    return count;
+  }
+
+  // Connects to every serving process once, without the lock: a silent
+  // peer must not hold up the rendezvous.
+  void probe(std::unique_lock<std::mutex>& lock) {
+    std::vector<std::pair<std::string, address>> targets;
+    for (const auto& [name, unit] : units_)
+      if (unit.where) targets.emplace_back(name, *unit.where);
+    lock.unlock();
+    std::vector<std::pair<std::string, bool>> answers;
+    for (const auto& [name, where] : targets) {
+      bool answered = true;
+      try {
+        http_connection::open(where.host, where.port,
+                              std::chrono::steady_clock::now() + probe_period,
+                              tls_.get());
+      } catch (const http_connection::failure&) {
+        answered = false;
+      }
+      answers.emplace_back(name, answered);
+    }
+    lock.lock();
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      auto& unit = units_.at(answers[i].first);
+      if (!unit.where || !(*unit.where == targets[i].second))
+        continue;  // news came meanwhile
+      unit.missed_probes = answers[i].second ? 0 : unit.missed_probes + 1;
+      if (unit.missed_probes >= lost_after) lose(unit, "it stopped answering");
+    }
+  }
+
+  // Sends the process POST /lp/v1/stop, the stop lp::stop() makes.
+  // `where` is a copy: the unit's own may change while the lock is off.
+  void tell_stop(std::unique_lock<std::mutex>& lock, const std::string& name,
+                 address where) {
+    lock.unlock();
+    try {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      auto connection =
+          http_connection::open(where.host, where.port, deadline, tls_.get());
+      std::string reply;
+      connection->post(
+          protocol::stop_path,
+          secret_.empty() ? std::string() : "Authorization: Bearer " + secret_ + "\r\n",
+          "", deadline, reply, 1 << 16);
+    } catch (const std::exception& e) {
+      std::cerr << "[lp] could not tell " << name << " to stop: " << e.what()
+                << std::endl;
+    }
+    lock.lock();
+  }
+
+  void run_finished(const std::string& label) {
+    bool all = false;
+    {
+      std::lock_guard lock(mutex_);
+      finished_.insert(label);
+      all = !runnable_.empty() && finished_ == runnable_;
+    }
+    changed_.notify_all();
+    // A program whose run() nodes have all returned has nothing left to do.
+    if (all) stop("the run() of every node returned");
+  }
+
+  std::optional<bool> runs_finished(const std::vector<std::string>& names,
+                                    std::chrono::milliseconds wait) {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
+    };
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, wait, [&] { return stopping_ || done(); }))
+      return std::nullopt;
+    return done();
+  }
+
+  std::vector<node_status> statuses() {
+    std::lock_guard lock(mutex_);
+    std::vector<node_status> all;
+    for (const auto& [name, unit] : units_)
+      for (const auto& label : unit.plan.labels) {
+        node_status status;
+        status.label = label;
+        status.restarts = unit.failures;
+        status.failure = unit.last_failure;
+        if (unit.where) {
+          status.state = node_state::serving;
+          status.url = unit.where->url(tls_ != nullptr);
+        } else if (unit.failures > unit.plan.settings.max_restarts) {
+          status.state = node_state::failed;
+        } else if (unit.failures > 0) {
+          status.state = node_state::restarting;
+        } else {
+          status.state = unit.ever_served ? node_state::stopped : node_state::starting;
+        }
+        all.push_back(std::move(status));
+      }
+    return all;
+  }
+
+  // A directory of its own: where --lp_status finds the page, in the pod.
+  class own_directory {
+   public:
+    own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
+      remove();  // a stale one, of a pod that ran here before
+      if (::mkdir(path_.c_str(), 0700) != 0)
+        throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
+                           std::strerror(errno) + "); its image needs a writable /tmp");
+      if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
+    }
+    own_directory(const own_directory&) = delete;
+    own_directory& operator=(const own_directory&) = delete;
+    ~own_directory() { remove(); }
+    const std::string& path() const { return path_; }
+
+   private:
+    void remove() const {
+      for (const char* file : {"secret", status_file})
+        ::unlink((path_ + "/" + file).c_str());
+      ::rmdir(path_.c_str());
+    }
+    std::string path_;
+  };
+
+  const program& graph_;
+  const std::chrono::seconds notice_;
+  const std::string secret_;
+  own_directory own_dir_;
+  std::shared_ptr<const tls_context> tls_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, unit_state> units_;     // by unit name
+  std::map<std::string, std::string> unit_of_;  // label -> unit name
+  std::set<std::string> runnable_, finished_;
+  bool stopping_ = false;
+  std::optional<std::string> failure_;
+  std::unique_ptr<rendezvous_server> rendezvous_;
+  std::unique_ptr<status_server> status_;
+};
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/kube/options.hpp ----
+
+// --lp_launch=kubernetes's own flags (docs/kubernetes.md): the --lp_kube_*
+// rows, and the options they fill, read and checked here; the launch's
+// shared flags are detail/cli/flags.hpp's.
+
+
+namespace lp {
+class program;
+}
+
+namespace lp::detail {
+
+struct kube_options {
+  std::string image;  // required to write manifests
+  std::string kube_namespace = "default";
+  std::string binary;           // empty: /usr/local/bin/ and argv[0]'s file name
+  std::string dir = "lp-kube";  // where --lp_dry_run writes the manifests
+};
+
+// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
+inline std::string dns_label_value(std::string_view flag, std::string value) {
+  bool fits =
+      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
+  for (char c : value)
+    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  if (!fits)
+    throw usage_error(
+        std::string(flag) + "=" + one_line(flag, value) +
+        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit, e.g. " +
+        std::string(flag) + "=research");
+  return value;
+}
+
+// A container image reference (registry/repository:tag or @digest): the
+// characters a reference can hold, so a typo shows here and not as a pod
+// that never pulls.
+inline std::string image_reference(std::string_view flag, std::string value) {
+  bool fits = !value.empty() && value.size() <= 512;
+  for (char c : value)
+    fits = fits &&
+           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("._-/:@+").find(c) != std::string_view::npos);
+  if (!fits)
+    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
+                      ": give an image reference, e.g. " + std::string(flag) +
+                      "=registry.example.com/team/prog:1.0");
+  return value;
+}
+
+inline constexpr flag_row<kube_options> kube_flag_rows[] = {
+    {.name = "--lp_kube_image",
+     .hint = "<image>",
+     .example = "registry.example.com/team/prog:1.0",
+     .help = "kubernetes: the container image every pod runs; it holds this program's "
+             "binary (required)",
+     .set = [](kube_options& f, std::string_view name,
+               std::string v) { f.image = image_reference(name, std::move(v)); }},
+    {.name = "--lp_kube_namespace",
+     .hint = "<ns>",
+     .example = "research",
+     .help = "kubernetes: the namespace of the launch's objects (default: default)",
+     .set =
+         [](kube_options& f, std::string_view name, std::string v) {
+           f.kube_namespace = dns_label_value(name, std::move(v));
+         }},
+    {.name = "--lp_kube_binary",
+     .hint = "<path>",
+     .example = "/opt/prog/bin/prog",
+     .help = "kubernetes: where the program's binary is in the image (default: "
+             "/usr/local/bin/ and the name of this binary)",
+     .set =
+         [](kube_options& f, std::string_view name, std::string v) {
+           if (!v.starts_with("/"))
+             throw usage_error(std::string(name) + "=" + one_line(name, v) +
+                               ": give the binary's absolute path in the image, e.g. " +
+                               std::string(name) + "=/usr/local/bin/prog");
+           f.binary = one_line(name, std::move(v));
+         }},
+    {.name = "--lp_kube_dir",
+     .hint = "<dir>",
+     .example = "./manifests",
+     .help =
+         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
+         "their own (default: ./lp-kube)",
+     .set = [](kube_options& f, std::string_view name,
+               std::string v) { f.dir = one_line(name, std::move(v)); }},
+};
+
+// kubernetes: on a workstation, the manifests; in a pod, its coordinator or
+// its node process. Its run is kube/launch.hpp's.
+template <>
+struct launcher<kubernetes> {
+  using options = kube_options;
+  static constexpr flag_table<kube_options> flag_rows{kube_flag_rows};
+  static constexpr bool dry_run = true;
+  static constexpr bool on_this_host = false;
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const kube_options& cluster);
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/kube/pod.hpp ----
+
+// What a pod of a Kubernetes launch learns from its environment: which
+// process of the program it runs (docs/kubernetes.md, "In the pods").
+
+
+namespace lp::detail::kube {
+
+// A variable the pod's manifest sets; missing, the pod was not made by
+// this library's manifests. (LP_KUBE_ROLE alone is taken out of the
+// environment: it tells a process that it is a pod's.)
+inline std::string pod_setting(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value)
+    throw launch_error(std::string(name) +
+                       " is not set: this pod was not made from the manifests that "
+                       "--lp_launch=kubernetes writes (docs/kubernetes.md)");
+  return value;
+}
+
+// Which process of the program this pod runs: its Job's group, and the
+// Job controller's index.
+inline unit_plan unit_of_pod(const program& graph) {
+  // Empty for the nodes outside any group.
+  const char* group_value = std::getenv(pod_env::group);
+  if (!group_value) pod_setting(pod_env::group);  // throws, naming it
+  std::string group = group_value;
+  auto index_text = pod_setting(pod_env::index);
+  auto units = units_of(graph, group);
+  std::size_t index = 0;
+  try {
+    index = std::stoul(index_text);
+  } catch (const std::exception&) {
+    throw launch_error(std::string(pod_env::index) + "='" + index_text +
+                       "' is not an index");
+  }
+  if (index >= units.size())
+    throw launch_error("this binary's program '" + graph.name() + "' has " +
+                       std::to_string(units.size()) + " processes in group '" + group +
+                       "', but the pod has index " + std::to_string(index) +
+                       ": was the image built from another version of the program?");
+  return units[index];
+}
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/kube/submit.hpp ----
+
+// --lp_launch=kubernetes outside a pod: the command a user runs on a
+// workstation writes the launch's manifests, for kubectl to apply
+// (docs/kubernetes.md). It talks to no cluster itself: kubectl already
+// holds the user's credentials and context, and a launch is then whatever
+// kubectl apply says it is.
+
+
+#include <filesystem>
+
+// ---- launchpad/detail/kube/manifests.hpp ----
+
+// The Kubernetes objects of one launch (docs/kubernetes.md, "The
+// manifests"): its Secret, a headless Service that gives every pod a DNS
+// name, a Service for the status page, the coordinator's Job, and one
+// Indexed Job per process group.
+
 // ---- launchpad/detail/kube/yaml.hpp ----
 
 // Block-style YAML from values built in order, for the manifests of a
@@ -13555,108 +16239,6 @@ inline std::string to_yaml(const std::vector<yaml_value>& documents) {
 }
 
 }  // namespace lp::detail::kube
-
-// ---- launchpad/detail/process/host_address.hpp ----
-
-// Where a node of a Slurm launch listens: the nodes of one program run on
-// several hosts, so loopback will not do. Each host works out its own
-// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
-// global or unique local address; a link-local one needs an interface name
-// that other hosts cannot know).
-
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-
-
-namespace lp::detail {
-
-inline constexpr std::string_view kubernetes_policy = "kubernetes";
-
-inline std::string ipv4_text(const sockaddr* address) {
-  char text[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
-              sizeof text);
-  return text;
-}
-
-// The text of an IPv6 address that other hosts could reach; empty for
-// loopback, link-local, unspecified and IPv4-mapped ones.
-inline std::string ipv6_text(const sockaddr* address) {
-  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
-      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
-    return "";
-  char text[INET6_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET6, in6, text, sizeof text);
-  return text;
-}
-
-// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
-// the first interface that is up and not loopback if `name` is empty; empty
-// if there is none.
-inline std::string interface_address(const std::string& name, int family = AF_INET) {
-  ifaddrs* interfaces = nullptr;
-  if (::getifaddrs(&interfaces) != 0) return "";
-  std::string address;
-  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
-    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
-                               : name == i->ifa_name;
-    if (wanted)
-      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
-  }
-  ::freeifaddrs(interfaces);
-  return address;
-}
-
-// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
-// Debian's /etc/hosts makes it (127.0.1.1); empty then.
-inline std::string host_name_address(int family = AF_INET) {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  addrinfo hints{};
-  hints.ai_family = family;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
-  std::string address;
-  for (auto* a = found; a && address.empty(); a = a->ai_next) {
-    if (family == AF_INET6)
-      address = ipv6_text(a->ai_addr);
-    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
-      address = text;
-  }
-  ::freeaddrinfo(found);
-  return address;
-}
-
-// `choice` is "auto" (the address of the host's name, else of its first
-// network interface that is not loopback; IPv4 first, then IPv6), the name
-// of an interface (its IPv4 address, else its IPv6 one), or an address,
-// used as it is (an IPv6 one bare, or in brackets, which go).
-inline std::string slurm_host_address(const std::string& choice) {
-  if (choice == "auto") {
-    std::string address;
-    for (int family : {AF_INET, AF_INET6}) {
-      if (address.empty()) address = host_name_address(family);
-      if (address.empty()) address = interface_address("", family);
-    }
-    if (address.empty())
-      throw launch_error(
-          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
-          "--lp_slurm_host=<interface or address>");
-    return address;
-  }
-  auto address = interface_address(choice);
-  if (address.empty()) address = interface_address(choice, AF_INET6);
-  if (!address.empty()) return address;
-  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
-    return choice.substr(1, choice.size() - 2);
-  return choice;
-}
-
-}  // namespace lp::detail
 
 namespace lp::detail::kube {
 
@@ -13965,110 +16547,6 @@ inline std::string kustomization_yaml() {
 
 }  // namespace lp::detail::kube
 
-// ---- launchpad/detail/kube/options.hpp ----
-
-// --lp_launch=kubernetes's own flags (docs/kubernetes.md): the --lp_kube_*
-// rows, and the options they fill, read and checked here; the launch's
-// shared flags are detail/cli/flags.hpp's.
-
-
-namespace lp {
-class program;
-}
-
-namespace lp::detail {
-
-struct kube_options {
-  std::string image;  // required to write manifests
-  std::string kube_namespace = "default";
-  std::string binary;           // empty: /usr/local/bin/ and argv[0]'s file name
-  std::string dir = "lp-kube";  // where --lp_dry_run writes the manifests
-};
-
-// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
-inline std::string dns_label_value(std::string_view flag, std::string value) {
-  bool fits =
-      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
-  for (char c : value)
-    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-  if (!fits)
-    throw usage_error(
-        std::string(flag) + "=" + one_line(flag, value) +
-        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
-        "starting and ending with a letter or digit, e.g. " +
-        std::string(flag) + "=research");
-  return value;
-}
-
-// A container image reference (registry/repository:tag or @digest): the
-// characters a reference can hold, so a typo shows here and not as a pod
-// that never pulls.
-inline std::string image_reference(std::string_view flag, std::string value) {
-  bool fits = !value.empty() && value.size() <= 512;
-  for (char c : value)
-    fits = fits &&
-           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            std::string_view("._-/:@+").find(c) != std::string_view::npos);
-  if (!fits)
-    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
-                      ": give an image reference, e.g. " + std::string(flag) +
-                      "=registry.example.com/team/prog:1.0");
-  return value;
-}
-
-inline constexpr flag_row<kube_options> kube_flag_rows[] = {
-    {.name = "--lp_kube_image",
-     .hint = "<image>",
-     .example = "registry.example.com/team/prog:1.0",
-     .help = "kubernetes: the container image every pod runs; it holds this program's "
-             "binary (required)",
-     .set = [](kube_options& f, std::string_view name,
-               std::string v) { f.image = image_reference(name, std::move(v)); }},
-    {.name = "--lp_kube_namespace",
-     .hint = "<ns>",
-     .example = "research",
-     .help = "kubernetes: the namespace of the launch's objects (default: default)",
-     .set =
-         [](kube_options& f, std::string_view name, std::string v) {
-           f.kube_namespace = dns_label_value(name, std::move(v));
-         }},
-    {.name = "--lp_kube_binary",
-     .hint = "<path>",
-     .example = "/opt/prog/bin/prog",
-     .help = "kubernetes: where the program's binary is in the image (default: "
-             "/usr/local/bin/ and the name of this binary)",
-     .set =
-         [](kube_options& f, std::string_view name, std::string v) {
-           if (!v.starts_with("/"))
-             throw usage_error(std::string(name) + "=" + one_line(name, v) +
-                               ": give the binary's absolute path in the image, e.g. " +
-                               std::string(name) + "=/usr/local/bin/prog");
-           f.binary = one_line(name, std::move(v));
-         }},
-    {.name = "--lp_kube_dir",
-     .hint = "<dir>",
-     .example = "./manifests",
-     .help =
-         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
-         "their own (default: ./lp-kube)",
-     .set = [](kube_options& f, std::string_view name,
-               std::string v) { f.dir = one_line(name, std::move(v)); }},
-};
-
-// kubernetes: on a workstation, the manifests; in a pod, its coordinator or
-// its node process. Its run is kube/launch.hpp's.
-template <>
-struct launcher<kubernetes> {
-  using options = kube_options;
-  static constexpr flag_table<kube_options> flag_rows{kube_flag_rows};
-  static constexpr bool dry_run = true;
-  static constexpr bool on_this_host = false;
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const kube_options& cluster);
-};
-
-}  // namespace lp::detail
-
 namespace lp::detail {
 
 // Writes the manifests of a launch of `graph`: with --lp_dry_run to a
@@ -14195,6 +16673,287 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/process/node_process.hpp ----
+
+// The two sides of a launch whose nodes are processes, as local_mp and a
+// test's lp::controller of test_mp runs it: the node process, and the
+// launcher.
+
+
+// ---- launchpad/detail/process/local_mp_launcher.hpp ----
+
+// The launcher of local_mp (detail/cli/flags.hpp, `launcher`): every node
+// (or colocated group) a process of this host, which runs main() again and,
+// told so by its environment, hosts its nodes. Declared here, for the table
+// of launchers (detail/launchers.hpp); its run is node_process.hpp's.
+
+
+namespace lp::detail {
+
+template <>
+struct launcher<local_multi_processing> : launcher_on_this_host {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
+};
+
+}  // namespace lp::detail
+
+namespace lp {
+
+namespace detail {
+
+// The value the launcher set in this process's environment, taken out of
+// it: the node's own child processes must not take themselves for nodes.
+LP_API std::optional<std::string> take_env(const char* name);
+
+// True in a process that a multi-processing launcher started as a node.
+LP_API bool is_node_process();
+
+// Where a node process runs, as its policy sees it.
+struct node_site {
+  // local_mp and test_mp: the launcher is this process's parent, which
+  // signals it; elsewhere the launcher is on another host (Slurm) or in
+  // another pod (Kubernetes), and every signal comes from elsewhere.
+  bool launcher_is_parent = true;
+  std::string bind_host = "127.0.0.1";
+  std::string advertise_host;  // what the nodes publish; empty: bind_host
+  // Lead a process group of its own, and end it with this process: under
+  // Slurm nothing else ends what a node starts (in a pod, the container's
+  // end does).
+  bool own_group = false;
+  // Tell the launcher how this process ended: it cannot see the exit
+  // status (Kubernetes).
+  bool report_end = false;
+  // Without --lp_checkpoint_dir, checkpoints go to the run directory; a
+  // pod's is its Secret, read-only, and a pod keeps none without a volume.
+  bool checkpoints_in_run_dir = true;
+};
+
+// The life of a node process: host its nodes, publish them, stop when the
+// launcher says so (SIGTERM), or when one of them calls lp::stop() or a
+// stop signal comes from elsewhere, which the launcher then passes on to
+// every other process.
+LP_API int run_node_process(const program& graph, transport_kind transport,
+                            const launch_flags& flags,
+                            const std::optional<node_site>& chosen_site = std::nullopt);
+
+// What the launcher of node processes takes from the command line.
+LP_API process_options process_options_from(const launch_flags& flags,
+                                            std::string_view policy,
+                                            transport_kind transport);
+
+// local_mp from a command line: this process is the launcher.
+inline int launcher<local_multi_processing>::run(const program& graph,
+                                                 transport_kind transport,
+                                                 const launch_flags& flags,
+                                                 const no_options&) {
+  if (flags.process.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    auto options = process_options_from(flags, local_multi_processing::flag, transport);
+    options.place = true;
+    options.gpus =
+        flags.process.gpus.empty() ? gpus_found() : index_list(flags.process.gpus);
+    options.tls = launch_tls(flags.tls, graph.name(), beyond_loopback(options.bind_host));
+    process_launch launch(graph, std::move(options));
+    announce_checkpoints(graph, checkpoint_dir_of(flags.checkpoints, launch.run_dir()),
+                         std::cerr);
+    bool clean = launch.wait_stopping_on_signals();
+    if (!clean) std::cerr << launch.summary() << std::flush;
+    linger(launch.status_page(), flags.status.linger_secs);
+    return clean ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+// A test's launch of nodes as processes; this process is their launcher.
+class processes_launch final : public controlled_launch {
+ public:
+  processes_launch(const program& graph, process_options settings)
+      : launch_(graph, std::move(settings)),
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(),
+                                                      launch_.secret(), launch_.tls())) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override {
+    http_channel::options settings;
+    settings.secret = launch_.secret();
+    settings.tls = launch_.tls();
+    return std::make_shared<http_channel>(label, nodes_, settings);
+  }
+  std::map<std::string, std::string> urls() const override { return launch_.urls(); }
+  const std::string& secret() const override { return launch_.secret(); }
+  const std::string& run_dir() const override { return launch_.run_dir(); }
+  std::vector<pid_t> pids() const override { return launch_.pids(); }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return launch_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (timeout && !launch_.wait_for(*timeout)) return false;
+    if (!launch_.wait()) throw node_failure(summary());
+    return true;
+  }
+
+  bool stop() override {
+    launch_.request_stop();
+    nodes_->close();
+    return launch_.wait();
+  }
+  bool stop_requested() const override { return launch_.stop_requested(); }
+  std::string summary() const override { return launch_.summary(); }
+
+ private:
+  process_launch launch_;
+  std::shared_ptr<rendezvous_directory> nodes_;
+};
+
+}  // namespace detail
+
+}  // namespace lp
+
+namespace lp::detail::kube {
+
+// Waits until the coordinator's rendezvous takes connections: the Job
+// controller starts the pods in no order, and the coordinator's DNS name
+// comes with its pod.
+inline void wait_for_coordinator(const std::string& url) {
+  auto where = address_of_url(url);
+  if (!where)
+    throw launch_error(std::string(child_env::rendezvous) + "='" + url +
+                       "' is not a URL");
+  constexpr auto patience = std::chrono::minutes(5);
+  auto since = std::chrono::steady_clock::now();
+  for (int attempt = 0;; ++attempt) {
+    try {
+      http_connection::open(where->host, where->port,
+                            std::chrono::steady_clock::now() + std::chrono::seconds(2));
+      return;
+    } catch (const http_connection::failure& e) {
+      auto waited = std::chrono::steady_clock::now() - since;
+      if (waited > patience)
+        throw launch_error("the coordinator at " + url +
+                           " did not answer for 5 minutes (" + e.what() +
+                           "); is its pod running?");
+      if (attempt % 20 == 19)
+        std::cerr << "[lp] waiting for the coordinator at " << url << " (" << e.what()
+                  << ")" << std::endl;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+// The coordinator is the launch: a node pod that cannot reach it for
+// `patience` ends its program (as a stop signal from elsewhere does), rather
+// than serve a launch that has ended without it.
+inline void watch_coordinator(periodic_worker& watch, const address& coordinator,
+                              std::chrono::seconds patience) {
+  auto heard =
+      std::make_shared<periodic_worker::clock::time_point>(periodic_worker::clock::now());
+  watch.start([coordinator, patience, heard] {
+    auto now = periodic_worker::clock::now();
+    try {
+      http_connection::open(coordinator.host, coordinator.port,
+                            now + std::chrono::seconds(2));
+      *heard = periodic_worker::clock::now();
+    } catch (const http_connection::failure& e) {
+      if (periodic_worker::clock::now() - *heard > patience) {
+        std::cerr << "[lp] the coordinator at " << coordinator.host << ":"
+                  << coordinator.port << " has not answered for " << patience.count()
+                  << " s (" << e.what() << "): the launch has ended without it; stopping"
+                  << std::endl;
+        ::kill(::getpid(), SIGTERM);
+        return now + std::chrono::hours(24);
+      }
+    }
+    return now + std::chrono::seconds(2);
+  });
+}
+
+inline int run_pod_node(const program& graph, transport_kind transport,
+                        const launch_flags& flags) {
+  node_site site;
+  site.launcher_is_parent = false;
+  site.bind_host = "0.0.0.0";
+  site.report_end = true;
+  site.checkpoints_in_run_dir = false;
+  std::string rendezvous;
+  try {
+    auto unit = unit_of_pod(graph);
+    std::string labels;
+    for (const auto& label : unit.labels) labels += (labels.empty() ? "" : ",") + label;
+    // A pod's host name is `<job>-<index>`; with the headless Service as its
+    // subdomain, its DNS name is that and the Service's name.
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    site.advertise_host = std::string(host) + "." + pod_setting(pod_env::service);
+    rendezvous = pod_setting(child_env::rendezvous);
+    wait_for_coordinator(rendezvous);
+    ::setenv(child_env::nodes, labels.c_str(), 1);
+    ::setenv(child_env::policy, std::string(kubernetes_policy).c_str(), 1);
+  } catch (const launch_error& e) {
+    std::cerr << "[lp] this pod cannot start: " << e.what() << std::endl;
+    return 1;
+  }
+  periodic_worker watch;
+  watch_coordinator(watch, *address_of_url(rendezvous), coordinator_patience);
+  return run_node_process(graph, transport, flags, site);
+}
+
+inline int run_coordinator(const program& graph, const launch_flags& flags) {
+  try {
+    auto run_dir = pod_setting(child_env::run_dir);
+    return coordinator(graph, flags, run_dir, pod_setting(pod_env::service)).run();
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the coordinator cannot start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace lp::detail::kube
+
+namespace lp::detail {
+
+// Writes the launch's manifests, or, in a pod, is what its role says.
+LP_API int run_kubernetes(const program& graph, transport_kind transport,
+                          const launch_flags& flags, const kube_options& cluster);
+
+inline int launcher<kubernetes>::run(const program& graph, transport_kind transport,
+                                     const launch_flags& flags,
+                                     const kube_options& cluster) {
+  return run_kubernetes(graph, transport, flags, cluster);
+}
+
+}  // namespace lp::detail
+
+
+namespace lp::detail {
+
+LP_API int run_kubernetes(const program& graph, transport_kind transport,
+                          const launch_flags& flags, const kube_options& cluster) {
+  auto role = take_env(kube::pod_env::role);
+  if (!role) return run_kube_manifests(graph, flags, cluster);
+  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
+  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
+  std::cerr
+      << "[lp] " << kube::pod_env::role << "='" << *role
+      << "' is neither coordinator nor node: this pod was not made from the manifests "
+         "that --lp_launch=kubernetes writes"
+      << std::endl;
+  return 1;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/kube/impl/submit_inl.hpp ----
+
+// submit.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
 namespace lp::detail {
 
 LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
@@ -14217,36 +16976,6 @@ LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-// ---- launchpad/detail/observe/exposition.hpp ----
-
-// A node's figures as the Prometheus text exposition format (version 0.0.4,
-// what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
-
-
-namespace lp::detail {
-
-inline constexpr std::string_view prometheus_type =
-    "text/plain; version=0.0.4; charset=utf-8";
-
-// A label value between the quotes: \, " and newline escaped, as the format
-// asks; anything else (UTF-8 included) as it is.
-LP_API std::string prometheus_label_value(std::string_view value);
-
-// The node's calls, its process and its user figures. `connections`: those
-// open on the node's server now.
-LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections);
-
-// The same, for the status page: cumulative counts per method and status, the
-// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
-// slowest call (seconds; null before the first), user figures and every point
-// of each series.
-LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections);
-
-}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -14580,6 +17309,176 @@ LP_API process_figures this_process_figures() {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/process/impl/node_process_inl.hpp ----
+
+// node_process.hpp's share of the library's compiled part: the definitions
+// that detail/implementation.hpp gathers (detail/config.hpp says where they
+// are compiled).
+
+
+
+
+namespace lp::detail {
+
+LP_API std::optional<std::string> take_env(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value) return std::nullopt;
+  std::string copy = value;
+  ::unsetenv(name);
+  return copy;
+}
+
+LP_API bool is_node_process() {
+  return std::getenv(child_env::nodes) != nullptr;
+}
+
+LP_API int run_node_process(const program& graph, transport_kind transport,
+                            const launch_flags& flags,
+                            const std::optional<node_site>& chosen_site) {
+  auto labels_text = take_env(child_env::nodes).value_or("");
+  auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
+  auto launcher = take_env(child_env::launcher).value_or("");
+  auto policy = take_env(child_env::policy).value_or("local_mp");
+  const auto site = chosen_site.value_or(node_site{});
+  auto run_dir = take_env(child_env::run_dir).value_or("");
+  auto [secret, credentials] = run_directory::credentials_of(run_dir);
+  auto cores = index_list(take_env(child_env::cores).value_or(""));
+  auto gpus = index_list(take_env(child_env::gpus).value_or(""));
+  // Before this process starts a thread: threads take their creator's cores.
+  if (!cores.empty() && !pin_to(cores)) {
+    std::cerr << "[lp] cannot pin to cores " << index_text(cores) << "; running unpinned"
+              << std::endl;
+    cores.clear();
+  }
+  if (auto chosen = take_env(child_env::transport))
+    transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
+  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it;
+  // in a pod, the container's end ends it.
+  if (site.launcher_is_parent && launcher != std::to_string(::getppid())) {
+    std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
+    return 1;
+  }
+  if (site.own_group && !group_reaper::watch_own_group_for_life())
+    std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
+                 "what this node starts may outlive it: end it in on_stop "
+                 "(docs/launching.md, No orphans)"
+              << std::endl;
+  // Output goes through a pipe: make each line leave when it is written.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::vector<std::string> labels;
+  for (auto label : split(labels_text, ',')) labels.emplace_back(label);
+  std::shared_ptr<const tls_context> tls;
+  try {
+    if (!credentials.empty())
+      tls = std::make_shared<const tls_context>(
+          credentials,
+          "the run directory's " + std::string(run_directory::certificate_file));
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    return 1;
+  }
+  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret, tls);
+  // A stop signal comes from the launcher, which sends SIGTERM once (and
+  // SIGKILL after the termination notice), or from elsewhere: a kill of a
+  // whole cgroup or job (systemd, a container runtime, scancel) reaches the
+  // nodes as well as the launcher. One from elsewhere is the program's stop,
+  // as lp::stop() is, and goes to the launcher, which takes it as no news if
+  // it stops already. Only the first signal acts: a later one is the same
+  // stop arriving by another way, and a node that does not end is killed
+  // after the notice. Under Slurm, slurmstepd delivers the launcher's
+  // signals and scancel's alike: all count as from elsewhere.
+  enum class stop_signal { none, from_launcher, from_elsewhere };
+  auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
+  const pid_t launcher_pid = site.launcher_is_parent ? ::getppid() : -1;
+  stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
+    *signalled = from.by_process && from.sender == launcher_pid
+                     ? stop_signal::from_launcher
+                     : stop_signal::from_elsewhere;
+    lp::stop();
+  });
+  try {
+    host_options options;
+    options.policy = policy;
+    options.labels = labels;
+    options.nodes = rendezvous;
+    options.secret = secret;
+    options.tls = tls;
+    options.run_dir = run_dir;
+    options.bind_host = site.bind_host;
+    options.advertise_host = site.advertise_host;
+    options.max_body_bytes = flags.server.max_body_mb << 20;
+    options.limits = flags.server.limits;
+    options.direct_calls = transport == transport_kind::direct;
+    options.checkpoint_dir = site.checkpoints_in_run_dir
+                                 ? checkpoint_dir_of(flags.checkpoints, run_dir)
+                                 : flags.checkpoints.dir;
+    options.watch_health = true;
+    options.tune_malloc = !flags.process.system_malloc;
+    options.cores = cores;
+    options.gpus = gpus;
+    options.resume_dir = flags.checkpoints.resume;
+    options.python = flags.process.python;
+    options.termination_notice =
+        std::chrono::seconds(flags.process.termination_notice_secs);
+    options.run_finished = [rendezvous](const std::string& label) {
+      rendezvous->tell("finished", label);
+    };
+    options.wait_runs_elsewhere = [rendezvous](const std::vector<std::string>& names,
+                                               const launch_state& here) {
+      return rendezvous->wait_for_runs(names, here);
+    };
+    node_host host(graph, std::move(options));
+    // A stop asked here is passed to the launcher, which stops every other
+    // process. A failure is not: the launcher sees this process exit non-zero
+    // and decides, by the group's restart policy, what happens next. Nor is a
+    // stop this process only followed (a peer refused a call for stopping):
+    // the launcher stops already, and its log should not say this node asked.
+    host.state().on_stop([&host, rendezvous, signalled, label = labels.front()] {
+      if (*signalled != stop_signal::from_launcher && !host.state().failure() &&
+          !host.state().stop_followed())
+        rendezvous->tell("stop", label);
+    });
+    // A signal that came while the nodes were being built found no program
+    // to stop; it is not lost.
+    if (*signalled != stop_signal::none) host.state().request_stop();
+    host.state().wait_for_stop();
+    host.shutdown();
+    auto failure = host.state().failure_summary();
+    if (site.report_end)
+      rendezvous->tell("ended", labels.front(), {{"failure", failure}});
+    return host.state().report_failure(std::cerr);
+  } catch (const python_start_error& e) {
+    // Its own lines said why; a restart would say it again.
+    std::cerr << "[lp] " << e.what() << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell("ended", labels.front(),
+                       {{"failure", e.what()}, {"unrecoverable", true}});
+    return unrecoverable_exit_status;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell("ended", labels.front(),
+                       {{"failure", labels_text + " could not start: " + e.what()}});
+    return 1;
+  }
+}
+
+LP_API process_options process_options_from(const launch_flags& flags,
+                                            std::string_view policy,
+                                            transport_kind transport) {
+  // options.tls stays empty: local_mp decides it below, and a Slurm job's
+  // supervisor adopts the credentials its submitter made.
+  process_options options;
+  options.direct_calls = transport == transport_kind::direct;
+  options.policy = policy;
+  options.arguments = flags.arguments;
+  options.process = flags.process;
+  options.status_port = flags.status.port;
+  return options;
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/python/impl/python_node_inl.hpp ----
 
 // python_node.hpp's share of the library's compiled part: the definitions that
@@ -14641,30 +17540,6 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-// ---- launchpad/detail/serve/dispatch.hpp ----
-
-// What a node does with a call, from the request's bytes to the reply's
-// bytes, with no socket in the way: the whole path a hostile or buggy peer
-// can reach (tests/fuzz drives it directly).
-
-
-namespace lp::detail {
-
-// Calls the method with the positional arguments and writes the reply, the
-// result or the error, in `reply_format` over `out`; returns its status
-// (docs/protocol.md lists every one). The path of every call, over HTTP or
-// direct.
-LP_API int answer(node_instance& node, const std::string& label,
-                  const std::string& method, const arguments& args,
-                  protocol::format reply_format, written_reply& out);
-
-// Answers a call whose body (in `format`) holds the positional arguments.
-LP_API int dispatch(node_instance& node, const std::string& label,
-                    const std::string& method, protocol::format format,
-                    protocol::format reply_format, std::string_view body,
-                    written_reply& out);
-
-}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -14792,6 +17667,831 @@ LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view
   throw call_failure(400, "bad_request",
                      std::string(method) + " takes " + std::to_string(arity) +
                          " argument(s), got " + std::to_string(args.size()));
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm/impl/launch_inl.hpp ----
+
+// launch.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+// ---- launchpad/detail/slurm/launch.hpp ----
+
+// --lp_launch=slurm: submit the program as one job, or, inside the job, be
+// its supervisor (docs/slurm.md).
+
+// ---- launchpad/detail/slurm/options.hpp ----
+
+// --lp_launch=slurm's own flags (docs/slurm.md): the --lp_slurm_* rows, and
+// the options they fill, read and checked here; the launch's shared flags
+// are detail/cli/flags.hpp's.
+
+
+namespace lp {
+class program;
+}
+
+namespace lp::detail {
+
+struct slurm_options {
+  std::string partition;
+  std::string time;
+  std::string account;
+  std::vector<std::string> sbatch;  // each an sbatch option
+  std::string dir = "lp-slurm";     // shared with the compute hosts
+  std::string host = "auto";        // address, interface or auto
+  bool detach = false;
+};
+
+// A value that goes into a batch script line: one line, nothing a shell
+// would expand there.
+inline std::string script_safe(std::string_view flag, std::string value) {
+  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
+    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+inline constexpr flag_row<slurm_options> slurm_flag_rows[] = {
+    {.name = "--lp_slurm_partition",
+     .hint = "<p>",
+     .example = "gpu",
+     .help = "slurm: the job's partition (default: the cluster's default partition)",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.partition = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_time",
+     .hint = "<limit>",
+     .example = "2:00:00",
+     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.time = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_account",
+     .hint = "<a>",
+     .example = "my_project",
+     .help = "slurm: the account the job is charged to",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.account = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_sbatch",
+     .hint = "<option>",
+     .example = "--qos=high",
+     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
+     .set =
+         [](slurm_options& f, std::string_view name, std::string v) {
+           auto option = script_safe(name, std::move(v));
+           if (!option.starts_with("--"))
+             throw usage_error(
+                 "--lp_slurm_sbatch=" + option +
+                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+           f.sbatch.push_back(std::move(option));
+         }},
+    {.name = "--lp_slurm_dir",
+     .hint = "<dir>",
+     .example = "/shared/lp-slurm",
+     .help = "slurm: where run directories go; the compute hosts must see it at the same "
+             "path (default: ./lp-slurm)",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.dir = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_host",
+     .hint = "<h>",
+     .example = "ib0",
+     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
+             "interface (ib0) or an address",
+     .set = [](slurm_options& f, std::string_view name,
+               std::string v) { f.host = script_safe(name, std::move(v)); }},
+    {.name = "--lp_slurm_detach",
+     .help = "slurm: submit, print the job id and return",
+     .on = [](slurm_options& f) -> bool& { return f.detach; }},
+};
+
+// slurm: the submitter, the job's supervisor, and each job step's node
+// process, which serves on --lp_slurm_host and leads a process group of
+// its own (nothing else ends what it starts). Its run and run_node are
+// slurm/launch.hpp's.
+template <>
+struct launcher<slurm> {
+  using options = slurm_options;
+  static constexpr flag_table<slurm_options> flag_rows{slurm_flag_rows};
+  static constexpr bool dry_run = true;
+  static constexpr bool on_this_host = false;
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const slurm_options& job);
+  static int run_node(const program& graph, transport_kind transport,
+                      const launch_flags& flags, const slurm_options& job);
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm/submit.hpp ----
+
+// The command a user runs on a login host: it submits the program as one
+// Slurm job, then follows the job (its state, its logs) to its end, and
+// cancels it on Ctrl+C.
+
+
+// ---- launchpad/detail/slurm/follow.hpp ----
+
+// The submitting command shows what the job writes: the supervisor's log
+// as it is, each node's log behind "[label] ", as local_mp shows them.
+
+
+namespace lp::detail {
+
+class log_follower {
+ public:
+  void follow(std::string path, std::string prefix, std::ostream& out) {
+    files_.push_back({std::move(path), std::move(prefix), &out, 0, {}});
+  }
+
+  // Prints the lines written since the last call; at the end, also what
+  // is left of unfinished lines.
+  void poll(bool at_end = false) {
+    for (auto& f : files_) {
+      std::ifstream in(f.path, std::ios::binary);
+      if (!in) continue;
+      in.seekg(0, std::ios::end);
+      auto size = static_cast<std::size_t>(in.tellg());
+      if (size <= f.offset) continue;
+      in.seekg(static_cast<std::streamoff>(f.offset));
+      std::string chunk(size - f.offset, '\0');
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      f.offset += static_cast<std::size_t>(in.gcount());
+      f.partial.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+      std::size_t start = 0;
+      for (auto newline = f.partial.find('\n'); newline != std::string::npos;
+           newline = f.partial.find('\n', start)) {
+        *f.out << f.prefix << f.partial.substr(start, newline - start) << "\n";
+        start = newline + 1;
+      }
+      f.partial.erase(0, start);
+    }
+    for (auto& f : files_) {
+      if (at_end && !f.partial.empty()) *f.out << f.prefix << f.partial << "\n";
+      if (at_end) f.partial.clear();
+      f.out->flush();
+    }
+  }
+
+ private:
+  struct file {
+    std::string path, prefix;
+    std::ostream* out;
+    std::size_t offset;
+    std::string partial;
+  };
+  std::vector<file> files_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm/partition.hpp ----
+
+// A job that asks more of one host than any host of its partition has is
+// left pending for ever by Slurm; the launch refuses it before submitting.
+
+
+namespace lp::detail {
+
+struct partition_hosts {
+  std::string name;
+  int cpus = 0;  // of its largest host
+  long memory_mb = 0;
+  int gpus = 0;
+  std::vector<int> host_cpus;  // of each host
+};
+
+// sinfo's "gpu:2", "gpu:a100:4(S:0-1)" or "(null)", as a count of GPUs.
+inline int gpus_in(std::string_view gres) {
+  int total = 0;
+  for (auto item : split(gres, ',')) {
+    auto text = item.substr(0, item.find('('));
+    if (!text.starts_with("gpu")) continue;
+    auto colon = text.rfind(':');
+    if (colon == std::string::npos) continue;
+    try {
+      total += std::stoi(std::string(text.substr(colon + 1)));
+    } catch (const std::exception&) {
+    }
+  }
+  return total;
+}
+
+// The partition `wanted`, or the cluster's default one if empty.
+inline partition_hosts find_partition(const std::string& wanted) {
+  auto listed = run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"},
+                         std::chrono::seconds(60));
+  if (listed.status != 0)
+    throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
+                       std::string(trim(listed.text)));
+  partition_hosts found;
+  std::vector<std::string> names;
+  for (auto row : split(listed.text, '\n')) {
+    auto fields = split(row, '|');
+    if (fields.size() != 4) continue;
+    std::string name(trim(fields[0]));
+    bool is_default = name.ends_with('*');
+    if (is_default) name.pop_back();
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    if (wanted.empty() ? !is_default : name != wanted) continue;
+    found.name = name;
+    try {
+      found.host_cpus.push_back(std::stoi(std::string(fields[1])));
+      found.cpus = std::max(found.cpus, found.host_cpus.back());
+      found.memory_mb = std::max(found.memory_mb, std::stol(std::string(fields[2])));
+    } catch (const std::exception&) {
+    }
+    found.gpus = std::max(found.gpus, gpus_in(trim(fields[3])));
+  }
+  if (found.name.empty()) {
+    std::string known;
+    for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
+    throw launch_error(
+        (wanted.empty() ? std::string("this cluster has no default partition")
+                        : "there is no partition " + wanted) +
+        "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
+  }
+  return found;
+}
+
+inline void check_fits(const std::vector<unit_plan>& units,
+                       const partition_hosts& hosts) {
+  for (const auto& u : units) {
+    const auto& needs = u.settings.resources;
+    auto refuse = [&](const std::string& what, long asked, long largest) {
+      throw launch_error(
+          "the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
+          ", but the largest host of partition " + hosts.name + " has " +
+          std::to_string(largest) + "; lower its group's resources() or choose " +
+          "another partition with --lp_slurm_partition. Nothing was submitted.");
+    };
+    if (needs.cpus > hosts.cpus) refuse("CPUs", needs.cpus, hosts.cpus);
+    if (needs.memory_mb > hosts.memory_mb)
+      refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
+    if (needs.gpus > hosts.gpus) refuse("GPUs", needs.gpus, hosts.gpus);
+  }
+  // The job is one task per process, each sized for the largest request:
+  // the partition must hold that many such tasks at once.
+  int task_cpus = 1;
+  for (const auto& u : units) task_cpus = std::max(task_cpus, u.settings.resources.cpus);
+  std::size_t room = 0;
+  for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
+  if (units.size() > room)
+    throw launch_error(
+        "the program runs " + std::to_string(units.size()) + " processes of " +
+        std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
+        " holds at most " + std::to_string(room) +
+        " at once; colocate groups (p.group(...).colocate()), lower resources() or "
+        "choose another partition with --lp_slurm_partition. Nothing was submitted.");
+}
+
+// Pending reasons that no amount of waiting changes.
+inline bool hopeless(const std::string& reason) {
+  for (const char* never :
+       {"PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig", "BadConstraints",
+        "InvalidAccount", "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed"})
+    if (reason == never) return true;
+  return false;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm/script.hpp ----
+
+// What a Slurm launch asks of Slurm: the batch script of the job, and the
+// srun command that runs each process of the program as a job step.
+
+
+namespace lp::detail {
+
+// The run directory of a job, as its batch script tells the in-job
+// supervisor.
+inline constexpr const char* slurm_run_dir_env = "LP_SLURM_RUN_DIR";
+
+// The job is homogeneous: one task slot per process, each slot as large as
+// the largest request in each dimension, so any process fits any slot. Each
+// step then asks for exactly its own resources. (Heterogeneous jobs would fit
+// tighter, but Slurm 22.05 does not let their components share a node.)
+struct slurm_slots {
+  std::size_t count = 0;
+  int cpus = 1;
+  long memory_mb = 0;  // 0: nobody asked; the partition's default applies
+  int gpus = 0;
+};
+
+inline slurm_slots slurm_slots_for(const std::vector<unit_plan>& units) {
+  slurm_slots slots;
+  slots.count = units.size();
+  for (const auto& u : units) {
+    slots.cpus = std::max(slots.cpus, u.settings.resources.cpus);
+    slots.memory_mb = std::max(slots.memory_mb, u.settings.resources.memory_mb);
+    slots.gpus = std::max(slots.gpus, u.settings.resources.gpus);
+  }
+  return slots;
+}
+
+// srun's options for one process's job step. -N1 always: a step without it
+// waits for nodes that the other steps hold. --exact: only what the step
+// asks, so the other steps fit beside it.
+inline std::vector<std::string> srun_options(const unit_plan& u) {
+  const auto& needs = u.settings.resources;
+  std::vector<std::string> options{
+      "--nodes=1",    "--ntasks=1",
+      "--exact",      "--job-name=" + u.name,
+      "--export=ALL", "--cpus-per-task=" + std::to_string(needs.cpus)};
+  if (needs.memory_mb > 0)
+    options.push_back("--mem=" + std::to_string(needs.memory_mb) + "M");
+  if (needs.gpus > 0) options.push_back("--gres=gpu:" + std::to_string(needs.gpus));
+  return options;
+}
+
+// What runs a process as its job step: srun and its options, before the
+// program and the arguments it was launched with.
+inline std::vector<std::string> srun_before(const std::string& srun, const unit_plan& u) {
+  std::vector<std::string> command{srun};
+  for (auto& option : srun_options(u)) command.push_back(std::move(option));
+  return command;
+}
+
+// The command line the job runs: the submitter's, without the flags that
+// tell only the submitter what to do, in whichever spelling the reader took
+// them (read_by).
+inline std::vector<std::string> job_arguments(const launch_flags& flags) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < flags.arguments.size(); ++i) {
+    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
+    if (flag != "--lp_dry_run" && flag != "--lp_slurm_detach")
+      kept.push_back(flags.arguments[i]);
+  }
+  return kept;
+}
+
+inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
+                                      const slurm_options& job, const slurm_slots& slots,
+                                      const std::string& run_dir,
+                                      const std::string& executable) {
+  std::string script = "#!/bin/sh\n";
+  auto line = [&](const std::string& option) { script += "#SBATCH " + option + "\n"; };
+  line("--job-name=lp-" + graph.name());
+  line("--output=" + run_dir + "/job.log");
+  line("--ntasks=" + std::to_string(slots.count));
+  line("--cpus-per-task=" + std::to_string(slots.cpus));
+  if (slots.memory_mb > 0)
+    line("--mem-per-cpu=" +
+         std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
+  if (slots.gpus > 0) line("--gpus-per-task=" + std::to_string(slots.gpus));
+  if (!job.partition.empty()) line("--partition=" + job.partition);
+  if (!job.time.empty()) line("--time=" + job.time);
+  if (!job.account.empty()) line("--account=" + job.account);
+  // Before the time limit, Slurm signals every process of the job, and srun
+  // kills its step at once on SIGTERM; warned first, the supervisor stops
+  // the nodes in order.
+  line("--signal=B:TERM@" + std::to_string(flags.process.termination_notice_secs + 30));
+  for (const auto& option : job.sbatch) line(option);
+  script +=
+      "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
+      "# of the program as a job step (srun), restarts and stops them, and writes\n"
+      "# how the program ended to " +
+      run_dir + "/result.\n";
+  script += std::string(slurm_run_dir_env) + "=" + shell_quote(run_dir) + "\n";
+  script += "export " + std::string(slurm_run_dir_env) + "\n";
+  script += "exec " + shell_quote(executable);
+  auto arguments = job_arguments(flags);
+  for (std::size_t i = 1; i < arguments.size(); ++i)
+    script += " " + shell_quote(arguments[i]);
+  return script + "\n";
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+inline void print_dry_run(const program& graph, const launch_flags& flags,
+                          const slurm_options& job, std::ostream& out) {
+  auto units = plan_units(graph);
+  auto run_dir =
+      (std::filesystem::absolute(job.dir) / ("lp-" + graph.name() + "-XXXXXX")).string();
+  auto executable = this_executable();
+  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
+      << "/job.sh:\n"
+      << slurm_batch_script(graph, flags, job, slurm_slots_for(units), run_dir,
+                            executable)
+      << "\n# The job step of each process, started by the supervisor in the job, with\n"
+         "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
+         "# secret and the TLS credentials it reads from the run directory, never from "
+         "its\n"
+         "# environment, which srun sends in the clear); its output goes to\n"
+         "# "
+      << run_dir << "/logs/<label>.log:\n";
+  auto arguments = job_arguments(flags);
+  for (const auto& u : units) {
+    out << u.name << ":";
+    for (const auto& word : srun_before("srun", u)) out << " " << shell_quote(word);
+    out << " " << shell_quote(executable);
+    for (std::size_t i = 1; i < arguments.size(); ++i)
+      out << " " << shell_quote(arguments[i]);
+    out << "\n";
+  }
+}
+
+// One line of squeue about the job; state is empty once Slurm forgot it.
+struct job_state {
+  std::string state, reason, nodes;
+  bool ended() const {
+    if (state.empty()) return true;
+    for (const char* final :
+         {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+          "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
+      if (state == final) return true;
+    return false;
+  }
+};
+
+inline job_state query_job(const std::string& job) {
+  auto listed = try_tool(
+      {"squeue", "--noheader", "--jobs=" + job, "--states=all", "--format=%T|%r|%N"},
+      std::chrono::seconds(20));
+  job_state now;
+  auto fields = split(trim(listed.text), '|');
+  if (listed.status == 0 && fields.size() == 3) {
+    now.state = fields[0];
+    now.reason = fields[1];
+    now.nodes = fields[2];
+  } else if (listed.status != 0 &&
+             listed.text.find("Invalid job id") == std::string::npos) {
+    now.state = "UNKNOWN";  // squeue failed for a while: ask again
+  }
+  return now;
+}
+
+class slurm_submission {
+ public:
+  slurm_submission(const program& graph, const launch_flags& flags,
+                   const slurm_options& job)
+      : graph_(graph), flags_(flags), slurm_(job), units_(plan_units(graph)) {}
+
+  int run() {
+    auto parent = std::filesystem::absolute(slurm_.dir).string();
+    if (parent.find_first_of(" \t") != std::string::npos)
+      throw usage_error(
+          "--lp_slurm_dir=" + slurm_.dir + ": the path " + parent +
+          " holds a space, which #SBATCH lines cannot; choose another directory");
+    check_fits(units_, find_partition(slurm_.partition));
+    std::filesystem::create_directories(parent);
+    // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
+    run_directory dir(graph_.name(), flags_.process.insecure ? "" : make_secret(), parent,
+                      launch_tls(flags_.tls, graph_.name(), true));
+    dir.announce(std::cerr);
+    // From before the job exists: a Ctrl+C during sbatch must still cancel it.
+    stop_on_signals handler(
+        [this](int signal) {
+          last_signal_ = signal;
+          ++signals_;
+        },
+        [this](int) { ++signals_; });
+    std::string job;
+    try {
+      job = submit(dir.path());
+    } catch (...) {
+      std::filesystem::remove(dir.path() + "/job.sh");
+      throw;
+    }
+    dir.keep();  // the job reads the secret and credentials, and removes them when it ends
+    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
+              << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
+              << std::endl;
+    if (slurm_.detach && signals_ == 0) {  // else follow, which cancels it
+      std::cerr << "[lp] follow it with: squeue --jobs=" << job
+                << "; stop it in order with: scancel --batch --signal=TERM " << job
+                << std::endl;
+      std::cout << job << std::endl;
+      return 0;
+    }
+    int status = follow(job, dir.path());
+    // Gone already, unless the job never ran.
+    for (const char* file : {"secret", run_directory::certificate_file,
+                             run_directory::key_file, run_directory::authority_file})
+      ::unlink((dir.path() + "/" + file).c_str());
+    tell_how_to_resume(graph_, checkpoint_dir_of(flags_.checkpoints, dir.path()),
+                       flags_.arguments, std::cerr);
+    return status;
+  }
+
+ private:
+  std::string submit(const std::string& run_dir) {
+    auto script_path = run_dir + "/job.sh";
+    {
+      std::ofstream script(script_path);
+      script << slurm_batch_script(graph_, flags_, slurm_, slurm_slots_for(units_),
+                                   run_dir, this_executable());
+      if (!script) throw launch_error("cannot write " + script_path);
+    }
+    ::chmod(script_path.c_str(), 0700);
+    auto submitted =
+        run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
+    std::string job(
+        trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
+    if (submitted.status != 0 || job.empty() ||
+        job.find_first_not_of("0123456789") != std::string::npos)
+      throw launch_error("sbatch refused the job: " + std::string(trim(submitted.text)) +
+                         " (the batch script is " + script_path + ")");
+    return job;
+  }
+
+  // Follows the job to its end; returns the program's exit status.
+  int follow(const std::string& job, const std::string& run_dir) {
+    using clock = std::chrono::steady_clock;
+    log_follower logs;
+    for (const auto& u : units_) {
+      std::string file = u.name;
+      std::replace(file.begin(), file.end(), '/', '_');
+      logs.follow(run_dir + "/logs/" + file + ".log", "[" + u.name + "] ", std::cout);
+    }
+    // Last: a failure summary there comes after the lines it quotes.
+    logs.follow(run_dir + "/job.log", "", std::cerr);
+    int acted_on = 0;
+    std::optional<clock::time_point> give_up_at;  // of the orderly stop
+    bool cancelled_hard = false;
+    std::optional<clock::time_point> forget_at;  // of a job that will not end
+    // Since when the job has been completing with its result written; the
+    // epoch while it is not (an optional here trips g++ 12's
+    // -Wmaybe-uninitialized at -O3).
+    clock::time_point completing_since{};
+    job_state last;
+    for (;;) {
+      auto now = query_job(job);
+      logs.poll();
+      if (now.state != last.state || now.reason != last.reason) report(job, now);
+      last = now;
+      if (now.ended()) break;
+      // A job completes once every host of it has ended its steps. A host
+      // cut off the network hears of it only when it is back, or Slurm marks
+      // it down: the program ended when the supervisor said how.
+      if (now.state != "COMPLETING" || !std::filesystem::exists(run_dir + "/result")) {
+        completing_since = {};
+      } else if (completing_since == clock::time_point{}) {
+        completing_since = clock::now();
+      } else if (clock::now() - completing_since > std::chrono::seconds(10)) {
+        std::cerr
+            << "[lp] job " << job << " is still completing, 10 s after its supervisor "
+            << "ended: a host of it does not answer Slurm (see sinfo), and ends its "
+               "steps when it does"
+            << std::endl;
+        break;
+      }
+      if (now.state == "PENDING" && hopeless(now.reason)) {
+        try_tool({"scancel", job}, std::chrono::seconds(60));
+        std::cerr << "[lp] job " << job << " can never start (" << now.reason
+                  << "); it was cancelled. Check --lp_slurm_partition, --lp_slurm_time, "
+                     "--lp_slurm_account and the groups' resources()"
+                  << std::endl;
+        return 1;
+      }
+      int seen = signals_;
+      if (seen >= 1 && acted_on == 0) {
+        acted_on = 1;
+        std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
+                  << ": stopping job " << job << " (again to cancel it at once)"
+                  << std::endl;
+        if (now.state == "PENDING") {
+          try_tool({"scancel", job}, std::chrono::seconds(60));
+        } else {
+          // To the supervisor only: it stops the nodes in order. A plain
+          // scancel would also signal each srun, which kills its step at once.
+          try_tool({"scancel", "--batch", "--signal=TERM", job},
+                   std::chrono::seconds(60));
+          give_up_at = clock::now() +
+                       std::chrono::seconds(flags_.process.termination_notice_secs + 30);
+        }
+      }
+      if (!cancelled_hard &&
+          ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
+        cancelled_hard = true;
+        std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
+        cancel_at_once(job);
+        forget_at = clock::now() + std::chrono::seconds(120);
+      }
+      if (forget_at && clock::now() > *forget_at) {
+        std::cerr << "[lp] job " << job << " was cancelled but is still " << now.state
+                  << "; see squeue --jobs=" << job << std::endl;
+        return 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    // The supervisor writes `result` after its last words; on a shared
+    // directory they may reach this host a little after the job's end. A job
+    // killed before its supervisor could write it leaves none: then wait no
+    // longer than a shared file system may lag, or than it takes to see that
+    // a job cancelled at once wrote nothing.
+    auto lag_ends = clock::now() + std::chrono::seconds(cancelled_hard ? 1 : 10);
+    while (!std::filesystem::exists(run_dir + "/result") && clock::now() < lag_ends)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    logs.poll(true);
+    int status = -1;
+    std::ifstream(run_dir + "/result") >> status;
+    if (status == 0 && !cancelled_hard) return 0;
+    if (status < 0)
+      std::cerr << "[lp] job " << job << " ended ("
+                << (last.state.empty() ? "gone" : last.state)
+                << ") before its supervisor could say how the program ended; see "
+                << run_dir << "/job.log" << std::endl;
+    return 1;
+  }
+
+  // Kills the nodes' steps, then cancels the job. A cancel alone gives every
+  // process Slurm's KillWait to stop: a node takes the cancel's SIGTERM as
+  // the program's stop, and one stopping already keeps on stopping. The
+  // batch step is spared, so that the supervisor still says how it ended.
+  static void cancel_at_once(const std::string& job) {
+    auto steps =
+        try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
+                 std::chrono::seconds(20));
+    std::vector<std::string> kill{"scancel", "--signal=KILL"};
+    for (auto row : split(steps.text, '\n')) {
+      auto step = trim(row);
+      if (!step.starts_with(job + ".")) continue;
+      auto number = step.substr(job.size() + 1);  // not "batch"
+      if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
+        kill.emplace_back(step);
+    }
+    if (kill.size() > 2) try_tool(kill, std::chrono::seconds(20));
+    try_tool({"scancel", job}, std::chrono::seconds(60));
+  }
+
+  static void report(const std::string& job, const job_state& now) {
+    if (now.state == "PENDING")
+      std::cerr << "[lp] job " << job << " is pending"
+                << (now.reason == "None" ? "" : " (" + now.reason + ")") << std::endl;
+    else if (now.state == "RUNNING")
+      std::cerr << "[lp] job " << job << " runs on " << now.nodes << std::endl;
+    else if (!now.state.empty() && now.state != "UNKNOWN")
+      std::cerr << "[lp] job " << job << " is " << now.state << std::endl;
+  }
+
+  const program& graph_;
+  const launch_flags& flags_;
+  const slurm_options& slurm_;
+  std::vector<unit_plan> units_;
+  std::atomic<int> signals_{0};
+  std::atomic<int> last_signal_{SIGINT};
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/slurm/supervisor.hpp ----
+
+// Inside a Slurm job: the batch script runs the program as the supervisor,
+// which does what local_mp's launcher does (rendezvous, restarts, ordered
+// stop, failure summary), with each process of the program a job step.
+
+
+// ---- launchpad/detail/slurm/tools.hpp ----
+
+// Where Slurm's commands are.
+
+
+namespace lp::detail {
+
+// The absolute path of a program in PATH, for starting it with execve.
+inline std::string find_program(const std::string& name) {
+  if (auto found = on_path(name)) return *found;
+  throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// Runs each process as a step of the job `job`, through srun. Its calls all
+// come from the launch's one supervising thread.
+inline unit_runner srun_runner(const program& graph, const std::string& job) {
+  unit_runner runner;
+  auto srun = find_program("srun");
+  for (const auto& u : plan_units(graph))
+    runner.commands_before.emplace(u.name, srun_before(srun, u));
+  // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
+  // once, with no time to stop. scancel signals the step's tasks.
+  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit,
+                                                           pid_t pid, int signal) {
+    // A step shows in squeue a moment after its srun starts.
+    std::string step;
+    for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto steps =
+          try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i|%j"},
+                   std::chrono::seconds(20));
+      for (auto row : split(steps.text, '\n')) {
+        auto fields = split(row, '|');
+        if (fields.size() == 2 && trim(fields[1]) == unit) step = trim(fields[0]);
+      }
+    }
+    if (step.empty()) {
+      // srun still waits for its step: no task runs that could stop in order.
+      ::kill(-pid, SIGKILL);
+      return;
+    }
+    // The nodes stop in order on SIGINT as on SIGTERM; slurmstepd notes a
+    // SIGTERM in the node's log as a cancelled step, which this was not.
+    try_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
+             std::chrono::seconds(20));
+  };
+  // srun exits with 128 + the signal that killed its task: read back as
+  // that signal, the summary names it, and a task that the stop's SIGINT
+  // ended counts as under local_mp, as a clean end (it can land just after
+  // the node stopped by itself, its handlers gone, on hearing that the
+  // program stops).
+  runner.task_status = [](int status) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
+      return WEXITSTATUS(status) -
+             128;  // the wait status of a death by that signal (Linux)
+    return status;
+  };
+  return runner;
+}
+
+inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
+                                const slurm_options& job_options, process_options options,
+                                const std::string& run_dir) {
+  int status = 1;
+  try {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    if (!job)
+      throw launch_error(std::string(slurm_run_dir_env) +
+                         " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
+    options.process.terminal = terminal_kind::files;
+    options.process.log_dir = run_dir + "/logs";
+    options.run_dir = run_dir;
+    options.bind_host = slurm_host_address(job_options.host);
+    options.runner = srun_runner(graph, job);
+    process_launch launch(graph, std::move(options));
+    status = launch.wait_stopping_on_signals() ? 0 : 1;
+    std::cerr << launch.summary() << std::flush;
+    linger(launch.status_page(), flags.status.linger_secs);
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+  }
+  // The submitting command, or whoever looks later, reads how it ended here.
+  // Written last, after every log, and whole (renamed into place): its
+  // appearance tells the submitter that the job's output is complete.
+  std::ofstream(run_dir + "/result.part") << status << "\n";
+  std::rename((run_dir + "/result.part").c_str(), (run_dir + "/result").c_str());
+  return status;
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// Submits the program as one Slurm job and follows it, or, inside the job,
+// supervises it (its batch script says so).
+LP_API int run_slurm(const program& graph, transport_kind transport,
+                     const launch_flags& flags, const slurm_options& job);
+
+inline int launcher<slurm>::run(const program& graph, transport_kind transport,
+                                const launch_flags& flags, const slurm_options& job) {
+  return run_slurm(graph, transport, flags, job);
+}
+
+// A job step's node process: its parent is slurmstepd, it serves on
+// --lp_slurm_host, and it leads a process group of its own.
+inline int launcher<slurm>::run_node(const program& graph, transport_kind transport,
+                                     const launch_flags& flags,
+                                     const slurm_options& job) {
+  node_site site;
+  site.launcher_is_parent = false;
+  site.bind_host = slurm_host_address(job.host);
+  site.own_group = true;
+  return run_node_process(graph, transport, flags, site);
+}
+
+}  // namespace lp::detail
+
+
+namespace lp::detail {
+
+LP_API int run_slurm(const program& graph, transport_kind transport,
+                     const launch_flags& flags, const slurm_options& job) {
+  if (flags.process.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
+    std::string path = run_dir;
+    ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
+    return run_slurm_supervisor(
+        graph, flags, job, process_options_from(flags, slurm::flag, transport), path);
+  }
+  try {
+    graph_access::check_defined(graph);
+    if (flags.dry_run) {
+      print_dry_run(graph, flags, job, std::cout);
+      return 0;
+    }
+    return slurm_submission(graph, flags, job).run();
+  } catch (const usage_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
 }
 
 }  // namespace lp::detail
@@ -15384,7 +19084,6 @@ LP_API tls_context::tls_context(const tls_credentials& credentials,
 // compiled).
 
 
-#include <ctime>
 
 namespace lp::detail {
 
@@ -16519,334 +20218,6 @@ LP_API error::error(const std::string& id, const std::string& message)
 // compiled). lp::launch's main path, which --lp_launch sends to a launcher.
 
 
-// ---- launchpad/detail/checkpoint/checkpoints.hpp ----
-
-// Checkpoint files: a node's saved state (lp_save, in CBOR) behind a header
-// that names the service and checks the bytes, written so that a crash at
-// any moment leaves the last complete checkpoint (docs/launching.md,
-// "Fault tolerance").
-//
-//   lp-checkpoint 1\n
-//   service <name>\n
-//   bytes <n>\n
-//   fnv1a64 <16 hex digits>\n
-//   <n bytes of CBOR>
-
-
-
-namespace lp::detail {
-
-// A checksum that catches a torn or damaged file (not an attacker), at
-// memory speed: FNV-1a over 8-byte words, then the bytes left.
-inline std::uint64_t checkpoint_checksum(std::string_view bytes) {
-  constexpr std::uint64_t prime = 0x100000001b3ULL;
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  std::size_t i = 0;
-  for (; i + 8 <= bytes.size(); i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, bytes.data() + i, 8);
-    hash = (hash ^ word) * prime;
-  }
-  for (; i < bytes.size(); ++i)
-    hash = (hash ^ static_cast<unsigned char>(bytes[i])) * prime;
-  return hash;
-}
-
-inline bool write_fully(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    auto n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// The file of the node labelled `label` ("actors/3": actors/3.ckpt) in `dir`.
-inline std::string checkpoint_path(const std::string& dir, const std::string& label) {
-  return dir + "/" + label + ".ckpt";
-}
-
-inline void make_directories(const std::string& path) {
-  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    auto part = path.substr(0, slash);
-    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
-      throw launch_error("cannot create the checkpoint directory " + part + ": " +
-                         std::strerror(errno));
-    if (slash == std::string::npos) return;
-  }
-}
-
-// Writes the checkpoint at `path` whole or not at all: into a temporary file,
-// synced, then renamed over the old one, and the directory synced, so that
-// a crash leaves the old checkpoint or the new one, never part of one.
-inline void write_checkpoint(const std::string& path, std::string_view service,
-                             std::string_view state) {
-  auto dir = path.substr(0, path.rfind('/'));
-  make_directories(dir);
-  char sum[17];
-  std::snprintf(sum, sizeof sum, "%016llx",
-                static_cast<unsigned long long>(checkpoint_checksum(state)));
-  std::string header = "lp-checkpoint 1\nservice " + std::string(service) + "\nbytes " +
-                       std::to_string(state.size()) + "\nfnv1a64 " + sum + "\n";
-  auto temporary = path + ".tmp";
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0)
-    throw launch_error("cannot write the checkpoint " + temporary + ": " +
-                       std::strerror(errno));
-  bool written = write_fully(fd, header) && write_fully(fd, state) && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    ::unlink(temporary.c_str());
-    throw launch_error("cannot write the checkpoint " + path + ": " +
-                       std::strerror(errno));
-  }
-  if (int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
-}
-
-// The state saved at `path`, or nothing if there is no such file. Throws
-// checkpoint_error, naming the file, for one that is damaged or holds the
-// state of another service than `service`.
-inline std::optional<std::string> read_checkpoint(const std::string& path,
-                                                  std::string_view service) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw checkpoint_error("cannot read the checkpoint " + path + ": " +
-                           std::strerror(errno));
-  }
-  // One allocation, read straight into: a state may be gigabytes.
-  struct stat about {};
-  std::string text;
-  if (::fstat(fd, &about) == 0 && about.st_size > 0)
-    text.resize(static_cast<std::size_t>(about.st_size));
-  std::size_t got = 0;
-  for (;;) {
-    if (got == text.size()) text.resize(std::max<std::size_t>(2 * got, 4096));
-    auto n = ::read(fd, text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      throw checkpoint_error("cannot read the checkpoint " + path + ": " +
-                             std::strerror(errno));
-    }
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  text.resize(got);
-  ::close(fd);
-  auto corrupt = [&](const std::string& why) {
-    return checkpoint_error(
-        "the checkpoint " + path + " is damaged (" + why +
-        "); remove it to start that node afresh, or resume from another");
-  };
-  std::size_t at = 0;
-  auto line = [&](std::string_view key) {
-    auto end = text.find('\n', at);
-    if (end == std::string::npos || text.compare(at, key.size(), key) != 0)
-      throw corrupt("no line '" + std::string(key) + "...' where expected");
-    auto value = text.substr(at + key.size(), end - at - key.size());
-    at = end + 1;
-    return value;
-  };
-  line("lp-checkpoint 1");
-  auto saved_service = line("service ");
-  auto size_text = line("bytes ");
-  auto sum_text = line("fnv1a64 ");
-  if (saved_service != service)
-    throw checkpoint_error(
-        "the checkpoint " + path + " holds the state of a " + saved_service +
-        ", not of a " + std::string(service) +
-        "; is it another program's, or was the node's service changed?");
-  std::string_view state = std::string_view(text).substr(at);
-  if (size_text != std::to_string(state.size()))
-    throw corrupt("it has " + std::to_string(state.size()) +
-                  " bytes of state, its header says " + size_text);
-  char sum[17];
-  std::snprintf(sum, sizeof sum, "%016llx",
-                static_cast<unsigned long long>(checkpoint_checksum(state)));
-  if (sum_text != sum) throw corrupt("its checksum does not match its bytes");
-  text.erase(0, at);  // moves the state down: no second copy of it
-  return text;
-}
-
-// The checkpoint a node restores: the newer, by the time it was saved, of
-// its own (in the launch's checkpoint directory, where a restart finds its
-// last save) and the one in `resume_dir` (--lp_resume's); its own when both
-// are as new. Empty when there is neither. One that cannot even be looked
-// at is chosen, so that reading it says why.
-inline std::string checkpoint_to_restore(const std::string& own_dir,
-                                         const std::string& resume_dir,
-                                         const std::string& label) {
-  std::string chosen;
-  timespec newest{};
-  for (const auto& dir : {own_dir, resume_dir}) {
-    if (dir.empty()) continue;
-    auto path = checkpoint_path(dir, label);
-    struct stat about {};
-    if (::stat(path.c_str(), &about) != 0) {
-      if (errno == ENOENT || errno == ENOTDIR) continue;
-      return path;
-    }
-    const auto& saved = about.st_mtim;
-    if (chosen.empty() || saved.tv_sec > newest.tv_sec ||
-        (saved.tv_sec == newest.tv_sec && saved.tv_nsec > newest.tv_nsec)) {
-      chosen = path;
-      newest = saved;
-    }
-  }
-  return chosen;
-}
-
-inline bool keeps_checkpoints(const program& graph) {
-  for (const auto& spec : graph.nodes())
-    if (spec.checkpointed) return true;
-  return false;
-}
-
-// True if `dir` holds the checkpoint of a node of `graph`.
-inline bool holds_checkpoints(const program& graph, const std::string& dir) {
-  for (const auto& spec : graph.nodes())
-    if (spec.checkpointed &&
-        ::access(checkpoint_path(dir, spec.label).c_str(), F_OK) == 0)
-      return true;
-  return false;
-}
-
-// A mistyped --lp_resume would start every node from scratch, in silence:
-// it must name a directory with the checkpoint of a node of this program.
-inline void check_resume_dir(const program& graph, const std::string& dir) {
-  auto refused = [&](const std::string& why) {
-    return usage_error("--lp_resume=" + dir + ": " + why);
-  };
-  struct stat about {};
-  if (::stat(dir.c_str(), &about) != 0)
-    throw refused(errno == ENOENT
-                      ? std::string("no such directory")
-                      : std::string("cannot look at it: ") + std::strerror(errno));
-  if (!S_ISDIR(about.st_mode)) throw refused("not a directory");
-  if (!keeps_checkpoints(graph))
-    throw refused(
-        "no node of program '" + graph.name() +
-        "' keeps checkpoints (lp_save and lp_restore): there is nothing to resume");
-  if (holds_checkpoints(graph, dir)) return;
-  std::string expected;
-  int listed = 0;
-  for (const auto& spec : graph.nodes())
-    if (spec.checkpointed && listed++ < 3)
-      expected += (listed > 1 ? ", " : "") + spec.label + ".ckpt";
-  throw refused("it holds no checkpoint of a node of program '" + graph.name() + "' (" +
-                expected + (listed > 3 ? ", ..." : "") +
-                "); is it the directory a launch named at its end?");
-}
-
-// Where local launches keep checkpoints unless --lp_checkpoint_dir says:
-// under the user's state directory ($XDG_STATE_HOME, else ~/.local/state),
-// which outlives the launch and a reboot, by program. Empty for a user with
-// neither.
-inline std::string checkpoint_home(const std::string& program) {
-  std::string base;
-  // The XDG base directory specification ignores a relative path.
-  if (const char* state = std::getenv("XDG_STATE_HOME"); state && state[0] == '/')
-    base = state;
-  else if (const char* home = std::getenv("HOME"); home && home[0] == '/')
-    base = std::string(home) + "/.local/state";
-  else
-    return "";
-  return base + "/launchpad/checkpoints/" + program;
-}
-
-// Makes a launch's own checkpoint directory in checkpoint_home, named by the
-// local time it started (2026-12-01_21-26-23, then -2, -3 ... within that
-// second), so that no launch takes another's checkpoints for its own and a
-// user finds a launch by when it ran.
-inline std::string make_launch_checkpoint_dir(const std::string& program) {
-  auto parent = checkpoint_home(program);
-  if (parent.empty())
-    throw launch_error(
-        "no directory for the checkpoints: neither XDG_STATE_HOME nor HOME is an "
-        "absolute "
-        "path; give one with --lp_checkpoint_dir");
-  make_directories(parent);
-  std::time_t now = std::time(nullptr);
-  std::tm local{};
-  ::localtime_r(&now, &local);
-  char started[32];
-  std::strftime(started, sizeof started, "%Y-%m-%d_%H-%M-%S", &local);
-  for (int n = 1;; ++n) {
-    auto dir = parent + "/" + started + (n > 1 ? "-" + std::to_string(n) : "");
-    if (::mkdir(dir.c_str(), 0700) == 0) return dir;
-    if (errno != EEXIST)
-      throw launch_error("cannot create the checkpoint directory " + dir + ": " +
-                         std::strerror(errno));
-  }
-}
-
-// Where a launch keeps its checkpoints: --lp_checkpoint_dir (a local
-// launch sets it to its own directory in checkpoint_home when the user did
-// not), else checkpoints/ in its run directory (a Slurm job's, which the
-// compute hosts share, and a test_multi_processing launch's).
-inline std::string checkpoint_dir_of(const checkpoint_flags& flags,
-                                     const std::string& run_dir) {
-  if (!flags.dir.empty()) return flags.dir;
-  return run_dir.empty() ? "" : run_dir + "/checkpoints";
-}
-
-// Tells the user where the checkpoints go, and how to resume from them.
-inline void announce_checkpoints(const program& graph, const std::string& dir,
-                                 std::ostream& out) {
-  if (!dir.empty() && keeps_checkpoints(graph))
-    out << "[lp] checkpoints in " << dir
-        << " (a later launch resumes with --lp_resume=" << dir << ")" << std::endl;
-}
-
-// The command line `command` (argv[0] first) with --lp_resume=dir in place
-// of its own --lp_resume, if any, among the launch's flags (before "--").
-inline std::vector<std::string> resume_command(const std::vector<std::string>& command,
-                                               const std::string& dir) {
-  std::vector<std::string> words;
-  auto resume = "--lp_resume=" + dir;
-  bool placed = false;
-  for (std::size_t i = 0; i < command.size(); ++i) {
-    const auto& word = command[i];
-    if (i > 0 && !placed && word == "--") {
-      words.push_back(resume);
-      placed = true;
-    }
-    if (placed || i == 0) {
-      words.push_back(word);
-      continue;
-    }
-    if (word.starts_with("--lp_resume=")) continue;
-    if (word == "--lp_resume") {
-      // Its value is the next word, as read_flags takes it.
-      if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
-      continue;
-    }
-    words.push_back(word);
-  }
-  if (!placed) words.push_back(resume);
-  return words;
-}
-
-// At a launch's end: where its checkpoints are, and the command line that
-// goes on from them (`command`, argv[0] first); nothing if `dir` holds none.
-inline bool tell_how_to_resume(const program& graph, const std::string& dir,
-                               const std::vector<std::string>& command,
-                               std::ostream& out) {
-  if (dir.empty() || !holds_checkpoints(graph, dir)) return false;
-  auto text =
-      "[lp] this launch's checkpoints are in " + dir + "; to go on from them:\n[lp]  ";
-  for (const auto& word : resume_command(command, dir)) text += " " + shell_quote(word);
-  out << text << std::endl;
-  return true;
-}
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/cli/graph_picture.hpp ----
 
 // The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
@@ -16917,2490 +20288,6 @@ inline std::string graph_picture(const program& graph, const std::string& format
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/host/in_process.hpp ----
-
-// The launches whose nodes are all threads of this process: local_mt and
-// test_mt from a command line, and a test's lp::controller of test_mt.
-
-
-// ---- launchpad/detail/host/local_launchers.hpp ----
-
-// The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
-// every node a thread of this process. Declared here, for the table of
-// launchers (detail/launchers.hpp); their runs, and run_on_this_host, which
-// local_mp's launcher shares, are in_process.hpp's.
-
-
-namespace lp {
-class program;
-}
-
-namespace lp::detail {
-
-// What the launchers of a launch on this host have: no flags of their own,
-// and checkpoints kept where run_on_this_host (in_process.hpp) says, which
-// the table of launchers runs them through.
-struct launcher_on_this_host {
-  using options = no_options;
-  static constexpr flag_table<no_options> flag_rows{};
-  static constexpr bool dry_run = false;  // nothing to show that it would submit
-  static constexpr bool on_this_host = true;
-};
-
-// Runs `run` with the checkpoints in a directory of the launch's own,
-// unless the user chose one, and tells at the end how to go on from them.
-LP_API int run_on_this_host(const program& graph, transport_kind transport,
-                            launch_flags flags,
-                            int (*run)(const program&, transport_kind,
-                                       const launch_flags&, const no_options&));
-
-// test_mt: the nodes share this process with the caller's, which keeps its
-// terminal and signals.
-template <>
-struct launcher<test_multi_threading> : launcher_on_this_host {
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
-};
-
-// local_mt: takes over the terminal and the signals, and serves the status
-// page.
-template <>
-struct launcher<local_multi_threading> : launcher_on_this_host {
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/host/node_host.hpp ----
-
-
-// ---- launchpad/detail/call/http_channel.hpp ----
-
-
-namespace lp::detail {
-
-// A channel over HTTP keep-alive connections, pooled: concurrent calls each
-// take a connection of their own, and a finished call gives its connection
-// back for the next one (the most recent first), so steady traffic seldom
-// reconnects. The connections are our own (http_connection.hpp), not
-// httplib's client: one write per request, one read per reply, and a body
-// read straight into the buffer it is decoded from.
-class http_channel final : public channel {
- public:
-  using clock = std::chrono::steady_clock;
-
-  // A pooled connection idle longer than this is dropped before the server
-  // drops it, so a call seldom races the server's keep-alive timeout.
-  static constexpr auto max_idle =
-      std::chrono::milliseconds(protocol::keep_alive_seconds * 500);
-  // The longest a connect may take, within the call's deadline.
-  static constexpr auto connect_timeout = std::chrono::seconds(5);
-  // Replies up to this size are read; a larger one fails the call.
-  static constexpr std::size_t max_reply = std::size_t{1} << 34;
-
-  struct options {
-    std::string secret;                      // empty: an --lp_insecure launch
-    std::shared_ptr<const tls_context> tls;  // null: plain HTTP
-  };
-
-  http_channel(std::string node, std::shared_ptr<directory> nodes, options settings)
-      : node_(std::move(node)),
-        directory_(std::move(nodes)),
-        tls_(std::move(settings.tls)) {
-    headers_ = std::string("Content-Type: ") + protocol::cbor_type +
-               "\r\nAccept: " + protocol::cbor_type + "\r\n";
-    if (!settings.secret.empty())
-      headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
-  }
-
-  const std::string& node() const override { return node_; }
-
-  raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline, reply_sink* sink) override {
-    // A node that refused the connection, or closed it unanswered, may have
-    // gone because the program stops: the launch knows, so ask it before
-    // saying the node did not answer. A refused call never reached the
-    // node, so it is sent once more, to where the node serves now.
-    for (int attempt = 0;; ++attempt) {
-      try {
-        return call_once(method, args, deadline, sink);
-      } catch (const http_connection::failure& e) {
-        // The node's TLS refused this caller, or is not this launch's:
-        // another try goes the same way.
-        if (e.kind == http_connection::failure::tls)
-          throw transport_error(node_, method, e.what());
-        bool refused = e.kind == http_connection::failure::refused;
-        if (!refused || attempt > 0) {
-          try {
-            directory_->lookup(node_, method, std::chrono::milliseconds(100));
-          } catch (const stopping&) {
-            throw;
-          } catch (const transport_error&) {
-            // Gone, or not back yet: the node did not answer, as said below.
-          }
-          throw transport_error(node_, method,
-                                std::string("no answer (") + e.what() + ")");
-        }
-      }
-    }
-  }
-
-  // Drops every idle connection; calls after this fail.
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    idle_.clear();
-  }
-
- private:
-  // One try at the node where the launch says it serves. A refused
-  // connection is thrown as it is, for call() to decide.
-  raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
-                      const call_deadline& deadline, reply_sink* sink) {
-    auto until = deadline.at;
-    // The wait for a node that does not serve yet counts against the deadline.
-    address where;
-    try {
-      where = directory_->lookup(node_, method, deadline.left());
-    } catch (const transport_error&) {
-      if (clock::now() >= until) throw expired(method, deadline.length);
-      throw;
-    }
-    auto& reply = reply_buffer();
-    auto path = std::string(protocol::call_prefix) + method;
-    try {
-      auto [connection, reused] = acquire(where, until);
-      for (;;) {
-        try {
-          auto response = connection->post(path, headers_with_deadline(until), args,
-                                           until, reply, max_reply, sink);
-          if (connection->reusable()) release(std::move(connection));
-          auto format = protocol::format_of(response.content_type);
-          if (!format)
-            throw remote_error(node_, method, "http_" + std::to_string(response.status),
-                               "an unreadable reply: Content-Type '" +
-                                   response.content_type +
-                                   "' is neither JSON nor CBOR; is " + where.url() +
-                                   " a Launchpad node?",
-                               response.status);
-          return {response.status, *format,
-                  std::string_view(reply.data(), response.body_size), response.placed};
-        } catch (const http_connection::failure& e) {
-          // The server closed this pooled connection just before the call
-          // (its keep-alive ran out), so the request never ran: send it again
-          // on a new connection.
-          if (e.kind != http_connection::failure::stale || !reused) throw;
-          connection = connect(where, until);
-          reused = false;
-        }
-      }
-    } catch (const http_connection::failure& e) {
-      if (e.kind == http_connection::failure::timeout || clock::now() >= until)
-        throw expired(method, deadline.length);
-      directory_->forget(node_, where);
-      throw;
-    }
-  }
-
-  deadline_exceeded expired(const std::string& method,
-                            std::chrono::milliseconds deadline) const {
-    return expired_call(node_, method, deadline,
-                        "; the method may still run on the node");
-  }
-
-  // The node learns the call's deadline (lp::caller_deadline()), so that a
-  // method that waits stops when the caller does; what is left of it at
-  // the time of sending, rounded up so that a call with time left never
-  // reads 0.
-  const std::string& headers_with_deadline(clock::time_point until) const {
-    thread_local std::string headers;
-    auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
-    headers.assign(headers_);
-    headers.append(protocol::deadline_header).append(": ");
-    headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
-    return headers;
-  }
-
-  // This thread's reply buffer, which only grows (a reply is written over
-  // it, so a large one is not zeroed first on every call), up to a size
-  // kept between calls.
-  static std::string& reply_buffer() {
-    thread_local std::string buffer;
-    drop_if_large(buffer);
-    return buffer;
-  }
-
-  struct pooled {
-    std::unique_ptr<http_connection> connection;
-    clock::time_point idle_since;
-  };
-
-  // A pooled connection (and true), or a new one.
-  std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
-                                                            clock::time_point until) {
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) throw transport_error(node_, "", "the program has stopped");
-      auto now = clock::now();
-      while (!idle_.empty()) {
-        auto connection = std::move(idle_.back());
-        idle_.pop_back();
-        if (now - connection.idle_since < max_idle)
-          return {std::move(connection.connection), true};
-      }
-    }
-    return {connect(where, until), false};
-  }
-
-  std::unique_ptr<http_connection> connect(const address& where,
-                                           clock::time_point until) const {
-    return http_connection::open(where.host, where.port,
-                                 std::min(until, clock::now() + connect_timeout),
-                                 tls_.get());
-  }
-
-  void release(std::unique_ptr<http_connection> connection) {
-    std::lock_guard lock(mutex_);
-    if (closed_) return;
-    auto now = clock::now();
-    idle_.push_back({std::move(connection), now});
-    // The oldest come first: drop those the server will have closed, so the
-    // pool holds no dead sockets after a burst.
-    auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const pooled& p) {
-      return now - p.idle_since < max_idle;
-    });
-    idle_.erase(idle_.begin(), fresh);
-  }
-
-  const std::string node_;
-  const std::shared_ptr<directory> directory_;
-  const std::shared_ptr<const tls_context> tls_;
-  std::string headers_;  // Content-Type, Accept and the secret, as header lines
-  std::mutex mutex_;
-  std::vector<pooled> idle_;
-  bool closed_ = false;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/checkpoint/checkpoint_schedule.hpp ----
-
-
-namespace lp::detail {
-
-// Saves each node that has a checkpoint interval whenever its interval has
-// passed since its last save, on a thread of its own, until stopped.
-class checkpoint_schedule {
- public:
-  using clock = periodic_worker::clock;
-
-  struct saved_node {
-    std::chrono::milliseconds interval;
-    std::function<void()> save;  // a failed save is the saver's to report
-  };
-
-  // Starts the thread if any node has an interval; the first save of each
-  // comes one interval from now.
-  void start(std::vector<saved_node> nodes) {
-    if (nodes.empty()) return;
-    auto now = clock::now();
-    for (auto& node : nodes) {
-      auto due = now + node.interval;
-      nodes_.push_back({std::move(node), due});
-    }
-    worker_.start([this] {
-      auto next = clock::time_point::max();
-      for (auto& [node, due] : nodes_) {
-        if (due <= clock::now()) {
-          node.save();
-          due = clock::now() + node.interval;
-        }
-        next = std::min(next, due);
-      }
-      return next;
-    });
-  }
-
-  // Waits for a save under way, and starts no other.
-  void stop() { worker_.stop(); }
-
- private:
-  struct scheduled {
-    saved_node node;
-    clock::time_point due;
-  };
-
-  std::vector<scheduled> nodes_;  // the worker's alone once it runs
-  periodic_worker worker_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/host/direct_channel.hpp ----
-
-// ---- launchpad/detail/serve/served_node.hpp ----
-
-// ---- launchpad/detail/serve/node_gate.hpp ----
-
-
-namespace lp::detail {
-
-// The calls a node lets in: every call until the node drains, none after.
-// Draining waits for the calls already in to return and, for a while, for
-// their replies to be written (HTTP writes a reply after the handler
-// returns). One gate per node, shared by its HTTP server and by the direct
-// calls of its own process, so a stopping node treats both alike.
-class node_gate {
- public:
-  // Lets a call in, unless the node drains. A call let in must be followed
-  // by left(), and by written() if it was let in with a reply to write.
-  bool enter(bool reply_to_write) {
-    std::lock_guard lock(mutex_);
-    if (draining_) return false;
-    ++in_flight_;
-    unwritten_ += reply_to_write;
-    return true;
-  }
-
-  void left() {
-    std::lock_guard lock(mutex_);
-    if (--in_flight_ == 0) idle_.notify_all();
-  }
-
-  void written() {
-    std::lock_guard lock(mutex_);
-    if (--unwritten_ == 0) idle_.notify_all();
-  }
-
-  // From now on no call gets in. Returns once the calls in have returned,
-  // and their replies are written or a second has passed (a reply whose
-  // client has gone is given up then).
-  void drain() {
-    std::unique_lock lock(mutex_);
-    draining_ = true;
-    idle_.wait(lock, [&] { return in_flight_ == 0; });
-    idle_.wait_for(lock, std::chrono::seconds(1), [&] { return unwritten_ == 0; });
-  }
-
-  bool draining() {
-    std::lock_guard lock(mutex_);
-    return draining_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  int in_flight_ = 0;  // calls whose handler runs
-  int unwritten_ = 0;  // calls whose reply is not written yet
-  bool draining_ = false;
-};
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// A node as its callers reach it, over HTTP or directly: the node, who it
-// is, the program it belongs to, and the gate its calls pass.
-struct served_node {
-  node_instance& instance;
-  const node_identity& identity;
-  launch_state& launch;
-  node_metrics& metrics;
-  node_gate gate;
-};
-
-// Why a draining node refuses a call: its program stops ("stopping", which
-// callers raise as lp::stopping and take as their own program's stop), or
-// this node failed ("node_failed": a restart may follow, so the caller's
-// program goes on).
-inline std::pair<std::string_view, std::string> refusal(const served_node& node) {
-  if (node.launch.failure())
-    return {"node_failed", "node '" + node.identity.label + "' failed and is stopping"};
-  return {"stopping",
-          "node '" + node.identity.label + "' is stopping: its program stops"};
-}
-
-struct in_process_reply {
-  int status;
-  std::chrono::steady_clock::time_point ended;
-};
-
-// Answers a call made from this process without HTTP (direct_calls<P>): the
-// same answers as over HTTP, from the arguments as the client encoded them
-// (CBOR), on the caller's thread. Writes the CBOR reply over `out`; returns
-// its status and when the call ended, measured from `made`. `deadline` is
-// the caller's (lp::caller_deadline()).
-inline in_process_reply call_in_process(
-    served_node& node, const std::string& method, std::string_view args,
-    written_reply& out, std::chrono::steady_clock::time_point made,
-    std::chrono::steady_clock::time_point deadline =
-        std::chrono::steady_clock::time_point::max()) {
-  call_timer timer(node.metrics.calls_to(method), args.size(), made);
-  if (!node.gate.enter(/*reply_to_write=*/false)) {
-    auto [code, message] = refusal(node);
-    write_error(out, code, message, node.identity.label, method, protocol::format::cbor);
-    timer.status = 503;
-    return {timer.status, timer.stop()};
-  }
-  struct leave {
-    node_gate& gate;
-    ~leave() { gate.left(); }
-  } guard{node.gate};
-  node_scope scope(node.identity, node.launch, deadline);
-  timer.status = dispatch(node.instance, node.identity.label, method,
-                          protocol::format::cbor, protocol::format::cbor, args, out);
-  timer.reply_bytes = out.body.size();
-  return {timer.status, timer.stop()};
-}
-
-}  // namespace lp::detail
-#include <shared_mutex>
-
-namespace lp::detail {
-
-// A channel to a node in this process that calls it without HTTP, on the
-// caller's thread (lp::direct_calls<P>): for unit tests of big programs, and
-// colocated nodes. Arguments and results are still encoded and decoded, so a
-// method sees copies and fails the same ways; a call cannot be cut short,
-// so one that overruns its deadline raises lp::deadline_exceeded when it
-// returns.
-class direct_channel final : public channel {
- public:
-  direct_channel(std::string node, served_node& target)
-      : node_(std::move(node)), target_(&target) {}
-
-  const std::string& node() const override { return node_; }
-
-  // The reply is in this process already: no sink saves a copy.
-  raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline, reply_sink*) override {
-    // Held through the call, so close() waits for calls that found the node
-    // before it goes away.
-    std::shared_lock lock(mutex_);
-    if (!target_) throw transport_error(node_, method, "the program has stopped");
-    struct request_body {};
-    struct reply_body {};
-    std::string_view request = args.empty() ? std::string_view() : args[0];
-    if (args.size() > 1) {
-      auto& joined = thread_buffer<request_body>();
-      for (auto piece : args) joined += piece;
-      request = joined;
-    }
-    auto& reply = written_reply::of_this_thread<reply_body>();
-    auto [status, ended] =
-        call_in_process(*target_, method, request, reply, deadline.made, deadline.at);
-    lock.unlock();
-    if (ended > deadline.at)
-      throw expired_call(node_, method, deadline.length,
-                         " (a direct call, which ran to its end)");
-    return {status, protocol::format::cbor, reply.joined(thread_buffer<reply_body>())};
-  }
-
-  void close() override {
-    std::unique_lock lock(mutex_);
-    target_ = nullptr;
-  }
-
- private:
-  const std::string node_;
-  std::shared_mutex mutex_;
-  served_node* target_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/host/watchdog.hpp ----
-
-
-namespace lp::detail {
-
-// A node of a group with a health_timeout, as the watchdog sees it.
-struct watched_node {
-  std::string label;
-  std::chrono::milliseconds timeout;
-  std::function<void()> probe;  // returns once none of the node's handlers runs
-  const node_metrics& metrics;  // which of its methods have calls in flight
-  run_progress& progress;       // of its run()
-};
-
-// Ends this process when a watched node hangs (docs/launching.md, "Hung
-// nodes"). A prober per node waits for the node's handlers in turn; the
-// watchdog ends the process when one has waited past the node's timeout, or
-// when the node's run() has made no sign of progress that long (until the
-// program stops: then the termination notice bounds it).
-//
-// It ends it with std::_Exit, at once: no destructor, no atexit handler, no
-// flush of what is not written yet. A hung handler or run() cannot be
-// stopped, nor its thread joined, so the ordinary end (stop the program,
-// join its threads, destroy its nodes) would wait for it for ever, and
-// exit() would destroy statics under threads still running. Only a node
-// process that a launcher started watches (host_options::watch_health):
-// it hosts nothing but the program's nodes, and its launcher reads the exit
-// status, says which part hung, and restarts the node or stops the program.
-// No launcher, test or local_mt process is ever ended this way.
-class watchdog {
- public:
-  using clock = periodic_worker::clock;
-
-  // Starts a prober per node and the watchdog; nothing if `nodes` is empty.
-  void start(const launch_state& program, std::vector<watched_node> nodes) {
-    if (nodes.empty()) return;
-    auto shortest = std::chrono::milliseconds::max();
-    for (auto& node : nodes) {
-      shortest = std::min(shortest, node.timeout);
-      probed_.push_back(std::make_unique<probed>(std::move(node)));
-    }
-    for (auto& watched : probed_)
-      watched->prober.start([node = watched.get()] {
-        node->probing_since =
-            std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
-        node->node.probe();
-        node->probing_since = 0;
-        return clock::now() + node->node.timeout / 4;
-      });
-    watcher_.start([this, &program, shortest] {
-      for (auto& watched : probed_) check(*watched, program);
-      return clock::now() + shortest / 4;
-    });
-  }
-
-  // Asks every thread to stop, then waits for each: a prober waits for the
-  // probe under way.
-  void stop() {
-    watcher_.request_stop();
-    for (auto& watched : probed_) watched->prober.request_stop();
-    watcher_.stop();
-    for (auto& watched : probed_) watched->prober.stop();
-  }
-
- private:
-  struct probed {
-    explicit probed(watched_node watched) : node(std::move(watched)) {}
-    watched_node node;
-    // When the running probe began waiting for the node's handlers, in
-    // clock ticks; 0 when none waits.
-    std::atomic<clock::rep> probing_since{0};
-    periodic_worker prober;
-  };
-
-  static long long ms(clock::duration d) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-  }
-
-  static void check(probed& watched, const launch_state& program) {
-    const auto& node = watched.node;
-    auto since = watched.probing_since.load();
-    auto waited = since == 0 ? clock::duration::zero()
-                             : clock::now() - clock::time_point(clock::duration(since));
-    if (waited >= node.timeout) {
-      auto busy = methods_in_flight(node.metrics);
-      std::cerr << "[lp] node " << node.label << " hung: a call waited " << ms(waited)
-                << " ms for its handlers ("
-                << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
-                << "), past its group's health_timeout of " << node.timeout.count()
-                << " ms; ending its process" << std::endl;
-      std::_Exit(hung_exit_status);  // why not exit(): the class's comment
-    }
-    auto silence = node.progress.silence(clock::now());
-    if (silence >= node.timeout && !program.stop_requested()) {
-      std::cerr << "[lp] node " << node.label << " hung: its run() made no "
-                << "sign of progress (a call, lp::stop_requested(), a metric, "
-                   "lp::heartbeat()) for "
-                << ms(silence) << " ms, past its group's health_timeout of "
-                << node.timeout.count() << " ms; ending its process" << std::endl;
-      std::_Exit(hung_run_exit_status);
-    }
-  }
-
-  std::vector<std::unique_ptr<probed>> probed_;
-  periodic_worker watcher_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/http_server.hpp ----
-
-
-namespace lp::detail {
-
-// Serves one node over HTTP (protocol v1, docs/protocol.md).
-class http_server {
- public:
-  // An empty secret serves everyone (an --lp_insecure launch). A request
-  // body larger than max_body_bytes is refused with 413; `limits` bound
-  // the time a request may take to arrive and the connections open at once
-  // (listener.hpp). With a TLS context, it serves HTTPS only, to peers
-  // that hold the launch's certificate.
-  http_server(served_node& node, std::string secret, std::size_t max_body_bytes,
-              server_limits limits = {}, std::shared_ptr<const tls_context> tls = nullptr)
-      : node_(node),
-        identity_(node.identity),
-        secret_(std::move(secret)),
-        listener_(limits) {
-    listener_.set_tls(std::move(tls));
-    configure(max_body_bytes);
-  }
-  http_server(const http_server&) = delete;
-  http_server& operator=(const http_server&) = delete;
-  ~http_server() { stop(); }
-
-  // Binds host:port (port 0: any free port), serves on a thread of its own,
-  // and returns the URL once connections are accepted.
-  std::string start(const std::string& host, int port) {
-    int bound = listener_.start(host, port);
-    if (bound < 0)
-      throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
-                       std::to_string(port) + ": " + std::strerror(errno));
-    bound_ = {host, bound};
-    url_ = bound_.url(listener_.tls());
-    return url_;
-  }
-
-  const std::string& url() const noexcept { return url_; }
-  const address& bound() const noexcept { return bound_; }
-
-  // From now on new calls get 503 "stopping"; calls already running finish,
-  // and their replies are written (node_gate::drain).
-  void drain() { node_.gate.drain(); }
-
-  void stop() {
-    if (!listener_.running()) return;
-    drain();
-    listener_.stop();
-  }
-
- private:
-  void configure(std::size_t max_body_bytes) {
-    auto& routes = listener_.routes();
-    // The errors the listener writes itself name this node.
-    listener_.set_refusal_body([this](std::string_view code, const std::string& message) {
-      return protocol::encode(protocol::error_body(code, message, identity_.label, ""),
-                              protocol::format::json);
-    });
-    listener_.on_reply_written([this] {
-      if (!reply_pending()) return;
-      reply_pending() = false;
-      node_.gate.written();
-    });
-    listener_.set_body_limit(max_body_bytes);
-    routes.post_under("/lp/v1/call/", [this](const http_request& req, http_reply& res) {
-      call(req, res);
-    });
-    routes.get(protocol::describe_path, [this](const http_request& req, http_reply& res) {
-      if (!authorized(req, res, "")) return;
-      json body = describe_service(node_.instance.service(), node_.instance.methods());
-      body["program"] = identity_.program;
-      body["node"] = identity_.label;
-      body["protocol"] = 1;
-      respond(req, res, 200, body, protocol::format::json);
-    });
-    // What lp::stop() does, for tools outside the program (the Python
-    // client's stop()): a node process passes it on to its launcher.
-    routes.post(protocol::stop_path, [this](const http_request& req, http_reply& res) {
-      if (!authorized(req, res, "")) return;
-      node_.launch.request_stop();
-      respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
-    });
-    routes.get(protocol::metrics_path, [this](const http_request& req, http_reply& res) {
-      if (!authorized(req, res, "")) return;
-      auto process = this_process_figures();
-      auto connections = listener_.open_connections();
-      if (req.header("Accept").find(protocol::json_type) != std::string_view::npos)
-        return res.set_content(
-            metrics_json(node_.metrics, identity_.label, process, connections).dump(),
-            protocol::json_type);
-      res.set_content(
-          prometheus_text(node_.metrics, identity_.label, process, connections),
-          prometheus_type);
-    });
-    routes.get(protocol::health_path, [this](const http_request& req, http_reply& res) {
-      bool serving = !node_.gate.draining();
-      respond(req, res, serving ? 200 : 503,
-              {{"status", serving ? "serving" : "stopping"}}, protocol::format::json);
-    });
-    routes.otherwise([this](const http_request& req, http_reply& res) {
-      respond(req, res, 404,
-              protocol::error_body(
-                  "no_such_route",
-                  "no route " + std::string(req.method()) + " " + std::string(req.path) +
-                      "; call a method with POST /lp/v1/call/<method>, see "
-                      "GET " +
-                      std::string(protocol::describe_path),
-                  identity_.label, ""),
-              protocol::format::json);
-    });
-  }
-
-  // Every route but health needs the launch's secret as a bearer token.
-  bool authorized(const http_request& req, http_reply& res, std::string_view method) {
-    if (secret_.empty()) return true;
-    auto problem = credential_problem(req.header("Authorization"), secret_);
-    if (problem.empty()) return true;
-    respond(req, res, 401,
-            protocol::error_body("unauthenticated", problem, identity_.label, method),
-            protocol::format::json);
-    return false;
-  }
-
-  // Whether this thread's current request is a call whose reply is
-  // unwritten: the listener writes a reply on the thread that ran its
-  // handler, so the thread carries it from the call's handler to the
-  // reply's end.
-  static bool& reply_pending() {
-    thread_local bool pending = false;
-    return pending;
-  }
-
-  // The reply's format: what Accept asks for, else the request's own.
-  static protocol::format reply_format(const http_request& req,
-                                       protocol::format request_format) {
-    auto accept = req.header("Accept");
-    return accept.find(protocol::cbor_type) != std::string_view::npos
-               ? protocol::format::cbor
-           : accept.find(protocol::json_type) != std::string_view::npos
-               ? protocol::format::json
-               : request_format;
-  }
-
-  // A reply is written into this thread's reply, and a large one is sent
-  // straight from it (and from the result's arrays it refers to), after the
-  // handler returns and before the thread takes its next request.
-  struct reply_tag {};
-
-  static void respond(const http_request& req, http_reply& res, int status,
-                      const json& body, protocol::format request_format) {
-    auto format = reply_format(req, request_format);
-    auto& reply = written_reply::of_this_thread<reply_tag>();
-    reply.body.bytes() = protocol::encode(body, format);
-    send(res, status, reply, format);
-  }
-
-  // Returns the body's size. The body is written from the thread's reply
-  // (and the result's arrays it refers to), which stays as it is until the
-  // listener has written it.
-  static std::size_t send(http_reply& res, int status, written_reply& reply,
-                          protocol::format format) {
-    res.status = status;
-    res.content_type = protocol::content_type(format);
-    res.body.clear();
-    res.pieces.clear();
-    std::size_t size = 0;
-    for (auto piece : reply.body.pieces()) {
-      res.pieces.push_back(piece);
-      size += piece.size();
-    }
-    return size;
-  }
-
-  // Every call is counted, whatever its answer (respond() and send() set
-  // the status).
-  void call(const http_request& req, http_reply& res) {
-    const std::string method(req.rest);
-    call_timer timer(node_.metrics.calls_to(method), 0);
-    answer_call(req, res, method, timer);
-    timer.status = res.status;
-  }
-
-  void answer_call(const http_request& req, http_reply& res, const std::string& method,
-                   call_timer& timer) {
-    auto fail = [&](int status, std::string_view code, const std::string& message,
-                    protocol::format format) {
-      respond(req, res, status,
-              protocol::error_body(code, message, identity_.label, method), format);
-    };
-    if (!authorized(req, res, method)) return;
-    auto format = protocol::format_of(req.header("Content-Type"));
-    if (!format)
-      return fail(415, "unsupported_media_type",
-                  "Content-Type '" + std::string(req.header("Content-Type")) +
-                      "' is not supported; send application/json or application/cbor",
-                  protocol::format::json);
-    if (!node_.gate.enter(/*reply_to_write=*/true)) {
-      auto [code, message] = refusal(node_);
-      return fail(503, code, message, *format);
-    }
-    reply_pending() = true;
-    struct leave {
-      node_gate& gate;
-      ~leave() { gate.left(); }
-    } guard{node_.gate};
-
-    node_scope scope(identity_, node_.launch, call_deadline_of(req));
-    auto& reply = written_reply::of_this_thread<reply_tag>();
-    auto replying = reply_format(req, *format);
-    timer.request_bytes = req.body.size();
-    int status = dispatch(node_.instance, identity_.label, method, *format, replying,
-                          req.body, reply);
-    timer.reply_bytes = send(res, status, reply, replying);
-  }
-
-  // The caller's deadline, from the time the request came, less the time
-  // its reply needs to travel (lp::caller_deadline()); none (max) if it
-  // sent none or one that is not a count of milliseconds.
-  static std::chrono::steady_clock::time_point call_deadline_of(const http_request& req) {
-    auto never = std::chrono::steady_clock::time_point::max();
-    auto value = std::string(req.header(protocol::deadline_header));
-    if (value.empty()) return never;
-    char* end = nullptr;
-    auto ms = std::strtoll(value.c_str(), &end, 10);
-    // Past ten years, the wait is as good as unbounded (and adding it could overflow).
-    if (*end != '\0' || ms < 0 || ms > 315'360'000'000LL) return never;
-    auto for_the_reply = std::min(ms / 10, 100LL);
-    return std::chrono::steady_clock::now() +
-           std::chrono::milliseconds(ms - for_the_reply);
-  }
-
-  served_node& node_;
-  const node_identity& identity_;
-  const std::string secret_;
-  address bound_;
-  std::string url_;
-  listener listener_;  // last: it stops before what its handlers use
-};
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
-struct host_options {
-  std::string policy;               // the launch policy's flag name
-  std::vector<std::string> labels;  // the nodes to run here; empty: all of them
-  std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
-  std::string secret;  // empty: serve and call without one (--lp_insecure)
-  // Serve and call over TLS with the launch's credentials; null: plain HTTP.
-  std::shared_ptr<const tls_context> tls;
-  std::string bind_host = "127.0.0.1";
-  // The interpreter of the Python nodes (--lp_python).
-  std::string python = "python3";
-  // How long a stopping Python node may take to end.
-  std::chrono::seconds termination_notice{10};
-  // The host name the nodes publish, where it is not bind_host: a pod binds
-  // every address and is known by its DNS name.
-  std::string advertise_host;
-  std::string run_dir;  // the launch's run directory, if it has one
-  std::size_t max_body_bytes = std::size_t{256} << 20;
-  server_limits limits;  // each node's server's
-  // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
-  bool direct_calls = false;
-  // Told when a node's run() returns (a launcher in another process).
-  std::function<void(const std::string& label)> run_finished;
-  // Waits for runs of nodes hosted elsewhere, as wait_finished does here:
-  // set with run_finished, by whoever that launcher is.
-  std::function<bool(const std::vector<std::string>& names, const launch_state& here)>
-      wait_runs_elsewhere;
-  // Stop once every run() here has returned: right when this process hosts
-  // the whole program and no test wants to look at it afterwards.
-  bool stop_when_runs_finish = true;
-  // Where checkpointed nodes save their state, and restore it from; empty:
-  // they neither save nor restore. A node restores the newer of its
-  // checkpoint there and its checkpoint in resume_dir (an earlier launch's).
-  std::string checkpoint_dir;
-  std::string resume_dir;
-  // End this process when a node of a group with a health_timeout hangs
-  // (a node process: its launcher restarts it or stops the program; the
-  // watchdog says why no other process may be ended so).
-  bool watch_health = false;
-  // Where the process was placed, for lp::context().
-  std::vector<int> cores, gpus;
-  // Tune glibc's malloc for large values (keep_large_blocks, wire/buffers.hpp):
-  // a process-wide setting, which --lp_system_malloc and
-  // test_options::system_malloc turn off.
-  bool tune_malloc = true;
-};
-
-// Runs some nodes of a program in this process: each its own HTTP server,
-// each run() its own thread. Every launch policy hosts its nodes with this:
-// all of them in one process (multi-threading), or a few per process.
-class node_host {
- public:
-  node_host(const program& graph, host_options options)
-      : graph_(graph),
-        options_(std::move(options)),
-        state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
-    launch_registry::get().add(state_);
-    if (options_.tune_malloc) keep_large_blocks();
-    try {
-      start(graph);
-    } catch (...) {
-      shutdown();
-      throw;
-    }
-  }
-  node_host(const node_host&) = delete;
-  node_host& operator=(const node_host&) = delete;
-  ~node_host() { shutdown(); }
-
-  launch_state& state() { return *state_; }
-  const launch_state& state() const { return *state_; }
-  std::shared_ptr<launch_state> shared_state() const { return state_; }
-  const std::string& secret() const { return options_.secret; }
-
-  // A channel to the node with this label; one per node, shared.
-  std::shared_ptr<channel> connect(const std::string& label) {
-    std::lock_guard lock(mutex_);
-    auto& slot = channels_[label];
-    if (slot) return slot;
-    if (options_.direct_calls)
-      for (auto& node : nodes_)
-        if (node->identity.label == label && node->served)
-          return slot = std::make_shared<direct_channel>(label, *node->served);
-    return slot =
-               std::make_shared<http_channel>(label, options_.nodes, channel_options());
-  }
-
-  // Waits until the run() of every node named (labels or group names) has
-  // returned, or the program stops. True in the first case.
-  bool wait_finished(const std::vector<std::string>& names) {
-    auto wanted = runnable_labels(graph_, names);
-    auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
-                           wanted.end());
-    };
-    std::unique_lock lock(mutex_);
-    finished_changed_.wait(lock, [&] { return done() || state_->stop_requested(); });
-    return done();
-  }
-
-  // lp::wait_for_runs from a node of this launch.
-  bool wait_for_runs(const std::vector<std::string>& names) {
-    auto wanted = runnable_labels(graph_, names);
-    if (const auto* me = this_thread_node().identity; me && wanted.count(me->label))
-      throw usage_error("lp::wait_for_runs(): node " + me->label +
-                        " would wait for its own run(); wait for the other nodes only");
-    if (options_.wait_runs_elsewhere) return options_.wait_runs_elsewhere(names, *state_);
-    return wait_finished(names);
-  }
-
-  // Label -> URL of the nodes hosted here.
-  std::map<std::string, std::string> urls() const {
-    std::map<std::string, std::string> out;
-    for (const auto& node : nodes_)
-      out[node->identity.label] = node->python ? node->python_url : node->server->url();
-    return out;
-  }
-
-  // Label -> the process that serves the node: this one, or a Python
-  // node's own.
-  std::map<std::string, pid_t> pids() const {
-    std::map<std::string, pid_t> out;
-    for (const auto& node : nodes_)
-      out[node->identity.label] = node->python ? node->python->pid() : ::getpid();
-    return out;
-  }
-
-  // Stops the program (if nobody has yet) and waits until everything it
-  // started here is gone: run() threads joined, calls drained, servers
-  // closed, nodes destroyed. Safe to call twice.
-  void shutdown() {
-    std::lock_guard once(shutdown_mutex_);
-    if (done_) return;
-    done_ = true;
-    state_->request_stop();
-    for (auto& node : nodes_)
-      if (node->runner.joinable()) node->runner.join();
-    for (auto& node : nodes_)
-      if (node->server) node->server->drain();
-    // A Python node drains, saves its checkpoint and ends on its own.
-    for (auto& node : nodes_)
-      if (node->python) node->python->stop();
-    checkpoints_.stop();
-    watchdog_.stop();
-    // No call runs now: the last save holds every call answered. A node
-    // that failed here may have left its state half-changed; its restart
-    // takes the last periodic save instead.
-    if (started_ && !state_->failure())
-      for (auto& node : nodes_)
-        if (node->checkpointed) save(*node);
-    // Our own idle connections would keep servers' threads waiting out their
-    // keep-alive; close them first so the servers stop at once.
-    options_.nodes->close();
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& [label, channel] : channels_) channel->close();
-    }
-    for (auto& node : nodes_)
-      if (node->server) node->server->stop();
-    while (!nodes_.empty()) nodes_.pop_back();
-    state_->set_runs_waiter({});
-    launch_registry::get().remove(state_);
-  }
-
- private:
-  struct hosted_node {
-    node_identity identity;
-    std::string service;
-    node_metrics metrics;
-    bool has_run = false;
-    bool checkpointed = false;  // and this launch keeps checkpoints
-    std::chrono::milliseconds checkpoint_interval{0};
-    std::chrono::milliseconds health_timeout{0};
-    run_progress progress;  // of its run(), watched with its health_timeout
-    std::unique_ptr<node_instance> instance;
-    std::unique_ptr<served_node> served;
-    std::unique_ptr<http_server> server;
-    std::thread runner;
-    // A node of a Python service: its process, which serves it.
-    const python_recipe* recipe = nullptr;
-    std::unique_ptr<python_node> python;
-    std::string python_url;
-  };
-
-  http_channel::options channel_options() const {
-    http_channel::options settings;
-    settings.secret = options_.secret;
-    settings.tls = options_.tls;
-    return settings;
-  }
-
-  bool hosts(const std::string& label) const {
-    if (options_.labels.empty()) return true;
-    for (const auto& wanted : options_.labels)
-      if (wanted == label) return true;
-    return false;
-  }
-
-  void start(const program& graph) {
-    graph_access::check_defined(graph);
-    auto connector = [this](const std::string& label) { return connect(label); };
-    for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
-      const auto& spec = graph.nodes()[i];
-      if (!hosts(spec.label)) continue;
-      auto node = std::make_unique<hosted_node>();
-      node->identity = {spec.label,     spec.group,       spec.index,
-                        graph.name(),   state_->policy(), options_.run_dir,
-                        options_.cores, options_.gpus};
-      node->identity.metrics = &node->metrics;
-      node->service = spec.service;
-      node->has_run = spec.has_run;
-      if ((node->recipe = graph_access::python(graph, i))) {
-        start_python(*node, spec);
-        nodes_.push_back(std::move(node));
-        continue;
-      }
-      node_scope scope(node->identity, *state_);
-      node->instance = graph_access::build(graph, i, connector);
-      std::vector<std::string> names;
-      for (const auto& method : node->instance->methods())
-        names.emplace_back(method.name);
-      node->metrics.set_methods(std::move(names));
-      node->instance->count_batches(node->metrics);
-      node->checkpointed =
-          node->instance->checkpointed() && !options_.checkpoint_dir.empty();
-      node->checkpoint_interval = graph.settings_of(spec.group).checkpoint_interval;
-      if (options_.watch_health)
-        node->health_timeout = graph.settings_of(spec.group).health_timeout;
-      if (node->checkpointed) restore(*node);
-      node->served.reset(
-          new served_node{*node->instance, node->identity, *state_, node->metrics, {}});
-      node->server = std::make_unique<http_server>(*node->served, options_.secret,
-                                                   options_.max_body_bytes,
-                                                   options_.limits, options_.tls);
-      nodes_.push_back(std::move(node));
-    }
-    for (const auto& wanted : options_.labels)
-      graph.node(wanted);  // throws for a stranger
-    for (auto& node : nodes_) {
-      if (node->python) continue;
-      node->server->start(options_.bind_host, 0);
-      auto where = node->server->bound();
-      if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
-      options_.nodes->publish(node->identity.label, where);
-      if (!options_.run_dir.empty())
-        record_node_address(options_.run_dir, node->identity.label, node->server->url());
-      std::cerr << "[lp] " << node->identity.label << " serving at "
-                << (options_.advertise_host.empty() ? node->server->url()
-                                                    : where.url(options_.tls != nullptr))
-                << std::endl;
-    }
-    for (auto& node : nodes_)
-      if (node->python) publish_python(*node);
-    for (const auto& node : nodes_) runnable_ += node->has_run;
-    start_checkpoints();
-    start_watchdog();
-    started_ = true;
-    state_->set_runs_waiter([this](const auto& names) { return wait_for_runs(names); });
-    // wait_finished also wakes when the program stops.
-    state_->on_stop([this] {
-      std::lock_guard lock(mutex_);
-      finished_changed_.notify_all();
-    });
-    for (auto& node : nodes_) {
-      if (node->has_run && node->python) node->python->start_run();
-      if (!node->has_run || node->python) continue;
-      node->runner = std::thread([this, node = node.get()] {
-        node_scope scope(node->identity, *state_);
-        watched_run watched(node->progress);
-        try {
-          node->instance->run();
-        } catch (const stopping&) {
-          // A call refused because the program stops ends a run() as
-          // cleanly as the stop does, once this process knows of the stop.
-          if (!state_->stop_requested())
-            state_->fail(node->identity.label, std::current_exception());
-          return;
-        } catch (...) {
-          state_->fail(node->identity.label, std::current_exception());
-          return;
-        }
-        run_returned(node->identity.label);
-      });
-    }
-  }
-
-  void run_returned(const std::string& label) {
-    if (options_.run_finished) options_.run_finished(label);
-    bool all_done;
-    {
-      std::lock_guard lock(mutex_);
-      finished_.insert(label);
-      all_done = finished_.size() == runnable_;
-      finished_changed_.notify_all();
-    }
-    // A program whose run() nodes have all returned has nothing left to do.
-    if (all_done && options_.stop_when_runs_finish && !options_.run_finished)
-      state_->request_stop();
-  }
-
-  // Starts the Python node's process; publish_python waits until it serves,
-  // so that every Python node imports its modules at the same time.
-  void start_python(hosted_node& node, const node_info& spec) {
-    const auto& group = graph_.settings_of(spec.group);
-    python_settings settings;
-    settings.interpreter = options_.python;
-    settings.program = graph_.name();
-    settings.bind_host = options_.bind_host;
-    settings.secret = options_.secret;
-    if (options_.tls) settings.tls = options_.tls->credentials();
-    settings.termination_notice = options_.termination_notice;
-    settings.max_body_bytes = options_.max_body_bytes;
-    settings.tune_malloc = options_.tune_malloc;
-    if (options_.watch_health) settings.health_timeout = group.health_timeout;
-    if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
-      settings.checkpoint_save = checkpoint_path(options_.checkpoint_dir, spec.label);
-      settings.checkpoint_restore =
-          checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir, spec.label);
-      settings.checkpoint_interval = group.checkpoint_interval;
-    }
-    // Threads share their process's environment; a Python node has its own.
-    settings.env = group.env;
-    if (!options_.gpus.empty()) {
-      auto& devices = settings.env["CUDA_VISIBLE_DEVICES"];
-      for (int gpu : options_.gpus)
-        devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
-    }
-    std::vector<std::string> names;
-    for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
-    node.metrics.set_methods(std::move(names));
-    auto* at = &node;
-    python_node::events tell;
-    tell.finished = [this, at] { run_returned(at->identity.label); };
-    tell.stop = [this, at] {
-      node_scope scope(at->identity, *state_);
-      state_->request_stop();
-    };
-    tell.ended = [this, at](int status, const std::string& why) {
-      // A Python node that hung ended itself as the watchdog ends a C++
-      // node's process: this process ends with its status, for its
-      // launcher to say which part hung (its lines are out already).
-      if (options_.watch_health && WIFEXITED(status) &&
-          (WEXITSTATUS(status) == hung_exit_status ||
-           WEXITSTATUS(status) == hung_run_exit_status))
-        std::_Exit(WEXITSTATUS(status));
-      state_->fail(at->identity.label,
-                   std::make_exception_ptr(launch_error(
-                       "Python node '" + at->identity.label + "' ended: " + why)));
-    };
-    tell.lookup = [this](const std::string& label) {
-      return options_.nodes->lookup(label, "", std::chrono::seconds(60))
-          .url(options_.tls != nullptr);
-    };
-    tell.output = [this, at](bool error, const std::string& line) {
-      node_scope scope(at->identity, *state_);
-      (error ? std::cerr : std::cout) << line << std::endl;
-    };
-    node.python = std::make_unique<python_node>(spec, *node.recipe, std::move(settings),
-                                                std::move(tell));
-  }
-
-  void publish_python(hosted_node& node) {
-    node.python_url = node.python->wait_serving(std::chrono::seconds(120));
-    auto where = address_of_url(node.python_url);
-    if (!where)
-      throw launch_error("Python node '" + node.identity.label + "' serves at '" +
-                         node.python_url + "', which is no http(s)://host:port");
-    if (!options_.advertise_host.empty()) where->host = options_.advertise_host;
-    options_.nodes->publish(node.identity.label, *where);
-    if (!options_.run_dir.empty())
-      record_node_address(options_.run_dir, node.identity.label, node.python_url);
-    node_scope scope(node.identity, *state_);
-    std::cerr << "[lp] " << node.identity.label << " serving at "
-              << where->url(options_.tls != nullptr) << std::endl;
-  }
-
-  // Callers never see a restarted node's empty state: it restores before
-  // it serves.
-  void restore(hosted_node& node) {
-    auto path = checkpoint_to_restore(options_.checkpoint_dir, options_.resume_dir,
-                                      node.identity.label);
-    if (path.empty()) return;
-    auto state = read_checkpoint(path, node.service);
-    if (!state) return;
-    try {
-      node.instance->restore(*state);
-    } catch (const decode_error& e) {
-      throw checkpoint_error("the checkpoint " + path + " does not hold a state of " +
-                             node.service + " (" + e.reason() + ")");
-    }
-    std::cerr << "[lp] " << node.identity.label << " restored from " << path << std::endl;
-  }
-
-  // A save that fails (a full disk) costs that checkpoint, not the node.
-  void save(hosted_node& node) {
-    node_scope scope(node.identity, *state_);
-    auto path = checkpoint_path(options_.checkpoint_dir, node.identity.label);
-    try {
-      write_checkpoint(path, node.service, node.instance->save());
-    } catch (const std::exception& e) {
-      std::cerr << "[lp] " << node.identity.label << ": no checkpoint saved: " << e.what()
-                << std::endl;
-    }
-  }
-
-  void start_checkpoints() {
-    std::vector<checkpoint_schedule::saved_node> saved;
-    for (auto& node : nodes_)
-      if (node->checkpointed && node->checkpoint_interval.count() > 0)
-        saved.push_back(
-            {node->checkpoint_interval, [this, node = node.get()] { save(*node); }});
-    checkpoints_.start(std::move(saved));
-  }
-
-  void start_watchdog() {
-    std::vector<watched_node> watched;
-    for (auto& node : nodes_)
-      if (node->health_timeout.count() > 0)
-        watched.push_back({node->identity.label, node->health_timeout,
-                           [node = node.get()] { node->instance->probe(); },
-                           node->metrics, node->progress});
-    watchdog_.start(*state_, std::move(watched));
-  }
-
-  const program& graph_;
-  host_options options_;
-  std::shared_ptr<launch_state> state_;
-  std::vector<std::unique_ptr<hosted_node>> nodes_;
-  std::mutex mutex_;
-  std::condition_variable finished_changed_;
-  std::set<std::string> finished_;
-  std::map<std::string, std::shared_ptr<channel>> channels_;
-  std::mutex shutdown_mutex_;
-  bool done_ = false;
-  checkpoint_schedule checkpoints_;
-  watchdog watchdog_;
-  bool started_ = false;      // every node built, restored and serving
-  std::size_t runnable_ = 0;  // nodes with a run()
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/host/node_streams.hpp ----
-
-// Under local_mt every node is a thread of the launcher's process, and they
-// all write to its one terminal. What a node writes to std::cout, std::cerr
-// and std::clog comes out as under local_mp: in whole lines behind
-// "[label] ", its last lines kept for the status page. Of all the ways to
-// write, only these streams can be given a buffer of ours, which asks the
-// writing thread whose code it runs (its node_scope: a run(), a handler, a
-// constructor). printf, write(2) on fd 1 or 2, and threads a node starts
-// itself bypass it (docs/observability.md).
-
-
-#include <streambuf>
-
-namespace lp::detail {
-
-class node_streams {
- public:
-  // std::cout and std::cerr are the process's, and so is taking them over:
-  // a launch of `policy` that starts while another launch in this process
-  // has them (one started from a node of it) shares that one, which labels
-  // each line with the node that writes it, whichever launch it is of. The
-  // last launch to go gives the streams back, under the lock, so that a
-  // launch that starts meanwhile takes them over only once they are back.
-  static std::shared_ptr<node_streams> take_over(std::string policy) {
-    std::lock_guard lock(taking_over());
-    static std::weak_ptr<node_streams> current;
-    if (auto shared = current.lock()) return shared;
-    std::shared_ptr<node_streams> made(new node_streams(std::move(policy)),
-                                       [](node_streams* gone) {
-                                         std::lock_guard lock(taking_over());
-                                         delete gone;
-                                       });
-    current = made;
-    return made;
-  }
-
-  // Takes over `streams` for the nodes of launches of `policy`: construct
-  // it before those nodes start, destroy it after they all ended, while no
-  // other thread writes to the streams (their buffers change hands).
-  explicit node_streams(std::string policy,
-                        const std::vector<std::ostream*>& streams = {&std::cout,
-                                                                     &std::cerr,
-                                                                     &std::clog})
-      : policy_(std::move(policy)), lines_(::isatty(1) && ::isatty(2)) {
-    for (auto* stream : streams) {
-      buffers_.emplace_back(std::make_unique<buffer>(*this, stream->rdbuf()));
-      stream->rdbuf(buffers_.back().get());
-      streams_.push_back(stream);
-    }
-  }
-  node_streams(const node_streams&) = delete;
-  node_streams& operator=(const node_streams&) = delete;
-  // Gives the streams back; a line a node left unfinished ends here.
-  ~node_streams() {
-    for (std::size_t i = 0; i < streams_.size(); ++i)
-      streams_[i]->rdbuf(buffers_[i]->original);
-    std::lock_guard lock(mutex_);
-    for (auto& [key, partial] : partial_) {
-      auto* which = std::get<buffer*>(key);
-      std::string out;
-      lines_.take(std::get<std::string>(key), partial, /*at_end=*/true, out);
-      which->original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
-      which->original->pubsync();
-    }
-  }
-
-  // The last lines the node wrote, oldest first (at most
-  // labelled_lines::kept).
-  std::vector<std::string> last_lines(const std::string& label) const {
-    std::lock_guard lock(mutex_);
-    return lines_.last(label);
-  }
-
- private:
-  // A stream's buffer while it is taken over. It has no buffer area of its
-  // own, so that every write reaches xsputn or overflow, where a lock
-  // keeps the threads apart.
-  struct buffer : std::streambuf {
-    buffer(node_streams& owner, std::streambuf* was) : original(was), owner_(owner) {}
-    std::streambuf* const original;
-
-   protected:
-    std::streamsize xsputn(const char* text, std::streamsize n) override {
-      const auto* label = owner_.writing_node();
-      if (!label) return original->sputn(text, n);
-      owner_.write(*this, *label, std::string_view(text, static_cast<std::size_t>(n)));
-      return n;
-    }
-    int_type overflow(int_type c) override {
-      if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-      char one = traits_type::to_char_type(c);
-      return xsputn(&one, 1) == 1 ? c : traits_type::eof();
-    }
-    // A flush reaches the terminal; a node's unfinished line waits for its
-    // end, so that lines are never cut into one another.
-    int sync() override { return original->pubsync(); }
-
-   private:
-    node_streams& owner_;
-  };
-
-  static std::mutex& taking_over() {
-    static std::mutex mutex;
-    return mutex;
-  }
-
-  const std::string* writing_node() const {
-    const auto* node = this_thread_node().identity;
-    return node && node->launch == policy_ ? &node->label : nullptr;
-  }
-
-  void write(buffer& which, const std::string& label, std::string_view text) {
-    std::lock_guard lock(mutex_);
-    auto key = std::make_tuple(std::this_thread::get_id(), &which, label);
-    auto& partial = partial_[key];
-    partial.append(text);
-    std::string out;
-    lines_.take(label, partial, /*at_end=*/false, out);
-    if (partial.empty()) partial_.erase(key);
-    if (!out.empty())
-      which.original->sputn(out.data(), static_cast<std::streamsize>(out.size()));
-  }
-
-  const std::string policy_;
-  std::vector<std::ostream*> streams_;
-  std::vector<std::unique_ptr<buffer>> buffers_;
-  mutable std::mutex mutex_;
-  // What a thread wrote of a line not yet ended, by thread, stream and node
-  // (a direct call runs the callee's handler on the caller's thread).
-  std::map<std::tuple<std::thread::id, buffer*, std::string>, std::string> partial_;
-  labelled_lines lines_;
-};
-
-}  // namespace lp::detail
-
-namespace lp {
-
-namespace detail {
-
-// What the status page shows of nodes that are all threads of this process.
-inline status_server::source node_states(node_host& launch, const node_streams& streams) {
-  auto state = launch.shared_state();
-  return [state, urls = launch.urls(), pids = launch.pids(), &streams] {
-    auto failed = state->failure() ? state->failed_node() : std::string();
-    auto summary = failed.empty() ? std::string() : state->failure_summary();
-    std::vector<node_status> out;
-    for (const auto& [label, url] : urls) {
-      node_status node;
-      node.label = label;
-      node.url = url;
-      node.pid = pids.at(label);
-      node.state = label == failed           ? node_state::failed
-                   : state->stop_requested() ? node_state::stopped
-                                             : node_state::serving;
-      if (label == failed) node.failure = summary;
-      node.last_lines = streams.last_lines(label);
-      out.push_back(std::move(node));
-    }
-    return out;
-  };
-}
-
-// Whose launch of threads this is. A user's (local_mt) owns the process:
-// it stops on SIGINT and SIGTERM, tells its nodes' lines apart and serves
-// the status page. A test's (test_mt) leaves all three to the test.
-enum class thread_launch { test, user };
-
-// Runs the program to its end in this process; returns the exit status.
-LP_API int run_in_process(const program& graph, thread_launch kind,
-                          transport_kind transport, const launch_flags& flags) {
-  const bool user = kind == thread_launch::user;
-  const std::string_view policy =
-      user ? local_multi_threading::flag : test_multi_threading::flag;
-  // The nodes share this process's terminal: their std::cout and std::cerr
-  // lines are told apart as under local_mp. First and last: no other
-  // thread (the signals' one) writes while the streams change hands.
-  std::shared_ptr<node_streams> streams;
-  if (user) streams = node_streams::take_over(std::string(policy));
-  std::unique_ptr<stop_on_signals> signals;
-  if (user)
-    signals = std::make_unique<stop_on_signals>(
-        [](int signal) {
-          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                    << ": stopping the program (again to exit at once)" << std::endl;
-          lp::stop();
-        },
-        [](int signal) {
-          std::cerr << "[lp] second signal: exiting at once" << std::endl;
-          std::_Exit(128 + signal);
-        });
-  if (flags.process.insecure)
-    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
-              << std::endl;
-  try {
-    // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
-    run_directory run_dir(graph.name(), flags.process.insecure ? "" : make_secret(),
-                          "/tmp", launch_tls(flags.tls, graph.name(), false));
-    run_dir.announce(std::cerr);
-    std::shared_ptr<const tls_context> tls;
-    if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
-    host_options options;
-    options.policy = policy;
-    options.secret = run_dir.secret();
-    options.tls = tls;
-    options.run_dir = run_dir.path();
-    options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = flags.server.limits;
-    options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
-    options.resume_dir = flags.checkpoints.resume;
-    options.tune_malloc = !flags.process.system_malloc;
-    options.python = flags.process.python;
-    options.termination_notice =
-        std::chrono::seconds(flags.process.termination_notice_secs);
-    announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
-    node_host launch(graph, std::move(options));
-    std::unique_ptr<status_server> page;
-    if (user)
-      page =
-          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status.port, node_states(launch, *streams), tls);
-    launch.state().wait_for_stop();
-    launch.shutdown();
-    int status = launch.state().report_failure(std::cerr);
-    // As local_mp's summary does: the failed node's lines, not lost among
-    // the others it printed before.
-    if (status != 0 && streams)
-      std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
-                << std::flush;
-    linger(page.get(), flags.status.linger_secs);
-    return status;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-// A launch of test_mt, local_mt or local_mp from a command line, which
-// `run` starts. Unless the user chose where, the checkpoints go to a
-// directory of this launch's own that a user finds again (checkpoint_home),
-// and the launch's end says where they are and how to go on from them.
-LP_API int run_on_this_host(const program& graph, transport_kind transport,
-                            launch_flags flags,
-                            int (*run)(const program&, transport_kind,
-                                       const launch_flags&, const no_options&)) {
-  auto command = flags.arguments;
-  bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
-  if (own_dir) {
-    try {
-      flags.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
-    } catch (const launch_error& e) {
-      std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-      return 1;
-    }
-    // local_mp's node processes take their flags from this command line.
-    auto after_name = flags.arguments.empty() ? 0 : 1;
-    flags.arguments.insert(flags.arguments.begin() + after_name,
-                           "--lp_checkpoint_dir=" + flags.checkpoints.dir);
-    if (!flags.read_by.empty())  // as read_command_line tags them
-      flags.read_by.insert(flags.read_by.begin() + after_name, "--lp_checkpoint_dir");
-  }
-  int status = run(graph, transport, flags, {});
-  if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
-    // Nothing was saved: no empty directory stays, of the launch or of the
-    // program, which a later launch makes again.
-    ::rmdir(flags.checkpoints.dir.c_str());
-    ::rmdir(checkpoint_home(graph.name()).c_str());
-  }
-  return status;
-}
-
-inline int launcher<test_multi_threading>::run(const program& graph,
-                                               transport_kind transport,
-                                               const launch_flags& flags,
-                                               const no_options&) {
-  return run_in_process(graph, thread_launch::test, transport, flags);
-}
-
-inline int launcher<local_multi_threading>::run(const program& graph,
-                                                transport_kind transport,
-                                                const launch_flags& flags,
-                                                const no_options&) {
-  return run_in_process(graph, thread_launch::user, transport, flags);
-}
-
-// A test's launch of nodes as threads of this process.
-class threads_launch final : public controlled_launch {
- public:
-  threads_launch(const program& graph, host_options settings)
-      : host_(graph, std::move(settings)) {}
-
-  std::shared_ptr<channel> connect(const std::string& label) override {
-    return host_.connect(label);
-  }
-  std::map<std::string, std::string> urls() const override { return host_.urls(); }
-  const std::string& secret() const override { return host_.secret(); }
-  const std::string& run_dir() const override { return no_run_dir_; }
-  std::vector<pid_t> pids() const override { return {::getpid()}; }
-  bool wait_finished(const std::vector<std::string>& names) override {
-    return host_.wait_finished(names);
-  }
-
-  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
-    if (!timeout)
-      host_.state().wait_for_stop();
-    else if (!host_.state().wait_for_stop(*timeout))
-      return false;
-    host_.shutdown();
-    if (auto failure = host_.state().failure()) {
-      try {
-        std::rethrow_exception(failure);
-      } catch (...) {
-        std::throw_with_nested(node_failure(summary()));
-      }
-    }
-    return true;
-  }
-
-  bool stop() override {
-    host_.shutdown();
-    return !host_.state().failure();
-  }
-  bool stop_requested() const override { return host_.state().stop_requested(); }
-  std::string summary() const override { return host_.state().failure_summary(); }
-
- private:
-  node_host host_;
-  const std::string no_run_dir_;
-};
-
-}  // namespace detail
-
-LP_API controller::controller(const program& graph, const test_options& options,
-                              transport_kind transport)
-    : graph_(&graph) {
-  detail::host_options settings;
-  settings.policy = test_multi_threading::flag;
-  settings.secret = options.insecure ? "" : detail::make_secret();
-  settings.max_body_bytes = options.max_body_mb << 20;
-  settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);
-  settings.limits.min_bytes_per_second = options.min_rate_kib_per_sec << 10;
-  settings.limits.max_connections = options.max_connections;
-  settings.direct_calls = transport == transport_kind::direct;
-  settings.stop_when_runs_finish = false;
-  settings.tune_malloc = !options.system_malloc;
-  settings.python = options.python;
-  if (options.tls)
-    settings.tls = std::make_shared<const detail::tls_context>(
-        detail::make_launch_credentials(graph.name()));
-  launch_ = std::make_unique<detail::threads_launch>(graph, std::move(settings));
-}
-
-}  // namespace lp
-
-// ---- launchpad/detail/kube/launch.hpp ----
-
-// --lp_launch=kubernetes: on a workstation, write the launch's manifests;
-// in one of its pods, be the coordinator or the process that the pod's
-// Job and index name (docs/kubernetes.md).
-
-
-// ---- launchpad/detail/kube/coordinator.hpp ----
-
-// The coordinator pod of a Kubernetes launch. The Job controller starts,
-// restarts and ends the node pods; the coordinator only hears from them. It
-// keeps the rendezvous, decides when the program stops, stops it, shows
-// the status page, and tells how the program ended by its exit status.
-//
-// What it hears: a node process publishes its nodes when it serves, and
-// says how it ended. A process killed outright (SIGKILL, out of memory, its
-// host gone) says nothing; the coordinator finds it by probing every
-// process that serves. A process that failed more often than its group's
-// max_restarts will not be started again (backoffLimitPerIndex says the
-// same to the Job controller), so the program fails and stops.
-
-
-
-
-namespace lp::detail::kube {
-
-class coordinator {
- public:
-  // Probes of a serving process: every `probe_period`; `lost_after` failed
-  // ones in a row and it is taken for gone.
-  static constexpr auto probe_period = std::chrono::seconds(1);
-  static constexpr int lost_after = 3;
-
-  // `run_dir`: where the Secret is mounted; `launch`: the launch's name.
-  coordinator(const program& graph, const launch_flags& flags, const std::string& run_dir,
-              const std::string& launch)
-      : coordinator(graph, flags, run_directory::credentials_of(run_dir), launch) {}
-
-  coordinator(const coordinator&) = delete;
-  coordinator& operator=(const coordinator&) = delete;
-
- private:
-  coordinator(const program& graph, const launch_flags& flags,
-              const std::pair<std::string, tls_credentials>& found,
-              const std::string& launch)
-      : graph_(graph),
-        notice_(std::chrono::seconds(flags.process.termination_notice_secs)),
-        secret_(found.first),
-        own_dir_(coordinator_dir(launch), secret_) {
-    const auto& credentials = found.second;
-    if (!credentials.empty())
-      tls_ = std::make_shared<const tls_context>(
-          credentials, "the Secret's " + std::string(run_directory::certificate_file));
-    for (auto& unit : plan_units(graph)) {
-      for (const auto& label : unit.labels) unit_of_[label] = unit.name;
-      units_.emplace(unit.name,
-                     unit_state{.plan = unit, .where = {}, .last_failure = {}});
-    }
-    for (const auto& spec : graph.nodes())
-      if (spec.has_run) runnable_.insert(spec.label);
-    rendezvous_ = std::make_unique<rendezvous_server>(
-        secret_,
-        rendezvous_server::callbacks{
-            .stop_requested =
-                [this](const std::string& label) {
-                  {
-                    // It stops already: no need to tell it.
-                    std::lock_guard lock(mutex_);
-                    if (auto it = unit_of_.find(label); it != unit_of_.end())
-                      units_.at(it->second).asked_to_stop = true;
-                  }
-                  stop(label + " asked the program to stop");
-                },
-            .run_finished = [this](const std::string& label) { run_finished(label); },
-            .runs_finished =
-                [this](const std::vector<std::string>& names,
-                       std::chrono::milliseconds wait) {
-                  return runs_finished(names, wait);
-                },
-            .process_ended =
-                [this](const std::string& label, const std::string& failure,
-                       bool unrecoverable) {
-                  ended(label, failure.empty() ? std::nullopt : std::optional(failure),
-                        unrecoverable);
-                },
-            .published = [this](const std::string& label,
-                                const address& where) { published(label, where); }},
-        "0.0.0.0", tls_, rendezvous_port);
-    // On loopback in the pod, as every launcher's page: `kubectl
-    // port-forward` reaches it there, and nothing else does.
-    status_ = start_status_page(
-        graph, std::string(kubernetes_policy), secret_, own_dir_.path(),
-        port_or_off{status_port}, [this] { return statuses(); }, tls_);
-  }
-
- public:
-  // Runs until the program has ended; its exit status: 0 when it stopped
-  // cleanly, 1 when a node failed beyond its restarts.
-  int run() {
-    std::cerr << "[lp] coordinating " << units_.size()
-              << (units_.size() == 1 ? " process" : " processes") << "; rendezvous at "
-              << rendezvous_->url() << std::endl;
-    // The pod's end (kubectl delete, a drain) stops the program in order.
-    stop_on_signals signals([this](const stop_on_signals::origin& from) {
-      stop("the coordinator got signal " + std::to_string(from.signal));
-    });
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      changed_.wait_for(lock, probe_period);
-      if (!stopping_) probe(lock);
-    }
-    // Every process that serves hears of the stop. The Job controller
-    // starts pods in no order, and a short program may end before one of
-    // them joined: it gets the same notice to join, hears of the stop when
-    // it does (published), and ends cleanly rather than wait for a
-    // coordinator that is gone.
-    rendezvous_->close();
-    auto deadline = std::chrono::steady_clock::now() + notice_ + std::chrono::seconds(5);
-    for (auto& [name, unit] : units_)
-      if (unit.where && !unit.asked_to_stop) tell_stop(lock, name, *unit.where);
-    while (std::chrono::steady_clock::now() < deadline && serving() + joining() > 0) {
-      changed_.wait_for(lock, probe_period);
-      probe(lock);
-    }
-    for (auto& [name, unit] : units_)
-      if (unit.where)
-        std::cerr << "[lp] " << name
-                  << " did not say that it ended within the termination "
-                     "notice; its pod's own grace period ends it"
-                  << std::endl;
-      else if (yet_to_join(unit))
-        std::cerr
-            << "[lp] " << name
-            << " never joined the launch: its pod did not start, or did not reach "
-               "the rendezvous in time (kubectl describe pod says why); if it starts "
-               "now, it fails after waiting 5 minutes for the coordinator"
-            << std::endl;
-    std::cerr << "[lp] the program "
-              << (failure_ ? "failed: " + *failure_ : "stopped cleanly") << std::endl;
-    return failure_ ? 1 : 0;
-  }
-
- private:
-  struct unit_state {
-    unit_plan plan;
-    std::optional<address> where;  // while a process of it serves
-    int failures = 0;
-    int missed_probes = 0;
-    bool ever_served = false;
-    bool asked_to_stop = false;
-    std::string last_failure;
-  };
-
-  void stop(const std::string& why) {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
-    }
-    std::cerr << "[lp] stopping: " << why << std::endl;
-    changed_.notify_all();
-  }
-
-  void published(const std::string& label, const address& where) {
-    std::unique_lock lock(mutex_);
-    auto& unit = units_.at(unit_of_.at(label));
-    if (label != unit.plan.labels.front()) return;
-    // Started while the program stops (a restart under way): it stops too.
-    if (stopping_) {
-      unit.where = where;
-      unit.ever_served = true;
-      tell_stop(lock, unit.plan.name, where);
-      return;
-    }
-    // A new process while the last one still served: that one ended
-    // without a word.
-    if (unit.where && !(*unit.where == where)) lose(unit, "its process was replaced");
-    unit.where = where;
-    unit.ever_served = true;
-    unit.missed_probes = 0;
-    std::cerr << "[lp] " << unit.plan.name << " serves at " << where.host << ":"
-              << where.port << std::endl;
-  }
-
-  void ended(const std::string& label, std::optional<std::string> failure,
-             bool unrecoverable = false) {
-    {
-      std::lock_guard lock(mutex_);
-      auto it = unit_of_.find(label);
-      if (it == unit_of_.end()) return;
-      auto& unit = units_.at(it->second);
-      unit.where.reset();
-      // Its Job does not start it again either (FailIndex on its exit
-      // status, manifests.hpp).
-      if (failure && unrecoverable) unit.failures = unit.plan.settings.max_restarts;
-      if (failure)
-        fail(unit, *failure);
-      else
-        std::cerr << "[lp] " << unit.plan.name << " ended" << std::endl;
-    }
-    changed_.notify_all();
-  }
-
-  // Counts a failure of `unit`'s process; past its restarts, the program's.
-  // Called with the lock held.
-  void fail(unit_state& unit, const std::string& what) {
-    ++unit.failures;
-    unit.last_failure = what;
-    rendezvous_->withdraw(unit.plan.labels.front(), !stopping_, what);
-    if (stopping_) return;
-    int allowed = unit.plan.settings.max_restarts;
-    if (unit.failures <= allowed) {
-      std::cerr << "[lp] " << unit.plan.name << " failed (" << what
-                << "); its Job starts it again (" << unit.failures << " of " << allowed
-                << " restarts)" << std::endl;
-      return;
-    }
-    failure_ = "node " + unit.plan.name + " failed: " + what;
-    stopping_ = true;
-    std::cerr << "[lp] stopping: " << *failure_ << std::endl;
-  }
-
-  void lose(unit_state& unit, const std::string& why) {
-    unit.where.reset();
-    fail(unit, "its pod ended without a word (" + why + ")");
-  }
-
-  std::size_t serving() const {
-    std::size_t count = 0;
-    for (const auto& [name, unit] : units_) count += unit.where.has_value();
-    return count;
-  }
-
-  // A unit whose pod has not served yet and may still: not one that failed
-  // past its restarts.
-  static bool yet_to_join(const unit_state& unit) {
-    return !unit.ever_served && unit.failures <= unit.plan.settings.max_restarts;
-  }
-
-  std::size_t joining() const {
-    std::size_t count = 0;
-    for (const auto& [name, unit] : units_) count += yet_to_join(unit);
-    return count;
-  }
-
-  // Connects to every serving process once, without the lock: a silent
-  // peer must not hold up the rendezvous.
-  void probe(std::unique_lock<std::mutex>& lock) {
-    std::vector<std::pair<std::string, address>> targets;
-    for (const auto& [name, unit] : units_)
-      if (unit.where) targets.emplace_back(name, *unit.where);
-    lock.unlock();
-    std::vector<std::pair<std::string, bool>> answers;
-    for (const auto& [name, where] : targets) {
-      bool answered = true;
-      try {
-        http_connection::open(where.host, where.port,
-                              std::chrono::steady_clock::now() + probe_period,
-                              tls_.get());
-      } catch (const http_connection::failure&) {
-        answered = false;
-      }
-      answers.emplace_back(name, answered);
-    }
-    lock.lock();
-    for (std::size_t i = 0; i < answers.size(); ++i) {
-      auto& unit = units_.at(answers[i].first);
-      if (!unit.where || !(*unit.where == targets[i].second))
-        continue;  // news came meanwhile
-      unit.missed_probes = answers[i].second ? 0 : unit.missed_probes + 1;
-      if (unit.missed_probes >= lost_after) lose(unit, "it stopped answering");
-    }
-  }
-
-  // Sends the process POST /lp/v1/stop, the stop lp::stop() makes.
-  // `where` is a copy: the unit's own may change while the lock is off.
-  void tell_stop(std::unique_lock<std::mutex>& lock, const std::string& name,
-                 address where) {
-    lock.unlock();
-    try {
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-      auto connection =
-          http_connection::open(where.host, where.port, deadline, tls_.get());
-      std::string reply;
-      connection->post(
-          protocol::stop_path,
-          secret_.empty() ? std::string() : "Authorization: Bearer " + secret_ + "\r\n",
-          "", deadline, reply, 1 << 16);
-    } catch (const std::exception& e) {
-      std::cerr << "[lp] could not tell " << name << " to stop: " << e.what()
-                << std::endl;
-    }
-    lock.lock();
-  }
-
-  void run_finished(const std::string& label) {
-    bool all = false;
-    {
-      std::lock_guard lock(mutex_);
-      finished_.insert(label);
-      all = !runnable_.empty() && finished_ == runnable_;
-    }
-    changed_.notify_all();
-    // A program whose run() nodes have all returned has nothing left to do.
-    if (all) stop("the run() of every node returned");
-  }
-
-  std::optional<bool> runs_finished(const std::vector<std::string>& names,
-                                    std::chrono::milliseconds wait) {
-    auto wanted = runnable_labels(graph_, names);
-    auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
-                           wanted.end());
-    };
-    std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, wait, [&] { return stopping_ || done(); }))
-      return std::nullopt;
-    return done();
-  }
-
-  std::vector<node_status> statuses() {
-    std::lock_guard lock(mutex_);
-    std::vector<node_status> all;
-    for (const auto& [name, unit] : units_)
-      for (const auto& label : unit.plan.labels) {
-        node_status status;
-        status.label = label;
-        status.restarts = unit.failures;
-        status.failure = unit.last_failure;
-        if (unit.where) {
-          status.state = node_state::serving;
-          status.url = unit.where->url(tls_ != nullptr);
-        } else if (unit.failures > unit.plan.settings.max_restarts) {
-          status.state = node_state::failed;
-        } else if (unit.failures > 0) {
-          status.state = node_state::restarting;
-        } else {
-          status.state = unit.ever_served ? node_state::stopped : node_state::starting;
-        }
-        all.push_back(std::move(status));
-      }
-    return all;
-  }
-
-  // A directory of its own: where --lp_status finds the page, in the pod.
-  class own_directory {
-   public:
-    own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
-      remove();  // a stale one, of a pod that ran here before
-      if (::mkdir(path_.c_str(), 0700) != 0)
-        throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
-                           std::strerror(errno) + "); its image needs a writable /tmp");
-      if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
-    }
-    own_directory(const own_directory&) = delete;
-    own_directory& operator=(const own_directory&) = delete;
-    ~own_directory() { remove(); }
-    const std::string& path() const { return path_; }
-
-   private:
-    void remove() const {
-      for (const char* file : {"secret", status_file})
-        ::unlink((path_ + "/" + file).c_str());
-      ::rmdir(path_.c_str());
-    }
-    std::string path_;
-  };
-
-  const program& graph_;
-  const std::chrono::seconds notice_;
-  const std::string secret_;
-  own_directory own_dir_;
-  std::shared_ptr<const tls_context> tls_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, unit_state> units_;     // by unit name
-  std::map<std::string, std::string> unit_of_;  // label -> unit name
-  std::set<std::string> runnable_, finished_;
-  bool stopping_ = false;
-  std::optional<std::string> failure_;
-  std::unique_ptr<rendezvous_server> rendezvous_;
-  std::unique_ptr<status_server> status_;
-};
-
-}  // namespace lp::detail::kube
-
-// ---- launchpad/detail/kube/pod.hpp ----
-
-// What a pod of a Kubernetes launch learns from its environment: which
-// process of the program it runs (docs/kubernetes.md, "In the pods").
-
-
-namespace lp::detail::kube {
-
-// A variable the pod's manifest sets; missing, the pod was not made by
-// this library's manifests. (LP_KUBE_ROLE alone is taken out of the
-// environment: it tells a process that it is a pod's.)
-inline std::string pod_setting(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value || !*value)
-    throw launch_error(std::string(name) +
-                       " is not set: this pod was not made from the manifests that "
-                       "--lp_launch=kubernetes writes (docs/kubernetes.md)");
-  return value;
-}
-
-// Which process of the program this pod runs: its Job's group, and the
-// Job controller's index.
-inline unit_plan unit_of_pod(const program& graph) {
-  // Empty for the nodes outside any group.
-  const char* group_value = std::getenv(pod_env::group);
-  if (!group_value) pod_setting(pod_env::group);  // throws, naming it
-  std::string group = group_value;
-  auto index_text = pod_setting(pod_env::index);
-  auto units = units_of(graph, group);
-  std::size_t index = 0;
-  try {
-    index = std::stoul(index_text);
-  } catch (const std::exception&) {
-    throw launch_error(std::string(pod_env::index) + "='" + index_text +
-                       "' is not an index");
-  }
-  if (index >= units.size())
-    throw launch_error("this binary's program '" + graph.name() + "' has " +
-                       std::to_string(units.size()) + " processes in group '" + group +
-                       "', but the pod has index " + std::to_string(index) +
-                       ": was the image built from another version of the program?");
-  return units[index];
-}
-
-}  // namespace lp::detail::kube
-
-// ---- launchpad/detail/process/node_process.hpp ----
-
-// The two sides of a launch whose nodes are processes, as local_mp and a
-// test's lp::controller of test_mp runs it: the node process, and the
-// launcher.
-
-
-// ---- launchpad/detail/process/local_mp_launcher.hpp ----
-
-// The launcher of local_mp (detail/cli/flags.hpp, `launcher`): every node
-// (or colocated group) a process of this host, which runs main() again and,
-// told so by its environment, hosts its nodes. Declared here, for the table
-// of launchers (detail/launchers.hpp); its run is node_process.hpp's.
-
-
-namespace lp::detail {
-
-template <>
-struct launcher<local_multi_processing> : launcher_on_this_host {
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
-};
-
-}  // namespace lp::detail
-
-namespace lp {
-
-namespace detail {
-
-LP_API std::optional<std::string> take_env(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value) return std::nullopt;
-  std::string copy = value;
-  // The node's own child processes must not take themselves for nodes.
-  ::unsetenv(name);
-  return copy;
-}
-
-// True in a process that a multi-processing launcher started as a node.
-LP_API bool is_node_process() {
-  return std::getenv(child_env::nodes) != nullptr;
-}
-
-// Where a node process runs, as its policy sees it.
-struct node_site {
-  // local_mp and test_mp: the launcher is this process's parent, which
-  // signals it; elsewhere the launcher is on another host (Slurm) or in
-  // another pod (Kubernetes), and every signal comes from elsewhere.
-  bool launcher_is_parent = true;
-  std::string bind_host = "127.0.0.1";
-  std::string advertise_host;  // what the nodes publish; empty: bind_host
-  // Lead a process group of its own, and end it with this process: under
-  // Slurm nothing else ends what a node starts (in a pod, the container's
-  // end does).
-  bool own_group = false;
-  // Tell the launcher how this process ended: it cannot see the exit
-  // status (Kubernetes).
-  bool report_end = false;
-  // Without --lp_checkpoint_dir, checkpoints go to the run directory; a
-  // pod's is its Secret, read-only, and a pod keeps none without a volume.
-  bool checkpoints_in_run_dir = true;
-};
-
-// The life of a node process: host its nodes, publish them, stop when the
-// launcher says so (SIGTERM), or when one of them calls lp::stop() or a
-// stop signal comes from elsewhere, which the launcher then passes on to
-// every other process.
-LP_API int run_node_process(const program& graph, transport_kind transport,
-                            const launch_flags& flags,
-                            const std::optional<node_site>& chosen_site = std::nullopt) {
-  auto labels_text = take_env(child_env::nodes).value_or("");
-  auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
-  auto launcher = take_env(child_env::launcher).value_or("");
-  auto policy = take_env(child_env::policy).value_or("local_mp");
-  const auto site = chosen_site.value_or(node_site{});
-  auto run_dir = take_env(child_env::run_dir).value_or("");
-  auto [secret, credentials] = run_directory::credentials_of(run_dir);
-  auto cores = index_list(take_env(child_env::cores).value_or(""));
-  auto gpus = index_list(take_env(child_env::gpus).value_or(""));
-  // Before this process starts a thread: threads take their creator's cores.
-  if (!cores.empty() && !pin_to(cores)) {
-    std::cerr << "[lp] cannot pin to cores " << index_text(cores) << "; running unpinned"
-              << std::endl;
-    cores.clear();
-  }
-  if (auto chosen = take_env(child_env::transport))
-    transport = *chosen == "direct" ? transport_kind::direct : transport_kind::http;
-  // Under Slurm, a node's parent is slurmstepd, and the job's end ends it;
-  // in a pod, the container's end ends it.
-  if (site.launcher_is_parent && launcher != std::to_string(::getppid())) {
-    std::cerr << "[lp] the launcher is gone; not starting" << std::endl;
-    return 1;
-  }
-  if (site.own_group && !group_reaper::watch_own_group_for_life())
-    std::cerr << "[lp] cannot lead a process group of its own (it is a session leader?); "
-                 "what this node starts may outlive it: end it in on_stop "
-                 "(docs/launching.md, No orphans)"
-              << std::endl;
-  // Output goes through a pipe: make each line leave when it is written.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::vector<std::string> labels;
-  for (auto label : split(labels_text, ',')) labels.emplace_back(label);
-  std::shared_ptr<const tls_context> tls;
-  try {
-    if (!credentials.empty())
-      tls = std::make_shared<const tls_context>(
-          credentials,
-          "the run directory's " + std::string(run_directory::certificate_file));
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
-    return 1;
-  }
-  auto rendezvous = std::make_shared<rendezvous_directory>(rendezvous_url, secret, tls);
-  // A stop signal comes from the launcher, which sends SIGTERM once (and
-  // SIGKILL after the termination notice), or from elsewhere: a kill of a
-  // whole cgroup or job (systemd, a container runtime, scancel) reaches the
-  // nodes as well as the launcher. One from elsewhere is the program's stop,
-  // as lp::stop() is, and goes to the launcher, which takes it as no news if
-  // it stops already. Only the first signal acts: a later one is the same
-  // stop arriving by another way, and a node that does not end is killed
-  // after the notice. Under Slurm, slurmstepd delivers the launcher's
-  // signals and scancel's alike: all count as from elsewhere.
-  enum class stop_signal { none, from_launcher, from_elsewhere };
-  auto signalled = std::make_shared<std::atomic<stop_signal>>(stop_signal::none);
-  const pid_t launcher_pid = site.launcher_is_parent ? ::getppid() : -1;
-  stop_on_signals signals([signalled, launcher_pid](const stop_on_signals::origin& from) {
-    *signalled = from.by_process && from.sender == launcher_pid
-                     ? stop_signal::from_launcher
-                     : stop_signal::from_elsewhere;
-    lp::stop();
-  });
-  try {
-    host_options options;
-    options.policy = policy;
-    options.labels = labels;
-    options.nodes = rendezvous;
-    options.secret = secret;
-    options.tls = tls;
-    options.run_dir = run_dir;
-    options.bind_host = site.bind_host;
-    options.advertise_host = site.advertise_host;
-    options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = flags.server.limits;
-    options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = site.checkpoints_in_run_dir
-                                 ? checkpoint_dir_of(flags.checkpoints, run_dir)
-                                 : flags.checkpoints.dir;
-    options.watch_health = true;
-    options.tune_malloc = !flags.process.system_malloc;
-    options.cores = cores;
-    options.gpus = gpus;
-    options.resume_dir = flags.checkpoints.resume;
-    options.python = flags.process.python;
-    options.termination_notice =
-        std::chrono::seconds(flags.process.termination_notice_secs);
-    options.run_finished = [rendezvous](const std::string& label) {
-      rendezvous->tell("finished", label);
-    };
-    options.wait_runs_elsewhere = [rendezvous](const std::vector<std::string>& names,
-                                               const launch_state& here) {
-      return rendezvous->wait_for_runs(names, here);
-    };
-    node_host host(graph, std::move(options));
-    // A stop asked here is passed to the launcher, which stops every other
-    // process. A failure is not: the launcher sees this process exit non-zero
-    // and decides, by the group's restart policy, what happens next. Nor is a
-    // stop this process only followed (a peer refused a call for stopping):
-    // the launcher stops already, and its log should not say this node asked.
-    host.state().on_stop([&host, rendezvous, signalled, label = labels.front()] {
-      if (*signalled != stop_signal::from_launcher && !host.state().failure() &&
-          !host.state().stop_followed())
-        rendezvous->tell("stop", label);
-    });
-    // A signal that came while the nodes were being built found no program
-    // to stop; it is not lost.
-    if (*signalled != stop_signal::none) host.state().request_stop();
-    host.state().wait_for_stop();
-    host.shutdown();
-    auto failure = host.state().failure_summary();
-    if (site.report_end)
-      rendezvous->tell("ended", labels.front(), {{"failure", failure}});
-    return host.state().report_failure(std::cerr);
-  } catch (const python_start_error& e) {
-    // Its own lines said why; a restart would say it again.
-    std::cerr << "[lp] " << e.what() << std::endl;
-    if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(),
-                       {{"failure", e.what()}, {"unrecoverable", true}});
-    return unrecoverable_exit_status;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
-    if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(),
-                       {{"failure", labels_text + " could not start: " + e.what()}});
-    return 1;
-  }
-}
-
-LP_API process_options process_options_from(const launch_flags& flags,
-                                            std::string_view policy,
-                                            transport_kind transport) {
-  // options.tls stays empty: local_mp decides it below, and a Slurm job's
-  // supervisor adopts the credentials its submitter made.
-  process_options options;
-  options.direct_calls = transport == transport_kind::direct;
-  options.policy = policy;
-  options.arguments = flags.arguments;
-  options.process = flags.process;
-  options.status_port = flags.status.port;
-  return options;
-}
-
-// local_mp from a command line: this process is the launcher.
-inline int launcher<local_multi_processing>::run(const program& graph,
-                                                 transport_kind transport,
-                                                 const launch_flags& flags,
-                                                 const no_options&) {
-  if (flags.process.insecure)
-    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
-              << std::endl;
-  try {
-    auto options = process_options_from(flags, local_multi_processing::flag, transport);
-    options.place = true;
-    options.gpus =
-        flags.process.gpus.empty() ? gpus_found() : index_list(flags.process.gpus);
-    options.tls = launch_tls(flags.tls, graph.name(), beyond_loopback(options.bind_host));
-    process_launch launch(graph, std::move(options));
-    announce_checkpoints(graph, checkpoint_dir_of(flags.checkpoints, launch.run_dir()),
-                         std::cerr);
-    bool clean = launch.wait_stopping_on_signals();
-    if (!clean) std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status.linger_secs);
-    return clean ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-// A test's launch of nodes as processes; this process is their launcher.
-class processes_launch final : public controlled_launch {
- public:
-  processes_launch(const program& graph, process_options settings)
-      : launch_(graph, std::move(settings)),
-        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(),
-                                                      launch_.secret(), launch_.tls())) {}
-
-  std::shared_ptr<channel> connect(const std::string& label) override {
-    http_channel::options settings;
-    settings.secret = launch_.secret();
-    settings.tls = launch_.tls();
-    return std::make_shared<http_channel>(label, nodes_, settings);
-  }
-  std::map<std::string, std::string> urls() const override { return launch_.urls(); }
-  const std::string& secret() const override { return launch_.secret(); }
-  const std::string& run_dir() const override { return launch_.run_dir(); }
-  std::vector<pid_t> pids() const override { return launch_.pids(); }
-  bool wait_finished(const std::vector<std::string>& names) override {
-    return launch_.wait_finished(names);
-  }
-
-  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
-    if (timeout && !launch_.wait_for(*timeout)) return false;
-    if (!launch_.wait()) throw node_failure(summary());
-    return true;
-  }
-
-  bool stop() override {
-    launch_.request_stop();
-    nodes_->close();
-    return launch_.wait();
-  }
-  bool stop_requested() const override { return launch_.stop_requested(); }
-  std::string summary() const override { return launch_.summary(); }
-
- private:
-  process_launch launch_;
-  std::shared_ptr<rendezvous_directory> nodes_;
-};
-
-}  // namespace detail
-
-}  // namespace lp
-
-namespace lp::detail::kube {
-
-// Waits until the coordinator's rendezvous takes connections: the Job
-// controller starts the pods in no order, and the coordinator's DNS name
-// comes with its pod.
-inline void wait_for_coordinator(const std::string& url) {
-  auto where = address_of_url(url);
-  if (!where)
-    throw launch_error(std::string(child_env::rendezvous) + "='" + url +
-                       "' is not a URL");
-  constexpr auto patience = std::chrono::minutes(5);
-  auto since = std::chrono::steady_clock::now();
-  for (int attempt = 0;; ++attempt) {
-    try {
-      http_connection::open(where->host, where->port,
-                            std::chrono::steady_clock::now() + std::chrono::seconds(2));
-      return;
-    } catch (const http_connection::failure& e) {
-      auto waited = std::chrono::steady_clock::now() - since;
-      if (waited > patience)
-        throw launch_error("the coordinator at " + url +
-                           " did not answer for 5 minutes (" + e.what() +
-                           "); is its pod running?");
-      if (attempt % 20 == 19)
-        std::cerr << "[lp] waiting for the coordinator at " << url << " (" << e.what()
-                  << ")" << std::endl;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-}
-
-// The coordinator is the launch: a node pod that cannot reach it for
-// `patience` ends its program (as a stop signal from elsewhere does), rather
-// than serve a launch that has ended without it.
-inline void watch_coordinator(periodic_worker& watch, const address& coordinator,
-                              std::chrono::seconds patience) {
-  auto heard =
-      std::make_shared<periodic_worker::clock::time_point>(periodic_worker::clock::now());
-  watch.start([coordinator, patience, heard] {
-    auto now = periodic_worker::clock::now();
-    try {
-      http_connection::open(coordinator.host, coordinator.port,
-                            now + std::chrono::seconds(2));
-      *heard = periodic_worker::clock::now();
-    } catch (const http_connection::failure& e) {
-      if (periodic_worker::clock::now() - *heard > patience) {
-        std::cerr << "[lp] the coordinator at " << coordinator.host << ":"
-                  << coordinator.port << " has not answered for " << patience.count()
-                  << " s (" << e.what() << "): the launch has ended without it; stopping"
-                  << std::endl;
-        ::kill(::getpid(), SIGTERM);
-        return now + std::chrono::hours(24);
-      }
-    }
-    return now + std::chrono::seconds(2);
-  });
-}
-
-inline int run_pod_node(const program& graph, transport_kind transport,
-                        const launch_flags& flags) {
-  node_site site;
-  site.launcher_is_parent = false;
-  site.bind_host = "0.0.0.0";
-  site.report_end = true;
-  site.checkpoints_in_run_dir = false;
-  std::string rendezvous;
-  try {
-    auto unit = unit_of_pod(graph);
-    std::string labels;
-    for (const auto& label : unit.labels) labels += (labels.empty() ? "" : ",") + label;
-    // A pod's host name is `<job>-<index>`; with the headless Service as its
-    // subdomain, its DNS name is that and the Service's name.
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    site.advertise_host = std::string(host) + "." + pod_setting(pod_env::service);
-    rendezvous = pod_setting(child_env::rendezvous);
-    wait_for_coordinator(rendezvous);
-    ::setenv(child_env::nodes, labels.c_str(), 1);
-    ::setenv(child_env::policy, std::string(kubernetes_policy).c_str(), 1);
-  } catch (const launch_error& e) {
-    std::cerr << "[lp] this pod cannot start: " << e.what() << std::endl;
-    return 1;
-  }
-  periodic_worker watch;
-  watch_coordinator(watch, *address_of_url(rendezvous), coordinator_patience);
-  return run_node_process(graph, transport, flags, site);
-}
-
-inline int run_coordinator(const program& graph, const launch_flags& flags) {
-  try {
-    auto run_dir = pod_setting(child_env::run_dir);
-    return coordinator(graph, flags, run_dir, pod_setting(pod_env::service)).run();
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the coordinator cannot start: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-}  // namespace lp::detail::kube
-
-namespace lp::detail {
-
-LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags, const kube_options& cluster) {
-  auto role = take_env(kube::pod_env::role);
-  if (!role) return run_kube_manifests(graph, flags, cluster);
-  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
-  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
-  std::cerr
-      << "[lp] " << kube::pod_env::role << "='" << *role
-      << "' is neither coordinator nor node: this pod was not made from the manifests "
-         "that --lp_launch=kubernetes writes"
-      << std::endl;
-  return 1;
-}
-
-inline int launcher<kubernetes>::run(const program& graph, transport_kind transport,
-                                     const launch_flags& flags,
-                                     const kube_options& cluster) {
-  return run_kubernetes(graph, transport, flags, cluster);
-}
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/launchers.hpp ----
 
 // The launch policies that a command line can name (--lp_launch), each with
@@ -19412,105 +20299,6 @@ inline int launcher<kubernetes>::run(const program& graph, transport_kind transp
 // dispatches through the table, and includes the headers that define the
 // launchers' runs.
 
-// ---- launchpad/detail/slurm/options.hpp ----
-
-// --lp_launch=slurm's own flags (docs/slurm.md): the --lp_slurm_* rows, and
-// the options they fill, read and checked here; the launch's shared flags
-// are detail/cli/flags.hpp's.
-
-
-namespace lp {
-class program;
-}
-
-namespace lp::detail {
-
-struct slurm_options {
-  std::string partition;
-  std::string time;
-  std::string account;
-  std::vector<std::string> sbatch;  // each an sbatch option
-  std::string dir = "lp-slurm";     // shared with the compute hosts
-  std::string host = "auto";        // address, interface or auto
-  bool detach = false;
-};
-
-// A value that goes into a batch script line: one line, nothing a shell
-// would expand there.
-inline std::string script_safe(std::string_view flag, std::string value) {
-  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
-    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
-  return value;
-}
-
-inline constexpr flag_row<slurm_options> slurm_flag_rows[] = {
-    {.name = "--lp_slurm_partition",
-     .hint = "<p>",
-     .example = "gpu",
-     .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.partition = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_time",
-     .hint = "<limit>",
-     .example = "2:00:00",
-     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.time = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_account",
-     .hint = "<a>",
-     .example = "my_project",
-     .help = "slurm: the account the job is charged to",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.account = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_sbatch",
-     .hint = "<option>",
-     .example = "--qos=high",
-     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set =
-         [](slurm_options& f, std::string_view name, std::string v) {
-           auto option = script_safe(name, std::move(v));
-           if (!option.starts_with("--"))
-             throw usage_error(
-                 "--lp_slurm_sbatch=" + option +
-                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-           f.sbatch.push_back(std::move(option));
-         }},
-    {.name = "--lp_slurm_dir",
-     .hint = "<dir>",
-     .example = "/shared/lp-slurm",
-     .help = "slurm: where run directories go; the compute hosts must see it at the same "
-             "path (default: ./lp-slurm)",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.dir = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_host",
-     .hint = "<h>",
-     .example = "ib0",
-     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
-             "interface (ib0) or an address",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.host = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_detach",
-     .help = "slurm: submit, print the job id and return",
-     .on = [](slurm_options& f) -> bool& { return f.detach; }},
-};
-
-// slurm: the submitter, the job's supervisor, and each job step's node
-// process, which serves on --lp_slurm_host and leads a process group of
-// its own (nothing else ends what it starts). Its run and run_node are
-// slurm/launch.hpp's.
-template <>
-struct launcher<slurm> {
-  using options = slurm_options;
-  static constexpr flag_table<slurm_options> flag_rows{slurm_flag_rows};
-  static constexpr bool dry_run = true;
-  static constexpr bool on_this_host = false;
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const slurm_options& job);
-  static int run_node(const program& graph, transport_kind transport,
-                      const launch_flags& flags, const slurm_options& job);
-};
-
-}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -19612,715 +20400,6 @@ inline command_line read_command_line(int argc, char** argv, read_checks checks 
   command_line line;
   read_tables(argc, argv, line, checks);
   return line;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/slurm/launch.hpp ----
-
-// --lp_launch=slurm: submit the program as one job, or, inside the job, be
-// its supervisor (docs/slurm.md).
-
-// ---- launchpad/detail/slurm/submit.hpp ----
-
-// The command a user runs on a login host: it submits the program as one
-// Slurm job, then follows the job (its state, its logs) to its end, and
-// cancels it on Ctrl+C.
-
-
-// ---- launchpad/detail/slurm/follow.hpp ----
-
-// The submitting command shows what the job writes: the supervisor's log
-// as it is, each node's log behind "[label] ", as local_mp shows them.
-
-
-namespace lp::detail {
-
-class log_follower {
- public:
-  void follow(std::string path, std::string prefix, std::ostream& out) {
-    files_.push_back({std::move(path), std::move(prefix), &out, 0, {}});
-  }
-
-  // Prints the lines written since the last call; at the end, also what
-  // is left of unfinished lines.
-  void poll(bool at_end = false) {
-    for (auto& f : files_) {
-      std::ifstream in(f.path, std::ios::binary);
-      if (!in) continue;
-      in.seekg(0, std::ios::end);
-      auto size = static_cast<std::size_t>(in.tellg());
-      if (size <= f.offset) continue;
-      in.seekg(static_cast<std::streamoff>(f.offset));
-      std::string chunk(size - f.offset, '\0');
-      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      f.offset += static_cast<std::size_t>(in.gcount());
-      f.partial.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-      std::size_t start = 0;
-      for (auto newline = f.partial.find('\n'); newline != std::string::npos;
-           newline = f.partial.find('\n', start)) {
-        *f.out << f.prefix << f.partial.substr(start, newline - start) << "\n";
-        start = newline + 1;
-      }
-      f.partial.erase(0, start);
-    }
-    for (auto& f : files_) {
-      if (at_end && !f.partial.empty()) *f.out << f.prefix << f.partial << "\n";
-      if (at_end) f.partial.clear();
-      f.out->flush();
-    }
-  }
-
- private:
-  struct file {
-    std::string path, prefix;
-    std::ostream* out;
-    std::size_t offset;
-    std::string partial;
-  };
-  std::vector<file> files_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/slurm/partition.hpp ----
-
-// A job that asks more of one host than any host of its partition has is
-// left pending for ever by Slurm; the launch refuses it before submitting.
-
-
-namespace lp::detail {
-
-struct partition_hosts {
-  std::string name;
-  int cpus = 0;  // of its largest host
-  long memory_mb = 0;
-  int gpus = 0;
-  std::vector<int> host_cpus;  // of each host
-};
-
-// sinfo's "gpu:2", "gpu:a100:4(S:0-1)" or "(null)", as a count of GPUs.
-inline int gpus_in(std::string_view gres) {
-  int total = 0;
-  for (auto item : split(gres, ',')) {
-    auto text = item.substr(0, item.find('('));
-    if (!text.starts_with("gpu")) continue;
-    auto colon = text.rfind(':');
-    if (colon == std::string::npos) continue;
-    try {
-      total += std::stoi(std::string(text.substr(colon + 1)));
-    } catch (const std::exception&) {
-    }
-  }
-  return total;
-}
-
-// The partition `wanted`, or the cluster's default one if empty.
-inline partition_hosts find_partition(const std::string& wanted) {
-  auto listed = run_tool({"sinfo", "--noheader", "--Node", "--format=%P|%c|%m|%G"},
-                         std::chrono::seconds(60));
-  if (listed.status != 0)
-    throw launch_error("sinfo failed, so Slurm cannot be asked about its partitions: " +
-                       std::string(trim(listed.text)));
-  partition_hosts found;
-  std::vector<std::string> names;
-  for (auto row : split(listed.text, '\n')) {
-    auto fields = split(row, '|');
-    if (fields.size() != 4) continue;
-    std::string name(trim(fields[0]));
-    bool is_default = name.ends_with('*');
-    if (is_default) name.pop_back();
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    if (wanted.empty() ? !is_default : name != wanted) continue;
-    found.name = name;
-    try {
-      found.host_cpus.push_back(std::stoi(std::string(fields[1])));
-      found.cpus = std::max(found.cpus, found.host_cpus.back());
-      found.memory_mb = std::max(found.memory_mb, std::stol(std::string(fields[2])));
-    } catch (const std::exception&) {
-    }
-    found.gpus = std::max(found.gpus, gpus_in(trim(fields[3])));
-  }
-  if (found.name.empty()) {
-    std::string known;
-    for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
-    throw launch_error(
-        (wanted.empty() ? std::string("this cluster has no default partition")
-                        : "there is no partition " + wanted) +
-        "; choose one with --lp_slurm_partition (sinfo lists: " + known + ")");
-  }
-  return found;
-}
-
-inline void check_fits(const std::vector<unit_plan>& units,
-                       const partition_hosts& hosts) {
-  for (const auto& u : units) {
-    const auto& needs = u.settings.resources;
-    auto refuse = [&](const std::string& what, long asked, long largest) {
-      throw launch_error(
-          "the process of " + u.name + " asks for " + std::to_string(asked) + " " + what +
-          ", but the largest host of partition " + hosts.name + " has " +
-          std::to_string(largest) + "; lower its group's resources() or choose " +
-          "another partition with --lp_slurm_partition. Nothing was submitted.");
-    };
-    if (needs.cpus > hosts.cpus) refuse("CPUs", needs.cpus, hosts.cpus);
-    if (needs.memory_mb > hosts.memory_mb)
-      refuse("MB of memory", needs.memory_mb, hosts.memory_mb);
-    if (needs.gpus > hosts.gpus) refuse("GPUs", needs.gpus, hosts.gpus);
-  }
-  // The job is one task per process, each sized for the largest request:
-  // the partition must hold that many such tasks at once.
-  int task_cpus = 1;
-  for (const auto& u : units) task_cpus = std::max(task_cpus, u.settings.resources.cpus);
-  std::size_t room = 0;
-  for (int cpus : hosts.host_cpus) room += static_cast<std::size_t>(cpus / task_cpus);
-  if (units.size() > room)
-    throw launch_error(
-        "the program runs " + std::to_string(units.size()) + " processes of " +
-        std::to_string(task_cpus) + " CPU(s) each, but partition " + hosts.name +
-        " holds at most " + std::to_string(room) +
-        " at once; colocate groups (p.group(...).colocate()), lower resources() or "
-        "choose another partition with --lp_slurm_partition. Nothing was submitted.");
-}
-
-// Pending reasons that no amount of waiting changes.
-inline bool hopeless(const std::string& reason) {
-  for (const char* never :
-       {"PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig", "BadConstraints",
-        "InvalidAccount", "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed"})
-    if (reason == never) return true;
-  return false;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/slurm/script.hpp ----
-
-// What a Slurm launch asks of Slurm: the batch script of the job, and the
-// srun command that runs each process of the program as a job step.
-
-
-namespace lp::detail {
-
-// The run directory of a job, as its batch script tells the in-job
-// supervisor.
-inline constexpr const char* slurm_run_dir_env = "LP_SLURM_RUN_DIR";
-
-// The job is homogeneous: one task slot per process, each slot as large as
-// the largest request in each dimension, so any process fits any slot. Each
-// step then asks for exactly its own resources. (Heterogeneous jobs would fit
-// tighter, but Slurm 22.05 does not let their components share a node.)
-struct slurm_slots {
-  std::size_t count = 0;
-  int cpus = 1;
-  long memory_mb = 0;  // 0: nobody asked; the partition's default applies
-  int gpus = 0;
-};
-
-inline slurm_slots slurm_slots_for(const std::vector<unit_plan>& units) {
-  slurm_slots slots;
-  slots.count = units.size();
-  for (const auto& u : units) {
-    slots.cpus = std::max(slots.cpus, u.settings.resources.cpus);
-    slots.memory_mb = std::max(slots.memory_mb, u.settings.resources.memory_mb);
-    slots.gpus = std::max(slots.gpus, u.settings.resources.gpus);
-  }
-  return slots;
-}
-
-// srun's options for one process's job step. -N1 always: a step without it
-// waits for nodes that the other steps hold. --exact: only what the step
-// asks, so the other steps fit beside it.
-inline std::vector<std::string> srun_options(const unit_plan& u) {
-  const auto& needs = u.settings.resources;
-  std::vector<std::string> options{
-      "--nodes=1",    "--ntasks=1",
-      "--exact",      "--job-name=" + u.name,
-      "--export=ALL", "--cpus-per-task=" + std::to_string(needs.cpus)};
-  if (needs.memory_mb > 0)
-    options.push_back("--mem=" + std::to_string(needs.memory_mb) + "M");
-  if (needs.gpus > 0) options.push_back("--gres=gpu:" + std::to_string(needs.gpus));
-  return options;
-}
-
-// What runs a process as its job step: srun and its options, before the
-// program and the arguments it was launched with.
-inline std::vector<std::string> srun_before(const std::string& srun, const unit_plan& u) {
-  std::vector<std::string> command{srun};
-  for (auto& option : srun_options(u)) command.push_back(std::move(option));
-  return command;
-}
-
-// The command line the job runs: the submitter's, without the flags that
-// tell only the submitter what to do, in whichever spelling the reader took
-// them (read_by).
-inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  std::vector<std::string> kept;
-  for (std::size_t i = 0; i < flags.arguments.size(); ++i) {
-    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
-    if (flag != "--lp_dry_run" && flag != "--lp_slurm_detach")
-      kept.push_back(flags.arguments[i]);
-  }
-  return kept;
-}
-
-inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
-                                      const slurm_options& job, const slurm_slots& slots,
-                                      const std::string& run_dir,
-                                      const std::string& executable) {
-  std::string script = "#!/bin/sh\n";
-  auto line = [&](const std::string& option) { script += "#SBATCH " + option + "\n"; };
-  line("--job-name=lp-" + graph.name());
-  line("--output=" + run_dir + "/job.log");
-  line("--ntasks=" + std::to_string(slots.count));
-  line("--cpus-per-task=" + std::to_string(slots.cpus));
-  if (slots.memory_mb > 0)
-    line("--mem-per-cpu=" +
-         std::to_string((slots.memory_mb + slots.cpus - 1) / slots.cpus) + "M");
-  if (slots.gpus > 0) line("--gpus-per-task=" + std::to_string(slots.gpus));
-  if (!job.partition.empty()) line("--partition=" + job.partition);
-  if (!job.time.empty()) line("--time=" + job.time);
-  if (!job.account.empty()) line("--account=" + job.account);
-  // Before the time limit, Slurm signals every process of the job, and srun
-  // kills its step at once on SIGTERM; warned first, the supervisor stops
-  // the nodes in order.
-  line("--signal=B:TERM@" + std::to_string(flags.process.termination_notice_secs + 30));
-  for (const auto& option : job.sbatch) line(option);
-  script +=
-      "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
-      "# of the program as a job step (srun), restarts and stops them, and writes\n"
-      "# how the program ended to " +
-      run_dir + "/result.\n";
-  script += std::string(slurm_run_dir_env) + "=" + shell_quote(run_dir) + "\n";
-  script += "export " + std::string(slurm_run_dir_env) + "\n";
-  script += "exec " + shell_quote(executable);
-  auto arguments = job_arguments(flags);
-  for (std::size_t i = 1; i < arguments.size(); ++i)
-    script += " " + shell_quote(arguments[i]);
-  return script + "\n";
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-inline void print_dry_run(const program& graph, const launch_flags& flags,
-                          const slurm_options& job, std::ostream& out) {
-  auto units = plan_units(graph);
-  auto run_dir =
-      (std::filesystem::absolute(job.dir) / ("lp-" + graph.name() + "-XXXXXX")).string();
-  auto executable = this_executable();
-  out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
-      << "/job.sh:\n"
-      << slurm_batch_script(graph, flags, job, slurm_slots_for(units), run_dir,
-                            executable)
-      << "\n# The job step of each process, started by the supervisor in the job, with\n"
-         "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
-         "# secret and the TLS credentials it reads from the run directory, never from "
-         "its\n"
-         "# environment, which srun sends in the clear); its output goes to\n"
-         "# "
-      << run_dir << "/logs/<label>.log:\n";
-  auto arguments = job_arguments(flags);
-  for (const auto& u : units) {
-    out << u.name << ":";
-    for (const auto& word : srun_before("srun", u)) out << " " << shell_quote(word);
-    out << " " << shell_quote(executable);
-    for (std::size_t i = 1; i < arguments.size(); ++i)
-      out << " " << shell_quote(arguments[i]);
-    out << "\n";
-  }
-}
-
-// One line of squeue about the job; state is empty once Slurm forgot it.
-struct job_state {
-  std::string state, reason, nodes;
-  bool ended() const {
-    if (state.empty()) return true;
-    for (const char* final :
-         {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
-          "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
-      if (state == final) return true;
-    return false;
-  }
-};
-
-inline job_state query_job(const std::string& job) {
-  auto listed = try_tool(
-      {"squeue", "--noheader", "--jobs=" + job, "--states=all", "--format=%T|%r|%N"},
-      std::chrono::seconds(20));
-  job_state now;
-  auto fields = split(trim(listed.text), '|');
-  if (listed.status == 0 && fields.size() == 3) {
-    now.state = fields[0];
-    now.reason = fields[1];
-    now.nodes = fields[2];
-  } else if (listed.status != 0 &&
-             listed.text.find("Invalid job id") == std::string::npos) {
-    now.state = "UNKNOWN";  // squeue failed for a while: ask again
-  }
-  return now;
-}
-
-class slurm_submission {
- public:
-  slurm_submission(const program& graph, const launch_flags& flags,
-                   const slurm_options& job)
-      : graph_(graph), flags_(flags), slurm_(job), units_(plan_units(graph)) {}
-
-  int run() {
-    auto parent = std::filesystem::absolute(slurm_.dir).string();
-    if (parent.find_first_of(" \t") != std::string::npos)
-      throw usage_error(
-          "--lp_slurm_dir=" + slurm_.dir + ": the path " + parent +
-          " holds a space, which #SBATCH lines cannot; choose another directory");
-    check_fits(units_, find_partition(slurm_.partition));
-    std::filesystem::create_directories(parent);
-    // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
-    run_directory dir(graph_.name(), flags_.process.insecure ? "" : make_secret(), parent,
-                      launch_tls(flags_.tls, graph_.name(), true));
-    dir.announce(std::cerr);
-    // From before the job exists: a Ctrl+C during sbatch must still cancel it.
-    stop_on_signals handler(
-        [this](int signal) {
-          last_signal_ = signal;
-          ++signals_;
-        },
-        [this](int) { ++signals_; });
-    std::string job;
-    try {
-      job = submit(dir.path());
-    } catch (...) {
-      std::filesystem::remove(dir.path() + "/job.sh");
-      throw;
-    }
-    dir.keep();  // the job reads the secret and credentials, and removes them when it ends
-    std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
-              << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
-              << std::endl;
-    if (slurm_.detach && signals_ == 0) {  // else follow, which cancels it
-      std::cerr << "[lp] follow it with: squeue --jobs=" << job
-                << "; stop it in order with: scancel --batch --signal=TERM " << job
-                << std::endl;
-      std::cout << job << std::endl;
-      return 0;
-    }
-    int status = follow(job, dir.path());
-    // Gone already, unless the job never ran.
-    for (const char* file : {"secret", run_directory::certificate_file,
-                             run_directory::key_file, run_directory::authority_file})
-      ::unlink((dir.path() + "/" + file).c_str());
-    tell_how_to_resume(graph_, checkpoint_dir_of(flags_.checkpoints, dir.path()),
-                       flags_.arguments, std::cerr);
-    return status;
-  }
-
- private:
-  std::string submit(const std::string& run_dir) {
-    auto script_path = run_dir + "/job.sh";
-    {
-      std::ofstream script(script_path);
-      script << slurm_batch_script(graph_, flags_, slurm_, slurm_slots_for(units_),
-                                   run_dir, this_executable());
-      if (!script) throw launch_error("cannot write " + script_path);
-    }
-    ::chmod(script_path.c_str(), 0700);
-    auto submitted =
-        run_tool({"sbatch", "--parsable", script_path}, std::chrono::seconds(60));
-    std::string job(
-        trim(std::string_view(submitted.text).substr(0, submitted.text.find(';'))));
-    if (submitted.status != 0 || job.empty() ||
-        job.find_first_not_of("0123456789") != std::string::npos)
-      throw launch_error("sbatch refused the job: " + std::string(trim(submitted.text)) +
-                         " (the batch script is " + script_path + ")");
-    return job;
-  }
-
-  // Follows the job to its end; returns the program's exit status.
-  int follow(const std::string& job, const std::string& run_dir) {
-    using clock = std::chrono::steady_clock;
-    log_follower logs;
-    for (const auto& u : units_) {
-      std::string file = u.name;
-      std::replace(file.begin(), file.end(), '/', '_');
-      logs.follow(run_dir + "/logs/" + file + ".log", "[" + u.name + "] ", std::cout);
-    }
-    // Last: a failure summary there comes after the lines it quotes.
-    logs.follow(run_dir + "/job.log", "", std::cerr);
-    int acted_on = 0;
-    std::optional<clock::time_point> give_up_at;  // of the orderly stop
-    bool cancelled_hard = false;
-    std::optional<clock::time_point> forget_at;  // of a job that will not end
-    // Since when the job has been completing with its result written; the
-    // epoch while it is not (an optional here trips g++ 12's
-    // -Wmaybe-uninitialized at -O3).
-    clock::time_point completing_since{};
-    job_state last;
-    for (;;) {
-      auto now = query_job(job);
-      logs.poll();
-      if (now.state != last.state || now.reason != last.reason) report(job, now);
-      last = now;
-      if (now.ended()) break;
-      // A job completes once every host of it has ended its steps. A host
-      // cut off the network hears of it only when it is back, or Slurm marks
-      // it down: the program ended when the supervisor said how.
-      if (now.state != "COMPLETING" || !std::filesystem::exists(run_dir + "/result")) {
-        completing_since = {};
-      } else if (completing_since == clock::time_point{}) {
-        completing_since = clock::now();
-      } else if (clock::now() - completing_since > std::chrono::seconds(10)) {
-        std::cerr
-            << "[lp] job " << job << " is still completing, 10 s after its supervisor "
-            << "ended: a host of it does not answer Slurm (see sinfo), and ends its "
-               "steps when it does"
-            << std::endl;
-        break;
-      }
-      if (now.state == "PENDING" && hopeless(now.reason)) {
-        try_tool({"scancel", job}, std::chrono::seconds(60));
-        std::cerr << "[lp] job " << job << " can never start (" << now.reason
-                  << "); it was cancelled. Check --lp_slurm_partition, --lp_slurm_time, "
-                     "--lp_slurm_account and the groups' resources()"
-                  << std::endl;
-        return 1;
-      }
-      int seen = signals_;
-      if (seen >= 1 && acted_on == 0) {
-        acted_on = 1;
-        std::cerr << "[lp] " << (last_signal_ == SIGTERM ? "SIGTERM" : "SIGINT")
-                  << ": stopping job " << job << " (again to cancel it at once)"
-                  << std::endl;
-        if (now.state == "PENDING") {
-          try_tool({"scancel", job}, std::chrono::seconds(60));
-        } else {
-          // To the supervisor only: it stops the nodes in order. A plain
-          // scancel would also signal each srun, which kills its step at once.
-          try_tool({"scancel", "--batch", "--signal=TERM", job},
-                   std::chrono::seconds(60));
-          give_up_at = clock::now() +
-                       std::chrono::seconds(flags_.process.termination_notice_secs + 30);
-        }
-      }
-      if (!cancelled_hard &&
-          ((seen >= 2) || (give_up_at && clock::now() > *give_up_at))) {
-        cancelled_hard = true;
-        std::cerr << "[lp] cancelling job " << job << " at once" << std::endl;
-        cancel_at_once(job);
-        forget_at = clock::now() + std::chrono::seconds(120);
-      }
-      if (forget_at && clock::now() > *forget_at) {
-        std::cerr << "[lp] job " << job << " was cancelled but is still " << now.state
-                  << "; see squeue --jobs=" << job << std::endl;
-        return 1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    }
-    // The supervisor writes `result` after its last words; on a shared
-    // directory they may reach this host a little after the job's end. A job
-    // killed before its supervisor could write it leaves none: then wait no
-    // longer than a shared file system may lag, or than it takes to see that
-    // a job cancelled at once wrote nothing.
-    auto lag_ends = clock::now() + std::chrono::seconds(cancelled_hard ? 1 : 10);
-    while (!std::filesystem::exists(run_dir + "/result") && clock::now() < lag_ends)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    logs.poll(true);
-    int status = -1;
-    std::ifstream(run_dir + "/result") >> status;
-    if (status == 0 && !cancelled_hard) return 0;
-    if (status < 0)
-      std::cerr << "[lp] job " << job << " ended ("
-                << (last.state.empty() ? "gone" : last.state)
-                << ") before its supervisor could say how the program ended; see "
-                << run_dir << "/job.log" << std::endl;
-    return 1;
-  }
-
-  // Kills the nodes' steps, then cancels the job. A cancel alone gives every
-  // process Slurm's KillWait to stop: a node takes the cancel's SIGTERM as
-  // the program's stop, and one stopping already keeps on stopping. The
-  // batch step is spared, so that the supervisor still says how it ended.
-  static void cancel_at_once(const std::string& job) {
-    auto steps =
-        try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i"},
-                 std::chrono::seconds(20));
-    std::vector<std::string> kill{"scancel", "--signal=KILL"};
-    for (auto row : split(steps.text, '\n')) {
-      auto step = trim(row);
-      if (!step.starts_with(job + ".")) continue;
-      auto number = step.substr(job.size() + 1);  // not "batch"
-      if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
-        kill.emplace_back(step);
-    }
-    if (kill.size() > 2) try_tool(kill, std::chrono::seconds(20));
-    try_tool({"scancel", job}, std::chrono::seconds(60));
-  }
-
-  static void report(const std::string& job, const job_state& now) {
-    if (now.state == "PENDING")
-      std::cerr << "[lp] job " << job << " is pending"
-                << (now.reason == "None" ? "" : " (" + now.reason + ")") << std::endl;
-    else if (now.state == "RUNNING")
-      std::cerr << "[lp] job " << job << " runs on " << now.nodes << std::endl;
-    else if (!now.state.empty() && now.state != "UNKNOWN")
-      std::cerr << "[lp] job " << job << " is " << now.state << std::endl;
-  }
-
-  const program& graph_;
-  const launch_flags& flags_;
-  const slurm_options& slurm_;
-  std::vector<unit_plan> units_;
-  std::atomic<int> signals_{0};
-  std::atomic<int> last_signal_{SIGINT};
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/slurm/supervisor.hpp ----
-
-// Inside a Slurm job: the batch script runs the program as the supervisor,
-// which does what local_mp's launcher does (rendezvous, restarts, ordered
-// stop, failure summary), with each process of the program a job step.
-
-
-// ---- launchpad/detail/slurm/tools.hpp ----
-
-// Where Slurm's commands are.
-
-
-namespace lp::detail {
-
-// The absolute path of a program in PATH, for starting it with execve.
-inline std::string find_program(const std::string& name) {
-  if (auto found = on_path(name)) return *found;
-  throw launch_error(name + " is not on PATH; is this a host of a Slurm cluster?");
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// Runs each process as a step of the job `job`, through srun. Its calls all
-// come from the launch's one supervising thread.
-inline unit_runner srun_runner(const program& graph, const std::string& job) {
-  unit_runner runner;
-  auto srun = find_program("srun");
-  for (const auto& u : plan_units(graph))
-    runner.commands_before.emplace(u.name, srun_before(srun, u));
-  // Never a signal to srun itself: on SIGTERM it kills its step's tasks at
-  // once, with no time to stop. scancel signals the step's tasks.
-  runner.signal = [job, scancel = find_program("scancel")](const std::string& unit,
-                                                           pid_t pid, int signal) {
-    // A step shows in squeue a moment after its srun starts.
-    std::string step;
-    for (int attempt = 0; attempt < 10 && step.empty(); ++attempt) {
-      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      auto steps =
-          try_tool({"squeue", "--noheader", "--steps", "--jobs=" + job, "--format=%i|%j"},
-                   std::chrono::seconds(20));
-      for (auto row : split(steps.text, '\n')) {
-        auto fields = split(row, '|');
-        if (fields.size() == 2 && trim(fields[1]) == unit) step = trim(fields[0]);
-      }
-    }
-    if (step.empty()) {
-      // srun still waits for its step: no task runs that could stop in order.
-      ::kill(-pid, SIGKILL);
-      return;
-    }
-    // The nodes stop in order on SIGINT as on SIGTERM; slurmstepd notes a
-    // SIGTERM in the node's log as a cancelled step, which this was not.
-    try_tool({scancel, signal == SIGKILL ? "--signal=KILL" : "--signal=INT", step},
-             std::chrono::seconds(20));
-  };
-  // srun exits with 128 + the signal that killed its task: read back as
-  // that signal, the summary names it, and a task that the stop's SIGINT
-  // ended counts as under local_mp, as a clean end (it can land just after
-  // the node stopped by itself, its handlers gone, on hearing that the
-  // program stops).
-  runner.task_status = [](int status) {
-    if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
-      return WEXITSTATUS(status) -
-             128;  // the wait status of a death by that signal (Linux)
-    return status;
-  };
-  return runner;
-}
-
-inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
-                                const slurm_options& job_options, process_options options,
-                                const std::string& run_dir) {
-  int status = 1;
-  try {
-    const char* job = std::getenv("SLURM_JOB_ID");
-    if (!job)
-      throw launch_error(std::string(slurm_run_dir_env) +
-                         " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
-    options.process.terminal = terminal_kind::files;
-    options.process.log_dir = run_dir + "/logs";
-    options.run_dir = run_dir;
-    options.bind_host = slurm_host_address(job_options.host);
-    options.runner = srun_runner(graph, job);
-    process_launch launch(graph, std::move(options));
-    status = launch.wait_stopping_on_signals() ? 0 : 1;
-    std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status.linger_secs);
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-  }
-  // The submitting command, or whoever looks later, reads how it ended here.
-  // Written last, after every log, and whole (renamed into place): its
-  // appearance tells the submitter that the job's output is complete.
-  std::ofstream(run_dir + "/result.part") << status << "\n";
-  std::rename((run_dir + "/result.part").c_str(), (run_dir + "/result").c_str());
-  return status;
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-LP_API int run_slurm(const program& graph, transport_kind transport,
-                     const launch_flags& flags, const slurm_options& job) {
-  if (flags.process.insecure)
-    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
-              << std::endl;
-  if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
-    std::string path = run_dir;
-    ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
-    return run_slurm_supervisor(
-        graph, flags, job, process_options_from(flags, slurm::flag, transport), path);
-  }
-  try {
-    graph_access::check_defined(graph);
-    if (flags.dry_run) {
-      print_dry_run(graph, flags, job, std::cout);
-      return 0;
-    }
-    return slurm_submission(graph, flags, job).run();
-  } catch (const usage_error&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-inline int launcher<slurm>::run(const program& graph, transport_kind transport,
-                                const launch_flags& flags, const slurm_options& job) {
-  return run_slurm(graph, transport, flags, job);
-}
-
-// A job step's node process: its parent is slurmstepd, it serves on
-// --lp_slurm_host, and it leads a process group of its own.
-inline int launcher<slurm>::run_node(const program& graph, transport_kind transport,
-                                     const launch_flags& flags,
-                                     const slurm_options& job) {
-  node_site site;
-  site.launcher_is_parent = false;
-  site.bind_host = slurm_host_address(job.host);
-  site.own_group = true;
-  return run_node_process(graph, transport, flags, site);
 }
 
 }  // namespace lp::detail

@@ -125,19 +125,9 @@ inline int run_coordinator(const program& graph, const launch_flags& flags) {
 
 namespace lp::detail {
 
+// Writes the launch's manifests, or, in a pod, is what its role says.
 LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags, const kube_options& cluster) {
-  auto role = take_env(kube::pod_env::role);
-  if (!role) return run_kube_manifests(graph, flags, cluster);
-  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
-  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
-  std::cerr
-      << "[lp] " << kube::pod_env::role << "='" << *role
-      << "' is neither coordinator nor node: this pod was not made from the manifests "
-         "that --lp_launch=kubernetes writes"
-      << std::endl;
-  return 1;
-}
+                          const launch_flags& flags, const kube_options& cluster);
 
 inline int launcher<kubernetes>::run(const program& graph, transport_kind transport,
                                      const launch_flags& flags,

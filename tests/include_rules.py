@@ -5,15 +5,15 @@
 1. A header in include/launchpad/detail/<layer>/ includes only headers of its
    own layer or of the layers below it:
 
-       util < wire, observe, tls < reflect < call, serve < graph, replay < cli
-            < checkpoint < host, status, python < process < slurm, kube
+       util < lifecycle < wire, observe, tls < reflect < call, serve
+            < graph, replay < cli < os, checkpoint < status, python < host
+            < process < slurm, kube
 
    and call and serve never include each other: a client never needs a
-   server, and a server never needs a client. host, status and python
-   share a rank, as they include each other: an in-process launch (host)
-   serves the status page, whose server writes with the host's output and
-   listens to its signals; a host runs Python nodes, which use its output
-   and run directory. A public header a layer
+   server, and a server never needs a client. Nor do status and python: the
+   launcher's page and a Python node's host share only what lies below them
+   (os/: output, signals, the run directory); host, which serves the page
+   and hosts Python nodes, ranks above both. A public header a layer
    includes counts as the layers it reaches (following public headers, also
    into the compiled part): they must all lie strictly below the includer's,
    since a public header that reaches one's own layer sits in the middle of
@@ -53,11 +53,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "include"
-RANK = {"util": 0, "wire": 1, "observe": 1, "tls": 1, "reflect": 2, "call": 3, "serve": 3, "graph": 4, "replay": 4, "cli": 5,
-        "checkpoint": 6, "host": 7, "status": 7, "python": 7, "process": 8, "slurm": 9, "kube": 9}
-APART = {("call", "serve"), ("serve", "call")}
+RANK = {"util": 0, "lifecycle": 1, "wire": 2, "observe": 2, "tls": 2, "reflect": 3, "call": 4, "serve": 4,
+        "graph": 5, "replay": 5, "cli": 6, "os": 7, "checkpoint": 7, "status": 8, "python": 8, "host": 9,
+        "process": 10, "slurm": 11, "kube": 11}
+APART = {("call", "serve"), ("serve", "call"), ("status", "python"), ("python", "status")}
 # Reached by a user's code only through the compiled part.
-COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|host/(node_host|node_streams|in_process|launch_tls)"
+COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|host/(node_host|in_process)"
+                           r"|os/"
                            r"|checkpoint/checkpoints|status/|tls/|process/|slurm/|kube/|implementation|launchers)|/impl/")
 JSON_HEADER = "launchpad/json.hpp"
 IMPLEMENTATION = "launchpad/detail/implementation.hpp"

@@ -2,7 +2,7 @@
 // whole, behind "[label] ", kept for the status page, with many node threads
 // writing at once (docs/observability.md). Run under TSan by .ci/run.
 #include <algorithm>
-#include <launchpad/detail/host/node_streams.hpp>
+#include <launchpad/detail/os/node_streams.hpp>
 #include <map>
 #include <sstream>
 #include <string>

@@ -17,11 +17,11 @@
 #include <random>
 #include <sstream>
 
-#include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/os/signals.hpp>
+#include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/process/tmux.hpp>
-#include <launchpad/detail/util/spawn.hpp>
 
 #include "command.hpp"
 #include "processes/scenarios.hpp"

@@ -14,8 +14,8 @@
 #include <fstream>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/cli/flags.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/launchers.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/detail/wire/address.hpp>

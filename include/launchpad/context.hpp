@@ -7,8 +7,8 @@
 #include <chrono>
 #include <functional>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
-#include <launchpad/detail/util/run_progress.hpp>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
+#include <launchpad/detail/lifecycle/run_progress.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 #include <vector>

@@ -16,8 +16,8 @@
 // progress, for its group's health_timeout (lp::heartbeat()).
 
 #include <atomic>
+#include <launchpad/detail/lifecycle/run_progress.hpp>
 #include <launchpad/detail/observe/user_metrics.hpp>
-#include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 #include <string_view>

@@ -2245,6 +2245,393 @@ class channel {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/lifecycle/launch_state.hpp ----
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <ostream>
+#include <thread>
+
+namespace lp::detail {
+
+// The exit statuses of a node process that ended itself for a hung node
+// (its group's health_timeout), for its launcher to say which part hung: a
+// handler, or run().
+inline constexpr int hung_exit_status = 124;
+inline constexpr int hung_run_exit_status = 125;
+// A node process that could not start for a reason a restart cannot mend
+// (a Python node whose class differs from its declaration).
+inline constexpr int unrecoverable_exit_status = 123;
+class node_metrics;
+
+// What a node can ask about itself through lp::context().
+struct node_identity {
+  std::string label;
+  std::string group;
+  int index = -1;
+  std::string program;
+  std::string launch;      // the launch policy's flag name, e.g. "local_mt"
+  std::string run_dir;     // the launch's run directory; empty under a test controller
+  std::vector<int> cores;  // the process is pinned to; empty: not pinned
+  std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
+  node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
+};
+
+// The stop state of one running program in this process, shared by its
+// nodes, its launcher and lp::stop().
+class launch_state {
+ public:
+  launch_state(std::string program, std::string policy)
+      : program_(std::move(program)), policy_(std::move(policy)) {}
+
+  const std::string& program() const noexcept { return program_; }
+  const std::string& policy() const noexcept { return policy_; }
+
+  // Asks every node to stop. The on_stop callbacks run once, on the thread
+  // that asked first; any other thread that asks meanwhile waits for them,
+  // so that when this returns they have all run (and a launch may shut its
+  // nodes down).
+  void request_stop() {
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::unique_lock lock(mutex_);
+      if (stop_requested_) {
+        if (callbacks_runner_ != std::this_thread::get_id())
+          changed_.wait(lock, [&] { return callbacks_done_; });
+        return;
+      }
+      stop_requested_ = true;
+      callbacks_runner_ = std::this_thread::get_id();
+      callbacks.swap(on_stop_);
+    }
+    changed_.notify_all();
+    for (auto& callback : callbacks) {
+      try {
+        callback();
+      } catch (...) {
+        fail("on_stop", std::current_exception());
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      callbacks_done_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stop_requested_;
+  }
+
+  // Stops as request_stop() does, for a stop this process heard of from
+  // the rest of the program (a peer refused a call for stopping): nobody
+  // here asked for it, so a node process does not pass it on as its own.
+  void follow_stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_followed_ = stop_followed_ || !stop_requested_;
+    }
+    request_stop();
+  }
+
+  // Whether the stop came by follow_stop() rather than from here.
+  bool stop_followed() const {
+    std::lock_guard lock(mutex_);
+    return stop_followed_;
+  }
+
+  bool wait_for_stop(std::chrono::nanoseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
+  }
+
+  void wait_for_stop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_requested_; });
+  }
+
+  // Runs now if the program is already stopping.
+  void on_stop(std::function<void()> callback) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stop_requested_) {
+        on_stop_.push_back(std::move(callback));
+        return;
+      }
+    }
+    callback();
+  }
+
+  // A node failed: the first failure is kept for the launcher to report, and
+  // the program stops.
+  void fail(const std::string& label, std::exception_ptr error) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_) {
+        failure_ = error;
+        failed_node_ = label;
+      }
+    }
+    request_stop();
+  }
+
+  // Says which node failed and how, if one did; returns the exit status
+  // a launch gives for it (1, or 0 when no node failed).
+  int report_failure(std::ostream& out) const {
+    auto summary = failure_summary();
+    if (summary.empty()) return 0;
+    out << "[lp] " << summary << std::flush;
+    return 1;
+  }
+
+  // "node <label> failed: <what>" and a newline, or empty if none failed.
+  std::string failure_summary() const {
+    auto failed = failure();
+    if (!failed) return {};
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception& e) {
+      return "node " + failed_node() + " failed: " + e.what() + "\n";
+    } catch (...) {
+      return "node " + failed_node() +
+             " failed with an exception not derived from "
+             "std::exception\n";
+    }
+  }
+
+  std::exception_ptr failure() const {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+
+  // How lp::wait_for_runs waits for this launch's runs: the hosts of its
+  // nodes know where the runs are (here, or with a launcher elsewhere).
+  using runs_waiter = std::function<bool(const std::vector<std::string>& names)>;
+  void set_runs_waiter(runs_waiter waiter) {
+    std::lock_guard lock(mutex_);
+    runs_waiter_ = std::move(waiter);
+  }
+  // False with no waiter set, or when the program stopped first.
+  bool wait_for_runs(const std::vector<std::string>& names) {
+    runs_waiter waiter;
+    {
+      std::lock_guard lock(mutex_);
+      waiter = runs_waiter_;
+    }
+    return waiter && waiter(names);
+  }
+  std::string failed_node() const {
+    std::lock_guard lock(mutex_);
+    return failed_node_;
+  }
+
+ private:
+  const std::string program_, policy_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_requested_ = false;
+  bool stop_followed_ = false;
+  bool callbacks_done_ = false;
+  std::thread::id callbacks_runner_;
+  std::vector<std::function<void()>> on_stop_;
+  std::exception_ptr failure_;
+  std::string failed_node_;
+  runs_waiter runs_waiter_;
+};
+
+// The node whose code this thread is running (its run(), a handler, its
+// constructor), if any.
+struct current_node {
+  const node_identity* identity = nullptr;
+  launch_state* launch = nullptr;
+  // When the caller of the call this thread answers stops waiting
+  // (lp::caller_deadline()).
+  std::chrono::steady_clock::time_point call_deadline =
+      std::chrono::steady_clock::time_point::max();
+};
+
+inline current_node& this_thread_node() {
+  thread_local current_node current;
+  return current;
+}
+
+// A peer said that the program stops. This process's part of it stops too,
+// before the caller hears of it, so that lp::stop_requested() is true by
+// the time the call fails with lp::stopping. Outside a node (a test's own
+// calls) nothing here belongs to the program.
+inline void stop_this_threads_program() {
+  if (auto* launch = this_thread_node().launch) launch->follow_stop();
+}
+
+class node_scope {
+ public:
+  node_scope(const node_identity& identity, launch_state& launch,
+             std::chrono::steady_clock::time_point call_deadline =
+                 std::chrono::steady_clock::time_point::max())
+      : saved_(this_thread_node()) {
+    this_thread_node() = {&identity, &launch, call_deadline};
+  }
+  node_scope(const node_scope&) = delete;
+  node_scope& operator=(const node_scope&) = delete;
+  ~node_scope() { this_thread_node() = saved_; }
+
+ private:
+  current_node saved_;
+};
+
+// Every program running in this process, so that lp::stop() from main or a
+// signal reaches them all.
+class launch_registry {
+ public:
+  static launch_registry& get() {
+    static launch_registry registry;
+    return registry;
+  }
+  void add(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    launches_.push_back(launch);
+  }
+  void remove(const std::shared_ptr<launch_state>& launch) {
+    std::lock_guard lock(mutex_);
+    std::erase(launches_, launch);
+  }
+  std::vector<std::shared_ptr<launch_state>> all() const {
+    std::lock_guard lock(mutex_);
+    return launches_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<launch_state>> launches_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/lifecycle/run_progress.hpp ----
+
+// ---- launchpad/detail/util/tally.hpp ----
+
+
+namespace lp::detail {
+
+// A count that only one thread adds to, with a load and a store: no locked
+// instruction, which on a direct call (well under a microsecond) would cost
+// several percent. Any thread may read it; a reader sees a count at most one
+// add late. A count that goes down (in flight, waiting) wraps below 0 as
+// unsigned numbers do, and sums of such counts come out right.
+class tally {
+ public:
+  void add(std::uint64_t n) noexcept {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  void subtract(std::uint64_t n) noexcept { add(0 - n); }
+  std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// The signs of life of one node's run(), for its group's health_timeout.
+// A run() that loops forever is no hang as long as it keeps touching the
+// library (a call, lp::stop_requested(), a metric, lp::heartbeat()); one
+// that waits in the library (a call, lp::wait_for_stop()) is not silent
+// either: what it waits for is watched apart (the callee's own
+// health_timeout, the call's deadline, the stop).
+class run_progress {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // These run on run()'s own thread, the only one that writes: a sign is a
+  // load and a store, no clock read and no locked instruction, so a call
+  // or a metric may make one each time.
+  void begin() noexcept {
+    sign();
+    running_.store(true, std::memory_order_relaxed);
+  }
+  void end() noexcept { running_.store(false, std::memory_order_relaxed); }
+  void sign() noexcept { signs_.add(1); }
+  void enter_wait() noexcept { waits_.add(1); }
+  void leave_wait() noexcept {
+    sign();
+    waits_.subtract(1);
+  }
+
+  // For the watchdog alone, which asks often (a few times per
+  // health_timeout): how long it has seen run() make no sign. Zero while
+  // run() waits in the library, before it starts and after it returned.
+  clock::duration silence(clock::time_point now) noexcept {
+    auto signs = signs_.get();
+    if (!running_.load(std::memory_order_relaxed) || waits_.get() != 0 ||
+        signs != seen_signs_) {
+      seen_signs_ = signs;
+      quiet_since_ = now;
+    }
+    return now - quiet_since_;
+  }
+
+ private:
+  std::atomic<bool> running_{false};
+  tally waits_;
+  tally signs_;
+  // The watchdog's own: the signs it saw last, and since when it has.
+  std::uint64_t seen_signs_ = 0;
+  clock::time_point quiet_since_{};
+};
+
+// The progress of the run() this thread runs; null on any other thread (a
+// handler's, main's, or one run() started), whose signs do not count.
+inline run_progress*& this_threads_run() {
+  thread_local run_progress* progress = nullptr;
+  return progress;
+}
+
+inline void sign_of_life() noexcept {
+  if (auto* progress = this_threads_run()) progress->sign();
+}
+
+// Marks a run() that waits in the library for as long as it does.
+class library_wait {
+ public:
+  library_wait() noexcept : progress_(this_threads_run()) {
+    if (progress_) progress_->enter_wait();
+  }
+  library_wait(const library_wait&) = delete;
+  library_wait& operator=(const library_wait&) = delete;
+  ~library_wait() {
+    if (progress_) progress_->leave_wait();
+  }
+
+ private:
+  run_progress* progress_;
+};
+
+// Makes this thread's signs count for `progress` while a run() runs on it.
+class watched_run {
+ public:
+  explicit watched_run(run_progress& progress) noexcept : progress_(progress) {
+    this_threads_run() = &progress_;
+    progress_.begin();
+  }
+  watched_run(const watched_run&) = delete;
+  watched_run& operator=(const watched_run&) = delete;
+  ~watched_run() {
+    progress_.end();
+    this_threads_run() = nullptr;
+  }
+
+ private:
+  run_progress& progress_;
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/reflect/call_checks.hpp ----
 
 // The checks of a call through lp::client<T>, as the compiler would check a
@@ -2728,393 +3115,6 @@ template <class Method, class Caller>
 call_result<Caller, Method> proxy_rejected_call() {
   throw usage_error("unreachable: the call was rejected at compile time");
 }
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/util/launch_state.hpp ----
-
-#include <atomic>
-#include <condition_variable>
-#include <exception>
-#include <functional>
-#include <ostream>
-#include <thread>
-
-namespace lp::detail {
-
-// The exit statuses of a node process that ended itself for a hung node
-// (its group's health_timeout), for its launcher to say which part hung: a
-// handler, or run().
-inline constexpr int hung_exit_status = 124;
-inline constexpr int hung_run_exit_status = 125;
-// A node process that could not start for a reason a restart cannot mend
-// (a Python node whose class differs from its declaration).
-inline constexpr int unrecoverable_exit_status = 123;
-class node_metrics;
-
-// What a node can ask about itself through lp::context().
-struct node_identity {
-  std::string label;
-  std::string group;
-  int index = -1;
-  std::string program;
-  std::string launch;      // the launch policy's flag name, e.g. "local_mt"
-  std::string run_dir;     // the launch's run directory; empty under a test controller
-  std::vector<int> cores;  // the process is pinned to; empty: not pinned
-  std::vector<int> gpus;   // handed to the process (CUDA_VISIBLE_DEVICES)
-  node_metrics* metrics = nullptr;  // where lp::metrics records the node's figures
-};
-
-// The stop state of one running program in this process, shared by its
-// nodes, its launcher and lp::stop().
-class launch_state {
- public:
-  launch_state(std::string program, std::string policy)
-      : program_(std::move(program)), policy_(std::move(policy)) {}
-
-  const std::string& program() const noexcept { return program_; }
-  const std::string& policy() const noexcept { return policy_; }
-
-  // Asks every node to stop. The on_stop callbacks run once, on the thread
-  // that asked first; any other thread that asks meanwhile waits for them,
-  // so that when this returns they have all run (and a launch may shut its
-  // nodes down).
-  void request_stop() {
-    std::vector<std::function<void()>> callbacks;
-    {
-      std::unique_lock lock(mutex_);
-      if (stop_requested_) {
-        if (callbacks_runner_ != std::this_thread::get_id())
-          changed_.wait(lock, [&] { return callbacks_done_; });
-        return;
-      }
-      stop_requested_ = true;
-      callbacks_runner_ = std::this_thread::get_id();
-      callbacks.swap(on_stop_);
-    }
-    changed_.notify_all();
-    for (auto& callback : callbacks) {
-      try {
-        callback();
-      } catch (...) {
-        fail("on_stop", std::current_exception());
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      callbacks_done_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  bool stop_requested() const {
-    std::lock_guard lock(mutex_);
-    return stop_requested_;
-  }
-
-  // Stops as request_stop() does, for a stop this process heard of from
-  // the rest of the program (a peer refused a call for stopping): nobody
-  // here asked for it, so a node process does not pass it on as its own.
-  void follow_stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_followed_ = stop_followed_ || !stop_requested_;
-    }
-    request_stop();
-  }
-
-  // Whether the stop came by follow_stop() rather than from here.
-  bool stop_followed() const {
-    std::lock_guard lock(mutex_);
-    return stop_followed_;
-  }
-
-  bool wait_for_stop(std::chrono::nanoseconds timeout) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, timeout, [&] { return stop_requested_; });
-  }
-
-  void wait_for_stop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return stop_requested_; });
-  }
-
-  // Runs now if the program is already stopping.
-  void on_stop(std::function<void()> callback) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!stop_requested_) {
-        on_stop_.push_back(std::move(callback));
-        return;
-      }
-    }
-    callback();
-  }
-
-  // A node failed: the first failure is kept for the launcher to report, and
-  // the program stops.
-  void fail(const std::string& label, std::exception_ptr error) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failure_) {
-        failure_ = error;
-        failed_node_ = label;
-      }
-    }
-    request_stop();
-  }
-
-  // Says which node failed and how, if one did; returns the exit status
-  // a launch gives for it (1, or 0 when no node failed).
-  int report_failure(std::ostream& out) const {
-    auto summary = failure_summary();
-    if (summary.empty()) return 0;
-    out << "[lp] " << summary << std::flush;
-    return 1;
-  }
-
-  // "node <label> failed: <what>" and a newline, or empty if none failed.
-  std::string failure_summary() const {
-    auto failed = failure();
-    if (!failed) return {};
-    try {
-      std::rethrow_exception(failed);
-    } catch (const std::exception& e) {
-      return "node " + failed_node() + " failed: " + e.what() + "\n";
-    } catch (...) {
-      return "node " + failed_node() +
-             " failed with an exception not derived from "
-             "std::exception\n";
-    }
-  }
-
-  std::exception_ptr failure() const {
-    std::lock_guard lock(mutex_);
-    return failure_;
-  }
-
-  // How lp::wait_for_runs waits for this launch's runs: the hosts of its
-  // nodes know where the runs are (here, or with a launcher elsewhere).
-  using runs_waiter = std::function<bool(const std::vector<std::string>& names)>;
-  void set_runs_waiter(runs_waiter waiter) {
-    std::lock_guard lock(mutex_);
-    runs_waiter_ = std::move(waiter);
-  }
-  // False with no waiter set, or when the program stopped first.
-  bool wait_for_runs(const std::vector<std::string>& names) {
-    runs_waiter waiter;
-    {
-      std::lock_guard lock(mutex_);
-      waiter = runs_waiter_;
-    }
-    return waiter && waiter(names);
-  }
-  std::string failed_node() const {
-    std::lock_guard lock(mutex_);
-    return failed_node_;
-  }
-
- private:
-  const std::string program_, policy_;
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool stop_requested_ = false;
-  bool stop_followed_ = false;
-  bool callbacks_done_ = false;
-  std::thread::id callbacks_runner_;
-  std::vector<std::function<void()>> on_stop_;
-  std::exception_ptr failure_;
-  std::string failed_node_;
-  runs_waiter runs_waiter_;
-};
-
-// The node whose code this thread is running (its run(), a handler, its
-// constructor), if any.
-struct current_node {
-  const node_identity* identity = nullptr;
-  launch_state* launch = nullptr;
-  // When the caller of the call this thread answers stops waiting
-  // (lp::caller_deadline()).
-  std::chrono::steady_clock::time_point call_deadline =
-      std::chrono::steady_clock::time_point::max();
-};
-
-inline current_node& this_thread_node() {
-  thread_local current_node current;
-  return current;
-}
-
-// A peer said that the program stops. This process's part of it stops too,
-// before the caller hears of it, so that lp::stop_requested() is true by
-// the time the call fails with lp::stopping. Outside a node (a test's own
-// calls) nothing here belongs to the program.
-inline void stop_this_threads_program() {
-  if (auto* launch = this_thread_node().launch) launch->follow_stop();
-}
-
-class node_scope {
- public:
-  node_scope(const node_identity& identity, launch_state& launch,
-             std::chrono::steady_clock::time_point call_deadline =
-                 std::chrono::steady_clock::time_point::max())
-      : saved_(this_thread_node()) {
-    this_thread_node() = {&identity, &launch, call_deadline};
-  }
-  node_scope(const node_scope&) = delete;
-  node_scope& operator=(const node_scope&) = delete;
-  ~node_scope() { this_thread_node() = saved_; }
-
- private:
-  current_node saved_;
-};
-
-// Every program running in this process, so that lp::stop() from main or a
-// signal reaches them all.
-class launch_registry {
- public:
-  static launch_registry& get() {
-    static launch_registry registry;
-    return registry;
-  }
-  void add(const std::shared_ptr<launch_state>& launch) {
-    std::lock_guard lock(mutex_);
-    launches_.push_back(launch);
-  }
-  void remove(const std::shared_ptr<launch_state>& launch) {
-    std::lock_guard lock(mutex_);
-    std::erase(launches_, launch);
-  }
-  std::vector<std::shared_ptr<launch_state>> all() const {
-    std::lock_guard lock(mutex_);
-    return launches_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<launch_state>> launches_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/util/run_progress.hpp ----
-
-// ---- launchpad/detail/util/tally.hpp ----
-
-
-namespace lp::detail {
-
-// A count that only one thread adds to, with a load and a store: no locked
-// instruction, which on a direct call (well under a microsecond) would cost
-// several percent. Any thread may read it; a reader sees a count at most one
-// add late. A count that goes down (in flight, waiting) wraps below 0 as
-// unsigned numbers do, and sums of such counts come out right.
-class tally {
- public:
-  void add(std::uint64_t n) noexcept {
-    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  void subtract(std::uint64_t n) noexcept { add(0 - n); }
-  std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<std::uint64_t> value_{0};
-};
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// The signs of life of one node's run(), for its group's health_timeout.
-// A run() that loops forever is no hang as long as it keeps touching the
-// library (a call, lp::stop_requested(), a metric, lp::heartbeat()); one
-// that waits in the library (a call, lp::wait_for_stop()) is not silent
-// either: what it waits for is watched apart (the callee's own
-// health_timeout, the call's deadline, the stop).
-class run_progress {
- public:
-  using clock = std::chrono::steady_clock;
-
-  // These run on run()'s own thread, the only one that writes: a sign is a
-  // load and a store, no clock read and no locked instruction, so a call
-  // or a metric may make one each time.
-  void begin() noexcept {
-    sign();
-    running_.store(true, std::memory_order_relaxed);
-  }
-  void end() noexcept { running_.store(false, std::memory_order_relaxed); }
-  void sign() noexcept { signs_.add(1); }
-  void enter_wait() noexcept { waits_.add(1); }
-  void leave_wait() noexcept {
-    sign();
-    waits_.subtract(1);
-  }
-
-  // For the watchdog alone, which asks often (a few times per
-  // health_timeout): how long it has seen run() make no sign. Zero while
-  // run() waits in the library, before it starts and after it returned.
-  clock::duration silence(clock::time_point now) noexcept {
-    auto signs = signs_.get();
-    if (!running_.load(std::memory_order_relaxed) || waits_.get() != 0 ||
-        signs != seen_signs_) {
-      seen_signs_ = signs;
-      quiet_since_ = now;
-    }
-    return now - quiet_since_;
-  }
-
- private:
-  std::atomic<bool> running_{false};
-  tally waits_;
-  tally signs_;
-  // The watchdog's own: the signs it saw last, and since when it has.
-  std::uint64_t seen_signs_ = 0;
-  clock::time_point quiet_since_{};
-};
-
-// The progress of the run() this thread runs; null on any other thread (a
-// handler's, main's, or one run() started), whose signs do not count.
-inline run_progress*& this_threads_run() {
-  thread_local run_progress* progress = nullptr;
-  return progress;
-}
-
-inline void sign_of_life() noexcept {
-  if (auto* progress = this_threads_run()) progress->sign();
-}
-
-// Marks a run() that waits in the library for as long as it does.
-class library_wait {
- public:
-  library_wait() noexcept : progress_(this_threads_run()) {
-    if (progress_) progress_->enter_wait();
-  }
-  library_wait(const library_wait&) = delete;
-  library_wait& operator=(const library_wait&) = delete;
-  ~library_wait() {
-    if (progress_) progress_->leave_wait();
-  }
-
- private:
-  run_progress* progress_;
-};
-
-// Makes this thread's signs count for `progress` while a run() runs on it.
-class watched_run {
- public:
-  explicit watched_run(run_progress& progress) noexcept : progress_(progress) {
-    this_threads_run() = &progress_;
-    progress_.begin();
-  }
-  watched_run(const watched_run&) = delete;
-  watched_run& operator=(const watched_run&) = delete;
-  ~watched_run() {
-    progress_.end();
-    this_threads_run() = nullptr;
-  }
-
- private:
-  run_progress& progress_;
-};
 
 }  // namespace lp::detail
 
@@ -7832,11 +7832,91 @@ inline bool tell_how_to_resume(const program& graph, const std::string& dir,
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/host/launch_tls.hpp ----
+// ---- launchpad/detail/host/local_launchers.hpp ----
 
-// Whether a launch's nodes speak TLS, and with which credentials
-// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
-// the nodes serve. The launcher decides, once; its nodes follow.
+// The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
+// every node a thread of this process. Declared here, for the table of
+// launchers (detail/launchers.hpp); their runs, and run_on_this_host, which
+// local_mp's launcher shares, are in_process.hpp's.
+
+
+namespace lp {
+class program;
+}
+
+namespace lp::detail {
+
+// What the launchers of a launch on this host have: no flags of their own,
+// and checkpoints kept where run_on_this_host (in_process.hpp) says, which
+// the table of launchers runs them through.
+struct launcher_on_this_host {
+  using options = no_options;
+  static constexpr flag_table<no_options> flag_rows{};
+  static constexpr bool dry_run = false;  // nothing to show that it would submit
+  static constexpr bool on_this_host = true;
+};
+
+// Runs `run` with the checkpoints in a directory of the launch's own,
+// unless the user chose one, and tells at the end how to go on from them.
+LP_API int run_on_this_host(const program& graph, transport_kind transport,
+                            launch_flags flags,
+                            int (*run)(const program&, transport_kind,
+                                       const launch_flags&, const no_options&));
+
+// test_mt: the nodes share this process with the caller's, which keeps its
+// terminal and signals.
+template <>
+struct launcher<test_multi_threading> : launcher_on_this_host {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
+};
+
+// local_mt: takes over the terminal and the signals, and serves the status
+// page.
+template <>
+struct launcher<local_multi_threading> : launcher_on_this_host {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_flags& flags, const no_options&);
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/node_host.hpp ----
+
+#include <sys/wait.h>
+
+// ---- launchpad/detail/call/http_channel.hpp ----
+
+// ---- launchpad/detail/call/http_connection.hpp ----
+
+// One HTTP/1.1 client connection: a POST and its response for the call
+// path, a GET for the status page's poller and --lp_status. httplib's
+// client reads a body 4 KB at a time with a poll() before each recv, writes
+// headers and body as two segments and copies the body on its way in; here
+// a small request is one send, a small reply one poll and one recv, and a
+// large body goes between the socket and the caller's buffer without a copy
+// in either direction. Over TLS (a launch's nodes beyond loopback, or
+// --lp_tls=on), the handshake follows the connect, and the bytes go through
+// the session (tls/session.hpp) with the same waits and deadlines.
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <climits>
+
+// ---- launchpad/detail/tls/context.hpp ----
+
+// What every TLS connection of a process shares, server and client alike:
+// TLS 1.3 only, the launch's certificate and key presented, and a trust
+// store that holds the launch's authority alone. Peers are checked against
+// it and nothing else: not the system's CAs, not host names (a node's
+// address changes with every launch and restart). Both sides present the
+// certificate: a server refuses a peer without it during the handshake,
+// before any HTTP.
 
 // ---- launchpad/detail/tls/credentials.hpp ----
 
@@ -7937,111 +8017,6 @@ LP_API tls_credentials read_tls_files(const tls_files& files);
 LP_API std::vector<certificate_handle> certificates_in(const std::string& pem);
 
 }  // namespace lp::detail
-
-namespace lp::detail {
-
-// Whether other hosts may reach a server bound to `host`: anything but
-// loopback.
-inline bool beyond_loopback(std::string_view host) {
-  return !(host.starts_with("127.") || host == "::1" || host == "[::1]" ||
-           host == "localhost");
-}
-
-// The credentials of a launch, or none for plain HTTP: its own (a fresh key
-// and certificate), or the site's files. `beyond` says whether its nodes
-// serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
-// tls_error for files that cannot be used.
-LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
-                                  bool beyond);
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/host/local_launchers.hpp ----
-
-// The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
-// every node a thread of this process. Declared here, for the table of
-// launchers (detail/launchers.hpp); their runs, and run_on_this_host, which
-// local_mp's launcher shares, are in_process.hpp's.
-
-
-namespace lp {
-class program;
-}
-
-namespace lp::detail {
-
-// What the launchers of a launch on this host have: no flags of their own,
-// and checkpoints kept where run_on_this_host (in_process.hpp) says, which
-// the table of launchers runs them through.
-struct launcher_on_this_host {
-  using options = no_options;
-  static constexpr flag_table<no_options> flag_rows{};
-  static constexpr bool dry_run = false;  // nothing to show that it would submit
-  static constexpr bool on_this_host = true;
-};
-
-// Runs `run` with the checkpoints in a directory of the launch's own,
-// unless the user chose one, and tells at the end how to go on from them.
-LP_API int run_on_this_host(const program& graph, transport_kind transport,
-                            launch_flags flags,
-                            int (*run)(const program&, transport_kind,
-                                       const launch_flags&, const no_options&));
-
-// test_mt: the nodes share this process with the caller's, which keeps its
-// terminal and signals.
-template <>
-struct launcher<test_multi_threading> : launcher_on_this_host {
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
-};
-
-// local_mt: takes over the terminal and the signals, and serves the status
-// page.
-template <>
-struct launcher<local_multi_threading> : launcher_on_this_host {
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/host/node_host.hpp ----
-
-#include <sys/wait.h>
-
-// ---- launchpad/detail/call/http_channel.hpp ----
-
-// ---- launchpad/detail/call/http_connection.hpp ----
-
-// One HTTP/1.1 client connection: a POST and its response for the call
-// path, a GET for the status page's poller and --lp_status. httplib's
-// client reads a body 4 KB at a time with a poll() before each recv, writes
-// headers and body as two segments and copies the body on its way in; here
-// a small request is one send, a small reply one poll and one recv, and a
-// large body goes between the socket and the caller's buffer without a copy
-// in either direction. Over TLS (a launch's nodes beyond loopback, or
-// --lp_tls=on), the handshake follows the connect, and the bytes go through
-// the session (tls/session.hpp) with the same waits and deadlines.
-
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-
-#include <climits>
-
-// ---- launchpad/detail/tls/context.hpp ----
-
-// What every TLS connection of a process shares, server and client alike:
-// TLS 1.3 only, the launch's certificate and key presented, and a trust
-// store that holds the launch's authority alone. Peers are checked against
-// it and nothing else: not the system's CAs, not host names (a node's
-// address changes with every launch and restart). Both sides present the
-// certificate: a server refuses a peer without it during the handshake,
-// before any HTTP.
-
 
 namespace lp::detail {
 
@@ -9686,10 +9661,119 @@ class direct_channel final : public channel {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/host/run_directory.hpp ----
+// ---- launchpad/detail/host/watchdog.hpp ----
 
 
-// ---- launchpad/detail/host/output.hpp ----
+namespace lp::detail {
+
+// A node of a group with a health_timeout, as the watchdog sees it.
+struct watched_node {
+  std::string label;
+  std::chrono::milliseconds timeout;
+  std::function<void()> probe;  // returns once none of the node's handlers runs
+  const node_metrics& metrics;  // which of its methods have calls in flight
+  run_progress& progress;       // of its run()
+};
+
+// Ends this process when a watched node hangs (docs/launching.md, "Hung
+// nodes"). A prober per node waits for the node's handlers in turn; the
+// watchdog ends the process when one has waited past the node's timeout, or
+// when the node's run() has made no sign of progress that long (until the
+// program stops: then the termination notice bounds it).
+//
+// It ends it with std::_Exit, at once: no destructor, no atexit handler, no
+// flush of what is not written yet. A hung handler or run() cannot be
+// stopped, nor its thread joined, so the ordinary end (stop the program,
+// join its threads, destroy its nodes) would wait for it for ever, and
+// exit() would destroy statics under threads still running. Only a node
+// process that a launcher started watches (host_options::watch_health):
+// it hosts nothing but the program's nodes, and its launcher reads the exit
+// status, says which part hung, and restarts the node or stops the program.
+// No launcher, test or local_mt process is ever ended this way.
+class watchdog {
+ public:
+  using clock = periodic_worker::clock;
+
+  // Starts a prober per node and the watchdog; nothing if `nodes` is empty.
+  void start(const launch_state& program, std::vector<watched_node> nodes) {
+    if (nodes.empty()) return;
+    auto shortest = std::chrono::milliseconds::max();
+    for (auto& node : nodes) {
+      shortest = std::min(shortest, node.timeout);
+      probed_.push_back(std::make_unique<probed>(std::move(node)));
+    }
+    for (auto& watched : probed_)
+      watched->prober.start([node = watched.get()] {
+        node->probing_since =
+            std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
+        node->node.probe();
+        node->probing_since = 0;
+        return clock::now() + node->node.timeout / 4;
+      });
+    watcher_.start([this, &program, shortest] {
+      for (auto& watched : probed_) check(*watched, program);
+      return clock::now() + shortest / 4;
+    });
+  }
+
+  // Asks every thread to stop, then waits for each: a prober waits for the
+  // probe under way.
+  void stop() {
+    watcher_.request_stop();
+    for (auto& watched : probed_) watched->prober.request_stop();
+    watcher_.stop();
+    for (auto& watched : probed_) watched->prober.stop();
+  }
+
+ private:
+  struct probed {
+    explicit probed(watched_node watched) : node(std::move(watched)) {}
+    watched_node node;
+    // When the running probe began waiting for the node's handlers, in
+    // clock ticks; 0 when none waits.
+    std::atomic<clock::rep> probing_since{0};
+    periodic_worker prober;
+  };
+
+  static long long ms(clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+
+  static void check(probed& watched, const launch_state& program) {
+    const auto& node = watched.node;
+    auto since = watched.probing_since.load();
+    auto waited = since == 0 ? clock::duration::zero()
+                             : clock::now() - clock::time_point(clock::duration(since));
+    if (waited >= node.timeout) {
+      auto busy = methods_in_flight(node.metrics);
+      std::cerr << "[lp] node " << node.label << " hung: a call waited " << ms(waited)
+                << " ms for its handlers ("
+                << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
+                << "), past its group's health_timeout of " << node.timeout.count()
+                << " ms; ending its process" << std::endl;
+      std::_Exit(hung_exit_status);  // why not exit(): the class's comment
+    }
+    auto silence = node.progress.silence(clock::now());
+    if (silence >= node.timeout && !program.stop_requested()) {
+      std::cerr << "[lp] node " << node.label << " hung: its run() made no "
+                << "sign of progress (a call, lp::stop_requested(), a metric, "
+                   "lp::heartbeat()) for "
+                << ms(silence) << " ms, past its group's health_timeout of "
+                << node.timeout.count() << " ms; ending its process" << std::endl;
+      std::_Exit(hung_run_exit_status);
+    }
+  }
+
+  std::vector<std::unique_ptr<probed>> probed_;
+  periodic_worker watcher_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/os/run_directory.hpp ----
+
+
+// ---- launchpad/detail/os/output.hpp ----
 
 // The lines node processes print, as the launcher shows them.
 
@@ -10097,115 +10181,6 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/host/watchdog.hpp ----
-
-
-namespace lp::detail {
-
-// A node of a group with a health_timeout, as the watchdog sees it.
-struct watched_node {
-  std::string label;
-  std::chrono::milliseconds timeout;
-  std::function<void()> probe;  // returns once none of the node's handlers runs
-  const node_metrics& metrics;  // which of its methods have calls in flight
-  run_progress& progress;       // of its run()
-};
-
-// Ends this process when a watched node hangs (docs/launching.md, "Hung
-// nodes"). A prober per node waits for the node's handlers in turn; the
-// watchdog ends the process when one has waited past the node's timeout, or
-// when the node's run() has made no sign of progress that long (until the
-// program stops: then the termination notice bounds it).
-//
-// It ends it with std::_Exit, at once: no destructor, no atexit handler, no
-// flush of what is not written yet. A hung handler or run() cannot be
-// stopped, nor its thread joined, so the ordinary end (stop the program,
-// join its threads, destroy its nodes) would wait for it for ever, and
-// exit() would destroy statics under threads still running. Only a node
-// process that a launcher started watches (host_options::watch_health):
-// it hosts nothing but the program's nodes, and its launcher reads the exit
-// status, says which part hung, and restarts the node or stops the program.
-// No launcher, test or local_mt process is ever ended this way.
-class watchdog {
- public:
-  using clock = periodic_worker::clock;
-
-  // Starts a prober per node and the watchdog; nothing if `nodes` is empty.
-  void start(const launch_state& program, std::vector<watched_node> nodes) {
-    if (nodes.empty()) return;
-    auto shortest = std::chrono::milliseconds::max();
-    for (auto& node : nodes) {
-      shortest = std::min(shortest, node.timeout);
-      probed_.push_back(std::make_unique<probed>(std::move(node)));
-    }
-    for (auto& watched : probed_)
-      watched->prober.start([node = watched.get()] {
-        node->probing_since =
-            std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
-        node->node.probe();
-        node->probing_since = 0;
-        return clock::now() + node->node.timeout / 4;
-      });
-    watcher_.start([this, &program, shortest] {
-      for (auto& watched : probed_) check(*watched, program);
-      return clock::now() + shortest / 4;
-    });
-  }
-
-  // Asks every thread to stop, then waits for each: a prober waits for the
-  // probe under way.
-  void stop() {
-    watcher_.request_stop();
-    for (auto& watched : probed_) watched->prober.request_stop();
-    watcher_.stop();
-    for (auto& watched : probed_) watched->prober.stop();
-  }
-
- private:
-  struct probed {
-    explicit probed(watched_node watched) : node(std::move(watched)) {}
-    watched_node node;
-    // When the running probe began waiting for the node's handlers, in
-    // clock ticks; 0 when none waits.
-    std::atomic<clock::rep> probing_since{0};
-    periodic_worker prober;
-  };
-
-  static long long ms(clock::duration d) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-  }
-
-  static void check(probed& watched, const launch_state& program) {
-    const auto& node = watched.node;
-    auto since = watched.probing_since.load();
-    auto waited = since == 0 ? clock::duration::zero()
-                             : clock::now() - clock::time_point(clock::duration(since));
-    if (waited >= node.timeout) {
-      auto busy = methods_in_flight(node.metrics);
-      std::cerr << "[lp] node " << node.label << " hung: a call waited " << ms(waited)
-                << " ms for its handlers ("
-                << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
-                << "), past its group's health_timeout of " << node.timeout.count()
-                << " ms; ending its process" << std::endl;
-      std::_Exit(hung_exit_status);  // why not exit(): the class's comment
-    }
-    auto silence = node.progress.silence(clock::now());
-    if (silence >= node.timeout && !program.stop_requested()) {
-      std::cerr << "[lp] node " << node.label << " hung: its run() made no "
-                << "sign of progress (a call, lp::stop_requested(), a metric, "
-                   "lp::heartbeat()) for "
-                << ms(silence) << " ms, past its group's health_timeout of "
-                << node.timeout.count() << " ms; ending its process" << std::endl;
-      std::_Exit(hung_run_exit_status);
-    }
-  }
-
-  std::vector<std::unique_ptr<probed>> probed_;
-  periodic_worker watcher_;
-};
-
-}  // namespace lp::detail
-
 // ---- launchpad/detail/python/python_node.hpp ----
 
 // A node of a Python service (LP_PYTHON), as the process that hosts it sees
@@ -10222,7 +10197,7 @@ class watchdog {
 // `address <label> - <why>`.
 
 
-// ---- launchpad/detail/util/spawn.hpp ----
+// ---- launchpad/detail/os/spawn.hpp ----
 
 // Starting and ending the node processes of a launch.
 
@@ -12723,7 +12698,32 @@ class node_host {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/host/node_streams.hpp ----
+// ---- launchpad/detail/os/launch_tls.hpp ----
+
+// Whether a launch's nodes speak TLS, and with which credentials
+// (docs/protocol.md, "Encryption"): --lp_tls, the site's files, and where
+// the nodes serve. The launcher decides, once; its nodes follow.
+
+
+namespace lp::detail {
+
+// Whether other hosts may reach a server bound to `host`: anything but
+// loopback.
+inline bool beyond_loopback(std::string_view host) {
+  return !(host.starts_with("127.") || host == "::1" || host == "[::1]" ||
+           host == "localhost");
+}
+
+// The credentials of a launch, or none for plain HTTP: its own (a fresh key
+// and certificate), or the site's files. `beyond` says whether its nodes
+// serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
+// tls_error for files that cannot be used.
+LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
+                                  bool beyond);
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/os/node_streams.hpp ----
 
 // Under local_mt every node is a thread of the launcher's process, and they
 // all write to its one terminal. What a node writes to std::cout, std::cerr
@@ -12859,7 +12859,7 @@ class node_streams {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/host/signals.hpp ----
+// ---- launchpad/detail/os/signals.hpp ----
 
 
 
@@ -13733,34 +13733,6 @@ LP_API controller::controller(const program& graph, const test_options& options,
 }
 
 }  // namespace lp
-
-// ---- launchpad/detail/host/impl/launch_tls_inl.hpp ----
-
-// launch_tls.hpp's share of the library's compiled part: the definitions that
-// detail/implementation.hpp gathers (detail/config.hpp says where they are
-// compiled).
-
-
-namespace lp::detail {
-
-LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
-                                  bool beyond) {
-  // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.cert.empty();
-  if (flags.mode == tls_mode::off) {
-    if (beyond)
-      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
-                   "launch's secret and every call's arguments cross the network in "
-                   "cleartext"
-                << std::endl;
-    return {};
-  }
-  if (flags.mode != tls_mode::on && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.ca, flags.cert, flags.key});
-  return make_launch_credentials(program);
-}
-
-}  // namespace lp::detail
 
 // ---- launchpad/detail/kube/impl/launch_inl.hpp ----
 
@@ -17305,6 +17277,34 @@ LP_API process_figures this_process_figures() {
   if (const char* restarts = std::getenv(restarts_env))
     out.restarts = std::atol(restarts);
   return out;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/os/impl/launch_tls_inl.hpp ----
+
+// launch_tls.hpp's share of the library's compiled part: the definitions that
+// detail/implementation.hpp gathers (detail/config.hpp says where they are
+// compiled).
+
+
+namespace lp::detail {
+
+LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
+                                  bool beyond) {
+  // The launch has checked that the flags go together (check_tls_flags).
+  bool files = !flags.cert.empty();
+  if (flags.mode == tls_mode::off) {
+    if (beyond)
+      std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
+                   "launch's secret and every call's arguments cross the network in "
+                   "cleartext"
+                << std::endl;
+    return {};
+  }
+  if (flags.mode != tls_mode::on && !beyond && !files) return {};
+  if (files) return read_tls_files({flags.ca, flags.cert, flags.key});
+  return make_launch_credentials(program);
 }
 
 }  // namespace lp::detail

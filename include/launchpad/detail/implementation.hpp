@@ -19,12 +19,12 @@
 
 #include <launchpad/detail/host/impl/controlled_launch_inl.hpp>
 #include <launchpad/detail/host/impl/in_process_inl.hpp>
-#include <launchpad/detail/host/impl/launch_tls_inl.hpp>
 #include <launchpad/detail/kube/impl/launch_inl.hpp>
 #include <launchpad/detail/kube/impl/submit_inl.hpp>
 #include <launchpad/detail/observe/impl/exposition_inl.hpp>
 #include <launchpad/detail/observe/impl/node_metrics_inl.hpp>
 #include <launchpad/detail/observe/impl/process_figures_inl.hpp>
+#include <launchpad/detail/os/impl/launch_tls_inl.hpp>
 #include <launchpad/detail/process/impl/node_process_inl.hpp>
 #include <launchpad/detail/python/impl/python_node_inl.hpp>
 #include <launchpad/detail/serve/impl/dispatch_inl.hpp>

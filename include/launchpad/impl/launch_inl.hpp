@@ -12,9 +12,9 @@
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/cli/graph_picture.hpp>
 #include <launchpad/detail/host/in_process.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/kube/launch.hpp>
 #include <launchpad/detail/launchers.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
 #include <launchpad/detail/status/status_command.hpp>

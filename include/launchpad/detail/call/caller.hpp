@@ -4,11 +4,11 @@
 #include <cstddef>
 #include <future>
 #include <launchpad/detail/call/channel.hpp>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
+#include <launchpad/detail/lifecycle/run_progress.hpp>
 #include <launchpad/detail/reflect/call_checks.hpp>
 #include <launchpad/detail/reflect/proxy.hpp>
 #include <launchpad/detail/reflect/signature.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
-#include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/detail/util/thread_pool.hpp>
 #include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/result.hpp>

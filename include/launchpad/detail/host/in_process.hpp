@@ -14,12 +14,12 @@
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/host/local_launchers.hpp>
 #include <launchpad/detail/host/node_host.hpp>
-#include <launchpad/detail/host/node_streams.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
-#include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
+#include <launchpad/detail/os/node_streams.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
+#include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/error.hpp>

@@ -17,12 +17,12 @@
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/host/direct_channel.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
 #include <launchpad/detail/host/watchdog.hpp>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
+#include <launchpad/detail/lifecycle/run_progress.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/python/python_node.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
-#include <launchpad/detail/util/run_progress.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/program.hpp>
 #include <map>

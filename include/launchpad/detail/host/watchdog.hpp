@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
+#include <launchpad/detail/lifecycle/run_progress.hpp>
 #include <launchpad/detail/observe/node_metrics.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>
-#include <launchpad/detail/util/run_progress.hpp>
 #include <memory>
 #include <string>
 #include <utility>

@@ -17,10 +17,10 @@
 
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/cli/flags.hpp>
-#include <launchpad/detail/host/output.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
-#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/kube/names.hpp>
+#include <launchpad/detail/os/output.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
+#include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>

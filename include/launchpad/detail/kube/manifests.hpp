@@ -6,13 +6,13 @@
 // Indexed Job per process group.
 
 #include <cstddef>
-#include <launchpad/detail/host/run_directory.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/kube/yaml.hpp>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/program.hpp>
 #include <string>
 #include <string_view>

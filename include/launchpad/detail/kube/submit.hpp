@@ -17,11 +17,11 @@
 #include <iostream>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
-#include <launchpad/detail/host/output.hpp>
 #include <launchpad/detail/kube/manifests.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/kube/options.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
+#include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>

@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/observe/call_metrics.hpp>
 #include <launchpad/detail/observe/metric_name.hpp>
 #include <launchpad/detail/observe/user_metrics.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/error.hpp>
 #include <map>
 #include <memory>

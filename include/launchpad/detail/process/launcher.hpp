@@ -18,11 +18,12 @@
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/cli/flags.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
-#include <launchpad/detail/host/output.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
-#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/observe/process_figures.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
+#include <launchpad/detail/os/output.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
+#include <launchpad/detail/os/signals.hpp>
+#include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/process/reachability.hpp>
@@ -33,7 +34,6 @@
 #include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
-#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/policy.hpp>
 #include <launchpad/program.hpp>

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <fstream>
-#include <launchpad/detail/host/output.hpp>
+#include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <string>
 #include <string_view>

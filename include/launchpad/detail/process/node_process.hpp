@@ -17,9 +17,9 @@
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
 #include <launchpad/detail/host/node_host.hpp>
-#include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
+#include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/local_mp_launcher.hpp>

@@ -12,9 +12,9 @@
 #include <functional>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/wire/address.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/wire.hpp>

@@ -26,10 +26,10 @@
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/graph/python_recipe.hpp>
-#include <launchpad/detail/host/output.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
+#include <launchpad/detail/os/output.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
+#include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
-#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/wire/schema.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>

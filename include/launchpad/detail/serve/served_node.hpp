@@ -1,12 +1,12 @@
 #pragma once
 
 #include <chrono>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/observe/call_metrics.hpp>
 #include <launchpad/detail/observe/node_metrics.hpp>
 #include <launchpad/detail/serve/dispatch.hpp>
 #include <launchpad/detail/serve/node_gate.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <string>

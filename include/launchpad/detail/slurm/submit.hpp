@@ -16,9 +16,10 @@
 #include <iostream>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/flags.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
-#include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
+#include <launchpad/detail/os/signals.hpp>
+#include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/serve/secret.hpp>
@@ -26,7 +27,6 @@
 #include <launchpad/detail/slurm/options.hpp>
 #include <launchpad/detail/slurm/partition.hpp>
 #include <launchpad/detail/slurm/script.hpp>
-#include <launchpad/detail/util/spawn.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
 #include <optional>

@@ -2,7 +2,7 @@
 
 // Where Slurm's commands are.
 
-#include <launchpad/detail/util/spawn.hpp>
+#include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/error.hpp>
 #include <string>
 

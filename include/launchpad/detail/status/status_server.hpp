@@ -20,9 +20,9 @@
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
-#include <launchpad/detail/host/output.hpp>
-#include <launchpad/detail/host/signals.hpp>
 #include <launchpad/detail/observe/call_metrics.hpp>
+#include <launchpad/detail/os/output.hpp>
+#include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/status/status_page.hpp>

@@ -15,10 +15,10 @@
 #include <iostream>
 #include <launchpad/context.hpp>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
-#include <launchpad/detail/host/launch_tls.hpp>
-#include <launchpad/detail/host/node_streams.hpp>
-#include <launchpad/detail/host/run_directory.hpp>
-#include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
+#include <launchpad/detail/os/node_streams.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
+#include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/status/status_server.hpp>
 #include <memory>

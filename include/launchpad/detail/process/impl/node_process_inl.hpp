@@ -14,7 +14,7 @@
 #include <iostream>
 #include <launchpad/context.hpp>
 #include <launchpad/detail/host/node_host.hpp>
-#include <launchpad/detail/host/signals.hpp>
+#include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/util/text.hpp>

@@ -4,7 +4,7 @@
 // detail/implementation.hpp gathers (detail/config.hpp says where they are
 // compiled).
 
-#include <launchpad/detail/host/launch_tls.hpp>
+#include <launchpad/detail/os/launch_tls.hpp>
 
 namespace lp::detail {
 

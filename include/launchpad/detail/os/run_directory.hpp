@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <launchpad/detail/host/output.hpp>
+#include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/error.hpp>

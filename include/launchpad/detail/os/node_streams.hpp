@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <launchpad/detail/host/output.hpp>
-#include <launchpad/detail/util/launch_state.hpp>
+#include <launchpad/detail/lifecycle/launch_state.hpp>
+#include <launchpad/detail/os/output.hpp>
 #include <map>
 #include <memory>
 #include <mutex>

@@ -1,18 +1,11 @@
 #pragma once
 
-// lp::cacher<T, &T::m>: a node in front of method m of a node serving T
-// (Launchpad's CacherNode). It serves m's last answer to any number of
-// callers and asks the node behind it at most once per refresh interval:
+/// @file
+/// lp::cacher, a node that serves another node's answers to many callers,
+/// and its lp::cache_config (docs/cacher.md). Not included by
+/// `<launchpad/launchpad.hpp>`: a program that uses it includes this header.
 //
-//   auto weights = p.add_node<lp::cacher<Learner, &Learner::get_parameters>>(
-//       "weights", learner, lp::cache_config{.refresh = 100ms, .max_staleness = 1s});
-//   ...
-//   lp::client<lp::cacher<Learner, &Learner::get_parameters>> weights;  // in an actor
-//   auto q = weights.get_parameters();  // the learner's answer, at most 1 s old
-//
-// A client of the cacher has that one method, with the same name and
-// parameters as on lp::client<Learner>, and the compiler checks its calls the
-// same way. Why a template of the member pointer rather than a macro, or a
+// Why a template of the member pointer rather than a macro, or a
 // client<Learner> with every method: the member pointer names the method in
 // the type, so a typo, an unlisted or an overloaded method is a compile error
 // where the node is added, and the actors' client cannot call a method the
@@ -20,9 +13,6 @@
 // names one type), so the cacher declares its own service description
 // (lp_service_lookup, below), built from the descriptor LP_SERVICE wrote for
 // T::m (detail/reflect/forwarded_method.hpp).
-//
-// docs/cacher.md says what a caller gets and when. Not included by
-// <launchpad/launchpad.hpp>: a program that uses it includes this header.
 
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
@@ -44,17 +34,18 @@
 
 namespace lp {
 
-// How fresh a cacher's answers are.
+/// How fresh an lp::cacher's answers are (docs/cacher.md, "What a caller
+/// gets, and when").
 struct cache_config {
-  // The node behind is asked at most once per `refresh` (per argument list):
-  // within it, callers get the last answer.
+  /// The node behind is asked at most once per `refresh` (per argument
+  /// list): within it, callers get the last answer.
   std::chrono::milliseconds refresh{100};
-  // No caller gets an answer older than this (counted from when the node
-  // behind gave it): past it, callers wait for a fresh one. At least
-  // `refresh`. Between the two, callers get the last answer while one of
-  // them asks for a new one.
+  /// No caller gets an answer older than this (counted from when the node
+  /// behind gave it): past it, callers wait for a fresh one. At least
+  /// `refresh`. Between the two, callers get the last answer while one of
+  /// them asks for a new one.
   std::chrono::milliseconds max_staleness{1000};
-  // The deadline of each call to the node behind.
+  /// The deadline of each call to the node behind.
   std::chrono::milliseconds deadline{std::chrono::minutes(2)};
 };
 
@@ -142,6 +133,30 @@ struct refused_cacher_definition {
 
 }  // namespace detail
 
+/// A node in front of method `Method` of a node serving T (Launchpad's
+/// CacherNode): it serves the method's last answer to any number of callers
+/// and asks the node behind it at most once per refresh interval.
+///
+/// ```cpp
+/// #include <launchpad/cacher.hpp>
+///
+/// auto weights = p.add_node<lp::cacher<Learner, &Learner::get_parameters>>(
+///     "weights", learner, lp::cache_config{.refresh = 100ms, .max_staleness = 1s});
+/// ...
+/// lp::client<lp::cacher<Learner, &Learner::get_parameters>> weights;  // in an actor
+/// auto q = weights.get_parameters();  // the learner's answer, at most 1 s old
+/// ```
+///
+/// A client of the cacher has that one method, with the same name and
+/// parameters as on `lp::client<Learner>`, and the compiler checks its calls
+/// the same way. A method with parameters is cached per argument list. When
+/// the node behind fails and no answer is young enough, callers get
+/// lp::upstream_error; a caller whose deadline passes while it waits for a
+/// fresh answer gets lp::deadline_exceeded, never a stale one.
+///
+/// @tparam T a service (LP_SERVICE)
+/// @tparam Method `&T::m`, a method T's LP_SERVICE lists, that returns a
+/// value and is not LP_BATCHED; anything else is a compile error that says so
 template <class T, auto Method>
 class cacher
     : public detail::cached_method<cacher<T, Method>,
@@ -165,13 +180,15 @@ class cacher
   friend struct detail::cached_method<cacher, result, params>;
 
  public:
-  // Many callers at once: the ones served from the cache do not queue
-  // behind the one who asks the node behind.
+  /// Many callers at once (lp::concurrent_handlers): the ones served from
+  /// the cache do not queue behind the one who asks the node behind.
   static constexpr bool lp_concurrent_handlers = true;
 
-  // `behind` comes from the lp::handle<T> given to add_node. A config with
-  // max_staleness shorter than refresh throws lp::usage_error (the node
-  // fails to build, and the launch says so).
+  /// A cacher of the node `behind`, which comes from the lp::handle given to
+  /// add_node.
+  /// @throws lp::usage_error for a config with a negative refresh, a
+  /// max_staleness shorter than refresh, or a deadline that is not positive
+  /// (the node fails to build, and the launch says so)
   explicit cacher(client<T> behind, cache_config config = {})
       : behind_(behind.with_deadline(config.deadline)),
         config_(checked(config)),

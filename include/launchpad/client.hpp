@@ -1,5 +1,8 @@
 #pragma once
 
+/// @file
+/// lp::client, the typed proxy through which a node calls another.
+
 #include <launchpad/detail/call/caller.hpp>
 #include <launchpad/service.hpp>
 #include <memory>
@@ -23,16 +26,37 @@ struct proxy_of<T, Caller> {
 };
 }  // namespace detail
 
-// A typed proxy to a node serving T: it has a member for every method that
-// LP_SERVICE listed, with the same name and parameter types, and calls the
-// node over the wire.
-//
-//   long n = counter.add(1);                  // blocks for the result
-//   std::future<long> f = counter.async.add(1);
-//
-// A node gets its clients from the lp::handle<T> arguments given to add_node;
-// a test, from its controller's client(handle). Copies share one connection
-// pool; a client is safe to use from many threads.
+/// A typed proxy to a node serving T: it has a member for every method that
+/// LP_SERVICE listed, with the same name and parameter types, and calls the
+/// node over the wire.
+///
+/// ```cpp
+/// struct Producer {
+///   lp::client<Counter> counter;  // from the lp::handle<Counter> given to add_node
+///   void run() {
+///     long n = counter.add(1);                     // blocks for the result
+///     std::future<long> f = counter.async.add(1);  // returns at once
+///   }
+/// };
+/// ```
+///
+/// The compiler checks each call as it would a local one: the number of
+/// arguments and their conversions, with a message that names the method
+/// and the fix. A node gets its clients from the lp::handle arguments given
+/// to lp::program::add_node; a test, from lp::controller::client. Copies
+/// share one connection pool; a client is safe to use from many threads
+/// (docs/concepts.md, "Handles and clients").
+///
+/// A call returns the method's result, or throws:
+/// - lp::remote_error when the node answered with an error: the method
+///   threw (`code()` "remote_exception"), an argument did not fit;
+/// - lp::deadline_exceeded when no reply came within the deadline (two
+///   minutes, or what with_deadline gave);
+/// - lp::stopping when the program is stopping;
+/// - lp::transport_error when the node could not be reached;
+/// - lp::usage_error for a client bound to no node.
+///
+/// @tparam T a service (LP_SERVICE)
 template <class T>
 class client : public detail::proxy_of<T, detail::sync_caller>::type {
   static_assert(
@@ -43,23 +67,37 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
   using async_proxy = typename detail::proxy_of<T, detail::async_caller>::type;
 
  public:
+  /// The service the node serves.
   using service_type = T;
 
-  // Bound to no node: its calls throw lp::usage_error.
+  /// Bound to no node: its calls throw lp::usage_error.
   client() = default;
 
-  // The same methods, each returning a std::future of its result.
+  /// The same methods, each returning a std::future of its result:
+  /// `future.get()` returns it or throws what the blocking call would.
+  ///
+  /// A process runs at most 64 async calls at once, each on a thread of a
+  /// shared pool; further ones wait in a queue, their deadline already
+  /// running (docs/concepts.md, "Handles and clients").
   async_proxy async;
 
-  // The label of the node this client calls.
+  /// The label of the node this client calls.
   const std::string& node() const { return detail::call_access::target(*this).node(); }
 
-  // A copy of this client (sharing its connections) whose calls, sync and
-  // async, give up after `deadline` with lp::deadline_exceeded, counted from
-  // when each call is made. Keep the copy for a client-wide default, or use
-  // it for one call:
-  //   counter.with_deadline(std::chrono::milliseconds(50)).add(1);
-  // Without it a call waits up to two minutes.
+  /// A copy of this client, sharing its connections, whose calls give up
+  /// after `deadline` with lp::deadline_exceeded.
+  ///
+  /// The deadline counts from when each call, sync or async, is made, and
+  /// covers any wait for a node that does not serve yet. Keep the copy for
+  /// a client-wide default, or use it for one call:
+  ///
+  /// ```cpp
+  /// counter.with_deadline(std::chrono::milliseconds(50)).add(1);
+  /// ```
+  ///
+  /// Without it a call waits up to two minutes. The node learns the deadline
+  /// too (lp::caller_deadline()). After it passes, the method may still run
+  /// on the node.
   client with_deadline(std::chrono::milliseconds deadline) const {
     client copy = *this;
     copy.lp_deadline_ = deadline;

@@ -1,18 +1,24 @@
 #pragma once
 
-// lp::launch runs a program under a launch policy:
-//
-//   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
-//   return lp::launch<lp::local_multi_processing>(p, argc, argv);
-//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
-//   return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
-//   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
-//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
-//
-// The policy named as a template argument is the default; --lp_launch on the
-// command line chooses among the others, so one binary runs every way. The
-// policy's transport is chosen at compile time (launch/policy.hpp).
+/// @file
+/// lp::launch, which runs a program under a launch policy, and every policy
+/// (docs/launching.md).
+///
+/// ```cpp
+/// return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
+/// return lp::launch<lp::local_multi_processing>(p, argc, argv);
+/// return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
+/// return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
+/// auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
+/// auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+/// auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+/// ```
+///
+/// This header brings the library's compiled part, inline, into every file
+/// that includes it (launchpad.hpp does), unless the build defines
+/// LP_SEPARATE_COMPILATION: dependency('launchpad') does, and compiles it
+/// once; with the single header, one file of the program also defines
+/// LP_IMPLEMENTATION (docs/getting-started.md, "Build").
 
 #include <cstddef>
 #include <launchpad/detail/config.hpp>
@@ -58,11 +64,33 @@ struct test_parts<P> {
 };
 }  // namespace detail
 
-// Runs the program from main(); returns its exit status: 0 when it stopped
-// cleanly, 1 when a node failed or the program could not start, 2 for a
-// mistake on the command line, such as an unknown --lp_ flag or a
-// --lp_resume directory with no checkpoint of this program. A mistake in
-// the graph ends with 1 too, also one thrown before launch (program.hpp).
+/// Runs the program from main(), to its end, and returns its exit status.
+///
+/// ```cpp
+/// int main(int argc, char** argv) {
+///   lp::program p("counter");
+///   ...
+///   return lp::launch<lp::local_multi_processing>(p, argc, argv);
+/// }
+/// ```
+///
+/// It reads the `--lp_` flags (`--lp_help` lists them) and leaves the other
+/// arguments to the program; it removes nothing from argv. The policy named
+/// as the template argument is the default: `--lp_launch` chooses among
+/// the others, so one binary runs every way. Every process of a launch runs
+/// main() again, builds the same graph and runs only its own nodes.
+///
+/// @tparam Policy lp::local_multi_threading, lp::local_multi_processing,
+/// lp::slurm, lp::kubernetes or lp::test_multi_threading, or one of them as
+/// lp::direct_calls; anything else is a compile error that says what to
+/// write
+/// @param graph the program; it must outlive the call
+/// @param argc, argv main()'s
+/// @return 0 when the program stopped cleanly (also for `--lp_help`), 1 when
+/// a node failed or the program could not start (a mistake in the graph
+/// too, also one thrown before launch), 2 for a mistake on the command line
+/// (an unknown `--lp_` flag, a `--lp_resume` directory with no checkpoint of
+/// this program); docs/launching.md, "Exit statuses"
 template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,
@@ -88,8 +116,30 @@ int launch(const program& graph, int argc, char** argv) {
   }
 }
 
-// Launches the program under a test and returns its controller, which
-// stops the program when it goes.
+/// Launches the program under a test and returns its controller, which
+/// stops the program when it goes.
+///
+/// ```cpp
+/// auto running = lp::launch<lp::test_multi_threading>(p);
+/// CHECK(running.client(counter).add(1) == 1);
+/// running.stop();
+/// ```
+///
+/// Under lp::test_multi_threading it returns once every node serves and
+/// every run() has started; under lp::test_multi_processing, once the node
+/// processes are started, and a client's calls wait for a node that does
+/// not serve yet.
+/// @tparam Policy lp::test_multi_threading or lp::test_multi_processing, or
+/// one of them as lp::direct_calls; anything else is a compile error that
+/// says what to write
+/// @param graph the program; it must outlive the controller
+/// @param options lp::test_options or lp::process_test_options, as the policy
+/// takes them
+/// @throws lp::graph_error for a graph no launch runs (a node reserved and
+/// never defined)
+/// @throws lp::usage_error for options the nodes would refuse (an unknown
+/// `--lp_` flag among lp::process_test_options::arguments)
+/// @throws lp::launch_error, or a subclass, when the launch cannot start
 template <class Policy>
 typename detail::test_parts<Policy>::controller launch(
     const program& graph,

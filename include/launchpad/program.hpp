@@ -1,5 +1,9 @@
 #pragma once
 
+/// @file
+/// lp::program, the graph of a distributed program, and lp::node_group, a
+/// numbered set of its nodes with settings for the launch.
+
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -25,45 +29,53 @@
 
 namespace lp {
 
-// What each process of a group needs: one node's process, or a colocated
-// group's one process, e.g.
-// p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1}).
-// Slurm allocates all three; local_mp hands out distinct GPUs
-// (CUDA_VISIBLE_DEVICES) and pins the process to `cpus` cores.
+/// What each process of a group needs: one node's process, or a colocated
+/// group's one process.
+///
+/// ```cpp
+/// p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1});
+/// ```
+///
+/// Slurm and Kubernetes allocate all three (docs/slurm.md,
+/// docs/kubernetes.md); local_mp hands out distinct GPUs
+/// (CUDA_VISIBLE_DEVICES) and pins the process to `cpus` cores
+/// (docs/launching.md, "Environment, GPUs and cores per group").
 struct resources {
-  int cpus = 1;
-  long memory_mb = 0;  // 0: the partition's default
-  int gpus = 0;
+  int cpus = 1;        ///< cores, at least 1
+  long memory_mb = 0;  ///< memory in MB; 0: none asked (Slurm's partition's default)
+  int gpus = 0;        ///< GPUs
 };
 
-// What the program graph knows of one node; a launch builds the node itself
-// only in the process that runs it.
+/// What the program graph knows of one node, as lp::program::nodes() lists
+/// them; a launch builds the node itself only in the process that runs it.
 struct node_info {
-  std::string label;
-  std::string group;  // empty for a node outside any group
-  int index = -1;     // its place in the group
-  std::string service;
-  std::vector<std::string> edges;  // labels of the nodes it was given handles to
-  bool has_run = false;
-  bool checkpointed = false;           // lp::checkpointed: lp_save and lp_restore
-  std::optional<python_class> python;  // a Python service's class (LP_PYTHON)
+  std::string label;    ///< "counter", or "actors/3" in a group
+  std::string group;    ///< the group's name; empty for a node outside any group
+  int index = -1;       ///< its place in the group; -1 outside any group
+  std::string service;  ///< the service's name, as LP_SERVICE wrote it
+  std::vector<std::string> edges;      ///< labels of the nodes it was given handles to
+  bool has_run = false;                ///< the service has a run() (lp::runnable)
+  bool checkpointed = false;           ///< lp::checkpointed: lp_save and lp_restore
+  std::optional<python_class> python;  ///< a Python service's class (LP_PYTHON)
 };
 
-// What a group asks of the launch policies that run processes.
+/// What a group asks of the launch policies that run processes, as the
+/// lp::node_group calls set it and lp::program::settings_of gives it.
 struct group_settings {
-  int max_restarts = 0;                            // restarts of a failed node
-  std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
-  bool colocated = false;                          // all its nodes in one process
-  lp::resources resources;                         // per process, for cluster launches
-  // Saves of checkpointed nodes (lp::checkpointed) while they run; zero:
-  // only when they stop.
+  int max_restarts = 0;  ///< restarts of a failed node (restart_on_failure)
+  std::chrono::milliseconds restart_backoff{200};  ///< doubles with each restart
+  bool colocated = false;   ///< all its nodes in one process (colocate)
+  lp::resources resources;  ///< per process, for cluster launches
+  /// Saves of checkpointed nodes (lp::checkpointed) while they run
+  /// (checkpoint_every); zero: only when they stop.
   std::chrono::milliseconds checkpoint_interval{0};
-  // A node whose calls wait longer than this for the one before them (a
-  // handler that never returns), or whose run() makes no sign of progress
-  // that long (lp::heartbeat()), is taken for hung; zero: never.
+  /// A node whose calls wait longer than this for the one before them (a
+  /// handler that never returns), or whose run() makes no sign of progress
+  /// that long (lp::heartbeat()), is taken for hung (health_timeout); zero:
+  /// never.
   std::chrono::milliseconds health_timeout{0};
-  bool pin_cores = false;  // resources() was given: local launches pin to its cpus
-  std::map<std::string, std::string> env;  // added to each process's environment
+  bool pin_cores = false;  ///< resources() was given: local launches pin to its cpus
+  std::map<std::string, std::string> env;  ///< added to each process's environment
 };
 
 class program;
@@ -96,40 +108,92 @@ LP_API void end_graph_errors_cleanly();
 
 class node_group;
 
-// The graph of a distributed program: its nodes, their services, and which
-// node was given a handle to which. main() builds it the same way in every
-// process of a launch, so building must be cheap and deterministic.
+/// The graph of a distributed program: its nodes, their services, and which
+/// node was given a handle to which.
+///
+/// ```cpp
+/// int main(int argc, char** argv) {
+///   lp::program p("counter");
+///   auto counter = p.add_node<Counter>("counter");
+///   auto producers = p.group("producers");
+///   for (int i = 0; i < 4; ++i) producers.add_node<Producer>(counter, 1000);
+///   return lp::launch(p, argc, argv);
+/// }
+/// ```
+///
+/// Building it constructs no node: add_node records the service, the label
+/// and the arguments, and a launch builds each node in the process that runs
+/// it. main() builds the graph the same way in every process of a launch,
+/// so building must be cheap and deterministic (docs/concepts.md,
+/// "Program").
 class program {
  public:
+  /// An empty program.
+  /// @param name letters, digits, '_', '-' and '.'; it names the launch's run
+  /// directory, its Slurm job and its Kubernetes objects
+  /// @throws lp::graph_error for an empty or malformed name
   explicit program(std::string name) : name_(std::move(name)) {
     detail::end_graph_errors_cleanly();
     detail::check_name(name_, "a program name");
   }
-  // Handles point at their program, so it stays where it was made.
+  /// Not copyable: handles point at their program, so it stays where it was
+  /// made.
   program(const program&) = delete;
+  /// Not assignable: handles point at their program.
   program& operator=(const program&) = delete;
 
-  // Adds a node serving T, built from args when the program launches. Every
-  // lp::handle<S> among args (also inside a std::vector) becomes an
-  // lp::client<S> first; T is then built as T(args...) or, for an aggregate,
-  // T{args...}.
+  /// Adds a node serving T, built from `args` when the program launches.
+  ///
+  /// Every `lp::handle<S>` among `args` (also inside a std::vector) becomes
+  /// an `lp::client<S>` first; T is then built as `T(args...)` or, for an
+  /// aggregate, `T{args...}`. Arguments that cannot build T stop the build
+  /// with a message that says why. For a Python service (LP_PYTHON), `args`
+  /// go to the class's `__init__`.
+  ///
+  /// ```cpp
+  /// auto learner = p.add_node<Learner>("learner", 0.01);  // Learner(0.01)
+  /// p.add_node<Actor>("actor", learner);                  // Actor{lp::client<Learner>}
+  /// ```
+  ///
+  /// @tparam T a service (LP_SERVICE)
+  /// @param label unique in the program: letters, digits, '_', '-' and '.'
+  /// @param args copied into the graph; each process builds its nodes from them
+  /// @return the node's handle, to give to other nodes
+  /// @throws lp::graph_error for a bad or taken label, or a handle that is
+  /// empty or of another program
   template <class T, class... Args>
   handle<T> add_node(std::string label, Args&&... args) {
     detail::check_name(label, "a node label");
     return add<T>(std::move(label), "", -1, std::forward<Args>(args)...);
   }
 
-  // Reserves a node serving T, to be built from define(handle, args...)
-  // later: its handle can go to nodes added before it is defined, so that
-  // two nodes can hold clients of each other (a learner and its evaluator).
-  // A launch refuses a program with a node reserved and never defined.
+  /// Reserves a node serving T, to be built from define(handle, args...)
+  /// later.
+  ///
+  /// Its handle can go to nodes added before it is defined, so that two
+  /// nodes can hold clients of each other (docs/launching.md, "Nodes that
+  /// call each other"). A launch refuses a program with a node reserved and
+  /// never defined.
+  ///
+  /// ```cpp
+  /// auto evaluator = p.reserve<Evaluator>("evaluator");
+  /// auto learner = p.add_node<Learner>("learner", evaluator);
+  /// p.define(evaluator, learner, 100);
+  /// ```
+  ///
+  /// @param label as add_node takes it
+  /// @throws lp::graph_error for a bad or taken label
   template <class T>
   handle<T> reserve(std::string label) {
     detail::check_name(label, "a node label");
     return reserve_node<T>(std::move(label), "", -1);
   }
 
-  // Gives a reserved node the arguments it is built from, as add_node does.
+  /// Gives a reserved node the arguments it is built from, as add_node does.
+  /// @param reserved the handle reserve returned
+  /// @param args as add_node takes them
+  /// @throws lp::graph_error for a handle of another program, a node defined
+  /// already, or a handle among `args` that add_node would refuse
   template <class T, class... Args>
   void define(const handle<T>& reserved, Args&&... args) {
     static_assert(service<T>, "define(handle, args...): the handle's T is not a service");
@@ -149,22 +213,34 @@ class program {
     pythons_[at] = std::move(made.python);
   }
 
-  // A group of nodes labelled "<name>/0", "<name>/1", ...
+  /// A group of nodes labelled "<name>/0", "<name>/1", ...; calling it again
+  /// with the same name continues the numbering.
+  ///
+  /// ```cpp
+  /// auto actors = p.group("actors").restart_on_failure(3);
+  /// for (int i = 0; i < 4; ++i) actors.add_node<Actor>(learner);  // actors/0 .. actors/3
+  /// ```
+  ///
+  /// @param name as a label; no node may have it
+  /// @throws lp::graph_error for a bad name, or the label of a node
   node_group group(std::string name);
 
+  /// The name the program was made with.
   const std::string& name() const noexcept { return name_; }
-  // The nodes, in the order they were added.
+  /// The nodes, in the order they were added.
   const std::vector<node_info>& nodes() const noexcept { return nodes_; }
 
-  // A group's settings; a node outside any group (group "") has the defaults.
+  /// A group's settings; a node outside any group (group "") has the
+  /// defaults.
   group_settings settings_of(const std::string& group) const {
     auto found = groups_.find(group);
     return found == groups_.end() ? group_settings{} : found->second.settings;
   }
 
-  // The handle of an existing node, for code that did not keep the one
-  // add_node returned. Throws lp::graph_error if there is no such node or it
-  // serves another service.
+  /// The handle of an existing node, for code that did not keep the one
+  /// add_node returned.
+  /// @throws lp::graph_error if there is no such node or it serves another
+  /// service than T
   template <class T>
   handle<T> find(std::string_view label) const {
     static_assert(service<T>, "program::find<T>: T is not a service");
@@ -175,6 +251,8 @@ class program {
     return handle<T>(this, spec.label);
   }
 
+  /// What the graph knows of the node of this label.
+  /// @throws lp::graph_error if there is no such node
   const node_info& node(std::string_view label) const {
     for (const auto& spec : nodes_)
       if (spec.label == label) return spec;
@@ -318,30 +396,47 @@ class program {
   std::map<std::string, group_state> groups_;
 };
 
-// A named set of nodes of one program, labelled "<group>/<index>".
-// Launch policies may apply per-group settings (resources, restarts).
+/// A named set of nodes of one program, labelled "<group>/<index>", as
+/// lp::program::group makes it.
+///
+/// Its settings apply to the launches that run processes (local_mp, test_mp,
+/// Slurm, Kubernetes) and chain:
+///
+/// ```cpp
+/// p.group("actors").restart_on_failure(3).colocate();
+/// ```
+///
+/// docs/concepts.md, "Groups", and docs/launching.md say how each launch
+/// applies them.
 class node_group {
  public:
+  /// Adds the group's next node, serving T, as lp::program::add_node does
+  /// but with no label: the nodes are numbered "<group>/0", "<group>/1", ...
   template <class T, class... Args>
   handle<T> add_node(Args&&... args) {
     int index = program_->groups_[name_].size++;
     return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
                             std::forward<Args>(args)...);
   }
-  // The group's next node, reserved for program::define (see program::reserve).
+  /// Reserves the group's next node, for lp::program::define (see
+  /// lp::program::reserve).
   template <class T>
   handle<T> reserve() {
     int index = program_->groups_[name_].size++;
     return program_->reserve_node<T>(name_ + "/" + std::to_string(index), name_, index);
   }
+  /// The group's name.
   const std::string& name() const noexcept { return name_; }
 
-  // When a node of this group fails (exits non-zero or is killed), start it
-  // again, at most max_restarts times, waiting `backoff` and twice as long
-  // each time after. Callers reach the new process through the launch's
-  // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
-  // launches that run processes; in the multi-threading ones a failure stops
-  // the program.
+  /// When a node of this group fails (exits non-zero or is killed), starts
+  /// it again, at most `max_restarts` times, waiting `backoff` and twice as
+  /// long each time after.
+  ///
+  /// Callers reach the new process through the launch's rendezvous; a call
+  /// that failed meanwhile is theirs to retry. Applies to launches that run
+  /// processes; in the multi-threading ones a failure stops the program
+  /// (docs/launching.md, "Restarts").
+  /// @return this group, to chain settings
   node_group& restart_on_failure(int max_restarts, std::chrono::milliseconds backoff =
                                                        std::chrono::milliseconds(200)) {
     auto& settings = program_->groups_[name_].settings;
@@ -350,17 +445,20 @@ class node_group {
     return *this;
   }
 
-  // Runs every node of this group as threads of one process, instead of a
-  // process each: less isolation, fewer processes.
+  /// Runs every node of this group as threads of one process, instead of a
+  /// process each: less isolation, fewer processes (docs/launching.md,
+  /// "Colocation").
+  /// @return this group, to chain settings
   node_group& colocate() {
     program_->groups_[name_].settings.colocated = true;
     return *this;
   }
 
-  // Saves the state of this group's checkpointed nodes (those with
-  // lp_save/lp_restore) this often, besides when they stop; a restarted
-  // node restores the last save before it serves (docs/launching.md,
-  // "Fault tolerance").
+  /// Saves the state of this group's checkpointed nodes (lp::checkpointed)
+  /// this often, besides when they stop; a restarted node restores the last
+  /// save before it serves (docs/launching.md, "Checkpoints").
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error unless `interval` is positive
   node_group& checkpoint_every(std::chrono::milliseconds interval) {
     if (interval.count() <= 0)
       throw graph_error("group '" + name_ +
@@ -369,15 +467,19 @@ class node_group {
     return *this;
   }
 
-  // Takes a node of this group for hung when a call has waited `timeout` for
-  // the node's handlers (one stuck, or a node that called itself), or when
-  // its run() has made no sign of progress for `timeout` (no call, no
-  // lp::stop_requested(), no metric, no lp::heartbeat(); while it waits in
-  // a call or in lp::wait_for_stop() it counts as alive): its process
-  // ends, and counts as failed (restart_on_failure applies). Set it above
-  // the longest a handler, or a step of run() between two signs, may rightly
-  // take. Applies to launches that run processes (docs/launching.md, "Fault
-  // tolerance").
+  /// Takes a node of this group for hung when a call has waited `timeout`
+  /// for the node's handlers, or when its run() has made no sign of
+  /// progress for `timeout`.
+  ///
+  /// A handler that is stuck, or a node that called itself, holds its calls;
+  /// a run() makes signs with calls, lp::stop_requested(), metrics and
+  /// lp::heartbeat(), and counts as alive while it waits in a call or in
+  /// lp::wait_for_stop(). A hung node's process ends, and counts as failed
+  /// (restart_on_failure applies). Set it above the longest a handler, or a
+  /// step of run() between two signs, may rightly take. Applies to launches
+  /// that run processes (docs/launching.md, "Hung nodes").
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error unless `timeout` is positive
   node_group& health_timeout(std::chrono::milliseconds timeout) {
     if (timeout.count() <= 0)
       throw graph_error("group '" + name_ +
@@ -386,8 +488,11 @@ class node_group {
     return *this;
   }
 
-  // What each process of this group asks of a cluster (see docs/slurm.md);
-  // a colocated group asks it once, for its one process.
+  /// What each process of this group asks of a cluster, and of local_mp's
+  /// cores and GPUs (see lp::resources); a colocated group asks it once, for
+  /// its one process.
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error for fewer than 1 CPU, or negative memory or GPUs
   node_group& resources(lp::resources needs) {
     if (needs.cpus < 1 || needs.memory_mb < 0 || needs.gpus < 0)
       throw graph_error("group '" + name_ +
@@ -398,10 +503,18 @@ class node_group {
     return *this;
   }
 
-  // Environment variables for each process of this group, beside those of
-  // the launch (under Slurm, those of the job), e.g.
-  // .env({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}}). Applies to launches
-  // that run processes; threads share their one process's environment.
+  /// Environment variables for each process of this group, beside those of
+  /// the launch (under Slurm, those of the job).
+  ///
+  /// ```cpp
+  /// p.group("learner").env({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}});
+  /// ```
+  ///
+  /// Applies to launches that run processes; threads share their one
+  /// process's environment.
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error for an empty name, one with '=', or one that
+  /// starts with LP_ (the launch's own)
   node_group& env(std::map<std::string, std::string> variables) {
     for (const auto& [name, value] : variables)
       if (name.empty() || name.find('=') != std::string::npos || name.starts_with("LP_"))

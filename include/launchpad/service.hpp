@@ -1,17 +1,9 @@
 #pragma once
 
-// LP_SERVICE(T, methods...) makes the struct T a service: a node of a program
-// that other nodes call through lp::client<T>. Write it right after T, in T's
-// namespace (or at global scope), before any lp::client<T> is used:
-//
-//   struct Counter { long add(long x) { return total += x; } long total = 0; };
-//   LP_SERVICE(Counter, add);
-//
-// It builds, at compile time, the table of T's remote methods (a Boost.Hana
-// tuple of method descriptors) and the proxy that gives lp::client<T> members
-// of the same names and parameter types. A struct with a `void run()` and no remote methods is
-// written LP_SERVICE(T). For a class template, name an alias:
-// `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
+/// @file
+/// LP_SERVICE and LP_BATCHED, which make a struct a service, and the
+/// concepts that say what a service is and does (docs/concepts.md,
+/// "Services and LP_SERVICE").
 
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
@@ -41,39 +33,100 @@ template <class T>
 using definition_of = decltype(lp_service_lookup(lp_service_tag<T>{}));
 }  // namespace detail
 
+/// A type that LP_SERVICE made a service: a node of a program that other
+/// nodes call through `lp::client<T>`.
 template <class T>
 concept service = requires {
   lp_service_lookup(lp_service_tag<T>{});
   requires std::is_same_v<typename detail::definition_of<T>::service_type, T>;
 };
 
-// The compile-time description of service T that LP_SERVICE wrote.
+/// The compile-time description of service T that LP_SERVICE wrote: its
+/// `name` (a std::string_view) and its `methods` (a Boost.Hana tuple of one
+/// descriptor per method, each with its `name` and member `pointer`).
+///
+/// ```cpp
+/// static_assert(lp::service_definition<Counter>::name == "Counter");
+/// ```
 template <service T>
 using service_definition = detail::definition_of<T>;
 
-// A node's run() is called on its own thread once every node serves.
+/// A service with a `void run()`: the launch calls it on a thread of its
+/// own once every node serves, and the node keeps serving after it returns.
+///
+/// A run() that loops watches lp::stop_requested(). A program whose
+/// run()s have all returned stops, except under a test's controller.
 template <class T>
 concept runnable = requires(T& node) {
   node.run();
 };
 
-// A service opts into concurrent handlers with
-//   static constexpr bool lp_concurrent_handlers = true;
-// Otherwise calls to one node run one at a time, like an actor's messages.
+/// A service whose calls may run at the same time, on many threads: it
+/// guards its own state.
+///
+/// ```cpp
+/// struct Cache {
+///   static constexpr bool lp_concurrent_handlers = true;
+///   std::string get(const std::string& key) const;  // may run on many threads at once
+///   mutable std::shared_mutex mutex;                // guards what get() reads
+/// };
+/// ```
+///
+/// Otherwise calls to one node run one at a time, like an actor's messages,
+/// and its state needs no lock (docs/concepts.md, "Calls to one node").
+/// run() always runs beside the calls.
 template <class T>
 concept concurrent_handlers = requires {
   requires static_cast<bool>(T::lp_concurrent_handlers);
 };
 
-// A service whose state survives restarts: `State lp_save() const` and
-// `void lp_restore(State)`, State with a wire form. The launch saves it every
-// group's checkpoint_every and when the node stops, and restores it before a
-// restarted node serves (docs/launching.md, "Fault tolerance").
+/// A service whose state survives restarts: it has `State lp_save() const`
+/// and `void lp_restore(State)`, with State an lp::wire_type.
+///
+/// ```cpp
+/// struct Counter {
+///   long add(long x) { return total += x; }
+///   long lp_save() const { return total; }
+///   void lp_restore(long saved) { total = saved; }
+///   long total = 0;
+/// };
+/// ```
+///
+/// The launch saves it every lp::node_group::checkpoint_every and when the
+/// node stops, and restores it before a restarted node serves, or a node of
+/// a launch given `--lp_resume` (docs/launching.md, "Checkpoints").
 template <class T>
 concept checkpointed = detail::restores_saved_state<T>;
 
 }  // namespace lp
 
+/// Makes the struct T a service: a node of a program that other nodes call
+/// through `lp::client<T>`, with a member for each method listed.
+///
+/// ```cpp
+/// struct Counter {
+///   long add(long x) { return total += x; }
+///   long get() const { return total; }
+///   long total = 0;
+/// };
+/// LP_SERVICE(Counter, add, get);
+/// ```
+///
+/// Write it right after T, in T's namespace or at global scope, before any
+/// `lp::client<T>` is used. A service with a `void run()` and no remote
+/// methods is written `LP_SERVICE(T)`. For a class template, name an alias:
+/// `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
+///
+/// Each method listed is a public, non-static member function, not
+/// overloaded and not a template, named other than `async`, `node` and
+/// `with_deadline` (lp::client's own), whose parameters (by value or const
+/// reference) and result are lp::wire_type. A mistake stops the build with a
+/// message that names the service, the method and the fix
+/// (docs/troubleshooting.md, "At compile time").
+///
+/// @param T the struct
+/// @param ... its remote methods' names, up to 64
+//
 // The macro only writes names: a descriptor per method (its name, its
 // member pointer and two probes that need the name) and a proxy member per
 // method that hands the call to the library. What it checks is in
@@ -172,20 +225,34 @@ concept checkpointed = detail::restores_saved_state<T>;
     }                                                                                 \
   };
 
-// LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
-// node gathers concurrent calls, up to max_batch of them or as many as came
-// within max_wait of the first, and invokes m once with them all. T::m takes
-// a std::vector for each parameter (one element per call) and returns a
-// std::vector with one result per call, in the same order (or void). Callers
-// see single elements:
-//
-//   struct Policy { std::vector<int> act(std::vector<lp::tensor<float>> observations); };
-//   LP_SERVICE(Policy, act);
-//   LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
-//   ...
-//   int action = policy.act(observation);  // one observation, one action
-//
-// Write it right after LP_SERVICE, in the same namespace.
+/// Makes T::m a batched method: the node gathers concurrent calls, up to
+/// `max_batch` of them or as many as came within `max_wait` of the first,
+/// and invokes m once with them all.
+///
+/// T::m takes a std::vector for each parameter (one element per call) and
+/// returns a std::vector with one result per call, in the same order (or
+/// void). Callers see single elements:
+///
+/// ```cpp
+/// struct Policy {
+///   std::vector<int> act(std::vector<lp::tensor<float>> observations);
+/// };
+/// LP_SERVICE(Policy, act);
+/// LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
+/// ...
+/// int action = policy.act(observation);  // one observation, one action
+/// ```
+///
+/// If m throws, or returns another number of results, every caller of the
+/// batch gets lp::remote_error. A batch is one turn of the node, as a call
+/// is (docs/concepts.md, "Batched methods"). Write it right after
+/// LP_SERVICE, in the same namespace.
+///
+/// @param T the service
+/// @param m the method, listed in T's LP_SERVICE
+/// @param max_batch the most calls in one batch
+/// @param max_wait a std::chrono::duration: how long the first call of a
+/// batch waits for others
 #define LP_BATCHED(T, m, max_batch, max_wait)                                        \
   constexpr ::lp::detail::batch_limits lp_batch_limits(                              \
       ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                     \

@@ -1,29 +1,42 @@
 #pragma once
 
-// What may cross the wire: every method parameter and return type of a
-// service must be an lp::wire_type (detail/wire/kind.hpp classifies them;
-// docs/protocol.md, "Values", lists the kinds and their forms):
-// numbers, bool, std::string, std::optional, std::vector, std::array,
-// std::set, std::map and std::unordered_map with std::string keys,
-// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
-// lp::tensor, enums, and, with <launchpad/json.hpp>, lp::json and types
-// with their own to_json/from_json (NLOHMANN_DEFINE_TYPE_*). Other
-// containers, std::variant, maps with other keys, views and pointers are
-// refused at compile time, each with the reason.
+/// @file
+/// What may cross the wire: lp::wire_type, and lp::json.
 
 #include <launchpad/detail/wire/kind.hpp>
 #include <nlohmann/json_fwd.hpp>
 
 namespace lp {
 
-// What may cross the wire: every parameter and the result of a service
-// method (void too).
+/// What may cross the wire: every parameter and the result of a service
+/// method (void too), and a checkpoint's state.
+///
+/// At any depth: numbers, bool, enums (as their integer), std::string,
+/// std::optional, std::vector, std::array, std::set (of numbers: a typed
+/// array), std::map and std::unordered_map with std::string keys,
+/// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
+/// lp::tensor, and, with `#include <launchpad/json.hpp>`, lp::json and types
+/// with their own to_json/from_json (`NLOHMANN_DEFINE_TYPE_*`).
+///
+/// ```cpp
+/// struct Point {
+///   BOOST_HANA_DEFINE_STRUCT(Point, (double, x), (double, y));
+/// };
+/// static_assert(lp::wire_type<std::map<std::string, std::vector<Point>>>);
+/// ```
+///
+/// Other containers, std::variant, maps with other keys, views and pointers
+/// are refused at compile time, each with the reason and what to use
+/// instead. docs/protocol.md, "Values", gives each kind's form in JSON and
+/// CBOR.
 template <class T>
 concept wire_type = detail::has_wire_form<T>;
 
-// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
-// and writing it needs <launchpad/json.hpp>, which most programs never
-// include, and so never parse nlohmann's header.
+/// Any JSON value, as a wire type: nlohmann's json.
+///
+/// Only declared here: reading and writing it needs
+/// `#include <launchpad/json.hpp>`, which most programs never include, and so
+/// never parse nlohmann's header.
 using json = nlohmann::json;
 
 }  // namespace lp

@@ -13,23 +13,30 @@
 #ifndef LP_SINGLE_INCLUDE_LAUNCHPAD_JSON_HPP
 #define LP_SINGLE_INCLUDE_LAUNCHPAD_JSON_HPP
 
-// lp::json, and types with their own to_json/from_json
-// (NLOHMANN_DEFINE_TYPE_*, an adl_serializer), as wire types.
-//
-// launchpad.hpp declares lp::json but leaves nlohmann's header out: parsing
-// it is about a second of every build of every file (benchmarks/README.md,
-// "Compile cost"), and most services never need it. A file whose services
-// take or return such a type includes this header too; without it, the
-// build stops with a message that says so.
-//
-//   #include <launchpad/launchpad.hpp>
-//   #include <launchpad/json.hpp>
-//   struct Config { lp::json get() const { return settings; } lp::json settings; };
-//
-// Also here: the conversions that let Hana structs, std::optional and
-// lp::tensor sit inside a type nlohmann converts (a Hana struct converts as
-// the wire does: strictly), and to_wire/from_wire, a wire value as json and
-// back.
+/// @file
+/// lp::json, and types with their own to_json/from_json
+/// (`NLOHMANN_DEFINE_TYPE_*`, an adl_serializer), as wire types.
+///
+/// launchpad.hpp declares lp::json but leaves nlohmann's header out: parsing
+/// it is about a second of every build of every file (benchmarks/README.md,
+/// "Compile cost"), and most services never need it. A file whose services
+/// take or return such a type includes this header too; without it, the
+/// build stops with a message that says so.
+///
+/// ```cpp
+/// #include <launchpad/launchpad.hpp>
+/// #include <launchpad/json.hpp>
+///
+/// struct Config {
+///   lp::json get() const { return settings; }
+///   lp::json settings;
+/// };
+/// LP_SERVICE(Config, get);
+/// ```
+///
+/// Also here: the conversions that let Hana structs, std::optional and
+/// lp::tensor sit inside a type nlohmann converts (a Hana struct converts as
+/// the wire does: strictly).
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -92,8 +99,11 @@ struct json_codec {
 
 namespace nlohmann {
 
+/// A struct declared with BOOST_HANA_DEFINE_STRUCT, inside a type nlohmann
+/// converts: as the wire has it, an object of its fields, read strictly.
 template <class T>
 struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
+  /// Writes `value` as its wire form, in plain JSON.
   static void to_json(json& j, const T& value) {
     if constexpr (lp::wire_type<T>) {
       j = lp::detail::to_wire(value);
@@ -102,6 +112,8 @@ struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
       lp::detail::explain_wire_type<T>();
     }
   }
+  /// Reads `value` from its wire form.
+  /// @throws lp::decode_error for a value that does not fit T
   static void from_json(const json& j, T& value) {
     if constexpr (lp::wire_type<T>)
       value = lp::detail::from_wire<T>(j);
@@ -110,25 +122,32 @@ struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
   }
 };
 
-// As the wire has it: the shape, and the data as a typed array.
+/// An lp::tensor inside a type nlohmann converts, as the wire has it:
+/// `{"shape": [...], "data": ...}`, the data a typed array (a binary value).
 template <class T>
 struct adl_serializer<lp::tensor<T>> {
+  /// Writes `t` as its wire form.
   static void to_json(json& j, const lp::tensor<T>& t) { j = lp::detail::to_wire(t); }
+  /// Reads `t` from its wire form.
+  /// @throws lp::decode_error for a value that is no tensor of T
   static void from_json(const json& j, lp::tensor<T>& t) {
     t = lp::detail::from_wire<lp::tensor<T>>(j);
   }
 };
 
 #if NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR < 12
-// nlohmann learnt std::optional (null when empty) in 3.12.
+/// A std::optional inside a type nlohmann converts: null when empty (as
+/// nlohmann itself has it from 3.12).
 template <class T>
 struct adl_serializer<std::optional<T>> {
+  /// Writes the value, or null.
   static void to_json(json& j, const std::optional<T>& value) {
     if (value)
       j = *value;
     else
       j = nullptr;
   }
+  /// Reads the value; null makes it empty.
   static void from_json(const json& j, std::optional<T>& value) {
     if (j.is_null())
       value.reset();

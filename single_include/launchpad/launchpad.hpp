@@ -9,11 +9,16 @@
 
 // ---- launchpad/launchpad.hpp ----
 
-// Launchpad for C++: write services as plain structs, wire them into a
-// program graph, launch it as threads or as processes.
-// See README.md and docs/.
+/// @file
+/// Launchpad for C++: write services as plain structs, wire them into a
+/// program graph, launch it as threads or as processes. This header brings
+/// every public header but json.hpp, cacher.hpp and replay.hpp, which a
+/// program includes on its own. See README.md and docs/.
 
 // ---- launchpad/client.hpp ----
+
+/// @file
+/// lp::client, the typed proxy through which a node calls another.
 
 // ---- launchpad/detail/call/caller.hpp ----
 
@@ -921,110 +926,190 @@ LP_API json read(std::string_view bytes, std::size_t max_depth);
 
 // ---- launchpad/error.hpp ----
 
+/// @file
+/// The exceptions the library throws: lp::error and its subclasses.
+///
+/// Each has a stable id, the first word of its what() in brackets, which
+/// users and scripts can match on: `[lp.graph_error] node 'x' ...`.
+/// docs/troubleshooting.md says, for each id, when it comes and what to do.
+///
+/// ```text
+/// lp::error
+/// +-- graph_error, usage_error, decode_error, node_failure
+/// +-- launch_error: bind_error, secret_error, tls_error, checkpoint_error
+/// +-- transport_error: deadline_exceeded, stopping
+/// +-- remote_error: upstream_error
+/// ```
+
 
 namespace lp {
 
-// Root of every exception the library throws. what() reads
-// "[lp.<id>] <message>", where the id is stable and documented in
-// docs/troubleshooting.md, so users and scripts can match on it.
+/// The root of every exception the library throws.
+///
+/// what() reads `[lp.<id>] <message>`, where the id is stable and
+/// documented in docs/troubleshooting.md, so that users and scripts can
+/// match on it:
+///
+/// ```cpp
+/// try {
+///   counter.add(1);
+/// } catch (const lp::deadline_exceeded& e) {  // a subclass, caught by type
+///   retry_later();
+/// } catch (const lp::error& e) {
+///   std::cerr << e.what() << '\n';  // [lp.transport_error] calling counter.add: ...
+///   log_failure(e.id());            // "transport_error"
+/// }
+/// ```
 class error : public std::runtime_error {
  public:
+  /// An error of this id and message. what() reads `[lp.<id>] <message>`.
+  /// @param id stable, one word: the class's name for the library's own
+  /// @param message what happened and what to do
   LP_API error(const std::string& id, const std::string& message);
+  /// The stable id: "graph_error", "deadline_exceeded", ...
   const std::string& id() const noexcept { return id_; }
 
  private:
   std::string id_;
 };
 
-// The program graph was built wrongly: an empty or duplicate label, a handle
-// from another program, ...
+/// The program graph was built wrongly (id `graph_error`).
+///
+/// An empty, malformed or duplicate label, a handle from another program, a
+/// node reserved and never defined, a bad group setting. Thrown by the
+/// lp::program and lp::node_group call that got it; one that main() lets
+/// escape ends the program with exit status 1 and
+/// `[lp] the program could not start: ...`.
 class graph_error : public error {
  public:
+  /// @param message what is wrong with the graph, naming the node or group
   explicit graph_error(const std::string& message) : error("graph_error", message) {}
 };
 
-// The library was used wrongly at run time: an unknown --lp_ flag,
-// lp::context() outside a node, ...
+/// The library was used wrongly at run time (id `usage_error`).
+///
+/// An unknown `--lp_` flag (lp::launch then exits with status 2),
+/// lp::context() outside a node, a call through a client bound to no node,
+/// a bad metric name, an lp::tensor whose values do not fill its shape.
 class usage_error : public error {
  public:
+  /// @param message the misuse, and what to do instead
   explicit usage_error(const std::string& message) : error("usage_error", message) {}
 };
 
-// A launch could not start or run what it was asked to: a process could not
-// be started, a run directory or log file could not be written, a Slurm tool
-// refused, the launcher's rendezvous could not be reached.
+/// A launch could not start or run what it was asked to (id `launch_error`).
+///
+/// A process could not be started, a run directory or log file could not
+/// be written, a Slurm tool refused, the launcher's rendezvous could not be
+/// reached. Its subclasses name the more particular causes.
 class launch_error : public error {
  public:
+  /// @param message what could not be done, and why
   explicit launch_error(const std::string& message) : error("launch_error", message) {}
 
  protected:
+  /// For the subclasses, which give their own id.
   launch_error(const std::string& id, const std::string& message) : error(id, message) {}
 };
 
-// A node could not listen on its address (a port in use, an address this
-// host does not have).
+/// A node could not listen on its address (id `bind_error`): a port in use,
+/// an address this host does not have.
 class bind_error : public launch_error {
  public:
+  /// @param message the address, and why it could not be bound
   explicit bind_error(const std::string& message) : launch_error("bind_error", message) {}
 };
 
-// The kernel gave no random bytes for the launch's secret.
+/// The kernel gave no random bytes for the launch's secret (id
+/// `secret_error`).
 class secret_error : public launch_error {
  public:
+  /// @param message why getrandom failed
   explicit secret_error(const std::string& message)
       : launch_error("secret_error", message) {}
 };
 
-// The launch's TLS certificate or key cannot be used (--lp_tls_cert,
-// --lp_tls_key, --lp_tls_ca): a file that cannot be read or holds no PEM, a
-// certificate expired or not yet valid, a key of another certificate. The
-// message names the file and the fix.
+/// The launch's TLS certificate or key cannot be used (id `tls_error`).
+///
+/// One of `--lp_tls_cert`, `--lp_tls_key`, `--lp_tls_ca` names a file that
+/// cannot be read or holds no PEM, a certificate expired or not yet valid,
+/// or a key of another certificate. The message names the file and the fix
+/// (docs/protocol.md, "Encryption").
 class tls_error : public launch_error {
  public:
+  /// @param message the file, what is wrong with it, and the fix
   explicit tls_error(const std::string& message) : launch_error("tls_error", message) {}
 };
 
-// A value that does not fit the type it must become: an argument or result
-// on the wire, a checkpoint's state, or lp::json read with get<T>() after
-// <launchpad/json.hpp>. reason() says what was expected and what came.
+/// A value that does not fit the type it must become (id `decode_error`).
+///
+/// An argument or result on the wire, a checkpoint's state, or an lp::json
+/// read with `get<T>()` after `#include <launchpad/json.hpp>`. reason() says
+/// what was expected and what came.
 class decode_error : public error {
  public:
+  /// @param reason what was expected, and what came instead
   explicit decode_error(const std::string& reason)
       : error("decode_error", reason), reason_(reason) {}
+  /// What was expected and what came, without the id.
   const std::string& reason() const noexcept { return reason_; }
 
  private:
   std::string reason_;
 };
 
-// A checkpoint that cannot be restored: unreadable, corrupt, or the state of
-// another service. The message names the file.
+/// A checkpoint that cannot be restored (id `checkpoint_error`): unreadable,
+/// corrupt, or the state of another service. The message names the file
+/// (docs/launching.md, "Fault tolerance").
 class checkpoint_error : public launch_error {
  public:
+  /// @param message the file, and what is wrong with it
   explicit checkpoint_error(const std::string& message)
       : launch_error("checkpoint_error", message) {}
 };
 
-// A node of a launched program failed (its run() threw, its process exited
-// non-zero or was killed), as a test controller's wait() reports it. what()
-// names each failed node; under test_multi_threading the node's own
-// exception is nested (std::rethrow_if_nested).
+/// A node of a launched program failed (id `node_failure`), as
+/// lp::controller::wait() reports it.
+///
+/// A node failed when its run() threw or its process exited non-zero or was
+/// killed, more often than its group's restarts allow. what() names each
+/// failed node; under lp::test_multi_threading the node's own exception is
+/// nested in it:
+///
+/// ```cpp
+/// try {
+///   running.wait();
+/// } catch (const lp::node_failure& e) {
+///   try { std::rethrow_if_nested(e); } catch (const my_error& cause) { ... }
+/// }
+/// ```
 class node_failure : public error {
  public:
+  /// @param summary each failed node, one per line (lp::controller::summary())
   explicit node_failure(const std::string& summary) : error("node_failure", summary) {}
 };
 
-// A call could not reach its node or got no answer: connection refused, the
-// connection dropped, the program is stopping, the deadline passed.
+/// A call could not reach its node or got no answer (id `transport_error`).
+///
+/// The connection was refused or dropped, the program is stopping, the
+/// deadline passed (lp::deadline_exceeded), the node never served. The
+/// method may or may not have run: retry only what is safe to repeat.
+/// what() reads `calling <node>.<method>: <message>`.
 class transport_error : public error {
  public:
+  /// @param node the label of the node called
+  /// @param method the method called
+  /// @param message what happened to the call
   transport_error(const std::string& node, const std::string& method,
                   const std::string& message)
       : transport_error("transport_error", node, method, message) {}
+  /// The label of the node called.
   const std::string& node() const noexcept { return node_; }
+  /// The method called.
   const std::string& method() const noexcept { return method_; }
 
  protected:
+  /// For the subclasses, which give their own id.
   transport_error(const std::string& id, const std::string& node,
                   const std::string& method, const std::string& message)
       : error(id, "calling " + node + "." + method + ": " + message),
@@ -1035,31 +1120,63 @@ class transport_error : public error {
   std::string node_, method_;
 };
 
-// The call's deadline passed before its reply came. The method may still
-// run, or have run, on the node: retry only what is safe to repeat.
+/// The call's deadline passed before its reply came (id
+/// `deadline_exceeded`).
+///
+/// The deadline is two minutes, or what lp::client::with_deadline gave. The
+/// method may still run, or have run, on the node: retry only what is safe
+/// to repeat. A method that waits and gives up at lp::caller_deadline()
+/// reaches its caller as this exception too.
 class deadline_exceeded : public transport_error {
  public:
+  /// @param node the label of the node called
+  /// @param method the method called
+  /// @param message how long the call waited
   deadline_exceeded(const std::string& node, const std::string& method,
                     const std::string& message)
       : transport_error("deadline_exceeded", node, method, message) {}
 };
 
-// The call was refused because the program is stopping: the node no longer
-// takes calls, or the launch no longer knows where it serves. Raised only
-// once this process's own program is stopping too (lp::stop_requested() is
-// true), so a run() that calls other nodes may simply let it end the run():
-// a run() that ends by lp::stopping after a stop was asked for ends cleanly.
+/// The call was refused because the program is stopping (id `stopping`).
+///
+/// The node no longer takes calls, or the launch no longer knows where it
+/// serves. Raised only once this process's own program is stopping too
+/// (lp::stop_requested() is true), so a run() that calls other nodes may
+/// simply let it escape: a run() that ends by lp::stopping after a stop was
+/// asked for ends cleanly, and is no failure.
 class stopping : public transport_error {
  public:
+  /// @param node the label of the node called
+  /// @param method the method called
+  /// @param message why the call was refused
   stopping(const std::string& node, const std::string& method, const std::string& message)
       : transport_error("stopping", node, method, message) {}
 };
 
-// The node answered with an error: the method threw (code "remote_exception"),
-// the request was bad ("bad_request"), no such method ("no_such_method"), the
-// node is stopping ("stopping"). message() is the node's own text.
+/// The node answered with an error (id `remote_error`).
+///
+/// code() says which, as the wire protocol's error reply has it
+/// (docs/protocol.md, "Errors"): `remote_exception` (the method threw, and
+/// message() is its what()), `bad_request` (an argument that does not fit
+/// its parameter), `no_such_method`, `unauthenticated`, `node_failed`,
+/// `payload_too_large`, ... A refusal for stopping comes as lp::stopping, a
+/// method that gave up at the deadline as lp::deadline_exceeded, and a
+/// cacher's failure as lp::upstream_error.
+///
+/// ```cpp
+/// try {
+///   counter.add(-1);
+/// } catch (const lp::remote_error& e) {
+///   if (e.code() == "remote_exception") std::cerr << e.message();  // add's what()
+/// }
+/// ```
 class remote_error : public error {
  public:
+  /// @param node the label of the node that answered
+  /// @param method the method called
+  /// @param code the reply's error code, such as "remote_exception"
+  /// @param message the node's own text
+  /// @param status the reply's HTTP status
   remote_error(const std::string& node, const std::string& method,
                const std::string& code, const std::string& message, int status)
       : error("remote_error", node + "." + method + " failed (" + code + "): " + message),
@@ -1068,13 +1185,20 @@ class remote_error : public error {
         code_(code),
         message_(message),
         status_(status) {}
+  /// The label of the node that answered.
   const std::string& node() const noexcept { return node_; }
+  /// The method called.
   const std::string& method() const noexcept { return method_; }
+  /// The reply's error code: "remote_exception", "bad_request", ...
   const std::string& code() const noexcept { return code_; }
+  /// The node's own text: for "remote_exception", the method's what().
   const std::string& message() const noexcept { return message_; }
+  /// The reply's HTTP status: 500 for "remote_exception", 400 for
+  /// "bad_request", ...
   int status() const noexcept { return status_; }
 
  protected:
+  /// The same answer under another id, for the subclasses.
   remote_error(const std::string& id, const remote_error& answer)
       : error(id, answer.node() + "." + answer.method() + " failed (" + answer.code() +
                       "): " + answer.message()),
@@ -1089,13 +1213,17 @@ class remote_error : public error {
   int status_;
 };
 
-// A node that answers for another (an lp::cacher) got no answer from the node
-// behind it, and had none young enough to serve instead. node() is the node
-// called (the cacher); message() names the node behind it, its method, and
-// why it failed. code() is "upstream_failed", status() 502. The node called
-// recovers by itself once the node behind answers again: retry later.
+/// A node that answers for another got no answer from the node behind it
+/// (id `upstream_error`).
+///
+/// An lp::cacher had no answer young enough to serve, and asking the node
+/// behind it failed. node() is the node called (the cacher); message()
+/// names the node behind it, its method, and why it failed. code() is
+/// "upstream_failed", status() 502. The cacher recovers by itself once the
+/// node behind answers again: retry later (docs/cacher.md).
 class upstream_error : public remote_error {
  public:
+  /// @param answer the cacher's error reply
   explicit upstream_error(const remote_error& answer)
       : remote_error("upstream_error", answer) {}
 };
@@ -2677,28 +2805,41 @@ class watched_run {
 
 // ---- launchpad/wire.hpp ----
 
-// What may cross the wire: every method parameter and return type of a
-// service must be an lp::wire_type (detail/wire/kind.hpp classifies them;
-// docs/protocol.md, "Values", lists the kinds and their forms):
-// numbers, bool, std::string, std::optional, std::vector, std::array,
-// std::set, std::map and std::unordered_map with std::string keys,
-// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
-// lp::tensor, enums, and, with <launchpad/json.hpp>, lp::json and types
-// with their own to_json/from_json (NLOHMANN_DEFINE_TYPE_*). Other
-// containers, std::variant, maps with other keys, views and pointers are
-// refused at compile time, each with the reason.
+/// @file
+/// What may cross the wire: lp::wire_type, and lp::json.
 
 
 namespace lp {
 
-// What may cross the wire: every parameter and the result of a service
-// method (void too).
+/// What may cross the wire: every parameter and the result of a service
+/// method (void too), and a checkpoint's state.
+///
+/// At any depth: numbers, bool, enums (as their integer), std::string,
+/// std::optional, std::vector, std::array, std::set (of numbers: a typed
+/// array), std::map and std::unordered_map with std::string keys,
+/// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
+/// lp::tensor, and, with `#include <launchpad/json.hpp>`, lp::json and types
+/// with their own to_json/from_json (`NLOHMANN_DEFINE_TYPE_*`).
+///
+/// ```cpp
+/// struct Point {
+///   BOOST_HANA_DEFINE_STRUCT(Point, (double, x), (double, y));
+/// };
+/// static_assert(lp::wire_type<std::map<std::string, std::vector<Point>>>);
+/// ```
+///
+/// Other containers, std::variant, maps with other keys, views and pointers
+/// are refused at compile time, each with the reason and what to use
+/// instead. docs/protocol.md, "Values", gives each kind's form in JSON and
+/// CBOR.
 template <class T>
 concept wire_type = detail::has_wire_form<T>;
 
-// Any JSON value, as a wire type (nlohmann's). Only declared here: reading
-// and writing it needs <launchpad/json.hpp>, which most programs never
-// include, and so never parse nlohmann's header.
+/// Any JSON value, as a wire type: nlohmann's json.
+///
+/// Only declared here: reading and writing it needs
+/// `#include <launchpad/json.hpp>`, which most programs never include, and so
+/// never parse nlohmann's header.
 using json = nlohmann::json;
 
 }  // namespace lp
@@ -3484,18 +3625,10 @@ call_result<Caller, Method> proxy_call(const Caller& from, A&&... args) {
 
 // ---- launchpad/service.hpp ----
 
-// LP_SERVICE(T, methods...) makes the struct T a service: a node of a program
-// that other nodes call through lp::client<T>. Write it right after T, in T's
-// namespace (or at global scope), before any lp::client<T> is used:
-//
-//   struct Counter { long add(long x) { return total += x; } long total = 0; };
-//   LP_SERVICE(Counter, add);
-//
-// It builds, at compile time, the table of T's remote methods (a Boost.Hana
-// tuple of method descriptors) and the proxy that gives lp::client<T> members
-// of the same names and parameter types. A struct with a `void run()` and no remote methods is
-// written LP_SERVICE(T). For a class template, name an alias:
-// `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
+/// @file
+/// LP_SERVICE and LP_BATCHED, which make a struct a service, and the
+/// concepts that say what a service is and does (docs/concepts.md,
+/// "Services and LP_SERVICE").
 
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
@@ -3885,39 +4018,100 @@ template <class T>
 using definition_of = decltype(lp_service_lookup(lp_service_tag<T>{}));
 }  // namespace detail
 
+/// A type that LP_SERVICE made a service: a node of a program that other
+/// nodes call through `lp::client<T>`.
 template <class T>
 concept service = requires {
   lp_service_lookup(lp_service_tag<T>{});
   requires std::is_same_v<typename detail::definition_of<T>::service_type, T>;
 };
 
-// The compile-time description of service T that LP_SERVICE wrote.
+/// The compile-time description of service T that LP_SERVICE wrote: its
+/// `name` (a std::string_view) and its `methods` (a Boost.Hana tuple of one
+/// descriptor per method, each with its `name` and member `pointer`).
+///
+/// ```cpp
+/// static_assert(lp::service_definition<Counter>::name == "Counter");
+/// ```
 template <service T>
 using service_definition = detail::definition_of<T>;
 
-// A node's run() is called on its own thread once every node serves.
+/// A service with a `void run()`: the launch calls it on a thread of its
+/// own once every node serves, and the node keeps serving after it returns.
+///
+/// A run() that loops watches lp::stop_requested(). A program whose
+/// run()s have all returned stops, except under a test's controller.
 template <class T>
 concept runnable = requires(T& node) {
   node.run();
 };
 
-// A service opts into concurrent handlers with
-//   static constexpr bool lp_concurrent_handlers = true;
-// Otherwise calls to one node run one at a time, like an actor's messages.
+/// A service whose calls may run at the same time, on many threads: it
+/// guards its own state.
+///
+/// ```cpp
+/// struct Cache {
+///   static constexpr bool lp_concurrent_handlers = true;
+///   std::string get(const std::string& key) const;  // may run on many threads at once
+///   mutable std::shared_mutex mutex;                // guards what get() reads
+/// };
+/// ```
+///
+/// Otherwise calls to one node run one at a time, like an actor's messages,
+/// and its state needs no lock (docs/concepts.md, "Calls to one node").
+/// run() always runs beside the calls.
 template <class T>
 concept concurrent_handlers = requires {
   requires static_cast<bool>(T::lp_concurrent_handlers);
 };
 
-// A service whose state survives restarts: `State lp_save() const` and
-// `void lp_restore(State)`, State with a wire form. The launch saves it every
-// group's checkpoint_every and when the node stops, and restores it before a
-// restarted node serves (docs/launching.md, "Fault tolerance").
+/// A service whose state survives restarts: it has `State lp_save() const`
+/// and `void lp_restore(State)`, with State an lp::wire_type.
+///
+/// ```cpp
+/// struct Counter {
+///   long add(long x) { return total += x; }
+///   long lp_save() const { return total; }
+///   void lp_restore(long saved) { total = saved; }
+///   long total = 0;
+/// };
+/// ```
+///
+/// The launch saves it every lp::node_group::checkpoint_every and when the
+/// node stops, and restores it before a restarted node serves, or a node of
+/// a launch given `--lp_resume` (docs/launching.md, "Checkpoints").
 template <class T>
 concept checkpointed = detail::restores_saved_state<T>;
 
 }  // namespace lp
 
+/// Makes the struct T a service: a node of a program that other nodes call
+/// through `lp::client<T>`, with a member for each method listed.
+///
+/// ```cpp
+/// struct Counter {
+///   long add(long x) { return total += x; }
+///   long get() const { return total; }
+///   long total = 0;
+/// };
+/// LP_SERVICE(Counter, add, get);
+/// ```
+///
+/// Write it right after T, in T's namespace or at global scope, before any
+/// `lp::client<T>` is used. A service with a `void run()` and no remote
+/// methods is written `LP_SERVICE(T)`. For a class template, name an alias:
+/// `using IntBox = Box<int>; LP_SERVICE(IntBox, get);`.
+///
+/// Each method listed is a public, non-static member function, not
+/// overloaded and not a template, named other than `async`, `node` and
+/// `with_deadline` (lp::client's own), whose parameters (by value or const
+/// reference) and result are lp::wire_type. A mistake stops the build with a
+/// message that names the service, the method and the fix
+/// (docs/troubleshooting.md, "At compile time").
+///
+/// @param T the struct
+/// @param ... its remote methods' names, up to 64
+//
 // The macro only writes names: a descriptor per method (its name, its
 // member pointer and two probes that need the name) and a proxy member per
 // method that hands the call to the library. What it checks is in
@@ -4016,20 +4210,34 @@ concept checkpointed = detail::restores_saved_state<T>;
     }                                                                                 \
   };
 
-// LP_BATCHED(T, m, max_batch, max_wait) makes T::m a batched method: the
-// node gathers concurrent calls, up to max_batch of them or as many as came
-// within max_wait of the first, and invokes m once with them all. T::m takes
-// a std::vector for each parameter (one element per call) and returns a
-// std::vector with one result per call, in the same order (or void). Callers
-// see single elements:
-//
-//   struct Policy { std::vector<int> act(std::vector<lp::tensor<float>> observations); };
-//   LP_SERVICE(Policy, act);
-//   LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
-//   ...
-//   int action = policy.act(observation);  // one observation, one action
-//
-// Write it right after LP_SERVICE, in the same namespace.
+/// Makes T::m a batched method: the node gathers concurrent calls, up to
+/// `max_batch` of them or as many as came within `max_wait` of the first,
+/// and invokes m once with them all.
+///
+/// T::m takes a std::vector for each parameter (one element per call) and
+/// returns a std::vector with one result per call, in the same order (or
+/// void). Callers see single elements:
+///
+/// ```cpp
+/// struct Policy {
+///   std::vector<int> act(std::vector<lp::tensor<float>> observations);
+/// };
+/// LP_SERVICE(Policy, act);
+/// LP_BATCHED(Policy, act, 64, std::chrono::milliseconds(5));
+/// ...
+/// int action = policy.act(observation);  // one observation, one action
+/// ```
+///
+/// If m throws, or returns another number of results, every caller of the
+/// batch gets lp::remote_error. A batch is one turn of the node, as a call
+/// is (docs/concepts.md, "Batched methods"). Write it right after
+/// LP_SERVICE, in the same namespace.
+///
+/// @param T the service
+/// @param m the method, listed in T's LP_SERVICE
+/// @param max_batch the most calls in one batch
+/// @param max_wait a std::chrono::duration: how long the first call of a
+/// batch waits for others
 #define LP_BATCHED(T, m, max_batch, max_wait)                                        \
   constexpr ::lp::detail::batch_limits lp_batch_limits(                              \
       ::lp_batch_tag<lp_service_definition<T>::lp_method_##m>) {                     \
@@ -4057,16 +4265,37 @@ struct proxy_of<T, Caller> {
 };
 }  // namespace detail
 
-// A typed proxy to a node serving T: it has a member for every method that
-// LP_SERVICE listed, with the same name and parameter types, and calls the
-// node over the wire.
-//
-//   long n = counter.add(1);                  // blocks for the result
-//   std::future<long> f = counter.async.add(1);
-//
-// A node gets its clients from the lp::handle<T> arguments given to add_node;
-// a test, from its controller's client(handle). Copies share one connection
-// pool; a client is safe to use from many threads.
+/// A typed proxy to a node serving T: it has a member for every method that
+/// LP_SERVICE listed, with the same name and parameter types, and calls the
+/// node over the wire.
+///
+/// ```cpp
+/// struct Producer {
+///   lp::client<Counter> counter;  // from the lp::handle<Counter> given to add_node
+///   void run() {
+///     long n = counter.add(1);                     // blocks for the result
+///     std::future<long> f = counter.async.add(1);  // returns at once
+///   }
+/// };
+/// ```
+///
+/// The compiler checks each call as it would a local one: the number of
+/// arguments and their conversions, with a message that names the method
+/// and the fix. A node gets its clients from the lp::handle arguments given
+/// to lp::program::add_node; a test, from lp::controller::client. Copies
+/// share one connection pool; a client is safe to use from many threads
+/// (docs/concepts.md, "Handles and clients").
+///
+/// A call returns the method's result, or throws:
+/// - lp::remote_error when the node answered with an error: the method
+///   threw (`code()` "remote_exception"), an argument did not fit;
+/// - lp::deadline_exceeded when no reply came within the deadline (two
+///   minutes, or what with_deadline gave);
+/// - lp::stopping when the program is stopping;
+/// - lp::transport_error when the node could not be reached;
+/// - lp::usage_error for a client bound to no node.
+///
+/// @tparam T a service (LP_SERVICE)
 template <class T>
 class client : public detail::proxy_of<T, detail::sync_caller>::type {
   static_assert(
@@ -4077,23 +4306,37 @@ class client : public detail::proxy_of<T, detail::sync_caller>::type {
   using async_proxy = typename detail::proxy_of<T, detail::async_caller>::type;
 
  public:
+  /// The service the node serves.
   using service_type = T;
 
-  // Bound to no node: its calls throw lp::usage_error.
+  /// Bound to no node: its calls throw lp::usage_error.
   client() = default;
 
-  // The same methods, each returning a std::future of its result.
+  /// The same methods, each returning a std::future of its result:
+  /// `future.get()` returns it or throws what the blocking call would.
+  ///
+  /// A process runs at most 64 async calls at once, each on a thread of a
+  /// shared pool; further ones wait in a queue, their deadline already
+  /// running (docs/concepts.md, "Handles and clients").
   async_proxy async;
 
-  // The label of the node this client calls.
+  /// The label of the node this client calls.
   const std::string& node() const { return detail::call_access::target(*this).node(); }
 
-  // A copy of this client (sharing its connections) whose calls, sync and
-  // async, give up after `deadline` with lp::deadline_exceeded, counted from
-  // when each call is made. Keep the copy for a client-wide default, or use
-  // it for one call:
-  //   counter.with_deadline(std::chrono::milliseconds(50)).add(1);
-  // Without it a call waits up to two minutes.
+  /// A copy of this client, sharing its connections, whose calls give up
+  /// after `deadline` with lp::deadline_exceeded.
+  ///
+  /// The deadline counts from when each call, sync or async, is made, and
+  /// covers any wait for a node that does not serve yet. Keep the copy for
+  /// a client-wide default, or use it for one call:
+  ///
+  /// ```cpp
+  /// counter.with_deadline(std::chrono::milliseconds(50)).add(1);
+  /// ```
+  ///
+  /// Without it a call waits up to two minutes. The node learns the deadline
+  /// too (lp::caller_deadline()). After it passes, the method may still run
+  /// on the node.
   client with_deadline(std::chrono::milliseconds deadline) const {
     client copy = *this;
     copy.lp_deadline_ = deadline;
@@ -4122,26 +4365,35 @@ struct client_access {
 
 // ---- launchpad/context.hpp ----
 
-// What a node may ask about itself and about the program it belongs to.
+/// @file
+/// What a node may ask about itself and about the program it belongs to:
+/// lp::context(), the stop (lp::stop(), lp::stop_requested(),
+/// lp::wait_for_stop(), lp::on_stop()), lp::wait_for_runs(), lp::heartbeat()
+/// and lp::caller_deadline(). docs/concepts.md, "Node lifecycle", says when
+/// each applies.
 
 #include <unistd.h>
 
 
 namespace lp {
 
+/// The identity of a node, as lp::context() gives it to the node's code.
 struct node_context {
-  std::string label;    // "counter", "actors/3"
-  std::string group;    // "actors"; empty outside a group
-  int index = -1;       // 3 in "actors/3"; -1 outside a group
-  std::string program;  // the name given to lp::program
-  std::string launch;   // the launch policy: "test_mt", "local_mt", "local_mp", ...
-  std::string run_dir;  // the launch's run directory (its secret, its logs);
-                        // empty under a test_multi_threading controller
-  int pid = 0;          // the node's process
-  // Under local_mp, for a group with resources({.cpus, .gpus}): the cores
-  // its process is pinned to and the GPUs handed to it (CUDA_VISIBLE_DEVICES
-  // holds them too); empty otherwise.
+  std::string label;    ///< "counter", "actors/3"
+  std::string group;    ///< "actors"; empty outside a group
+  int index = -1;       ///< 3 in "actors/3"; -1 outside a group
+  std::string program;  ///< the name given to lp::program
+  std::string launch;   ///< the launch policy: "test_mt", "local_mt", "local_mp", ...
+  /// The launch's run directory (its secret, its logs); empty under a
+  /// test_multi_threading controller.
+  std::string run_dir;
+  int pid = 0;  ///< the node's process
+  /// Under local_mp, for a group with resources({.cpus, .gpus}): the cores
+  /// its process is pinned to; empty otherwise.
   std::vector<int> cores;
+  /// Under local_mp, for a group with resources({.cpus, .gpus}): the GPUs
+  /// handed to its process (CUDA_VISIBLE_DEVICES holds them too); empty
+  /// otherwise.
   std::vector<int> gpus;
 };
 
@@ -4163,8 +4415,19 @@ inline std::shared_ptr<launch_state> launch_of_caller(const char* function) {
 }
 }  // namespace detail
 
-// The identity of the node whose code calls it (from run(), a handler or the
-// node's constructor). Throws lp::usage_error elsewhere.
+/// The identity of the node whose code calls it: from run(), a method or the
+/// node's constructor.
+///
+/// ```cpp
+/// void run() {
+///   auto me = lp::context();  // me.label == "actors/3", me.index == 3
+///   seed(me.index);
+/// }
+/// ```
+///
+/// Threads that a node starts itself are not the node's: read the context
+/// first and pass it on.
+/// @throws lp::usage_error when called from any other thread
 inline node_context context() {
   const auto* identity = detail::this_thread_node().identity;
   if (!identity)
@@ -4177,40 +4440,78 @@ inline node_context context() {
           ::getpid(),        identity->cores,  identity->gpus};
 }
 
-// When a method must have answered for its caller to hear the answer: the
-// client sends its deadline with each call (docs/protocol.md, the
-// Lp-Deadline-Ms header), so a method that waits (lp::replay's limiters)
-// gives up when nobody would wait for it any more. Over HTTP it comes a
-// tenth of the time left (at most 100 ms) before the caller's own, for the
-// reply to travel: a method that gives up then answers before the caller
-// does, rather than do what it waited for unheard. time_point::max()
-// outside a method, or for a caller that sent none (curl, unless it says).
+/// When a method must have answered for its caller to hear the answer.
+///
+/// The client sends its deadline with each call (docs/protocol.md, the
+/// `Lp-Deadline-Ms` header), so a method that waits (lp::replay's limiters)
+/// gives up when nobody would wait for it any more. Over HTTP it comes a
+/// tenth of the time left (at most 100 ms) before the caller's own, for the
+/// reply to travel: a method that gives up then answers before the caller
+/// does, rather than do what it waited for unheard.
+///
+/// ```cpp
+/// Score evaluate(Policy policy) {
+///   auto left = lp::caller_deadline() - std::chrono::steady_clock::now();
+///   if (left < std::chrono::seconds(10))  // an evaluation takes about 10 s
+///     throw std::runtime_error("too little time left to evaluate");
+///   ...
+/// }
+/// ```
+///
+/// @return the deadline; `time_point::max()` outside a method, or for a caller
+/// that sent none (curl, unless it says)
 inline std::chrono::steady_clock::time_point caller_deadline() noexcept {
   return detail::this_thread_node().call_deadline;
 }
 
-// Stops the whole program: from a node, its own program; from elsewhere (main,
-// a signal handler thread), every program running in this process.
+/// Stops the whole program: from a node, its own program; from elsewhere
+/// (main, a signal handler thread), every program running in this process.
+///
+/// It returns once the lp::on_stop callbacks have run (on this thread, or on
+/// the one that asked first); the launch then waits for every run() to
+/// return and closes the servers (docs/concepts.md, "Node lifecycle").
 LP_API void stop();
 
+/// Whether the program was asked to stop: the test of a run() that loops.
+///
+/// ```cpp
+/// void run() {
+///   while (!lp::stop_requested()) step();
+/// }
+/// ```
+///
+/// A call from run() is also a sign of its progress (lp::heartbeat()).
+/// @throws lp::usage_error outside a node, unless exactly one program runs in
+/// this process
 inline bool stop_requested() {
   detail::sign_of_life();
   return detail::launch_of_caller("lp::stop_requested()")->stop_requested();
 }
 
-// Tells the launch that the run() calling it makes progress, for its group's
-// health_timeout (docs/launching.md, "Fault tolerance"): a run() that goes
-// that long without a sign is taken for hung. Calls through lp::client,
-// lp::stop_requested() and lp::metrics are signs already, and a wait in
-// lp::wait_for_stop() or lp::wait_for_runs() never looks hung; this is for
-// a run() that works long without any of them. Cheap (a load and a store);
-// counts only on run()'s own thread, and does nothing elsewhere.
+/// Tells the launch that the run() calling it makes progress, for its
+/// group's health_timeout (docs/launching.md, "Hung nodes").
+///
+/// A run() that goes that long without a sign is taken for hung. Calls
+/// through lp::client, lp::stop_requested() and lp::metrics are signs
+/// already, and a wait in lp::wait_for_stop() or lp::wait_for_runs() never
+/// looks hung; this is for a run() that works long without any of them.
+/// Cheap (a load and a store); counts only on run()'s own thread, and does
+/// nothing elsewhere.
 inline void heartbeat() noexcept {
   detail::sign_of_life();
 }
 
-// Waits until the program is asked to stop, at most `timeout`. Returns true
-// if it was.
+/// Waits until the program is asked to stop, at most `timeout`.
+///
+/// ```cpp
+/// void run() {
+///   while (!lp::wait_for_stop(std::chrono::seconds(1))) tick();  // once a second
+/// }
+/// ```
+///
+/// @return true if the program was asked to stop
+/// @throws lp::usage_error outside a node, unless exactly one program runs in
+/// this process
 template <class Rep, class Period>
 bool wait_for_stop(std::chrono::duration<Rep, Period> timeout) {
   auto launch = detail::launch_of_caller("lp::wait_for_stop()");
@@ -4219,28 +4520,55 @@ bool wait_for_stop(std::chrono::duration<Rep, Period> timeout) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
 }
 
+/// Waits until the program is asked to stop.
+/// @throws lp::usage_error outside a node, unless exactly one program runs in
+/// this process
 inline void wait_for_stop() {
   auto launch = detail::launch_of_caller("lp::wait_for_stop()");
   detail::library_wait waiting;
   launch->wait_for_stop();
 }
 
-// Waits until the run() of every node named (a group's name or a node's
-// label) has returned; false if the program stops first. Under every launch
-// policy, from any node but those it waits for (lp::usage_error), e.g.
-// lp::wait_for_runs("actors") or lp::wait_for_runs({"actors", "learner"}).
-// A node restarted after its run() returned does not make it pending again.
+/// Waits until the run() of every node named has returned, under every
+/// launch policy.
+///
+/// ```cpp
+/// lp::wait_for_runs({"actors", "learner"});  // groups' names or nodes' labels
+/// ```
+///
+/// A node restarted after its run() returned does not make it pending again
+/// (docs/launching.md, "Waiting for a group").
+/// @param names groups' names or nodes' labels
+/// @return true once they have returned; false if the program stops first
+/// @throws lp::usage_error from a node it would wait for, or outside a node
+/// unless exactly one program runs in this process
+/// @throws lp::graph_error for a name that is no node or group of the program
 inline bool wait_for_runs(const std::vector<std::string>& names) {
   auto launch = detail::launch_of_caller("lp::wait_for_runs()");
   detail::library_wait waiting;
   return launch->wait_for_runs(names);
 }
+/// Waits until the run() of every node of one group, or of one node, has
+/// returned: lp::wait_for_runs("actors").
+/// @param name a group's name or a node's label
+/// @return true once they have returned; false if the program stops first
 inline bool wait_for_runs(const char* name) {
   return wait_for_runs(std::vector<std::string>{name});
 }
 
-// Runs `callback` once when the program is asked to stop (at once if it
-// already is), before the servers close: the place to flush and save.
+/// Runs `callback` once when the program is asked to stop (at once if it
+/// already is), while every server still serves: the place to flush and
+/// save.
+///
+/// ```cpp
+/// Logger() {
+///   lp::on_stop([this] { file_.flush(); });
+/// }
+/// ```
+///
+/// An exception from `callback` counts as a failure of the node.
+/// @throws lp::usage_error outside a node, unless exactly one program runs in
+/// this process
 inline void on_stop(std::function<void()> callback) {
   detail::launch_of_caller("lp::on_stop()")->on_stop(std::move(callback));
 }
@@ -4249,27 +4577,42 @@ inline void on_stop(std::function<void()> callback) {
 
 // ---- launchpad/handle.hpp ----
 
+/// @file
+/// lp::handle, a node's name in the program graph.
+
 
 namespace lp {
 
 class program;
 
-// Names a node of a program graph; add_node returns one. Give it to another
-// node's add_node arguments, where it becomes an lp::client<T> when that node
-// is built (also inside a std::vector). Cheap to copy.
-//
-// A default-constructed handle is empty: it names no node (label() is ""),
-// and add_node refuses it with lp::graph_error. It lets a struct hold a
-// handle member that is assigned later.
+/// Names a node of a program graph; lp::program::add_node returns one.
+///
+/// Give it to another node's add_node arguments, where it becomes an
+/// `lp::client<T>` when that node is built (also inside a std::vector); a
+/// test gets a client from lp::controller::client(handle). Cheap to copy.
+///
+/// ```cpp
+/// lp::handle<Counter> counter = p.add_node<Counter>("counter");
+/// p.add_node<Producer>("producer", counter);  // Producer has an lp::client<Counter>
+/// ```
+///
+/// A default-constructed handle is empty: it names no node (label() is ""),
+/// and add_node refuses it with lp::graph_error. It lets a struct hold a
+/// handle member that is assigned later.
+///
+/// @tparam T the service the node serves
 template <class T>
 class handle {
  public:
+  /// The service the node serves.
   using service_type = T;
 
+  /// An empty handle, which names no node.
   handle() = default;
 
+  /// The node's label: "counter", or "actors/3" in a group.
   const std::string& label() const noexcept { return label_; }
-  // True for a default-constructed handle, which names no node.
+  /// True for a default-constructed handle, which names no node.
   bool empty() const noexcept { return owner_ == nullptr; }
 
  private:
@@ -4281,8 +4624,8 @@ class handle {
   std::string label_;
 
  public:
-  // The program that made this handle, to refuse handles from another graph;
-  // null for an empty handle.
+  /// The program that made this handle, to refuse handles from another graph;
+  /// null for an empty handle.
   const program* owner() const noexcept { return owner_; }
 };
 
@@ -4290,19 +4633,25 @@ class handle {
 
 // ---- launchpad/launch.hpp ----
 
-// lp::launch runs a program under a launch policy:
-//
-//   return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
-//   return lp::launch<lp::local_multi_processing>(p, argc, argv);
-//   return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
-//   return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
-//   auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
-//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
-//
-// The policy named as a template argument is the default; --lp_launch on the
-// command line chooses among the others, so one binary runs every way. The
-// policy's transport is chosen at compile time (launch/policy.hpp).
+/// @file
+/// lp::launch, which runs a program under a launch policy, and every policy
+/// (docs/launching.md).
+///
+/// ```cpp
+/// return lp::launch(p, argc, argv);                        // --lp_launch=... or local_mt
+/// return lp::launch<lp::local_multi_processing>(p, argc, argv);
+/// return lp::launch<lp::slurm>(p, argc, argv);              // one Slurm job
+/// return lp::launch<lp::kubernetes>(p, argc, argv);         // Jobs on Kubernetes
+/// auto running = lp::launch<lp::test_multi_threading>(p);  // in a test
+/// auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+/// auto fast = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+/// ```
+///
+/// This header brings the library's compiled part, inline, into every file
+/// that includes it (launchpad.hpp does), unless the build defines
+/// LP_SEPARATE_COMPILATION: dependency('launchpad') does, and compiles it
+/// once; with the single header, one file of the program also defines
+/// LP_IMPLEMENTATION (docs/getting-started.md, "Build").
 
 // ---- launchpad/detail/named_policies.hpp ----
 
@@ -4312,42 +4661,52 @@ class handle {
 
 // ---- launchpad/launch/kubernetes.hpp ----
 
+/// @file
+/// lp::kubernetes, the policy that runs a program as Kubernetes Jobs.
+
 // ---- launchpad/launch/policy.hpp ----
 
-// What a launch policy is, how its nodes call each other, and where the
-// output of its node processes goes.
-//
-// A policy is a type named as lp::launch's template argument. It names its
-// --lp_launch value (`flag`), its transport, and whether a program's main()
-// can run it from a command line; a policy for tests also names its
-// controller and that controller's options. lp::launch checks all of this at
-// compile time, so a policy used in a form it cannot run is a compile error.
+/// @file
+/// What a launch policy is (lp::launch_policy), how its nodes call each other
+/// (lp::transport_kind, lp::direct_calls), and where the output of its node
+/// processes goes (lp::terminal_kind).
 
 
 namespace lp {
 
-// How calls between two nodes hosted in one process travel. Between
-// processes they always go over HTTP (JSON and CBOR, docs/protocol.md).
+/// How calls between two nodes hosted in one process travel. Between
+/// processes they always go over HTTP (JSON and CBOR, docs/protocol.md).
 enum class transport_kind {
-  http,    // over loopback HTTP, like every other call
-  direct,  // on the caller's thread, without HTTP (arguments are still copied)
+  http,    ///< over loopback HTTP, like every other call
+  direct,  ///< on the caller's thread, without HTTP (arguments are still copied)
 };
 
-// Where the output of a launch's node processes goes (--lp_terminal;
-// process_test_options::terminal).
+/// Where the output of a launch's node processes goes: `--lp_terminal`, and
+/// lp::process_test_options::terminal (docs/launching.md, "Output").
 enum class terminal_kind {
-  current,  // the launcher's own stdout and stderr, each line behind its node's label
-  files,    // one log per node process
-  tmux,     // one log per node process, and a tmux session with a window following each
+  current,  ///< the launcher's own stdout and stderr, each line behind its node's label
+  files,    ///< one log per node process, in the run directory
+  tmux,     ///< one log per node process, and a tmux session with a window following each
 };
 
+/// The transport of every policy but lp::direct_calls: calls within a
+/// process go over loopback HTTP too.
 struct http_transport {
-  static constexpr transport_kind kind = transport_kind::http;
+  static constexpr transport_kind kind = transport_kind::http;  ///< HTTP
 };
+/// The transport of lp::direct_calls: calls within a process are direct.
 struct direct_transport {
-  static constexpr transport_kind kind = transport_kind::direct;
+  static constexpr transport_kind kind = transport_kind::direct;  ///< direct
 };
 
+/// A launch policy: a type named as lp::launch's template argument.
+///
+/// It names its `--lp_launch` value (`flag`), its transport (lp::http_transport
+/// or lp::direct_transport), and whether a program's main() can run it from
+/// a command line (`from_command_line`); a policy for tests also names its
+/// `controller` and that controller's `options`. lp::launch checks all of
+/// this at compile time, so a policy used in a form it cannot run is a
+/// compile error that says what to write.
 template <class P>
 concept launch_policy = requires {
   { P::flag } -> std::convertible_to<std::string_view>;
@@ -4355,30 +4714,47 @@ concept launch_policy = requires {
   { P::from_command_line } -> std::convertible_to<bool>;
 };
 
-// P, with calls between nodes of one process made directly, skipping HTTP:
-// for fast tests of big programs, and colocated groups. Under any policy
-// that --lp_launch picks at run time, calls between processes still go over
-// HTTP.
-//
-//   auto running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+/// P, with calls between nodes of one process made directly, skipping HTTP:
+/// for fast tests of big programs, and colocated groups.
+///
+/// ```cpp
+/// auto running = lp::launch<lp::direct_calls<lp::test_multi_threading>>(p);
+/// ```
+///
+/// A client then calls a node of its own process on the caller's thread
+/// (about 1 us for a small call, against 80-220 us over loopback HTTP).
+/// Arguments and results are still encoded and decoded, so a method sees
+/// copies and every error is the same; only a deadline cannot cut a direct
+/// call short (docs/launching.md, "test_multi_threading"). Under any policy
+/// that `--lp_launch` picks at run time, calls between processes still go
+/// over HTTP.
 template <launch_policy P>
 struct direct_calls : P {
-  using transport = direct_transport;
+  using transport = direct_transport;  ///< calls within a process are direct
 };
 
 }  // namespace lp
 
 namespace lp {
 
-// The program on Kubernetes (docs/kubernetes.md). On a workstation, the
-// command writes the launch's manifests: one Indexed Job per process group,
-// a coordinator Job, a headless Service that gives each pod a DNS name, and
-// a Secret with the launch's secret and TLS credentials. In the pods, the
-// same binary is the coordinator (rendezvous, status page, the program's
-// end) or the process its Job's index names.
+/// The program on Kubernetes, one pod per process (docs/kubernetes.md).
+///
+/// ```cpp
+/// return lp::launch<lp::kubernetes>(p, argc, argv);  // or --lp_launch=kubernetes
+/// ```
+///
+/// On a workstation, the command writes the launch's manifests: one Indexed
+/// Job per process group, a coordinator Job, a headless Service that gives
+/// each pod a DNS name, and a Secret with the launch's secret and TLS
+/// credentials. In the pods, the same binary is the coordinator
+/// (rendezvous, status page, the program's end) or the process its Job's
+/// index names.
 struct kubernetes {
+  /// Its name on the command line: `--lp_launch=kubernetes`.
   static constexpr std::string_view flag = "kubernetes";
+  /// True: a program's main() runs it, with lp::launch(p, argc, argv).
   static constexpr bool from_command_line = true;
+  /// Calls between nodes of one process go over HTTP too.
   using transport = http_transport;
 };
 
@@ -4386,20 +4762,34 @@ struct kubernetes {
 
 // ---- launchpad/launch/local_multi_processing.hpp ----
 
+/// @file
+/// lp::local_multi_processing, the policy that runs each node of a program as
+/// a process of its own.
+
 
 namespace lp {
 
-// Every node its own process: the launcher starts this same program again
-// once per node (or per colocated group), with the same arguments; each
-// process builds the same program graph and runs only its own nodes. The
-// nodes find each other through the launcher (a rendezvous on loopback), so
-// no port is chosen in advance. Ctrl+C or SIGTERM stops every node (each
-// gets SIGTERM, and is killed after --lp_termination_notice_secs); a second
-// Ctrl+C kills them at once. When the launcher dies, even by SIGKILL, its
-// node processes die with it.
+/// Every node its own process, on this machine: isolation (one crash kills
+/// one node), restarts, per-node logs and tmux.
+///
+/// ```cpp
+/// return lp::launch<lp::local_multi_processing>(p, argc, argv);  // or --lp_launch=local_mp
+/// ```
+///
+/// The launcher starts this same program again once per node (or per
+/// colocated group), with the same arguments; each process builds the same
+/// program graph and runs only its own nodes. The nodes find each other
+/// through the launcher (a rendezvous on loopback), so no port is chosen in
+/// advance. Ctrl+C or SIGTERM stops every node (each gets SIGTERM, and is
+/// killed after `--lp_termination_notice_secs`); a second Ctrl+C kills them
+/// at once. When the launcher dies, even by SIGKILL, its node processes die
+/// with it (docs/launching.md, "local_multi_processing").
 struct local_multi_processing {
+  /// Its name on the command line: `--lp_launch=local_mp`.
   static constexpr std::string_view flag = "local_mp";
+  /// True: a program's main() runs it, with lp::launch(p, argc, argv).
   static constexpr bool from_command_line = true;
+  /// Calls between nodes of one process go over HTTP too.
   using transport = http_transport;
 };
 
@@ -4407,15 +4797,29 @@ struct local_multi_processing {
 
 // ---- launchpad/launch/local_multi_threading.hpp ----
 
+/// @file
+/// lp::local_multi_threading, the policy that runs a program as threads of
+/// one process.
+
 
 namespace lp {
 
-// Every node a thread of one process, each serving on its own loopback HTTP
-// port. Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second
-// one exits at once.
+/// Every node a thread of one process, each serving on its own loopback
+/// HTTP port: for development, debugging in one process, small programs.
+///
+/// ```cpp
+/// return lp::launch<lp::local_multi_threading>(p, argc, argv);  // or --lp_launch=local_mt
+/// ```
+///
+/// Ctrl+C (SIGINT) or SIGTERM stops the program gracefully; a second one
+/// exits at once. The default policy of lp::launch (docs/launching.md,
+/// "local_multi_threading").
 struct local_multi_threading {
+  /// Its name on the command line: `--lp_launch=local_mt`.
   static constexpr std::string_view flag = "local_mt";
+  /// True: a program's main() runs it, with lp::launch(p, argc, argv).
   static constexpr bool from_command_line = true;
+  /// Calls between nodes of one process go over HTTP too.
   using transport = http_transport;
 };
 
@@ -4423,17 +4827,30 @@ struct local_multi_threading {
 
 // ---- launchpad/launch/slurm.hpp ----
 
+/// @file
+/// lp::slurm, the policy that runs a program as one Slurm job.
+
 
 namespace lp {
 
-// The program as one Slurm job (docs/slurm.md). The command you run submits
-// it with sbatch and follows it; in the job, the same binary runs as the
-// supervisor, which starts every node (or colocated group) as its own job
-// step with srun, with the resources of its group, and does what local_mp's
-// launcher does: rendezvous, restarts, ordered stop, failure summary.
+/// The program as one Slurm job, on the cluster's hosts (docs/slurm.md).
+///
+/// ```cpp
+/// return lp::launch<lp::slurm>(p, argc, argv);  // or --lp_launch=slurm
+/// ```
+///
+/// The command you run submits it with sbatch and follows it; in the job,
+/// the same binary runs as the supervisor, which starts every node (or
+/// colocated group) as its own job step with srun, with the resources of
+/// its group (lp::node_group::resources), and does what local_mp's launcher
+/// does: rendezvous, restarts, ordered stop, failure summary. The
+/// `--lp_slurm_` flags choose the partition, time limit and the rest.
 struct slurm {
+  /// Its name on the command line: `--lp_launch=slurm`.
   static constexpr std::string_view flag = "slurm";
+  /// True: a program's main() runs it, with lp::launch(p, argc, argv).
   static constexpr bool from_command_line = true;
+  /// Calls between nodes of one process go over HTTP too.
   using transport = http_transport;
 };
 
@@ -4441,16 +4858,22 @@ struct slurm {
 
 // ---- launchpad/launch/test_multi_threading.hpp ----
 
+/// @file
+/// lp::test_multi_threading, the policy for tests that runs a program as
+/// threads of the test process, and its lp::test_options.
+
 // ---- launchpad/launch/controller.hpp ----
 
-// What a test holds of a program it launched: lp::launch<P>(p, options)
-// returns an lp::controller for either test policy (test_multi_threading,
-// test_multi_processing). Its members mean the same whichever runs the
-// nodes; only how the nodes run differs.
+/// @file
+/// lp::controller, what a test holds of a program it launched.
 
 #include <sys/types.h>
 
 // ---- launchpad/program.hpp ----
+
+/// @file
+/// lp::program, the graph of a distributed program, and lp::node_group, a
+/// numbered set of its nodes with settings for the launch.
 
 #include <cstdio>
 
@@ -5115,49 +5538,58 @@ const std::vector<method_info>& service_methods() {
 
 // ---- launchpad/python.hpp ----
 
-// LP_PYTHON(T, "module", "Class") makes the nodes of service T objects of a
-// Python class: C++ declares the service's methods and their types once, in
-// an interface struct whose methods it never defines, and Python implements
-// them (docs/python_nodes.md):
-//
-//   struct Learner {                        // served by Python
-//     float update(std::vector<float> batch);
-//     lp::tensor<float> parameters();
-//     void run();                           // if the class has a run()
-//   };
-//   LP_SERVICE(Learner, update, parameters);
-//   LP_PYTHON(Learner, "learner", "Learner");   // learner.py: class Learner
-//
-// p.add_node<Learner>("learner", args...) then adds a node as for a C++
-// service: its arguments (values with a wire form, and handles, which
-// arrive as typed Python clients) go to the class's __init__, and
-// lp::client<Learner> calls it. Before the node serves, the launch compares
-// the class's type hints with the declaration and stops with a message that
-// names the node, the method and both types where they differ.
+/// @file
+/// LP_PYTHON, which makes the nodes of a service objects of a Python class
+/// (docs/python_nodes.md).
 
 
 namespace lp {
 
-// Where a Python service's class lives: `module` as Python imports it
-// (importlib.import_module), `name` the class in it.
+/// Where a Python service's class lives, as LP_PYTHON names it.
 struct python_class {
-  std::string_view module;
-  std::string_view name;
+  std::string_view module;  ///< as Python imports it (importlib.import_module)
+  std::string_view name;    ///< the class in it
 };
 
-// A service whose nodes are objects of a Python class (LP_PYTHON).
+/// A service whose nodes are objects of a Python class (LP_PYTHON).
 template <class T>
 concept python_service = service<T> && requires {
   { lp_python_lookup(lp_service_tag<T>{}) } -> std::same_as<python_class>;
 };
 
-// The Python class that serves T.
+/// The Python class that serves T.
 template <python_service T>
 inline constexpr python_class python_class_of = lp_python_lookup(lp_service_tag<T>{});
 
 }  // namespace lp
 
-// Write it right after LP_SERVICE(T, ...), in the same namespace.
+/// Makes the nodes of service T objects of a Python class: C++ declares the
+/// service's methods and their types once, in an interface struct whose
+/// methods it never defines, and Python implements them.
+///
+/// ```cpp
+/// struct Learner {  // served by Python
+///   float update(std::vector<float> batch);
+///   lp::tensor<float> parameters();
+///   void run();  // if the class has a run()
+/// };
+/// LP_SERVICE(Learner, update, parameters);
+/// LP_PYTHON(Learner, "learner", "Learner");  // learner.py: class Learner
+/// ```
+///
+/// `p.add_node<Learner>("learner", args...)` then adds a node as for a C++
+/// service: its arguments (values with a wire form, and handles, which
+/// arrive as typed Python clients) go to the class's `__init__`, and
+/// `lp::client<Learner>` calls it. Before the node serves, the launch
+/// compares the class's type hints with the declaration and stops with a
+/// message that names the node, the method and both types where they
+/// differ. `--lp_python` names the interpreter (docs/python_nodes.md,
+/// "Launching").
+///
+/// Write it right after LP_SERVICE(T, ...), in the same namespace.
+/// @param T the service, declared with LP_SERVICE
+/// @param module the Python module, as `import` names it: "learner", "agents.learner"
+/// @param class_name the class in it
 #define LP_PYTHON(T, module, class_name)                               \
   constexpr ::lp::python_class lp_python_lookup(::lp_service_tag<T>) { \
     return {module, class_name};                                       \
@@ -5685,45 +6117,53 @@ class typed_node final : public node_instance {
 
 namespace lp {
 
-// What each process of a group needs: one node's process, or a colocated
-// group's one process, e.g.
-// p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1}).
-// Slurm allocates all three; local_mp hands out distinct GPUs
-// (CUDA_VISIBLE_DEVICES) and pins the process to `cpus` cores.
+/// What each process of a group needs: one node's process, or a colocated
+/// group's one process.
+///
+/// ```cpp
+/// p.group("learner").resources({.cpus = 4, .memory_mb = 8000, .gpus = 1});
+/// ```
+///
+/// Slurm and Kubernetes allocate all three (docs/slurm.md,
+/// docs/kubernetes.md); local_mp hands out distinct GPUs
+/// (CUDA_VISIBLE_DEVICES) and pins the process to `cpus` cores
+/// (docs/launching.md, "Environment, GPUs and cores per group").
 struct resources {
-  int cpus = 1;
-  long memory_mb = 0;  // 0: the partition's default
-  int gpus = 0;
+  int cpus = 1;        ///< cores, at least 1
+  long memory_mb = 0;  ///< memory in MB; 0: none asked (Slurm's partition's default)
+  int gpus = 0;        ///< GPUs
 };
 
-// What the program graph knows of one node; a launch builds the node itself
-// only in the process that runs it.
+/// What the program graph knows of one node, as lp::program::nodes() lists
+/// them; a launch builds the node itself only in the process that runs it.
 struct node_info {
-  std::string label;
-  std::string group;  // empty for a node outside any group
-  int index = -1;     // its place in the group
-  std::string service;
-  std::vector<std::string> edges;  // labels of the nodes it was given handles to
-  bool has_run = false;
-  bool checkpointed = false;           // lp::checkpointed: lp_save and lp_restore
-  std::optional<python_class> python;  // a Python service's class (LP_PYTHON)
+  std::string label;    ///< "counter", or "actors/3" in a group
+  std::string group;    ///< the group's name; empty for a node outside any group
+  int index = -1;       ///< its place in the group; -1 outside any group
+  std::string service;  ///< the service's name, as LP_SERVICE wrote it
+  std::vector<std::string> edges;      ///< labels of the nodes it was given handles to
+  bool has_run = false;                ///< the service has a run() (lp::runnable)
+  bool checkpointed = false;           ///< lp::checkpointed: lp_save and lp_restore
+  std::optional<python_class> python;  ///< a Python service's class (LP_PYTHON)
 };
 
-// What a group asks of the launch policies that run processes.
+/// What a group asks of the launch policies that run processes, as the
+/// lp::node_group calls set it and lp::program::settings_of gives it.
 struct group_settings {
-  int max_restarts = 0;                            // restarts of a failed node
-  std::chrono::milliseconds restart_backoff{200};  // doubles with each restart
-  bool colocated = false;                          // all its nodes in one process
-  lp::resources resources;                         // per process, for cluster launches
-  // Saves of checkpointed nodes (lp::checkpointed) while they run; zero:
-  // only when they stop.
+  int max_restarts = 0;  ///< restarts of a failed node (restart_on_failure)
+  std::chrono::milliseconds restart_backoff{200};  ///< doubles with each restart
+  bool colocated = false;   ///< all its nodes in one process (colocate)
+  lp::resources resources;  ///< per process, for cluster launches
+  /// Saves of checkpointed nodes (lp::checkpointed) while they run
+  /// (checkpoint_every); zero: only when they stop.
   std::chrono::milliseconds checkpoint_interval{0};
-  // A node whose calls wait longer than this for the one before them (a
-  // handler that never returns), or whose run() makes no sign of progress
-  // that long (lp::heartbeat()), is taken for hung; zero: never.
+  /// A node whose calls wait longer than this for the one before them (a
+  /// handler that never returns), or whose run() makes no sign of progress
+  /// that long (lp::heartbeat()), is taken for hung (health_timeout); zero:
+  /// never.
   std::chrono::milliseconds health_timeout{0};
-  bool pin_cores = false;  // resources() was given: local launches pin to its cpus
-  std::map<std::string, std::string> env;  // added to each process's environment
+  bool pin_cores = false;  ///< resources() was given: local launches pin to its cpus
+  std::map<std::string, std::string> env;  ///< added to each process's environment
 };
 
 class program;
@@ -5756,40 +6196,92 @@ LP_API void end_graph_errors_cleanly();
 
 class node_group;
 
-// The graph of a distributed program: its nodes, their services, and which
-// node was given a handle to which. main() builds it the same way in every
-// process of a launch, so building must be cheap and deterministic.
+/// The graph of a distributed program: its nodes, their services, and which
+/// node was given a handle to which.
+///
+/// ```cpp
+/// int main(int argc, char** argv) {
+///   lp::program p("counter");
+///   auto counter = p.add_node<Counter>("counter");
+///   auto producers = p.group("producers");
+///   for (int i = 0; i < 4; ++i) producers.add_node<Producer>(counter, 1000);
+///   return lp::launch(p, argc, argv);
+/// }
+/// ```
+///
+/// Building it constructs no node: add_node records the service, the label
+/// and the arguments, and a launch builds each node in the process that runs
+/// it. main() builds the graph the same way in every process of a launch,
+/// so building must be cheap and deterministic (docs/concepts.md,
+/// "Program").
 class program {
  public:
+  /// An empty program.
+  /// @param name letters, digits, '_', '-' and '.'; it names the launch's run
+  /// directory, its Slurm job and its Kubernetes objects
+  /// @throws lp::graph_error for an empty or malformed name
   explicit program(std::string name) : name_(std::move(name)) {
     detail::end_graph_errors_cleanly();
     detail::check_name(name_, "a program name");
   }
-  // Handles point at their program, so it stays where it was made.
+  /// Not copyable: handles point at their program, so it stays where it was
+  /// made.
   program(const program&) = delete;
+  /// Not assignable: handles point at their program.
   program& operator=(const program&) = delete;
 
-  // Adds a node serving T, built from args when the program launches. Every
-  // lp::handle<S> among args (also inside a std::vector) becomes an
-  // lp::client<S> first; T is then built as T(args...) or, for an aggregate,
-  // T{args...}.
+  /// Adds a node serving T, built from `args` when the program launches.
+  ///
+  /// Every `lp::handle<S>` among `args` (also inside a std::vector) becomes
+  /// an `lp::client<S>` first; T is then built as `T(args...)` or, for an
+  /// aggregate, `T{args...}`. Arguments that cannot build T stop the build
+  /// with a message that says why. For a Python service (LP_PYTHON), `args`
+  /// go to the class's `__init__`.
+  ///
+  /// ```cpp
+  /// auto learner = p.add_node<Learner>("learner", 0.01);  // Learner(0.01)
+  /// p.add_node<Actor>("actor", learner);                  // Actor{lp::client<Learner>}
+  /// ```
+  ///
+  /// @tparam T a service (LP_SERVICE)
+  /// @param label unique in the program: letters, digits, '_', '-' and '.'
+  /// @param args copied into the graph; each process builds its nodes from them
+  /// @return the node's handle, to give to other nodes
+  /// @throws lp::graph_error for a bad or taken label, or a handle that is
+  /// empty or of another program
   template <class T, class... Args>
   handle<T> add_node(std::string label, Args&&... args) {
     detail::check_name(label, "a node label");
     return add<T>(std::move(label), "", -1, std::forward<Args>(args)...);
   }
 
-  // Reserves a node serving T, to be built from define(handle, args...)
-  // later: its handle can go to nodes added before it is defined, so that
-  // two nodes can hold clients of each other (a learner and its evaluator).
-  // A launch refuses a program with a node reserved and never defined.
+  /// Reserves a node serving T, to be built from define(handle, args...)
+  /// later.
+  ///
+  /// Its handle can go to nodes added before it is defined, so that two
+  /// nodes can hold clients of each other (docs/launching.md, "Nodes that
+  /// call each other"). A launch refuses a program with a node reserved and
+  /// never defined.
+  ///
+  /// ```cpp
+  /// auto evaluator = p.reserve<Evaluator>("evaluator");
+  /// auto learner = p.add_node<Learner>("learner", evaluator);
+  /// p.define(evaluator, learner, 100);
+  /// ```
+  ///
+  /// @param label as add_node takes it
+  /// @throws lp::graph_error for a bad or taken label
   template <class T>
   handle<T> reserve(std::string label) {
     detail::check_name(label, "a node label");
     return reserve_node<T>(std::move(label), "", -1);
   }
 
-  // Gives a reserved node the arguments it is built from, as add_node does.
+  /// Gives a reserved node the arguments it is built from, as add_node does.
+  /// @param reserved the handle reserve returned
+  /// @param args as add_node takes them
+  /// @throws lp::graph_error for a handle of another program, a node defined
+  /// already, or a handle among `args` that add_node would refuse
   template <class T, class... Args>
   void define(const handle<T>& reserved, Args&&... args) {
     static_assert(service<T>, "define(handle, args...): the handle's T is not a service");
@@ -5809,22 +6301,34 @@ class program {
     pythons_[at] = std::move(made.python);
   }
 
-  // A group of nodes labelled "<name>/0", "<name>/1", ...
+  /// A group of nodes labelled "<name>/0", "<name>/1", ...; calling it again
+  /// with the same name continues the numbering.
+  ///
+  /// ```cpp
+  /// auto actors = p.group("actors").restart_on_failure(3);
+  /// for (int i = 0; i < 4; ++i) actors.add_node<Actor>(learner);  // actors/0 .. actors/3
+  /// ```
+  ///
+  /// @param name as a label; no node may have it
+  /// @throws lp::graph_error for a bad name, or the label of a node
   node_group group(std::string name);
 
+  /// The name the program was made with.
   const std::string& name() const noexcept { return name_; }
-  // The nodes, in the order they were added.
+  /// The nodes, in the order they were added.
   const std::vector<node_info>& nodes() const noexcept { return nodes_; }
 
-  // A group's settings; a node outside any group (group "") has the defaults.
+  /// A group's settings; a node outside any group (group "") has the
+  /// defaults.
   group_settings settings_of(const std::string& group) const {
     auto found = groups_.find(group);
     return found == groups_.end() ? group_settings{} : found->second.settings;
   }
 
-  // The handle of an existing node, for code that did not keep the one
-  // add_node returned. Throws lp::graph_error if there is no such node or it
-  // serves another service.
+  /// The handle of an existing node, for code that did not keep the one
+  /// add_node returned.
+  /// @throws lp::graph_error if there is no such node or it serves another
+  /// service than T
   template <class T>
   handle<T> find(std::string_view label) const {
     static_assert(service<T>, "program::find<T>: T is not a service");
@@ -5835,6 +6339,8 @@ class program {
     return handle<T>(this, spec.label);
   }
 
+  /// What the graph knows of the node of this label.
+  /// @throws lp::graph_error if there is no such node
   const node_info& node(std::string_view label) const {
     for (const auto& spec : nodes_)
       if (spec.label == label) return spec;
@@ -5978,30 +6484,47 @@ class program {
   std::map<std::string, group_state> groups_;
 };
 
-// A named set of nodes of one program, labelled "<group>/<index>".
-// Launch policies may apply per-group settings (resources, restarts).
+/// A named set of nodes of one program, labelled "<group>/<index>", as
+/// lp::program::group makes it.
+///
+/// Its settings apply to the launches that run processes (local_mp, test_mp,
+/// Slurm, Kubernetes) and chain:
+///
+/// ```cpp
+/// p.group("actors").restart_on_failure(3).colocate();
+/// ```
+///
+/// docs/concepts.md, "Groups", and docs/launching.md say how each launch
+/// applies them.
 class node_group {
  public:
+  /// Adds the group's next node, serving T, as lp::program::add_node does
+  /// but with no label: the nodes are numbered "<group>/0", "<group>/1", ...
   template <class T, class... Args>
   handle<T> add_node(Args&&... args) {
     int index = program_->groups_[name_].size++;
     return program_->add<T>(name_ + "/" + std::to_string(index), name_, index,
                             std::forward<Args>(args)...);
   }
-  // The group's next node, reserved for program::define (see program::reserve).
+  /// Reserves the group's next node, for lp::program::define (see
+  /// lp::program::reserve).
   template <class T>
   handle<T> reserve() {
     int index = program_->groups_[name_].size++;
     return program_->reserve_node<T>(name_ + "/" + std::to_string(index), name_, index);
   }
+  /// The group's name.
   const std::string& name() const noexcept { return name_; }
 
-  // When a node of this group fails (exits non-zero or is killed), start it
-  // again, at most max_restarts times, waiting `backoff` and twice as long
-  // each time after. Callers reach the new process through the launch's
-  // rendezvous; a call that failed meanwhile is theirs to retry. Applies to
-  // launches that run processes; in the multi-threading ones a failure stops
-  // the program.
+  /// When a node of this group fails (exits non-zero or is killed), starts
+  /// it again, at most `max_restarts` times, waiting `backoff` and twice as
+  /// long each time after.
+  ///
+  /// Callers reach the new process through the launch's rendezvous; a call
+  /// that failed meanwhile is theirs to retry. Applies to launches that run
+  /// processes; in the multi-threading ones a failure stops the program
+  /// (docs/launching.md, "Restarts").
+  /// @return this group, to chain settings
   node_group& restart_on_failure(int max_restarts, std::chrono::milliseconds backoff =
                                                        std::chrono::milliseconds(200)) {
     auto& settings = program_->groups_[name_].settings;
@@ -6010,17 +6533,20 @@ class node_group {
     return *this;
   }
 
-  // Runs every node of this group as threads of one process, instead of a
-  // process each: less isolation, fewer processes.
+  /// Runs every node of this group as threads of one process, instead of a
+  /// process each: less isolation, fewer processes (docs/launching.md,
+  /// "Colocation").
+  /// @return this group, to chain settings
   node_group& colocate() {
     program_->groups_[name_].settings.colocated = true;
     return *this;
   }
 
-  // Saves the state of this group's checkpointed nodes (those with
-  // lp_save/lp_restore) this often, besides when they stop; a restarted
-  // node restores the last save before it serves (docs/launching.md,
-  // "Fault tolerance").
+  /// Saves the state of this group's checkpointed nodes (lp::checkpointed)
+  /// this often, besides when they stop; a restarted node restores the last
+  /// save before it serves (docs/launching.md, "Checkpoints").
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error unless `interval` is positive
   node_group& checkpoint_every(std::chrono::milliseconds interval) {
     if (interval.count() <= 0)
       throw graph_error("group '" + name_ +
@@ -6029,15 +6555,19 @@ class node_group {
     return *this;
   }
 
-  // Takes a node of this group for hung when a call has waited `timeout` for
-  // the node's handlers (one stuck, or a node that called itself), or when
-  // its run() has made no sign of progress for `timeout` (no call, no
-  // lp::stop_requested(), no metric, no lp::heartbeat(); while it waits in
-  // a call or in lp::wait_for_stop() it counts as alive): its process
-  // ends, and counts as failed (restart_on_failure applies). Set it above
-  // the longest a handler, or a step of run() between two signs, may rightly
-  // take. Applies to launches that run processes (docs/launching.md, "Fault
-  // tolerance").
+  /// Takes a node of this group for hung when a call has waited `timeout`
+  /// for the node's handlers, or when its run() has made no sign of
+  /// progress for `timeout`.
+  ///
+  /// A handler that is stuck, or a node that called itself, holds its calls;
+  /// a run() makes signs with calls, lp::stop_requested(), metrics and
+  /// lp::heartbeat(), and counts as alive while it waits in a call or in
+  /// lp::wait_for_stop(). A hung node's process ends, and counts as failed
+  /// (restart_on_failure applies). Set it above the longest a handler, or a
+  /// step of run() between two signs, may rightly take. Applies to launches
+  /// that run processes (docs/launching.md, "Hung nodes").
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error unless `timeout` is positive
   node_group& health_timeout(std::chrono::milliseconds timeout) {
     if (timeout.count() <= 0)
       throw graph_error("group '" + name_ +
@@ -6046,8 +6576,11 @@ class node_group {
     return *this;
   }
 
-  // What each process of this group asks of a cluster (see docs/slurm.md);
-  // a colocated group asks it once, for its one process.
+  /// What each process of this group asks of a cluster, and of local_mp's
+  /// cores and GPUs (see lp::resources); a colocated group asks it once, for
+  /// its one process.
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error for fewer than 1 CPU, or negative memory or GPUs
   node_group& resources(lp::resources needs) {
     if (needs.cpus < 1 || needs.memory_mb < 0 || needs.gpus < 0)
       throw graph_error("group '" + name_ +
@@ -6058,10 +6591,18 @@ class node_group {
     return *this;
   }
 
-  // Environment variables for each process of this group, beside those of
-  // the launch (under Slurm, those of the job), e.g.
-  // .env({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}}). Applies to launches
-  // that run processes; threads share their one process's environment.
+  /// Environment variables for each process of this group, beside those of
+  /// the launch (under Slurm, those of the job).
+  ///
+  /// ```cpp
+  /// p.group("learner").env({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}});
+  /// ```
+  ///
+  /// Applies to launches that run processes; threads share their one
+  /// process's environment.
+  /// @return this group, to chain settings
+  /// @throws lp::graph_error for an empty name, one with '=', or one that
+  /// starts with LP_ (the launch's own)
   node_group& env(std::map<std::string, std::string> variables) {
     for (const auto& [name, value] : variables)
       if (name.empty() || name.find('=') != std::string::npos || name.starts_with("LP_"))
@@ -6146,22 +6687,55 @@ class controlled_launch;
 struct test_options;
 struct process_test_options;
 
-// A program launched by a test. Destroying it stops the program and waits
-// until every thread, server and process it started is gone.
+/// A program launched by a test, as `lp::launch<P>(p, options)` returns it
+/// for either test policy (lp::test_multi_threading,
+/// lp::test_multi_processing).
+///
+/// ```cpp
+/// auto running = lp::launch<lp::test_multi_threading>(p);
+/// CHECK(running.wait({"producers"}));  // their run() returned
+/// CHECK(running.client(counter).get() == 4000);
+/// CHECK(running.stop());  // true: no node failed
+/// ```
+///
+/// Its members mean the same whichever policy runs the nodes; only how the
+/// nodes run differs. A program under a controller does not stop by itself
+/// when every run() has returned, so that the test can still look at it.
+/// Destroying the controller stops the program and waits until every thread,
+/// server and process it started is gone (docs/launching.md,
+/// "test_multi_threading").
 class controller {
  public:
-  // test_multi_threading: every node a thread of this process.
+  /// Launches every node as a thread of this process (lp::test_multi_threading);
+  /// lp::launch calls it.
+  /// @param graph the program; it must outlive the controller
+  /// @param options the test's choices
+  /// @param transport how nodes of this process call each other
   LP_API controller(const program& graph, const test_options& options,
                     transport_kind transport = transport_kind::http);
-  // test_multi_processing: every node (or colocated group) a process.
+  /// Launches every node, or colocated group, as a process
+  /// (lp::test_multi_processing); lp::launch calls it.
+  /// @param graph the program; it must outlive the controller
+  /// @param options the test's choices; `executable` is required
+  /// @param transport how nodes of one process call each other
   LP_API controller(const program& graph, const process_test_options& options,
                     transport_kind transport = transport_kind::http);
+  /// Takes over the launch; the moved-from controller holds none.
   LP_API controller(controller&&) noexcept;
+  /// Takes over the other's launch; the moved-from controller holds none.
   LP_API controller& operator=(controller&&) noexcept;
+  /// Stops the program, as stop() does, and waits until everything it
+  /// started is gone.
   LP_API ~controller();
 
-  // A client for any node of the program; its calls wait for a node that
-  // does not serve yet.
+  /// A client for any node of the program; its calls wait for a node that
+  /// does not serve yet.
+  ///
+  /// ```cpp
+  /// CHECK(running.client(counter).get() == 4000);
+  /// ```
+  ///
+  /// @throws lp::graph_error for a handle of another program, or an empty one
   template <class T>
   lp::client<T> client(const handle<T>& node) {
     if (node.owner() != graph_)
@@ -6170,54 +6744,62 @@ class controller {
     return detail::client_access::make<T>(connect(node.label()));
   }
 
-  // Label -> URL of every node serving now, for raw HTTP or curl.
+  /// Label to URL of every node serving now, for raw HTTP or curl.
   LP_API std::map<std::string, std::string> urls() const;
 
-  // The bearer token every request to the nodes must carry
-  // (`Authorization: Bearer <secret>`); empty for an insecure launch.
+  /// The bearer token every request to the nodes must carry
+  /// (`Authorization: Bearer <secret>`); empty for an insecure launch.
   LP_API const std::string& secret() const;
 
-  // The launch's run directory (its secret file, its logs, `nodes`); empty
-  // for a launch that has none (test_multi_threading).
+  /// The launch's run directory (its secret file, its logs, `nodes`); empty
+  /// for a launch that has none (test_multi_threading).
   LP_API const std::string& run_dir() const;
 
-  // The ids of the processes that run nodes now: this process under
-  // test_multi_threading; one per node, or per colocated group, under
-  // test_multi_processing.
+  /// The ids of the processes that run nodes now: this process under
+  /// test_multi_threading; one per node, or per colocated group, under
+  /// test_multi_processing.
   LP_API std::vector<pid_t> pids() const;
 
-  // Waits until the run() of every node named (labels or group names) has
-  // returned; the other nodes go on serving. False if the program stopped
-  // first (then wait() tells why).
+  /// Waits until the run() of every node named has returned; the other
+  /// nodes go on serving.
+  /// @param names nodes' labels or groups' names
+  /// @return true once they have; false if the program stopped first (then
+  /// wait() tells why)
+  /// @throws lp::graph_error for a name that is no node or group of the
+  /// program
   LP_API bool wait(const std::vector<std::string>& names);
 
-  // Waits until the program stops: a node called lp::stop() or failed, or
-  // stop() was called. (Under a test a program does not stop by itself when
-  // every run() has returned: the test may still want to look.) Throws
-  // lp::node_failure, whose message is summary(), if a node failed; under
-  // test_multi_threading it holds the node's own exception
-  // (std::rethrow_if_nested). A node that failed and was restarted, as its
-  // group allows, is no failure of the program.
+  /// Waits until the program stops (a node called lp::stop() or failed, or
+  /// stop() was called), and shuts it down.
+  ///
+  /// A node that failed and was restarted, as its group allows, is no
+  /// failure of the program.
+  /// @throws lp::node_failure, whose message is summary(), if a node failed;
+  /// under test_multi_threading it holds the node's own exception
+  /// (std::rethrow_if_nested)
   LP_API void wait();
 
-  // As wait(), but gives up after `timeout`; returns whether it stopped.
+  /// As wait(), but gives up after `timeout`.
+  /// @return whether the program stopped
+  /// @throws lp::node_failure as wait() does
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> timeout) {
     return wait_until_stopped(
         std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
   }
 
-  // Stops the program and waits until it is shut down (node processes get
-  // SIGTERM, then SIGKILL after the termination notice). True if no node
-  // failed; summary() says what did. Never throws a node's failure.
+  /// Stops the program and waits until it is shut down (node processes get
+  /// SIGTERM, then SIGKILL after the termination notice). Never throws a
+  /// node's failure.
+  /// @return true if no node failed; summary() says what did
   LP_API bool stop();
 
-  // Whether the program is stopping or has stopped: a node called
-  // lp::stop() or failed, or stop() was called.
+  /// Whether the program is stopping or has stopped: a node called
+  /// lp::stop() or failed, or stop() was called.
   LP_API bool stop_requested() const;
 
-  // What failed, one node per line (with a process's last output); empty if
-  // nothing did.
+  /// What failed, one node per line (with a process's last output); empty if
+  /// nothing did.
   LP_API std::string summary() const;
 
  private:
@@ -6232,39 +6814,58 @@ class controller {
 
 namespace lp {
 
-// What a test may choose about a program it launches as threads.
+/// What a test may choose about a program it launches as threads, as
+/// `lp::launch<lp::test_multi_threading>(p, options)` takes it:
+///
+/// ```cpp
+/// auto running = lp::launch<lp::test_multi_threading>(p, {.max_body_mb = 1, .tls = true});
+/// ```
 struct test_options {
-  bool insecure = false;          // nodes take calls without the launch's secret
-  std::size_t max_body_mb = 256;  // the largest request body a node accepts
-  // As --lp_header_timeout_secs, --lp_min_rate_kib_per_sec and
-  // --lp_max_connections (docs/protocol.md, "Limits").
+  bool insecure = false;          ///< nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;  ///< the largest request body a node accepts
+  /// As `--lp_header_timeout_secs`: how long a request's headers may take
+  /// (docs/protocol.md, "Limits").
   int header_timeout_secs = 10;
+  /// As `--lp_min_rate_kib_per_sec`: the slowest a request's body may come,
+  /// or a reply be read (docs/protocol.md, "Limits").
   std::size_t min_rate_kib_per_sec = 64;
+  /// As `--lp_max_connections`: the most open connections to one node, idle
+  /// or not (docs/protocol.md, "Limits").
   std::size_t max_connections = 8192;
-  // As --lp_system_malloc: leave glibc's malloc settings of the test process
-  // alone (docs/concepts.md, "Big values").
+  /// As `--lp_system_malloc`: leave glibc's malloc settings of the test
+  /// process alone (docs/concepts.md, "Big values").
   bool system_malloc = false;
-  // As --lp_tls=on: the nodes serve and call over TLS, with credentials
-  // made for this launch (docs/protocol.md, "Encryption").
+  /// As `--lp_tls=on`: the nodes serve and call over TLS, with credentials
+  /// made for this launch (docs/protocol.md, "Encryption").
   bool tls = false;
-  // As --lp_python: the interpreter of the Python nodes (docs/python_nodes.md).
+  /// As `--lp_python`: the interpreter of the Python nodes, a name looked up
+  /// on PATH or a path (docs/python_nodes.md).
   std::string python = "python3";
 };
 
-// For tests: every node a thread of the test process, each serving on its
-// own loopback HTTP port, as in local_multi_threading. No signal handlers.
-//
-//   auto running = lp::launch<lp::test_multi_threading>(p);
-//   CHECK(running.client(counter).get() == 0);
-//   running.wait();  // throws lp::node_failure if a node failed
-//
-// From a command line (--lp_launch=test_mt) it runs like local_mt, without
-// signal handlers.
+/// For tests: every node a thread of the test process, each serving on its
+/// own loopback HTTP port, as in lp::local_multi_threading, without signal
+/// handlers or a run directory.
+///
+/// ```cpp
+/// auto running = lp::launch<lp::test_multi_threading>(p);
+/// CHECK(running.client(counter).get() == 0);
+/// running.wait();  // throws lp::node_failure if a node failed
+/// ```
+///
+/// From a command line (`--lp_launch=test_mt`) it runs like local_mt,
+/// without signal handlers; meson test runs whole programs so
+/// (docs/launching.md, "test_multi_threading").
 struct test_multi_threading {
+  /// Its name on the command line: `--lp_launch=test_mt`.
   static constexpr std::string_view flag = "test_mt";
+  /// True: a program's main() may run it too, with lp::launch(p, argc, argv).
   static constexpr bool from_command_line = true;
+  /// Calls between nodes go over HTTP, as in every launch.
   using transport = http_transport;
+  /// What `lp::launch<lp::test_multi_threading>(p, options)` returns.
   using controller = lp::controller;
+  /// What a test may choose.
   using options = test_options;
 };
 
@@ -6294,33 +6895,54 @@ constexpr std::size_t length(policy_list<Named...>) {
 
 // ---- launchpad/launch/test_multi_processing.hpp ----
 
+/// @file
+/// lp::test_multi_processing, the policy for tests that runs each node of a
+/// program as a process, and its lp::process_test_options.
+
 
 namespace lp {
 
-// What a test may choose about a program it launches as processes.
+/// What a test may choose about a program it launches as processes, as
+/// `lp::launch<lp::test_multi_processing>(p, options)` takes it.
 struct process_test_options {
-  std::string executable;              // the nodes' program (required)
-  std::vector<std::string> arguments;  // its arguments after argv[0]
+  /// The nodes' program (required): one whose main() builds the same graph
+  /// and calls lp::launch.
+  std::string executable;
+  /// Its arguments after argv[0], including any `--lp_` flags the nodes
+  /// should see; the controller reads the TLS flags among them as the
+  /// launcher would.
+  std::vector<std::string> arguments;
+  /// How long a node has to stop after SIGTERM before it is killed.
   std::chrono::seconds termination_notice{10};
-  terminal_kind terminal = terminal_kind::current;  // where the nodes' output goes
-  bool insecure = false;          // nodes take calls without the launch's secret
-  std::size_t max_body_mb = 256;  // the largest request body a node accepts
+  terminal_kind terminal = terminal_kind::current;  ///< where the nodes' output goes
+  bool insecure = false;          ///< nodes take calls without the launch's secret
+  std::size_t max_body_mb = 256;  ///< the largest request body a node accepts
 };
 
-// For tests of a program as processes, like local_multi_processing. The test
-// process is the launcher; each node runs in a process of `executable`, a
-// program whose main() builds the same graph and calls lp::launch (usually
-// the program's own binary; build the graph in a function both share).
-// It runs only under a test: from main(), use local_multi_processing.
-//
-//   auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
-//   running.wait({"producers"});
-//   CHECK(running.client(counter).get() == 4000);
+/// For tests of a program as processes, like lp::local_multi_processing.
+///
+/// ```cpp
+/// auto running = lp::launch<lp::test_multi_processing>(p, {.executable = path});
+/// CHECK(running.wait({"producers"}));
+/// CHECK(running.client(counter).get() == 4000);
+/// ```
+///
+/// The test process is the launcher; each node runs in a process of
+/// `executable`, a program whose main() builds the same graph and calls
+/// lp::launch: usually the program's own binary, with the graph built in a
+/// function both share. A restarted crash is no failure of the program
+/// (docs/launching.md, "test_multi_processing"). It runs only under a test:
+/// from main(), use lp::local_multi_processing.
 struct test_multi_processing {
+  /// The nodes' lp::context().launch: "test_mp". No `--lp_launch` names it.
   static constexpr std::string_view flag = "test_mp";
+  /// False: only a test runs it, with lp::launch(p, options).
   static constexpr bool from_command_line = false;
+  /// Calls between nodes go over HTTP, as in every launch.
   using transport = http_transport;
+  /// What `lp::launch<lp::test_multi_processing>(p, options)` returns.
   using controller = lp::controller;
+  /// What a test may choose.
   using options = process_test_options;
 };
 
@@ -6357,11 +6979,33 @@ struct test_parts<P> {
 };
 }  // namespace detail
 
-// Runs the program from main(); returns its exit status: 0 when it stopped
-// cleanly, 1 when a node failed or the program could not start, 2 for a
-// mistake on the command line, such as an unknown --lp_ flag or a
-// --lp_resume directory with no checkpoint of this program. A mistake in
-// the graph ends with 1 too, also one thrown before launch (program.hpp).
+/// Runs the program from main(), to its end, and returns its exit status.
+///
+/// ```cpp
+/// int main(int argc, char** argv) {
+///   lp::program p("counter");
+///   ...
+///   return lp::launch<lp::local_multi_processing>(p, argc, argv);
+/// }
+/// ```
+///
+/// It reads the `--lp_` flags (`--lp_help` lists them) and leaves the other
+/// arguments to the program; it removes nothing from argv. The policy named
+/// as the template argument is the default: `--lp_launch` chooses among
+/// the others, so one binary runs every way. Every process of a launch runs
+/// main() again, builds the same graph and runs only its own nodes.
+///
+/// @tparam Policy lp::local_multi_threading, lp::local_multi_processing,
+/// lp::slurm, lp::kubernetes or lp::test_multi_threading, or one of them as
+/// lp::direct_calls; anything else is a compile error that says what to
+/// write
+/// @param graph the program; it must outlive the call
+/// @param argc, argv main()'s
+/// @return 0 when the program stopped cleanly (also for `--lp_help`), 1 when
+/// a node failed or the program could not start (a mistake in the graph
+/// too, also one thrown before launch), 2 for a mistake on the command line
+/// (an unknown `--lp_` flag, a `--lp_resume` directory with no checkpoint of
+/// this program); docs/launching.md, "Exit statuses"
 template <class Policy = local_multi_threading>
 int launch(const program& graph, int argc, char** argv) {
   static_assert(launch_policy<Policy>,
@@ -6387,8 +7031,30 @@ int launch(const program& graph, int argc, char** argv) {
   }
 }
 
-// Launches the program under a test and returns its controller, which
-// stops the program when it goes.
+/// Launches the program under a test and returns its controller, which
+/// stops the program when it goes.
+///
+/// ```cpp
+/// auto running = lp::launch<lp::test_multi_threading>(p);
+/// CHECK(running.client(counter).add(1) == 1);
+/// running.stop();
+/// ```
+///
+/// Under lp::test_multi_threading it returns once every node serves and
+/// every run() has started; under lp::test_multi_processing, once the node
+/// processes are started, and a client's calls wait for a node that does
+/// not serve yet.
+/// @tparam Policy lp::test_multi_threading or lp::test_multi_processing, or
+/// one of them as lp::direct_calls; anything else is a compile error that
+/// says what to write
+/// @param graph the program; it must outlive the controller
+/// @param options lp::test_options or lp::process_test_options, as the policy
+/// takes them
+/// @throws lp::graph_error for a graph no launch runs (a node reserved and
+/// never defined)
+/// @throws lp::usage_error for options the nodes would refuse (an unknown
+/// `--lp_` flag among lp::process_test_options::arguments)
+/// @throws lp::launch_error, or a subclass, when the launch cannot start
 template <class Policy>
 typename detail::test_parts<Policy>::controller launch(
     const program& graph,
@@ -6409,28 +7075,37 @@ typename detail::test_parts<Policy>::controller launch(
 
 // ---- launchpad/metrics.hpp ----
 
-// Figures a node records about itself, exported with the node's own metrics
-// at GET /lp/v1/metrics and plotted on the launcher's status page
-// (docs/observability.md):
-//
-//   lp::metrics::counter("episodes").add(1);     // episodes_total
-//   lp::metrics::gauge("replay_size").set(n);    // replay_size
-//   lp::metrics::series("return").record(r);     // replay of the last values
-//
-// Each names a figure of the node whose code runs it (its run(), a method,
-// its constructor), made on first use. A name is letters, digits and _, not
-// starting with a digit, lp_ or __; a bad one, or one the node already uses
-// for another kind, throws lp::usage_error. Constructing one looks the name
-// up; keep it to record often. Recording from run() is a sign of its
-// progress, for its group's health_timeout (lp::heartbeat()).
+/// @file
+/// lp::metrics: figures a node records about itself (docs/observability.md).
 
 
+/// Figures a node records about itself, exported with the node's own
+/// metrics at `GET /lp/v1/metrics` and plotted on the launcher's status page.
+///
+/// ```cpp
+/// lp::metrics::counter("episodes").add(1);   // exported as episodes_total
+/// lp::metrics::gauge("replay_size").set(n);  // replay_size
+/// lp::metrics::series("return").record(r);   // its last 1000 values, plotted
+/// ```
+///
+/// Each names a figure of the node whose code runs it (its run(), a method,
+/// its constructor), made on first use. A name follows Prometheus's rule,
+/// `[a-zA-Z_][a-zA-Z0-9_]*`, at most 100 characters, and does not start with
+/// `lp_` (the library's) or `__`. Constructing one looks the name up under a
+/// lock: to record in a loop, keep it. Recording from run() is a sign of its
+/// progress, for its group's health_timeout (lp::heartbeat()).
 namespace lp::metrics {
 
-// A count that only goes up (Prometheus's counter; exported as <name>_total).
+/// A count that only goes up: Prometheus's counter, exported as
+/// `<name>_total`.
 class counter {
  public:
+  /// The node's counter of this name, made at 0 on first use.
+  /// @throws lp::usage_error outside a node, for a bad name, or for a name the
+  /// node uses for another kind
   explicit counter(std::string_view name) : figure_(&detail::user_counter(name)) {}
+  /// Adds `amount` to the count.
+  /// @throws lp::usage_error if `amount` is negative or NaN
   void add(double amount = 1) {
     if (!(amount >= 0))
       throw usage_error(
@@ -6440,31 +7115,41 @@ class counter {
     figure_->value.fetch_add(amount, std::memory_order_relaxed);
     detail::sign_of_life();
   }
+  /// The count so far.
   double value() const { return figure_->value.load(std::memory_order_relaxed); }
 
  private:
   detail::user_figure* figure_;
 };
 
-// A figure that goes up and down: its last value is exported.
+/// A figure that goes up and down: its last value is exported.
 class gauge {
  public:
+  /// The node's gauge of this name, made at 0 on first use.
+  /// @throws lp::usage_error outside a node, for a bad name, or for a name the
+  /// node uses for another kind
   explicit gauge(std::string_view name) : figure_(&detail::user_gauge(name)) {}
+  /// Sets the figure.
   void set(double value) {
     figure_->value.store(value, std::memory_order_relaxed);
     detail::sign_of_life();
   }
+  /// The last value set.
   double value() const { return figure_->value.load(std::memory_order_relaxed); }
 
  private:
   detail::user_figure* figure_;
 };
 
-// Values over time: the node keeps its last 1000 with their times for the
-// status page's plots; Prometheus sees the last one, as a gauge.
+/// Values over time: the node keeps its last 1000 with their times for the
+/// status page's plots; Prometheus sees the last one, as a gauge.
 class series {
  public:
+  /// The node's series of this name, made empty on first use.
+  /// @throws lp::usage_error outside a node, for a bad name, or for a name the
+  /// node uses for another kind
   explicit series(std::string_view name) : series_(&detail::user_series_named(name)) {}
+  /// Records a value, at the time of the call.
   void record(double value) {
     detail::record_in_series(*series_, value);
     detail::sign_of_life();
@@ -6478,23 +7163,30 @@ class series {
 
 // ---- launchpad/tensor.hpp ----
 
-// lp::tensor<T>: an n-dimensional array of numbers in row-major order, for
-// parameters, observations and batches. It travels as
-//   {"shape": [d0, d1, ...], "data": <the values>}
-// where the values are an RFC 8746 typed array in CBOR (one memcpy, however
-// large) and an array of numbers in JSON (so curl still reads it).
-//
-//   lp::tensor<float> weights({2, 3});       // zeros
-//   weights(1, 2) = 0.5f;
-//   float* raw = weights.data();             // 6 contiguous floats
-//
-// A std::vector<float> (or of any other number type) travels as a typed
-// array too; a tensor adds the shape.
+/// @file
+/// lp::tensor, an n-dimensional array of numbers for the wire.
 
 #include <initializer_list>
 
 namespace lp {
 
+/// An n-dimensional array of numbers in row-major order, for parameters,
+/// observations and batches.
+///
+/// ```cpp
+/// lp::tensor<float> weights({2, 3});  // zeros
+/// weights(1, 2) = 0.5f;
+/// float* raw = weights.data();        // 6 contiguous floats
+/// ```
+///
+/// It travels as `{"shape": [d0, d1, ...], "data": <the values>}`, where the
+/// values are an RFC 8746 typed array in CBOR (one memcpy, however large)
+/// and an array of numbers in JSON, so that curl still reads it
+/// (docs/protocol.md, "Numbers in bulk"). A `std::vector<float>`, or of any
+/// other number type, travels as a typed array too; a tensor adds the shape.
+/// A Python node sees a numpy array.
+///
+/// @tparam T a number type other than bool: float, double, std::int32_t, ...
 template <class T>
 class tensor {
   static_assert(detail::packable<T>,
@@ -6502,16 +7194,19 @@ class tensor {
                 "std::int32_t, ...)");
 
  public:
+  /// The type of each value.
   using value_type = T;
+  /// The extent of each dimension, outermost first.
   using shape_type = std::vector<std::size_t>;
 
+  /// An empty tensor: no shape, no values.
   tensor() = default;
 
-  // A tensor of this shape, every value zero.
+  /// A tensor of this shape, every value zero.
   explicit tensor(shape_type shape) : shape_(std::move(shape)), values_(count(shape_)) {}
 
-  // A tensor of this shape holding `values` (row-major); throws
-  // lp::usage_error if their number is not the product of the shape.
+  /// A tensor of this shape holding `values`, in row-major order.
+  /// @throws lp::usage_error if their number is not the product of the shape
   tensor(shape_type shape, std::vector<T> values)
       : shape_(std::move(shape)), values_(std::move(values)) {
     if (values_.size() != count(shape_))
@@ -6520,30 +7215,42 @@ class tensor {
                         std::to_string(values_.size()));
   }
 
+  /// The extent of each dimension, outermost first.
   const shape_type& shape() const noexcept { return shape_; }
+  /// The number of dimensions.
   std::size_t rank() const noexcept { return shape_.size(); }
+  /// The number of values: the product of the shape.
   std::size_t size() const noexcept { return values_.size(); }
 
+  /// The values, contiguous in row-major order.
   T* data() noexcept { return values_.data(); }
+  /// The values, contiguous in row-major order.
   const T* data() const noexcept { return values_.data(); }
 
-  // The values in row-major order.
+  /// The values in row-major order. Keep their number: the shape does not
+  /// follow it.
   std::vector<T>& values() noexcept { return values_; }
+  /// The values in row-major order.
   const std::vector<T>& values() const noexcept { return values_; }
 
+  /// The value at this place in the row-major order; unchecked.
   T& operator[](std::size_t flat) { return values_[flat]; }
+  /// The value at this place in the row-major order; unchecked.
   const T& operator[](std::size_t flat) const { return values_[flat]; }
 
-  // The value at one index per dimension, unchecked like operator[].
+  /// The value at one index per dimension, unchecked like operator[]:
+  /// `t(i, j)` of a matrix.
   template <class... Index>
   T& operator()(Index... index) {
     return values_[offset({static_cast<std::size_t>(index)...})];
   }
+  /// The value at one index per dimension, unchecked like operator[].
   template <class... Index>
   const T& operator()(Index... index) const {
     return values_[offset({static_cast<std::size_t>(index)...})];
   }
 
+  /// Equal shapes and equal values.
   bool operator==(const tensor&) const = default;
 
  private:
@@ -6566,25 +7273,47 @@ class tensor {
 
 // ---- launchpad/version.hpp ----
 
+/// @file
+/// The library's version, as macros for the preprocessor and as lp::version.
+/// Versions follow Semantic Versioning (CHANGELOG.md).
+
 // The one place the version is written; meson.build reads these three lines.
+/// The major version: it grows with a change that breaks code written for
+/// the last one.
 #define LP_VERSION_MAJOR 0
+/// The minor version: it grows with what is added without breaking code.
 #define LP_VERSION_MINOR 1
+/// The patch version: it grows with fixes.
 #define LP_VERSION_PATCH 0
 
 #define LP_DETAIL_STRINGIZE2(x) #x
 #define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)
+/// The version as text, such as "0.1.0".
 #define LP_VERSION_STRING               \
   LP_DETAIL_STRINGIZE(LP_VERSION_MAJOR) \
   "." LP_DETAIL_STRINGIZE(LP_VERSION_MINOR) "." LP_DETAIL_STRINGIZE(LP_VERSION_PATCH)
 
 namespace lp {
+/// A version's parts and its text, as lp::version holds the library's.
 struct version_info {
-  int major, minor, patch;
-  const char* string;
+  int major;           ///< LP_VERSION_MAJOR
+  int minor;           ///< LP_VERSION_MINOR
+  int patch;           ///< LP_VERSION_PATCH
+  const char* string;  ///< LP_VERSION_STRING, such as "0.1.0"
 };
+/// The version of the headers this file was compiled with; LP_VERSION_MAJOR
+/// and the others for `#if`.
+///
+/// ```cpp
+/// std::cout << "launchpad " << lp::version.string << '\n';
+/// ```
 inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR,
                                       LP_VERSION_PATCH, LP_VERSION_STRING};
 }  // namespace lp
+
+/// @namespace lp
+/// Every public name of the library. lp::detail holds its internals, which
+/// may change in any release.
 
 // ---- the compiled part, from include/launchpad/launch.hpp ----
 // The library's compiled part, wherever detail/config.hpp says it is defined

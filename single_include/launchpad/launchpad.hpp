@@ -10959,6 +10959,16 @@ inline std::string this_executable() {
   return path;
 }
 
+// The child could not run its executable: execve failed, for `reason`
+// (errno's text: no such file, permission denied, exec format error).
+class exec_error : public launch_error {
+ public:
+  exec_error(const std::string& executable, int number)
+      : launch_error("cannot run " + executable + ": " + std::strerror(number)),
+        reason(std::strerror(number)) {}
+  std::string reason;
+};
+
 struct child_process {
   std::string executable;
   std::vector<std::string> arguments;    // argv, from argv[0]
@@ -11011,7 +11021,9 @@ class fork_guard {
 // Starts the child in a process group of its own, so a Ctrl+C at the
 // terminal reaches only the launcher, which stops the nodes in order. The
 // child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
-// thread alive for as long as the launch runs.
+// thread alive for as long as the launch runs. Throws exec_error if the
+// executable cannot be run: the child says why over a close-on-exec pipe,
+// which closes unread when execve succeeds.
 inline pid_t spawn(const child_process& child) {
   // Everything the child needs is prepared here: between fork and exec it
   // may only make async-signal-safe calls.
@@ -11032,9 +11044,20 @@ inline pid_t spawn(const child_process& child) {
     envp.push_back(const_cast<char*>(variable.c_str()));
   envp.push_back(nullptr);
   const pid_t parent = ::getpid();
+  int report[2] = {-1, -1};
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  // Above the descriptors the child sets up (0 to 3), so that none lands on it.
+  int report_end = ::fcntl(report[1], F_DUPFD_CLOEXEC, 10);
+  ::close(report[1]);
   fork_guard guard;
   pid_t pid = ::fork();
-  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) {
+    auto why = std::string("fork failed: ") + std::strerror(errno);
+    ::close(report[0]);
+    ::close(report_end);
+    throw launch_error(why);
+  }
   if (pid == 0) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -11051,14 +11074,32 @@ inline pid_t spawn(const child_process& child) {
       first_closed = 4;
     }
     // Nothing of the launcher's leaks in: not its other pipes, not its
-    // listening sockets, not its signal handlers or blocked signals.
-    if (::syscall(SYS_close_range, static_cast<unsigned>(first_closed), ~0U, 0U) != 0)
-      for (int fd = first_closed; fd < 65536; ++fd) ::close(fd);
+    // listening sockets, not its signal handlers or blocked signals. The
+    // report's end stays until execve closes it.
+    auto first = static_cast<unsigned>(first_closed);
+    auto kept = static_cast<unsigned>(report_end);
+    if (::syscall(SYS_close_range, first, kept - 1, 0U) != 0 ||
+        ::syscall(SYS_close_range, kept + 1, ~0U, 0U) != 0)
+      for (int fd = first_closed; fd < 65536; ++fd)
+        if (fd != report_end) ::close(fd);
     fork_guard::child_ready_for_signals();
     ::execve(child.executable.c_str(), argv.data(), envp.data());
+    int number = errno;
+    [[maybe_unused]] auto written = ::write(report_end, &number, sizeof number);
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
+  ::close(report_end);
+  int number = 0;
+  ssize_t got;
+  while ((got = ::read(report[0], &number, sizeof number)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof number)) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw exec_error(child.executable, number);
+  }
   return pid;
 }
 
@@ -11237,9 +11278,7 @@ class python_node {
       : label_(spec.label),
         settings_(std::move(settings)),
         tell_(std::move(tell)),
-        executable_(settings_.interpreter.find('/') == std::string::npos
-                        ? interpreter_on_path(settings_.interpreter)
-                        : settings_.interpreter),
+        executable_(interpreter(settings_.interpreter)),
         files_(settings_.program + "." + file_name(spec.label), settings_.secret,
                temp_dir(), settings_.tls) {
     try {
@@ -11367,6 +11406,10 @@ class python_node {
     child.passed_fd = control[1];
     try {
       pid_ = spawn(child);
+    } catch (const exec_error& e) {
+      close_all();
+      // A file that is no program for this machine, say.
+      throw bad_interpreter(settings_.interpreter, "cannot be run (" + e.reason + ")");
     } catch (...) {
       close_all();
       throw;
@@ -11380,13 +11423,33 @@ class python_node {
     waiter_ = std::thread([this] { wait_for_exit(); });
   }
 
-  // A missing interpreter is named before anything starts.
-  static std::string interpreter_on_path(const std::string& name) {
-    if (auto found = on_path(name)) return *found;
-    throw launch_error(
-        "no Python interpreter '" + name +
-        "' on PATH for the Python nodes; install python3, or name one with "
-        "--lp_python=PATH (a virtualenv's bin/python works)");
+  // The interpreter to start: a name found on PATH, or a path. One that
+  // cannot be run is named before anything starts, with the flag that
+  // chose it, rather than taken for a package the interpreter lacks.
+  static std::string interpreter(const std::string& name) {
+    if (name.find('/') == std::string::npos) {
+      if (auto found = on_path(name)) return *found;
+      throw launch_error("no Python interpreter '" + name +
+                         "' on PATH for the Python nodes; install python3" +
+                         interpreter_fix());
+    }
+    struct stat about {};
+    if (::stat(name.c_str(), &about) != 0)
+      throw bad_interpreter(name,
+                            std::string("is not there (") + std::strerror(errno) + ")");
+    if (S_ISDIR(about.st_mode))
+      throw bad_interpreter(name, "is a directory, not a program");
+    if (!S_ISREG(about.st_mode) || ::access(name.c_str(), X_OK) != 0)
+      throw bad_interpreter(name, "is not an executable file");
+    return name;
+  }
+  static launch_error bad_interpreter(const std::string& name, const std::string& why) {
+    return launch_error("the Python interpreter '" + name + "' (--lp_python) " + why +
+                        interpreter_fix());
+  }
+  static std::string interpreter_fix() {
+    return "; name one with --lp_python=PATH (lp::test_options::python in a test), such "
+           "as /usr/bin/python3 or a virtualenv's bin/python";
   }
 
   static void each_line(int fd, const std::function<void(std::string&&)>& take) {

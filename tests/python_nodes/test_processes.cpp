@@ -329,6 +329,24 @@ TEST_SUITE("python_nodes") {
     CHECK(runtimes_of("pyn_calls") == 0);
   }
 
+  TEST_CASE("--lp_python naming no interpreter fails the launch, naming both") {
+    for (std::string policy : {"local_mp", "local_mt"}) {
+      CAPTURE(policy);
+      test_process::command run({env("LP_PYTHON_NODES_PROGRAM"), "--scenario=calls",
+                                 "--lp_launch=" + policy,
+                                 "--lp_python=/nonexistent/python3"});
+      auto code = run.exit_code(60s);
+      auto output = run.output();
+      CAPTURE(output);
+      REQUIRE(code.has_value());
+      CHECK(*code == 1);
+      CHECK(output.find(
+                "the Python interpreter '/nonexistent/python3' (--lp_python) is not "
+                "there") != std::string::npos);
+      CHECK(output.find("importable") == std::string::npos);
+    }
+  }
+
   TEST_CASE("a graph picture names a Python node's class") {
     test_process::command run({env("LP_EXAMPLE_PYTHON_LEARNER"), "--lp_graph=mermaid"});
     CHECK(run.exit_code(30s) == 0);

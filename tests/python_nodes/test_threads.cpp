@@ -5,14 +5,18 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <launchpad/launchpad.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "../command.hpp"
 #include "services.hpp"
 
 namespace {
@@ -222,17 +226,39 @@ TEST_SUITE("python_nodes") {
     }
   }
 
-  TEST_CASE("an interpreter that is not there is named") {
-    lp::program p("pyn");
-    p.add_node<pyn::Tally>("tally");
-    auto options = with_python();
-    options.python = "no-such-python3";
-    try {
-      lp::controller running(p, options);
-      FAIL("it started");
-    } catch (const std::exception& e) {
-      CHECK(std::string(e.what()).find("no-such-python3") != std::string::npos);
-      CHECK(std::string(e.what()).find("--lp_python") != std::string::npos);
+  TEST_CASE("an interpreter that cannot be run is named, with the flag that chose it") {
+    test_process::scratch dir;
+    std::ofstream(dir.path + "/not_executable") << "#!/bin/sh\n";
+    std::ofstream(dir.path + "/no_program") << "neither ELF nor #!\n";
+    ::chmod((dir.path + "/no_program").c_str(), 0755);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"no-such-python3", "on PATH"},
+        {"/nonexistent/python3", "is not there"},
+        {dir.path, "is a directory"},
+        {dir.path + "/not_executable", "is not an executable file"},
+        {dir.path + "/no_program", "cannot be run (Exec format error)"},
+    };
+    for (const auto& one : cases) {
+      // Not a structured binding: clang++ 14 cannot capture one (CAPTURE).
+      const std::string& interpreter = one.first;
+      const std::string& why = one.second;
+      CAPTURE(interpreter);
+      lp::program p("pyn");
+      p.add_node<pyn::Tally>("tally");
+      auto options = with_python();
+      options.python = interpreter;
+      try {
+        lp::controller running(p, options);
+        FAIL("it started");
+      } catch (const std::exception& e) {
+        std::string message = e.what();
+        CAPTURE(message);
+        CHECK(message.find("'" + interpreter + "'") != std::string::npos);
+        CHECK(message.find(why) != std::string::npos);
+        CHECK(message.find("--lp_python") != std::string::npos);
+        // Not the package's fault.
+        CHECK(message.find("importable") == std::string::npos);
+      }
     }
   }
 }

@@ -45,6 +45,16 @@ inline std::string this_executable() {
   return path;
 }
 
+// The child could not run its executable: execve failed, for `reason`
+// (errno's text: no such file, permission denied, exec format error).
+class exec_error : public launch_error {
+ public:
+  exec_error(const std::string& executable, int number)
+      : launch_error("cannot run " + executable + ": " + std::strerror(number)),
+        reason(std::strerror(number)) {}
+  std::string reason;
+};
+
 struct child_process {
   std::string executable;
   std::vector<std::string> arguments;    // argv, from argv[0]
@@ -97,7 +107,9 @@ class fork_guard {
 // Starts the child in a process group of its own, so a Ctrl+C at the
 // terminal reaches only the launcher, which stops the nodes in order. The
 // child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
-// thread alive for as long as the launch runs.
+// thread alive for as long as the launch runs. Throws exec_error if the
+// executable cannot be run: the child says why over a close-on-exec pipe,
+// which closes unread when execve succeeds.
 inline pid_t spawn(const child_process& child) {
   // Everything the child needs is prepared here: between fork and exec it
   // may only make async-signal-safe calls.
@@ -118,9 +130,20 @@ inline pid_t spawn(const child_process& child) {
     envp.push_back(const_cast<char*>(variable.c_str()));
   envp.push_back(nullptr);
   const pid_t parent = ::getpid();
+  int report[2] = {-1, -1};
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  // Above the descriptors the child sets up (0 to 3), so that none lands on it.
+  int report_end = ::fcntl(report[1], F_DUPFD_CLOEXEC, 10);
+  ::close(report[1]);
   fork_guard guard;
   pid_t pid = ::fork();
-  if (pid < 0) throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) {
+    auto why = std::string("fork failed: ") + std::strerror(errno);
+    ::close(report[0]);
+    ::close(report_end);
+    throw launch_error(why);
+  }
   if (pid == 0) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -137,14 +160,32 @@ inline pid_t spawn(const child_process& child) {
       first_closed = 4;
     }
     // Nothing of the launcher's leaks in: not its other pipes, not its
-    // listening sockets, not its signal handlers or blocked signals.
-    if (::syscall(SYS_close_range, static_cast<unsigned>(first_closed), ~0U, 0U) != 0)
-      for (int fd = first_closed; fd < 65536; ++fd) ::close(fd);
+    // listening sockets, not its signal handlers or blocked signals. The
+    // report's end stays until execve closes it.
+    auto first = static_cast<unsigned>(first_closed);
+    auto kept = static_cast<unsigned>(report_end);
+    if (::syscall(SYS_close_range, first, kept - 1, 0U) != 0 ||
+        ::syscall(SYS_close_range, kept + 1, ~0U, 0U) != 0)
+      for (int fd = first_closed; fd < 65536; ++fd)
+        if (fd != report_end) ::close(fd);
     fork_guard::child_ready_for_signals();
     ::execve(child.executable.c_str(), argv.data(), envp.data());
+    int number = errno;
+    [[maybe_unused]] auto written = ::write(report_end, &number, sizeof number);
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
+  ::close(report_end);
+  int number = 0;
+  ssize_t got;
+  while ((got = ::read(report[0], &number, sizeof number)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof number)) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw exec_error(child.executable, number);
+  }
   return pid;
 }
 

@@ -15,6 +15,7 @@
 
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,9 +107,7 @@ class python_node {
       : label_(spec.label),
         settings_(std::move(settings)),
         tell_(std::move(tell)),
-        executable_(settings_.interpreter.find('/') == std::string::npos
-                        ? interpreter_on_path(settings_.interpreter)
-                        : settings_.interpreter),
+        executable_(interpreter(settings_.interpreter)),
         files_(settings_.program + "." + file_name(spec.label), settings_.secret,
                temp_dir(), settings_.tls) {
     try {
@@ -236,6 +235,10 @@ class python_node {
     child.passed_fd = control[1];
     try {
       pid_ = spawn(child);
+    } catch (const exec_error& e) {
+      close_all();
+      // A file that is no program for this machine, say.
+      throw bad_interpreter(settings_.interpreter, "cannot be run (" + e.reason + ")");
     } catch (...) {
       close_all();
       throw;
@@ -249,13 +252,33 @@ class python_node {
     waiter_ = std::thread([this] { wait_for_exit(); });
   }
 
-  // A missing interpreter is named before anything starts.
-  static std::string interpreter_on_path(const std::string& name) {
-    if (auto found = on_path(name)) return *found;
-    throw launch_error(
-        "no Python interpreter '" + name +
-        "' on PATH for the Python nodes; install python3, or name one with "
-        "--lp_python=PATH (a virtualenv's bin/python works)");
+  // The interpreter to start: a name found on PATH, or a path. One that
+  // cannot be run is named before anything starts, with the flag that
+  // chose it, rather than taken for a package the interpreter lacks.
+  static std::string interpreter(const std::string& name) {
+    if (name.find('/') == std::string::npos) {
+      if (auto found = on_path(name)) return *found;
+      throw launch_error("no Python interpreter '" + name +
+                         "' on PATH for the Python nodes; install python3" +
+                         interpreter_fix());
+    }
+    struct stat about {};
+    if (::stat(name.c_str(), &about) != 0)
+      throw bad_interpreter(name,
+                            std::string("is not there (") + std::strerror(errno) + ")");
+    if (S_ISDIR(about.st_mode))
+      throw bad_interpreter(name, "is a directory, not a program");
+    if (!S_ISREG(about.st_mode) || ::access(name.c_str(), X_OK) != 0)
+      throw bad_interpreter(name, "is not an executable file");
+    return name;
+  }
+  static launch_error bad_interpreter(const std::string& name, const std::string& why) {
+    return launch_error("the Python interpreter '" + name + "' (--lp_python) " + why +
+                        interpreter_fix());
+  }
+  static std::string interpreter_fix() {
+    return "; name one with --lp_python=PATH (lp::test_options::python in a test), such "
+           "as /usr/bin/python3 or a virtualenv's bin/python";
   }
 
   static void each_line(int fd, const std::function<void(std::string&&)>& take) {

@@ -5,9 +5,17 @@ to the node's host; outside a node they do nothing and say False.
 
 The host is at the other end of a connected AF_UNIX stream socket (the
 control socket, runtime.py lists its lines). One thread reads it: it hands
-each reply to the request waiting for it, and when the socket ends (the
-host is gone) it calls the runtime back, which stops the node, so that no
-node outlives its host.
+each reply to the request waiting for it, marks the program stopping at the
+host's `stop`, and calls the runtime back at the host's `end` or when the
+socket ends (the host is gone), which ends the node, so that no node
+outlives its host.
+
+A stop has one way in, as in C++, where every node of a process shares its
+launch's stop: whoever asks (this node's code, a signal to its process, a
+peer that refuses a call for stopping) tells the host, and the host's
+`stop` reaches every Python node it hosts at the moment its C++ nodes see
+theirs. The asker's own stop_requested() is true at once, as lp::stop()
+makes it in C++.
 """
 
 import queue
@@ -21,6 +29,7 @@ from . import progress
 ADDRESS_TIMEOUT = 60.0
 
 _host = None  # the _Host, set by the runtime
+_end_alone = None  # a node without a host: the runtime's end, which a stop calls
 _stopping = threading.Event()
 # The host's `run`: every node of the program serves, so run() may call them.
 _run_now = threading.Event()
@@ -31,9 +40,9 @@ class HostGone(LookupError):
 
 
 class _Host:
-    def __init__(self, sock, on_lost):
+    def __init__(self, sock, on_end):
         self._sock = sock
-        self._on_lost = on_lost
+        self._on_end = on_end
         self._write_lock = threading.Lock()  # one line at a time, never two interleaved
         self._ask_lock = threading.Lock()  # one request in flight, so a reply is its
         self._replies = queue.Queue()
@@ -59,7 +68,8 @@ class _Host:
             pass  # a reset is an end as well
         self.lost.set()
         self._replies.put(None)  # wakes a request waiting for its reply
-        self._on_lost()
+        _stopping.set()
+        self._on_end(True)
 
     def _dispatch(self, line):
         # A line this node does not know is a later host's: it is passed over.
@@ -67,6 +77,10 @@ class _Host:
             self._replies.put(line)
         elif line == "run":
             _run_now.set()
+        elif line == "stop":
+            _stopping.set()
+        elif line == "end":
+            self._on_end(False)
 
     def address(self, label, timeout):
         with self._ask_lock:
@@ -108,12 +122,24 @@ class _Host:
             return rest.strip()
 
 
-def connect(sock, on_lost):
+def connect(sock, on_end):
     """Makes `sock` (the control socket) this node's way to its host, and
-    starts reading it; `on_lost()` runs once, on the reading thread, when it
-    ends."""
+    starts reading it. `on_end(lost)` runs on the reading thread at the
+    host's `end` (lost False) and when the socket ends (lost True)."""
     global _host
-    _host = _Host(sock, on_lost)
+    _host = _Host(sock, on_end)
+
+
+def host_lost():
+    """True once the control socket has ended."""
+    return _host is not None and _host.lost.is_set()
+
+
+def serve_alone(on_end):
+    """A node without a host (started by hand): a stop ends it, calling
+    `on_end(False)`."""
+    global _end_alone
+    _end_alone = on_end
 
 
 def connected():
@@ -121,14 +147,16 @@ def connected():
     return _host is not None
 
 
-def wait_for_run(stopped):
-    """Returns once the host says every node serves (at once without a
-    host), or `stopped` is set; True in the first case."""
+def wait_for_run(ended):
+    """Returns once the host says every node serves (at once, True,
+    without a host), or `ended` is set first; True in the first case. A
+    stop that came before does not keep run() from running, as in C++: it
+    returns when it sees the stop."""
     if _host is None:
-        return not stopped.is_set()
-    while not (_run_now.wait(0.2) or stopped.is_set()):
+        return True
+    while not (_run_now.wait(0.2) or ended.is_set()):
         pass
-    return _run_now.is_set() and not stopped.is_set()
+    return _run_now.is_set()
 
 
 def tell(line):
@@ -151,8 +179,27 @@ def address(label, timeout=ADDRESS_TIMEOUT):
 
 
 def stop():
-    """Asks the whole program to stop, as lp::stop() does in a C++ node."""
-    tell("stop")
+    """Asks the whole program to stop, as lp::stop() does in a C++ node:
+    stop_requested() is True from now on, here at once and in every other
+    node once the host passes the stop on."""
+    _ask("stop")
+
+
+def follow_stop():
+    """A peer refused a call because the program stops: this node stops
+    too, as a C++ node does, without claiming the stop for its own (the
+    host hears `follow`, not `stop`)."""
+    _ask("follow")
+
+
+def _ask(line):
+    if _host is None and _end_alone is None:
+        return  # not in a node
+    _stopping.set()
+    if _host is not None:
+        tell(line)
+    else:
+        _end_alone(False)
 
 
 def stop_requested():
@@ -160,7 +207,3 @@ def stop_requested():
     run(), a sign of progress too."""
     progress.sign()
     return _stopping.is_set()
-
-
-def set_stopping():
-    _stopping.set()

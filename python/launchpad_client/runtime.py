@@ -30,20 +30,31 @@ UTF-8 text. The node writes:
 
     serving <url>      the node serves (the host publishes the address)
     finished           run() returned
-    stop               the node asked the program to stop (launchpad_client.stop())
+    stop               the node asks the program to stop (launchpad_client.stop(),
+                       or SIGTERM or SIGINT sent to its process)
+    follow             a peer refused a call because the program stops: the
+                       node stops with it, without claiming the stop
     address <label>    where does node <label> serve? (a handle's first use, and
                        after its node stopped answering)
 
-and the host writes `run` once every node of the program serves (run()
-starts then, as a C++ node's does), and answers each `address` request, one
-at a time, with one line:
+and the host writes:
+
+    run                every node of the program serves: run() starts, as a
+                       C++ node's does
+    stop               the program stops: stop_requested() is true from now on
+                       (the host writes it when its C++ nodes see their stop)
+    end                drain the calls, save the checkpoint and exit: the host's
+                       runs have returned (run() is waited for first, if not)
+
+and answers each `address` request, one at a time, with one line:
 
     address <label> <url>
     address <label> - <why there is none>
 
-When the socket ends (the host is gone) the node stops as on SIGTERM, so
+When the socket ends (the host is gone) the node ends as at `end`, so
 that it never outlives its host. Without LP_PYTHON_CONTROL_FD (a node
-started by hand) a handle finds its node in the run directory's nodes file.
+started by hand) a handle finds its node in the run directory's nodes file,
+and a stop (SIGTERM, SIGINT, launchpad_client.stop()) ends the node.
 
 Before anything serves it imports the module, finds the class and compares
 it with the C++ declaration: its methods' type hints (hints.compare), run()
@@ -52,11 +63,11 @@ restore(value), or neither). Each failure ends the process with its own exit
 status and a message that says what to do. A class that keeps checkpoints,
 given a "checkpoint" in its spec, restores its state from "restore" (a
 missing file: it starts empty) before it serves, and saves it to "save"
-every interval_ms and when it stops (checkpoint.py). On SIGTERM, SIGINT or
-the host's end it stops taking calls, lets the running ones end, saves, and
-exits 0. Given a health_timeout_ms, it ends itself as a C++ node process
-does when its node hangs (_watch_health), with the status its launcher
-reads: its host ends with the same.
+every interval_ms and when it ends (checkpoint.py). At its end (the host's
+`end`, or its loss) it waits for run() to return, stops taking calls, lets
+the running ones end, saves, and exits 0. Given a health_timeout_ms, it
+ends itself as a C++ node process does when its node hangs (_watch_health),
+with the status its launcher reads: its host ends with the same.
 """
 
 import importlib
@@ -71,7 +82,7 @@ import time
 import traceback
 
 from . import checkpoint, codec, hints, node_context, progress, run_directory
-from .errors import DeadlineExceeded, TransportError
+from .errors import DeadlineExceeded, RemoteError, TransportError
 from .node import Node
 from .optional_packages import cbor2
 from .schema import from_schema
@@ -210,6 +221,9 @@ class _Peer:
             except TransportError as e:
                 self._forget_if_gone(node, e)
                 raise
+            except RemoteError as e:
+                _follow_if_stopping(e)
+                raise
 
     def _submit(self, action):
         progress.sign()
@@ -219,8 +233,12 @@ class _Peer:
         except TransportError as e:
             self._forget_if_gone(node, e)
             raise
-        future.add_done_callback(
-            lambda f: f.cancelled() or self._forget_if_gone(node, f.exception()))
+        def done(f):
+            if not f.cancelled():
+                self._forget_if_gone(node, f.exception())
+                _follow_if_stopping(f.exception())
+
+        future.add_done_callback(done)
         return future
 
     @property
@@ -232,6 +250,13 @@ class _Peer:
             raise AttributeError(name)
         value = self._use(lambda node: getattr(node, name))
         return _PeerMethod(self, name) if callable(value) else value
+
+
+def _follow_if_stopping(error):
+    # A peer that refuses a call for stopping says that the program stops,
+    # as a C++ node learns it from the same refusal.
+    if isinstance(error, RemoteError) and error.code == "stopping":
+        node_context.follow_stop()
 
 
 class _PeerMethod:
@@ -270,12 +295,13 @@ def _server_tls(run_dir):
     return context
 
 
-def _connect_host(label, stopped):
-    """Connects the node to its host, if a host started it: the control
-    socket's end (the host is gone) stops the node."""
+def _connect_host(label, end):
+    """Connects the node to its host, if a host started it: the host's
+    `end` and the control socket's end (the host is gone) call `end`.
+    False if no host started it."""
     fd = os.environ.get("LP_PYTHON_CONTROL_FD")
     if fd is None:
-        return
+        return False
     try:
         sock = socket.socket(fileno=int(fd))
     except (OSError, ValueError) as e:
@@ -287,14 +313,14 @@ def _connect_host(label, stopped):
     # A process the node's code starts must not hold the host's socket open.
     sock.set_inheritable(False)
 
-    def lost():
-        if not stopped.is_set():
+    def ended(lost):
+        if lost and not end.is_set():
             print(f"[lp] {label}: the host closed the control socket (it is gone); stopping",
                   file=sys.stderr, flush=True)
-        node_context.set_stopping()
-        stopped.set()
+        end.set()
 
-    node_context.connect(sock, lost)
+    node_context.connect(sock, ended)
+    return True
 
 
 class _CheckpointSpec:
@@ -375,7 +401,7 @@ def _exit_within(seconds, label, main_done):
     threading.Thread(target=watch, name=f"lp-{label}-exit", daemon=True).start()
 
 
-def _serve(spec, target, stopped, keeping, main_done):
+def _serve(spec, target, ended, keeping, main_done):
     label = spec["node"]
     run_dir = spec.get("run_dir")
     secret = run_directory.read_secret(run_dir) if run_dir else None
@@ -387,8 +413,11 @@ def _serve(spec, target, stopped, keeping, main_done):
     server.on_stop = node_context.stop
 
     def on_term(signum, frame):
-        node_context.set_stopping()
-        stopped.set()
+        # A signal from elsewhere (a kill of this process, a supervisor that
+        # signals every process of the launch) is the program's stop, as
+        # for a C++ node process. Told from a thread of its own: the main
+        # thread, where this runs, may be amid a line to the host.
+        threading.Thread(target=node_context.stop, name=f"lp-{label}-signal", daemon=True).start()
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
@@ -404,12 +433,20 @@ def _serve(spec, target, stopped, keeping, main_done):
         saver = checkpoint.Saver(target, keeping.save, spec.get("service", type(target).__name__),
                                  label, turn=server._lock,
                                  to_bytes=keeping.to_bytes).start(keeping.interval_s)
-    _start_run(spec, target, stopped)
-    _watch_health(spec, server, stopped)
+    runner = _start_run(spec, target, ended)
+    _watch_health(spec, server)
 
-    while not stopped.wait(1.0):
+    while not ended.wait(1.0):
         pass
     notice = float(spec.get("termination_notice_s", 10))
+    # run() returns before the calls drain, as a C++ node's run()s are
+    # joined before its servers drain. It has as long as a C++ run() has:
+    # the host bounds it (it ends this process after its termination
+    # notice); a node without one gives it the notice.
+    bounded = not node_context.connected() or node_context.host_lost()
+    give_up = time.monotonic() + notice
+    while runner is not None and runner.is_alive() and not (bounded and time.monotonic() > give_up):
+        runner.join(0.2)  # in steps: the main thread takes signals between them
     _exit_within(notice + STOP_GRACE, label, main_done)
     server.drain()
     idle = server.wait_idle(notice)
@@ -423,14 +460,15 @@ def _serve(spec, target, stopped, keeping, main_done):
                   f"{notice:g} s; the last saved one stands", file=sys.stderr, flush=True)
 
 
-def _start_run(spec, target, stopped):
+def _start_run(spec, target, ended):
+    """Starts the thread of run(), if the node has one."""
     if not spec.get("has_run"):
-        return
+        return None
     label = spec["node"]
 
     def run():
         # As a C++ node's, run() starts once every node of the program serves.
-        if not node_context.wait_for_run(stopped):
+        if not node_context.wait_for_run(ended):
             return
         progress.begin()
         try:
@@ -441,10 +479,12 @@ def _start_run(spec, target, stopped):
             progress.end()
         node_context.tell("finished")
 
-    threading.Thread(target=run, name=f"lp-{label}-run", daemon=True).start()
+    runner = threading.Thread(target=run, name=f"lp-{label}-run", daemon=True)
+    runner.start()
+    return runner
 
 
-def _watch_health(spec, server, stopped):
+def _watch_health(spec, server):
     """Ends this process when the node hangs past its group's
     health_timeout, as a C++ node process's watchdog does (watchdog.hpp;
     docs/launching.md, "Hung nodes"): when a probe that takes the node's
@@ -483,7 +523,7 @@ def _watch_health(spec, server, stopped):
                 hung(HUNG, f"a call waited {(now - since) * 1000:.0f} ms for its handlers "
                      f"({'calls in flight: ' + busy if busy else 'no call in flight'})")
             silence = progress.silence(now)
-            if silence >= timeout and not stopped.is_set():
+            if silence >= timeout and not node_context.stop_requested():
                 hung(HUNG_RUN, "its run() made no sign of progress (a call, "
                      "launchpad_client.stop_requested(), a metric, "
                      f"launchpad_client.heartbeat()) for {silence * 1000:.0f} ms")
@@ -508,8 +548,9 @@ def main(argv):
         cls = _import_class(spec)
         _check_class(spec, cls)
         return 0
-    stopped = threading.Event()  # SIGTERM, SIGINT, or the host's end
-    _connect_host(label, stopped)
+    ended = threading.Event()  # the host's `end`, or its loss; without one, a stop
+    if not _connect_host(label, ended):
+        node_context.serve_alone(lambda lost: ended.set())
 
     cls = _import_class(spec)
     _check_class(spec, cls)
@@ -523,7 +564,7 @@ def main(argv):
     if keeping is not None and keeping.restore:
         _restore(target, spec, keeping.restore, keeping)
     main_done = threading.Event()
-    _serve(spec, target, stopped, keeping, main_done)
+    _serve(spec, target, ended, keeping, main_done)
     main_done.set()
     return 0
 

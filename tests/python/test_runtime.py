@@ -2,7 +2,9 @@
 started here as its host will start it: a spec file, and a control socket
 of which the test holds the host's end. Each way it can fail before it
 serves ends it with its own status and a message that says what to do; a
-served node stops on SIGTERM and when its host is gone; it keeps its
+served node hears the program's stop from its host, passes on the stops
+it is asked for (launchpad_client.stop(), SIGTERM), and ends at its host's
+`end` (after its run() returned) and when its host is gone; it keeps its
 checkpoints in the C++ library's format; nothing is left running after any
 test."""
 
@@ -82,6 +84,31 @@ class Pair:
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             first, second = pool.submit(self.a.add, x), pool.submit(self.b.add, x)
             return first.result() + second.result()
+
+class Finisher:
+    # run() waits for the stop, then works 0.3 s more, which its state
+    # counts; stopping() is stop_requested() in a handler.
+    def __init__(self):
+        self.total = 0
+
+    def add(self, x: int) -> int:
+        self.total += x
+        return self.total
+
+    def stopping(self) -> bool:
+        return lp.stop_requested()
+
+    def run(self) -> None:
+        while not lp.stop_requested():
+            time.sleep(0.002)
+        time.sleep(0.3)
+        self.total += 1000
+
+    def state(self):
+        return {"total": self.total, "history": []}
+
+    def restore(self, value):
+        self.total = value["total"]
 
 class Broken(Learner):
     def step(self, n: list[float]) -> float: ...
@@ -175,6 +202,13 @@ class Host:
         url = self.addresses.get(label)
         reply = f"address {label} {url}" if url else f"address {label} - no node {label} in this program"
         self.sock.sendall((reply + "\n").encode())
+
+    def say(self, line):
+        self.sock.sendall((line + "\n").encode())
+
+    def end(self):
+        """Ends the node as a host does once its runs have returned."""
+        self.say("end")
 
     def close(self):
         """The host's end goes, as when the host process dies."""
@@ -272,7 +306,7 @@ class Runtime(unittest.TestCase):
         _, err = process.communicate(timeout=timeout)
         return process.returncode, err
 
-    def test_serves_is_called_and_stops_on_sigterm(self):
+    def test_serves_is_called_and_ends_at_the_hosts_end(self):
         process, control = self.start()
         kind, url = self.line(control).split()
         self.assertEqual(kind, "serving")
@@ -281,18 +315,18 @@ class Runtime(unittest.TestCase):
         self.assertEqual(node.step(4), 2.0)
         with self.assertRaises(TypeError):  # the client checks the declared type
             node.step(1.5)
-        process.send_signal(signal.SIGTERM)
+        control.end()
         status, _ = self.ended(process)
         self.assertEqual(status, 0)
 
-    def test_a_call_running_at_sigterm_ends_before_the_process(self):
+    def test_a_call_running_at_the_end_ends_before_the_process(self):
         process, control = self.start(declared=None)
         _, url = self.line(control).split()
         node = lp.connect(url, secret=SECRET)
         self.addCleanup(node.close)
         future = node.futures.slow(1.0)
         self.wait_started()
-        process.send_signal(signal.SIGTERM)
+        control.end()
         self.assertIsNone(future.result(timeout=10))
         self.assertEqual(self.ended(process)[0], 0)
 
@@ -330,7 +364,7 @@ class Runtime(unittest.TestCase):
                                       has_run=True)
         self.assertEqual(self.line(control).split()[0], "serving")
         self.assertEqual({self.line(control), self.line(control)}, {"stop", "finished"})
-        process.send_signal(signal.SIGTERM)
+        control.end()
         self.assertEqual(self.ended(process)[0], 0)
 
     def text_of(self, name):
@@ -388,7 +422,7 @@ class Runtime(unittest.TestCase):
         self.assertEqual(self.line(host), "address counter")
         self.assertEqual(node.ask_counter(4), 7)
         self.assertEqual(host.asked, ["counter"])  # once: the client is kept
-        process.send_signal(signal.SIGTERM)
+        host.end()
         self.assertEqual(self.ended(process)[0], 0)
 
     def test_a_node_the_host_does_not_know(self):
@@ -419,9 +453,70 @@ class Runtime(unittest.TestCase):
         # Every other node of the program may not serve yet: run() waits.
         with self.assertRaises(queue.Empty):
             host.lines.get(timeout=1.0)
-        host.sock.sendall(b"run\n")
+        host.say("run")
         self.assertEqual({self.line(host), self.line(host)}, {"stop", "finished"})
+        host.end()
+        self.assertEqual(self.ended(process)[0], 0)
+
+    FINISHER = dict(cls="Finisher", args=(), schemas=(), has_run=True,
+                    declared=ADD + [{"name": "stopping", "arity": 0, "signature": "bool stopping()",
+                                     "params": [], "result": {"kind": "boolean", "type": "bool"}}],
+                    state_schema={"kind": "json", "type": "lp::json"})
+
+    @unittest.skipUnless(lp.have_cbor(), "checkpoints are CBOR")
+    def test_the_hosts_stop_reaches_run_and_handlers_and_end_waits_for_run(self):
+        spec = self.keeping()
+        process, host = self.start(**self.FINISHER, checkpoint=spec)
+        node = self.client(self.serving(host))
+        self.assertFalse(node.stopping())
+        host.say("stop")
+        give_up = time.monotonic() + 0.1  # as the C++ nodes of its host see theirs
+        while not node.stopping():
+            self.assertLess(time.monotonic(), give_up, "the stop did not reach a handler")
+            time.sleep(0.002)
+        # The host's end, as soon as the stop: the node waits for its run()
+        # (0.3 s more), and saves what run() did last.
+        host.end()
+        self.assertEqual(self.ended(process)[0], 0)
+        self.assertEqual(self.line(host), "finished")
+        self.assertEqual(self.saved(spec["save"])["total"], 1000)
+
+    def test_sigterm_asks_the_host_to_stop_the_program(self):
+        process, host = self.start(**self.FINISHER)
+        node = self.client(self.serving(host))
         process.send_signal(signal.SIGTERM)
+        # As a C++ node process does with a signal from elsewhere: the
+        # program's stop, which the host passes on; the node serves on
+        # until the host ends it.
+        self.assertEqual(self.line(host), "stop")
+        self.assertTrue(node.stopping())
+        self.assertEqual(self.line(host), "finished")
+        self.assertEqual(node.add(1), 1001)
+        host.end()
+        self.assertEqual(self.ended(process)[0], 0)
+
+    @unittest.skipUnless(lp.have_cbor(), "checkpoints are CBOR")
+    def test_without_a_host_sigterm_ends_the_node_after_its_run(self):
+        spec = self.keeping()
+        process, _ = self.start(**self.FINISHER, checkpoint=spec, control=False)
+        self.url_on_stdout(process)
+        process.send_signal(signal.SIGTERM)
+        self.assertEqual(self.ended(process)[0], 0)
+        self.assertEqual(self.saved(spec["save"])["total"], 1000)
+
+    def test_a_peer_that_stops_makes_the_node_follow(self):
+        counter = self.counter()
+        counter.drain()  # it answers 503 stopping
+        process, host = self.start(declared=None, args=(0.5, "lr", "counter"),
+                                   schemas=({"kind": "floating", "bits": 64}, {"kind": "string"},
+                                            HANDLE))
+        host.addresses["counter"] = counter.url
+        node = self.client(self.serving(host))
+        with self.assertRaises(lp.RemoteError) as raised:
+            node.ask_counter(3)
+        self.assertIn("stopping", raised.exception.message)
+        self.assertEqual([self.line(host), self.line(host)], ["address counter", "follow"])
+        host.end()
         self.assertEqual(self.ended(process)[0], 0)
 
     def test_lines_from_many_threads_arrive_whole(self):
@@ -521,22 +616,22 @@ class Runtime(unittest.TestCase):
         for directory in ("ckpt", "ckpt/sub"):
             self.assertEqual(stat.S_IMODE(os.stat(os.path.join(self.dir, directory)).st_mode), 0o700)
         self.assertEqual(node.add(2), 7)
-        process.send_signal(signal.SIGTERM)
+        host.end()
         self.assertEqual(self.ended(process)[0], 0)
         self.assertEqual(self.saved(spec["save"]), {"total": 7, "history": [5, 2]})
         self.assertEqual(os.listdir(os.path.dirname(spec["save"])), ["learner.ckpt"])  # no .tmp
 
     @unittest.skipUnless(lp.have_cbor(), "checkpoints are CBOR")
     def test_saved_at_the_stop_only_and_when_the_host_is_gone(self):
-        for stop in ("SIGTERM", "the host's end"):
+        for stop in ("end", "the host's loss"):
             with self.subTest(stop=stop):
                 spec = self.keeping(save=f"{stop}.ckpt")
                 process, host = self.start(**KEEPER, checkpoint=spec)
                 node = self.client(self.serving(host))
                 self.assertEqual(node.add(5), 5)
                 self.assertIsNone(self.saved(spec["save"]))  # interval 0: no save while it serves
-                if stop == "SIGTERM":
-                    process.send_signal(signal.SIGTERM)
+                if stop == "end":
+                    host.end()
                 else:
                     host.close()
                 self.assertEqual(self.ended(process)[0], 0)
@@ -549,7 +644,7 @@ class Runtime(unittest.TestCase):
         process, host = self.start(**KEEPER, checkpoint=spec)
         node = self.client(self.serving(host))
         self.assertEqual(node.add(2), 42)
-        process.send_signal(signal.SIGTERM)
+        host.end()
         status, err = self.ended(process)
         self.assertEqual(status, 0)
         self.assertIn(f"[lp] learner restored from {spec['restore']}", err)
@@ -562,7 +657,7 @@ class Runtime(unittest.TestCase):
                 process, host = self.start(**KEEPER, checkpoint=self.keeping(restore=restore))
                 node = self.client(self.serving(host))
                 self.assertEqual(node.add(2), 2)
-                process.send_signal(signal.SIGTERM)
+                host.end()
                 status, err = self.ended(process)
                 self.assertEqual(status, 0)
                 self.assertNotIn("restored", err)
@@ -611,7 +706,7 @@ class Runtime(unittest.TestCase):
             self.assertLess(time.monotonic(), give_up, "no periodic save failed in time")
             time.sleep(0.02)
         self.assertEqual(node.add(1), 2)  # it goes on serving
-        process.send_signal(signal.SIGTERM)
+        host.end()
         self.assertEqual(self.ended(process)[0], 0)
 
     def test_half_a_checkpoint_is_a_type_error(self):

@@ -4,6 +4,7 @@
 // (the launcher) and by its node processes (program.cpp).
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct graph {
   lp::handle<Learner> learner;
   lp::handle<Tally> tally;
   lp::handle<Beater> beater;
+  lp::handle<Waiter> waiter;
 };
 
 // "calls": a Counter and a Learner that calls it. "restarts": a Tally that
@@ -25,10 +27,24 @@ struct graph {
 // "init_raises": one whose __init__ raises, restarted once. Under a
 // health_timeout of 500 ms: "stuck", a run() that makes no sign of progress;
 // "beating", one that works 2 s with heartbeats; "knot", a Learner whose
-// handler sleeps as long as it is asked.
+// handler sleeps as long as it is asked. "stop_by_signal", "stop_by_python",
+// "stop_by_peer": a Waiter, whose run() and handler watch for the stop,
+// and a Prober that calls that handler; the stop comes from outside, from
+// the Waiter's own launchpad_client.stop(), or from a C++ Stopper's
+// lp::stop(). Their notes go to the directory $LP_PYN_NOTES.
+// "ignores_stop": a Beater whose run() sleeps through the stop.
 inline graph make(lp::program& p, const std::string& scenario) {
   graph made;
-  if (scenario == "calls") {
+  if (scenario.starts_with("stop_by_")) {
+    const char* notes = std::getenv("LP_PYN_NOTES");
+    std::string dir = notes ? notes : "/nonexistent";
+    made.waiter =
+        p.add_node<Waiter>("waiter", dir, scenario == "stop_by_python" ? 0.3 : -1.0);
+    p.add_node<Prober>("prober", made.waiter);
+    if (scenario == "stop_by_peer") p.add_node<Stopper>("stopper", dir, 0.3);
+  } else if (scenario == "ignores_stop") {
+    made.beater = p.add_node<Beater>("beater", 600.0, false);  // its run() sleeps on
+  } else if (scenario == "calls") {
     made.counter = p.add_node<Counter>("counter");
     made.learner = p.add_node<Learner>("learner", made.counter, 0.5, std::string("alpha"),
                                        std::vector<float>{2.5f, 1.f});

@@ -140,3 +140,50 @@ class Fanout:
 
     def add_all(self, x: int) -> int:
         return sum(counter.add(x) for counter in self.counters)
+
+
+class Waiter:
+    """Waiter: run() polls stop_requested() every 2 ms (after it calls
+    stop() itself `stop_after` s in, if that is >= 0), notes when it saw
+    the stop, then works 0.3 s more (the rest of run()) and counts that in
+    its state; its handler wait_stop() polls the same. The notes are files
+    in the directory `notes`, each a CLOCK_MONOTONIC time in seconds."""
+
+    def __init__(self, notes: str, stop_after: float):
+        self.notes, self.stop_after = notes, stop_after
+        self.rests = 0
+
+    def _note(self, name, text=None):
+        with open(os.path.join(self.notes, name), "w") as f:
+            f.write(f"{time.monotonic():.6f}" if text is None else text)
+
+    def run(self):
+        self._note("run_started")
+        start = time.monotonic()
+        while not lp.stop_requested():
+            if 0 <= self.stop_after <= time.monotonic() - start:
+                self._note("stop_called")
+                lp.stop()
+                self._note("stop_then_requested", str(lp.stop_requested()))
+                break
+            time.sleep(0.002)
+        self._note("run_saw_stop")
+        time.sleep(0.3)
+        self.rests += 1
+        self._note("run_returned")
+
+    def wait_stop(self) -> float:
+        self._note("handler_started")
+        while not lp.stop_requested():
+            time.sleep(0.002)
+        self._note("handler_saw_stop")
+        return time.monotonic()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def state(self) -> int:
+        return self.rests
+
+    def restore(self, saved: int):
+        self.rests = saved

@@ -4,9 +4,13 @@
 // Python classes of nodes.py serve (LP_PYTHON), some of them declared
 // unlike their class on purpose.
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <launchpad/launchpad.hpp>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace pyn {
@@ -69,6 +73,47 @@ struct Beater {
 };
 LP_SERVICE(Beater, finished, pid);
 LP_PYTHON(Beater, "nodes", "Beater");
+
+// Its run() polls launchpad_client.stop_requested() every 2 ms (after it
+// calls launchpad_client.stop() itself `stop_after` s in, if that is >= 0),
+// notes when it saw the stop, works 0.3 s more and counts that in its
+// state; its handler wait_stop() polls the same (nodes.py).
+struct Waiter {
+  double wait_stop();
+  long pid();
+  void run();
+  long lp_save() const;
+  void lp_restore(long rests);
+};
+LP_SERVICE(Waiter, wait_stop, pid);
+LP_PYTHON(Waiter, "nodes", "Waiter");
+
+// Calls wait_stop() from its run(), so that a Python handler runs when the
+// program stops.
+struct Prober {
+  lp::client<Waiter> waiter;
+  void run() { waiter.with_deadline(std::chrono::seconds(120)).wait_stop(); }
+};
+LP_SERVICE(Prober);
+
+// Its run() calls lp::stop() `after` s in, once Waiter's run() has started,
+// and notes when in `notes`/stop_called, as Waiter notes its own.
+struct Stopper {
+  std::string notes;
+  double after;
+  void run() {
+    auto started = std::filesystem::path(notes) / "run_started";
+    while (!std::filesystem::exists(started) && !lp::stop_requested())
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::duration<double>(after));
+    auto now = std::chrono::duration<double>(
+        std::chrono::steady_clock::now().time_since_epoch());
+    std::ofstream(std::filesystem::path(notes) / "stop_called")
+        << std::fixed << now.count();
+    lp::stop();
+  }
+};
+LP_SERVICE(Stopper);
 
 // A C++ node that drives a Python one from its run().
 struct Actor {

@@ -172,6 +172,10 @@ class node_host {
     state_->request_stop();
     for (auto& node : nodes_)
       if (node->runner.joinable()) node->runner.join();
+    // A Python node's run() heard the stop when the C++ ones did (on_stop,
+    // in start) and is waited for as they are joined.
+    for (auto& node : nodes_)
+      if (node->python) node->python->wait_run();
     for (auto& node : nodes_)
       if (node->server) node->server->drain();
     // A Python node drains, saves its checkpoint and ends on its own.
@@ -194,6 +198,10 @@ class node_host {
     }
     for (auto& node : nodes_)
       if (node->server) node->server->stop();
+    {
+      std::lock_guard lock(python_mutex_);
+      pythons_.clear();
+    }
     while (!nodes_.empty()) nodes_.pop_back();
     state_->set_runs_waiter({});
     launch_registry::get().remove(state_);
@@ -235,6 +243,14 @@ class node_host {
 
   void start(const program& graph) {
     graph_access::check_defined(graph);
+    // The one stop of the launch reaches its Python nodes as it reaches
+    // its C++ ones: first of the on_stop callbacks, before any a node's
+    // constructor adds. A node started after the stop hears it as it
+    // starts (start_python).
+    state_->on_stop([this] {
+      std::lock_guard lock(python_mutex_);
+      for (auto* python : pythons_) python->tell_stop();
+    });
     auto connector = [this](const std::string& label) { return connect(label); };
     for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
       const auto& spec = graph.nodes()[i];
@@ -372,6 +388,10 @@ class node_host {
       node_scope scope(at->identity, *state_);
       state_->request_stop();
     };
+    tell.follow = [this, at] {
+      node_scope scope(at->identity, *state_);
+      state_->follow_stop();
+    };
     tell.ended = [this, at](int status, const std::string& why) {
       // A Python node that hung ended itself as the watchdog ends a C++
       // node's process: this process ends with its status, for its
@@ -394,6 +414,11 @@ class node_host {
     };
     node.python = std::make_unique<python_node>(spec, *node.recipe, std::move(settings),
                                                 std::move(tell));
+    {
+      std::lock_guard lock(python_mutex_);
+      pythons_.push_back(node.python.get());
+    }
+    if (state_->stop_requested()) node.python->tell_stop();
   }
 
   void publish_python(hosted_node& node) {
@@ -467,6 +492,8 @@ class node_host {
   std::condition_variable finished_changed_;
   std::set<std::string> finished_;
   std::map<std::string, std::shared_ptr<channel>> channels_;
+  std::mutex python_mutex_;
+  std::vector<python_node*> pythons_;  // told of the stop (on_stop)
   std::mutex shutdown_mutex_;
   bool done_ = false;
   checkpoint_schedule checkpoints_;

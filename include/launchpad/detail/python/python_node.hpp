@@ -9,9 +9,10 @@
 //
 // The control socket carries lines. From the node: `serving <url>`,
 // `finished` (run() returned), `stop` (it asked the program to stop),
-// `address <label>`; from the host: `run` (every node serves: call run()),
-// and the answers to lookups, `address <label> <url>` or
-// `address <label> - <why>`.
+// `follow` (a peer refused a call for stopping), `address <label>`; from the
+// host: `run` (every node serves: call run()), `stop` (the program stops:
+// stop_requested() is true), `end` (drain, save, exit), and the answers to
+// lookups, `address <label> <url>` or `address <label> - <why>`.
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -62,6 +63,11 @@ class python_start_error : public launch_error {
   using launch_error::launch_error;
 };
 
+// How long a Python node may take to end once its run() has returned,
+// beyond its calls' termination notice: its last save, its exit (the
+// runtime's STOP_GRACE).
+inline constexpr std::chrono::seconds python_stop_grace{30};
+
 // What a host gives each of its Python nodes.
 struct python_settings {
   std::string interpreter = "python3";  // a name found on PATH, or a path
@@ -93,6 +99,7 @@ class python_node {
   struct events {
     std::function<void()> finished;  // its run() returned
     std::function<void()> stop;      // it asked the program to stop
+    std::function<void()> follow;    // a peer told it the program stops
     // The process ended when nobody asked it to: its wait status, and what
     // happened in words.
     std::function<void(int status, const std::string& why)> ended;
@@ -163,27 +170,56 @@ class python_node {
 
   // Calls the node's run(), once every node of the launch serves.
   void start_run() {
-    static constexpr std::string_view line = "run\n";
-    ::send(control_, line.data(), line.size(), MSG_NOSIGNAL);
+    {
+      std::lock_guard lock(mutex_);
+      run_started_ = true;
+    }
+    say("run");
   }
 
-  // Asks the node to stop (SIGTERM: it drains its calls and saves its
-  // checkpoint), then kills it after the termination notice. Safe to call
-  // twice.
+  // The program stops: the node's stop_requested() is true from now on,
+  // as lp::stop_requested() is for the host's C++ nodes.
+  void tell_stop() { say("stop"); }
+
+  // Waits until the node's run() has returned (at once if it has none, or
+  // was never started, or the process is gone). No bound of its own: a
+  // Python run() is given what a host gives a C++ one, which it joins.
+  void wait_run() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !run_started_ || run_returned_ || exited_; });
+  }
+
+  // Ends the node: it drains its calls, saves its checkpoint and exits
+  // (after its run() returned, if it has not yet); it is killed if it has
+  // not ended after the termination notice and python_stop_grace. One that
+  // never served is killed at once: it has nothing to drain or save. Safe
+  // to call twice.
   void stop() {
     std::unique_lock lock(mutex_);
     if (pid_ <= 0 || exited_) return;
     if (!stopping_) {
       stopping_ = true;
-      ::kill(pid_, SIGTERM);
+      if (url_.empty())
+        ::kill(-pid_, SIGKILL);
+      else
+        say("end");
     }
-    if (!changed_.wait_for(lock, settings_.termination_notice, [&] { return exited_; })) {
+    if (!changed_.wait_for(lock, settings_.termination_notice + python_stop_grace,
+                           [&] { return exited_; })) {
       ::kill(-pid_, SIGKILL);
       changed_.wait(lock, [&] { return exited_; });
     }
   }
 
  private:
+  // One line to the node; lines from several threads never interleave. A
+  // line to a node that is gone is lost quietly (MSG_NOSIGNAL: no SIGPIPE).
+  void say(std::string_view line) {
+    std::string text = std::string(line) + "\n";
+    std::lock_guard lock(write_mutex_);
+    ::send(control_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+
   static std::string file_name(std::string label) {
     for (auto& c : label)
       if (c == '/') c = '_';
@@ -321,9 +357,16 @@ class python_node {
         url_ = text.substr(8);
         changed_.notify_all();
       } else if (text == "finished") {
+        {
+          std::lock_guard lock(mutex_);
+          run_returned_ = true;
+          changed_.notify_all();
+        }
         if (tell_.finished) tell_.finished();
       } else if (text == "stop") {
         if (tell_.stop) tell_.stop();
+      } else if (text == "follow") {
+        if (tell_.follow) tell_.follow();
       } else if (text.starts_with("address ")) {
         answer_lookup(std::string(text.substr(8)));
       }
@@ -333,14 +376,14 @@ class python_node {
   void answer_lookup(const std::string& label) {
     std::string answer;
     try {
-      answer = "address " + label + " " + tell_.lookup(label) + "\n";
+      answer = "address " + label + " " + tell_.lookup(label);
     } catch (const std::exception& e) {
       std::string why = e.what();
       for (auto& c : why)
         if (c == '\n') c = ' ';
-      answer = "address " + label + " - " + why + "\n";
+      answer = "address " + label + " - " + why;
     }
-    ::send(control_, answer.data(), answer.size(), MSG_NOSIGNAL);
+    say(answer);
   }
 
   void wait_for_exit() {
@@ -416,8 +459,11 @@ class python_node {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
+  std::mutex write_mutex_;  // one line at a time on control_
   std::string url_;
   bool stopping_ = false;
+  bool run_started_ = false;
+  bool run_returned_ = false;
   bool exited_ = false;
   int status_ = 0;
   int outputs_open_ = 0;

@@ -139,15 +139,15 @@ std::string cwd_of(pid_t pid) {
 }
 
 // The Python processes (`<interpreter> -m launchpad_client.runtime
-// [--check] SPEC`) of a job submitted with TMPDIR=<dir>/tmp: the launch
-// writes each one's spec under TMPDIR, which the job inherits (see
-// python_job). --check: the supervisor's check of a class, before any node
-// starts; else a Python node.
+// [--check] --node=...`) of a job submitted with TMPDIR=<dir>/tmp, which
+// the job inherits (see python_job). --check: the supervisor's check of a
+// class, before any node starts; else a Python node.
 std::vector<pid_t> python_runtimes(const std::string& dir) {
   std::vector<pid_t> found;
-  for (pid_t pid : processes_with(" " + dir + "/tmp/")) {
+  for (pid_t pid : processes_with(" -m launchpad_client.runtime ")) {
     auto argv = argv_of(pid);
-    if (argv.size() >= 4 && argv[1] == "-m" && argv[2] == "launchpad_client.runtime")
+    if (argv.size() >= 4 && argv[1] == "-m" && argv[2] == "launchpad_client.runtime" &&
+        environ_of(pid, "TMPDIR") == dir + "/tmp")
       found.push_back(pid);
   }
   return found;
@@ -208,9 +208,8 @@ std::vector<std::string> slurm_flags(const scratch& dir) {
 //   where the launcher ran, and `python -m` puts its working directory
 //   first on sys.path: a module beside the program (the example's
 //   learner.py) imports without PYTHONPATH, as under local_mp;
-// - TMPDIR, exported the same way: each Python node's host writes the
-//   node's spec, secret and TLS key there (private, removed with the node),
-//   which the test finds the Python processes by. Nothing needs it set.
+// - TMPDIR, exported the same way, by which the test finds the Python
+//   processes (their host writes no file for them). Nothing needs it set.
 std::vector<std::string> python_job(const std::string& cwd, const std::string& binary,
                                     const scratch& dir,
                                     std::vector<std::string> more = {}) {
@@ -422,6 +421,8 @@ TEST_SUITE("slurm") {
                     "the learner's Python process was not seen running");
     CHECK(runtime_argv[0] == env_path("LP_NODE_PYTHON"));
     CHECK(runtime_argv.size() == 4);
+    if (runtime_argv.size() == 4)
+      CHECK(runtime_argv[3] == "--node=python_learner/learner");
     CHECK(runtime_cwd == std::filesystem::canonical(example_dir).string());
     CHECK(runtime_pythonpath == env_path("LP_PYTHON_PACKAGE_DIR"));
     // Served over TLS, at its host's address (on test hosts, hK's own:
@@ -449,8 +450,9 @@ TEST_SUITE("slurm") {
           std::string::npos);
     CHECK(file_text(run_dir + "/result") == "0\n");
     CHECK_FALSE(std::filesystem::exists(run_dir + "/tls.key"));
-    // Nothing is left: no job, no process of it, no Python process, and
-    // none of the Python node's files (its spec, secret and key).
+    // Nothing is left: no job, no process of it, no Python process, and no
+    // file under TMPDIR (a Python node's spec, secret and key come over its
+    // control socket).
     CHECK(command::job_gone(launcher.job()));
     CHECK(eventually([&] { return python_runtimes(dir.path).empty(); }, 10s));
     CHECK(eventually([&] { return processes_with("--lp_slurm_dir=" + dir.path).empty(); },

@@ -40,9 +40,10 @@ class HostGone(LookupError):
 
 
 class _Host:
-    def __init__(self, sock, on_end):
+    def __init__(self, sock, on_end, pending):
         self._sock = sock
         self._on_end = on_end
+        self._pending = pending
         self._write_lock = threading.Lock()  # one line at a time, never two interleaved
         self._ask_lock = threading.Lock()  # one request in flight, so a reply is its
         self._replies = queue.Queue()
@@ -55,15 +56,15 @@ class _Host:
             self._sock.sendall(data)
 
     def _read(self):
-        pending = b""
+        pending, chunk = b"", self._pending  # what came with the spec first
         try:
             while True:
-                chunk = self._sock.recv(4096)
-                if not chunk:
-                    break
                 *lines, pending = (pending + chunk).split(b"\n")
                 for line in lines:
                     self._dispatch(line.decode("utf-8", "replace"))
+                chunk = self._sock.recv(4096)
+                if not chunk:
+                    break
         except OSError:
             pass  # a reset is an end as well
         self.lost.set()
@@ -122,12 +123,13 @@ class _Host:
             return rest.strip()
 
 
-def connect(sock, on_end):
+def connect(sock, on_end, pending=b""):
     """Makes `sock` (the control socket) this node's way to its host, and
-    starts reading it. `on_end(lost)` runs on the reading thread at the
-    host's `end` (lost False) and when the socket ends (lost True)."""
+    starts reading it, from `pending` (bytes read already). `on_end(lost)`
+    runs on the reading thread at the host's `end` (lost False) and when
+    the socket ends (lost True)."""
     global _host
-    _host = _Host(sock, on_end)
+    _host = _Host(sock, on_end, pending)
 
 
 def host_lost():

@@ -1,21 +1,34 @@
-"""`python3 -m launchpad_client.runtime SPEC`: one Python node of a program.
+"""One Python node of a program:
 
-(`... runtime --check SPEC` only imports the class and compares it with its
-C++ declaration, with the exit statuses below: a launch of processes does
-that for every Python node before it starts any.)
+    python3 -m launchpad_client.runtime [--check] --node=PROGRAM/LABEL
+    python3 -m launchpad_client.runtime [--check] SPEC
+
+(`--check` only imports the class and compares it with its C++
+declaration, with the exit statuses below: a launch of processes does that
+for every Python node before it starts any.)
 
 The process that hosts a Python node (its launch's node process, or the
-launcher itself under the thread policies) starts this with the path of a
-spec, a JSON file only its owner reads:
+launcher itself under the thread policies) starts the first form, with the
+environment variable LP_PYTHON_CONTROL_FD: one end of a connected AF_UNIX
+stream socket (socketpair) to its host. `--node` only names the node for
+`ps`. The host sends the spec first, over that socket: a line
+`spec <J> <C>`, then J bytes of JSON, the spec, then C bytes of CBOR, the
+constructor's arguments (an array; tensors stay binary). Nothing of it is
+written to a file: the spec holds the launch's secret and TLS key, which
+are in the launch's run directory and nowhere else. By hand, the second
+form reads the spec from a JSON file, with the arguments in it ("args") and
+no host:
 
     {"node": "learner", "program": "demo", "service": "Learner",
      "module": "learner", "class": "Learner",
      "declared": [...],          # describe's "methods" of the C++ declaration
-     "args_file": "/tmp/.../args.cbor",  # the constructor's arguments: a CBOR array
+     "args": [...],              # by hand: the constructor's arguments, in JSON
      "arg_schemas": [...],       # their schemas; {"kind": "handle"} for a handle's label,
                                  # {"kind": "handles"} for a list of labels
-     "run_dir": "/tmp/lp-demo-XXXXXX",   # the secret and TLS files, the nodes file
-     "host": "127.0.0.1", "tls": false,
+     "secret": "0f3c...",        # the launch's secret; absent: --lp_insecure
+     "tls": {"certificate": PEM, "key": PEM, "authority": PEM},  # absent: plain HTTP
+     "run_dir": "/tmp/lp-demo-XXXXXX",   # by hand: its nodes file finds the handles' nodes
+     "host": "127.0.0.1",
      "has_run": true,            # C++ declares `void run();`
      "termination_notice_s": 10, # how long calls that run at a stop may take (optional)
      "max_body_bytes": 268435456,  # the largest request body it reads (optional)
@@ -24,9 +37,8 @@ spec, a JSON file only its owner reads:
      "checkpoint": {"save": "/ckpt/learner.ckpt", "restore": "/ckpt/learner.ckpt" or null,
                     "interval_ms": 30000}}   # optional; 0: saved at stop only
 
-and the environment variable LP_PYTHON_CONTROL_FD, one end of a connected
-AF_UNIX stream socket (socketpair) to its host. Both ways carry lines of
-UTF-8 text. The node writes:
+After the spec, the control socket carries lines of UTF-8 text both ways.
+The node writes:
 
     serving <url>      the node serves (the host publishes the address)
     finished           run() returned
@@ -52,9 +64,9 @@ and answers each `address` request, one at a time, with one line:
     address <label> - <why there is none>
 
 When the socket ends (the host is gone) the node ends as at `end`, so
-that it never outlives its host. Without LP_PYTHON_CONTROL_FD (a node
-started by hand) a handle finds its node in the run directory's nodes file,
-and a stop (SIGTERM, SIGINT, launchpad_client.stop()) ends the node.
+that it never outlives its host. A node started by hand has no host: a
+handle finds its node in the run directory's nodes file, and a stop
+(SIGTERM, SIGINT, launchpad_client.stop()) ends the node.
 
 Before anything serves it imports the module, finds the class and compares
 it with the C++ declaration: its methods' type hints (hints.compare), run()
@@ -81,14 +93,13 @@ import threading
 import time
 import traceback
 
-from . import checkpoint, codec, hints, node_context, progress, run_directory
+from . import checkpoint, codec, hints, node_context, progress, run_directory, tls
 from .errors import DeadlineExceeded, RemoteError, TransportError
 from .node import Node
 from .optional_packages import cbor2
 from .schema import from_schema
 from . import server as server_module
 from .server import NodeServer
-from .tls import context_of_run_dir
 
 # Exit statuses the host reads: failures that a restart cannot mend.
 USAGE = 2  # no spec, a malformed one, or no control socket where the host said
@@ -148,26 +159,55 @@ def _check_class(spec, cls):
               + "\n  ".join(problems))
 
 
-def _arguments(spec):
+def _arguments(spec, args_cbor, credentials):
     """The constructor's arguments: values decoded by their schemas, and a
     typed client of the node each handle names (a list of them for a
-    std::vector of handles). A host writes them in CBOR to "args_file"
-    (tensors stay binary); a spec written by hand may give "args" in JSON."""
-    if "args_file" in spec:
-        with open(spec["args_file"], "rb") as f:
-            values = codec.decode_cbor(f.read())
-    else:
-        values = spec.get("args", [])
+    std::vector of handles). A host sends them in CBOR (tensors stay
+    binary); a spec written by hand gives "args" in JSON."""
+    values = codec.decode_cbor(args_cbor) if args_cbor else spec.get("args", [])
     out = []
     for value, schema in zip(values, spec.get("arg_schemas", [])):
         kind = schema.get("kind")
         if kind == "handle":
-            out.append(_Peer(spec, value))
+            out.append(_Peer(spec, value, credentials))
         elif kind == "handles":
-            out.append([_Peer(spec, label) for label in value])
+            out.append([_Peer(spec, label, credentials) for label in value])
         else:
             out.append(from_schema(schema).from_wire(value))
     return out
+
+
+class _Credentials:
+    """The launch's secret and TLS credentials, from the spec."""
+
+    def __init__(self, spec):
+        self.secret = spec.get("secret") or None
+        self.tls = spec.get("tls") or None
+        self._client = None
+        self._lock = threading.Lock()
+
+    def server_context(self):
+        """The node's own TLS, as a C++ node's: TLS 1.3, and a peer must
+        present a certificate the launch's authority signed."""
+        if self.tls is None:
+            return None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_3
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cadata=self.tls.get("authority") or self.tls["certificate"])
+        tls.load_pem_chain(context, self.tls["certificate"], self.tls["key"])
+        return context
+
+    def client_context(self):
+        """The TLS of its calls to other nodes; one, shared."""
+        if self.tls is None:
+            return None
+        with self._lock:
+            if self._client is None:
+                self._client = tls.tls_context_of_pem(
+                    self.tls.get("authority") or self.tls["certificate"],
+                    self.tls["certificate"], self.tls["key"])
+            return self._client
 
 
 class _Peer:
@@ -176,23 +216,25 @@ class _Peer:
     from the host; a call that finds no one there (the node restarted
     elsewhere) makes the next one ask again."""
 
-    def __init__(self, spec, label):
-        self._spec, self._label = spec, label
+    def __init__(self, spec, label, credentials):
+        self._spec, self._label, self._credentials = spec, label, credentials
         self._node = None
         self._lock = threading.Lock()
 
     def _connect(self):
         with self._lock:
             if self._node is None:
-                run_dir = self._spec["run_dir"]
-                self._node = Node(self._address(), run_directory.read_secret(run_dir),
-                                  label=self._label, tls=context_of_run_dir(run_dir))
+                self._node = Node(self._address(), self._credentials.secret,
+                                  label=self._label, tls=self._credentials.client_context())
             return self._node
 
     def _address(self):
         if node_context.connected():
             return node_context.address(self._label)
-        run_dir = self._spec["run_dir"]
+        run_dir = self._spec.get("run_dir")
+        if not run_dir:
+            raise LookupError(f"no address for node {self._label!r}: a node started by hand "
+                              'finds it in its run directory\'s nodes file (the spec\'s "run_dir")')
         give_up = time.monotonic() + 30
         while True:
             url = run_directory.node_addresses(run_dir).get(self._label)
@@ -284,43 +326,70 @@ class _PeerFutures:
             lambda node: getattr(node.futures, name)(*args, **kwargs))
 
 
-def _server_tls(run_dir):
-    certificate = os.path.join(run_dir, "tls.crt")
-    ca = os.path.join(run_dir, "tls_ca.crt")
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_3
-    context.verify_mode = ssl.CERT_REQUIRED
-    context.load_verify_locations(cafile=ca if os.path.isfile(ca) else certificate)
-    context.load_cert_chain(certificate, os.path.join(run_dir, "tls.key"))
-    return context
-
-
-def _connect_host(label, end):
-    """Connects the node to its host, if a host started it: the host's
-    `end` and the control socket's end (the host is gone) call `end`.
-    False if no host started it."""
+def _control_socket(name):
+    """The host's end of the control socket, LP_PYTHON_CONTROL_FD."""
     fd = os.environ.get("LP_PYTHON_CONTROL_FD")
     if fd is None:
-        return False
+        _fail(USAGE, name, "--node= is for a node that a host starts, which passes its control "
+              "socket in LP_PYTHON_CONTROL_FD; by hand, give the path of a spec file")
     try:
         sock = socket.socket(fileno=int(fd))
     except (OSError, ValueError) as e:
-        _fail(USAGE, label, f"LP_PYTHON_CONTROL_FD={fd} is not a socket ({e}); the host passes "
+        _fail(USAGE, name, f"LP_PYTHON_CONTROL_FD={fd} is not a socket ({e}); the host passes "
               "one end of socketpair(AF_UNIX, SOCK_STREAM)")
     if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
-        _fail(USAGE, label, f"LP_PYTHON_CONTROL_FD={fd} is not an AF_UNIX stream socket; the "
+        _fail(USAGE, name, f"LP_PYTHON_CONTROL_FD={fd} is not an AF_UNIX stream socket; the "
               "host passes one end of socketpair(AF_UNIX, SOCK_STREAM)")
     # A process the node's code starts must not hold the host's socket open.
     sock.set_inheritable(False)
+    return sock
 
+
+def _receive_spec(sock, name):
+    """The spec the host sends first (`spec <J> <C>`, the JSON spec, the
+    arguments in CBOR). Returns the spec, the arguments' bytes, and the
+    bytes that came after them (the host's first lines)."""
+    def broken(why):
+        _fail(USAGE, name, f"the host sent no spec on the control socket: {why}")
+
+    data = b""
+    while b"\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            broken("it closed the socket first")
+        data += chunk
+        if len(data) > 100 and b"\n" not in data:
+            broken("its first line is not `spec <J> <C>`")
+    head, _, data = data.partition(b"\n")
+    words = head.split(b" ")
+    if len(words) != 3 or words[0] != b"spec" or not all(w.isdigit() for w in words[1:]):
+        broken(f"its first line is {head[:60]!r}, not `spec <J> <C>`")
+    json_size, cbor_size = int(words[1]), int(words[2])
+    chunks, have = [data], len(data)
+    while have < json_size + cbor_size:
+        chunk = sock.recv(min(1 << 20, json_size + cbor_size - have))
+        if not chunk:
+            broken(f"it closed the socket after {have} of {json_size + cbor_size} bytes")
+        chunks.append(chunk)
+        have += len(chunk)
+    data = b"".join(chunks)
+    try:
+        spec = json.loads(data[:json_size])
+    except ValueError as e:
+        broken(f"its spec is no JSON ({e})")
+    return spec, data[json_size:json_size + cbor_size], data[json_size + cbor_size:]
+
+
+def _connect_host(label, sock, pending, end):
+    """Makes `sock` the node's way to its host: the host's `end` and the
+    control socket's end (the host is gone) set `end`."""
     def ended(lost):
         if lost and not end.is_set():
             print(f"[lp] {label}: the host closed the control socket (it is gone); stopping",
                   file=sys.stderr, flush=True)
         end.set()
 
-    node_context.connect(sock, ended)
-    return True
+    node_context.connect(sock, ended, pending)
 
 
 class _CheckpointSpec:
@@ -401,13 +470,12 @@ def _exit_within(seconds, label, main_done):
     threading.Thread(target=watch, name=f"lp-{label}-exit", daemon=True).start()
 
 
-def _serve(spec, target, ended, keeping, main_done):
+def _serve(spec, target, credentials, ended, keeping, main_done):
     label = spec["node"]
-    run_dir = spec.get("run_dir")
-    secret = run_directory.read_secret(run_dir) if run_dir else None
-    server = NodeServer(target, node=label, program=spec.get("program", ""), secret=secret,
+    server = NodeServer(target, node=label, program=spec.get("program", ""),
+                        secret=credentials.secret,
                         declared=spec.get("declared"), service=spec.get("service"),
-                        tls=_server_tls(run_dir) if spec.get("tls") else None,
+                        tls=credentials.server_context(),
                         host=spec.get("host", "127.0.0.1"),
                         max_body=spec.get("max_body_bytes", server_module.DEFAULT_MAX_BODY))
     server.on_stop = node_context.stop
@@ -534,13 +602,23 @@ def _watch_health(spec, server):
 
 
 def main(argv):
-    check_only = len(argv) == 3 and argv[1] == "--check"
-    if len(argv) != 2 and not check_only:
-        print("usage: python3 -m launchpad_client.runtime [--check] SPEC (a launch starts it)",
-              file=sys.stderr)
+    words = argv[1:]
+    check_only = words[:1] == ["--check"]
+    if check_only:
+        words = words[1:]
+    if len(words) != 1:
+        print("usage: python3 -m launchpad_client.runtime [--check] (--node=PROGRAM/LABEL | SPEC)"
+              " (a launch starts it; by hand, give a spec file)", file=sys.stderr)
         return USAGE
-    with open(argv[-1], encoding="utf-8") as f:
-        spec = json.load(f)
+    sock = None
+    if words[0].startswith("--node="):
+        name = words[0][len("--node="):]
+        sock = _control_socket(name)
+        spec, args_cbor, pending = _receive_spec(sock, name)
+    else:
+        with open(words[0], encoding="utf-8") as f:
+            spec = json.load(f)
+        args_cbor = None
     label = spec["node"]
     if check_only:
         # A launch of processes checks every Python class before any node
@@ -549,14 +627,17 @@ def main(argv):
         _check_class(spec, cls)
         return 0
     ended = threading.Event()  # the host's `end`, or its loss; without one, a stop
-    if not _connect_host(label, ended):
+    if sock is not None:
+        _connect_host(label, sock, pending, ended)
+    else:
         node_context.serve_alone(lambda lost: ended.set())
+    credentials = _Credentials(spec)
 
     cls = _import_class(spec)
     _check_class(spec, cls)
     keeping = _checkpoint_spec(spec, cls)
     try:
-        target = cls(*_arguments(spec))
+        target = cls(*_arguments(spec, args_cbor, credentials))
     except BaseException:
         _fail(CONSTRUCTION_FAILED, label, f"{spec['class']}(...) raised",
               _last_lines(traceback.format_exc()))
@@ -564,7 +645,7 @@ def main(argv):
     if keeping is not None and keeping.restore:
         _restore(target, spec, keeping.restore, keeping)
     main_done = threading.Event()
-    _serve(spec, target, ended, keeping, main_done)
+    _serve(spec, target, credentials, ended, keeping, main_done)
     main_done.set()
     return 0
 

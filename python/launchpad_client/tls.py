@@ -8,6 +8,7 @@ launch was given), not host names, since nodes' addresses change, and it
 presents the certificate itself, or the node refuses it at the handshake.
 """
 
+import contextlib
 import os
 import ssl
 
@@ -24,17 +25,46 @@ def tls_context(ca, certificate, key):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no TLS {what} file {path}: give the files of the launch's run "
                                     f"directory ({CERTIFICATE}, {KEY}), or the site's own")
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.minimum_version = ssl.TLSVersion.TLSv1_3
-    # Peers are checked against the launch's certificate, not their names.
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_REQUIRED
+    context = _client_context()
     try:
         context.load_verify_locations(cafile=ca)
         context.load_cert_chain(certificate, key)
     except ssl.SSLError as e:
         raise ValueError(f"cannot use the TLS files {certificate}, {key} (CA {ca}): {e.reason or e}; "
                          "are they PEM files of one launch?") from None
+    return context
+
+
+def tls_context_of_pem(ca, certificate, key):
+    """tls_context from the PEM texts themselves (a Python node's, which
+    its host gives it without a file)."""
+    context = _client_context()
+    context.load_verify_locations(cadata=ca)
+    load_pem_chain(context, certificate, key)
+    return context
+
+
+def load_pem_chain(context, certificate, key):
+    """context.load_cert_chain from PEM texts. ssl reads a certificate and
+    its key from files only: these are memory files of this process
+    (memfd), closed once read, so that the key is never written to a
+    disk."""
+    with contextlib.ExitStack() as files:
+        paths = []
+        for text in (certificate, key):
+            fd = os.memfd_create("lp-tls")
+            files.callback(os.close, fd)
+            os.write(fd, text.encode("ascii"))
+            paths.append(f"/proc/self/fd/{fd}")
+        context.load_cert_chain(*paths)
+
+
+def _client_context():
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    # Peers are checked against the launch's certificate, not their names.
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_REQUIRED
     return context
 
 

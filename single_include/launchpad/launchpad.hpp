@@ -10913,13 +10913,15 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 // ---- launchpad/detail/python/python_node.hpp ----
 
 // A node of a Python service (LP_PYTHON), as the process that hosts it sees
-// it: a child process running `python3 -m launchpad_client.runtime SPEC`,
-// which serves the node itself on the launch's wire. Its host writes the
-// spec and the launch's secret and credentials into a private directory,
-// forwards the child's output as the node's, answers its address lookups
-// over a socket pair, and stops it in order (docs/python_nodes.md).
+// it: a child process running `python3 -m launchpad_client.runtime`, which
+// serves the node itself on the launch's wire. Its host sends it its spec
+// (with the launch's secret and credentials) over a socket pair, never
+// through a file, forwards the child's output as the node's, answers its
+// address lookups over the same socket, and stops it in order
+// (docs/python_nodes.md).
 //
-// The control socket carries lines. From the node: `serving <url>`,
+// The control socket carries the spec first (`spec <J> <C>`, J bytes of
+// JSON, C bytes of CBOR: the constructor's arguments), then lines. From the node: `serving <url>`,
 // `finished` (run() returned), `stop` (it asked the program to stop),
 // `follow` (a peer refused a call for stopping), `address <label>`; from the
 // host: `run` (every node serves: call run()), `stop` (the program stops:
@@ -11286,15 +11288,8 @@ class python_node {
         settings_(std::move(settings)),
         tell_(std::move(tell)),
         executable_(interpreter(settings_.interpreter)),
-        files_(settings_.program + "." + file_name(spec.label), settings_.secret,
-               temp_dir(), settings_.tls) {
-    try {
-      write_spec(spec, recipe);
-      start();
-    } catch (...) {
-      remove_files();
-      throw;
-    }
+        spec_(spec_message(spec, recipe)) {
+    start(spec.label);
   }
   python_node(const python_node&) = delete;
   python_node& operator=(const python_node&) = delete;
@@ -11303,7 +11298,6 @@ class python_node {
     for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
       if (thread->joinable()) thread->join();
     if (control_ >= 0) ::close(control_);
-    remove_files();
   }
 
   // Waits until the node serves; returns its URL. Throws python_start_error
@@ -11383,35 +11377,42 @@ class python_node {
   }
 
  private:
-  // One line to the node; lines from several threads never interleave. A
-  // line to a node that is gone is lost quietly (MSG_NOSIGNAL: no SIGPIPE).
+  // One line to the node, after its spec; lines from several threads never
+  // interleave. A line to a node that is gone is lost quietly.
   void say(std::string_view line) {
     std::string text = std::string(line) + "\n";
-    std::lock_guard lock(write_mutex_);
-    ::send(control_, text.data(), text.size(), MSG_NOSIGNAL);
+    std::unique_lock lock(write_mutex_);
+    spec_written_.wait(lock, [&] { return spec_sent_; });
+    send_all(text);
   }
 
-  static std::string file_name(std::string label) {
-    for (auto& c : label)
-      if (c == '/') c = '_';
-    return label;
+  // MSG_NOSIGNAL: a node that is gone raises no SIGPIPE here.
+  void send_all(std::string_view bytes) {
+    while (!bytes.empty()) {
+      auto sent = ::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (sent < 0 && errno == EINTR) continue;
+      if (sent <= 0) return;  // the node is gone: its end says why
+      bytes.remove_prefix(static_cast<std::size_t>(sent));
+    }
   }
 
-  // What the spec needs beside the secret and credentials, which files_
-  // removes itself.
-  void remove_files() {
-    for (const char* name : {"spec.json", "args.cbor"})
-      ::unlink((files_.path() + "/" + name).c_str());
+  // The control socket's first bytes, on the thread that reads it: the
+  // node reads them before anything else (a large argument may fill the
+  // socket's buffer until it does).
+  void send_spec() {
+    {
+      std::lock_guard lock(write_mutex_);
+      send_all(spec_);
+      spec_sent_ = true;
+    }
+    spec_written_.notify_all();
+    std::string().swap(spec_);  // it holds the secret and the key: not kept
   }
 
-  static std::string temp_dir() {
-    const char* dir = std::getenv("TMPDIR");
-    return dir && *dir ? dir : "/tmp";
-  }
+  // `spec <J> <C>\n`, the JSON spec and the arguments in CBOR.
+  LP_API std::string spec_message(const node_info& spec, const python_recipe& recipe);
 
-  LP_API void write_spec(const node_info& spec, const python_recipe& recipe);
-
-  void start() {
+  void start(const std::string& label) {
     int control[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
     auto close_all = [&] {
       for (int fd : {control[0], control[1], out[0], out[1], err[0], err[1]})
@@ -11427,7 +11428,8 @@ class python_node {
     child.executable = executable_;
     child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime"};
     if (settings_.check_only) child.arguments.emplace_back("--check");
-    child.arguments.push_back(files_.path() + "/spec.json");
+    // Only for ps: the spec comes over the control socket.
+    child.arguments.push_back("--node=" + settings_.program + "/" + label);
     child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
     if (settings_.tune_malloc && !std::getenv("MALLOC_MMAP_THRESHOLD_") &&
         !std::getenv("MALLOC_TRIM_THRESHOLD_") && !std::getenv("GLIBC_TUNABLES")) {
@@ -11521,6 +11523,7 @@ class python_node {
   }
 
   void read_control() {
+    send_spec();
     each_line(control_, [&](std::string&& line) {
       std::string_view text = line;
       if (text.starts_with("serving ")) {
@@ -11624,13 +11627,15 @@ class python_node {
   python_settings settings_;
   events tell_;
   std::string executable_;
-  run_directory files_;  // removed when the node is gone
+  std::string spec_;  // until send_spec
   pid_t pid_ = -1;
   int control_ = -1;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::mutex write_mutex_;  // one line at a time on control_
+  std::mutex write_mutex_;  // one line at a time on control_, the spec first
+  std::condition_variable spec_written_;
+  bool spec_sent_ = false;
   std::string url_;
   bool stopping_ = false;
   bool run_started_ = false;
@@ -18353,7 +18358,8 @@ LP_API process_options process_options_from(const launch_flags& flags,
 
 namespace lp::detail {
 
-LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
+LP_API std::string python_node::spec_message(const node_info& spec,
+                                             const python_recipe& recipe) {
   json arg_schemas = json::array();
   std::string args;
   cbor::head(args, 4, recipe.arguments.size());
@@ -18376,15 +18382,17 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"module", recipe.where.module},
                   {"class", recipe.where.name},
                   {"declared", described["methods"]},
-                  {"args_file", files_.path() + "/args.cbor"},
                   {"arg_schemas", arg_schemas},
-                  {"run_dir", files_.path()},
                   {"host", settings_.bind_host},
-                  {"tls", !settings_.tls.empty()},
                   {"has_run", spec.has_run},
                   {"termination_notice_s", settings_.termination_notice.count()},
                   {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
+  if (!settings_.secret.empty()) written["secret"] = settings_.secret;
+  if (!settings_.tls.empty())
+    written["tls"] = {{"certificate", settings_.tls.certificate},
+                      {"key", settings_.tls.key},
+                      {"authority", settings_.tls.authority}};
   if (settings_.health_timeout.count() > 0)
     written["health_timeout_ms"] = settings_.health_timeout.count();
   if (!settings_.checkpoint_save.empty())
@@ -18393,8 +18401,9 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                                              ? json(nullptr)
                                              : json(settings_.checkpoint_restore)},
                              {"interval_ms", settings_.checkpoint_interval.count()}};
-  write_private_file(files_.path() + "/args.cbor", args);
-  write_private_file(files_.path() + "/spec.json", written.dump());
+  auto text = written.dump();
+  return "spec " + std::to_string(text.size()) + " " + std::to_string(args.size()) +
+         "\n" + text + args;
 }
 
 }  // namespace lp::detail

@@ -85,21 +85,23 @@ def run_pods(binary: str, manifest_dir: Path, work: Path, *options: str) -> dict
     return json.loads(result.stdout)
 
 
-def runtimes(tmp: Path) -> list[int]:
-    """The Python processes of the Python nodes whose host wrote their spec
-    under `tmp` (their TMPDIR): `<interpreter> -m launchpad_client.runtime
-    <tmp>/.../spec.json`."""
+def runtimes() -> list[int]:
+    """The Python processes of Python nodes in pods: `<interpreter> -m
+    launchpad_client.runtime --node=...`, in a network namespace other than
+    this process's (a pod's; only a test under /work/.hosts.lock makes
+    those)."""
+    ours = os.stat("/proc/self/ns/net").st_ino
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            if (len(argv) >= 4 and argv[1:3] == [b"-m", b"launchpad_client.runtime"]
+                    and os.stat(f"/proc/{entry}/ns/net").st_ino != ours):
+                found.append(int(entry))
         except OSError:
-            continue
-        if (len(argv) >= 4 and argv[1:3] == [b"-m", b"launchpad_client.runtime"]
-                and argv[3].startswith(str(tmp).encode() + b"/")):
-            found.append(int(entry))
+            continue  # gone meanwhile
     return found
 
 
@@ -117,10 +119,10 @@ def what_runtime_has(pid: int) -> dict | None:
     return {"argv": argv, "cwd": cwd, "PYTHONPATH": environ.get("PYTHONPATH"), "net": net}
 
 
-def run_pods_watching(tmp: Path, binary: str, manifest_dir: Path, work: Path,
+def run_pods_watching(binary: str, manifest_dir: Path, work: Path,
                       *options: str) -> tuple[dict, dict | None]:
     """run_pods, looking meanwhile (every 20 ms) for a Python node's process
-    under `tmp`: what it was given, read as soon as it runs."""
+    in a pod: what it was given, read as soon as it runs."""
     seen = None
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pods = subprocess.Popen(pods_command(binary, manifest_dir, work, *options),
@@ -129,7 +131,7 @@ def run_pods_watching(tmp: Path, binary: str, manifest_dir: Path, work: Path,
         try:
             while pods.poll() is None and time.monotonic() < deadline:
                 if seen is None:
-                    for pid in runtimes(tmp):
+                    for pid in runtimes():
                         seen = what_runtime_has(pid) or seen
                 time.sleep(0.02)
         finally:
@@ -198,17 +200,14 @@ def python_learner(binary: str, python: str, work: Path) -> None:
     set PYTHONPATH for a group's nodes; the learner is in none.)
     Here the image's ENV and WORKDIR are pods.py's --image-env and
     --workdir, over this machine's file system: the example's directory
-    and the checkout's python/. TMPDIR, where a Python node's host writes
-    the node's spec, secret and key (a pod's /tmp in an image), is a
-    directory of this test's, by which it finds the Python process."""
-    tmp = work / "tmp"
-    tmp.mkdir(parents=True)
+    and the checkout's python/. The node's host writes no file for it: its
+    spec, with the secret and key, comes over a socket."""
     example = ROOT / "examples" / "python_learner"
     package = ROOT / "python"
     manifest_dir = manifests(binary, work, f"--lp_python={python}")
     report, seen = run_pods_watching(
-        tmp, binary, manifest_dir, work, "--image-env", f"PYTHONPATH={package}",
-        "--image-env", f"TMPDIR={tmp}", "--workdir", str(example), "--start-late", "actors:1")
+        binary, manifest_dir, work, "--image-env", f"PYTHONPATH={package}",
+        "--workdir", str(example), "--start-late", "actors:1")
     check(report["coordinator"] == 0, "python_learner: the coordinator exits 0", report)
     check(all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
           "python_learner: every index of every Job succeeds at its first start", report)
@@ -217,16 +216,17 @@ def python_learner(binary: str, python: str, work: Path) -> None:
     check(any("average reward" in log_of(report, f"actors-{i}") for i in range(2)),
           "python_learner: an actor learned", report)
     check(seen is not None, "python_learner: the learner's Python process was seen running", report)
-    check(seen["argv"][:3] == [python, "-m", "launchpad_client.runtime"],
-          f"python_learner: the node runs --lp_python's interpreter ({seen['argv']})", report)
+    check(seen["argv"] == [python, "-m", "launchpad_client.runtime",
+                           "--node=python_learner/learner"],
+          f"python_learner: the node runs --lp_python's interpreter, its spec from its host "
+          f"({seen['argv']})", report)
     check(seen["cwd"] == str(example.resolve()),
           f"python_learner: in the image's working directory ({seen['cwd']})", report)
     check(seen["PYTHONPATH"] == str(package),
           f"python_learner: with the image's PYTHONPATH ({seen['PYTHONPATH']})", report)
     check(seen["net"] != os.stat("/proc/self/ns/net").st_ino,
           "python_learner: in its pod's network namespace", report)
-    check(not runtimes(tmp), "python_learner: no Python process is left", report)
-    check(not any(tmp.iterdir()), "python_learner: no spec, secret or key is left", report)
+    check(not runtimes(), "python_learner: no Python process is left", report)
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     check(not re.search(r"^lp-h[0-9]+", namespaces, re.M),
           "python_learner: no pod's network namespace is left", report)

@@ -1,6 +1,7 @@
 """`python3 -m launchpad_client.runtime`, the process of one Python node,
-started here as its host will start it: a spec file, and a control socket
-of which the test holds the host's end. Each way it can fail before it
+started here as its host will start it: a control socket of which the test
+holds the host's end, which sends the spec first (or, by hand, a spec
+file). Each way it can fail before it
 serves ends it with its own status and a message that says what to do; a
 served node hears the program's stop from its host, passes on the stops
 it is asked for (launchpad_client.stop(), SIGTERM), and ends at its host's
@@ -14,6 +15,7 @@ import queue
 import select
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -233,35 +235,40 @@ class Runtime(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="lp-runtime-test-")
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", self.dir], check=False))
-        with open(os.path.join(self.dir, "secret"), "w") as f:
-            f.write(SECRET + "\n")
         with open(os.path.join(self.dir, "learner_module.py"), "w") as f:
             f.write(textwrap.dedent(LEARNER))
 
     def start(self, module="learner_module", cls="Learner", declared=DECLARED,
               args=(0.5, "lr"), schemas=({"kind": "floating", "bits": 64}, {"kind": "string"}),
               has_run=False, checkpoint=None, control=True, env=None, stderr=subprocess.PIPE,
-              run_on_serving=True, state_schema=None):
+              run_on_serving=True, state_schema=None, spec_extra=None):
         """Starts the node; returns the process and the Host (None with
         control=False: a node started by hand, without a host)."""
         spec = {"node": "learner", "program": "test", "service": "Learner", "module": module,
                 "class": cls, "declared": declared, "args": list(args),
-                "arg_schemas": list(schemas), "run_dir": self.dir, "host": "127.0.0.1",
-                "has_run": has_run}
+                "arg_schemas": list(schemas), "secret": SECRET, "run_dir": self.dir,
+                "host": "127.0.0.1", "has_run": has_run}
         if checkpoint is not None:
             spec["checkpoint"] = checkpoint
         if state_schema is not None:
             spec["state_schema"] = state_schema
-        path = os.path.join(self.dir, "spec.json")
-        with open(path, "w") as f:
-            json.dump(spec, f)
+        spec.update(spec_extra or {})
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join([self.dir, PACKAGE]), **(env or {})}
         environment.pop("LP_PYTHON_CONTROL_FD", None)
         host_end = node_end = None
         if control:
+            # As a C++ host: the spec over the socket (its arguments in the
+            # spec's "args", with no CBOR after it), and nothing on disk.
             host_end, node_end = socket.socketpair()
             environment["LP_PYTHON_CONTROL_FD"] = str(node_end.fileno())
-        process = subprocess.Popen([sys.executable, "-m", "launchpad_client.runtime", path],
+            where = "--node=test/learner"
+            text = json.dumps(spec).encode()
+            host_end.sendall(f"spec {len(text)} 0\n".encode() + text)
+        else:
+            where = os.path.join(self.dir, "spec.json")
+            with open(where, "w") as f:
+                json.dump(spec, f)
+        process = subprocess.Popen([sys.executable, "-m", "launchpad_client.runtime", where],
                                    env=environment, pass_fds=(node_end.fileno(),) if control else (),
                                    cwd=self.dir, stdout=subprocess.PIPE, stderr=stderr, text=True)
         host = None
@@ -555,15 +562,91 @@ class Runtime(unittest.TestCase):
         self.assertEqual(status, 0)
         self.assertIn("the host closed the control socket", err)
 
+    @unittest.skipUnless(lp.have_cbor(), "a host sends the arguments in CBOR")
+    def test_the_spec_and_its_cbor_arguments_come_over_the_socket_and_nothing_is_written(self):
+        from launchpad_client import codec
+        spec = {"node": "learner", "program": "test", "service": "Learner",
+                "module": "learner_module", "class": "Learner", "declared": None,
+                "arg_schemas": [{"kind": "floating", "bits": 64}, {"kind": "string"}],
+                "secret": SECRET, "host": "127.0.0.1", "has_run": False}
+        host_end, node_end = socket.socketpair()
+        text, args = json.dumps(spec).encode(), b"".join(codec.encode_cbor([0.25, "lr"]))
+        # The spec, its arguments and the host's first line in one piece.
+        host_end.sendall(f"spec {len(text)} {len(args)}\n".encode() + text + args + b"run\n")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "launchpad_client.runtime", "--node=test/learner"],
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([self.dir, PACKAGE]),
+                 "LP_PYTHON_CONTROL_FD": str(node_end.fileno())},
+            pass_fds=(node_end.fileno(),), cwd=self.dir, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        node_end.close()
+        host = Host(host_end)
+        self.addCleanup(lambda: (process.kill(), process.communicate(timeout=10), host.close()))
+        node = self.client(self.serving(host))
+        self.assertEqual(node.step(4), 1.0)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["learner_module.py"])
+        host.end()
+        self.assertEqual(self.ended(process)[0], 0)
+
+    def test_a_host_that_sends_no_spec(self):
+        for sent, why in ((b"", "it closed the socket first"),
+                          (b"hello\n", "its first line is b'hello', not `spec <J> <C>`"),
+                          (b"spec 100 0\n{}", "it closed the socket after 2 of 100 bytes")):
+            with self.subTest(sent=sent):
+                host_end, node_end = socket.socketpair()
+                host_end.sendall(sent)
+                host_end.shutdown(socket.SHUT_WR)
+                process = subprocess.run(
+                    [sys.executable, "-m", "launchpad_client.runtime", "--node=test/learner"],
+                    env={**os.environ, "PYTHONPATH": PACKAGE,
+                         "LP_PYTHON_CONTROL_FD": str(node_end.fileno())},
+                    pass_fds=(node_end.fileno(),), capture_output=True, text=True,
+                    timeout=STARTUP)
+                node_end.close()
+                host_end.close()
+                self.assertEqual(process.returncode, runtime.USAGE)
+                self.assertIn(f"the host sent no spec on the control socket: {why}",
+                              process.stderr)
+
+    def test_tls_from_the_spec_serves_https_and_calls_peers_over_it(self):
+        certificate, key = (os.path.join(self.dir, name) for name in ("tls.crt", "tls.key"))
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-days", "30", "-subj",
+                        "/CN=launchpad-test", "-keyout", key, "-out", certificate],
+                       check=True, capture_output=True, timeout=30)
+        pem = {"certificate": self.text_of("tls.crt"), "key": self.text_of("tls.key")}
+        served = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        served.minimum_version = ssl.TLSVersion.TLSv1_3
+        served.verify_mode = ssl.CERT_REQUIRED
+        served.load_verify_locations(cafile=certificate)
+        served.load_cert_chain(certificate, key)
+        counter = NodeServer(Counter(), node="counter", program="test", secret=SECRET,
+                             tls=served).start()
+        self.addCleanup(counter.close)
+        process, host = self.start(declared=None, args=(0.5, "lr", "counter"),
+                                   schemas=({"kind": "floating", "bits": 64}, {"kind": "string"},
+                                            HANDLE), spec_extra={"tls": pem})
+        host.addresses["counter"] = counter.url
+        url = self.serving(host)
+        self.assertTrue(url.startswith("https://"), url)
+        node = lp.connect(url, secret=SECRET, tls=lp.tls_context(certificate, certificate, key))
+        self.addCleanup(node.close)
+        self.assertEqual(node.ask_counter(3), 3)  # and the node's own call, over TLS
+        # The key was never a file of the node's: its descriptors hold none.
+        pid = process.pid
+        files = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        self.assertFalse([f for f in files if f.startswith("/") and not f.startswith("/dev/")],
+                         files)
+        host.end()
+        self.assertEqual(self.ended(process)[0], 0)
+
     def test_a_control_fd_that_is_not_a_socket(self):
         read, write = os.pipe()
         self.addCleanup(os.close, read)
         self.addCleanup(os.close, write)
-        spec = os.path.join(self.dir, "spec.json")
-        with open(spec, "w") as f:
-            json.dump({"node": "learner", "module": "learner_module", "class": "Learner"}, f)
         process = subprocess.run(
-            [sys.executable, "-m", "launchpad_client.runtime", spec], pass_fds=(write,),
+            [sys.executable, "-m", "launchpad_client.runtime", "--node=test/learner"],
+            pass_fds=(write,),
             env={**os.environ, "PYTHONPATH": os.pathsep.join([self.dir, PACKAGE]),
                  "LP_PYTHON_CONTROL_FD": str(write)},
             cwd=self.dir, capture_output=True, text=True, timeout=STARTUP)
@@ -694,14 +777,15 @@ class Runtime(unittest.TestCase):
     @unittest.skipUnless(lp.have_cbor(), "checkpoints are CBOR")
     def test_a_save_that_fails_says_why_and_the_node_goes_on(self):
         # The save's directory would be under a file: it cannot be made.
-        spec = self.keeping(save="secret/learner.ckpt", interval_ms=20)
+        open(os.path.join(self.dir, "in_the_way"), "w").close()
+        spec = self.keeping(save="in_the_way/learner.ckpt", interval_ms=20)
         with open(os.path.join(self.dir, "stderr"), "w") as err:
             process, host = self.start(**KEEPER, checkpoint=spec, stderr=err)
         node = self.client(self.serving(host))
         self.assertEqual(node.add(1), 1)
         give_up = time.monotonic() + STARTUP
         why = ("[lp] learner: no checkpoint saved: cannot create the checkpoint directory "
-               f"{self.dir}/secret: a file of that name is in the way")
+               f"{self.dir}/in_the_way: a file of that name is in the way")
         while why not in self.text_of("stderr"):
             self.assertLess(time.monotonic(), give_up, "no periodic save failed in time")
             time.sleep(0.02)

@@ -95,9 +95,9 @@ std::string file_text(const std::string& path) {
   return text.str();
 }
 
-// Python runtimes still running whose spec lies under a directory of
-// program `program` (none should outlive their launch), from /proc: the
-// README's machine has no pgrep.
+// Python runtimes still running of program `program` (none should outlive
+// their launch; `--node=<program>/<label>` names each in ps), from /proc:
+// the README's machine has no pgrep.
 int runtimes_of(const std::string& program) {
   int found = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
@@ -105,7 +105,7 @@ int runtimes_of(const std::string& program) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     auto command = file_text(entry.path().string() + "/cmdline");
     if (command.find("launchpad_client.runtime") != std::string::npos &&
-        command.find("/lp-" + program + ".") != std::string::npos)
+        command.find(std::string("--node=") + program + "/") != std::string::npos)
       ++found;
   }
   return found;

@@ -9,7 +9,8 @@
 
 namespace lp::detail {
 
-LP_API void python_node::write_spec(const node_info& spec, const python_recipe& recipe) {
+LP_API std::string python_node::spec_message(const node_info& spec,
+                                             const python_recipe& recipe) {
   json arg_schemas = json::array();
   std::string args;
   cbor::head(args, 4, recipe.arguments.size());
@@ -32,15 +33,17 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                   {"module", recipe.where.module},
                   {"class", recipe.where.name},
                   {"declared", described["methods"]},
-                  {"args_file", files_.path() + "/args.cbor"},
                   {"arg_schemas", arg_schemas},
-                  {"run_dir", files_.path()},
                   {"host", settings_.bind_host},
-                  {"tls", !settings_.tls.empty()},
                   {"has_run", spec.has_run},
                   {"termination_notice_s", settings_.termination_notice.count()},
                   {"max_body_bytes", settings_.max_body_bytes}};
   if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
+  if (!settings_.secret.empty()) written["secret"] = settings_.secret;
+  if (!settings_.tls.empty())
+    written["tls"] = {{"certificate", settings_.tls.certificate},
+                      {"key", settings_.tls.key},
+                      {"authority", settings_.tls.authority}};
   if (settings_.health_timeout.count() > 0)
     written["health_timeout_ms"] = settings_.health_timeout.count();
   if (!settings_.checkpoint_save.empty())
@@ -49,8 +52,9 @@ LP_API void python_node::write_spec(const node_info& spec, const python_recipe& 
                                              ? json(nullptr)
                                              : json(settings_.checkpoint_restore)},
                              {"interval_ms", settings_.checkpoint_interval.count()}};
-  write_private_file(files_.path() + "/args.cbor", args);
-  write_private_file(files_.path() + "/spec.json", written.dump());
+  auto text = written.dump();
+  return "spec " + std::to_string(text.size()) + " " + std::to_string(args.size()) +
+         "\n" + text + args;
 }
 
 }  // namespace lp::detail

@@ -6,8 +6,8 @@
    own layer or of the layers below it:
 
        util < lifecycle < wire, observe, tls < reflect < call, serve
-            < graph, replay < cli < os, checkpoint < status, python < host
-            < process < slurm, kube
+            < graph, replay < settings < cli, os, checkpoint < status, python
+            < host < process < slurm, kube
 
    and call and serve never include each other: a client never needs a
    server, and a server never needs a client. Nor do status and python: the
@@ -54,12 +54,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "include"
 RANK = {"util": 0, "lifecycle": 1, "wire": 2, "observe": 2, "tls": 2, "reflect": 3, "call": 4, "serve": 4,
-        "graph": 5, "replay": 5, "cli": 6, "os": 7, "checkpoint": 7, "status": 8, "python": 8, "host": 9,
-        "process": 10, "slurm": 11, "kube": 11}
+        "graph": 5, "replay": 5, "settings": 6, "cli": 7, "os": 7, "checkpoint": 7, "status": 8, "python": 8,
+        "host": 9, "process": 10, "slurm": 11, "kube": 11}
 APART = {("call", "serve"), ("serve", "call"), ("status", "python"), ("python", "status")}
 # Reached by a user's code only through the compiled part.
 COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|host/(node_host|in_process)"
-                           r"|os/"
+                           r"|os/|settings/|cli/"
                            r"|checkpoint/checkpoints|status/|tls/|process/|slurm/|kube/|implementation|launchers)|/impl/")
 JSON_HEADER = "launchpad/json.hpp"
 IMPLEMENTATION = "launchpad/detail/implementation.hpp"

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <iostream>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
-#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/cli/command_line.hpp>
+#include <launchpad/detail/cli/flag_tables.hpp>
 #include <launchpad/detail/cli/graph_picture.hpp>
-#include <launchpad/detail/launchers.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <sstream>
 
@@ -34,9 +34,9 @@ struct Unsaved {
 LP_SERVICE(Unsaved);
 }  // namespace resumable
 
-// The tables of every launcher, checked here, at compile time, rather than
-// in every file that launches (detail/cli/flags.hpp, rows_are_sound).
-static_assert(lp::detail::launch_policies::tables_are_sound(),
+// Every table of flags, checked here, at compile time, rather than in every
+// file that launches (detail/cli/flag_row.hpp, rows_are_sound).
+static_assert(lp::detail::flag_tables_are_sound(lp::detail::every_flag_table),
               "each flag row: one --lp_ name, in no other row of any table, a help "
               "text, and a hint and an example unless it is a switch");
 
@@ -56,40 +56,24 @@ struct args {
 // "[lp.usage_error] " prefix; "no error" when there is none.
 std::string usage_error_of(std::vector<std::string> words) {
   words.insert(words.begin(), "prog");
-  args a(std::move(words));
   try {
-    lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false});
+    lp::detail::read_command_line(std::move(words), {.tls_together = false});
   } catch (const lp::usage_error& e) {
     return std::string(e.what()).substr(std::string("[lp.usage_error] ").size());
   }
   return "no error";
 }
 
-lp::detail::command_line parsed(std::vector<std::string> words) {
+lp::detail::launch_settings parsed(std::vector<std::string> words) {
   words.insert(words.begin(), "prog");
-  args a(std::move(words));
-  return lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false});
+  return lp::detail::read_command_line(std::move(words), {.tls_together = false});
 }
 
-// Calls f(rows, fills) for each table of flags that lp::launch reads, where
-// fills(line) is what the table's rows fill in a command line read.
+// Calls f(row) for each row of each table of flags that lp::launch reads.
 template <class F>
-void each_table(F f) {
-  using line = lp::detail::command_line;
-  auto shared = [](line& l) -> lp::detail::launch_flags& { return l.flags; };
-  f(lp::detail::flag_table<lp::detail::launch_flags>(lp::detail::flag_rows), shared);
-  f(lp::detail::flag_table<lp::detail::launch_flags>(lp::detail::closing_flag_rows),
-    shared);
-  f(
-      lp::detail::flag_table<lp::detail::slurm_options>(lp::detail::slurm_flag_rows),
-      [](line & l) -> auto& {
-        return lp::detail::options_of<lp::detail::slurm_options>(l.options);
-      });
-  f(
-      lp::detail::flag_table<lp::detail::kube_options>(lp::detail::kube_flag_rows),
-      [](line & l) -> auto& {
-        return lp::detail::options_of<lp::detail::kube_options>(l.options);
-      });
+void each_row(F f) {
+  for (const auto& table : lp::detail::every_flag_table)
+    for (const auto& row : table) f(row);
 }
 
 struct launched {
@@ -111,40 +95,37 @@ launched launch_test_mt(const lp::program& p, std::vector<std::string> words) {
 
 TEST_SUITE("flags") {
   TEST_CASE("--lp_launch in both spellings; the user's own flags are left alone") {
-    args a({"prog", "--lp_launch=test_mt", "--my_flag=3", "input.txt"});
-    CHECK(lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false})
-              .flags.launch == "test_mt");
-    args b({"prog", "--lp_launch", "local_mt", "-v"});
-    CHECK(lp::detail::read_command_line(b.argc(), b.argv(), {.tls_together = false})
-              .flags.launch == "local_mt");
-    args c({"prog", "--", "--lp_bogus"});  // after "--" nothing is ours
-    CHECK_FALSE(lp::detail::read_command_line(c.argc(), c.argv(), {.tls_together = false})
-                    .flags.launch.has_value());
+    using lp::detail::policy_kind;
+    auto a = parsed({"--lp_launch=test_mt", "--my_flag=3", "input.txt"});
+    CHECK(a.launch == policy_kind::test_mt);
+    CHECK(a.user_arguments == std::vector<std::string>{"--my_flag=3", "input.txt"});
+    auto b = parsed({"--lp_launch", "local_mt", "-v"});
+    CHECK(b.launch == policy_kind::local_mt);
+    CHECK(b.user_arguments == std::vector<std::string>{"-v"});
+    auto c = parsed({"--", "--lp_bogus"});  // after "--" nothing is ours
+    CHECK_FALSE(c.launch.has_value());
+    CHECK(c.user_arguments == std::vector<std::string>{"--", "--lp_bogus"});
   }
 
   TEST_CASE("unknown --lp_ flags and missing values are usage errors") {
-    args a({"prog", "--lp_lunch=local_mt"});
-    CHECK_THROWS_WITH_AS(
-        lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false}),
-        doctest::Contains("unknown flag --lp_lunch"), lp::usage_error);
-    args b({"prog", "--lp_launch"});
-    CHECK_THROWS_WITH_AS(
-        lp::detail::read_command_line(b.argc(), b.argv(), {.tls_together = false}),
-        doctest::Contains("needs a value"), lp::usage_error);
+    CHECK_THROWS_WITH_AS(parsed({"--lp_lunch=local_mt"}),
+                         doctest::Contains("unknown flag --lp_lunch"), lp::usage_error);
+    CHECK_THROWS_WITH_AS(parsed({"--lp_launch"}), doctest::Contains("needs a value"),
+                         lp::usage_error);
   }
 
   TEST_CASE(
       "a switch is on alone or as =true|1|yes, off as =false|0|no, else a usage error") {
-    CHECK_FALSE(parsed({}).flags.process.insecure);
+    CHECK_FALSE(parsed({}).process.insecure);
     for (const char* on :
          {"--lp_insecure", "--lp_insecure=true", "--lp_insecure=1", "--lp_insecure=yes"})
-      CHECK_MESSAGE(parsed({on}).flags.process.insecure, on);
+      CHECK_MESSAGE(parsed({on}).process.insecure, on);
     for (const char* off : {"--lp_insecure=false", "--lp_insecure=0", "--lp_insecure=no"})
-      CHECK_FALSE_MESSAGE(parsed({off}).flags.process.insecure, off);
+      CHECK_FALSE_MESSAGE(parsed({off}).process.insecure, off);
     CHECK_FALSE(parsed({"--lp_insecure", "--lp_insecure=false"})
-                    .flags.process.insecure);  // the last one wins
-    CHECK_FALSE(parsed({}).flags.process.system_malloc);
-    CHECK(parsed({"--lp_system_malloc"}).flags.process.system_malloc);
+                    .process.insecure);  // the last one wins
+    CHECK_FALSE(parsed({}).process.system_malloc);
+    CHECK(parsed({"--lp_system_malloc"}).process.system_malloc);
     CHECK(usage_error_of({"--lp_insecure=maybe"}) ==
           "--lp_insecure=maybe: give true, false, 1, 0, yes or no (--lp_insecure alone "
           "is true)");
@@ -153,23 +134,20 @@ TEST_SUITE("flags") {
     CHECK(usage_error_of({"--lp_insecure="}).starts_with("--lp_insecure=: give true,"));
     // The next word is never a switch's value: it may be the program's own.
     auto next = parsed({"--lp_insecure", "false"});
-    CHECK(next.flags.process.insecure);
-    CHECK(next.flags.arguments.back() == "false");
-    each_table([](auto rows, auto fills) {
-      for (const auto& row : rows) {
-        if (!row.is_switch()) continue;
-        std::string name(row.name);
-        CAPTURE(name);
-        REQUIRE(static_cast<bool>(row.on));  // not checkable at compile time (flags.hpp)
-        auto on = parsed({name}), yes = parsed({name + "=yes"}),
-             no = parsed({name + "=no"});
-        CHECK(row.on(fills(on)));
-        CHECK(row.on(fills(yes)));
-        CHECK_FALSE(row.on(fills(no)));
-        CHECK(usage_error_of({name + "=2"}) ==
-              name + "=2: give true, false, 1, 0, yes or no (" + name +
-                  " alone is true)");
-      }
+    CHECK(next.process.insecure);
+    CHECK(next.user_arguments.back() == "false");
+    each_row([](const lp::detail::flag_row& row) {
+      if (!row.is_switch()) return;
+      std::string name(row.name);
+      CAPTURE(name);
+      REQUIRE(static_cast<bool>(row.on));  // not checkable at compile time (flag_row.hpp)
+      auto on = parsed({name}), yes = parsed({name + "=yes"}),
+           no = parsed({name + "=no"});
+      CHECK(row.on(on));
+      CHECK(row.on(yes));
+      CHECK_FALSE(row.on(no));
+      CHECK(usage_error_of({name + "=2"}) ==
+            name + "=2: give true, false, 1, 0, yes or no (" + name + " alone is true)");
     });
   }
 
@@ -182,30 +160,30 @@ TEST_SUITE("flags") {
           "--lp_slurm_sbatch needs a value, e.g. --lp_slurm_sbatch=--qos=high; a value "
           "that "
           "starts with -- must follow the =");
-    CHECK(lp::detail::options_of<lp::detail::slurm_options>(
-              parsed({"--lp_slurm_sbatch=--qos=high"}).options)
-              .sbatch == std::vector<std::string>{"--qos=high"});
-    CHECK(parsed({"--lp_launch", "-v"}).flags.launch ==
-          "-v");  // one dash: a value (a bad policy)
-    each_table([](auto rows, auto) {
-      for (const auto& row : rows) {
-        if (row.is_switch()) continue;
-        std::string name(row.name), example(row.example);
-        CAPTURE(name);
-        CHECK(static_cast<bool>(row.set));  // not checkable at compile time (flags.hpp)
-        std::string needs = name + " needs a value, e.g. " + name + "=" + example;
-        std::string hint = "; a value that starts with -- must follow the =";
-        CHECK(usage_error_of({name, "--my_flag"}) == needs + hint);
-        CHECK(usage_error_of({name, "--lp_insecure"}) == needs + hint);
-        CHECK(usage_error_of({name, "--", "value"}) == needs);
-        CHECK(usage_error_of({name}) == needs);
-        CHECK(usage_error_of({name + "="}) == needs);
-        CHECK(usage_error_of({name, ""}) == needs);
-        // The example in the message is one that works, in both spellings.
-        CHECK(usage_error_of({name + "=" + example}) == "no error");
-        if (!example.starts_with("--"))
-          CHECK(usage_error_of({name, example}) == "no error");
-      }
+    CHECK(parsed({"--lp_slurm_sbatch=--qos=high"}).slurm.sbatch ==
+          std::vector<std::string>{"--qos=high"});
+    // One dash: a value (a bad policy).
+    CHECK(usage_error_of({"--lp_launch", "-v"}) ==
+          "--lp_launch=-v is not a launch policy; choose test_mt, local_mt, local_mp, "
+          "slurm or kubernetes");
+    each_row([](const lp::detail::flag_row& row) {
+      if (row.is_switch()) return;
+      std::string name(row.name), example(row.example);
+      CAPTURE(name);
+      CHECK(static_cast<bool>(row.set));  // not checkable at compile time (flag_row.hpp)
+      CHECK(static_cast<bool>(row.get));
+      std::string needs = name + " needs a value, e.g. " + name + "=" + example;
+      std::string hint = "; a value that starts with -- must follow the =";
+      CHECK(usage_error_of({name, "--my_flag"}) == needs + hint);
+      CHECK(usage_error_of({name, "--lp_insecure"}) == needs + hint);
+      CHECK(usage_error_of({name, "--", "value"}) == needs);
+      CHECK(usage_error_of({name}) == needs);
+      CHECK(usage_error_of({name + "="}) == needs);
+      CHECK(usage_error_of({name, ""}) == needs);
+      // The example in the message is one that works, in both spellings.
+      CHECK(usage_error_of({name + "=" + example}) == "no error");
+      if (!example.starts_with("--"))
+        CHECK(usage_error_of({name, example}) == "no error");
     });
   }
 
@@ -222,47 +200,44 @@ TEST_SUITE("flags") {
           "--lp_status_port=http: give a port from 0 to 65535, or off");
     CHECK(usage_error_of({"--lp_status_port=65536"}) ==
           "--lp_status_port=65536: give a port from 0 to 65535, or off");
-    CHECK(parsed({"--lp_status_port=off"}).flags.status.port ==
-          lp::detail::port_or_off{});
-    CHECK(parsed({"--lp_status_port", "8080"}).flags.status.port ==
+    CHECK(parsed({"--lp_status_port=off"}).status.port == lp::detail::port_or_off{});
+    CHECK(parsed({"--lp_status_port", "8080"}).status.port ==
           lp::detail::port_or_off{8080});
-    CHECK(parsed({}).flags.status.port == lp::detail::port_or_off{0});
+    CHECK(parsed({}).status.port == lp::detail::port_or_off{0});
     auto status =
         parsed({"--lp_status=/tmp/lp-x-1", "--lp_json", "--lp_status_linger_secs=5"});
-    CHECK(status.flags.status.of == "/tmp/lp-x-1");
-    CHECK(status.flags.status.json);
-    CHECK(status.flags.status.linger_secs == 5);
+    CHECK(status.status.of == "/tmp/lp-x-1");
+    CHECK(status.status.json);
+    CHECK(status.status.linger_secs == 5);
     auto good =
         parsed({"--lp_terminal", "tmux", "--lp_max_body_mb=1", "--lp_log_dir", "out"});
-    CHECK(good.flags.process.terminal == lp::terminal_kind::tmux);
-    CHECK(good.flags.server.max_body_mb == 1);
-    CHECK(good.flags.process.log_dir == "out");
+    CHECK(good.process.terminal == lp::terminal_kind::tmux);
+    CHECK(good.server.max_body_mb == 1);
+    CHECK(good.process.log_dir == "out");
   }
 
   TEST_CASE("--lp_help lists every flag of the table once, within 80 columns") {
-    std::string help = lp::detail::launch_policies::help();
+    std::string help = lp::detail::flags_help();
     for (std::size_t start = 0, end = 0; start < help.size(); start = end + 1) {
       end = std::min(help.find('\n', start), help.size());
       CHECK(end - start <= lp::detail::help_width);
     }
     auto is_name_char = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
     int rows_in_all = 0;
-    each_table([&](auto rows, auto) {
-      for (const auto& row : rows) {
-        ++rows_in_all;
-        std::string name(row.name);
-        CAPTURE(name);
-        int seen = 0;
-        for (auto at = help.find(name); at != std::string::npos;
-             at = help.find(name, at + 1))
-          if (at + name.size() == help.size() || !is_name_char(help[at + name.size()]))
-            ++seen;
-        CHECK(seen == 1);
-        CHECK(help.find("  " + name +
-                        (row.is_switch() ? " " : "=" + std::string(row.hint))) !=
-              std::string::npos);
-        CHECK(help.find(std::string(row.help.substr(0, 20))) != std::string::npos);
-      }
+    each_row([&](const lp::detail::flag_row& row) {
+      ++rows_in_all;
+      std::string name(row.name);
+      CAPTURE(name);
+      int seen = 0;
+      for (auto at = help.find(name); at != std::string::npos;
+           at = help.find(name, at + 1))
+        if (at + name.size() == help.size() || !is_name_char(help[at + name.size()]))
+          ++seen;
+      CHECK(seen == 1);
+      CHECK(help.find("  " + name +
+                      (row.is_switch() ? " " : "=" + std::string(row.hint))) !=
+            std::string::npos);
+      CHECK(help.find(std::string(row.help.substr(0, 20))) != std::string::npos);
     });
     int entries = 0;
     std::size_t start = 0;
@@ -363,7 +338,7 @@ TEST_SUITE("flags") {
       "the Slurm job's command line drops the submitter's own flags, in every spelling") {
     auto flags = parsed({"--lp_launch=slurm", "--lp_dry_run", "--lp_slurm_detach=yes",
                          "--lp_dry_run=no", "--x", "--", "--lp_dry_run"});
-    CHECK(lp::detail::job_arguments(flags.flags) ==
+    CHECK(lp::detail::job_arguments(flags) ==
           std::vector<std::string>{"prog", "--lp_launch=slurm", "--x", "--",
                                    "--lp_dry_run"});
   }
@@ -371,22 +346,70 @@ TEST_SUITE("flags") {
 
 TEST_SUITE("command line: what a launcher passes on") {
   TEST_CASE(
-      "each word carries the flag that read it, in every spelling; the user's none") {
+      "each flag reads its words, in every spelling; the user's words are the rest") {
     auto line = parsed({"--lp_slurm_time", "1:00", "--x", "--lp_dry_run=no", "--lp_json",
                         "v", "--", "--lp_help"});
-    using tags = std::vector<std::string_view>;
-    CHECK(line.flags.read_by == tags{"", "--lp_slurm_time", "--lp_slurm_time", "",
-                                     "--lp_dry_run", "--lp_json", "", "", ""});
-    CHECK(line.flags.read_by.size() == line.flags.arguments.size());
+    CHECK(line.slurm.time == "1:00");
+    CHECK_FALSE(line.dry_run);
+    CHECK(line.status.json);
+    CHECK_FALSE(line.help);  // after "--": the user's
+    CHECK(line.user_arguments == std::vector<std::string>{"--x", "v", "--", "--lp_help"});
+    CHECK(line.command.size() == 9);  // as typed, for messages that show it back
     // Of a flag given twice, in either spelling, the last counts.
-    CHECK(parsed({"--lp_log_dir", "a", "--lp_log_dir=b"}).flags.process.log_dir == "b");
-    CHECK(parsed({"--lp_log_dir=a", "--lp_log_dir", "b"}).flags.process.log_dir == "b");
+    CHECK(parsed({"--lp_log_dir", "a", "--lp_log_dir=b"}).process.log_dir == "b");
+    CHECK(parsed({"--lp_log_dir=a", "--lp_log_dir", "b"}).process.log_dir == "b");
   }
 
   TEST_CASE("the shared flags are read and checked together before any launcher's") {
-    args a({"prog", "--lp_slurm_sbatch=qos", "--lp_tls_cert=c.pem"});
-    CHECK_THROWS_WITH_AS(lp::detail::read_command_line(a.argc(), a.argv()),
+    CHECK_THROWS_WITH_AS(lp::detail::read_command_line(
+                             {"prog", "--lp_slurm_sbatch=qos", "--lp_tls_cert=c.pem"}),
                          doctest::Contains("--lp_tls_cert and --lp_tls_key go together"),
                          lp::usage_error);
+  }
+
+  TEST_CASE(
+      "a started process's command line: each flag that goes to children, written from "
+      "the settings, then the user's words unchanged") {
+    using words = std::vector<std::string>;
+    // Nothing given: nothing but the user's words, in their order.
+    CHECK(lp::detail::child_arguments(parsed({"b", "--a=1", "--", "--lp_x"})) ==
+          words{"b", "--a=1", "--", "--lp_x"});
+    // In any spelling, in any order among the user's words: each flag once,
+    // as --name=value, before them.
+    CHECK(lp::detail::child_arguments(
+              parsed({"in.txt", "--lp_log_dir", "out", "-v", "--lp_insecure=yes",
+                      "--lp_log_dir=l", "--lp_slurm_sbatch=--a",
+                      "--lp_slurm_sbatch=--qos=high", "--lp_insecure"})) ==
+          words{"--lp_log_dir=l", "--lp_insecure", "--lp_slurm_sbatch=--a",
+                "--lp_slurm_sbatch=--qos=high", "in.txt", "-v"});
+    // A setting a launcher changes goes with it: no argv text to edit.
+    auto settings = parsed({"--x"});
+    settings.checkpoints.dir = "/ckpt";
+    settings.process.system_malloc = true;
+    CHECK(lp::detail::child_arguments(settings) ==
+          words{"--lp_system_malloc", "--lp_checkpoint_dir=/ckpt", "--x"});
+    // Every row: its example goes to children, or stays, as the row says, and
+    // the child reads back what it was given.
+    each_row([](const lp::detail::flag_row& row) {
+      std::string name(row.name);
+      CAPTURE(name);
+      if (name == "--lp_help") return;  // it would end the launch before any child
+      words given{row.is_switch() ? name : name + "=" + std::string(row.example)};
+      auto settings = parsed(given);
+      auto child = lp::detail::child_arguments(settings);
+      bool at_default = row.is_switch() ? false : row.get(settings) == row.get({});
+      CHECK(child == (row.to_children && !at_default ? given : words{}));
+      auto again = child;
+      again.insert(again.begin(), "prog");
+      CHECK(lp::detail::child_arguments(lp::detail::read_command_line(again)) == child);
+    });
+    // Only what the process that the user started reads stays with it.
+    std::vector<std::string> staying;
+    each_row([&](const lp::detail::flag_row& row) {
+      if (!row.to_children) staying.emplace_back(row.name);
+    });
+    CHECK(staying == words{"--lp_tls_cert", "--lp_tls_key", "--lp_tls_ca", "--lp_graph",
+                           "--lp_status", "--lp_json", "--lp_slurm_detach",
+                           "--lp_kube_dir", "--lp_dry_run", "--lp_help"});
   }
 }

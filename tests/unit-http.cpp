@@ -646,7 +646,7 @@ TEST_SUITE("http") {
       std::lock_guard lock(mutex);
       url = where;
     };
-    lp::detail::status_server page(p, "test_mt", secret, [&] {
+    lp::detail::status_server page(p, lp::detail::policy_kind::test_mt, secret, [&] {
       lp::detail::node_status node;
       node.label = "counter";
       node.state = lp::detail::node_state::serving;

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/kube/manifests.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/kube/pod.hpp>
@@ -26,32 +26,15 @@ namespace {
 
 using lp::detail::kube::yaml_value;
 
-struct args {
-  explicit args(std::vector<std::string> words) : storage(std::move(words)) {
-    for (auto& word : storage) pointers.push_back(word.data());
-    pointers.push_back(nullptr);
-  }
-  int argc() const { return static_cast<int>(storage.size()); }
-  char** argv() { return pointers.data(); }
-  std::vector<std::string> storage;
-  std::vector<char*> pointers;
-};
-
-lp::detail::command_line parsed(std::vector<std::string> words) {
+lp::detail::launch_settings parsed(std::vector<std::string> words) {
   words.insert(words.begin(), "/home/me/build/two");
-  args a(std::move(words));
-  return lp::detail::read_command_line(a.argc(), a.argv(), {.tls_together = false});
+  return lp::detail::read_command_line(std::move(words), {.tls_together = false});
 }
 
-const lp::detail::kube_options& kube_of(const lp::detail::command_line& line) {
-  return lp::detail::options_of<lp::detail::kube_options>(line.options);
-}
-
-// write_kube_launch with the flags and options of `line`.
-int write_launch(const lp::program& p, const lp::detail::command_line& line,
+// write_kube_launch with the settings of `line`.
+int write_launch(const lp::program& p, const lp::detail::launch_settings& line,
                  std::ostream& out, std::ostream& err, std::string launch = {}) {
-  return lp::detail::kube::write_kube_launch(p, line.flags, kube_of(line), out, err,
-                                             std::move(launch));
+  return lp::detail::kube::write_kube_launch(p, line, out, err, std::move(launch));
 }
 
 // The program of the golden file: a colocated group of two nodes with
@@ -410,16 +393,15 @@ TEST_SUITE("kube") {
     CHECK_THROWS_WITH_AS(
         [&] {
           auto line = parsed({"--lp_launch=kubernetes"});
-          lp::detail::run_kube_manifests(p, line.flags, kube_of(line));
+          lp::detail::run_kube_manifests(p, line);
         }(),
         doctest::Contains("needs the image its pods run"), lp::usage_error);
     auto defaults = parsed({});
-    CHECK(kube_of(defaults).kube_namespace == "default");
-    CHECK(kube_of(defaults).dir == "lp-kube");
-    CHECK(lp::detail::kube::binary_in_image(defaults.flags, kube_of(defaults)) ==
-          "/usr/local/bin/two");
+    CHECK(defaults.kube.kube_namespace == "default");
+    CHECK(defaults.kube.dir == "lp-kube");
+    CHECK(lp::detail::kube::binary_in_image(defaults) == "/usr/local/bin/two");
     auto binary = parsed({"--lp_kube_binary=/opt/x"});
-    CHECK(lp::detail::kube::binary_in_image(binary.flags, kube_of(binary)) == "/opt/x");
+    CHECK(lp::detail::kube::binary_in_image(binary) == "/opt/x");
     auto refused = [](std::vector<std::string> words) {
       try {
         parsed(std::move(words));
@@ -451,12 +433,11 @@ TEST_SUITE("kube") {
         parsed({"--lp_launch=kubernetes", "--lp_dry_run", "--lp_kube_dir", "out",
                 "--lp_kube_image=i:1", "--lp_kube_dir=o2", "--lp_dry_run=no", "--x",
                 "--lp_tls_cert", "c.pem", "--lp_tls_key=k", "--", "--lp_dry_run",
-                "--lp_kube_dir=u"})
-            .flags);
+                "--lp_kube_dir=u"}));
     CHECK(arguments == words{"--lp_launch=kubernetes", "--lp_kube_image=i:1", "--x", "--",
                              "--lp_dry_run", "--lp_kube_dir=u"});
     // main() chose the policy: the pods are told.
-    CHECK(lp::detail::kube::container_arguments(parsed({"--x"}).flags) ==
+    CHECK(lp::detail::kube::container_arguments(parsed({"--x"})) ==
           words{"--lp_launch=kubernetes", "--x"});
   }
 

@@ -216,13 +216,14 @@ TEST_SUITE("metrics") {
     CHECK(add["fastest"] == add["slowest"]);
     CHECK(add["fastest"].get<double>() > 0);
 
-    lp::detail::status_server page(p, "test_mt", running.secret(), [&] {
-      lp::detail::node_status node;
-      node.label = "counter";
-      node.state = lp::detail::node_state::serving;
-      node.url = url;
-      return std::vector{node};
-    });
+    lp::detail::status_server page(p, lp::detail::policy_kind::test_mt, running.secret(),
+                                   [&] {
+                                     lp::detail::node_status node;
+                                     node.label = "counter";
+                                     node.state = lp::detail::node_state::serving;
+                                     node.url = url;
+                                     return std::vector{node};
+                                   });
     page.start("127.0.0.1", 0);
     lp::json shown;
     REQUIRE(eventually(
@@ -246,7 +247,7 @@ TEST_SUITE("metrics") {
     p.add_node<t::Counter>("counter");
     std::mutex mutex;
     std::string url;
-    lp::detail::status_server page(p, "local_mp", "", [&] {
+    lp::detail::status_server page(p, lp::detail::policy_kind::local_mp, "", [&] {
       lp::detail::node_status node;
       node.label = "counter";
       node.state = lp::detail::node_state::serving;

@@ -13,8 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <launchpad/detail/call/http_connection.hpp>
-#include <launchpad/detail/cli/flags.hpp>
-#include <launchpad/detail/launchers.hpp>
+#include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
@@ -441,10 +440,8 @@ TEST_SUITE("tls") {
   TEST_CASE("the TLS flags: a mode, and files that go together") {
     auto parsed = [](std::vector<std::string> words) {
       words.insert(words.begin(), "program");
-      std::vector<char*> argv;
-      for (auto& word : words) argv.push_back(word.data());
       try {
-        lp::detail::read_command_line(static_cast<int>(argv.size()), argv.data());
+        lp::detail::read_command_line(std::move(words));
         return std::string("no error");
       } catch (const lp::usage_error& e) {
         return std::string(e.what());
@@ -461,7 +458,7 @@ TEST_SUITE("tls") {
         parsed({"--lp_tls_ca=ca.crt"}).starts_with("[lp.usage_error] --lp_tls_ca needs"));
     CHECK(parsed({"--lp_tls=off", "--lp_tls_cert=a", "--lp_tls_key=b"})
               .starts_with("[lp.usage_error] --lp_tls=off and --lp_tls_cert contradict"));
-    lp::detail::tls_flags flags;
+    lp::detail::tls_settings flags;
     CHECK(lp::detail::launch_tls(flags, "p", false).empty());       // auto, on loopback
     CHECK_FALSE(lp::detail::launch_tls(flags, "p", true).empty());  // auto, beyond it
     flags.mode = lp::detail::tls_mode::on;

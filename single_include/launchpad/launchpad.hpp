@@ -6875,6 +6875,14 @@ namespace lp::detail {
 
 template <class... Policies>
 struct policy_list {};
+
+// The launcher of a launch policy P (lp::slurm, ...): how it runs a program
+// (`run(graph, transport, settings)`, settings/launch_settings.hpp), and
+// whether it has a dry run and runs on this host. Each is specialized in
+// the folder of the layer it belongs to (slurm/launcher.hpp, ...);
+// detail/launchers.hpp lists them.
+template <class P>
+struct launcher;
 using named_policies = policy_list<test_multi_threading, local_multi_threading,
                                    local_multi_processing, slurm, kubernetes>;
 
@@ -7341,6 +7349,1076 @@ inline constexpr version_info version{LP_VERSION_MAJOR, LP_VERSION_MINOR,
 // lp::json as a wire type.
 #include <nlohmann/json.hpp>
 
+// ---- launchpad/detail/cli/impl/command_line_inl.hpp ----
+
+// command_line.hpp's share of the library's compiled part: the definitions
+// that detail/implementation.hpp gathers (detail/config.hpp says where they
+// are compiled).
+
+// ---- launchpad/detail/cli/command_line.hpp ----
+
+// The command line, read and written: where a launch starts, argv into
+// launch_settings; for each process a launch starts, its command line from
+// launch_settings. The one place in the library that reads or writes argv
+// (docs/concepts.md, "Above the folders").
+
+// ---- launchpad/detail/settings/launch_settings.hpp ----
+
+// What a launch is told, as plain values: its nodes' server limits, TLS,
+// checkpoints, the status page, how node processes run, and each launch
+// policy's own (Slurm's, Kubernetes'). Launchers and what they run take
+// these, never argv: where a launch starts, cli/ reads the command line into
+// them, and it writes the command line of each process a launch starts from
+// them (cli/command_line.hpp).
+
+// ---- launchpad/detail/serve/server_limits.hpp ----
+
+#include <sys/resource.h>
+
+#include <iostream>
+
+namespace lp::detail {
+
+// What a server puts up with from its peers (docs/protocol.md, "Limits").
+// The --lp_ flags of the same names set a node's.
+struct server_limits {
+  // From a request's first byte to the end of its headers
+  // (--lp_header_timeout_secs); also the start a body or a reply gets before
+  // its rate counts.
+  std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
+  // The slowest average rate at which a peer may send a body or read a
+  // reply, after header_timeout (--lp_min_rate_kib_per_sec).
+  std::size_t min_bytes_per_second = std::size_t{64} << 10;
+  // Open connections, idle (parked) or busy; more are answered 503 on the
+  // accepting thread and closed (--lp_max_connections). At most half of
+  // this process's file descriptors (ulimit -n).
+  std::size_t max_connections = 8192;
+  // Threads serving busy connections at once; a connection past them waits
+  // for one (its bytes wait in the kernel), unrefused.
+  std::size_t max_threads = 2048;
+  // Silence within a request, on each read; a reply's peer that takes
+  // nothing for this long, on each write.
+  std::chrono::milliseconds read_timeout = std::chrono::seconds(5);
+  std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
+};
+
+// The connections a server may hold: max_connections, but at most half of
+// the file descriptors this process may open, so that neither a flood nor
+// the node's own calls and files run out of them. (The soft limit is not
+// raised here: code of the user's that uses select() breaks on descriptors
+// past 1023.)
+inline std::size_t connection_cap(std::size_t wanted) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY)
+    return wanted;
+  auto half = std::max<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 2, 16);
+  if (wanted <= half) return wanted;
+  // The default quietly; a number asked for with a word.
+  static std::atomic<bool> told{false};
+  if (wanted != server_limits{}.max_connections && !told.exchange(true))
+    std::cerr << "[lp] --lp_max_connections=" << wanted << " lowered to " << half
+              << ": this process may open " << files.rlim_cur
+              << " files (raise it with ulimit -n)" << std::endl;
+  return half;
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A launch policy, as a launch names it to the processes it starts
+// (LP_POLICY), on its status page and to lp::context().
+enum class policy_kind { test_mt, local_mt, local_mp, test_mp, slurm, kubernetes };
+
+// Each policy's name: its type's `flag`, in policy_kind's order.
+inline constexpr std::string_view policy_names[] = {test_multi_threading::flag,
+                                                    local_multi_threading::flag,
+                                                    local_multi_processing::flag,
+                                                    test_multi_processing::flag,
+                                                    slurm::flag,
+                                                    kubernetes::flag};
+
+constexpr std::string_view name_of(policy_kind policy) {
+  return policy_names[static_cast<std::size_t>(policy)];
+}
+
+// The policy of that name, if any.
+constexpr std::optional<policy_kind> policy_named(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(policy_names); ++i)
+    if (policy_names[i] == name) return static_cast<policy_kind>(i);
+  return std::nullopt;
+}
+
+// Where the launcher's status page listens (--lp_status_port): on a port of
+// 127.0.0.1, 0 for any free one, or nowhere.
+struct port_or_off {
+  std::optional<int> number;  // empty: off
+  friend bool operator==(const port_or_off&, const port_or_off&) = default;
+};
+
+// The limits of every node's server (docs/protocol.md, "Limits").
+struct server_settings {
+  std::size_t max_body_mb = 256;
+  server_limits limits;  // its defaults are the flags'
+};
+
+// TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto (on
+// where nodes serve beyond loopback); a site's own files, if given.
+enum class tls_mode { on, off, automatic };
+struct tls_settings {
+  tls_mode mode = tls_mode::automatic;
+  std::string ca, cert, key;
+};
+
+// docs/launching.md, "Fault tolerance".
+struct checkpoint_settings {
+  std::string dir;     // empty: checkpoint_dir_of (checkpoints.hpp) says
+  std::string resume;  // a checkpoint directory of an earlier launch
+};
+
+// The launcher's status page (docs/observability.md).
+struct status_settings {
+  port_or_off port{0};
+  int linger_secs = 0;
+  std::string of;     // --lp_status=RUN_DIR: print that launch's status and exit
+  bool json = false;  // ... as JSON
+};
+
+// How this host's processes that host nodes are run.
+struct node_process_settings {
+  bool insecure = false;
+  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
+  int termination_notice_secs = 10;
+  terminal_kind terminal = terminal_kind::current;
+  std::string log_dir;             // empty: logs/ in the run directory
+  std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
+  std::string gpus;                // "0,1,2,3"; empty: the devices found
+};
+
+// A Slurm launch's own (docs/slurm.md).
+struct slurm_settings {
+  std::string partition;
+  std::string time;
+  std::string account;
+  std::vector<std::string> sbatch;  // each an sbatch option
+  std::string dir = "lp-slurm";     // shared with the compute hosts
+  std::string host = "auto";        // address, interface or auto
+  bool detach = false;
+};
+
+// A Kubernetes launch's own (docs/kubernetes.md).
+struct kube_settings {
+  std::string image;  // required to write manifests
+  std::string kube_namespace = "default";
+  std::string binary;           // empty: /usr/local/bin/ and argv[0]'s file name
+  std::string dir = "lp-kube";  // where --lp_dry_run writes the manifests
+};
+
+struct launch_settings {
+  std::optional<policy_kind> launch;  // unset: the policy main() names
+  bool help = false;
+  std::string graph;  // empty: launch, draw nothing
+  // Show what a cluster launch would submit, and submit nothing: a choice of
+  // the launch, not of one cluster's (slurm and kubernetes read it).
+  bool dry_run = false;
+  node_process_settings process;
+  server_settings server;
+  tls_settings tls;
+  checkpoint_settings checkpoints;
+  status_settings status;
+  slurm_settings slurm;
+  kube_settings kube;
+  // The user's own words of the command line, in their order: every word no
+  // --lp_ flag read, and every word from "--" on. Each process a launch
+  // starts gets them unchanged.
+  std::vector<std::string> user_arguments;
+  // The command line as typed, argv[0] first: what the user ran, for the
+  // messages that show it back (how to resume). A started process's command
+  // line is written from the settings above, never edited from this.
+  std::vector<std::string> command;
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// What reading a command line checks beyond each flag's own row.
+struct read_checks {
+  bool tls_together =
+      true;  // the TLS flags go together (--lp_tls_cert needs its key, ...)
+};
+
+// Reads a command line (argv[0] first) once, where a launch starts: each
+// --lp_ flag by the row that names it (cli/flag_tables.hpp), the flags every
+// launch shares first and the TLS flags checked together, then each
+// policy's own; every other word is the user's, and so is every word from
+// "--" on. Throws usage_error for a --lp_ word that no row names, or a
+// value that is missing or that its row refuses.
+LP_API launch_settings read_command_line(std::vector<std::string> command,
+                                         read_checks checks = {});
+
+// The arguments, after argv[0], of a process that a launch with `settings`
+// starts: each flag whose row goes to children (flag_row::to_children) and
+// whose value is not its default, as --name or --name=value, then the
+// user's own words, unchanged and in their order.
+LP_API std::vector<std::string> child_arguments(const launch_settings& settings);
+
+inline constexpr std::size_t help_width = 80;
+
+// The --lp_help text: every row of every table, in order, within help_width
+// columns. Written when asked for, not fixed at compile time: every file
+// that launches would pay for it.
+LP_API std::string flags_help();
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/cli/flag_row.hpp ----
+
+// A row of a table of --lp_ flags: its name, the words --lp_help and the
+// messages show, how it reads its value into launch_settings and writes it
+// back out, and whether the processes a launch starts get it. The tables
+// themselves are cli/launch_flags.hpp's; cli/command_line.hpp reads and
+// writes command lines with them.
+
+// ---- launchpad/detail/util/text.hpp ----
+
+// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
+// fields that Slurm's commands print, the choices a message names.
+
+#include <cctype>
+
+namespace lp::detail {
+
+// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
+// "" and "b"; "" has one empty part. Views into `text`, which must outlive
+// them.
+inline std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0; start <= text.size();) {
+    auto at = text.find(separator, start);
+    if (at == std::string_view::npos) at = text.size();
+    parts.push_back(text.substr(start, at - start));
+    start = at + 1;
+  }
+  return parts;
+}
+
+// "a, b or c": `words` as a message lists the choices among them.
+template <class Words>
+std::string choices_text(const Words& words) {
+  std::string listed;
+  std::size_t left = std::size(words);
+  for (std::string_view word : words) {
+    listed += word;
+    --left;
+    listed += left > 1 ? ", " : left == 1 ? " or " : "";
+  }
+  return listed;
+}
+
+// `text` without the white space around it; a view into it.
+inline std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A flag's values as words, for a command line: one for most, none at the
+// default of a flag that repeats, one per repeat.
+using flag_words = std::vector<std::string>;
+
+// One --lp_ flag: the parser, the writer, the validation and --lp_help all
+// read this row. A switch (a row without a hint) names the bool it turns on
+// or off (`on`); any other flag takes a value, which `set` checks and
+// stores, and `get` gives back as `set` reads it. Adding a setting that
+// launches pass down is one field of launch_settings and one row.
+struct flag_row {
+  std::string_view name = {};     // "--lp_launch"
+  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
+  std::string_view example = {};  // a real value, for the "needs a value" message
+  std::string_view help = {};
+  // Whether each process a launch starts gets the flag: false for what only
+  // the process that the user started reads (--lp_dry_run, --lp_help), and
+  // for files only it may see (a site's TLS files: the processes it starts
+  // read the launch's credentials from its run directory or Secret).
+  bool to_children = true;
+  bool& (*on)(launch_settings&) = nullptr;
+  void (*set)(launch_settings&, std::string_view name, std::string value) = nullptr;
+  flag_words (*get)(const launch_settings&) = nullptr;
+  constexpr bool is_switch() const { return hint.empty(); }
+};
+
+// A table of rows: a view of its array (std::span's constructors cost a
+// user's file more to compile).
+struct flag_table {
+  constexpr flag_table() = default;
+  template <std::size_t N>
+  constexpr flag_table(const flag_row (&rows)[N]) : first(rows), count(N) {}
+  constexpr const flag_row* begin() const { return first; }
+  constexpr const flag_row* end() const { return first + count; }
+  constexpr std::size_t size() const { return count; }
+  constexpr const flag_row& operator[](std::size_t i) const { return first[i]; }
+  constexpr bool holds(const flag_row* row) const { return row >= first && row < end(); }
+  const flag_row* first = nullptr;
+  std::size_t count = 0;
+};
+
+inline long whole_number(std::string_view flag, const std::string& text, long low,
+                         long high) {
+  try {
+    std::size_t used = 0;
+    long number = std::stol(text, &used);
+    if (used == text.size() && number >= low && number <= high) return number;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
+                    std::to_string(low) + " to " + std::to_string(high));
+}
+
+// A value that goes into a manifest or a command line printed for the
+// user: one line of visible characters. The YAML quotes it anyway; a control
+// character would still garble what the user reads.
+inline std::string one_line(std::string_view flag, std::string value) {
+  for (unsigned char c : value)
+    if (c < 0x20 || c == 0x7f)
+      throw usage_error(std::string(flag) +
+                        " needs a value on one line, without control "
+                        "characters");
+  return value;
+}
+
+inline std::string one_of(std::string_view flag, std::string value,
+                          std::initializer_list<std::string_view> choices) {
+  for (auto choice : choices)
+    if (value == choice) return value;
+  throw usage_error(std::string(flag) + "=" + value + ": choose " +
+                    choices_text(choices));
+}
+
+// Checked at compile time by the library's tests (tests/unit-flags.cpp),
+// not in every file that launches, so that a row added later cannot lack
+// what its messages need or shadow another row, of its table or of
+// another. (Whether a row has its `on`, or its `set` and `get`, is checked
+// by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot compare a
+// function pointer with null in a constant expression.)
+constexpr bool rows_are_sound(flag_table rows) {
+  for (const auto& row : rows) {
+    bool has_value_words = !row.hint.empty() && !row.example.empty();
+    if (!row.name.starts_with("--lp_") || row.help.empty() ||
+        !(row.is_switch() ? row.example.empty() : has_value_words))
+      return false;
+  }
+  return true;
+}
+
+constexpr bool no_name_twice(flag_table a, flag_table b) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = 0; j < b.size(); ++j)
+      if (a[i].name == b[j].name && !(a.begin() == b.begin() && i == j)) return false;
+  return true;
+}
+
+template <std::size_t N>
+constexpr bool flag_tables_are_sound(const flag_table (&tables)[N]) {
+  for (const auto& table : tables) {
+    if (!rows_are_sound(table)) return false;
+    for (const auto& other : tables)
+      if (!no_name_twice(table, other)) return false;
+  }
+  return true;
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/cli/flag_tables.hpp ----
+
+// Every table of --lp_ flags a command line may hold, in --lp_help's order:
+// the flags every launch shares, each launch policy's own, then the closing
+// ones. A new policy's flags are one more table here.
+
+// ---- launchpad/detail/cli/kube_flags.hpp ----
+
+// --lp_launch=kubernetes's own flags (docs/kubernetes.md): the --lp_kube_*
+// rows, which read and check launch_settings::kube.
+
+
+namespace lp::detail {
+
+// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
+inline std::string dns_label_value(std::string_view flag, std::string value) {
+  bool fits =
+      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
+  for (char c : value)
+    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  if (!fits)
+    throw usage_error(
+        std::string(flag) + "=" + one_line(flag, value) +
+        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
+        "starting and ending with a letter or digit, e.g. " +
+        std::string(flag) + "=research");
+  return value;
+}
+
+// A container image reference (registry/repository:tag or @digest): the
+// characters a reference can hold, so a typo shows here and not as a pod
+// that never pulls.
+inline std::string image_reference(std::string_view flag, std::string value) {
+  bool fits = !value.empty() && value.size() <= 512;
+  for (char c : value)
+    fits = fits &&
+           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            std::string_view("._-/:@+").find(c) != std::string_view::npos);
+  if (!fits)
+    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
+                      ": give an image reference, e.g. " + std::string(flag) +
+                      "=registry.example.com/team/prog:1.0");
+  return value;
+}
+
+inline constexpr flag_row kube_flag_rows[] = {
+    {.name = "--lp_kube_image",
+     .hint = "<image>",
+     .example = "registry.example.com/team/prog:1.0",
+     .help = "kubernetes: the container image every pod runs; it holds this program's "
+             "binary (required)",
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.kube.image = image_reference(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.kube.image}; }},
+    {.name = "--lp_kube_namespace",
+     .hint = "<ns>",
+     .example = "research",
+     .help = "kubernetes: the namespace of the launch's objects (default: default)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.kube.kube_namespace = dns_label_value(name, std::move(v));
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       return {s.kube.kube_namespace};
+     }},
+    {.name = "--lp_kube_binary",
+     .hint = "<path>",
+     .example = "/opt/prog/bin/prog",
+     .help = "kubernetes: where the program's binary is in the image (default: "
+             "/usr/local/bin/ and the name of this binary)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           if (!v.starts_with("/"))
+             throw usage_error(std::string(name) + "=" + one_line(name, v) +
+                               ": give the binary's absolute path in the image, e.g. " +
+                               std::string(name) + "=/usr/local/bin/prog");
+           s.kube.binary = one_line(name, std::move(v));
+         },
+     .get = [](const launch_settings& s) -> flag_words { return {s.kube.binary}; }},
+    {.name = "--lp_kube_dir",
+     .hint = "<dir>",
+     .example = "./manifests",
+     .help =
+         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
+         "their own (default: ./lp-kube)",
+     .to_children = false,
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.kube.dir = one_line(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.kube.dir}; }},
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/cli/launch_flags.hpp ----
+
+// The --lp_ flags every launch shares, as rows that read them into
+// launch_settings and write them back; a launch policy's own are in a file
+// of their own (slurm_flags.hpp, kube_flags.hpp). Every other argument
+// belongs to the user and is left alone.
+
+
+namespace lp::detail {
+
+// The policy that --lp_launch names: one of named_policies (not test_mp,
+// which only a test's lp::controller starts).
+template <class... Named>
+policy_kind launch_policy_named(policy_list<Named...>, std::string_view flag,
+                                const std::string& value) {
+  if (((value == Named::flag) || ...)) return *policy_named(value);
+  throw usage_error(
+      std::string(flag) + "=" + value + " is not a launch policy; choose " +
+      choices_text(std::array<std::string_view, sizeof...(Named)>{Named::flag...}));
+}
+
+inline flag_words number_word(long number) {
+  return {std::to_string(number)};
+}
+
+inline constexpr flag_row launch_flag_rows[] = {
+    {.name = "--lp_launch",
+     .hint = "<policy>",
+     .example = "local_mp",
+     .help = "how to run the program: test_mt, local_mt, local_mp, slurm or kubernetes "
+             "(default: the policy main() names, else local_mt)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.launch = launch_policy_named(named_policies{}, name, v);
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       if (!s.launch) return {};
+       return {std::string(name_of(*s.launch))};
+     }},
+    {.name = "--lp_terminal",
+     .hint = "<where>",
+     .example = "files",
+     .help = "local_mp: where node output goes: current (this terminal, each line "
+             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
+             "following each)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
+           s.process.terminal = word == "current" ? terminal_kind::current
+                                : word == "files" ? terminal_kind::files
+                                                  : terminal_kind::tmux;
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       auto where = s.process.terminal;
+       return {where == terminal_kind::current ? "current"
+               : where == terminal_kind::files ? "files"
+                                               : "tmux"};
+     }},
+    {.name = "--lp_python",
+     .hint = "<interpreter>",
+     .example = "./venv/bin/python",
+     .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.process.python = one_line(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.process.python}; }},
+    {.name = "--lp_log_dir",
+     .hint = "<dir>",
+     .example = "./logs",
+     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
+             "launch's run directory)",
+     .set = [](launch_settings& s, std::string_view,
+               std::string v) { s.process.log_dir = std::move(v); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.process.log_dir}; }},
+    {.name = "--lp_termination_notice_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
+             "default 10)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.process.termination_notice_secs =
+               static_cast<int>(whole_number(name, v, 0, 86400));
+         },
+     .get =
+         [](const launch_settings& s) {
+           return number_word(s.process.termination_notice_secs);
+         }},
+    {.name = "--lp_max_body_mb",
+     .hint = "<n>",
+     .example = "1024",
+     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
+             "1048576, default 256)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.server.max_body_mb =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
+         },
+     .get =
+         [](const launch_settings& s) {
+           return number_word(static_cast<long>(s.server.max_body_mb));
+         }},
+    {.name = "--lp_header_timeout_secs",
+     .hint = "<n>",
+     .example = "30",
+     .help = "seconds a request's headers may take from its first byte; a slower "
+             "request gets 408 and its connection closes (1 to 3600, default 10)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.server.limits.header_timeout =
+               std::chrono::seconds(whole_number(name, v, 1, 3600));
+         },
+     .get =
+         [](const launch_settings& s) {
+           return number_word(std::chrono::duration_cast<std::chrono::seconds>(
+                                  s.server.limits.header_timeout)
+                                  .count());
+         }},
+    {.name = "--lp_min_rate_kib_per_sec",
+     .hint = "<n>",
+     .example = "16",
+     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
+             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.server.limits.min_bytes_per_second =
+               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20)) << 10;
+         },
+     .get =
+         [](const launch_settings& s) {
+           return number_word(
+               static_cast<long>(s.server.limits.min_bytes_per_second >> 10));
+         }},
+    {.name = "--lp_max_connections",
+     .hint = "<n>",
+     .example = "16384",
+     .help =
+         "open connections per node, idle or not; more are answered 503 and closed (16 "
+         "to 1048576, default 8192, at most half of ulimit -n)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.server.limits.max_connections =
+               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
+         },
+     .get =
+         [](const launch_settings& s) {
+           return number_word(static_cast<long>(s.server.limits.max_connections));
+         }},
+    {.name = "--lp_insecure",
+     .help = "accept calls without the launch's secret (warns)",
+     .on = [](launch_settings& s) -> bool& { return s.process.insecure; }},
+    {.name = "--lp_tls",
+     .hint = "<mode>",
+     .example = "on",
+     .help =
+         "TLS between nodes, with a certificate made per launch that every peer must "
+         "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
+         "on where they do, as under slurm)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           auto word = one_of(name, std::move(v), {"on", "off", "auto"});
+           s.tls.mode = word == "on"    ? tls_mode::on
+                        : word == "off" ? tls_mode::off
+                                        : tls_mode::automatic;
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       return {s.tls.mode == tls_mode::on    ? "on"
+               : s.tls.mode == tls_mode::off ? "off"
+                                             : "auto"};
+     }},
+    {.name = "--lp_tls_cert",
+     .hint = "<file>",
+     .example = "./node.crt",
+     .help =
+         "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
+         "its key (below), and turns TLS on",
+     .to_children = false,
+     .set = [](launch_settings& s, std::string_view,
+               std::string v) { s.tls.cert = std::move(v); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.tls.cert}; }},
+    {.name = "--lp_tls_key",
+     .hint = "<file>",
+     .example = "./node.key",
+     .help = "the private key (PEM, unencrypted) of that certificate",
+     .to_children = false,
+     .set = [](launch_settings& s, std::string_view,
+               std::string v) { s.tls.key = std::move(v); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.tls.key}; }},
+    {.name = "--lp_tls_ca",
+     .hint = "<file>",
+     .example = "./site-ca.crt",
+     .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
+             "certificate itself",
+     .to_children = false,
+     .set = [](launch_settings& s, std::string_view,
+               std::string v) { s.tls.ca = std::move(v); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.tls.ca}; }},
+    {.name = "--lp_system_malloc",
+     .help =
+         "leave malloc as it is set; by default a process that hosts nodes keeps freed "
+         "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
+         "cost "
+         "more than sending it",
+     .on = [](launch_settings& s) -> bool& { return s.process.system_malloc; }},
+    {.name = "--lp_graph",
+     .hint = "<format>",
+     .example = "dot",
+     .help = "print the program graph (dot or mermaid) and exit",
+     .to_children = false,
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+         },
+     .get = [](const launch_settings& s) -> flag_words { return {s.graph}; }},
+    {.name = "--lp_checkpoint_dir",
+     .hint = "<dir>",
+     .example = "./checkpoints",
+     .help =
+         "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
+         "directory per launch, named by its start time, in "
+         "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
+         "set; slurm: checkpoints/ in the run directory)",
+     .set = [](launch_settings& s, std::string_view,
+               std::string v) { s.checkpoints.dir = std::move(v); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.checkpoints.dir}; }},
+    {.name = "--lp_resume",
+     .hint = "<dir>",
+     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
+     .help =
+         "restore each node with checkpoints from this directory of an earlier launch, "
+         "unless its own checkpoint in this launch's checkpoint directory is newer; it "
+         "must hold a checkpoint of a node of this program",
+     .set = [](launch_settings& s, std::string_view,
+               std::string v) { s.checkpoints.resume = std::move(v); },
+     .get = [](const launch_settings& s) -> flag_words {
+       return {s.checkpoints.resume};
+     }},
+    {.name = "--lp_gpus",
+     .hint = "<list>",
+     .example = "0,1,2,3",
+     .help =
+         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
+         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           for (auto index : split(v, ','))
+             whole_number(name, std::string(index), 0, 1023);
+           s.process.gpus = std::move(v);
+         },
+     .get = [](const launch_settings& s) -> flag_words { return {s.process.gpus}; }},
+    {.name = "--lp_status_port",
+     .hint = "<port>",
+     .example = "8080",
+     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
+             "127.0.0.1 (default 0: any free one; off: no page)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           if (v != "off" && (v.empty() || v.size() > 5 ||
+                              v.find_first_not_of("0123456789") != std::string::npos ||
+                              std::stol(v) > 65535))
+             throw usage_error(std::string(name) + "=" + v +
+                               ": give a port from 0 to 65535, or off");
+           s.status.port =
+               v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       if (!s.status.port.number) return {"off"};
+       return number_word(*s.status.port.number);
+     }},
+    {.name = "--lp_status_linger_secs",
+     .hint = "<n>",
+     .example = "60",
+     .help = "keep the status page up this long after the program ends, to see how it "
+             "ended (0 to 86400, default 0)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.status.linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
+         },
+     .get = [](const launch_settings& s) { return number_word(s.status.linger_secs); }},
+    {.name = "--lp_status",
+     .hint = "<run_dir>",
+     .example = "/tmp/lp-counter-Ab12Cd",
+     .help = "print the nodes of the running launch whose run directory this is, with "
+             "their figures, and exit",
+     .to_children = false,
+     .set = [](launch_settings& s, std::string_view,
+               std::string v) { s.status.of = std::move(v); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.status.of}; }},
+    {.name = "--lp_json",
+     .help = "print the status above as JSON instead of a table",
+     .to_children = false,
+     .on = [](launch_settings& s) -> bool& { return s.status.json; }},
+};
+
+// Shared too, and --lp_help lists them last, after every launcher's own
+// flags: what to do instead of a launch.
+inline constexpr flag_row closing_flag_rows[] = {
+    {.name = "--lp_dry_run",
+     .help = "slurm: print the batch script and each node's command line, and submit "
+             "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
+     .to_children = false,
+     .on = [](launch_settings& s) -> bool& { return s.dry_run; }},
+    {.name = "--lp_help",
+     .help = "print this help and exit",
+     .to_children = false,
+     .on = [](launch_settings& s) -> bool& { return s.help; }},
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/cli/slurm_flags.hpp ----
+
+// --lp_launch=slurm's own flags (docs/slurm.md): the --lp_slurm_* rows, which
+// read and check launch_settings::slurm.
+
+
+namespace lp::detail {
+
+// A value that goes into a batch script line: one line, nothing a shell
+// would expand there.
+inline std::string script_safe(std::string_view flag, std::string value) {
+  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
+    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
+  return value;
+}
+
+inline constexpr flag_row slurm_flag_rows[] = {
+    {.name = "--lp_slurm_partition",
+     .hint = "<p>",
+     .example = "gpu",
+     .help = "slurm: the job's partition (default: the cluster's default partition)",
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.slurm.partition = script_safe(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.slurm.partition}; }},
+    {.name = "--lp_slurm_time",
+     .hint = "<limit>",
+     .example = "2:00:00",
+     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.slurm.time = script_safe(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.slurm.time}; }},
+    {.name = "--lp_slurm_account",
+     .hint = "<a>",
+     .example = "my_project",
+     .help = "slurm: the account the job is charged to",
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.slurm.account = script_safe(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.slurm.account}; }},
+    {.name = "--lp_slurm_sbatch",
+     .hint = "<option>",
+     .example = "--qos=high",
+     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           auto option = script_safe(name, std::move(v));
+           if (!option.starts_with("--"))
+             throw usage_error(
+                 "--lp_slurm_sbatch=" + option +
+                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
+           s.slurm.sbatch.push_back(std::move(option));
+         },
+     .get = [](const launch_settings& s) { return s.slurm.sbatch; }},
+    {.name = "--lp_slurm_dir",
+     .hint = "<dir>",
+     .example = "/shared/lp-slurm",
+     .help = "slurm: where run directories go; the compute hosts must see it at the same "
+             "path (default: ./lp-slurm)",
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.slurm.dir = script_safe(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.slurm.dir}; }},
+    {.name = "--lp_slurm_host",
+     .hint = "<h>",
+     .example = "ib0",
+     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
+             "interface (ib0) or an address",
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.slurm.host = script_safe(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.slurm.host}; }},
+    {.name = "--lp_slurm_detach",
+     .help = "slurm: submit, print the job id and return",
+     .to_children = false,
+     .on = [](launch_settings& s) -> bool& { return s.slurm.detach; }},
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+inline constexpr flag_table every_flag_table[] = {launch_flag_rows, slurm_flag_rows,
+                                                  kube_flag_rows, closing_flag_rows};
+
+// Whether `row` is one that every launch shares: those are read, and the
+// TLS flags checked together, before any policy's own.
+inline bool is_shared_flag(const flag_row* row) {
+  return flag_table(launch_flag_rows).holds(row) ||
+         flag_table(closing_flag_rows).holds(row);
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+inline const flag_row* find_flag(std::string_view name) {
+  for (const auto& table : every_flag_table)
+    for (const auto& row : table)
+      if (row.name == name) return &row;
+  return nullptr;
+}
+
+inline bool switch_value(std::string_view name, std::string_view value) {
+  if (value == "true" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  throw usage_error(std::string(name) + "=" + std::string(value) +
+                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
+                    " alone is true)");
+}
+
+inline usage_error needs_value(std::string_view name, std::string_view example,
+                               const std::string* next) {
+  std::string message = std::string(name) + " needs a value, e.g. " + std::string(name) +
+                        "=" + std::string(example);
+  // The next word is the user's flag, or a value that only = can carry.
+  if (next && next->starts_with("--") && *next != "--")
+    message += "; a value that starts with -- must follow the =";
+  return usage_error(message);
+}
+
+// The TLS flags that must go together (docs/launching.md, "Flags"): checked
+// once every flag is read, as each row reads one flag alone.
+inline void check_tls_flags(const tls_settings& tls) {
+  if (tls.cert.empty() != tls.key.empty())
+    throw usage_error(
+        "--lp_tls_cert and --lp_tls_key go together: give a certificate and "
+        "its key");
+  if (!tls.ca.empty() && tls.cert.empty())
+    throw usage_error(
+        "--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
+        "signed, and its key");
+  if (tls.mode == tls_mode::off && !tls.cert.empty())
+    throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
+}
+
+// The row that reads each word of `command` (argv[0] first): a --lp_ word
+// by the row that names it, and, for a flag that takes a value and has no
+// "=", the next word, its value. None reads the user's words, nor any word
+// from "--" on. A --lp_ word that no row names, or a value missing, is a
+// usage error.
+inline std::vector<const flag_row*> rows_reading(
+    const std::vector<std::string>& command) {
+  std::vector<const flag_row*> row_of(command.size(), nullptr);
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    std::string_view word = command[i];
+    if (word == "--") break;
+    if (!word.starts_with("--lp_")) continue;
+    auto equals = word.find('=');
+    auto name = word.substr(0, equals);
+    const auto* row = find_flag(name);
+    if (!row)
+      throw usage_error("unknown flag " + std::string(name) +
+                        "; run with --lp_help to list Launchpad's flags");
+    row_of[i] = row;
+    if (row->is_switch()) continue;  // never the next word, which may be the user's
+    if (equals == std::string_view::npos) {
+      const std::string* next = i + 1 < command.size() ? &command[i + 1] : nullptr;
+      if (!next || next->starts_with("--"))
+        throw needs_value(row->name, row->example, next);
+      row_of[++i] = row;
+      if (next->empty()) throw needs_value(row->name, row->example, nullptr);
+    } else if (equals + 1 == word.size()) {
+      throw needs_value(row->name, row->example, nullptr);
+    }
+  }
+  return row_of;
+}
+
+// Sets `settings` by the flags that read a word of `command`, in its order,
+// those every launch shares or each policy's own (`shared`): of a flag given
+// twice, the last counts. A flag's value is after its "=", or the next
+// word, which the same row read (a value never starts with --).
+inline void apply_flags(const std::vector<std::string>& command,
+                        const std::vector<const flag_row*>& row_of, bool shared,
+                        launch_settings& settings) {
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    const auto* row = row_of[i];
+    std::string_view word = command[i];
+    if (!row || !word.starts_with("--lp_") || is_shared_flag(row) != shared) continue;
+    std::optional<std::string_view> value;
+    if (auto equals = word.find('='); equals != std::string_view::npos)
+      value = word.substr(equals + 1);
+    else if (i + 1 < command.size() && row_of[i + 1] == row &&
+             !command[i + 1].starts_with("--"))  // not the same flag again
+      value = command[i + 1];
+    if (row->is_switch())
+      row->on(settings) = !value || switch_value(row->name, *value);
+    else
+      row->set(settings, row->name, std::string(*value));
+  }
+}
+
+LP_API launch_settings read_command_line(std::vector<std::string> command,
+                                         read_checks checks) {
+  launch_settings settings;
+  auto row_of = rows_reading(command);
+  for (std::size_t i = 1; i < command.size(); ++i)
+    if (!row_of[i]) settings.user_arguments.push_back(command[i]);
+  apply_flags(command, row_of, true, settings);
+  if (checks.tls_together) check_tls_flags(settings.tls);
+  apply_flags(command, row_of, false, settings);
+  settings.command = std::move(command);
+  return settings;
+}
+
+LP_API std::vector<std::string> child_arguments(const launch_settings& settings) {
+  const launch_settings defaults;
+  // A switch's row gives its bool to change; these copies only read it.
+  auto now = settings, before = defaults;
+  std::vector<std::string> words;
+  for (const auto& table : every_flag_table)
+    for (const auto& row : table) {
+      if (!row.to_children) continue;
+      std::string name(row.name);
+      if (row.is_switch()) {
+        if (row.on(now) != row.on(before))
+          words.push_back(row.on(now) ? name : name + "=false");
+        continue;
+      }
+      auto values = row.get(settings);
+      if (values == row.get(defaults)) continue;
+      for (auto& value : values) words.push_back(name + "=" + value);
+    }
+  words.insert(words.end(), settings.user_arguments.begin(),
+               settings.user_arguments.end());
+  return words;
+}
+
+LP_API std::string flags_help() {
+  constexpr std::size_t indent = 24;  // where the descriptions start
+  std::string help;
+  std::size_t column = 0;
+  auto text = [&](std::string_view s) {
+    help += s;
+    auto line_end = s.rfind('\n');
+    column =
+        line_end == std::string_view::npos ? column + s.size() : s.size() - line_end - 1;
+  };
+  auto pad_to = [&](std::size_t to) {
+    while (column < to) text(" ");
+  };
+  // Fills lines from `from` to help_width, breaking between words.
+  auto paragraph = [&](std::string_view words, std::size_t from) {
+    pad_to(from);
+    while (!words.empty()) {
+      auto end = words.find(' ');
+      auto word = words.substr(0, end);
+      words = end == std::string_view::npos ? "" : words.substr(end + 1);
+      if (column > from && column + 1 + word.size() > help_width) {
+        text("\n");
+        pad_to(from);
+      } else if (column > from) {
+        text(" ");
+      }
+      text(word);
+    }
+    text("\n");
+  };
+  paragraph(
+      "Launchpad flags (every other argument, and every argument after --, is left "
+      "to the program):",
+      0);
+  for (const auto& table : every_flag_table)
+    for (const auto& row : table) {
+      text("  ");
+      text(row.name);
+      if (!row.is_switch()) {
+        text("=");
+        text(row.hint);
+      }
+      if (column + 2 > indent) text("\n");
+      paragraph(row.help, indent);
+    }
+  text("\n");
+  paragraph(
+      "A flag's value follows the = or is the next argument; a value that starts "
+      "with -- must follow the =. A flag shown without =<...> is a switch: on when "
+      "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
+      0);
+  return help;
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/host/impl/controlled_launch_inl.hpp ----
 
 // controlled_launch.hpp's share of the library's compiled part: the definitions that
@@ -7441,8 +8519,6 @@ LP_API std::string controller::summary() const {
 
 #include <signal.h>
 
-#include <iostream>
-
 // ---- launchpad/detail/checkpoint/checkpoints.hpp ----
 
 // Checkpoint files: a node's saved state (lp_save, in CBOR) behind a header
@@ -7461,771 +8537,6 @@ LP_API std::string controller::summary() const {
 
 #include <cerrno>
 #include <ctime>
-
-// ---- launchpad/detail/cli/flags.hpp ----
-
-// ---- launchpad/detail/serve/server_limits.hpp ----
-
-#include <sys/resource.h>
-
-
-namespace lp::detail {
-
-// What a server puts up with from its peers (docs/protocol.md, "Limits").
-// The --lp_ flags of the same names set a node's.
-struct server_limits {
-  // From a request's first byte to the end of its headers
-  // (--lp_header_timeout_secs); also the start a body or a reply gets before
-  // its rate counts.
-  std::chrono::milliseconds header_timeout = std::chrono::seconds(10);
-  // The slowest average rate at which a peer may send a body or read a
-  // reply, after header_timeout (--lp_min_rate_kib_per_sec).
-  std::size_t min_bytes_per_second = std::size_t{64} << 10;
-  // Open connections, idle (parked) or busy; more are answered 503 on the
-  // accepting thread and closed (--lp_max_connections). At most half of
-  // this process's file descriptors (ulimit -n).
-  std::size_t max_connections = 8192;
-  // Threads serving busy connections at once; a connection past them waits
-  // for one (its bytes wait in the kernel), unrefused.
-  std::size_t max_threads = 2048;
-  // Silence within a request, on each read; a reply's peer that takes
-  // nothing for this long, on each write.
-  std::chrono::milliseconds read_timeout = std::chrono::seconds(5);
-  std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
-};
-
-// The connections a server may hold: max_connections, but at most half of
-// the file descriptors this process may open, so that neither a flood nor
-// the node's own calls and files run out of them. (The soft limit is not
-// raised here: code of the user's that uses select() breaks on descriptors
-// past 1023.)
-inline std::size_t connection_cap(std::size_t wanted) {
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY)
-    return wanted;
-  auto half = std::max<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 2, 16);
-  if (wanted <= half) return wanted;
-  // The default quietly; a number asked for with a word.
-  static std::atomic<bool> told{false};
-  if (wanted != server_limits{}.max_connections && !told.exchange(true))
-    std::cerr << "[lp] --lp_max_connections=" << wanted << " lowered to " << half
-              << ": this process may open " << files.rlim_cur
-              << " files (raise it with ulimit -n)" << std::endl;
-  return half;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/util/text.hpp ----
-
-// Lists in text: a flag's "0,1,3", a header's "close, TE", the rows and
-// fields that Slurm's commands print, the choices a message names.
-
-#include <cctype>
-
-namespace lp::detail {
-
-// The parts of `text` between `separator`s, empty ones too: "a,,b" has "a",
-// "" and "b"; "" has one empty part. Views into `text`, which must outlive
-// them.
-inline std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0; start <= text.size();) {
-    auto at = text.find(separator, start);
-    if (at == std::string_view::npos) at = text.size();
-    parts.push_back(text.substr(start, at - start));
-    start = at + 1;
-  }
-  return parts;
-}
-
-// "a, b or c": `words` as a message lists the choices among them.
-template <class Words>
-std::string choices_text(const Words& words) {
-  std::string listed;
-  std::size_t left = std::size(words);
-  for (std::string_view word : words) {
-    listed += word;
-    --left;
-    listed += left > 1 ? ", " : left == 1 ? " or " : "";
-  }
-  return listed;
-}
-
-// `text` without the white space around it; a view into it.
-inline std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  return text;
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// Where the launcher's status page listens (--lp_status_port): on a port of
-// 127.0.0.1, 0 for any free one, or nowhere.
-struct port_or_off {
-  std::optional<int> number;  // empty: off
-  friend bool operator==(const port_or_off&, const port_or_off&) = default;
-};
-
-// The --lp_* flags every launch shares, parsed once where lp::launch starts
-// (read_command_line, below), in groups named for what they set, with the
-// defaults. A policy's own flags (--lp_slurm_*, --lp_kube_*) are its
-// launcher's options, in its own folder. Every other argument belongs to the
-// user and is left alone.
-
-// The limits of every node's server (docs/protocol.md, "Limits"), read
-// straight into the values a server takes.
-struct server_flags {
-  std::size_t max_body_mb = 256;
-  server_limits limits;  // its defaults are the flags'
-};
-
-// TLS between nodes (docs/protocol.md, "Encryption"): on, off, or auto (on
-// where nodes serve beyond loopback); a site's own files, if given.
-enum class tls_mode { on, off, automatic };
-struct tls_flags {
-  tls_mode mode = tls_mode::automatic;
-  std::string ca, cert, key;
-};
-
-// docs/launching.md, "Fault tolerance".
-struct checkpoint_flags {
-  std::string dir;     // empty: checkpoint_dir_of (checkpoints.hpp) says
-  std::string resume;  // a checkpoint directory of an earlier launch
-};
-
-// The launcher's status page (docs/observability.md).
-struct status_flags {
-  port_or_off port{0};
-  int linger_secs = 0;
-  std::string of;     // --lp_status=RUN_DIR: print that launch's status and exit
-  bool json = false;  // ... as JSON
-};
-
-// How this host's processes that host nodes are run.
-struct node_process_flags {
-  bool insecure = false;
-  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
-  int termination_notice_secs = 10;
-  terminal_kind terminal = terminal_kind::current;
-  std::string log_dir;             // empty: logs/ in the run directory
-  std::string python = "python3";  // the Python nodes' interpreter (docs/python_nodes.md)
-  std::string gpus;                // "0,1,2,3"; empty: the devices found
-};
-
-struct launch_flags {
-  std::optional<std::string> launch;  // unset: the policy main() names
-  bool help = false;
-  std::string graph;  // empty: launch, draw nothing
-  // Show what a cluster launch would submit, and submit nothing: a choice of
-  // the launch, not of one cluster's options (slurm and kubernetes read it).
-  bool dry_run = false;
-  node_process_flags process;
-  server_flags server;
-  tls_flags tls;
-  checkpoint_flags checkpoints;
-  status_flags status;
-  std::vector<std::string> arguments;  // the whole command line, argv[0] first
-  // The flag that read each word of `arguments` ("--lp_x"), empty for the
-  // user's words: a launcher passes on those its processes need.
-  std::vector<std::string_view> read_by;
-};
-
-inline long whole_number(std::string_view flag, const std::string& text, long low,
-                         long high) {
-  try {
-    std::size_t used = 0;
-    long number = std::stol(text, &used);
-    if (used == text.size() && number >= low && number <= high) return number;
-  } catch (const std::exception&) {
-  }
-  throw usage_error(std::string(flag) + "=" + text + ": give a whole number from " +
-                    std::to_string(low) + " to " + std::to_string(high));
-}
-
-// A value that goes into a manifest or a command line printed for the
-// user: one line of visible characters. The YAML quotes it anyway; a control
-// character would still garble what the user reads.
-inline std::string one_line(std::string_view flag, std::string value) {
-  for (unsigned char c : value)
-    if (c < 0x20 || c == 0x7f)
-      throw usage_error(std::string(flag) +
-                        " needs a value on one line, without control "
-                        "characters");
-  return value;
-}
-
-inline std::string one_of(std::string_view flag, std::string value,
-                          std::initializer_list<std::string_view> choices) {
-  for (auto choice : choices)
-    if (value == choice) return value;
-  throw usage_error(std::string(flag) + "=" + value + ": choose " +
-                    choices_text(choices));
-}
-
-// One --lp_ flag of a table whose rows fill `Options`: the parser, the
-// validation and --lp_help all read this row. A switch (a row without a
-// hint) names the bool it turns on or off (`on`); any other flag takes a
-// value, which `set` checks and stores. The flags every launch shares are
-// flag_rows below; a launcher's own are its folder's (slurm/options.hpp,
-// kube/options.hpp), and read_command_line (below) reads them all.
-template <class Options>
-struct flag_row {
-  std::string_view name = {};     // "--lp_launch"
-  std::string_view hint = {};     // what --lp_help shows after "=": "<policy>"
-  std::string_view example = {};  // a real value, for the "needs a value" message
-  std::string_view help = {};
-  bool& (*on)(Options&) = nullptr;
-  void (*set)(Options&, std::string_view name, std::string value) = nullptr;
-  constexpr bool is_switch() const { return hint.empty(); }
-};
-
-inline constexpr flag_row<launch_flags> flag_rows[] = {
-    {.name = "--lp_launch",
-     .hint = "<policy>",
-     .example = "local_mp",
-     .help = "how to run the program: test_mt, local_mt, local_mp, slurm or kubernetes "
-             "(default: the policy main() names, else local_mt)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.launch = std::move(v); }},
-    {.name = "--lp_terminal",
-     .hint = "<where>",
-     .example = "files",
-     .help = "local_mp: where node output goes: current (this terminal, each line "
-             "prefixed), files (one log per node) or tmux (logs, and a tmux window "
-             "following each)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           auto word = one_of(name, std::move(v), {"current", "files", "tmux"});
-           f.process.terminal = word == "current" ? terminal_kind::current
-                                : word == "files" ? terminal_kind::files
-                                                  : terminal_kind::tmux;
-         }},
-    {.name = "--lp_python",
-     .hint = "<interpreter>",
-     .example = "./venv/bin/python",
-     .help = "the interpreter of the program's Python nodes (default: python3 on PATH)",
-     .set = [](launch_flags& f, std::string_view name,
-               std::string v) { f.process.python = one_line(name, std::move(v)); }},
-    {.name = "--lp_log_dir",
-     .hint = "<dir>",
-     .example = "./logs",
-     .help = "local_mp with files or tmux: the log directory (default: logs/ in the "
-             "launch's run directory)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.process.log_dir = std::move(v); }},
-    {.name = "--lp_termination_notice_secs",
-     .hint = "<n>",
-     .example = "30",
-     .help = "local_mp: seconds a node has to stop before it is killed (0 to 86400, "
-             "default 10)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.process.termination_notice_secs =
-               static_cast<int>(whole_number(name, v, 0, 86400));
-         }},
-    {.name = "--lp_max_body_mb",
-     .hint = "<n>",
-     .example = "1024",
-     .help = "the largest request body a node accepts, in MiB; larger ones get 413 (1 to "
-             "1048576, default 256)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.max_body_mb =
-               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20));
-         }},
-    {.name = "--lp_header_timeout_secs",
-     .hint = "<n>",
-     .example = "30",
-     .help = "seconds a request's headers may take from its first byte; a slower "
-             "request gets 408 and its connection closes (1 to 3600, default 10)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.limits.header_timeout =
-               std::chrono::seconds(whole_number(name, v, 1, 3600));
-         }},
-    {.name = "--lp_min_rate_kib_per_sec",
-     .hint = "<n>",
-     .example = "16",
-     .help = "the slowest a peer may send a body or read a reply, in KiB/s on average "
-             "after the header time; slower ones are cut off (1 to 1048576, default 64)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.limits.min_bytes_per_second =
-               static_cast<std::size_t>(whole_number(name, v, 1, 1 << 20)) << 10;
-         }},
-    {.name = "--lp_max_connections",
-     .hint = "<n>",
-     .example = "16384",
-     .help =
-         "open connections per node, idle or not; more are answered 503 and closed (16 "
-         "to 1048576, default 8192, at most half of ulimit -n)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.server.limits.max_connections =
-               static_cast<std::size_t>(whole_number(name, v, 16, 1 << 20));
-         }},
-    {.name = "--lp_insecure",
-     .help = "accept calls without the launch's secret (warns)",
-     .on = [](launch_flags& f) -> bool& { return f.process.insecure; }},
-    {.name = "--lp_tls",
-     .hint = "<mode>",
-     .example = "on",
-     .help =
-         "TLS between nodes, with a certificate made per launch that every peer must "
-         "hold: on, off (warns where nodes serve beyond loopback) or auto (the default: "
-         "on where they do, as under slurm)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           auto word = one_of(name, std::move(v), {"on", "off", "auto"});
-           f.tls.mode = word == "on"    ? tls_mode::on
-                        : word == "off" ? tls_mode::off
-                                        : tls_mode::automatic;
-         }},
-    {.name = "--lp_tls_cert",
-     .hint = "<file>",
-     .example = "./node.crt",
-     .help =
-         "a site's own certificate (PEM) for TLS, instead of one made per launch; needs "
-         "its key (below), and turns TLS on",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls.cert = std::move(v); }},
-    {.name = "--lp_tls_key",
-     .hint = "<file>",
-     .example = "./node.key",
-     .help = "the private key (PEM, unencrypted) of that certificate",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls.key = std::move(v); }},
-    {.name = "--lp_tls_ca",
-     .hint = "<file>",
-     .example = "./site-ca.crt",
-     .help = "the CA (PEM) that peers' certificates must verify against, instead of that "
-             "certificate itself",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.tls.ca = std::move(v); }},
-    {.name = "--lp_system_malloc",
-     .help =
-         "leave malloc as it is set; by default a process that hosts nodes keeps freed "
-         "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
-         "cost "
-         "more than sending it",
-     .on = [](launch_flags& f) -> bool& { return f.process.system_malloc; }},
-    {.name = "--lp_graph",
-     .hint = "<format>",
-     .example = "dot",
-     .help = "print the program graph (dot or mermaid) and exit",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.graph = one_of(name, std::move(v), {"dot", "mermaid"});
-         }},
-    {.name = "--lp_checkpoint_dir",
-     .hint = "<dir>",
-     .example = "./checkpoints",
-     .help =
-         "where nodes with lp_save/lp_restore keep their checkpoints (default: a new "
-         "directory per launch, named by its start time, in "
-         "~/.local/state/launchpad/checkpoints/<program>/, or under $XDG_STATE_HOME if "
-         "set; slurm: checkpoints/ in the run directory)",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.checkpoints.dir = std::move(v); }},
-    {.name = "--lp_resume",
-     .hint = "<dir>",
-     .example = "/home/me/.local/state/launchpad/checkpoints/prog/2026-01-31_09-00-00",
-     .help =
-         "restore each node with checkpoints from this directory of an earlier launch, "
-         "unless its own checkpoint in this launch's checkpoint directory is newer; it "
-         "must hold a checkpoint of a node of this program",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.checkpoints.resume = std::move(v); }},
-    {.name = "--lp_gpus",
-     .hint = "<list>",
-     .example = "0,1,2,3",
-     .help =
-         "local_mp: the GPU indices to hand out to groups with resources({.gpus = n}), "
-         "through CUDA_VISIBLE_DEVICES (default: the devices found in /dev/nvidia*)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           for (auto index : split(v, ','))
-             whole_number(name, std::string(index), 0, 1023);
-           f.process.gpus = std::move(v);
-         }},
-    {.name = "--lp_status_port",
-     .hint = "<port>",
-     .example = "8080",
-     .help = "local_mt, local_mp, slurm: the port of the launcher's status page on "
-             "127.0.0.1 (default 0: any free one; off: no page)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           if (v != "off" && (v.empty() || v.size() > 5 ||
-                              v.find_first_not_of("0123456789") != std::string::npos ||
-                              std::stol(v) > 65535))
-             throw usage_error(std::string(name) + "=" + v +
-                               ": give a port from 0 to 65535, or off");
-           f.status.port =
-               v == "off" ? port_or_off{} : port_or_off{static_cast<int>(std::stol(v))};
-         }},
-    {.name = "--lp_status_linger_secs",
-     .hint = "<n>",
-     .example = "60",
-     .help = "keep the status page up this long after the program ends, to see how it "
-             "ended (0 to 86400, default 0)",
-     .set =
-         [](launch_flags& f, std::string_view name, std::string v) {
-           f.status.linger_secs = static_cast<int>(whole_number(name, v, 0, 86400));
-         }},
-    {.name = "--lp_status",
-     .hint = "<run_dir>",
-     .example = "/tmp/lp-counter-Ab12Cd",
-     .help = "print the nodes of the running launch whose run directory this is, with "
-             "their figures, and exit",
-     .set = [](launch_flags& f, std::string_view,
-               std::string v) { f.status.of = std::move(v); }},
-    {.name = "--lp_json",
-     .help = "print the status above as JSON instead of a table",
-     .on = [](launch_flags& f) -> bool& { return f.status.json; }},
-};
-
-// Shared too, and --lp_help lists them last, after every launcher's own
-// flags: what to do instead of a launch.
-inline constexpr flag_row<launch_flags> closing_flag_rows[] = {
-    {.name = "--lp_dry_run",
-     .help = "slurm: print the batch script and each node's command line, and submit "
-             "nothing; kubernetes: write the manifests to files, for kubectl apply -k",
-     .on = [](launch_flags& f) -> bool& { return f.dry_run; }},
-    {.name = "--lp_help",
-     .help = "print this help and exit",
-     .on = [](launch_flags& f) -> bool& { return f.help; }},
-};
-
-// A table of rows that fill `Options`: a view of its array (std::span's
-// constructors cost a user's file more to compile).
-template <class Options>
-struct flag_table {
-  constexpr flag_table() = default;
-  template <std::size_t N>
-  constexpr flag_table(const flag_row<Options> (&rows)[N]) : first(rows), count(N) {}
-  constexpr const flag_row<Options>* begin() const { return first; }
-  constexpr const flag_row<Options>* end() const { return first + count; }
-  constexpr std::size_t size() const { return count; }
-  constexpr const flag_row<Options>& operator[](std::size_t i) const { return first[i]; }
-  const flag_row<Options>* first = nullptr;
-  std::size_t count = 0;
-};
-
-// The launcher of a launch policy P (lp::slurm, ...): its own flags
-// (`options`, read by `flag_rows`) and how it runs a program
-// (`run(graph, transport, flags, options)`). Each is specialized in the
-// policy's folder; detail/launchers.hpp lists them.
-template <class P>
-struct launcher;
-
-// The options of a launcher that has no flags of its own.
-struct no_options {};
-
-// Checked at compile time by the library's tests (tests/unit-flags.cpp),
-// not in every file that launches, so that a row added later cannot lack
-// what its messages need or shadow another row, of its table or of
-// another. (Whether a row has its `on` or `set` is
-// checked by tests/unit-flags.cpp: g++ with -fsanitize=undefined cannot
-// compare a function pointer with null in a constant expression.)
-template <class Options>
-constexpr bool rows_are_sound(flag_table<Options> rows) {
-  for (const auto& row : rows) {
-    bool has_value_words = !row.hint.empty() && !row.example.empty();
-    if (!row.name.starts_with("--lp_") || row.help.empty() ||
-        !(row.is_switch() ? row.example.empty() : has_value_words))
-      return false;
-  }
-  return true;
-}
-
-template <class A, class B>
-constexpr bool no_name_twice(flag_table<A> a, flag_table<B> b) {
-  bool same_table = false;
-  if constexpr (std::is_same_v<A, B>) same_table = a.begin() == b.begin();
-  for (std::size_t i = 0; i < a.size(); ++i)
-    for (std::size_t j = 0; j < b.size(); ++j)
-      if (a[i].name == b[j].name && !(same_table && i == j)) return false;
-  return true;
-}
-
-template <class... Options>
-constexpr bool flag_tables_are_sound(flag_table<Options>... tables) {
-  auto against_all = [&](auto table) { return (no_name_twice(table, tables) && ...); };
-  return (rows_are_sound(tables) && ...) && (against_all(tables) && ...);
-}
-
-inline constexpr std::size_t help_width = 80;
-inline constexpr std::size_t help_indent = 24;  // where the descriptions start
-
-// The --lp_help text of `tables`' rows, in order. Written when asked for,
-// not fixed at compile time: every file that launches would pay for it.
-template <class... Options>
-std::string help_text(flag_table<Options>... tables) {
-  std::string help;
-  std::size_t column = 0;
-  auto text = [&](std::string_view s) {
-    help += s;
-    auto line_end = s.rfind('\n');
-    column =
-        line_end == std::string_view::npos ? column + s.size() : s.size() - line_end - 1;
-  };
-  auto pad_to = [&](std::size_t indent) {
-    while (column < indent) text(" ");
-  };
-  // Fills lines from `indent` to help_width, breaking between words.
-  auto paragraph = [&](std::string_view words, std::size_t indent) {
-    pad_to(indent);
-    while (!words.empty()) {
-      auto end = words.find(' ');
-      auto word = words.substr(0, end);
-      words = end == std::string_view::npos ? "" : words.substr(end + 1);
-      if (column > indent && column + 1 + word.size() > help_width) {
-        text("\n");
-        pad_to(indent);
-      } else if (column > indent) {
-        text(" ");
-      }
-      text(word);
-    }
-    text("\n");
-  };
-  auto rows = [&](auto table) {
-    for (const auto& row : table) {
-      text("  ");
-      text(row.name);
-      if (!row.is_switch()) {
-        text("=");
-        text(row.hint);
-      }
-      if (column + 2 > help_indent) text("\n");
-      paragraph(row.help, help_indent);
-    }
-  };
-  paragraph(
-      "Launchpad flags (every other argument, and every argument after --, is left "
-      "to the program):",
-      0);
-  (rows(tables), ...);
-  text("\n");
-  paragraph(
-      "A flag's value follows the = or is the next argument; a value that starts "
-      "with -- must follow the =. A flag shown without =<...> is a switch: on when "
-      "given alone or as =true, =1 or =yes; off as =false, =0 or =no.",
-      0);
-  return help;
-}
-
-template <class Options>
-const flag_row<Options>* find_flag(flag_table<Options> rows, std::string_view name) {
-  for (const auto& row : rows)
-    if (row.name == name) return &row;
-  return nullptr;
-}
-
-inline bool switch_value(std::string_view name, std::string_view value) {
-  if (value == "true" || value == "1" || value == "yes") return true;
-  if (value == "false" || value == "0" || value == "no") return false;
-  throw usage_error(std::string(name) + "=" + std::string(value) +
-                    ": give true, false, 1, 0, yes or no (" + std::string(name) +
-                    " alone is true)");
-}
-
-inline usage_error needs_value(std::string_view name, std::string_view example,
-                               const char* next) {
-  std::string message = std::string(name) + " needs a value, e.g. " + std::string(name) +
-                        "=" + std::string(example);
-  // The next word is the user's flag, or a value that only = can carry.
-  if (next && std::string_view(next).starts_with("--") && std::string_view(next) != "--")
-    message += "; a value that starts with -- must follow the =";
-  return usage_error(message);
-}
-
-// The TLS flags that must go together (docs/launching.md, "Flags"): checked
-// once every flag is read (read_command_line, below), as each row reads one
-// flag alone.
-inline void check_tls_flags(const tls_flags& tls) {
-  if (tls.cert.empty() != tls.key.empty())
-    throw usage_error(
-        "--lp_tls_cert and --lp_tls_key go together: give a certificate and "
-        "its key");
-  if (!tls.ca.empty() && tls.cert.empty())
-    throw usage_error(
-        "--lp_tls_ca needs --lp_tls_cert and --lp_tls_key: the certificate it "
-        "signed, and its key");
-  if (tls.mode == tls_mode::off && !tls.cert.empty())
-    throw usage_error("--lp_tls=off and --lp_tls_cert contradict each other: drop one");
-}
-
-// The name, example and kind of the row of `tables` named `name`.
-struct row_words {
-  std::string_view name, example;
-  bool is_switch = false;
-};
-
-// Tags each word of argv (argv[0] first) with the flag that reads it
-// (`read_by`): a --lp_ word by the row of `tables` that names it, and, for
-// a flag that takes a value and has no "=", the next word, its value. The
-// user's words, and every word after "--", stay untagged. A launcher then
-// passes on what the processes it starts need without reading argv again.
-// A --lp_ word that no table names, or a value missing, is a usage error.
-template <class... Options>
-void tag_flag_words(int argc, char** argv, std::vector<std::string_view>& read_by,
-                    flag_table<Options>... tables) {
-  read_by.assign(static_cast<std::size_t>(argc), {});
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!arg.starts_with("--lp_")) continue;
-    auto equals = arg.find('=');
-    auto name = arg.substr(0, equals);
-    row_words row;
-    auto look_up = [&](auto table) {
-      const auto* found = find_flag(table, name);
-      if (found) row = {found->name, found->example, found->is_switch()};
-      return found != nullptr;
-    };
-    if (!(look_up(tables) || ...))
-      throw usage_error("unknown flag " + std::string(name) +
-                        "; run with --lp_help to list Launchpad's flags");
-    read_by[static_cast<std::size_t>(i)] = row.name;
-    if (row.is_switch) continue;  // never the next word, which may be the user's
-    if (equals == std::string_view::npos) {
-      const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-      if (!next || std::string_view(next).starts_with("--"))
-        throw needs_value(row.name, row.example, next);
-      read_by[static_cast<std::size_t>(++i)] = row.name;
-      if (*next == '\0') throw needs_value(row.name, row.example, nullptr);
-    } else if (equals + 1 == arg.size()) {
-      throw needs_value(row.name, row.example, nullptr);
-    }
-  }
-}
-
-// Where apply_flags puts what one table's rows read.
-template <class Options>
-struct flag_target {
-  flag_table<Options> rows;
-  Options& into;
-};
-
-// Sets each target by the rows of its table that read a word of argv, as
-// tag_flag_words tagged them, in argv's order: of a flag given twice, the
-// last counts. A flag's value is after its "=", or the next word, which
-// the same flag read (a value never starts with --).
-template <class... Options>
-void apply_flags(int argc, char** argv, const std::vector<std::string_view>& read_by,
-                 flag_target<Options>... targets) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto flag = read_by[static_cast<std::size_t>(i)];
-    if (flag.empty() || !arg.starts_with("--lp_")) continue;
-    std::optional<std::string_view> value;
-    if (auto equals = arg.find('='); equals != std::string_view::npos)
-      value = arg.substr(equals + 1);
-    else if (i + 1 < argc && read_by[static_cast<std::size_t>(i) + 1] == flag &&
-             !std::string_view(argv[i + 1]).starts_with("--"))
-      value = argv[i + 1];
-    auto apply = [&](auto target) {
-      const auto* row = find_flag(target.rows, flag);
-      if (!row) return false;
-      if (row->is_switch())
-        row->on(target.into) = !value || switch_value(row->name, *value);
-      else
-        row->set(target.into, row->name, std::string(*value));
-      return true;
-    };
-    (apply(targets) || ...);
-  }
-}
-
-// The options of the launcher of the I-th policy of a list (a plain
-// holder: std::tuple's constructors cost a user's file more to compile).
-template <std::size_t I, class Options>
-struct options_slot {
-  Options value;
-};
-
-template <class Indices, class... Policies>
-struct options_of_policies;
-template <std::size_t... I, class... Policies>
-struct options_of_policies<std::index_sequence<I...>, Policies...>
-    : options_slot<I, typename launcher<Policies>::options>... {};
-
-// Each launcher's options, in the order of `Policies`: slot<I>(options) is
-// the I-th's.
-template <class... Policies>
-using launchers_options =
-    options_of_policies<std::index_sequence_for<Policies...>, Policies...>;
-
-template <std::size_t I, class Options>
-Options& slot(options_slot<I, Options>& s) {
-  return s.value;
-}
-template <std::size_t I, class Options>
-const Options& slot(const options_slot<I, Options>& s) {
-  return s.value;
-}
-
-// The options of type Options, of the one launcher that has them.
-template <class Options, std::size_t I>
-Options& options_of(options_slot<I, Options>& s) {
-  return s.value;
-}
-template <class Options, std::size_t I>
-const Options& options_of(const options_slot<I, Options>& s) {
-  return s.value;
-}
-
-// A command line, read: the flags every launch shares, and the options of
-// the launchers of `Policies` (detail/launchers.hpp lists those that
-// --lp_launch names).
-template <class... Policies>
-struct command_line_of {
-  launch_flags flags;
-  launchers_options<Policies...> options;
-};
-
-// What reading a command line checks beyond each flag's own row.
-struct read_checks {
-  bool tls_together = true;  // the TLS flags go together (check_tls_flags)
-};
-
-template <class... Policies, std::size_t... I>
-void read_each_table(int argc, char** argv, command_line_of<Policies...>& line,
-                     read_checks checks, std::index_sequence<I...>) {
-  auto& flags = line.flags;
-  flags.arguments.assign(argv, argv + argc);
-  tag_flag_words(argc, argv, flags.read_by, flag_table<launch_flags>(flag_rows),
-                 launcher<Policies>::flag_rows...,
-                 flag_table<launch_flags>(closing_flag_rows));
-  // The shared flags first, and those that go together checked, then each
-  // launcher's.
-  apply_flags(argc, argv, flags.read_by, flag_target<launch_flags>{flag_rows, flags},
-              flag_target<launch_flags>{closing_flag_rows, flags});
-  if (checks.tls_together) check_tls_flags(flags.tls);
-  apply_flags(argc, argv, flags.read_by,
-              flag_target<typename launcher<Policies>::options>{
-                  launcher<Policies>::flag_rows, slot<I>(line.options)}...);
-}
-
-// Reads argv (argv[0] first) into `line`, once, where a launch starts: each
-// --lp_ flag by the row of the table that names it, the shared ones into
-// line.flags and each launcher's into its options; then the flags that go
-// together. detail/launchers.hpp's read_command_line reads the table of the
-// policies that --lp_launch names.
-template <class... Policies>
-void read_tables(int argc, char** argv, command_line_of<Policies...>& line,
-                 read_checks checks) {
-  read_each_table(argc, argv, line, checks, std::index_sequence_for<Policies...>{});
-}
-
-}  // namespace lp::detail
 
 // ---- launchpad/detail/util/shell_words.hpp ----
 
@@ -8503,9 +8814,9 @@ inline std::string make_launch_checkpoint_dir(const std::string& program) {
 // launch sets it to its own directory in checkpoint_home when the user did
 // not), else checkpoints/ in its run directory (a Slurm job's, which the
 // compute hosts share, and a test_multi_processing launch's).
-inline std::string checkpoint_dir_of(const checkpoint_flags& flags,
+inline std::string checkpoint_dir_of(const checkpoint_settings& checkpoints,
                                      const std::string& run_dir) {
-  if (!flags.dir.empty()) return flags.dir;
+  if (!checkpoints.dir.empty()) return checkpoints.dir;
   return run_dir.empty() ? "" : run_dir + "/checkpoints";
 }
 
@@ -8536,7 +8847,7 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
     }
     if (word.starts_with("--lp_resume=")) continue;
     if (word == "--lp_resume") {
-      // Its value is the next word, as read_flags takes it.
+      // Its value is the next word, as cli's reader takes it.
       if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
       continue;
     }
@@ -8563,10 +8874,10 @@ inline bool tell_how_to_resume(const program& graph, const std::string& dir,
 
 // ---- launchpad/detail/host/local_launchers.hpp ----
 
-// The launchers of test_mt and local_mt (detail/cli/flags.hpp, `launcher`):
-// every node a thread of this process. Declared here, for the table of
-// launchers (detail/launchers.hpp); their runs, and run_on_this_host, which
-// local_mp's launcher shares, are in_process.hpp's.
+// The launchers of test_mt and local_mt (detail/named_policies.hpp,
+// `launcher`): every node a thread of this process. Declared here, for the
+// table of launchers (detail/launchers.hpp); their runs, and
+// run_on_this_host, which local_mp's launcher shares, are in_process.hpp's.
 
 
 namespace lp {
@@ -8575,12 +8886,10 @@ class program;
 
 namespace lp::detail {
 
-// What the launchers of a launch on this host have: no flags of their own,
-// and checkpoints kept where run_on_this_host (in_process.hpp) says, which
-// the table of launchers runs them through.
+// What the launchers of a launch on this host have: checkpoints kept where
+// run_on_this_host (in_process.hpp) says, which the table of launchers runs
+// them through.
 struct launcher_on_this_host {
-  using options = no_options;
-  static constexpr flag_table<no_options> flag_rows{};
   static constexpr bool dry_run = false;  // nothing to show that it would submit
   static constexpr bool on_this_host = true;
 };
@@ -8588,16 +8897,16 @@ struct launcher_on_this_host {
 // Runs `run` with the checkpoints in a directory of the launch's own,
 // unless the user chose one, and tells at the end how to go on from them.
 LP_API int run_on_this_host(const program& graph, transport_kind transport,
-                            launch_flags flags,
+                            launch_settings settings,
                             int (*run)(const program&, transport_kind,
-                                       const launch_flags&, const no_options&));
+                                       const launch_settings&));
 
 // test_mt: the nodes share this process with the caller's, which keeps its
 // terminal and signals.
 template <>
 struct launcher<test_multi_threading> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
+                 const launch_settings& settings);
 };
 
 // local_mt: takes over the terminal and the signals, and serves the status
@@ -8605,7 +8914,7 @@ struct launcher<test_multi_threading> : launcher_on_this_host {
 template <>
 struct launcher<local_multi_threading> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
+                 const launch_settings& settings);
 };
 
 }  // namespace lp::detail
@@ -13099,9 +13408,10 @@ class http_server {
 
 namespace lp::detail {
 
-// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
+// How a launch policy wants its nodes hosted; the launch's settings fill
+// most of it.
 struct host_options {
-  std::string policy;               // the launch policy's flag name
+  policy_kind policy = policy_kind::test_mt;
   std::vector<std::string> labels;  // the nodes to run here; empty: all of them
   std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
   std::string secret;  // empty: serve and call without one (--lp_insecure)
@@ -13154,7 +13464,8 @@ class node_host {
   node_host(const program& graph, host_options options)
       : graph_(graph),
         options_(std::move(options)),
-        state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
+        state_(std::make_shared<launch_state>(graph.name(),
+                                              std::string(name_of(options_.policy)))) {
     launch_registry::get().add(state_);
     if (options_.tune_malloc) keep_large_blocks();
     try {
@@ -13588,7 +13899,7 @@ inline bool beyond_loopback(std::string_view host) {
 // and certificate), or the site's files. `beyond` says whether its nodes
 // serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
 // tls_error for files that cannot be used.
-LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
+LP_API tls_credentials launch_tls(const tls_settings& tls, const std::string& program,
                                   bool beyond);
 
 }  // namespace lp::detail
@@ -14313,10 +14624,10 @@ class status_server {
  public:
   using source = std::function<std::vector<node_status>()>;
 
-  // `policy`: the launch's flag name, shown on the page. `tls`: the
+  // `policy`: the launch's, whose name the page shows. `tls`: the
   // launch's, with which the poller reads its nodes; the page itself stays
   // plain HTTP on loopback.
-  LP_API status_server(const program& graph, std::string policy, std::string secret,
+  LP_API status_server(const program& graph, policy_kind policy, std::string secret,
                        source nodes, std::shared_ptr<const tls_context> tls = nullptr);
   status_server(const status_server&) = delete;
   status_server& operator=(const status_server&) = delete;
@@ -14362,7 +14673,7 @@ inline constexpr const char* status_file = "status";
 // Starts the status page of a launch on the port of --lp_status_port,
 // writes its URL into the run directory and prints it; null if off.
 LP_API std::unique_ptr<status_server> start_status_page(
-    const program& graph, std::string policy, const std::string& secret,
+    const program& graph, policy_kind policy, const std::string& secret,
     const std::string& run_dir, port_or_off port, status_server::source nodes,
     std::shared_ptr<const tls_context> tls = nullptr);
 
@@ -14406,20 +14717,18 @@ enum class thread_launch { test, user };
 
 // Runs the program to its end in this process; returns the exit status.
 LP_API int run_in_process(const program& graph, thread_launch kind,
-                          transport_kind transport, const launch_flags& flags);
+                          transport_kind transport, const launch_settings& settings);
 
 inline int launcher<test_multi_threading>::run(const program& graph,
                                                transport_kind transport,
-                                               const launch_flags& flags,
-                                               const no_options&) {
-  return run_in_process(graph, thread_launch::test, transport, flags);
+                                               const launch_settings& settings) {
+  return run_in_process(graph, thread_launch::test, transport, settings);
 }
 
 inline int launcher<local_multi_threading>::run(const program& graph,
                                                 transport_kind transport,
-                                                const launch_flags& flags,
-                                                const no_options&) {
-  return run_in_process(graph, thread_launch::user, transport, flags);
+                                                const launch_settings& settings) {
+  return run_in_process(graph, thread_launch::user, transport, settings);
 }
 
 // A test's launch of nodes as threads of this process.
@@ -14478,15 +14787,14 @@ namespace lp {
 namespace detail {
 
 LP_API int run_in_process(const program& graph, thread_launch kind,
-                          transport_kind transport, const launch_flags& flags) {
+                          transport_kind transport, const launch_settings& settings) {
   const bool user = kind == thread_launch::user;
-  const std::string_view policy =
-      user ? local_multi_threading::flag : test_multi_threading::flag;
+  const auto policy = user ? policy_kind::local_mt : policy_kind::test_mt;
   // The nodes share this process's terminal: their std::cout and std::cerr
   // lines are told apart as under local_mp. First and last: no other
   // thread (the signals' one) writes while the streams change hands.
   std::shared_ptr<node_streams> streams;
-  if (user) streams = node_streams::take_over(std::string(policy));
+  if (user) streams = node_streams::take_over(std::string(name_of(policy)));
   std::unique_ptr<stop_on_signals> signals;
   if (user)
     signals = std::make_unique<stop_on_signals>(
@@ -14499,13 +14807,13 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
           std::cerr << "[lp] second signal: exiting at once" << std::endl;
           std::_Exit(128 + signal);
         });
-  if (flags.process.insecure)
+  if (settings.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
     // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
-    run_directory run_dir(graph.name(), flags.process.insecure ? "" : make_secret(),
-                          "/tmp", launch_tls(flags.tls, graph.name(), false));
+    run_directory run_dir(graph.name(), settings.process.insecure ? "" : make_secret(),
+                          "/tmp", launch_tls(settings.tls, graph.name(), false));
     run_dir.announce(std::cerr);
     std::shared_ptr<const tls_context> tls;
     if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
@@ -14514,22 +14822,21 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     options.secret = run_dir.secret();
     options.tls = tls;
     options.run_dir = run_dir.path();
-    options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = flags.server.limits;
+    options.max_body_bytes = settings.server.max_body_mb << 20;
+    options.limits = settings.server.limits;
     options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
-    options.resume_dir = flags.checkpoints.resume;
-    options.tune_malloc = !flags.process.system_malloc;
-    options.python = flags.process.python;
+    options.checkpoint_dir = checkpoint_dir_of(settings.checkpoints, run_dir.path());
+    options.resume_dir = settings.checkpoints.resume;
+    options.tune_malloc = !settings.process.system_malloc;
+    options.python = settings.process.python;
     options.termination_notice =
-        std::chrono::seconds(flags.process.termination_notice_secs);
+        std::chrono::seconds(settings.process.termination_notice_secs);
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
     if (user)
-      page =
-          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status.port, node_states(launch, *streams), tls);
+      page = start_status_page(graph, policy, run_dir.secret(), run_dir.path(),
+                               settings.status.port, node_states(launch, *streams), tls);
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
@@ -14538,7 +14845,7 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     if (status != 0 && streams)
       std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
                 << std::flush;
-    linger(page.get(), flags.status.linger_secs);
+    linger(page.get(), settings.status.linger_secs);
     return status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
@@ -14551,30 +14858,26 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
 // directory of this launch's own that a user finds again (checkpoint_home),
 // and the launch's end says where they are and how to go on from them.
 LP_API int run_on_this_host(const program& graph, transport_kind transport,
-                            launch_flags flags,
+                            launch_settings settings,
                             int (*run)(const program&, transport_kind,
-                                       const launch_flags&, const no_options&)) {
-  auto command = flags.arguments;
-  bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
+                                       const launch_settings&)) {
+  bool own_dir = settings.checkpoints.dir.empty() && keeps_checkpoints(graph);
   if (own_dir) {
     try {
-      flags.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
+      // local_mp's node processes get it with the settings.
+      settings.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
     } catch (const launch_error& e) {
       std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
       return 1;
     }
-    // local_mp's node processes take their flags from this command line.
-    auto after_name = flags.arguments.empty() ? 0 : 1;
-    flags.arguments.insert(flags.arguments.begin() + after_name,
-                           "--lp_checkpoint_dir=" + flags.checkpoints.dir);
-    if (!flags.read_by.empty())  // as read_command_line tags them
-      flags.read_by.insert(flags.read_by.begin() + after_name, "--lp_checkpoint_dir");
   }
-  int status = run(graph, transport, flags, {});
-  if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
+  int status = run(graph, transport, settings);
+  // The command the user typed, which named no directory of this launch's.
+  if (!tell_how_to_resume(graph, settings.checkpoints.dir, settings.command, std::cerr) &&
+      own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
-    ::rmdir(flags.checkpoints.dir.c_str());
+    ::rmdir(settings.checkpoints.dir.c_str());
     ::rmdir(checkpoint_home(graph.name()).c_str());
   }
   return status;
@@ -14586,7 +14889,7 @@ LP_API controller::controller(const program& graph, const test_options& options,
                               transport_kind transport)
     : graph_(&graph) {
   detail::host_options settings;
-  settings.policy = test_multi_threading::flag;
+  settings.policy = detail::policy_kind::test_mt;
   settings.secret = options.insecure ? "" : detail::make_secret();
   settings.max_body_bytes = options.max_body_mb << 20;
   settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);
@@ -14644,6 +14947,29 @@ LP_API controller::controller(const program& graph, const test_options& options,
 // the rendezvous, restarts the failed ones its groups allow, stops them all
 // in order, and says how each ended.
 
+
+// ---- launchpad/detail/process/child_env.hpp ----
+
+// What a node process learns from its launcher, through the environment
+// (never argv, which every user of the machine can read). The secret and
+// the TLS credentials are not among them: the node reads those from the run
+// directory's files (run_directory::credentials_of).
+
+namespace lp::detail::child_env {
+
+inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
+inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
+inline constexpr const char* launcher = "LP_LAUNCHER_PID";
+inline constexpr const char* policy = "LP_POLICY";
+inline constexpr const char* run_dir = "LP_RUN_DIR";
+// "direct" when the launch's policy is direct_calls<...>: the launcher's
+// choice, which a test's node program may not know at compile time.
+inline constexpr const char* transport = "LP_TRANSPORT";
+// The cores to pin to and the GPUs handed out (local_mp's placement).
+inline constexpr const char* cores = "LP_CORES";
+inline constexpr const char* gpus = "LP_GPUS";
+
+}  // namespace lp::detail::child_env
 
 // ---- launchpad/detail/process/log_tail.hpp ----
 
@@ -15446,24 +15772,6 @@ class tmux_session {
 
 namespace lp::detail {
 
-// What a node process learns from its launcher, through the environment
-// (never argv, which every user of the machine can read). The secret and
-// the TLS credentials are not among them: the node reads those from the run
-// directory's files (run_directory::credentials_of).
-namespace child_env {
-inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
-inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
-inline constexpr const char* launcher = "LP_LAUNCHER_PID";
-inline constexpr const char* policy = "LP_POLICY";
-inline constexpr const char* run_dir = "LP_RUN_DIR";
-// "direct" when the launch's policy is direct_calls<...>: the launcher's
-// choice, which a test's node program may not know at compile time.
-inline constexpr const char* transport = "LP_TRANSPORT";
-// The cores to pin to and the GPUs handed out (local_mp's placement).
-inline constexpr const char* cores = "LP_CORES";
-inline constexpr const char* gpus = "LP_GPUS";
-}  // namespace child_env
-
 // How a launch starts its units and signals them. Left empty (local_mp), a
 // unit is the binary itself, in a process group of its own; the Slurm
 // launch runs it as a job step, through srun.
@@ -15503,13 +15811,15 @@ inline std::vector<unit_plan> plan_units(const program& graph) {
 }
 
 struct process_options {
-  std::string policy = "local_mp";
-  std::string executable;              // default: this program
-  std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
+  policy_kind policy = policy_kind::local_mp;
+  std::string executable;  // default: this program
+  // The nodes' argv, argv[0] first: written from the launch's settings
+  // (cli/command_line.hpp's child_arguments), which every node reads again.
+  std::vector<std::string> arguments;
   // How the node processes run, as --lp_terminal, --lp_log_dir (default:
   // logs/ in the run directory), --lp_termination_notice_secs, --lp_insecure
   // and --lp_python say (gpus: see `gpus` below).
-  node_process_flags process;
+  node_process_settings process;
   // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
   // adopted run directory brings its own.
   tls_credentials tls;
@@ -15855,7 +16165,7 @@ class process_launch {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
-        std::string(child_env::policy) + "=" + options_.policy,
+        std::string(child_env::policy) + "=" + std::string(name_of(options_.policy)),
         std::string(child_env::run_dir) + "=" + run_dir(),
         std::string(child_env::transport) + "=" +
             (options_.direct_calls ? "direct" : "http"),
@@ -16266,108 +16576,6 @@ struct launch_names {
 
 }  // namespace lp::detail::kube
 
-// ---- launchpad/detail/process/host_address.hpp ----
-
-// Where a node of a Slurm launch listens: the nodes of one program run on
-// several hosts, so loopback will not do. Each host works out its own
-// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
-// global or unique local address; a link-local one needs an interface name
-// that other hosts cannot know).
-
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-
-
-namespace lp::detail {
-
-inline constexpr std::string_view kubernetes_policy = "kubernetes";
-
-inline std::string ipv4_text(const sockaddr* address) {
-  char text[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
-              sizeof text);
-  return text;
-}
-
-// The text of an IPv6 address that other hosts could reach; empty for
-// loopback, link-local, unspecified and IPv4-mapped ones.
-inline std::string ipv6_text(const sockaddr* address) {
-  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
-      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
-    return "";
-  char text[INET6_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET6, in6, text, sizeof text);
-  return text;
-}
-
-// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
-// the first interface that is up and not loopback if `name` is empty; empty
-// if there is none.
-inline std::string interface_address(const std::string& name, int family = AF_INET) {
-  ifaddrs* interfaces = nullptr;
-  if (::getifaddrs(&interfaces) != 0) return "";
-  std::string address;
-  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
-    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
-                               : name == i->ifa_name;
-    if (wanted)
-      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
-  }
-  ::freeifaddrs(interfaces);
-  return address;
-}
-
-// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
-// Debian's /etc/hosts makes it (127.0.1.1); empty then.
-inline std::string host_name_address(int family = AF_INET) {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  addrinfo hints{};
-  hints.ai_family = family;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
-  std::string address;
-  for (auto* a = found; a && address.empty(); a = a->ai_next) {
-    if (family == AF_INET6)
-      address = ipv6_text(a->ai_addr);
-    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
-      address = text;
-  }
-  ::freeaddrinfo(found);
-  return address;
-}
-
-// `choice` is "auto" (the address of the host's name, else of its first
-// network interface that is not loopback; IPv4 first, then IPv6), the name
-// of an interface (its IPv4 address, else its IPv6 one), or an address,
-// used as it is (an IPv6 one bare, or in brackets, which go).
-inline std::string slurm_host_address(const std::string& choice) {
-  if (choice == "auto") {
-    std::string address;
-    for (int family : {AF_INET, AF_INET6}) {
-      if (address.empty()) address = host_name_address(family);
-      if (address.empty()) address = interface_address("", family);
-    }
-    if (address.empty())
-      throw launch_error(
-          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
-          "--lp_slurm_host=<interface or address>");
-    return address;
-  }
-  auto address = interface_address(choice);
-  if (address.empty()) address = interface_address(choice, AF_INET6);
-  if (!address.empty()) return address;
-  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
-    return choice.substr(1, choice.size() - 2);
-  return choice;
-}
-
-}  // namespace lp::detail
-
 
 namespace lp::detail::kube {
 
@@ -16379,19 +16587,19 @@ class coordinator {
   static constexpr int lost_after = 3;
 
   // `run_dir`: where the Secret is mounted; `launch`: the launch's name.
-  coordinator(const program& graph, const launch_flags& flags, const std::string& run_dir,
-              const std::string& launch)
-      : coordinator(graph, flags, run_directory::credentials_of(run_dir), launch) {}
+  coordinator(const program& graph, const launch_settings& settings,
+              const std::string& run_dir, const std::string& launch)
+      : coordinator(graph, settings, run_directory::credentials_of(run_dir), launch) {}
 
   coordinator(const coordinator&) = delete;
   coordinator& operator=(const coordinator&) = delete;
 
  private:
-  coordinator(const program& graph, const launch_flags& flags,
+  coordinator(const program& graph, const launch_settings& settings,
               const std::pair<std::string, tls_credentials>& found,
               const std::string& launch)
       : graph_(graph),
-        notice_(std::chrono::seconds(flags.process.termination_notice_secs)),
+        notice_(std::chrono::seconds(settings.process.termination_notice_secs)),
         secret_(found.first),
         own_dir_(coordinator_dir(launch), secret_) {
     const auto& credentials = found.second;
@@ -16436,7 +16644,7 @@ class coordinator {
     // On loopback in the pod, as every launcher's page: `kubectl
     // port-forward` reaches it there, and nothing else does.
     status_ = start_status_page(
-        graph, std::string(kubernetes_policy), secret_, own_dir_.path(),
+        graph, policy_kind::kubernetes, secret_, own_dir_.path(),
         port_or_off{status_port}, [this] { return statuses(); }, tls_);
   }
 
@@ -16731,11 +16939,12 @@ class coordinator {
 
 }  // namespace lp::detail::kube
 
-// ---- launchpad/detail/kube/options.hpp ----
+// ---- launchpad/detail/kube/launcher.hpp ----
 
-// --lp_launch=kubernetes's own flags (docs/kubernetes.md): the --lp_kube_*
-// rows, and the options they fill, read and checked here; the launch's
-// shared flags are detail/cli/flags.hpp's.
+// The launcher of kubernetes (detail/named_policies.hpp, `launcher`): on a
+// workstation, the manifests; in a pod, its coordinator or its node
+// process. Declared here, for the table of launchers
+// (detail/launchers.hpp); its run is kube/launch.hpp's.
 
 
 namespace lp {
@@ -16744,93 +16953,12 @@ class program;
 
 namespace lp::detail {
 
-struct kube_options {
-  std::string image;  // required to write manifests
-  std::string kube_namespace = "default";
-  std::string binary;           // empty: /usr/local/bin/ and argv[0]'s file name
-  std::string dir = "lp-kube";  // where --lp_dry_run writes the manifests
-};
-
-// A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
-inline std::string dns_label_value(std::string_view flag, std::string value) {
-  bool fits =
-      !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
-  for (char c : value)
-    fits = fits && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-  if (!fits)
-    throw usage_error(
-        std::string(flag) + "=" + one_line(flag, value) +
-        ": give a DNS label: at most 63 lower-case letters, digits and '-', "
-        "starting and ending with a letter or digit, e.g. " +
-        std::string(flag) + "=research");
-  return value;
-}
-
-// A container image reference (registry/repository:tag or @digest): the
-// characters a reference can hold, so a typo shows here and not as a pod
-// that never pulls.
-inline std::string image_reference(std::string_view flag, std::string value) {
-  bool fits = !value.empty() && value.size() <= 512;
-  for (char c : value)
-    fits = fits &&
-           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            std::string_view("._-/:@+").find(c) != std::string_view::npos);
-  if (!fits)
-    throw usage_error(std::string(flag) + "=" + one_line(flag, value) +
-                      ": give an image reference, e.g. " + std::string(flag) +
-                      "=registry.example.com/team/prog:1.0");
-  return value;
-}
-
-inline constexpr flag_row<kube_options> kube_flag_rows[] = {
-    {.name = "--lp_kube_image",
-     .hint = "<image>",
-     .example = "registry.example.com/team/prog:1.0",
-     .help = "kubernetes: the container image every pod runs; it holds this program's "
-             "binary (required)",
-     .set = [](kube_options& f, std::string_view name,
-               std::string v) { f.image = image_reference(name, std::move(v)); }},
-    {.name = "--lp_kube_namespace",
-     .hint = "<ns>",
-     .example = "research",
-     .help = "kubernetes: the namespace of the launch's objects (default: default)",
-     .set =
-         [](kube_options& f, std::string_view name, std::string v) {
-           f.kube_namespace = dns_label_value(name, std::move(v));
-         }},
-    {.name = "--lp_kube_binary",
-     .hint = "<path>",
-     .example = "/opt/prog/bin/prog",
-     .help = "kubernetes: where the program's binary is in the image (default: "
-             "/usr/local/bin/ and the name of this binary)",
-     .set =
-         [](kube_options& f, std::string_view name, std::string v) {
-           if (!v.starts_with("/"))
-             throw usage_error(std::string(name) + "=" + one_line(name, v) +
-                               ": give the binary's absolute path in the image, e.g. " +
-                               std::string(name) + "=/usr/local/bin/prog");
-           f.binary = one_line(name, std::move(v));
-         }},
-    {.name = "--lp_kube_dir",
-     .hint = "<dir>",
-     .example = "./manifests",
-     .help =
-         "kubernetes: where a dry run writes the launch's manifests, in a directory of "
-         "their own (default: ./lp-kube)",
-     .set = [](kube_options& f, std::string_view name,
-               std::string v) { f.dir = one_line(name, std::move(v)); }},
-};
-
-// kubernetes: on a workstation, the manifests; in a pod, its coordinator or
-// its node process. Its run is kube/launch.hpp's.
 template <>
 struct launcher<kubernetes> {
-  using options = kube_options;
-  static constexpr flag_table<kube_options> flag_rows{kube_flag_rows};
   static constexpr bool dry_run = true;
   static constexpr bool on_this_host = false;
   static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const kube_options& cluster);
+                 const launch_settings& settings);
 };
 
 }  // namespace lp::detail
@@ -17277,7 +17405,8 @@ inline yaml_value coordinator_job_object(const program& graph,
   env.push_back(env_entry(pod_env::role, std::string(coordinator_role)));
   env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
   env.push_back(env_entry(child_env::run_dir, secret_mount));
-  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  env.push_back(
+      env_entry(child_env::policy, std::string(name_of(policy_kind::kubernetes))));
   yaml_value container = yaml_value::object();
   container["name"] = "coordinator";
   container["ports"] = yaml_value::array({container_port("rendezvous", rendezvous_port),
@@ -17322,7 +17451,8 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   env.push_back(
       env_entry(child_env::rendezvous, plan.names.rendezvous_url(!plan.tls.empty())));
   env.push_back(env_entry(child_env::run_dir, secret_mount));
-  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  env.push_back(
+      env_entry(child_env::policy, std::string(name_of(policy_kind::kubernetes))));
   for (const auto& [name, value] : settings.env) env.push_back(env_entry(name, value));
   yaml_value container = yaml_value::object();
   container["name"] = "node";
@@ -17395,8 +17525,7 @@ namespace lp::detail {
 // directory of their own under --lp_kube_dir, for kubectl apply -k; else
 // to stdout, for kubectl apply -f -. Returns the exit status; throws
 // usage_error for flags that cannot make a launch (no --lp_kube_image).
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
-                              const kube_options& cluster);
+LP_API int run_kube_manifests(const program& graph, const launch_settings& settings);
 
 namespace kube {
 
@@ -17412,30 +17541,24 @@ inline std::string new_launch_name(const std::string& program) {
   return name;
 }
 
-// The command line of the pods, after the binary: the user's, less the
-// flags that only the workstation reads (its files are not in the image:
-// the pods read TLS credentials from the Secret), with --lp_launch=kubernetes
-// where main() chose the policy.
-inline std::vector<std::string> container_arguments(const launch_flags& flags) {
-  std::vector<std::string> kept;
-  if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
-  for (std::size_t i = 1; i < flags.arguments.size(); ++i) {
-    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
-    if (flag != "--lp_dry_run" && flag != "--lp_kube_dir" && flag != "--lp_tls_cert" &&
-        flag != "--lp_tls_key" && flag != "--lp_tls_ca")
-      kept.push_back(flags.arguments[i]);
-  }
-  return kept;
+// The command line of the pods, after the binary: written from the
+// workstation's settings as for any process a launch starts (so without
+// --lp_dry_run, --lp_kube_dir or a site's TLS files, which are not in the
+// image: the pods read TLS credentials from the Secret), with
+// --lp_launch=kubernetes also where main() chose the policy.
+inline std::vector<std::string> container_arguments(launch_settings settings) {
+  settings.launch = policy_kind::kubernetes;
+  return child_arguments(settings);
 }
 
 // Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
 // and the name this one was started by.
-inline std::string binary_in_image(const launch_flags& flags,
-                                   const kube_options& cluster) {
-  if (!cluster.binary.empty()) return cluster.binary;
-  std::string name = flags.arguments.empty()
-                         ? ""
-                         : std::filesystem::path(flags.arguments[0]).filename().string();
+inline std::string binary_in_image(const launch_settings& settings) {
+  if (!settings.kube.binary.empty()) return settings.kube.binary;
+  std::string name =
+      settings.command.empty()
+          ? ""
+          : std::filesystem::path(settings.command.front()).filename().string();
   if (name.empty())
     throw usage_error(
         "cannot tell the binary's name in the image from argv[0]; give "
@@ -17458,9 +17581,10 @@ inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
 
 // run_kube_manifests, writing to `out` and `err`; the launch is named
 // `launch` (empty: a new name).
-inline int write_kube_launch(const program& graph, const launch_flags& flags,
-                             const kube_options& cluster, std::ostream& out,
-                             std::ostream& err, std::string launch = {}) {
+inline int write_kube_launch(const program& graph, const launch_settings& settings,
+                             std::ostream& out, std::ostream& err,
+                             std::string launch = {}) {
+  const auto& cluster = settings.kube;
   if (cluster.image.empty())
     throw usage_error(
         "--lp_launch=kubernetes needs the image its pods run: add "
@@ -17472,17 +17596,17 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
   plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
   plan.kube_namespace = cluster.kube_namespace;
   plan.image = cluster.image;
-  plan.binary = binary_in_image(flags, cluster);
-  plan.arguments = container_arguments(flags);
-  plan.termination_notice_secs = flags.process.termination_notice_secs;
-  if (flags.process.insecure)
+  plan.binary = binary_in_image(settings);
+  plan.arguments = container_arguments(settings);
+  plan.termination_notice_secs = settings.process.termination_notice_secs;
+  if (settings.process.insecure)
     err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
         << std::endl;
-  plan.secret = flags.process.insecure ? "" : make_secret();
+  plan.secret = settings.process.insecure ? "" : make_secret();
   // The pods serve on the cluster's network: TLS unless --lp_tls=off.
-  plan.tls = launch_tls(flags.tls, graph.name(), true);
+  plan.tls = launch_tls(settings.tls, graph.name(), true);
   auto manifests = launch_yaml(graph, plan);
-  if (!flags.dry_run) {
+  if (!settings.dry_run) {
     err << "[lp] the manifests of launch " << plan.names.launch
         << " are on stdout, for kubectl apply -f -; they hold the launch's secret and "
            "TLS "
@@ -17522,12 +17646,112 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
 // launcher.
 
 
+// ---- launchpad/detail/process/host_address.hpp ----
+
+// Where a node of a Slurm launch listens: the nodes of one program run on
+// several hosts, so loopback will not do. Each host works out its own
+// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
+// global or unique local address; a link-local one needs an interface name
+// that other hosts cannot know).
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+
+
+namespace lp::detail {
+
+inline std::string ipv4_text(const sockaddr* address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
+              sizeof text);
+  return text;
+}
+
+// The text of an IPv6 address that other hosts could reach; empty for
+// loopback, link-local, unspecified and IPv4-mapped ones.
+inline std::string ipv6_text(const sockaddr* address) {
+  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
+      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
+    return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET6, in6, text, sizeof text);
+  return text;
+}
+
+// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
+// the first interface that is up and not loopback if `name` is empty; empty
+// if there is none.
+inline std::string interface_address(const std::string& name, int family = AF_INET) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string address;
+  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
+    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
+                               : name == i->ifa_name;
+    if (wanted)
+      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
+  }
+  ::freeifaddrs(interfaces);
+  return address;
+}
+
+// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
+// Debian's /etc/hosts makes it (127.0.1.1); empty then.
+inline std::string host_name_address(int family = AF_INET) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
+  std::string address;
+  for (auto* a = found; a && address.empty(); a = a->ai_next) {
+    if (family == AF_INET6)
+      address = ipv6_text(a->ai_addr);
+    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
+      address = text;
+  }
+  ::freeaddrinfo(found);
+  return address;
+}
+
+// `choice` is "auto" (the address of the host's name, else of its first
+// network interface that is not loopback; IPv4 first, then IPv6), the name
+// of an interface (its IPv4 address, else its IPv6 one), or an address,
+// used as it is (an IPv6 one bare, or in brackets, which go).
+inline std::string slurm_host_address(const std::string& choice) {
+  if (choice == "auto") {
+    std::string address;
+    for (int family : {AF_INET, AF_INET6}) {
+      if (address.empty()) address = host_name_address(family);
+      if (address.empty()) address = interface_address("", family);
+    }
+    if (address.empty())
+      throw launch_error(
+          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
+          "--lp_slurm_host=<interface or address>");
+    return address;
+  }
+  auto address = interface_address(choice);
+  if (address.empty()) address = interface_address(choice, AF_INET6);
+  if (!address.empty()) return address;
+  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
+    return choice.substr(1, choice.size() - 2);
+  return choice;
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/process/local_mp_launcher.hpp ----
 
-// The launcher of local_mp (detail/cli/flags.hpp, `launcher`): every node
-// (or colocated group) a process of this host, which runs main() again and,
-// told so by its environment, hosts its nodes. Declared here, for the table
-// of launchers (detail/launchers.hpp); its run is node_process.hpp's.
+// The launcher of local_mp (detail/named_policies.hpp, `launcher`): every
+// node (or colocated group) a process of this host, which runs main() again
+// and, told so by its environment, hosts its nodes. Declared here, for the
+// table of launchers (detail/launchers.hpp); its run is node_process.hpp's.
 
 
 namespace lp::detail {
@@ -17535,7 +17759,7 @@ namespace lp::detail {
 template <>
 struct launcher<local_multi_processing> : launcher_on_this_host {
   static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const no_options&);
+                 const launch_settings& settings);
 };
 
 }  // namespace lp::detail
@@ -17576,34 +17800,34 @@ struct node_site {
 // stop signal comes from elsewhere, which the launcher then passes on to
 // every other process.
 LP_API int run_node_process(const program& graph, transport_kind transport,
-                            const launch_flags& flags,
+                            const launch_settings& settings,
                             const std::optional<node_site>& chosen_site = std::nullopt);
 
-// What the launcher of node processes takes from the command line.
-LP_API process_options process_options_from(const launch_flags& flags,
-                                            std::string_view policy,
-                                            transport_kind transport);
+// What the launcher of node processes takes from the launch's settings;
+// the nodes' command line is written from them.
+LP_API process_options process_options_from(const launch_settings& settings,
+                                            policy_kind policy, transport_kind transport);
 
 // local_mp from a command line: this process is the launcher.
 inline int launcher<local_multi_processing>::run(const program& graph,
                                                  transport_kind transport,
-                                                 const launch_flags& flags,
-                                                 const no_options&) {
-  if (flags.process.insecure)
+                                                 const launch_settings& settings) {
+  if (settings.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
-    auto options = process_options_from(flags, local_multi_processing::flag, transport);
+    auto options = process_options_from(settings, policy_kind::local_mp, transport);
     options.place = true;
     options.gpus =
-        flags.process.gpus.empty() ? gpus_found() : index_list(flags.process.gpus);
-    options.tls = launch_tls(flags.tls, graph.name(), beyond_loopback(options.bind_host));
+        settings.process.gpus.empty() ? gpus_found() : index_list(settings.process.gpus);
+    options.tls =
+        launch_tls(settings.tls, graph.name(), beyond_loopback(options.bind_host));
     process_launch launch(graph, std::move(options));
-    announce_checkpoints(graph, checkpoint_dir_of(flags.checkpoints, launch.run_dir()),
+    announce_checkpoints(graph, checkpoint_dir_of(settings.checkpoints, launch.run_dir()),
                          std::cerr);
     bool clean = launch.wait_stopping_on_signals();
     if (!clean) std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status.linger_secs);
+    linger(launch.status_page(), settings.status.linger_secs);
     return clean ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
@@ -17715,7 +17939,7 @@ inline void watch_coordinator(periodic_worker& watch, const address& coordinator
 }
 
 inline int run_pod_node(const program& graph, transport_kind transport,
-                        const launch_flags& flags) {
+                        const launch_settings& settings) {
   node_site site;
   site.launcher_is_parent = false;
   site.bind_host = "0.0.0.0";
@@ -17734,20 +17958,20 @@ inline int run_pod_node(const program& graph, transport_kind transport,
     rendezvous = pod_setting(child_env::rendezvous);
     wait_for_coordinator(rendezvous);
     ::setenv(child_env::nodes, labels.c_str(), 1);
-    ::setenv(child_env::policy, std::string(kubernetes_policy).c_str(), 1);
+    ::setenv(child_env::policy, std::string(name_of(policy_kind::kubernetes)).c_str(), 1);
   } catch (const launch_error& e) {
     std::cerr << "[lp] this pod cannot start: " << e.what() << std::endl;
     return 1;
   }
   periodic_worker watch;
   watch_coordinator(watch, *address_of_url(rendezvous), coordinator_patience);
-  return run_node_process(graph, transport, flags, site);
+  return run_node_process(graph, transport, settings, site);
 }
 
-inline int run_coordinator(const program& graph, const launch_flags& flags) {
+inline int run_coordinator(const program& graph, const launch_settings& settings) {
   try {
     auto run_dir = pod_setting(child_env::run_dir);
-    return coordinator(graph, flags, run_dir, pod_setting(pod_env::service)).run();
+    return coordinator(graph, settings, run_dir, pod_setting(pod_env::service)).run();
   } catch (const std::exception& e) {
     std::cerr << "[lp] the coordinator cannot start: " << e.what() << std::endl;
     return 1;
@@ -17760,12 +17984,11 @@ namespace lp::detail {
 
 // Writes the launch's manifests, or, in a pod, is what its role says.
 LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags, const kube_options& cluster);
+                          const launch_settings& settings);
 
 inline int launcher<kubernetes>::run(const program& graph, transport_kind transport,
-                                     const launch_flags& flags,
-                                     const kube_options& cluster) {
-  return run_kubernetes(graph, transport, flags, cluster);
+                                     const launch_settings& settings) {
+  return run_kubernetes(graph, transport, settings);
 }
 
 }  // namespace lp::detail
@@ -17774,11 +17997,11 @@ inline int launcher<kubernetes>::run(const program& graph, transport_kind transp
 namespace lp::detail {
 
 LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags, const kube_options& cluster) {
+                          const launch_settings& settings) {
   auto role = take_env(kube::pod_env::role);
-  if (!role) return run_kube_manifests(graph, flags, cluster);
-  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
-  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
+  if (!role) return run_kube_manifests(graph, settings);
+  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, settings);
+  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, settings);
   std::cerr
       << "[lp] " << kube::pod_env::role << "='" << *role
       << "' is neither coordinator nor node: this pod was not made from the manifests "
@@ -17798,10 +18021,9 @@ LP_API int run_kubernetes(const program& graph, transport_kind transport,
 
 namespace lp::detail {
 
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
-                              const kube_options& cluster) {
+LP_API int run_kube_manifests(const program& graph, const launch_settings& settings) {
   try {
-    return kube::write_kube_launch(graph, flags, cluster, std::cout, std::cerr);
+    return kube::write_kube_launch(graph, settings, std::cout, std::cerr);
   } catch (const usage_error&) {
     throw;
   } catch (const std::exception& e) {
@@ -18160,11 +18382,11 @@ LP_API process_figures this_process_figures() {
 
 namespace lp::detail {
 
-LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
+LP_API tls_credentials launch_tls(const tls_settings& tls, const std::string& program,
                                   bool beyond) {
-  // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.cert.empty();
-  if (flags.mode == tls_mode::off) {
+  // The launch has checked that the flags go together (cli's reader).
+  bool files = !tls.cert.empty();
+  if (tls.mode == tls_mode::off) {
     if (beyond)
       std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
                    "launch's secret and every call's arguments cross the network in "
@@ -18172,8 +18394,8 @@ LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& pro
                 << std::endl;
     return {};
   }
-  if (flags.mode != tls_mode::on && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.ca, flags.cert, flags.key});
+  if (tls.mode != tls_mode::on && !beyond && !files) return {};
+  if (files) return read_tls_files({tls.ca, tls.cert, tls.key});
   return make_launch_credentials(program);
 }
 
@@ -18203,12 +18425,13 @@ LP_API bool is_node_process() {
 }
 
 LP_API int run_node_process(const program& graph, transport_kind transport,
-                            const launch_flags& flags,
+                            const launch_settings& settings,
                             const std::optional<node_site>& chosen_site) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
-  auto policy = take_env(child_env::policy).value_or("local_mp");
+  auto policy = policy_named(take_env(child_env::policy).value_or(""))
+                    .value_or(policy_kind::local_mp);
   const auto site = chosen_site.value_or(node_site{});
   auto run_dir = take_env(child_env::run_dir).value_or("");
   auto [secret, credentials] = run_directory::credentials_of(run_dir);
@@ -18276,20 +18499,20 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.run_dir = run_dir;
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
-    options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = flags.server.limits;
+    options.max_body_bytes = settings.server.max_body_mb << 20;
+    options.limits = settings.server.limits;
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = site.checkpoints_in_run_dir
-                                 ? checkpoint_dir_of(flags.checkpoints, run_dir)
-                                 : flags.checkpoints.dir;
+                                 ? checkpoint_dir_of(settings.checkpoints, run_dir)
+                                 : settings.checkpoints.dir;
     options.watch_health = true;
-    options.tune_malloc = !flags.process.system_malloc;
+    options.tune_malloc = !settings.process.system_malloc;
     options.cores = cores;
     options.gpus = gpus;
-    options.resume_dir = flags.checkpoints.resume;
-    options.python = flags.process.python;
+    options.resume_dir = settings.checkpoints.resume;
+    options.python = settings.process.python;
     options.termination_notice =
-        std::chrono::seconds(flags.process.termination_notice_secs);
+        std::chrono::seconds(settings.process.termination_notice_secs);
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -18333,17 +18556,20 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   }
 }
 
-LP_API process_options process_options_from(const launch_flags& flags,
-                                            std::string_view policy,
+LP_API process_options process_options_from(const launch_settings& settings,
+                                            policy_kind policy,
                                             transport_kind transport) {
   // options.tls stays empty: local_mp decides it below, and a Slurm job's
   // supervisor adopts the credentials its submitter made.
   process_options options;
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
-  options.arguments = flags.arguments;
-  options.process = flags.process;
-  options.status_port = flags.status.port;
+  options.arguments.push_back(settings.command.empty() ? this_executable()
+                                                       : settings.command.front());
+  for (auto& word : child_arguments(settings))
+    options.arguments.push_back(std::move(word));
+  options.process = settings.process;
+  options.status_port = settings.status.port;
   return options;
 }
 
@@ -18556,11 +18782,13 @@ LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view
 // --lp_launch=slurm: submit the program as one job, or, inside the job, be
 // its supervisor (docs/slurm.md).
 
-// ---- launchpad/detail/slurm/options.hpp ----
+// ---- launchpad/detail/slurm/launcher.hpp ----
 
-// --lp_launch=slurm's own flags (docs/slurm.md): the --lp_slurm_* rows, and
-// the options they fill, read and checked here; the launch's shared flags
-// are detail/cli/flags.hpp's.
+// The launcher of slurm (detail/named_policies.hpp, `launcher`): the
+// submitter, the job's supervisor, and each job step's node process, which
+// serves on --lp_slurm_host and leads a process group of its own (nothing
+// else ends what it starts). Declared here, for the table of launchers
+// (detail/launchers.hpp); its run and run_node are slurm/launch.hpp's.
 
 
 namespace lp {
@@ -18569,89 +18797,14 @@ class program;
 
 namespace lp::detail {
 
-struct slurm_options {
-  std::string partition;
-  std::string time;
-  std::string account;
-  std::vector<std::string> sbatch;  // each an sbatch option
-  std::string dir = "lp-slurm";     // shared with the compute hosts
-  std::string host = "auto";        // address, interface or auto
-  bool detach = false;
-};
-
-// A value that goes into a batch script line: one line, nothing a shell
-// would expand there.
-inline std::string script_safe(std::string_view flag, std::string value) {
-  if (value.empty() || value.find_first_of("\n\r'") != std::string::npos)
-    throw usage_error(std::string(flag) + " needs a value on one line, without quotes");
-  return value;
-}
-
-inline constexpr flag_row<slurm_options> slurm_flag_rows[] = {
-    {.name = "--lp_slurm_partition",
-     .hint = "<p>",
-     .example = "gpu",
-     .help = "slurm: the job's partition (default: the cluster's default partition)",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.partition = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_time",
-     .hint = "<limit>",
-     .example = "2:00:00",
-     .help = "slurm: the job's time limit, in Slurm's format (30, 2:00:00, 1-0)",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.time = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_account",
-     .hint = "<a>",
-     .example = "my_project",
-     .help = "slurm: the account the job is charged to",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.account = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_sbatch",
-     .hint = "<option>",
-     .example = "--qos=high",
-     .help = "slurm: one more sbatch option, e.g. --qos=high (repeat the flag for more)",
-     .set =
-         [](slurm_options& f, std::string_view name, std::string v) {
-           auto option = script_safe(name, std::move(v));
-           if (!option.starts_with("--"))
-             throw usage_error(
-                 "--lp_slurm_sbatch=" + option +
-                 ": give one sbatch option, e.g. --lp_slurm_sbatch=--qos=high");
-           f.sbatch.push_back(std::move(option));
-         }},
-    {.name = "--lp_slurm_dir",
-     .hint = "<dir>",
-     .example = "/shared/lp-slurm",
-     .help = "slurm: where run directories go; the compute hosts must see it at the same "
-             "path (default: ./lp-slurm)",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.dir = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_host",
-     .hint = "<h>",
-     .example = "ib0",
-     .help = "slurm: the address nodes listen on: auto (the host's own, the default), an "
-             "interface (ib0) or an address",
-     .set = [](slurm_options& f, std::string_view name,
-               std::string v) { f.host = script_safe(name, std::move(v)); }},
-    {.name = "--lp_slurm_detach",
-     .help = "slurm: submit, print the job id and return",
-     .on = [](slurm_options& f) -> bool& { return f.detach; }},
-};
-
-// slurm: the submitter, the job's supervisor, and each job step's node
-// process, which serves on --lp_slurm_host and leads a process group of
-// its own (nothing else ends what it starts). Its run and run_node are
-// slurm/launch.hpp's.
 template <>
 struct launcher<slurm> {
-  using options = slurm_options;
-  static constexpr flag_table<slurm_options> flag_rows{slurm_flag_rows};
   static constexpr bool dry_run = true;
   static constexpr bool on_this_host = false;
   static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const slurm_options& job);
+                 const launch_settings& settings);
   static int run_node(const program& graph, transport_kind transport,
-                      const launch_flags& flags, const slurm_options& job);
+                      const launch_settings& settings);
 };
 
 }  // namespace lp::detail
@@ -18886,23 +19039,23 @@ inline std::vector<std::string> srun_before(const std::string& srun, const unit_
   return command;
 }
 
-// The command line the job runs: the submitter's, without the flags that
-// tell only the submitter what to do, in whichever spelling the reader took
-// them (read_by).
-inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  std::vector<std::string> kept;
-  for (std::size_t i = 0; i < flags.arguments.size(); ++i) {
-    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
-    if (flag != "--lp_dry_run" && flag != "--lp_slurm_detach")
-      kept.push_back(flags.arguments[i]);
-  }
-  return kept;
+// The command line the job runs, argv[0] first: written from the
+// submitter's settings as for any process a launch starts, so without the
+// flags that tell only the submitter what to do (--lp_dry_run,
+// --lp_slurm_detach: their rows do not go to children).
+inline std::vector<std::string> job_arguments(const launch_settings& settings) {
+  std::vector<std::string> words{settings.command.empty() ? ""
+                                                          : settings.command.front()};
+  for (auto& word : child_arguments(settings)) words.push_back(std::move(word));
+  return words;
 }
 
-inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
-                                      const slurm_options& job, const slurm_slots& slots,
+inline std::string slurm_batch_script(const program& graph,
+                                      const launch_settings& settings,
+                                      const slurm_slots& slots,
                                       const std::string& run_dir,
                                       const std::string& executable) {
+  const auto& job = settings.slurm;
   std::string script = "#!/bin/sh\n";
   auto line = [&](const std::string& option) { script += "#SBATCH " + option + "\n"; };
   line("--job-name=lp-" + graph.name());
@@ -18919,7 +19072,8 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   // Before the time limit, Slurm signals every process of the job, and srun
   // kills its step at once on SIGTERM; warned first, the supervisor stops
   // the nodes in order.
-  line("--signal=B:TERM@" + std::to_string(flags.process.termination_notice_secs + 30));
+  line("--signal=B:TERM@" +
+       std::to_string(settings.process.termination_notice_secs + 30));
   for (const auto& option : job.sbatch) line(option);
   script +=
       "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
@@ -18929,7 +19083,7 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   script += std::string(slurm_run_dir_env) + "=" + shell_quote(run_dir) + "\n";
   script += "export " + std::string(slurm_run_dir_env) + "\n";
   script += "exec " + shell_quote(executable);
-  auto arguments = job_arguments(flags);
+  auto arguments = job_arguments(settings);
   for (std::size_t i = 1; i < arguments.size(); ++i)
     script += " " + shell_quote(arguments[i]);
   return script + "\n";
@@ -18939,16 +19093,16 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
 
 namespace lp::detail {
 
-inline void print_dry_run(const program& graph, const launch_flags& flags,
-                          const slurm_options& job, std::ostream& out) {
+inline void print_dry_run(const program& graph, const launch_settings& settings,
+                          std::ostream& out) {
+  const auto& job = settings.slurm;
   auto units = plan_units(graph);
   auto run_dir =
       (std::filesystem::absolute(job.dir) / ("lp-" + graph.name() + "-XXXXXX")).string();
   auto executable = this_executable();
   out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
       << "/job.sh:\n"
-      << slurm_batch_script(graph, flags, job, slurm_slots_for(units), run_dir,
-                            executable)
+      << slurm_batch_script(graph, settings, slurm_slots_for(units), run_dir, executable)
       << "\n# The job step of each process, started by the supervisor in the job, with\n"
          "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
          "# secret and the TLS credentials it reads from the run directory, never from "
@@ -18956,7 +19110,7 @@ inline void print_dry_run(const program& graph, const launch_flags& flags,
          "# environment, which srun sends in the clear); its output goes to\n"
          "# "
       << run_dir << "/logs/<label>.log:\n";
-  auto arguments = job_arguments(flags);
+  auto arguments = job_arguments(settings);
   for (const auto& u : units) {
     out << u.name << ":";
     for (const auto& word : srun_before("srun", u)) out << " " << shell_quote(word);
@@ -18999,9 +19153,11 @@ inline job_state query_job(const std::string& job) {
 
 class slurm_submission {
  public:
-  slurm_submission(const program& graph, const launch_flags& flags,
-                   const slurm_options& job)
-      : graph_(graph), flags_(flags), slurm_(job), units_(plan_units(graph)) {}
+  slurm_submission(const program& graph, const launch_settings& settings)
+      : graph_(graph),
+        settings_(settings),
+        slurm_(settings.slurm),
+        units_(plan_units(graph)) {}
 
   int run() {
     auto parent = std::filesystem::absolute(slurm_.dir).string();
@@ -19012,8 +19168,8 @@ class slurm_submission {
     check_fits(units_, find_partition(slurm_.partition));
     std::filesystem::create_directories(parent);
     // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
-    run_directory dir(graph_.name(), flags_.process.insecure ? "" : make_secret(), parent,
-                      launch_tls(flags_.tls, graph_.name(), true));
+    run_directory dir(graph_.name(), settings_.process.insecure ? "" : make_secret(),
+                      parent, launch_tls(settings_.tls, graph_.name(), true));
     dir.announce(std::cerr);
     // From before the job exists: a Ctrl+C during sbatch must still cancel it.
     stop_on_signals handler(
@@ -19045,8 +19201,8 @@ class slurm_submission {
     for (const char* file : {"secret", run_directory::certificate_file,
                              run_directory::key_file, run_directory::authority_file})
       ::unlink((dir.path() + "/" + file).c_str());
-    tell_how_to_resume(graph_, checkpoint_dir_of(flags_.checkpoints, dir.path()),
-                       flags_.arguments, std::cerr);
+    tell_how_to_resume(graph_, checkpoint_dir_of(settings_.checkpoints, dir.path()),
+                       settings_.command, std::cerr);
     return status;
   }
 
@@ -19055,8 +19211,8 @@ class slurm_submission {
     auto script_path = run_dir + "/job.sh";
     {
       std::ofstream script(script_path);
-      script << slurm_batch_script(graph_, flags_, slurm_, slurm_slots_for(units_),
-                                   run_dir, this_executable());
+      script << slurm_batch_script(graph_, settings_, slurm_slots_for(units_), run_dir,
+                                   this_executable());
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
@@ -19133,8 +19289,8 @@ class slurm_submission {
           // scancel would also signal each srun, which kills its step at once.
           try_tool({"scancel", "--batch", "--signal=TERM", job},
                    std::chrono::seconds(60));
-          give_up_at = clock::now() +
-                       std::chrono::seconds(flags_.process.termination_notice_secs + 30);
+          give_up_at = clock::now() + std::chrono::seconds(
+                                          settings_.process.termination_notice_secs + 30);
         }
       }
       if (!cancelled_hard &&
@@ -19202,8 +19358,8 @@ class slurm_submission {
   }
 
   const program& graph_;
-  const launch_flags& flags_;
-  const slurm_options& slurm_;
+  const launch_settings& settings_;
+  const slurm_settings& slurm_;
   std::vector<unit_plan> units_;
   std::atomic<int> signals_{0};
   std::atomic<int> last_signal_{SIGINT};
@@ -19282,9 +19438,8 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
   return runner;
 }
 
-inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
-                                const slurm_options& job_options, process_options options,
-                                const std::string& run_dir) {
+inline int run_slurm_supervisor(const program& graph, const launch_settings& settings,
+                                process_options options, const std::string& run_dir) {
   int status = 1;
   try {
     const char* job = std::getenv("SLURM_JOB_ID");
@@ -19294,12 +19449,12 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     options.process.terminal = terminal_kind::files;
     options.process.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;
-    options.bind_host = slurm_host_address(job_options.host);
+    options.bind_host = slurm_host_address(settings.slurm.host);
     options.runner = srun_runner(graph, job);
     process_launch launch(graph, std::move(options));
     status = launch.wait_stopping_on_signals() ? 0 : 1;
     std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status.linger_secs);
+    linger(launch.status_page(), settings.status.linger_secs);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
   }
@@ -19318,23 +19473,22 @@ namespace lp::detail {
 // Submits the program as one Slurm job and follows it, or, inside the job,
 // supervises it (its batch script says so).
 LP_API int run_slurm(const program& graph, transport_kind transport,
-                     const launch_flags& flags, const slurm_options& job);
+                     const launch_settings& settings);
 
 inline int launcher<slurm>::run(const program& graph, transport_kind transport,
-                                const launch_flags& flags, const slurm_options& job) {
-  return run_slurm(graph, transport, flags, job);
+                                const launch_settings& settings) {
+  return run_slurm(graph, transport, settings);
 }
 
 // A job step's node process: its parent is slurmstepd, it serves on
 // --lp_slurm_host, and it leads a process group of its own.
 inline int launcher<slurm>::run_node(const program& graph, transport_kind transport,
-                                     const launch_flags& flags,
-                                     const slurm_options& job) {
+                                     const launch_settings& settings) {
   node_site site;
   site.launcher_is_parent = false;
-  site.bind_host = slurm_host_address(job.host);
+  site.bind_host = slurm_host_address(settings.slurm.host);
   site.own_group = true;
-  return run_node_process(graph, transport, flags, site);
+  return run_node_process(graph, transport, settings, site);
 }
 
 }  // namespace lp::detail
@@ -19343,23 +19497,24 @@ inline int launcher<slurm>::run_node(const program& graph, transport_kind transp
 namespace lp::detail {
 
 LP_API int run_slurm(const program& graph, transport_kind transport,
-                     const launch_flags& flags, const slurm_options& job) {
-  if (flags.process.insecure)
+                     const launch_settings& settings) {
+  if (settings.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   if (const char* run_dir = std::getenv(slurm_run_dir_env)) {
     std::string path = run_dir;
     ::unsetenv(slurm_run_dir_env);  // the nodes are not supervisors
     return run_slurm_supervisor(
-        graph, flags, job, process_options_from(flags, slurm::flag, transport), path);
+        graph, settings, process_options_from(settings, policy_kind::slurm, transport),
+        path);
   }
   try {
     graph_access::check_defined(graph);
-    if (flags.dry_run) {
-      print_dry_run(graph, flags, job, std::cout);
+    if (settings.dry_run) {
+      print_dry_run(graph, settings, std::cout);
       return 0;
     }
-    return slurm_submission(graph, flags, job).run();
+    return slurm_submission(graph, settings).run();
   } catch (const usage_error&) {
     throw;
   } catch (const std::exception& e) {
@@ -19626,11 +19781,11 @@ inline std::optional<std::string_view> fetch_metrics(
 
 }  // namespace status
 
-LP_API status_server::status_server(const program& graph, std::string policy,
+LP_API status_server::status_server(const program& graph, policy_kind policy,
                                     std::string secret, source nodes,
                                     std::shared_ptr<const tls_context> tls)
     : graph_(graph),
-      policy_(std::move(policy)),
+      policy_(name_of(policy)),
       secret_(std::move(secret)),
       nodes_(std::move(nodes)),
       tls_(std::move(tls)) {
@@ -19838,12 +19993,12 @@ LP_API std::string status_server::status_json() {
 }
 
 LP_API std::unique_ptr<status_server> start_status_page(
-    const program& graph, std::string policy, const std::string& secret,
+    const program& graph, policy_kind policy, const std::string& secret,
     const std::string& run_dir, port_or_off port, status_server::source nodes,
     std::shared_ptr<const tls_context> tls) {
   if (!port.number) return nullptr;
-  auto page = std::make_unique<status_server>(graph, std::move(policy), secret,
-                                              std::move(nodes), std::move(tls));
+  auto page = std::make_unique<status_server>(graph, policy, secret, std::move(nodes),
+                                              std::move(tls));
   auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),
@@ -21165,13 +21320,11 @@ inline std::string graph_picture(const program& graph, const std::string& format
 // ---- launchpad/detail/launchers.hpp ----
 
 // The launch policies that a command line can name (--lp_launch), each with
-// its launcher (detail/cli/flags.hpp, `launcher`), which its own folder
-// declares with its own flags: one table, from a name to a type, whose
-// command_line detail/cli/flags.hpp reads, once, into the flags every launch
-// shares and each launcher's options; --lp_help lists them all. The compiled
-// part's launch_main (impl/launch_inl.hpp) reads the command line and
-// dispatches through the table, and includes the headers that define the
-// launchers' runs.
+// its launcher (detail/named_policies.hpp, `launcher`), which its own folder
+// declares: one table, from a policy to what runs it. The compiled part's
+// launch_main (impl/launch_inl.hpp) reads the command line into
+// launch_settings (cli/command_line.hpp) and dispatches through the table,
+// and includes the headers that define the launchers' runs.
 
 
 namespace lp::detail {
@@ -21180,101 +21333,54 @@ template <class List>
 struct policy_table;
 template <class... Policies>
 struct policy_table<policy_list<Policies...>> {
-  // A command line, read (read_command_line, below): the
-  // shared flags, and each policy's launcher's options, in the table's order.
-  using line = command_line_of<Policies...>;
-  using options = launchers_options<Policies...>;
+  using run_fn = int (*)(const program&, transport_kind, const launch_settings&);
 
-  // A policy of the table, as its name finds it.
+  // A policy of the table, as its kind finds it.
   struct entry {
-    std::string_view name;  // P::flag
-    bool dry_run;           // launcher<P>::dry_run
-    // launcher<P>::run, with its options out of `options`.
-    int (*run)(const program&, transport_kind, const launch_flags&, const options&);
+    policy_kind kind;
+    bool dry_run;  // launcher<P>::dry_run
+    run_fn run;    // launcher<P>::run, through run_on_this_host if on_this_host
     // launcher<P>::run_node: a node process that launcher<P> started, where
     // it says; nullptr if it says nothing (run_node_process's defaults).
-    int (*node)(const program&, transport_kind, const launch_flags&, const options&);
+    run_fn node;
   };
 
   // The entry of the policy at `place` in the list.
   static const entry& at(std::size_t place) { return entries[place]; }
 
-  // The entry of the policy `name` names; nullptr if none does.
-  static const entry* find(std::string_view name) {
+  // The entry of the policy `kind`; nullptr if it is none of the table's.
+  static const entry* find(policy_kind kind) {
     for (const auto& e : entries)
-      if (e.name == name) return &e;
+      if (e.kind == kind) return &e;
     return nullptr;
   }
 
-  // "a, b or c": the names, for a message.
-  static std::string names() {
-    return choices_text(
-        std::array<std::string_view, sizeof...(Policies)>{Policies::flag...});
-  }
-
-  // The --lp_help text: every flag a command line may hold, the shared
-  // ones, then each launcher's, then the closing ones.
-  static std::string help() {
-    return help_text(flag_table<launch_flags>(flag_rows),
-                     launcher<Policies>::flag_rows...,
-                     flag_table<launch_flags>(closing_flag_rows));
-  }
-  static constexpr bool tables_are_sound() {
-    return flag_tables_are_sound(flag_table<launch_flags>(flag_rows),
-                                 launcher<Policies>::flag_rows...,
-                                 flag_table<launch_flags>(closing_flag_rows));
-  }
-
  private:
-  template <class P, std::size_t I>
+  template <class P>
   static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const options& own) {
+                 const launch_settings& settings) {
     if constexpr (launcher<P>::on_this_host)
-      return run_on_this_host(graph, transport, flags, &launcher<P>::run);
+      return run_on_this_host(graph, transport, settings, &launcher<P>::run);
     else
-      return launcher<P>::run(graph, transport, flags, slot<I>(own));
+      return launcher<P>::run(graph, transport, settings);
   }
 
-  template <class P, std::size_t I>
-  static int node(const program& graph, transport_kind transport,
-                  const launch_flags& flags, const options& own) {
-    return launcher<P>::run_node(graph, transport, flags, slot<I>(own));
-  }
-  template <class P, std::size_t I>
-  static constexpr auto node_of() {
-    using run_node =
-        int (*)(const program&, transport_kind, const launch_flags&, const options&);
+  template <class P>
+  static constexpr run_fn node_of() {
     if constexpr (requires { &launcher<P>::run_node; })
-      return run_node{&node<P, I>};
+      return &launcher<P>::run_node;
     else
-      return run_node{nullptr};
+      return nullptr;
   }
 
-  template <std::size_t... I>
-  static constexpr std::array<entry, sizeof...(Policies)> make_entries(
-      std::index_sequence<I...>) {
-    return {entry{Policies::flag, launcher<Policies>::dry_run, &run<Policies, I>,
-                  node_of<Policies, I>()}...};
-  }
-  static constexpr auto entries = make_entries(std::index_sequence_for<Policies...>{});
+  static constexpr std::array<entry, sizeof...(Policies)> entries{
+      entry{*policy_named(Policies::flag), launcher<Policies>::dry_run, &run<Policies>,
+            node_of<Policies>()}...};
 };
 
-// The policies --lp_launch names (launch.hpp's named_policies).
-// test_multi_processing is not among them: only a test's lp::controller
-// starts it.
+// The policies --lp_launch names (named_policies). test_multi_processing is
+// not among them: only a test's lp::controller starts it.
 using launch_policies = policy_table<named_policies>;
-
-// A command line, read: the flags every launch shares, and each launcher's
-// options.
-using command_line = launch_policies::line;
-
-// The command line as lp::launch reads it: each flag, then the TLS flags
-// together (a test may leave those out: each flag checked by its row alone).
-inline command_line read_command_line(int argc, char** argv, read_checks checks = {}) {
-  command_line line;
-  read_tables(argc, argv, line, checks);
-  return line;
-}
 
 }  // namespace lp::detail
 
@@ -21283,39 +21389,36 @@ namespace lp::detail {
 LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
                        transport_kind transport) {
   try {
-    const auto line = read_command_line(argc, argv);
-    const auto& flags = line.flags;
-    if (flags.help) {
-      std::cout << launch_policies::help();
+    const auto settings = read_command_line({argv, argv + argc});
+    if (settings.help) {
+      std::cout << flags_help();
       return 0;
     }
-    if (!flags.graph.empty()) {
-      std::cout << graph_picture(graph, flags.graph);
+    if (!settings.graph.empty()) {
+      std::cout << graph_picture(graph, settings.graph);
       return 0;
     }
-    if (!flags.status.of.empty())
-      return print_status(flags.status.of, flags.status.json, std::cout);
+    if (!settings.status.of.empty())
+      return print_status(settings.status.of, settings.status.json, std::cout);
     // Started by a multi-processing launcher: whatever the policy, be a node,
     // where the launcher that started it says (LP_POLICY).
     if (is_node_process()) {
       const char* started_by = std::getenv(child_env::policy);
-      const auto* starter = started_by ? launch_policies::find(started_by) : nullptr;
-      if (starter && starter->node)
-        return starter->node(graph, transport, flags, line.options);
-      return run_node_process(graph, transport, flags);
+      auto kind = started_by ? policy_named(started_by) : std::nullopt;
+      const auto* starter = kind ? launch_policies::find(*kind) : nullptr;
+      if (starter && starter->node) return starter->node(graph, transport, settings);
+      return run_node_process(graph, transport, settings);
     }
-    const auto* found = flags.launch ? launch_policies::find(*flags.launch)
-                                     : &launch_policies::at(policy);
-    if (flags.dry_run && !(found && found->dry_run))
+    // --lp_launch names one of the table's policies (its row checks).
+    const auto& chosen = settings.launch ? *launch_policies::find(*settings.launch)
+                                         : launch_policies::at(policy);
+    if (settings.dry_run && !chosen.dry_run)
       throw usage_error(
           "--lp_dry_run shows what --lp_launch=slurm or --lp_launch=kubernetes would "
           "submit; add one of them");
-    if (!found)
-      throw usage_error("--lp_launch=" + *flags.launch +
-                        " is not a launch policy; choose " + launch_policies::names());
-    if (!flags.checkpoints.resume.empty())
-      check_resume_dir(graph, flags.checkpoints.resume);
-    return found->run(graph, transport, flags, line.options);
+    if (!settings.checkpoints.resume.empty())
+      check_resume_dir(graph, settings.checkpoints.resume);
+    return chosen.run(graph, transport, settings);
   } catch (const usage_error& e) {
     std::cerr << e.what() << std::endl;
     return 2;
@@ -21326,9 +21429,7 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t 
 
 namespace lp {
 
-// A test's launch of test_mp (detail/process/node_process.hpp runs it):
-// here, beside the table of every launcher's flags that its node processes
-// read.
+// A test's launch of test_mp (detail/process/node_process.hpp runs it).
 LP_API controller::controller(const program& graph, const process_test_options& options,
                               transport_kind transport)
     : graph_(&graph) {
@@ -21337,28 +21438,27 @@ LP_API controller::controller(const program& graph, const process_test_options& 
         "test_multi_processing needs process_test_options::executable: a program whose "
         "main() "
         "builds the same graph and calls lp::launch");
+  // The nodes' command line, read here as each node process would read it:
+  // a flag they would refuse fails here.
+  std::vector<std::string> command{options.executable};
+  command.insert(command.end(), options.arguments.begin(), options.arguments.end());
+  auto nodes = detail::read_command_line(std::move(command));
+  if (options.max_body_mb != process_test_options{}.max_body_mb)
+    nodes.server.max_body_mb = options.max_body_mb;
   detail::process_options settings;
-  settings.policy = test_multi_processing::flag;
+  settings.policy = detail::policy_kind::test_mp;
   settings.executable = options.executable;
   settings.arguments.push_back(options.executable);
-  for (const auto& argument : options.arguments) settings.arguments.push_back(argument);
-  if (options.max_body_mb != process_test_options{}.max_body_mb)
-    settings.arguments.push_back("--lp_max_body_mb=" +
-                                 std::to_string(options.max_body_mb));
+  for (auto& word : detail::child_arguments(nodes))
+    settings.arguments.push_back(std::move(word));
   settings.process.termination_notice_secs =
       static_cast<int>(options.termination_notice.count());
   settings.process.terminal = options.terminal;
   settings.process.insecure = options.insecure;
-  // The nodes' command line, read here as each node process reads it: a
-  // flag it would refuse fails here. Their --lp_tls flags are the launch's:
-  // this process is their launcher, and makes the credentials.
-  {
-    std::vector<char*> words;
-    for (auto& word : settings.arguments) words.push_back(word.data());
-    auto line = detail::read_command_line(static_cast<int>(words.size()), words.data());
-    settings.tls = detail::launch_tls(line.flags.tls, graph.name(), false);
-    settings.process.python = line.flags.process.python;
-  }
+  settings.process.python = nodes.process.python;
+  // Their TLS is the launch's: this process is their launcher, and makes the
+  // credentials.
+  settings.tls = detail::launch_tls(nodes.tls, graph.name(), false);
   settings.stop_when_runs_finish = false;
   settings.direct_calls = transport == transport_kind::direct;
   launch_ = std::make_unique<detail::processes_launch>(graph, std::move(settings));

@@ -17,6 +17,7 @@
 // lp::json as a wire type.
 #include <nlohmann/json.hpp>
 
+#include <launchpad/detail/cli/impl/command_line_inl.hpp>
 #include <launchpad/detail/host/impl/controlled_launch_inl.hpp>
 #include <launchpad/detail/host/impl/in_process_inl.hpp>
 #include <launchpad/detail/kube/impl/launch_inl.hpp>

@@ -16,6 +16,14 @@ namespace lp::detail {
 
 template <class... Policies>
 struct policy_list {};
+
+// The launcher of a launch policy P (lp::slurm, ...): how it runs a program
+// (`run(graph, transport, settings)`, settings/launch_settings.hpp), and
+// whether it has a dry run and runs on this host. Each is specialized in
+// the folder of the layer it belongs to (slurm/launcher.hpp, ...);
+// detail/launchers.hpp lists them.
+template <class P>
+struct launcher;
 using named_policies = policy_list<test_multi_threading, local_multi_threading,
                                    local_multi_processing, slurm, kubernetes>;
 

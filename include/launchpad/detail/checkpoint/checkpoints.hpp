@@ -22,7 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
@@ -287,9 +287,9 @@ inline std::string make_launch_checkpoint_dir(const std::string& program) {
 // launch sets it to its own directory in checkpoint_home when the user did
 // not), else checkpoints/ in its run directory (a Slurm job's, which the
 // compute hosts share, and a test_multi_processing launch's).
-inline std::string checkpoint_dir_of(const checkpoint_flags& flags,
+inline std::string checkpoint_dir_of(const checkpoint_settings& checkpoints,
                                      const std::string& run_dir) {
-  if (!flags.dir.empty()) return flags.dir;
+  if (!checkpoints.dir.empty()) return checkpoints.dir;
   return run_dir.empty() ? "" : run_dir + "/checkpoints";
 }
 
@@ -320,7 +320,7 @@ inline std::vector<std::string> resume_command(const std::vector<std::string>& c
     }
     if (word.starts_with("--lp_resume=")) continue;
     if (word == "--lp_resume") {
-      // Its value is the next word, as read_flags takes it.
+      // Its value is the next word, as cli's reader takes it.
       if (i + 1 < command.size() && !command[i + 1].starts_with("--")) ++i;
       continue;
     }

@@ -11,7 +11,6 @@
 #include <iostream>
 #include <launchpad/context.hpp>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
 #include <launchpad/detail/host/local_launchers.hpp>
@@ -21,6 +20,7 @@
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/local_multi_threading.hpp>
@@ -68,20 +68,18 @@ enum class thread_launch { test, user };
 
 // Runs the program to its end in this process; returns the exit status.
 LP_API int run_in_process(const program& graph, thread_launch kind,
-                          transport_kind transport, const launch_flags& flags);
+                          transport_kind transport, const launch_settings& settings);
 
 inline int launcher<test_multi_threading>::run(const program& graph,
                                                transport_kind transport,
-                                               const launch_flags& flags,
-                                               const no_options&) {
-  return run_in_process(graph, thread_launch::test, transport, flags);
+                                               const launch_settings& settings) {
+  return run_in_process(graph, thread_launch::test, transport, settings);
 }
 
 inline int launcher<local_multi_threading>::run(const program& graph,
                                                 transport_kind transport,
-                                                const launch_flags& flags,
-                                                const no_options&) {
-  return run_in_process(graph, thread_launch::user, transport, flags);
+                                                const launch_settings& settings) {
+  return run_in_process(graph, thread_launch::user, transport, settings);
 }
 
 // A test's launch of nodes as threads of this process.

@@ -15,7 +15,6 @@
 #include <launchpad/detail/call/node_addresses.hpp>
 #include <launchpad/detail/checkpoint/checkpoint_schedule.hpp>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/host/direct_channel.hpp>
 #include <launchpad/detail/host/watchdog.hpp>
 #include <launchpad/detail/lifecycle/launch_state.hpp>
@@ -23,6 +22,8 @@
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/python/python_node.hpp>
 #include <launchpad/detail/serve/http_server.hpp>
+#include <launchpad/detail/serve/server_limits.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/program.hpp>
 #include <map>
@@ -35,9 +36,10 @@
 
 namespace lp::detail {
 
-// How a launch policy wants its nodes hosted; the --lp_ flags fill most of it.
+// How a launch policy wants its nodes hosted; the launch's settings fill
+// most of it.
 struct host_options {
-  std::string policy;               // the launch policy's flag name
+  policy_kind policy = policy_kind::test_mt;
   std::vector<std::string> labels;  // the nodes to run here; empty: all of them
   std::shared_ptr<directory> nodes = std::make_shared<local_directory>();
   std::string secret;  // empty: serve and call without one (--lp_insecure)
@@ -90,7 +92,8 @@ class node_host {
   node_host(const program& graph, host_options options)
       : graph_(graph),
         options_(std::move(options)),
-        state_(std::make_shared<launch_state>(graph.name(), options_.policy)) {
+        state_(std::make_shared<launch_state>(graph.name(),
+                                              std::string(name_of(options_.policy)))) {
     launch_registry::get().add(state_);
     if (options_.tune_malloc) keep_large_blocks();
     try {

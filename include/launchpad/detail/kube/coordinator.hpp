@@ -16,14 +16,13 @@
 #include <unistd.h>
 
 #include <launchpad/detail/call/http_connection.hpp>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
-#include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/program.hpp>
 
@@ -51,19 +50,19 @@ class coordinator {
   static constexpr int lost_after = 3;
 
   // `run_dir`: where the Secret is mounted; `launch`: the launch's name.
-  coordinator(const program& graph, const launch_flags& flags, const std::string& run_dir,
-              const std::string& launch)
-      : coordinator(graph, flags, run_directory::credentials_of(run_dir), launch) {}
+  coordinator(const program& graph, const launch_settings& settings,
+              const std::string& run_dir, const std::string& launch)
+      : coordinator(graph, settings, run_directory::credentials_of(run_dir), launch) {}
 
   coordinator(const coordinator&) = delete;
   coordinator& operator=(const coordinator&) = delete;
 
  private:
-  coordinator(const program& graph, const launch_flags& flags,
+  coordinator(const program& graph, const launch_settings& settings,
               const std::pair<std::string, tls_credentials>& found,
               const std::string& launch)
       : graph_(graph),
-        notice_(std::chrono::seconds(flags.process.termination_notice_secs)),
+        notice_(std::chrono::seconds(settings.process.termination_notice_secs)),
         secret_(found.first),
         own_dir_(coordinator_dir(launch), secret_) {
     const auto& credentials = found.second;
@@ -108,7 +107,7 @@ class coordinator {
     // On loopback in the pod, as every launcher's page: `kubectl
     // port-forward` reaches it there, and nothing else does.
     status_ = start_status_page(
-        graph, std::string(kubernetes_policy), secret_, own_dir_.path(),
+        graph, policy_kind::kubernetes, secret_, own_dir_.path(),
         port_or_off{status_port}, [this] { return statuses(); }, tls_);
   }
 

@@ -9,14 +9,15 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/kube/coordinator.hpp>
+#include <launchpad/detail/kube/launcher.hpp>
 #include <launchpad/detail/kube/names.hpp>
-#include <launchpad/detail/kube/options.hpp>
 #include <launchpad/detail/kube/pod.hpp>
 #include <launchpad/detail/kube/submit.hpp>
+#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/node_process.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/kubernetes.hpp>
@@ -82,7 +83,7 @@ inline void watch_coordinator(periodic_worker& watch, const address& coordinator
 }
 
 inline int run_pod_node(const program& graph, transport_kind transport,
-                        const launch_flags& flags) {
+                        const launch_settings& settings) {
   node_site site;
   site.launcher_is_parent = false;
   site.bind_host = "0.0.0.0";
@@ -101,20 +102,20 @@ inline int run_pod_node(const program& graph, transport_kind transport,
     rendezvous = pod_setting(child_env::rendezvous);
     wait_for_coordinator(rendezvous);
     ::setenv(child_env::nodes, labels.c_str(), 1);
-    ::setenv(child_env::policy, std::string(kubernetes_policy).c_str(), 1);
+    ::setenv(child_env::policy, std::string(name_of(policy_kind::kubernetes)).c_str(), 1);
   } catch (const launch_error& e) {
     std::cerr << "[lp] this pod cannot start: " << e.what() << std::endl;
     return 1;
   }
   periodic_worker watch;
   watch_coordinator(watch, *address_of_url(rendezvous), coordinator_patience);
-  return run_node_process(graph, transport, flags, site);
+  return run_node_process(graph, transport, settings, site);
 }
 
-inline int run_coordinator(const program& graph, const launch_flags& flags) {
+inline int run_coordinator(const program& graph, const launch_settings& settings) {
   try {
     auto run_dir = pod_setting(child_env::run_dir);
-    return coordinator(graph, flags, run_dir, pod_setting(pod_env::service)).run();
+    return coordinator(graph, settings, run_dir, pod_setting(pod_env::service)).run();
   } catch (const std::exception& e) {
     std::cerr << "[lp] the coordinator cannot start: " << e.what() << std::endl;
     return 1;
@@ -127,12 +128,11 @@ namespace lp::detail {
 
 // Writes the launch's manifests, or, in a pod, is what its role says.
 LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags, const kube_options& cluster);
+                          const launch_settings& settings);
 
 inline int launcher<kubernetes>::run(const program& graph, transport_kind transport,
-                                     const launch_flags& flags,
-                                     const kube_options& cluster) {
-  return run_kubernetes(graph, transport, flags, cluster);
+                                     const launch_settings& settings) {
+  return run_kubernetes(graph, transport, settings);
 }
 
 }  // namespace lp::detail

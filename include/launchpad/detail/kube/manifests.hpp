@@ -10,8 +10,9 @@
 #include <launchpad/detail/kube/yaml.hpp>
 #include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
-#include <launchpad/detail/process/host_address.hpp>
+#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/program.hpp>
 #include <string>
@@ -213,7 +214,8 @@ inline yaml_value coordinator_job_object(const program& graph,
   env.push_back(env_entry(pod_env::role, std::string(coordinator_role)));
   env.push_back(env_entry(pod_env::service, plan.names.headless_service()));
   env.push_back(env_entry(child_env::run_dir, secret_mount));
-  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  env.push_back(
+      env_entry(child_env::policy, std::string(name_of(policy_kind::kubernetes))));
   yaml_value container = yaml_value::object();
   container["name"] = "coordinator";
   container["ports"] = yaml_value::array({container_port("rendezvous", rendezvous_port),
@@ -258,7 +260,8 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   env.push_back(
       env_entry(child_env::rendezvous, plan.names.rendezvous_url(!plan.tls.empty())));
   env.push_back(env_entry(child_env::run_dir, secret_mount));
-  env.push_back(env_entry(child_env::policy, std::string(kubernetes_policy)));
+  env.push_back(
+      env_entry(child_env::policy, std::string(name_of(policy_kind::kubernetes))));
   for (const auto& [name, value] : settings.env) env.push_back(env_entry(name, value));
   yaml_value container = yaml_value::object();
   container["name"] = "node";

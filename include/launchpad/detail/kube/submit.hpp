@@ -15,14 +15,14 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/kube/manifests.hpp>
 #include <launchpad/detail/kube/names.hpp>
-#include <launchpad/detail/kube/options.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
 #include <ostream>
@@ -36,8 +36,7 @@ namespace lp::detail {
 // directory of their own under --lp_kube_dir, for kubectl apply -k; else
 // to stdout, for kubectl apply -f -. Returns the exit status; throws
 // usage_error for flags that cannot make a launch (no --lp_kube_image).
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
-                              const kube_options& cluster);
+LP_API int run_kube_manifests(const program& graph, const launch_settings& settings);
 
 namespace kube {
 
@@ -53,30 +52,24 @@ inline std::string new_launch_name(const std::string& program) {
   return name;
 }
 
-// The command line of the pods, after the binary: the user's, less the
-// flags that only the workstation reads (its files are not in the image:
-// the pods read TLS credentials from the Secret), with --lp_launch=kubernetes
-// where main() chose the policy.
-inline std::vector<std::string> container_arguments(const launch_flags& flags) {
-  std::vector<std::string> kept;
-  if (!flags.launch) kept.emplace_back("--lp_launch=kubernetes");
-  for (std::size_t i = 1; i < flags.arguments.size(); ++i) {
-    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
-    if (flag != "--lp_dry_run" && flag != "--lp_kube_dir" && flag != "--lp_tls_cert" &&
-        flag != "--lp_tls_key" && flag != "--lp_tls_ca")
-      kept.push_back(flags.arguments[i]);
-  }
-  return kept;
+// The command line of the pods, after the binary: written from the
+// workstation's settings as for any process a launch starts (so without
+// --lp_dry_run, --lp_kube_dir or a site's TLS files, which are not in the
+// image: the pods read TLS credentials from the Secret), with
+// --lp_launch=kubernetes also where main() chose the policy.
+inline std::vector<std::string> container_arguments(launch_settings settings) {
+  settings.launch = policy_kind::kubernetes;
+  return child_arguments(settings);
 }
 
 // Where the binary is in the image: --lp_kube_binary, else /usr/local/bin/
 // and the name this one was started by.
-inline std::string binary_in_image(const launch_flags& flags,
-                                   const kube_options& cluster) {
-  if (!cluster.binary.empty()) return cluster.binary;
-  std::string name = flags.arguments.empty()
-                         ? ""
-                         : std::filesystem::path(flags.arguments[0]).filename().string();
+inline std::string binary_in_image(const launch_settings& settings) {
+  if (!settings.kube.binary.empty()) return settings.kube.binary;
+  std::string name =
+      settings.command.empty()
+          ? ""
+          : std::filesystem::path(settings.command.front()).filename().string();
   if (name.empty())
     throw usage_error(
         "cannot tell the binary's name in the image from argv[0]; give "
@@ -99,9 +92,10 @@ inline void tell_how_to_follow(const manifest_plan& plan, std::ostream& out) {
 
 // run_kube_manifests, writing to `out` and `err`; the launch is named
 // `launch` (empty: a new name).
-inline int write_kube_launch(const program& graph, const launch_flags& flags,
-                             const kube_options& cluster, std::ostream& out,
-                             std::ostream& err, std::string launch = {}) {
+inline int write_kube_launch(const program& graph, const launch_settings& settings,
+                             std::ostream& out, std::ostream& err,
+                             std::string launch = {}) {
+  const auto& cluster = settings.kube;
   if (cluster.image.empty())
     throw usage_error(
         "--lp_launch=kubernetes needs the image its pods run: add "
@@ -113,17 +107,17 @@ inline int write_kube_launch(const program& graph, const launch_flags& flags,
   plan.names.launch = launch.empty() ? new_launch_name(graph.name()) : std::move(launch);
   plan.kube_namespace = cluster.kube_namespace;
   plan.image = cluster.image;
-  plan.binary = binary_in_image(flags, cluster);
-  plan.arguments = container_arguments(flags);
-  plan.termination_notice_secs = flags.process.termination_notice_secs;
-  if (flags.process.insecure)
+  plan.binary = binary_in_image(settings);
+  plan.arguments = container_arguments(settings);
+  plan.termination_notice_secs = settings.process.termination_notice_secs;
+  if (settings.process.insecure)
     err << "[lp] --lp_insecure: the nodes accept calls from anyone who can reach them"
         << std::endl;
-  plan.secret = flags.process.insecure ? "" : make_secret();
+  plan.secret = settings.process.insecure ? "" : make_secret();
   // The pods serve on the cluster's network: TLS unless --lp_tls=off.
-  plan.tls = launch_tls(flags.tls, graph.name(), true);
+  plan.tls = launch_tls(settings.tls, graph.name(), true);
   auto manifests = launch_yaml(graph, plan);
-  if (!flags.dry_run) {
+  if (!settings.dry_run) {
     err << "[lp] the manifests of launch " << plan.names.launch
         << " are on stdout, for kubectl apply -f -; they hold the launch's secret and "
            "TLS "

@@ -5,8 +5,8 @@
 // the nodes serve. The launcher decides, once; its nodes follow.
 
 #include <iostream>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/error.hpp>
 #include <string>
@@ -25,7 +25,7 @@ inline bool beyond_loopback(std::string_view host) {
 // and certificate), or the site's files. `beyond` says whether its nodes
 // serve beyond loopback. Warns, on std::cerr, of --lp_tls=off there. Throws
 // tls_error for files that cannot be used.
-LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
+LP_API tls_credentials launch_tls(const tls_settings& tls, const std::string& program,
                                   bool beyond);
 
 }  // namespace lp::detail

@@ -15,11 +15,8 @@
 
 #include <launchpad/error.hpp>
 #include <string>
-#include <string_view>
 
 namespace lp::detail {
-
-inline constexpr std::string_view kubernetes_policy = "kubernetes";
 
 inline std::string ipv4_text(const sockaddr* address) {
   char text[INET_ADDRSTRLEN] = {};

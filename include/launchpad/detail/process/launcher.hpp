@@ -17,13 +17,13 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/observe/process_figures.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
+#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/process/reachability.hpp>
@@ -31,6 +31,7 @@
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/python/python_node.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/detail/tls/context.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
@@ -47,24 +48,6 @@
 #include <vector>
 
 namespace lp::detail {
-
-// What a node process learns from its launcher, through the environment
-// (never argv, which every user of the machine can read). The secret and
-// the TLS credentials are not among them: the node reads those from the run
-// directory's files (run_directory::credentials_of).
-namespace child_env {
-inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
-inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
-inline constexpr const char* launcher = "LP_LAUNCHER_PID";
-inline constexpr const char* policy = "LP_POLICY";
-inline constexpr const char* run_dir = "LP_RUN_DIR";
-// "direct" when the launch's policy is direct_calls<...>: the launcher's
-// choice, which a test's node program may not know at compile time.
-inline constexpr const char* transport = "LP_TRANSPORT";
-// The cores to pin to and the GPUs handed out (local_mp's placement).
-inline constexpr const char* cores = "LP_CORES";
-inline constexpr const char* gpus = "LP_GPUS";
-}  // namespace child_env
 
 // How a launch starts its units and signals them. Left empty (local_mp), a
 // unit is the binary itself, in a process group of its own; the Slurm
@@ -105,13 +88,15 @@ inline std::vector<unit_plan> plan_units(const program& graph) {
 }
 
 struct process_options {
-  std::string policy = "local_mp";
-  std::string executable;              // default: this program
-  std::vector<std::string> arguments;  // the nodes' argv, argv[0] first
+  policy_kind policy = policy_kind::local_mp;
+  std::string executable;  // default: this program
+  // The nodes' argv, argv[0] first: written from the launch's settings
+  // (cli/command_line.hpp's child_arguments), which every node reads again.
+  std::vector<std::string> arguments;
   // How the node processes run, as --lp_terminal, --lp_log_dir (default:
   // logs/ in the run directory), --lp_termination_notice_secs, --lp_insecure
   // and --lp_python say (gpus: see `gpus` below).
-  node_process_flags process;
+  node_process_settings process;
   // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
   // adopted run directory brings its own.
   tls_credentials tls;
@@ -457,7 +442,7 @@ class process_launch {
         std::string(child_env::nodes) + "=" + labels,
         std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
         std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
-        std::string(child_env::policy) + "=" + options_.policy,
+        std::string(child_env::policy) + "=" + std::string(name_of(options_.policy)),
         std::string(child_env::run_dir) + "=" + run_dir(),
         std::string(child_env::transport) + "=" +
             (options_.direct_calls ? "direct" : "http"),

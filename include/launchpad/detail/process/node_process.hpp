@@ -14,7 +14,6 @@
 #include <iostream>
 #include <launchpad/context.hpp>
 #include <launchpad/detail/call/http_channel.hpp>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
 #include <launchpad/detail/host/node_host.hpp>
@@ -24,6 +23,7 @@
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/local_mp_launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>
@@ -71,34 +71,34 @@ struct node_site {
 // stop signal comes from elsewhere, which the launcher then passes on to
 // every other process.
 LP_API int run_node_process(const program& graph, transport_kind transport,
-                            const launch_flags& flags,
+                            const launch_settings& settings,
                             const std::optional<node_site>& chosen_site = std::nullopt);
 
-// What the launcher of node processes takes from the command line.
-LP_API process_options process_options_from(const launch_flags& flags,
-                                            std::string_view policy,
-                                            transport_kind transport);
+// What the launcher of node processes takes from the launch's settings;
+// the nodes' command line is written from them.
+LP_API process_options process_options_from(const launch_settings& settings,
+                                            policy_kind policy, transport_kind transport);
 
 // local_mp from a command line: this process is the launcher.
 inline int launcher<local_multi_processing>::run(const program& graph,
                                                  transport_kind transport,
-                                                 const launch_flags& flags,
-                                                 const no_options&) {
-  if (flags.process.insecure)
+                                                 const launch_settings& settings) {
+  if (settings.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
-    auto options = process_options_from(flags, local_multi_processing::flag, transport);
+    auto options = process_options_from(settings, policy_kind::local_mp, transport);
     options.place = true;
     options.gpus =
-        flags.process.gpus.empty() ? gpus_found() : index_list(flags.process.gpus);
-    options.tls = launch_tls(flags.tls, graph.name(), beyond_loopback(options.bind_host));
+        settings.process.gpus.empty() ? gpus_found() : index_list(settings.process.gpus);
+    options.tls =
+        launch_tls(settings.tls, graph.name(), beyond_loopback(options.bind_host));
     process_launch launch(graph, std::move(options));
-    announce_checkpoints(graph, checkpoint_dir_of(flags.checkpoints, launch.run_dir()),
+    announce_checkpoints(graph, checkpoint_dir_of(settings.checkpoints, launch.run_dir()),
                          std::cerr);
     bool clean = launch.wait_stopping_on_signals();
     if (!clean) std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status.linger_secs);
+    linger(launch.status_page(), settings.status.linger_secs);
     return clean ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;

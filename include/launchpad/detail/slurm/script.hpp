@@ -4,9 +4,9 @@
 // srun command that runs each process of the program as a job step.
 
 #include <algorithm>
-#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/process/launcher.hpp>
-#include <launchpad/detail/slurm/options.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/program.hpp>
 #include <string>
@@ -63,23 +63,23 @@ inline std::vector<std::string> srun_before(const std::string& srun, const unit_
   return command;
 }
 
-// The command line the job runs: the submitter's, without the flags that
-// tell only the submitter what to do, in whichever spelling the reader took
-// them (read_by).
-inline std::vector<std::string> job_arguments(const launch_flags& flags) {
-  std::vector<std::string> kept;
-  for (std::size_t i = 0; i < flags.arguments.size(); ++i) {
-    auto flag = i < flags.read_by.size() ? flags.read_by[i] : std::string_view{};
-    if (flag != "--lp_dry_run" && flag != "--lp_slurm_detach")
-      kept.push_back(flags.arguments[i]);
-  }
-  return kept;
+// The command line the job runs, argv[0] first: written from the
+// submitter's settings as for any process a launch starts, so without the
+// flags that tell only the submitter what to do (--lp_dry_run,
+// --lp_slurm_detach: their rows do not go to children).
+inline std::vector<std::string> job_arguments(const launch_settings& settings) {
+  std::vector<std::string> words{settings.command.empty() ? ""
+                                                          : settings.command.front()};
+  for (auto& word : child_arguments(settings)) words.push_back(std::move(word));
+  return words;
 }
 
-inline std::string slurm_batch_script(const program& graph, const launch_flags& flags,
-                                      const slurm_options& job, const slurm_slots& slots,
+inline std::string slurm_batch_script(const program& graph,
+                                      const launch_settings& settings,
+                                      const slurm_slots& slots,
                                       const std::string& run_dir,
                                       const std::string& executable) {
+  const auto& job = settings.slurm;
   std::string script = "#!/bin/sh\n";
   auto line = [&](const std::string& option) { script += "#SBATCH " + option + "\n"; };
   line("--job-name=lp-" + graph.name());
@@ -96,7 +96,8 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   // Before the time limit, Slurm signals every process of the job, and srun
   // kills its step at once on SIGTERM; warned first, the supervisor stops
   // the nodes in order.
-  line("--signal=B:TERM@" + std::to_string(flags.process.termination_notice_secs + 30));
+  line("--signal=B:TERM@" +
+       std::to_string(settings.process.termination_notice_secs + 30));
   for (const auto& option : job.sbatch) line(option);
   script +=
       "\n# Launchpad's in-job supervisor: it keeps the rendezvous, starts each process\n"
@@ -106,7 +107,7 @@ inline std::string slurm_batch_script(const program& graph, const launch_flags& 
   script += std::string(slurm_run_dir_env) + "=" + shell_quote(run_dir) + "\n";
   script += "export " + std::string(slurm_run_dir_env) + "\n";
   script += "exec " + shell_quote(executable);
-  auto arguments = job_arguments(flags);
+  auto arguments = job_arguments(settings);
   for (std::size_t i = 1; i < arguments.size(); ++i)
     script += " " + shell_quote(arguments[i]);
   return script + "\n";

@@ -15,7 +15,6 @@
 #include <fstream>
 #include <iostream>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
@@ -23,8 +22,8 @@
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/slurm/follow.hpp>
-#include <launchpad/detail/slurm/options.hpp>
 #include <launchpad/detail/slurm/partition.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <launchpad/detail/util/text.hpp>
@@ -35,16 +34,16 @@
 
 namespace lp::detail {
 
-inline void print_dry_run(const program& graph, const launch_flags& flags,
-                          const slurm_options& job, std::ostream& out) {
+inline void print_dry_run(const program& graph, const launch_settings& settings,
+                          std::ostream& out) {
+  const auto& job = settings.slurm;
   auto units = plan_units(graph);
   auto run_dir =
       (std::filesystem::absolute(job.dir) / ("lp-" + graph.name() + "-XXXXXX")).string();
   auto executable = this_executable();
   out << "# --lp_dry_run: nothing is submitted. The batch script, " << run_dir
       << "/job.sh:\n"
-      << slurm_batch_script(graph, flags, job, slurm_slots_for(units), run_dir,
-                            executable)
+      << slurm_batch_script(graph, settings, slurm_slots_for(units), run_dir, executable)
       << "\n# The job step of each process, started by the supervisor in the job, with\n"
          "# LP_NODES (its labels), LP_RENDEZVOUS and LP_RUN_DIR in its environment (the\n"
          "# secret and the TLS credentials it reads from the run directory, never from "
@@ -52,7 +51,7 @@ inline void print_dry_run(const program& graph, const launch_flags& flags,
          "# environment, which srun sends in the clear); its output goes to\n"
          "# "
       << run_dir << "/logs/<label>.log:\n";
-  auto arguments = job_arguments(flags);
+  auto arguments = job_arguments(settings);
   for (const auto& u : units) {
     out << u.name << ":";
     for (const auto& word : srun_before("srun", u)) out << " " << shell_quote(word);
@@ -95,9 +94,11 @@ inline job_state query_job(const std::string& job) {
 
 class slurm_submission {
  public:
-  slurm_submission(const program& graph, const launch_flags& flags,
-                   const slurm_options& job)
-      : graph_(graph), flags_(flags), slurm_(job), units_(plan_units(graph)) {}
+  slurm_submission(const program& graph, const launch_settings& settings)
+      : graph_(graph),
+        settings_(settings),
+        slurm_(settings.slurm),
+        units_(plan_units(graph)) {}
 
   int run() {
     auto parent = std::filesystem::absolute(slurm_.dir).string();
@@ -108,8 +109,8 @@ class slurm_submission {
     check_fits(units_, find_partition(slurm_.partition));
     std::filesystem::create_directories(parent);
     // The nodes serve on the compute hosts' network: TLS unless --lp_tls=off.
-    run_directory dir(graph_.name(), flags_.process.insecure ? "" : make_secret(), parent,
-                      launch_tls(flags_.tls, graph_.name(), true));
+    run_directory dir(graph_.name(), settings_.process.insecure ? "" : make_secret(),
+                      parent, launch_tls(settings_.tls, graph_.name(), true));
     dir.announce(std::cerr);
     // From before the job exists: a Ctrl+C during sbatch must still cancel it.
     stop_on_signals handler(
@@ -141,8 +142,8 @@ class slurm_submission {
     for (const char* file : {"secret", run_directory::certificate_file,
                              run_directory::key_file, run_directory::authority_file})
       ::unlink((dir.path() + "/" + file).c_str());
-    tell_how_to_resume(graph_, checkpoint_dir_of(flags_.checkpoints, dir.path()),
-                       flags_.arguments, std::cerr);
+    tell_how_to_resume(graph_, checkpoint_dir_of(settings_.checkpoints, dir.path()),
+                       settings_.command, std::cerr);
     return status;
   }
 
@@ -151,8 +152,8 @@ class slurm_submission {
     auto script_path = run_dir + "/job.sh";
     {
       std::ofstream script(script_path);
-      script << slurm_batch_script(graph_, flags_, slurm_, slurm_slots_for(units_),
-                                   run_dir, this_executable());
+      script << slurm_batch_script(graph_, settings_, slurm_slots_for(units_), run_dir,
+                                   this_executable());
       if (!script) throw launch_error("cannot write " + script_path);
     }
     ::chmod(script_path.c_str(), 0700);
@@ -229,8 +230,8 @@ class slurm_submission {
           // scancel would also signal each srun, which kills its step at once.
           try_tool({"scancel", "--batch", "--signal=TERM", job},
                    std::chrono::seconds(60));
-          give_up_at = clock::now() +
-                       std::chrono::seconds(flags_.process.termination_notice_secs + 30);
+          give_up_at = clock::now() + std::chrono::seconds(
+                                          settings_.process.termination_notice_secs + 30);
         }
       }
       if (!cancelled_hard &&
@@ -298,8 +299,8 @@ class slurm_submission {
   }
 
   const program& graph_;
-  const launch_flags& flags_;
-  const slurm_options& slurm_;
+  const launch_settings& settings_;
+  const slurm_settings& slurm_;
   std::vector<unit_plan> units_;
   std::atomic<int> signals_{0};
   std::atomic<int> last_signal_{SIGINT};

@@ -11,11 +11,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
-#include <launchpad/detail/slurm/options.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <launchpad/detail/slurm/tools.hpp>
 #include <launchpad/detail/util/text.hpp>
@@ -72,9 +71,8 @@ inline unit_runner srun_runner(const program& graph, const std::string& job) {
   return runner;
 }
 
-inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
-                                const slurm_options& job_options, process_options options,
-                                const std::string& run_dir) {
+inline int run_slurm_supervisor(const program& graph, const launch_settings& settings,
+                                process_options options, const std::string& run_dir) {
   int status = 1;
   try {
     const char* job = std::getenv("SLURM_JOB_ID");
@@ -84,12 +82,12 @@ inline int run_slurm_supervisor(const program& graph, const launch_flags& flags,
     options.process.terminal = terminal_kind::files;
     options.process.log_dir = run_dir + "/logs";
     options.run_dir = run_dir;
-    options.bind_host = slurm_host_address(job_options.host);
+    options.bind_host = slurm_host_address(settings.slurm.host);
     options.runner = srun_runner(graph, job);
     process_launch launch(graph, std::move(options));
     status = launch.wait_stopping_on_signals() ? 0 : 1;
     std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), flags.status.linger_secs);
+    linger(launch.status_page(), settings.status.linger_secs);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
   }

@@ -18,13 +18,13 @@
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/call/http_connection.hpp>
-#include <launchpad/detail/cli/flags.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/observe/call_metrics.hpp>
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/serve/listener.hpp>
 #include <launchpad/detail/serve/secret.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/status/status_page.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>
 #include <launchpad/detail/wire/address.hpp>
@@ -81,10 +81,10 @@ class status_server {
  public:
   using source = std::function<std::vector<node_status>()>;
 
-  // `policy`: the launch's flag name, shown on the page. `tls`: the
+  // `policy`: the launch's, whose name the page shows. `tls`: the
   // launch's, with which the poller reads its nodes; the page itself stays
   // plain HTTP on loopback.
-  LP_API status_server(const program& graph, std::string policy, std::string secret,
+  LP_API status_server(const program& graph, policy_kind policy, std::string secret,
                        source nodes, std::shared_ptr<const tls_context> tls = nullptr);
   status_server(const status_server&) = delete;
   status_server& operator=(const status_server&) = delete;
@@ -130,7 +130,7 @@ inline constexpr const char* status_file = "status";
 // Starts the status page of a launch on the port of --lp_status_port,
 // writes its URL into the run directory and prints it; null if off.
 LP_API std::unique_ptr<status_server> start_status_page(
-    const program& graph, std::string policy, const std::string& secret,
+    const program& graph, policy_kind policy, const std::string& secret,
     const std::string& run_dir, port_or_off port, status_server::source nodes,
     std::shared_ptr<const tls_context> tls = nullptr);
 

@@ -31,15 +31,14 @@ namespace lp {
 namespace detail {
 
 LP_API int run_in_process(const program& graph, thread_launch kind,
-                          transport_kind transport, const launch_flags& flags) {
+                          transport_kind transport, const launch_settings& settings) {
   const bool user = kind == thread_launch::user;
-  const std::string_view policy =
-      user ? local_multi_threading::flag : test_multi_threading::flag;
+  const auto policy = user ? policy_kind::local_mt : policy_kind::test_mt;
   // The nodes share this process's terminal: their std::cout and std::cerr
   // lines are told apart as under local_mp. First and last: no other
   // thread (the signals' one) writes while the streams change hands.
   std::shared_ptr<node_streams> streams;
-  if (user) streams = node_streams::take_over(std::string(policy));
+  if (user) streams = node_streams::take_over(std::string(name_of(policy)));
   std::unique_ptr<stop_on_signals> signals;
   if (user)
     signals = std::make_unique<stop_on_signals>(
@@ -52,13 +51,13 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
           std::cerr << "[lp] second signal: exiting at once" << std::endl;
           std::_Exit(128 + signal);
         });
-  if (flags.process.insecure)
+  if (settings.process.insecure)
     std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
               << std::endl;
   try {
     // Its nodes serve on loopback: TLS only with --lp_tls=on or a site's files.
-    run_directory run_dir(graph.name(), flags.process.insecure ? "" : make_secret(),
-                          "/tmp", launch_tls(flags.tls, graph.name(), false));
+    run_directory run_dir(graph.name(), settings.process.insecure ? "" : make_secret(),
+                          "/tmp", launch_tls(settings.tls, graph.name(), false));
     run_dir.announce(std::cerr);
     std::shared_ptr<const tls_context> tls;
     if (!run_dir.tls().empty()) tls = std::make_shared<const tls_context>(run_dir.tls());
@@ -67,22 +66,21 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     options.secret = run_dir.secret();
     options.tls = tls;
     options.run_dir = run_dir.path();
-    options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = flags.server.limits;
+    options.max_body_bytes = settings.server.max_body_mb << 20;
+    options.limits = settings.server.limits;
     options.direct_calls = transport == transport_kind::direct;
-    options.checkpoint_dir = checkpoint_dir_of(flags.checkpoints, run_dir.path());
-    options.resume_dir = flags.checkpoints.resume;
-    options.tune_malloc = !flags.process.system_malloc;
-    options.python = flags.process.python;
+    options.checkpoint_dir = checkpoint_dir_of(settings.checkpoints, run_dir.path());
+    options.resume_dir = settings.checkpoints.resume;
+    options.tune_malloc = !settings.process.system_malloc;
+    options.python = settings.process.python;
     options.termination_notice =
-        std::chrono::seconds(flags.process.termination_notice_secs);
+        std::chrono::seconds(settings.process.termination_notice_secs);
     announce_checkpoints(graph, options.checkpoint_dir, std::cerr);
     node_host launch(graph, std::move(options));
     std::unique_ptr<status_server> page;
     if (user)
-      page =
-          start_status_page(graph, std::string(policy), run_dir.secret(), run_dir.path(),
-                            flags.status.port, node_states(launch, *streams), tls);
+      page = start_status_page(graph, policy, run_dir.secret(), run_dir.path(),
+                               settings.status.port, node_states(launch, *streams), tls);
     launch.state().wait_for_stop();
     launch.shutdown();
     int status = launch.state().report_failure(std::cerr);
@@ -91,7 +89,7 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     if (status != 0 && streams)
       std::cerr << quoted_last_lines(streams->last_lines(launch.state().failed_node()))
                 << std::flush;
-    linger(page.get(), flags.status.linger_secs);
+    linger(page.get(), settings.status.linger_secs);
     return status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
@@ -104,30 +102,26 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
 // directory of this launch's own that a user finds again (checkpoint_home),
 // and the launch's end says where they are and how to go on from them.
 LP_API int run_on_this_host(const program& graph, transport_kind transport,
-                            launch_flags flags,
+                            launch_settings settings,
                             int (*run)(const program&, transport_kind,
-                                       const launch_flags&, const no_options&)) {
-  auto command = flags.arguments;
-  bool own_dir = flags.checkpoints.dir.empty() && keeps_checkpoints(graph);
+                                       const launch_settings&)) {
+  bool own_dir = settings.checkpoints.dir.empty() && keeps_checkpoints(graph);
   if (own_dir) {
     try {
-      flags.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
+      // local_mp's node processes get it with the settings.
+      settings.checkpoints.dir = make_launch_checkpoint_dir(graph.name());
     } catch (const launch_error& e) {
       std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
       return 1;
     }
-    // local_mp's node processes take their flags from this command line.
-    auto after_name = flags.arguments.empty() ? 0 : 1;
-    flags.arguments.insert(flags.arguments.begin() + after_name,
-                           "--lp_checkpoint_dir=" + flags.checkpoints.dir);
-    if (!flags.read_by.empty())  // as read_command_line tags them
-      flags.read_by.insert(flags.read_by.begin() + after_name, "--lp_checkpoint_dir");
   }
-  int status = run(graph, transport, flags, {});
-  if (!tell_how_to_resume(graph, flags.checkpoints.dir, command, std::cerr) && own_dir) {
+  int status = run(graph, transport, settings);
+  // The command the user typed, which named no directory of this launch's.
+  if (!tell_how_to_resume(graph, settings.checkpoints.dir, settings.command, std::cerr) &&
+      own_dir) {
     // Nothing was saved: no empty directory stays, of the launch or of the
     // program, which a later launch makes again.
-    ::rmdir(flags.checkpoints.dir.c_str());
+    ::rmdir(settings.checkpoints.dir.c_str());
     ::rmdir(checkpoint_home(graph.name()).c_str());
   }
   return status;
@@ -139,7 +133,7 @@ LP_API controller::controller(const program& graph, const test_options& options,
                               transport_kind transport)
     : graph_(&graph) {
   detail::host_options settings;
-  settings.policy = test_multi_threading::flag;
+  settings.policy = detail::policy_kind::test_mt;
   settings.secret = options.insecure ? "" : detail::make_secret();
   settings.max_body_bytes = options.max_body_mb << 20;
   settings.limits.header_timeout = std::chrono::seconds(options.header_timeout_secs);

@@ -12,11 +12,11 @@
 namespace lp::detail {
 
 LP_API int run_kubernetes(const program& graph, transport_kind transport,
-                          const launch_flags& flags, const kube_options& cluster) {
+                          const launch_settings& settings) {
   auto role = take_env(kube::pod_env::role);
-  if (!role) return run_kube_manifests(graph, flags, cluster);
-  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, flags);
-  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, flags);
+  if (!role) return run_kube_manifests(graph, settings);
+  if (*role == kube::coordinator_role) return kube::run_coordinator(graph, settings);
+  if (*role == kube::node_role) return kube::run_pod_node(graph, transport, settings);
   std::cerr
       << "[lp] " << kube::pod_env::role << "='" << *role
       << "' is neither coordinator nor node: this pod was not made from the manifests "

@@ -8,10 +8,9 @@
 
 namespace lp::detail {
 
-LP_API int run_kube_manifests(const program& graph, const launch_flags& flags,
-                              const kube_options& cluster) {
+LP_API int run_kube_manifests(const program& graph, const launch_settings& settings) {
   try {
-    return kube::write_kube_launch(graph, flags, cluster, std::cout, std::cerr);
+    return kube::write_kube_launch(graph, settings, std::cout, std::cerr);
   } catch (const usage_error&) {
     throw;
   } catch (const std::exception& e) {

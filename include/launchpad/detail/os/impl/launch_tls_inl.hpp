@@ -8,11 +8,11 @@
 
 namespace lp::detail {
 
-LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& program,
+LP_API tls_credentials launch_tls(const tls_settings& tls, const std::string& program,
                                   bool beyond) {
-  // The launch has checked that the flags go together (check_tls_flags).
-  bool files = !flags.cert.empty();
-  if (flags.mode == tls_mode::off) {
+  // The launch has checked that the flags go together (cli's reader).
+  bool files = !tls.cert.empty();
+  if (tls.mode == tls_mode::off) {
     if (beyond)
       std::cerr << "[lp] --lp_tls=off: the nodes serve beyond loopback without TLS; the "
                    "launch's secret and every call's arguments cross the network in "
@@ -20,8 +20,8 @@ LP_API tls_credentials launch_tls(const tls_flags& flags, const std::string& pro
                 << std::endl;
     return {};
   }
-  if (flags.mode != tls_mode::on && !beyond && !files) return {};
-  if (files) return read_tls_files({flags.ca, flags.cert, flags.key});
+  if (tls.mode != tls_mode::on && !beyond && !files) return {};
+  if (files) return read_tls_files({tls.ca, tls.cert, tls.key});
   return make_launch_credentials(program);
 }
 

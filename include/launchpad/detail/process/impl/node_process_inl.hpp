@@ -13,8 +13,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <launchpad/context.hpp>
+#include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/host/node_host.hpp>
 #include <launchpad/detail/os/signals.hpp>
+#include <launchpad/detail/os/spawn.hpp>
+#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/util/text.hpp>
@@ -37,12 +40,13 @@ LP_API bool is_node_process() {
 }
 
 LP_API int run_node_process(const program& graph, transport_kind transport,
-                            const launch_flags& flags,
+                            const launch_settings& settings,
                             const std::optional<node_site>& chosen_site) {
   auto labels_text = take_env(child_env::nodes).value_or("");
   auto rendezvous_url = take_env(child_env::rendezvous).value_or("");
   auto launcher = take_env(child_env::launcher).value_or("");
-  auto policy = take_env(child_env::policy).value_or("local_mp");
+  auto policy = policy_named(take_env(child_env::policy).value_or(""))
+                    .value_or(policy_kind::local_mp);
   const auto site = chosen_site.value_or(node_site{});
   auto run_dir = take_env(child_env::run_dir).value_or("");
   auto [secret, credentials] = run_directory::credentials_of(run_dir);
@@ -110,20 +114,20 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.run_dir = run_dir;
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
-    options.max_body_bytes = flags.server.max_body_mb << 20;
-    options.limits = flags.server.limits;
+    options.max_body_bytes = settings.server.max_body_mb << 20;
+    options.limits = settings.server.limits;
     options.direct_calls = transport == transport_kind::direct;
     options.checkpoint_dir = site.checkpoints_in_run_dir
-                                 ? checkpoint_dir_of(flags.checkpoints, run_dir)
-                                 : flags.checkpoints.dir;
+                                 ? checkpoint_dir_of(settings.checkpoints, run_dir)
+                                 : settings.checkpoints.dir;
     options.watch_health = true;
-    options.tune_malloc = !flags.process.system_malloc;
+    options.tune_malloc = !settings.process.system_malloc;
     options.cores = cores;
     options.gpus = gpus;
-    options.resume_dir = flags.checkpoints.resume;
-    options.python = flags.process.python;
+    options.resume_dir = settings.checkpoints.resume;
+    options.python = settings.process.python;
     options.termination_notice =
-        std::chrono::seconds(flags.process.termination_notice_secs);
+        std::chrono::seconds(settings.process.termination_notice_secs);
     options.run_finished = [rendezvous](const std::string& label) {
       rendezvous->tell("finished", label);
     };
@@ -167,17 +171,20 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   }
 }
 
-LP_API process_options process_options_from(const launch_flags& flags,
-                                            std::string_view policy,
+LP_API process_options process_options_from(const launch_settings& settings,
+                                            policy_kind policy,
                                             transport_kind transport) {
   // options.tls stays empty: local_mp decides it below, and a Slurm job's
   // supervisor adopts the credentials its submitter made.
   process_options options;
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
-  options.arguments = flags.arguments;
-  options.process = flags.process;
-  options.status_port = flags.status.port;
+  options.arguments.push_back(settings.command.empty() ? this_executable()
+                                                       : settings.command.front());
+  for (auto& word : child_arguments(settings))
+    options.arguments.push_back(std::move(word));
+  options.process = settings.process;
+  options.status_port = settings.status.port;
   return options;
 }
 

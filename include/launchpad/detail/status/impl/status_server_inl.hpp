@@ -117,11 +117,11 @@ inline std::optional<std::string_view> fetch_metrics(
 
 }  // namespace status
 
-LP_API status_server::status_server(const program& graph, std::string policy,
+LP_API status_server::status_server(const program& graph, policy_kind policy,
                                     std::string secret, source nodes,
                                     std::shared_ptr<const tls_context> tls)
     : graph_(graph),
-      policy_(std::move(policy)),
+      policy_(name_of(policy)),
       secret_(std::move(secret)),
       nodes_(std::move(nodes)),
       tls_(std::move(tls)) {
@@ -329,12 +329,12 @@ LP_API std::string status_server::status_json() {
 }
 
 LP_API std::unique_ptr<status_server> start_status_page(
-    const program& graph, std::string policy, const std::string& secret,
+    const program& graph, policy_kind policy, const std::string& secret,
     const std::string& run_dir, port_or_off port, status_server::source nodes,
     std::shared_ptr<const tls_context> tls) {
   if (!port.number) return nullptr;
-  auto page = std::make_unique<status_server>(graph, std::move(policy), secret,
-                                              std::move(nodes), std::move(tls));
+  auto page = std::make_unique<status_server>(graph, policy, secret, std::move(nodes),
+                                              std::move(tls));
   auto url = page->start("127.0.0.1", *port.number);
   if (!run_dir.empty()) {
     int fd = ::open((run_dir + "/" + status_file).c_str(),

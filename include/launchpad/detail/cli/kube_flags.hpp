@@ -1,29 +1,16 @@
 #pragma once
 
 // --lp_launch=kubernetes's own flags (docs/kubernetes.md): the --lp_kube_*
-// rows, and the options they fill, read and checked here; the launch's
-// shared flags are detail/cli/flags.hpp's.
+// rows, which read and check launch_settings::kube.
 
-#include <launchpad/detail/cli/flags.hpp>
+#include <launchpad/detail/cli/flag_row.hpp>
+#include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/error.hpp>
-#include <launchpad/launch/kubernetes.hpp>
-#include <launchpad/launch/policy.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 
-namespace lp {
-class program;
-}
-
 namespace lp::detail {
-
-struct kube_options {
-  std::string image;  // required to write manifests
-  std::string kube_namespace = "default";
-  std::string binary;           // empty: /usr/local/bin/ and argv[0]'s file name
-  std::string dir = "lp-kube";  // where --lp_dry_run writes the manifests
-};
 
 // A Kubernetes namespace: a DNS label (RFC 1123), as the API server demands.
 inline std::string dns_label_value(std::string_view flag, std::string value) {
@@ -56,55 +43,50 @@ inline std::string image_reference(std::string_view flag, std::string value) {
   return value;
 }
 
-inline constexpr flag_row<kube_options> kube_flag_rows[] = {
+inline constexpr flag_row kube_flag_rows[] = {
     {.name = "--lp_kube_image",
      .hint = "<image>",
      .example = "registry.example.com/team/prog:1.0",
      .help = "kubernetes: the container image every pod runs; it holds this program's "
              "binary (required)",
-     .set = [](kube_options& f, std::string_view name,
-               std::string v) { f.image = image_reference(name, std::move(v)); }},
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.kube.image = image_reference(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.kube.image}; }},
     {.name = "--lp_kube_namespace",
      .hint = "<ns>",
      .example = "research",
      .help = "kubernetes: the namespace of the launch's objects (default: default)",
      .set =
-         [](kube_options& f, std::string_view name, std::string v) {
-           f.kube_namespace = dns_label_value(name, std::move(v));
-         }},
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.kube.kube_namespace = dns_label_value(name, std::move(v));
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       return {s.kube.kube_namespace};
+     }},
     {.name = "--lp_kube_binary",
      .hint = "<path>",
      .example = "/opt/prog/bin/prog",
      .help = "kubernetes: where the program's binary is in the image (default: "
              "/usr/local/bin/ and the name of this binary)",
      .set =
-         [](kube_options& f, std::string_view name, std::string v) {
+         [](launch_settings& s, std::string_view name, std::string v) {
            if (!v.starts_with("/"))
              throw usage_error(std::string(name) + "=" + one_line(name, v) +
                                ": give the binary's absolute path in the image, e.g. " +
                                std::string(name) + "=/usr/local/bin/prog");
-           f.binary = one_line(name, std::move(v));
-         }},
+           s.kube.binary = one_line(name, std::move(v));
+         },
+     .get = [](const launch_settings& s) -> flag_words { return {s.kube.binary}; }},
     {.name = "--lp_kube_dir",
      .hint = "<dir>",
      .example = "./manifests",
      .help =
          "kubernetes: where a dry run writes the launch's manifests, in a directory of "
          "their own (default: ./lp-kube)",
-     .set = [](kube_options& f, std::string_view name,
-               std::string v) { f.dir = one_line(name, std::move(v)); }},
-};
-
-// kubernetes: on a workstation, the manifests; in a pod, its coordinator or
-// its node process. Its run is kube/launch.hpp's.
-template <>
-struct launcher<kubernetes> {
-  using options = kube_options;
-  static constexpr flag_table<kube_options> flag_rows{kube_flag_rows};
-  static constexpr bool dry_run = true;
-  static constexpr bool on_this_host = false;
-  static int run(const program& graph, transport_kind transport,
-                 const launch_flags& flags, const kube_options& cluster);
+     .to_children = false,
+     .set = [](launch_settings& s, std::string_view name,
+               std::string v) { s.kube.dir = one_line(name, std::move(v)); },
+     .get = [](const launch_settings& s) -> flag_words { return {s.kube.dir}; }},
 };
 
 }  // namespace lp::detail

@@ -617,10 +617,21 @@ TEST_SUITE("processes") {
       return;
     }
     mp::scratch dir;
+    // Its own tmux server, under the scratch directory (the launcher's
+    // tmux inherits it): not /tmp/tmux-<uid>, which would stay.
+    ::setenv("TMUX_TMPDIR", dir.path.c_str(), 1);
+    struct unset {
+      ~unset() { ::unsetenv("TMUX_TMPDIR"); }
+    } after;
     mp::command launcher({mp::program_path(), "--scenario=sleepers", "--dir=" + dir.path,
                           "--lp_terminal=tmux"});
-    REQUIRE(mp::eventually([&] { return launcher.count("tmux attach -t ") == 1; },
-                           std::chrono::seconds(30)));
+    // The whole line: std::cerr writes its pieces one at a time.
+    auto said = [&] {
+      auto output = launcher.output();
+      auto at = output.find("tmux attach -t ");
+      return at != std::string::npos && output.find('\n', at) != std::string::npos;
+    };
+    REQUIRE(mp::eventually(said, std::chrono::seconds(30)));
     auto output = launcher.output();
     auto at = output.find("tmux attach -t ") + 15;
     auto session = output.substr(at, output.find('\n', at) - at);

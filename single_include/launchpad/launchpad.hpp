@@ -11028,216 +11028,6 @@ class output_pump {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/serve/secret.hpp ----
-
-#include <sys/random.h>
-
-
-namespace lp::detail {
-
-// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
-inline void random_bytes(unsigned char* out, std::size_t size) {
-  std::size_t filled = 0;
-  while (filled < size) {
-    auto got = ::getrandom(out + filled, size - filled, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0)
-      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
-                         "); the launch cannot make its secret or name");
-    filled += static_cast<std::size_t>(got);
-  }
-}
-
-// 128 random bits, as 32 hex digits: the bearer token every call of a
-// launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
-  random_bytes(bytes, sizeof bytes);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : bytes) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 15];
-  }
-  return hex;
-}
-
-// Compares in time independent of where the strings differ.
-inline bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-// What is wrong with a request's Authorization header, in words for its
-// sender; empty if it carries the launch's secret. HTTP's scheme names are
-// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
-inline std::string credential_problem(std::string_view header, std::string_view secret) {
-  if (header.empty())
-    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
-           "launch's run "
-           "directory (docs/protocol.md)";
-  auto space = header.find(' ');
-  auto scheme = header.substr(0, space);
-  constexpr std::string_view bearer = "bearer";
-  bool is_bearer = scheme.size() == bearer.size();
-  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
-    is_bearer = (scheme[i] | 0x20) == bearer[i];
-  if (!is_bearer)
-    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
-           "<secret>'";
-  auto token =
-      space == std::string_view::npos ? std::string_view() : header.substr(space);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
-  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
-  return {};
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// A launch's own directory under /tmp, readable only by its user: it holds
-// the launch's secret (the file `secret`, for curl), its TLS credentials if
-// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
-// asked, the nodes' logs. The secret and the credentials go with the launch;
-// the directory too, unless logs are left in it.
-class run_directory {
- public:
-  // The files of the TLS credentials.
-  static constexpr const char* certificate_file = "tls.crt";
-  static constexpr const char* key_file = "tls.key";
-  static constexpr const char* authority_file = "tls_ca.crt";
-
-  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
-  // credentials (no TLS). A Slurm launch makes it in a directory the
-  // compute hosts share.
-  run_directory(const std::string& program, std::string secret,
-                const std::string& parent = "/tmp", tls_credentials tls = {})
-      : secret_(std::move(secret)), tls_(std::move(tls)) {
-    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw launch_error("cannot create a run directory under " + parent +
-                         "; is it there, and writable?");
-    path_ = pattern;
-    if (!secret_.empty()) write_private("secret", secret_ + "\n");
-    if (tls_.empty()) return;
-    write_private(certificate_file, tls_.certificate);
-    write_private(key_file, tls_.key);
-    // A launch's own certificate is its own authority.
-    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
-  }
-  // The run directory another process made (a Slurm job's, made by the
-  // command that submitted it), with the secret and credentials in it, if
-  // any.
-  struct adopt {};
-  run_directory(adopt, std::string path) : path_(std::move(path)) {
-    std::tie(secret_, tls_) = credentials_of(path_);
-  }
-
-  // The secret and TLS credentials in the run directory at `path`, which
-  // its maker wrote. A node process reads its own here, never from its
-  // environment: Slurm carries a job step's environment to the compute
-  // host in the clear.
-  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
-    std::pair<std::string, tls_credentials> found;
-    std::ifstream(path + "/secret") >> found.first;
-    auto& tls = found.second;
-    tls.certificate = read_file(path, certificate_file);
-    if (tls.certificate.empty()) return found;
-    tls.key = read_file(path, key_file);
-    tls.authority = read_file(path, authority_file);
-    if (tls.authority.empty()) tls.authority = tls.certificate;
-    return found;
-  }
-  run_directory(const run_directory&) = delete;
-  run_directory& operator=(const run_directory&) = delete;
-  ~run_directory() {
-    if (kept_) return;
-    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
-    if (!tls_.empty())
-      for (const char* file : {certificate_file, key_file, authority_file})
-        ::unlink((path_ + "/" + file).c_str());
-    ::unlink((path_ + "/nodes").c_str());
-    ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
-  }
-
-  const std::string& path() const { return path_; }
-  // Leaves the directory and its secret to whoever goes on using them (a
-  // submitted Slurm job).
-  void keep() { kept_ = true; }
-  const std::string& secret() const { return secret_; }
-  // Empty for a launch without TLS.
-  const tls_credentials& tls() const { return tls_; }
-
-  // Tells the user where the secret and credentials are (never themselves).
-  void announce(std::ostream& out) const {
-    if (!secret_.empty())
-      out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
-    if (!tls_.empty())
-      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
-          << "/" << certificate_file << " and " << key_file << std::endl;
-  }
-
- private:
-  // A file of the directory that only its owner may read.
-  void write_private(const std::string& name, const std::string& text) const {
-    write_private_file(path_ + "/" + name, text);
-  }
-
-  // A file of the directory at `path`, whole; empty if it is not there.
-  static std::string read_file(const std::string& path, const std::string& name) {
-    std::ifstream in(path + "/" + name, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();
-    return text.str();
-  }
-
-  std::string secret_;
-  tls_credentials tls_;
-  std::string path_;
-  bool kept_ = false;
-};
-
-// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
-// attach to a running program (the Python client's attach(run_dir)). Every
-// process of a launch appends its own nodes, whole lines at a time; a
-// restarted node adds a new line, and the last line of a label is the one
-// that holds.
-inline void record_node_address(const std::string& run_dir, const std::string& label,
-                                const std::string& url) {
-  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-                  0600);
-  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
-  write_all(fd, label + " " + url + "\n");
-  ::close(fd);
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/python/python_node.hpp ----
-
-// A node of a Python service (LP_PYTHON), as the process that hosts it sees
-// it: a child process running `python3 -m launchpad_client.runtime`, which
-// serves the node itself on the launch's wire. Its host sends it its spec
-// (with the launch's secret and credentials) over a socket pair, never
-// through a file, forwards the child's output as the node's, answers its
-// address lookups over the same socket, and stops it in order
-// (docs/python_nodes.md).
-//
-// The control socket carries the spec first (`spec <J> <C>`, J bytes of
-// JSON, C bytes of CBOR: the constructor's arguments), then lines. From the node: `serving <url>`,
-// `finished` (run() returned), `stop` (it asked the program to stop),
-// `follow` (a peer refused a call for stopping), `address <label>`; from the
-// host: `run` (every node serves: call run()), `stop` (the program stops:
-// stop_requested() is true), `end` (drain, save, exit), and the answers to
-// lookups, `address <label> <url>` or `address <label> - <why>`.
-
-
 // ---- launchpad/detail/os/spawn.hpp ----
 
 // Starting and ending the node processes of a launch.
@@ -11415,16 +11205,19 @@ inline pid_t spawn(const child_process& child) {
   return pid;
 }
 
-// Kills the process groups of a launch's nodes if the launcher dies without
-// doing it, even by SIGKILL. A node process dies with its launcher
-// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
-// simulator, their own children. They stay in the node's process group, so
-// a process that outlives the launcher kills those groups: a shell, in a
-// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
-// socket and, when the socket reaches its end without a "done", kills them
-// all. Needs no privileges; it cannot reach a descendant that left the
-// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
-// "No orphans").
+// Kills the process groups of a launch's nodes, and clears the run
+// directories it made, if the process that made them dies without doing it,
+// even by SIGKILL. A node process dies with its launcher (PR_SET_PDEATHSIG),
+// but what it started does not: a data loader, a simulator, their own
+// children. They stay in the node's process group, so a process that
+// outlives the launcher kills those groups: a shell, in a group of its own,
+// deaf to Ctrl+C and SIGTERM, that reads group ids and directories from a
+// socket and, when the socket reaches its end without a "done", kills the
+// groups, then clears each directory as run_directory does at its end
+// (everything but logs/). Needs no privileges, and no next launch to sweep
+// after this one; it cannot reach a descendant that left the group (setsid,
+// setpgid), nor survive SIGKILL of its own (docs/launching.md, "No
+// orphans").
 class group_reaper {
  public:
   group_reaper() {
@@ -11432,21 +11225,38 @@ class group_reaper {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
       throw launch_error(std::string("cannot create a socket pair: ") +
                          std::strerror(errno));
+    // A directory is a line of its own: its name may hold spaces.
     static constexpr const char* script =
         "trap '' INT TERM HUP PIPE\n"
         "groups=\n"
-        "while read -r word group; do\n"
+        "dirs=\n"
+        "nl='\n'\n"
+        "while IFS= read -r line; do\n"
+        "  word=${line%% *} arg=${line#* }\n"
         "  case $word in\n"
         "    done) exit 0 ;;\n"
-        "    watch) groups=\"$groups -$group\" ;;\n"
-        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || "
-        "kept=\"$kept $g\"; "
-        "done; groups=$kept ;;\n"
+        "    watch) groups=\"$groups -$arg\" ;;\n"
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$arg\" ] || "
+        "kept=\"$kept $g\"; done; groups=$kept ;;\n"
+        "    clear) dirs=\"$dirs$arg$nl\" ;;\n"
+        "    spare) kept=; while IFS= read -r d; do [ -z \"$d\" ] || "
+        "[ \"$d\" = \"$arg\" ] || kept=\"$kept$d$nl\"; done <<END\n"
+        "$dirs\n"
+        "END\n"
+        "      dirs=$kept ;;\n"
         "  esac\n"
         "done\n"
-        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
+        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n"
+        "printf %s \"$dirs\" | while IFS= read -r d; do\n"
+        "  case $d in /?*) ;; *) continue ;; esac\n"
+        "  for f in \"$d\"/* \"$d\"/.[!.]* \"$d\"/..?*; do\n"
+        "    if [ \"$f\" != \"$d/logs\" ] && { [ -e \"$f\" ] || [ -L \"$f\" ]; }; then "
+        "rm -rf -- \"$f\"; fi\n"
+        "  done\n"
+        "  rmdir -- \"$d/logs\" \"$d\" 2>/dev/null\n"
+        "done\n";
     const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
-    const char* envp[] = {nullptr};
+    const char* envp[] = {"PATH=/usr/bin:/bin", nullptr};
     // Forked twice, so that it is nobody's child here: the launcher's own
     // children are its nodes. Only async-signal-safe calls until execve.
     fork_guard guard;
@@ -11491,15 +11301,30 @@ class group_reaper {
   // or by SIGKILL. False (nothing watches) if it cannot lead its group.
   static bool watch_own_group_for_life() {
     if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
-    // Never destroyed: its socket closes with the process, without "done".
-    static auto* reaper = new group_reaper();
-    reaper->watch(::getpid());
+    of_this_process().watch(::getpid());
     return true;
+  }
+
+  // This process's, started at its first use and never destroyed: its
+  // socket closes with the process, however it ends, without "done". What
+  // it was told and not told to forget or spare is reaped then.
+  static group_reaper& of_this_process() {
+    static auto* reaper = new group_reaper();
+    return *reaper;
   }
 
   void watch(pid_t group) { say("watch " + std::to_string(group)); }
   // The group has ended; its id may be reused, so it must not be killed.
   void forget(pid_t group) { say("forget " + std::to_string(group)); }
+  // Clear the directory at `path` if this process dies first; spare it
+  // once it is gone or kept. A name with a newline is not told (it would
+  // read as two): such a directory is left as before.
+  void clear(const std::string& path) {
+    if (path.find('\n') == std::string::npos) say("clear " + path);
+  }
+  void spare(const std::string& path) {
+    if (path.find('\n') == std::string::npos) say("spare " + path);
+  }
 
  private:
   // Best effort: a reaper that is gone cannot be helped, and must not take
@@ -11525,6 +11350,243 @@ inline std::string describe_status(int status) {
 }
 
 }  // namespace lp::detail
+
+// ---- launchpad/detail/serve/secret.hpp ----
+
+#include <sys/random.h>
+
+
+namespace lp::detail {
+
+// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
+inline void random_bytes(unsigned char* out, std::size_t size) {
+  std::size_t filled = 0;
+  while (filled < size) {
+    auto got = ::getrandom(out + filled, size - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
+                         "); the launch cannot make its secret or name");
+    filled += static_cast<std::size_t>(got);
+  }
+}
+
+// 128 random bits, as 32 hex digits: the bearer token every call of a
+// launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  random_bytes(bytes, sizeof bytes);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : bytes) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
+  }
+  return hex;
+}
+
+// Compares in time independent of where the strings differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+// What is wrong with a request's Authorization header, in words for its
+// sender; empty if it carries the launch's secret. HTTP's scheme names are
+// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
+inline std::string credential_problem(std::string_view header, std::string_view secret) {
+  if (header.empty())
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
+           "launch's run "
+           "directory (docs/protocol.md)";
+  auto space = header.find(' ');
+  auto scheme = header.substr(0, space);
+  constexpr std::string_view bearer = "bearer";
+  bool is_bearer = scheme.size() == bearer.size();
+  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
+    is_bearer = (scheme[i] | 0x20) == bearer[i];
+  if (!is_bearer)
+    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
+           "<secret>'";
+  auto token =
+      space == std::string_view::npos ? std::string_view() : header.substr(space);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
+  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
+  return {};
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A launch's own directory under /tmp, readable only by its user: it holds
+// the launch's secret (the file `secret`, for curl), its TLS credentials if
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA), the
+// `nodes` and `status` files, a test's checkpoints and, when asked, the
+// nodes' logs. Everything in it goes with the launch, whatever it is, but
+// logs/; the directory too, unless logs are left in it. If the process
+// that made it dies first (SIGKILL, _Exit), its reaper clears it the same
+// way (group_reaper).
+class run_directory {
+ public:
+  // The files of the TLS credentials.
+  static constexpr const char* certificate_file = "tls.crt";
+  static constexpr const char* key_file = "tls.key";
+  static constexpr const char* authority_file = "tls_ca.crt";
+  // What a launch leaves of it: the nodes' logs, if any (--lp_log_dir's
+  // default is this folder of it; the reaper's script names it too).
+  static constexpr const char* logs_dir = "logs";
+
+  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
+  // credentials (no TLS). A Slurm launch makes it in a directory the
+  // compute hosts share.
+  run_directory(const std::string& program, std::string secret,
+                const std::string& parent = "/tmp", tls_credentials tls = {})
+      : secret_(std::move(secret)), tls_(std::move(tls)) {
+    auto& reaper = group_reaper::of_this_process();  // first: it may fail to start
+    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw launch_error("cannot create a run directory under " + parent +
+                         "; is it there, and writable?");
+    path_ = pattern;
+    made_ = true;
+    reaper.clear(path_);
+    if (!secret_.empty()) write_private("secret", secret_ + "\n");
+    if (tls_.empty()) return;
+    write_private(certificate_file, tls_.certificate);
+    write_private(key_file, tls_.key);
+    // A launch's own certificate is its own authority.
+    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
+  }
+  // The run directory another process made (a Slurm job's, made by the
+  // command that submitted it), with the secret and credentials in it, if
+  // any.
+  struct adopt {};
+  run_directory(adopt, std::string path) : path_(std::move(path)) {
+    std::tie(secret_, tls_) = credentials_of(path_);
+  }
+
+  // The secret and TLS credentials in the run directory at `path`, which
+  // its maker wrote. A node process reads its own here, never from its
+  // environment: Slurm carries a job step's environment to the compute
+  // host in the clear.
+  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
+    std::pair<std::string, tls_credentials> found;
+    std::ifstream(path + "/secret") >> found.first;
+    auto& tls = found.second;
+    tls.certificate = read_file(path, certificate_file);
+    if (tls.certificate.empty()) return found;
+    tls.key = read_file(path, key_file);
+    tls.authority = read_file(path, authority_file);
+    if (tls.authority.empty()) tls.authority = tls.certificate;
+    return found;
+  }
+  run_directory(const run_directory&) = delete;
+  run_directory& operator=(const run_directory&) = delete;
+  ~run_directory() {
+    if (kept_) return;
+    if (made_) {
+      clear(path_);
+      group_reaper::of_this_process().spare(path_);
+      return;
+    }
+    // Another process's (a Slurm job's): what it left for this launch (the
+    // credentials) and what this launch wrote; the job's record (its
+    // script, logs and result) stays.
+    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    if (!tls_.empty())
+      for (const char* file : {certificate_file, key_file, authority_file})
+        ::unlink((path_ + "/" + file).c_str());
+    ::unlink((path_ + "/nodes").c_str());
+    ::unlink((path_ + "/status").c_str());  // the status page's URL
+    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
+  }
+
+  const std::string& path() const { return path_; }
+  // Leaves the directory and its secret to whoever goes on using them (a
+  // submitted Slurm job).
+  void keep() {
+    kept_ = true;
+    if (made_) group_reaper::of_this_process().spare(path_);
+  }
+
+  // Removes everything in the directory at `path` but logs/, then logs/ if
+  // it is empty, then the directory if it is empty: whatever a launch put
+  // there (files, sockets, folders), not a list of names.
+  LP_API static void clear(const std::string& path);
+  const std::string& secret() const { return secret_; }
+  // Empty for a launch without TLS.
+  const tls_credentials& tls() const { return tls_; }
+
+  // Tells the user where the secret and credentials are (never themselves).
+  void announce(std::ostream& out) const {
+    if (!secret_.empty())
+      out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+    if (!tls_.empty())
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
+          << "/" << certificate_file << " and " << key_file << std::endl;
+  }
+
+ private:
+  // A file of the directory that only its owner may read.
+  void write_private(const std::string& name, const std::string& text) const {
+    write_private_file(path_ + "/" + name, text);
+  }
+
+  // A file of the directory at `path`, whole; empty if it is not there.
+  static std::string read_file(const std::string& path, const std::string& name) {
+    std::ifstream in(path + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string secret_;
+  tls_credentials tls_;
+  std::string path_;
+  bool made_ = false;  // by this process: it clears it
+  bool kept_ = false;
+};
+
+// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
+// attach to a running program (the Python client's attach(run_dir)). Every
+// process of a launch appends its own nodes, whole lines at a time; a
+// restarted node adds a new line, and the last line of a label is the one
+// that holds.
+inline void record_node_address(const std::string& run_dir, const std::string& label,
+                                const std::string& url) {
+  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                  0600);
+  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
+  write_all(fd, label + " " + url + "\n");
+  ::close(fd);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/python/python_node.hpp ----
+
+// A node of a Python service (LP_PYTHON), as the process that hosts it sees
+// it: a child process running `python3 -m launchpad_client.runtime`, which
+// serves the node itself on the launch's wire. Its host sends it its spec
+// (with the launch's secret and credentials) over a socket pair, never
+// through a file, forwards the child's output as the node's, answers its
+// address lookups over the same socket, and stops it in order
+// (docs/python_nodes.md).
+//
+// The control socket carries the spec first (`spec <J> <C>`, J bytes of
+// JSON, C bytes of CBOR: the constructor's arguments), then lines. From the node: `serving <url>`,
+// `finished` (run() returned), `stop` (it asked the program to stop),
+// `follow` (a peer refused a call for stopping), `address <label>`; from the
+// host: `run` (every node serves: call run()), `stop` (the program stops:
+// stop_requested() is true), `end` (drain, save, exit), and the answers to
+// lookups, `address <label> <url>` or `address <label> - <why>`.
+
+
 
 namespace lp::detail {
 
@@ -11761,6 +11823,9 @@ class python_node {
       close_all();
       throw;
     }
+    // What it starts (a data loader) is in its group: killed with it, and
+    // by the reaper if this process dies first.
+    group_reaper::of_this_process().watch(pid_);
     control_ = control[0];
     for (int fd : {control[1], out[1], err[1]}) ::close(fd);
     outputs_open_ = 2;
@@ -11877,6 +11942,7 @@ class python_node {
     // What it left in its process group goes with it, while the group's id
     // cannot be reused: the process is reaped only below.
     ::kill(-pid_, SIGKILL);
+    group_reaper::of_this_process().forget(pid_);
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
@@ -16898,26 +16964,29 @@ class coordinator {
   }
 
   // A directory of its own: where --lp_status finds the page, in the pod.
+  // It goes as a run directory does: with the coordinator, whatever is in
+  // it, or with its reaper if the coordinator is killed (a pod's /tmp may
+  // outlive its process: a container restarted in place).
   class own_directory {
    public:
     own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
-      remove();  // a stale one, of a pod that ran here before
+      auto& reaper = group_reaper::of_this_process();
+      run_directory::clear(path_);  // a stale one, of a pod that ran here before
       if (::mkdir(path_.c_str(), 0700) != 0)
         throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
                            std::strerror(errno) + "); its image needs a writable /tmp");
+      reaper.clear(path_);
       if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
     }
     own_directory(const own_directory&) = delete;
     own_directory& operator=(const own_directory&) = delete;
-    ~own_directory() { remove(); }
+    ~own_directory() {
+      run_directory::clear(path_);
+      group_reaper::of_this_process().spare(path_);
+    }
     const std::string& path() const { return path_; }
 
    private:
-    void remove() const {
-      for (const char* file : {"secret", status_file})
-        ::unlink((path_ + "/" + file).c_str());
-      ::rmdir(path_.c_str());
-    }
     std::string path_;
   };
 
@@ -18397,6 +18466,41 @@ LP_API tls_credentials launch_tls(const tls_settings& tls, const std::string& pr
   if (tls.mode != tls_mode::on && !beyond && !files) return {};
   if (files) return read_tls_files({tls.ca, tls.cert, tls.key});
   return make_launch_credentials(program);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/os/impl/run_directory_inl.hpp ----
+
+// run_directory.hpp's share of the library's compiled part: the definitions
+// that detail/implementation.hpp gathers (detail/config.hpp says where they
+// are compiled).
+
+#include <ftw.h>
+#include <stdio.h>
+
+
+namespace lp::detail {
+
+LP_API void run_directory::clear(const std::string& path) {
+  std::vector<std::string> entries;
+  if (DIR* dir = ::opendir(path.c_str())) {
+    while (const auto* entry = ::readdir(dir)) {
+      std::string name = entry->d_name;
+      if (name != "." && name != ".." && name != logs_dir)
+        entries.push_back(path + "/" + name);
+    }
+    ::closedir(dir);
+  }
+  // Depth first, without following links: a folder's files, then it.
+  auto remove_one = [](const char* file, const struct stat*, int, FTW*) {
+    ::remove(file);
+    return 0;
+  };
+  for (const auto& entry : entries)
+    ::nftw(entry.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  ::rmdir((path + "/" + logs_dir).c_str());  // fails, as it should, while logs are in it
+  ::rmdir(path.c_str());
 }
 
 }  // namespace lp::detail

@@ -26,6 +26,7 @@
 #include <launchpad/detail/observe/impl/node_metrics_inl.hpp>
 #include <launchpad/detail/observe/impl/process_figures_inl.hpp>
 #include <launchpad/detail/os/impl/launch_tls_inl.hpp>
+#include <launchpad/detail/os/impl/run_directory_inl.hpp>
 #include <launchpad/detail/process/impl/node_process_inl.hpp>
 #include <launchpad/detail/python/impl/python_node_inl.hpp>
 #include <launchpad/detail/serve/impl/dispatch_inl.hpp>

@@ -20,6 +20,7 @@
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
+#include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
@@ -361,26 +362,29 @@ class coordinator {
   }
 
   // A directory of its own: where --lp_status finds the page, in the pod.
+  // It goes as a run directory does: with the coordinator, whatever is in
+  // it, or with its reaper if the coordinator is killed (a pod's /tmp may
+  // outlive its process: a container restarted in place).
   class own_directory {
    public:
     own_directory(std::string path, const std::string& secret) : path_(std::move(path)) {
-      remove();  // a stale one, of a pod that ran here before
+      auto& reaper = group_reaper::of_this_process();
+      run_directory::clear(path_);  // a stale one, of a pod that ran here before
       if (::mkdir(path_.c_str(), 0700) != 0)
         throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
                            std::strerror(errno) + "); its image needs a writable /tmp");
+      reaper.clear(path_);
       if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
     }
     own_directory(const own_directory&) = delete;
     own_directory& operator=(const own_directory&) = delete;
-    ~own_directory() { remove(); }
+    ~own_directory() {
+      run_directory::clear(path_);
+      group_reaper::of_this_process().spare(path_);
+    }
     const std::string& path() const { return path_; }
 
    private:
-    void remove() const {
-      for (const char* file : {"secret", status_file})
-        ::unlink((path_ + "/" + file).c_str());
-      ::rmdir(path_.c_str());
-    }
     std::string path_;
   };
 

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <launchpad/detail/config.hpp>
 #include <launchpad/detail/os/output.hpp>
+#include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/error.hpp>
@@ -18,15 +20,21 @@ namespace lp::detail {
 
 // A launch's own directory under /tmp, readable only by its user: it holds
 // the launch's secret (the file `secret`, for curl), its TLS credentials if
-// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA) and, when
-// asked, the nodes' logs. The secret and the credentials go with the launch;
-// the directory too, unless logs are left in it.
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA), the
+// `nodes` and `status` files, a test's checkpoints and, when asked, the
+// nodes' logs. Everything in it goes with the launch, whatever it is, but
+// logs/; the directory too, unless logs are left in it. If the process
+// that made it dies first (SIGKILL, _Exit), its reaper clears it the same
+// way (group_reaper).
 class run_directory {
  public:
   // The files of the TLS credentials.
   static constexpr const char* certificate_file = "tls.crt";
   static constexpr const char* key_file = "tls.key";
   static constexpr const char* authority_file = "tls_ca.crt";
+  // What a launch leaves of it: the nodes' logs, if any (--lp_log_dir's
+  // default is this folder of it; the reaper's script names it too).
+  static constexpr const char* logs_dir = "logs";
 
   // An empty secret (an --lp_insecure launch) writes no file, nor do empty
   // credentials (no TLS). A Slurm launch makes it in a directory the
@@ -34,11 +42,14 @@ class run_directory {
   run_directory(const std::string& program, std::string secret,
                 const std::string& parent = "/tmp", tls_credentials tls = {})
       : secret_(std::move(secret)), tls_(std::move(tls)) {
+    auto& reaper = group_reaper::of_this_process();  // first: it may fail to start
     std::string pattern = parent + "/lp-" + program + "-XXXXXX";
     if (!::mkdtemp(pattern.data()))
       throw launch_error("cannot create a run directory under " + parent +
                          "; is it there, and writable?");
     path_ = pattern;
+    made_ = true;
+    reaper.clear(path_);
     if (!secret_.empty()) write_private("secret", secret_ + "\n");
     if (tls_.empty()) return;
     write_private(certificate_file, tls_.certificate);
@@ -73,6 +84,14 @@ class run_directory {
   run_directory& operator=(const run_directory&) = delete;
   ~run_directory() {
     if (kept_) return;
+    if (made_) {
+      clear(path_);
+      group_reaper::of_this_process().spare(path_);
+      return;
+    }
+    // Another process's (a Slurm job's): what it left for this launch (the
+    // credentials) and what this launch wrote; the job's record (its
+    // script, logs and result) stays.
     if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
     if (!tls_.empty())
       for (const char* file : {certificate_file, key_file, authority_file})
@@ -85,7 +104,15 @@ class run_directory {
   const std::string& path() const { return path_; }
   // Leaves the directory and its secret to whoever goes on using them (a
   // submitted Slurm job).
-  void keep() { kept_ = true; }
+  void keep() {
+    kept_ = true;
+    if (made_) group_reaper::of_this_process().spare(path_);
+  }
+
+  // Removes everything in the directory at `path` but logs/, then logs/ if
+  // it is empty, then the directory if it is empty: whatever a launch put
+  // there (files, sockets, folders), not a list of names.
+  LP_API static void clear(const std::string& path);
   const std::string& secret() const { return secret_; }
   // Empty for a launch without TLS.
   const tls_credentials& tls() const { return tls_; }
@@ -116,6 +143,7 @@ class run_directory {
   std::string secret_;
   tls_credentials tls_;
   std::string path_;
+  bool made_ = false;  // by this process: it clears it
   bool kept_ = false;
 };
 

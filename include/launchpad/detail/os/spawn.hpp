@@ -189,16 +189,19 @@ inline pid_t spawn(const child_process& child) {
   return pid;
 }
 
-// Kills the process groups of a launch's nodes if the launcher dies without
-// doing it, even by SIGKILL. A node process dies with its launcher
-// (PR_SET_PDEATHSIG), but what it started does not: a data loader, a
-// simulator, their own children. They stay in the node's process group, so
-// a process that outlives the launcher kills those groups: a shell, in a
-// group of its own, deaf to Ctrl+C and SIGTERM, that reads group ids from a
-// socket and, when the socket reaches its end without a "done", kills them
-// all. Needs no privileges; it cannot reach a descendant that left the
-// group (setsid, setpgid), nor survive SIGKILL of its own (docs/launching.md,
-// "No orphans").
+// Kills the process groups of a launch's nodes, and clears the run
+// directories it made, if the process that made them dies without doing it,
+// even by SIGKILL. A node process dies with its launcher (PR_SET_PDEATHSIG),
+// but what it started does not: a data loader, a simulator, their own
+// children. They stay in the node's process group, so a process that
+// outlives the launcher kills those groups: a shell, in a group of its own,
+// deaf to Ctrl+C and SIGTERM, that reads group ids and directories from a
+// socket and, when the socket reaches its end without a "done", kills the
+// groups, then clears each directory as run_directory does at its end
+// (everything but logs/). Needs no privileges, and no next launch to sweep
+// after this one; it cannot reach a descendant that left the group (setsid,
+// setpgid), nor survive SIGKILL of its own (docs/launching.md, "No
+// orphans").
 class group_reaper {
  public:
   group_reaper() {
@@ -206,21 +209,38 @@ class group_reaper {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
       throw launch_error(std::string("cannot create a socket pair: ") +
                          std::strerror(errno));
+    // A directory is a line of its own: its name may hold spaces.
     static constexpr const char* script =
         "trap '' INT TERM HUP PIPE\n"
         "groups=\n"
-        "while read -r word group; do\n"
+        "dirs=\n"
+        "nl='\n'\n"
+        "while IFS= read -r line; do\n"
+        "  word=${line%% *} arg=${line#* }\n"
         "  case $word in\n"
         "    done) exit 0 ;;\n"
-        "    watch) groups=\"$groups -$group\" ;;\n"
-        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$group\" ] || "
-        "kept=\"$kept $g\"; "
-        "done; groups=$kept ;;\n"
+        "    watch) groups=\"$groups -$arg\" ;;\n"
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$arg\" ] || "
+        "kept=\"$kept $g\"; done; groups=$kept ;;\n"
+        "    clear) dirs=\"$dirs$arg$nl\" ;;\n"
+        "    spare) kept=; while IFS= read -r d; do [ -z \"$d\" ] || "
+        "[ \"$d\" = \"$arg\" ] || kept=\"$kept$d$nl\"; done <<END\n"
+        "$dirs\n"
+        "END\n"
+        "      dirs=$kept ;;\n"
         "  esac\n"
         "done\n"
-        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n";
+        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n"
+        "printf %s \"$dirs\" | while IFS= read -r d; do\n"
+        "  case $d in /?*) ;; *) continue ;; esac\n"
+        "  for f in \"$d\"/* \"$d\"/.[!.]* \"$d\"/..?*; do\n"
+        "    if [ \"$f\" != \"$d/logs\" ] && { [ -e \"$f\" ] || [ -L \"$f\" ]; }; then "
+        "rm -rf -- \"$f\"; fi\n"
+        "  done\n"
+        "  rmdir -- \"$d/logs\" \"$d\" 2>/dev/null\n"
+        "done\n";
     const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
-    const char* envp[] = {nullptr};
+    const char* envp[] = {"PATH=/usr/bin:/bin", nullptr};
     // Forked twice, so that it is nobody's child here: the launcher's own
     // children are its nodes. Only async-signal-safe calls until execve.
     fork_guard guard;
@@ -265,15 +285,30 @@ class group_reaper {
   // or by SIGKILL. False (nothing watches) if it cannot lead its group.
   static bool watch_own_group_for_life() {
     if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
-    // Never destroyed: its socket closes with the process, without "done".
-    static auto* reaper = new group_reaper();
-    reaper->watch(::getpid());
+    of_this_process().watch(::getpid());
     return true;
+  }
+
+  // This process's, started at its first use and never destroyed: its
+  // socket closes with the process, however it ends, without "done". What
+  // it was told and not told to forget or spare is reaped then.
+  static group_reaper& of_this_process() {
+    static auto* reaper = new group_reaper();
+    return *reaper;
   }
 
   void watch(pid_t group) { say("watch " + std::to_string(group)); }
   // The group has ended; its id may be reused, so it must not be killed.
   void forget(pid_t group) { say("forget " + std::to_string(group)); }
+  // Clear the directory at `path` if this process dies first; spare it
+  // once it is gone or kept. A name with a newline is not told (it would
+  // read as two): such a directory is left as before.
+  void clear(const std::string& path) {
+    if (path.find('\n') == std::string::npos) say("clear " + path);
+  }
+  void spare(const std::string& path) {
+    if (path.find('\n') == std::string::npos) say("spare " + path);
+  }
 
  private:
   // Best effort: a reaper that is gone cannot be helped, and must not take

@@ -279,6 +279,9 @@ class python_node {
       close_all();
       throw;
     }
+    // What it starts (a data loader) is in its group: killed with it, and
+    // by the reaper if this process dies first.
+    group_reaper::of_this_process().watch(pid_);
     control_ = control[0];
     for (int fd : {control[1], out[1], err[1]}) ::close(fd);
     outputs_open_ = 2;
@@ -395,6 +398,7 @@ class python_node {
     // What it left in its process group goes with it, while the group's id
     // cannot be reused: the process is reaped only below.
     ::kill(-pid_, SIGKILL);
+    group_reaper::of_this_process().forget(pid_);
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }

@@ -1,0 +1,39 @@
+#pragma once
+
+// run_directory.hpp's share of the library's compiled part: the definitions
+// that detail/implementation.hpp gathers (detail/config.hpp says where they
+// are compiled).
+
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <launchpad/detail/os/run_directory.hpp>
+#include <string>
+#include <vector>
+
+namespace lp::detail {
+
+LP_API void run_directory::clear(const std::string& path) {
+  std::vector<std::string> entries;
+  if (DIR* dir = ::opendir(path.c_str())) {
+    while (const auto* entry = ::readdir(dir)) {
+      std::string name = entry->d_name;
+      if (name != "." && name != ".." && name != logs_dir)
+        entries.push_back(path + "/" + name);
+    }
+    ::closedir(dir);
+  }
+  // Depth first, without following links: a folder's files, then it.
+  auto remove_one = [](const char* file, const struct stat*, int, FTW*) {
+    ::remove(file);
+    return 0;
+  };
+  for (const auto& entry : entries)
+    ::nftw(entry.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  ::rmdir((path + "/" + logs_dir).c_str());  // fails, as it should, while logs are in it
+  ::rmdir(path.c_str());
+}
+
+}  // namespace lp::detail

@@ -5,7 +5,7 @@
 1. A header in include/launchpad/detail/<layer>/ includes only headers of its
    own layer or of the layers below it:
 
-       util < lifecycle < wire, observe, tls < reflect < call, serve
+       protocol, util < lifecycle < wire, observe, tls < reflect < call, serve
             < graph, replay < settings < cli, os, checkpoint < status, python
             < host < process < slurm, kube
 
@@ -53,9 +53,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "include"
-RANK = {"util": 0, "lifecycle": 1, "wire": 2, "observe": 2, "tls": 2, "reflect": 3, "call": 4, "serve": 4,
-        "graph": 5, "replay": 5, "settings": 6, "cli": 7, "os": 7, "checkpoint": 7, "status": 8, "python": 8,
-        "host": 9, "process": 10, "slurm": 11, "kube": 11}
+RANK = {"protocol": 0, "util": 0, "lifecycle": 1, "wire": 2, "observe": 2, "tls": 2, "reflect": 3, "call": 4,
+        "serve": 4, "graph": 5, "replay": 5, "settings": 6, "cli": 7, "os": 7, "checkpoint": 7, "status": 8,
+        "python": 8, "host": 9, "process": 10, "slurm": 11, "kube": 11}
 APART = {("call", "serve"), ("serve", "call"), ("status", "python"), ("python", "status")}
 # Reached by a user's code only through the compiled part.
 COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listener)|host/(node_host|in_process)"

@@ -5,7 +5,8 @@
 # Sources are formatted by Debian 12's clang-format (14); another release
 # lays some constructs out otherwise, so any other is refused rather than
 # trusted. Generated files (single_include/, the status page's header that
-# tools/embed.py writes) are left as their tools write them.
+# tools/embed.py writes, the protocol's that tools/protocol.py writes) are
+# left as their tools write them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want=14
@@ -21,7 +22,8 @@ if [[ "$have" != "$want" ]]; then
 fi
 mapfile -t sources < <(find include src tests examples benchmarks tools -name node_modules -prune \
   -o \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \) -type f \
-  ! -path include/launchpad/detail/status/status_page.hpp -print | sort)
+  ! -path include/launchpad/detail/status/status_page.hpp \
+  ! -path include/launchpad/detail/protocol/constants.hpp -print | sort)
 if [[ "${1:-}" == "--fix" ]]; then
   clang-format -i "${sources[@]}"
   exit 0

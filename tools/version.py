@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
-"""Prints the library version written in include/launchpad/version.hpp (for meson)."""
-import re
+"""Prints the library version written in include/launchpad/detail/protocol/protocol.toml (for meson)."""
+import tomllib
 from pathlib import Path
 
-text = (Path(__file__).resolve().parent.parent / "include/launchpad/version.hpp").read_text()
-parts = [re.search(rf"#define LP_VERSION_{p} (\d+)", text).group(1) for p in ("MAJOR", "MINOR", "PATCH")]
-print(".".join(parts))
+path = Path(__file__).resolve().parent.parent / "include/launchpad/detail/protocol/protocol.toml"
+print(tomllib.loads(path.read_text())["version"])

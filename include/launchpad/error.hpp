@@ -16,6 +16,7 @@
 /// ```
 
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -211,7 +212,8 @@ class deadline_exceeded : public transport_error {
   /// @param message how long the call waited
   deadline_exceeded(const std::string& node, const std::string& method,
                     const std::string& message)
-      : transport_error("deadline_exceeded", node, method, message) {}
+      : transport_error(detail::protocol::error::deadline_exceeded, node, method,
+                        message) {}
 };
 
 /// The call was refused because the program is stopping (id `stopping`).
@@ -227,7 +229,7 @@ class stopping : public transport_error {
   /// @param method the method called
   /// @param message why the call was refused
   stopping(const std::string& node, const std::string& method, const std::string& message)
-      : transport_error("stopping", node, method, message) {}
+      : transport_error(detail::protocol::error::stopping, node, method, message) {}
 };
 
 /// The node answered with an error (id `remote_error`).

@@ -4,14 +4,17 @@
 /// The library's version, as macros for the preprocessor and as lp::version.
 /// Versions follow Semantic Versioning (CHANGELOG.md).
 
-// The one place the version is written; meson.build reads these three lines.
+// The version is written once, in detail/protocol/protocol.toml, which
+// meson.build, CMakeLists.txt and the Python package read too.
+#include <launchpad/detail/protocol/constants.hpp>
+
 /// The major version: it grows with a change that breaks code written for
 /// the last one.
-#define LP_VERSION_MAJOR 0
+#define LP_VERSION_MAJOR LP_DETAIL_VERSION_MAJOR
 /// The minor version: it grows with what is added without breaking code.
-#define LP_VERSION_MINOR 1
+#define LP_VERSION_MINOR LP_DETAIL_VERSION_MINOR
 /// The patch version: it grows with fixes.
-#define LP_VERSION_PATCH 0
+#define LP_VERSION_PATCH LP_DETAIL_VERSION_PATCH
 
 #define LP_DETAIL_STRINGIZE2(x) #x
 #define LP_DETAIL_STRINGIZE(x) LP_DETAIL_STRINGIZE2(x)

@@ -443,15 +443,16 @@ class cacher
             return detail::proxy_call<listed, detail::sync_caller>(behind_, args...);
           } catch (const stopping& e) {
             // The program stops: so do the callers, cleanly (lp::stopping).
-            throw detail::call_failure(503, "stopping", e.what());
+            throw detail::call_failure(503, detail::protocol::error::stopping, e.what());
           } catch (const std::exception& e) {
             throw detail::call_failure(
-                502, std::string(detail::protocol::upstream_failed), failed(e.what()));
+                502, std::string(detail::protocol::error::upstream_failed),
+                failed(e.what()));
           }
         },
         [&] {
           throw detail::call_failure(
-              504, "deadline_exceeded",
+              504, detail::protocol::error::deadline_exceeded,
               "the caller's deadline passed while the cacher '" + label_ +
                   "' waited for a fresh answer of " + behind_.node() + "." +
                   std::string(listed::name) +

@@ -189,15 +189,15 @@ struct call_access {
   // caller's own clock runs out: the same lp::deadline_exceeded either way.
   // Any other refusal goes on as it came.
   [[noreturn]] static void rethrow_for_caller(const remote_error& refusal) {
-    if (refusal.status() == 503 && refusal.code() == "stopping") {
+    if (refusal.status() == 503 && refusal.code() == protocol::error::stopping) {
       stop_this_threads_program();
       throw stopping(refusal.node(), refusal.method(), refusal.message());
     }
-    if (refusal.status() == 504 && refusal.code() == "deadline_exceeded")
+    if (refusal.status() == 504 && refusal.code() == protocol::error::deadline_exceeded)
       throw deadline_exceeded(refusal.node(), refusal.method(), refusal.message());
     // A node with no answer from the node behind it (lp::cacher): a caller
     // may catch it apart, and retry later.
-    if (refusal.code() == protocol::upstream_failed) throw upstream_error(refusal);
+    if (refusal.code() == protocol::error::upstream_failed) throw upstream_error(refusal);
     throw;
   }
 };

@@ -48,8 +48,8 @@ class http_channel final : public channel {
       : node_(std::move(node)),
         directory_(std::move(nodes)),
         tls_(std::move(settings.tls)) {
-    headers_ = std::string("Content-Type: ") + protocol::cbor_type +
-               "\r\nAccept: " + protocol::cbor_type + "\r\n";
+    headers_ = std::string("Content-Type: ") + protocol::media::cbor +
+               "\r\nAccept: " + protocol::media::cbor + "\r\n";
     if (!settings.secret.empty())
       headers_ += "Authorization: Bearer " + settings.secret + "\r\n";
   }
@@ -108,7 +108,7 @@ class http_channel final : public channel {
       throw;
     }
     auto& reply = reply_buffer();
-    auto path = std::string(protocol::call_prefix) + method;
+    auto path = std::string(protocol::path::call) + method;
     try {
       auto [connection, reused] = acquire(where, until);
       for (;;) {
@@ -158,7 +158,7 @@ class http_channel final : public channel {
     auto left =
         std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
     headers.assign(headers_);
-    headers.append(protocol::deadline_header).append(": ");
+    headers.append(protocol::header::deadline).append(": ");
     headers.append(std::to_string(std::max<long long>(left, 0))).append("\r\n");
     return headers;
   }

@@ -10,6 +10,8 @@
 //   bytes <n>\n
 //   fnv1a64 <16 hex digits>\n
 //   <n bytes of CBOR>
+//
+// (protocol.toml writes its words: a Python node's checkpoints are the same.)
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/error.hpp>
@@ -37,8 +40,8 @@ namespace lp::detail {
 // A checksum that catches a torn or damaged file (not an attacker), at
 // memory speed: FNV-1a over 8-byte words, then the bytes left.
 inline std::uint64_t checkpoint_checksum(std::string_view bytes) {
-  constexpr std::uint64_t prime = 0x100000001b3ULL;
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  constexpr std::uint64_t prime = protocol::checkpoint::fnv_prime;
+  std::uint64_t hash = protocol::checkpoint::fnv_offset;
   std::size_t i = 0;
   for (; i + 8 <= bytes.size(); i += 8) {
     std::uint64_t word;
@@ -48,6 +51,11 @@ inline std::uint64_t checkpoint_checksum(std::string_view bytes) {
   for (; i < bytes.size(); ++i)
     hash = (hash ^ static_cast<unsigned char>(bytes[i])) * prime;
   return hash;
+}
+
+// The header's first line, without its \n: the format's name and version.
+inline std::string checkpoint_first_line() {
+  return protocol::checkpoint::magic + std::to_string(protocol::checkpoint::format);
 }
 
 inline bool write_fully(int fd, std::string_view bytes) {
@@ -85,8 +93,10 @@ inline void write_checkpoint(const std::string& path, std::string_view service,
   char sum[17];
   std::snprintf(sum, sizeof sum, "%016llx",
                 static_cast<unsigned long long>(checkpoint_checksum(state)));
-  std::string header = "lp-checkpoint 1\nservice " + std::string(service) + "\nbytes " +
-                       std::to_string(state.size()) + "\nfnv1a64 " + sum + "\n";
+  namespace words = protocol::checkpoint;
+  std::string header = checkpoint_first_line() + "\n" + words::service +
+                       std::string(service) + "\n" + words::bytes +
+                       std::to_string(state.size()) + "\n" + words::checksum + sum + "\n";
   auto temporary = path + ".tmp";
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
@@ -150,10 +160,10 @@ inline std::optional<std::string> read_checkpoint(const std::string& path,
     at = end + 1;
     return value;
   };
-  line("lp-checkpoint 1");
-  auto saved_service = line("service ");
-  auto size_text = line("bytes ");
-  auto sum_text = line("fnv1a64 ");
+  line(checkpoint_first_line());
+  auto saved_service = line(protocol::checkpoint::service);
+  auto size_text = line(protocol::checkpoint::bytes);
+  auto sum_text = line(protocol::checkpoint::checksum);
   if (saved_service != service)
     throw checkpoint_error(
         "the checkpoint " + path + " holds the state of a " + saved_service +

@@ -302,7 +302,7 @@ class coordinator {
           http_connection::open(where.host, where.port, deadline, tls_.get());
       std::string reply;
       connection->post(
-          protocol::stop_path,
+          protocol::path::stop,
           secret_.empty() ? std::string() : "Authorization: Bearer " + secret_ + "\r\n",
           "", deadline, reply, 1 << 16);
     } catch (const std::exception& e) {
@@ -374,7 +374,8 @@ class coordinator {
         throw launch_error("the coordinator cannot make " + path_ + " in its pod (" +
                            std::strerror(errno) + "); its image needs a writable /tmp");
       reaper.clear(path_);
-      if (!secret.empty()) write_private_file(path_ + "/secret", secret + "\n");
+      if (!secret.empty())
+        write_private_file(path_ + "/" + protocol::run_directory::secret, secret + "\n");
     }
     own_directory(const own_directory&) = delete;
     own_directory& operator=(const own_directory&) = delete;

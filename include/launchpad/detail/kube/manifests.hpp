@@ -150,7 +150,7 @@ inline yaml_value secret_object(const program& graph, const manifest_plan& plan)
   // Exactly the run directory's files: a pod reads the mount as every node
   // process reads its run directory (run_directory::credentials_of).
   yaml_value data = yaml_value::object();
-  if (!plan.secret.empty()) data["secret"] = plan.secret + "\n";
+  if (!plan.secret.empty()) data[protocol::run_directory::secret] = plan.secret + "\n";
   if (!plan.tls.empty()) {
     data[run_directory::certificate_file] = plan.tls.certificate;
     data[run_directory::key_file] = plan.tls.key;

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <exception>
 #include <functional>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <memory>
 #include <mutex>
 #include <ostream>
@@ -17,9 +18,9 @@ namespace lp::detail {
 
 // The exit statuses of a node process that ended itself for a hung node
 // (its group's health_timeout), for its launcher to say which part hung: a
-// handler, or run().
-inline constexpr int hung_exit_status = 124;
-inline constexpr int hung_run_exit_status = 125;
+// handler, or run(). A Python node's process ends with the same.
+inline constexpr int hung_exit_status = protocol::exit_status::hung;
+inline constexpr int hung_run_exit_status = protocol::exit_status::hung_run;
 // A node process that could not start for a reason a restart cannot mend
 // (a Python node whose class differs from its declaration).
 inline constexpr int unrecoverable_exit_status = 123;

@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/util/tally.hpp>
 #include <memory>
 #include <mutex>
@@ -20,11 +21,9 @@
 
 namespace lp::detail {
 
-// Upper bounds of the latency buckets, in seconds: from a direct call (tens
-// of microseconds) to a call that waited out a long batch or a slow method.
-inline constexpr std::array<double, 17> latency_bounds = {
-    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-    0.05,    0.1,    0.25,    0.5,    1,     2.5,    5,     10};
+// Upper bounds of the latency buckets, in seconds (protocol.toml's: a
+// Python node counts in the same buckets).
+inline constexpr const auto& latency_bounds = protocol::calls::latency_bounds;
 
 // The same in nanoseconds, what a call counts in: an integer atomic adds in
 // one instruction, a floating-point one in a compare-and-swap loop.
@@ -39,12 +38,14 @@ inline constexpr auto latency_bounds_ns = [] {
 inline constexpr std::array<std::uint64_t, 12> batch_bounds = {
     1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
 
-// The statuses a call ends with (docs/protocol.md, "Errors"): 502 from a
-// cacher whose node behind failed, 504 from a method that waited until its
-// caller's deadline (lp::replay, lp::cacher). Any other lands in the last
-// slot, reported as "other".
-inline constexpr std::array<int, 12> call_statuses = {200, 400, 401, 404, 408, 413,
-                                                      415, 500, 502, 503, 504, 0};
+// The statuses a call ends with, counted apart (protocol.toml's), then a
+// last slot, 0, for any other, reported as "other".
+inline constexpr auto call_statuses = [] {
+  std::array<int, protocol::calls::statuses.size() + 1> slots{};
+  std::copy(protocol::calls::statuses.begin(), protocol::calls::statuses.end(),
+            slots.begin());
+  return slots;
+}();
 
 inline std::size_t status_slot(int status) {
   for (std::size_t i = 0; i + 1 < call_statuses.size(); ++i)

@@ -16,9 +16,6 @@
 
 namespace lp::detail {
 
-inline constexpr std::string_view prometheus_type =
-    "text/plain; version=0.0.4; charset=utf-8";
-
 // A label value between the quotes: \, " and newline escaped, as the format
 // asks; anything else (UTF-8 included) as it is.
 LP_API std::string prometheus_label_value(std::string_view value);

@@ -149,8 +149,8 @@ inline std::string methods_in_flight(const node_metrics& metrics) {
     auto count = static_cast<std::int64_t>(metrics.method(i).total().in_flight);
     if (count <= 0) continue;
     if (!out.empty()) out += ", ";
-    out += (i < names.size() ? names[i] : std::string("(none)")) + " (" +
-           std::to_string(count) + ")";
+    out += (i < names.size() ? names[i] : std::string(protocol::calls::unknown_method)) +
+           " (" + std::to_string(count) + ")";
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <string>
 
 namespace lp::detail {
@@ -22,7 +23,7 @@ struct process_figures {
 };
 
 // Set by a launcher in a node process's environment: how often it restarted it.
-inline constexpr const char* restarts_env = "LP_RESTARTS";
+inline constexpr const char* restarts_env = protocol::environment::restarts;
 
 LP_API process_figures this_process_figures();
 

@@ -8,6 +8,7 @@
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/spawn.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/error.hpp>
@@ -29,9 +30,9 @@ namespace lp::detail {
 class run_directory {
  public:
   // The files of the TLS credentials.
-  static constexpr const char* certificate_file = "tls.crt";
-  static constexpr const char* key_file = "tls.key";
-  static constexpr const char* authority_file = "tls_ca.crt";
+  static constexpr const char* certificate_file = protocol::run_directory::certificate;
+  static constexpr const char* key_file = protocol::run_directory::key;
+  static constexpr const char* authority_file = protocol::run_directory::authority;
   // What a launch leaves of it: the nodes' logs, if any (--lp_log_dir's
   // default is this folder of it; the reaper's script names it too).
   static constexpr const char* logs_dir = "logs";
@@ -50,7 +51,7 @@ class run_directory {
     path_ = pattern;
     made_ = true;
     reaper.clear(path_);
-    if (!secret_.empty()) write_private("secret", secret_ + "\n");
+    if (!secret_.empty()) write_private(protocol::run_directory::secret, secret_ + "\n");
     if (tls_.empty()) return;
     write_private(certificate_file, tls_.certificate);
     write_private(key_file, tls_.key);
@@ -71,7 +72,7 @@ class run_directory {
   // host in the clear.
   static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
     std::pair<std::string, tls_credentials> found;
-    std::ifstream(path + "/secret") >> found.first;
+    std::ifstream(path + "/" + protocol::run_directory::secret) >> found.first;
     auto& tls = found.second;
     tls.certificate = read_file(path, certificate_file);
     if (tls.certificate.empty()) return found;
@@ -92,11 +93,12 @@ class run_directory {
     // Another process's (a Slurm job's): what it left for this launch (the
     // credentials) and what this launch wrote; the job's record (its
     // script, logs and result) stays.
-    if (!secret_.empty()) ::unlink((path_ + "/secret").c_str());
+    if (!secret_.empty())
+      ::unlink((path_ + "/" + protocol::run_directory::secret).c_str());
     if (!tls_.empty())
       for (const char* file : {certificate_file, key_file, authority_file})
         ::unlink((path_ + "/" + file).c_str());
-    ::unlink((path_ + "/nodes").c_str());
+    ::unlink((path_ + "/" + protocol::run_directory::nodes).c_str());
     ::unlink((path_ + "/status").c_str());  // the status page's URL
     ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
   }
@@ -120,7 +122,8 @@ class run_directory {
   // Tells the user where the secret and credentials are (never themselves).
   void announce(std::ostream& out) const {
     if (!secret_.empty())
-      out << "[lp] the launch's secret is in " << path_ << "/secret" << std::endl;
+      out << "[lp] the launch's secret is in " << path_ << "/"
+          << protocol::run_directory::secret << std::endl;
     if (!tls_.empty())
       out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
           << "/" << certificate_file << " and " << key_file << std::endl;
@@ -154,8 +157,8 @@ class run_directory {
 // that holds.
 inline void record_node_address(const std::string& run_dir, const std::string& label,
                                 const std::string& url) {
-  int fd = ::open((run_dir + "/nodes").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-                  0600);
+  int fd = ::open((run_dir + "/" + protocol::run_directory::nodes).c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return;  // the launch runs on; only attaching tools miss it
   write_all(fd, label + " " + url + "\n");
   ::close(fd);

@@ -114,7 +114,7 @@ class reachability_watch {
       if (!state.connection || !state.connection->reusable())
         state.connection = http_connection::open(at.host, at.port, deadline, tls_);
       std::string body;
-      state.connection->get(protocol::health_path, "", deadline, body, 4096);
+      state.connection->get(protocol::path::health, "", deadline, body, 4096);
       return true;
     } catch (const http_connection::failure& e) {
       state.connection.reset();

@@ -65,7 +65,7 @@ class rendezvous_server {
           auto problem = credential_problem(req.header("Authorization"), secret_);
           if (!problem.empty()) {
             res.status = 401;
-            res.set_content(json{{"error", problem}}.dump(), "application/json");
+            res.set_content(json{{"error", problem}}.dump(), protocol::media::json);
             return;
           }
         }
@@ -73,21 +73,21 @@ class rendezvous_server {
           handler(req, res);
         } catch (const std::exception& e) {
           res.status = 400;
-          res.set_content(json{{"error", e.what()}}.dump(), "application/json");
+          res.set_content(json{{"error", e.what()}}.dump(), protocol::media::json);
         }
       };
     };
-    routes.post("/lp/v1/rendezvous/publish", guarded([this](auto& req, auto& res) {
+    routes.post(protocol::path::rendezvous_publish, guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto label = body.at("label").template get<std::string>();
                   address where{body.at("host").template get<std::string>(),
                                 body.at("port").template get<int>()};
                   publish(label, where);
                   if (on_.published) on_.published(label, where);
-                  res.set_content("{}", "application/json");
+                  res.set_content("{}", protocol::media::json);
                 }));
     routes.post(
-        "/lp/v1/rendezvous/lookup", guarded([this](auto& req, auto& res) {
+        protocol::path::rendezvous_lookup, guarded([this](auto& req, auto& res) {
           auto body = json::parse(req.body);
           auto label = body.at("label").template get<std::string>();
           auto wait = std::chrono::milliseconds(
@@ -103,37 +103,37 @@ class rendezvous_server {
             res.status = 410;
             res.set_content(
                 json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
-                "application/json");
+                protocol::media::json);
           } else if (entry.where) {
             res.set_content(
                 json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
-                "application/json");
+                protocol::media::json);
           } else {
             res.status = entry.gone ? 410 : 404;
             res.set_content(
                 json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
-                "application/json");
+                protocol::media::json);
           }
         }));
-    routes.post("/lp/v1/rendezvous/stop", guarded([this](auto& req, auto& res) {
+    routes.post(protocol::path::rendezvous_stop, guarded([this](auto& req, auto& res) {
                   on_.stop_requested(
                       json::parse(req.body).at("label").template get<std::string>());
-                  res.set_content("{}", "application/json");
+                  res.set_content("{}", protocol::media::json);
                 }));
     routes.post(
-        "/lp/v1/rendezvous/finished", guarded([this](auto& req, auto& res) {
+        protocol::path::rendezvous_finished, guarded([this](auto& req, auto& res) {
           on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
-          res.set_content("{}", "application/json");
+          res.set_content("{}", protocol::media::json);
         }));
     if (on_.process_ended)
-      routes.post("/lp/v1/rendezvous/ended", guarded([this](auto& req, auto& res) {
+      routes.post(protocol::path::rendezvous_ended, guarded([this](auto& req, auto& res) {
                     auto body = json::parse(req.body);
                     on_.process_ended(body.at("label").template get<std::string>(),
                                       body.at("failure").template get<std::string>(),
                                       body.value("unrecoverable", false));
-                    res.set_content("{}", "application/json");
+                    res.set_content("{}", protocol::media::json);
                   }));
-    routes.post("/lp/v1/rendezvous/runs", guarded([this](auto& req, auto& res) {
+    routes.post(protocol::path::rendezvous_runs, guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto outcome = on_.runs_finished(
                       body.at("names").template get<std::vector<std::string>>(),
@@ -142,7 +142,7 @@ class rendezvous_server {
                   res.set_content(json{{"done", outcome.value_or(false)},
                                        {"stopping", outcome == false}}
                                       .dump(),
-                                  "application/json");
+                                  protocol::media::json);
                 }));
     int bound = listener_.start(host, port);
     if (bound < 0)
@@ -218,11 +218,11 @@ class rendezvous_directory final : public directory {
       : url_(std::move(url)),
         launcher_(address_of(url_)),
         tls_(std::move(tls)),
-        headers_("Content-Type: application/json\r\n" +
+        headers_("Content-Type: " + std::string(protocol::media::json) + "\r\n" +
                  (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
   void publish(const std::string& label, const address& where) override {
-    post("/lp/v1/rendezvous/publish",
+    post(protocol::path::rendezvous_publish,
          {{"label", label}, {"host", where.host}, {"port", where.port}});
   }
 
@@ -240,7 +240,7 @@ class rendezvous_directory final : public directory {
       if (left.count() <= 0)
         throw transport_error(label, method, "the node did not start serving in time");
       auto reply =
-          ask(label, method, "/lp/v1/rendezvous/lookup",
+          ask(label, method, protocol::path::rendezvous_lookup,
               {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
       if (reply.status == 200) {
         address where{reply.body.at("host").get<std::string>(),
@@ -281,7 +281,7 @@ class rendezvous_directory final : public directory {
     while (!here.stop_requested()) {
       // Short polls: a stop of this process alone (a failure the launcher
       // restarts) must not keep its run() threads waiting long.
-      auto reply = ask("launcher", "wait_for_runs", "/lp/v1/rendezvous/runs",
+      auto reply = ask("launcher", "wait_for_runs", protocol::path::rendezvous_runs,
                        {{"names", names}, {"wait_ms", 1000}});
       if (reply.status != 200 || !reply.body.is_object())
         throw launch_error("lp::wait_for_runs(): the launcher answered HTTP " +
@@ -293,11 +293,10 @@ class rendezvous_directory final : public directory {
   }
 
   // Best effort: during a stop the launcher may already be gone.
-  void tell(const std::string& what, const std::string& label,
-            json more = json::object()) {
+  void tell(const char* path, const std::string& label, json more = json::object()) {
     more["label"] = label;
     try {
-      post("/lp/v1/rendezvous/" + what, more);
+      post(path, more);
     } catch (const std::exception&) {
     }
   }

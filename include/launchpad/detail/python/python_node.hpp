@@ -14,7 +14,8 @@
 // `follow` (a peer refused a call for stopping), `address <label>`; from the
 // host: `run` (every node serves: call run()), `stop` (the program stops:
 // stop_requested() is true), `end` (drain, save, exit), and the answers to
-// lookups, `address <label> <url>` or `address <label> - <why>`.
+// lookups, `address <label> <url>` or `address <label> - <why>`
+// (protocol.toml's python_control, which the runtime reads too).
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -31,6 +32,7 @@
 #include <iostream>
 #include <launchpad/detail/graph/python_recipe.hpp>
 #include <launchpad/detail/os/spawn.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/detail/wire/schema.hpp>
 #include <launchpad/error.hpp>
@@ -46,12 +48,8 @@
 
 namespace lp::detail {
 
-// The runtime's exit statuses for a node that no restart can mend
-// (python/launchpad_client/runtime.py).
-inline constexpr int python_import_failed = 3;
-inline constexpr int python_types_differ = 4;
-inline constexpr int python_construction_failed = 5;
-inline constexpr int python_checkpoint_unreadable = 6;
+// The runtime's exit statuses for a node that no restart can mend are
+// protocol::exit_status's (protocol.toml, which the runtime reads too).
 // And, as a C++ node process's, for a node that hung: hung_exit_status and
 // hung_run_exit_status (launch_state.hpp).
 
@@ -166,12 +164,12 @@ class python_node {
       std::lock_guard lock(mutex_);
       run_started_ = true;
     }
-    say("run");
+    say(protocol::python_control::run);
   }
 
   // The program stops: the node's stop_requested() is true from now on,
   // as lp::stop_requested() is for the host's C++ nodes.
-  void tell_stop() { say("stop"); }
+  void tell_stop() { say(protocol::python_control::stop); }
 
   // Waits until the node's run() has returned (at once if it has none, or
   // was never started, or the process is gone). No bound of its own: a
@@ -194,7 +192,7 @@ class python_node {
       if (url_.empty())
         ::kill(-pid_, SIGKILL);
       else
-        say("end");
+        say(protocol::python_control::end);
     }
     if (!changed_.wait_for(lock, settings_.termination_notice + python_stop_grace,
                            [&] { return exited_; })) {
@@ -253,11 +251,15 @@ class python_node {
     }
     child_process child;
     child.executable = executable_;
-    child.arguments = {settings_.interpreter, "-m", "launchpad_client.runtime"};
-    if (settings_.check_only) child.arguments.emplace_back("--check");
+    child.arguments = {settings_.interpreter, "-m",
+                       protocol::python_runtime::entry_module};
+    if (settings_.check_only)
+      child.arguments.emplace_back(protocol::python_runtime::check);
     // Only for ps: the spec comes over the control socket.
-    child.arguments.push_back("--node=" + settings_.program + "/" + label);
-    child.environment.push_back("LP_PYTHON_CONTROL_FD=3");
+    child.arguments.push_back(protocol::python_runtime::node + settings_.program + "/" +
+                              label);
+    child.environment.push_back(std::string(protocol::environment::python_control_fd) +
+                                "=3");
     if (settings_.tune_malloc && !std::getenv("MALLOC_MMAP_THRESHOLD_") &&
         !std::getenv("MALLOC_TRIM_THRESHOLD_") && !std::getenv("GLIBC_TUNABLES")) {
       child.environment.push_back("MALLOC_MMAP_THRESHOLD_=" + std::to_string(64 << 20));
@@ -356,23 +358,24 @@ class python_node {
     send_spec();
     each_line(control_, [&](std::string&& line) {
       std::string_view text = line;
-      if (text.starts_with("serving ")) {
+      namespace lines = protocol::python_control;
+      if (text.starts_with(lines::serving)) {
         std::lock_guard lock(mutex_);
-        url_ = text.substr(8);
+        url_ = text.substr(std::string_view(lines::serving).size());
         changed_.notify_all();
-      } else if (text == "finished") {
+      } else if (text == lines::finished) {
         {
           std::lock_guard lock(mutex_);
           run_returned_ = true;
           changed_.notify_all();
         }
         if (tell_.finished) tell_.finished();
-      } else if (text == "stop") {
+      } else if (text == lines::stop) {
         if (tell_.stop) tell_.stop();
-      } else if (text == "follow") {
+      } else if (text == lines::follow) {
         if (tell_.follow) tell_.follow();
-      } else if (text.starts_with("address ")) {
-        answer_lookup(std::string(text.substr(8)));
+      } else if (text.starts_with(lines::address)) {
+        answer_lookup(std::string(text.substr(std::string_view(lines::address).size())));
       }
     });
   }
@@ -380,12 +383,13 @@ class python_node {
   void answer_lookup(const std::string& label) {
     std::string answer;
     try {
-      answer = "address " + label + " " + tell_.lookup(label);
+      answer = protocol::python_control::address + label + " " + tell_.lookup(label);
     } catch (const std::exception& e) {
       std::string why = e.what();
       for (auto& c : why)
         if (c == '\n') c = ' ';
-      answer = "address " + label + " - " + why;
+      answer = protocol::python_control::address + label + " " +
+               protocol::python_control::no_address + why;
     }
     say(answer);
   }
@@ -437,12 +441,13 @@ class python_node {
   [[noreturn]] void fail_to_start() const {
     int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
     std::string what = "Python node '" + label_ + "' could not start: ";
-    if (code == python_import_failed || code == python_types_differ ||
-        code == python_checkpoint_unreadable)
+    namespace exits = protocol::exit_status;
+    if (code == exits::import_failed || code == exits::types_differ ||
+        code == exits::checkpoint_unreadable)
       throw python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
     // An __init__ that raised may find next time what it lacked (a GPU in
     // use), as a C++ constructor may: its group's restarts apply.
-    if (code == python_construction_failed)
+    if (code == exits::construction_failed)
       throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
     // The runtime itself did not run: most often the package is not where
     // this interpreter looks.

@@ -46,7 +46,8 @@ inline double checked_alpha(double alpha) {
                                              const std::string& reason) {
   auto message = "argument " + std::to_string(argument) + " of " + std::string(method) +
                  ": " + reason;
-  if (handlers_on_this_thread() > 0) throw call_failure(400, "bad_request", message);
+  if (handlers_on_this_thread() > 0)
+    throw call_failure(400, protocol::error::bad_request, message);
   throw usage_error("lp::replay: " + message);
 }
 

@@ -287,12 +287,12 @@ class replay_table {
     } counting{*this, start, blocked_seconds};
     while (!allowed()) {
       if (stopping_.load())
-        throw call_failure(503, "stopping",
+        throw call_failure(503, protocol::error::stopping,
                            std::string("table '") + spec_.name + "': a " + call +
                                " waiting on the rate limiter ended: the program stops");
       if (clock::now() >= deadline)
         throw call_failure(
-            504, "deadline_exceeded",
+            504, protocol::error::deadline_exceeded,
             std::string("table '") + spec_.name + "': a " + call +
                 " waited on the rate limiter until the caller's deadline (" +
                 limiter_state() +

@@ -83,49 +83,51 @@ class http_server {
       node_.gate.written();
     });
     listener_.set_body_limit(max_body_bytes);
-    routes.post_under("/lp/v1/call/", [this](const http_request& req, http_reply& res) {
-      call(req, res);
-    });
-    routes.get(protocol::describe_path, [this](const http_request& req, http_reply& res) {
+    routes.post_under(protocol::path::call, [this](const http_request& req,
+                                                   http_reply& res) { call(req, res); });
+    routes.get(protocol::path::describe, [this](const http_request& req,
+                                                http_reply& res) {
       if (!authorized(req, res, "")) return;
       json body = describe_service(node_.instance.service(), node_.instance.methods());
       body["program"] = identity_.program;
       body["node"] = identity_.label;
-      body["protocol"] = 1;
+      body["protocol"] = protocol::wire_version;
       respond(req, res, 200, body, protocol::format::json);
     });
     // What lp::stop() does, for tools outside the program (the Python
     // client's stop()): a node process passes it on to its launcher.
-    routes.post(protocol::stop_path, [this](const http_request& req, http_reply& res) {
+    routes.post(protocol::path::stop, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       node_.launch.request_stop();
-      respond(req, res, 200, {{"status", "stopping"}}, protocol::format::json);
+      respond(req, res, 200, {{"status", protocol::health::stopping}},
+              protocol::format::json);
     });
-    routes.get(protocol::metrics_path, [this](const http_request& req, http_reply& res) {
+    routes.get(protocol::path::metrics, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       auto process = this_process_figures();
       auto connections = listener_.open_connections();
-      if (req.header("Accept").find(protocol::json_type) != std::string_view::npos)
+      if (req.header("Accept").find(protocol::media::json) != std::string_view::npos)
         return res.set_content(
             metrics_json(node_.metrics, identity_.label, process, connections).dump(),
-            protocol::json_type);
+            protocol::media::json);
       res.set_content(
           prometheus_text(node_.metrics, identity_.label, process, connections),
-          prometheus_type);
+          protocol::media::prometheus);
     });
-    routes.get(protocol::health_path, [this](const http_request& req, http_reply& res) {
+    routes.get(protocol::path::health, [this](const http_request& req, http_reply& res) {
       bool serving = !node_.gate.draining();
-      respond(req, res, serving ? 200 : 503,
-              {{"status", serving ? "serving" : "stopping"}}, protocol::format::json);
+      respond(
+          req, res, serving ? 200 : 503,
+          {{"status", serving ? protocol::health::serving : protocol::health::stopping}},
+          protocol::format::json);
     });
     routes.otherwise([this](const http_request& req, http_reply& res) {
       respond(req, res, 404,
               protocol::error_body(
-                  "no_such_route",
+                  protocol::error::no_such_route,
                   "no route " + std::string(req.method()) + " " + std::string(req.path) +
-                      "; call a method with POST /lp/v1/call/<method>, see "
-                      "GET " +
-                      std::string(protocol::describe_path),
+                      "; call a method with POST " + protocol::path::call +
+                      "<method>, see GET " + std::string(protocol::path::describe),
                   identity_.label, ""),
               protocol::format::json);
     });
@@ -137,7 +139,8 @@ class http_server {
     auto problem = credential_problem(req.header("Authorization"), secret_);
     if (problem.empty()) return true;
     respond(req, res, 401,
-            protocol::error_body("unauthenticated", problem, identity_.label, method),
+            protocol::error_body(protocol::error::unauthenticated, problem,
+                                 identity_.label, method),
             protocol::format::json);
     return false;
   }
@@ -155,9 +158,9 @@ class http_server {
   static protocol::format reply_format(const http_request& req,
                                        protocol::format request_format) {
     auto accept = req.header("Accept");
-    return accept.find(protocol::cbor_type) != std::string_view::npos
+    return accept.find(protocol::media::cbor) != std::string_view::npos
                ? protocol::format::cbor
-           : accept.find(protocol::json_type) != std::string_view::npos
+           : accept.find(protocol::media::json) != std::string_view::npos
                ? protocol::format::json
                : request_format;
   }
@@ -211,9 +214,10 @@ class http_server {
     if (!authorized(req, res, method)) return;
     auto format = protocol::format_of(req.header("Content-Type"));
     if (!format)
-      return fail(415, "unsupported_media_type",
+      return fail(415, protocol::error::unsupported_media_type,
                   "Content-Type '" + std::string(req.header("Content-Type")) +
-                      "' is not supported; send application/json or application/cbor",
+                      "' is not supported; send " + protocol::media::json + " or " +
+                      protocol::media::cbor,
                   protocol::format::json);
     if (!node_.gate.enter(/*reply_to_write=*/true)) {
       auto [code, message] = refusal(node_);
@@ -239,7 +243,7 @@ class http_server {
   // sent none or one that is not a count of milliseconds.
   static std::chrono::steady_clock::time_point call_deadline_of(const http_request& req) {
     auto never = std::chrono::steady_clock::time_point::max();
-    auto value = std::string(req.header(protocol::deadline_header));
+    auto value = std::string(req.header(protocol::header::deadline));
     if (value.empty()) return never;
     char* end = nullptr;
     auto ms = std::strtoll(value.c_str(), &end, 10);

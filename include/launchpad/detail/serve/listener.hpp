@@ -255,17 +255,17 @@ class listener {
       case deadline_stream::head_read::none:
         return after::close;
       case deadline_stream::head_read::too_large:
-        return refuse(stream, 431, "headers_too_large",
+        return refuse(stream, 431, protocol::error::headers_too_large,
                       "the request's head is over " +
                           std::to_string(deadline_stream::head_limit >> 10) + " KiB");
       case deadline_stream::head_read::failed:
         return cut_off(stream);
     }
     if (auto error = http1::parse_request_head(text, head))
-      return refuse(stream, error->status, "bad_request", error->message);
+      return refuse(stream, error->status, protocol::error::bad_request, error->message);
     if (head.fields.size() > max_fields)
       return refuse(
-          stream, 431, "headers_too_large",
+          stream, 431, protocol::error::headers_too_large,
           "the request has over " + std::to_string(max_fields) + " header fields");
     stream.headers_read();
 
@@ -274,7 +274,7 @@ class listener {
       // Refused on its word, before a byte of the body is read (and before
       // anything else is looked at): waiting for a body that will not be
       // taken would cost its whole transfer.
-      return refuse(stream, 413, "payload_too_large", too_large_message());
+      return refuse(stream, 413, protocol::error::payload_too_large, too_large_message());
     thread_local std::string decoded;
     auto path = http1::percent_decoded(head.path(), decoded);
     auto [handler, rest] = routes_.find(head.method, path);
@@ -282,8 +282,8 @@ class listener {
       auto message =
           "no route " + std::string(head.method) + " " + http1::printable(path);
       // A body that no one will read ends the connection, unread.
-      if (has_body) return refuse(stream, 404, "no_such_route", message);
-      return answer(stream, head, 404, "no_such_route", message);
+      if (has_body) return refuse(stream, 404, protocol::error::no_such_route, message);
+      return answer(stream, head, 404, protocol::error::no_such_route, message);
     }
     std::string_view body;
     if (has_body) {
@@ -318,17 +318,18 @@ class listener {
       if (!stream.read_line(line)) return cut_off(stream);
       auto chunk = http1::chunk_size(line);
       if (!chunk)
-        return refuse(stream, 400, "bad_request",
+        return refuse(stream, 400, protocol::error::bad_request,
                       "a malformed chunk size line: '" + http1::printable(line) + "'");
       if (*chunk == 0) break;
       if (body_limit_ && *chunk > body_limit_ - size)
-        return refuse(stream, 413, "payload_too_large", too_large_message());
+        return refuse(stream, 413, protocol::error::payload_too_large,
+                      too_large_message());
       if (buffer.size() < size + *chunk)
         buffer.resize(std::max(size + *chunk, std::min(2 * buffer.size(), body_limit_)));
       if (!stream.read_body(buffer.data() + size, *chunk)) return cut_off(stream);
       size += *chunk;
       if (!stream.read_line(line) || !line.empty())
-        return refuse(stream, 400, "bad_request",
+        return refuse(stream, 400, protocol::error::bad_request,
                       "a chunk longer than its size line says");
     }
     // Trailer fields carry nothing a handler here uses.
@@ -337,7 +338,7 @@ class listener {
       if (!stream.read_line(line)) return cut_off(stream);
       if (line.empty()) break;
       if ((trailers += line.size() + 2) > deadline_stream::head_limit)
-        return refuse(stream, 431, "headers_too_large",
+        return refuse(stream, 431, protocol::error::headers_too_large,
                       "the request's trailers are too large");
     }
     body = std::string_view(buffer.data(), size);
@@ -401,7 +402,7 @@ class listener {
                std::string_view code, const std::string& message) {
     http_reply reply;
     reply.status = status;
-    reply.set_content(refusal_(code, message), protocol::json_type);
+    reply.set_content(refusal_(code, message), protocol::media::json);
     return write(stream, head, reply);
   }
 
@@ -472,8 +473,9 @@ class listener {
     auto body = refusal_(code, message);
     return "HTTP/1.1 " + std::to_string(status) + " " +
            std::string(reason_phrase(status)) +
-           "\r\nContent-Type: application/json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+           "\r\nContent-Type: " + protocol::media::json +
+           "\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
   }
 
   // Closes so that the peer gets our reply and a FIN rather than a reset,

@@ -31,8 +31,9 @@ struct served_node {
 // program goes on).
 inline std::pair<std::string_view, std::string> refusal(const served_node& node) {
   if (node.launch.failure())
-    return {"node_failed", "node '" + node.identity.label + "' failed and is stopping"};
-  return {"stopping",
+    return {protocol::error::node_failed,
+            "node '" + node.identity.label + "' failed and is stopping"};
+  return {protocol::error::stopping,
           "node '" + node.identity.label + "' is stopping: its program stops"};
 }
 

@@ -139,8 +139,9 @@ class slurm_submission {
     }
     int status = follow(job, dir.path());
     // Gone already, unless the job never ran.
-    for (const char* file : {"secret", run_directory::certificate_file,
-                             run_directory::key_file, run_directory::authority_file})
+    for (const char* file :
+         {protocol::run_directory::secret, run_directory::certificate_file,
+          run_directory::key_file, run_directory::authority_file})
       ::unlink((dir.path() + "/" + file).c_str());
     tell_how_to_resume(graph_, checkpoint_dir_of(settings_.checkpoints, dir.path()),
                        settings_.command, std::cerr);

@@ -1,9 +1,12 @@
 #pragma once
 
 // Wire protocol v1 over HTTP; docs/protocol.md is its description for users.
+// Its paths, headers, media types and error codes are protocol/constants.hpp's
+// (written from protocol.toml, which the Python package reads too).
 
 #include <cstddef>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/wire/cbor_reader.hpp>
 #include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/typed_array.hpp>
@@ -14,23 +17,6 @@
 #include <string_view>
 
 namespace lp::detail::protocol {
-
-inline constexpr std::string_view call_prefix = "/lp/v1/call/";
-inline constexpr const char* describe_path = "/lp/v1/describe";
-inline constexpr const char* health_path = "/lp/v1/health";
-inline constexpr const char* stop_path = "/lp/v1/stop";
-// A node's figures: Prometheus's text format, or JSON when Accept asks for it.
-inline constexpr const char* metrics_path = "/lp/v1/metrics";
-// The launcher's status page: the program, its nodes and their figures.
-inline constexpr const char* status_path = "/lp/v1/status";
-// A call's deadline, in milliseconds from when the request was sent: a
-// relative time, so that the caller's and the node's clocks need not agree.
-inline constexpr const char* deadline_header = "Lp-Deadline-Ms";
-// The error code (status 502) of a node that answers for another (lp::cacher)
-// when the node behind it failed; clients raise it as lp::upstream_error.
-inline constexpr std::string_view upstream_failed = "upstream_failed";
-inline constexpr const char* json_type = "application/json";
-inline constexpr const char* cbor_type = "application/cbor";
 
 enum class format { json, cbor };
 
@@ -49,15 +35,15 @@ inline constexpr int first_request_seconds = 1;
 inline std::optional<format> format_of(std::string_view content_type) {
   auto base = content_type.substr(0, content_type.find(';'));
   while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
-  if (base.empty() || base == json_type || base == "application/x-www-form-urlencoded" ||
-      base == "text/plain")
+  if (base.empty() || base == media::json || base == media::form ||
+      base == media::plain_text)
     return format::json;
-  if (base == cbor_type) return format::cbor;
+  if (base == media::cbor) return format::cbor;
   return std::nullopt;
 }
 
 inline const char* content_type(format f) {
-  return f == format::cbor ? cbor_type : json_type;
+  return f == format::cbor ? media::cbor : media::json;
 }
 
 // Deeper values are refused before they are built: nlohmann prints JSON

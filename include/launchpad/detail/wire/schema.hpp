@@ -22,6 +22,7 @@
 #include <boost/hana/unpack.hpp>
 #include <cstddef>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/util/type_name.hpp>
 #include <launchpad/detail/wire/kind.hpp>
 #include <nlohmann/json_fwd.hpp>
@@ -119,46 +120,48 @@ constexpr type_schema make_schema() {
     explain_wire_type<T>();
     return {};
   } else if constexpr (kind == wire_kind::boolean) {
-    return {.kind = "boolean", .spelling = type_spelling<T>};
+    return {.kind = protocol::kind::boolean, .spelling = type_spelling<T>};
   } else if constexpr (kind == wire_kind::integer) {
-    return integer_schema<T, T>("integer");
+    return integer_schema<T, T>(protocol::kind::integer);
   } else if constexpr (kind == wire_kind::floating) {
-    return {.kind = "floating", .spelling = type_spelling<T>, .bits = 8 * sizeof(T)};
+    return {.kind = protocol::kind::floating,
+            .spelling = type_spelling<T>,
+            .bits = 8 * sizeof(T)};
   } else if constexpr (kind == wire_kind::enumeration) {
-    return integer_schema<T, std::underlying_type_t<T>>("enumeration");
+    return integer_schema<T, std::underlying_type_t<T>>(protocol::kind::enumeration);
   } else if constexpr (kind == wire_kind::string) {
-    return {.kind = "string", .spelling = type_spelling<T>};
+    return {.kind = protocol::kind::string, .spelling = type_spelling<T>};
   } else if constexpr (kind == wire_kind::optional) {
-    return {.kind = "optional",
+    return {.kind = protocol::kind::optional,
             .spelling = type_spelling<T>,
             .value = &schema_of<typename T::value_type>::value};
   } else if constexpr (kind == wire_kind::typed_array) {
-    return items_schema<T>("typed_array");
+    return items_schema<T>(protocol::kind::typed_array);
   } else if constexpr (kind == wire_kind::sequence) {
-    return items_schema<T>("sequence");
+    return items_schema<T>(protocol::kind::sequence);
   } else if constexpr (kind == wire_kind::map) {
-    return {.kind = "map",
+    return {.kind = protocol::kind::map,
             .spelling = type_spelling<T>,
             .key = &schema_of<typename T::key_type>::value,
             .value = &schema_of<typename T::mapped_type>::value};
   } else if constexpr (kind == wire_kind::tuple) {
-    return {.kind = "tuple",
+    return {.kind = protocol::kind::tuple,
             .spelling = type_spelling<T>,
             .items = tuple_schemas<typename tuple_elements<T>::type>::value};
   } else if constexpr (kind == wire_kind::record) {
-    return {.kind = "struct",
+    return {.kind = protocol::kind::record,
             .spelling = type_spelling<T>,
             .fields = struct_fields<T>::value};
   } else if constexpr (kind == wire_kind::tensor) {
     // A tensor's shape is a value, not part of its type: the schema has none.
-    return {.kind = "tensor",
+    return {.kind = protocol::kind::tensor,
             .spelling = type_spelling<T>,
             .element = &schema_of<typename T::value_type>::value};
   } else if constexpr (kind == wire_kind::json) {
-    return {.kind = "json", .spelling = type_spelling<T>};
+    return {.kind = protocol::kind::json, .spelling = type_spelling<T>};
   } else if constexpr (kind == wire_kind::nlohmann) {
     // Its own to_json says what it looks like; only its name is known here.
-    return {.kind = "nlohmann", .spelling = type_spelling<T>};
+    return {.kind = protocol::kind::nlohmann, .spelling = type_spelling<T>};
   } else {
     static_assert(unhandled_kind<T>, "make_schema has no case for this wire kind");
   }
@@ -169,8 +172,8 @@ constinit const type_schema schema_of<T>::value = make_schema<std::remove_cv_t<T
 
 // What a void method returns.
 template <>
-inline constinit const type_schema schema_of<void>::value = {.kind = "void",
-                                                             .spelling = "void"};
+inline constinit const type_schema schema_of<void>::value = {
+    .kind = protocol::kind::nothing, .spelling = "void"};
 
 // The schemas of a method's result and then of each parameter, for
 // describe: one array per signature, a constant.

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/wire/kind.hpp>
 #include <optional>
 #include <string>
@@ -25,17 +26,21 @@ namespace lp::detail {
 namespace typed_array {
 
 // RFC 8746 section 2.1: tag = 0b010_f_s_e_ll (float, signed, little-endian,
-// log2 of the element size for integers, 1 or 2 for float32 or float64).
+// log2 of the element size for integers, 1 or 2 for float32 or float64);
+// protocol.toml names the bits.
 template <packable T>
 constexpr std::uint8_t tag(bool little_endian) {
-  if constexpr (sizeof(T) == 1) return std::is_signed_v<T> ? 72 : 64;  // no byte order
-  std::uint8_t ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  namespace tags = protocol::array_tag;
+  if constexpr (sizeof(T) == 1)
+    return std::is_signed_v<T> ? tags::int8 : tags::uint8;  // no byte order
+  int ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  int order = little_endian ? tags::little_endian_bit : 0;
   if constexpr (std::is_floating_point_v<T>)
-    return static_cast<std::uint8_t>(0x50 | (little_endian ? 4 : 0) |
+    return static_cast<std::uint8_t>(tags::first | tags::float_bit | order |
                                      (sizeof(T) == 4 ? 1 : 2));
   else
-    return static_cast<std::uint8_t>(0x40 | (std::is_signed_v<T> ? 8 : 0) |
-                                     (little_endian ? 4 : 0) | ll);
+    return static_cast<std::uint8_t>(
+        tags::first | (std::is_signed_v<T> ? tags::signed_bit : 0) | order | ll);
 }
 
 template <packable T>
@@ -50,16 +55,17 @@ struct element {
 };
 
 inline std::optional<element> element_of(std::uint64_t tag) {
-  if (tag < 64 || tag > 87) return std::nullopt;
-  bool little = tag & 0x04;
-  auto ll = tag & 0x03;
-  if (tag & 0x10) {
+  namespace tags = protocol::array_tag;
+  if (tag < tags::first || tag > tags::last) return std::nullopt;
+  bool little = tag & tags::little_endian_bit;
+  auto ll = tag & tags::size_bits;
+  if (tag & tags::float_bit) {
     if (ll == 0 || ll == 3)
       return std::nullopt;  // float16 and float128: no C++ type here
     return element{ll == 1 ? 4u : 8u, true, true, little};
   }
-  bool is_signed = tag & 0x08;
-  if (ll == 0 && tag == 76) return std::nullopt;  // reserved
+  bool is_signed = tag & tags::signed_bit;
+  if (tag == tags::reserved) return std::nullopt;
   return element{std::size_t{1} << ll, false, is_signed, little};
 }
 

@@ -37,6 +37,10 @@ struct writer {
   std::string out;
   std::string node;  // the node label, escaped
 
+  void family(const protocol::metric::metric_family& f) {
+    family(f.name, f.type, f.help);
+  }
+
   void family(std::string_view name, std::string_view type, std::string_view help) {
     out += "# HELP ";
     out += name;
@@ -80,8 +84,9 @@ struct writer {
 
 inline std::string method_label(const node_metrics& metrics, std::size_t i) {
   return "method=\"" +
-         (i < metrics.method_names().size() ? metrics.method_names()[i]
-                                            : std::string("(none)")) +
+         (i < metrics.method_names().size()
+              ? metrics.method_names()[i]
+              : std::string(protocol::calls::unknown_method)) +
          "\"";
 }
 
@@ -100,6 +105,7 @@ inline std::vector<call_figures<std::uint64_t>> method_totals(
 LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
                                    const process_figures& process,
                                    std::size_t connections) {
+  namespace metric = protocol::metric;
   exposition::writer w{{}, prometheus_label_value(label)};
   auto totals = exposition::method_totals(metrics);
   auto methods = totals.size();
@@ -109,7 +115,7 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
     return i < metrics.method_names().size() || totals[i].latency.count() > 0 ||
            metrics.method_names().empty();
   };
-  w.family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.");
+  w.family(metric::calls_total);
   for (std::size_t i = 0; i < methods; ++i) {
     if (!used(i)) continue;
     for (std::size_t s = 0; s < call_statuses.size(); ++s) {
@@ -118,58 +124,55 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
       // which is all it answers; other statuses once seen.
       auto shown_at_zero = i < metrics.method_names().size() ? 200 : 404;
       if (count == 0 && call_statuses[s] != shown_at_zero) continue;
-      auto code =
-          call_statuses[s] ? std::to_string(call_statuses[s]) : std::string("other");
-      w.sample("lp_calls_total",
+      auto code = call_statuses[s] ? std::to_string(call_statuses[s])
+                                   : std::string(protocol::calls::other_status);
+      w.sample(metric::calls_total.name,
                exposition::method_label(metrics, i) + ",code=\"" + code + "\"",
                static_cast<double>(count));
     }
   }
-  w.family("lp_call_duration_seconds", "histogram",
-           "Time from a call's arrival to its reply, on the node (a direct "
-           "call: from when the caller made it).");
+  w.family(metric::call_duration_seconds);
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
-      w.histogram_samples("lp_call_duration_seconds",
+      w.histogram_samples(metric::call_duration_seconds.name,
                           exposition::method_label(metrics, i), totals[i].latency,
                           latency_bounds, 1e-9);
-  w.family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.");
+  w.family(metric::calls_in_flight);
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
-      w.sample("lp_calls_in_flight", exposition::method_label(metrics, i),
+      w.sample(metric::calls_in_flight.name, exposition::method_label(metrics, i),
                static_cast<double>(static_cast<std::int64_t>(totals[i].in_flight)));
-  w.family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.");
+  w.family(metric::call_request_bytes_total);
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
-      w.sample("lp_call_request_bytes_total", exposition::method_label(metrics, i),
+      w.sample(metric::call_request_bytes_total.name,
+               exposition::method_label(metrics, i),
                static_cast<double>(totals[i].request_bytes));
-  w.family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.");
+  w.family(metric::call_reply_bytes_total);
   for (std::size_t i = 0; i < methods; ++i)
     if (used(i))
-      w.sample("lp_call_reply_bytes_total", exposition::method_label(metrics, i),
+      w.sample(metric::call_reply_bytes_total.name, exposition::method_label(metrics, i),
                static_cast<double>(totals[i].reply_bytes));
   bool batched = false;
   for (std::size_t i = 0; i + 1 < methods; ++i)
     batched = batched || totals[i].batch_sizes.count() > 0;
   if (batched) {
-    w.family("lp_batch_size", "histogram", "Calls per invocation of a batched method.");
+    w.family(metric::batch_size);
     for (std::size_t i = 0; i + 1 < methods; ++i)
       if (totals[i].batch_sizes.count() > 0)
-        w.histogram_samples("lp_batch_size", exposition::method_label(metrics, i),
+        w.histogram_samples(metric::batch_size.name, exposition::method_label(metrics, i),
                             totals[i].batch_sizes, batch_bounds, 1.0);
   }
-  w.family("lp_process_resident_memory_bytes", "gauge",
-           "Resident memory of the node's process.");
-  w.sample("lp_process_resident_memory_bytes", "", process.resident_bytes);
-  w.family("lp_process_cpu_seconds_total", "counter", "CPU time of the node's process.");
-  w.sample("lp_process_cpu_seconds_total", "", process.cpu_seconds);
-  w.family("lp_process_threads", "gauge", "Threads of the node's process.");
-  w.sample("lp_process_threads", "", static_cast<double>(process.threads));
-  w.family("lp_open_connections", "gauge", "Connections open on the node's server.");
-  w.sample("lp_open_connections", "", static_cast<double>(connections));
-  w.family("lp_restarts_total", "counter",
-           "Restarts of the node's process by its launcher.");
-  w.sample("lp_restarts_total", "", static_cast<double>(process.restarts));
+  w.family(metric::process_resident_memory_bytes);
+  w.sample(metric::process_resident_memory_bytes.name, "", process.resident_bytes);
+  w.family(metric::process_cpu_seconds_total);
+  w.sample(metric::process_cpu_seconds_total.name, "", process.cpu_seconds);
+  w.family(metric::process_threads);
+  w.sample(metric::process_threads.name, "", static_cast<double>(process.threads));
+  w.family(metric::open_connections);
+  w.sample(metric::open_connections.name, "", static_cast<double>(connections));
+  w.family(metric::restarts_total);
+  w.sample(metric::restarts_total.name, "", static_cast<double>(process.restarts));
   metrics.each_user_figure(
       [&](const std::string& name, const node_metrics::user_entry& entry) {
         switch (entry.what) {
@@ -208,7 +211,8 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
     json by_code = json::object();
     for (std::size_t s = 0; s < call_statuses.size(); ++s)
       if (auto count = calls.by_status[s])
-        by_code[call_statuses[s] ? std::to_string(call_statuses[s]) : "other"] = count;
+        by_code[call_statuses[s] ? std::to_string(call_statuses[s])
+                                 : protocol::calls::other_status] = count;
     json fastest, slowest;  // null before the first call
     if (calls.extremes.fastest <= calls.extremes.slowest) {
       fastest = static_cast<double>(calls.extremes.fastest) * 1e-9;
@@ -218,18 +222,18 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
     std::uint64_t cumulative = 0;
     for (const auto& bucket : calls.latency.buckets)
       buckets.push_back(cumulative += bucket);
-    methods.push_back(
-        {{"name", i < metrics.method_names().size() ? metrics.method_names()[i]
-                                                    : std::string("(none)")},
-         {"calls", cumulative},
-         {"by_code", by_code},
-         {"latency_buckets", buckets},
-         {"fastest", fastest},
-         {"slowest", slowest},
-         {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
-         {"request_bytes", calls.request_bytes},
-         {"reply_bytes", calls.reply_bytes},
-         {"batches", calls.batch_sizes.count()}});
+    methods.push_back({{"name", i < metrics.method_names().size()
+                                    ? metrics.method_names()[i]
+                                    : std::string(protocol::calls::unknown_method)},
+                       {"calls", cumulative},
+                       {"by_code", by_code},
+                       {"latency_buckets", buckets},
+                       {"fastest", fastest},
+                       {"slowest", slowest},
+                       {"in_flight", static_cast<std::int64_t>(calls.in_flight)},
+                       {"request_bytes", calls.request_bytes},
+                       {"reply_bytes", calls.reply_bytes},
+                       {"batches", calls.batch_sizes.count()}});
   }
   json counters = json::object(), gauges = json::object(), series = json::object();
   metrics.each_user_figure(

@@ -129,7 +129,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.termination_notice =
         std::chrono::seconds(settings.process.termination_notice_secs);
     options.run_finished = [rendezvous](const std::string& label) {
-      rendezvous->tell("finished", label);
+      rendezvous->tell(protocol::path::rendezvous_finished, label);
     };
     options.wait_runs_elsewhere = [rendezvous](const std::vector<std::string>& names,
                                                const launch_state& here) {
@@ -144,7 +144,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     host.state().on_stop([&host, rendezvous, signalled, label = labels.front()] {
       if (*signalled != stop_signal::from_launcher && !host.state().failure() &&
           !host.state().stop_followed())
-        rendezvous->tell("stop", label);
+        rendezvous->tell(protocol::path::rendezvous_stop, label);
     });
     // A signal that came while the nodes were being built found no program
     // to stop; it is not lost.
@@ -153,19 +153,20 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     host.shutdown();
     auto failure = host.state().failure_summary();
     if (site.report_end)
-      rendezvous->tell("ended", labels.front(), {{"failure", failure}});
+      rendezvous->tell(protocol::path::rendezvous_ended, labels.front(),
+                       {{"failure", failure}});
     return host.state().report_failure(std::cerr);
   } catch (const python_start_error& e) {
     // Its own lines said why; a restart would say it again.
     std::cerr << "[lp] " << e.what() << std::endl;
     if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(),
+      rendezvous->tell(protocol::path::rendezvous_ended, labels.front(),
                        {{"failure", e.what()}, {"unrecoverable", true}});
     return unrecoverable_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "[lp] " << labels_text << " could not start: " << e.what() << std::endl;
     if (site.report_end && !labels.empty())
-      rendezvous->tell("ended", labels.front(),
+      rendezvous->tell(protocol::path::rendezvous_ended, labels.front(),
                        {{"failure", labels_text + " could not start: " + e.what()}});
     return 1;
   }

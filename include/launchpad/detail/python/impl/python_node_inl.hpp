@@ -19,42 +19,44 @@ LP_API std::string python_node::spec_message(const node_info& spec,
       arg_schemas.push_back(schema_json(*argument.schema));
       args += argument.cbor;
     } else if (argument.handle_list) {
-      arg_schemas.push_back({{"kind", "handles"}});
+      arg_schemas.push_back({{"kind", protocol::kind::handles}});
       cbor::write(args, argument.handles);
     } else {
-      arg_schemas.push_back({{"kind", "handle"}});
+      arg_schemas.push_back({{"kind", protocol::kind::handle}});
       cbor::write(args, argument.handles.front());
     }
   }
   json described = describe_service(spec.service, *recipe.methods);
-  json written = {{"node", spec.label},
-                  {"program", settings_.program},
-                  {"service", spec.service},
-                  {"module", recipe.where.module},
-                  {"class", recipe.where.name},
-                  {"declared", described["methods"]},
-                  {"arg_schemas", arg_schemas},
-                  {"host", settings_.bind_host},
-                  {"has_run", spec.has_run},
-                  {"termination_notice_s", settings_.termination_notice.count()},
-                  {"max_body_bytes", settings_.max_body_bytes}};
-  if (recipe.state) written["state_schema"] = schema_json(*recipe.state);
-  if (!settings_.secret.empty()) written["secret"] = settings_.secret;
+  namespace key = protocol::python_spec;
+  json written = {{key::node, spec.label},
+                  {key::program, settings_.program},
+                  {key::service, spec.service},
+                  {key::module_name, recipe.where.module},
+                  {key::class_name, recipe.where.name},
+                  {key::declared, described["methods"]},
+                  {key::arg_schemas, arg_schemas},
+                  {key::host, settings_.bind_host},
+                  {key::has_run, spec.has_run},
+                  {key::termination_notice_s, settings_.termination_notice.count()},
+                  {key::max_body_bytes, settings_.max_body_bytes}};
+  if (recipe.state) written[key::state_schema] = schema_json(*recipe.state);
+  if (!settings_.secret.empty()) written[key::secret] = settings_.secret;
   if (!settings_.tls.empty())
-    written["tls"] = {{"certificate", settings_.tls.certificate},
-                      {"key", settings_.tls.key},
-                      {"authority", settings_.tls.authority}};
+    written[key::tls] = {{key::tls_certificate, settings_.tls.certificate},
+                         {key::tls_key, settings_.tls.key},
+                         {key::tls_authority, settings_.tls.authority}};
   if (settings_.health_timeout.count() > 0)
-    written["health_timeout_ms"] = settings_.health_timeout.count();
+    written[key::health_timeout_ms] = settings_.health_timeout.count();
   if (!settings_.checkpoint_save.empty())
-    written["checkpoint"] = {{"save", settings_.checkpoint_save},
-                             {"restore", settings_.checkpoint_restore.empty()
-                                             ? json(nullptr)
-                                             : json(settings_.checkpoint_restore)},
-                             {"interval_ms", settings_.checkpoint_interval.count()}};
+    written[key::checkpoint] = {
+        {key::checkpoint_save, settings_.checkpoint_save},
+        {key::checkpoint_restore, settings_.checkpoint_restore.empty()
+                                      ? json(nullptr)
+                                      : json(settings_.checkpoint_restore)},
+        {key::checkpoint_interval_ms, settings_.checkpoint_interval.count()}};
   auto text = written.dump();
-  return "spec " + std::to_string(text.size()) + " " + std::to_string(args.size()) +
-         "\n" + text + args;
+  return protocol::python_control::spec + std::to_string(text.size()) + " " +
+         std::to_string(args.size()) + "\n" + text + args;
 }
 
 }  // namespace lp::detail

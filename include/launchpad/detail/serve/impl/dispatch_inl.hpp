@@ -17,7 +17,7 @@ LP_API int answer(node_instance& node, const std::string& label,
   };
   if (!args.is_array())
     return fail(
-        400, "bad_request",
+        400, protocol::error::bad_request,
         std::string("the body must be an array of the positional arguments, got ") +
             args.type_name());
   try {
@@ -26,9 +26,10 @@ LP_API int answer(node_instance& node, const std::string& label,
   } catch (const call_failure& e) {
     return fail(e.status, e.code, e.what());
   } catch (const std::exception& e) {
-    return fail(500, "remote_exception", e.what());
+    return fail(500, protocol::error::remote_exception, e.what());
   } catch (...) {
-    return fail(500, "remote_exception", "an exception not derived from std::exception");
+    return fail(500, protocol::error::remote_exception,
+                "an exception not derived from std::exception");
   }
 }
 
@@ -42,7 +43,7 @@ LP_API int dispatch(node_instance& node, const std::string& label,
   try {
     args.emplace(body, format);
   } catch (const std::exception& e) {
-    write_error(out, "bad_request",
+    write_error(out, protocol::error::bad_request,
                 std::string("the body is not valid ") +
                     (format == protocol::format::cbor ? "CBOR" : "JSON") + ": " +
                     e.what(),

@@ -15,20 +15,20 @@ LP_API std::size_t find_method(const std::vector<method_info>& methods,
   std::string known;
   for (const auto& entry : methods)
     known += (known.empty() ? "" : ", ") + std::string(entry.name);
-  throw call_failure(404, "no_such_method",
+  throw call_failure(404, protocol::error::no_such_method,
                      "service " + std::string(service) + " has no method '" +
                          std::string(method) +
                          "'; its methods: " + (known.empty() ? "(none)" : known));
 }
 
 LP_API void bad_argument(std::size_t i, std::string_view method, const decode_error& e) {
-  throw call_failure(400, "bad_request",
+  throw call_failure(400, protocol::error::bad_request,
                      "argument " + std::to_string(i + 1) + " of " + std::string(method) +
                          ": " + e.reason());
 }
 
 LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view method) {
-  throw call_failure(400, "bad_request",
+  throw call_failure(400, protocol::error::bad_request,
                      std::string(method) + " takes " + std::to_string(arity) +
                          " argument(s), got " + std::to_string(args.size()));
 }

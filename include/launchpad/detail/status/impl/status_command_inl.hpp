@@ -43,7 +43,7 @@ inline std::optional<answer> fetch(const std::string& url, const std::string& se
   try {
     auto connection = http_connection::open(where->host, where->port,
                                             clock::now() + std::chrono::seconds(2));
-    auto reply = connection->get(protocol::status_path, headers,
+    auto reply = connection->get(protocol::path::status, headers,
                                  clock::now() + std::chrono::seconds(5), body, max_body);
     body.resize(reply.body_size);
     return answer{reply.status, std::move(body)};
@@ -57,7 +57,7 @@ inline std::optional<answer> fetch(const std::string& url, const std::string& se
 LP_API int print_status(const std::string& run_dir, bool as_json, std::ostream& out) {
   std::string url, secret;
   std::ifstream(run_dir + "/" + status_file) >> url;
-  std::ifstream(run_dir + "/secret") >> secret;
+  std::ifstream(run_dir + "/" + protocol::run_directory::secret) >> secret;
   if (url.empty()) {
     std::cerr << "[lp] " << run_dir
               << " names no status page: is it a run directory of a "

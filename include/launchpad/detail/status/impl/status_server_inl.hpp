@@ -101,7 +101,7 @@ inline std::optional<std::string_view> fetch_metrics(
         link.connection = http_connection::open(where->host, where->port, deadline, tls);
         link.url = url;
       }
-      auto reply = link.connection->get(protocol::metrics_path, headers, deadline, body,
+      auto reply = link.connection->get(protocol::path::metrics, headers, deadline, body,
                                         max_metrics_body);
       if (reply.status != 200) return std::nullopt;
       return std::string_view(body.data(), reply.body_size);
@@ -134,22 +134,23 @@ LP_API status_server::status_server(const program& graph, policy_kind policy,
     res.set_header("Cache-Control", "no-store");
     res.set_content(std::string(status_page_html), "text/html; charset=utf-8");
   });
-  routes.get(protocol::health_path, [](const http_request&, http_reply& res) {
-    res.set_content(R"({"status":"serving"})", protocol::json_type);
+  routes.get(protocol::path::health, [](const http_request&, http_reply& res) {
+    res.set_content(R"({"status":"serving"})", protocol::media::json);
   });
-  routes.get(protocol::status_path, [this](const http_request& req, http_reply& res) {
+  routes.get(protocol::path::status, [this](const http_request& req, http_reply& res) {
     res.set_header("Cache-Control", "no-store");
     if (!secret_.empty()) {
       auto problem = credential_problem(req.header("Authorization"), secret_);
       if (!problem.empty()) {
         res.status = 401;
         return res.set_content(
-            protocol::encode(protocol::error_body("unauthenticated", problem, "", ""),
-                             protocol::format::json),
-            protocol::json_type);
+            protocol::encode(
+                protocol::error_body(protocol::error::unauthenticated, problem, "", ""),
+                protocol::format::json),
+            protocol::media::json);
       }
     }
-    res.set_content(status_json(), protocol::json_type);
+    res.set_content(status_json(), protocol::media::json);
   });
 }
 
@@ -176,7 +177,7 @@ LP_API std::string status_server::start(const std::string& host, int port) {
 
 LP_API void status_server::poll(std::map<std::string, status::node_link>& links,
                                 std::string& body) {
-  auto headers = std::string("Accept: ") + protocol::json_type + "\r\n";
+  auto headers = std::string("Accept: ") + protocol::media::json + "\r\n";
   if (!secret_.empty()) headers += "Authorization: Bearer " + secret_ + "\r\n";
   // The launcher's view first, then each serving node's own, one at a
   // time: a node that does not answer within a second is shown as the

@@ -23,9 +23,10 @@ LP_API void reply_to_json(written_reply& out) {
   typed_array::expand(body);
   if (!finite_numbers(body))
     throw call_failure(
-        500, "remote_exception",
-        "the result holds NaN or infinity, which JSON cannot carry; ask for CBOR "
-        "(Accept: application/cbor)");
+        500, protocol::error::remote_exception,
+        std::string("the result holds NaN or infinity, which JSON cannot carry; ask for "
+                    "CBOR (Accept: ") +
+            protocol::media::cbor + ")");
   out.clear();
   out.body.bytes() = body.dump(-1, ' ', false, json::error_handler_t::replace);
 }

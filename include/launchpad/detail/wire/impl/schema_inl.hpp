@@ -23,19 +23,21 @@ inline nlohmann::json write(const type_schema& schema,
                             std::vector<const type_schema*>& structs) {
   nlohmann::json out = {{"kind", schema.kind}, {"type", spelled(schema.spelling)}};
   auto kind = schema.kind;
-  if (kind == "integer" || kind == "floating" || kind == "enumeration")
+  namespace kinds = protocol::kind;
+  if (kind == kinds::integer || kind == kinds::floating || kind == kinds::enumeration)
     out["bits"] = schema.bits;
-  if (kind == "integer" || kind == "enumeration") out["signed"] = schema.is_signed;
+  if (kind == kinds::integer || kind == kinds::enumeration)
+    out["signed"] = schema.is_signed;
   if (schema.element) out["element"] = write(*schema.element, structs);
   if (schema.fixed_size) out["size"] = schema.size;
   if (schema.unique) out["unique"] = true;
   if (schema.key) out["key"] = write(*schema.key, structs);
   if (schema.value) out["value"] = write(*schema.value, structs);
-  if (kind == "tuple") {
+  if (kind == kinds::tuple) {
     out["items"] = nlohmann::json::array();
     for (const auto* item : schema.items) out["items"].push_back(write(*item, structs));
   }
-  if (kind == "struct") {
+  if (kind == kinds::record) {
     for (std::size_t i = structs.size(); i-- > 0;)
       if (structs[i] == &schema) {
         out["recursive"] = structs.size() - i;

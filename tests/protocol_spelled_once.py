@@ -30,8 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import protocol  # noqa: E402  (tools/protocol.py: the reader of the .toml)
 
-# The Python package reads _protocol.py from the next step of issue 52 on.
-SCAN_PYTHON = False
 GENERATED = {protocol.CPP, protocol.PYTHON, "include/launchpad/detail/status/status_page.hpp"}
 
 # (file, value): why that literal is not the protocol's value.
@@ -46,6 +44,24 @@ NOT_THE_PROTOCOL: dict[tuple[str, str], str] = {
         "a message's word for a service without methods, not the metrics' label",
     ("include/launchpad/detail/status/status_server.hpp", "serving"):
         "a node's state on the status page (starting, serving, restarting ...), not its health",
+    ("python/launchpad_client/__init__.py", "stop"):
+        "the name of launchpad_client.stop() in __all__, not a control line",
+    ("python/launchpad_client/hints.py", "run"):
+        "the name of a node's run() method, not the host's line",
+    ("python/launchpad_client/node.py", "json"):
+        "the name of a format a user chooses (format=\"json\"), not the schema's kind",
+    ("python/launchpad_client/node.py", "(none)"):
+        "a message's word for no methods or no Content-Type, not the metrics' label",
+    ("python/launchpad_client/program.py", "(none)"):
+        "a message's word for a program without nodes or groups, not the metrics' label",
+    ("python/launchpad_client/runtime.py", "(none)"):
+        "a message's word for a module without classes, not the metrics' label",
+    ("python/launchpad_client/schema.py", "void"):
+        "C++'s spelling of the type, for messages, not the schema's kind",
+    ("python/launchpad_client/server.py", "run"):
+        "the name of a node's run() method, which is not served, not the host's line",
+    ("python/launchpad_client/server.py", "(none)"):
+        "a message's word for a service without methods, not the metrics' label",
 }
 
 
@@ -132,7 +148,7 @@ def files() -> list[tuple[str, list[tuple[int, str]]]]:
         relative = path.relative_to(ROOT).as_posix()
         if relative not in GENERATED:
             found.append((relative, cpp_literals(path.read_text(encoding="utf-8"))))
-    for path in sorted((ROOT / "python").rglob("*.py")) if SCAN_PYTHON else []:
+    for path in sorted((ROOT / "python").rglob("*.py")):
         relative = path.relative_to(ROOT).as_posix()
         if relative not in GENERATED:
             found.append((relative, python_literals(path.read_text(encoding="utf-8"), relative)))
@@ -217,9 +233,8 @@ def main() -> int:
               f"{protocol.SOURCE} (tools/protocol.py writes the names)")
         return 1
     count = sum(1 for _ in looked_for)
-    where = "include/ and python/" if SCAN_PYTHON else "include/"
-    print(f"protocol_spelled_once: {count} values, spelled nowhere in {where} but the files "
-          "written from protocol.toml")
+    print(f"protocol_spelled_once: {count} values, spelled nowhere in include/ and python/ but "
+          "the files written from protocol.toml")
     return 0
 
 

@@ -15,6 +15,7 @@ package calls its methods from Python with their C++ types checked:
 See docs/python.md.
 """
 
+from ._protocol import VERSION as __version__
 from .errors import (DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError, ReplyTooLarge,
                      TransportError)
 from .hints import (Json, Tensor, float32, float64, int8, int16, int32, int64, uint8, uint16,
@@ -27,8 +28,6 @@ from .program import Program, attach
 from .run_directory import read_secret
 from .tls import tls_context
 from . import metrics  # metrics.counter(name).add(n), .gauge(name).set(v), .series(name).record(v)
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Json", "Tensor", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",

@@ -20,18 +20,12 @@ import struct
 import sys
 import threading
 
+from . import _protocol as protocol
 from . import codec, typed_arrays
 from .optional_packages import cbor2
 from .optional_packages import numpy as np
 
-HEADER = "lp-checkpoint 1"
-_PRIME = 0x100000001b3
-_OFFSET = 0xcbf29ce484222325
 _MASK = (1 << 64) - 1
-# RFC 8746's multi-dimensional array, row-major: [shape, typed array]. A
-# numpy matrix keeps its shape through a save and a restore.
-_ROW_MAJOR = 40
-
 
 class CheckpointError(Exception):
     """A checkpoint that cannot be restored: damaged, another service's, or
@@ -43,11 +37,11 @@ def checksum(data):
     checkpoint_checksum of the C++ library, bit for bit."""
     view = memoryview(data).cast("B")
     whole = len(view) - len(view) % 8
-    value = _OFFSET
+    value = protocol.CHECKPOINT_FNV_OFFSET
     for (word,) in struct.iter_unpack("<Q", view[:whole]):
-        value = ((value ^ word) * _PRIME) & _MASK
+        value = ((value ^ word) * protocol.CHECKPOINT_FNV_PRIME) & _MASK
     for byte in view[whole:]:
-        value = ((value ^ byte) * _PRIME) & _MASK
+        value = ((value ^ byte) * protocol.CHECKPOINT_FNV_PRIME) & _MASK
     return value
 
 
@@ -115,7 +109,9 @@ def _array(array):
         return array.tolist()  # bool, complex, strings: plain values
     flat = np.ascontiguousarray(array, dtype=element.numpy_dtype()).reshape(-1)
     typed = typed_arrays.TypedArray(element, typed_arrays.byte_view(flat), flat)
-    return typed if array.ndim == 1 else cbor2.CBORTag(_ROW_MAJOR, [list(array.shape), typed])
+    if array.ndim == 1:
+        return typed
+    return cbor2.CBORTag(protocol.ARRAY_TAG_ROW_MAJOR, [list(array.shape), typed])
 
 
 def _element(dtype):
@@ -135,7 +131,7 @@ def _shaped(value):
     # node's own arrays were writable, and its restore may keep them.
     if np is not None and isinstance(value, np.ndarray):
         return value.copy()
-    if isinstance(value, cbor2.CBORTag) and value.tag == _ROW_MAJOR:
+    if isinstance(value, cbor2.CBORTag) and value.tag == protocol.ARRAY_TAG_ROW_MAJOR:
         shape, flat = value.value
         if np is not None and isinstance(flat, np.ndarray):
             return flat.reshape(shape).copy()
@@ -182,8 +178,10 @@ def write(path, service, data):
     naming the file."""
     directory = os.path.dirname(path) or "."
     _make_directories(directory)
-    header = (f"{HEADER}\nservice {service}\nbytes {len(data)}\n"
-              f"fnv1a64 {checksum(data):016x}\n").encode("utf-8")
+    header = (f"{protocol.CHECKPOINT_MAGIC}{protocol.CHECKPOINT_FORMAT}\n"
+              f"{protocol.CHECKPOINT_SERVICE}{service}\n"
+              f"{protocol.CHECKPOINT_BYTES}{len(data)}\n"
+              f"{protocol.CHECKPOINT_CHECKSUM}{checksum(data):016x}\n").encode("utf-8")
     temporary = path + ".tmp"
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
@@ -241,12 +239,13 @@ def read(path, service):
         at = end + 1
         return value
 
-    version = line("lp-checkpoint ")
-    if version != "1":
-        raise damaged(f"it is of format {version!r}; this reader knows format 1")
-    saved_service = line("service ")
-    size = line("bytes ")
-    saved_sum = line("fnv1a64 ")
+    version = line(protocol.CHECKPOINT_MAGIC)
+    if version != str(protocol.CHECKPOINT_FORMAT):
+        raise damaged(f"it is of format {version!r}; this reader knows format "
+                      f"{protocol.CHECKPOINT_FORMAT}")
+    saved_service = line(protocol.CHECKPOINT_SERVICE)
+    size = line(protocol.CHECKPOINT_BYTES)
+    saved_sum = line(protocol.CHECKPOINT_CHECKSUM)
     if saved_service != service:
         raise CheckpointError(f"the checkpoint {path} holds the state of a {saved_service}, not "
                               f"of a {service}; is it another program's, or was the node's "

@@ -10,13 +10,14 @@ Python values, typed arrays into numpy arrays (typed_arrays.py).
 import io
 import json
 
+from . import _protocol as protocol
 from . import typed_arrays
 from .optional_packages import cbor2
 from .optional_packages import numpy as np
 from .typed_arrays import TypedArray
 
-JSON = "application/json"
-CBOR = "application/cbor"
+JSON = protocol.MEDIA_JSON
+CBOR = protocol.MEDIA_CBOR
 
 # A typed array at least this large goes out as a view of the caller's
 # memory; smaller ones are copied into the body around them, as one write of

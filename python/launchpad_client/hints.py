@@ -21,6 +21,8 @@ import inspect
 import types
 import typing
 
+from . import _protocol as protocol
+
 
 class Width:
     """The exact wire width of a number hint: `Annotated[int, Width(32)]`."""
@@ -71,53 +73,54 @@ def schema_of(hint, where="a hint"):
     """The wire schema a type hint stands for; `where` names it in errors."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is None or hint is type(None):
-        return {"kind": "void"}
+        return {"kind": protocol.KIND_NOTHING}
     if hint is bool:
-        return {"kind": "boolean"}
+        return {"kind": protocol.KIND_BOOLEAN}
     if hint is int:
-        return {"kind": "integer", "bits": _ANY}
+        return {"kind": protocol.KIND_INTEGER, "bits": _ANY}
     if hint is float:
-        return {"kind": "floating", "bits": _ANY}
+        return {"kind": protocol.KIND_FLOATING, "bits": _ANY}
     if hint is str:
-        return {"kind": "string"}
+        return {"kind": protocol.KIND_STRING}
     if hint is Json:
-        return {"kind": "json"}
+        return {"kind": protocol.KIND_JSON}
     if origin is typing.Annotated:
         base, *extras = args
         for extra in extras:
             if isinstance(extra, Width):
                 if base is int:
-                    return {"kind": "integer", "bits": extra.bits, "signed": extra.signed}
-                return {"kind": "floating", "bits": extra.bits}
+                    return {"kind": protocol.KIND_INTEGER, "bits": extra.bits, "signed": extra.signed}
+                return {"kind": protocol.KIND_FLOATING, "bits": extra.bits}
             if isinstance(extra, _TensorOf):
-                return {"kind": "tensor", "element": _number(extra.element, where)}
+                return {"kind": protocol.KIND_TENSOR, "element": _number(extra.element, where)}
         return schema_of(base, where)
     if origin in (typing.Union, types.UnionType):
         others = [a for a in args if a is not type(None)]
         if len(others) == 1 and len(args) == 2:
-            return {"kind": "optional", "value": schema_of(others[0], where)}
+            return {"kind": protocol.KIND_OPTIONAL, "value": schema_of(others[0], where)}
         raise HintError(f"{where}: {_spell(hint)} is a union; only `T | None` has a wire form")
     if origin in (list, set, frozenset):
         if len(args) != 1:
             raise HintError(f"{where}: {_spell(hint)} needs its element type, as list[float32]")
         element = schema_of(args[0], where)
-        if origin is list and element["kind"] in ("integer", "floating"):
-            return {"kind": "typed_array", "element": element}
-        schema = {"kind": "sequence", "element": element}
+        if origin is list and element["kind"] in (protocol.KIND_INTEGER, protocol.KIND_FLOATING):
+            return {"kind": protocol.KIND_TYPED_ARRAY, "element": element}
+        schema = {"kind": protocol.KIND_SEQUENCE, "element": element}
         if origin is not list:
             schema["unique"] = True
         return schema
     if origin is tuple:
         if not args or args[-1] is Ellipsis:
             raise HintError(f"{where}: {_spell(hint)} needs the type of each item, as tuple[int, str]")
-        return {"kind": "tuple", "items": [schema_of(a, where) for a in args]}
+        return {"kind": protocol.KIND_TUPLE, "items": [schema_of(a, where) for a in args]}
     if origin is dict:
         if len(args) != 2 or args[0] is not str:
             raise HintError(f"{where}: {_spell(hint)}: a map's keys are strings, as dict[str, V]")
-        return {"kind": "map", "key": {"kind": "string"}, "value": schema_of(args[1], where)}
+        return {"kind": protocol.KIND_MAP, "key": {"kind": protocol.KIND_STRING},
+                "value": schema_of(args[1], where)}
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         fields = typing.get_type_hints(hint, include_extras=True)
-        return {"kind": "struct", "fields": [
+        return {"kind": protocol.KIND_RECORD, "fields": [
             {"name": f.name, "schema": schema_of(fields[f.name], f"{where}, field {f.name}")}
             for f in dataclasses.fields(hint)]}
     raise HintError(f"{where}: {_spell(hint)} has no wire form (docs/python.md, "
@@ -126,7 +129,7 @@ def schema_of(hint, where="a hint"):
 
 def _number(hint, where):
     schema = schema_of(hint, where)
-    if schema["kind"] not in ("integer", "floating"):
+    if schema["kind"] not in (protocol.KIND_INTEGER, protocol.KIND_FLOATING):
         raise HintError(f"{where}: a tensor's element is a number type, not {_spell(hint)}")
     return schema
 
@@ -190,16 +193,16 @@ def _mismatch(expected, described):
     if not isinstance(expected, dict):
         return "the C++ schema is not a schema"
     kind = expected.get("kind")
-    if kind == "enumeration":
-        kind = "integer"  # an enum travels as its underlying integer
+    if kind == protocol.KIND_ENUMERATION:
+        kind = protocol.KIND_INTEGER  # an enum travels as its underlying integer
     if described["kind"] != kind:
         return "kinds differ"
-    if kind in ("integer", "floating") and described.get("bits") is not _ANY:
+    if kind in (protocol.KIND_INTEGER, protocol.KIND_FLOATING) and described.get("bits") is not _ANY:
         if described["bits"] != expected.get("bits"):
             return "widths differ"
-        if kind == "integer" and described.get("signed") != expected.get("signed"):
+        if kind == protocol.KIND_INTEGER and described.get("signed") != expected.get("signed"):
             return "signedness differs"
-    if kind in ("typed_array", "sequence"):
+    if kind in (protocol.KIND_TYPED_ARRAY, protocol.KIND_SEQUENCE):
         if "size" in expected:
             return f"C++ has exactly {expected['size']} items (a std::array), a Python list any number"
         if bool(expected.get("unique")) != bool(described.get("unique")):
@@ -209,7 +212,7 @@ def _mismatch(expected, described):
             why = _mismatch(expected.get(key), described.get(key, {"kind": None}))
             if why:
                 return why
-    if kind == "tuple":
+    if kind == protocol.KIND_TUPLE:
         items = expected.get("items", [])
         if len(items) != len(described["items"]):
             return "tuples of different lengths"
@@ -217,7 +220,7 @@ def _mismatch(expected, described):
             why = _mismatch(e, d)
             if why:
                 return why
-    if kind == "struct":
+    if kind == protocol.KIND_RECORD:
         if "recursive" in expected:
             return "a struct inside itself has no Python hint yet"
         ours = [f["name"] for f in described["fields"]]

@@ -12,6 +12,7 @@ import inspect
 import threading
 import urllib.parse
 
+from . import _protocol as protocol
 from . import codec, schema
 from .errors import DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError
 from .optional_packages import cbor2, warn_if_missing
@@ -43,7 +44,7 @@ class MethodSpec:
         self.name = entry["name"]
         self.arity = entry["arity"]
         self.batched = entry.get("batched")
-        self.path = "/lp/v1/call/" + urllib.parse.quote(self.name, safe="")
+        self.path = protocol.PATH_CALL + urllib.parse.quote(self.name, safe="")
         self.params, self.result = schema.method_types(entry)
         # For people: the node's spelling, else one made from the types.
         self.signature = entry.get("signature")
@@ -198,14 +199,14 @@ class Node:
         if refresh:  # methods made from the old description go
             for name in [n for n, v in vars(self).items() if isinstance(v, Method)]:
                 del self.__dict__[name]
-        reply = shared.transport.request("GET", "/lp/v1/describe", accept=codec.JSON,
+        reply = shared.transport.request("GET", protocol.PATH_DESCRIBE, accept=codec.JSON,
                                          timeout=self.timeout)
         body = self._body(reply, "")
         if not (isinstance(body, dict) and isinstance(body.get("methods"), list)):
             raise ProtocolError(shared.label, "", "the describe reply has no list of methods")
-        if body.get("protocol", 1) != 1:
+        if body.get("protocol", protocol.WIRE_VERSION) != protocol.WIRE_VERSION:
             raise ProtocolError(shared.label, "", f"the node speaks protocol {body['protocol']}; "
-                                "this client speaks protocol 1")
+                                f"this client speaks protocol {protocol.WIRE_VERSION}")
         try:
             specs = {entry["name"]: MethodSpec(entry) for entry in body["methods"]}
         except (KeyError, TypeError, schema.BadSchema) as e:
@@ -224,10 +225,11 @@ class Node:
 
     def health(self):
         """'serving', or 'stopping' while the node drains (no secret needed)."""
-        reply = self._shared.transport.request("GET", "/lp/v1/health", accept=codec.JSON,
+        reply = self._shared.transport.request("GET", protocol.PATH_HEALTH, accept=codec.JSON,
                                                timeout=self.timeout)
         body = self._decode(reply, "")
-        if isinstance(body, dict) and body.get("status") in ("serving", "stopping"):
+        if isinstance(body, dict) and body.get("status") in (protocol.HEALTH_SERVING,
+                                                             protocol.HEALTH_STOPPING):
             return body["status"]
         raise ProtocolError(self.label, "", f"the health reply is {body!r}")
 
@@ -306,7 +308,7 @@ class Node:
 
     def _send(self, method, spec, pieces, timeout):
         content_type = self._shared.content_type
-        path = spec.path if spec is not None else "/lp/v1/call/" + urllib.parse.quote(method, safe="")
+        path = spec.path if spec is not None else protocol.PATH_CALL + urllib.parse.quote(method, safe="")
         reply = self._shared.transport.request(
             "POST", path, pieces,
             content_type=content_type, accept=content_type,
@@ -346,7 +348,7 @@ class Node:
             return body
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict) and isinstance(error.get("code"), str):
-            if reply.status == 504 and error["code"] == "deadline_exceeded":
+            if reply.status == 504 and error["code"] == protocol.ERROR_DEADLINE_EXCEEDED:
                 # The method gave up at this call's deadline (Lp-Deadline-Ms).
                 raise DeadlineExceeded(error.get("node") or self.label, error.get("method") or method,
                                        str(error.get("message", "")))

@@ -22,6 +22,7 @@ import queue
 import threading
 import time
 
+from . import _protocol as protocol
 from . import progress
 
 # Seconds an `address` request waits for its reply. The host may answer only
@@ -74,13 +75,13 @@ class _Host:
 
     def _dispatch(self, line):
         # A line this node does not know is a later host's: it is passed over.
-        if line.startswith("address "):
+        if line.startswith(protocol.PYTHON_CONTROL_ADDRESS):
             self._replies.put(line)
-        elif line == "run":
+        elif line == protocol.PYTHON_CONTROL_RUN:
             _run_now.set()
-        elif line == "stop":
+        elif line == protocol.PYTHON_CONTROL_STOP:
             _stopping.set()
-        elif line == "end":
+        elif line == protocol.PYTHON_CONTROL_END:
             self._on_end(False)
 
     def address(self, label, timeout):
@@ -90,7 +91,7 @@ class _Host:
                 raise HostGone(f"no address for node {label!r}: the host is gone (the control "
                                "socket closed), and this node is stopping")
             try:
-                self.write(f"address {label}")
+                self.write(f"{protocol.PYTHON_CONTROL_ADDRESS}{label}")
             except OSError as e:
                 raise HostGone(f"no address for node {label!r}: cannot ask the host "
                                f"({e.strerror or e}); this node is stopping") from None
@@ -114,11 +115,12 @@ class _Host:
             if line is None:
                 raise HostGone(f"no address for node {label!r}: the host closed the control "
                                "socket, and this node is stopping")
-            answered, _, rest = line[len("address "):].partition(" ")
+            answered, _, rest = line[len(protocol.PYTHON_CONTROL_ADDRESS):].partition(" ")
             if answered != label:
                 continue  # a late reply to a request that gave up
-            if rest == "-" or rest.startswith("- "):
-                reason = rest[2:].strip() or "the host gave no reason"
+            no_address = protocol.PYTHON_CONTROL_NO_ADDRESS
+            if rest == no_address.strip() or rest.startswith(no_address):
+                reason = rest[len(no_address):].strip() or "the host gave no reason"
                 raise LookupError(f"no address for node {label!r}: {reason}")
             return rest.strip()
 
@@ -174,7 +176,8 @@ def address(label, timeout=ADDRESS_TIMEOUT):
     """The URL of node `label`, as the host knows it now. Raises LookupError
     (HostGone when the host is gone) with the host's reason."""
     if _host is None:
-        raise LookupError("this process has no host to ask (LP_PYTHON_CONTROL_FD is not set)")
+        raise LookupError("this process has no host to ask "
+                          f"({protocol.ENVIRONMENT_PYTHON_CONTROL_FD} is not set)")
     if not label or any(c.isspace() for c in label):
         raise ValueError(f"{label!r} is not a node's label")
     return _host.address(label, timeout)
@@ -184,14 +187,14 @@ def stop():
     """Asks the whole program to stop, as lp::stop() does in a C++ node:
     stop_requested() is True from now on, here at once and in every other
     node once the host passes the stop on."""
-    _ask("stop")
+    _ask(protocol.PYTHON_CONTROL_STOP)
 
 
 def follow_stop():
     """A peer refused a call because the program stops: this node stops
     too, as a C++ node does, without claiming the stop for its own (the
     host hears `follow`, not `stop`)."""
-    _ask("follow")
+    _ask(protocol.PYTHON_CONTROL_FOLLOW)
 
 
 def _ask(line):

@@ -12,6 +12,8 @@ logs is for people: its wording may change, and nothing here reads it.
 import os
 import re
 
+from . import _protocol as protocol
+
 
 def read_secret(run_dir):
     """The launch's secret, from `<run_dir>/secret`; None for a launch
@@ -19,7 +21,7 @@ def read_secret(run_dir):
     if not os.path.isdir(run_dir):
         raise FileNotFoundError(f"no run directory {run_dir}: has the program ended? (a launch "
                                 "removes its run directory when it ends)")
-    path = os.path.join(run_dir, "secret")
+    path = os.path.join(run_dir, protocol.RUN_DIRECTORY_SECRET)
     try:
         with open(path, encoding="ascii") as f:
             secret = f.read().strip()
@@ -35,7 +37,8 @@ def node_addresses(run_dir):
     far, the last line of each label; {} before any node serves. A line the
     launch is still writing (no newline yet) waits for the next read."""
     try:
-        with open(os.path.join(run_dir, "nodes"), encoding="utf-8", errors="replace") as f:
+        with open(os.path.join(run_dir, protocol.RUN_DIRECTORY_NODES), encoding="utf-8",
+                  errors="replace") as f:
             text = f.read()
     except FileNotFoundError:
         return {}

@@ -93,6 +93,7 @@ import threading
 import time
 import traceback
 
+from . import _protocol as protocol
 from . import checkpoint, codec, hints, node_context, progress, run_directory, tls
 from .errors import DeadlineExceeded, RemoteError, TransportError
 from .node import Node
@@ -102,15 +103,15 @@ from . import server as server_module
 from .server import NodeServer
 
 # Exit statuses the host reads: failures that a restart cannot mend.
-USAGE = 2  # no spec, a malformed one, or no control socket where the host said
-IMPORT_FAILED = 3
-TYPES_DIFFER = 4
-CONSTRUCTION_FAILED = 5
-CHECKPOINT_UNREADABLE = 6
+USAGE = protocol.EXIT_STATUS_USAGE  # no spec, a malformed one, or no control socket where the host said
+IMPORT_FAILED = protocol.EXIT_STATUS_IMPORT_FAILED
+TYPES_DIFFER = protocol.EXIT_STATUS_TYPES_DIFFER
+CONSTRUCTION_FAILED = protocol.EXIT_STATUS_CONSTRUCTION_FAILED
+CHECKPOINT_UNREADABLE = protocol.EXIT_STATUS_CHECKPOINT_UNREADABLE
 # A hung node, as a C++ node process ends for one (launch_state.hpp): a
 # handler, or run().
-HUNG = 124
-HUNG_RUN = 125
+HUNG = protocol.EXIT_STATUS_HUNG
+HUNG_RUN = protocol.EXIT_STATUS_HUNG_RUN
 
 # Seconds the process may take, after a stop began, beyond the calls'
 # termination notice (the last save, the exit): a node whose own threads
@@ -131,7 +132,8 @@ def _last_lines(text, count=8):
 
 
 def _import_class(spec):
-    label, module_name, class_name = spec["node"], spec["module"], spec["class"]
+    label = spec[protocol.PYTHON_SPEC_NODE]
+    module_name, class_name = spec[protocol.PYTHON_SPEC_MODULE_NAME], spec[protocol.PYTHON_SPEC_CLASS_NAME]
     reproduce = (f"{sys.executable} -c 'import {module_name}; {module_name}.{class_name}'"
                  f" (with PYTHONPATH={os.environ.get('PYTHONPATH', '')!s})")
     try:
@@ -149,13 +151,16 @@ def _import_class(spec):
 
 def _check_class(spec, cls):
     """Every way the class differs from the C++ declaration, in one message."""
-    label = spec["node"]
-    problems = (hints.compare(spec.get("declared") or [], cls, node=label, has_run=spec.get("has_run"))
-                + checkpoint.class_problems(cls, label, spec.get("state_schema"),
-                                            [m.get("name") for m in spec.get("declared") or []]))
+    label = spec[protocol.PYTHON_SPEC_NODE]
+    declared = spec.get(protocol.PYTHON_SPEC_DECLARED) or []
+    problems = (hints.compare(declared, cls, node=label, has_run=spec.get(protocol.PYTHON_SPEC_HAS_RUN))
+                + checkpoint.class_problems(cls, label, spec.get(protocol.PYTHON_SPEC_STATE_SCHEMA),
+                                            [m.get("name") for m in declared]))
     if problems:
-        _fail(TYPES_DIFFER, label, f"the Python class {spec['module']}.{spec['class']} does not "
-              f"match the C++ declaration of {spec.get('service', cls.__name__)}:\n  "
+        module_name = spec[protocol.PYTHON_SPEC_MODULE_NAME]
+        class_name = spec[protocol.PYTHON_SPEC_CLASS_NAME]
+        _fail(TYPES_DIFFER, label, f"the Python class {module_name}.{class_name} does not "
+              f"match the C++ declaration of {spec.get(protocol.PYTHON_SPEC_SERVICE, cls.__name__)}:\n  "
               + "\n  ".join(problems))
 
 
@@ -164,13 +169,13 @@ def _arguments(spec, args_cbor, credentials):
     typed client of the node each handle names (a list of them for a
     std::vector of handles). A host sends them in CBOR (tensors stay
     binary); a spec written by hand gives "args" in JSON."""
-    values = codec.decode_cbor(args_cbor) if args_cbor else spec.get("args", [])
+    values = codec.decode_cbor(args_cbor) if args_cbor else spec.get(protocol.PYTHON_SPEC_ARGS, [])
     out = []
-    for value, schema in zip(values, spec.get("arg_schemas", [])):
+    for value, schema in zip(values, spec.get(protocol.PYTHON_SPEC_ARG_SCHEMAS, [])):
         kind = schema.get("kind")
-        if kind == "handle":
+        if kind == protocol.KIND_HANDLE:
             out.append(_Peer(spec, value, credentials))
-        elif kind == "handles":
+        elif kind == protocol.KIND_HANDLES:
             out.append([_Peer(spec, label, credentials) for label in value])
         else:
             out.append(from_schema(schema).from_wire(value))
@@ -181,8 +186,8 @@ class _Credentials:
     """The launch's secret and TLS credentials, from the spec."""
 
     def __init__(self, spec):
-        self.secret = spec.get("secret") or None
-        self.tls = spec.get("tls") or None
+        self.secret = spec.get(protocol.PYTHON_SPEC_SECRET) or None
+        self.tls = spec.get(protocol.PYTHON_SPEC_TLS) or None
         self._client = None
         self._lock = threading.Lock()
 
@@ -194,8 +199,9 @@ class _Credentials:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_3
         context.verify_mode = ssl.CERT_REQUIRED
-        context.load_verify_locations(cadata=self.tls.get("authority") or self.tls["certificate"])
-        tls.load_pem_chain(context, self.tls["certificate"], self.tls["key"])
+        context.load_verify_locations(cadata=self._authority())
+        tls.load_pem_chain(context, self.tls[protocol.PYTHON_SPEC_TLS_CERTIFICATE],
+                           self.tls[protocol.PYTHON_SPEC_TLS_KEY])
         return context
 
     def client_context(self):
@@ -205,9 +211,14 @@ class _Credentials:
         with self._lock:
             if self._client is None:
                 self._client = tls.tls_context_of_pem(
-                    self.tls.get("authority") or self.tls["certificate"],
-                    self.tls["certificate"], self.tls["key"])
+                    self._authority(), self.tls[protocol.PYTHON_SPEC_TLS_CERTIFICATE],
+                    self.tls[protocol.PYTHON_SPEC_TLS_KEY])
             return self._client
+
+    def _authority(self):
+        # The site's CA the launch was given, else its own certificate.
+        return (self.tls.get(protocol.PYTHON_SPEC_TLS_AUTHORITY)
+                or self.tls[protocol.PYTHON_SPEC_TLS_CERTIFICATE])
 
 
 class _Peer:
@@ -231,7 +242,7 @@ class _Peer:
     def _address(self):
         if node_context.connected():
             return node_context.address(self._label)
-        run_dir = self._spec.get("run_dir")
+        run_dir = self._spec.get(protocol.PYTHON_SPEC_RUN_DIR)
         if not run_dir:
             raise LookupError(f"no address for node {self._label!r}: a node started by hand "
                               'finds it in its run directory\'s nodes file (the spec\'s "run_dir")')
@@ -297,7 +308,7 @@ class _Peer:
 def _follow_if_stopping(error):
     # A peer that refuses a call for stopping says that the program stops,
     # as a C++ node learns it from the same refusal.
-    if isinstance(error, RemoteError) and error.code == "stopping":
+    if isinstance(error, RemoteError) and error.code == protocol.ERROR_STOPPING:
         node_context.follow_stop()
 
 
@@ -328,17 +339,18 @@ class _PeerFutures:
 
 def _control_socket(name):
     """The host's end of the control socket, LP_PYTHON_CONTROL_FD."""
-    fd = os.environ.get("LP_PYTHON_CONTROL_FD")
+    variable = protocol.ENVIRONMENT_PYTHON_CONTROL_FD
+    fd = os.environ.get(variable)
     if fd is None:
-        _fail(USAGE, name, "--node= is for a node that a host starts, which passes its control "
-              "socket in LP_PYTHON_CONTROL_FD; by hand, give the path of a spec file")
+        _fail(USAGE, name, f"{protocol.PYTHON_RUNTIME_NODE} is for a node that a host starts, which "
+              f"passes its control socket in {variable}; by hand, give the path of a spec file")
     try:
         sock = socket.socket(fileno=int(fd))
     except (OSError, ValueError) as e:
-        _fail(USAGE, name, f"LP_PYTHON_CONTROL_FD={fd} is not a socket ({e}); the host passes "
+        _fail(USAGE, name, f"{variable}={fd} is not a socket ({e}); the host passes "
               "one end of socketpair(AF_UNIX, SOCK_STREAM)")
     if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
-        _fail(USAGE, name, f"LP_PYTHON_CONTROL_FD={fd} is not an AF_UNIX stream socket; the "
+        _fail(USAGE, name, f"{variable}={fd} is not an AF_UNIX stream socket; the "
               "host passes one end of socketpair(AF_UNIX, SOCK_STREAM)")
     # A process the node's code starts must not hold the host's socket open.
     sock.set_inheritable(False)
@@ -362,7 +374,8 @@ def _receive_spec(sock, name):
             broken("its first line is not `spec <J> <C>`")
     head, _, data = data.partition(b"\n")
     words = head.split(b" ")
-    if len(words) != 3 or words[0] != b"spec" or not all(w.isdigit() for w in words[1:]):
+    if (len(words) != 3 or words[0] != protocol.PYTHON_CONTROL_SPEC.strip().encode()
+            or not all(w.isdigit() for w in words[1:])):
         broken(f"its first line is {head[:60]!r}, not `spec <J> <C>`")
     json_size, cbor_size = int(words[1]), int(words[2])
     chunks, have = [data], len(data)
@@ -416,13 +429,14 @@ class _CheckpointSpec:
 
 def _checkpoint_spec(spec, cls):
     """The spec's "checkpoint" if the class keeps checkpoints, else None."""
-    raw = spec.get("checkpoint")
-    label = spec["node"]
+    raw = spec.get(protocol.PYTHON_SPEC_CHECKPOINT)
+    label = spec[protocol.PYTHON_SPEC_NODE]
     if raw is None or not checkpoint.keeps_checkpoints(cls):
         return None
-    interval = raw.get("interval_ms", 0) if isinstance(raw, dict) else None
-    if (not isinstance(raw, dict) or not isinstance(raw.get("save"), str) or not raw["save"]
-            or not isinstance(raw.get("restore"), (str, type(None)))
+    save, restore = protocol.PYTHON_SPEC_CHECKPOINT_SAVE, protocol.PYTHON_SPEC_CHECKPOINT_RESTORE
+    interval = raw.get(protocol.PYTHON_SPEC_CHECKPOINT_INTERVAL_MS, 0) if isinstance(raw, dict) else None
+    if (not isinstance(raw, dict) or not isinstance(raw.get(save), str) or not raw[save]
+            or not isinstance(raw.get(restore), (str, type(None)))
             or not isinstance(interval, int) or isinstance(interval, bool) or interval < 0):
         _fail(USAGE, label, f"the spec's checkpoint is malformed ({json.dumps(raw)}); it is "
               '{"save": PATH, "restore": PATH or null, "interval_ms": N >= 0}')
@@ -430,14 +444,14 @@ def _checkpoint_spec(spec, cls):
         _fail(IMPORT_FAILED, label, f"{cls.__name__} keeps checkpoints, which are CBOR, and cbor2 "
               f"is not installed for {sys.executable}: apt-get install python3-cbor2 (or "
               f"{sys.executable} -m pip install cbor2)")
-    return _CheckpointSpec(raw["save"], raw.get("restore") or None, interval / 1000,
-                           spec.get("state_schema"))
+    return _CheckpointSpec(raw[save], raw.get(restore) or None, interval / 1000,
+                           spec.get(protocol.PYTHON_SPEC_STATE_SCHEMA))
 
 
 def _restore(target, spec, path, keeping):
     """Gives the object the state saved at `path`, if there is such a file."""
-    label = spec["node"]
-    service = spec.get("service", type(target).__name__)
+    label = spec[protocol.PYTHON_SPEC_NODE]
+    service = spec.get(protocol.PYTHON_SPEC_SERVICE, type(target).__name__)
     try:
         data = checkpoint.read(path, service)
         if data is None:
@@ -451,8 +465,8 @@ def _restore(target, spec, path, keeping):
     try:
         target.restore(value)
     except BaseException:
-        _fail(CONSTRUCTION_FAILED, label, f"{spec['class']}.restore(...) raised on the state of "
-              f"the checkpoint {path}", _last_lines(traceback.format_exc()))
+        _fail(CONSTRUCTION_FAILED, label, f"{spec[protocol.PYTHON_SPEC_CLASS_NAME]}.restore(...) raised on "
+              f"the state of the checkpoint {path}", _last_lines(traceback.format_exc()))
     print(f"[lp] {label} restored from {path}", file=sys.stderr, flush=True)
 
 
@@ -471,13 +485,15 @@ def _exit_within(seconds, label, main_done):
 
 
 def _serve(spec, target, credentials, ended, keeping, main_done):
-    label = spec["node"]
-    server = NodeServer(target, node=label, program=spec.get("program", ""),
+    label = spec[protocol.PYTHON_SPEC_NODE]
+    server = NodeServer(target, node=label, program=spec.get(protocol.PYTHON_SPEC_PROGRAM, ""),
                         secret=credentials.secret,
-                        declared=spec.get("declared"), service=spec.get("service"),
+                        declared=spec.get(protocol.PYTHON_SPEC_DECLARED),
+                        service=spec.get(protocol.PYTHON_SPEC_SERVICE),
                         tls=credentials.server_context(),
-                        host=spec.get("host", "127.0.0.1"),
-                        max_body=spec.get("max_body_bytes", server_module.DEFAULT_MAX_BODY))
+                        host=spec.get(protocol.PYTHON_SPEC_HOST, "127.0.0.1"),
+                        max_body=spec.get(protocol.PYTHON_SPEC_MAX_BODY_BYTES,
+                                          server_module.DEFAULT_MAX_BODY))
     server.on_stop = node_context.stop
 
     def on_term(signum, frame):
@@ -491,14 +507,15 @@ def _serve(spec, target, credentials, ended, keeping, main_done):
     signal.signal(signal.SIGINT, on_term)
     server.start()
     if node_context.connected():
-        node_context.tell(f"serving {server.url}")  # its host says where it serves
+        node_context.tell(f"{protocol.PYTHON_CONTROL_SERVING}{server.url}")  # its host says where it serves
     else:
         print(f"[lp] {label} serving at {server.url}", flush=True)
     saver = None
     if keeping is not None:
         # state() takes the server's call lock (None: concurrent handlers),
         # so a save waits for the call that runs, as lp_save does.
-        saver = checkpoint.Saver(target, keeping.save, spec.get("service", type(target).__name__),
+        service = spec.get(protocol.PYTHON_SPEC_SERVICE, type(target).__name__)
+        saver = checkpoint.Saver(target, keeping.save, service,
                                  label, turn=server._lock,
                                  to_bytes=keeping.to_bytes).start(keeping.interval_s)
     runner = _start_run(spec, target, ended)
@@ -506,7 +523,7 @@ def _serve(spec, target, credentials, ended, keeping, main_done):
 
     while not ended.wait(1.0):
         pass
-    notice = float(spec.get("termination_notice_s", 10))
+    notice = float(spec.get(protocol.PYTHON_SPEC_TERMINATION_NOTICE_S, 10))
     # run() returns before the calls drain, as a C++ node's run()s are
     # joined before its servers drain. It has as long as a C++ run() has:
     # the host bounds it (it ends this process after its termination
@@ -530,9 +547,9 @@ def _serve(spec, target, credentials, ended, keeping, main_done):
 
 def _start_run(spec, target, ended):
     """Starts the thread of run(), if the node has one."""
-    if not spec.get("has_run"):
+    if not spec.get(protocol.PYTHON_SPEC_HAS_RUN):
         return None
-    label = spec["node"]
+    label = spec[protocol.PYTHON_SPEC_NODE]
 
     def run():
         # As a C++ node's, run() starts once every node of the program serves.
@@ -545,7 +562,7 @@ def _start_run(spec, target, ended):
             _fail(1, label, "run() raised", _last_lines(traceback.format_exc()))
         finally:
             progress.end()
-        node_context.tell("finished")
+        node_context.tell(protocol.PYTHON_CONTROL_FINISHED)
 
     runner = threading.Thread(target=run, name=f"lp-{label}-run", daemon=True)
     runner.start()
@@ -560,11 +577,11 @@ def _watch_health(spec, server):
     handlers has no turn to take), or when run() has made no sign of
     progress that long (HUNG_RUN; until the program stops). It prints why,
     and exits at once: a hung thread cannot be joined."""
-    timeout_ms = spec.get("health_timeout_ms") or 0
+    timeout_ms = spec.get(protocol.PYTHON_SPEC_HEALTH_TIMEOUT_MS) or 0
     if timeout_ms <= 0:
         return
     timeout = timeout_ms / 1000
-    label = spec["node"]
+    label = spec[protocol.PYTHON_SPEC_NODE]
     probing_since = [0.0]  # when the running probe began to wait; 0: none waits
     turn = server._lock
 
@@ -603,7 +620,7 @@ def _watch_health(spec, server):
 
 def main(argv):
     words = argv[1:]
-    check_only = words[:1] == ["--check"]
+    check_only = words[:1] == [protocol.PYTHON_RUNTIME_CHECK]
     if check_only:
         words = words[1:]
     if len(words) != 1:
@@ -611,15 +628,15 @@ def main(argv):
               " (a launch starts it; by hand, give a spec file)", file=sys.stderr)
         return USAGE
     sock = None
-    if words[0].startswith("--node="):
-        name = words[0][len("--node="):]
+    if words[0].startswith(protocol.PYTHON_RUNTIME_NODE):
+        name = words[0][len(protocol.PYTHON_RUNTIME_NODE):]
         sock = _control_socket(name)
         spec, args_cbor, pending = _receive_spec(sock, name)
     else:
         with open(words[0], encoding="utf-8") as f:
             spec = json.load(f)
         args_cbor = None
-    label = spec["node"]
+    label = spec[protocol.PYTHON_SPEC_NODE]
     if check_only:
         # A launch of processes checks every Python class before any node
         # starts: the import and the comparison, nothing built or served.
@@ -639,7 +656,7 @@ def main(argv):
     try:
         target = cls(*_arguments(spec, args_cbor, credentials))
     except BaseException:
-        _fail(CONSTRUCTION_FAILED, label, f"{spec['class']}(...) raised",
+        _fail(CONSTRUCTION_FAILED, label, f"{spec[protocol.PYTHON_SPEC_CLASS_NAME]}(...) raised",
               _last_lines(traceback.format_exc()))
 
     if keeping is not None and keeping.restore:

@@ -22,6 +22,7 @@ import collections.abc
 import dataclasses
 import math
 
+from . import _protocol as protocol
 from . import typed_arrays
 from .optional_packages import numpy as np
 from .typed_arrays import Element, TypedArray
@@ -426,21 +427,22 @@ def _name(schema, parts):
         return spelling
     kind = schema.get("kind")
     bits = schema.get("bits")
-    if kind in ("integer", "enumeration"):
+    if kind in (protocol.KIND_INTEGER, protocol.KIND_ENUMERATION):
         return f"std::{'' if schema.get('signed') else 'u'}int{bits}_t"
-    if kind == "floating":
+    if kind == protocol.KIND_FLOATING:
         return {32: "float", 64: "double"}.get(bits, "long double")
-    if kind in ("typed_array", "sequence"):
+    if kind in (protocol.KIND_TYPED_ARRAY, protocol.KIND_SEQUENCE):
         if "size" in schema:
             return f"std::array<{parts[0]}, {schema['size']}>"
         return f"std::{'set' if schema.get('unique') else 'vector'}<{parts[0]}>"
-    simple = {"boolean": "bool", "string": "std::string", "void": "void", "json": "lp::json",
-              "struct": "a struct", "nlohmann": "a type with its own to_json"}
+    simple = {protocol.KIND_BOOLEAN: "bool", protocol.KIND_STRING: "std::string",
+              protocol.KIND_NOTHING: "void", protocol.KIND_JSON: "lp::json",
+              protocol.KIND_RECORD: "a struct", protocol.KIND_NLOHMANN: "a type with its own to_json"}
     if kind in simple:
         return simple[kind]
-    shapes = {"optional": "std::optional<{}>", "tensor": "lp::tensor<{}>",
-              "map": "std::map<{}, {}>", "tuple": "std::tuple<{}>"}
-    if kind == "tuple":
+    shapes = {protocol.KIND_OPTIONAL: "std::optional<{}>", protocol.KIND_TENSOR: "lp::tensor<{}>",
+              protocol.KIND_MAP: "std::map<{}, {}>", protocol.KIND_TUPLE: "std::tuple<{}>"}
+    if kind == protocol.KIND_TUPLE:
         return shapes[kind].format(", ".join(parts))
     if kind in shapes:
         return shapes[kind].format(*parts)
@@ -462,45 +464,45 @@ def from_schema(schema, _structs=()):
         raise BadSchema(f"a schema is a dict with a 'kind', not {describe_value(schema)}")
     kind = schema["kind"]
     build = lambda key: from_schema(_part(schema, key), _structs)  # noqa: E731
-    if kind == "void":
+    if kind == protocol.KIND_NOTHING:
         return Void(_name(schema, ()))
-    if kind == "boolean":
+    if kind == protocol.KIND_BOOLEAN:
         return Bool(_name(schema, ()))
-    if kind in ("integer", "enumeration"):
+    if kind in (protocol.KIND_INTEGER, protocol.KIND_ENUMERATION):
         bits = schema.get("bits")
         if bits not in (8, 16, 32, 64) or not isinstance(schema.get("signed"), bool):
             raise BadSchema(f"an {kind} schema needs bits 8, 16, 32 or 64 and signed: {schema}")
         return Integer(_name(schema, ()), bits, schema["signed"])
-    if kind == "floating":
+    if kind == protocol.KIND_FLOATING:
         if not isinstance(schema.get("bits"), int):
             raise BadSchema(f"a floating schema needs its bits: {schema}")
         return Floating(_name(schema, ()), schema["bits"])
-    if kind == "string":
+    if kind == protocol.KIND_STRING:
         return String(_name(schema, ()))
-    if kind == "optional":
+    if kind == protocol.KIND_OPTIONAL:
         inner = build("value")
         return Optional(_name(schema, (inner.name,)), inner)
-    if kind in ("typed_array", "sequence", "tensor"):
+    if kind in (protocol.KIND_TYPED_ARRAY, protocol.KIND_SEQUENCE, protocol.KIND_TENSOR):
         element = build("element")
         name = _name(schema, (element.name,))
-        typed = kind != "sequence"
+        typed = kind != protocol.KIND_SEQUENCE
         if typed and getattr(element, "element", None) is None:
             raise BadSchema(f"a {kind} of {element.name}, which is no number type of a typed array")
-        if kind == "tensor":
+        if kind == protocol.KIND_TENSOR:
             return Tensor(name, element)
         if "size" in schema:
             return FixedArray(name, element, schema["size"], typed)
         return Sequence(name, element, typed)
-    if kind == "map":
+    if kind == protocol.KIND_MAP:
         key, value = build("key"), build("value")
         return Map(_name(schema, (key.name, value.name)), key, value)
-    if kind == "tuple":
+    if kind == protocol.KIND_TUPLE:
         items = schema.get("items")
         if not isinstance(items, list):
             raise BadSchema("a tuple schema without its 'items'")
         types = [from_schema(item, _structs) for item in items]
         return Tuple(_name(schema, [t.name for t in types]), types)
-    if kind == "struct":
+    if kind == protocol.KIND_RECORD:
         if "recursive" in schema:
             up = schema["recursive"]
             if not (isinstance(up, int) and 1 <= up <= len(_structs)):

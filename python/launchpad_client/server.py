@@ -24,6 +24,7 @@ import types
 import typing
 from urllib.parse import unquote
 
+from . import _protocol as protocol
 from . import codec, hints
 from . import metrics as user_metrics
 from .optional_packages import numpy as np
@@ -32,17 +33,16 @@ from .schema import from_schema
 MAX_HEAD = 64 * 1024
 MAX_FIELDS = 100
 DEFAULT_MAX_BODY = 256 * 1024 * 1024
-# Upper bounds of the latency buckets, in seconds: the C++ node's
-# (detail/observe/call_metrics.hpp), so that the status page reads both alike.
-LATENCY_BOUNDS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                  0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+# Upper bounds of the latency buckets, in seconds: the C++ node's, so that the
+# status page reads both alike.
+LATENCY_BOUNDS = protocol.CALLS_LATENCY_BOUNDS
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
             413: "Payload Too Large", 415: "Unsupported Media Type", 417: "Expectation Failed",
             431: "Request Header Fields Too Large", 500: "Internal Server Error",
             501: "Not Implemented", 503: "Service Unavailable", 504: "Gateway Timeout",
             505: "HTTP Version Not Supported"}
-PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-_JSON_TYPES = ("", "application/json", "application/x-www-form-urlencoded", "text/plain")
+PROMETHEUS_TYPE = protocol.MEDIA_PROMETHEUS
+_JSON_TYPES = ("", protocol.MEDIA_JSON, protocol.MEDIA_FORM, protocol.MEDIA_PLAIN_TEXT)
 
 
 class CallError(Exception):
@@ -115,7 +115,7 @@ class _Method:
         schemas = declared or entry
         self.params = [from_schema(s) for s in schemas["params"]]
         self.result = from_schema(schemas["result"])
-        self.returns_nothing = schemas["result"].get("kind") == "void"
+        self.returns_nothing = schemas["result"].get("kind") == protocol.KIND_NOTHING
         self.param_hints, self.result_hint, _ = hints.method_hints(type(target), self.name)
         self.figures = _MethodFigures()
 
@@ -136,9 +136,9 @@ def _with_widths(schema, declared=None):
             value = [_with_widths(v, theirs[i] if i < len(theirs) else None)
                      for i, v in enumerate(value)]
         out[key] = value
-    if out.get("kind") in ("integer", "floating") and out.get("bits") is None:
+    if out.get("kind") in (protocol.KIND_INTEGER, protocol.KIND_FLOATING) and out.get("bits") is None:
         out["bits"] = declared.get("bits", 64)
-        if out["kind"] == "integer":
+        if out["kind"] == protocol.KIND_INTEGER:
             out["signed"] = declared.get("signed", True)
     return out
 
@@ -329,31 +329,34 @@ class NodeServer:
         method = ""
         start = time.perf_counter()
         try:
-            if path == "/lp/v1/health" and request.method == "GET":
+            if path == protocol.PATH_HEALTH and request.method == "GET":
                 status = 503 if self._draining else 200
                 return self._send_value(connection, status, {
-                    "status": "stopping" if self._draining else "serving"}, request, close)
-            if path.startswith("/lp/v1/call/") and request.method == "POST":
-                method = path[len("/lp/v1/call/"):]
+                    "status": protocol.HEALTH_STOPPING if self._draining else protocol.HEALTH_SERVING},
+                    request, close)
+            if path.startswith(protocol.PATH_CALL) and request.method == "POST":
+                method = path[len(protocol.PATH_CALL):]
                 return self._call(connection, request, method, start, close)
             self._authorize(request)
-            if path == "/lp/v1/describe" and request.method == "GET":
+            if path == protocol.PATH_DESCRIBE and request.method == "GET":
                 return self._send_value(connection, 200, {
                     "methods": self.methods_described, "node": self.node,
-                    "program": self.program, "protocol": 1, "service": self.service,
+                    "program": self.program, "protocol": protocol.WIRE_VERSION,
+                    "service": self.service,
                     "language": "python"}, request, close)
-            if path == "/lp/v1/metrics" and request.method == "GET":
+            if path == protocol.PATH_METRICS and request.method == "GET":
                 return self._metrics(connection, request, close)
-            if path == "/lp/v1/stop" and request.method == "POST":
+            if path == protocol.PATH_STOP and request.method == "POST":
                 if self.on_stop:
                     self.on_stop()
-                return self._send_value(connection, 200, {"status": "stopping"}, request, close)
-            raise CallError(404, "no_such_route", f"no route {request.method} {path}")
+                return self._send_value(connection, 200, {"status": protocol.HEALTH_STOPPING}, request,
+                                        close)
+            raise CallError(404, protocol.ERROR_NO_SUCH_ROUTE, f"no route {request.method} {path}")
         except CallError as e:
             self._send_error(connection, e, method, close=close or e.close)
             return not (close or e.close)
         except Exception as e:  # a fault of this server's own: answered, never a silent close
-            self._send_error(connection, CallError(500, "remote_exception",
+            self._send_error(connection, CallError(500, protocol.ERROR_REMOTE_EXCEPTION,
                                                    f"the Python node failed to answer: "
                                                    f"{type(e).__name__}: {e}"), method, close=True)
             return False
@@ -363,20 +366,21 @@ class NodeServer:
             return
         header = request.headers.get("authorization")
         if header is None:
-            raise CallError(401, "unauthenticated",
+            raise CallError(401, protocol.ERROR_UNAUTHENTICATED,
                             "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
                             "launch's run directory (docs/protocol.md)")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":
-            raise CallError(401, "unauthenticated",
+            raise CallError(401, protocol.ERROR_UNAUTHENTICATED,
                             "the Authorization header's scheme is not Bearer; send "
                             "'Authorization: Bearer <secret>'")
         token = token.strip()
         if not token:
-            raise CallError(401, "unauthenticated",
+            raise CallError(401, protocol.ERROR_UNAUTHENTICATED,
                             "the Authorization header has no bearer token after 'Bearer'")
         if not hmac.compare_digest(token.encode(), self._secret.encode()):
-            raise CallError(401, "unauthenticated", "the bearer token is not this launch's secret")
+            raise CallError(401, protocol.ERROR_UNAUTHENTICATED,
+                            "the bearer token is not this launch's secret")
 
     def _call(self, connection, request, name, start, close):
         served = self._methods.get(name)
@@ -392,7 +396,7 @@ class NodeServer:
                     e.status, time.perf_counter() - start, 0, 0)
             return not close
         if served is None:
-            error = CallError(404, "no_such_method",
+            error = CallError(404, protocol.ERROR_NO_SUCH_METHOD,
                               f"{self.service} has no method {name!r}; its methods are "
                               f"{', '.join(sorted(self._methods)) or '(none)'}")
             # Counted under "(none)", as a C++ node counts a name it lacks (a
@@ -408,34 +412,36 @@ class NodeServer:
             served.figures.in_flight += 1
         try:
             if self._draining:
-                raise CallError(503, "stopping", "the program is stopping; the call did not run")
+                raise CallError(503, protocol.ERROR_STOPPING, "the program is stopping; the call did not run")
             content_type = _content_type(request)
             try:
                 arguments = codec.decode(request.body, content_type)
             except (ValueError, RecursionError) as e:
-                raise CallError(400, "bad_request", f"the body is not {_format_name(content_type)}: {e}")
+                raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                                f"the body is not {_format_name(content_type)}: {e}")
             if not isinstance(arguments, list):
-                raise CallError(400, "bad_request",
+                raise CallError(400, protocol.ERROR_BAD_REQUEST,
                                 f"the body of a call is an array of its arguments, not "
                                 f"{type(arguments).__name__}")
             if len(arguments) != served.arity:
-                raise CallError(400, "bad_request",
+                raise CallError(400, protocol.ERROR_BAD_REQUEST,
                                 f"{name} takes {served.arity} argument(s), got {len(arguments)}")
             values = []
             for i, (value, cpp, hint) in enumerate(zip(arguments, served.params, served.param_hints)):
                 try:
                     cpp.to_wire(value, f"argument {i + 1} of {name}")
                 except (TypeError, ValueError, OverflowError) as e:
-                    raise CallError(400, "bad_request", str(e))
+                    raise CallError(400, protocol.ERROR_BAD_REQUEST, str(e))
                 values.append(_as_hint(cpp.from_wire(value), hint))
-            deadline = request.headers.get("lp-deadline-ms")
+            deadline = request.headers.get(protocol.HEADER_DEADLINE.lower())
             _deadline.at = None
             if deadline is not None:
                 try:
                     ms = float(deadline)
                     _deadline.at = time.monotonic() + ms / 1000 - min(ms / 10000, 0.1)
                 except ValueError:
-                    raise CallError(400, "bad_request", f"Lp-Deadline-Ms is not a number: {deadline!r}")
+                    raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                                    f"{protocol.HEADER_DEADLINE} is not a number: {deadline!r}")
             try:
                 if self._lock is not None:
                     with self._lock:
@@ -445,20 +451,20 @@ class NodeServer:
             except CallError:
                 raise
             except Exception as e:  # the method's own: the caller gets it, typed
-                raise CallError(500, "remote_exception", f"{type(e).__name__}: {e}")
+                raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION, f"{type(e).__name__}: {e}")
             finally:
                 _deadline.at = None
             try:
                 wire = None if served.returns_nothing else served.result.to_wire(
                     _wire_of(result), f"the result of {name}")
             except (TypeError, ValueError, OverflowError) as e:
-                raise CallError(500, "remote_exception",
+                raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION,
                                 f"{e} (the method returned what its C++ declaration cannot carry)")
             reply_type = _reply_type(request, content_type)
             try:
                 body = codec.encode({"result": wire}, reply_type)
             except codec.EncodeError as e:
-                raise CallError(500, "remote_exception", str(e))
+                raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION, str(e))
             reply_bytes = sum(len(memoryview(p)) for p in body)
             self._send(connection, 200, reply_type, body, close)
             return not close
@@ -476,7 +482,7 @@ class NodeServer:
         names them when it hangs ("tie (1), step (2)"); empty if none."""
         with self._figures_lock:
             busy = [(name, m.figures.in_flight) for name, m in self._methods.items()]
-            busy.append(("(none)", self._none_figures.in_flight))
+            busy.append((protocol.CALLS_UNKNOWN_METHOD, self._none_figures.in_flight))
         return ", ".join(f"{name} ({count})" for name, count in busy if count > 0)
 
     def _metrics(self, connection, request, close):
@@ -517,14 +523,14 @@ class NodeServer:
         with self._figures_lock:
             methods = [entry(name, m.figures) for name, m in self._methods.items()]
             if self._none_figures.calls:
-                methods.append(entry("(none)", self._none_figures))
+                methods.append(entry(protocol.CALLS_UNKNOWN_METHOD, self._none_figures))
         with self._connections_lock:
             connections = len(self._connections)
         times = os.times()
         return {"node": self.node, "pid": os.getpid(), "host": socket.gethostname(),
                 "resident_bytes": _resident_bytes(), "cpu_seconds": times.user + times.system,
                 "threads": threading.active_count(), "connections": connections,
-                "restarts": int(os.environ.get("LP_RESTARTS", "0") or 0),
+                "restarts": int(os.environ.get(protocol.ENVIRONMENT_RESTARTS, "0") or 0),
                 "latency_bounds": list(LATENCY_BOUNDS), "methods": methods,
                 **(user_metrics._registry.figures() if user else
                    {"counters": {}, "gauges": {}, "series": {}})}
@@ -583,47 +589,54 @@ class _Reader:
             if end >= 0:
                 break
             if len(self._buffer) > MAX_HEAD:
-                raise CallError(431, "headers_too_large", f"the request's head is over {MAX_HEAD} bytes",
+                raise CallError(431, protocol.ERROR_HEADERS_TOO_LARGE,
+                                f"the request's head is over {MAX_HEAD} bytes",
                                 close=True)
             if not self._fill():
                 if self._buffer.strip():
-                    raise CallError(400, "bad_request", "the connection ended inside a request's head",
+                    raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                                    "the connection ended inside a request's head",
                                     close=True)
                 return None
         if end > MAX_HEAD:
-            raise CallError(431, "headers_too_large", f"the request's head is over {MAX_HEAD} bytes",
+            raise CallError(431, protocol.ERROR_HEADERS_TOO_LARGE,
+                            f"the request's head is over {MAX_HEAD} bytes",
                             close=True)
         head = bytes(self._buffer[:end])
         del self._buffer[:end + 4]
         try:
             lines = head.decode("latin-1").split("\r\n")
         except UnicodeDecodeError:
-            raise CallError(400, "bad_request", "the request's head is not text", close=True)
+            raise CallError(400, protocol.ERROR_BAD_REQUEST, "the request's head is not text", close=True)
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[0].isalpha():
-            raise CallError(400, "bad_request", f"malformed request line {lines[0][:200]!r}", close=True)
+            raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                            f"malformed request line {lines[0][:200]!r}", close=True)
         method, target, version = parts
         if version != "HTTP/1.1":
             if version.startswith("HTTP/"):
-                raise CallError(505, "bad_request", f"{version} is not served; speak HTTP/1.1",
+                raise CallError(505, protocol.ERROR_BAD_REQUEST, f"{version} is not served; speak HTTP/1.1",
                                 close=True)
-            raise CallError(400, "bad_request", f"malformed request line {lines[0][:200]!r}", close=True)
+            raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                            f"malformed request line {lines[0][:200]!r}", close=True)
         if len(lines) - 1 > MAX_FIELDS:
-            raise CallError(431, "headers_too_large", f"over {MAX_FIELDS} header fields", close=True)
+            raise CallError(431, protocol.ERROR_HEADERS_TOO_LARGE,
+                            f"over {MAX_FIELDS} header fields", close=True)
         headers = {}
         for line in lines[1:]:
             name, colon, value = line.partition(":")
             if not colon or not name or name != name.strip() or " " in name:
-                raise CallError(400, "bad_request", f"malformed header line {line[:200]!r}", close=True)
+                raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                                f"malformed header line {line[:200]!r}", close=True)
             headers[name.lower()] = value.strip()
         expect = headers.get("expect")
         if expect is not None and expect.lower() != "100-continue":
-            raise CallError(417, "bad_request", f"Expect: {expect} is not served", close=True)
+            raise CallError(417, protocol.ERROR_BAD_REQUEST, f"Expect: {expect} is not served", close=True)
         path = unquote(target.split("?", 1)[0])
         coding = headers.get("transfer-encoding")
         if coding is not None:
             if coding.lower() != "chunked":
-                raise CallError(501, "bad_request", f"Transfer-Encoding {coding} is not served",
+                raise CallError(501, protocol.ERROR_BAD_REQUEST, f"Transfer-Encoding {coding} is not served",
                                 close=True)
             if expect is not None:
                 self._connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -633,9 +646,9 @@ class _Reader:
             if length < 0:
                 raise ValueError
         except ValueError:
-            raise CallError(400, "bad_request", "Content-Length is not a length", close=True)
+            raise CallError(400, protocol.ERROR_BAD_REQUEST, "Content-Length is not a length", close=True)
         if length > max_body:
-            raise CallError(413, "payload_too_large",
+            raise CallError(413, protocol.ERROR_PAYLOAD_TOO_LARGE,
                             f"the body is {length} bytes, over this node's limit of {max_body}",
                             close=True)
         if expect is not None and len(self._buffer) < length:
@@ -658,7 +671,8 @@ class _Reader:
         while have < length:
             got = self._connection.recv_into(view[have:], length - have)
             if not got:
-                raise CallError(400, "bad_request", "the connection ended inside a body", close=True)
+                raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                                "the connection ended inside a body", close=True)
             have += got
         return body
 
@@ -670,7 +684,7 @@ class _Reader:
                 del self._buffer[:end + 2]
                 return line
             if len(self._buffer) > MAX_HEAD or not self._fill():
-                raise CallError(400, "bad_request", "a malformed chunk", close=True)
+                raise CallError(400, protocol.ERROR_BAD_REQUEST, "a malformed chunk", close=True)
 
     def _chunked(self, max_body):
         body = bytearray()
@@ -678,17 +692,18 @@ class _Reader:
             try:
                 size = int(self._line().split(b";")[0].strip(), 16)
             except ValueError:
-                raise CallError(400, "bad_request", "a chunk's size is not hexadecimal", close=True)
+                raise CallError(400, protocol.ERROR_BAD_REQUEST,
+                                "a chunk's size is not hexadecimal", close=True)
             if size == 0:
                 while self._line():  # trailers
                     pass
                 return bytes(body)
             if len(body) + size > max_body:
-                raise CallError(413, "payload_too_large",
+                raise CallError(413, protocol.ERROR_PAYLOAD_TOO_LARGE,
                                 f"the body is over this node's limit of {max_body} bytes", close=True)
             body += self._exactly(size)
             if self._line():
-                raise CallError(400, "bad_request", "a chunk longer than its size", close=True)
+                raise CallError(400, protocol.ERROR_BAD_REQUEST, "a chunk longer than its size", close=True)
 
 
 def _family(host):
@@ -699,13 +714,13 @@ def _content_type(request):
     value = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if value == codec.CBOR:
         if codec.cbor2 is None:
-            raise CallError(415, "unsupported_media_type",
+            raise CallError(415, protocol.ERROR_UNSUPPORTED_MEDIA_TYPE,
                             "this Python node has no cbor2 (apt-get install python3-cbor2); send JSON")
         return codec.CBOR
     if value in _JSON_TYPES:
         return codec.JSON
-    raise CallError(415, "unsupported_media_type",
-                    f"Content-Type {value} is neither application/json nor application/cbor")
+    raise CallError(415, protocol.ERROR_UNSUPPORTED_MEDIA_TYPE,
+                    f"Content-Type {value} is neither {protocol.MEDIA_JSON} nor {protocol.MEDIA_CBOR}")
 
 
 def _reply_type(request, request_type):
@@ -743,9 +758,9 @@ def _label_value(value):
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-# The order of a method's codes in lp_calls_total: the C++ node's
-# call_statuses (detail/observe/call_metrics.hpp); any other is "other".
-_CALL_STATUSES = ("200", "400", "401", "404", "408", "413", "415", "500", "502", "503", "504")
+# The order of a method's codes in lp_calls_total, as the C++ node's; any
+# other is counted as protocol.CALLS_OTHER_STATUS.
+_CALL_STATUSES = tuple(str(status) for status in protocol.CALLS_STATUSES)
 
 
 def _prometheus(figures, node):
@@ -763,8 +778,8 @@ def _prometheus(figures, node):
     figure: lp_batch_size (a Python node does not batch)."""
     out = []
 
-    def family(name, type_, help_text):
-        out.append(f"# HELP {name} {help_text}\n# TYPE {name} {type_}\n")
+    def family(metric):
+        out.append(f"# HELP {metric.name} {metric.help}\n# TYPE {metric.name} {metric.type}\n")
 
     def sample(name, extra, value):
         labels = f'node="{node}"' + (f",{extra}" if extra else "")
@@ -773,49 +788,42 @@ def _prometheus(figures, node):
     methods = [(_label_value(m["name"]), m) for m in figures["methods"]]
     if not methods:
         none = len(LATENCY_BOUNDS) + 1
-        methods = [("(none)", {"name": "(none)", "calls": 0, "by_code": {},
-                               "latency_buckets": [0] * none, "latency_sum": 0.0,
-                               "in_flight": 0, "request_bytes": 0, "reply_bytes": 0})]
-    family("lp_calls_total", "counter", "Calls to a method of the node, by HTTP status.")
+        unknown = protocol.CALLS_UNKNOWN_METHOD
+        methods = [(unknown, {"name": unknown, "calls": 0, "by_code": {},
+                              "latency_buckets": [0] * none, "latency_sum": 0.0,
+                              "in_flight": 0, "request_bytes": 0, "reply_bytes": 0})]
+    calls = protocol.METRIC_CALLS_TOTAL
+    family(calls)
     for name, m in methods:
         by_code = {}
         for code, count in m["by_code"].items():
-            code = code if code in _CALL_STATUSES else "other"
+            code = code if code in _CALL_STATUSES else protocol.CALLS_OTHER_STATUS
             by_code[code] = by_code.get(code, 0) + count
-        # Every method shows its 200s, at 0 too, and "(none)" its 404s, which
-        # is all it answers; other codes once seen.
-        shown_at_zero = "404" if m["name"] == "(none)" else "200"
-        for code in _CALL_STATUSES + ("other",):
+        # Every method shows its 200s, at 0 too, and the unknown method its
+        # 404s, which is all it answers; other codes once seen.
+        shown_at_zero = "404" if m["name"] == protocol.CALLS_UNKNOWN_METHOD else "200"
+        for code in _CALL_STATUSES + (protocol.CALLS_OTHER_STATUS,):
             if by_code.get(code) or code == shown_at_zero:
-                sample("lp_calls_total", f'method="{name}",code="{code}"', by_code.get(code, 0))
-    family("lp_call_duration_seconds", "histogram",
-           "Time from a call's arrival to its reply, on the node (a direct call: from when "
-           "the caller made it).")
+                sample(calls.name, f'method="{name}",code="{code}"', by_code.get(code, 0))
+    duration = protocol.METRIC_CALL_DURATION_SECONDS
+    family(duration)
     les = [user_metrics.prometheus_number(bound) for bound in LATENCY_BOUNDS] + ["+Inf"]
     for name, m in methods:
         for le, count in zip(les, m["latency_buckets"], strict=True):
-            sample("lp_call_duration_seconds_bucket", f'method="{name}",le="{le}"', count)
-        sample("lp_call_duration_seconds_sum", f'method="{name}"', m["latency_sum"])
-        sample("lp_call_duration_seconds_count", f'method="{name}"', m["latency_buckets"][-1])
-    family("lp_calls_in_flight", "gauge", "Calls to a method being answered now.")
-    for name, m in methods:
-        sample("lp_calls_in_flight", f'method="{name}"', m["in_flight"])
-    family("lp_call_request_bytes_total", "counter", "Bytes of the calls' bodies.")
-    for name, m in methods:
-        sample("lp_call_request_bytes_total", f'method="{name}"', m["request_bytes"])
-    family("lp_call_reply_bytes_total", "counter", "Bytes of the replies' bodies.")
-    for name, m in methods:
-        sample("lp_call_reply_bytes_total", f'method="{name}"', m["reply_bytes"])
-    for name, type_, help_text, key in (
-            ("lp_process_resident_memory_bytes", "gauge", "Resident memory of the node's process.",
-             "resident_bytes"),
-            ("lp_process_cpu_seconds_total", "counter", "CPU time of the node's process.",
-             "cpu_seconds"),
-            ("lp_process_threads", "gauge", "Threads of the node's process.", "threads"),
-            ("lp_open_connections", "gauge", "Connections open on the node's server.",
-             "connections"),
-            ("lp_restarts_total", "counter", "Restarts of the node's process by its launcher.",
-             "restarts")):
-        family(name, type_, help_text)
-        sample(name, "", figures[key])
+            sample(f"{duration.name}_bucket", f'method="{name}",le="{le}"', count)
+        sample(f"{duration.name}_sum", f'method="{name}"', m["latency_sum"])
+        sample(f"{duration.name}_count", f'method="{name}"', m["latency_buckets"][-1])
+    for metric, key in ((protocol.METRIC_CALLS_IN_FLIGHT, "in_flight"),
+                        (protocol.METRIC_CALL_REQUEST_BYTES_TOTAL, "request_bytes"),
+                        (protocol.METRIC_CALL_REPLY_BYTES_TOTAL, "reply_bytes")):
+        family(metric)
+        for name, m in methods:
+            sample(metric.name, f'method="{name}"', m[key])
+    for metric, key in ((protocol.METRIC_PROCESS_RESIDENT_MEMORY_BYTES, "resident_bytes"),
+                        (protocol.METRIC_PROCESS_CPU_SECONDS_TOTAL, "cpu_seconds"),
+                        (protocol.METRIC_PROCESS_THREADS, "threads"),
+                        (protocol.METRIC_OPEN_CONNECTIONS, "connections"),
+                        (protocol.METRIC_RESTARTS_TOTAL, "restarts")):
+        family(metric)
+        sample(metric.name, "", figures[key])
     return "".join(out)

@@ -5,11 +5,12 @@ stops as for lp::stop(): on_stop callbacks, run()s joined, calls drained
 (docs/protocol.md#introspection).
 """
 
-STOP_PATH = "/lp/v1/stop"
+from . import _protocol as protocol
 
 
 def stop_program(node):
     """Asks the program that `node` belongs to to stop."""
-    reply = node._shared.transport.request("POST", STOP_PATH, [b"{}"], content_type="application/json",
-                                           accept="application/json", timeout=node.timeout)
+    reply = node._shared.transport.request("POST", protocol.PATH_STOP, [b"{}"],
+                                           content_type=protocol.MEDIA_JSON,
+                                           accept=protocol.MEDIA_JSON, timeout=node.timeout)
     node._body(reply, "")

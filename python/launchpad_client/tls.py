@@ -12,9 +12,9 @@ import contextlib
 import os
 import ssl
 
-CERTIFICATE = "tls.crt"
-KEY = "tls.key"
-CA = "tls_ca.crt"  # present when the launch was given a site's CA
+from ._protocol import RUN_DIRECTORY_AUTHORITY as CA
+from ._protocol import RUN_DIRECTORY_CERTIFICATE as CERTIFICATE
+from ._protocol import RUN_DIRECTORY_KEY as KEY
 
 
 def tls_context(ca, certificate, key):

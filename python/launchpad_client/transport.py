@@ -17,6 +17,7 @@ import time
 import urllib.parse
 import weakref
 
+from . import _protocol as protocol
 from . import http_connection
 from .errors import DeadlineExceeded, ProtocolError, ReplyTooLarge, TransportError
 from .http_connection import BadReply, Closed, Connection, HandshakeFailed, Timeout, TooLarge
@@ -41,7 +42,8 @@ def handshake_message(url, failure):
         return (f"{url} presented a certificate that is not this launch's ({failure}): is the "
                 "address another launch's node, or are these another launch's TLS files?")
     return (f"the TLS handshake with {url} failed ({failure}): the node refuses a client that "
-            "does not present this launch's certificate (RUN_DIR/tls.crt and tls.key)")
+            f"does not present this launch's certificate (RUN_DIR/{protocol.RUN_DIRECTORY_CERTIFICATE} "
+            f"and {protocol.RUN_DIRECTORY_KEY})")
 
 
 def _close_all(connections):
@@ -55,7 +57,8 @@ class Transport:
         scheme, self.host, self.port = split_url(self.url)
         if scheme == "https" and tls is None:
             raise ValueError(f"{self.url} speaks TLS: give the launch's run directory (run_dir=), "
-                             "whose tls.crt and tls.key this client presents, or "
+                             f"whose {protocol.RUN_DIRECTORY_CERTIFICATE} and {protocol.RUN_DIRECTORY_KEY} "
+                             "this client presents, or "
                              "tls=launchpad_client.tls_context(ca, certificate, key)")
         self.tls = tls if scheme == "https" else None
         self.label = label
@@ -116,7 +119,7 @@ class Transport:
             head.append(f"Content-Length: {size}\r\n".encode("latin-1"))
             # The node learns how long the caller waits (docs/protocol.md), so
             # that a method that waits (a replay's rate limiter) gives up then.
-            head.append(f"Lp-Deadline-Ms: {math.ceil(timeout * 1000)}\r\n".encode("latin-1"))
+            head.append(f"{protocol.HEADER_DEADLINE}: {math.ceil(timeout * 1000)}\r\n".encode("latin-1"))
         head.append(b"\r\n")
         head = b"".join(head)
         if size and size + len(head) <= http_connection.CHUNK:

@@ -13,6 +13,7 @@ import array
 import struct
 import sys
 
+from . import _protocol as protocol
 from .optional_packages import numpy as np
 
 LITTLE = sys.byteorder == "little"
@@ -43,13 +44,14 @@ class Element:
 
     def tag(self, little_endian=LITTLE):
         """The RFC 8746 tag of an array of these in the given byte order."""
-        if self.size == 1:  # one byte has no byte order
-            return 72 if self.kind == "i" else 64
+        if self.size == 1:
+            return protocol.ARRAY_TAG_INT8 if self.kind == "i" else protocol.ARRAY_TAG_UINT8
         ll = {2: 1, 4: 2, 8: 3}[self.size]
-        order = 4 if little_endian else 0
-        if self.kind == "f":
-            return 0x50 | order | (ll - 1)  # float16 0, float32 1, float64 2
-        return 0x40 | (8 if self.kind == "i" else 0) | order | ll
+        order = protocol.ARRAY_TAG_LITTLE_ENDIAN_BIT if little_endian else 0
+        if self.kind == "f":  # float16 0, float32 1, float64 2
+            return protocol.ARRAY_TAG_FIRST | protocol.ARRAY_TAG_FLOAT_BIT | order | (ll - 1)
+        signed = protocol.ARRAY_TAG_SIGNED_BIT if self.kind == "i" else 0
+        return protocol.ARRAY_TAG_FIRST | signed | order | ll
 
     def numpy_dtype(self, little_endian=LITTLE):
         order = "|" if self.size == 1 else ("<" if little_endian else ">")
@@ -69,17 +71,17 @@ class Element:
 def element_of_tag(tag):
     """The element type and byte order (little endian?) of a typed-array tag,
     or None for a tag that is not one this protocol carries."""
-    if not 64 <= tag <= 87:
+    if not protocol.ARRAY_TAG_FIRST <= tag <= protocol.ARRAY_TAG_LAST:
         return None
-    little = bool(tag & 0x04)
-    ll = tag & 0x03
-    if tag & 0x10:
+    little = bool(tag & protocol.ARRAY_TAG_LITTLE_ENDIAN_BIT)
+    ll = tag & protocol.ARRAY_TAG_SIZE_BITS
+    if tag & protocol.ARRAY_TAG_FLOAT_BIT:
         if ll == 3:  # float128: no type to hold it
             return None
         return Element("f", 2 << ll), little
-    if tag == 76:  # reserved by RFC 8746
+    if tag == protocol.ARRAY_TAG_RESERVED:
         return None
-    return Element("i" if tag & 0x08 else "u", 1 << ll), little
+    return Element("i" if tag & protocol.ARRAY_TAG_SIGNED_BIT else "u", 1 << ll), little
 
 
 class TypedArray:

@@ -29,11 +29,19 @@ from .run_directory import read_secret
 from .tls import tls_context
 from . import metrics  # metrics.counter(name).add(n), .gauge(name).set(v), .series(name).record(v)
 
+# In sections, each under its heading (tools/python_reference.py writes the
+# reference so).
 __all__ = [
-    "Json", "Tensor", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64",
-    "DeadlineExceeded", "LaunchpadError", "Method", "MissingPackageWarning", "Node", "Program",
-    "ProtocolError", "RemoteError", "ReplyTooLarge", "TransportError", "attach", "connect",
-    "have_cbor", "have_numpy", "heartbeat", "metrics", "read_secret", "stop", "stop_requested",
-    "tls_context",
+    # Calling nodes.
+    "attach", "connect", "Program", "Node", "Method", "read_secret", "tls_context",
+    # What goes wrong.
+    "LaunchpadError", "RemoteError", "TransportError", "DeadlineExceeded", "ProtocolError",
+    "ReplyTooLarge",
+    # Types on the wire.
+    "Json", "Tensor", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64",
+    # What a Python node's code asks of its program.
+    "stop", "stop_requested", "heartbeat", "metrics",
+    # The packages a fast path needs.
+    "have_cbor", "have_numpy", "MissingPackageWarning",
 ]

@@ -1,5 +1,6 @@
 """A Python node's checkpoints: the C++ library's file format, so that the
-launch reads what Python writes (include/launchpad/detail/checkpoint/checkpoints.hpp):
+launch reads what Python writes (include/launchpad/detail/checkpoint/checkpoints.hpp;
+protocol.toml spells its words for both):
 
     lp-checkpoint 1\\n
     service <name>\\n
@@ -14,38 +15,50 @@ and `void lp_restore(State);`), so the bytes are those a C++ lp_save of that
 State would write, checked against that type on the way in and out.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import struct
 import sys
 import threading
+from collections.abc import Callable, Collection
+from typing import Any, ContextManager
 
 from . import _protocol as protocol
-from . import codec, typed_arrays
 from .optional_packages import cbor2
 from .optional_packages import numpy as np
+from . import codec, typed_arrays
 
+HEADER = f"{protocol.CHECKPOINT_MAGIC}{protocol.CHECKPOINT_FORMAT}"
+_PRIME = protocol.CHECKPOINT_FNV_PRIME
+_OFFSET = protocol.CHECKPOINT_FNV_OFFSET
 _MASK = (1 << 64) - 1
+# RFC 8746's multi-dimensional array, row-major: [shape, typed array]. A
+# numpy matrix keeps its shape through a save and a restore.
+_ROW_MAJOR = protocol.ARRAY_TAG_ROW_MAJOR
+
 
 class CheckpointError(Exception):
     """A checkpoint that cannot be restored: damaged, another service's, or
     unreadable. The message names the file and says what to do."""
 
 
-def checksum(data):
+def checksum(data: Any) -> int:
     """FNV-1a 64 over 8-byte little-endian words, then over the bytes left:
     checkpoint_checksum of the C++ library, bit for bit."""
     view = memoryview(data).cast("B")
     whole = len(view) - len(view) % 8
-    value = protocol.CHECKPOINT_FNV_OFFSET
+    value = _OFFSET
     for (word,) in struct.iter_unpack("<Q", view[:whole]):
-        value = ((value ^ word) * protocol.CHECKPOINT_FNV_PRIME) & _MASK
+        value = ((value ^ word) * _PRIME) & _MASK
     for byte in view[whole:]:
-        value = ((value ^ byte) * protocol.CHECKPOINT_FNV_PRIME) & _MASK
+        value = ((value ^ byte) * _PRIME) & _MASK
     return value
 
 
-def class_problems(cls, node, declared_state=None, method_names=()):
+def class_problems(cls: type, node: str, declared_state: dict[str, Any] | None = None,
+                   method_names: Collection[object] = ()) -> list[str]:
     """How `cls` differs from the checkpoint C++ declares: `declared_state`
     is the schema of lp_save()'s State in the C++ interface (None: it
     declares none). A checkpointed class has state() and restore(value)."""
@@ -68,13 +81,13 @@ def class_problems(cls, node, declared_state=None, method_names=()):
     return []
 
 
-def keeps_checkpoints(cls):
+def keeps_checkpoints(cls: type) -> bool:
     return callable(getattr(cls, "state", None)) and callable(getattr(cls, "restore", None))
 
 
 # --- The state as CBOR. -----------------------------------------------------
 
-def encode(value):
+def encode(value: Any) -> bytes:
     """The CBOR bytes of a state; numpy arrays of numbers as typed arrays.
     Raises codec.EncodeError for a value CBOR cannot carry."""
     if cbor2 is None:
@@ -85,7 +98,7 @@ def encode(value):
     return b"".join(codec.encode_cbor(_typed(value)))
 
 
-def decode(data):
+def decode(data: bytes) -> Any:
     """The state a checkpoint's CBOR holds; ValueError if it is not CBOR."""
     try:
         return _shaped(codec.decode_cbor(data))
@@ -93,7 +106,7 @@ def decode(data):
         raise ValueError(str(e) or type(e).__name__) from None
 
 
-def _typed(value):
+def _typed(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _typed(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -103,18 +116,16 @@ def _typed(value):
     return value
 
 
-def _array(array):
+def _array(array: Any) -> Any:
     element = _element(array.dtype)
     if element is None or array.ndim == 0:
         return array.tolist()  # bool, complex, strings: plain values
     flat = np.ascontiguousarray(array, dtype=element.numpy_dtype()).reshape(-1)
     typed = typed_arrays.TypedArray(element, typed_arrays.byte_view(flat), flat)
-    if array.ndim == 1:
-        return typed
-    return cbor2.CBORTag(protocol.ARRAY_TAG_ROW_MAJOR, [list(array.shape), typed])
+    return typed if array.ndim == 1 else cbor2.CBORTag(_ROW_MAJOR, [list(array.shape), typed])
 
 
-def _element(dtype):
+def _element(dtype: Any) -> typed_arrays.Element | None:
     if dtype.kind not in "iuf" or dtype.itemsize not in (1, 2, 4, 8):
         return None
     if dtype.kind == "f" and dtype.itemsize == 1:
@@ -122,7 +133,7 @@ def _element(dtype):
     return typed_arrays.Element(dtype.kind, dtype.itemsize)
 
 
-def _shaped(value):
+def _shaped(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _shaped(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -131,7 +142,7 @@ def _shaped(value):
     # node's own arrays were writable, and its restore may keep them.
     if np is not None and isinstance(value, np.ndarray):
         return value.copy()
-    if isinstance(value, cbor2.CBORTag) and value.tag == protocol.ARRAY_TAG_ROW_MAJOR:
+    if isinstance(value, cbor2.CBORTag) and value.tag == _ROW_MAJOR:
         shape, flat = value.value
         if np is not None and isinstance(flat, np.ndarray):
             return flat.reshape(shape).copy()
@@ -139,7 +150,7 @@ def _shaped(value):
     return value
 
 
-def _nested(flat, shape):
+def _nested(flat: list[Any], shape: list[int]) -> list[Any]:
     """A flat list as nested lists of `shape` (a matrix without numpy)."""
     if len(shape) <= 1:
         return flat
@@ -149,7 +160,7 @@ def _nested(flat, shape):
 
 # --- The file. --------------------------------------------------------------
 
-def _make_directories(path):
+def _make_directories(path: str) -> None:
     """Every missing directory of `path`, each 0700 as the C++ library makes
     them (os.makedirs gives its mode to the last one only)."""
     missing = []
@@ -171,15 +182,14 @@ def _make_directories(path):
                           f"{e.strerror}") from None
 
 
-def write(path, service, data):
+def write(path: str, service: str, data: bytes) -> None:
     """Writes the checkpoint whole or not at all: a temporary file, synced,
     renamed over the last one, and the directory synced, so that a crash
     at any moment leaves the old checkpoint or the new one. Raises OSError
     naming the file."""
     directory = os.path.dirname(path) or "."
     _make_directories(directory)
-    header = (f"{protocol.CHECKPOINT_MAGIC}{protocol.CHECKPOINT_FORMAT}\n"
-              f"{protocol.CHECKPOINT_SERVICE}{service}\n"
+    header = (f"{HEADER}\n{protocol.CHECKPOINT_SERVICE}{service}\n"
               f"{protocol.CHECKPOINT_BYTES}{len(data)}\n"
               f"{protocol.CHECKPOINT_CHECKSUM}{checksum(data):016x}\n").encode("utf-8")
     temporary = path + ".tmp"
@@ -202,7 +212,7 @@ def write(path, service, data):
     _sync_directory(directory)
 
 
-def _sync_directory(directory):
+def _sync_directory(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
@@ -213,7 +223,7 @@ def _sync_directory(directory):
         os.close(fd)
 
 
-def read(path, service):
+def read(path: str, service: str) -> bytes | None:
     """The state bytes saved at `path`, or None if there is no such file.
     Raises CheckpointError, naming the file, for one that is damaged,
     unreadable, or holds the state of another service than `service`."""
@@ -226,11 +236,11 @@ def read(path, service):
         raise CheckpointError(f"cannot read the checkpoint {path}: {e.strerror or e}") from None
     at = 0
 
-    def damaged(why):
+    def damaged(why: str) -> CheckpointError:
         return CheckpointError(f"the checkpoint {path} is damaged ({why}); remove it to start "
                                "that node afresh, or resume from another")
 
-    def line(key):
+    def line(key: str) -> str:
         nonlocal at
         end = text.find(b"\n", at)
         if end < 0 or not text.startswith(key.encode(), at):
@@ -258,7 +268,7 @@ def read(path, service):
     return bytes(state)
 
 
-def damaged_state(path, why):
+def damaged_state(path: str, why: Exception) -> CheckpointError:
     """The error of a checkpoint whose header is sound but whose state does
     not decode."""
     return CheckpointError(f"the checkpoint {path} is damaged (its state is not CBOR: {why}); "
@@ -273,29 +283,33 @@ class Saver:
     `interval` seconds on a thread of its own, and when asked (at stop).
     A save that fails says why on stderr, and the node goes on."""
 
-    def __init__(self, target, path, service, label, turn=None, to_bytes=None):
+    def __init__(self, target: Any, path: str, service: str, label: str,
+                 turn: threading.Lock | None = None,
+                 to_bytes: Callable[[Any], bytes] | None = None) -> None:
         self._target, self._path, self._service, self._label = target, path, service, label
         self._to_bytes = to_bytes or encode
         # The node's call lock: state() runs between calls, as lp_save does.
-        self._turn = turn if turn is not None else contextlib.nullcontext()
+        self._turn: ContextManager[Any] = contextlib.nullcontext()
+        if turn is not None:
+            self._turn = turn
         self._one_at_a_time = threading.Lock()  # every save writes the same temporary file
         self._stopped = threading.Event()
 
-    def start(self, interval):
+    def start(self, interval: float) -> Saver:
         if interval > 0:
             threading.Thread(target=self._every, args=(interval,), name=f"lp-{self._label}-checkpoint",
                              daemon=True).start()
         return self
 
-    def _every(self, interval):
+    def _every(self, interval: float) -> None:
         while not self._stopped.wait(interval):
             self.save()
 
-    def stop(self):
+    def stop(self) -> None:
         """No periodic save begins from now on (one under way ends first)."""
         self._stopped.set()
 
-    def save(self):
+    def save(self) -> bool:
         """Saves now; False, after saying why, if it could not."""
         with self._one_at_a_time:
             try:
@@ -305,7 +319,7 @@ class Saver:
                 print(f"[lp] {self._label}: no checkpoint saved: {e}", file=sys.stderr, flush=True)
                 return False
 
-    def _snapshot(self):
+    def _snapshot(self) -> bytes:
         # Encoded while calls wait: the bytes are a copy, so a call that
         # changes the state afterwards cannot tear the checkpoint.
         with self._turn:

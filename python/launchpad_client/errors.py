@@ -1,4 +1,4 @@
-"""The exceptions of the client, one per way a call can go wrong.
+"""The exceptions of the package, one per way a call can go wrong.
 
 They mirror the C++ library's (docs/concepts.md#errors): a node that answered
 with an error raises RemoteError; no answer at all raises TransportError (or
@@ -6,6 +6,12 @@ DeadlineExceeded, when the call ran out of time); an answer that is not the
 protocol raises ProtocolError. Mistakes in the arguments are the built-in
 TypeError and ValueError, raised before anything is sent.
 """
+
+from __future__ import annotations
+
+
+def _where(node: str | None, method: str | None) -> str:
+    return f"{node}.{method}" if method else (node or "the node")
 
 
 class LaunchpadError(Exception):
@@ -21,28 +27,32 @@ class RemoteError(LaunchpadError):
     node's explanation, `status` the HTTP status.
     """
 
-    def __init__(self, node, method, code, message, status):
+    def __init__(self, node: str, method: str, code: str, message: str, status: int) -> None:
         self.node = node
         self.method = method
         self.code = code
         self.message = message
         self.status = status
-        where = f"{node}.{method}" if method else (node or "the node")
-        super().__init__(f"{where} failed ({code}, HTTP {status}): {message}")
+        super().__init__(f"{_where(node, method)} failed ({code}, HTTP {status}): {message}")
 
 
-class TransportError(LaunchpadError):
-    """No reply came: the connection was refused, broke, or closed mid-reply.
+class _NoAnswer(LaunchpadError):
+    """What TransportError and ProtocolError hold: the node, the method and
+    why there is no answer to give."""
 
-    After a TransportError the method may or may not have run on the node.
-    """
-
-    def __init__(self, node, method, reason):
+    def __init__(self, node: str, method: str, reason: str) -> None:
         self.node = node
         self.method = method
         self.reason = reason
-        where = f"{node}.{method}" if method else (node or "the node")
-        super().__init__(f"{where}: {reason}")
+        super().__init__(f"{_where(node, method)}: {reason}")
+
+
+class TransportError(_NoAnswer):
+    """No reply came: the connection was refused, broke, or closed mid-reply.
+
+    After a TransportError the method may or may not have run on the node.
+    `node`, `method` and `reason` say where and why.
+    """
 
 
 class DeadlineExceeded(TransportError):
@@ -52,17 +62,11 @@ class DeadlineExceeded(TransportError):
     """
 
 
-class ProtocolError(LaunchpadError):
+class ProtocolError(_NoAnswer):
     """A reply came, but it is not what a Launchpad node sends: not HTTP, a
     Content-Type other than JSON or CBOR, a body that does not decode, or a
-    value that is not `{"result": ...}` / `{"error": {...}}`."""
-
-    def __init__(self, node, method, reason):
-        self.node = node
-        self.method = method
-        self.reason = reason
-        where = f"{node}.{method}" if method else (node or "the node")
-        super().__init__(f"{where}: {reason}")
+    value that is not `{"result": ...}` / `{"error": {...}}`. `node`,
+    `method` and `reason` say where and what."""
 
 
 class ReplyTooLarge(ProtocolError):

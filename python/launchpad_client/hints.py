@@ -16,10 +16,13 @@ width, and the C++ declaration decides it (values are range-checked on the
 way out). Everything else must match the C++ type's schema exactly.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import inspect
 import types
 import typing
+from typing import Annotated, Any, TypeAlias
 
 from . import _protocol as protocol
 
@@ -27,20 +30,34 @@ from . import _protocol as protocol
 class Width:
     """The exact wire width of a number hint: `Annotated[int, Width(32)]`."""
 
-    def __init__(self, bits, signed=True):
+    def __init__(self, bits: int, signed: bool = True) -> None:
         self.bits, self.signed = bits, signed
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Width({self.bits}, signed={self.signed})"
 
 
-def _width(base, bits, signed=True):
-    return typing.Annotated[base, Width(bits, signed)]
-
-
-int8, int16, int32, int64 = (_width(int, b) for b in (8, 16, 32, 64))
-uint8, uint16, uint32, uint64 = (_width(int, b, False) for b in (8, 16, 32, 64))
-float32, float64 = _width(float, 32), _width(float, 64)
+# Each an int or a float to a type checker, and a width to the wire.
+int8: TypeAlias = Annotated[int, Width(8)]
+"""`int` hint of a C++ `std::int8_t`."""
+int16: TypeAlias = Annotated[int, Width(16)]
+"""`int` hint of a C++ `std::int16_t`."""
+int32: TypeAlias = Annotated[int, Width(32)]
+"""`int` hint of a C++ `std::int32_t`."""
+int64: TypeAlias = Annotated[int, Width(64)]
+"""`int` hint of a C++ `std::int64_t`."""
+uint8: TypeAlias = Annotated[int, Width(8, False)]
+"""`int` hint of a C++ `std::uint8_t`."""
+uint16: TypeAlias = Annotated[int, Width(16, False)]
+"""`int` hint of a C++ `std::uint16_t`."""
+uint32: TypeAlias = Annotated[int, Width(32, False)]
+"""`int` hint of a C++ `std::uint32_t`."""
+uint64: TypeAlias = Annotated[int, Width(64, False)]
+"""`int` hint of a C++ `std::uint64_t`."""
+float32: TypeAlias = Annotated[float, Width(32)]
+"""`float` hint of a C++ `float`."""
+float64: TypeAlias = Annotated[float, Width(64)]
+"""`float` hint of a C++ `double`."""
 
 
 class Json:
@@ -51,12 +68,12 @@ class Tensor:
     """`Tensor[float32]`: the hint for a C++ `lp::tensor<float>`, a numpy
     array of any shape."""
 
-    def __class_getitem__(cls, element):
+    def __class_getitem__(cls, element: Any) -> Any:
         return typing.Annotated[Tensor, _TensorOf(element)]
 
 
 class _TensorOf:
-    def __init__(self, element):
+    def __init__(self, element: Any) -> None:
         self.element = element
 
 
@@ -69,7 +86,7 @@ class HintError(TypeError):
 _ANY = None
 
 
-def schema_of(hint, where="a hint"):
+def schema_of(hint: Any, where: str = "a hint") -> dict[str, Any]:
     """The wire schema a type hint stands for; `where` names it in errors."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is None or hint is type(None):
@@ -105,7 +122,7 @@ def schema_of(hint, where="a hint"):
         element = schema_of(args[0], where)
         if origin is list and element["kind"] in (protocol.KIND_INTEGER, protocol.KIND_FLOATING):
             return {"kind": protocol.KIND_TYPED_ARRAY, "element": element}
-        schema = {"kind": protocol.KIND_SEQUENCE, "element": element}
+        schema: dict[str, Any] = {"kind": protocol.KIND_SEQUENCE, "element": element}
         if origin is not list:
             schema["unique"] = True
         return schema
@@ -127,14 +144,14 @@ def schema_of(hint, where="a hint"):
                     "\"Serving a Python object as a node\", lists the hints that have one)")
 
 
-def _number(hint, where):
+def _number(hint: Any, where: str) -> dict[str, Any]:
     schema = schema_of(hint, where)
     if schema["kind"] not in (protocol.KIND_INTEGER, protocol.KIND_FLOATING):
         raise HintError(f"{where}: a tensor's element is a number type, not {_spell(hint)}")
     return schema
 
 
-def _spell(hint):
+def _spell(hint: Any) -> str:
     """A hint as a user writes it: float32, list[float], Point."""
     for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                  "float32", "float64"):
@@ -155,7 +172,7 @@ def _spell(hint):
     return getattr(hint, "__name__", repr(hint))
 
 
-def method_hints(cls, name):
+def method_hints(cls: type, name: str) -> tuple[list[Any], Any, list[str]]:
     """(parameter hints, result hint, parameter names) of a method of `cls`,
     from its annotations: every parameter and the result need one."""
     method = getattr(cls, name)
@@ -173,7 +190,7 @@ def method_hints(cls, name):
     return [hints[p.name] for p in params], hints["return"], [p.name for p in params]
 
 
-def describe_method(cls, name):
+def describe_method(cls: type, name: str) -> dict[str, Any]:
     """What describe lists for a method of a Python class: name, arity,
     params, result and signature, from its hints."""
     params, result, names = method_hints(cls, name)
@@ -188,7 +205,7 @@ def describe_method(cls, name):
     }
 
 
-def _mismatch(expected, described):
+def _mismatch(expected: Any, described: dict[str, Any]) -> str | None:
     """Why a schema from Python hints does not fit the C++ one, or None."""
     if not isinstance(expected, dict):
         return "the C++ schema is not a schema"
@@ -234,7 +251,7 @@ def _mismatch(expected, described):
     return None
 
 
-def _cpp_spelling(schema):
+def _cpp_spelling(schema: Any) -> str:
     from .schema import from_schema, BadSchema
     try:
         return from_schema(schema).name
@@ -242,7 +259,8 @@ def _cpp_spelling(schema):
         return repr(schema)
 
 
-def compare(expected_methods, cls, node="the node", has_run=None):
+def compare(expected_methods: list[dict[str, Any]], cls: type, node: str = "the node",
+            has_run: bool | None = None) -> list[str]:
     """Every difference between the methods C++ declares for a Python node
     (describe's "methods") and what `cls`'s hints say, as messages that
     name the node, the method and both types. Empty when they agree.
@@ -268,10 +286,10 @@ def compare(expected_methods, cls, node="the node", has_run=None):
             problems.append(f"{where}: C++ declares {entry['arity']} parameter(s){declared}, "
                             f"Python takes {ours['arity']} ({ours['signature']})")
             continue
-        for i, (e, d) in enumerate(zip(entry["params"], ours["params"])):
-            why = _mismatch(e, d)
+        for i, (theirs, d) in enumerate(zip(entry["params"], ours["params"])):
+            why = _mismatch(theirs, d)
             if why:
-                problems.append(f"{where}, parameter {i + 1}: C++ {_cpp_spelling(e)} against "
+                problems.append(f"{where}, parameter {i + 1}: C++ {_cpp_spelling(theirs)} against "
                                 f"Python {ours['hints']['params'][i]} ({why})")
         why = _mismatch(entry["result"], ours["result"])
         if why:
@@ -280,7 +298,7 @@ def compare(expected_methods, cls, node="the node", has_run=None):
     return problems
 
 
-def _run_problems(cls, node, has_run):
+def _run_problems(cls: type, node: str, has_run: bool | None) -> list[str]:
     """A run() on one side only: the launch would start a loop that is not
     there, or never start one that is."""
     if has_run is None:

@@ -1,5 +1,5 @@
 """Figures a Python node records about itself, as `lp::metrics` does in C++
-(include/launchpad/metrics.hpp, docs/observability.md):
+(include/launchpad/metrics.hpp, docs/observability.md)::
 
     from launchpad_client import metrics
 
@@ -15,8 +15,8 @@ from any thread (run(), a method, the constructor, a thread of its own)
 is the node's. Outside a node the calls record all the same; nothing
 exports them.
 
-A name follows Prometheus's rule, [a-zA-Z_][a-zA-Z0-9_]*, has at most 100
-characters, and does not start with lp_ (the library's) or __
+A name follows Prometheus's rule, ``[a-zA-Z_][a-zA-Z0-9_]*``, has at most
+100 characters, and does not start with ``lp_`` (the library's) or ``__``
 (Prometheus's); a name has one kind. A bad name, a second kind for a name,
 or a counter's negative amount raises ValueError saying what to do;
 a value that is not a number raises TypeError. `counter(name)` looks the
@@ -27,12 +27,17 @@ Values are floats, as the C++ node's are doubles. A series keeps its last
 its last value, as a gauge.
 """
 
+from __future__ import annotations
+
 import collections
 import math
 import threading
 import time
+from typing import Any, NoReturn
 
 from . import progress
+
+__all__ = ["counter", "gauge", "series", "Counter", "Gauge", "Series"]
 
 # The values a series keeps: user_series::capacity in node_metrics.hpp.
 SERIES_CAPACITY = 1000
@@ -43,13 +48,13 @@ _PREFIX = "launchpad_client.metrics."
 _RULE = "(Prometheus's rule: [a-zA-Z_][a-zA-Z0-9_]*)"
 
 
-def check_name(function, name):
+def check_name(function: str, name: Any) -> None:
     """Raises ValueError naming the rule `name` breaks (metric_name.hpp's
     rules and words); TypeError if it is not a str."""
     if not isinstance(name, str):
         raise TypeError(f"{function}({name!r}): a metric name is a str, not {type(name).__name__}")
 
-    def fail(rule):
+    def fail(rule: str) -> NoReturn:
         raise ValueError(f'{function}("{name[:80]}"): {rule}')
 
     if not name:
@@ -64,11 +69,11 @@ def check_name(function, name):
         fail("names that start with lp_ or __ are kept for the library and Prometheus")
 
 
-def _letter(c):
+def _letter(c: str) -> bool:
     return "a" <= c <= "z" or "A" <= c <= "Z" or c == "_"
 
 
-def _as_float(value, kind, name, operation):
+def _as_float(value: Any, kind: str, name: str, operation: str) -> float:
     """`value` as a float, as C++ takes a double: a bool, an int, a float, a
     numpy scalar; a str is not a number here."""
     if type(value) is float:  # the common case, at no more cost
@@ -89,7 +94,7 @@ class _Figure:
 
     __slots__ = ("value", "lock")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.value = 0.0
         self.lock = threading.Lock()
 
@@ -99,17 +104,18 @@ class _Series:
 
     __slots__ = ("points_", "recorded", "lock")
 
-    def __init__(self):
-        self.points_ = collections.deque(maxlen=SERIES_CAPACITY)
+    def __init__(self) -> None:
+        self.points_: collections.deque[tuple[float, float]] = collections.deque(
+            maxlen=SERIES_CAPACITY)
         self.recorded = 0
         self.lock = threading.Lock()
 
-    def record(self, value):
+    def record(self, value: float) -> None:
         with self.lock:  # the time under the lock too: points in the order of their times
             self.points_.append((time.time(), value))
             self.recorded += 1
 
-    def points(self):
+    def points(self) -> list[tuple[float, float]]:
         """Oldest first: [(time, value), ...]."""
         with self.lock:
             return list(self.points_)
@@ -118,11 +124,11 @@ class _Series:
 class _Registry:
     """The figures of one node (of this process), by name."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries = {}  # name -> (kind, _Figure or _Series)
+        self._entries: dict[str, tuple[str, Any]] = {}  # name -> (kind, _Figure or _Series)
 
-    def entry(self, kind, name):
+    def entry(self, kind: str, name: str) -> Any:
         function = _PREFIX + kind
         check_name(function, name)
         with self._lock:
@@ -135,17 +141,19 @@ class _Registry:
                              f'("{name}"), or another name for the {kind})')
         return held[1]
 
-    def entries(self):
+    def entries(self) -> list[tuple[str, str, Any]]:
         """[(name, kind, figure)], by name, as the C++ node's std::map orders them."""
         with self._lock:
             return [(name, kind, figure) for name, (kind, figure) in sorted(self._entries.items())]
 
-    def figures(self):
+    def figures(self) -> dict[str, dict[str, Any]]:
         """{"counters", "gauges", "series"} as the C++ node's metrics JSON
         has them (exposition.hpp): a value that is not finite as None (JSON's
         null, as nlohmann writes a NaN or an infinity), a series as
         [[time, value], ...], oldest first."""
-        counters, gauges, series = {}, {}, {}
+        counters: dict[str, Any] = {}
+        gauges: dict[str, Any] = {}
+        series: dict[str, Any] = {}
         for name, kind, figure in self.entries():
             if kind == _COUNTER:
                 counters[name] = _json_number(figure.value)
@@ -155,7 +163,7 @@ class _Registry:
                 series[name] = [[t, _json_number(v)] for t, v in figure.points()]
         return {"counters": counters, "gauges": gauges, "series": series}
 
-    def prometheus(self, node):
+    def prometheus(self, node: str) -> str:
         """The user families in the text format, as the C++ node writes them:
         `node`, the node's label, escaped already."""
         out = []
@@ -177,11 +185,11 @@ class _Registry:
         return "".join(out)
 
 
-def _json_number(value):
+def _json_number(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def prometheus_number(value):
+def prometheus_number(value: float) -> str:
     """A sample's value as the C++ node writes it (printf's %.17g)."""
     return "%.17g" % value
 
@@ -192,11 +200,12 @@ class Counter:
 
     __slots__ = ("name", "_figure")
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self._figure = _registry.entry(_COUNTER, name)
         self.name = name
 
-    def add(self, n=1):
+    def add(self, n: float = 1) -> None:
+        """Adds `n` (at least 0) to the count."""
         amount = _as_float(n, _COUNTER, self.name, "add")
         if not amount >= 0:  # NaN too, as in C++
             raise ValueError(f'{_PREFIX}counter("{self.name}").add({n!r}): a counter only goes '
@@ -205,8 +214,10 @@ class Counter:
             self._figure.value += amount
         progress.sign()
 
-    def value(self):
-        return self._figure.value
+    def value(self) -> float:
+        """The count so far."""
+        value: float = self._figure.value
+        return value
 
 
 class Gauge:
@@ -214,16 +225,19 @@ class Gauge:
 
     __slots__ = ("name", "_figure")
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self._figure = _registry.entry(_GAUGE, name)
         self.name = name
 
-    def set(self, v):
+    def set(self, v: float) -> None:
+        """Makes `v` the gauge's value."""
         self._figure.value = _as_float(v, _GAUGE, self.name, "set")
         progress.sign()
 
-    def value(self):
-        return self._figure.value
+    def value(self) -> float:
+        """The gauge's last value."""
+        value: float = self._figure.value
+        return value
 
 
 class Series:
@@ -232,26 +246,27 @@ class Series:
 
     __slots__ = ("name", "_series")
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self._series = _registry.entry(_SERIES, name)
         self.name = name
 
-    def record(self, v):
+    def record(self, v: float) -> None:
+        """Records `v` now."""
         self._series.record(_as_float(v, _SERIES, self.name, "record"))
         progress.sign()
 
 
-def counter(name):
+def counter(name: str) -> Counter:
     """The node's counter `name`, made on first use."""
     return Counter(name)
 
 
-def gauge(name):
+def gauge(name: str) -> Gauge:
     """The node's gauge `name`, made on first use."""
     return Gauge(name)
 
 
-def series(name):
+def series(name: str) -> Series:
     """The node's series `name`, made on first use."""
     return Series(name)
 

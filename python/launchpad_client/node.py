@@ -7,10 +7,15 @@ arguments (number and types) before sending, and converts the result
 (transport.py), in CBOR when cbor2 is installed, in JSON otherwise.
 """
 
+from __future__ import annotations
+
 import concurrent.futures
 import inspect
+import os
+import ssl
 import threading
 import urllib.parse
+from typing import Any, Literal
 
 from . import _protocol as protocol
 from . import codec, schema
@@ -20,6 +25,8 @@ from .transport import Transport
 
 DEFAULT_TIMEOUT = 120.0  # seconds, as the C++ client's default deadline
 DEFAULT_MAX_REPLY = 1 << 30  # bytes of a reply's body
+# What calls are sent in, as a user chooses it (format=).
+WireFormat = Literal["json", "cbor"]
 
 _executor = None
 _executor_lock = threading.Lock()
@@ -84,20 +91,22 @@ class Method:
     """A remote method bound to a node: call it, or `.submit(...)` it for a
     concurrent.futures.Future."""
 
-    def __init__(self, node, spec):
+    def __init__(self, node: Node, spec: MethodSpec) -> None:
         self._node = node
         self._spec = spec
         self.__name__ = self.__qualname__ = spec.name
         self.__doc__ = spec.doc(node.label, node.service)
         self.__signature__ = spec.python_signature()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<remote method {self._spec.signature} of node '{self._node.label}'>"
 
-    def __call__(self, *args, timeout=None):
+    def __call__(self, *args: Any, timeout: float | None = None) -> Any:
+        """Calls the method and returns its result; `timeout`, seconds, as
+        the node's own when None."""
         return self._node._invoke(self._spec.name, self._spec, args, timeout, True)
 
-    def submit(self, *args, timeout=None):
+    def submit(self, *args: Any, timeout: float | None = None) -> concurrent.futures.Future[Any]:
         """Sends the call from a thread of the client's pool and returns a
         Future of its result. The arguments are checked and encoded now (a
         TypeError is raised here), and copied, so they may change afterwards."""
@@ -107,18 +116,19 @@ class Method:
 class Futures:
     """`node.futures.method(args)`: the node's methods, returning futures."""
 
-    def __init__(self, node):
+    def __init__(self, node: Node) -> None:
         self._node = node
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self._node, name).submit
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return self._node.method_names()
 
-    def call(self, method, *args, timeout=None, check=True):
+    def call(self, method: str, *args: Any, timeout: float | None = None,
+             check: bool = True) -> concurrent.futures.Future[Any]:
         """The future of `node.call(method, *args)`."""
         return self._node._submit(method, None, args, timeout, check)
 
@@ -156,8 +166,10 @@ class Node:
     `label` ...) is reached with `node.call("name", ...)`.
     """
 
-    def __init__(self, url, secret=None, *, label=None, timeout=DEFAULT_TIMEOUT,
-                 max_reply_bytes=DEFAULT_MAX_REPLY, format=None, tls=None, _shared=None):
+    def __init__(self, url: str | None, secret: str | None = None, *, label: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, max_reply_bytes: int = DEFAULT_MAX_REPLY,
+                 format: WireFormat | None = None, tls: ssl.SSLContext | None = None,
+                 _shared: _Shared | None = None) -> None:
         self._shared = _shared or _Shared(url, label, secret, max_reply_bytes, format, tls)
         self.timeout = float(timeout)
         self.futures = Futures(self)
@@ -165,32 +177,38 @@ class Node:
     # --- What the node is. -------------------------------------------------
 
     @property
-    def url(self):
-        return self._shared.transport.url
+    def url(self) -> str:
+        """The node's address, as http(s)://host:port."""
+        url: str = self._shared.transport.url
+        return url
 
     @property
-    def label(self):
+    def label(self) -> str:
         """The node's label: given by attach(), else what the node says."""
         return self._shared.label
 
     @property
-    def service(self):
-        return self.describe()["service"]
+    def service(self) -> str:
+        """The name of the node's service (its C++ struct, or Python class)."""
+        service: str = self.describe()["service"]
+        return service
 
     @property
-    def program(self):
-        return self.describe()["program"]
+    def program(self) -> str:
+        """The name of the program the node belongs to."""
+        program: str = self.describe()["program"]
+        return program
 
     @property
-    def format(self):
+    def format(self) -> WireFormat:
         """'cbor' or 'json': what calls are sent in."""
         return "cbor" if self._shared.content_type == codec.CBOR else "json"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         service = self._shared.description["service"] if self._shared.description else "?"
         return f"<launchpad_client.Node {self.label} ({service}) at {self.url}>"
 
-    def describe(self, refresh=False):
+    def describe(self, refresh: bool = False) -> dict[str, Any]:
         """The node's `GET /lp/v1/describe` answer (fetched once, then kept)."""
         shared = self._shared
         with shared.lock:
@@ -219,11 +237,12 @@ class Node:
                 shared.label_known = True
         return body
 
-    def method_names(self):
+    def method_names(self) -> list[str]:
+        """The names of the node's methods, from its description."""
         self.describe()
         return list(self._shared.specs)
 
-    def health(self):
+    def health(self) -> str:
         """'serving', or 'stopping' while the node drains (no secret needed)."""
         reply = self._shared.transport.request("GET", protocol.PATH_HEALTH, accept=codec.JSON,
                                                timeout=self.timeout)
@@ -235,7 +254,7 @@ class Node:
 
     # --- Calls. -------------------------------------------------------------
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Method:
         if name.startswith("_"):
             raise AttributeError(name)
         self.describe()
@@ -248,32 +267,32 @@ class Node:
         self.__dict__[name] = method  # found without __getattr__ from now on
         return method
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         names = set(super().__dir__())
         if self._shared.description is not None:
             names.update(self._shared.specs)
         return sorted(names)
 
-    def with_timeout(self, seconds):
+    def with_timeout(self, seconds: float) -> Node:
         """A copy of this proxy, sharing its connections, whose calls give up
         after `seconds` with DeadlineExceeded."""
         return Node(None, timeout=seconds, _shared=self._shared)
 
-    def call(self, method, *args, timeout=None, check=True):
+    def call(self, method: str, *args: Any, timeout: float | None = None, check: bool = True) -> Any:
         """Calls `method` by name. With check=False the arguments go as given,
         unchecked, even to a method the node did not describe (to test a
         node's own checks)."""
         spec = self._spec(method, check)
         return self._invoke(method, spec, args, timeout, check)
 
-    def close(self):
+    def close(self) -> None:
         """Closes the idle connections; the proxy opens new ones if used again."""
         self._shared.transport.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Node:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _spec(self, method, check):
@@ -358,8 +377,10 @@ class Node:
                             f"Launchpad error: {schema.describe_value(body)}")
 
 
-def connect(url, secret=None, *, run_dir=None, timeout=DEFAULT_TIMEOUT,
-            max_reply_bytes=DEFAULT_MAX_REPLY, format=None, tls=None):
+def connect(url: str, secret: str | None = None, *, run_dir: str | os.PathLike[str] | None = None,
+            timeout: float = DEFAULT_TIMEOUT, max_reply_bytes: int = DEFAULT_MAX_REPLY,
+            format: WireFormat | None = None,
+            tls: ssl.SSLContext | None = None) -> Node:
     """A proxy to the node at `url` (e.g. http://127.0.0.1:40123), with its
     methods from the node's description, which this fetches now.
 

@@ -183,7 +183,7 @@ def address(label, timeout=ADDRESS_TIMEOUT):
     return _host.address(label, timeout)
 
 
-def stop():
+def stop() -> None:
     """Asks the whole program to stop, as lp::stop() does in a C++ node:
     stop_requested() is True from now on, here at once and in every other
     node once the host passes the stop on."""
@@ -207,7 +207,7 @@ def _ask(line):
         _end_alone(False)
 
 
-def stop_requested():
+def stop_requested() -> bool:
     """True once the program stops: a run() loop should return then. From
     run(), a sign of progress too."""
     progress.sign()

@@ -11,38 +11,47 @@ interpreter than the one running (a venv, pyenv): the first node made
 warns, once, with what to install for this one (MissingPackageWarning).
 """
 
+from __future__ import annotations
+
+import importlib
 import os
 import sys
+import types
 import warnings
-
+from typing import Any
 
 _HIDING = {"cbor2": "LP_PYTHON_NO_CBOR", "numpy": "LP_PYTHON_NO_NUMPY"}
 
 
-def _hidden(variable):
+def _hidden(variable: str) -> bool:
     return os.environ.get(variable, "") not in ("", "0")
 
 
-cbor2 = None
-if not _hidden(_HIDING["cbor2"]):
+def _optional(name: str) -> Any:
+    """The module, or None where it is missing or hidden. (Any: a module
+    that may be None reads as its members to mypy only after a check every
+    caller makes.)"""
+    if _hidden(_HIDING[name]):
+        return None
     try:
-        import cbor2
+        return importlib.import_module(name)
     except ImportError:
-        cbor2 = None
-
-numpy = None
-if not _hidden(_HIDING["numpy"]):
-    try:
-        import numpy
-    except ImportError:
-        numpy = None
+        return None
 
 
-def have_cbor():
+cbor2: Any = _optional("cbor2")
+numpy: Any = _optional("numpy")
+
+
+def have_cbor() -> bool:
+    """Whether calls go in CBOR: cbor2 is installed for this Python, and
+    LP_PYTHON_NO_CBOR does not hide it."""
     return cbor2 is not None
 
 
-def have_numpy():
+def have_numpy() -> bool:
+    """Whether typed arrays come back as numpy arrays: numpy is installed for
+    this Python, and LP_PYTHON_NO_NUMPY does not hide it."""
     return numpy is not None
 
 
@@ -59,16 +68,17 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _warned = False
 
 
-def _first_caller_outside():
+def _first_caller_outside() -> int:
     """The stacklevel, for warnings.warn in our caller, of the first frame
     outside this package: the user's line that made the node."""
-    level, frame = 2, sys._getframe(2)
+    level = 2
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
         level, frame = level + 1, frame.f_back
     return level
 
 
-def warn_if_missing(format_chosen):
+def warn_if_missing(format_chosen: bool) -> None:
     """Warns, the first time only, of each package that is missing and not
     hidden; of cbor2 only when the caller chose no format."""
     global _warned

@@ -8,10 +8,12 @@ own health_timeout). The runtime's watch (runtime.py) reads `silence()`.
 Outside a node's run() they do nothing, so a library may make them freely.
 """
 
+from __future__ import annotations
+
 import threading
 import time
 
-_run_thread = None  # the ident of run()'s thread, while run() runs
+_run_thread: int | None = None  # the ident of run()'s thread, while run() runs
 _signs = 0  # written by run()'s thread alone
 _waits = 0
 # The watch's own: the signs it saw last, and since when it has.
@@ -19,18 +21,18 @@ _seen = -1
 _quiet_since = 0.0
 
 
-def _on_run_thread():
+def _on_run_thread() -> bool:
     return _run_thread is not None and threading.get_ident() == _run_thread
 
 
-def sign():
+def sign() -> None:
     """A sign of progress, if this thread runs run()."""
     global _signs
     if _on_run_thread():
         _signs += 1
 
 
-def heartbeat():
+def heartbeat() -> None:
     """From run(): a sign that it makes progress, for its group's
     health_timeout (docs/launching.md, "Hung nodes"), as lp::heartbeat()
     in C++. Calls, stop_requested() and metrics are signs already.
@@ -45,12 +47,12 @@ class _Waiting:
 
     __slots__ = ()
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         global _waits
         if _on_run_thread():
             _waits += 1
 
-    def __exit__(self, *exception):
+    def __exit__(self, *exception: object) -> None:
         global _waits
         # The same thread: run() cannot have ended during its own call.
         if _on_run_thread():
@@ -61,19 +63,19 @@ class _Waiting:
 waiting = _Waiting()
 
 
-def begin():
+def begin() -> None:
     """Called on run()'s thread as it starts."""
     global _run_thread
     _run_thread = threading.get_ident()
     sign()
 
 
-def end():
+def end() -> None:
     global _run_thread
     _run_thread = None
 
 
-def silence(now=None):
+def silence(now: float | None = None) -> float:
     """Seconds the watch has seen run() make no sign: 0 while it waits in
     a call, before it starts and after it returned. For the one thread that
     watches."""

@@ -9,13 +9,15 @@ its new address, so the last line for a label wins. What the nodes print in
 logs is for people: its wording may change, and nothing here reads it.
 """
 
+from __future__ import annotations
+
 import os
 import re
 
 from . import _protocol as protocol
 
 
-def read_secret(run_dir):
+def read_secret(run_dir: str | os.PathLike[str]) -> str | None:
     """The launch's secret, from `<run_dir>/secret`; None for a launch
     without one (--lp_insecure makes no file)."""
     if not os.path.isdir(run_dir):
@@ -32,7 +34,7 @@ def read_secret(run_dir):
     return secret
 
 
-def node_addresses(run_dir):
+def node_addresses(run_dir: str | os.PathLike[str]) -> dict[str, str]:
     """Label -> URL of the nodes the run directory's file `nodes` lists so
     far, the last line of each label; {} before any node serves. A line the
     launch is still writing (no newline yet) waits for the next read."""
@@ -42,7 +44,7 @@ def node_addresses(run_dir):
             text = f.read()
     except FileNotFoundError:
         return {}
-    found = {}
+    found: dict[str, str] = {}
     for line in text.split("\n")[:-1]:
         parts = line.split()
         if len(parts) == 2:
@@ -50,7 +52,7 @@ def node_addresses(run_dir):
     return found
 
 
-def program_name(run_dir):
+def program_name(run_dir: str | os.PathLike[str]) -> str | None:
     """The program's name from a run directory named lp-<program>-XXXXXX."""
     base = os.path.basename(os.path.normpath(run_dir))
     match = re.fullmatch(r"lp-(.+)-[A-Za-z0-9]{6}", base)

@@ -17,18 +17,21 @@ the C++ type's own to_json decides ("json", "nlohmann"), are `Opaque`: the
 argument goes as given (numpy values made plain) and the node checks it.
 """
 
+from __future__ import annotations
+
 import array
 import collections.abc
 import dataclasses
 import math
+from typing import Any
 
 from . import _protocol as protocol
-from . import typed_arrays
 from .optional_packages import numpy as np
+from . import typed_arrays
 from .typed_arrays import Element, TypedArray
 
 
-def describe_value(value):
+def describe_value(value: Any) -> str:
     """A short description of a value for an error message."""
     if np is not None and isinstance(value, np.ndarray):
         return f"a numpy array of {value.dtype} with shape {tuple(value.shape)}"
@@ -38,7 +41,7 @@ def describe_value(value):
     return f"{type(value).__name__} {text}"
 
 
-def _mismatch(where, ctype, expected, value):
+def _mismatch(where: str, ctype: CppType, expected: str, value: Any) -> TypeError:
     return TypeError(f"{where}: expected {expected} ({ctype.name}), got {describe_value(value)}")
 
 
@@ -47,25 +50,33 @@ class CppType:
     `from_wire` turns a decoded result into Python values. `name` is how
     messages call it."""
 
-    def __init__(self, name):
+    element: Element | None = None  # a number type's, as an element of typed arrays
+
+    def __init__(self, name: str) -> None:
         self.name = name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
-    def to_wire(self, value, where):
+    def number(self) -> Element:
+        """The element of a typed array of this type, a number's (from_schema
+        makes typed arrays and tensors only of numbers)."""
+        assert self.element is not None, f"{self.name} is not a number type"
+        return self.element
+
+    def to_wire(self, value: Any, where: str) -> Any:
         raise NotImplementedError
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         return value
 
 
 class Void(CppType):
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         return None
 
 
-def _is_number(value):
+def _is_number(value: Any) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float)):
@@ -74,25 +85,25 @@ def _is_number(value):
 
 
 class Bool(CppType):
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
             return bool(value)
         raise _mismatch(where, self, "True or False", value)
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         return bool(value) if isinstance(value, bool) else value
 
 
 class Integer(CppType):
     """An integer, or an enum as its integer."""
 
-    def __init__(self, name, bits, signed):
+    def __init__(self, name: str, bits: int, signed: bool) -> None:
         super().__init__(name)
         self.element = Element("i" if signed else "u", bits // 8) if bits in (8, 16, 32, 64) else None
         self.low = -(1 << (bits - 1)) if signed else 0
         self.high = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         if isinstance(value, bool) or not (
             isinstance(value, int) or (np is not None and isinstance(value, np.integer))
         ):
@@ -108,13 +119,13 @@ class Integer(CppType):
 
 
 class Floating(CppType):
-    def __init__(self, name, bits):
+    def __init__(self, name: str, bits: int) -> None:
         super().__init__(name)
         self.element = Element("f", bits // 8) if bits in (32, 64) else None
         # A long double travels as a float64, which holds every value it takes.
         self.largest = {32: 3.4028234663852886e38, 64: 1.7976931348623157e308}.get(bits)
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         if not _is_number(value):
             raise _mismatch(where, self, "a number", value)
         try:
@@ -125,12 +136,12 @@ class Floating(CppType):
             raise ValueError(f"{where}: {value} is out of range for {self.name}")
         return number
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         return float(value) if _is_number(value) else value
 
 
 class String(CppType):
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         if not isinstance(value, str):
             raise _mismatch(where, self, "a str", value)
         try:
@@ -141,7 +152,7 @@ class String(CppType):
         return value
 
 
-def _sequence_items(value):
+def _sequence_items(value: Any) -> list[Any] | None:
     """The items of a list-like argument, or None if it is not one (a str,
     bytes or a mapping is not)."""
     if isinstance(value, (str, bytes, bytearray, collections.abc.Mapping)):
@@ -157,12 +168,12 @@ class Sequence(CppType):
     """std::vector and std::set: a list on the wire, and for a std::vector
     of numbers (a "typed_array") a typed array in CBOR (`typed`)."""
 
-    def __init__(self, name, element_type, typed):
+    def __init__(self, name: str, element_type: CppType, typed: bool) -> None:
         super().__init__(name)
         self.element_type = element_type
         self.typed = typed
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         if self.typed:
             packed = self._typed_array(value, where)
             if packed is not None:
@@ -173,8 +184,8 @@ class Sequence(CppType):
         convert = self.element_type.to_wire
         return [convert(item, f"{where}, element {i}") for i, item in enumerate(items)]
 
-    def _typed_array(self, value, where):
-        element = self.element_type.element
+    def _typed_array(self, value: Any, where: str) -> TypedArray | None:
+        element = self.element_type.number()
         if np is not None and isinstance(value, np.ndarray):
             if value.ndim != 1:
                 raise TypeError(
@@ -187,16 +198,16 @@ class Sequence(CppType):
             raise _mismatch(where, self, f"{element.name()} elements", value)
         return packed
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         if self.typed:
-            return typed_from_wire(value, self.element_type.element)
+            return typed_from_wire(value, self.element_type.number())
         if isinstance(value, list):
             convert = self.element_type.from_wire
             return [convert(item) for item in value]
         return value
 
 
-def ndarray_to_typed(value, element, where, type_name):
+def ndarray_to_typed(value: Any, element: Element, where: str, type_name: str) -> TypedArray:
     """A numpy array as a TypedArray of `element`, converted only when the
     conversion loses nothing (numpy's "safe" casting), sharing its memory
     when it is contiguous in this machine's byte order."""
@@ -212,7 +223,7 @@ def ndarray_to_typed(value, element, where, type_name):
     return TypedArray(element, typed_arrays.byte_view(flat), flat)
 
 
-def typed_from_wire(value, element):
+def typed_from_wire(value: Any, element: Element) -> Any:
     """A vector of numbers as it came (a typed array already decoded, or a
     JSON list) as a numpy array of its element type, or a list without
     numpy."""
@@ -234,22 +245,22 @@ class FixedArray(CppType):
     a node may answer with a typed array when T is a number (`typed`), so
     such a result becomes what a vector of numbers becomes (an ndarray)."""
 
-    def __init__(self, name, element_type, size, typed):
+    def __init__(self, name: str, element_type: CppType, size: int, typed: bool) -> None:
         super().__init__(name)
         self.element_type = element_type
         self.size = size
         self.typed = typed
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         items = _sequence_items(value)
         if items is None or len(items) != self.size:
             raise _mismatch(where, self, f"a list of {self.size}", value)
         convert = self.element_type.to_wire
         return [convert(item, f"{where}, element {i}") for i, item in enumerate(items)]
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         if self.typed:
-            return typed_from_wire(value, self.element_type.element)
+            return typed_from_wire(value, self.element_type.number())
         if isinstance(value, list):
             return [self.element_type.from_wire(item) for item in value]
         return value
@@ -259,12 +270,12 @@ class Map(CppType):
     """std::map and std::unordered_map with std::string keys (the only keys
     a C++ service may use): an object."""
 
-    def __init__(self, name, key_type, value_type):
+    def __init__(self, name: str, key_type: CppType, value_type: CppType) -> None:
         super().__init__(name)
         self.key_type = key_type
         self.value_type = value_type
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         if not isinstance(value, collections.abc.Mapping):
             raise _mismatch(where, self, "a dict", value)
         convert = self.value_type.to_wire
@@ -275,7 +286,7 @@ class Map(CppType):
             out[key] = convert(item, f"{where}, key {key!r}")
         return out
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         if isinstance(value, dict):
             item = self.value_type.from_wire
             return {k: item(v) for k, v in value.items()}
@@ -285,11 +296,11 @@ class Map(CppType):
 class Tuple(CppType):
     """std::pair and std::tuple: a list on the wire, a tuple in Python."""
 
-    def __init__(self, name, element_types):
+    def __init__(self, name: str, element_types: list[CppType]) -> None:
         super().__init__(name)
         self.element_types = element_types
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         items = _sequence_items(value)
         if items is None or len(items) != len(self.element_types):
             raise _mismatch(where, self, f"a tuple of {len(self.element_types)}", value)
@@ -298,21 +309,21 @@ class Tuple(CppType):
             for i, (t, item) in enumerate(zip(self.element_types, items))
         ]
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         if isinstance(value, list) and len(value) == len(self.element_types):
             return tuple(t.from_wire(v) for t, v in zip(self.element_types, value))
         return value
 
 
 class Optional(CppType):
-    def __init__(self, name, inner):
+    def __init__(self, name: str, inner: CppType) -> None:
         super().__init__(name)
         self.inner = inner
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         return None if value is None else self.inner.to_wire(value, where)
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         return None if value is None else self.inner.from_wire(value)
 
 
@@ -321,12 +332,12 @@ class Tensor(CppType):
     array in CBOR. A numpy array of any shape goes out as one and comes back
     as one; without numpy the dict itself does."""
 
-    def __init__(self, name, element_type):
+    def __init__(self, name: str, element_type: CppType) -> None:
         super().__init__(name)
         self.element_type = element_type
 
-    def to_wire(self, value, where):
-        element = self.element_type.element
+    def to_wire(self, value: Any, where: str) -> Any:
+        element = self.element_type.number()
         if np is not None and isinstance(value, np.ndarray):
             return {"data": ndarray_to_typed(value, element, where, self.name),
                     "shape": list(value.shape)}
@@ -346,10 +357,10 @@ class Tensor(CppType):
         expected = "a numpy array or " if np is not None else ""
         raise _mismatch(where, self, expected + "a dict with 'shape' and 'data'", value)
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         if not (isinstance(value, dict) and "shape" in value and "data" in value):
             return value
-        data = typed_from_wire(value["data"], self.element_type.element)
+        data = typed_from_wire(value["data"], self.element_type.number())
         if np is None or not isinstance(data, np.ndarray):
             return {"shape": value["shape"], "data": data}
         try:
@@ -362,11 +373,11 @@ class Struct(CppType):
     """A BOOST_HANA_DEFINE_STRUCT struct: a dict with every member, each
     checked as its own type. Other keys go as given; the node ignores them."""
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         super().__init__(name)
-        self.fields = {}  # name -> type, in declaration order; filled once built
+        self.fields: dict[str, CppType] = {}  # name -> type, in declaration order; filled once built
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         # A dataclass stands for a struct as its hint does (hints.py).
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
@@ -382,7 +393,7 @@ class Struct(CppType):
                 out[key] = plain(item)
         return out
 
-    def from_wire(self, value):
+    def from_wire(self, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
         return {k: self.fields[k].from_wire(v) if k in self.fields else v for k, v in value.items()}
@@ -393,11 +404,11 @@ class Opaque(CppType):
     own to_json, a kind this client does not know): the argument goes as
     given, with numpy values made plain."""
 
-    def to_wire(self, value, where):
+    def to_wire(self, value: Any, where: str) -> Any:
         return plain(value)
 
 
-def plain(value):
+def plain(value: Any) -> Any:
     """`value` with numpy arrays and scalars, tuples and array.arrays turned
     into the lists and numbers every JSON or CBOR encoder writes."""
     if isinstance(value, (str, int, float, bool, type(None), TypedArray)):
@@ -419,14 +430,14 @@ class BadSchema(ValueError):
     """A schema that is not what docs/protocol.md describes."""
 
 
-def _name(schema, parts):
+def _name(schema: dict[str, Any], parts: list[str] | tuple[str, ...]) -> str:
     """How messages call the type: its C++ spelling when the node gave one,
     else a name made from the schema (`parts`: the names of its parts)."""
     spelling = schema.get("type")
     if isinstance(spelling, str) and spelling:
         return spelling
     kind = schema.get("kind")
-    bits = schema.get("bits")
+    bits: Any = schema.get("bits")
     if kind in (protocol.KIND_INTEGER, protocol.KIND_ENUMERATION):
         return f"std::{'' if schema.get('signed') else 'u'}int{bits}_t"
     if kind == protocol.KIND_FLOATING:
@@ -449,21 +460,24 @@ def _name(schema, parts):
     return f"a {kind}"
 
 
-def _part(schema, key):
+def _part(schema: dict[str, Any], key: str) -> dict[str, Any]:
     part = schema.get(key)
     if not isinstance(part, dict):
         raise BadSchema(f"a {schema.get('kind')} schema without its {key!r}")
     return part
 
 
-def from_schema(schema, _structs=()):
+def from_schema(schema: Any, _structs: tuple[Struct, ...] = ()) -> CppType:
     """The type a schema describes. `_structs`: the structs being built
     around it, for a struct inside itself ({"kind": "struct",
     "recursive": n}: the n-th around it)."""
     if not isinstance(schema, dict) or not isinstance(schema.get("kind"), str):
         raise BadSchema(f"a schema is a dict with a 'kind', not {describe_value(schema)}")
     kind = schema["kind"]
-    build = lambda key: from_schema(_part(schema, key), _structs)  # noqa: E731
+
+    def build(key: str) -> CppType:
+        return from_schema(_part(schema, key), _structs)
+
     if kind == protocol.KIND_NOTHING:
         return Void(_name(schema, ()))
     if kind == protocol.KIND_BOOLEAN:
@@ -520,7 +534,7 @@ def from_schema(schema, _structs=()):
     return Opaque(_name(schema, ()))  # json, nlohmann, or a kind from a newer node
 
 
-def method_types(entry):
+def method_types(entry: dict[str, Any]) -> tuple[list[CppType], CppType]:
     """(parameter types, result type) of a method as describe lists it."""
     params = entry["params"]
     if not isinstance(params, list) or len(params) != entry["arity"]:

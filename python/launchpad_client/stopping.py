@@ -5,10 +5,17 @@ stops as for lp::stop(): on_stop callbacks, run()s joined, calls drained
 (docs/protocol.md#introspection).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from . import _protocol as protocol
 
+if TYPE_CHECKING:
+    from .node import Node
 
-def stop_program(node):
+
+def stop_program(node: Node) -> None:
     """Asks the program that `node` belongs to to stop."""
     reply = node._shared.transport.request("POST", protocol.PATH_STOP, [b"{}"],
                                            content_type=protocol.MEDIA_JSON,

@@ -8,6 +8,8 @@ launch was given), not host names, since nodes' addresses change, and it
 presents the certificate itself, or the node refuses it at the handshake.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import ssl
@@ -17,7 +19,7 @@ from ._protocol import RUN_DIRECTORY_CERTIFICATE as CERTIFICATE
 from ._protocol import RUN_DIRECTORY_KEY as KEY
 
 
-def tls_context(ca, certificate, key):
+def tls_context(ca: str, certificate: str, key: str) -> ssl.SSLContext:
     """An ssl.SSLContext for the nodes of one launch: trusts `ca` (the
     launch's certificate, or a site's CA) and presents `certificate` with
     `key` (PEM files)."""
@@ -35,7 +37,7 @@ def tls_context(ca, certificate, key):
     return context
 
 
-def tls_context_of_pem(ca, certificate, key):
+def tls_context_of_pem(ca: str, certificate: str, key: str) -> ssl.SSLContext:
     """tls_context from the PEM texts themselves (a Python node's, which
     its host gives it without a file)."""
     context = _client_context()
@@ -44,13 +46,13 @@ def tls_context_of_pem(ca, certificate, key):
     return context
 
 
-def load_pem_chain(context, certificate, key):
+def load_pem_chain(context: ssl.SSLContext, certificate: str, key: str) -> None:
     """context.load_cert_chain from PEM texts. ssl reads a certificate and
     its key from files only: these are memory files of this process
     (memfd), closed once read, so that the key is never written to a
     disk."""
     with contextlib.ExitStack() as files:
-        paths = []
+        paths: list[str] = []
         for text in (certificate, key):
             fd = os.memfd_create("lp-tls")
             files.callback(os.close, fd)
@@ -59,7 +61,7 @@ def load_pem_chain(context, certificate, key):
         context.load_cert_chain(*paths)
 
 
-def _client_context():
+def _client_context() -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.minimum_version = ssl.TLSVersion.TLSv1_3
     # Peers are checked against the launch's certificate, not their names.
@@ -68,7 +70,7 @@ def _client_context():
     return context
 
 
-def context_of_run_dir(run_dir):
+def context_of_run_dir(run_dir: str | os.PathLike[str]) -> ssl.SSLContext | None:
     """The context for the launch whose run directory is `run_dir`; None if
     the launch has no TLS credentials there (its nodes speak plain HTTP)."""
     certificate = os.path.join(run_dir, CERTIFICATE)

@@ -9,9 +9,12 @@ numbers; an incoming one becomes a numpy array (a view of the received bytes
 when their byte order is this machine's) or, without numpy, a list.
 """
 
+from __future__ import annotations
+
 import array
 import struct
 import sys
+from typing import Any
 
 from . import _protocol as protocol
 from .optional_packages import numpy as np
@@ -25,26 +28,26 @@ class Element:
 
     __slots__ = ("kind", "size")
 
-    def __init__(self, kind, size):
+    def __init__(self, kind: str, size: int) -> None:
         self.kind = kind
         self.size = size
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Element) and (self.kind, self.size) == (other.kind, other.size)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.kind, self.size))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name()
 
-    def name(self):
+    def name(self) -> str:
         """numpy's name of the type: 'float32', 'int8', 'uint64' ..."""
         return {"i": "int", "u": "uint", "f": "float"}[self.kind] + str(8 * self.size)
 
-    def tag(self, little_endian=LITTLE):
+    def tag(self, little_endian: bool = LITTLE) -> int:
         """The RFC 8746 tag of an array of these in the given byte order."""
-        if self.size == 1:
+        if self.size == 1:  # one byte has no byte order
             return protocol.ARRAY_TAG_INT8 if self.kind == "i" else protocol.ARRAY_TAG_UINT8
         ll = {2: 1, 4: 2, 8: 3}[self.size]
         order = protocol.ARRAY_TAG_LITTLE_ENDIAN_BIT if little_endian else 0
@@ -53,11 +56,11 @@ class Element:
         signed = protocol.ARRAY_TAG_SIGNED_BIT if self.kind == "i" else 0
         return protocol.ARRAY_TAG_FIRST | signed | order | ll
 
-    def numpy_dtype(self, little_endian=LITTLE):
+    def numpy_dtype(self, little_endian: bool = LITTLE) -> Any:
         order = "|" if self.size == 1 else ("<" if little_endian else ">")
         return np.dtype(f"{order}{self.kind}{self.size}")
 
-    def array_typecode(self):
+    def array_typecode(self) -> str | None:
         """The `array` module's code for this type on this machine, or None
         (float16 has none)."""
         if self.kind == "f":
@@ -68,7 +71,7 @@ class Element:
         return None
 
 
-def element_of_tag(tag):
+def element_of_tag(tag: int) -> tuple[Element, bool] | None:
     """The element type and byte order (little endian?) of a typed-array tag,
     or None for a tag that is not one this protocol carries."""
     if not protocol.ARRAY_TAG_FIRST <= tag <= protocol.ARRAY_TAG_LAST:
@@ -91,26 +94,27 @@ class TypedArray:
 
     __slots__ = ("element", "data", "source")
 
-    def __init__(self, element, data, source):
+    def __init__(self, element: Element, data: memoryview, source: Any) -> None:
         self.element = element
         self.data = data  # a contiguous memoryview of unsigned bytes
         self.source = source  # what `tolist` reads for JSON
 
     @property
-    def tag(self):
+    def tag(self) -> int:
         return self.element.tag()
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.data.nbytes
 
-    def tolist(self):
+    def tolist(self) -> list[Any]:
         if hasattr(self.source, "tolist"):
-            return self.source.tolist()
+            values: list[Any] = self.source.tolist()
+            return values
         return list(self.source)
 
 
-def byte_view(buffer):
+def byte_view(buffer: Any) -> memoryview:
     """A contiguous object's memory as unsigned bytes, without a copy."""
     view = memoryview(buffer)
     if view.nbytes == 0:
@@ -118,7 +122,7 @@ def byte_view(buffer):
     return view.cast("B")
 
 
-def from_buffer_object(value, element):
+def from_buffer_object(value: Any, element: Element) -> TypedArray | None:
     """A TypedArray of `value`'s bytes if it is an array.array of exactly
     this element type, or bytes-like for a one-byte one; else None."""
     if isinstance(value, array.array):
@@ -135,7 +139,7 @@ def from_buffer_object(value, element):
     return None
 
 
-def to_python(element, little_endian, data):
+def to_python(element: Element, little_endian: bool, data: bytes) -> Any:
     """The numbers of an incoming typed array: a numpy array (sharing `data`,
     read-only, when the byte order is this machine's) or, without numpy, a
     list. `data` must hold a whole number of elements."""

@@ -42,6 +42,11 @@
    as its header's layer (rule 1).
 8. Every LP_API definition (a function with its body) sits in an impl/ file:
    a header declares its share of the compiled part, and only declares it.
+9. The launcher of processes and its parts are included only where they are
+   used: a header that includes one of them (USED_FOR) names what it holds.
+   The Slurm and Kubernetes launches plan their processes (process/units.hpp)
+   and know whose run() returned (process/finished_runs.hpp) without the
+   launcher that local_mp and the Slurm job's supervisor run.
 
 Exits 1 and names every broken rule, with the chain of includes that breaks it.
 """
@@ -64,6 +69,12 @@ COMPILED_ONLY = re.compile(r"launchpad/detail/(python/|serve/(http_server|listen
 JSON_HEADER = "launchpad/json.hpp"
 IMPLEMENTATION = "launchpad/detail/implementation.hpp"
 DECIDES = "launchpad/launch.hpp"  # the one header that holds the compiled part's #if
+# A header of the launcher of processes -> the name its includer must use.
+USED_FOR = {"launchpad/detail/process/launcher.hpp": "process_launch",
+            "launchpad/detail/process/supervision.hpp": "unit_supervisor",
+            "launchpad/detail/process/unit_table.hpp": "unit_table",
+            "launchpad/detail/process/unit_logs.hpp": "unit_logs",
+            "launchpad/detail/process/local_launch.hpp": "processes_launch"}
 INL = re.compile(r"^(?P<dir>.*)/impl/(?P<name>\w+)_inl\.hpp$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
 COMPILED_PART_IF = re.compile(r"^\s*#\s*if\s+LP_DETAIL_DEFINE_COMPILED_PART\b")
@@ -275,6 +286,16 @@ def main() -> int:
         for line in lp_api_definitions(header):
             problems.append(f"{header} defines an LP_API function: {line} (its definition "
                             "belongs in the impl/<name>_inl.hpp beside the header)")
+
+    for header in headers:
+        code = "\n".join(LITERAL.sub('""', line).split("//")[0]
+                         for line in (ROOT / header).read_text().splitlines()
+                         if not INCLUDE.match(line))
+        for name in includes(header):
+            if name in USED_FOR and not re.search(rf"\b{USED_FOR[name]}\b", code):
+                problems.append(f"{header} includes {name} but uses no {USED_FOR[name]}: "
+                                "include the smaller header it needs (process/units.hpp, "
+                                "process/finished_runs.hpp, process/process_options.hpp)")
 
     for problem in problems:
         print(problem)

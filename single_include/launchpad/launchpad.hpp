@@ -8743,7 +8743,7 @@ LP_API std::string flags_help() {
 
 // What lp::controller asks of the launch it holds, however that launch runs
 // its nodes: as threads (host/in_process.hpp) or as processes
-// (process/node_process.hpp). lp::controller's members are defined once,
+// (process/local_launch.hpp). lp::controller's members are defined once,
 // in impl/controlled_launch_inl.hpp, and pass each question on.
 
 
@@ -15340,298 +15340,218 @@ LP_API controller::controller(const program& graph, const test_options& options,
 // agree on: the names of the launch's objects, the environment each pod
 // gets, and where the Secret is mounted (docs/kubernetes.md).
 
-// ---- launchpad/detail/process/launcher.hpp ----
+// ---- launchpad/detail/process/units.hpp ----
 
-// The launcher of a program whose nodes are processes: it starts them, keeps
-// the rendezvous, restarts the failed ones its groups allow, stops them all
-// in order, and says how each ended.
-
-
-// ---- launchpad/detail/process/child_env.hpp ----
-
-// What a node process learns from its launcher, through the environment
-// (never argv, which every user of the machine can read). The secret and
-// the TLS credentials are not among them: the node reads those from the run
-// directory's files (run_directory::credentials_of).
-
-namespace lp::detail::child_env {
-
-inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
-inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
-inline constexpr const char* launcher = "LP_LAUNCHER_PID";
-inline constexpr const char* policy = "LP_POLICY";
-inline constexpr const char* run_dir = "LP_RUN_DIR";
-// "direct" when the launch's policy is direct_calls<...>: the launcher's
-// choice, which a test's node program may not know at compile time.
-inline constexpr const char* transport = "LP_TRANSPORT";
-// The cores to pin to and the GPUs handed out (local_mp's placement).
-inline constexpr const char* cores = "LP_CORES";
-inline constexpr const char* gpus = "LP_GPUS";
-
-}  // namespace lp::detail::child_env
-
-// ---- launchpad/detail/process/log_tail.hpp ----
-
-// A node's log file, as its launcher quotes it: under a failure in the
-// summary, and on the status page.
+// The processes of a launch, as planned from its graph: one per node, or
+// one per colocated group, holding that group's nodes. Every launch of
+// processes plans them so (local_mp, the Slurm job, the pods).
 
 
 namespace lp::detail {
 
-// The last lines of the log at `path` (labelled_lines::kept of them, a last
-// one without its newline too), oldest first; none if it cannot be read.
-// Read from its end: a long log is not read whole.
-inline std::vector<std::string> log_tail(const std::string& path) {
-  constexpr std::size_t wanted = labelled_lines::kept;
-  constexpr std::size_t step = 8192;
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return {};
-  auto end = static_cast<std::streamoff>(file.tellg());
-  if (end <= 0) return {};
-  auto from = static_cast<std::size_t>(end);
-  std::string tail;
-  auto complete_lines = [&] {
-    auto breaks = static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n'));
-    return tail.ends_with('\n') ? breaks - 1 : breaks;
-  };
-  while (from > 0 && complete_lines() < wanted) {
-    auto size = std::min(from, step);
-    from -= size;
-    std::string chunk(size, '\0');
-    file.seekg(static_cast<std::streamoff>(from));
-    if (!file.read(chunk.data(), static_cast<std::streamsize>(size))) return {};
-    tail.insert(0, chunk);
-  }
-  std::string_view text = tail;
-  if (text.ends_with('\n')) text.remove_suffix(1);
-  auto lines = split(text, '\n');
-  // Read from the middle of the log, the first line is a part of one.
-  std::size_t first = from > 0 ? 1 : 0;
-  if (lines.size() > wanted) first = std::max(first, lines.size() - wanted);
-  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/placement.hpp ----
-
-// Where the processes of a local launch run: the GPUs each is handed
-// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
-// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
-
-#include <dirent.h>
-
-
-namespace lp::detail {
-
-// "0,1,3" as {0, 1, 3}; "" as {}.
-inline std::vector<int> index_list(const std::string& text) {
-  std::vector<int> out;
-  if (text.empty()) return out;
-  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
-  return out;
-}
-
-inline std::string index_text(const std::vector<int>& indices) {
-  std::string out;
-  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
-  return out;
-}
-
-// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
-inline std::vector<int> gpus_found() {
-  std::vector<int> found;
-  if (DIR* dev = ::opendir("/dev")) {
-    while (auto* entry = ::readdir(dev)) {
-      std::string name = entry->d_name;
-      if (name.size() > 6 && name.starts_with("nvidia") &&
-          name.find_first_not_of("0123456789", 6) == std::string::npos)
-        found.push_back(std::stoi(name.substr(6)));
-    }
-    ::closedir(dev);
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-// The cores this process may run on.
-inline std::vector<int> cores_allowed() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cores;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
-  for (int core = 0; core < CPU_SETSIZE; ++core)
-    if (CPU_ISSET(core, &set)) cores.push_back(core);
-  return cores;
-}
-
-// Pins the calling process (its threads to come) to `cores`; false if the
-// kernel refused.
-inline bool pin_to(const std::vector<int>& cores) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int core : cores) CPU_SET(core, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
-
-struct placement {
-  std::vector<int> gpus;   // handed to the process; empty: none asked for
-  std::vector<int> cores;  // pinned to; empty: not pinned
+// A process of a launch: a node, or a colocated group's nodes.
+struct unit_plan {
+  std::string name;  // the node's label, or the colocated group's name
+  std::vector<std::string> labels;
+  group_settings settings;
 };
 
-// One placement per process, each process named with its group's settings.
-// GPUs are never shared: more asked for than `gpus` holds is refused here,
-// before anything starts. Cores are handed out in turn, shared once every
-// core has a process, and a process asking for more cores than there are
-// is not pinned.
-inline std::vector<placement> place(
-    const std::vector<std::pair<std::string, group_settings>>& processes,
-    const std::vector<int>& gpus, const std::vector<int>& cores) {
-  std::vector<placement> out(processes.size());
-  std::size_t asked = 0;
-  std::string askers;
-  for (const auto& [name, settings] : processes)
-    if (settings.resources.gpus > 0) {
-      asked += static_cast<std::size_t>(settings.resources.gpus);
-      askers += (askers.empty() ? "" : ", ") + name + ": " +
-                std::to_string(settings.resources.gpus);
+inline std::vector<unit_plan> plan_units(const program& graph) {
+  std::vector<unit_plan> units;
+  std::map<std::string, std::size_t> colocated;
+  for (const auto& spec : graph.nodes()) {
+    auto settings = graph.settings_of(spec.group);
+    if (settings.colocated) {
+      auto [it, added] = colocated.emplace(spec.group, units.size());
+      if (added) units.push_back({spec.group, {}, settings});
+      units[it->second].labels.push_back(spec.label);
+    } else {
+      units.push_back({spec.label, {spec.label}, settings});
     }
-  if (asked > gpus.size())
-    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
-                       askers + ") but this launch has " + std::to_string(gpus.size()) +
-                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
-                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
-  std::size_t next_gpu = 0, next_core = 0;
-  for (std::size_t i = 0; i < processes.size(); ++i) {
-    const auto& needs = processes[i].second.resources;
-    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
-    if (!processes[i].second.pin_cores || cores.empty() ||
-        static_cast<std::size_t>(needs.cpus) > cores.size())
-      continue;
-    for (int k = 0; k < needs.cpus; ++k)
-      out[i].cores.push_back(cores[next_core++ % cores.size()]);
-    std::sort(out[i].cores.begin(), out[i].cores.end());
   }
-  return out;
+  return units;
 }
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process/reachability.hpp ----
+namespace lp::detail::kube {
 
-// Whether the launcher can still reach each node that serves beyond
-// loopback. A host cut off from the network (a partition, a dead switch, a
-// frozen machine) leaves its node processes running where nothing can call
-// them, and nothing inside them can tell: the watchdog of a group's
-// health_timeout (host/watchdog.hpp) sees a hung call or run(), not a
-// network. So the launcher asks each such node GET /lp/v1/health, and a node
-// that answers nothing for its group's health_timeout is lost. On loopback
-// there is no network to lose: a node there is not asked.
+// Set in every pod of a launch by its manifests.
+namespace pod_env {
+inline constexpr const char* role = "LP_KUBE_ROLE";  // "coordinator" or "node"
+inline constexpr const char* group =
+    "LP_KUBE_GROUP";  // a node pod's process group, as in the graph
+inline constexpr const char* service =
+    "LP_KUBE_SERVICE";  // the headless Service: the pods' subdomain
+// Set by the Job controller in every pod of an Indexed Job.
+inline constexpr const char* index = "JOB_COMPLETION_INDEX";
+}  // namespace pod_env
+
+inline constexpr std::string_view coordinator_role = "coordinator";
+inline constexpr std::string_view node_role = "node";
+
+// Where the launch's Secret is mounted: its keys are the run directory's
+// files (secret, tls.crt, tls.key), so a pod reads its credentials as
+// every node process does (run_directory::credentials_of).
+inline constexpr const char* secret_mount = "/var/run/launchpad";
+
+// The coordinator's own directory in its pod: the status page's URL and
+// the secret, for `--lp_status` run there (kubectl exec; tools/lp-kube).
+inline std::string coordinator_dir(const std::string& launch) {
+  return "/tmp/lp-kube-" + launch;
+}
+
+// How long a node pod goes on without an answer from the coordinator
+// before it takes the launch for ended, and stops.
+inline constexpr std::chrono::seconds coordinator_patience{30};
+
+// The coordinator's fixed ports: the nodes find the rendezvous before
+// anything else, so its port cannot be chosen at run time.
+inline constexpr int rendezvous_port = 7300;
+inline constexpr int status_port = 7301;
+
+// `name` as a DNS label (RFC 1123): lower case letters, digits and '-',
+// starting and ending with a letter or digit, at most `max` characters.
+inline std::string dns_label(std::string_view name, std::size_t max) {
+  std::string label;
+  for (char c : name) {
+    if (label.size() == max) break;
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (keep || (!label.empty() && label.back() != '-')) label += keep ? c : '-';
+  }
+  while (!label.empty() && label.back() == '-') label.pop_back();
+  return label.empty() ? "x" : label;
+}
+
+// The process groups of a graph, in the order their first node was added:
+// one Indexed Job each.
+inline std::vector<std::string> groups_of(const program& graph) {
+  std::vector<std::string> groups;
+  std::set<std::string> seen;
+  for (const auto& spec : graph.nodes())
+    if (seen.insert(spec.group).second) groups.push_back(spec.group);
+  return groups;
+}
+
+// The processes of one group, in the order of their indexes in its Job: a
+// colocated group is one process, any other one per node.
+inline std::vector<unit_plan> units_of(const program& graph, const std::string& group) {
+  std::vector<unit_plan> units;
+  for (auto& unit : plan_units(graph)) {
+    const auto& first = unit.labels.front();
+    for (const auto& spec : graph.nodes())
+      if (spec.label == first && spec.group == group) units.push_back(unit);
+  }
+  return units;
+}
+
+// The names of one launch's objects. `launch` is a DNS label of at most 30
+// characters, so that a pod's host name, `<job>-<index>`, stays within
+// the 63 of a label.
+struct launch_names {
+  std::string launch;
+
+  std::string headless_service() const { return launch; }
+  std::string status_service() const { return launch + "-status"; }
+  std::string secret() const { return launch + "-secret"; }
+  std::string coordinator_job() const { return launch + "-coordinator"; }
+  // The Jobs of the graph's groups (groups_of), in its order
+  // (docs/kubernetes.md, "The manifests"): `<launch>-<label>`, the group's
+  // name as a DNS label of at most 20 characters ("nodes" for the nodes
+  // outside any group). A group whose label another group shares is
+  // numbered instead: `<launch>-<label's first 16 characters>-<i>`, i its
+  // position among all the groups, from 0. So is a group whose label is
+  // another's numbered name ("learner_1", when "Learner" is group 1 and
+  // "learner" another): every Job's name is the launch's alone.
+  std::vector<std::string> jobs(const program& graph) const {
+    auto groups = groups_of(graph);
+    std::vector<std::string> labels;
+    for (const auto& group : groups)
+      labels.push_back(group.empty() ? std::string("nodes") : dns_label(group, 20));
+    std::vector<bool> numbered(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (std::size_t j = 0; j < groups.size(); ++j)
+        if (j != i && labels[j] == labels[i]) numbered[i] = true;
+    auto name = [&](std::size_t i) {
+      return numbered[i] ? labels[i].substr(0, 16) + "-" + std::to_string(i) : labels[i];
+    };
+    // Numbered names end in distinct positions, so they differ; a label
+    // left as it is may still be one of them.
+    for (bool again = true; again;) {
+      again = false;
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        for (std::size_t j = 0; j < groups.size() && !numbered[i]; ++j)
+          if (numbered[j] && name(j) == labels[i]) numbered[i] = again = true;
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      names.push_back(launch + "-" + name(i));
+    return names;
+  }
+  // The Job of the i-th of the graph's groups (jobs()).
+  std::string job_of(const program& graph, std::size_t i) const {
+    return jobs(graph).at(i);
+  }
+  // What a pod of that Job is called in DNS, from any pod of the launch.
+  std::string pod_host(const std::string& job, std::size_t index) const {
+    return job + "-" + std::to_string(index) + "." + headless_service();
+  }
+  // The coordinator's rendezvous, as the nodes' LP_RENDEZVOUS.
+  std::string rendezvous_url(bool tls) const {
+    return std::string(tls ? "https://" : "http://") + pod_host(coordinator_job(), 0) +
+           ":" + std::to_string(rendezvous_port);
+  }
+};
+
+}  // namespace lp::detail::kube
+
+// ---- launchpad/detail/process/finished_runs.hpp ----
+
+// Which nodes' run() has returned, as a launcher hears of it from their
+// processes: for lp::controller::wait({names}) and a node's
+// lp::wait_for_runs, whose process asks the launcher, and to stop a
+// program whose every run() has returned. The launcher of processes and
+// the Kubernetes coordinator each keep one, under their own lock.
 
 
 namespace lp::detail {
 
-class reachability_watch {
+class finished_runs {
  public:
-  using clock = std::chrono::steady_clock;
-
-  // A process to watch: `label`, one of its nodes, answers for it.
-  struct target {
-    std::string unit;
-    std::string label;
-    std::chrono::milliseconds timeout;  // its group's health_timeout
-  };
-  // Where a node serves now, and which start of its process that is (a
-  // restarted process may serve where the last one did); nothing while it
-  // does not serve.
-  struct serving {
-    address at;
-    int start = 0;
-    bool operator==(const serving&) const = default;
-  };
-  using lookup = std::function<std::optional<serving>(const std::string& label)>;
-  // Called once per process that went silent, from the watch's own thread.
-  using lost =
-      std::function<void(const std::string& unit, std::chrono::milliseconds silence)>;
-
-  // One thread per target, so that a silent node, whose every probe waits
-  // out its deadline, delays no other's.
-  reachability_watch(std::vector<target> targets, lookup where, lost report,
-                     const tls_context* tls)
-      : where_(std::move(where)), report_(std::move(report)), tls_(tls) {
-    for (auto& t : targets) {
-      auto& worker = workers_.emplace_back();
-      worker.start([this, t = std::move(t), state = probe_state{}]() mutable {
-        return round(t, state);
-      });
-    }
-  }
-  reachability_watch(const reachability_watch&) = delete;
-  reachability_watch& operator=(const reachability_watch&) = delete;
-  ~reachability_watch() {
-    for (auto& worker : workers_) worker.request_stop();
-    for (auto& worker : workers_) worker.stop();
+  explicit finished_runs(const program& graph) : graph_(graph) {
+    for (const auto& spec : graph.nodes())
+      if (spec.has_run) runnable_.insert(spec.label);
   }
 
-  // How often a node is asked, and how long each probe waits: a quarter of
-  // its timeout each, so that a node is found lost at most half a timeout
-  // late, and a short silence (under a timeout) is outlived.
-  static std::chrono::milliseconds period_of(std::chrono::milliseconds timeout) {
-    return std::clamp(timeout / 4, std::chrono::milliseconds(50),
-                      std::chrono::milliseconds(1000));
+  // Notes that `label`'s run() returned; true once every run() has (and
+  // the program has at least one). Under the keeper's lock.
+  bool finish(const std::string& label) {
+    finished_.insert(label);
+    return !runnable_.empty() && finished_ == runnable_;
+  }
+
+  // Waits, on `changed` under `lock`, until the run() of every node named
+  // (a label or a group's name) has returned, or `stopping()`: true in the
+  // first case; nullopt if neither came within `wait`.
+  template <class Stopping>
+  std::optional<bool> wait(std::unique_lock<std::mutex>& lock,
+                           std::condition_variable& changed,
+                           const std::vector<std::string>& names,
+                           std::chrono::milliseconds wait, Stopping stopping) const {
+    auto wanted = runnable_labels(graph_, names);
+    auto done = [&] {
+      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
+                           wanted.end());
+    };
+    if (!changed.wait_for(lock, wait, [&] { return stopping() || done(); }))
+      return std::nullopt;
+    return done();
   }
 
  private:
-  struct probe_state {
-    std::optional<serving> process;  // the one being watched
-    clock::time_point heard;         // its last answer, or when it began to serve
-    bool reported = false;
-    std::unique_ptr<http_connection> connection;
-  };
-
-  clock::time_point round(const target& t, probe_state& state) {
-    auto period = period_of(t.timeout);
-    auto now = clock::now();
-    auto process = where_(t.label);
-    if (!process) {
-      state = {};
-      return now + period;
-    }
-    if (process != state.process) {  // a new process: its silence starts now
-      state = {};
-      state.process = process;
-      state.heard = now;
-    }
-    if (state.reported) return now + period;
-    if (answers(process->at, state, now + period)) {
-      state.heard = clock::now();
-    } else if (auto silence = clock::now() - state.heard; silence > t.timeout) {
-      state.reported = true;
-      report_(t.unit, std::chrono::duration_cast<std::chrono::milliseconds>(silence));
-    }
-    return now + period;
-  }
-
-  // Any HTTP answer will do: a node that says it stops is still reachable.
-  // So is a refused connection, which its host sent: a process that no
-  // longer listens is the reaper's business, not a partition.
-  bool answers(const address& at, probe_state& state, clock::time_point deadline) {
-    try {
-      if (!state.connection || !state.connection->reusable())
-        state.connection = http_connection::open(at.host, at.port, deadline, tls_);
-      std::string body;
-      state.connection->get(protocol::path::health, "", deadline, body, 4096);
-      return true;
-    } catch (const http_connection::failure& e) {
-      state.connection.reset();
-      return e.kind == http_connection::failure::refused;
-    }
-  }
-
-  lookup where_;
-  lost report_;
-  const tls_context* tls_;
-  std::list<periodic_worker> workers_;
+  const program& graph_;
+  std::set<std::string> runnable_, finished_;
 };
 
 }  // namespace lp::detail
@@ -15988,992 +15908,6 @@ class rendezvous_directory final : public directory {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process/tmux.hpp ----
-
-// --lp_terminal=tmux: a tmux session with a window per node process, each
-// following the process's log. The launcher keeps the processes themselves,
-// so it still sees how each ends.
-
-
-// ---- launchpad/detail/process/run_tool.hpp ----
-
-// Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
-// to its end, and reading what it prints.
-
-#include <spawn.h>
-
-
-extern char** environ;
-
-namespace lp::detail {
-
-struct tool_output {
-  int status = -1;   // the exit status; -1 if it could not run or a signal ended it
-  std::string text;  // stdout and stderr, interleaved
-};
-
-// Runs `command` (argv[0] looked up in PATH) with no input, in a process
-// group of its own, and collects what it prints. A tool can hang (Slurm's
-// commands retry an unreachable controller for minutes; tmux waits for its
-// server): one still running after `limit` is killed with its group, and
-// reaped, and lp::launch_error names it and the limit.
-inline tool_output run_tool(const std::vector<std::string>& command,
-                            std::chrono::seconds limit) {
-  using clock = std::chrono::steady_clock;
-  tool_output out;
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) {
-    out.text = "cannot create a pipe to run " + command[0] + ": " + std::strerror(errno);
-    return out;
-  }
-  std::vector<char*> argv;
-  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = -1;
-  int failed = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(ends[1]);
-  if (failed) {
-    ::close(ends[0]);
-    out.text = failed == ENOENT ? command[0] + " is not on PATH"
-                                : command[0] + " could not run: " + std::strerror(failed);
-    return out;
-  }
-  auto deadline = clock::now() + limit;
-  int status = 0;
-  bool ended = false;
-  bool reading = true;
-  char buffer[4096];
-  while (!ended) {
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-    if (left.count() <= 0) {
-      ::kill(-pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      ::close(ends[0]);
-      std::string line;
-      for (const auto& word : command)
-        line += (line.empty() ? "" : " ") + shell_quote(word);
-      throw launch_error(command[0] + " did not answer within " +
-                         std::to_string(limit.count()) + " s, and was killed; run `" +
-                         line + "` by hand to see what it waits for");
-    }
-    if (reading) {
-      // A slice at a time: a tool that has ended may have left its end of
-      // the pipe to a process it started.
-      pollfd fd{ends[0], POLLIN, 0};
-      int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 100)));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready > 0) {
-        auto n = ::read(ends[0], buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0)
-          out.text.append(buffer, static_cast<std::size_t>(n));
-        else
-          reading = false;  // every writer is gone
-      }
-    } else {
-      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(1)));
-    }
-    ended = ::waitpid(pid, &status, WNOHANG) == pid;
-  }
-  // What it wrote just before it ended.
-  if (reading) {
-    ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
-    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;)
-      out.text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(ends[0]);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
-// run_tool for a tool whose failure the caller outlives (a cancel, a
-// cleanup, a question asked again later): a timeout is said on stderr, and
-// comes back as a failed run with the message as its output.
-inline tool_output try_tool(const std::vector<std::string>& command,
-                            std::chrono::seconds limit) {
-  try {
-    return run_tool(command, limit);
-  } catch (const launch_error& e) {
-    std::cerr << "[lp] " << e.what() << std::endl;
-    return {-1, e.what()};
-  }
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-class tmux_session {
- public:
-  // A tmux command that takes longer has a tmux server that does not answer.
-  static constexpr std::chrono::seconds tool_limit{10};
-
-  tmux_session() = default;
-  tmux_session(const tmux_session&) = delete;
-  tmux_session& operator=(const tmux_session&) = delete;
-  ~tmux_session() { close(); }
-
-  // Opens the detached session `name` with a window per process, named as
-  // the process, following its log (a {name, log path} each); throws
-  // lp::launch_error if tmux cannot.
-  void open(const std::string& name,
-            const std::vector<std::pair<std::string, std::string>>& windows) {
-    name_ = name;
-    bool first = true;
-    for (const auto& [window, log] : windows) {
-      // --pid: the window closes when the launcher dies, however it dies,
-      // and tmux ends with its last window.
-      std::string follow =
-          "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " " + shell_quote(log);
-      std::vector<std::string> command =
-          first ? std::vector<std::string>{"tmux", "new-session", "-d",   "-s",
-                                           name_,  "-n",          window, follow}
-                : std::vector<std::string>{"tmux",      "new-window", "-d",   "-t",
-                                           "=" + name_, "-n",         window, follow};
-      if (run_tool(command, tool_limit).status != 0)
-        throw launch_error(
-            "tmux could not open a window for " + window +
-            "; is tmux installed? (--lp_terminal=files writes the same logs)");
-      first = false;
-    }
-    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << name_
-              << std::endl;
-  }
-
-  // Ends the session, if one is open, and its windows; the processes are
-  // not its.
-  void close() {
-    if (name_.empty()) return;
-    // "=": this session exactly; a bare name also matches longer ones by prefix.
-    try_tool({"tmux", "kill-session", "-t", "=" + name_}, tool_limit);
-    name_.clear();
-  }
-
- private:
-  std::string name_;  // of the open session; empty: none
-};
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// How a launch starts its units and signals them. Left empty (local_mp), a
-// unit is the binary itself, in a process group of its own; the Slurm
-// launch runs it as a job step, through srun.
-struct unit_runner {
-  // The command that each unit named here runs under, its program and
-  // arguments following (srun and the step's options): given whole before
-  // the launch, as a unit's command never depends on when it starts.
-  std::map<std::string, std::vector<std::string>> commands_before;
-  // Sends `signal` to what runs `unit`; `pid` is the process started for it.
-  std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
-  // The wait status of the unit's own task, from that of the process
-  // started for it; left empty, the same.
-  int (*task_status)(int status) = nullptr;
-};
-
-// A process of a launch: a node, or a colocated group's nodes.
-struct unit_plan {
-  std::string name;  // the node's label, or the colocated group's name
-  std::vector<std::string> labels;
-  group_settings settings;
-};
-
-inline std::vector<unit_plan> plan_units(const program& graph) {
-  std::vector<unit_plan> units;
-  std::map<std::string, std::size_t> colocated;
-  for (const auto& spec : graph.nodes()) {
-    auto settings = graph.settings_of(spec.group);
-    if (settings.colocated) {
-      auto [it, added] = colocated.emplace(spec.group, units.size());
-      if (added) units.push_back({spec.group, {}, settings});
-      units[it->second].labels.push_back(spec.label);
-    } else {
-      units.push_back({spec.label, {spec.label}, settings});
-    }
-  }
-  return units;
-}
-
-struct process_options {
-  policy_kind policy = policy_kind::local_mp;
-  std::string executable;  // default: this program
-  // The nodes' argv, argv[0] first: written from the launch's settings
-  // (cli/command_line.hpp's child_arguments), which every node reads again.
-  std::vector<std::string> arguments;
-  // How the node processes run, as --lp_terminal, --lp_log_dir (default:
-  // logs/ in the run directory), --lp_termination_notice_secs, --lp_insecure
-  // and --lp_python say (gpus: see `gpus` below).
-  node_process_settings process;
-  // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
-  // adopted run directory brings its own.
-  tls_credentials tls;
-  // Stop once every run() has returned; a test controller leaves that to the
-  // test, which may still want to ask the nodes that serve.
-  bool stop_when_runs_finish = true;
-  std::string run_dir;  // adopt this run directory; default: make one under /tmp
-  std::string bind_host = "127.0.0.1";  // where the rendezvous listens
-  bool direct_calls = false;            // calls between nodes of one process skip HTTP
-  port_or_off status_port;              // the launcher's status page; default: none
-  unit_runner runner;
-  // Place the processes here (a local launch; Slurm places its own): hand
-  // out these GPUs, pin to cores.
-  bool place = false;
-  std::vector<int> gpus;
-};
-
-class process_launch {
- public:
-  using clock = std::chrono::steady_clock;
-
-  struct failure {
-    std::string unit;  // the process: a node's label, or a colocated group's name
-    std::string how;
-    std::vector<std::string> last_lines;
-    bool unreachable = false;  // the launcher lost it (reachability.hpp)
-  };
-
-  process_launch(const program& graph, process_options options)
-      : graph_(graph),
-        options_(std::move(options)),
-        run_dir_(options_.run_dir.empty()
-                     ? run_directory(graph.name(),
-                                     options_.process.insecure ? "" : make_secret(),
-                                     "/tmp", options_.tls)
-                     : run_directory(run_directory::adopt{}, options_.run_dir)),
-        tls_(run_dir_.tls().empty()
-                 ? nullptr
-                 : std::make_shared<const tls_context>(run_dir_.tls())) {
-    graph_access::check_defined(graph);
-    check_python_nodes(graph, options_.process.python);
-    // Before any node can print; an adopted directory's maker told already.
-    if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
-    if (options_.executable.empty()) options_.executable = this_executable();
-    if (options_.arguments.empty()) options_.arguments.push_back(options_.executable);
-    make_log_dir();
-    plan_units();
-    rendezvous_ = std::make_unique<rendezvous_server>(
-        secret(),
-        rendezvous_server::callbacks{
-            [this](const std::string& label) {
-              // A node passes on every stop signal it cannot tell came from
-              // here (under Slurm, none): during a stop, that is no news.
-              if (request_stop())
-                std::cerr << "[lp] " << label << " asked the program to stop"
-                          << std::endl;
-            },
-            [this](const std::string& label) { run_finished(label); },
-            [this](const std::vector<std::string>& names,
-                   std::chrono::milliseconds wait) { return runs_finished(names, wait); },
-            {},  // it sees its processes end
-            {}},
-        options_.bind_host, tls_);
-    status_ = start_status_page(
-        graph_, options_.policy, secret(), run_dir(), options_.status_port,
-        [this] { return node_states(); }, tls_);
-    watch_reachability();
-    supervisor_ = std::thread([this] { supervise(); });
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return started_ || ended_; });
-    if (start_error_) std::rethrow_exception(start_error_);
-  }
-  process_launch(const process_launch&) = delete;
-  process_launch& operator=(const process_launch&) = delete;
-  ~process_launch() {
-    status_.reset();  // it asks what follows
-    request_stop();
-    if (supervisor_.joinable()) supervisor_.join();
-    reachability_.reset();
-    rendezvous_.reset();
-    output_.close();
-  }
-
-  // Asks every node process to stop (SIGTERM), then kills those still there
-  // after the termination notice. False if the program stops already.
-  bool request_stop() {
-    bool news = false;
-    {
-      std::lock_guard lock(mutex_);
-      news = !stop_requested_;
-      stop_requested_ = true;
-    }
-    changed_.notify_all();
-    return news;
-  }
-
-  // Kills every node process at once (a second Ctrl+C).
-  void kill_now() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_requested_ = kill_now_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  // Waits until every node process has ended; true if all ended cleanly.
-  bool wait() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return ended_; });
-    return failures_.empty();
-  }
-
-  // As wait(), for a launcher run from a terminal: Ctrl+C or SIGTERM stops
-  // every node (each gets SIGTERM), a second request kills them at once. A
-  // signal that only repeats the first (timeout signals its child, then the
-  // child's group) is no second request; stop_on_signals tells them apart.
-  bool wait_stopping_on_signals() {
-    stop_on_signals signals(
-        [this](int signal) {
-          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                    << ": stopping every node (again to kill them at once)" << std::endl;
-          request_stop();
-        },
-        [this](int) {
-          std::cerr << "[lp] second signal: killing every node" << std::endl;
-          kill_now();
-        });
-    return wait();
-  }
-
-  template <class Rep, class Period>
-  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, timeout, [&] { return ended_; });
-  }
-
-  // Waits until the run() of every node named (a label or a group's name)
-  // has returned, or the program has stopped. True in the first case.
-  bool wait_finished(const std::vector<std::string>& names) {
-    std::optional<bool> outcome;
-    while (!(outcome = runs_finished(names, std::chrono::hours(1)))) {
-    }
-    return *outcome;
-  }
-
-  // As wait_finished, at most `wait`: nullopt if neither came by then.
-  std::optional<bool> runs_finished(const std::vector<std::string>& names,
-                                    std::chrono::milliseconds wait) {
-    auto wanted = runnable_labels(graph_, names);
-    auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
-                           wanted.end());
-    };
-    std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, wait, [&] { return stop_requested_ || done(); }))
-      return std::nullopt;
-    return done();
-  }
-
-  bool stop_requested() const {
-    std::lock_guard lock(mutex_);
-    return stop_requested_;
-  }
-
-  std::vector<failure> failures() const {
-    std::lock_guard lock(mutex_);
-    return failures_;
-  }
-
-  // One line per failed node with its last output, for the user.
-  std::string summary() const {
-    std::string text;
-    for (const auto& f : failures()) {
-      text += "[lp] node " + f.unit + " failed: " + f.how + "\n";
-      text += quoted_last_lines(f.last_lines);
-    }
-    return text;
-  }
-
-  const std::string& secret() const { return run_dir_.secret(); }
-  // Null for a launch without TLS.
-  const std::shared_ptr<const tls_context>& tls() const { return tls_; }
-  const std::string& run_dir() const { return run_dir_.path(); }
-  const run_directory& directory() const { return run_dir_; }
-  const std::string& rendezvous_url() const { return rendezvous_->url(); }
-  const status_server* status_page() const { return status_.get(); }
-
-  // Each node as the launcher sees it, for the status page.
-  std::vector<node_status> node_states() {
-    struct seen {
-      std::string name;
-      std::vector<std::string> labels;
-      node_status status;
-    };
-    std::vector<seen> units;
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& u : units_) {
-        node_status status;
-        status.pid = u.pid;
-        status.restarts = u.restarts;
-        status.state = u.restart_at ? node_state::restarting
-                       : u.ended    ? node_state::stopped
-                       : u.lost     ? node_state::unreachable
-                                    : node_state::starting;
-        if (u.lost && !u.ended) status.failure = *u.lost;
-        for (const auto& f : failures_)
-          if (f.unit == u.name) {
-            status.state = f.unreachable ? node_state::unreachable : node_state::failed;
-            status.failure = f.how;
-          }
-        units.push_back({u.name, u.labels, std::move(status)});
-      }
-    }
-    std::vector<node_status> out;
-    for (auto& u : units) {
-      // The same last lines for every node of a colocated group's process.
-      u.status.last_lines = last_lines(u.name);
-      for (const auto& label : u.labels) {
-        auto node = u.status;
-        node.label = label;
-        if (auto where = rendezvous_->find(label)) {
-          node.url = where->url(tls_ != nullptr);
-          if (node.state == node_state::starting) node.state = node_state::serving;
-        }
-        out.push_back(std::move(node));
-      }
-    }
-    return out;
-  }
-
-  // Label -> URL of the nodes serving now.
-  std::map<std::string, std::string> urls() const {
-    std::map<std::string, std::string> out;
-    for (const auto& spec : graph_.nodes())
-      if (auto where = rendezvous_->find(spec.label))
-        out[spec.label] = where->url(tls_ != nullptr);
-    return out;
-  }
-
-  // The process ids of the node processes now running.
-  std::vector<pid_t> pids() const {
-    std::lock_guard lock(mutex_);
-    std::vector<pid_t> out;
-    for (const auto& u : units_)
-      if (u.pid > 0 && !u.ended) out.push_back(u.pid);
-    return out;
-  }
-
- private:
-  // One process: a node, or a colocated group's nodes.
-  struct unit {
-    unit(std::string process_name, group_settings group)
-        : name(std::move(process_name)), settings(group) {}
-    std::string name;
-    std::vector<std::string> labels;
-    group_settings settings;
-    pid_t pid = -1;
-    int restarts = 0;
-    std::optional<clock::time_point> restart_at;
-    bool ended = false;
-    bool killed = false;  // by us, after the termination notice
-    // How the launcher lost it (reachability.hpp), while that process lives.
-    std::optional<std::string> lost;
-    bool abandoned = false;  // lost, and its process ended by us
-    std::string log_path;
-    placement where;
-  };
-
-  bool log_files() const { return options_.process.terminal != terminal_kind::current; }
-  std::chrono::seconds termination_notice() const {
-    return std::chrono::seconds(options_.process.termination_notice_secs);
-  }
-
-  std::string log_path_of(std::string unit) const {
-    std::replace(unit.begin(), unit.end(), '/', '_');
-    return options_.process.log_dir + "/" + unit + ".log";
-  }
-
-  void open_tmux() {
-    std::vector<std::pair<std::string, std::string>> windows;
-    for (const auto& u : units_) windows.emplace_back(u.name, u.log_path);
-    tmux_.open("lp-" + graph_.name() + "-" + std::to_string(::getpid()), windows);
-  }
-
-  void make_log_dir() {
-    if (!log_files()) return;
-    if (options_.process.log_dir.empty())
-      options_.process.log_dir = run_dir_.path() + "/logs";
-    ::mkdir(options_.process.log_dir.c_str(), 0700);
-    std::cerr << "[lp] node logs in " << options_.process.log_dir << std::endl;
-  }
-
-  void plan_units() {
-    for (auto& planned : detail::plan_units(graph_)) {
-      units_.push_back(unit{planned.name, planned.settings});
-      units_.back().labels = std::move(planned.labels);
-    }
-    if (options_.place) {
-      std::vector<std::pair<std::string, group_settings>> processes;
-      for (const auto& u : units_) processes.emplace_back(u.name, u.settings);
-      auto where = place(processes, options_.gpus, cores_allowed());
-      for (std::size_t i = 0; i < units_.size(); ++i)
-        units_[i].where = std::move(where[i]);
-    }
-    for (const auto& spec : graph_.nodes())
-      if (spec.has_run) runnable_.insert(spec.label);
-  }
-
-  void signal(const unit& u, int signal) {
-    if (options_.runner.signal)
-      options_.runner.signal(u.name, u.pid, signal);
-    else
-      ::kill(-u.pid, signal);
-  }
-
-  void run_finished(const std::string& label) {
-    {
-      std::lock_guard lock(mutex_);
-      finished_.insert(label);
-      // A program whose run() nodes have all returned has nothing left to do.
-      if (options_.stop_when_runs_finish && !runnable_.empty() && finished_ == runnable_)
-        stop_requested_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  void start(unit& u) {
-    child_process child{options_.executable, options_.arguments, {}, -1, -1};
-    std::string labels;
-    for (const auto& label : u.labels) labels += (labels.empty() ? "" : ",") + label;
-    if (auto before = options_.runner.commands_before.find(u.name);
-        before != options_.runner.commands_before.end() && !before->second.empty()) {
-      std::vector<std::string> command = before->second;
-      command.push_back(child.executable);
-      command.insert(command.end(),
-                     child.arguments.begin() + (child.arguments.empty() ? 0 : 1),
-                     child.arguments.end());
-      child.executable = command.front();
-      child.arguments = std::move(command);
-    }
-    child.environment = {
-        std::string(child_env::nodes) + "=" + labels,
-        std::string(child_env::rendezvous) + "=" + rendezvous_->url(),
-        std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
-        std::string(child_env::policy) + "=" + std::string(name_of(options_.policy)),
-        std::string(child_env::run_dir) + "=" + run_dir(),
-        std::string(child_env::transport) + "=" +
-            (options_.direct_calls ? "direct" : "http"),
-        std::string(restarts_env) + "=" + std::to_string(u.restarts),
-    };
-    for (const auto& [name, value] : u.settings.env)
-      child.environment.push_back(name + "=" + value);
-    if (!u.where.gpus.empty()) {
-      child.environment.push_back("CUDA_VISIBLE_DEVICES=" + index_text(u.where.gpus));
-      child.environment.push_back(std::string(child_env::gpus) + "=" +
-                                  index_text(u.where.gpus));
-    }
-    if (!u.where.cores.empty())
-      child.environment.push_back(std::string(child_env::cores) + "=" +
-                                  index_text(u.where.cores));
-    if (log_files()) {
-      u.log_path = log_path_of(u.name);
-      int fd =
-          ::open(u.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      if (fd < 0) throw launch_error("cannot open the log file " + u.log_path);
-      child.output_fd = child.error_fd = fd;
-      auto pid = spawn(child);
-      reaper_.watch(pid);
-      ::close(fd);
-      std::lock_guard lock(mutex_);
-      u.pid = pid;
-    } else {
-      child.output_fd = output_.open(u.name, 1);
-      child.error_fd = output_.open(u.name, 2);
-      auto pid = spawn(child);
-      reaper_.watch(pid);
-      ::close(child.output_fd);
-      ::close(child.error_fd);
-      std::lock_guard lock(mutex_);
-      u.pid = pid;
-    }
-    std::lock_guard lock(mutex_);
-    u.ended = false;
-    u.restart_at.reset();
-    u.lost.reset();
-    u.abandoned = false;
-  }
-
-  // Nodes beyond loopback, of groups with a health_timeout, are asked
-  // whether they answer; one that does not for that long is lost.
-  void watch_reachability() {
-    std::vector<reachability_watch::target> targets;
-    for (const auto& u : units_)
-      if (u.settings.health_timeout.count() > 0)
-        targets.push_back({u.name, u.labels.front(), u.settings.health_timeout});
-    if (targets.empty()) return;
-    reachability_ = std::make_unique<reachability_watch>(
-        std::move(targets),
-        [this](const std::string& label) -> std::optional<reachability_watch::serving> {
-          auto where = rendezvous_->find(label);
-          if (!where || !beyond_loopback(where->host)) return std::nullopt;
-          std::lock_guard lock(mutex_);
-          for (const auto& u : units_)
-            if (u.labels.front() == label)
-              return reachability_watch::serving{*where, u.restarts};
-          return std::nullopt;
-        },
-        [this](const std::string& name, std::chrono::milliseconds silence) {
-          lose(name, silence);
-        },
-        tls_.get());
-  }
-
-  void lose(const std::string& name, std::chrono::milliseconds silence) {
-    std::lock_guard lock(mutex_);
-    if (stop_requested_) return;  // the stop ends it anyway
-    for (auto& u : units_) {
-      if (u.name != name || u.ended || u.lost) continue;
-      auto silent = "no answer to the launcher for " + std::to_string(silence.count()) +
-                    " ms, past its group's health_timeout of " +
-                    std::to_string(u.settings.health_timeout.count()) +
-                    " ms (a network partition, or its host is down)";
-      u.lost = "unreachable: " + silent + ", and its process was ended";
-      std::cerr << "[lp] node " << name << " is unreachable: " << silent
-                << "; ending its process" << std::endl;
-    }
-    changed_.notify_all();
-  }
-
-  // A lost process cannot be asked to stop, nor be waited for: the process
-  // here that stands for it (itself, or its srun) ends at once, and its task
-  // ends where it runs when its host hears (under Slurm, scancel's).
-  void abandon_lost() {
-    for (auto& u : units_) {
-      {
-        std::lock_guard lock(mutex_);
-        if (!u.lost || u.abandoned || u.ended || u.pid <= 0) continue;
-        u.abandoned = true;
-      }
-      ::kill(-u.pid, SIGKILL);
-      if (options_.runner.signal) options_.runner.signal(u.name, u.pid, SIGKILL);
-    }
-  }
-
-  // A process's last lines, from its log or from its pipes, which are
-  // waited for up to `drain` while something still holds them open.
-  std::vector<std::string> last_lines(const std::string& unit,
-                                      std::chrono::milliseconds drain = {}) {
-    if (log_files()) return log_tail(log_path_of(unit));
-    return output_.last_lines(unit, drain);
-  }
-
-  // Runs on one thread from start to end: the node processes die with the
-  // thread that started them (PR_SET_PDEATHSIG), so it must outlive them.
-  void supervise() {
-    try {
-      for (auto& u : units_) start(u);
-      if (options_.process.terminal == terminal_kind::tmux) open_tmux();
-      {
-        std::lock_guard lock(mutex_);
-        started_ = true;
-      }
-      changed_.notify_all();
-    } catch (...) {
-      std::lock_guard lock(mutex_);
-      start_error_ = std::current_exception();
-      stop_requested_ = true;
-    }
-    bool stopping = false;
-    bool killed_all = false;
-    clock::time_point notice_ends{};
-    for (;;) {
-      reap(stopping);
-      bool stop, kill;
-      {
-        std::unique_lock lock(mutex_);
-        stop = stop_requested_;
-        kill = kill_now_;
-      }
-      if (stop && !stopping) {
-        stopping = true;
-        notice_ends = clock::now() + termination_notice();
-        rendezvous_->close();
-        for (auto& u : units_)
-          if (!u.ended && u.pid > 0) signal(u, SIGTERM);
-      }
-      if (stopping && !killed_all && (kill || clock::now() >= notice_ends)) {
-        killed_all = true;
-        for (auto& u : units_)
-          if (!u.ended && u.pid > 0) {
-            u.killed = !kill;
-            signal(u, SIGKILL);
-          }
-      }
-      if (!stopping) abandon_lost();
-      if (!stopping) restart_due();
-      if (std::all_of(units_.begin(), units_.end(),
-                      [](auto& u) { return u.ended || u.pid <= 0; }) &&
-          stopping)
-        break;
-      std::unique_lock lock(mutex_);
-      changed_.wait_for(lock, std::chrono::milliseconds(10));
-    }
-    tmux_.close();
-    std::lock_guard lock(mutex_);
-    ended_ = true;
-    changed_.notify_all();
-  }
-
-  void reap(bool stopping) {
-    for (auto& u : units_) {
-      if (u.ended || u.pid <= 0) continue;
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) !=
-              0 ||
-          info.si_pid != u.pid)
-        continue;
-      // Whatever the node left in its process group goes too; the group id
-      // cannot be reused yet, as the node is not reaped until the next line.
-      ::kill(-u.pid, SIGKILL);
-      reaper_.forget(u.pid);
-      int status = 0;
-      ::waitpid(u.pid, &status, 0);
-      // A node that passed a stop on (lp::stop(), a signal from elsewhere)
-      // told the launcher before it ended, maybe before this thread began
-      // that stop: its end is part of it.
-      if (!stopping) stopping = stop_requested();
-      if (options_.runner.task_status) status = options_.runner.task_status(status);
-      {
-        std::lock_guard lock(mutex_);
-        u.ended = true;
-      }
-      bool clean =
-          stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
-                       (WIFSIGNALED(status) && !u.killed &&
-                        (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
-      if (clean) continue;
-      auto lost = [&] {
-        std::lock_guard lock(mutex_);
-        return u.lost;
-      }();
-      std::string how = lost       ? *lost
-                        : u.killed ? "did not stop within the termination notice of " +
-                                         std::to_string(termination_notice().count()) +
-                                         " s, and was killed"
-                        : WIFEXITED(status) && WEXITSTATUS(status) == hung_exit_status
-                            ? "hung: a call waited past its group's health_timeout, and "
-                              "its process was ended"
-                        : WIFEXITED(status) && WEXITSTATUS(status) == hung_run_exit_status
-                            ? "hung: its run() made no sign of progress for its group's "
-                              "health_timeout, and its process was ended (a long step "
-                              "can call lp::heartbeat(), launchpad_client.heartbeat() in "
-                              "Python; or raise health_timeout)"
-                            : describe_status(status);
-      if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        how = "exited before the program stopped";
-      bool unrecoverable =
-          WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
-      if (unrecoverable) how = "could not start, for a reason a restart would not mend";
-      if (!stopping && !unrecoverable && u.restarts < u.settings.max_restarts) {
-        auto backoff = u.settings.restart_backoff * (1 << std::min(u.restarts, 10));
-        {
-          std::lock_guard lock(mutex_);  // the status page reads them
-          ++u.restarts;
-          u.restart_at = clock::now() + backoff;
-        }
-        std::cerr << "[lp] node " << u.name << " " << how << "; restarting it in "
-                  << backoff.count() << " ms (restart " << u.restarts << " of "
-                  << u.settings.max_restarts << ")" << std::endl;
-        for (const auto& label : u.labels) rendezvous_->withdraw(label, true, how);
-        continue;
-      }
-      for (const auto& label : u.labels) rendezvous_->withdraw(label, false, how);
-      // A pipe some stray grandchild still holds open is not waited for long.
-      auto lines = last_lines(u.name, std::chrono::seconds(2));
-      std::lock_guard lock(mutex_);
-      failures_.push_back({u.name, how, std::move(lines), lost.has_value()});
-      stop_requested_ = true;
-    }
-  }
-
-  void restart_due() {
-    for (auto& u : units_) {
-      if (!u.ended || !u.restart_at || clock::now() < *u.restart_at) continue;
-      try {
-        start(u);
-      } catch (const std::exception& e) {
-        std::lock_guard lock(mutex_);
-        u.restart_at.reset();
-        failures_.push_back(
-            {u.name, std::string("could not be restarted: ") + e.what(), {}});
-        stop_requested_ = true;
-      }
-    }
-  }
-
-  const program& graph_;
-  process_options options_;
-  run_directory run_dir_;
-  std::shared_ptr<const tls_context> tls_;  // null: plain HTTP
-  std::vector<unit> units_;
-  std::set<std::string> runnable_;
-  output_pump output_;
-  group_reaper reaper_;
-  std::unique_ptr<rendezvous_server> rendezvous_;
-  std::unique_ptr<status_server> status_;
-  std::unique_ptr<reachability_watch> reachability_;
-  std::thread supervisor_;
-  tmux_session tmux_;
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool started_ = false;
-  bool ended_ = false;
-  bool stop_requested_ = false;
-  bool kill_now_ = false;
-  std::exception_ptr start_error_;
-  std::set<std::string> finished_;
-  std::vector<failure> failures_;
-};
-
-}  // namespace lp::detail
-
-namespace lp::detail::kube {
-
-// Set in every pod of a launch by its manifests.
-namespace pod_env {
-inline constexpr const char* role = "LP_KUBE_ROLE";  // "coordinator" or "node"
-inline constexpr const char* group =
-    "LP_KUBE_GROUP";  // a node pod's process group, as in the graph
-inline constexpr const char* service =
-    "LP_KUBE_SERVICE";  // the headless Service: the pods' subdomain
-// Set by the Job controller in every pod of an Indexed Job.
-inline constexpr const char* index = "JOB_COMPLETION_INDEX";
-}  // namespace pod_env
-
-inline constexpr std::string_view coordinator_role = "coordinator";
-inline constexpr std::string_view node_role = "node";
-
-// Where the launch's Secret is mounted: its keys are the run directory's
-// files (secret, tls.crt, tls.key), so a pod reads its credentials as
-// every node process does (run_directory::credentials_of).
-inline constexpr const char* secret_mount = "/var/run/launchpad";
-
-// The coordinator's own directory in its pod: the status page's URL and
-// the secret, for `--lp_status` run there (kubectl exec; tools/lp-kube).
-inline std::string coordinator_dir(const std::string& launch) {
-  return "/tmp/lp-kube-" + launch;
-}
-
-// How long a node pod goes on without an answer from the coordinator
-// before it takes the launch for ended, and stops.
-inline constexpr std::chrono::seconds coordinator_patience{30};
-
-// The coordinator's fixed ports: the nodes find the rendezvous before
-// anything else, so its port cannot be chosen at run time.
-inline constexpr int rendezvous_port = 7300;
-inline constexpr int status_port = 7301;
-
-// `name` as a DNS label (RFC 1123): lower case letters, digits and '-',
-// starting and ending with a letter or digit, at most `max` characters.
-inline std::string dns_label(std::string_view name, std::size_t max) {
-  std::string label;
-  for (char c : name) {
-    if (label.size() == max) break;
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (keep || (!label.empty() && label.back() != '-')) label += keep ? c : '-';
-  }
-  while (!label.empty() && label.back() == '-') label.pop_back();
-  return label.empty() ? "x" : label;
-}
-
-// The process groups of a graph, in the order their first node was added:
-// one Indexed Job each.
-inline std::vector<std::string> groups_of(const program& graph) {
-  std::vector<std::string> groups;
-  std::set<std::string> seen;
-  for (const auto& spec : graph.nodes())
-    if (seen.insert(spec.group).second) groups.push_back(spec.group);
-  return groups;
-}
-
-// The processes of one group, in the order of their indexes in its Job: a
-// colocated group is one process, any other one per node.
-inline std::vector<unit_plan> units_of(const program& graph, const std::string& group) {
-  std::vector<unit_plan> units;
-  for (auto& unit : plan_units(graph)) {
-    const auto& first = unit.labels.front();
-    for (const auto& spec : graph.nodes())
-      if (spec.label == first && spec.group == group) units.push_back(unit);
-  }
-  return units;
-}
-
-// The names of one launch's objects. `launch` is a DNS label of at most 30
-// characters, so that a pod's host name, `<job>-<index>`, stays within
-// the 63 of a label.
-struct launch_names {
-  std::string launch;
-
-  std::string headless_service() const { return launch; }
-  std::string status_service() const { return launch + "-status"; }
-  std::string secret() const { return launch + "-secret"; }
-  std::string coordinator_job() const { return launch + "-coordinator"; }
-  // The Jobs of the graph's groups (groups_of), in its order
-  // (docs/kubernetes.md, "The manifests"): `<launch>-<label>`, the group's
-  // name as a DNS label of at most 20 characters ("nodes" for the nodes
-  // outside any group). A group whose label another group shares is
-  // numbered instead: `<launch>-<label's first 16 characters>-<i>`, i its
-  // position among all the groups, from 0. So is a group whose label is
-  // another's numbered name ("learner_1", when "Learner" is group 1 and
-  // "learner" another): every Job's name is the launch's alone.
-  std::vector<std::string> jobs(const program& graph) const {
-    auto groups = groups_of(graph);
-    std::vector<std::string> labels;
-    for (const auto& group : groups)
-      labels.push_back(group.empty() ? std::string("nodes") : dns_label(group, 20));
-    std::vector<bool> numbered(groups.size());
-    for (std::size_t i = 0; i < groups.size(); ++i)
-      for (std::size_t j = 0; j < groups.size(); ++j)
-        if (j != i && labels[j] == labels[i]) numbered[i] = true;
-    auto name = [&](std::size_t i) {
-      return numbered[i] ? labels[i].substr(0, 16) + "-" + std::to_string(i) : labels[i];
-    };
-    // Numbered names end in distinct positions, so they differ; a label
-    // left as it is may still be one of them.
-    for (bool again = true; again;) {
-      again = false;
-      for (std::size_t i = 0; i < groups.size(); ++i)
-        for (std::size_t j = 0; j < groups.size() && !numbered[i]; ++j)
-          if (numbered[j] && name(j) == labels[i]) numbered[i] = again = true;
-    }
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < groups.size(); ++i)
-      names.push_back(launch + "-" + name(i));
-    return names;
-  }
-  // The Job of the i-th of the graph's groups (jobs()).
-  std::string job_of(const program& graph, std::size_t i) const {
-    return jobs(graph).at(i);
-  }
-  // What a pod of that Job is called in DNS, from any pod of the launch.
-  std::string pod_host(const std::string& job, std::size_t index) const {
-    return job + "-" + std::to_string(index) + "." + headless_service();
-  }
-  // The coordinator's rendezvous, as the nodes' LP_RENDEZVOUS.
-  std::string rendezvous_url(bool tls) const {
-    return std::string(tls ? "https://" : "http://") + pod_host(coordinator_job(), 0) +
-           ":" + std::to_string(rendezvous_port);
-  }
-};
-
-}  // namespace lp::detail::kube
-
 
 namespace lp::detail::kube {
 
@@ -16996,10 +15930,10 @@ class coordinator {
   coordinator(const program& graph, const launch_settings& settings,
               const std::pair<std::string, tls_credentials>& found,
               const std::string& launch)
-      : graph_(graph),
-        notice_(std::chrono::seconds(settings.process.termination_notice_secs)),
+      : notice_(std::chrono::seconds(settings.process.termination_notice_secs)),
         secret_(found.first),
-        own_dir_(coordinator_dir(launch), secret_) {
+        own_dir_(coordinator_dir(launch), secret_),
+        runs_(graph) {
     const auto& credentials = found.second;
     if (!credentials.empty())
       tls_ = std::make_shared<const tls_context>(
@@ -17009,8 +15943,6 @@ class coordinator {
       units_.emplace(unit.name,
                      unit_state{.plan = unit, .where = {}, .last_failure = {}});
     }
-    for (const auto& spec : graph.nodes())
-      if (spec.has_run) runnable_.insert(spec.label);
     rendezvous_ = std::make_unique<rendezvous_server>(
         secret_,
         rendezvous_server::callbacks{
@@ -17250,8 +16182,7 @@ class coordinator {
     bool all = false;
     {
       std::lock_guard lock(mutex_);
-      finished_.insert(label);
-      all = !runnable_.empty() && finished_ == runnable_;
+      all = runs_.finish(label);
     }
     changed_.notify_all();
     // A program whose run() nodes have all returned has nothing left to do.
@@ -17260,15 +16191,8 @@ class coordinator {
 
   std::optional<bool> runs_finished(const std::vector<std::string>& names,
                                     std::chrono::milliseconds wait) {
-    auto wanted = runnable_labels(graph_, names);
-    auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
-                           wanted.end());
-    };
     std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, wait, [&] { return stopping_ || done(); }))
-      return std::nullopt;
-    return done();
+    return runs_.wait(lock, changed_, names, wait, [&] { return stopping_; });
   }
 
   std::vector<node_status> statuses() {
@@ -17323,16 +16247,15 @@ class coordinator {
     std::string path_;
   };
 
-  const program& graph_;
   const std::chrono::seconds notice_;
   const std::string secret_;
   own_directory own_dir_;
+  finished_runs runs_;  // under mutex_
   std::shared_ptr<const tls_context> tls_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, unit_state> units_;     // by unit name
   std::map<std::string, std::string> unit_of_;  // label -> unit name
-  std::set<std::string> runnable_, finished_;
   bool stopping_ = false;
   std::optional<std::string> failure_;
   std::unique_ptr<rendezvous_server> rendezvous_;
@@ -17611,6 +16534,29 @@ inline std::string to_yaml(const std::vector<yaml_value>& documents) {
 }
 
 }  // namespace lp::detail::kube
+
+// ---- launchpad/detail/process/child_env.hpp ----
+
+// What a node process learns from its launcher, through the environment
+// (never argv, which every user of the machine can read). The secret and
+// the TLS credentials are not among them: the node reads those from the run
+// directory's files (run_directory::credentials_of).
+
+namespace lp::detail::child_env {
+
+inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
+inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
+inline constexpr const char* launcher = "LP_LAUNCHER_PID";
+inline constexpr const char* policy = "LP_POLICY";
+inline constexpr const char* run_dir = "LP_RUN_DIR";
+// "direct" when the launch's policy is direct_calls<...>: the launcher's
+// choice, which a test's node program may not know at compile time.
+inline constexpr const char* transport = "LP_TRANSPORT";
+// The cores to pin to and the GPUs handed out (local_mp's placement).
+inline constexpr const char* cores = "LP_CORES";
+inline constexpr const char* gpus = "LP_GPUS";
+
+}  // namespace lp::detail::child_env
 
 namespace lp::detail::kube {
 
@@ -18043,132 +16989,11 @@ inline int write_kube_launch(const program& graph, const launch_settings& settin
 
 // ---- launchpad/detail/process/node_process.hpp ----
 
-// The two sides of a launch whose nodes are processes, as local_mp and a
-// test's lp::controller of test_mp runs it: the node process, and the
-// launcher.
-
-
-// ---- launchpad/detail/process/host_address.hpp ----
-
-// Where a node of a Slurm launch listens: the nodes of one program run on
-// several hosts, so loopback will not do. Each host works out its own
-// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
-// global or unique local address; a link-local one needs an interface name
-// that other hosts cannot know).
-
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
+// A process that a launch started to host nodes (local_mp's, test_mp's, a
+// Slurm job step, a pod): it hosts them where its launcher says.
 
 
 namespace lp::detail {
-
-inline std::string ipv4_text(const sockaddr* address) {
-  char text[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
-              sizeof text);
-  return text;
-}
-
-// The text of an IPv6 address that other hosts could reach; empty for
-// loopback, link-local, unspecified and IPv4-mapped ones.
-inline std::string ipv6_text(const sockaddr* address) {
-  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
-      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
-    return "";
-  char text[INET6_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET6, in6, text, sizeof text);
-  return text;
-}
-
-// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
-// the first interface that is up and not loopback if `name` is empty; empty
-// if there is none.
-inline std::string interface_address(const std::string& name, int family = AF_INET) {
-  ifaddrs* interfaces = nullptr;
-  if (::getifaddrs(&interfaces) != 0) return "";
-  std::string address;
-  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
-    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
-                               : name == i->ifa_name;
-    if (wanted)
-      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
-  }
-  ::freeifaddrs(interfaces);
-  return address;
-}
-
-// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
-// Debian's /etc/hosts makes it (127.0.1.1); empty then.
-inline std::string host_name_address(int family = AF_INET) {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  addrinfo hints{};
-  hints.ai_family = family;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
-  std::string address;
-  for (auto* a = found; a && address.empty(); a = a->ai_next) {
-    if (family == AF_INET6)
-      address = ipv6_text(a->ai_addr);
-    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
-      address = text;
-  }
-  ::freeaddrinfo(found);
-  return address;
-}
-
-// `choice` is "auto" (the address of the host's name, else of its first
-// network interface that is not loopback; IPv4 first, then IPv6), the name
-// of an interface (its IPv4 address, else its IPv6 one), or an address,
-// used as it is (an IPv6 one bare, or in brackets, which go).
-inline std::string slurm_host_address(const std::string& choice) {
-  if (choice == "auto") {
-    std::string address;
-    for (int family : {AF_INET, AF_INET6}) {
-      if (address.empty()) address = host_name_address(family);
-      if (address.empty()) address = interface_address("", family);
-    }
-    if (address.empty())
-      throw launch_error(
-          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
-          "--lp_slurm_host=<interface or address>");
-    return address;
-  }
-  auto address = interface_address(choice);
-  if (address.empty()) address = interface_address(choice, AF_INET6);
-  if (!address.empty()) return address;
-  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
-    return choice.substr(1, choice.size() - 2);
-  return choice;
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/process/local_mp_launcher.hpp ----
-
-// The launcher of local_mp (detail/named_policies.hpp, `launcher`): every
-// node (or colocated group) a process of this host, which runs main() again
-// and, told so by its environment, hosts its nodes. Declared here, for the
-// table of launchers (detail/launchers.hpp); its run is node_process.hpp's.
-
-
-namespace lp::detail {
-
-template <>
-struct launcher<local_multi_processing> : launcher_on_this_host {
-  static int run(const program& graph, transport_kind transport,
-                 const launch_settings& settings);
-};
-
-}  // namespace lp::detail
-
-namespace lp {
-
-namespace detail {
 
 // The value the launcher set in this process's environment, taken out of
 // it: the node's own child processes must not take themselves for nodes.
@@ -18205,82 +17030,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
                             const launch_settings& settings,
                             const std::optional<node_site>& chosen_site = std::nullopt);
 
-// What the launcher of node processes takes from the launch's settings;
-// the nodes' command line is written from them.
-LP_API process_options process_options_from(const launch_settings& settings,
-                                            policy_kind policy, transport_kind transport);
-
-// local_mp from a command line: this process is the launcher.
-inline int launcher<local_multi_processing>::run(const program& graph,
-                                                 transport_kind transport,
-                                                 const launch_settings& settings) {
-  if (settings.process.insecure)
-    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
-              << std::endl;
-  try {
-    auto options = process_options_from(settings, policy_kind::local_mp, transport);
-    options.place = true;
-    options.gpus =
-        settings.process.gpus.empty() ? gpus_found() : index_list(settings.process.gpus);
-    options.tls =
-        launch_tls(settings.tls, graph.name(), beyond_loopback(options.bind_host));
-    process_launch launch(graph, std::move(options));
-    announce_checkpoints(graph, checkpoint_dir_of(settings.checkpoints, launch.run_dir()),
-                         std::cerr);
-    bool clean = launch.wait_stopping_on_signals();
-    if (!clean) std::cerr << launch.summary() << std::flush;
-    linger(launch.status_page(), settings.status.linger_secs);
-    return clean ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-    return 1;
-  }
-}
-
-// A test's launch of nodes as processes; this process is their launcher.
-class processes_launch final : public controlled_launch {
- public:
-  processes_launch(const program& graph, process_options settings)
-      : launch_(graph, std::move(settings)),
-        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(),
-                                                      launch_.secret(), launch_.tls())) {}
-
-  std::shared_ptr<channel> connect(const std::string& label) override {
-    http_channel::options settings;
-    settings.secret = launch_.secret();
-    settings.tls = launch_.tls();
-    return std::make_shared<http_channel>(label, nodes_, settings);
-  }
-  std::map<std::string, std::string> urls() const override { return launch_.urls(); }
-  const std::string& secret() const override { return launch_.secret(); }
-  const std::string& run_dir() const override { return launch_.run_dir(); }
-  std::vector<pid_t> pids() const override { return launch_.pids(); }
-  bool wait_finished(const std::vector<std::string>& names) override {
-    return launch_.wait_finished(names);
-  }
-
-  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
-    if (timeout && !launch_.wait_for(*timeout)) return false;
-    if (!launch_.wait()) throw node_failure(summary());
-    return true;
-  }
-
-  bool stop() override {
-    launch_.request_stop();
-    nodes_->close();
-    return launch_.wait();
-  }
-  bool stop_requested() const override { return launch_.stop_requested(); }
-  std::string summary() const override { return launch_.summary(); }
-
- private:
-  process_launch launch_;
-  std::shared_ptr<rendezvous_directory> nodes_;
-};
-
-}  // namespace detail
-
-}  // namespace lp
+}  // namespace lp::detail
 
 namespace lp::detail::kube {
 
@@ -18813,6 +17563,7 @@ LP_API tls_credentials launch_tls(const tls_settings& tls, const std::string& pr
 // that detail/implementation.hpp gathers (detail/config.hpp says where they
 // are compiled).
 
+#include <dirent.h>
 #include <ftw.h>
 #include <stdio.h>
 
@@ -18850,6 +17601,108 @@ LP_API void run_directory::clear(const std::string& path) {
 
 
 
+// ---- launchpad/detail/process/placement.hpp ----
+
+// Where the processes of a local launch run: the GPUs each is handed
+// (CUDA_VISIBLE_DEVICES) and the cores it is pinned to, from its group's
+// resources({.cpus, .gpus}). A Slurm job leaves both to Slurm.
+
+
+
+namespace lp::detail {
+
+// "0,1,3" as {0, 1, 3}; "" as {}.
+inline std::vector<int> index_list(const std::string& text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  for (auto index : split(text, ',')) out.push_back(std::stoi(std::string(index)));
+  return out;
+}
+
+inline std::string index_text(const std::vector<int>& indices) {
+  std::string out;
+  for (int index : indices) out += (out.empty() ? "" : ",") + std::to_string(index);
+  return out;
+}
+
+// The NVIDIA devices of this machine (/dev/nvidia0, /dev/nvidia1, ...).
+inline std::vector<int> gpus_found() {
+  std::vector<int> found;
+  if (DIR* dev = ::opendir("/dev")) {
+    while (auto* entry = ::readdir(dev)) {
+      std::string name = entry->d_name;
+      if (name.size() > 6 && name.starts_with("nvidia") &&
+          name.find_first_not_of("0123456789", 6) == std::string::npos)
+        found.push_back(std::stoi(name.substr(6)));
+    }
+    ::closedir(dev);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The cores this process may run on.
+inline std::vector<int> cores_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cores;
+  for (int core = 0; core < CPU_SETSIZE; ++core)
+    if (CPU_ISSET(core, &set)) cores.push_back(core);
+  return cores;
+}
+
+// Pins the calling process (its threads to come) to `cores`; false if the
+// kernel refused.
+inline bool pin_to(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int core : cores) CPU_SET(core, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+struct placement {
+  std::vector<int> gpus;   // handed to the process; empty: none asked for
+  std::vector<int> cores;  // pinned to; empty: not pinned
+};
+
+// One placement per process, each process named with its group's settings.
+// GPUs are never shared: more asked for than `gpus` holds is refused here,
+// before anything starts. Cores are handed out in turn, shared once every
+// core has a process, and a process asking for more cores than there are
+// is not pinned.
+inline std::vector<placement> place(
+    const std::vector<std::pair<std::string, group_settings>>& processes,
+    const std::vector<int>& gpus, const std::vector<int>& cores) {
+  std::vector<placement> out(processes.size());
+  std::size_t asked = 0;
+  std::string askers;
+  for (const auto& [name, settings] : processes)
+    if (settings.resources.gpus > 0) {
+      asked += static_cast<std::size_t>(settings.resources.gpus);
+      askers += (askers.empty() ? "" : ", ") + name + ": " +
+                std::to_string(settings.resources.gpus);
+    }
+  if (asked > gpus.size())
+    throw launch_error("the program asks for " + std::to_string(asked) + " GPU(s) (" +
+                       askers + ") but this launch has " + std::to_string(gpus.size()) +
+                       (gpus.empty() ? "" : " (" + index_text(gpus) + ")") +
+                       "; give the devices with --lp_gpus=0,1,... or ask for fewer");
+  std::size_t next_gpu = 0, next_core = 0;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const auto& needs = processes[i].second.resources;
+    for (int k = 0; k < needs.gpus; ++k) out[i].gpus.push_back(gpus[next_gpu++]);
+    if (!processes[i].second.pin_cores || cores.empty() ||
+        static_cast<std::size_t>(needs.cpus) > cores.size())
+      continue;
+    for (int k = 0; k < needs.cpus; ++k)
+      out[i].cores.push_back(cores[next_core++ % cores.size()]);
+    std::sort(out[i].cores.begin(), out[i].cores.end());
+  }
+  return out;
+}
+
+}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -18998,11 +17851,82 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
   }
 }
 
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/impl/process_options_inl.hpp ----
+
+// process_options.hpp's share of the library's compiled part: the
+// definitions that detail/implementation.hpp gathers (detail/config.hpp
+// says where they are compiled).
+
+// ---- launchpad/detail/process/process_options.hpp ----
+
+// What a launch of processes is asked to run, and how (local_mp, a test's
+// test_mp, the Slurm job's supervisor): the nodes' command line, how they
+// run, where the launcher listens, and how each process is started and
+// signalled.
+
+
+
+namespace lp::detail {
+
+// How a launch starts its units and signals them. Left empty (local_mp), a
+// unit is the binary itself, in a process group of its own; the Slurm
+// launch runs it as a job step, through srun.
+struct unit_runner {
+  // The command that each unit named here runs under, its program and
+  // arguments following (srun and the step's options): given whole before
+  // the launch, as a unit's command never depends on when it starts.
+  std::map<std::string, std::vector<std::string>> commands_before;
+  // Sends `signal` to what runs `unit`; `pid` is the process started for it.
+  std::function<void(const std::string& unit, pid_t pid, int signal)> signal;
+  // The wait status of the unit's own task, from that of the process
+  // started for it; left empty, the same.
+  int (*task_status)(int status) = nullptr;
+};
+
+struct process_options {
+  policy_kind policy = policy_kind::local_mp;
+  std::string executable;  // default: this program
+  // The nodes' argv, argv[0] first: written from the launch's settings
+  // (cli/command_line.hpp's child_arguments), which every node reads again.
+  std::vector<std::string> arguments;
+  // How the node processes run, as --lp_terminal, --lp_log_dir (default:
+  // logs/ in the run directory), --lp_termination_notice_secs, --lp_insecure
+  // and --lp_python say (gpus: see `gpus` below).
+  node_process_settings process;
+  // The launch's TLS credentials (launch_tls.hpp); empty: plain HTTP. An
+  // adopted run directory brings its own.
+  tls_credentials tls;
+  // Stop once every run() has returned; a test controller leaves that to the
+  // test, which may still want to ask the nodes that serve.
+  bool stop_when_runs_finish = true;
+  std::string run_dir;  // adopt this run directory; default: make one under /tmp
+  std::string bind_host = "127.0.0.1";  // where the rendezvous listens
+  bool direct_calls = false;            // calls between nodes of one process skip HTTP
+  port_or_off status_port;              // the launcher's status page; default: none
+  unit_runner runner;
+  // Place the processes here (a local launch; Slurm places its own): hand
+  // out these GPUs, pin to cores.
+  bool place = false;
+  std::vector<int> gpus;
+};
+
+// What a launcher of node processes takes from the launch's settings; the
+// nodes' command line is written from them (the TLS credentials stay
+// empty: local_mp decides them, and a Slurm job's supervisor adopts those
+// its submitter made).
+LP_API process_options process_options_from(const launch_settings& settings,
+                                            policy_kind policy, transport_kind transport);
+
+}  // namespace lp::detail
+
+
+namespace lp::detail {
+
 LP_API process_options process_options_from(const launch_settings& settings,
                                             policy_kind policy,
                                             transport_kind transport) {
-  // options.tls stays empty: local_mp decides it below, and a Slurm job's
-  // supervisor adopts the credentials its submitter made.
   process_options options;
   options.direct_calls = transport == transport_kind::direct;
   options.policy = policy;
@@ -19227,6 +18151,106 @@ LP_API void bad_arity(const arguments& args, std::size_t arity, std::string_view
 // --lp_launch=slurm: submit the program as one job, or, inside the job, be
 // its supervisor (docs/slurm.md).
 
+// ---- launchpad/detail/process/host_address.hpp ----
+
+// Where a node of a Slurm launch listens: the nodes of one program run on
+// several hosts, so loopback will not do. Each host works out its own
+// address from --lp_slurm_host: IPv4 where the host has one, else IPv6 (a
+// global or unique local address; a link-local one needs an interface name
+// that other hosts cannot know).
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+
+
+namespace lp::detail {
+
+inline std::string ipv4_text(const sockaddr* address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
+              sizeof text);
+  return text;
+}
+
+// The text of an IPv6 address that other hosts could reach; empty for
+// loopback, link-local, unspecified and IPv4-mapped ones.
+inline std::string ipv6_text(const sockaddr* address) {
+  auto* in6 = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6) ||
+      IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_V4MAPPED(in6))
+    return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET6, in6, text, sizeof text);
+  return text;
+}
+
+// The IPv4 (or, with AF_INET6, IPv6) address of the interface `name`, or of
+// the first interface that is up and not loopback if `name` is empty; empty
+// if there is none.
+inline std::string interface_address(const std::string& name, int family = AF_INET) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string address;
+  for (auto* i = interfaces; i && address.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != family) continue;
+    bool wanted = name.empty() ? (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK)
+                               : name == i->ifa_name;
+    if (wanted)
+      address = family == AF_INET ? ipv4_text(i->ifa_addr) : ipv6_text(i->ifa_addr);
+  }
+  ::freeifaddrs(interfaces);
+  return address;
+}
+
+// The IPv4 (or IPv6) address of the host's name, unless it is loopback, as
+// Debian's /etc/hosts makes it (127.0.1.1); empty then.
+inline std::string host_name_address(int family = AF_INET) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) return "";
+  std::string address;
+  for (auto* a = found; a && address.empty(); a = a->ai_next) {
+    if (family == AF_INET6)
+      address = ipv6_text(a->ai_addr);
+    else if (auto text = ipv4_text(a->ai_addr); !text.starts_with("127."))
+      address = text;
+  }
+  ::freeaddrinfo(found);
+  return address;
+}
+
+// `choice` is "auto" (the address of the host's name, else of its first
+// network interface that is not loopback; IPv4 first, then IPv6), the name
+// of an interface (its IPv4 address, else its IPv6 one), or an address,
+// used as it is (an IPv6 one bare, or in brackets, which go).
+inline std::string slurm_host_address(const std::string& choice) {
+  if (choice == "auto") {
+    std::string address;
+    for (int family : {AF_INET, AF_INET6}) {
+      if (address.empty()) address = host_name_address(family);
+      if (address.empty()) address = interface_address("", family);
+    }
+    if (address.empty())
+      throw launch_error(
+          "this host has no IPv4 or IPv6 address other hosts could reach; pass "
+          "--lp_slurm_host=<interface or address>");
+    return address;
+  }
+  auto address = interface_address(choice);
+  if (address.empty()) address = interface_address(choice, AF_INET6);
+  if (!address.empty()) return address;
+  if (choice.size() > 2 && choice.front() == '[' && choice.back() == ']')
+    return choice.substr(1, choice.size() - 2);
+  return choice;
+}
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/slurm/launcher.hpp ----
 
 // The launcher of slurm (detail/named_policies.hpp, `launcher`): the
@@ -19260,6 +18284,125 @@ struct launcher<slurm> {
 // Slurm job, then follows the job (its state, its logs) to its end, and
 // cancels it on Ctrl+C.
 
+
+// ---- launchpad/detail/process/run_tool.hpp ----
+
+// Running a helper program (tmux; Slurm's sbatch, squeue, scancel, sinfo)
+// to its end, and reading what it prints.
+
+#include <spawn.h>
+
+
+extern char** environ;
+
+namespace lp::detail {
+
+struct tool_output {
+  int status = -1;   // the exit status; -1 if it could not run or a signal ended it
+  std::string text;  // stdout and stderr, interleaved
+};
+
+// Runs `command` (argv[0] looked up in PATH) with no input, in a process
+// group of its own, and collects what it prints. A tool can hang (Slurm's
+// commands retry an unreachable controller for minutes; tmux waits for its
+// server): one still running after `limit` is killed with its group, and
+// reaped, and lp::launch_error names it and the limit.
+inline tool_output run_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  using clock = std::chrono::steady_clock;
+  tool_output out;
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    out.text = "cannot create a pipe to run " + command[0] + ": " + std::strerror(errno);
+    return out;
+  }
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = -1;
+  int failed = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ends[1]);
+  if (failed) {
+    ::close(ends[0]);
+    out.text = failed == ENOENT ? command[0] + " is not on PATH"
+                                : command[0] + " could not run: " + std::strerror(failed);
+    return out;
+  }
+  auto deadline = clock::now() + limit;
+  int status = 0;
+  bool ended = false;
+  bool reading = true;
+  char buffer[4096];
+  while (!ended) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) {
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::close(ends[0]);
+      std::string line;
+      for (const auto& word : command)
+        line += (line.empty() ? "" : " ") + shell_quote(word);
+      throw launch_error(command[0] + " did not answer within " +
+                         std::to_string(limit.count()) + " s, and was killed; run `" +
+                         line + "` by hand to see what it waits for");
+    }
+    if (reading) {
+      // A slice at a time: a tool that has ended may have left its end of
+      // the pipe to a process it started.
+      pollfd fd{ends[0], POLLIN, 0};
+      int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready > 0) {
+        auto n = ::read(ends[0], buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0)
+          out.text.append(buffer, static_cast<std::size_t>(n));
+        else
+          reading = false;  // every writer is gone
+      }
+    } else {
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(1)));
+    }
+    ended = ::waitpid(pid, &status, WNOHANG) == pid;
+  }
+  // What it wrote just before it ended.
+  if (reading) {
+    ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
+    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;)
+      out.text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(ends[0]);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// run_tool for a tool whose failure the caller outlives (a cancel, a
+// cleanup, a question asked again later): a timeout is said on stderr, and
+// comes back as a failed run with the message as its output.
+inline tool_output try_tool(const std::vector<std::string>& command,
+                            std::chrono::seconds limit) {
+  try {
+    return run_tool(command, limit);
+  } catch (const launch_error& e) {
+    std::cerr << "[lp] " << e.what() << std::endl;
+    return {-1, e.what()};
+  }
+}
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/slurm/follow.hpp ----
 
@@ -19819,6 +18962,1009 @@ class slurm_submission {
 // which does what local_mp's launcher does (rendezvous, restarts, ordered
 // stop, failure summary), with each process of the program a job step.
 
+
+// ---- launchpad/detail/process/launcher.hpp ----
+
+// The launcher of a program whose nodes are processes: it makes the run
+// directory, keeps the rendezvous, serves the status page and watches that
+// the nodes beyond loopback still answer; its processes are supervised
+// (supervision.hpp: started, restarted as their groups allow, stopped in
+// order) and known (unit_table.hpp); at the end it says how each that
+// failed ended.
+
+
+// ---- launchpad/detail/process/reachability.hpp ----
+
+// Whether the launcher can still reach each node that serves beyond
+// loopback. A host cut off from the network (a partition, a dead switch, a
+// frozen machine) leaves its node processes running where nothing can call
+// them, and nothing inside them can tell: the watchdog of a group's
+// health_timeout (host/watchdog.hpp) sees a hung call or run(), not a
+// network. So the launcher asks each such node GET /lp/v1/health, and a node
+// that answers nothing for its group's health_timeout is lost. On loopback
+// there is no network to lose: a node there is not asked.
+
+
+namespace lp::detail {
+
+class reachability_watch {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A process to watch: `label`, one of its nodes, answers for it.
+  struct target {
+    std::string unit;
+    std::string label;
+    std::chrono::milliseconds timeout;  // its group's health_timeout
+  };
+  // Where a node serves now, and which start of its process that is (a
+  // restarted process may serve where the last one did); nothing while it
+  // does not serve.
+  struct serving {
+    address at;
+    int start = 0;
+    bool operator==(const serving&) const = default;
+  };
+  using lookup = std::function<std::optional<serving>(const std::string& label)>;
+  // Called once per process that went silent, from the watch's own thread.
+  using lost =
+      std::function<void(const std::string& unit, std::chrono::milliseconds silence)>;
+
+  // One thread per target, so that a silent node, whose every probe waits
+  // out its deadline, delays no other's.
+  reachability_watch(std::vector<target> targets, lookup where, lost report,
+                     const tls_context* tls)
+      : where_(std::move(where)), report_(std::move(report)), tls_(tls) {
+    for (auto& t : targets) {
+      auto& worker = workers_.emplace_back();
+      worker.start([this, t = std::move(t), state = probe_state{}]() mutable {
+        return round(t, state);
+      });
+    }
+  }
+  reachability_watch(const reachability_watch&) = delete;
+  reachability_watch& operator=(const reachability_watch&) = delete;
+  ~reachability_watch() {
+    for (auto& worker : workers_) worker.request_stop();
+    for (auto& worker : workers_) worker.stop();
+  }
+
+  // How often a node is asked, and how long each probe waits: a quarter of
+  // its timeout each, so that a node is found lost at most half a timeout
+  // late, and a short silence (under a timeout) is outlived.
+  static std::chrono::milliseconds period_of(std::chrono::milliseconds timeout) {
+    return std::clamp(timeout / 4, std::chrono::milliseconds(50),
+                      std::chrono::milliseconds(1000));
+  }
+
+ private:
+  struct probe_state {
+    std::optional<serving> process;  // the one being watched
+    clock::time_point heard;         // its last answer, or when it began to serve
+    bool reported = false;
+    std::unique_ptr<http_connection> connection;
+  };
+
+  clock::time_point round(const target& t, probe_state& state) {
+    auto period = period_of(t.timeout);
+    auto now = clock::now();
+    auto process = where_(t.label);
+    if (!process) {
+      state = {};
+      return now + period;
+    }
+    if (process != state.process) {  // a new process: its silence starts now
+      state = {};
+      state.process = process;
+      state.heard = now;
+    }
+    if (state.reported) return now + period;
+    if (answers(process->at, state, now + period)) {
+      state.heard = clock::now();
+    } else if (auto silence = clock::now() - state.heard; silence > t.timeout) {
+      state.reported = true;
+      report_(t.unit, std::chrono::duration_cast<std::chrono::milliseconds>(silence));
+    }
+    return now + period;
+  }
+
+  // Any HTTP answer will do: a node that says it stops is still reachable.
+  // So is a refused connection, which its host sent: a process that no
+  // longer listens is the reaper's business, not a partition.
+  bool answers(const address& at, probe_state& state, clock::time_point deadline) {
+    try {
+      if (!state.connection || !state.connection->reusable())
+        state.connection = http_connection::open(at.host, at.port, deadline, tls_);
+      std::string body;
+      state.connection->get(protocol::path::health, "", deadline, body, 4096);
+      return true;
+    } catch (const http_connection::failure& e) {
+      state.connection.reset();
+      return e.kind == http_connection::failure::refused;
+    }
+  }
+
+  lookup where_;
+  lost report_;
+  const tls_context* tls_;
+  std::list<periodic_worker> workers_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/supervision.hpp ----
+
+// The processes of a launch, from their start to their end: one thread
+// starts each (a node, or a colocated group's nodes), reaps it, restarts a
+// failed one as its group allows, and, once the program stops, signals
+// them all (SIGTERM, then SIGKILL after the termination notice); it notes
+// in the unit table (unit_table.hpp) how each that failed ended. The
+// launcher (launcher.hpp) runs it.
+
+
+// ---- launchpad/detail/process/unit_logs.hpp ----
+
+// Where the output of a launch's processes goes (--lp_terminal): this
+// terminal, each line behind its process's name (current), or a log file per
+// process (files), each also followed in a tmux window (tmux); and the last
+// lines of each, for the status page and a failure's summary.
+
+
+// ---- launchpad/detail/process/log_tail.hpp ----
+
+// A node's log file, as its launcher quotes it: under a failure in the
+// summary, and on the status page.
+
+
+namespace lp::detail {
+
+// The last lines of the log at `path` (labelled_lines::kept of them, a last
+// one without its newline too), oldest first; none if it cannot be read.
+// Read from its end: a long log is not read whole.
+inline std::vector<std::string> log_tail(const std::string& path) {
+  constexpr std::size_t wanted = labelled_lines::kept;
+  constexpr std::size_t step = 8192;
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) return {};
+  auto end = static_cast<std::streamoff>(file.tellg());
+  if (end <= 0) return {};
+  auto from = static_cast<std::size_t>(end);
+  std::string tail;
+  auto complete_lines = [&] {
+    auto breaks = static_cast<std::size_t>(std::count(tail.begin(), tail.end(), '\n'));
+    return tail.ends_with('\n') ? breaks - 1 : breaks;
+  };
+  while (from > 0 && complete_lines() < wanted) {
+    auto size = std::min(from, step);
+    from -= size;
+    std::string chunk(size, '\0');
+    file.seekg(static_cast<std::streamoff>(from));
+    if (!file.read(chunk.data(), static_cast<std::streamsize>(size))) return {};
+    tail.insert(0, chunk);
+  }
+  std::string_view text = tail;
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  auto lines = split(text, '\n');
+  // Read from the middle of the log, the first line is a part of one.
+  std::size_t first = from > 0 ? 1 : 0;
+  if (lines.size() > wanted) first = std::max(first, lines.size() - wanted);
+  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/tmux.hpp ----
+
+// --lp_terminal=tmux: a tmux session with a window per node process, each
+// following the process's log. The launcher keeps the processes themselves,
+// so it still sees how each ends.
+
+
+
+namespace lp::detail {
+
+class tmux_session {
+ public:
+  // A tmux command that takes longer has a tmux server that does not answer.
+  static constexpr std::chrono::seconds tool_limit{10};
+
+  tmux_session() = default;
+  tmux_session(const tmux_session&) = delete;
+  tmux_session& operator=(const tmux_session&) = delete;
+  ~tmux_session() { close(); }
+
+  // Opens the detached session `name` with a window per process, named as
+  // the process, following its log (a {name, log path} each); throws
+  // lp::launch_error if tmux cannot.
+  void open(const std::string& name,
+            const std::vector<std::pair<std::string, std::string>>& windows) {
+    name_ = name;
+    bool first = true;
+    for (const auto& [window, log] : windows) {
+      // --pid: the window closes when the launcher dies, however it dies,
+      // and tmux ends with its last window.
+      std::string follow =
+          "tail -n +1 -F --pid=" + std::to_string(::getpid()) + " " + shell_quote(log);
+      std::vector<std::string> command =
+          first ? std::vector<std::string>{"tmux", "new-session", "-d",   "-s",
+                                           name_,  "-n",          window, follow}
+                : std::vector<std::string>{"tmux",      "new-window", "-d",   "-t",
+                                           "=" + name_, "-n",         window, follow};
+      if (run_tool(command, tool_limit).status != 0)
+        throw launch_error(
+            "tmux could not open a window for " + window +
+            "; is tmux installed? (--lp_terminal=files writes the same logs)");
+      first = false;
+    }
+    std::cerr << "[lp] every node has a tmux window: tmux attach -t " << name_
+              << std::endl;
+  }
+
+  // Ends the session, if one is open, and its windows; the processes are
+  // not its.
+  void close() {
+    if (name_.empty()) return;
+    // "=": this session exactly; a bare name also matches longer ones by prefix.
+    try_tool({"tmux", "kill-session", "-t", "=" + name_}, tool_limit);
+    name_.clear();
+  }
+
+ private:
+  std::string name_;  // of the open session; empty: none
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+class unit_logs {
+ public:
+  // `dir`: the log directory (--lp_log_dir); empty: logs/ in `run_dir`.
+  unit_logs(terminal_kind terminal, const std::string& dir, const std::string& run_dir)
+      : terminal_(terminal), dir_(dir.empty() ? run_dir + "/logs" : dir) {}
+
+  // Makes the log directory, if the output goes to files, and says where.
+  void make_dir() const {
+    if (!to_files()) return;
+    ::mkdir(dir_.c_str(), 0700);
+    std::cerr << "[lp] node logs in " << dir_ << std::endl;
+  }
+
+  bool to_files() const { return terminal_ != terminal_kind::current; }
+
+  // The descriptors that a process's stdout and stderr (the same one for a
+  // log file) are to be, for its start; the caller closes them after.
+  std::pair<int, int> open(const std::string& unit) {
+    if (!to_files()) return {output_.open(unit, 1), output_.open(unit, 2)};
+    auto path = path_of(unit);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) throw launch_error("cannot open the log file " + path);
+    return {fd, fd};
+  }
+
+  // A process's last lines, from its log or from its pipes, which are
+  // waited for up to `drain` while something still holds them open.
+  std::vector<std::string> last_lines(const std::string& unit,
+                                      std::chrono::milliseconds drain = {}) {
+    if (to_files()) return log_tail(path_of(unit));
+    return output_.last_lines(unit, drain);
+  }
+
+  // With --lp_terminal=tmux, a tmux window following each process's log,
+  // once all are started; `session` names them.
+  void follow(const std::string& session, const std::vector<std::string>& units) {
+    if (terminal_ != terminal_kind::tmux) return;
+    std::vector<std::pair<std::string, std::string>> windows;
+    for (const auto& unit : units) windows.emplace_back(unit, path_of(unit));
+    tmux_.open(session, windows);
+  }
+  void stop_following() { tmux_.close(); }
+
+  // Once no process is left to write: the pipes' readers end.
+  void close() { output_.close(); }
+
+ private:
+  std::string path_of(std::string unit) const {
+    std::replace(unit.begin(), unit.end(), '/', '_');
+    return dir_ + "/" + unit + ".log";
+  }
+
+  terminal_kind terminal_;
+  std::string dir_;
+  output_pump output_;
+  tmux_session tmux_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/process/unit_table.hpp ----
+
+// What a launch of processes knows of its processes (a node's, or a
+// colocated group's), under one lock: each one's pid, restarts and state,
+// whether the program stops, what failed, which run()s returned. The
+// supervising thread (supervision.hpp) changes it; the launcher, the
+// rendezvous, the status page and the reachability watch ask it, and wait
+// on it.
+
+
+
+namespace lp::detail {
+
+// A process of a launch that failed, as the user reads it.
+struct unit_failure {
+  std::string unit;  // the process: a node's label, or a colocated group's name
+  std::string how;
+  std::vector<std::string> last_lines;
+  bool unreachable = false;  // the launcher lost it (reachability.hpp)
+};
+
+class unit_table {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A process as the status page shows it, before its nodes' addresses.
+  struct seen {
+    std::string name;
+    std::vector<std::string> labels;
+    node_status status;
+  };
+
+  // `stop_when_runs_finish`: the program stops once every run() has
+  // returned (not under a test, which may still look at it).
+  unit_table(const program& graph, bool stop_when_runs_finish)
+      : runs_(graph), stop_when_runs_finish_(stop_when_runs_finish) {
+    for (auto& planned : plan_units(graph)) units_.emplace_back(std::move(planned));
+  }
+  unit_table(const unit_table&) = delete;
+  unit_table& operator=(const unit_table&) = delete;
+
+  // Hands out `gpus` and this host's cores to the processes (a local
+  // launch; Slurm places its own).
+  void place_units(const std::vector<int>& gpus) {
+    std::vector<std::pair<std::string, group_settings>> processes;
+    for (const auto& u : units_) processes.emplace_back(u.plan.name, u.plan.settings);
+    auto where = place(processes, gpus, cores_allowed());
+    for (std::size_t i = 0; i < units_.size(); ++i) units_[i].where = std::move(where[i]);
+  }
+
+  // Asks every process to stop (SIGTERM), then kills those still there
+  // after the termination notice. False if the program stops already.
+  bool request_stop() {
+    bool news = false;
+    {
+      std::lock_guard lock(mutex_);
+      news = !stop_requested_;
+      stop_requested_ = true;
+    }
+    changed_.notify_all();
+    return news;
+  }
+
+  // Kills every process at once (a second Ctrl+C).
+  void kill_now() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_requested_ = kill_now_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  // Waits until every process has ended; true if all ended cleanly.
+  bool wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return ended_; });
+    return failures_.empty();
+  }
+
+  // As wait(), at most `timeout`: whether they have all ended.
+  bool wait_for(std::chrono::nanoseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return ended_; });
+  }
+
+  bool stop_requested() const {
+    std::lock_guard lock(mutex_);
+    return stop_requested_;
+  }
+
+  std::vector<unit_failure> failures() const {
+    std::lock_guard lock(mutex_);
+    return failures_;
+  }
+
+  // A node's run() returned, its process says.
+  void run_finished(const std::string& label) {
+    {
+      std::lock_guard lock(mutex_);
+      // A program whose run() nodes have all returned has nothing left to do.
+      if (runs_.finish(label) && stop_when_runs_finish_) stop_requested_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  // Whether the run() of every node named has returned (true) or the
+  // program stops (false); nullopt if neither within `wait`.
+  std::optional<bool> runs_finished(const std::vector<std::string>& names,
+                                    std::chrono::milliseconds wait) {
+    std::unique_lock lock(mutex_);
+    return runs_.wait(lock, changed_, names, wait, [&] { return stop_requested_; });
+  }
+
+  // The ids of the processes now running.
+  std::vector<pid_t> pids() const {
+    std::lock_guard lock(mutex_);
+    std::vector<pid_t> out;
+    for (const auto& u : units_)
+      if (u.pid > 0 && !u.ended) out.push_back(u.pid);
+    return out;
+  }
+
+  // Each process as the launcher sees it.
+  std::vector<seen> states() const {
+    std::lock_guard lock(mutex_);
+    std::vector<seen> out;
+    for (const auto& u : units_) {
+      node_status status;
+      status.pid = u.pid;
+      status.restarts = u.restarts;
+      status.state = u.restart_at ? node_state::restarting
+                     : u.ended    ? node_state::stopped
+                     : u.lost     ? node_state::unreachable
+                                  : node_state::starting;
+      if (u.lost && !u.ended) status.failure = *u.lost;
+      for (const auto& f : failures_)
+        if (f.unit == u.plan.name) {
+          status.state = f.unreachable ? node_state::unreachable : node_state::failed;
+          status.failure = f.how;
+        }
+      out.push_back({u.plan.name, u.plan.labels, std::move(status)});
+    }
+    return out;
+  }
+
+  // How often the process that hosts `label` first was restarted; nullopt
+  // for a label no process hosts first.
+  std::optional<int> restarts_of(const std::string& label) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& u : units_)
+      if (u.plan.labels.front() == label) return u.restarts;
+    return std::nullopt;
+  }
+
+  // The launcher has heard nothing from the process `name` for `silence`
+  // (reachability.hpp): it is lost, and the supervision ends it.
+  void lose(const std::string& name, std::chrono::milliseconds silence) {
+    std::lock_guard lock(mutex_);
+    if (stop_requested_) return;  // the stop ends it anyway
+    for (auto& u : units_) {
+      if (u.plan.name != name || u.ended || u.lost) continue;
+      auto silent = "no answer to the launcher for " + std::to_string(silence.count()) +
+                    " ms, past its group's health_timeout of " +
+                    std::to_string(u.plan.settings.health_timeout.count()) +
+                    " ms (a network partition, or its host is down)";
+      u.lost = "unreachable: " + silent + ", and its process was ended";
+      std::cerr << "[lp] node " << name << " is unreachable: " << silent
+                << "; ending its process" << std::endl;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  // The supervising thread starts, reaps and restarts the processes.
+  friend class unit_supervisor;
+
+  struct unit {
+    explicit unit(unit_plan planned) : plan(std::move(planned)) {}
+    unit_plan plan;
+    // What the supervising thread alone changes, under the lock where
+    // others read it.
+    pid_t pid = -1;
+    int restarts = 0;
+    std::optional<clock::time_point> restart_at;
+    bool ended = false;
+    bool killed = false;  // by us, after the termination notice
+    // How the launcher lost it (reachability.hpp), while that process lives.
+    std::optional<std::string> lost;
+    bool abandoned = false;  // lost, and its process ended by us
+    placement where;
+  };
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<unit> units_;
+  finished_runs runs_;
+  const bool stop_when_runs_finish_;
+  bool started_ = false;
+  bool ended_ = false;
+  bool stop_requested_ = false;
+  bool kill_now_ = false;
+  std::exception_ptr start_error_;
+  std::vector<unit_failure> failures_;
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// The command and environment a process of a launch starts with: the
+// launch's program and arguments (under the runner's command, if any), and
+// what it learns from its launcher (child_env.hpp).
+inline child_process unit_command(const process_options& options, const unit_plan& plan,
+                                  const placement& where, int restarts,
+                                  const std::string& rendezvous_url,
+                                  const std::string& run_dir) {
+  child_process child{options.executable, options.arguments, {}, -1, -1};
+  if (auto before = options.runner.commands_before.find(plan.name);
+      before != options.runner.commands_before.end() && !before->second.empty()) {
+    std::vector<std::string> command = before->second;
+    command.push_back(child.executable);
+    command.insert(command.end(),
+                   child.arguments.begin() + (child.arguments.empty() ? 0 : 1),
+                   child.arguments.end());
+    child.executable = command.front();
+    child.arguments = std::move(command);
+  }
+  std::string labels;
+  for (const auto& label : plan.labels) labels += (labels.empty() ? "" : ",") + label;
+  child.environment = {
+      std::string(child_env::nodes) + "=" + labels,
+      std::string(child_env::rendezvous) + "=" + rendezvous_url,
+      std::string(child_env::launcher) + "=" + std::to_string(::getpid()),
+      std::string(child_env::policy) + "=" + std::string(name_of(options.policy)),
+      std::string(child_env::run_dir) + "=" + run_dir,
+      std::string(child_env::transport) + "=" +
+          (options.direct_calls ? "direct" : "http"),
+      std::string(restarts_env) + "=" + std::to_string(restarts),
+  };
+  for (const auto& [name, value] : plan.settings.env)
+    child.environment.push_back(name + "=" + value);
+  if (!where.gpus.empty()) {
+    child.environment.push_back("CUDA_VISIBLE_DEVICES=" + index_text(where.gpus));
+    child.environment.push_back(std::string(child_env::gpus) + "=" +
+                                index_text(where.gpus));
+  }
+  if (!where.cores.empty())
+    child.environment.push_back(std::string(child_env::cores) + "=" +
+                                index_text(where.cores));
+  return child;
+}
+
+// How a process ended, by its wait status, in words: `killed` after the
+// termination notice, or hung (its watchdog's exit statuses).
+inline std::string how_it_ended(int status, bool killed, std::chrono::seconds notice) {
+  if (killed)
+    return "did not stop within the termination notice of " +
+           std::to_string(notice.count()) + " s, and was killed";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == hung_exit_status)
+    return "hung: a call waited past its group's health_timeout, and its process was "
+           "ended";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == hung_run_exit_status)
+    return "hung: its run() made no sign of progress for its group's health_timeout, "
+           "and its process was ended (a long step can call lp::heartbeat(), "
+           "launchpad_client.heartbeat() in Python; or raise health_timeout)";
+  return describe_status(status);
+}
+
+class unit_supervisor {
+ public:
+  using clock = unit_table::clock;
+
+  // All but the table's name outlive it; `session`: the name of its tmux
+  // session, if it opens one.
+  unit_supervisor(unit_table& table, const process_options& options, unit_logs& logs,
+                  const std::string& run_dir, std::string session)
+      : table_(table),
+        options_(options),
+        logs_(logs),
+        run_dir_(run_dir),
+        session_(std::move(session)) {}
+  unit_supervisor(const unit_supervisor&) = delete;
+  unit_supervisor& operator=(const unit_supervisor&) = delete;
+  ~unit_supervisor() { end(); }
+
+  // Starts every process, on a thread of its own, which then supervises
+  // them; returns once they are all started. The nodes publish themselves
+  // at `rendezvous`, which outlives the thread.
+  void start(rendezvous_server& rendezvous) {
+    rendezvous_ = &rendezvous;
+    thread_ = std::thread([this] { supervise(); });
+    std::unique_lock lock(table_.mutex_);
+    table_.changed_.wait(lock, [&] { return table_.started_ || table_.ended_; });
+    if (table_.start_error_) std::rethrow_exception(table_.start_error_);
+  }
+
+  // Stops the program, if it still runs, and waits for the thread to end.
+  void end() {
+    table_.request_stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  using unit = unit_table::unit;
+
+  std::chrono::seconds termination_notice() const {
+    return std::chrono::seconds(options_.process.termination_notice_secs);
+  }
+
+  void signal(const unit& u, int signal) {
+    if (options_.runner.signal)
+      options_.runner.signal(u.plan.name, u.pid, signal);
+    else
+      ::kill(-u.pid, signal);
+  }
+
+  void start(unit& u) {
+    auto child =
+        unit_command(options_, u.plan, u.where, u.restarts, rendezvous_->url(), run_dir_);
+    auto [out, err] = logs_.open(u.plan.name);
+    child.output_fd = out;
+    child.error_fd = err;
+    auto pid = spawn(child);
+    reaper_.watch(pid);
+    ::close(out);
+    if (err != out) ::close(err);
+    std::lock_guard lock(table_.mutex_);
+    u.pid = pid;
+    u.ended = false;
+    u.restart_at.reset();
+    u.lost.reset();
+    u.abandoned = false;
+  }
+
+  // A lost process cannot be asked to stop, nor be waited for: the process
+  // here that stands for it (itself, or its srun) ends at once, and its task
+  // ends where it runs when its host hears (under Slurm, scancel's).
+  void abandon_lost() {
+    for (auto& u : table_.units_) {
+      {
+        std::lock_guard lock(table_.mutex_);
+        if (!u.lost || u.abandoned || u.ended || u.pid <= 0) continue;
+        u.abandoned = true;
+      }
+      ::kill(-u.pid, SIGKILL);
+      if (options_.runner.signal) options_.runner.signal(u.plan.name, u.pid, SIGKILL);
+    }
+  }
+
+  // Runs on one thread from start to end: the node processes die with the
+  // thread that started them (PR_SET_PDEATHSIG), so it must outlive them.
+  void supervise() {
+    auto& units = table_.units_;
+    try {
+      for (auto& u : units) start(u);
+      std::vector<std::string> names;
+      for (const auto& u : units) names.push_back(u.plan.name);
+      logs_.follow(session_, names);
+      {
+        std::lock_guard lock(table_.mutex_);
+        table_.started_ = true;
+      }
+      table_.changed_.notify_all();
+    } catch (...) {
+      std::lock_guard lock(table_.mutex_);
+      table_.start_error_ = std::current_exception();
+      table_.stop_requested_ = true;
+    }
+    bool stopping = false;
+    bool killed_all = false;
+    clock::time_point notice_ends{};
+    for (;;) {
+      reap(stopping);
+      bool stop, kill;
+      {
+        std::unique_lock lock(table_.mutex_);
+        stop = table_.stop_requested_;
+        kill = table_.kill_now_;
+      }
+      if (stop && !stopping) {
+        stopping = true;
+        notice_ends = clock::now() + termination_notice();
+        rendezvous_->close();
+        for (auto& u : units)
+          if (!u.ended && u.pid > 0) signal(u, SIGTERM);
+      }
+      if (stopping && !killed_all && (kill || clock::now() >= notice_ends)) {
+        killed_all = true;
+        for (auto& u : units)
+          if (!u.ended && u.pid > 0) {
+            u.killed = !kill;
+            signal(u, SIGKILL);
+          }
+      }
+      if (!stopping) abandon_lost();
+      if (!stopping) restart_due();
+      if (std::all_of(units.begin(), units.end(),
+                      [](auto& u) { return u.ended || u.pid <= 0; }) &&
+          stopping)
+        break;
+      std::unique_lock lock(table_.mutex_);
+      table_.changed_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    logs_.stop_following();
+    std::lock_guard lock(table_.mutex_);
+    table_.ended_ = true;
+    table_.changed_.notify_all();
+  }
+
+  void reap(bool stopping) {
+    for (auto& u : table_.units_) {
+      if (u.ended || u.pid <= 0) continue;
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(u.pid), &info, WEXITED | WNOHANG | WNOWAIT) !=
+              0 ||
+          info.si_pid != u.pid)
+        continue;
+      // Whatever the node left in its process group goes too; the group id
+      // cannot be reused yet, as the node is not reaped until the next line.
+      ::kill(-u.pid, SIGKILL);
+      reaper_.forget(u.pid);
+      int status = 0;
+      ::waitpid(u.pid, &status, 0);
+      // A node that passed a stop on (lp::stop(), a signal from elsewhere)
+      // told the launcher before it ended, maybe before this thread began
+      // that stop: its end is part of it.
+      if (!stopping) stopping = table_.stop_requested();
+      if (options_.runner.task_status) status = options_.runner.task_status(status);
+      {
+        std::lock_guard lock(table_.mutex_);
+        u.ended = true;
+      }
+      bool clean =
+          stopping && ((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                       (WIFSIGNALED(status) && !u.killed &&
+                        (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)));
+      if (clean) continue;
+      auto lost = [&] {
+        std::lock_guard lock(table_.mutex_);
+        return u.lost;
+      }();
+      auto how = lost ? *lost : how_it_ended(status, u.killed, termination_notice());
+      if (!stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        how = "exited before the program stopped";
+      bool unrecoverable =
+          WIFEXITED(status) && WEXITSTATUS(status) == unrecoverable_exit_status;
+      if (unrecoverable) how = "could not start, for a reason a restart would not mend";
+      const auto& group = u.plan.settings;
+      if (!stopping && !unrecoverable && u.restarts < group.max_restarts) {
+        auto backoff = group.restart_backoff * (1 << std::min(u.restarts, 10));
+        {
+          std::lock_guard lock(table_.mutex_);  // the status page reads them
+          ++u.restarts;
+          u.restart_at = clock::now() + backoff;
+        }
+        std::cerr << "[lp] node " << u.plan.name << " " << how << "; restarting it in "
+                  << backoff.count() << " ms (restart " << u.restarts << " of "
+                  << group.max_restarts << ")" << std::endl;
+        for (const auto& label : u.plan.labels) rendezvous_->withdraw(label, true, how);
+        continue;
+      }
+      for (const auto& label : u.plan.labels) rendezvous_->withdraw(label, false, how);
+      // A pipe some stray grandchild still holds open is not waited for long.
+      auto lines = logs_.last_lines(u.plan.name, std::chrono::seconds(2));
+      std::lock_guard lock(table_.mutex_);
+      table_.failures_.push_back({u.plan.name, how, std::move(lines), lost.has_value()});
+      table_.stop_requested_ = true;
+    }
+  }
+
+  void restart_due() {
+    for (auto& u : table_.units_) {
+      if (!u.ended || !u.restart_at || clock::now() < *u.restart_at) continue;
+      try {
+        start(u);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(table_.mutex_);
+        u.restart_at.reset();
+        table_.failures_.push_back(
+            {u.plan.name, std::string("could not be restarted: ") + e.what(), {}});
+        table_.stop_requested_ = true;
+      }
+    }
+  }
+
+  unit_table& table_;
+  const process_options& options_;
+  unit_logs& logs_;
+  const std::string& run_dir_;
+  const std::string session_;
+  rendezvous_server* rendezvous_ = nullptr;
+  group_reaper reaper_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+class process_launch {
+ public:
+  process_launch(const program& graph, process_options options)
+      : graph_(graph),
+        options_(with_defaults(std::move(options))),
+        run_dir_(options_.run_dir.empty()
+                     ? run_directory(graph.name(),
+                                     options_.process.insecure ? "" : make_secret(),
+                                     "/tmp", options_.tls)
+                     : run_directory(run_directory::adopt{}, options_.run_dir)),
+        tls_(run_dir_.tls().empty()
+                 ? nullptr
+                 : std::make_shared<const tls_context>(run_dir_.tls())),
+        logs_(options_.process.terminal, options_.process.log_dir, run_dir_.path()),
+        units_(graph, options_.stop_when_runs_finish),
+        supervision_(units_, options_, logs_, run_dir_.path(),
+                     "lp-" + graph.name() + "-" + std::to_string(::getpid())) {
+    graph_access::check_defined(graph);
+    check_python_nodes(graph, options_.process.python);
+    // Before any node can print; an adopted directory's maker told already.
+    if (options_.run_dir.empty()) run_dir_.announce(std::cerr);
+    logs_.make_dir();
+    if (options_.place) units_.place_units(options_.gpus);
+    rendezvous_ = std::make_unique<rendezvous_server>(
+        secret(),
+        rendezvous_server::callbacks{
+            [this](const std::string& label) {
+              // A node passes on every stop signal it cannot tell came from
+              // here (under Slurm, none): during a stop, that is no news.
+              if (request_stop())
+                std::cerr << "[lp] " << label << " asked the program to stop"
+                          << std::endl;
+            },
+            [this](const std::string& label) { units_.run_finished(label); },
+            [this](const std::vector<std::string>& names,
+                   std::chrono::milliseconds wait) {
+              return units_.runs_finished(names, wait);
+            },
+            {},  // it sees its processes end
+            {}},
+        options_.bind_host, tls_);
+    status_ = start_status_page(
+        graph_, options_.policy, secret(), run_dir(), options_.status_port,
+        [this] { return node_states(); }, tls_);
+    watch_reachability();
+    supervision_.start(*rendezvous_);
+  }
+  process_launch(const process_launch&) = delete;
+  process_launch& operator=(const process_launch&) = delete;
+  ~process_launch() {
+    status_.reset();  // it asks what follows
+    supervision_.end();
+    reachability_.reset();
+    rendezvous_.reset();
+    logs_.close();
+  }
+
+  // Asks every node process to stop (SIGTERM), then kills those still there
+  // after the termination notice. False if the program stops already.
+  bool request_stop() { return units_.request_stop(); }
+
+  // Waits until every node process has ended; true if all ended cleanly.
+  bool wait() { return units_.wait(); }
+
+  // As wait(), for a launcher run from a terminal: Ctrl+C or SIGTERM stops
+  // every node (each gets SIGTERM), a second request kills them at once. A
+  // signal that only repeats the first (timeout signals its child, then the
+  // child's group) is no second request; stop_on_signals tells them apart.
+  bool wait_stopping_on_signals() {
+    stop_on_signals signals(
+        [this](int signal) {
+          std::cerr << "[lp] " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ": stopping every node (again to kill them at once)" << std::endl;
+          request_stop();
+        },
+        [this](int) {
+          std::cerr << "[lp] second signal: killing every node" << std::endl;
+          units_.kill_now();
+        });
+    return wait();
+  }
+
+  // As wait(), at most `timeout`: whether every node process has ended.
+  bool wait_for(std::chrono::nanoseconds timeout) { return units_.wait_for(timeout); }
+
+  // Waits until the run() of every node named (a label or a group's name)
+  // has returned, or the program has stopped. True in the first case.
+  bool wait_finished(const std::vector<std::string>& names) {
+    std::optional<bool> outcome;
+    while (!(outcome = units_.runs_finished(names, std::chrono::hours(1)))) {
+    }
+    return *outcome;
+  }
+
+  bool stop_requested() const { return units_.stop_requested(); }
+
+  // One line per failed node with its last output, for the user.
+  std::string summary() const {
+    std::string text;
+    for (const auto& f : units_.failures()) {
+      text += "[lp] node " + f.unit + " failed: " + f.how + "\n";
+      text += quoted_last_lines(f.last_lines);
+    }
+    return text;
+  }
+
+  const std::string& secret() const { return run_dir_.secret(); }
+  // Null for a launch without TLS.
+  const std::shared_ptr<const tls_context>& tls() const { return tls_; }
+  const std::string& run_dir() const { return run_dir_.path(); }
+  const std::string& rendezvous_url() const { return rendezvous_->url(); }
+  const status_server* status_page() const { return status_.get(); }
+
+  // Label -> URL of the nodes serving now.
+  std::map<std::string, std::string> urls() const {
+    std::map<std::string, std::string> out;
+    for (const auto& spec : graph_.nodes())
+      if (auto where = rendezvous_->find(spec.label))
+        out[spec.label] = where->url(tls_ != nullptr);
+    return out;
+  }
+
+  // The process ids of the node processes now running.
+  std::vector<pid_t> pids() const { return units_.pids(); }
+
+ private:
+  static process_options with_defaults(process_options options) {
+    if (options.executable.empty()) options.executable = this_executable();
+    if (options.arguments.empty()) options.arguments.push_back(options.executable);
+    return options;
+  }
+
+  // Each node as the launcher sees it, for the status page.
+  std::vector<node_status> node_states() {
+    std::vector<node_status> out;
+    for (auto& unit : units_.states()) {
+      // The same last lines for every node of a colocated group's process.
+      unit.status.last_lines = logs_.last_lines(unit.name);
+      for (const auto& label : unit.labels) {
+        auto node = unit.status;
+        node.label = label;
+        if (auto where = rendezvous_->find(label)) {
+          node.url = where->url(tls_ != nullptr);
+          if (node.state == node_state::starting) node.state = node_state::serving;
+        }
+        out.push_back(std::move(node));
+      }
+    }
+    return out;
+  }
+
+  // Nodes beyond loopback, of groups with a health_timeout, are asked
+  // whether they answer; one that does not for that long is lost.
+  void watch_reachability() {
+    std::vector<reachability_watch::target> targets;
+    for (const auto& unit : plan_units(graph_))
+      if (unit.settings.health_timeout.count() > 0)
+        targets.push_back({unit.name, unit.labels.front(), unit.settings.health_timeout});
+    if (targets.empty()) return;
+    reachability_ = std::make_unique<reachability_watch>(
+        std::move(targets),
+        [this](const std::string& label) -> std::optional<reachability_watch::serving> {
+          auto where = rendezvous_->find(label);
+          if (!where || !beyond_loopback(where->host)) return std::nullopt;
+          if (auto restarts = units_.restarts_of(label))
+            return reachability_watch::serving{*where, *restarts};
+          return std::nullopt;
+        },
+        [this](const std::string& name, std::chrono::milliseconds silence) {
+          units_.lose(name, silence);
+        },
+        tls_.get());
+  }
+
+  const program& graph_;
+  process_options options_;
+  run_directory run_dir_;
+  std::shared_ptr<const tls_context> tls_;  // null: plain HTTP
+  unit_logs logs_;
+  unit_table units_;
+  std::unique_ptr<rendezvous_server> rendezvous_;
+  std::unique_ptr<status_server> status_;
+  std::unique_ptr<reachability_watch> reachability_;
+  // Last: should the constructor throw, its thread ends before what it
+  // uses (the rendezvous) goes.
+  unit_supervisor supervision_;
+};
+
+}  // namespace lp::detail
 
 // ---- launchpad/detail/slurm/tools.hpp ----
 
@@ -21776,6 +21922,23 @@ inline std::string graph_picture(const program& graph, const std::string& format
 // launch_settings (cli/command_line.hpp) and dispatches through the table,
 // and includes the headers that define the launchers' runs.
 
+// ---- launchpad/detail/process/local_mp_launcher.hpp ----
+
+// The launcher of local_mp (detail/named_policies.hpp, `launcher`): every
+// node (or colocated group) a process of this host, which runs main() again
+// and, told so by its environment, hosts its nodes. Declared here, for the
+// table of launchers (detail/launchers.hpp); its run is local_launch.hpp's.
+
+
+namespace lp::detail {
+
+template <>
+struct launcher<local_multi_processing> : launcher_on_this_host {
+  static int run(const program& graph, transport_kind transport,
+                 const launch_settings& settings);
+};
+
+}  // namespace lp::detail
 
 namespace lp::detail {
 
@@ -21834,6 +21997,87 @@ using launch_policies = policy_table<named_policies>;
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/process/local_launch.hpp ----
+
+// The launches whose nodes are processes of this host, as local_mp from a
+// command line and a test's lp::controller of test_mp run them: this
+// process is their launcher (launcher.hpp), and each node process runs
+// main() again (node_process.hpp).
+
+
+
+namespace lp::detail {
+
+// local_mp from a command line: this process is the launcher.
+inline int launcher<local_multi_processing>::run(const program& graph,
+                                                 transport_kind transport,
+                                                 const launch_settings& settings) {
+  if (settings.process.insecure)
+    std::cerr << "[lp] --lp_insecure: nodes accept calls from anyone who can reach them"
+              << std::endl;
+  try {
+    auto options = process_options_from(settings, policy_kind::local_mp, transport);
+    options.place = true;
+    options.gpus =
+        settings.process.gpus.empty() ? gpus_found() : index_list(settings.process.gpus);
+    options.tls =
+        launch_tls(settings.tls, graph.name(), beyond_loopback(options.bind_host));
+    process_launch launch(graph, std::move(options));
+    announce_checkpoints(graph, checkpoint_dir_of(settings.checkpoints, launch.run_dir()),
+                         std::cerr);
+    bool clean = launch.wait_stopping_on_signals();
+    if (!clean) std::cerr << launch.summary() << std::flush;
+    linger(launch.status_page(), settings.status.linger_secs);
+    return clean ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+// A test's launch of nodes as processes; this process is their launcher.
+class processes_launch final : public controlled_launch {
+ public:
+  processes_launch(const program& graph, process_options settings)
+      : launch_(graph, std::move(settings)),
+        nodes_(std::make_shared<rendezvous_directory>(launch_.rendezvous_url(),
+                                                      launch_.secret(), launch_.tls())) {}
+
+  std::shared_ptr<channel> connect(const std::string& label) override {
+    http_channel::options settings;
+    settings.secret = launch_.secret();
+    settings.tls = launch_.tls();
+    return std::make_shared<http_channel>(label, nodes_, settings);
+  }
+  std::map<std::string, std::string> urls() const override { return launch_.urls(); }
+  const std::string& secret() const override { return launch_.secret(); }
+  const std::string& run_dir() const override { return launch_.run_dir(); }
+  std::vector<pid_t> pids() const override { return launch_.pids(); }
+  bool wait_finished(const std::vector<std::string>& names) override {
+    return launch_.wait_finished(names);
+  }
+
+  bool wait(std::optional<std::chrono::nanoseconds> timeout) override {
+    if (timeout && !launch_.wait_for(*timeout)) return false;
+    if (!launch_.wait()) throw node_failure(summary());
+    return true;
+  }
+
+  bool stop() override {
+    launch_.request_stop();
+    nodes_->close();
+    return launch_.wait();
+  }
+  bool stop_requested() const override { return launch_.stop_requested(); }
+  std::string summary() const override { return launch_.summary(); }
+
+ private:
+  process_launch launch_;
+  std::shared_ptr<rendezvous_directory> nodes_;
+};
+
+}  // namespace lp::detail
+
 namespace lp::detail {
 
 LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t policy,
@@ -21879,7 +22123,7 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t 
 
 namespace lp {
 
-// A test's launch of test_mp (detail/process/node_process.hpp runs it).
+// A test's launch of test_mp (detail/process/local_launch.hpp runs it).
 LP_API controller::controller(const program& graph, const process_test_options& options,
                               transport_kind transport)
     : graph_(&graph) {

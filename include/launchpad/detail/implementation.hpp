@@ -28,6 +28,7 @@
 #include <launchpad/detail/os/impl/launch_tls_inl.hpp>
 #include <launchpad/detail/os/impl/run_directory_inl.hpp>
 #include <launchpad/detail/process/impl/node_process_inl.hpp>
+#include <launchpad/detail/process/impl/process_options_inl.hpp>
 #include <launchpad/detail/python/impl/python_node_inl.hpp>
 #include <launchpad/detail/serve/impl/dispatch_inl.hpp>
 #include <launchpad/detail/serve/impl/method_list_inl.hpp>

@@ -16,6 +16,7 @@
 #include <launchpad/detail/launchers.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/process/child_env.hpp>
+#include <launchpad/detail/process/local_launch.hpp>
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
 #include <launchpad/detail/status/status_command.hpp>
@@ -72,7 +73,7 @@ LP_API int launch_main(const program& graph, int argc, char** argv, std::size_t 
 
 namespace lp {
 
-// A test's launch of test_mp (detail/process/node_process.hpp runs it).
+// A test's launch of test_mp (detail/process/local_launch.hpp runs it).
 LP_API controller::controller(const program& graph, const process_test_options& options,
                               transport_kind transport)
     : graph_(&graph) {

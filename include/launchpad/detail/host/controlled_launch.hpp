@@ -2,7 +2,7 @@
 
 // What lp::controller asks of the launch it holds, however that launch runs
 // its nodes: as threads (host/in_process.hpp) or as processes
-// (process/node_process.hpp). lp::controller's members are defined once,
+// (process/local_launch.hpp). lp::controller's members are defined once,
 // in impl/controlled_launch_inl.hpp, and pass each question on.
 
 #include <sys/types.h>

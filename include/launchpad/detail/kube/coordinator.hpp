@@ -21,8 +21,9 @@
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
-#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/finished_runs.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
+#include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/program.hpp>
@@ -36,7 +37,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,10 +62,10 @@ class coordinator {
   coordinator(const program& graph, const launch_settings& settings,
               const std::pair<std::string, tls_credentials>& found,
               const std::string& launch)
-      : graph_(graph),
-        notice_(std::chrono::seconds(settings.process.termination_notice_secs)),
+      : notice_(std::chrono::seconds(settings.process.termination_notice_secs)),
         secret_(found.first),
-        own_dir_(coordinator_dir(launch), secret_) {
+        own_dir_(coordinator_dir(launch), secret_),
+        runs_(graph) {
     const auto& credentials = found.second;
     if (!credentials.empty())
       tls_ = std::make_shared<const tls_context>(
@@ -75,8 +75,6 @@ class coordinator {
       units_.emplace(unit.name,
                      unit_state{.plan = unit, .where = {}, .last_failure = {}});
     }
-    for (const auto& spec : graph.nodes())
-      if (spec.has_run) runnable_.insert(spec.label);
     rendezvous_ = std::make_unique<rendezvous_server>(
         secret_,
         rendezvous_server::callbacks{
@@ -316,8 +314,7 @@ class coordinator {
     bool all = false;
     {
       std::lock_guard lock(mutex_);
-      finished_.insert(label);
-      all = !runnable_.empty() && finished_ == runnable_;
+      all = runs_.finish(label);
     }
     changed_.notify_all();
     // A program whose run() nodes have all returned has nothing left to do.
@@ -326,15 +323,8 @@ class coordinator {
 
   std::optional<bool> runs_finished(const std::vector<std::string>& names,
                                     std::chrono::milliseconds wait) {
-    auto wanted = runnable_labels(graph_, names);
-    auto done = [&] {
-      return std::includes(finished_.begin(), finished_.end(), wanted.begin(),
-                           wanted.end());
-    };
     std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, wait, [&] { return stopping_ || done(); }))
-      return std::nullopt;
-    return done();
+    return runs_.wait(lock, changed_, names, wait, [&] { return stopping_; });
   }
 
   std::vector<node_status> statuses() {
@@ -389,16 +379,15 @@ class coordinator {
     std::string path_;
   };
 
-  const program& graph_;
   const std::chrono::seconds notice_;
   const std::string secret_;
   own_directory own_dir_;
+  finished_runs runs_;  // under mutex_
   std::shared_ptr<const tls_context> tls_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, unit_state> units_;     // by unit name
   std::map<std::string, std::string> unit_of_;  // label -> unit name
-  std::set<std::string> runnable_, finished_;
   bool stopping_ = false;
   std::optional<std::string> failure_;
   std::unique_ptr<rendezvous_server> rendezvous_;

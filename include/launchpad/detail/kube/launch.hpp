@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/kube/coordinator.hpp>
 #include <launchpad/detail/kube/launcher.hpp>
@@ -19,6 +20,7 @@
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>
+#include <launchpad/detail/wire/address.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/kubernetes.hpp>
 #include <launchpad/program.hpp>

@@ -11,7 +11,7 @@
 #include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/process/child_env.hpp>
-#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
 #include <launchpad/program.hpp>

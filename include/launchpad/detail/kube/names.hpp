@@ -6,7 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
-#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/units.hpp>
 #include <launchpad/program.hpp>
 #include <set>
 #include <string>

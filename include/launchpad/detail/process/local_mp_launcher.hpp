@@ -3,7 +3,7 @@
 // The launcher of local_mp (detail/named_policies.hpp, `launcher`): every
 // node (or colocated group) a process of this host, which runs main() again
 // and, told so by its environment, hosts its nodes. Declared here, for the
-// table of launchers (detail/launchers.hpp); its run is node_process.hpp's.
+// table of launchers (detail/launchers.hpp); its run is local_launch.hpp's.
 
 #include <launchpad/detail/host/local_launchers.hpp>
 #include <launchpad/detail/named_policies.hpp>

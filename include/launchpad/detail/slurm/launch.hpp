@@ -8,6 +8,7 @@
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/node_process.hpp>
+#include <launchpad/detail/process/process_options.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/slurm/launcher.hpp>
 #include <launchpad/detail/slurm/submit.hpp>

@@ -4,8 +4,8 @@
 // left pending for ever by Slurm; the launch refuses it before submitting.
 
 #include <algorithm>
-#include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
+#include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
 #include <string>

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <launchpad/detail/cli/command_line.hpp>
-#include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/shell_words.hpp>
 #include <launchpad/program.hpp>

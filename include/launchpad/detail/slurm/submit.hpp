@@ -19,8 +19,8 @@
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
-#include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
+#include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/serve/secret.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/slurm/follow.hpp>

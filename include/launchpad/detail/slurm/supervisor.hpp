@@ -13,7 +13,9 @@
 #include <iostream>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
+#include <launchpad/detail/process/process_options.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
+#include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/slurm/script.hpp>
 #include <launchpad/detail/slurm/tools.hpp>

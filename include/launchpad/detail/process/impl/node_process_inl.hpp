@@ -13,12 +13,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <launchpad/context.hpp>
-#include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/host/node_host.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/child_env.hpp>
-#include <launchpad/detail/process/host_address.hpp>
+#include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <memory>
@@ -170,23 +169,6 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
                        {{"failure", labels_text + " could not start: " + e.what()}});
     return 1;
   }
-}
-
-LP_API process_options process_options_from(const launch_settings& settings,
-                                            policy_kind policy,
-                                            transport_kind transport) {
-  // options.tls stays empty: local_mp decides it below, and a Slurm job's
-  // supervisor adopts the credentials its submitter made.
-  process_options options;
-  options.direct_calls = transport == transport_kind::direct;
-  options.policy = policy;
-  options.arguments.push_back(settings.command.empty() ? this_executable()
-                                                       : settings.command.front());
-  for (auto& word : child_arguments(settings))
-    options.arguments.push_back(std::move(word));
-  options.process = settings.process;
-  options.status_port = settings.status.port;
-  return options;
 }
 
 }  // namespace lp::detail

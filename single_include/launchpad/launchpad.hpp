@@ -2085,11 +2085,6 @@ T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
 // a VM the first touch of a page costs microseconds: a 4 MB tensor in new
 // buffers on every call spent more time in page faults than on the wire.
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
-#include <mutex>
 
 namespace lp::detail {
 
@@ -2111,28 +2106,6 @@ std::string& thread_buffer(std::size_t expected = 0) {
   buffer.clear();
   buffer.reserve(expected);
   return buffer;
-}
-
-// glibc gives every block over a threshold (128 KiB, then as large as the
-// largest block freed so far) fresh pages from the kernel and returns them on
-// free, so each large body, value and copy of a call costs its page faults
-// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
-// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB. It is the whole process's allocator, so the
-// user can see it (docs/concepts.md) and turn it off (--lp_system_malloc);
-// setting MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES
-// leaves the choice to the user too.
-inline void keep_large_blocks() {
-#if defined(__GLIBC__)
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const char* chosen :
-         {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
-      if (std::getenv(chosen)) return;
-    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  });
-#endif
 }
 
 // Bodies up to this size are copied next to their headers, to go out in one
@@ -2689,6 +2662,7 @@ class channel {
 #include <condition_variable>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <ostream>
 #include <thread>
 
@@ -3572,6 +3546,54 @@ call_result<Caller, Method> proxy_rejected_call() {
 // ---- launchpad/detail/util/thread_pool.hpp ----
 
 #include <deque>
+
+// ---- launchpad/detail/util/malloc_tuning.hpp ----
+
+// How a process that hosts nodes tunes glibc's malloc, and how it gives
+// back what the tuning keeps once a load has gone.
+//
+// glibc gives every block over a threshold (128 KiB, then as large as the
+// largest block freed so far) fresh pages from the kernel and returns them on
+// free, so each large body, value and copy of a call costs its page faults
+// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
+// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
+// the kernel only past 128 MiB.
+//
+// Kept for good, that memory would follow the process's peak load: each
+// thread allocates from one of up to 8 arenas per core, and the free memory
+// of an arena whose threads have gone stays resident (a node that took 64
+// connections of 64 KB bodies kept 3.5x the RSS it had before, long after
+// its 64 threads had retired). So when a pool's idle thread leaves
+// (util/thread_pool.hpp), the process lowers the trim threshold to glibc's
+// default while that wave of threads ends: what each frees as it ends, and
+// one block of 64 KiB it frees once its thread_locals are gone, trims the
+// top of its arena. 0.2 s after the last of them has left, the process
+// returns the free pages inside every arena (malloc_trim) and keeps large
+// blocks again. A busy process pays once per wave of departing threads:
+// during it, large blocks freed at the top of an arena go back to the
+// kernel, and those free in the arenas at its end come back as fresh pages.
+//
+// It is the whole process's allocator, so the user can see it
+// (docs/concepts.md) and turn it off (--lp_system_malloc,
+// test_options::system_malloc); setting MALLOC_MMAP_THRESHOLD_,
+// MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES leaves the choice to the user
+// too. Elsewhere than glibc, nothing happens.
+
+
+namespace lp::detail {
+
+// Tunes malloc as above, once per process; the first call decides.
+LP_API void keep_large_blocks();
+
+// Called by a pool thread that leaves after its idle limit, before it
+// frees what it holds (its thread_locals); nothing unless keep_large_blocks
+// tuned the process.
+LP_API void pool_thread_leaving();
+
+// How often the process has given its free memory back so far.
+LP_API std::size_t memory_returns();
+
+}  // namespace lp::detail
 #include <list>
 
 namespace lp::detail {
@@ -3659,6 +3681,8 @@ class thread_pool {
         // Idle too long: leave. The next enqueue (or shutdown) joins us.
         retired_.push_back(std::move(*place));
         threads_.erase(place);
+        lock.unlock();
+        pool_thread_leaving();  // what this thread holds goes back to the kernel
         return;
       }
       // When stopping, the queued jobs all run, whatever max_busy says.
@@ -7801,7 +7825,7 @@ struct status_settings {
 // How this host's processes that host nodes are run.
 struct node_process_settings {
   bool insecure = false;
-  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
+  bool system_malloc = false;  // leave malloc as it is (util/malloc_tuning.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;             // empty: logs/ in the run directory
@@ -8342,9 +8366,9 @@ inline constexpr flag_row launch_flag_rows[] = {
     {.name = "--lp_system_malloc",
      .help =
          "leave malloc as it is set; by default a process that hosts nodes keeps freed "
-         "blocks up to 64 MiB (glibc's mallopt), as fresh pages for each large value "
-         "cost "
-         "more than sending it",
+         "blocks up to 64 MiB while busy (glibc's mallopt), as fresh pages for each "
+         "large value cost more than sending it, and gives free memory back once the "
+         "threads of a load retire",
      .on = [](launch_settings& s) -> bool& { return s.process.system_malloc; }},
     {.name = "--lp_graph",
      .hint = "<format>",
@@ -13849,7 +13873,7 @@ struct host_options {
   bool watch_health = false;
   // Where the process was placed, for lp::context().
   std::vector<int> cores, gpus;
-  // Tune glibc's malloc for large values (keep_large_blocks, wire/buffers.hpp):
+  // Tune glibc's malloc for large values (keep_large_blocks, util/malloc_tuning.hpp):
   // a process-wide setting, which --lp_system_malloc and
   // test_options::system_malloc turn off.
   bool tune_malloc = true;
@@ -21083,6 +21107,146 @@ LP_API void tls_session::close() {
   ERR_clear_error();
   SSL_shutdown(ssl_.get());
   ERR_clear_error();
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/util/impl/malloc_tuning_inl.hpp ----
+
+// malloc_tuning.hpp's share of the library's compiled part: the definitions
+// that detail/implementation.hpp gathers (detail/config.hpp says where they
+// are compiled).
+
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+
+namespace lp::detail {
+
+namespace malloc_tuning {
+
+using clock = std::chrono::steady_clock;
+
+inline constexpr int kept_mmap_threshold = 64 << 20;
+inline constexpr int kept_trim_threshold = 128 << 20;
+inline constexpr int returning_trim_threshold = 128 << 10;  // glibc's default
+// A wave of departing threads is over once none has left for this long (each
+// has ended by then); a wave that goes on is given back at least this often.
+inline constexpr std::chrono::milliseconds settled{200};
+inline constexpr std::chrono::milliseconds longest_wait{2000};
+
+struct state {
+  std::atomic<bool> tuned{false};
+  std::atomic<std::size_t> returns{0};
+  std::mutex mutex;
+  bool returning = false;  // a wave is under way: the threshold is lowered
+  std::size_t departures = 0;
+  clock::time_point first_departure, last_departure;
+};
+
+// Never destroyed: the thread that gives memory back may outlive main().
+inline state& the_state() {
+  static auto* shared = new state;
+  return *shared;
+}
+
+#if defined(__GLIBC__)
+// On a thread of its own, once the wave has settled: the free pages inside
+// every arena go back (malloc_trim), and large blocks are kept again; first
+// again for threads that left meanwhile.
+inline void give_back() {
+  auto& s = the_state();
+  for (;;) {
+    clock::time_point due;
+    std::size_t seen = 0;
+    {
+      std::lock_guard lock(s.mutex);
+      due = std::min(s.last_departure + settled, s.first_departure + longest_wait);
+      seen = s.departures;
+    }
+    if (clock::now() < due) {
+      std::this_thread::sleep_until(due);
+      continue;
+    }
+    ::malloc_trim(0);
+    s.returns.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lock(s.mutex);
+    if (s.departures == seen) {
+      ::mallopt(M_TRIM_THRESHOLD, kept_trim_threshold);
+      s.returning = false;
+      return;
+    }
+    s.first_departure = clock::now();
+  }
+}
+
+// malloc_trim leaves the free top of a thread's arena alone: glibc trims it
+// only when a block of 64 KiB or more is freed into that arena while the top
+// is past the trim threshold. A departing thread's frees as it ends (its
+// buffers, its cache of small blocks) do that under the lowered threshold;
+// one such block freed on purpose once its thread_locals are gone trims the
+// top whatever they were.
+inline void free_a_large_block(void*) {
+  char* volatile block = static_cast<char*>(::malloc(std::size_t{64} << 10));
+  ::free(block);
+}
+
+// glibc runs a thread's pthread key destructors after its thread_local ones.
+inline pthread_key_t at_thread_end() {
+  static pthread_key_t key = [] {
+    pthread_key_t made{};
+    ::pthread_key_create(&made, free_a_large_block);
+    return made;
+  }();
+  return key;
+}
+#endif
+
+}  // namespace malloc_tuning
+
+LP_API void keep_large_blocks() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* chosen :
+         {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
+      if (std::getenv(chosen)) return;
+    ::mallopt(M_MMAP_THRESHOLD, malloc_tuning::kept_mmap_threshold);
+    ::mallopt(M_TRIM_THRESHOLD, malloc_tuning::kept_trim_threshold);
+    malloc_tuning::at_thread_end();
+    malloc_tuning::the_state().tuned = true;
+  });
+#endif
+}
+
+LP_API void pool_thread_leaving() {
+#if defined(__GLIBC__)
+  using namespace malloc_tuning;
+  auto& s = the_state();
+  if (!s.tuned.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(s.mutex);
+  s.last_departure = clock::now();
+  ++s.departures;
+  if (s.returning) {
+    ::pthread_setspecific(at_thread_end(), &s);  // any value but null
+    return;
+  }
+  s.first_departure = s.last_departure;
+  try {
+    std::thread(give_back).detach();
+  } catch (const std::system_error&) {
+    return;  // no thread to spare: this wave's memory waits for a later one
+  }
+  s.returning = true;
+  ::mallopt(M_TRIM_THRESHOLD, returning_trim_threshold);
+  ::pthread_setspecific(at_thread_end(), &s);
+#endif
+}
+
+LP_API std::size_t memory_returns() {
+  return malloc_tuning::the_state().returns.load(std::memory_order_relaxed);
 }
 
 }  // namespace lp::detail

@@ -39,6 +39,7 @@
 #include <launchpad/detail/tls/impl/context_inl.hpp>
 #include <launchpad/detail/tls/impl/credentials_inl.hpp>
 #include <launchpad/detail/tls/impl/session_inl.hpp>
+#include <launchpad/detail/util/impl/malloc_tuning_inl.hpp>
 #include <launchpad/detail/util/impl/type_name_inl.hpp>
 #include <launchpad/detail/wire/impl/arguments_inl.hpp>
 #include <launchpad/detail/wire/impl/cbor_decode_inl.hpp>

@@ -24,7 +24,7 @@
 #include <launchpad/detail/serve/http_server.hpp>
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
-#include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/util/malloc_tuning.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>
@@ -78,7 +78,7 @@ struct host_options {
   bool watch_health = false;
   // Where the process was placed, for lp::context().
   std::vector<int> cores, gpus;
-  // Tune glibc's malloc for large values (keep_large_blocks, wire/buffers.hpp):
+  // Tune glibc's malloc for large values (keep_large_blocks, util/malloc_tuning.hpp):
   // a process-wide setting, which --lp_system_malloc and
   // test_options::system_malloc turn off.
   bool tune_malloc = true;

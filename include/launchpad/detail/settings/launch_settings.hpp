@@ -84,7 +84,7 @@ struct status_settings {
 // How this host's processes that host nodes are run.
 struct node_process_settings {
   bool insecure = false;
-  bool system_malloc = false;  // leave malloc as it is (wire/buffers.hpp)
+  bool system_malloc = false;  // leave malloc as it is (util/malloc_tuning.hpp)
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;             // empty: logs/ in the run directory

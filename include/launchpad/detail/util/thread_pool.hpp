@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <launchpad/detail/util/malloc_tuning.hpp>
 #include <limits>
 #include <list>
 #include <mutex>
@@ -96,6 +97,8 @@ class thread_pool {
         // Idle too long: leave. The next enqueue (or shutdown) joins us.
         retired_.push_back(std::move(*place));
         threads_.erase(place);
+        lock.unlock();
+        pool_thread_leaving();  // what this thread holds goes back to the kernel
         return;
       }
       // When stopping, the queued jobs all run, whatever max_busy says.

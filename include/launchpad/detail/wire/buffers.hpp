@@ -5,13 +5,7 @@
 // a VM the first touch of a page costs microseconds: a 4 MB tensor in new
 // buffers on every call spent more time in page faults than on the wire.
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <cstddef>
-#include <cstdlib>
-#include <mutex>
 #include <string>
 
 namespace lp::detail {
@@ -34,28 +28,6 @@ std::string& thread_buffer(std::size_t expected = 0) {
   buffer.clear();
   buffer.reserve(expected);
   return buffer;
-}
-
-// glibc gives every block over a threshold (128 KiB, then as large as the
-// largest block freed so far) fresh pages from the kernel and returns them on
-// free, so each large body, value and copy of a call costs its page faults
-// anew: two thirds of a 4 MB round trip here. A process that hosts nodes
-// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB. It is the whole process's allocator, so the
-// user can see it (docs/concepts.md) and turn it off (--lp_system_malloc);
-// setting MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES
-// leaves the choice to the user too.
-inline void keep_large_blocks() {
-#if defined(__GLIBC__)
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const char* chosen :
-         {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
-      if (std::getenv(chosen)) return;
-    ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  });
-#endif
 }
 
 // Bodies up to this size are copied next to their headers, to go out in one

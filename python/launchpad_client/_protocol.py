@@ -242,6 +242,10 @@ RUN_DIRECTORY_AUTHORITY: Final = "tls_ca.crt"  # present when the launch was giv
 ENVIRONMENT_RESTARTS: Final = "LP_RESTARTS"
 # A Python node's end of its control socket (below), a file descriptor.
 ENVIRONMENT_PYTHON_CONTROL_FD: Final = "LP_PYTHON_CONTROL_FD"
+# Set to 1 by the process that hosts a Python node, unless the launch has
+# --lp_system_malloc: the node tunes glibc's malloc as a C++ node's process
+# does (launchpad_client/malloc_tuning.py).
+ENVIRONMENT_TUNE_MALLOC: Final = "LP_TUNE_MALLOC"
 
 
 # A Python node's process: `<python> -m <module> [--check] --node=PROGRAM/LABEL`,

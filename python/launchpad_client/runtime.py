@@ -66,7 +66,9 @@ and answers each `address` request, one at a time, with one line:
 When the socket ends (the host is gone) the node ends as at `end`, so
 that it never outlives its host. A node started by hand has no host: a
 handle finds its node in the run directory's nodes file, and a stop
-(SIGTERM, SIGINT, launchpad_client.stop()) ends the node.
+(SIGTERM, SIGINT, launchpad_client.stop()) ends the node. LP_TUNE_MALLOC=1,
+unless the launch has --lp_system_malloc, asks it to tune glibc's malloc as
+a C++ node's process does (malloc_tuning.py).
 
 Before anything serves it imports the module, finds the class and compares
 it with the C++ declaration: its methods' type hints (hints.compare), run()
@@ -94,7 +96,7 @@ import time
 import traceback
 
 from . import _protocol as protocol
-from . import checkpoint, codec, hints, node_context, progress, run_directory, tls
+from . import checkpoint, codec, hints, malloc_tuning, node_context, progress, run_directory, tls
 from .errors import DeadlineExceeded, RemoteError, TransportError
 from .node import Node
 from .optional_packages import cbor2
@@ -643,6 +645,7 @@ def main(argv):
         cls = _import_class(spec)
         _check_class(spec, cls)
         return 0
+    malloc_tuning.keep_large_blocks()
     ended = threading.Event()  # the host's `end`, or its loss; without one, a stop
     if sock is not None:
         _connect_host(label, sock, pending, ended)

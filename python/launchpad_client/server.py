@@ -25,7 +25,7 @@ import typing
 from urllib.parse import unquote
 
 from . import _protocol as protocol
-from . import codec, hints
+from . import codec, hints, malloc_tuning
 from . import metrics as user_metrics
 from .optional_packages import numpy as np
 from .schema import from_schema
@@ -289,7 +289,13 @@ class NodeServer:
             except OSError:
                 return
             connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+            threading.Thread(target=self._serve_then_end, args=(connection,), daemon=True).start()
+
+    def _serve_then_end(self, connection):
+        try:
+            self._serve(connection)
+        finally:
+            malloc_tuning.thread_ended()  # what the connection held goes back to the kernel
 
     def _serve(self, connection):
         with self._connections_lock:
@@ -476,6 +482,7 @@ class NodeServer:
                 served.figures.in_flight -= 1
                 served.figures.record(status, time.perf_counter() - start, len(request.body),
                                       reply_bytes)
+            malloc_tuning.call_served()
 
     def methods_in_flight(self):
         """The methods with calls running now and how many, as a C++ node

@@ -1180,6 +1180,10 @@ namespace environment {
 inline constexpr char restarts[] = "LP_RESTARTS";
 // A Python node's end of its control socket (below), a file descriptor.
 inline constexpr char python_control_fd[] = "LP_PYTHON_CONTROL_FD";
+// Set to 1 by the process that hosts a Python node, unless the launch has
+// --lp_system_malloc: the node tunes glibc's malloc as a C++ node's process
+// does (launchpad_client/malloc_tuning.py).
+inline constexpr char tune_malloc[] = "LP_TUNE_MALLOC";
 }  // namespace environment
 
 // A Python node's process: `<python> -m <module> [--check] --node=PROGRAM/LABEL`,
@@ -11979,8 +11983,9 @@ struct python_settings {
   // Only import the class and compare it with its declaration, then end
   // (check_python_nodes).
   bool check_only = false;
-  // Tune the node's glibc malloc as a C++ node's (keep_large_blocks): a
-  // 4 MB body's blocks stay the process's, not the kernel's, between calls.
+  // Tune the node's glibc malloc as a C++ node's (keep_large_blocks, and
+  // give back what it keeps once a load has gone): a 4 MB body's blocks
+  // stay the process's, not the kernel's, between calls.
   bool tune_malloc = true;
 };
 
@@ -12153,11 +12158,10 @@ class python_node {
                               label);
     child.environment.push_back(std::string(protocol::environment::python_control_fd) +
                                 "=3");
-    if (settings_.tune_malloc && !std::getenv("MALLOC_MMAP_THRESHOLD_") &&
-        !std::getenv("MALLOC_TRIM_THRESHOLD_") && !std::getenv("GLIBC_TUNABLES")) {
-      child.environment.push_back("MALLOC_MMAP_THRESHOLD_=" + std::to_string(64 << 20));
-      child.environment.push_back("MALLOC_TRIM_THRESHOLD_=" + std::to_string(128 << 20));
-    }
+    // The runtime tunes its malloc itself (launchpad_client/malloc_tuning.py),
+    // unless the user's environment sets it.
+    if (settings_.tune_malloc)
+      child.environment.push_back(std::string(protocol::environment::tune_malloc) + "=1");
     child.environment.push_back("PYTHONUNBUFFERED=1");
     for (const auto& [name, value] : settings_.env)
       child.environment.push_back(name + "=" + value);

@@ -37,6 +37,8 @@
 #include <thread>
 #include <vector>
 
+#include "node_process.hpp"
+
 struct Scaled {
   long add(long x) { return total.fetch_add(x) + x; }
   int pid() { return static_cast<int>(::getpid()); }
@@ -46,37 +48,16 @@ LP_SERVICE(Scaled, add, pid);
 
 namespace {
 
+using bench::fail;
+using bench::status_field;
 using steady = std::chrono::steady_clock;
 constexpr std::string_view node_flag = "--node";
-
-struct bench_failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-[[noreturn]] void fail(const std::string& what) {
-  throw bench_failure(what);
-}
-
-std::string this_executable() {
-  std::string path(4096, '\0');
-  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
-  if (length <= 0) fail("readlink /proc/self/exe failed");
-  path.resize(static_cast<std::size_t>(length));
-  return path;
-}
 
 std::string read_whole_file(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// A field of /proc/<pid>/status ("Threads", "VmRSS"), as its number.
-long status_field(int pid, const std::string& name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with(name + ":")) return std::stol(line.substr(name.size() + 1));
-  fail("no " + name + " in /proc/" + std::to_string(pid) + "/status");
 }
 
 double percentile(std::vector<double> values, double p) {
@@ -225,7 +206,7 @@ int main(int argc, char** argv) {
     lp::program p("bench_scale");
     auto node = p.add_node<Scaled>("scaled");
     lp::process_test_options options;
-    options.executable = this_executable();
+    options.executable = bench::this_executable();
     options.arguments = {std::string(node_flag)};
     options.termination_notice = std::chrono::seconds(5);
     auto running = lp::launch<lp::test_multi_processing>(p, options);

@@ -192,6 +192,27 @@ TEST_SUITE("graph") {
     }
   }
 
+  TEST_CASE(
+      "text arguments: a string literal, a char array and a char pointer are kept as "
+      "std::string") {
+    lp::program p("text");
+    auto counter = p.add_node<t::Counter>("counter");
+    char buffer[] = "a buffer";
+    const char* pointer = "a pointer";
+    auto literal = p.add_node<g::Ctor>("literal", counter, "a literal");
+    auto from_buffer = p.add_node<g::Ctor>("buffer", counter, buffer);
+    auto from_pointer = p.add_node<g::Ctor>("pointer", counter, pointer);
+    buffer[0] = 'X';  // the program holds a copy of the text
+    const char* null = nullptr;
+    CHECK_THROWS_WITH_AS(p.add_node<g::Ctor>("null", counter, null),
+                         doctest::Contains("a null char pointer is no text"),
+                         lp::graph_error);
+    auto running = lp::launch<lp::test_multi_threading>(p);
+    CHECK(running.client(literal).hello() == "a literal:0");
+    CHECK(running.client(from_buffer).hello() == "a buffer:0");
+    CHECK(running.client(from_pointer).hello() == "a pointer:0");
+  }
+
   TEST_CASE("handles become clients, also inside vectors and through constructors") {
     lp::program p("resolve");
     auto c = p.add_node<t::Counter>("counter");

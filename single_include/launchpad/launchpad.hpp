@@ -5228,6 +5228,29 @@ inline constexpr bool is_handle = false;
 template <class T>
 inline constexpr bool is_handle<handle<T>> = true;
 
+// A node's argument as the program keeps it: text given as a string
+// literal, a char array or a char pointer becomes a std::string, which a
+// Python node's __init__ takes as a str and which outlives the caller's
+// buffer; anything else is kept as it is, decayed.
+template <class A>
+inline constexpr bool is_char_pointer = std::is_same_v<std::decay_t<A>, const char*> ||
+                                        std::is_same_v<std::decay_t<A>, char*>;
+template <class A>
+using kept_argument_t =
+    std::conditional_t<is_char_pointer<A>, std::string, std::decay_t<A>>;
+
+template <class A>
+kept_argument_t<A> kept_argument(A&& argument) {
+  if constexpr (is_char_pointer<A>) {
+    if constexpr (std::is_pointer_v<std::remove_reference_t<A>>)  // (an array has text)
+      if (!argument)
+        throw graph_error("add_node: a null char pointer is no text; pass a string");
+    return std::string(argument);
+  } else {
+    return std::forward<A>(argument);
+  }
+}
+
 // Calls f on every handle in a node argument.
 template <class A, class F>
 void for_each_handle(const A& argument, F&& f) {
@@ -6758,25 +6781,28 @@ class program {
   template <class T, class... Args>
   detail::node_builder wire(node_info& spec, Args&&... args) {
     static_assert(
-        detail::buildable_or_explained<T, detail::resolved_t<std::decay_t<Args>>...>(),
+        detail::buildable_or_explained<
+            T, detail::resolved_t<detail::kept_argument_t<Args>>...>(),
         "add_node<T>(label, args...): T cannot be built from these arguments. Each "
         "lp::handle<S> becomes an lp::client<S> (a handle<A> cannot fill a client<B>); "
         "check "
         "the arguments' number, order and types against T's constructor or members");
-    if constexpr (detail::buildable_from<T, detail::resolved_t<std::decay_t<Args>>...>) {
+    if constexpr (detail::buildable_from<
+                      T, detail::resolved_t<detail::kept_argument_t<Args>>...>) {
       auto check = [&](const std::string& target, const program* owner) {
         connect(spec, target, owner);
       };
       (detail::for_each_handle(args, check), ...);
-      return [stored = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
-                 const detail::connector& connect) {
-        return std::apply(
-            [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
-              return std::make_unique<detail::typed_node<T>>(
-                  detail::build<T>(detail::resolve(arg, connect)...));
-            },
-            stored);
-      };
+      return
+          [stored = std::make_tuple(detail::kept_argument(std::forward<Args>(args))...)](
+              const detail::connector& connect) {
+            return std::apply(
+                [&](const auto&... arg) -> std::unique_ptr<detail::node_instance> {
+                  return std::make_unique<detail::typed_node<T>>(
+                      detail::build<T>(detail::resolve(arg, connect)...));
+                },
+                stored);
+          };
     } else {
       throw graph_error("unreachable: rejected at compile time");
     }
@@ -6788,12 +6814,12 @@ class program {
   std::shared_ptr<const detail::python_recipe> python_wire(node_info& spec,
                                                            const Args&... args) {
     static_assert(
-        detail::python_arguments<std::decay_t<Args>...>,
+        detail::python_arguments<detail::kept_argument_t<Args>...>,
         "add_node<T>(label, args...) for a Python service (LP_PYTHON): each argument "
         "goes to the class's __init__, so it must have a wire form, as a method's "
         "parameter must, or be an lp::handle (or a std::vector of them)");
     auto made = std::make_shared<detail::python_recipe>();
-    if constexpr (detail::python_arguments<std::decay_t<Args>...>) {
+    if constexpr (detail::python_arguments<detail::kept_argument_t<Args>...>) {
       auto check = [&](const std::string& target, const program* owner) {
         connect(spec, target, owner);
       };
@@ -6801,7 +6827,8 @@ class program {
       made->where = python_class_of<T>;
       made->methods = &detail::service_methods<T>();
       made->state = detail::declared_state<T>();
-      (made->arguments.push_back(detail::python_argument_of(args)), ...);
+      (made->arguments.push_back(detail::python_argument_of(detail::kept_argument(args))),
+       ...);
     }
     return made;
   }

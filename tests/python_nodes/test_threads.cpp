@@ -42,10 +42,11 @@ std::string start_error(const lp::program& p) {
 
 TEST_SUITE("python_nodes") {
   TEST_CASE(
-      "C++ calls a Python node, which calls C++ back, with its constructor's arguments") {
+      "C++ calls a Python node, which calls C++ back, with its constructor's arguments "
+      "(a string literal among them)") {
     lp::program p("pyn");
     auto counter = p.add_node<pyn::Counter>("counter");
-    auto learner = p.add_node<pyn::Learner>("learner", counter, 0.5, std::string("alpha"),
+    auto learner = p.add_node<pyn::Learner>("learner", counter, 0.5, "alpha",
                                             std::vector<float>{2.5f, 1.f});
     lp::controller running(p, with_python());
     auto client = running.client(learner);

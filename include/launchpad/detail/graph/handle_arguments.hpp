@@ -4,6 +4,7 @@
 #include <launchpad/client.hpp>
 #include <launchpad/detail/call/channel.hpp>
 #include <launchpad/detail/wire/kind.hpp>
+#include <launchpad/error.hpp>
 #include <launchpad/handle.hpp>
 #include <memory>
 #include <string>
@@ -20,6 +21,29 @@ template <class A>
 inline constexpr bool is_handle = false;
 template <class T>
 inline constexpr bool is_handle<handle<T>> = true;
+
+// A node's argument as the program keeps it: text given as a string
+// literal, a char array or a char pointer becomes a std::string, which a
+// Python node's __init__ takes as a str and which outlives the caller's
+// buffer; anything else is kept as it is, decayed.
+template <class A>
+inline constexpr bool is_char_pointer = std::is_same_v<std::decay_t<A>, const char*> ||
+                                        std::is_same_v<std::decay_t<A>, char*>;
+template <class A>
+using kept_argument_t =
+    std::conditional_t<is_char_pointer<A>, std::string, std::decay_t<A>>;
+
+template <class A>
+kept_argument_t<A> kept_argument(A&& argument) {
+  if constexpr (is_char_pointer<A>) {
+    if constexpr (std::is_pointer_v<std::remove_reference_t<A>>)  // (an array has text)
+      if (!argument)
+        throw graph_error("add_node: a null char pointer is no text; pass a string");
+    return std::string(argument);
+  } else {
+    return std::forward<A>(argument);
+  }
+}
 
 // Calls f on every handle in a node argument.
 template <class A, class F>

@@ -14,20 +14,22 @@ namespace lp {
 /// At any depth: numbers, bool, enums (as their integer), std::string,
 /// std::optional, std::vector, std::array, std::set (of numbers: a typed
 /// array), std::map and std::unordered_map with std::string keys,
-/// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
-/// lp::tensor, and, with `#include <launchpad/json.hpp>`, lp::json and types
-/// with their own to_json/from_json (`NLOHMANN_DEFINE_TYPE_*`).
+/// std::pair, std::tuple, plain structs (aggregates: public fields, no
+/// constructors, no base class; the compiler names their fields, no macro)
+/// and structs declared with BOOST_HANA_DEFINE_STRUCT, lp::tensor, and, with
+/// `#include <launchpad/json.hpp>`, lp::json and types with their own
+/// to_json/from_json (`NLOHMANN_DEFINE_TYPE_*`).
 ///
 /// ```cpp
 /// struct Point {
-///   BOOST_HANA_DEFINE_STRUCT(Point, (double, x), (double, y));
+///   double x = 0, y = 0;
 /// };
 /// static_assert(lp::wire_type<std::map<std::string, std::vector<Point>>>);
 /// ```
 ///
 /// Other containers, std::variant, maps with other keys, views and pointers
 /// are refused at compile time, each with the reason and what to use
-/// instead. docs/protocol.md, "Values", gives each kind's form in JSON and
+/// instead, as are structs whose fields the compiler cannot name. docs/protocol.md, "Values", gives each kind's form in JSON and
 /// CBOR.
 template <class T>
 concept wire_type = detail::has_wire_form<T>;

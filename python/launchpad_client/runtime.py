@@ -85,6 +85,7 @@ with the status its launcher reads: its host ends with the same.
 """
 
 import importlib
+import inspect
 import json
 import os
 import signal
@@ -94,6 +95,7 @@ import ssl
 import threading
 import time
 import traceback
+import typing
 
 from . import _protocol as protocol
 from . import checkpoint, codec, hints, malloc_tuning, node_context, progress, run_directory, tls
@@ -166,22 +168,37 @@ def _check_class(spec, cls):
               + "\n  ".join(problems))
 
 
-def _arguments(spec, args_cbor, credentials):
-    """The constructor's arguments: values decoded by their schemas, and a
+def _arguments(spec, args_cbor, credentials, cls):
+    """The constructor's arguments: values decoded by their schemas, as the
+    types `cls.__init__`'s hints name (a struct as its dataclass), and a
     typed client of the node each handle names (a list of them for a
     std::vector of handles). A host sends them in CBOR (tensors stay
     binary); a spec written by hand gives "args" in JSON."""
     values = codec.decode_cbor(args_cbor) if args_cbor else spec.get(protocol.PYTHON_SPEC_ARGS, [])
+    wanted = _init_hints(cls)
     out = []
-    for value, schema in zip(values, spec.get(protocol.PYTHON_SPEC_ARG_SCHEMAS, [])):
+    for i, (value, schema) in enumerate(zip(values, spec.get(protocol.PYTHON_SPEC_ARG_SCHEMAS, []))):
         kind = schema.get("kind")
         if kind == protocol.KIND_HANDLE:
             out.append(_Peer(spec, value, credentials))
         elif kind == protocol.KIND_HANDLES:
             out.append([_Peer(spec, label, credentials) for label in value])
         else:
-            out.append(from_schema(schema).from_wire(value))
+            value = from_schema(schema).from_wire(value)
+            hint = wanted[i] if i < len(wanted) else None
+            out.append(value if hint is None else server_module.as_hint(value, hint))
     return out
+
+
+def _init_hints(cls):
+    """The hints of `cls.__init__`'s parameters in order, None where one has
+    none (or where they cannot be read: the values then arrive as decoded)."""
+    try:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        hints = typing.get_type_hints(cls.__init__, include_extras=True)
+    except (TypeError, ValueError, NameError):
+        return []
+    return [hints.get(p.name) for p in params]
 
 
 class _Credentials:
@@ -657,7 +674,7 @@ def main(argv):
     _check_class(spec, cls)
     keeping = _checkpoint_spec(spec, cls)
     try:
-        target = cls(*_arguments(spec, args_cbor, credentials))
+        target = cls(*_arguments(spec, args_cbor, credentials, cls))
     except BaseException:
         _fail(CONSTRUCTION_FAILED, label, f"{spec[protocol.PYTHON_SPEC_CLASS_NAME]}(...) raised",
               _last_lines(traceback.format_exc()))

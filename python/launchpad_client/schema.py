@@ -370,8 +370,9 @@ class Tensor(CppType):
 
 
 class Struct(CppType):
-    """A BOOST_HANA_DEFINE_STRUCT struct: a dict with every member, each
-    checked as its own type. Other keys go as given; the node ignores them."""
+    """A C++ struct (a plain one, or BOOST_HANA_DEFINE_STRUCT): a dict, or a
+    dataclass, with every member, each checked as its own type. Other keys
+    go as given; the node ignores them."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)

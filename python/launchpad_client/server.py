@@ -143,29 +143,29 @@ def _with_widths(schema, declared=None):
     return out
 
 
-def _as_hint(value, hint):
+def as_hint(value, hint):
     """A decoded value as the Python type its hint names: a dict as a
     dataclass, a list as a tuple or a set, at every depth."""
     if value is None:
         return None
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
-        return _as_hint(value, args[0])
+        return as_hint(value, args[0])
     if dataclasses.is_dataclass(hint) and isinstance(hint, type) and isinstance(value, dict):
         types_of = typing.get_type_hints(hint, include_extras=True)
-        return hint(**{f.name: _as_hint(value[f.name], types_of[f.name])
+        return hint(**{f.name: as_hint(value[f.name], types_of[f.name])
                        for f in dataclasses.fields(hint)})
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
-        return _as_hint(value, inner[0]) if len(inner) == 1 else value
+        return as_hint(value, inner[0]) if len(inner) == 1 else value
     if origin is tuple and isinstance(value, (list, tuple)):
-        return tuple(_as_hint(v, h) for v, h in zip(value, args))
+        return tuple(as_hint(v, h) for v, h in zip(value, args))
     if origin in (set, frozenset) and isinstance(value, (list, tuple, set)):
-        return origin(_as_hint(v, args[0]) for v in value)
+        return origin(as_hint(v, args[0]) for v in value)
     if origin is list and isinstance(value, list):
-        return [_as_hint(v, args[0]) for v in value]
+        return [as_hint(v, args[0]) for v in value]
     if origin is dict and isinstance(value, dict):
-        return {k: _as_hint(v, args[1]) for k, v in value.items()}
+        return {k: as_hint(v, args[1]) for k, v in value.items()}
     return value
 
 
@@ -438,7 +438,7 @@ class NodeServer:
                     cpp.to_wire(value, f"argument {i + 1} of {name}")
                 except (TypeError, ValueError, OverflowError) as e:
                     raise CallError(400, protocol.ERROR_BAD_REQUEST, str(e))
-                values.append(_as_hint(cpp.from_wire(value), hint))
+                values.append(as_hint(cpp.from_wire(value), hint))
             deadline = request.headers.get(protocol.HEADER_DEADLINE.lower())
             _deadline.at = None
             if deadline is not None:

@@ -34,9 +34,9 @@
 /// LP_SERVICE(Config, get);
 /// ```
 ///
-/// Also here: the conversions that let Hana structs, std::optional and
-/// lp::tensor sit inside a type nlohmann converts (a Hana struct converts as
-/// the wire does: strictly).
+/// Also here: the conversions that let structs (Hana's and plain
+/// aggregates), std::optional and lp::tensor sit inside a type nlohmann
+/// converts (a struct converts as the wire does: strictly).
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -95,14 +95,25 @@ struct json_codec {
   }
 };
 
+// The structs the wire reads and writes itself: Hana's, and plain
+// aggregates without to_json/from_json of their own (those that cannot
+// cross too, so that the wire says why). A concept, whose conjunction asks
+// for an aggregate's kind only once it is one. Not an empty struct:
+// nlohmann's own comparisons ask its adl_serializer about std::monostate
+// before this header may be read.
+template <class T>
+concept wire_struct = hana_struct<T> ||
+    (class_aggregate<T> && !std::is_empty_v<T> && struct_kind(wire_kind_of<T>));
+
 }  // namespace lp::detail
 
 namespace nlohmann {
 
-/// A struct declared with BOOST_HANA_DEFINE_STRUCT, inside a type nlohmann
-/// converts: as the wire has it, an object of its fields, read strictly.
+/// A struct (a plain one, or declared with BOOST_HANA_DEFINE_STRUCT) inside
+/// a type nlohmann converts: as the wire has it, an object of its fields,
+/// read strictly.
 template <class T>
-struct adl_serializer<T, std::enable_if_t<lp::detail::hana_struct<T>>> {
+struct adl_serializer<T, std::enable_if_t<lp::detail::wire_struct<T>>> {
   /// Writes `value` as its wire form, in plain JSON.
   static void to_json(json& j, const T& value) {
     if constexpr (lp::wire_type<T>) {

@@ -204,9 +204,10 @@ std::string type_name() {
 // a case in cbor::write and in the typed reader; each ends with a
 // static_assert, so a kind either forgets does not compile.
 //
-// Also here: the one walk over the members of a Hana struct
-// (for_each_member, member_types), and, for a type that is not a wire type,
-// the compile-time message that says why (wire_diagnosis).
+// Also here: the one walk over the members of a struct, Hana's or a plain
+// aggregate (for_each_member, member_types; aggregate.hpp names a plain
+// one's fields), and, for a type that is not a wire type, the compile-time
+// message that says why (wire_diagnosis).
 
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/concept/struct.hpp>
@@ -216,14 +217,595 @@ std::string type_name() {
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
 #include <boost/hana/unpack.hpp>
+
+// ---- launchpad/detail/wire/aggregate.hpp ----
+
+// Plain aggregates as wire records, with no macro: a struct with public
+// fields, no constructors and no base class crosses the wire as a
+// BOOST_HANA_DEFINE_STRUCT struct does, an object keyed by its fields'
+// names, which the compiler gives:
+//
+// - the fields are counted by aggregate initialization, T{a, b, c} from
+//   values that convert to anything, and the count checked with T{{}, {},
+//   {}}, in which a brace initializes a whole field (a C array too);
+// - they are bound by a structured binding, `auto& [f0, f1, f2] = object`,
+//   written out below for each count up to most_aggregate_fields;
+// - each field's name is read from __PRETTY_FUNCTION__ of a function whose
+//   template argument points at the field in an object never built
+//   (field_name.hpp holds what is compiler-specific).
+//
+// What the compiler cannot name is refused, each case with its reason
+// (aggregate_refusal; kind.hpp gives each a wire kind and a message). None
+// of it is compiled for a file that passes no plain struct: a type is
+// first asked whether it is a class aggregate, which the compiler knows
+// for free. What every file pays is reading this header, kept short for
+// it (benchmarks/README.md, "Compile cost").
+
+// ---- launchpad/detail/wire/field_name.hpp ----
+
+// A field's name as the compiler gives it: the one place that knows how g++
+// and clang++ spell a pointer to a field in __PRETTY_FUNCTION__.
+//
+// spelled_field<point_at(&object.field)>() is the signature of a function
+// whose template argument points at the field, which each compiler writes
+// with the field's name last (object being unbuilt_object<ns::Point>.value,
+// aggregate.hpp; the field y, a std::string):
+//
+//   g++ 12, 14:   consteval const char* lp::detail::spelled_field() [with auto
+//                 Field = field_pointer<std::__cxx11::basic_string<char> >{(&
+//                 unbuilt_object<ns::Point>.object_of<ns::Point>::value.ns::Point::y)}]
+//   clang++ 14:   const char *lp::detail::spelled_field() [Field =
+//                 {&unbuilt_object.value.y}]
+//   clang++ 19:   const char *lp::detail::spelled_field() [Field = field_pointer<
+//                 basic_string<char, char_traits<char>, allocator<char>>>{&unbuilt_object.value.y}]
+//
+// (The pointer sits in a struct: clang++ before 18 takes no pointer to a
+// subobject as a template argument by itself.) field_name_in cuts the name
+// out; tests/unit-wire.cpp checks it on each of these spellings and on the
+// compiler that runs it. A compiler it does not know gives no name, and a
+// struct whose fields have none is refused with a message (aggregate.hpp).
+
+
+namespace lp::detail {
+
+template <class F>
+struct field_pointer {
+  const F* pointer;
+};
+
+template <class F>
+consteval field_pointer<F> point_at(const F* field) {
+  return {field};
+}
+
+// (Returns a plain pointer: a return type that names an alias would add
+// "; std::string_view = ..." to the text g++ writes.)
+template <auto Field>
+consteval const char* spelled_field() {
+  return __PRETTY_FUNCTION__;
+}
+
+// What ends each compiler's spelling after the name: the closing bracket of
+// the template arguments, the struct's brace, and g++'s parenthesis.
+#if defined(LP_DETAIL_FIELD_SPELLING_END)  // a test's: a compiler whose spelling changed
+inline constexpr std::string_view field_spelling_end = LP_DETAIL_FIELD_SPELLING_END;
+#elif defined(__clang__)
+inline constexpr std::string_view field_spelling_end = "}]";
+#elif defined(__GNUC__)
+inline constexpr std::string_view field_spelling_end = ")}]";
+#else
+inline constexpr std::string_view field_spelling_end = "";  // unknown: no names
+#endif
+
+constexpr bool identifier_character(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || static_cast<unsigned char>(c) >= 0x80;  // UTF-8 identifiers
+}
+
+// The field's name at the end of `spelling`, before `end`: the identifier
+// after the last '.' (clang++) or "::" (g++); empty if `spelling` is not
+// of that form. (Plain loops, as in type_name.hpp: g++ under
+// -fsanitize=undefined runs few of string_view's members at compile time.)
+constexpr std::string_view field_name_in(std::string_view spelling,
+                                         std::string_view end) {
+  if (end.empty() || spelling.size() < end.size()) return {};
+  for (std::size_t i = 0; i < end.size(); ++i)
+    if (spelling[spelling.size() - end.size() + i] != end[i]) return {};
+  spelling.remove_suffix(end.size());
+  std::size_t start = spelling.size();
+  while (start > 0 && identifier_character(spelling[start - 1])) --start;
+  auto name = spelling.substr(start);
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9') || start == 0) return {};
+  char before = spelling[start - 1];
+  return before == '.' || before == ':' ? name : std::string_view{};
+}
+
+}  // namespace lp::detail
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace lp::detail {
+
+// The most fields of a plain struct on the wire; a larger one is declared
+// with BOOST_HANA_DEFINE_STRUCT (or holds nested structs).
+inline constexpr std::size_t most_aggregate_fields = 64;
+
+// A class aggregate: public fields, no user-declared constructors, no
+// virtual functions (a union is no class).
+template <class T>
+concept class_aggregate = std::is_class_v<T> && std::is_aggregate_v<T>;
+
+// An object of T that is never built: the addresses of its fields, taken
+// at compile time, name them. Only declared, so that no program holds it
+// (a definition would be built and destroyed at run time with each
+// program that names a field), and named only in immediate functions,
+// which generate no code. In a struct of its own: a declared object of a
+// type local to a function is an error, of a struct holding it not.
+// clang++ warns of both declarations all the same, which is the point here.
+template <class T>
+struct object_of {
+  T value;
+};
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wundefined-var-template"
+#pragma clang diagnostic ignored "-Wundefined-internal"
+#endif
+template <class T>
+extern const object_of<T> unbuilt_object;
+
+// Converts to any type: a field of T{a, b, c}, whatever its type (a
+// field that cannot be moved too). (Not an aggregate itself.)
+struct any_field {
+  any_field() = default;
+  template <class X>
+  operator X() const;
+};
+
+// Converts to any type as an lvalue: a reference field, which no value binds.
+struct any_lvalue {
+  any_lvalue() = default;
+  template <class X>
+  operator X&() const;
+};
+
+// Converts only to T's base classes: T{any_base_of<T>{}} compiles when T
+// has a base, which its first initializer initializes.
+template <class T>
+struct any_base_of {
+  any_base_of() = default;
+  template <class B>
+  requires(std::is_base_of_v<B, T> && !std::is_same_v<B, T>) operator B&() const;
+};
+
+// The types of the fields f(field...) is called with, cv-qualifiers aside
+// (declared only: for decltype).
+struct field_types {
+  template <class... F>
+  std::tuple<std::remove_cv_t<F>...> operator()(F&...) const;
+};
+
+// The N fields of a struct, for N from 0 to most_aggregate_fields:
+//   fits<T>: T{{}, ... N braces} compiles;
+//   apply(object, f): f(field...), each field an lvalue.
+template <std::size_t N>
+struct fields_of;
+
+template <>
+struct fields_of<0> {
+  template <class T>
+  static constexpr bool fits = requires {
+    T{};
+  };
+  template <class T, class F>
+  static constexpr decltype(auto) apply(T&, F&& f) {
+    return std::forward<F>(f)();
+  }
+};
+
+// The lists below: LP_DETAIL_FIELDS_3(m, s) is m(lp_f0) s() m(lp_f1) s() m(lp_f2).
+#define LP_DETAIL_FIELD_NAME(field) field
+#define LP_DETAIL_FIELD_BRACES(field) \
+  {}
+#define LP_DETAIL_FIELD_COMMA() ,
+#define LP_DETAIL_FIELD_LIST(n, m, s) LP_DETAIL_FIELDS_##n(m, s)
+
+#define LP_DETAIL_FIELDS_OF(n)                                                       \
+  template <>                                                                        \
+  struct fields_of<n> {                                                              \
+    template <class T>                                                               \
+    static constexpr bool fits = requires {                                          \
+      T{LP_DETAIL_FIELD_LIST(n, LP_DETAIL_FIELD_BRACES, LP_DETAIL_FIELD_COMMA)};     \
+    };                                                                               \
+    template <class T, class F>                                                      \
+    static constexpr decltype(auto) apply(T& object, F&& f) {                        \
+      auto& [LP_DETAIL_FIELD_LIST(n, LP_DETAIL_FIELD_NAME, LP_DETAIL_FIELD_COMMA)] = \
+          object;                                                                    \
+      return std::forward<F>(f)(                                                     \
+          LP_DETAIL_FIELD_LIST(n, LP_DETAIL_FIELD_NAME, LP_DETAIL_FIELD_COMMA));     \
+    }                                                                                \
+  };
+
+#define LP_DETAIL_FIELDS_1(m, s) m(lp_f0)
+#define LP_DETAIL_FIELDS_2(m, s) LP_DETAIL_FIELDS_1(m, s) s() m(lp_f1)
+#define LP_DETAIL_FIELDS_3(m, s) LP_DETAIL_FIELDS_2(m, s) s() m(lp_f2)
+#define LP_DETAIL_FIELDS_4(m, s) LP_DETAIL_FIELDS_3(m, s) s() m(lp_f3)
+#define LP_DETAIL_FIELDS_5(m, s) LP_DETAIL_FIELDS_4(m, s) s() m(lp_f4)
+#define LP_DETAIL_FIELDS_6(m, s) LP_DETAIL_FIELDS_5(m, s) s() m(lp_f5)
+#define LP_DETAIL_FIELDS_7(m, s) LP_DETAIL_FIELDS_6(m, s) s() m(lp_f6)
+#define LP_DETAIL_FIELDS_8(m, s) LP_DETAIL_FIELDS_7(m, s) s() m(lp_f7)
+#define LP_DETAIL_FIELDS_9(m, s) LP_DETAIL_FIELDS_8(m, s) s() m(lp_f8)
+#define LP_DETAIL_FIELDS_10(m, s) LP_DETAIL_FIELDS_9(m, s) s() m(lp_f9)
+#define LP_DETAIL_FIELDS_11(m, s) LP_DETAIL_FIELDS_10(m, s) s() m(lp_f10)
+#define LP_DETAIL_FIELDS_12(m, s) LP_DETAIL_FIELDS_11(m, s) s() m(lp_f11)
+#define LP_DETAIL_FIELDS_13(m, s) LP_DETAIL_FIELDS_12(m, s) s() m(lp_f12)
+#define LP_DETAIL_FIELDS_14(m, s) LP_DETAIL_FIELDS_13(m, s) s() m(lp_f13)
+#define LP_DETAIL_FIELDS_15(m, s) LP_DETAIL_FIELDS_14(m, s) s() m(lp_f14)
+#define LP_DETAIL_FIELDS_16(m, s) LP_DETAIL_FIELDS_15(m, s) s() m(lp_f15)
+#define LP_DETAIL_FIELDS_17(m, s) LP_DETAIL_FIELDS_16(m, s) s() m(lp_f16)
+#define LP_DETAIL_FIELDS_18(m, s) LP_DETAIL_FIELDS_17(m, s) s() m(lp_f17)
+#define LP_DETAIL_FIELDS_19(m, s) LP_DETAIL_FIELDS_18(m, s) s() m(lp_f18)
+#define LP_DETAIL_FIELDS_20(m, s) LP_DETAIL_FIELDS_19(m, s) s() m(lp_f19)
+#define LP_DETAIL_FIELDS_21(m, s) LP_DETAIL_FIELDS_20(m, s) s() m(lp_f20)
+#define LP_DETAIL_FIELDS_22(m, s) LP_DETAIL_FIELDS_21(m, s) s() m(lp_f21)
+#define LP_DETAIL_FIELDS_23(m, s) LP_DETAIL_FIELDS_22(m, s) s() m(lp_f22)
+#define LP_DETAIL_FIELDS_24(m, s) LP_DETAIL_FIELDS_23(m, s) s() m(lp_f23)
+#define LP_DETAIL_FIELDS_25(m, s) LP_DETAIL_FIELDS_24(m, s) s() m(lp_f24)
+#define LP_DETAIL_FIELDS_26(m, s) LP_DETAIL_FIELDS_25(m, s) s() m(lp_f25)
+#define LP_DETAIL_FIELDS_27(m, s) LP_DETAIL_FIELDS_26(m, s) s() m(lp_f26)
+#define LP_DETAIL_FIELDS_28(m, s) LP_DETAIL_FIELDS_27(m, s) s() m(lp_f27)
+#define LP_DETAIL_FIELDS_29(m, s) LP_DETAIL_FIELDS_28(m, s) s() m(lp_f28)
+#define LP_DETAIL_FIELDS_30(m, s) LP_DETAIL_FIELDS_29(m, s) s() m(lp_f29)
+#define LP_DETAIL_FIELDS_31(m, s) LP_DETAIL_FIELDS_30(m, s) s() m(lp_f30)
+#define LP_DETAIL_FIELDS_32(m, s) LP_DETAIL_FIELDS_31(m, s) s() m(lp_f31)
+#define LP_DETAIL_FIELDS_33(m, s) LP_DETAIL_FIELDS_32(m, s) s() m(lp_f32)
+#define LP_DETAIL_FIELDS_34(m, s) LP_DETAIL_FIELDS_33(m, s) s() m(lp_f33)
+#define LP_DETAIL_FIELDS_35(m, s) LP_DETAIL_FIELDS_34(m, s) s() m(lp_f34)
+#define LP_DETAIL_FIELDS_36(m, s) LP_DETAIL_FIELDS_35(m, s) s() m(lp_f35)
+#define LP_DETAIL_FIELDS_37(m, s) LP_DETAIL_FIELDS_36(m, s) s() m(lp_f36)
+#define LP_DETAIL_FIELDS_38(m, s) LP_DETAIL_FIELDS_37(m, s) s() m(lp_f37)
+#define LP_DETAIL_FIELDS_39(m, s) LP_DETAIL_FIELDS_38(m, s) s() m(lp_f38)
+#define LP_DETAIL_FIELDS_40(m, s) LP_DETAIL_FIELDS_39(m, s) s() m(lp_f39)
+#define LP_DETAIL_FIELDS_41(m, s) LP_DETAIL_FIELDS_40(m, s) s() m(lp_f40)
+#define LP_DETAIL_FIELDS_42(m, s) LP_DETAIL_FIELDS_41(m, s) s() m(lp_f41)
+#define LP_DETAIL_FIELDS_43(m, s) LP_DETAIL_FIELDS_42(m, s) s() m(lp_f42)
+#define LP_DETAIL_FIELDS_44(m, s) LP_DETAIL_FIELDS_43(m, s) s() m(lp_f43)
+#define LP_DETAIL_FIELDS_45(m, s) LP_DETAIL_FIELDS_44(m, s) s() m(lp_f44)
+#define LP_DETAIL_FIELDS_46(m, s) LP_DETAIL_FIELDS_45(m, s) s() m(lp_f45)
+#define LP_DETAIL_FIELDS_47(m, s) LP_DETAIL_FIELDS_46(m, s) s() m(lp_f46)
+#define LP_DETAIL_FIELDS_48(m, s) LP_DETAIL_FIELDS_47(m, s) s() m(lp_f47)
+#define LP_DETAIL_FIELDS_49(m, s) LP_DETAIL_FIELDS_48(m, s) s() m(lp_f48)
+#define LP_DETAIL_FIELDS_50(m, s) LP_DETAIL_FIELDS_49(m, s) s() m(lp_f49)
+#define LP_DETAIL_FIELDS_51(m, s) LP_DETAIL_FIELDS_50(m, s) s() m(lp_f50)
+#define LP_DETAIL_FIELDS_52(m, s) LP_DETAIL_FIELDS_51(m, s) s() m(lp_f51)
+#define LP_DETAIL_FIELDS_53(m, s) LP_DETAIL_FIELDS_52(m, s) s() m(lp_f52)
+#define LP_DETAIL_FIELDS_54(m, s) LP_DETAIL_FIELDS_53(m, s) s() m(lp_f53)
+#define LP_DETAIL_FIELDS_55(m, s) LP_DETAIL_FIELDS_54(m, s) s() m(lp_f54)
+#define LP_DETAIL_FIELDS_56(m, s) LP_DETAIL_FIELDS_55(m, s) s() m(lp_f55)
+#define LP_DETAIL_FIELDS_57(m, s) LP_DETAIL_FIELDS_56(m, s) s() m(lp_f56)
+#define LP_DETAIL_FIELDS_58(m, s) LP_DETAIL_FIELDS_57(m, s) s() m(lp_f57)
+#define LP_DETAIL_FIELDS_59(m, s) LP_DETAIL_FIELDS_58(m, s) s() m(lp_f58)
+#define LP_DETAIL_FIELDS_60(m, s) LP_DETAIL_FIELDS_59(m, s) s() m(lp_f59)
+#define LP_DETAIL_FIELDS_61(m, s) LP_DETAIL_FIELDS_60(m, s) s() m(lp_f60)
+#define LP_DETAIL_FIELDS_62(m, s) LP_DETAIL_FIELDS_61(m, s) s() m(lp_f61)
+#define LP_DETAIL_FIELDS_63(m, s) LP_DETAIL_FIELDS_62(m, s) s() m(lp_f62)
+#define LP_DETAIL_FIELDS_64(m, s) LP_DETAIL_FIELDS_63(m, s) s() m(lp_f63)
+
+LP_DETAIL_FIELDS_OF(1)
+LP_DETAIL_FIELDS_OF(2)
+LP_DETAIL_FIELDS_OF(3)
+LP_DETAIL_FIELDS_OF(4)
+LP_DETAIL_FIELDS_OF(5)
+LP_DETAIL_FIELDS_OF(6)
+LP_DETAIL_FIELDS_OF(7)
+LP_DETAIL_FIELDS_OF(8)
+LP_DETAIL_FIELDS_OF(9)
+LP_DETAIL_FIELDS_OF(10)
+LP_DETAIL_FIELDS_OF(11)
+LP_DETAIL_FIELDS_OF(12)
+LP_DETAIL_FIELDS_OF(13)
+LP_DETAIL_FIELDS_OF(14)
+LP_DETAIL_FIELDS_OF(15)
+LP_DETAIL_FIELDS_OF(16)
+LP_DETAIL_FIELDS_OF(17)
+LP_DETAIL_FIELDS_OF(18)
+LP_DETAIL_FIELDS_OF(19)
+LP_DETAIL_FIELDS_OF(20)
+LP_DETAIL_FIELDS_OF(21)
+LP_DETAIL_FIELDS_OF(22)
+LP_DETAIL_FIELDS_OF(23)
+LP_DETAIL_FIELDS_OF(24)
+LP_DETAIL_FIELDS_OF(25)
+LP_DETAIL_FIELDS_OF(26)
+LP_DETAIL_FIELDS_OF(27)
+LP_DETAIL_FIELDS_OF(28)
+LP_DETAIL_FIELDS_OF(29)
+LP_DETAIL_FIELDS_OF(30)
+LP_DETAIL_FIELDS_OF(31)
+LP_DETAIL_FIELDS_OF(32)
+LP_DETAIL_FIELDS_OF(33)
+LP_DETAIL_FIELDS_OF(34)
+LP_DETAIL_FIELDS_OF(35)
+LP_DETAIL_FIELDS_OF(36)
+LP_DETAIL_FIELDS_OF(37)
+LP_DETAIL_FIELDS_OF(38)
+LP_DETAIL_FIELDS_OF(39)
+LP_DETAIL_FIELDS_OF(40)
+LP_DETAIL_FIELDS_OF(41)
+LP_DETAIL_FIELDS_OF(42)
+LP_DETAIL_FIELDS_OF(43)
+LP_DETAIL_FIELDS_OF(44)
+LP_DETAIL_FIELDS_OF(45)
+LP_DETAIL_FIELDS_OF(46)
+LP_DETAIL_FIELDS_OF(47)
+LP_DETAIL_FIELDS_OF(48)
+LP_DETAIL_FIELDS_OF(49)
+LP_DETAIL_FIELDS_OF(50)
+LP_DETAIL_FIELDS_OF(51)
+LP_DETAIL_FIELDS_OF(52)
+LP_DETAIL_FIELDS_OF(53)
+LP_DETAIL_FIELDS_OF(54)
+LP_DETAIL_FIELDS_OF(55)
+LP_DETAIL_FIELDS_OF(56)
+LP_DETAIL_FIELDS_OF(57)
+LP_DETAIL_FIELDS_OF(58)
+LP_DETAIL_FIELDS_OF(59)
+LP_DETAIL_FIELDS_OF(60)
+LP_DETAIL_FIELDS_OF(61)
+LP_DETAIL_FIELDS_OF(62)
+LP_DETAIL_FIELDS_OF(63)
+LP_DETAIL_FIELDS_OF(64)
+
+// One more than the most: whether T{{}, ...} takes it says that T has
+// more fields than the most, not that a C array took the extra values.
+template <>
+struct fields_of<most_aggregate_fields + 1> {
+  template <class T>
+  static constexpr bool fits = requires {
+    T{LP_DETAIL_FIELD_LIST(64, LP_DETAIL_FIELD_BRACES, LP_DETAIL_FIELD_COMMA), {}};
+  };
+};
+
+#undef LP_DETAIL_FIELDS_OF
+#undef LP_DETAIL_FIELD_LIST
+#undef LP_DETAIL_FIELD_COMMA
+#undef LP_DETAIL_FIELD_BRACES
+#undef LP_DETAIL_FIELD_NAME
+#undef LP_DETAIL_FIELDS_64
+#undef LP_DETAIL_FIELDS_63
+#undef LP_DETAIL_FIELDS_62
+#undef LP_DETAIL_FIELDS_61
+#undef LP_DETAIL_FIELDS_60
+#undef LP_DETAIL_FIELDS_59
+#undef LP_DETAIL_FIELDS_58
+#undef LP_DETAIL_FIELDS_57
+#undef LP_DETAIL_FIELDS_56
+#undef LP_DETAIL_FIELDS_55
+#undef LP_DETAIL_FIELDS_54
+#undef LP_DETAIL_FIELDS_53
+#undef LP_DETAIL_FIELDS_52
+#undef LP_DETAIL_FIELDS_51
+#undef LP_DETAIL_FIELDS_50
+#undef LP_DETAIL_FIELDS_49
+#undef LP_DETAIL_FIELDS_48
+#undef LP_DETAIL_FIELDS_47
+#undef LP_DETAIL_FIELDS_46
+#undef LP_DETAIL_FIELDS_45
+#undef LP_DETAIL_FIELDS_44
+#undef LP_DETAIL_FIELDS_43
+#undef LP_DETAIL_FIELDS_42
+#undef LP_DETAIL_FIELDS_41
+#undef LP_DETAIL_FIELDS_40
+#undef LP_DETAIL_FIELDS_39
+#undef LP_DETAIL_FIELDS_38
+#undef LP_DETAIL_FIELDS_37
+#undef LP_DETAIL_FIELDS_36
+#undef LP_DETAIL_FIELDS_35
+#undef LP_DETAIL_FIELDS_34
+#undef LP_DETAIL_FIELDS_33
+#undef LP_DETAIL_FIELDS_32
+#undef LP_DETAIL_FIELDS_31
+#undef LP_DETAIL_FIELDS_30
+#undef LP_DETAIL_FIELDS_29
+#undef LP_DETAIL_FIELDS_28
+#undef LP_DETAIL_FIELDS_27
+#undef LP_DETAIL_FIELDS_26
+#undef LP_DETAIL_FIELDS_25
+#undef LP_DETAIL_FIELDS_24
+#undef LP_DETAIL_FIELDS_23
+#undef LP_DETAIL_FIELDS_22
+#undef LP_DETAIL_FIELDS_21
+#undef LP_DETAIL_FIELDS_20
+#undef LP_DETAIL_FIELDS_19
+#undef LP_DETAIL_FIELDS_18
+#undef LP_DETAIL_FIELDS_17
+#undef LP_DETAIL_FIELDS_16
+#undef LP_DETAIL_FIELDS_15
+#undef LP_DETAIL_FIELDS_14
+#undef LP_DETAIL_FIELDS_13
+#undef LP_DETAIL_FIELDS_12
+#undef LP_DETAIL_FIELDS_11
+#undef LP_DETAIL_FIELDS_10
+#undef LP_DETAIL_FIELDS_9
+#undef LP_DETAIL_FIELDS_8
+#undef LP_DETAIL_FIELDS_7
+#undef LP_DETAIL_FIELDS_6
+#undef LP_DETAIL_FIELDS_5
+#undef LP_DETAIL_FIELDS_4
+#undef LP_DETAIL_FIELDS_3
+#undef LP_DETAIL_FIELDS_2
+#undef LP_DETAIL_FIELDS_1
+
+// Whether T{a, b, ...} compiles with as many values as I has, each an
+// any_field, and then the values of Last (none or one).
+template <class T, std::size_t... I, class... Last>
+constexpr bool takes_fields(std::index_sequence<I...>, Last... last) {
+  return requires {
+    T{((void)I, any_field{})..., last...};
+  };
+}
+
+// The most values T{a, b, ...} takes, from Low to High (T{} compiles), by
+// halves: a handful of trials whatever the count. As many as T has fields,
+// but for a C array, each of whose elements takes one.
+template <class T, std::size_t Low, std::size_t High>
+consteval std::size_t fields_taken() {
+  if constexpr (Low == High) {
+    return Low;
+  } else {
+    constexpr std::size_t middle = (Low + High + 1) / 2;
+    if constexpr (takes_fields<T>(std::make_index_sequence<middle>{}))
+      return fields_taken<T, middle, High>();
+    else
+      return fields_taken<T, Low, middle - 1>();
+  }
+}
+
+// Where T's I-th of N fields is in the object never built, as a template
+// argument may hold it. No constant for a reference field, whose referent
+// the object does not have, nor for a bit-field, which has no address: the
+// const reference to it is to a copy, gone when the call returns.
+template <class T, std::size_t N, std::size_t I>
+consteval auto field_address() {
+  return point_at(
+      std::get<I>(fields_of<N>::apply(unbuilt_object<T>.value, [](const auto&... field) {
+        return std::tuple{&field...};
+      })));
+}
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+
+template <auto Address>
+struct constant_address {};
+
+// Whether each of T's N fields has an address at compile time: none is a
+// reference.
+template <class T, std::size_t... I>
+constexpr bool fields_addressed(std::index_sequence<I...>) {
+  return (requires { typename constant_address<field_address<T, sizeof...(I), I>()>; } &&
+          ...);
+}
+
+// The names of T's N fields, cut from the compiler's spellings at compile
+// time.
+template <class T, std::size_t N>
+struct field_names {
+  static constexpr auto spelled = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<std::string_view, N>{
+        field_name_in(spelled_field<field_address<T, N, I>()>(), field_spelling_end)...};
+  }
+  (std::make_index_sequence<N>{});
+
+  // Each name has one and none repeats: what a spelling misread would break.
+  static constexpr bool valid = [] {
+    for (std::size_t i = 0; i < N; ++i) {
+      if (spelled[i].empty()) return false;
+      for (std::size_t j = 0; j < i; ++j)
+        if (spelled[i] == spelled[j]) return false;
+    }
+    return true;
+  }();
+};
+
+// The I-th name as a string of its own: the spellings themselves (a few
+// hundred characters a field) stay out of the program.
+template <class T, std::size_t N, std::size_t I>
+struct field_name_text {
+  static constexpr std::string_view name = field_names<T, N>::spelled[I];
+  static constexpr std::array<char, name.size() + 1> value = [] {
+    std::array<char, name.size() + 1> out{};
+    for (std::size_t i = 0; i < name.size(); ++i) out[i] = name[i];
+    return out;
+  }();
+};
+
+template <class T, std::size_t N, std::size_t... I>
+constexpr std::array<const char*, N> field_name_texts(std::index_sequence<I...>) {
+  return {field_name_text<T, N, I>::value.data()...};
+}
+
+// Why the compiler cannot name a class aggregate's fields, if it cannot.
+enum class aggregate_refusal {
+  none,
+  base,         // T has a base class
+  uncounted,    // a C array, or a field without a default value
+  too_many,     // more than most_aggregate_fields fields
+  unaddressed,  // a bit-field or a reference: no address at compile time
+  unnamed,      // a compiler whose spelling of a field field_name.hpp does not know
+};
+
+// T's field count, or more than the most (T{} compiling).
+template <class T>
+inline constexpr std::size_t aggregate_field_count =
+    fields_taken<T, 0, most_aggregate_fields + 1>();
+
+// Each step is taken only when those before it passed: a structured
+// binding of the wrong count, a bit-field's address, would stop the build
+// with the compiler's message instead of the library's.
+template <class T>
+consteval aggregate_refusal find_aggregate_refusal() {
+  if constexpr (field_spelling_end.empty()) {
+    return aggregate_refusal::unnamed;
+  } else if constexpr (requires { T{any_base_of<T>{}}; }) {
+    return aggregate_refusal::base;  // (its first initializer would count the base)
+  } else if constexpr (!fields_of<0>::template fits<T>) {
+    return aggregate_refusal::uncounted;
+  } else {
+    constexpr std::size_t count = aggregate_field_count<T>;
+    if constexpr (count > most_aggregate_fields) {
+      return fields_of<most_aggregate_fields + 1>::template fits<T>
+                 ? aggregate_refusal::too_many
+                 : aggregate_refusal::uncounted;
+    } else if constexpr (!fields_of<count>::template fits<T> ||
+                         fields_of<count + 1>::template fits<T> ||
+                         takes_fields<T>(std::make_index_sequence<count>{},
+                                         any_lvalue{})) {
+      // More values than fields (a C array), or fewer (a field that takes
+      // no value but has a default: a reference).
+      return aggregate_refusal::uncounted;
+    } else if constexpr (!fields_addressed<T>(std::make_index_sequence<count>{})) {
+      return aggregate_refusal::unaddressed;
+    } else if constexpr (!field_names<T, count>::valid) {
+      return aggregate_refusal::unnamed;
+    } else {
+      return aggregate_refusal::none;
+    }
+  }
+}
+
+// Why the compiler cannot name a class aggregate's fields, or none.
+template <class T>
+inline constexpr aggregate_refusal aggregate_refusal_of = find_aggregate_refusal<T>();
+
+// The fields of a class aggregate whose refusal is none: their count,
+// types (cv-qualifiers aside), names, and a walk over them.
+template <class T>
+struct aggregate_fields {
+  static constexpr std::size_t count = aggregate_field_count<T>;
+  using fields = fields_of<count>;
+  using types = decltype(fields::apply(std::declval<T&>(), field_types{}));
+  static constexpr std::array<const char*, count> names =
+      field_name_texts<T, count>(std::make_index_sequence<count>{});
+
+  // Calls f(name, field) for each field of `value` (const or not), in
+  // declaration order.
+  template <class S, class F>
+  static void for_each(S& value, F&& f) {
+    fields::apply(value, [&](auto&... field) {
+      std::size_t i = 0;
+      (f(names[i++], field), ...);
+    });
+  }
+};
+
+}  // namespace lp::detail
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
-#include <tuple>
-#include <type_traits>
 #include <unordered_map>
-#include <utility>
 #include <variant>
 #include <vector>
 
@@ -248,29 +830,43 @@ concept packable =
 template <class T>
 concept hana_struct = std::is_class_v<T> && boost::hana::Struct<T>::value;
 
-// ---- The one walk over a Hana struct's members --------------------------
+// ---- The one walk over a struct's members ------------------------------
+// (a record: a Hana struct, or a plain aggregate whose fields the compiler
+// names)
 
 // Calls f(name, member) for each member of `value` (const or not), in
 // declaration order; `name` is a const char*.
 template <class S, class F>
 void for_each_member(S& value, F&& f) {
-  boost::hana::for_each(boost::hana::accessors<std::remove_const_t<S>>(),
-                        [&](auto member) {
-                          f(boost::hana::to<const char*>(boost::hana::first(member)),
-                            boost::hana::second(member)(value));
-                        });
+  if constexpr (hana_struct<std::remove_const_t<S>>)
+    boost::hana::for_each(boost::hana::accessors<std::remove_const_t<S>>(),
+                          [&](auto member) {
+                            f(boost::hana::to<const char*>(boost::hana::first(member)),
+                              boost::hana::second(member)(value));
+                          });
+  else
+    aggregate_fields<std::remove_const_t<S>>::for_each(value, f);
 }
 
 template <class T>
-inline constexpr std::size_t member_count =
-    decltype(boost::hana::length(boost::hana::accessors<T>()))::value;
+constexpr std::size_t count_members() {
+  if constexpr (hana_struct<T>)
+    return decltype(boost::hana::length(boost::hana::accessors<T>()))::value;
+  else
+    return aggregate_fields<T>::count;
+}
+template <class T>
+inline constexpr std::size_t member_count = count_members<T>();
 
 template <class T>
 constexpr auto member_types_of() {
-  return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... member) {
-    return std::type_identity<std::tuple<std::remove_cvref_t<decltype(boost::hana::second(
-        member)(std::declval<T&>()))>...>>{};
-  });
+  if constexpr (hana_struct<T>)
+    return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... member) {
+      return std::type_identity<std::tuple<std::remove_cvref_t<
+          decltype(boost::hana::second(member)(std::declval<T&>()))>...>>{};
+    });
+  else
+    return std::type_identity<typename aggregate_fields<T>::types>{};
 }
 
 // The members' types, as a std::tuple.
@@ -414,7 +1010,7 @@ enum class wire_kind {
   sequence,     // std::vector<T>, std::array<T, n>, std::set<T>
   map,          // std::map, std::unordered_map with std::string keys
   tuple,        // std::pair, std::tuple
-  record,       // BOOST_HANA_DEFINE_STRUCT
+  record,       // BOOST_HANA_DEFINE_STRUCT, or a plain aggregate (aggregate.hpp)
   tensor,       // lp::tensor<N>
   json,         // lp::json: any value, unchecked
   nlohmann,     // a type with its own to_json/from_json (nlohmann's rules)
@@ -424,8 +1020,42 @@ enum class wire_kind {
   refused_container,  // any other container: std::deque, std::list, C arrays, ...
   refused_text,       // std::string_view, std::wstring, ...
   refused_pointer,    // pointers and references
-  none,               // anything else
+  // Plain aggregates whose fields the compiler cannot name (aggregate_refusal).
+  refused_base,         // with a base class
+  refused_uncounted,    // a C array, a field without a default value
+  refused_too_many,     // more than most_aggregate_fields fields
+  refused_unaddressed,  // a bit-field or a reference field
+  refused_unnamed,      // a compiler whose spelling of a field is unknown
+  none,                 // anything else
 };
+
+// The wire kind of a class aggregate: a record, or why its fields cannot be
+// named.
+template <class T>
+constexpr wire_kind aggregate_kind() {
+  switch (aggregate_refusal_of<T>) {
+    case aggregate_refusal::none:
+      return wire_kind::record;
+    case aggregate_refusal::base:
+      return wire_kind::refused_base;
+    case aggregate_refusal::uncounted:
+      return wire_kind::refused_uncounted;
+    case aggregate_refusal::too_many:
+      return wire_kind::refused_too_many;
+    case aggregate_refusal::unaddressed:
+      return wire_kind::refused_unaddressed;
+    case aggregate_refusal::unnamed:
+      return wire_kind::refused_unnamed;
+  }
+  return wire_kind::none;
+}
+
+// The kind of a struct the wire reads and writes itself: a record, or a
+// plain aggregate it refuses.
+constexpr bool struct_kind(wire_kind kind) {
+  return kind == wire_kind::record ||
+         (kind >= wire_kind::refused_base && kind <= wire_kind::refused_unnamed);
+}
 
 template <class T>
 constexpr wire_kind classify() {
@@ -475,6 +1105,8 @@ constexpr wire_kind classify() {
     return wire_kind::refused_text;
   else if constexpr (std::is_array_v<U> || valarray_like<U> || range_like<U>)
     return wire_kind::refused_container;
+  else if constexpr (class_aggregate<U>)
+    return aggregate_kind<U>();
   else if constexpr (std::is_object_v<U> && nlohmann_convertible<U>)
     return wire_kind::nlohmann;  // e.g. an adl_serializer specialization
   else
@@ -520,7 +1152,7 @@ struct tuple_elements<std::pair<A, B>> {
 };
 
 // The first of T and the types it holds whose kind Wanted picks, or void.
-// Seen lists the Hana structs being looked into, so that a recursive type
+// Seen lists the structs being looked into, so that a recursive type
 // (a struct holding a std::vector of itself) ends the search.
 template <class T, class Seen, class Wanted>
 struct part_of_kind;
@@ -588,8 +1220,7 @@ using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type
   "std::vector<std::pair<K, V>>"
 #define LP_DETAIL_WHY_VARIANT                                                       \
   "std::variant has no wire form (nothing on the wire would say which alternative " \
-  "it holds): use a BOOST_HANA_DEFINE_STRUCT struct with one std::optional member " \
-  "per alternative"
+  "it holds): use a struct with one std::optional field per alternative"
 #define LP_DETAIL_WHY_CONTAINER                                                    \
   "this container has no wire form: use std::vector (of numbers: a typed array), " \
   "std::array, std::set, or std::map/std::unordered_map with std::string keys"
@@ -598,9 +1229,28 @@ using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type
   "string of another character type"
 #define LP_DETAIL_WHY_POINTER \
   "a pointer or reference has no wire form: pass the value itself"
-#define LP_DETAIL_WHY_NONE                                                         \
-  "this type has no wire form: declare it with BOOST_HANA_DEFINE_STRUCT, or give " \
-  "it to_json/from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)"
+#define LP_DETAIL_WHY_BASE                                                            \
+  "the compiler names the fields of a plain struct only when they are all its own, "  \
+  "and this one has a base class: make the base a field, or declare the struct with " \
+  "BOOST_HANA_DEFINE_STRUCT"
+#define LP_DETAIL_WHY_UNCOUNTED                                                       \
+  "the compiler cannot count the fields of this struct: one is a C array (use "       \
+  "std::array), a reference (hold the value itself), or of a type without a default " \
+  "constructor (a wire type is built empty, then read)"
+#define LP_DETAIL_WHY_TOO_MANY                                                      \
+  "the compiler names the fields of a plain struct of at most 64 fields, and this " \
+  "one has more: group them into nested structs, or declare it with "               \
+  "BOOST_HANA_DEFINE_STRUCT"
+#define LP_DETAIL_WHY_UNADDRESSED                                                      \
+  "the compiler names a field by its address, and a field of this struct has none: a " \
+  "bit-field (use a whole integer or bool) or a reference (hold the value itself)"
+#define LP_DETAIL_WHY_UNNAMED                                                        \
+  "this compiler does not give the names of a struct's fields (g++ 12 or later and " \
+  "clang++ 14 or later do): declare the struct with BOOST_HANA_DEFINE_STRUCT"
+#define LP_DETAIL_WHY_NONE                                                              \
+  "this type has no wire form: make it a plain struct (public fields, no "              \
+  "constructors, no base class), declare it with BOOST_HANA_DEFINE_STRUCT, or give it " \
+  "to_json/from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)"
 
 // Instantiated for a type that does not cross (the innermost one: the
 // variant in a std::vector<std::variant<...>>), it stops the build with the
@@ -616,13 +1266,22 @@ struct wire_diagnosis {
   static_assert(kind != wire_kind::refused_text, "lp wire type: " LP_DETAIL_WHY_TEXT);
   static_assert(kind != wire_kind::refused_pointer,
                 "lp wire type: " LP_DETAIL_WHY_POINTER);
+  static_assert(kind != wire_kind::refused_base, "lp wire type: " LP_DETAIL_WHY_BASE);
+  static_assert(kind != wire_kind::refused_uncounted,
+                "lp wire type: " LP_DETAIL_WHY_UNCOUNTED);
+  static_assert(kind != wire_kind::refused_too_many,
+                "lp wire type: " LP_DETAIL_WHY_TOO_MANY);
+  static_assert(kind != wire_kind::refused_unaddressed,
+                "lp wire type: " LP_DETAIL_WHY_UNADDRESSED);
+  static_assert(kind != wire_kind::refused_unnamed,
+                "lp wire type: " LP_DETAIL_WHY_UNNAMED);
   static_assert(kind != wire_kind::none, "lp wire type: " LP_DETAIL_WHY_NONE);
   static constexpr bool value = false;
 };
 
 // What may cross the wire: every parameter and the result of a service
-// method (void too). The kinds of wire_kind_of, all the way down; a Hana
-// struct crosses when its members do.
+// method (void too). The kinds of wire_kind_of, all the way down; a struct
+// crosses when its members do.
 template <class T>
 concept has_wire_form = std::is_void_v<T> || std::is_void_v<wire_offender<T>>;
 
@@ -3105,20 +3764,22 @@ namespace lp {
 /// At any depth: numbers, bool, enums (as their integer), std::string,
 /// std::optional, std::vector, std::array, std::set (of numbers: a typed
 /// array), std::map and std::unordered_map with std::string keys,
-/// std::pair, std::tuple, structs declared with BOOST_HANA_DEFINE_STRUCT,
-/// lp::tensor, and, with `#include <launchpad/json.hpp>`, lp::json and types
-/// with their own to_json/from_json (`NLOHMANN_DEFINE_TYPE_*`).
+/// std::pair, std::tuple, plain structs (aggregates: public fields, no
+/// constructors, no base class; the compiler names their fields, no macro)
+/// and structs declared with BOOST_HANA_DEFINE_STRUCT, lp::tensor, and, with
+/// `#include <launchpad/json.hpp>`, lp::json and types with their own
+/// to_json/from_json (`NLOHMANN_DEFINE_TYPE_*`).
 ///
 /// ```cpp
 /// struct Point {
-///   BOOST_HANA_DEFINE_STRUCT(Point, (double, x), (double, y));
+///   double x = 0, y = 0;
 /// };
 /// static_assert(lp::wire_type<std::map<std::string, std::vector<Point>>>);
 /// ```
 ///
 /// Other containers, std::variant, maps with other keys, views and pointers
 /// are refused at compile time, each with the reason and what to use
-/// instead. docs/protocol.md, "Values", gives each kind's form in JSON and
+/// instead, as are structs whose fields the compiler cannot name. docs/protocol.md, "Values", gives each kind's form in JSON and
 /// CBOR.
 template <class T>
 concept wire_type = detail::has_wire_form<T>;
@@ -4231,6 +4892,11 @@ constexpr bool check_method() {
     LP_DETAIL_NO_WIRE_FORM(refused_container, LP_DETAIL_WHY_CONTAINER);
     LP_DETAIL_NO_WIRE_FORM(refused_text, LP_DETAIL_WHY_TEXT);
     LP_DETAIL_NO_WIRE_FORM(refused_pointer, LP_DETAIL_WHY_POINTER);
+    LP_DETAIL_NO_WIRE_FORM(refused_base, LP_DETAIL_WHY_BASE);
+    LP_DETAIL_NO_WIRE_FORM(refused_uncounted, LP_DETAIL_WHY_UNCOUNTED);
+    LP_DETAIL_NO_WIRE_FORM(refused_too_many, LP_DETAIL_WHY_TOO_MANY);
+    LP_DETAIL_NO_WIRE_FORM(refused_unaddressed, LP_DETAIL_WHY_UNADDRESSED);
+    LP_DETAIL_NO_WIRE_FORM(refused_unnamed, LP_DETAIL_WHY_UNNAMED);
     LP_DETAIL_NO_WIRE_FORM(none, LP_DETAIL_WHY_NONE);
 #undef LP_DETAIL_NO_WIRE_FORM
     return false;
@@ -5683,7 +6349,7 @@ namespace lp::detail {
 
 struct type_schema;
 
-// A member of a Hana struct: its name and its type's schema.
+// A member of a struct (a record): its name and its type's schema.
 struct field_schema {
   std::string_view name;
   const type_schema* schema;
@@ -5722,15 +6388,33 @@ struct tuple_schemas<std::tuple<E...>> {
       &schema_of<E>::value...};
 };
 
+template <class S, class Types = member_types<S>>
+struct aggregate_field_schemas;
+template <class S, class... F>
+struct aggregate_field_schemas<S, std::tuple<F...>> {
+  static constexpr auto value = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<field_schema, sizeof...(F)>{
+        field_schema{aggregate_fields<S>::names[I], &schema_of<F>::value}...};
+  }
+  (std::index_sequence_for<F...>{});
+};
+
+template <class S>
+constexpr auto struct_field_schemas() {
+  if constexpr (hana_struct<S>)
+    return boost::hana::unpack(boost::hana::accessors<S>(), [](auto... member) {
+      return std::array<field_schema, sizeof...(member)>{
+          field_schema{boost::hana::to<const char*>(boost::hana::first(member)),
+                       &schema_of<std::remove_cvref_t<decltype(boost::hana::second(
+                           member)(std::declval<S&>()))>>::value}...};
+    });
+  else
+    return aggregate_field_schemas<S>::value;
+}
+
 template <class S>
 struct struct_fields {
-  static constexpr auto value =
-      boost::hana::unpack(boost::hana::accessors<S>(), [](auto... member) {
-        return std::array<field_schema, sizeof...(member)>{
-            field_schema{boost::hana::to<const char*>(boost::hana::first(member)),
-                         &schema_of<std::remove_cvref_t<decltype(boost::hana::second(
-                             member)(std::declval<S&>()))>>::value}...};
-      });
+  static constexpr auto value = struct_field_schemas<S>();
 };
 
 // An integer's or an enum's integer: its width and sign.

@@ -1,13 +1,19 @@
 // expect: LP_SERVICE(T, m): a parameter or the return type of T::m has no wire form
 // expect: method<&Plotter::move>::uses<Point>::which_has_a_wire_form
-// expect: this type has no wire form: declare it with BOOST_HANA_DEFINE_STRUCT
-// Point has no to_json/from_json, so it cannot be a parameter of a remote method.
-// The one message comes from LP_SERVICE; add_node and launch add none.
+// expect: this type has no wire form: make it a plain struct (public fields, no constructors
+// Point keeps its fields private and has no to_json/from_json, so it cannot be a
+// parameter of a remote method. The one message comes from LP_SERVICE; add_node and
+// launch add none.
 #include <launchpad/launchpad.hpp>
 
-struct Point {
-  int x = 0;
-  int y = 0;
+class Point {
+ public:
+  Point() = default;
+  Point(int x, int y) : x_(x), y_(y) {}
+
+ private:
+  int x_ = 0;
+  int y_ = 0;
 };
 
 struct Plotter {

@@ -1,5 +1,6 @@
 """Every wire type goes to a node and comes back equal, in CBOR and in JSON."""
 
+import dataclasses
 import math
 import unittest
 
@@ -251,6 +252,35 @@ class Containers(unittest.TestCase):
                 self.assertEqual(node.echo_optional_struct(None), None)
                 self.assertEqual(node.echo_optional_struct(inner)["name"], "seven ✓")
                 self.assertEqual(node.echo_pixel({"r": 1, "g": 2, "b": 3}), {"r": 1, "g": 2, "b": 3})
+
+    def test_a_plain_struct_as_a_dict_and_as_a_dataclass(self):
+        # wire_types::Plain has no macro: its schema, from the names the
+        # compiler gives, is a Hana struct's, and so is what the client does.
+        @dataclasses.dataclass
+        class Plain:
+            label: str
+            values: list[lp.float32]
+            inner: dict | None
+
+        inner = {"id": 7, "name": "seven", "values": [0.5]}
+        for fmt, node in nodes("containers"):
+            with self.subTest(fmt=fmt):
+                got = node.echo_plain({"label": "p", "values": [1.5, 2.5], "inner": None})
+                self.assertEqual(sorted(got), ["inner", "label", "values"])
+                self.assertEqual(got["label"], "p")
+                check_array(self, got["values"], [1.5, 2.5], "float32")
+                self.assertIsNone(got["inner"])
+                got = node.echo_plain(Plain("q", [3.0], inner))
+                self.assertEqual(got["label"], "q")
+                self.assertEqual(got["inner"]["name"], "seven")
+                check_array(self, got["inner"]["values"], [0.5], "float32")
+        node = program["containers"]
+        with self.assertRaisesRegex(TypeError, r"argument 1 of echo_plain: expected a dict with member "
+                                               r"'values' \(wire_types::Plain\), got dict \{'label': 'p'\}"):
+            node.echo_plain({"label": "p"})
+        with self.assertRaisesRegex(TypeError, r"argument 1 of echo_plain, member 'values', element 0: "
+                                               r"expected a number \(float\), got str 'x'"):
+            node.echo_plain({"label": "p", "values": ["x"], "inner": None})
 
     def test_a_numpy_array_inside_a_struct(self):
         if np is None:

@@ -43,6 +43,13 @@ struct Outer {
                            (std::optional<std::string>, note));
 };
 
+// A plain struct: no macro, the compiler names its fields (a Hana one inside).
+struct Plain {
+  std::string label;
+  std::vector<float> values;
+  std::optional<Inner> inner;
+};
+
 // A struct with nlohmann's own conversion (its members convert laxly).
 struct Pixel {
   int r = 0, g = 0, b = 0;
@@ -133,6 +140,7 @@ struct Containers {
   Inner echo_inner(const Inner& v) { return v; }
   Outer echo_outer(const Outer& v) { return v; }
   Pixel echo_pixel(const Pixel& v) { return v; }
+  Plain echo_plain(const Plain& v) { return v; }
 };
 
 // How calls behave: arity, errors, deadlines, futures, batches.
@@ -171,7 +179,7 @@ LP_SERVICE(wire_types::Arrays, echo_f32, echo_f64, echo_i8, echo_i16, echo_i32, 
            echo_tensor_i32, echo_tensor_u8, make_f32, count_f32);
 LP_SERVICE(wire_types::Containers, echo_bools, echo_strings, echo_nested, echo_string_map,
            echo_pairs, echo_pair, echo_tuple, echo_array3, echo_set, echo_optional,
-           echo_optional_struct, echo_inner, echo_outer, echo_pixel);
+           echo_optional_struct, echo_inner, echo_outer, echo_pixel, echo_plain);
 LP_SERVICE(wire_types::Calls, add, bump, fail, sleep_ms, twice);
 LP_BATCHED(wire_types::Calls, twice, 8, std::chrono::milliseconds(2));
 LP_SERVICE(wire_types::Tally, add, get);

@@ -1,6 +1,7 @@
 """The Python classes of tests/python_nodes: each serves a service that
 tests/python_nodes/services.hpp declares in C++ (LP_PYTHON)."""
 
+import dataclasses
 import os
 import time
 
@@ -187,3 +188,64 @@ class Waiter:
 
     def restore(self, saved: int):
         self.rests = saved
+
+
+@dataclasses.dataclass
+class Pose:
+    """pyn::Pose, a plain C++ struct."""
+    x: float
+    y: float
+    frame: str
+
+
+@dataclasses.dataclass
+class Step:
+    """pyn::Step, a plain C++ struct holding two Poses."""
+    origin: Pose
+    deltas: list[lp.float32]
+    goal: Pose | None
+
+
+class Walker:
+    """Walker: plain C++ structs arrive as dataclasses, in calls and in
+    __init__ (with a string given as a C++ string literal), and go back."""
+
+    def __init__(self, start: Pose, name: str):
+        if not isinstance(start, Pose):
+            raise TypeError(f"start is a {type(start).__name__}, not a Pose")
+        self.poses, self.label = [start], name
+
+    def walk(self, step: Step) -> Pose:
+        if not (isinstance(step, Step) and isinstance(step.origin, Pose)):
+            raise TypeError(f"step is a {type(step).__name__}, not a Step of Poses")
+        frame = step.origin.frame if step.goal is None else step.goal.frame
+        pose = Pose(step.origin.x + float(step.deltas[0]),
+                    step.origin.y + float(step.deltas[1]), frame)
+        self.poses.append(pose)
+        return pose
+
+    def trail(self) -> list[Pose]:
+        return self.poses
+
+    def name(self) -> str:
+        return self.label
+
+
+@dataclasses.dataclass
+class OtherPose:
+    x: float
+    z: float
+    frame: str
+
+
+class WalkerOtherPose:
+    """As Walker, with a Pose whose second field is not C++'s."""
+
+    def walk(self, step: Step) -> OtherPose:
+        return OtherPose(0, 0, "")
+
+    def trail(self) -> list[OtherPose]:
+        return []
+
+    def name(self) -> str:
+        return ""

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <launchpad/launchpad.hpp>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -124,6 +125,31 @@ struct Actor {
   }
 };
 LP_SERVICE(Actor);
+
+// Plain structs, with no macro: each crosses to a Python @dataclass of the
+// same fields in order (nodes.py) and back, in calls and to __init__.
+struct Pose {
+  double x = 0;
+  double y = 0;
+  std::string frame;
+  bool operator==(const Pose&) const = default;
+};
+struct Step {
+  Pose origin;
+  std::vector<float> deltas;  // along x, then y
+  std::optional<Pose> goal;
+};
+#define PYN_WALKER_LIKE(Name, class_name) \
+  struct Name {                           \
+    Pose walk(Step step);                 \
+    std::vector<Pose> trail();            \
+    std::string name();                   \
+  };                                      \
+  LP_SERVICE(Name, walk, trail, name);    \
+  LP_PYTHON(Name, "nodes", class_name)
+
+PYN_WALKER_LIKE(Walker, "Walker");
+PYN_WALKER_LIKE(WalkerOtherPose, "WalkerOtherPose");  // its Pose has z for y
 
 // Each of these is declared as Learner is, and served by a class that
 // differs from it one way (or cannot be had at all).

@@ -59,6 +59,34 @@ TEST_SUITE("python_nodes") {
     running.stop();
   }
 
+  TEST_CASE(
+      "plain C++ structs reach Python as dataclasses and come back, and a string "
+      "literal reaches __init__") {
+    lp::program p("pyn");
+    auto walker = p.add_node<pyn::Walker>("walker", pyn::Pose{1, 2, "map"}, "strider");
+    lp::controller running(p, with_python());
+    auto client = running.client(walker);
+    CHECK(client.name() == "strider");
+    CHECK(client.walk({{1, 2, "map"}, {0.5f, -1.f}, std::nullopt}) ==
+          pyn::Pose{1.5, 1, "map"});
+    CHECK(client.walk({{0, 0, "map"}, {1.f, 1.f}, pyn::Pose{9, 9, "goal"}}) ==
+          pyn::Pose{1, 1, "goal"});
+    CHECK(client.trail() ==
+          std::vector<pyn::Pose>{{1, 2, "map"}, {1.5, 1, "map"}, {1, 1, "goal"}});
+    running.stop();
+  }
+
+  TEST_CASE("a dataclass whose fields are not the C++ struct's: the launch names both") {
+    lp::program p("pyn");
+    p.add_node<pyn::WalkerOtherPose>("walker");
+    auto message = start_error(p);
+    CAPTURE(message);
+    CHECK(message.find("WalkerOtherPose.walk") != std::string::npos);
+    CHECK(message.find(
+              "fields ['x', 'y', 'frame'] in C++, ['x', 'z', 'frame'] in Python") !=
+          std::string::npos);
+  }
+
   TEST_CASE("a reserved Python node, defined later, and a group's env in its process") {
     lp::program p("pyn");
     auto learner = p.reserve<pyn::Learner>("learner");

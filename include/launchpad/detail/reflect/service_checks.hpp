@@ -109,6 +109,11 @@ constexpr bool check_method() {
     LP_DETAIL_NO_WIRE_FORM(refused_container, LP_DETAIL_WHY_CONTAINER);
     LP_DETAIL_NO_WIRE_FORM(refused_text, LP_DETAIL_WHY_TEXT);
     LP_DETAIL_NO_WIRE_FORM(refused_pointer, LP_DETAIL_WHY_POINTER);
+    LP_DETAIL_NO_WIRE_FORM(refused_base, LP_DETAIL_WHY_BASE);
+    LP_DETAIL_NO_WIRE_FORM(refused_uncounted, LP_DETAIL_WHY_UNCOUNTED);
+    LP_DETAIL_NO_WIRE_FORM(refused_too_many, LP_DETAIL_WHY_TOO_MANY);
+    LP_DETAIL_NO_WIRE_FORM(refused_unaddressed, LP_DETAIL_WHY_UNADDRESSED);
+    LP_DETAIL_NO_WIRE_FORM(refused_unnamed, LP_DETAIL_WHY_UNNAMED);
     LP_DETAIL_NO_WIRE_FORM(none, LP_DETAIL_WHY_NONE);
 #undef LP_DETAIL_NO_WIRE_FORM
     return false;

@@ -9,9 +9,10 @@
 // a case in cbor::write and in the typed reader; each ends with a
 // static_assert, so a kind either forgets does not compile.
 //
-// Also here: the one walk over the members of a Hana struct
-// (for_each_member, member_types), and, for a type that is not a wire type,
-// the compile-time message that says why (wire_diagnosis).
+// Also here: the one walk over the members of a struct, Hana's or a plain
+// aggregate (for_each_member, member_types; aggregate.hpp names a plain
+// one's fields), and, for a type that is not a wire type, the compile-time
+// message that says why (wire_diagnosis).
 
 #include <array>
 #include <boost/hana/accessors.hpp>
@@ -25,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/wire/aggregate.hpp>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -59,29 +61,43 @@ concept packable =
 template <class T>
 concept hana_struct = std::is_class_v<T> && boost::hana::Struct<T>::value;
 
-// ---- The one walk over a Hana struct's members --------------------------
+// ---- The one walk over a struct's members ------------------------------
+// (a record: a Hana struct, or a plain aggregate whose fields the compiler
+// names)
 
 // Calls f(name, member) for each member of `value` (const or not), in
 // declaration order; `name` is a const char*.
 template <class S, class F>
 void for_each_member(S& value, F&& f) {
-  boost::hana::for_each(boost::hana::accessors<std::remove_const_t<S>>(),
-                        [&](auto member) {
-                          f(boost::hana::to<const char*>(boost::hana::first(member)),
-                            boost::hana::second(member)(value));
-                        });
+  if constexpr (hana_struct<std::remove_const_t<S>>)
+    boost::hana::for_each(boost::hana::accessors<std::remove_const_t<S>>(),
+                          [&](auto member) {
+                            f(boost::hana::to<const char*>(boost::hana::first(member)),
+                              boost::hana::second(member)(value));
+                          });
+  else
+    aggregate_fields<std::remove_const_t<S>>::for_each(value, f);
 }
 
 template <class T>
-inline constexpr std::size_t member_count =
-    decltype(boost::hana::length(boost::hana::accessors<T>()))::value;
+constexpr std::size_t count_members() {
+  if constexpr (hana_struct<T>)
+    return decltype(boost::hana::length(boost::hana::accessors<T>()))::value;
+  else
+    return aggregate_fields<T>::count;
+}
+template <class T>
+inline constexpr std::size_t member_count = count_members<T>();
 
 template <class T>
 constexpr auto member_types_of() {
-  return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... member) {
-    return std::type_identity<std::tuple<std::remove_cvref_t<decltype(boost::hana::second(
-        member)(std::declval<T&>()))>...>>{};
-  });
+  if constexpr (hana_struct<T>)
+    return boost::hana::unpack(boost::hana::accessors<T>(), [](auto... member) {
+      return std::type_identity<std::tuple<std::remove_cvref_t<
+          decltype(boost::hana::second(member)(std::declval<T&>()))>...>>{};
+    });
+  else
+    return std::type_identity<typename aggregate_fields<T>::types>{};
 }
 
 // The members' types, as a std::tuple.
@@ -225,7 +241,7 @@ enum class wire_kind {
   sequence,     // std::vector<T>, std::array<T, n>, std::set<T>
   map,          // std::map, std::unordered_map with std::string keys
   tuple,        // std::pair, std::tuple
-  record,       // BOOST_HANA_DEFINE_STRUCT
+  record,       // BOOST_HANA_DEFINE_STRUCT, or a plain aggregate (aggregate.hpp)
   tensor,       // lp::tensor<N>
   json,         // lp::json: any value, unchecked
   nlohmann,     // a type with its own to_json/from_json (nlohmann's rules)
@@ -235,8 +251,42 @@ enum class wire_kind {
   refused_container,  // any other container: std::deque, std::list, C arrays, ...
   refused_text,       // std::string_view, std::wstring, ...
   refused_pointer,    // pointers and references
-  none,               // anything else
+  // Plain aggregates whose fields the compiler cannot name (aggregate_refusal).
+  refused_base,         // with a base class
+  refused_uncounted,    // a C array, a field without a default value
+  refused_too_many,     // more than most_aggregate_fields fields
+  refused_unaddressed,  // a bit-field or a reference field
+  refused_unnamed,      // a compiler whose spelling of a field is unknown
+  none,                 // anything else
 };
+
+// The wire kind of a class aggregate: a record, or why its fields cannot be
+// named.
+template <class T>
+constexpr wire_kind aggregate_kind() {
+  switch (aggregate_refusal_of<T>) {
+    case aggregate_refusal::none:
+      return wire_kind::record;
+    case aggregate_refusal::base:
+      return wire_kind::refused_base;
+    case aggregate_refusal::uncounted:
+      return wire_kind::refused_uncounted;
+    case aggregate_refusal::too_many:
+      return wire_kind::refused_too_many;
+    case aggregate_refusal::unaddressed:
+      return wire_kind::refused_unaddressed;
+    case aggregate_refusal::unnamed:
+      return wire_kind::refused_unnamed;
+  }
+  return wire_kind::none;
+}
+
+// The kind of a struct the wire reads and writes itself: a record, or a
+// plain aggregate it refuses.
+constexpr bool struct_kind(wire_kind kind) {
+  return kind == wire_kind::record ||
+         (kind >= wire_kind::refused_base && kind <= wire_kind::refused_unnamed);
+}
 
 template <class T>
 constexpr wire_kind classify() {
@@ -286,6 +336,8 @@ constexpr wire_kind classify() {
     return wire_kind::refused_text;
   else if constexpr (std::is_array_v<U> || valarray_like<U> || range_like<U>)
     return wire_kind::refused_container;
+  else if constexpr (class_aggregate<U>)
+    return aggregate_kind<U>();
   else if constexpr (std::is_object_v<U> && nlohmann_convertible<U>)
     return wire_kind::nlohmann;  // e.g. an adl_serializer specialization
   else
@@ -331,7 +383,7 @@ struct tuple_elements<std::pair<A, B>> {
 };
 
 // The first of T and the types it holds whose kind Wanted picks, or void.
-// Seen lists the Hana structs being looked into, so that a recursive type
+// Seen lists the structs being looked into, so that a recursive type
 // (a struct holding a std::vector of itself) ends the search.
 template <class T, class Seen, class Wanted>
 struct part_of_kind;
@@ -399,8 +451,7 @@ using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type
   "std::vector<std::pair<K, V>>"
 #define LP_DETAIL_WHY_VARIANT                                                       \
   "std::variant has no wire form (nothing on the wire would say which alternative " \
-  "it holds): use a BOOST_HANA_DEFINE_STRUCT struct with one std::optional member " \
-  "per alternative"
+  "it holds): use a struct with one std::optional field per alternative"
 #define LP_DETAIL_WHY_CONTAINER                                                    \
   "this container has no wire form: use std::vector (of numbers: a typed array), " \
   "std::array, std::set, or std::map/std::unordered_map with std::string keys"
@@ -409,9 +460,28 @@ using wire_offender = typename part_of_kind<T, type_list<>, refused_kinds>::type
   "string of another character type"
 #define LP_DETAIL_WHY_POINTER \
   "a pointer or reference has no wire form: pass the value itself"
-#define LP_DETAIL_WHY_NONE                                                         \
-  "this type has no wire form: declare it with BOOST_HANA_DEFINE_STRUCT, or give " \
-  "it to_json/from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)"
+#define LP_DETAIL_WHY_BASE                                                            \
+  "the compiler names the fields of a plain struct only when they are all its own, "  \
+  "and this one has a base class: make the base a field, or declare the struct with " \
+  "BOOST_HANA_DEFINE_STRUCT"
+#define LP_DETAIL_WHY_UNCOUNTED                                                       \
+  "the compiler cannot count the fields of this struct: one is a C array (use "       \
+  "std::array), a reference (hold the value itself), or of a type without a default " \
+  "constructor (a wire type is built empty, then read)"
+#define LP_DETAIL_WHY_TOO_MANY                                                      \
+  "the compiler names the fields of a plain struct of at most 64 fields, and this " \
+  "one has more: group them into nested structs, or declare it with "               \
+  "BOOST_HANA_DEFINE_STRUCT"
+#define LP_DETAIL_WHY_UNADDRESSED                                                      \
+  "the compiler names a field by its address, and a field of this struct has none: a " \
+  "bit-field (use a whole integer or bool) or a reference (hold the value itself)"
+#define LP_DETAIL_WHY_UNNAMED                                                        \
+  "this compiler does not give the names of a struct's fields (g++ 12 or later and " \
+  "clang++ 14 or later do): declare the struct with BOOST_HANA_DEFINE_STRUCT"
+#define LP_DETAIL_WHY_NONE                                                              \
+  "this type has no wire form: make it a plain struct (public fields, no "              \
+  "constructors, no base class), declare it with BOOST_HANA_DEFINE_STRUCT, or give it " \
+  "to_json/from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)"
 
 // Instantiated for a type that does not cross (the innermost one: the
 // variant in a std::vector<std::variant<...>>), it stops the build with the
@@ -427,13 +497,22 @@ struct wire_diagnosis {
   static_assert(kind != wire_kind::refused_text, "lp wire type: " LP_DETAIL_WHY_TEXT);
   static_assert(kind != wire_kind::refused_pointer,
                 "lp wire type: " LP_DETAIL_WHY_POINTER);
+  static_assert(kind != wire_kind::refused_base, "lp wire type: " LP_DETAIL_WHY_BASE);
+  static_assert(kind != wire_kind::refused_uncounted,
+                "lp wire type: " LP_DETAIL_WHY_UNCOUNTED);
+  static_assert(kind != wire_kind::refused_too_many,
+                "lp wire type: " LP_DETAIL_WHY_TOO_MANY);
+  static_assert(kind != wire_kind::refused_unaddressed,
+                "lp wire type: " LP_DETAIL_WHY_UNADDRESSED);
+  static_assert(kind != wire_kind::refused_unnamed,
+                "lp wire type: " LP_DETAIL_WHY_UNNAMED);
   static_assert(kind != wire_kind::none, "lp wire type: " LP_DETAIL_WHY_NONE);
   static constexpr bool value = false;
 };
 
 // What may cross the wire: every parameter and the result of a service
-// method (void too). The kinds of wire_kind_of, all the way down; a Hana
-// struct crosses when its members do.
+// method (void too). The kinds of wire_kind_of, all the way down; a struct
+// crosses when its members do.
 template <class T>
 concept has_wire_form = std::is_void_v<T> || std::is_void_v<wire_offender<T>>;
 

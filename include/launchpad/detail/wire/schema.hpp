@@ -38,7 +38,7 @@ namespace lp::detail {
 
 struct type_schema;
 
-// A member of a Hana struct: its name and its type's schema.
+// A member of a struct (a record): its name and its type's schema.
 struct field_schema {
   std::string_view name;
   const type_schema* schema;
@@ -77,15 +77,33 @@ struct tuple_schemas<std::tuple<E...>> {
       &schema_of<E>::value...};
 };
 
+template <class S, class Types = member_types<S>>
+struct aggregate_field_schemas;
+template <class S, class... F>
+struct aggregate_field_schemas<S, std::tuple<F...>> {
+  static constexpr auto value = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<field_schema, sizeof...(F)>{
+        field_schema{aggregate_fields<S>::names[I], &schema_of<F>::value}...};
+  }
+  (std::index_sequence_for<F...>{});
+};
+
+template <class S>
+constexpr auto struct_field_schemas() {
+  if constexpr (hana_struct<S>)
+    return boost::hana::unpack(boost::hana::accessors<S>(), [](auto... member) {
+      return std::array<field_schema, sizeof...(member)>{
+          field_schema{boost::hana::to<const char*>(boost::hana::first(member)),
+                       &schema_of<std::remove_cvref_t<decltype(boost::hana::second(
+                           member)(std::declval<S&>()))>>::value}...};
+    });
+  else
+    return aggregate_field_schemas<S>::value;
+}
+
 template <class S>
 struct struct_fields {
-  static constexpr auto value =
-      boost::hana::unpack(boost::hana::accessors<S>(), [](auto... member) {
-        return std::array<field_schema, sizeof...(member)>{
-            field_schema{boost::hana::to<const char*>(boost::hana::first(member)),
-                         &schema_of<std::remove_cvref_t<decltype(boost::hana::second(
-                             member)(std::declval<S&>()))>>::value}...};
-      });
+  static constexpr auto value = struct_field_schemas<S>();
 };
 
 // An integer's or an enum's integer: its width and sign.

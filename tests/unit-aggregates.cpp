@@ -154,6 +154,7 @@ using lp::detail::to_wire;
 using wire_checks::check_both;
 using wire_checks::misfit;
 using wire_checks::read_as;
+using wire_checks::without_spellings;
 using wire_checks::written;
 namespace protocol = lp::detail::protocol;
 
@@ -174,17 +175,6 @@ agg::Scene a_scene() {
   scene.tag = {7, "seven"};
   scene.hana = t::Point{-1, 2.5};
   return scene;
-}
-
-// describe's schema without the spellings, which are for people.
-lp::json without_spellings(lp::json schema) {
-  auto strip = [](auto& self, lp::json& node) -> void {
-    if (node.is_object()) node.erase("type");
-    if (node.is_structured())
-      for (auto& part : node) self(self, part);
-  };
-  strip(strip, schema);
-  return schema;
 }
 
 template <class T>

@@ -18,6 +18,7 @@
 
 #include "command.hpp"
 #include "services.hpp"
+#include "wire_checks.hpp"
 
 namespace raw {
 std::atomic<bool> release{false}, entered{false};
@@ -487,17 +488,7 @@ TEST_SUITE("http") {
       REQUIRE(methods[i]["params"].size() == methods[i]["arity"]);
       return methods[i];
     };
-    // What the schema says of a type is its wire form; its spelling, under
-    // "type", is for people, and compilers spell differently.
-    auto without_spellings = [](lp::json schema) {
-      auto strip = [](auto& self, lp::json& node) -> void {
-        if (node.is_object()) node.erase("type");
-        if (node.is_structured())
-          for (auto& part : node) self(self, part);
-      };
-      strip(strip, schema);
-      return schema;
-    };
+    using wire_checks::without_spellings;
     auto f32 = lp::json{{"kind", "floating"}, {"bits", 32}};
     auto mean = method(0);
     CHECK(without_spellings(mean["params"][0]) ==

@@ -1,7 +1,8 @@
 #pragma once
 // What the wire's suites check of a value: its round trips through JSON and
 // CBOR by every route, and the message each route gives for a value that
-// does not fit its type (tests/unit-wire.cpp, unit-aggregates.cpp).
+// does not fit its type, and its schema as the wire sees it
+// (tests/unit-wire.cpp, unit-aggregates.cpp, unit-http.cpp).
 #include <doctest/doctest.h>
 
 #include <launchpad/detail/wire/arguments.hpp>
@@ -94,6 +95,18 @@ std::string misfit_cbor(const std::string& bytes) {
   }
   CHECK(direct == via_json);
   return direct;
+}
+
+// describe's schema without the spellings under "type", which are for
+// people: compilers spell a type differently, its wire form is the same.
+inline lp::json without_spellings(lp::json schema) {
+  auto strip = [](auto& self, lp::json& node) -> void {
+    if (node.is_object()) node.erase("type");
+    if (node.is_structured())
+      for (auto& part : node) self(self, part);
+  };
+  strip(strip, schema);
+  return schema;
 }
 
 }  // namespace wire_checks

@@ -46,22 +46,20 @@ NOT_THE_PROTOCOL: dict[tuple[str, str], str] = {
         "a node's state on the status page (starting, serving, restarting ...), not its health",
     ("python/launchpad_client/__init__.py", "stop"):
         "the name of launchpad_client.stop() in __all__, not a control line",
-    ("python/launchpad_client/hints.py", "run"):
+    ("python/launchpad_client/_wire/hints.py", "run"):
         "the name of a node's run() method, not the host's line",
-    ("python/launchpad_client/node.py", "json"):
+    ("python/launchpad_client/_client/node.py", "json"):
         "the name of a format a user chooses (format=\"json\"), not the schema's kind",
-    ("python/launchpad_client/node.py", "(none)"):
+    ("python/launchpad_client/_client/node.py", "(none)"):
         "a message's word for no methods or no Content-Type, not the metrics' label",
-    ("python/launchpad_client/program.py", "(none)"):
+    ("python/launchpad_client/_client/program.py", "(none)"):
         "a message's word for a program without nodes or groups, not the metrics' label",
-    ("python/launchpad_client/runtime.py", "(none)"):
+    ("python/launchpad_client/_node/main.py", "(none)"):
         "a message's word for a module without classes, not the metrics' label",
-    ("python/launchpad_client/schema.py", "void"):
+    ("python/launchpad_client/_wire/schema.py", "void"):
         "C++'s spelling of the type, for messages, not the schema's kind",
-    ("python/launchpad_client/server.py", "run"):
+    ("python/launchpad_client/_node/methods.py", "run"):
         "the name of a node's run() method, which is not served, not the host's line",
-    ("python/launchpad_client/server.py", "(none)"):
-        "a message's word for a service without methods, not the metrics' label",
 }
 
 

@@ -244,7 +244,7 @@ ENVIRONMENT_RESTARTS: Final = "LP_RESTARTS"
 ENVIRONMENT_PYTHON_CONTROL_FD: Final = "LP_PYTHON_CONTROL_FD"
 # Set to 1 by the process that hosts a Python node, unless the launch has
 # --lp_system_malloc: the node tunes glibc's malloc as a C++ node's process
-# does (launchpad_client/malloc_tuning.py).
+# does (launchpad_client/_node/malloc_tuning.py).
 ENVIRONMENT_TUNE_MALLOC: Final = "LP_TUNE_MALLOC"
 
 

@@ -35,7 +35,7 @@ import threading
 import time
 from typing import Any, NoReturn
 
-from . import progress
+from ._node import progress
 
 __all__ = ["counter", "gauge", "series", "Counter", "Gauge", "Series"]
 

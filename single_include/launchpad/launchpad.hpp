@@ -1841,7 +1841,7 @@ inline constexpr char restarts[] = "LP_RESTARTS";
 inline constexpr char python_control_fd[] = "LP_PYTHON_CONTROL_FD";
 // Set to 1 by the process that hosts a Python node, unless the launch has
 // --lp_system_malloc: the node tunes glibc's malloc as a C++ node's process
-// does (launchpad_client/malloc_tuning.py).
+// does (launchpad_client/_node/malloc_tuning.py).
 inline constexpr char tune_malloc[] = "LP_TUNE_MALLOC";
 }  // namespace environment
 
@@ -12869,7 +12869,7 @@ class python_node {
                               label);
     child.environment.push_back(std::string(protocol::environment::python_control_fd) +
                                 "=3");
-    // The runtime tunes its malloc itself (launchpad_client/malloc_tuning.py),
+    // The runtime tunes its malloc itself (launchpad_client/_node/malloc_tuning.py),
     // unless the user's environment sets it.
     if (settings_.tune_malloc)
       child.environment.push_back(std::string(protocol::environment::tune_malloc) + "=1");

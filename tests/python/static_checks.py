@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""The Python package's checks that run none of it: its types.
+"""The Python package's checks that run none of it: its types, and its
+rooms.
 
 1. mypy (Debian's python3-mypy), with python/pyproject.toml's settings,
-   finds nothing in launchpad_client: every function annotated, but in the
-   modules pyproject.toml lists for the package's relayout (issue 52).
-2. Every public name a user reaches (launchpad_client's __all__, and
-   metrics') is annotated: each function's parameters and result, each
-   public method's and property's of a public class. mypy cannot say this
-   of the modules it is told to pass over, so this reads the objects.
+   finds nothing in launchpad_client: every function of every module
+   annotated.
+2. Every public name a user reaches (launchpad_client's __all__, and that
+   of its public modules) is annotated: each function's parameters and
+   result, each public method's and property's of a public class, read
+   from the objects as a user's mypy would meet them.
 3. The package ships a py.typed, so that a user's mypy reads its hints.
+4. launchpad_client keeps its rooms apart, as include/'s layers are
+   (tests/include_rules.py): _wire/ (what both sides speak) imports no
+   client and no node code, _client/ no node code, the private modules at
+   the top only what is below them, and no private module imports the
+   package's public surface (__init__.py), which only re-exports.
 
 Exits 77 (skipped) without mypy, unless LP_REQUIRE_MYPY is set (as .ci/run
 does); exits 1 naming each problem.
@@ -16,6 +22,7 @@ does); exits 1 naming each problem.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -30,7 +37,18 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 PYTHON = ROOT / "python"
 PACKAGE = "launchpad_client"
 # Modules whose __all__ is public surface, as `lp.metrics.counter`.
-PUBLIC_MODULES = (PACKAGE, f"{PACKAGE}.metrics")
+PUBLIC_MODULES = (PACKAGE, f"{PACKAGE}.metrics", f"{PACKAGE}.hints", f"{PACKAGE}.server")
+# A room (or a private module at the top), and the rooms and modules of the
+# package it may import from; the public modules and _node/ may import any.
+ROOMS = {
+    "_protocol": set(),
+    "_errors": set(),
+    "_packages": {"_packages"},
+    "_run_directory": {"_protocol"},
+    "_tls": {"_protocol"},
+    "_wire": {"_wire", "_protocol", "_packages"},
+    "_client": {"_client", "_wire", "_protocol", "_packages", "_errors", "_run_directory", "_tls"},
+}
 
 
 def mypy_problems() -> list[str] | None:
@@ -85,8 +103,51 @@ def public_api_problems() -> list[str]:
     return problems
 
 
+def imported_rooms(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of each import of the package's own modules, as
+    launchpad_client.<first part>."""
+    relative = path.relative_to(PYTHON / PACKAGE).with_suffix("")
+    here = list(relative.parts[:-1])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[:len(here) - (node.level - 1)] if node.level > 1 else here
+                parts = base + (node.module.split(".") if node.module else [])
+                if not parts:  # `from . import x` at the top: each name is a module
+                    found += [(node.lineno, alias.name) for alias in node.names]
+                else:
+                    found.append((node.lineno, parts[0]))
+            elif node.module and node.module.split(".")[0] == PACKAGE:
+                parts = node.module.split(".")[1:]
+                found.append((node.lineno, parts[0] if parts else "__init__"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == PACKAGE:
+                    parts = alias.name.split(".")[1:]
+                    found.append((node.lineno, parts[0] if parts else "__init__"))
+    return found
+
+
+def room_problems() -> list[str]:
+    problems = []
+    for path in sorted((PYTHON / PACKAGE).rglob("*.py")):
+        relative = path.relative_to(PYTHON / PACKAGE)
+        room = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+        allowed = ROOMS.get(room)
+        for line, module in imported_rooms(path):
+            where = f"python/{PACKAGE}/{relative}:{line}"
+            if module == "__init__" and relative.name != "__init__.py":
+                problems.append(f"{where} imports the package's public surface; import the "
+                                "private module that holds the name")
+            elif allowed is not None and module not in allowed:
+                problems.append(f"{where} imports {module}, which {room}/ may not: it imports only "
+                                f"{', '.join(sorted(allowed))}")
+    return problems
+
+
 def main() -> int:
-    problems = public_api_problems()
+    problems = public_api_problems() + room_problems()
     if not (PYTHON / PACKAGE / "py.typed").is_file():
         problems.append(f"python/{PACKAGE} has no py.typed: a user's mypy would not read its hints")
     typed = mypy_problems()
@@ -103,7 +164,8 @@ def main() -> int:
         print(problem)
     if problems:
         return 1
-    print(f"static checks: {PACKAGE} typed (mypy clean), its public names annotated, py.typed")
+    print(f"static checks: {PACKAGE} typed (mypy clean), its public names annotated, py.typed, "
+          "its rooms apart")
     return 0
 
 

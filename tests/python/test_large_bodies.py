@@ -6,7 +6,7 @@ import struct
 import unittest
 
 import launchpad_client as lp
-from launchpad_client import codec
+from launchpad_client._wire import codec
 
 try:
     import cbor2

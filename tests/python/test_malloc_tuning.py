@@ -1,5 +1,5 @@
 """A Python node's process gives back what its malloc tuning keeps once the
-threads of a burst have ended (launchpad_client/malloc_tuning.py), as a C++
+threads of a burst have ended (launchpad_client/_node/malloc_tuning.py), as a C++
 node's does (tests/unit-load.cpp). Each case runs in a process of its own,
 whose allocator it may tune."""
 
@@ -17,7 +17,7 @@ import unittest
 # once the memory has been given back (or 20 s later).
 BURST = r"""
 import json, os, sys, threading, time
-from launchpad_client import malloc_tuning
+from launchpad_client._node import malloc_tuning
 
 def rss_mib():
     with open("/proc/self/statm") as f:

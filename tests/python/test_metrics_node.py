@@ -22,7 +22,7 @@ from unittest import mock
 
 import launchpad_client as lp
 from launchpad_client import metrics
-from launchpad_client.server import NodeServer
+from launchpad_client import NodeServer
 from programs import ACTOR_LEARNER, STARTUP, Launched
 
 SECRET = "0123456789abcdef0123456789abcdef"

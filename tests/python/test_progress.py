@@ -1,4 +1,4 @@
-"""The signs of life of a Python node's run() (launchpad_client/progress.py),
+"""The signs of life of a Python node's run() (launchpad_client/_node/progress.py),
 which the runtime's watch reads for a group's health_timeout: only run()'s
 own thread makes them, and a wait in a call keeps it alive.
 tests/python_nodes/test_processes.cpp watches whole nodes hang."""
@@ -8,7 +8,8 @@ import unittest
 from unittest import mock
 
 import launchpad_client as lp
-from launchpad_client import metrics, node_context, progress
+from launchpad_client import metrics
+from launchpad_client._node import host, progress
 
 
 class Progress(unittest.TestCase):
@@ -40,7 +41,7 @@ class Progress(unittest.TestCase):
         self.assertEqual(progress.silence(13.0), 3.0)
         for sign in (lp.heartbeat, lambda: metrics.counter("steps").add(),
                      lambda: metrics.gauge("size").set(1), lambda: metrics.series("r").record(1),
-                     node_context.stop_requested):
+                     host.stop_requested):
             sign()
             self.assertEqual(progress.silence(20.0), 0.0)
             self.assertEqual(progress.silence(21.0), 1.0)

@@ -10,8 +10,8 @@ import time
 import unittest
 
 import launchpad_client as lp
-from launchpad_client import hints
-from launchpad_client.server import NodeServer
+from launchpad_client import NodeServer
+from launchpad_client._wire import hints
 
 SECRET = "0123456789abcdef0123456789abcdef"
 
@@ -46,8 +46,7 @@ class Learner:
         return 1000  # out of an int8's range
 
     def deadline(self) -> bool:
-        from launchpad_client.server import caller_deadline
-        return caller_deadline() is not None
+        return lp.caller_deadline() is not None
 
 
 def raw(url, method, path, body=b"", headers=None, timeout=5):
@@ -84,6 +83,18 @@ class PythonNode(unittest.TestCase):
         self.assertEqual(self.node.nearest({"x": 1.0, "y": 2.0}), {"x": 2.0, "y": 2.0})
         self.assertEqual(tuple(self.node.count({"a": 1, "b": 2})), (3, "a,b"))
         self.assertTrue(self.node.deadline())
+
+    def test_the_paths_earlier_releases_gave_name_the_same_objects(self):
+        # docs/python.md: launchpad_client.server and launchpad_client.hints
+        # stay, beside the names at the top.
+        from launchpad_client import hints as earlier_hints
+        from launchpad_client.server import NodeServer as EarlierNodeServer
+        from launchpad_client.server import caller_deadline
+        self.assertIs(EarlierNodeServer, lp.NodeServer)
+        self.assertIs(caller_deadline, lp.caller_deadline)
+        self.assertIs(earlier_hints.float32, lp.float32)
+        self.assertIs(earlier_hints.Tensor, lp.Tensor)
+        self.assertIsInstance(self.node.futures, lp.Futures)
 
     def test_describe_has_the_hints_types(self):
         status, body = raw(self.server.url, "GET", "/lp/v1/describe", headers=self.auth)

@@ -26,8 +26,9 @@ import time
 import unittest
 
 import launchpad_client as lp
-from launchpad_client import checkpoint, runtime
-from launchpad_client.server import NodeServer
+from launchpad_client._node import checkpoint
+from launchpad_client._node import main as runtime
+from launchpad_client import NodeServer
 
 SECRET = "00112233445566778899aabbccddeeff"
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(lp.__file__)))
@@ -564,7 +565,7 @@ class Runtime(unittest.TestCase):
 
     @unittest.skipUnless(lp.have_cbor(), "a host sends the arguments in CBOR")
     def test_the_spec_and_its_cbor_arguments_come_over_the_socket_and_nothing_is_written(self):
-        from launchpad_client import codec
+        from launchpad_client._wire import codec
         spec = {"node": "learner", "program": "test", "service": "Learner",
                 "module": "learner_module", "class": "Learner", "declared": None,
                 "arg_schemas": [{"kind": "floating", "bits": 64}, {"kind": "string"}],

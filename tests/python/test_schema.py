@@ -7,7 +7,7 @@ import json
 import unittest
 
 import launchpad_client as lp
-from launchpad_client import schema as s
+from launchpad_client._wire import schema as s
 from fake_node import FakeNode, describe_reply, method_entry, reply
 
 

@@ -241,7 +241,7 @@ inline constexpr char restarts[] = "LP_RESTARTS";
 inline constexpr char python_control_fd[] = "LP_PYTHON_CONTROL_FD";
 // Set to 1 by the process that hosts a Python node, unless the launch has
 // --lp_system_malloc: the node tunes glibc's malloc as a C++ node's process
-// does (launchpad_client/malloc_tuning.py).
+// does (launchpad_client/_node/malloc_tuning.py).
 inline constexpr char tune_malloc[] = "LP_TUNE_MALLOC";
 }  // namespace environment
 

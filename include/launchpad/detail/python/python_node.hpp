@@ -261,7 +261,7 @@ class python_node {
                               label);
     child.environment.push_back(std::string(protocol::environment::python_control_fd) +
                                 "=3");
-    // The runtime tunes its malloc itself (launchpad_client/malloc_tuning.py),
+    // The runtime tunes its malloc itself (launchpad_client/_node/malloc_tuning.py),
     // unless the user's environment sets it.
     if (settings_.tune_malloc)
       child.environment.push_back(std::string(protocol::environment::tune_malloc) + "=1");

@@ -7,17 +7,22 @@ client sends "from the argument itself"). `decode` turns a reply body into
 Python values, typed arrays into numpy arrays (typed_arrays.py).
 """
 
+from __future__ import annotations
+
 import io
 import json
+from typing import Any
 
-from . import _protocol as protocol
+from .. import _protocol as protocol
 from . import typed_arrays
-from .optional_packages import cbor2
-from .optional_packages import numpy as np
+from .._packages import cbor2
+from .._packages import numpy as np
 from .typed_arrays import TypedArray
 
 JSON = protocol.MEDIA_JSON
 CBOR = protocol.MEDIA_CBOR
+# A body's pieces, to send in order: bytes, and views of large arrays.
+Pieces = list[Any]
 
 # A typed array at least this large goes out as a view of the caller's
 # memory; smaller ones are copied into the body around them, as one write of
@@ -31,7 +36,7 @@ class EncodeError(ValueError):
 
 # --- JSON. ----------------------------------------------------------------
 
-def _json_default(value):
+def _json_default(value: Any) -> Any:
     if isinstance(value, TypedArray):
         return value.tolist()
     if np is not None and isinstance(value, (np.ndarray, np.generic)):
@@ -39,7 +44,7 @@ def _json_default(value):
     raise TypeError(f"a {type(value).__name__} has no JSON form")
 
 
-def encode_json(value):
+def encode_json(value: Any) -> Pieces:
     try:
         text = json.dumps(value, default=_json_default, allow_nan=False, ensure_ascii=False,
                           separators=(",", ":"))
@@ -58,7 +63,7 @@ def encode_json(value):
         raise EncodeError(f"a string is not valid Unicode: {e}") from None
 
 
-def decode_json(body):
+def decode_json(body: Any) -> Any:
     if not isinstance(body, (bytes, bytearray, str)):
         body = bytes(body)  # a large body received into a numpy buffer
     return json.loads(body)
@@ -66,7 +71,7 @@ def decode_json(body):
 
 # --- CBOR. ----------------------------------------------------------------
 
-def _head(major, length):
+def _head(major: int, length: int) -> bytes:
     """The head of a CBOR data item: its major type and length argument."""
     major <<= 5
     if length < 24:
@@ -84,30 +89,30 @@ class _Pieces:
     """What cbor2's encoder writes to: small writes gather in a buffer; a
     large typed array's bytes are kept as a view between them."""
 
-    def __init__(self):
-        self.pieces = []
+    def __init__(self) -> None:
+        self.pieces: Pieces = []
         self.buffer = bytearray()
 
-    def write(self, data):
+    def write(self, data: Any) -> int:
         self.buffer += data
         return len(data)
 
-    def add_view(self, view):
+    def add_view(self, view: memoryview) -> None:
         if self.buffer:
             self.pieces.append(bytes(self.buffer))
             self.buffer = bytearray()
         self.pieces.append(view)
 
-    def finish(self):
+    def finish(self) -> Pieces:
         if self.buffer or not self.pieces:
             self.pieces.append(bytes(self.buffer))
         return self.pieces
 
 
-def encode_cbor(value):
+def encode_cbor(value: Any) -> Pieces:
     out = _Pieces()
 
-    def default(encoder, item):
+    def default(encoder: Any, item: Any) -> None:
         if isinstance(item, TypedArray):
             # RFC 8746: tag (major type 6), then one byte string (major type 2).
             out.write(_head(6, item.tag) + _head(2, item.nbytes))
@@ -129,7 +134,7 @@ def encode_cbor(value):
     return out.finish()
 
 
-def _tag_hook(decoder, tag):
+def _tag_hook(decoder: Any, tag: Any) -> Any:
     known = typed_arrays.element_of_tag(tag.tag)
     if known is None or not isinstance(tag.value, bytes):
         return tag  # not a typed array: left as cbor2 gives it
@@ -145,21 +150,21 @@ class _SliceReader:
     being copied first (io.BytesIO copies a bytearray): each read is a copy
     of just the bytes asked for, and a typed array's bytes are read once."""
 
-    def __init__(self, body):
+    def __init__(self, body: Any) -> None:
         self.view = memoryview(body)
         self.at = 0
 
-    def read(self, size=-1):
+    def read(self, size: int = -1) -> bytes:
         end = len(self.view) if size < 0 else min(self.at + size, len(self.view))
         data = bytes(self.view[self.at:end])
         self.at = end
         return data
 
-    def tell(self):
+    def tell(self) -> int:
         return self.at
 
 
-def _argument(major, info, view, at):
+def _argument(major: int, info: int, view: memoryview, at: int) -> tuple[int, int] | None:
     """The length argument of the CBOR head at `at` and where its content
     starts; None for an indefinite length or a reserved value."""
     if info < 24:
@@ -172,7 +177,7 @@ def _argument(major, info, view, at):
     return int.from_bytes(view[at + 1:at + 1 + size], "big"), at + 1 + size
 
 
-def _item_end(view, at, depth=0):
+def _item_end(view: memoryview, at: int, depth: int = 0) -> int | None:
     """Where the CBOR item at `at` ends; None where the fast path gives up
     (indefinite lengths, deep nesting, a truncated body: the general decoder
     then says what is wrong)."""
@@ -190,13 +195,14 @@ def _item_end(view, at, depth=0):
     if major == 6:
         return _item_end(view, at, depth + 1)
     for _ in range(value * (2 if major == 5 else 1)):
-        at = _item_end(view, at, depth + 1)
-        if at is None:
+        item_end = _item_end(view, at, depth + 1)
+        if item_end is None:
             return None
+        at = item_end
     return at
 
 
-def _large_arguments(body):
+def _large_arguments(body: Any) -> list[_Decoded] | None:
     """A large body that is an array of arguments, each typed array in it a
     numpy view of the received bytes (no copy); the other arguments decoded
     from their own bytes. None where the body has another shape."""
@@ -217,15 +223,21 @@ def _large_arguments(body):
     return out if at == len(view) else None
 
 
-def _typed_view(body, view, at, end):
+def _typed_view(body: Any, view: memoryview, at: int, end: int) -> _Decoded | None:
     """A typed array's numbers as a numpy view of `body`; None for another item."""
     if view[at] >> 5 != 6:
         return None
-    tag, inner = _argument(6, view[at] & 0x1F, view, at)
+    tagged = _argument(6, view[at] & 0x1F, view, at)
+    if tagged is None:
+        return None
+    tag, inner = tagged
     known = typed_arrays.element_of_tag(tag)
     if known is None or view[inner] >> 5 != 2:
         return None
-    length, start = _argument(2, view[inner] & 0x1F, view, inner)
+    string = _argument(2, view[inner] & 0x1F, view, inner)
+    if string is None:
+        return None
+    length, start = string
     element, little_endian = known
     if start + length != end or length % element.size:
         return None
@@ -239,15 +251,15 @@ def _typed_view(body, view, at, end):
 class _Decoded:
     """An argument decoded (wrapped, as a decoded None is an argument too)."""
 
-    def __init__(self, value):
+    def __init__(self, value: Any) -> None:
         self.value = value
 
 
-def _decoded(item):
+def _decoded(item: memoryview) -> _Decoded:
     return _Decoded(decode_cbor(bytes(item)))
 
 
-def decode_cbor(body):
+def decode_cbor(body: Any) -> Any:
     # A large body of arguments keeps its typed arrays where they arrived.
     if np is not None and len(body) >= LARGE_ARRAY and isinstance(body, np.ndarray):
         found = _large_arguments(body)
@@ -255,19 +267,20 @@ def decode_cbor(body):
             return [item.value for item in found]
     # A small body costs less through BytesIO's C reads than through a Python
     # read per item; a large one less through slices than through a copy.
-    stream = _SliceReader(body) if len(body) >= LARGE_ARRAY else io.BytesIO(body)
+    stream: _SliceReader | io.BytesIO = (_SliceReader(body) if len(body) >= LARGE_ARRAY
+                                         else io.BytesIO(body))
     value = cbor2.CBORDecoder(stream, tag_hook=_tag_hook).decode()
     if stream.tell() != len(body):
         raise ValueError(f"{len(body) - stream.tell()} bytes follow the value")
     return value
 
 
-def encode(value, content_type):
+def encode(value: Any, content_type: str) -> Pieces:
     """The body of `value` as a list of bytes-like pieces."""
     return encode_cbor(value) if content_type == CBOR else encode_json(value)
 
 
-def decode(body, content_type):
+def decode(body: Any, content_type: str) -> Any:
     """The value a body holds. Raises ValueError (or a subclass, or
     RecursionError) for bytes that are not a value in that format."""
     if content_type == CBOR:

@@ -16,8 +16,8 @@ import struct
 import sys
 from typing import Any
 
-from . import _protocol as protocol
-from .optional_packages import numpy as np
+from .. import _protocol as protocol
+from .._packages import numpy as np
 
 LITTLE = sys.byteorder == "little"
 

@@ -3,7 +3,7 @@ health_timeout, as a C++ node's run() makes them (run_progress.hpp): a
 call through a peer's client, `stop_requested()`, a metric, and
 `heartbeat()`. Only signs from run()'s own thread count; while it waits in
 a call it counts as alive (the call has its deadline, and its callee its
-own health_timeout). The runtime's watch (runtime.py) reads `silence()`.
+own health_timeout). The runtime's watch (main.py) reads `silence()`.
 
 Outside a node's run() they do nothing, so a library may make them freely.
 """

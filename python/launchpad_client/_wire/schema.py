@@ -25,8 +25,8 @@ import dataclasses
 import math
 from typing import Any
 
-from . import _protocol as protocol
-from .optional_packages import numpy as np
+from .. import _protocol as protocol
+from .._packages import numpy as np
 from . import typed_arrays
 from .typed_arrays import Element, TypedArray
 

@@ -1,23 +1,29 @@
-"""HTTP/1.1 over one keep-alive socket, with a deadline on every operation.
+"""The client's side of HTTP/1.1: one keep-alive socket, with a deadline on
+every operation.
 
 The standard library's http.client would do, but it cannot bound a whole
 exchange by one deadline (its timeout restarts with each read), parses
 headers with the email package (a third of a small call's time here), and
 reads a body into a new bytes object per chunk. This module writes a request
 as one write (or one sendmsg of pieces, for a body with large arrays),
-reads a reply with Content-Length, chunked, or ending with the connection,
-refuses a body over the caller's limit before reading it, and raises
-`Timeout`, `Closed`, `BadReply` or `TooLarge`, which the node layer turns
-into the package's errors with the node's and the method's names.
+reads a reply with Content-Length, chunked, or ending with the connection
+(framing as a node reads requests: _wire/http.py), refuses a body over the
+caller's limit before reading it, and raises `Timeout`, `Closed`, `BadReply`
+or `TooLarge`, which the transport turns into the package's errors with the
+node's and the method's names.
 """
+
+from __future__ import annotations
 
 import math
 import select
 import socket
 import ssl
 import time
+from typing import Any
 
-MAX_HEAD = 64 * 1024  # a reply's status line and headers
+from .._wire.http import Reader
+
 CHUNK = 64 * 1024  # what one recv asks for while reading the head
 SOCKET_BUFFER = 4 << 20  # as the nodes (docs/protocol.md#connections)
 
@@ -30,7 +36,7 @@ class Closed(Exception):
     """The connection ended before the reply did; `received` bytes of the
     reply had come."""
 
-    def __init__(self, reason, received):
+    def __init__(self, reason: str, received: int) -> None:
         super().__init__(reason)
         self.received = received
 
@@ -39,7 +45,7 @@ class HandshakeFailed(Exception):
     """The TLS handshake failed: `verify` tells whether it was the node's
     certificate that this client refused."""
 
-    def __init__(self, reason, verify):
+    def __init__(self, reason: str, verify: bool) -> None:
         super().__init__(reason)
         self.verify = verify
 
@@ -51,7 +57,7 @@ REFUSALS = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "CERTIFICAT
             "CERTIFICATE_EXPIRED", "DECRYPT_ERROR")
 
 
-def is_refusal(error):
+def is_refusal(error: ssl.SSLError) -> bool:
     return any(alert in (error.reason or "") for alert in REFUSALS)
 
 
@@ -60,51 +66,58 @@ class BadReply(Exception):
 
 
 class TooLarge(Exception):
-    def __init__(self, size, limit):
+    """The reply's body is over the caller's limit."""
+
+    def __init__(self, size: int, limit: int) -> None:
         super().__init__(f"the reply's body has {size} bytes, over this client's limit of {limit} "
                          "(max_reply_bytes)")
 
 
 class Reply:
+    """A reply: its status, its fields by lower-case name, its body."""
+
     __slots__ = ("status", "headers", "body")
 
-    def __init__(self, status, headers, body):
+    def __init__(self, status: int, headers: dict[str, str], body: Any) -> None:
         self.status = status
-        self.headers = headers  # lower-case names
-        self.body = body  # a bytearray
+        self.headers = headers
+        self.body = body  # bytes-like
 
     @property
-    def content_type(self):
+    def content_type(self) -> str:
         return self.headers.get("content-type", "")
 
 
-def _remaining(deadline):
+def _remaining(deadline: float) -> float:
     left = deadline - time.monotonic()
     if left <= 0:
         raise Timeout()
     return left
 
 
-class Connection:
+class Connection(Reader):
     """One socket, non-blocking from its connect on: every wait is a poll()
     bounded by the call's deadline. (A socket with a Python timeout costs a
     poll and two fcntl calls around each operation; here a small call is a
     send, a poll and a recv.)"""
 
-    def __init__(self, host, port, deadline, tls=None):
-        self.sock = self._open(host, port, deadline)
+    def __init__(self, host: str, port: int, deadline: float,
+                 tls: ssl.SSLContext | None = None) -> None:
+        super().__init__()
+        # A socket.socket, or the ssl.SSLSocket over it once the handshake began.
+        self.sock: Any = self._open(host, port, deadline)
         self.sock.setblocking(False)
         self._poll = select.poll()
         self.tls = tls is not None
-        if self.tls:
+        if tls is not None:
             self._handshake(tls, deadline)
         self.reusable = True
         self.idle_since = time.monotonic()
-        self._extra = b""  # bytes read past the last reply's head, not yet used
+        self._deadline = deadline  # of the exchange under way
 
     @staticmethod
-    def _open(host, port, deadline):
-        error = None
+    def _open(host: str, port: int, deadline: float) -> socket.socket:
+        error: OSError | None = None
         for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
             sock = socket.socket(family, kind, proto)
             try:
@@ -124,7 +137,7 @@ class Connection:
                 error = e
         raise error or OSError(f"no address for {host}")
 
-    def _handshake(self, context, deadline):
+    def _handshake(self, context: ssl.SSLContext, deadline: float) -> None:
         try:
             self.sock = context.wrap_socket(self.sock, do_handshake_on_connect=False)
             while True:
@@ -145,11 +158,11 @@ class Connection:
             self.sock.close()
             raise
 
-    def close(self):
+    def close(self) -> None:
         self.reusable = False
         self.sock.close()
 
-    def looks_closed(self):
+    def looks_closed(self) -> bool:
         """Whether the peer has closed this idle connection (or sent bytes
         nobody asked for): then it must not carry a call."""
         if self.tls:  # no peeking through TLS: anything readable is a close
@@ -163,7 +176,7 @@ class Connection:
         except OSError:
             return True
 
-    def _wait(self, events, deadline):
+    def _wait(self, events: int, deadline: float) -> None:
         """Waits until the socket is ready for `events`, or raises Timeout."""
         self._poll.register(self.sock, events)
         if not self._poll.poll(math.ceil(_remaining(deadline) * 1000)):
@@ -171,7 +184,7 @@ class Connection:
 
     # --- Sending. ---------------------------------------------------------
 
-    def send(self, pieces, deadline):
+    def send(self, pieces: list[Any], deadline: float) -> None:
         """Sends every byte of `pieces` (bytes-like, in order), gathered in
         one sendmsg where the kernel takes them all."""
         views = [memoryview(p).cast("B") for p in pieces]
@@ -191,7 +204,7 @@ class Connection:
             if sent:
                 views[0] = views[0][sent:]
 
-    def _send_tls(self, views, deadline):
+    def _send_tls(self, views: list[memoryview], deadline: float) -> None:
         """As send(), through TLS, which has no sendmsg: small pieces are
         joined into one record, a large one goes as it is."""
         if len(views) > 1 and sum(v.nbytes for v in views) <= CHUNK:
@@ -208,17 +221,18 @@ class Connection:
                     continue
                 view = view[sent:]
 
-    # --- Receiving. -------------------------------------------------------
+    # --- Receiving: _wire.http's reader, over this socket. ---------------------
 
-    def _recv(self, deadline, received):
+    def _recv(self, received: int) -> bytes:
         """Some bytes: waits first, as right after a request nothing is there
-        yet (unless TLS holds decrypted bytes already)."""
+        yet (unless TLS holds decrypted bytes already); b"" at the end."""
+        deadline = self._deadline
         while True:
             if not (self.tls and self.sock.pending()):
                 self._wait(select.POLLIN, deadline)
             try:
-                data = self.sock.recv(CHUNK)
-                break
+                data: bytes = self.sock.recv(CHUNK)
+                return data
             except (BlockingIOError, ssl.SSLWantReadError):
                 continue
             except ssl.SSLWantWriteError:
@@ -230,49 +244,78 @@ class Connection:
                 raise Closed(f"the TLS connection failed ({e.reason or e})", received) from None
             except (ConnectionResetError, ConnectionAbortedError) as e:
                 raise Closed(f"the connection was reset ({e.strerror})", received) from None
-        if not data:
-            raise Closed("the node closed the connection", received)
-        return data
 
-    def receive(self, deadline, max_body):
+    def _recv_into(self, view: memoryview, have: int, size: int) -> int:
+        sock = self.sock
+        while True:
+            # Reading first: in a large body's middle, bytes are usually there.
+            try:
+                count: int = sock.recv_into(view, len(view))
+                return count
+            except (BlockingIOError, ssl.SSLWantReadError):
+                self._wait(select.POLLIN, self._deadline)
+            except ssl.SSLWantWriteError:
+                self._wait(select.POLLOUT, self._deadline)
+            except ssl.SSLError as e:
+                raise Closed(f"the TLS connection failed ({e.reason or e}) after {have} of the "
+                             f"{size} bytes of the reply's body", 1 + have) from None
+            except (ConnectionResetError, ConnectionAbortedError):
+                return 0
+
+    def _error_head_too_large(self, limit: int) -> Exception:
+        return BadReply(f"the reply's head is longer than {limit} bytes, or is not HTTP")
+
+    def _error_ended(self, received: int, have: int | None, size: int | None) -> Exception:
+        if size is None:
+            return Closed("the node closed the connection", received)
+        return Closed(f"the connection closed after {have} of the {size} bytes of the reply's "
+                      "body", received)
+
+    def _error_malformed(self, what: str, text: bytes | str) -> Exception:
+        if what == "field":
+            return BadReply(f"the reply has a malformed header line {str(text)[:60]!r}")
+        if what == "lengths":
+            return BadReply("the reply has two different Content-Length headers")
+        if what == "chunk line":
+            return BadReply("a chunk header of the reply is too long")
+        if what == "chunk size":
+            return BadReply(f"the reply has a malformed chunk size {text!r}")
+        return BadReply("a chunk of the reply does not end with CRLF")
+
+    def _error_body_too_large(self, size: int, limit: int) -> Exception:
+        return TooLarge(size, limit)
+
+    def receive(self, deadline: float, max_body: int) -> Reply:
         """Reads one reply. Raises Timeout, Closed, BadReply or TooLarge; after
         any of them the connection must be closed."""
+        self._deadline = deadline
         while True:
-            status, headers = self._read_head(deadline)
+            status, headers = self._read_status_and_fields()
             if not 100 <= status < 200:  # an interim reply (100 Continue) is skipped
                 break
         if headers.get("connection", "").lower() == "close":
             self.reusable = False
+        body: Any
         if status in (204, 304):
-            body = bytearray()
+            body = b""
         elif "chunked" in headers.get("transfer-encoding", "").lower():
-            body = self._read_chunked(deadline, max_body)
+            body = self.read_chunked(max_body)
         elif "content-length" in headers:
             text = headers["content-length"]
             if not text.isdigit():
                 raise BadReply(f"the reply's Content-Length is {text!r}")
-            body = self._read_exact(int(text), deadline, max_body)
+            body = self.read_exact(int(text), max_body)
         else:
             self.reusable = False
-            body = self._read_to_end(deadline, max_body)
+            body = self._read_to_end(max_body)
         if self._extra:  # bytes nobody asked for: the connection is out of step
             self.reusable = False
         return Reply(status, headers, body)
 
-    def _read_head(self, deadline):
-        buffer = self._extra
-        self._extra = b""
-        received = len(buffer)
-        while True:
-            end = buffer.find(b"\r\n\r\n")
-            if end >= 0:
-                break
-            if len(buffer) > MAX_HEAD:
-                raise BadReply(f"the reply's head is longer than {MAX_HEAD} bytes, or is not HTTP")
-            data = self._recv(deadline, received)
-            received += len(data)
-            buffer += data
-        head, self._extra = buffer[:end], buffer[end + 4:]
+    def _read_status_and_fields(self) -> tuple[int, dict[str, str]]:
+        head = self.read_head()
+        if head is None:
+            raise Closed("the node closed the connection", 0)
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ", 2)
         if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not (
@@ -281,82 +324,17 @@ class Connection:
             raise BadReply(f"the reply is not HTTP/1.x: it starts with {bytes(head[:40])!r}")
         if parts[0] == "HTTP/1.0":
             self.reusable = False
-        headers = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(":")
-            if not colon:
-                raise BadReply(f"the reply has a malformed header line {line[:60]!r}")
-            name = name.strip().lower()
-            value = value.strip()
-            if name == "content-length" and headers.get(name, value) != value:
-                raise BadReply("the reply has two different Content-Length headers")
-            headers[name] = value
-        return int(parts[1]), headers
+        return int(parts[1]), self.fields(lines[1:])
 
-    def _read_exact(self, size, deadline, max_body):
-        if size > max_body:
-            raise TooLarge(size, max_body)
-        body = bytearray(size)
-        have = min(size, len(self._extra))
-        body[:have] = self._extra[:have]
-        self._extra = self._extra[have:]
-        view = memoryview(body)
-        sock = self.sock
-        while have < size:
-            # Reading first: in a large body's middle, bytes are usually there.
-            try:
-                count = sock.recv_into(view[have:], size - have)
-            except (BlockingIOError, ssl.SSLWantReadError):
-                self._wait(select.POLLIN, deadline)
-                continue
-            except ssl.SSLWantWriteError:
-                self._wait(select.POLLOUT, deadline)
-                continue
-            except ssl.SSLError as e:
-                raise Closed(f"the TLS connection failed ({e.reason or e}) after {have} of the "
-                             f"{size} bytes of the reply's body", 1 + have) from None
-            except (ConnectionResetError, ConnectionAbortedError):
-                count = 0
-            if not count:
-                raise Closed(f"the connection closed after {have} of the {size} bytes of the "
-                             "reply's body", 1 + have)
-            have += count
-        return body
-
-    def _read_line(self, deadline, limit=4096):
-        buffer = self._extra
-        while b"\r\n" not in buffer:
-            if len(buffer) > limit:
-                raise BadReply("a chunk header of the reply is too long")
-            buffer += self._recv(deadline, 1)
-        line, _, self._extra = buffer.partition(b"\r\n")
-        return line
-
-    def _read_chunked(self, deadline, max_body):
-        body = bytearray()
-        while True:
-            line = self._read_line(deadline).split(b";")[0].strip()
-            try:
-                size = int(line, 16)
-            except ValueError:
-                raise BadReply(f"the reply has a malformed chunk size {bytes(line[:20])!r}") from None
-            if size == 0:
-                while self._read_line(deadline):  # trailers, up to the empty line
-                    pass
-                return body
-            if len(body) + size > max_body:
-                raise TooLarge(len(body) + size, max_body)
-            body += self._read_exact(size, deadline, max_body)
-            if self._read_line(deadline):
-                raise BadReply("a chunk of the reply does not end with CRLF")
-
-    def _read_to_end(self, deadline, max_body):
+    def _read_to_end(self, max_body: int) -> bytearray:
         body = bytearray(self._extra)
         self._extra = b""
         while True:
             try:
-                data = self._recv(deadline, 1)
-            except Closed:
+                data = self._recv(1)
+            except Closed:  # a reset ends it too
+                return body
+            if not data:
                 return body
             body += data
             if len(body) > max_body:

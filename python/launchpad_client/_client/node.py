@@ -3,7 +3,7 @@
 `GET /lp/v1/describe` lists the node's methods with the schema of each
 parameter and result; each becomes a method of the proxy that checks its
 arguments (number and types) before sending, and converts the result
-(schema.py). Calls go over the node's keep-alive connections
+(_wire/schema.py). Calls go over the node's keep-alive connections
 (transport.py), in CBOR when cbor2 is installed, in JSON otherwise.
 """
 
@@ -15,12 +15,16 @@ import os
 import ssl
 import threading
 import urllib.parse
+from collections.abc import Callable
 from typing import Any, Literal
 
-from . import _protocol as protocol
-from . import codec, schema
-from .errors import DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError
-from .optional_packages import cbor2, warn_if_missing
+from .. import _protocol as protocol
+from .._errors import DeadlineExceeded, LaunchpadError, ProtocolError, RemoteError
+from .._packages import cbor2, warn_if_missing
+from .._run_directory import read_secret
+from .._tls import context_of_run_dir
+from .._wire import codec, schema
+from .connection import Reply
 from .transport import Transport
 
 DEFAULT_TIMEOUT = 120.0  # seconds, as the C++ client's default deadline
@@ -28,11 +32,11 @@ DEFAULT_MAX_REPLY = 1 << 30  # bytes of a reply's body
 # What calls are sent in, as a user chooses it (format=).
 WireFormat = Literal["json", "cbor"]
 
-_executor = None
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 
 
-def _shared_executor():
+def _shared_executor() -> concurrent.futures.ThreadPoolExecutor:
     """The threads that run `node.futures` calls, shared by every node: each
     call holds a thread (and a connection) while it waits for its reply."""
     global _executor
@@ -43,15 +47,20 @@ def _shared_executor():
         return _executor
 
 
+def call_path(method: str) -> str:
+    """The path of a call to `method`."""
+    return protocol.PATH_CALL + urllib.parse.quote(method, safe="")
+
+
 class MethodSpec:
     """A method as `describe` gives it, with its parameter and result types
     built from their schemas."""
 
-    def __init__(self, entry):
-        self.name = entry["name"]
-        self.arity = entry["arity"]
-        self.batched = entry.get("batched")
-        self.path = protocol.PATH_CALL + urllib.parse.quote(self.name, safe="")
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.name: str = entry["name"]
+        self.arity: int = entry["arity"]
+        self.batched: dict[str, Any] | None = entry.get("batched")
+        self.path = call_path(self.name)
         self.params, self.result = schema.method_types(entry)
         # For people: the node's spelling, else one made from the types.
         self.signature = entry.get("signature")
@@ -59,7 +68,7 @@ class MethodSpec:
             self.signature = (f"{self.result.name} {self.name}"
                               f"({', '.join(p.name for p in self.params)})")
 
-    def arguments_to_wire(self, args):
+    def arguments_to_wire(self, args: tuple[Any, ...]) -> list[Any]:
         if len(args) != self.arity:
             wanted = ", ".join(p.name for p in self.params)
             plural = "" if self.arity == 1 else "s"
@@ -70,7 +79,7 @@ class MethodSpec:
             for i, (param, arg) in enumerate(zip(self.params, args))
         ]
 
-    def doc(self, node_label, service):
+    def doc(self, node_label: str, service: str) -> str:
         text = f"{self.signature}\n\nA method of service {service}, called on node '{node_label}'."
         if self.batched:
             text += (f"\nBatched: the node invokes it once for up to {self.batched.get('max_batch')} "
@@ -78,7 +87,7 @@ class MethodSpec:
                      "each caller passes one element and gets one result.")
         return text + "\nKeyword `timeout`: seconds for this call (default: the node's)."
 
-    def python_signature(self):
+    def python_signature(self) -> inspect.Signature:
         params = [
             inspect.Parameter(f"arg{i + 1}", inspect.Parameter.POSITIONAL_ONLY, annotation=p.name)
             for i, p in enumerate(self.params)
@@ -114,34 +123,41 @@ class Method:
 
 
 class Futures:
-    """`node.futures.method(args)`: the node's methods, returning futures."""
+    """`node.futures.method(args)`: the node's methods, returning
+    concurrent.futures.Future objects. The same for a Node and for a Python
+    node's handle of a peer: each method is the `.submit` of its own."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Any) -> None:
         self._node = node
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Callable[..., concurrent.futures.Future[Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self._node, name).submit
+        submit: Callable[..., concurrent.futures.Future[Any]] = getattr(self._node, name).submit
+        return submit
 
     def __dir__(self) -> list[str]:
-        return self._node.method_names()
+        names: list[str] = self._node.method_names()
+        return names
 
     def call(self, method: str, *args: Any, timeout: float | None = None,
              check: bool = True) -> concurrent.futures.Future[Any]:
         """The future of `node.call(method, *args)`."""
-        return self._node._submit(method, None, args, timeout, check)
+        future: concurrent.futures.Future[Any] = self._node._submit(method, None, args, timeout,
+                                                                    check)
+        return future
 
 
 class _Shared:
     """What copies of a Node share: the connections and the description."""
 
-    def __init__(self, url, label, secret, max_reply_bytes, wire_format, tls):
+    def __init__(self, url: str, label: str | None, secret: str | None, max_reply_bytes: int,
+                 wire_format: str | None, tls: ssl.SSLContext | None) -> None:
         self.transport = Transport(url, label or url, secret, max_reply_bytes, tls)
         self.label = label or self.transport.url  # until describe says
         self.label_known = label is not None
-        self.description = None
-        self.specs = {}
+        self.description: dict[str, Any] | None = None
+        self.specs: dict[str, MethodSpec] = {}
         self.lock = threading.Lock()
         warn_if_missing(format_chosen=wire_format is not None)
         if wire_format is None:
@@ -166,11 +182,10 @@ class Node:
     `label` ...) is reached with `node.call("name", ...)`.
     """
 
-    def __init__(self, url: str | None, secret: str | None = None, *, label: str | None = None,
+    def __init__(self, url: str, secret: str | None = None, *, label: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, max_reply_bytes: int = DEFAULT_MAX_REPLY,
-                 format: WireFormat | None = None, tls: ssl.SSLContext | None = None,
-                 _shared: _Shared | None = None) -> None:
-        self._shared = _shared or _Shared(url, label, secret, max_reply_bytes, format, tls)
+                 format: WireFormat | None = None, tls: ssl.SSLContext | None = None) -> None:
+        self._shared = _Shared(url, label, secret, max_reply_bytes, format, tls)
         self.timeout = float(timeout)
         self.futures = Futures(self)
 
@@ -249,7 +264,8 @@ class Node:
         body = self._decode(reply, "")
         if isinstance(body, dict) and body.get("status") in (protocol.HEALTH_SERVING,
                                                              protocol.HEALTH_STOPPING):
-            return body["status"]
+            status: str = body["status"]
+            return status
         raise ProtocolError(self.label, "", f"the health reply is {body!r}")
 
     # --- Calls. -------------------------------------------------------------
@@ -276,7 +292,11 @@ class Node:
     def with_timeout(self, seconds: float) -> Node:
         """A copy of this proxy, sharing its connections, whose calls give up
         after `seconds` with DeadlineExceeded."""
-        return Node(None, timeout=seconds, _shared=self._shared)
+        copy = Node.__new__(Node)
+        copy._shared = self._shared
+        copy.timeout = float(seconds)
+        copy.futures = Futures(copy)
+        return copy
 
     def call(self, method: str, *args: Any, timeout: float | None = None, check: bool = True) -> Any:
         """Calls `method` by name. With check=False the arguments go as given,
@@ -295,7 +315,15 @@ class Node:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _spec(self, method, check):
+    def _stop_program(self) -> None:
+        """Asks the program this node belongs to to stop (POST stop, with
+        the secret): as lp::stop() does inside it."""
+        reply = self._shared.transport.request(
+            "POST", protocol.PATH_STOP, [b"{}"], content_type=codec.JSON, accept=codec.JSON,
+            timeout=self.timeout)
+        self._body(reply, "")
+
+    def _spec(self, method: str, check: bool) -> MethodSpec | None:
         if not check:
             return self._shared.specs.get(method)
         self.describe()
@@ -304,7 +332,8 @@ class Node:
             getattr(self, method)  # raises the AttributeError that lists the methods
         return spec
 
-    def _encode(self, method, spec, args, check):
+    def _encode(self, method: str, spec: MethodSpec | None, args: tuple[Any, ...],
+                check: bool) -> codec.Pieces:
         if check and spec is not None:
             wire = spec.arguments_to_wire(args)
         else:
@@ -314,20 +343,23 @@ class Node:
         except codec.EncodeError as e:
             raise ValueError(f"the arguments of {method} cannot be sent: {e}") from None
 
-    def _invoke(self, method, spec, args, timeout, check):
+    def _invoke(self, method: str, spec: MethodSpec | None, args: tuple[Any, ...],
+                timeout: float | None, check: bool) -> Any:
         pieces = self._encode(method, spec, args, check)
         return self._send(method, spec, pieces, timeout)
 
-    def _submit(self, method, spec, args, timeout, check):
+    def _submit(self, method: str, spec: MethodSpec | None, args: tuple[Any, ...],
+                timeout: float | None, check: bool) -> concurrent.futures.Future[Any]:
         if check and spec is None:
             spec = self._spec(method, check)
         # The caller may change its arrays once this returns: send copies.
         pieces = [p if isinstance(p, bytes) else bytes(p) for p in self._encode(method, spec, args, check)]
         return _shared_executor().submit(self._send, method, spec, pieces, timeout)
 
-    def _send(self, method, spec, pieces, timeout):
+    def _send(self, method: str, spec: MethodSpec | None, pieces: codec.Pieces,
+              timeout: float | None) -> Any:
         content_type = self._shared.content_type
-        path = spec.path if spec is not None else protocol.PATH_CALL + urllib.parse.quote(method, safe="")
+        path = spec.path if spec is not None else call_path(method)
         reply = self._shared.transport.request(
             "POST", path, pieces,
             content_type=content_type, accept=content_type,
@@ -341,7 +373,7 @@ class Node:
 
     # --- Replies. -----------------------------------------------------------
 
-    def _decode(self, reply, method):
+    def _decode(self, reply: Reply, method: str) -> Any:
         """The value of a reply's body; ProtocolError if it is not JSON or
         CBOR, or does not decode."""
         media = reply.content_type.split(";")[0].strip().lower()
@@ -360,7 +392,7 @@ class Node:
             raise ProtocolError(self.label, method,
                                 f"the reply's body is not valid {media.split('/')[1].upper()}: {e}") from None
 
-    def _body(self, reply, method):
+    def _body(self, reply: Reply, method: str) -> Any:
         """The decoded body of a 200 reply; RemoteError for an error reply."""
         body = self._decode(reply, method)
         if reply.status == 200:
@@ -392,9 +424,6 @@ def connect(url: str, secret: str | None = None, *, run_dir: str | os.PathLike[s
     (tls_context()); by default the one of `run_dir`'s tls.crt and tls.key.
     """
     if run_dir is not None:
-        from .run_directory import read_secret
-        from .tls import context_of_run_dir
-
         if secret is None:
             secret = read_secret(run_dir)
         if tls is None:

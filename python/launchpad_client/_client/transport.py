@@ -9,6 +9,8 @@ when a pooled connection turns out closed before any byte of the reply
 came back: the node never saw that call.
 """
 
+from __future__ import annotations
+
 import errno
 import math
 import ssl
@@ -16,18 +18,18 @@ import threading
 import time
 import urllib.parse
 import weakref
+from typing import Any
 
-from . import _protocol as protocol
-from . import http_connection
-from .errors import DeadlineExceeded, ProtocolError, ReplyTooLarge, TransportError
-from .http_connection import BadReply, Closed, Connection, HandshakeFailed, Timeout, TooLarge
+from .. import _protocol as protocol
+from .._errors import DeadlineExceeded, ProtocolError, ReplyTooLarge, TransportError
+from .connection import CHUNK, BadReply, Closed, Connection, HandshakeFailed, Reply, Timeout, TooLarge
 
 IDLE_LIMIT = 15.0  # seconds; nodes close idle connections after 30 s
 FRESH = 0.1  # seconds idle under which a pooled connection is not checked
 MAX_IDLE = 32  # idle connections kept per node
 
 
-def split_url(url):
+def split_url(url: str) -> tuple[str, str, int]:
     """(scheme, host, port) of a node's URL, such as http://127.0.0.1:40123
     or https://10.0.0.2:40123."""
     parts = urllib.parse.urlsplit(url)
@@ -37,7 +39,7 @@ def split_url(url):
     return parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
 
 
-def handshake_message(url, failure):
+def handshake_message(url: str, failure: HandshakeFailed) -> str:
     if failure.verify:
         return (f"{url} presented a certificate that is not this launch's ({failure}): is the "
                 "address another launch's node, or are these another launch's TLS files?")
@@ -46,13 +48,16 @@ def handshake_message(url, failure):
             f"and {protocol.RUN_DIRECTORY_KEY})")
 
 
-def _close_all(connections):
+def _close_all(connections: list[Connection]) -> None:
     for connection in connections:
         connection.close()
 
 
 class Transport:
-    def __init__(self, url, label, secret, max_reply_bytes, tls=None):
+    """The connections to one node, and the requests over them."""
+
+    def __init__(self, url: str, label: str, secret: str | None, max_reply_bytes: int,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.url = url.rstrip("/")
         scheme, self.host, self.port = split_url(self.url)
         if scheme == "https" and tls is None:
@@ -66,21 +71,21 @@ class Transport:
         host = f"[{self.host}]" if ":" in self.host else self.host
         auth = f"Authorization: Bearer {secret}\r\n" if secret else ""
         self._common = f"Host: {host}:{self.port}\r\n{auth}".encode("latin-1")
-        self._idle = []
+        self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._closed = False
         # A proxy dropped without close() (in a notebook, say) closes its
         # sockets when it is collected.
         weakref.finalize(self, _close_all, self._idle)
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
         for connection in idle:
             connection.close()
 
-    def _acquire(self, deadline):
+    def _acquire(self, deadline: float) -> tuple[Connection, bool]:
         with self._lock:
             while self._idle:
                 connection = self._idle.pop()
@@ -92,7 +97,7 @@ class Transport:
                 connection.close()
         return Connection(self.host, self.port, deadline, self.tls), False
 
-    def _release(self, connection):
+    def _release(self, connection: Connection) -> None:
         if not connection.reusable:
             connection.close()
             return
@@ -103,8 +108,8 @@ class Transport:
                 return
         connection.close()
 
-    def request(self, verb, path, pieces=(), content_type=None, accept=None, timeout=120.0,
-                method=""):
+    def request(self, verb: str, path: str, pieces: Any = (), content_type: str | None = None,
+                accept: str | None = None, timeout: float = 120.0, method: str = "") -> Reply:
         """Sends one request and returns its Reply. Raises TransportError,
         DeadlineExceeded, ProtocolError or ReplyTooLarge naming the node and
         `method`."""
@@ -121,11 +126,11 @@ class Transport:
             # that a method that waits (a replay's rate limiter) gives up then.
             head.append(f"{protocol.HEADER_DEADLINE}: {math.ceil(timeout * 1000)}\r\n".encode("latin-1"))
         head.append(b"\r\n")
-        head = b"".join(head)
-        if size and size + len(head) <= http_connection.CHUNK:
-            request = [head + b"".join(pieces)]  # a small call is one write
+        joined = b"".join(head)
+        if size and size + len(joined) <= CHUNK:
+            request = [joined + b"".join(pieces)]  # a small call is one write
         else:
-            request = [head, *pieces]
+            request = [joined, *pieces]
         for attempt in (1, 2):
             try:
                 connection, reused = self._acquire(deadline)
@@ -180,7 +185,7 @@ class Transport:
             return reply
         raise AssertionError("unreachable")
 
-    def _exchange(self, connection, request, deadline):
+    def _exchange(self, connection: Connection, request: list[Any], deadline: float) -> Reply:
         try:
             connection.send(request, deadline)
         except (BrokenPipeError, ConnectionResetError) as sending:

@@ -1,10 +1,11 @@
 """What a Python node's own code asks of its program, as a C++ node asks
 `lp::stop()` and `lp::stop_requested()`: `launchpad_client.stop()` and
-`launchpad_client.stop_requested()`. The runtime (runtime.py) connects them
+`launchpad_client.stop_requested()`. The runtime (main.py) connects them
 to the node's host; outside a node they do nothing and say False.
 
 The host is at the other end of a connected AF_UNIX stream socket (the
-control socket, runtime.py lists its lines). One thread reads it: it hands
+control socket: launchpad_client/runtime.py lists its lines, protocol.toml
+spells them). One thread reads it: it hands
 each reply to the request waiting for it, marks the program stopping at the
 host's `stop`, and calls the runtime back at the host's `end` or when the
 socket ends (the host is gone), which ends the node, so that no node
@@ -18,19 +19,25 @@ theirs. The asker's own stop_requested() is true at once, as lp::stop()
 makes it in C++.
 """
 
+from __future__ import annotations
+
 import queue
+import socket
 import threading
 import time
+from collections.abc import Callable
 
-from . import _protocol as protocol
+from .. import _protocol as protocol
 from . import progress
+
 
 # Seconds an `address` request waits for its reply. The host may answer only
 # once that node serves, which may take a restart or a slow start.
 ADDRESS_TIMEOUT = 60.0
 
-_host = None  # the _Host, set by the runtime
-_end_alone = None  # a node without a host: the runtime's end, which a stop calls
+_host: _Host | None = None  # set by the runtime
+# A node without a host: the runtime's end, which a stop calls.
+_end_alone: Callable[[bool], None] | None = None
 _stopping = threading.Event()
 # The host's `run`: every node of the program serves, so run() may call them.
 _run_now = threading.Event()
@@ -41,22 +48,23 @@ class HostGone(LookupError):
 
 
 class _Host:
-    def __init__(self, sock, on_end, pending):
+    def __init__(self, sock: socket.socket, on_end: Callable[[bool], None],
+                 pending: bytes) -> None:
         self._sock = sock
         self._on_end = on_end
         self._pending = pending
         self._write_lock = threading.Lock()  # one line at a time, never two interleaved
         self._ask_lock = threading.Lock()  # one request in flight, so a reply is its
-        self._replies = queue.Queue()
+        self._replies: queue.Queue[str | None] = queue.Queue()
         self.lost = threading.Event()
         threading.Thread(target=self._read, name="lp-control", daemon=True).start()
 
-    def write(self, line):
+    def write(self, line: str) -> None:
         data = (line + "\n").encode("utf-8")
         with self._write_lock:
             self._sock.sendall(data)
 
-    def _read(self):
+    def _read(self) -> None:
         pending, chunk = b"", self._pending  # what came with the spec first
         try:
             while True:
@@ -73,7 +81,7 @@ class _Host:
         _stopping.set()
         self._on_end(True)
 
-    def _dispatch(self, line):
+    def _dispatch(self, line: str) -> None:
         # A line this node does not know is a later host's: it is passed over.
         if line.startswith(protocol.PYTHON_CONTROL_ADDRESS):
             self._replies.put(line)
@@ -84,7 +92,7 @@ class _Host:
         elif line == protocol.PYTHON_CONTROL_END:
             self._on_end(False)
 
-    def address(self, label, timeout):
+    def address(self, label: str, timeout: float) -> str:
         with self._ask_lock:
             self._drop_late_replies()
             if self.lost.is_set():
@@ -97,7 +105,7 @@ class _Host:
                                f"({e.strerror or e}); this node is stopping") from None
             return self._reply(label, time.monotonic() + timeout, timeout)
 
-    def _drop_late_replies(self):
+    def _drop_late_replies(self) -> None:
         # Replies to a request that gave up waiting: they are not this one's.
         while True:
             try:
@@ -105,7 +113,7 @@ class _Host:
             except queue.Empty:
                 return
 
-    def _reply(self, label, give_up, timeout):
+    def _reply(self, label: str, give_up: float, timeout: float) -> str:
         while True:
             try:
                 line = self._replies.get(timeout=max(0.0, give_up - time.monotonic()))
@@ -125,7 +133,7 @@ class _Host:
             return rest.strip()
 
 
-def connect(sock, on_end, pending=b""):
+def connect(sock: socket.socket, on_end: Callable[[bool], None], pending: bytes = b"") -> None:
     """Makes `sock` (the control socket) this node's way to its host, and
     starts reading it, from `pending` (bytes read already). `on_end(lost)`
     runs on the reading thread at the host's `end` (lost False) and when
@@ -134,24 +142,24 @@ def connect(sock, on_end, pending=b""):
     _host = _Host(sock, on_end, pending)
 
 
-def host_lost():
+def host_lost() -> bool:
     """True once the control socket has ended."""
     return _host is not None and _host.lost.is_set()
 
 
-def serve_alone(on_end):
+def serve_alone(on_end: Callable[[bool], None]) -> None:
     """A node without a host (started by hand): a stop ends it, calling
     `on_end(False)`."""
     global _end_alone
     _end_alone = on_end
 
 
-def connected():
+def connected() -> bool:
     """True in a node started by a host (LP_PYTHON_CONTROL_FD)."""
     return _host is not None
 
 
-def wait_for_run(ended):
+def wait_for_run(ended: threading.Event) -> bool:
     """Returns once the host says every node serves (at once, True,
     without a host), or `ended` is set first; True in the first case. A
     stop that came before does not keep run() from running, as in C++: it
@@ -163,8 +171,9 @@ def wait_for_run(ended):
     return _run_now.is_set()
 
 
-def tell(line):
-    """Writes one line to the node's host (runtime.py lists them)."""
+def tell(line: str) -> None:
+    """Writes one line to the node's host (launchpad_client/runtime.py lists
+    them)."""
     if _host is not None:
         try:
             _host.write(line)
@@ -172,7 +181,7 @@ def tell(line):
             pass  # the host is gone: the reading thread sees the end and stops the node
 
 
-def address(label, timeout=ADDRESS_TIMEOUT):
+def address(label: str, timeout: float = ADDRESS_TIMEOUT) -> str:
     """The URL of node `label`, as the host knows it now. Raises LookupError
     (HostGone when the host is gone) with the host's reason."""
     if _host is None:
@@ -186,29 +195,31 @@ def address(label, timeout=ADDRESS_TIMEOUT):
 def stop() -> None:
     """Asks the whole program to stop, as lp::stop() does in a C++ node:
     stop_requested() is True from now on, here at once and in every other
-    node once the host passes the stop on."""
+    node once the host passes the stop on. Outside a Python node it does
+    nothing."""
     _ask(protocol.PYTHON_CONTROL_STOP)
 
 
-def follow_stop():
+def follow_stop() -> None:
     """A peer refused a call because the program stops: this node stops
     too, as a C++ node does, without claiming the stop for its own (the
     host hears `follow`, not `stop`)."""
     _ask(protocol.PYTHON_CONTROL_FOLLOW)
 
 
-def _ask(line):
-    if _host is None and _end_alone is None:
-        return  # not in a node
-    _stopping.set()
+def _ask(line: str) -> None:
     if _host is not None:
+        _stopping.set()
         tell(line)
-    else:
+    elif _end_alone is not None:
+        _stopping.set()
         _end_alone(False)
+    # else: not in a node
 
 
 def stop_requested() -> bool:
-    """True once the program stops: a run() loop should return then. From
-    run(), a sign of progress too."""
+    """True once the program stops, as lp::stop_requested() in C++: a run()
+    loop should return then. From run(), a sign of progress too (its
+    group's health_timeout). Outside a Python node, False."""
     progress.sign()
     return _stopping.is_set()

@@ -25,10 +25,10 @@ import threading
 from collections.abc import Callable, Collection
 from typing import Any, ContextManager
 
-from . import _protocol as protocol
-from .optional_packages import cbor2
-from .optional_packages import numpy as np
-from . import codec, typed_arrays
+from .. import _protocol as protocol
+from .._packages import cbor2
+from .._packages import numpy as np
+from .._wire import codec, typed_arrays
 
 HEADER = f"{protocol.CHECKPOINT_MAGIC}{protocol.CHECKPOINT_FORMAT}"
 _PRIME = protocol.CHECKPOINT_FNV_PRIME

@@ -29,7 +29,7 @@ import os
 import threading
 import time
 
-from . import _protocol as protocol
+from .. import _protocol as protocol
 
 _M_TRIM_THRESHOLD = -1  # glibc's <malloc.h>
 _M_MMAP_THRESHOLD = -3

@@ -37,6 +37,17 @@ def tls_context(ca: str, certificate: str, key: str) -> ssl.SSLContext:
     return context
 
 
+def server_context_of_pem(ca: str, certificate: str, key: str) -> ssl.SSLContext:
+    """A node's own side of TLS, as a C++ node's: TLS 1.3, presenting the
+    launch's certificate, and a peer must present one `ca` signed."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_verify_locations(cadata=ca)
+    load_pem_chain(context, certificate, key)
+    return context
+
+
 def tls_context_of_pem(ca: str, certificate: str, key: str) -> ssl.SSLContext:
     """tls_context from the PEM texts themselves (a Python node's, which
     its host gives it without a file)."""

@@ -14,10 +14,10 @@ import ssl
 import time
 from collections.abc import Iterable, Iterator, Mapping
 
-from . import _protocol as protocol
-from . import run_directory, stopping
-from .tls import context_of_run_dir
-from .errors import LaunchpadError
+from .. import _protocol as protocol
+from .. import _run_directory as run_directory
+from .._tls import context_of_run_dir
+from .._errors import LaunchpadError
 from .node import DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT, Node, WireFormat
 
 _MEMBER = re.compile(r"(.+)/(\d+)")  # a group's node: "actors/3"
@@ -94,14 +94,16 @@ class Program:
     def stop(self) -> None:
         """Asks the program to stop, as lp::stop() does from a node: every
         node's on_stop callbacks run, run()s return, calls drain. Returns once
-        asked; the nodes go on stopping."""
+        asked; the nodes go on stopping. Any node is asked (POST stop), the
+        next one if it does not answer."""
+        last: LaunchpadError | None = None
         for node in self._nodes.values():
             try:
-                stopping.stop_program(node)
+                node._stop_program()
                 return
             except LaunchpadError as error:
                 last = error
-        if not self._nodes:
+        if last is None:
             raise LaunchpadError("a program of no nodes cannot be stopped")
         raise last
 
@@ -127,12 +129,13 @@ def attach(run_dir: str | os.PathLike[str], *, wait_for: str | Iterable[str] = (
     The secret comes from `<run_dir>/secret`, TLS credentials (for nodes
     that serve beyond loopback) from `tls.crt` and `tls.key` beside it, the nodes' addresses from
     `<run_dir>/nodes`, which every node of the launch appends to once it
-    serves (see run_directory.py). Waits up to `startup_timeout` seconds for
+    serves (docs/protocol.md#introspection). Waits up to `startup_timeout` seconds for
     the labels in `wait_for` (names of groups wait for their first node), or
     for any node when none are named.
     """
-    run_dir = os.fspath(run_dir)
-    secret = run_directory.read_secret(run_dir)
+    directory = os.fspath(run_dir)
+    found: dict[str, str] = {}
+    secret = run_directory.read_secret(directory)
     wanted = [wait_for] if isinstance(wait_for, str) else list(wait_for)
 
     def missing(found: Mapping[str, str]) -> list[str]:
@@ -140,7 +143,7 @@ def attach(run_dir: str | os.PathLike[str], *, wait_for: str | Iterable[str] = (
 
     give_up = time.monotonic() + startup_timeout
     while True:
-        found = run_directory.node_addresses(run_dir)
+        found = run_directory.node_addresses(directory)
         if (found and not missing(found)) or time.monotonic() >= give_up:
             break
         time.sleep(0.05)
@@ -153,6 +156,6 @@ def attach(run_dir: str | os.PathLike[str], *, wait_for: str | Iterable[str] = (
     if missing(found):
         raise LaunchpadError(f"no address for {', '.join(missing(found))} within "
                              f"{startup_timeout:g} s; found {', '.join(sorted(found))}")
-    return Program(found, secret, run_dir=run_dir, name=run_directory.program_name(run_dir),
+    return Program(found, secret, run_dir=directory, name=run_directory.program_name(directory),
                    timeout=timeout, max_reply_bytes=max_reply_bytes, format=format,
-                   tls=context_of_run_dir(run_dir))
+                   tls=context_of_run_dir(directory))

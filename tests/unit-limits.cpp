@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include <launchpad/detail/serve/listener.hpp>
+
 #include "command.hpp"
 #include "process_figures.hpp"
 #include "services.hpp"
@@ -198,6 +200,38 @@ const std::string request_head =
 
 TEST_SUITE("limits") {
   using namespace limits;
+
+  TEST_CASE(
+      "a new connection's request that came within its first second is answered, "
+      "however late a thread gets to it") {
+    // One thread: while it runs a slow request, the other connection's
+    // request waits for it past the second a new connection may stay silent.
+    lp::detail::listener server(lp::detail::server_limits{.max_threads = 1});
+    auto answer = [](auto&, auto& reply) { reply.set_content("{}", "application/json"); };
+    server.routes().post("/slow", [answer](auto& request, auto& reply) {
+      std::this_thread::sleep_for(1500ms);
+      answer(request, reply);
+    });
+    server.routes().post("/quick", answer);
+    int port = server.start("127.0.0.1", 0);
+    REQUIRE(port > 0);
+    peer quiet(port);  // silent: it parks, its first request due within 1 s
+    std::this_thread::sleep_for(100ms);
+    peer busy(port);
+    REQUIRE(busy.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"));
+    std::this_thread::sleep_for(100ms);
+    auto sent = clock::now();
+    REQUIRE(quiet.send("POST /quick HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"));
+    auto until = clock::now() + 10s;
+    while (!quiet.got.ends_with("{}") && !quiet.closed && clock::now() < until) {
+      pollfd watched{quiet.fd, POLLIN, 0};
+      ::poll(&watched, 1, 50);
+      quiet.take();
+    }
+    MESSAGE("answered " << seconds_since(sent) << " s after it was sent");
+    CHECK(quiet.got.starts_with("HTTP/1.1 200"));
+    CHECK_FALSE(quiet.closed);
+  }
 
   TEST_CASE(
       "200 peers sending a header byte every 2 s are closed at the 10 s bound; calls go "

@@ -1,11 +1,14 @@
 // End to end: programs launched as real processes (local_mp and
 // test_multi_processing), on loopback, every wait bounded; and the clean
 // stop of the same busy program under every local policy.
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
+#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 
@@ -243,9 +247,103 @@ void hammer_stopped_in_threads(std::mt19937& random, bool by_controller) {
     for (int i = 0; i < 4; ++i)
       CHECK(dir.has("actors" + std::to_string(g) + "-" + std::to_string(i) + ".stopped"));
 }
+
+// A launcher's rendezvous that hangs up without a word on its first
+// `unanswered` connections, once it has read their request, and answers
+// the others 200 {}. Loopback; its thread ends with it.
+struct curt_launcher {
+  explicit curt_launcher(int unanswered) : unanswered(unanswered) {
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof at;
+    REQUIRE(::bind(listening, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    REQUIRE(::listen(listening, 16) == 0);
+    REQUIRE(::getsockname(listening, reinterpret_cast<sockaddr*>(&at), &length) == 0);
+    url = "http://127.0.0.1:" + std::to_string(ntohs(at.sin_port));
+    thread = std::thread([this] { serve(); });
+  }
+  ~curt_launcher() {
+    ::shutdown(listening, SHUT_RDWR);
+    thread.join();
+    ::close(listening);
+  }
+  void serve() {
+    for (;;) {
+      int connection = ::accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
+      if (connection < 0) return;
+      read_request(connection);
+      if (++connections > unanswered) {
+        std::string_view reply =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+        [[maybe_unused]] auto sent =
+            ::send(connection, reply.data(), reply.size(), MSG_NOSIGNAL);
+      }
+      ::close(connection);
+    }
+  }
+  // Its head and body (by Content-Length), within 5 s.
+  static void read_request(int connection) {
+    std::string got;
+    auto until = clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      auto head_end = got.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        auto field = got.find("Content-Length: ");
+        std::size_t length = field < head_end ? std::stoul(got.substr(field + 16)) : 0;
+        if (got.size() >= head_end + 4 + length) return;
+      }
+      pollfd watched{connection, POLLIN, 0};
+      if (clock::now() >= until || ::poll(&watched, 1, 100) < 0) return;
+      char buffer[4096];
+      ssize_t n = ::recv(connection, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (n == 0) return;
+      if (n > 0) got.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  const int unanswered;
+  int listening = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  std::string url;
+  std::atomic<int> connections{0};
+  std::thread thread;
+};
 }  // namespace mp
 
 TEST_SUITE("processes") {
+  TEST_CASE(
+      "a node asks the launcher's rendezvous again when it hung up unanswered, never "
+      "when it is gone") {
+    lp::detail::address where{"127.0.0.1", 5};
+    {
+      // A busy launcher closed a node's silent new connection: the node
+      // could not publish, and failed its launch.
+      mp::curt_launcher launcher(1);
+      lp::detail::rendezvous_directory rendezvous(launcher.url, "");
+      CHECK_NOTHROW(rendezvous.publish("node", where));
+      CHECK(launcher.connections == 2);
+    }
+    {
+      mp::curt_launcher launcher(100);
+      lp::detail::rendezvous_directory rendezvous(launcher.url, "");
+      CHECK_THROWS_WITH_AS(rendezvous.publish("node", where),
+                           doctest::Contains("closed the connection before responding; "
+                                             "asked 3 times"),
+                           lp::launch_error);
+      CHECK(launcher.connections == 3);
+    }
+    std::string gone_url;
+    {
+      mp::curt_launcher launcher(0);
+      gone_url = launcher.url;
+    }
+    lp::detail::rendezvous_directory rendezvous(gone_url, "");
+    auto started = mp::clock::now();
+    CHECK_THROWS_WITH_AS(rendezvous.publish("node", where),
+                         doctest::Contains("cannot connect"), lp::launch_error);
+    CHECK(mp::clock::now() - started < std::chrono::seconds(5));
+  }
+
   TEST_CASE("a launched program: its groups finish, its nodes answer, it stops cleanly") {
     mp::scratch dir;
     lp::program p("scenario_counter");
@@ -1012,6 +1110,22 @@ TEST_SUITE("processes") {
     auto running =
         lp::launch<lp::test_multi_processing>(p, mp::scenario_options("late", dir));
     CHECK(running.client(p.find<scenarios::Late>("late")).ping() == 7);
+  }
+
+  TEST_CASE(
+      "a node that starts while the program stops ends with it: the stop is no "
+      "failure") {
+    mp::scratch dir;
+    lp::program p("scenario_starting_at_stop");
+    scenarios::make(p, "starting_at_stop", dir.path);
+    auto running = lp::launch<lp::test_multi_processing>(
+        p, mp::scenario_options("starting_at_stop", dir));
+    // Its constructor calls the counter until the stop refuses a call.
+    REQUIRE(mp::eventually([&] { return dir.has("starter.calling"); },
+                           std::chrono::seconds(60)));
+    CHECK(running.stop());
+    INFO(running.summary());
+    CHECK(running.summary().empty());
   }
 
   TEST_CASE("64 nodes, as 64 processes and colocated in one, launch and stop cleanly") {

@@ -10637,6 +10637,9 @@ class http_connection {
   // keep-alive, a body that ended with the connection, or any failure.
   bool reusable() const { return reusable_; }
 
+  // Whether a byte of the last request's response came.
+  bool answered() const { return answered_; }
+
  private:
   // Response head, chunk-size line and trailer section limit; also the most
   // asked of one recv into the connection's own buffer.
@@ -13485,12 +13488,13 @@ class deadline_stream {
     return false;
   }
 
+  // Whether `events` came by `until`. A socket is asked at least once, so
+  // that what came by a deadline now past is still found.
   int poll_for(short events, clock::time_point until) const {
     if (spin_(socket_, events)) return 1;
     for (;;) {
-      auto left =
-          std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
-      if (left <= 0) return 0;
+      auto left = std::max<long long>(
+          std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count(), 0);
       pollfd watched{socket_, events, 0};
       int ready =
           ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
@@ -14009,17 +14013,20 @@ class listener {
   enum class after { next, close, close_unread };
 
   // Requests on `c` until it ends, or idles past park_after (it parks, and
-  // this thread goes). The next request is due by `idle_until`.
+  // this thread goes). The next request is due by `idle_until`; one that
+  // came by then is served, however late a thread gets to it (else a busy
+  // launcher's rendezvous closes a node's first request unread, and the
+  // node cannot publish where it serves).
   void serve(std::shared_ptr<connection> c, clock::time_point idle_until) {
     deadline_stream stream(c->socket, limits_, c->session ? &*c->session : nullptr);
     after next = after::next;
     while (next == after::next && !stopping_) {
-      auto now = clock::now();
-      if (now >= idle_until) break;
-      auto linger = std::min<clock::duration>(park_after, idle_until - now);
+      auto linger = std::clamp<clock::duration>(idle_until - clock::now(),
+                                                clock::duration::zero(), park_after);
       if (!stream.next_request(std::chrono::ceil<std::chrono::milliseconds>(linger))) {
-        if (clock::now() < idle_until && park(c, idle_until)) return;
-        continue;  // the loop ends it, or waits on without parking
+        if (clock::now() >= idle_until) break;
+        if (park(c, idle_until)) return;
+        continue;  // the parking is closed: wait on without parking
       }
       next = serve_one(stream);
       idle_until = clock::now() + std::chrono::seconds(protocol::keep_alive_seconds);
@@ -16589,27 +16596,40 @@ class rendezvous_directory final : public directory {
   // seldom (once per peer, again when a peer restarts), through the same
   // client as its calls. A launcher busy starting 64 processes (under a
   // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
-  // its nodes anyway, so patience costs nothing.
+  // its nodes anyway, so patience costs nothing. One that hung up before
+  // any answer did not take the request (its listener answers every one it
+  // reads, but closes a new connection it found silent for
+  // protocol::first_request_seconds, which a node on a loaded machine may
+  // be) and is asked again, up to `attempts` times in all. One that
+  // refuses the connection is gone, and that fails at once.
   answer ask(const std::string& node, const std::string& method, const std::string& path,
              const json& body) const {
+    constexpr int attempts = 3;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    try {
-      auto connection =
-          http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
-      std::string reply;
-      auto response = connection->post(path, headers_, body.dump(), deadline, reply,
-                                       std::size_t{1} << 20);
-      return {response.status,
-              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr,
-                          false)};
-    } catch (const http_connection::failure& e) {
-      if (e.kind == http_connection::failure::tls)
-        throw transport_error(node, method,
-                              std::string("the launcher's rendezvous: ") + e.what());
-      throw transport_error(
-          node, method,
-          std::string("the launcher does not answer; it may have stopped (") + e.what() +
-              ")");
+    for (int attempt = 1;; ++attempt) {
+      std::unique_ptr<http_connection> connection;
+      try {
+        connection =
+            http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
+        std::string reply;
+        auto response = connection->post(path, headers_, body.dump(), deadline, reply,
+                                         std::size_t{1} << 20);
+        return {response.status,
+                json::parse(std::string_view(reply).substr(0, response.body_size),
+                            nullptr, false)};
+      } catch (const http_connection::failure& e) {
+        bool unanswered = e.kind == http_connection::failure::broken && connection &&
+                          !connection->answered();
+        if (unanswered && attempt < attempts) continue;
+        if (e.kind == http_connection::failure::tls)
+          throw transport_error(node, method,
+                                std::string("the launcher's rendezvous: ") + e.what());
+        throw transport_error(
+            node, method,
+            "the launcher does not answer; it may have stopped (" +
+                std::string(e.what()) +
+                (attempt > 1 ? "; asked " + std::to_string(attempt) + " times)" : ")"));
+      }
     }
   }
 
@@ -18574,6 +18594,16 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
       rendezvous->tell(protocol::path::rendezvous_ended, labels.front(),
                        {{"failure", failure}});
     return host.state().report_failure(std::cerr);
+  } catch (const stopping& e) {
+    // The program stopped while this process started (a peer its node's
+    // constructor called, or the launcher, said so): it ends as the stop
+    // ends the others, not as a failure.
+    std::cerr << "[lp] " << labels_text << " stopped before it served: " << e.what()
+              << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell(protocol::path::rendezvous_ended, labels.front(),
+                       {{"failure", ""}});
+    return 0;
   } catch (const python_start_error& e) {
     // Its own lines said why; a restart would say it again.
     std::cerr << "[lp] " << e.what() << std::endl;

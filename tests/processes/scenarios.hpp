@@ -89,6 +89,24 @@ struct Late {
 };
 LP_SERVICE(Late, ping);
 
+// Starts while the program stops: its constructor calls the counter until
+// the stop refuses a call (lp::stopping, which ends its start), leaving
+// `dir`/starter.calling once the first call returned.
+struct SlowStarter {
+  SlowStarter(lp::client<Counter> counter, const std::string& dir) {
+    counter.add(1);
+    touch(dir + "/starter.calling");
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < until) {
+      counter.add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw std::runtime_error("the program did not stop within 60 s");
+  }
+  int ping() { return 1; }
+};
+LP_SERVICE(SlowStarter, ping);
+
 // Stops the program once the sleeper serves.
 struct Stopper {
   lp::client<Sleeper> sleeper;
@@ -474,6 +492,8 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     p.add_node<Spawner>("spawner", dir);
   } else if (name == "late") {
     p.add_node<Late>("late");
+  } else if (name == "starting_at_stop") {
+    p.add_node<SlowStarter>("starter", p.add_node<Counter>("counter"), dir);
   } else if (name == "stopper") {
     auto sleeper = p.group("sleepers").add_node<Sleeper>(dir);
     p.add_node<Stopper>("stopper", sleeper);

@@ -157,6 +157,9 @@ class http_connection {
   // keep-alive, a body that ended with the connection, or any failure.
   bool reusable() const { return reusable_; }
 
+  // Whether a byte of the last request's response came.
+  bool answered() const { return answered_; }
+
  private:
   // Response head, chunk-size line and trailer section limit; also the most
   // asked of one recv into the connection's own buffer.

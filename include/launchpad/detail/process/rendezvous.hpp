@@ -311,27 +311,40 @@ class rendezvous_directory final : public directory {
   // seldom (once per peer, again when a peer restarts), through the same
   // client as its calls. A launcher busy starting 64 processes (under a
   // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
-  // its nodes anyway, so patience costs nothing.
+  // its nodes anyway, so patience costs nothing. One that hung up before
+  // any answer did not take the request (its listener answers every one it
+  // reads, but closes a new connection it found silent for
+  // protocol::first_request_seconds, which a node on a loaded machine may
+  // be) and is asked again, up to `attempts` times in all. One that
+  // refuses the connection is gone, and that fails at once.
   answer ask(const std::string& node, const std::string& method, const std::string& path,
              const json& body) const {
+    constexpr int attempts = 3;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    try {
-      auto connection =
-          http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
-      std::string reply;
-      auto response = connection->post(path, headers_, body.dump(), deadline, reply,
-                                       std::size_t{1} << 20);
-      return {response.status,
-              json::parse(std::string_view(reply).substr(0, response.body_size), nullptr,
-                          false)};
-    } catch (const http_connection::failure& e) {
-      if (e.kind == http_connection::failure::tls)
-        throw transport_error(node, method,
-                              std::string("the launcher's rendezvous: ") + e.what());
-      throw transport_error(
-          node, method,
-          std::string("the launcher does not answer; it may have stopped (") + e.what() +
-              ")");
+    for (int attempt = 1;; ++attempt) {
+      std::unique_ptr<http_connection> connection;
+      try {
+        connection =
+            http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
+        std::string reply;
+        auto response = connection->post(path, headers_, body.dump(), deadline, reply,
+                                         std::size_t{1} << 20);
+        return {response.status,
+                json::parse(std::string_view(reply).substr(0, response.body_size),
+                            nullptr, false)};
+      } catch (const http_connection::failure& e) {
+        bool unanswered = e.kind == http_connection::failure::broken && connection &&
+                          !connection->answered();
+        if (unanswered && attempt < attempts) continue;
+        if (e.kind == http_connection::failure::tls)
+          throw transport_error(node, method,
+                                std::string("the launcher's rendezvous: ") + e.what());
+        throw transport_error(
+            node, method,
+            "the launcher does not answer; it may have stopped (" +
+                std::string(e.what()) +
+                (attempt > 1 ? "; asked " + std::to_string(attempt) + " times)" : ")"));
+      }
     }
   }
 

@@ -319,12 +319,13 @@ class deadline_stream {
     return false;
   }
 
+  // Whether `events` came by `until`. A socket is asked at least once, so
+  // that what came by a deadline now past is still found.
   int poll_for(short events, clock::time_point until) const {
     if (spin_(socket_, events)) return 1;
     for (;;) {
-      auto left =
-          std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
-      if (left <= 0) return 0;
+      auto left = std::max<long long>(
+          std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count(), 0);
       pollfd watched{socket_, events, 0};
       int ready =
           ::poll(&watched, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));

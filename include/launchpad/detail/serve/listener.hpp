@@ -227,17 +227,20 @@ class listener {
   enum class after { next, close, close_unread };
 
   // Requests on `c` until it ends, or idles past park_after (it parks, and
-  // this thread goes). The next request is due by `idle_until`.
+  // this thread goes). The next request is due by `idle_until`; one that
+  // came by then is served, however late a thread gets to it (else a busy
+  // launcher's rendezvous closes a node's first request unread, and the
+  // node cannot publish where it serves).
   void serve(std::shared_ptr<connection> c, clock::time_point idle_until) {
     deadline_stream stream(c->socket, limits_, c->session ? &*c->session : nullptr);
     after next = after::next;
     while (next == after::next && !stopping_) {
-      auto now = clock::now();
-      if (now >= idle_until) break;
-      auto linger = std::min<clock::duration>(park_after, idle_until - now);
+      auto linger = std::clamp<clock::duration>(idle_until - clock::now(),
+                                                clock::duration::zero(), park_after);
       if (!stream.next_request(std::chrono::ceil<std::chrono::milliseconds>(linger))) {
-        if (clock::now() < idle_until && park(c, idle_until)) return;
-        continue;  // the loop ends it, or waits on without parking
+        if (clock::now() >= idle_until) break;
+        if (park(c, idle_until)) return;
+        continue;  // the parking is closed: wait on without parking
       }
       next = serve_one(stream);
       idle_until = clock::now() + std::chrono::seconds(protocol::keep_alive_seconds);

@@ -155,6 +155,16 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
       rendezvous->tell(protocol::path::rendezvous_ended, labels.front(),
                        {{"failure", failure}});
     return host.state().report_failure(std::cerr);
+  } catch (const stopping& e) {
+    // The program stopped while this process started (a peer its node's
+    // constructor called, or the launcher, said so): it ends as the stop
+    // ends the others, not as a failure.
+    std::cerr << "[lp] " << labels_text << " stopped before it served: " << e.what()
+              << std::endl;
+    if (site.report_end && !labels.empty())
+      rendezvous->tell(protocol::path::rendezvous_ended, labels.front(),
+                       {{"failure", ""}});
+    return 0;
   } catch (const python_start_error& e) {
     // Its own lines said why; a restart would say it again.
     std::cerr << "[lp] " << e.what() << std::endl;

@@ -12506,6 +12506,10 @@ class run_directory {
   // What a launch leaves of it: the nodes' logs, if any (--lp_log_dir's
   // default is this folder of it; the reaper's script names it too).
   static constexpr const char* logs_dir = "logs";
+  // logs/ of the run directory at `run_dir`.
+  static std::string logs_in(const std::string& run_dir) {
+    return run_dir + "/" + logs_dir;
+  }
 
   // An empty secret (an --lp_insecure launch) writes no file, nor do empty
   // credentials (no TLS). A Slurm launch makes it in a directory the
@@ -18346,7 +18350,7 @@ LP_API void run_directory::clear(const std::string& path) {
   };
   for (const auto& entry : entries)
     ::nftw(entry.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
-  ::rmdir((path + "/" + logs_dir).c_str());  // fails, as it should, while logs are in it
+  ::rmdir(logs_in(path).c_str());  // fails, as it should, while logs are in it
   ::rmdir(path.c_str());
 }
 
@@ -19466,7 +19470,7 @@ inline void print_dry_run(const program& graph, const launch_settings& settings,
          "its\n"
          "# environment, which srun sends in the clear); its output goes to\n"
          "# "
-      << run_dir << "/logs/<label>.log:\n";
+      << run_directory::logs_in(run_dir) << "/<label>.log:\n";
   auto arguments = job_arguments(settings);
   for (const auto& u : units) {
     out << u.name << ":";
@@ -19544,8 +19548,8 @@ class slurm_submission {
     }
     dir.keep();  // the job reads the secret and credentials, and removes them when it ends
     std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
-              << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
-              << std::endl;
+              << dir.path() << "/job.log, node logs in "
+              << run_directory::logs_in(dir.path()) << std::endl;
     if (slurm_.detach && signals_ == 0) {  // else follow, which cancels it
       std::cerr << "[lp] follow it with: squeue --jobs=" << job
                 << "; stop it in order with: scancel --batch --signal=TERM " << job
@@ -19592,7 +19596,8 @@ class slurm_submission {
     for (const auto& u : units_) {
       std::string file = u.name;
       std::replace(file.begin(), file.end(), '/', '_');
-      logs.follow(run_dir + "/logs/" + file + ".log", "[" + u.name + "] ", std::cout);
+      logs.follow(run_directory::logs_in(run_dir) + "/" + file + ".log",
+                  "[" + u.name + "] ", std::cout);
     }
     // Last: a failure summary there comes after the lines it quotes.
     logs.follow(run_dir + "/job.log", "", std::cerr);
@@ -19990,7 +19995,7 @@ class unit_logs {
  public:
   // `dir`: the log directory (--lp_log_dir); empty: logs/ in `run_dir`.
   unit_logs(terminal_kind terminal, const std::string& dir, const std::string& run_dir)
-      : terminal_(terminal), dir_(dir.empty() ? run_dir + "/logs" : dir) {}
+      : terminal_(terminal), dir_(dir.empty() ? run_directory::logs_in(run_dir) : dir) {}
 
   // Makes the log directory, if the output goes to files, and says where.
   void make_dir() const {
@@ -20808,7 +20813,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_settings& set
       throw launch_error(std::string(slurm_run_dir_env) +
                          " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
     options.process.terminal = terminal_kind::files;
-    options.process.log_dir = run_dir + "/logs";
+    options.process.log_dir = run_directory::logs_in(run_dir);
     options.run_dir = run_dir;
     options.bind_host = slurm_host_address(settings.slurm.host);
     options.runner = srun_runner(graph, job);

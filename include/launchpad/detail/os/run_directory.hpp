@@ -36,6 +36,10 @@ class run_directory {
   // What a launch leaves of it: the nodes' logs, if any (--lp_log_dir's
   // default is this folder of it; the reaper's script names it too).
   static constexpr const char* logs_dir = "logs";
+  // logs/ of the run directory at `run_dir`.
+  static std::string logs_in(const std::string& run_dir) {
+    return run_dir + "/" + logs_dir;
+  }
 
   // An empty secret (an --lp_insecure launch) writes no file, nor do empty
   // credentials (no TLS). A Slurm launch makes it in a directory the

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <iostream>
 #include <launchpad/detail/os/output.hpp>
+#include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
@@ -27,7 +28,7 @@ class unit_logs {
  public:
   // `dir`: the log directory (--lp_log_dir); empty: logs/ in `run_dir`.
   unit_logs(terminal_kind terminal, const std::string& dir, const std::string& run_dir)
-      : terminal_(terminal), dir_(dir.empty() ? run_dir + "/logs" : dir) {}
+      : terminal_(terminal), dir_(dir.empty() ? run_directory::logs_in(run_dir) : dir) {}
 
   // Makes the log directory, if the output goes to files, and says where.
   void make_dir() const {

@@ -50,7 +50,7 @@ inline void print_dry_run(const program& graph, const launch_settings& settings,
          "its\n"
          "# environment, which srun sends in the clear); its output goes to\n"
          "# "
-      << run_dir << "/logs/<label>.log:\n";
+      << run_directory::logs_in(run_dir) << "/<label>.log:\n";
   auto arguments = job_arguments(settings);
   for (const auto& u : units) {
     out << u.name << ":";
@@ -128,8 +128,8 @@ class slurm_submission {
     }
     dir.keep();  // the job reads the secret and credentials, and removes them when it ends
     std::cerr << "[lp] submitted job " << job << "; its supervisor's output is in "
-              << dir.path() << "/job.log, node logs in " << dir.path() << "/logs"
-              << std::endl;
+              << dir.path() << "/job.log, node logs in "
+              << run_directory::logs_in(dir.path()) << std::endl;
     if (slurm_.detach && signals_ == 0) {  // else follow, which cancels it
       std::cerr << "[lp] follow it with: squeue --jobs=" << job
                 << "; stop it in order with: scancel --batch --signal=TERM " << job
@@ -176,7 +176,8 @@ class slurm_submission {
     for (const auto& u : units_) {
       std::string file = u.name;
       std::replace(file.begin(), file.end(), '/', '_');
-      logs.follow(run_dir + "/logs/" + file + ".log", "[" + u.name + "] ", std::cout);
+      logs.follow(run_directory::logs_in(run_dir) + "/" + file + ".log",
+                  "[" + u.name + "] ", std::cout);
     }
     // Last: a failure summary there comes after the lines it quotes.
     logs.follow(run_dir + "/job.log", "", std::cerr);

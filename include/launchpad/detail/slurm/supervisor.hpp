@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/process/host_address.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/process_options.hpp>
@@ -82,7 +83,7 @@ inline int run_slurm_supervisor(const program& graph, const launch_settings& set
       throw launch_error(std::string(slurm_run_dir_env) +
                          " is set, but this is not a Slurm job (no SLURM_JOB_ID)");
     options.process.terminal = terminal_kind::files;
-    options.process.log_dir = run_dir + "/logs";
+    options.process.log_dir = run_directory::logs_in(run_dir);
     options.run_dir = run_dir;
     options.bind_host = slurm_host_address(settings.slurm.host);
     options.runner = srun_runner(graph, job);

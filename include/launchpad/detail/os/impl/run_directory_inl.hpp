@@ -32,7 +32,7 @@ LP_API void run_directory::clear(const std::string& path) {
   };
   for (const auto& entry : entries)
     ::nftw(entry.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
-  ::rmdir((path + "/" + logs_dir).c_str());  // fails, as it should, while logs are in it
+  ::rmdir(logs_in(path).c_str());  // fails, as it should, while logs are in it
   ::rmdir(path.c_str());
 }
 

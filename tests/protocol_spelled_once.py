@@ -60,6 +60,12 @@ NOT_THE_PROTOCOL: dict[tuple[str, str], str] = {
         "C++'s spelling of the type, for messages, not the schema's kind",
     ("python/launchpad_client/_node/methods.py", "run"):
         "the name of a node's run() method, which is not served, not the host's line",
+    ("python/launchpad_client/_node/main.py", "run"):
+        "the name of a Launchpad node's run() method, which it may lack, not the host's line",
+    ("python/launchpad/__init__.py", "stop"):
+        "the name of launchpad.stop() in __all__, not a control line",
+    ("python/launchpad/_nodes.py", "run"):
+        "the name of a Launchpad node's run() method, not the host's line",
 }
 
 

@@ -92,6 +92,12 @@ struct graph_access {
   static const python_recipe* python(const program& graph, std::size_t node);
   // Throws lp::graph_error naming a node reserved and never defined.
   static void check_defined(const program& graph);
+  // Adds a node that has no C++ type, from a description (a Launchpad
+  // program's: python/launchpad/); `spec.label` is "<group>/<index>", the
+  // group's next, and `spec.edges` name nodes added before it. Throws
+  // lp::graph_error for a bad or taken label or an edge to no node.
+  static void add_described(program& graph, node_info spec,
+                            std::shared_ptr<const python_recipe> recipe);
 };
 
 // Throws lp::graph_error unless `name` is a non-empty run of letters,
@@ -549,6 +555,18 @@ inline std::unique_ptr<node_instance> graph_access::build(const program& graph,
 
 inline const python_recipe* graph_access::python(const program& graph, std::size_t node) {
   return graph.pythons_.at(node).get();
+}
+
+inline void graph_access::add_described(program& graph, node_info spec,
+                                        std::shared_ptr<const python_recipe> recipe) {
+  check_name(spec.group, "a group name");
+  auto& group = graph.groups_[spec.group];
+  spec.index = group.size;
+  spec.label = spec.group + "/" + std::to_string(group.size);
+  graph.check_free(spec.label);
+  for (const auto& target : spec.edges) graph.node(target);  // throws for no such node
+  ++group.size;
+  graph.append(std::move(spec), {{}, std::move(recipe)});
 }
 
 inline void graph_access::check_defined(const program& graph) {

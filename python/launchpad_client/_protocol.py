@@ -259,6 +259,23 @@ PYTHON_RUNTIME_CHECK: Final = "--check"
 PYTHON_RUNTIME_NODE: Final = "--node="
 
 
+# A Launchpad program as its Python front end (python/launchpad/) describes
+# it to lp-launchpad (src/lp_launchpad.cpp): a CBOR map, {name, nodes}, each
+# node {group, service, has_run, edges, definition}.
+# [launchpad_description]
+LAUNCHPAD_DESCRIPTION_NAME: Final = "name"
+LAUNCHPAD_DESCRIPTION_NODES: Final = "nodes"
+LAUNCHPAD_DESCRIPTION_GROUP: Final = "group"
+LAUNCHPAD_DESCRIPTION_SERVICE: Final = "service"
+LAUNCHPAD_DESCRIPTION_HAS_RUN: Final = "has_run"
+LAUNCHPAD_DESCRIPTION_EDGES: Final = "edges"  # the labels of the nodes it was given handles to
+# Its definition, cloudpickled: a byte string
+LAUNCHPAD_DESCRIPTION_DEFINITION: Final = "definition"
+LAUNCHPAD_DESCRIPTION_LAUNCHER: Final = "lp-launchpad"
+# The launcher's path, before PATH's
+LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE: Final = "LP_LAUNCHPAD_LAUNCHER"
+
+
 # The keys of a Python node's spec, the JSON its host sends first over the
 # control socket (python/launchpad_client/runtime.py describes each).
 # [python_spec]
@@ -286,6 +303,9 @@ PYTHON_SPEC_CHECKPOINT: Final = "checkpoint"
 PYTHON_SPEC_CHECKPOINT_SAVE: Final = "save"
 PYTHON_SPEC_CHECKPOINT_RESTORE: Final = "restore"
 PYTHON_SPEC_CHECKPOINT_INTERVAL_MS: Final = "interval_ms"
+# A Launchpad program's node (python/launchpad/): no C++ declaration, its
+# methods untyped as Courier's; the CBOR is its definition, cloudpickled.
+PYTHON_SPEC_LAUNCHPAD: Final = "launchpad_node"
 
 
 # The lines of a Python node's control socket, UTF-8, each ending with \n.

@@ -35,7 +35,10 @@ no host:
      "health_timeout_ms": 60000, # its group's health_timeout where its host watches
                                  # health (a launcher's node process); optional
      "checkpoint": {"save": "/ckpt/learner.ckpt", "restore": "/ckpt/learner.ckpt" or null,
-                    "interval_ms": 30000}}   # optional; 0: saved at stop only
+                    "interval_ms": 30000},   # optional; 0: saved at stop only
+     "launchpad_node": true}     # a Launchpad program's node (python/launchpad/): no
+                                 # declaration, untyped methods; the CBOR is one byte
+                                 # string, its definition, cloudpickled (optional)
 
 After the spec, the control socket carries lines of UTF-8 text both ways.
 The node writes:

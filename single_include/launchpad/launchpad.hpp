@@ -1856,6 +1856,24 @@ inline constexpr char check[] = "--check";
 inline constexpr char node[] = "--node=";
 }  // namespace python_runtime
 
+// A Launchpad program as its Python front end (python/launchpad/) describes
+// it to lp-launchpad (src/lp_launchpad.cpp): a CBOR map, {name, nodes}, each
+// node {group, service, has_run, edges, definition}.
+namespace launchpad_description {
+inline constexpr char name[] = "name";
+inline constexpr char nodes[] = "nodes";
+inline constexpr char group[] = "group";
+inline constexpr char service[] = "service";
+inline constexpr char has_run[] = "has_run";
+// The labels of the nodes it was given handles to
+inline constexpr char edges[] = "edges";
+// Its definition, cloudpickled: a byte string
+inline constexpr char definition[] = "definition";
+inline constexpr char launcher[] = "lp-launchpad";
+// The launcher's path, before PATH's
+inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
+}  // namespace launchpad_description
+
 // The keys of a Python node's spec, the JSON its host sends first over the
 // control socket (python/launchpad_client/runtime.py describes each).
 namespace python_spec {
@@ -1884,6 +1902,9 @@ inline constexpr char checkpoint[] = "checkpoint";
 inline constexpr char checkpoint_save[] = "save";
 inline constexpr char checkpoint_restore[] = "restore";
 inline constexpr char checkpoint_interval_ms[] = "interval_ms";
+// A Launchpad program's node (python/launchpad/): no C++ declaration, its
+// methods untyped as Courier's; the CBOR is its definition, cloudpickled.
+inline constexpr char launchpad[] = "launchpad_node";
 }  // namespace python_spec
 
 // The lines of a Python node's control socket, UTF-8, each ending with \n.
@@ -6659,11 +6680,17 @@ struct python_argument {
 
 struct python_recipe {
   python_class where;
-  const std::vector<method_info>* methods = nullptr;  // the C++ declaration
+  // The C++ declaration; null for a Launchpad program's node, whose
+  // methods are untyped, as Courier's (docs/coming_from_launchpad.md).
+  const std::vector<method_info>* methods = nullptr;
   std::vector<python_argument> arguments;
   // The State of the declaration's lp_save (lp::checkpointed): the class's
   // state() returns one, and restore(value) takes it. Null: no checkpoint.
   const type_schema* state = nullptr;
+  // A Launchpad program's node: what it calls and with which arguments,
+  // cloudpickled by the program's front end (python/launchpad/), which
+  // only the node's own process unpickles. Empty for an LP_PYTHON node.
+  std::string definition;
 };
 
 template <class T>
@@ -7227,6 +7254,12 @@ struct graph_access {
   static const python_recipe* python(const program& graph, std::size_t node);
   // Throws lp::graph_error naming a node reserved and never defined.
   static void check_defined(const program& graph);
+  // Adds a node that has no C++ type, from a description (a Launchpad
+  // program's: python/launchpad/); `spec.label` is "<group>/<index>", the
+  // group's next, and `spec.edges` name nodes added before it. Throws
+  // lp::graph_error for a bad or taken label or an edge to no node.
+  static void add_described(program& graph, node_info spec,
+                            std::shared_ptr<const python_recipe> recipe);
 };
 
 // Throws lp::graph_error unless `name` is a non-empty run of letters,
@@ -7684,6 +7717,18 @@ inline std::unique_ptr<node_instance> graph_access::build(const program& graph,
 
 inline const python_recipe* graph_access::python(const program& graph, std::size_t node) {
   return graph.pythons_.at(node).get();
+}
+
+inline void graph_access::add_described(program& graph, node_info spec,
+                                        std::shared_ptr<const python_recipe> recipe) {
+  check_name(spec.group, "a group name");
+  auto& group = graph.groups_[spec.group];
+  spec.index = group.size;
+  spec.label = spec.group + "/" + std::to_string(group.size);
+  graph.check_free(spec.label);
+  for (const auto& target : spec.edges) graph.node(target);  // throws for no such node
+  ++group.size;
+  graph.append(std::move(spec), {{}, std::move(recipe)});
 }
 
 inline void graph_access::check_defined(const program& graph) {
@@ -13111,7 +13156,8 @@ inline void check_python_nodes(const program& graph, const std::string& interpre
     const auto& spec = graph.nodes()[i];
     const auto* recipe = graph_access::python(graph, i);
     auto env = graph.settings_of(spec.group).env;
-    if (!recipe || !seen.emplace(spec.service, env).second) continue;
+    // A Launchpad program's node has no declaration to compare with.
+    if (!recipe || !recipe->methods || !seen.emplace(spec.service, env).second) continue;
     python_settings settings;
     settings.interpreter = interpreter;
     settings.program = graph.name();
@@ -14903,7 +14949,8 @@ class node_host {
         devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
     }
     std::vector<std::string> names;
-    for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
+    if (node.recipe->methods)  // a Launchpad program's node lists none ahead
+      for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
     node.metrics.set_methods(std::move(names));
     auto* at = &node;
     python_node::events tell;
@@ -18725,9 +18772,17 @@ namespace lp::detail {
 
 LP_API std::string python_node::spec_message(const node_info& spec,
                                              const python_recipe& recipe) {
+  namespace key = protocol::python_spec;
   json arg_schemas = json::array();
   std::string args;
-  cbor::head(args, 4, recipe.arguments.size());
+  if (!recipe.methods) {
+    // A Launchpad program's node: its definition is the whole of its
+    // arguments, one CBOR byte string.
+    cbor::head(args, 2, recipe.definition.size());
+    args += recipe.definition;
+  } else {
+    cbor::head(args, 4, recipe.arguments.size());
+  }
   for (const auto& argument : recipe.arguments) {
     if (argument.schema) {
       arg_schemas.push_back(schema_json(*argument.schema));
@@ -18740,19 +18795,21 @@ LP_API std::string python_node::spec_message(const node_info& spec,
       cbor::write(args, argument.handles.front());
     }
   }
-  json described = describe_service(spec.service, *recipe.methods);
-  namespace key = protocol::python_spec;
+  json described = recipe.methods
+                       ? describe_service(spec.service, *recipe.methods)["methods"]
+                       : json();
   json written = {{key::node, spec.label},
                   {key::program, settings_.program},
                   {key::service, spec.service},
                   {key::module_name, recipe.where.module},
                   {key::class_name, recipe.where.name},
-                  {key::declared, described["methods"]},
+                  {key::declared, described},
                   {key::arg_schemas, arg_schemas},
                   {key::host, settings_.bind_host},
                   {key::has_run, spec.has_run},
                   {key::termination_notice_s, settings_.termination_notice.count()},
                   {key::max_body_bytes, settings_.max_body_bytes}};
+  if (!recipe.methods) written[key::launchpad] = true;
   if (recipe.state) written[key::state_schema] = schema_json(*recipe.state);
   if (!settings_.secret.empty()) written[key::secret] = settings_.secret;
   if (!settings_.tls.empty())

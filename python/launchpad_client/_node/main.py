@@ -15,6 +15,7 @@ import importlib
 import inspect
 import json
 import os
+import pickle
 import signal
 import socket
 import sys
@@ -29,7 +30,7 @@ from .. import _protocol as protocol
 from .._packages import cbor2
 from .._wire import codec, hints
 from .._wire.schema import CppType, from_schema
-from . import checkpoint, host, malloc_tuning, progress
+from . import checkpoint, host, malloc_tuning, peers, progress
 from .methods import as_hint
 from .peers import Peer
 from .server import NodeServer
@@ -128,6 +129,27 @@ def _init_hints(cls: Any) -> list[Any]:
     except (TypeError, ValueError, NameError):
         return []
     return [found.get(p.name) for p in params]
+
+
+def _launchpad_node(spec: Spec, args_cbor: bytes | None, credentials: Credentials) -> Any:
+    """A Launchpad program's node (python/launchpad/): its definition,
+    which the program's front end cloudpickled, built. Its host read it from
+    the launch's own 0700 directory and sent it over the control socket;
+    nothing unpickled here comes from the network. Handles in it become
+    clients of their nodes as it is unpickled."""
+    label = spec.label
+    peers.use_credentials(credentials)
+    try:
+        definition = pickle.loads(codec.decode_cbor(args_cbor or b""))
+    except BaseException:
+        _fail(IMPORT_FAILED, label, "cannot unpickle the node's definition (is every module it "
+              f"names importable by {sys.executable}, with the launching script's sys.path?)",
+              _last_lines(traceback.format_exc()))
+    try:
+        return definition.build()
+    except BaseException:
+        _fail(CONSTRUCTION_FAILED, label, f"building {spec.service} raised",
+              _last_lines(traceback.format_exc()))
 
 
 def _control_socket(name: str) -> socket.socket:
@@ -281,7 +303,7 @@ def _serve(spec: Spec, target: Any, credentials: Credentials, ended: threading.E
            keeping: _CheckpointSpec | None, main_done: threading.Event) -> None:
     label = spec.label
     server = NodeServer(target, node=label, program=spec.program, secret=credentials.secret,
-                        declared=spec.declared, service=spec.service,
+                        declared=spec.declared, service=spec.service, untyped=spec.launchpad,
                         tls=credentials.server_context(), host=spec.host,
                         max_body=spec.max_body_bytes)
     server.on_stop = host.stop
@@ -346,7 +368,9 @@ def _start_run(spec: Spec, target: Any, ended: threading.Event) -> threading.Thr
             return
         progress.begin()
         try:
-            target.run()
+            # A Launchpad program's CourierNode may have no run().
+            if not spec.launchpad or callable(getattr(target, "run", None)):
+                target.run()
         except BaseException:
             _fail(1, label, "run() raised", _last_lines(traceback.format_exc()))
         finally:
@@ -444,14 +468,18 @@ def main(argv: list[str]) -> int:
         host.serve_alone(lambda lost: ended.set())
     credentials = Credentials(spec)
 
-    cls = _import_class(spec)
-    _check_class(spec, cls)
-    keeping = _checkpoint_spec(spec, cls)
-    try:
-        target = cls(*_arguments(spec, args_cbor, credentials, cls))
-    except BaseException:
-        _fail(CONSTRUCTION_FAILED, label, f"{spec.class_name}(...) raised",
-              _last_lines(traceback.format_exc()))
+    keeping = None
+    if spec.launchpad:
+        target = _launchpad_node(spec, args_cbor, credentials)
+    else:
+        cls = _import_class(spec)
+        _check_class(spec, cls)
+        keeping = _checkpoint_spec(spec, cls)
+        try:
+            target = cls(*_arguments(spec, args_cbor, credentials, cls))
+        except BaseException:
+            _fail(CONSTRUCTION_FAILED, label, f"{spec.class_name}(...) raised",
+                  _last_lines(traceback.format_exc()))
 
     if keeping is not None and keeping.restore:
         _restore(target, spec, keeping.restore, keeping)

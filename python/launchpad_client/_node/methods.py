@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import _protocol as protocol
 from .._wire import hints
-from .._wire.schema import from_schema
+from .._wire.schema import CppType, from_schema
 from .figures import MethodFigures
 
 
@@ -24,12 +24,20 @@ class Served:
         self.name: str = entry["name"]
         self.function = getattr(target, self.name)
         self.arity = entry["arity"]
+        self.figures = MethodFigures()
+        # A Launchpad program's node: any arguments, values as they come.
+        self.untyped = entry["params"] is None
+        if self.untyped:
+            self.params: list[CppType] = []
+            self.param_hints: list[Any] = []
+            self.result: CppType | None = None
+            self.returns_nothing = False
+            return
         schemas = declared or entry
         self.params = [from_schema(s) for s in schemas["params"]]
         self.result = from_schema(schemas["result"])
         self.returns_nothing = schemas["result"].get("kind") == protocol.KIND_NOTHING
         self.param_hints, self.result_hint, _ = hints.method_hints(type(target), self.name)
-        self.figures = MethodFigures()
 
 
 def _with_widths(schema: Any, declared: Any = None) -> Any:
@@ -94,6 +102,15 @@ def wire_of(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: wire_of(v) for k, v in value.items()}
     return value
+
+
+def untyped_methods(target: Any) -> list[dict[str, Any]]:
+    """describe's "methods" for a Launchpad program's node: every public
+    method of the object (run() aside), untyped, as Courier serves them."""
+    names = sorted(n for n in dir(target)
+                   if not n.startswith("_") and n != "run" and callable(getattr(target, n, None)))
+    return [{"name": n, "arity": None, "params": None, "result": {"kind": protocol.KIND_JSON},
+             "signature": f"{n}(...)"} for n in names]
 
 
 def described_methods(cls: type, declared: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:

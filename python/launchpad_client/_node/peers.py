@@ -116,6 +116,25 @@ class Peer:
         return _PeerMethod(self, name) if callable(value) else value
 
 
+_credentials: Credentials | None = None  # this node's, for peer()
+
+
+def use_credentials(credentials: Credentials) -> None:
+    """The credentials of the handles that peer() makes (the runtime's)."""
+    global _credentials
+    _credentials = credentials
+
+
+def peer(label: str) -> Peer:
+    """A handle of the node `label` of this node's program: for a Launchpad
+    program's handles (launchpad.CourierClient), which its node's definition
+    carries and which are made as it is unpickled."""
+    if _credentials is None:
+        raise RuntimeError(f"a handle of node {label!r} is used outside a node of its program; "
+                           "handles reach their nodes from the nodes they were given to")
+    return Peer(None, label, _credentials)
+
+
 def _follow_if_stopping(error: BaseException | None) -> None:
     # A peer that refuses a call for stopping says that the program stops,
     # as a C++ node learns it from the same refusal.

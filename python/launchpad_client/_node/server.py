@@ -31,12 +31,12 @@ from .. import _protocol as protocol
 from .. import metrics as user_metrics
 from .._packages import cbor2
 from .._packages import numpy as np
-from .._wire import codec
+from .._wire import codec, untyped
 from .._wire.http import MAX_HEAD, Reader
 from . import malloc_tuning
 from .figures import LATENCY_BOUNDS, NONE, MethodFigures, cumulative, label_value, prometheus_text
 from .figures import resident_bytes
-from .methods import Served, as_hint, described_methods, wire_of
+from .methods import Served, as_hint, described_methods, untyped_methods, wire_of
 from .spec import DEFAULT_MAX_BODY
 
 MAX_FIELDS = 100
@@ -182,7 +182,7 @@ class NodeServer:
     def __init__(self, target: Any, *, node: str, program: str, secret: str | None,
                  declared: list[dict[str, Any]] | None = None, tls: ssl.SSLContext | None = None,
                  host: str = "127.0.0.1", port: int = 0, max_body: int = DEFAULT_MAX_BODY,
-                 service: str | None = None) -> None:
+                 service: str | None = None, untyped: bool = False) -> None:
         self.target = target
         self.node = node
         self.program = program
@@ -191,7 +191,9 @@ class NodeServer:
         self._tls = tls
         self._max_body = max_body
         by_name = {m["name"]: m for m in (declared or [])}
-        self.methods_described = described_methods(type(target), declared)
+        # untyped: a Launchpad program's node (docs/coming_from_launchpad.md).
+        self.methods_described = (untyped_methods(target) if untyped
+                                  else described_methods(type(target), declared))
         self._methods = {e["name"]: Served(target, e, by_name.get(e["name"]))
                          for e in self.methods_described}
         self._lock = None if getattr(target, "lp_concurrent_handlers", False) else threading.Lock()
@@ -405,10 +407,10 @@ class NodeServer:
                 raise CallError(400, protocol.ERROR_BAD_REQUEST,
                                 f"the body of a call is an array of its arguments, not "
                                 f"{type(arguments).__name__}")
-            if len(arguments) != served.arity:
+            if not served.untyped and len(arguments) != served.arity:
                 raise CallError(400, protocol.ERROR_BAD_REQUEST,
                                 f"{name} takes {served.arity} argument(s), got {len(arguments)}")
-            values = []
+            values = arguments if served.untyped else []
             for i, (value, cpp, hint) in enumerate(zip(arguments, served.params, served.param_hints)):
                 try:
                     cpp.to_wire(value, f"argument {i + 1} of {name}")
@@ -437,10 +439,13 @@ class NodeServer:
             finally:
                 _deadline.at = None
             try:
-                wire = None if served.returns_nothing else served.result.to_wire(
-                    wire_of(result), f"the result of {name}")
+                if served.untyped:
+                    wire = untyped.to_wire(result, f"the result of {name}")
+                else:
+                    wire = None if served.returns_nothing or served.result is None else served.result.to_wire(
+                        wire_of(result), f"the result of {name}")
             except (TypeError, ValueError, OverflowError) as e:
-                raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION,
+                raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION, str(e) if served.untyped else
                                 f"{e} (the method returned what its C++ declaration cannot carry)")
             reply_type = _reply_type(request, content_type)
             try:

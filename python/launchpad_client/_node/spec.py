@@ -41,6 +41,7 @@ class Spec:
     health_timeout_ms: int
     state_schema: dict[str, Any] | None
     checkpoint: Any  # checked where it is used: {"save", "restore", "interval_ms"}
+    launchpad: bool = False  # a Launchpad program's node: its arguments are its definition
 
     @staticmethod
     def read(path: str | os.PathLike[str]) -> Spec:
@@ -69,6 +70,7 @@ class Spec:
             health_timeout_ms=raw.get(protocol.PYTHON_SPEC_HEALTH_TIMEOUT_MS) or 0,
             state_schema=raw.get(protocol.PYTHON_SPEC_STATE_SCHEMA),
             checkpoint=raw.get(protocol.PYTHON_SPEC_CHECKPOINT),
+            launchpad=bool(raw.get(protocol.PYTHON_SPEC_LAUNCHPAD, False)),
         )
 
 

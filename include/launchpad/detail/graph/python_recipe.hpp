@@ -29,11 +29,17 @@ struct python_argument {
 
 struct python_recipe {
   python_class where;
-  const std::vector<method_info>* methods = nullptr;  // the C++ declaration
+  // The C++ declaration; null for a Launchpad program's node, whose
+  // methods are untyped, as Courier's (docs/coming_from_launchpad.md).
+  const std::vector<method_info>* methods = nullptr;
   std::vector<python_argument> arguments;
   // The State of the declaration's lp_save (lp::checkpointed): the class's
   // state() returns one, and restore(value) takes it. Null: no checkpoint.
   const type_schema* state = nullptr;
+  // A Launchpad program's node: what it calls and with which arguments,
+  // cloudpickled by the program's front end (python/launchpad/), which
+  // only the node's own process unpickles. Empty for an LP_PYTHON node.
+  std::string definition;
 };
 
 template <class T>

@@ -382,7 +382,8 @@ class node_host {
         devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
     }
     std::vector<std::string> names;
-    for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
+    if (node.recipe->methods)  // a Launchpad program's node lists none ahead
+      for (const auto& method : *node.recipe->methods) names.emplace_back(method.name);
     node.metrics.set_methods(std::move(names));
     auto* at = &node;
     python_node::events tell;

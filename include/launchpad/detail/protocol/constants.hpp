@@ -256,6 +256,24 @@ inline constexpr char check[] = "--check";
 inline constexpr char node[] = "--node=";
 }  // namespace python_runtime
 
+// A Launchpad program as its Python front end (python/launchpad/) describes
+// it to lp-launchpad (src/lp_launchpad.cpp): a CBOR map, {name, nodes}, each
+// node {group, service, has_run, edges, definition}.
+namespace launchpad_description {
+inline constexpr char name[] = "name";
+inline constexpr char nodes[] = "nodes";
+inline constexpr char group[] = "group";
+inline constexpr char service[] = "service";
+inline constexpr char has_run[] = "has_run";
+// The labels of the nodes it was given handles to
+inline constexpr char edges[] = "edges";
+// Its definition, cloudpickled: a byte string
+inline constexpr char definition[] = "definition";
+inline constexpr char launcher[] = "lp-launchpad";
+// The launcher's path, before PATH's
+inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
+}  // namespace launchpad_description
+
 // The keys of a Python node's spec, the JSON its host sends first over the
 // control socket (python/launchpad_client/runtime.py describes each).
 namespace python_spec {
@@ -284,6 +302,9 @@ inline constexpr char checkpoint[] = "checkpoint";
 inline constexpr char checkpoint_save[] = "save";
 inline constexpr char checkpoint_restore[] = "restore";
 inline constexpr char checkpoint_interval_ms[] = "interval_ms";
+// A Launchpad program's node (python/launchpad/): no C++ declaration, its
+// methods untyped as Courier's; the CBOR is its definition, cloudpickled.
+inline constexpr char launchpad[] = "launchpad_node";
 }  // namespace python_spec
 
 // The lines of a Python node's control socket, UTF-8, each ending with \n.

@@ -496,7 +496,8 @@ inline void check_python_nodes(const program& graph, const std::string& interpre
     const auto& spec = graph.nodes()[i];
     const auto* recipe = graph_access::python(graph, i);
     auto env = graph.settings_of(spec.group).env;
-    if (!recipe || !seen.emplace(spec.service, env).second) continue;
+    // A Launchpad program's node has no declaration to compare with.
+    if (!recipe || !recipe->methods || !seen.emplace(spec.service, env).second) continue;
     python_settings settings;
     settings.interpreter = interpreter;
     settings.program = graph.name();

@@ -11,9 +11,17 @@ namespace lp::detail {
 
 LP_API std::string python_node::spec_message(const node_info& spec,
                                              const python_recipe& recipe) {
+  namespace key = protocol::python_spec;
   json arg_schemas = json::array();
   std::string args;
-  cbor::head(args, 4, recipe.arguments.size());
+  if (!recipe.methods) {
+    // A Launchpad program's node: its definition is the whole of its
+    // arguments, one CBOR byte string.
+    cbor::head(args, 2, recipe.definition.size());
+    args += recipe.definition;
+  } else {
+    cbor::head(args, 4, recipe.arguments.size());
+  }
   for (const auto& argument : recipe.arguments) {
     if (argument.schema) {
       arg_schemas.push_back(schema_json(*argument.schema));
@@ -26,19 +34,21 @@ LP_API std::string python_node::spec_message(const node_info& spec,
       cbor::write(args, argument.handles.front());
     }
   }
-  json described = describe_service(spec.service, *recipe.methods);
-  namespace key = protocol::python_spec;
+  json described = recipe.methods
+                       ? describe_service(spec.service, *recipe.methods)["methods"]
+                       : json();
   json written = {{key::node, spec.label},
                   {key::program, settings_.program},
                   {key::service, spec.service},
                   {key::module_name, recipe.where.module},
                   {key::class_name, recipe.where.name},
-                  {key::declared, described["methods"]},
+                  {key::declared, described},
                   {key::arg_schemas, arg_schemas},
                   {key::host, settings_.bind_host},
                   {key::has_run, spec.has_run},
                   {key::termination_notice_s, settings_.termination_notice.count()},
                   {key::max_body_bytes, settings_.max_body_bytes}};
+  if (!recipe.methods) written[key::launchpad] = true;
   if (recipe.state) written[key::state_schema] = schema_json(*recipe.state);
   if (!settings_.secret.empty()) written[key::secret] = settings_.secret;
   if (!settings_.tls.empty())

@@ -1,0 +1,71 @@
+"""A handle as the node it was given to holds it: a client of the node it
+names, whose methods are the node's, untyped as Courier's (values as
+launchpad_client/_wire/untyped.py lets them cross), sync, and under
+`.futures` returning concurrent.futures.Future objects."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from typing import Any
+
+from launchpad_client._node import peers
+from launchpad_client._wire import untyped
+
+
+class CourierClient:
+    """A client of another node of the program: `client.method(*args)`
+    waits for the result; `client.futures.method(*args)` does not."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._peer: peers.Peer | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<launchpad.CourierClient {self._label}>"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (CourierClient, (self._label,))
+
+    def _the_peer(self) -> peers.Peer:
+        with self._lock:
+            if self._peer is None:
+                self._peer = peers.peer(self._label)
+            return self._peer
+
+    def _arguments(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        if kwargs:
+            raise TypeError(f"{self._label}.{method}: keyword arguments ({', '.join(kwargs)}) are "
+                            "not carried yet; pass them by position")
+        return tuple(untyped.to_wire(a, f"argument {i + 1} of {self._label}.{method}")
+                     for i, a in enumerate(args))
+
+    def _call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        wire = self._arguments(method, args, kwargs)
+        return self._the_peer()._use(lambda node: node.call(method, *wire, check=False))
+
+    def _submit(self, method: str, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> concurrent.futures.Future[Any]:
+        wire = self._arguments(method, args, kwargs)
+        return self._the_peer()._submit(method, None, wire, None, False)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    @property
+    def futures(self) -> _Futures:
+        """The node's methods, each returning a concurrent.futures.Future."""
+        return _Futures(self)
+
+
+class _Futures:
+    def __init__(self, client: CourierClient) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._client._submit(name, args, kwargs)

@@ -1,0 +1,99 @@
+"""Launchpad programs as Launchpad's documentation writes them, run by
+test_launchpad.py: `programs.py NAME LAUNCH_TYPE RESULT_FILE`. Each one's
+last node writes what it saw to RESULT_FILE (JSON) and stops the program."""
+
+import functools
+import json
+import sys
+
+import numpy as np
+
+import launchpad as lp
+
+
+class Greeter:
+    def greet(self, name):
+        return f"hello, {name}"
+
+
+class Asker:
+    def __init__(self, greeter, result_file):
+        self._greeter, self._result_file = greeter, result_file
+
+    def run(self):
+        seen = {"sync": self._greeter.greet("world"),
+                "future": self._greeter.futures.greet("futures").result()}
+        with open(self._result_file, "w") as f:
+            json.dump(seen, f)
+        lp.stop()
+
+
+def hello(result_file):
+    program = lp.Program("hello")
+    greeter = program.add_node(lp.CourierNode(Greeter), label="greeter")
+    program.add_node(lp.CourierNode(Asker, greeter, result_file), label="asker")
+    return program
+
+
+class Producer:
+    def __init__(self, offset):
+        self._offset = offset()  # a lambda or a partial, as Acme passes its factories
+
+    def work(self, context):
+        return context + self._offset
+
+    def echo(self, value):
+        return value
+
+    def unsendable(self):
+        return object()
+
+
+class Consumer:
+    def __init__(self, producers, result_file):
+        self._producers, self._result_file = producers, result_file
+
+    def run(self):
+        futures = [p.futures.work(i) for i, p in enumerate(self._producers)]
+        seen = {"work": [f.result() for f in futures]}
+        first = self._producers[0]
+        values = [None, True, -7, 2.5, "text", b"\x00\xff", [1, [2, "three"]],
+                  {"a": 1, "b": [None, False]}, np.arange(5, dtype=np.float32),
+                  np.array([1, -2], dtype=np.int64), np.uint8(200)]
+        seen["echo"] = []
+        for value in values:
+            back = first.echo(value)
+            seen["echo"].append({"type": type(back).__name__,
+                                 "dtype": str(back.dtype) if isinstance(back, np.ndarray) else None,
+                                 "value": back.tolist() if isinstance(back, np.ndarray)
+                                 else back.hex() if isinstance(back, bytes) else back})
+        try:
+            first.unsendable()
+            seen["unsendable"] = "no error"
+        except Exception as e:
+            seen["unsendable"] = f"{type(e).__name__}: {e}"
+        try:
+            first.echo(object())
+            seen["unsent"] = "no error"
+        except TypeError as e:
+            seen["unsent"] = str(e)
+        with open(self._result_file, "w") as f:
+            json.dump(seen, f)
+        lp.stop()
+
+
+def consumer_producers(result_file, num_producers=3):
+    program = lp.Program("consumer_producers")
+    with program.group("producer"):
+        producers = [program.add_node(lp.CourierNode(
+            Producer, offset=(lambda: 100) if i % 2 else functools.partial(int, "1000")))
+            for i in range(num_producers)]
+    program.add_node(lp.CourierNode(Consumer, producers=producers, result_file=result_file),
+                     label="consumer")
+    return program
+
+
+if __name__ == "__main__":
+    name, launch_type, result_file = sys.argv[1:4]
+    program = {"hello": hello, "consumer_producers": consumer_producers}[name](result_file)
+    sys.exit(lp.launch(program, launch_type=launch_type))

@@ -54,9 +54,6 @@ struct host_options {
   // every address and is known by its DNS name.
   std::string advertise_host;
   std::string run_dir;  // the launch's run directory, if it has one
-  // Where each node also serves on a unix socket, for the callers on its
-  // host (wire/local_socket.hpp); empty: TCP only (--lp_same_host=off).
-  std::string socket_dir;
   std::size_t max_body_bytes = std::size_t{256} << 20;
   server_limits limits;  // each node's server's
   // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
@@ -297,11 +294,7 @@ class node_host {
       graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
       if (node->python) continue;
-      node->server->start(
-          options_.bind_host, 0,
-          options_.socket_dir.empty()
-              ? std::string()
-              : options_.socket_dir + "/" + socket_file_name(node->identity.label));
+      node->server->start(options_.bind_host, 0);
       auto where = node->server->bound();
       if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
       options_.nodes->publish(node->identity.label, where);

@@ -95,11 +95,12 @@ defines_no_compiled_part() {
 
 # install_library: `meson install` of the library into $tmp/prefix, once for
 # (b) and (e). Headers, the compiled part, launchpad.pc and the CMake package
-# are installed: only the library is built, not the tests and examples.
+# are installed, and lp-launchpad (launchpad.launch() starts it): only they
+# are built, not the tests and examples.
 install_library() {
   [[ -d $tmp/prefix ]] && return
   quiet 300 meson setup "$tmp/lib" "$root" --prefix="$tmp/prefix"
-  quiet 900 ninja -C "$tmp/lib" -j 2 liblaunchpad.a
+  quiet 900 ninja -C "$tmp/lib" -j 2 liblaunchpad.a lp-launchpad
   quiet 300 meson install -C "$tmp/lib" --no-rebuild
 }
 

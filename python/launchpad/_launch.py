@@ -21,7 +21,6 @@ import sys
 import tempfile
 
 import cbor2
-import cloudpickle
 
 from . import _program
 from ._program import Program
@@ -51,6 +50,15 @@ def _launcher() -> str:
 
 
 def _description(program: Program) -> bytes:
+    # Imported here, not with the module: `import launchpad` (its names, its
+    # reference, a program being built) works without cloudpickle, and only
+    # launching says what is missing.
+    try:
+        import cloudpickle
+    except ImportError as e:
+        raise ImportError("launchpad.launch() writes each node's definition with cloudpickle, "
+                          f"which {sys.executable} cannot import: apt-get install "
+                          "python3-cloudpickle (Debian) or pip install cloudpickle") from e
     nodes = []
     for label, node in program._nodes():
         _program._pickled.labels = []

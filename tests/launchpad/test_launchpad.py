@@ -81,6 +81,29 @@ class LaunchpadPrograms(unittest.TestCase):
         self.assertEqual(left, [])
 
 
+class WithoutCloudpickle(unittest.TestCase):
+    """A machine without cloudpickle imports launchpad and builds programs
+    (its reference is written there); launch() says what to install."""
+
+    def test_launch_names_the_package(self):
+        script = (
+            "import sys\n"
+            "sys.modules['cloudpickle'] = None  # import cloudpickle now fails\n"
+            "import launchpad as lp\n"
+            "p = lp.Program('p')\n"
+            "p.add_node(lp.PyNode(print, 'hi'), label='n')\n"
+            "try:\n"
+            "    lp.launch(p)\n"
+            "except ImportError as e:\n"
+            "    print('refused:', e)\n")
+        done = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=LAUNCH_TIMEOUT, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout)
+        self.assertIn("refused: launchpad.launch() writes each node's definition with "
+                      "cloudpickle", done.stdout)
+        self.assertIn("apt-get install python3-cloudpickle", done.stdout)
+
+
 if __name__ == "__main__":
     try:
         import cloudpickle  # noqa: F401  (launch() writes definitions with it)

@@ -341,6 +341,19 @@ def grpc_rate(add, callers, seconds):
     return sum(counts), wall
 
 
+def timed_adds(add, n, name):
+    """Microseconds of each of n blocking add(i) calls, each checked to
+    return i + 1 (`name`: the call, for the failure's message)."""
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        got = add(i)
+        out.append((time.perf_counter() - start) * 1e6)
+        if got != i + 1:
+            fail(f"{name}({i}) returned {got}")
+    return out
+
+
 class Grpc:
     """The gRPC client of the baseline: one channel, its methods with a
     deadline, and the timed loops."""
@@ -363,14 +376,7 @@ class Grpc:
 
     def small_calls(self, n):
         """Microseconds of each of n blocking add(i) calls, checked."""
-        out = []
-        for i in range(n):
-            start = time.perf_counter()
-            got = self.add(i)
-            out.append((time.perf_counter() - start) * 1e6)
-            if got != i + 1:
-                fail(f"gRPC Add({i}) returned {got}")
-        return out
+        return timed_adds(self.add, n, "gRPC Add")
 
     def rate(self, callers, seconds):
         return grpc_rate(self.add, callers, seconds)

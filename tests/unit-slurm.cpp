@@ -461,6 +461,99 @@ TEST_SUITE("slurm") {
   }
 
   TEST_CASE(
+      "a Launchpad program (import launchpad as lp) as a Slurm job: consumer/producers "
+      "over TLS, its description read on the job's hosts, and nothing is left") {
+    if (!shell(env_path("LP_NODE_PYTHON") + " -c 'import cloudpickle'").first) {
+      if (std::getenv("LP_REQUIRE_SLURM"))
+        FAIL("lp.launch needs python3-cloudpickle: apt-get install python3-cloudpickle");
+      MESSAGE("skipped: no cloudpickle for " << env_path("LP_NODE_PYTHON"));
+      return;
+    }
+    scratch dir;
+    std::filesystem::create_directories(dir.path + "/tmp");
+    auto result_file = dir.path + "/result.json";
+    // tests/launchpad/programs.py, as its user runs it: Debian's python3 (numpy,
+    // cbor2, cloudpickle), which lp.launch passes on as --lp_python; the
+    // checkout's python/ on PYTHONPATH, which the job inherits; the flags
+    // after the result file go to lp.launch as lp_flags.
+    std::vector<std::string> args{
+        "/usr/bin/env",
+        "-C",
+        dir.path,
+        "PYTHONPATH=" + env_path("LP_PYTHON_PACKAGE_DIR"),
+        "TMPDIR=" + dir.path + "/tmp",
+        "LP_LAUNCHPAD_LAUNCHER=" + env_path("LP_LAUNCHPAD_LAUNCHER"),
+        env_path("LP_NODE_PYTHON"),
+        env_path("LP_LAUNCHPAD_PROGRAMS"),
+        "consumer_producers",
+        "slurm",
+        result_file};
+    for (auto& flag : slurm_flags(dir)) args.push_back(flag);
+    // Two task slots per host: on the fake hosts the four nodes take two.
+    if (!on_test_hosts()) args.push_back("--lp_slurm_sbatch=--ntasks-per-node=2");
+    command launcher(args);
+    // The description goes under --lp_slurm_dir, which the job's hosts
+    // share, not under TMPDIR: the job's node processes (job steps, with
+    // LP_NODES) name it.
+    auto description = dir.path + "/lp-launchpad-consumer_producers-";
+    std::string step_read;
+    eventually(
+        [&] {
+          if (launcher.wait(0ms)) return true;
+          for (pid_t pid : processes_with(description)) {
+            auto argv = argv_of(pid);
+            if (argv.empty() || argv[0] != env_path("LP_LAUNCHPAD_LAUNCHER") ||
+                environ_of(pid, "LP_NODES").empty())
+              continue;
+            for (const auto& word : argv)
+              if (word.starts_with(description)) step_read = word;
+          }
+          return !step_read.empty();
+        },
+        120s);
+    auto status = launcher.exit_code(180s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    CHECK_MESSAGE(step_read.starts_with(description),
+                  "no job step named the description");
+    CHECK(step_read.ends_with("/program.cbor"));
+    // What the consumer saw: its producers' work through futures, values
+    // echoed with their types, a remote error named.
+    auto result = file_text(result_file);
+    INFO(result);
+    CHECK(result.find("\"work\": [1000, 101, 1002]") != std::string::npos);
+    CHECK(result.find("{\"type\": \"ndarray\", \"dtype\": \"float32\", \"value\": [0.0, "
+                      "1.0, 2.0, 3.0, 4.0]}") != std::string::npos);
+    CHECK(result.find("RemoteError: producer/0.unsendable") != std::string::npos);
+    // Every node served over TLS; on test hosts at its own host's address.
+    for (std::string label : {"producer/0", "producer/1", "producer/2", "consumer/0"}) {
+      CHECK_MESSAGE(output.find("[" + label + "] [lp] " + label +
+                                " serving at https://") != std::string::npos,
+                    label);
+      if (on_test_hosts()) {
+        auto node = where_serves(output, label);
+        CHECK_MESSAGE((node.host >= 1 && node.host <= 4), label);
+      }
+    }
+    auto run_dir = dir.run_dir();
+    REQUIRE(!run_dir.empty());
+    CHECK(file_text(run_dir + "/result") == "0\n");
+    CHECK_FALSE(std::filesystem::exists(run_dir + "/secret"));
+    CHECK_FALSE(std::filesystem::exists(run_dir + "/tls.key"));
+    // Nothing is left: no job, no process of it, no Python process, no
+    // description, nothing under TMPDIR.
+    CHECK(command::job_gone(launcher.job()));
+    CHECK(eventually([&] { return python_runtimes(dir.path).empty(); }, 10s));
+    CHECK(eventually([&] { return processes_with(description).empty(); }, 10s));
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path))
+      CHECK_MESSAGE(!entry.path().filename().string().starts_with("lp-launchpad-"),
+                    entry.path().string());
+    CHECK(std::filesystem::is_empty(dir.path + "/tmp"));
+  }
+
+  TEST_CASE(
       "a Python node whose module does not import: the job fails before any node starts, "
       "naming the node and the module, with no restart") {
     scratch dir;

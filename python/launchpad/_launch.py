@@ -32,10 +32,12 @@ LAUNCHER_VARIABLE = protocol.LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE  # its path
 
 
 class LaunchType(str, enum.Enum):
-    """The launches that run so far, as Launchpad names them."""
+    """The launches that run so far, as Launchpad names them, and Slurm,
+    which Launchpad lacks (docs/coming_from_launchpad.md)."""
 
     LOCAL_MULTI_THREADING = "local_mt"
     LOCAL_MULTI_PROCESSING = "local_mp"
+    SLURM = "slurm"
 
 
 def _launcher() -> str:
@@ -47,6 +49,26 @@ def _launcher() -> str:
         return found
     raise FileNotFoundError(f"no {LAUNCHER} launcher: install the library (meson install puts "
                             f"it on PATH) or name its path in {LAUNCHER_VARIABLE}")
+
+
+def _description_parent(kind: LaunchType, lp_flags: tuple[str, ...]) -> str | None:
+    """Where the description's directory goes: $TMPDIR for a launch on this
+    host; for Slurm, where the launch's run directories go (--lp_slurm_dir,
+    by default ./lp-slurm), which every host of the job sees at the same
+    path: the job's supervisor and steps read the description there."""
+    if kind is not LaunchType.SLURM:
+        return None
+    if "--lp_slurm_detach" in lp_flags:
+        raise ValueError("launchpad.launch() removes the program's description when the launch "
+                         "ends, which --lp_slurm_detach does at once: a Launchpad program's job "
+                         "is followed until it ends")
+    parent = "lp-slurm"
+    for flag in lp_flags:
+        if flag.startswith("--lp_slurm_dir="):
+            parent = flag.split("=", 1)[1]
+    parent = os.path.abspath(parent)
+    os.makedirs(parent, exist_ok=True)
+    return parent
 
 
 def _description(program: Program) -> bytes:
@@ -90,7 +112,8 @@ def launch(program: Program, launch_type: LaunchType | str = LaunchType.LOCAL_MU
     (docs/launching.md), such as "--lp_status=DIR"."""
     kind = LaunchType(launch_type)
     description = _description(program)
-    directory = tempfile.mkdtemp(prefix=f"lp-launchpad-{program.name}-")  # mode 0700
+    directory = tempfile.mkdtemp(prefix=f"lp-launchpad-{program.name}-",  # mode 0700
+                                 dir=_description_parent(kind, lp_flags))
     try:
         path = os.path.join(directory, "program.cbor")
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:

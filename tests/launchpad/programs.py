@@ -1,6 +1,7 @@
 """Launchpad programs as Launchpad's documentation writes them, run by
-test_launchpad.py: `programs.py NAME LAUNCH_TYPE RESULT_FILE`. Each one's
-last node writes what it saw to RESULT_FILE (JSON) and stops the program."""
+test_launchpad.py and the slurm suite (tests/unit-slurm.cpp):
+`programs.py NAME LAUNCH_TYPE RESULT_FILE [--lp_* flags]`. Each one's last
+node writes what it saw to RESULT_FILE (JSON) and stops the program."""
 
 import functools
 import json
@@ -96,4 +97,4 @@ def consumer_producers(result_file, num_producers=3):
 if __name__ == "__main__":
     name, launch_type, result_file = sys.argv[1:4]
     program = {"hello": hello, "consumer_producers": consumer_producers}[name](result_file)
-    sys.exit(lp.launch(program, launch_type=launch_type))
+    sys.exit(lp.launch(program, launch_type=launch_type, lp_flags=tuple(sys.argv[4:])))

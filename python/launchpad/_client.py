@@ -9,6 +9,7 @@ import concurrent.futures
 import threading
 from typing import Any
 
+from launchpad_client import ProtocolError
 from launchpad_client._node import peers
 from launchpad_client._wire import untyped
 
@@ -35,20 +36,45 @@ class CourierClient:
             return self._peer
 
     def _arguments(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        where = f"{self._label}.{method}"
+        wire = [untyped.to_wire(a, f"argument {i + 1} of {where}") for i, a in enumerate(args)]
         if kwargs:
-            raise TypeError(f"{self._label}.{method}: keyword arguments ({', '.join(kwargs)}) are "
-                            "not carried yet; pass them by position")
-        return tuple(untyped.to_wire(a, f"argument {i + 1} of {self._label}.{method}")
-                     for i, a in enumerate(args))
+            wire.append(untyped.keywords_to_wire(kwargs, where))
+        return tuple(wire)
+
+    def _result(self, method: str, wire: Any) -> Any:
+        try:
+            return untyped.from_wire(wire, f"the result of {self._label}.{method}")
+        except ValueError as e:
+            raise ProtocolError(self._label, method, str(e)) from None
 
     def _call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         wire = self._arguments(method, args, kwargs)
-        return self._the_peer()._use(lambda node: node.call(method, *wire, check=False))
+        result = self._the_peer()._use(lambda node: node.call(method, *wire, check=False))
+        return self._result(method, result)
 
     def _submit(self, method: str, args: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> concurrent.futures.Future[Any]:
         wire = self._arguments(method, args, kwargs)
-        return self._the_peer()._submit(method, None, wire, None, False)
+        sent = self._the_peer()._submit(method, None, wire, None, False)
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def done(f: concurrent.futures.Future[Any]) -> None:
+            if f.cancelled():
+                future.cancel()
+                future.set_running_or_notify_cancel()
+                return
+            error = f.exception()
+            if error is not None:
+                future.set_exception(error)
+                return
+            try:
+                future.set_result(self._result(method, f.result()))
+            except ProtocolError as e:
+                future.set_exception(e)
+
+        sent.add_done_callback(done)
+        return future
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -135,6 +135,9 @@ ARRAY_TAG_INT8: Final = 72
 ARRAY_TAG_RESERVED: Final = 76  # signed, one byte, little-endian: the RFC reserves it
 # RFC 8746's multi-dimensional array, row-major: [shape, typed array].
 ARRAY_TAG_ROW_MAJOR: Final = 40
+# RFC 8746's homogeneous array: a Launchpad program's numpy array of bools,
+# its elements CBOR's true and false.
+ARRAY_TAG_HOMOGENEOUS: Final = 41
 
 
 # A node's checkpoint file (docs/protocol.md#checkpoints): four lines of
@@ -274,6 +277,17 @@ LAUNCHPAD_DESCRIPTION_DEFINITION: Final = "definition"
 LAUNCHPAD_DESCRIPTION_LAUNCHER: Final = "lp-launchpad"
 # The launcher's path, before PATH's
 LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE: Final = "LP_LAUNCHPAD_LAUNCHER"
+
+
+# A Launchpad program's values that CBOR has no type for
+# (launchpad_client/_wire/untyped.py, docs/coming_from_launchpad.md), as
+# tags from the first-come-first-served range (RFC 8949 section 9.2).
+# [untyped_tag]
+UNTYPED_TAG_TUPLE: Final = 19537  # an array that is a Python tuple
+UNTYPED_TAG_KEYWORDS: Final = 19538  # a call's last argument: a map of its keyword arguments
+UNTYPED_TAG_SCALAR: Final = 19539  # a numpy scalar: a one-element array of its dtype
+# Complex numbers: a typed array of floats, real and imaginary parts in turn
+UNTYPED_TAG_COMPLEX: Final = 19540
 
 
 # The keys of a Python node's spec, the JSON its host sends first over the

@@ -46,6 +46,9 @@ class Producer:
     def echo(self, value):
         return value
 
+    def named(self, a, b=2, *, c=3, **more):
+        return (a, b, c, more)
+
     def unsendable(self):
         return object()
 
@@ -66,8 +69,20 @@ class Consumer:
             back = first.echo(value)
             seen["echo"].append({"type": type(back).__name__,
                                  "dtype": str(back.dtype) if isinstance(back, np.ndarray) else None,
-                                 "value": back.tolist() if isinstance(back, np.ndarray)
+                                 "value": back.tolist() if isinstance(back, (np.ndarray, np.generic))
                                  else back.hex() if isinstance(back, bytes) else back})
+        # Courier's values come back as they went: each is compared here,
+        # in the node, where their types are still there.
+        kept = [(1, "two", (3.0, None)), (), {1: "one", (2, "b"): [b"x"], None: (), 2.5: True},
+                np.arange(24, dtype=np.int16).reshape(2, 3, 4), np.array(7.5), np.float32(1.5),
+                np.array([[True, False]]), np.array([1 + 2j], dtype=np.complex64),
+                np.zeros((0, 3), dtype=np.uint64), np.float16(0.5),
+                {"obs": (np.ones((2, 2), dtype=np.float32), [np.int8(-1)])}]
+        seen["kept"] = [same(first.echo(v), v) and same(first.futures.echo(v).result(), v)
+                        for v in kept]
+        seen["named"] = [same(first.named(1, c=(2,), z={3: 4}), (1, 2, (2,), {"z": {3: 4}})),
+                         same(first.futures.named(b=[5], a=np.int64(6)).result(),
+                              (np.int64(6), [5], 3, {}))]
         try:
             first.unsendable()
             seen["unsendable"] = "no error"
@@ -81,6 +96,21 @@ class Consumer:
         with open(self._result_file, "w") as f:
             json.dump(seen, f)
         lp.stop()
+
+
+def same(back, value):
+    """Whether `back` is `value`, type for type, dtype and shape for arrays."""
+    if type(back) is not type(value):
+        return False
+    if isinstance(value, (np.ndarray, np.generic)):
+        return back.dtype == value.dtype and back.shape == value.shape and bool(
+            np.array_equal(back, value))
+    if isinstance(value, (list, tuple)):
+        return len(back) == len(value) and all(same(b, v) for b, v in zip(back, value))
+    if isinstance(value, dict):
+        return list(back) == list(value) and all(
+            type(k) is type(j) and same(back[k], value[k]) for k, j in zip(value, back))
+    return back == value
 
 
 def consumer_producers(result_file, num_producers=3):

@@ -56,10 +56,12 @@ class LaunchpadPrograms(unittest.TestCase):
             ("float", None, 2.5), ("str", None, "text"), ("bytes", None, "00ff"),
             ("list", None, [1, [2, "three"]]), ("dict", None, {"a": 1, "b": [None, False]}),
             ("ndarray", "float32", [0.0, 1.0, 2.0, 3.0, 4.0]), ("ndarray", "int64", [1, -2]),
-            ("int", None, 200)])
+            ("uint8", None, 200)])
+        self.assertEqual(result["kept"], [True] * 11)
+        self.assertEqual(result["named"], [True, True])
         self.assertIn("RemoteError: producer/0.unsendable", result["unsendable"])
-        self.assertIn("builtins.object, which cannot cross the wire", result["unsendable"])
-        self.assertIn("argument 1 of producer/0.echo is a builtins.object", result["unsent"])
+        self.assertIn("is of type object, which cannot cross the wire", result["unsendable"])
+        self.assertIn("argument 1 of producer/0.echo is of type object", result["unsent"])
         self.assertEqual(left, [], output)
 
     def test_hello_local_mt(self):

@@ -410,7 +410,13 @@ class NodeServer:
             if not served.untyped and len(arguments) != served.arity:
                 raise CallError(400, protocol.ERROR_BAD_REQUEST,
                                 f"{name} takes {served.arity} argument(s), got {len(arguments)}")
-            values = arguments if served.untyped else []
+            values: list[Any] = []
+            keywords: dict[str, Any] = {}
+            if served.untyped:
+                try:
+                    values, keywords = untyped.call_from_wire(arguments, f"a call of {name}")
+                except (ValueError, RecursionError) as e:
+                    raise CallError(400, protocol.ERROR_BAD_REQUEST, str(e))
             for i, (value, cpp, hint) in enumerate(zip(arguments, served.params, served.param_hints)):
                 try:
                     cpp.to_wire(value, f"argument {i + 1} of {name}")
@@ -429,25 +435,26 @@ class NodeServer:
             try:
                 if self._lock is not None:
                     with self._lock:
-                        result = served.function(*values)
+                        result = served.function(*values, **keywords)
                 else:
-                    result = served.function(*values)
+                    result = served.function(*values, **keywords)
             except CallError:
                 raise
             except Exception as e:  # the method's own: the caller gets it, typed
                 raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION, f"{type(e).__name__}: {e}")
             finally:
                 _deadline.at = None
+            reply_type = _reply_type(request, content_type)
             try:
                 if served.untyped:
-                    wire = untyped.to_wire(result, f"the result of {name}")
+                    wire = untyped.to_wire(result, f"the result of {name}",
+                                           cbor=reply_type == codec.CBOR)
                 else:
                     wire = None if served.returns_nothing or served.result is None else served.result.to_wire(
                         wire_of(result), f"the result of {name}")
             except (TypeError, ValueError, OverflowError) as e:
                 raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION, str(e) if served.untyped else
                                 f"{e} (the method returned what its C++ declaration cannot carry)")
-            reply_type = _reply_type(request, content_type)
             try:
                 body = codec.encode({"result": wire}, reply_type)
             except codec.EncodeError as e:

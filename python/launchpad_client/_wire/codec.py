@@ -288,6 +288,12 @@ def decode(body: Any, content_type: str) -> Any:
             return decode_cbor(body)
         except cbor2.CBORDecodeError as e:
             raise ValueError(str(e)) from None
+        except TypeError as e:  # a map key that is no key: an array decoded from a typed one
+            raise ValueError(f"a map's key cannot be a key: {e}") from None
+        except (ValueError, RecursionError):
+            raise
+        except Exception as e:  # cbor2's own decoders of tags (a date out of range ...)
+            raise ValueError(f"{type(e).__name__}: {e}") from None
     try:
         return decode_json(body)
     except UnicodeDecodeError as e:

@@ -135,6 +135,9 @@ inline constexpr int int8 = 72;
 inline constexpr int reserved = 76;
 // RFC 8746's multi-dimensional array, row-major: [shape, typed array].
 inline constexpr int row_major = 40;
+// RFC 8746's homogeneous array: a Launchpad program's numpy array of bools,
+// its elements CBOR's true and false.
+inline constexpr int homogeneous = 41;
 }  // namespace array_tag
 
 // A node's checkpoint file (docs/protocol.md#checkpoints): four lines of
@@ -273,6 +276,18 @@ inline constexpr char launcher[] = "lp-launchpad";
 // The launcher's path, before PATH's
 inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
 }  // namespace launchpad_description
+
+// A Launchpad program's values that CBOR has no type for
+// (launchpad_client/_wire/untyped.py, docs/coming_from_launchpad.md), as
+// tags from the first-come-first-served range (RFC 8949 section 9.2).
+namespace untyped_tag {
+inline constexpr int tuple = 19537;  // an array that is a Python tuple
+// A call's last argument: a map of its keyword arguments
+inline constexpr int keywords = 19538;
+inline constexpr int scalar = 19539;  // a numpy scalar: a one-element array of its dtype
+// Complex numbers: a typed array of floats, real and imaginary parts in turn
+inline constexpr int complex = 19540;
+}  // namespace untyped_tag
 
 // The keys of a Python node's spec, the JSON its host sends first over the
 // control socket (python/launchpad_client/runtime.py describes each).

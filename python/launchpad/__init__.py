@@ -10,6 +10,7 @@ DeepMind's Launchpad (`import launchpad as lp`) runs on the C++ launcher
     lp.launch(program, launch_type="local_mp")
 
 The package's private rooms: _nodes.py (the nodes and their definitions),
+_batching.py (batched_handler),
 _program.py (Program and the handles add_node returns), _client.py (what a
 handle is in the node it was given to), _launch.py (the description, and
 lp-launchpad started on it).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from launchpad_client import stop, stop_requested
 
+from ._batching import batched_handler
 from ._client import CourierClient
 from ._launch import LaunchType, launch
 from ._nodes import CourierNode, PyClassNode, PyNode
@@ -28,7 +30,7 @@ __all__ = [
     # The program.
     "Program", "CourierNode", "PyClassNode", "PyNode", "CourierHandle",
     # In a node.
-    "CourierClient", "stop", "stop_requested",
+    "CourierClient", "batched_handler", "stop", "stop_requested",
     # The launch.
     "launch", "LaunchType",
 ]

@@ -63,17 +63,36 @@ class _Node:
         return callable(getattr(target, "run", None))
 
 
-class CourierNode(_Node):
-    """A node that serves the public methods of `cls(*args, **kwargs)` (or
-    of what a function returns) and runs its run(), if it has one."""
-
-    kind = "courier"
-
-
 class PyClassNode(_Node):
     """A node that builds `cls(*args, **kwargs)` and runs its run()."""
 
     kind = "class"
+
+    def __init__(self, target: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        super().__init__(target, *args, **kwargs)
+        self._should_run = True
+
+    def disable_run(self) -> None:
+        """Its run() is not called (the object is built all the same, and a
+        CourierNode serves until the program stops), as in Launchpad, where
+        tests step such a node by hand."""
+        self._should_run = False
+
+    def enable_run(self) -> None:
+        """Undoes disable_run(): run() is called, if the object has one."""
+        self._should_run = True
+
+    @property
+    def has_run(self) -> bool:
+        """Whether its process calls run(): not after disable_run()."""
+        return self._should_run and super().has_run
+
+
+class CourierNode(PyClassNode):
+    """A node that serves the public methods of `cls(*args, **kwargs)` (or
+    of what a function returns) and runs its run(), if it has one."""
+
+    kind = "courier"
 
 
 class PyNode(_Node):

@@ -124,7 +124,95 @@ def consumer_producers(result_file, num_producers=3):
     return program
 
 
+class Doubler:
+    """Batches its calls as Launchpad's docs write it: wrapped in __init__."""
+
+    def __init__(self):
+        self._sizes = []
+        self.double = lp.batched_handler(batch_size=4, max_parallelism=2)(self.double)
+        self.pair = lp.batched_handler(batch_size=3, timeout=0.05, pad_batch=True)(self.pair)
+
+    def double(self, values):
+        self._sizes.append(len(values))
+        return values * 2
+
+    def pair(self, point, scale, label=None):
+        # point: a tuple of two arrays, stacked element by element; scale: a
+        # float64 array; label: a list of strings.
+        x, y = point
+        return {"sum": x + y * scale, "labels": [f"{l}!" for l in label]}
+
+    def sizes(self):
+        return self._sizes
+
+
+class BatchCaller:
+    def __init__(self, doubler, result_file):
+        self._doubler, self._result_file = doubler, result_file
+
+    def run(self):
+        futures = [self._doubler.futures.double(i) for i in range(8)]
+        seen = {"doubled": [int(f.result()) for f in futures],
+                "types": sorted({type(f.result()).__name__ for f in futures})}
+        # One call alone: its batch runs after the timeout (200 ms), with one.
+        seen["alone"] = int(self._doubler.double(21))
+        pairs = [self._doubler.futures.pair((np.float32(i), np.float32(1)), 10.0, label=f"p{i}")
+                 for i in range(2)]
+        seen["pairs"] = [(float(r["sum"]), r["labels"]) for r in (f.result() for f in pairs)]
+        try:
+            self._doubler.double("text")
+            seen["unsplittable"] = "no error"
+        except Exception as e:
+            seen["unsplittable"] = f"{type(e).__name__}: {e}"
+        seen["sizes"] = self._doubler.sizes()
+        with open(self._result_file, "w") as f:
+            json.dump(seen, f)
+        lp.stop()
+
+
+def batched(result_file):
+    program = lp.Program("batched")
+    doubler = program.add_node(lp.CourierNode(Doubler), label="doubler")
+    program.add_node(lp.PyClassNode(BatchCaller, doubler, result_file), label="caller")
+    return program
+
+
+class Stepped:
+    """A worker that a test steps by hand: its run() must not be called."""
+
+    def __init__(self):
+        self._steps = 0
+        self._ran = False
+
+    def step(self):
+        self._steps += 1
+        return self._steps
+
+    def ran(self):
+        return self._ran
+
+    def run(self):
+        self._ran = True
+
+
+def drive(worker, result_file):
+    seen = {"steps": [worker.step() for _ in range(3)], "ran": worker.ran()}
+    with open(result_file, "w") as f:
+        json.dump(seen, f)
+    lp.stop()
+
+
+def disabled_run(result_file):
+    program = lp.Program("disabled_run")
+    node = lp.CourierNode(Stepped)
+    node.disable_run()
+    worker = program.add_node(node, label="worker")
+    program.add_node(lp.PyNode(drive, worker, result_file), label="driver")
+    return program
+
+
 if __name__ == "__main__":
     name, launch_type, result_file = sys.argv[1:4]
-    program = {"hello": hello, "consumer_producers": consumer_producers}[name](result_file)
+    program = {"hello": hello, "consumer_producers": consumer_producers, "batched": batched,
+               "disabled_run": disabled_run}[name](result_file)
     sys.exit(lp.launch(program, launch_type=launch_type, lp_flags=tuple(sys.argv[4:])))

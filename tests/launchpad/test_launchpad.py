@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,6 +65,43 @@ class LaunchpadPrograms(unittest.TestCase):
         self.assertIn("argument 1 of producer/0.echo is of type object", result["unsent"])
         self.assertEqual(left, [], output)
 
+    def check_batched(self, launch_type):
+        status, output, result, left = launch("batched", launch_type)
+        self.assertEqual(status, 0, output)
+        self.assertIsNotNone(result, output)
+        self.assertEqual(result["doubled"], [2 * i for i in range(8)])
+        self.assertEqual(result["types"], ["int64"])  # a row of the int64 array it returned
+        self.assertEqual(result["alone"], 42)
+        self.assertEqual(result["pairs"], [[10.0, "p0!"], [11.0, "p1!"]])
+        self.assertIn("RemoteError", result["unsplittable"])
+        # "text" batches into ["text"], which doubled holds two results for one call.
+        self.assertIn("BatchError: the result of a batch of 1 calls holds 2, not one per call",
+                      result["unsplittable"])
+        # 8 concurrent calls in batches of at most 4; the lone call a batch of 1.
+        sizes = result["sizes"]
+        self.assertEqual(sum(sizes), 10, sizes)
+        self.assertTrue(all(1 <= n <= 4 for n in sizes), sizes)
+        self.assertLess(len(sizes), 10, f"no two calls were batched together: {sizes}")
+        self.assertEqual(left, [], output)
+
+    def check_disabled_run(self, launch_type):
+        status, output, result, left = launch("disabled_run", launch_type)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(result, {"steps": [1, 2, 3], "ran": False}, output)
+        self.assertEqual(left, [], output)
+
+    def test_batched_local_mt(self):
+        self.check_batched("local_mt")
+
+    def test_batched_local_mp(self):
+        self.check_batched("local_mp")
+
+    def test_disabled_run_local_mt(self):
+        self.check_disabled_run("local_mt")
+
+    def test_disabled_run_local_mp(self):
+        self.check_disabled_run("local_mp")
+
     def test_hello_local_mt(self):
         self.check_hello("local_mt")
 
@@ -81,6 +119,111 @@ class LaunchpadPrograms(unittest.TestCase):
         self.assertNotEqual(status, 0)
         self.assertIn("'vertex_ai' is not a valid LaunchType", output)
         self.assertEqual(left, [])
+
+
+class BatchedHandler(unittest.TestCase):
+    """lp.batched_handler in this process, called from threads as a node's
+    connections call it: what a batch holds, how values are batched and
+    split, and the errors."""
+
+    def setUp(self):
+        import numpy as np
+        import launchpad as lp
+        self.np, self.lp = np, lp
+
+    def calls(self, method, arguments):
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(len(arguments)) as pool:
+            futures = [pool.submit(method, *args, **kwargs) for args, kwargs in arguments]
+            return [f.result(timeout=30) if f.exception(timeout=30) is None else f.exception()
+                    for f in futures]
+
+    def test_values_are_batched_and_split_as_courier_does(self):
+        np, seen = self.np, []
+
+        def step(number, point, array, words, blob, options):
+            seen.append((number, point, array, words, blob, options))
+            return (number * 2, {"n": list(words)}, array.sum(axis=1))
+
+        batched = self.lp.batched_handler(batch_size=3, timeout=5)(step)
+        results = self.calls(batched, [
+            ((i, (float(i), np.int8(i)), np.full((2, 2), i, np.float32), f"w{i}", bytes([i])),
+             {"options": {"k": bool(i % 2)}}) for i in range(3)])
+        (number, point, array, words, blob, options), = seen
+        self.assertEqual((number.dtype, number.tolist()), (np.int64, [0, 1, 2]))
+        self.assertEqual((point[0].dtype, point[1].dtype), (np.float64, np.int8))
+        self.assertEqual((array.shape, array.dtype), ((3, 2, 2), np.float32))
+        self.assertEqual(words, ["w0", "w1", "w2"])
+        self.assertEqual((blob.dtype, list(blob)), (object, [b"\0", b"\1", b"\2"]))
+        self.assertEqual(options["k"].tolist(), [False, True, False])
+        self.assertEqual([(r[0], r[1], r[2].tolist()) for r in results],
+                         [(0, {"n": "w0"}, [0.0, 0.0]), (2, {"n": "w1"}, [2.0, 2.0]),
+                          (4, {"n": "w2"}, [4.0, 4.0])])
+
+    def test_a_batch_runs_full_or_after_its_timeout_padded_if_asked(self):
+        sizes = []
+
+        def double(values):
+            sizes.append(len(values))
+            return values * 2
+
+        batched = self.lp.batched_handler(batch_size=4, timeout=0.1)(double)
+        self.assertEqual(self.calls(batched, [((i,), {}) for i in range(8)]), list(range(0, 16, 2)))
+        self.assertEqual(sizes, [4, 4])
+        start = time.monotonic()
+        self.assertEqual(batched(5), 10)
+        self.assertGreaterEqual(time.monotonic() - start, 0.09)
+        self.assertEqual(sizes[-1], 1)
+        padded = self.lp.batched_handler(batch_size=4, timeout=0.05, pad_batch=True)(double)
+        self.assertEqual(padded(3), 6)
+        self.assertEqual(sizes[-1], 4)
+
+    def test_max_parallelism_bounds_the_batches_that_run_at_once(self):
+        import threading
+        running, most, lock = [0], [0], threading.Lock()
+
+        def slow(values):
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.2)
+            with lock:
+                running[0] -= 1
+            return list(values)
+
+        for parallelism in (1, 3):
+            most[0] = 0
+            batched = self.lp.batched_handler(batch_size=2, max_parallelism=parallelism,
+                                              timeout=5)(slow)
+            self.assertEqual(self.calls(batched, [((i,), {}) for i in range(6)]), list(range(6)))
+            self.assertEqual(most[0], parallelism)
+
+    def test_errors_reach_every_call_of_the_batch(self):
+        def fails(values):
+            raise KeyError("inside")
+
+        batched = self.lp.batched_handler(batch_size=2, timeout=5)(fails)
+        self.assertTrue(all(isinstance(e, KeyError) for e in self.calls(batched, [((1,), {})] * 2)))
+        for arguments, message in [
+                ([((1,), {}), ((1.5,), {})], "mixes types"),
+                ([((1,), {}), ((1, 2), {})], "same number of arguments"),
+                ([((1,), {"a": 1}), ((1,), {})], "same keyword arguments"),
+                ([(((1, 2),), {}), (((1,),), {})], "different lengths")]:
+            batched = self.lp.batched_handler(batch_size=2, timeout=5)(lambda *a, **k: [0, 0])
+            errors = self.calls(batched, arguments)
+            self.assertTrue(all(message in str(e) for e in errors), (message, errors))
+        batched = self.lp.batched_handler(batch_size=2, timeout=5)(lambda v: 7)
+        self.assertIn("is of type int; it returns one result per call",
+                      str(self.calls(batched, [((1,), {})] * 2)[0]))
+
+
+    def test_a_method_decorated_in_its_class_is_refused(self):
+        with self.assertRaises(TypeError) as caught:
+            class Learner:
+                @self.lp.batched_handler(batch_size=2)
+                def step(self, values):
+                    return values
+        self.assertIn("wrap the bound method in the constructor", str(caught.exception))
 
 
 class WithoutCloudpickle(unittest.TestCase):

@@ -196,7 +196,10 @@ class NodeServer:
                                   else described_methods(type(target), declared))
         self._methods = {e["name"]: Served(target, e, by_name.get(e["name"]))
                          for e in self.methods_described}
-        self._lock = None if getattr(target, "lp_concurrent_handlers", False) else threading.Lock()
+        # A Launchpad program's node is served as Courier serves it: calls at
+        # once (a batched handler gathers them).
+        self._lock = (None if untyped or getattr(target, "lp_concurrent_handlers", False)
+                      else threading.Lock())
         self._figures_lock = threading.Lock()
         self._none_figures = MethodFigures()  # calls to a method it lacks, as "(none)"
         self._draining = False

@@ -2,7 +2,7 @@
 // requests are cut off within the bounds while others are served, the
 // server's threads follow its connections back down, and a flood past the
 // connection cap is answered 503 without costing the node its memory or its
-// file descriptors. Loopback only; every loop is bounded in count and time,
+// file descriptors; a stopping server refuses new connections. Loopback only; every loop is bounded in count and time,
 // and every socket is closed.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -190,6 +191,29 @@ struct steady_caller {
   std::string first_failure;
   std::thread thread;  // last: it uses the members above
 };
+
+// errno of a connect to 127.0.0.1:port, or to the unix socket at `path`;
+// 0 if it connected (the connection is closed at once).
+int connect_error(int port, const std::string& path = {}) {
+  int fd = ::socket(path.empty() ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  int result;
+  if (path.empty()) {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<std::uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    result = ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  } else {
+    sockaddr_un to{};
+    to.sun_family = AF_UNIX;
+    path.copy(to.sun_path, sizeof to.sun_path - 1);
+    result = ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  }
+  int error = result == 0 ? 0 : errno;
+  ::close(fd);
+  return error;
+}
 
 const std::string request_head =
     "POST /lp/v1/call/add HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
@@ -617,5 +641,50 @@ TEST_SUITE("limits") {
                           << " saw their end");
     CHECK(stop_seconds < 5.0);
     CHECK(ended == count);
+  }
+}
+
+TEST_SUITE("limits") {
+  using namespace limits;
+
+  TEST_CASE(
+      "a stopping server refuses new connections at once, on TCP and on its unix "
+      "socket, while it finishes the calls it runs") {
+    // Taken by the kernel and then reset at the listening socket's close, a
+    // connection made during the stop was a failed TLS handshake to its
+    // caller, who then failed its node (the Slurm suite on d6f2d8d); refused,
+    // it tells the caller to ask the launch whether the program stops.
+    test_process::scratch dir;
+    auto path = dir.path + "/server.sock";
+    lp::detail::listener server;
+    std::atomic<bool> running{false}, release{false};
+    server.routes().post("/slow", [&](auto&, auto& reply) {
+      running = true;
+      auto until = clock::now() + 20s;
+      while (!release && clock::now() < until) std::this_thread::sleep_for(5ms);
+      reply.set_content("{}", "application/json");
+    });
+    REQUIRE(server.listen_locally(path));
+    int port = server.start("127.0.0.1", 0);
+    REQUIRE(port > 0);
+    CHECK(connect_error(port) == 0);
+    CHECK(connect_error(0, path) == 0);
+
+    peer busy(port);
+    REQUIRE(busy.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"));
+    REQUIRE(test_process::eventually([&] { return running.load(); }, 10s));
+    std::thread stopping([&] { server.stop(); });
+    // The stop waits for the slow call; new connections are refused
+    // meanwhile (or find no socket file, once it is gone).
+    bool tcp_refused =
+        test_process::eventually([&] { return connect_error(port) == ECONNREFUSED; }, 5s);
+    int unix_error = connect_error(0, path);
+    CHECK(tcp_refused);
+    CHECK((unix_error == ECONNREFUSED || unix_error == ENOENT));
+    release = true;
+    stopping.join();
+    // The call that ran was answered.
+    busy.wait_closed(10s);
+    CHECK(busy.got.starts_with("HTTP/1.1 200"));
   }
 }

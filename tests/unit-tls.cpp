@@ -2,16 +2,19 @@
 // peers refused before any HTTP, the launch's credentials and a site's.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
@@ -20,6 +23,7 @@
 #include <launchpad/detail/wire/address.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "command.hpp"
@@ -154,6 +158,22 @@ std::string certless_request(int port, const std::string& authority, std::string
   ::close(fd);
   return said;
 }
+
+// A launch's directory that knows one node at `where` until the program
+// stops: after its first lookup it answers as a stopping launch does.
+struct stopping_directory final : lp::detail::directory {
+  explicit stopping_directory(lp::detail::address at) : where(std::move(at)) {}
+  void publish(const std::string&, const lp::detail::address&) override {}
+  lp::detail::address lookup(const std::string& label, const std::string& method,
+                             std::chrono::steady_clock::duration) override {
+    if (lookups++ == 0) return where;
+    throw lp::stopping(label, method, "the program is stopping");
+  }
+  void forget(const std::string&, const lp::detail::address&) override {}
+  void close() override {}
+  lp::detail::address where;
+  std::atomic<int> lookups{0};
+};
 
 }  // namespace tls_test
 
@@ -467,5 +487,59 @@ TEST_SUITE("tls") {
     CHECK(made.key.starts_with("-----BEGIN PRIVATE KEY-----"));
     flags.mode = lp::detail::tls_mode::off;
     CHECK(lp::detail::launch_tls(flags, "p", true).empty());  // warns
+  }
+
+  TEST_CASE(
+      "a connection reset in the TLS handshake is one closed unanswered: the caller "
+      "asks the launch, and a stopping program's call fails with lp::stopping") {
+    // What a node's listening socket did to the connections it had taken
+    // when it closed at its stop (the Slurm suite on d6f2d8d): the caller
+    // failed with transport_error, 'closed the connection in the TLS
+    // handshake (Connection reset by peer)', and its node with it.
+    int listening = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(listening >= 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listening, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    REQUIRE(::listen(listening, 8) == 0);
+    socklen_t size = sizeof at;
+    REQUIRE(::getsockname(listening, reinterpret_cast<sockaddr*>(&at), &size) == 0);
+    int port = ntohs(at.sin_port);
+    // Takes one connection, reads its ClientHello and resets it.
+    std::thread node([listening] {
+      pollfd watched{listening, POLLIN, 0};
+      if (::poll(&watched, 1, 10000) != 1) return;
+      int fd = ::accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+      timeval patience{10, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+      char hello[4096];
+      [[maybe_unused]] auto got = ::recv(fd, hello, sizeof hello, 0);
+      linger reset{1, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+      ::close(fd);
+    });
+    auto directory = std::make_shared<tls_test::stopping_directory>(
+        lp::detail::address{"127.0.0.1", port});
+    auto context = std::make_shared<const lp::detail::tls_context>(
+        lp::detail::make_launch_credentials("reset"));
+    lp::detail::http_channel channel("counter", directory, {"secret", context});
+    std::string body = "\x81\x01";  // [1]
+    std::string_view piece = body;
+    std::string caught;
+    try {
+      channel.call("add", {&piece, 1}, {},
+                   lp::detail::call_deadline::from_now(std::chrono::seconds(10)),
+                   nullptr);
+    } catch (const lp::stopping& e) {
+      caught = "stopping";
+    } catch (const std::exception& e) {
+      caught = e.what();
+    }
+    node.join();
+    ::close(listening);
+    CHECK(caught == "stopping");
+    CHECK(directory->lookups == 2);
   }
 }

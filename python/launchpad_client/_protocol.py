@@ -54,6 +54,15 @@ PATH_RENDEZVOUS_RUNS: Final = "/lp/v1/rendezvous/runs"
 # A call's deadline, in milliseconds from when the request was sent: a
 # relative time, so that the caller's and the node's clocks need not agree.
 HEADER_DEADLINE: Final = "Lp-Deadline-Ms"
+# Between two processes of one host, over a unix socket (docs/protocol.md,
+# "Bulk data through shared memory"). `Lp-Bulk: shm`: the sender reads
+# shared-memory segments in the messages sent to it.
+HEADER_BULK: Final = "Lp-Bulk"
+# `Lp-Segments: n`: this message brought n descriptors (SCM_RIGHTS).
+HEADER_SEGMENTS: Final = "Lp-Segments"
+# `Lp-Returned: i,j`: of the segments the receiver's last message lent, the
+# sender is done with numbers i and j, and keeps the others.
+HEADER_RETURNED: Final = "Lp-Returned"
 
 
 # [media]
@@ -213,6 +222,26 @@ METRIC_RESTARTS_TOTAL: Final = MetricFamily(
     "counter",
     "Restarts of the node's process by its launcher.",
 )
+METRIC_SHARED_MEMORY_BYTES: Final = MetricFamily(
+    "lp_shared_memory_bytes",
+    "gauge",
+    "Bytes of shared memory the node's process holds for calls on its host.",
+)
+METRIC_SHARED_MEMORY_MESSAGES_TOTAL: Final = MetricFamily(
+    "lp_shared_memory_messages_total",
+    "counter",
+    "Messages of the node's process whose large arrays went through shared memory.",
+)
+METRIC_SHARED_MEMORY_FALLBACKS_TOTAL: Final = MetricFamily(
+    "lp_shared_memory_fallbacks_total",
+    "counter",
+    "Messages of the node's process whose large arrays went through the socket, its shared memory at its cap.",
+)
+METRIC_SHARED_MEMORY_KEPT_TOTAL: Final = MetricFamily(
+    "lp_shared_memory_kept_total",
+    "counter",
+    "Shared memory the node's process lent that a peer kept.",
+)
 
 
 # How a node counts its calls (the metrics' JSON and lp_calls_total).
@@ -238,6 +267,29 @@ RUN_DIRECTORY_NODES: Final = "nodes"
 RUN_DIRECTORY_CERTIFICATE: Final = "tls.crt"
 RUN_DIRECTORY_KEY: Final = "tls.key"
 RUN_DIRECTORY_AUTHORITY: Final = "tls_ca.crt"  # present when the launch was given a site's CA
+
+
+# Calls between two processes of one host: a unix socket, and the large
+# typed arrays of a message in shared-memory segments that come with it
+# (docs/protocol.md, "On one host" and "Bulk data through shared memory").
+# [same_host]
+# Which kernel and network namespace a process runs in, its host's
+# identity: "<boot id>/<device>:<inode>" of these two files. A caller dials
+# a node's socket only where both have the same.
+SAME_HOST_BOOT_ID: Final = "/proc/sys/kernel/random/boot_id"
+SAME_HOST_NETWORK_NAMESPACE: Final = "/proc/self/ns/net"
+# A node's socket is its label, each byte but letters, digits, '-', '_' and
+# a '.' not first written %XX, then this.
+SAME_HOST_SOCKET_SUFFIX: Final = ".sock"
+# Lp-Bulk's value.
+SAME_HOST_BULK_VALUE: Final = "shm"
+# The CBOR tag on [segment, offset, length] that stands in a body for a
+# byte string held in the message's segment number `segment` ("LP" in
+# ASCII; not registered with IANA: it never leaves a unix socket between
+# two of our processes).
+SAME_HOST_REFERENCE_TAG: Final = 19536
+# The most descriptors one message may bring; more are closed unread.
+SAME_HOST_MAX_DESCRIPTORS: Final = 16
 
 
 # [environment]

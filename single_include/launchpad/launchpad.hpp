@@ -28,45 +28,13 @@
 
 // ---- launchpad/detail/call/channel.hpp ----
 
-// ---- launchpad/detail/wire/reply_sink.hpp ----
+// ---- launchpad/detail/wire/cbor_encode.hpp ----
 
-#include <string_view>
+// cbor::write: a C++ value appended to a body as CBOR, straight from the
+// value: a vector of numbers or a tensor is one memcpy into the body (or,
+// in a gathered body, no copy at all). The one writer of every wire type;
+// JSON is written from its bytes (json_encode.hpp).
 
-namespace lp::detail {
-
-// Where the body of a large reply may go instead of the connection's
-// buffer. A result of many numbers read from the buffer is one more copy
-// of the whole body (4 MB for a million float32s); read straight into the
-// result's own storage it is not (result.hpp, placed_vector).
-class reply_sink {
- public:
-  // place() is shown at most this much of the body's start: enough for a
-  // result's head, a typed array's tag and its byte string's length.
-  static constexpr std::size_t lead_size = 24;
-  // Smaller bodies are read as usual: their copy costs less than a look.
-  static constexpr std::size_t min_body = std::size_t{64} << 10;
-
-  // `lead` is the start of a body of `body_size` bytes (a response of
-  // `status` and `content_type`). Returns where its other
-  // body_size - lead.size() bytes go, or null to read them as usual.
-  virtual char* place(int status, std::string_view content_type, std::size_t body_size,
-                      std::string_view lead) = 0;
-
- protected:
-  ~reply_sink() = default;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/wire/result.hpp ----
-
-// A call's result on the wire: {"result": value} in a reply with status 200,
-// {"error": {...}} in any other (docs/protocol.md). The node writes the first
-// with write_result; the client turns any reply into the result or the
-// lp::remote_error it stands for with read_result.
-
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -99,99 +67,48 @@ class reply_sink {
 #define LP_DETAIL_DEFINE_COMPILED_PART 0
 #endif
 
-// ---- launchpad/detail/wire/cbor_decode.hpp ----
+// ---- launchpad/detail/wire/buffers.hpp ----
 
-// cbor::read_as<T>: the item at a position of a CBOR body, read straight
-// into a T: the one reader of every wire type (a JSON value is read through
-// its CBOR form, json_decode.hpp). A typed array costs one memcpy. It reads
-// every form a peer may write (docs/protocol.md): float16/32/64 or an
-// integer for a float, indefinite lengths, either byte order of a typed
-// array, map keys in any order (the last of a repeated key wins), unknown
-// struct members (passed over).
-//
-// A value that does not fit T gets a decode_error whose message quotes the
-// item ("expected an integer in range (short), got number 70000"). Where a
-// value holds several misfits, the one named is the first in the order of
-// the type (a struct's members in declaration order, a map's keys in
-// sorted order), whatever the order on the wire, so a JSON body and its
-// CBOR form get the same message. Bytes that are not CBOR get what the
-// generic reader (cbor_reader.hpp) throws for them, even where a misfit
-// comes first.
-
-#include <array>
-#include <cstdlib>
-
-// ---- launchpad/detail/util/type_name.hpp ----
-
-// Names of types, for /lp/v1/describe and error messages. A type's name is
-// a constant, cut at compile time from the compiler's own spelling: a
-// service's types cost its translation unit no code; the compiled part makes
-// the spelling readable when a message or describe needs it.
+// Bodies are read and written through buffers that each thread keeps from
+// one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
+// a VM the first touch of a page costs microseconds: a 4 MB tensor in new
+// buffers on every call spent more time in page faults than on the wire.
 
 #include <string>
 
 namespace lp::detail {
 
-template <class T>
-constexpr std::string_view pretty_function() {
-  return __PRETTY_FUNCTION__;
+// A thread keeps buffers up to this size; a larger body gets a buffer of its
+// own, freed after use, so one huge call does not pin its memory forever.
+inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
+
+// Frees a thread's buffer that has grown past max_kept_buffer.
+inline void drop_if_large(std::string& buffer) {
+  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
 }
 
-// The T in "... [with T = int; ...]" (g++) or "... [T = int]" (clang).
-// Plain loops: g++ cannot run string_view::find in a constant expression
-// under -fsanitize=undefined.
-constexpr std::string_view spelled_type(std::string_view pretty) {
-  constexpr std::string_view key = "T = ";
-  std::size_t start = 0;
-  auto key_at = [&](std::size_t at) {
-    for (std::size_t i = 0; i < key.size(); ++i)
-      if (pretty[at + i] != key[i]) return false;
-    return true;
-  };
-  while (start + key.size() <= pretty.size() && !key_at(start)) ++start;
-  start += key.size();
-  std::size_t end = start;
-  while (end < pretty.size() && pretty[end] != ';' && pretty[end] != ']') ++end;
-  return pretty.substr(start, end - start);
+// An empty buffer of this thread, one per `Use` (request, reply, ...),
+// holding at least `expected` bytes of capacity.
+template <class Use>
+std::string& thread_buffer(std::size_t expected = 0) {
+  thread_local std::string buffer;
+  drop_if_large(buffer);
+  buffer.clear();
+  buffer.reserve(expected);
+  return buffer;
 }
 
-// T as the compiler spells it.
-template <class T>
-inline constexpr std::string_view type_spelling = spelled_type(pretty_function<T>());
+// Bodies up to this size are copied next to their headers, to go out in one
+// write: a copy costs less than a second packet. Larger ones are written
+// straight from their buffer.
+inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
 
-// A spelling as messages write it: the standard library's long names for
-// std::string shortened.
-LP_API std::string readable_type(std::string_view spelling);
-
-template <class T>
-std::string type_name() {
-  return readable_type(type_spelling<T>);
-}
+// Socket buffers (SO_SNDBUF, SO_RCVBUF) large enough for a 4 MB body to be
+// in flight at once on loopback; the kernel's defaults make a sender wait for
+// the reader many times per megabyte.
+inline constexpr int socket_buffer_bytes = 4 << 20;
 
 }  // namespace lp::detail
-
-// ---- launchpad/detail/wire/cbor_reader.hpp ----
-
-// The one CBOR lexer (RFC 8949). cbor::reader reads item heads, strings and
-// simple values from a body, counts nesting, and says what is wrong with
-// bytes that are not CBOR. On it are built
-// - the generic reader here: any item into a json value (read_all,
-//   read_at), or only checked (skip, array_items);
-// - the typed reader (cbor_decode.hpp), which reads an item straight into
-//   a C++ value.
-// Ours rather than nlohmann's from_cbor, which copies a byte string one byte
-// at a time (15-20 ms for 4 MB here, where this takes a memcpy) and recurses
-// without a limit. It accepts what C++ peers write and what other
-// languages' CBOR libraries commonly send, and refuses the rest with a
-// message:
-// - nesting deeper than max_depth (std::length_error);
-// - text strings and map keys that are not UTF-8 (std::domain_error);
-// - tags on anything but a byte string (the only tags we give meaning to are
-//   RFC 8746 typed arrays, kept as the byte string's subtype);
-// - map keys that are not text, simple values other than false/true/null,
-//   truncated items and trailing bytes (cbor::malformed).
-// The lexing steps are inline; reading or checking whole items, and every
-// message, is in the library's compiled part (impl/cbor_reader_inl.hpp).
 
 // ---- launchpad/detail/wire/kind.hpp ----
 
@@ -209,6 +126,7 @@ std::string type_name() {
 // one's fields), and, for a type that is not a wire type, the compile-time
 // message that says why (wire_diagnosis).
 
+#include <array>
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/concept/struct.hpp>
 #include <boost/hana/first.hpp>
@@ -265,6 +183,7 @@ std::string type_name() {
 // compiler that runs it. A compiler it does not know gives no name, and a
 // struct whose fields have none is refused with a message (aggregate.hpp).
 
+#include <string_view>
 
 namespace lp::detail {
 
@@ -816,6 +735,10 @@ class tensor;
 
 namespace lp::detail {
 
+// Makes tensors that read their values in place (tensor.hpp).
+template <class T>
+struct tensor_access;
+
 // nlohmann's JSON value, the json kind (lp::json, <launchpad/wire.hpp>).
 using json = nlohmann::json;
 
@@ -1301,6 +1224,893 @@ inline constexpr bool unhandled_kind = false;
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/wire/typed_array.hpp ----
+
+// Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
+// names the element type and byte order, then one byte string. Packing and
+// unpacking is a memcpy (a byte swap for the other byte order), where an
+// array of CBOR numbers costs a parse per element. In JSON they are arrays
+// of numbers, so curl and other languages read them as before.
+
+#include <algorithm>
+#include <bit>
+#include <concepts>
+
+// ---- launchpad/detail/protocol/constants.hpp ----
+
+// Generated by tools/protocol.py from protocol.toml beside it: do not edit.
+// Edit protocol.toml and run `python3 tools/protocol.py`; its --check (the meson
+// test protocol_fresh, suite docs) fails while this file is stale. The
+// same names are python/launchpad_client/_protocol.py's, in capitals.
+
+
+// The version's parts, for <launchpad/version.hpp>'s LP_VERSION_* and #if.
+#define LP_DETAIL_VERSION_MAJOR 0
+#define LP_DETAIL_VERSION_MINOR 1
+#define LP_DETAIL_VERSION_PATCH 0
+
+namespace lp::detail::protocol {
+
+// The library's version (Semantic Versioning, CHANGELOG.md): lp::version,
+// the LP_VERSION_* macros, launchpad_client.__version__, the Python
+// distribution's, meson's and CMake's project version.
+inline constexpr char version[] = "0.1.0";
+
+// The version of the wire protocol, in describe's "protocol" and in every
+// path. A client refuses a node that speaks another.
+inline constexpr int wire_version = 1;
+
+namespace path {
+// Every path of the protocol starts so; no other path does.
+inline constexpr char prefix[] = "/lp/v1/";
+// POST call + <method>: a call (the rest, without '/', is the method's name).
+inline constexpr char call[] = "/lp/v1/call/";
+inline constexpr char describe[] = "/lp/v1/describe";
+inline constexpr char health[] = "/lp/v1/health";
+// Asks the whole program to stop, as lp::stop() does.
+inline constexpr char stop[] = "/lp/v1/stop";
+// A node's figures: Prometheus's text format, or JSON when Accept asks for it.
+inline constexpr char metrics[] = "/lp/v1/metrics";
+// The launcher's status page: the program, its nodes and their figures.
+inline constexpr char status[] = "/lp/v1/status";
+// The launcher's rendezvous with its node processes (C++ only).
+inline constexpr char rendezvous_publish[] = "/lp/v1/rendezvous/publish";
+inline constexpr char rendezvous_lookup[] = "/lp/v1/rendezvous/lookup";
+inline constexpr char rendezvous_stop[] = "/lp/v1/rendezvous/stop";
+inline constexpr char rendezvous_finished[] = "/lp/v1/rendezvous/finished";
+inline constexpr char rendezvous_ended[] = "/lp/v1/rendezvous/ended";
+inline constexpr char rendezvous_runs[] = "/lp/v1/rendezvous/runs";
+}  // namespace path
+
+namespace header {
+// A call's deadline, in milliseconds from when the request was sent: a
+// relative time, so that the caller's and the node's clocks need not agree.
+inline constexpr char deadline[] = "Lp-Deadline-Ms";
+// Between two processes of one host, over a unix socket (docs/protocol.md,
+// "Bulk data through shared memory"). `Lp-Bulk: shm`: the sender reads
+// shared-memory segments in the messages sent to it.
+inline constexpr char bulk[] = "Lp-Bulk";
+// `Lp-Segments: n`: this message brought n descriptors (SCM_RIGHTS).
+inline constexpr char segments[] = "Lp-Segments";
+// `Lp-Returned: i,j`: of the segments the receiver's last message lent, the
+// sender is done with numbers i and j, and keeps the others.
+inline constexpr char returned[] = "Lp-Returned";
+}  // namespace header
+
+namespace media {
+inline constexpr char json[] = "application/json";
+inline constexpr char cbor[] = "application/cbor";
+// Bodies of these types are read as JSON too, so that `curl -d '[1]'` works.
+inline constexpr char form[] = "application/x-www-form-urlencoded";
+inline constexpr char plain_text[] = "text/plain";
+// What GET /lp/v1/metrics answers without Accept: application/json.
+inline constexpr char prometheus[] = "text/plain; version=0.0.4; charset=utf-8";
+}  // namespace media
+
+// The "code" of an error reply ({"error": {"code", "message", "node",
+// "method"}}, docs/protocol.md#errors); a client raises it typed.
+namespace error {
+inline constexpr char bad_request[] = "bad_request";
+inline constexpr char unauthenticated[] = "unauthenticated";
+inline constexpr char no_such_method[] = "no_such_method";
+inline constexpr char no_such_route[] = "no_such_route";
+inline constexpr char payload_too_large[] = "payload_too_large";
+inline constexpr char headers_too_large[] = "headers_too_large";
+inline constexpr char unsupported_media_type[] = "unsupported_media_type";
+// The method threw: the message is its what(), or its Python exception.
+inline constexpr char remote_exception[] = "remote_exception";
+// 503: the program is stopping and the call did not run.
+inline constexpr char stopping[] = "stopping";
+// 503: the node failed (a restart may follow), and the call did not run.
+inline constexpr char node_failed[] = "node_failed";
+// 504: the method gave up at the caller's deadline (Lp-Deadline-Ms).
+inline constexpr char deadline_exceeded[] = "deadline_exceeded";
+// 502: a node that answers for another (lp::cacher) found the node behind it
+// failed; clients raise it as lp::upstream_error.
+inline constexpr char upstream_failed[] = "upstream_failed";
+}  // namespace error
+
+// GET /lp/v1/health's {"status": ...}.
+namespace health {
+inline constexpr char serving[] = "serving";
+inline constexpr char stopping[] = "stopping";
+}  // namespace health
+
+// The "kind" of a type's schema in describe (docs/protocol.md,
+// "Introspection"): what a value of the type looks like on the wire.
+namespace kind {
+inline constexpr char nothing[] = "void";  // what a method that returns nothing returns
+inline constexpr char boolean[] = "boolean";
+inline constexpr char integer[] = "integer";
+inline constexpr char floating[] = "floating";
+// On the wire, its underlying integer
+inline constexpr char enumeration[] = "enumeration";
+inline constexpr char string[] = "string";
+inline constexpr char optional[] = "optional";
+// A std::vector of numbers: an RFC 8746 typed array in CBOR
+inline constexpr char typed_array[] = "typed_array";
+inline constexpr char sequence[] = "sequence";
+inline constexpr char map[] = "map";
+inline constexpr char tuple[] = "tuple";
+inline constexpr char record[] = "struct";  // a Boost.Hana struct, or a Python dataclass
+inline constexpr char tensor[] = "tensor";
+inline constexpr char json[] = "json";  // lp::json: any JSON value
+// A type with its own to_json: only its name is known
+inline constexpr char nlohmann[] = "nlohmann";
+// A Python node's constructor argument that is another node's handle, or a
+// list of handles (the spec's "arg_schemas"; never in describe).
+inline constexpr char handle[] = "handle";
+inline constexpr char handles[] = "handles";
+}  // namespace kind
+
+// RFC 8746 typed arrays: a tag names the element type and byte order, then
+// one byte string holds the elements. tag = 0b010_f_s_e_ll: f a float, s
+// signed, e little-endian, ll log2 of an integer's size in bytes (a float's:
+// 1 for 4 bytes, 2 for 8).
+namespace array_tag {
+inline constexpr int first = 64;
+inline constexpr int last = 87;
+inline constexpr int float_bit = 16;
+inline constexpr int signed_bit = 8;
+inline constexpr int little_endian_bit = 4;
+inline constexpr int size_bits = 3;
+inline constexpr int uint8 = 64;  // one byte has no byte order
+inline constexpr int int8 = 72;
+// Signed, one byte, little-endian: the RFC reserves it
+inline constexpr int reserved = 76;
+// RFC 8746's multi-dimensional array, row-major: [shape, typed array].
+inline constexpr int row_major = 40;
+// RFC 8746's homogeneous array: a Launchpad program's numpy array of bools,
+// its elements CBOR's true and false.
+inline constexpr int homogeneous = 41;
+}  // namespace array_tag
+
+// A node's checkpoint file (docs/protocol.md#checkpoints): four lines of
+// header, then the state in CBOR:
+// lp-checkpoint 1\n  service <name>\n  bytes <n>\n  fnv1a64 <16 hex digits>\n
+namespace checkpoint {
+inline constexpr char magic[] = "lp-checkpoint ";
+inline constexpr int format = 1;
+inline constexpr char service[] = "service ";
+inline constexpr char bytes[] = "bytes ";
+inline constexpr char checksum[] = "fnv1a64 ";
+// FNV-1a 64 over 8-byte little-endian words, then over the bytes left.
+inline constexpr std::uint64_t fnv_offset = 0xcbf29ce484222325ULL;
+inline constexpr std::uint64_t fnv_prime = 0x100000001b3ULL;
+}  // namespace checkpoint
+
+// The families a node exports at GET /lp/v1/metrics in Prometheus's text
+// format, in this order: name, type and help, as C++ and Python nodes write
+// them.
+namespace metric {
+struct metric_family {
+  const char* name;
+  const char* type;
+  const char* help;
+};
+inline constexpr metric_family calls_total{
+    "lp_calls_total",
+    "counter",
+    "Calls to a method of the node, by HTTP status."};
+inline constexpr metric_family call_duration_seconds{
+    "lp_call_duration_seconds",
+    "histogram",
+    "Time from a call's arrival to its reply, on the node (a direct call: from when the caller made it)."};
+inline constexpr metric_family calls_in_flight{
+    "lp_calls_in_flight",
+    "gauge",
+    "Calls to a method being answered now."};
+inline constexpr metric_family call_request_bytes_total{
+    "lp_call_request_bytes_total",
+    "counter",
+    "Bytes of the calls' bodies."};
+inline constexpr metric_family call_reply_bytes_total{
+    "lp_call_reply_bytes_total",
+    "counter",
+    "Bytes of the replies' bodies."};
+inline constexpr metric_family batch_size{
+    "lp_batch_size",
+    "histogram",
+    "Calls per invocation of a batched method."};
+inline constexpr metric_family process_resident_memory_bytes{
+    "lp_process_resident_memory_bytes",
+    "gauge",
+    "Resident memory of the node's process."};
+inline constexpr metric_family process_cpu_seconds_total{
+    "lp_process_cpu_seconds_total",
+    "counter",
+    "CPU time of the node's process."};
+inline constexpr metric_family process_threads{
+    "lp_process_threads",
+    "gauge",
+    "Threads of the node's process."};
+inline constexpr metric_family open_connections{
+    "lp_open_connections",
+    "gauge",
+    "Connections open on the node's server."};
+inline constexpr metric_family restarts_total{
+    "lp_restarts_total",
+    "counter",
+    "Restarts of the node's process by its launcher."};
+inline constexpr metric_family shared_memory_bytes{
+    "lp_shared_memory_bytes",
+    "gauge",
+    "Bytes of shared memory the node's process holds for calls on its host."};
+inline constexpr metric_family shared_memory_messages_total{
+    "lp_shared_memory_messages_total",
+    "counter",
+    "Messages of the node's process whose large arrays went through shared memory."};
+inline constexpr metric_family shared_memory_fallbacks_total{
+    "lp_shared_memory_fallbacks_total",
+    "counter",
+    "Messages of the node's process whose large arrays went through the socket, its shared memory at its cap."};
+inline constexpr metric_family shared_memory_kept_total{
+    "lp_shared_memory_kept_total",
+    "counter",
+    "Shared memory the node's process lent that a peer kept."};
+}  // namespace metric
+
+// How a node counts its calls (the metrics' JSON and lp_calls_total).
+namespace calls {
+// The statuses a call ends with, each counted apart (docs/protocol.md,
+// "Errors"): 502 from a cacher whose node behind failed, 504 from a method
+// that waited until its caller's deadline. Any other is counted as other_status.
+inline constexpr std::array<int, 11> statuses{
+    200, 400, 401, 404, 408, 413, 415, 500, 502, 503, 504};
+inline constexpr char other_status[] = "other";
+// The method label of the calls to a name the node has no method of.
+inline constexpr char unknown_method[] = "(none)";
+// Upper bounds of the latency buckets, in seconds: from a direct call (tens
+// of microseconds) to a call that waited out a long batch or a slow method.
+inline constexpr std::array<double, 17> latency_bounds{
+    5e-05, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
+}  // namespace calls
+
+// What a launch keeps in its run directory (docs/launching.md#the-run-directory).
+namespace run_directory {
+inline constexpr char secret[] = "secret";  // the launch's secret, one line
+// Every node appends a line `<label> <url>` once it serves; the last line
+// of a label wins.
+inline constexpr char nodes[] = "nodes";
+inline constexpr char certificate[] = "tls.crt";
+inline constexpr char key[] = "tls.key";
+// Present when the launch was given a site's CA
+inline constexpr char authority[] = "tls_ca.crt";
+}  // namespace run_directory
+
+// Calls between two processes of one host: a unix socket, and the large
+// typed arrays of a message in shared-memory segments that come with it
+// (docs/protocol.md, "On one host" and "Bulk data through shared memory").
+namespace same_host {
+// Which kernel and network namespace a process runs in, its host's
+// identity: "<boot id>/<device>:<inode>" of these two files. A caller dials
+// a node's socket only where both have the same.
+inline constexpr char boot_id[] = "/proc/sys/kernel/random/boot_id";
+inline constexpr char network_namespace[] = "/proc/self/ns/net";
+// A node's socket is its label, each byte but letters, digits, '-', '_' and
+// a '.' not first written %XX, then this.
+inline constexpr char socket_suffix[] = ".sock";
+// Lp-Bulk's value.
+inline constexpr char bulk_value[] = "shm";
+// The CBOR tag on [segment, offset, length] that stands in a body for a
+// byte string held in the message's segment number `segment` ("LP" in
+// ASCII; not registered with IANA: it never leaves a unix socket between
+// two of our processes).
+inline constexpr int reference_tag = 19536;
+// The most descriptors one message may bring; more are closed unread.
+inline constexpr int max_descriptors = 16;
+}  // namespace same_host
+
+namespace environment {
+// How many times the launcher restarted the node's process.
+inline constexpr char restarts[] = "LP_RESTARTS";
+// A Python node's end of its control socket (below), a file descriptor.
+inline constexpr char python_control_fd[] = "LP_PYTHON_CONTROL_FD";
+// Set to 1 by the process that hosts a Python node, unless the launch has
+// --lp_system_malloc: the node tunes glibc's malloc as a C++ node's process
+// does (launchpad_client/_node/malloc_tuning.py).
+inline constexpr char tune_malloc[] = "LP_TUNE_MALLOC";
+}  // namespace environment
+
+// A Python node's process: `<python> -m <module> [--check] --node=PROGRAM/LABEL`,
+// started by the process that hosts it (docs/python_nodes.md); by hand,
+// `... [--check] SPEC`, a JSON file.
+namespace python_runtime {
+inline constexpr char entry_module[] = "launchpad_client.runtime";
+// Only import the class and compare it with its C++ declaration.
+inline constexpr char check[] = "--check";
+// Names the node for `ps`, nothing more.
+inline constexpr char node[] = "--node=";
+}  // namespace python_runtime
+
+// A Launchpad program as its Python front end (python/launchpad/) describes
+// it to lp-launchpad (src/lp_launchpad.cpp): a CBOR map, {name, nodes}, each
+// node {group, service, has_run, edges, definition}.
+namespace launchpad_description {
+inline constexpr char name[] = "name";
+inline constexpr char nodes[] = "nodes";
+inline constexpr char group[] = "group";
+inline constexpr char service[] = "service";
+inline constexpr char has_run[] = "has_run";
+// The labels of the nodes it was given handles to
+inline constexpr char edges[] = "edges";
+// Its definition, cloudpickled: a byte string
+inline constexpr char definition[] = "definition";
+inline constexpr char launcher[] = "lp-launchpad";
+// The launcher's path, before PATH's
+inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
+}  // namespace launchpad_description
+
+// A Launchpad program's values that CBOR has no type for
+// (launchpad_client/_wire/untyped.py, docs/coming_from_launchpad.md), as
+// tags from the first-come-first-served range (RFC 8949 section 9.2).
+namespace untyped_tag {
+inline constexpr int tuple = 19537;  // an array that is a Python tuple
+// A call's last argument: a map of its keyword arguments
+inline constexpr int keywords = 19538;
+inline constexpr int scalar = 19539;  // a numpy scalar: a one-element array of its dtype
+// Complex numbers: a typed array of floats, real and imaginary parts in turn
+inline constexpr int complex = 19540;
+}  // namespace untyped_tag
+
+// The keys of a Python node's spec, the JSON its host sends first over the
+// control socket (python/launchpad_client/runtime.py describes each).
+namespace python_spec {
+inline constexpr char node[] = "node";
+inline constexpr char program[] = "program";
+inline constexpr char service[] = "service";
+inline constexpr char module_name[] = "module";
+inline constexpr char class_name[] = "class";
+inline constexpr char declared[] = "declared";
+inline constexpr char args[] = "args";  // by hand: the constructor's arguments, in JSON
+inline constexpr char arg_schemas[] = "arg_schemas";
+inline constexpr char secret[] = "secret";  // absent: --lp_insecure
+inline constexpr char tls[] = "tls";  // the launch's credentials, PEM; absent: plain HTTP
+inline constexpr char tls_certificate[] = "certificate";
+inline constexpr char tls_key[] = "key";
+inline constexpr char tls_authority[] = "authority";
+// By hand: its nodes file finds the handles' nodes
+inline constexpr char run_dir[] = "run_dir";
+inline constexpr char host[] = "host";
+inline constexpr char has_run[] = "has_run";
+inline constexpr char termination_notice_s[] = "termination_notice_s";
+inline constexpr char max_body_bytes[] = "max_body_bytes";
+inline constexpr char health_timeout_ms[] = "health_timeout_ms";
+inline constexpr char state_schema[] = "state_schema";
+inline constexpr char checkpoint[] = "checkpoint";
+inline constexpr char checkpoint_save[] = "save";
+inline constexpr char checkpoint_restore[] = "restore";
+inline constexpr char checkpoint_interval_ms[] = "interval_ms";
+// A Launchpad program's node (python/launchpad/): no C++ declaration, its
+// methods untyped as Courier's; the CBOR is its definition, cloudpickled.
+inline constexpr char launchpad[] = "launchpad_node";
+}  // namespace python_spec
+
+// The lines of a Python node's control socket, UTF-8, each ending with \n.
+namespace python_control {
+// From the host, first: `spec <J> <C>`, then J bytes of JSON (the spec) and
+// C bytes of CBOR (the constructor's arguments, an array).
+inline constexpr char spec[] = "spec ";
+// From the node: `serving <url>`, it serves; `finished`, its run() returned;
+// `stop`, it asked the program to stop; `follow`, a peer refused a call
+// because the program stops, and the node stops with it; `address <label>`,
+// where does that node serve?
+inline constexpr char serving[] = "serving ";
+inline constexpr char finished[] = "finished";
+inline constexpr char stop[] = "stop";
+inline constexpr char follow[] = "follow";
+inline constexpr char address[] = "address ";
+// From the host: `run`, every node serves (run() starts); `stop` (above),
+// the program stops; `end`, drain, save and exit; the answer to an address
+// request, `address <label> <url>` or `address <label> - <why>`.
+inline constexpr char run[] = "run";
+inline constexpr char end[] = "end";
+inline constexpr char no_address[] = "- ";
+}  // namespace python_control
+
+// How a node's process ends for what no restart mends, and for a node that
+// hung (as a C++ node process's watchdog ends it).
+namespace exit_status {
+// No spec, a malformed one, or no control socket where the host said
+inline constexpr int usage = 2;
+inline constexpr int import_failed = 3;
+inline constexpr int types_differ = 4;
+inline constexpr int construction_failed = 5;
+inline constexpr int checkpoint_unreadable = 6;
+// A call waited longer than its group's health_timeout for its handlers
+inline constexpr int hung = 124;
+inline constexpr int hung_run = 125;  // run() made no sign of progress for that long
+}  // namespace exit_status
+
+}  // namespace lp::detail::protocol
+
+namespace lp::detail {
+
+namespace typed_array {
+
+// RFC 8746 section 2.1: tag = 0b010_f_s_e_ll (float, signed, little-endian,
+// log2 of the element size for integers, 1 or 2 for float32 or float64);
+// protocol.toml names the bits.
+template <packable T>
+constexpr std::uint8_t tag(bool little_endian) {
+  namespace tags = protocol::array_tag;
+  if constexpr (sizeof(T) == 1)
+    return std::is_signed_v<T> ? tags::int8 : tags::uint8;  // no byte order
+  int ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  int order = little_endian ? tags::little_endian_bit : 0;
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<std::uint8_t>(tags::first | tags::float_bit | order |
+                                     (sizeof(T) == 4 ? 1 : 2));
+  else
+    return static_cast<std::uint8_t>(
+        tags::first | (std::is_signed_v<T> ? tags::signed_bit : 0) | order | ll);
+}
+
+template <packable T>
+constexpr std::uint8_t native_tag = tag<T>(std::endian::native == std::endian::little);
+
+// The element size and kind a typed-array tag stands for, for JSON output.
+struct element {
+  std::size_t size;
+  bool is_float;
+  bool is_signed;
+  bool little_endian;
+};
+
+inline std::optional<element> element_of(std::uint64_t tag) {
+  namespace tags = protocol::array_tag;
+  if (tag < tags::first || tag > tags::last) return std::nullopt;
+  bool little = tag & tags::little_endian_bit;
+  auto ll = tag & tags::size_bits;
+  if (tag & tags::float_bit) {
+    if (ll == 0 || ll == 3)
+      return std::nullopt;  // float16 and float128: no C++ type here
+    return element{ll == 1 ? 4u : 8u, true, true, little};
+  }
+  bool is_signed = tag & tags::signed_bit;
+  if (tag == tags::reserved) return std::nullopt;
+  return element{std::size_t{1} << ll, false, is_signed, little};
+}
+
+template <class T>
+T byte_swapped(T value) {
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  std::reverse(bytes, bytes + sizeof(T));
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+// Unpacks the bytes of a typed array tagged `tag` into `out` (either byte
+// order); false when the tag is not T's or the length is not a whole number
+// of elements.
+template <packable T>
+bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T>& out) {
+  bool native = tag == native_tag<T>;
+  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || size % sizeof(T) != 0) return false;
+  auto count = size / sizeof(T);
+  // From aligned bytes the vector is built by one copy; resize would first
+  // zero all of it (a second pass over megabytes of a bulk argument).
+  if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) == 0) {
+    auto first = static_cast<const T*>(data);
+    out.assign(first, first + count);
+  } else {
+    out.resize(count);
+    if (size != 0) std::memcpy(out.data(), data, size);
+  }
+  if (!native)
+    for (auto& value : out) value = byte_swapped(value);
+  return true;
+}
+
+// The same into exactly N values; false also when there are not N.
+template <packable T, std::size_t N>
+bool unpack(std::uint64_t tag, const void* data, std::size_t size,
+            std::array<T, N>& out) {
+  bool native = tag == native_tag<T>;
+  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
+  if ((!native && !swapped) || size != N * sizeof(T)) return false;
+  if (size != 0) std::memcpy(out.data(), data, size);
+  if (!native)
+    for (auto& value : out) value = byte_swapped(value);
+  return true;
+}
+
+// The value with every typed array turned into an array of numbers, for a
+// JSON reader. Values of a tag that is not a typed array stay as they are.
+LP_API void expand(json& value);
+
+// Whether `value` holds a byte string anywhere (only then is expand needed).
+LP_API bool has_binary(const json& value);
+
+}  // namespace typed_array
+}  // namespace lp::detail
+#include <span>
+
+namespace lp::detail::cbor {
+
+// An item's initial byte and its argument, in the shortest form, appended
+// at once (a byte at a time costs a capacity check each).
+inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
+  auto initial = static_cast<std::uint8_t>(major << 5);
+  if (argument < 24) {
+    out += static_cast<char>(initial | argument);
+    return;
+  }
+  int width = argument <= 0xff         ? 1
+              : argument <= 0xffff     ? 2
+              : argument <= 0xffffffff ? 4
+                                       : 8;
+  char bytes[9];
+  bytes[0] = static_cast<char>(initial | (width == 1   ? 24
+                                          : width == 2 ? 25
+                                          : width == 4 ? 26
+                                                       : 27));
+  for (int i = 0; i < width; ++i)
+    bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
+  out.append(bytes, static_cast<std::size_t>(1 + width));
+}
+
+inline void text(std::string& out, std::string_view value) {
+  head(out, 3, value.size());
+  out += value;
+}
+
+// Where a large typed array sits in a body: the head of its byte string
+// starts at byte `head_at` of the body (its pieces end to end), its `size`
+// bytes at `data_at`. A channel to a process of this host may send them
+// through shared memory instead (wire/shared_memory.hpp).
+struct bulk_array {
+  std::size_t head_at, data_at, size;
+};
+
+// Typed arrays at least this large are noted as bulk_arrays. Below it, two
+// copies through a unix socket cost less than the passing of a segment's
+// descriptor, the look-up of its mapping and the reference
+// (benchmarks/README.md, "One host": where the two cross).
+inline constexpr std::size_t bulk_from = std::size_t{64} << 10;
+
+// A body that refers to the numbers of its large typed arrays instead of
+// copying them, for a call whose arguments outlive the sending of its
+// request (a blocking call): it is sent in pieces, the large arrays from
+// where they are. One that must outlive its values (an async call's)
+// copies them all. Either notes where its large arrays are.
+class gathered {
+ public:
+  // Smaller arrays are copied, as are all after the first max_borrowed.
+  static constexpr std::size_t borrow_from = std::size_t{64} << 10;
+  static constexpr std::size_t max_borrowed = 64;
+
+  explicit gathered(bool borrows = true) : borrows_(borrows) {}
+
+  // This thread's, emptied, one per `Use` (as thread_buffer).
+  template <class Use>
+  static gathered& of_this_thread() {
+    thread_local gathered body;
+    body.clear();
+    return body;
+  }
+
+  // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
+  void clear() {
+    drop_if_large(bytes_);
+    bytes_.clear();
+    borrowed_.clear();
+    borrowed_size_ = 0;
+    arrays_.clear();
+  }
+
+  std::string& bytes() { return bytes_; }
+  bool borrows() const { return !borrowed_.empty(); }
+
+  std::size_t size() const { return bytes_.size() + borrowed_size_; }
+
+  // The bytes of a typed array whose byte string's head starts at
+  // `head_at`.
+  void numbers(const char* data, std::size_t size, std::size_t head_at) {
+    if (size >= bulk_from) arrays_.push_back({head_at, this->size(), size});
+    if (!borrows_ || size < borrow_from || borrowed_.size() == max_borrowed) {
+      bytes_.append(data, size);
+      return;
+    }
+    borrowed_.push_back({bytes_.size(), std::string_view(data, size)});
+    borrowed_size_ += size;
+  }
+
+  // Where its large typed arrays are, in order.
+  std::span<const bulk_array> arrays() const { return arrays_; }
+
+  // The body, as consecutive pieces; valid until the next change.
+  LP_API std::span<const std::string_view> pieces();
+
+ private:
+  struct borrowed {
+    std::size_t at;  // where in bytes_ they go
+    std::string_view data;
+  };
+  bool borrows_;
+  std::string bytes_;
+  std::vector<borrowed> borrowed_;
+  std::size_t borrowed_size_ = 0;
+  std::vector<bulk_array> arrays_;
+  std::vector<std::string_view> pieces_;
+};
+
+// Where cbor::write puts what it writes: a string, or a gathered body.
+inline std::string& bytes_of(std::string& out) {
+  return out;
+}
+inline std::string& bytes_of(gathered& out) {
+  return out.bytes();
+}
+
+// What the writer writes to, whichever of the two: so each type's writer
+// is compiled once.
+class sink {
+ public:
+  explicit sink(std::string& bytes) : bytes(bytes) {}
+  explicit sink(gathered& body) : bytes(body.bytes()), gathered_(&body) {}
+
+  std::string& bytes;
+
+  // Where the next byte goes, in the whole body.
+  std::size_t position() const { return gathered_ ? gathered_->size() : bytes.size(); }
+
+  // The bytes of a typed array whose byte string's head starts at
+  // `head_at`, which a gathered body may refer to.
+  void numbers(const char* data, std::size_t size, std::size_t head_at) {
+    if (gathered_)
+      gathered_->numbers(data, size, head_at);
+    else
+      bytes.append(data, size);
+  }
+
+ private:
+  gathered* gathered_ = nullptr;
+};
+
+template <packable T>
+void numbers(sink& out, const T* data, std::size_t count) {
+  head(out.bytes, 6, typed_array::native_tag<T>);
+  auto head_at = out.position();
+  head(out.bytes, 2, count * sizeof(T));
+  out.numbers(reinterpret_cast<const char*>(data), count * sizeof(T), head_at);
+}
+
+inline void float64(std::string& bytes, double value) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  char out[9] = {static_cast<char>(0xfb)};
+  for (int i = 0; i < 8; ++i)
+    out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
+  bytes.append(out, sizeof out);
+}
+
+// The value's kind decides its form (docs/protocol.md, "Values").
+template <class T>
+void write_value(sink& out, const T& value) {
+  constexpr auto kind = wire_kind_of<T>;
+  auto& bytes = out.bytes;
+  if constexpr (kind == wire_kind::boolean) {
+    bytes += static_cast<char>(value ? 0xf5 : 0xf4);
+  } else if constexpr (kind == wire_kind::integer) {
+    if constexpr (std::is_signed_v<T>) {
+      if (value < 0) return head(bytes, 1, static_cast<std::uint64_t>(-(value + 1)));
+    }
+    head(bytes, 0, static_cast<std::uint64_t>(value));
+  } else if constexpr (kind == wire_kind::floating) {
+    float64(bytes, static_cast<double>(value));
+  } else if constexpr (kind == wire_kind::enumeration) {
+    write_value(out, static_cast<std::underlying_type_t<T>>(value));
+  } else if constexpr (kind == wire_kind::string) {
+    text(bytes, value);
+  } else if constexpr (kind == wire_kind::optional) {
+    if (value)
+      write_value(out, *value);
+    else
+      bytes += static_cast<char>(0xf6);
+  } else if constexpr (kind == wire_kind::typed_array) {
+    numbers(out, value.data(), value.size());
+  } else if constexpr (kind == wire_kind::sequence) {
+    head(bytes, 4, value.size());
+    for (const auto& item : value) write_value<typename T::value_type>(out, item);
+  } else if constexpr (kind == wire_kind::map) {
+    head(bytes, 5, value.size());
+    for (const auto& [key, item] : value) {
+      text(bytes, key);
+      write_value(out, item);
+    }
+  } else if constexpr (kind == wire_kind::tuple) {
+    head(bytes, 4, std::tuple_size_v<T>);
+    std::apply([&](const auto&... item) { (write_value(out, item), ...); }, value);
+  } else if constexpr (kind == wire_kind::record) {
+    head(bytes, 5, member_count<T>);
+    for_each_member(value, [&](const char* name, const auto& member) {
+      text(bytes, name);
+      write_value(out, member);
+    });
+  } else if constexpr (kind == wire_kind::tensor) {
+    head(bytes, 5, 2);  // the keys in the order a json object has them
+    text(bytes, "data");
+    numbers(out, value.data(), value.size());
+    text(bytes, "shape");
+    write_value(out, value.shape());
+  } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
+    if constexpr (json_codec_included<T>)
+      json_codec<T>::write(bytes, value);
+    else
+      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
+  } else {
+    static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
+  }
+}
+
+// Appends `value` to `out` (a std::string or a gathered body).
+template <class Out, class T>
+void write(Out& out, const T& value) {
+  if constexpr (has_wire_form<T>) {
+    sink to(out);
+    write_value(to, value);
+  } else {
+    explain_wire_type<T>();
+  }
+}
+
+}  // namespace lp::detail::cbor
+
+// ---- launchpad/detail/wire/reply_sink.hpp ----
+
+
+namespace lp::detail {
+
+// Where the body of a large reply may go instead of the connection's
+// buffer. A result of many numbers read from the buffer is one more copy
+// of the whole body (4 MB for a million float32s); read straight into the
+// result's own storage it is not (result.hpp, placed_vector).
+class reply_sink {
+ public:
+  // place() is shown at most this much of the body's start: enough for a
+  // result's head, a typed array's tag and its byte string's length.
+  static constexpr std::size_t lead_size = 24;
+  // Smaller bodies are read as usual: their copy costs less than a look.
+  static constexpr std::size_t min_body = std::size_t{64} << 10;
+
+  // `lead` is the start of a body of `body_size` bytes (a response of
+  // `status` and `content_type`). Returns where its other
+  // body_size - lead.size() bytes go, or null to read them as usual.
+  virtual char* place(int status, std::string_view content_type, std::size_t body_size,
+                      std::string_view lead) = 0;
+
+ protected:
+  ~reply_sink() = default;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/result.hpp ----
+
+// A call's result on the wire: {"result": value} in a reply with status 200,
+// {"error": {...}} in any other (docs/protocol.md). The node writes the first
+// with write_result; the client turns any reply into the result or the
+// lp::remote_error it stands for with read_result.
+
+#include <cmath>
+
+// ---- launchpad/detail/wire/cbor_decode.hpp ----
+
+// cbor::read_as<T>: the item at a position of a CBOR body, read straight
+// into a T: the one reader of every wire type (a JSON value is read through
+// its CBOR form, json_decode.hpp). A typed array costs one memcpy. It reads
+// every form a peer may write (docs/protocol.md): float16/32/64 or an
+// integer for a float, indefinite lengths, either byte order of a typed
+// array, map keys in any order (the last of a repeated key wins), unknown
+// struct members (passed over).
+//
+// A value that does not fit T gets a decode_error whose message quotes the
+// item ("expected an integer in range (short), got number 70000"). Where a
+// value holds several misfits, the one named is the first in the order of
+// the type (a struct's members in declaration order, a map's keys in
+// sorted order), whatever the order on the wire, so a JSON body and its
+// CBOR form get the same message. Bytes that are not CBOR get what the
+// generic reader (cbor_reader.hpp) throws for them, even where a misfit
+// comes first.
+
+#include <cstdlib>
+
+// ---- launchpad/detail/util/type_name.hpp ----
+
+// Names of types, for /lp/v1/describe and error messages. A type's name is
+// a constant, cut at compile time from the compiler's own spelling: a
+// service's types cost its translation unit no code; the compiled part makes
+// the spelling readable when a message or describe needs it.
+
+
+namespace lp::detail {
+
+template <class T>
+constexpr std::string_view pretty_function() {
+  return __PRETTY_FUNCTION__;
+}
+
+// The T in "... [with T = int; ...]" (g++) or "... [T = int]" (clang).
+// Plain loops: g++ cannot run string_view::find in a constant expression
+// under -fsanitize=undefined.
+constexpr std::string_view spelled_type(std::string_view pretty) {
+  constexpr std::string_view key = "T = ";
+  std::size_t start = 0;
+  auto key_at = [&](std::size_t at) {
+    for (std::size_t i = 0; i < key.size(); ++i)
+      if (pretty[at + i] != key[i]) return false;
+    return true;
+  };
+  while (start + key.size() <= pretty.size() && !key_at(start)) ++start;
+  start += key.size();
+  std::size_t end = start;
+  while (end < pretty.size() && pretty[end] != ';' && pretty[end] != ']') ++end;
+  return pretty.substr(start, end - start);
+}
+
+// T as the compiler spells it.
+template <class T>
+inline constexpr std::string_view type_spelling = spelled_type(pretty_function<T>());
+
+// A spelling as messages write it: the standard library's long names for
+// std::string shortened.
+LP_API std::string readable_type(std::string_view spelling);
+
+template <class T>
+std::string type_name() {
+  return readable_type(type_spelling<T>);
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/cbor_reader.hpp ----
+
+// The one CBOR lexer (RFC 8949). cbor::reader reads item heads, strings and
+// simple values from a body, counts nesting, and says what is wrong with
+// bytes that are not CBOR. On it are built
+// - the generic reader here: any item into a json value (read_all,
+//   read_at), or only checked (skip, array_items);
+// - the typed reader (cbor_decode.hpp), which reads an item straight into
+//   a C++ value.
+// Ours rather than nlohmann's from_cbor, which copies a byte string one byte
+// at a time (15-20 ms for 4 MB here, where this takes a memcpy) and recurses
+// without a limit. It accepts what C++ peers write and what other
+// languages' CBOR libraries commonly send, and refuses the rest with a
+// message:
+// - nesting deeper than max_depth (std::length_error);
+// - text strings and map keys that are not UTF-8 (std::domain_error);
+// - tags on anything but a byte string (the only tags we give meaning to are
+//   RFC 8746 typed arrays, kept as the byte string's subtype), or but a
+//   reference to a shared-memory segment the message brought, in its place
+//   (shared_bytes_tag below);
+// - map keys that are not text, simple values other than false/true/null,
+//   truncated items and trailing bytes (cbor::malformed).
+// The lexing steps are inline; reading or checking whole items, and every
+// message, is in the library's compiled part (impl/cbor_reader_inl.hpp).
+
 // ---- launchpad/detail/wire/utf8.hpp ----
 
 // UTF-8 checks for what a peer sends: JSON must be UTF-8, CBOR text strings
@@ -1346,6 +2156,7 @@ LP_API std::string to_utf8(std::string_view text);
 
 }  // namespace lp::detail
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 namespace lp::detail::cbor {
@@ -1356,6 +2167,45 @@ struct malformed : std::runtime_error {
 
 // No bound on nesting: for bytes we wrote ourselves from a C++ value.
 inline constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
+
+// A message between two processes of one host may carry the bytes of its
+// large typed arrays in shared-memory segments (wire/shared_memory.hpp)
+// rather than in its body. In the body such an array's byte string is then
+// this tag on an array [segment, offset, length]: its bytes are
+// [offset, offset + length) of the message's segment number `segment`.
+// (protocol.toml's same_host.reference_tag.)
+inline constexpr std::uint64_t shared_bytes_tag = protocol::same_host::reference_tag;
+
+// A segment of the message being read, as its reader sees it: its bytes
+// (writable where this process may write them), and what keeps them mapped.
+struct segment_view {
+  char* data = nullptr;
+  std::size_t size = 0;
+  bool writable = false;
+  std::shared_ptr<void> keep{};
+};
+
+// The segments of the message this thread decodes, while a segment_scope
+// lives: a reference in its body reads them. Outside one, a reference is
+// malformed.
+inline std::span<const segment_view>& segments_in_scope() {
+  thread_local std::span<const segment_view> segments;
+  return segments;
+}
+
+class segment_scope {
+ public:
+  explicit segment_scope(std::span<const segment_view> segments)
+      : before_(segments_in_scope()) {
+    segments_in_scope() = segments;
+  }
+  ~segment_scope() { segments_in_scope() = before_; }
+  segment_scope(const segment_scope&) = delete;
+  segment_scope& operator=(const segment_scope&) = delete;
+
+ private:
+  std::span<const segment_view> before_;
+};
 
 class reader {
  public:
@@ -1531,15 +2381,21 @@ class reader {
 
   [[noreturn]] LP_API void indefinite_number(std::uint8_t major) const;
 
-  // After tag `tag`: the initial byte of the byte string it must be on.
-  std::uint8_t tagged(std::uint64_t tag) {
+  // After tag `tag`: the bytes it is on, a byte string of the body (joined
+  // in `scratch` if it has chunks) or bytes of a segment of the message
+  // (shared_bytes_tag), whose view `shared` then points to, if given (else
+  // null).
+  std::string_view tagged_bytes(std::uint64_t tag, std::string& scratch,
+                                const segment_view** shared = nullptr) {
+    if (shared) *shared = nullptr;
     auto initial = next();
-    if (initial >> 5 != 2)
-      fail(
-          "tag " + std::to_string(tag) +
-          " on something other than a byte string; the only tags understood are RFC 8746 "
-          "typed arrays");
-    return initial;
+    if (initial >> 5 == 2) return string_bytes(2, size_of(initial), scratch);
+    if (initial >> 5 == 6 && (initial & 0x1f) != 31 &&
+        argument(initial & 0x1f) == shared_bytes_tag)
+      return segment_bytes(shared);
+    fail("tag " + std::to_string(tag) +
+         " on something other than a byte string; the only tags understood are RFC 8746 "
+         "typed arrays");
   }
 
   // The number of a float of major type 7 (info 25, 26, 27), read.
@@ -1558,10 +2414,12 @@ class reader {
   }
 
  private:
+  // The bytes a reference to a segment stands for (after its tag).
+  LP_API std::string_view segment_bytes(const segment_view** shared);
   [[noreturn]] LP_API void too_deep() const;
   LP_API void skip_bytes(length size);
   LP_API void map_key();
-  LP_API json binary(length size, std::optional<std::uint64_t> tag);
+  LP_API json binary(std::string_view bytes, std::optional<std::uint64_t> tag);
   LP_API static double half(std::uint16_t bits);
   LP_API json simple(std::uint8_t info);
   LP_API json array(length count);
@@ -1600,365 +2458,6 @@ LP_API json read(std::string_view bytes, std::size_t max_depth);
 /// +-- remote_error: upstream_error
 /// ```
 
-// ---- launchpad/detail/protocol/constants.hpp ----
-
-// Generated by tools/protocol.py from protocol.toml beside it: do not edit.
-// Edit protocol.toml and run `python3 tools/protocol.py`; its --check (the meson
-// test protocol_fresh, suite docs) fails while this file is stale. The
-// same names are python/launchpad_client/_protocol.py's, in capitals.
-
-
-// The version's parts, for <launchpad/version.hpp>'s LP_VERSION_* and #if.
-#define LP_DETAIL_VERSION_MAJOR 0
-#define LP_DETAIL_VERSION_MINOR 1
-#define LP_DETAIL_VERSION_PATCH 0
-
-namespace lp::detail::protocol {
-
-// The library's version (Semantic Versioning, CHANGELOG.md): lp::version,
-// the LP_VERSION_* macros, launchpad_client.__version__, the Python
-// distribution's, meson's and CMake's project version.
-inline constexpr char version[] = "0.1.0";
-
-// The version of the wire protocol, in describe's "protocol" and in every
-// path. A client refuses a node that speaks another.
-inline constexpr int wire_version = 1;
-
-namespace path {
-// Every path of the protocol starts so; no other path does.
-inline constexpr char prefix[] = "/lp/v1/";
-// POST call + <method>: a call (the rest, without '/', is the method's name).
-inline constexpr char call[] = "/lp/v1/call/";
-inline constexpr char describe[] = "/lp/v1/describe";
-inline constexpr char health[] = "/lp/v1/health";
-// Asks the whole program to stop, as lp::stop() does.
-inline constexpr char stop[] = "/lp/v1/stop";
-// A node's figures: Prometheus's text format, or JSON when Accept asks for it.
-inline constexpr char metrics[] = "/lp/v1/metrics";
-// The launcher's status page: the program, its nodes and their figures.
-inline constexpr char status[] = "/lp/v1/status";
-// The launcher's rendezvous with its node processes (C++ only).
-inline constexpr char rendezvous_publish[] = "/lp/v1/rendezvous/publish";
-inline constexpr char rendezvous_lookup[] = "/lp/v1/rendezvous/lookup";
-inline constexpr char rendezvous_stop[] = "/lp/v1/rendezvous/stop";
-inline constexpr char rendezvous_finished[] = "/lp/v1/rendezvous/finished";
-inline constexpr char rendezvous_ended[] = "/lp/v1/rendezvous/ended";
-inline constexpr char rendezvous_runs[] = "/lp/v1/rendezvous/runs";
-}  // namespace path
-
-namespace header {
-// A call's deadline, in milliseconds from when the request was sent: a
-// relative time, so that the caller's and the node's clocks need not agree.
-inline constexpr char deadline[] = "Lp-Deadline-Ms";
-}  // namespace header
-
-namespace media {
-inline constexpr char json[] = "application/json";
-inline constexpr char cbor[] = "application/cbor";
-// Bodies of these types are read as JSON too, so that `curl -d '[1]'` works.
-inline constexpr char form[] = "application/x-www-form-urlencoded";
-inline constexpr char plain_text[] = "text/plain";
-// What GET /lp/v1/metrics answers without Accept: application/json.
-inline constexpr char prometheus[] = "text/plain; version=0.0.4; charset=utf-8";
-}  // namespace media
-
-// The "code" of an error reply ({"error": {"code", "message", "node",
-// "method"}}, docs/protocol.md#errors); a client raises it typed.
-namespace error {
-inline constexpr char bad_request[] = "bad_request";
-inline constexpr char unauthenticated[] = "unauthenticated";
-inline constexpr char no_such_method[] = "no_such_method";
-inline constexpr char no_such_route[] = "no_such_route";
-inline constexpr char payload_too_large[] = "payload_too_large";
-inline constexpr char headers_too_large[] = "headers_too_large";
-inline constexpr char unsupported_media_type[] = "unsupported_media_type";
-// The method threw: the message is its what(), or its Python exception.
-inline constexpr char remote_exception[] = "remote_exception";
-// 503: the program is stopping and the call did not run.
-inline constexpr char stopping[] = "stopping";
-// 503: the node failed (a restart may follow), and the call did not run.
-inline constexpr char node_failed[] = "node_failed";
-// 504: the method gave up at the caller's deadline (Lp-Deadline-Ms).
-inline constexpr char deadline_exceeded[] = "deadline_exceeded";
-// 502: a node that answers for another (lp::cacher) found the node behind it
-// failed; clients raise it as lp::upstream_error.
-inline constexpr char upstream_failed[] = "upstream_failed";
-}  // namespace error
-
-// GET /lp/v1/health's {"status": ...}.
-namespace health {
-inline constexpr char serving[] = "serving";
-inline constexpr char stopping[] = "stopping";
-}  // namespace health
-
-// The "kind" of a type's schema in describe (docs/protocol.md,
-// "Introspection"): what a value of the type looks like on the wire.
-namespace kind {
-inline constexpr char nothing[] = "void";  // what a method that returns nothing returns
-inline constexpr char boolean[] = "boolean";
-inline constexpr char integer[] = "integer";
-inline constexpr char floating[] = "floating";
-// On the wire, its underlying integer
-inline constexpr char enumeration[] = "enumeration";
-inline constexpr char string[] = "string";
-inline constexpr char optional[] = "optional";
-// A std::vector of numbers: an RFC 8746 typed array in CBOR
-inline constexpr char typed_array[] = "typed_array";
-inline constexpr char sequence[] = "sequence";
-inline constexpr char map[] = "map";
-inline constexpr char tuple[] = "tuple";
-inline constexpr char record[] = "struct";  // a Boost.Hana struct, or a Python dataclass
-inline constexpr char tensor[] = "tensor";
-inline constexpr char json[] = "json";  // lp::json: any JSON value
-// A type with its own to_json: only its name is known
-inline constexpr char nlohmann[] = "nlohmann";
-// A Python node's constructor argument that is another node's handle, or a
-// list of handles (the spec's "arg_schemas"; never in describe).
-inline constexpr char handle[] = "handle";
-inline constexpr char handles[] = "handles";
-}  // namespace kind
-
-// RFC 8746 typed arrays: a tag names the element type and byte order, then
-// one byte string holds the elements. tag = 0b010_f_s_e_ll: f a float, s
-// signed, e little-endian, ll log2 of an integer's size in bytes (a float's:
-// 1 for 4 bytes, 2 for 8).
-namespace array_tag {
-inline constexpr int first = 64;
-inline constexpr int last = 87;
-inline constexpr int float_bit = 16;
-inline constexpr int signed_bit = 8;
-inline constexpr int little_endian_bit = 4;
-inline constexpr int size_bits = 3;
-inline constexpr int uint8 = 64;  // one byte has no byte order
-inline constexpr int int8 = 72;
-// Signed, one byte, little-endian: the RFC reserves it
-inline constexpr int reserved = 76;
-// RFC 8746's multi-dimensional array, row-major: [shape, typed array].
-inline constexpr int row_major = 40;
-// RFC 8746's homogeneous array: a Launchpad program's numpy array of bools,
-// its elements CBOR's true and false.
-inline constexpr int homogeneous = 41;
-}  // namespace array_tag
-
-// A node's checkpoint file (docs/protocol.md#checkpoints): four lines of
-// header, then the state in CBOR:
-// lp-checkpoint 1\n  service <name>\n  bytes <n>\n  fnv1a64 <16 hex digits>\n
-namespace checkpoint {
-inline constexpr char magic[] = "lp-checkpoint ";
-inline constexpr int format = 1;
-inline constexpr char service[] = "service ";
-inline constexpr char bytes[] = "bytes ";
-inline constexpr char checksum[] = "fnv1a64 ";
-// FNV-1a 64 over 8-byte little-endian words, then over the bytes left.
-inline constexpr std::uint64_t fnv_offset = 0xcbf29ce484222325ULL;
-inline constexpr std::uint64_t fnv_prime = 0x100000001b3ULL;
-}  // namespace checkpoint
-
-// The families a node exports at GET /lp/v1/metrics in Prometheus's text
-// format, in this order: name, type and help, as C++ and Python nodes write
-// them.
-namespace metric {
-struct metric_family {
-  const char* name;
-  const char* type;
-  const char* help;
-};
-inline constexpr metric_family calls_total{
-    "lp_calls_total",
-    "counter",
-    "Calls to a method of the node, by HTTP status."};
-inline constexpr metric_family call_duration_seconds{
-    "lp_call_duration_seconds",
-    "histogram",
-    "Time from a call's arrival to its reply, on the node (a direct call: from when the caller made it)."};
-inline constexpr metric_family calls_in_flight{
-    "lp_calls_in_flight",
-    "gauge",
-    "Calls to a method being answered now."};
-inline constexpr metric_family call_request_bytes_total{
-    "lp_call_request_bytes_total",
-    "counter",
-    "Bytes of the calls' bodies."};
-inline constexpr metric_family call_reply_bytes_total{
-    "lp_call_reply_bytes_total",
-    "counter",
-    "Bytes of the replies' bodies."};
-inline constexpr metric_family batch_size{
-    "lp_batch_size",
-    "histogram",
-    "Calls per invocation of a batched method."};
-inline constexpr metric_family process_resident_memory_bytes{
-    "lp_process_resident_memory_bytes",
-    "gauge",
-    "Resident memory of the node's process."};
-inline constexpr metric_family process_cpu_seconds_total{
-    "lp_process_cpu_seconds_total",
-    "counter",
-    "CPU time of the node's process."};
-inline constexpr metric_family process_threads{
-    "lp_process_threads",
-    "gauge",
-    "Threads of the node's process."};
-inline constexpr metric_family open_connections{
-    "lp_open_connections",
-    "gauge",
-    "Connections open on the node's server."};
-inline constexpr metric_family restarts_total{
-    "lp_restarts_total",
-    "counter",
-    "Restarts of the node's process by its launcher."};
-}  // namespace metric
-
-// How a node counts its calls (the metrics' JSON and lp_calls_total).
-namespace calls {
-// The statuses a call ends with, each counted apart (docs/protocol.md,
-// "Errors"): 502 from a cacher whose node behind failed, 504 from a method
-// that waited until its caller's deadline. Any other is counted as other_status.
-inline constexpr std::array<int, 11> statuses{
-    200, 400, 401, 404, 408, 413, 415, 500, 502, 503, 504};
-inline constexpr char other_status[] = "other";
-// The method label of the calls to a name the node has no method of.
-inline constexpr char unknown_method[] = "(none)";
-// Upper bounds of the latency buckets, in seconds: from a direct call (tens
-// of microseconds) to a call that waited out a long batch or a slow method.
-inline constexpr std::array<double, 17> latency_bounds{
-    5e-05, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
-}  // namespace calls
-
-// What a launch keeps in its run directory (docs/launching.md#the-run-directory).
-namespace run_directory {
-inline constexpr char secret[] = "secret";  // the launch's secret, one line
-// Every node appends a line `<label> <url>` once it serves; the last line
-// of a label wins.
-inline constexpr char nodes[] = "nodes";
-inline constexpr char certificate[] = "tls.crt";
-inline constexpr char key[] = "tls.key";
-// Present when the launch was given a site's CA
-inline constexpr char authority[] = "tls_ca.crt";
-}  // namespace run_directory
-
-namespace environment {
-// How many times the launcher restarted the node's process.
-inline constexpr char restarts[] = "LP_RESTARTS";
-// A Python node's end of its control socket (below), a file descriptor.
-inline constexpr char python_control_fd[] = "LP_PYTHON_CONTROL_FD";
-// Set to 1 by the process that hosts a Python node, unless the launch has
-// --lp_system_malloc: the node tunes glibc's malloc as a C++ node's process
-// does (launchpad_client/_node/malloc_tuning.py).
-inline constexpr char tune_malloc[] = "LP_TUNE_MALLOC";
-}  // namespace environment
-
-// A Python node's process: `<python> -m <module> [--check] --node=PROGRAM/LABEL`,
-// started by the process that hosts it (docs/python_nodes.md); by hand,
-// `... [--check] SPEC`, a JSON file.
-namespace python_runtime {
-inline constexpr char entry_module[] = "launchpad_client.runtime";
-// Only import the class and compare it with its C++ declaration.
-inline constexpr char check[] = "--check";
-// Names the node for `ps`, nothing more.
-inline constexpr char node[] = "--node=";
-}  // namespace python_runtime
-
-// A Launchpad program as its Python front end (python/launchpad/) describes
-// it to lp-launchpad (src/lp_launchpad.cpp): a CBOR map, {name, nodes}, each
-// node {group, service, has_run, edges, definition}.
-namespace launchpad_description {
-inline constexpr char name[] = "name";
-inline constexpr char nodes[] = "nodes";
-inline constexpr char group[] = "group";
-inline constexpr char service[] = "service";
-inline constexpr char has_run[] = "has_run";
-// The labels of the nodes it was given handles to
-inline constexpr char edges[] = "edges";
-// Its definition, cloudpickled: a byte string
-inline constexpr char definition[] = "definition";
-inline constexpr char launcher[] = "lp-launchpad";
-// The launcher's path, before PATH's
-inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
-}  // namespace launchpad_description
-
-// A Launchpad program's values that CBOR has no type for
-// (launchpad_client/_wire/untyped.py, docs/coming_from_launchpad.md), as
-// tags from the first-come-first-served range (RFC 8949 section 9.2).
-namespace untyped_tag {
-inline constexpr int tuple = 19537;  // an array that is a Python tuple
-// A call's last argument: a map of its keyword arguments
-inline constexpr int keywords = 19538;
-inline constexpr int scalar = 19539;  // a numpy scalar: a one-element array of its dtype
-// Complex numbers: a typed array of floats, real and imaginary parts in turn
-inline constexpr int complex = 19540;
-}  // namespace untyped_tag
-
-// The keys of a Python node's spec, the JSON its host sends first over the
-// control socket (python/launchpad_client/runtime.py describes each).
-namespace python_spec {
-inline constexpr char node[] = "node";
-inline constexpr char program[] = "program";
-inline constexpr char service[] = "service";
-inline constexpr char module_name[] = "module";
-inline constexpr char class_name[] = "class";
-inline constexpr char declared[] = "declared";
-inline constexpr char args[] = "args";  // by hand: the constructor's arguments, in JSON
-inline constexpr char arg_schemas[] = "arg_schemas";
-inline constexpr char secret[] = "secret";  // absent: --lp_insecure
-inline constexpr char tls[] = "tls";  // the launch's credentials, PEM; absent: plain HTTP
-inline constexpr char tls_certificate[] = "certificate";
-inline constexpr char tls_key[] = "key";
-inline constexpr char tls_authority[] = "authority";
-// By hand: its nodes file finds the handles' nodes
-inline constexpr char run_dir[] = "run_dir";
-inline constexpr char host[] = "host";
-inline constexpr char has_run[] = "has_run";
-inline constexpr char termination_notice_s[] = "termination_notice_s";
-inline constexpr char max_body_bytes[] = "max_body_bytes";
-inline constexpr char health_timeout_ms[] = "health_timeout_ms";
-inline constexpr char state_schema[] = "state_schema";
-inline constexpr char checkpoint[] = "checkpoint";
-inline constexpr char checkpoint_save[] = "save";
-inline constexpr char checkpoint_restore[] = "restore";
-inline constexpr char checkpoint_interval_ms[] = "interval_ms";
-// A Launchpad program's node (python/launchpad/): no C++ declaration, its
-// methods untyped as Courier's; the CBOR is its definition, cloudpickled.
-inline constexpr char launchpad[] = "launchpad_node";
-}  // namespace python_spec
-
-// The lines of a Python node's control socket, UTF-8, each ending with \n.
-namespace python_control {
-// From the host, first: `spec <J> <C>`, then J bytes of JSON (the spec) and
-// C bytes of CBOR (the constructor's arguments, an array).
-inline constexpr char spec[] = "spec ";
-// From the node: `serving <url>`, it serves; `finished`, its run() returned;
-// `stop`, it asked the program to stop; `follow`, a peer refused a call
-// because the program stops, and the node stops with it; `address <label>`,
-// where does that node serve?
-inline constexpr char serving[] = "serving ";
-inline constexpr char finished[] = "finished";
-inline constexpr char stop[] = "stop";
-inline constexpr char follow[] = "follow";
-inline constexpr char address[] = "address ";
-// From the host: `run`, every node serves (run() starts); `stop` (above),
-// the program stops; `end`, drain, save and exit; the answer to an address
-// request, `address <label> <url>` or `address <label> - <why>`.
-inline constexpr char run[] = "run";
-inline constexpr char end[] = "end";
-inline constexpr char no_address[] = "- ";
-}  // namespace python_control
-
-// How a node's process ends for what no restart mends, and for a node that
-// hung (as a C++ node process's watchdog ends it).
-namespace exit_status {
-// No spec, a malformed one, or no control socket where the host said
-inline constexpr int usage = 2;
-inline constexpr int import_failed = 3;
-inline constexpr int types_differ = 4;
-inline constexpr int construction_failed = 5;
-inline constexpr int checkpoint_unreadable = 6;
-// A call waited longer than its group's health_timeout for its handlers
-inline constexpr int hung = 124;
-inline constexpr int hung_run = 125;  // run() made no sign of progress for that long
-}  // namespace exit_status
-
-}  // namespace lp::detail::protocol
 
 namespace lp {
 
@@ -2256,121 +2755,6 @@ LP_API std::string describe_value(const json& value);
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/wire/typed_array.hpp ----
-
-// Contiguous numbers travel in CBOR as RFC 8746 typed arrays: a tag that
-// names the element type and byte order, then one byte string. Packing and
-// unpacking is a memcpy (a byte swap for the other byte order), where an
-// array of CBOR numbers costs a parse per element. In JSON they are arrays
-// of numbers, so curl and other languages read them as before.
-
-#include <bit>
-#include <concepts>
-
-namespace lp::detail {
-
-namespace typed_array {
-
-// RFC 8746 section 2.1: tag = 0b010_f_s_e_ll (float, signed, little-endian,
-// log2 of the element size for integers, 1 or 2 for float32 or float64);
-// protocol.toml names the bits.
-template <packable T>
-constexpr std::uint8_t tag(bool little_endian) {
-  namespace tags = protocol::array_tag;
-  if constexpr (sizeof(T) == 1)
-    return std::is_signed_v<T> ? tags::int8 : tags::uint8;  // no byte order
-  int ll = sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
-  int order = little_endian ? tags::little_endian_bit : 0;
-  if constexpr (std::is_floating_point_v<T>)
-    return static_cast<std::uint8_t>(tags::first | tags::float_bit | order |
-                                     (sizeof(T) == 4 ? 1 : 2));
-  else
-    return static_cast<std::uint8_t>(
-        tags::first | (std::is_signed_v<T> ? tags::signed_bit : 0) | order | ll);
-}
-
-template <packable T>
-constexpr std::uint8_t native_tag = tag<T>(std::endian::native == std::endian::little);
-
-// The element size and kind a typed-array tag stands for, for JSON output.
-struct element {
-  std::size_t size;
-  bool is_float;
-  bool is_signed;
-  bool little_endian;
-};
-
-inline std::optional<element> element_of(std::uint64_t tag) {
-  namespace tags = protocol::array_tag;
-  if (tag < tags::first || tag > tags::last) return std::nullopt;
-  bool little = tag & tags::little_endian_bit;
-  auto ll = tag & tags::size_bits;
-  if (tag & tags::float_bit) {
-    if (ll == 0 || ll == 3)
-      return std::nullopt;  // float16 and float128: no C++ type here
-    return element{ll == 1 ? 4u : 8u, true, true, little};
-  }
-  bool is_signed = tag & tags::signed_bit;
-  if (tag == tags::reserved) return std::nullopt;
-  return element{std::size_t{1} << ll, false, is_signed, little};
-}
-
-template <class T>
-T byte_swapped(T value) {
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  std::reverse(bytes, bytes + sizeof(T));
-  std::memcpy(&value, bytes, sizeof(T));
-  return value;
-}
-
-// Unpacks the bytes of a typed array tagged `tag` into `out` (either byte
-// order); false when the tag is not T's or the length is not a whole number
-// of elements.
-template <packable T>
-bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T>& out) {
-  bool native = tag == native_tag<T>;
-  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
-  if ((!native && !swapped) || size % sizeof(T) != 0) return false;
-  auto count = size / sizeof(T);
-  // From aligned bytes the vector is built by one copy; resize would first
-  // zero all of it (a second pass over megabytes of a bulk argument).
-  if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) == 0) {
-    auto first = static_cast<const T*>(data);
-    out.assign(first, first + count);
-  } else {
-    out.resize(count);
-    if (size != 0) std::memcpy(out.data(), data, size);
-  }
-  if (!native)
-    for (auto& value : out) value = byte_swapped(value);
-  return true;
-}
-
-// The same into exactly N values; false also when there are not N.
-template <packable T, std::size_t N>
-bool unpack(std::uint64_t tag, const void* data, std::size_t size,
-            std::array<T, N>& out) {
-  bool native = tag == native_tag<T>;
-  bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
-  if ((!native && !swapped) || size != N * sizeof(T)) return false;
-  if (size != 0) std::memcpy(out.data(), data, size);
-  if (!native)
-    for (auto& value : out) value = byte_swapped(value);
-  return true;
-}
-
-// The value with every typed array turned into an array of numbers, for a
-// JSON reader. Values of a tag that is not a typed array stay as they are.
-LP_API void expand(json& value);
-
-// Whether `value` holds a byte string anywhere (only then is expand needed).
-LP_API bool has_binary(const json& value);
-
-}  // namespace typed_array
-}  // namespace lp::detail
-#include <memory>
-
 namespace lp::detail::cbor {
 
 // ---- What the typed reader shares across types (not templates) ----------
@@ -2430,11 +2814,11 @@ struct tagged_bytes {
   std::uint64_t tag;
   std::string_view bytes;
 };
-inline tagged_bytes read_tagged(reader& in, std::uint8_t initial, std::string& scratch) {
+inline tagged_bytes read_tagged(reader& in, std::uint8_t initial, std::string& scratch,
+                                const segment_view** shared = nullptr) {
   if ((initial & 0x1f) == 31) in.indefinite_number(6);
   auto tag = in.argument(initial & 0x1f);
-  auto string = in.tagged(tag);
-  return {tag, in.string_bytes(2, in.size_of(string), scratch)};
+  return {tag, in.tagged_bytes(tag, scratch, shared)};
 }
 
 // The misfits of a map's or struct's entries, kept until every entry is
@@ -2604,6 +2988,40 @@ void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if (misfit) throw decode_error(*misfit);
 }
 
+// Values of type N that a segment of the message holds (a typed array of N
+// in this machine's byte order, aligned, in memory this process may
+// write), found at the reader without a copy; or nothing, the reader left
+// where it was.
+template <packable N>
+struct values_in_place {
+  N* at = nullptr;
+  std::size_t count = 0;
+  std::shared_ptr<void> keep;
+
+  bool read(reader& in) {
+    *this = {};
+    auto start = in.at();
+    if (in.left() == 0 || static_cast<std::uint8_t>(in.bytes()[start]) >> 5 != 6)
+      return false;
+    in.check_depth();
+    std::string scratch;
+    const segment_view* shared = nullptr;
+    auto typed = read_tagged(in, in.next(), scratch, &shared);
+    if (shared && shared->writable && typed.tag == typed_array::native_tag<N> &&
+        reinterpret_cast<std::uintptr_t>(typed.bytes.data()) % alignof(N) == 0 &&
+        typed.bytes.size() % sizeof(N) == 0) {
+      at = reinterpret_cast<N*>(const_cast<char*>(typed.bytes.data()));
+      count = typed.bytes.size() / sizeof(N);
+      keep = shared->keep;
+      return true;
+    }
+    in.seek(start);
+    return false;
+  }
+};
+
+// A tensor whose data a segment of the message holds reads them there
+// (tensor.hpp), without a copy.
 template <class T>
 void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if (initial >> 5 != 5) not_a_tensor(in, start);
@@ -2611,6 +3029,7 @@ void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   in.map_fits(count);
   typename T::shape_type shape;
   std::vector<typename T::value_type> data;
+  values_in_place<typename T::value_type> shared;
   bool has_shape = false, has_data = false;
   deferred_misfits misfits;
   std::string scratch;
@@ -2623,7 +3042,9 @@ void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
         read_entry(in, misfits, std::size_t{0}, [&] { read_value(in, shape); });
       } else if (key == "data") {
         has_data = true;
-        read_entry(in, misfits, std::size_t{1}, [&] { read_value(in, data); });
+        read_entry(in, misfits, std::size_t{1}, [&] {
+          if (!shared.read(in)) read_value(in, data);
+        });
       } else {
         in.skip();
       }
@@ -2631,11 +3052,16 @@ void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   }
   if (!has_shape || !has_data) not_a_tensor(in, start);
   misfits.throw_first();
-  if (data.size() != shape_count(shape))
+  auto values = shared.at ? shared.count : data.size();
+  if (values != shape_count(shape))
     throw decode_error("a tensor of shape " + shape_text(shape) + " needs " +
                        std::to_string(shape_count(shape)) + " values, got " +
-                       std::to_string(data.size()));
-  out = T(std::move(shape), std::move(data));
+                       std::to_string(values));
+  if (shared.at)
+    out = tensor_access<T>::in_place(std::move(shape), shared.at, shared.count,
+                                     std::move(shared.keep));
+  else
+    out = T(std::move(shape), std::move(data));
 }
 
 // The item whose initial byte, at `start`, was read; its kind decides how.
@@ -2770,257 +3196,6 @@ T read_as(std::string_view bytes, std::size_t& at, std::size_t max_depth) {
 
 }  // namespace lp::detail::cbor
 
-// ---- launchpad/detail/wire/cbor_encode.hpp ----
-
-// cbor::write: a C++ value appended to a body as CBOR, straight from the
-// value: a vector of numbers or a tensor is one memcpy into the body (or,
-// in a gathered body, no copy at all). The one writer of every wire type;
-// JSON is written from its bytes (json_encode.hpp).
-
-// ---- launchpad/detail/wire/buffers.hpp ----
-
-// Bodies are read and written through buffers that each thread keeps from
-// one call to the next. A fresh multi-megabyte buffer is fresh pages, and on
-// a VM the first touch of a page costs microseconds: a 4 MB tensor in new
-// buffers on every call spent more time in page faults than on the wire.
-
-
-namespace lp::detail {
-
-// A thread keeps buffers up to this size; a larger body gets a buffer of its
-// own, freed after use, so one huge call does not pin its memory forever.
-inline constexpr std::size_t max_kept_buffer = std::size_t{16} << 20;
-
-// Frees a thread's buffer that has grown past max_kept_buffer.
-inline void drop_if_large(std::string& buffer) {
-  if (buffer.capacity() > max_kept_buffer) std::string().swap(buffer);
-}
-
-// An empty buffer of this thread, one per `Use` (request, reply, ...),
-// holding at least `expected` bytes of capacity.
-template <class Use>
-std::string& thread_buffer(std::size_t expected = 0) {
-  thread_local std::string buffer;
-  drop_if_large(buffer);
-  buffer.clear();
-  buffer.reserve(expected);
-  return buffer;
-}
-
-// Bodies up to this size are copied next to their headers, to go out in one
-// write: a copy costs less than a second packet. Larger ones are written
-// straight from their buffer.
-inline constexpr std::size_t streamed_body = std::size_t{64} << 10;
-
-// Socket buffers (SO_SNDBUF, SO_RCVBUF) large enough for a 4 MB body to be
-// in flight at once on loopback; the kernel's defaults make a sender wait for
-// the reader many times per megabyte.
-inline constexpr int socket_buffer_bytes = 4 << 20;
-
-}  // namespace lp::detail
-#include <span>
-
-namespace lp::detail::cbor {
-
-// An item's initial byte and its argument, in the shortest form, appended
-// at once (a byte at a time costs a capacity check each).
-inline void head(std::string& out, std::uint8_t major, std::uint64_t argument) {
-  auto initial = static_cast<std::uint8_t>(major << 5);
-  if (argument < 24) {
-    out += static_cast<char>(initial | argument);
-    return;
-  }
-  int width = argument <= 0xff         ? 1
-              : argument <= 0xffff     ? 2
-              : argument <= 0xffffffff ? 4
-                                       : 8;
-  char bytes[9];
-  bytes[0] = static_cast<char>(initial | (width == 1   ? 24
-                                          : width == 2 ? 25
-                                          : width == 4 ? 26
-                                                       : 27));
-  for (int i = 0; i < width; ++i)
-    bytes[1 + i] = static_cast<char>((argument >> (8 * (width - 1 - i))) & 0xff);
-  out.append(bytes, static_cast<std::size_t>(1 + width));
-}
-
-inline void text(std::string& out, std::string_view value) {
-  head(out, 3, value.size());
-  out += value;
-}
-
-// A body that refers to the numbers of its large typed arrays instead of
-// copying them, for a call whose arguments outlive the sending of its
-// request (a blocking call): it is sent in pieces, the large arrays from
-// where they are.
-class gathered {
- public:
-  // Smaller arrays are copied, as are all after the first max_borrowed.
-  static constexpr std::size_t borrow_from = std::size_t{64} << 10;
-  static constexpr std::size_t max_borrowed = 64;
-
-  // This thread's, emptied, one per `Use` (as thread_buffer).
-  template <class Use>
-  static gathered& of_this_thread() {
-    thread_local gathered body;
-    body.clear();
-    return body;
-  }
-
-  // Empties the body; a thread's keeps its capacity up to max_kept_buffer.
-  void clear() {
-    drop_if_large(bytes_);
-    bytes_.clear();
-    borrowed_.clear();
-  }
-
-  std::string& bytes() { return bytes_; }
-  bool borrows() const { return !borrowed_.empty(); }
-
-  std::size_t size() const {
-    auto total = bytes_.size();
-    for (const auto& piece : borrowed_) total += piece.data.size();
-    return total;
-  }
-
-  void numbers(const char* data, std::size_t size) {
-    if (size < borrow_from || borrowed_.size() == max_borrowed) {
-      bytes_.append(data, size);
-      return;
-    }
-    borrowed_.push_back({bytes_.size(), std::string_view(data, size)});
-  }
-
-  // The body, as consecutive pieces; valid until the next change.
-  LP_API std::span<const std::string_view> pieces();
-
- private:
-  struct borrowed {
-    std::size_t at;  // where in bytes_ they go
-    std::string_view data;
-  };
-  std::string bytes_;
-  std::vector<borrowed> borrowed_;
-  std::vector<std::string_view> pieces_;
-};
-
-// Where cbor::write puts what it writes: a string, or a gathered body.
-inline std::string& bytes_of(std::string& out) {
-  return out;
-}
-inline std::string& bytes_of(gathered& out) {
-  return out.bytes();
-}
-
-// What the writer writes to, whichever of the two: so each type's writer
-// is compiled once.
-class sink {
- public:
-  explicit sink(std::string& bytes) : bytes(bytes) {}
-  explicit sink(gathered& body) : bytes(body.bytes()), gathered_(&body) {}
-
-  std::string& bytes;
-
-  // The bytes of a typed array, which a gathered body may refer to.
-  void numbers(const char* data, std::size_t size) {
-    if (gathered_)
-      gathered_->numbers(data, size);
-    else
-      bytes.append(data, size);
-  }
-
- private:
-  gathered* gathered_ = nullptr;
-};
-
-template <packable T>
-void numbers(sink& out, const T* data, std::size_t count) {
-  head(out.bytes, 6, typed_array::native_tag<T>);
-  head(out.bytes, 2, count * sizeof(T));
-  out.numbers(reinterpret_cast<const char*>(data), count * sizeof(T));
-}
-
-inline void float64(std::string& bytes, double value) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  char out[9] = {static_cast<char>(0xfb)};
-  for (int i = 0; i < 8; ++i)
-    out[1 + i] = static_cast<char>((bits >> (56 - 8 * i)) & 0xff);
-  bytes.append(out, sizeof out);
-}
-
-// The value's kind decides its form (docs/protocol.md, "Values").
-template <class T>
-void write_value(sink& out, const T& value) {
-  constexpr auto kind = wire_kind_of<T>;
-  auto& bytes = out.bytes;
-  if constexpr (kind == wire_kind::boolean) {
-    bytes += static_cast<char>(value ? 0xf5 : 0xf4);
-  } else if constexpr (kind == wire_kind::integer) {
-    if constexpr (std::is_signed_v<T>) {
-      if (value < 0) return head(bytes, 1, static_cast<std::uint64_t>(-(value + 1)));
-    }
-    head(bytes, 0, static_cast<std::uint64_t>(value));
-  } else if constexpr (kind == wire_kind::floating) {
-    float64(bytes, static_cast<double>(value));
-  } else if constexpr (kind == wire_kind::enumeration) {
-    write_value(out, static_cast<std::underlying_type_t<T>>(value));
-  } else if constexpr (kind == wire_kind::string) {
-    text(bytes, value);
-  } else if constexpr (kind == wire_kind::optional) {
-    if (value)
-      write_value(out, *value);
-    else
-      bytes += static_cast<char>(0xf6);
-  } else if constexpr (kind == wire_kind::typed_array) {
-    numbers(out, value.data(), value.size());
-  } else if constexpr (kind == wire_kind::sequence) {
-    head(bytes, 4, value.size());
-    for (const auto& item : value) write_value<typename T::value_type>(out, item);
-  } else if constexpr (kind == wire_kind::map) {
-    head(bytes, 5, value.size());
-    for (const auto& [key, item] : value) {
-      text(bytes, key);
-      write_value(out, item);
-    }
-  } else if constexpr (kind == wire_kind::tuple) {
-    head(bytes, 4, std::tuple_size_v<T>);
-    std::apply([&](const auto&... item) { (write_value(out, item), ...); }, value);
-  } else if constexpr (kind == wire_kind::record) {
-    head(bytes, 5, member_count<T>);
-    for_each_member(value, [&](const char* name, const auto& member) {
-      text(bytes, name);
-      write_value(out, member);
-    });
-  } else if constexpr (kind == wire_kind::tensor) {
-    head(bytes, 5, 2);  // the keys in the order a json object has them
-    text(bytes, "data");
-    numbers(out, value.data(), value.values().size());
-    text(bytes, "shape");
-    write_value(out, value.shape());
-  } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {
-    if constexpr (json_codec_included<T>)
-      json_codec<T>::write(bytes, value);
-    else
-      static_assert(json_codec_included<T>, "lp wire type: " LP_DETAIL_WHY_JSON_HEADER);
-  } else {
-    static_assert(unhandled_kind<T>, "cbor::write has no case for this wire kind");
-  }
-}
-
-// Appends `value` to `out` (a std::string or a gathered body).
-template <class Out, class T>
-void write(Out& out, const T& value) {
-  if constexpr (has_wire_form<T>) {
-    sink to(out);
-    write_value(to, value);
-  } else {
-    explain_wire_type<T>();
-  }
-}
-
-}  // namespace lp::detail::cbor
-
 // ---- launchpad/detail/wire/json_decode.hpp ----
 
 // JSON in: a json value is turned into its CBOR form and read by the one
@@ -3128,6 +3303,9 @@ struct raw_reply {
   protocol::format format = protocol::format::cbor;
   std::string_view body;
   bool placed = false;  // the result went to the call's reply_sink
+  // The shared-memory segments the reply brought (wire/shared_memory.hpp),
+  // which its body's large arrays may refer to: valid as the body is.
+  std::span<const cbor::segment_view> segments{};
 };
 
 // Whether every floating-point number in `value` is finite.
@@ -3225,6 +3403,7 @@ LP_API std::string result_cbor(const std::string& node, const std::string& metho
 template <class R>
 R read_result(const std::string& node, const std::string& method,
               const raw_reply& reply) {
+  cbor::segment_scope shared(reply.segments);
   if constexpr (std::is_void_v<R>) {
     check_reply(node, method, reply);
   } else {
@@ -3340,13 +3519,15 @@ inline deadline_exceeded expired_call(const std::string& node, const std::string
 class channel {
  public:
   virtual ~channel() = default;
-  // Sends the positional arguments, a CBOR array in consecutive pieces, and
-  // returns the reply (read_result makes it the result or the error), or
-  // throws lp::transport_error / lp::deadline_exceeded (when no reply came
-  // by `deadline`). A channel may hand a large reply to `sink` (null: none)
-  // and return it `placed`.
+  // Sends the positional arguments, a CBOR array in consecutive pieces
+  // whose large typed arrays are at `arrays`, and returns the reply
+  // (read_result makes it the result or the error), or throws
+  // lp::transport_error / lp::deadline_exceeded (when no reply came by
+  // `deadline`). A channel may hand a large reply to `sink` (null: none)
+  // and return it `placed`, and send the arrays through shared memory.
   virtual raw_reply call(const std::string& method,
                          std::span<const std::string_view> args,
+                         std::span<const cbor::bulk_array> arrays,
                          const call_deadline& deadline, reply_sink* sink) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.
@@ -4530,7 +4711,7 @@ struct call_access {
     encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
                                                std::forward<A>(args)...);
     return finish<typename signature<Method>::result>(
-        target(from), std::string(Method::name), body.pieces(),
+        target(from), std::string(Method::name), body.pieces(), body.arrays(),
         call_deadline::from_now(from.lp_deadline_));
   }
 
@@ -4543,7 +4724,7 @@ struct call_access {
     sign_of_life();
     auto deadline = call_deadline::from_now(from.lp_deadline_);
     target(from);
-    std::string body;
+    cbor::gathered body(/*borrows=*/false);
     encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
                                                std::forward<A>(args)...);
     return start<typename signature<Method>::result>(
@@ -4588,18 +4769,17 @@ struct call_access {
   // not sent at all.
   template <class R>
   static std::future<R> start(std::shared_ptr<channel> target, std::string method,
-                              std::string body, call_deadline deadline) {
+                              cbor::gathered body, call_deadline deadline) {
     auto task = std::make_shared<std::packaged_task<R()>>(
         [target = std::move(target), method = std::move(method), body = std::move(body),
-         deadline] {
+         deadline]() mutable {
           if (std::chrono::steady_clock::now() >= deadline.at)
             throw expired_call(
                 target->node(), method, deadline.length,
                 " (the call waited that long for a thread of the call pool, and "
                 "was not sent: at most 64 futures' calls run at once; give it a longer "
                 "deadline with with_deadline, or keep fewer futures outstanding)");
-          std::string_view whole = body;
-          return finish<R>(*target, method, {&whole, 1}, deadline);
+          return finish<R>(*target, method, body.pieces(), body.arrays(), deadline);
         });
     auto future = task->get_future();
     if (handlers_on_this_thread() > 0)
@@ -4611,16 +4791,18 @@ struct call_access {
 
   template <class R>
   static R finish(channel& target, const std::string& method,
-                  std::span<const std::string_view> args, const call_deadline& deadline) {
+                  std::span<const std::string_view> args,
+                  std::span<const cbor::bulk_array> arrays,
+                  const call_deadline& deadline) {
     try {
       if constexpr (placeable_result<R>) {
         placed_vector<R> sink;
-        auto reply = target.call(method, args, deadline, &sink);
+        auto reply = target.call(method, args, arrays, deadline, &sink);
         if (reply.placed) return std::move(sink.value);
         return read_result<R>(target.node(), method, reply);
       } else {
         return read_result<R>(target.node(), method,
-                              target.call(method, args, deadline, nullptr));
+                              target.call(method, args, arrays, deadline, nullptr));
       }
     } catch (const remote_error& refusal) {
       rethrow_for_caller(refusal);
@@ -8305,6 +8487,16 @@ namespace lp {
 /// other number type, travels as a typed array too; a tensor adds the shape.
 /// A Python node sees a numpy array.
 ///
+/// A tensor that a call between two processes of one host brought through
+/// shared memory (docs/protocol.md, "Bulk data through shared memory") holds
+/// no copy of its values: data(), operator[] and operator() read and write
+/// them where the caller's process put them, in memory this process has to
+/// itself until the tensor is gone (in_shared_memory()). Copying the tensor
+/// copies them into a vector, as copying any tensor does; values() moves
+/// them into the tensor's own vector the first time it is asked for, which,
+/// like a std::vector's reallocation, leaves pointers taken from data()
+/// before it reading the old place.
+///
 /// @tparam T a number type other than bool: float, double, std::int32_t, ...
 template <class T>
 class tensor {
@@ -8334,45 +8526,99 @@ class tensor {
                         std::to_string(values_.size()));
   }
 
+  /// A tensor with the same shape and its own copy of the values.
+  tensor(const tensor& other)
+      : shape_(other.shape_),
+        values_(other.shared_ ? std::vector<T>(other.data(), other.data() + other.size())
+                              : other.values_) {}
+  /// Takes the shape and a copy of the values.
+  tensor& operator=(const tensor& other) {
+    if (this != &other) *this = tensor(other);
+    return *this;
+  }
+  /// Takes the shape and the values, wherever they are.
+  tensor(tensor&&) noexcept = default;
+  /// Takes the shape and the values, wherever they are.
+  tensor& operator=(tensor&&) noexcept = default;
+
   /// The extent of each dimension, outermost first.
   const shape_type& shape() const noexcept { return shape_; }
   /// The number of dimensions.
   std::size_t rank() const noexcept { return shape_.size(); }
   /// The number of values: the product of the shape.
-  std::size_t size() const noexcept { return values_.size(); }
+  std::size_t size() const noexcept { return shared_ ? shared_->size : values_.size(); }
 
   /// The values, contiguous in row-major order.
-  T* data() noexcept { return values_.data(); }
+  T* data() noexcept { return shared_ ? shared_->place() : values_.data(); }
   /// The values, contiguous in row-major order.
-  const T* data() const noexcept { return values_.data(); }
+  const T* data() const noexcept { return shared_ ? shared_->place() : values_.data(); }
 
   /// The values in row-major order. Keep their number: the shape does not
-  /// follow it.
-  std::vector<T>& values() noexcept { return values_; }
-  /// The values in row-major order.
-  const std::vector<T>& values() const noexcept { return values_; }
+  /// follow it. Values still in shared memory are copied into the vector
+  /// first (once), and read there from then on.
+  std::vector<T>& values() {
+    if (shared_) {
+      values_.assign(data(), data() + size());
+      shared_.reset();
+    }
+    return values_;
+  }
+  /// The values in row-major order (values still in shared memory: a copy
+  /// of them, made once).
+  const std::vector<T>& values() const { return shared_ ? shared_->copied() : values_; }
+
+  /// Whether its values are still in the shared memory a call between two
+  /// processes of one host brought them in, read in place.
+  bool in_shared_memory() const noexcept { return shared_ && !shared_->has_copy(); }
 
   /// The value at this place in the row-major order; unchecked.
-  T& operator[](std::size_t flat) { return values_[flat]; }
+  T& operator[](std::size_t flat) { return data()[flat]; }
   /// The value at this place in the row-major order; unchecked.
-  const T& operator[](std::size_t flat) const { return values_[flat]; }
+  const T& operator[](std::size_t flat) const { return data()[flat]; }
 
   /// The value at one index per dimension, unchecked like operator[]:
   /// `t(i, j)` of a matrix.
   template <class... Index>
   T& operator()(Index... index) {
-    return values_[offset({static_cast<std::size_t>(index)...})];
+    return data()[offset({static_cast<std::size_t>(index)...})];
   }
   /// The value at one index per dimension, unchecked like operator[].
   template <class... Index>
   const T& operator()(Index... index) const {
-    return values_[offset({static_cast<std::size_t>(index)...})];
+    return data()[offset({static_cast<std::size_t>(index)...})];
   }
 
   /// Equal shapes and equal values.
-  bool operator==(const tensor&) const = default;
+  bool operator==(const tensor& other) const {
+    return shape_ == other.shape_ && size() == other.size() &&
+           std::equal(data(), data() + size(), other.data());
+  }
 
  private:
+  friend struct detail::tensor_access<tensor>;
+
+  // Values in memory that `keep` keeps mapped (detail/wire/shared_memory.hpp),
+  // until a const values() copies them into `copy`, where they are from
+  // then on: a const tensor hands out a std::vector too.
+  struct shared_values {
+    T* at;
+    std::size_t size;
+    std::shared_ptr<void> keep;
+    std::once_flag once{};
+    std::atomic<bool> done{false};
+    std::vector<T> copy{};
+
+    T* place() noexcept { return has_copy() ? copy.data() : at; }
+    bool has_copy() const noexcept { return done.load(std::memory_order_acquire); }
+    const std::vector<T>& copied() {
+      std::call_once(once, [this] {
+        copy.assign(at, at + size);
+        done.store(true, std::memory_order_release);
+      });
+      return copy;
+    }
+  };
+
   static std::size_t count(const shape_type& shape) { return detail::shape_count(shape); }
   static std::string shape_text(const shape_type& shape) {
     return detail::shape_text(shape);
@@ -8386,7 +8632,25 @@ class tensor {
 
   shape_type shape_;
   std::vector<T> values_;
+  std::unique_ptr<shared_values> shared_;  // null: the values are values_
 };
+
+namespace detail {
+// How the CBOR reader makes a tensor that reads its values in place
+// (cbor_decode.hpp, read_tensor).
+template <class N>
+struct tensor_access<tensor<N>> {
+  // `size` values at `at`, which `keep` keeps where they are; `shape`
+  // holds that many.
+  static tensor<N> in_place(std::vector<std::size_t> shape, N* at, std::size_t size,
+                            std::shared_ptr<void> keep) {
+    tensor<N> out;
+    out.shape_ = std::move(shape);
+    out.shared_.reset(new typename tensor<N>::shared_values{at, size, std::move(keep)});
+    return out;
+  }
+};
+}  // namespace detail
 
 }  // namespace lp
 
@@ -10057,13 +10321,16 @@ struct launcher<local_multi_threading> : launcher_on_this_host {
 // large body goes between the socket and the caller's buffer without a copy
 // in either direction. Over TLS (a launch's nodes beyond loopback, or
 // --lp_tls=on), the handshake follows the connect, and the bytes go through
-// the session (tls/session.hpp) with the same waits and deadlines.
+// the session (tls/session.hpp) with the same waits and deadlines. To a
+// node on this host it may go over the node's unix socket instead
+// (open_local; wire/local_socket.hpp), the same bytes without TCP.
 
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 
 #include <climits>
@@ -10579,6 +10846,802 @@ inline std::optional<head_error> parse_request_head(std::string_view text,
 }
 
 }  // namespace lp::detail::http1
+
+// ---- launchpad/detail/wire/local_socket.hpp ----
+
+// Calls between two processes of one host go over a unix domain socket
+// rather than loopback TCP (docs/protocol.md, "On one host"): the same
+// HTTP/1.1 requests and replies, the same secret, but no TCP stack on the
+// way, and a socket that can carry file descriptors (the shared-memory
+// segments of bulk data, wire/shared_memory.hpp). A node that serves on one
+// listens at a path in the launch's run directory (a directory only its
+// user may enter; the socket itself 0600) and publishes the path beside its
+// TCP address, with the identity of the host it runs on; a caller takes
+// the socket when its own identity is the same, TCP otherwise.
+
+#include <sys/un.h>
+
+
+namespace lp::detail {
+
+// Which kernel and network namespace this process runs in:
+// "<boot id>/<device>:<inode of the network namespace>". Two processes with
+// the same identity are on one host: a unix socket's path reaches one from
+// the other. Processes of one kernel in two network namespaces are not,
+// though a shared file system would let them open each other's sockets: a
+// container, a pod or a test host of tools/test-hosts.sh is a host of its
+// own to a launch, and calls to it cross its network. Empty where the boot
+// id cannot be read: then no other process is on this one's host.
+inline const std::string& host_identity() {
+  static const std::string identity = [] {
+    std::string boot;
+    std::ifstream(protocol::same_host::boot_id) >> boot;
+    struct stat network {};
+    if (boot.empty() || ::stat(protocol::same_host::network_namespace, &network) != 0)
+      return std::string();
+    return boot + "/" + std::to_string(network.st_dev) + ":" +
+           std::to_string(network.st_ino);
+  }();
+  return identity;
+}
+
+// The file name of a node's socket in the launch's socket directory: its
+// label, each byte but letters, digits, '-', '_' and '.' written %XX (a
+// label may hold '/'), then its suffix (".sock").
+inline std::string socket_file_name(std::string_view label) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string name;
+  for (char c : label) {
+    auto byte = static_cast<unsigned char>(c);
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                 (c == '.' && !name.empty());
+    if (plain) {
+      name += c;
+    } else {
+      name += '%';
+      name += hex[byte >> 4];
+      name += hex[byte & 15];
+    }
+  }
+  return name + protocol::same_host::socket_suffix;
+}
+
+// A unix socket's address. A path too long for sockaddr_un (108 bytes) is
+// reached through its directory, kept open while the address lives:
+// /proc/self/fd/<directory>/<name>.
+class unix_address {
+ public:
+  explicit unix_address(const std::string& path) {
+    address_.sun_family = AF_UNIX;
+    std::string usable = path;
+    if (path.size() >= sizeof address_.sun_path) {
+      auto slash = path.rfind('/');
+      if (slash != std::string::npos) {
+        auto directory = slash == 0 ? std::string("/") : path.substr(0, slash);
+        directory_ = ::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (directory_ >= 0)
+          usable = "/proc/self/fd/" + std::to_string(directory_) + path.substr(slash);
+      }
+    }
+    if (usable.empty() || usable.size() >= sizeof address_.sun_path) return;
+    std::memcpy(address_.sun_path, usable.data(), usable.size());
+    size_ = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + usable.size() + 1);
+  }
+  ~unix_address() {
+    if (directory_ >= 0) ::close(directory_);
+  }
+  unix_address(const unix_address&) = delete;
+  unix_address& operator=(const unix_address&) = delete;
+
+  // False for a path that cannot be reached even through its directory.
+  bool valid() const { return size_ != 0; }
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&address_); }
+  socklen_t size() const { return size_; }
+
+ private:
+  sockaddr_un address_{};
+  socklen_t size_ = 0;
+  int directory_ = -1;
+};
+
+// A stream socket listening at `path`, readable and writable by this user
+// only; -1 with errno set if it cannot be. A socket already at the path is
+// an earlier life's of the same node (a restarted node's, or one killed
+// before it could remove it) and is replaced; any other file is left, and
+// the call fails with EEXIST.
+inline int listen_unix(const std::string& path) {
+  unix_address where(path);
+  if (!where.valid()) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0) {
+    if (!S_ISSOCK(existing.st_mode)) {
+      errno = EEXIST;
+      return -1;
+    }
+    ::unlink(path.c_str());
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  // Accepted connections inherit the buffer sizes: a body that does not
+  // go through shared memory crosses in few writes.
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes,
+               sizeof socket_buffer_bytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &socket_buffer_bytes,
+               sizeof socket_buffer_bytes);
+  // The directory is its user's alone; the socket is too, as the secret's
+  // file is, for a directory someone opened up.
+  if (::bind(fd, where.get(), where.size()) != 0 || ::chmod(path.c_str(), 0600) != 0 ||
+      ::listen(fd, SOMAXCONN) != 0) {
+    int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+// The most descriptors one message may bring (the shared-memory segments
+// of its arrays: wire/shared_memory.hpp); more are closed unread.
+inline constexpr std::size_t max_descriptors = protocol::same_host::max_descriptors;
+
+// The descriptors that came on a connection, as its reads took them.
+struct received_descriptors {
+  std::vector<int> fds;
+  bool truncated = false;  // more came than a message may bring: closed
+
+  received_descriptors() = default;
+  received_descriptors(const received_descriptors&) = delete;
+  received_descriptors& operator=(const received_descriptors&) = delete;
+  ~received_descriptors() { close_all(); }
+
+  void close_all() {
+    for (int fd : fds) ::close(fd);
+    fds.clear();
+  }
+};
+
+// Reads up to `size` bytes as recv() does, keeping the descriptors that
+// came with them (SCM_RIGHTS), close-on-exec: a read that took bytes
+// carrying descriptors without asking for them would close them.
+inline ssize_t receive_with_descriptors(int socket, char* into, std::size_t size,
+                                        int flags, received_descriptors& came) {
+  iovec piece{into, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * max_descriptors)];
+  msghdr message{};
+  message.msg_iov = &piece;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t got = ::recvmsg(socket, &message, flags | MSG_CMSG_CLOEXEC);
+  if (got < 0) return got;
+  for (auto* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    auto count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (came.fds.size() < max_descriptors) {
+        came.fds.push_back(fd);
+      } else {
+        ::close(fd);
+        came.truncated = true;
+      }
+    }
+  }
+  if (message.msg_flags & MSG_CTRUNC) came.truncated = true;
+  return got;
+}
+
+// A descriptor sent with a message's first bytes (SCM_RIGHTS): attach()
+// sets it on the sendmsg that writes them.
+class descriptor_to_send {
+ public:
+  explicit descriptor_to_send(int fd) : fd_(fd) {}
+  void attach(msghdr& message) {
+    if (fd_ < 0) return;
+    message.msg_control = control_;
+    message.msg_controllen = sizeof control_;
+    auto* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd_, sizeof fd_);
+  }
+  // Sent with the bytes that have left: later writes carry it no more.
+  void sent() { fd_ = -1; }
+
+ private:
+  int fd_;
+  alignas(cmsghdr) char control_[CMSG_SPACE(sizeof(int))] = {};
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/wire/shared_memory.hpp ----
+
+// Bulk data between two processes of one host, through shared memory
+// (docs/protocol.md, "Bulk data through shared memory").
+//
+// Over a unix socket (wire/local_socket.hpp) a message's large typed arrays
+// need not cross as bytes of its body: the sender copies them into a
+// segment, a memfd (anonymous memory with a descriptor, never a file in
+// /dev/shm, so a container's small /dev/shm is no limit), sends the
+// descriptor with the message (SCM_RIGHTS), and writes in the body, in
+// place of each array's byte string, a reference to where in the segment
+// its bytes are (cbor::shared_bytes_tag). The receiver maps the segment
+// and reads: into a std::vector with one copy, into an lp::tensor or a
+// numpy array with none (they read the segment in place).
+//
+// Segments are lent, and come back. A process owns the segments it made
+// (segment_pool, up to a cap of bytes), fills one and lends it with a
+// message; the peer's next message on that connection says which of the
+// segments it got it is done with (no value read in place from them lives
+// on: Lp-Returned), and those are free again, already mapped and with
+// their pages in memory, so that steady traffic never maps, zeroes or
+// faults in memory anew. One the peer keeps (a tensor a node stores) is
+// given away: its maker forgets it, and its memory goes with the peer's
+// last use. A connection that ends gives away what it had lent and lets
+// go of what it held of the peer's. The memory of a segment thus lives
+// exactly as long as a process maps it, whatever ends which process (a
+// kill -9 too): nothing is left behind, in /dev/shm or anywhere.
+//
+// Past the cap (a burst of large calls in flight), a message's arrays go
+// in its body, through the socket, as over TCP; the pool counts it (a
+// node's lp_shared_memory_fallbacks_total).
+//
+// A segment is untrusted input: one that is not a memfd, not sealed
+// against shrinking (a peer could truncate it under our reads: SIGBUS),
+// empty or larger than the receiver takes, or a reference outside its
+// bounds, is refused with a clear error (400 on a node) before anything
+// reads it (cbor_reader.hpp checks references).
+
+#include <sys/mman.h>
+
+
+namespace lp::detail {
+
+// What is wrong with the segments a message brought: the peer's fault.
+struct segment_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The head fields of the protocol's shared memory (docs/protocol.md):
+// Lp-Bulk: shm      the sender reads segments in messages to it;
+// Lp-Segments: n    this message brought n descriptors;
+// Lp-Returned: i,j  of the segments of the receiver's last message, the
+//                   sender is done with numbers i and j (and keeps none of
+//                   the others).
+namespace bulk_field {
+inline constexpr std::string_view bulk = protocol::header::bulk;
+inline constexpr std::string_view segments = protocol::header::segments;
+inline constexpr std::string_view returned = protocol::header::returned;
+}  // namespace bulk_field
+
+// One memfd, mapped in this process.
+class segment {
+ public:
+  struct identity {
+    dev_t device;
+    ino_t inode;
+    auto operator<=>(const identity&) const = default;
+  };
+
+  // A new segment of this process's: `size` bytes, sealed against any
+  // change of size, mapped for reading and writing. Null where the system
+  // will not (no memory, or no memfd_create: before Linux 3.17).
+  static std::shared_ptr<segment> create(std::size_t size) {
+    int fd = ::memfd_create("launchpad", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return nullptr;
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+        ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+      ::close(fd);
+      return nullptr;
+    }
+    void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (at == MAP_FAILED) {
+      ::close(fd);
+      return nullptr;
+    }
+    struct stat about {};
+    ::fstat(fd, &about);
+    return std::shared_ptr<segment>(new segment(fd, static_cast<char*>(at), size, true,
+                                                {about.st_dev, about.st_ino}));
+  }
+
+  // A peer's segment, which came as descriptor `fd` (taken: closed on
+  // failure too): mapped for reading, and for writing where the peer's
+  // descriptor allows (values read in place are then writable). Throws
+  // segment_error for one that is not a memfd sealed against shrinking,
+  // that is empty or that is larger than `largest` bytes.
+  static std::shared_ptr<segment> adopt(int fd, std::size_t largest) {
+    struct stat about {};
+    auto refuse = [fd](const std::string& why) {
+      ::close(fd);
+      throw segment_error(why);
+    };
+    if (::fstat(fd, &about) != 0 || !S_ISREG(about.st_mode))
+      refuse("a descriptor that came with the message is not a memfd");
+    int seals = ::fcntl(fd, F_GET_SEALS);
+    if (seals < 0) refuse("a descriptor that came with the message is not a memfd");
+    if (!(seals & F_SEAL_SHRINK))
+      refuse(
+          "a segment that came with the message is not sealed against shrinking "
+          "(F_SEAL_SHRINK): it could be cut short under the reader");
+    auto size = static_cast<std::size_t>(about.st_size);
+    if (size == 0 || size > largest)
+      refuse("a segment of " + std::to_string(size) + " bytes came with the message; " +
+             (size == 0 ? std::string("an empty one holds nothing")
+                        : "this end takes at most " + std::to_string(largest)));
+    bool writable = true;
+    void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (at == MAP_FAILED && (errno == EACCES || errno == EPERM)) {
+      writable = false;  // a read-only descriptor, or one sealed against writes
+      at = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    }
+    if (at == MAP_FAILED)
+      refuse(std::string("a segment that came with the message cannot be mapped: ") +
+             std::strerror(errno));
+    return std::shared_ptr<segment>(new segment(fd, static_cast<char*>(at), size,
+                                                writable, {about.st_dev, about.st_ino}));
+  }
+
+  ~segment() {
+    ::munmap(data_, size_);
+    ::close(fd_);
+  }
+  segment(const segment&) = delete;
+  segment& operator=(const segment&) = delete;
+
+  int fd() const { return fd_; }
+  char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  bool writable() const { return writable_; }
+  const identity& id() const { return id_; }
+
+ private:
+  segment(int fd, char* data, std::size_t size, bool writable, identity id)
+      : fd_(fd), data_(data), size_(size), writable_(writable), id_(id) {}
+  const int fd_;
+  char* const data_;
+  const std::size_t size_;
+  const bool writable_;
+  const identity id_;
+};
+
+// The identity of the file behind a descriptor; nothing if it has none.
+inline std::optional<segment::identity> identity_of(int fd) {
+  struct stat about {};
+  if (::fstat(fd, &about) != 0) return std::nullopt;
+  return segment::identity{about.st_dev, about.st_ino};
+}
+
+// The segments this process made: free, lent or in use, within a cap of
+// bytes. One per process, shared by its clients and servers.
+class segment_pool {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // A free segment unused this long is unmapped: the memory of a burst
+  // goes back to the system.
+  static constexpr auto idle_limit = std::chrono::seconds(30);
+
+  static segment_pool& of_process() {
+    static segment_pool pool;
+    return pool;
+  }
+
+  struct figures {
+    std::size_t bytes = 0;         // of the segments it holds now
+    std::uint64_t lent = 0;        // messages whose arrays went in a segment
+    std::uint64_t fallbacks = 0;   // ... that went in the body, past the cap
+    std::uint64_t given_away = 0;  // segments a peer kept
+  };
+
+  // The most bytes of segments it holds at once (--lp_shared_memory_mb).
+  void set_cap(std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    cap_ = bytes;
+  }
+  std::size_t cap() const {
+    std::lock_guard lock(mutex_);
+    return cap_;
+  }
+
+  figures counts() const {
+    std::lock_guard lock(mutex_);
+    return figures_;
+  }
+
+  // A segment of at least `size` bytes for the caller to fill and lend: a
+  // free one, else a new one within the cap; null past the cap, which
+  // counts a fallback.
+  std::shared_ptr<segment> take(std::size_t size) {
+    std::lock_guard lock(mutex_);
+    auto now = clock::now();
+    auto wanted = size_class(size);
+    entry* best = nullptr;
+    for (auto& e : entries_)
+      if (!e.lent && e.held.use_count() == 1 && e.held->size() >= size &&
+          e.held->size() <= 2 * wanted && (!best || e.held->size() < best->held->size()))
+        best = &e;
+    if (best) {
+      best->lent = true;
+      best->used = now;
+      return best->held;
+    }
+    // Room: first what idles, then what is free at all.
+    for (bool any : {false, true}) {
+      if (figures_.bytes + wanted <= cap_) break;
+      std::erase_if(entries_, [&](const entry& e) {
+        bool drop = !e.lent && e.held.use_count() == 1 &&
+                    (any || now - e.used > idle_limit) && figures_.bytes + wanted > cap_;
+        if (drop) figures_.bytes -= e.held->size();
+        return drop;
+      });
+    }
+    if (figures_.bytes + wanted > cap_) {
+      ++figures_.fallbacks;
+      return nullptr;
+    }
+    auto made = segment::create(wanted);
+    if (!made) {
+      ++figures_.fallbacks;
+      return nullptr;
+    }
+    figures_.bytes += wanted;
+    entries_.push_back({made, true, now});
+    release_idle(now);
+    return made;
+  }
+
+  // This process's own segment `id` (come back in a peer's message), or null.
+  std::shared_ptr<segment> own(const segment::identity& id) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& e : entries_)
+      if (e.held->id() == id) return e.held;
+    return nullptr;
+  }
+
+  // A segment taken was lent with a message.
+  void lent() {
+    std::lock_guard lock(mutex_);
+    ++figures_.lent;
+  }
+
+  // A taken segment is free again: its peer is done with it, or it never
+  // left.
+  void give_back(const segment& s) {
+    std::lock_guard lock(mutex_);
+    for (auto& e : entries_)
+      if (e.held.get() == &s) {
+        e.lent = false;
+        e.used = clock::now();
+      }
+  }
+
+  // A lent segment the peer keeps: forgotten here (its memory lives on in
+  // the peer as long as it maps it).
+  void give_away(const segment& s) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(entries_, [&](const entry& e) {
+      if (e.held.get() != &s) return false;
+      figures_.bytes -= s.size();
+      ++figures_.given_away;
+      return true;
+    });
+  }
+
+  // A segment of at least `size` bytes: in steps of a quarter of the power
+  // of two below it (at most a quarter wasted), whole pages.
+  static std::size_t size_class(std::size_t size) {
+    std::size_t page = 4096, step = page;
+    while (step * 8 <= size) step *= 2;
+    return std::max(page, (size + step - 1) / step * step);
+  }
+
+ private:
+  segment_pool() = default;
+
+  struct entry {
+    std::shared_ptr<segment> held;
+    bool lent = false;  // taken, until given back
+    clock::time_point used;
+  };
+
+  void release_idle(clock::time_point now) {
+    std::erase_if(entries_, [&](const entry& e) {
+      bool drop = !e.lent && e.held.use_count() == 1 && now - e.used > idle_limit;
+      if (drop) figures_.bytes -= e.held->size();
+      return drop;
+    });
+  }
+
+  mutable std::mutex mutex_;
+  std::vector<entry> entries_;
+  std::size_t cap_ = std::size_t{256} << 20;
+  figures figures_;
+};
+
+// One connection's segments, at either end: a client's connection to a
+// node, or a node's connection from a caller. Used by one thread at a time,
+// as its connection is.
+class segment_exchange {
+ public:
+  segment_exchange() = default;
+  segment_exchange(const segment_exchange&) = delete;
+  segment_exchange& operator=(const segment_exchange&) = delete;
+  // The connection ends: what this end lent is given away (the peer may
+  // still read it), what it held of the peer's is let go.
+  ~segment_exchange() {
+    for (auto& s : lent_) pool().give_away(*s);
+    if (pending_) pool().give_away(*pending_);
+  }
+
+  // Whether the peer reads segments in messages to it (it said so).
+  bool peer_takes() const { return peer_takes_; }
+
+  // ---- A message that came --------------------------------------------
+
+  // Takes a message's head fields (`field` finds one by name, "" if
+  // absent) and the descriptors that came with it, which it owns from now
+  // on: maps them (a peer's segments, or this process's own come back),
+  // and takes the peer's word on those this end lent with its last
+  // message. Throws segment_error, every descriptor closed, if they are
+  // not what the head announced or not segments at all.
+  template <class Field>
+  void received(Field field, std::vector<int>& fds, std::size_t largest) {
+    peer_takes_ = field(bulk_field::bulk) == protocol::same_host::bulk_value;
+    std::vector<arrival> came;
+    std::string why;
+    try {
+      auto announced = count_of(field(bulk_field::segments));
+      if (announced != fds.size())
+        throw segment_error("the message announced " + std::to_string(announced) +
+                            " segments (" + std::string(bulk_field::segments) +
+                            ") and brought " + std::to_string(fds.size()) +
+                            " descriptors");
+      for (int& fd : fds) {
+        arrival a;
+        auto id = identity_of(fd);
+        if (id && (a.held = lent_with_id(*id))) {
+          a.home = true;  // lent by this end, and back
+        } else if (id && ((a.held = pool().own(*id)) || (a.held = cached(*id)))) {
+          // This process's own (its other end of a connection to itself), or
+          // a peer's that this end has mapped already.
+        } else {
+          a.held = segment::adopt(std::exchange(fd, -1), largest);
+          if (cache_.size() < max_cached) cache_[a.held->id()] = a.held;
+        }
+        if (fd >= 0) ::close(std::exchange(fd, -1));
+        came.push_back(std::move(a));
+      }
+    } catch (const segment_error& e) {
+      why = e.what();
+    }
+    for (int& fd : fds)
+      if (fd >= 0) ::close(fd);
+    fds.clear();
+    settle(field(bulk_field::returned), came);
+    received_.clear();
+    views_.clear();
+    if (!why.empty()) throw segment_error(why);
+    received_ = std::move(came);
+    for (auto& a : received_) {
+      // What reads it in place holds the token, not the segment itself: a
+      // segment other ends also hold tells whether this end still reads it.
+      a.token = std::make_shared<std::shared_ptr<segment>>(a.held);
+      views_.push_back({a.held->data(), a.held->size(), a.held->writable(),
+                        std::shared_ptr<void>(a.token, a.held->data())});
+    }
+  }
+
+  // The segments of the message that came last, for its reader.
+  std::span<const cbor::segment_view> segments() const { return views_; }
+
+  // ---- The next message from this end --------------------------------
+
+  // The head lines of this end's next message: that it reads segments,
+  // the segment pack() made for it, and which of the peer's last segments
+  // it is done with. Call after pack(), and when no value
+  // read from that message is still to be made (the reply's, a call's
+  // arguments): a value that reads a segment in place keeps it, and then
+  // it is not returned (the peer gives it away).
+  void head_lines(std::string& out) {
+    out += bulk_field::bulk;
+    out += ": ";
+    out += protocol::same_host::bulk_value;
+    out += "\r\n";
+    if (pending_) {
+      out += bulk_field::segments;
+      out += ": 1\r\n";
+    }
+    if (received_.empty()) return;
+    out += bulk_field::returned;
+    out += ": ";
+    bool first = true;
+    views_.clear();
+    for (std::size_t i = 0; i < received_.size(); ++i) {
+      auto& a = received_[i];
+      if (a.home) continue;
+      if (a.token.use_count() == 1) {  // nothing reads it in place
+        if (!first) out += ',';
+        out += std::to_string(i);
+        first = false;
+      } else if (auto it = cache_.find(a.held->id()); it != cache_.end()) {
+        cache_.erase(it);  // kept here: never lent again
+      }
+    }
+    out += "\r\n";
+    received_.clear();
+  }
+
+  // Moves the bytes of `arrays` (of a body in `pieces`) into a segment of
+  // this process's, where the peer reads segments: `out` is then the body
+  // to send, with references in their place (whose bytes `scratch` holds),
+  // and descriptor() the segment's. False (out untouched) where the peer
+  // does not read segments, there is nothing to move or the pool is full.
+  bool pack(std::span<const std::string_view> pieces,
+            std::span<const cbor::bulk_array> arrays, std::vector<std::string_view>& out,
+            std::string& scratch) {
+    if (!peer_takes_ || arrays.empty() || pending_) return false;
+    std::size_t total = 0;
+    for (const auto& a : arrays) total = aligned(total) + a.size;
+    auto s = pool().take(total);
+    if (!s) return false;
+    scratch.clear();
+    scratch.reserve(arrays.size() * 32);  // references never move once written
+    out.clear();
+    std::size_t at = 0, piece = 0, piece_at = 0;  // body position; piece and its start
+    // The body's bytes [at, until), as views of its pieces.
+    auto copy_through = [&](std::size_t until) {
+      while (at < until) {
+        while (piece_at + pieces[piece].size() <= at) piece_at += pieces[piece++].size();
+        auto from = at - piece_at;
+        auto n = std::min(until, piece_at + pieces[piece].size()) - at;
+        out.push_back(pieces[piece].substr(from, n));
+        at += n;
+      }
+    };
+    // Where the body's bytes [from, from + n) are, copied into `to`.
+    auto gather = [&](std::size_t from, std::size_t n, char* to) {
+      std::size_t p = 0, p_at = 0;
+      while (p_at + pieces[p].size() <= from) p_at += pieces[p++].size();
+      while (n > 0) {
+        auto offset = from - p_at;
+        auto take = std::min(n, pieces[p].size() - offset);
+        std::memcpy(to, pieces[p].data() + offset, take);
+        to += take;
+        from += take;
+        n -= take;
+        p_at += pieces[p++].size();
+      }
+    };
+    std::size_t offset = 0;
+    for (const auto& a : arrays) {
+      offset = aligned(offset);
+      gather(a.data_at, a.size, s->data() + offset);
+      copy_through(a.head_at);
+      auto start = scratch.size();
+      cbor::head(scratch, 6, cbor::shared_bytes_tag);
+      cbor::head(scratch, 4, 3);
+      cbor::head(scratch, 0, 0);
+      cbor::head(scratch, 0, offset);
+      cbor::head(scratch, 0, a.size);
+      out.push_back(std::string_view(scratch).substr(start));
+      at = a.data_at + a.size;
+      offset += a.size;
+    }
+    std::size_t end = 0;
+    for (auto p : pieces) end += p.size();
+    copy_through(end);
+    pending_ = std::move(s);
+    return true;
+  }
+
+  // The descriptor to send with the message pack() made; -1 if none.
+  int descriptor() const { return pending_ ? pending_->fd() : -1; }
+
+  // The message went (`sent`), its segment lent until the peer's next
+  // message says; or it did not, and the segment may be half sent: given
+  // away, never to be written again.
+  void done(bool sent) {
+    if (!pending_) return;
+    if (sent) {
+      lent_.push_back(std::move(pending_));
+      pool().lent();
+    } else {
+      pool().give_away(*pending_);
+    }
+    pending_.reset();
+  }
+
+ private:
+  // A peer lends this few segments at once; more are mapped for their
+  // message only.
+  static constexpr std::size_t max_cached = 16;
+
+  static segment_pool& pool() { return segment_pool::of_process(); }
+
+  static std::size_t aligned(std::size_t at) { return (at + 63) & ~std::size_t{63}; }
+
+  static segment_error not_a_count() {
+    return segment_error(std::string(bulk_field::segments) +
+                         " is not a count of at most " + std::to_string(max_descriptors) +
+                         " segments");
+  }
+
+  static std::size_t count_of(std::string_view text) {
+    if (text.empty()) return 0;
+    std::size_t n = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9' || n > max_descriptors) throw not_a_count();
+      n = n * 10 + static_cast<std::size_t>(c - '0');
+    }
+    if (n > max_descriptors) throw not_a_count();
+    return n;
+  }
+
+  std::shared_ptr<segment> cached(const segment::identity& id) const {
+    auto it = cache_.find(id);
+    return it == cache_.end() ? nullptr : it->second;
+  }
+
+  // A segment that came with the peer's last message.
+  struct arrival {
+    std::shared_ptr<segment> held;
+    std::shared_ptr<std::shared_ptr<segment>> token;  // what its readers hold
+    bool home = false;  // this end's own, lent and sent back
+  };
+
+  std::shared_ptr<segment> lent_with_id(const segment::identity& id) const {
+    for (const auto& s : lent_)
+      if (s->id() == id) return s;
+    return nullptr;
+  }
+
+  // The peer's word on what this end lent with its last message: those it
+  // names in `returned`, or sent back in this message, are free again; the
+  // others it keeps.
+  void settle(std::string_view returned, const std::vector<arrival>& came) {
+    std::vector<bool> back(lent_.size(), false);
+    for (std::size_t from = 0; from < returned.size();) {
+      auto comma = returned.find(',', from);
+      if (comma == std::string_view::npos) comma = returned.size();
+      std::size_t i = 0;
+      bool number = comma > from;
+      for (auto c : returned.substr(from, comma - from)) {
+        if (c < '0' || c > '9' || i > lent_.size()) number = false;
+        if (number) i = i * 10 + static_cast<std::size_t>(c - '0');
+      }
+      if (number && i < back.size()) back[i] = true;
+      from = comma + 1;
+    }
+    for (const auto& a : came)
+      if (a.home)
+        for (std::size_t j = 0; j < lent_.size(); ++j)
+          if (lent_[j] == a.held) back[j] = true;
+    for (std::size_t i = 0; i < lent_.size(); ++i) {
+      if (back[i])
+        pool().give_back(*lent_[i]);
+      else
+        pool().give_away(*lent_[i]);
+    }
+    lent_.clear();
+  }
+
+  bool peer_takes_ = false;
+  std::vector<std::shared_ptr<segment>> lent_;  // with this end's last message
+  std::shared_ptr<segment> pending_;            // packed, for the message being sent
+  std::vector<arrival> received_;               // with the peer's last message
+  std::vector<cbor::segment_view> views_;       // of received_, for its reader
+  std::map<segment::identity, std::shared_ptr<segment>> cache_;  // the peer's, mapped
+};
+
+}  // namespace lp::detail
 #include <system_error>
 
 namespace lp::detail {
@@ -10595,7 +11658,7 @@ class http_connection {
   // without the launch's certificate, a peer of another launch, a peer
   // that does not speak TLS): trying again will not help. `broken`:
   // anything else (malformed response, reply too large, reset
-  // mid-response...).
+  // mid-response or in the TLS handshake...).
   struct failure : std::runtime_error {
     enum kind_t { refused, stale, timeout, broken, tls } kind;
     failure(kind_t k, const std::string& what) : std::runtime_error(what), kind(k) {}
@@ -10649,6 +11712,41 @@ class http_connection {
     throw failure(failure::refused, "cannot connect to " + peer + ": " + why);
   }
 
+  // Connects to the unix socket at `path` (a node on this host) by
+  // `deadline`. Throws failure{refused} or failure{timeout}.
+  static std::unique_ptr<http_connection> open_local(const std::string& path,
+                                                     clock::time_point deadline) {
+    std::string peer = "unix:" + path;
+    unix_address where(path);
+    if (!where.valid())
+      throw failure(failure::refused,
+                    "cannot connect to " + peer + ": the path is too long");
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      throw failure(failure::refused,
+                    "cannot connect to " + peer + ": " + error_text(errno));
+    std::unique_ptr<http_connection> connection(new http_connection(fd, peer, false));
+    // A connect to a unix socket waits only while the server's backlog is
+    // full: bounded by the deadline, with the socket blocking until then.
+    for (;;) {
+      auto left =
+          std::chrono::duration_cast<std::chrono::microseconds>(deadline - clock::now());
+      if (left.count() <= 0) connection->time_out("connecting to");
+      timeval wait{static_cast<time_t>(left.count() / 1000000),
+                   static_cast<suseconds_t>(left.count() % 1000000)};
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+      if (::connect(fd, where.get(), where.size()) == 0) break;
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EINPROGRESS) connection->time_out("connecting to");
+      throw failure(failure::refused,
+                    "cannot connect to " + peer + ": " + error_text(errno));
+    }
+    timeval none{};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return connection;
+  }
+
   // Takes over a connected stream socket (a socketpair's end, in the client
   // fuzzer: tests/fuzz/fuzz_client.cpp); `peer` names it in messages. The
   // socket should be non-blocking, as open() makes its own.
@@ -10700,6 +11798,12 @@ class http_connection {
   // Whether a byte of the last request's response came.
   bool answered() const { return answered_; }
 
+  // Over a unix socket, the connection's shared memory
+  // (wire/shared_memory.hpp): a request sends the segment it packed, and
+  // the segments its response brought are mapped there for its reader.
+  // Null over TCP.
+  segment_exchange* shared() { return shared_.get(); }
+
  private:
   // Response head, chunk-size line and trailer section limit; also the most
   // asked of one recv into the connection's own buffer.
@@ -10714,6 +11818,9 @@ class http_connection {
     std::optional<std::size_t> length;
     bool chunked = false;
     bool keep_alive = true;
+    // The fields of shared memory (bulk_field), copied: the body's reading
+    // may move the head's bytes.
+    std::string bulk, segments, returned;
   };
 
   response request(verb method, std::string_view path, std::string_view headers,
@@ -10732,6 +11839,7 @@ class http_connection {
       fail("request path '" + http1::printable(path) +
            "' has a space or control character");
     bool sent = send_request(method, path, headers, body, deadline);
+    if (shared_) shared_->done(sent);
 
     head h;
     for (;;) {
@@ -10776,15 +11884,23 @@ class http_connection {
     if (in_end_ != in_begin_)
       fail(peer_ + " sent " + std::to_string(in_end_ - in_begin_) +
            " bytes after the end of its response");
+    if (shared_) take_segments(h, max_body);
     served_ = true;
     reusable_ = keep;
     return r;
   }
 
-  http_connection(int fd, std::string peer)
-      : fd_(fd), peer_(std::move(peer)), host_line_("Host: " + peer_ + "\r\n") {
+  // Over TCP (`tcp`), or a unix socket, whose Host is localhost (as
+  // curl --unix-socket sends it).
+  http_connection(int fd, std::string peer, bool tcp = true)
+      : fd_(fd),
+        peer_(std::move(peer)),
+        host_line_("Host: " + (tcp ? peer_ : std::string("localhost")) + "\r\n") {
     int on = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    if (tcp)
+      ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    else
+      shared_ = std::make_unique<segment_exchange>();
     // Set before connect(): the receive buffer decides the window scale
     // offered in the SYN.
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes,
@@ -10799,6 +11915,27 @@ class http_connection {
 
   [[noreturn]] static void fail(const std::string& what) {
     throw failure(failure::broken, what);
+  }
+
+  // The segments the response brought, mapped, and its word on those the
+  // request lent; a response whose segments are not what it says fails.
+  void take_segments(const head& h, std::size_t max_body) {
+    try {
+      if (descriptors_.truncated) {
+        descriptors_.truncated = false;
+        descriptors_.close_all();
+        throw segment_error("more descriptors came than a message may bring");
+      }
+      shared_->received(
+          [&](std::string_view name) -> std::string_view {
+            if (name == bulk_field::bulk) return h.bulk;
+            if (name == bulk_field::segments) return h.segments;
+            return h.returned;
+          },
+          descriptors_.fds, max_body);
+    } catch (const segment_error& e) {
+      fail("the response from " + peer_ + ": " + e.what());
+    }
   }
   [[noreturn]] void time_out(const char* doing) const {
     throw failure(failure::timeout,
@@ -10861,8 +11998,10 @@ class http_connection {
         throw failure(failure::tls, peer_ + " does not speak TLS (" + why +
                                         "): is it a launch with --lp_tls=off?");
       case tls_session::trouble::closed:
+        // Before any answer: as a connection closed unanswered, which a
+        // node that stops does to connections it took and will not serve.
         throw failure(
-            failure::tls,
+            failure::broken,
             peer_ + " closed the connection in the TLS handshake (" + why + ")");
       default:
         throw failure(failure::tls, "TLS with " + peer_ + " failed: " + why);
@@ -10943,14 +12082,21 @@ class http_connection {
     msghdr message{};
     message.msg_iov = parts_.data();
     message.msg_iovlen = parts_.size();
+    // The segment the body's arrays were packed in goes with its first bytes.
+    descriptor_to_send attached(shared_ ? shared_->descriptor() : -1);
     for (;;) {
+      attached.attach(message);
       ssize_t sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
       if (sent < 0) {
         if (errno == EINTR) continue;
         if (errno == EPIPE || errno == ECONNRESET) return false;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
           fail("sending to " + peer_ + ": " + error_text(errno));
+      } else {
+        attached.sent();
       }
+      message.msg_control = nullptr;
+      message.msg_controllen = 0;
       for (auto left = static_cast<std::size_t>(std::max<ssize_t>(sent, 0)); left > 0;) {
         std::size_t taken = std::min(left, message.msg_iov->iov_len);
         message.msg_iov->iov_base = static_cast<char*>(message.msg_iov->iov_base) + taken;
@@ -10975,7 +12121,8 @@ class http_connection {
     if (tls_) return receive_tls(into, size, deadline);
     for (;;) {
       wait(POLLIN, deadline, "waiting for the response from");
-      ssize_t got = ::recv(fd_, into, size, 0);
+      ssize_t got = shared_ ? receive_with_descriptors(fd_, into, size, 0, descriptors_)
+                            : ::recv(fd_, into, size, 0);
       if (got > 0) {
         answered_ = true;
         return static_cast<std::size_t>(got);
@@ -11073,6 +12220,12 @@ class http_connection {
         keep_alive = keep_alive || http1::lists(value, "keep-alive");
       } else if (iequals(name, "Content-Type")) {
         h.content_type = value;
+      } else if (iequals(name, bulk_field::bulk)) {
+        h.bulk = value;
+      } else if (iequals(name, bulk_field::segments)) {
+        h.segments = value;
+      } else if (iequals(name, bulk_field::returned)) {
+        h.returned = value;
       }
     }
     h.keep_alive = !close && (!http10 || keep_alive);
@@ -11186,6 +12339,9 @@ class http_connection {
   bool answered_ = false;             // a byte of the current response came
   std::unique_ptr<tls_session> tls_;  // null: plain HTTP
   spin_wait spin_;
+  // On a unix socket: the descriptors that came, and its shared memory.
+  received_descriptors descriptors_;
+  std::unique_ptr<segment_exchange> shared_;
 };
 
 }  // namespace lp::detail
@@ -11200,9 +12356,15 @@ namespace lp::detail {
 
 // Where a node serves, as nodes publish it and callers dial it. An IPv6
 // host goes in brackets in its URL (RFC 3986), which other tools expect.
+// A node that also serves on a unix socket (wire/local_socket.hpp) gives
+// its path and the identity of its host: a caller on that host
+// (host_identity()) calls it there, any other over host:port.
 struct address {
   std::string host;
   int port = 0;
+  // (Initialized, so that address{host, port} says all there is to say.)
+  std::string socket{};   // empty: none
+  std::string host_id{};  // host_identity() of the node's process, with a socket
   // https:// where the launch speaks TLS.
   std::string url(bool tls = false) const {
     bool v6 = host.find(':') != std::string::npos;
@@ -11343,14 +12505,16 @@ class http_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline, reply_sink* sink) override {
+                 std::span<const cbor::bulk_array> arrays, const call_deadline& deadline,
+                 reply_sink* sink) override {
+    let_go_held();
     // A node that refused the connection, or closed it unanswered, may have
     // gone because the program stops: the launch knows, so ask it before
     // saying the node did not answer. A refused call never reached the
     // node, so it is sent once more, to where the node serves now.
     for (int attempt = 0;; ++attempt) {
       try {
-        return call_once(method, args, deadline, sink);
+        return call_once(method, args, arrays, deadline, sink);
       } catch (const http_connection::failure& e) {
         // The node's TLS refused this caller, or is not this launch's:
         // another try goes the same way.
@@ -11374,15 +12538,16 @@ class http_channel final : public channel {
 
   // Drops every idle connection; calls after this fail.
   void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    idle_.clear();
+    std::lock_guard lock(pool_->mutex);
+    pool_->closed = true;
+    pool_->idle.clear();
   }
 
  private:
   // One try at the node where the launch says it serves. A refused
   // connection is thrown as it is, for call() to decide.
   raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
+                      std::span<const cbor::bulk_array> arrays,
                       const call_deadline& deadline, reply_sink* sink) {
     auto until = deadline.at;
     // The wait for a node that does not serve yet counts against the deadline.
@@ -11399,9 +12564,27 @@ class http_channel final : public channel {
       auto [connection, reused] = acquire(where, until);
       for (;;) {
         try {
-          auto response = connection->post(path, headers_with_deadline(until), args,
-                                           until, reply, max_reply, sink);
-          if (connection->reusable()) release(std::move(connection));
+          auto& headers = headers_with_deadline(until);
+          auto body = args;
+          auto* shared = connection->shared();
+          if (shared) {
+            // To a node on this host, the large arrays go in shared memory.
+            thread_local std::vector<std::string_view> packed;
+            thread_local std::string references;
+            if (shared->pack(args, arrays, packed, references)) body = packed;
+            shared->head_lines(headers);
+          }
+          auto response =
+              connection->post(path, headers, body, until, reply, max_reply, sink);
+          std::span<const cbor::segment_view> segments;
+          if (shared) segments = shared->segments();
+          // The reply's reader reads the segments it brought: its
+          // connection, which holds them, stays this thread's until its
+          // next call.
+          if (!segments.empty())
+            hold(std::move(connection));
+          else if (connection->reusable())
+            pool_->release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
             throw remote_error(node_, method, "http_" + std::to_string(response.status),
@@ -11411,7 +12594,8 @@ class http_channel final : public channel {
                                    " a Launchpad node?",
                                response.status);
           return {response.status, *format,
-                  std::string_view(reply.data(), response.body_size), response.placed};
+                  std::string_view(reply.data(), response.body_size), response.placed,
+                  segments};
         } catch (const http_connection::failure& e) {
           // The server closed this pooled connection just before the call
           // (its keep-alive ran out), so the request never ran: send it again
@@ -11439,7 +12623,7 @@ class http_channel final : public channel {
   // method that waits stops when the caller does; what is left of it at
   // the time of sending, rounded up so that a call with time left never
   // reads 0.
-  const std::string& headers_with_deadline(clock::time_point until) const {
+  std::string& headers_with_deadline(clock::time_point until) const {
     thread_local std::string headers;
     auto left =
         std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
@@ -11463,16 +12647,62 @@ class http_channel final : public channel {
     clock::time_point idle_since;
   };
 
+  // The idle connections, shared with the thread that holds one
+  // (held_connection) for as long as it is there.
+  struct pool {
+    std::mutex mutex;
+    std::vector<pooled> idle;
+    bool closed = false;
+
+    void release(std::unique_ptr<http_connection> connection) {
+      std::lock_guard lock(mutex);
+      if (closed) return;
+      auto now = clock::now();
+      idle.push_back({std::move(connection), now});
+      // The oldest come first: drop those the server will have closed, so
+      // the pool holds no dead sockets after a burst.
+      auto fresh = std::find_if(idle.begin(), idle.end(), [&](const pooled& p) {
+        return now - p.idle_since < max_idle;
+      });
+      idle.erase(idle.begin(), fresh);
+    }
+  };
+
+  // The connection of this thread's last reply, while its reader may still
+  // read the segments it brought; back to its pool at the thread's next
+  // call.
+  struct held_connection {
+    std::unique_ptr<http_connection> connection;
+    std::weak_ptr<pool> to;
+  };
+  static held_connection& held() {
+    thread_local held_connection slot;
+    return slot;
+  }
+  void hold(std::unique_ptr<http_connection> connection) {
+    let_go_held();
+    held() = {std::move(connection), pool_};
+  }
+  static void let_go_held() {
+    auto& slot = held();
+    if (!slot.connection) return;
+    auto connection = std::move(slot.connection);
+    auto to = slot.to.lock();
+    slot.to.reset();
+    if (to && connection->reusable()) to->release(std::move(connection));
+  }
+
   // A pooled connection (and true), or a new one.
   std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
                                                             clock::time_point until) {
     {
-      std::lock_guard lock(mutex_);
-      if (closed_) throw transport_error(node_, "", "the program has stopped");
+      std::lock_guard lock(pool_->mutex);
+      if (pool_->closed) throw transport_error(node_, "", "the program has stopped");
       auto now = clock::now();
-      while (!idle_.empty()) {
-        auto connection = std::move(idle_.back());
-        idle_.pop_back();
+      auto& idle = pool_->idle;
+      while (!idle.empty()) {
+        auto connection = std::move(idle.back());
+        idle.pop_back();
         if (now - connection.idle_since < max_idle)
           return {std::move(connection.connection), true};
       }
@@ -11480,33 +12710,32 @@ class http_channel final : public channel {
     return {connect(where, until), false};
   }
 
+  // Over the node's unix socket where it has one on this host, else (or if
+  // that fails: a socket removed by hand, a directory this user may not
+  // enter) over TCP.
   std::unique_ptr<http_connection> connect(const address& where,
                                            clock::time_point until) const {
-    return http_connection::open(where.host, where.port,
-                                 std::min(until, clock::now() + connect_timeout),
-                                 tls_.get());
-  }
-
-  void release(std::unique_ptr<http_connection> connection) {
-    std::lock_guard lock(mutex_);
-    if (closed_) return;
-    auto now = clock::now();
-    idle_.push_back({std::move(connection), now});
-    // The oldest come first: drop those the server will have closed, so the
-    // pool holds no dead sockets after a burst.
-    auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const pooled& p) {
-      return now - p.idle_since < max_idle;
-    });
-    idle_.erase(idle_.begin(), fresh);
+    auto deadline = std::min(until, clock::now() + connect_timeout);
+    if (!where.socket.empty() && !where.host_id.empty() &&
+        where.host_id == host_identity()) {
+      try {
+        return http_connection::open_local(where.socket, deadline);
+      } catch (const http_connection::failure& e) {
+        if (e.kind == http_connection::failure::timeout) throw;
+        if (!told_.exchange(true))
+          std::cerr << "[lp] calls to " << node_ << " go over TCP: " << e.what()
+                    << std::endl;
+      }
+    }
+    return http_connection::open(where.host, where.port, deadline, tls_.get());
   }
 
   const std::string node_;
   const std::shared_ptr<directory> directory_;
   const std::shared_ptr<const tls_context> tls_;
   std::string headers_;  // Content-Type, Accept and the secret, as header lines
-  std::mutex mutex_;
-  std::vector<pooled> idle_;
-  bool closed_ = false;
+  std::shared_ptr<pool> pool_ = std::make_shared<pool>();
+  mutable std::atomic<bool> told_{false};  // that the unix socket failed
 };
 
 }  // namespace lp::detail
@@ -11789,7 +13018,8 @@ class direct_channel final : public channel {
 
   // The reply is in this process already: no sink saves a copy.
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline, reply_sink*) override {
+                 std::span<const cbor::bulk_array>, const call_deadline& deadline,
+                 reply_sink*) override {
     // Held through the call, so close() waits for calls that found the node
     // before it goes away.
     std::shared_lock lock(mutex_);
@@ -13212,6 +14442,13 @@ struct process_figures {
   double cpu_seconds = 0;
   long threads = 0;
   long restarts = 0;  // of this node's process, by its launcher
+  // Its shared memory for calls on its host (wire/shared_memory.hpp).
+  struct shared_memory_figures {
+    double bytes = 0;      // of the segments it holds now
+    double messages = 0;   // whose large arrays went through a segment
+    double fallbacks = 0;  // ... that went through the socket instead: at the cap
+    double kept = 0;       // segments it lent that a peer kept
+  } shared_memory;
 };
 
 // Set by a launcher in a node process's environment: how often it restarted it.
@@ -13245,6 +14482,7 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
 
 // ---- launchpad/detail/serve/listener.hpp ----
 
+#include <sys/eventfd.h>
 
 // ---- launchpad/detail/serve/deadline_stream.hpp ----
 
@@ -13271,7 +14509,9 @@ namespace lp::detail {
 // memory; a reply leaves in one sendmsg of its head and body's pieces, so
 // that a small one is one segment and its caller wakes once. With a TLS
 // session, bytes go through it: the socket is then non-blocking, and each
-// wait is for what the session asks.
+// wait is for what the session asks. On a unix socket, the descriptors
+// that come with the bytes are kept (`descriptors`), and a reply may send
+// one (the shared-memory segment of its arrays: wire/shared_memory.hpp).
 class deadline_stream {
  public:
   using clock = std::chrono::steady_clock;
@@ -13284,8 +14524,9 @@ class deadline_stream {
   // The largest head read: request line and fields.
   static constexpr std::size_t head_limit = 64 << 10;
 
-  deadline_stream(int socket, const server_limits& limits, tls_session* tls = nullptr)
-      : socket_(socket), limits_(limits), tls_(tls) {}
+  deadline_stream(int socket, const server_limits& limits, tls_session* tls = nullptr,
+                  received_descriptors* descriptors = nullptr)
+      : socket_(socket), limits_(limits), tls_(tls), descriptors_(descriptors) {}
   deadline_stream(const deadline_stream&) = delete;
   deadline_stream& operator=(const deadline_stream&) = delete;
 
@@ -13363,9 +14604,11 @@ class deadline_stream {
   }
 
   // Writes a reply, its head and its body's pieces, in as few sends as the
-  // socket takes: a small reply is one segment. False if it could not; the
-  // connection is then of no more use.
-  bool write_reply(std::string_view head, std::span<const std::string_view> body) {
+  // socket takes: a small reply is one segment; with `descriptor` (>= 0,
+  // a unix socket's) sent along. False if it could not; the connection is
+  // then of no more use.
+  bool write_reply(std::string_view head, std::span<const std::string_view> body,
+                   int descriptor = -1) {
     if (timed_out_ != phase::idle) return false;
     phase_ = phase::reply;
     started_ = clock::now();
@@ -13385,6 +14628,7 @@ class deadline_stream {
       return true;
     }
     constexpr std::size_t batch = 64;  // pieces per sendmsg, well under IOV_MAX
+    descriptor_to_send attached(descriptor);
     iovec vectors[batch];
     std::size_t next = 0;  // the first piece not in `vectors` yet; head is piece -1
     bool head_left = true;
@@ -13396,7 +14640,7 @@ class deadline_stream {
       for (; next < body.size() && count < batch; ++next)
         if (!body[next].empty())
           vectors[count++] = {const_cast<char*>(body[next].data()), body[next].size()};
-      if (!send_vectors(vectors, count)) return false;
+      if (!send_vectors(vectors, count, attached)) return false;
     }
     return true;
   }
@@ -13456,7 +14700,9 @@ class deadline_stream {
   ssize_t receive(char* into, std::size_t size) {
     if (!tls_) {
       for (;;) {
-        ssize_t got = ::recv(socket_, into, size, MSG_DONTWAIT);
+        ssize_t got = descriptors_ ? receive_with_descriptors(socket_, into, size,
+                                                              MSG_DONTWAIT, *descriptors_)
+                                   : ::recv(socket_, into, size, MSG_DONTWAIT);
         if (got >= 0) return got;
         if (errno == EINTR) continue;
         if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLIN)) return -1;
@@ -13482,18 +14728,21 @@ class deadline_stream {
     return true;
   }
 
-  // Sends every byte `vectors` point to, moving them along as they go.
-  bool send_vectors(iovec* vectors, std::size_t count) {
+  // Sends every byte `vectors` point to, moving them along as they go, the
+  // descriptor (if any) with the first that leave.
+  bool send_vectors(iovec* vectors, std::size_t count, descriptor_to_send& attached) {
     while (count > 0) {
       msghdr message{};
       message.msg_iov = vectors;
       message.msg_iovlen = count;
+      attached.attach(message);
       ssize_t sent = ::sendmsg(socket_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (sent < 0) {
         if (errno == EINTR) continue;
         if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLOUT)) return false;
         continue;
       }
+      attached.sent();
       moved_ += static_cast<std::size_t>(sent);
       for (auto left = static_cast<std::size_t>(sent);
            left > 0 || (count > 0 && vectors->iov_len == 0);) {
@@ -13569,7 +14818,8 @@ class deadline_stream {
 
   const int socket_;
   const server_limits& limits_;
-  tls_session* const tls_;  // null: plain HTTP
+  tls_session* const tls_;                   // null: plain HTTP
+  received_descriptors* const descriptors_;  // a unix socket's; else null
   phase phase_ = phase::idle;
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far
@@ -13592,6 +14842,8 @@ class deadline_stream {
 
 namespace lp::detail {
 
+class segment_exchange;
+
 // A request, as views into the connection's buffers: valid during its
 // handler only.
 struct http_request {
@@ -13601,6 +14853,10 @@ struct http_request {
   // What follows the prefix of a route by prefix ("add" of
   // "/lp/v1/call/add"); empty for a route by path.
   std::string_view rest;
+  // On a unix socket, its connection's shared memory
+  // (wire/shared_memory.hpp): the segments the body's arrays may refer
+  // to, and where the reply's may go. Null over TCP.
+  segment_exchange* shared = nullptr;
 
   std::string_view method() const { return head.method; }
   // The first header of this name (without case), or "".
@@ -13743,7 +14999,6 @@ class http_routes {
 // ---- launchpad/detail/serve/parking.hpp ----
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 
 
 namespace lp::detail {
@@ -13895,7 +15150,9 @@ using refusal_body =
 // An HTTP/1.1 server on a thread of its own, the way every server of a
 // launch needs it: a node, the launcher's rendezvous, the status page.
 //
-// One thread accepts. Each connection is served on a thread of an elastic
+// One thread accepts, on the TCP socket and on a unix socket if it has one
+// (wire/local_socket.hpp: the callers on its host). Each connection is
+// served on a thread of an elastic
 // pool while it is busy, from its request's first byte to 20 ms after its
 // reply (a caller's next call usually comes sooner); then it parks without
 // a thread (parking.hpp) until its next request. Up to max_connections are
@@ -13916,7 +15173,10 @@ class listener {
   }
   listener(const listener&) = delete;
   listener& operator=(const listener&) = delete;
-  ~listener() { stop(); }
+  ~listener() {
+    stop();
+    close_local();
+  }
 
   // Where handlers go; set before start().
   http_routes& routes() { return routes_; }
@@ -13943,11 +15203,29 @@ class listener {
   void set_tls(std::shared_ptr<const tls_context> context) { tls_ = std::move(context); }
   bool tls() const { return tls_ != nullptr; }
 
+  // Also serves on a unix socket at `path` (listen_unix), from start() on;
+  // removed again at stop(). False, with errno set, if it cannot listen
+  // there. Before start().
+  bool listen_locally(const std::string& path) {
+    close_local();
+    local_ = listen_unix(path);
+    if (local_ < 0) return false;
+    ::fcntl(local_, F_SETFL, ::fcntl(local_, F_GETFL) | O_NONBLOCK);
+    local_path_ = path;
+    return true;
+  }
+
   // Binds host:port (port 0: any free port) and serves; returns the port,
   // or -1 if it cannot bind. Connections are accepted once it returns.
   int start(const std::string& host, int port) {
     int bound = bind_and_listen(host, port);
     if (bound < 0) return -1;
+    wake_ = ::eventfd(0, EFD_CLOEXEC);
+    if (wake_ < 0) {
+      ::close(listening_);
+      listening_ = -1;
+      return -1;
+    }
     parking_ = std::make_unique<connection_parking>();
     thread_ = std::thread([this] { accept_all(); });
     return bound;
@@ -13958,13 +15236,25 @@ class listener {
   void stop() {
     if (!thread_.joinable()) return;
     stopping_ = true;
-    ::shutdown(listening_, SHUT_RDWR);  // accept() returns
+    // From here on a connect is refused, as at a node that has stopped, and
+    // its caller asks the launch whether the program stops
+    // (call/http_channel.hpp). Listening on until the close below, while
+    // the pool finished its calls, the kernel took connections that the
+    // close then reset unanswered, and a TLS caller took that for a failed
+    // handshake and failed its node.
+    ::shutdown(listening_, SHUT_RDWR);
+    if (local_ >= 0) ::shutdown(local_, SHUT_RDWR);
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto woken = ::write(wake_, &one, sizeof one);  // poll() returns
     thread_.join();
     // A connection it wakes goes to the pool, which runs what is queued.
     parking_->close();
     pool_.shutdown();
     ::close(listening_);
     listening_ = -1;
+    ::close(wake_);
+    wake_ = -1;
+    close_local();
   }
 
   bool running() const { return thread_.joinable(); }
@@ -13980,13 +15270,21 @@ class listener {
 
   // One open connection, from accept to close, on a thread or parked.
   struct connection {
-    connection(int s, std::atomic<std::size_t>& count) : socket(s), open(count) {}
+    connection(int s, bool on_unix, std::atomic<std::size_t>& count)
+        : socket(s), local(on_unix), open(count) {
+      if (local) exchange = std::make_unique<segment_exchange>();
+    }
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
     ~connection() { open.fetch_sub(1, std::memory_order_relaxed); }
     const int socket;
+    const bool local;  // on the unix socket
     std::atomic<std::size_t>& open;
     std::optional<tls_session> session;
+    // On the unix socket: the descriptors that came, and the shared memory
+    // of its messages (wire/shared_memory.hpp).
+    received_descriptors descriptors;
+    std::unique_ptr<segment_exchange> exchange;
   };
 
   int bind_and_listen(const std::string& host, int port) {
@@ -13999,7 +15297,8 @@ class listener {
       return -1;
     int bound = -1;
     for (auto* at = found; at && bound < 0; at = at->ai_next) {
-      int fd = ::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, at->ai_protocol);
+      int fd = ::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                        at->ai_protocol);
       if (fd < 0) continue;
       int on = 1;
       ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
@@ -14025,35 +15324,55 @@ class listener {
   }
 
   void accept_all() {
+    pollfd watched[] = {{wake_, POLLIN, 0}, {listening_, POLLIN, 0}, {local_, POLLIN, 0}};
     while (!stopping_) {
-      int socket = ::accept4(listening_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (socket < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        // Out of descriptors or memory: the peer waits in the backlog until
-        // a connection closes.
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          continue;
-        }
-        return;  // stopping: the socket was shut down
+      if (::poll(watched, local_ < 0 ? 2 : 3, -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
       }
-      int on = 1;
-      ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-      // Only this thread adds to open_, so the check holds until the add.
-      if (open_.load() >= cap_) {
-        refuse_past_cap(socket);
-        continue;
+      if (watched[0].revents) return;  // stopping
+      for (int i : {1, 2}) {
+        if (i == 2 && local_ < 0) continue;
+        if (watched[i].revents) accept_one(watched[i].fd, i == 2);
       }
-      open_.fetch_add(1);  // the connection's end takes it off
-      pool_.enqueue([this, socket] { serve_new(socket); });
     }
+  }
+
+  void accept_one(int listening, bool local) {
+    // The listening sockets do not block: a connection that poll() saw may
+    // be gone by the accept. The accepted one blocks (deadline_stream
+    // reads and writes with MSG_DONTWAIT, and waits in its own poll).
+    int socket = ::accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
+    if (socket < 0) {
+      // Out of descriptors or memory: the peer waits in the backlog until
+      // a connection closes.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return;  // EAGAIN, EINTR, ECONNABORTED: poll again
+    }
+    int on = 1;
+    if (!local) ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    // Only this thread adds to open_, so the check holds until the add.
+    if (open_.load() >= cap_) {
+      refuse_past_cap(socket, local);
+      return;
+    }
+    open_.fetch_add(1);  // the connection's end takes it off
+    pool_.enqueue([this, socket, local] { serve_new(socket, local); });
+  }
+
+  void close_local() {
+    if (local_ < 0) return;
+    ::close(local_);
+    local_ = -1;
+    ::unlink(local_path_.c_str());
   }
 
   // One past the cap: answered at once, on the accepting thread, and
   // closed. A TLS peer could not read a plain reply, and a handshake here
   // would hold up the accepting thread: it finds the connection closed.
-  void refuse_past_cap(int socket) {
-    if (!tls_) {
+  void refuse_past_cap(int socket, bool local) {
+    if (!tls_ || local) {
       auto reply =
           reply_text(503, "overloaded",
                      "this node has " + std::to_string(cap_) +
@@ -14065,9 +15384,11 @@ class listener {
     close_socket(socket, false);
   }
 
-  void serve_new(int socket) {
-    auto c = std::make_shared<connection>(socket, open_);
-    if (tls_ && !handshake(*c)) return close_socket(socket, true);
+  void serve_new(int socket, bool local) {
+    auto c = std::make_shared<connection>(socket, local, open_);
+    // A unix socket never leaves the host, and only its user may open it:
+    // its calls are plain HTTP, with the secret (docs/protocol.md).
+    if (tls_ && !local && !handshake(*c)) return close_socket(socket, true);
     auto first = std::min<std::chrono::seconds>(
         std::chrono::seconds(protocol::keep_alive_seconds),
         std::chrono::seconds(protocol::first_request_seconds));
@@ -14083,7 +15404,8 @@ class listener {
   // launcher's rendezvous closes a node's first request unread, and the
   // node cannot publish where it serves).
   void serve(std::shared_ptr<connection> c, clock::time_point idle_until) {
-    deadline_stream stream(c->socket, limits_, c->session ? &*c->session : nullptr);
+    deadline_stream stream(c->socket, limits_, c->session ? &*c->session : nullptr,
+                           c->local ? &c->descriptors : nullptr);
     after next = after::next;
     while (next == after::next && !stopping_) {
       auto linger = std::clamp<clock::duration>(idle_until - clock::now(),
@@ -14093,14 +15415,14 @@ class listener {
         if (park(c, idle_until)) return;
         continue;  // the parking is closed: wait on without parking
       }
-      next = serve_one(stream);
+      next = serve_one(stream, *c);
       idle_until = clock::now() + std::chrono::seconds(protocol::keep_alive_seconds);
     }
     end(*c, next == after::close_unread);
   }
 
   // Reads one request, routes it, writes its reply.
-  after serve_one(deadline_stream& stream) {
+  after serve_one(deadline_stream& stream, connection& c) {
     thread_local http1::request_head head;
     std::string_view text;
     switch (stream.read_head(text)) {
@@ -14137,7 +15459,8 @@ class listener {
           "no route " + std::string(head.method) + " " + http1::printable(path);
       // A body that no one will read ends the connection, unread.
       if (has_body) return refuse(stream, 404, protocol::error::no_such_route, message);
-      return answer(stream, head, 404, protocol::error::no_such_route, message);
+      if (auto refused = take_segments(stream, head, c)) return *refused;
+      return answer(stream, head, 404, protocol::error::no_such_route, message, c);
     }
     std::string_view body;
     if (has_body) {
@@ -14145,14 +15468,36 @@ class listener {
       auto read = read_body(stream, head, body);
       if (read != after::next) return read;
     }
+    if (auto refused = take_segments(stream, head, c)) return *refused;
     thread_local http_reply reply;
     reply.reset();
     try {
-      (*handler)(http_request{head, path, body, rest}, reply);
+      (*handler)(http_request{head, path, body, rest, c.exchange.get()}, reply);
     } catch (const std::exception& e) {
-      return answer(stream, head, 500, "internal", e.what());
+      return answer(stream, head, 500, "internal", e.what(), c);
     }
-    return write(stream, head, reply);
+    return write(stream, head, reply, c);
+  }
+
+  // On the unix socket: the shared-memory segments the request brought, and
+  // its word on those the last reply lent (wire/shared_memory.hpp). A
+  // request whose segments are not what it says gets 400.
+  std::optional<after> take_segments(deadline_stream& stream,
+                                     const http1::request_head& head, connection& c) {
+    if (!c.exchange) return std::nullopt;
+    try {
+      if (c.descriptors.truncated) {
+        c.descriptors.truncated = false;
+        c.descriptors.close_all();
+        throw segment_error("more descriptors came than a message may bring (" +
+                            std::to_string(max_descriptors) + ")");
+      }
+      c.exchange->received([&](std::string_view name) { return head.field_value(name); },
+                           c.descriptors.fds, body_limit_);
+    } catch (const segment_error& e) {
+      return answer(stream, head, 400, protocol::error::bad_request, e.what(), c);
+    }
+    return std::nullopt;
   }
 
   // The request's body, into this thread's buffer; `body` views it.
@@ -14207,8 +15552,8 @@ class listener {
   // Writes `reply`; the connection goes on if both sides want it to. A
   // small body joins the head, to leave in one segment; a large one is
   // written from where it is.
-  after write(deadline_stream& stream, const http1::request_head& head,
-              http_reply& reply) {
+  after write(deadline_stream& stream, const http1::request_head& head, http_reply& reply,
+              connection& c) {
     bool keep = head.keep_alive && !reply.close && !stopping_;
     bool with_body = head.method != "HEAD";
     std::string_view whole[] = {reply.body};
@@ -14238,14 +15583,18 @@ class listener {
       text += "\r\nConnection: close";
     else if (head.http10)
       text += "\r\nConnection: keep-alive";
-    text += "\r\n\r\n";
+    text += "\r\n";
+    if (c.exchange) c.exchange->head_lines(text);
+    text += "\r\n";
     if (!with_body) {
       body = {};
     } else if (size <= streamed_body) {
       for (auto piece : body) text += piece;
       body = {};
     }
-    bool sent = stream.write_reply(text, body);
+    bool sent =
+        stream.write_reply(text, body, c.exchange ? c.exchange->descriptor() : -1);
+    if (c.exchange) c.exchange->done(sent);
     drop_if_large(text);
     if (written_) written_();
     return sent && keep ? after::next : after::close;
@@ -14253,11 +15602,11 @@ class listener {
 
   // An error reply of the listener's own, with the refusal body.
   after answer(deadline_stream& stream, const http1::request_head& head, int status,
-               std::string_view code, const std::string& message) {
+               std::string_view code, const std::string& message, connection& c) {
     http_reply reply;
     reply.status = status;
     reply.set_content(refusal_(code, message), protocol::media::json);
-    return write(stream, head, reply);
+    return write(stream, head, reply, c);
   }
 
   // A request that cannot be read on: answered, and the connection ends
@@ -14366,6 +15715,9 @@ class listener {
   std::atomic<std::size_t> open_{0};  // from accept to close
   std::atomic<bool> stopping_{false};
   int listening_ = -1;
+  int local_ = -1;  // the unix socket, if any
+  std::string local_path_;
+  int wake_ = -1;                                // an eventfd that stop() writes
   std::unique_ptr<connection_parking> parking_;  // from start()
   thread_pool pool_;
   std::thread thread_;  // last: it uses the rest
@@ -14396,14 +15748,27 @@ class http_server {
   http_server& operator=(const http_server&) = delete;
   ~http_server() { stop(); }
 
-  // Binds host:port (port 0: any free port), serves on a thread of its own,
-  // and returns the URL once connections are accepted.
-  std::string start(const std::string& host, int port) {
+  // Binds host:port (port 0: any free port), and a unix socket at
+  // `socket_path` unless it is empty (the callers on this host take it:
+  // docs/protocol.md, "On one host"), serves on a thread of its own, and
+  // returns the URL once connections are accepted.
+  std::string start(const std::string& host, int port,
+                    const std::string& socket_path = {}) {
+    if (!socket_path.empty() && !listener_.listen_locally(socket_path))
+      throw bind_error("node '" + identity_.label +
+                       "' cannot listen on the unix socket " + socket_path + ": " +
+                       std::strerror(errno) +
+                       "; launch with --lp_same_host=off to call it over TCP only");
     int bound = listener_.start(host, port);
     if (bound < 0)
       throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
                        std::to_string(port) + ": " + std::strerror(errno));
-    bound_ = {host, bound};
+    bound_.host = host;
+    bound_.port = bound;
+    if (!socket_path.empty()) {
+      bound_.socket = socket_path;
+      bound_.host_id = host_identity();
+    }
     url_ = bound_.url(listener_.tls());
     return url_;
   }
@@ -14457,6 +15822,10 @@ class http_server {
     routes.get(protocol::path::metrics, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       auto process = this_process_figures();
+      auto shared = segment_pool::of_process().counts();
+      process.shared_memory = {
+          static_cast<double>(shared.bytes), static_cast<double>(shared.lent),
+          static_cast<double>(shared.fallbacks), static_cast<double>(shared.given_away)};
       auto connections = listener_.open_connections();
       if (req.header("Accept").find(protocol::media::json) != std::string_view::npos)
         return res.set_content(
@@ -14534,16 +15903,25 @@ class http_server {
   // (and the result's arrays it refers to), which stays as it is until the
   // listener has written it.
   static std::size_t send(http_reply& res, int status, written_reply& reply,
-                          protocol::format format) {
+                          protocol::format format, segment_exchange* shared = nullptr) {
     res.status = status;
     res.content_type = protocol::content_type(format);
     res.body.clear();
     res.pieces.clear();
     std::size_t size = 0;
-    for (auto piece : reply.body.pieces()) {
-      res.pieces.push_back(piece);
-      size += piece.size();
+    auto pieces = reply.body.pieces();
+    for (auto piece : pieces) size += piece.size();
+    // To a caller on this host that reads shared memory, the result's
+    // large arrays go in a segment (wire/shared_memory.hpp): copied there,
+    // the result itself is no longer needed, nor kept (nothing of the
+    // call's then holds the segments the call brought, which go back).
+    thread_local std::string references;
+    if (shared && format == protocol::format::cbor &&
+        shared->pack(pieces, reply.body.arrays(), res.pieces, references)) {
+      reply.kept.reset();
+      return size;
     }
+    res.pieces.assign(pieces.begin(), pieces.end());
     return size;
   }
 
@@ -14585,9 +15963,17 @@ class http_server {
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
     timer.request_bytes = req.body.size();
-    int status = dispatch(node_.instance, identity_.label, method, *format, replying,
-                          req.body, reply);
-    timer.reply_bytes = send(res, status, reply, replying);
+    int status;
+    {
+      // The body's large arrays may be in the segments the request brought.
+      std::span<const cbor::segment_view> segments;
+      if (req.shared) segments = req.shared->segments();
+      for (const auto& segment : segments) timer.request_bytes += segment.size;
+      cbor::segment_scope shared(segments);
+      status = dispatch(node_.instance, identity_.label, method, *format, replying,
+                        req.body, reply);
+    }
+    timer.reply_bytes = send(res, status, reply, replying, req.shared);
   }
 
   // The caller's deadline, from the time the request came, less the time
@@ -14636,6 +16022,9 @@ struct host_options {
   // every address and is known by its DNS name.
   std::string advertise_host;
   std::string run_dir;  // the launch's run directory, if it has one
+  // Where each node also serves on a unix socket, for the callers on its
+  // host (wire/local_socket.hpp); empty: TCP only (--lp_same_host=off).
+  std::string socket_dir;
   std::size_t max_body_bytes = std::size_t{256} << 20;
   server_limits limits;  // each node's server's
   // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
@@ -14876,7 +16265,11 @@ class node_host {
       graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
       if (node->python) continue;
-      node->server->start(options_.bind_host, 0);
+      node->server->start(
+          options_.bind_host, 0,
+          options_.socket_dir.empty()
+              ? std::string()
+              : options_.socket_dir + "/" + socket_file_name(node->identity.label));
       auto where = node->server->bound();
       if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
       options_.nodes->publish(node->identity.label, where);
@@ -16379,6 +17772,17 @@ class finished_runs {
 
 namespace lp::detail {
 
+// An address as the rendezvous carries it: a node's unix socket and its
+// host's identity only where it has one.
+inline json address_json(const address& where) {
+  json out{{"host", where.host}, {"port", where.port}};
+  if (!where.socket.empty()) {
+    out["socket"] = where.socket;
+    out["host_id"] = where.host_id;
+  }
+  return out;
+}
+
 // The launcher's side.
 class rendezvous_server {
  public:
@@ -16431,8 +17835,11 @@ class rendezvous_server {
     routes.post(protocol::path::rendezvous_publish, guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto label = body.at("label").template get<std::string>();
-                  address where{body.at("host").template get<std::string>(),
-                                body.at("port").template get<int>()};
+                  address where;
+                  where.host = body.at("host").template get<std::string>();
+                  where.port = body.at("port").template get<int>();
+                  where.socket = body.value("socket", "");
+                  where.host_id = body.value("host_id", "");
                   publish(label, where);
                   if (on_.published) on_.published(label, where);
                   res.set_content("{}", protocol::media::json);
@@ -16456,9 +17863,7 @@ class rendezvous_server {
                 json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
                 protocol::media::json);
           } else if (entry.where) {
-            res.set_content(
-                json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
-                protocol::media::json);
+            res.set_content(address_json(*entry.where).dump(), protocol::media::json);
           } else {
             res.status = entry.gone ? 410 : 404;
             res.set_content(
@@ -16499,7 +17904,10 @@ class rendezvous_server {
     if (bound < 0)
       throw launch_error("the launcher cannot listen on " + host +
                          (port ? " port " + std::to_string(port) : std::string()));
-    url_ = address{host, bound}.url(listener_.tls());
+    address where;
+    where.host = host;
+    where.port = bound;
+    url_ = where.url(listener_.tls());
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;
@@ -16573,8 +17981,9 @@ class rendezvous_directory final : public directory {
                  (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
   void publish(const std::string& label, const address& where) override {
-    post(protocol::path::rendezvous_publish,
-         {{"label", label}, {"host", where.host}, {"port", where.port}});
+    auto body = address_json(where);
+    body["label"] = label;
+    post(protocol::path::rendezvous_publish, body);
   }
 
   address lookup(const std::string& label, const std::string& method,
@@ -16594,8 +18003,11 @@ class rendezvous_directory final : public directory {
           ask(label, method, protocol::path::rendezvous_lookup,
               {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
       if (reply.status == 200) {
-        address where{reply.body.at("host").get<std::string>(),
-                      reply.body.at("port").get<int>()};
+        address where;
+        where.host = reply.body.at("host").get<std::string>();
+        where.port = reply.body.at("port").get<int>();
+        where.socket = reply.body.value("socket", "");
+        where.host_id = reply.body.value("host_id", "");
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;
@@ -18184,6 +19596,15 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
   w.sample(metric::open_connections.name, "", static_cast<double>(connections));
   w.family(metric::restarts_total);
   w.sample(metric::restarts_total.name, "", static_cast<double>(process.restarts));
+  const auto& shared = process.shared_memory;
+  w.family(metric::shared_memory_bytes);
+  w.sample(metric::shared_memory_bytes.name, "", shared.bytes);
+  w.family(metric::shared_memory_messages_total);
+  w.sample(metric::shared_memory_messages_total.name, "", shared.messages);
+  w.family(metric::shared_memory_fallbacks_total);
+  w.sample(metric::shared_memory_fallbacks_total.name, "", shared.fallbacks);
+  w.family(metric::shared_memory_kept_total);
+  w.sample(metric::shared_memory_kept_total.name, "", shared.kept);
   metrics.each_user_figure(
       [&](const std::string& name, const node_metrics::user_entry& entry) {
         switch (entry.what) {
@@ -18267,6 +19688,11 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
           {"threads", process.threads},
           {"connections", connections},
           {"restarts", process.restarts},
+          {"shared_memory",
+           {{"bytes", process.shared_memory.bytes},
+            {"messages", process.shared_memory.messages},
+            {"fallbacks", process.shared_memory.fallbacks},
+            {"kept", process.shared_memory.kept}}},
           {"latency_bounds", latency_bounds},
           {"methods", methods},
           {"counters", counters},
@@ -22276,7 +23702,10 @@ LP_API json reader::read() {
   if (major == 7) return simple(info);
   if (major >= 2 && major <= 5) {
     auto size = size_of(initial);
-    if (major == 2) return binary(size, std::nullopt);
+    if (major == 2) {
+      std::string scratch;
+      return binary(string_bytes(2, size, scratch), std::nullopt);
+    }
     if (major == 3) {
       std::string out;
       text_into(size, out);
@@ -22288,7 +23717,8 @@ LP_API json reader::read() {
   auto arg = argument(info);
   if (major == 0) return arg;
   if (major == 1) return negative(arg);
-  return binary(size_of(tagged(arg)), arg);
+  std::string scratch;
+  return binary(tagged_bytes(arg, scratch), arg);
 }
 
 LP_API void reader::skip() {
@@ -22325,7 +23755,41 @@ LP_API void reader::skip() {
   if (info == 31) indefinite_number(major);
   auto arg = argument(info);
   if (major == 1) negative(arg);
-  if (major == 6) skip_bytes(size_of(tagged(arg)));
+  if (major == 6) {
+    std::string scratch;
+    tagged_bytes(arg, scratch);
+  }
+}
+
+LP_API std::string_view reader::segment_bytes(const segment_view** shared) {
+  auto malformed_reference = [this] {
+    fail(
+        "a reference to shared memory is an array of 3 unsigned integers: [segment, "
+        "offset, length]");
+  };
+  if (next() != 0x83) malformed_reference();
+  std::uint64_t field[3];
+  for (auto& value : field) {
+    auto initial = next();
+    if (initial >> 5 != 0) malformed_reference();
+    value = argument(initial & 0x1f);
+  }
+  auto [index, offset, length] = field;
+  auto segments = segments_in_scope();
+  if (segments.empty())
+    fail(
+        "a reference to shared memory in a message that brought no segment (send the "
+        "bytes in the body, or the segments with the message: docs/protocol.md)");
+  if (index >= segments.size())
+    fail("a reference to segment " + std::to_string(index) +
+         " of a message that brought " + std::to_string(segments.size()));
+  const auto& segment = segments[index];
+  if (offset > segment.size || length > segment.size - offset)
+    fail("a reference to bytes " + std::to_string(offset) + " to " +
+         std::to_string(offset) + " + " + std::to_string(length) + " of a segment of " +
+         std::to_string(segment.size) + " bytes");
+  if (shared) *shared = &segment;
+  return {segment.data + offset, static_cast<std::size_t>(length)};
 }
 
 LP_API void reader::fail(const std::string& what) const {
@@ -22355,9 +23819,7 @@ LP_API void reader::map_key() {
   map_key(scratch);
 }
 
-LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
-  std::string scratch;
-  auto view = string_bytes(2, size, scratch);
+LP_API json reader::binary(std::string_view view, std::optional<std::uint64_t> tag) {
   // Pointers of the same type make assign one memcpy.
   auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
   std::vector<std::uint8_t> bytes(first, first + view.size());

@@ -235,10 +235,19 @@ CPP_LP_FAMILIES = """\
 # TYPE lp_open_connections gauge
 # HELP lp_restarts_total Restarts of the node's process by its launcher.
 # TYPE lp_restarts_total counter
+# HELP lp_shared_memory_bytes Bytes of shared memory the node's process holds for calls on its host.
+# TYPE lp_shared_memory_bytes gauge
+# HELP lp_shared_memory_messages_total Messages of the node's process whose large arrays went through shared memory.
+# TYPE lp_shared_memory_messages_total counter
+# HELP lp_shared_memory_fallbacks_total Messages of the node's process whose large arrays went through the socket, its shared memory at its cap.
+# TYPE lp_shared_memory_fallbacks_total counter
+# HELP lp_shared_memory_kept_total Shared memory the node's process lent that a peer kept.
+# TYPE lp_shared_memory_kept_total counter
 """
 # ... and the keys of its JSON, and of a method's entry in "methods".
 CPP_JSON_KEYS = {"node", "pid", "host", "resident_bytes", "cpu_seconds", "threads", "connections",
-                 "restarts", "latency_bounds", "methods", "counters", "gauges", "series"}
+                 "restarts", "shared_memory", "latency_bounds", "methods", "counters", "gauges",
+                 "series"}
 CPP_METHOD_KEYS = {"name", "calls", "by_code", "latency_buckets", "fastest", "slowest",
                    "in_flight", "request_bytes", "reply_bytes", "batches"}
 CPP_TEXT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

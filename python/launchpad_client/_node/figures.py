@@ -139,4 +139,10 @@ def prometheus_text(figures: dict[str, Any], node: str) -> str:
                      (protocol.METRIC_RESTARTS_TOTAL, "restarts")):
         family(row)
         sample(row.name, "", figures[key])
+    for row, key in ((protocol.METRIC_SHARED_MEMORY_BYTES, "bytes"),
+                     (protocol.METRIC_SHARED_MEMORY_MESSAGES_TOTAL, "messages"),
+                     (protocol.METRIC_SHARED_MEMORY_FALLBACKS_TOTAL, "fallbacks"),
+                     (protocol.METRIC_SHARED_MEMORY_KEPT_TOTAL, "kept")):
+        family(row)
+        sample(row.name, "", figures["shared_memory"][key])
     return "".join(out)

@@ -530,9 +530,17 @@ class NodeServer:
                 "resident_bytes": resident_bytes(), "cpu_seconds": times.user + times.system,
                 "threads": threading.active_count(), "connections": connections,
                 "restarts": int(os.environ.get(protocol.ENVIRONMENT_RESTARTS, "0") or 0),
+                "shared_memory": self.shared_memory_figures(),
                 "latency_bounds": list(LATENCY_BOUNDS), "methods": methods,
                 **(user_metrics._registry.figures() if user else
                    {"counters": {}, "gauges": {}, "series": {}})}
+
+    def shared_memory_figures(self) -> dict[str, int]:
+        """The process's shared memory for calls on its host, as a C++
+        node's "shared_memory" (wire/shared_memory.hpp): bytes held, messages
+        whose arrays went through it, fallbacks to the socket at the cap,
+        segments a peer kept."""
+        return {"bytes": 0, "messages": 0, "fallbacks": 0, "kept": 0}
 
     # --- Replies. -----------------------------------------------------------
 

@@ -85,7 +85,7 @@ struct call_access {
     encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
                                                std::forward<A>(args)...);
     return finish<typename signature<Method>::result>(
-        target(from), std::string(Method::name), body.pieces(),
+        target(from), std::string(Method::name), body.pieces(), body.arrays(),
         call_deadline::from_now(from.lp_deadline_));
   }
 
@@ -98,7 +98,7 @@ struct call_access {
     sign_of_life();
     auto deadline = call_deadline::from_now(from.lp_deadline_);
     target(from);
-    std::string body;
+    cbor::gathered body(/*borrows=*/false);
     encode<typename signature<Method>::params>(body, std::index_sequence_for<A...>{},
                                                std::forward<A>(args)...);
     return start<typename signature<Method>::result>(
@@ -143,18 +143,17 @@ struct call_access {
   // not sent at all.
   template <class R>
   static std::future<R> start(std::shared_ptr<channel> target, std::string method,
-                              std::string body, call_deadline deadline) {
+                              cbor::gathered body, call_deadline deadline) {
     auto task = std::make_shared<std::packaged_task<R()>>(
         [target = std::move(target), method = std::move(method), body = std::move(body),
-         deadline] {
+         deadline]() mutable {
           if (std::chrono::steady_clock::now() >= deadline.at)
             throw expired_call(
                 target->node(), method, deadline.length,
                 " (the call waited that long for a thread of the call pool, and "
                 "was not sent: at most 64 futures' calls run at once; give it a longer "
                 "deadline with with_deadline, or keep fewer futures outstanding)");
-          std::string_view whole = body;
-          return finish<R>(*target, method, {&whole, 1}, deadline);
+          return finish<R>(*target, method, body.pieces(), body.arrays(), deadline);
         });
     auto future = task->get_future();
     if (handlers_on_this_thread() > 0)
@@ -166,16 +165,18 @@ struct call_access {
 
   template <class R>
   static R finish(channel& target, const std::string& method,
-                  std::span<const std::string_view> args, const call_deadline& deadline) {
+                  std::span<const std::string_view> args,
+                  std::span<const cbor::bulk_array> arrays,
+                  const call_deadline& deadline) {
     try {
       if constexpr (placeable_result<R>) {
         placed_vector<R> sink;
-        auto reply = target.call(method, args, deadline, &sink);
+        auto reply = target.call(method, args, arrays, deadline, &sink);
         if (reply.placed) return std::move(sink.value);
         return read_result<R>(target.node(), method, reply);
       } else {
         return read_result<R>(target.node(), method,
-                              target.call(method, args, deadline, nullptr));
+                              target.call(method, args, arrays, deadline, nullptr));
       }
     } catch (const remote_error& refusal) {
       rethrow_for_caller(refusal);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <launchpad/detail/wire/cbor_encode.hpp>
 #include <launchpad/detail/wire/reply_sink.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
@@ -49,13 +50,15 @@ inline deadline_exceeded expired_call(const std::string& node, const std::string
 class channel {
  public:
   virtual ~channel() = default;
-  // Sends the positional arguments, a CBOR array in consecutive pieces, and
-  // returns the reply (read_result makes it the result or the error), or
-  // throws lp::transport_error / lp::deadline_exceeded (when no reply came
-  // by `deadline`). A channel may hand a large reply to `sink` (null: none)
-  // and return it `placed`.
+  // Sends the positional arguments, a CBOR array in consecutive pieces
+  // whose large typed arrays are at `arrays`, and returns the reply
+  // (read_result makes it the result or the error), or throws
+  // lp::transport_error / lp::deadline_exceeded (when no reply came by
+  // `deadline`). A channel may hand a large reply to `sink` (null: none)
+  // and return it `placed`, and send the arrays through shared memory.
   virtual raw_reply call(const std::string& method,
                          std::span<const std::string_view> args,
+                         std::span<const cbor::bulk_array> arrays,
                          const call_deadline& deadline, reply_sink* sink) = 0;
   virtual const std::string& node() const = 0;
   // The program is stopping: calls from now on fail with transport_error.

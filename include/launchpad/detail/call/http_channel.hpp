@@ -1,12 +1,15 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <iostream>
 #include <launchpad/detail/call/channel.hpp>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/call/node_addresses.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
+#include <launchpad/detail/wire/local_socket.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
 #include <launchpad/detail/wire/result.hpp>
 #include <launchpad/error.hpp>
@@ -57,14 +60,16 @@ class http_channel final : public channel {
   const std::string& node() const override { return node_; }
 
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline, reply_sink* sink) override {
+                 std::span<const cbor::bulk_array> arrays, const call_deadline& deadline,
+                 reply_sink* sink) override {
+    let_go_held();
     // A node that refused the connection, or closed it unanswered, may have
     // gone because the program stops: the launch knows, so ask it before
     // saying the node did not answer. A refused call never reached the
     // node, so it is sent once more, to where the node serves now.
     for (int attempt = 0;; ++attempt) {
       try {
-        return call_once(method, args, deadline, sink);
+        return call_once(method, args, arrays, deadline, sink);
       } catch (const http_connection::failure& e) {
         // The node's TLS refused this caller, or is not this launch's:
         // another try goes the same way.
@@ -88,15 +93,16 @@ class http_channel final : public channel {
 
   // Drops every idle connection; calls after this fail.
   void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    idle_.clear();
+    std::lock_guard lock(pool_->mutex);
+    pool_->closed = true;
+    pool_->idle.clear();
   }
 
  private:
   // One try at the node where the launch says it serves. A refused
   // connection is thrown as it is, for call() to decide.
   raw_reply call_once(const std::string& method, std::span<const std::string_view> args,
+                      std::span<const cbor::bulk_array> arrays,
                       const call_deadline& deadline, reply_sink* sink) {
     auto until = deadline.at;
     // The wait for a node that does not serve yet counts against the deadline.
@@ -113,9 +119,27 @@ class http_channel final : public channel {
       auto [connection, reused] = acquire(where, until);
       for (;;) {
         try {
-          auto response = connection->post(path, headers_with_deadline(until), args,
-                                           until, reply, max_reply, sink);
-          if (connection->reusable()) release(std::move(connection));
+          auto& headers = headers_with_deadline(until);
+          auto body = args;
+          auto* shared = connection->shared();
+          if (shared) {
+            // To a node on this host, the large arrays go in shared memory.
+            thread_local std::vector<std::string_view> packed;
+            thread_local std::string references;
+            if (shared->pack(args, arrays, packed, references)) body = packed;
+            shared->head_lines(headers);
+          }
+          auto response =
+              connection->post(path, headers, body, until, reply, max_reply, sink);
+          std::span<const cbor::segment_view> segments;
+          if (shared) segments = shared->segments();
+          // The reply's reader reads the segments it brought: its
+          // connection, which holds them, stays this thread's until its
+          // next call.
+          if (!segments.empty())
+            hold(std::move(connection));
+          else if (connection->reusable())
+            pool_->release(std::move(connection));
           auto format = protocol::format_of(response.content_type);
           if (!format)
             throw remote_error(node_, method, "http_" + std::to_string(response.status),
@@ -125,7 +149,8 @@ class http_channel final : public channel {
                                    " a Launchpad node?",
                                response.status);
           return {response.status, *format,
-                  std::string_view(reply.data(), response.body_size), response.placed};
+                  std::string_view(reply.data(), response.body_size), response.placed,
+                  segments};
         } catch (const http_connection::failure& e) {
           // The server closed this pooled connection just before the call
           // (its keep-alive ran out), so the request never ran: send it again
@@ -153,7 +178,7 @@ class http_channel final : public channel {
   // method that waits stops when the caller does; what is left of it at
   // the time of sending, rounded up so that a call with time left never
   // reads 0.
-  const std::string& headers_with_deadline(clock::time_point until) const {
+  std::string& headers_with_deadline(clock::time_point until) const {
     thread_local std::string headers;
     auto left =
         std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
@@ -177,16 +202,62 @@ class http_channel final : public channel {
     clock::time_point idle_since;
   };
 
+  // The idle connections, shared with the thread that holds one
+  // (held_connection) for as long as it is there.
+  struct pool {
+    std::mutex mutex;
+    std::vector<pooled> idle;
+    bool closed = false;
+
+    void release(std::unique_ptr<http_connection> connection) {
+      std::lock_guard lock(mutex);
+      if (closed) return;
+      auto now = clock::now();
+      idle.push_back({std::move(connection), now});
+      // The oldest come first: drop those the server will have closed, so
+      // the pool holds no dead sockets after a burst.
+      auto fresh = std::find_if(idle.begin(), idle.end(), [&](const pooled& p) {
+        return now - p.idle_since < max_idle;
+      });
+      idle.erase(idle.begin(), fresh);
+    }
+  };
+
+  // The connection of this thread's last reply, while its reader may still
+  // read the segments it brought; back to its pool at the thread's next
+  // call.
+  struct held_connection {
+    std::unique_ptr<http_connection> connection;
+    std::weak_ptr<pool> to;
+  };
+  static held_connection& held() {
+    thread_local held_connection slot;
+    return slot;
+  }
+  void hold(std::unique_ptr<http_connection> connection) {
+    let_go_held();
+    held() = {std::move(connection), pool_};
+  }
+  static void let_go_held() {
+    auto& slot = held();
+    if (!slot.connection) return;
+    auto connection = std::move(slot.connection);
+    auto to = slot.to.lock();
+    slot.to.reset();
+    if (to && connection->reusable()) to->release(std::move(connection));
+  }
+
   // A pooled connection (and true), or a new one.
   std::pair<std::unique_ptr<http_connection>, bool> acquire(const address& where,
                                                             clock::time_point until) {
     {
-      std::lock_guard lock(mutex_);
-      if (closed_) throw transport_error(node_, "", "the program has stopped");
+      std::lock_guard lock(pool_->mutex);
+      if (pool_->closed) throw transport_error(node_, "", "the program has stopped");
       auto now = clock::now();
-      while (!idle_.empty()) {
-        auto connection = std::move(idle_.back());
-        idle_.pop_back();
+      auto& idle = pool_->idle;
+      while (!idle.empty()) {
+        auto connection = std::move(idle.back());
+        idle.pop_back();
         if (now - connection.idle_since < max_idle)
           return {std::move(connection.connection), true};
       }
@@ -194,33 +265,32 @@ class http_channel final : public channel {
     return {connect(where, until), false};
   }
 
+  // Over the node's unix socket where it has one on this host, else (or if
+  // that fails: a socket removed by hand, a directory this user may not
+  // enter) over TCP.
   std::unique_ptr<http_connection> connect(const address& where,
                                            clock::time_point until) const {
-    return http_connection::open(where.host, where.port,
-                                 std::min(until, clock::now() + connect_timeout),
-                                 tls_.get());
-  }
-
-  void release(std::unique_ptr<http_connection> connection) {
-    std::lock_guard lock(mutex_);
-    if (closed_) return;
-    auto now = clock::now();
-    idle_.push_back({std::move(connection), now});
-    // The oldest come first: drop those the server will have closed, so the
-    // pool holds no dead sockets after a burst.
-    auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const pooled& p) {
-      return now - p.idle_since < max_idle;
-    });
-    idle_.erase(idle_.begin(), fresh);
+    auto deadline = std::min(until, clock::now() + connect_timeout);
+    if (!where.socket.empty() && !where.host_id.empty() &&
+        where.host_id == host_identity()) {
+      try {
+        return http_connection::open_local(where.socket, deadline);
+      } catch (const http_connection::failure& e) {
+        if (e.kind == http_connection::failure::timeout) throw;
+        if (!told_.exchange(true))
+          std::cerr << "[lp] calls to " << node_ << " go over TCP: " << e.what()
+                    << std::endl;
+      }
+    }
+    return http_connection::open(where.host, where.port, deadline, tls_.get());
   }
 
   const std::string node_;
   const std::shared_ptr<directory> directory_;
   const std::shared_ptr<const tls_context> tls_;
   std::string headers_;  // Content-Type, Accept and the secret, as header lines
-  std::mutex mutex_;
-  std::vector<pooled> idle_;
-  bool closed_ = false;
+  std::shared_ptr<pool> pool_ = std::make_shared<pool>();
+  mutable std::atomic<bool> told_{false};  // that the unix socket failed
 };
 
 }  // namespace lp::detail

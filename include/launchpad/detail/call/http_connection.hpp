@@ -8,13 +8,17 @@
 // large body goes between the socket and the caller's buffer without a copy
 // in either direction. Over TLS (a launch's nodes beyond loopback, or
 // --lp_tls=on), the handshake follows the connect, and the bytes go through
-// the session (tls/session.hpp) with the same waits and deadlines.
+// the session (tls/session.hpp) with the same waits and deadlines. To a
+// node on this host it may go over the node's unix socket instead
+// (open_local; wire/local_socket.hpp), the same bytes without TCP.
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -30,7 +34,9 @@
 #include <launchpad/detail/util/spin_wait.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/http1.hpp>
+#include <launchpad/detail/wire/local_socket.hpp>
 #include <launchpad/detail/wire/reply_sink.hpp>
+#include <launchpad/detail/wire/shared_memory.hpp>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -55,7 +61,7 @@ class http_connection {
   // without the launch's certificate, a peer of another launch, a peer
   // that does not speak TLS): trying again will not help. `broken`:
   // anything else (malformed response, reply too large, reset
-  // mid-response...).
+  // mid-response or in the TLS handshake...).
   struct failure : std::runtime_error {
     enum kind_t { refused, stale, timeout, broken, tls } kind;
     failure(kind_t k, const std::string& what) : std::runtime_error(what), kind(k) {}
@@ -109,6 +115,41 @@ class http_connection {
     throw failure(failure::refused, "cannot connect to " + peer + ": " + why);
   }
 
+  // Connects to the unix socket at `path` (a node on this host) by
+  // `deadline`. Throws failure{refused} or failure{timeout}.
+  static std::unique_ptr<http_connection> open_local(const std::string& path,
+                                                     clock::time_point deadline) {
+    std::string peer = "unix:" + path;
+    unix_address where(path);
+    if (!where.valid())
+      throw failure(failure::refused,
+                    "cannot connect to " + peer + ": the path is too long");
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      throw failure(failure::refused,
+                    "cannot connect to " + peer + ": " + error_text(errno));
+    std::unique_ptr<http_connection> connection(new http_connection(fd, peer, false));
+    // A connect to a unix socket waits only while the server's backlog is
+    // full: bounded by the deadline, with the socket blocking until then.
+    for (;;) {
+      auto left =
+          std::chrono::duration_cast<std::chrono::microseconds>(deadline - clock::now());
+      if (left.count() <= 0) connection->time_out("connecting to");
+      timeval wait{static_cast<time_t>(left.count() / 1000000),
+                   static_cast<suseconds_t>(left.count() % 1000000)};
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+      if (::connect(fd, where.get(), where.size()) == 0) break;
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EINPROGRESS) connection->time_out("connecting to");
+      throw failure(failure::refused,
+                    "cannot connect to " + peer + ": " + error_text(errno));
+    }
+    timeval none{};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return connection;
+  }
+
   // Takes over a connected stream socket (a socketpair's end, in the client
   // fuzzer: tests/fuzz/fuzz_client.cpp); `peer` names it in messages. The
   // socket should be non-blocking, as open() makes its own.
@@ -160,6 +201,12 @@ class http_connection {
   // Whether a byte of the last request's response came.
   bool answered() const { return answered_; }
 
+  // Over a unix socket, the connection's shared memory
+  // (wire/shared_memory.hpp): a request sends the segment it packed, and
+  // the segments its response brought are mapped there for its reader.
+  // Null over TCP.
+  segment_exchange* shared() { return shared_.get(); }
+
  private:
   // Response head, chunk-size line and trailer section limit; also the most
   // asked of one recv into the connection's own buffer.
@@ -174,6 +221,9 @@ class http_connection {
     std::optional<std::size_t> length;
     bool chunked = false;
     bool keep_alive = true;
+    // The fields of shared memory (bulk_field), copied: the body's reading
+    // may move the head's bytes.
+    std::string bulk, segments, returned;
   };
 
   response request(verb method, std::string_view path, std::string_view headers,
@@ -192,6 +242,7 @@ class http_connection {
       fail("request path '" + http1::printable(path) +
            "' has a space or control character");
     bool sent = send_request(method, path, headers, body, deadline);
+    if (shared_) shared_->done(sent);
 
     head h;
     for (;;) {
@@ -236,15 +287,23 @@ class http_connection {
     if (in_end_ != in_begin_)
       fail(peer_ + " sent " + std::to_string(in_end_ - in_begin_) +
            " bytes after the end of its response");
+    if (shared_) take_segments(h, max_body);
     served_ = true;
     reusable_ = keep;
     return r;
   }
 
-  http_connection(int fd, std::string peer)
-      : fd_(fd), peer_(std::move(peer)), host_line_("Host: " + peer_ + "\r\n") {
+  // Over TCP (`tcp`), or a unix socket, whose Host is localhost (as
+  // curl --unix-socket sends it).
+  http_connection(int fd, std::string peer, bool tcp = true)
+      : fd_(fd),
+        peer_(std::move(peer)),
+        host_line_("Host: " + (tcp ? peer_ : std::string("localhost")) + "\r\n") {
     int on = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    if (tcp)
+      ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    else
+      shared_ = std::make_unique<segment_exchange>();
     // Set before connect(): the receive buffer decides the window scale
     // offered in the SYN.
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &socket_buffer_bytes,
@@ -259,6 +318,27 @@ class http_connection {
 
   [[noreturn]] static void fail(const std::string& what) {
     throw failure(failure::broken, what);
+  }
+
+  // The segments the response brought, mapped, and its word on those the
+  // request lent; a response whose segments are not what it says fails.
+  void take_segments(const head& h, std::size_t max_body) {
+    try {
+      if (descriptors_.truncated) {
+        descriptors_.truncated = false;
+        descriptors_.close_all();
+        throw segment_error("more descriptors came than a message may bring");
+      }
+      shared_->received(
+          [&](std::string_view name) -> std::string_view {
+            if (name == bulk_field::bulk) return h.bulk;
+            if (name == bulk_field::segments) return h.segments;
+            return h.returned;
+          },
+          descriptors_.fds, max_body);
+    } catch (const segment_error& e) {
+      fail("the response from " + peer_ + ": " + e.what());
+    }
   }
   [[noreturn]] void time_out(const char* doing) const {
     throw failure(failure::timeout,
@@ -321,8 +401,10 @@ class http_connection {
         throw failure(failure::tls, peer_ + " does not speak TLS (" + why +
                                         "): is it a launch with --lp_tls=off?");
       case tls_session::trouble::closed:
+        // Before any answer: as a connection closed unanswered, which a
+        // node that stops does to connections it took and will not serve.
         throw failure(
-            failure::tls,
+            failure::broken,
             peer_ + " closed the connection in the TLS handshake (" + why + ")");
       default:
         throw failure(failure::tls, "TLS with " + peer_ + " failed: " + why);
@@ -403,14 +485,21 @@ class http_connection {
     msghdr message{};
     message.msg_iov = parts_.data();
     message.msg_iovlen = parts_.size();
+    // The segment the body's arrays were packed in goes with its first bytes.
+    descriptor_to_send attached(shared_ ? shared_->descriptor() : -1);
     for (;;) {
+      attached.attach(message);
       ssize_t sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
       if (sent < 0) {
         if (errno == EINTR) continue;
         if (errno == EPIPE || errno == ECONNRESET) return false;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
           fail("sending to " + peer_ + ": " + error_text(errno));
+      } else {
+        attached.sent();
       }
+      message.msg_control = nullptr;
+      message.msg_controllen = 0;
       for (auto left = static_cast<std::size_t>(std::max<ssize_t>(sent, 0)); left > 0;) {
         std::size_t taken = std::min(left, message.msg_iov->iov_len);
         message.msg_iov->iov_base = static_cast<char*>(message.msg_iov->iov_base) + taken;
@@ -435,7 +524,8 @@ class http_connection {
     if (tls_) return receive_tls(into, size, deadline);
     for (;;) {
       wait(POLLIN, deadline, "waiting for the response from");
-      ssize_t got = ::recv(fd_, into, size, 0);
+      ssize_t got = shared_ ? receive_with_descriptors(fd_, into, size, 0, descriptors_)
+                            : ::recv(fd_, into, size, 0);
       if (got > 0) {
         answered_ = true;
         return static_cast<std::size_t>(got);
@@ -533,6 +623,12 @@ class http_connection {
         keep_alive = keep_alive || http1::lists(value, "keep-alive");
       } else if (iequals(name, "Content-Type")) {
         h.content_type = value;
+      } else if (iequals(name, bulk_field::bulk)) {
+        h.bulk = value;
+      } else if (iequals(name, bulk_field::segments)) {
+        h.segments = value;
+      } else if (iequals(name, bulk_field::returned)) {
+        h.returned = value;
       }
     }
     h.keep_alive = !close && (!http10 || keep_alive);
@@ -646,6 +742,9 @@ class http_connection {
   bool answered_ = false;             // a byte of the current response came
   std::unique_ptr<tls_session> tls_;  // null: plain HTTP
   spin_wait spin_;
+  // On a unix socket: the descriptors that came, and its shared memory.
+  received_descriptors descriptors_;
+  std::unique_ptr<segment_exchange> shared_;
 };
 
 }  // namespace lp::detail

@@ -29,7 +29,8 @@ class direct_channel final : public channel {
 
   // The reply is in this process already: no sink saves a copy.
   raw_reply call(const std::string& method, std::span<const std::string_view> args,
-                 const call_deadline& deadline, reply_sink*) override {
+                 std::span<const cbor::bulk_array>, const call_deadline& deadline,
+                 reply_sink*) override {
     // Held through the call, so close() waits for calls that found the node
     // before it goes away.
     std::shared_lock lock(mutex_);

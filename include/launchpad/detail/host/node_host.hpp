@@ -54,6 +54,9 @@ struct host_options {
   // every address and is known by its DNS name.
   std::string advertise_host;
   std::string run_dir;  // the launch's run directory, if it has one
+  // Where each node also serves on a unix socket, for the callers on its
+  // host (wire/local_socket.hpp); empty: TCP only (--lp_same_host=off).
+  std::string socket_dir;
   std::size_t max_body_bytes = std::size_t{256} << 20;
   server_limits limits;  // each node's server's
   // Clients call nodes of this process without HTTP (lp::direct_calls<P>).
@@ -294,7 +297,11 @@ class node_host {
       graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
       if (node->python) continue;
-      node->server->start(options_.bind_host, 0);
+      node->server->start(
+          options_.bind_host, 0,
+          options_.socket_dir.empty()
+              ? std::string()
+              : options_.socket_dir + "/" + socket_file_name(node->identity.label));
       auto where = node->server->bound();
       if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
       options_.nodes->publish(node->identity.label, where);

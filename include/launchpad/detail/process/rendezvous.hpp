@@ -28,6 +28,17 @@
 
 namespace lp::detail {
 
+// An address as the rendezvous carries it: a node's unix socket and its
+// host's identity only where it has one.
+inline json address_json(const address& where) {
+  json out{{"host", where.host}, {"port", where.port}};
+  if (!where.socket.empty()) {
+    out["socket"] = where.socket;
+    out["host_id"] = where.host_id;
+  }
+  return out;
+}
+
 // The launcher's side.
 class rendezvous_server {
  public:
@@ -80,8 +91,11 @@ class rendezvous_server {
     routes.post(protocol::path::rendezvous_publish, guarded([this](auto& req, auto& res) {
                   auto body = json::parse(req.body);
                   auto label = body.at("label").template get<std::string>();
-                  address where{body.at("host").template get<std::string>(),
-                                body.at("port").template get<int>()};
+                  address where;
+                  where.host = body.at("host").template get<std::string>();
+                  where.port = body.at("port").template get<int>();
+                  where.socket = body.value("socket", "");
+                  where.host_id = body.value("host_id", "");
                   publish(label, where);
                   if (on_.published) on_.published(label, where);
                   res.set_content("{}", protocol::media::json);
@@ -105,9 +119,7 @@ class rendezvous_server {
                 json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
                 protocol::media::json);
           } else if (entry.where) {
-            res.set_content(
-                json{{"host", entry.where->host}, {"port", entry.where->port}}.dump(),
-                protocol::media::json);
+            res.set_content(address_json(*entry.where).dump(), protocol::media::json);
           } else {
             res.status = entry.gone ? 410 : 404;
             res.set_content(
@@ -148,7 +160,10 @@ class rendezvous_server {
     if (bound < 0)
       throw launch_error("the launcher cannot listen on " + host +
                          (port ? " port " + std::to_string(port) : std::string()));
-    url_ = address{host, bound}.url(listener_.tls());
+    address where;
+    where.host = host;
+    where.port = bound;
+    url_ = where.url(listener_.tls());
   }
   rendezvous_server(const rendezvous_server&) = delete;
   rendezvous_server& operator=(const rendezvous_server&) = delete;
@@ -222,8 +237,9 @@ class rendezvous_directory final : public directory {
                  (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
 
   void publish(const std::string& label, const address& where) override {
-    post(protocol::path::rendezvous_publish,
-         {{"label", label}, {"host", where.host}, {"port", where.port}});
+    auto body = address_json(where);
+    body["label"] = label;
+    post(protocol::path::rendezvous_publish, body);
   }
 
   address lookup(const std::string& label, const std::string& method,
@@ -243,8 +259,11 @@ class rendezvous_directory final : public directory {
           ask(label, method, protocol::path::rendezvous_lookup,
               {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
       if (reply.status == 200) {
-        address where{reply.body.at("host").get<std::string>(),
-                      reply.body.at("port").get<int>()};
+        address where;
+        where.host = reply.body.at("host").get<std::string>();
+        where.port = reply.body.at("port").get<int>();
+        where.socket = reply.body.value("socket", "");
+        where.host_id = reply.body.value("host_id", "");
         std::lock_guard lock(mutex_);
         cache_[label] = where;
         return where;

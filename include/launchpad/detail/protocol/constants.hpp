@@ -50,6 +50,15 @@ namespace header {
 // A call's deadline, in milliseconds from when the request was sent: a
 // relative time, so that the caller's and the node's clocks need not agree.
 inline constexpr char deadline[] = "Lp-Deadline-Ms";
+// Between two processes of one host, over a unix socket (docs/protocol.md,
+// "Bulk data through shared memory"). `Lp-Bulk: shm`: the sender reads
+// shared-memory segments in the messages sent to it.
+inline constexpr char bulk[] = "Lp-Bulk";
+// `Lp-Segments: n`: this message brought n descriptors (SCM_RIGHTS).
+inline constexpr char segments[] = "Lp-Segments";
+// `Lp-Returned: i,j`: of the segments the receiver's last message lent, the
+// sender is done with numbers i and j, and keeps the others.
+inline constexpr char returned[] = "Lp-Returned";
 }  // namespace header
 
 namespace media {
@@ -207,6 +216,22 @@ inline constexpr metric_family restarts_total{
     "lp_restarts_total",
     "counter",
     "Restarts of the node's process by its launcher."};
+inline constexpr metric_family shared_memory_bytes{
+    "lp_shared_memory_bytes",
+    "gauge",
+    "Bytes of shared memory the node's process holds for calls on its host."};
+inline constexpr metric_family shared_memory_messages_total{
+    "lp_shared_memory_messages_total",
+    "counter",
+    "Messages of the node's process whose large arrays went through shared memory."};
+inline constexpr metric_family shared_memory_fallbacks_total{
+    "lp_shared_memory_fallbacks_total",
+    "counter",
+    "Messages of the node's process whose large arrays went through the socket, its shared memory at its cap."};
+inline constexpr metric_family shared_memory_kept_total{
+    "lp_shared_memory_kept_total",
+    "counter",
+    "Shared memory the node's process lent that a peer kept."};
 }  // namespace metric
 
 // How a node counts its calls (the metrics' JSON and lp_calls_total).
@@ -236,6 +261,29 @@ inline constexpr char key[] = "tls.key";
 // Present when the launch was given a site's CA
 inline constexpr char authority[] = "tls_ca.crt";
 }  // namespace run_directory
+
+// Calls between two processes of one host: a unix socket, and the large
+// typed arrays of a message in shared-memory segments that come with it
+// (docs/protocol.md, "On one host" and "Bulk data through shared memory").
+namespace same_host {
+// Which kernel and network namespace a process runs in, its host's
+// identity: "<boot id>/<device>:<inode>" of these two files. A caller dials
+// a node's socket only where both have the same.
+inline constexpr char boot_id[] = "/proc/sys/kernel/random/boot_id";
+inline constexpr char network_namespace[] = "/proc/self/ns/net";
+// A node's socket is its label, each byte but letters, digits, '-', '_' and
+// a '.' not first written %XX, then this.
+inline constexpr char socket_suffix[] = ".sock";
+// Lp-Bulk's value.
+inline constexpr char bulk_value[] = "shm";
+// The CBOR tag on [segment, offset, length] that stands in a body for a
+// byte string held in the message's segment number `segment` ("LP" in
+// ASCII; not registered with IANA: it never leaves a unix socket between
+// two of our processes).
+inline constexpr int reference_tag = 19536;
+// The most descriptors one message may bring; more are closed unread.
+inline constexpr int max_descriptors = 16;
+}  // namespace same_host
 
 namespace environment {
 // How many times the launcher restarted the node's process.

@@ -12,6 +12,7 @@
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/tls/session.hpp>
 #include <launchpad/detail/util/spin_wait.hpp>
+#include <launchpad/detail/wire/local_socket.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,7 +38,9 @@ namespace lp::detail {
 // memory; a reply leaves in one sendmsg of its head and body's pieces, so
 // that a small one is one segment and its caller wakes once. With a TLS
 // session, bytes go through it: the socket is then non-blocking, and each
-// wait is for what the session asks.
+// wait is for what the session asks. On a unix socket, the descriptors
+// that come with the bytes are kept (`descriptors`), and a reply may send
+// one (the shared-memory segment of its arrays: wire/shared_memory.hpp).
 class deadline_stream {
  public:
   using clock = std::chrono::steady_clock;
@@ -50,8 +53,9 @@ class deadline_stream {
   // The largest head read: request line and fields.
   static constexpr std::size_t head_limit = 64 << 10;
 
-  deadline_stream(int socket, const server_limits& limits, tls_session* tls = nullptr)
-      : socket_(socket), limits_(limits), tls_(tls) {}
+  deadline_stream(int socket, const server_limits& limits, tls_session* tls = nullptr,
+                  received_descriptors* descriptors = nullptr)
+      : socket_(socket), limits_(limits), tls_(tls), descriptors_(descriptors) {}
   deadline_stream(const deadline_stream&) = delete;
   deadline_stream& operator=(const deadline_stream&) = delete;
 
@@ -129,9 +133,11 @@ class deadline_stream {
   }
 
   // Writes a reply, its head and its body's pieces, in as few sends as the
-  // socket takes: a small reply is one segment. False if it could not; the
-  // connection is then of no more use.
-  bool write_reply(std::string_view head, std::span<const std::string_view> body) {
+  // socket takes: a small reply is one segment; with `descriptor` (>= 0,
+  // a unix socket's) sent along. False if it could not; the connection is
+  // then of no more use.
+  bool write_reply(std::string_view head, std::span<const std::string_view> body,
+                   int descriptor = -1) {
     if (timed_out_ != phase::idle) return false;
     phase_ = phase::reply;
     started_ = clock::now();
@@ -151,6 +157,7 @@ class deadline_stream {
       return true;
     }
     constexpr std::size_t batch = 64;  // pieces per sendmsg, well under IOV_MAX
+    descriptor_to_send attached(descriptor);
     iovec vectors[batch];
     std::size_t next = 0;  // the first piece not in `vectors` yet; head is piece -1
     bool head_left = true;
@@ -162,7 +169,7 @@ class deadline_stream {
       for (; next < body.size() && count < batch; ++next)
         if (!body[next].empty())
           vectors[count++] = {const_cast<char*>(body[next].data()), body[next].size()};
-      if (!send_vectors(vectors, count)) return false;
+      if (!send_vectors(vectors, count, attached)) return false;
     }
     return true;
   }
@@ -222,7 +229,9 @@ class deadline_stream {
   ssize_t receive(char* into, std::size_t size) {
     if (!tls_) {
       for (;;) {
-        ssize_t got = ::recv(socket_, into, size, MSG_DONTWAIT);
+        ssize_t got = descriptors_ ? receive_with_descriptors(socket_, into, size,
+                                                              MSG_DONTWAIT, *descriptors_)
+                                   : ::recv(socket_, into, size, MSG_DONTWAIT);
         if (got >= 0) return got;
         if (errno == EINTR) continue;
         if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLIN)) return -1;
@@ -248,18 +257,21 @@ class deadline_stream {
     return true;
   }
 
-  // Sends every byte `vectors` point to, moving them along as they go.
-  bool send_vectors(iovec* vectors, std::size_t count) {
+  // Sends every byte `vectors` point to, moving them along as they go, the
+  // descriptor (if any) with the first that leave.
+  bool send_vectors(iovec* vectors, std::size_t count, descriptor_to_send& attached) {
     while (count > 0) {
       msghdr message{};
       message.msg_iov = vectors;
       message.msg_iovlen = count;
+      attached.attach(message);
       ssize_t sent = ::sendmsg(socket_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (sent < 0) {
         if (errno == EINTR) continue;
         if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait(POLLOUT)) return false;
         continue;
       }
+      attached.sent();
       moved_ += static_cast<std::size_t>(sent);
       for (auto left = static_cast<std::size_t>(sent);
            left > 0 || (count > 0 && vectors->iov_len == 0);) {
@@ -335,7 +347,8 @@ class deadline_stream {
 
   const int socket_;
   const server_limits& limits_;
-  tls_session* const tls_;  // null: plain HTTP
+  tls_session* const tls_;                   // null: plain HTTP
+  received_descriptors* const descriptors_;  // a unix socket's; else null
   phase phase_ = phase::idle;
   clock::time_point started_{};
   std::size_t moved_ = 0;  // bytes of this phase's body or reply so far

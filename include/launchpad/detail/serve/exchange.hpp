@@ -14,6 +14,8 @@
 
 namespace lp::detail {
 
+class segment_exchange;
+
 // A request, as views into the connection's buffers: valid during its
 // handler only.
 struct http_request {
@@ -23,6 +25,10 @@ struct http_request {
   // What follows the prefix of a route by prefix ("add" of
   // "/lp/v1/call/add"); empty for a route by path.
   std::string_view rest;
+  // On a unix socket, its connection's shared memory
+  // (wire/shared_memory.hpp): the segments the body's arrays may refer
+  // to, and where the reply's may go. Null over TCP.
+  segment_exchange* shared = nullptr;
 
   std::string_view method() const { return head.method; }
   // The first header of this name (without case), or "".

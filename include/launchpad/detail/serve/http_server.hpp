@@ -13,6 +13,7 @@
 #include <launchpad/detail/wire/address.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
+#include <launchpad/detail/wire/shared_memory.hpp>
 #include <launchpad/error.hpp>
 #include <memory>
 #include <mutex>
@@ -44,14 +45,27 @@ class http_server {
   http_server& operator=(const http_server&) = delete;
   ~http_server() { stop(); }
 
-  // Binds host:port (port 0: any free port), serves on a thread of its own,
-  // and returns the URL once connections are accepted.
-  std::string start(const std::string& host, int port) {
+  // Binds host:port (port 0: any free port), and a unix socket at
+  // `socket_path` unless it is empty (the callers on this host take it:
+  // docs/protocol.md, "On one host"), serves on a thread of its own, and
+  // returns the URL once connections are accepted.
+  std::string start(const std::string& host, int port,
+                    const std::string& socket_path = {}) {
+    if (!socket_path.empty() && !listener_.listen_locally(socket_path))
+      throw bind_error("node '" + identity_.label +
+                       "' cannot listen on the unix socket " + socket_path + ": " +
+                       std::strerror(errno) +
+                       "; launch with --lp_same_host=off to call it over TCP only");
     int bound = listener_.start(host, port);
     if (bound < 0)
       throw bind_error("node '" + identity_.label + "' cannot listen on " + host + ":" +
                        std::to_string(port) + ": " + std::strerror(errno));
-    bound_ = {host, bound};
+    bound_.host = host;
+    bound_.port = bound;
+    if (!socket_path.empty()) {
+      bound_.socket = socket_path;
+      bound_.host_id = host_identity();
+    }
     url_ = bound_.url(listener_.tls());
     return url_;
   }
@@ -105,6 +119,10 @@ class http_server {
     routes.get(protocol::path::metrics, [this](const http_request& req, http_reply& res) {
       if (!authorized(req, res, "")) return;
       auto process = this_process_figures();
+      auto shared = segment_pool::of_process().counts();
+      process.shared_memory = {
+          static_cast<double>(shared.bytes), static_cast<double>(shared.lent),
+          static_cast<double>(shared.fallbacks), static_cast<double>(shared.given_away)};
       auto connections = listener_.open_connections();
       if (req.header("Accept").find(protocol::media::json) != std::string_view::npos)
         return res.set_content(
@@ -182,16 +200,25 @@ class http_server {
   // (and the result's arrays it refers to), which stays as it is until the
   // listener has written it.
   static std::size_t send(http_reply& res, int status, written_reply& reply,
-                          protocol::format format) {
+                          protocol::format format, segment_exchange* shared = nullptr) {
     res.status = status;
     res.content_type = protocol::content_type(format);
     res.body.clear();
     res.pieces.clear();
     std::size_t size = 0;
-    for (auto piece : reply.body.pieces()) {
-      res.pieces.push_back(piece);
-      size += piece.size();
+    auto pieces = reply.body.pieces();
+    for (auto piece : pieces) size += piece.size();
+    // To a caller on this host that reads shared memory, the result's
+    // large arrays go in a segment (wire/shared_memory.hpp): copied there,
+    // the result itself is no longer needed, nor kept (nothing of the
+    // call's then holds the segments the call brought, which go back).
+    thread_local std::string references;
+    if (shared && format == protocol::format::cbor &&
+        shared->pack(pieces, reply.body.arrays(), res.pieces, references)) {
+      reply.kept.reset();
+      return size;
     }
+    res.pieces.assign(pieces.begin(), pieces.end());
     return size;
   }
 
@@ -233,9 +260,17 @@ class http_server {
     auto& reply = written_reply::of_this_thread<reply_tag>();
     auto replying = reply_format(req, *format);
     timer.request_bytes = req.body.size();
-    int status = dispatch(node_.instance, identity_.label, method, *format, replying,
-                          req.body, reply);
-    timer.reply_bytes = send(res, status, reply, replying);
+    int status;
+    {
+      // The body's large arrays may be in the segments the request brought.
+      std::span<const cbor::segment_view> segments;
+      if (req.shared) segments = req.shared->segments();
+      for (const auto& segment : segments) timer.request_bytes += segment.size;
+      cbor::segment_scope shared(segments);
+      status = dispatch(node_.instance, identity_.label, method, *format, replying,
+                        req.body, reply);
+    }
+    timer.reply_bytes = send(res, status, reply, replying, req.shared);
   }
 
   // The caller's deadline, from the time the request came, less the time

@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,7 +26,9 @@
 #include <launchpad/detail/util/thread_pool.hpp>
 #include <launchpad/detail/wire/buffers.hpp>
 #include <launchpad/detail/wire/http1.hpp>
+#include <launchpad/detail/wire/local_socket.hpp>
 #include <launchpad/detail/wire/protocol.hpp>
+#include <launchpad/detail/wire/shared_memory.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -44,7 +47,9 @@ using refusal_body =
 // An HTTP/1.1 server on a thread of its own, the way every server of a
 // launch needs it: a node, the launcher's rendezvous, the status page.
 //
-// One thread accepts. Each connection is served on a thread of an elastic
+// One thread accepts, on the TCP socket and on a unix socket if it has one
+// (wire/local_socket.hpp: the callers on its host). Each connection is
+// served on a thread of an elastic
 // pool while it is busy, from its request's first byte to 20 ms after its
 // reply (a caller's next call usually comes sooner); then it parks without
 // a thread (parking.hpp) until its next request. Up to max_connections are
@@ -65,7 +70,10 @@ class listener {
   }
   listener(const listener&) = delete;
   listener& operator=(const listener&) = delete;
-  ~listener() { stop(); }
+  ~listener() {
+    stop();
+    close_local();
+  }
 
   // Where handlers go; set before start().
   http_routes& routes() { return routes_; }
@@ -92,11 +100,29 @@ class listener {
   void set_tls(std::shared_ptr<const tls_context> context) { tls_ = std::move(context); }
   bool tls() const { return tls_ != nullptr; }
 
+  // Also serves on a unix socket at `path` (listen_unix), from start() on;
+  // removed again at stop(). False, with errno set, if it cannot listen
+  // there. Before start().
+  bool listen_locally(const std::string& path) {
+    close_local();
+    local_ = listen_unix(path);
+    if (local_ < 0) return false;
+    ::fcntl(local_, F_SETFL, ::fcntl(local_, F_GETFL) | O_NONBLOCK);
+    local_path_ = path;
+    return true;
+  }
+
   // Binds host:port (port 0: any free port) and serves; returns the port,
   // or -1 if it cannot bind. Connections are accepted once it returns.
   int start(const std::string& host, int port) {
     int bound = bind_and_listen(host, port);
     if (bound < 0) return -1;
+    wake_ = ::eventfd(0, EFD_CLOEXEC);
+    if (wake_ < 0) {
+      ::close(listening_);
+      listening_ = -1;
+      return -1;
+    }
     parking_ = std::make_unique<connection_parking>();
     thread_ = std::thread([this] { accept_all(); });
     return bound;
@@ -107,13 +133,25 @@ class listener {
   void stop() {
     if (!thread_.joinable()) return;
     stopping_ = true;
-    ::shutdown(listening_, SHUT_RDWR);  // accept() returns
+    // From here on a connect is refused, as at a node that has stopped, and
+    // its caller asks the launch whether the program stops
+    // (call/http_channel.hpp). Listening on until the close below, while
+    // the pool finished its calls, the kernel took connections that the
+    // close then reset unanswered, and a TLS caller took that for a failed
+    // handshake and failed its node.
+    ::shutdown(listening_, SHUT_RDWR);
+    if (local_ >= 0) ::shutdown(local_, SHUT_RDWR);
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto woken = ::write(wake_, &one, sizeof one);  // poll() returns
     thread_.join();
     // A connection it wakes goes to the pool, which runs what is queued.
     parking_->close();
     pool_.shutdown();
     ::close(listening_);
     listening_ = -1;
+    ::close(wake_);
+    wake_ = -1;
+    close_local();
   }
 
   bool running() const { return thread_.joinable(); }
@@ -129,13 +167,21 @@ class listener {
 
   // One open connection, from accept to close, on a thread or parked.
   struct connection {
-    connection(int s, std::atomic<std::size_t>& count) : socket(s), open(count) {}
+    connection(int s, bool on_unix, std::atomic<std::size_t>& count)
+        : socket(s), local(on_unix), open(count) {
+      if (local) exchange = std::make_unique<segment_exchange>();
+    }
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
     ~connection() { open.fetch_sub(1, std::memory_order_relaxed); }
     const int socket;
+    const bool local;  // on the unix socket
     std::atomic<std::size_t>& open;
     std::optional<tls_session> session;
+    // On the unix socket: the descriptors that came, and the shared memory
+    // of its messages (wire/shared_memory.hpp).
+    received_descriptors descriptors;
+    std::unique_ptr<segment_exchange> exchange;
   };
 
   int bind_and_listen(const std::string& host, int port) {
@@ -148,7 +194,8 @@ class listener {
       return -1;
     int bound = -1;
     for (auto* at = found; at && bound < 0; at = at->ai_next) {
-      int fd = ::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, at->ai_protocol);
+      int fd = ::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                        at->ai_protocol);
       if (fd < 0) continue;
       int on = 1;
       ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
@@ -174,35 +221,55 @@ class listener {
   }
 
   void accept_all() {
+    pollfd watched[] = {{wake_, POLLIN, 0}, {listening_, POLLIN, 0}, {local_, POLLIN, 0}};
     while (!stopping_) {
-      int socket = ::accept4(listening_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (socket < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        // Out of descriptors or memory: the peer waits in the backlog until
-        // a connection closes.
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          continue;
-        }
-        return;  // stopping: the socket was shut down
+      if (::poll(watched, local_ < 0 ? 2 : 3, -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
       }
-      int on = 1;
-      ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-      // Only this thread adds to open_, so the check holds until the add.
-      if (open_.load() >= cap_) {
-        refuse_past_cap(socket);
-        continue;
+      if (watched[0].revents) return;  // stopping
+      for (int i : {1, 2}) {
+        if (i == 2 && local_ < 0) continue;
+        if (watched[i].revents) accept_one(watched[i].fd, i == 2);
       }
-      open_.fetch_add(1);  // the connection's end takes it off
-      pool_.enqueue([this, socket] { serve_new(socket); });
     }
+  }
+
+  void accept_one(int listening, bool local) {
+    // The listening sockets do not block: a connection that poll() saw may
+    // be gone by the accept. The accepted one blocks (deadline_stream
+    // reads and writes with MSG_DONTWAIT, and waits in its own poll).
+    int socket = ::accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
+    if (socket < 0) {
+      // Out of descriptors or memory: the peer waits in the backlog until
+      // a connection closes.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return;  // EAGAIN, EINTR, ECONNABORTED: poll again
+    }
+    int on = 1;
+    if (!local) ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    // Only this thread adds to open_, so the check holds until the add.
+    if (open_.load() >= cap_) {
+      refuse_past_cap(socket, local);
+      return;
+    }
+    open_.fetch_add(1);  // the connection's end takes it off
+    pool_.enqueue([this, socket, local] { serve_new(socket, local); });
+  }
+
+  void close_local() {
+    if (local_ < 0) return;
+    ::close(local_);
+    local_ = -1;
+    ::unlink(local_path_.c_str());
   }
 
   // One past the cap: answered at once, on the accepting thread, and
   // closed. A TLS peer could not read a plain reply, and a handshake here
   // would hold up the accepting thread: it finds the connection closed.
-  void refuse_past_cap(int socket) {
-    if (!tls_) {
+  void refuse_past_cap(int socket, bool local) {
+    if (!tls_ || local) {
       auto reply =
           reply_text(503, "overloaded",
                      "this node has " + std::to_string(cap_) +
@@ -214,9 +281,11 @@ class listener {
     close_socket(socket, false);
   }
 
-  void serve_new(int socket) {
-    auto c = std::make_shared<connection>(socket, open_);
-    if (tls_ && !handshake(*c)) return close_socket(socket, true);
+  void serve_new(int socket, bool local) {
+    auto c = std::make_shared<connection>(socket, local, open_);
+    // A unix socket never leaves the host, and only its user may open it:
+    // its calls are plain HTTP, with the secret (docs/protocol.md).
+    if (tls_ && !local && !handshake(*c)) return close_socket(socket, true);
     auto first = std::min<std::chrono::seconds>(
         std::chrono::seconds(protocol::keep_alive_seconds),
         std::chrono::seconds(protocol::first_request_seconds));
@@ -232,7 +301,8 @@ class listener {
   // launcher's rendezvous closes a node's first request unread, and the
   // node cannot publish where it serves).
   void serve(std::shared_ptr<connection> c, clock::time_point idle_until) {
-    deadline_stream stream(c->socket, limits_, c->session ? &*c->session : nullptr);
+    deadline_stream stream(c->socket, limits_, c->session ? &*c->session : nullptr,
+                           c->local ? &c->descriptors : nullptr);
     after next = after::next;
     while (next == after::next && !stopping_) {
       auto linger = std::clamp<clock::duration>(idle_until - clock::now(),
@@ -242,14 +312,14 @@ class listener {
         if (park(c, idle_until)) return;
         continue;  // the parking is closed: wait on without parking
       }
-      next = serve_one(stream);
+      next = serve_one(stream, *c);
       idle_until = clock::now() + std::chrono::seconds(protocol::keep_alive_seconds);
     }
     end(*c, next == after::close_unread);
   }
 
   // Reads one request, routes it, writes its reply.
-  after serve_one(deadline_stream& stream) {
+  after serve_one(deadline_stream& stream, connection& c) {
     thread_local http1::request_head head;
     std::string_view text;
     switch (stream.read_head(text)) {
@@ -286,7 +356,8 @@ class listener {
           "no route " + std::string(head.method) + " " + http1::printable(path);
       // A body that no one will read ends the connection, unread.
       if (has_body) return refuse(stream, 404, protocol::error::no_such_route, message);
-      return answer(stream, head, 404, protocol::error::no_such_route, message);
+      if (auto refused = take_segments(stream, head, c)) return *refused;
+      return answer(stream, head, 404, protocol::error::no_such_route, message, c);
     }
     std::string_view body;
     if (has_body) {
@@ -294,14 +365,36 @@ class listener {
       auto read = read_body(stream, head, body);
       if (read != after::next) return read;
     }
+    if (auto refused = take_segments(stream, head, c)) return *refused;
     thread_local http_reply reply;
     reply.reset();
     try {
-      (*handler)(http_request{head, path, body, rest}, reply);
+      (*handler)(http_request{head, path, body, rest, c.exchange.get()}, reply);
     } catch (const std::exception& e) {
-      return answer(stream, head, 500, "internal", e.what());
+      return answer(stream, head, 500, "internal", e.what(), c);
     }
-    return write(stream, head, reply);
+    return write(stream, head, reply, c);
+  }
+
+  // On the unix socket: the shared-memory segments the request brought, and
+  // its word on those the last reply lent (wire/shared_memory.hpp). A
+  // request whose segments are not what it says gets 400.
+  std::optional<after> take_segments(deadline_stream& stream,
+                                     const http1::request_head& head, connection& c) {
+    if (!c.exchange) return std::nullopt;
+    try {
+      if (c.descriptors.truncated) {
+        c.descriptors.truncated = false;
+        c.descriptors.close_all();
+        throw segment_error("more descriptors came than a message may bring (" +
+                            std::to_string(max_descriptors) + ")");
+      }
+      c.exchange->received([&](std::string_view name) { return head.field_value(name); },
+                           c.descriptors.fds, body_limit_);
+    } catch (const segment_error& e) {
+      return answer(stream, head, 400, protocol::error::bad_request, e.what(), c);
+    }
+    return std::nullopt;
   }
 
   // The request's body, into this thread's buffer; `body` views it.
@@ -356,8 +449,8 @@ class listener {
   // Writes `reply`; the connection goes on if both sides want it to. A
   // small body joins the head, to leave in one segment; a large one is
   // written from where it is.
-  after write(deadline_stream& stream, const http1::request_head& head,
-              http_reply& reply) {
+  after write(deadline_stream& stream, const http1::request_head& head, http_reply& reply,
+              connection& c) {
     bool keep = head.keep_alive && !reply.close && !stopping_;
     bool with_body = head.method != "HEAD";
     std::string_view whole[] = {reply.body};
@@ -387,14 +480,18 @@ class listener {
       text += "\r\nConnection: close";
     else if (head.http10)
       text += "\r\nConnection: keep-alive";
-    text += "\r\n\r\n";
+    text += "\r\n";
+    if (c.exchange) c.exchange->head_lines(text);
+    text += "\r\n";
     if (!with_body) {
       body = {};
     } else if (size <= streamed_body) {
       for (auto piece : body) text += piece;
       body = {};
     }
-    bool sent = stream.write_reply(text, body);
+    bool sent =
+        stream.write_reply(text, body, c.exchange ? c.exchange->descriptor() : -1);
+    if (c.exchange) c.exchange->done(sent);
     drop_if_large(text);
     if (written_) written_();
     return sent && keep ? after::next : after::close;
@@ -402,11 +499,11 @@ class listener {
 
   // An error reply of the listener's own, with the refusal body.
   after answer(deadline_stream& stream, const http1::request_head& head, int status,
-               std::string_view code, const std::string& message) {
+               std::string_view code, const std::string& message, connection& c) {
     http_reply reply;
     reply.status = status;
     reply.set_content(refusal_(code, message), protocol::media::json);
-    return write(stream, head, reply);
+    return write(stream, head, reply, c);
   }
 
   // A request that cannot be read on: answered, and the connection ends
@@ -515,6 +612,9 @@ class listener {
   std::atomic<std::size_t> open_{0};  // from accept to close
   std::atomic<bool> stopping_{false};
   int listening_ = -1;
+  int local_ = -1;  // the unix socket, if any
+  std::string local_path_;
+  int wake_ = -1;                                // an eventfd that stop() writes
   std::unique_ptr<connection_parking> parking_;  // from start()
   thread_pool pool_;
   std::thread thread_;  // last: it uses the rest

@@ -9,9 +9,15 @@ namespace lp::detail {
 
 // Where a node serves, as nodes publish it and callers dial it. An IPv6
 // host goes in brackets in its URL (RFC 3986), which other tools expect.
+// A node that also serves on a unix socket (wire/local_socket.hpp) gives
+// its path and the identity of its host: a caller on that host
+// (host_identity()) calls it there, any other over host:port.
 struct address {
   std::string host;
   int port = 0;
+  // (Initialized, so that address{host, port} says all there is to say.)
+  std::string socket{};   // empty: none
+  std::string host_id{};  // host_identity() of the node's process, with a socket
   // https:// where the launch speaks TLS.
   std::string url(bool tls = false) const {
     bool v6 = host.find(':') != std::string::npos;

@@ -97,11 +97,11 @@ struct tagged_bytes {
   std::uint64_t tag;
   std::string_view bytes;
 };
-inline tagged_bytes read_tagged(reader& in, std::uint8_t initial, std::string& scratch) {
+inline tagged_bytes read_tagged(reader& in, std::uint8_t initial, std::string& scratch,
+                                const segment_view** shared = nullptr) {
   if ((initial & 0x1f) == 31) in.indefinite_number(6);
   auto tag = in.argument(initial & 0x1f);
-  auto string = in.tagged(tag);
-  return {tag, in.string_bytes(2, in.size_of(string), scratch)};
+  return {tag, in.tagged_bytes(tag, scratch, shared)};
 }
 
 // The misfits of a map's or struct's entries, kept until every entry is
@@ -271,6 +271,40 @@ void read_record(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if (misfit) throw decode_error(*misfit);
 }
 
+// Values of type N that a segment of the message holds (a typed array of N
+// in this machine's byte order, aligned, in memory this process may
+// write), found at the reader without a copy; or nothing, the reader left
+// where it was.
+template <packable N>
+struct values_in_place {
+  N* at = nullptr;
+  std::size_t count = 0;
+  std::shared_ptr<void> keep;
+
+  bool read(reader& in) {
+    *this = {};
+    auto start = in.at();
+    if (in.left() == 0 || static_cast<std::uint8_t>(in.bytes()[start]) >> 5 != 6)
+      return false;
+    in.check_depth();
+    std::string scratch;
+    const segment_view* shared = nullptr;
+    auto typed = read_tagged(in, in.next(), scratch, &shared);
+    if (shared && shared->writable && typed.tag == typed_array::native_tag<N> &&
+        reinterpret_cast<std::uintptr_t>(typed.bytes.data()) % alignof(N) == 0 &&
+        typed.bytes.size() % sizeof(N) == 0) {
+      at = reinterpret_cast<N*>(const_cast<char*>(typed.bytes.data()));
+      count = typed.bytes.size() / sizeof(N);
+      keep = shared->keep;
+      return true;
+    }
+    in.seek(start);
+    return false;
+  }
+};
+
+// A tensor whose data a segment of the message holds reads them there
+// (tensor.hpp), without a copy.
 template <class T>
 void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   if (initial >> 5 != 5) not_a_tensor(in, start);
@@ -278,6 +312,7 @@ void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   in.map_fits(count);
   typename T::shape_type shape;
   std::vector<typename T::value_type> data;
+  values_in_place<typename T::value_type> shared;
   bool has_shape = false, has_data = false;
   deferred_misfits misfits;
   std::string scratch;
@@ -290,7 +325,9 @@ void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
         read_entry(in, misfits, std::size_t{0}, [&] { read_value(in, shape); });
       } else if (key == "data") {
         has_data = true;
-        read_entry(in, misfits, std::size_t{1}, [&] { read_value(in, data); });
+        read_entry(in, misfits, std::size_t{1}, [&] {
+          if (!shared.read(in)) read_value(in, data);
+        });
       } else {
         in.skip();
       }
@@ -298,11 +335,16 @@ void read_tensor(reader& in, T& out, std::size_t start, std::uint8_t initial) {
   }
   if (!has_shape || !has_data) not_a_tensor(in, start);
   misfits.throw_first();
-  if (data.size() != shape_count(shape))
+  auto values = shared.at ? shared.count : data.size();
+  if (values != shape_count(shape))
     throw decode_error("a tensor of shape " + shape_text(shape) + " needs " +
                        std::to_string(shape_count(shape)) + " values, got " +
-                       std::to_string(data.size()));
-  out = T(std::move(shape), std::move(data));
+                       std::to_string(values));
+  if (shared.at)
+    out = tensor_access<T>::in_place(std::move(shape), shared.at, shared.count,
+                                     std::move(shared.keep));
+  else
+    out = T(std::move(shape), std::move(data));
 }
 
 // The item whose initial byte, at `start`, was read; its kind decides how.

@@ -48,15 +48,32 @@ inline void text(std::string& out, std::string_view value) {
   out += value;
 }
 
+// Where a large typed array sits in a body: the head of its byte string
+// starts at byte `head_at` of the body (its pieces end to end), its `size`
+// bytes at `data_at`. A channel to a process of this host may send them
+// through shared memory instead (wire/shared_memory.hpp).
+struct bulk_array {
+  std::size_t head_at, data_at, size;
+};
+
+// Typed arrays at least this large are noted as bulk_arrays. Below it, two
+// copies through a unix socket cost less than the passing of a segment's
+// descriptor, the look-up of its mapping and the reference
+// (benchmarks/README.md, "One host": where the two cross).
+inline constexpr std::size_t bulk_from = std::size_t{64} << 10;
+
 // A body that refers to the numbers of its large typed arrays instead of
 // copying them, for a call whose arguments outlive the sending of its
 // request (a blocking call): it is sent in pieces, the large arrays from
-// where they are.
+// where they are. One that must outlive its values (an async call's)
+// copies them all. Either notes where its large arrays are.
 class gathered {
  public:
   // Smaller arrays are copied, as are all after the first max_borrowed.
   static constexpr std::size_t borrow_from = std::size_t{64} << 10;
   static constexpr std::size_t max_borrowed = 64;
+
+  explicit gathered(bool borrows = true) : borrows_(borrows) {}
 
   // This thread's, emptied, one per `Use` (as thread_buffer).
   template <class Use>
@@ -71,24 +88,29 @@ class gathered {
     drop_if_large(bytes_);
     bytes_.clear();
     borrowed_.clear();
+    borrowed_size_ = 0;
+    arrays_.clear();
   }
 
   std::string& bytes() { return bytes_; }
   bool borrows() const { return !borrowed_.empty(); }
 
-  std::size_t size() const {
-    auto total = bytes_.size();
-    for (const auto& piece : borrowed_) total += piece.data.size();
-    return total;
-  }
+  std::size_t size() const { return bytes_.size() + borrowed_size_; }
 
-  void numbers(const char* data, std::size_t size) {
-    if (size < borrow_from || borrowed_.size() == max_borrowed) {
+  // The bytes of a typed array whose byte string's head starts at
+  // `head_at`.
+  void numbers(const char* data, std::size_t size, std::size_t head_at) {
+    if (size >= bulk_from) arrays_.push_back({head_at, this->size(), size});
+    if (!borrows_ || size < borrow_from || borrowed_.size() == max_borrowed) {
       bytes_.append(data, size);
       return;
     }
     borrowed_.push_back({bytes_.size(), std::string_view(data, size)});
+    borrowed_size_ += size;
   }
+
+  // Where its large typed arrays are, in order.
+  std::span<const bulk_array> arrays() const { return arrays_; }
 
   // The body, as consecutive pieces; valid until the next change.
   LP_API std::span<const std::string_view> pieces();
@@ -98,8 +120,11 @@ class gathered {
     std::size_t at;  // where in bytes_ they go
     std::string_view data;
   };
+  bool borrows_;
   std::string bytes_;
   std::vector<borrowed> borrowed_;
+  std::size_t borrowed_size_ = 0;
+  std::vector<bulk_array> arrays_;
   std::vector<std::string_view> pieces_;
 };
 
@@ -120,10 +145,14 @@ class sink {
 
   std::string& bytes;
 
-  // The bytes of a typed array, which a gathered body may refer to.
-  void numbers(const char* data, std::size_t size) {
+  // Where the next byte goes, in the whole body.
+  std::size_t position() const { return gathered_ ? gathered_->size() : bytes.size(); }
+
+  // The bytes of a typed array whose byte string's head starts at
+  // `head_at`, which a gathered body may refer to.
+  void numbers(const char* data, std::size_t size, std::size_t head_at) {
     if (gathered_)
-      gathered_->numbers(data, size);
+      gathered_->numbers(data, size, head_at);
     else
       bytes.append(data, size);
   }
@@ -135,8 +164,9 @@ class sink {
 template <packable T>
 void numbers(sink& out, const T* data, std::size_t count) {
   head(out.bytes, 6, typed_array::native_tag<T>);
+  auto head_at = out.position();
   head(out.bytes, 2, count * sizeof(T));
-  out.numbers(reinterpret_cast<const char*>(data), count * sizeof(T));
+  out.numbers(reinterpret_cast<const char*>(data), count * sizeof(T), head_at);
 }
 
 inline void float64(std::string& bytes, double value) {
@@ -194,7 +224,7 @@ void write_value(sink& out, const T& value) {
   } else if constexpr (kind == wire_kind::tensor) {
     head(bytes, 5, 2);  // the keys in the order a json object has them
     text(bytes, "data");
-    numbers(out, value.data(), value.values().size());
+    numbers(out, value.data(), value.size());
     text(bytes, "shape");
     write_value(out, value.shape());
   } else if constexpr (kind == wire_kind::json || kind == wire_kind::nlohmann) {

@@ -15,7 +15,9 @@
 // - nesting deeper than max_depth (std::length_error);
 // - text strings and map keys that are not UTF-8 (std::domain_error);
 // - tags on anything but a byte string (the only tags we give meaning to are
-//   RFC 8746 typed arrays, kept as the byte string's subtype);
+//   RFC 8746 typed arrays, kept as the byte string's subtype), or but a
+//   reference to a shared-memory segment the message brought, in its place
+//   (shared_bytes_tag below);
 // - map keys that are not text, simple values other than false/true/null,
 //   truncated items and trailing bytes (cbor::malformed).
 // The lexing steps are inline; reading or checking whole items, and every
@@ -26,10 +28,13 @@
 #include <cstdint>
 #include <cstring>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/wire/kind.hpp>
 #include <launchpad/detail/wire/utf8.hpp>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -43,6 +48,45 @@ struct malformed : std::runtime_error {
 
 // No bound on nesting: for bytes we wrote ourselves from a C++ value.
 inline constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
+
+// A message between two processes of one host may carry the bytes of its
+// large typed arrays in shared-memory segments (wire/shared_memory.hpp)
+// rather than in its body. In the body such an array's byte string is then
+// this tag on an array [segment, offset, length]: its bytes are
+// [offset, offset + length) of the message's segment number `segment`.
+// (protocol.toml's same_host.reference_tag.)
+inline constexpr std::uint64_t shared_bytes_tag = protocol::same_host::reference_tag;
+
+// A segment of the message being read, as its reader sees it: its bytes
+// (writable where this process may write them), and what keeps them mapped.
+struct segment_view {
+  char* data = nullptr;
+  std::size_t size = 0;
+  bool writable = false;
+  std::shared_ptr<void> keep{};
+};
+
+// The segments of the message this thread decodes, while a segment_scope
+// lives: a reference in its body reads them. Outside one, a reference is
+// malformed.
+inline std::span<const segment_view>& segments_in_scope() {
+  thread_local std::span<const segment_view> segments;
+  return segments;
+}
+
+class segment_scope {
+ public:
+  explicit segment_scope(std::span<const segment_view> segments)
+      : before_(segments_in_scope()) {
+    segments_in_scope() = segments;
+  }
+  ~segment_scope() { segments_in_scope() = before_; }
+  segment_scope(const segment_scope&) = delete;
+  segment_scope& operator=(const segment_scope&) = delete;
+
+ private:
+  std::span<const segment_view> before_;
+};
 
 class reader {
  public:
@@ -218,15 +262,21 @@ class reader {
 
   [[noreturn]] LP_API void indefinite_number(std::uint8_t major) const;
 
-  // After tag `tag`: the initial byte of the byte string it must be on.
-  std::uint8_t tagged(std::uint64_t tag) {
+  // After tag `tag`: the bytes it is on, a byte string of the body (joined
+  // in `scratch` if it has chunks) or bytes of a segment of the message
+  // (shared_bytes_tag), whose view `shared` then points to, if given (else
+  // null).
+  std::string_view tagged_bytes(std::uint64_t tag, std::string& scratch,
+                                const segment_view** shared = nullptr) {
+    if (shared) *shared = nullptr;
     auto initial = next();
-    if (initial >> 5 != 2)
-      fail(
-          "tag " + std::to_string(tag) +
-          " on something other than a byte string; the only tags understood are RFC 8746 "
-          "typed arrays");
-    return initial;
+    if (initial >> 5 == 2) return string_bytes(2, size_of(initial), scratch);
+    if (initial >> 5 == 6 && (initial & 0x1f) != 31 &&
+        argument(initial & 0x1f) == shared_bytes_tag)
+      return segment_bytes(shared);
+    fail("tag " + std::to_string(tag) +
+         " on something other than a byte string; the only tags understood are RFC 8746 "
+         "typed arrays");
   }
 
   // The number of a float of major type 7 (info 25, 26, 27), read.
@@ -245,10 +295,12 @@ class reader {
   }
 
  private:
+  // The bytes a reference to a segment stands for (after its tag).
+  LP_API std::string_view segment_bytes(const segment_view** shared);
   [[noreturn]] LP_API void too_deep() const;
   LP_API void skip_bytes(length size);
   LP_API void map_key();
-  LP_API json binary(length size, std::optional<std::uint64_t> tag);
+  LP_API json binary(std::string_view bytes, std::optional<std::uint64_t> tag);
   LP_API static double half(std::uint16_t bits);
   LP_API json simple(std::uint8_t info);
   LP_API json array(length count);

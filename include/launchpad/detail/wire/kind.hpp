@@ -47,6 +47,10 @@ class tensor;
 
 namespace lp::detail {
 
+// Makes tensors that read their values in place (tensor.hpp).
+template <class T>
+struct tensor_access;
+
 // nlohmann's JSON value, the json kind (lp::json, <launchpad/wire.hpp>).
 using json = nlohmann::json;
 

@@ -21,6 +21,7 @@
 #include <launchpad/detail/wire/typed_array.hpp>
 #include <launchpad/error.hpp>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -46,6 +47,9 @@ struct raw_reply {
   protocol::format format = protocol::format::cbor;
   std::string_view body;
   bool placed = false;  // the result went to the call's reply_sink
+  // The shared-memory segments the reply brought (wire/shared_memory.hpp),
+  // which its body's large arrays may refer to: valid as the body is.
+  std::span<const cbor::segment_view> segments{};
 };
 
 // Whether every floating-point number in `value` is finite.
@@ -143,6 +147,7 @@ LP_API std::string result_cbor(const std::string& node, const std::string& metho
 template <class R>
 R read_result(const std::string& node, const std::string& method,
               const raw_reply& reply) {
+  cbor::segment_scope shared(reply.segments);
   if constexpr (std::is_void_v<R>) {
     check_reply(node, method, reply);
   } else {

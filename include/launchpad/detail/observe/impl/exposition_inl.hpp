@@ -173,6 +173,15 @@ LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view
   w.sample(metric::open_connections.name, "", static_cast<double>(connections));
   w.family(metric::restarts_total);
   w.sample(metric::restarts_total.name, "", static_cast<double>(process.restarts));
+  const auto& shared = process.shared_memory;
+  w.family(metric::shared_memory_bytes);
+  w.sample(metric::shared_memory_bytes.name, "", shared.bytes);
+  w.family(metric::shared_memory_messages_total);
+  w.sample(metric::shared_memory_messages_total.name, "", shared.messages);
+  w.family(metric::shared_memory_fallbacks_total);
+  w.sample(metric::shared_memory_fallbacks_total.name, "", shared.fallbacks);
+  w.family(metric::shared_memory_kept_total);
+  w.sample(metric::shared_memory_kept_total.name, "", shared.kept);
   metrics.each_user_figure(
       [&](const std::string& name, const node_metrics::user_entry& entry) {
         switch (entry.what) {
@@ -256,6 +265,11 @@ LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view
           {"threads", process.threads},
           {"connections", connections},
           {"restarts", process.restarts},
+          {"shared_memory",
+           {{"bytes", process.shared_memory.bytes},
+            {"messages", process.shared_memory.messages},
+            {"fallbacks", process.shared_memory.fallbacks},
+            {"kept", process.shared_memory.kept}}},
           {"latency_bounds", latency_bounds},
           {"methods", methods},
           {"counters", counters},

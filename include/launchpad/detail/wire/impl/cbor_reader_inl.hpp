@@ -54,7 +54,10 @@ LP_API json reader::read() {
   if (major == 7) return simple(info);
   if (major >= 2 && major <= 5) {
     auto size = size_of(initial);
-    if (major == 2) return binary(size, std::nullopt);
+    if (major == 2) {
+      std::string scratch;
+      return binary(string_bytes(2, size, scratch), std::nullopt);
+    }
     if (major == 3) {
       std::string out;
       text_into(size, out);
@@ -66,7 +69,8 @@ LP_API json reader::read() {
   auto arg = argument(info);
   if (major == 0) return arg;
   if (major == 1) return negative(arg);
-  return binary(size_of(tagged(arg)), arg);
+  std::string scratch;
+  return binary(tagged_bytes(arg, scratch), arg);
 }
 
 LP_API void reader::skip() {
@@ -103,7 +107,41 @@ LP_API void reader::skip() {
   if (info == 31) indefinite_number(major);
   auto arg = argument(info);
   if (major == 1) negative(arg);
-  if (major == 6) skip_bytes(size_of(tagged(arg)));
+  if (major == 6) {
+    std::string scratch;
+    tagged_bytes(arg, scratch);
+  }
+}
+
+LP_API std::string_view reader::segment_bytes(const segment_view** shared) {
+  auto malformed_reference = [this] {
+    fail(
+        "a reference to shared memory is an array of 3 unsigned integers: [segment, "
+        "offset, length]");
+  };
+  if (next() != 0x83) malformed_reference();
+  std::uint64_t field[3];
+  for (auto& value : field) {
+    auto initial = next();
+    if (initial >> 5 != 0) malformed_reference();
+    value = argument(initial & 0x1f);
+  }
+  auto [index, offset, length] = field;
+  auto segments = segments_in_scope();
+  if (segments.empty())
+    fail(
+        "a reference to shared memory in a message that brought no segment (send the "
+        "bytes in the body, or the segments with the message: docs/protocol.md)");
+  if (index >= segments.size())
+    fail("a reference to segment " + std::to_string(index) +
+         " of a message that brought " + std::to_string(segments.size()));
+  const auto& segment = segments[index];
+  if (offset > segment.size || length > segment.size - offset)
+    fail("a reference to bytes " + std::to_string(offset) + " to " +
+         std::to_string(offset) + " + " + std::to_string(length) + " of a segment of " +
+         std::to_string(segment.size) + " bytes");
+  if (shared) *shared = &segment;
+  return {segment.data + offset, static_cast<std::size_t>(length)};
 }
 
 LP_API void reader::fail(const std::string& what) const {
@@ -133,9 +171,7 @@ LP_API void reader::map_key() {
   map_key(scratch);
 }
 
-LP_API json reader::binary(length size, std::optional<std::uint64_t> tag) {
-  std::string scratch;
-  auto view = string_bytes(2, size, scratch);
+LP_API json reader::binary(std::string_view view, std::optional<std::uint64_t> tag) {
   // Pointers of the same type make assign one memcpy.
   auto* first = reinterpret_cast<const std::uint8_t*>(view.data());
   std::vector<std::uint8_t> bytes(first, first + view.size());

@@ -13,7 +13,25 @@
 // definition, cloudpickled. Each process of a launch reads it again, as each process of a
 // C++ program builds its graph again; only a node's own process unpickles
 // its definition.
+//
+// The launching script holds the other end of a socket pair
+// (LP_LAUNCHPAD_CONTROL_FD): a `stop` line, or the socket's end (the script
+// is gone, SIGKILL included), stops the program; the launcher then removes
+// the description's directory, so nothing of the launch outlives it. Under
+// test_mt and test_mp it launches with the test policies' controller and
+// writes `ready <json>` (each node's URL, the launch's secret) once every
+// node serves, for the test process to call them.
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -22,6 +40,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -58,6 +78,111 @@ nlohmann::json read_description(const std::string& path) {
 
 namespace key = lp::detail::protocol::launchpad_description;
 
+// The script's end of the socket pair, taken out of the environment so that
+// the node processes this launcher starts see neither it nor its variable;
+// -1 for a launcher started by hand, or a node process.
+int take_control_socket() {
+  const char* named = std::getenv(std::string(key::control_variable).c_str());
+  if (named == nullptr) return -1;
+  int fd = std::atoi(named);
+  ::unsetenv(std::string(key::control_variable).c_str());
+  if (fd < 0 || ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return -1;
+  return fd;
+}
+
+// True once the script asked for a stop or is gone; false while it is
+// silent for `wait_ms`. Reads at most one chunk: a line is a stop.
+bool script_says_stop(int fd, int wait_ms) {
+  pollfd polled{fd, POLLIN, 0};
+  int ready = ::poll(&polled, 1, wait_ms);
+  if (ready <= 0) return false;
+  char chunk[256];
+  ssize_t got = ::read(fd, chunk, sizeof chunk);
+  if (got < 0 && errno == EINTR) return false;
+  return true;  // `stop`, its end (0), or an error: no script to follow any longer
+}
+
+void tell_script(int fd, const std::string& line) {
+  std::string rest = line + "\n";
+  while (!rest.empty()) {
+    ssize_t wrote = ::write(fd, rest.data(), rest.size());
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return;  // the script is gone: the next poll sees it
+    rest.erase(0, static_cast<std::size_t>(wrote));
+  }
+}
+
+// local_mt and local_mp: the script's stop is the SIGTERM a user would send,
+// which the launch's own handling takes as one request. The script started
+// this launcher in a process group of its own, so that a Ctrl+C or a
+// group's signal reaches it only this way, never twice.
+std::atomic<bool> launch_over{false};
+
+void follow_script(int fd) {
+  std::thread([fd] {
+    while (!script_says_stop(fd, 200))
+      if (launch_over) return;
+    if (!launch_over) ::kill(::getpid(), SIGTERM);
+  }).detach();
+}
+
+// test_mt and test_mp: the controller's launch, which the script calls once
+// every node serves, and stops.
+template <class Policy, class Options>
+int run_under_test(const lp::program& graph, const Options& options, std::size_t nodes,
+                   int fd) {
+  auto running = lp::launch<Policy>(graph, options);
+  // test_mp's controller returns once the processes started; the script is
+  // told once every node serves.
+  while (running.urls().size() < nodes && !running.stop_requested())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (!running.stop_requested()) {
+    nlohmann::json ready = {{key::ready_urls, running.urls()},
+                            {key::ready_secret, running.secret()}};
+    tell_script(fd, std::string(key::control_ready) + ready.dump());
+  }
+  try {
+    while (!running.wait_for(std::chrono::milliseconds(100)))
+      if (script_says_stop(fd, 0)) break;
+  } catch (const std::exception& e) {
+    std::cerr << "[lp] " << e.what() << std::endl;
+    return 1;
+  }
+  if (running.stop()) return 0;
+  std::cerr << "[lp] " << running.summary() << std::endl;
+  return 1;
+}
+
+// The value of `--lp_<name>=` among the flags, or `otherwise`.
+std::string flag_value(int argc, char** argv, std::string_view name,
+                       std::string otherwise) {
+  std::string prefix = "--lp_" + std::string(name) + "=";
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]).starts_with(prefix)) return argv[i] + prefix.size();
+  return otherwise;
+}
+
+int launch(const lp::program& graph, std::size_t nodes, int argc, char** argv, int fd) {
+  std::string policy = flag_value(argc, argv, "launch", "local_mt");
+  if (fd >= 0 && policy == "test_mt") {
+    lp::test_options options;
+    options.python = flag_value(argc, argv, "python", options.python);
+    return run_under_test<lp::test_multi_threading>(graph, options, nodes, fd);
+  }
+  if (fd >= 0 && policy == "test_mp") {
+    lp::process_test_options options;
+    options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+    for (int i = 1; i < argc; ++i)
+      if (!std::string_view(argv[i]).starts_with("--lp_launch="))
+        options.arguments.push_back(argv[i]);
+    return run_under_test<lp::test_multi_processing>(graph, options, nodes, fd);
+  }
+  if (fd >= 0) follow_script(fd);
+  int status = lp::launch(graph, argc, argv);
+  launch_over = true;
+  return status;
+}
+
 void add_nodes(lp::program& graph, const nlohmann::json& nodes) {
   for (const auto& node : nodes) {
     lp::node_info spec;
@@ -75,13 +200,24 @@ void add_nodes(lp::program& graph, const nlohmann::json& nodes) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int fd = take_control_socket();
+  int status = 1;
+  std::string path;
   try {
-    auto description = read_description(description_path(argc, argv));
+    path = description_path(argc, argv);
+    auto description = read_description(path);
     lp::program graph(description.at(key::name).get<std::string>());
     add_nodes(graph, description.at(key::nodes));
-    return lp::launch(graph, argc, argv);
+    status = launch(graph, description.at(key::nodes).size(), argc, argv, fd);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;
-    return 1;
   }
+  // The launcher the script started owns the description's directory (its
+  // node processes read it until they end): it goes with the launch.
+  auto directory = std::filesystem::path(path).parent_path();
+  if (fd >= 0 && directory.filename().string().starts_with(key::launcher)) {
+    std::error_code ignored;
+    std::filesystem::remove_all(directory, ignored);
+  }
+  return status;
 }

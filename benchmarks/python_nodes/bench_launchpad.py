@@ -69,7 +69,9 @@ def one_run(grpc_server, rounds, block, result_file):
     target = program.add_node(lp.CourierNode(Target), label="target")
     program.add_node(lp.PyNode(measure, target, grpc_server.port, grpc_server.pid, rounds, block,
                                result_file), label="caller")
-    status = lp.launch(program, launch_type="local_mp")
+    controller = lp.launch(program, launch_type="local_mp")
+    controller.wait(raise_error=False)
+    status = controller.exit_status
     if status != 0:
         bench.fail(f"the Launchpad program ended with status {status}")
     with open(result_file) as f:

@@ -7,30 +7,34 @@ DeepMind's Launchpad (`import launchpad as lp`) runs on the C++ launcher
     with program.group("producer"):
         producers = [program.add_node(lp.CourierNode(Producer)) for _ in range(2)]
     program.add_node(lp.CourierNode(Consumer, producers=producers), label="consumer")
-    lp.launch(program, launch_type="local_mp")
+    lp.launch(program, launch_type="local_mp").wait()
 
 The package's private rooms: _nodes.py (the nodes and their definitions),
 _batching.py (batched_handler),
 _program.py (Program and the handles add_node returns), _client.py (what a
-handle is in the node it was given to), _launch.py (the description, and
-lp-launchpad started on it).
+handle is in the node it was given to), _launch.py (the description,
+lp-launchpad started on it, the Controller it returns), _flags.py (the
+command line as Launchpad reads it), _stop.py (stopping).
 """
 
 from __future__ import annotations
 
-from launchpad_client import stop, stop_requested
+from launchpad_client import stop_requested
 
 from ._batching import batched_handler
 from ._client import CourierClient
-from ._launch import LaunchType, launch
+from ._launch import Controller, LaunchType, launch
 from ._nodes import CourierNode, PyClassNode, PyNode
 from ._program import CourierHandle, Program
+from ._stop import (register_stop_handler, stop, stop_event, unregister_stop_handler,
+                    wait_for_stop)
 
 __all__ = [
     # The program.
     "Program", "CourierNode", "PyClassNode", "PyNode", "CourierHandle",
     # In a node.
-    "CourierClient", "batched_handler", "stop", "stop_requested",
+    "CourierClient", "batched_handler", "stop", "stop_requested", "wait_for_stop",
+    "stop_event", "register_stop_handler", "unregister_stop_handler",
     # The launch.
-    "launch", "LaunchType",
+    "launch", "LaunchType", "Controller",
 ]

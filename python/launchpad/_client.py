@@ -18,9 +18,9 @@ class CourierClient:
     """A client of another node of the program: `client.method(*args)`
     waits for the result; `client.futures.method(*args)` does not."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, peer: Any = None) -> None:
         self._label = label
-        self._peer: peers.Peer | None = None
+        self._peer: Any = peer  # a peers.Peer in a node, made on first use
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -29,7 +29,7 @@ class CourierClient:
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (CourierClient, (self._label,))
 
-    def _the_peer(self) -> peers.Peer:
+    def _the_peer(self) -> Any:
         with self._lock:
             if self._peer is None:
                 self._peer = peers.peer(self._label)

@@ -1,43 +1,64 @@
 """launch(): the program described to the C++ launcher, lp-launchpad, which
 launches it as it launches a C++ program of Python nodes. This process
 writes the description into a directory of its own (mode 0700), starts the
-launcher on it, waits for the program to end and removes the directory.
+launcher on it and returns a Controller, as Launchpad's launch returns its
+worker manager: wait() for the program's end, stop() to end it.
 
 The description is CBOR (src/lp_launchpad.cpp reads it): the program's
 name and, per node, its group, the name shown for it, whether it runs, the
 labels of the handles it was given, and its definition, cloudpickled. Only
 the node's own process unpickles a definition, read from this directory by
 its host and handed over its control socket: the trust is that of running
-this script (docs/security.md)."""
+this script (docs/security.md).
+
+This process and the launcher share a socket pair (protocol.toml's
+launchpad_description.control_*): a `stop` line stops the program, and so
+does the socket's end, when this process is gone however it died; the
+launcher then removes the description's directory. Under test_mt and
+test_mp the launcher answers `ready <json>` once every node serves: the
+nodes' URLs and the launch's secret, for dereference()."""
 
 from __future__ import annotations
 
+import atexit
 import enum
+import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import types
+from collections.abc import Sequence
+from typing import Any
 
 import cbor2
 
-from . import _program
-from ._program import Program
-
+from launchpad_client import Node
 from launchpad_client import _protocol as protocol
+
+from . import _flags, _program
+from ._program import Program
 
 LAUNCHER = protocol.LAUNCHPAD_DESCRIPTION_LAUNCHER
 LAUNCHER_VARIABLE = protocol.LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE  # its path, before PATH's
 
 
 class LaunchType(str, enum.Enum):
-    """The launches that run so far, as Launchpad names them, and Slurm,
-    which Launchpad lacks (docs/coming_from_launchpad.md)."""
+    """The launches that run, as Launchpad names them, and Slurm, which
+    Launchpad lacks (docs/coming_from_launchpad.md)."""
 
     LOCAL_MULTI_THREADING = "local_mt"
     LOCAL_MULTI_PROCESSING = "local_mp"
+    TEST_MULTI_THREADING = "test_mt"
+    TEST_MULTI_PROCESSING = "test_mp"
     SLURM = "slurm"
+
+
+_TESTS = (LaunchType.TEST_MULTI_THREADING, LaunchType.TEST_MULTI_PROCESSING)
 
 
 def _launcher() -> str:
@@ -103,17 +124,165 @@ def _description(program: Program) -> bytes:
     return encoded
 
 
-def launch(program: Program, launch_type: LaunchType | str = LaunchType.LOCAL_MULTI_THREADING,
-           *, lp_flags: tuple[str, ...] = ()) -> int:
-    """Launches `program` with lp-launchpad and waits until it ends (a node
-    called stop(), or this process got SIGINT or SIGTERM, which it passes
-    on). Returns the launcher's exit status: 0 for a program that ended
-    cleanly. `lp_flags`: more of the library's --lp_* flags
-    (docs/launching.md), such as "--lp_status=DIR"."""
-    kind = LaunchType(launch_type)
+class Controller:
+    """A launched program, as Launchpad's launch returns it: wait() until it
+    ends, stop() it, stop_and_wait(). Under test_mt and test_mp, launch()
+    returns it once every node serves, and the program's handles
+    dereference() to clients of its nodes."""
+
+    def __init__(self, program: Program, kind: LaunchType, process: subprocess.Popen[bytes],
+                 link: socket.socket, directory: str) -> None:
+        self._program, self._kind = program, kind
+        self._process, self._link, self._directory = process, link, directory
+        self._ended = threading.Event()
+        self._status: int | None = None
+        self._urls: dict[str, str] = {}
+        self._secret = ""
+        self._clients: dict[str, Node] = {}
+        self._lock = threading.Lock()
+        threading.Thread(target=self._reap, name=f"lp-launchpad-{program.name}",
+                         daemon=True).start()
+
+    def _reap(self) -> None:
+        self._status = self._process.wait()
+        shutil.rmtree(self._directory, ignore_errors=True)  # a launcher that was killed
+        self._link.close()
+        with self._lock:
+            for node in self._clients.values():
+                node.close()
+        _running.discard(self)
+        self._ended.set()
+
+    def _wait_ready(self) -> None:
+        # The launcher's one line under a test launch; the socket's end if
+        # the program could not start (its output said why).
+        data = b""
+        while b"\n" not in data:
+            chunk = self._link.recv(65536)
+            if not chunk:
+                self.wait(raise_error=False)
+                raise RuntimeError(f"program {self._program.name} did not start under "
+                                   f"{self._kind.value}: {LAUNCHER} exited with status "
+                                   f"{self._status} (its output above says why)")
+            data += chunk
+        line = data.split(b"\n", 1)[0].decode()
+        ready = json.loads(line[len(protocol.LAUNCHPAD_DESCRIPTION_CONTROL_READY):])
+        self._urls = dict(ready[protocol.LAUNCHPAD_DESCRIPTION_READY_URLS])
+        self._secret = ready[protocol.LAUNCHPAD_DESCRIPTION_READY_SECRET]
+
+    @property
+    def exit_status(self) -> int | None:
+        """The launcher's exit status once the program ended (0: cleanly),
+        else None."""
+        return self._status if self._ended.is_set() else None
+
+    def stop(self) -> None:
+        """Asks the program to stop, as lp.stop() in a node does; returns at
+        once (wait() waits for the end)."""
+        try:
+            self._link.sendall((protocol.LAUNCHPAD_DESCRIPTION_CONTROL_STOP + "\n").encode())
+        except OSError:
+            pass  # the launcher is gone already
+
+    def wait(self, raise_error: bool = True) -> None:
+        """Waits until the program ends. Raises RuntimeError if it did not
+        end cleanly (a node failed), unless raise_error is False."""
+        while not self._ended.wait(0.2):  # in steps: the main thread takes signals between them
+            pass
+        if raise_error and self._status != 0:
+            raise RuntimeError(f"program {self._program.name} ended with status {self._status} "
+                               "(a node failed, or the launch was killed; the launcher's "
+                               "summary above says which)")
+
+    def stop_and_wait(self) -> None:
+        """stop(), then wait() without raising."""
+        self.stop()
+        self.wait(raise_error=False)
+
+    def _node(self, label: str) -> Node:
+        if self._kind not in _TESTS:
+            raise RuntimeError(f"a handle of node {label!r} is dereferenced outside a node under "
+                               f"{self._kind.value}; that is for test_mt and test_mp (a test "
+                               "calls the nodes): elsewhere, give the handle to a node")
+        if self._ended.is_set():
+            raise RuntimeError(f"a handle of node {label!r} is dereferenced after program "
+                               f"{self._program.name} ended")
+        with self._lock:
+            if label not in self._clients:
+                self._clients[label] = Node(self._urls[label], self._secret, label=label)
+            return self._clients[label]
+
+    def _cleanup_after_test(self) -> None:
+        self.stop()
+        self.wait()
+
+
+_running: set[Controller] = set()  # launched by this process, not ended yet
+
+
+def stop_launched() -> bool:
+    """Stops every program this process launched; False if there is none."""
+    running = list(_running)
+    for controller in running:
+        controller.stop()
+    return bool(running)
+
+
+def _on_signal(signum: int, frame: types.FrameType | None) -> None:
+    # SIGINT and SIGTERM stop the programs this script launched, once each
+    # (a stop line, not the signal again: the launcher in this terminal's
+    # process group took a Ctrl-C of its own). With none left, the script's
+    # previous handler takes it.
+    if stop_launched():
+        return
+    previous = _previous_handlers.get(signum)
+    if callable(previous):
+        previous(signum, frame)
+    elif signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    else:
+        sys.exit(128 + signum)
+
+
+_previous_handlers: dict[int, Any] = {}
+
+
+def _handle_signals() -> None:
+    if _previous_handlers or threading.current_thread() is not threading.main_thread():
+        return
+    for s in (signal.SIGINT, signal.SIGTERM):
+        _previous_handlers[s] = signal.signal(s, _on_signal)
+
+
+def launch(programs: Program | Sequence[Program], launch_type: LaunchType | str | None = None,
+           xm_resources: Any = None, local_resources: Any = None, test_case: Any = None,
+           terminal: str | None = None, *, serialize_py_nodes: bool | None = None,
+           lp_flags: tuple[str, ...] = ()) -> Controller:
+    """Launches `program` with lp-launchpad and returns its Controller.
+
+    `launch_type`: 'local_mt', 'local_mp', 'test_mt' or 'test_mp' (or a
+    LaunchType); None reads --lp_launch_type. Under local_mt and local_mp it
+    returns at once, and this process waits for the program's end before it
+    exits; SIGINT and SIGTERM stop the program. Under test_mt and test_mp it
+    returns once every node serves, and `test_case`'s cleanup stops the
+    program and waits for its end. `terminal`: as --lp_terminal. `lp_flags`:
+    more of the library's --lp_* flags (docs/launching.md); those on this
+    script's command line go too."""
+    del xm_resources, serialize_py_nodes  # Vertex AI's; every node is described anyway
+    if local_resources:
+        raise ValueError("local_resources (per-group interpreters and environments) are not "
+                         "taken yet: every node runs on this script's Python")
+    program = programs if isinstance(programs, Program) else programs[0]
+    if not isinstance(program, Program):
+        raise TypeError(f"launch takes a launchpad.Program, not a {type(program).__name__}")
+    kind = LaunchType(launch_type or _flags.launch_type())
+    if kind is LaunchType.TEST_MULTI_PROCESSING and test_case is None:
+        raise ValueError("launch_type='test_mp' needs test_case= (its cleanup stops the program)")
+    flags = [*_flags.passed_on(terminal), *lp_flags]
     description = _description(program)
-    directory = tempfile.mkdtemp(prefix=f"lp-launchpad-{program.name}-",  # mode 0700
-                                 dir=_description_parent(kind, lp_flags))
+    directory = tempfile.mkdtemp(prefix=f"{LAUNCHER}-{program.name}-",  # mode 0700
+                                 dir=_description_parent(kind, tuple(flags)))
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         path = os.path.join(directory, "program.cbor")
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
@@ -122,23 +291,30 @@ def launch(program: Program, launch_type: LaunchType | str = LaunchType.LOCAL_MU
         # importable modules' classes by reference) and run on its Python.
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        command = [_launcher(), path, f"--lp_launch={kind.value}", f"--lp_python={sys.executable}",
-                   *lp_flags]
-        launcher = subprocess.Popen(command, env=env)
-        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-
-        def pass_on(signum: int, frame: object) -> None:
-            launcher.send_signal(signum)
-
-        for s in previous:
-            signal.signal(s, pass_on)
-        try:
-            return launcher.wait()
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-            if launcher.poll() is None:  # this process is leaving first
-                launcher.terminate()
-                launcher.wait()
-    finally:
+        env[protocol.LAUNCHPAD_DESCRIPTION_CONTROL_VARIABLE] = str(theirs.fileno())
+        command = [_launcher(), path, f"--lp_launch={kind.value}",
+                   f"--lp_python={sys.executable}", *flags]
+        # A process group of its own: a Ctrl+C, or a signal to this
+        # script's group, reaches the program once, as this script's stop.
+        process = subprocess.Popen(command, env=env, pass_fds=(theirs.fileno(),),
+                                   process_group=0)
+    except BaseException:
+        ours.close()
         shutil.rmtree(directory, ignore_errors=True)
+        raise
+    finally:
+        theirs.close()
+    controller = Controller(program, kind, process, ours, directory)
+    _running.add(controller)
+    program._launched = controller
+    if kind in _TESTS:
+        if test_case is not None:
+            test_case.addCleanup(controller._cleanup_after_test)
+        else:
+            atexit.register(controller.stop_and_wait)
+        controller._wait_ready()
+    else:
+        _handle_signals()
+        # As Launchpad's: the script ends once its program has.
+        atexit.register(controller.wait, raise_error=False)
+    return controller

@@ -44,6 +44,14 @@ class _Node:
             raise TypeError(f"{type(self).__name__} takes a class or a function to call, "
                             f"not a {type(target).__name__}")
         self.definition = Definition(self.kind, target, args, kwargs)
+        self._handle: Any = None  # add_node's
+
+
+    def create_handle(self) -> Any:
+        """The node's handle, as add_node returned it."""
+        if self._handle is None:
+            raise RuntimeError(f"{type(self).__name__} has no handle before add_node")
+        return self._handle
 
     @property
     def service(self) -> str:

@@ -3,11 +3,14 @@ them, and the handles add_node returns."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from launchpad_client import Node
 
 from ._client import CourierClient
 from ._nodes import _Node
@@ -30,8 +33,8 @@ class CourierHandle:
     """What add_node returns: give it to other nodes' constructors, where it
     arrives as a CourierClient of the node."""
 
-    def __init__(self, label: str) -> None:
-        self._label = label
+    def __init__(self, label: str, program: Program) -> None:
+        self._label, self._program = label, program
 
     @property
     def label(self) -> str:
@@ -48,11 +51,29 @@ class CourierHandle:
         return (CourierClient, (self._label,))
 
     def dereference(self) -> CourierClient:
-        """Not yet: a handle is dereferenced in the nodes it was given to."""
-        raise NotImplementedError(
-            "CourierHandle.dereference() outside a node is not there yet "
-            "(docs/coming_from_launchpad.md, 'What does not run yet'); give the handle to "
-            "a node, where it arrives as a CourierClient")
+        """A client of the node, from the process that launched its program
+        under test_mt or test_mp (launch() returned once every node serves)."""
+        launched = self._program._launched
+        if launched is None:
+            raise RuntimeError(f"{self._label} is dereferenced before its program "
+                               f"{self._program.name} was launched (lp.launch(program, "
+                               "launch_type='test_mt', test_case=self) first)")
+        return CourierClient(self._label, _LaunchedPeer(launched._node(self._label)))
+
+
+class _LaunchedPeer:
+    """A node of a launched program as the launching process calls it:
+    CourierClient's peer, as a node's peers.Peer is."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    def _use(self, action: Callable[[Node], Any]) -> Any:
+        return action(self._node)
+
+    def _submit(self, method: str, spec: None, args: tuple[Any, ...], timeout: float | None,
+                check: bool) -> concurrent.futures.Future[Any]:
+        return self._node._submit(method, spec, args, timeout, check)
 
 
 class Program:
@@ -65,6 +86,7 @@ class Program:
         self._groups: dict[str, list[_Node]] = {}
         self._labels: list[tuple[str, _Node]] = []  # each node's launch label, in order
         self._current_group: str | None = None
+        self._launched: Any = None  # launch()'s Controller, once launched
 
     @property
     def name(self) -> str:
@@ -94,7 +116,8 @@ class Program:
         launch_label = f"{label}/{len(nodes)}"
         nodes.append(node)
         self._labels.append((launch_label, node))
-        return CourierHandle(launch_label)
+        node._handle = CourierHandle(launch_label, self)
+        return node._handle
 
     @contextlib.contextmanager
     def group(self, label: str) -> Iterator[None]:

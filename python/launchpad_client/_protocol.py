@@ -329,6 +329,15 @@ LAUNCHPAD_DESCRIPTION_DEFINITION: Final = "definition"
 LAUNCHPAD_DESCRIPTION_LAUNCHER: Final = "lp-launchpad"
 # The launcher's path, before PATH's
 LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE: Final = "LP_LAUNCHPAD_LAUNCHER"
+# The launching script's end of a socket pair: the launcher reads a stop
+# from it (or its end: the script is gone, and the program stops), and
+# under test_mt and test_mp writes `ready <json>` once every node serves
+# (the nodes' URLs and the launch's secret).
+LAUNCHPAD_DESCRIPTION_CONTROL_VARIABLE: Final = "LP_LAUNCHPAD_CONTROL_FD"
+LAUNCHPAD_DESCRIPTION_CONTROL_STOP: Final = "stop"
+LAUNCHPAD_DESCRIPTION_CONTROL_READY: Final = "ready "
+LAUNCHPAD_DESCRIPTION_READY_URLS: Final = "urls"
+LAUNCHPAD_DESCRIPTION_READY_SECRET: Final = "secret"
 
 
 # A Launchpad program's values that CBOR has no type for

@@ -1559,6 +1559,15 @@ inline constexpr char definition[] = "definition";
 inline constexpr char launcher[] = "lp-launchpad";
 // The launcher's path, before PATH's
 inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
+// The launching script's end of a socket pair: the launcher reads a stop
+// from it (or its end: the script is gone, and the program stops), and
+// under test_mt and test_mp writes `ready <json>` once every node serves
+// (the nodes' URLs and the launch's secret).
+inline constexpr char control_variable[] = "LP_LAUNCHPAD_CONTROL_FD";
+inline constexpr char control_stop[] = "stop";
+inline constexpr char control_ready[] = "ready ";
+inline constexpr char ready_urls[] = "urls";
+inline constexpr char ready_secret[] = "secret";
 }  // namespace launchpad_description
 
 // A Launchpad program's values that CBOR has no type for

@@ -5,7 +5,11 @@ node writes what it saw to RESULT_FILE (JSON) and stops the program."""
 
 import functools
 import json
+import os
+import signal
 import sys
+import threading
+import time
 
 import numpy as np
 
@@ -211,8 +215,103 @@ def disabled_run(result_file):
     return program
 
 
+# Clean termination with each of Launchpad's four ways for a node to see the
+# stop (its program_wait example): each node's constructor waits for it, as
+# there, then writes its name to the result directory; `_stop_program`
+# stops the program once the four wait.
+def _note(directory, name):
+    with open(os.path.join(directory, name), "w"):
+        pass
+
+
+def _sleep(directory):
+    _note(directory, "waiting_sleep")
+    while not lp.wait_for_stop(0.2):
+        pass
+    _note(directory, "sleep")
+
+
+def _wait_for_stop(directory):
+    _note(directory, "waiting_wait_for_stop")
+    lp.wait_for_stop()
+    _note(directory, "wait_for_stop")
+
+
+def _stop_event(directory):
+    _note(directory, "waiting_stop_event")
+    lp.stop_event().wait()
+    _note(directory, "stop_event")
+
+
+def _register_stop_handler(directory):
+    stopped = threading.Event()
+    lp.register_stop_handler(stopped.set)
+    dropped = lambda: _note(directory, "unregistered_handler_called")  # noqa: E731
+    lp.register_stop_handler(dropped)
+    lp.unregister_stop_handler(dropped)
+    _note(directory, "waiting_register_stop_handler")
+    stopped.wait()
+    _note(directory, "register_stop_handler")
+
+
+WAYS = ("sleep", "wait_for_stop", "stop_event", "register_stop_handler")
+
+
+def _stop_program(directory):
+    deadline = time.monotonic() + 60
+    while not all(os.path.exists(os.path.join(directory, "waiting_" + w)) for w in WAYS):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the four nodes did not start waiting within 60 s")
+        time.sleep(0.05)
+    lp.stop()
+
+
+def program_wait(directory):
+    program = lp.Program("program_wait")
+    for way, function in (("sleep", _sleep), ("wait_for_stop", _wait_for_stop),
+                          ("stop_event", _stop_event),
+                          ("register_stop_handler", _register_stop_handler)):
+        program.add_node(lp.CourierNode(function, directory), label=way)
+    program.add_node(lp.CourierNode(_stop_program, directory), label="stop_program")
+    return program
+
+
+# A node that waits for the stop, which the launching script gives: by
+# lp.stop() (stop_from=script) or the controller's stop() (controller), or
+# by being killed (killed: it SIGKILLs itself once the node waits).
+def _until_stopped(directory):
+    _note(directory, "started")
+    lp.wait_for_stop()
+    _note(directory, "stopped")
+
+
+def until_stopped(directory):
+    program = lp.Program("until_stopped")
+    program.add_node(lp.PyNode(_until_stopped, directory), label="waiter")
+    return program
+
+
+def stopped_from_script(how, launch_type, directory):
+    controller = lp.launch(until_stopped(directory), launch_type=launch_type)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(directory, "started")):
+        if time.monotonic() > deadline:
+            sys.exit("the node did not start within 60 s")
+        time.sleep(0.05)
+    if how == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if how == "script":
+        lp.stop()
+    else:
+        controller.stop()
+    controller.wait()
+
+
 if __name__ == "__main__":
-    name, launch_type, result_file = sys.argv[1:4]
-    program = {"hello": hello, "consumer_producers": consumer_producers, "batched": batched,
-               "disabled_run": disabled_run}[name](result_file)
-    sys.exit(lp.launch(program, launch_type=launch_type, lp_flags=tuple(sys.argv[4:])))
+    name, launch_type, result = sys.argv[1:4]
+    if name.startswith("stop_from_"):
+        stopped_from_script(name[len("stop_from_"):], launch_type, result)
+        sys.exit(0)
+    programs = {"hello": hello, "consumer_producers": consumer_producers, "batched": batched,
+                "disabled_run": disabled_run, "program_wait": program_wait}
+    lp.launch(programs[name](result), launch_type=launch_type).wait()

@@ -1,11 +1,16 @@
-"""Launchpad programs (programs.py) on lp-launchpad under local_mt and
-local_mp: a hello world and consumer/producers with futures, Courier's
-values and a lambda for a constructor argument. Each launch runs as its own
-process, bounded in time, in a TMPDIR of its own that must be empty after
-it (the description's directory, the launch's run directory)."""
+"""Launchpad programs (programs.py, launch_test.py, absl_main.py) on
+lp-launchpad: a hello world and consumer/producers with futures, Courier's
+values and a lambda for a constructor argument under local_mt and local_mp;
+the four ways a node sees the stop; stops from the launching script, and
+its SIGKILL; Launchpad's absltest under test_mt and test_mp; absl's flags.
+Each runs as a process of its own in a session of its own, bounded in time,
+in a TMPDIR of its own that must be empty after it (the description's
+directory), with no run directory and no process of its session left."""
 
 import json
 import os
+import re
+import signal
 import shutil
 import subprocess
 import sys
@@ -14,28 +19,92 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAUNCH_TIMEOUT = 120  # seconds; a launch takes 1-3 s here
+LAUNCH_TIMEOUT = 120  # seconds; a launch takes 1-10 s here
+LEFT_BOUND = 30  # seconds within which a killed script's launch must be gone
+
+try:
+    import absl  # noqa: F401  (Launchpad's tests and flags are absl's)
+    HAVE_ABSL = True
+except ImportError:
+    HAVE_ABSL = False
+# .ci/run requires what this suite uses: there a missing absl fails it.
+needs_absl = unittest.skipUnless(HAVE_ABSL or os.environ.get("LP_REQUIRE_CLOUDPICKLE"),
+                                 "needs absl (apt-get install python3-absl)")
 
 
-def launch(name, launch_type):
-    """Runs programs.py NAME LAUNCH_TYPE; returns (exit status, its output,
-    the result its last node wrote, what it left in its TMPDIR)."""
+def _session_processes(session):
+    """The processes of session `session` (a launch runs in its own)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == session:
+                    found.append(int(entry))
+            except OSError:
+                pass  # gone meanwhile
+    return found
+
+
+def run(script, *args, kill_when=None):
+    """Runs `script ARGS` (RESULT, a scratch directory, for {result}) in a
+    session and a TMPDIR of its own; returns (exit status, its output, the
+    result directory's or file's content, what is left: files in its
+    TMPDIR, run directories it printed that still exist, processes of its
+    session). `kill_when`: a file whose appearance in the result directory
+    makes this SIGKILL the script, then wait up to LEFT_BOUND seconds for
+    its launch to be gone."""
     scratch = tempfile.mkdtemp(prefix="lp-launchpad-test-")
-    tmp = os.path.join(scratch, "tmp")
+    tmp, result = os.path.join(scratch, "tmp"), os.path.join(scratch, "result")
     os.mkdir(tmp)
-    result_file = os.path.join(scratch, "result.json")
+    os.mkdir(result)
     try:
-        done = subprocess.run(
-            [sys.executable, os.path.join(HERE, "programs.py"), name, launch_type, result_file],
-            env=dict(os.environ, TMPDIR=tmp), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            timeout=LAUNCH_TIMEOUT, text=True)
-        result = None
-        if os.path.exists(result_file):
-            with open(result_file) as f:
-                result = json.load(f)
-        return done.returncode, done.stdout, result, sorted(os.listdir(tmp))
+        env = dict(os.environ, TMPDIR=tmp, TEST_TMPDIR=os.path.join(scratch, "absl"))
+        with open(os.path.join(scratch, "output"), "w+") as output:
+            process = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, script),
+                 *[a.format(result=result) for a in args]],
+                env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                if kill_when is not None:
+                    give_up = time.monotonic() + LAUNCH_TIMEOUT
+                    while not os.path.exists(os.path.join(result, kill_when)):
+                        if process.poll() is not None or time.monotonic() > give_up:
+                            break
+                        time.sleep(0.05)
+                    process.kill()
+                status = process.wait(timeout=LAUNCH_TIMEOUT)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                    for pid in _session_processes(process.pid):  # a launch that hung
+                        os.kill(pid, signal.SIGKILL)
+            give_up = time.monotonic() + LEFT_BOUND
+            while _session_processes(process.pid) and time.monotonic() < give_up:
+                time.sleep(0.1)
+            output.seek(0)
+            text = output.read()
+        run_dirs = re.findall(r"the launch's secret is in (\S+)/secret", text)
+        left = (sorted(os.listdir(tmp)) + [d for d in run_dirs if os.path.exists(d)]
+                + [f"process {p}" for p in _session_processes(process.pid)])
+        for pid in _session_processes(process.pid):  # the test leaves nothing either
+            os.kill(pid, signal.SIGKILL)
+        seen = sorted(os.listdir(result))
+        if seen == ["result.json"]:
+            with open(os.path.join(result, "result.json")) as f:
+                seen = json.load(f)
+        return status, text, seen, left
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def launch(name, launch_type, **kwargs):
+    """Runs programs.py NAME LAUNCH_TYPE RESULT."""
+    # program_wait's nodes and a stop_from_ script note files in a
+    # directory; the others' last node writes a result file.
+    directory = name == "program_wait" or name.startswith("stop_from_")
+    return run("programs.py", name, launch_type,
+               "{result}" if directory else "{result}/result.json", **kwargs)
 
 
 class LaunchpadPrograms(unittest.TestCase):
@@ -48,7 +117,7 @@ class LaunchpadPrograms(unittest.TestCase):
     def check_consumer_producers(self, launch_type):
         status, output, result, left = launch("consumer_producers", launch_type)
         self.assertEqual(status, 0, output)
-        self.assertIsNotNone(result, output)
+        self.assertIsInstance(result, dict, output)
         # Producer 1's offset came from a lambda, 0's and 2's from a partial.
         self.assertEqual(result["work"], [1000, 101, 1002])
         echoed = [(e["type"], e["dtype"], e["value"]) for e in result["echo"]]
@@ -224,6 +293,89 @@ class BatchedHandler(unittest.TestCase):
                 def step(self, values):
                     return values
         self.assertIn("wrap the bound method in the constructor", str(caught.exception))
+class Stopping(unittest.TestCase):
+    """Launchpad's four ways for a node to see the stop, and the stops of
+    the launching script: each node ends cleanly (it wrote what it saw
+    after the stop), the program ends with status 0, nothing is left."""
+
+    WAYS = ["register_stop_handler", "sleep", "stop_event", "wait_for_stop"]
+
+    def check_four_ways(self, launch_type):
+        status, output, seen, left = launch("program_wait", launch_type)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(seen, sorted(self.WAYS + ["waiting_" + w for w in self.WAYS]), output)
+        self.assertEqual(left, [], output)
+
+    def test_four_ways_local_mt(self):
+        self.check_four_ways("local_mt")
+
+    def test_four_ways_local_mp(self):
+        self.check_four_ways("local_mp")
+
+    def check_stop_from_script(self, how, launch_type):
+        status, output, seen, left = launch(f"stop_from_{how}", launch_type)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(seen, ["started", "stopped"], output)
+        self.assertEqual(left, [], output)
+
+    def test_lp_stop_in_the_script_local_mt(self):
+        self.check_stop_from_script("script", "local_mt")
+
+    def test_controller_stop_local_mp(self):
+        self.check_stop_from_script("controller", "local_mp")
+
+    def check_script_killed(self, launch_type):
+        # The script is SIGKILLed while its node waits: the launcher sees
+        # the control socket end, stops the program (the node still sees a
+        # clean stop) and removes the description's directory.
+        status, output, seen, left = launch("stop_from_killed", launch_type,
+                                            kill_when="started")
+        self.assertEqual(status, -signal.SIGKILL, output)
+        self.assertEqual(left, [], output)
+        self.assertEqual(seen, ["started", "stopped"], output)
+
+    def test_script_killed_local_mt(self):
+        self.check_script_killed("local_mt")
+
+    def test_script_killed_local_mp(self):
+        self.check_script_killed("local_mp")
+
+
+@needs_absl
+class UnderTests(unittest.TestCase):
+    """Launchpad's consumer/producers absltest (launch_test.py) under
+    test_mt and test_mp: the test calls the nodes, its cleanup stops them."""
+
+    def test_launch_test(self):
+        status, output, _, left = run("launch_test.py")
+        self.assertEqual(status, 0, output)
+        self.assertIn("Ran 2 tests", output)
+        self.assertEqual(output.count("[       OK ]"), 2, output)
+        self.assertEqual(left, [], output)
+
+
+@needs_absl
+class Flags(unittest.TestCase):
+    """A script under absl's app.run: --lp_launch_type and
+    --lp_termination_notice_secs as Launchpad reads them, and the
+    library's own --lp_tls=on, which absl accepts and the launch takes."""
+
+    def test_absl_flags(self):
+        status, output, result, left = run(
+            "absl_main.py", "{result}/result.json", "--lp_launch_type=local_mp",
+            "--lp_termination_notice_secs=5", "--lp_tls=on")
+        self.assertEqual(status, 0, output)
+        self.assertIn("launch type local_mp, termination notice 5, tls on", output)
+        self.assertIn("asker/0 serving at https://", output)
+        self.assertEqual(result, {"sync": "hello, world", "future": "hello, futures"}, output)
+        self.assertEqual(left, [], output)
+
+    def test_unknown_launch_type_flag(self):
+        status, output, _, left = run("absl_main.py", "{result}/result.json",
+                                      "--lp_launch_type=vertex_ai")
+        self.assertNotEqual(status, 0)
+        self.assertIn("lp_launch_type", output)
+        self.assertEqual(left, [])
 
 
 class WithoutCloudpickle(unittest.TestCase):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import queue
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -39,6 +40,9 @@ _host: _Host | None = None  # set by the runtime
 # A node without a host: the runtime's end, which a stop calls.
 _end_alone: Callable[[bool], None] | None = None
 _stopping = threading.Event()
+# Called once each when the stop comes (on_stop), on a thread of their own.
+_stop_handlers: list[Callable[[], None]] = []
+_handlers_lock = threading.Lock()
 # The host's `run`: every node of the program serves, so run() may call them.
 _run_now = threading.Event()
 
@@ -78,7 +82,7 @@ class _Host:
             pass  # a reset is an end as well
         self.lost.set()
         self._replies.put(None)  # wakes a request waiting for its reply
-        _stopping.set()
+        _mark_stopping()
         self._on_end(True)
 
     def _dispatch(self, line: str) -> None:
@@ -88,7 +92,7 @@ class _Host:
         elif line == protocol.PYTHON_CONTROL_RUN:
             _run_now.set()
         elif line == protocol.PYTHON_CONTROL_STOP:
-            _stopping.set()
+            _mark_stopping()
         elif line == protocol.PYTHON_CONTROL_END:
             self._on_end(False)
 
@@ -209,12 +213,63 @@ def follow_stop() -> None:
 
 def _ask(line: str) -> None:
     if _host is not None:
-        _stopping.set()
+        _mark_stopping()
         tell(line)
     elif _end_alone is not None:
-        _stopping.set()
+        _mark_stopping()
         _end_alone(False)
     # else: not in a node
+
+
+def _mark_stopping() -> None:
+    # The first stop calls the handlers, each once, on a thread of their own
+    # (the control socket's reader must go on reading; a handler may block).
+    with _handlers_lock:
+        if _stopping.is_set():
+            return
+        _stopping.set()
+        handlers = list(_stop_handlers)
+        _stop_handlers.clear()
+    if handlers:
+        threading.Thread(target=_call_handlers, args=(handlers,), name="lp-stop-handlers",
+                         daemon=True).start()
+
+
+def _call_handlers(handlers: list[Callable[[], None]]) -> None:
+    for handler in handlers:
+        try:
+            handler()
+        except Exception as e:  # one handler's failure keeps no other from its call
+            print(f"[lp] a stop handler ({handler!r}) raised {type(e).__name__}: {e}",
+                  file=sys.stderr, flush=True)
+
+
+def on_stop(handler: Callable[[], None]) -> None:
+    """Calls `handler()` once when the program stops, on a thread of its
+    own; at once (on this thread) if it stops already."""
+    with _handlers_lock:
+        if not _stopping.is_set():
+            _stop_handlers.append(handler)
+            return
+    _call_handlers([handler])
+
+
+def remove_on_stop(handler: Callable[[], None]) -> None:
+    """Takes back a handler of on_stop() not called yet; nothing if none."""
+    with _handlers_lock:
+        if handler in _stop_handlers:
+            _stop_handlers.remove(handler)
+
+
+def stop_event() -> threading.Event:
+    """The event a stop sets (stop_requested() reads it): a node's thread
+    may wait on it."""
+    return _stopping
+
+
+def in_node() -> bool:
+    """True in a Python node's process (started by a host, or alone)."""
+    return _host is not None or _end_alone is not None
 
 
 def stop_requested() -> bool:

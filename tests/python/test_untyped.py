@@ -129,7 +129,7 @@ class UntypedValues(unittest.TestCase):
                              (1j, "of type complex"), (np.array(["a"]), "dtype <U1"),
                              (np.array([None]), "dtype object"),
                              (np.array([1.0], dtype=np.longdouble), "dtype float128"),
-                             (np.ma.array([1]), "numpy.ma.core.MaskedArray"),
+                             (np.ma.array([1]), "MaskedArray"),
                              ([1, (2, lambda: 3)], "of type function")]:
             with self.subTest(named=named):
                 with self.assertRaises(TypeError) as caught:
@@ -184,7 +184,7 @@ class UntypedValues(unittest.TestCase):
             "a value tagged 12345": T(12345, 1),
             "a value of type set": {1, 2},
             "a value of type decimal.Decimal": __import__("decimal").Decimal(1),
-            "a value of type undefined": cbor2.undefined,
+            "CBOR's undefined is not a value": cbor2.undefined,
             "a value tagged 19538": [T(19538, {"a": 1})],  # keywords, not last
         }
         for expected, value in cases.items():
@@ -204,11 +204,14 @@ class UntypedValues(unittest.TestCase):
                 (bytes.fromhex("81d81c81d81d00"), "appears twice"),
                 (bytes.fromhex("8182d81c81d840") + b"\x5a\x00\x0f\x42\x40" + bytes(1000000) +
                  bytes.fromhex("d81d00"), "appears twice"),
-                (bytes.fromhex("81c1c3493fff5dffffffffffff"), "OverflowError")]:  # a date
+                # cbor2 words it by its version: 'OverflowError: timestamp
+                # out of range' (5.4), 'error decoding datetime from epoch'.
+                (bytes.fromhex("81c1c3493fff5dffffffffffff"), ("timestamp", "datetime"))]:
             with self.subTest(expected=expected):
                 status, reply = self.call(body)
                 self.assertEqual(status, 400, reply)
-                self.assertIn(expected, reply["error"]["message"])
+                words = expected if isinstance(expected, tuple) else (expected,)
+                self.assertTrue(any(w in reply["error"]["message"] for w in words), reply)
         status, _ = raw(self.server.url, "GET", "/lp/v1/health")
         self.assertEqual(status, 200)
 

@@ -203,6 +203,9 @@ class _In:
         if cbor2 is not None and kind is cbor2.CBORTag:
             self.container(value, depth)
             return self.tagged(value, depth)
+        if cbor2 is not None and value is cbor2.undefined:
+            # Named here: its type's name differs between cbor2's versions.
+            raise self.fail("CBOR's undefined")
         raise self.fail(f"a value of type {_name(value)}")
 
     def key(self, key: Any, depth: int) -> Any:

@@ -50,7 +50,9 @@ class _Node:
     def create_handle(self) -> Any:
         """The node's handle, as add_node returned it."""
         if self._handle is None:
-            raise RuntimeError(f"{type(self).__name__} has no handle before add_node")
+            raise RuntimeError(f"this {type(self).__name__} has no handle yet: add it to its "
+                               "program first (program.add_node(node, label=...)), then "
+                               "call create_handle()")
         return self._handle
 
     @property

@@ -378,6 +378,19 @@ class Flags(unittest.TestCase):
         self.assertEqual(left, [])
 
 
+class Handles(unittest.TestCase):
+    def test_a_node_not_added_says_to_add_it(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        import launchpad as lp
+        node = lp.PyNode(print, "hi")
+        with self.assertRaises(RuntimeError) as caught:
+            node.create_handle()
+        self.assertIn("add it to its program first (program.add_node(node, label=...))",
+                      str(caught.exception))
+        handle = lp.Program("p").add_node(node, label="n")
+        self.assertIs(node.create_handle(), handle)
+
+
 class WithoutCloudpickle(unittest.TestCase):
     """A machine without cloudpickle imports launchpad and builds programs
     (its reference is written there); launch() says what to install."""

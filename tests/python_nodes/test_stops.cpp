@@ -69,14 +69,20 @@ struct notes {
   test_process::scratch dir;
 };
 
+// How soon run() and the handler see a stop. It tells a stop that reached
+// them from one that did not (the launch would end them after its
+// termination notice, 10 s by default, or never), not how fast: on a loaded
+// machine one has taken over 0.1 s; speed is for the benchmarks to measure.
+constexpr double reached_within_s = 2.0;
+
 // What every stop must show. `asked`: when the stop was asked for; `kept`:
 // the launch keeps checkpoints in notes::checkpoint_dir().
 void check_stop_reached(const notes& n, double asked, bool kept) {
   CAPTURE(asked);
   REQUIRE(n.has("run_saw_stop"));
-  CHECK(n.time("run_saw_stop") - asked < 0.1);
+  CHECK(n.time("run_saw_stop") - asked < reached_within_s);
   REQUIRE(n.has("handler_saw_stop"));
-  CHECK(n.time("handler_saw_stop") - asked < 0.1);
+  CHECK(n.time("handler_saw_stop") - asked < reached_within_s);
   // The rest of run() ran: 0.3 s after it saw the stop.
   REQUIRE(n.has("run_returned"));
   CHECK(n.time("run_returned") - n.time("run_saw_stop") >= 0.29);

@@ -24,14 +24,15 @@ from launchpad_client import stop_requested
 from ._batching import batched_handler
 from ._client import CourierClient
 from ._launch import Controller, LaunchType, launch
-from ._nodes import CourierNode, PyClassNode, PyNode
+from ._nodes import CourierNode, MultiThreadingColocation, PyClassNode, PyNode
 from ._program import CourierHandle, Program
 from ._stop import (register_stop_handler, stop, stop_event, unregister_stop_handler,
                     wait_for_stop)
 
 __all__ = [
     # The program.
-    "Program", "CourierNode", "PyClassNode", "PyNode", "CourierHandle",
+    "Program", "CourierNode", "PyClassNode", "PyNode", "MultiThreadingColocation",
+    "CourierHandle",
     # In a node.
     "CourierClient", "batched_handler", "stop", "stop_requested", "wait_for_stop",
     "stop_event", "register_stop_handler", "unregister_stop_handler",

@@ -117,7 +117,8 @@ def _description(program: Program) -> bytes:
         nodes.append({key.LAUNCHPAD_DESCRIPTION_GROUP: label.rsplit("/", 1)[0],
                       key.LAUNCHPAD_DESCRIPTION_SERVICE: node.service,
                       key.LAUNCHPAD_DESCRIPTION_HAS_RUN: node.has_run,
-                      key.LAUNCHPAD_DESCRIPTION_EDGES: sorted(set(edges)),
+                      # A colocated node's handle of a node beside it is no edge.
+                      key.LAUNCHPAD_DESCRIPTION_EDGES: sorted(set(edges) - {label}),
                       key.LAUNCHPAD_DESCRIPTION_DEFINITION: definition})
     encoded: bytes = cbor2.dumps({protocol.LAUNCHPAD_DESCRIPTION_NAME: program.name,
                                   protocol.LAUNCHPAD_DESCRIPTION_NODES: nodes})

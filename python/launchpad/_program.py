@@ -12,7 +12,7 @@ from typing import Any
 
 from launchpad_client import Node
 
-from ._client import CourierClient
+from ._client import CourierClient, shown
 from ._nodes import _Node
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -31,34 +31,57 @@ def _check_name(name: str, what: str) -> None:
 
 class CourierHandle:
     """What add_node returns: give it to other nodes' constructors, where it
-    arrives as a CourierClient of the node."""
+    arrives as a CourierClient of the node. A node of a
+    MultiThreadingColocation has one from the colocation's add_node on; it
+    names a node once the colocation is added to its program."""
 
-    def __init__(self, label: str, program: Program) -> None:
-        self._label, self._program = label, program
+    def __init__(self, node: _Node) -> None:
+        self._node = node
+
+    def _where(self) -> tuple[str, str, Program]:
+        # The launch label of the process that serves the node, the prefix
+        # of its methods there ("i." for the colocation's node i; nested,
+        # "i.j."), and its program.
+        route, node = "", self._node
+        while node._colocation is not None:
+            route = f"{node._index}.{route}"
+            node = node._colocation
+        if node._program is None or node._launch_label is None:
+            raise RuntimeError("a handle of a node in a MultiThreadingColocation is used before "
+                               "the colocation was added to its program: "
+                               "program.add_node(colocation, label=...) first")
+        return node._launch_label, route, node._program
 
     @property
     def label(self) -> str:
-        """The node's label in the launch: "<group>/<index>"."""
-        return self._label
+        """The node's label in the launch: "<group>/<index>" (a colocated
+        node's: its colocation's, then "/<its index there>")."""
+        launch_label, route, _ = self._where()
+        return shown(launch_label, route)
 
     def __repr__(self) -> str:
-        return f"<launchpad.CourierHandle {self._label}>"
+        try:
+            return f"<launchpad.CourierHandle {self.label}>"
+        except RuntimeError:
+            return "<launchpad.CourierHandle of a colocated node not added yet>"
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
+    def __reduce__(self) -> tuple[Any, tuple[str, None, str]]:
+        launch_label, route, _ = self._where()
         recording = getattr(_pickled, "labels", None)
         if recording is not None:
-            recording.append(self._label)
-        return (CourierClient, (self._label,))
+            recording.append(launch_label)
+        return (CourierClient, (launch_label, None, route))
 
     def dereference(self) -> CourierClient:
         """A client of the node, from the process that launched its program
         under test_mt or test_mp (launch() returned once every node serves)."""
-        launched = self._program._launched
+        launch_label, route, program = self._where()
+        launched = program._launched
         if launched is None:
-            raise RuntimeError(f"{self._label} is dereferenced before its program "
-                               f"{self._program.name} was launched (lp.launch(program, "
+            raise RuntimeError(f"{shown(launch_label, route)} is dereferenced before its "
+                               f"program {program.name} was launched (lp.launch(program, "
                                "launch_type='test_mt', test_case=self) first)")
-        return CourierClient(self._label, _LaunchedPeer(launched._node(self._label)))
+        return CourierClient(launch_label, _LaunchedPeer(launched._node(launch_label)), route)
 
 
 class _LaunchedPeer:
@@ -112,11 +135,18 @@ class Program:
         elif not label:
             raise ValueError("add_node needs a label outside a group()")
         _check_name(label, "a node label")
+        if node._colocation is not None:
+            raise ValueError(f"this {type(node).__name__} runs in a MultiThreadingColocation: "
+                             "add the colocation to the program, not its nodes")
+        if node._program is not None:
+            raise ValueError(f"this {type(node).__name__} is {node._launch_label} of program "
+                             f"{node._program.name} already (make another node to run it twice)")
         nodes = self._groups.setdefault(label, [])
         launch_label = f"{label}/{len(nodes)}"
         nodes.append(node)
         self._labels.append((launch_label, node))
-        node._handle = CourierHandle(launch_label, self)
+        node._program, node._launch_label = self, launch_label
+        node._handle = CourierHandle(node)
         return node._handle
 
     @contextlib.contextmanager

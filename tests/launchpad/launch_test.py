@@ -62,6 +62,22 @@ class LaunchTest(absltest.TestCase):
     def test_consumer_steps_test_mp(self):
         self.check_consumer_steps("test_mp")
 
+    def test_colocated_consumer_producers_test_mt(self):
+        # The producers and the consumer as threads of one process, each
+        # dereferenced from its own handle.
+        program = lp.Program("colocated")
+        producers = [lp.CourierNode(Producer) for _ in range(2)]
+        colocation = lp.MultiThreadingColocation(producers)
+        handles = [producer.create_handle() for producer in producers]
+        consumer_node = lp.CourierNode(Consumer, producers=handles)
+        consumer_node.disable_run()
+        colocation.add_node(consumer_node)
+        program.add_node(colocation, label="colocation")
+        lp.launch(program, launch_type="test_mt", test_case=self)
+        consumer = consumer_node.create_handle().dereference()
+        self.assertEqual(consumer.step(), [0, 1])
+        self.assertEqual(handles[1].dereference().futures.work(7).result(), 7)
+
 
 if __name__ == "__main__":
     absltest.main()

@@ -307,11 +307,79 @@ def stopped_from_script(how, launch_type, directory):
     controller.wait()
 
 
+# MultiThreadingColocation: a counter served and a caller of it, colocated
+# (the caller in a colocation of its own inside, to nest one), beside a node
+# that only waits for the stop; a node outside calls the counter through
+# the handle its colocation's add_node gave. Each writes its pid, what it
+# saw and, once the stop reached it, "<name>_stopped".
+def _write(directory, name, seen):
+    with open(os.path.join(directory, name + ".json.part"), "w") as f:
+        json.dump(seen, f)
+    os.rename(os.path.join(directory, name + ".json.part"), os.path.join(directory, name + ".json"))
+
+
+class Counter:
+    def __init__(self, directory):
+        self._directory, self._total = directory, 0
+        self._lock = threading.Lock()
+
+    def add(self, n):
+        with self._lock:
+            self._total += n
+            return self._total
+
+    def pid(self):
+        return os.getpid()
+
+    def run(self):
+        lp.wait_for_stop()
+        _note(self._directory, "counter_stopped")
+
+
+def _colocated_caller(counter, directory):
+    seen = {"pid": os.getpid(), "counter_pid": counter.pid(), "sync": counter.add(2), "future": counter.futures.add(3).result()}
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(directory, "outsider.json")):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the outsider did not call the counter within 60 s")
+        time.sleep(0.05)
+    _write(directory, "caller", seen)
+    lp.stop()
+    lp.wait_for_stop()
+    _note(directory, "caller_stopped")
+
+
+def _colocated_waiter(directory):
+    _write(directory, "waiter", {"pid": os.getpid()})
+    lp.wait_for_stop()
+    _note(directory, "waiter_stopped")
+
+
+def _outsider(counter, directory):
+    _write(directory, "outsider", {"pid": os.getpid(), "counter_pid": counter.pid(),
+                                   "added": counter.add(10), "name": repr(counter)})
+    lp.wait_for_stop()
+    _note(directory, "outsider_stopped")
+
+
+def colocated(directory):
+    program = lp.Program("colocated")
+    counter = lp.CourierNode(Counter, directory)
+    colocation = lp.MultiThreadingColocation([lp.PyNode(_colocated_waiter, directory)])
+    counter_handle = colocation.add_node(counter)
+    colocation.add_node(lp.MultiThreadingColocation(
+        [lp.PyNode(_colocated_caller, counter.create_handle(), directory)]))
+    program.add_node(colocation, label="colocated")
+    program.add_node(lp.PyNode(_outsider, counter_handle, directory), label="outsider")
+    return program
+
+
 if __name__ == "__main__":
     name, launch_type, result = sys.argv[1:4]
     if name.startswith("stop_from_"):
         stopped_from_script(name[len("stop_from_"):], launch_type, result)
         sys.exit(0)
     programs = {"hello": hello, "consumer_producers": consumer_producers, "batched": batched,
-                "disabled_run": disabled_run, "program_wait": program_wait}
+                "disabled_run": disabled_run, "program_wait": program_wait,
+                "colocated": colocated}
     lp.launch(programs[name](result), launch_type=launch_type).wait()

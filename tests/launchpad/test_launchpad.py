@@ -102,7 +102,7 @@ def launch(name, launch_type, **kwargs):
     """Runs programs.py NAME LAUNCH_TYPE RESULT."""
     # program_wait's nodes and a stop_from_ script note files in a
     # directory; the others' last node writes a result file.
-    directory = name == "program_wait" or name.startswith("stop_from_")
+    directory = name in ("program_wait", "colocated") or name.startswith("stop_from_")
     return run("programs.py", name, launch_type,
                "{result}" if directory else "{result}/result.json", **kwargs)
 
@@ -341,6 +341,154 @@ class Stopping(unittest.TestCase):
         self.check_script_killed("local_mp")
 
 
+class Colocation(unittest.TestCase):
+    """lp.MultiThreadingColocation: its nodes are threads of one process
+    (the same pid), each called through its own handle, by a node beside
+    it and by one outside; a nested colocation; the stop reaches every
+    node's run(); the program ends cleanly and leaves nothing."""
+
+    def run_colocated(self, launch_type):
+        # launch() gives the directory's names only: read the files before
+        # run() removes them.
+        scratch = tempfile.mkdtemp(prefix="lp-colocated-")
+        try:
+            status, output, seen, left = run("programs.py", "colocated", launch_type, scratch)
+            found = {}
+            for name in ("caller", "waiter", "outsider"):
+                path = os.path.join(scratch, name + ".json")
+                if os.path.exists(path):
+                    with open(path) as f:
+                        found[name] = json.load(f)
+            return status, output, sorted(os.listdir(scratch)), found, left
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def check(self, launch_type):
+        status, output, names, found, left = self.run_colocated(launch_type)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(names, ["caller.json", "caller_stopped", "counter_stopped",
+                                 "outsider.json", "outsider_stopped", "waiter.json",
+                                 "waiter_stopped"], output)
+        caller, waiter, outsider = found["caller"], found["waiter"], found["outsider"]
+        # One process holds the counter, the caller and the waiter.
+        self.assertEqual(caller["counter_pid"], caller["pid"], output)
+        self.assertEqual(waiter["pid"], caller["pid"], output)
+        self.assertNotEqual(outsider["pid"], caller["pid"], output)
+        self.assertEqual(outsider["counter_pid"], caller["pid"], output)
+        # The counter's one total, whichever of the caller's two calls and
+        # the outsider's came first.
+        self.assertIn((caller["sync"], caller["future"], outsider["added"]),
+                      [(2, 5, 15), (2, 15, 12), (12, 15, 10)])
+        self.assertEqual(outsider["name"], "<launchpad.CourierClient colocated/0/1>")
+        self.assertIn("colocated/0 serving at", output)
+        self.assertEqual(left, [], output)
+
+    def test_local_mt(self):
+        self.check("local_mt")
+
+    def test_local_mp(self):
+        self.check("local_mp")
+
+
+class ColocationInProcess(unittest.TestCase):
+    """A colocation's object as its process builds it, run here: Launchpad's
+    run() semantics (all, or the first with return_on_first_completed; a
+    node's exception), its nodes' methods as "i.method", and what
+    add_node refuses."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        import launchpad as lp
+        self.lp = lp
+
+    def built(self, nodes, **kwargs):
+        return self.lp.MultiThreadingColocation(nodes, **kwargs).definition.build()
+
+    def test_run_waits_for_all_or_the_first(self):
+        import threading
+        lp = self.lp
+        first, second, go = threading.Event(), threading.Event(), threading.Event()
+        self.built([lp.PyNode(first.set), lp.PyNode(second.set)]).run()
+        self.assertTrue(first.is_set() and second.is_set())
+        quick, slow = threading.Event(), threading.Event()
+
+        def slowly():
+            go.wait(10)
+            slow.set()
+        self.built([lp.PyNode(quick.set), lp.PyNode(slowly)],
+                   return_on_first_completed=True).run()
+        self.assertTrue(quick.is_set())
+        self.assertFalse(slow.is_set())
+        go.set()
+        self.assertTrue(slow.wait(10))
+
+    def test_a_node_that_raises_raises_at_once(self):
+        import threading
+        lp = self.lp
+        never = threading.Event()
+
+        def fails():
+            raise ValueError("Foo")
+        with self.assertRaisesRegex(ValueError, "Foo"):
+            self.built([lp.PyNode(never.wait, 30), lp.PyNode(fails)]).run()
+        never.set()
+
+    def test_methods_are_served_by_index_and_disabled_runs_not_run(self):
+        lp = self.lp
+
+        class Counter:
+            def __init__(self):
+                self.ran = False
+
+            def add(self, a, b=1):
+                return a + b
+
+            def _private(self):
+                return 0
+
+            def run(self):
+                self.ran = True
+        counter = lp.CourierNode(Counter)
+        counter.disable_run()
+        inner = lp.MultiThreadingColocation([lp.CourierNode(Counter)])
+        built = self.built([counter, inner, lp.PyNode(print, end="")])
+        self.assertEqual(dir(built), ["0.add", "1.0.add", "run"])
+        self.assertEqual(getattr(built, "1.0.add")(2, b=3), 5)
+        for missing in ("0._private", "3.add", "add", "x.add"):
+            self.assertFalse(hasattr(built, missing), missing)
+        built.run()
+        self.assertFalse(getattr(built, "_parts")[0][0].ran)
+        self.assertTrue(getattr(built, "_parts")[1][0]._parts[0][0].ran)
+
+    def test_add_node_refuses_what_runs_elsewhere(self):
+        lp = self.lp
+        program = lp.Program("p")
+        added = lp.PyNode(print)
+        program.add_node(added, label="alone")
+        with self.assertRaisesRegex(ValueError, "is alone/0 of program p already"):
+            lp.MultiThreadingColocation([added])
+        with self.assertRaisesRegex(ValueError, "is alone/0 of program p already"):
+            program.add_node(added, label="again")
+        colocated = lp.PyNode(print)
+        colocation = lp.MultiThreadingColocation([colocated])
+        with self.assertRaisesRegex(ValueError, "in another MultiThreadingColocation already"):
+            lp.MultiThreadingColocation([colocated])
+        with self.assertRaisesRegex(ValueError, "add the colocation to the program, not its"):
+            program.add_node(colocated, label="part")
+        with self.assertRaisesRegex(ValueError, "cannot hold itself"):
+            colocation.add_node(colocation)
+        with self.assertRaisesRegex(TypeError, "not a builtin_function_or_method"):
+            colocation.add_node(print)
+        # A colocated node's handle names it once its colocation is added.
+        handle = colocated.create_handle()
+        with self.assertRaisesRegex(RuntimeError, r"program.add_node\(colocation, label=...\) first"):
+            handle.label
+        self.assertIs(program.add_node(colocation, label="both"), colocation.create_handle())
+        self.assertEqual(handle.label, "both/0/0")
+        with self.assertRaisesRegex(ValueError, "needs at least one node"):
+            lp.MultiThreadingColocation([]).definition
+
+
 @needs_absl
 class UnderTests(unittest.TestCase):
     """Launchpad's consumer/producers absltest (launch_test.py) under
@@ -349,8 +497,8 @@ class UnderTests(unittest.TestCase):
     def test_launch_test(self):
         status, output, _, left = run("launch_test.py")
         self.assertEqual(status, 0, output)
-        self.assertIn("Ran 2 tests", output)
-        self.assertEqual(output.count("[       OK ]"), 2, output)
+        self.assertIn("Ran 3 tests", output)
+        self.assertEqual(output.count("[       OK ]"), 3, output)
         self.assertEqual(left, [], output)
 
 

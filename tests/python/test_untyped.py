@@ -265,6 +265,61 @@ class UntypedValues(unittest.TestCase):
 
 @unittest.skipUnless(cbor2 is not None and np is not None and lp.have_cbor() and lp.have_numpy(),
                      "untyped values travel in CBOR and arrays are numpy's")
+class Connected(unittest.TestCase):
+    """launchpad_client.connect() to a Launchpad program's node, whose
+    describe lists its methods untyped (arity None): the proxy's methods
+    take any arguments and keyword arguments and carry them as a
+    CourierClient does (before, describe's arity None was refused)."""
+
+    def setUp(self):
+        self.server = NodeServer(Echo(), node="echo/0", program="untyped", secret=SECRET,
+                                 untyped=True).start()
+        self.addCleanup(self.server.close)
+        self.node = lp.connect(self.server.url, secret=SECRET)
+        self.addCleanup(self.node.close)
+
+    def test_untyped_methods_take_what_courier_takes(self):
+        self.assertEqual(self.node.method_names(), ["echo", "named", "take", "unsendable"])
+        value = (1, [2, (3.5, None)], {"k": np.arange(6, dtype=np.int16).reshape(2, 3)}, b"\x00")
+        back = self.node.echo(value)
+        self.assertIs(type(back), tuple)
+        self.assertEqual(back[:2], (1, [2, (3.5, None)]))
+        self.assertEqual(back[2]["k"].dtype, np.int16)
+        self.assertTrue(np.array_equal(back[2]["k"], value[2]["k"]))
+        self.assertEqual(back[3], b"\x00")
+        self.assertEqual(self.node.named(1, c=(5,), b=[4], z={2: 3}),
+                         (1, [4], (5,), {"z": {2: 3}}))
+        self.assertEqual(self.node.futures.named(a=0, c=1).result(timeout=10), (0, 2, 1, {}))
+        self.assertEqual(self.node.take.submit(1, x=2).result(timeout=10), ((1,), {"x": 2}))
+        self.assertEqual(self.node.named(7, timeout=5.0), (7, 2, 3, {}))  # the call's own
+        self.assertEqual(self.node.call("named", 8), (8, 2, 3, {}))
+        self.assertEqual(str(self.node.echo.__signature__), "(*args, timeout=None, **kwargs)")
+        self.assertIn("Untyped (a Launchpad program's node)", self.node.echo.__doc__)
+
+    def test_errors_name_the_type_or_the_remote_error(self):
+        with self.assertRaises(TypeError) as caught:
+            self.node.echo({1, 2})
+        self.assertIn("argument 1 of echo is of type set", str(caught.exception))
+        with self.assertRaises(lp.RemoteError) as caught:
+            self.node.named(1, nope=1, b=2, **{"a": 3})
+        self.assertIn("multiple values for argument 'a'", str(caught.exception))
+        with self.assertRaises(lp.RemoteError) as caught:
+            self.node.unsendable()
+        self.assertIn("of type set", str(caught.exception))
+        with self.assertRaises(AttributeError) as caught:
+            self.node.absent
+        self.assertIn("its methods: echo, named, take, unsendable", str(caught.exception))
+
+    def test_json_carries_positional_values(self):
+        with lp.connect(self.server.url, secret=SECRET, format="json") as node:
+            self.assertEqual(node.named(1, [2]), [1, [2], 3, {}])  # JSON's: lists
+            with self.assertRaises(ValueError) as caught:
+                node.named(1, c=2)
+            self.assertIn("keyword arguments (c) go only in CBOR", str(caught.exception))
+
+
+@unittest.skipUnless(cbor2 is not None and np is not None and lp.have_cbor() and lp.have_numpy(),
+                     "untyped values travel in CBOR and arrays are numpy's")
 class CppNodes(unittest.TestCase):
     """A C++ node never sees these values from a Launchpad program's own
     calls, but one sent to it (a Launchpad program calling a C++ node) is a

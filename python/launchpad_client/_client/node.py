@@ -23,7 +23,7 @@ from .._errors import DeadlineExceeded, LaunchpadError, ProtocolError, RemoteErr
 from .._packages import cbor2, warn_if_missing
 from .._run_directory import read_secret
 from .._tls import context_of_run_dir
-from .._wire import codec, schema
+from .._wire import codec, schema, untyped
 from .connection import Reply
 from .transport import Transport
 
@@ -54,21 +54,41 @@ def call_path(method: str) -> str:
 
 class MethodSpec:
     """A method as `describe` gives it, with its parameter and result types
-    built from their schemas."""
+    built from their schemas; or, for a Launchpad program's node (arity
+    None), an untyped method, as Courier's: any arguments and keyword
+    arguments, carried as _wire/untyped.py carries them."""
 
     def __init__(self, entry: dict[str, Any]) -> None:
         self.name: str = entry["name"]
-        self.arity: int = entry["arity"]
+        self.arity: int | None = entry["arity"]
+        self.untyped = self.arity is None
         self.batched: dict[str, Any] | None = entry.get("batched")
         self.path = call_path(self.name)
-        self.params, self.result = schema.method_types(entry)
+        self.params: list[schema.CppType] = []
+        self.result: Any = _UNTYPED_RESULT
+        if not self.untyped:
+            self.params, self.result = schema.method_types(entry)
         # For people: the node's spelling, else one made from the types.
         self.signature = entry.get("signature")
         if not isinstance(self.signature, str):
-            self.signature = (f"{self.result.name} {self.name}"
+            self.signature = (f"{self.name}(...)" if self.untyped else
+                              f"{self.result.name} {self.name}"
                               f"({', '.join(p.name for p in self.params)})")
 
-    def arguments_to_wire(self, args: tuple[Any, ...]) -> list[Any]:
+    def arguments_to_wire(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                          cbor: bool = True) -> list[Any]:
+        if self.untyped:
+            wire = [untyped.to_wire(arg, f"argument {i + 1} of {self.name}", cbor)
+                    for i, arg in enumerate(args)]
+            if kwargs:
+                if not cbor:
+                    raise ValueError(f"{self.name}()'s keyword arguments ({', '.join(kwargs)}) "
+                                     "go only in CBOR; connect with format='cbor'")
+                wire.append(untyped.keywords_to_wire(kwargs, self.name))
+            return wire
+        if kwargs:
+            raise TypeError(f"{self.name}() takes no keyword arguments other than timeout "
+                            f"(got {', '.join(kwargs)}); its signature: {self.signature}")
         if len(args) != self.arity:
             wanted = ", ".join(p.name for p in self.params)
             plural = "" if self.arity == 1 else "s"
@@ -81,6 +101,9 @@ class MethodSpec:
 
     def doc(self, node_label: str, service: str) -> str:
         text = f"{self.signature}\n\nA method of service {service}, called on node '{node_label}'."
+        if self.untyped:
+            text += ("\nUntyped (a Launchpad program's node): any arguments and keyword "
+                     "arguments, as Courier takes them.")
         if self.batched:
             text += (f"\nBatched: the node invokes it once for up to {self.batched.get('max_batch')} "
                      f"concurrent callers, waiting at most {self.batched.get('max_wait_us')} us; "
@@ -88,12 +111,30 @@ class MethodSpec:
         return text + "\nKeyword `timeout`: seconds for this call (default: the node's)."
 
     def python_signature(self) -> inspect.Signature:
+        timeout = inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=None)
+        if self.untyped:
+            return inspect.Signature([
+                inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL), timeout,
+                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
         params = [
             inspect.Parameter(f"arg{i + 1}", inspect.Parameter.POSITIONAL_ONLY, annotation=p.name)
             for i, p in enumerate(self.params)
         ]
-        params.append(inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=None))
+        params.append(timeout)
         return inspect.Signature(params, return_annotation=self.result.name)
+
+
+class _UntypedResult:
+    """The result of an untyped method, as its node sent it back."""
+
+    name = "object"
+
+    @staticmethod
+    def from_wire(value: Any) -> Any:
+        return untyped.from_wire(value, "the result")
+
+
+_UNTYPED_RESULT = _UntypedResult()
 
 
 class Method:
@@ -110,16 +151,18 @@ class Method:
     def __repr__(self) -> str:
         return f"<remote method {self._spec.signature} of node '{self._node.label}'>"
 
-    def __call__(self, *args: Any, timeout: float | None = None) -> Any:
+    def __call__(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
         """Calls the method and returns its result; `timeout`, seconds, as
-        the node's own when None."""
-        return self._node._invoke(self._spec.name, self._spec, args, timeout, True)
+        the node's own when None. Keyword arguments only for an untyped
+        method (a Launchpad program's node)."""
+        return self._node._invoke(self._spec.name, self._spec, args, timeout, True, kwargs)
 
-    def submit(self, *args: Any, timeout: float | None = None) -> concurrent.futures.Future[Any]:
+    def submit(self, *args: Any, timeout: float | None = None,
+               **kwargs: Any) -> concurrent.futures.Future[Any]:
         """Sends the call from a thread of the client's pool and returns a
         Future of its result. The arguments are checked and encoded now (a
         TypeError is raised here), and copied, so they may change afterwards."""
-        return self._node._submit(self._spec.name, self._spec, args, timeout, True)
+        return self._node._submit(self._spec.name, self._spec, args, timeout, True, kwargs)
 
 
 class Futures:
@@ -325,7 +368,10 @@ class Node:
 
     def _spec(self, method: str, check: bool) -> MethodSpec | None:
         if not check:
-            return self._shared.specs.get(method)
+            # Unchecked arguments of an untyped method go, and its result
+            # comes back, as they are (a Launchpad handle converts both).
+            found = self._shared.specs.get(method)
+            return None if found is None or found.untyped else found
         self.describe()
         spec = self._shared.specs.get(method)
         if spec is None:
@@ -333,9 +379,10 @@ class Node:
         return spec
 
     def _encode(self, method: str, spec: MethodSpec | None, args: tuple[Any, ...],
-                check: bool) -> codec.Pieces:
+                check: bool, kwargs: dict[str, Any] | None = None) -> codec.Pieces:
         if check and spec is not None:
-            wire = spec.arguments_to_wire(args)
+            wire = spec.arguments_to_wire(args, kwargs or {},
+                                          self._shared.content_type == codec.CBOR)
         else:
             wire = schema.plain(list(args))
         try:
@@ -344,16 +391,18 @@ class Node:
             raise ValueError(f"the arguments of {method} cannot be sent: {e}") from None
 
     def _invoke(self, method: str, spec: MethodSpec | None, args: tuple[Any, ...],
-                timeout: float | None, check: bool) -> Any:
-        pieces = self._encode(method, spec, args, check)
+                timeout: float | None, check: bool, kwargs: dict[str, Any] | None = None) -> Any:
+        pieces = self._encode(method, spec, args, check, kwargs)
         return self._send(method, spec, pieces, timeout)
 
     def _submit(self, method: str, spec: MethodSpec | None, args: tuple[Any, ...],
-                timeout: float | None, check: bool) -> concurrent.futures.Future[Any]:
+                timeout: float | None, check: bool,
+                kwargs: dict[str, Any] | None = None) -> concurrent.futures.Future[Any]:
         if check and spec is None:
             spec = self._spec(method, check)
         # The caller may change its arrays once this returns: send copies.
-        pieces = [p if isinstance(p, bytes) else bytes(p) for p in self._encode(method, spec, args, check)]
+        pieces = [p if isinstance(p, bytes) else bytes(p)
+                  for p in self._encode(method, spec, args, check, kwargs)]
         return _shared_executor().submit(self._send, method, spec, pieces, timeout)
 
     def _send(self, method: str, spec: MethodSpec | None, pieces: codec.Pieces,
@@ -369,7 +418,14 @@ class Node:
             raise ProtocolError(self.label, method,
                                 f"the reply is not {{\"result\": ...}}: {schema.describe_value(body)}")
         result = body["result"]
-        return spec.result.from_wire(result) if spec is not None else result
+        if spec is None:
+            return result
+        try:
+            return spec.result.from_wire(result)
+        except ValueError as e:
+            if not spec.untyped:
+                raise
+            raise ProtocolError(self.label, method, str(e)) from None
 
     # --- Replies. -----------------------------------------------------------
 

@@ -10,7 +10,7 @@ DeepMind's Launchpad (`import launchpad as lp`) runs on the C++ launcher
     lp.launch(program, launch_type="local_mp").wait()
 
 The package's private rooms: _nodes.py (the nodes and their definitions),
-_batching.py (batched_handler),
+_batching.py (batched_handler), _cpp.py (CppNode: a C++ program as a node),
 _program.py (Program and the handles add_node returns), _client.py (what a
 handle is in the node it was given to), _launch.py (the description,
 lp-launchpad started on it, the Controller it returns), _flags.py (the
@@ -23,6 +23,7 @@ from launchpad_client import stop_requested
 
 from ._batching import batched_handler
 from ._client import CourierClient
+from ._cpp import CppNode
 from ._launch import Controller, LaunchType, launch
 from ._nodes import CourierNode, MultiThreadingColocation, PyClassNode, PyNode
 from ._program import CourierHandle, Program
@@ -32,7 +33,7 @@ from ._stop import (register_stop_handler, stop, stop_event, unregister_stop_han
 __all__ = [
     # The program.
     "Program", "CourierNode", "PyClassNode", "PyNode", "MultiThreadingColocation",
-    "CourierHandle",
+    "CppNode", "CourierHandle",
     # In a node.
     "CourierClient", "batched_handler", "stop", "stop_requested", "wait_for_stop",
     "stop_event", "register_stop_handler", "unregister_stop_handler",

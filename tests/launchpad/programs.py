@@ -374,6 +374,39 @@ def colocated(directory):
     return program
 
 
+# A C++ program as a node (lp.CppNode, examples/launchpad_cpp): a node
+# calls it once, then waits for the stop, which comes when the test
+# SIGKILLs the C++ program (its node fails with it); or a CppNode of a file
+# that is no program of the library, or of a node the program lacks, which
+# cannot start.
+def _call_until_stopped(calculator, directory):
+    if calculator.add(1, 2) == 3:
+        _note(directory, "called")
+    lp.wait_for_stop()
+    _note(directory, "stopped")
+
+
+def cpp_killed(directory):
+    program = lp.Program("cpp_killed")
+    calculator = program.add_node(lp.CppNode(os.environ["LP_EXAMPLE_LAUNCHPAD_CPP"]),
+                                  label="calculator")
+    program.add_node(lp.PyNode(_call_until_stopped, calculator, directory), label="caller")
+    return program
+
+
+def cpp_not_a_program(directory):
+    program = lp.Program("cpp_not_a_program")
+    program.add_node(lp.CppNode("/bin/false"), label="calculator")
+    return program
+
+
+def cpp_no_such_node(directory):
+    program = lp.Program("cpp_no_such_node")
+    program.add_node(lp.CppNode(os.environ["LP_EXAMPLE_LAUNCHPAD_CPP"], node="adder"),
+                     label="calculator")
+    return program
+
+
 if __name__ == "__main__":
     name, launch_type, result = sys.argv[1:4]
     if name.startswith("stop_from_"):
@@ -381,5 +414,7 @@ if __name__ == "__main__":
         sys.exit(0)
     programs = {"hello": hello, "consumer_producers": consumer_producers, "batched": batched,
                 "disabled_run": disabled_run, "program_wait": program_wait,
-                "colocated": colocated}
+                "colocated": colocated,
+                "cpp_killed": cpp_killed, "cpp_not_a_program": cpp_not_a_program,
+                "cpp_no_such_node": cpp_no_such_node}
     lp.launch(programs[name](result), launch_type=launch_type).wait()

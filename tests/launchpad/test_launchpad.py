@@ -45,14 +45,14 @@ def _session_processes(session):
     return found
 
 
-def run(script, *args, kill_when=None):
+def run(script, *args, kill_when=None, victims=None):
     """Runs `script ARGS` (RESULT, a scratch directory, for {result}) in a
     session and a TMPDIR of its own; returns (exit status, its output, the
     result directory's or file's content, what is left: files in its
     TMPDIR, run directories it printed that still exist, processes of its
     session). `kill_when`: a file whose appearance in the result directory
-    makes this SIGKILL the script, then wait up to LEFT_BOUND seconds for
-    its launch to be gone."""
+    makes this SIGKILL the script (or the processes `victims(session)`
+    names), then wait up to LEFT_BOUND seconds for its launch to be gone."""
     scratch = tempfile.mkdtemp(prefix="lp-launchpad-test-")
     tmp, result = os.path.join(scratch, "tmp"), os.path.join(scratch, "result")
     os.mkdir(tmp)
@@ -71,7 +71,8 @@ def run(script, *args, kill_when=None):
                         if process.poll() is not None or time.monotonic() > give_up:
                             break
                         time.sleep(0.05)
-                    process.kill()
+                    for pid in victims(process.pid) if victims else [process.pid]:
+                        os.kill(pid, signal.SIGKILL)
                 status = process.wait(timeout=LAUNCH_TIMEOUT)
             finally:
                 if process.poll() is None:
@@ -102,7 +103,8 @@ def launch(name, launch_type, **kwargs):
     """Runs programs.py NAME LAUNCH_TYPE RESULT."""
     # program_wait's nodes and a stop_from_ script note files in a
     # directory; the others' last node writes a result file.
-    directory = name in ("program_wait", "colocated") or name.startswith("stop_from_")
+    directory = (name in ("program_wait", "colocated", "cpp_killed")
+                 or name.startswith("stop_from_"))
     return run("programs.py", name, launch_type,
                "{result}" if directory else "{result}/result.json", **kwargs)
 
@@ -487,6 +489,109 @@ class ColocationInProcess(unittest.TestCase):
         self.assertEqual(handle.label, "both/0/0")
         with self.assertRaisesRegex(ValueError, "needs at least one node"):
             lp.MultiThreadingColocation([]).definition
+
+
+class CppNodes(unittest.TestCase):
+    """lp.CppNode: examples/launchpad_cpp's C++ program as a node of a
+    Launchpad program (its launch.py), its values checked against the C++
+    declaration both ways; the C++ program killed while its node serves;
+    a file that is no program of the library; a node it lacks."""
+
+    EXAMPLE = os.path.join(HERE, "..", "..", "examples", "launchpad_cpp", "launch.py")
+
+    def setUp(self):
+        self.executable = os.environ.get("LP_EXAMPLE_LAUNCHPAD_CPP")
+        if not self.executable:
+            self.skipTest("LP_EXAMPLE_LAUNCHPAD_CPP (meson sets it) names no C++ program")
+
+    def check_example(self, launch_type):
+        status, output, result, left = run(self.EXAMPLE, self.executable, launch_type,
+                                           "{result}/result.json")
+        self.assertEqual(status, 0, output)
+        self.assertIsInstance(result, dict, output)
+        self.assertEqual(result["add"], 42)
+        self.assertEqual(result["scale"], ["ndarray", "float64", [2.0, 5.0, -8.0]])
+        self.assertEqual(result["greet"], "hello, Launchpad, from C++")
+        self.assertEqual(result["sums"], [0, 2, 4, 6, 8])
+        self.assertIn("RemoteError: calculator/0.add failed", result["refused"])
+        self.assertIn("argument 1 of add: expected an integer (long int), got str 'two'",
+                      result["refused"])
+        self.assertIn("add() of a C++ node takes positional arguments only, not b",
+                      result["keywords"])
+        # The C++ program's own launch printed its run directory (run()
+        # checks that it is gone) and was stopped with the program.
+        self.assertIn("[calculator/0] [lp] the launch's secret is in /", output)
+        self.assertEqual(left, [], output)
+
+    def test_example_local_mt(self):
+        self.check_example("local_mt")
+
+    def test_example_local_mp(self):
+        self.check_example("local_mp")
+
+    @staticmethod
+    def cpp_program(session):
+        found = []
+        for pid in _session_processes(session):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    words = f.read().split(b"\0")
+            except OSError:
+                continue
+            if words[0].endswith(b"launchpad_cpp") and b"--lp_launch=local_mt" in words:
+                found.append(pid)
+        return found
+
+    def check_killed(self, launch_type):
+        status, output, seen, left = launch("cpp_killed", launch_type, kill_when="called",
+                                            victims=self.cpp_program)
+        self.assertNotEqual(status, 0, output)
+        self.assertRegex(output, r"the C\+\+ program \S+/launchpad_cpp ended with status -9 "
+                         "while its node served; the node ends with it")
+        self.assertIn("node calculator/0 failed", output)
+        self.assertEqual(seen, ["called", "stopped"], output)  # its caller saw a clean stop
+        self.assertEqual(left, [], output)
+
+    def test_killed_local_mt(self):
+        self.check_killed("local_mt")
+
+    def test_killed_local_mp(self):
+        self.check_killed("local_mp")
+
+    def test_not_a_program(self):
+        status, output, _, left = launch("cpp_not_a_program", "local_mp")
+        self.assertNotEqual(status, 0, output)
+        self.assertIn("the C++ program /bin/false ended before it served with status 1 (is "
+                      "it a program built with the library?)", output)
+        self.assertEqual(left, [], output)
+
+    def test_no_such_node(self):
+        status, output, _, left = launch("cpp_no_such_node", "local_mt")
+        self.assertNotEqual(status, 0, output)
+        self.assertRegex(output, r"ValueError: \S+/launchpad_cpp has no node 'adder'; its nodes: "
+                         "calculator")
+        # The C++ program it started was stopped: its run directory is gone.
+        self.assertEqual(left, [], output)
+
+    def test_arguments_are_checked_in_the_script(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        import launchpad as lp
+        with self.assertRaises(FileNotFoundError) as caught:
+            lp.CppNode("/nonexistent/calculator")
+        self.assertIn("'/nonexistent/calculator' is not an executable file", str(caught.exception))
+        with self.assertRaises(TypeError) as caught:
+            lp.CppNode(self.executable, 3)
+        self.assertIn("argument 1 is a int: the C++ program's arguments are its command line",
+                      str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            lp.CppNode(self.executable, "--lp_launch=local_mp")
+        self.assertIn("leave '--lp_launch=local_mp' out", str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            lp.CppNode(self.executable, "--lp_status_port=off")
+        self.assertIn("leave --lp_status_port=off out", str(caught.exception))
+        node = lp.CppNode(self.executable, "--an_argument")
+        self.assertEqual(node.service, "launchpad_cpp")
+        self.assertFalse(node.has_run)
 
 
 @needs_absl

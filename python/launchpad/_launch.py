@@ -31,8 +31,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import cbor2
@@ -44,7 +45,7 @@ from . import _flags, _program
 from ._program import Program
 
 LAUNCHER = protocol.LAUNCHPAD_DESCRIPTION_LAUNCHER
-LAUNCHER_VARIABLE = protocol.LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE  # its path, before PATH's
+_launcher = _flags.launcher
 
 
 class LaunchType(str, enum.Enum):
@@ -59,17 +60,6 @@ class LaunchType(str, enum.Enum):
 
 
 _TESTS = (LaunchType.TEST_MULTI_THREADING, LaunchType.TEST_MULTI_PROCESSING)
-
-
-def _launcher() -> str:
-    named = os.environ.get(LAUNCHER_VARIABLE)
-    if named:
-        return named
-    found = shutil.which(LAUNCHER)
-    if found:
-        return found
-    raise FileNotFoundError(f"no {LAUNCHER} launcher: install the library (meson install puts "
-                            f"it on PATH) or name its path in {LAUNCHER_VARIABLE}")
 
 
 def _description_parent(kind: LaunchType, lp_flags: tuple[str, ...]) -> str | None:
@@ -152,6 +142,7 @@ class Controller:
             for node in self._clients.values():
                 node.close()
         _running.discard(self)
+        call_stop_handlers()  # the program stopped by itself (a node's lp.stop())
         self._ended.set()
 
     def _wait_ready(self) -> None:
@@ -179,7 +170,9 @@ class Controller:
 
     def stop(self) -> None:
         """Asks the program to stop, as lp.stop() in a node does; returns at
-        once (wait() waits for the end)."""
+        once (wait() waits for the end), once this script's stop handlers
+        ran."""
+        call_stop_handlers()
         try:
             self._link.sendall((protocol.LAUNCHPAD_DESCRIPTION_CONTROL_STOP + "\n").encode())
         except OSError:
@@ -219,6 +212,38 @@ class Controller:
 
 
 _running: set[Controller] = set()  # launched by this process, not ended yet
+
+# The launching script's stop handlers (register_stop_handler outside a
+# node), each called once, as Launchpad calls those a script registers.
+_stop_handlers: list[Callable[[], None]] = []
+_stop_handlers_lock = threading.Lock()
+
+
+def on_stop(handler: Callable[[], None]) -> None:
+    """Calls `handler()` once when a program this script launched stops:
+    when the script stops it (controller.stop(), lp.stop(), SIGINT or
+    SIGTERM), on the thread that does, or else when it has ended."""
+    with _stop_handlers_lock:
+        _stop_handlers.append(handler)
+
+
+def remove_on_stop(handler: Callable[[], None]) -> None:
+    """Takes back a handler of on_stop() not called yet; nothing if none."""
+    with _stop_handlers_lock:
+        if handler in _stop_handlers:
+            _stop_handlers.remove(handler)
+
+
+def call_stop_handlers() -> None:
+    with _stop_handlers_lock:
+        handlers = list(_stop_handlers)
+        _stop_handlers.clear()
+    for handler in handlers:
+        try:
+            handler()
+        except Exception:  # one handler's failure stops neither the others nor the stop
+            print(f"[lp] the stop handler {handler!r} raised:\n{traceback.format_exc()}",
+                  file=sys.stderr, flush=True)
 
 
 def stop_launched() -> bool:

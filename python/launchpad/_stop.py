@@ -3,7 +3,8 @@ stop that a Python node's runtime already has (launchpad_client's
 host.stop(), its stop event and its stop handlers): in a node, stop() stops
 the whole program, wait_for_stop() and stop_event() wait for the stop, and
 a registered handler is called once when it comes. In the launching script,
-stop() stops the programs it launched."""
+stop() stops the programs it launched, and a registered handler is called
+once when one of them stops."""
 
 from __future__ import annotations
 
@@ -46,13 +47,20 @@ def stop_event() -> threading.Event:
 
 
 def register_stop_handler(handler: Callable[[], None]) -> None:
-    """Calls `handler()` once when the program stops, on a thread of its
-    own (at once if it stops already)."""
-    _in_node("register_stop_handler")
-    host.on_stop(handler)
+    """Calls `handler()` once when the program stops. In a node: on a
+    thread of its own (at once if it stops already). In the launching
+    script, as Launchpad allows: once a program it launched stops, on the
+    thread that stops it (controller.stop(), lp.stop(), SIGINT, SIGTERM),
+    or when it has ended (a node stopped it)."""
+    if host.in_node():
+        host.on_stop(handler)
+    else:
+        _launch.on_stop(handler)
 
 
 def unregister_stop_handler(handler: Callable[[], None]) -> None:
     """Takes back a handler register_stop_handler() was given."""
-    _in_node("unregister_stop_handler")
-    host.remove_on_stop(handler)
+    if host.in_node():
+        host.remove_on_stop(handler)
+    else:
+        _launch.remove_on_stop(handler)

@@ -407,8 +407,41 @@ def cpp_no_such_node(directory):
     return program
 
 
+# lp.register_stop_handler in the launching script, as Launchpad allows it:
+# a handler is called once, when the script stops its program (here
+# lp.stop()), or when the program has ended by a node's lp.stop(); one
+# unregistered is not called. The calls are counted, then noted.
+def _stop_itself():
+    lp.stop()
+
+
+def stop_handlers_in_script(launch_type, directory):
+    calls = {"first": 0, "second": 0, "unregistered": 0}
+
+    def handler(name):
+        def called():
+            calls[name] += 1
+        return called
+
+    dropped = handler("unregistered")
+    lp.register_stop_handler(handler("first"))
+    lp.register_stop_handler(dropped)
+    lp.unregister_stop_handler(dropped)
+    stopped_from_script("script", launch_type, directory)  # lp.stop() in the script
+    after_first = dict(calls)
+    lp.register_stop_handler(handler("second"))
+    program = lp.Program("stops_itself")
+    program.add_node(lp.PyNode(_stop_itself), label="stopper")
+    lp.launch(program, launch_type=launch_type).wait()
+    _note(directory, "after_script_stop_" + "_".join(f"{k}{v}" for k, v in after_first.items()))
+    _note(directory, "after_node_stop_" + "_".join(f"{k}{v}" for k, v in calls.items()))
+
+
 if __name__ == "__main__":
     name, launch_type, result = sys.argv[1:4]
+    if name == "stop_handlers_in_script":
+        stop_handlers_in_script(launch_type, result)
+        sys.exit(0)
     if name.startswith("stop_from_"):
         stopped_from_script(name[len("stop_from_"):], launch_type, result)
         sys.exit(0)

@@ -103,7 +103,8 @@ def launch(name, launch_type, **kwargs):
     """Runs programs.py NAME LAUNCH_TYPE RESULT."""
     # program_wait's nodes and a stop_from_ script note files in a
     # directory; the others' last node writes a result file.
-    directory = (name in ("program_wait", "colocated", "cpp_killed")
+    directory = (name in ("program_wait", "colocated", "cpp_killed",
+                          "stop_handlers_in_script")
                  or name.startswith("stop_from_"))
     return run("programs.py", name, launch_type,
                "{result}" if directory else "{result}/result.json", **kwargs)
@@ -325,6 +326,20 @@ class Stopping(unittest.TestCase):
 
     def test_controller_stop_local_mp(self):
         self.check_stop_from_script("controller", "local_mp")
+
+    def check_stop_handlers_in_script(self, launch_type):
+        status, output, seen, left = launch("stop_handlers_in_script", launch_type)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(seen, ["after_node_stop_first1_second1_unregistered0",
+                                "after_script_stop_first1_second0_unregistered0",
+                                "started", "stopped"], output)
+        self.assertEqual(left, [], output)
+
+    def test_stop_handlers_in_script_local_mt(self):
+        self.check_stop_handlers_in_script("local_mt")
+
+    def test_stop_handlers_in_script_local_mp(self):
+        self.check_stop_handlers_in_script("local_mp")
 
     def check_script_killed(self, launch_type):
         # The script is SIGKILLed while its node waits: the launcher sees
@@ -622,6 +637,29 @@ class Flags(unittest.TestCase):
         self.assertIn("asker/0 serving at https://", output)
         self.assertEqual(result, {"sync": "hello, world", "future": "hello, futures"}, output)
         self.assertEqual(left, [], output)
+
+    def test_absl_flags_with_their_values_after_a_space(self):
+        # `--lp_x value`, as absl reads a flag's value, and a switch before
+        # the script's own positional argument, which stays the script's.
+        status, output, result, left = run(
+            "absl_main.py", "--lp_launch_type", "local_mp", "--lp_termination_notice_secs", "5",
+            "--lp_tls", "on", "--lp_system_malloc", "{result}/result.json")
+        self.assertEqual(status, 0, output)
+        self.assertIn("launch type local_mp, termination notice 5, tls on", output)
+        self.assertIn("asker/0 serving at https://", output)
+        self.assertEqual(result, {"sync": "hello, world", "future": "hello, futures"}, output)
+        self.assertEqual(left, [], output)
+
+    def test_a_flag_takes_the_next_word_when_the_launcher_says_it_takes_a_value(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        from launchpad import _flags
+        words = ["--lp_launch_type", "test_mp", "--lp_system_malloc", "mine", "--lp_tls", "on",
+                 "--lp_slurm_partition", "gpu", "--lp_status_port=0", "-lp_terminal", "files",
+                 "--lp_resume", "--lp_dry_run", "--", "--lp_tls", "off"]
+        self.assertEqual(_flags.lp_flags(words), [
+            ("lp_launch_type", "test_mp"), ("lp_system_malloc", None), ("lp_tls", "on"),
+            ("lp_slurm_partition", "gpu"), ("lp_status_port", "0"), ("lp_terminal", "files"),
+            ("lp_resume", None), ("lp_dry_run", None)])
 
     def test_unknown_launch_type_flag(self):
         status, output, _, left = run("absl_main.py", "{result}/result.json",

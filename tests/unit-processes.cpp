@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -355,6 +356,46 @@ TEST_SUITE("processes") {
     CHECK(running.client(p.find<scenarios::Counter>("counter")).get() == 300);
     CHECK(running.stop());
     CHECK(running.summary().empty());
+  }
+
+  TEST_CASE(
+      "each node process also serves on a unix socket in the run directory, which "
+      "curl reaches; --lp_same_host=off: none") {
+    for (bool off : {false, true}) {
+      CAPTURE(off);
+      mp::scratch dir;
+      lp::program p("scenario_counter");
+      scenarios::make(p, "counter", dir.path);
+      auto options = mp::scenario_options("counter", dir);
+      if (off) options.arguments.push_back("--lp_same_host=off");
+      auto running = lp::launch<lp::test_multi_processing>(p, options);
+      CHECK(running.wait({"producers"}));
+      auto counter = running.client(p.find<scenarios::Counter>("counter"));
+      CHECK(counter.get() == 300);
+      auto sockets = running.run_dir() + "/sockets";
+      auto path = sockets + "/counter.sock";
+      if (off) {
+        CHECK_FALSE(std::filesystem::exists(sockets));
+      } else {
+        struct stat about {};
+        REQUIRE(::stat(sockets.c_str(), &about) == 0);
+        CHECK((about.st_mode & 0777) == 0700);
+        REQUIRE(::stat(path.c_str(), &about) == 0);
+        CHECK(S_ISSOCK(about.st_mode));
+        CHECK((about.st_mode & 0777) == 0600);
+        if (std::system("curl --version > /dev/null 2>&1") == 0) {
+          mp::command curl({"/usr/bin/curl", "-s", "--unix-socket", path, "-H",
+                            "Authorization: Bearer " + running.secret(), "-d", "[0]",
+                            "http://localhost/lp/v1/call/add"});
+          REQUIRE(curl.exit_code(std::chrono::seconds(30)) == 0);
+          CHECK(curl.output() == R"({"result":300})");
+        } else {
+          MESSAGE("curl --unix-socket skipped: no curl (apt-get install curl)");
+        }
+      }
+      CHECK(running.stop());
+      CHECK_FALSE(std::filesystem::exists(path));  // each node took its socket away
+    }
   }
 
   TEST_CASE(

@@ -267,6 +267,10 @@ RUN_DIRECTORY_NODES: Final = "nodes"
 RUN_DIRECTORY_CERTIFICATE: Final = "tls.crt"
 RUN_DIRECTORY_KEY: Final = "tls.key"
 RUN_DIRECTORY_AUTHORITY: Final = "tls_ca.crt"  # present when the launch was given a site's CA
+# The nodes' unix sockets on this host, a directory (0700) of
+# `<label><same_host.socket_suffix>` (0600), made by the first process that
+# serves there (docs/launching.md#on-one-host).
+RUN_DIRECTORY_SOCKETS: Final = "sockets"
 
 
 # Calls between two processes of one host: a unix socket, and the large
@@ -290,6 +294,11 @@ SAME_HOST_BULK_VALUE: Final = "shm"
 SAME_HOST_REFERENCE_TAG: Final = 19536
 # The most descriptors one message may bring; more are closed unread.
 SAME_HOST_MAX_DESCRIPTORS: Final = 16
+# --lp_same_host's words: the nodes of a launch on one host serve on unix
+# sockets too (the default), or on TCP alone. (--lp_tls spells "on" and
+# "off" too: they are not looked for.)
+SAME_HOST_FLAG_ON: Final = "on"
+SAME_HOST_FLAG_OFF: Final = "off"
 
 
 # [environment]

@@ -1496,6 +1496,10 @@ inline constexpr char certificate[] = "tls.crt";
 inline constexpr char key[] = "tls.key";
 // Present when the launch was given a site's CA
 inline constexpr char authority[] = "tls_ca.crt";
+// The nodes' unix sockets on this host, a directory (0700) of
+// `<label><same_host.socket_suffix>` (0600), made by the first process that
+// serves there (docs/launching.md#on-one-host).
+inline constexpr char sockets[] = "sockets";
 }  // namespace run_directory
 
 // Calls between two processes of one host: a unix socket, and the large
@@ -1519,6 +1523,11 @@ inline constexpr char bulk_value[] = "shm";
 inline constexpr int reference_tag = 19536;
 // The most descriptors one message may bring; more are closed unread.
 inline constexpr int max_descriptors = 16;
+// --lp_same_host's words: the nodes of a launch on one host serve on unix
+// sockets too (the default), or on TCP alone. (--lp_tls spells "on" and
+// "off" too: they are not looked for.)
+inline constexpr char flag_on[] = "on";
+inline constexpr char flag_off[] = "off";
 }  // namespace same_host
 
 namespace environment {
@@ -8874,6 +8883,9 @@ struct status_settings {
 struct node_process_settings {
   bool insecure = false;
   bool system_malloc = false;  // leave malloc as it is (util/malloc_tuning.hpp)
+  // Callers on the nodes' host reach them over unix sockets in the run
+  // directory (wire/local_socket.hpp); off: TCP alone.
+  bool same_host = true;
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;             // empty: logs/ in the run directory
@@ -9418,6 +9430,23 @@ inline constexpr flag_row launch_flag_rows[] = {
          "large value cost more than sending it, and gives free memory back once the "
          "threads of a load retire",
      .on = [](launch_settings& s) -> bool& { return s.process.system_malloc; }},
+    {.name = "--lp_same_host",
+     .hint = "<mode>",
+     .example = "off",
+     .help = "on (the default): a node also serves on a unix socket in the run "
+             "directory, which callers on its host take instead of TCP, their large "
+             "arrays through shared memory (local_mp, test_mp, local_mt); off: TCP alone",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.process.same_host =
+               one_of(name, std::move(v),
+                      {protocol::same_host::flag_on, protocol::same_host::flag_off}) ==
+               protocol::same_host::flag_on;
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       return {s.process.same_host ? protocol::same_host::flag_on
+                                   : protocol::same_host::flag_off};
+     }},
     {.name = "--lp_graph",
      .hint = "<format>",
      .example = "dot",
@@ -16064,6 +16093,20 @@ struct host_options {
   bool tune_malloc = true;
 };
 
+// The socket directory of a launch's nodes on this host (socket_dir above):
+// sockets/ in its run directory, made by the first process that serves
+// there (0700, as the run directory is), unless --lp_same_host=off. Where
+// it cannot be made, the nodes serve on TCP alone, and say why.
+inline std::string same_host_dir(const launch_settings& settings,
+                                 const std::string& run_dir) {
+  if (!settings.process.same_host || run_dir.empty()) return {};
+  auto dir = run_dir + "/" + protocol::run_directory::sockets;
+  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return dir;
+  std::cerr << "[lp] cannot make " << dir << " (" << std::strerror(errno)
+            << "); the nodes here serve on TCP alone" << std::endl;
+  return {};
+}
+
 // Runs some nodes of a program in this process: each its own HTTP server,
 // each run() its own thread. Every launch policy hosts its nodes with this:
 // all of them in one process (multi-threading), or a few per process.
@@ -17435,6 +17478,9 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     options.secret = run_dir.secret();
     options.tls = tls;
     options.run_dir = run_dir.path();
+    // Callers in other processes of this host, and curl, reach its nodes
+    // over them.
+    options.socket_dir = same_host_dir(settings, run_dir.path());
     options.max_body_bytes = settings.server.max_body_mb << 20;
     options.limits = settings.server.limits;
     options.direct_calls = transport == transport_kind::direct;
@@ -20051,6 +20097,10 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.secret = secret;
     options.tls = tls;
     options.run_dir = run_dir;
+    // The processes of these launches share the launcher's host; a Slurm
+    // step's or a pod's sockets are for later.
+    if (policy == policy_kind::local_mp || policy == policy_kind::test_mp)
+      options.socket_dir = same_host_dir(settings, run_dir);
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
     options.max_body_bytes = settings.server.max_body_mb << 20;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <launchpad/detail/cli/flag_row.hpp>
 #include <launchpad/detail/named_policies.hpp>
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <launchpad/error.hpp>
@@ -212,6 +213,23 @@ inline constexpr flag_row launch_flag_rows[] = {
          "large value cost more than sending it, and gives free memory back once the "
          "threads of a load retire",
      .on = [](launch_settings& s) -> bool& { return s.process.system_malloc; }},
+    {.name = "--lp_same_host",
+     .hint = "<mode>",
+     .example = "off",
+     .help = "on (the default): a node also serves on a unix socket in the run "
+             "directory, which callers on its host take instead of TCP, their large "
+             "arrays through shared memory (local_mp, test_mp, local_mt); off: TCP alone",
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.process.same_host =
+               one_of(name, std::move(v),
+                      {protocol::same_host::flag_on, protocol::same_host::flag_off}) ==
+               protocol::same_host::flag_on;
+         },
+     .get = [](const launch_settings& s) -> flag_words {
+       return {s.process.same_host ? protocol::same_host::flag_on
+                                   : protocol::same_host::flag_off};
+     }},
     {.name = "--lp_graph",
      .hint = "<format>",
      .example = "dot",

@@ -1,13 +1,16 @@
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -86,6 +89,20 @@ struct host_options {
   // test_options::system_malloc turn off.
   bool tune_malloc = true;
 };
+
+// The socket directory of a launch's nodes on this host (socket_dir above):
+// sockets/ in its run directory, made by the first process that serves
+// there (0700, as the run directory is), unless --lp_same_host=off. Where
+// it cannot be made, the nodes serve on TCP alone, and say why.
+inline std::string same_host_dir(const launch_settings& settings,
+                                 const std::string& run_dir) {
+  if (!settings.process.same_host || run_dir.empty()) return {};
+  auto dir = run_dir + "/" + protocol::run_directory::sockets;
+  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return dir;
+  std::cerr << "[lp] cannot make " << dir << " (" << std::strerror(errno)
+            << "); the nodes here serve on TCP alone" << std::endl;
+  return {};
+}
 
 // Runs some nodes of a program in this process: each its own HTTP server,
 // each run() its own thread. Every launch policy hosts its nodes with this:

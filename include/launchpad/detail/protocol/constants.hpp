@@ -260,6 +260,10 @@ inline constexpr char certificate[] = "tls.crt";
 inline constexpr char key[] = "tls.key";
 // Present when the launch was given a site's CA
 inline constexpr char authority[] = "tls_ca.crt";
+// The nodes' unix sockets on this host, a directory (0700) of
+// `<label><same_host.socket_suffix>` (0600), made by the first process that
+// serves there (docs/launching.md#on-one-host).
+inline constexpr char sockets[] = "sockets";
 }  // namespace run_directory
 
 // Calls between two processes of one host: a unix socket, and the large
@@ -283,6 +287,11 @@ inline constexpr char bulk_value[] = "shm";
 inline constexpr int reference_tag = 19536;
 // The most descriptors one message may bring; more are closed unread.
 inline constexpr int max_descriptors = 16;
+// --lp_same_host's words: the nodes of a launch on one host serve on unix
+// sockets too (the default), or on TCP alone. (--lp_tls spells "on" and
+// "off" too: they are not looked for.)
+inline constexpr char flag_on[] = "on";
+inline constexpr char flag_off[] = "off";
 }  // namespace same_host
 
 namespace environment {

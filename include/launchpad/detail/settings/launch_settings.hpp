@@ -85,6 +85,9 @@ struct status_settings {
 struct node_process_settings {
   bool insecure = false;
   bool system_malloc = false;  // leave malloc as it is (util/malloc_tuning.hpp)
+  // Callers on the nodes' host reach them over unix sockets in the run
+  // directory (wire/local_socket.hpp); off: TCP alone.
+  bool same_host = true;
   int termination_notice_secs = 10;
   terminal_kind terminal = terminal_kind::current;
   std::string log_dir;             // empty: logs/ in the run directory

@@ -66,6 +66,9 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     options.secret = run_dir.secret();
     options.tls = tls;
     options.run_dir = run_dir.path();
+    // Callers in other processes of this host, and curl, reach its nodes
+    // over them.
+    options.socket_dir = same_host_dir(settings, run_dir.path());
     options.max_body_bytes = settings.server.max_body_mb << 20;
     options.limits = settings.server.limits;
     options.direct_calls = transport == transport_kind::direct;

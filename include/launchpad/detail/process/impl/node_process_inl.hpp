@@ -111,6 +111,10 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.secret = secret;
     options.tls = tls;
     options.run_dir = run_dir;
+    // The processes of these launches share the launcher's host; a Slurm
+    // step's or a pod's sockets are for later.
+    if (policy == policy_kind::local_mp || policy == policy_kind::test_mp)
+      options.socket_dir = same_host_dir(settings, run_dir);
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
     options.max_body_bytes = settings.server.max_body_mb << 20;

@@ -10,15 +10,18 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <launchpad/detail/os/signals.hpp>
@@ -27,8 +30,10 @@
 #include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/process/tmux.hpp>
+#include <launchpad/detail/wire/shared_memory.hpp>
 
 #include "command.hpp"
+#include "processes/bulk_peers.hpp"
 #include "processes/scenarios.hpp"
 #include "scenario_launch.hpp"
 #include "services.hpp"
@@ -309,9 +314,160 @@ struct curt_launcher {
   std::atomic<int> connections{0};
   std::thread thread;
 };
+
+// The names in a directory.
+std::set<std::string> names_in(const std::string& dir) {
+  std::set<std::string> names;
+  std::error_code gone;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, gone))
+    names.insert(entry.path().filename().string());
+  return names;
+}
+
+// The memfd segments this process holds that are not its pool's own
+// (lp::detail::segment_pool): by identity, those it has open and those it
+// has mapped.
+struct foreign_segments {
+  std::set<std::pair<dev_t, ino_t>> descriptors, mappings;
+  // Whether it holds none but those of `earlier`.
+  bool within(const foreign_segments& earlier) const {
+    return std::includes(earlier.descriptors.begin(), earlier.descriptors.end(),
+                         descriptors.begin(), descriptors.end()) &&
+           std::includes(earlier.mappings.begin(), earlier.mappings.end(),
+                         mappings.begin(), mappings.end());
+  }
+};
+foreign_segments foreign_segments_now() {
+  auto& pool = lp::detail::segment_pool::of_process();
+  foreign_segments found;
+  std::error_code gone;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", gone)) {
+    std::error_code unreadable;
+    auto target = std::filesystem::read_symlink(entry.path(), unreadable).string();
+    struct stat about {};
+    if (unreadable || !target.starts_with("/memfd:") ||
+        ::stat(entry.path().c_str(), &about) != 0)
+      continue;
+    if (!pool.own({about.st_dev, about.st_ino}))
+      found.descriptors.insert({about.st_dev, about.st_ino});
+  }
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("/memfd:") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string range, modes, offset, device;
+    ino_t inode = 0;
+    fields >> range >> modes >> offset >> device >> inode;
+    auto colon = device.find(':');
+    auto major = std::stoul(device.substr(0, colon), nullptr, 16);
+    auto minor = std::stoul(device.substr(colon + 1), nullptr, 16);
+    if (!pool.own({makedev(major, minor), inode}))
+      found.mappings.insert({makedev(major, minor), inode});
+  }
+  return found;
+}
 }  // namespace mp
 
 TEST_SUITE("processes") {
+  TEST_CASE(
+      "kill -9 of either side mid-transfer through shared memory: the survivor keeps "
+      "nothing of the dead one's and works on") {
+    auto shm_before = mp::names_in("/dev/shm");
+    auto values = bulk_peers::payload();
+    // What earlier tests' peers left here (a caller thread keeps its last
+    // reply's connection, and the segments it brought, until its next
+    // call) is theirs; nothing of this test's dead peers may join it.
+    auto earlier = mp::foreign_segments_now();
+    auto no_foreign_segments = [&] {
+      return mp::eventually([&] { return mp::foreign_segments_now().within(earlier); },
+                            std::chrono::seconds(10));
+    };
+    {
+      // The node is this process; each caller, killed mid-call, another.
+      mp::scratch sockets, held;
+      bulk_peers::hosted node(sockets.path, held.path);
+      for (int round = 0; round < 3; ++round) {
+        CAPTURE(round);
+        mp::scratch markers;
+        bulk_peers::write_address(markers.path + "/address", node.where);
+        // Round 0: killed while the node holds its array in place; then at
+        // two points of a run of echoes, all through segments but the first.
+        mp::command caller({mp::program_path(), "--bulk_call",
+                            "--markers=" + markers.path,
+                            "--hold_ms=" + std::string(round == 0 ? "2000" : "0")});
+        if (round == 0) {
+          REQUIRE(mp::eventually([&] { return held.has("holding"); },
+                                 std::chrono::seconds(60)));
+        } else {
+          REQUIRE(mp::eventually([&] { return markers.has("called.1"); },
+                                 std::chrono::seconds(60)));
+          std::this_thread::sleep_for(std::chrono::milliseconds(round * 20));
+        }
+        ::kill(caller.pid, SIGKILL);
+        REQUIRE(caller.wait(std::chrono::seconds(10)));
+      }
+      CHECK(no_foreign_segments());
+      // It serves on, through segments from the second call.
+      auto holder = bulk_peers::client_of(node.where);
+      for (int i = 0; i < 2; ++i) CHECK(holder.hold(values, 0).size() == values.size());
+      CHECK(mp::names_in(sockets.path) == std::set<std::string>{"holder.sock"});
+    }
+    {
+      // The caller is this process; each node, killed mid-call, another.
+      mp::scratch sockets;
+      for (int round = 0; round < 3; ++round) {
+        CAPTURE(round);
+        mp::scratch markers;
+        mp::command node({mp::program_path(), "--bulk_serve=" + sockets.path,
+                          "--markers=" + markers.path});
+        REQUIRE(mp::eventually([&] { return markers.has("address"); },
+                               std::chrono::seconds(60)));
+        auto holder =
+            bulk_peers::client_of(bulk_peers::read_address(markers.path + "/address"));
+        // The first call learns that the node reads segments. A node that
+        // died before serves again from its socket's place.
+        REQUIRE(holder.hold(values, 0).size() == values.size());
+        std::atomic<bool> ended{false};
+        std::string failure;
+        std::thread calling([&] {
+          try {
+            for (int i = 0; i < 200; ++i) holder.hold(values, round == 0 ? 3000 : 0);
+          } catch (const lp::transport_error& e) {
+            failure = e.what();
+          }
+          ended = true;
+        });
+        // Round 0: killed while it holds this caller's array in place; then
+        // at two points of a run of echoes.
+        if (round == 0)
+          CHECK(mp::eventually([&] { return markers.has("holding"); },
+                               std::chrono::seconds(60)));
+        else
+          std::this_thread::sleep_for(std::chrono::milliseconds(30 * round));
+        ::kill(node.pid, SIGKILL);
+        bool no_hang =
+            mp::eventually([&] { return ended.load(); }, std::chrono::seconds(30));
+        CHECK(no_hang);
+        calling.join();
+        INFO(failure);
+        CHECK(failure.find("holder.hold") != std::string::npos);
+        REQUIRE(node.wait(std::chrono::seconds(10)));
+        // Its next call fails at once, saying so. (Until then this thread
+        // keeps the connection of its last reply, whose segments that
+        // reply's values may read in place: the dead node's, here.)
+        auto started = mp::clock::now();
+        CHECK_THROWS_WITH_AS(holder.hold(values, 0), doctest::Contains("holder.hold"),
+                             lp::transport_error);
+        CHECK(mp::clock::now() - started < std::chrono::seconds(10));
+        CHECK(no_foreign_segments());
+      }
+      // A node killed leaves its socket, which the next one in its place
+      // takes over (and a launch's end removes with the run directory).
+      CHECK(mp::names_in(sockets.path) == std::set<std::string>{"holder.sock"});
+    }
+    CHECK(mp::names_in("/dev/shm") == shm_before);
+  }
+
   TEST_CASE(
       "a node asks the launcher's rendezvous again when it hung up unanswered, never "
       "when it is gone") {

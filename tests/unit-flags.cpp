@@ -124,6 +124,14 @@ TEST_SUITE("flags") {
       CHECK_FALSE_MESSAGE(parsed({off}).process.insecure, off);
     CHECK_FALSE(parsed({"--lp_insecure", "--lp_insecure=false"})
                     .process.insecure);  // the last one wins
+    CHECK(parsed({}).same_host.shared_memory_mb == 256);
+    CHECK(parsed({"--lp_shared_memory_mb=0"}).same_host.shared_memory_mb == 0);
+    CHECK(usage_error_of({"--lp_shared_memory_mb=-1"}) ==
+          "--lp_shared_memory_mb=-1: give a whole number from 0 to 1048576");
+    // its help names the metric in protocol.toml's spelling, joined in
+    CHECK(lp::detail::shared_memory_mb_help.view().find(
+              "go through the socket, counted in lp_shared_memory_fallbacks_total (0 to "
+              "1048576, 0: none, default 256)") != std::string_view::npos);
     CHECK_FALSE(parsed({}).process.system_malloc);
     CHECK(parsed({"--lp_system_malloc"}).process.system_malloc);
     CHECK(usage_error_of({"--lp_insecure=maybe"}) ==

@@ -370,6 +370,40 @@ foreign_segments foreign_segments_now() {
 
 TEST_SUITE("processes") {
   TEST_CASE(
+      "past --lp_shared_memory_mb a call's arrays go through the socket, counted; 0 "
+      "lends none") {
+    auto& pool = lp::detail::segment_pool::of_process();
+    lp::tensor<float> values({std::size_t{1} << 20}, std::vector<float>(1 << 20, 0.5f));
+    for (std::size_t cap : {std::size_t{1} << 20, std::size_t{0}}) {
+      CAPTURE(cap);
+      mp::scratch sockets, markers;
+      bulk_peers::hosted node(sockets.path, markers.path, cap);
+      auto holder = bulk_peers::client_of(node.where);
+      auto before = pool.counts();
+      // 4 MB each way, over a cap of 1 MiB, or none: through the socket, and
+      // from the second call on, past a cap, counted.
+      for (int i = 0; i < 3; ++i) {
+        auto back = holder.hold(values, 0);
+        CHECK(back == values);
+        CHECK_FALSE(back.in_shared_memory());
+      }
+      auto after = pool.counts();
+      CHECK(after.lent == before.lent);
+      CHECK(after.bytes <= cap);
+      if (cap > 0)
+        CHECK(after.fallbacks >= before.fallbacks + 2);
+      else
+        CHECK(after.fallbacks == before.fallbacks);  // none: nothing to count
+    }
+    // The same process, with the default cap: through segments again.
+    mp::scratch sockets, markers;
+    bulk_peers::hosted node(sockets.path, markers.path);
+    auto holder = bulk_peers::client_of(node.where);
+    holder.hold(values, 0);
+    CHECK(holder.hold(values, 0).in_shared_memory());
+  }
+
+  TEST_CASE(
       "kill -9 of either side mid-transfer through shared memory: the survivor keeps "
       "nothing of the dead one's and works on") {
     auto shm_before = mp::names_in("/dev/shm");

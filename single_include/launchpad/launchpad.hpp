@@ -8893,6 +8893,14 @@ struct node_process_settings {
   std::string gpus;                // "0,1,2,3"; empty: the devices found
 };
 
+// Calls between processes of one host (docs/launching.md, "On one host").
+struct same_host_settings {
+  // The most MiB of shared-memory segments a process holds at once
+  // (wire/shared_memory.hpp, segment_pool); past it a call's arrays go
+  // through the socket, counted. 0: none, every array goes through it.
+  std::size_t shared_memory_mb = 256;
+};
+
 // A Slurm launch's own (docs/slurm.md).
 struct slurm_settings {
   std::string partition;
@@ -8921,6 +8929,7 @@ struct launch_settings {
   bool dry_run = false;
   node_process_settings process;
   server_settings server;
+  same_host_settings same_host;
   tls_settings tls;
   checkpoint_settings checkpoints;
   status_settings status;
@@ -9030,6 +9039,31 @@ namespace lp::detail {
 // A flag's values as words, for a command line: one for most, none at the
 // default of a flag that repeats, one per repeat.
 using flag_words = std::vector<std::string>;
+
+// A row's help that names a protocol value (a metric, a file of the run
+// directory) in its one spelling, protocol.toml's: the parts joined at
+// compile time into text that lives as long as the table.
+template <std::size_t N>
+struct joined_help {
+  char chars[N + 1] = {};
+  constexpr std::string_view view() const { return {chars, N}; }
+};
+
+template <std::size_t P>
+constexpr std::size_t joined_length(const std::string_view (&parts)[P]) {
+  std::size_t n = 0;
+  for (std::string_view part : parts) n += part.size();
+  return n;
+}
+
+template <std::size_t N, std::size_t P>
+constexpr joined_help<N> join_help(const std::string_view (&parts)[P]) {
+  joined_help<N> out;
+  std::size_t at = 0;
+  for (std::string_view part : parts)
+    for (char c : part) out.chars[at++] = c;
+  return out;
+}
 
 // One --lp_ flag: the parser, the writer, the validation and --lp_help all
 // read this row. A switch (a row without a hint) names the bool it turns on
@@ -9237,6 +9271,16 @@ inline constexpr flag_row kube_flag_rows[] = {
 
 namespace lp::detail {
 
+// --lp_shared_memory_mb's help names the metric that counts the calls past
+// its cap.
+inline constexpr std::string_view shared_memory_mb_help_parts[] = {
+    "the most shared memory, in MiB, that a process lends its peers on this host for "
+    "large arrays at once; past it a call's arrays go through the socket, counted in ",
+    protocol::metric::shared_memory_fallbacks_total.name,
+    " (0 to 1048576, 0: none, default 256)"};
+inline constexpr auto shared_memory_mb_help =
+    join_help<joined_length(shared_memory_mb_help_parts)>(shared_memory_mb_help_parts);
+
 // The policy that --lp_launch names: one of named_policies (not test_mp,
 // which only a test's lp::controller starts).
 template <class... Named>
@@ -9423,6 +9467,19 @@ inline constexpr flag_row launch_flag_rows[] = {
      .set = [](launch_settings& s, std::string_view,
                std::string v) { s.tls.ca = std::move(v); },
      .get = [](const launch_settings& s) -> flag_words { return {s.tls.ca}; }},
+    {.name = "--lp_shared_memory_mb",
+     .hint = "<n>",
+     .example = "1024",
+     .help = shared_memory_mb_help.view(),
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.same_host.shared_memory_mb =
+               static_cast<std::size_t>(whole_number(name, v, 0, 1 << 20));
+         },
+     .get =
+         [](const launch_settings& s) {
+           return number_word(static_cast<long>(s.same_host.shared_memory_mb));
+         }},
     {.name = "--lp_system_malloc",
      .help =
          "leave malloc as it is set; by default a process that hosts nodes keeps freed "
@@ -11489,10 +11546,14 @@ class segment_exchange {
   // arguments): a value that reads a segment in place keeps it, and then
   // it is not returned (the peer gives it away).
   void head_lines(std::string& out) {
-    out += bulk_field::bulk;
-    out += ": ";
-    out += protocol::same_host::bulk_value;
-    out += "\r\n";
+    // With no shared memory of its own (--lp_shared_memory_mb=0) this end
+    // takes none of the peer's either: every array goes through the socket.
+    if (pool().cap() > 0) {
+      out += bulk_field::bulk;
+      out += ": ";
+      out += protocol::same_host::bulk_value;
+      out += "\r\n";
+    }
     if (pending_) {
       out += bulk_field::segments;
       out += ": 1\r\n";
@@ -11525,7 +11586,7 @@ class segment_exchange {
   bool pack(std::span<const std::string_view> pieces,
             std::span<const cbor::bulk_array> arrays, std::vector<std::string_view>& out,
             std::string& scratch) {
-    if (!peer_takes_ || arrays.empty() || pending_) return false;
+    if (!peer_takes_ || arrays.empty() || pending_ || pool().cap() == 0) return false;
     std::size_t total = 0;
     for (const auto& a : arrays) total = aligned(total) + a.size;
     auto s = pool().take(total);
@@ -16091,6 +16152,9 @@ struct host_options {
   // a process-wide setting, which --lp_system_malloc and
   // test_options::system_malloc turn off.
   bool tune_malloc = true;
+  // The cap of this process's shared memory (segment_pool; a process-wide
+  // setting, --lp_shared_memory_mb); 0: none.
+  std::size_t shared_memory_bytes = std::size_t{256} << 20;
 };
 
 // The socket directory of a launch's nodes on this host (socket_dir above):
@@ -16119,6 +16183,7 @@ class node_host {
                                               std::string(name_of(options_.policy)))) {
     launch_registry::get().add(state_);
     if (options_.tune_malloc) keep_large_blocks();
+    segment_pool::of_process().set_cap(options_.shared_memory_bytes);
     try {
       start(graph);
     } catch (...) {
@@ -17487,6 +17552,7 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     options.checkpoint_dir = checkpoint_dir_of(settings.checkpoints, run_dir.path());
     options.resume_dir = settings.checkpoints.resume;
     options.tune_malloc = !settings.process.system_malloc;
+    options.shared_memory_bytes = settings.same_host.shared_memory_mb << 20;
     options.python = settings.process.python;
     options.termination_notice =
         std::chrono::seconds(settings.process.termination_notice_secs);
@@ -20111,6 +20177,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
                                  : settings.checkpoints.dir;
     options.watch_health = true;
     options.tune_malloc = !settings.process.system_malloc;
+    options.shared_memory_bytes = settings.same_host.shared_memory_mb << 20;
     options.cores = cores;
     options.gpus = gpus;
     options.resume_dir = settings.checkpoints.resume;

@@ -45,15 +45,19 @@ LP_SERVICE(bulk_peers::Holder, hold);
 
 namespace bulk_peers {
 
-// The node "holder", hosted in this process with its socket in `dir`.
+// The node "holder", hosted in this process with its socket in `dir`, and
+// this process's shared memory capped at `cap` bytes.
 struct hosted {
-  hosted(const std::string& dir, const std::string& markers) : graph("bulk") {
+  hosted(const std::string& dir, const std::string& markers,
+         std::size_t cap = std::size_t{256} << 20)
+      : graph("bulk") {
     graph.add_node<Holder>("holder", markers);
     lp::detail::host_options options;
     options.policy = lp::detail::policy_kind::test_mt;
     options.secret = secret;
     options.socket_dir = dir;
     options.stop_when_runs_finish = false;
+    options.shared_memory_bytes = cap;
     host = std::make_unique<lp::detail::node_host>(graph, std::move(options));
     auto url = host->urls().at("holder");
     where = {"127.0.0.1", std::stoi(url.substr(url.rfind(':') + 1)),

@@ -22,6 +22,31 @@ namespace lp::detail {
 // default of a flag that repeats, one per repeat.
 using flag_words = std::vector<std::string>;
 
+// A row's help that names a protocol value (a metric, a file of the run
+// directory) in its one spelling, protocol.toml's: the parts joined at
+// compile time into text that lives as long as the table.
+template <std::size_t N>
+struct joined_help {
+  char chars[N + 1] = {};
+  constexpr std::string_view view() const { return {chars, N}; }
+};
+
+template <std::size_t P>
+constexpr std::size_t joined_length(const std::string_view (&parts)[P]) {
+  std::size_t n = 0;
+  for (std::string_view part : parts) n += part.size();
+  return n;
+}
+
+template <std::size_t N, std::size_t P>
+constexpr joined_help<N> join_help(const std::string_view (&parts)[P]) {
+  joined_help<N> out;
+  std::size_t at = 0;
+  for (std::string_view part : parts)
+    for (char c : part) out.chars[at++] = c;
+  return out;
+}
+
 // One --lp_ flag: the parser, the writer, the validation and --lp_help all
 // read this row. A switch (a row without a hint) names the bool it turns on
 // or off (`on`); any other flag takes a value, which `set` checks and

@@ -20,6 +20,16 @@
 
 namespace lp::detail {
 
+// --lp_shared_memory_mb's help names the metric that counts the calls past
+// its cap.
+inline constexpr std::string_view shared_memory_mb_help_parts[] = {
+    "the most shared memory, in MiB, that a process lends its peers on this host for "
+    "large arrays at once; past it a call's arrays go through the socket, counted in ",
+    protocol::metric::shared_memory_fallbacks_total.name,
+    " (0 to 1048576, 0: none, default 256)"};
+inline constexpr auto shared_memory_mb_help =
+    join_help<joined_length(shared_memory_mb_help_parts)>(shared_memory_mb_help_parts);
+
 // The policy that --lp_launch names: one of named_policies (not test_mp,
 // which only a test's lp::controller starts).
 template <class... Named>
@@ -206,6 +216,19 @@ inline constexpr flag_row launch_flag_rows[] = {
      .set = [](launch_settings& s, std::string_view,
                std::string v) { s.tls.ca = std::move(v); },
      .get = [](const launch_settings& s) -> flag_words { return {s.tls.ca}; }},
+    {.name = "--lp_shared_memory_mb",
+     .hint = "<n>",
+     .example = "1024",
+     .help = shared_memory_mb_help.view(),
+     .set =
+         [](launch_settings& s, std::string_view name, std::string v) {
+           s.same_host.shared_memory_mb =
+               static_cast<std::size_t>(whole_number(name, v, 0, 1 << 20));
+         },
+     .get =
+         [](const launch_settings& s) {
+           return number_word(static_cast<long>(s.same_host.shared_memory_mb));
+         }},
     {.name = "--lp_system_malloc",
      .help =
          "leave malloc as it is set; by default a process that hosts nodes keeps freed "

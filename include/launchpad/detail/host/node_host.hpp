@@ -28,6 +28,7 @@
 #include <launchpad/detail/serve/server_limits.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/malloc_tuning.hpp>
+#include <launchpad/detail/wire/shared_memory.hpp>
 #include <launchpad/program.hpp>
 #include <map>
 #include <memory>
@@ -88,6 +89,9 @@ struct host_options {
   // a process-wide setting, which --lp_system_malloc and
   // test_options::system_malloc turn off.
   bool tune_malloc = true;
+  // The cap of this process's shared memory (segment_pool; a process-wide
+  // setting, --lp_shared_memory_mb); 0: none.
+  std::size_t shared_memory_bytes = std::size_t{256} << 20;
 };
 
 // The socket directory of a launch's nodes on this host (socket_dir above):
@@ -116,6 +120,7 @@ class node_host {
                                               std::string(name_of(options_.policy)))) {
     launch_registry::get().add(state_);
     if (options_.tune_malloc) keep_large_blocks();
+    segment_pool::of_process().set_cap(options_.shared_memory_bytes);
     try {
       start(graph);
     } catch (...) {

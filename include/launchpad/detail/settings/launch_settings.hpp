@@ -95,6 +95,14 @@ struct node_process_settings {
   std::string gpus;                // "0,1,2,3"; empty: the devices found
 };
 
+// Calls between processes of one host (docs/launching.md, "On one host").
+struct same_host_settings {
+  // The most MiB of shared-memory segments a process holds at once
+  // (wire/shared_memory.hpp, segment_pool); past it a call's arrays go
+  // through the socket, counted. 0: none, every array goes through it.
+  std::size_t shared_memory_mb = 256;
+};
+
 // A Slurm launch's own (docs/slurm.md).
 struct slurm_settings {
   std::string partition;
@@ -123,6 +131,7 @@ struct launch_settings {
   bool dry_run = false;
   node_process_settings process;
   server_settings server;
+  same_host_settings same_host;
   tls_settings tls;
   checkpoint_settings checkpoints;
   status_settings status;

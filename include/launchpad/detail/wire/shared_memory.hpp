@@ -411,10 +411,14 @@ class segment_exchange {
   // arguments): a value that reads a segment in place keeps it, and then
   // it is not returned (the peer gives it away).
   void head_lines(std::string& out) {
-    out += bulk_field::bulk;
-    out += ": ";
-    out += protocol::same_host::bulk_value;
-    out += "\r\n";
+    // With no shared memory of its own (--lp_shared_memory_mb=0) this end
+    // takes none of the peer's either: every array goes through the socket.
+    if (pool().cap() > 0) {
+      out += bulk_field::bulk;
+      out += ": ";
+      out += protocol::same_host::bulk_value;
+      out += "\r\n";
+    }
     if (pending_) {
       out += bulk_field::segments;
       out += ": 1\r\n";
@@ -447,7 +451,7 @@ class segment_exchange {
   bool pack(std::span<const std::string_view> pieces,
             std::span<const cbor::bulk_array> arrays, std::vector<std::string_view>& out,
             std::string& scratch) {
-    if (!peer_takes_ || arrays.empty() || pending_) return false;
+    if (!peer_takes_ || arrays.empty() || pending_ || pool().cap() == 0) return false;
     std::size_t total = 0;
     for (const auto& a : arrays) total = aligned(total) + a.size;
     auto s = pool().take(total);

@@ -75,6 +75,7 @@ LP_API int run_in_process(const program& graph, thread_launch kind,
     options.checkpoint_dir = checkpoint_dir_of(settings.checkpoints, run_dir.path());
     options.resume_dir = settings.checkpoints.resume;
     options.tune_malloc = !settings.process.system_malloc;
+    options.shared_memory_bytes = settings.same_host.shared_memory_mb << 20;
     options.python = settings.process.python;
     options.termination_notice =
         std::chrono::seconds(settings.process.termination_notice_secs);

@@ -125,6 +125,7 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
                                  : settings.checkpoints.dir;
     options.watch_health = true;
     options.tune_malloc = !settings.process.system_malloc;
+    options.shared_memory_bytes = settings.same_host.shared_memory_mb << 20;
     options.cores = cores;
     options.gpus = gpus;
     options.resume_dir = settings.checkpoints.resume;

@@ -626,12 +626,15 @@ class UnderTests(unittest.TestCase):
 class Flags(unittest.TestCase):
     """A script under absl's app.run: --lp_launch_type and
     --lp_termination_notice_secs as Launchpad reads them, and the
-    library's own --lp_tls=on, which absl accepts and the launch takes."""
+    library's own --lp_tls=on, --lp_same_host=off and
+    --lp_shared_memory_mb=64, which absl accepts and the launch takes (it
+    refuses a --lp_ flag it does not know)."""
 
     def test_absl_flags(self):
         status, output, result, left = run(
             "absl_main.py", "{result}/result.json", "--lp_launch_type=local_mp",
-            "--lp_termination_notice_secs=5", "--lp_tls=on")
+            "--lp_termination_notice_secs=5", "--lp_tls=on", "--lp_same_host=off",
+            "--lp_shared_memory_mb=64")
         self.assertEqual(status, 0, output)
         self.assertIn("launch type local_mp, termination notice 5, tls on", output)
         self.assertIn("asker/0 serving at https://", output)
@@ -655,11 +658,13 @@ class Flags(unittest.TestCase):
         from launchpad import _flags
         words = ["--lp_launch_type", "test_mp", "--lp_system_malloc", "mine", "--lp_tls", "on",
                  "--lp_slurm_partition", "gpu", "--lp_status_port=0", "-lp_terminal", "files",
-                 "--lp_resume", "--lp_dry_run", "--", "--lp_tls", "off"]
+                 "--lp_resume", "--lp_dry_run", "--lp_same_host", "off", "--lp_shared_memory_mb",
+                 "64", "--", "--lp_tls", "off"]
         self.assertEqual(_flags.lp_flags(words), [
             ("lp_launch_type", "test_mp"), ("lp_system_malloc", None), ("lp_tls", "on"),
             ("lp_slurm_partition", "gpu"), ("lp_status_port", "0"), ("lp_terminal", "files"),
-            ("lp_resume", None), ("lp_dry_run", None)])
+            ("lp_resume", None), ("lp_dry_run", None), ("lp_same_host", "off"),
+            ("lp_shared_memory_mb", "64")])
 
     def test_unknown_launch_type_flag(self):
         status, output, _, left = run("absl_main.py", "{result}/result.json",

@@ -21,6 +21,12 @@
 // test_mt and test_mp it launches with the test policies' controller and
 // writes `ready <json>` (each node's URL, the launch's secret) once every
 // node serves, for the test process to call them.
+//
+// Under --lp_launch=kubernetes the workstation's launcher writes the
+// manifests: the description goes into the launch's Secret (its key
+// launchpad_description.kube_key), and the pods' command line names no
+// file of the workstation. Each pod's lp-launchpad reads the description
+// from the Secret's mount, its run directory (LP_RUN_DIR).
 
 #include <fcntl.h>
 #include <poll.h>
@@ -35,6 +41,8 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <launchpad/detail/kube/names.hpp>
+#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/launchpad.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -45,8 +53,26 @@
 
 namespace {
 
-// The description's path: the one argument that is no --lp_ flag.
+namespace key = lp::detail::protocol::launchpad_description;
+
+// True in a pod of a Kubernetes launch (its manifests set the role).
+bool in_kube_pod() {
+  return std::getenv(lp::detail::kube::pod_env::role) != nullptr;
+}
+
+// The description's path: the one argument that is no --lp_ flag; in a
+// Kubernetes pod, the Secret's copy in the run directory.
 std::string description_path(int argc, char** argv) {
+  if (in_kube_pod()) {
+    const char* run_dir = std::getenv(lp::detail::child_env::run_dir);
+    if (run_dir == nullptr)
+      throw lp::launch_error(std::string("lp-launchpad in a Kubernetes pod finds its "
+                                         "description in the launch's Secret, at $") +
+                             lp::detail::child_env::run_dir +
+                             ", which is not set: this pod was not made from the "
+                             "manifests that --lp_launch=kubernetes writes");
+    return (std::filesystem::path(run_dir) / key::kube_key).string();
+  }
   std::string found;
   for (int i = 1; i < argc; ++i) {
     std::string_view word = argv[i];
@@ -63,11 +89,14 @@ std::string description_path(int argc, char** argv) {
   return found;
 }
 
-nlohmann::json read_description(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw lp::launch_error("lp-launchpad: cannot read the description " + path);
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+nlohmann::json parse_description(const std::string& bytes, const std::string& path) {
   try {
     return nlohmann::json::from_cbor(bytes);
   } catch (const nlohmann::json::exception& e) {
@@ -75,8 +104,6 @@ nlohmann::json read_description(const std::string& path) {
                            " is not CBOR: " + e.what());
   }
 }
-
-namespace key = lp::detail::protocol::launchpad_description;
 
 // The script's end of the socket pair, taken out of the environment so that
 // the node processes this launcher starts see neither it nor its variable;
@@ -178,6 +205,17 @@ int launch(const lp::program& graph, std::size_t nodes, int argc, char** argv, i
     return run_under_test<lp::test_multi_processing>(graph, options, nodes, fd);
   }
   if (fd >= 0) follow_script(fd);
+  if (policy == "kubernetes" && !in_kube_pod()) {
+    // The manifests: the pods' command line is this one's, less the
+    // description's path, which means nothing in a pod.
+    std::vector<char*> words;
+    for (int i = 0; i < argc; ++i)
+      if (i == 0 || std::string_view(argv[i]).starts_with("-")) words.push_back(argv[i]);
+    words.push_back(nullptr);
+    int status = lp::launch(graph, static_cast<int>(words.size() - 1), words.data());
+    launch_over = true;
+    return status;
+  }
   int status = lp::launch(graph, argc, argv);
   launch_over = true;
   return status;
@@ -215,9 +253,12 @@ int main(int argc, char** argv) {
   std::string path;
   try {
     path = description_path(argc, argv);
-    auto description = read_description(path);
+    auto bytes = read_file(path);
+    auto description = parse_description(bytes, path);
     lp::program graph(description.at(key::name).get<std::string>());
     add_nodes(graph, description.at(key::nodes));
+    if (flag_value(argc, argv, "launch", "") == "kubernetes" && !in_kube_pod())
+      lp::detail::graph_access::carry_file(graph, key::kube_key, std::move(bytes));
     status = launch(graph, description.at(key::nodes).size(), argc, argv, fd);
   } catch (const std::exception& e) {
     std::cerr << "[lp] the program could not start: " << e.what() << std::endl;

@@ -285,6 +285,38 @@ TEST_SUITE("kube") {
           "http://lp-two-groups-ab1cd-coordinator-0.lp-two-groups-ab1cd:7300");
   }
 
+  TEST_CASE(
+      "files the graph carries (a Launchpad program's description) are the Secret's "
+      "data, base64; a Secret over 1 MiB is refused") {
+    using lp::detail::kube::manifest_detail::base64_of;
+    // RFC 4648's test vectors, and bytes that are no text.
+    CHECK(base64_of("") == "");
+    CHECK(base64_of("f") == "Zg==");
+    CHECK(base64_of("fo") == "Zm8=");
+    CHECK(base64_of("foo") == "Zm9v");
+    CHECK(base64_of("foob") == "Zm9vYg==");
+    CHECK(base64_of("fooba") == "Zm9vYmE=");
+    CHECK(base64_of("foobar") == "Zm9vYmFy");
+    CHECK(base64_of(std::string("\0\xff\x80\x7f", 4)) == "AP+Afw==");
+
+    lp::program p("Two_Groups");
+    add_two_groups(p);
+    auto plan = fixed_plan();
+    CHECK_FALSE(lp::detail::kube::secret_object(p, plan).contains("data"));
+    lp::detail::graph_access::carry_file(p, "program.cbor", std::string("\xa2\0x", 3));
+    auto secret = lp::detail::kube::secret_object(p, plan);
+    CHECK(secret["data"] == yaml_value{{"program.cbor", "ogB4"}});
+    CHECK(secret["stringData"]["secret"] == "00112233445566778899aabbccddeeff\n");
+    CHECK(lp::detail::kube::launch_yaml(p, plan).find("  program.cbor: \"ogB4\"\n") !=
+          std::string::npos);
+
+    lp::detail::graph_access::carry_file(p, "program.cbor",
+                                         std::string(1024 * 1024, 'x'));
+    CHECK_THROWS_WITH_AS(lp::detail::kube::secret_object(p, plan),
+                         doctest::Contains("more than the 1048576 Kubernetes takes"),
+                         lp::launch_error);
+  }
+
   TEST_CASE("names: DNS labels, and Jobs of groups whose labels collide") {
     using lp::detail::kube::dns_label;
     CHECK(dns_label("Two_Groups", 63) == "two-groups");

@@ -98,6 +98,12 @@ struct graph_access {
   // lp::graph_error for a bad or taken label or an edge to no node.
   static void add_described(program& graph, node_info spec,
                             std::shared_ptr<const python_recipe> recipe);
+  // A file that every process of a launch must read where no file of the
+  // launching host is (a described program's description, in a Kubernetes
+  // pod): the Kubernetes launch carries it in its Secret, whose mount is
+  // each pod's run directory. Named as a file of that directory.
+  static void carry_file(program& graph, std::string name, std::string bytes);
+  static const std::map<std::string, std::string>& carried_files(const program& graph);
 };
 
 // Throws lp::graph_error unless `name` is a non-empty run of letters,
@@ -404,6 +410,7 @@ class program {
   std::vector<detail::node_builder> builders_;  // by node; empty for a Python node
   std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;  // by node
   std::map<std::string, group_state> groups_;
+  std::map<std::string, std::string> carried_;  // graph_access::carry_file's
 };
 
 /// A named set of nodes of one program, labelled "<group>/<index>", as
@@ -567,6 +574,16 @@ inline void graph_access::add_described(program& graph, node_info spec,
   for (const auto& target : spec.edges) graph.node(target);  // throws for no such node
   ++group.size;
   graph.append(std::move(spec), {{}, std::move(recipe)});
+}
+
+inline void graph_access::carry_file(program& graph, std::string name,
+                                     std::string bytes) {
+  graph.carried_[std::move(name)] = std::move(bytes);
+}
+
+inline const std::map<std::string, std::string>& graph_access::carried_files(
+    const program& graph) {
+  return graph.carried_;
 }
 
 inline void graph_access::check_defined(const program& graph) {

@@ -27,7 +27,7 @@ try:
 except ImportError:  # absl is optional: launch(launch_type=...) works without it
     _absl_flags = None
 
-LAUNCH_TYPES = ("local_mt", "local_mp", "test_mt", "test_mp", "slurm")
+LAUNCH_TYPES = ("local_mt", "local_mp", "test_mt", "test_mp", "slurm", "kubernetes")
 DEFAULT_LAUNCH_TYPE = "local_mt"  # Launchpad's
 
 # Launchpad's terminals, as the library's --lp_terminal names them; the

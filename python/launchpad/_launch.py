@@ -49,14 +49,15 @@ _launcher = _flags.launcher
 
 
 class LaunchType(str, enum.Enum):
-    """The launches that run, as Launchpad names them, and Slurm, which
-    Launchpad lacks (docs/coming_from_launchpad.md)."""
+    """The launches that run, as Launchpad names them, and Slurm and
+    Kubernetes, which Launchpad lacks (docs/coming_from_launchpad.md)."""
 
     LOCAL_MULTI_THREADING = "local_mt"
     LOCAL_MULTI_PROCESSING = "local_mp"
     TEST_MULTI_THREADING = "test_mt"
     TEST_MULTI_PROCESSING = "test_mp"
     SLURM = "slurm"
+    KUBERNETES = "kubernetes"
 
 
 _TESTS = (LaunchType.TEST_MULTI_THREADING, LaunchType.TEST_MULTI_PROCESSING)
@@ -183,6 +184,10 @@ class Controller:
         end cleanly (a node failed), unless raise_error is False."""
         while not self._ended.wait(0.2):  # in steps: the main thread takes signals between them
             pass
+        if raise_error and self._status != 0 and self._kind is LaunchType.KUBERNETES:
+            raise RuntimeError(f"the manifests of program {self._program.name} were not "
+                               f"written: {LAUNCHER} exited with status {self._status} (its "
+                               "message above says why)")
         if raise_error and self._status != 0:
             raise RuntimeError(f"program {self._program.name} ended with status {self._status} "
                                "(a node failed, or the launch was killed; the launcher's "
@@ -286,12 +291,15 @@ def launch(programs: Program | Sequence[Program], launch_type: LaunchType | str 
            lp_flags: tuple[str, ...] = ()) -> Controller:
     """Launches `program` with lp-launchpad and returns its Controller.
 
-    `launch_type`: 'local_mt', 'local_mp', 'test_mt' or 'test_mp' (or a
-    LaunchType); None reads --lp_launch_type. Under local_mt and local_mp it
-    returns at once, and this process waits for the program's end before it
-    exits; SIGINT and SIGTERM stop the program. Under test_mt and test_mp it
-    returns once every node serves, and `test_case`'s cleanup stops the
-    program and waits for its end. `terminal`: as --lp_terminal. `lp_flags`:
+    `launch_type`: 'local_mt', 'local_mp', 'test_mt', 'test_mp', 'slurm' or
+    'kubernetes' (or a LaunchType); None reads --lp_launch_type. Under
+    local_mt and local_mp it returns at once, and this process waits for the
+    program's end before it exits; SIGINT and SIGTERM stop the program.
+    Under test_mt and test_mp it returns once every node serves, and
+    `test_case`'s cleanup stops the program and waits for its end. Under
+    kubernetes the launcher writes the launch's manifests (with the
+    program's description in its Secret) for kubectl to apply, and wait()
+    returns once they are written. `terminal`: as --lp_terminal. `lp_flags`:
     more of the library's --lp_* flags (docs/launching.md); those on this
     script's command line go too."""
     del xm_resources, serialize_py_nodes  # Vertex AI's; every node is described anyway
@@ -318,8 +326,12 @@ def launch(programs: Program | Sequence[Program], launch_type: LaunchType | str 
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         env[protocol.LAUNCHPAD_DESCRIPTION_CONTROL_VARIABLE] = str(theirs.fileno())
-        command = [_launcher(), path, f"--lp_launch={kind.value}",
-                   f"--lp_python={sys.executable}", *flags]
+        command = [_launcher(), path, f"--lp_launch={kind.value}"]
+        if kind is not LaunchType.KUBERNETES:
+            # A pod runs the image's interpreter (python3 on its PATH),
+            # not this one, unless lp_flags name it (--lp_python=...).
+            command.append(f"--lp_python={sys.executable}")
+        command += flags
         # A process group of its own: a Ctrl+C, or a signal to this
         # script's group, reaches the program once, as this script's stop.
         process = subprocess.Popen(command, env=env, pass_fds=(theirs.fileno(),),

@@ -347,6 +347,10 @@ LAUNCHPAD_DESCRIPTION_CONTROL_STOP: Final = "stop"
 LAUNCHPAD_DESCRIPTION_CONTROL_READY: Final = "ready "
 LAUNCHPAD_DESCRIPTION_READY_URLS: Final = "urls"
 LAUNCHPAD_DESCRIPTION_READY_SECRET: Final = "secret"
+# Under Kubernetes the description travels in the launch's Secret (base64,
+# under `data`), under this key: each pod's lp-launchpad reads it from the
+# Secret's mount, its run directory, not from a file of the workstation.
+LAUNCHPAD_DESCRIPTION_KUBE_KEY: Final = "program.cbor"
 
 
 # A Launchpad program's values that CBOR has no type for

@@ -1577,6 +1577,10 @@ inline constexpr char control_stop[] = "stop";
 inline constexpr char control_ready[] = "ready ";
 inline constexpr char ready_urls[] = "urls";
 inline constexpr char ready_secret[] = "secret";
+// Under Kubernetes the description travels in the launch's Secret (base64,
+// under `data`), under this key: each pod's lp-launchpad reads it from the
+// Secret's mount, its run directory, not from a file of the workstation.
+inline constexpr char kube_key[] = "program.cbor";
 }  // namespace launchpad_description
 
 // A Launchpad program's values that CBOR has no type for
@@ -7475,6 +7479,12 @@ struct graph_access {
   // lp::graph_error for a bad or taken label or an edge to no node.
   static void add_described(program& graph, node_info spec,
                             std::shared_ptr<const python_recipe> recipe);
+  // A file that every process of a launch must read where no file of the
+  // launching host is (a described program's description, in a Kubernetes
+  // pod): the Kubernetes launch carries it in its Secret, whose mount is
+  // each pod's run directory. Named as a file of that directory.
+  static void carry_file(program& graph, std::string name, std::string bytes);
+  static const std::map<std::string, std::string>& carried_files(const program& graph);
 };
 
 // Throws lp::graph_error unless `name` is a non-empty run of letters,
@@ -7781,6 +7791,7 @@ class program {
   std::vector<detail::node_builder> builders_;  // by node; empty for a Python node
   std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;  // by node
   std::map<std::string, group_state> groups_;
+  std::map<std::string, std::string> carried_;  // graph_access::carry_file's
 };
 
 /// A named set of nodes of one program, labelled "<group>/<index>", as
@@ -7944,6 +7955,16 @@ inline void graph_access::add_described(program& graph, node_info spec,
   for (const auto& target : spec.edges) graph.node(target);  // throws for no such node
   ++group.size;
   graph.append(std::move(spec), {{}, std::move(recipe)});
+}
+
+inline void graph_access::carry_file(program& graph, std::string name,
+                                     std::string bytes) {
+  graph.carried_[std::move(name)] = std::move(bytes);
+}
+
+inline const std::map<std::string, std::string>& graph_access::carried_files(
+    const program& graph) {
+  return graph.carried_;
 }
 
 inline void graph_access::check_defined(const program& graph) {
@@ -18934,6 +18955,9 @@ struct manifest_plan {
 inline constexpr const char* manifest_file = "launch.yaml";
 inline constexpr const char* kustomization_file = "kustomization.yaml";
 
+// The most a Secret may hold (its data and stringData, keys included).
+inline constexpr std::size_t max_secret_bytes = 1024 * 1024;
+
 // Where the Secret's volume is called in each pod.
 inline constexpr const char* secret_volume = "launchpad";
 
@@ -19040,6 +19064,26 @@ inline std::string group_label(const std::string& group) {
   return group.empty() ? std::string("nodes") : dns_label(group, 63);
 }
 
+// RFC 4648 base64, as a Secret's `data` holds bytes that are not text.
+inline std::string base64_of(std::string_view bytes) {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::size_t left = bytes.size() - i;
+    auto byte = [&](std::size_t k) {
+      return k < left ? static_cast<unsigned char>(bytes[i + k]) : 0u;
+    };
+    unsigned long triple = (byte(0) << 16) | (byte(1) << 8) | byte(2);
+    out += alphabet[(triple >> 18) & 63];
+    out += alphabet[(triple >> 12) & 63];
+    out += left > 1 ? alphabet[(triple >> 6) & 63] : '=';
+    out += left > 2 ? alphabet[triple & 63] : '=';
+  }
+  return out;
+}
+
 }  // namespace manifest_detail
 
 inline yaml_value secret_object(const program& graph, const manifest_plan& plan) {
@@ -19059,6 +19103,27 @@ inline yaml_value secret_object(const program& graph, const manifest_plan& plan)
   secret["kind"] = "Secret";
   secret["metadata"] = metadata(plan.names.secret(), graph, plan);
   secret["type"] = "Opaque";
+  // The files the graph carries (graph_access::carry_file: a Launchpad
+  // program's description), as bytes: they need not be text.
+  const auto& carried = graph_access::carried_files(graph);
+  std::size_t size = plan.secret.size() + plan.tls.certificate.size() +
+                     plan.tls.key.size() + plan.tls.authority.size() + 64;  // and keys
+  if (!carried.empty()) {
+    yaml_value files = yaml_value::object();
+    for (const auto& [name, bytes] : carried) {
+      files[name] = base64_of(bytes);
+      size += name.size() + bytes.size();
+    }
+    secret["data"] = files;
+  }
+  // The API server refuses a larger Secret, after the objects before it.
+  if (size > max_secret_bytes)
+    throw launch_error(
+        "the launch's Secret would hold " + std::to_string(size) +
+        " bytes, more than the " + std::to_string(max_secret_bytes) +
+        " Kubernetes takes: the program's description carries its nodes' definitions, "
+        "pickled with every value they were given; build large values in the nodes, or "
+        "put them in the image, and pass their paths");
   secret["stringData"] = data;
   return secret;
 }

@@ -11,7 +11,8 @@ What it stands in for, and how:
   (`<job>-<index>`), the environment of its container (the manifest's env,
   and JOB_COMPLETION_INDEX, over the image's: --image-env), its working
   directory (the container's workingDir, else the image's: --workdir), and
-  the Secret's keys as files;
+  the Secret's keys as files (`data`'s decoded from base64, and
+  `stringData`'s);
 - cluster DNS: every pod's /etc/hosts names every pod as
   `<job>-<index>.<service>`, the names that the headless Service gives;
 - the Job controller: a pod that exits 0 completes its index; one that
@@ -58,6 +59,7 @@ Run as root; the test hosts must be down before, and are down after.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import signal
@@ -148,12 +150,17 @@ def main() -> int:
 
 
 def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
-    # The Secret's keys as files, readable by their owner only (defaultMode).
+    # The Secret's keys as files, readable by their owner only (defaultMode):
+    # `data`'s base64 decoded, then `stringData`'s, which the API server
+    # merges over them.
     secret_dir = work / "secret"
     secret_dir.mkdir(mode=0o700, exist_ok=True)
-    for key, value in secret.get("stringData", {}).items():
+    files = {key: base64.b64decode(value, validate=True)
+             for key, value in (secret.get("data") or {}).items()}
+    files.update((key, value.encode()) for key, value in secret.get("stringData", {}).items())
+    for key, value in files.items():
         path = secret_dir / key
-        path.write_text(value)
+        path.write_bytes(value)
         path.chmod(0o400)
     # Cluster DNS: each pod's name under its Job's subdomain.
     hosts = work / "hosts"

@@ -4,7 +4,7 @@ manifests that --lp_launch=kubernetes --lp_dry_run writes, with TLS, one
 network namespace per pod.
 
     simulated_pods.py CONSUMER_PRODUCERS ACTOR_LEARNER TEST_PROGRAM PYTHON_LEARNER PYTHON \
-        PYTHON_MISSING
+        PYTHON_MISSING LP_LAUNCHPAD
 
 1. consumer_producers runs to its result: the coordinator exits 0, every
    index of every Job succeeds, and the consumer prints its sum.
@@ -32,6 +32,16 @@ network namespace per pod.
    module no PYTHONPATH holds, in a group with 3 restarts): its pod fails
    once with status 123, which a FailIndex rule of its Job names, and the
    coordinator stops the program at once (exit 1), naming node and module.
+8. A Launchpad program (tests/launchpad/programs.py's consumer/producers,
+   `import launchpad as lp`), launched by its script with
+   launch_type='kubernetes' and --lp_dry_run: its pods run LP_LAUNCHPAD,
+   which reads the program's description from the Secret's files, and the
+   image's python3 (PYTHONPATH naming the checkout's python/). Every index
+   succeeds at its first start, every node serves over TLS, the consumer's
+   results cross the pods (futures, 22 values type for type, a remote
+   error named), and nothing is left: no Python process, no pod's network
+   namespace, no description in the script's TMPDIR. Skipped without
+   cloudpickle, unless LP_REQUIRE_CLOUDPICKLE is set.
 
 Needs root, iproute2 and util-linux (tools/test-hosts.sh); exits 77 (skipped)
 with a message without them, unless LP_REQUIRE_KUBE_PODS is set.
@@ -251,10 +261,73 @@ def python_missing(binary: str, python: str, work: Path) -> None:
           report)
 
 
+def launchpad_program(launcher: str, python: str, work: Path) -> None:
+    """A Launchpad program's pods: its script writes the manifests, with
+    the program's description in the Secret, and the pods run lp-launchpad,
+    as an image made for Launchpad programs runs it (docs/kubernetes.md,
+    "An image for Launchpad programs"): python3 with numpy, cbor2 and
+    cloudpickle on the image's PATH, and the packages launchpad and
+    launchpad_client on its PYTHONPATH; the script's own classes travel
+    pickled in the description (programs.py runs as __main__)."""
+    if subprocess.run([python, "-c", "import cloudpickle"], capture_output=True).returncode:
+        if os.environ.get("LP_REQUIRE_CLOUDPICKLE"):
+            sys.exit(f"launchpad: {python} has no cloudpickle, and LP_REQUIRE_CLOUDPICKLE is set")
+        print(f"SKIPPED: launchpad: {python} has no cloudpickle (python3-cloudpickle)")
+        return
+    work.mkdir(parents=True)
+    tmp = work / "tmp"  # the script's TMPDIR: where its description goes
+    tmp.mkdir()
+    result = work / "result.json"
+    out = work / "manifests"
+    env = dict(os.environ, TMPDIR=str(tmp), LP_LAUNCHPAD_LAUNCHER=launcher,
+               PYTHONPATH=str(ROOT / "python"), PYTHONDONTWRITEBYTECODE="1")
+    subprocess.run([python, str(ROOT / "tests" / "launchpad" / "programs.py"),
+                    "consumer_producers", "kubernetes", str(result), f"--lp_kube_image={IMAGE}",
+                    "--lp_dry_run", f"--lp_kube_dir={out}"],
+                   check=True, stdout=subprocess.DEVNULL, env=env, timeout=120)
+    found = list(out.glob("*/launch.yaml"))
+    assert len(found) == 1, f"the Launchpad script wrote {found}"
+    report, seen = run_pods_watching(launcher, found[0].parent, work, "--image-env",
+                                     f"PYTHONPATH={ROOT / 'python'}")
+    check(report["coordinator"] == 0, "launchpad: the coordinator exits 0", report)
+    check(all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
+          "launchpad: every index of every Job succeeds at its first start", report)
+    check(all(f"{label} serving at https://" in log_of(report, pod)
+              for label, pod in (("producer/0", "producer-0"), ("producer/1", "producer-1"),
+                                 ("producer/2", "producer-2"), ("consumer/0", "consumer-0"))),
+          "launchpad: every node serves over TLS in its pod", report)
+    seen_result = json.loads(result.read_text()) if result.exists() else {}
+    check(seen_result.get("work") == [1000, 101, 1002],
+          f"launchpad: the consumer's futures got each producer's work "
+          f"({seen_result.get('work')})", report)
+    echoed = seen_result.get("echo", [])
+    check(len(echoed) == 11 and echoed[8] == {"type": "ndarray", "dtype": "float32",
+                                              "value": [0.0, 1.0, 2.0, 3.0, 4.0]}
+          and echoed[5] == {"type": "bytes", "dtype": None, "value": "00ff"}
+          and seen_result.get("kept") == [True] * 11
+          and seen_result.get("named") == [True, True],
+          "launchpad: 22 values and two calls with keywords crossed the pods type for type",
+          report)
+    check(str(seen_result.get("unsendable", "")).startswith(
+              "RemoteError: producer/0.unsendable failed"),
+          "launchpad: a remote error reached the consumer, named", report)
+    check(seen is not None and seen["argv"][0] == "python3"
+          and seen["argv"][1:3] == ["-m", "launchpad_client.runtime"]
+          and seen["PYTHONPATH"] == str(ROOT / "python")
+          and seen["net"] != os.stat("/proc/self/ns/net").st_ino,
+          f"launchpad: a node ran on the image's python3 and PYTHONPATH, in its pod ({seen})",
+          report)
+    check(not runtimes(), "launchpad: no Python process is left", report)
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    check(not re.search(r"^lp-h[0-9]+", namespaces, re.M),
+          "launchpad: no pod's network namespace is left", report)
+    check(not any(tmp.iterdir()), "launchpad: the script's description is gone", report)
+
+
 def main() -> int:
-    if len(sys.argv) != 7:
+    if len(sys.argv) != 8:
         sys.exit(__doc__)
-    consumer_producers, actor_learner, program, learner, python, missing = sys.argv[1:]
+    consumer_producers, actor_learner, program, learner, python, missing, launcher = sys.argv[1:]
     if os.geteuid() != 0:
         skip("not root (network namespaces need it)")
     for tool in ("ip", "nsenter", "unshare", "mount", "hostname"):
@@ -317,6 +390,7 @@ def main() -> int:
 
         python_learner(learner, python, work / "pl")
         python_missing(missing, python, work / "pm")
+        launchpad_program(launcher, python, work / "lp")
     return 0
 
 

@@ -37,6 +37,9 @@ struct manifest_plan {
 inline constexpr const char* manifest_file = "launch.yaml";
 inline constexpr const char* kustomization_file = "kustomization.yaml";
 
+// The most a Secret may hold (its data and stringData, keys included).
+inline constexpr std::size_t max_secret_bytes = 1024 * 1024;
+
 // Where the Secret's volume is called in each pod.
 inline constexpr const char* secret_volume = "launchpad";
 
@@ -143,6 +146,26 @@ inline std::string group_label(const std::string& group) {
   return group.empty() ? std::string("nodes") : dns_label(group, 63);
 }
 
+// RFC 4648 base64, as a Secret's `data` holds bytes that are not text.
+inline std::string base64_of(std::string_view bytes) {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::size_t left = bytes.size() - i;
+    auto byte = [&](std::size_t k) {
+      return k < left ? static_cast<unsigned char>(bytes[i + k]) : 0u;
+    };
+    unsigned long triple = (byte(0) << 16) | (byte(1) << 8) | byte(2);
+    out += alphabet[(triple >> 18) & 63];
+    out += alphabet[(triple >> 12) & 63];
+    out += left > 1 ? alphabet[(triple >> 6) & 63] : '=';
+    out += left > 2 ? alphabet[triple & 63] : '=';
+  }
+  return out;
+}
+
 }  // namespace manifest_detail
 
 inline yaml_value secret_object(const program& graph, const manifest_plan& plan) {
@@ -162,6 +185,27 @@ inline yaml_value secret_object(const program& graph, const manifest_plan& plan)
   secret["kind"] = "Secret";
   secret["metadata"] = metadata(plan.names.secret(), graph, plan);
   secret["type"] = "Opaque";
+  // The files the graph carries (graph_access::carry_file: a Launchpad
+  // program's description), as bytes: they need not be text.
+  const auto& carried = graph_access::carried_files(graph);
+  std::size_t size = plan.secret.size() + plan.tls.certificate.size() +
+                     plan.tls.key.size() + plan.tls.authority.size() + 64;  // and keys
+  if (!carried.empty()) {
+    yaml_value files = yaml_value::object();
+    for (const auto& [name, bytes] : carried) {
+      files[name] = base64_of(bytes);
+      size += name.size() + bytes.size();
+    }
+    secret["data"] = files;
+  }
+  // The API server refuses a larger Secret, after the objects before it.
+  if (size > max_secret_bytes)
+    throw launch_error(
+        "the launch's Secret would hold " + std::to_string(size) +
+        " bytes, more than the " + std::to_string(max_secret_bytes) +
+        " Kubernetes takes: the program's description carries its nodes' definitions, "
+        "pickled with every value they were given; build large values in the nodes, or "
+        "put them in the image, and pass their paths");
   secret["stringData"] = data;
   return secret;
 }

@@ -341,6 +341,10 @@ inline constexpr char control_stop[] = "stop";
 inline constexpr char control_ready[] = "ready ";
 inline constexpr char ready_urls[] = "urls";
 inline constexpr char ready_secret[] = "secret";
+// Under Kubernetes the description travels in the launch's Secret (base64,
+// under `data`), under this key: each pod's lp-launchpad reads it from the
+// Secret's mount, its run directory, not from a file of the workstation.
+inline constexpr char kube_key[] = "program.cbor";
 }  // namespace launchpad_description
 
 // A Launchpad program's values that CBOR has no type for

@@ -42,7 +42,8 @@ node pod serves. --kill sends SIGKILL to that pod's process once it
 serves (its log says "serving at"); --stop-when sends SIGTERM to the
 coordinator's once that pod serves (after the kill, if both are given), as
 `lp-kube stop` does, and first asks for the status table in the
-coordinator's pod, as `lp-kube status` does. --start-late starts that pod
+coordinator's pod, in its container's environment, as `lp-kube status`
+does through `kubectl exec`. --start-late starts that pod
 only once the coordinator's log says the program stops and every other
 node pod has ended (the Job controller starts pods in no order: a short
 program may end before a pod of it runs).
@@ -208,7 +209,7 @@ def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
             killed = True
         if (stop_when and not stopped and (killed or not to_kill) and serving(stop_when)
                 and coordinator.process):
-            status_table = ask_status(coordinator, args.binary)
+            status_table = ask_status(coordinator, args.binary, secret_dir, image)
             coordinator.process.send_signal(signal.SIGTERM)
             stopped = True
         if (late and late.starts == 0
@@ -250,11 +251,14 @@ def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
     return 0
 
 
-def ask_status(coordinator: Pod, binary: str) -> str:
-    """What `lp-kube status` shows: --lp_status, run in the coordinator's pod."""
+def ask_status(coordinator: Pod, binary: str, secret_dir: Path, image: Image) -> str:
+    """What `lp-kube status` shows: --lp_status, run in the coordinator's
+    pod in its container's environment, as `kubectl exec` runs it."""
     container = coordinator.job["spec"]["template"]["spec"]["containers"][0]
     service = coordinator.job["spec"]["template"]["spec"]["subdomain"]
-    argv = ["nsenter", f"--net=/run/netns/lp-h{coordinator.host}", binary]
+    env = container_env(coordinator, secret_dir, image)
+    argv = ["nsenter", f"--net=/run/netns/lp-h{coordinator.host}", "env", "-i"]
+    argv += [f"{k}={v}" for k, v in env.items()] + [binary]
     argv += list(container["command"][1:]) + list(container.get("args", []))
     argv.append(f"--lp_status=/tmp/lp-kube-{service}")
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
@@ -282,11 +286,10 @@ class Image:
         self.workdir = workdir
 
 
-def start(pod: Pod, binary: str, secret_dir: Path, hosts: Path, work: Path,
-          image: Image) -> None:
-    spec = pod.job["spec"]["template"]["spec"]
-    container = spec["containers"][0]
-    # The container's env over the image's, as the kubelet merges them.
+def container_env(pod: Pod, secret_dir: Path, image: Image) -> dict:
+    """The environment of the pod's container: its env over the image's,
+    as the kubelet merges them."""
+    container = pod.job["spec"]["template"]["spec"]["containers"][0]
     env = dict(image.env)
     env.update({"HOSTNAME": pod.name, "JOB_COMPLETION_INDEX": str(pod.index)})
     for variable in container.get("env", []):
@@ -295,6 +298,14 @@ def start(pod: Pod, binary: str, secret_dir: Path, hosts: Path, work: Path,
     for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"):
         if name in os.environ:
             env[name] = os.environ[name]
+    return env
+
+
+def start(pod: Pod, binary: str, secret_dir: Path, hosts: Path, work: Path,
+          image: Image) -> None:
+    spec = pod.job["spec"]["template"]["spec"]
+    container = spec["containers"][0]
+    env = container_env(pod, secret_dir, image)
     command = [binary] + list(container.get("args", []))
     if container.get("command"):
         command = [binary] + list(container["command"][1:]) + list(container.get("args", []))

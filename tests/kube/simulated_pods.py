@@ -40,8 +40,13 @@ network namespace per pod.
    succeeds at its first start, every node serves over TLS, the consumer's
    results cross the pods (futures, 22 values type for type, a remote
    error named), and nothing is left: no Python process, no pod's network
-   namespace, no description in the script's TMPDIR. Skipped without
-   cloudpickle, unless LP_REQUIRE_CLOUDPICKLE is set.
+   namespace, no description in the script's TMPDIR. Then a Launchpad
+   program whose node waits for the stop (programs.py's until_stopped):
+   the status table asked in the coordinator's pod (lp-kube status, whose
+   lp-launchpad finds the description in the Secret too) shows it serving,
+   and a SIGTERM to the coordinator (lp-kube stop) stops it cleanly: the
+   node sees the stop, every index succeeds. Skipped without cloudpickle,
+   unless LP_REQUIRE_CLOUDPICKLE is set.
 
 Needs root, iproute2 and util-linux (tools/test-hosts.sh); exits 77 (skipped)
 with a message without them, unless LP_REQUIRE_KUBE_PODS is set.
@@ -261,6 +266,25 @@ def python_missing(binary: str, python: str, work: Path) -> None:
           report)
 
 
+def launchpad_manifests(launcher: str, python: str, work: Path, name: str,
+                        result: Path) -> Path:
+    """The manifests a Launchpad script (tests/launchpad/programs.py NAME)
+    writes with launch_type='kubernetes' and --lp_dry_run, its TMPDIR
+    work/tmp."""
+    tmp = work / "tmp"  # the script's TMPDIR: where its description goes
+    tmp.mkdir(parents=True)
+    out = work / "manifests"
+    env = dict(os.environ, TMPDIR=str(tmp), LP_LAUNCHPAD_LAUNCHER=launcher,
+               PYTHONPATH=str(ROOT / "python"), PYTHONDONTWRITEBYTECODE="1")
+    subprocess.run([python, str(ROOT / "tests" / "launchpad" / "programs.py"), name,
+                    "kubernetes", str(result), f"--lp_kube_image={IMAGE}", "--lp_dry_run",
+                    f"--lp_kube_dir={out}"],
+                   check=True, stdout=subprocess.DEVNULL, env=env, timeout=120)
+    found = list(out.glob("*/launch.yaml"))
+    assert len(found) == 1, f"the Launchpad script wrote {found}"
+    return found[0].parent
+
+
 def launchpad_program(launcher: str, python: str, work: Path) -> None:
     """A Launchpad program's pods: its script writes the manifests, with
     the program's description in the Secret, and the pods run lp-launchpad,
@@ -274,20 +298,10 @@ def launchpad_program(launcher: str, python: str, work: Path) -> None:
             sys.exit(f"launchpad: {python} has no cloudpickle, and LP_REQUIRE_CLOUDPICKLE is set")
         print(f"SKIPPED: launchpad: {python} has no cloudpickle (python3-cloudpickle)")
         return
-    work.mkdir(parents=True)
-    tmp = work / "tmp"  # the script's TMPDIR: where its description goes
-    tmp.mkdir()
     result = work / "result.json"
-    out = work / "manifests"
-    env = dict(os.environ, TMPDIR=str(tmp), LP_LAUNCHPAD_LAUNCHER=launcher,
-               PYTHONPATH=str(ROOT / "python"), PYTHONDONTWRITEBYTECODE="1")
-    subprocess.run([python, str(ROOT / "tests" / "launchpad" / "programs.py"),
-                    "consumer_producers", "kubernetes", str(result), f"--lp_kube_image={IMAGE}",
-                    "--lp_dry_run", f"--lp_kube_dir={out}"],
-                   check=True, stdout=subprocess.DEVNULL, env=env, timeout=120)
-    found = list(out.glob("*/launch.yaml"))
-    assert len(found) == 1, f"the Launchpad script wrote {found}"
-    report, seen = run_pods_watching(launcher, found[0].parent, work, "--image-env",
+    manifest_dir = launchpad_manifests(launcher, python, work, "consumer_producers", result)
+    tmp = work / "tmp"
+    report, seen = run_pods_watching(launcher, manifest_dir, work, "--image-env",
                                      f"PYTHONPATH={ROOT / 'python'}")
     check(report["coordinator"] == 0, "launchpad: the coordinator exits 0", report)
     check(all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
@@ -322,6 +336,22 @@ def launchpad_program(launcher: str, python: str, work: Path) -> None:
     check(not re.search(r"^lp-h[0-9]+", namespaces, re.M),
           "launchpad: no pod's network namespace is left", report)
     check(not any(tmp.iterdir()), "launchpad: the script's description is gone", report)
+
+    # Until stopped: lp-kube status and lp-kube stop.
+    waiter = work / "waiter"
+    waiter.mkdir()
+    manifest_dir = launchpad_manifests(launcher, python, work / "until", "until_stopped", waiter)
+    report = run_pods(launcher, manifest_dir, work / "until", "--image-env",
+                      f"PYTHONPATH={ROOT / 'python'}", "--stop-when", "waiter:0")
+    check(report["stopped"] and re.search(r"waiter/0 +serving ", report["status"]) is not None,
+          f"launchpad until_stopped: the status table, asked in the coordinator's pod, shows "
+          f"the node serving:\n{report['status']}", report)
+    check(report["coordinator"] == 0
+          and all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
+          "launchpad until_stopped: a SIGTERM to the coordinator stops the program cleanly",
+          report)
+    check(sorted(p.name for p in waiter.iterdir()) == ["started", "stopped"],
+          "launchpad until_stopped: the node saw the stop (lp.wait_for_stop returned)", report)
 
 
 def main() -> int:

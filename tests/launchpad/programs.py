@@ -449,5 +449,5 @@ if __name__ == "__main__":
                 "disabled_run": disabled_run, "program_wait": program_wait,
                 "colocated": colocated,
                 "cpp_killed": cpp_killed, "cpp_not_a_program": cpp_not_a_program,
-                "cpp_no_such_node": cpp_no_such_node}
+                "cpp_no_such_node": cpp_no_such_node, "until_stopped": until_stopped}
     lp.launch(programs[name](result), launch_type=launch_type).wait()

@@ -382,6 +382,9 @@ PYTHON_SPEC_TLS_KEY: Final = "key"
 PYTHON_SPEC_TLS_AUTHORITY: Final = "authority"
 PYTHON_SPEC_RUN_DIR: Final = "run_dir"  # by hand: its nodes file finds the handles' nodes
 PYTHON_SPEC_HOST: Final = "host"
+# The node's unix socket on its host (<run dir>/sockets/<label>.sock), where
+# it serves too: absent, TCP alone (docs/protocol.md#on-one-host).
+PYTHON_SPEC_SOCKET: Final = "socket"
 PYTHON_SPEC_HAS_RUN: Final = "has_run"
 PYTHON_SPEC_TERMINATION_NOTICE_S: Final = "termination_notice_s"
 PYTHON_SPEC_MAX_BODY_BYTES: Final = "max_body_bytes"
@@ -412,7 +415,8 @@ PYTHON_CONTROL_FOLLOW: Final = "follow"
 PYTHON_CONTROL_ADDRESS: Final = "address "
 # From the host: `run`, every node serves (run() starts); `stop` (above),
 # the program stops; `end`, drain, save and exit; the answer to an address
-# request, `address <label> <url>` or `address <label> - <why>`.
+# request, `address <label> <url>`, `address <label> <url> <socket>` (the
+# node's unix socket on this host) or `address <label> - <why>`.
 PYTHON_CONTROL_RUN: Final = "run"
 PYTHON_CONTROL_END: Final = "end"
 PYTHON_CONTROL_NO_ADDRESS: Final = "- "

@@ -29,6 +29,7 @@ no host:
      "tls": {"certificate": PEM, "key": PEM, "authority": PEM},  # absent: plain HTTP
      "run_dir": "/tmp/lp-demo-XXXXXX",   # by hand: its nodes file finds the handles' nodes
      "host": "127.0.0.1",
+     "socket": "/tmp/lp-demo-XXXXXX/sockets/learner.sock",  # serve there too (optional)
      "has_run": true,            # C++ declares `void run();`
      "termination_notice_s": 10, # how long calls that run at a stop may take (optional)
      "max_body_bytes": 268435456,  # the largest request body it reads (optional)
@@ -64,6 +65,7 @@ and the host writes:
 and answers each `address` request, one at a time, with one line:
 
     address <label> <url>
+    address <label> <url> <socket>      (the node's unix socket on this host)
     address <label> - <why there is none>
 
 When the socket ends (the host is gone) the node ends as at `end`, so

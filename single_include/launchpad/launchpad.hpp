@@ -1614,6 +1614,9 @@ inline constexpr char tls_authority[] = "authority";
 // By hand: its nodes file finds the handles' nodes
 inline constexpr char run_dir[] = "run_dir";
 inline constexpr char host[] = "host";
+// The node's unix socket on its host (<run dir>/sockets/<label>.sock), where
+// it serves too: absent, TCP alone (docs/protocol.md#on-one-host).
+inline constexpr char socket[] = "socket";
 inline constexpr char has_run[] = "has_run";
 inline constexpr char termination_notice_s[] = "termination_notice_s";
 inline constexpr char max_body_bytes[] = "max_body_bytes";
@@ -1644,7 +1647,8 @@ inline constexpr char follow[] = "follow";
 inline constexpr char address[] = "address ";
 // From the host: `run`, every node serves (run() starts); `stop` (above),
 // the program stops; `end`, drain, save and exit; the answer to an address
-// request, `address <label> <url>` or `address <label> - <why>`.
+// request, `address <label> <url>`, `address <label> <url> <socket>` (the
+// node's unix socket on this host) or `address <label> - <why>`.
 inline constexpr char run[] = "run";
 inline constexpr char end[] = "end";
 inline constexpr char no_address[] = "- ";
@@ -14066,7 +14070,9 @@ inline void record_node_address(const std::string& run_dir, const std::string& l
 // `follow` (a peer refused a call for stopping), `address <label>`; from the
 // host: `run` (every node serves: call run()), `stop` (the program stops:
 // stop_requested() is true), `end` (drain, save, exit), and the answers to
-// lookups, `address <label> <url>` or `address <label> - <why>`
+// lookups, `address <label> <url>` (and the node's unix socket, where it
+// has one on this host: `address <label> <url> <socket path>`) or
+// `address <label> - <why>`
 // (protocol.toml's python_control, which the runtime reads too).
 
 
@@ -14096,6 +14102,9 @@ struct python_settings {
   std::string interpreter = "python3";  // a name found on PATH, or a path
   std::string program;
   std::string bind_host = "127.0.0.1";
+  // Where it also serves on a unix socket, for callers on its host
+  // (wire/local_socket.hpp); empty: TCP only.
+  std::string socket_path;
   std::string secret;              // empty: --lp_insecure
   tls_credentials tls;             // empty: plain HTTP
   std::string checkpoint_save;     // empty: keeps no checkpoints
@@ -14431,6 +14440,13 @@ class python_node {
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    // A node killed could not remove its unix socket: no caller is to dial
+    // a dead one (a node that ended removed it already).
+    struct stat socket_file {};
+    if (!settings_.socket_path.empty() &&
+        ::lstat(settings_.socket_path.c_str(), &socket_file) == 0 &&
+        S_ISSOCK(socket_file.st_mode))
+      ::unlink(settings_.socket_path.c_str());
     // Its end unblocks the control reader: no one else holds the socket.
     ::shutdown(control_, SHUT_RDWR);
     bool unasked;
@@ -16475,6 +16491,8 @@ class node_host {
     settings.interpreter = options_.python;
     settings.program = graph_.name();
     settings.bind_host = options_.bind_host;
+    if (!options_.socket_dir.empty())
+      settings.socket_path = options_.socket_dir + "/" + socket_file_name(spec.label);
     settings.secret = options_.secret;
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
@@ -16521,9 +16539,14 @@ class node_host {
                    std::make_exception_ptr(launch_error(
                        "Python node '" + at->identity.label + "' ended: " + why)));
     };
+    // A peer on this host is called on its unix socket (the Python node
+    // runs on this host, in this network namespace).
     tell.lookup = [this](const std::string& label) {
-      return options_.nodes->lookup(label, "", std::chrono::seconds(60))
-          .url(options_.tls != nullptr);
+      auto where = options_.nodes->lookup(label, "", std::chrono::seconds(60));
+      auto answer = where.url(options_.tls != nullptr);
+      if (!where.socket.empty() && where.host_id == host_identity())
+        answer += " " + where.socket;
+      return answer;
     };
     tell.output = [this, at](bool error, const std::string& line) {
       node_scope scope(at->identity, *state_);
@@ -16545,6 +16568,10 @@ class node_host {
       throw launch_error("Python node '" + node.identity.label + "' serves at '" +
                          node.python_url + "', which is no http(s)://host:port");
     if (!options_.advertise_host.empty()) where->host = options_.advertise_host;
+    if (!options_.socket_dir.empty()) {
+      where->socket = options_.socket_dir + "/" + socket_file_name(node.identity.label);
+      where->host_id = host_identity();
+    }
     options_.nodes->publish(node.identity.label, *where);
     if (!options_.run_dir.empty())
       record_node_address(options_.run_dir, node.identity.label, node.python_url);
@@ -20444,6 +20471,7 @@ LP_API std::string python_node::spec_message(const node_info& spec,
   if (!recipe.methods) written[key::launchpad] = true;
   if (recipe.state) written[key::state_schema] = schema_json(*recipe.state);
   if (!settings_.secret.empty()) written[key::secret] = settings_.secret;
+  if (!settings_.socket_path.empty()) written[key::socket] = settings_.socket_path;
   if (!settings_.tls.empty())
     written[key::tls] = {{key::tls_certificate, settings_.tls.certificate},
                          {key::tls_key, settings_.tls.key},

@@ -2,10 +2,13 @@
 tests/python_nodes/services.hpp declares in C++ (LP_PYTHON)."""
 
 import dataclasses
+import mmap
 import os
 import time
 
 import launchpad_client as lp
+from launchpad_client._packages import numpy as np
+from launchpad_client._wire import shared_memory
 
 
 class Learner:
@@ -249,3 +252,44 @@ class WalkerOtherPose:
 
     def name(self) -> str:
         return ""
+
+
+def _in_shared_memory(values):
+    """Whether a numpy array is a view of a mapped segment (no copy)."""
+    base = values.base
+    return (not values.flags.writeable and isinstance(base, memoryview)
+            and isinstance(base.obj, mmap.mmap))
+
+
+class Mirror:
+    """Mirror: echoes float32 arrays, and relays them to the C++ Arrays node
+    it was given; on one host, over unix sockets and shared memory."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def echo(self, values: list[lp.float32]) -> list[lp.float32]:
+        return values
+
+    def in_shared_memory(self, values: list[lp.float32]) -> bool:
+        return _in_shared_memory(values)
+
+    def relay(self, n: int, times: int) -> bool:
+        sent = np.arange(n, dtype=np.float32)
+        ok = True
+        for i in range(times):
+            back = self.arrays.echo(sent)
+            # The first call learns that the node takes segments; each reply
+            # comes in one, as this caller says it reads them.
+            ok = ok and bool(np.array_equal(back, sent)) and _in_shared_memory(back)
+            del back  # its segment goes back to the C++ node with the next call
+        return ok
+
+    def shared_messages(self) -> int:
+        return shared_memory.pool().figures()["messages"]
+
+    def shared_bytes(self) -> int:
+        return shared_memory.pool().figures()["bytes"]
+
+    def pid(self) -> int:
+        return os.getpid()

@@ -175,4 +175,28 @@ struct RunDeclaredOnly {
 LP_SERVICE(RunDeclaredOnly, steps);
 LP_PYTHON(RunDeclaredOnly, "nodes", "TwoArguments");
 
+// On one host (issue 51): a C++ node of arrays, and a Python node that
+// echoes arrays and relays them to it, each call over the callee's unix
+// socket, large arrays through shared memory.
+struct Arrays {
+  std::vector<float> echo(std::vector<float> values) { return values; }
+};
+LP_SERVICE(Arrays, echo);
+
+struct Mirror {
+  std::vector<float> echo(std::vector<float> values);
+  // Whether `values` reached Python as a read-only view of shared memory.
+  bool in_shared_memory(std::vector<float> values);
+  // Sends `n` counting floats to Arrays' echo `times` times; whether each
+  // reply was them, read in place from shared memory.
+  bool relay(long n, long times);
+  // Its process's segment_pool figures (shared_memory.py): messages whose
+  // arrays went through shared memory, bytes its segments hold.
+  long shared_messages();
+  long shared_bytes();
+  long pid();  // of its Python process
+};
+LP_SERVICE(Mirror, echo, in_shared_memory, relay, shared_messages, shared_bytes, pid);
+LP_PYTHON(Mirror, "nodes", "Mirror");
+
 }  // namespace pyn

@@ -7,10 +7,18 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <launchpad/detail/host/node_host.hpp>
+#include <launchpad/detail/wire/local_socket.hpp>
+#include <launchpad/detail/wire/shared_memory.hpp>
 #include <launchpad/launchpad.hpp>
+#include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -36,6 +44,63 @@ std::string start_error(const lp::program& p) {
     return e.what();
   }
   return "(it started)";
+}
+
+// A C++ node of arrays and a Python node given it (pyn::Mirror), hosted
+// in this process with their unix sockets in `socket_dir`, as a launch on
+// one host hosts them.
+struct arrays_and_mirror {
+  explicit arrays_and_mirror(const std::string& socket_dir) {
+    auto arrays = p.add_node<pyn::Arrays>("arrays");
+    p.add_node<pyn::Mirror>("mirror", arrays);
+    lp::detail::host_options options;
+    options.secret = "0123456789abcdef0123456789abcdef";
+    options.python = with_python().python;
+    options.socket_dir = socket_dir;
+    options.stop_when_runs_finish = false;
+    host = std::make_unique<lp::detail::node_host>(p, std::move(options));
+  }
+  lp::program p{"pyn"};
+  std::unique_ptr<lp::detail::node_host> host;
+};
+
+// The shared memory this process holds that is not its own pool's: memfd
+// segments it has a descriptor of or maps (/proc/self/fd, /proc/self/maps),
+// as lines saying which. A peer's segment it still holds is one of them.
+std::vector<std::string> segments_not_its_own() {
+  auto& pool = lp::detail::segment_pool::of_process();
+  std::set<ino_t> own;
+  std::vector<std::string> others;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    auto target = std::filesystem::read_symlink(entry.path(), error).string();
+    struct stat about {};
+    if (error || target.find("memfd:launchpad") == std::string::npos ||
+        ::stat(entry.path().c_str(), &about) != 0)
+      continue;
+    if (pool.own({about.st_dev, about.st_ino}))
+      own.insert(about.st_ino);
+    else
+      others.push_back("descriptor " + entry.path().filename().string() + ": " + target);
+  }
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("memfd:launchpad") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string range, permissions, offset, device;
+    ino_t inode = 0;
+    fields >> range >> permissions >> offset >> device >> inode;
+    if (!own.count(inode)) others.push_back("mapping " + line);
+  }
+  return others;
+}
+
+// What /dev/shm holds.
+std::set<std::string> dev_shm() {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
+    names.insert(entry.path().filename().string());
+  return names;
 }
 
 }  // namespace
@@ -289,5 +354,98 @@ TEST_SUITE("python_nodes") {
         CHECK(message.find("importable") == std::string::npos);
       }
     }
+  }
+  TEST_CASE(
+      "on one host, C++ and a Python node call each other over their unix sockets, "
+      "large arrays through shared memory") {
+    test_process::scratch dir;  // 0700, as a launch's run directory
+    arrays_and_mirror hosted(dir.path);
+    auto& host = hosted.host;
+    for (const char* label : {"arrays", "mirror"}) {
+      CAPTURE(label);
+      struct stat about {};
+      REQUIRE(::stat((dir.path + "/" + lp::detail::socket_file_name(label)).c_str(),
+                     &about) == 0);
+      CHECK(S_ISSOCK(about.st_mode));
+      CHECK((about.st_mode & 0777) == 0600);
+    }
+    auto mirror = lp::detail::client_access::make<pyn::Mirror>(host->connect("mirror"));
+    auto& pool = lp::detail::segment_pool::of_process();
+    std::vector<float> values(1 << 20);  // 4 MB
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+    CHECK(mirror.echo(values) == values);  // the connection learns: segments from now on
+    auto before = pool.counts();
+    for (int i = 0; i < 10; ++i) REQUIRE(mirror.echo(values) == values);
+    // numpy read the arguments in place, without a copy.
+    CHECK(mirror.in_shared_memory(values));
+    CHECK_FALSE(mirror.in_shared_memory(std::vector<float>(100)));  // small: in the body
+    // The Python node's calls to C++ take the C++ node's socket, and read
+    // its replies in place.
+    CHECK(mirror.relay(1 << 20, 10));
+    CHECK(mirror.shared_messages() >= 20);
+    auto python_bytes = mirror.shared_bytes();
+    CHECK(mirror.relay(1 << 20, 10));
+    // Its segments came back: none made anew.
+    CHECK(mirror.shared_bytes() == python_bytes);
+    auto after = pool.counts();
+    CHECK(after.lent >= before.lent + 10);
+    CHECK(after.fallbacks == before.fallbacks);
+    host.reset();
+    // Each node took its socket away with it.
+    CHECK(std::filesystem::is_empty(dir.path));
+  }
+  TEST_CASE(
+      "a Python node killed with SIGKILL mid-transfer, both ways, leaves no segment, "
+      "descriptor or mapping of its in the C++ process, and nothing in /dev/shm") {
+    test_process::scratch dir;
+    auto shm_before = dev_shm();
+    arrays_and_mirror hosted(dir.path);
+    auto& host = hosted.host;
+    auto mirror = lp::detail::client_access::make<pyn::Mirror>(host->connect("mirror"));
+    auto pid = static_cast<pid_t>(mirror.pid());
+    REQUIRE(pid > 0);
+    std::vector<float> values(1 << 20);  // 4 MB
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+    // C++ -> Python (echo) and Python -> C++ (relay, to the Arrays node of
+    // this process) at once, until the kill ends them; bounded in count.
+    std::atomic<int> echoes{0}, relays{0};
+    std::atomic<bool> echo_failed{false}, relay_failed{false};
+    std::thread echoing([&] {
+      try {
+        for (int i = 0; i < 5000; ++i, ++echoes) mirror.echo(values);
+      } catch (const std::exception&) {
+        echo_failed = true;
+      }
+    });
+    std::thread relaying([&] {
+      try {
+        for (int i = 0; i < 1000; ++i, ++relays) mirror.relay(1 << 20, 5);
+      } catch (const std::exception&) {
+        relay_failed = true;
+      }
+    });
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((echoes < 3 || relays < 2) && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    echoing.join();
+    relaying.join();
+    // The kill came while both were still calling.
+    CHECK(echo_failed);
+    CHECK(relay_failed);
+    // The connections the kill broke let go of what they held of its.
+    std::vector<std::string> left;
+    for (int i = 0; i < 200; ++i) {
+      left = segments_not_its_own();
+      if (left.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK_MESSAGE(left.empty(), (left.empty() ? std::string() : left.front()));
+    CHECK(dev_shm() == shm_before);
+    host.reset();
+    CHECK(segments_not_its_own().empty());
+    CHECK(dev_shm() == shm_before);
+    // Its socket went with the host.
+    CHECK(std::filesystem::is_empty(dir.path));
   }
 }

@@ -10,18 +10,23 @@ reads a reply with Content-Length, chunked, or ending with the connection
 (framing as a node reads requests: _wire/http.py), refuses a body over the
 caller's limit before reading it, and raises `Timeout`, `Closed`, `BadReply`
 or `TooLarge`, which the transport turns into the package's errors with the
-node's and the method's names.
+node's and the method's names. To a node on this host it goes over the
+node's unix socket (`socket_path`), where a request's large arrays may go
+through shared memory and a reply's come from it (_wire/shared_memory.py;
+the connection's `exchange`).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import select
 import socket
 import ssl
 import time
 from typing import Any
 
+from .._wire import shared_memory
 from .._wire.http import Reader
 
 CHUNK = 64 * 1024  # what one recv asks for while reading the head
@@ -76,12 +81,14 @@ class TooLarge(Exception):
 class Reply:
     """A reply: its status, its fields by lower-case name, its body."""
 
-    __slots__ = ("status", "headers", "body")
+    __slots__ = ("status", "headers", "body", "segments")
 
-    def __init__(self, status: int, headers: dict[str, str], body: Any) -> None:
+    def __init__(self, status: int, headers: dict[str, str], body: Any,
+                 segments: list[shared_memory.Arrival] | None = None) -> None:
         self.status = status
         self.headers = headers
         self.body = body  # bytes-like
+        self.segments = segments  # the shared memory it brought, for its decoding
 
     @property
     def content_type(self) -> str:
@@ -102,15 +109,23 @@ class Connection(Reader):
     send, a poll and a recv.)"""
 
     def __init__(self, host: str, port: int, deadline: float,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, socket_path: str | None = None) -> None:
         super().__init__()
         # A socket.socket, or the ssl.SSLSocket over it once the handshake began.
-        self.sock: Any = self._open(host, port, deadline)
+        self.sock: Any
+        self.exchange: shared_memory.Exchange | None = None
+        if socket_path is not None:
+            self.sock = shared_memory.connect_unix(socket_path, _remaining(deadline))
+            self.exchange = shared_memory.Exchange()
+        else:
+            self.sock = self._open(host, port, deadline)
         self.sock.setblocking(False)
         self._poll = select.poll()
-        self.tls = tls is not None
-        if tls is not None:
+        self.tls = tls is not None and socket_path is None  # a unix socket never leaves the host
+        if tls is not None and socket_path is None:
             self._handshake(tls, deadline)
+        self._fds: list[int] = []  # descriptors that came (a unix socket's)
+        self._lost = False  # more came than a message may bring
         self.reusable = True
         self.idle_since = time.monotonic()
         self._deadline = deadline  # of the exchange under way
@@ -160,6 +175,11 @@ class Connection(Reader):
 
     def close(self) -> None:
         self.reusable = False
+        if self.exchange is not None:
+            self.exchange.close()
+            for fd in self._fds:
+                os.close(fd)
+            self._fds.clear()
         self.sock.close()
 
     def looks_closed(self) -> bool:
@@ -192,9 +212,11 @@ class Connection(Reader):
         if self.tls:
             self._send_tls(views, deadline)
             return
+        fd = self.exchange.descriptor() if self.exchange is not None else None
         while views:
             try:
-                sent = self.sock.sendmsg(views[:1024])  # IOV_MAX
+                sent = shared_memory.send_with(self.sock, views[:1024], fd)  # IOV_MAX
+                fd = None  # it went with the first bytes
             except BlockingIOError:
                 self._wait(select.POLLOUT, deadline)
                 continue
@@ -231,6 +253,10 @@ class Connection(Reader):
             if not (self.tls and self.sock.pending()):
                 self._wait(select.POLLIN, deadline)
             try:
+                if self.exchange is not None:
+                    scratch = bytearray(CHUNK)
+                    count = self._receive_into(memoryview(scratch))
+                    return bytes(scratch[:count])
                 data: bytes = self.sock.recv(CHUNK)
                 return data
             except (BlockingIOError, ssl.SSLWantReadError):
@@ -250,6 +276,8 @@ class Connection(Reader):
         while True:
             # Reading first: in a large body's middle, bytes are usually there.
             try:
+                if self.exchange is not None:
+                    return self._receive_into(view)
                 count: int = sock.recv_into(view, len(view))
                 return count
             except (BlockingIOError, ssl.SSLWantReadError):
@@ -261,6 +289,12 @@ class Connection(Reader):
                              f"{size} bytes of the reply's body", 1 + have) from None
             except (ConnectionResetError, ConnectionAbortedError):
                 return 0
+
+    def _receive_into(self, view: memoryview) -> int:
+        """recv_into over the unix socket, keeping the descriptors that come."""
+        count, lost = shared_memory.receive_into(self.sock, view, self._fds)
+        self._lost = self._lost or lost
+        return count
 
     def _error_head_too_large(self, limit: int) -> Exception:
         return BadReply(f"the reply's head is longer than {limit} bytes, or is not HTTP")
@@ -310,7 +344,19 @@ class Connection(Reader):
             body = self._read_to_end(max_body)
         if self._extra:  # bytes nobody asked for: the connection is out of step
             self.reusable = False
-        return Reply(status, headers, body)
+        segments = None
+        if self.exchange is not None:
+            try:
+                if self._lost:
+                    self._lost = False
+                    raise shared_memory.SegmentError("more descriptors came than a message may "
+                                                     "bring")
+                self.exchange.received(headers, self._fds, max_body)
+            except shared_memory.SegmentError as e:
+                self.reusable = False
+                raise BadReply(f"the reply's shared memory: {e}") from None
+            segments = self.exchange.segments()
+        return Reply(status, headers, body, segments)
 
     def _read_status_and_fields(self) -> tuple[int, dict[str, str]]:
         head = self.read_head()

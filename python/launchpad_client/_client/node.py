@@ -195,8 +195,9 @@ class _Shared:
     """What copies of a Node share: the connections and the description."""
 
     def __init__(self, url: str, label: str | None, secret: str | None, max_reply_bytes: int,
-                 wire_format: str | None, tls: ssl.SSLContext | None) -> None:
-        self.transport = Transport(url, label or url, secret, max_reply_bytes, tls)
+                 wire_format: str | None, tls: ssl.SSLContext | None,
+                 socket_path: str | None) -> None:
+        self.transport = Transport(url, label or url, secret, max_reply_bytes, tls, socket_path)
         self.label = label or self.transport.url  # until describe says
         self.label_known = label is not None
         self.description: dict[str, Any] | None = None
@@ -223,12 +224,17 @@ class Node:
 
     A method whose name is also one of the proxy's own (`call`, `describe`,
     `label` ...) is reached with `node.call("name", ...)`.
+
+    `socket_path`: the node's unix socket, for a node on this host
+    (docs/protocol.md#on-one-host): the calls go there, their large arrays
+    through shared memory, and over TCP where the socket cannot be reached.
     """
 
     def __init__(self, url: str, secret: str | None = None, *, label: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, max_reply_bytes: int = DEFAULT_MAX_REPLY,
-                 format: WireFormat | None = None, tls: ssl.SSLContext | None = None) -> None:
-        self._shared = _Shared(url, label, secret, max_reply_bytes, format, tls)
+                 format: WireFormat | None = None, tls: ssl.SSLContext | None = None,
+                 socket_path: str | None = None) -> None:
+        self._shared = _Shared(url, label, secret, max_reply_bytes, format, tls, socket_path)
         self.timeout = float(timeout)
         self.futures = Futures(self)
 
@@ -409,11 +415,16 @@ class Node:
               timeout: float | None) -> Any:
         content_type = self._shared.content_type
         path = spec.path if spec is not None else call_path(method)
-        reply = self._shared.transport.request(
-            "POST", path, pieces,
+
+        def decoded(reply: Reply) -> Any:
+            return self._body(reply, method)
+
+        # Decoded while the reply's connection, and the shared memory it
+        # brought, are this call's alone (transport.py).
+        body = self._shared.transport.read(
+            "POST", path, decoded, pieces,
             content_type=content_type, accept=content_type,
             timeout=self.timeout if timeout is None else timeout, method=method)
-        body = self._body(reply, method)
         if not (isinstance(body, dict) and "result" in body):
             raise ProtocolError(self.label, method,
                                 f"the reply is not {{\"result\": ...}}: {schema.describe_value(body)}")
@@ -443,7 +454,7 @@ class Node:
             raise ProtocolError(self.label, method, "the node answered in CBOR, which needs cbor2 "
                                 "(apt-get install python3-cbor2)")
         try:
-            return codec.decode(reply.body, media)
+            return codec.decode(reply.body, media, reply.segments)
         except (ValueError, RecursionError, EOFError) as e:
             raise ProtocolError(self.label, method,
                                 f"the reply's body is not valid {media.split('/')[1].upper()}: {e}") from None

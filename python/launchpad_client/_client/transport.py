@@ -7,6 +7,10 @@ ones idle for longer than IDLE_LIMIT, and ones the node has visibly closed.
 As the C++ client does, a call is retried once, on a new connection, only
 when a pooled connection turns out closed before any byte of the reply
 came back: the node never saw that call.
+
+To a node on this host (`socket_path`: its unix socket, where the launch
+says it has one on this host), the connections are to that socket, and a
+call's large arrays go through shared memory (_wire/shared_memory.py).
 """
 
 from __future__ import annotations
@@ -18,15 +22,19 @@ import threading
 import time
 import urllib.parse
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .. import _protocol as protocol
+from .._wire import codec
 from .._errors import DeadlineExceeded, ProtocolError, ReplyTooLarge, TransportError
 from .connection import CHUNK, BadReply, Closed, Connection, HandshakeFailed, Reply, Timeout, TooLarge
 
 IDLE_LIMIT = 15.0  # seconds; nodes close idle connections after 30 s
 FRESH = 0.1  # seconds idle under which a pooled connection is not checked
 MAX_IDLE = 32  # idle connections kept per node
+
+T = TypeVar("T")
 
 
 def split_url(url: str) -> tuple[str, str, int]:
@@ -57,7 +65,7 @@ class Transport:
     """The connections to one node, and the requests over them."""
 
     def __init__(self, url: str, label: str, secret: str | None, max_reply_bytes: int,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, socket_path: str | None = None) -> None:
         self.url = url.rstrip("/")
         scheme, self.host, self.port = split_url(self.url)
         if scheme == "https" and tls is None:
@@ -68,6 +76,7 @@ class Transport:
         self.tls = tls if scheme == "https" else None
         self.label = label
         self.max_reply_bytes = max_reply_bytes
+        self.socket_path = socket_path
         host = f"[{self.host}]" if ":" in self.host else self.host
         auth = f"Authorization: Bearer {secret}\r\n" if secret else ""
         self._common = f"Host: {host}:{self.port}\r\n{auth}".encode("latin-1")
@@ -95,6 +104,11 @@ class Transport:
                 if idle < FRESH or (idle < IDLE_LIMIT and not connection.looks_closed()):
                     return connection, True
                 connection.close()
+        if self.socket_path is not None:
+            try:
+                return Connection(self.host, self.port, deadline, socket_path=self.socket_path), False
+            except OSError:
+                self.socket_path = None  # removed by hand, say: over TCP from now on
         return Connection(self.host, self.port, deadline, self.tls), False
 
     def _release(self, connection: Connection) -> None:
@@ -113,6 +127,15 @@ class Transport:
         """Sends one request and returns its Reply. Raises TransportError,
         DeadlineExceeded, ProtocolError or ReplyTooLarge naming the node and
         `method`."""
+        return self.read(verb, path, lambda reply: reply, pieces, content_type, accept, timeout,
+                         method)
+
+    def read(self, verb: str, path: str, read: Callable[[Reply], T], pieces: Any = (),
+             content_type: str | None = None, accept: str | None = None,
+             timeout: float = 120.0, method: str = "") -> T:
+        """As request(), and returns what `read(reply)` makes of the reply:
+        `read` runs before the connection goes back to the pool, while the
+        shared memory the reply brought is this caller's alone."""
         deadline = time.monotonic() + timeout
         size = sum(memoryview(p).nbytes for p in pieces)
         head = [f"{verb} {path} HTTP/1.1\r\n".encode("latin-1"), self._common]
@@ -121,16 +144,26 @@ class Transport:
         if accept:
             head.append(f"Accept: {accept}\r\n".encode("latin-1"))
         if verb == "POST":
-            head.append(f"Content-Length: {size}\r\n".encode("latin-1"))
             # The node learns how long the caller waits (docs/protocol.md), so
             # that a method that waits (a replay's rate limiter) gives up then.
             head.append(f"{protocol.HEADER_DEADLINE}: {math.ceil(timeout * 1000)}\r\n".encode("latin-1"))
-        head.append(b"\r\n")
         joined = b"".join(head)
-        if size and size + len(joined) <= CHUNK:
-            request = [joined + b"".join(pieces)]  # a small call is one write
-        else:
-            request = [joined, *pieces]
+
+        def framed(connection: Connection) -> list[Any]:
+            """The request on `connection`: on a unix socket, its large
+            arrays in a segment where the node takes them."""
+            body, end, length = pieces, joined, size
+            if connection.exchange is not None:
+                body = connection.exchange.pack(pieces, codec.arrays_of(pieces))
+                length = sum(memoryview(p).nbytes for p in body)
+                end += connection.exchange.head_lines().encode("latin-1")
+            if verb == "POST":
+                end += f"Content-Length: {length}\r\n".encode("latin-1")
+            end += b"\r\n"
+            if length and length + len(end) <= CHUNK:
+                return [end + b"".join(body)]  # a small call is one write
+            return [end, *body]
+
         for attempt in (1, 2):
             try:
                 connection, reused = self._acquire(deadline)
@@ -144,7 +177,7 @@ class Transport:
                           if e.errno == errno.ECONNREFUSED else e.strerror or str(e))
                 raise TransportError(self.label, method, f"{self.url}: {reason}") from None
             try:
-                reply = self._exchange(connection, request, deadline)
+                reply = self._exchange(connection, framed(connection), deadline)
             except Closed as e:
                 connection.close()
                 if e.received == 0 and reused and attempt == 1:
@@ -181,13 +214,17 @@ class Transport:
             except BaseException:
                 connection.close()
                 raise
-            self._release(connection)
-            return reply
+            try:
+                return read(reply)
+            finally:
+                self._release(connection)
         raise AssertionError("unreachable")
 
     def _exchange(self, connection: Connection, request: list[Any], deadline: float) -> Reply:
+        sent = False
         try:
             connection.send(request, deadline)
+            sent = True
         except (BrokenPipeError, ConnectionResetError) as sending:
             # The node may have answered before it stopped reading (413 for
             # a body over its limit, then closed): read what it said.
@@ -198,4 +235,7 @@ class Transport:
                 raise Closed(f"the connection broke while sending ({sending.strerror})", 0) from None
         except Timeout:
             raise
+        finally:
+            if connection.exchange is not None:
+                connection.exchange.done(sent)  # its segment lent, or given away
         return connection.receive(deadline, self.max_reply_bytes)

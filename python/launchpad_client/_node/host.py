@@ -96,7 +96,7 @@ class _Host:
         elif line == protocol.PYTHON_CONTROL_END:
             self._on_end(False)
 
-    def address(self, label: str, timeout: float) -> str:
+    def address(self, label: str, timeout: float) -> tuple[str, str | None]:
         with self._ask_lock:
             self._drop_late_replies()
             if self.lost.is_set():
@@ -117,7 +117,7 @@ class _Host:
             except queue.Empty:
                 return
 
-    def _reply(self, label: str, give_up: float, timeout: float) -> str:
+    def _reply(self, label: str, give_up: float, timeout: float) -> tuple[str, str | None]:
         while True:
             try:
                 line = self._replies.get(timeout=max(0.0, give_up - time.monotonic()))
@@ -134,7 +134,8 @@ class _Host:
             if rest == no_address.strip() or rest.startswith(no_address):
                 reason = rest[len(no_address):].strip() or "the host gave no reason"
                 raise LookupError(f"no address for node {label!r}: {reason}")
-            return rest.strip()
+            url, _, socket_path = rest.strip().partition(" ")
+            return url, socket_path or None
 
 
 def connect(sock: socket.socket, on_end: Callable[[bool], None], pending: bytes = b"") -> None:
@@ -185,9 +186,10 @@ def tell(line: str) -> None:
             pass  # the host is gone: the reading thread sees the end and stops the node
 
 
-def address(label: str, timeout: float = ADDRESS_TIMEOUT) -> str:
-    """The URL of node `label`, as the host knows it now. Raises LookupError
-    (HostGone when the host is gone) with the host's reason."""
+def address(label: str, timeout: float = ADDRESS_TIMEOUT) -> tuple[str, str | None]:
+    """Where node `label` serves, as the host knows it now: (its URL, its
+    unix socket where it has one on this host, else None). Raises
+    LookupError (HostGone when the host is gone) with the host's reason."""
     if _host is None:
         raise LookupError("this process has no host to ask "
                           f"({protocol.ENVIRONMENT_PYTHON_CONTROL_FD} is not set)")

@@ -305,7 +305,7 @@ def _serve(spec: Spec, target: Any, credentials: Credentials, ended: threading.E
     server = NodeServer(target, node=label, program=spec.program, secret=credentials.secret,
                         declared=spec.declared, service=spec.service, untyped=spec.launchpad,
                         tls=credentials.server_context(), host=spec.host,
-                        max_body=spec.max_body_bytes)
+                        max_body=spec.max_body_bytes, socket_path=spec.socket)
     server.on_stop = host.stop
 
     def on_term(signum: int, frame: types.FrameType | None) -> None:

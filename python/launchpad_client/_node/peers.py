@@ -39,11 +39,13 @@ class Peer:
     def _connect(self) -> Node:
         with self._lock:
             if self._node is None:
-                self._node = Node(self._address(), self._credentials.secret,
-                                  label=self._label, tls=self._credentials.client_context())
+                url, socket_path = self._address()
+                self._node = Node(url, self._credentials.secret, label=self._label,
+                                  tls=self._credentials.client_context(), socket_path=socket_path)
             return self._node
 
-    def _address(self) -> str:
+    def _address(self) -> tuple[str, str | None]:
+        """(URL, unix socket on this host or None) of the node."""
         if host.connected():
             return host.address(self._label)
         run_dir = self._run_dir
@@ -55,7 +57,7 @@ class Peer:
         while True:
             url = run_directory.node_addresses(run_dir).get(self._label)
             if url:
-                return url
+                return url, None
             if time.monotonic() > give_up:
                 raise LookupError(f"no address for node {self._label!r} in {run_dir}/"
                                   f"{protocol.RUN_DIRECTORY_NODES} within {ADDRESS_FILE_WAIT:g} s")

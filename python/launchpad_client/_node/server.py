@@ -12,6 +12,12 @@ One thread per connection, keep-alive: a call costs a read, a decode, the
 method, an encode and one write. Requests are read as a client reads
 replies (_wire/http.py). Calls to one node run one at a time unless its
 class sets `lp_concurrent_handlers = True`, as C++ nodes do.
+
+Given a `socket_path`, it serves there too, on a unix socket, for the
+callers on its host (docs/protocol.md#on-one-host): the same requests and
+replies, and a call's large arrays through shared memory
+(_wire/shared_memory.py): the method's numpy arrays are then views of the
+caller's segment, read-only.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from .. import _protocol as protocol
 from .. import metrics as user_metrics
 from .._packages import cbor2
 from .._packages import numpy as np
-from .._wire import codec, untyped
+from .._wire import codec, shared_memory, untyped
 from .._wire.http import MAX_HEAD, Reader
 from . import malloc_tuning
 from .figures import LATENCY_BOUNDS, NONE, MethodFigures, cumulative, label_value, prometheus_text
@@ -182,7 +188,8 @@ class NodeServer:
     def __init__(self, target: Any, *, node: str, program: str, secret: str | None,
                  declared: list[dict[str, Any]] | None = None, tls: ssl.SSLContext | None = None,
                  host: str = "127.0.0.1", port: int = 0, max_body: int = DEFAULT_MAX_BODY,
-                 service: str | None = None, untyped: bool = False) -> None:
+                 service: str | None = None, untyped: bool = False,
+                 socket_path: str | None = None) -> None:
         self.target = target
         self.node = node
         self.program = program
@@ -208,7 +215,9 @@ class NodeServer:
         self.on_stop: Callable[[], None] | None = None  # called for POST stop
         self._listener = socket.create_server((host, port), family=_family(host), backlog=512)
         self.host, self.port = self._listener.getsockname()[:2]
-        self._thread: threading.Thread | None = None
+        self.socket_path = socket_path
+        self._local = shared_memory.listen_unix(socket_path) if socket_path else None
+        self._threads: list[threading.Thread] = []
 
     @property
     def turn(self) -> threading.Lock | None:
@@ -224,10 +233,15 @@ class NodeServer:
         return f"{scheme}://{host}:{self.port}"
 
     def start(self) -> NodeServer:
-        """Starts accepting connections, on a thread of its own; returns self."""
-        self._thread = threading.Thread(target=self._accept_all, name=f"lp-{self.node}-accept",
-                                        daemon=True)
-        self._thread.start()
+        """Starts accepting connections, on a thread of its own for each
+        socket; returns self."""
+        for listener, local in ((self._listener, False), (self._local, True)):
+            if listener is None:
+                continue
+            thread = threading.Thread(target=self._accept_all, args=(listener, local),
+                                      name=f"lp-{self.node}-accept", daemon=True)
+            thread.start()
+            self._threads.append(thread)
         return self
 
     def drain(self) -> None:
@@ -245,31 +259,44 @@ class NodeServer:
         return False
 
     def close(self) -> None:
-        """Stops accepting and closes every connection."""
+        """Stops accepting and closes every connection (and removes the unix
+        socket)."""
         self._draining = True
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._listener.close()
+        for listener in (self._listener, self._local):
+            if listener is None:
+                continue
+            try:
+                listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            listener.close()
+        if self._local is not None and self.socket_path is not None:
+            try:
+                os.unlink(self.socket_path)
+            except OSError:
+                pass
         with self._connections_lock:
             for connection in list(self._connections):
                 try:
                     connection.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
-        if self._thread:
-            self._thread.join(timeout=5)
+        for thread in self._threads:
+            thread.join(timeout=5)
 
     # --- Connections. -------------------------------------------------------
 
-    def _accept_all(self) -> None:
+    def _accept_all(self, listener: socket.socket, local: bool) -> None:
         while True:
             try:
-                connection, _ = self._listener.accept()
+                accepted, _ = listener.accept()
             except OSError:
                 return
-            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            connection: Any = accepted
+            if local:
+                connection = _LocalConnection(accepted)
+            else:
+                accepted.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             threading.Thread(target=self._serve_then_end, args=(connection,), daemon=True).start()
 
     def _serve_then_end(self, connection: Any) -> None:
@@ -281,8 +308,9 @@ class NodeServer:
     def _serve(self, connection: Any) -> None:
         with self._connections_lock:
             self._connections.add(connection)
+        local = isinstance(connection, _LocalConnection)
         try:
-            if self._tls:
+            if self._tls and not local:  # a unix socket never leaves the host
                 connection.settimeout(30)
                 connection = self._tls.wrap_socket(connection, server_side=True)
                 connection.settimeout(None)
@@ -295,6 +323,13 @@ class NodeServer:
                     return
                 if request is None:
                     return
+                if local:
+                    try:
+                        connection.take_segments(request.headers, self._max_body)
+                    except shared_memory.SegmentError as e:
+                        self._send_error(connection, CallError(400, protocol.ERROR_BAD_REQUEST,
+                                                               str(e)), "", close=False)
+                        continue
                 keep = self._answer(connection, request)
                 if not keep:
                     return
@@ -395,6 +430,7 @@ class NodeServer:
             return not close
         status = 200
         reply_bytes = 0
+        shared_bytes = 0  # of the segments the request brought
         with self._figures_lock:
             served.figures.in_flight += 1
         try:
@@ -402,8 +438,10 @@ class NodeServer:
                 raise CallError(503, protocol.ERROR_STOPPING,
                                 "the program is stopping; the call did not run")
             content_type = _content_type(request)
+            segments = (connection.exchange.segments()
+                        if isinstance(connection, _LocalConnection) else None)
             try:
-                arguments = codec.decode(request.body, content_type)
+                arguments = codec.decode(request.body, content_type, segments)
             except (ValueError, RecursionError) as e:
                 raise CallError(400, protocol.ERROR_BAD_REQUEST, f"the body is not {_format_name(content_type)}: {e}")
             if not isinstance(arguments, list):
@@ -463,6 +501,15 @@ class NodeServer:
             except codec.EncodeError as e:
                 raise CallError(500, protocol.ERROR_REMOTE_EXCEPTION, str(e))
             reply_bytes = sum(len(memoryview(p)) for p in body)
+            if isinstance(connection, _LocalConnection):
+                shared_bytes = sum(arrival.segment.size for arrival in segments or ())
+                # Its large arrays into a segment, to a caller that reads them
+                # there; the values of the call are let go first, so that the
+                # caller's segments they read go back (Lp-Returned).
+                body = connection.exchange.pack(body, codec.arrays_of(body))
+                # (`value` too: the loop above leaves it holding the last argument.)
+                values = []
+                arguments = result = wire = segments = value = None
             self._send(connection, 200, reply_type, body, close)
             return not close
         except CallError as e:
@@ -471,8 +518,8 @@ class NodeServer:
         finally:
             with self._figures_lock:
                 served.figures.in_flight -= 1
-                served.figures.record(status, time.perf_counter() - start, len(request.body),
-                                      reply_bytes)
+                served.figures.record(status, time.perf_counter() - start,
+                                      len(request.body) + shared_bytes, reply_bytes)
             malloc_tuning.call_served()
 
     def methods_in_flight(self) -> str:
@@ -540,7 +587,7 @@ class NodeServer:
         node's "shared_memory" (wire/shared_memory.hpp): bytes held, messages
         whose arrays went through it, fallbacks to the socket at the cap,
         segments a peer kept."""
-        return {"bytes": 0, "messages": 0, "fallbacks": 0, "kept": 0}
+        return shared_memory.pool().figures()
 
     # --- Replies. -----------------------------------------------------------
 
@@ -565,9 +612,13 @@ class NodeServer:
     def _send(connection: Any, status: int, content_type: str, pieces: list[Any],
               close: bool) -> None:
         length = sum(len(memoryview(p)) for p in pieces)
-        head = (f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
+        text = (f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\n"
                 f"Content-Type: {content_type}\r\nContent-Length: {length}\r\n"
-                f"{'Connection: close' if close else 'Connection: keep-alive'}\r\n\r\n").encode()
+                f"{'Connection: close' if close else 'Connection: keep-alive'}\r\n")
+        if isinstance(connection, _LocalConnection):
+            connection.send_reply(text, pieces)
+            return
+        head = (text + "\r\n").encode()
         if length < 64 * 1024:
             connection.sendall(head + b"".join(bytes(p) if not isinstance(p, bytes) else p
                                                for p in pieces))
@@ -575,6 +626,76 @@ class NodeServer:
             connection.sendall(head)
             for piece in pieces:
                 connection.sendall(piece)
+
+
+class _LocalConnection:
+    """A connection on the node's unix socket: its reads keep the
+    descriptors that come (the segments of shared memory), and a reply
+    sends its own segment's, with the head lines of its exchange."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.exchange = shared_memory.Exchange()
+        self._fds: list[int] = []
+        self._lost = False
+        self._scratch = bytearray(256 * 1024)
+
+    def recv(self, size: int) -> bytes:
+        count = self.recv_into(memoryview(self._scratch), min(size, len(self._scratch)))
+        return bytes(self._scratch[:count])
+
+    def recv_into(self, view: memoryview, size: int = 0) -> int:
+        count, lost = shared_memory.receive_into(self.sock, view[:size or len(view)], self._fds)
+        self._lost = self._lost or lost
+        return count
+
+    def take_segments(self, headers: dict[str, str], largest: int) -> None:
+        """Maps the segments the request brought (shared_memory.Exchange);
+        raises SegmentError, each descriptor closed, for ones that are not
+        what its head says."""
+        lost, self._lost = self._lost, False
+        if lost:
+            for fd in self._fds:
+                os.close(fd)
+            self._fds.clear()
+            raise shared_memory.SegmentError(
+                f"more descriptors came than a message may bring ({shared_memory.MAX_DESCRIPTORS})")
+        self.exchange.received(headers, self._fds, largest)
+
+    def sendall(self, data: bytes) -> None:
+        self._send_all([data])
+
+    def send_reply(self, head: str, pieces: list[Any]) -> None:
+        """A reply, its head's lines of shared memory and its segment with it."""
+        whole = (head + self.exchange.head_lines() + "\r\n").encode()
+        sent = False
+        try:
+            self._send_all([whole, *pieces], self.exchange.descriptor())
+            sent = True
+        finally:
+            self.exchange.done(sent)
+
+    def _send_all(self, pieces: list[Any], fd: int | None = None) -> None:
+        views = [memoryview(p).cast("B") for p in pieces]
+        views = [v for v in views if v.nbytes]
+        while views:
+            sent = shared_memory.send_with(self.sock, views[:1024], fd)
+            fd = None
+            while views and sent >= views[0].nbytes:
+                sent -= views[0].nbytes
+                views.pop(0)
+            if sent:
+                views[0] = views[0][sent:]
+
+    def shutdown(self, how: int) -> None:
+        self.sock.shutdown(how)
+
+    def close(self) -> None:
+        self.exchange.close()
+        for fd in self._fds:
+            os.close(fd)
+        self._fds.clear()
+        self.sock.close()
 
 
 def _family(host: str) -> socket.AddressFamily:

@@ -35,6 +35,7 @@ class Spec:
     tls: dict[str, str] | None  # the launch's PEM credentials; None: plain HTTP
     run_dir: str | None  # by hand: where handles find their nodes
     host: str
+    socket: str | None  # where it serves too, a unix socket; None: TCP alone
     has_run: bool | None  # None: not compared
     termination_notice_s: float
     max_body_bytes: int
@@ -63,6 +64,7 @@ class Spec:
             tls=raw.get(protocol.PYTHON_SPEC_TLS) or None,
             run_dir=raw.get(protocol.PYTHON_SPEC_RUN_DIR),
             host=raw.get(protocol.PYTHON_SPEC_HOST, "127.0.0.1"),
+            socket=raw.get(protocol.PYTHON_SPEC_SOCKET) or None,
             has_run=raw.get(protocol.PYTHON_SPEC_HAS_RUN),
             termination_notice_s=float(raw.get(protocol.PYTHON_SPEC_TERMINATION_NOTICE_S,
                                                DEFAULT_TERMINATION_NOTICE)),

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import io
 import json
+import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from .. import _protocol as protocol
-from . import typed_arrays
+from . import shared_memory, typed_arrays
 from .._packages import cbor2
 from .._packages import numpy as np
 from .typed_arrays import TypedArray
@@ -85,22 +87,41 @@ def _head(major: int, length: int) -> bytes:
     return bytes((major | 27,)) + length.to_bytes(8, "big")
 
 
+class Body(list[Any]):
+    """A CBOR body's pieces, in order; `arrays` lists where its large typed
+    arrays are: (the index of the piece that is the array's bytes, the
+    length of its byte string's head, which ends the piece before), for a
+    connection that sends them through shared memory
+    (shared_memory.Exchange.pack)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrays: list[tuple[int, int]] = []
+
+
+def arrays_of(pieces: Sequence[Any]) -> Sequence[tuple[int, int]]:
+    """Where the large typed arrays of a body's pieces are (Body.arrays);
+    none in a JSON body."""
+    return pieces.arrays if isinstance(pieces, Body) else ()
+
+
 class _Pieces:
     """What cbor2's encoder writes to: small writes gather in a buffer; a
     large typed array's bytes are kept as a view between them."""
 
     def __init__(self) -> None:
-        self.pieces: Pieces = []
+        self.pieces = Body()
         self.buffer = bytearray()
 
     def write(self, data: Any) -> int:
         self.buffer += data
         return len(data)
 
-    def add_view(self, view: memoryview) -> None:
-        if self.buffer:
-            self.pieces.append(bytes(self.buffer))
-            self.buffer = bytearray()
+    def add_view(self, view: memoryview, head_length: int) -> None:
+        # The piece before it ends with its byte string's head.
+        self.pieces.append(bytes(self.buffer))
+        self.buffer = bytearray()
+        self.pieces.arrays.append((len(self.pieces), head_length))
         self.pieces.append(view)
 
     def finish(self) -> Pieces:
@@ -115,9 +136,10 @@ def encode_cbor(value: Any) -> Pieces:
     def default(encoder: Any, item: Any) -> None:
         if isinstance(item, TypedArray):
             # RFC 8746: tag (major type 6), then one byte string (major type 2).
-            out.write(_head(6, item.tag) + _head(2, item.nbytes))
+            string = _head(2, item.nbytes)
+            out.write(_head(6, item.tag) + string)
             if item.nbytes >= LARGE_ARRAY:
-                out.add_view(item.data)
+                out.add_view(item.data, len(string))
             else:
                 out.write(item.data)
         elif np is not None and isinstance(item, (np.ndarray, np.generic)):
@@ -134,15 +156,64 @@ def encode_cbor(value: Any) -> Pieces:
     return out.finish()
 
 
-def _tag_hook(decoder: Any, tag: Any) -> Any:
-    known = typed_arrays.element_of_tag(tag.tag)
-    if known is None or not isinstance(tag.value, bytes):
-        return tag  # not a typed array: left as cbor2 gives it
-    element, little_endian = known
-    if len(tag.value) % element.size:
-        raise ValueError(f"a typed array of {element.name()} holds {len(tag.value)} bytes, "
-                         f"not a whole number of elements")
-    return typed_arrays.to_python(element, little_endian, tag.value)
+class _SharedBytes:
+    """Bytes of a segment the message brought (a reference in place of a
+    byte string: shared_memory.py), until the typed array they are read."""
+
+    __slots__ = ("arrival", "offset", "length")
+
+    def __init__(self, arrival: shared_memory.Arrival, offset: int, length: int) -> None:
+        self.arrival, self.offset, self.length = arrival, offset, length
+
+    def copy(self) -> bytes:
+        view = self.arrival.segment.view
+        return bytes(view[self.offset:self.offset + self.length])
+
+
+def _tag_hooks(segments: Sequence[shared_memory.Arrival] | None) -> Any:
+    """cbor2's tag hook: typed arrays into Python values, and, with the
+    segments a message brought, references to them into arrays read there."""
+
+    def hook(decoder: Any, tag: Any) -> Any:
+        if tag.tag == shared_memory.SHARED_BYTES_TAG:
+            value = tag.value
+            if not isinstance(value, list) or len(value) != 3:
+                raise ValueError("a reference to shared memory is an array of 3 unsigned "
+                                 "integers: [segment, offset, length]")
+            return _SharedBytes(*shared_memory.reference(segments or (), *value))
+        known = typed_arrays.element_of_tag(tag.tag)
+        if isinstance(tag.value, _SharedBytes):
+            shared = tag.value
+            if known is None:
+                return cbor2.CBORTag(tag.tag, shared.copy())
+            element, little_endian = known
+            if shared.length % element.size:
+                raise ValueError(f"a typed array of {element.name()} holds {shared.length} "
+                                 f"bytes, not a whole number of elements")
+            if np is None:
+                return typed_arrays.to_python(element, little_endian, shared.copy())
+            # A view of the segment, read-only; the segment goes back to
+            # its maker once no array read from it lives (Exchange).
+            values = np.frombuffer(shared.arrival.segment.view,
+                                   dtype=element.numpy_dtype(little_endian),
+                                   count=shared.length // element.size, offset=shared.offset)
+            values.flags.writeable = False  # as a received body's arrays are
+            shared.arrival.arrays.append(weakref.ref(values))
+            if element.size > 1 and little_endian != typed_arrays.LITTLE:
+                values = values.astype(element.numpy_dtype(typed_arrays.LITTLE))
+            return values
+        if known is None or not isinstance(tag.value, bytes):
+            return tag  # not a typed array: left as cbor2 gives it
+        element, little_endian = known
+        if len(tag.value) % element.size:
+            raise ValueError(f"a typed array of {element.name()} holds {len(tag.value)} bytes, "
+                             f"not a whole number of elements")
+        return typed_arrays.to_python(element, little_endian, tag.value)
+
+    return hook
+
+
+_tag_hook = _tag_hooks(None)
 
 
 class _SliceReader:
@@ -259,7 +330,7 @@ def _decoded(item: memoryview) -> _Decoded:
     return _Decoded(decode_cbor(bytes(item)))
 
 
-def decode_cbor(body: Any) -> Any:
+def decode_cbor(body: Any, segments: Sequence[shared_memory.Arrival] | None = None) -> Any:
     # A large body of arguments keeps its typed arrays where they arrived.
     if np is not None and len(body) >= LARGE_ARRAY and isinstance(body, np.ndarray):
         found = _large_arguments(body)
@@ -269,7 +340,8 @@ def decode_cbor(body: Any) -> Any:
     # read per item; a large one less through slices than through a copy.
     stream: _SliceReader | io.BytesIO = (_SliceReader(body) if len(body) >= LARGE_ARRAY
                                          else io.BytesIO(body))
-    value = cbor2.CBORDecoder(stream, tag_hook=_tag_hook).decode()
+    hook = _tag_hook if segments is None else _tag_hooks(segments)
+    value = cbor2.CBORDecoder(stream, tag_hook=hook).decode()
     if stream.tell() != len(body):
         raise ValueError(f"{len(body) - stream.tell()} bytes follow the value")
     return value
@@ -280,12 +352,15 @@ def encode(value: Any, content_type: str) -> Pieces:
     return encode_cbor(value) if content_type == CBOR else encode_json(value)
 
 
-def decode(body: Any, content_type: str) -> Any:
+def decode(body: Any, content_type: str,
+           segments: Sequence[shared_memory.Arrival] | None = None) -> Any:
     """The value a body holds. Raises ValueError (or a subclass, or
-    RecursionError) for bytes that are not a value in that format."""
+    RecursionError) for bytes that are not a value in that format.
+    `segments`: the shared memory the message brought
+    (shared_memory.Exchange.segments()), which its references read."""
     if content_type == CBOR:
         try:
-            return decode_cbor(body)
+            return decode_cbor(body, segments)
         except cbor2.CBORDecodeError as e:
             raise ValueError(str(e)) from None
         except TypeError as e:  # a map key that is no key: an array decoded from a typed one

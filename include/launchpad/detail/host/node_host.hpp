@@ -391,6 +391,8 @@ class node_host {
     settings.interpreter = options_.python;
     settings.program = graph_.name();
     settings.bind_host = options_.bind_host;
+    if (!options_.socket_dir.empty())
+      settings.socket_path = options_.socket_dir + "/" + socket_file_name(spec.label);
     settings.secret = options_.secret;
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
@@ -437,9 +439,14 @@ class node_host {
                    std::make_exception_ptr(launch_error(
                        "Python node '" + at->identity.label + "' ended: " + why)));
     };
+    // A peer on this host is called on its unix socket (the Python node
+    // runs on this host, in this network namespace).
     tell.lookup = [this](const std::string& label) {
-      return options_.nodes->lookup(label, "", std::chrono::seconds(60))
-          .url(options_.tls != nullptr);
+      auto where = options_.nodes->lookup(label, "", std::chrono::seconds(60));
+      auto answer = where.url(options_.tls != nullptr);
+      if (!where.socket.empty() && where.host_id == host_identity())
+        answer += " " + where.socket;
+      return answer;
     };
     tell.output = [this, at](bool error, const std::string& line) {
       node_scope scope(at->identity, *state_);
@@ -461,6 +468,10 @@ class node_host {
       throw launch_error("Python node '" + node.identity.label + "' serves at '" +
                          node.python_url + "', which is no http(s)://host:port");
     if (!options_.advertise_host.empty()) where->host = options_.advertise_host;
+    if (!options_.socket_dir.empty()) {
+      where->socket = options_.socket_dir + "/" + socket_file_name(node.identity.label);
+      where->host_id = host_identity();
+    }
     options_.nodes->publish(node.identity.label, *where);
     if (!options_.run_dir.empty())
       record_node_address(options_.run_dir, node.identity.label, node.python_url);

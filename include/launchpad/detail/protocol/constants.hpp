@@ -378,6 +378,9 @@ inline constexpr char tls_authority[] = "authority";
 // By hand: its nodes file finds the handles' nodes
 inline constexpr char run_dir[] = "run_dir";
 inline constexpr char host[] = "host";
+// The node's unix socket on its host (<run dir>/sockets/<label>.sock), where
+// it serves too: absent, TCP alone (docs/protocol.md#on-one-host).
+inline constexpr char socket[] = "socket";
 inline constexpr char has_run[] = "has_run";
 inline constexpr char termination_notice_s[] = "termination_notice_s";
 inline constexpr char max_body_bytes[] = "max_body_bytes";
@@ -408,7 +411,8 @@ inline constexpr char follow[] = "follow";
 inline constexpr char address[] = "address ";
 // From the host: `run`, every node serves (run() starts); `stop` (above),
 // the program stops; `end`, drain, save and exit; the answer to an address
-// request, `address <label> <url>` or `address <label> - <why>`.
+// request, `address <label> <url>`, `address <label> <url> <socket>` (the
+// node's unix socket on this host) or `address <label> - <why>`.
 inline constexpr char run[] = "run";
 inline constexpr char end[] = "end";
 inline constexpr char no_address[] = "- ";

@@ -14,7 +14,9 @@
 // `follow` (a peer refused a call for stopping), `address <label>`; from the
 // host: `run` (every node serves: call run()), `stop` (the program stops:
 // stop_requested() is true), `end` (drain, save, exit), and the answers to
-// lookups, `address <label> <url>` or `address <label> - <why>`
+// lookups, `address <label> <url>` (and the node's unix socket, where it
+// has one on this host: `address <label> <url> <socket path>`) or
+// `address <label> - <why>`
 // (protocol.toml's python_control, which the runtime reads too).
 
 #include <signal.h>
@@ -71,6 +73,9 @@ struct python_settings {
   std::string interpreter = "python3";  // a name found on PATH, or a path
   std::string program;
   std::string bind_host = "127.0.0.1";
+  // Where it also serves on a unix socket, for callers on its host
+  // (wire/local_socket.hpp); empty: TCP only.
+  std::string socket_path;
   std::string secret;              // empty: --lp_insecure
   tls_credentials tls;             // empty: plain HTTP
   std::string checkpoint_save;     // empty: keeps no checkpoints
@@ -406,6 +411,13 @@ class python_node {
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    // A node killed could not remove its unix socket: no caller is to dial
+    // a dead one (a node that ended removed it already).
+    struct stat socket_file {};
+    if (!settings_.socket_path.empty() &&
+        ::lstat(settings_.socket_path.c_str(), &socket_file) == 0 &&
+        S_ISSOCK(socket_file.st_mode))
+      ::unlink(settings_.socket_path.c_str());
     // Its end unblocks the control reader: no one else holds the socket.
     ::shutdown(control_, SHUT_RDWR);
     bool unasked;

@@ -51,6 +51,7 @@ LP_API std::string python_node::spec_message(const node_info& spec,
   if (!recipe.methods) written[key::launchpad] = true;
   if (recipe.state) written[key::state_schema] = schema_json(*recipe.state);
   if (!settings_.secret.empty()) written[key::secret] = settings_.secret;
+  if (!settings_.socket_path.empty()) written[key::socket] = settings_.socket_path;
   if (!settings_.tls.empty())
     written[key::tls] = {{key::tls_certificate, settings_.tls.certificate},
                          {key::tls_key, settings_.tls.key},

@@ -388,6 +388,9 @@ PYTHON_SPEC_SOCKET: Final = "socket"
 PYTHON_SPEC_HAS_RUN: Final = "has_run"
 PYTHON_SPEC_TERMINATION_NOTICE_S: Final = "termination_notice_s"
 PYTHON_SPEC_MAX_BODY_BYTES: Final = "max_body_bytes"
+# The cap of its process's shared memory (--lp_shared_memory_mb, as its
+# host's): absent, 256 MiB; 0, none (docs/launching.md#on-one-host).
+PYTHON_SPEC_SHARED_MEMORY_BYTES: Final = "shared_memory_bytes"
 PYTHON_SPEC_HEALTH_TIMEOUT_MS: Final = "health_timeout_ms"
 PYTHON_SPEC_STATE_SCHEMA: Final = "state_schema"
 PYTHON_SPEC_CHECKPOINT: Final = "checkpoint"

@@ -33,6 +33,7 @@ no host:
      "has_run": true,            # C++ declares `void run();`
      "termination_notice_s": 10, # how long calls that run at a stop may take (optional)
      "max_body_bytes": 268435456,  # the largest request body it reads (optional)
+     "shared_memory_bytes": 268435456,  # its shared memory's cap; 0: none (optional)
      "health_timeout_ms": 60000, # its group's health_timeout where its host watches
                                  # health (a launcher's node process); optional
      "checkpoint": {"save": "/ckpt/learner.ckpt", "restore": "/ckpt/learner.ckpt" or null,

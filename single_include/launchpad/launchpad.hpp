@@ -1620,6 +1620,9 @@ inline constexpr char socket[] = "socket";
 inline constexpr char has_run[] = "has_run";
 inline constexpr char termination_notice_s[] = "termination_notice_s";
 inline constexpr char max_body_bytes[] = "max_body_bytes";
+// The cap of its process's shared memory (--lp_shared_memory_mb, as its
+// host's): absent, 256 MiB; 0, none (docs/launching.md#on-one-host).
+inline constexpr char shared_memory_bytes[] = "shared_memory_bytes";
 inline constexpr char health_timeout_ms[] = "health_timeout_ms";
 inline constexpr char state_schema[] = "state_schema";
 inline constexpr char checkpoint[] = "checkpoint";
@@ -14116,6 +14119,9 @@ struct python_settings {
   // as a C++ node process does. Zero: not watched.
   std::chrono::milliseconds health_timeout{0};
   std::size_t max_body_bytes = std::size_t{256} << 20;
+  // The cap of its process's shared-memory pool (--lp_shared_memory_mb,
+  // host_options::shared_memory_bytes); 0: none.
+  std::size_t shared_memory_bytes = std::size_t{256} << 20;
   std::map<std::string, std::string> env;  // the group's, beside the host's own
   // Only import the class and compare it with its declaration, then end
   // (check_python_nodes).
@@ -16497,6 +16503,7 @@ class node_host {
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
     settings.max_body_bytes = options_.max_body_bytes;
+    settings.shared_memory_bytes = options_.shared_memory_bytes;
     settings.tune_malloc = options_.tune_malloc;
     if (options_.watch_health) settings.health_timeout = group.health_timeout;
     if (spec.checkpointed && !options_.checkpoint_dir.empty()) {
@@ -20467,7 +20474,8 @@ LP_API std::string python_node::spec_message(const node_info& spec,
                   {key::host, settings_.bind_host},
                   {key::has_run, spec.has_run},
                   {key::termination_notice_s, settings_.termination_notice.count()},
-                  {key::max_body_bytes, settings_.max_body_bytes}};
+                  {key::max_body_bytes, settings_.max_body_bytes},
+                  {key::shared_memory_bytes, settings_.shared_memory_bytes}};
   if (!recipe.methods) written[key::launchpad] = true;
   if (recipe.state) written[key::state_schema] = schema_json(*recipe.state);
   if (!settings_.secret.empty()) written[key::secret] = settings_.secret;

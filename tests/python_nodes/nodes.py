@@ -291,5 +291,8 @@ class Mirror:
     def shared_bytes(self) -> int:
         return shared_memory.pool().figures()["bytes"]
 
+    def shared_fallbacks(self) -> int:
+        return shared_memory.pool().figures()["fallbacks"]
+
     def pid(self) -> int:
         return os.getpid()

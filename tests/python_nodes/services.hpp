@@ -194,9 +194,11 @@ struct Mirror {
   // arrays went through shared memory, bytes its segments hold.
   long shared_messages();
   long shared_bytes();
-  long pid();  // of its Python process
+  long shared_fallbacks();  // arrays it sent through the socket at its cap
+  long pid();               // of its Python process
 };
-LP_SERVICE(Mirror, echo, in_shared_memory, relay, shared_messages, shared_bytes, pid);
+LP_SERVICE(Mirror, echo, in_shared_memory, relay, shared_messages, shared_bytes,
+           shared_fallbacks, pid);
 LP_PYTHON(Mirror, "nodes", "Mirror");
 
 }  // namespace pyn

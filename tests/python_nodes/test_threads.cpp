@@ -50,13 +50,15 @@ std::string start_error(const lp::program& p) {
 // in this process with their unix sockets in `socket_dir`, as a launch on
 // one host hosts them.
 struct arrays_and_mirror {
-  explicit arrays_and_mirror(const std::string& socket_dir) {
+  explicit arrays_and_mirror(const std::string& socket_dir,
+                             std::size_t shared_memory_bytes = std::size_t{256} << 20) {
     auto arrays = p.add_node<pyn::Arrays>("arrays");
     p.add_node<pyn::Mirror>("mirror", arrays);
     lp::detail::host_options options;
     options.secret = "0123456789abcdef0123456789abcdef";
     options.python = with_python().python;
     options.socket_dir = socket_dir;
+    options.shared_memory_bytes = shared_memory_bytes;
     options.stop_when_runs_finish = false;
     host = std::make_unique<lp::detail::node_host>(p, std::move(options));
   }
@@ -393,6 +395,37 @@ TEST_SUITE("python_nodes") {
     host.reset();
     // Each node took its socket away with it.
     CHECK(std::filesystem::is_empty(dir.path));
+  }
+  TEST_CASE(
+      "a Python node's shared memory has its host's cap (--lp_shared_memory_mb): past it "
+      "its replies' arrays go through the socket, counted; 0 lends none") {
+    test_process::scratch dir;
+    std::vector<float> values(1 << 20);  // 4 MB
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+    for (std::size_t cap : {std::size_t{1} << 20, std::size_t{0}}) {
+      CAPTURE(cap);
+      arrays_and_mirror hosted(dir.path, cap);
+      auto mirror =
+          lp::detail::client_access::make<pyn::Mirror>(hosted.host->connect("mirror"));
+      for (int i = 0; i < 3; ++i) REQUIRE(mirror.echo(values) == values);
+      CHECK_FALSE(mirror.in_shared_memory(values));  // this process's pool: capped too
+      // Its replies lent no segment: past 1 MiB each fell back, counted;
+      // at 0 none was tried (the caller said it reads none).
+      CHECK(mirror.shared_messages() == 0);
+      CHECK(mirror.shared_bytes() == 0);
+      if (cap > 0)
+        CHECK(mirror.shared_fallbacks() >= 2);
+      else
+        CHECK(mirror.shared_fallbacks() == 0);
+      hosted.host.reset();
+    }
+    // The default cap again (this process's pool is set by its host).
+    arrays_and_mirror hosted(dir.path);
+    auto mirror =
+        lp::detail::client_access::make<pyn::Mirror>(hosted.host->connect("mirror"));
+    for (int i = 0; i < 3; ++i) REQUIRE(mirror.echo(values) == values);
+    CHECK(mirror.in_shared_memory(values));
+    CHECK(mirror.shared_messages() >= 2);
   }
   TEST_CASE(
       "a Python node killed with SIGKILL mid-transfer, both ways, leaves no segment, "

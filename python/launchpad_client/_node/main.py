@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 from .. import _protocol as protocol
 from .._packages import cbor2
-from .._wire import codec, hints
+from .._wire import codec, hints, shared_memory
 from .._wire.schema import CppType, from_schema
 from . import checkpoint, host, malloc_tuning, peers, progress
 from .methods import as_hint
@@ -461,6 +461,8 @@ def main(argv: list[str]) -> int:
         _check_class(spec, cls)
         return 0
     malloc_tuning.keep_large_blocks()
+    # Its process's shared memory, capped as its host's (--lp_shared_memory_mb).
+    shared_memory.pool().set_cap(spec.shared_memory_bytes)
     ended = threading.Event()  # the host's `end`, or its loss; without one, a stop
     if sock is not None:
         _connect_host(label, sock, pending, ended)

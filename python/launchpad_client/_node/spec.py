@@ -17,6 +17,7 @@ from .._tls import server_context_of_pem, tls_context_of_pem
 
 DEFAULT_MAX_BODY = 256 * 1024 * 1024  # bytes of a request's body, as a C++ node's default
 DEFAULT_TERMINATION_NOTICE = 10.0  # seconds
+DEFAULT_SHARED_MEMORY = 256 * 1024 * 1024  # bytes, as --lp_shared_memory_mb's default
 
 
 @dataclasses.dataclass
@@ -39,6 +40,7 @@ class Spec:
     has_run: bool | None  # None: not compared
     termination_notice_s: float
     max_body_bytes: int
+    shared_memory_bytes: int  # its process pool's cap (--lp_shared_memory_mb); 0: none
     health_timeout_ms: int
     state_schema: dict[str, Any] | None
     checkpoint: Any  # checked where it is used: {"save", "restore", "interval_ms"}
@@ -69,6 +71,8 @@ class Spec:
             termination_notice_s=float(raw.get(protocol.PYTHON_SPEC_TERMINATION_NOTICE_S,
                                                DEFAULT_TERMINATION_NOTICE)),
             max_body_bytes=raw.get(protocol.PYTHON_SPEC_MAX_BODY_BYTES, DEFAULT_MAX_BODY),
+            shared_memory_bytes=int(raw.get(protocol.PYTHON_SPEC_SHARED_MEMORY_BYTES,
+                                            DEFAULT_SHARED_MEMORY)),
             health_timeout_ms=raw.get(protocol.PYTHON_SPEC_HEALTH_TIMEOUT_MS) or 0,
             state_schema=raw.get(protocol.PYTHON_SPEC_STATE_SCHEMA),
             checkpoint=raw.get(protocol.PYTHON_SPEC_CHECKPOINT),

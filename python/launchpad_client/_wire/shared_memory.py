@@ -155,6 +155,19 @@ class Pool:
         self.fallbacks = 0
         self.given_away = 0
 
+    def set_cap(self, cap: int) -> None:
+        """The most bytes its segments hold at once (a node's: its host's
+        --lp_shared_memory_mb); 0: none, every array goes through the socket
+        and this process reads no peer's segments either. Free segments past
+        a lower cap go now."""
+        with self._lock:
+            self.cap = max(0, cap)
+            for identity, entry in list(self._entries.items()):
+                if self.bytes <= self.cap:
+                    break
+                if not entry.lent:
+                    self._drop(identity)
+
     def figures(self) -> dict[str, int]:
         """As a C++ node's "shared_memory" figures: bytes held, messages
         whose arrays went through it, fallbacks to the socket at the cap,
@@ -352,7 +365,11 @@ class Exchange:
         segments, the segment pack() made, and which of the peer's last
         segments it is done with (none of the arrays read from them in place
         lives on; the others it keeps). After pack()."""
-        lines = [f"{protocol.HEADER_BULK}: {protocol.SAME_HOST_BULK_VALUE}\r\n"]
+        # With no shared memory of its own (a cap of 0) this end takes none
+        # of the peer's either: every array goes through the socket.
+        lines = []
+        if pool().cap > 0:
+            lines.append(f"{protocol.HEADER_BULK}: {protocol.SAME_HOST_BULK_VALUE}\r\n")
         if self._pending is not None:
             lines.append(f"{protocol.HEADER_SEGMENTS}: 1\r\n")
         if self._received:
@@ -372,7 +389,7 @@ class Exchange:
         """A segment of this process's of at least `size` bytes for the
         message about to be sent, or None (the peer reads no segments, or
         the pool is at its cap)."""
-        if not self.peer_takes or self._pending is not None:
+        if not self.peer_takes or self._pending is not None or pool().cap == 0:
             return None
         self._pending = pool().take(size)
         return self._pending

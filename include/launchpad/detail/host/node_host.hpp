@@ -397,6 +397,7 @@ class node_host {
     if (options_.tls) settings.tls = options_.tls->credentials();
     settings.termination_notice = options_.termination_notice;
     settings.max_body_bytes = options_.max_body_bytes;
+    settings.shared_memory_bytes = options_.shared_memory_bytes;
     settings.tune_malloc = options_.tune_malloc;
     if (options_.watch_health) settings.health_timeout = group.health_timeout;
     if (spec.checkpointed && !options_.checkpoint_dir.empty()) {

@@ -384,6 +384,9 @@ inline constexpr char socket[] = "socket";
 inline constexpr char has_run[] = "has_run";
 inline constexpr char termination_notice_s[] = "termination_notice_s";
 inline constexpr char max_body_bytes[] = "max_body_bytes";
+// The cap of its process's shared memory (--lp_shared_memory_mb, as its
+// host's): absent, 256 MiB; 0, none (docs/launching.md#on-one-host).
+inline constexpr char shared_memory_bytes[] = "shared_memory_bytes";
 inline constexpr char health_timeout_ms[] = "health_timeout_ms";
 inline constexpr char state_schema[] = "state_schema";
 inline constexpr char checkpoint[] = "checkpoint";

@@ -87,6 +87,9 @@ struct python_settings {
   // as a C++ node process does. Zero: not watched.
   std::chrono::milliseconds health_timeout{0};
   std::size_t max_body_bytes = std::size_t{256} << 20;
+  // The cap of its process's shared-memory pool (--lp_shared_memory_mb,
+  // host_options::shared_memory_bytes); 0: none.
+  std::size_t shared_memory_bytes = std::size_t{256} << 20;
   std::map<std::string, std::string> env;  // the group's, beside the host's own
   // Only import the class and compare it with its declaration, then end
   // (check_python_nodes).

@@ -47,7 +47,8 @@ LP_API std::string python_node::spec_message(const node_info& spec,
                   {key::host, settings_.bind_host},
                   {key::has_run, spec.has_run},
                   {key::termination_notice_s, settings_.termination_notice.count()},
-                  {key::max_body_bytes, settings_.max_body_bytes}};
+                  {key::max_body_bytes, settings_.max_body_bytes},
+                  {key::shared_memory_bytes, settings_.shared_memory_bytes}};
   if (!recipe.methods) written[key::launchpad] = true;
   if (recipe.state) written[key::state_schema] = schema_json(*recipe.state);
   if (!settings_.secret.empty()) written[key::secret] = settings_.secret;

@@ -1,6 +1,6 @@
 // Call benchmarks of launchpad against baselines measured in the same run.
 //
-//   bench_calls [--quick]
+//   bench_calls [--quick] [--same-host]
 //   bench_calls --handshake-node    a node process of 9 and 10 (run by its launcher)
 //
 // 1. one small sync call (long add(long)) through lp::client, against a raw
@@ -21,7 +21,14 @@
 // 9. a new connection and a first small call on it, over TLS (its
 //    handshake) against plain HTTP, to a node process of this program;
 // 10. the small call of 1 to a node in another process, against a raw TCP
-//    ping-pong of 64 bytes between two processes.
+//    ping-pong of 64 bytes between two processes (the call goes over the
+//    node's unix socket, as every call on one host does since issue 51);
+// 11. process CPU per call when calls come 1 ms apart;
+// 12. one host (alone with --same-host): the small call over the node's unix
+//    socket against the same over loopback TCP (--lp_same_host=off) and a raw
+//    64-byte unix ping-pong, the process CPU per call of both processes, and
+//    4 MB and 64 MB float32 echoes (shared memory, and TCP), as std::vector
+//    and as lp::tensor, against memcpy of the same bytes.
 //
 // The machine these run on is usually shared, so absolute figures drift from
 // run to run; the ratios, measured side by side and interleaved, are what to
@@ -49,6 +56,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -72,9 +80,11 @@ struct Bench {
   // it is (docs/concepts.md). echo_copy copies it, as a const& must.
   std::vector<float> echo(std::vector<float> values) { return values; }
   std::vector<float> echo_copy(const std::vector<float>& values) { return values; }
+  // Rows 12f-g: a tensor that came through shared memory is read in place.
+  lp::tensor<float> echo_tensor(lp::tensor<float> values) { return values; }
   long total = 0;
 };
-LP_SERVICE(Bench, add, echo, echo_copy);
+LP_SERVICE(Bench, add, echo, echo_copy, echo_tensor);
 
 // A model whose every invocation has a fixed cost (a kernel launch, a
 // forward pass over a batch), offered batched and unbatched.
@@ -137,6 +147,22 @@ struct bench_failure : std::runtime_error {
 
 [[noreturn]] void fail(const std::string& what) {
   throw bench_failure(what);
+}
+
+// CPU time of this process and of `others` (a launch's node processes, a
+// ping-pong's child), in seconds: a call between processes costs in both.
+// Each one's CPU-time clock, to the nanosecond (/proc/<pid>/stat counts the
+// same time in 10 ms ticks).
+double cpu_seconds_with(const std::vector<pid_t>& others) {
+  double total = cpu_seconds();
+  for (pid_t pid : others) {
+    clockid_t clock{};
+    timespec now{};
+    if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &now) != 0)
+      fail("cannot read the CPU time of process " + std::to_string(pid));
+    total += static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+  }
+  return total;
 }
 
 // --- Baseline for 1 and 2: cpp-httplib + nlohmann, JSON ------------------
@@ -406,8 +432,10 @@ struct rate {
   double cores_busy;  // process CPU time / wall time
 };
 
-// Runs `call(thread)` on `threads` threads for `length` seconds.
-rate hammer(int threads, double length, const std::function<void(int)>& call) {
+// Runs `call(thread)` on `threads` threads for `length` seconds; the CPU
+// counts this process's and that of `others` (a node's process).
+rate hammer(int threads, double length, const std::function<void(int)>& call,
+            const std::vector<pid_t>& others = {}) {
   std::atomic<long> calls{0};
   std::atomic<bool> failed{false};
   std::string error;
@@ -428,14 +456,14 @@ rate hammer(int threads, double length, const std::function<void(int)>& call) {
       calls += mine;
     });
   ready.arrive_and_wait();
-  auto cpu = cpu_seconds();
+  auto cpu = cpu_seconds_with(others);
   auto start = steady::now();
   deadline = start + std::chrono::duration_cast<steady::duration>(
                          std::chrono::duration<double>(length));
   go.store(true, std::memory_order_release);
   for (auto& worker : workers) worker.join();
   auto elapsed = steady::now() - start;
-  cpu = cpu_seconds() - cpu;
+  cpu = cpu_seconds_with(others) - cpu;
   if (failed) fail(error);
   auto total = static_cast<double>(calls);
   return {total / seconds(elapsed), cpu / total * 1e6, cpu / seconds(elapsed)};
@@ -843,6 +871,7 @@ class raw_ping_process {
   raw_ping_process(const raw_ping_process&) = delete;
   raw_ping_process& operator=(const raw_ping_process&) = delete;
   ~raw_ping_process() { end_child(); }
+  pid_t child() const { return child_; }
 
   void round_trip() {
     write_exactly(fd_, out_, sizeof out_);
@@ -954,6 +983,250 @@ row bench_paced(lp::client<Bench>& client, const counts& n) {
           floor_cpu / calls * 1e6, ""};
 }
 
+// --- 12: one host: a node process over its unix socket -------------------
+
+// A 64-byte ping-pong with a child process over a unix socket pair: the
+// floor of a call between two processes of one host. As raw_ping_process,
+// the child only reads and writes, and exits at EOF.
+class raw_unix_ping {
+ public:
+  raw_unix_ping() {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+      fail(std::string("unix ping-pong: socketpair: ") + std::strerror(errno));
+    child_ = ::fork();
+    if (child_ < 0) fail(std::string("unix ping-pong: fork: ") + std::strerror(errno));
+    if (child_ == 0) {
+      ::close(pair[0]);
+      serve(pair[1]);
+    }
+    ::close(pair[1]);
+    fd_ = pair[0];
+  }
+  raw_unix_ping(const raw_unix_ping&) = delete;
+  raw_unix_ping& operator=(const raw_unix_ping&) = delete;
+  ~raw_unix_ping() {
+    ::close(fd_);
+    int status = 0;
+    ::waitpid(child_, &status, 0);
+  }
+  pid_t child() const { return child_; }
+
+  void round_trip() {
+    write_exactly(fd_, out_, sizeof out_);
+    if (!read_exactly(fd_, in_, sizeof in_)) fail("unix ping-pong: the child closed");
+  }
+
+ private:
+  [[noreturn]] static void serve(int fd) {
+    char buffer[64];
+    for (;;) {
+      std::size_t got = 0;
+      while (got < sizeof buffer) {
+        auto n = ::recv(fd, buffer + got, sizeof buffer - got, 0);
+        if (n <= 0) ::_exit(n == 0 ? 0 : 1);
+        got += static_cast<std::size_t>(n);
+      }
+      if (::send(fd, buffer, sizeof buffer, MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(sizeof buffer))
+        ::_exit(1);
+    }
+  }
+
+  pid_t child_ = -1;
+  int fd_ = -1;
+  char out_[64] = {}, in_[64] = {};
+};
+
+// 12. Calls between two processes of one host (test_multi_processing, this
+// binary again): over the node's unix socket, large arrays through shared
+// memory (the default), against the same over loopback TCP
+// (--lp_same_host=off), against raw 64-byte ping-pongs with a forked child
+// (over a unix socket pair, and over TCP as row 10's), 8 callers through one
+// client, and float32 echoes against memcpy of their bytes in this process;
+// blocks alternating, the order rotating. Process CPU counts this process's
+// and the node's (or the child's).
+std::vector<row> bench_same_host(const counts& n, std::string& notes) {
+  raw_unix_ping unix_ping;  // forked before the launches, as row 10's
+  raw_ping_process tcp_ping;
+  lp::program p("bench_same_host");
+  build_handshake_program(p);
+  auto launch = [&](bool same_host) {
+    lp::process_test_options options;
+    options.executable = this_executable();
+    options.arguments = {std::string(handshake_node_flag)};
+    if (!same_host) options.arguments.push_back("--lp_same_host=off");
+    options.termination_notice = std::chrono::seconds(5);
+    return lp::launch<lp::test_multi_processing>(p, options);
+  };
+  auto local_running = launch(true);
+  auto tcp_running = launch(false);
+  auto handle = p.find<Bench>("bench");
+  auto local = local_running.client(handle);
+  auto tcp = tcp_running.client(handle);
+  const auto local_pids = local_running.pids(), tcp_pids = tcp_running.pids();
+  if (local_pids.size() != 1 || tcp_pids.size() != 1)
+    fail("row 12: each launch should have one node process");
+  for (int i = 0; i < 500; ++i)
+    local.add(0), tcp.add(0), unix_ping.round_trip(), tcp_ping.round_trip();  // warm up
+  // The default launch serves on a socket in its run directory, the other
+  // does not: otherwise the rows below would compare TCP with TCP.
+  if (!std::filesystem::exists(local_running.run_dir() + "/sockets/bench.sock") ||
+      std::filesystem::exists(tcp_running.run_dir() + "/sockets"))
+    fail(
+        "row 12: the node should serve on sockets/bench.sock, and with "
+        "--lp_same_host=off on TCP alone");
+
+  // Small calls: 4 kinds of blocks, the order rotating each round.
+  constexpr int kinds = 4;  // socket, TCP, raw unix, raw TCP
+  std::vector<double> us[kinds];
+  double cpu[kinds] = {};
+  const std::vector<pid_t> pids[kinds] = {
+      local_pids, tcp_pids, {unix_ping.child()}, {tcp_ping.child()}};
+  auto block = [&](int which) {
+    auto cpu_start = cpu_seconds_with(pids[which]);
+    for (int i = 0; i < n.latency_block; ++i) {
+      auto start = steady::now();
+      if (which == 2)
+        unix_ping.round_trip();
+      else if (which == 3)
+        tcp_ping.round_trip();
+      else if ((which == 0 ? local : tcp).add(0) < 0)
+        fail("same-host add: negative total");
+      us[which].push_back(micros(steady::now() - start));
+    }
+    cpu[which] += cpu_seconds_with(pids[which]) - cpu_start;
+  };
+  for (int round = 0; round < n.latency_rounds / 2; ++round)
+    for (int k = 0; k < kinds; ++k) block((round + k) % kinds);
+  auto cpu_us = [&](int which) {
+    return cpu[which] / static_cast<double>(us[which].size()) * 1e6;
+  };
+  std::vector<row> rows{
+      {"12a add(long), socket / TCP, us", median(us[0]), median(us[1]), "<= 0.70"},
+      {"12b add, socket / raw unix, us", median(us[0]), median(us[2]), "<= 1.30"},
+      {"  CPU us/call, socket / TCP", cpu_us(0), cpu_us(1), ""},
+      {"  CPU us/call, socket / raw unix", cpu_us(0), cpu_us(2), ""}};
+  char line[256];
+  std::snprintf(
+      line, sizeof line,
+      "12a-b: raw 64-byte ping-pongs with a child: unix %.1f us (CPU %.1f), TCP "
+      "%.1f us (CPU %.1f)\n",
+      median(us[2]), cpu_us(2), median(us[3]), cpu_us(3));
+  notes += line;
+
+  // 8 callers through one client each way, trials alternating.
+  constexpr int callers = 8;
+  auto local_call = [&](int) { local.add(1); };
+  auto tcp_call = [&](int) { tcp.add(1); };
+  hammer(callers, n.throughput_seconds / 2, local_call, local_pids);  // warm up
+  hammer(callers, n.throughput_seconds / 2, tcp_call, tcp_pids);
+  std::vector<double> local_rate, tcp_rate, local_rate_cpu, tcp_rate_cpu;
+  for (int trial = 0; trial < n.throughput_trials; ++trial)
+    for (int k = 0; k < 2; ++k) {
+      bool over_socket = (trial + k) % 2 == 0;
+      auto r = over_socket ? hammer(callers, n.throughput_seconds, local_call, local_pids)
+                           : hammer(callers, n.throughput_seconds, tcp_call, tcp_pids);
+      (over_socket ? local_rate : tcp_rate).push_back(r.calls_per_second);
+      (over_socket ? local_rate_cpu : tcp_rate_cpu).push_back(r.cpu_us_per_call);
+    }
+  rows.push_back({"12c add x 8, socket / TCP, calls/s", median(local_rate),
+                  median(tcp_rate), ">= 1.00"});
+  rows.push_back(
+      {"  CPU us/call, socket / TCP", median(local_rate_cpu), median(tcp_rate_cpu), ""});
+
+  // Echoes of 4 MB and 64 MB, in memcpys of their bytes (into memory
+  // already faulted in), socket, TCP and memcpy in turn. A std::vector
+  // round trip through shared memory copies the values four times: into a
+  // segment, out of it into the node's vector, into a segment of the reply,
+  // out of it into the returned vector; through the socket's bytes, 5-6
+  // times, the kernel's copies among them. An lp::tensor is read in place
+  // (12f, 12g): two copies, one into each segment, and no fresh pages.
+  auto echo_rows = [&](const std::string& name, std::size_t floats, int trials,
+                       auto&& echo) {
+    std::vector<float> values(floats), copy(floats);
+    for (std::size_t i = 0; i < floats; ++i) values[i] = static_cast<float>(i);
+    std::memcpy(copy.data(), values.data(), floats * sizeof(float));  // faulted in
+    for (auto* client : {&local, &tcp})
+      for (int i = 0; i < 3; ++i)  // warm up: segments made, heap grown; checked whole
+        if (!echo(*client, values, true))
+          fail("same-host echo: the values came back different");
+    std::vector<double> ms[3];
+    double echo_cpu[3] = {};
+    const std::vector<pid_t> none;
+    for (int round = 0; round < trials; ++round)
+      for (int k = 0; k < 3; ++k) {
+        int which = (round + k) % 3;  // socket, TCP, memcpy
+        const auto& others = which == 0 ? local_pids : which == 1 ? tcp_pids : none;
+        auto cpu_start = cpu_seconds_with(others);
+        auto start = steady::now();
+        if (which == 2) {
+          std::memcpy(copy.data(), values.data(), floats * sizeof(float));
+          if (copy.back() != values.back()) fail("same-host memcpy: copied wrong");
+        } else if (!echo(which == 0 ? local : tcp, values, false)) {
+          fail("same-host echo: the values came back different");
+        }
+        ms[which].push_back(millis(steady::now() - start));
+        echo_cpu[which] += cpu_seconds_with(others) - cpu_start;
+      }
+    auto per = [&](int which) { return echo_cpu[which] / trials * 1e3; };
+    rows.push_back({name + ", socket / memcpy", median(ms[0]), median(ms[2]), "<= 3.00"});
+    rows.push_back({"  TCP / memcpy, ms", median(ms[1]), median(ms[2]), ""});
+    rows.push_back({"  CPU ms/trip, socket / memcpy", per(0), per(2), ""});
+    rows.push_back({"  CPU ms/trip, TCP / memcpy", per(1), per(2), ""});
+  };
+  // Whether the values came back: all of them in the warm-up (`whole`),
+  // the size and the last value when timed.
+  auto vector_echo = [](lp::client<Bench>& client, const std::vector<float>& values,
+                        bool whole) {
+    auto back = client.echo(values);
+    return whole ? back == values
+                 : back.size() == values.size() && back.back() == values.back();
+  };
+  bool tensor_in_place = true;
+  lp::tensor<float> sent;  // made from the values at the first (untimed) echo
+  auto tensor_echo = [&](lp::client<Bench>& client, const std::vector<float>& values,
+                         bool whole) {
+    if (sent.size() != values.size()) sent = lp::tensor<float>({values.size()}, values);
+    auto back = client.echo_tensor(sent);
+    if (&client == &local) tensor_in_place = tensor_in_place && back.in_shared_memory();
+    if (back.size() != values.size()) return false;
+    return whole ? std::equal(values.begin(), values.end(), back.data())
+                 : back[values.size() - 1] == values.back();
+  };
+  constexpr std::size_t mb4 = std::size_t{1} << 20, mb64 = std::size_t{1} << 24;
+  echo_rows("12d echo 4 MB", mb4, 4 * n.echo_rounds, vector_echo);
+  echo_rows("12e echo 64 MB", mb64, n.echo_rounds, vector_echo);
+  echo_rows("12f echo 4 MB tensor", mb4, 4 * n.echo_rounds, tensor_echo);
+  echo_rows("12g echo 64 MB tensor", mb64, n.echo_rounds, tensor_echo);
+  if (!tensor_in_place)
+    fail("rows 12f-g: a tensor over the socket was not read in place");
+  if (!local_running.stop()) fail("row 12's node: " + local_running.summary());
+  if (!tcp_running.stop()) fail("row 12's TCP node: " + tcp_running.summary());
+  return rows;
+}
+
+const char* build_kind() {
+#ifdef __OPTIMIZE__
+  return "optimized";
+#else
+  return "NOT OPTIMIZED (-O0): figures are meaningless, see benchmarks/README.md";
+#endif
+}
+
+double load_average() {
+  double one = 0;
+  return ::getloadavg(&one, 1) == 1 ? one : -1;
+}
+
+constexpr const char* same_host_legend =
+    "12: a node process of this host (test_multi_processing) called over its unix "
+    "socket,\n"
+    "   arrays through shared memory, against the same node launched with\n"
+    "   --lp_same_host=off (loopback TCP), a raw 64-byte ping-pong with a forked child\n"
+    "   over a unix socket pair, and memcpy of the echo's bytes in this process;\n"
+    "   CPU counts both processes (this one and the node's or the child's)\n";
+
 int main(int argc, char** argv) {
   // A node process of row 9, started by bench_handshake's launch.
   for (int i = 1; i < argc; ++i)
@@ -962,13 +1235,15 @@ int main(int argc, char** argv) {
       build_handshake_program(p);
       return lp::launch(p, argc, argv);
     }
-  bool quick = false;
+  bool quick = false, same_host_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--same-host") {
+      same_host_only = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--same-host]\n", argv[0]);
       return arg == "--help" || arg == "-h" ? 0 : 2;
     }
   }
@@ -976,6 +1251,20 @@ int main(int argc, char** argv) {
   if (quick) n = {100, 20, 4, 0.15, 2, 1};
 
   try {
+    if (same_host_only) {
+      auto begin = steady::now();
+      double load_before = load_average();
+      std::string notes;
+      auto rows = bench_same_host(n, notes);
+      std::printf("\nlaunchpad %s, row 12 alone: %u cores, %s build%s\n\n",
+                  lp::version.string, std::thread::hardware_concurrency(), build_kind(),
+                  quick ? ", --quick" : "");
+      print_table(rows);
+      std::printf("\n%s%sload average %.2f before, %.2f after; total %.1f s\n",
+                  same_host_legend, notes.c_str(), load_before, load_average(),
+                  seconds(steady::now() - begin));
+      return 0;
+    }
     lp::program p("bench");
     auto node = p.add_node<Bench>("bench");
     auto model_node = p.add_node<Model>("model");
@@ -999,46 +1288,44 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_calls: %s\n", what);
     };
     std::vector<row> rows;
-    progress("1/11 sync latency");
+    progress("1/12 sync latency");
     for (auto& r : bench_latency(client, raw, n)) rows.push_back(r);
     double lp_cores = 0, raw_cores = 0;
-    progress("2/11 8-thread throughput");
+    progress("2/12 8-thread throughput");
     for (auto& r : bench_throughput(client, raw_server.port(), n, lp_cores, raw_cores))
       rows.push_back(r);
-    progress("3/11 1M float32 echo");
+    progress("3/12 1M float32 echo");
     auto echo = bench_echo(client, n);
     for (auto& r : echo) rows.push_back(r);
     double cold_ms = 0;
-    progress("4/11 1000 async calls");
+    progress("4/12 1000 async calls");
     auto async = bench_async(client, n, cold_ms);
     rows.push_back(async);
-    progress("5/11 batched handler");
+    progress("5/12 batched handler");
     auto batching = bench_batching(model, n);
     rows.push_back(batching);
-    progress("6/11 direct calls");
+    progress("6/12 direct calls");
     auto direct_row = bench_direct(direct, client, n);
     rows.push_back(direct_row);
-    progress("7/11 TLS");
+    progress("7/12 TLS");
     rows.push_back(bench_tls(tls, client, n));
-    progress("8/11 1M float32 echo over TLS");
+    progress("8/12 1M float32 echo over TLS");
     rows.push_back(bench_tls_echo(tls, client, n));
-    progress("9/11 new connections, TLS handshake");
+    progress("9/12 new connections, TLS handshake");
     auto handshake = bench_handshake(n);
     for (auto& r : handshake.rows) rows.push_back(r);
-    progress("10/11 a call to another process");
+    progress("10/12 a call to another process");
     rows.push_back(bench_cross_process(n));
-    progress("11/11 calls 1 ms apart");
+    progress("11/12 calls 1 ms apart");
     rows.push_back(bench_paced(client, n));
+    progress("12/12 one host: unix socket, shared memory");
+    std::string same_host_notes;
+    for (auto& r : bench_same_host(n, same_host_notes)) rows.push_back(r);
     running.stop();
     direct_running.stop();
     tls_running.stop();
 
-#ifdef __OPTIMIZE__
-    const char* build = "optimized";
-#else
-    const char* build =
-        "NOT OPTIMIZED (-O0): figures are meaningless, see benchmarks/README.md";
-#endif
+    const char* build = build_kind();
     std::printf("\nlaunchpad %s call benchmarks: %u cores, %s build%s\n\n",
                 lp::version.string, std::thread::hardware_concurrency(), build,
                 quick ? ", --quick" : "");
@@ -1072,11 +1359,13 @@ int main(int argc, char** argv) {
         "10: baseline = a 64-byte TCP ping-pong with a forked child process;\n"
         "   the node is a process (test_multi_processing)\n"
         "11: baseline = the floor of 1f, its round trips 1 ms apart as the calls\n"
+        "%s%s"
         "total measured time %.1f s\n",
         rows[3].lp <= 28.0 ? "ok" : "MISSED", rows[3].lp, lp_cores, raw_cores,
         echo[0].lp <= 8.0 ? "ok" : "MISSED", echo[0].lp, 1000.0 / (async.lp / 1000.0),
         cold_ms, handshake.rows[0].lp - handshake.rows[0].base, handshake.cipher.c_str(),
-        OpenSSL_version(OPENSSL_VERSION), seconds(steady::now() - begin));
+        OpenSSL_version(OPENSSL_VERSION), same_host_legend, same_host_notes.c_str(),
+        seconds(steady::now() - begin));
     return 0;
   } catch (const std::exception& e) {  // bench_failure, lp::error, std::system_error...
     std::fprintf(stderr, "bench_calls: %s\n", e.what());

@@ -17,6 +17,14 @@ nodes' own metrics (each actor's actor_*_seconds counters; the inference
 node's and the replay node's lp_call_duration_seconds), scraped while the
 agent runs.
 
+--same-host runs (b) alone, each configuration twice a round: on one host's
+unix sockets and shared memory (the default) and with --lp_same_host=off
+(loopback TCP), the order rotating, and prints for each the actors'
+inference wait per step less the inference node's own time per call, the
+learner's CPU per step outside its update, and the fraction of the
+learner-bound ceiling it reached (env steps/s over 1 / the update's time
+per step).
+
 --learn runs the agent (2 actors) with seeds 0..--seeds-1 until the last
 100 episodes average 475, each at most --max_seconds (600), and prints the
 environment steps and the time each took (--baseline as well: the baseline
@@ -49,7 +57,7 @@ LEARNER_LINE = re.compile(
     r"learner: (?P<why>.*?) after (?P<steps>\d+) env steps, (?P<episodes>\d+) episodes, "
     r"(?P<updates>\d+) updates in (?P<seconds>[\d.]+) s of training \((?P<rate>\d+) env steps/s\)")
 LEARNER_CPU = re.compile(r"learner: of its time (?P<split>.*); (?P<update>[\d.]+) us of update per "
-                         r"step; process CPU (?P<cpu>[\d.]+) us per step")
+                         r"step; process CPU (?P<cpu>[\d.]+) us per step(?: \(update (?P<update_cpu>[\d.]+)\))?")
 SECRET_LINE = re.compile(r"\[lp\] the launch's secret is in (?P<dir>\S+)/secret")
 
 
@@ -172,6 +180,8 @@ def run_agent(binary, actors, seconds, *, target=0.0, seed=0, inference="cpp", e
         if m:
             result.update(learner_split=m.group("split"), learner_update_us=float(m.group("update")),
                           learner_cpu_us=float(m.group("cpu")))
+            if m.group("update_cpu"):
+                result["learner_update_cpu_us"] = float(m.group("update_cpu"))
     result["time"] = where_time_goes(last, envs)
     steps = learner_steps(last) - learner_steps(first)
     if first and steps > 0:
@@ -277,6 +287,55 @@ def speed(args):
         print(f"| {name} | {spread(rates)} | {ratio} | {spread(cpus)} | {actor} | {learner} |")
 
 
+def same_host_speed(args):
+    """(b) with 1, 2 and 4 actors, on one host's sockets and over TCP
+    (--lp_same_host=off), in turn: what the calls cost the actors and the
+    learner, and how close the agent runs to its learner-bound ceiling."""
+    sides = (("sockets + shared memory", ()), ("TCP (--lp_same_host=off)", ("--lp_same_host=off",)))
+    configs = [(f"{n} actor{'s' if n > 1 else ''}, {side}", n, extra)
+               for n in (1, 2, 4) for side, extra in sides]
+    results = {name: [] for name, _, _ in configs}
+    for r in range(args.runs):
+        order = configs[r % len(configs):] + configs[:r % len(configs)]
+        for name, actors, extra in order:
+            res = run_agent(args.binary, actors, args.seconds, extra=extra)
+            if "rate" not in res or "learner_update_us" not in res or not res.get("time"):
+                print("\n".join(res["lines"][-30:]), file=sys.stderr)
+                sys.exit(f"bench_agent: {name} did not report (exit {res['status']})")
+            t = res["time"]
+            res["wait_less_node_us"] = t["inference_us"] - (t["inference_node_us"] or 0.0)
+            # Outside the update: the process's CPU less the update's CPU
+            # (its wall time where the learner does not report that).
+            res["learner_outside_us"] = res["learner_cpu_us"] - res.get(
+                "learner_update_cpu_us", res["learner_update_us"])
+            res["ceiling"] = res["rate"] * res["learner_update_us"] / 1e6
+            results[name].append(res)
+            print(f"round {r + 1}: {name}: {res['rate']:.0f} env steps/s, {res['ceiling']:.3f} of "
+                  f"the ceiling; inference {t['inference_us']:.0f} us per actor step (node "
+                  f"{t['inference_node_us'] or 0:.0f}); learner CPU {res['learner_cpu_us']:.2f} "
+                  f"us/step, {res['learner_outside_us']:.2f} outside its update (update "
+                  f"{res['learner_update_us']:.2f} us/step)", flush=True)
+    print(f"\n{'BLAS from ' + BLAS_DIR if BLAS_DIR else 'the system BLAS'}: median (min-max) of "
+          f"{args.runs} runs of {args.seconds:g} s of training each")
+    print("| configuration | env steps/s | of the learner-bound ceiling | inference wait per actor "
+          "step less the node's time, µs | the node's time per call, µs | learner CPU per step "
+          "outside its update, µs | update µs/step |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, _, _ in configs:
+        rs = results[name]
+
+        def col(key, fmt="{:.2f}"):
+            vals = [res[key] for res in rs]
+            lo, mid, hi = min(vals), statistics.median(vals), max(vals)
+            return f"{fmt.format(mid)} ({fmt.format(lo)}-{fmt.format(hi)})"
+
+        node = [res["time"]["inference_node_us"] or 0.0 for res in rs]
+        print(f"| {name} | {spread([res['rate'] for res in rs])} | {col('ceiling', '{:.3f}')} | "
+              f"{col('wait_less_node_us', '{:.0f}')} | {statistics.median(node):.0f} "
+              f"({min(node):.0f}-{max(node):.0f}) | {col('learner_outside_us')} | "
+              f"{col('learner_update_us')} |")
+
+
 def learn(args):
     rows = []
     for seed in range(args.seeds):
@@ -306,6 +365,8 @@ def main():
     parser.add_argument("binary", help="the agent binary (a release build: build-release/examples/agent/agent)")
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--learn", action="store_true")
+    parser.add_argument("--same-host", action="store_true",
+                        help="(b) on one host's sockets against --lp_same_host=off, alone")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--no_torch", action="store_true", help="leave out row (c)")
@@ -320,6 +381,8 @@ def main():
     global BLAS_DIR
     BLAS_DIR = args.blas_dir and os.path.abspath(args.blas_dir)
     args.binary = os.path.abspath(args.binary)
+    if args.same_host:
+        return same_host_speed(args)
     if args.learn:
         learn(args)
     if args.speed or not args.learn:

@@ -29,6 +29,13 @@ It prints one table: value, baseline, ratio, goal, met. Every result and
 every echo is checked against what was sent. See
 benchmarks/python_nodes/README.md.
 
+`bench.py --same-host` measures one row alone (issue 51): the 4 MB echo
+C++ -> Python -> C++ of row 4 with the peer on one host's unix sockets and
+shared memory (the default), against the same with a second peer launched
+with --lp_same_host=off (loopback TCP), in units of a memcpy of the same 4 MB
+in the driver's process, all interleaved; and the CPU of both processes (the
+driver's and the Python node's) per echo.
+
 `bench.py --serve grpc|tcp` is one of the baseline servers (run by the
 script itself): it prints "<port> <pid>" and serves until its stdin ends.
 """
@@ -226,12 +233,13 @@ class Server:
                 self.process.wait(10)
 
 
-def launch(peer, env):
+def launch(peer, env, extra=()):
     """The peer under local_mt, serving: (process, {label: url}, secret)."""
     import launchpad_client as lp
 
     log = tempfile.NamedTemporaryFile(prefix="python-nodes-bench-", suffix=".log", delete=False)
-    process = subprocess.Popen([peer, "--lp_launch=local_mt", "--lp_python=/usr/bin/python3"],
+    process = subprocess.Popen([peer, "--lp_launch=local_mt", "--lp_python=/usr/bin/python3",
+                                *extra],
                                stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env,
                                start_new_session=True, preexec_fn=_die_with_parent)
     give_up = time.monotonic() + 60
@@ -536,12 +544,106 @@ def report(options, figures, load, measured):
     print(f"load average {load[0]:.2f} before, {load[1]:.2f} after; total {measured:.1f} s")
 
 
+def same_host(options, env):
+    """The 4 MB echo C++ -> Python -> C++ over one host's unix sockets and
+    shared memory, against the same over loopback TCP (a second peer, with
+    --lp_same_host=off) and a memcpy of the 4 MB in the driver's process,
+    interleaved, the order rotating; and the CPU of the driver's process and
+    the Python node's per echo. Prints its table."""
+    import launchpad_client as lp
+
+    rounds, echoes = (6, 2) if options.quick else (30, 4)
+    load_before, started = os.getloadavg()[0], time.monotonic()
+    peers, node_pids, programs, logs = {}, {}, [], []
+    try:
+        sides = {}
+        for key, extra in (("socket", ()), ("tcp", ("--lp_same_host=off",))):
+            peer, urls, secret, log_name = launch(options.peer, env, extra)
+            peers[key] = peer
+            logs.append(log_name)
+            if key == "socket":
+                node_metrics = (urls["pybench"], secret)
+            program = lp.Program(urls, secret, timeout=300)
+            programs.append(program)
+            node_pid = node_pids[key] = program["pybench"].pid()
+            if parent_of(node_pid) != peer.pid:
+                fail(f"the Python node's pid {node_pid} is not a child of the peer ({peer.pid})")
+            sides[key] = (program["driver"], node_pid, peer.pid)
+        driver = sides["socket"][0]
+        for key in ("socket", "tcp"):  # warm up: connections, segments, the heap
+            sides[key][0].echoes(3, ECHO_FLOATS)
+        driver.copies(3, ECHO_FLOATS)
+        ms = {"socket": [], "tcp": [], "memcpy": []}
+        cpu = {"socket": [0.0, 0.0], "tcp": [0.0, 0.0]}  # driver's process, the node's
+        for r in range(rounds):
+            order = ["socket", "tcp", "memcpy"]
+            order = order[r % 3:] + order[:r % 3]
+            for key in order:
+                if key == "memcpy":
+                    ms[key].extend(driver.copies(echoes, ECHO_FLOATS))
+                    continue
+                d, node_pid, peer_pid = sides[key]
+                before = (cpu_seconds(peer_pid), cpu_seconds(node_pid))
+                ms[key].extend(d.echoes(echoes, ECHO_FLOATS))
+                cpu[key][0] += cpu_seconds(peer_pid) - before[0]
+                cpu[key][1] += cpu_seconds(node_pid) - before[1]
+        messages = shared_memory_messages(*node_metrics)
+    finally:
+        for program in programs:
+            program.close()
+        for key, peer in peers.items():
+            stop_peer(peer, node_pids.get(key))
+        for log_name in logs:
+            os.unlink(log_name)
+    m = statistics.median
+    n = rounds * echoes
+    copy = m(ms["memcpy"])
+    print(f"launchpad {lp.__version__} Python nodes, one host (--same-host): {os.cpu_count()} "
+          f"cores, python {sys.version.split()[0]}{' (--quick)' if options.quick else ''}")
+    print(f"{'benchmark':44} {'value':>9} {'memcpy':>9} {'ratio':>6}  {'goal':8} met?")
+    for key, goal in (("socket", 4.0), ("tcp", None)):
+        value = m(ms[key])
+        ratio = value / copy
+        met = ("ok" if ratio <= goal else "MISSED") if goal else ""
+        name = ("echo 4 MB C++ -> Python -> C++, socket, ms" if key == "socket"
+                else "  the same over TCP (--lp_same_host=off), ms")
+        print(f"{name:44} {value:9.2f} {copy:9.3f} {ratio:6.2f}  "
+              f"{'<= ' + format(goal, '.2f') if goal else '-':8} {met}".rstrip())
+    for key in ("socket", "tcp"):
+        total = (cpu[key][0] + cpu[key][1]) / n * 1e3
+        print(f"{'  CPU ms/echo, ' + key + ' (driver + node)':44} {total:9.2f} {copy:9.3f} "
+              f"{total / copy:6.2f}  -        (driver {cpu[key][0] / n * 1e3:.2f}, "
+              f"node {cpu[key][1] / n * 1e3:.2f})")
+    print(f"ratio = value / the median memcpy of the same 4 MB in the driver's process; "
+          f"{n} echoes each way, {rounds} rounds")
+    print(f"the socket peer's Python node: lp_shared_memory_messages_total {messages:.0f}")
+    print(f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after; "
+          f"total {time.monotonic() - started:.1f} s")
+    if messages < n:
+        fail("the socket peer's echoes did not go through shared memory")
+
+
+def shared_memory_messages(url, secret):
+    """The Python node's lp_shared_memory_messages_total (its metrics over
+    TCP): the messages whose arrays went through shared memory."""
+    import urllib.request
+
+    request = urllib.request.Request(url + "/lp/v1/metrics",
+                                     headers={"Authorization": "Bearer " + secret})
+    for line in urllib.request.urlopen(request, timeout=10).read().decode().splitlines():
+        if line.startswith("lp_shared_memory_messages_total"):
+            return float(line.rpartition(" ")[2])
+    fail("the Python node has no lp_shared_memory_messages_total")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run of about 10 s")
     parser.add_argument("--peer", default=os.environ.get(
         "LP_PYTHON_NODES_BENCH_PEER",
         os.path.join(ROOT, "build-release", "benchmarks", "python_nodes", "python_nodes_bench_peer")))
+    parser.add_argument("--same-host", action="store_true",
+                        help="the 4 MB echo over one host's sockets against TCP and memcpy, alone")
     parser.add_argument("--serve", choices=["grpc", "tcp"], help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.serve == "grpc":
@@ -568,6 +670,8 @@ def main():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(ROOT, "python"), HERE] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    if options.same_host:
+        return same_host(options, env)
     load_before = os.getloadavg()[0]
     started = time.monotonic()
     peer = program = node_pid = log_name = None

@@ -205,6 +205,25 @@ struct Driver {
     return ms;
   }
 
+  // Milliseconds of each of n memcpys of `count` float32 into memory
+  // already faulted in, in this process: the unit of the echo on one host
+  // (bench.py --same-host).
+  std::vector<double> copies(long n, long count) {
+    auto values = ramp(count);
+    std::vector<float> copy(values.size());
+    std::memcpy(copy.data(), values.data(), values.size() * sizeof(float));  // faulted in
+    std::vector<double> ms;
+    for (long i = 0; i < n; ++i) {
+      auto start = steady::now();
+      std::memcpy(copy.data(), values.data(), values.size() * sizeof(float));
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(steady::now() - start).count());
+      if (copy[values.size() / 2] != values[values.size() / 2])
+        fail("memcpy copied wrong");
+    }
+    return ms;
+  }
+
   // The same round trips over a plain TCP connection to bench.py's Python
   // echo server at 127.0.0.1:port (a new connection per call of this
   // method, made before the timing).
@@ -222,7 +241,7 @@ struct Driver {
     return ms;
   }
 };
-LP_SERVICE(Driver, small_calls, rate, echoes, raw_echoes);
+LP_SERVICE(Driver, small_calls, rate, echoes, copies, raw_echoes);
 
 }  // namespace python_nodes_bench
 

@@ -8,6 +8,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -657,6 +658,11 @@ TEST_SUITE("slurm") {
     REQUIRE(eventually([&] { return (nodes = node_processes(dir)).size() == 3; }, 60s));
     auto victim = environ_of(nodes[1], "LP_NODES");
     REQUIRE(!victim.empty());
+    // Killed once it serves on its unix socket, which it cannot remove.
+    auto socket = victim;
+    socket.replace(socket.find('/'), 1, "%2F");
+    socket = dir.run_dir() + "/sockets/" + socket + ".sock";
+    CHECK(eventually([&] { return std::filesystem::exists(socket); }, 60s));
     ::kill(nodes[1], SIGKILL);
     auto status = launcher.exit_code(60s);
     auto output = launcher.output();
@@ -667,6 +673,8 @@ TEST_SUITE("slurm") {
           std::string::npos);
     CHECK(command::job_gone(launcher.job()));
     CHECK(eventually([&] { return node_processes(dir).empty(); }, 10s));
+    // The job's end took the dead node's socket, and the directory.
+    CHECK_FALSE(std::filesystem::exists(dir.run_dir() + "/sockets"));
   }
 
   TEST_CASE(
@@ -1002,6 +1010,134 @@ TEST_SUITE("slurm") {
     CHECK(launcher.job().empty());
     CHECK(dir.run_dir().empty());
     CHECK(shell("squeue --noheader --name=lp-scenario_sleepers").second.empty());
+  }
+
+  TEST_CASE(
+      "steps on one host call each other over unix sockets in the run directory, their "
+      "arrays through shared memory; steps on other hosts cross the network; nothing is "
+      "left") {
+    // What crossed to test host K: its veth's bytes, both ways, as the root
+    // namespace's end (lp-vK, a port of the bridge) counts them.
+    auto veth_bytes = [](int host) {
+      long long total = 0;
+      for (const char* way : {"rx_bytes", "tx_bytes"}) {
+        long long bytes = 0;
+        std::ifstream("/sys/class/net/lp-v" + std::to_string(host) + "/statistics/" +
+                      way) >>
+            bytes;
+        total += bytes;
+      }
+      return total;
+    };
+    // A node's shared_memory.messages, from its metrics, asked over its
+    // unix socket (plain HTTP with the secret; the path reaches it from any
+    // network namespace of this kernel); -1 if it did not answer.
+    auto shared_messages = [](const std::string& socket, const std::string& secret) {
+      auto [ok, text] =
+          shell("curl -s --max-time 20 --unix-socket '" + socket +
+                "' -H 'Accept: application/json' -H 'Authorization: Bearer " + secret +
+                "' http://localhost/lp/v1/metrics");
+      auto at = text.find("\"shared_memory\"");
+      if (!ok || at == std::string::npos) return -1L;
+      at = text.find("\"messages\":", at);
+      return at == std::string::npos ? -1L : std::atol(text.c_str() + at + 11);
+    };
+    if (!shell("command -v curl").first) {
+      if (std::getenv("LP_REQUIRE_SLURM")) FAIL("no curl: apt-get install curl");
+      MESSAGE("skipped: no curl (apt-get install curl)");
+      return;
+    }
+    for (bool off :
+         on_test_hosts() ? std::vector<bool>{false} : std::vector<bool>{false, true}) {
+      CAPTURE(off);
+      scratch dir;
+      std::vector<long long> before;
+      for (int host = 1; host <= 4; ++host) before.push_back(veth_bytes(host));
+      command launcher(scenario("bulk", dir,
+                                off ? std::vector<std::string>{"--lp_same_host=off"}
+                                    : std::vector<std::string>{}));
+      // The caller's 5 calls of 4 MB each way, then it serves until the stop.
+      std::string calls;
+      eventually(
+          [&] {
+            if (launcher.wait(0ms)) return true;
+            calls = file_text(dir.path + "/bulk.calls");
+            return !calls.empty();
+          },
+          120s);
+      INFO(launcher.output());
+      REQUIRE_MESSAGE(!calls.empty(), "the caller did not finish its calls");
+      int whole = -1, shared = -1;
+      std::istringstream(calls) >> whole >> shared;
+      CHECK(whole == 5);
+      auto run_dir = dir.run_dir();
+      REQUIRE(!run_dir.empty());
+      auto sockets = run_dir + "/sockets";
+      // The job's logs reach the submitter a moment later.
+      CHECK(eventually(
+          [&] {
+            return where_serves(launcher.output(), "mirror/0").port > 0 &&
+                   where_serves(launcher.output(), "caller/0").port > 0;
+          },
+          30s));
+      auto mirror = where_serves(launcher.output(), "mirror/0");
+      auto caller = where_serves(launcher.output(), "caller/0");
+      std::string secret;
+      std::ifstream(run_dir + "/secret") >> secret;
+      REQUIRE(!secret.empty());
+      if (off) {
+        CHECK_FALSE(std::filesystem::exists(sockets));
+        CHECK(shared == 0);
+      } else {
+        // Each step made its socket in the job's run directory, the
+        // directory its user's alone and the sockets too, whichever host
+        // it runs on.
+        struct stat about {};
+        REQUIRE(::stat(sockets.c_str(), &about) == 0);
+        CHECK((about.st_mode & 0777) == 0700);
+        for (std::string file : {"mirror%2F0.sock", "caller%2F0.sock"}) {
+          CAPTURE(file);
+          REQUIRE(::stat((sockets + "/" + file).c_str(), &about) == 0);
+          CHECK(S_ISSOCK(about.st_mode));
+          CHECK((about.st_mode & 0777) == 0600);
+        }
+        auto messages = shared_messages(sockets + "/mirror%2F0.sock", secret);
+        MESSAGE("replies in shared memory: ", shared,
+                " of 5; the mirror's messages "
+                "through shared memory: ",
+                messages);
+        if (on_test_hosts()) {
+          // Hosts of their own (a whole host each): one kernel and one file
+          // system, but other network namespaces. The caller never took the
+          // mirror's socket: no array went through shared memory, and 40 MB
+          // crossed to the mirror's host over the bridge.
+          REQUIRE(mirror.host >= 1);
+          REQUIRE(mirror.host <= 4);
+          CHECK(caller.host != mirror.host);
+          CHECK(shared == 0);
+          CHECK(messages == 0);
+          auto crossed = veth_bytes(mirror.host) - before[mirror.host - 1];
+          MESSAGE("crossed to the mirror's host h", mirror.host, ": ", crossed, " bytes");
+          CHECK(crossed >= 40'000'000);
+        } else {
+          // One host (the fake Slurm nodes are this machine): over the
+          // socket, the arrays through shared memory, from the second call on.
+          CHECK(shared >= 3);
+          CHECK(messages >= 3);
+        }
+      }
+      // The stop the detached launcher advises; the job records 0.
+      CHECK(shell("scancel --batch --signal=TERM " + launcher.job()).first);
+      auto status = launcher.exit_code(120s);
+      REQUIRE(status.has_value());
+      CHECK(*status == 0);
+      CHECK(file_text(run_dir + "/result") == "0\n");
+      // Each node took its socket away, and the job's end the directory.
+      CHECK_FALSE(std::filesystem::exists(sockets));
+      CHECK_FALSE(std::filesystem::exists(run_dir + "/secret"));
+      CHECK(command::job_gone(launcher.job()));
+      CHECK(eventually([&] { return node_processes(dir).empty(); }, 30s));
+    }
   }
 
   TEST_CASE(

@@ -9520,7 +9520,8 @@ inline constexpr flag_row launch_flag_rows[] = {
      .example = "off",
      .help = "on (the default): a node also serves on a unix socket in the run "
              "directory, which callers on its host take instead of TCP, their large "
-             "arrays through shared memory (local_mp, test_mp, local_mt); off: TCP alone",
+             "arrays through shared memory (local_mp, test_mp, local_mt, slurm); off: "
+             "TCP alone",
      .set =
          [](launch_settings& s, std::string_view name, std::string v) {
            s.process.same_host =
@@ -13991,7 +13992,10 @@ class run_directory {
         ::unlink((path_ + "/" + file).c_str());
     ::unlink((path_ + "/" + protocol::run_directory::nodes).c_str());
     ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
+    // The nodes' sockets, of every host the job ran on: each node removes
+    // its own; one killed before it could left it, and no step runs now.
+    clear_sockets(path_ + "/" + protocol::run_directory::sockets);
+    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 
   const std::string& path() const { return path_; }
@@ -14006,6 +14010,9 @@ class run_directory {
   // it is empty, then the directory if it is empty: whatever a launch put
   // there (files, sockets, folders), not a list of names.
   LP_API static void clear(const std::string& path);
+  // Removes the sockets in the directory at `path`, then the directory if
+  // it is empty: a file of another kind, which no launch puts there, stays.
+  LP_API static void clear_sockets(const std::string& path);
   const std::string& secret() const { return secret_; }
   // Empty for a launch without TLS.
   const tls_credentials& tls() const { return tls_; }
@@ -20062,6 +20069,21 @@ LP_API void run_directory::clear(const std::string& path) {
   ::rmdir(path.c_str());
 }
 
+LP_API void run_directory::clear_sockets(const std::string& path) {
+  std::vector<std::string> sockets;
+  if (DIR* dir = ::opendir(path.c_str())) {
+    while (const auto* entry = ::readdir(dir)) {
+      auto file = path + "/" + entry->d_name;
+      struct stat about {};
+      if (::lstat(file.c_str(), &about) == 0 && S_ISSOCK(about.st_mode))
+        sockets.push_back(file);
+    }
+    ::closedir(dir);
+  }
+  for (const auto& socket : sockets) ::unlink(socket.c_str());
+  ::rmdir(path.c_str());
+}
+
 }  // namespace lp::detail
 
 // ---- launchpad/detail/process/impl/node_process_inl.hpp ----
@@ -20263,8 +20285,13 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.tls = tls;
     options.run_dir = run_dir;
     // The processes of these launches share the launcher's host; a Slurm
-    // step's or a pod's sockets are for later.
-    if (policy == policy_kind::local_mp || policy == policy_kind::test_mp)
+    // job's steps share a run directory on the file system of its hosts,
+    // where each host's steps make their sockets, and a caller takes a
+    // node's only from the same host and network namespace (its published
+    // host identity): steps on other hosts call over TCP. A pod's sockets
+    // are for later.
+    if (policy == policy_kind::local_mp || policy == policy_kind::test_mp ||
+        policy == policy_kind::slurm)
       options.socket_dir = same_host_dir(settings, run_dir);
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;

@@ -227,6 +227,34 @@ struct Talker {
 };
 LP_SERVICE(Talker);
 
+// Sends back the array it is sent (scenario "bulk").
+struct Mirror {
+  lp::tensor<float> echo(lp::tensor<float> values) { return values; }
+};
+LP_SERVICE(Mirror, echo);
+
+// Calls the mirror 5 times with 4 MB of float32, then writes to
+// <dir>/bulk.calls how many replies came back whole and how many of them
+// in shared memory (a unix socket's: the mirror on this host), and serves
+// until the program stops.
+struct BulkCaller {
+  lp::client<Mirror> mirror;
+  std::string dir;
+  void run() {
+    constexpr std::size_t floats = std::size_t{1} << 20;
+    lp::tensor<float> values({floats}, std::vector<float>(floats, 0.5f));
+    int whole = 0, shared = 0;
+    for (int i = 0; i < 5; ++i) {
+      auto back = mirror.echo(values);
+      whole += back == values;
+      shared += back.in_shared_memory();
+    }
+    touch(dir + "/bulk.calls", std::to_string(whole) + " " + std::to_string(shared));
+    lp::wait_for_stop();
+  }
+};
+LP_SERVICE(BulkCaller);
+
 // One of two peers that call each other (program::reserve makes the cycle):
 // each run() pings the other `rounds` times. A service cannot hold an
 // lp::client of a service not declared yet (itself, here) as a plain
@@ -578,6 +606,10 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     p.group("talker")
         .resources({.cpus = 4})
         .add_node<Talker>(echo, std::string(wire_words));
+  } else if (name == "bulk") {
+    // A whole host each, as "wire".
+    auto mirror = p.group("mirror").resources({.cpus = 4}).add_node<Mirror>();
+    p.group("caller").resources({.cpus = 4}).add_node<BulkCaller>(mirror, dir);
   } else if (name == "many" || name == "many_colocated") {
     auto many = p.group("many");
     if (name == "many_colocated") many.colocate();

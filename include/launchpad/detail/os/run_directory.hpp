@@ -104,7 +104,10 @@ class run_directory {
         ::unlink((path_ + "/" + file).c_str());
     ::unlink((path_ + "/" + protocol::run_directory::nodes).c_str());
     ::unlink((path_ + "/status").c_str());  // the status page's URL
-    ::rmdir(path_.c_str());                 // fails, as it should, while logs are in it
+    // The nodes' sockets, of every host the job ran on: each node removes
+    // its own; one killed before it could left it, and no step runs now.
+    clear_sockets(path_ + "/" + protocol::run_directory::sockets);
+    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
   }
 
   const std::string& path() const { return path_; }
@@ -119,6 +122,9 @@ class run_directory {
   // it is empty, then the directory if it is empty: whatever a launch put
   // there (files, sockets, folders), not a list of names.
   LP_API static void clear(const std::string& path);
+  // Removes the sockets in the directory at `path`, then the directory if
+  // it is empty: a file of another kind, which no launch puts there, stays.
+  LP_API static void clear_sockets(const std::string& path);
   const std::string& secret() const { return secret_; }
   // Empty for a launch without TLS.
   const tls_credentials& tls() const { return tls_; }

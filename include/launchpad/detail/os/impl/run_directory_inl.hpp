@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <launchpad/detail/os/run_directory.hpp>
@@ -33,6 +34,21 @@ LP_API void run_directory::clear(const std::string& path) {
   for (const auto& entry : entries)
     ::nftw(entry.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
   ::rmdir(logs_in(path).c_str());  // fails, as it should, while logs are in it
+  ::rmdir(path.c_str());
+}
+
+LP_API void run_directory::clear_sockets(const std::string& path) {
+  std::vector<std::string> sockets;
+  if (DIR* dir = ::opendir(path.c_str())) {
+    while (const auto* entry = ::readdir(dir)) {
+      auto file = path + "/" + entry->d_name;
+      struct stat about {};
+      if (::lstat(file.c_str(), &about) == 0 && S_ISSOCK(about.st_mode))
+        sockets.push_back(file);
+    }
+    ::closedir(dir);
+  }
+  for (const auto& socket : sockets) ::unlink(socket.c_str());
   ::rmdir(path.c_str());
 }
 

@@ -112,8 +112,13 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     options.tls = tls;
     options.run_dir = run_dir;
     // The processes of these launches share the launcher's host; a Slurm
-    // step's or a pod's sockets are for later.
-    if (policy == policy_kind::local_mp || policy == policy_kind::test_mp)
+    // job's steps share a run directory on the file system of its hosts,
+    // where each host's steps make their sockets, and a caller takes a
+    // node's only from the same host and network namespace (its published
+    // host identity): steps on other hosts call over TCP. A pod's sockets
+    // are for later.
+    if (policy == policy_kind::local_mp || policy == policy_kind::test_mp ||
+        policy == policy_kind::slurm)
       options.socket_dir = same_host_dir(settings, run_dir);
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;

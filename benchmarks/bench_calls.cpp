@@ -840,6 +840,23 @@ void print_table(const std::vector<row>& rows) {
 
 // --- 10: a small call to another process --------------------------------
 
+// A ping-pong child's whole life: it sends back each 64 bytes it reads,
+// and exits at EOF (only calls that are safe after fork).
+[[noreturn]] void echo_forever(int fd) {
+  char buffer[64];
+  for (;;) {
+    std::size_t got = 0;
+    while (got < sizeof buffer) {
+      auto n = ::recv(fd, buffer + got, sizeof buffer - got, 0);
+      if (n <= 0) ::_exit(n == 0 ? 0 : 1);
+      got += static_cast<std::size_t>(n);
+    }
+    if (::send(fd, buffer, sizeof buffer, MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(sizeof buffer))
+      ::_exit(1);
+  }
+}
+
 // A 64-byte ping-pong with a child process: the floor of a call between two
 // processes. The child of this process with threads only accepts, reads and
 // writes (all safe after fork), and exits at EOF.
@@ -896,18 +913,7 @@ class raw_ping_process {
     if (fd < 0) ::_exit(1);
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    char buffer[64];
-    for (;;) {
-      std::size_t got = 0;
-      while (got < sizeof buffer) {
-        auto n = ::recv(fd, buffer + got, sizeof buffer - got, 0);
-        if (n <= 0) ::_exit(n == 0 ? 0 : 1);
-        got += static_cast<std::size_t>(n);
-      }
-      if (::send(fd, buffer, sizeof buffer, MSG_NOSIGNAL) !=
-          static_cast<ssize_t>(sizeof buffer))
-        ::_exit(1);
-    }
+    echo_forever(fd);
   }
 
   pid_t child_ = -1;
@@ -998,7 +1004,7 @@ class raw_unix_ping {
     if (child_ < 0) fail(std::string("unix ping-pong: fork: ") + std::strerror(errno));
     if (child_ == 0) {
       ::close(pair[0]);
-      serve(pair[1]);
+      echo_forever(pair[1]);
     }
     ::close(pair[1]);
     fd_ = pair[0];
@@ -1018,21 +1024,6 @@ class raw_unix_ping {
   }
 
  private:
-  [[noreturn]] static void serve(int fd) {
-    char buffer[64];
-    for (;;) {
-      std::size_t got = 0;
-      while (got < sizeof buffer) {
-        auto n = ::recv(fd, buffer + got, sizeof buffer - got, 0);
-        if (n <= 0) ::_exit(n == 0 ? 0 : 1);
-        got += static_cast<std::size_t>(n);
-      }
-      if (::send(fd, buffer, sizeof buffer, MSG_NOSIGNAL) !=
-          static_cast<ssize_t>(sizeof buffer))
-        ::_exit(1);
-    }
-  }
-
   pid_t child_ = -1;
   int fd_ = -1;
   char out_[64] = {}, in_[64] = {};

@@ -178,7 +178,17 @@ def check(launched, scratch):
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def exit_on_sigterm(signum, frame):
+    """meson test ends a test past its timeout with SIGTERM, which skips every
+    `finally` unless it becomes an exception: then the job is cancelled and
+    its directory removed as on any other path. A second SIGTERM would cut
+    that clean-up short: it is ignored from here on."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
+
+
 def main():
+    signal.signal(signal.SIGTERM, exit_on_sigterm)
     if not slurm_answers():
         if os.environ.get("LP_REQUIRE_SLURM"):
             print("no Slurm answers (sinfo failed), but LP_REQUIRE_SLURM is set; start one with "

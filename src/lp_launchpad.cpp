@@ -239,15 +239,20 @@ void add_nodes(lp::program& graph, const nlohmann::json& nodes) {
 
 // --lp_help lists the library's flags, as every launch's does, with no
 // description to read: launchpad's front end asks it which flags take a
-// value (python/launchpad/_flags.py), as absl needs to know.
-bool asks_help(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--lp_help") return true;
+// value (python/launchpad/_flags.py), as absl needs to know. --lp_status
+// reads a running launch's run directory, not a program: a Launchpad
+// program's user asks it of lp-launchpad, whose path the script knows.
+bool asks_no_program(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view word = argv[i];
+    if (word == "--lp_help" || word.starts_with("--lp_status=")) return true;
+  }
   return false;
 }
 
 int main(int argc, char** argv) {
-  if (asks_help(argc, argv)) return lp::launch(lp::program("lp-launchpad"), argc, argv);
+  if (asks_no_program(argc, argv))
+    return lp::launch(lp::program("lp-launchpad"), argc, argv);
   int fd = take_control_socket();
   int status = 1;
   std::string path;

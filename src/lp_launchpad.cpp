@@ -10,7 +10,8 @@
 // The description is CBOR (protocol.toml's launchpad_description): the
 // program's name, and per node its group, the name shown for it, whether it
 // runs, the labels of the nodes it was given handles to, and its
-// definition, cloudpickled. Each process of a launch reads it again, as each process of a
+// definition, cloudpickled; per group with settings, its restarts,
+// resources and environment. Each process of a launch reads it again, as each process of a
 // C++ program builds its graph again; only a node's own process unpickles
 // its definition.
 //
@@ -44,6 +45,7 @@
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/launchpad.hpp>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -235,6 +237,27 @@ void add_nodes(lp::program& graph, const nlohmann::json& nodes) {
   }
 }
 
+// The groups' settings (program.group(label) in the script, and
+// local_resources' env): set as a C++ program sets them, so that every
+// launch applies them as it does for one (docs/launching.md, "Restarts").
+void apply_group_settings(lp::program& graph, const nlohmann::json& groups) {
+  for (const auto& [label, wanted] : groups.items()) {
+    auto group = graph.group(label);
+    if (wanted.contains(key::max_restarts))
+      group.restart_on_failure(
+          wanted.at(key::max_restarts).get<int>(),
+          std::chrono::milliseconds(wanted.at(key::restart_backoff_ms).get<long>()));
+    if (wanted.contains(key::resources)) {
+      const auto& needs = wanted.at(key::resources);
+      group.resources({.cpus = needs.at(key::cpus).get<int>(),
+                       .memory_mb = needs.at(key::memory_mb).get<long>(),
+                       .gpus = needs.at(key::gpus).get<int>()});
+    }
+    if (wanted.contains(key::env))
+      group.env(wanted.at(key::env).get<std::map<std::string, std::string>>());
+  }
+}
+
 }  // namespace
 
 // --lp_help lists the library's flags, as every launch's does, with no
@@ -262,6 +285,8 @@ int main(int argc, char** argv) {
     auto description = parse_description(bytes, path);
     lp::program graph(description.at(key::name).get<std::string>());
     add_nodes(graph, description.at(key::nodes));
+    if (description.contains(key::groups))
+      apply_group_settings(graph, description.at(key::groups));
     if (flag_value(argc, argv, "launch", "") == "kubernetes" && !in_kube_pod())
       lp::detail::graph_access::carry_file(graph, key::kube_key, std::move(bytes));
     status = launch(graph, description.at(key::nodes).size(), argc, argv, fd);

@@ -6,7 +6,8 @@ worker manager: wait() for the program's end, stop() to end it.
 
 The description is CBOR (src/lp_launchpad.cpp reads it): the program's
 name and, per node, its group, the name shown for it, whether it runs, the
-labels of the handles it was given, and its definition, cloudpickled. Only
+labels of the handles it was given, and its definition, cloudpickled; per
+group with settings, its restarts, resources and environment (_groups.py). Only
 the node's own process unpickles a definition, read from this directory by
 its host and handed over its control socket: the trust is that of running
 this script (docs/security.md).
@@ -33,7 +34,7 @@ import tempfile
 import threading
 import traceback
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import cbor2
@@ -42,6 +43,7 @@ from launchpad_client import Node
 from launchpad_client import _protocol as protocol
 
 from . import _flags, _program
+from ._groups import PythonProcess, check_env
 from ._program import Program
 
 LAUNCHER = protocol.LAUNCHPAD_DESCRIPTION_LAUNCHER
@@ -83,7 +85,54 @@ def _description_parent(kind: LaunchType, lp_flags: tuple[str, ...]) -> str | No
     return parent
 
 
-def _description(program: Program) -> bytes:
+def _local_env(program: Program, local_resources: Any) -> dict[str, dict[str, str]]:
+    """local_resources' env per group, checked: Launchpad's
+    {label: PythonProcess(env=...)}."""
+    if local_resources is None:
+        return {}
+    if not isinstance(local_resources, Mapping):
+        raise TypeError("local_resources is a dict of group labels to lp.PythonProcess, not a "
+                        f"{type(local_resources).__name__}")
+    env = {}
+    for label, config in local_resources.items():
+        if label not in program.groups:
+            raise ValueError(f"local_resources names group {label!r}, which program "
+                             f"{program.name} lacks (its groups: {', '.join(program.groups)})")
+        if not isinstance(config, PythonProcess):
+            raise TypeError(f"local_resources[{label!r}] is an lp.PythonProcess(env=...), not a "
+                            f"{type(config).__name__}")
+        if config.args:
+            raise ValueError(f"local_resources[{label!r}].args ({', '.join(config.args)}) has "
+                             "no counterpart here: a node's process runs the library's runtime, "
+                             "not this script, and reads no flags of it. Give the values to the "
+                             "node's constructor, or as environment variables: "
+                             f"PythonProcess(env=...) or program.group({label!r}).env(...)")
+        env[label] = check_env(label, config.env)
+    return env
+
+
+def _check_xm_resources(xm_resources: Any, kind: LaunchType) -> None:
+    # Launchpad reads xm_resources only when it launches on Vertex AI, and
+    # ignores it otherwise: so does this, but on a cluster, where it would
+    # be expected to allocate, it is refused for what allocates here.
+    if xm_resources and kind in (LaunchType.SLURM, LaunchType.KUBERNETES):
+        raise ValueError(f"xm_resources is for Vertex AI, which {kind.value} does not read: ask "
+                         "for a group's resources with program.group(label).resources("
+                         "lp.Resources(cpus=..., memory_mb=..., gpus=...)), which Slurm and "
+                         "Kubernetes allocate (docs/coming_from_launchpad.md)")
+
+
+def _warn_restarts_under_threads(program: Program, kind: LaunchType) -> None:
+    if kind not in (LaunchType.LOCAL_MULTI_THREADING, LaunchType.TEST_MULTI_THREADING):
+        return
+    for label, settings in sorted(program._settings.items()):
+        if settings.max_restarts:
+            print(f"[lp] group {label}'s restart_on_failure({settings.max_restarts}) applies "
+                  f"under local_mp, test_mp, slurm and kubernetes; under {kind.value} a node's "
+                  "failure stops the program", file=sys.stderr, flush=True)
+
+
+def _description(program: Program, local_env: Mapping[str, Mapping[str, str]]) -> bytes:
     # Imported here, not with the module: `import launchpad` (its names, its
     # reference, a program being built) works without cloudpickle, and only
     # launching says what is missing.
@@ -111,8 +160,12 @@ def _description(program: Program) -> bytes:
                       # A colocated node's handle of a node beside it is no edge.
                       key.LAUNCHPAD_DESCRIPTION_EDGES: sorted(set(edges) - {label}),
                       key.LAUNCHPAD_DESCRIPTION_DEFINITION: definition})
-    encoded: bytes = cbor2.dumps({protocol.LAUNCHPAD_DESCRIPTION_NAME: program.name,
-                                  protocol.LAUNCHPAD_DESCRIPTION_NODES: nodes})
+    described: dict[str, Any] = {protocol.LAUNCHPAD_DESCRIPTION_NAME: program.name,
+                                 protocol.LAUNCHPAD_DESCRIPTION_NODES: nodes}
+    groups = program._described_groups(local_env)
+    if groups:
+        described[protocol.LAUNCHPAD_DESCRIPTION_GROUPS] = groups
+    encoded: bytes = cbor2.dumps(described)
     return encoded
 
 
@@ -301,19 +354,24 @@ def launch(programs: Program | Sequence[Program], launch_type: LaunchType | str 
     program's description in its Secret) for kubectl to apply, and wait()
     returns once they are written. `terminal`: as --lp_terminal. `lp_flags`:
     more of the library's --lp_* flags (docs/launching.md); those on this
-    script's command line go too."""
-    del xm_resources, serialize_py_nodes  # Vertex AI's; every node is described anyway
-    if local_resources:
-        raise ValueError("local_resources (per-group interpreters and environments) are not "
-                         "taken yet: every node runs on this script's Python")
+    script's command line go too.
+
+    `local_resources`: as Launchpad's, {group label: lp.PythonProcess(env=
+    {...})}, each group's environment (under every launch). `xm_resources`
+    is Vertex AI's: ignored on this host, as Launchpad ignores it there,
+    and refused under slurm and kubernetes, where a group's resources are
+    program.group(label).resources(lp.Resources(...))."""
+    del serialize_py_nodes  # every node is described anyway
     program = programs if isinstance(programs, Program) else programs[0]
     if not isinstance(program, Program):
         raise TypeError(f"launch takes a launchpad.Program, not a {type(program).__name__}")
     kind = LaunchType(launch_type or _flags.launch_type())
     if kind is LaunchType.TEST_MULTI_PROCESSING and test_case is None:
         raise ValueError("launch_type='test_mp' needs test_case= (its cleanup stops the program)")
+    _check_xm_resources(xm_resources, kind)
     flags = [*_flags.passed_on(terminal), *lp_flags]
-    description = _description(program)
+    description = _description(program, _local_env(program, local_resources))
+    _warn_restarts_under_threads(program, kind)
     directory = tempfile.mkdtemp(prefix=f"{LAUNCHER}-{program.name}-",  # mode 0700
                                  dir=_description_parent(kind, tuple(flags)))
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -1,18 +1,18 @@
 """A Launchpad program: its nodes in groups, as Launchpad's Program keeps
-them, and the handles add_node returns."""
+them, the groups' settings, and the handles add_node returns."""
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from launchpad_client import Node
 
 from ._client import CourierClient, shown
+from ._groups import GroupSettings, Resources, check_env
 from ._nodes import _Node
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -109,6 +109,7 @@ class Program:
         self._groups: dict[str, list[_Node]] = {}
         self._labels: list[tuple[str, _Node]] = []  # each node's launch label, in order
         self._current_group: str | None = None
+        self._settings: dict[str, GroupSettings] = {}  # by group label, as Group sets them
         self._launched: Any = None  # launch()'s Controller, once launched
 
     @property
@@ -149,17 +150,90 @@ class Program:
         node._handle = CourierHandle(node)
         return node._handle
 
-    @contextlib.contextmanager
-    def group(self, label: str) -> Iterator[None]:
-        """Within it, add_node adds to the group `label`."""
+    def group(self, label: str) -> Group:
+        """The group `label`: within `with program.group(label):`, add_node
+        adds to it, as in Launchpad; its settings chain, as the C++ API's
+        lp::node_group's do::
+
+            program.group("actors").restart_on_failure(3).env({"OMP_NUM_THREADS": "1"})
+            with program.group("learner").resources(lp.Resources(cpus=4, gpus=1)):
+                program.add_node(lp.CourierNode(Learner))
+        """
         _check_name(label, "a group label")
-        if self._current_group is not None:
-            raise ValueError("group() cannot be nested")
-        self._current_group = label
-        try:
-            yield
-        finally:
-            self._current_group = None
+        return Group(self, label)
 
     def _nodes(self) -> list[tuple[str, _Node]]:
         return list(self._labels)
+
+    def _described_groups(self, extra_env: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+        # The description's groups: those with settings, or an env of
+        # local_resources'; each must hold a node.
+        described = {}
+        for label in sorted(set(self._settings) | set(extra_env)):
+            if label not in self._groups:
+                raise ValueError(f"group {label!r} of program {self._name} has settings but no "
+                                 f"node (its groups: {', '.join(self._groups) or 'none'}): add "
+                                 f"a node with label={label!r}, or drop them")
+            entry = self._settings.get(label, GroupSettings()).described(
+                extra_env.get(label, {}))
+            if entry:
+                described[label] = entry
+        return described
+
+
+class Group:
+    """A group of a Program, as program.group(label) returns it: a context
+    manager in which add_node adds to the group, and the group's settings
+    (each returns the group, to chain them)."""
+
+    def __init__(self, program: Program, label: str) -> None:
+        self._program, self._label = program, label
+
+    @property
+    def label(self) -> str:
+        """The group's label."""
+        return self._label
+
+    def __enter__(self) -> Group:
+        if self._program._current_group is not None:
+            raise ValueError("group() cannot be nested")
+        self._program._current_group = self._label
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._program._current_group = None
+
+    def _settings(self) -> GroupSettings:
+        return self._program._settings.setdefault(self._label, GroupSettings())
+
+    def restart_on_failure(self, max_restarts: int, backoff: float = 0.2) -> Group:
+        """When a node of this group fails (its process exits non-zero or is
+        killed), starts it again, at most `max_restarts` times, `backoff`
+        seconds later and twice as long each time after. Applies under
+        local_mp, test_mp, Slurm and Kubernetes; under local_mt and test_mt,
+        as for a C++ program, a failure stops the program."""
+        if not isinstance(max_restarts, int) or isinstance(max_restarts, bool) or \
+                max_restarts < 0:
+            raise ValueError(f"group {self._label!r}: restart_on_failure takes a count of 0 or "
+                             f"more, not {max_restarts!r}")
+        if not isinstance(backoff, (int, float)) or isinstance(backoff, bool) or backoff < 0:
+            raise ValueError(f"group {self._label!r}: restart_on_failure's backoff is seconds, "
+                             f"0 or more, not {backoff!r}")
+        settings = self._settings()
+        settings.max_restarts, settings.restart_backoff_ms = max_restarts, round(backoff * 1000)
+        return self
+
+    def resources(self, needs: Resources) -> Group:
+        """What each process of this group asks (lp.Resources): Slurm and
+        Kubernetes allocate it; local_mp pins cores and hands out GPUs."""
+        if not isinstance(needs, Resources):
+            raise TypeError(f"group {self._label!r}: resources takes an lp.Resources(cpus=, "
+                            f"memory_mb=, gpus=), not a {type(needs).__name__}")
+        self._settings().resources = needs
+        return self
+
+    def env(self, variables: Mapping[str, str]) -> Group:
+        """Environment variables added to each process of this group (its
+        nodes' Python processes), under every launch."""
+        self._settings().env.update(check_env(self._label, variables))
+        return self

@@ -335,6 +335,18 @@ LAUNCHPAD_DESCRIPTION_HAS_RUN: Final = "has_run"
 LAUNCHPAD_DESCRIPTION_EDGES: Final = "edges"  # the labels of the nodes it was given handles to
 # Its definition, cloudpickled: a byte string
 LAUNCHPAD_DESCRIPTION_DEFINITION: Final = "definition"
+# Per group with settings (program.group(label) in the script, and
+# local_resources' env): a map of the group's label to its restarts, its
+# resources (absent: none asked) and its environment, as lp::node_group's
+# restart_on_failure, resources and env take them.
+LAUNCHPAD_DESCRIPTION_GROUPS: Final = "groups"
+LAUNCHPAD_DESCRIPTION_MAX_RESTARTS: Final = "max_restarts"
+LAUNCHPAD_DESCRIPTION_RESTART_BACKOFF_MS: Final = "restart_backoff_ms"
+LAUNCHPAD_DESCRIPTION_RESOURCES: Final = "resources"  # a map of cpus, memory_mb and gpus
+LAUNCHPAD_DESCRIPTION_CPUS: Final = "cpus"
+LAUNCHPAD_DESCRIPTION_MEMORY_MB: Final = "memory_mb"
+LAUNCHPAD_DESCRIPTION_GPUS: Final = "gpus"
+LAUNCHPAD_DESCRIPTION_ENV: Final = "env"  # a map of names to values
 LAUNCHPAD_DESCRIPTION_LAUNCHER: Final = "lp-launchpad"
 # The launcher's path, before PATH's
 LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE: Final = "LP_LAUNCHPAD_LAUNCHER"

@@ -1565,6 +1565,18 @@ inline constexpr char has_run[] = "has_run";
 inline constexpr char edges[] = "edges";
 // Its definition, cloudpickled: a byte string
 inline constexpr char definition[] = "definition";
+// Per group with settings (program.group(label) in the script, and
+// local_resources' env): a map of the group's label to its restarts, its
+// resources (absent: none asked) and its environment, as lp::node_group's
+// restart_on_failure, resources and env take them.
+inline constexpr char groups[] = "groups";
+inline constexpr char max_restarts[] = "max_restarts";
+inline constexpr char restart_backoff_ms[] = "restart_backoff_ms";
+inline constexpr char resources[] = "resources";  // a map of cpus, memory_mb and gpus
+inline constexpr char cpus[] = "cpus";
+inline constexpr char memory_mb[] = "memory_mb";
+inline constexpr char gpus[] = "gpus";
+inline constexpr char env[] = "env";  // a map of names to values
 inline constexpr char launcher[] = "lp-launchpad";
 // The launcher's path, before PATH's
 inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";

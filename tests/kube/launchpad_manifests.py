@@ -19,6 +19,8 @@ Asserts that:
 - the Jobs are those of the program's groups (coordinator, producer with 3
   indexes, consumer);
 - nothing is left: the description's directory is gone from TMPDIR;
+- tests/launchpad/groups.py's group settings reach their Job: restarts as
+  backoffLimitPerIndex, resources as the container's, its environment;
 - a launch without --lp_kube_image fails naming the flag, and one whose
   description is too large for a Secret fails saying so, each leaving no
   launch directory.
@@ -38,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import cbor2
 
@@ -70,11 +73,60 @@ def missing(what: str, variable: str) -> int:
     return 77
 
 
+def check_groups(work: Path, env: dict[str, str], script: list[str], flags: list[str],
+                 validator: Path, check: Any) -> None:
+    """tests/launchpad/groups.py's groups reach their Jobs: flaky's
+    restart_on_failure(2) as backoffLimitPerIndex 2, its resources
+    (1 CPU, 256 MB) and its environment (program.group(...).env and
+    local_resources'); plain's Job has none of them."""
+    import yaml
+    out = work / "groups"
+    run = subprocess.run([*script, "kubernetes", str(work / "unused"), "2", "0",
+                          *flags[:2], f"--lp_kube_dir={out}"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    written = sorted(out.glob("lp-*")) if out.is_dir() else []
+    check(run.returncode == 0 and len(written) == 1,
+          f"groups.py's manifests are written ({run.returncode}):\n{run.stdout}{run.stderr}")
+    if len(written) != 1:
+        return
+    checked = subprocess.run(["node", str(validator / "validate.mjs"),
+                              str(written[0] / "launch.yaml")],
+                             capture_output=True, text=True, timeout=120)
+    check(checked.returncode == 0,
+          f"the schemas accept groups.py's objects:\n{checked.stdout}{checked.stderr}")
+    objects = [o for o in yaml.safe_load_all((written[0] / "launch.yaml").read_text()) if o]
+    jobs = {o["metadata"]["name"].rsplit("-", 1)[-1]: o for o in objects if o["kind"] == "Job"}
+    flaky, plain = jobs.get("flaky"), jobs.get("plain")
+    check(flaky is not None and plain is not None, f"a Job per group ({sorted(jobs)})")
+    if flaky is None or plain is None:
+        return
+
+    def container(job: dict[str, Any]) -> dict[str, Any]:
+        found: dict[str, Any] = job["spec"]["template"]["spec"]["containers"][0]
+        return found
+
+    check(flaky["spec"]["backoffLimitPerIndex"] == 2 and plain["spec"]["backoffLimitPerIndex"]
+          == 0, "restart_on_failure(2) is flaky's backoffLimitPerIndex 2; plain's is 0 "
+          f"({flaky['spec']['backoffLimitPerIndex']}, {plain['spec']['backoffLimitPerIndex']})")
+    asked = {"cpu": "1", "memory": "256Mi"}
+    check(container(flaky)["resources"] == {"requests": asked, "limits": asked},
+          f"flaky's pods ask lp.Resources(cpus=1, memory_mb=256) "
+          f"({container(flaky)['resources']})")
+    check(container(plain)["resources"]["requests"].get("memory") is None,
+          f"plain's ask no memory ({container(plain)['resources']})")
+    own = [{"name": "GROUPS_TEST_COLOR", "value": "blue"},
+           {"name": "GROUPS_TEST_SHADE", "value": "dark"}]
+    check(all(e in container(flaky)["env"] for e in own)
+          and not any(e["name"].startswith("GROUPS_TEST") for e in container(plain)["env"]),
+          "flaky's pods have its environment (group env and local_resources'), plain's not")
+
+
 def main() -> int:
     if len(sys.argv) != 4:
         print(__doc__)
         return 2
     validator, launcher, programs = (Path(p) for p in sys.argv[1:])
+    groups = programs.parent / "groups.py"
     if not shutil.which("node"):
         return missing(f"no node on PATH; install nodejs and npm, then run npm ci in {validator}",
                        "LP_REQUIRE_KUBE_VALIDATE")
@@ -168,6 +220,7 @@ def main() -> int:
 
         check(not any(tmp.iterdir()),
               f"nothing is left in TMPDIR ({sorted(p.name for p in tmp.iterdir())})")
+        check_groups(work, env, [sys.executable, str(groups)], flags, validator, check)
 
         built = shutil.which("kubectl") and subprocess.run(
             ["kubectl", "kustomize", str(launch)], capture_output=True, text=True, timeout=120)

@@ -1,0 +1,60 @@
+"""A Launchpad program whose groups have settings, run by test_groups.py:
+`groups.py LAUNCH_TYPE DIRECTORY MAX_RESTARTS FAILURES`. Group "flaky"
+restarts on failure at most MAX_RESTARTS times, asks for one core and 256
+MB, and has an environment of its own (program.group(...).env and
+local_resources' PythonProcess); its node fails its first FAILURES
+attempts, then notes "ok" and stops the program. Group "plain" has none of
+these. Each attempt notes, in DIRECTORY, the environment and the cores it
+saw. Under kubernetes (with --lp_kube_image and --lp_dry_run) it writes the
+manifests, which tests/kube/launchpad_manifests.py reads."""
+
+import json
+import os
+import sys
+
+import launchpad as lp
+
+SEEN = ("GROUPS_TEST_COLOR", "GROUPS_TEST_SHADE")
+
+
+def _note(directory, name, seen):
+    with open(os.path.join(directory, name), "w") as f:
+        json.dump(seen, f)
+
+
+def _seen():
+    return {"env": {name: os.environ.get(name) for name in SEEN},
+            "cores": len(os.sched_getaffinity(0))}
+
+
+def _flaky(directory, failures):
+    attempt = sum(name.startswith("attempt_") for name in os.listdir(directory))
+    _note(directory, f"attempt_{attempt}", _seen())
+    if attempt < failures:
+        raise RuntimeError(f"attempt {attempt} fails on purpose")
+    _note(directory, "ok", attempt)
+    lp.stop()
+
+
+def _plain(directory):
+    _note(directory, "plain", _seen())
+
+
+def groups(directory, max_restarts, failures):
+    program = lp.Program("groups")
+    flaky = program.group("flaky").restart_on_failure(max_restarts, backoff=0.05)
+    flaky.resources(lp.Resources(cpus=1, memory_mb=256))
+    with flaky.env({"GROUPS_TEST_COLOR": "blue"}):
+        program.add_node(lp.PyNode(_flaky, directory, failures))
+    program.add_node(lp.PyNode(_plain, directory), label="plain")
+    return program
+
+
+if __name__ == "__main__":
+    launch_type, directory, max_restarts, failures = sys.argv[1:5]
+    # Vertex AI's resources, which Launchpad ignores on this host, as this
+    # does (on a cluster it is refused, for program.group(...).resources).
+    xm = {"flaky": "ignored"} if launch_type.startswith(("local", "test")) else None
+    lp.launch(groups(directory, int(max_restarts), int(failures)), launch_type=launch_type,
+              local_resources={"flaky": lp.PythonProcess(env={"GROUPS_TEST_SHADE": "dark"})},
+              xm_resources=xm).wait()

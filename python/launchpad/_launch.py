@@ -181,6 +181,7 @@ class Controller:
         self._process, self._link, self._directory = process, link, directory
         self._ended = threading.Event()
         self._status: int | None = None
+        self._waited = False  # wait() saw the end: the script knows how it ended
         self._urls: dict[str, str] = {}
         self._secret = ""
         self._clients: dict[str, Node] = {}
@@ -235,8 +236,8 @@ class Controller:
     def wait(self, raise_error: bool = True) -> None:
         """Waits until the program ends. Raises RuntimeError if it did not
         end cleanly (a node failed), unless raise_error is False."""
-        while not self._ended.wait(0.2):  # in steps: the main thread takes signals between them
-            pass
+        self._await_end()
+        self._waited = True
         if raise_error and self._status != 0 and self._kind is LaunchType.KUBERNETES:
             raise RuntimeError(f"the manifests of program {self._program.name} were not "
                                f"written: {LAUNCHER} exited with status {self._status} (its "
@@ -245,6 +246,30 @@ class Controller:
             raise RuntimeError(f"program {self._program.name} ended with status {self._status} "
                                "(a node failed, or the launch was killed; the launcher's "
                                "summary above says which)")
+
+    def _await_end(self) -> None:
+        while not self._ended.wait(0.2):  # in steps: the main thread takes signals between them
+            pass
+
+    def _wait_at_exit(self) -> None:
+        # As Launchpad's: the script ends once its program has. A program
+        # that failed while the script never wait()ed for it would leave the
+        # script's exit status 0 (Python ignores what an atexit handler
+        # raises): the script exits with the launcher's status instead.
+        if self._waited:
+            return
+        self._await_end()
+        status = self._status or 0
+        if status == 0:
+            return
+        code = 128 - status if status < 0 else status  # killed by a signal: 128 + its number
+        print(f"[lp] program {self._program.name} ended with status {status} and this script "
+              f"did not wait() for it: the script exits with status {code}", file=sys.stderr,
+              flush=True)
+        if "logging" in sys.modules:  # what os._exit would skip of the handlers left
+            sys.modules["logging"].shutdown()
+        sys.stdout.flush()
+        os._exit(code)
 
     def stop_and_wait(self) -> None:
         """stop(), then wait() without raising."""
@@ -411,6 +436,5 @@ def launch(programs: Program | Sequence[Program], launch_type: LaunchType | str 
         controller._wait_ready()
     else:
         _handle_signals()
-        # As Launchpad's: the script ends once its program has.
-        atexit.register(controller.wait, raise_error=False)
+        atexit.register(controller._wait_at_exit)
     return controller

@@ -1,11 +1,12 @@
 """A Launchpad program whose groups have settings, run by test_groups.py:
-`groups.py LAUNCH_TYPE DIRECTORY MAX_RESTARTS FAILURES`. Group "flaky"
+`groups.py LAUNCH_TYPE DIRECTORY MAX_RESTARTS FAILURES [nowait]`. Group "flaky"
 restarts on failure at most MAX_RESTARTS times, asks for one core and 256
 MB, and has an environment of its own (program.group(...).env and
 local_resources' PythonProcess); its node fails its first FAILURES
 attempts, then notes "ok" and stops the program. Group "plain" has none of
 these. Each attempt notes, in DIRECTORY, the environment and the cores it
-saw. Under kubernetes (with --lp_kube_image and --lp_dry_run) it writes the
+saw. With `nowait` the script does not call wait(), and ends as its
+program has. Under kubernetes (with --lp_kube_image and --lp_dry_run) it writes the
 manifests, which tests/kube/launchpad_manifests.py reads."""
 
 import json
@@ -52,9 +53,13 @@ def groups(directory, max_restarts, failures):
 
 if __name__ == "__main__":
     launch_type, directory, max_restarts, failures = sys.argv[1:5]
+    waits = "nowait" not in sys.argv[5:]  # the script ends with no wait()
     # Vertex AI's resources, which Launchpad ignores on this host, as this
     # does (on a cluster it is refused, for program.group(...).resources).
     xm = {"flaky": "ignored"} if launch_type.startswith(("local", "test")) else None
-    lp.launch(groups(directory, int(max_restarts), int(failures)), launch_type=launch_type,
-              local_resources={"flaky": lp.PythonProcess(env={"GROUPS_TEST_SHADE": "dark"})},
-              xm_resources=xm).wait()
+    controller = lp.launch(
+        groups(directory, int(max_restarts), int(failures)), launch_type=launch_type,
+        local_resources={"flaky": lp.PythonProcess(env={"GROUPS_TEST_SHADE": "dark"})},
+        xm_resources=xm)
+    if waits:
+        controller.wait()

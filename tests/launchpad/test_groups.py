@@ -4,30 +4,30 @@ fails past its restarts and fails the launch, naming node and count), the
 group's environment from program.group(...).env and local_resources'
 PythonProcess, visible in its node and not in another group's, and its
 resources (local_mp pins its process to one core), under local_mp and
-local_mt (where a failure stops the program, as for a C++ program). Then
-what the front end refuses before anything starts. Each launch runs as
+local_mt (where a failure stops the program, as for a C++ program); the
+exit status of a script that never calls wait(). Then what the front end
+refuses before anything starts. Each launch runs as
 test_launchpad.py's do: a process in a session and TMPDIR of its own,
 bounded in time, leaving nothing."""
 
 import json
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
-from test_launchpad import run
+from test_launchpad import run, skip_without_cloudpickle
 
 import launchpad as lp
 
 
-def launch_groups(launch_type, max_restarts, failures):
+def launch_groups(launch_type, max_restarts, failures, *more):
     """Runs groups.py; returns (status, output, {note: what it saw},
     what is left)."""
     directory = tempfile.mkdtemp(prefix="lp-launchpad-groups-")
     try:
         status, output, _, left = run("groups.py", launch_type, directory, str(max_restarts),
-                                      str(failures))
+                                      str(failures), *more)
         notes = {}
         for name in os.listdir(directory):
             with open(os.path.join(directory, name)) as f:
@@ -83,6 +83,32 @@ class Restarts(unittest.TestCase):
         self.assertEqual(sorted(notes), ["attempt_0", "plain"], output)
         self.assertIn("[lp] node flaky/0 failed", output)
         self.assertEqual(left, [], output)
+
+
+class WithoutWait(unittest.TestCase):
+    """A script that launches and never calls wait() ends once its program
+    has, with the launcher's exit status: 1 when a node failed (Python
+    ignores what an atexit handler raises, so it used to exit 0), 0 when
+    the program ended cleanly."""
+
+    def check(self, launch_type):
+        status, output, notes, left = launch_groups(launch_type, 0, 1, "nowait")
+        self.assertEqual(status, 1, output)
+        self.assertIn("[lp] node flaky/0 failed", output)
+        self.assertIn("[lp] program groups ended with status 1 and this script did not wait() "
+                      "for it: the script exits with status 1", output)
+        self.assertEqual(left, [], output)
+        status, output, notes, left = launch_groups(launch_type, 0, 0, "nowait")
+        self.assertEqual(status, 0, output)
+        self.assertIn("ok", notes, output)
+        self.assertNotIn("did not wait()", output)
+        self.assertEqual(left, [], output)
+
+    def test_local_mt(self):
+        self.check("local_mt")
+
+    def test_local_mp(self):
+        self.check("local_mp")
 
 
 def _work():
@@ -160,12 +186,5 @@ class Refusals(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    try:
-        import cloudpickle  # noqa: F401  (launch() writes definitions with it)
-    except ImportError:
-        if os.environ.get("LP_REQUIRE_CLOUDPICKLE"):
-            raise
-        print("skipped: launchpad.launch() needs cloudpickle (apt-get install "
-              "python3-cloudpickle)")
-        sys.exit(77)
+    skip_without_cloudpickle()
     unittest.main(verbosity=2)

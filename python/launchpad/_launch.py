@@ -2,7 +2,10 @@
 launches it as it launches a C++ program of Python nodes. This process
 writes the description into a directory of its own (mode 0700), starts the
 launcher on it and returns a Controller, as Launchpad's launch returns its
-worker manager: wait() for the program's end, stop() to end it.
+worker manager: wait() for the program's end (or, with
+labels_to_wait_for, for the runs of some groups: each node's process notes
+its run()'s return in runs/<group>/<index> of this directory), stop() to
+end it.
 
 The description is CBOR (src/lp_launchpad.cpp reads it): the program's
 name and, per node, its group, the name shown for it, whether it runs, the
@@ -44,6 +47,7 @@ from launchpad_client import _protocol as protocol
 
 from . import _flags, _program
 from ._groups import PythonProcess, check_env
+from ._nodes import RunEnds
 from ._program import Program
 
 LAUNCHER = protocol.LAUNCHPAD_DESCRIPTION_LAUNCHER
@@ -132,7 +136,8 @@ def _warn_restarts_under_threads(program: Program, kind: LaunchType) -> None:
                   "failure stops the program", file=sys.stderr, flush=True)
 
 
-def _description(program: Program, local_env: Mapping[str, Mapping[str, str]]) -> bytes:
+def _description(program: Program, local_env: Mapping[str, Mapping[str, str]],
+                 runs: str | None) -> bytes:
     # Imported here, not with the module: `import launchpad` (its names, its
     # reference, a program being built) works without cloudpickle, and only
     # launching says what is missing.
@@ -145,8 +150,13 @@ def _description(program: Program, local_env: Mapping[str, Mapping[str, str]]) -
     nodes = []
     for label, node in program._nodes():
         _program._pickled.labels = []
+        noting: Any = node.definition
+        if runs is not None:  # where the node notes that its run() returned
+            group, index = label.rsplit("/", 1)
+            os.makedirs(os.path.join(runs, group), mode=0o700, exist_ok=True)
+            noting = RunEnds(node.definition, os.path.join(runs, group, index))
         try:
-            definition = cloudpickle.dumps(node.definition)
+            definition = cloudpickle.dumps(noting)
             edges = _program._pickled.labels
         except Exception as e:
             raise TypeError(f"node {label} of program {program.name} cannot be described to its "
@@ -233,9 +243,20 @@ class Controller:
         except OSError:
             pass  # the launcher is gone already
 
-    def wait(self, raise_error: bool = True) -> None:
-        """Waits until the program ends. Raises RuntimeError if it did not
-        end cleanly (a node failed), unless raise_error is False."""
+    def wait(self, labels_to_wait_for: Sequence[str] | None = None, raise_error: bool = True,
+             return_on_first_completed: bool = False) -> None:
+        """Waits until the program ends, as Launchpad's does. Raises
+        RuntimeError if it did not end cleanly (a node failed), unless
+        raise_error is False.
+
+        `labels_to_wait_for`: groups' labels; returns once the run() of
+        every node of those groups has returned (with
+        `return_on_first_completed`, of any one of them), the program still
+        running, or once the program ended, whichever comes first. A node
+        with no run() ends with the program."""
+        if labels_to_wait_for is not None and self._runs_ended(labels_to_wait_for,
+                                                               return_on_first_completed):
+            return
         self._await_end()
         self._waited = True
         if raise_error and self._status != 0 and self._kind is LaunchType.KUBERNETES:
@@ -246,6 +267,28 @@ class Controller:
             raise RuntimeError(f"program {self._program.name} ended with status {self._status} "
                                "(a node failed, or the launch was killed; the launcher's "
                                "summary above says which)")
+
+    def _runs_ended(self, labels: Sequence[str], any_one: bool) -> bool:
+        # True once the runs waited for have returned (the nodes' notes in
+        # the launch's directory), False once the program ended first.
+        if isinstance(labels, str):
+            labels = [labels]
+        unknown = [label for label in labels if label not in self._program.groups]
+        if unknown:
+            raise ValueError(f"wait(labels_to_wait_for=...): program {self._program.name} has "
+                             f"no group {', '.join(map(repr, unknown))} (its groups: "
+                             f"{', '.join(self._program.groups)})")
+        if self._kind is LaunchType.KUBERNETES:
+            raise ValueError("wait(labels_to_wait_for=...) waits for nodes that run from this "
+                             "script; under kubernetes wait() returns once the manifests are "
+                             "written (follow the pods with kubectl or lp-kube status)")
+        notes = [os.path.join(self._directory, "runs", label, str(index))
+                 for label in labels for index in range(len(self._program.groups[label]))]
+        done = any if any_one else all
+        while not self._ended.wait(0.1):  # in steps: the main thread takes signals between them
+            if notes and done(os.path.exists(note) for note in notes):
+                return True
+        return False
 
     def _await_end(self) -> None:
         while not self._ended.wait(0.2):  # in steps: the main thread takes signals between them
@@ -395,12 +438,16 @@ def launch(programs: Program | Sequence[Program], launch_type: LaunchType | str 
         raise ValueError("launch_type='test_mp' needs test_case= (its cleanup stops the program)")
     _check_xm_resources(xm_resources, kind)
     flags = [*_flags.passed_on(terminal), *lp_flags]
-    description = _description(program, _local_env(program, local_resources))
+    local_env = _local_env(program, local_resources)
     _warn_restarts_under_threads(program, kind)
     directory = tempfile.mkdtemp(prefix=f"{LAUNCHER}-{program.name}-",  # mode 0700
                                  dir=_description_parent(kind, tuple(flags)))
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
+        # A pod has no file of this host: under kubernetes there is no wait
+        # for labels (wait() returns once the manifests are written).
+        runs = None if kind is LaunchType.KUBERNETES else os.path.join(directory, "runs")
+        description = _description(program, local_env, runs)
         path = os.path.join(directory, "program.cbor")
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
             f.write(description)

@@ -253,3 +253,34 @@ class _Colocation:
                              or (self._first and bool(returned)))
             if raised:
                 raise raised[0]
+
+
+class RunEnds:
+    """A node's definition as launch() describes it: the node's, and the
+    file its process makes when the node's run() has returned, which
+    Controller.wait(labels_to_wait_for=...) looks for in the launch's
+    directory (0700, the script's)."""
+
+    def __init__(self, definition: Definition | Colocated, ran: str) -> None:
+        self.definition, self.ran = definition, ran
+
+    def build(self) -> Any:
+        built = self.definition.build()
+        run: Callable[[], Any] | None = getattr(built, "run", None)
+        if run is None or not callable(run):
+            return built
+        ran, ends = self.ran, run
+
+        def run_and_note() -> None:
+            ends()
+            try:
+                with open(ran, "x"):
+                    pass
+            except OSError:
+                pass  # noted by an earlier run of a restarted node, or no such directory
+
+        try:
+            setattr(built, "run", run_and_note)
+        except (AttributeError, TypeError):
+            pass  # __slots__ or a property: waiting for its group waits for the program's end
+        return built

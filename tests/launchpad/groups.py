@@ -12,6 +12,7 @@ manifests, which tests/kube/launchpad_manifests.py reads."""
 import json
 import os
 import sys
+import time
 
 import launchpad as lp
 
@@ -51,7 +52,49 @@ def groups(directory, max_restarts, failures):
     return program
 
 
+def _quick(directory, index):
+    if index == 1:  # the second waits for the script's word
+        while not os.path.exists(os.path.join(directory, "go")):
+            time.sleep(0.05)
+    _note(directory, f"quick_{index}", index)
+
+
+def _slow(directory):
+    lp.wait_for_stop()
+    _note(directory, "slow", "stopped")
+
+
+def labels_to_wait_for(launch_type, directory):
+    """`groups.py labels LAUNCH_TYPE DIRECTORY`: the script waits for
+    group quick's runs while group slow's runs on, as Launchpad's
+    wait(labels_to_wait_for=...) does, first for the first of them; it
+    notes what it saw after each wait."""
+    program = lp.Program("labels")
+    with program.group("quick"):
+        for index in range(2):
+            program.add_node(lp.PyNode(_quick, directory, index))
+    program.add_node(lp.PyNode(_slow, directory), label="slow")
+    controller = lp.launch(program, launch_type=launch_type)
+    seen = {}
+    controller.wait(labels_to_wait_for=["quick"], return_on_first_completed=True)
+    seen["first"] = sorted(os.listdir(directory)), controller.exit_status
+    _note(directory, "go", None)
+    controller.wait(labels_to_wait_for=["quick"])
+    seen["all"] = sorted(os.listdir(directory)), controller.exit_status
+    try:
+        controller.wait(labels_to_wait_for=["fast"])
+    except ValueError as e:
+        seen["unknown"] = str(e)
+    controller.stop()
+    controller.wait()
+    seen["end"] = sorted(os.listdir(directory)), controller.exit_status
+    _note(directory, "seen", seen)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "labels":
+        labels_to_wait_for(*sys.argv[2:4])
+        sys.exit(0)
     launch_type, directory, max_restarts, failures = sys.argv[1:5]
     waits = "nowait" not in sys.argv[5:]  # the script ends with no wait()
     # Vertex AI's resources, which Launchpad ignores on this host, as this

@@ -111,6 +111,34 @@ class WithoutWait(unittest.TestCase):
         self.check("local_mp")
 
 
+class LabelsToWaitFor(unittest.TestCase):
+    """controller.wait(labels_to_wait_for=["quick"]) returns once the runs
+    of group quick have returned (return_on_first_completed: the first),
+    while group slow still runs; an unknown label is refused."""
+
+    def check(self, launch_type):
+        directory = tempfile.mkdtemp(prefix="lp-launchpad-labels-")
+        try:
+            status, output, _, left = run("groups.py", "labels", launch_type, directory)
+            with open(os.path.join(directory, "seen")) as f:
+                seen = json.load(f)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        self.assertEqual(status, 0, output)
+        self.assertEqual(seen["first"], [["quick_0"], None], output)  # still running
+        self.assertEqual(seen["all"], [["go", "quick_0", "quick_1"], None], output)
+        self.assertIn("program labels has no group 'fast' (its groups: quick, slow)",
+                      seen["unknown"])
+        self.assertEqual(seen["end"], [["go", "quick_0", "quick_1", "slow"], 0], output)
+        self.assertEqual(left, [], output)
+
+    def test_local_mt(self):
+        self.check("local_mt")
+
+    def test_local_mp(self):
+        self.check("local_mp")
+
+
 def _work():
     pass
 

@@ -2,11 +2,14 @@
 that stay up until the program stops, so that its status page, its
 metrics and --lp_status can be read while it runs.
 
-`observed.py LAUNCH_TYPE DIRECTORY CALLS [--lp_* flags]`: the consumer
+`observed.py LAUNCH_TYPE DIRECTORY CALLS [flaky] [--lp_* flags]`: the consumer
 makes CALLS calls of producer/0's work (and one of each other producer's),
 counting them in its counter `works` (works_total), then writes
 DIRECTORY/called; the node labelled `doomed` raises once
-DIRECTORY/fail appears; every node returns at the stop."""
+DIRECTORY/fail appears; every node returns at the stop. With `flaky`, the
+group `flaky` restarts its node once (restart_on_failure(1)): its first
+run() writes DIRECTORY/crashed and raises, its second writes
+DIRECTORY/restarted and waits for the stop."""
 
 import os
 import sys
@@ -52,6 +55,21 @@ class Doomed:
             time.sleep(0.05)
 
 
+class Flaky:
+    def __init__(self, directory):
+        self._directory = directory
+
+    def run(self):
+        crashed = os.path.join(self._directory, "crashed")
+        if not os.path.exists(crashed):
+            with open(crashed, "w"):
+                pass
+            raise RuntimeError("flaky fails its first run")
+        with open(os.path.join(self._directory, "restarted"), "w"):
+            pass
+        lp.wait_for_stop(BOUND)
+
+
 def main():
     launch_type, directory, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
     program = lp.Program("observed")
@@ -59,6 +77,9 @@ def main():
         producers = [program.add_node(lp.CourierNode(Producer)) for _ in range(3)]
     program.add_node(lp.CourierNode(Consumer, producers, directory, calls), label="consumer")
     program.add_node(lp.PyClassNode(Doomed, directory), label="doomed")
+    if sys.argv[4:5] == ["flaky"]:
+        with program.group("flaky").restart_on_failure(1, backoff=0.1):
+            program.add_node(lp.PyClassNode(Flaky, directory))
     lp.launch(program, launch_type=launch_type).wait()
 
 

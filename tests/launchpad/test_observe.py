@@ -12,7 +12,11 @@ consumer/producers, launched by lp-launchpad, with
   the consumer's own counter works_total the same count;
 - `lp-launchpad --lp_status=RUN_DIR` (and --lp_json) under local_mp: every
   node with its group and state, the failed one failed; after the
-  program, that the directory names no running launch.
+  program, that the directory names no running launch;
+- a node of a group with restart_on_failure(1) that fails once under
+  local_mp: serving again in a new process, its one restart in
+  --lp_status's table and JSON, on the page, and in its
+  lp_restarts_total.
 
 Each launch runs in a session and a TMPDIR of its own, which must be empty
 after it (the run directory and the description's directory gone), with no
@@ -105,7 +109,8 @@ class Launch:
     """observed.py under `launch_type`, as its user runs it: `python3
     observed.py ...` with the script's --lp_* flags."""
 
-    def __init__(self, launch_type, *flags):
+    def __init__(self, launch_type, *flags, labels=LABELS):
+        self.labels = labels
         self.scratch = tempfile.mkdtemp(prefix="lp-launchpad-observe-")
         self.tmp, self.marks = (os.path.join(self.scratch, d) for d in ("tmp", "marks"))
         os.mkdir(self.tmp)
@@ -138,7 +143,7 @@ class Launch:
         run_dir = self.wait_for(r"the launch's secret is in (\S+)/secret").group(1)
         page = self.wait_for(r"\[lp\] status at (\S+)").group(1)
         urls = {label: self.wait_for(rf"\[lp\] {re.escape(label)} serving at (\S+)").group(1)
-                for label in LABELS}
+                for label in self.labels}
         wait_until("the consumer's calls", lambda: os.path.exists(os.path.join(self.marks, "called")),
                    STARTUP)
         with open(os.path.join(run_dir, "secret")) as f:
@@ -466,6 +471,76 @@ class StatusCommand(unittest.TestCase):
             code, out, err = status_command(nowhere)
         self.assertEqual((code, out), (1, ""))
         self.assertIn("names no status page", err)
+
+
+# A node's row of the page's table of nodes, by column heading.
+TABLE_ROW = """((label) => {
+  const heads = [...document.querySelectorAll('#table')[0].closest('table').querySelectorAll('thead th')]
+    .map(h => h.textContent);
+  const row = document.querySelector('#table tr[data-label="' + label + '"]');
+  return row && Object.fromEntries(heads.map((h, i) => [h, row.cells[i].textContent]));
+})"""
+
+
+class Restarts(unittest.TestCase):
+    def test_local_mp(self):
+        """A group's restart, seen where a C++ program's is."""
+        labels = LABELS + ["flaky/0"]
+        launch = Launch("local_mp", "flaky", labels=labels)
+        profile = tempfile.mkdtemp(prefix="lp-launchpad-chromium-")
+        browser = None
+        try:
+            run_dir, secret, page, _ = launch.serving()
+            wait_until("flaky/0's second run()", lambda: os.path.exists(os.path.join(launch.marks, "restarted")),
+                       STARTUP)
+            self.assertIn("[lp] node flaky/0 exited with status 1; restarting it in 100 ms (restart 1 of 1)",
+                          launch.output())
+
+            def restarted():
+                code, out, _ = status_command(run_dir, "--lp_json")
+                nodes = {n["label"]: n for n in json.loads(out)["nodes"]} if code == 0 else {}
+                flaky = nodes.get("flaky/0", {})
+                return flaky.get("state") == "serving" and flaky.get("restarts") == 1 and nodes
+            nodes = wait_until("--lp_status --lp_json shows flaky/0 serving after 1 restart", restarted, 30)
+            self.assertEqual(nodes["flaky/0"]["group"], "flaky")
+            self.assertEqual({label: n["restarts"] for label, n in nodes.items() if label != "flaky/0"},
+                             {label: 0 for label in LABELS})
+            code, table, err = status_command(run_dir)
+            self.assertEqual(code, 0, err)
+            rows = {line.split()[0]: line.split() for line in table.splitlines()[2:]
+                    if line.strip() and not line.startswith(" ")}
+            self.assertEqual(rows["flaky/0"][1:4:2], ["serving", "1"], table)  # STATE, RESTARTS
+            self.assertEqual(rows["flaky/0"][2], str(nodes["flaky/0"]["pid"]), table)
+
+            # The new process's metrics (its address: the nodes file's last line for it).
+            with open(os.path.join(run_dir, "nodes")) as f:
+                url = [line.split()[1] for line in f if line.split()[:1] == ["flaky/0"]][-1]
+            status, text = get(url + "/lp/v1/metrics", secret)
+            self.assertEqual(status, 200)
+            self.assertIn('\nlp_restarts_total{node="flaky/0"} 1\n', text)
+
+            chromium = shutil.which("chromium")
+            if chromium or os.environ.get("LP_REQUIRE_CHROMIUM"):
+                browser = Browser(tool("chromium", "chromium", "LP_REQUIRE_CHROMIUM"), profile)
+                browser.open(page)
+                browser.wait_for("the page asks for the secret",
+                                 "getComputedStyle(document.getElementById('login')).display === 'block'")
+                browser.paste_secret(secret)
+                row = wait_until("the page's row of flaky/0",
+                                 lambda: browser.evaluate("document.body.dataset.loaded === 'yes'")
+                                 and browser.evaluate(f"{TABLE_ROW}('flaky/0')"), 20)
+                self.assertEqual((row["state"], row["restarts"]), ("serving", "1"), row)
+                self.assertEqual(browser.evaluate(f"{TABLE_ROW}('producer/0')")["restarts"], "0")
+            print(f"local_mp, flaky/0 restarted once:\n{table}", flush=True)
+        finally:
+            if browser:
+                browser.close()
+            shutil.rmtree(profile, ignore_errors=True)
+            status, left = launch.stop()
+            output = launch.output()
+            launch.clean()
+        self.assertEqual(status, 0, output)
+        self.assertEqual(left, [], output)
 
 
 if __name__ == "__main__":

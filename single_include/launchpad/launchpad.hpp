@@ -17783,6 +17783,8 @@ inline constexpr const char* group =
     "LP_KUBE_GROUP";  // a node pod's process group, as in the graph
 inline constexpr const char* service =
     "LP_KUBE_SERVICE";  // the headless Service: the pods' subdomain
+// A node pod's: where its emptyDir for the nodes' unix sockets is mounted.
+inline constexpr const char* socket_dir = "LP_KUBE_SOCKET_DIR";
 // Set by the Job controller in every pod of an Indexed Job.
 inline constexpr const char* index = "JOB_COMPLETION_INDEX";
 }  // namespace pod_env
@@ -17794,6 +17796,11 @@ inline constexpr std::string_view node_role = "node";
 // files (secret, tls.crt, tls.key), so a pod reads its credentials as
 // every node process does (run_directory::credentials_of).
 inline constexpr const char* secret_mount = "/var/run/launchpad";
+
+// Where a node pod mounts an emptyDir for sockets/ of the nodes in the pod:
+// its C++ process and the Python nodes it hosts call each other there (the
+// Secret's mount is read-only). The volume goes with the pod.
+inline constexpr const char* sockets_mount = "/var/run/launchpad-local";
 
 // The coordinator's own directory in its pod: the status page's URL and
 // the secret, for `--lp_status` run there (kubectl exec; tools/lp-kube).
@@ -19013,6 +19020,7 @@ inline constexpr std::size_t max_secret_bytes = 1024 * 1024;
 
 // Where the Secret's volume is called in each pod.
 inline constexpr const char* secret_volume = "launchpad";
+inline constexpr const char* sockets_volume = "local-calls";
 
 namespace manifest_detail {
 
@@ -19078,7 +19086,8 @@ inline yaml_value command_of(const manifest_plan& plan) {
 // An Indexed Job's pod template; `container` is completed with the image,
 // the command, the Secret's mount and the environment.
 inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan& plan,
-                               yaml_value container, const yaml_value& env) {
+                               yaml_value container, const yaml_value& env,
+                               bool with_sockets = false) {
   yaml_value full = yaml_value::object();
   full["name"] = container["name"];
   full["image"] = plan.image;
@@ -19087,6 +19096,10 @@ inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan
   for (const auto& [key, value] : container.items())
     if (key != "name") full[key] = value;
   full["volumeMounts"] = secret_mount_of();
+  // A node pod's sockets, on a volume of the pod's own (names.hpp).
+  if (with_sockets)
+    full["volumeMounts"].push_back(
+        {{"name", sockets_volume}, {"mountPath", sockets_mount}});
   yaml_value spec = yaml_value::object();
   // The pods' DNS names, <job>-<index>.<service>, exist through the
   // headless Service named here.
@@ -19097,6 +19110,9 @@ inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan
   spec["terminationGracePeriodSeconds"] = plan.termination_notice_secs + 5;
   spec["containers"] = yaml_value::array({full});
   spec["volumes"] = secret_volume_of(plan);
+  if (with_sockets)
+    spec["volumes"].push_back(
+        {{"name", sockets_volume}, {"emptyDir", yaml_value::object()}});
   yaml_value pod = yaml_value::object();
   pod["metadata"] = {{"labels", pod_labels}};
   pod["spec"] = spec;
@@ -19277,6 +19293,7 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   env.push_back(env_entry(child_env::run_dir, secret_mount));
   env.push_back(
       env_entry(child_env::policy, std::string(name_of(policy_kind::kubernetes))));
+  env.push_back(env_entry(pod_env::socket_dir, sockets_mount));
   for (const auto& [name, value] : settings.env) env.push_back(env_entry(name, value));
   yaml_value container = yaml_value::object();
   container["name"] = "node";
@@ -19305,7 +19322,7 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
       {"values", yaml_value::array({unrecoverable_exit_status})}};
   spec["podFailurePolicy"] = {
       {"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
-  spec["template"] = pod_template(pod_labels, plan, container, env);
+  spec["template"] = pod_template(pod_labels, plan, container, env, true);
   yaml_value job = yaml_value::object();
   job["apiVersion"] = "batch/v1";
   job["kind"] = "Job";
@@ -19496,6 +19513,8 @@ struct node_site {
   // Without --lp_checkpoint_dir, checkpoints go to the run directory; a
   // pod's is its Secret, read-only, and a pod keeps none without a volume.
   bool checkpoints_in_run_dir = true;
+  // Where sockets/ goes when not in the run directory: a pod's emptyDir.
+  std::string sockets_root;
 };
 
 // The life of a node process: host its nodes, publish them, stop when the
@@ -19573,6 +19592,8 @@ inline int run_pod_node(const program& graph, transport_kind transport,
   site.bind_host = "0.0.0.0";
   site.report_end = true;
   site.checkpoints_in_run_dir = false;
+  // Unset in a pod of manifests written before the sockets' volume: TCP only.
+  if (const char* sockets = std::getenv(pod_env::socket_dir)) site.sockets_root = sockets;
   std::string rendezvous;
   try {
     auto unit = unit_of_pod(graph);
@@ -20300,11 +20321,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // job's steps share a run directory on the file system of its hosts,
     // where each host's steps make their sockets, and a caller takes a
     // node's only from the same host and network namespace (its published
-    // host identity): steps on other hosts call over TCP. A pod's sockets
-    // are for later.
+    // host identity): steps on other hosts call over TCP. A pod's nodes
+    // (its colocated ones, and its Python nodes' processes) make theirs on
+    // the pod's emptyDir; other pods are in other network namespaces.
     if (policy == policy_kind::local_mp || policy == policy_kind::test_mp ||
         policy == policy_kind::slurm)
       options.socket_dir = same_host_dir(settings, run_dir);
+    else if (policy == policy_kind::kubernetes && !site.sockets_root.empty())
+      options.socket_dir = same_host_dir(settings, site.sockets_root);
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
     options.max_body_bytes = settings.server.max_body_mb << 20;

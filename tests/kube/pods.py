@@ -12,7 +12,10 @@ What it stands in for, and how:
   and JOB_COMPLETION_INDEX, over the image's: --image-env), its working
   directory (the container's workingDir, else the image's: --workdir), and
   the Secret's keys as files (`data`'s decoded from base64, and
-  `stringData`'s);
+  `stringData`'s), and an emptyDir volume, fresh at each start, where the
+  container mounts one and LP_KUBE_SOCKET_DIR names its mount path (the
+  node's sockets/: a directory of the harness's instead, 0777 as an
+  emptyDir's);
 - cluster DNS: every pod's /etc/hosts names every pod as
   `<job>-<index>.<service>`, the names that the headless Service gives;
 - the Job controller: a pod that exits 0 completes its index; one that
@@ -92,6 +95,7 @@ class Pod:
         self.outcome = ""  # "succeeded" or "failed" once its index is done
         self.restart_at = 0.0
         self.log_path = ""
+        self.sockets_dir = ""  # its emptyDir of sockets, at its last start
 
 
 def load(manifest_dir: Path) -> tuple[list[dict], dict]:
@@ -243,7 +247,7 @@ def run(args, pods: list[Pod], secret: dict, work: Path) -> int:
         "pods": [
             {"pod": p.name, "job": p.job["metadata"]["name"], "index": p.index,
              "starts": p.starts, "exits": p.exits, "outcome": p.outcome or "running",
-             "log": p.log_path}
+             "log": p.log_path, "sockets": p.sockets_dir}
             for p in pods
         ],
     }
@@ -286,6 +290,14 @@ class Image:
         self.workdir = workdir
 
 
+def empty_dir_mounted_at(pod: Pod, path: str) -> bool:
+    """Whether the pod's container mounts an emptyDir volume at path."""
+    spec = pod.job["spec"]["template"]["spec"]
+    empty = {v["name"] for v in spec.get("volumes", []) if "emptyDir" in v}
+    return any(m["mountPath"] == path and m["name"] in empty
+               for m in spec["containers"][0].get("volumeMounts", []))
+
+
 def container_env(pod: Pod, secret_dir: Path, image: Image) -> dict:
     """The environment of the pod's container: its env over the image's,
     as the kubelet merges them."""
@@ -295,6 +307,11 @@ def container_env(pod: Pod, secret_dir: Path, image: Image) -> dict:
     for variable in container.get("env", []):
         env[variable["name"]] = variable["value"]
     env["LP_RUN_DIR"] = str(secret_dir)  # the harness's, not the mount path
+    if "LP_KUBE_SOCKET_DIR" in env:
+        if not empty_dir_mounted_at(pod, env["LP_KUBE_SOCKET_DIR"]):
+            sys.exit(f"pods.py: {pod.name}'s LP_KUBE_SOCKET_DIR={env['LP_KUBE_SOCKET_DIR']} "
+                     "is no emptyDir's mount path")
+        env["LP_KUBE_SOCKET_DIR"] = pod.sockets_dir  # the harness's, as for the Secret
     for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"):
         if name in os.environ:
             env[name] = os.environ[name]
@@ -305,11 +322,16 @@ def start(pod: Pod, binary: str, secret_dir: Path, hosts: Path, work: Path,
           image: Image) -> None:
     spec = pod.job["spec"]["template"]["spec"]
     container = spec["containers"][0]
-    env = container_env(pod, secret_dir, image)
     command = [binary] + list(container.get("args", []))
     if container.get("command"):
         command = [binary] + list(container["command"][1:]) + list(container.get("args", []))
     pod.starts += 1
+    # A pod that starts again is a new pod of its Job, with a new emptyDir.
+    sockets = work / f"{pod.name}.{pod.starts}.sockets"
+    sockets.mkdir()
+    sockets.chmod(0o777)
+    pod.sockets_dir = str(sockets)
+    env = container_env(pod, secret_dir, image)
     pod.log_path = str(work / f"{pod.name}.log")
     log = open(pod.log_path, "a")
     log.write(f"== start {pod.starts}\n")

@@ -24,7 +24,9 @@ network namespace per pod.
    whose environment puts the package launchpad_client on PYTHONPATH and
    whose working directory holds learner.py: every index succeeds, the
    learner's Python process runs in its pod with that interpreter,
-   PYTHONPATH and working directory, and nothing of it is left after. The
+   PYTHONPATH and working directory, serves on its socket in sockets/ of
+   its pod's emptyDir (the pod holds two processes: the learner's host and
+   the learner), and nothing of it is left after. The
    second actor's pod starts only once the program stops and the other
    pods have ended (pods.py --start-late): it joins, is told to stop, and
    exits 0 as well.
@@ -47,6 +49,13 @@ network namespace per pod.
    and a SIGTERM to the coordinator (lp-kube stop) stops it cleanly: the
    node sees the stop, every index succeeds. Skipped without cloudpickle,
    unless LP_REQUIRE_CLOUDPICKLE is set.
+9. Nodes that share a pod call each other over their sockets there
+   (tests/processes, scenario "bulk_in_one_pod": a mirror and a caller in
+   a colocated group, one process in one pod): the caller's 5 echoes of 4 MB
+   come back whole, all 5 in shared memory, which only the unix socket
+   carries; the node's sockets/ on the pod's emptyDir was 0700 and is empty
+   once the pod ends. With --lp_same_host=off: 5 whole, none in shared
+   memory, no sockets/.
 
 Needs root, iproute2 and util-linux (tools/test-hosts.sh); exits 77 (skipped)
 with a message without them, unless LP_REQUIRE_KUBE_PODS is set.
@@ -135,10 +144,12 @@ def what_runtime_has(pid: int) -> dict | None:
 
 
 def run_pods_watching(binary: str, manifest_dir: Path, work: Path,
-                      *options: str) -> tuple[dict, dict | None]:
+                      *options: str) -> tuple[dict, dict | None, set[str]]:
     """run_pods, looking meanwhile (every 20 ms) for a Python node's process
-    in a pod: what it was given, read as soon as it runs."""
+    in a pod: what it was given, read as soon as it runs; and for the
+    sockets in the pods' emptyDirs (pod.N.sockets/sockets/LABEL.sock)."""
     seen = None
+    sockets: set[str] = set()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pods = subprocess.Popen(pods_command(binary, manifest_dir, work, *options),
                                 stdout=out, stderr=err)
@@ -148,6 +159,8 @@ def run_pods_watching(binary: str, manifest_dir: Path, work: Path,
                 if seen is None:
                     for pid in runtimes():
                         seen = what_runtime_has(pid) or seen
+                sockets.update(str(p.relative_to(work / "pods"))
+                               for p in (work / "pods").glob("*.sockets/sockets/*.sock"))
                 time.sleep(0.02)
         finally:
             if pods.poll() is None:
@@ -163,7 +176,7 @@ def run_pods_watching(binary: str, manifest_dir: Path, work: Path,
         err.seek(0)
         if pods.returncode != 0:
             sys.exit(f"pods.py failed ({pods.returncode}):\n{err.read().decode(errors='replace')}")
-        return json.loads(out.read()), seen
+        return json.loads(out.read()), seen, sockets
 
 
 def log_of(report: dict, pod_suffix: str) -> str:
@@ -220,7 +233,7 @@ def python_learner(binary: str, python: str, work: Path) -> None:
     example = ROOT / "examples" / "python_learner"
     package = ROOT / "python"
     manifest_dir = manifests(binary, work, f"--lp_python={python}")
-    report, seen = run_pods_watching(
+    report, seen, sockets = run_pods_watching(
         binary, manifest_dir, work, "--image-env", f"PYTHONPATH={package}",
         "--workdir", str(example), "--start-late", "actors:1")
     check(report["coordinator"] == 0, "python_learner: the coordinator exits 0", report)
@@ -241,6 +254,11 @@ def python_learner(binary: str, python: str, work: Path) -> None:
           f"python_learner: with the image's PYTHONPATH ({seen['PYTHONPATH']})", report)
     check(seen["net"] != os.stat("/proc/self/ns/net").st_ino,
           "python_learner: in its pod's network namespace", report)
+    # The pod holds two processes: the learner's host and the learner.
+    learner_pod = next(p["pod"] for p in report["pods"] if p["pod"].endswith("-nodes-0"))
+    check(f"{learner_pod}.1.sockets/sockets/learner.sock" in sockets,
+          f"python_learner: the learner served on its socket in its pod's emptyDir ({sockets})",
+          report)
     check(not runtimes(), "python_learner: no Python process is left", report)
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     check(not re.search(r"^lp-h[0-9]+", namespaces, re.M),
@@ -301,8 +319,8 @@ def launchpad_program(launcher: str, python: str, work: Path) -> None:
     result = work / "result.json"
     manifest_dir = launchpad_manifests(launcher, python, work, "consumer_producers", result)
     tmp = work / "tmp"
-    report, seen = run_pods_watching(launcher, manifest_dir, work, "--image-env",
-                                     f"PYTHONPATH={ROOT / 'python'}")
+    report, seen, _ = run_pods_watching(launcher, manifest_dir, work, "--image-env",
+                                        f"PYTHONPATH={ROOT / 'python'}")
     check(report["coordinator"] == 0, "launchpad: the coordinator exits 0", report)
     check(all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
           "launchpad: every index of every Job succeeds at its first start", report)
@@ -352,6 +370,34 @@ def launchpad_program(launcher: str, python: str, work: Path) -> None:
           report)
     check(sorted(p.name for p in waiter.iterdir()) == ["started", "stopped"],
           "launchpad until_stopped: the node saw the stop (lp.wait_for_stop returned)", report)
+
+
+def one_pod(program: str, work: Path) -> None:
+    """Scenario bulk_in_one_pod, with the sockets in the pod (the default)
+    and without (--lp_same_host=off)."""
+    for same_host in ("on", "off"):
+        where = work / same_host
+        where.mkdir(parents=True)
+        report = run_pods(program, manifests(program, where, "--scenario=bulk_in_one_pod",
+                                             f"--dir={where}", f"--lp_same_host={same_host}"),
+                          where)
+        name = f"one pod, --lp_same_host={same_host}"
+        check(report["coordinator"] == 0
+              and all(p["outcome"] == "succeeded" and p["exits"] == [0] for p in report["pods"]),
+              f"{name}: the coordinator exits 0, the pair's index succeeds", report)
+        calls = (where / "bulk.calls").read_text() if (where / "bulk.calls").exists() else ""
+        expected = "5 5" if same_host == "on" else "5 0"
+        check(calls == expected,
+              f"{name}: of the 5 echoes, whole and in shared memory: '{calls}' (want '{expected}')",
+              report)
+        pod = next(p for p in report["pods"] if p["pod"].endswith("-pair-0"))
+        sockets = Path(pod["sockets"]) / "sockets"
+        if same_host == "on":
+            check(sockets.is_dir() and (sockets.stat().st_mode & 0o777) == 0o700
+                  and not any(sockets.iterdir()),
+                  f"{name}: sockets/ on the pod's emptyDir, 0700, empty after the pod", report)
+        else:
+            check(not sockets.exists(), f"{name}: no sockets/", report)
 
 
 def main() -> int:
@@ -418,6 +464,7 @@ def main() -> int:
         check("flaky/0 failed (its pod ended without a word" in log_of(report, "coordinator-0"),
               "flaky: the coordinator counts the kill against the group's restarts", report)
 
+        one_pod(program, work / "one_pod")
         python_learner(learner, python, work / "pl")
         python_missing(missing, python, work / "pm")
         launchpad_program(launcher, python, work / "lp")

@@ -236,10 +236,11 @@ LP_SERVICE(Mirror, echo);
 // Calls the mirror 5 times with 4 MB of float32, then writes to
 // <dir>/bulk.calls how many replies came back whole and how many of them
 // in shared memory (a unix socket's: the mirror on this host), and serves
-// until the program stops.
+// until the program stops, or stops it.
 struct BulkCaller {
   lp::client<Mirror> mirror;
   std::string dir;
+  bool then_stop = false;
   void run() {
     constexpr std::size_t floats = std::size_t{1} << 20;
     lp::tensor<float> values({floats}, std::vector<float>(floats, 0.5f));
@@ -250,7 +251,10 @@ struct BulkCaller {
       shared += back.in_shared_memory();
     }
     touch(dir + "/bulk.calls", std::to_string(whole) + " " + std::to_string(shared));
-    lp::wait_for_stop();
+    if (then_stop)
+      lp::stop();
+    else
+      lp::wait_for_stop();
   }
 };
 LP_SERVICE(BulkCaller);
@@ -610,6 +614,11 @@ inline void make(lp::program& p, const std::string& name, const std::string& dir
     // A whole host each, as "wire".
     auto mirror = p.group("mirror").resources({.cpus = 4}).add_node<Mirror>();
     p.group("caller").resources({.cpus = 4}).add_node<BulkCaller>(mirror, dir);
+  } else if (name == "bulk_in_one_pod") {
+    // One process: in a pod of its own under Kubernetes.
+    auto pair = p.group("pair").colocate();
+    auto mirror = pair.add_node<Mirror>();
+    pair.add_node<BulkCaller>(mirror, dir, true);
   } else if (name == "many" || name == "many_colocated") {
     auto many = p.group("many");
     if (name == "many_colocated") many.colocate();

@@ -91,6 +91,8 @@ inline int run_pod_node(const program& graph, transport_kind transport,
   site.bind_host = "0.0.0.0";
   site.report_end = true;
   site.checkpoints_in_run_dir = false;
+  // Unset in a pod of manifests written before the sockets' volume: TCP only.
+  if (const char* sockets = std::getenv(pod_env::socket_dir)) site.sockets_root = sockets;
   std::string rendezvous;
   try {
     auto unit = unit_of_pod(graph);

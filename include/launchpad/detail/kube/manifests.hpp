@@ -42,6 +42,7 @@ inline constexpr std::size_t max_secret_bytes = 1024 * 1024;
 
 // Where the Secret's volume is called in each pod.
 inline constexpr const char* secret_volume = "launchpad";
+inline constexpr const char* sockets_volume = "local-calls";
 
 namespace manifest_detail {
 
@@ -107,7 +108,8 @@ inline yaml_value command_of(const manifest_plan& plan) {
 // An Indexed Job's pod template; `container` is completed with the image,
 // the command, the Secret's mount and the environment.
 inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan& plan,
-                               yaml_value container, const yaml_value& env) {
+                               yaml_value container, const yaml_value& env,
+                               bool with_sockets = false) {
   yaml_value full = yaml_value::object();
   full["name"] = container["name"];
   full["image"] = plan.image;
@@ -116,6 +118,10 @@ inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan
   for (const auto& [key, value] : container.items())
     if (key != "name") full[key] = value;
   full["volumeMounts"] = secret_mount_of();
+  // A node pod's sockets, on a volume of the pod's own (names.hpp).
+  if (with_sockets)
+    full["volumeMounts"].push_back(
+        {{"name", sockets_volume}, {"mountPath", sockets_mount}});
   yaml_value spec = yaml_value::object();
   // The pods' DNS names, <job>-<index>.<service>, exist through the
   // headless Service named here.
@@ -126,6 +132,9 @@ inline yaml_value pod_template(const yaml_value& pod_labels, const manifest_plan
   spec["terminationGracePeriodSeconds"] = plan.termination_notice_secs + 5;
   spec["containers"] = yaml_value::array({full});
   spec["volumes"] = secret_volume_of(plan);
+  if (with_sockets)
+    spec["volumes"].push_back(
+        {{"name", sockets_volume}, {"emptyDir", yaml_value::object()}});
   yaml_value pod = yaml_value::object();
   pod["metadata"] = {{"labels", pod_labels}};
   pod["spec"] = spec;
@@ -306,6 +315,7 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
   env.push_back(env_entry(child_env::run_dir, secret_mount));
   env.push_back(
       env_entry(child_env::policy, std::string(name_of(policy_kind::kubernetes))));
+  env.push_back(env_entry(pod_env::socket_dir, sockets_mount));
   for (const auto& [name, value] : settings.env) env.push_back(env_entry(name, value));
   yaml_value container = yaml_value::object();
   container["name"] = "node";
@@ -334,7 +344,7 @@ inline yaml_value group_job_object(const program& graph, const manifest_plan& pl
       {"values", yaml_value::array({unrecoverable_exit_status})}};
   spec["podFailurePolicy"] = {
       {"rules", yaml_value::array({ignore_disruptions, unrecoverable})}};
-  spec["template"] = pod_template(pod_labels, plan, container, env);
+  spec["template"] = pod_template(pod_labels, plan, container, env, true);
   yaml_value job = yaml_value::object();
   job["apiVersion"] = "batch/v1";
   job["kind"] = "Job";

@@ -22,6 +22,8 @@ inline constexpr const char* group =
     "LP_KUBE_GROUP";  // a node pod's process group, as in the graph
 inline constexpr const char* service =
     "LP_KUBE_SERVICE";  // the headless Service: the pods' subdomain
+// A node pod's: where its emptyDir for the nodes' unix sockets is mounted.
+inline constexpr const char* socket_dir = "LP_KUBE_SOCKET_DIR";
 // Set by the Job controller in every pod of an Indexed Job.
 inline constexpr const char* index = "JOB_COMPLETION_INDEX";
 }  // namespace pod_env
@@ -33,6 +35,11 @@ inline constexpr std::string_view node_role = "node";
 // files (secret, tls.crt, tls.key), so a pod reads its credentials as
 // every node process does (run_directory::credentials_of).
 inline constexpr const char* secret_mount = "/var/run/launchpad";
+
+// Where a node pod mounts an emptyDir for sockets/ of the nodes in the pod:
+// its C++ process and the Python nodes it hosts call each other there (the
+// Secret's mount is read-only). The volume goes with the pod.
+inline constexpr const char* sockets_mount = "/var/run/launchpad-local";
 
 // The coordinator's own directory in its pod: the status page's URL and
 // the secret, for `--lp_status` run there (kubectl exec; tools/lp-kube).

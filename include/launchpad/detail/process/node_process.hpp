@@ -37,6 +37,8 @@ struct node_site {
   // Without --lp_checkpoint_dir, checkpoints go to the run directory; a
   // pod's is its Secret, read-only, and a pod keeps none without a volume.
   bool checkpoints_in_run_dir = true;
+  // Where sockets/ goes when not in the run directory: a pod's emptyDir.
+  std::string sockets_root;
 };
 
 // The life of a node process: host its nodes, publish them, stop when the

@@ -115,11 +115,14 @@ LP_API int run_node_process(const program& graph, transport_kind transport,
     // job's steps share a run directory on the file system of its hosts,
     // where each host's steps make their sockets, and a caller takes a
     // node's only from the same host and network namespace (its published
-    // host identity): steps on other hosts call over TCP. A pod's sockets
-    // are for later.
+    // host identity): steps on other hosts call over TCP. A pod's nodes
+    // (its colocated ones, and its Python nodes' processes) make theirs on
+    // the pod's emptyDir; other pods are in other network namespaces.
     if (policy == policy_kind::local_mp || policy == policy_kind::test_mp ||
         policy == policy_kind::slurm)
       options.socket_dir = same_host_dir(settings, run_dir);
+    else if (policy == policy_kind::kubernetes && !site.sockets_root.empty())
+      options.socket_dir = same_host_dir(settings, site.sockets_root);
     options.bind_host = site.bind_host;
     options.advertise_host = site.advertise_host;
     options.max_body_bytes = settings.server.max_body_mb << 20;

@@ -555,6 +555,61 @@ TEST_SUITE("slurm") {
   }
 
   TEST_CASE(
+      "a Launchpad program's group settings as a Slurm job: restart_on_failure restarts "
+      "its "
+      "node in a new step, with the group's environment and resources") {
+    if (!shell(env_path("LP_NODE_PYTHON") + " -c 'import cloudpickle'").first) {
+      if (std::getenv("LP_REQUIRE_SLURM"))
+        FAIL("lp.launch needs python3-cloudpickle: apt-get install python3-cloudpickle");
+      MESSAGE("skipped: no cloudpickle for " << env_path("LP_NODE_PYTHON"));
+      return;
+    }
+    scratch dir;
+    std::filesystem::create_directories(dir.path + "/tmp");
+    auto notes = dir.path + "/notes";
+    std::filesystem::create_directories(notes);
+    // tests/launchpad/groups.py: group flaky's node fails once, against one
+    // restart, then stops the program; group plain notes its environment.
+    auto groups = std::filesystem::path(env_path("LP_LAUNCHPAD_PROGRAMS"))
+                      .replace_filename("groups.py")
+                      .string();
+    std::vector<std::string> args{
+        "/usr/bin/env",
+        "-C",
+        dir.path,
+        "PYTHONPATH=" + env_path("LP_PYTHON_PACKAGE_DIR"),
+        "TMPDIR=" + dir.path + "/tmp",
+        "LP_LAUNCHPAD_LAUNCHER=" + env_path("LP_LAUNCHPAD_LAUNCHER"),
+        env_path("LP_NODE_PYTHON"),
+        groups,
+        "slurm",
+        notes,
+        "1",
+        "1"};
+    for (auto& flag : slurm_flags(dir)) args.push_back(flag);
+    command launcher(args);
+    auto status = launcher.exit_code(180s);
+    auto output = launcher.output();
+    INFO(output);
+    REQUIRE(status.has_value());
+    CHECK(*status == 0);
+    CHECK(output.find("[lp] node flaky/0 exited with status 1; restarting it in 50 ms "
+                      "(restart 1 of 1)") != std::string::npos);
+    // Both attempts saw the group's environment (its env and
+    // local_resources'); the other group saw neither.
+    std::string own =
+        R"("env": {"GROUPS_TEST_COLOR": "blue", "GROUPS_TEST_SHADE": "dark"})";
+    CHECK(file_text(notes + "/attempt_0").find(own) != std::string::npos);
+    CHECK(file_text(notes + "/attempt_1").find(own) != std::string::npos);
+    CHECK(file_text(notes + "/ok") == "1");
+    CHECK(file_text(notes + "/plain").find(R"("GROUPS_TEST_COLOR": null)") !=
+          std::string::npos);
+    CHECK(command::job_gone(launcher.job()));
+    CHECK(eventually([&] { return python_runtimes(dir.path).empty(); }, 10s));
+    CHECK(std::filesystem::is_empty(dir.path + "/tmp"));
+  }
+
+  TEST_CASE(
       "a Python node whose module does not import: the job fails before any node starts, "
       "naming the node and the module, with no restart") {
     scratch dir;

@@ -1685,6 +1685,139 @@ inline constexpr int hung_run = 125;  // run() made no sign of progress for that
 
 }  // namespace lp::detail::protocol
 
+// ---- launchpad/detail/util/spare_vectors.hpp ----
+
+// The storage of large vectors of numbers, used again by the next call.
+//
+// A node that takes and returns a std::vector of megabytes gets its values
+// in memory glibc hands out and takes back on every call: on a server
+// thread, whose arena is a heap of at most 64 MiB whatever M_MMAP_THRESHOLD
+// says, a block of 64 MiB is mmapped anew each time, and every page of it
+// faults and is zeroed by the kernel on its first write. On a VM that costs
+// more than two copies of the values, on each side of each call
+// (benchmarks/README.md, 12e). So the vector a node returned, once its
+// reply no longer needs it, is kept here (wire/result.hpp, write_result),
+// and the next
+// large array decoded into a std::vector of that element type
+// (typed_array::unpack) takes its storage: a steady stream of calls copies
+// into memory already faulted in.
+//
+// Bounded: a vector is kept only from 1 MiB (below that malloc's heap keeps
+// the memory anyway), is taken only by a vector of at least half its size,
+// at most `most_kept` per element type and `cap` bytes in all are kept, what
+// has not been taken for `idle_limit` is freed at the next use of the store,
+// and all of it when the threads of a load retire (let_go, called by a pool
+// thread that leaves: util/thread_pool.hpp), so that a node's memory
+// follows its load down as malloc_tuning.hpp has it.
+
+#include <mutex>
+
+namespace lp::detail::spare {
+
+using clock = std::chrono::steady_clock;
+
+inline constexpr std::size_t smallest = std::size_t{1} << 20;  // bytes
+inline constexpr std::size_t cap = std::size_t{256} << 20;     // bytes, all types
+inline constexpr std::size_t most_kept = 4;                    // per element type
+inline constexpr auto idle_limit = std::chrono::seconds(30);
+
+// The bytes kept, all element types together, and how to free each type's.
+struct account {
+  std::mutex mutex;
+  std::size_t bytes = 0;
+  std::vector<void (*)(account&)> let_go;  // one per element type kept so far
+};
+
+// Never destroyed: a vector may come back while the process ends.
+inline account& the_account() {
+  static auto* shared = new account;
+  return *shared;
+}
+
+// Frees every vector kept: a load has gone.
+inline void let_go() {
+  auto& a = the_account();
+  std::lock_guard lock(a.mutex);
+  for (auto drop : a.let_go) drop(a);
+}
+
+template <class T>
+class vectors {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
+                "only vectors of numbers are kept");
+
+ public:
+  // Whether a vector of `count` values is worth keeping.
+  static bool worth(std::size_t count) { return count >= smallest / sizeof(T); }
+
+  // Gives `out` the storage of a kept vector with room for `count` values
+  // and at most twice that, emptied; false if none is kept.
+  static bool take(std::size_t count, std::vector<T>& out) {
+    auto& a = the_account();
+    std::lock_guard lock(a.mutex);
+    auto& kept = store();
+    drop_idle(a, kept);
+    auto best = kept.end();
+    for (auto it = kept.begin(); it != kept.end(); ++it)
+      if (it->values.capacity() >= count && it->values.capacity() / 2 <= count &&
+          (best == kept.end() || it->values.capacity() < best->values.capacity()))
+        best = it;
+    if (best == kept.end()) return false;
+    a.bytes -= best->values.capacity() * sizeof(T);
+    out = std::move(best->values);
+    out.clear();
+    kept.erase(best);
+    return true;
+  }
+
+  // Keeps the storage of `done` if it is worth it and there is room (else
+  // its owner frees it).
+  static void put(std::vector<T>&& done) {
+    if (!worth(done.capacity())) return;
+    auto bytes = done.capacity() * sizeof(T);
+    auto& a = the_account();
+    std::lock_guard lock(a.mutex);
+    auto& kept = store();
+    if (!listed_) {
+      a.let_go.push_back(&drop_all);
+      listed_ = true;
+    }
+    drop_idle(a, kept);
+    if (kept.size() >= most_kept || a.bytes + bytes > cap) return;
+    a.bytes += bytes;
+    kept.push_back({std::move(done), clock::now()});
+  }
+
+ private:
+  struct entry {
+    std::vector<T> values;
+    clock::time_point since;
+  };
+
+  // Guarded by the account's mutex, as listed_ is.
+  static std::vector<entry>& store() {
+    static auto* kept = new std::vector<entry>;
+    return *kept;
+  }
+  static inline bool listed_ = false;
+
+  static void drop_idle(account& a, std::vector<entry>& kept) {
+    auto now = clock::now();
+    std::erase_if(kept, [&](const entry& e) {
+      bool drop = now - e.since > idle_limit;
+      if (drop) a.bytes -= e.values.capacity() * sizeof(T);
+      return drop;
+    });
+  }
+
+  static void drop_all(account& a) {
+    for (const auto& e : store()) a.bytes -= e.values.capacity() * sizeof(T);
+    store().clear();
+  }
+};
+
+}  // namespace lp::detail::spare
+
 namespace lp::detail {
 
 namespace typed_array {
@@ -1751,6 +1884,10 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T
   bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
   if ((!native && !swapped) || size % sizeof(T) != 0) return false;
   auto count = size / sizeof(T);
+  // Into the storage of a vector a reply is done with, if one is kept:
+  // memory already faulted in (spare_vectors.hpp).
+  if (out.capacity() < count && spare::vectors<T>::worth(count))
+    spare::vectors<T>::take(count, out);
   // From aligned bytes the vector is built by one copy; resize would first
   // zero all of it (a second pass over megabytes of a bulk argument).
   if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) == 0) {
@@ -3393,6 +3530,24 @@ LP_API void reply_to_json(written_reply& out);
 // The reply of a void method.
 LP_API void write_void_result(written_reply& out, protocol::format f);
 
+// A result kept with the reply that refers to its arrays: a large vector
+// of numbers goes on to the next call's arguments (util/spare_vectors.hpp)
+// once the reply is done with it.
+template <class R>
+std::shared_ptr<const R> keep_for_reply(R&& value) {
+  if constexpr (is_std_vector<R>) {
+    using T = typename R::value_type;
+    if constexpr (packable<T> && std::is_same_v<R, std::vector<T>>) {
+      if (spare::vectors<T>::worth(value.capacity()))
+        return std::shared_ptr<const R>(new R(std::move(value)), [](const R* done) {
+          spare::vectors<T>::put(std::move(*const_cast<R*>(done)));
+          delete done;
+        });
+    }
+  }
+  return std::make_shared<const R>(std::move(value));
+}
+
 // Writes over `out` the reply that carries `value`, in format f. The reply
 // is written as CBOR from where the value is kept, so the body may refer to
 // its arrays; a JSON reply is made from that (reply_to_json).
@@ -3402,7 +3557,7 @@ void write_result(written_reply& out, R value, protocol::format f) {
     write_void_result(out, f);
   } else {
     out.clear();
-    auto kept = std::make_shared<const R>(std::move(value));
+    auto kept = keep_for_reply<R>(std::move(value));
     out.body.bytes() += result_prefix;
     cbor::write(out.body, *kept);
     if (f == protocol::format::json)
@@ -3583,7 +3738,6 @@ class channel {
 #include <condition_variable>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <ostream>
 #include <thread>
 
@@ -4479,8 +4633,11 @@ call_result<Caller, Method> proxy_rejected_call() {
 // largest block freed so far) fresh pages from the kernel and returns them on
 // free, so each large body, value and copy of a call costs its page faults
 // anew: two thirds of a 4 MB round trip here. A process that hosts nodes
-// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB.
+// (or a test's, which calls them: process_test_options::system_malloc)
+// keeps blocks up to 128 MiB in its heap instead, and returns free memory
+// to the kernel only past 128 MiB. An arena of another thread than the
+// main one is a heap of at most 64 MiB whatever the threshold: there a
+// node's large vectors are used again by the wire (wire/spare_vectors.hpp).
 //
 // Kept for good, that memory would follow the process's peak load: each
 // thread allocates from one of up to 8 arenas per core, and the free memory
@@ -4605,6 +4762,7 @@ class thread_pool {
         retired_.push_back(std::move(*place));
         threads_.erase(place);
         lock.unlock();
+        spare::let_go();        // a load has gone: so have its large vectors
         pool_thread_leaving();  // what this thread holds goes back to the kernel
         return;
       }
@@ -8276,6 +8434,11 @@ struct process_test_options {
   terminal_kind terminal = terminal_kind::current;  ///< where the nodes' output goes
   bool insecure = false;          ///< nodes take calls without the launch's secret
   std::size_t max_body_mb = 256;  ///< the largest request body a node accepts
+  /// As `--lp_system_malloc` for the test's own process: leave its glibc
+  /// malloc as it is. By default it keeps large blocks as a node's process
+  /// does (docs/concepts.md, "Big values"), since it calls the nodes and
+  /// reads their large results; the nodes follow `arguments`.
+  bool system_malloc = false;
 };
 
 /// For tests of a program as processes, like lp::local_multi_processing.
@@ -9523,7 +9686,7 @@ inline constexpr flag_row launch_flag_rows[] = {
     {.name = "--lp_system_malloc",
      .help =
          "leave malloc as it is set; by default a process that hosts nodes keeps freed "
-         "blocks up to 64 MiB while busy (glibc's mallopt), as fresh pages for each "
+         "blocks up to 128 MiB while busy (glibc's mallopt), as fresh pages for each "
          "large value cost more than sending it, and gives free memory back once the "
          "threads of a load retire",
      .on = [](launch_settings& s) -> bool& { return s.process.system_malloc; }},
@@ -23667,7 +23830,7 @@ namespace malloc_tuning {
 
 using clock = std::chrono::steady_clock;
 
-inline constexpr int kept_mmap_threshold = 64 << 20;
+inline constexpr int kept_mmap_threshold = 128 << 20;
 inline constexpr int kept_trim_threshold = 128 << 20;
 inline constexpr int returning_trim_threshold = 128 << 10;  // glibc's default
 // A wave of departing threads is over once none has left for this long (each
@@ -24875,6 +25038,8 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   std::vector<std::string> command{options.executable};
   command.insert(command.end(), options.arguments.begin(), options.arguments.end());
   auto nodes = detail::read_command_line(std::move(command));
+  // The test calls the nodes: their large results land in this process.
+  if (!options.system_malloc) detail::keep_large_blocks();
   if (options.max_body_mb != process_test_options{}.max_body_mb)
     nodes.server.max_body_mb = options.max_body_mb;
   detail::process_options settings;

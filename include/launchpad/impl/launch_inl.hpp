@@ -20,6 +20,7 @@
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/slurm/launch.hpp>
 #include <launchpad/detail/status/status_command.hpp>
+#include <launchpad/detail/util/malloc_tuning.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/launch/test_multi_processing.hpp>
 #include <launchpad/program.hpp>
@@ -87,6 +88,8 @@ LP_API controller::controller(const program& graph, const process_test_options& 
   std::vector<std::string> command{options.executable};
   command.insert(command.end(), options.arguments.begin(), options.arguments.end());
   auto nodes = detail::read_command_line(std::move(command));
+  // The test calls the nodes: their large results land in this process.
+  if (!options.system_malloc) detail::keep_large_blocks();
   if (options.max_body_mb != process_test_options{}.max_body_mb)
     nodes.server.max_body_mb = options.max_body_mb;
   detail::process_options settings;

@@ -29,6 +29,11 @@ struct process_test_options {
   terminal_kind terminal = terminal_kind::current;  ///< where the nodes' output goes
   bool insecure = false;          ///< nodes take calls without the launch's secret
   std::size_t max_body_mb = 256;  ///< the largest request body a node accepts
+  /// As `--lp_system_malloc` for the test's own process: leave its glibc
+  /// malloc as it is. By default it keeps large blocks as a node's process
+  /// does (docs/concepts.md, "Big values"), since it calls the nodes and
+  /// reads their large results; the nodes follow `arguments`.
+  bool system_malloc = false;
 };
 
 /// For tests of a program as processes, like lp::local_multi_processing.

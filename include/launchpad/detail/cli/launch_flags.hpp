@@ -232,7 +232,7 @@ inline constexpr flag_row launch_flag_rows[] = {
     {.name = "--lp_system_malloc",
      .help =
          "leave malloc as it is set; by default a process that hosts nodes keeps freed "
-         "blocks up to 64 MiB while busy (glibc's mallopt), as fresh pages for each "
+         "blocks up to 128 MiB while busy (glibc's mallopt), as fresh pages for each "
          "large value cost more than sending it, and gives free memory back once the "
          "threads of a load retire",
      .on = [](launch_settings& s) -> bool& { return s.process.system_malloc; }},

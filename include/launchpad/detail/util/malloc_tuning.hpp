@@ -7,8 +7,11 @@
 // largest block freed so far) fresh pages from the kernel and returns them on
 // free, so each large body, value and copy of a call costs its page faults
 // anew: two thirds of a 4 MB round trip here. A process that hosts nodes
-// keeps blocks up to 64 MiB in its heap instead, and returns free memory to
-// the kernel only past 128 MiB.
+// (or a test's, which calls them: process_test_options::system_malloc)
+// keeps blocks up to 128 MiB in its heap instead, and returns free memory
+// to the kernel only past 128 MiB. An arena of another thread than the
+// main one is a heap of at most 64 MiB whatever the threshold: there a
+// node's large vectors are used again by the wire (wire/spare_vectors.hpp).
 //
 // Kept for good, that memory would follow the process's peak load: each
 // thread allocates from one of up to 8 arenas per core, and the free memory

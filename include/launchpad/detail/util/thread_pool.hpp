@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <launchpad/detail/util/malloc_tuning.hpp>
+#include <launchpad/detail/util/spare_vectors.hpp>
 #include <limits>
 #include <list>
 #include <mutex>
@@ -98,6 +99,7 @@ class thread_pool {
         retired_.push_back(std::move(*place));
         threads_.erase(place);
         lock.unlock();
+        spare::let_go();        // a load has gone: so have its large vectors
         pool_thread_leaving();  // what this thread holds goes back to the kernel
         return;
       }

@@ -96,6 +96,24 @@ LP_API void reply_to_json(written_reply& out);
 // The reply of a void method.
 LP_API void write_void_result(written_reply& out, protocol::format f);
 
+// A result kept with the reply that refers to its arrays: a large vector
+// of numbers goes on to the next call's arguments (util/spare_vectors.hpp)
+// once the reply is done with it.
+template <class R>
+std::shared_ptr<const R> keep_for_reply(R&& value) {
+  if constexpr (is_std_vector<R>) {
+    using T = typename R::value_type;
+    if constexpr (packable<T> && std::is_same_v<R, std::vector<T>>) {
+      if (spare::vectors<T>::worth(value.capacity()))
+        return std::shared_ptr<const R>(new R(std::move(value)), [](const R* done) {
+          spare::vectors<T>::put(std::move(*const_cast<R*>(done)));
+          delete done;
+        });
+    }
+  }
+  return std::make_shared<const R>(std::move(value));
+}
+
 // Writes over `out` the reply that carries `value`, in format f. The reply
 // is written as CBOR from where the value is kept, so the body may refer to
 // its arrays; a JSON reply is made from that (reply_to_json).
@@ -105,7 +123,7 @@ void write_result(written_reply& out, R value, protocol::format f) {
     write_void_result(out, f);
   } else {
     out.clear();
-    auto kept = std::make_shared<const R>(std::move(value));
+    auto kept = keep_for_reply<R>(std::move(value));
     out.body.bytes() += result_prefix;
     cbor::write(out.body, *kept);
     if (f == protocol::format::json)

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <launchpad/detail/config.hpp>
 #include <launchpad/detail/protocol/constants.hpp>
+#include <launchpad/detail/util/spare_vectors.hpp>
 #include <launchpad/detail/wire/kind.hpp>
 #include <optional>
 #include <string>
@@ -87,6 +88,10 @@ bool unpack(std::uint64_t tag, const void* data, std::size_t size, std::vector<T
   bool swapped = tag == typed_array::tag<T>(std::endian::native != std::endian::little);
   if ((!native && !swapped) || size % sizeof(T) != 0) return false;
   auto count = size / sizeof(T);
+  // Into the storage of a vector a reply is done with, if one is kept:
+  // memory already faulted in (spare_vectors.hpp).
+  if (out.capacity() < count && spare::vectors<T>::worth(count))
+    spare::vectors<T>::take(count, out);
   // From aligned bytes the vector is built by one copy; resize would first
   // zero all of it (a second pass over megabytes of a bulk argument).
   if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) == 0) {

@@ -25,7 +25,7 @@ namespace malloc_tuning {
 
 using clock = std::chrono::steady_clock;
 
-inline constexpr int kept_mmap_threshold = 64 << 20;
+inline constexpr int kept_mmap_threshold = 128 << 20;
 inline constexpr int kept_trim_threshold = 128 << 20;
 inline constexpr int returning_trim_threshold = 128 << 10;  // glibc's default
 // A wave of departing threads is over once none has left for this long (each

@@ -1314,7 +1314,10 @@ TEST_SUITE("processes") {
       CHECK_THROWS_AS(running.wait(), lp::node_failure);
       auto summary = running.summary();
       INFO(summary);
-      CHECK(summary.rfind("[lp] node flaky/0 failed: exited with status 3\n", 0) == 0);
+      CHECK(
+          summary.rfind("[lp] node flaky/0 failed: exited with status 3 after 3 restarts "
+                        "(restart_on_failure(3))\n",
+                        0) == 0);
       CHECK(summary.find("failed:", summary.find("failed:") + 1) ==
             std::string::npos);  // one, not four
       CHECK(summary.find("crashing on start 2") != std::string::npos);

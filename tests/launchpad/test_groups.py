@@ -61,7 +61,8 @@ class Restarts(unittest.TestCase):
         self.assertEqual(sorted(notes), ["attempt_0", "attempt_1", "plain"], output)
         self.assertIn("(restart 1 of 1)", output)
         self.assertNotIn("(restart 2 of", output)
-        self.assertIn("[lp] node flaky/0 failed: exited with status 1", output)
+        self.assertIn("[lp] node flaky/0 failed: exited with status 1 after 1 restart "
+                      "(restart_on_failure(1))", output)
         self.assertIn("RuntimeError: attempt 1 fails on purpose", output)
         self.assertIn("RuntimeError: program groups ended with status 1", output)
         self.assertEqual(left, [], output)

@@ -285,6 +285,11 @@ class unit_supervisor {
         for (const auto& label : u.plan.labels) rendezvous_->withdraw(label, true, how);
         continue;
       }
+      // The failure that ends the program says what its restarts were.
+      if (u.restarts > 0)
+        how += " after " + std::to_string(u.restarts) +
+               (u.restarts == 1 ? " restart" : " restarts") + " (restart_on_failure(" +
+               std::to_string(group.max_restarts) + "))";
       for (const auto& label : u.plan.labels) rendezvous_->withdraw(label, false, how);
       // A pipe some stray grandchild still holds open is not waited for long.
       auto lines = logs_.last_lines(u.plan.name, std::chrono::seconds(2));

@@ -9695,8 +9695,8 @@ inline constexpr flag_row launch_flag_rows[] = {
      .example = "off",
      .help = "on (the default): a node also serves on a unix socket in the run "
              "directory, which callers on its host take instead of TCP, their large "
-             "arrays through shared memory (local_mp, test_mp, local_mt, slurm); off: "
-             "TCP alone",
+             "arrays through shared memory (local_mp, test_mp, local_mt, slurm; "
+             "kubernetes: in the pod's emptyDir); off: TCP alone",
      .set =
          [](launch_settings& s, std::string_view name, std::string v) {
            s.process.same_host =

@@ -10,8 +10,12 @@
 // The description is CBOR (protocol.toml's launchpad_description): the
 // program's name, and per node its group, the name shown for it, whether it
 // runs, the labels of the nodes it was given handles to, and its
-// definition, cloudpickled; per group with settings, its restarts,
-// resources and environment. Each process of a launch reads it again, as each process of a
+// definition, cloudpickled, or, for a node of a C++ program built with the
+// library (launchpad.CppNode), that program's executable, the label of its
+// node and its arguments (the node's process is that program, in its
+// node-process mode: detail/host/executable_node.hpp); per group with
+// settings, its restarts, resources and environment. Each process of a
+// launch reads it again, as each process of a
 // C++ program builds its graph again; only a node's own process unpickles
 // its definition.
 //
@@ -42,8 +46,8 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <launchpad/detail/host/child_env.hpp>
 #include <launchpad/detail/kube/names.hpp>
-#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/launchpad.hpp>
 #include <map>
 #include <memory>
@@ -230,6 +234,15 @@ void add_nodes(lp::program& graph, const nlohmann::json& nodes) {
     spec.service = node.at(key::service).get<std::string>();
     spec.has_run = node.at(key::has_run).get<bool>();
     spec.edges = node.at(key::edges).get<std::vector<std::string>>();
+    if (node.contains(key::executable)) {
+      auto recipe = std::make_shared<lp::detail::executable_recipe>();
+      recipe->path = node.at(key::executable).get<std::string>();
+      recipe->node = node.at(key::executable_node).get<std::string>();
+      recipe->arguments =
+          node.at(key::executable_arguments).get<std::vector<std::string>>();
+      lp::detail::graph_access::add_described(graph, std::move(spec), std::move(recipe));
+      continue;
+    }
     auto recipe = std::make_shared<lp::detail::python_recipe>();
     const auto& definition = node.at(key::definition).get_binary();
     recipe->definition.assign(definition.begin(), definition.end());

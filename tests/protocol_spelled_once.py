@@ -34,7 +34,7 @@ GENERATED = {protocol.CPP, protocol.PYTHON, "include/launchpad/detail/status/sta
 
 # (file, value): why that literal is not the protocol's value.
 NOT_THE_PROTOCOL: dict[tuple[str, str], str] = {
-    ("include/launchpad/detail/process/rendezvous.hpp", "stopping"):
+    ("include/launchpad/detail/host/rendezvous.hpp", "stopping"):
         "a field of the launcher's rendezvous replies ({\"stopping\": true}), not an error code",
     ("include/launchpad/detail/reflect/signature.hpp", "void"):
         "C++'s spelling of the type, for messages, not the schema's kind",

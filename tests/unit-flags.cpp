@@ -199,7 +199,7 @@ TEST_SUITE("flags") {
     CHECK(usage_error_of({"--lp_terminal=screen"}) ==
           "--lp_terminal=screen: choose current, files or tmux");
     CHECK(usage_error_of({"--lp_graph", "png"}) ==
-          "--lp_graph=png: choose dot or mermaid");
+          "--lp_graph=png: choose dot, mermaid or json");
     CHECK(usage_error_of({"--lp_max_body_mb=0"}) ==
           "--lp_max_body_mb=0: give a whole number from 1 to 1048576");
     CHECK(usage_error_of({"--lp_termination_notice_secs=5s"}) ==
@@ -262,7 +262,7 @@ TEST_SUITE("flags") {
 
   TEST_CASE(
       "--lp_graph draws the graph: groups, nodes with their service, edges from "
-      "handles") {
+      "handles; or prints it as JSON") {
     lp::program q("edges");
     auto target = q.add_node<t::Counter>("counter");
     q.group("users").add_node<life_like::User>(target);
@@ -276,6 +276,19 @@ TEST_SUITE("flags") {
     CHECK(mermaid.rfind("flowchart LR\n", 0) == 0);
     CHECK(mermaid.find("subgraph users") != std::string::npos);
     CHECK(mermaid.find("n1 -- t::Counter --> n0") != std::string::npos);
+    // For programs (a Launchpad program's CppNode reads it): each node's
+    // label, group, service, run() and edges.
+    auto json = nlohmann::json::parse(lp::detail::graph_picture(q, "json"));
+    CHECK(json["name"] == "edges");
+    CHECK(json["nodes"].size() == 2);
+    CHECK(json["nodes"][0] == nlohmann::json{{"label", "counter"},
+                                             {"group", ""},
+                                             {"service", "t::Counter"},
+                                             {"has_run", false},
+                                             {"edges", nlohmann::json::array()}});
+    CHECK(json["nodes"][1]["label"] == "users/0");
+    CHECK(json["nodes"][1]["group"] == "users");
+    CHECK(json["nodes"][1]["edges"] == nlohmann::json{"counter"});
     args graph({"prog", "--lp_graph=mermaid"});
     CHECK(lp::launch(q, graph.argc(), graph.argv()) == 0);  // printed, nothing launched
     args bad({"prog", "--lp_graph=png"});

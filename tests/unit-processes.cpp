@@ -24,10 +24,10 @@
 #include <set>
 #include <sstream>
 
+#include <launchpad/detail/host/rendezvous.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/log_tail.hpp>
-#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/run_tool.hpp>
 #include <launchpad/detail/process/tmux.hpp>
 #include <launchpad/detail/wire/shared_memory.hpp>

@@ -1,6 +1,7 @@
 """A Launchpad program's Python -> Python call against gRPC-Python, in one run.
 
     /usr/bin/python3 benchmarks/python_nodes/bench_launchpad.py [--quick] [--runs N]
+    /usr/bin/python3 benchmarks/python_nodes/bench_launchpad.py --cpp [EXECUTABLE] [--quick]
 
 Launches a program written with Launchpad's API (`import launchpad as lp`,
 python/launchpad/) under local_mp on lp-launchpad (LP_LAUNCHPAD_LAUNCHER, or
@@ -18,6 +19,13 @@ Each result is checked; the caller also reads the CPU each server process
 spends per call (its CPU clock around each block). It writes its samples to
 a file of this run's and stops the program; this script prints one line per
 run and, over the runs, the ranges. See benchmarks/python_nodes/README.md.
+
+With --cpp, the program has a third node, an lp.CppNode of EXECUTABLE (by
+default build/examples/launchpad_cpp, whose Calculator serves add(a, b)),
+and the caller times, interleaved block by block (the order rotating each
+round), blocking calculator.add(i, 1) (Python -> C++) against
+target.add2(i, 1) (Python -> Python, the same arguments) through their
+lp.CourierClients; no gRPC.
 """
 
 import argparse
@@ -35,6 +43,9 @@ import launchpad as lp  # bench put the checkout's python/ on sys.path
 class Target:
     def add(self, x):
         return x + 1
+
+    def add2(self, a, b):
+        return a + b
 
     def pid(self):
         return os.getpid()
@@ -64,6 +75,66 @@ def measure(target, grpc_port, grpc_pid, rounds, block, result_file):
     lp.stop()
 
 
+def measure_cpp(target, calculator, rounds, block, result_file):
+    """--cpp's caller: Python -> C++ against Python -> Python, the same
+    two-argument add, blocks rotating."""
+    blocks = {"py": lambda n: bench.timed_adds(lambda i: target.add2(i, 1), n, "target.add2"),
+              "cpp": lambda n: bench.timed_adds(lambda i: calculator.add(i, 1), n,
+                                                "calculator.add")}
+    samples = {"py": [], "cpp": []}
+    for _ in range(2):
+        blocks["py"](100), blocks["cpp"](100)
+    for r in range(rounds):
+        for key in (("py", "cpp") if r % 2 == 0 else ("cpp", "py")):
+            samples[key].extend(blocks[key](block))
+    with open(result_file, "w") as f:
+        json.dump({"samples": samples}, f)
+    lp.stop()
+
+
+def one_cpp_run(executable, rounds, block, result_file):
+    program = lp.Program("bench_launchpad_cpp")
+    target = program.add_node(lp.CourierNode(Target), label="target")
+    calculator = program.add_node(lp.CppNode(executable), label="calculator")
+    program.add_node(lp.PyNode(measure_cpp, target, calculator, rounds, block, result_file),
+                     label="caller")
+    controller = lp.launch(program, launch_type="local_mp")
+    controller.wait(raise_error=False)
+    if controller.exit_status != 0:
+        bench.fail(f"the Launchpad program ended with status {controller.exit_status}")
+    with open(result_file) as f:
+        return json.load(f)
+
+
+def cpp_main(executable, runs, rounds, block, quick):
+    m = statistics.median
+    print(f"launchpad Python -> C++ call benchmark: {os.cpu_count()} cores, python "
+          f"{sys.version.split()[0]}, local_mp, {executable}, {rounds} rounds of {block} calls "
+          f"each way per run{' (--quick)' if quick else ''}")
+    print(f"{'run':>3} {'C++ p50 us':>11} {'Py p50 us':>10} {'ratio':>6} {'C++ p90':>8} "
+          f"{'Py p90':>8}  load")
+    ratios, cpp50, py50 = [], [], []
+    with tempfile.TemporaryDirectory(prefix="lp-bench-launchpad-") as directory:
+        for run in range(runs):
+            s = one_cpp_run(executable, rounds, block,
+                            os.path.join(directory, f"run{run}.json"))["samples"]
+            cpp50.append(m(s["cpp"]))
+            py50.append(m(s["py"]))
+            ratios.append(cpp50[-1] / py50[-1])
+
+            def p90(xs):
+                return sorted(xs)[int(0.9 * len(xs))]
+
+            print(f"{run + 1:>3} {cpp50[-1]:>11.1f} {py50[-1]:>10.1f} {ratios[-1]:>6.2f} "
+                  f"{p90(s['cpp']):>8.1f} {p90(s['py']):>8.1f}  {os.getloadavg()[0]:.2f}",
+                  flush=True)
+    print(f"over {runs} runs: Python -> C++ p50 {min(cpp50):.1f}-{max(cpp50):.1f} us, "
+          f"Python -> Python p50 {min(py50):.1f}-{max(py50):.1f} us, ratio "
+          f"{min(ratios):.2f}-{max(ratios):.2f}")
+    print("ratio = the call to the CppNode / the same call to a Python CourierNode, both timed "
+          "in the caller node, interleaved")
+
+
 def one_run(grpc_server, rounds, block, result_file):
     program = lp.Program("bench_launchpad")
     target = program.add_node(lp.CourierNode(Target), label="target")
@@ -82,6 +153,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
     parser.add_argument("--runs", type=int, default=5, help="launches, each a full measurement")
+    parser.add_argument("--cpp", nargs="?", const=os.path.join(bench.ROOT, "build", "examples",
+                                                              "launchpad_cpp"),
+                        metavar="EXECUTABLE", help="Python -> C++ (an lp.CppNode) against "
+                        "Python -> Python instead")
     options = parser.parse_args()
     try:
         import cloudpickle  # noqa: F401
@@ -94,6 +169,9 @@ def main():
         if os.access(built, os.X_OK):
             os.environ["LP_LAUNCHPAD_LAUNCHER"] = built
     rounds, block = (4, 200) if options.quick else (20, 500)
+    if options.cpp:
+        cpp_main(os.path.abspath(options.cpp), options.runs, rounds, block, options.quick)
+        return
 
     m = statistics.median
     print(f"launchpad Python -> Python call benchmark: {os.cpu_count()} cores, python "

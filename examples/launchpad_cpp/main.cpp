@@ -2,7 +2,8 @@
 // (launchpad.CppNode; launch.py beside this file, and
 // docs/coming_from_launchpad.md, "Calling a C++ node"). It is an ordinary
 // program of the library: run alone, it serves its calculator until
-// stopped (Ctrl+C).
+// stopped (Ctrl+C); as a CppNode, the Launchpad program's launcher starts
+// it as one of its node processes, which runs the node calculator.
 
 #include <launchpad/launchpad.hpp>
 #include <string>

@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/graph/executable_recipe.hpp>
 #include <launchpad/detail/graph/handle_arguments.hpp>
 #include <launchpad/detail/graph/python_recipe.hpp>
 #include <launchpad/detail/serve/typed_node.hpp>
@@ -90,6 +91,8 @@ struct graph_access {
                                               const connector& connect);
   // What starts a node of a Python service; null for a C++ node.
   static const python_recipe* python(const program& graph, std::size_t node);
+  // What starts a node that is another C++ program's node; null otherwise.
+  static const executable_recipe* executable(const program& graph, std::size_t node);
   // Throws lp::graph_error naming a node reserved and never defined.
   static void check_defined(const program& graph);
   // Adds a node that has no C++ type, from a description (a Launchpad
@@ -98,6 +101,9 @@ struct graph_access {
   // lp::graph_error for a bad or taken label or an edge to no node.
   static void add_described(program& graph, node_info spec,
                             std::shared_ptr<const python_recipe> recipe);
+  // The same for a node of another C++ program (executable_recipe).
+  static void add_described(program& graph, node_info spec,
+                            std::shared_ptr<const executable_recipe> recipe);
   // A file that every process of a launch must read where no file of the
   // launching host is (a described program's description, in a Kubernetes
   // pod): the Kubernetes launch carries it in its Secret, whose mount is
@@ -314,14 +320,15 @@ class program {
   struct recipe {
     detail::node_builder builder;
     std::shared_ptr<const detail::python_recipe> python;
+    std::shared_ptr<const detail::executable_recipe> executable;
   };
 
   template <class T, class... Args>
   recipe made_from(node_info& spec, Args&&... args) {
     if constexpr (python_service<T>)
-      return {{}, python_wire<T>(spec, args...)};
+      return {{}, python_wire<T>(spec, args...), {}};
     else
-      return {wire<T>(spec, std::forward<Args>(args)...), {}};
+      return {wire<T>(spec, std::forward<Args>(args)...), {}, {}};
   }
 
   // What does not depend on the service's type is compiled once, not per
@@ -408,7 +415,8 @@ class program {
   std::string name_;
   std::vector<node_info> nodes_;
   std::vector<detail::node_builder> builders_;  // by node; empty for a Python node
-  std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;  // by node
+  std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;          // by node
+  std::vector<std::shared_ptr<const detail::executable_recipe>> executables_;  // by node
   std::map<std::string, group_state> groups_;
   std::map<std::string, std::string> carried_;  // graph_access::carry_file's
 };
@@ -564,6 +572,11 @@ inline const python_recipe* graph_access::python(const program& graph, std::size
   return graph.pythons_.at(node).get();
 }
 
+inline const executable_recipe* graph_access::executable(const program& graph,
+                                                         std::size_t node) {
+  return graph.executables_.at(node).get();
+}
+
 inline void graph_access::add_described(program& graph, node_info spec,
                                         std::shared_ptr<const python_recipe> recipe) {
   check_name(spec.group, "a group name");
@@ -573,7 +586,25 @@ inline void graph_access::add_described(program& graph, node_info spec,
   graph.check_free(spec.label);
   for (const auto& target : spec.edges) graph.node(target);  // throws for no such node
   ++group.size;
-  graph.append(std::move(spec), {{}, std::move(recipe)});
+  graph.append(std::move(spec), {{}, std::move(recipe), {}});
+}
+
+inline void graph_access::add_described(program& graph, node_info spec,
+                                        std::shared_ptr<const executable_recipe> recipe) {
+  check_name(spec.group, "a group name");
+  auto& group = graph.groups_[spec.group];
+  spec.index = group.size;
+  spec.label = spec.group + "/" + std::to_string(group.size);
+  graph.check_free(spec.label);
+  // It runs in a process of its own program, whose graph has none of this
+  // program's nodes: it cannot be given their handles.
+  if (!spec.edges.empty())
+    throw graph_error("node '" + spec.label + "' runs node '" + recipe->node + "' of " +
+                      recipe->path +
+                      ", which cannot be given handles of this program's "
+                      "nodes");
+  ++group.size;
+  graph.append(std::move(spec), {{}, {}, std::move(recipe)});
 }
 
 inline void graph_access::carry_file(program& graph, std::string name,
@@ -588,7 +619,7 @@ inline const std::map<std::string, std::string>& graph_access::carried_files(
 
 inline void graph_access::check_defined(const program& graph) {
   for (std::size_t i = 0; i < graph.nodes_.size(); ++i)
-    if (!graph.builders_[i] && !graph.pythons_[i])
+    if (!graph.builders_[i] && !graph.pythons_[i] && !graph.executables_[i])
       throw graph_error(
           "node '" + graph.nodes_[i].label + "' of program '" + graph.name_ +
           "' was reserved and never defined; call define(handle, args...) with "

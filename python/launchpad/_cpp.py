@@ -1,74 +1,104 @@
-"""lp.CppNode: a C++ program built with the library, run as a node of a
-Launchpad program (docs/coming_from_launchpad.md, "Calling a C++ node").
+"""lp.CppNode: a node of a C++ program built with the library, run as a node
+of a Launchpad program (docs/coming_from_launchpad.md, "Calling a C++ node").
 
-The node is a CourierNode like any other of the program, hosted by the
-same launcher (its secret, its status page, its restarts): the object it
-serves starts the C++ program, under local_mt and on loopback, as a child
-of the node's process, and forwards each call to the C++ node through
-launchpad_client, which checks the arguments against the C++ declaration
-and converts them (a tuple for a std::tuple, a numpy array for a
-std::vector<float>, ...). So the node's handle arrives in the program's
-other nodes as a CourierClient with the C++ methods. The C++ program lives
-and ends with its node: a C++ program that ends while its node serves
-ends the node, as a failure; the node's stop stops it.
+The launcher (lp-launchpad) runs it as it runs a node process of a C++
+program under local_mp: the executable, started in its node-process mode,
+builds its own graph and runs only the node named, with the launch's
+secret and settings (src/lp_launchpad.cpp, detail/host/executable_node.hpp).
+Its handle arrives in the other nodes as a CourierClient that calls that
+process directly, on its unix socket on one host, as it calls a Python
+node. Its process is a node of the launch: its own status line, its
+failure the launch's, restarted by its group's policy under local_mp.
+
+Its graph holds none of this program's nodes, so the C++ node must take no
+handles of its own program's other nodes: CppNode reads the C++ program's
+graph (`--lp_graph=json`) when it is made, and refuses such a node there.
 """
 
 from __future__ import annotations
 
-import atexit
+import json
 import os
-import re
 import shutil
-import signal
 import subprocess
-import sys
-import threading
-from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
-from ._nodes import CourierNode
+from launchpad_client import _protocol as protocol
 
-# The lines a local_mt launch of the library writes as it starts: its run
-# directory (launchpad_client.attach names this line too), and, once every
-# node serves and has written its address there, its status page.
-_RUN_DIRECTORY = re.compile(r"\[lp\] the launch's secret is in (.+)/secret$")
-_STATUS_PAGE = re.compile(r"\[lp\] status at \S+$")
-_STOP_WAIT = 30.0  # seconds for the C++ program to end once asked, before SIGKILL
+from ._nodes import _Node
+
+_GRAPH_TIMEOUT = 60.0  # seconds for the C++ program to print its graph
 
 
-class CppNode(CourierNode):
-    """A node that runs `executable` (a C++ program built with the library)
-    with `args` under local_mt, and serves the methods of its node `node`
-    (by default its only node), as a CourierNode serves a class's::
+class CppNode(_Node):
+    """The node `node` (a label; by default the program's only node) of the
+    C++ program `executable` (built with the library), started with `args`
+    (its own command-line arguments, strings)::
 
         calculator = program.add_node(lp.CppNode("./calculator"), label="calculator")
         program.add_node(lp.PyNode(use, calculator), label="user")
 
-    `args` are the C++ program's own command-line arguments (strings); the
-    node chooses its launch (--lp_launch=local_mt). Calls take positional
-    arguments, checked against the C++ types where the node makes them."""
+    Calls take positional arguments, checked against the C++ types by the
+    node (a wrong one reaches the caller as a RemoteError naming it)."""
+
+    kind = "cpp"
 
     def __init__(self, executable: str | os.PathLike[str], *args: str, node: str | None = None,
-                 startup_timeout: float = 60.0) -> None:
+                 startup_timeout: float | None = None) -> None:
+        # startup_timeout: taken as before, unused: the launch waits for the
+        # node as for any node process.
+        del startup_timeout
         path = _executable(executable)
         for i, arg in enumerate(args):
             if not isinstance(arg, str):
                 raise TypeError(f"CppNode's argument {i + 1} is a {type(arg).__name__}: the C++ "
                                 "program's arguments are its command line, strings")
-            if arg.startswith("--lp_launch"):
-                raise ValueError(f"CppNode runs {path} under --lp_launch=local_mt, on its "
-                                 f"node's host; leave {arg!r} out (the Launchpad program's "
-                                 "launch type places the node)")
-            if arg == "--lp_status_port=off":
-                raise ValueError(f"CppNode needs {path}'s status page: its line says that every "
-                                 "node of the C++ program serves; leave --lp_status_port=off out")
-        super().__init__(_CppProgram, path, args, node, float(startup_timeout))
-        self._name = os.path.basename(path)
+            if arg.startswith("--lp_"):
+                raise ValueError(f"CppNode runs {path} as a node of the Launchpad program's "
+                                 f"launch, with its flags; leave {arg!r} out (give it to "
+                                 "launch(), lp_flags=...)")
+        key = protocol
+        nodes = _graph(path, args)
+        labels = [n[key.GRAPH_JSON_LABEL] for n in nodes]
+        if not labels:
+            raise ValueError(f"{path} has no node to run")
+        if node is None and len(labels) != 1:
+            raise ValueError(f"{path} has the nodes {', '.join(labels)}: name the one to run, "
+                             "CppNode(executable, node=LABEL)")
+        if node is not None and node not in labels:
+            raise ValueError(f"{path} has no node {node!r}; its nodes: {', '.join(labels)}")
+        chosen = nodes[labels.index(node if node is not None else labels[0])]
+        edges = chosen[key.GRAPH_JSON_EDGES]
+        if edges:
+            raise ValueError(
+                f"node {chosen[key.GRAPH_JSON_LABEL]} of {path} takes handles of "
+                f"{', '.join(edges)}, "
+                "which do not run in a Launchpad program: a CppNode runs one node of a C++ "
+                "program, alone (its process builds its own graph, whose other nodes are not "
+                "this launch's). Run a node that takes no handles, or launch that C++ "
+                "program itself and call it with launchpad_client.attach()")
+        self._place()
+        self.executable, self.args = path, tuple(args)
+        self.node = str(chosen[key.GRAPH_JSON_LABEL])
+        self._service = str(chosen[key.GRAPH_JSON_SERVICE])
+        self._has_run = bool(chosen[key.GRAPH_JSON_HAS_RUN])
+
+    @property
+    def definition(self) -> Any:  # type: ignore[override]
+        """None to build in Python: raises TypeError (its process is the C++
+        program)."""
+        raise TypeError("a CppNode has no Python definition: its process is the C++ program "
+                        "(it cannot run in a MultiThreadingColocation)")
 
     @property
     def service(self) -> str:
-        """The name the launch shows for the node: the executable's."""
-        return "".join(c if c.isalnum() or c in "_-." else "_" for c in self._name)
+        """The name the launch shows for the node: its C++ service's."""
+        return self._service
+
+    @property
+    def has_run(self) -> bool:
+        """Whether the C++ node has a run(), which its process calls."""
+        return self._has_run
 
 
 def _executable(given: str | os.PathLike[str]) -> str:
@@ -82,107 +112,24 @@ def _executable(given: str | os.PathLike[str]) -> str:
     return os.path.abspath(found)
 
 
-class _CppProgram:
-    """What a CppNode's process serves: the C++ program, started here, and
-    its node's methods as this object's, each forwarding its call."""
-
-    def __init__(self, executable: str, args: tuple[str, ...], node: str | None,
-                 startup_timeout: float) -> None:
-        import launchpad_client  # the node's process has it: it runs the node
-
-        self._executable = executable
-        self._stopping = False
-        self._found = threading.Event()
-        self._run_dir: str | None = None
-        self._serving = False  # every node of the C++ program serves
-        # The launch's own variables are this node's, not the C++ program's.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LP_")}
-        self._process = subprocess.Popen(
-            [executable, "--lp_launch=local_mt", *args], stdin=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, env=env)
-        assert self._process.stderr is not None
-        threading.Thread(target=self._follow_output, args=(self._process.stderr,),
-                         name="lp-cpp-output", daemon=True).start()
-        try:
-            if not self._found.wait(startup_timeout):
-                raise RuntimeError(self._not_started(f"did not start within "
-                                                     f"{startup_timeout:g} s"))
-            if not self._serving:
-                raise RuntimeError(self._not_started("ended before it served",
-                                                     " (is it a program built with the library?)"))
-            # Every node's address is in the run directory by now.
-            assert self._run_dir is not None
-            program = launchpad_client.attach(self._run_dir, startup_timeout=startup_timeout)
-            labels = program.labels
-            if node is None and len(labels) != 1:
-                raise ValueError(f"{executable} runs the nodes {', '.join(labels)}: name the "
-                                 "one to serve, CppNode(executable, node=LABEL)")
-            if node is not None and node not in labels:
-                raise ValueError(f"{executable} has no node {node!r}; its nodes: "
-                                 f"{', '.join(labels)}")
-            self._node = program[node if node is not None else labels[0]]
-            for name in self._node.method_names():
-                if not name.startswith("_"):
-                    setattr(self, name, _forward(self._node, name))
-        except BaseException:
-            self._stop()
-            raise
-        atexit.register(self._stop)
-        threading.Thread(target=self._watch, name="lp-cpp-watch", daemon=True).start()
-
-    def _follow_output(self, stream: IO[bytes]) -> None:
-        """The C++ program's stderr, passed on as the node's own; its lines
-        say where the program is and when every node of it serves."""
-        for raw in stream:
-            line = raw.decode(errors="replace").rstrip("\n")
-            print(line, file=sys.stderr, flush=True)
-            found = _RUN_DIRECTORY.search(line)
-            if found and self._run_dir is None:
-                self._run_dir = found.group(1)
-            if self._run_dir is not None and _STATUS_PAGE.search(line):
-                self._serving = True
-                self._found.set()
-        self._found.set()  # it ended before it served: __init__ says so
-
-    def _not_started(self, how: str, hint: str = "") -> str:
-        try:
-            status: int | None = self._process.wait(1.0)
-        except subprocess.TimeoutExpired:
-            status = None
-        ended = "" if status is None else f" with status {status}"
-        return f"the C++ program {self._executable} {how}{ended}{hint}; its output is above"
-
-    def _watch(self) -> None:
-        """The C++ program must outlive its node's serving: if it ends first,
-        the node fails with it (and restarts, where its group says so)."""
-        status = self._process.wait()
-        if not self._stopping:
-            print(f"[lp] the C++ program {self._executable} ended with status {status} while "
-                  "its node served; the node ends with it", file=sys.stderr, flush=True)
-            os._exit(1)
-
-    def _stop(self) -> None:
-        """Stops the C++ program as a user would (SIGTERM: its launch's
-        stop), killing it if it has not ended after _STOP_WAIT seconds."""
-        self._stopping = True
-        if self._process.poll() is not None:
-            return
-        self._process.send_signal(signal.SIGTERM)
-        try:
-            self._process.wait(_STOP_WAIT)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
-
-
-def _forward(node: Any, name: str) -> Callable[..., Any]:
-    method = getattr(node, name)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError(f"{name}() of a C++ node takes positional arguments only, not "
-                            f"{', '.join(kwargs)}; its signature: {method._spec.signature}")
-        return method(*args)
-
-    call.__name__ = call.__qualname__ = name
-    return call
+def _graph(path: str, args: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The C++ program's nodes, as its graph says: their labels, services,
+    run()s and handles."""
+    flag = f"--lp_graph={protocol.GRAPH_JSON_FORMAT}"
+    try:
+        done = subprocess.run([path, *args, flag], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=_GRAPH_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as e:
+        raise RuntimeError(f"CppNode: {path} did not print its graph ({flag}) within "
+                           f"{_GRAPH_TIMEOUT:g} s") from e
+    try:
+        nodes = json.loads(done.stdout)[protocol.GRAPH_JSON_NODES]
+        if done.returncode == 0 and isinstance(nodes, list):
+            return nodes
+    except (ValueError, TypeError, KeyError):
+        pass
+    said = done.stderr.decode(errors="replace").strip()
+    raise ValueError(f"CppNode: {' '.join([path, *args, flag])} exited with status "
+                     f"{done.returncode} without printing its graph: is it a program built "
+                     "with the library (lp::launch), of this version?" +
+                     (f" It said: {said[-500:]}" if said else ""))

@@ -46,6 +46,7 @@ from launchpad_client import Node
 from launchpad_client import _protocol as protocol
 
 from . import _flags, _program
+from ._cpp import CppNode
 from ._groups import PythonProcess, check_env
 from ._nodes import RunEnds
 from ._program import Program
@@ -148,7 +149,18 @@ def _description(program: Program, local_env: Mapping[str, Mapping[str, str]],
                           f"which {sys.executable} cannot import: apt-get install "
                           "python3-cloudpickle (Debian) or pip install cloudpickle") from e
     nodes = []
+    key = protocol
     for label, node in program._nodes():
+        if isinstance(node, CppNode):
+            # Its process is the C++ program, which takes no handles here.
+            nodes.append({key.LAUNCHPAD_DESCRIPTION_GROUP: label.rsplit("/", 1)[0],
+                          key.LAUNCHPAD_DESCRIPTION_SERVICE: node.service,
+                          key.LAUNCHPAD_DESCRIPTION_HAS_RUN: node.has_run,
+                          key.LAUNCHPAD_DESCRIPTION_EDGES: [],
+                          key.LAUNCHPAD_DESCRIPTION_EXECUTABLE: node.executable,
+                          key.LAUNCHPAD_DESCRIPTION_EXECUTABLE_NODE: node.node,
+                          key.LAUNCHPAD_DESCRIPTION_EXECUTABLE_ARGUMENTS: list(node.args)})
+            continue
         _program._pickled.labels = []
         noting: Any = node.definition
         if runs is not None:  # where the node notes that its run() returned
@@ -163,7 +175,6 @@ def _description(program: Program, local_env: Mapping[str, Mapping[str, str]],
                             f"launch: {type(e).__name__}: {e}") from e
         finally:
             _program._pickled.labels = None
-        key = protocol
         nodes.append({key.LAUNCHPAD_DESCRIPTION_GROUP: label.rsplit("/", 1)[0],
                       key.LAUNCHPAD_DESCRIPTION_SERVICE: node.service,
                       key.LAUNCHPAD_DESCRIPTION_HAS_RUN: node.has_run,
@@ -282,6 +293,12 @@ class Controller:
             raise ValueError("wait(labels_to_wait_for=...) waits for nodes that run from this "
                              "script; under kubernetes wait() returns once the manifests are "
                              "written (follow the pods with kubectl or lp-kube status)")
+        cpp = [label for label in labels
+               if any(isinstance(node, CppNode) for node in self._program.groups[label])]
+        if cpp:
+            raise ValueError(f"wait(labels_to_wait_for=...): group {', '.join(map(repr, cpp))} "
+                             "holds a CppNode, whose run() (a C++ process's) this script "
+                             "does not hear of; wait for the program's end instead")
         notes = [os.path.join(self._directory, "runs", label, str(index))
                  for label in labels for index in range(len(self._program.groups[label]))]
         done = any if any_one else all
@@ -438,6 +455,12 @@ def launch(programs: Program | Sequence[Program], launch_type: LaunchType | str 
         raise ValueError("launch_type='test_mp' needs test_case= (its cleanup stops the program)")
     _check_xm_resources(xm_resources, kind)
     flags = [*_flags.passed_on(terminal), *lp_flags]
+    if kind in (LaunchType.SLURM, LaunchType.KUBERNETES):
+        cpp = [label for label, node in program._nodes() if isinstance(node, CppNode)]
+        if cpp:
+            raise ValueError(f"{', '.join(cpp)} of program {program.name} are CppNodes, which "
+                             f"run under local_mt, local_mp, test_mt and test_mp, not "
+                             f"{kind.value} yet: their processes serve on loopback only")
     local_env = _local_env(program, local_resources)
     _warn_restarts_under_threads(program, kind)
     directory = tempfile.mkdtemp(prefix=f"{LAUNCHER}-{program.name}-",  # mode 0700

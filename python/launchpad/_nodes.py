@@ -149,6 +149,10 @@ class MultiThreadingColocation(PyNode):
             raise TypeError("MultiThreadingColocation takes launchpad nodes (CourierNode, "
                             f"PyClassNode, PyNode, MultiThreadingColocation), not a "
                             f"{type(node).__name__}")
+        if node.kind == "cpp":
+            raise ValueError("a CppNode's process is its C++ program, not a thread of a "
+                             "Python process: add it to the program, not to a "
+                             "MultiThreadingColocation")
         if node._colocation is not None or node._program is not None:
             where = ("in another MultiThreadingColocation" if node._colocation is not None
                      else f"{node._launch_label} of program {node._program.name}")

@@ -347,6 +347,13 @@ LAUNCHPAD_DESCRIPTION_CPUS: Final = "cpus"
 LAUNCHPAD_DESCRIPTION_MEMORY_MB: Final = "memory_mb"
 LAUNCHPAD_DESCRIPTION_GPUS: Final = "gpus"
 LAUNCHPAD_DESCRIPTION_ENV: Final = "env"  # a map of names to values
+# A C++ node (launchpad.CppNode), in place of a definition: the path of
+# the C++ program built with the library, the label of its node to run,
+# and its own command-line arguments. Its process is that program, started
+# in its node-process mode by the node's host (detail/host/executable_node.hpp).
+LAUNCHPAD_DESCRIPTION_EXECUTABLE: Final = "executable"
+LAUNCHPAD_DESCRIPTION_EXECUTABLE_NODE: Final = "executable_node"
+LAUNCHPAD_DESCRIPTION_EXECUTABLE_ARGUMENTS: Final = "executable_arguments"
 LAUNCHPAD_DESCRIPTION_LAUNCHER: Final = "lp-launchpad"
 # The launcher's path, before PATH's
 LAUNCHPAD_DESCRIPTION_LAUNCHER_VARIABLE: Final = "LP_LAUNCHPAD_LAUNCHER"
@@ -363,6 +370,20 @@ LAUNCHPAD_DESCRIPTION_READY_SECRET: Final = "secret"
 # under `data`), under this key: each pod's lp-launchpad reads it from the
 # Secret's mount, its run directory, not from a file of the workstation.
 LAUNCHPAD_DESCRIPTION_KUBE_KEY: Final = "program.cbor"
+
+
+# A program's graph as --lp_graph=json prints it (cli/graph_picture.hpp),
+# which a Launchpad program's CppNode reads (python/launchpad/_cpp.py):
+# {name, nodes: [{label, group, service, has_run, edges}]}.
+# [graph_json]
+GRAPH_JSON_FORMAT: Final = "json"  # --lp_graph's value
+GRAPH_JSON_NAME: Final = "name"
+GRAPH_JSON_NODES: Final = "nodes"
+GRAPH_JSON_LABEL: Final = "label"
+GRAPH_JSON_GROUP: Final = "group"
+GRAPH_JSON_SERVICE: Final = "service"
+GRAPH_JSON_HAS_RUN: Final = "has_run"
+GRAPH_JSON_EDGES: Final = "edges"  # the labels of the nodes it was given handles to
 
 
 # A Launchpad program's values that CBOR has no type for

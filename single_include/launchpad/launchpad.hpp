@@ -1577,6 +1577,13 @@ inline constexpr char cpus[] = "cpus";
 inline constexpr char memory_mb[] = "memory_mb";
 inline constexpr char gpus[] = "gpus";
 inline constexpr char env[] = "env";  // a map of names to values
+// A C++ node (launchpad.CppNode), in place of a definition: the path of
+// the C++ program built with the library, the label of its node to run,
+// and its own command-line arguments. Its process is that program, started
+// in its node-process mode by the node's host (detail/host/executable_node.hpp).
+inline constexpr char executable[] = "executable";
+inline constexpr char executable_node[] = "executable_node";
+inline constexpr char executable_arguments[] = "executable_arguments";
 inline constexpr char launcher[] = "lp-launchpad";
 // The launcher's path, before PATH's
 inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
@@ -1594,6 +1601,21 @@ inline constexpr char ready_secret[] = "secret";
 // Secret's mount, its run directory, not from a file of the workstation.
 inline constexpr char kube_key[] = "program.cbor";
 }  // namespace launchpad_description
+
+// A program's graph as --lp_graph=json prints it (cli/graph_picture.hpp),
+// which a Launchpad program's CppNode reads (python/launchpad/_cpp.py):
+// {name, nodes: [{label, group, service, has_run, edges}]}.
+namespace graph_json {
+inline constexpr char format[] = "json";  // --lp_graph's value
+inline constexpr char name[] = "name";
+inline constexpr char nodes[] = "nodes";
+inline constexpr char label[] = "label";
+inline constexpr char group[] = "group";
+inline constexpr char service[] = "service";
+inline constexpr char has_run[] = "has_run";
+// The labels of the nodes it was given handles to
+inline constexpr char edges[] = "edges";
+}  // namespace graph_json
 
 // A Launchpad program's values that CBOR has no type for
 // (launchpad_client/_wire/untyped.py, docs/coming_from_launchpad.md), as
@@ -2571,6 +2593,11 @@ class reader {
     if (initial >> 5 == 6 && (initial & 0x1f) != 31 &&
         argument(initial & 0x1f) == shared_bytes_tag)
       return segment_bytes(shared);
+    // A Launchpad program's call with name=value arguments (its CourierClient).
+    if (tag == protocol::untyped_tag::keywords)
+      fail(
+          "keyword arguments are not taken by a C++ method: pass its arguments "
+          "positionally, in the order of its declaration");
     fail("tag " + std::to_string(tag) +
          " on something other than a byte string; the only tags understood are RFC 8746 "
          "typed arrays");
@@ -6298,6 +6325,25 @@ struct slurm {
 
 #include <cstdio>
 
+// ---- launchpad/detail/graph/executable_recipe.hpp ----
+
+// What a launch needs to start a node that is a node of another C++
+// program built with the library (a Launchpad program's launchpad.CppNode):
+// that program's executable, run in its node-process mode, which builds its
+// own graph and runs only the node named here. Read by the node's host
+// (detail/host/executable_node.hpp).
+
+
+namespace lp::detail {
+
+struct executable_recipe {
+  std::string path;                    // absolute, checked by the describing script
+  std::string node;                    // its label in that program's graph
+  std::vector<std::string> arguments;  // that program's own, after argv[0]
+};
+
+}  // namespace lp::detail
+
 // ---- launchpad/detail/graph/handle_arguments.hpp ----
 
 
@@ -7648,6 +7694,8 @@ struct graph_access {
                                               const connector& connect);
   // What starts a node of a Python service; null for a C++ node.
   static const python_recipe* python(const program& graph, std::size_t node);
+  // What starts a node that is another C++ program's node; null otherwise.
+  static const executable_recipe* executable(const program& graph, std::size_t node);
   // Throws lp::graph_error naming a node reserved and never defined.
   static void check_defined(const program& graph);
   // Adds a node that has no C++ type, from a description (a Launchpad
@@ -7656,6 +7704,9 @@ struct graph_access {
   // lp::graph_error for a bad or taken label or an edge to no node.
   static void add_described(program& graph, node_info spec,
                             std::shared_ptr<const python_recipe> recipe);
+  // The same for a node of another C++ program (executable_recipe).
+  static void add_described(program& graph, node_info spec,
+                            std::shared_ptr<const executable_recipe> recipe);
   // A file that every process of a launch must read where no file of the
   // launching host is (a described program's description, in a Kubernetes
   // pod): the Kubernetes launch carries it in its Secret, whose mount is
@@ -7872,14 +7923,15 @@ class program {
   struct recipe {
     detail::node_builder builder;
     std::shared_ptr<const detail::python_recipe> python;
+    std::shared_ptr<const detail::executable_recipe> executable;
   };
 
   template <class T, class... Args>
   recipe made_from(node_info& spec, Args&&... args) {
     if constexpr (python_service<T>)
-      return {{}, python_wire<T>(spec, args...)};
+      return {{}, python_wire<T>(spec, args...), {}};
     else
-      return {wire<T>(spec, std::forward<Args>(args)...), {}};
+      return {wire<T>(spec, std::forward<Args>(args)...), {}, {}};
   }
 
   // What does not depend on the service's type is compiled once, not per
@@ -7966,7 +8018,8 @@ class program {
   std::string name_;
   std::vector<node_info> nodes_;
   std::vector<detail::node_builder> builders_;  // by node; empty for a Python node
-  std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;  // by node
+  std::vector<std::shared_ptr<const detail::python_recipe>> pythons_;          // by node
+  std::vector<std::shared_ptr<const detail::executable_recipe>> executables_;  // by node
   std::map<std::string, group_state> groups_;
   std::map<std::string, std::string> carried_;  // graph_access::carry_file's
 };
@@ -8122,6 +8175,11 @@ inline const python_recipe* graph_access::python(const program& graph, std::size
   return graph.pythons_.at(node).get();
 }
 
+inline const executable_recipe* graph_access::executable(const program& graph,
+                                                         std::size_t node) {
+  return graph.executables_.at(node).get();
+}
+
 inline void graph_access::add_described(program& graph, node_info spec,
                                         std::shared_ptr<const python_recipe> recipe) {
   check_name(spec.group, "a group name");
@@ -8131,7 +8189,25 @@ inline void graph_access::add_described(program& graph, node_info spec,
   graph.check_free(spec.label);
   for (const auto& target : spec.edges) graph.node(target);  // throws for no such node
   ++group.size;
-  graph.append(std::move(spec), {{}, std::move(recipe)});
+  graph.append(std::move(spec), {{}, std::move(recipe), {}});
+}
+
+inline void graph_access::add_described(program& graph, node_info spec,
+                                        std::shared_ptr<const executable_recipe> recipe) {
+  check_name(spec.group, "a group name");
+  auto& group = graph.groups_[spec.group];
+  spec.index = group.size;
+  spec.label = spec.group + "/" + std::to_string(group.size);
+  graph.check_free(spec.label);
+  // It runs in a process of its own program, whose graph has none of this
+  // program's nodes: it cannot be given their handles.
+  if (!spec.edges.empty())
+    throw graph_error("node '" + spec.label + "' runs node '" + recipe->node + "' of " +
+                      recipe->path +
+                      ", which cannot be given handles of this program's "
+                      "nodes");
+  ++group.size;
+  graph.append(std::move(spec), {{}, {}, std::move(recipe)});
 }
 
 inline void graph_access::carry_file(program& graph, std::string name,
@@ -8146,7 +8222,7 @@ inline const std::map<std::string, std::string>& graph_access::carried_files(
 
 inline void graph_access::check_defined(const program& graph) {
   for (std::size_t i = 0; i < graph.nodes_.size(); ++i)
-    if (!graph.builders_[i] && !graph.pythons_[i])
+    if (!graph.builders_[i] && !graph.pythons_[i] && !graph.executables_[i])
       throw graph_error(
           "node '" + graph.nodes_[i].label + "' of program '" + graph.name_ +
           "' was reserved and never defined; call define(handle, args...) with "
@@ -9711,11 +9787,12 @@ inline constexpr flag_row launch_flag_rows[] = {
     {.name = "--lp_graph",
      .hint = "<format>",
      .example = "dot",
-     .help = "print the program graph (dot or mermaid) and exit",
+     .help = "print the program graph (dot, mermaid or json) and exit",
      .to_children = false,
      .set =
          [](launch_settings& s, std::string_view name, std::string v) {
-           s.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+           s.graph = one_of(name, std::move(v),
+                            {"dot", "mermaid", protocol::graph_json::format});
          },
      .get = [](const launch_settings& s) -> flag_words { return {s.graph}; }},
     {.name = "--lp_checkpoint_dir",
@@ -13358,1451 +13435,55 @@ class direct_channel final : public channel {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/host/watchdog.hpp ----
+// ---- launchpad/detail/host/executable_node.hpp ----
 
-
-namespace lp::detail {
-
-// A node of a group with a health_timeout, as the watchdog sees it.
-struct watched_node {
-  std::string label;
-  std::chrono::milliseconds timeout;
-  std::function<void()> probe;  // returns once none of the node's handlers runs
-  const node_metrics& metrics;  // which of its methods have calls in flight
-  run_progress& progress;       // of its run()
-};
-
-// Ends this process when a watched node hangs (docs/launching.md, "Hung
-// nodes"). A prober per node waits for the node's handlers in turn; the
-// watchdog ends the process when one has waited past the node's timeout, or
-// when the node's run() has made no sign of progress that long (until the
-// program stops: then the termination notice bounds it).
+// A node that is a node of another C++ program built with the library (a
+// Launchpad program's launchpad.CppNode): its host starts that program's
+// executable in its node-process mode, as local_mp starts a node process
+// (it builds its own graph and runs only the node named), and the node's
+// callers call that process directly. The host plays its launcher: the
+// process finds the launch's secret and TLS credentials in a directory of
+// its own (0700, in the launch's run directory, removed with the node),
+// publishes its address to a rendezvous the host serves on loopback, which
+// the host publishes under the node's label in this launch, and says there
+// when its run() returns or it asks the program to stop. Its stop is the
+// host's SIGTERM, and a SIGKILL after the termination notice.
 //
-// It ends it with std::_Exit, at once: no destructor, no atexit handler, no
-// flush of what is not written yet. A hung handler or run() cannot be
-// stopped, nor its thread joined, so the ordinary end (stop the program,
-// join its threads, destroy its nodes) would wait for it for ever, and
-// exit() would destroy statics under threads still running. Only a node
-// process that a launcher started watches (host_options::watch_health):
-// it hosts nothing but the program's nodes, and its launcher reads the exit
-// status, says which part hung, and restarts the node or stops the program.
-// No launcher, test or local_mt process is ever ended this way.
-class watchdog {
- public:
-  using clock = periodic_worker::clock;
-
-  // Starts a prober per node and the watchdog; nothing if `nodes` is empty.
-  void start(const launch_state& program, std::vector<watched_node> nodes) {
-    if (nodes.empty()) return;
-    auto shortest = std::chrono::milliseconds::max();
-    for (auto& node : nodes) {
-      shortest = std::min(shortest, node.timeout);
-      probed_.push_back(std::make_unique<probed>(std::move(node)));
-    }
-    for (auto& watched : probed_)
-      watched->prober.start([node = watched.get()] {
-        node->probing_since =
-            std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
-        node->node.probe();
-        node->probing_since = 0;
-        return clock::now() + node->node.timeout / 4;
-      });
-    watcher_.start([this, &program, shortest] {
-      for (auto& watched : probed_) check(*watched, program);
-      return clock::now() + shortest / 4;
-    });
-  }
-
-  // Asks every thread to stop, then waits for each: a prober waits for the
-  // probe under way.
-  void stop() {
-    watcher_.request_stop();
-    for (auto& watched : probed_) watched->prober.request_stop();
-    watcher_.stop();
-    for (auto& watched : probed_) watched->prober.stop();
-  }
-
- private:
-  struct probed {
-    explicit probed(watched_node watched) : node(std::move(watched)) {}
-    watched_node node;
-    // When the running probe began waiting for the node's handlers, in
-    // clock ticks; 0 when none waits.
-    std::atomic<clock::rep> probing_since{0};
-    periodic_worker prober;
-  };
-
-  static long long ms(clock::duration d) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-  }
-
-  static void check(probed& watched, const launch_state& program) {
-    const auto& node = watched.node;
-    auto since = watched.probing_since.load();
-    auto waited = since == 0 ? clock::duration::zero()
-                             : clock::now() - clock::time_point(clock::duration(since));
-    if (waited >= node.timeout) {
-      auto busy = methods_in_flight(node.metrics);
-      std::cerr << "[lp] node " << node.label << " hung: a call waited " << ms(waited)
-                << " ms for its handlers ("
-                << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
-                << "), past its group's health_timeout of " << node.timeout.count()
-                << " ms; ending its process" << std::endl;
-      std::_Exit(hung_exit_status);  // why not exit(): the class's comment
-    }
-    auto silence = node.progress.silence(clock::now());
-    if (silence >= node.timeout && !program.stop_requested()) {
-      std::cerr << "[lp] node " << node.label << " hung: its run() made no "
-                << "sign of progress (a call, lp::stop_requested(), a metric, "
-                   "lp::heartbeat()) for "
-                << ms(silence) << " ms, past its group's health_timeout of "
-                << node.timeout.count() << " ms; ending its process" << std::endl;
-      std::_Exit(hung_run_exit_status);
-    }
-  }
-
-  std::vector<std::unique_ptr<probed>> probed_;
-  periodic_worker watcher_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/os/run_directory.hpp ----
-
-
-// ---- launchpad/detail/os/output.hpp ----
-
-// The lines node processes print, as the launcher shows them.
-
-
-
-namespace lp::detail {
-
-inline void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// Writes `text` to a new file at `path` that only its owner may read (a
-// secret, a key, a manifest that holds them); throws if the file is there.
-inline void write_private_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
-  write_all(fd, text);
-  ::close(fd);
-}
-
-// How launchers show their nodes' output: whole lines behind "[label] " (in
-// a colour per label on a terminal), each label's last lines kept for the
-// failure summary and the status page. local_mp reads the lines from pipes
-// (output_pump), local_mt from the nodes' streams (node_streams); the owner
-// locks.
-class labelled_lines {
- public:
-  static constexpr std::size_t kept = 20;
-
-  explicit labelled_lines(bool colour) : colour_(colour) {}
-
-  // Moves the lines `partial` begins with to `out`, each behind its label;
-  // `at_end`, what is left too, as a last line.
-  void take(const std::string& label, std::string& partial, bool at_end,
-            std::string& out) {
-    std::size_t start = 0;
-    for (auto newline = partial.find('\n'); newline != std::string::npos;
-         newline = partial.find('\n', start)) {
-      add(label, partial.substr(start, newline - start), out);
-      start = newline + 1;
-    }
-    partial.erase(0, start);
-    if (at_end && !partial.empty()) {
-      add(label, partial, out);
-      partial.clear();
-    }
-  }
-
-  // The label's last lines, oldest first.
-  std::vector<std::string> last(const std::string& label) const {
-    auto lines = recent_.find(label);
-    if (lines == recent_.end()) return {};
-    return {lines->second.begin(), lines->second.end()};
-  }
-
- private:
-  void add(const std::string& label, const std::string& line, std::string& out) {
-    auto nth = colours_.emplace(label, colours_.size()).first->second;
-    std::string prefix = "[" + label + "] ";
-    if (colour_)
-      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
-    out += prefix + line + "\n";
-    auto& lines = recent_[label];
-    lines.push_back(line);
-    if (lines.size() > kept) lines.pop_front();
-  }
-
-  const bool colour_;
-  std::map<std::string, std::size_t> colours_;  // by the order labels come in
-  std::map<std::string, std::deque<std::string>> recent_;
-};
-
-// A failed node's last lines, quoted under its failure in the launcher's
-// summary; empty for none.
-inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
-  if (lines.empty()) return {};
-  std::string text = "[lp]   its last lines:\n";
-  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
-  return text;
-}
-
-// Reads every node's stdout and stderr through pipes and writes each whole
-// line to the launcher's own stdout or stderr, behind a "[label] " prefix
-// (coloured on a terminal). Lines are never cut into one another, and the
-// last lines of each node are kept for the failure summary.
-class output_pump {
- public:
-  output_pump() {
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    thread_ = std::thread([this] { pump(); });
-  }
-  output_pump(const output_pump&) = delete;
-  output_pump& operator=(const output_pump&) = delete;
-  ~output_pump() { close(); }
-
-  // A pipe for the node's stream `target` (1 or 2); the child gets the
-  // returned write end, which the launcher closes once the child has it.
-  int open(const std::string& label, int target) {
-    int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
-    {
-      std::lock_guard lock(mutex_);
-      streams_.push_back({ends[0], target, label, {}});
-      ++open_[label];
-    }
-    wake();
-    return ends[1];
-  }
-
-  // The last lines a node printed, oldest first. For a node that has just
-  // died, waits (up to `drain`) until its pipes are at their end, so that
-  // its last words, still in flight, are among them.
-  std::vector<std::string> last_lines(
-      const std::string& label,
-      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
-    std::unique_lock lock(mutex_);
-    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
-    return lines_.last(label);
-  }
-
-  // Waits until every pipe is at its end (all writers gone), then stops; a
-  // pipe some stray grandchild still holds open is given up after 2 s.
-  void close() {
-    if (!thread_.joinable()) return;
-    closing_ = true;
-    wake();
-    thread_.join();
-    ::close(wake_[0]);
-    ::close(wake_[1]);
-  }
-
- private:
-  struct stream {
-    int fd;
-    int target;
-    std::string label, partial;
-  };
-
-  void wake() {
-    char byte = 1;
-    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
-  }
-
-  void pump() {
-    std::vector<char> buffer(65536);
-    std::chrono::steady_clock::time_point give_up{};
-    for (;;) {
-      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
-      {
-        std::lock_guard lock(mutex_);
-        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
-          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        if (closing_ &&
-            (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
-          for (auto& s : streams_) {
-            emit(s, true);
-            ::close(s.fd);
-          }
-          streams_.clear();
-          return;
-        }
-        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
-      }
-      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR)
-        return;
-      if (fds[0].revents) {
-        char drain[64];
-        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
-      }
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        if (!fds[i].revents) continue;
-        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
-        if (n < 0 && errno == EINTR) continue;
-        std::lock_guard lock(mutex_);
-        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
-          if (it->fd != fds[i].fd) continue;
-          if (n > 0) {
-            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
-            emit(*it, false);
-          } else {
-            emit(*it, true);
-            ::close(it->fd);
-            if (--open_[it->label] == 0) drained_.notify_all();
-            streams_.erase(it);
-          }
-          break;
-        }
-      }
-    }
-  }
-
-  // Writes the complete lines of s (and, at its end, what is left).
-  void emit(stream& s, bool at_end) {
-    std::string out;
-    lines_.take(s.label, s.partial, at_end, out);
-    if (!out.empty()) write_all(s.target, out);
-  }
-
-  int wake_[2] = {-1, -1};
-  std::atomic<bool> closing_{false};
-  std::mutex mutex_;
-  std::vector<stream> streams_;
-  labelled_lines lines_{::isatty(1) && ::isatty(2)};
-  std::map<std::string, int> open_;  // pipes not at their end, by label
-  std::condition_variable drained_;
-  std::thread thread_;
-};
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/os/spawn.hpp ----
-
-// Starting and ending the node processes of a launch.
-
-#include <pthread.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-
-
-extern char** environ;
-
-namespace lp::detail {
-
-// The absolute path of a program in PATH, as execvp would find it, for
-// starting it with execve; nothing if no directory of PATH holds it.
-inline std::optional<std::string> on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
-    auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
-// The path of the running executable, so a launch can start it again.
-inline std::string this_executable() {
-  std::string path(4096, '\0');
-  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
-  if (length <= 0) throw launch_error("cannot find this program's executable");
-  path.resize(static_cast<std::size_t>(length));
-  return path;
-}
-
-// The child could not run its executable: execve failed, for `reason`
-// (errno's text: no such file, permission denied, exec format error).
-class exec_error : public launch_error {
- public:
-  exec_error(const std::string& executable, int number)
-      : launch_error("cannot run " + executable + ": " + std::strerror(number)),
-        reason(std::strerror(number)) {}
-  std::string reason;
-};
-
-struct child_process {
-  std::string executable;
-  std::vector<std::string> arguments;    // argv, from argv[0]
-  std::vector<std::string> environment;  // added to this process's, "NAME=value"
-  int output_fd = -1;                    // becomes the child's stdout
-  int error_fd = -1;                     // becomes the child's stderr
-  int passed_fd = -1;                    // if set, becomes the child's fd 3
-};
-
-// A forked child keeps its parent's signal handlers until execve. A stop
-// signal that reached it there ran the launcher's handler in the child
-// (which wrote it into the launcher's own signal pipe), and the node then
-// started and never heard it: seen as a node that did not stop, when a
-// launch stopped just as it started (under ThreadSanitizer, 1 run in 15).
-// So the parent forks with every signal blocked, and the child puts back the
-// default actions, as execve would, before it unblocks them: a signal that
-// came meanwhile ends it, which the launcher counts as a clean stop.
-class fork_guard {
- public:
-  fork_guard() {
-    sigset_t all;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
-  }
-  fork_guard(const fork_guard&) = delete;
-  fork_guard& operator=(const fork_guard&) = delete;
-  ~fork_guard() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
-
-  // In the child, before execve; async-signal-safe. Ignored signals stay
-  // ignored, as across execve.
-  static void child_ready_for_signals() {
-    for (int signal = 1; signal < NSIG; ++signal) {
-      struct sigaction now {};
-      if (::sigaction(signal, nullptr, &now) != 0 || now.sa_handler == SIG_IGN ||
-          now.sa_handler == SIG_DFL)
-        continue;
-      struct sigaction reset {};
-      reset.sa_handler = SIG_DFL;
-      ::sigaction(signal, &reset, nullptr);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  }
-
- private:
-  sigset_t saved_;
-};
-
-// Starts the child in a process group of its own, so a Ctrl+C at the
-// terminal reaches only the launcher, which stops the nodes in order. The
-// child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
-// thread alive for as long as the launch runs. Throws exec_error if the
-// executable cannot be run: the child says why over a close-on-exec pipe,
-// which closes unread when execve succeeds.
-inline pid_t spawn(const child_process& child) {
-  // Everything the child needs is prepared here: between fork and exec it
-  // may only make async-signal-safe calls.
-  std::vector<char*> argv, envp;
-  for (const auto& argument : child.arguments)
-    argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  // The child's own values replace this process's: getenv takes the first.
-  auto replaced = [&](std::string_view variable) {
-    auto name = variable.substr(0, variable.find('=') + 1);
-    for (const auto& own : child.environment)
-      if (std::string_view(own).starts_with(name)) return true;
-    return false;
-  };
-  for (char** variable = environ; *variable; ++variable)
-    if (!replaced(*variable)) envp.push_back(*variable);
-  for (const auto& variable : child.environment)
-    envp.push_back(const_cast<char*>(variable.c_str()));
-  envp.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  int report[2] = {-1, -1};
-  if (::pipe2(report, O_CLOEXEC) != 0)
-    throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  // Above the descriptors the child sets up (0 to 3), so that none lands on it.
-  int report_end = ::fcntl(report[1], F_DUPFD_CLOEXEC, 10);
-  ::close(report[1]);
-  fork_guard guard;
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    auto why = std::string("fork failed: ") + std::strerror(errno);
-    ::close(report[0]);
-    ::close(report_end);
-    throw launch_error(why);
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
-    ::dup2(child.output_fd, 1);
-    ::dup2(child.error_fd, 2);
-    int first_closed = 3;
-    if (child.passed_fd >= 0) {
-      // dup2 onto itself would keep close-on-exec.
-      if (child.passed_fd == 3)
-        ::fcntl(3, F_SETFD, 0);
-      else
-        ::dup2(child.passed_fd, 3);
-      first_closed = 4;
-    }
-    // Nothing of the launcher's leaks in: not its other pipes, not its
-    // listening sockets, not its signal handlers or blocked signals. The
-    // report's end stays until execve closes it.
-    auto first = static_cast<unsigned>(first_closed);
-    auto kept = static_cast<unsigned>(report_end);
-    if (::syscall(SYS_close_range, first, kept - 1, 0U) != 0 ||
-        ::syscall(SYS_close_range, kept + 1, ~0U, 0U) != 0)
-      for (int fd = first_closed; fd < 65536; ++fd)
-        if (fd != report_end) ::close(fd);
-    fork_guard::child_ready_for_signals();
-    ::execve(child.executable.c_str(), argv.data(), envp.data());
-    int number = errno;
-    [[maybe_unused]] auto written = ::write(report_end, &number, sizeof number);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
-  ::close(report_end);
-  int number = 0;
-  ssize_t got;
-  while ((got = ::read(report[0], &number, sizeof number)) < 0 && errno == EINTR) {
-  }
-  ::close(report[0]);
-  if (got == static_cast<ssize_t>(sizeof number)) {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    throw exec_error(child.executable, number);
-  }
-  return pid;
-}
-
-// Kills the process groups of a launch's nodes, and clears the run
-// directories it made, if the process that made them dies without doing it,
-// even by SIGKILL. A node process dies with its launcher (PR_SET_PDEATHSIG),
-// but what it started does not: a data loader, a simulator, their own
-// children. They stay in the node's process group, so a process that
-// outlives the launcher kills those groups: a shell, in a group of its own,
-// deaf to Ctrl+C and SIGTERM, that reads group ids and directories from a
-// socket and, when the socket reaches its end without a "done", kills the
-// groups, then clears each directory as run_directory does at its end
-// (everything but logs/). Needs no privileges, and no next launch to sweep
-// after this one; it cannot reach a descendant that left the group (setsid,
-// setpgid), nor survive SIGKILL of its own (docs/launching.md, "No
-// orphans").
-class group_reaper {
- public:
-  group_reaper() {
-    int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
-      throw launch_error(std::string("cannot create a socket pair: ") +
-                         std::strerror(errno));
-    // A directory is a line of its own: its name may hold spaces.
-    static constexpr const char* script =
-        "trap '' INT TERM HUP PIPE\n"
-        "groups=\n"
-        "dirs=\n"
-        "nl='\n'\n"
-        "while IFS= read -r line; do\n"
-        "  word=${line%% *} arg=${line#* }\n"
-        "  case $word in\n"
-        "    done) exit 0 ;;\n"
-        "    watch) groups=\"$groups -$arg\" ;;\n"
-        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$arg\" ] || "
-        "kept=\"$kept $g\"; done; groups=$kept ;;\n"
-        "    clear) dirs=\"$dirs$arg$nl\" ;;\n"
-        "    spare) kept=; while IFS= read -r d; do [ -z \"$d\" ] || "
-        "[ \"$d\" = \"$arg\" ] || kept=\"$kept$d$nl\"; done <<END\n"
-        "$dirs\n"
-        "END\n"
-        "      dirs=$kept ;;\n"
-        "  esac\n"
-        "done\n"
-        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n"
-        "printf %s \"$dirs\" | while IFS= read -r d; do\n"
-        "  case $d in /?*) ;; *) continue ;; esac\n"
-        "  for f in \"$d\"/* \"$d\"/.[!.]* \"$d\"/..?*; do\n"
-        "    if [ \"$f\" != \"$d/logs\" ] && { [ -e \"$f\" ] || [ -L \"$f\" ]; }; then "
-        "rm -rf -- \"$f\"; fi\n"
-        "  done\n"
-        "  rmdir -- \"$d/logs\" \"$d\" 2>/dev/null\n"
-        "done\n";
-    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
-    const char* envp[] = {"PATH=/usr/bin:/bin", nullptr};
-    // Forked twice, so that it is nobody's child here: the launcher's own
-    // children are its nodes. Only async-signal-safe calls until execve.
-    fork_guard guard;
-    pid_t middle = ::fork();
-    if (middle < 0) {
-      ::close(ends[0]);
-      ::close(ends[1]);
-      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
-    }
-    if (middle == 0) {
-      if (::fork() != 0) ::_exit(0);
-      ::setpgid(0, 0);
-      ::dup2(ends[1], 0);
-      int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-      fork_guard::child_ready_for_signals();
-      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
-      ::_exit(127);
-    }
-    ::close(ends[1]);
-    int status = 0;
-    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
-    }
-    to_reaper_ = ends[0];
-  }
-  group_reaper(const group_reaper&) = delete;
-  group_reaper& operator=(const group_reaper&) = delete;
-  // The launcher ends in order: it has stopped every group itself.
-  ~group_reaper() {
-    say("done");
-    ::close(to_reaper_);
-  }
-
-  // Under Slurm a node process is its own launcher's child no more (srun's
-  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
-  // by parentage, which an orphaned grandchild has lost. So such a process
-  // leads a group of its own and leaves a reaper watching it for as long as
-  // it lives: whatever is left in its group is killed when it ends, by exit
-  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
-  static bool watch_own_group_for_life() {
-    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
-    of_this_process().watch(::getpid());
-    return true;
-  }
-
-  // This process's, started at its first use and never destroyed: its
-  // socket closes with the process, however it ends, without "done". What
-  // it was told and not told to forget or spare is reaped then.
-  static group_reaper& of_this_process() {
-    static auto* reaper = new group_reaper();
-    return *reaper;
-  }
-
-  void watch(pid_t group) { say("watch " + std::to_string(group)); }
-  // The group has ended; its id may be reused, so it must not be killed.
-  void forget(pid_t group) { say("forget " + std::to_string(group)); }
-  // Clear the directory at `path` if this process dies first; spare it
-  // once it is gone or kept. A name with a newline is not told (it would
-  // read as two): such a directory is left as before.
-  void clear(const std::string& path) {
-    if (path.find('\n') == std::string::npos) say("clear " + path);
-  }
-  void spare(const std::string& path) {
-    if (path.find('\n') == std::string::npos) say("spare " + path);
-  }
-
- private:
-  // Best effort: a reaper that is gone cannot be helped, and must not take
-  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
-  void say(const std::string& line) {
-    std::string text = line + "\n";
-    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
-  }
-
-  int to_reaper_ = -1;
-};
-
-// How a child ended, in words for the launch's summary.
-inline std::string describe_status(int status) {
-  if (WIFEXITED(status))
-    return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const char* name = ::sigabbrev_np(WTERMSIG(status));
-    return std::string("killed by signal ") +
-           (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
-  }
-  return "ended with status " + std::to_string(status);
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/secret.hpp ----
-
-#include <sys/random.h>
-
-
-namespace lp::detail {
-
-// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
-inline void random_bytes(unsigned char* out, std::size_t size) {
-  std::size_t filled = 0;
-  while (filled < size) {
-    auto got = ::getrandom(out + filled, size - filled, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0)
-      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
-                         "); the launch cannot make its secret or name");
-    filled += static_cast<std::size_t>(got);
-  }
-}
-
-// 128 random bits, as 32 hex digits: the bearer token every call of a
-// launch must carry.
-inline std::string make_secret() {
-  unsigned char bytes[16];
-  random_bytes(bytes, sizeof bytes);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : bytes) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 15];
-  }
-  return hex;
-}
-
-// Compares in time independent of where the strings differ.
-inline bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return difference == 0;
-}
-
-// What is wrong with a request's Authorization header, in words for its
-// sender; empty if it carries the launch's secret. HTTP's scheme names are
-// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
-inline std::string credential_problem(std::string_view header, std::string_view secret) {
-  if (header.empty())
-    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
-           "launch's run "
-           "directory (docs/protocol.md)";
-  auto space = header.find(' ');
-  auto scheme = header.substr(0, space);
-  constexpr std::string_view bearer = "bearer";
-  bool is_bearer = scheme.size() == bearer.size();
-  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
-    is_bearer = (scheme[i] | 0x20) == bearer[i];
-  if (!is_bearer)
-    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
-           "<secret>'";
-  auto token =
-      space == std::string_view::npos ? std::string_view() : header.substr(space);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
-  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
-  return {};
-}
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// A launch's own directory under /tmp, readable only by its user: it holds
-// the launch's secret (the file `secret`, for curl), its TLS credentials if
-// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA), the
-// `nodes` and `status` files, a test's checkpoints and, when asked, the
-// nodes' logs. Everything in it goes with the launch, whatever it is, but
-// logs/; the directory too, unless logs are left in it. If the process
-// that made it dies first (SIGKILL, _Exit), its reaper clears it the same
-// way (group_reaper).
-class run_directory {
- public:
-  // The files of the TLS credentials.
-  static constexpr const char* certificate_file = protocol::run_directory::certificate;
-  static constexpr const char* key_file = protocol::run_directory::key;
-  static constexpr const char* authority_file = protocol::run_directory::authority;
-  // What a launch leaves of it: the nodes' logs, if any (--lp_log_dir's
-  // default is this folder of it; the reaper's script names it too).
-  static constexpr const char* logs_dir = "logs";
-  // logs/ of the run directory at `run_dir`.
-  static std::string logs_in(const std::string& run_dir) {
-    return run_dir + "/" + logs_dir;
-  }
-
-  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
-  // credentials (no TLS). A Slurm launch makes it in a directory the
-  // compute hosts share.
-  run_directory(const std::string& program, std::string secret,
-                const std::string& parent = "/tmp", tls_credentials tls = {})
-      : secret_(std::move(secret)), tls_(std::move(tls)) {
-    auto& reaper = group_reaper::of_this_process();  // first: it may fail to start
-    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw launch_error("cannot create a run directory under " + parent +
-                         "; is it there, and writable?");
-    path_ = pattern;
-    made_ = true;
-    reaper.clear(path_);
-    if (!secret_.empty()) write_private(protocol::run_directory::secret, secret_ + "\n");
-    if (tls_.empty()) return;
-    write_private(certificate_file, tls_.certificate);
-    write_private(key_file, tls_.key);
-    // A launch's own certificate is its own authority.
-    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
-  }
-  // The run directory another process made (a Slurm job's, made by the
-  // command that submitted it), with the secret and credentials in it, if
-  // any.
-  struct adopt {};
-  run_directory(adopt, std::string path) : path_(std::move(path)) {
-    std::tie(secret_, tls_) = credentials_of(path_);
-  }
-
-  // The secret and TLS credentials in the run directory at `path`, which
-  // its maker wrote. A node process reads its own here, never from its
-  // environment: Slurm carries a job step's environment to the compute
-  // host in the clear.
-  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
-    std::pair<std::string, tls_credentials> found;
-    std::ifstream(path + "/" + protocol::run_directory::secret) >> found.first;
-    auto& tls = found.second;
-    tls.certificate = read_file(path, certificate_file);
-    if (tls.certificate.empty()) return found;
-    tls.key = read_file(path, key_file);
-    tls.authority = read_file(path, authority_file);
-    if (tls.authority.empty()) tls.authority = tls.certificate;
-    return found;
-  }
-  run_directory(const run_directory&) = delete;
-  run_directory& operator=(const run_directory&) = delete;
-  ~run_directory() {
-    if (kept_) return;
-    if (made_) {
-      clear(path_);
-      group_reaper::of_this_process().spare(path_);
-      return;
-    }
-    // Another process's (a Slurm job's): what it left for this launch (the
-    // credentials) and what this launch wrote; the job's record (its
-    // script, logs and result) stays.
-    if (!secret_.empty())
-      ::unlink((path_ + "/" + protocol::run_directory::secret).c_str());
-    if (!tls_.empty())
-      for (const char* file : {certificate_file, key_file, authority_file})
-        ::unlink((path_ + "/" + file).c_str());
-    ::unlink((path_ + "/" + protocol::run_directory::nodes).c_str());
-    ::unlink((path_ + "/status").c_str());  // the status page's URL
-    // The nodes' sockets, of every host the job ran on: each node removes
-    // its own; one killed before it could left it, and no step runs now.
-    clear_sockets(path_ + "/" + protocol::run_directory::sockets);
-    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
-  }
-
-  const std::string& path() const { return path_; }
-  // Leaves the directory and its secret to whoever goes on using them (a
-  // submitted Slurm job).
-  void keep() {
-    kept_ = true;
-    if (made_) group_reaper::of_this_process().spare(path_);
-  }
-
-  // Removes everything in the directory at `path` but logs/, then logs/ if
-  // it is empty, then the directory if it is empty: whatever a launch put
-  // there (files, sockets, folders), not a list of names.
-  LP_API static void clear(const std::string& path);
-  // Removes the sockets in the directory at `path`, then the directory if
-  // it is empty: a file of another kind, which no launch puts there, stays.
-  LP_API static void clear_sockets(const std::string& path);
-  const std::string& secret() const { return secret_; }
-  // Empty for a launch without TLS.
-  const tls_credentials& tls() const { return tls_; }
-
-  // Tells the user where the secret and credentials are (never themselves).
-  void announce(std::ostream& out) const {
-    if (!secret_.empty())
-      out << "[lp] the launch's secret is in " << path_ << "/"
-          << protocol::run_directory::secret << std::endl;
-    if (!tls_.empty())
-      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
-          << "/" << certificate_file << " and " << key_file << std::endl;
-  }
-
- private:
-  // A file of the directory that only its owner may read.
-  void write_private(const std::string& name, const std::string& text) const {
-    write_private_file(path_ + "/" + name, text);
-  }
-
-  // A file of the directory at `path`, whole; empty if it is not there.
-  static std::string read_file(const std::string& path, const std::string& name) {
-    std::ifstream in(path + "/" + name, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();
-    return text.str();
-  }
-
-  std::string secret_;
-  tls_credentials tls_;
-  std::string path_;
-  bool made_ = false;  // by this process: it clears it
-  bool kept_ = false;
-};
-
-// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
-// attach to a running program (the Python client's attach(run_dir)). Every
-// process of a launch appends its own nodes, whole lines at a time; a
-// restarted node adds a new line, and the last line of a label is the one
-// that holds.
-inline void record_node_address(const std::string& run_dir, const std::string& label,
-                                const std::string& url) {
-  int fd = ::open((run_dir + "/" + protocol::run_directory::nodes).c_str(),
-                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
-  write_all(fd, label + " " + url + "\n");
-  ::close(fd);
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/python/python_node.hpp ----
-
-// A node of a Python service (LP_PYTHON), as the process that hosts it sees
-// it: a child process running `python3 -m launchpad_client.runtime`, which
-// serves the node itself on the launch's wire. Its host sends it its spec
-// (with the launch's secret and credentials) over a socket pair, never
-// through a file, forwards the child's output as the node's, answers its
-// address lookups over the same socket, and stops it in order
-// (docs/python_nodes.md).
-//
-// The control socket carries the spec first (`spec <J> <C>`, J bytes of
-// JSON, C bytes of CBOR: the constructor's arguments), then lines. From the node: `serving <url>`,
-// `finished` (run() returned), `stop` (it asked the program to stop),
-// `follow` (a peer refused a call for stopping), `address <label>`; from the
-// host: `run` (every node serves: call run()), `stop` (the program stops:
-// stop_requested() is true), `end` (drain, save, exit), and the answers to
-// lookups, `address <label> <url>` (and the node's unix socket, where it
-// has one on this host: `address <label> <url> <socket path>`) or
-// `address <label> - <why>`
-// (protocol.toml's python_control, which the runtime reads too).
-
-
-
-namespace lp::detail {
-
-// The runtime's exit statuses for a node that no restart can mend are
-// protocol::exit_status's (protocol.toml, which the runtime reads too).
-// And, as a C++ node process's, for a node that hung: hung_exit_status and
-// hung_run_exit_status (launch_state.hpp).
-
-// A Python node that could not start for a reason a restart cannot mend: a
-// module that does not import, a class that differs from its declaration,
-// a checkpoint it cannot read.
-class python_start_error : public launch_error {
- public:
-  using launch_error::launch_error;
-};
-
-// How long a Python node may take to end once its run() has returned,
-// beyond its calls' termination notice: its last save, its exit (the
-// runtime's STOP_GRACE).
-inline constexpr std::chrono::seconds python_stop_grace{30};
-
-// What a host gives each of its Python nodes.
-struct python_settings {
-  std::string interpreter = "python3";  // a name found on PATH, or a path
-  std::string program;
-  std::string bind_host = "127.0.0.1";
-  // Where it also serves on a unix socket, for callers on its host
-  // (wire/local_socket.hpp); empty: TCP only.
-  std::string socket_path;
-  std::string secret;              // empty: --lp_insecure
-  tls_credentials tls;             // empty: plain HTTP
-  std::string checkpoint_save;     // empty: keeps no checkpoints
-  std::string checkpoint_restore;  // empty: starts empty
-  std::chrono::milliseconds checkpoint_interval{0};
-  std::chrono::seconds termination_notice{10};
-  // Its group's health_timeout, where its host watches health (a
-  // launcher's node process): the runtime ends itself when the node hangs,
-  // as a C++ node process does. Zero: not watched.
-  std::chrono::milliseconds health_timeout{0};
-  std::size_t max_body_bytes = std::size_t{256} << 20;
-  // The cap of its process's shared-memory pool (--lp_shared_memory_mb,
-  // host_options::shared_memory_bytes); 0: none.
-  std::size_t shared_memory_bytes = std::size_t{256} << 20;
-  std::map<std::string, std::string> env;  // the group's, beside the host's own
-  // Only import the class and compare it with its declaration, then end
-  // (check_python_nodes).
-  bool check_only = false;
-  // Tune the node's glibc malloc as a C++ node's (keep_large_blocks, and
-  // give back what it keeps once a load has gone): a 4 MB body's blocks
-  // stay the process's, not the kernel's, between calls.
-  bool tune_malloc = true;
-};
-
-class python_node {
- public:
-  // What the node tells its host, each on the thread that reads it.
-  struct events {
-    std::function<void()> finished;  // its run() returned
-    std::function<void()> stop;      // it asked the program to stop
-    std::function<void()> follow;    // a peer told it the program stops
-    // The process ended when nobody asked it to: its wait status, and what
-    // happened in words.
-    std::function<void(int status, const std::string& why)> ended;
-    // The URL of the node with this label; throws if there is none.
-    std::function<std::string(const std::string& label)> lookup;
-    // A line the node wrote, on its stderr or stdout.
-    std::function<void(bool error, const std::string& line)> output;
-  };
-
-  python_node(const node_info& spec, const python_recipe& recipe,
-              python_settings settings, events tell)
-      : label_(spec.label),
-        settings_(std::move(settings)),
-        tell_(std::move(tell)),
-        executable_(interpreter(settings_.interpreter)),
-        spec_(spec_message(spec, recipe)) {
-    start(spec.label);
-  }
-  python_node(const python_node&) = delete;
-  python_node& operator=(const python_node&) = delete;
-  ~python_node() {
-    stop();
-    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
-      if (thread->joinable()) thread->join();
-    if (control_ >= 0) ::close(control_);
-  }
-
-  // Waits until the node serves; returns its URL. Throws python_start_error
-  // (or launch_error, for a runtime that is not there) with the last lines
-  // it wrote if it ended first.
-  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
-    std::unique_lock lock(mutex_);
-    bool settled =
-        changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
-    if (!url_.empty()) return url_;
-    if (!settled) {
-      lock.unlock();
-      stop();
-      throw launch_error(
-          "Python node '" + label_ + "' did not serve within " +
-          std::to_string(
-              std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-          " s (is its __init__ or a module it imports waiting on something?)" +
-          last_lines_text());
-    }
-    // Its last lines come on other threads: wait for them to be read.
-    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
-    fail_to_start();
-  }
-
-  pid_t pid() const { return pid_; }
-
-  // For check_only: waits until the check ends; throws as wait_serving
-  // does if the class differs from its declaration or cannot be had.
-  void wait_checked() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return exited_ && outputs_open_ == 0; });
-    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) fail_to_start();
-  }
-
-  // Calls the node's run(), once every node of the launch serves.
-  void start_run() {
-    {
-      std::lock_guard lock(mutex_);
-      run_started_ = true;
-    }
-    say(protocol::python_control::run);
-  }
-
-  // The program stops: the node's stop_requested() is true from now on,
-  // as lp::stop_requested() is for the host's C++ nodes.
-  void tell_stop() { say(protocol::python_control::stop); }
-
-  // Waits until the node's run() has returned (at once if it has none, or
-  // was never started, or the process is gone). No bound of its own: a
-  // Python run() is given what a host gives a C++ one, which it joins.
-  void wait_run() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !run_started_ || run_returned_ || exited_; });
-  }
-
-  // Ends the node: it drains its calls, saves its checkpoint and exits
-  // (after its run() returned, if it has not yet); it is killed if it has
-  // not ended after the termination notice and python_stop_grace. One that
-  // never served is killed at once: it has nothing to drain or save. Safe
-  // to call twice.
-  void stop() {
-    std::unique_lock lock(mutex_);
-    if (pid_ <= 0 || exited_) return;
-    if (!stopping_) {
-      stopping_ = true;
-      if (url_.empty())
-        ::kill(-pid_, SIGKILL);
-      else
-        say(protocol::python_control::end);
-    }
-    if (!changed_.wait_for(lock, settings_.termination_notice + python_stop_grace,
-                           [&] { return exited_; })) {
-      ::kill(-pid_, SIGKILL);
-      changed_.wait(lock, [&] { return exited_; });
-    }
-  }
-
- private:
-  // One line to the node, after its spec; lines from several threads never
-  // interleave. A line to a node that is gone is lost quietly.
-  void say(std::string_view line) {
-    std::string text = std::string(line) + "\n";
-    std::unique_lock lock(write_mutex_);
-    spec_written_.wait(lock, [&] { return spec_sent_; });
-    send_all(text);
-  }
-
-  // MSG_NOSIGNAL: a node that is gone raises no SIGPIPE here.
-  void send_all(std::string_view bytes) {
-    while (!bytes.empty()) {
-      auto sent = ::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (sent < 0 && errno == EINTR) continue;
-      if (sent <= 0) return;  // the node is gone: its end says why
-      bytes.remove_prefix(static_cast<std::size_t>(sent));
-    }
-  }
-
-  // The control socket's first bytes, on the thread that reads it: the
-  // node reads them before anything else (a large argument may fill the
-  // socket's buffer until it does).
-  void send_spec() {
-    {
-      std::lock_guard lock(write_mutex_);
-      send_all(spec_);
-      spec_sent_ = true;
-    }
-    spec_written_.notify_all();
-    std::string().swap(spec_);  // it holds the secret and the key: not kept
-  }
-
-  // `spec <J> <C>\n`, the JSON spec and the arguments in CBOR.
-  LP_API std::string spec_message(const node_info& spec, const python_recipe& recipe);
-
-  void start(const std::string& label) {
-    int control[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-    auto close_all = [&] {
-      for (int fd : {control[0], control[1], out[0], out[1], err[0], err[1]})
-        if (fd >= 0) ::close(fd);
-    };
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0 ||
-        ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-      auto why = std::string(std::strerror(errno));
-      close_all();
-      throw launch_error("cannot create the pipes of a Python node: " + why);
-    }
-    child_process child;
-    child.executable = executable_;
-    child.arguments = {settings_.interpreter, "-m",
-                       protocol::python_runtime::entry_module};
-    if (settings_.check_only)
-      child.arguments.emplace_back(protocol::python_runtime::check);
-    // Only for ps: the spec comes over the control socket.
-    child.arguments.push_back(protocol::python_runtime::node + settings_.program + "/" +
-                              label);
-    child.environment.push_back(std::string(protocol::environment::python_control_fd) +
-                                "=3");
-    // The runtime tunes its malloc itself (launchpad_client/_node/malloc_tuning.py),
-    // unless the user's environment sets it.
-    if (settings_.tune_malloc)
-      child.environment.push_back(std::string(protocol::environment::tune_malloc) + "=1");
-    child.environment.push_back("PYTHONUNBUFFERED=1");
-    for (const auto& [name, value] : settings_.env)
-      child.environment.push_back(name + "=" + value);
-    child.output_fd = out[1];
-    child.error_fd = err[1];
-    child.passed_fd = control[1];
-    try {
-      pid_ = spawn(child);
-    } catch (const exec_error& e) {
-      close_all();
-      // A file that is no program for this machine, say.
-      throw bad_interpreter(settings_.interpreter, "cannot be run (" + e.reason + ")");
-    } catch (...) {
-      close_all();
-      throw;
-    }
-    // What it starts (a data loader) is in its group: killed with it, and
-    // by the reaper if this process dies first.
-    group_reaper::of_this_process().watch(pid_);
-    control_ = control[0];
-    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
-    outputs_open_ = 2;
-    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
-    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
-    control_reader_ = std::thread([this] { read_control(); });
-    waiter_ = std::thread([this] { wait_for_exit(); });
-  }
-
-  // The interpreter to start: a name found on PATH, or a path. One that
-  // cannot be run is named before anything starts, with the flag that
-  // chose it, rather than taken for a package the interpreter lacks.
-  static std::string interpreter(const std::string& name) {
-    if (name.find('/') == std::string::npos) {
-      if (auto found = on_path(name)) return *found;
-      throw launch_error("no Python interpreter '" + name +
-                         "' on PATH for the Python nodes; install python3" +
-                         interpreter_fix());
-    }
-    struct stat about {};
-    if (::stat(name.c_str(), &about) != 0)
-      throw bad_interpreter(name,
-                            std::string("is not there (") + std::strerror(errno) + ")");
-    if (S_ISDIR(about.st_mode))
-      throw bad_interpreter(name, "is a directory, not a program");
-    if (!S_ISREG(about.st_mode) || ::access(name.c_str(), X_OK) != 0)
-      throw bad_interpreter(name, "is not an executable file");
-    return name;
-  }
-  static launch_error bad_interpreter(const std::string& name, const std::string& why) {
-    return launch_error("the Python interpreter '" + name + "' (--lp_python) " + why +
-                        interpreter_fix());
-  }
-  static std::string interpreter_fix() {
-    return "; name one with --lp_python=PATH (lp::test_options::python in a test), such "
-           "as /usr/bin/python3 or a virtualenv's bin/python";
-  }
-
-  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
-    std::string pending;
-    char chunk[4096];
-    for (;;) {
-      auto n = ::read(fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos;
-           end = pending.find('\n')) {
-        take(pending.substr(0, end));
-        pending.erase(0, end + 1);
-      }
-    }
-    if (!pending.empty()) take(std::move(pending));
-  }
-
-  void read_output(int fd, bool error) {
-    each_line(fd, [&](std::string&& line) {
-      if (error) {
-        std::lock_guard lock(mutex_);
-        last_lines_.push_back(line);
-        if (last_lines_.size() > 12) last_lines_.pop_front();
-      }
-      if (tell_.output) tell_.output(error, line);
-    });
-    ::close(fd);
-    std::lock_guard lock(mutex_);
-    --outputs_open_;
-    changed_.notify_all();
-  }
-
-  void read_control() {
-    send_spec();
-    each_line(control_, [&](std::string&& line) {
-      std::string_view text = line;
-      namespace lines = protocol::python_control;
-      if (text.starts_with(lines::serving)) {
-        std::lock_guard lock(mutex_);
-        url_ = text.substr(std::string_view(lines::serving).size());
-        changed_.notify_all();
-      } else if (text == lines::finished) {
-        {
-          std::lock_guard lock(mutex_);
-          run_returned_ = true;
-          changed_.notify_all();
-        }
-        if (tell_.finished) tell_.finished();
-      } else if (text == lines::stop) {
-        if (tell_.stop) tell_.stop();
-      } else if (text == lines::follow) {
-        if (tell_.follow) tell_.follow();
-      } else if (text.starts_with(lines::address)) {
-        answer_lookup(std::string(text.substr(std::string_view(lines::address).size())));
-      }
-    });
-  }
-
-  void answer_lookup(const std::string& label) {
-    std::string answer;
-    try {
-      answer = protocol::python_control::address + label + " " + tell_.lookup(label);
-    } catch (const std::exception& e) {
-      std::string why = e.what();
-      for (auto& c : why)
-        if (c == '\n') c = ' ';
-      answer = protocol::python_control::address + label + " " +
-               protocol::python_control::no_address + why;
-    }
-    say(answer);
-  }
-
-  void wait_for_exit() {
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
-           errno == EINTR) {
-    }
-    // What it left in its process group goes with it, while the group's id
-    // cannot be reused: the process is reaped only below.
-    ::kill(-pid_, SIGKILL);
-    group_reaper::of_this_process().forget(pid_);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    // A node killed could not remove its unix socket: no caller is to dial
-    // a dead one (a node that ended removed it already).
-    struct stat socket_file {};
-    if (!settings_.socket_path.empty() &&
-        ::lstat(settings_.socket_path.c_str(), &socket_file) == 0 &&
-        S_ISSOCK(socket_file.st_mode))
-      ::unlink(settings_.socket_path.c_str());
-    // Its end unblocks the control reader: no one else holds the socket.
-    ::shutdown(control_, SHUT_RDWR);
-    bool unasked;
-    {
-      std::lock_guard lock(mutex_);
-      exited_ = true;
-      status_ = status;
-      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
-      changed_.notify_all();
-    }
-    if (unasked && tell_.ended) {
-      {
-        std::unique_lock lock(mutex_);
-        changed_.wait_for(lock, std::chrono::seconds(2),
-                          [&] { return outputs_open_ == 0; });
-      }
-      tell_.ended(status, ended_how() + last_lines_text());
-    }
-  }
-
-  std::string ended_how() const {
-    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0)
-      return "its Python process exited";
-    return "its Python process " + describe_status(status_);
-  }
-
-  std::string last_lines_text() const {
-    std::string text;
-    for (const auto& line : last_lines_) text += "\n  " + line;
-    return text.empty() ? text : ":" + text;
-  }
-
-  [[noreturn]] void fail_to_start() const {
-    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
-    std::string what = "Python node '" + label_ + "' could not start: ";
-    namespace exits = protocol::exit_status;
-    if (code == exits::import_failed || code == exits::types_differ ||
-        code == exits::checkpoint_unreadable)
-      throw python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
-    // An __init__ that raised may find next time what it lacked (a GPU in
-    // use), as a C++ constructor may: its group's restarts apply.
-    if (code == exits::construction_failed)
-      throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
-    // The runtime itself did not run: most often the package is not where
-    // this interpreter looks.
-    throw python_start_error(what + "its Python process " + describe_status(status_) +
-                             " before it served" + last_lines_text() +
-                             "\n(is launchpad_client importable by " +
-                             settings_.interpreter +
-                             "? Put the checkout's python/ on PYTHONPATH, or install it: "
-                             "docs/python_nodes.md)");
-  }
-
-  std::string label_;
-  python_settings settings_;
-  events tell_;
-  std::string executable_;
-  std::string spec_;  // until send_spec
-  pid_t pid_ = -1;
-  int control_ = -1;
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::mutex write_mutex_;  // one line at a time on control_, the spec first
-  std::condition_variable spec_written_;
-  bool spec_sent_ = false;
-  std::string url_;
-  bool stopping_ = false;
-  bool run_started_ = false;
-  bool run_returned_ = false;
-  bool exited_ = false;
-  int status_ = 0;
-  int outputs_open_ = 0;
-  std::deque<std::string> last_lines_;
-
-  std::thread control_reader_, out_reader_, err_reader_, waiter_;
-};
-
-// Checks the class of every Python node of `graph` against its declaration,
-// each class once and all at once, before a launch of processes starts any
-// node: so that a mismatch ends the launch before any node runs, as it
-// does under the thread policies. Throws python_start_error.
-inline void check_python_nodes(const program& graph, const std::string& interpreter) {
-  std::vector<std::unique_ptr<python_node>> checks;
-  // A group's env (a PYTHONPATH of its own) may find another class.
-  std::set<std::pair<std::string, std::map<std::string, std::string>>> seen;
-  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
-    const auto& spec = graph.nodes()[i];
-    const auto* recipe = graph_access::python(graph, i);
-    auto env = graph.settings_of(spec.group).env;
-    // A Launchpad program's node has no declaration to compare with.
-    if (!recipe || !recipe->methods || !seen.emplace(spec.service, env).second) continue;
-    python_settings settings;
-    settings.interpreter = interpreter;
-    settings.program = graph.name();
-    settings.env = std::move(env);
-    settings.check_only = true;
-    python_node::events tell;
-    tell.output = [](bool error, const std::string& line) {
-      if (error) std::cerr << line << std::endl;
-    };
-    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings),
-                                                   std::move(tell)));
-  }
-  for (auto& check : checks) check->wait_checked();
-}
-
-}  // namespace lp::detail
-
-// ---- launchpad/detail/serve/http_server.hpp ----
-
-// ---- launchpad/detail/observe/exposition.hpp ----
-
-// A node's figures as the Prometheus text exposition format (version 0.0.4,
-// what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
-
-// ---- launchpad/detail/observe/process_figures.hpp ----
-
-
-
-namespace lp::detail {
-
-// What a node's process uses, as the kernel counts it; every node of a
-// process reports the same.
-struct process_figures {
-  long pid = 0;
-  std::string host;
-  double resident_bytes = 0;
-  double cpu_seconds = 0;
-  long threads = 0;
-  long restarts = 0;  // of this node's process, by its launcher
-  // Its shared memory for calls on its host (wire/shared_memory.hpp).
-  struct shared_memory_figures {
-    double bytes = 0;      // of the segments it holds now
-    double messages = 0;   // whose large arrays went through a segment
-    double fallbacks = 0;  // ... that went through the socket instead: at the cap
-    double kept = 0;       // segments it lent that a peer kept
-  } shared_memory;
-};
-
-// Set by a launcher in a node process's environment: how often it restarted it.
-inline constexpr const char* restarts_env = protocol::environment::restarts;
-
-LP_API process_figures this_process_figures();
-
-}  // namespace lp::detail
-
-namespace lp::detail {
-
-// A label value between the quotes: \, " and newline escaped, as the format
-// asks; anything else (UTF-8 included) as it is.
-LP_API std::string prometheus_label_value(std::string_view value);
-
-// The node's calls, its process and its user figures. `connections`: those
-// open on the node's server now.
-LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections);
-
-// The same, for the status page: cumulative counts per method and status, the
-// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
-// slowest call (seconds; null before the first), user figures and every point
-// of each series.
-LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
-                                   const process_figures& process,
-                                   std::size_t connections);
-
-}  // namespace lp::detail
+// Its graph holds none of this launch's nodes: a node that needs handles
+// of its own program's other nodes is refused where it is described
+// (graph_access::add_described; the script's CppNode names it earlier).
+
+
+// ---- launchpad/detail/host/child_env.hpp ----
+
+// What a node process learns from its launcher, through the environment
+// (never argv, which every user of the machine can read). The secret and
+// the TLS credentials are not among them: the node reads those from the run
+// directory's files (run_directory::credentials_of).
+
+namespace lp::detail::child_env {
+
+inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
+inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
+inline constexpr const char* launcher = "LP_LAUNCHER_PID";
+inline constexpr const char* policy = "LP_POLICY";
+inline constexpr const char* run_dir = "LP_RUN_DIR";
+// "direct" when the launch's policy is direct_calls<...>: the launcher's
+// choice, which a test's node program may not know at compile time.
+inline constexpr const char* transport = "LP_TRANSPORT";
+// The cores to pin to and the GPUs handed out (local_mp's placement).
+inline constexpr const char* cores = "LP_CORES";
+inline constexpr const char* gpus = "LP_GPUS";
+
+}  // namespace lp::detail::child_env
+
+// ---- launchpad/detail/host/rendezvous.hpp ----
+
+// How the node processes of a launch find each other. The launcher serves
+// a small HTTP directory on loopback; each node publishes its address there
+// once it serves, and callers look addresses up there, waiting for nodes
+// that do not serve yet. Nodes bind port 0, so no port is ever picked in
+// advance and raced for.
 
 // ---- launchpad/detail/serve/listener.hpp ----
 
@@ -16049,6 +14730,2137 @@ class listener {
 
 }  // namespace lp::detail
 
+// ---- launchpad/detail/serve/secret.hpp ----
+
+#include <sys/random.h>
+
+
+namespace lp::detail {
+
+// `size` bytes from the kernel's CSPRNG: for a launch's secret and its name.
+inline void random_bytes(unsigned char* out, std::size_t size) {
+  std::size_t filled = 0;
+  while (filled < size) {
+    auto got = ::getrandom(out + filled, size - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw secret_error(std::string("getrandom() failed (") + std::strerror(errno) +
+                         "); the launch cannot make its secret or name");
+    filled += static_cast<std::size_t>(got);
+  }
+}
+
+// 128 random bits, as 32 hex digits: the bearer token every call of a
+// launch must carry.
+inline std::string make_secret() {
+  unsigned char bytes[16];
+  random_bytes(bytes, sizeof bytes);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : bytes) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 15];
+  }
+  return hex;
+}
+
+// Compares in time independent of where the strings differ.
+inline bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+// What is wrong with a request's Authorization header, in words for its
+// sender; empty if it carries the launch's secret. HTTP's scheme names are
+// case-insensitive ("bearer" is "Bearer"), and one or more spaces may follow.
+inline std::string credential_problem(std::string_view header, std::string_view secret) {
+  if (header.empty())
+    return "this node needs 'Authorization: Bearer <secret>'; the secret is in the "
+           "launch's run "
+           "directory (docs/protocol.md)";
+  auto space = header.find(' ');
+  auto scheme = header.substr(0, space);
+  constexpr std::string_view bearer = "bearer";
+  bool is_bearer = scheme.size() == bearer.size();
+  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
+    is_bearer = (scheme[i] | 0x20) == bearer[i];
+  if (!is_bearer)
+    return "the Authorization header's scheme is not Bearer; send 'Authorization: Bearer "
+           "<secret>'";
+  auto token =
+      space == std::string_view::npos ? std::string_view() : header.substr(space);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  if (token.empty()) return "the Authorization header has no bearer token after 'Bearer'";
+  if (!same_secret(token, secret)) return "the bearer token is not this launch's secret";
+  return {};
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// An address as the rendezvous carries it: a node's unix socket and its
+// host's identity only where it has one.
+inline json address_json(const address& where) {
+  json out{{"host", where.host}, {"port", where.port}};
+  if (!where.socket.empty()) {
+    out["socket"] = where.socket;
+    out["host_id"] = where.host_id;
+  }
+  return out;
+}
+
+// The launcher's side.
+class rendezvous_server {
+ public:
+  struct callbacks {
+    std::function<void(const std::string& label)> stop_requested;
+    std::function<void(const std::string& label)> run_finished;
+    // Whether the runs of these nodes or groups have all returned (true),
+    // the program stops first (false), or neither within `wait`.
+    std::function<std::optional<bool>(const std::vector<std::string>& names,
+                                      std::chrono::milliseconds wait)>
+        runs_finished;
+    // A node process ends, and tells how: `failure` is empty for a clean
+    // end; `unrecoverable`, a failure no restart mends (a Python node whose
+    // class its host cannot have). Only where the launcher does not see its
+    // processes exit (Kubernetes); elsewhere left empty.
+    std::function<void(const std::string& label, const std::string& failure,
+                       bool unrecoverable)>
+        process_ended;
+    // A node published where it serves; may be left empty.
+    std::function<void(const std::string& label, const address& where)> published;
+  };
+
+  // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
+  // TLS context, it serves HTTPS to the launch's nodes only. `port` 0: any
+  // free one, which the launcher hands its nodes.
+  rendezvous_server(std::string secret, callbacks on,
+                    const std::string& host = "127.0.0.1",
+                    std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
+      : secret_(std::move(secret)), on_(std::move(on)) {
+    listener_.set_tls(std::move(tls));
+    auto& routes = listener_.routes();
+    auto guarded = [this](auto handler) {
+      return [this, handler](const http_request& req, http_reply& res) {
+        if (!secret_.empty()) {
+          auto problem = credential_problem(req.header("Authorization"), secret_);
+          if (!problem.empty()) {
+            res.status = 401;
+            res.set_content(json{{"error", problem}}.dump(), protocol::media::json);
+            return;
+          }
+        }
+        try {
+          handler(req, res);
+        } catch (const std::exception& e) {
+          res.status = 400;
+          res.set_content(json{{"error", e.what()}}.dump(), protocol::media::json);
+        }
+      };
+    };
+    routes.post(protocol::path::rendezvous_publish, guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto label = body.at("label").template get<std::string>();
+                  address where;
+                  where.host = body.at("host").template get<std::string>();
+                  where.port = body.at("port").template get<int>();
+                  where.socket = body.value("socket", "");
+                  where.host_id = body.value("host_id", "");
+                  publish(label, where);
+                  if (on_.published) on_.published(label, where);
+                  res.set_content("{}", protocol::media::json);
+                }));
+    routes.post(
+        protocol::path::rendezvous_lookup, guarded([this](auto& req, auto& res) {
+          auto body = json::parse(req.body);
+          auto label = body.at("label").template get<std::string>();
+          auto wait = std::chrono::milliseconds(
+              std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
+          std::unique_lock lock(mutex_);
+          changed_.wait_for(lock, wait, [&] {
+            return closed_ || nodes_[label].where || nodes_[label].gone;
+          });
+          auto& entry = nodes_[label];
+          if (closed_) {
+            // A stopping program takes no new callers: a node found now would
+            // refuse the call, or be gone.
+            res.status = 410;
+            res.set_content(
+                json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
+                protocol::media::json);
+          } else if (entry.where) {
+            res.set_content(address_json(*entry.where).dump(), protocol::media::json);
+          } else {
+            res.status = entry.gone ? 410 : 404;
+            res.set_content(
+                json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
+                protocol::media::json);
+          }
+        }));
+    routes.post(protocol::path::rendezvous_stop, guarded([this](auto& req, auto& res) {
+                  on_.stop_requested(
+                      json::parse(req.body).at("label").template get<std::string>());
+                  res.set_content("{}", protocol::media::json);
+                }));
+    routes.post(
+        protocol::path::rendezvous_finished, guarded([this](auto& req, auto& res) {
+          on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
+          res.set_content("{}", protocol::media::json);
+        }));
+    if (on_.process_ended)
+      routes.post(protocol::path::rendezvous_ended, guarded([this](auto& req, auto& res) {
+                    auto body = json::parse(req.body);
+                    on_.process_ended(body.at("label").template get<std::string>(),
+                                      body.at("failure").template get<std::string>(),
+                                      body.value("unrecoverable", false));
+                    res.set_content("{}", protocol::media::json);
+                  }));
+    routes.post(protocol::path::rendezvous_runs, guarded([this](auto& req, auto& res) {
+                  auto body = json::parse(req.body);
+                  auto outcome = on_.runs_finished(
+                      body.at("names").template get<std::vector<std::string>>(),
+                      std::chrono::milliseconds(std::clamp(
+                          body.at("wait_ms").template get<long>(), 0L, 10'000L)));
+                  res.set_content(json{{"done", outcome.value_or(false)},
+                                       {"stopping", outcome == false}}
+                                      .dump(),
+                                  protocol::media::json);
+                }));
+    int bound = listener_.start(host, port);
+    if (bound < 0)
+      throw launch_error("the launcher cannot listen on " + host +
+                         (port ? " port " + std::to_string(port) : std::string()));
+    address where;
+    where.host = host;
+    where.port = bound;
+    url_ = where.url(listener_.tls());
+  }
+  rendezvous_server(const rendezvous_server&) = delete;
+  rendezvous_server& operator=(const rendezvous_server&) = delete;
+  ~rendezvous_server() {
+    close();
+    listener_.stop();
+  }
+
+  const std::string& url() const { return url_; }
+
+  void publish(const std::string& label, const address& where) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where = where;
+      nodes_[label].gone.reset();
+    }
+    changed_.notify_all();
+  }
+
+  // The node's process ended; `restarting` keeps callers waiting for the
+  // next one, otherwise they fail at once with `reason`.
+  void withdraw(const std::string& label, bool restarting, const std::string& reason) {
+    {
+      std::lock_guard lock(mutex_);
+      nodes_[label].where.reset();
+      if (!restarting) nodes_[label].gone = reason;
+    }
+    changed_.notify_all();
+  }
+
+  std::optional<address> find(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    return nodes_[label].where;
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  struct entry {
+    std::optional<address> where;
+    std::optional<std::string> gone;
+  };
+
+  const std::string secret_;
+  const callbacks on_;
+  std::string url_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, entry> nodes_;
+  bool closed_ = false;
+  // Every node process of a launch keeps connections here: room for many.
+  // Last: it stops before what its handlers use.
+  listener listener_{server_limits{.max_connections = 8192}};
+};
+
+// A node process's side: a directory that asks the launcher, and remembers.
+class rendezvous_directory final : public directory {
+ public:
+  rendezvous_directory(std::string url, const std::string& secret,
+                       std::shared_ptr<const tls_context> tls = nullptr)
+      : url_(std::move(url)),
+        launcher_(address_of(url_)),
+        tls_(std::move(tls)),
+        headers_("Content-Type: " + std::string(protocol::media::json) + "\r\n" +
+                 (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
+
+  void publish(const std::string& label, const address& where) override {
+    auto body = address_json(where);
+    body["label"] = label;
+    post(protocol::path::rendezvous_publish, body);
+  }
+
+  address lookup(const std::string& label, const std::string& method,
+                 std::chrono::steady_clock::duration timeout) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) throw stopping(label, method, "the program is stopping");
+      if (auto known = cache_.find(label); known != cache_.end()) return known->second;
+    }
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        throw transport_error(label, method, "the node did not start serving in time");
+      auto reply =
+          ask(label, method, protocol::path::rendezvous_lookup,
+              {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
+      if (reply.status == 200) {
+        address where;
+        where.host = reply.body.at("host").get<std::string>();
+        where.port = reply.body.at("port").get<int>();
+        where.socket = reply.body.value("socket", "");
+        where.host_id = reply.body.value("host_id", "");
+        std::lock_guard lock(mutex_);
+        cache_[label] = where;
+        return where;
+      }
+      if (reply.status == 410 && reply.body.is_object() &&
+          reply.body.contains("stopping")) {
+        stop_this_threads_program();
+        throw stopping(label, method, "the program is stopping");
+      }
+      if (reply.status != 404)
+        throw transport_error(
+            label, method,
+            reply.body.is_object() && reply.body.contains("error")
+                ? "the node is gone: " + reply.body["error"].get<std::string>()
+                : "the launcher answered HTTP " + std::to_string(reply.status));
+    }
+  }
+
+  void forget(const std::string& label, const address& where) override {
+    std::lock_guard lock(mutex_);
+    if (auto known = cache_.find(label); known != cache_.end() && known->second == where)
+      cache_.erase(known);
+  }
+
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+
+  // Waits until the launcher has heard that the run() of every node named
+  // returned (true), or the program stops (false), as this process or the
+  // launcher sees it.
+  bool wait_for_runs(const std::vector<std::string>& names, const launch_state& here) {
+    while (!here.stop_requested()) {
+      // Short polls: a stop of this process alone (a failure the launcher
+      // restarts) must not keep its run() threads waiting long.
+      auto reply = ask("launcher", "wait_for_runs", protocol::path::rendezvous_runs,
+                       {{"names", names}, {"wait_ms", 1000}});
+      if (reply.status != 200 || !reply.body.is_object())
+        throw launch_error("lp::wait_for_runs(): the launcher answered HTTP " +
+                           std::to_string(reply.status));
+      if (reply.body.value("done", false)) return true;
+      if (reply.body.value("stopping", false)) return false;
+    }
+    return false;
+  }
+
+  // Best effort: during a stop the launcher may already be gone.
+  void tell(const char* path, const std::string& label, json more = json::object()) {
+    more["label"] = label;
+    try {
+      post(path, more);
+    } catch (const std::exception&) {
+    }
+  }
+
+ private:
+  struct answer {
+    int status;
+    json body;  // discarded if it is not JSON
+  };
+
+  // One request to the launcher, on a connection of its own: a node asks
+  // seldom (once per peer, again when a peer restarts), through the same
+  // client as its calls. A launcher busy starting 64 processes (under a
+  // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
+  // its nodes anyway, so patience costs nothing. One that hung up before
+  // any answer did not take the request (its listener answers every one it
+  // reads, but closes a new connection it found silent for
+  // protocol::first_request_seconds, which a node on a loaded machine may
+  // be) and is asked again, up to `attempts` times in all. One that
+  // refuses the connection is gone, and that fails at once.
+  answer ask(const std::string& node, const std::string& method, const std::string& path,
+             const json& body) const {
+    constexpr int attempts = 3;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (int attempt = 1;; ++attempt) {
+      std::unique_ptr<http_connection> connection;
+      try {
+        connection =
+            http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
+        std::string reply;
+        auto response = connection->post(path, headers_, body.dump(), deadline, reply,
+                                         std::size_t{1} << 20);
+        return {response.status,
+                json::parse(std::string_view(reply).substr(0, response.body_size),
+                            nullptr, false)};
+      } catch (const http_connection::failure& e) {
+        bool unanswered = e.kind == http_connection::failure::broken && connection &&
+                          !connection->answered();
+        if (unanswered && attempt < attempts) continue;
+        if (e.kind == http_connection::failure::tls)
+          throw transport_error(node, method,
+                                std::string("the launcher's rendezvous: ") + e.what());
+        throw transport_error(
+            node, method,
+            "the launcher does not answer; it may have stopped (" +
+                std::string(e.what()) +
+                (attempt > 1 ? "; asked " + std::to_string(attempt) + " times)" : ")"));
+      }
+    }
+  }
+
+  void post(const std::string& path, const json& body) {
+    std::optional<answer> reply;
+    std::string why;
+    try {
+      reply = ask("launcher", "rendezvous", path, body);
+    } catch (const transport_error& e) {
+      why = e.what();
+    }
+    if (!reply || reply->status != 200)
+      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " +
+                         path + " (" +
+                         (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
+  }
+
+  // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
+  static address address_of(const std::string& url) {
+    auto where = address_of_url(url);
+    if (!where)
+      throw launch_error("the launcher's rendezvous URL '" + url +
+                         "' is not http://host:port");
+    return *where;
+  }
+
+  const std::string url_;
+  const address launcher_;
+  const std::shared_ptr<const tls_context> tls_;
+  const std::string headers_;
+  std::mutex mutex_;
+  std::map<std::string, address> cache_;
+  bool closed_ = false;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/os/output.hpp ----
+
+// The lines node processes print, as the launcher shows them.
+
+
+
+namespace lp::detail {
+
+inline void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Writes `text` to a new file at `path` that only its owner may read (a
+// secret, a key, a manifest that holds them); throws if the file is there.
+inline void write_private_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw launch_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, text);
+  ::close(fd);
+}
+
+// How launchers show their nodes' output: whole lines behind "[label] " (in
+// a colour per label on a terminal), each label's last lines kept for the
+// failure summary and the status page. local_mp reads the lines from pipes
+// (output_pump), local_mt from the nodes' streams (node_streams); the owner
+// locks.
+class labelled_lines {
+ public:
+  static constexpr std::size_t kept = 20;
+
+  explicit labelled_lines(bool colour) : colour_(colour) {}
+
+  // Moves the lines `partial` begins with to `out`, each behind its label;
+  // `at_end`, what is left too, as a last line.
+  void take(const std::string& label, std::string& partial, bool at_end,
+            std::string& out) {
+    std::size_t start = 0;
+    for (auto newline = partial.find('\n'); newline != std::string::npos;
+         newline = partial.find('\n', start)) {
+      add(label, partial.substr(start, newline - start), out);
+      start = newline + 1;
+    }
+    partial.erase(0, start);
+    if (at_end && !partial.empty()) {
+      add(label, partial, out);
+      partial.clear();
+    }
+  }
+
+  // The label's last lines, oldest first.
+  std::vector<std::string> last(const std::string& label) const {
+    auto lines = recent_.find(label);
+    if (lines == recent_.end()) return {};
+    return {lines->second.begin(), lines->second.end()};
+  }
+
+ private:
+  void add(const std::string& label, const std::string& line, std::string& out) {
+    auto nth = colours_.emplace(label, colours_.size()).first->second;
+    std::string prefix = "[" + label + "] ";
+    if (colour_)
+      prefix = "\033[1;3" + std::to_string(nth % 6 + 1) + "m" + prefix + "\033[0m";
+    out += prefix + line + "\n";
+    auto& lines = recent_[label];
+    lines.push_back(line);
+    if (lines.size() > kept) lines.pop_front();
+  }
+
+  const bool colour_;
+  std::map<std::string, std::size_t> colours_;  // by the order labels come in
+  std::map<std::string, std::deque<std::string>> recent_;
+};
+
+// A failed node's last lines, quoted under its failure in the launcher's
+// summary; empty for none.
+inline std::string quoted_last_lines(const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  std::string text = "[lp]   its last lines:\n";
+  for (const auto& line : lines) text += "[lp]   | " + line + "\n";
+  return text;
+}
+
+// Reads every node's stdout and stderr through pipes and writes each whole
+// line to the launcher's own stdout or stderr, behind a "[label] " prefix
+// (coloured on a terminal). Lines are never cut into one another, and the
+// last lines of each node are kept for the failure summary.
+class output_pump {
+ public:
+  output_pump() {
+    if (::pipe2(wake_, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    thread_ = std::thread([this] { pump(); });
+  }
+  output_pump(const output_pump&) = delete;
+  output_pump& operator=(const output_pump&) = delete;
+  ~output_pump() { close(); }
+
+  // A pipe for the node's stream `target` (1 or 2); the child gets the
+  // returned write end, which the launcher closes once the child has it.
+  int open(const std::string& label, int target) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw launch_error("cannot create a pipe");
+    {
+      std::lock_guard lock(mutex_);
+      streams_.push_back({ends[0], target, label, {}});
+      ++open_[label];
+    }
+    wake();
+    return ends[1];
+  }
+
+  // The last lines a node printed, oldest first. For a node that has just
+  // died, waits (up to `drain`) until its pipes are at their end, so that
+  // its last words, still in flight, are among them.
+  std::vector<std::string> last_lines(
+      const std::string& label,
+      std::chrono::milliseconds drain = std::chrono::milliseconds(0)) {
+    std::unique_lock lock(mutex_);
+    drained_.wait_for(lock, drain, [&] { return open_[label] == 0; });
+    return lines_.last(label);
+  }
+
+  // Waits until every pipe is at its end (all writers gone), then stops; a
+  // pipe some stray grandchild still holds open is given up after 2 s.
+  void close() {
+    if (!thread_.joinable()) return;
+    closing_ = true;
+    wake();
+    thread_.join();
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+
+ private:
+  struct stream {
+    int fd;
+    int target;
+    std::string label, partial;
+  };
+
+  void wake() {
+    char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
+  }
+
+  void pump() {
+    std::vector<char> buffer(65536);
+    std::chrono::steady_clock::time_point give_up{};
+    for (;;) {
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}};
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_ && give_up == std::chrono::steady_clock::time_point{})
+          give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        if (closing_ &&
+            (streams_.empty() || std::chrono::steady_clock::now() > give_up)) {
+          for (auto& s : streams_) {
+            emit(s, true);
+            ::close(s.fd);
+          }
+          streams_.clear();
+          return;
+        }
+        for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), closing_ ? 100 : -1) < 0 && errno != EINTR)
+        return;
+      if (fds[0].revents) {
+        char drain[64];
+        [[maybe_unused]] auto n = ::read(wake_[0], drain, sizeof drain);
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        auto n = ::read(fds[i].fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        std::lock_guard lock(mutex_);
+        for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+          if (it->fd != fds[i].fd) continue;
+          if (n > 0) {
+            it->partial.append(buffer.data(), static_cast<std::size_t>(n));
+            emit(*it, false);
+          } else {
+            emit(*it, true);
+            ::close(it->fd);
+            if (--open_[it->label] == 0) drained_.notify_all();
+            streams_.erase(it);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Writes the complete lines of s (and, at its end, what is left).
+  void emit(stream& s, bool at_end) {
+    std::string out;
+    lines_.take(s.label, s.partial, at_end, out);
+    if (!out.empty()) write_all(s.target, out);
+  }
+
+  int wake_[2] = {-1, -1};
+  std::atomic<bool> closing_{false};
+  std::mutex mutex_;
+  std::vector<stream> streams_;
+  labelled_lines lines_{::isatty(1) && ::isatty(2)};
+  std::map<std::string, int> open_;  // pipes not at their end, by label
+  std::condition_variable drained_;
+  std::thread thread_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/os/run_directory.hpp ----
+
+
+// ---- launchpad/detail/os/spawn.hpp ----
+
+// Starting and ending the node processes of a launch.
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+
+extern char** environ;
+
+namespace lp::detail {
+
+// The absolute path of a program in PATH, as execvp would find it, for
+// starting it with execve; nothing if no directory of PATH holds it.
+inline std::optional<std::string> on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    auto candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+// The path of the running executable, so a launch can start it again.
+inline std::string this_executable() {
+  std::string path(4096, '\0');
+  auto length = ::readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0) throw launch_error("cannot find this program's executable");
+  path.resize(static_cast<std::size_t>(length));
+  return path;
+}
+
+// The child could not run its executable: execve failed, for `reason`
+// (errno's text: no such file, permission denied, exec format error).
+class exec_error : public launch_error {
+ public:
+  exec_error(const std::string& executable, int number)
+      : launch_error("cannot run " + executable + ": " + std::strerror(number)),
+        reason(std::strerror(number)) {}
+  std::string reason;
+};
+
+struct child_process {
+  std::string executable;
+  std::vector<std::string> arguments;    // argv, from argv[0]
+  std::vector<std::string> environment;  // added to this process's, "NAME=value"
+  int output_fd = -1;                    // becomes the child's stdout
+  int error_fd = -1;                     // becomes the child's stderr
+  int passed_fd = -1;                    // if set, becomes the child's fd 3
+};
+
+// A forked child keeps its parent's signal handlers until execve. A stop
+// signal that reached it there ran the launcher's handler in the child
+// (which wrote it into the launcher's own signal pipe), and the node then
+// started and never heard it: seen as a node that did not stop, when a
+// launch stopped just as it started (under ThreadSanitizer, 1 run in 15).
+// So the parent forks with every signal blocked, and the child puts back the
+// default actions, as execve would, before it unblocks them: a signal that
+// came meanwhile ends it, which the launcher counts as a clean stop.
+class fork_guard {
+ public:
+  fork_guard() {
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
+  }
+  fork_guard(const fork_guard&) = delete;
+  fork_guard& operator=(const fork_guard&) = delete;
+  ~fork_guard() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+
+  // In the child, before execve; async-signal-safe. Ignored signals stay
+  // ignored, as across execve.
+  static void child_ready_for_signals() {
+    for (int signal = 1; signal < NSIG; ++signal) {
+      struct sigaction now {};
+      if (::sigaction(signal, nullptr, &now) != 0 || now.sa_handler == SIG_IGN ||
+          now.sa_handler == SIG_DFL)
+        continue;
+      struct sigaction reset {};
+      reset.sa_handler = SIG_DFL;
+      ::sigaction(signal, &reset, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  }
+
+ private:
+  sigset_t saved_;
+};
+
+// Starts the child in a process group of its own, so a Ctrl+C at the
+// terminal reaches only the launcher, which stops the nodes in order. The
+// child dies with the thread that started it (PR_SET_PDEATHSIG): keep that
+// thread alive for as long as the launch runs. Throws exec_error if the
+// executable cannot be run: the child says why over a close-on-exec pipe,
+// which closes unread when execve succeeds.
+inline pid_t spawn(const child_process& child) {
+  // Everything the child needs is prepared here: between fork and exec it
+  // may only make async-signal-safe calls.
+  std::vector<char*> argv, envp;
+  for (const auto& argument : child.arguments)
+    argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  // The child's own values replace this process's: getenv takes the first.
+  auto replaced = [&](std::string_view variable) {
+    auto name = variable.substr(0, variable.find('=') + 1);
+    for (const auto& own : child.environment)
+      if (std::string_view(own).starts_with(name)) return true;
+    return false;
+  };
+  for (char** variable = environ; *variable; ++variable)
+    if (!replaced(*variable)) envp.push_back(*variable);
+  for (const auto& variable : child.environment)
+    envp.push_back(const_cast<char*>(variable.c_str()));
+  envp.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  int report[2] = {-1, -1};
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    throw launch_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  // Above the descriptors the child sets up (0 to 3), so that none lands on it.
+  int report_end = ::fcntl(report[1], F_DUPFD_CLOEXEC, 10);
+  ::close(report[1]);
+  fork_guard guard;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    auto why = std::string("fork failed: ") + std::strerror(errno);
+    ::close(report[0]);
+    ::close(report_end);
+    throw launch_error(why);
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl
+    ::dup2(child.output_fd, 1);
+    ::dup2(child.error_fd, 2);
+    int first_closed = 3;
+    if (child.passed_fd >= 0) {
+      // dup2 onto itself would keep close-on-exec.
+      if (child.passed_fd == 3)
+        ::fcntl(3, F_SETFD, 0);
+      else
+        ::dup2(child.passed_fd, 3);
+      first_closed = 4;
+    }
+    // Nothing of the launcher's leaks in: not its other pipes, not its
+    // listening sockets, not its signal handlers or blocked signals. The
+    // report's end stays until execve closes it.
+    auto first = static_cast<unsigned>(first_closed);
+    auto kept = static_cast<unsigned>(report_end);
+    if (::syscall(SYS_close_range, first, kept - 1, 0U) != 0 ||
+        ::syscall(SYS_close_range, kept + 1, ~0U, 0U) != 0)
+      for (int fd = first_closed; fd < 65536; ++fd)
+        if (fd != report_end) ::close(fd);
+    fork_guard::child_ready_for_signals();
+    ::execve(child.executable.c_str(), argv.data(), envp.data());
+    int number = errno;
+    [[maybe_unused]] auto written = ::write(report_end, &number, sizeof number);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also in the parent, so that killpg works at once
+  ::close(report_end);
+  int number = 0;
+  ssize_t got;
+  while ((got = ::read(report[0], &number, sizeof number)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof number)) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw exec_error(child.executable, number);
+  }
+  return pid;
+}
+
+// Kills the process groups of a launch's nodes, and clears the run
+// directories it made, if the process that made them dies without doing it,
+// even by SIGKILL. A node process dies with its launcher (PR_SET_PDEATHSIG),
+// but what it started does not: a data loader, a simulator, their own
+// children. They stay in the node's process group, so a process that
+// outlives the launcher kills those groups: a shell, in a group of its own,
+// deaf to Ctrl+C and SIGTERM, that reads group ids and directories from a
+// socket and, when the socket reaches its end without a "done", kills the
+// groups, then clears each directory as run_directory does at its end
+// (everything but logs/). Needs no privileges, and no next launch to sweep
+// after this one; it cannot reach a descendant that left the group (setsid,
+// setpgid), nor survive SIGKILL of its own (docs/launching.md, "No
+// orphans").
+class group_reaper {
+ public:
+  group_reaper() {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+      throw launch_error(std::string("cannot create a socket pair: ") +
+                         std::strerror(errno));
+    // A directory is a line of its own: its name may hold spaces.
+    static constexpr const char* script =
+        "trap '' INT TERM HUP PIPE\n"
+        "groups=\n"
+        "dirs=\n"
+        "nl='\n'\n"
+        "while IFS= read -r line; do\n"
+        "  word=${line%% *} arg=${line#* }\n"
+        "  case $word in\n"
+        "    done) exit 0 ;;\n"
+        "    watch) groups=\"$groups -$arg\" ;;\n"
+        "    forget) kept=; for g in $groups; do [ \"$g\" = \"-$arg\" ] || "
+        "kept=\"$kept $g\"; done; groups=$kept ;;\n"
+        "    clear) dirs=\"$dirs$arg$nl\" ;;\n"
+        "    spare) kept=; while IFS= read -r d; do [ -z \"$d\" ] || "
+        "[ \"$d\" = \"$arg\" ] || kept=\"$kept$d$nl\"; done <<END\n"
+        "$dirs\n"
+        "END\n"
+        "      dirs=$kept ;;\n"
+        "  esac\n"
+        "done\n"
+        "[ -z \"$groups\" ] || kill -9 $groups 2>/dev/null\n"
+        "printf %s \"$dirs\" | while IFS= read -r d; do\n"
+        "  case $d in /?*) ;; *) continue ;; esac\n"
+        "  for f in \"$d\"/* \"$d\"/.[!.]* \"$d\"/..?*; do\n"
+        "    if [ \"$f\" != \"$d/logs\" ] && { [ -e \"$f\" ] || [ -L \"$f\" ]; }; then "
+        "rm -rf -- \"$f\"; fi\n"
+        "  done\n"
+        "  rmdir -- \"$d/logs\" \"$d\" 2>/dev/null\n"
+        "done\n";
+    const char* argv[] = {"lp-group-reaper", "-c", script, nullptr};
+    const char* envp[] = {"PATH=/usr/bin:/bin", nullptr};
+    // Forked twice, so that it is nobody's child here: the launcher's own
+    // children are its nodes. Only async-signal-safe calls until execve.
+    fork_guard guard;
+    pid_t middle = ::fork();
+    if (middle < 0) {
+      ::close(ends[0]);
+      ::close(ends[1]);
+      throw launch_error(std::string("fork failed: ") + std::strerror(errno));
+    }
+    if (middle == 0) {
+      if (::fork() != 0) ::_exit(0);
+      ::setpgid(0, 0);
+      ::dup2(ends[1], 0);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+        for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+      fork_guard::child_ready_for_signals();
+      ::execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+      ::_exit(127);
+    }
+    ::close(ends[1]);
+    int status = 0;
+    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+    }
+    to_reaper_ = ends[0];
+  }
+  group_reaper(const group_reaper&) = delete;
+  group_reaper& operator=(const group_reaper&) = delete;
+  // The launcher ends in order: it has stopped every group itself.
+  ~group_reaper() {
+    say("done");
+    ::close(to_reaper_);
+  }
+
+  // Under Slurm a node process is its own launcher's child no more (srun's
+  // slurmstepd starts it), and proctrack/linuxproc finds a step's processes
+  // by parentage, which an orphaned grandchild has lost. So such a process
+  // leads a group of its own and leaves a reaper watching it for as long as
+  // it lives: whatever is left in its group is killed when it ends, by exit
+  // or by SIGKILL. False (nothing watches) if it cannot lead its group.
+  static bool watch_own_group_for_life() {
+    if (::getpgrp() != ::getpid() && ::setpgid(0, 0) != 0) return false;
+    of_this_process().watch(::getpid());
+    return true;
+  }
+
+  // This process's, started at its first use and never destroyed: its
+  // socket closes with the process, however it ends, without "done". What
+  // it was told and not told to forget or spare is reaped then.
+  static group_reaper& of_this_process() {
+    static auto* reaper = new group_reaper();
+    return *reaper;
+  }
+
+  void watch(pid_t group) { say("watch " + std::to_string(group)); }
+  // The group has ended; its id may be reused, so it must not be killed.
+  void forget(pid_t group) { say("forget " + std::to_string(group)); }
+  // Clear the directory at `path` if this process dies first; spare it
+  // once it is gone or kept. A name with a newline is not told (it would
+  // read as two): such a directory is left as before.
+  void clear(const std::string& path) {
+    if (path.find('\n') == std::string::npos) say("clear " + path);
+  }
+  void spare(const std::string& path) {
+    if (path.find('\n') == std::string::npos) say("spare " + path);
+  }
+
+ private:
+  // Best effort: a reaper that is gone cannot be helped, and must not take
+  // the launcher with it (MSG_NOSIGNAL: no SIGPIPE).
+  void say(const std::string& line) {
+    std::string text = line + "\n";
+    ::send(to_reaper_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+
+  int to_reaper_ = -1;
+};
+
+// How a child ended, in words for the launch's summary.
+inline std::string describe_status(int status) {
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = ::sigabbrev_np(WTERMSIG(status));
+    return std::string("killed by signal ") +
+           (name ? std::string("SIG") + name : std::to_string(WTERMSIG(status)));
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A launch's own directory under /tmp, readable only by its user: it holds
+// the launch's secret (the file `secret`, for curl), its TLS credentials if
+// it has them (tls.crt, tls.key, and tls_ca.crt for a site's CA), the
+// `nodes` and `status` files, a test's checkpoints and, when asked, the
+// nodes' logs. Everything in it goes with the launch, whatever it is, but
+// logs/; the directory too, unless logs are left in it. If the process
+// that made it dies first (SIGKILL, _Exit), its reaper clears it the same
+// way (group_reaper).
+class run_directory {
+ public:
+  // The files of the TLS credentials.
+  static constexpr const char* certificate_file = protocol::run_directory::certificate;
+  static constexpr const char* key_file = protocol::run_directory::key;
+  static constexpr const char* authority_file = protocol::run_directory::authority;
+  // What a launch leaves of it: the nodes' logs, if any (--lp_log_dir's
+  // default is this folder of it; the reaper's script names it too).
+  static constexpr const char* logs_dir = "logs";
+  // logs/ of the run directory at `run_dir`.
+  static std::string logs_in(const std::string& run_dir) {
+    return run_dir + "/" + logs_dir;
+  }
+
+  // An empty secret (an --lp_insecure launch) writes no file, nor do empty
+  // credentials (no TLS). A Slurm launch makes it in a directory the
+  // compute hosts share.
+  run_directory(const std::string& program, std::string secret,
+                const std::string& parent = "/tmp", tls_credentials tls = {})
+      : secret_(std::move(secret)), tls_(std::move(tls)) {
+    auto& reaper = group_reaper::of_this_process();  // first: it may fail to start
+    std::string pattern = parent + "/lp-" + program + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw launch_error("cannot create a run directory under " + parent +
+                         "; is it there, and writable?");
+    path_ = pattern;
+    made_ = true;
+    reaper.clear(path_);
+    if (!secret_.empty()) write_private(protocol::run_directory::secret, secret_ + "\n");
+    if (tls_.empty()) return;
+    write_private(certificate_file, tls_.certificate);
+    write_private(key_file, tls_.key);
+    // A launch's own certificate is its own authority.
+    if (tls_.authority != tls_.certificate) write_private(authority_file, tls_.authority);
+  }
+  // The run directory another process made (a Slurm job's, made by the
+  // command that submitted it), with the secret and credentials in it, if
+  // any.
+  struct adopt {};
+  run_directory(adopt, std::string path) : path_(std::move(path)) {
+    std::tie(secret_, tls_) = credentials_of(path_);
+  }
+
+  // The secret and TLS credentials in the run directory at `path`, which
+  // its maker wrote. A node process reads its own here, never from its
+  // environment: Slurm carries a job step's environment to the compute
+  // host in the clear.
+  static std::pair<std::string, tls_credentials> credentials_of(const std::string& path) {
+    std::pair<std::string, tls_credentials> found;
+    std::ifstream(path + "/" + protocol::run_directory::secret) >> found.first;
+    auto& tls = found.second;
+    tls.certificate = read_file(path, certificate_file);
+    if (tls.certificate.empty()) return found;
+    tls.key = read_file(path, key_file);
+    tls.authority = read_file(path, authority_file);
+    if (tls.authority.empty()) tls.authority = tls.certificate;
+    return found;
+  }
+  run_directory(const run_directory&) = delete;
+  run_directory& operator=(const run_directory&) = delete;
+  ~run_directory() {
+    if (kept_) return;
+    if (made_) {
+      clear(path_);
+      group_reaper::of_this_process().spare(path_);
+      return;
+    }
+    // Another process's (a Slurm job's): what it left for this launch (the
+    // credentials) and what this launch wrote; the job's record (its
+    // script, logs and result) stays.
+    if (!secret_.empty())
+      ::unlink((path_ + "/" + protocol::run_directory::secret).c_str());
+    if (!tls_.empty())
+      for (const char* file : {certificate_file, key_file, authority_file})
+        ::unlink((path_ + "/" + file).c_str());
+    ::unlink((path_ + "/" + protocol::run_directory::nodes).c_str());
+    ::unlink((path_ + "/status").c_str());  // the status page's URL
+    // The nodes' sockets, of every host the job ran on: each node removes
+    // its own; one killed before it could left it, and no step runs now.
+    clear_sockets(path_ + "/" + protocol::run_directory::sockets);
+    ::rmdir(path_.c_str());  // fails, as it should, while logs are in it
+  }
+
+  const std::string& path() const { return path_; }
+  // Leaves the directory and its secret to whoever goes on using them (a
+  // submitted Slurm job).
+  void keep() {
+    kept_ = true;
+    if (made_) group_reaper::of_this_process().spare(path_);
+  }
+
+  // Removes everything in the directory at `path` but logs/, then logs/ if
+  // it is empty, then the directory if it is empty: whatever a launch put
+  // there (files, sockets, folders), not a list of names.
+  LP_API static void clear(const std::string& path);
+  // Removes the sockets in the directory at `path`, then the directory if
+  // it is empty: a file of another kind, which no launch puts there, stays.
+  LP_API static void clear_sockets(const std::string& path);
+  const std::string& secret() const { return secret_; }
+  // Empty for a launch without TLS.
+  const tls_credentials& tls() const { return tls_; }
+
+  // Tells the user where the secret and credentials are (never themselves).
+  void announce(std::ostream& out) const {
+    if (!secret_.empty())
+      out << "[lp] the launch's secret is in " << path_ << "/"
+          << protocol::run_directory::secret << std::endl;
+    if (!tls_.empty())
+      out << "[lp] nodes speak TLS; the launch's certificate and key are in " << path_
+          << "/" << certificate_file << " and " << key_file << std::endl;
+  }
+
+ private:
+  // A file of the directory that only its owner may read.
+  void write_private(const std::string& name, const std::string& text) const {
+    write_private_file(path_ + "/" + name, text);
+  }
+
+  // A file of the directory at `path`, whole; empty if it is not there.
+  static std::string read_file(const std::string& path, const std::string& name) {
+    std::ifstream in(path + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string secret_;
+  tls_credentials tls_;
+  std::string path_;
+  bool made_ = false;  // by this process: it clears it
+  bool kept_ = false;
+};
+
+// Adds "<label> <url>" to the run directory's file `nodes`, for tools that
+// attach to a running program (the Python client's attach(run_dir)). Every
+// process of a launch appends its own nodes, whole lines at a time; a
+// restarted node adds a new line, and the last line of a label is the one
+// that holds.
+inline void record_node_address(const std::string& run_dir, const std::string& label,
+                                const std::string& url) {
+  int fd = ::open((run_dir + "/" + protocol::run_directory::nodes).c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the launch runs on; only attaching tools miss it
+  write_all(fd, label + " " + url + "\n");
+  ::close(fd);
+}
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+struct executable_settings {
+  std::string secret;                      // empty: serve without one
+  std::shared_ptr<const tls_context> tls;  // null: plain HTTP
+  std::string parent_dir;                  // where its own directory goes
+  bool same_host = true;                   // serve on a unix socket too
+  std::size_t max_body_bytes = std::size_t{256} << 20;
+  std::size_t shared_memory_bytes = std::size_t{256} << 20;
+  bool tune_malloc = true;
+  std::chrono::seconds termination_notice{10};
+  std::map<std::string, std::string> env;  // its group's
+};
+
+// How long a node asked to stop may take past the termination notice
+// before it is killed (as python_stop_grace, for a process that also
+// saves nothing).
+inline constexpr std::chrono::seconds executable_stop_grace{5};
+
+class executable_node {
+ public:
+  struct events {
+    std::function<void()> finished;  // its run() returned
+    std::function<void()> stop;      // it asked the program to stop
+    // The process ended when nobody asked it to: its wait status, in words.
+    std::function<void(const std::string& why)> ended;
+    std::function<void(bool error, const std::string& line)> output;
+  };
+
+  executable_node(std::string label, const executable_recipe& recipe,
+                  executable_settings settings, events tell)
+      : label_(std::move(label)),
+        recipe_(recipe),
+        settings_(std::move(settings)),
+        tell_(std::move(tell)) {
+    make_directory();
+    rendezvous_server::callbacks on;
+    on.published = [this](const std::string&, const address& where) {
+      std::lock_guard lock(mutex_);
+      where_ = where;
+      changed_.notify_all();
+    };
+    on.stop_requested = [this](const std::string&) {
+      if (tell_.stop) tell_.stop();
+    };
+    on.run_finished = [this](const std::string&) {
+      if (tell_.finished) tell_.finished();
+    };
+    on.runs_finished = [this](const std::vector<std::string>&,
+                              std::chrono::milliseconds) -> std::optional<bool> {
+      throw usage_error("lp::wait_for_runs() in node '" + recipe_.node + "' of " +
+                        recipe_.path + ", which runs as " + label_ +
+                        " of another program: its program's other nodes do not run");
+    };
+    rendezvous_ = std::make_unique<rendezvous_server>(settings_.secret, std::move(on),
+                                                      "127.0.0.1", settings_.tls);
+    try {
+      start();
+    } catch (...) {
+      remove_directory();
+      throw;
+    }
+  }
+  executable_node(const executable_node&) = delete;
+  executable_node& operator=(const executable_node&) = delete;
+  ~executable_node() {
+    stop();
+    for (auto* thread : {&out_reader_, &err_reader_, &waiter_})
+      if (thread->joinable()) thread->join();
+    rendezvous_.reset();
+    remove_directory();
+  }
+
+  pid_t pid() const { return pid_; }
+
+  // Waits until the node serves; returns where. Throws launch_error with
+  // its last lines if it ended first, or did not serve in time.
+  address wait_serving(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mutex_);
+    bool settled = changed_.wait_for(lock, timeout, [&] { return where_ || exited_; });
+    if (where_) return *where_;
+    if (!settled) {
+      lock.unlock();
+      stop();
+      lock.lock();
+    }
+    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+    throw launch_error(
+        "node '" + label_ + "' (node '" + recipe_.node + "' of " + recipe_.path + ") " +
+        (settled ? how_it_ended() + " before it served"
+                 : "did not serve within " +
+                       std::to_string(
+                           std::chrono::duration_cast<std::chrono::seconds>(timeout)
+                               .count()) +
+                       " s") +
+        last_lines_text());
+  }
+
+  // The program stops: the process hears it as a node process hears its
+  // launcher's stop (SIGTERM), and its end is no failure from now on.
+  void tell_stop() {
+    std::lock_guard lock(mutex_);
+    if (pid_ <= 0 || exited_ || stopping_) return;
+    stopping_ = true;
+    ::kill(pid_, SIGTERM);
+  }
+
+  // Ends the process as a launcher ends a node process: SIGTERM, then
+  // SIGKILL of its process group after the termination notice. Safe to
+  // call twice.
+  void stop() {
+    std::unique_lock lock(mutex_);
+    if (pid_ <= 0 || exited_) return;
+    if (!stopping_) {
+      stopping_ = true;
+      ::kill(pid_, SIGTERM);
+    }
+    if (!changed_.wait_for(lock, settings_.termination_notice + executable_stop_grace,
+                           [&] { return exited_; })) {
+      ::kill(-pid_, SIGKILL);
+      changed_.wait(lock, [&] { return exited_; });
+    }
+  }
+
+ private:
+  // Its own run directory: the launch's secret and credentials, for it
+  // alone to read, and its sockets, apart from this launch's (its node's
+  // label is its program's, which may be one of this program's labels).
+  void make_directory() {
+    std::string name;
+    for (char c : label_) name += (c == '/' ? '-' : c);
+    std::string pattern = settings_.parent_dir + "/lp-node-" + name + "-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw launch_error("cannot make a directory for node '" + label_ + "' under " +
+                         settings_.parent_dir + ": " + std::strerror(errno));
+    dir_ = pattern;
+    group_reaper::of_this_process().clear(dir_);
+    try {
+      if (!settings_.secret.empty())
+        write_private_file(dir_ + "/" + protocol::run_directory::secret,
+                           settings_.secret + "\n");
+      if (settings_.tls) {
+        const auto& tls = settings_.tls->credentials();
+        write_private_file(dir_ + "/" + run_directory::certificate_file, tls.certificate);
+        write_private_file(dir_ + "/" + run_directory::key_file, tls.key);
+        if (tls.authority != tls.certificate)
+          write_private_file(dir_ + "/" + run_directory::authority_file, tls.authority);
+      }
+    } catch (...) {
+      remove_directory();
+      throw;
+    }
+  }
+
+  void remove_directory() {
+    if (dir_.empty()) return;
+    run_directory::clear(dir_);
+    group_reaper::of_this_process().spare(dir_);
+    dir_.clear();
+  }
+
+  std::vector<std::string> flags() const {
+    auto mb = [](std::size_t bytes) { return std::to_string(bytes >> 20); };
+    std::vector<std::string> out = {
+        "--lp_max_body_mb=" + mb(settings_.max_body_bytes),
+        "--lp_shared_memory_mb=" + mb(settings_.shared_memory_bytes),
+        "--lp_termination_notice_secs=" +
+            std::to_string(settings_.termination_notice.count())};
+    if (!settings_.same_host)
+      out.push_back(std::string("--lp_same_host=") + protocol::same_host::flag_off);
+    if (!settings_.tune_malloc) out.emplace_back("--lp_system_malloc");
+    return out;
+  }
+
+  void start() {
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    auto close_all = [&] {
+      for (int fd : {out[0], out[1], err[0], err[1]})
+        if (fd >= 0) ::close(fd);
+    };
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      auto why = std::string(std::strerror(errno));
+      close_all();
+      throw launch_error("cannot create the pipes of node '" + label_ + "': " + why);
+    }
+    child_process child;
+    child.executable = recipe_.path;
+    child.arguments.push_back(recipe_.path);
+    child.arguments.insert(child.arguments.end(), recipe_.arguments.begin(),
+                           recipe_.arguments.end());
+    for (auto& flag : flags()) child.arguments.push_back(std::move(flag));
+    // What a node process learns from its launcher (child_env.hpp): it is
+    // local_mp's kind of node process, on this host, this process its
+    // launcher.
+    auto set = [&](const char* name, const std::string& value) {
+      child.environment.push_back(std::string(name) + "=" + value);
+    };
+    set(child_env::nodes, recipe_.node);
+    set(child_env::rendezvous, rendezvous_->url());
+    set(child_env::launcher, std::to_string(::getpid()));
+    set(child_env::policy, "local_mp");
+    set(child_env::run_dir, dir_);
+    for (const auto& [name, value] : settings_.env) set(name.c_str(), value);
+    child.output_fd = out[1];
+    child.error_fd = err[1];
+    try {
+      pid_ = spawn(child);
+    } catch (...) {
+      close_all();
+      throw;
+    }
+    group_reaper::of_this_process().watch(pid_);
+    for (int fd : {out[1], err[1]}) ::close(fd);
+    outputs_open_ = 2;
+    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
+    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
+  void read_output(int fd, bool error) {
+    std::string pending;
+    char chunk[4096];
+    auto take = [&](std::string line) {
+      if (error) {
+        std::lock_guard lock(mutex_);
+        last_lines_.push_back(line);
+        if (last_lines_.size() > 12) last_lines_.pop_front();
+      }
+      if (tell_.output) tell_.output(error, line);
+    };
+    for (;;) {
+      auto n = ::read(fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pending.append(chunk, static_cast<std::size_t>(n));
+      for (auto end = pending.find('\n'); end != std::string::npos;
+           end = pending.find('\n')) {
+        take(pending.substr(0, end));
+        pending.erase(0, end + 1);
+      }
+    }
+    if (!pending.empty()) take(std::move(pending));
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    --outputs_open_;
+    changed_.notify_all();
+  }
+
+  void wait_for_exit() {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    // What it left in its process group goes with it, while the group's id
+    // cannot be reused: the process is reaped only below.
+    ::kill(-pid_, SIGKILL);
+    group_reaper::of_this_process().forget(pid_);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    bool unasked;
+    {
+      std::lock_guard lock(mutex_);
+      exited_ = true;
+      status_ = status;
+      unasked = !stopping_ && where_;  // before it served, wait_serving tells
+      changed_.notify_all();
+    }
+    if (unasked && tell_.ended) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, std::chrono::seconds(2),
+                          [&] { return outputs_open_ == 0; });
+      }
+      tell_.ended(how_it_ended() + last_lines_text());
+    }
+  }
+
+  std::string how_it_ended() const {
+    return "its process (" + recipe_.path + ") " + describe_status(status_);
+  }
+
+  std::string last_lines_text() const {
+    std::string text;
+    for (const auto& line : last_lines_) text += "\n  " + line;
+    return text.empty() ? text : ":" + text;
+  }
+
+  std::string label_;
+  executable_recipe recipe_;
+  executable_settings settings_;
+  events tell_;
+  std::string dir_;
+  std::unique_ptr<rendezvous_server> rendezvous_;
+  pid_t pid_ = -1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<address> where_;
+  bool stopping_ = false;
+  bool exited_ = false;
+  int status_ = 0;
+  int outputs_open_ = 0;
+  std::deque<std::string> last_lines_;
+
+  std::thread out_reader_, err_reader_, waiter_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/host/watchdog.hpp ----
+
+
+namespace lp::detail {
+
+// A node of a group with a health_timeout, as the watchdog sees it.
+struct watched_node {
+  std::string label;
+  std::chrono::milliseconds timeout;
+  std::function<void()> probe;  // returns once none of the node's handlers runs
+  const node_metrics& metrics;  // which of its methods have calls in flight
+  run_progress& progress;       // of its run()
+};
+
+// Ends this process when a watched node hangs (docs/launching.md, "Hung
+// nodes"). A prober per node waits for the node's handlers in turn; the
+// watchdog ends the process when one has waited past the node's timeout, or
+// when the node's run() has made no sign of progress that long (until the
+// program stops: then the termination notice bounds it).
+//
+// It ends it with std::_Exit, at once: no destructor, no atexit handler, no
+// flush of what is not written yet. A hung handler or run() cannot be
+// stopped, nor its thread joined, so the ordinary end (stop the program,
+// join its threads, destroy its nodes) would wait for it for ever, and
+// exit() would destroy statics under threads still running. Only a node
+// process that a launcher started watches (host_options::watch_health):
+// it hosts nothing but the program's nodes, and its launcher reads the exit
+// status, says which part hung, and restarts the node or stops the program.
+// No launcher, test or local_mt process is ever ended this way.
+class watchdog {
+ public:
+  using clock = periodic_worker::clock;
+
+  // Starts a prober per node and the watchdog; nothing if `nodes` is empty.
+  void start(const launch_state& program, std::vector<watched_node> nodes) {
+    if (nodes.empty()) return;
+    auto shortest = std::chrono::milliseconds::max();
+    for (auto& node : nodes) {
+      shortest = std::min(shortest, node.timeout);
+      probed_.push_back(std::make_unique<probed>(std::move(node)));
+    }
+    for (auto& watched : probed_)
+      watched->prober.start([node = watched.get()] {
+        node->probing_since =
+            std::max<clock::rep>(clock::now().time_since_epoch().count(), 1);
+        node->node.probe();
+        node->probing_since = 0;
+        return clock::now() + node->node.timeout / 4;
+      });
+    watcher_.start([this, &program, shortest] {
+      for (auto& watched : probed_) check(*watched, program);
+      return clock::now() + shortest / 4;
+    });
+  }
+
+  // Asks every thread to stop, then waits for each: a prober waits for the
+  // probe under way.
+  void stop() {
+    watcher_.request_stop();
+    for (auto& watched : probed_) watched->prober.request_stop();
+    watcher_.stop();
+    for (auto& watched : probed_) watched->prober.stop();
+  }
+
+ private:
+  struct probed {
+    explicit probed(watched_node watched) : node(std::move(watched)) {}
+    watched_node node;
+    // When the running probe began waiting for the node's handlers, in
+    // clock ticks; 0 when none waits.
+    std::atomic<clock::rep> probing_since{0};
+    periodic_worker prober;
+  };
+
+  static long long ms(clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+
+  static void check(probed& watched, const launch_state& program) {
+    const auto& node = watched.node;
+    auto since = watched.probing_since.load();
+    auto waited = since == 0 ? clock::duration::zero()
+                             : clock::now() - clock::time_point(clock::duration(since));
+    if (waited >= node.timeout) {
+      auto busy = methods_in_flight(node.metrics);
+      std::cerr << "[lp] node " << node.label << " hung: a call waited " << ms(waited)
+                << " ms for its handlers ("
+                << (busy.empty() ? "no call in flight" : "calls in flight: " + busy)
+                << "), past its group's health_timeout of " << node.timeout.count()
+                << " ms; ending its process" << std::endl;
+      std::_Exit(hung_exit_status);  // why not exit(): the class's comment
+    }
+    auto silence = node.progress.silence(clock::now());
+    if (silence >= node.timeout && !program.stop_requested()) {
+      std::cerr << "[lp] node " << node.label << " hung: its run() made no "
+                << "sign of progress (a call, lp::stop_requested(), a metric, "
+                   "lp::heartbeat()) for "
+                << ms(silence) << " ms, past its group's health_timeout of "
+                << node.timeout.count() << " ms; ending its process" << std::endl;
+      std::_Exit(hung_run_exit_status);
+    }
+  }
+
+  std::vector<std::unique_ptr<probed>> probed_;
+  periodic_worker watcher_;
+};
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/python/python_node.hpp ----
+
+// A node of a Python service (LP_PYTHON), as the process that hosts it sees
+// it: a child process running `python3 -m launchpad_client.runtime`, which
+// serves the node itself on the launch's wire. Its host sends it its spec
+// (with the launch's secret and credentials) over a socket pair, never
+// through a file, forwards the child's output as the node's, answers its
+// address lookups over the same socket, and stops it in order
+// (docs/python_nodes.md).
+//
+// The control socket carries the spec first (`spec <J> <C>`, J bytes of
+// JSON, C bytes of CBOR: the constructor's arguments), then lines. From the node: `serving <url>`,
+// `finished` (run() returned), `stop` (it asked the program to stop),
+// `follow` (a peer refused a call for stopping), `address <label>`; from the
+// host: `run` (every node serves: call run()), `stop` (the program stops:
+// stop_requested() is true), `end` (drain, save, exit), and the answers to
+// lookups, `address <label> <url>` (and the node's unix socket, where it
+// has one on this host: `address <label> <url> <socket path>`) or
+// `address <label> - <why>`
+// (protocol.toml's python_control, which the runtime reads too).
+
+
+
+namespace lp::detail {
+
+// The runtime's exit statuses for a node that no restart can mend are
+// protocol::exit_status's (protocol.toml, which the runtime reads too).
+// And, as a C++ node process's, for a node that hung: hung_exit_status and
+// hung_run_exit_status (launch_state.hpp).
+
+// A Python node that could not start for a reason a restart cannot mend: a
+// module that does not import, a class that differs from its declaration,
+// a checkpoint it cannot read.
+class python_start_error : public launch_error {
+ public:
+  using launch_error::launch_error;
+};
+
+// How long a Python node may take to end once its run() has returned,
+// beyond its calls' termination notice: its last save, its exit (the
+// runtime's STOP_GRACE).
+inline constexpr std::chrono::seconds python_stop_grace{30};
+
+// What a host gives each of its Python nodes.
+struct python_settings {
+  std::string interpreter = "python3";  // a name found on PATH, or a path
+  std::string program;
+  std::string bind_host = "127.0.0.1";
+  // Where it also serves on a unix socket, for callers on its host
+  // (wire/local_socket.hpp); empty: TCP only.
+  std::string socket_path;
+  std::string secret;              // empty: --lp_insecure
+  tls_credentials tls;             // empty: plain HTTP
+  std::string checkpoint_save;     // empty: keeps no checkpoints
+  std::string checkpoint_restore;  // empty: starts empty
+  std::chrono::milliseconds checkpoint_interval{0};
+  std::chrono::seconds termination_notice{10};
+  // Its group's health_timeout, where its host watches health (a
+  // launcher's node process): the runtime ends itself when the node hangs,
+  // as a C++ node process does. Zero: not watched.
+  std::chrono::milliseconds health_timeout{0};
+  std::size_t max_body_bytes = std::size_t{256} << 20;
+  // The cap of its process's shared-memory pool (--lp_shared_memory_mb,
+  // host_options::shared_memory_bytes); 0: none.
+  std::size_t shared_memory_bytes = std::size_t{256} << 20;
+  std::map<std::string, std::string> env;  // the group's, beside the host's own
+  // Only import the class and compare it with its declaration, then end
+  // (check_python_nodes).
+  bool check_only = false;
+  // Tune the node's glibc malloc as a C++ node's (keep_large_blocks, and
+  // give back what it keeps once a load has gone): a 4 MB body's blocks
+  // stay the process's, not the kernel's, between calls.
+  bool tune_malloc = true;
+};
+
+class python_node {
+ public:
+  // What the node tells its host, each on the thread that reads it.
+  struct events {
+    std::function<void()> finished;  // its run() returned
+    std::function<void()> stop;      // it asked the program to stop
+    std::function<void()> follow;    // a peer told it the program stops
+    // The process ended when nobody asked it to: its wait status, and what
+    // happened in words.
+    std::function<void(int status, const std::string& why)> ended;
+    // The URL of the node with this label; throws if there is none.
+    std::function<std::string(const std::string& label)> lookup;
+    // A line the node wrote, on its stderr or stdout.
+    std::function<void(bool error, const std::string& line)> output;
+  };
+
+  python_node(const node_info& spec, const python_recipe& recipe,
+              python_settings settings, events tell)
+      : label_(spec.label),
+        settings_(std::move(settings)),
+        tell_(std::move(tell)),
+        executable_(interpreter(settings_.interpreter)),
+        spec_(spec_message(spec, recipe)) {
+    start(spec.label);
+  }
+  python_node(const python_node&) = delete;
+  python_node& operator=(const python_node&) = delete;
+  ~python_node() {
+    stop();
+    for (auto* thread : {&control_reader_, &out_reader_, &err_reader_, &waiter_})
+      if (thread->joinable()) thread->join();
+    if (control_ >= 0) ::close(control_);
+  }
+
+  // Waits until the node serves; returns its URL. Throws python_start_error
+  // (or launch_error, for a runtime that is not there) with the last lines
+  // it wrote if it ended first.
+  std::string wait_serving(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mutex_);
+    bool settled =
+        changed_.wait_for(lock, timeout, [&] { return !url_.empty() || exited_; });
+    if (!url_.empty()) return url_;
+    if (!settled) {
+      lock.unlock();
+      stop();
+      throw launch_error(
+          "Python node '" + label_ + "' did not serve within " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+          " s (is its __init__ or a module it imports waiting on something?)" +
+          last_lines_text());
+    }
+    // Its last lines come on other threads: wait for them to be read.
+    changed_.wait_for(lock, std::chrono::seconds(2), [&] { return outputs_open_ == 0; });
+    fail_to_start();
+  }
+
+  pid_t pid() const { return pid_; }
+
+  // For check_only: waits until the check ends; throws as wait_serving
+  // does if the class differs from its declaration or cannot be had.
+  void wait_checked() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return exited_ && outputs_open_ == 0; });
+    if (!WIFEXITED(status_) || WEXITSTATUS(status_) != 0) fail_to_start();
+  }
+
+  // Calls the node's run(), once every node of the launch serves.
+  void start_run() {
+    {
+      std::lock_guard lock(mutex_);
+      run_started_ = true;
+    }
+    say(protocol::python_control::run);
+  }
+
+  // The program stops: the node's stop_requested() is true from now on,
+  // as lp::stop_requested() is for the host's C++ nodes.
+  void tell_stop() { say(protocol::python_control::stop); }
+
+  // Waits until the node's run() has returned (at once if it has none, or
+  // was never started, or the process is gone). No bound of its own: a
+  // Python run() is given what a host gives a C++ one, which it joins.
+  void wait_run() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !run_started_ || run_returned_ || exited_; });
+  }
+
+  // Ends the node: it drains its calls, saves its checkpoint and exits
+  // (after its run() returned, if it has not yet); it is killed if it has
+  // not ended after the termination notice and python_stop_grace. One that
+  // never served is killed at once: it has nothing to drain or save. Safe
+  // to call twice.
+  void stop() {
+    std::unique_lock lock(mutex_);
+    if (pid_ <= 0 || exited_) return;
+    if (!stopping_) {
+      stopping_ = true;
+      if (url_.empty())
+        ::kill(-pid_, SIGKILL);
+      else
+        say(protocol::python_control::end);
+    }
+    if (!changed_.wait_for(lock, settings_.termination_notice + python_stop_grace,
+                           [&] { return exited_; })) {
+      ::kill(-pid_, SIGKILL);
+      changed_.wait(lock, [&] { return exited_; });
+    }
+  }
+
+ private:
+  // One line to the node, after its spec; lines from several threads never
+  // interleave. A line to a node that is gone is lost quietly.
+  void say(std::string_view line) {
+    std::string text = std::string(line) + "\n";
+    std::unique_lock lock(write_mutex_);
+    spec_written_.wait(lock, [&] { return spec_sent_; });
+    send_all(text);
+  }
+
+  // MSG_NOSIGNAL: a node that is gone raises no SIGPIPE here.
+  void send_all(std::string_view bytes) {
+    while (!bytes.empty()) {
+      auto sent = ::send(control_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (sent < 0 && errno == EINTR) continue;
+      if (sent <= 0) return;  // the node is gone: its end says why
+      bytes.remove_prefix(static_cast<std::size_t>(sent));
+    }
+  }
+
+  // The control socket's first bytes, on the thread that reads it: the
+  // node reads them before anything else (a large argument may fill the
+  // socket's buffer until it does).
+  void send_spec() {
+    {
+      std::lock_guard lock(write_mutex_);
+      send_all(spec_);
+      spec_sent_ = true;
+    }
+    spec_written_.notify_all();
+    std::string().swap(spec_);  // it holds the secret and the key: not kept
+  }
+
+  // `spec <J> <C>\n`, the JSON spec and the arguments in CBOR.
+  LP_API std::string spec_message(const node_info& spec, const python_recipe& recipe);
+
+  void start(const std::string& label) {
+    int control[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    auto close_all = [&] {
+      for (int fd : {control[0], control[1], out[0], out[1], err[0], err[1]})
+        if (fd >= 0) ::close(fd);
+    };
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0 ||
+        ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      auto why = std::string(std::strerror(errno));
+      close_all();
+      throw launch_error("cannot create the pipes of a Python node: " + why);
+    }
+    child_process child;
+    child.executable = executable_;
+    child.arguments = {settings_.interpreter, "-m",
+                       protocol::python_runtime::entry_module};
+    if (settings_.check_only)
+      child.arguments.emplace_back(protocol::python_runtime::check);
+    // Only for ps: the spec comes over the control socket.
+    child.arguments.push_back(protocol::python_runtime::node + settings_.program + "/" +
+                              label);
+    child.environment.push_back(std::string(protocol::environment::python_control_fd) +
+                                "=3");
+    // The runtime tunes its malloc itself (launchpad_client/_node/malloc_tuning.py),
+    // unless the user's environment sets it.
+    if (settings_.tune_malloc)
+      child.environment.push_back(std::string(protocol::environment::tune_malloc) + "=1");
+    child.environment.push_back("PYTHONUNBUFFERED=1");
+    for (const auto& [name, value] : settings_.env)
+      child.environment.push_back(name + "=" + value);
+    child.output_fd = out[1];
+    child.error_fd = err[1];
+    child.passed_fd = control[1];
+    try {
+      pid_ = spawn(child);
+    } catch (const exec_error& e) {
+      close_all();
+      // A file that is no program for this machine, say.
+      throw bad_interpreter(settings_.interpreter, "cannot be run (" + e.reason + ")");
+    } catch (...) {
+      close_all();
+      throw;
+    }
+    // What it starts (a data loader) is in its group: killed with it, and
+    // by the reaper if this process dies first.
+    group_reaper::of_this_process().watch(pid_);
+    control_ = control[0];
+    for (int fd : {control[1], out[1], err[1]}) ::close(fd);
+    outputs_open_ = 2;
+    out_reader_ = std::thread([this, fd = out[0]] { read_output(fd, false); });
+    err_reader_ = std::thread([this, fd = err[0]] { read_output(fd, true); });
+    control_reader_ = std::thread([this] { read_control(); });
+    waiter_ = std::thread([this] { wait_for_exit(); });
+  }
+
+  // The interpreter to start: a name found on PATH, or a path. One that
+  // cannot be run is named before anything starts, with the flag that
+  // chose it, rather than taken for a package the interpreter lacks.
+  static std::string interpreter(const std::string& name) {
+    if (name.find('/') == std::string::npos) {
+      if (auto found = on_path(name)) return *found;
+      throw launch_error("no Python interpreter '" + name +
+                         "' on PATH for the Python nodes; install python3" +
+                         interpreter_fix());
+    }
+    struct stat about {};
+    if (::stat(name.c_str(), &about) != 0)
+      throw bad_interpreter(name,
+                            std::string("is not there (") + std::strerror(errno) + ")");
+    if (S_ISDIR(about.st_mode))
+      throw bad_interpreter(name, "is a directory, not a program");
+    if (!S_ISREG(about.st_mode) || ::access(name.c_str(), X_OK) != 0)
+      throw bad_interpreter(name, "is not an executable file");
+    return name;
+  }
+  static launch_error bad_interpreter(const std::string& name, const std::string& why) {
+    return launch_error("the Python interpreter '" + name + "' (--lp_python) " + why +
+                        interpreter_fix());
+  }
+  static std::string interpreter_fix() {
+    return "; name one with --lp_python=PATH (lp::test_options::python in a test), such "
+           "as /usr/bin/python3 or a virtualenv's bin/python";
+  }
+
+  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
+    std::string pending;
+    char chunk[4096];
+    for (;;) {
+      auto n = ::read(fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pending.append(chunk, static_cast<std::size_t>(n));
+      for (auto end = pending.find('\n'); end != std::string::npos;
+           end = pending.find('\n')) {
+        take(pending.substr(0, end));
+        pending.erase(0, end + 1);
+      }
+    }
+    if (!pending.empty()) take(std::move(pending));
+  }
+
+  void read_output(int fd, bool error) {
+    each_line(fd, [&](std::string&& line) {
+      if (error) {
+        std::lock_guard lock(mutex_);
+        last_lines_.push_back(line);
+        if (last_lines_.size() > 12) last_lines_.pop_front();
+      }
+      if (tell_.output) tell_.output(error, line);
+    });
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    --outputs_open_;
+    changed_.notify_all();
+  }
+
+  void read_control() {
+    send_spec();
+    each_line(control_, [&](std::string&& line) {
+      std::string_view text = line;
+      namespace lines = protocol::python_control;
+      if (text.starts_with(lines::serving)) {
+        std::lock_guard lock(mutex_);
+        url_ = text.substr(std::string_view(lines::serving).size());
+        changed_.notify_all();
+      } else if (text == lines::finished) {
+        {
+          std::lock_guard lock(mutex_);
+          run_returned_ = true;
+          changed_.notify_all();
+        }
+        if (tell_.finished) tell_.finished();
+      } else if (text == lines::stop) {
+        if (tell_.stop) tell_.stop();
+      } else if (text == lines::follow) {
+        if (tell_.follow) tell_.follow();
+      } else if (text.starts_with(lines::address)) {
+        answer_lookup(std::string(text.substr(std::string_view(lines::address).size())));
+      }
+    });
+  }
+
+  void answer_lookup(const std::string& label) {
+    std::string answer;
+    try {
+      answer = protocol::python_control::address + label + " " + tell_.lookup(label);
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      for (auto& c : why)
+        if (c == '\n') c = ' ';
+      answer = protocol::python_control::address + label + " " +
+               protocol::python_control::no_address + why;
+    }
+    say(answer);
+  }
+
+  void wait_for_exit() {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    // What it left in its process group goes with it, while the group's id
+    // cannot be reused: the process is reaped only below.
+    ::kill(-pid_, SIGKILL);
+    group_reaper::of_this_process().forget(pid_);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    // A node killed could not remove its unix socket: no caller is to dial
+    // a dead one (a node that ended removed it already).
+    struct stat socket_file {};
+    if (!settings_.socket_path.empty() &&
+        ::lstat(settings_.socket_path.c_str(), &socket_file) == 0 &&
+        S_ISSOCK(socket_file.st_mode))
+      ::unlink(settings_.socket_path.c_str());
+    // Its end unblocks the control reader: no one else holds the socket.
+    ::shutdown(control_, SHUT_RDWR);
+    bool unasked;
+    {
+      std::lock_guard lock(mutex_);
+      exited_ = true;
+      status_ = status;
+      unasked = !stopping_ && !url_.empty();  // before it served, wait_serving tells
+      changed_.notify_all();
+    }
+    if (unasked && tell_.ended) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, std::chrono::seconds(2),
+                          [&] { return outputs_open_ == 0; });
+      }
+      tell_.ended(status, ended_how() + last_lines_text());
+    }
+  }
+
+  std::string ended_how() const {
+    if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0)
+      return "its Python process exited";
+    return "its Python process " + describe_status(status_);
+  }
+
+  std::string last_lines_text() const {
+    std::string text;
+    for (const auto& line : last_lines_) text += "\n  " + line;
+    return text.empty() ? text : ":" + text;
+  }
+
+  [[noreturn]] void fail_to_start() const {
+    int code = WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+    std::string what = "Python node '" + label_ + "' could not start: ";
+    namespace exits = protocol::exit_status;
+    if (code == exits::import_failed || code == exits::types_differ ||
+        code == exits::checkpoint_unreadable)
+      throw python_start_error(what.substr(0, what.size() - 2) + last_lines_text());
+    // An __init__ that raised may find next time what it lacked (a GPU in
+    // use), as a C++ constructor may: its group's restarts apply.
+    if (code == exits::construction_failed)
+      throw launch_error(what.substr(0, what.size() - 2) + last_lines_text());
+    // The runtime itself did not run: most often the package is not where
+    // this interpreter looks.
+    throw python_start_error(what + "its Python process " + describe_status(status_) +
+                             " before it served" + last_lines_text() +
+                             "\n(is launchpad_client importable by " +
+                             settings_.interpreter +
+                             "? Put the checkout's python/ on PYTHONPATH, or install it: "
+                             "docs/python_nodes.md)");
+  }
+
+  std::string label_;
+  python_settings settings_;
+  events tell_;
+  std::string executable_;
+  std::string spec_;  // until send_spec
+  pid_t pid_ = -1;
+  int control_ = -1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::mutex write_mutex_;  // one line at a time on control_, the spec first
+  std::condition_variable spec_written_;
+  bool spec_sent_ = false;
+  std::string url_;
+  bool stopping_ = false;
+  bool run_started_ = false;
+  bool run_returned_ = false;
+  bool exited_ = false;
+  int status_ = 0;
+  int outputs_open_ = 0;
+  std::deque<std::string> last_lines_;
+
+  std::thread control_reader_, out_reader_, err_reader_, waiter_;
+};
+
+// Checks the class of every Python node of `graph` against its declaration,
+// each class once and all at once, before a launch of processes starts any
+// node: so that a mismatch ends the launch before any node runs, as it
+// does under the thread policies. Throws python_start_error.
+inline void check_python_nodes(const program& graph, const std::string& interpreter) {
+  std::vector<std::unique_ptr<python_node>> checks;
+  // A group's env (a PYTHONPATH of its own) may find another class.
+  std::set<std::pair<std::string, std::map<std::string, std::string>>> seen;
+  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+    const auto& spec = graph.nodes()[i];
+    const auto* recipe = graph_access::python(graph, i);
+    auto env = graph.settings_of(spec.group).env;
+    // A Launchpad program's node has no declaration to compare with.
+    if (!recipe || !recipe->methods || !seen.emplace(spec.service, env).second) continue;
+    python_settings settings;
+    settings.interpreter = interpreter;
+    settings.program = graph.name();
+    settings.env = std::move(env);
+    settings.check_only = true;
+    python_node::events tell;
+    tell.output = [](bool error, const std::string& line) {
+      if (error) std::cerr << line << std::endl;
+    };
+    checks.push_back(std::make_unique<python_node>(spec, *recipe, std::move(settings),
+                                                   std::move(tell)));
+  }
+  for (auto& check : checks) check->wait_checked();
+}
+
+}  // namespace lp::detail
+
+// ---- launchpad/detail/serve/http_server.hpp ----
+
+// ---- launchpad/detail/observe/exposition.hpp ----
+
+// A node's figures as the Prometheus text exposition format (version 0.0.4,
+// what GET /lp/v1/metrics answers) and as JSON (what the status page reads).
+
+// ---- launchpad/detail/observe/process_figures.hpp ----
+
+
+
+namespace lp::detail {
+
+// What a node's process uses, as the kernel counts it; every node of a
+// process reports the same.
+struct process_figures {
+  long pid = 0;
+  std::string host;
+  double resident_bytes = 0;
+  double cpu_seconds = 0;
+  long threads = 0;
+  long restarts = 0;  // of this node's process, by its launcher
+  // Its shared memory for calls on its host (wire/shared_memory.hpp).
+  struct shared_memory_figures {
+    double bytes = 0;      // of the segments it holds now
+    double messages = 0;   // whose large arrays went through a segment
+    double fallbacks = 0;  // ... that went through the socket instead: at the cap
+    double kept = 0;       // segments it lent that a peer kept
+  } shared_memory;
+};
+
+// Set by a launcher in a node process's environment: how often it restarted it.
+inline constexpr const char* restarts_env = protocol::environment::restarts;
+
+LP_API process_figures this_process_figures();
+
+}  // namespace lp::detail
+
+namespace lp::detail {
+
+// A label value between the quotes: \, " and newline escaped, as the format
+// asks; anything else (UTF-8 included) as it is.
+LP_API std::string prometheus_label_value(std::string_view value);
+
+// The node's calls, its process and its user figures. `connections`: those
+// open on the node's server now.
+LP_API std::string prometheus_text(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
+
+// The same, for the status page: cumulative counts per method and status, the
+// latency buckets (cumulative too, bounds in latency_bounds), the fastest and
+// slowest call (seconds; null before the first), user figures and every point
+// of each series.
+LP_API nlohmann::json metrics_json(const node_metrics& metrics, std::string_view label,
+                                   const process_figures& process,
+                                   std::size_t connections);
+
+}  // namespace lp::detail
+
 namespace lp::detail {
 
 // Serves one node over HTTP (protocol v1, docs/protocol.md).
@@ -16465,16 +17277,19 @@ class node_host {
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
     for (const auto& node : nodes_)
-      out[node->identity.label] = node->python ? node->python_url : node->server->url();
+      out[node->identity.label] =
+          node->python || node->executable ? node->python_url : node->server->url();
     return out;
   }
 
   // Label -> the process that serves the node: this one, or a Python
-  // node's own.
+  // node's own, or another C++ program's.
   std::map<std::string, pid_t> pids() const {
     std::map<std::string, pid_t> out;
     for (const auto& node : nodes_)
-      out[node->identity.label] = node->python ? node->python->pid() : ::getpid();
+      out[node->identity.label] = node->python       ? node->python->pid()
+                                  : node->executable ? node->executable->pid()
+                                                     : ::getpid();
     return out;
   }
 
@@ -16497,6 +17312,8 @@ class node_host {
     // A Python node drains, saves its checkpoint and ends on its own.
     for (auto& node : nodes_)
       if (node->python) node->python->stop();
+    for (auto& node : nodes_)
+      if (node->executable) node->executable->stop();
     checkpoints_.stop();
     watchdog_.stop();
     // No call runs now: the last save holds every call answered. A node
@@ -16517,6 +17334,7 @@ class node_host {
     {
       std::lock_guard lock(python_mutex_);
       pythons_.clear();
+      executables_.clear();
     }
     while (!nodes_.empty()) nodes_.pop_back();
     state_->set_runs_waiter({});
@@ -16540,7 +17358,10 @@ class node_host {
     // A node of a Python service: its process, which serves it.
     const python_recipe* recipe = nullptr;
     std::unique_ptr<python_node> python;
-    std::string python_url;
+    // A node of another C++ program: its process, which serves it.
+    const executable_recipe* cpp_recipe = nullptr;
+    std::unique_ptr<executable_node> executable;
+    std::string python_url;  // where a process of its own serves it
   };
 
   http_channel::options channel_options() const {
@@ -16566,6 +17387,7 @@ class node_host {
     state_->on_stop([this] {
       std::lock_guard lock(python_mutex_);
       for (auto* python : pythons_) python->tell_stop();
+      for (auto* executable : executables_) executable->tell_stop();
     });
     auto connector = [this](const std::string& label) { return connect(label); };
     for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -16580,6 +17402,11 @@ class node_host {
       node->has_run = spec.has_run;
       if ((node->recipe = graph_access::python(graph, i))) {
         start_python(*node, spec);
+        nodes_.push_back(std::move(node));
+        continue;
+      }
+      if ((node->cpp_recipe = graph_access::executable(graph, i))) {
+        start_executable(*node, spec);
         nodes_.push_back(std::move(node));
         continue;
       }
@@ -16606,7 +17433,7 @@ class node_host {
     for (const auto& wanted : options_.labels)
       graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
-      if (node->python) continue;
+      if (node->python || node->executable) continue;
       node->server->start(
           options_.bind_host, 0,
           options_.socket_dir.empty()
@@ -16624,6 +17451,8 @@ class node_host {
     }
     for (auto& node : nodes_)
       if (node->python) publish_python(*node);
+    for (auto& node : nodes_)
+      if (node->executable) publish_executable(*node);
     for (const auto& node : nodes_) runnable_ += node->has_run;
     start_checkpoints();
     start_watchdog();
@@ -16636,7 +17465,7 @@ class node_host {
     });
     for (auto& node : nodes_) {
       if (node->has_run && node->python) node->python->start_run();
-      if (!node->has_run || node->python) continue;
+      if (!node->has_run || node->python || node->executable) continue;
       node->runner = std::thread([this, node = node.get()] {
         node_scope scope(node->identity, *state_);
         watched_run watched(node->progress);
@@ -16769,6 +17598,67 @@ class node_host {
               << where->url(options_.tls != nullptr) << std::endl;
   }
 
+  // Starts the process of a node of another C++ program (a Launchpad
+  // program's CppNode); publish_executable waits until it serves.
+  void start_executable(hosted_node& node, const node_info& spec) {
+    // Its process binds loopback, as local_mp's node processes do: the
+    // callers on other hosts (Slurm) or pods (Kubernetes) would not reach it.
+    if (options_.policy == policy_kind::slurm ||
+        options_.policy == policy_kind::kubernetes)
+      throw launch_error(
+          "node '" + spec.label + "' is a node of " + node.cpp_recipe->path +
+          ", which runs under local_mt, local_mp, test_mt and test_mp, not " +
+          std::string(name_of(options_.policy)) + " yet");
+    executable_settings settings;
+    settings.secret = options_.secret;
+    settings.tls = options_.tls;
+    settings.parent_dir = options_.run_dir.empty() ? "/tmp" : options_.run_dir;
+    settings.same_host = !options_.socket_dir.empty();
+    settings.max_body_bytes = options_.max_body_bytes;
+    settings.shared_memory_bytes = options_.shared_memory_bytes;
+    settings.tune_malloc = options_.tune_malloc;
+    settings.termination_notice = options_.termination_notice;
+    settings.env = graph_.settings_of(spec.group).env;
+    auto* at = &node;
+    executable_node::events tell;
+    tell.finished = [this, at] { run_returned(at->identity.label); };
+    tell.stop = [this, at] {
+      node_scope scope(at->identity, *state_);
+      state_->request_stop();
+    };
+    tell.ended = [this, at](const std::string& why) {
+      state_->fail(at->identity.label,
+                   std::make_exception_ptr(
+                       launch_error("node '" + at->identity.label + "' ended: " + why)));
+    };
+    tell.output = [this, at](bool error, const std::string& line) {
+      node_scope scope(at->identity, *state_);
+      (error ? std::cerr : std::cout) << line << std::endl;
+    };
+    node.executable = std::make_unique<executable_node>(
+        spec.label, *node.cpp_recipe, std::move(settings), std::move(tell));
+    {
+      std::lock_guard lock(python_mutex_);
+      executables_.push_back(node.executable.get());
+    }
+    if (state_->stop_requested()) node.executable->tell_stop();
+  }
+
+  void publish_executable(hosted_node& node) {
+    auto where = node.executable->wait_serving(std::chrono::seconds(120));
+    node.python_url = where.url(options_.tls != nullptr);
+    if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
+    if (options_.socket_dir.empty()) where.socket = where.host_id = "";
+    options_.nodes->publish(node.identity.label, where);
+    if (!options_.run_dir.empty())
+      record_node_address(options_.run_dir, node.identity.label, node.python_url);
+    node_scope scope(node.identity, *state_);
+    std::cerr << "[lp] " << node.identity.label << " serving at "
+              << where.url(options_.tls != nullptr) << " (process "
+              << node.executable->pid() << ", node " << node.cpp_recipe->node << " of "
+              << node.cpp_recipe->path << ")" << std::endl;
+  }
+
   // Callers never see a restarted node's empty state: it restores before
   // it serves.
   void restore(hosted_node& node) {
@@ -16826,7 +17716,8 @@ class node_host {
   std::set<std::string> finished_;
   std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex python_mutex_;
-  std::vector<python_node*> pythons_;  // told of the stop (on_stop)
+  std::vector<python_node*> pythons_;          // told of the stop (on_stop)
+  std::vector<executable_node*> executables_;  // told of the stop (on_stop)
   std::mutex shutdown_mutex_;
   bool done_ = false;
   checkpoint_schedule checkpoints_;
@@ -18126,390 +19017,6 @@ class finished_runs {
 
 }  // namespace lp::detail
 
-// ---- launchpad/detail/process/rendezvous.hpp ----
-
-// How the node processes of a launch find each other. The launcher serves
-// a small HTTP directory on loopback; each node publishes its address there
-// once it serves, and callers look addresses up there, waiting for nodes
-// that do not serve yet. Nodes bind port 0, so no port is ever picked in
-// advance and raced for.
-
-
-namespace lp::detail {
-
-// An address as the rendezvous carries it: a node's unix socket and its
-// host's identity only where it has one.
-inline json address_json(const address& where) {
-  json out{{"host", where.host}, {"port", where.port}};
-  if (!where.socket.empty()) {
-    out["socket"] = where.socket;
-    out["host_id"] = where.host_id;
-  }
-  return out;
-}
-
-// The launcher's side.
-class rendezvous_server {
- public:
-  struct callbacks {
-    std::function<void(const std::string& label)> stop_requested;
-    std::function<void(const std::string& label)> run_finished;
-    // Whether the runs of these nodes or groups have all returned (true),
-    // the program stops first (false), or neither within `wait`.
-    std::function<std::optional<bool>(const std::vector<std::string>& names,
-                                      std::chrono::milliseconds wait)>
-        runs_finished;
-    // A node process ends, and tells how: `failure` is empty for a clean
-    // end; `unrecoverable`, a failure no restart mends (a Python node whose
-    // class its host cannot have). Only where the launcher does not see its
-    // processes exit (Kubernetes); elsewhere left empty.
-    std::function<void(const std::string& label, const std::string& failure,
-                       bool unrecoverable)>
-        process_ended;
-    // A node published where it serves; may be left empty.
-    std::function<void(const std::string& label, const address& where)> published;
-  };
-
-  // `host`: loopback, unless the nodes run on other hosts (Slurm). With a
-  // TLS context, it serves HTTPS to the launch's nodes only. `port` 0: any
-  // free one, which the launcher hands its nodes.
-  rendezvous_server(std::string secret, callbacks on,
-                    const std::string& host = "127.0.0.1",
-                    std::shared_ptr<const tls_context> tls = nullptr, int port = 0)
-      : secret_(std::move(secret)), on_(std::move(on)) {
-    listener_.set_tls(std::move(tls));
-    auto& routes = listener_.routes();
-    auto guarded = [this](auto handler) {
-      return [this, handler](const http_request& req, http_reply& res) {
-        if (!secret_.empty()) {
-          auto problem = credential_problem(req.header("Authorization"), secret_);
-          if (!problem.empty()) {
-            res.status = 401;
-            res.set_content(json{{"error", problem}}.dump(), protocol::media::json);
-            return;
-          }
-        }
-        try {
-          handler(req, res);
-        } catch (const std::exception& e) {
-          res.status = 400;
-          res.set_content(json{{"error", e.what()}}.dump(), protocol::media::json);
-        }
-      };
-    };
-    routes.post(protocol::path::rendezvous_publish, guarded([this](auto& req, auto& res) {
-                  auto body = json::parse(req.body);
-                  auto label = body.at("label").template get<std::string>();
-                  address where;
-                  where.host = body.at("host").template get<std::string>();
-                  where.port = body.at("port").template get<int>();
-                  where.socket = body.value("socket", "");
-                  where.host_id = body.value("host_id", "");
-                  publish(label, where);
-                  if (on_.published) on_.published(label, where);
-                  res.set_content("{}", protocol::media::json);
-                }));
-    routes.post(
-        protocol::path::rendezvous_lookup, guarded([this](auto& req, auto& res) {
-          auto body = json::parse(req.body);
-          auto label = body.at("label").template get<std::string>();
-          auto wait = std::chrono::milliseconds(
-              std::clamp(body.at("wait_ms").template get<long>(), 0L, 10'000L));
-          std::unique_lock lock(mutex_);
-          changed_.wait_for(lock, wait, [&] {
-            return closed_ || nodes_[label].where || nodes_[label].gone;
-          });
-          auto& entry = nodes_[label];
-          if (closed_) {
-            // A stopping program takes no new callers: a node found now would
-            // refuse the call, or be gone.
-            res.status = 410;
-            res.set_content(
-                json{{"error", "the program is stopping"}, {"stopping", true}}.dump(),
-                protocol::media::json);
-          } else if (entry.where) {
-            res.set_content(address_json(*entry.where).dump(), protocol::media::json);
-          } else {
-            res.status = entry.gone ? 410 : 404;
-            res.set_content(
-                json{{"error", entry.gone ? *entry.gone : "not serving yet"}}.dump(),
-                protocol::media::json);
-          }
-        }));
-    routes.post(protocol::path::rendezvous_stop, guarded([this](auto& req, auto& res) {
-                  on_.stop_requested(
-                      json::parse(req.body).at("label").template get<std::string>());
-                  res.set_content("{}", protocol::media::json);
-                }));
-    routes.post(
-        protocol::path::rendezvous_finished, guarded([this](auto& req, auto& res) {
-          on_.run_finished(json::parse(req.body).at("label").template get<std::string>());
-          res.set_content("{}", protocol::media::json);
-        }));
-    if (on_.process_ended)
-      routes.post(protocol::path::rendezvous_ended, guarded([this](auto& req, auto& res) {
-                    auto body = json::parse(req.body);
-                    on_.process_ended(body.at("label").template get<std::string>(),
-                                      body.at("failure").template get<std::string>(),
-                                      body.value("unrecoverable", false));
-                    res.set_content("{}", protocol::media::json);
-                  }));
-    routes.post(protocol::path::rendezvous_runs, guarded([this](auto& req, auto& res) {
-                  auto body = json::parse(req.body);
-                  auto outcome = on_.runs_finished(
-                      body.at("names").template get<std::vector<std::string>>(),
-                      std::chrono::milliseconds(std::clamp(
-                          body.at("wait_ms").template get<long>(), 0L, 10'000L)));
-                  res.set_content(json{{"done", outcome.value_or(false)},
-                                       {"stopping", outcome == false}}
-                                      .dump(),
-                                  protocol::media::json);
-                }));
-    int bound = listener_.start(host, port);
-    if (bound < 0)
-      throw launch_error("the launcher cannot listen on " + host +
-                         (port ? " port " + std::to_string(port) : std::string()));
-    address where;
-    where.host = host;
-    where.port = bound;
-    url_ = where.url(listener_.tls());
-  }
-  rendezvous_server(const rendezvous_server&) = delete;
-  rendezvous_server& operator=(const rendezvous_server&) = delete;
-  ~rendezvous_server() {
-    close();
-    listener_.stop();
-  }
-
-  const std::string& url() const { return url_; }
-
-  void publish(const std::string& label, const address& where) {
-    {
-      std::lock_guard lock(mutex_);
-      nodes_[label].where = where;
-      nodes_[label].gone.reset();
-    }
-    changed_.notify_all();
-  }
-
-  // The node's process ended; `restarting` keeps callers waiting for the
-  // next one, otherwise they fail at once with `reason`.
-  void withdraw(const std::string& label, bool restarting, const std::string& reason) {
-    {
-      std::lock_guard lock(mutex_);
-      nodes_[label].where.reset();
-      if (!restarting) nodes_[label].gone = reason;
-    }
-    changed_.notify_all();
-  }
-
-  std::optional<address> find(const std::string& label) {
-    std::lock_guard lock(mutex_);
-    return nodes_[label].where;
-  }
-
-  void close() {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    changed_.notify_all();
-  }
-
- private:
-  struct entry {
-    std::optional<address> where;
-    std::optional<std::string> gone;
-  };
-
-  const std::string secret_;
-  const callbacks on_;
-  std::string url_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, entry> nodes_;
-  bool closed_ = false;
-  // Every node process of a launch keeps connections here: room for many.
-  // Last: it stops before what its handlers use.
-  listener listener_{server_limits{.max_connections = 8192}};
-};
-
-// A node process's side: a directory that asks the launcher, and remembers.
-class rendezvous_directory final : public directory {
- public:
-  rendezvous_directory(std::string url, const std::string& secret,
-                       std::shared_ptr<const tls_context> tls = nullptr)
-      : url_(std::move(url)),
-        launcher_(address_of(url_)),
-        tls_(std::move(tls)),
-        headers_("Content-Type: " + std::string(protocol::media::json) + "\r\n" +
-                 (secret.empty() ? "" : "Authorization: Bearer " + secret + "\r\n")) {}
-
-  void publish(const std::string& label, const address& where) override {
-    auto body = address_json(where);
-    body["label"] = label;
-    post(protocol::path::rendezvous_publish, body);
-  }
-
-  address lookup(const std::string& label, const std::string& method,
-                 std::chrono::steady_clock::duration timeout) override {
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) throw stopping(label, method, "the program is stopping");
-      if (auto known = cache_.find(label); known != cache_.end()) return known->second;
-    }
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0)
-        throw transport_error(label, method, "the node did not start serving in time");
-      auto reply =
-          ask(label, method, protocol::path::rendezvous_lookup,
-              {{"label", label}, {"wait_ms", std::min<long>(left.count(), 5000)}});
-      if (reply.status == 200) {
-        address where;
-        where.host = reply.body.at("host").get<std::string>();
-        where.port = reply.body.at("port").get<int>();
-        where.socket = reply.body.value("socket", "");
-        where.host_id = reply.body.value("host_id", "");
-        std::lock_guard lock(mutex_);
-        cache_[label] = where;
-        return where;
-      }
-      if (reply.status == 410 && reply.body.is_object() &&
-          reply.body.contains("stopping")) {
-        stop_this_threads_program();
-        throw stopping(label, method, "the program is stopping");
-      }
-      if (reply.status != 404)
-        throw transport_error(
-            label, method,
-            reply.body.is_object() && reply.body.contains("error")
-                ? "the node is gone: " + reply.body["error"].get<std::string>()
-                : "the launcher answered HTTP " + std::to_string(reply.status));
-    }
-  }
-
-  void forget(const std::string& label, const address& where) override {
-    std::lock_guard lock(mutex_);
-    if (auto known = cache_.find(label); known != cache_.end() && known->second == where)
-      cache_.erase(known);
-  }
-
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-  }
-
-  // Waits until the launcher has heard that the run() of every node named
-  // returned (true), or the program stops (false), as this process or the
-  // launcher sees it.
-  bool wait_for_runs(const std::vector<std::string>& names, const launch_state& here) {
-    while (!here.stop_requested()) {
-      // Short polls: a stop of this process alone (a failure the launcher
-      // restarts) must not keep its run() threads waiting long.
-      auto reply = ask("launcher", "wait_for_runs", protocol::path::rendezvous_runs,
-                       {{"names", names}, {"wait_ms", 1000}});
-      if (reply.status != 200 || !reply.body.is_object())
-        throw launch_error("lp::wait_for_runs(): the launcher answered HTTP " +
-                           std::to_string(reply.status));
-      if (reply.body.value("done", false)) return true;
-      if (reply.body.value("stopping", false)) return false;
-    }
-    return false;
-  }
-
-  // Best effort: during a stop the launcher may already be gone.
-  void tell(const char* path, const std::string& label, json more = json::object()) {
-    more["label"] = label;
-    try {
-      post(path, more);
-    } catch (const std::exception&) {
-    }
-  }
-
- private:
-  struct answer {
-    int status;
-    json body;  // discarded if it is not JSON
-  };
-
-  // One request to the launcher, on a connection of its own: a node asks
-  // seldom (once per peer, again when a peer restarts), through the same
-  // client as its calls. A launcher busy starting 64 processes (under a
-  // sanitizer, on 2 cores) may be slow to answer; one that is gone kills
-  // its nodes anyway, so patience costs nothing. One that hung up before
-  // any answer did not take the request (its listener answers every one it
-  // reads, but closes a new connection it found silent for
-  // protocol::first_request_seconds, which a node on a loaded machine may
-  // be) and is asked again, up to `attempts` times in all. One that
-  // refuses the connection is gone, and that fails at once.
-  answer ask(const std::string& node, const std::string& method, const std::string& path,
-             const json& body) const {
-    constexpr int attempts = 3;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    for (int attempt = 1;; ++attempt) {
-      std::unique_ptr<http_connection> connection;
-      try {
-        connection =
-            http_connection::open(launcher_.host, launcher_.port, deadline, tls_.get());
-        std::string reply;
-        auto response = connection->post(path, headers_, body.dump(), deadline, reply,
-                                         std::size_t{1} << 20);
-        return {response.status,
-                json::parse(std::string_view(reply).substr(0, response.body_size),
-                            nullptr, false)};
-      } catch (const http_connection::failure& e) {
-        bool unanswered = e.kind == http_connection::failure::broken && connection &&
-                          !connection->answered();
-        if (unanswered && attempt < attempts) continue;
-        if (e.kind == http_connection::failure::tls)
-          throw transport_error(node, method,
-                                std::string("the launcher's rendezvous: ") + e.what());
-        throw transport_error(
-            node, method,
-            "the launcher does not answer; it may have stopped (" +
-                std::string(e.what()) +
-                (attempt > 1 ? "; asked " + std::to_string(attempt) + " times)" : ")"));
-      }
-    }
-  }
-
-  void post(const std::string& path, const json& body) {
-    std::optional<answer> reply;
-    std::string why;
-    try {
-      reply = ask("launcher", "rendezvous", path, body);
-    } catch (const transport_error& e) {
-      why = e.what();
-    }
-    if (!reply || reply->status != 200)
-      throw launch_error("the launcher's rendezvous at " + url_ + " did not take " +
-                         path + " (" +
-                         (reply ? "HTTP " + std::to_string(reply->status) : why) + ")");
-  }
-
-  // "http://host:port" (https:// with TLS), as rendezvous_server::url() wrote it.
-  static address address_of(const std::string& url) {
-    auto where = address_of_url(url);
-    if (!where)
-      throw launch_error("the launcher's rendezvous URL '" + url +
-                         "' is not http://host:port");
-    return *where;
-  }
-
-  const std::string url_;
-  const address launcher_;
-  const std::shared_ptr<const tls_context> tls_;
-  const std::string headers_;
-  std::mutex mutex_;
-  std::map<std::string, address> cache_;
-  bool closed_ = false;
-};
-
-}  // namespace lp::detail
-
 
 namespace lp::detail::kube {
 
@@ -19136,29 +19643,6 @@ inline std::string to_yaml(const std::vector<yaml_value>& documents) {
 }
 
 }  // namespace lp::detail::kube
-
-// ---- launchpad/detail/process/child_env.hpp ----
-
-// What a node process learns from its launcher, through the environment
-// (never argv, which every user of the machine can read). The secret and
-// the TLS credentials are not among them: the node reads those from the run
-// directory's files (run_directory::credentials_of).
-
-namespace lp::detail::child_env {
-
-inline constexpr const char* nodes = "LP_NODES";  // labels to host, comma-separated
-inline constexpr const char* rendezvous = "LP_RENDEZVOUS";
-inline constexpr const char* launcher = "LP_LAUNCHER_PID";
-inline constexpr const char* policy = "LP_POLICY";
-inline constexpr const char* run_dir = "LP_RUN_DIR";
-// "direct" when the launch's policy is direct_calls<...>: the launcher's
-// choice, which a test's node program may not know at compile time.
-inline constexpr const char* transport = "LP_TRANSPORT";
-// The cores to pin to and the GPUs handed out (local_mp's placement).
-inline constexpr const char* cores = "LP_CORES";
-inline constexpr const char* gpus = "LP_GPUS";
-
-}  // namespace lp::detail::child_env
 
 namespace lp::detail::kube {
 
@@ -24751,7 +25235,8 @@ LP_API error::error(const std::string& id, const std::string& message)
 
 // ---- launchpad/detail/cli/graph_picture.hpp ----
 
-// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
+// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid;
+// or as JSON, for programs.
 // Nodes are grouped by their group; an edge goes from each node to every
 // node it was given a handle to, labelled with that node's service.
 
@@ -24811,10 +25296,29 @@ inline std::string graph_mermaid(const program& graph) {
   return out;
 }
 
+// For programs that read the graph (a Launchpad program's CppNode checks
+// the node it is to run, python/launchpad/_cpp.py): each node's label,
+// group, service, whether it has a run(), and the nodes it was given
+// handles to.
+inline std::string graph_json(const program& graph) {
+  namespace key = protocol::graph_json;
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& spec : graph.nodes())
+    nodes.push_back({{key::label, spec.label},
+                     {key::group, spec.group},
+                     {key::service, spec.service},
+                     {key::has_run, spec.has_run},
+                     {key::edges, spec.edges}});
+  return nlohmann::json{{key::name, graph.name()}, {key::nodes, std::move(nodes)}}
+             .dump() +
+         "\n";
+}
+
 inline std::string graph_picture(const program& graph, const std::string& format) {
   if (format == "dot") return graph_dot(graph);
   if (format == "mermaid") return graph_mermaid(graph);
-  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
+  if (format == protocol::graph_json::format) return graph_json(graph);
+  throw usage_error("--lp_graph=" + format + ": choose dot, mermaid or json");
 }
 
 }  // namespace lp::detail
@@ -25129,6 +25633,7 @@ LP_API void program::append(node_info spec, recipe made) {
   nodes_.push_back(std::move(spec));
   builders_.push_back(std::move(made.builder));
   pythons_.push_back(std::move(made.python));
+  executables_.push_back(std::move(made.executable));
 }
 
 LP_API void program::connect(node_info& spec, const std::string& target,

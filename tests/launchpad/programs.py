@@ -376,9 +376,7 @@ def colocated(directory):
 
 # A C++ program as a node (lp.CppNode, examples/launchpad_cpp): a node
 # calls it once, then waits for the stop, which comes when the test
-# SIGKILLs the C++ program (its node fails with it); or a CppNode of a file
-# that is no program of the library, or of a node the program lacks, which
-# cannot start.
+# SIGKILLs the C++ node's process (its node fails with it).
 def _call_until_stopped(calculator, directory):
     if calculator.add(1, 2) == 3:
         _note(directory, "called")
@@ -394,17 +392,44 @@ def cpp_killed(directory):
     return program
 
 
-def cpp_not_a_program(directory):
-    program = lp.Program("cpp_not_a_program")
-    program.add_node(lp.CppNode("/bin/false"), label="calculator")
-    return program
+def cpp_under_tests(result_file):
+    """The C++ node under test_mt and test_mp, called by this process
+    through its handle's dereference()."""
+    results = {}
+    for launch_type in ("test_mt", "test_mp"):
+        program = lp.Program("cpp_under_tests")
+        handle = program.add_node(lp.CppNode(os.environ["LP_EXAMPLE_LAUNCHPAD_CPP"]),
+                                  label="calculator")
+        controller = lp.launch(program, launch_type=launch_type, test_case=_Cleanups())
+        calculator = handle.dereference()
+        results[launch_type] = [calculator.add(40, 2), calculator.greet("test")]
+        controller.stop_and_wait()
+    with open(result_file, "w") as f:
+        json.dump(results, f)
 
 
-def cpp_no_such_node(directory):
-    program = lp.Program("cpp_no_such_node")
-    program.add_node(lp.CppNode(os.environ["LP_EXAMPLE_LAUNCHPAD_CPP"], node="adder"),
-                     label="calculator")
-    return program
+def _add_once(calculator, result_file):
+    with open(result_file, "w") as f:
+        json.dump({"add": calculator.add(40, 2)}, f)
+    lp.stop()
+
+
+def cpp_tls(result_file):
+    """The C++ node under local_mp with --lp_tls=on: its process reads the
+    launch's credentials, and the Python node calls it over TLS."""
+    program = lp.Program("cpp_tls")
+    calculator = program.add_node(lp.CppNode(os.environ["LP_EXAMPLE_LAUNCHPAD_CPP"]),
+                                  label="calculator")
+    program.add_node(lp.PyNode(_add_once, calculator, result_file), label="user")
+    lp.launch(program, launch_type="local_mp", lp_flags=("--lp_tls=on",)).wait()
+
+
+class _Cleanups:
+    """A test case's addCleanup, for a launch made outside a test: the
+    caller stops the program itself."""
+
+    def addCleanup(self, function):
+        del function
 
 
 # lp.register_stop_handler in the launching script, as Launchpad allows it:
@@ -442,12 +467,14 @@ if __name__ == "__main__":
     if name == "stop_handlers_in_script":
         stop_handlers_in_script(launch_type, result)
         sys.exit(0)
+    if name in ("cpp_under_tests", "cpp_tls"):
+        {"cpp_under_tests": cpp_under_tests, "cpp_tls": cpp_tls}[name](result)
+        sys.exit(0)
     if name.startswith("stop_from_"):
         stopped_from_script(name[len("stop_from_"):], launch_type, result)
         sys.exit(0)
     programs = {"hello": hello, "consumer_producers": consumer_producers, "batched": batched,
                 "disabled_run": disabled_run, "program_wait": program_wait,
                 "colocated": colocated,
-                "cpp_killed": cpp_killed, "cpp_not_a_program": cpp_not_a_program,
-                "cpp_no_such_node": cpp_no_such_node, "until_stopped": until_stopped}
+                "cpp_killed": cpp_killed, "until_stopped": until_stopped}
     lp.launch(programs[name](result), launch_type=launch_type).wait()

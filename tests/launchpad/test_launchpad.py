@@ -51,8 +51,9 @@ def run(script, *args, kill_when=None, victims=None):
     result directory's or file's content, what is left: files in its
     TMPDIR, run directories it printed that still exist, processes of its
     session). `kill_when`: a file whose appearance in the result directory
-    makes this SIGKILL the script (or the processes `victims(session)`
-    names), then wait up to LEFT_BOUND seconds for its launch to be gone."""
+    makes this SIGKILL the script (or the processes `victims(session,
+    output so far)` names), then wait up to LEFT_BOUND seconds for its
+    launch to be gone."""
     scratch = tempfile.mkdtemp(prefix="lp-launchpad-test-")
     tmp, result = os.path.join(scratch, "tmp"), os.path.join(scratch, "result")
     os.mkdir(tmp)
@@ -71,7 +72,9 @@ def run(script, *args, kill_when=None, victims=None):
                         if process.poll() is not None or time.monotonic() > give_up:
                             break
                         time.sleep(0.05)
-                    for pid in victims(process.pid) if victims else [process.pid]:
+                    output.seek(0)
+                    so_far = output.read()
+                    for pid in victims(process.pid, so_far) if victims else [process.pid]:
                         os.kill(pid, signal.SIGKILL)
                 status = process.wait(timeout=LAUNCH_TIMEOUT)
             finally:
@@ -508,9 +511,12 @@ class ColocationInProcess(unittest.TestCase):
 
 class CppNodes(unittest.TestCase):
     """lp.CppNode: examples/launchpad_cpp's C++ program as a node of a
-    Launchpad program (its launch.py), its values checked against the C++
-    declaration both ways; the C++ program killed while its node serves;
-    a file that is no program of the library; a node it lacks."""
+    Launchpad program (its launch.py): a node process of the launch that is
+    the C++ program itself, which the Python node calls directly, its
+    values checked against the C++ declaration; the C++ process killed
+    while it serves (the node fails, as the launch's policy says); a file
+    that is no program of the library; a node it lacks, or one that takes
+    handles."""
 
     EXAMPLE = os.path.join(HERE, "..", "..", "examples", "launchpad_cpp", "launch.py")
 
@@ -528,14 +534,18 @@ class CppNodes(unittest.TestCase):
         self.assertEqual(result["scale"], ["ndarray", "float64", [2.0, 5.0, -8.0]])
         self.assertEqual(result["greet"], "hello, Launchpad, from C++")
         self.assertEqual(result["sums"], [0, 2, 4, 6, 8])
-        self.assertIn("RemoteError: calculator/0.add failed", result["refused"])
-        self.assertIn("argument 1 of add: expected an integer (long int), got str 'two'",
+        self.assertIn("RemoteError: calculator.add failed (bad_request, HTTP 400)",
                       result["refused"])
-        self.assertIn("add() of a C++ node takes positional arguments only, not b",
-                      result["keywords"])
-        # The C++ program's own launch printed its run directory (run()
-        # checks that it is gone) and was stopped with the program.
-        self.assertIn("[calculator/0] [lp] the launch's secret is in /", output)
+        self.assertIn('argument 1 of add: expected an integer (long int), got string "two"',
+                      result["refused"])
+        self.assertIn("keyword arguments are not taken by a C++ method: pass its arguments "
+                      "positionally", result["keywords"])
+        # One launch, one run directory: the C++ node is its node process,
+        # started by the launcher, not a launch of its own.
+        self.assertEqual(len(re.findall(r"the launch's secret is in ", output)), 1, output)
+        self.assertRegex(output, r"\[calculator/0\] \[lp\] calculator/0 serving at "
+                         r"http://127\.0\.0\.1:\d+ \(process \d+, node calculator of "
+                         r"\S+/launchpad_cpp\)")
         self.assertEqual(left, [], output)
 
     def test_example_local_mt(self):
@@ -544,27 +554,52 @@ class CppNodes(unittest.TestCase):
     def test_example_local_mp(self):
         self.check_example("local_mp")
 
-    @staticmethod
-    def cpp_program(session):
+    def cpp_process(self, session, output):
+        """The C++ node's process, checked while it serves: the C++ program
+        itself (no Python process), a child of the launch's lp-launchpad,
+        and in the launch's status as calculator/0."""
+        executable = os.path.realpath(self.executable)
         found = []
         for pid in _session_processes(session):
             try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    words = f.read().split(b"\0")
+                if os.readlink(f"/proc/{pid}/exe") == executable:
+                    found.append(pid)
             except OSError:
                 continue
-            if words[0].endswith(b"launchpad_cpp") and b"--lp_launch=local_mt" in words:
-                found.append(pid)
-        return found
+        self.assertEqual(len(found), 1, output)
+        pid = found[0]
+        with open(f"/proc/{pid}/stat") as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        self.assertEqual(os.path.basename(os.readlink(f"/proc/{parent}/exe")), "lp-launchpad")
+        run_dir = re.search(r"the launch's secret is in (\S+)/secret", output).group(1)
+        # The status page has the node's own figures (its process's pid,
+        # its methods' calls) from its first scrape on, within seconds.
+        give_up = time.monotonic() + 20
+        while True:
+            shown = subprocess.run([self.executable, f"--lp_status={run_dir}", "--lp_json"],
+                                   capture_output=True, text=True, timeout=60, check=True)
+            nodes = {n["label"]: n for n in json.loads(shown.stdout)["nodes"]}
+            node = nodes["calculator/0"]
+            calls = [m["calls"] for m in node.get("methods", []) if m["name"] == "add"]
+            if calls == [1.0] or time.monotonic() > give_up:
+                break
+            time.sleep(0.2)
+        self.assertEqual(sorted(nodes), ["calculator/0", "caller/0"])
+        self.assertEqual((node["pid"], node["service"], node["state"], calls),
+                         (pid, "Calculator", "serving", [1.0]), shown.stdout)
+        self.killed = pid
+        return [pid]
 
     def check_killed(self, launch_type):
         status, output, seen, left = launch("cpp_killed", launch_type, kill_when="called",
-                                            victims=self.cpp_program)
+                                            victims=self.cpp_process)
         self.assertNotEqual(status, 0, output)
-        self.assertRegex(output, r"the C\+\+ program \S+/launchpad_cpp ended with status -9 "
-                         "while its node served; the node ends with it")
-        self.assertIn("node calculator/0 failed", output)
+        # No restart is asked: the node fails, and the program with it.
+        self.assertRegex(output, r"node calculator/0 failed: \[lp.launch_error\] node "
+                         r"'calculator/0' ended: its process \(\S+/launchpad_cpp\) killed by "
+                         "signal SIGKILL")
         self.assertEqual(seen, ["called", "stopped"], output)  # its caller saw a clean stop
+        self.assertFalse(os.path.exists(f"/proc/{self.killed}"))
         self.assertEqual(left, [], output)
 
     def test_killed_local_mt(self):
@@ -573,20 +608,55 @@ class CppNodes(unittest.TestCase):
     def test_killed_local_mp(self):
         self.check_killed("local_mp")
 
-    def test_not_a_program(self):
-        status, output, _, left = launch("cpp_not_a_program", "local_mp")
-        self.assertNotEqual(status, 0, output)
-        self.assertIn("the C++ program /bin/false ended before it served with status 1 (is "
-                      "it a program built with the library?)", output)
+    def test_under_test_mt_and_test_mp(self):
+        status, output, result, left = launch("cpp_under_tests", "test_mt")
+        self.assertEqual(status, 0, output)
+        self.assertEqual(result, {"test_mt": [42, "hello, test, from C++"],
+                                  "test_mp": [42, "hello, test, from C++"]}, output)
         self.assertEqual(left, [], output)
 
-    def test_no_such_node(self):
-        status, output, _, left = launch("cpp_no_such_node", "local_mt")
-        self.assertNotEqual(status, 0, output)
-        self.assertRegex(output, r"ValueError: \S+/launchpad_cpp has no node 'adder'; its nodes: "
-                         "calculator")
-        # The C++ program it started was stopped: its run directory is gone.
+    def test_tls_local_mp(self):
+        status, output, result, left = launch("cpp_tls", "local_mp")
+        self.assertEqual(status, 0, output)
+        self.assertEqual(result, {"add": 42}, output)
+        self.assertRegex(output, r"\[calculator/0\] \[lp\] calculator/0 serving at "
+                         r"https://127\.0\.0\.1:\d+ ")
         self.assertEqual(left, [], output)
+
+    def test_not_a_program(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        import launchpad as lp
+        with self.assertRaises(ValueError) as caught:
+            lp.CppNode("/bin/false")
+        self.assertIn("CppNode: /bin/false --lp_graph=json exited with status 1 without "
+                      "printing its graph: is it a program built with the library",
+                      str(caught.exception))
+
+    def test_no_such_node(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        import launchpad as lp
+        with self.assertRaises(ValueError) as caught:
+            lp.CppNode(self.executable, node="adder")
+        self.assertRegex(str(caught.exception),
+                         r"\S+/launchpad_cpp has no node 'adder'; its nodes: calculator$")
+
+    def test_a_node_with_handles_is_refused(self):
+        # examples/counter's reader takes a handle of its counter: its
+        # process would call a node that no launch runs.
+        counter = os.environ.get("LP_EXAMPLE_COUNTER")
+        if not counter:
+            self.skipTest("LP_EXAMPLE_COUNTER (meson sets it) names no C++ program")
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        import launchpad as lp
+        shown = json.loads(subprocess.run([counter, "--lp_graph=json"], capture_output=True,
+                                          timeout=60, check=True).stdout)
+        takes = [n for n in shown["nodes"] if n["edges"]]
+        self.assertTrue(takes, shown)
+        with self.assertRaises(ValueError) as caught:
+            lp.CppNode(counter, node=takes[0]["label"])
+        self.assertIn(f"node {takes[0]['label']} of {counter} takes handles of "
+                      f"{', '.join(takes[0]['edges'])}, which do not run in a Launchpad "
+                      "program", str(caught.exception))
 
     def test_arguments_are_checked_in_the_script(self):
         sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
@@ -601,12 +671,21 @@ class CppNodes(unittest.TestCase):
         with self.assertRaises(ValueError) as caught:
             lp.CppNode(self.executable, "--lp_launch=local_mp")
         self.assertIn("leave '--lp_launch=local_mp' out", str(caught.exception))
-        with self.assertRaises(ValueError) as caught:
-            lp.CppNode(self.executable, "--lp_status_port=off")
-        self.assertIn("leave --lp_status_port=off out", str(caught.exception))
         node = lp.CppNode(self.executable, "--an_argument")
-        self.assertEqual(node.service, "launchpad_cpp")
-        self.assertFalse(node.has_run)
+        self.assertEqual((node.service, node.node, node.has_run), ("Calculator", "calculator",
+                                                                   False))
+        with self.assertRaises(ValueError) as caught:
+            lp.MultiThreadingColocation([node])
+        self.assertIn("add it to the program, not to a MultiThreadingColocation",
+                      str(caught.exception))
+        program = lp.Program("cpp_elsewhere")
+        program.add_node(node, label="calculator")
+        for launch_type in ("slurm", "kubernetes"):
+            with self.assertRaises(ValueError) as caught:
+                lp.launch(program, launch_type=launch_type)
+            self.assertIn(f"calculator/0 of program cpp_elsewhere are CppNodes, which run under "
+                          f"local_mt, local_mp, test_mt and test_mp, not {launch_type} yet",
+                          str(caught.exception))
 
 
 @needs_absl

@@ -11,11 +11,11 @@
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/cli/command_line.hpp>
 #include <launchpad/detail/cli/graph_picture.hpp>
+#include <launchpad/detail/host/child_env.hpp>
 #include <launchpad/detail/host/in_process.hpp>
 #include <launchpad/detail/kube/launch.hpp>
 #include <launchpad/detail/launchers.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
-#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/local_launch.hpp>
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/slurm/launch.hpp>

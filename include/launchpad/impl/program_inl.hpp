@@ -60,6 +60,7 @@ LP_API void program::append(node_info spec, recipe made) {
   nodes_.push_back(std::move(spec));
   builders_.push_back(std::move(made.builder));
   pythons_.push_back(std::move(made.python));
+  executables_.push_back(std::move(made.executable));
 }
 
 LP_API void program::connect(node_info& spec, const std::string& target,

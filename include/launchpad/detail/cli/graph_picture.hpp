@@ -1,12 +1,15 @@
 #pragma once
 
-// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid.
+// The program graph as a picture: --lp_graph=dot (Graphviz) or mermaid;
+// or as JSON, for programs.
 // Nodes are grouped by their group; an edge goes from each node to every
 // node it was given a handle to, labelled with that node's service.
 
+#include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/error.hpp>
 #include <launchpad/program.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -65,10 +68,29 @@ inline std::string graph_mermaid(const program& graph) {
   return out;
 }
 
+// For programs that read the graph (a Launchpad program's CppNode checks
+// the node it is to run, python/launchpad/_cpp.py): each node's label,
+// group, service, whether it has a run(), and the nodes it was given
+// handles to.
+inline std::string graph_json(const program& graph) {
+  namespace key = protocol::graph_json;
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& spec : graph.nodes())
+    nodes.push_back({{key::label, spec.label},
+                     {key::group, spec.group},
+                     {key::service, spec.service},
+                     {key::has_run, spec.has_run},
+                     {key::edges, spec.edges}});
+  return nlohmann::json{{key::name, graph.name()}, {key::nodes, std::move(nodes)}}
+             .dump() +
+         "\n";
+}
+
 inline std::string graph_picture(const program& graph, const std::string& format) {
   if (format == "dot") return graph_dot(graph);
   if (format == "mermaid") return graph_mermaid(graph);
-  throw usage_error("--lp_graph=" + format + ": choose dot or mermaid");
+  if (format == protocol::graph_json::format) return graph_json(graph);
+  throw usage_error("--lp_graph=" + format + ": choose dot, mermaid or json");
 }
 
 }  // namespace lp::detail

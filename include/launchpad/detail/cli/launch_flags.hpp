@@ -257,11 +257,12 @@ inline constexpr flag_row launch_flag_rows[] = {
     {.name = "--lp_graph",
      .hint = "<format>",
      .example = "dot",
-     .help = "print the program graph (dot or mermaid) and exit",
+     .help = "print the program graph (dot, mermaid or json) and exit",
      .to_children = false,
      .set =
          [](launch_settings& s, std::string_view name, std::string v) {
-           s.graph = one_of(name, std::move(v), {"dot", "mermaid"});
+           s.graph = one_of(name, std::move(v),
+                            {"dot", "mermaid", protocol::graph_json::format});
          },
      .get = [](const launch_settings& s) -> flag_words { return {s.graph}; }},
     {.name = "--lp_checkpoint_dir",

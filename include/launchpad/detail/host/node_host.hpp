@@ -19,6 +19,7 @@
 #include <launchpad/detail/checkpoint/checkpoint_schedule.hpp>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/host/direct_channel.hpp>
+#include <launchpad/detail/host/executable_node.hpp>
 #include <launchpad/detail/host/watchdog.hpp>
 #include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/lifecycle/run_progress.hpp>
@@ -177,16 +178,19 @@ class node_host {
   std::map<std::string, std::string> urls() const {
     std::map<std::string, std::string> out;
     for (const auto& node : nodes_)
-      out[node->identity.label] = node->python ? node->python_url : node->server->url();
+      out[node->identity.label] =
+          node->python || node->executable ? node->python_url : node->server->url();
     return out;
   }
 
   // Label -> the process that serves the node: this one, or a Python
-  // node's own.
+  // node's own, or another C++ program's.
   std::map<std::string, pid_t> pids() const {
     std::map<std::string, pid_t> out;
     for (const auto& node : nodes_)
-      out[node->identity.label] = node->python ? node->python->pid() : ::getpid();
+      out[node->identity.label] = node->python       ? node->python->pid()
+                                  : node->executable ? node->executable->pid()
+                                                     : ::getpid();
     return out;
   }
 
@@ -209,6 +213,8 @@ class node_host {
     // A Python node drains, saves its checkpoint and ends on its own.
     for (auto& node : nodes_)
       if (node->python) node->python->stop();
+    for (auto& node : nodes_)
+      if (node->executable) node->executable->stop();
     checkpoints_.stop();
     watchdog_.stop();
     // No call runs now: the last save holds every call answered. A node
@@ -229,6 +235,7 @@ class node_host {
     {
       std::lock_guard lock(python_mutex_);
       pythons_.clear();
+      executables_.clear();
     }
     while (!nodes_.empty()) nodes_.pop_back();
     state_->set_runs_waiter({});
@@ -252,7 +259,10 @@ class node_host {
     // A node of a Python service: its process, which serves it.
     const python_recipe* recipe = nullptr;
     std::unique_ptr<python_node> python;
-    std::string python_url;
+    // A node of another C++ program: its process, which serves it.
+    const executable_recipe* cpp_recipe = nullptr;
+    std::unique_ptr<executable_node> executable;
+    std::string python_url;  // where a process of its own serves it
   };
 
   http_channel::options channel_options() const {
@@ -278,6 +288,7 @@ class node_host {
     state_->on_stop([this] {
       std::lock_guard lock(python_mutex_);
       for (auto* python : pythons_) python->tell_stop();
+      for (auto* executable : executables_) executable->tell_stop();
     });
     auto connector = [this](const std::string& label) { return connect(label); };
     for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -292,6 +303,11 @@ class node_host {
       node->has_run = spec.has_run;
       if ((node->recipe = graph_access::python(graph, i))) {
         start_python(*node, spec);
+        nodes_.push_back(std::move(node));
+        continue;
+      }
+      if ((node->cpp_recipe = graph_access::executable(graph, i))) {
+        start_executable(*node, spec);
         nodes_.push_back(std::move(node));
         continue;
       }
@@ -318,7 +334,7 @@ class node_host {
     for (const auto& wanted : options_.labels)
       graph.node(wanted);  // throws for a stranger
     for (auto& node : nodes_) {
-      if (node->python) continue;
+      if (node->python || node->executable) continue;
       node->server->start(
           options_.bind_host, 0,
           options_.socket_dir.empty()
@@ -336,6 +352,8 @@ class node_host {
     }
     for (auto& node : nodes_)
       if (node->python) publish_python(*node);
+    for (auto& node : nodes_)
+      if (node->executable) publish_executable(*node);
     for (const auto& node : nodes_) runnable_ += node->has_run;
     start_checkpoints();
     start_watchdog();
@@ -348,7 +366,7 @@ class node_host {
     });
     for (auto& node : nodes_) {
       if (node->has_run && node->python) node->python->start_run();
-      if (!node->has_run || node->python) continue;
+      if (!node->has_run || node->python || node->executable) continue;
       node->runner = std::thread([this, node = node.get()] {
         node_scope scope(node->identity, *state_);
         watched_run watched(node->progress);
@@ -481,6 +499,67 @@ class node_host {
               << where->url(options_.tls != nullptr) << std::endl;
   }
 
+  // Starts the process of a node of another C++ program (a Launchpad
+  // program's CppNode); publish_executable waits until it serves.
+  void start_executable(hosted_node& node, const node_info& spec) {
+    // Its process binds loopback, as local_mp's node processes do: the
+    // callers on other hosts (Slurm) or pods (Kubernetes) would not reach it.
+    if (options_.policy == policy_kind::slurm ||
+        options_.policy == policy_kind::kubernetes)
+      throw launch_error(
+          "node '" + spec.label + "' is a node of " + node.cpp_recipe->path +
+          ", which runs under local_mt, local_mp, test_mt and test_mp, not " +
+          std::string(name_of(options_.policy)) + " yet");
+    executable_settings settings;
+    settings.secret = options_.secret;
+    settings.tls = options_.tls;
+    settings.parent_dir = options_.run_dir.empty() ? "/tmp" : options_.run_dir;
+    settings.same_host = !options_.socket_dir.empty();
+    settings.max_body_bytes = options_.max_body_bytes;
+    settings.shared_memory_bytes = options_.shared_memory_bytes;
+    settings.tune_malloc = options_.tune_malloc;
+    settings.termination_notice = options_.termination_notice;
+    settings.env = graph_.settings_of(spec.group).env;
+    auto* at = &node;
+    executable_node::events tell;
+    tell.finished = [this, at] { run_returned(at->identity.label); };
+    tell.stop = [this, at] {
+      node_scope scope(at->identity, *state_);
+      state_->request_stop();
+    };
+    tell.ended = [this, at](const std::string& why) {
+      state_->fail(at->identity.label,
+                   std::make_exception_ptr(
+                       launch_error("node '" + at->identity.label + "' ended: " + why)));
+    };
+    tell.output = [this, at](bool error, const std::string& line) {
+      node_scope scope(at->identity, *state_);
+      (error ? std::cerr : std::cout) << line << std::endl;
+    };
+    node.executable = std::make_unique<executable_node>(
+        spec.label, *node.cpp_recipe, std::move(settings), std::move(tell));
+    {
+      std::lock_guard lock(python_mutex_);
+      executables_.push_back(node.executable.get());
+    }
+    if (state_->stop_requested()) node.executable->tell_stop();
+  }
+
+  void publish_executable(hosted_node& node) {
+    auto where = node.executable->wait_serving(std::chrono::seconds(120));
+    node.python_url = where.url(options_.tls != nullptr);
+    if (!options_.advertise_host.empty()) where.host = options_.advertise_host;
+    if (options_.socket_dir.empty()) where.socket = where.host_id = "";
+    options_.nodes->publish(node.identity.label, where);
+    if (!options_.run_dir.empty())
+      record_node_address(options_.run_dir, node.identity.label, node.python_url);
+    node_scope scope(node.identity, *state_);
+    std::cerr << "[lp] " << node.identity.label << " serving at "
+              << where.url(options_.tls != nullptr) << " (process "
+              << node.executable->pid() << ", node " << node.cpp_recipe->node << " of "
+              << node.cpp_recipe->path << ")" << std::endl;
+  }
+
   // Callers never see a restarted node's empty state: it restores before
   // it serves.
   void restore(hosted_node& node) {
@@ -538,7 +617,8 @@ class node_host {
   std::set<std::string> finished_;
   std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex python_mutex_;
-  std::vector<python_node*> pythons_;  // told of the stop (on_stop)
+  std::vector<python_node*> pythons_;          // told of the stop (on_stop)
+  std::vector<executable_node*> executables_;  // told of the stop (on_stop)
   std::mutex shutdown_mutex_;
   bool done_ = false;
   checkpoint_schedule checkpoints_;

@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include <launchpad/detail/call/http_connection.hpp>
+#include <launchpad/detail/host/rendezvous.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/finished_runs.hpp>
-#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/status/status_server.hpp>

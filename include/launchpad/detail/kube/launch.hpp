@@ -11,12 +11,12 @@
 #include <iostream>
 #include <launchpad/detail/call/http_connection.hpp>
 #include <launchpad/detail/config.hpp>
+#include <launchpad/detail/host/child_env.hpp>
 #include <launchpad/detail/kube/coordinator.hpp>
 #include <launchpad/detail/kube/launcher.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/kube/pod.hpp>
 #include <launchpad/detail/kube/submit.hpp>
-#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/node_process.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/util/periodic_worker.hpp>

@@ -6,11 +6,11 @@
 // Indexed Job per process group.
 
 #include <cstddef>
+#include <launchpad/detail/host/child_env.hpp>
 #include <launchpad/detail/kube/names.hpp>
 #include <launchpad/detail/kube/yaml.hpp>
 #include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
-#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/units.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/tls/credentials.hpp>

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <launchpad/detail/host/rendezvous.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/run_directory.hpp>
@@ -19,7 +20,6 @@
 #include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/process/process_options.hpp>
 #include <launchpad/detail/process/reachability.hpp>
-#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/supervision.hpp>
 #include <launchpad/detail/process/unit_logs.hpp>
 #include <launchpad/detail/process/unit_table.hpp>

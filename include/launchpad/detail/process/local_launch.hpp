@@ -13,12 +13,12 @@
 #include <launchpad/detail/call/http_channel.hpp>
 #include <launchpad/detail/checkpoint/checkpoints.hpp>
 #include <launchpad/detail/host/controlled_launch.hpp>
+#include <launchpad/detail/host/rendezvous.hpp>
 #include <launchpad/detail/os/launch_tls.hpp>
 #include <launchpad/detail/process/launcher.hpp>
 #include <launchpad/detail/process/local_mp_launcher.hpp>
 #include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/process/process_options.hpp>
-#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/settings/launch_settings.hpp>
 #include <launchpad/detail/status/status_server.hpp>
 #include <launchpad/launch/local_multi_processing.hpp>

@@ -15,13 +15,13 @@
 #include <chrono>
 #include <exception>
 #include <iostream>
+#include <launchpad/detail/host/child_env.hpp>
+#include <launchpad/detail/host/rendezvous.hpp>
 #include <launchpad/detail/lifecycle/launch_state.hpp>
 #include <launchpad/detail/observe/process_figures.hpp>
 #include <launchpad/detail/os/spawn.hpp>
-#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/placement.hpp>
 #include <launchpad/detail/process/process_options.hpp>
-#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/process/unit_logs.hpp>
 #include <launchpad/detail/process/unit_table.hpp>
 #include <launchpad/detail/process/units.hpp>

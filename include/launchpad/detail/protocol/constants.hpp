@@ -341,6 +341,13 @@ inline constexpr char cpus[] = "cpus";
 inline constexpr char memory_mb[] = "memory_mb";
 inline constexpr char gpus[] = "gpus";
 inline constexpr char env[] = "env";  // a map of names to values
+// A C++ node (launchpad.CppNode), in place of a definition: the path of
+// the C++ program built with the library, the label of its node to run,
+// and its own command-line arguments. Its process is that program, started
+// in its node-process mode by the node's host (detail/host/executable_node.hpp).
+inline constexpr char executable[] = "executable";
+inline constexpr char executable_node[] = "executable_node";
+inline constexpr char executable_arguments[] = "executable_arguments";
 inline constexpr char launcher[] = "lp-launchpad";
 // The launcher's path, before PATH's
 inline constexpr char launcher_variable[] = "LP_LAUNCHPAD_LAUNCHER";
@@ -358,6 +365,21 @@ inline constexpr char ready_secret[] = "secret";
 // Secret's mount, its run directory, not from a file of the workstation.
 inline constexpr char kube_key[] = "program.cbor";
 }  // namespace launchpad_description
+
+// A program's graph as --lp_graph=json prints it (cli/graph_picture.hpp),
+// which a Launchpad program's CppNode reads (python/launchpad/_cpp.py):
+// {name, nodes: [{label, group, service, has_run, edges}]}.
+namespace graph_json {
+inline constexpr char format[] = "json";  // --lp_graph's value
+inline constexpr char name[] = "name";
+inline constexpr char nodes[] = "nodes";
+inline constexpr char label[] = "label";
+inline constexpr char group[] = "group";
+inline constexpr char service[] = "service";
+inline constexpr char has_run[] = "has_run";
+// The labels of the nodes it was given handles to
+inline constexpr char edges[] = "edges";
+}  // namespace graph_json
 
 // A Launchpad program's values that CBOR has no type for
 // (launchpad_client/_wire/untyped.py, docs/coming_from_launchpad.md), as

@@ -274,6 +274,11 @@ class reader {
     if (initial >> 5 == 6 && (initial & 0x1f) != 31 &&
         argument(initial & 0x1f) == shared_bytes_tag)
       return segment_bytes(shared);
+    // A Launchpad program's call with name=value arguments (its CourierClient).
+    if (tag == protocol::untyped_tag::keywords)
+      fail(
+          "keyword arguments are not taken by a C++ method: pass its arguments "
+          "positionally, in the order of its declaration");
     fail("tag " + std::to_string(tag) +
          " on something other than a byte string; the only tags understood are RFC 8746 "
          "typed arrays");

@@ -13,12 +13,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <launchpad/context.hpp>
+#include <launchpad/detail/host/child_env.hpp>
 #include <launchpad/detail/host/node_host.hpp>
+#include <launchpad/detail/host/rendezvous.hpp>
 #include <launchpad/detail/os/signals.hpp>
 #include <launchpad/detail/os/spawn.hpp>
-#include <launchpad/detail/process/child_env.hpp>
 #include <launchpad/detail/process/placement.hpp>
-#include <launchpad/detail/process/rendezvous.hpp>
 #include <launchpad/detail/util/text.hpp>
 #include <memory>
 #include <string>

@@ -17560,7 +17560,18 @@ class node_host {
     // A peer on this host is called on its unix socket (the Python node
     // runs on this host, in this network namespace).
     tell.lookup = [this](const std::string& label) {
+      // A Python node asks again only after the last address failed it
+      // (its peer restarted, elsewhere): that one is not answered again.
+      {
+        std::lock_guard lock(python_mutex_);
+        if (auto told = told_python_.find(label); told != told_python_.end())
+          options_.nodes->forget(label, told->second);
+      }
       auto where = options_.nodes->lookup(label, "", std::chrono::seconds(60));
+      {
+        std::lock_guard lock(python_mutex_);
+        told_python_[label] = where;
+      }
       auto answer = where.url(options_.tls != nullptr);
       if (!where.socket.empty() && where.host_id == host_identity())
         answer += " " + where.socket;
@@ -17716,8 +17727,9 @@ class node_host {
   std::set<std::string> finished_;
   std::map<std::string, std::shared_ptr<channel>> channels_;
   std::mutex python_mutex_;
-  std::vector<python_node*> pythons_;          // told of the stop (on_stop)
-  std::vector<executable_node*> executables_;  // told of the stop (on_stop)
+  std::vector<python_node*> pythons_;           // told of the stop (on_stop)
+  std::map<std::string, address> told_python_;  // each label's last lookup
+  std::vector<executable_node*> executables_;   // told of the stop (on_stop)
   std::mutex shutdown_mutex_;
   bool done_ = false;
   checkpoint_schedule checkpoints_;

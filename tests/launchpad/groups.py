@@ -91,9 +91,64 @@ def labels_to_wait_for(launch_type, directory):
     _note(directory, "seen", seen)
 
 
+class _Server:
+    """Fails its first run() once the caller has called it; serves on after
+    its restart, in a process of its own."""
+
+    def __init__(self, directory):
+        self._directory = directory
+
+    def pid(self):
+        return os.getpid()
+
+    def run(self):
+        attempt = sum(name.startswith("server_") for name in os.listdir(self._directory))
+        _note(self._directory, f"server_{attempt}", os.getpid())
+        if attempt == 0:
+            called = os.path.join(self._directory, "called")
+            give_up = time.monotonic() + 20
+            while not os.path.exists(called) and time.monotonic() < give_up:
+                time.sleep(0.05)
+            raise RuntimeError("the server fails once it was called, on purpose")
+        lp.wait_for_stop()
+
+
+def _caller(server, directory):
+    first = server.pid()
+    _note(directory, "called", first)
+    give_up = time.monotonic() + 30  # the host's lookup would give the dead address for 60 s
+    errors = 0
+    while time.monotonic() < give_up:
+        try:
+            now = server.pid()
+        except Exception:  # the server is down, or not yet back
+            errors += 1
+            time.sleep(0.05)
+            continue
+        if now != first:
+            _note(directory, "reached", {"first": first, "then": now, "errors": errors})
+            break
+        time.sleep(0.05)
+    lp.stop()
+
+
+def restarted(launch_type, directory, *flags):
+    """`groups.py restarted LAUNCH_TYPE DIRECTORY [--lp_flag ...]`: a node's
+    caller reaches it again after the launch restarted it (in a new process,
+    at a new address), and notes the two pids it saw."""
+    program = lp.Program("restarted")
+    with program.group("server").restart_on_failure(1, backoff=0.05):
+        server = program.add_node(lp.CourierNode(_Server, directory), label="server")
+    program.add_node(lp.PyNode(_caller, server, directory), label="caller")
+    lp.launch(program, launch_type=launch_type, lp_flags=tuple(flags)).wait()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "labels":
         labels_to_wait_for(*sys.argv[2:4])
+        sys.exit(0)
+    if sys.argv[1] == "restarted":
+        restarted(*sys.argv[2:])
         sys.exit(0)
     launch_type, directory, max_restarts, failures = sys.argv[1:5]
     waits = "nowait" not in sys.argv[5:]  # the script ends with no wait()

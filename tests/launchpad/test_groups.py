@@ -67,6 +67,29 @@ class Restarts(unittest.TestCase):
         self.assertIn("RuntimeError: program groups ended with status 1", output)
         self.assertEqual(left, [], output)
 
+    def test_a_caller_reaches_a_restarted_node_local_mp(self):
+        # Over TCP the restarted node serves on another port; on its unix
+        # socket, at the same path. The caller's host must not answer the
+        # dead address again.
+        for flags in (("--lp_same_host=off",), ()):
+            with self.subTest(flags=flags):
+                directory = tempfile.mkdtemp(prefix="lp-launchpad-groups-")
+                try:
+                    status, output, _, left = run("groups.py", "restarted", "local_mp",
+                                                  directory, *flags)
+                    notes = sorted(os.listdir(directory))
+                    reached = None
+                    if "reached" in notes:
+                        with open(os.path.join(directory, "reached")) as f:
+                            reached = json.load(f)
+                finally:
+                    shutil.rmtree(directory, ignore_errors=True)
+                self.assertIn("(restart 1 of 1)", output)
+                self.assertEqual(notes, ["called", "reached", "server_0", "server_1"], output)
+                self.assertNotEqual(reached["first"], reached["then"], output)
+                self.assertEqual(status, 0, output)
+                self.assertEqual(left, [], output)
+
     def test_env_per_group_local_mt(self):
         status, output, notes, left = launch_groups("local_mt", 0, 0)
         self.assertEqual(status, 0, output)

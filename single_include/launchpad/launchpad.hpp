@@ -15183,6 +15183,25 @@ class rendezvous_directory final : public directory {
 
 namespace lp::detail {
 
+// Calls `take` with each line read from `fd` until its end (the last one
+// also without its newline), as a child's output arrives.
+inline void each_line(int fd, const std::function<void(std::string&&)>& take) {
+  std::string pending;
+  char chunk[4096];
+  for (;;) {
+    auto n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(chunk, static_cast<std::size_t>(n));
+    for (auto end = pending.find('\n'); end != std::string::npos;
+         end = pending.find('\n')) {
+      take(pending.substr(0, end));
+      pending.erase(0, end + 1);
+    }
+  }
+  if (!pending.empty()) take(std::move(pending));
+}
+
 inline void write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
@@ -15704,6 +15723,22 @@ class group_reaper {
   int to_reaper_ = -1;
 };
 
+// Waits for `pid`, the leader of its own process group (spawn's child), to
+// end; kills what it left in its group while the group's id cannot be
+// reused (the leader is reaped only after); returns its wait status.
+inline int reap_with_group(pid_t pid) {
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+         errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);
+  group_reaper::of_this_process().forget(pid);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 // How a child ended, in words for the launch's summary.
 inline std::string describe_status(int status) {
   if (WIFEXITED(status))
@@ -16097,28 +16132,14 @@ class executable_node {
   }
 
   void read_output(int fd, bool error) {
-    std::string pending;
-    char chunk[4096];
-    auto take = [&](std::string line) {
+    each_line(fd, [&](std::string&& line) {
       if (error) {
         std::lock_guard lock(mutex_);
         last_lines_.push_back(line);
         if (last_lines_.size() > 12) last_lines_.pop_front();
       }
       if (tell_.output) tell_.output(error, line);
-    };
-    for (;;) {
-      auto n = ::read(fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos;
-           end = pending.find('\n')) {
-        take(pending.substr(0, end));
-        pending.erase(0, end + 1);
-      }
-    }
-    if (!pending.empty()) take(std::move(pending));
+    });
     ::close(fd);
     std::lock_guard lock(mutex_);
     --outputs_open_;
@@ -16126,17 +16147,7 @@ class executable_node {
   }
 
   void wait_for_exit() {
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
-           errno == EINTR) {
-    }
-    // What it left in its process group goes with it, while the group's id
-    // cannot be reused: the process is reaped only below.
-    ::kill(-pid_, SIGKILL);
-    group_reaper::of_this_process().forget(pid_);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    int status = reap_with_group(pid_);
     bool unasked;
     {
       std::lock_guard lock(mutex_);
@@ -16601,23 +16612,6 @@ class python_node {
            "as /usr/bin/python3 or a virtualenv's bin/python";
   }
 
-  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
-    std::string pending;
-    char chunk[4096];
-    for (;;) {
-      auto n = ::read(fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos;
-           end = pending.find('\n')) {
-        take(pending.substr(0, end));
-        pending.erase(0, end + 1);
-      }
-    }
-    if (!pending.empty()) take(std::move(pending));
-  }
-
   void read_output(int fd, bool error) {
     each_line(fd, [&](std::string&& line) {
       if (error) {
@@ -16674,17 +16668,7 @@ class python_node {
   }
 
   void wait_for_exit() {
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
-           errno == EINTR) {
-    }
-    // What it left in its process group goes with it, while the group's id
-    // cannot be reused: the process is reaped only below.
-    ::kill(-pid_, SIGKILL);
-    group_reaper::of_this_process().forget(pid_);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    int status = reap_with_group(pid_);
     // A node killed could not remove its unix socket: no caller is to dial
     // a dead one (a node that ended removed it already).
     struct stat socket_file {};

@@ -264,28 +264,14 @@ class executable_node {
   }
 
   void read_output(int fd, bool error) {
-    std::string pending;
-    char chunk[4096];
-    auto take = [&](std::string line) {
+    each_line(fd, [&](std::string&& line) {
       if (error) {
         std::lock_guard lock(mutex_);
         last_lines_.push_back(line);
         if (last_lines_.size() > 12) last_lines_.pop_front();
       }
       if (tell_.output) tell_.output(error, line);
-    };
-    for (;;) {
-      auto n = ::read(fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos;
-           end = pending.find('\n')) {
-        take(pending.substr(0, end));
-        pending.erase(0, end + 1);
-      }
-    }
-    if (!pending.empty()) take(std::move(pending));
+    });
     ::close(fd);
     std::lock_guard lock(mutex_);
     --outputs_open_;
@@ -293,17 +279,7 @@ class executable_node {
   }
 
   void wait_for_exit() {
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
-           errno == EINTR) {
-    }
-    // What it left in its process group goes with it, while the group's id
-    // cannot be reused: the process is reaped only below.
-    ::kill(-pid_, SIGKILL);
-    group_reaper::of_this_process().forget(pid_);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    int status = reap_with_group(pid_);
     bool unasked;
     {
       std::lock_guard lock(mutex_);

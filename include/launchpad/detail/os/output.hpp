@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <launchpad/error.hpp>
 #include <map>
 #include <mutex>
@@ -20,6 +21,25 @@
 #include <vector>
 
 namespace lp::detail {
+
+// Calls `take` with each line read from `fd` until its end (the last one
+// also without its newline), as a child's output arrives.
+inline void each_line(int fd, const std::function<void(std::string&&)>& take) {
+  std::string pending;
+  char chunk[4096];
+  for (;;) {
+    auto n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(chunk, static_cast<std::size_t>(n));
+    for (auto end = pending.find('\n'); end != std::string::npos;
+         end = pending.find('\n')) {
+      take(pending.substr(0, end));
+      pending.erase(0, end + 1);
+    }
+  }
+  if (!pending.empty()) take(std::move(pending));
+}
 
 inline void write_all(int fd, const std::string& text) {
   std::size_t done = 0;

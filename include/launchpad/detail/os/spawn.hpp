@@ -321,6 +321,22 @@ class group_reaper {
   int to_reaper_ = -1;
 };
 
+// Waits for `pid`, the leader of its own process group (spawn's child), to
+// end; kills what it left in its group while the group's id cannot be
+// reused (the leader is reaped only after); returns its wait status.
+inline int reap_with_group(pid_t pid) {
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+         errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);
+  group_reaper::of_this_process().forget(pid);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 // How a child ended, in words for the launch's summary.
 inline std::string describe_status(int status) {
   if (WIFEXITED(status))

@@ -33,6 +33,7 @@
 #include <functional>
 #include <iostream>
 #include <launchpad/detail/graph/python_recipe.hpp>
+#include <launchpad/detail/os/output.hpp>
 #include <launchpad/detail/os/spawn.hpp>
 #include <launchpad/detail/protocol/constants.hpp>
 #include <launchpad/detail/tls/credentials.hpp>
@@ -330,23 +331,6 @@ class python_node {
            "as /usr/bin/python3 or a virtualenv's bin/python";
   }
 
-  static void each_line(int fd, const std::function<void(std::string&&)>& take) {
-    std::string pending;
-    char chunk[4096];
-    for (;;) {
-      auto n = ::read(fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(chunk, static_cast<std::size_t>(n));
-      for (auto end = pending.find('\n'); end != std::string::npos;
-           end = pending.find('\n')) {
-        take(pending.substr(0, end));
-        pending.erase(0, end + 1);
-      }
-    }
-    if (!pending.empty()) take(std::move(pending));
-  }
-
   void read_output(int fd, bool error) {
     each_line(fd, [&](std::string&& line) {
       if (error) {
@@ -403,17 +387,7 @@ class python_node {
   }
 
   void wait_for_exit() {
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
-           errno == EINTR) {
-    }
-    // What it left in its process group goes with it, while the group's id
-    // cannot be reused: the process is reaped only below.
-    ::kill(-pid_, SIGKILL);
-    group_reaper::of_this_process().forget(pid_);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    int status = reap_with_group(pid_);
     // A node killed could not remove its unix socket: no caller is to dial
     // a dead one (a node that ended removed it already).
     struct stat socket_file {};

@@ -673,14 +673,26 @@ TEST_SUITE("limits") {
     peer busy(port);
     REQUIRE(busy.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"));
     REQUIRE(test_process::eventually([&] { return running.load(); }, 10s));
-    std::thread stopping([&] { server.stop(); });
+    std::atomic<bool> stopped{false};
+    std::thread stopping([&] {
+      server.stop();
+      stopped = true;
+    });
     // The stop waits for the slow call; new connections are refused
-    // meanwhile (or find no socket file, once it is gone).
+    // meanwhile (or find no socket file, once it is gone). The two
+    // listeners close one after the other: each is waited for (under TSan
+    // the unix socket's close came after the TCP refusal was seen).
     bool tcp_refused =
         test_process::eventually([&] { return connect_error(port) == ECONNREFUSED; }, 5s);
-    int unix_error = connect_error(0, path);
+    bool unix_refused = test_process::eventually(
+        [&] {
+          int error = connect_error(0, path);
+          return error == ECONNREFUSED || error == ENOENT;
+        },
+        5s);
     CHECK(tcp_refused);
-    CHECK((unix_error == ECONNREFUSED || unix_error == ENOENT));
+    CHECK(unix_refused);
+    CHECK_FALSE(stopped.load());  // refused while the stop still waits for the slow call
     release = true;
     stopping.join();
     // The call that ran was answered.

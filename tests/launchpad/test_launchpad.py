@@ -32,7 +32,7 @@ needs_absl = unittest.skipUnless(HAVE_ABSL or os.environ.get("LP_REQUIRE_CLOUDPI
                                  "needs absl (apt-get install python3-absl)")
 
 
-def _session_processes(session):
+def session_processes(session):
     """The processes of session `session` (a launch runs in its own)."""
     found = []
     for entry in os.listdir("/proc"):
@@ -81,17 +81,17 @@ def run(script, *args, kill_when=None, victims=None):
                 if process.poll() is None:
                     process.kill()
                     process.wait()
-                    for pid in _session_processes(process.pid):  # a launch that hung
+                    for pid in session_processes(process.pid):  # a launch that hung
                         os.kill(pid, signal.SIGKILL)
             give_up = time.monotonic() + LEFT_BOUND
-            while _session_processes(process.pid) and time.monotonic() < give_up:
+            while session_processes(process.pid) and time.monotonic() < give_up:
                 time.sleep(0.1)
             output.seek(0)
             text = output.read()
         run_dirs = re.findall(r"the launch's secret is in (\S+)/secret", text)
         left = (sorted(os.listdir(tmp)) + [d for d in run_dirs if os.path.exists(d)]
-                + [f"process {p}" for p in _session_processes(process.pid)])
-        for pid in _session_processes(process.pid):  # the test leaves nothing either
+                + [f"process {p}" for p in session_processes(process.pid)])
+        for pid in session_processes(process.pid):  # the test leaves nothing either
             os.kill(pid, signal.SIGKILL)
         seen = sorted(os.listdir(result))
         if seen == ["result.json"]:
@@ -560,7 +560,7 @@ class CppNodes(unittest.TestCase):
         and in the launch's status as calculator/0."""
         executable = os.path.realpath(self.executable)
         found = []
-        for pid in _session_processes(session):
+        for pid in session_processes(session):
             try:
                 if os.readlink(f"/proc/{pid}/exe") == executable:
                     found.append(pid)

@@ -42,6 +42,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "observe"))
 from browser import Browser  # noqa: E402  (tests/observe/browser.py)
+from test_launchpad import session_processes  # noqa: E402
 
 STARTUP = 60  # seconds for a launch to serve; it takes 2-10 s here
 LEFT_BOUND = 45  # seconds for a stopped launch to be gone
@@ -86,17 +87,6 @@ def get(url, secret=None, timeout=5):
             return reply.status, reply.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
-
-
-def session_processes(session):
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if os.getsid(int(entry)) == session:
-                found.append(int(entry))
-        except OSError:
-            pass  # gone meanwhile
-    return found
 
 
 def status_command(run_dir, *flags):
@@ -515,12 +505,21 @@ class Restarts(unittest.TestCase):
             self.assertEqual(nodes["flaky/0"]["group"], "flaky")
             self.assertEqual({label: n["restarts"] for label, n in nodes.items() if label != "flaky/0"},
                              {label: 0 for label in LABELS})
-            code, table, err = status_command(run_dir)
-            self.assertEqual(code, 0, err)
-            rows = {line.split()[0]: line.split() for line in table.splitlines()[2:]
-                    if line.strip() and not line.startswith(" ")}
+
+            # The table and --lp_json name the same process: until the
+            # node's first scrape both may show its host's pid, then its
+            # own, so the two reads are repeated until they agree.
+            def agreeing():
+                code, table, err = status_command(run_dir)
+                self.assertEqual(code, 0, err)
+                rows = {line.split()[0]: line.split() for line in table.splitlines()[2:]
+                        if line.strip() and not line.startswith(" ")}
+                code, out, err = status_command(run_dir, "--lp_json")
+                self.assertEqual(code, 0, err)
+                now = {n["label"]: n for n in json.loads(out)["nodes"]}
+                return rows["flaky/0"][2] == str(now["flaky/0"]["pid"]) and (table, rows)
+            table, rows = wait_until("the table and --lp_json name one pid for flaky/0", agreeing, 30)
             self.assertEqual(rows["flaky/0"][1:4:2], ["serving", "1"], table)  # STATE, RESTARTS
-            self.assertEqual(rows["flaky/0"][2], str(nodes["flaky/0"]["pid"]), table)
 
             # The new process's metrics (its address: the nodes file's last line for it).
             with open(os.path.join(run_dir, "nodes")) as f:
